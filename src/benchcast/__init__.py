@@ -1,0 +1,19 @@
+"""benchcast: forecast LLM benchmark scores from cheaper runs with scaling laws."""
+
+from ._version import __version__
+from .api import FitSpec, Forecaster, design, fit, fit_rows
+from .chance import chance_level, estimate_chance
+from .errors import BenchcastError, DataError, FitWarning, InsufficientDataError, SelectionError
+from .laws import Law, Parameter, available_laws, get_law
+from .readers import load, read_apple, read_lm_eval, read_tidy
+from .result import FitResult
+from .table import select, summary, validate
+
+load_fit = FitResult.load
+
+__all__ = [
+    "__version__", "BenchcastError", "DataError", "FitResult", "FitSpec", "FitWarning",
+    "Forecaster", "InsufficientDataError", "Law", "Parameter", "SelectionError", "available_laws",
+    "chance_level", "design", "estimate_chance", "fit", "fit_rows", "get_law", "load", "load_fit",
+    "read_apple", "read_lm_eval", "read_tidy", "select", "summary", "validate",
+]

@@ -1,0 +1,8 @@
+"""The law registry: every law of SPEC §3, looked up by name."""
+
+from . import downstream, generative  # noqa: F401  (registers the laws)
+from .base import COVARIATES, Law, Parameter, available_laws, get_law, register, to_score, to_target
+
+__all__ = [
+    "COVARIATES", "Law", "Parameter", "available_laws", "get_law", "register", "to_score", "to_target",
+]

@@ -1,0 +1,183 @@
+"""The declarative law object shared by every scaling law, its target transforms and registry.
+
+A law is a small object in the manner of ``scipy.stats`` distributions: its parameters (with
+bounds, scale and whether they enter the fitted target linearly), the covariates it needs, the
+target transform it is fitted on, its loss, and a vectorised ``forward`` in target space.
+All numerical work (multi-start, global search, variable projection) lives in
+:mod:`benchcast.fitting`, once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import nnls
+
+from ..errors import BenchcastError, did_you_mean
+
+# Covariates a law may need, by the names used everywhere (API, CLI, tables).
+COVARIATES = ("flops", "params", "tokens", "k", "gold", "proxy")
+TARGETS = ("score", "neglog", "loglog")
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One fitted parameter: bounds in natural units, and how the optimiser should see it."""
+
+    name: str
+    lower: float
+    upper: float
+    init: float
+    log: bool = False  # optimise log(value): for scales spanning many decades
+    linear: bool = False  # the fitted target is affine in it (variable projection applies)
+    description: str = ""
+
+
+def normalise(score: np.ndarray, q_rand: float) -> np.ndarray:
+    """Q' = (Q - Q_rand) / (1 - Q_rand)."""
+    return (np.asarray(score, float) - q_rand) / (1.0 - q_rand)
+
+
+def to_target(kind: str, score: np.ndarray, q_rand: float = 0.0) -> np.ndarray:
+    """Map scores to the space a law is fitted in (invalid points give nan, never a warning)."""
+    normed = normalise(score, q_rand)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if kind == "score":
+            return np.asarray(score, float)
+        if kind == "neglog":
+            return np.where(normed > 0, -np.log(np.where(normed > 0, normed, 1.0)), np.nan)
+        if kind == "loglog":
+            valid = (normed > 0) & (normed < 1)
+            return np.where(valid, np.log(-np.log(np.where(valid, normed, 0.5))), np.nan)
+    raise ValueError(f"unknown target transform {kind!r}")
+
+
+def to_score(kind: str, target: np.ndarray, q_rand: float = 0.0) -> np.ndarray:
+    """Inverse of :func:`to_target`."""
+    target = np.asarray(target, float)
+    if kind == "score":
+        return target
+    if kind == "neglog":
+        return q_rand + (1.0 - q_rand) * np.exp(-target)
+    if kind == "loglog":
+        return q_rand + (1.0 - q_rand) * np.exp(-np.exp(target))
+    raise ValueError(f"unknown target transform {kind!r}")
+
+
+def safe_log(values: np.ndarray) -> np.ndarray:
+    """log that maps 0 to -inf silently (a zero floor is a valid parameter value)."""
+    with np.errstate(divide="ignore"):
+        return np.log(np.asarray(values, float))
+
+
+def nnls_rows(columns: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """Non-negative least squares with column scaling; columns has shape (n, L)."""
+    scale = np.maximum(np.abs(columns).max(axis=0), 1e-300)
+    coef, _ = nnls(columns / scale, target)
+    return coef / scale
+
+
+class Law:
+    """Base class. Subclasses set the class attributes and implement :meth:`forward`."""
+
+    name: str = ""
+    formula: str = ""
+    reference: str = ""
+    description: str = ""
+    covariates: tuple[str, ...] = ("flops",)  # needed to predict
+    fit_covariates: tuple[str, ...] = ()  # needed only to fit (e.g. a proxy loss)
+    target: str = "loglog"  # the fitted space: 'score', 'neglog' = -log Q', 'loglog' = log(-log Q')
+    loss: str = "huber"  # 'huber' or 'lsq' (closed-form laws solve least squares exactly)
+    huber_delta: float = 1e-3
+    uses_margin: bool = True  # drop points with Q <= Q_rand + margin before fitting
+    default_margin: float | None = None  # None: benchcast.chance.filter_margin
+    per_k: bool = True  # pass@k metrics are fitted one k at a time
+    default_metric: str | None = None
+    multimodal: bool = False
+    n_screen: int = 0  # quasi-random screening points for the global search
+    n_polish: int | None = 8  # starts refined with L-BFGS-B (None: all)
+    parameters: tuple[Parameter, ...] = ()
+
+    @property
+    def param_names(self) -> list[str]:
+        return [p.name for p in self.parameters]
+
+    @property
+    def n_params(self) -> int:
+        return len(self.parameters)
+
+    def forward(self, theta: np.ndarray, X: dict[str, np.ndarray]) -> np.ndarray:
+        """Prediction in target space; ``theta`` has shape (..., n_params), broadcast over points."""
+        raise NotImplementedError
+
+    def closed_form(self, X: dict[str, np.ndarray], y: np.ndarray) -> np.ndarray | None:
+        """Exact solution of the fitting problem where one exists (else None)."""
+        return None
+
+    def presolve(self, X: dict[str, np.ndarray], y: np.ndarray) -> dict[str, float]:
+        """Parameters determined in closed form before the numerical search (held fixed)."""
+        return {}
+
+    def initial_guesses(self, X: dict[str, np.ndarray], y: np.ndarray) -> np.ndarray:
+        """Starting points, shape (S, n_params); the default is each parameter's ``init``."""
+        return np.array([[p.init for p in self.parameters]])
+
+    def point_filter(self, score: np.ndarray, q_rand: float, margin: float) -> np.ndarray:
+        """Why each point cannot be used ('' where it can)."""
+        score = np.asarray(score, float)
+        reasons = np.full(score.shape, "", dtype=object)
+        normed = normalise(score, q_rand)
+        if self.target in ("neglog", "loglog"):
+            reasons[normed <= 0] = f"at or below chance ({q_rand:g}): log undefined"
+        if self.target == "loglog":
+            reasons[normed >= 1] = "score 1: log(-log Q) undefined"
+        if self.uses_margin:
+            near = (score <= q_rand + margin) & (reasons == "")
+            reasons[near] = f"score <= chance {q_rand:g} + {margin:g}"
+        return reasons
+
+    def predict_score(self, theta: np.ndarray, X: dict[str, np.ndarray], q_rand: float) -> np.ndarray:
+        return to_score(self.target, self.forward(np.asarray(theta, float), X), q_rand)
+
+    def describe(self) -> dict:
+        return {
+            "name": self.name,
+            "formula": self.formula,
+            "reference": self.reference,
+            "description": self.description,
+            "covariates": list(self.covariates),
+            "fit_covariates": list(self.fit_covariates),
+            "target": self.target,
+            "loss": self.loss,
+            "parameters": [
+                {"name": p.name, "lower": p.lower, "upper": p.upper, "description": p.description}
+                for p in self.parameters
+            ],
+        }
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}: {self.formula}>"
+
+
+_REGISTRY: dict[str, Callable[[], Law]] = {}
+
+
+def register(factory: Callable[[], Law], name: str | None = None) -> Callable[[], Law]:
+    """Add a law (class or zero-argument factory) to the registry under its name."""
+    _REGISTRY[name or factory().name] = factory
+    return factory
+
+
+def get_law(name: str | Law) -> Law:
+    """A fresh law object by registry name (a Law passes through)."""
+    if isinstance(name, Law):
+        return name
+    if name not in _REGISTRY:
+        raise BenchcastError(f"unknown law {name!r}." + did_you_mean(name, _REGISTRY))
+    return _REGISTRY[name]()
+
+
+def available_laws() -> list[str]:
+    return list(_REGISTRY)

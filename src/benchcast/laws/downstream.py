@@ -1,0 +1,252 @@
+"""Direct downstream laws of Krajewski et al. 2025 (K1-K5) and the two-stage baselines (K6)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InsufficientDataError
+from .base import Law, Parameter, nnls_rows, register, safe_log
+
+REF = "Krajewski et al. 2025"
+HUGE = 1e300
+
+
+def _ols(design: np.ndarray, y: np.ndarray) -> np.ndarray:
+    coef, *_ = np.linalg.lstsq(design, y, rcond=None)
+    return coef
+
+
+@register
+class PowerLaw(Law):
+    name = "power"
+    formula = "-log Q' = A * C^(-alpha)"
+    reference = f"{REF}, Eq. 2 (K1)"
+    description = "Power law in compute on the chance-normalised score; OLS in log-log space."
+    target = "loglog"
+    loss = "lsq"
+    parameters = (
+        Parameter("A", 1e-300, HUGE, 1.0, log=True, description="scale of -log Q'"),
+        Parameter("alpha", 0.0, 10.0, 0.1, description="compute exponent"),
+    )
+
+    def forward(self, theta, X):
+        return np.log(theta[..., 0:1]) - theta[..., 1:2] * np.log(X["flops"])
+
+    def closed_form(self, X, y):
+        intercept, slope = _ols(np.column_stack([np.ones_like(y), np.log(X["flops"])]), y)
+        return np.array([np.exp(intercept), -slope])
+
+
+@register
+class PowerFloorLaw(Law):
+    name = "power_floor"
+    formula = "-log Q' = A * C^(-alpha) + E,  Q_max = exp(-E)"
+    reference = f"{REF}, Eq. 10, App. L (K2)"
+    description = "Power law with an irreducible floor E; Huber loss, grid of starts."
+    target = "neglog"
+    loss = "huber"
+    parameters = (
+        Parameter("A", 1e-300, HUGE, 1.0, log=True, linear=True, description="scale"),
+        Parameter("alpha", 0.0, 5.0, 0.1, description="compute exponent"),
+        Parameter("E", 0.0, 20.0, 0.1, linear=True, description="floor; Q_max = exp(-E)"),
+    )
+
+    def forward(self, theta, X):
+        log_c = np.log(X["flops"])
+        return theta[..., 0:1] * np.exp(-theta[..., 1:2] * log_c) + theta[..., 2:3]
+
+    def initial_guesses(self, X, y):
+        starts = []
+        log_c = np.log(X["flops"])
+        for alpha in np.geomspace(0.01, 2.0, 16):
+            basis = np.exp(-alpha * (log_c - log_c.max()))  # scaled to avoid underflow
+            scale, floor = nnls_rows(np.column_stack([basis, np.ones_like(y)]), y)
+            starts.append([max(scale, 1e-300) * np.exp(alpha * log_c.max()), alpha, floor])
+        return np.array(starts)
+
+
+@register
+class BNSLLaw(Law):
+    name = "bnsl"
+    formula = "Q = a + b * (C/1e18)^(-c0) * (1 + (C/d1)^(1/f1))^(-c1*f1)"
+    reference = f"{REF}, Eq. 1 (K3); Caballero et al. 2023"
+    description = (
+        "Broken neural scaling law with one break on the raw score; Huber loss; multimodal, "
+        "fitted by quasi-random screening with variable projection of (a, b), then L-BFGS-B."
+    )
+    target = "score"
+    loss = "huber"
+    default_margin = 0.0  # points with Q > Q_rand
+    multimodal = True
+    n_screen = 4096
+    n_polish = 16
+    flops_ref = 1e18  # b is the coefficient at 1e18 FLOPs: keeps it O(1)
+    parameters = (
+        Parameter("a", 0.0, 1.0, 0.8, linear=True, description="asymptotic score"),
+        Parameter("b", -10.0, 10.0, -0.5, linear=True, description="amplitude at 1e18 FLOPs"),
+        Parameter("c0", 0.0, 3.0, 0.1, description="exponent before the break"),
+        Parameter("c1", 0.0, 5.0, 0.5, description="change of exponent at the break"),
+        Parameter("d1", 1e15, 1e27, 1e20, log=True, description="break compute (FLOPs)"),
+        Parameter("f1", 1e-2, 10.0, 0.5, log=True, description="sharpness of the break"),
+    )
+
+    def forward(self, theta, X):
+        log_c = np.log(X["flops"])
+        a, b, c0, c1, d1, f1 = (theta[..., i : i + 1] for i in range(6))
+        z = (log_c - np.log(d1)) / f1
+        log_term = -c0 * (log_c - np.log(self.flops_ref)) - c1 * f1 * np.logaddexp(0.0, z)
+        return a + b * np.exp(log_term)
+
+
+class _NDLaw(Law):
+    formula = "-log Q' = A / N^alpha + B / D^beta"
+    reference = f"{REF}, Eq. 4 (K4)"
+    description = "Parameters and tokens (several TPRs); Huber loss in log(-log Q') space."
+    covariates = ("params", "tokens")
+    target = "loglog"
+    loss = "huber"
+    n_polish = None  # polish every grid start, as in the paper
+    floor = False
+
+    @property
+    def parameters(self):
+        params = (
+            Parameter("A", 1e-30, 1e40, np.exp(10), log=True, description="parameter scale"),
+            Parameter("alpha", 0.0, 3.0, 1.0, description="parameter exponent"),
+            Parameter("B", 1e-30, 1e40, np.exp(10), log=True, description="token scale"),
+            Parameter("beta", 0.0, 3.0, 1.0, description="token exponent"),
+        )
+        if self.floor:
+            params += (Parameter("E", 0.0, 20.0, 0.05, description="floor"),)
+        return params
+
+    def forward(self, theta, X):
+        log_n, log_d = np.log(X["params"]), np.log(X["tokens"])
+        terms = [
+            np.log(theta[..., 0:1]) - theta[..., 1:2] * log_n,
+            np.log(theta[..., 2:3]) - theta[..., 3:4] * log_d,
+        ]
+        if self.floor:
+            terms.append(safe_log(theta[..., 4:5]) + 0.0 * log_n)
+        return np.logaddexp.reduce(np.broadcast_arrays(*terms), axis=0)
+
+    def initial_guesses(self, X, y):
+        grid = [
+            [np.exp(a), alpha, np.exp(b), beta] + ([0.05] if self.floor else [])
+            for alpha in (0.5, 1.0, 1.5)
+            for beta in (0.5, 1.0, 1.5)
+            for a in (5.0, 10.0, 15.0)
+            for b in (5.0, 10.0, 15.0)
+        ]
+        return np.array(grid)
+
+
+@register
+class NDLaw(_NDLaw):
+    name = "nd"
+
+
+@register
+class NDFloorLaw(_NDLaw):
+    name = "nd_floor"
+    formula = "-log Q' = A / N^alpha + B / D^beta + E"
+    floor = True
+
+
+@register
+class PassKComputeLaw(Law):
+    name = "passk_compute"
+    formula = "log(-log Q) = a + alpha*log C + beta*log k + delta*log C*log k"
+    reference = f"{REF}, Eq. 5 (K5)"
+    description = "One law across compute and number of attempts k; OLS on all (C, k) points."
+    covariates = ("flops", "k")
+    target = "loglog"
+    loss = "lsq"
+    uses_margin = False
+    per_k = False
+    default_metric = "pass@k"
+    parameters = (
+        Parameter("a", -np.inf, np.inf, 0.0, description="intercept"),
+        Parameter("alpha", -np.inf, np.inf, -0.1, description="log C slope"),
+        Parameter("beta", -np.inf, np.inf, -0.1, description="log k slope"),
+        Parameter("delta", -np.inf, np.inf, 0.0, description="log C x log k interaction"),
+    )
+
+    def forward(self, theta, X):
+        log_c, log_k = np.log(X["flops"]), np.log(X["k"])
+        a, alpha, beta, delta = (theta[..., i : i + 1] for i in range(4))
+        return a + alpha * log_c + beta * log_k + delta * log_c * log_k
+
+    def closed_form(self, X, y):
+        log_c, log_k = np.log(X["flops"]), np.log(X["k"])
+        return _ols(np.column_stack([np.ones_like(y), log_c, log_k, log_c * log_k]), y)
+
+
+class _TwoStage(Law):
+    reference = f"{REF}, two-stage baselines (K6)"
+    fit_covariates = ("proxy",)
+    target = "score"
+    loss = "lsq"
+    uses_margin = False
+    stage1 = (
+        Parameter("C_L", 1e-300, HUGE, 1e10, log=True, description="stage 1: loss scale (FLOPs)"),
+        Parameter("alpha_L", -10.0, 10.0, -0.05, description="stage 1: loss exponent"),
+    )
+
+    def proxy_loss(self, theta, X):
+        """Stage 2 reads the observed proxy while fitting; predictions chain stage 1."""
+        if "proxy" in X:
+            return np.asarray(X["proxy"], float)
+        return np.exp(theta[..., 1:2] * (np.log(X["flops"]) - np.log(theta[..., 0:1])))
+
+    def presolve(self, X, y):
+        log_c, log_l = np.log(X["flops"]), np.log(X["proxy"])
+        intercept, slope = _ols(np.column_stack([np.ones_like(log_c), log_c]), log_l)
+        if abs(slope) < 1e-12:
+            raise InsufficientDataError("two-stage fit: the proxy does not change with compute.")
+        return {"C_L": float(np.exp(-intercept / slope)), "alpha_L": float(slope)}
+
+
+@register
+class TwoStageLinear(_TwoStage):
+    name = "two_stage_linear"
+    formula = "L = (C/C_L)^alpha_L;  Q = a + b*L"
+    description = "Compute -> proxy loss (power law) -> score (linear)."
+    parameters = _TwoStage.stage1 + (
+        Parameter("a", -np.inf, np.inf, 1.0, linear=True, description="stage 2 intercept"),
+        Parameter("b", -np.inf, np.inf, -0.1, linear=True, description="stage 2 slope"),
+    )
+
+    def forward(self, theta, X):
+        return theta[..., 2:3] + theta[..., 3:4] * self.proxy_loss(theta, X)
+
+    def closed_form(self, X, y):
+        stage1 = self.presolve(X, y)
+        a, b = _ols(np.column_stack([np.ones_like(y), X["proxy"]]), y)
+        return np.array([stage1["C_L"], stage1["alpha_L"], a, b])
+
+
+@register
+class TwoStageLogistic(_TwoStage):
+    name = "two_stage_logistic"
+    formula = "L = (C/C_L)^alpha_L;  Q = a / (1 + exp(-k*(L - L0))) + b"
+    description = "Compute -> proxy loss (power law) -> score (logistic, least squares)."
+    n_screen = 1024
+    parameters = _TwoStage.stage1 + (
+        Parameter("a", -2.0, 2.0, 0.5, linear=True, description="stage 2 amplitude"),
+        Parameter("k", -200.0, 200.0, -5.0, description="stage 2 steepness"),
+        Parameter("L0", 0.0, 100.0, 3.0, description="stage 2 midpoint loss"),
+        Parameter("b", -2.0, 2.0, 0.25, linear=True, description="stage 2 offset"),
+    )
+
+    def forward(self, theta, X):
+        loss = self.proxy_loss(theta, X)
+        return theta[..., 2:3] / (1.0 + np.exp(-theta[..., 3:4] * (loss - theta[..., 4:5]))) + theta[..., 5:6]
+
+    def initial_guesses(self, X, y):
+        proxy = np.asarray(X["proxy"], float)
+        spread = max(float(np.ptp(proxy)), 1e-6)
+        return np.array(
+            [[1.0, -0.05, float(np.ptp(y)) or 0.5, -s / spread, float(np.median(proxy)), float(y.min())]
+             for s in (2.0, 5.0, 10.0, 20.0)]
+        )

@@ -1,0 +1,120 @@
+"""pass@k laws of Schaeffer, Levi, Miranda, Koyejo 2025 (S1-S3), fitted one k at a time.
+
+All three are fitted on log(-log pass@k) (least squares), so that a factor-of-two error on a
+small -log pass@k counts as much as on a large one; the target is log of a sum of non-negative
+terms, evaluated with logaddexp so a zero irreducible term is exact.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from .base import Law, Parameter, nnls_rows, register, safe_log
+
+REF = "Schaeffer, Levi, Miranda, Koyejo 2025"
+
+
+class _PassKLaw(Law):
+    target = "loglog"
+    loss = "lsq"
+    uses_margin = False
+    default_metric = "pass@k"
+    n_polish = 8
+    # (exponent grid for each power term) used to seed the non-negative linear solve
+    exponent_grid: tuple[float, ...] = tuple(np.geomspace(0.02, 2.0, 12))
+
+    def power_terms(self, X) -> list[np.ndarray]:
+        """log of each covariate whose power forms a term (exponent applied with its sign)."""
+        raise NotImplementedError
+
+    def initial_guesses(self, X, y):
+        # For each exponent combination, -log Q is linear and non-negative in the
+        # (floor, scales): solve those exactly to get a good start.
+        neglog = np.exp(y)
+        logs = self.power_terms(X)
+        starts = []
+        for exponents in itertools.product(self.exponent_grid, repeat=len(logs)):
+            shifted = [e * (lg - lg.mean()) for e, lg in zip(exponents, logs, strict=True)]
+            columns = np.column_stack([np.ones_like(y)] + [np.exp(s) for s in shifted])
+            coef = nnls_rows(columns, neglog)
+            row = [coef[0]]
+            for e, lg, c in zip(exponents, logs, coef[1:], strict=True):
+                row += [max(c, 1e-30) * np.exp(-e * lg.mean()), e]
+            starts.append(self._reorder(row))
+        return np.array(starts)
+
+    def _reorder(self, row):
+        return row
+
+
+@register
+class ComputeLaw(_PassKLaw):
+    name = "compute"
+    formula = "-log pass@k = E0 + C0 * C^(-alpha)"
+    reference = f"{REF} (S1)"
+    description = "pass@k in training compute, per k."
+    parameters = (
+        Parameter("E0", 0.0, 50.0, 0.1, description="irreducible -log pass@k"),
+        Parameter("C0", 1e-30, 1e80, 1e5, log=True, description="compute scale"),
+        Parameter("alpha", 0.0, 5.0, 0.3, description="compute exponent"),
+    )
+
+    def power_terms(self, X):
+        return [-np.log(X["flops"])]
+
+    def forward(self, theta, X):
+        log_c = np.log(X["flops"])
+        return np.logaddexp(safe_log(theta[..., 0:1]), np.log(theta[..., 1:2]) - theta[..., 2:3] * log_c)
+
+
+@register
+class ParamsTokensLaw(_PassKLaw):
+    name = "params_tokens"
+    formula = "-log pass@k = E0 + N0 * N^(-beta) + D0 * D^(-gamma)"
+    reference = f"{REF} (S2)"
+    description = "pass@k in parameters and tokens, per k; its compute-optimal envelope is S1."
+    covariates = ("params", "tokens")
+    exponent_grid = tuple(np.geomspace(0.05, 1.5, 7))
+    parameters = (
+        Parameter("E0", 0.0, 50.0, 0.1, description="irreducible -log pass@k"),
+        Parameter("N0", 1e-30, 1e80, 1e3, log=True, description="parameter scale"),
+        Parameter("beta", 0.0, 5.0, 0.3, description="parameter exponent"),
+        Parameter("D0", 1e-30, 1e80, 1e3, log=True, description="token scale"),
+        Parameter("gamma", 0.0, 5.0, 0.3, description="token exponent"),
+    )
+
+    def power_terms(self, X):
+        return [-np.log(X["params"]), -np.log(X["tokens"])]
+
+    def forward(self, theta, X):
+        log_n, log_d = np.log(X["params"]), np.log(X["tokens"])
+        terms = np.broadcast_arrays(
+            safe_log(theta[..., 0:1]) + 0.0 * log_n,
+            np.log(theta[..., 1:2]) - theta[..., 2:3] * log_n,
+            np.log(theta[..., 3:4]) - theta[..., 4:5] * log_d,
+        )
+        return np.logaddexp.reduce(terms, axis=0)
+
+
+@register
+class GoldLaw(_PassKLaw):
+    name = "gold"
+    formula = "-log pass@k = xi0 + K0 * G^kappa,  G = -log GoldProb"
+    reference = f"{REF} (S3)"
+    description = "pass@k in the negative log-likelihood of gold reference solutions, per k."
+    covariates = ("gold",)
+    exponent_grid = tuple(np.geomspace(0.05, 10.0, 16))
+    parameters = (
+        Parameter("xi0", 0.0, 50.0, 0.1, description="irreducible -log pass@k"),
+        Parameter("K0", 1e-30, 1e30, 1.0, log=True, description="scale"),
+        Parameter("kappa", 0.0, 30.0, 1.0, description="exponent of the gold NLL"),
+    )
+
+    def power_terms(self, X):
+        return [np.log(X["gold"])]
+
+    def forward(self, theta, X):
+        log_g = np.log(X["gold"])
+        return np.logaddexp(safe_log(theta[..., 0:1]), np.log(theta[..., 1:2]) + theta[..., 2:3] * log_g)

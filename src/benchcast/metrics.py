@@ -1,0 +1,42 @@
+"""Error metrics of SPEC §5: MAE and MRE on held-out points, RMSE and R² on fitted points."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def mae(true: np.ndarray, predicted: np.ndarray) -> float:
+    """Mean absolute error."""
+    true, predicted = np.asarray(true, float), np.asarray(predicted, float)
+    return float(np.mean(np.abs(predicted - true))) if true.size else float("nan")
+
+
+def mre(true: np.ndarray, predicted: np.ndarray) -> float:
+    """Mean relative error in percent, over points with a positive true value."""
+    true, predicted = np.asarray(true, float), np.asarray(predicted, float)
+    keep = true > 0
+    if not keep.any():
+        return float("nan")
+    return float(np.mean(np.abs(predicted[keep] - true[keep]) / true[keep]) * 100.0)
+
+
+def rmse(true: np.ndarray, predicted: np.ndarray) -> float:
+    true, predicted = np.asarray(true, float), np.asarray(predicted, float)
+    return float(np.sqrt(np.mean((predicted - true) ** 2))) if true.size else float("nan")
+
+
+def r2(true: np.ndarray, predicted: np.ndarray) -> float:
+    """Coefficient of determination (nan when the true values do not vary)."""
+    true, predicted = np.asarray(true, float), np.asarray(predicted, float)
+    total = float(np.sum((true - true.mean()) ** 2)) if true.size else 0.0
+    if total == 0.0:
+        return float("nan")
+    return 1.0 - float(np.sum((predicted - true) ** 2)) / total
+
+
+def coverage(true: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> float:
+    """Fraction of true values inside [lower, upper]."""
+    true = np.asarray(true, float)
+    if not true.size:
+        return float("nan")
+    return float(np.mean((true >= np.asarray(lower)) & (true <= np.asarray(upper))))

@@ -1,0 +1,89 @@
+import json
+
+import numpy as np
+import pytest
+
+import benchcast as bc
+from benchcast.errors import ArtifactError, InsufficientDataError
+
+
+@pytest.mark.parametrize("law, metric, k", [("power", "acc_norm", None), ("bnsl", "acc_norm", None),
+                                            ("nd", "acc_norm", None), ("compute", "pass@k", 8)])
+def test_save_load_predicts_identically(apple, tmp_path, law, metric, k):
+    bench = "arc_easy" if k is None else "humaneval-py"
+    result = bc.fit(apple, law, bench, metric, k, max_flops=6e21)
+    path = result.save(tmp_path / "fit.json")
+    loaded = bc.load_fit(path)
+    query = {"params": np.array([1e9, 5e9]), "tokens": np.array([2e10, 1e11])}
+    assert np.array_equal(loaded.predict(**query), result.predict(**query))
+    assert loaded.params == result.params
+    assert loaded.data_fingerprint == result.data_fingerprint and loaded.data_fingerprint.startswith("sha256:")
+    doc = json.loads(path.read_text())
+    assert doc["format"] == "benchcast-fit" and doc["format_version"] == 1 and doc["benchcast_version"]
+    assert doc["law"] == law and doc["settings"]["benchmark"] == bench
+    assert loaded.report() == result.report()
+
+
+def test_fingerprint_changes_with_data(apple):
+    a = bc.fit(apple, "power", "arc_easy", "acc_norm", max_flops=6e21)
+    b = bc.fit(apple, "power", "arc_easy", "acc_norm", max_flops=1e21)
+    assert a.data_fingerprint != b.data_fingerprint
+
+
+def test_bad_artifacts(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(ArtifactError, match="not valid JSON"):
+        bc.load_fit(bad)
+    bad.write_text(json.dumps({"hello": 1}))
+    with pytest.raises(ArtifactError, match="not a benchcast fit"):
+        bc.load_fit(bad)
+    bad.write_text(json.dumps({"format": "benchcast-fit", "format_version": 99}))
+    with pytest.raises(ArtifactError, match="newer"):
+        bc.load_fit(bad)
+
+
+def test_save_does_not_clobber_on_failure(apple, tmp_path, monkeypatch):
+    path = tmp_path / "fit.json"
+    path.write_text("precious")
+    result = bc.fit(apple, "power", "arc_easy", "acc_norm")
+    monkeypatch.setattr(bc.FitResult, "to_dict", lambda self: {"x": object()})
+    with pytest.raises(TypeError):
+        result.save(path)
+    assert path.read_text() == "precious"
+    assert list(tmp_path.iterdir()) == [path]
+
+
+def test_fit_result_explains_itself(apple):
+    result = bc.fit(apple, "power", "lbpp", "pass@1", max_flops=6e21)
+    d = result.diagnostics
+    assert d["n_used"] + d["n_dropped"] == len(bc.select(apple, "lbpp", "pass@1", max_flops=6e21))
+    assert result.settings["margin"] == 0.02  # LBPP's smaller margin above chance
+    assert all("chance" in reason for reason in d["dropped_reasons"])
+    report = result.report()
+    for word in ("[[Fit]]", "[[Parameters]]", "alpha", "RMSE", "dropped"):
+        assert word in report
+
+
+def test_refuses_thin_support_and_warns(apple):
+    with pytest.raises(InsufficientDataError, match="more points than parameters"):
+        bc.fit(apple, "bnsl", "arc_easy", "acc_norm", tpr=20, max_flops=2.5e18)
+    with pytest.warns(bc.FitWarning, match="decades of compute"):
+        bc.fit(apple, "power", "arc_easy", "acc_norm", min_flops=1e21, max_flops=6e21)
+
+
+def test_warns_at_bound():
+    flops = np.geomspace(1e18, 1e22, 12)
+    from conftest import law_table
+    table = law_table("compute", [0.0, 2e5, 0.26], {"flops": flops, "k": np.ones(12)}, metric="pass@k")
+    with pytest.warns(bc.FitWarning, match="E0 sits on a bound"):
+        result = bc.fit(table, "compute", "synthetic", "pass@k", 1)
+    assert "E0" in result.diagnostics["at_bound"]
+
+
+def test_forecaster_estimator(apple):
+    est = bc.Forecaster("power", "arc_easy", "acc_norm", max_flops=6e21).fit(apple)
+    assert set(est.params_) == {"A", "alpha"}
+    assert 0.7 < float(est.predict(flops=1e22)) < 0.9
+    with pytest.raises(bc.BenchcastError, match="not fitted"):
+        bc.Forecaster("power", "arc_easy").predict(flops=1e22)

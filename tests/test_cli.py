@@ -1,0 +1,110 @@
+"""The CLI, run as a user runs it: a subprocess; user errors exit 2 without a traceback."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+F = None
+
+
+def run(*args, cwd=None):
+    proc = subprocess.run([sys.executable, "-m", "benchcast", *map(str, args)],
+                          capture_output=True, text=True, cwd=cwd)
+    return proc
+
+
+@pytest.fixture(scope="module")
+def data(apple_path):
+    return apple_path
+
+
+def test_help_lists_commands():
+    out = run("--help").stdout
+    for command in ("fit", "predict", "laws", "inspect", "example", "backtest"):
+        assert command in out
+
+
+@pytest.mark.parametrize("args", [
+    ["--law", "power", "--benchmark", "arc_easy", "--metric", "acc_norm", "--max-flops", "6e21"],
+    ["--law", "nd", "--benchmark", "arc_easy", "--metric", "acc_norm", "--max-flops", "6e21"],
+    ["--law", "bnsl", "--benchmark", "arc_easy", "--metric", "acc_norm", "--max-flops", "6e21"],
+    ["--law", "passk_compute", "--benchmark", "humaneval-py"],
+    ["--law", "compute", "--benchmark", "humaneval-py", "--k", "8"],
+])
+def test_fit_on_real_data_json(data, args):
+    proc = run("fit", data, *args, "--json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["law"] == args[1] and doc["diagnostics"]["n_used"] > 5
+    assert all(isinstance(v, float) for v in doc["params"].values())
+
+
+def test_fit_then_predict(data, tmp_path):
+    out = tmp_path / "fit.json"
+    assert run("fit", data, "--law", "power", "-b", "arc_easy", "-m", "acc_norm", "--out", out).returncode == 0
+    proc = run("predict", out, "--flops", "1e22", "--json")
+    assert proc.returncode == 0
+    value = json.loads(proc.stdout)["prediction"][0]
+    proc2 = run("predict", out, "--params", "1e9", "--tokens", str(1e22 / 6e9), "--json")
+    assert json.loads(proc2.stdout)["prediction"][0] == pytest.approx(value, rel=1e-12)
+
+
+def test_laws_and_inspect(data):
+    laws = json.loads(run("laws", "--json").stdout)
+    names = {law["name"] for law in laws}
+    assert {"power", "power_floor", "bnsl", "nd", "passk_compute", "two_stage_linear",
+            "two_stage_logistic", "compute", "params_tokens", "gold"} <= names
+    info = json.loads(run("inspect", data, "--json").stdout)
+    assert info["runs"] == 149 and "humaneval-py" in info["benchmarks"]
+
+
+def _bad_csv(tmp_path, text):
+    path = tmp_path / "bad.csv"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("content, args, message", [
+    ("run,params,tokens,benchmark,metric\na,1e8,1e9,x,acc\n", [], "missing required column"),
+    ("run,params,tokens,benchmark,metric,value\na,huge,1e9,x,acc,0.5\n", [], "'params' must be numeric"),
+    ("run,params,tokens,benchmark,metric,value\na,1e8,0,x,acc,0.5\n", [], "'tokens' must be positive"),
+    ("run,params,tokens,benchmark,metric,value\na,1e8,1e9,x,acc,1.5\n", [], "must lie in [0, 1]"),
+])
+def test_bad_input_exits_2(tmp_path, content, args, message):
+    proc = run("fit", _bad_csv(tmp_path, content), "--law", "power", "-b", "x", "-m", "acc", *args)
+    assert proc.returncode == 2
+    assert message in " ".join(proc.stderr.split())
+    assert "Traceback" not in proc.stderr + proc.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-b", "arc_eazy", "-m", "acc"], "Did you mean 'arc_easy'"),
+    (["-b", "arc_easy", "-m", "acc_nrom"], "Did you mean 'acc_norm'"),
+    (["-b", "arc_easy", "-m", "acc", "--max-flops", "1e10"], "no rows"),
+    (["-b", "arc_easy", "-m", "acc", "--law", "powr"], "unknown law 'powr'"),
+    (["-b", "humaneval-py", "--law", "compute"], "choose k"),
+    (["-b", "arc_easy", "-m", "acc", "--format", "xlsx"], "unknown format"),
+])
+def test_selection_errors_exit_2(data, args, message):
+    proc = run("fit", data, *args)
+    assert proc.returncode == 2, proc.stderr
+    assert message in " ".join(proc.stderr.split())
+    assert "Traceback" not in proc.stderr
+
+
+def test_missing_file_and_bad_fit_file(tmp_path):
+    proc = run("fit", tmp_path / "none.csv", "-b", "x")
+    assert proc.returncode == 2 and "no such file" in proc.stderr
+    bad = tmp_path / "f.json"
+    bad.write_text("[]")
+    proc = run("predict", bad, "--flops", "1e21")
+    assert proc.returncode == 2 and "not a benchcast fit" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_predict_needs_covariates(data, tmp_path):
+    out = tmp_path / "nd.json"
+    run("fit", data, "--law", "nd", "-b", "arc_easy", "-m", "acc_norm", "--out", out)
+    proc = run("predict", out, "--flops", "1e22")
+    assert proc.returncode == 2 and "needs --params" in proc.stderr

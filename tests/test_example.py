@@ -1,0 +1,34 @@
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+
+from benchcast.example import example_path, generate_ladder, load_example, run_example
+
+
+def test_bundled_ladder_is_reproducible():
+    shipped = pd.read_csv(example_path())
+    regenerated = generate_ladder()
+    assert list(shipped["run"]) == list(regenerated["run"])
+    assert np.allclose(shipped["value"], regenerated["value"], rtol=1e-9)
+    table = load_example()
+    assert table["run"].nunique() == 17 and {"arc_easy", "hellaswag", "gsm8k"} == set(table["benchmark"])
+
+
+def test_run_example_forecasts_close_to_truth(tmp_path):
+    summary = run_example(tmp_path)
+    assert (tmp_path / "example.png").stat().st_size > 10_000
+    for bench in summary["benchmarks"]:
+        assert bench["n_test"] == 4 and bench["test_mre"] < 10.0
+    # forecasts track the true law better than the binomial noise of one run would suggest
+    err = [abs(f["predicted"] - f["truth_law"]) for f in summary["forecasts"]]
+    assert max(err) < 0.03
+
+
+def test_example_cli_json(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "benchcast", "example", "--out", tmp_path, "--json"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["figure"].endswith("example.png")

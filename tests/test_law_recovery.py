@@ -1,0 +1,143 @@
+"""Every law: data generated from known parameters is fitted back through the public API."""
+
+import numpy as np
+import pytest
+from conftest import law_table
+from scipy.optimize import minimize
+
+import benchcast as bc
+from benchcast.fitting import huber
+
+FLOPS = np.geomspace(1e18, 1e22, 24)
+TPRS = (10, 20, 40, 80, 160)
+N_GRID = np.geomspace(5e7, 3e9, 8)
+ND = np.array([(n, t * n) for n in N_GRID for t in TPRS])
+
+CASES = {
+    # law: (true parameters, covariates, fit kwargs)
+    "power": ([5000.0, 0.19], {"flops": FLOPS}, {"q_rand": 0.25}),
+    "power_floor": ([3000.0, 0.2, 0.2], {"flops": FLOPS}, {"q_rand": 0.25}),
+    "nd": ([1800.0, 0.38, 3300.0, 0.39], {"params": ND[:, 0], "tokens": ND[:, 1]}, {"q_rand": 0.25}),
+    "nd_floor": ([900.0, 0.35, 2000.0, 0.37, 0.15], {"params": ND[:, 0], "tokens": ND[:, 1]}, {"q_rand": 0.0}),
+    "compute": ([0.05, 2e5, 0.26], {"flops": FLOPS}, {"metric": "pass@k", "k": 4}),
+    "params_tokens": ([0.1, 300.0, 0.3, 900.0, 0.28], {"params": ND[:, 0], "tokens": ND[:, 1]},
+                      {"metric": "pass@k", "k": 1}),
+    "gold": ([0.05, 0.02, 2.5], {"gold": np.linspace(0.6, 3.0, 20), "flops": np.geomspace(1e18, 1e21, 20)},
+             {"metric": "exact_match"}),
+}
+
+
+def _fit(name, table, kwargs):
+    kwargs = dict(kwargs)
+    metric = kwargs.pop("metric", "acc")
+    k = kwargs.pop("k", None)
+    return bc.fit(table, name, "synthetic", metric, k, **kwargs)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_recovers_parameters_without_noise(name):
+    theta, covariates, kwargs = CASES[name]
+    table = law_table(name, theta, covariates, q_rand=kwargs.get("q_rand", 0.0),
+                      metric=kwargs.get("metric", "acc"), extra_rows=None) if "k" not in kwargs else \
+        law_table(name, theta, {**covariates, "k": np.full(len(next(iter(covariates.values()))), kwargs["k"])},
+                  metric="pass@k")
+    result = _fit(name, table, kwargs)
+    assert np.allclose(list(result.params.values()), theta, rtol=2e-4), result.report()
+    assert result.diagnostics["rmse"] < 1e-6
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_recovers_parameters_with_noise(name):
+    theta, covariates, kwargs = CASES[name]
+    n = len(next(iter(covariates.values())))
+    cov = {**covariates, "k": np.full(n, kwargs["k"])} if "k" in kwargs else covariates
+    table = law_table(name, theta, cov, q_rand=kwargs.get("q_rand", 0.0),
+                      metric="pass@k" if "k" in kwargs else kwargs.get("metric", "acc"), noise=0.002, seed=1)
+    result = _fit(name, table, kwargs)
+    X = {c: np.asarray(v, float) for c, v in covariates.items() if c in result.law_object.covariates}
+    truth = result.law_object.predict_score(np.asarray(theta), X, result.settings["q_rand"])
+    # the fitted curve stays within the noise of the true one, and exponents are close
+    assert np.max(np.abs(result.predict(**X) - truth)) < 0.01
+    for pname in ("alpha", "beta", "gamma", "kappa"):
+        if pname in result.params:
+            true_value = theta[result.law_object.param_names.index(pname)]
+            assert abs(result.params[pname] - true_value) < 0.15 * true_value, result.report()
+
+
+def test_passk_compute_recovers_across_k():
+    theta = [9.0, -0.19, 0.5, -0.013]
+    flops, ks = np.meshgrid(np.geomspace(1e18, 3e22, 12), [1, 2, 4, 8, 16, 32, 64])
+    table = law_table("passk_compute", theta, {"flops": flops.ravel(), "k": ks.ravel()}, metric="pass@k")
+    result = bc.fit(table, "passk_compute", "synthetic")
+    assert np.allclose(list(result.params.values()), theta, rtol=1e-8, atol=1e-10)
+    assert result.diagnostics["n_used"] == flops.size
+
+
+@pytest.mark.parametrize("name", ["two_stage_linear", "two_stage_logistic"])
+def test_two_stage_recovers(name):
+    flops = np.geomspace(1e18, 1e22, 20)
+    c_l, alpha_l = 1.3e32, -0.045
+    proxy = (flops / c_l) ** alpha_l
+    theta = [c_l, alpha_l, 1.4, -0.3] if name == "two_stage_linear" else [c_l, alpha_l, 0.6, -4.0, 3.2, 0.25]
+    law = bc.get_law(name)
+    score = law.predict_score(np.asarray(theta), {"flops": flops}, 0.0)
+    assert np.all((score > 0) & (score < 1))
+    runs = [f"r{i}" for i in range(len(flops))]
+    import pandas as pd
+    frame = pd.DataFrame({"run": runs * 2, "flops": np.tile(flops, 2), "benchmark": ["task"] * 20 + ["val"] * 20,
+                          "metric": ["acc"] * 20 + ["loss"] * 20, "value": np.concatenate([score, proxy])})
+    result = bc.fit(bc.validate(frame), name, "task", "acc", proxy="val:loss")
+    assert np.isclose(result.params["alpha_L"], alpha_l, rtol=1e-8)
+    assert np.isclose(result.params["C_L"], c_l, rtol=1e-5)
+    assert np.allclose(result.predict(flops=flops), score, atol=1e-6)
+
+
+def _bnsl_data(seed=3):
+    flops = np.geomspace(3e18, 6e21, 40)
+    theta = np.array([0.8, -0.5, 0.05, 0.6, 1e20, 0.5])
+    score = bc.get_law("bnsl").predict_score(theta, {"flops": flops}, 0.0)
+    noisy = score + np.random.default_rng(seed).normal(0, 0.01, flops.size)
+    return flops, theta, score, noisy
+
+
+def test_bnsl_recovers_curve_without_noise():
+    flops, theta, score, _ = _bnsl_data()
+    table = law_table("bnsl", theta, {"flops": flops})
+    result = bc.fit(table, "bnsl", "synthetic", "acc")
+    assert result.diagnostics["loss"] < 1e-9
+    assert np.max(np.abs(result.predict(flops=flops) - score)) < 1e-4
+    grid = np.geomspace(1e18, 3e22, 50)  # the recovered law is the true law, also beyond the data
+    truth = bc.get_law("bnsl").predict_score(theta, {"flops": grid}, 0.0)
+    assert np.max(np.abs(result.predict(flops=grid) - truth)) < 2e-3
+
+
+def test_bnsl_matches_or_beats_100_start_lbfgsb_baseline():
+    flops, theta, _, noisy = _bnsl_data()
+    import pandas as pd
+    table = bc.validate(pd.DataFrame({"run": [f"r{i}" for i in range(flops.size)], "flops": flops,
+                                      "benchmark": "synthetic", "metric": "acc", "value": noisy}))
+    result = bc.fit(table, "bnsl", "synthetic", "acc")
+    # baseline: 100 uniform random starts in the same box, plain L-BFGS-B with numerical gradients
+    law = bc.get_law("bnsl")
+    log_c = np.log(flops)
+
+    def loss(p):  # p = a, b, c0, c1, log d1, log f1
+        theta_ = np.array([p[0], p[1], p[2], p[3], np.exp(p[4]), np.exp(p[5])])
+        pred = law.forward(theta_, {"flops": np.exp(log_c)})
+        return float(np.mean(huber(pred - noisy, 1e-3)))
+
+    rng = np.random.default_rng(0)
+    box = [(0, 1), (-10, 10), (0, 3), (0, 5), (np.log(1e15), np.log(1e27)), (np.log(1e-2), np.log(10))]
+    best = min(minimize(loss, [rng.uniform(lo, hi) for lo, hi in box], method="L-BFGS-B", bounds=box).fun
+               for _ in range(100))
+    assert result.diagnostics["loss"] <= best * (1 + 1e-6), (result.diagnostics["loss"], best)
+
+
+def test_fit_is_deterministic_given_seed():
+    flops, _, _, noisy = _bnsl_data()
+    import pandas as pd
+    table = bc.validate(pd.DataFrame({"run": [f"r{i}" for i in range(flops.size)], "flops": flops,
+                                      "benchmark": "s", "metric": "acc", "value": noisy}))
+    a = bc.fit(table, "bnsl", "s", "acc", seed=7)
+    b = bc.fit(table, "bnsl", "s", "acc", seed=7)
+    assert a.params == b.params
