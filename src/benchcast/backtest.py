@@ -96,14 +96,21 @@ def score_split(result: FitResult, rows: pd.DataFrame, train: np.ndarray,
     used = set(zip(result.points["run"], result.points["k"].astype(float), strict=True))
     fitted = np.array([(r, float(k)) in used for r, k in zip(rows["run"], rows["k"], strict=True)])
     frame["fitted"] = fitted & train
+    # held-out points the law's own filter would accept (near-chance scores make MRE explode)
+    law, settings = get_law(result.law), result.settings
+    frame["usable"] = law.point_filter(frame["true"].to_numpy(float), settings["q_rand"],
+                                       settings["margin"] or 0.0) == ""
     tr = frame[frame["fitted"]]
     te = frame[(frame["side"] == "test") & np.isfinite(frame["predicted"])]
+    tu = te[te["usable"]]
     metrics = {
         "n_train": int(len(tr)), "n_test": int(len(te)),
         "train_rmse": rmse(tr["true"], tr["predicted"]), "train_r2": r2(tr["true"], tr["predicted"]),
         "train_mae": mae(tr["true"], tr["predicted"]), "train_mre": mre(tr["true"], tr["predicted"]),
         "test_mae": mae(te["true"], te["predicted"]), "test_mre": mre(te["true"], te["predicted"]),
         "test_rmse": rmse(te["true"], te["predicted"]),
+        "n_test_usable": int(len(tu)), "test_mae_usable": mae(tu["true"], tu["predicted"]),
+        "test_mre_usable": mre(tu["true"], tu["predicted"]),
     }
     return frame, metrics
 
@@ -112,9 +119,11 @@ def backtest(table: pd.DataFrame, spec: FitSpec, *, protocol: str = "threshold",
              threshold: float = DEFAULT_THRESHOLD, min_flops: float | None = None,
              tpr: float | None = None, holdout_tpr: float | None = None) -> Backtest:
     """Fit ``spec`` on the training side of ``protocol`` and score the held-out side."""
-    rows, settings = design(table, spec, tpr=tpr)
+    # max_k limits the training side only: the held-out side keeps every k
+    rows, settings = design(table, replace(spec, max_k=None), tpr=tpr)
     train, test = split(rows, protocol, threshold, min_flops=min_flops,
                         max_k=spec.max_k or 32, holdout_tpr=holdout_tpr)
+    settings["max_k"] = spec.max_k
     if not train.any():
         raise InsufficientDataError(f"{spec.benchmark}: no runs on the training side of {protocol} at {threshold:.3g}.")
     if not test.any():

@@ -18,6 +18,8 @@ from rich.table import Table
 from .errors import BenchcastError, FitWarning
 
 console = Console()
+if not console.is_terminal:  # pipes and files get whole tables, not 80-column truncations
+    console = Console(width=200)
 err_console = Console(stderr=True)
 EXIT_USER_ERROR = 2
 

@@ -19,7 +19,7 @@ def save_figure(fig, path: str | Path) -> Path:
     """Save atomically (format from the suffix) and close the figure."""
     path = Path(path)
     fmt = path.suffix.lstrip(".") or "png"
-    atomic_write(path, lambda tmp: fig.savefig(tmp, format=fmt, dpi=130, bbox_inches="tight"))
+    atomic_write(path, lambda tmp: fig.savefig(tmp, format=fmt, dpi=130))
     plt.close(fig)
     return path
 
@@ -27,7 +27,7 @@ def save_figure(fig, path: str | Path) -> Path:
 def panel_grid(n: int, width: float = 3.6, height: float = 2.9):
     cols = min(n, 4)
     rows = int(np.ceil(n / cols))
-    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False, layout="constrained")
     for ax in axes.flat[n:]:
         ax.set_visible(False)
     return fig, list(axes.flat[:n])
@@ -103,4 +103,23 @@ def plot_cutoff(frame: pd.DataFrame, param_names: list[str], title: str, path: s
         ax.invert_xaxis()
         ax.tick_params(labelsize=7)
     fig.suptitle(title, fontsize=10)
+    return save_figure(fig, path)
+
+
+def plot_reproduction_curves(backtests: dict, laws: list[tuple[str, str]], path: str | Path, benchmarks,
+                             threshold: float, proxy: str = "") -> Path:
+    """One panel per benchmark: training and held-out runs and each law's fitted curve."""
+    fig, axes = panel_grid(len(benchmarks))
+    for ax, (bench, metric) in zip(axes, benchmarks, strict=True):
+        found = {law: backtests.get((kind, law, bench, proxy if kind == "two_stage" else ""))
+                 for kind, law in laws}
+        found = {law: bt for law, bt in found.items() if bt is not None}
+        if not found:
+            ax.set_visible(False)
+            continue
+        first = next(iter(found.values()))
+        grid = flops_grid(first.predictions)
+        curves = {law: c for law, bt in found.items() if (c := curve(bt.fit, grid)) is not None}
+        draw_backtest(ax, first.predictions, curves, f"{bench} ({metric})", threshold)
+    axes[0].legend(fontsize=6)
     return save_figure(fig, path)

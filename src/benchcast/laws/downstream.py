@@ -78,8 +78,8 @@ class BNSLLaw(Law):
     loss = "huber"
     default_margin = 0.0  # points with Q > Q_rand
     multimodal = True
-    n_screen = 4096
-    n_polish = 16
+    n_screen = 2048
+    n_polish = 6
     flops_ref = 1e18  # b is the coefficient at 1e18 FLOPs: keeps it O(1)
     parameters = (
         Parameter("a", 0.0, 1.0, 0.8, linear=True, description="asymptotic score"),
