@@ -25,7 +25,7 @@ from scipy.optimize import least_squares, minimize
 from .laws.base import Law
 
 PENALTY = 1e10  # objective for parameter vectors whose prediction is not finite
-SCREEN_SPAN = 60.0
+SCREEN_SPAN = 60.0  # internal half-width where a bound is infinite (screening only)
 N_FINISH = 1  # refined points finished by the trust-region solve
 
 

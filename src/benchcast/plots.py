@@ -123,3 +123,44 @@ def plot_reproduction_curves(backtests: dict, laws: list[tuple[str, str]], path:
         draw_backtest(ax, first.predictions, curves, f"{bench} ({metric})", threshold)
     axes[0].legend(fontsize=6)
     return save_figure(fig, path)
+
+
+def plot_kscan(scan: pd.DataFrame, fits: list, param_names: list[str], title: str, path: str | Path) -> Path:
+    """Left panels: each parameter versus k (log2 axis). Last panel: -log pass@k versus the
+    law's covariate, one colour per k, points and fitted curves."""
+    fig, axes = panel_grid(len(param_names) + 1, 3.2, 2.7)
+    ok = scan.dropna(subset=[param_names[0]])
+    for ax, name in zip(axes, param_names, strict=False):
+        ax.errorbar(ok["k"], ok[name], yerr=ok.get(f"{name}_stderr"), marker="o", ms=3, capsize=2)
+        ax.set_xscale("log", base=2)
+        if (ok[name] > 0).all() and ok[name].max() / max(ok[name].min(), 1e-300) > 50:
+            ax.set_yscale("log")
+        ax.set_xlabel("k", fontsize=8)
+        ax.set_ylabel(name, fontsize=8)
+        ax.tick_params(labelsize=7)
+    ax = axes[-1]
+    cmap = plt.get_cmap("viridis")
+    for i, result in enumerate(fits):
+        law = get_law(result.law)
+        covariate = "gold" if "gold" in law.covariates else "flops"
+        pts = result.points
+        color = cmap(i / max(len(fits) - 1, 1))
+        ax.scatter(pts[covariate], -np.log(pts["value"]), s=6, color=color)
+        grid = np.geomspace(pts[covariate].min(), pts[covariate].max(), 100)
+        if covariate == "gold":
+            pred = result.predict(gold=grid)
+        elif law.covariates == ("flops",):
+            pred = result.predict(flops=grid)
+        else:  # params_tokens: draw the fitted values at the runs instead of a curve
+            order = np.argsort(pts["flops"].to_numpy())
+            grid, pred = pts["flops"].to_numpy()[order], pts["fitted"].to_numpy()[order]
+            ax.plot(grid, -np.log(pred), color=color, lw=0.6, alpha=0.6, label=f"k={result.settings.get('k')}")
+            continue
+        ax.plot(grid, -np.log(pred), color=color, lw=1, label=f"k={result.settings.get('k')}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("G = -log GoldProb" if fits and "gold" in get_law(fits[0].law).covariates else "C (FLOPs)", fontsize=8)
+    ax.set_ylabel("-log pass@k", fontsize=8)
+    ax.legend(fontsize=5, ncol=2)
+    fig.suptitle(title, fontsize=10)
+    return save_figure(fig, path)

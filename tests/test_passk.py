@@ -1,0 +1,156 @@
+"""pass@k estimator (exact, stable), bootstrap, beta extrapolation, bounds, sample readers."""
+
+import itertools
+import json
+import subprocess
+import sys
+
+import mpmath
+import numpy as np
+import pandas as pd
+import pytest
+
+from benchcast.errors import DataError
+from benchcast.passk import (
+    BetaPassK,
+    bootstrap_pass_at_k,
+    independence_bounds,
+    pass_at_k,
+    pass_at_k_per_problem,
+    passk_table,
+)
+from benchcast.samples import read_counts
+
+
+def brute_force(n, c, k):
+    """Fraction of k-subsets of n samples (c correct) that contain a correct one."""
+    samples = [1] * c + [0] * (n - c)
+    subsets = list(itertools.combinations(range(n), k))
+    return sum(any(samples[i] for i in s) for s in subsets) / len(subsets)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 8, 10])
+def test_exact_against_enumeration(n):
+    for c in range(n + 1):
+        ks = np.arange(1, n + 1)
+        got = pass_at_k_per_problem([n], [c], ks)[0]
+        want = [brute_force(n, c, k) for k in ks]
+        assert np.allclose(got, want, rtol=0, atol=1e-14), (n, c)
+
+
+def mp_pass(n, c, k):
+    mpmath.mp.dps = 60
+    if n - c < k:
+        return mpmath.mpf(1)
+    return 1 - mpmath.binomial(n - c, k) / mpmath.binomial(n, k)
+
+
+@pytest.mark.parametrize("n, c, k", [(10_000, 1, 1), (10_000, 5000, 1), (10_000, 9999, 1), (10_000, 1, 10_000),
+                                     (10_000, 0, 10_000), (10_000, 1, 9_999), (10_000, 3, 5_000),
+                                     (10_000, 1, 100), (10_000, 17, 2048), (10_000, 2, 9_000)])
+def test_stable_at_ten_thousand(n, c, k):
+    got = pass_at_k_per_problem([n], [c], [k])[0, 0]
+    assert np.isfinite(got)
+    want = float(mp_pass(n, c, k))
+    assert got == pytest.approx(want, rel=1e-12, abs=1e-300)
+
+
+def test_vectorised_over_problems_and_k():
+    n = np.array([20, 20, 20, 30])
+    c = np.array([0, 3, 20, 7])
+    ks = [1, 2, 10, 20]
+    per = pass_at_k_per_problem(n, c, ks)
+    assert per.shape == (4, 4)
+    assert np.allclose(per[:, 0], c / n)  # pass@1 = c/n
+    assert np.allclose(per[0], 0) and np.allclose(per[2], 1)
+    assert np.allclose(pass_at_k(n, c, ks), per.mean(axis=0))
+    with pytest.raises(DataError, match="k must lie"):
+        pass_at_k(n, c, [21])
+    with pytest.raises(DataError, match="0 <= c <= n"):
+        pass_at_k([5], [6], [1])
+
+
+def test_bootstrap_interval_and_determinism():
+    rng = np.random.default_rng(0)
+    n = np.full(200, 50)
+    c = rng.binomial(50, rng.beta(0.5, 2.0, 200))
+    a = bootstrap_pass_at_k(n, c, [1, 8], n_boot=500, seed=3)
+    b = bootstrap_pass_at_k(n, c, [1, 8], n_boot=500, seed=3)
+    pd.testing.assert_frame_equal(a, b)
+    assert (a["lower"] <= a["pass_at_k"]).all() and (a["pass_at_k"] <= a["upper"]).all()
+    assert a["stderr"].iloc[0] == pytest.approx(np.std(c / n, ddof=1) / np.sqrt(200), rel=0.15)
+
+
+def test_beta_model_recovers_and_extrapolates():
+    rng = np.random.default_rng(1)
+    a_true, b_true = 0.3, 3.0
+    p = rng.beta(a_true, b_true, 4000)
+    n = np.full(p.size, 100)
+    c = rng.binomial(100, p)
+    model = BetaPassK().fit(n, c)
+    assert model.a == pytest.approx(a_true, rel=0.1) and model.b == pytest.approx(b_true, rel=0.15)
+    # closed form against the population truth E[1 - (1 - p)^k] by quadrature of the true Beta
+    from scipy import integrate, stats
+    for k in (1, 10, 1000, 10_000):
+        truth = integrate.quad(lambda q: (1 - (1 - q) ** k) * stats.beta.pdf(q, a_true, b_true), 0, 1, limit=200)[0]
+        assert model.pass_at_k(k) == pytest.approx(truth, rel=0.06)
+    assert model.pass_at_k(50) == pytest.approx(pass_at_k(n, c, [50])[0], rel=0.05)
+
+
+def test_independence_bounds_order():
+    q = np.array([1e-4, 0.01, 0.2, 0.6])
+    for k in (1, 3, 100):
+        b = independence_bounds(q, k)
+        assert np.all(b["lower_kq_exp"] <= b["lower_exp"] + 1e-15)
+        assert np.all(b["lower_exp"] <= b["independent"] + 1e-15)
+        assert np.all(b["independent"] <= b["upper"] + 1e-15)
+
+
+def test_passk_table_marks_extrapolation():
+    counts = pd.DataFrame({"run": "r", "benchmark": "b", "problem_id": [str(i) for i in range(50)],
+                           "n": 20, "c": np.arange(50) % 5})
+    table = passk_table(counts, [1, 4, 16, 64], n_boot=100, extrapolate_to=1000)
+    assert set(table.loc[table["source"] == "estimator", "k"]) == {1, 4, 16}
+    beta = table[table["source"] == "beta"]
+    assert 64 in set(beta["k"]) and beta["k"].max() == 1000
+    assert beta["pass_at_k"].is_monotonic_increasing
+
+
+def test_readers(tmp_path):
+    per_problem = tmp_path / "pp.csv"
+    pd.DataFrame({"problem_id": [1, 2], "n": [10, 10], "c": [3, 0]}).to_csv(per_problem, index=False)
+    counts = read_counts(per_problem, benchmark="gsm8k", run="m1")
+    assert list(counts["c"]) == [3, 0] and set(counts["benchmark"]) == {"gsm8k"}
+    per_sample = tmp_path / "ps.jsonl"
+    pd.DataFrame({"problem_id": ["a", "a", "a", "b"], "correct": ["true", "False", "1", "0"],
+                  "run": "m"}).to_json(per_sample, orient="records", lines=True)
+    counts = read_counts(per_sample)
+    assert counts.set_index("problem_id")[["n", "c"]].to_dict("index") == {"a": {"n": 3, "c": 2}, "b": {"n": 1, "c": 0}}
+    log = tmp_path / "samples_gsm8k.jsonl"
+    with log.open("w") as handle:
+        handle.write(json.dumps({"doc_id": 0, "resps": [["x", "y", "z", "w"]], "exact_match": [1, 0, 0, 1]}) + "\n")
+        handle.write(json.dumps({"doc_id": 1, "resps": [["x", "y"]], "filtered_resps": ["x", "y"], "exact_match": 0.5}) + "\n")
+    counts = read_counts(log, benchmark="gsm8k")
+    assert list(counts["n"]) == [4, 2] and list(counts["c"]) == [2, 1]
+    bad = tmp_path / "bad.csv"
+    pd.DataFrame({"problem_id": [1], "n": [3], "c": [5]}).to_csv(bad, index=False)
+    with pytest.raises(DataError, match="c = 5 correct of n = 3"):
+        read_counts(bad)
+    bad.write_text("problem_id,correct\n1,maybe\n")
+    with pytest.raises(DataError, match="'correct' must be 0/1"):
+        read_counts(bad)
+
+
+def test_passk_cli(tmp_path):
+    path = tmp_path / "pp.csv"
+    pd.DataFrame({"problem_id": range(30), "n": 16, "c": np.arange(30) % 4}).to_csv(path, index=False)
+    proc = subprocess.run([sys.executable, "-m", "benchcast", "passk", str(path), "--k", "1,2,4,8,16,64",
+                           "--extrapolate-to", "10000", "--json"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads(proc.stdout)
+    est = {r["k"]: r["pass_at_k"] for r in rows if r["source"] == "estimator"}
+    assert est[1] == pytest.approx(np.mean((np.arange(30) % 4) / 16))
+    assert max(r["k"] for r in rows) == 10000
+    proc = subprocess.run([sys.executable, "-m", "benchcast", "passk", str(tmp_path / "none.csv")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and "no such file" in proc.stderr and "Traceback" not in proc.stderr
