@@ -60,15 +60,23 @@ def main() -> None:
     best = np.inf
     for i in range(args.starts):
         x0 = np.array([rng.uniform(lo, hi) for lo, hi in bounds])
-        res = basinhopping(lambda u: float(problem.objective(u)), x0, niter=args.hops, seed=int(rng.integers(2**31)),
-                           minimizer_kwargs={"method": "L-BFGS-B", "bounds": bounds})
+        res = basinhopping(
+            lambda u: float(problem.objective(u)),
+            x0,
+            niter=args.hops,
+            seed=int(rng.integers(2**31)),
+            minimizer_kwargs={"method": "L-BFGS-B", "bounds": bounds},
+        )
         best = min(best, float(res.fun))
         print(f"  baseline start {i + 1}/{args.starts}: best loss so far {best:.6e}", flush=True)
     base_time = time.perf_counter() - start
     report = {
-        "benchmark": args.benchmark, "points": int(len(y)),
-        "benchcast_seconds": ours_time, "benchcast_loss": ours.loss,
-        "baseline_seconds": base_time, "baseline_loss": best,
+        "benchmark": args.benchmark,
+        "points": int(len(y)),
+        "benchcast_seconds": ours_time,
+        "benchcast_loss": ours.loss,
+        "baseline_seconds": base_time,
+        "baseline_loss": best,
         "baseline": f"{args.starts} starts x basinhopping({args.hops} hops, L-BFGS-B)",
         "speed_ratio": base_time / ours_time,
         "benchcast_loss_le_baseline": bool(ours.loss <= best * (1 + 1e-9)),

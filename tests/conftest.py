@@ -25,9 +25,18 @@ def apple(apple_path) -> pd.DataFrame:
     return bc.load(apple_path)
 
 
-def law_table(law_name: str, theta, covariates: dict, *, q_rand: float = 0.0, metric: str = "acc",
-              benchmark: str = "synthetic", noise: float = 0.0, seed: int = 0,
-              extra_rows: list[dict] | None = None) -> pd.DataFrame:
+def law_table(
+    law_name: str,
+    theta,
+    covariates: dict,
+    *,
+    q_rand: float = 0.0,
+    metric: str = "acc",
+    benchmark: str = "synthetic",
+    noise: float = 0.0,
+    seed: int = 0,
+    extra_rows: list[dict] | None = None,
+) -> pd.DataFrame:
     """A tidy table whose scores come from a law with known parameters (plus optional noise)."""
     law = bc.get_law(law_name)
     X = {k: np.asarray(v, float) for k, v in covariates.items()}
@@ -37,13 +46,20 @@ def law_table(law_name: str, theta, covariates: dict, *, q_rand: float = 0.0, me
     n = len(score)
     params = X.get("params", np.full(n, 1e8))
     tokens = X.get("tokens", X["flops"] / (6 * params) if "flops" in X else 20 * params)
-    frame = pd.DataFrame({
-        # one run per distinct non-k covariate tuple (pass@k rows of a run share it)
-        "run": [f"r{i}" for i in pd.factorize(pd.Series(list(zip(*[X[c] for c in X if c != "k"], strict=True))))[0]],
-        "params": params, "tokens": tokens,
-        "flops": X.get("flops", 6 * params * tokens),
-        "benchmark": benchmark, "metric": metric, "value": score,
-    })
+    frame = pd.DataFrame(
+        {
+            # one run per distinct non-k covariate tuple (pass@k rows of a run share it)
+            "run": [
+                f"r{i}" for i in pd.factorize(pd.Series(list(zip(*[X[c] for c in X if c != "k"], strict=True))))[0]
+            ],
+            "params": params,
+            "tokens": tokens,
+            "flops": X.get("flops", 6 * params * tokens),
+            "benchmark": benchmark,
+            "metric": metric,
+            "value": score,
+        }
+    )
     if "k" in X:
         frame["k"] = X["k"].astype(int)
     if "gold" in X:

@@ -7,8 +7,10 @@ import benchcast as bc
 from benchcast.errors import ArtifactError, InsufficientDataError
 
 
-@pytest.mark.parametrize("law, metric, k", [("power", "acc_norm", None), ("bnsl", "acc_norm", None),
-                                            ("nd", "acc_norm", None), ("compute", "pass@k", 8)])
+@pytest.mark.parametrize(
+    "law, metric, k",
+    [("power", "acc_norm", None), ("bnsl", "acc_norm", None), ("nd", "acc_norm", None), ("compute", "pass@k", 8)],
+)
 def test_save_load_predicts_identically(apple, tmp_path, law, metric, k):
     bench = "arc_easy" if k is None else "humaneval-py"
     result = bc.fit(apple, law, bench, metric, k, max_flops=6e21)
@@ -75,6 +77,7 @@ def test_refuses_thin_support_and_warns(apple):
 def test_warns_at_bound():
     flops = np.geomspace(1e18, 1e22, 12)
     from conftest import law_table
+
     table = law_table("compute", [0.0, 2e5, 0.26], {"flops": flops, "k": np.ones(12)}, metric="pass@k")
     with pytest.warns(bc.FitWarning, match="E0 sits on a bound"):
         result = bc.fit(table, "compute", "synthetic", "pass@k", 1)

@@ -22,12 +22,14 @@ def test_metrics_hand_computed():
 
 
 def _rows():
-    return pd.DataFrame({
-        "run": ["a", "b", "c", "d", "e", "f"],
-        "flops": [1e19, 1e20, 6e21, 7e21, 1e20, 1e22],
-        "tpr": [20, 20, 20, 20, 160, 160],
-        "k": [1, 1, 1, 64, 32, 1],
-    })
+    return pd.DataFrame(
+        {
+            "run": ["a", "b", "c", "d", "e", "f"],
+            "flops": [1e19, 1e20, 6e21, 7e21, 1e20, 1e22],
+            "tpr": [20, 20, 20, 20, 160, 160],
+            "k": [1, 1, 1, 64, 32, 1],
+        }
+    )
 
 
 def test_split_protocols():
@@ -87,17 +89,29 @@ def test_sweep_and_cutoff_real(apple):
 
 
 def test_settling_hand_case():
-    frame = pd.DataFrame({"cutoff_flops": [1, 10, 100, 1000], "training_decades": [0, 1, 2, 3],
-                          "extrapolation_decades": [3, 2, 1, 0.5], "p": [5.0, 2.0, 1.05, 1.0]})
+    frame = pd.DataFrame(
+        {
+            "cutoff_flops": [1, 10, 100, 1000],
+            "training_decades": [0, 1, 2, 3],
+            "extrapolation_decades": [3, 2, 1, 0.5],
+            "p": [5.0, 2.0, 1.05, 1.0],
+        }
+    )
     out = settling(frame, ["p"])
     assert out["p"]["training_decades"] == 2 and out["p"]["final"] == 1.0
 
 
 def test_reduced_reproduction(apple, tmp_path):
     from benchcast.reproduce import reproduce_krajewski2025
-    result = reproduce_krajewski2025(apple, tmp_path, n_jobs=1, progress=False,
-                                     benchmarks=[("arc_easy", "acc_norm"), ("humaneval-py", "pass@1")],
-                                     thresholds=[1e21, 6e21])
+
+    result = reproduce_krajewski2025(
+        apple,
+        tmp_path,
+        n_jobs=1,
+        progress=False,
+        benchmarks=[("arc_easy", "acc_norm"), ("humaneval-py", "pass@1")],
+        thresholds=[1e21, 6e21],
+    )
     direct = result.tables["direct"]
     assert list(direct["benchmark"]) == ["arc_easy", "humaneval-py", "average"]
     assert direct["power_mre"].iloc[0] < 3.0 and direct["bnsl_points"].iloc[0] == 40

@@ -10,8 +10,7 @@ F = None
 
 
 def run(*args, cwd=None):
-    proc = subprocess.run([sys.executable, "-m", "benchcast", *map(str, args)],
-                          capture_output=True, text=True, cwd=cwd)
+    proc = subprocess.run([sys.executable, "-m", "benchcast", *map(str, args)], capture_output=True, text=True, cwd=cwd)
     return proc
 
 
@@ -26,13 +25,16 @@ def test_help_lists_commands():
         assert command in out
 
 
-@pytest.mark.parametrize("args", [
-    ["--law", "power", "--benchmark", "arc_easy", "--metric", "acc_norm", "--max-flops", "6e21"],
-    ["--law", "nd", "--benchmark", "arc_easy", "--metric", "acc_norm", "--max-flops", "6e21"],
-    ["--law", "bnsl", "--benchmark", "arc_easy", "--metric", "acc_norm", "--max-flops", "6e21"],
-    ["--law", "passk_compute", "--benchmark", "humaneval-py"],
-    ["--law", "compute", "--benchmark", "humaneval-py", "--k", "8"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--law", "power", "--benchmark", "arc_easy", "--metric", "acc_norm", "--max-flops", "6e21"],
+        ["--law", "nd", "--benchmark", "arc_easy", "--metric", "acc_norm", "--max-flops", "6e21"],
+        ["--law", "bnsl", "--benchmark", "arc_easy", "--metric", "acc_norm", "--max-flops", "6e21"],
+        ["--law", "passk_compute", "--benchmark", "humaneval-py"],
+        ["--law", "compute", "--benchmark", "humaneval-py", "--k", "8"],
+    ],
+)
 def test_fit_on_real_data_json(data, args):
     proc = run("fit", data, *args, "--json")
     assert proc.returncode == 0, proc.stderr
@@ -54,8 +56,18 @@ def test_fit_then_predict(data, tmp_path):
 def test_laws_and_inspect(data):
     laws = json.loads(run("laws", "--json").stdout)
     names = {law["name"] for law in laws}
-    assert {"power", "power_floor", "bnsl", "nd", "passk_compute", "two_stage_linear",
-            "two_stage_logistic", "compute", "params_tokens", "gold"} <= names
+    assert {
+        "power",
+        "power_floor",
+        "bnsl",
+        "nd",
+        "passk_compute",
+        "two_stage_linear",
+        "two_stage_logistic",
+        "compute",
+        "params_tokens",
+        "gold",
+    } <= names
     info = json.loads(run("inspect", data, "--json").stdout)
     assert info["runs"] == 149 and "humaneval-py" in info["benchmarks"]
 
@@ -66,12 +78,15 @@ def _bad_csv(tmp_path, text):
     return path
 
 
-@pytest.mark.parametrize("content, args, message", [
-    ("run,params,tokens,benchmark,metric\na,1e8,1e9,x,acc\n", [], "missing required column"),
-    ("run,params,tokens,benchmark,metric,value\na,huge,1e9,x,acc,0.5\n", [], "'params' must be numeric"),
-    ("run,params,tokens,benchmark,metric,value\na,1e8,0,x,acc,0.5\n", [], "'tokens' must be positive"),
-    ("run,params,tokens,benchmark,metric,value\na,1e8,1e9,x,acc,1.5\n", [], "must lie in [0, 1]"),
-])
+@pytest.mark.parametrize(
+    "content, args, message",
+    [
+        ("run,params,tokens,benchmark,metric\na,1e8,1e9,x,acc\n", [], "missing required column"),
+        ("run,params,tokens,benchmark,metric,value\na,huge,1e9,x,acc,0.5\n", [], "'params' must be numeric"),
+        ("run,params,tokens,benchmark,metric,value\na,1e8,0,x,acc,0.5\n", [], "'tokens' must be positive"),
+        ("run,params,tokens,benchmark,metric,value\na,1e8,1e9,x,acc,1.5\n", [], "must lie in [0, 1]"),
+    ],
+)
 def test_bad_input_exits_2(tmp_path, content, args, message):
     proc = run("fit", _bad_csv(tmp_path, content), "--law", "power", "-b", "x", "-m", "acc", *args)
     assert proc.returncode == 2
@@ -79,14 +94,17 @@ def test_bad_input_exits_2(tmp_path, content, args, message):
     assert "Traceback" not in proc.stderr + proc.stdout
 
 
-@pytest.mark.parametrize("args, message", [
-    (["-b", "arc_eazy", "-m", "acc"], "Did you mean 'arc_easy'"),
-    (["-b", "arc_easy", "-m", "acc_nrom"], "Did you mean 'acc_norm'"),
-    (["-b", "arc_easy", "-m", "acc", "--max-flops", "1e10"], "no rows"),
-    (["-b", "arc_easy", "-m", "acc", "--law", "powr"], "unknown law 'powr'"),
-    (["-b", "humaneval-py", "--law", "compute"], "choose k"),
-    (["-b", "arc_easy", "-m", "acc", "--format", "xlsx"], "unknown format"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["-b", "arc_eazy", "-m", "acc"], "Did you mean 'arc_easy'"),
+        (["-b", "arc_easy", "-m", "acc_nrom"], "Did you mean 'acc_norm'"),
+        (["-b", "arc_easy", "-m", "acc", "--max-flops", "1e10"], "no rows"),
+        (["-b", "arc_easy", "-m", "acc", "--law", "powr"], "unknown law 'powr'"),
+        (["-b", "humaneval-py", "--law", "compute"], "choose k"),
+        (["-b", "arc_easy", "-m", "acc", "--format", "xlsx"], "unknown format"),
+    ],
+)
 def test_selection_errors_exit_2(data, args, message):
     proc = run("fit", data, *args)
     assert proc.returncode == 2, proc.stderr

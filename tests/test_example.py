@@ -28,7 +28,8 @@ def test_run_example_forecasts_close_to_truth(tmp_path):
 
 
 def test_example_cli_json(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "benchcast", "example", "--out", tmp_path, "--json"],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchcast", "example", "--out", tmp_path, "--json"], capture_output=True, text=True
+    )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["figure"].endswith("example.png")

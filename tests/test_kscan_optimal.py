@@ -48,17 +48,18 @@ def test_envelope_is_the_constrained_minimum(flops):
         n = np.exp(log_n)
         return float(ENV.reducible(n, flops / 6 / n))
 
-    res = minimize_scalar(reducible, bounds=(np.log(1e5), np.log(1e13)), method="bounded",
-                          options={"xatol": 1e-12})
+    res = minimize_scalar(reducible, bounds=(np.log(1e5), np.log(1e13)), method="bounded", options={"xatol": 1e-12})
     assert np.exp(res.x) == pytest.approx(ENV.optimal_params(flops), rel=1e-4)
     assert res.fun == pytest.approx(float(ENV.envelope_reducible(flops)), rel=1e-9)
     # a misallocated run pays exactly the penalty P(x), and C_eff reproduces its score
     for x in (0.25, 3.0):
         n = x * ENV.optimal_params(flops)
         assert float(ENV.reducible(n, flops / 6 / n)) == pytest.approx(
-            float(ENV.envelope_reducible(flops) * ENV.penalty(x)), rel=1e-10)
+            float(ENV.envelope_reducible(flops) * ENV.penalty(x)), rel=1e-10
+        )
         assert float(ENV.envelope_reducible(ENV.effective_flops(flops, n))) == pytest.approx(
-            float(ENV.reducible(n, flops / 6 / n)), rel=1e-10)
+            float(ENV.reducible(n, flops / 6 / n)), rel=1e-10
+        )
     assert ENV.penalty(1.0) == pytest.approx(1.0) and ENV.penalty(0.5) > 1 and ENV.penalty(2.0) > 1
 
 
@@ -72,10 +73,22 @@ def test_envelope_matches_s1_fit_on_compute_optimal_data():
     assert s1.params["alpha"] == pytest.approx(ENV.alpha_eff, rel=1e-4)
     assert s1.params["C0"] == pytest.approx(ENV.C0_eff, rel=1e-3)
     assert s1.params["E0"] == pytest.approx(ENV.E0, rel=1e-4)
-    s2 = bc.fit(law_table("params_tokens", theta, {"params": np.repeat(n_opt, 3) * np.tile([0.3, 1, 3], 30),
-                                                   "tokens": np.repeat(d_opt, 3) / np.tile([0.3, 1, 3], 30),
-                                                   "k": np.ones(90)}, metric="pass@k"),
-                "params_tokens", "synthetic", "pass@k", 1)
+    s2 = bc.fit(
+        law_table(
+            "params_tokens",
+            theta,
+            {
+                "params": np.repeat(n_opt, 3) * np.tile([0.3, 1, 3], 30),
+                "tokens": np.repeat(d_opt, 3) / np.tile([0.3, 1, 3], 30),
+                "k": np.ones(90),
+            },
+            metric="pass@k",
+        ),
+        "params_tokens",
+        "synthetic",
+        "pass@k",
+        1,
+    )
     env = Envelope.from_fit(s2)
     assert env.alpha_eff == pytest.approx(ENV.alpha_eff, rel=1e-3)
 
@@ -83,14 +96,18 @@ def test_envelope_matches_s1_fit_on_compute_optimal_data():
 def test_optimal_cli(apple, tmp_path):
     out = tmp_path / "s2.json"
     bc.fit(apple, "params_tokens", "humaneval-py", "pass@k", 1).save(out)
-    proc = subprocess.run([sys.executable, "-m", "benchcast", "optimal", str(out), "--flops", "1e22",
-                           "--params", "1e9", "--json"], capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchcast", "optimal", str(out), "--flops", "1e22", "--params", "1e9", "--json"],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
     plan = json.loads(proc.stdout)
     assert plan["optimal_params"] * plan["optimal_tokens"] * 6 == pytest.approx(1e22)
     assert plan["penalty"] >= 1 and plan["effective_flops"] <= 1e22 * (1 + 1e-9)
     power = tmp_path / "p.json"
     bc.fit(apple, "power", "arc_easy", "acc_norm").save(power)
-    proc = subprocess.run([sys.executable, "-m", "benchcast", "optimal", str(power), "--flops", "1e22"],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchcast", "optimal", str(power), "--flops", "1e22"], capture_output=True, text=True
+    )
     assert proc.returncode == 2 and "params_tokens" in proc.stderr

@@ -20,10 +20,16 @@ CASES = {
     "nd": ([1800.0, 0.38, 3300.0, 0.39], {"params": ND[:, 0], "tokens": ND[:, 1]}, {"q_rand": 0.25}),
     "nd_floor": ([900.0, 0.35, 2000.0, 0.37, 0.15], {"params": ND[:, 0], "tokens": ND[:, 1]}, {"q_rand": 0.0}),
     "compute": ([0.05, 2e5, 0.26], {"flops": FLOPS}, {"metric": "pass@k", "k": 4}),
-    "params_tokens": ([0.1, 300.0, 0.3, 900.0, 0.28], {"params": ND[:, 0], "tokens": ND[:, 1]},
-                      {"metric": "pass@k", "k": 1}),
-    "gold": ([0.05, 0.02, 2.5], {"gold": np.linspace(0.6, 3.0, 20), "flops": np.geomspace(1e18, 1e21, 20)},
-             {"metric": "exact_match"}),
+    "params_tokens": (
+        [0.1, 300.0, 0.3, 900.0, 0.28],
+        {"params": ND[:, 0], "tokens": ND[:, 1]},
+        {"metric": "pass@k", "k": 1},
+    ),
+    "gold": (
+        [0.05, 0.02, 2.5],
+        {"gold": np.linspace(0.6, 3.0, 20), "flops": np.geomspace(1e18, 1e21, 20)},
+        {"metric": "exact_match"},
+    ),
 }
 
 
@@ -37,10 +43,23 @@ def _fit(name, table, kwargs):
 @pytest.mark.parametrize("name", list(CASES))
 def test_recovers_parameters_without_noise(name):
     theta, covariates, kwargs = CASES[name]
-    table = law_table(name, theta, covariates, q_rand=kwargs.get("q_rand", 0.0),
-                      metric=kwargs.get("metric", "acc"), extra_rows=None) if "k" not in kwargs else \
-        law_table(name, theta, {**covariates, "k": np.full(len(next(iter(covariates.values()))), kwargs["k"])},
-                  metric="pass@k")
+    table = (
+        law_table(
+            name,
+            theta,
+            covariates,
+            q_rand=kwargs.get("q_rand", 0.0),
+            metric=kwargs.get("metric", "acc"),
+            extra_rows=None,
+        )
+        if "k" not in kwargs
+        else law_table(
+            name,
+            theta,
+            {**covariates, "k": np.full(len(next(iter(covariates.values()))), kwargs["k"])},
+            metric="pass@k",
+        )
+    )
     result = _fit(name, table, kwargs)
     assert np.allclose(list(result.params.values()), theta, rtol=2e-4), result.report()
     assert result.diagnostics["rmse"] < 1e-6
@@ -51,8 +70,15 @@ def test_recovers_parameters_with_noise(name):
     theta, covariates, kwargs = CASES[name]
     n = len(next(iter(covariates.values())))
     cov = {**covariates, "k": np.full(n, kwargs["k"])} if "k" in kwargs else covariates
-    table = law_table(name, theta, cov, q_rand=kwargs.get("q_rand", 0.0),
-                      metric="pass@k" if "k" in kwargs else kwargs.get("metric", "acc"), noise=0.002, seed=1)
+    table = law_table(
+        name,
+        theta,
+        cov,
+        q_rand=kwargs.get("q_rand", 0.0),
+        metric="pass@k" if "k" in kwargs else kwargs.get("metric", "acc"),
+        noise=0.002,
+        seed=1,
+    )
     result = _fit(name, table, kwargs)
     X = {c: np.asarray(v, float) for c, v in covariates.items() if c in result.law_object.covariates}
     truth = result.law_object.predict_score(np.asarray(theta), X, result.settings["q_rand"])
@@ -84,8 +110,16 @@ def test_two_stage_recovers(name):
     assert np.all((score > 0) & (score < 1))
     runs = [f"r{i}" for i in range(len(flops))]
     import pandas as pd
-    frame = pd.DataFrame({"run": runs * 2, "flops": np.tile(flops, 2), "benchmark": ["task"] * 20 + ["val"] * 20,
-                          "metric": ["acc"] * 20 + ["loss"] * 20, "value": np.concatenate([score, proxy])})
+
+    frame = pd.DataFrame(
+        {
+            "run": runs * 2,
+            "flops": np.tile(flops, 2),
+            "benchmark": ["task"] * 20 + ["val"] * 20,
+            "metric": ["acc"] * 20 + ["loss"] * 20,
+            "value": np.concatenate([score, proxy]),
+        }
+    )
     result = bc.fit(bc.validate(frame), name, "task", "acc", proxy="val:loss")
     assert np.isclose(result.params["alpha_L"], alpha_l, rtol=1e-8)
     assert np.isclose(result.params["C_L"], c_l, rtol=1e-5)
@@ -114,8 +148,18 @@ def test_bnsl_recovers_curve_without_noise():
 def test_bnsl_matches_or_beats_100_start_lbfgsb_baseline():
     flops, theta, _, noisy = _bnsl_data()
     import pandas as pd
-    table = bc.validate(pd.DataFrame({"run": [f"r{i}" for i in range(flops.size)], "flops": flops,
-                                      "benchmark": "synthetic", "metric": "acc", "value": noisy}))
+
+    table = bc.validate(
+        pd.DataFrame(
+            {
+                "run": [f"r{i}" for i in range(flops.size)],
+                "flops": flops,
+                "benchmark": "synthetic",
+                "metric": "acc",
+                "value": noisy,
+            }
+        )
+    )
     result = bc.fit(table, "bnsl", "synthetic", "acc")
     # baseline: 100 uniform random starts in the same box, plain L-BFGS-B with numerical gradients
     law = bc.get_law("bnsl")
@@ -128,16 +172,27 @@ def test_bnsl_matches_or_beats_100_start_lbfgsb_baseline():
 
     rng = np.random.default_rng(0)
     box = [(0, 1), (-10, 10), (0, 3), (0, 5), (np.log(1e15), np.log(1e27)), (np.log(1e-2), np.log(10))]
-    best = min(minimize(loss, [rng.uniform(lo, hi) for lo, hi in box], method="L-BFGS-B", bounds=box).fun
-               for _ in range(100))
+    best = min(
+        minimize(loss, [rng.uniform(lo, hi) for lo, hi in box], method="L-BFGS-B", bounds=box).fun for _ in range(100)
+    )
     assert result.diagnostics["loss"] <= best * (1 + 1e-6), (result.diagnostics["loss"], best)
 
 
 def test_fit_is_deterministic_given_seed():
     flops, _, _, noisy = _bnsl_data()
     import pandas as pd
-    table = bc.validate(pd.DataFrame({"run": [f"r{i}" for i in range(flops.size)], "flops": flops,
-                                      "benchmark": "s", "metric": "acc", "value": noisy}))
+
+    table = bc.validate(
+        pd.DataFrame(
+            {
+                "run": [f"r{i}" for i in range(flops.size)],
+                "flops": flops,
+                "benchmark": "s",
+                "metric": "acc",
+                "value": noisy,
+            }
+        )
+    )
     a = bc.fit(table, "bnsl", "s", "acc", seed=7)
     b = bc.fit(table, "bnsl", "s", "acc", seed=7)
     assert a.params == b.params

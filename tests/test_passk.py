@@ -45,9 +45,21 @@ def mp_pass(n, c, k):
     return 1 - mpmath.binomial(n - c, k) / mpmath.binomial(n, k)
 
 
-@pytest.mark.parametrize("n, c, k", [(10_000, 1, 1), (10_000, 5000, 1), (10_000, 9999, 1), (10_000, 1, 10_000),
-                                     (10_000, 0, 10_000), (10_000, 1, 9_999), (10_000, 3, 5_000),
-                                     (10_000, 1, 100), (10_000, 17, 2048), (10_000, 2, 9_000)])
+@pytest.mark.parametrize(
+    "n, c, k",
+    [
+        (10_000, 1, 1),
+        (10_000, 5000, 1),
+        (10_000, 9999, 1),
+        (10_000, 1, 10_000),
+        (10_000, 0, 10_000),
+        (10_000, 1, 9_999),
+        (10_000, 3, 5_000),
+        (10_000, 1, 100),
+        (10_000, 17, 2048),
+        (10_000, 2, 9_000),
+    ],
+)
 def test_stable_at_ten_thousand(n, c, k):
     got = pass_at_k_per_problem([n], [c], [k])[0, 0]
     assert np.isfinite(got)
@@ -91,8 +103,11 @@ def test_beta_model_recovers_and_extrapolates():
     assert model.a == pytest.approx(a_true, rel=0.1) and model.b == pytest.approx(b_true, rel=0.15)
     # closed form against the population truth E[1 - (1 - p)^k] by quadrature of the true Beta
     from scipy import integrate, stats
+
     for k in (1, 10, 1000, 10_000):
-        truth = integrate.quad(lambda q: (1 - (1 - q) ** k) * stats.beta.pdf(q, a_true, b_true), 0, 1, limit=200)[0]
+        truth = integrate.quad(lambda q, k=k: (1 - (1 - q) ** k) * stats.beta.pdf(q, a_true, b_true), 0, 1, limit=200)[
+            0
+        ]
         assert model.pass_at_k(k) == pytest.approx(truth, rel=0.06)
     assert model.pass_at_k(50) == pytest.approx(pass_at_k(n, c, [50])[0], rel=0.05)
 
@@ -107,8 +122,9 @@ def test_independence_bounds_order():
 
 
 def test_passk_table_marks_extrapolation():
-    counts = pd.DataFrame({"run": "r", "benchmark": "b", "problem_id": [str(i) for i in range(50)],
-                           "n": 20, "c": np.arange(50) % 5})
+    counts = pd.DataFrame(
+        {"run": "r", "benchmark": "b", "problem_id": [str(i) for i in range(50)], "n": 20, "c": np.arange(50) % 5}
+    )
     table = passk_table(counts, [1, 4, 16, 64], n_boot=100, extrapolate_to=1000)
     assert set(table.loc[table["source"] == "estimator", "k"]) == {1, 4, 16}
     beta = table[table["source"] == "beta"]
@@ -122,14 +138,17 @@ def test_readers(tmp_path):
     counts = read_counts(per_problem, benchmark="gsm8k", run="m1")
     assert list(counts["c"]) == [3, 0] and set(counts["benchmark"]) == {"gsm8k"}
     per_sample = tmp_path / "ps.jsonl"
-    pd.DataFrame({"problem_id": ["a", "a", "a", "b"], "correct": ["true", "False", "1", "0"],
-                  "run": "m"}).to_json(per_sample, orient="records", lines=True)
+    pd.DataFrame({"problem_id": ["a", "a", "a", "b"], "correct": ["true", "False", "1", "0"], "run": "m"}).to_json(
+        per_sample, orient="records", lines=True
+    )
     counts = read_counts(per_sample)
     assert counts.set_index("problem_id")[["n", "c"]].to_dict("index") == {"a": {"n": 3, "c": 2}, "b": {"n": 1, "c": 0}}
     log = tmp_path / "samples_gsm8k.jsonl"
     with log.open("w") as handle:
         handle.write(json.dumps({"doc_id": 0, "resps": [["x", "y", "z", "w"]], "exact_match": [1, 0, 0, 1]}) + "\n")
-        handle.write(json.dumps({"doc_id": 1, "resps": [["x", "y"]], "filtered_resps": ["x", "y"], "exact_match": 0.5}) + "\n")
+        handle.write(
+            json.dumps({"doc_id": 1, "resps": [["x", "y"]], "filtered_resps": ["x", "y"], "exact_match": 0.5}) + "\n"
+        )
     counts = read_counts(log, benchmark="gsm8k")
     assert list(counts["n"]) == [4, 2] and list(counts["c"]) == [2, 1]
     bad = tmp_path / "bad.csv"
@@ -144,13 +163,28 @@ def test_readers(tmp_path):
 def test_passk_cli(tmp_path):
     path = tmp_path / "pp.csv"
     pd.DataFrame({"problem_id": range(30), "n": 16, "c": np.arange(30) % 4}).to_csv(path, index=False)
-    proc = subprocess.run([sys.executable, "-m", "benchcast", "passk", str(path), "--k", "1,2,4,8,16,64",
-                           "--extrapolate-to", "10000", "--json"], capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchcast",
+            "passk",
+            str(path),
+            "--k",
+            "1,2,4,8,16,64",
+            "--extrapolate-to",
+            "10000",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
     rows = json.loads(proc.stdout)
     est = {r["k"]: r["pass_at_k"] for r in rows if r["source"] == "estimator"}
     assert est[1] == pytest.approx(np.mean((np.arange(30) % 4) / 16))
     assert max(r["k"] for r in rows) == 10000
-    proc = subprocess.run([sys.executable, "-m", "benchcast", "passk", str(tmp_path / "none.csv")],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchcast", "passk", str(tmp_path / "none.csv")], capture_output=True, text=True
+    )
     assert proc.returncode == 2 and "no such file" in proc.stderr and "Traceback" not in proc.stderr

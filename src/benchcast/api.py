@@ -52,16 +52,20 @@ def _resolve_metric(law: Law, table: pd.DataFrame, spec: FitSpec) -> tuple[str |
         rows = select(table, spec.benchmark, metric)
         ks = sorted(int(v) for v in rows["k"].dropna().unique())
         if len(ks) != 1:
-            raise SelectionError(
-                f"law {law.name!r} is fitted one k at a time; choose k with --k (available: {ks})."
-            )
+            raise SelectionError(f"law {law.name!r} is fitted one k at a time; choose k with --k (available: {ks}).")
         k = ks[0]
     return metric, (k if law.per_k else None)
 
 
-def design(table: pd.DataFrame, spec: FitSpec, *, runs: list[str] | None = None,
-           max_flops: float | None = None, min_flops: float | None = None,
-           tpr: float | None = None) -> tuple[pd.DataFrame, dict]:
+def design(
+    table: pd.DataFrame,
+    spec: FitSpec,
+    *,
+    runs: list[str] | None = None,
+    max_flops: float | None = None,
+    min_flops: float | None = None,
+    tpr: float | None = None,
+) -> tuple[pd.DataFrame, dict]:
     """The rows a fit sees, with every covariate the law needs, and the resolved settings."""
     law = get_law(spec.law)
     metric, k = _resolve_metric(law, table, spec)
@@ -87,16 +91,27 @@ def design(table: pd.DataFrame, spec: FitSpec, *, runs: list[str] | None = None,
         proxy = covariate_column(table, bench, proxy_metric or "loss")
         rows["proxy"] = rows["run"].map(-proxy if (proxy <= 0).all() else proxy)
     q_rand, q_source = chance_level(spec.benchmark, metric, spec.q_rand)
-    margin = law.default_margin if law.default_margin is not None and spec.margin is None else \
-        filter_margin(spec.benchmark, spec.margin)
+    margin = (
+        law.default_margin
+        if law.default_margin is not None and spec.margin is None
+        else filter_margin(spec.benchmark, spec.margin)
+    )
     settings = {
-        "benchmark": spec.benchmark, "metric": metric, "k": k, "max_k": spec.max_k,
-        "q_rand": q_rand, "q_rand_source": q_source, "margin": margin if law.uses_margin else None,
+        "benchmark": spec.benchmark,
+        "metric": metric,
+        "k": k,
+        "max_k": spec.max_k,
+        "q_rand": q_rand,
+        "q_rand_source": q_source,
+        "margin": margin if law.uses_margin else None,
         "proxy": spec.proxy if "proxy" in needed else None,
         "gold_metric": spec.gold_metric if "gold" in needed else None,
         "loss": spec.loss or law.loss,
         "huber_delta": (law.huber_delta if spec.huber_delta is None else spec.huber_delta),
-        "seed": spec.seed, "max_flops": max_flops, "min_flops": min_flops, "tpr": tpr,
+        "seed": spec.seed,
+        "max_flops": max_flops,
+        "min_flops": min_flops,
+        "tpr": tpr,
     }
     return rows.sort_values(["flops", "run", "k"]).reset_index(drop=True), settings
 
@@ -117,7 +132,8 @@ def fit_rows(rows: pd.DataFrame, settings: dict, law_name: str) -> FitResult:
     used = rows[reasons == ""].reset_index(drop=True)
     dropped = [
         {"run": r.run, "flops": float(r.flops), "k": float(r.k), "value": float(r.value), "reason": why}
-        for r, why in zip(rows.itertuples(), reasons, strict=True) if why
+        for r, why in zip(rows.itertuples(), reasons, strict=True)
+        if why
     ]
     fixed_free = law.n_params - (2 if law.fit_covariates else 0)
     if len(used) <= fixed_free:
@@ -128,8 +144,7 @@ def fit_rows(rows: pd.DataFrame, settings: dict, law_name: str) -> FitResult:
         )
     X = {c: used[c].to_numpy(float) for c in set(law.covariates) | set(law.fit_covariates)}
     y = to_target(law.target, used["value"].to_numpy(float), settings["q_rand"])
-    optimum = minimize_law(law, X, y, loss=settings["loss"], huber_delta=settings["huber_delta"],
-                           seed=settings["seed"])
+    optimum = minimize_law(law, X, y, loss=settings["loss"], huber_delta=settings["huber_delta"], seed=settings["seed"])
     predict_X = {c: X[c] for c in law.covariates}
     fitted = law.predict_score(optimum.theta, predict_X, settings["q_rand"])
     observed = used["value"].to_numpy(float)
@@ -139,11 +154,20 @@ def fit_rows(rows: pd.DataFrame, settings: dict, law_name: str) -> FitResult:
     for item in dropped:
         counts[item["reason"]] = counts.get(item["reason"], 0) + 1
     diagnostics = {
-        "loss": optimum.loss, "n_used": len(used), "n_dropped": len(dropped),
-        "dropped_reasons": counts, "converged": optimum.converged, "message": optimum.message,
-        "at_bound": optimum.at_bound, "rmse": rmse(observed, fitted), "r2": r2(observed, fitted),
-        "flops_min": float(flops.min()), "flops_max": float(flops.max()), "decades": decades,
-        "n_starts": optimum.n_starts, "n_evaluations": optimum.n_evaluations,
+        "loss": optimum.loss,
+        "n_used": len(used),
+        "n_dropped": len(dropped),
+        "dropped_reasons": counts,
+        "converged": optimum.converged,
+        "message": optimum.message,
+        "at_bound": optimum.at_bound,
+        "rmse": rmse(observed, fitted),
+        "r2": r2(observed, fitted),
+        "flops_min": float(flops.min()),
+        "flops_max": float(flops.max()),
+        "decades": decades,
+        "n_starts": optimum.n_starts,
+        "n_evaluations": optimum.n_evaluations,
     }
     notes = []
     if not optimum.converged:
@@ -154,8 +178,9 @@ def fit_rows(rows: pd.DataFrame, settings: dict, law_name: str) -> FitResult:
     if len(used) < 2 * free + 3:
         notes.append(f"only {len(used)} points for {free} parameters: the fit is weakly constrained")
     if decades < MIN_DECADES:
-        notes.append(f"the fitted runs span only {decades:.2f} decades of compute: extrapolation "
-                     "from this fit is not a forecast")
+        notes.append(
+            f"the fitted runs span only {decades:.2f} decades of compute: extrapolation from this fit is not a forecast"
+        )
     for note in notes:
         warnings.warn(f"{law.name} on {settings['benchmark']}: {note}", FitWarning, stacklevel=3)
     keep = [c for c in ("run", "flops", "params", "tokens", "k", "gold", "proxy", "value") if c in used]
@@ -165,8 +190,12 @@ def fit_rows(rows: pd.DataFrame, settings: dict, law_name: str) -> FitResult:
         law=law.name,
         params=dict(zip(law.param_names, map(float, optimum.theta), strict=True)),
         stderr=dict(zip(law.param_names, map(float, optimum.stderr), strict=True)),
-        settings=settings, diagnostics=diagnostics, points=points, dropped=dropped,
-        warnings=notes, data_fingerprint=fingerprint(points),
+        settings=settings,
+        diagnostics=diagnostics,
+        points=points,
+        dropped=dropped,
+        warnings=notes,
+        data_fingerprint=fingerprint(points),
     )
 
 
@@ -196,16 +225,33 @@ def fit(
 class Forecaster:
     """scikit-learn style estimator: ``Forecaster(law, benchmark, metric).fit(table).predict(...)``."""
 
-    def __init__(self, law: str = "power", benchmark: str | None = None, metric: str | None = None,
-                 k: int | None = None, *, max_flops: float | None = None, seed: int = 0, **settings):
+    def __init__(
+        self,
+        law: str = "power",
+        benchmark: str | None = None,
+        metric: str | None = None,
+        k: int | None = None,
+        *,
+        max_flops: float | None = None,
+        seed: int = 0,
+        **settings,
+    ):
         self.law, self.benchmark, self.metric, self.k = law, benchmark, metric, k
         self.max_flops, self.seed, self.settings = max_flops, seed, settings
 
     def fit(self, table: pd.DataFrame) -> Forecaster:
         if self.benchmark is None:
             raise SelectionError("Forecaster needs a benchmark.")
-        self.result_ = fit(table, self.law, self.benchmark, self.metric, self.k,
-                           max_flops=self.max_flops, seed=self.seed, **self.settings)
+        self.result_ = fit(
+            table,
+            self.law,
+            self.benchmark,
+            self.metric,
+            self.k,
+            max_flops=self.max_flops,
+            seed=self.seed,
+            **self.settings,
+        )
         self.params_ = dict(self.result_.params)
         return self
 

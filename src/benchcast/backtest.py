@@ -28,9 +28,15 @@ SUCCESS_MRE = 10.0  # percent: a threshold "succeeds" when held-out MRE is below
 SETTLE_TOLERANCE = 0.10
 
 
-def split(rows: pd.DataFrame, protocol: str = "threshold", threshold: float = DEFAULT_THRESHOLD, *,
-          min_flops: float | None = None, max_k: int = 32,
-          holdout_tpr: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+def split(
+    rows: pd.DataFrame,
+    protocol: str = "threshold",
+    threshold: float = DEFAULT_THRESHOLD,
+    *,
+    min_flops: float | None = None,
+    max_k: int = 32,
+    holdout_tpr: float | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """Boolean (train, test) masks over design rows for a protocol."""
     flops = rows["flops"].to_numpy(float)
     if protocol == "threshold":
@@ -64,8 +70,12 @@ class Backtest:
 
     def to_dict(self) -> dict:
         return {
-            "law": self.law, "benchmark": self.benchmark, "protocol": self.protocol,
-            "threshold": self.threshold, "metrics": self.metrics, "params": self.fit.params,
+            "law": self.law,
+            "benchmark": self.benchmark,
+            "protocol": self.protocol,
+            "threshold": self.threshold,
+            "metrics": self.metrics,
+            "params": self.fit.params,
             "fit_warnings": self.fit.warnings,
             "predictions": self.predictions.to_dict("records"),
         }
@@ -85,8 +95,9 @@ def predict_rows(result: FitResult, rows: pd.DataFrame) -> np.ndarray:
     return out
 
 
-def score_split(result: FitResult, rows: pd.DataFrame, train: np.ndarray,
-                test: np.ndarray) -> tuple[pd.DataFrame, dict]:
+def score_split(
+    result: FitResult, rows: pd.DataFrame, train: np.ndarray, test: np.ndarray
+) -> tuple[pd.DataFrame, dict]:
     predicted = predict_rows(result, rows)
     cols = [c for c in ("run", "flops", "params", "tokens", "tpr", "k") if c in rows]
     frame = rows[cols].copy()
@@ -98,31 +109,43 @@ def score_split(result: FitResult, rows: pd.DataFrame, train: np.ndarray,
     frame["fitted"] = fitted & train
     # held-out points the law's own filter would accept (near-chance scores make MRE explode)
     law, settings = get_law(result.law), result.settings
-    frame["usable"] = law.point_filter(frame["true"].to_numpy(float), settings["q_rand"],
-                                       settings["margin"] or 0.0) == ""
+    frame["usable"] = (
+        law.point_filter(frame["true"].to_numpy(float), settings["q_rand"], settings["margin"] or 0.0) == ""
+    )
     tr = frame[frame["fitted"]]
     te = frame[(frame["side"] == "test") & np.isfinite(frame["predicted"])]
     tu = te[te["usable"]]
     metrics = {
-        "n_train": int(len(tr)), "n_test": int(len(te)),
-        "train_rmse": rmse(tr["true"], tr["predicted"]), "train_r2": r2(tr["true"], tr["predicted"]),
-        "train_mae": mae(tr["true"], tr["predicted"]), "train_mre": mre(tr["true"], tr["predicted"]),
-        "test_mae": mae(te["true"], te["predicted"]), "test_mre": mre(te["true"], te["predicted"]),
+        "n_train": int(len(tr)),
+        "n_test": int(len(te)),
+        "train_rmse": rmse(tr["true"], tr["predicted"]),
+        "train_r2": r2(tr["true"], tr["predicted"]),
+        "train_mae": mae(tr["true"], tr["predicted"]),
+        "train_mre": mre(tr["true"], tr["predicted"]),
+        "test_mae": mae(te["true"], te["predicted"]),
+        "test_mre": mre(te["true"], te["predicted"]),
         "test_rmse": rmse(te["true"], te["predicted"]),
-        "n_test_usable": int(len(tu)), "test_mae_usable": mae(tu["true"], tu["predicted"]),
+        "n_test_usable": int(len(tu)),
+        "test_mae_usable": mae(tu["true"], tu["predicted"]),
         "test_mre_usable": mre(tu["true"], tu["predicted"]),
     }
     return frame, metrics
 
 
-def backtest(table: pd.DataFrame, spec: FitSpec, *, protocol: str = "threshold",
-             threshold: float = DEFAULT_THRESHOLD, min_flops: float | None = None,
-             tpr: float | None = None, holdout_tpr: float | None = None) -> Backtest:
+def backtest(
+    table: pd.DataFrame,
+    spec: FitSpec,
+    *,
+    protocol: str = "threshold",
+    threshold: float = DEFAULT_THRESHOLD,
+    min_flops: float | None = None,
+    tpr: float | None = None,
+    holdout_tpr: float | None = None,
+) -> Backtest:
     """Fit ``spec`` on the training side of ``protocol`` and score the held-out side."""
     # max_k limits the training side only: the held-out side keeps every k
     rows, settings = design(table, replace(spec, max_k=None), tpr=tpr)
-    train, test = split(rows, protocol, threshold, min_flops=min_flops,
-                        max_k=spec.max_k or 32, holdout_tpr=holdout_tpr)
+    train, test = split(rows, protocol, threshold, min_flops=min_flops, max_k=spec.max_k or 32, holdout_tpr=holdout_tpr)
     settings["max_k"] = spec.max_k
     if not train.any():
         raise InsufficientDataError(f"{spec.benchmark}: no runs on the training side of {protocol} at {threshold:.3g}.")
@@ -153,9 +176,16 @@ def critical_threshold(thresholds: np.ndarray, success: np.ndarray) -> float | N
     return float(10 ** (centre + scale * (-w[1] / w[0])))
 
 
-def sweep(table: pd.DataFrame, spec: FitSpec, thresholds=SWEEP_THRESHOLDS, *,
-          min_flops: float | None = None, tpr: float | None = None,
-          success_mre: float = SUCCESS_MRE, progress: bool | None = None) -> tuple[pd.DataFrame, float | None]:
+def sweep(
+    table: pd.DataFrame,
+    spec: FitSpec,
+    thresholds=SWEEP_THRESHOLDS,
+    *,
+    min_flops: float | None = None,
+    tpr: float | None = None,
+    success_mre: float = SUCCESS_MRE,
+    progress: bool | None = None,
+) -> tuple[pd.DataFrame, float | None]:
     """Protocol 4: the threshold backtest over a grid; returns (table per threshold, critical T)."""
     records = []
     for threshold in track(list(thresholds), f"sweep {spec.law} {spec.benchmark}", enabled=progress):
@@ -166,17 +196,22 @@ def sweep(table: pd.DataFrame, spec: FitSpec, thresholds=SWEEP_THRESHOLDS, *,
         except BenchcastError as exc:
             records.append({"threshold": threshold, "error": str(exc)})
             continue
-        records.append({"threshold": threshold, **bt.metrics,
-                        "success": bool(bt.metrics["test_mre"] < success_mre)})
+        records.append({"threshold": threshold, **bt.metrics, "success": bool(bt.metrics["test_mre"] < success_mre)})
     frame = pd.DataFrame(records)
     ok = frame.dropna(subset=["test_mre"]) if "test_mre" in frame else frame.iloc[0:0]
     critical = critical_threshold(ok["threshold"], ok["success"]) if len(ok) else None
     return frame, critical
 
 
-def cutoff_backtest(table: pd.DataFrame, spec: FitSpec, *, n_targets: int = 1,
-                    tpr: float | None = None, min_points: int | None = None,
-                    progress: bool | None = None) -> pd.DataFrame:
+def cutoff_backtest(
+    table: pd.DataFrame,
+    spec: FitSpec,
+    *,
+    n_targets: int = 1,
+    tpr: float | None = None,
+    min_points: int | None = None,
+    progress: bool | None = None,
+) -> pd.DataFrame:
     """Protocol 5: fit below a moving cutoff, predict the ``n_targets`` most expensive runs.
 
     One row per cutoff: cutoff and target compute, decades of extrapolation
@@ -189,7 +224,7 @@ def cutoff_backtest(table: pd.DataFrame, spec: FitSpec, *, n_targets: int = 1,
     pool = by_run.drop(targets)
     min_points = min_points or law.n_params + 2
     records = []
-    cutoffs = pool.to_numpy()[min_points - 1:]
+    cutoffs = pool.to_numpy()[min_points - 1 :]
     target_rows = rows["run"].isin(targets).to_numpy()
     target_flops = float(np.exp(np.mean(np.log(by_run[targets].to_numpy()))))
     for cutoff in track(list(cutoffs), f"cutoffs {spec.law} {spec.benchmark}", enabled=progress):
@@ -202,13 +237,19 @@ def cutoff_backtest(table: pd.DataFrame, spec: FitSpec, *, n_targets: int = 1,
             continue
         predicted = predict_rows(result, rows[target_rows])
         true = rows.loc[target_rows, "value"].to_numpy(float)
-        records.append({
-            "cutoff_flops": float(cutoff), "target_flops": target_flops,
-            "extrapolation_decades": float(np.log10(target_flops / cutoff)),
-            "training_decades": float(np.log10(cutoff / pool.iloc[0])),
-            "n_train": result.diagnostics["n_used"], "mae": mae(true, predicted), "mre": mre(true, predicted),
-            "converged": result.converged, **result.params,
-        })
+        records.append(
+            {
+                "cutoff_flops": float(cutoff),
+                "target_flops": target_flops,
+                "extrapolation_decades": float(np.log10(target_flops / cutoff)),
+                "training_decades": float(np.log10(cutoff / pool.iloc[0])),
+                "n_train": result.diagnostics["n_used"],
+                "mae": mae(true, predicted),
+                "mre": mre(true, predicted),
+                "converged": result.converged,
+                **result.params,
+            }
+        )
     return pd.DataFrame(records)
 
 

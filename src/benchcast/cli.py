@@ -20,18 +20,23 @@ from .table import summary
 
 app = typer.Typer(
     help="Forecast LLM benchmark scores from cheaper runs: fit scaling laws, backtest, plan.",
-    no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
 )
 
-Data = Annotated[Path, typer.Argument(
-    help="Data file: tidy CSV/Parquet, Apple long CSV, or lm-eval results JSON/folder.")]
+Data = Annotated[
+    Path, typer.Argument(help="Data file: tidy CSV/Parquet, Apple long CSV, or lm-eval results JSON/folder.")
+]
 Format = Annotated[str, typer.Option("--format", help=f"Input format: {', '.join(FORMATS)}.")]
-Metadata = Annotated[Path | None, typer.Option(
-    help="Run metadata (YAML/CSV: run, params, tokens) for lm-eval results.")]
+Metadata = Annotated[
+    Path | None, typer.Option(help="Run metadata (YAML/CSV: run, params, tokens) for lm-eval results.")
+]
 Json = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 Benchmark = Annotated[str, typer.Option("--benchmark", "-b", help="Benchmark name.")]
-Metric = Annotated[str | None, typer.Option(
-    "--metric", "-m", help="Metric (acc, acc_norm, exact_match, pass@k, pass@8...).")]
+Metric = Annotated[
+    str | None, typer.Option("--metric", "-m", help="Metric (acc, acc_norm, exact_match, pass@k, pass@8...).")
+]
 
 
 def read(data: Path, format: str, metadata: Path | None) -> pd.DataFrame:
@@ -46,8 +51,9 @@ def version_callback(value: bool) -> None:
 
 @app.callback()
 def main_callback(
-    version: Annotated[bool, typer.Option("--version", callback=version_callback, is_eager=True,
-                                          help="Show the version and exit.")] = False,
+    version: Annotated[
+        bool, typer.Option("--version", callback=version_callback, is_eager=True, help="Show the version and exit.")
+    ] = False,
 ) -> None:
     """benchcast: scaling-law forecasts of downstream and generative benchmarks."""
 
@@ -60,8 +66,17 @@ def laws_command(json: Json = False) -> None:
     if json:
         emit_json(described)
         return
-    rows = [[d["name"], d["formula"], ", ".join(d["covariates"] + d["fit_covariates"]), d["target"],
-             d["loss"], d["reference"]] for d in described]
+    rows = [
+        [
+            d["name"],
+            d["formula"],
+            ", ".join(d["covariates"] + d["fit_covariates"]),
+            d["target"],
+            d["loss"],
+            d["reference"],
+        ]
+        for d in described
+    ]
     console.print(rich_table("Laws", ["name", "formula", "covariates", "target", "loss", "reference"], rows))
 
 
@@ -73,9 +88,11 @@ def inspect_command(data: Data, format: Format = "auto", metadata: Metadata = No
     if json:
         emit_json(info)
         return
-    console.print(f"[bold]{data}[/]: {info['runs']} runs, {info['rows']} rows; compute "
-                  f"{info['flops_min']:.3g} .. {info['flops_max']:.3g} FLOPs; params "
-                  f"{info['params_min']:.3g} .. {info['params_max']:.3g}; TPR {info['tpr']}")
+    console.print(
+        f"[bold]{data}[/]: {info['runs']} runs, {info['rows']} rows; compute "
+        f"{info['flops_min']:.3g} .. {info['flops_max']:.3g} FLOPs; params "
+        f"{info['params_min']:.3g} .. {info['params_max']:.3g}; TPR {info['tpr']}"
+    )
     rows = []
     for bench, metrics in info["benchmarks"].items():
         for metric, entry in metrics.items():
@@ -113,8 +130,21 @@ def fit_command(
 ) -> None:
     """Fit a law to one benchmark and metric."""
     table = read(data, format, metadata)
-    result = fit(table, law, benchmark, metric, k, max_flops=max_flops, min_flops=min_flops, tpr=tpr,
-                 max_k=max_k, q_rand=q_rand, proxy=proxy, gold_metric=gold_metric, seed=seed)
+    result = fit(
+        table,
+        law,
+        benchmark,
+        metric,
+        k,
+        max_flops=max_flops,
+        min_flops=min_flops,
+        tpr=tpr,
+        max_k=max_k,
+        q_rand=q_rand,
+        proxy=proxy,
+        gold_metric=gold_metric,
+        seed=seed,
+    )
     if out is not None:
         result.save(out)
     print_fit(result, json)
@@ -150,12 +180,13 @@ def predict_command(
         return
     shown = ", ".join(f"{key}={v}" for key, v in query.items())
     values = ", ".join(f"{v:.4f}" for v in np.atleast_1d(score))
-    console.print(f"{result.law} on {result.settings['benchmark']} ({result.settings['metric']}): "
-                  f"{shown} -> [bold]{values}[/]", highlight=False)
+    console.print(
+        f"{result.law} on {result.settings['benchmark']} ({result.settings['metric']}): {shown} -> [bold]{values}[/]",
+        highlight=False,
+    )
 
 
 def main() -> None:
     from . import cli_commands  # noqa: F401  (registers the analysis commands)
 
     app()
-

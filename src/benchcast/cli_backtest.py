@@ -16,7 +16,7 @@ from .errors import BenchcastError
 from .io import atomic_write_text
 from .laws import get_law
 
-Laws = Annotated[list[str], typer.Option("--law", "-l", help="Law name; repeat to compare laws.")]
+Laws = Annotated[list[str] | None, typer.Option("--law", "-l", help="Law name; repeat to compare (default: power).")]
 Threshold = Annotated[float, typer.Option(help="Compute threshold T (FLOPs): fit C <= T, test C > T.")]
 Tpr = Annotated[float | None, typer.Option(help="Use only runs with this tokens-per-parameter ratio.")]
 MinFlops = Annotated[float | None, typer.Option(help="Fit only runs with C >= this.")]
@@ -42,34 +42,54 @@ def example_command(
     if json:
         emit_json(summary)
         return
-    rows = [[b["benchmark"], b["metric"], b["n_train"], b["n_test"], b["train_r2"], b["test_mae"], b["test_mre"]]
-            for b in summary["benchmarks"]]
-    console.print(rich_table(f"Backtest of '{law}' on the bundled ladder (fit C <= {summary['threshold']:.1e})",
-                             ["benchmark", "metric", "fitted", "held out", "R2 (fit)", "MAE", "MRE %"], rows))
-    rows = [[f["benchmark"], f["run"], f"{f['flops']:.3g}", f["true"], f["predicted"], f["truth_law"]]
-            for f in summary["forecasts"]]
-    console.print(rich_table("Forecasts for the held-out runs", ["benchmark", "run", "flops", "observed",
-                                                                  "forecast", "true law"], rows))
+    rows = [
+        [b["benchmark"], b["metric"], b["n_train"], b["n_test"], b["train_r2"], b["test_mae"], b["test_mre"]]
+        for b in summary["benchmarks"]
+    ]
+    console.print(
+        rich_table(
+            f"Backtest of '{law}' on the bundled ladder (fit C <= {summary['threshold']:.1e})",
+            ["benchmark", "metric", "fitted", "held out", "R2 (fit)", "MAE", "MRE %"],
+            rows,
+        )
+    )
+    rows = [
+        [f["benchmark"], f["run"], f"{f['flops']:.3g}", f["true"], f["predicted"], f["truth_law"]]
+        for f in summary["forecasts"]
+    ]
+    console.print(
+        rich_table(
+            "Forecasts for the held-out runs", ["benchmark", "run", "flops", "observed", "forecast", "true law"], rows
+        )
+    )
     console.print(f"figure: {summary['figure']}; fits: {summary['out_dir']}/fit-*.json")
 
 
 @app.command("backtest")
 @user_errors
 def backtest_command(
-    data: Data, law: Laws = ["power"], benchmark: Benchmark = ..., metric: Metric = None,  # noqa: B006
-    threshold: Threshold = DEFAULT_THRESHOLD, tpr: Tpr = None, min_flops: MinFlops = None,
+    data: Data,
+    law: Laws = None,
+    benchmark: Benchmark = ...,
+    metric: Metric = None,
+    threshold: Threshold = DEFAULT_THRESHOLD,
+    tpr: Tpr = None,
+    min_flops: MinFlops = None,
     protocol: Annotated[str, typer.Option(help=f"Split protocol: {', '.join(PROTOCOLS)}.")] = "threshold",
     max_k: Annotated[int, typer.Option(help="passk protocol: largest k fitted.")] = 32,
-    proxy: Proxy = None, format: Format = "auto", metadata: Metadata = None, out: Out = None,
+    proxy: Proxy = None,
+    format: Format = "auto",
+    metadata: Metadata = None,
+    out: Out = None,
     json: Json = False,
 ) -> None:
     """Fit below a threshold (or by protocol), predict the held-out runs, report MAE/MRE/RMSE/R²."""
     table = read(data, format, metadata)
+    law = law or ["power"]
     results = []
     for name in law:
         spec = FitSpec(law=name, benchmark=benchmark, metric=metric, proxy=proxy, max_k=max_k)
-        results.append(backtest(table, spec, protocol=protocol, threshold=threshold, tpr=tpr,
-                                min_flops=min_flops))
+        results.append(backtest(table, spec, protocol=protocol, threshold=threshold, tpr=tpr, min_flops=min_flops))
     if out is not None:
         from .plots import curve, draw_backtest, flops_grid, panel_grid, save_figure
 
@@ -84,14 +104,31 @@ def backtest_command(
     if json:
         emit_json([bt.to_dict() for bt in results])
         return
-    rows = [[bt.law, bt.metrics["n_train"], bt.metrics["n_test"], bt.metrics["train_rmse"], bt.metrics["train_r2"],
-             bt.metrics["test_mae"], bt.metrics["test_mre"]] for bt in results]
-    console.print(rich_table(f"{benchmark}: {protocol} backtest at {threshold:.3g} FLOPs",
-                             ["law", "fitted", "held out", "RMSE (fit)", "R2 (fit)", "MAE", "MRE %"], rows))
+    rows = [
+        [
+            bt.law,
+            bt.metrics["n_train"],
+            bt.metrics["n_test"],
+            bt.metrics["train_rmse"],
+            bt.metrics["train_r2"],
+            bt.metrics["test_mae"],
+            bt.metrics["test_mre"],
+        ]
+        for bt in results
+    ]
+    console.print(
+        rich_table(
+            f"{benchmark}: {protocol} backtest at {threshold:.3g} FLOPs",
+            ["law", "fitted", "held out", "RMSE (fit)", "R2 (fit)", "MAE", "MRE %"],
+            rows,
+        )
+    )
     for bt in results:
         test = bt.predictions[bt.predictions["side"] == "test"]
-        rows = [[r.run, f"{r.flops:.3g}", f"{r.params:.3g}", f"{r.tokens:.3g}", int(r.k), r.true, r.predicted]
-                for r in test.itertuples()]
+        rows = [
+            [r.run, f"{r.flops:.3g}", f"{r.params:.3g}", f"{r.tokens:.3g}", int(r.k), r.true, r.predicted]
+            for r in test.itertuples()
+        ]
         columns = ["run", "C", "N", "D", "k", "true", "predicted"]
         console.print(rich_table(f"{bt.law}: held-out predictions", columns, rows))
 
@@ -99,13 +136,21 @@ def backtest_command(
 @app.command("sweep")
 @user_errors
 def sweep_command(
-    data: Data, law: Laws = ["power"],  # noqa: B006
+    data: Data,
+    law: Laws = None,
     benchmark: Annotated[list[str], typer.Option("--benchmark", "-b", help="Benchmark (repeatable).")] = ...,
-    metric: Metric = None, tpr: Tpr = None, min_flops: MinFlops = None, proxy: Proxy = None,
-    format: Format = "auto", metadata: Metadata = None, out: Out = None, json: Json = False,
+    metric: Metric = None,
+    tpr: Tpr = None,
+    min_flops: MinFlops = None,
+    proxy: Proxy = None,
+    format: Format = "auto",
+    metadata: Metadata = None,
+    out: Out = None,
+    json: Json = False,
 ) -> None:
     """Threshold sweep (6e19 .. 5e22): held-out MRE per threshold and the critical threshold."""
     table = read(data, format, metadata)
+    law = law or ["power"]
     frames, critical = [], []
     for bench in benchmark:
         for name in law:
@@ -124,27 +169,39 @@ def sweep_command(
         return
     for c in critical:
         t = c["critical_threshold"]
-        console.print(f"{c['benchmark']} / {c['law']}: critical threshold "
-                      + (f"[bold]{t:.3g}[/] FLOPs" if t else "undefined (all thresholds succeed or all fail)"))
-    rows = [[r.benchmark, r.law, f"{r.threshold:.3g}", getattr(r, "test_mre", float("nan")), getattr(r, "success", "")]
-            for r in frame.itertuples()]
+        console.print(
+            f"{c['benchmark']} / {c['law']}: critical threshold "
+            + (f"[bold]{t:.3g}[/] FLOPs" if t else "undefined (all thresholds succeed or all fail)")
+        )
+    rows = [
+        [r.benchmark, r.law, f"{r.threshold:.3g}", getattr(r, "test_mre", float("nan")), getattr(r, "success", "")]
+        for r in frame.itertuples()
+    ]
     console.print(rich_table("Sweep", ["benchmark", "law", "threshold", "MRE %", "success"], rows))
 
 
 @app.command("cutoff")
 @user_errors
 def cutoff_command(
-    data: Data, law: Laws = ["power"], benchmark: Benchmark = ..., metric: Metric = None,  # noqa: B006
+    data: Data,
+    law: Laws = None,
+    benchmark: Benchmark = ...,
+    metric: Metric = None,
     k: Annotated[int | None, typer.Option(help="k of a pass@k metric.")] = None,
     targets: Annotated[int, typer.Option(help="Number of most expensive runs to predict.")] = 1,
-    tpr: Tpr = None, proxy: Proxy = None, format: Format = "auto", metadata: Metadata = None,
-    out: Out = None, json: Json = False,
+    tpr: Tpr = None,
+    proxy: Proxy = None,
+    format: Format = "auto",
+    metadata: Metadata = None,
+    out: Out = None,
+    json: Json = False,
 ) -> None:
     """Cutoff backtest: fit below a moving cutoff, predict the most expensive runs; error and
     every parameter versus orders of magnitude of extrapolation."""
     from .plots import plot_cutoff
 
     table = read(data, format, metadata)
+    law = law or ["power"]
     payload = []
     for name in law:
         spec = FitSpec(law=name, benchmark=benchmark, metric=metric, k=k, proxy=proxy)
@@ -155,17 +212,28 @@ def cutoff_command(
         payload.append({"law": name, "cutoffs": frame, "settling": settled})
         if out is not None:
             write_csv(frame, out / f"cutoff-{name}-{benchmark}.csv")
-            plot_cutoff(frame, get_law(name).param_names, f"{name} on {benchmark}",
-                        out / f"cutoff-{name}-{benchmark}.png")
+            plot_cutoff(
+                frame, get_law(name).param_names, f"{name} on {benchmark}", out / f"cutoff-{name}-{benchmark}.png"
+            )
     if json:
         emit_json([{**p, "cutoffs": p["cutoffs"].to_dict("records")} for p in payload])
         return
     for p in payload:
         names = get_law(p["law"]).param_names
-        rows = [[f"{r['cutoff_flops']:.3g}", r["extrapolation_decades"], r["training_decades"], r["mae"], r["mre"]]
-                + [r[n] for n in names] for r in p["cutoffs"].to_dict("records")]
-        console.print(rich_table(f"{p['law']} on {benchmark}: cutoff backtest",
-                                 ["cutoff C", "extrap. dec.", "train dec.", "MAE", "MRE %", *names], rows))
+        rows = [
+            [f"{r['cutoff_flops']:.3g}", r["extrapolation_decades"], r["training_decades"], r["mae"], r["mre"]]
+            + [r[n] for n in names]
+            for r in p["cutoffs"].to_dict("records")
+        ]
+        console.print(
+            rich_table(
+                f"{p['law']} on {benchmark}: cutoff backtest",
+                ["cutoff C", "extrap. dec.", "train dec.", "MAE", "MRE %", *names],
+                rows,
+            )
+        )
         for name, s in p["settling"].items():
-            console.print(f"  {name}: within 10% of the final fit from {s['training_decades']:.2f} decades of "
-                          f"training compute ({s['extrapolation_decades']:.2f} decades of extrapolation)")
+            console.print(
+                f"  {name}: within 10% of the final fit from {s['training_decades']:.2f} decades of "
+                f"training compute ({s['extrapolation_decades']:.2f} decades of extrapolation)"
+            )

@@ -72,8 +72,12 @@ def user_errors(command: Callable) -> Callable:
 def rich_table(title: str, columns: list[str], rows: list[list], floatfmt: str = ".4g") -> Table:
     table = Table(title=title, title_justify="left")
     for column in columns:
-        table.add_column(column, justify="left" if column in ("run", "benchmark", "law", "metric",
-                                                                   "parameter", "name", "formula") else "right")
+        table.add_column(
+            column,
+            justify="left"
+            if column in ("run", "benchmark", "law", "metric", "parameter", "name", "formula")
+            else "right",
+        )
     for row in rows:
         table.add_row(*[format(v, floatfmt) if isinstance(v, float) else str(v) for v in row])
     return table

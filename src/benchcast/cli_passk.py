@@ -22,13 +22,20 @@ DEFAULT_KS = "1,2,4,8,16,32,64,128,256,512,1024"
 @app.command("passk")
 @user_errors
 def passk_command(
-    samples: Annotated[Path, typer.Argument(help="Per-problem (problem_id,n,c) or per-sample (problem_id,correct) "
-                                                 "CSV/Parquet/JSONL, or lm-eval --log_samples JSONL.")],
+    samples: Annotated[
+        Path,
+        typer.Argument(
+            help="Per-problem (problem_id,n,c) or per-sample (problem_id,correct) "
+            "CSV/Parquet/JSONL, or lm-eval --log_samples JSONL."
+        ),
+    ],
     k: Annotated[str, typer.Option("--k", help="Comma-separated k values.")] = DEFAULT_KS,
     extrapolate_to: Annotated[int | None, typer.Option(help="Extend pass@k beyond n with the beta model.")] = None,
     n_boot: Annotated[int, typer.Option(help="Bootstrap replicates over problems.")] = 1000,
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
-    benchmark: Annotated[str | None, typer.Option("--benchmark", "-b", help="Benchmark name if the file has none.")] = None,
+    benchmark: Annotated[
+        str | None, typer.Option("--benchmark", "-b", help="Benchmark name if the file has none.")
+    ] = None,
     run: Annotated[str | None, typer.Option(help="Run name if the file has none.")] = None,
     metadata: Metadata = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write a tidy pass@k table (CSV) for `fit`.")] = None,
@@ -49,10 +56,17 @@ def passk_command(
     if json:
         emit_json(table.to_dict("records"))
         return
-    rows = [[r.run, r.benchmark, int(r.k), r.pass_at_k, getattr(r, "lower", np.nan), getattr(r, "upper", np.nan), r.source]
-            for r in table.itertuples()]
-    console.print(rich_table(f"pass@k from {samples} ({counts['problem_id'].nunique()} problems)",
-                             ["run", "benchmark", "k", "pass@k", "lower", "upper", "source"], rows))
+    rows = [
+        [r.run, r.benchmark, int(r.k), r.pass_at_k, getattr(r, "lower", np.nan), getattr(r, "upper", np.nan), r.source]
+        for r in table.itertuples()
+    ]
+    console.print(
+        rich_table(
+            f"pass@k from {samples} ({counts['problem_id'].nunique()} problems)",
+            ["run", "benchmark", "k", "pass@k", "lower", "upper", "source"],
+            rows,
+        )
+    )
 
 
 @app.command("kscan")
@@ -65,7 +79,8 @@ def kscan_command(
     ks: Annotated[str | None, typer.Option(help="Comma-separated k (default: every k in the data).")] = None,
     tpr: Annotated[float | None, typer.Option(help="Use only runs with this tokens-per-parameter ratio.")] = None,
     max_flops: Annotated[float | None, typer.Option(help="Fit only runs with C <= this.")] = None,
-    format: Format = "auto", metadata: Metadata = None,
+    format: Format = "auto",
+    metadata: Metadata = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Folder for the table and plot.")] = None,
     json: Json = False,
 ) -> None:
@@ -81,14 +96,21 @@ def kscan_command(
     trends = {name: trend(scan, name) for name in names}
     if out is not None:
         atomic_write_text(out / f"kscan-{law}-{benchmark}.csv", scan.to_csv(index=False))
-        plot_kscan(scan, fits, names, f"{law} on {benchmark}: parameters versus k", out / f"kscan-{law}-{benchmark}.png")
+        plot_kscan(
+            scan, fits, names, f"{law} on {benchmark}: parameters versus k", out / f"kscan-{law}-{benchmark}.png"
+        )
     if json:
         emit_json({"law": law, "benchmark": benchmark, "scan": scan.to_dict("records"), "trend_per_doubling": trends})
         return
-    rows = [[int(r["k"])] + [r.get(n, np.nan) for n in names] + [r.get("n_used", ""), r.get("r2", np.nan),
-                                                                  r.get("at_bound", "")]
-            for r in scan.to_dict("records")]
-    console.print(rich_table(f"{law} on {benchmark}, fitted at each k", ["k", *names, "points", "R2", "at bound"], rows))
+    rows = [
+        [int(r["k"])]
+        + [r.get(n, np.nan) for n in names]
+        + [r.get("n_used", ""), r.get("r2", np.nan), r.get("at_bound", "")]
+        for r in scan.to_dict("records")
+    ]
+    console.print(
+        rich_table(f"{law} on {benchmark}, fitted at each k", ["k", *names, "points", "R2", "at bound"], rows)
+    )
     console.print("change per doubling of k: " + ", ".join(f"{n} {v:+.4g}" for n, v in trends.items()))
 
 

@@ -17,8 +17,7 @@ STUDIES = ("krajewski2025",)
 
 def _print(frame: pd.DataFrame, title: str, columns: list[str] | None = None) -> None:
     frame = frame[columns] if columns else frame
-    rows = [["" if not isinstance(v, float) and pd.isna(v) else v for v in r]
-            for r in frame.itertuples(index=False)]
+    rows = [["" if not isinstance(v, float) and pd.isna(v) else v for v in r] for r in frame.itertuples(index=False)]
     console.print(rich_table(title, list(frame.columns), rows))
 
 
@@ -44,12 +43,16 @@ def reproduce_command(
     t = result.tables
     _print(t["direct"], "Direct laws on TPR-20 runs (fit 3e18..6e21, test > 6e21): held-out MAE and MRE %")
     _print(t["two_stage"], "Direct power law versus two-stage baselines, averaged over benchmarks")
-    _print(t["nd"], "nd (K4), protocol 2 (test: C > 6e21 or TPR 160)",
-           ["benchmark", "train_mae", "train_mre", "test_mae", "test_mre", "test_mre_usable", "n_fit", "n_test"])
+    _print(
+        t["nd"],
+        "nd (K4), protocol 2 (test: C > 6e21 or TPR 160)",
+        ["benchmark", "train_mae", "train_mre", "test_mae", "test_mre", "test_mre_usable", "n_fit", "n_test"],
+    )
     _print(t["passk_compute"], "passk_compute (K5) on HumanEval, protocol 3")
     _print(t["power_floor"], "power_floor (K2): fitted ceiling and held-out error")
     _print(t["average"], "Benchmark average (K8) with the power law")
-    _print(t["proxy"], "Proxy diagnostics (K7): logistic link proxy -> score",
-           ["benchmark", "proxy", "n", "r2", "rmse"])
+    _print(
+        t["proxy"], "Proxy diagnostics (K7): logistic link proxy -> score", ["benchmark", "proxy", "n", "r2", "rmse"]
+    )
     _print(result.critical, "Threshold sweep: critical threshold (P(MRE < 10%) = 0.5)")
     console.print(f"tables and figures in {out}; wall time {result.seconds:.1f} s")

@@ -56,9 +56,18 @@ def generate_ladder(seed: int = EXAMPLE_SEED) -> pd.DataFrame:
                 q = float(true_score(bench, flops))
                 value = rng.binomial(problems, q) / problems
                 stderr = np.sqrt(value * (1 - value) / (problems - 1))
-                rows.append({"run": run, "params": round(n_params), "tokens": round(tokens),
-                             "flops": flops, "benchmark": bench, "metric": metric,
-                             "value": value, "stderr": stderr})
+                rows.append(
+                    {
+                        "run": run,
+                        "params": round(n_params),
+                        "tokens": round(tokens),
+                        "flops": flops,
+                        "benchmark": bench,
+                        "metric": metric,
+                        "value": value,
+                        "stderr": stderr,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -90,14 +99,27 @@ def run_example(out_dir: str | Path = "benchcast-example", law: str = "power") -
         bt.fit.save(out_dir / f"fit-{bench}.json")
         test = bt.predictions[bt.predictions["side"] == "test"]
         for row in test.itertuples():
-            forecasts.append({"benchmark": bench, "run": row.run, "flops": row.flops, "true": row.true,
-                              "predicted": row.predicted, "truth_law": float(true_score(bench, row.flops))})
+            forecasts.append(
+                {
+                    "benchmark": bench,
+                    "run": row.run,
+                    "flops": row.flops,
+                    "true": row.true,
+                    "predicted": row.predicted,
+                    "truth_law": float(true_score(bench, row.flops)),
+                }
+            )
         results.append({"benchmark": bench, "metric": metric, "params": bt.fit.params, **bt.metrics})
         grid = flops_grid(bt.predictions)
-        draw_backtest(ax, bt.predictions, {law: curve(bt.fit, grid)}, f"{bench} ({metric})",
-                      EXAMPLE_THRESHOLD)
+        draw_backtest(ax, bt.predictions, {law: curve(bt.fit, grid)}, f"{bench} ({metric})", EXAMPLE_THRESHOLD)
         ax.plot(grid, true_score(bench, grid), color="0.5", ls=":", lw=1, label="true law")
     axes[0].legend(fontsize=7)
     figure = save_figure(fig, out_dir / "example.png")
-    return {"law": law, "threshold": EXAMPLE_THRESHOLD, "benchmarks": results,
-            "forecasts": forecasts, "figure": str(figure), "out_dir": str(out_dir)}
+    return {
+        "law": law,
+        "threshold": EXAMPLE_THRESHOLD,
+        "benchmarks": results,
+        "forecasts": forecasts,
+        "figure": str(figure),
+        "out_dir": str(out_dir),
+    }

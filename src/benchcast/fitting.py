@@ -62,8 +62,15 @@ class Optimum:
 class Problem:
     """A law, its data and loss, with the map between natural and internal parameters."""
 
-    def __init__(self, law: Law, X: dict[str, np.ndarray], y: np.ndarray, loss: str,
-                 huber_delta: float, fixed: dict[str, float] | None = None):
+    def __init__(
+        self,
+        law: Law,
+        X: dict[str, np.ndarray],
+        y: np.ndarray,
+        loss: str,
+        huber_delta: float,
+        fixed: dict[str, float] | None = None,
+    ):
         self.law, self.X, self.y = law, X, np.asarray(y, float)
         self.loss, self.delta = loss, huber_delta
         self.fixed = dict(fixed or {})
@@ -125,6 +132,7 @@ class Problem:
 
     def finish(self, u: np.ndarray) -> tuple[float, np.ndarray, bool, str]:
         """Trust-region least squares on the same objective, from u (bounded, analytic-free)."""
+
         def residual(v):
             self.n_evaluations += 1
             out = self.predict(v) - self.y
@@ -139,11 +147,25 @@ class Problem:
         start = np.clip(u, lower, upper)
         inside = (start > lower) & (start < upper)
         # least_squares needs a strictly feasible start
-        start = np.where(inside, start, np.clip(start + np.sign(0.5 * (lower + upper) - start) * 1e-9
-                                                * (1 + np.abs(start)), lower, upper))
-        res = least_squares(residual, start, jac=jacobian, bounds=(lower, upper), method="trf",
-                            loss="huber" if self.loss == "huber" else "linear", f_scale=self.delta,
-                            x_scale="jac", ftol=1e-12, xtol=1e-12, gtol=1e-12, max_nfev=300)
+        start = np.where(
+            inside,
+            start,
+            np.clip(start + np.sign(0.5 * (lower + upper) - start) * 1e-9 * (1 + np.abs(start)), lower, upper),
+        )
+        res = least_squares(
+            residual,
+            start,
+            jac=jacobian,
+            bounds=(lower, upper),
+            method="trf",
+            loss="huber" if self.loss == "huber" else "linear",
+            f_scale=self.delta,
+            x_scale="jac",
+            ftol=1e-12,
+            xtol=1e-12,
+            gtol=1e-12,
+            max_nfev=300,
+        )
         v = np.clip(res.x, self.lower, self.upper)
         return float(self.objective(v)), v, bool(res.status > 0), f"trust-region finish: {res.message}"
 
@@ -171,8 +193,11 @@ class Problem:
         for col, j in enumerate(linear):
             natural_lo = self.params[self.free[j]].lower
             natural_hi = self.params[self.free[j]].upper
-            value = np.clip(np.nan_to_num(coef[:, col], nan=self.params[self.free[j]].init),
-                            max(natural_lo, 1e-300) if self.is_log[j] else natural_lo, natural_hi)
+            value = np.clip(
+                np.nan_to_num(coef[:, col], nan=self.params[self.free[j]].init),
+                max(natural_lo, 1e-300) if self.is_log[j] else natural_lo,
+                natural_hi,
+            )
             u[:, j] = np.log(value) if self.is_log[j] else value
         return u
 
@@ -189,9 +214,7 @@ class Problem:
     def at_bound(self, u: np.ndarray) -> list[str]:
         span = np.where(np.isfinite(self.upper - self.lower), self.upper - self.lower, 1.0)
         tol = 1e-6 * np.maximum(span, 1.0)
-        hits = (np.isfinite(self.lower) & (u <= self.lower + tol)) | (
-            np.isfinite(self.upper) & (u >= self.upper - tol)
-        )
+        hits = (np.isfinite(self.lower) & (u <= self.lower + tol)) | (np.isfinite(self.upper) & (u >= self.upper - tol))
         return [self.params[self.free[j]].name for j in np.flatnonzero(hits)]
 
     def stderr(self, u: np.ndarray) -> np.ndarray:
@@ -236,10 +259,10 @@ def minimize_law(
             problem = Problem(law, X, y, loss, delta)
             u = problem.internal(exact)
             value = float(problem.objective(u))
-            outside = [p.name for p, v in zip(law.parameters, exact, strict=True)
-                       if not p.lower <= v <= p.upper]
-            return Optimum(np.asarray(exact, float), value, True, "closed form (least squares)",
-                           0, 1, outside, problem.stderr(u))
+            outside = [p.name for p, v in zip(law.parameters, exact, strict=True) if not p.lower <= v <= p.upper]
+            return Optimum(
+                np.asarray(exact, float), value, True, "closed form (least squares)", 0, 1, outside, problem.stderr(u)
+            )
     presolved = law.presolve(X, y)
     problem = Problem(law, X, y, loss, delta, fixed={**presolved, **(fixed or {})})
     starts = problem.internal(np.atleast_2d(law.initial_guesses(X, y)))
@@ -250,18 +273,40 @@ def minimize_law(
     order = np.argsort(problem.objective(starts), kind="stable")
     n_polish = law.n_polish if n_polish == -1 else n_polish
     chosen = starts[order if n_polish is None else order[:n_polish]]
-    bounds = [(lo if np.isfinite(lo) else None, hi if np.isfinite(hi) else None)
-              for lo, hi in zip(problem.lower, problem.upper, strict=True)]
+    bounds = [
+        (lo if np.isfinite(lo) else None, hi if np.isfinite(hi) else None)
+        for lo, hi in zip(problem.lower, problem.upper, strict=True)
+    ]
     refined = []
     for start in chosen:
-        res = minimize(problem.value_and_grad, start, jac=True, method="L-BFGS-B", bounds=bounds,
-                       options={"maxiter": 3000, "ftol": 1e-13, "gtol": 1e-10})
-        refined.append((float(res.fun), np.clip(res.x, problem.lower, problem.upper), bool(res.success),
-                        f"L-BFGS-B: {res.message}"))
+        res = minimize(
+            problem.value_and_grad,
+            start,
+            jac=True,
+            method="L-BFGS-B",
+            bounds=bounds,
+            options={"maxiter": 3000, "ftol": 1e-13, "gtol": 1e-10},
+        )
+        refined.append(
+            (
+                float(res.fun),
+                np.clip(res.x, problem.lower, problem.upper),
+                bool(res.success),
+                f"L-BFGS-B: {res.message}",
+            )
+        )
     refined.sort(key=lambda item: item[0])
     finished = [problem.finish(u) for _, u, _, _ in refined[:N_FINISH]]
     best = min(refined + finished, key=lambda item: item[0])
     value, u, success, message = best
     converged = success and value < PENALTY
-    return Optimum(problem.natural(u), value, converged, message, len(chosen),
-                   problem.n_evaluations, problem.at_bound(u), problem.stderr(u))
+    return Optimum(
+        problem.natural(u),
+        value,
+        converged,
+        message,
+        len(chosen),
+        problem.n_evaluations,
+        problem.at_bound(u),
+        problem.stderr(u),
+    )

@@ -21,8 +21,15 @@ def available_ks(table: pd.DataFrame, benchmark: str, metric: str = "pass@k") ->
     return ks or [1]
 
 
-def kscan(table: pd.DataFrame, law: str, benchmark: str, ks: list[int] | None = None, *,
-          metric: str | None = None, **fit_kwargs) -> tuple[pd.DataFrame, list[FitResult]]:
+def kscan(
+    table: pd.DataFrame,
+    law: str,
+    benchmark: str,
+    ks: list[int] | None = None,
+    *,
+    metric: str | None = None,
+    **fit_kwargs,
+) -> tuple[pd.DataFrame, list[FitResult]]:
     """Fit ``law`` separately at each k; one row per k with every parameter and fit diagnostic.
 
     For metrics without k (e.g. exact_match with the gold law) the scan has the single k = 1.
@@ -44,9 +51,19 @@ def kscan(table: pd.DataFrame, law: str, benchmark: str, ks: list[int] | None = 
             continue
         fits.append(result)
         d = result.diagnostics
-        rows.append({"k": k or 1, **result.params, **{f"{n}_stderr": v for n, v in result.stderr.items()},
-                     "n_used": d["n_used"], "rmse": d["rmse"], "r2": d["r2"], "converged": d["converged"],
-                     "at_bound": ",".join(d["at_bound"]), "warnings": len(caught)})
+        rows.append(
+            {
+                "k": k or 1,
+                **result.params,
+                **{f"{n}_stderr": v for n, v in result.stderr.items()},
+                "n_used": d["n_used"],
+                "rmse": d["rmse"],
+                "r2": d["r2"],
+                "converged": d["converged"],
+                "at_bound": ",".join(d["at_bound"]),
+                "warnings": len(caught),
+            }
+        )
     return pd.DataFrame(rows), fits
 
 

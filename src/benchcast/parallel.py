@@ -24,8 +24,14 @@ def _single_threaded_blas() -> None:
     threadpool_limits(1)
 
 
-def parallel_map(func: Callable[[T], R], items: Iterable[T], *, n_jobs: int | None = None,
-                 description: str = "working", progress: bool | None = None) -> list[R]:
+def parallel_map(
+    func: Callable[[T], R],
+    items: Iterable[T],
+    *,
+    n_jobs: int | None = None,
+    description: str = "working",
+    progress: bool | None = None,
+) -> list[R]:
     """``[func(item) for item in items]``, in order, spread over ``n_jobs`` processes.
 
     ``func`` must be picklable (a module-level function or a ``functools.partial`` of one).
@@ -37,5 +43,4 @@ def parallel_map(func: Callable[[T], R], items: Iterable[T], *, n_jobs: int | No
         return [func(item) for item in track(items, description, enabled=progress)]
     chunksize = max(1, len(items) // (8 * n_jobs))
     with ProcessPoolExecutor(max_workers=min(n_jobs, len(items)), initializer=_single_threaded_blas) as pool:
-        return list(track(pool.map(func, items, chunksize=chunksize), description, total=len(items),
-                          enabled=progress))
+        return list(track(pool.map(func, items, chunksize=chunksize), description, total=len(items), enabled=progress))

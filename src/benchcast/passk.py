@@ -68,20 +68,27 @@ def bootstrap_pass_at_k(n, c, ks, *, n_boot: int = 1000, level: float = 0.95, se
     draws = rng.integers(0, per_problem.shape[0], size=(n_boot, per_problem.shape[0]))
     means = per_problem[draws].mean(axis=1)  # (n_boot, K)
     alpha = (1 - level) / 2
-    return pd.DataFrame({
-        "k": np.atleast_1d(ks).astype(int), "pass_at_k": per_problem.mean(axis=0),
-        "stderr": means.std(axis=0, ddof=1), "lower": np.quantile(means, alpha, axis=0),
-        "upper": np.quantile(means, 1 - alpha, axis=0),
-    })
+    return pd.DataFrame(
+        {
+            "k": np.atleast_1d(ks).astype(int),
+            "pass_at_k": per_problem.mean(axis=0),
+            "stderr": means.std(axis=0, ddof=1),
+            "lower": np.quantile(means, alpha, axis=0),
+            "upper": np.quantile(means, 1 - alpha, axis=0),
+        }
+    )
 
 
 def independence_bounds(q, k) -> dict[str, np.ndarray]:
     """Bounds on pass@k for a single-attempt success probability q, assuming independence."""
     q, k = np.asarray(q, float), np.asarray(k, float)
     kq = k * q
-    return {"lower_kq_exp": kq * np.exp(-kq), "lower_exp": -np.expm1(-kq),
-            "independent": -np.expm1(k * np.log1p(-np.minimum(q, 1.0))) if np.all(q < 1) else 1 - (1 - q) ** k,
-            "upper": np.minimum(kq, 1.0)}
+    return {
+        "lower_kq_exp": kq * np.exp(-kq),
+        "lower_exp": -np.expm1(-kq),
+        "independent": -np.expm1(k * np.log1p(-np.minimum(q, 1.0))) if np.all(q < 1) else 1 - (1 - q) ** k,
+        "upper": np.minimum(kq, 1.0),
+    }
 
 
 @dataclass
@@ -104,8 +111,9 @@ class BetaPassK:
 
         mean = np.clip((c / n).mean(), 1e-4, 1 - 1e-4)
         starts = [np.log([mean * s, (1 - mean) * s]) for s in (0.1, 1.0, 10.0)]
-        best = min((minimize(nll, x0, method="L-BFGS-B", bounds=[(-12, 12), (-12, 12)]) for x0 in starts),
-                   key=lambda r: r.fun)
+        best = min(
+            (minimize(nll, x0, method="L-BFGS-B", bounds=[(-12, 12), (-12, 12)]) for x0 in starts), key=lambda r: r.fun
+        )
         self.a, self.b = map(float, np.exp(best.x))
         self.converged = bool(best.success)
         return self
@@ -121,8 +129,15 @@ class BetaPassK:
         return float(np.sum(log_binom + betaln(c + self.a, n - c + self.b) - betaln(self.a, self.b)))
 
 
-def passk_table(counts: pd.DataFrame, ks, *, n_boot: int = 1000, level: float = 0.95, seed: int = 0,
-                extrapolate_to: int | None = None) -> pd.DataFrame:
+def passk_table(
+    counts: pd.DataFrame,
+    ks,
+    *,
+    n_boot: int = 1000,
+    level: float = 0.95,
+    seed: int = 0,
+    extrapolate_to: int | None = None,
+) -> pd.DataFrame:
     """pass@k per (run, benchmark) with bootstrap intervals; beyond the sampled n (up to
     ``extrapolate_to``) the beta-binomial model's closed form, marked ``source='beta'``."""
     ks = np.unique(np.asarray(ks, int))
@@ -139,9 +154,20 @@ def passk_table(counts: pd.DataFrame, ks, *, n_boot: int = 1000, level: float = 
             beyond = beyond[(beyond > n.min()) & (beyond <= extrapolate_to)].astype(int)
         if beyond.size and c.sum() > 0:
             model = BetaPassK().fit(n, c)
-            frames.append(pd.DataFrame({"k": beyond, "pass_at_k": model.pass_at_k(beyond), "run": run,
-                                        "benchmark": bench, "source": "beta", "problems": len(group),
-                                        "beta_a": model.a, "beta_b": model.b}))
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "k": beyond,
+                        "pass_at_k": model.pass_at_k(beyond),
+                        "run": run,
+                        "benchmark": bench,
+                        "source": "beta",
+                        "problems": len(group),
+                        "beta_a": model.a,
+                        "beta_b": model.b,
+                    }
+                )
+            )
     if not frames:
         raise DataError("no (run, benchmark) group has enough samples for the requested k.")
     columns = ["run", "benchmark", "k", "pass_at_k", "stderr", "lower", "upper", "source", "problems"]

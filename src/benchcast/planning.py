@@ -40,7 +40,7 @@ class Envelope:
 
     @property
     def C0_eff(self) -> float:
-        return self.N0 * (1.0 + self.beta / self.gamma) * self.G ** (-self.beta) * 6.0 ** self.alpha_eff
+        return self.N0 * (1.0 + self.beta / self.gamma) * self.G ** (-self.beta) * 6.0**self.alpha_eff
 
     def optimal_params(self, flops) -> np.ndarray:
         """N*(C) = G (C/6)^(gamma/(beta+gamma)), computed in log space."""
@@ -52,8 +52,9 @@ class Envelope:
 
     def reducible(self, params, tokens) -> np.ndarray:
         """N0 N^-beta + D0 D^-gamma."""
-        return (self.N0 * np.asarray(params, float) ** (-self.beta)
-                + self.D0 * np.asarray(tokens, float) ** (-self.gamma))
+        return self.N0 * np.asarray(params, float) ** (-self.beta) + self.D0 * np.asarray(tokens, float) ** (
+            -self.gamma
+        )
 
     def envelope_reducible(self, flops) -> np.ndarray:
         """C0_eff C^-alpha_eff: the reducible term of a compute-optimal run."""
@@ -62,7 +63,7 @@ class Envelope:
     def penalty(self, x) -> np.ndarray:
         """P(x) = (gamma x^-beta + beta x^gamma) / (beta + gamma) >= 1 for N = x N*(C)."""
         x = np.asarray(x, float)
-        return (self.gamma * x ** (-self.beta) + self.beta * x ** self.gamma) / (self.beta + self.gamma)
+        return (self.gamma * x ** (-self.beta) + self.beta * x**self.gamma) / (self.beta + self.gamma)
 
     def effective_flops(self, flops, params) -> np.ndarray:
         """C_eff = C P(x)^(-1/alpha_eff): the compute of the optimal run that scores the same."""
@@ -71,14 +72,26 @@ class Envelope:
 
     def plan(self, flops: float, params: float | None = None) -> dict:
         """Everything a planner wants at one budget (and, optionally, one planned model size)."""
-        out = {"flops": flops, "optimal_params": float(self.optimal_params(flops)),
-               "optimal_tokens": float(self.optimal_tokens(flops)),
-               "optimal_tokens_per_param": float(self.optimal_tokens(flops) / self.optimal_params(flops)),
-               "alpha_eff": self.alpha_eff, "C0_eff": self.C0_eff, "E0": self.E0,
-               "optimal_neg_log_passk": float(self.E0 + self.envelope_reducible(flops))}
+        out = {
+            "flops": flops,
+            "optimal_params": float(self.optimal_params(flops)),
+            "optimal_tokens": float(self.optimal_tokens(flops)),
+            "optimal_tokens_per_param": float(self.optimal_tokens(flops) / self.optimal_params(flops)),
+            "alpha_eff": self.alpha_eff,
+            "C0_eff": self.C0_eff,
+            "E0": self.E0,
+            "optimal_neg_log_passk": float(self.E0 + self.envelope_reducible(flops)),
+        }
         if params is not None:
             x = params / out["optimal_params"]
-            out.update({"params": params, "tokens": flops / 6.0 / params, "x": x, "penalty": float(self.penalty(x)),
-                        "effective_flops": float(self.effective_flops(flops, params)),
-                        "neg_log_passk": float(self.E0 + self.reducible(params, flops / 6.0 / params))})
+            out.update(
+                {
+                    "params": params,
+                    "tokens": flops / 6.0 / params,
+                    "x": x,
+                    "penalty": float(self.penalty(x)),
+                    "effective_flops": float(self.effective_flops(flops, params)),
+                    "neg_log_passk": float(self.E0 + self.reducible(params, flops / 6.0 / params)),
+                }
+            )
         return out

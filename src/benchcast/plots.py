@@ -33,8 +33,15 @@ def panel_grid(n: int, width: float = 3.6, height: float = 2.9):
     return fig, list(axes.flat[:n])
 
 
-def draw_backtest(ax, predictions: pd.DataFrame, curves: dict, title: str, threshold: float | None = None,
-                  ylabel: str = "score", bands: dict | None = None) -> None:
+def draw_backtest(
+    ax,
+    predictions: pd.DataFrame,
+    curves: dict,
+    title: str,
+    threshold: float | None = None,
+    ylabel: str = "score",
+    bands: dict | None = None,
+) -> None:
     """One panel: training/held-out runs, one curve per law (flops -> score), optional bands."""
     train = predictions[predictions["side"] == "train"]
     test = predictions[predictions["side"] == "test"]
@@ -106,13 +113,13 @@ def plot_cutoff(frame: pd.DataFrame, param_names: list[str], title: str, path: s
     return save_figure(fig, path)
 
 
-def plot_reproduction_curves(backtests: dict, laws: list[tuple[str, str]], path: str | Path, benchmarks,
-                             threshold: float, proxy: str = "") -> Path:
+def plot_reproduction_curves(
+    backtests: dict, laws: list[tuple[str, str]], path: str | Path, benchmarks, threshold: float, proxy: str = ""
+) -> Path:
     """One panel per benchmark: training and held-out runs and each law's fitted curve."""
     fig, axes = panel_grid(len(benchmarks))
     for ax, (bench, metric) in zip(axes, benchmarks, strict=True):
-        found = {law: backtests.get((kind, law, bench, proxy if kind == "two_stage" else ""))
-                 for kind, law in laws}
+        found = {law: backtests.get((kind, law, bench, proxy if kind == "two_stage" else "")) for kind, law in laws}
         found = {law: bt for law, bt in found.items() if bt is not None}
         if not found:
             ax.set_visible(False)
@@ -159,7 +166,9 @@ def plot_kscan(scan: pd.DataFrame, fits: list, param_names: list[str], title: st
         ax.plot(grid, -np.log(pred), color=color, lw=1, label=f"k={result.settings.get('k')}")
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("G = -log GoldProb" if fits and "gold" in get_law(fits[0].law).covariates else "C (FLOPs)", fontsize=8)
+    ax.set_xlabel(
+        "G = -log GoldProb" if fits and "gold" in get_law(fits[0].law).covariates else "C (FLOPs)", fontsize=8
+    )
     ax.set_ylabel("-log pass@k", fontsize=8)
     ax.legend(fontsize=5, ncol=2)
     fig.suptitle(title, fontsize=10)

@@ -12,8 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 T = TypeVar("T")
 
 
-def track(items: Iterable[T], description: str, total: int | None = None,
-          enabled: bool | None = None) -> Iterator[T]:
+def track(items: Iterable[T], description: str, total: int | None = None, enabled: bool | None = None) -> Iterator[T]:
     """Iterate with a progress bar on stderr (silent when stderr is not a terminal)."""
     if enabled is None:
         enabled = sys.stderr.isatty()

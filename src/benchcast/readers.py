@@ -19,11 +19,19 @@ from .table import validate
 FORMATS = ("auto", "tidy", "apple", "lm-eval")
 # Accepted spellings of the canonical columns in tidy files.
 ALIASES = {
-    "N": "params", "n_params": "params", "parameters": "params",
-    "D": "tokens", "n_tokens": "tokens",
-    "C": "flops", "compute": "flops",
-    "TPR": "tpr", "task": "benchmark", "metric_type": "metric", "score": "value",
-    "model": "run", "run_id": "run",
+    "N": "params",
+    "n_params": "params",
+    "parameters": "params",
+    "D": "tokens",
+    "n_tokens": "tokens",
+    "C": "flops",
+    "compute": "flops",
+    "TPR": "tpr",
+    "task": "benchmark",
+    "metric_type": "metric",
+    "score": "value",
+    "model": "run",
+    "run_id": "run",
 }
 APPLE_COLUMNS = {"tokens", "benchmark", "metric_type", "score", "tpr"}
 
@@ -230,9 +238,13 @@ def read_lm_eval(paths: str | Path | list[str | Path], metadata: str | Path) -> 
 def detect_format(path: Path) -> str:
     if path.is_dir() or path.suffix.lower() == ".json":
         return "lm-eval"
-    header = set(_read_frame(path).columns) if path.suffix.lower() in (".parquet", ".pq") else set(
-        pd.read_csv(path, nrows=0).columns
-    ) if path.exists() else set()
+    header = (
+        set(_read_frame(path).columns)
+        if path.suffix.lower() in (".parquet", ".pq")
+        else set(pd.read_csv(path, nrows=0).columns)
+        if path.exists()
+        else set()
+    )
     return "apple" if APPLE_COLUMNS <= header else "tidy"
 
 

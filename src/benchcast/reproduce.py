@@ -26,9 +26,17 @@ from .io import atomic_write_text
 from .parallel import parallel_map
 
 BENCHMARKS = (
-    ("arc_easy", "acc_norm"), ("arc_challenge", "acc_norm"), ("sciq", "acc_norm"), ("piqa", "acc_norm"),
-    ("hellaswag", "acc_norm"), ("winogrande", "acc"), ("lambada_openai", "acc"), ("webqs_1shot", "exact_match"),
-    ("triviaqa_1shot", "exact_match"), ("gsm8k_cot_llama", "exact_match"), ("humaneval-py", "pass@1"),
+    ("arc_easy", "acc_norm"),
+    ("arc_challenge", "acc_norm"),
+    ("sciq", "acc_norm"),
+    ("piqa", "acc_norm"),
+    ("hellaswag", "acc_norm"),
+    ("winogrande", "acc"),
+    ("lambada_openai", "acc"),
+    ("webqs_1shot", "exact_match"),
+    ("triviaqa_1shot", "exact_match"),
+    ("gsm8k_cot_llama", "exact_match"),
+    ("humaneval-py", "pass@1"),
     ("lbpp", "pass@1"),
 )
 GENERAL = BENCHMARKS[:7]
@@ -55,9 +63,13 @@ class Reproduction:
     figures: list[str] = field(default_factory=list)
 
     def summary(self) -> dict:
-        return {"protocol": PROTOCOL, "seconds": self.seconds, "figures": self.figures,
-                **{name: frame.to_dict("records") for name, frame in self.tables.items()},
-                "critical_thresholds": self.critical.to_dict("records")}
+        return {
+            "protocol": PROTOCOL,
+            "seconds": self.seconds,
+            "figures": self.figures,
+            **{name: frame.to_dict("records") for name, frame in self.tables.items()},
+            "critical_thresholds": self.critical.to_dict("records"),
+        }
 
 
 def _job(table: pd.DataFrame, job: tuple) -> Backtest | str:
@@ -87,20 +99,38 @@ def plan_jobs(table: pd.DataFrame, benchmarks=BENCHMARKS, thresholds=SWEEP_THRES
         jobs.append((("nd", "nd", bench, ""), FitSpec("nd", bench, metric), {"protocol": "nd", "threshold": THRESHOLD}))
         for law in ("power", "bnsl"):
             for threshold in thresholds:
-                jobs.append((("sweep", law, bench, float(threshold)), FitSpec(law, bench, metric),
-                             {"threshold": float(threshold), "tpr": TPR, "min_flops": MIN_FLOPS}))
+                jobs.append(
+                    (
+                        ("sweep", law, bench, float(threshold)),
+                        FitSpec(law, bench, metric),
+                        {"threshold": float(threshold), "tpr": TPR, "min_flops": MIN_FLOPS},
+                    )
+                )
     if _has(table, "humaneval-py", "pass@k"):
-        jobs.append((("passk", "passk_compute", "humaneval-py", ""), FitSpec("passk_compute", "humaneval-py", max_k=32),
-                     {"protocol": "passk", "threshold": THRESHOLD, "tpr": TPR}))
+        jobs.append(
+            (
+                ("passk", "passk_compute", "humaneval-py", ""),
+                FitSpec("passk_compute", "humaneval-py", max_k=32),
+                {"protocol": "passk", "threshold": THRESHOLD, "tpr": TPR},
+            )
+        )
     return jobs
 
 
 def _metric_row(bt: Backtest) -> dict:
     m = bt.metrics
-    return {"train_mae": m["train_mae"], "train_mre": m["train_mre"], "train_rmse": m["train_rmse"],
-            "train_r2": m["train_r2"], "test_mae": m["test_mae"], "test_mre": m["test_mre"],
-            "n_fit": m["n_train"], "n_test": m["n_test"], "test_mre_usable": m["test_mre_usable"],
-            "n_test_usable": m["n_test_usable"]}
+    return {
+        "train_mae": m["train_mae"],
+        "train_mre": m["train_mre"],
+        "train_rmse": m["train_rmse"],
+        "train_r2": m["train_r2"],
+        "test_mae": m["test_mae"],
+        "test_mre": m["test_mre"],
+        "n_fit": m["n_train"],
+        "n_test": m["n_test"],
+        "test_mre_usable": m["test_mre_usable"],
+        "n_test_usable": m["n_test_usable"],
+    }
 
 
 def _with_mean(frame: pd.DataFrame, label_column: str = "benchmark") -> pd.DataFrame:
@@ -108,9 +138,15 @@ def _with_mean(frame: pd.DataFrame, label_column: str = "benchmark") -> pd.DataF
     return pd.concat([frame, pd.DataFrame([{label_column: "average", **mean}])], ignore_index=True)
 
 
-def reproduce_krajewski2025(table: pd.DataFrame, out_dir: str | Path | None = None, *, n_jobs: int | None = None,
-                            progress: bool | None = None, benchmarks=BENCHMARKS,
-                            thresholds=SWEEP_THRESHOLDS) -> Reproduction:
+def reproduce_krajewski2025(
+    table: pd.DataFrame,
+    out_dir: str | Path | None = None,
+    *,
+    n_jobs: int | None = None,
+    progress: bool | None = None,
+    benchmarks=BENCHMARKS,
+    thresholds=SWEEP_THRESHOLDS,
+) -> Reproduction:
     """Run every protocol of the study; ``benchmarks`` and ``thresholds`` default to the paper's."""
     start = time.perf_counter()
     benchmarks = tuple(benchmarks)
@@ -137,25 +173,47 @@ def reproduce_krajewski2025(table: pd.DataFrame, out_dir: str | Path | None = No
     rows = []
     for (kind, law, bench, proxy), bt in done.items():
         if kind == "two_stage" or (kind == "direct" and law == "power"):
-            rows.append({"law": law, "proxy": proxy.replace(bench, "task") if proxy else "-", "benchmark": bench,
-                         **_metric_row(bt)})
+            rows.append(
+                {
+                    "law": law,
+                    "proxy": proxy.replace(bench, "task") if proxy else "-",
+                    "benchmark": bench,
+                    **_metric_row(bt),
+                }
+            )
     per_bench = pd.DataFrame(rows)
     tables["two_stage_per_benchmark"] = per_bench
-    tables["two_stage"] = (per_bench.groupby(["law", "proxy"], sort=False)
-                           [["test_mre", "test_mae", "train_rmse", "train_r2"]].mean().reset_index()
-                           .assign(benchmarks=per_bench.groupby(["law", "proxy"], sort=False).size().to_numpy()))
+    tables["two_stage"] = (
+        per_bench.groupby(["law", "proxy"], sort=False)[["test_mre", "test_mae", "train_rmse", "train_r2"]]
+        .mean()
+        .reset_index()
+        .assign(benchmarks=per_bench.groupby(["law", "proxy"], sort=False).size().to_numpy())
+    )
 
-    tables["nd"] = _with_mean(pd.DataFrame([{"benchmark": b, **_metric_row(bt)} for (kind, _, b, _), bt
-                                            in done.items() if kind == "nd"]))
-    tables["passk_compute"] = pd.DataFrame([{"benchmark": b, **_metric_row(bt), **bt.fit.params}
-                                            for (kind, _, b, _), bt in done.items() if kind == "passk"])
+    tables["nd"] = _with_mean(
+        pd.DataFrame([{"benchmark": b, **_metric_row(bt)} for (kind, _, b, _), bt in done.items() if kind == "nd"])
+    )
+    tables["passk_compute"] = pd.DataFrame(
+        [
+            {"benchmark": b, **_metric_row(bt), **bt.fit.params}
+            for (kind, _, b, _), bt in done.items()
+            if kind == "passk"
+        ]
+    )
     rows = []
     for (kind, law, bench, _), bt in done.items():
         if kind == "direct" and law == "power_floor":
             floor, q_rand = bt.fit.params["E"], bt.fit.settings["q_rand"]
-            rows.append({"benchmark": bench, "E": floor, "q_max_normalised": float(np.exp(-floor)),
-                         "q_max": q_rand + (1 - q_rand) * float(np.exp(-floor)),
-                         "test_mae": bt.metrics["test_mae"], "test_mre": bt.metrics["test_mre"]})
+            rows.append(
+                {
+                    "benchmark": bench,
+                    "E": floor,
+                    "q_max_normalised": float(np.exp(-floor)),
+                    "q_max": q_rand + (1 - q_rand) * float(np.exp(-floor)),
+                    "test_mae": bt.metrics["test_mae"],
+                    "test_mre": bt.metrics["test_mre"],
+                }
+            )
     tables["power_floor"] = _with_mean(pd.DataFrame(rows))
 
     rows = []
@@ -167,8 +225,13 @@ def reproduce_krajewski2025(table: pd.DataFrame, out_dir: str | Path | None = No
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                bt = backtest(averaged, FitSpec("power", f"average ({name})", "score", q_rand=0.0, margin=0.0),
-                              threshold=THRESHOLD, tpr=TPR, min_flops=MIN_FLOPS)
+                bt = backtest(
+                    averaged,
+                    FitSpec("power", f"average ({name})", "score", q_rand=0.0, margin=0.0),
+                    threshold=THRESHOLD,
+                    tpr=TPR,
+                    min_flops=MIN_FLOPS,
+                )
             rows.append({"set": name, "runs_kept": int(averaged["run"].nunique()), **_metric_row(bt)})
         except BenchcastError as exc:
             failures.append(f"average {name}: {exc}")
@@ -188,15 +251,32 @@ def reproduce_krajewski2025(table: pd.DataFrame, out_dir: str | Path | None = No
     rows = []
     for (kind, law, bench, threshold), bt in done.items():
         if kind == "sweep":
-            rows.append({"law": law, "benchmark": bench, "threshold": threshold, "n_fit": bt.metrics["n_train"],
-                         "n_test": bt.metrics["n_test"], "test_mae": bt.metrics["test_mae"],
-                         "test_mre": bt.metrics["test_mre"], "success": bool(bt.metrics["test_mre"] < SUCCESS_MRE)})
+            rows.append(
+                {
+                    "law": law,
+                    "benchmark": bench,
+                    "threshold": threshold,
+                    "n_fit": bt.metrics["n_train"],
+                    "n_test": bt.metrics["n_test"],
+                    "test_mae": bt.metrics["test_mae"],
+                    "test_mre": bt.metrics["test_mre"],
+                    "success": bool(bt.metrics["test_mre"] < SUCCESS_MRE),
+                }
+            )
     sweep = pd.DataFrame(rows)
     tables["sweep"] = sweep
-    critical = pd.DataFrame([{"law": law, "benchmark": bench,
-                              "critical_threshold": critical_threshold(g["threshold"], g["success"]),
-                              "successes": int(g["success"].sum()), "thresholds": int(len(g))}
-                             for (law, bench), g in sweep.groupby(["law", "benchmark"], sort=False)])
+    critical = pd.DataFrame(
+        [
+            {
+                "law": law,
+                "benchmark": bench,
+                "critical_threshold": critical_threshold(g["threshold"], g["success"]),
+                "successes": int(g["success"].sum()),
+                "thresholds": int(len(g)),
+            }
+            for (law, bench), g in sweep.groupby(["law", "benchmark"], sort=False)
+        ]
+    )
     tables["failures"] = pd.DataFrame({"failure": failures})
     result = Reproduction(tables, critical, done, time.perf_counter() - start, benchmarks)
     if out_dir is not None:
@@ -212,12 +292,21 @@ def write_outputs(result: Reproduction, out_dir: Path) -> None:
         atomic_write_text(out_dir / f"{name}.csv", frame.to_csv(index=False))
     atomic_write_text(out_dir / "critical_thresholds.csv", result.critical.to_csv(index=False))
     figures = [
-        plot_reproduction_curves(result.backtests, [("direct", "power"), ("direct", "bnsl")],
-                                 out_dir / "direct_laws.png", result.benchmarks, THRESHOLD),
-        plot_reproduction_curves(result.backtests, [("direct", "power"), ("two_stage", "two_stage_linear"),
-                                                    ("two_stage", "two_stage_logistic")],
-                                 out_dir / "two_stage_vs_direct.png", result.benchmarks, THRESHOLD,
-                                 proxy="dclm:loss"),
+        plot_reproduction_curves(
+            result.backtests,
+            [("direct", "power"), ("direct", "bnsl")],
+            out_dir / "direct_laws.png",
+            result.benchmarks,
+            THRESHOLD,
+        ),
+        plot_reproduction_curves(
+            result.backtests,
+            [("direct", "power"), ("two_stage", "two_stage_linear"), ("two_stage", "two_stage_logistic")],
+            out_dir / "two_stage_vs_direct.png",
+            result.benchmarks,
+            THRESHOLD,
+            proxy="dclm:loss",
+        ),
         plot_sweep(result.tables["sweep"], out_dir / "sweep.png"),
     ]
     result.figures = [str(f) for f in figures]

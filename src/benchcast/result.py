@@ -91,11 +91,14 @@ class FitResult:
                 )
         missing = [c for c in law.covariates if c not in arrays]
         if missing:
-            hint = {"flops": "--flops (or --params and --tokens)", "params": "--params",
-                    "tokens": "--tokens", "k": "--k", "gold": "--gold"}
-            raise BenchcastError(
-                f"law {self.law!r} needs {', '.join(hint[m] for m in missing)} to predict."
-            )
+            hint = {
+                "flops": "--flops (or --params and --tokens)",
+                "params": "--params",
+                "tokens": "--tokens",
+                "k": "--k",
+                "gold": "--gold",
+            }
+            raise BenchcastError(f"law {self.law!r} needs {', '.join(hint[m] for m in missing)} to predict.")
         shape = np.broadcast_shapes(*(arrays[c].shape for c in law.covariates))
         return {c: np.broadcast_to(arrays[c], shape).ravel() for c in law.covariates}, shape
 
@@ -113,21 +116,23 @@ class FitResult:
         return bool(self.diagnostics.get("converged"))
 
     def to_dict(self) -> dict:
-        return _clean({
-            "format": ARTIFACT_FORMAT,
-            "format_version": ARTIFACT_VERSION,
-            "benchcast_version": self.version,
-            "law": self.law,
-            "formula": self.law_object.formula,
-            "params": self.params,
-            "stderr": self.stderr,
-            "settings": self.settings,
-            "diagnostics": self.diagnostics,
-            "warnings": self.warnings,
-            "data_fingerprint": self.data_fingerprint,
-            "dropped": self.dropped,
-            "points": self.points.astype(object).where(self.points.notna(), None).to_dict("list"),
-        })
+        return _clean(
+            {
+                "format": ARTIFACT_FORMAT,
+                "format_version": ARTIFACT_VERSION,
+                "benchcast_version": self.version,
+                "law": self.law,
+                "formula": self.law_object.formula,
+                "params": self.params,
+                "stderr": self.stderr,
+                "settings": self.settings,
+                "diagnostics": self.diagnostics,
+                "warnings": self.warnings,
+                "data_fingerprint": self.data_fingerprint,
+                "dropped": self.dropped,
+                "points": self.points.astype(object).where(self.points.notna(), None).to_dict("list"),
+            }
+        )
 
     def report(self) -> str:
         """A readable multi-line summary in the manner of lmfit's fit report."""
@@ -140,14 +145,12 @@ class FitResult:
         lines.append(f"    {sel}; q_rand {s['q_rand']:g} ({s.get('q_rand_source', '')})")
         drops = ", ".join(f"{reason}: {n}" for reason, n in d.get("dropped_reasons", {}).items())
         lines.append(f"    points: {d['n_used']} used, {d['n_dropped']} dropped" + (f" ({drops})" if drops else ""))
+        lines.append(f"    compute: {d['flops_min']:.3g} .. {d['flops_max']:.3g} FLOPs ({d['decades']:.2f} decades)")
+        lines.append(f"    loss ({s['loss']}): {d['loss']:.4g}; RMSE {d['rmse']:.4g}; R^2 {d['r2']:.4f}")
         lines.append(
-            f"    compute: {d['flops_min']:.3g} .. {d['flops_max']:.3g} FLOPs ({d['decades']:.2f} decades)"
+            f"    converged: {'yes' if d['converged'] else 'NO'} ({d['message']}); "
+            f"starts {d['n_starts']}, evaluations {d['n_evaluations']}"
         )
-        lines.append(
-            f"    loss ({s['loss']}): {d['loss']:.4g}; RMSE {d['rmse']:.4g}; R^2 {d['r2']:.4f}"
-        )
-        lines.append(f"    converged: {'yes' if d['converged'] else 'NO'} ({d['message']}); "
-                     f"starts {d['n_starts']}, evaluations {d['n_evaluations']}")
         lines.append("[[Parameters]]")
         width = max(len(n) for n in self.params)
         for name, value in self.params.items():

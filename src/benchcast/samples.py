@@ -63,7 +63,9 @@ def _lm_eval_counts(path: Path, benchmark: str | None, run: str | None) -> pd.Da
                 generations = generations[0]
             field = next((f for f in CORRECTNESS_FIELDS if f in doc), None)
             if field is None:
-                raise DataError(f"{path}, line {number}: no correctness field (looked for {', '.join(CORRECTNESS_FIELDS)}).")
+                raise DataError(
+                    f"{path}, line {number}: no correctness field (looked for {', '.join(CORRECTNESS_FIELDS)})."
+                )
             value = doc[field]
             if isinstance(value, list):
                 flags = np.asarray(value, float)
@@ -71,8 +73,15 @@ def _lm_eval_counts(path: Path, benchmark: str | None, run: str | None) -> pd.Da
             else:
                 n = max(len(generations), 1)
                 c = int(round(float(value) * n))
-            records.append({"run": run or "run", "benchmark": benchmark or doc.get("task", path.stem),
-                            "problem_id": str(doc.get("doc_id", number)), "n": n, "c": c})
+            records.append(
+                {
+                    "run": run or "run",
+                    "benchmark": benchmark or doc.get("task", path.stem),
+                    "problem_id": str(doc.get("doc_id", number)),
+                    "n": n,
+                    "c": c,
+                }
+            )
     if not records:
         raise DataError(f"{path}: no samples found.")
     return pd.DataFrame(records)
@@ -100,15 +109,21 @@ def read_counts(path: str | Path, *, benchmark: str | None = None, run: str | No
         for column in ("n", "c"):
             values = pd.to_numeric(frame[column], errors="coerce")
             if values.isna().any() or (values < 0).any() or (values != values.round()).any():
-                row = int(np.flatnonzero((values.isna() | (values < 0)).to_numpy() | (values != values.round()).to_numpy())[0])
-                raise DataError(f"{path}: column '{column}' must hold non-negative integers; row {row} holds "
-                                f"{frame[column].iloc[row]!r}.")
+                row = int(
+                    np.flatnonzero((values.isna() | (values < 0)).to_numpy() | (values != values.round()).to_numpy())[0]
+                )
+                raise DataError(
+                    f"{path}: column '{column}' must hold non-negative integers; row {row} holds "
+                    f"{frame[column].iloc[row]!r}."
+                )
             frame[column] = values.astype(int)
         bad = (frame["c"] > frame["n"]) | (frame["n"] < 1)
         if bad.any():
             row = int(np.flatnonzero(bad.to_numpy())[0])
-            raise DataError(f"{path}: row {row} has c = {frame['c'].iloc[row]} correct of n = {frame['n'].iloc[row]}; "
-                            "need 1 <= n and c <= n.")
+            raise DataError(
+                f"{path}: row {row} has c = {frame['c'].iloc[row]} correct of n = {frame['n'].iloc[row]}; "
+                "need 1 <= n and c <= n."
+            )
         return frame[COUNT_COLUMNS].reset_index(drop=True)
     if "correct" not in frame.columns:
         raise DataError(f"{path}: need columns 'n' and 'c' (per problem) or 'correct' (per sample).")

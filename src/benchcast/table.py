@@ -27,9 +27,7 @@ COLUMNS = ("run", "params", "tokens", "flops", "tpr", "benchmark", "metric", "k"
 SIZE_COLUMNS = ("params", "tokens", "flops")
 
 # Metrics whose values are probabilities of success and must lie in [0, 1].
-SCORE_METRICS = frozenset(
-    {"acc", "acc_norm", "exact_match", "pass@k", "f1", "em", "mc1", "mc2", "accuracy", "score"}
-)
+SCORE_METRICS = frozenset({"acc", "acc_norm", "exact_match", "pass@k", "f1", "em", "mc1", "mc2", "accuracy", "score"})
 
 
 def is_score_metric(metric: str) -> bool:
@@ -49,8 +47,7 @@ def _numeric(frame: pd.DataFrame, column: str, source: str) -> pd.Series:
     if bad.any():
         row = int(np.flatnonzero(bad.to_numpy())[0])
         raise DataError(
-            f"{source}: column '{column}' must be numeric, but row {row} holds "
-            f"{frame[column].iloc[row]!r}."
+            f"{source}: column '{column}' must be numeric, but row {row} holds {frame[column].iloc[row]!r}."
         )
     return values.astype(float)
 
@@ -99,16 +96,10 @@ def validate(frame: pd.DataFrame, source: str = "table") -> pd.DataFrame:
             f"{source}: row {row} (run {out['run'].iloc[row]!r}) has no compute: give 'flops' "
             f"or both 'params' and 'tokens'."
         )
-    out["tpr"] = (
-        _numeric(frame, "tpr", source) if "tpr" in frame.columns else out["tokens"] / out["params"]
-    )
+    out["tpr"] = _numeric(frame, "tpr", source) if "tpr" in frame.columns else out["tokens"] / out["params"]
     out["benchmark"] = frame["benchmark"].astype(str)
     metric = frame["metric"].astype(str)
-    k = (
-        _numeric(frame, "k", source)
-        if "k" in frame.columns
-        else pd.Series(np.nan, index=frame.index)
-    )
+    k = _numeric(frame, "k", source) if "k" in frame.columns else pd.Series(np.nan, index=frame.index)
     parsed = metric.map(parse_metric)
     out["metric"] = parsed.map(lambda mk: mk[0])
     parsed_k = parsed.map(lambda mk: np.nan if mk[1] is None else float(mk[1])).astype(float)
@@ -123,9 +114,7 @@ def validate(frame: pd.DataFrame, source: str = "table") -> pd.DataFrame:
         row = int(np.flatnonzero(needs_k.to_numpy())[0])
         raise DataError(f"{source}: row {row} has metric 'pass@k' but no k.")
     out["value"] = _numeric(frame, "value", source)
-    out["stderr"] = (
-        _numeric(frame, "stderr", source) if "stderr" in frame.columns else np.nan
-    )
+    out["stderr"] = _numeric(frame, "stderr", source) if "stderr" in frame.columns else np.nan
     scores = out["metric"].map(is_score_metric).astype(bool)
     outside = scores & ~out["value"].between(0.0, 1.0) & out["value"].notna()
     if outside.any():
@@ -163,9 +152,7 @@ def select(
     if metric is None:
         scores = sorted({m for m in rows["metric"] if is_score_metric(m)})
         if len(scores) != 1:
-            raise SelectionError(
-                f"benchmark {benchmark!r} has score metrics {scores}; choose one with --metric."
-            )
+            raise SelectionError(f"benchmark {benchmark!r} has score metrics {scores}; choose one with --metric.")
         metric = scores[0]
     metric, parsed_k = parse_metric(metric)
     k = parsed_k if k is None else k
@@ -177,9 +164,7 @@ def select(
     if k is not None:
         available = sorted(int(v) for v in rows["k"].dropna().unique())
         if int(k) not in available:
-            raise SelectionError(
-                f"benchmark {benchmark!r}, metric {metric!r} has no k={k}; available k: {available}."
-            )
+            raise SelectionError(f"benchmark {benchmark!r}, metric {metric!r} has no k={k}; available k: {available}.")
         rows = rows[rows["k"] == int(k)]
     if tpr is not None:
         rows = rows[np.isclose(rows["tpr"].to_numpy(float), tpr, rtol=1e-6)]

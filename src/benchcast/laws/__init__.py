@@ -4,5 +4,12 @@ from . import downstream, generative  # noqa: F401  (registers the laws)
 from .base import COVARIATES, Law, Parameter, available_laws, get_law, register, to_score, to_target
 
 __all__ = [
-    "COVARIATES", "Law", "Parameter", "available_laws", "get_law", "register", "to_score", "to_target",
+    "COVARIATES",
+    "Law",
+    "Parameter",
+    "available_laws",
+    "get_law",
+    "register",
+    "to_score",
+    "to_target",
 ]

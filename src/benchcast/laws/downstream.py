@@ -247,6 +247,8 @@ class TwoStageLogistic(_TwoStage):
         proxy = np.asarray(X["proxy"], float)
         spread = max(float(np.ptp(proxy)), 1e-6)
         return np.array(
-            [[1.0, -0.05, float(np.ptp(y)) or 0.5, -s / spread, float(np.median(proxy)), float(y.min())]
-             for s in (2.0, 5.0, 10.0, 20.0)]
+            [
+                [1.0, -0.05, float(np.ptp(y)) or 0.5, -s / spread, float(np.median(proxy)), float(y.min())]
+                for s in (2.0, 5.0, 10.0, 20.0)
+            ]
         )
