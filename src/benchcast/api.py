@@ -125,8 +125,14 @@ def _drop_reasons(law: Law, rows: pd.DataFrame, settings: dict) -> np.ndarray:
     return reasons
 
 
-def fit_rows(rows: pd.DataFrame, settings: dict, law_name: str) -> FitResult:
-    """Fit a law on prepared rows (from :func:`design`): the engine plus every diagnostic."""
+def fit_rows(
+    rows: pd.DataFrame, settings: dict, law_name: str, *, start: np.ndarray | None = None, quiet: bool = False
+) -> FitResult:
+    """Fit a law on prepared rows (from :func:`design`): the engine plus every diagnostic.
+
+    ``start`` warm-starts the search; ``quiet`` makes a light refit for bootstraps: no
+    FitWarnings, no standard errors, no data fingerprint.
+    """
     law = get_law(law_name)
     reasons = _drop_reasons(law, rows, settings)
     used = rows[reasons == ""].reset_index(drop=True)
@@ -144,7 +150,16 @@ def fit_rows(rows: pd.DataFrame, settings: dict, law_name: str) -> FitResult:
         )
     X = {c: used[c].to_numpy(float) for c in set(law.covariates) | set(law.fit_covariates)}
     y = to_target(law.target, used["value"].to_numpy(float), settings["q_rand"])
-    optimum = minimize_law(law, X, y, loss=settings["loss"], huber_delta=settings["huber_delta"], seed=settings["seed"])
+    optimum = minimize_law(
+        law,
+        X,
+        y,
+        loss=settings["loss"],
+        huber_delta=settings["huber_delta"],
+        seed=settings["seed"],
+        start=start,
+        with_stderr=not quiet,
+    )
     predict_X = {c: X[c] for c in law.covariates}
     fitted = law.predict_score(optimum.theta, predict_X, settings["q_rand"])
     observed = used["value"].to_numpy(float)
@@ -181,7 +196,7 @@ def fit_rows(rows: pd.DataFrame, settings: dict, law_name: str) -> FitResult:
         notes.append(
             f"the fitted runs span only {decades:.2f} decades of compute: extrapolation from this fit is not a forecast"
         )
-    for note in notes:
+    for note in [] if quiet else notes:
         warnings.warn(f"{law.name} on {settings['benchmark']}: {note}", FitWarning, stacklevel=3)
     keep = [c for c in ("run", "flops", "params", "tokens", "k", "gold", "proxy", "value") if c in used]
     points = used[keep].copy()
@@ -189,13 +204,15 @@ def fit_rows(rows: pd.DataFrame, settings: dict, law_name: str) -> FitResult:
     return FitResult(
         law=law.name,
         params=dict(zip(law.param_names, map(float, optimum.theta), strict=True)),
-        stderr=dict(zip(law.param_names, map(float, optimum.stderr), strict=True)),
+        stderr=dict(zip(law.param_names, map(float, optimum.stderr), strict=True))
+        if optimum.stderr is not None
+        else {},
         settings=settings,
         diagnostics=diagnostics,
         points=points,
         dropped=dropped,
         warnings=notes,
-        data_fingerprint=fingerprint(points),
+        data_fingerprint="" if quiet else fingerprint(points),
     )
 
 

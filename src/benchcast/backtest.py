@@ -17,7 +17,7 @@ from scipy.optimize import minimize
 from .api import FitSpec, design, fit_rows
 from .errors import BenchcastError, InsufficientDataError
 from .laws import get_law
-from .metrics import mae, mre, r2, rmse
+from .metrics import coverage, mae, mre, r2, rmse
 from .progress import track
 from .result import FitResult
 
@@ -26,6 +26,7 @@ DEFAULT_THRESHOLD = 6e21
 SWEEP_THRESHOLDS = tuple(np.geomspace(6e19, 5e22, 13))
 SUCCESS_MRE = 10.0  # percent: a threshold "succeeds" when held-out MRE is below this
 SETTLE_TOLERANCE = 0.10
+LEVELS = (0.5, 0.9)
 
 
 def split(
@@ -141,8 +142,15 @@ def backtest(
     min_flops: float | None = None,
     tpr: float | None = None,
     holdout_tpr: float | None = None,
+    n_boot: int = 0,
+    seed: int = 0,
+    n_jobs: int | None = None,
 ) -> Backtest:
-    """Fit ``spec`` on the training side of ``protocol`` and score the held-out side."""
+    """Fit ``spec`` on the training side of ``protocol`` and score the held-out side.
+
+    With ``n_boot`` > 0 the fit is bootstrapped over runs and the held-out rows get 50 % and 90 %
+    prediction intervals, with their coverage in the metrics.
+    """
     # max_k limits the training side only: the held-out side keeps every k
     rows, settings = design(table, replace(spec, max_k=None), tpr=tpr)
     train, test = split(rows, protocol, threshold, min_flops=min_flops, max_k=spec.max_k or 32, holdout_tpr=holdout_tpr)
@@ -154,7 +162,45 @@ def backtest(
     settings = {**settings, "max_flops": threshold if protocol != "nd" else None, "min_flops": min_flops}
     result = fit_rows(rows[train].reset_index(drop=True), settings, spec.law)
     predictions, metrics = score_split(result, rows, train, test)
-    return Backtest(spec.law, spec.benchmark, protocol, threshold, result, predictions, metrics)
+    bt = Backtest(spec.law, spec.benchmark, protocol, threshold, result, predictions, metrics)
+    if n_boot:
+        add_intervals(bt, rows, n_boot, seed=seed, n_jobs=n_jobs)
+    return bt
+
+
+def _covariates(result: FitResult, rows: pd.DataFrame) -> tuple[np.ndarray, dict]:
+    law = get_law(result.law)
+    values = {c: rows[c].to_numpy(float) for c in law.covariates}
+    ok = np.all([np.isfinite(v) & (v > 0) for v in values.values()], axis=0)
+    kwargs = {c: v[ok] for c, v in values.items() if not (law.per_k and c == "k")}
+    return ok, kwargs
+
+
+def add_intervals(
+    bt: Backtest, rows: pd.DataFrame, n_boot: int, *, seed: int = 0, n_jobs: int | None = None, levels=LEVELS
+) -> None:
+    """Bootstrap the backtest's fit; add prediction intervals and their held-out coverage."""
+    from .uncertainty import bootstrap
+
+    boot = bootstrap(bt.fit, n_boot, seed=seed, n_jobs=n_jobs, progress=False)
+    ok, kwargs = _covariates(bt.fit, rows)
+    frame = bt.predictions
+    test = (frame["side"] == "test").to_numpy() & ok
+    for kind in ("prediction", "confidence"):
+        draws = boot.draws(kind, **kwargs) if ok.any() else np.empty((0, 0))
+        for level in levels:
+            tail = (1 - level) / 2
+            lower, upper = np.full(len(frame), np.nan), np.full(len(frame), np.nan)
+            if ok.any():
+                lower[ok] = np.nanquantile(draws, tail, axis=0)
+                upper[ok] = np.nanquantile(draws, 1 - tail, axis=0)
+            pct = int(round(level * 100))
+            suffix = "" if kind == "prediction" else "_confidence"
+            if kind == "prediction":
+                frame[f"lower{pct}"], frame[f"upper{pct}"] = lower, upper
+            bt.metrics[f"coverage{pct}{suffix}"] = coverage(frame["true"][test], lower[test], upper[test])
+    bt.metrics["n_boot"] = n_boot
+    bt.metrics["boot_failed"] = boot.n_failed
 
 
 def critical_threshold(thresholds: np.ndarray, success: np.ndarray) -> float | None:
@@ -185,6 +231,8 @@ def sweep(
     tpr: float | None = None,
     success_mre: float = SUCCESS_MRE,
     progress: bool | None = None,
+    n_boot: int = 0,
+    seed: int = 0,
 ) -> tuple[pd.DataFrame, float | None]:
     """Protocol 4: the threshold backtest over a grid; returns (table per threshold, critical T)."""
     records = []
@@ -192,7 +240,7 @@ def sweep(
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                bt = backtest(table, spec, threshold=threshold, min_flops=min_flops, tpr=tpr)
+                bt = backtest(table, spec, threshold=threshold, min_flops=min_flops, tpr=tpr, n_boot=n_boot, seed=seed)
         except BenchcastError as exc:
             records.append({"threshold": threshold, "error": str(exc)})
             continue
@@ -211,6 +259,8 @@ def cutoff_backtest(
     tpr: float | None = None,
     min_points: int | None = None,
     progress: bool | None = None,
+    n_boot: int = 0,
+    seed: int = 0,
 ) -> pd.DataFrame:
     """Protocol 5: fit below a moving cutoff, predict the ``n_targets`` most expensive runs.
 
@@ -235,8 +285,11 @@ def cutoff_backtest(
                 result = fit_rows(rows[train].reset_index(drop=True), {**settings, "max_flops": cutoff}, spec.law)
         except BenchcastError:
             continue
-        predicted = predict_rows(result, rows[target_rows])
-        true = rows.loc[target_rows, "value"].to_numpy(float)
+        bt = Backtest(
+            spec.law, spec.benchmark, "cutoff", float(cutoff), result, *score_split(result, rows, train, target_rows)
+        )
+        if n_boot:
+            add_intervals(bt, rows, n_boot, seed=seed, n_jobs=1)
         records.append(
             {
                 "cutoff_flops": float(cutoff),
@@ -244,8 +297,9 @@ def cutoff_backtest(
                 "extrapolation_decades": float(np.log10(target_flops / cutoff)),
                 "training_decades": float(np.log10(cutoff / pool.iloc[0])),
                 "n_train": result.diagnostics["n_used"],
-                "mae": mae(true, predicted),
-                "mre": mre(true, predicted),
+                "mae": bt.metrics["test_mae"],
+                "mre": bt.metrics["test_mre"],
+                **{key: v for key, v in bt.metrics.items() if key.startswith("coverage")},
                 "converged": result.converged,
                 **result.params,
             }

@@ -28,6 +28,7 @@ def reproduce_command(
     data: Annotated[Path, typer.Option("--data", help="The study's data file (Apple DCLM long CSV).")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for tables and figures.")] = Path("benchcast-out"),
     jobs: Annotated[int | None, typer.Option("--jobs", "-j", help="Worker processes (default: all cores).")] = None,
+    boot: Annotated[int, typer.Option("--boot", help="Bootstrap replicates for the direct laws' intervals.")] = 100,
     format: Format = "auto",
     json: Json = False,
 ) -> None:
@@ -36,12 +37,16 @@ def reproduce_command(
         raise BenchcastError(f"unknown study {study!r}; available: {', '.join(STUDIES)}.")
     from .reproduce import reproduce_krajewski2025
 
-    result = reproduce_krajewski2025(read(data, format, None), out, n_jobs=jobs)
+    result = reproduce_krajewski2025(read(data, format, None), out, n_jobs=jobs, n_boot=boot)
     if json:
         emit_json(result.summary())
         return
     t = result.tables
-    _print(t["direct"], "Direct laws on TPR-20 runs (fit 3e18..6e21, test > 6e21): held-out MAE and MRE %")
+    _print(
+        t["direct"],
+        "Direct laws on TPR-20 runs (fit 3e18..6e21, test > 6e21): held-out MAE, MRE %, "
+        "coverage of 50 % / 90 % prediction intervals",
+    )
     _print(t["two_stage"], "Direct power law versus two-stage baselines, averaged over benchmarks")
     _print(
         t["nd"],

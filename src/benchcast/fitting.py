@@ -27,6 +27,7 @@ from .laws.base import Law
 PENALTY = 1e10  # objective for parameter vectors whose prediction is not finite
 SCREEN_SPAN = 60.0  # internal half-width where a bound is infinite (screening only)
 N_FINISH = 1  # refined points finished by the trust-region solve
+WARM_EVALUATIONS = 60  # trust-region budget of a warm-started refit (bootstrap replicates)
 
 
 def huber(residual: np.ndarray, delta: float) -> np.ndarray:
@@ -130,7 +131,7 @@ class Problem:
             return PENALTY, np.zeros_like(u)
         return value, grad
 
-    def finish(self, u: np.ndarray) -> tuple[float, np.ndarray, bool, str]:
+    def finish(self, u: np.ndarray, max_evaluations: int = 300) -> tuple[float, np.ndarray, bool, str]:
         """Trust-region least squares on the same objective, from u (bounded, analytic-free)."""
 
         def residual(v):
@@ -164,7 +165,7 @@ class Problem:
             ftol=1e-12,
             xtol=1e-12,
             gtol=1e-12,
-            max_nfev=300,
+            max_nfev=max_evaluations,
         )
         v = np.clip(res.x, self.lower, self.upper)
         return float(self.objective(v)), v, bool(res.status > 0), f"trust-region finish: {res.message}"
@@ -246,8 +247,14 @@ def minimize_law(
     n_screen: int | None = None,
     n_polish: int | None = -1,
     fixed: dict[str, float] | None = None,
+    start: np.ndarray | None = None,
+    with_stderr: bool = True,
 ) -> Optimum:
-    """Fit ``law`` to targets ``y`` (already in the law's target space)."""
+    """Fit ``law`` to targets ``y`` (already in the law's target space).
+
+    ``start`` (natural units) warm-starts a refit from a known optimum, e.g. a bootstrap
+    replicate from the full-data fit: the search is then that one start, polished and finished.
+    """
     loss = loss or law.loss
     delta = law.huber_delta if huber_delta is None else huber_delta
     if loss not in ("lsq", "huber"):
@@ -261,12 +268,22 @@ def minimize_law(
             value = float(problem.objective(u))
             outside = [p.name for p, v in zip(law.parameters, exact, strict=True) if not p.lower <= v <= p.upper]
             return Optimum(
-                np.asarray(exact, float), value, True, "closed form (least squares)", 0, 1, outside, problem.stderr(u)
+                np.asarray(exact, float),
+                value,
+                True,
+                "closed form (least squares)",
+                0,
+                1,
+                outside,
+                problem.stderr(u) if with_stderr else None,
             )
     presolved = law.presolve(X, y)
     problem = Problem(law, X, y, loss, delta, fixed={**presolved, **(fixed or {})})
-    starts = problem.internal(np.atleast_2d(law.initial_guesses(X, y)))
-    starts = np.clip(starts, problem.lower, problem.upper)
+    if start is not None:
+        starts = np.clip(problem.internal(np.atleast_2d(start)), problem.lower, problem.upper)
+        n_screen, n_polish = 0, 1
+    else:
+        starts = np.clip(problem.internal(np.atleast_2d(law.initial_guesses(X, y))), problem.lower, problem.upper)
     n_screen = law.n_screen if n_screen is None else n_screen
     if n_screen:
         starts = np.vstack([starts, problem.screen(n_screen, seed)])
@@ -278,10 +295,11 @@ def minimize_law(
         for lo, hi in zip(problem.lower, problem.upper, strict=True)
     ]
     refined = []
-    for start in chosen:
+    # a warm start is already in the right basin: the trust-region finish alone refines it
+    for initial in chosen if start is None else []:
         res = minimize(
             problem.value_and_grad,
-            start,
+            initial,
             jac=True,
             method="L-BFGS-B",
             bounds=bounds,
@@ -295,8 +313,11 @@ def minimize_law(
                 f"L-BFGS-B: {res.message}",
             )
         )
+    if start is not None:
+        refined.append((float(problem.objective(chosen[0])), chosen[0], True, "warm start"))
     refined.sort(key=lambda item: item[0])
-    finished = [problem.finish(u) for _, u, _, _ in refined[:N_FINISH]]
+    budget = 300 if start is None else WARM_EVALUATIONS
+    finished = [problem.finish(u, budget) for _, u, _, _ in refined[:N_FINISH]]
     best = min(refined + finished, key=lambda item: item[0])
     value, u, success, message = best
     converged = success and value < PENALTY
@@ -308,5 +329,5 @@ def minimize_law(
         len(chosen),
         problem.n_evaluations,
         problem.at_bound(u),
-        problem.stderr(u),
+        problem.stderr(u) if with_stderr else None,
     )

@@ -41,6 +41,6 @@ def parallel_map(
     n_jobs = default_jobs() if n_jobs is None else max(1, n_jobs)
     if n_jobs == 1 or len(items) <= 1:
         return [func(item) for item in track(items, description, enabled=progress)]
-    chunksize = max(1, len(items) // (8 * n_jobs))
+    chunksize = 1  # tasks are whole fits: balance beats batching
     with ProcessPoolExecutor(max_workers=min(n_jobs, len(items)), initializer=_single_threaded_blas) as pool:
         return list(track(pool.map(func, items, chunksize=chunksize), description, total=len(items), enabled=progress))
