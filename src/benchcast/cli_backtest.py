@@ -22,6 +22,7 @@ Tpr = Annotated[float | None, typer.Option(help="Use only runs with this tokens-
 MinFlops = Annotated[float | None, typer.Option(help="Fit only runs with C >= this.")]
 Out = Annotated[Path | None, typer.Option("--out", "-o", help="Folder for CSV tables and figures.")]
 Proxy = Annotated[str | None, typer.Option(help="Proxy 'benchmark:metric' for two-stage laws.")]
+Boot = Annotated[int, typer.Option("--boot", help="Bootstrap replicates for 50/90 % intervals (0: none).")]
 
 
 def write_csv(frame: pd.DataFrame, path: Path) -> Path:
@@ -78,6 +79,7 @@ def backtest_command(
     protocol: Annotated[str, typer.Option(help=f"Split protocol: {', '.join(PROTOCOLS)}.")] = "threshold",
     max_k: Annotated[int, typer.Option(help="passk protocol: largest k fitted.")] = 32,
     proxy: Proxy = None,
+    boot: Boot = 1000,
     format: Format = "auto",
     metadata: Metadata = None,
     out: Out = None,
@@ -89,7 +91,9 @@ def backtest_command(
     results = []
     for name in law:
         spec = FitSpec(law=name, benchmark=benchmark, metric=metric, proxy=proxy, max_k=max_k)
-        results.append(backtest(table, spec, protocol=protocol, threshold=threshold, tpr=tpr, min_flops=min_flops))
+        results.append(
+            backtest(table, spec, protocol=protocol, threshold=threshold, tpr=tpr, min_flops=min_flops, n_boot=boot)
+        )
     if out is not None:
         from .plots import curve, draw_backtest, flops_grid, panel_grid, save_figure
 
@@ -113,13 +117,15 @@ def backtest_command(
             bt.metrics["train_r2"],
             bt.metrics["test_mae"],
             bt.metrics["test_mre"],
+            bt.metrics.get("coverage50", float("nan")),
+            bt.metrics.get("coverage90", float("nan")),
         ]
         for bt in results
     ]
     console.print(
         rich_table(
             f"{benchmark}: {protocol} backtest at {threshold:.3g} FLOPs",
-            ["law", "fitted", "held out", "RMSE (fit)", "R2 (fit)", "MAE", "MRE %"],
+            ["law", "fitted", "held out", "RMSE (fit)", "R2 (fit)", "MAE", "MRE %", "cov 50", "cov 90"],
             rows,
         )
     )
@@ -143,6 +149,7 @@ def sweep_command(
     tpr: Tpr = None,
     min_flops: MinFlops = None,
     proxy: Proxy = None,
+    boot: Boot = 100,
     format: Format = "auto",
     metadata: Metadata = None,
     out: Out = None,
@@ -155,7 +162,7 @@ def sweep_command(
     for bench in benchmark:
         for name in law:
             spec = FitSpec(law=name, benchmark=bench, metric=metric, proxy=proxy)
-            frame, t_crit = sweep(table, spec, min_flops=min_flops, tpr=tpr)
+            frame, t_crit = sweep(table, spec, min_flops=min_flops, tpr=tpr, n_boot=boot)
             frames.append(frame.assign(law=name, benchmark=bench))
             critical.append({"law": name, "benchmark": bench, "critical_threshold": t_crit})
     frame = pd.concat(frames, ignore_index=True)
@@ -191,6 +198,7 @@ def cutoff_command(
     targets: Annotated[int, typer.Option(help="Number of most expensive runs to predict.")] = 1,
     tpr: Tpr = None,
     proxy: Proxy = None,
+    boot: Boot = 100,
     format: Format = "auto",
     metadata: Metadata = None,
     out: Out = None,
@@ -205,7 +213,7 @@ def cutoff_command(
     payload = []
     for name in law:
         spec = FitSpec(law=name, benchmark=benchmark, metric=metric, k=k, proxy=proxy)
-        frame = cutoff_backtest(table, spec, n_targets=targets, tpr=tpr)
+        frame = cutoff_backtest(table, spec, n_targets=targets, tpr=tpr, n_boot=boot)
         if frame.empty:
             raise BenchcastError(f"{benchmark}: no cutoff left enough runs to fit {name!r}.")
         settled = settling(frame, get_law(name).param_names)

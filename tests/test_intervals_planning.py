@@ -1,0 +1,155 @@
+"""Bootstrap intervals are calibrated on data from a known law; plan inverts forecast;
+recommend ranks laws on real data."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import benchcast as bc
+from benchcast.forecasting import forecast, plan
+from benchcast.recommend import recommend
+from benchcast.uncertainty import bootstrap
+
+THETA = np.array([5000.0, 0.19])  # power law, -log Q' = A C^-alpha
+Q_RAND = 0.25
+NOISE = 0.04  # Gaussian noise on log(-log Q'), the law's fitted space
+
+
+def noisy_ladder(rng, flops):
+    law = bc.get_law("power")
+    target = law.forward(THETA, {"flops": flops}) + rng.normal(0, NOISE, flops.size)
+    score = bc.laws.to_score("loglog", target, Q_RAND)
+    frame = pd.DataFrame(
+        {
+            "run": [f"r{i}" for i in range(flops.size)],
+            "flops": flops,
+            "benchmark": "synthetic",
+            "metric": "acc",
+            "value": score,
+        }
+    )
+    return bc.validate(frame)
+
+
+def test_intervals_cover_at_nominal_rate():
+    """Over many seeded synthetic ladders, 50 % and 90 % intervals cover at close to nominal."""
+    law = bc.get_law("power")
+    flops = np.geomspace(1e18, 1e21, 20)
+    queries = np.array([3e18, 3e19, 3e20, 3e21])
+    hits = {("prediction", 0.5): [], ("prediction", 0.9): [], ("confidence", 0.5): [], ("confidence", 0.9): []}
+    for dataset in range(40):
+        rng = np.random.default_rng(dataset)
+        result = bc.fit(noisy_ladder(rng, flops), "power", "synthetic", "acc", q_rand=Q_RAND, margin=0.0)
+        boot = bootstrap(result, 200, seed=dataset, n_jobs=1, progress=False)
+        truth = law.predict_score(THETA, {"flops": queries}, Q_RAND)
+        new_runs = bc.laws.to_score(
+            "loglog", law.forward(THETA, {"flops": queries}) + rng.normal(0, NOISE, queries.size), Q_RAND
+        )
+        for (kind, level), store in hits.items():
+            lower, upper = boot.interval(level, kind, flops=queries)
+            observed = new_runs if kind == "prediction" else truth
+            store.extend((observed >= lower) & (observed <= upper))
+    rates = {key: float(np.mean(v)) for key, v in hits.items()}
+    assert 0.80 <= rates[("prediction", 0.9)] <= 0.97, rates
+    assert 0.38 <= rates[("prediction", 0.5)] <= 0.62, rates
+    assert 0.78 <= rates[("confidence", 0.9)] <= 0.97, rates
+    assert 0.35 <= rates[("confidence", 0.5)] <= 0.62, rates
+
+
+def test_bootstrap_is_deterministic_and_parallel_safe():
+    rng = np.random.default_rng(0)
+    result = bc.fit(noisy_ladder(rng, np.geomspace(1e18, 1e21, 15)), "power", "synthetic", "acc", q_rand=Q_RAND)
+    a = bootstrap(result, 40, seed=5, n_jobs=1, progress=False).thetas
+    b = bootstrap(result, 40, seed=5, n_jobs=2, progress=False).thetas
+    assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize(
+    "law, bench, metric, k, kwargs",
+    [
+        ("power", "arc_easy", "acc_norm", None, {}),
+        ("bnsl", "arc_easy", "acc_norm", None, {}),
+        ("power_floor", "hellaswag", "acc_norm", None, {}),
+        ("nd", "arc_easy", "acc_norm", None, {"k": None}),
+        ("compute", "humaneval-py", "pass@k", 8, {}),
+        ("params_tokens", "humaneval-py", "pass@k", 1, {}),
+        ("passk_compute", "humaneval-py", None, None, {"k": 16}),
+    ],
+)
+def test_plan_inverts_forecast(apple, law, bench, metric, k, kwargs):
+    result = bc.fit(apple, law, bench, metric, k, max_flops=6e21)
+    target = 0.6 if bench != "humaneval-py" else 0.3
+    out = plan(result, target, n_boot=0, **kwargs)
+    assert out["reachable"]
+    needed = out["needed"]
+    if law == "nd":
+        params = np.sqrt(needed / (6 * 20.0))
+        score = result.predict(params=params, tokens=20.0 * params)
+    elif law == "params_tokens":
+        from benchcast.planning import Envelope
+
+        n_opt = Envelope.from_fit(result).optimal_params(needed)
+        score = result.predict(params=n_opt, tokens=needed / 6 / n_opt)
+    else:
+        score = result.predict(flops=needed, k=kwargs.get("k"))
+    assert float(score) == pytest.approx(target, abs=1e-6)
+
+
+def test_plan_k_and_ceiling(apple):
+    k5 = bc.fit(apple, "passk_compute", "humaneval-py", max_k=32)
+    out = plan(k5, 0.7, flops=1e22, n_boot=0)
+    assert out["solves_for"] == "k"
+    k = out["needed"]
+    assert k5.predict(flops=1e22, k=k) >= 0.7 > k5.predict(flops=1e22, k=k - 1)
+    floor = bc.fit(apple, "power_floor", "piqa", "acc_norm", tpr=20, min_flops=3e18, max_flops=6e21)
+    q_max = floor.settings["q_rand"] + (1 - floor.settings["q_rand"]) * np.exp(-floor.params["E"])
+    out = plan(floor, min(0.999, q_max + 0.01), n_boot=0)
+    assert not out["reachable"] and "unreachable" in out["message"]
+    assert out["q_max"] == pytest.approx(q_max)
+
+
+def test_forecast_interval_contains_point(apple):
+    result = bc.fit(apple, "power", "sciq", "acc_norm", tpr=20, max_flops=6e21)
+    out = forecast(result, flops=np.array([1e22, 1e23]), n_boot=100, n_jobs=1)
+    assert np.all(out["lower"] <= out["prediction"]) and np.all(out["prediction"] <= out["upper"])
+    assert np.all(out["upper"] - out["lower"] >= out["upper_mean"] - out["lower_mean"])
+
+
+def test_backtest_reports_coverage(apple):
+    bt = bc.backtest.backtest(
+        apple, bc.FitSpec("power", "piqa", "acc_norm"), tpr=20, min_flops=3e18, n_boot=100, n_jobs=1
+    )
+    test = bt.predictions[bt.predictions["side"] == "test"]
+    inside = ((test["true"] >= test["lower90"]) & (test["true"] <= test["upper90"])).mean()
+    assert bt.metrics["coverage90"] == pytest.approx(inside)
+    assert (test["lower50"] >= test["lower90"] - 1e-12).all()
+
+
+def test_recommend_ranks_laws(apple):
+    rec = recommend(apple, "sciq", "acc_norm", tpr=20, n_boot=30, n_jobs=1)
+    assert set(rec.ranking["law"]) == {"power", "power_floor", "bnsl"}
+    assert rec.ranking["test_mre"].is_monotonic_increasing
+    assert rec.best == rec.ranking["law"].iloc[0] and rec.extrapolation_decades > 0
+    assert "Trust" in rec.advice()
+    nested = recommend(apple, "sciq", "acc_norm", tpr=20, target_flops=1e21, laws=["power"], n_boot=0)
+    assert nested.validation_threshold < 1e21
+
+
+def test_cli_forecast_plan_recommend(apple_path, tmp_path):
+    out = tmp_path / "fit.json"
+    run = lambda *a: subprocess.run([sys.executable, "-m", "benchcast", *map(str, a)], capture_output=True, text=True)  # noqa: E731
+    assert run("fit", apple_path, "-l", "power", "-b", "arc_easy", "-m", "acc_norm", "--out", out).returncode == 0
+    proc = run("forecast", out, "--flops", "1e22", "--boot", "50", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["lower"][0] < json.loads(proc.stdout)["upper"][0]
+    proc = run("plan", out, "--target", "0.8", "--boot", "20", "--json")
+    assert json.loads(proc.stdout)["reachable"]
+    proc = run("plan", out, "--target", "1.5")
+    assert proc.returncode == 2 and "target score must lie in (0, 1)" in proc.stderr
+    proc = run("recommend", apple_path, "-b", "piqa", "-m", "acc_norm", "--tpr", "20", "--boot", "10", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["best"] in {"power", "power_floor", "bnsl"}
