@@ -127,6 +127,8 @@ def read_counts(path: str | Path, *, benchmark: str | None = None, run: str | No
         return frame[COUNT_COLUMNS].reset_index(drop=True)
     if "correct" not in frame.columns:
         raise DataError(f"{path}: need columns 'n' and 'c' (per problem) or 'correct' (per sample).")
+    if "error" in frame.columns:  # samples that failed to generate or grade are not outcomes
+        frame = frame[frame["error"].isna()].copy()
     frame["correct"] = _as_bool(frame["correct"], path)
     grouped = frame.groupby(["run", "benchmark", "problem_id"], sort=False)["correct"]
     return grouped.agg(n="size", c="sum").reset_index()[COUNT_COLUMNS]

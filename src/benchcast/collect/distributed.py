@@ -1,0 +1,65 @@
+"""Scale-out of scoring and sampling: checkpoints x problem shards as Ray tasks (one GPU per
+task when the cluster has GPUs), or a local loop. Workers return tables; the driver merges them
+with any previous output (resume) and writes once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..errors import BenchcastError
+from . import store
+from .sampling import KEY as SAMPLE_KEY
+from .sampling import sample
+from .scoring import KEY as SCORE_KEY
+from .scoring import score_gold
+
+
+def _work(kind: str, checkpoint: dict, problems: pd.DataFrame, options: dict) -> pd.DataFrame:
+    model_id = checkpoint["model"]
+    run = checkpoint.get("run")
+    if kind == "score":
+        return score_gold(model_id, problems, run=run, params=checkpoint.get("params"),
+                          tokens=checkpoint.get("tokens"), **options)
+    frame = sample(model_id, problems, run=run, **options)
+    return frame.assign(params=checkpoint.get("params"), tokens=checkpoint.get("tokens"))
+
+
+def run(kind: str, checkpoints: list[dict], problems: pd.DataFrame, *, out: str | Path | None = None,
+        ray_address: str | None = None, shards: int = 1, **options) -> pd.DataFrame:
+    """Score (``kind='score'``) or sample (``kind='sample'``) every checkpoint on every problem."""
+    key = SCORE_KEY if kind == "score" else SAMPLE_KEY
+    previous = store.read_existing(Path(out) if out else None, key)
+    done = store.done_keys(previous, key)
+    jobs = []
+    for checkpoint in checkpoints:
+        if kind == "score":
+            todo = problems[[(checkpoint["model"], str(p)) not in done for p in problems["id"]]]
+        else:
+            n = options.get("n", 100)
+            todo = problems[[any((checkpoint["model"], str(p), str(i)) not in done for i in range(n))
+                             for p in problems["id"]]]
+        for part in np.array_split(np.arange(len(todo)), max(1, min(shards, len(todo)))):
+            if len(part):
+                jobs.append((checkpoint, todo.iloc[part]))
+    if ray_address:
+        try:
+            import ray
+        except ImportError:
+            raise BenchcastError("--ray needs Ray: pip install 'benchcast[ray]'.") from None
+        if not ray.is_initialized():
+            ray.init(address=None if ray_address == "local" else ray_address, ignore_reinit_error=True)
+        gpus = 1 if ray.cluster_resources().get("GPU", 0) >= 1 else 0
+        task = ray.remote(num_gpus=gpus)(_work)
+        parts = ray.get([task.remote(kind, cp, part, {**options, "progress": False}) for cp, part in jobs])
+    else:
+        parts = [_work(kind, cp, part, options) for cp, part in jobs]
+    frames = [f for f in [previous, *parts] if len(f)]
+    merged = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=key)
+    merged[key] = merged[key].astype(str)
+    merged = merged.drop_duplicates(subset=key, keep="first").reset_index(drop=True)
+    if out:
+        store.write(merged, Path(out))
+    return merged

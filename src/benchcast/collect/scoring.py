@@ -1,0 +1,154 @@
+"""Gold-reference scoring (SPEC §1.3, §7): log p(solution | prompt) per problem.
+
+The prompt and the solution are tokenised separately (so the solution's tokens are exactly
+those scored) and concatenated; prompt tokens are masked. Batches are sorted by length and padded
+on the right; an out-of-memory batch is retried at half the size, down to one problem, and a
+problem that still fails is recorded with its error.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..progress import track
+from . import store
+from .models import BACKENDS, load_transformers, load_vllm, require
+
+KEY = ["model", "problem_id"]
+
+
+def encode(tokenizer, prompt: str, solution: str) -> tuple[list[int], list[int]]:
+    context = tokenizer(prompt, add_special_tokens=True)["input_ids"]
+    continuation = tokenizer(solution, add_special_tokens=False)["input_ids"]
+    if not context:  # the first solution token needs something to condition on
+        start = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
+        context = [start]
+    return list(context), list(continuation)
+
+
+def _is_oom(exc: BaseException) -> bool:
+    return "out of memory" in str(exc).lower() or type(exc).__name__ == "OutOfMemoryError"
+
+
+def score_batch(model, pairs: list[tuple[list[int], list[int]]], pad_id: int, device: str) -> list[float]:
+    """Summed log-probabilities of each continuation given its context (one forward pass)."""
+    torch = require("torch", "score")
+    lengths = [len(c) + len(s) for c, s in pairs]
+    width = max(lengths)
+    ids = torch.full((len(pairs), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(pairs), width), dtype=torch.long)
+    for row, (context, continuation) in enumerate(pairs):
+        seq = context + continuation
+        ids[row, : len(seq)] = torch.tensor(seq)
+        mask[row, : len(seq)] = 1
+    with torch.no_grad():
+        logits = model(input_ids=ids.to(device), attention_mask=mask.to(device)).logits.float()
+        # log p(token t | tokens < t) for t = 1 .. width-1, without materialising log_softmax
+        targets = ids[:, 1:].to(device)
+        picked = torch.gather(logits[:, :-1], 2, targets[..., None])[..., 0]
+        token_logprobs = (picked - torch.logsumexp(logits[:, :-1], dim=-1)).cpu().double().numpy()
+    out = []
+    for row, (context, continuation) in enumerate(pairs):
+        start = len(context) - 1  # the first solution token is predicted at position len(context)-1
+        out.append(float(token_logprobs[row, start : start + len(continuation)].sum()))
+    return out
+
+
+def _score_transformers(model_id, problems, batch_size, dtype, device, progress):
+    model, tokenizer, device = load_transformers(model_id, dtype, device)
+    encoded, errors = {}, {}
+    for row in problems.itertuples():
+        try:
+            encoded[row.id] = encode(tokenizer, str(row.prompt), str(row.solution))
+        except Exception as exc:  # a tokenizer can fail on odd text: record it, go on
+            errors[row.id] = f"tokenize: {exc}"
+    order = sorted(encoded, key=lambda pid: -(len(encoded[pid][0]) + len(encoded[pid][1])))
+    results: dict[str, float] = {}
+    queue = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+    for batch in track(queue, f"scoring {model_id}", enabled=progress):
+        pending = [batch]
+        while pending:
+            chunk = pending.pop()
+            try:
+                values = score_batch(model, [encoded[p] for p in chunk], tokenizer.pad_token_id, device)
+                results.update(zip(chunk, values, strict=True))
+            except Exception as exc:
+                if _is_oom(exc) and len(chunk) > 1:
+                    torch = require("torch", "score")
+                    if torch.cuda.is_available():
+                        torch.cuda.empty_cache()
+                    half = len(chunk) // 2
+                    pending += [chunk[:half], chunk[half:]]
+                else:
+                    errors.update({p: f"score: {exc}" for p in chunk})
+    tokens = {pid: len(pair[1]) for pid, pair in encoded.items()}
+    return results, tokens, errors
+
+
+def _score_vllm(model_id, problems, dtype, progress):
+    vllm = require("vllm", "vllm")
+    llm = load_vllm(model_id, dtype)
+    tokenizer = llm.get_tokenizer()
+    pairs = {row.id: encode(tokenizer, str(row.prompt), str(row.solution)) for row in problems.itertuples()}
+    params = vllm.SamplingParams(max_tokens=1, prompt_logprobs=0)
+    ids = list(pairs)
+    outputs = llm.generate([{"prompt_token_ids": pairs[p][0] + pairs[p][1]} for p in ids], params)
+    results, errors = {}, {}
+    for pid, output in zip(ids, outputs, strict=True):
+        context, continuation = pairs[pid]
+        seq = context + continuation
+        try:  # prompt_logprobs[t] maps token ids to Logprob objects; entry 0 is None
+            results[pid] = float(sum(output.prompt_logprobs[t][seq[t]].logprob
+                                     for t in range(len(context), len(seq))))
+        except (KeyError, TypeError, IndexError) as exc:
+            errors[pid] = f"vllm prompt logprobs: {exc}"
+    return results, {p: len(pairs[p][1]) for p in ids}, errors
+
+
+def score_gold(model_id: str, problems: pd.DataFrame, *, backend: str = "transformers", batch_size: int = 8,
+               dtype: str = "auto", device: str | None = None, benchmark: str = "problems", run: str | None = None,
+               params: float | None = None, tokens: float | None = None, out: str | Path | None = None,
+               progress: bool | None = None) -> pd.DataFrame:
+    """One row per problem: gold log-probability, solution tokens, NLL (SPEC §1.3 rows).
+
+    With ``out`` an existing file is resumed: problems already scored for this model are skipped,
+    and the merged table is written atomically.
+    """
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    previous = store.read_existing(Path(out) if out else None, KEY)
+    done = store.done_keys(previous, KEY)
+    todo = problems[[(model_id, str(pid)) not in done for pid in problems["id"]]]
+    if len(todo):
+        if backend == "vllm":
+            results, n_tokens, errors = _score_vllm(model_id, todo, dtype, progress)
+        else:
+            results, n_tokens, errors = _score_transformers(model_id, todo, batch_size, dtype, device, progress)
+        rows = []
+        for pid in todo["id"]:
+            logprob = results.get(pid, np.nan)
+            count = n_tokens.get(pid, 0)
+            rows.append({"model": model_id, "run": run or model_id, "benchmark": benchmark, "problem_id": str(pid),
+                         "gold_logprob": logprob, "n_solution_tokens": count, "gold_nll": -logprob,
+                         "gold_nll_per_token": -logprob / count if count else np.nan,
+                         "params": params, "tokens": tokens, "error": errors.get(pid)})
+        new = pd.DataFrame(rows)
+    else:
+        new = pd.DataFrame(columns=previous.columns)
+    merged = pd.concat([previous, new], ignore_index=True) if len(previous) else new
+    if out:
+        store.write(merged, Path(out))
+    return merged
+
+
+def gold_table(scores: pd.DataFrame, *, per_token: bool = False) -> pd.DataFrame:
+    """Benchmark-level covariate per run: G = mean over problems of -log GoldProb (metric
+    ``gold_nll``; per solution token with ``per_token``), as tidy rows for the gold law."""
+    ok = scores[scores["error"].isna()] if "error" in scores else scores
+    column = "gold_nll_per_token" if per_token else "gold_nll"
+    grouped = ok.groupby(["run", "benchmark"], sort=False)
+    frame = grouped.agg(value=(column, "mean"), params=("params", "first"), tokens=("tokens", "first")).reset_index()
+    return frame.assign(metric="gold_nll")
