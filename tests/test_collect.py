@@ -18,8 +18,13 @@ from benchcast.collect.problems import load_problems  # noqa: E402
 from benchcast.collect.sampling import sample, to_counts  # noqa: E402
 from benchcast.collect.scoring import encode, gold_table, score_gold  # noqa: E402
 
-CORPUS = ["Question: what is 2 plus 3? Answer: 5", "The answer is 42.", "Natalia sold 48 clips in April",
-          "and half as many in May. How many clips did she sell? #### 72", "x = \\frac{1}{2} so \\boxed{7}"] * 20
+CORPUS = [
+    "Question: what is 2 plus 3? Answer: 5",
+    "The answer is 42.",
+    "Natalia sold 48 clips in April",
+    "and half as many in May. How many clips did she sell? #### 72",
+    "x = \\frac{1}{2} so \\boxed{7}",
+] * 20
 
 
 @pytest.fixture(scope="module")
@@ -28,16 +33,29 @@ def tiny_model(tmp_path_factory):
     tok = tokenizers.Tokenizer(tokenizers.models.BPE(unk_token="<unk>"))
     tok.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = tokenizers.decoders.ByteLevel()
-    trainer = tokenizers.trainers.BpeTrainer(vocab_size=300, special_tokens=["<unk>", "<s>", "</s>", "<pad>"],
-                                             initial_alphabet=tokenizers.pre_tokenizers.ByteLevel.alphabet())
+    trainer = tokenizers.trainers.BpeTrainer(
+        vocab_size=300,
+        special_tokens=["<unk>", "<s>", "</s>", "<pad>"],
+        initial_alphabet=tokenizers.pre_tokenizers.ByteLevel.alphabet(),
+    )
     tok.train_from_iterator(CORPUS, trainer)
     tok.post_processor = tokenizers.processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 1)])
-    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>",
-                                                pad_token="<pad>", unk_token="<unk>")
+    fast = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tok, bos_token="<s>", eos_token="</s>", pad_token="<pad>", unk_token="<unk>"
+    )
     fast.save_pretrained(path)
-    config = transformers.LlamaConfig(vocab_size=len(fast), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                                      num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=512,
-                                      bos_token_id=1, eos_token_id=2, pad_token_id=3)
+    config = transformers.LlamaConfig(
+        vocab_size=len(fast),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+        max_position_embeddings=512,
+        bos_token_id=1,
+        eos_token_id=2,
+        pad_token_id=3,
+    )
     torch.manual_seed(0)
     transformers.LlamaForCausalLM(config).save_pretrained(path)
     return str(path)
@@ -45,9 +63,15 @@ def tiny_model(tmp_path_factory):
 
 @pytest.fixture
 def problem_file(tmp_path):
-    rows = [{"id": f"p{i}", "question": f"What is {i} plus {i + 1}?" + " Think." * (i % 4),
-             "solution": f" {i} plus {i + 1} is {2 * i + 1}. #### {2 * i + 1}", "answer": str(2 * i + 1)}
-            for i in range(7)]
+    rows = [
+        {
+            "id": f"p{i}",
+            "question": f"What is {i} plus {i + 1}?" + " Think." * (i % 4),
+            "solution": f" {i} plus {i + 1} is {2 * i + 1}. #### {2 * i + 1}",
+            "answer": str(2 * i + 1),
+        }
+        for i in range(7)
+    ]
     path = tmp_path / "problems.jsonl"
     pd.DataFrame(rows).to_json(path, orient="records", lines=True)
     return path
@@ -91,6 +115,7 @@ def test_scoring_resumes_and_records_failures(tiny_model, problem_file, tmp_path
     assert table["metric"].iloc[0] == "gold_nll" and table["value"].iloc[0] > 0
 
     import benchcast.collect.scoring as scoring
+
     real = scoring.score_batch
 
     def flaky(model, pairs, pad_id, device):
@@ -118,8 +143,9 @@ def test_sample_grade_passk_end_to_end(tiny_model, problem_file, tmp_path):
     assert list(again["completion"][:12]) == list(first["completion"])
     counts = to_counts(again)
     assert set(counts["n"]) == {6}
-    proc = subprocess.run([sys.executable, "-m", "benchcast", "passk", str(out), "--k", "1,2,6", "--json"],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchcast", "passk", str(out), "--k", "1,2,6", "--json"], capture_output=True, text=True
+    )
     assert proc.returncode == 0, proc.stderr
     assert {r["k"] for r in json.loads(proc.stdout)} == {1, 2, 6}
 
@@ -151,11 +177,45 @@ def test_ray_local_matches_local_loop(tiny_model, problem_file):
 
 def test_cli_score_gold_and_bad_input(tiny_model, problem_file, tmp_path):
     out = tmp_path / "gold.csv"
-    proc = subprocess.run([sys.executable, "-m", "benchcast", "score-gold", "--model", tiny_model, "--problems",
-                           str(problem_file), "--template", "gsm8k", "--out", str(out), "--params", "1e6",
-                           "--tokens", "2e7", "--json"], capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchcast",
+            "score-gold",
+            "--model",
+            tiny_model,
+            "--problems",
+            str(problem_file),
+            "--template",
+            "gsm8k",
+            "--out",
+            str(out),
+            "--params",
+            "1e6",
+            "--tokens",
+            "2e7",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["rows"] == 7 and out.exists()
-    proc = subprocess.run([sys.executable, "-m", "benchcast", "score-gold", "--model", tiny_model, "--problems",
-                           str(tmp_path / "missing.jsonl"), "--out", str(out)], capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchcast",
+            "score-gold",
+            "--model",
+            tiny_model,
+            "--problems",
+            str(tmp_path / "missing.jsonl"),
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr

@@ -28,21 +28,32 @@ def _checkpoints(models: list[str], runs: Path | None, params: float | None, tok
     missing = [m for m in models if m not in by_model]
     if missing:
         raise BenchcastError(f"{runs}: no entry for model(s) {missing} (match on 'model' or 'run').")
-    return [{"model": m, "run": by_model[m]["run"], "params": by_model[m].get("params"),
-             "tokens": by_model[m].get("tokens")} for m in models]
+    return [
+        {
+            "model": m,
+            "run": by_model[m]["run"],
+            "params": by_model[m].get("params"),
+            "tokens": by_model[m].get("tokens"),
+        }
+        for m in models
+    ]
 
 
 @app.command("score-gold")
 @user_errors
 def score_gold_command(
-    model: Models, problems: Problems, out: Out,
+    model: Models,
+    problems: Problems,
+    out: Out,
     backend: Annotated[str, typer.Option(help="transformers or vllm.")] = "transformers",
     batch_size: Annotated[int, typer.Option(help="Problems per forward pass (halved on OOM).")] = 8,
     dtype: Annotated[str, typer.Option(help="auto (bf16 on GPU, fp32 on CPU), float32, bfloat16, float16.")] = "auto",
     benchmark: Annotated[str, typer.Option("--benchmark", "-b", help="Benchmark name for the rows.")] = "problems",
-    template: Template = None, split: Annotated[str, typer.Option(help="HF dataset split.")] = "test",
+    template: Template = None,
+    split: Annotated[str, typer.Option(help="HF dataset split.")] = "test",
     limit: Annotated[int | None, typer.Option(help="Score only the first N problems.")] = None,
-    runs: Runs = None, params: Annotated[float | None, typer.Option(help="N of a single model.")] = None,
+    runs: Runs = None,
+    params: Annotated[float | None, typer.Option(help="N of a single model.")] = None,
     tokens: Annotated[float | None, typer.Option(help="D of a single model.")] = None,
     ray: Annotated[str | None, typer.Option("--ray", help="Ray address, 'auto', or 'local'.")] = None,
     shards: Annotated[int, typer.Option(help="Problem shards per checkpoint (Ray tasks).")] = 1,
@@ -54,22 +65,39 @@ def score_gold_command(
     from .collect.scoring import gold_table
 
     table = load_problems(problems, split=split, template=template, limit=limit)
-    scores = distributed.run("score", _checkpoints(model, runs, params, tokens), table, out=out, ray_address=ray,
-                             shards=shards, backend=backend, batch_size=batch_size, dtype=dtype, benchmark=benchmark)
+    scores = distributed.run(
+        "score",
+        _checkpoints(model, runs, params, tokens),
+        table,
+        out=out,
+        ray_address=ray,
+        shards=shards,
+        backend=backend,
+        batch_size=batch_size,
+        dtype=dtype,
+        benchmark=benchmark,
+    )
     summary = gold_table(scores)
     failed = int(scores["error"].notna().sum())
     if json:
         emit_json({"out": str(out), "rows": len(scores), "failed": failed, "covariate": summary.to_dict("records")})
         return
     rows = [[r.run, r.benchmark, r.value] for r in summary.itertuples()]
-    console.print(rich_table(f"gold NLL per run ({len(scores)} problem rows, {failed} failed) -> {out}",
-                             ["run", "benchmark", "G = mean -log GoldProb"], rows))
+    console.print(
+        rich_table(
+            f"gold NLL per run ({len(scores)} problem rows, {failed} failed) -> {out}",
+            ["run", "benchmark", "G = mean -log GoldProb"],
+            rows,
+        )
+    )
 
 
 @app.command("sample")
 @user_errors
 def sample_command(
-    model: Models, problems: Problems, out: Out,
+    model: Models,
+    problems: Problems,
+    out: Out,
     n: Annotated[int, typer.Option("--n", help="Samples per problem.")] = 100,
     temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 1.0,
     max_new_tokens: Annotated[int, typer.Option(help="Generation length limit.")] = 512,
@@ -77,9 +105,11 @@ def sample_command(
     dtype: Annotated[str, typer.Option(help="auto, float32, bfloat16, float16.")] = "auto",
     seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
     benchmark: Annotated[str, typer.Option("--benchmark", "-b", help="Benchmark name for the rows.")] = "problems",
-    template: Template = None, split: Annotated[str, typer.Option(help="HF dataset split.")] = "test",
+    template: Template = None,
+    split: Annotated[str, typer.Option(help="HF dataset split.")] = "test",
     limit: Annotated[int | None, typer.Option(help="Sample only the first N problems.")] = None,
-    runs: Runs = None, params: Annotated[float | None, typer.Option(help="N of a single model.")] = None,
+    runs: Runs = None,
+    params: Annotated[float | None, typer.Option(help="N of a single model.")] = None,
     tokens: Annotated[float | None, typer.Option(help="D of a single model.")] = None,
     ray: Annotated[str | None, typer.Option("--ray", help="Ray address, 'auto', or 'local'.")] = None,
     shards: Annotated[int, typer.Option(help="Problem shards per checkpoint (Ray tasks).")] = 1,
@@ -91,16 +121,42 @@ def sample_command(
     from .collect.sampling import to_counts
 
     table = load_problems(problems, split=split, template=template, limit=limit)
-    samples = distributed.run("sample", _checkpoints(model, runs, params, tokens), table, out=out, ray_address=ray,
-                              shards=shards, n=n, temperature=temperature, max_new_tokens=max_new_tokens,
-                              backend=backend, dtype=dtype, seed=seed, benchmark=benchmark)
+    samples = distributed.run(
+        "sample",
+        _checkpoints(model, runs, params, tokens),
+        table,
+        out=out,
+        ray_address=ray,
+        shards=shards,
+        n=n,
+        temperature=temperature,
+        max_new_tokens=max_new_tokens,
+        backend=backend,
+        dtype=dtype,
+        seed=seed,
+        benchmark=benchmark,
+    )
     counts = to_counts(samples)
-    summary = counts.groupby(["run", "benchmark"]).agg(problems=("n", "size"), samples=("n", "sum"),
-                                                       correct=("c", "sum")).reset_index()
+    summary = (
+        counts.groupby(["run", "benchmark"])
+        .agg(problems=("n", "size"), samples=("n", "sum"), correct=("c", "sum"))
+        .reset_index()
+    )
     if json:
-        emit_json({"out": str(out), "rows": len(samples), "failed": int(samples["error"].notna().sum()),
-                   "summary": summary.to_dict("records")})
+        emit_json(
+            {
+                "out": str(out),
+                "rows": len(samples),
+                "failed": int(samples["error"].notna().sum()),
+                "summary": summary.to_dict("records"),
+            }
+        )
         return
     rows = [[r.run, r.benchmark, r.problems, r.samples, r.correct] for r in summary.itertuples()]
-    console.print(rich_table(f"graded samples -> {out} (next: benchcast passk {out})",
-                             ["run", "benchmark", "problems", "samples", "correct"], rows))
+    console.print(
+        rich_table(
+            f"graded samples -> {out} (next: benchcast passk {out})",
+            ["run", "benchmark", "problems", "samples", "correct"],
+            rows,
+        )
+    )

@@ -36,24 +36,25 @@ ALIASES = {
 APPLE_COLUMNS = {"tokens", "benchmark", "metric_type", "score", "tpr"}
 
 
-def _read_frame(path: Path) -> pd.DataFrame:
+def read_frame(path: Path, what: str = "a table") -> pd.DataFrame:
+    """Any CSV, Parquet or JSON-lines file as a DataFrame; errors name the file."""
     if not path.exists():
         raise DataError(f"{path}: no such file.")
     suffix = path.suffix.lower()
     try:
         if suffix in (".parquet", ".pq"):
             return pd.read_parquet(path)
-        if suffix in (".jsonl", ".ndjson"):
+        if suffix in (".jsonl", ".ndjson", ".json"):
             return pd.read_json(path, lines=True)
         return pd.read_csv(path)
     except (ValueError, OSError, UnicodeDecodeError) as exc:
-        raise DataError(f"{path}: could not be read as a table ({exc}).") from exc
+        raise DataError(f"{path}: could not be read as {what} ({exc}).") from exc
 
 
 def read_tidy(path: str | Path, columns: dict[str, str] | None = None) -> pd.DataFrame:
     """A tidy table with one row per (run, benchmark, metric[, k]); ``columns`` renames."""
     path = Path(path)
-    frame = _read_frame(path)
+    frame = read_frame(path)
     rename = {c: ALIASES[c] for c in frame.columns if c in ALIASES and ALIASES[c] not in frame.columns}
     rename.update(columns or {})
     unknown = [c for c in (columns or {}) if c not in frame.columns]
@@ -92,7 +93,7 @@ def read_apple(path: str | Path) -> pd.DataFrame:
     ``pass@k`` with ``k = K``; params = tokens / tpr and flops = 6 N D where absent.
     """
     path = Path(path)
-    frame = _read_frame(path)
+    frame = read_frame(path)
     missing = APPLE_COLUMNS - set(frame.columns)
     if missing:
         raise DataError(
@@ -138,7 +139,7 @@ def _read_metadata(path: Path) -> pd.DataFrame:
             raise DataError(f"{path}: expected a list of runs (each with run, params, tokens).")
         meta = pd.DataFrame(raw)
     else:
-        meta = _read_frame(path)
+        meta = read_frame(path)
     meta = meta.rename(columns={c: ALIASES.get(c, c) for c in meta.columns})
     if "run" not in meta.columns:
         raise DataError(f"{path}: run metadata needs a 'run' column.")
@@ -239,7 +240,7 @@ def detect_format(path: Path) -> str:
     if path.is_dir() or path.suffix.lower() == ".json":
         return "lm-eval"
     header = (
-        set(_read_frame(path).columns)
+        set(read_frame(path).columns)
         if path.suffix.lower() in (".parquet", ".pq")
         else set(pd.read_csv(path, nrows=0).columns)
         if path.exists()

@@ -17,23 +17,10 @@ import numpy as np
 import pandas as pd
 
 from .errors import DataError
+from .readers import read_frame
 
 COUNT_COLUMNS = ["run", "benchmark", "problem_id", "n", "c"]
 CORRECTNESS_FIELDS = ("correct", "is_correct", "exact_match", "acc", "pass@1", "pass_at_1", "score")
-
-
-def _read(path: Path) -> pd.DataFrame:
-    if not path.exists():
-        raise DataError(f"{path}: no such file.")
-    suffix = path.suffix.lower()
-    try:
-        if suffix in (".parquet", ".pq"):
-            return pd.read_parquet(path)
-        if suffix in (".jsonl", ".ndjson", ".json"):
-            return pd.read_json(path, lines=True)
-        return pd.read_csv(path)
-    except ValueError as exc:
-        raise DataError(f"{path}: could not be read ({exc}).") from exc
 
 
 def _as_bool(values: pd.Series, path: Path) -> np.ndarray:
@@ -99,7 +86,7 @@ def read_counts(path: str | Path, *, benchmark: str | None = None, run: str | No
             raise DataError(f"{path}, line 1: not valid JSON ({exc}).") from exc
         if "doc_id" in head and ("resps" in head or "filtered_resps" in head):
             return _lm_eval_counts(path, benchmark, run)
-    frame = _read(path)
+    frame = read_frame(path, "sample outcomes")
     if "problem_id" not in frame.columns:
         raise DataError(f"{path}: missing column 'problem_id' (found {', '.join(map(str, frame.columns))}).")
     frame["run"] = frame["run"].astype(str) if "run" in frame.columns else (run or "run")

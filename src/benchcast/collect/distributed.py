@@ -21,14 +21,23 @@ def _work(kind: str, checkpoint: dict, problems: pd.DataFrame, options: dict) ->
     model_id = checkpoint["model"]
     run = checkpoint.get("run")
     if kind == "score":
-        return score_gold(model_id, problems, run=run, params=checkpoint.get("params"),
-                          tokens=checkpoint.get("tokens"), **options)
+        return score_gold(
+            model_id, problems, run=run, params=checkpoint.get("params"), tokens=checkpoint.get("tokens"), **options
+        )
     frame = sample(model_id, problems, run=run, **options)
     return frame.assign(params=checkpoint.get("params"), tokens=checkpoint.get("tokens"))
 
 
-def run(kind: str, checkpoints: list[dict], problems: pd.DataFrame, *, out: str | Path | None = None,
-        ray_address: str | None = None, shards: int = 1, **options) -> pd.DataFrame:
+def run(
+    kind: str,
+    checkpoints: list[dict],
+    problems: pd.DataFrame,
+    *,
+    out: str | Path | None = None,
+    ray_address: str | None = None,
+    shards: int = 1,
+    **options,
+) -> pd.DataFrame:
     """Score (``kind='score'``) or sample (``kind='sample'``) every checkpoint on every problem."""
     key = SCORE_KEY if kind == "score" else SAMPLE_KEY
     previous = store.read_existing(Path(out) if out else None, key)
@@ -39,8 +48,9 @@ def run(kind: str, checkpoints: list[dict], problems: pd.DataFrame, *, out: str 
             todo = problems[[(checkpoint["model"], str(p)) not in done for p in problems["id"]]]
         else:
             n = options.get("n", 100)
-            todo = problems[[any((checkpoint["model"], str(p), str(i)) not in done for i in range(n))
-                             for p in problems["id"]]]
+            todo = problems[
+                [any((checkpoint["model"], str(p), str(i)) not in done for i in range(n)) for p in problems["id"]]
+            ]
         for part in np.array_split(np.arange(len(todo)), max(1, min(shards, len(todo)))):
             if len(part):
                 jobs.append((checkpoint, todo.iloc[part]))

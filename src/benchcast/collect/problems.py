@@ -7,6 +7,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import DataError, did_you_mean
+from ..readers import read_frame
 
 # Built-in few-shot-free templates: {question} is the problem text; the gold solution follows.
 TEMPLATES = {
@@ -14,24 +15,19 @@ TEMPLATES = {
     "gsm8k": "Question: {question}\nAnswer:",
     "math": "Problem:\n{question}\n\nSolution:",
 }
-ALIASES = {"problem": "question", "input": "question", "reference": "solution", "target": "answer",
-           "task_id": "id", "idx": "id"}
+ALIASES = {
+    "problem": "question",
+    "input": "question",
+    "reference": "solution",
+    "target": "answer",
+    "task_id": "id",
+    "idx": "id",
+}
 
 
-def _read(path: Path) -> pd.DataFrame:
-    suffix = path.suffix.lower()
-    try:
-        if suffix in (".jsonl", ".ndjson", ".json"):
-            return pd.read_json(path, lines=suffix != ".json")
-        if suffix in (".parquet", ".pq"):
-            return pd.read_parquet(path)
-        return pd.read_csv(path)
-    except ValueError as exc:
-        raise DataError(f"{path}: could not be read as a problem set ({exc}).") from exc
-
-
-def load_problems(source: str | Path, *, split: str = "test", template: str | None = None,
-                  fewshot: str = "", limit: int | None = None) -> pd.DataFrame:
+def load_problems(
+    source: str | Path, *, split: str = "test", template: str | None = None, fewshot: str = "", limit: int | None = None
+) -> pd.DataFrame:
     """Problems with ``id``, ``prompt``, ``solution`` (gold reference) and ``answer``.
 
     ``source`` is a file, or a Hugging Face dataset name (``name`` or ``name:config``) read with
@@ -40,13 +36,15 @@ def load_problems(source: str | Path, *, split: str = "test", template: str | No
     """
     path = Path(source)
     if path.exists():
-        frame = _read(path)
+        frame = read_frame(path, "a problem set")
     else:
         try:
             import datasets
         except ImportError:
-            raise DataError(f"{source}: no such file (and the `datasets` package is not installed to read it "
-                            "as a Hugging Face dataset).") from None
+            raise DataError(
+                f"{source}: no such file (and the `datasets` package is not installed to read it "
+                "as a Hugging Face dataset)."
+            ) from None
         name, _, config = str(source).partition(":")
         try:
             frame = datasets.load_dataset(name, config or None, split=split).to_pandas()
@@ -57,11 +55,15 @@ def load_problems(source: str | Path, *, split: str = "test", template: str | No
         frame["id"] = [str(i) for i in range(len(frame))]
     frame["id"] = frame["id"].astype(str)
     if frame["id"].duplicated().any():
-        raise DataError(f"{source}: problem ids must be unique; {frame['id'][frame['id'].duplicated()].iloc[0]!r} repeats.")
+        raise DataError(
+            f"{source}: problem ids must be unique; {frame['id'][frame['id'].duplicated()].iloc[0]!r} repeats."
+        )
     if "prompt" not in frame.columns:
         if "question" not in frame.columns:
-            raise DataError(f"{source}: need a 'prompt' column, or 'question' and a template "
-                            f"(found {', '.join(map(str, frame.columns))}).")
+            raise DataError(
+                f"{source}: need a 'prompt' column, or 'question' and a template "
+                f"(found {', '.join(map(str, frame.columns))})."
+            )
         fmt = TEMPLATES.get(template or "plain", template or "")
         if template and template not in TEMPLATES and "{question}" not in template:
             raise DataError(f"unknown template {template!r}." + did_you_mean(template, TEMPLATES))

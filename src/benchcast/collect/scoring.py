@@ -101,17 +101,27 @@ def _score_vllm(model_id, problems, dtype, progress):
         context, continuation = pairs[pid]
         seq = context + continuation
         try:  # prompt_logprobs[t] maps token ids to Logprob objects; entry 0 is None
-            results[pid] = float(sum(output.prompt_logprobs[t][seq[t]].logprob
-                                     for t in range(len(context), len(seq))))
+            results[pid] = float(sum(output.prompt_logprobs[t][seq[t]].logprob for t in range(len(context), len(seq))))
         except (KeyError, TypeError, IndexError) as exc:
             errors[pid] = f"vllm prompt logprobs: {exc}"
     return results, {p: len(pairs[p][1]) for p in ids}, errors
 
 
-def score_gold(model_id: str, problems: pd.DataFrame, *, backend: str = "transformers", batch_size: int = 8,
-               dtype: str = "auto", device: str | None = None, benchmark: str = "problems", run: str | None = None,
-               params: float | None = None, tokens: float | None = None, out: str | Path | None = None,
-               progress: bool | None = None) -> pd.DataFrame:
+def score_gold(
+    model_id: str,
+    problems: pd.DataFrame,
+    *,
+    backend: str = "transformers",
+    batch_size: int = 8,
+    dtype: str = "auto",
+    device: str | None = None,
+    benchmark: str = "problems",
+    run: str | None = None,
+    params: float | None = None,
+    tokens: float | None = None,
+    out: str | Path | None = None,
+    progress: bool | None = None,
+) -> pd.DataFrame:
     """One row per problem: gold log-probability, solution tokens, NLL (SPEC §1.3 rows).
 
     With ``out`` an existing file is resumed: problems already scored for this model are skipped,
@@ -131,10 +141,21 @@ def score_gold(model_id: str, problems: pd.DataFrame, *, backend: str = "transfo
         for pid in todo["id"]:
             logprob = results.get(pid, np.nan)
             count = n_tokens.get(pid, 0)
-            rows.append({"model": model_id, "run": run or model_id, "benchmark": benchmark, "problem_id": str(pid),
-                         "gold_logprob": logprob, "n_solution_tokens": count, "gold_nll": -logprob,
-                         "gold_nll_per_token": -logprob / count if count else np.nan,
-                         "params": params, "tokens": tokens, "error": errors.get(pid)})
+            rows.append(
+                {
+                    "model": model_id,
+                    "run": run or model_id,
+                    "benchmark": benchmark,
+                    "problem_id": str(pid),
+                    "gold_logprob": logprob,
+                    "n_solution_tokens": count,
+                    "gold_nll": -logprob,
+                    "gold_nll_per_token": -logprob / count if count else np.nan,
+                    "params": params,
+                    "tokens": tokens,
+                    "error": errors.get(pid),
+                }
+            )
         new = pd.DataFrame(rows)
     else:
         new = pd.DataFrame(columns=previous.columns)
