@@ -291,7 +291,7 @@ def reproduce_krajewski2025(
             for (law, bench), g in sweep.groupby(["law", "benchmark"], sort=False)
         ]
     )
-    tables["failures"] = pd.DataFrame({"failure": failures})
+    tables["skipped"] = pd.DataFrame({"skipped": failures})  # e.g. sweep thresholds with no held-out runs
     result = Reproduction(tables, critical, done, time.perf_counter() - start, benchmarks)
     if out_dir is not None:
         write_outputs(result, Path(out_dir))
