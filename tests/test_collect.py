@@ -11,6 +11,7 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 tokenizers = pytest.importorskip("tokenizers")
+torch.set_num_threads(1)  # two xdist workers on two cores: intra-op threads would only oversubscribe
 
 from benchcast.collect import distributed  # noqa: E402
 from benchcast.collect.grading import extract_answer, grade  # noqa: E402

@@ -16,6 +16,16 @@ Problems = Annotated[str, typer.Option("--problems", help="Problem file (JSONL/C
 Out = Annotated[Path, typer.Option("--out", "-o", help="Output table (.parquet or .csv); resumed if it exists.")]
 Runs = Annotated[Path | None, typer.Option("--runs", help="YAML/CSV mapping each model to run, params, tokens.")]
 Template = Annotated[str | None, typer.Option(help="Prompt template: plain, gsm8k, math or a format string.")]
+Backend = Annotated[str, typer.Option(help="transformers or vllm.")]
+Dtype = Annotated[str, typer.Option(help="auto (bf16 on GPU, fp32 on CPU), float32, bfloat16, float16.")]
+Bench = Annotated[str, typer.Option("--benchmark", "-b", help="Benchmark name for the rows.")]
+Split = Annotated[str, typer.Option(help="HF dataset split.")]
+Limit = Annotated[int | None, typer.Option(help="Only the first N problems.")]
+Params = Annotated[float | None, typer.Option(help="N of a single model.")]
+Tokens = Annotated[float | None, typer.Option(help="D of a single model.")]
+Ray = Annotated[str | None, typer.Option("--ray", help="Ray address, 'auto', or 'local'.")]
+Shards = Annotated[int, typer.Option(help="Problem shards per checkpoint (Ray tasks).")]
+Json = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 
 
 def _checkpoints(models: list[str], runs: Path | None, params: float | None, tokens: float | None) -> list[dict]:
@@ -45,19 +55,19 @@ def score_gold_command(
     model: Models,
     problems: Problems,
     out: Out,
-    backend: Annotated[str, typer.Option(help="transformers or vllm.")] = "transformers",
+    backend: Backend = "transformers",
     batch_size: Annotated[int, typer.Option(help="Problems per forward pass (halved on OOM).")] = 8,
-    dtype: Annotated[str, typer.Option(help="auto (bf16 on GPU, fp32 on CPU), float32, bfloat16, float16.")] = "auto",
-    benchmark: Annotated[str, typer.Option("--benchmark", "-b", help="Benchmark name for the rows.")] = "problems",
+    dtype: Dtype = "auto",
+    benchmark: Bench = "problems",
     template: Template = None,
-    split: Annotated[str, typer.Option(help="HF dataset split.")] = "test",
-    limit: Annotated[int | None, typer.Option(help="Score only the first N problems.")] = None,
+    split: Split = "test",
+    limit: Limit = None,
     runs: Runs = None,
-    params: Annotated[float | None, typer.Option(help="N of a single model.")] = None,
-    tokens: Annotated[float | None, typer.Option(help="D of a single model.")] = None,
-    ray: Annotated[str | None, typer.Option("--ray", help="Ray address, 'auto', or 'local'.")] = None,
-    shards: Annotated[int, typer.Option(help="Problem shards per checkpoint (Ray tasks).")] = 1,
-    json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")] = False,
+    params: Params = None,
+    tokens: Tokens = None,
+    ray: Ray = None,
+    shards: Shards = 1,
+    json: Json = False,
 ) -> None:
     """log p(gold solution | prompt) per problem and checkpoint (SPEC §1.3 rows)."""
     from .collect import distributed
@@ -101,19 +111,19 @@ def sample_command(
     n: Annotated[int, typer.Option("--n", help="Samples per problem.")] = 100,
     temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 1.0,
     max_new_tokens: Annotated[int, typer.Option(help="Generation length limit.")] = 512,
-    backend: Annotated[str, typer.Option(help="transformers or vllm.")] = "transformers",
-    dtype: Annotated[str, typer.Option(help="auto, float32, bfloat16, float16.")] = "auto",
+    backend: Backend = "transformers",
+    dtype: Dtype = "auto",
     seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
-    benchmark: Annotated[str, typer.Option("--benchmark", "-b", help="Benchmark name for the rows.")] = "problems",
+    benchmark: Bench = "problems",
     template: Template = None,
-    split: Annotated[str, typer.Option(help="HF dataset split.")] = "test",
-    limit: Annotated[int | None, typer.Option(help="Sample only the first N problems.")] = None,
+    split: Split = "test",
+    limit: Limit = None,
     runs: Runs = None,
-    params: Annotated[float | None, typer.Option(help="N of a single model.")] = None,
-    tokens: Annotated[float | None, typer.Option(help="D of a single model.")] = None,
-    ray: Annotated[str | None, typer.Option("--ray", help="Ray address, 'auto', or 'local'.")] = None,
-    shards: Annotated[int, typer.Option(help="Problem shards per checkpoint (Ray tasks).")] = 1,
-    json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")] = False,
+    params: Params = None,
+    tokens: Tokens = None,
+    ray: Ray = None,
+    shards: Shards = 1,
+    json: Json = False,
 ) -> None:
     """Draw n samples per problem, grade the final answers, write per-sample rows for `passk`."""
     from .collect import distributed

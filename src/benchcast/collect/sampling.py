@@ -119,33 +119,24 @@ def sample(
             gold = str(by_id.loc[pid, "answer"])
             texts = completions.get(pid, [None] * len(indices))
             for index, text in zip(indices, texts, strict=True):
-                if text is None:
-                    rows.append(
-                        {
-                            "model": model_id,
-                            "run": run or model_id,
-                            "benchmark": benchmark,
-                            "problem_id": pid,
-                            "sample_id": str(index),
-                            "completion": None,
-                            "extracted": None,
-                            "correct": None,
-                            "error": errors.get(pid, "no completion"),
-                        }
-                    )
+                base = {
+                    "model": model_id,
+                    "run": run or model_id,
+                    "benchmark": benchmark,
+                    "problem_id": pid,
+                    "sample_id": str(index),
+                    "completion": text,
+                }
+                if text is None:  # generation failed: recorded, not dropped
+                    rows.append({**base, "extracted": None, "correct": None, "error": errors.get(pid, "no completion")})
                     continue
                 extracted = extract_answer(text)
                 rows.append(
                     {
-                        "model": model_id,
-                        "run": run or model_id,
-                        "benchmark": benchmark,
-                        "problem_id": pid,
-                        "sample_id": str(index),
-                        "completion": text,
+                        **base,
                         "extracted": extracted,
-                        "correct": grade(extracted, gold, use_math_verify=use_math_verify),
                         "error": None,
+                        "correct": grade(extracted, gold, use_math_verify=use_math_verify),
                     }
                 )
     new = pd.DataFrame(rows, columns=[*KEY, "run", "benchmark", "completion", "extracted", "correct", "error"])
