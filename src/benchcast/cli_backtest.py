@@ -204,8 +204,10 @@ def cutoff_command(
     out: Out = None,
     json: Json = False,
 ) -> None:
-    """Cutoff backtest: fit below a moving cutoff, predict the most expensive runs; error and
-    every parameter versus orders of magnitude of extrapolation."""
+    """Cutoff backtest: error and every parameter versus orders of magnitude of extrapolation.
+
+    Fits below a moving cutoff and predicts the most expensive runs.
+    """
     from .plots import plot_cutoff
 
     table = read(data, format, metadata)

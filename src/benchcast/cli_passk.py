@@ -122,8 +122,10 @@ def optimal_command(
     params: Annotated[float | None, typer.Option("--params", "-N", help="A planned model size N to assess.")] = None,
     json: Json = False,
 ) -> None:
-    """Compute-optimal N*, D* for a budget, the envelope (C0_eff, alpha_eff), and the penalty and
-    effective compute of a planned N."""
+    """Compute-optimal N*, D* for a budget, and the penalty of a planned N.
+
+    Also reports the envelope (C0_eff, alpha_eff) and the effective compute of the planned run.
+    """
     from .planning import Envelope
 
     plan = Envelope.from_fit(FitResult.load(fit_file)).plan(flops, params)
