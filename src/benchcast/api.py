@@ -141,8 +141,7 @@ def fit_rows(
         for r, why in zip(rows.itertuples(), reasons, strict=True)
         if why
     ]
-    fixed_free = law.n_params - (2 if law.fit_covariates else 0)
-    if len(used) <= fixed_free:
+    if len(used) <= law.n_params - law.n_presolved:
         raise InsufficientDataError(
             f"law {law.name!r} has {law.n_params} parameters but only {len(used)} usable points "
             f"for {settings['benchmark']} ({len(dropped)} dropped); a fit needs more points than "

@@ -82,16 +82,20 @@ class Backtest:
         }
 
 
-def predict_rows(result: FitResult, rows: pd.DataFrame) -> np.ndarray:
-    """Predictions for design rows (their covariates), nan where a covariate is unusable."""
+def _covariates(result: FitResult, rows: pd.DataFrame) -> tuple[np.ndarray, dict]:
+    """Rows whose covariates are usable (finite, positive), and those covariates as predict() kwargs."""
     law = get_law(result.law)
-    out = np.full(len(rows), np.nan)
     values = {c: rows[c].to_numpy(float) for c in law.covariates}
     ok = np.all([np.isfinite(v) & (v > 0) for v in values.values()], axis=0)
+    kwargs = {c: v[ok] for c, v in values.items() if not (law.per_k and c == "k")}
+    return ok, kwargs
+
+
+def predict_rows(result: FitResult, rows: pd.DataFrame) -> np.ndarray:
+    """Predictions for design rows (their covariates), nan where a covariate is unusable."""
+    out = np.full(len(rows), np.nan)
+    ok, kwargs = _covariates(result, rows)
     if ok.any():
-        kwargs = {c: v[ok] for c, v in values.items()}
-        if law.per_k:
-            kwargs.pop("k", None)
         out[ok] = result.predict(**kwargs)
     return out
 
@@ -166,14 +170,6 @@ def backtest(
     if n_boot:
         add_intervals(bt, rows, n_boot, seed=seed, n_jobs=n_jobs)
     return bt
-
-
-def _covariates(result: FitResult, rows: pd.DataFrame) -> tuple[np.ndarray, dict]:
-    law = get_law(result.law)
-    values = {c: rows[c].to_numpy(float) for c in law.covariates}
-    ok = np.all([np.isfinite(v) & (v > 0) for v in values.values()], axis=0)
-    kwargs = {c: v[ok] for c, v in values.items() if not (law.per_k and c == "k")}
-    return ok, kwargs
 
 
 def add_intervals(

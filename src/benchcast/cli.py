@@ -152,10 +152,6 @@ def fit_command(
         console.print(f"saved fit to {out}")
 
 
-def load_fit(path: Path) -> FitResult:
-    return FitResult.load(path)
-
-
 @app.command("predict")
 @user_errors
 def predict_command(
@@ -168,7 +164,7 @@ def predict_command(
     json: Json = False,
 ) -> None:
     """Predict the score of a fitted law at a compute (or N and D) and k."""
-    result = load_fit(fit_file)
+    result = FitResult.load(fit_file)
     if not flops and params is None and tokens is None and gold is None:
         raise BenchcastError("give --flops C, or --params N and --tokens D (or --gold G for the gold law).")
     flops_array = np.asarray(flops, float) if flops else None

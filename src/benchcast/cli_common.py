@@ -6,7 +6,6 @@ import functools
 import json
 import math
 import os
-import sys
 import warnings
 from collections.abc import Callable
 
@@ -93,7 +92,3 @@ def parse_ks(text: str | None) -> list[int] | None:
     if not ks or min(ks) < 1:
         raise BenchcastError(f"--k/--ks must hold integers >= 1, got {text!r}.")
     return ks
-
-
-def is_tty() -> bool:
-    return sys.stderr.isatty()

@@ -24,7 +24,7 @@ import pandas as pd
 
 from .api import fit_rows
 from .errors import BenchcastError
-from .laws import get_law, to_score
+from .laws import get_law, to_score, to_target
 from .parallel import parallel_map
 from .result import FitResult
 
@@ -82,8 +82,6 @@ class Bootstrap:
         law = get_law(self.result.law)
         points = self.result.points
         q_rand = self.result.settings["q_rand"]
-        from .laws import to_target
-
         fitted_target = to_target(law.target, points["fitted"].to_numpy(float), q_rand)
         observed_target = to_target(law.target, points["value"].to_numpy(float), q_rand)
         residuals = (observed_target - fitted_target)[np.isfinite(observed_target - fitted_target)]

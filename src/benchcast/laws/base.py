@@ -98,6 +98,7 @@ class Law:
     multimodal: bool = False
     n_screen: int = 0  # quasi-random screening points for the global search
     n_polish: int | None = 8  # starts refined with L-BFGS-B (None: all)
+    n_presolved: int = 0  # parameters fixed by presolve() from other data (not by the scores)
     parameters: tuple[Parameter, ...] = ()
 
     @property

@@ -188,6 +188,7 @@ class _TwoStage(Law):
     target = "score"
     loss = "lsq"
     uses_margin = False
+    n_presolved = 2  # stage 1 is fitted on the proxy, not on the scores
     stage1 = (
         Parameter("C_L", 1e-300, HUGE, 1e10, log=True, description="stage 1: loss scale (FLOPs)"),
         Parameter("alpha_L", -10.0, 10.0, -0.05, description="stage 1: loss exponent"),
