@@ -20,8 +20,8 @@ import numpy as np
 from scipy.optimize import basinhopping
 
 import benchcast as bc
-from benchcast.api import FitSpec, design
-from benchcast.fitting import Problem, minimize_law
+from benchcast.fitting.api import FitSpec, design
+from benchcast.fitting.engine import Problem, minimize_law
 from benchcast.laws import get_law
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared/data/apple-downstream/metrics_dclm_data_mixture.subset.csv"

@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 
 import benchcast as bc
-from benchcast.backtest import backtest, critical_threshold, cutoff_backtest, settling, split, sweep
-from benchcast.metrics import coverage, mae, mre, r2, rmse
+from benchcast.evaluation.backtest import backtest, critical_threshold, cutoff_backtest, settling, split, sweep
+from benchcast.evaluation.metrics import coverage, mae, mre, r2, rmse
 
 
 def test_metrics_hand_computed():
@@ -102,7 +102,7 @@ def test_settling_hand_case():
 
 
 def test_reduced_reproduction(apple, tmp_path):
-    from benchcast.reproduce import reproduce_krajewski2025
+    from benchcast.evaluation.reproduce import reproduce_krajewski2025
 
     result = reproduce_krajewski2025(
         apple,

@@ -8,11 +8,11 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from benchcast.forecasting.forecast.intervals import bootstrap
 
 import benchcast as bc
-from benchcast.forecasting import forecast, plan
-from benchcast.recommend import recommend
-from benchcast.uncertainty import bootstrap
+from benchcast.forecasting.forecast import forecast, plan
+from benchcast.forecasting.selection import recommend
 
 THETA = np.array([5000.0, 0.19])  # power law, -log Q' = A C^-alpha
 Q_RAND = 0.25
@@ -90,7 +90,7 @@ def test_plan_inverts_forecast(apple, law, bench, metric, k, kwargs):
         params = np.sqrt(needed / (6 * 20.0))
         score = result.predict(params=params, tokens=20.0 * params)
     elif law == "params_tokens":
-        from benchcast.planning import Envelope
+        from benchcast.generative.envelope import Envelope
 
         n_opt = Envelope.from_fit(result).optimal_params(needed)
         score = result.predict(params=n_opt, tokens=needed / 6 / n_opt)

@@ -10,9 +10,9 @@ from conftest import law_table
 from scipy.optimize import minimize_scalar
 
 import benchcast as bc
-from benchcast.backtest import cutoff_backtest, settling
-from benchcast.kscan import kscan
-from benchcast.planning import Envelope
+from benchcast.evaluation.backtest import cutoff_backtest, settling
+from benchcast.generative.envelope import Envelope
+from benchcast.generative.kscan import kscan
 
 
 def test_kscan_compute_on_humaneval(apple):

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from benchcast.errors import DataError
-from benchcast.passk import (
+from benchcast.generative.passk import (
     BetaPassK,
     bootstrap_pass_at_k,
     independence_bounds,
@@ -19,7 +19,7 @@ from benchcast.passk import (
     pass_at_k_per_problem,
     passk_table,
 )
-from benchcast.samples import read_counts
+from benchcast.generative.samples import read_counts
 
 
 def brute_force(n, c, k):

@@ -1,3 +1,3 @@
-from .cli import main
+from benchcast.cli import main
 
 main()

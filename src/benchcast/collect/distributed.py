@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..errors import BenchcastError
-from . import store
-from .sampling import KEY as SAMPLE_KEY
-from .sampling import sample
-from .scoring import KEY as SCORE_KEY
-from .scoring import score_gold
+from benchcast.collect import store
+from benchcast.collect.sampling import KEY as SAMPLE_KEY
+from benchcast.collect.sampling import sample
+from benchcast.collect.scoring import KEY as SCORE_KEY
+from benchcast.collect.scoring import score_gold
+from benchcast.errors import BenchcastError
 
 
 def _work(kind: str, checkpoint: dict, problems: pd.DataFrame, options: dict) -> pd.DataFrame:

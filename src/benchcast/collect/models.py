@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import BenchcastError
+from benchcast.errors import BenchcastError
 
 BACKENDS = ("transformers", "vllm")
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..errors import DataError, did_you_mean
-from ..readers import read_frame
+from benchcast.data.readers import read_frame
+from benchcast.errors import DataError, did_you_mean
 
 # Built-in few-shot-free templates: {question} is the problem text; the gold solution follows.
 TEMPLATES = {

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..progress import track
-from . import store
-from .grading import extract_answer, grade
-from .models import BACKENDS, load_transformers, load_vllm, require
+from benchcast.collect import store
+from benchcast.collect.grading import extract_answer, grade
+from benchcast.collect.models import BACKENDS, load_transformers, load_vllm, require
+from benchcast.utils.progress import track
 
 KEY = ["model", "problem_id", "sample_id"]
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..progress import track
-from . import store
-from .models import BACKENDS, load_transformers, load_vllm, require
+from benchcast.collect import store
+from benchcast.collect.models import BACKENDS, load_transformers, load_vllm, require
+from benchcast.utils.progress import track
 
 KEY = ["model", "problem_id"]
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..errors import DataError
-from ..io import atomic_write
+from benchcast.errors import DataError
+from benchcast.utils.io import atomic_write
 
 
 def read_existing(path: Path | None, key: list[str]) -> pd.DataFrame:

@@ -1,7 +1,10 @@
 """The law registry: every law of SPEC §3, looked up by name."""
 
-from . import downstream, generative  # noqa: F401  (registers the laws)
-from .base import COVARIATES, Law, Parameter, available_laws, get_law, register, to_score, to_target
+from benchcast.laws import (
+    downstream,  # noqa: F401  (registers the laws)
+    generative,  # noqa: F401  (registers the laws)
+)
+from benchcast.laws.base import COVARIATES, Law, Parameter, available_laws, get_law, register, to_score, to_target
 
 __all__ = [
     "COVARIATES",

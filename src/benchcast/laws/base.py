@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import nnls
 
-from ..errors import BenchcastError, did_you_mean
+from benchcast.errors import BenchcastError, did_you_mean
 
 # Covariates a law may need, by the names used everywhere (API, CLI, tables).
 COVARIATES = ("flops", "params", "tokens", "k", "gold", "proxy")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InsufficientDataError
-from .base import Law, Parameter, nnls_rows, register, safe_log
+from benchcast.errors import InsufficientDataError
+from benchcast.laws.base import Law, Parameter, nnls_rows, register, safe_log
 
 REF = "Krajewski et al. 2025"
 HUGE = 1e300

@@ -11,7 +11,7 @@ import itertools
 
 import numpy as np
 
-from .base import Law, Parameter, nnls_rows, register, safe_log
+from benchcast.laws.base import Law, Parameter, nnls_rows, register, safe_log
 
 REF = "Schaeffer, Levi, Miranda, Koyejo 2025"
 

@@ -1,0 +1,250 @@
+"""CLI commands for backtests: example, backtest, sweep, cutoff."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import pandas as pd
+import typer
+
+from benchcast.cli.app import app
+from benchcast.cli.common import console, emit_json, rich_table, user_errors
+from benchcast.cli.options import Benchmark, Data, Format, Json, Metadata, Metric, read
+from benchcast.errors import BenchcastError
+from benchcast.evaluation.backtest import DEFAULT_THRESHOLD, PROTOCOLS, backtest, cutoff_backtest, settling, sweep
+from benchcast.fitting.api import FitSpec
+from benchcast.laws import get_law
+from benchcast.utils.io import atomic_write_text
+
+Laws = Annotated[list[str] | None, typer.Option("--law", "-l", help="Law name; repeat to compare (default: power).")]
+Threshold = Annotated[float, typer.Option(help="Compute threshold T (FLOPs): fit C <= T, test C > T.")]
+Tpr = Annotated[float | None, typer.Option(help="Use only runs with this tokens-per-parameter ratio.")]
+MinFlops = Annotated[float | None, typer.Option(help="Fit only runs with C >= this.")]
+Out = Annotated[Path | None, typer.Option("--out", "-o", help="Folder for CSV tables and figures.")]
+Proxy = Annotated[str | None, typer.Option(help="Proxy 'benchmark:metric' for two-stage laws.")]
+Boot = Annotated[int, typer.Option("--boot", help="Bootstrap replicates for 50/90 % intervals (0: none).")]
+
+
+def write_csv(frame: pd.DataFrame, path: Path) -> Path:
+    return atomic_write_text(path, frame.to_csv(index=False))
+
+
+@app.command("example")
+@user_errors
+def example_command(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder.")] = Path("benchcast-example"),
+    law: Annotated[str, typer.Option("--law", "-l", help="Law to fit.")] = "power",
+    json: Json = False,
+) -> None:
+    """Run the main job on the bundled synthetic ladder: fit, backtest, forecast, plot."""
+    from benchcast.data.example import run_example
+
+    summary = run_example(out, law)
+    if json:
+        emit_json(summary)
+        return
+    rows = [
+        [b["benchmark"], b["metric"], b["n_train"], b["n_test"], b["train_r2"], b["test_mae"], b["test_mre"]]
+        for b in summary["benchmarks"]
+    ]
+    console.print(
+        rich_table(
+            f"Backtest of '{law}' on the bundled ladder (fit C <= {summary['threshold']:.1e})",
+            ["benchmark", "metric", "fitted", "held out", "R2 (fit)", "MAE", "MRE %"],
+            rows,
+        )
+    )
+    rows = [
+        [f["benchmark"], f["run"], f"{f['flops']:.3g}", f["true"], f["predicted"], f["truth_law"]]
+        for f in summary["forecasts"]
+    ]
+    console.print(
+        rich_table(
+            "Forecasts for the held-out runs", ["benchmark", "run", "flops", "observed", "forecast", "true law"], rows
+        )
+    )
+    console.print(f"figure: {summary['figure']}; fits: {summary['out_dir']}/fit-*.json")
+
+
+@app.command("backtest")
+@user_errors
+def backtest_command(
+    data: Data,
+    law: Laws = None,
+    benchmark: Benchmark = ...,
+    metric: Metric = None,
+    threshold: Threshold = DEFAULT_THRESHOLD,
+    tpr: Tpr = None,
+    min_flops: MinFlops = None,
+    protocol: Annotated[str, typer.Option(help=f"Split protocol: {', '.join(PROTOCOLS)}.")] = "threshold",
+    max_k: Annotated[int, typer.Option(help="passk protocol: largest k fitted.")] = 32,
+    proxy: Proxy = None,
+    boot: Boot = 1000,
+    format: Format = "auto",
+    metadata: Metadata = None,
+    out: Out = None,
+    json: Json = False,
+) -> None:
+    """Fit below a threshold (or by protocol), predict the held-out runs, report MAE/MRE/RMSE/R²."""
+    table = read(data, format, metadata)
+    law = law or ["power"]
+    results = []
+    for name in law:
+        spec = FitSpec(law=name, benchmark=benchmark, metric=metric, proxy=proxy, max_k=max_k)
+        results.append(
+            backtest(table, spec, protocol=protocol, threshold=threshold, tpr=tpr, min_flops=min_flops, n_boot=boot)
+        )
+    if out is not None:
+        from benchcast.plots.figures import curve, draw_backtest, flops_grid, panel_grid, save_figure
+
+        frames = [bt.predictions.assign(law=bt.law) for bt in results]
+        write_csv(pd.concat(frames), out / f"backtest-{benchmark}.csv")
+        fig, axes = panel_grid(1, 5.0, 3.8)
+        grid = flops_grid(results[0].predictions)
+        curves = {bt.law: c for bt in results if (c := curve(bt.fit, grid)) is not None}
+        draw_backtest(axes[0], results[0].predictions, curves, benchmark, threshold)
+        axes[0].legend(fontsize=7)
+        save_figure(fig, out / f"backtest-{benchmark}.png")
+    if json:
+        emit_json([bt.to_dict() for bt in results])
+        return
+    rows = [
+        [
+            bt.law,
+            bt.metrics["n_train"],
+            bt.metrics["n_test"],
+            bt.metrics["train_rmse"],
+            bt.metrics["train_r2"],
+            bt.metrics["test_mae"],
+            bt.metrics["test_mre"],
+            bt.metrics.get("coverage50", float("nan")),
+            bt.metrics.get("coverage90", float("nan")),
+        ]
+        for bt in results
+    ]
+    console.print(
+        rich_table(
+            f"{benchmark}: {protocol} backtest at {threshold:.3g} FLOPs",
+            ["law", "fitted", "held out", "RMSE (fit)", "R2 (fit)", "MAE", "MRE %", "cov 50", "cov 90"],
+            rows,
+        )
+    )
+    for bt in results:
+        test = bt.predictions[bt.predictions["side"] == "test"]
+        rows = [
+            [r.run, f"{r.flops:.3g}", f"{r.params:.3g}", f"{r.tokens:.3g}", int(r.k), r.true, r.predicted]
+            for r in test.itertuples()
+        ]
+        columns = ["run", "C", "N", "D", "k", "true", "predicted"]
+        console.print(rich_table(f"{bt.law}: held-out predictions", columns, rows))
+
+
+@app.command("sweep")
+@user_errors
+def sweep_command(
+    data: Data,
+    law: Laws = None,
+    benchmark: Annotated[list[str], typer.Option("--benchmark", "-b", help="Benchmark (repeatable).")] = ...,
+    metric: Metric = None,
+    tpr: Tpr = None,
+    min_flops: MinFlops = None,
+    proxy: Proxy = None,
+    boot: Boot = 100,
+    format: Format = "auto",
+    metadata: Metadata = None,
+    out: Out = None,
+    json: Json = False,
+) -> None:
+    """Threshold sweep (6e19 .. 5e22): held-out MRE per threshold and the critical threshold."""
+    table = read(data, format, metadata)
+    law = law or ["power"]
+    frames, critical = [], []
+    for bench in benchmark:
+        for name in law:
+            spec = FitSpec(law=name, benchmark=bench, metric=metric, proxy=proxy)
+            frame, t_crit = sweep(table, spec, min_flops=min_flops, tpr=tpr, n_boot=boot)
+            frames.append(frame.assign(law=name, benchmark=bench))
+            critical.append({"law": name, "benchmark": bench, "critical_threshold": t_crit})
+    frame = pd.concat(frames, ignore_index=True)
+    if out is not None:
+        from benchcast.plots.figures import plot_sweep
+
+        write_csv(frame, out / "sweep.csv")
+        plot_sweep(frame, out / "sweep.png")
+    if json:
+        emit_json({"sweep": frame.to_dict("records"), "critical": critical})
+        return
+    for c in critical:
+        t = c["critical_threshold"]
+        console.print(
+            f"{c['benchmark']} / {c['law']}: critical threshold "
+            + (f"[bold]{t:.3g}[/] FLOPs" if t else "undefined (all thresholds succeed or all fail)")
+        )
+    rows = [
+        [r.benchmark, r.law, f"{r.threshold:.3g}", getattr(r, "test_mre", float("nan")), getattr(r, "success", "")]
+        for r in frame.itertuples()
+    ]
+    console.print(rich_table("Sweep", ["benchmark", "law", "threshold", "MRE %", "success"], rows))
+
+
+@app.command("cutoff")
+@user_errors
+def cutoff_command(
+    data: Data,
+    law: Laws = None,
+    benchmark: Benchmark = ...,
+    metric: Metric = None,
+    k: Annotated[int | None, typer.Option(help="k of a pass@k metric.")] = None,
+    targets: Annotated[int, typer.Option(help="Number of most expensive runs to predict.")] = 1,
+    tpr: Tpr = None,
+    proxy: Proxy = None,
+    boot: Boot = 100,
+    format: Format = "auto",
+    metadata: Metadata = None,
+    out: Out = None,
+    json: Json = False,
+) -> None:
+    """Cutoff backtest: error and every parameter versus orders of magnitude of extrapolation.
+
+    Fits below a moving cutoff and predicts the most expensive runs.
+    """
+    from benchcast.plots.figures import plot_cutoff
+
+    table = read(data, format, metadata)
+    law = law or ["power"]
+    payload = []
+    for name in law:
+        spec = FitSpec(law=name, benchmark=benchmark, metric=metric, k=k, proxy=proxy)
+        frame = cutoff_backtest(table, spec, n_targets=targets, tpr=tpr, n_boot=boot)
+        if frame.empty:
+            raise BenchcastError(f"{benchmark}: no cutoff left enough runs to fit {name!r}.")
+        settled = settling(frame, get_law(name).param_names)
+        payload.append({"law": name, "cutoffs": frame, "settling": settled})
+        if out is not None:
+            write_csv(frame, out / f"cutoff-{name}-{benchmark}.csv")
+            plot_cutoff(
+                frame, get_law(name).param_names, f"{name} on {benchmark}", out / f"cutoff-{name}-{benchmark}.png"
+            )
+    if json:
+        emit_json([{**p, "cutoffs": p["cutoffs"].to_dict("records")} for p in payload])
+        return
+    for p in payload:
+        names = get_law(p["law"]).param_names
+        rows = [
+            [f"{r['cutoff_flops']:.3g}", r["extrapolation_decades"], r["training_decades"], r["mae"], r["mre"]]
+            + [r[n] for n in names]
+            for r in p["cutoffs"].to_dict("records")
+        ]
+        console.print(
+            rich_table(
+                f"{p['law']} on {benchmark}: cutoff backtest",
+                ["cutoff C", "extrap. dec.", "train dec.", "MAE", "MRE %", *names],
+                rows,
+            )
+        )
+        for name, s in p["settling"].items():
+            console.print(
+                f"  {name}: within 10% of the final fit from {s['training_decades']:.2f} decades of "
+                f"training compute ({s['extrapolation_decades']:.2f} decades of extrapolation)"
+            )

@@ -1,0 +1,142 @@
+"""Core commands: laws, inspect, fit, predict."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import numpy as np
+import typer
+
+from benchcast.cli.app import app
+from benchcast.cli.common import console, emit_json, rich_table, user_errors
+from benchcast.cli.options import Benchmark, Data, Format, Json, Metadata, Metric, read
+from benchcast.data.table import summary
+from benchcast.errors import BenchcastError
+from benchcast.fitting.api import fit
+from benchcast.fitting.result import FitResult
+from benchcast.laws import available_laws, get_law
+
+
+@app.command("laws")
+@user_errors
+def laws_command(json: Json = False) -> None:
+    """List every law in the registry with its formula and parameters."""
+    described = [get_law(name).describe() for name in available_laws()]
+    if json:
+        emit_json(described)
+        return
+    rows = [
+        [
+            d["name"],
+            d["formula"],
+            ", ".join(d["covariates"] + d["fit_covariates"]),
+            d["target"],
+            d["loss"],
+            d["reference"],
+        ]
+        for d in described
+    ]
+    console.print(rich_table("Laws", ["name", "formula", "covariates", "target", "loss", "reference"], rows))
+
+
+@app.command("inspect")
+@user_errors
+def inspect_command(data: Data, format: Format = "auto", metadata: Metadata = None, json: Json = False) -> None:
+    """Show the runs, benchmarks, metrics and compute range found in a data file."""
+    info = summary(read(data, format, metadata))
+    if json:
+        emit_json(info)
+        return
+    console.print(
+        f"[bold]{data}[/]: {info['runs']} runs, {info['rows']} rows; compute "
+        f"{info['flops_min']:.3g} .. {info['flops_max']:.3g} FLOPs; params "
+        f"{info['params_min']:.3g} .. {info['params_max']:.3g}; TPR {info['tpr']}"
+    )
+    rows = []
+    for bench, metrics in info["benchmarks"].items():
+        for metric, entry in metrics.items():
+            rows.append([bench, metric, entry["runs"], ",".join(map(str, entry.get("k", [])))])
+    console.print(rich_table("Benchmarks", ["benchmark", "metric", "runs", "k"], rows))
+
+
+def print_fit(result: FitResult, json: bool) -> None:
+    if json:
+        emit_json(result.to_dict())
+    else:
+        console.print(result.report(), highlight=False)
+
+
+@app.command("fit")
+@user_errors
+def fit_command(
+    data: Data,
+    law: Annotated[str, typer.Option("--law", "-l", help="Law name (see `benchcast laws`).")] = "power",
+    benchmark: Benchmark = ...,
+    metric: Metric = None,
+    format: Format = "auto",
+    metadata: Metadata = None,
+    max_flops: Annotated[float | None, typer.Option(help="Fit only runs with C <= this.")] = None,
+    min_flops: Annotated[float | None, typer.Option(help="Fit only runs with C >= this.")] = None,
+    tpr: Annotated[float | None, typer.Option(help="Fit only runs with this tokens-per-parameter ratio.")] = None,
+    k: Annotated[int | None, typer.Option(help="k of a pass@k metric (per-k laws).")] = None,
+    max_k: Annotated[int | None, typer.Option(help="Largest k used by passk_compute.")] = None,
+    q_rand: Annotated[float | None, typer.Option(help="Chance level (default: built-in table).")] = None,
+    proxy: Annotated[str | None, typer.Option(help="Proxy benchmark:metric (two-stage laws).")] = None,
+    gold_metric: Annotated[str, typer.Option(help="Metric holding the gold log-likelihood.")] = "loglikelihood",
+    seed: Annotated[int, typer.Option(help="Random seed of the global search.")] = 0,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the fit artifact (JSON) here.")] = None,
+    json: Json = False,
+) -> None:
+    """Fit a law to one benchmark and metric."""
+    table = read(data, format, metadata)
+    result = fit(
+        table,
+        law,
+        benchmark,
+        metric,
+        k,
+        max_flops=max_flops,
+        min_flops=min_flops,
+        tpr=tpr,
+        max_k=max_k,
+        q_rand=q_rand,
+        proxy=proxy,
+        gold_metric=gold_metric,
+        seed=seed,
+    )
+    if out is not None:
+        result.save(out)
+    print_fit(result, json)
+    if out is not None and not json:
+        console.print(f"saved fit to {out}")
+
+
+@app.command("predict")
+@user_errors
+def predict_command(
+    fit_file: Annotated[Path, typer.Argument(help="A fit artifact written by `benchcast fit --out`.")],
+    flops: Annotated[list[float] | None, typer.Option("--flops", "-C", help="Training compute (repeatable).")] = None,
+    params: Annotated[float | None, typer.Option("--params", "-N", help="Parameters N.")] = None,
+    tokens: Annotated[float | None, typer.Option("--tokens", "-D", help="Training tokens D.")] = None,
+    k: Annotated[int | None, typer.Option(help="Attempts k (passk_compute).")] = None,
+    gold: Annotated[float | None, typer.Option(help="Gold NLL G = -log GoldProb (gold law).")] = None,
+    json: Json = False,
+) -> None:
+    """Predict the score of a fitted law at a compute (or N and D) and k."""
+    result = FitResult.load(fit_file)
+    if not flops and params is None and tokens is None and gold is None:
+        raise BenchcastError("give --flops C, or --params N and --tokens D (or --gold G for the gold law).")
+    flops_array = np.asarray(flops, float) if flops else None
+    score = result.predict(flops=flops_array, params=params, tokens=tokens, k=k, gold=gold)
+    query = {"flops": flops, "params": params, "tokens": tokens, "k": k, "gold": gold}
+    query = {key: v for key, v in query.items() if v is not None}
+    if json:
+        emit_json({"law": result.law, "query": query, "prediction": np.atleast_1d(score)})
+        return
+    shown = ", ".join(f"{key}={v}" for key, v in query.items())
+    values = ", ".join(f"{v:.4f}" for v in np.atleast_1d(score))
+    console.print(
+        f"{result.law} on {result.settings['benchmark']} ({result.settings['metric']}): {shown} -> [bold]{values}[/]",
+        highlight=False,
+    )

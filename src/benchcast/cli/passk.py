@@ -1,0 +1,137 @@
+"""CLI commands for generative evaluations: passk, kscan, optimal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import numpy as np
+import pandas as pd
+import typer
+
+from benchcast.cli.app import app
+from benchcast.cli.common import console, emit_json, parse_ks, rich_table, user_errors
+from benchcast.cli.options import Benchmark, Data, Format, Json, Metadata, Metric, read
+from benchcast.errors import BenchcastError
+from benchcast.fitting.result import FitResult
+from benchcast.laws import get_law
+from benchcast.utils.io import atomic_write_text
+
+DEFAULT_KS = "1,2,4,8,16,32,64,128,256,512,1024"
+
+
+@app.command("passk")
+@user_errors
+def passk_command(
+    samples: Annotated[
+        Path,
+        typer.Argument(
+            help="Per-problem (problem_id,n,c) or per-sample (problem_id,correct) "
+            "CSV/Parquet/JSONL, or lm-eval --log_samples JSONL."
+        ),
+    ],
+    k: Annotated[str, typer.Option("--k", help="Comma-separated k values.")] = DEFAULT_KS,
+    extrapolate_to: Annotated[int | None, typer.Option(help="Extend pass@k beyond n with the beta model.")] = None,
+    n_boot: Annotated[int, typer.Option(help="Bootstrap replicates over problems.")] = 1000,
+    seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
+    benchmark: Annotated[
+        str | None, typer.Option("--benchmark", "-b", help="Benchmark name if the file has none.")
+    ] = None,
+    run: Annotated[str | None, typer.Option(help="Run name if the file has none.")] = None,
+    metadata: Metadata = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write a tidy pass@k table (CSV) for `fit`.")] = None,
+    json: Json = False,
+) -> None:
+    """pass@k with bootstrap intervals from sampled outcomes (beta model beyond the sampled n)."""
+    from benchcast.data.readers import _read_metadata
+    from benchcast.generative.passk import passk_table
+    from benchcast.generative.samples import read_counts
+
+    counts = read_counts(samples, benchmark=benchmark, run=run)
+    table = passk_table(counts, parse_ks(k), n_boot=n_boot, seed=seed, extrapolate_to=extrapolate_to)
+    if out is not None:
+        tidy = table.rename(columns={"pass_at_k": "value"}).assign(metric="pass@k")
+        if metadata is not None:
+            tidy = tidy.merge(_read_metadata(metadata), on="run", how="left")
+        atomic_write_text(out, tidy.to_csv(index=False))
+    if json:
+        emit_json(table.to_dict("records"))
+        return
+    rows = [
+        [r.run, r.benchmark, int(r.k), r.pass_at_k, getattr(r, "lower", np.nan), getattr(r, "upper", np.nan), r.source]
+        for r in table.itertuples()
+    ]
+    console.print(
+        rich_table(
+            f"pass@k from {samples} ({counts['problem_id'].nunique()} problems)",
+            ["run", "benchmark", "k", "pass@k", "lower", "upper", "source"],
+            rows,
+        )
+    )
+
+
+@app.command("kscan")
+@user_errors
+def kscan_command(
+    data: Data,
+    law: Annotated[str, typer.Option("--law", "-l", help="compute, params_tokens or gold.")] = "compute",
+    benchmark: Benchmark = ...,
+    metric: Metric = None,
+    ks: Annotated[str | None, typer.Option(help="Comma-separated k (default: every k in the data).")] = None,
+    tpr: Annotated[float | None, typer.Option(help="Use only runs with this tokens-per-parameter ratio.")] = None,
+    max_flops: Annotated[float | None, typer.Option(help="Fit only runs with C <= this.")] = None,
+    format: Format = "auto",
+    metadata: Metadata = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Folder for the table and plot.")] = None,
+    json: Json = False,
+) -> None:
+    """Fit a pass@k law separately at each k and report every parameter as a function of k."""
+    from benchcast.generative.kscan import kscan, trend
+    from benchcast.plots.figures import plot_kscan
+
+    table = read(data, format, metadata)
+    scan, fits = kscan(table, law, benchmark, parse_ks(ks), metric=metric, tpr=tpr, max_flops=max_flops)
+    if not fits:
+        raise BenchcastError(f"no k could be fitted for {benchmark}: {scan.get('error', pd.Series()).tolist()}")
+    names = get_law(law).param_names
+    trends = {name: trend(scan, name) for name in names}
+    if out is not None:
+        atomic_write_text(out / f"kscan-{law}-{benchmark}.csv", scan.to_csv(index=False))
+        plot_kscan(
+            scan, fits, names, f"{law} on {benchmark}: parameters versus k", out / f"kscan-{law}-{benchmark}.png"
+        )
+    if json:
+        emit_json({"law": law, "benchmark": benchmark, "scan": scan.to_dict("records"), "trend_per_doubling": trends})
+        return
+    rows = [
+        [int(r["k"])]
+        + [r.get(n, np.nan) for n in names]
+        + [r.get("n_used", ""), r.get("r2", np.nan), r.get("at_bound", "")]
+        for r in scan.to_dict("records")
+    ]
+    console.print(
+        rich_table(f"{law} on {benchmark}, fitted at each k", ["k", *names, "points", "R2", "at bound"], rows)
+    )
+    console.print("change per doubling of k: " + ", ".join(f"{n} {v:+.4g}" for n, v in trends.items()))
+
+
+@app.command("optimal")
+@user_errors
+def optimal_command(
+    fit_file: Annotated[Path, typer.Argument(help="A params_tokens (S2) fit artifact.")],
+    flops: Annotated[float, typer.Option("--flops", "-C", help="Compute budget C (FLOPs).")],
+    params: Annotated[float | None, typer.Option("--params", "-N", help="A planned model size N to assess.")] = None,
+    json: Json = False,
+) -> None:
+    """Compute-optimal N*, D* for a budget, and the penalty of a planned N.
+
+    Also reports the envelope (C0_eff, alpha_eff) and the effective compute of the planned run.
+    """
+    from benchcast.generative.envelope import Envelope
+
+    plan = Envelope.from_fit(FitResult.load(fit_file)).plan(flops, params)
+    if json:
+        emit_json(plan)
+        return
+    rows = [[key, f"{value:.6g}" if isinstance(value, float) else value] for key, value in plan.items()]
+    console.print(rich_table(f"Compute-optimal plan at C = {flops:.3g} FLOPs", ["name", "value"], rows))

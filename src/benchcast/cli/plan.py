@@ -1,0 +1,168 @@
+"""CLI commands for trustworthy forecasts: forecast, plan, recommend."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import numpy as np
+import typer
+
+from benchcast.cli.app import app
+from benchcast.cli.common import console, emit_json, rich_table, user_errors
+from benchcast.cli.options import Benchmark, Data, Format, Json, Metadata, Metric, read
+from benchcast.errors import BenchcastError
+from benchcast.fitting.result import FitResult
+
+Boot = Annotated[int, typer.Option("--boot", help="Bootstrap replicates over runs.")]
+Level = Annotated[float, typer.Option("--level", help="Interval level, e.g. 0.9.")]
+Seed = Annotated[int, typer.Option("--seed", help="Bootstrap seed.")]
+Jobs = Annotated[int | None, typer.Option("--jobs", "-j", help="Worker processes (default: all cores).")]
+
+
+@app.command("forecast")
+@user_errors
+def forecast_command(
+    fit_file: Annotated[Path, typer.Argument(help="A fit artifact written by `benchcast fit --out`.")],
+    flops: Annotated[list[float] | None, typer.Option("--flops", "-C", help="Training compute (repeatable).")] = None,
+    params: Annotated[float | None, typer.Option("--params", "-N", help="Parameters N.")] = None,
+    tokens: Annotated[float | None, typer.Option("--tokens", "-D", help="Training tokens D.")] = None,
+    k: Annotated[int | None, typer.Option(help="Attempts k (passk_compute).")] = None,
+    gold: Annotated[float | None, typer.Option(help="Gold NLL G (gold law).")] = None,
+    level: Level = 0.9,
+    boot: Boot = 1000,
+    seed: Seed = 0,
+    jobs: Jobs = None,
+    json: Json = False,
+) -> None:
+    """The forecast score with its prediction interval (bootstrap over runs)."""
+    from benchcast.forecasting.forecast import forecast
+
+    if not flops and params is None and gold is None:
+        raise BenchcastError("give --flops C, or --params N and --tokens D (or --gold G for the gold law).")
+    result = FitResult.load(fit_file)
+    out = forecast(
+        result,
+        level=level,
+        n_boot=boot,
+        seed=seed,
+        n_jobs=jobs,
+        flops=np.asarray(flops, float) if flops else None,
+        params=params,
+        tokens=tokens,
+        k=k,
+        gold=gold,
+    )
+    if json:
+        emit_json(out)
+        return
+    pct = int(round(level * 100))
+    labels = [f"{c:.3g}" for c in flops] if flops else [f"N={params:.3g}, D={tokens}" if params else f"G={gold}"]
+    rows = [
+        [label, p, lo, hi, lm, hm]
+        for label, p, lo, hi, lm, hm in zip(
+            labels, out["prediction"], out["lower"], out["upper"], out["lower_mean"], out["upper_mean"], strict=False
+        )
+    ]
+    console.print(
+        rich_table(
+            f"{result.law} on {result.settings['benchmark']}: forecast with {pct} % intervals "
+            f"({out['n_boot']} bootstrap replicates)",
+            ["query", "forecast", "run lower", "run upper", "law lower", "law upper"],
+            rows,
+        )
+    )
+
+
+@app.command("plan")
+@user_errors
+def plan_command(
+    fit_file: Annotated[Path, typer.Argument(help="A fit artifact written by `benchcast fit --out`.")],
+    target: Annotated[float, typer.Option("--target", help="Target score in (0, 1).")],
+    k: Annotated[int | None, typer.Option(help="Attempts k (passk_compute: compute needed at this k).")] = None,
+    flops: Annotated[float | None, typer.Option("--flops", "-C", help="passk_compute: the k needed at this C.")] = None,
+    tpr: Annotated[float, typer.Option(help="Tokens per parameter for the nd law.")] = 20.0,
+    level: Level = 0.9,
+    boot: Boot = 1000,
+    seed: Seed = 0,
+    jobs: Jobs = None,
+    json: Json = False,
+) -> None:
+    """Compute (or, for pass@k laws, k) needed to reach a target score, with an interval."""
+    from benchcast.forecasting.forecast import plan
+
+    out = plan(
+        FitResult.load(fit_file), target, k=k, flops=flops, tpr=tpr, level=level, n_boot=boot, seed=seed, n_jobs=jobs
+    )
+    if json:
+        emit_json(out)
+        return
+    what = "k" if out["solves_for"] == "k" else "compute (FLOPs)"
+    if not out["reachable"]:
+        console.print(f"[bold red]unreachable:[/] {out['message']}", highlight=False)
+    else:
+        console.print(
+            f"{out['law']}: {what} needed for score {target:g}: [bold]{out['needed']:.4g}[/]", highlight=False
+        )
+    if "lower" in out:
+        console.print(
+            f"  {int(round(level * 100))} % interval: {out['lower']:.4g} .. {out['upper']:.4g} "
+            f"(target reachable in {out['fraction_reachable']:.0%} of bootstrap replicates)"
+        )
+    console.print(f"  the law's ceiling (score as compute or k grows without bound): {out['ceiling']:.4g}")
+
+
+@app.command("recommend")
+@user_errors
+def recommend_command(
+    data: Data,
+    benchmark: Benchmark = ...,
+    metric: Metric = None,
+    k: Annotated[int | None, typer.Option(help="k of a pass@k metric.")] = None,
+    law: Annotated[list[str] | None, typer.Option("--law", "-l", help="Laws to compare (default: applicable).")] = None,
+    target_flops: Annotated[
+        float | None, typer.Option(help="Planned run's compute: only cheaper runs are used.")
+    ] = None,
+    tpr: Annotated[float | None, typer.Option(help="Use only runs with this tokens-per-parameter ratio.")] = None,
+    proxy: Annotated[str | None, typer.Option(help="Proxy benchmark:metric (adds two-stage laws).")] = None,
+    boot: Boot = 200,
+    seed: Seed = 0,
+    jobs: Jobs = None,
+    format: Format = "auto",
+    metadata: Metadata = None,
+    json: Json = False,
+) -> None:
+    """Backtest every applicable law on your data and say which to trust, and how far."""
+    from benchcast.forecasting.selection import recommend
+
+    rec = recommend(
+        read(data, format, metadata),
+        benchmark,
+        metric,
+        k,
+        laws=law,
+        target_flops=target_flops,
+        tpr=tpr,
+        proxy=proxy,
+        n_boot=boot,
+        seed=seed,
+        n_jobs=jobs,
+    )
+    if json:
+        emit_json(rec.to_dict())
+        return
+    r = rec.ranking
+    rows = [
+        [x.law, x.test_mre, x.test_mae, x.coverage50, x.coverage90, x.n_fit, x.n_test, x.at_bound]
+        for x in r.itertuples()
+    ]
+    console.print(
+        rich_table(
+            f"{benchmark}: laws backtested on runs above {rec.validation_threshold:.3g} FLOPs",
+            ["law", "MRE %", "MAE", "cov 50", "cov 90", "fitted", "held out", "at bound"],
+            rows,
+        )
+    )
+    console.print(rec.advice(), highlight=False)
+    for failure in rec.failures:
+        console.print(f"  [yellow]not backtested:[/] {failure}", highlight=False)

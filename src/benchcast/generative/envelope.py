@@ -1,0 +1,97 @@
+"""Planning answers from fitted laws (SPEC §3.3, §6): the compute-optimal envelope of the
+parameters+tokens law S2, the misallocation penalty, and effective compute."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from benchcast.errors import BenchcastError
+from benchcast.fitting.result import FitResult
+
+
+@dataclass(frozen=True)
+class Envelope:
+    """S2 with C = 6 N D minimised over the N/D split: an S1 law E0 + C0_eff C^-alpha_eff."""
+
+    E0: float
+    N0: float
+    beta: float
+    D0: float
+    gamma: float
+
+    @classmethod
+    def from_fit(cls, result: FitResult) -> Envelope:
+        if result.law != "params_tokens":
+            raise BenchcastError(f"the compute-optimal envelope needs a params_tokens (S2) fit, not {result.law!r}.")
+        p = result.params
+        if min(p["beta"], p["gamma"]) <= 0:
+            raise BenchcastError("the S2 fit has a zero exponent: no finite compute-optimal split exists.")
+        return cls(p["E0"], p["N0"], p["beta"], p["D0"], p["gamma"])
+
+    @property
+    def G(self) -> float:
+        return (self.beta * self.N0 / (self.gamma * self.D0)) ** (1.0 / (self.beta + self.gamma))
+
+    @property
+    def alpha_eff(self) -> float:
+        return self.beta * self.gamma / (self.beta + self.gamma)
+
+    @property
+    def C0_eff(self) -> float:
+        return self.N0 * (1.0 + self.beta / self.gamma) * self.G ** (-self.beta) * 6.0**self.alpha_eff
+
+    def optimal_params(self, flops) -> np.ndarray:
+        """N*(C) = G (C/6)^(gamma/(beta+gamma)), computed in log space."""
+        log_c6 = np.log(np.asarray(flops, float) / 6.0)
+        return np.exp(np.log(self.G) + self.gamma / (self.beta + self.gamma) * log_c6)
+
+    def optimal_tokens(self, flops) -> np.ndarray:
+        return np.asarray(flops, float) / 6.0 / self.optimal_params(flops)
+
+    def reducible(self, params, tokens) -> np.ndarray:
+        """N0 N^-beta + D0 D^-gamma."""
+        return self.N0 * np.asarray(params, float) ** (-self.beta) + self.D0 * np.asarray(tokens, float) ** (
+            -self.gamma
+        )
+
+    def envelope_reducible(self, flops) -> np.ndarray:
+        """C0_eff C^-alpha_eff: the reducible term of a compute-optimal run."""
+        return self.C0_eff * np.asarray(flops, float) ** (-self.alpha_eff)
+
+    def penalty(self, x) -> np.ndarray:
+        """P(x) = (gamma x^-beta + beta x^gamma) / (beta + gamma) >= 1 for N = x N*(C)."""
+        x = np.asarray(x, float)
+        return (self.gamma * x ** (-self.beta) + self.beta * x**self.gamma) / (self.beta + self.gamma)
+
+    def effective_flops(self, flops, params) -> np.ndarray:
+        """C_eff = C P(x)^(-1/alpha_eff): the compute of the optimal run that scores the same."""
+        x = np.asarray(params, float) / self.optimal_params(flops)
+        return np.asarray(flops, float) * self.penalty(x) ** (-1.0 / self.alpha_eff)
+
+    def plan(self, flops: float, params: float | None = None) -> dict:
+        """Everything a planner wants at one budget (and, optionally, one planned model size)."""
+        out = {
+            "flops": flops,
+            "optimal_params": float(self.optimal_params(flops)),
+            "optimal_tokens": float(self.optimal_tokens(flops)),
+            "optimal_tokens_per_param": float(self.optimal_tokens(flops) / self.optimal_params(flops)),
+            "alpha_eff": self.alpha_eff,
+            "C0_eff": self.C0_eff,
+            "E0": self.E0,
+            "optimal_neg_log_passk": float(self.E0 + self.envelope_reducible(flops)),
+        }
+        if params is not None:
+            x = params / out["optimal_params"]
+            out.update(
+                {
+                    "params": params,
+                    "tokens": flops / 6.0 / params,
+                    "x": x,
+                    "penalty": float(self.penalty(x)),
+                    "effective_flops": float(self.effective_flops(flops, params)),
+                    "neg_log_passk": float(self.E0 + self.reducible(params, flops / 6.0 / params)),
+                }
+            )
+        return out

@@ -1,0 +1,175 @@
+"""pass@k from per-problem sample outcomes (SPEC §2).
+
+* :func:`pass_at_k`: the unbiased estimator 1 - C(n-c, k)/C(n, k), computed as
+  -expm1(sum_j log1p(-c/(n-j))) over j < k: a product of ratios in log space, exact to rounding
+  for n, k up to 1e4 and beyond, vectorised over problems and k.
+* :func:`bootstrap_pass_at_k`: confidence intervals by resampling problems.
+* :class:`BetaPassK`: a beta distribution of per-problem success rates fitted by beta-binomial
+  maximum likelihood; pass@k = 1 - B(a, b + k)/B(a, b) in closed form for any k, beyond n.
+* :func:`independence_bounds`: k q e^(-kq) <= 1 - e^(-kq) <= 1 - (1-q)^k <= min(kq, 1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import minimize
+from scipy.special import betaln, gammaln
+
+from benchcast.errors import DataError
+
+
+def _check_counts(n: np.ndarray, c: np.ndarray) -> None:
+    if np.any(n < 1) or np.any(c < 0) or np.any(c > n):
+        raise DataError("per-problem counts need n >= 1 and 0 <= c <= n.")
+
+
+def pass_at_k_per_problem(n, c, ks) -> np.ndarray:
+    """Unbiased pass@k for each problem (rows) and each k (columns).
+
+    ``n``, ``c``: samples drawn and correct per problem; ``ks``: the k values (each <= min n).
+    """
+    n = np.atleast_1d(np.asarray(n, dtype=np.int64))
+    c = np.atleast_1d(np.asarray(c, dtype=np.int64))
+    ks = np.atleast_1d(np.asarray(ks, dtype=np.int64))
+    _check_counts(n, c)
+    if np.any(ks < 1) or np.any(ks > n.min()):
+        raise DataError(f"every k must lie in [1, n] (n = {int(n.min())} samples for some problem); got {ks.tolist()}.")
+    kmax = int(ks.max())
+    out = np.empty((n.size, ks.size))
+    # Problems sharing (n, c) share one cumulative sum of log1p(-c / (n - j)), j = 0 .. kmax-1.
+    pairs, inverse = np.unique(np.column_stack([n, c]), axis=0, return_inverse=True)
+    j = np.arange(kmax, dtype=np.float64)
+    for index, (n_i, c_i) in enumerate(pairs):
+        rows = inverse.ravel() == index
+        if c_i == 0:
+            out[rows] = 0.0
+            continue
+        failures = n_i - c_i
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = np.log1p(-c_i / (n_i - j))
+        log_ratio = np.concatenate([[0.0], np.cumsum(terms)])  # log C(n-c, k)/C(n, k) at k = 0..kmax
+        values = np.where(ks > failures, 1.0, -np.expm1(log_ratio[np.minimum(ks, kmax)]))
+        out[rows] = values
+    return out
+
+
+def pass_at_k(n, c, ks) -> np.ndarray:
+    """Benchmark-level pass@k: the mean over problems of the unbiased estimator, one value per k."""
+    return pass_at_k_per_problem(n, c, ks).mean(axis=0)
+
+
+def bootstrap_pass_at_k(n, c, ks, *, n_boot: int = 1000, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
+    """pass@k with a percentile bootstrap interval over problems (and its standard error)."""
+    per_problem = pass_at_k_per_problem(n, c, ks)
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, per_problem.shape[0], size=(n_boot, per_problem.shape[0]))
+    means = per_problem[draws].mean(axis=1)  # (n_boot, K)
+    alpha = (1 - level) / 2
+    return pd.DataFrame(
+        {
+            "k": np.atleast_1d(ks).astype(int),
+            "pass_at_k": per_problem.mean(axis=0),
+            "stderr": means.std(axis=0, ddof=1),
+            "lower": np.quantile(means, alpha, axis=0),
+            "upper": np.quantile(means, 1 - alpha, axis=0),
+        }
+    )
+
+
+def independence_bounds(q, k) -> dict[str, np.ndarray]:
+    """Bounds on pass@k for a single-attempt success probability q, assuming independence."""
+    q, k = np.asarray(q, float), np.asarray(k, float)
+    kq = k * q
+    return {
+        "lower_kq_exp": kq * np.exp(-kq),
+        "lower_exp": -np.expm1(-kq),
+        "independent": -np.expm1(k * np.log1p(-np.minimum(q, 1.0))) if np.all(q < 1) else 1 - (1 - q) ** k,
+        "upper": np.minimum(kq, 1.0),
+    }
+
+
+@dataclass
+class BetaPassK:
+    """Per-problem success rates ~ Beta(a, b), fitted to (n, c) by beta-binomial likelihood."""
+
+    a: float = np.nan
+    b: float = np.nan
+    converged: bool = False
+
+    def fit(self, n, c) -> BetaPassK:
+        n, c = np.asarray(n, float), np.asarray(c, float)
+        _check_counts(n, c)
+        if np.all(c == 0):
+            raise DataError("no problem was ever solved: a beta model of success rates is not identifiable.")
+
+        def nll(log_ab):
+            a, b = np.exp(log_ab)
+            return -float(np.sum(betaln(c + a, n - c + b) - betaln(a, b)))
+
+        mean = np.clip((c / n).mean(), 1e-4, 1 - 1e-4)
+        starts = [np.log([mean * s, (1 - mean) * s]) for s in (0.1, 1.0, 10.0)]
+        best = min(
+            (minimize(nll, x0, method="L-BFGS-B", bounds=[(-12, 12), (-12, 12)]) for x0 in starts), key=lambda r: r.fun
+        )
+        self.a, self.b = map(float, np.exp(best.x))
+        self.converged = bool(best.success)
+        return self
+
+    def pass_at_k(self, ks) -> np.ndarray:
+        """E[1 - (1 - p)^k] = 1 - B(a, b + k) / B(a, b), for any k >= 1."""
+        ks = np.asarray(ks, float)
+        return -np.expm1(betaln(self.a, self.b + ks) - betaln(self.a, self.b))
+
+    def log_likelihood(self, n, c) -> float:
+        n, c = np.asarray(n, float), np.asarray(c, float)
+        log_binom = gammaln(n + 1) - gammaln(c + 1) - gammaln(n - c + 1)
+        return float(np.sum(log_binom + betaln(c + self.a, n - c + self.b) - betaln(self.a, self.b)))
+
+
+def passk_table(
+    counts: pd.DataFrame,
+    ks,
+    *,
+    n_boot: int = 1000,
+    level: float = 0.95,
+    seed: int = 0,
+    extrapolate_to: int | None = None,
+) -> pd.DataFrame:
+    """pass@k per (run, benchmark) with bootstrap intervals; beyond the sampled n (up to
+    ``extrapolate_to``) the beta-binomial model's closed form, marked ``source='beta'``."""
+    ks = np.unique(np.asarray(ks, int))
+    frames = []
+    for (run, bench), group in counts.groupby(["run", "benchmark"], sort=False):
+        n, c = group["n"].to_numpy(), group["c"].to_numpy()
+        sampled = ks[ks <= n.min()]
+        if sampled.size:
+            frame = bootstrap_pass_at_k(n, c, sampled, n_boot=n_boot, level=level, seed=seed)
+            frames.append(frame.assign(run=run, benchmark=bench, source="estimator", problems=len(group)))
+        beyond = ks[ks > n.min()]
+        if extrapolate_to:
+            beyond = np.unique(np.concatenate([beyond, np.geomspace(max(n.min(), 1), extrapolate_to, 8).round()]))
+            beyond = beyond[(beyond > n.min()) & (beyond <= extrapolate_to)].astype(int)
+        if beyond.size and c.sum() > 0:
+            model = BetaPassK().fit(n, c)
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "k": beyond,
+                        "pass_at_k": model.pass_at_k(beyond),
+                        "run": run,
+                        "benchmark": bench,
+                        "source": "beta",
+                        "problems": len(group),
+                        "beta_a": model.a,
+                        "beta_b": model.b,
+                    }
+                )
+            )
+    if not frames:
+        raise DataError("no (run, benchmark) group has enough samples for the requested k.")
+    columns = ["run", "benchmark", "k", "pass_at_k", "stderr", "lower", "upper", "source", "problems"]
+    out = pd.concat(frames, ignore_index=True)
+    return out[[c for c in columns + ["beta_a", "beta_b"] if c in out.columns]]
