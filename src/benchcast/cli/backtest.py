@@ -10,20 +10,27 @@ import typer
 
 from benchcast.cli.app import app
 from benchcast.cli.common import console, emit_json, rich_table, user_errors
-from benchcast.cli.options import Benchmark, Data, Format, Json, Metadata, Metric, read
+from benchcast.cli.options import (
+    Benchmark,
+    Data,
+    Format,
+    Json,
+    Laws,
+    Metadata,
+    Metric,
+    MinFlops,
+    NBoot,
+    OutDir,
+    Proxy,
+    Threshold,
+    Tpr,
+    read,
+)
 from benchcast.errors import BenchcastError
 from benchcast.evaluation.backtest import DEFAULT_THRESHOLD, PROTOCOLS, backtest, cutoff_backtest, settling, sweep
 from benchcast.fitting.api import FitSpec
 from benchcast.laws import get_law
 from benchcast.utils.io import atomic_write_text
-
-Laws = Annotated[list[str] | None, typer.Option("--law", "-l", help="Law name; repeat to compare (default: power).")]
-Threshold = Annotated[float, typer.Option(help="Compute threshold T (FLOPs): fit C <= T, test C > T.")]
-Tpr = Annotated[float | None, typer.Option(help="Use only runs with this tokens-per-parameter ratio.")]
-MinFlops = Annotated[float | None, typer.Option(help="Fit only runs with C >= this.")]
-Out = Annotated[Path | None, typer.Option("--out", "-o", help="Folder for CSV tables and figures.")]
-Proxy = Annotated[str | None, typer.Option(help="Proxy 'benchmark:metric' for two-stage laws.")]
-Boot = Annotated[int, typer.Option("--boot", help="Bootstrap replicates for 50/90 % intervals (0: none).")]
 
 
 def write_csv(frame: pd.DataFrame, path: Path) -> Path:
@@ -80,10 +87,10 @@ def backtest_command(
     protocol: Annotated[str, typer.Option(help=f"Split protocol: {', '.join(PROTOCOLS)}.")] = "threshold",
     max_k: Annotated[int, typer.Option(help="passk protocol: largest k fitted.")] = 32,
     proxy: Proxy = None,
-    boot: Boot = 1000,
+    boot: NBoot = 1000,
     format: Format = "auto",
     metadata: Metadata = None,
-    out: Out = None,
+    out: OutDir = None,
     json: Json = False,
 ) -> None:
     """Fit below a threshold (or by protocol), predict the held-out runs, report MAE/MRE/RMSE/R²."""
@@ -150,10 +157,10 @@ def sweep_command(
     tpr: Tpr = None,
     min_flops: MinFlops = None,
     proxy: Proxy = None,
-    boot: Boot = 100,
+    boot: NBoot = 100,
     format: Format = "auto",
     metadata: Metadata = None,
-    out: Out = None,
+    out: OutDir = None,
     json: Json = False,
 ) -> None:
     """Threshold sweep (6e19 .. 5e22): held-out MRE per threshold and the critical threshold."""
@@ -199,10 +206,10 @@ def cutoff_command(
     targets: Annotated[int, typer.Option(help="Number of most expensive runs to predict.")] = 1,
     tpr: Tpr = None,
     proxy: Proxy = None,
-    boot: Boot = 100,
+    boot: NBoot = 100,
     format: Format = "auto",
     metadata: Metadata = None,
-    out: Out = None,
+    out: OutDir = None,
     json: Json = False,
 ) -> None:
     """Cutoff backtest: error and every parameter versus orders of magnitude of extrapolation.

@@ -9,6 +9,7 @@ import typer
 
 from benchcast.cli.app import app
 from benchcast.cli.common import console, emit_json, rich_table, user_errors
+from benchcast.cli.options import Json
 from benchcast.errors import BenchcastError
 
 Models = Annotated[list[str], typer.Option("--model", help="HF id or local path (repeat for checkpoints).")]
@@ -25,7 +26,6 @@ Params = Annotated[float | None, typer.Option(help="N of a single model.")]
 Tokens = Annotated[float | None, typer.Option(help="D of a single model.")]
 Ray = Annotated[str | None, typer.Option("--ray", help="Ray address, 'auto', or 'local'.")]
 Shards = Annotated[int, typer.Option(help="Problem shards per checkpoint (Ray tasks).")]
-Json = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 
 
 def _checkpoints(models: list[str], runs: Path | None, params: float | None, tokens: float | None) -> list[dict]:

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 import os
 import warnings
 from collections.abc import Callable
 
-import numpy as np
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from benchcast.errors import BenchcastError, FitWarning
+from benchcast.utils.jsonable import jsonable
 
 console = Console()
 if not console.is_terminal:  # pipes and files get whole tables, not 80-column truncations
@@ -23,22 +22,8 @@ err_console = Console(stderr=True)
 EXIT_USER_ERROR = 2
 
 
-def _jsonable(value):
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return _jsonable(value.tolist())
-    if isinstance(value, (np.integer,)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        return float(value) if math.isfinite(value) else None
-    return value
-
-
 def emit_json(payload) -> None:
-    typer.echo(json.dumps(_jsonable(payload), indent=2))
+    typer.echo(json.dumps(jsonable(payload), indent=2))
 
 
 def user_errors(command: Callable) -> Callable:

@@ -10,7 +10,20 @@ import typer
 
 from benchcast.cli.app import app
 from benchcast.cli.common import console, emit_json, rich_table, user_errors
-from benchcast.cli.options import Benchmark, Data, Format, Json, Metadata, Metric, read
+from benchcast.cli.options import (
+    Benchmark,
+    Data,
+    Format,
+    Json,
+    MaxFlops,
+    Metadata,
+    Metric,
+    MinFlops,
+    Proxy,
+    Seed,
+    Tpr,
+    read,
+)
 from benchcast.data.table import summary
 from benchcast.errors import BenchcastError
 from benchcast.fitting.api import fit
@@ -76,15 +89,15 @@ def fit_command(
     metric: Metric = None,
     format: Format = "auto",
     metadata: Metadata = None,
-    max_flops: Annotated[float | None, typer.Option(help="Fit only runs with C <= this.")] = None,
-    min_flops: Annotated[float | None, typer.Option(help="Fit only runs with C >= this.")] = None,
-    tpr: Annotated[float | None, typer.Option(help="Fit only runs with this tokens-per-parameter ratio.")] = None,
+    max_flops: MaxFlops = None,
+    min_flops: MinFlops = None,
+    tpr: Tpr = None,
     k: Annotated[int | None, typer.Option(help="k of a pass@k metric (per-k laws).")] = None,
     max_k: Annotated[int | None, typer.Option(help="Largest k used by passk_compute.")] = None,
     q_rand: Annotated[float | None, typer.Option(help="Chance level (default: built-in table).")] = None,
-    proxy: Annotated[str | None, typer.Option(help="Proxy benchmark:metric (two-stage laws).")] = None,
+    proxy: Proxy = None,
     gold_metric: Annotated[str, typer.Option(help="Metric holding the gold log-likelihood.")] = "loglikelihood",
-    seed: Annotated[int, typer.Option(help="Random seed of the global search.")] = 0,
+    seed: Seed = 0,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the fit artifact (JSON) here.")] = None,
     json: Json = False,
 ) -> None:

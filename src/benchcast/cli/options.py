@@ -26,3 +26,18 @@ Metric = Annotated[
 
 def read(data: Path, format: str, metadata: Path | None) -> pd.DataFrame:
     return load(data, format, metadata=metadata)
+
+
+Laws = Annotated[list[str] | None, typer.Option("--law", "-l", help="Law name; repeat to compare (default: power).")]
+Threshold = Annotated[float, typer.Option(help="Compute threshold T (FLOPs): fit C <= T, test C > T.")]
+Tpr = Annotated[float | None, typer.Option(help="Use only runs with this tokens-per-parameter ratio.")]
+MinFlops = Annotated[float | None, typer.Option(help="Fit only runs with C >= this.")]
+MaxFlops = Annotated[float | None, typer.Option(help="Fit only runs with C <= this.")]
+Proxy = Annotated[str | None, typer.Option(help="Proxy 'benchmark:metric' for two-stage laws.")]
+OutDir = Annotated[Path | None, typer.Option("--out", "-o", help="Folder for CSV tables and figures.")]
+NBoot = Annotated[
+    int, typer.Option("--n-boot", "--boot", help="Bootstrap replicates over runs for the intervals (0: none).")
+]
+Level = Annotated[float, typer.Option("--level", help="Interval level, e.g. 0.9.")]
+Seed = Annotated[int, typer.Option("--seed", help="Random seed (bootstrap, global search).")]
+Jobs = Annotated[int | None, typer.Option("--jobs", "-j", help="Worker processes (default: all cores).")]

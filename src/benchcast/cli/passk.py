@@ -11,7 +11,7 @@ import typer
 
 from benchcast.cli.app import app
 from benchcast.cli.common import console, emit_json, parse_ks, rich_table, user_errors
-from benchcast.cli.options import Benchmark, Data, Format, Json, Metadata, Metric, read
+from benchcast.cli.options import Benchmark, Data, Format, Json, MaxFlops, Metadata, Metric, Tpr, read
 from benchcast.errors import BenchcastError
 from benchcast.fitting.result import FitResult
 from benchcast.laws import get_law
@@ -32,7 +32,7 @@ def passk_command(
     ],
     k: Annotated[str, typer.Option("--k", help="Comma-separated k values.")] = DEFAULT_KS,
     extrapolate_to: Annotated[int | None, typer.Option(help="Extend pass@k beyond n with the beta model.")] = None,
-    n_boot: Annotated[int, typer.Option(help="Bootstrap replicates over problems.")] = 1000,
+    n_boot: Annotated[int, typer.Option("--n-boot", "--boot", help="Bootstrap replicates over problems.")] = 1000,
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
     benchmark: Annotated[
         str | None, typer.Option("--benchmark", "-b", help="Benchmark name if the file has none.")
@@ -78,8 +78,8 @@ def kscan_command(
     benchmark: Benchmark = ...,
     metric: Metric = None,
     ks: Annotated[str | None, typer.Option(help="Comma-separated k (default: every k in the data).")] = None,
-    tpr: Annotated[float | None, typer.Option(help="Use only runs with this tokens-per-parameter ratio.")] = None,
-    max_flops: Annotated[float | None, typer.Option(help="Fit only runs with C <= this.")] = None,
+    tpr: Tpr = None,
+    max_flops: MaxFlops = None,
     format: Format = "auto",
     metadata: Metadata = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Folder for the table and plot.")] = None,

@@ -10,14 +10,23 @@ import typer
 
 from benchcast.cli.app import app
 from benchcast.cli.common import console, emit_json, rich_table, user_errors
-from benchcast.cli.options import Benchmark, Data, Format, Json, Metadata, Metric, read
+from benchcast.cli.options import (
+    Benchmark,
+    Data,
+    Format,
+    Jobs,
+    Json,
+    Level,
+    Metadata,
+    Metric,
+    NBoot,
+    Proxy,
+    Seed,
+    Tpr,
+    read,
+)
 from benchcast.errors import BenchcastError
 from benchcast.fitting.result import FitResult
-
-Boot = Annotated[int, typer.Option("--boot", help="Bootstrap replicates over runs.")]
-Level = Annotated[float, typer.Option("--level", help="Interval level, e.g. 0.9.")]
-Seed = Annotated[int, typer.Option("--seed", help="Bootstrap seed.")]
-Jobs = Annotated[int | None, typer.Option("--jobs", "-j", help="Worker processes (default: all cores).")]
 
 
 @app.command("forecast")
@@ -30,7 +39,7 @@ def forecast_command(
     k: Annotated[int | None, typer.Option(help="Attempts k (passk_compute).")] = None,
     gold: Annotated[float | None, typer.Option(help="Gold NLL G (gold law).")] = None,
     level: Level = 0.9,
-    boot: Boot = 1000,
+    boot: NBoot = 1000,
     seed: Seed = 0,
     jobs: Jobs = None,
     json: Json = False,
@@ -83,7 +92,7 @@ def plan_command(
     flops: Annotated[float | None, typer.Option("--flops", "-C", help="passk_compute: the k needed at this C.")] = None,
     tpr: Annotated[float, typer.Option(help="Tokens per parameter for the nd law.")] = 20.0,
     level: Level = 0.9,
-    boot: Boot = 1000,
+    boot: NBoot = 1000,
     seed: Seed = 0,
     jobs: Jobs = None,
     json: Json = False,
@@ -123,9 +132,9 @@ def recommend_command(
     target_flops: Annotated[
         float | None, typer.Option(help="Planned run's compute: only cheaper runs are used.")
     ] = None,
-    tpr: Annotated[float | None, typer.Option(help="Use only runs with this tokens-per-parameter ratio.")] = None,
-    proxy: Annotated[str | None, typer.Option(help="Proxy benchmark:metric (adds two-stage laws).")] = None,
-    boot: Boot = 200,
+    tpr: Tpr = None,
+    proxy: Proxy = None,
+    boot: NBoot = 200,
     seed: Seed = 0,
     jobs: Jobs = None,
     format: Format = "auto",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from benchcast._version import __version__
 from benchcast.errors import ArtifactError, BenchcastError
 from benchcast.laws import get_law
 from benchcast.utils.io import atomic_write_text
+from benchcast.utils.jsonable import jsonable
 
 ARTIFACT_FORMAT = "benchcast-fit"
 ARTIFACT_VERSION = 1
@@ -26,21 +26,6 @@ def fingerprint(points: pd.DataFrame) -> str:
     cols = [c for c in POINT_COLUMNS if c in points.columns]
     text = points[cols].to_csv(index=False, float_format="%.17g")
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()[:32]
-
-
-def _clean(value):
-    """JSON-safe: nan/inf -> None, numpy scalars -> Python."""
-    if isinstance(value, dict):
-        return {str(k): _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    if isinstance(value, (np.integer,)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        return float(value) if math.isfinite(value) else None
-    if value is pd.NA:
-        return None
-    return value
 
 
 @dataclass
@@ -116,7 +101,7 @@ class FitResult:
         return bool(self.diagnostics.get("converged"))
 
     def to_dict(self) -> dict:
-        return _clean(
+        return jsonable(
             {
                 "format": ARTIFACT_FORMAT,
                 "format_version": ARTIFACT_VERSION,
