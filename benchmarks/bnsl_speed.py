@@ -20,8 +20,8 @@ import numpy as np
 from scipy.optimize import basinhopping
 
 import benchcast as bc
-from benchcast.fitting.api import FitSpec, design
 from benchcast.fitting.engine import Problem, minimize_law
+from benchcast.fitting.spec import FitSpec, design
 from benchcast.laws import get_law
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared/data/apple-downstream/metrics_dclm_data_mixture.subset.csv"
@@ -39,9 +39,9 @@ def main() -> None:
     warnings.simplefilter("ignore")
 
     table = bc.load(args.data)
-    spec = FitSpec(law="bnsl", benchmark=args.benchmark, metric=args.metric)
-    rows, settings = design(table, spec, tpr=20, min_flops=3e18, max_flops=6e21)
-    rows = rows[rows["value"] > settings["q_rand"]]
+    spec = FitSpec(law="bnsl", benchmark=args.benchmark, metric=args.metric, tpr=20, min_flops=3e18, max_flops=6e21)
+    rows, resolved = design(table, spec)
+    rows = rows[rows["value"] > resolved.q_rand]
     law = get_law("bnsl")
     X, y = {"flops": rows["flops"].to_numpy(float)}, rows["value"].to_numpy(float)
 

@@ -21,7 +21,7 @@ def test_save_load_predicts_identically(apple, tmp_path, law, metric, k):
     assert loaded.params == result.params
     assert loaded.data_fingerprint == result.data_fingerprint and loaded.data_fingerprint.startswith("sha256:")
     doc = json.loads(path.read_text())
-    assert doc["format"] == "benchcast-fit" and doc["format_version"] == 1 and doc["benchcast_version"]
+    assert doc["format"] == "benchcast-fit" and doc["format_version"] == 2 and doc["benchcast_version"]
     assert doc["law"] == law and doc["settings"]["benchmark"] == bench
     assert loaded.report() == result.report()
 
@@ -63,7 +63,7 @@ def test_fit_result_explains_itself(apple):
     assert result.settings["margin"] == 0.02  # LBPP's smaller margin above chance
     assert all("chance" in reason for reason in d["dropped_reasons"])
     report = result.report()
-    for word in ("[[Fit]]", "[[Parameters]]", "alpha", "RMSE", "dropped"):
+    for word in ("Fit: law power", "Parameters:", "alpha", "RMSE", "dropped"):
         assert word in report
 
 

@@ -8,10 +8,10 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
-from benchcast.forecasting.forecast.intervals import bootstrap
 
 import benchcast as bc
 from benchcast.forecasting.forecast import forecast, plan
+from benchcast.forecasting.intervals import bootstrap
 from benchcast.forecasting.selection import recommend
 
 THETA = np.array([5000.0, 0.19])  # power law, -log Q' = A C^-alpha
@@ -74,7 +74,7 @@ def test_bootstrap_is_deterministic_and_parallel_safe():
         ("power", "arc_easy", "acc_norm", None, {}),
         ("bnsl", "arc_easy", "acc_norm", None, {}),
         ("power_floor", "hellaswag", "acc_norm", None, {}),
-        ("nd", "arc_easy", "acc_norm", None, {"k": None}),
+        ("nd", "arc_easy", "acc_norm", None, {"k": None, "tpr": 20.0}),
         ("compute", "humaneval-py", "pass@k", 8, {}),
         ("params_tokens", "humaneval-py", "pass@k", 1, {}),
         ("passk_compute", "humaneval-py", None, None, {"k": 16}),
@@ -109,7 +109,11 @@ def test_plan_k_and_ceiling(apple):
     q_max = floor.settings["q_rand"] + (1 - floor.settings["q_rand"]) * np.exp(-floor.params["E"])
     out = plan(floor, min(0.999, q_max + 0.01), n_boot=0)
     assert not out["reachable"] and "unreachable" in out["message"]
-    assert out["q_max"] == pytest.approx(q_max)
+    assert out["ceiling"] == pytest.approx(q_max) and "exp(-E)" in out["ceiling_meaning"]
+    # passk_compute: the limit in k at a compute is stated, not the score at a cap
+    out = plan(k5, 0.999999, flops=1e22, n_boot=0)
+    slope_in_log_k = k5.params["beta"] + k5.params["delta"] * np.log(1e22)
+    assert out["ceiling"] == (1.0 if slope_in_log_k < 0 else 0.0)
 
 
 def test_forecast_interval_contains_point(apple):
@@ -120,9 +124,7 @@ def test_forecast_interval_contains_point(apple):
 
 
 def test_backtest_reports_coverage(apple):
-    bt = bc.backtest.backtest(
-        apple, bc.FitSpec("power", "piqa", "acc_norm"), tpr=20, min_flops=3e18, n_boot=100, n_jobs=1
-    )
+    bt = bc.backtest(apple, bc.FitSpec("power", "piqa", "acc_norm"), tpr=20, min_flops=3e18, n_boot=100, n_jobs=1)
     test = bt.predictions[bt.predictions["side"] == "test"]
     inside = ((test["true"] >= test["lower90"]) & (test["true"] <= test["upper90"])).mean()
     assert bt.metrics["coverage90"] == pytest.approx(inside)

@@ -150,6 +150,6 @@ def predict_command(
     shown = ", ".join(f"{key}={v}" for key, v in query.items())
     values = ", ".join(f"{v:.4f}" for v in np.atleast_1d(score))
     console.print(
-        f"{result.law} on {result.settings['benchmark']} ({result.settings['metric']}): {shown} -> [bold]{values}[/]",
+        f"{result.law} on {result.spec.benchmark} ({result.spec.metric}): {shown} -> [bold]{values}[/]",
         highlight=False,
     )

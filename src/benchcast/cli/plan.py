@@ -75,7 +75,7 @@ def forecast_command(
     ]
     console.print(
         rich_table(
-            f"{result.law} on {result.settings['benchmark']}: forecast with {pct} % intervals "
+            f"{result.law} on {result.spec.benchmark}: forecast with {pct} % intervals "
             f"({out['n_boot']} bootstrap replicates)",
             ["query", "forecast", "run lower", "run upper", "law lower", "law upper"],
             rows,
@@ -90,7 +90,10 @@ def plan_command(
     target: Annotated[float, typer.Option("--target", help="Target score in (0, 1).")],
     k: Annotated[int | None, typer.Option(help="Attempts k (passk_compute: compute needed at this k).")] = None,
     flops: Annotated[float | None, typer.Option("--flops", "-C", help="passk_compute: the k needed at this C.")] = None,
-    tpr: Annotated[float, typer.Option(help="Tokens per parameter for the nd law.")] = 20.0,
+    tpr: Annotated[
+        float | None,
+        typer.Option(help="Tokens per parameter of the planned run, for laws of N and D (default: the fit's TPR)."),
+    ] = None,
     level: Level = 0.9,
     boot: NBoot = 1000,
     seed: Seed = 0,

@@ -16,8 +16,9 @@ from scipy.optimize import minimize
 
 from benchcast.errors import BenchcastError, InsufficientDataError
 from benchcast.evaluation.metrics import coverage, mae, mre, r2, rmse
-from benchcast.fitting.api import FitSpec, design, fit_rows
+from benchcast.fitting.api import fit_rows
 from benchcast.fitting.result import FitResult
+from benchcast.fitting.spec import FitSpec, design
 from benchcast.laws import get_law
 from benchcast.utils.progress import track
 
@@ -113,10 +114,8 @@ def score_split(
     fitted = np.array([(r, float(k)) in used for r, k in zip(rows["run"], rows["k"], strict=True)])
     frame["fitted"] = fitted & train
     # held-out points the law's own filter would accept (near-chance scores make MRE explode)
-    law, settings = get_law(result.law), result.settings
-    frame["usable"] = (
-        law.point_filter(frame["true"].to_numpy(float), settings["q_rand"], settings["margin"] or 0.0) == ""
-    )
+    law, spec = result.law_object, result.spec
+    frame["usable"] = law.point_filter(frame["true"].to_numpy(float), spec.q_rand, spec.margin or 0.0) == ""
     tr = frame[frame["fitted"]]
     te = frame[(frame["side"] == "test") & np.isfinite(frame["predicted"])]
     tu = te[te["usable"]]
@@ -155,16 +154,19 @@ def backtest(
     With ``n_boot`` > 0 the fit is bootstrapped over runs and the held-out rows get 50 % and 90 %
     prediction intervals, with their coverage in the metrics.
     """
-    # max_k limits the training side only: the held-out side keeps every k
-    rows, settings = design(table, replace(spec, max_k=None), tpr=tpr)
+    # the compute range and max_k limit the training side only: the held-out side keeps every run
+    tpr = spec.tpr if tpr is None else tpr
+    min_flops = spec.min_flops if min_flops is None else min_flops
+    rows, resolved = design(table, replace(spec, max_k=None, min_flops=None, max_flops=None, tpr=tpr))
     train, test = split(rows, protocol, threshold, min_flops=min_flops, max_k=spec.max_k or 32, holdout_tpr=holdout_tpr)
-    settings["max_k"] = spec.max_k
     if not train.any():
         raise InsufficientDataError(f"{spec.benchmark}: no runs on the training side of {protocol} at {threshold:.3g}.")
     if not test.any():
         raise InsufficientDataError(f"{spec.benchmark}: no held-out runs above {threshold:.3g} FLOPs.")
-    settings = {**settings, "max_flops": threshold if protocol != "nd" else None, "min_flops": min_flops}
-    result = fit_rows(rows[train].reset_index(drop=True), settings, spec.law)
+    training_spec = replace(
+        resolved, max_k=spec.max_k, min_flops=min_flops, max_flops=threshold if protocol != "nd" else None
+    )
+    result = fit_rows(rows[train].reset_index(drop=True), training_spec)
     predictions, metrics = score_split(result, rows, train, test)
     bt = Backtest(spec.law, spec.benchmark, protocol, threshold, result, predictions, metrics)
     if n_boot:
@@ -263,7 +265,7 @@ def cutoff_backtest(
     One row per cutoff: cutoff and target compute, decades of extrapolation
     (log10 target C / cutoff C), decades of training data, MAE, MRE and every parameter.
     """
-    rows, settings = design(table, spec, tpr=tpr)
+    rows, resolved = design(table, replace(spec, tpr=spec.tpr if tpr is None else tpr))
     law = get_law(spec.law)
     by_run = rows.groupby("run")["flops"].first().sort_values()
     targets = list(by_run.index[-n_targets:])
@@ -278,7 +280,7 @@ def cutoff_backtest(
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                result = fit_rows(rows[train].reset_index(drop=True), {**settings, "max_flops": cutoff}, spec.law)
+                result = fit_rows(rows[train].reset_index(drop=True), replace(resolved, max_flops=float(cutoff)))
         except BenchcastError:
             continue
         bt = Backtest(

@@ -1,4 +1,5 @@
-"""The fitting front end: select data, build covariates, filter points, run the engine, explain.
+"""The fitting front end: filter points, run the engine, explain (the spec and its resolution
+against a table live in :mod:`benchcast.fitting.spec`).
 
 ``fit(table, law=..., benchmark=..., metric=...)`` returns a :class:`FitResult`;
 :class:`Forecaster` wraps it as a scikit-learn style estimator.
@@ -7,117 +8,23 @@
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import fields
 
 import numpy as np
 import pandas as pd
 
-from benchcast.data.chance import chance_level, filter_margin
-from benchcast.data.table import covariate_column, parse_metric, select
 from benchcast.errors import FitWarning, InsufficientDataError, SelectionError
 from benchcast.evaluation.metrics import r2, rmse
 from benchcast.fitting.engine import minimize_law
 from benchcast.fitting.result import FitResult, fingerprint
+from benchcast.fitting.spec import FitSpec, design
 from benchcast.laws import Law, get_law, to_target
 
 MIN_DECADES = 1.0  # less compute range than this is an interpolation, not a forecast
 
 
-@dataclass(frozen=True)
-class FitSpec:
-    """What to fit: the selection and settings shared by fit, backtests and bootstraps."""
-
-    law: str
-    benchmark: str
-    metric: str | None = None
-    k: int | None = None
-    max_k: int | None = None
-    q_rand: float | None = None
-    margin: float | None = None
-    proxy: str | None = None  # 'benchmark:metric' of a proxy loss, for the two-stage laws
-    gold_metric: str = "loglikelihood"  # same-benchmark metric holding the gold log-likelihood
-    loss: str | None = None
-    huber_delta: float | None = None
-    seed: int = 0
-
-
-def _resolve_metric(law: Law, table: pd.DataFrame, spec: FitSpec) -> tuple[str | None, int | None]:
-    metric, k = spec.metric, spec.k
-    if metric is None and law.default_metric:
-        metric = law.default_metric
-    if metric is not None:
-        metric, parsed = parse_metric(metric)
-        k = parsed if k is None else k
-    if law.per_k and metric == "pass@k" and k is None:
-        rows = select(table, spec.benchmark, metric)
-        ks = sorted(int(v) for v in rows["k"].dropna().unique())
-        if len(ks) != 1:
-            raise SelectionError(f"law {law.name!r} is fitted one k at a time; choose k with --k (available: {ks}).")
-        k = ks[0]
-    return metric, (k if law.per_k else None)
-
-
-def design(
-    table: pd.DataFrame,
-    spec: FitSpec,
-    *,
-    runs: list[str] | None = None,
-    max_flops: float | None = None,
-    min_flops: float | None = None,
-    tpr: float | None = None,
-) -> tuple[pd.DataFrame, dict]:
-    """The rows a fit sees, with every covariate the law needs, and the resolved settings."""
-    law = get_law(spec.law)
-    metric, k = _resolve_metric(law, table, spec)
-    rows = select(table, spec.benchmark, metric, k, max_flops=max_flops, min_flops=min_flops, tpr=tpr)
-    if runs is not None:
-        rows = rows[rows["run"].isin(runs)]
-    if not law.per_k and spec.max_k is not None:
-        rows = rows[rows["k"].fillna(1) <= spec.max_k]
-    if rows.empty:
-        raise SelectionError(f"no rows left for {spec.benchmark!r} after selecting runs.")
-    rows = rows.copy()
-    metric = str(rows["metric"].iloc[0])
-    rows["k"] = rows["k"].astype(float).fillna(1.0)
-    needed = set(law.covariates) | set(law.fit_covariates)
-    if "gold" in needed:
-        gold = covariate_column(table, spec.benchmark, spec.gold_metric)
-        # A log-likelihood is negative; the covariate is the positive NLL G = -log GoldProb.
-        rows["gold"] = rows["run"].map(-gold if (gold <= 0).all() else gold)
-    if "proxy" in needed:
-        if not spec.proxy:
-            raise SelectionError(f"law {law.name!r} needs a proxy loss: pass proxy='benchmark:metric'.")
-        bench, _, proxy_metric = spec.proxy.partition(":")
-        proxy = covariate_column(table, bench, proxy_metric or "loss")
-        rows["proxy"] = rows["run"].map(-proxy if (proxy <= 0).all() else proxy)
-    q_rand, q_source = chance_level(spec.benchmark, metric, spec.q_rand)
-    margin = (
-        law.default_margin
-        if law.default_margin is not None and spec.margin is None
-        else filter_margin(spec.benchmark, spec.margin)
-    )
-    settings = {
-        "benchmark": spec.benchmark,
-        "metric": metric,
-        "k": k,
-        "max_k": spec.max_k,
-        "q_rand": q_rand,
-        "q_rand_source": q_source,
-        "margin": margin if law.uses_margin else None,
-        "proxy": spec.proxy if "proxy" in needed else None,
-        "gold_metric": spec.gold_metric if "gold" in needed else None,
-        "loss": spec.loss or law.loss,
-        "huber_delta": (law.huber_delta if spec.huber_delta is None else spec.huber_delta),
-        "seed": spec.seed,
-        "max_flops": max_flops,
-        "min_flops": min_flops,
-        "tpr": tpr,
-    }
-    return rows.sort_values(["flops", "run", "k"]).reset_index(drop=True), settings
-
-
-def _drop_reasons(law: Law, rows: pd.DataFrame, settings: dict) -> np.ndarray:
-    reasons = law.point_filter(rows["value"].to_numpy(float), settings["q_rand"], settings["margin"] or 0.0)
+def _drop_reasons(law: Law, rows: pd.DataFrame, spec: FitSpec) -> np.ndarray:
+    reasons = law.point_filter(rows["value"].to_numpy(float), spec.q_rand, spec.margin or 0.0)
     for column in set(law.covariates) | set(law.fit_covariates):
         values = rows[column].to_numpy(float)
         bad = ~(np.isfinite(values) & (values > 0)) & (reasons == "")
@@ -125,16 +32,14 @@ def _drop_reasons(law: Law, rows: pd.DataFrame, settings: dict) -> np.ndarray:
     return reasons
 
 
-def fit_rows(
-    rows: pd.DataFrame, settings: dict, law_name: str, *, start: np.ndarray | None = None, quiet: bool = False
-) -> FitResult:
-    """Fit a law on prepared rows (from :func:`design`): the engine plus every diagnostic.
+def fit_rows(rows: pd.DataFrame, spec: FitSpec, *, start: np.ndarray | None = None, quiet: bool = False) -> FitResult:
+    """Fit ``spec`` (resolved by :func:`design`) on prepared rows: the engine plus every diagnostic.
 
     ``start`` warm-starts the search; ``quiet`` makes a light refit for bootstraps: no
     FitWarnings, no standard errors, no data fingerprint.
     """
-    law = get_law(law_name)
-    reasons = _drop_reasons(law, rows, settings)
+    law = get_law(spec.law)
+    reasons = _drop_reasons(law, rows, spec)
     used = rows[reasons == ""].reset_index(drop=True)
     dropped = [
         {"run": r.run, "flops": float(r.flops), "k": float(r.k), "value": float(r.value), "reason": why}
@@ -144,23 +49,24 @@ def fit_rows(
     if len(used) <= law.n_params - law.n_presolved:
         raise InsufficientDataError(
             f"law {law.name!r} has {law.n_params} parameters but only {len(used)} usable points "
-            f"for {settings['benchmark']} ({len(dropped)} dropped); a fit needs more points than "
+            f"for {spec.benchmark} ({len(dropped)} dropped); a fit needs more points than "
             "parameters."
         )
     X = {c: used[c].to_numpy(float) for c in set(law.covariates) | set(law.fit_covariates)}
-    y = to_target(law.target, used["value"].to_numpy(float), settings["q_rand"])
+    y = to_target(law.target, used["value"].to_numpy(float), spec.q_rand)
     optimum = minimize_law(
         law,
         X,
         y,
-        loss=settings["loss"],
-        huber_delta=settings["huber_delta"],
-        seed=settings["seed"],
+        loss=spec.loss,
+        huber_delta=spec.huber_delta,
+        seed=spec.seed,
         start=start,
         with_stderr=not quiet,
     )
     predict_X = {c: X[c] for c in law.covariates}
-    fitted = law.predict_score(optimum.theta, predict_X, settings["q_rand"])
+    frozen = law.freeze(optimum.theta, spec.q_rand, k=spec.k)
+    fitted = law.predict_score(frozen.vector, predict_X, spec.q_rand)
     observed = used["value"].to_numpy(float)
     flops = used["flops"].to_numpy(float)
     decades = float(np.log10(flops.max() / flops.min()))
@@ -196,17 +102,16 @@ def fit_rows(
             f"the fitted runs span only {decades:.2f} decades of compute: extrapolation from this fit is not a forecast"
         )
     for note in [] if quiet else notes:
-        warnings.warn(f"{law.name} on {settings['benchmark']}: {note}", FitWarning, stacklevel=3)
+        warnings.warn(f"{law.name} on {spec.benchmark}: {note}", FitWarning, stacklevel=3)
     keep = [c for c in ("run", "flops", "params", "tokens", "k", "gold", "proxy", "value") if c in used]
     points = used[keep].copy()
     points["fitted"] = fitted
     return FitResult(
-        law=law.name,
-        params=dict(zip(law.param_names, map(float, optimum.theta), strict=True)),
+        spec=spec,
+        fitted=frozen,
         stderr=dict(zip(law.param_names, map(float, optimum.stderr), strict=True))
         if optimum.stderr is not None
         else {},
-        settings=settings,
         diagnostics=diagnostics,
         points=points,
         dropped=dropped,
@@ -215,31 +120,37 @@ def fit_rows(
     )
 
 
+SELECTION_AND_SETTINGS = tuple(f.name for f in fields(FitSpec) if f.name not in ("law", "benchmark", "q_rand_source"))
+
+
 def fit(
     table: pd.DataFrame,
     law: str,
     benchmark: str,
     metric: str | None = None,
     k: int | None = None,
-    *,
-    max_flops: float | None = None,
-    min_flops: float | None = None,
-    tpr: float | None = None,
-    runs: list[str] | None = None,
-    **settings,
+    **selection_and_settings,
 ) -> FitResult:
     """Fit ``law`` to one benchmark and metric of ``table``.
 
-    Extra keyword settings are those of :class:`FitSpec` (``q_rand``, ``margin``, ``proxy``,
-    ``gold_metric``, ``loss``, ``huber_delta``, ``seed``, ``max_k``).
+    Keyword arguments are the fields of :class:`FitSpec`: the selection (``min_flops``,
+    ``max_flops``, ``tpr``, ``runs``, ``max_k``) and the settings (``q_rand``, ``margin``,
+    ``proxy``, ``gold_metric``, ``loss``, ``huber_delta``, ``seed``).
     """
-    spec = FitSpec(law=law, benchmark=benchmark, metric=metric, k=k, **settings)
-    rows, resolved = design(table, spec, runs=runs, max_flops=max_flops, min_flops=min_flops, tpr=tpr)
-    return fit_rows(rows, resolved, spec.law)
+    unknown = sorted(set(selection_and_settings) - set(SELECTION_AND_SETTINGS))
+    if unknown:
+        raise TypeError(f"fit() got unexpected keyword argument(s) {unknown}; allowed: {SELECTION_AND_SETTINGS}")
+    spec = FitSpec(law=law, benchmark=benchmark, metric=metric, k=k, **selection_and_settings)
+    rows, resolved = design(table, spec)
+    return fit_rows(rows, resolved)
 
 
 class Forecaster:
-    """scikit-learn style estimator: ``Forecaster(law, benchmark, metric).fit(table).predict(...)``."""
+    """scikit-learn style estimator: ``Forecaster(law, benchmark, metric).fit(table).predict(...)``.
+
+    Its constructor arguments are the fields of :class:`FitSpec`; ``get_params``/``set_params``
+    follow scikit-learn's conventions, so ``sklearn.base.clone`` works.
+    """
 
     def __init__(
         self,
@@ -248,27 +159,51 @@ class Forecaster:
         metric: str | None = None,
         k: int | None = None,
         *,
+        min_flops: float | None = None,
         max_flops: float | None = None,
+        tpr: float | None = None,
+        runs: tuple[str, ...] | None = None,
+        max_k: int | None = None,
+        q_rand: float | None = None,
+        margin: float | None = None,
+        proxy: str | None = None,
+        gold_metric: str = "loglikelihood",
+        loss: str | None = None,
+        huber_delta: float | None = None,
         seed: int = 0,
-        **settings,
     ):
         self.law, self.benchmark, self.metric, self.k = law, benchmark, metric, k
-        self.max_flops, self.seed, self.settings = max_flops, seed, settings
+        self.min_flops, self.max_flops, self.tpr, self.runs, self.max_k = min_flops, max_flops, tpr, runs, max_k
+        self.q_rand, self.margin, self.proxy, self.gold_metric = q_rand, margin, proxy, gold_metric
+        self.loss, self.huber_delta, self.seed = loss, huber_delta, seed
+
+    @classmethod
+    def _get_param_names(cls) -> list[str]:
+        return ["law", "benchmark", "metric", "k", *SELECTION_AND_SETTINGS[2:]]
+
+    def get_params(self, deep: bool = True) -> dict:
+        return {name: getattr(self, name) for name in self._get_param_names()}
+
+    def set_params(self, **params) -> Forecaster:
+        for name, value in params.items():
+            if name not in self._get_param_names():
+                raise ValueError(f"invalid parameter {name!r} for Forecaster; valid: {self._get_param_names()}")
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self) -> str:
+        changed = {k: v for k, v in self.get_params().items() if v != type(self)().get_params()[k] or k == "law"}
+        return f"Forecaster({', '.join(f'{k}={v!r}' for k, v in changed.items())})"
 
     def fit(self, table: pd.DataFrame) -> Forecaster:
         if self.benchmark is None:
             raise SelectionError("Forecaster needs a benchmark.")
+        params = self.get_params()
         self.result_ = fit(
-            table,
-            self.law,
-            self.benchmark,
-            self.metric,
-            self.k,
-            max_flops=self.max_flops,
-            seed=self.seed,
-            **self.settings,
+            table, params.pop("law"), params.pop("benchmark"), params.pop("metric"), params.pop("k"), **params
         )
         self.params_ = dict(self.result_.params)
+        self.spec_ = self.result_.spec
         return self
 
     def predict(self, flops=None, params=None, tokens=None, k=None, gold=None) -> np.ndarray:

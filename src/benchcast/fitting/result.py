@@ -1,4 +1,4 @@
-"""The fit result: parameters, uncertainty, diagnostics, a readable report, JSON round-trip."""
+"""The fit result: resolved spec, frozen law, uncertainty, diagnostics, a report, JSON round-trip."""
 
 from __future__ import annotations
 
@@ -12,13 +12,23 @@ import pandas as pd
 
 from benchcast._version import __version__
 from benchcast.errors import ArtifactError, BenchcastError
+from benchcast.fitting.spec import FitSpec
 from benchcast.laws import get_law
+from benchcast.laws.fitted import FittedLaw
 from benchcast.utils.io import atomic_write_text
 from benchcast.utils.jsonable import jsonable
 
 ARTIFACT_FORMAT = "benchcast-fit"
-ARTIFACT_VERSION = 1
+ARTIFACT_VERSION = 2  # 2: 'settings' is the whole resolved FitSpec (selection included)
 POINT_COLUMNS = ("run", "flops", "params", "tokens", "k", "gold", "proxy", "value")
+REQUIRED_DIAGNOSTICS = ("loss", "n_used", "n_dropped", "converged", "message", "at_bound", "rmse", "r2")
+COVARIATE_HINTS = {
+    "flops": "--flops (or --params and --tokens)",
+    "params": "--params",
+    "tokens": "--tokens",
+    "k": "--k",
+    "gold": "--gold",
+}
 
 
 def fingerprint(points: pd.DataFrame) -> str:
@@ -32,10 +42,9 @@ def fingerprint(points: pd.DataFrame) -> str:
 class FitResult:
     """A fitted law on one benchmark/metric (and k): everything needed to predict and explain."""
 
-    law: str
-    params: dict[str, float]
+    spec: FitSpec  # resolved: every default filled in
+    fitted: FittedLaw
     stderr: dict[str, float]
-    settings: dict
     diagnostics: dict
     points: pd.DataFrame
     dropped: list[dict] = field(default_factory=list)
@@ -43,16 +52,34 @@ class FitResult:
     data_fingerprint: str = ""
     version: str = __version__
 
-    # -- prediction ------------------------------------------------------------------------
+    # -- views -------------------------------------------------------------------------------
+    @property
+    def law(self) -> str:
+        return self.fitted.law.name
+
     @property
     def law_object(self):
-        return get_law(self.law)
+        return self.fitted.law
+
+    @property
+    def params(self) -> dict[str, float]:
+        return self.fitted.params
 
     @property
     def theta(self) -> np.ndarray:
-        return np.array([self.params[name] for name in self.law_object.param_names], float)
+        return self.fitted.vector
 
-    def covariates(self, flops=None, params=None, tokens=None, k=None, gold=None) -> dict:
+    @property
+    def settings(self) -> dict:
+        """The resolved spec as a plain dict (read-only view)."""
+        return self.spec.to_dict()
+
+    @property
+    def converged(self) -> bool:
+        return bool(self.diagnostics.get("converged"))
+
+    # -- prediction --------------------------------------------------------------------------
+    def covariates(self, flops=None, params=None, tokens=None, k=None, gold=None) -> tuple[dict, tuple]:
         """Validated covariate arrays for this law (flops derived as 6 N D when needed)."""
         law = self.law_object
         given = {"flops": flops, "params": params, "tokens": tokens, "k": k, "gold": gold}
@@ -62,44 +89,27 @@ class FitResult:
                 continue
             array = np.asarray(value, float)
             if not np.all(np.isfinite(array)) or np.any(array <= 0):
-                raise BenchcastError(f"{name} must be positive and finite, got {value!r}.")
+                raise BenchcastError(f"{name} must be positive and finite, got {np.asarray(value).tolist()!r}.")
             arrays[name] = array
-        if "flops" in law.covariates and "flops" not in arrays:
-            if "params" in arrays and "tokens" in arrays:
-                arrays["flops"] = 6.0 * arrays["params"] * arrays["tokens"]
-        fitted_k = self.settings.get("k")
-        if law.per_k and "k" in arrays and fitted_k is not None:
-            if not np.all(arrays["k"] == fitted_k):
-                raise BenchcastError(
-                    f"this {self.law} fit is for k={fitted_k}; fit the law at the k you need "
-                    "(the pass@k laws are fitted one k at a time)."
-                )
+        if "flops" in law.covariates and "flops" not in arrays and {"params", "tokens"} <= set(arrays):
+            arrays["flops"] = 6.0 * arrays["params"] * arrays["tokens"]
+        if law.per_k and "k" in arrays and self.spec.k is not None and not np.all(arrays["k"] == self.spec.k):
+            raise BenchcastError(
+                f"this {self.law} fit is for k={self.spec.k}; fit the law at the k you need "
+                "(the pass@k laws are fitted one k at a time)."
+            )
         missing = [c for c in law.covariates if c not in arrays]
         if missing:
-            hint = {
-                "flops": "--flops (or --params and --tokens)",
-                "params": "--params",
-                "tokens": "--tokens",
-                "k": "--k",
-                "gold": "--gold",
-            }
-            raise BenchcastError(f"law {self.law!r} needs {', '.join(hint[m] for m in missing)} to predict.")
+            raise BenchcastError(f"law {self.law!r} needs {', '.join(COVARIATE_HINTS[m] for m in missing)} to predict.")
         shape = np.broadcast_shapes(*(arrays[c].shape for c in law.covariates))
         return {c: np.broadcast_to(arrays[c], shape).ravel() for c in law.covariates}, shape
 
     def predict(self, flops=None, params=None, tokens=None, k=None, gold=None) -> np.ndarray:
         """Predicted score(s) in [0, 1] for the given covariates."""
         X, shape = self.covariates(flops, params, tokens, k, gold)
-        law = self.law_object
-        with np.errstate(over="ignore", under="ignore"):
-            score = law.predict_score(self.theta, X, self.settings["q_rand"])
-        return np.asarray(score, float).reshape(shape)
+        return np.asarray(self.fitted.score(X), float).reshape(shape)
 
-    # -- explanation -----------------------------------------------------------------------
-    @property
-    def converged(self) -> bool:
-        return bool(self.diagnostics.get("converged"))
-
+    # -- explanation -------------------------------------------------------------------------
     def to_dict(self) -> dict:
         return jsonable(
             {
@@ -110,7 +120,7 @@ class FitResult:
                 "formula": self.law_object.formula,
                 "params": self.params,
                 "stderr": self.stderr,
-                "settings": self.settings,
+                "settings": self.spec.to_dict(),
                 "diagnostics": self.diagnostics,
                 "warnings": self.warnings,
                 "data_fingerprint": self.data_fingerprint,
@@ -121,22 +131,22 @@ class FitResult:
 
     def report(self) -> str:
         """A readable multi-line summary in the manner of lmfit's fit report."""
-        d, s = self.diagnostics, self.settings
+        d, s = self.diagnostics, self.spec
         law = self.law_object
-        lines = [f"[[Fit]] law {self.law}: {law.formula}"]
-        sel = f"benchmark {s.get('benchmark')}, metric {s.get('metric')}"
-        if s.get("k") is not None:
-            sel += f", k={s['k']}"
-        lines.append(f"    {sel}; q_rand {s['q_rand']:g} ({s.get('q_rand_source', '')})")
+        lines = [f"Fit: law {self.law}: {law.formula}"]
+        sel = f"benchmark {s.benchmark}, metric {s.metric}"
+        if s.k is not None:
+            sel += f", k={s.k}"
+        lines.append(f"    {sel}; q_rand {s.q_rand:g} ({s.q_rand_source or ''})")
         drops = ", ".join(f"{reason}: {n}" for reason, n in d.get("dropped_reasons", {}).items())
         lines.append(f"    points: {d['n_used']} used, {d['n_dropped']} dropped" + (f" ({drops})" if drops else ""))
         lines.append(f"    compute: {d['flops_min']:.3g} .. {d['flops_max']:.3g} FLOPs ({d['decades']:.2f} decades)")
-        lines.append(f"    loss ({s['loss']}): {d['loss']:.4g}; RMSE {d['rmse']:.4g}; R^2 {d['r2']:.4f}")
+        lines.append(f"    loss ({s.loss}): {d['loss']:.4g}; RMSE {d['rmse']:.4g}; R^2 {d['r2']:.4f}")
         lines.append(
             f"    converged: {'yes' if d['converged'] else 'NO'} ({d['message']}); "
             f"starts {d['n_starts']}, evaluations {d['n_evaluations']}"
         )
-        lines.append("[[Parameters]]")
+        lines.append("Parameters:")
         width = max(len(n) for n in self.params)
         for name, value in self.params.items():
             err = self.stderr.get(name)
@@ -144,45 +154,87 @@ class FitResult:
             flag = "  (at bound)" if name in d.get("at_bound", []) else ""
             lines.append(f"    {name:<{width}} = {value:.6g}{err_text}{flag}")
         if self.warnings:
-            lines.append("[[Warnings]]")
+            lines.append("Warnings:")
             lines.extend(f"    {w}" for w in self.warnings)
         return "\n".join(lines)
 
     def __str__(self) -> str:
         return self.report()
 
-    # -- persistence -----------------------------------------------------------------------
+    # -- persistence -------------------------------------------------------------------------
     def save(self, path: str | Path) -> Path:
         """Write a versioned JSON artifact (atomically)."""
         return atomic_write_text(path, json.dumps(self.to_dict(), indent=2) + "\n")
 
     @classmethod
     def from_dict(cls, doc: dict, source: str = "artifact") -> FitResult:
+        """Read an artifact, validating every field a prediction depends on."""
         if not isinstance(doc, dict) or doc.get("format") != ARTIFACT_FORMAT:
             raise ArtifactError(f"{source}: not a benchcast fit artifact (no format '{ARTIFACT_FORMAT}').")
-        if doc.get("format_version", 0) > ARTIFACT_VERSION:
+        version = doc.get("format_version")
+        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+            raise ArtifactError(f"{source}: 'format_version' must be a positive integer, got {version!r}.")
+        if version > ARTIFACT_VERSION:
             raise ArtifactError(
-                f"{source}: artifact format version {doc['format_version']} is newer than this "
+                f"{source}: artifact format version {version} is newer than this "
                 f"benchcast ({__version__}) reads ({ARTIFACT_VERSION}); upgrade benchcast."
             )
         try:
-            get_law(doc["law"])
+            law = get_law(doc.get("law"))
+            params = doc.get("params")
+            if not isinstance(params, dict):
+                raise ArtifactError(f"{source}: 'params' must be a mapping of parameter names to numbers.")
+            missing = [n for n in law.param_names if n not in params]
+            extra = [n for n in params if n not in law.param_names]
+            if missing or extra:
+                raise ArtifactError(
+                    f"{source}: law {law.name!r} has parameters {law.param_names}; "
+                    + (f"missing {missing}" if missing else "")
+                    + ("; " if missing and extra else "")
+                    + (f"unknown {extra}" if extra else "")
+                    + "."
+                )
+            theta = []
+            for name in law.param_names:
+                value = params[name]
+                if not isinstance(value, (int, float)) or isinstance(value, bool):
+                    raise ArtifactError(f"{source}: parameter {name} must be a number, got {value!r}.")
+                theta.append(float(value))
+            settings = doc.get("settings")
+            if not isinstance(settings, dict):
+                raise ArtifactError(f"{source}: 'settings' must be a mapping.")
+            spec = FitSpec.from_dict({"law": law.name, **{k: v for k, v in settings.items() if k != "law"}})
+            for key in ("benchmark", "metric", "q_rand", "loss"):
+                if getattr(spec, key) is None:
+                    raise ArtifactError(f"{source}: setting {key!r} is missing.")
+            if not isinstance(spec.q_rand, (int, float)):
+                raise ArtifactError(f"{source}: setting 'q_rand' must be a number, got {spec.q_rand!r}.")
+            diagnostics = doc.get("diagnostics")
+            if not isinstance(diagnostics, dict) or any(key not in diagnostics for key in REQUIRED_DIAGNOSTICS):
+                raise ArtifactError(f"{source}: 'diagnostics' must hold {', '.join(REQUIRED_DIAGNOSTICS)}.")
+            # only parameters the fit itself reported outside their range may be there
+            problems = law.check_params(np.asarray(theta), allow_outside=tuple(diagnostics.get("at_bound") or ()))
+            if problems:
+                raise ArtifactError(f"{source}: invalid parameters for law {law.name!r}: " + "; ".join(problems) + ".")
+            fitted = FittedLaw(law, tuple(theta), float(spec.q_rand), {"k": spec.k})
             points = pd.DataFrame(doc.get("points") or {})
             for column in points.columns:
                 if column != "run":
                     points[column] = pd.to_numeric(points[column], errors="coerce")
+            stderr = doc.get("stderr") or {}
             return cls(
-                law=doc["law"],
-                params={k: float(v) for k, v in doc["params"].items()},
-                stderr={k: (np.nan if v is None else float(v)) for k, v in doc.get("stderr", {}).items()},
-                settings=doc["settings"],
-                diagnostics=doc["diagnostics"],
+                spec=spec,
+                fitted=fitted,
+                stderr={k: (np.nan if v is None else float(v)) for k, v in stderr.items()},
+                diagnostics=diagnostics,
                 points=points,
-                dropped=doc.get("dropped", []),
-                warnings=doc.get("warnings", []),
-                data_fingerprint=doc.get("data_fingerprint", ""),
-                version=doc.get("benchcast_version", "unknown"),
+                dropped=list(doc.get("dropped") or []),
+                warnings=list(doc.get("warnings") or []),
+                data_fingerprint=str(doc.get("data_fingerprint", "")),
+                version=str(doc.get("benchcast_version", "unknown")),
             )
+        except ArtifactError:
+            raise
         except (KeyError, TypeError, ValueError, BenchcastError) as exc:
             raise ArtifactError(f"{source}: malformed fit artifact ({exc}).") from exc
 
@@ -192,7 +244,7 @@ class FitResult:
         if not path.exists():
             raise ArtifactError(f"{path}: no such fit file.")
         try:
-            doc = json.loads(path.read_text())
+            doc = json.loads(path.read_text(encoding="utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise ArtifactError(f"{path}: not valid JSON ({exc}).") from exc
         return cls.from_dict(doc, str(path))

@@ -29,7 +29,22 @@ from benchcast.laws import get_law, to_score, to_target
 from benchcast.utils.parallel import parallel_map
 
 DEFAULT_REPLICATES = 1000
+MIN_REPLICATES = 10  # fewer draws cannot place the tails of a 90 % interval
 LEVELS = (0.5, 0.9)
+
+
+def check_replicates(n_boot, *, allow_zero: bool) -> int:
+    """A replicate count a percentile interval can stand on (0 = no interval, where allowed)."""
+    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)):
+        raise BenchcastError(f"the number of bootstrap replicates must be an integer, got {n_boot!r}.")
+    if n_boot == 0 and allow_zero:
+        return 0
+    if n_boot < MIN_REPLICATES:
+        raise BenchcastError(
+            f"need at least {MIN_REPLICATES} bootstrap replicates for an interval, got {n_boot}"
+            + (" (0 turns intervals off)." if allow_zero else ".")
+        )
+    return int(n_boot)
 
 
 def _replicates(result: FitResult, seed: int, indices: list[int]) -> np.ndarray:
@@ -43,7 +58,7 @@ def _replicates(result: FitResult, seed: int, indices: list[int]) -> np.ndarray:
         drawn = rng.choice(runs, size=runs.size, replace=True)
         sample = pd.concat([groups[run] for run in drawn], ignore_index=True)
         try:
-            refit = fit_rows(sample, result.settings, result.law, start=result.theta, quiet=True)
+            refit = fit_rows(sample, result.spec, start=result.theta, quiet=True)
         except (BenchcastError, ValueError, np.linalg.LinAlgError):
             continue
         out[row] = refit.theta
@@ -75,13 +90,13 @@ class Bootstrap:
             target = law.forward(thetas, X)  # (B, M)
         if kind == "prediction":
             target = target + self._residual_draws(target.shape)
-        q_rand = self.result.settings["q_rand"]
+        q_rand = self.result.spec.q_rand
         return to_score(law.target, target, q_rand).reshape((len(thetas), *shape))
 
     def _residual_draws(self, shape: tuple[int, ...]) -> np.ndarray:
         law = get_law(self.result.law)
         points = self.result.points
-        q_rand = self.result.settings["q_rand"]
+        q_rand = self.result.spec.q_rand
         fitted_target = to_target(law.target, points["fitted"].to_numpy(float), q_rand)
         observed_target = to_target(law.target, points["value"].to_numpy(float), q_rand)
         residuals = (observed_target - fitted_target)[np.isfinite(observed_target - fitted_target)]
@@ -110,8 +125,7 @@ def bootstrap(
     progress: bool | None = None,
 ) -> Bootstrap:
     """Resample the fit's runs with replacement ``n_boot`` times and refit each replicate."""
-    if n_boot < 2:
-        raise BenchcastError(f"need at least 2 bootstrap replicates, got {n_boot}.")
+    check_replicates(n_boot, allow_zero=False)
     if result.points.empty or "value" not in result.points:
         raise BenchcastError("this fit carries no training points; refit it to bootstrap.")
     get_law(result.law)

@@ -12,12 +12,10 @@ import pandas as pd
 from benchcast.errors import BenchcastError, InsufficientDataError
 from benchcast.evaluation.backtest import backtest
 from benchcast.evaluation.metrics import mae, mre
-from benchcast.fitting.api import FitSpec, design
+from benchcast.fitting.spec import FitSpec, design
+from benchcast.laws import available_laws, get_law
 
 HOLDOUT_FRACTION = 0.25  # the top quarter of the log-compute range is held out
-FLOPS_LAWS = ("power", "power_floor", "bnsl")
-ND_LAWS = ("nd", "nd_floor")
-PASSK_LAWS = ("compute", "params_tokens")
 
 
 @dataclass
@@ -56,17 +54,13 @@ class Recommendation:
         return text
 
 
-def applicable_laws(table: pd.DataFrame, spec: FitSpec, tpr: float | None) -> list[str]:
-    rows, _ = design(table, spec, tpr=tpr)
-    several_tprs = rows["tpr"].round(6).nunique() > 1
-    laws = list(FLOPS_LAWS)
-    if rows["metric"].iloc[0] == "pass@k":
-        laws += ["compute"] + (["params_tokens"] if several_tprs else [])
-    if several_tprs:
-        laws += list(ND_LAWS)
-    if spec.proxy:
-        laws += ["two_stage_linear", "two_stage_logistic"]
-    return laws
+def applicable_laws(table: pd.DataFrame, spec: FitSpec) -> list[str]:
+    """Every registered law that can be fitted to this selection (each law says what it needs)."""
+    rows, resolved = design(table, spec)
+    has_gold = bool(((table["benchmark"] == spec.benchmark) & (table["metric"] == resolved.gold_metric)).any())
+    return [
+        name for name in available_laws() if not get_law(name).applicable(rows, proxy=spec.proxy, has_gold=has_gold)
+    ]
 
 
 def recommend(
@@ -87,9 +81,9 @@ def recommend(
     """Backtest each applicable law (nested: only runs cheaper than ``target_flops``), holding out
     the top ``holdout_fraction`` of the log-compute range; rank by held-out MRE, then by how far
     90 % coverage is from nominal."""
-    base = FitSpec("power", benchmark, metric, k=k, proxy=proxy, seed=seed)
+    base = FitSpec("power", benchmark, metric, k=k, proxy=proxy, seed=seed, tpr=tpr)
     data = table if target_flops is None else table[table["flops"] < target_flops]
-    rows, _ = design(data, base, tpr=tpr)
+    rows, _ = design(data, base)
     log_c = np.log10(rows["flops"].to_numpy(float))
     span = log_c.max() - log_c.min()
     if span < 1.0:
@@ -97,7 +91,7 @@ def recommend(
     threshold = float(10 ** (log_c.max() - holdout_fraction * span))
     decades = float(log_c.max() - np.log10(threshold))
     records, predictions, failures = [], {}, []
-    for law in laws or applicable_laws(data, base, tpr):
+    for law in laws or applicable_laws(data, base):
         spec = FitSpec(law, benchmark, metric, k=k, proxy=proxy, seed=seed)
         try:
             with warnings.catch_warnings():

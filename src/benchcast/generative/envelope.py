@@ -4,11 +4,12 @@ parameters+tokens law S2, the misallocation penalty, and effective compute."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from benchcast.errors import BenchcastError
-from benchcast.fitting.result import FitResult
+if TYPE_CHECKING:
+    from benchcast.fitting.result import FitResult
 
 
 @dataclass(frozen=True)
@@ -23,12 +24,8 @@ class Envelope:
 
     @classmethod
     def from_fit(cls, result: FitResult) -> Envelope:
-        if result.law != "params_tokens":
-            raise BenchcastError(f"the compute-optimal envelope needs a params_tokens (S2) fit, not {result.law!r}.")
-        p = result.params
-        if min(p["beta"], p["gamma"]) <= 0:
-            raise BenchcastError("the S2 fit has a zero exponent: no finite compute-optimal split exists.")
-        return cls(p["E0"], p["N0"], p["beta"], p["D0"], p["gamma"])
+        """The envelope of a fitted law that has one (the law says whether it does)."""
+        return result.fitted.envelope()
 
     @property
     def G(self) -> float:

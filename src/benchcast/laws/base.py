@@ -11,11 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.optimize import nnls
 
 from benchcast.errors import BenchcastError, did_you_mean
+
+if TYPE_CHECKING:
+    from benchcast.laws.fitted import FittedLaw
 
 # Covariates a law may need, by the names used everywhere (API, CLI, tables).
 COVARIATES = ("flops", "params", "tokens", "k", "gold", "proxy")
@@ -96,6 +100,8 @@ class Law:
     per_k: bool = True  # pass@k metrics are fitted one k at a time
     default_metric: str | None = None
     multimodal: bool = False
+    selectable: bool = True  # offered by law selection (recommend, bench)
+    clip_scores: bool = False  # forecasts can leave [0, 1]: clip them and say so
     n_screen: int = 0  # quasi-random screening points for the global search
     n_polish: int | None = 8  # starts refined with L-BFGS-B (None: all)
     n_presolved: int = 0  # parameters fixed by presolve() from other data (not by the scores)
@@ -140,7 +146,84 @@ class Law:
         return reasons
 
     def predict_score(self, theta: np.ndarray, X: dict[str, np.ndarray], q_rand: float) -> np.ndarray:
-        return to_score(self.target, self.forward(np.asarray(theta, float), X), q_rand)
+        score = to_score(self.target, self.forward(np.asarray(theta, float), X), q_rand)
+        return np.clip(score, 0.0, 1.0) if self.clip_scores else score
+
+    def freeze(self, theta, q_rand: float = 0.0, **fixed) -> FittedLaw:
+        """This law with its parameters fixed: an object that predicts and answers questions."""
+        from benchcast.laws.fitted import FittedLaw
+
+        return FittedLaw(self, tuple(float(v) for v in np.asarray(theta, float)), float(q_rand), dict(fixed))
+
+    # -- questions a law answers about itself (used by planning, plots, selection, artifacts) ---------
+    def covariates_at(self, theta: np.ndarray, flops: np.ndarray, *, tpr: float | None = None) -> dict:
+        """Covariates of a run of compute ``flops`` (k, when the law has it, is added by the caller).
+
+        Compute laws take C itself; laws in N and D split C = 6 N D at a tokens-per-parameter
+        ratio, which the caller must give (a law of N and D cannot choose it)."""
+        flops = np.asarray(flops, float)
+        given = set(self.covariates) - {"k"}
+        if given == {"flops"}:
+            return {"flops": flops}
+        if given == {"params", "tokens"}:
+            if tpr is None or not np.isfinite(tpr) or tpr <= 0:
+                raise BenchcastError(
+                    f"law {self.name!r} is a function of parameters and tokens: a run of compute C needs a "
+                    f"tokens-per-parameter ratio (tpr > 0) to split C = 6 N D; got {tpr!r}."
+                )
+            params = np.sqrt(flops / (6.0 * tpr))
+            return {"params": params, "tokens": flops / (6.0 * params)}
+        raise BenchcastError(
+            f"law {self.name!r} is a function of {', '.join(self.covariates)}, not of training compute."
+        )
+
+    def limit(self, theta: np.ndarray, q_rand: float, k: float | None = None) -> tuple[float, str]:
+        """The score the law approaches as training compute grows without bound, and what that
+        limit is (each law states its own; there is no numerical stand-in)."""
+        raise BenchcastError(f"law {self.name!r} states no limit in training compute.")
+
+    def limit_in_k(self, theta: np.ndarray, q_rand: float, flops: float) -> tuple[float, str]:
+        """The score approached as the number of attempts k grows without bound, at ``flops``."""
+        raise BenchcastError(f"law {self.name!r} is not a function of the number of attempts k.")
+
+    def envelope(self, theta: np.ndarray):
+        """The compute-optimal envelope of a law in parameters and tokens (SPEC §3.3)."""
+        raise BenchcastError(
+            f"law {self.name!r} has no compute-optimal N/D split: that needs a law in parameters and tokens "
+            "with a floor, such as params_tokens (S2)."
+        )
+
+    def check_params(self, theta: np.ndarray, allow_outside=()) -> list[str]:
+        """Problems with a parameter vector (wrong length, not finite, outside its bounds).
+
+        ``allow_outside`` names parameters a closed-form fit legitimately put outside their range
+        (reported by the fit as 'at bound'); anything else outside is an error."""
+        theta = np.asarray(theta, float)
+        if theta.shape != (self.n_params,):
+            return [f"expected {self.n_params} parameters ({', '.join(self.param_names)}), got {theta.size}"]
+        problems = []
+        for p, value in zip(self.parameters, theta, strict=True):
+            if not np.isfinite(value):
+                problems.append(f"{p.name} = {value!r} is not finite")
+            elif not p.lower <= value <= p.upper and p.name not in allow_outside:
+                problems.append(f"{p.name} = {value!r} lies outside its range [{p.lower:g}, {p.upper:g}]")
+        return problems
+
+    def applicable(self, rows, *, proxy: str | None = None, has_gold: bool = False) -> str:
+        """Why this law cannot be fitted to these design rows ('' when it can): used by law
+        selection, so that no module outside the laws needs to know which law needs what."""
+        if not self.selectable:
+            return f"{self.name} is not a per-benchmark forecasting law"
+        is_passk = str(rows["metric"].iloc[0]) == "pass@k"
+        if self.default_metric == "pass@k" and not is_passk:
+            return f"{self.name} models pass@k metrics"
+        if {"params", "tokens"} <= set(self.covariates) and rows["tpr"].round(6).nunique() < 2:
+            return f"{self.name} separates parameters from tokens: it needs runs at several tokens-per-parameter ratios"
+        if "proxy" in self.fit_covariates and not proxy:
+            return f"{self.name} needs a proxy loss (proxy='benchmark:metric')"
+        if "gold" in self.covariates and not has_gold:
+            return f"{self.name} needs gold-reference log-likelihoods"
+        return ""
 
     def describe(self) -> dict:
         return {

@@ -36,6 +36,12 @@ class PowerLaw(Law):
         intercept, slope = _ols(np.column_stack([np.ones_like(y), np.log(X["flops"])]), y)
         return np.array([np.exp(intercept), -slope])
 
+    def limit(self, theta, q_rand, k=None):
+        scale, alpha = theta[0], theta[1]
+        if alpha > 0:
+            return 1.0, "1: -log Q' = A C^-alpha vanishes as C grows"
+        return float(q_rand + (1 - q_rand) * np.exp(-scale)), "alpha = 0: the score does not change with compute"
+
 
 @register
 class PowerFloorLaw(Law):
@@ -63,6 +69,14 @@ class PowerFloorLaw(Law):
             scale, floor = nnls_rows(np.column_stack([basis, np.ones_like(y)]), y)
             starts.append([max(scale, 1e-300) * np.exp(alpha * log_c.max()), alpha, floor])
         return np.array(starts)
+
+    def limit(self, theta, q_rand, k=None):
+        scale, alpha, floor = theta
+        if alpha > 0:
+            return float(q_rand + (1 - q_rand) * np.exp(-floor)), "Q_max = Q_rand + (1 - Q_rand) exp(-E)"
+        return float(
+            q_rand + (1 - q_rand) * np.exp(-floor - scale)
+        ), "alpha = 0: the score does not change with compute"
 
 
 @register
@@ -97,6 +111,16 @@ class BNSLLaw(Law):
         log_term = -c0 * (log_c - np.log(self.flops_ref)) - c1 * f1 * np.logaddexp(0.0, z)
         return a + b * np.exp(log_term)
 
+    def limit(self, theta, q_rand, k=None):
+        a, b, c0, c1 = theta[:4]
+        slope = c0 + c1  # the power of C beyond the break
+        if slope > 0 or b == 0:
+            return float(a), "a: the asymptote of the broken power law"
+        if slope == 0:
+            value = float(self.forward(np.asarray(theta, float), {"flops": np.array([1e60])})[0])
+            return value, "c0 + c1 = 0: flat beyond the break"
+        return (float("inf") if b > 0 else float("-inf")), "c0 + c1 < 0: the fitted curve diverges with compute"
+
 
 class _NDLaw(Law):
     formula = "-log Q' = A / N^alpha + B / D^beta"
@@ -129,6 +153,14 @@ class _NDLaw(Law):
         if self.floor:
             terms.append(safe_log(theta[..., 4:5]) + 0.0 * log_n)
         return np.logaddexp.reduce(np.broadcast_arrays(*terms), axis=0)
+
+    def limit(self, theta, q_rand, k=None):
+        floor = theta[4] if self.floor else 0.0
+        if theta[1] > 0 and theta[3] > 0:
+            return float(q_rand + (1 - q_rand) * np.exp(-floor)), (
+                "Q_rand + (1 - Q_rand) exp(-E)" if self.floor else "1: both terms vanish as N and D grow"
+            )
+        return float("nan"), "an exponent is 0: the limit depends on how compute is split between N and D"
 
     def initial_guesses(self, X, y):
         grid = [
@@ -164,6 +196,7 @@ class PassKComputeLaw(Law):
     loss = "lsq"
     uses_margin = False
     per_k = False
+    selectable = False  # one law across every k: not a candidate for a per-(benchmark, k) choice
     default_metric = "pass@k"
     parameters = (
         Parameter("a", -np.inf, np.inf, 0.0, description="intercept"),
@@ -181,10 +214,30 @@ class PassKComputeLaw(Law):
         log_c, log_k = np.log(X["flops"]), np.log(X["k"])
         return _ols(np.column_stack([np.ones_like(y), log_c, log_k, log_c * log_k]), y)
 
+    def limit(self, theta, q_rand, k=None):
+        if k is None:
+            raise InsufficientDataError("passk_compute: the limit in compute depends on k; give k.")
+        a, alpha, beta, delta = theta
+        return _loglog_limit(alpha + delta * np.log(k), a + beta * np.log(k), f"as C grows at k = {k:g}")
+
+    def limit_in_k(self, theta, q_rand, flops):
+        a, alpha, beta, delta = theta
+        return _loglog_limit(beta + delta * np.log(flops), a + alpha * np.log(flops), f"as k grows at C = {flops:.3g}")
+
+
+def _loglog_limit(slope: float, intercept: float, where: str) -> tuple[float, str]:
+    """Limit of Q = exp(-exp(intercept + slope * x)) as x -> inf."""
+    if slope < 0:
+        return 1.0, f"1 {where} (log(-log Q) falls without bound)"
+    if slope > 0:
+        return 0.0, f"0 {where} (log(-log Q) rises without bound)"
+    return float(np.exp(-np.exp(intercept))), f"constant {where} (zero slope)"
+
 
 class _TwoStage(Law):
     reference = f"{REF}, two-stage baselines (K6)"
     fit_covariates = ("proxy",)
+    clip_scores = True  # stage 2 is unbounded: forecasts are clipped to [0, 1] with a warning
     target = "score"
     loss = "lsq"
     uses_margin = False
@@ -221,6 +274,12 @@ class TwoStageLinear(_TwoStage):
     def forward(self, theta, X):
         return theta[..., 2:3] + theta[..., 3:4] * self.proxy_loss(theta, X)
 
+    def limit(self, theta, q_rand, k=None):
+        alpha_l, a, b = theta[1], theta[2], theta[3]
+        if alpha_l < 0:  # the proxy loss falls to 0
+            return float(np.clip(a, 0, 1)), "stage 2 at proxy loss 0 (clipped to [0, 1])"
+        return float(np.clip(np.sign(b) * np.inf if alpha_l > 0 and b else a + b, 0, 1)), "the proxy loss does not fall"
+
     def closed_form(self, X, y):
         stage1 = self.presolve(X, y)
         a, b = _ols(np.column_stack([np.ones_like(y), X["proxy"]]), y)
@@ -243,6 +302,14 @@ class TwoStageLogistic(_TwoStage):
     def forward(self, theta, X):
         loss = self.proxy_loss(theta, X)
         return theta[..., 2:3] / (1.0 + np.exp(-theta[..., 3:4] * (loss - theta[..., 4:5]))) + theta[..., 5:6]
+
+    def limit(self, theta, q_rand, k=None):
+        alpha_l, a, k_steep, l0, b = theta[1:]
+        if alpha_l < 0:  # the proxy loss falls to 0
+            value = a / (1.0 + np.exp(k_steep * l0)) + b
+            return float(np.clip(value, 0, 1)), "stage 2 at proxy loss 0 (clipped to [0, 1])"
+        value = b + (a if k_steep > 0 else 0.0) if alpha_l > 0 else a / (1.0 + np.exp(k_steep * l0)) + b
+        return float(np.clip(value, 0, 1)), "the proxy loss does not fall with compute"
 
     def initial_guesses(self, X, y):
         proxy = np.asarray(X["proxy"], float)

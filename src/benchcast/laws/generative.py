@@ -11,6 +11,7 @@ import itertools
 
 import numpy as np
 
+from benchcast.errors import BenchcastError
 from benchcast.laws.base import Law, Parameter, nnls_rows, register, safe_log
 
 REF = "Schaeffer, Levi, Miranda, Koyejo 2025"
@@ -47,6 +48,11 @@ class _PassKLaw(Law):
 
     def _reorder(self, row):
         return row
+
+    def limit(self, theta, q_rand, k=None):
+        if np.all(theta[2::2] > 0):  # every exponent positive: only the floor E0 remains
+            return float(np.exp(-theta[0])), "exp(-E0): the irreducible error at this k"
+        return float("nan"), "an exponent is 0: the reducible term does not vanish"
 
 
 @register
@@ -88,6 +94,24 @@ class ParamsTokensLaw(_PassKLaw):
     def power_terms(self, X):
         return [-np.log(X["params"]), -np.log(X["tokens"])]
 
+    def envelope(self, theta):
+        from benchcast.generative.envelope import Envelope
+
+        E0, N0, beta, D0, gamma = map(float, theta)
+        if min(beta, gamma) <= 0:
+            raise BenchcastError(
+                f"this params_tokens fit has a zero exponent (beta = {beta:g}, gamma = {gamma:g}): "
+                "no finite compute-optimal split exists."
+            )
+        return Envelope(E0, N0, beta, D0, gamma)
+
+    def covariates_at(self, theta, flops, *, tpr=None):
+        """A run of compute C on the compute-optimal envelope (a given tpr overrides the split)."""
+        if tpr is not None:
+            return super().covariates_at(theta, flops, tpr=tpr)
+        params = self.envelope(theta).optimal_params(flops)
+        return {"params": params, "tokens": np.asarray(flops, float) / (6.0 * params)}
+
     def forward(self, theta, X):
         log_n, log_d = np.log(X["params"]), np.log(X["tokens"])
         terms = np.broadcast_arrays(
@@ -114,6 +138,9 @@ class GoldLaw(_PassKLaw):
 
     def power_terms(self, X):
         return [np.log(X["gold"])]
+
+    def limit(self, theta, q_rand, k=None):
+        return float(np.exp(-theta[0])), "exp(-xi0): as the gold NLL G falls to 0"
 
     def forward(self, theta, X):
         log_g = np.log(X["gold"])

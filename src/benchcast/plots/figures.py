@@ -11,6 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from benchcast.errors import BenchcastError  # noqa: E402
 from benchcast.laws import get_law  # noqa: E402
 from benchcast.utils.io import atomic_write  # noqa: E402
 
@@ -68,11 +69,13 @@ def flops_grid(predictions: pd.DataFrame, n: int = 200) -> np.ndarray:
 
 
 def curve(result, grid: np.ndarray):
-    """(grid, predicted score) for a flops-only law; None for laws needing other covariates."""
-    law = get_law(result.law)
-    if tuple(law.covariates) != ("flops",):
+    """(grid, predicted score) along training compute; None where the law cannot place a run of
+    compute C by itself (laws of N and D fitted at several TPRs, the gold law)."""
+    try:
+        X = result.fitted.covariates_at(grid, tpr=result.spec.tpr)
+    except BenchcastError:
         return None
-    return grid, result.predict(flops=grid)
+    return grid, result.fitted.score(X)
 
 
 def plot_sweep(frame: pd.DataFrame, path: str | Path, success_mre: float = 10.0) -> Path:
@@ -161,9 +164,9 @@ def plot_kscan(scan: pd.DataFrame, fits: list, param_names: list[str], title: st
         else:  # params_tokens: draw the fitted values at the runs instead of a curve
             order = np.argsort(pts["flops"].to_numpy())
             grid, pred = pts["flops"].to_numpy()[order], pts["fitted"].to_numpy()[order]
-            ax.plot(grid, -np.log(pred), color=color, lw=0.6, alpha=0.6, label=f"k={result.settings.get('k')}")
+            ax.plot(grid, -np.log(pred), color=color, lw=0.6, alpha=0.6, label=f"k={result.spec.k}")
             continue
-        ax.plot(grid, -np.log(pred), color=color, lw=1, label=f"k={result.settings.get('k')}")
+        ax.plot(grid, -np.log(pred), color=color, lw=1, label=f"k={result.spec.k}")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel(

@@ -1,0 +1,135 @@
+"""What to fit, as one frozen, typed object: :class:`FitSpec`.
+
+A spec holds the selection (benchmark, metric, k, compute range, TPR, runs) and the settings
+(chance level, filter margin, loss, seed, proxy...). :func:`design` resolves it against a table:
+it returns the rows a fit sees and a copy of the spec with every default filled in (the
+*resolved* spec, stored on the fit result). Specs are never mutated; bootstraps and backtests
+derive new ones with :func:`dataclasses.replace`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields, replace
+
+import numpy as np
+import pandas as pd
+
+from benchcast.data.chance import chance_level, filter_margin
+from benchcast.data.covariates import attach_covariates
+from benchcast.data.table import parse_metric, select
+from benchcast.errors import BenchcastError, SelectionError
+from benchcast.laws import Law, get_law
+
+
+@dataclass(frozen=True)
+class FitSpec:
+    """The selection and settings of a fit (None means: the law's or the data's default)."""
+
+    law: str
+    benchmark: str
+    metric: str | None = None
+    k: int | None = None
+    # selection of runs
+    min_flops: float | None = None
+    max_flops: float | None = None
+    tpr: float | None = None
+    runs: tuple[str, ...] | None = None
+    max_k: int | None = None  # passk_compute: largest k fitted
+    # settings
+    q_rand: float | None = None
+    margin: float | None = None
+    proxy: str | None = None  # 'benchmark:metric' of a proxy loss, for the two-stage laws
+    gold_metric: str = "loglikelihood"  # same-benchmark metric holding the gold log-likelihood
+    loss: str | None = None
+    huber_delta: float | None = None
+    seed: int = 0
+    # filled in by design(): where the chance level came from
+    q_rand_source: str | None = None
+
+    def __post_init__(self):
+        if self.runs is not None and not isinstance(self.runs, tuple):
+            object.__setattr__(self, "runs", tuple(str(r) for r in self.runs))
+        for name in ("min_flops", "max_flops", "tpr"):
+            value = getattr(self, name)
+            if value is not None and not (np.isfinite(value) and value > 0):
+                raise BenchcastError(f"{name} must be a positive finite number, got {value!r}.")
+        if self.max_k is not None and self.max_k < 1:
+            raise BenchcastError(f"max_k must be at least 1, got {self.max_k!r}.")
+        if self.k is not None and self.k < 1:
+            raise BenchcastError(f"k must be at least 1, got {self.k!r}.")
+        if self.loss is not None and self.loss not in ("lsq", "huber"):
+            raise BenchcastError(f"loss must be 'lsq' or 'huber', got {self.loss!r}.")
+        if self.huber_delta is not None and not self.huber_delta > 0:
+            raise BenchcastError(f"huber_delta must be positive, got {self.huber_delta!r}.")
+
+    @property
+    def law_object(self) -> Law:
+        return get_law(self.law)
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out["runs"] = list(self.runs) if self.runs is not None else None
+        return out
+
+    @classmethod
+    def from_dict(cls, doc: dict) -> FitSpec:
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(doc) - known)
+        if unknown:
+            raise BenchcastError(f"unknown fit setting(s) {unknown}.")
+        return cls(**doc)
+
+    def replace(self, **changes) -> FitSpec:
+        return replace(self, **changes)
+
+
+def _resolve_metric(law: Law, table: pd.DataFrame, spec: FitSpec) -> tuple[str | None, int | None]:
+    metric, k = spec.metric, spec.k
+    if metric is None and law.default_metric:
+        metric = law.default_metric
+    if metric is not None:
+        metric, parsed = parse_metric(metric)
+        k = parsed if k is None else k
+    if law.per_k and metric == "pass@k" and k is None:
+        rows = select(table, spec.benchmark, metric)
+        ks = sorted(int(v) for v in rows["k"].dropna().unique())
+        if len(ks) != 1:
+            raise SelectionError(f"law {law.name!r} is fitted one k at a time; choose k with --k (available: {ks}).")
+        k = ks[0]
+    return metric, (k if law.per_k else None)
+
+
+def design(table: pd.DataFrame, spec: FitSpec) -> tuple[pd.DataFrame, FitSpec]:
+    """The rows a fit of ``spec`` sees (every covariate the law needs attached) and the resolved spec."""
+    law = get_law(spec.law)
+    metric, k = _resolve_metric(law, table, spec)
+    rows = select(table, spec.benchmark, metric, k, max_flops=spec.max_flops, min_flops=spec.min_flops, tpr=spec.tpr)
+    if spec.runs is not None:
+        rows = rows[rows["run"].isin(spec.runs)]
+    if not law.per_k and spec.max_k is not None:
+        rows = rows[rows["k"].fillna(1) <= spec.max_k]
+    if rows.empty:
+        raise SelectionError(f"no rows left for {spec.benchmark!r} after selecting runs.")
+    rows = rows.copy()
+    metric = str(rows["metric"].iloc[0])
+    rows["k"] = rows["k"].astype(float).fillna(1.0)
+    rows = attach_covariates(rows, table, law, spec)
+    q_rand, q_source = chance_level(spec.benchmark, metric, spec.q_rand)
+    margin = (
+        law.default_margin
+        if law.default_margin is not None and spec.margin is None
+        else filter_margin(spec.benchmark, spec.margin)
+    )
+    needed = set(law.covariates) | set(law.fit_covariates)
+    resolved = replace(
+        spec,
+        metric=metric,
+        k=k,
+        q_rand=q_rand,
+        q_rand_source=q_source,
+        margin=margin if law.uses_margin else None,
+        proxy=spec.proxy if "proxy" in needed else None,
+        loss=spec.loss or law.loss,
+        huber_delta=law.huber_delta if spec.huber_delta is None else spec.huber_delta,
+    )
+    return rows.sort_values(["flops", "run", "k"]).reset_index(drop=True), resolved
