@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -13,11 +14,23 @@ DCLM = SHARED / "metrics_dclm_data_mixture.subset.csv"
 C4 = SHARED / "metrics_c4_mixture.subset.csv"
 
 
+def require_shared(path: Path) -> Path:
+    """The shared real data: CI must have it (a missing file fails there); elsewhere the test skips."""
+    if not path.exists():
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(f"CI=true but the shared data is missing at {path}: the real-data tests cannot run.")
+        pytest.skip(f"shared data not found at {path}")
+    return path
+
+
 @pytest.fixture(scope="session")
 def apple_path() -> Path:
-    if not DCLM.exists():
-        pytest.skip(f"shared data not found at {DCLM}")
-    return DCLM
+    return require_shared(DCLM)
+
+
+@pytest.fixture(scope="session")
+def c4_path() -> Path:
+    return require_shared(C4)
 
 
 @pytest.fixture(scope="session")

@@ -36,7 +36,34 @@ def test_cutoff_stability_compute_law(apple):
     cut = cutoff_backtest(apple, bc.FitSpec("compute", "humaneval-py", k=1), tpr=20, progress=False)
     assert len(cut) > 10 and cut["extrapolation_decades"].max() > 2
     settled = settling(cut, ["E0", "C0", "alpha"])
-    assert settled["alpha"]["training_decades"] <= cut["training_decades"].max()
+    # the exponent settles well before the last cutoff: later fits agree with the final one
+    assert settled["alpha"]["settled_before_final"]
+    assert settled["alpha"]["training_decades"] < cut["training_decades"].max() - 0.5
+
+
+def test_settling_point_on_data_from_a_known_law():
+    """Data from one exact S1 law: every cutoff recovers the same parameters, so they settle at the
+    first cutoff; data whose exponent changes at a known compute settle only after it."""
+    flops = np.geomspace(1e18, 1e22, 20)
+    exact = law_table("compute", [0.1, 2e5, 0.26], {"flops": flops, "k": np.ones(20)}, metric="pass@k")
+    cut = cutoff_backtest(exact, bc.FitSpec("compute", "synthetic", "pass@k", k=1), progress=False)
+    settled = settling(cut, ["E0", "C0", "alpha"])
+    for name in ("E0", "C0", "alpha"):
+        assert settled[name]["training_decades"] == cut["training_decades"].iloc[0], name
+    # a steeper exponent beyond 1e20 FLOPs: the fitted alpha cannot settle before cutoffs pass 1e20
+    neglog = np.where(flops < 1e20, 2e5 * flops**-0.26, 2e5 * 1e20**-0.26 * (flops / 1e20) ** -0.6)
+    broken = law_table("compute", [0.0, 1.0, 0.0], {"flops": flops, "k": np.ones(20)}, metric="pass@k")
+    broken.loc[broken["metric"] == "pass@k", "value"] = np.exp(-neglog)
+    cut = cutoff_backtest(broken, bc.FitSpec("compute", "synthetic", "pass@k", k=1), progress=False)
+    settled = settling(cut, ["alpha"])
+    first_settled = cut.sort_values("cutoff_flops")["cutoff_flops"].iloc[
+        int(
+            np.flatnonzero(cut.sort_values("cutoff_flops")["training_decades"] == settled["alpha"]["training_decades"])[
+                0
+            ]
+        )
+    ]
+    assert first_settled > 1e20
 
 
 ENV = Envelope(E0=0.1, N0=400.0, beta=0.34, D0=2000.0, gamma=0.28)
