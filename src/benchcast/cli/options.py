@@ -40,4 +40,4 @@ NBoot = Annotated[
 ]
 Level = Annotated[float, typer.Option("--level", help="Interval level, e.g. 0.9.")]
 Seed = Annotated[int, typer.Option("--seed", help="Random seed (bootstrap, global search).")]
-Jobs = Annotated[int | None, typer.Option("--jobs", "-j", help="Worker processes (default: all cores).")]
+Jobs = Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="Worker processes (default: all cores).")]

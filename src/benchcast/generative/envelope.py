@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from benchcast.errors import BenchcastError
+
 if TYPE_CHECKING:
     from benchcast.fitting.result import FitResult
 
@@ -69,6 +71,14 @@ class Envelope:
 
     def plan(self, flops: float, params: float | None = None) -> dict:
         """Everything a planner wants at one budget (and, optionally, one planned model size)."""
+        for name, value in (("flops", flops), ("params", params)):
+            if value is not None and not (isinstance(value, (int, float)) and np.isfinite(value) and value > 0):
+                raise BenchcastError(f"{name} must be a positive finite number, got {value!r}.")
+        if params is not None and params >= flops / 6.0:
+            raise BenchcastError(
+                f"a model of {params:.3g} parameters cannot train on C = {flops:.3g} FLOPs: C = 6 N D needs "
+                f"D = C / (6 N) >= 1 token (N < {flops / 6.0:.3g})."
+            )
         out = {
             "flops": flops,
             "optimal_params": float(self.optimal_params(flops)),

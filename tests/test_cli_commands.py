@@ -1,0 +1,124 @@
+"""Every analysis command run as a user runs it (a subprocess) on a small synthetic ladder whose
+true laws are known, so the printed numbers can be checked against them."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import law_table
+
+import benchcast as bc
+
+FLOPS = np.geomspace(1e18, 1e23, 16)
+POWER = [5000.0, 0.19]  # -log Q = A C^-alpha on a generative metric (chance 0)
+S1 = {1: [0.2, 3e4, 0.22], 4: [0.05, 1e4, 0.24]}  # compute law per k
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "benchcast", *map(str, args)], capture_output=True, text=True)
+
+
+@pytest.fixture(scope="module")
+def ladder(tmp_path_factory):
+    path = tmp_path_factory.mktemp("ladder") / "ladder.csv"
+    score = law_table("power", POWER, {"flops": FLOPS}, metric="exact_match", benchmark="qa")
+    frames = [score]
+    for k, theta in S1.items():
+        rows = law_table("compute", theta, {"flops": FLOPS, "k": np.full(16, k)}, metric="pass@k", benchmark="code")
+        frames.append(rows)
+    pd.concat(frames, ignore_index=True)[["run", "flops", "benchmark", "metric", "k", "value"]].to_csv(
+        path, index=False
+    )
+    return path
+
+
+def test_sweep_finds_no_failure_on_an_exact_law(ladder, tmp_path):
+    proc = run(
+        "sweep", ladder, "-l", "power", "-b", "qa", "-m", "exact_match", "--n-boot", "0", "--out", tmp_path, "--json"
+    )
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    rows = [r for r in doc["sweep"] if r.get("test_mre") is not None]
+    assert rows and max(r["test_mre"] for r in rows) < 1e-6  # exact data: every threshold succeeds
+    assert (tmp_path / "sweep.csv").exists() and (tmp_path / "sweep.png").stat().st_size > 5000
+
+
+def test_cutoff_recovers_the_law_at_every_cutoff(ladder, tmp_path):
+    proc = run(
+        "cutoff",
+        ladder,
+        "-l",
+        "compute",
+        "-b",
+        "code",
+        "-m",
+        "pass@k",
+        "--k",
+        "4",
+        "--n-boot",
+        "0",
+        "--out",
+        tmp_path,
+        "--json",
+    )
+    assert proc.returncode == 0, proc.stderr
+    cutoffs = json.loads(proc.stdout)[0]["cutoffs"]
+    assert len(cutoffs) >= 5 and all(c["extrapolation_decades"] > 0 for c in cutoffs)
+    for row in cutoffs:
+        assert row["alpha"] == pytest.approx(S1[4][2], rel=1e-4) and row["mre"] < 1e-4
+
+
+def test_kscan_reports_each_k(ladder, tmp_path):
+    proc = run("kscan", ladder, "--law", "compute", "-b", "code", "--out", tmp_path, "--json")
+    assert proc.returncode == 0, proc.stderr
+    scan = {row["k"]: row for row in json.loads(proc.stdout)["scan"]}
+    assert set(scan) == set(S1)
+    for k, (floor, _scale, alpha) in S1.items():
+        assert scan[k]["E0"] == pytest.approx(floor, rel=1e-4) and scan[k]["alpha"] == pytest.approx(alpha, rel=1e-4)
+    assert (tmp_path / "kscan-compute-code.png").exists()
+
+
+def test_optimal_and_its_argument_errors(tmp_path):
+    n = np.geomspace(5e7, 3e9, 6)
+    params = np.repeat(n, 3)
+    tokens = params * np.tile([10.0, 40.0, 160.0], 6)
+    table = law_table(
+        "params_tokens",
+        [0.1, 300.0, 0.3, 900.0, 0.28],
+        {"params": params, "tokens": tokens, "k": np.ones(18)},
+        metric="pass@k",
+    )
+    path = bc.fit(table, "params_tokens", "synthetic", "pass@k", 1).save(tmp_path / "s2.json")
+    proc = run("optimal", path, "--flops", "1e22", "--params", "1e9", "--json")
+    assert proc.returncode == 0, proc.stderr
+    plan = json.loads(proc.stdout)
+    assert plan["optimal_params"] * plan["optimal_tokens"] * 6 == pytest.approx(1e22)
+    for args, message in (
+        (["--flops", "-1e22"], "flops must be a positive finite number"),
+        (["--flops", "nan"], "flops must be a positive finite number"),
+        (["--flops", "1e22", "--params", "0"], "params must be a positive finite number"),
+        (["--flops", "1e20", "--params", "1e20"], "cannot train"),
+    ):
+        proc = run("optimal", path, *args)
+        assert proc.returncode == 2 and message in " ".join(proc.stderr.split()), (args, proc.stderr)
+        assert "Traceback" not in proc.stderr
+
+
+def test_plan_and_forecast_argument_errors(tmp_path):
+    table = law_table("power", POWER, {"flops": FLOPS}, q_rand=0.25, metric="acc")
+    path = bc.fit(table, "power", "synthetic", "acc", q_rand=0.25).save(tmp_path / "p.json")
+    for command, args, message in (
+        ("plan", ["--target", "0.2"], "at or below the chance level"),
+        ("plan", ["--target", "0.8", "--level", "2"], "interval level must lie strictly between 0 and 1"),
+        ("plan", ["--target", "0.8", "--n-boot", "1"], "at least 10 bootstrap replicates"),
+        ("forecast", ["--flops", "1e22", "--n-boot", "0"], "at least 10 bootstrap replicates"),
+        ("forecast", ["--flops", "nan"], "flops must be positive and finite"),
+        ("forecast", ["--flops", "1e22", "--jobs", "-4"], "greater than or equal to"),
+    ):
+        proc = run(command, path, *args)
+        assert proc.returncode == 2, (command, args, proc.stdout, proc.stderr)
+        assert message in " ".join(proc.stderr.split()), (args, proc.stderr)
+        assert "Traceback" not in proc.stderr
