@@ -13,11 +13,12 @@ transformers = pytest.importorskip("transformers")
 tokenizers = pytest.importorskip("tokenizers")
 torch.set_num_threads(1)  # two xdist workers on two cores: intra-op threads would only oversubscribe
 
-from benchcast.collect import distributed  # noqa: E402
+from benchcast.collect import distributed, store  # noqa: E402
 from benchcast.collect.grading import extract_answer, grade  # noqa: E402
 from benchcast.collect.problems import load_problems  # noqa: E402
 from benchcast.collect.sampling import sample, to_counts  # noqa: E402
 from benchcast.collect.scoring import encode, gold_table, score_gold  # noqa: E402
+from benchcast.errors import DataError  # noqa: E402
 
 CORPUS = [
     "Question: what is 2 plus 3? Answer: 5",
@@ -28,9 +29,7 @@ CORPUS = [
 ] * 20
 
 
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory):
-    path = tmp_path_factory.mktemp("tiny-llama")
+def build_tokenizer():
     tok = tokenizers.Tokenizer(tokenizers.models.BPE(unk_token="<unk>"))
     tok.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = tokenizers.decoders.ByteLevel()
@@ -41,12 +40,16 @@ def tiny_model(tmp_path_factory):
     )
     tok.train_from_iterator(CORPUS, trainer)
     tok.post_processor = tokenizers.processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 1)])
-    fast = transformers.PreTrainedTokenizerFast(
+    return transformers.PreTrainedTokenizerFast(
         tokenizer_object=tok, bos_token="<s>", eos_token="</s>", pad_token="<pad>", unk_token="<unk>"
     )
-    fast.save_pretrained(path)
+
+
+def build_tiny(path, tokenizer, *, seed=0, initializer_range=0.02):
+    """A randomly initialised 2-layer Llama; a larger initializer_range gives peakier outputs."""
+    tokenizer.save_pretrained(path)
     config = transformers.LlamaConfig(
-        vocab_size=len(fast),
+        vocab_size=len(tokenizer),
         hidden_size=32,
         intermediate_size=64,
         num_hidden_layers=2,
@@ -56,10 +59,27 @@ def tiny_model(tmp_path_factory):
         bos_token_id=1,
         eos_token_id=2,
         pad_token_id=3,
+        initializer_range=initializer_range,
     )
-    torch.manual_seed(0)
+    torch.manual_seed(seed)
     transformers.LlamaForCausalLM(config).save_pretrained(path)
     return str(path)
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory):
+    return build_tiny(tmp_path_factory.mktemp("tiny-llama"), build_tokenizer())
+
+
+@pytest.fixture(scope="module")
+def tiny_ladder(tmp_path_factory):
+    """Four tiny checkpoints that differ in their gold likelihoods (a stand-in for a model ladder)."""
+    root = tmp_path_factory.mktemp("ladder")
+    tokenizer = build_tokenizer()
+    return [
+        build_tiny(root / f"ckpt{i}", tokenizer, seed=i, initializer_range=r)
+        for i, r in enumerate([0.02, 0.1, 0.3, 1.0])
+    ]
 
 
 @pytest.fixture
@@ -113,7 +133,13 @@ def test_scoring_resumes_and_records_failures(tiny_model, problem_file, tmp_path
     assert len(merged) == 7 and merged["gold_logprob"].iloc[0] == -123.0
     assert len(first) == 3
     table = gold_table(merged)
-    assert table["metric"].iloc[0] == "gold_nll" and table["value"].iloc[0] > 0
+    assert table["metric"].iloc[0] == "loglikelihood" and table["problems"].iloc[0] == 7
+    assert table["value"].iloc[0] == pytest.approx(merged["gold_logprob"].mean())  # a log-likelihood, <= 0
+    per_token = gold_table(merged, per_token=True)
+    want = (merged["gold_logprob"] / merged["n_solution_tokens"]).mean()
+    assert per_token["metric"].iloc[0] == "loglikelihood_per_token" and per_token["value"].iloc[0] == pytest.approx(
+        want
+    )
 
     import benchcast.collect.scoring as scoring
 
@@ -132,6 +158,11 @@ def test_scoring_resumes_and_records_failures(tiny_model, problem_file, tmp_path
     assert len(again) == 7 and len(ok) >= 1  # OOM batches were split and retried
     failed = again[again["error"].notna()]
     assert all("kernel failure" in e for e in failed["error"])
+    table = gold_table(again.assign(run="tiny"))
+    assert table["problems"].iloc[0] == len(ok) and table["failed"].iloc[0] == len(failed)
+    assert table["value"].iloc[0] == pytest.approx(ok["gold_logprob"].mean())  # failures are not in the mean
+    with pytest.raises(DataError, match="no successful gold score"):  # pass@k on a problem G lacks: refused
+        gold_table(again.assign(run="tiny"), problems=again.assign(run="tiny"))
 
 
 def test_sample_grade_passk_end_to_end(tiny_model, problem_file, tmp_path):
@@ -149,6 +180,21 @@ def test_sample_grade_passk_end_to_end(tiny_model, problem_file, tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     assert {r["k"] for r in json.loads(proc.stdout)} == {1, 2, 6}
+
+
+def test_each_sample_depends_only_on_seed_problem_and_index(tiny_model, problem_file, tmp_path):
+    problems = load_problems(problem_file, template="gsm8k", limit=3)
+    out = tmp_path / "samples.csv"
+    full = sample(tiny_model, problems, n=7, max_new_tokens=10, out=out, progress=False, seed=3, chunk=4)
+    assert full["completion"].nunique() > 10  # really sampled, not one greedy answer repeated
+    kept = full[~full["sample_id"].isin(["0", "2", "5"]) | (full["problem_id"] == "p1")]
+    store.write(kept, out)  # as if the run had died before writing those samples
+    resumed = sample(tiny_model, problems, n=7, max_new_tokens=10, out=out, progress=False, seed=3, chunk=3)
+    key = ["problem_id", "sample_id"]
+    merged = full.merge(resumed, on=key, suffixes=("", "_resumed"))
+    assert len(merged) == 21 and (merged["completion"] == merged["completion_resumed"]).all()
+    other = sample(tiny_model, problems.head(1), n=7, max_new_tokens=10, progress=False, seed=4)
+    assert list(other["completion"]) != list(full["completion"][:7])  # the seed matters
 
 
 def test_grading():
