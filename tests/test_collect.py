@@ -1,8 +1,11 @@
 """Collecting covariates from a tiny randomly initialised causal LM (no network)."""
 
+import dataclasses
+import functools
 import json
 import subprocess
 import sys
+import types
 
 import numpy as np
 import pandas as pd
@@ -98,9 +101,14 @@ def problem_file(tmp_path):
     return path
 
 
-def direct_logprob(model_dir, prompt, solution):
+@functools.lru_cache(maxsize=8)
+def load_direct(model_dir):
     tokenizer = transformers.AutoTokenizer.from_pretrained(model_dir)
-    model = transformers.AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
+    return tokenizer, transformers.AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
+
+
+def direct_logprob(model_dir, prompt, solution):
+    tokenizer, model = load_direct(model_dir)
     context, continuation = encode(tokenizer, prompt, solution)
     ids = torch.tensor([context + continuation])
     with torch.no_grad():
@@ -266,3 +274,238 @@ def test_cli_score_gold_and_bad_input(tiny_model, problem_file, tmp_path):
         text=True,
     )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
+
+
+def run_cli(*args):
+    proc = subprocess.run([sys.executable, "-m", "benchcast", *map(str, args)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+@pytest.fixture
+def arithmetic_file(tmp_path):
+    pairs = [(3, 3), (3, 4), (2, 2), (4, 5), (1, 5)]
+    rows = [
+        {"id": f"q{a}{b}", "question": f"What is {a} plus {b}?", "solution": f" {a} plus {b} is {a + b}. #### {a + b}"}
+        for a, b in pairs
+    ]
+    path = tmp_path / "arithmetic.jsonl"
+    pd.DataFrame(rows).assign(answer=[str(a + b) for a, b in pairs]).to_json(path, orient="records", lines=True)
+    return path
+
+
+@pytest.mark.slow  # five CLI processes, four checkpoints
+def test_gold_pipeline_end_to_end_from_the_cli(tiny_ladder, arithmetic_file, tmp_path):
+    """score-gold -> sample -> passk --gold -> fit/kscan --law gold, four checkpoints, sizes from --runs."""
+    names = ["tiny-a", "tiny-b", "tiny-c", "tiny-d"]
+    sizes = {name: (1e6 * 2**i, 2e7 * 2**i) for i, name in enumerate(names)}
+    entries = "".join(
+        f"  - {{run: {name}, model: '{path}', params: {sizes[name][0]:.1e}, tokens: {sizes[name][1]:.1e}}}\n"
+        for name, path in zip(names, tiny_ladder, strict=True)
+    )
+    runs = tmp_path / "runs.yaml"
+    runs.write_text("runs:\n" + entries)  # '1.0e+06': YAML 1.1 reads exponents without a sign as text
+    assert "e+06" in runs.read_text()
+    models = [arg for path in tiny_ladder for arg in ("--model", path)]
+    common = ["--problems", arithmetic_file, "--template", "gsm8k", "--runs", runs, "--benchmark", "arith"]
+    gold, samples, tidy = tmp_path / "gold.parquet", tmp_path / "samples.parquet", tmp_path / "tidy.csv"
+    scored = json.loads(
+        run_cli("score-gold", *models, *common, "--out", gold, "--table", tmp_path / "g.csv", "--json").stdout
+    )
+    assert scored["rows"] == 20 and scored["failed"] == 0
+    run_cli("sample", *models, *common, "--n", 16, "--max-new-tokens", 8, "--seed", 0, "--out", samples)
+    run_cli("passk", samples, "--k", "1,2,4", "--gold", gold, "--out", tidy, "--n-boot", 50)
+
+    # the covariate, computed directly: mean over the five problems of log p(gold | prompt)
+    problems = load_problems(arithmetic_file, template="gsm8k")
+    direct = {
+        name: np.mean([direct_logprob(path, p.prompt, p.solution) for p in problems.itertuples()])
+        for name, path in zip(names, tiny_ladder, strict=True)
+    }
+    table = pd.read_csv(tidy)
+    covariate = table[table["metric"] == "loglikelihood"].set_index("run")
+    assert sorted(covariate.index) == names
+    for name in names:
+        assert covariate.loc[name, "value"] == pytest.approx(direct[name], abs=1e-4)
+        assert covariate.loc[name, "problems"] == 5 and covariate.loc[name, "benchmark"] == "arith"
+    assert len({round(v, 3) for v in direct.values()}) == 4  # the checkpoints really differ
+    from_table = pd.read_csv(tmp_path / "g.csv").set_index("run")["value"]
+    assert np.allclose(from_table[names], [direct[n] for n in names], atol=1e-4)
+
+    # pass@k rows: run names (not checkpoint paths) and the sizes of --runs, carried through
+    passk_rows = table[table["metric"] == "pass@k"]
+    assert set(passk_rows["run"]) == set(names)
+    for row in passk_rows.itertuples():
+        assert (row.params, row.tokens) == pytest.approx(sizes[row.run])
+    counts = to_counts(pd.read_parquet(samples))
+    pass1 = counts.groupby("run").apply(lambda g: (g["c"] / g["n"]).mean(), include_groups=False)
+    at1 = passk_rows[passk_rows["k"] == 1].set_index("run")["value"]
+    assert np.allclose(at1[names], pass1[names])
+    assert counts["c"].sum() > 0
+
+    # fit reads G = -loglikelihood for each run with no further flags
+    fitted = json.loads(run_cli("fit", tidy, "--law", "gold", "-b", "arith", "--k", 4, "--json").stdout)
+    assert fitted["law"] == "gold" and fitted["settings"]["gold_metric"] == "loglikelihood"
+    used = dict(zip(fitted["points"]["run"], fitted["points"]["gold"], strict=True))
+    assert len(used) >= 3 and all(used[n] == pytest.approx(-direct[n], abs=1e-4) for n in used)
+    folder = tmp_path / "scan"
+    scan = json.loads(run_cli("kscan", tidy, "--law", "gold", "-b", "arith", "--out", folder, "--json").stdout)
+    assert {int(r["k"]) for r in scan["scan"]} == {1, 2, 4}
+    manifest = json.loads((folder / ".benchcast-manifest.json").read_text())["files"]
+    assert set(manifest) == {"kscan-gold-arith.csv", "kscan-gold-arith.png"}
+
+
+def test_csv_outputs_keep_carriage_returns(tmp_path):
+    frame = pd.DataFrame({"model": "m", "problem_id": ["1", "2"], "sample_id": "0", "completion": ["a\rb", "c\r\nd"]})
+    store.write(frame, tmp_path / "s.csv")
+    back = store.read_existing(tmp_path / "s.csv", ["model", "problem_id", "sample_id"])
+    assert list(back["completion"]) == ["a\rb", "c\r\nd"]
+
+
+# --- vLLM backends, against a stand-in LLM that follows vLLM's documented output structures ---
+
+
+@dataclasses.dataclass
+class Logprob:  # vllm.logprobs.Logprob
+    logprob: float
+    rank: int | None = None
+    decoded_token: str | None = None
+
+
+class SamplingParams:  # vllm.SamplingParams: keyword arguments only
+    def __init__(self, **kwargs):
+        self.n = kwargs.pop("n", 1)
+        self.seed = kwargs.pop("seed", None)
+        self.temperature = kwargs.pop("temperature", 1.0)
+        self.max_tokens = kwargs.pop("max_tokens", 16)
+        self.prompt_logprobs = kwargs.pop("prompt_logprobs", None)
+        self.top_p = kwargs.pop("top_p", 1.0)
+        assert not kwargs, f"not a SamplingParams argument: {kwargs}"
+
+
+class PickyTokenizer:
+    """The model's tokenizer, except that it fails on text holding 'BOOM' (as real ones do on odd input)."""
+
+    def __init__(self, tokenizer):
+        self.inner = tokenizer
+
+    def __call__(self, text, **kwargs):
+        if "BOOM" in text:
+            raise ValueError("cannot tokenize this text")
+        return self.inner(text, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+class FakeLLM:
+    """vllm.LLM computed with the tiny transformers model: generate() returns RequestOutput-like
+    objects with ``prompt_logprobs`` (None, then {token id: Logprob} holding the prompt token and
+    the top-k) and ``outputs`` (completions drawn with the request's own seed)."""
+
+    made: list = []
+
+    def __init__(self, model, dtype="auto"):
+        assert dtype in ("auto", "half", "float16", "bfloat16", "float", "float32"), dtype
+        self.dtype = dtype
+        self.tokenizer, self.model = load_direct(model)
+        self.requests: list = []
+        FakeLLM.made.append(self)
+
+    def get_tokenizer(self):
+        return PickyTokenizer(self.tokenizer)
+
+    def generate(self, prompts, sampling_params):
+        params = sampling_params if isinstance(sampling_params, list) else [sampling_params] * len(prompts)
+        outputs = []
+        for prompt, param in zip(prompts, params, strict=True):
+            self.requests.append(param)
+            ids = prompt["prompt_token_ids"] if isinstance(prompt, dict) else self.tokenizer(prompt)["input_ids"]
+            with torch.no_grad():
+                logp = torch.log_softmax(self.model(torch.tensor([ids])).logits[0].double(), dim=-1)
+            prompt_logprobs = None
+            if param.prompt_logprobs is not None:
+                prompt_logprobs = [None]
+                for t in range(1, len(ids)):
+                    row = logp[t - 1]
+                    top = torch.topk(row, param.prompt_logprobs).indices.tolist() if param.prompt_logprobs else []
+                    prompt_logprobs.append(
+                        {
+                            tok: Logprob(float(row[tok]), int((row > row[tok]).sum()) + 1, self.tokenizer.decode([tok]))
+                            for tok in [ids[t], *top]
+                        }
+                    )
+            generator = torch.Generator().manual_seed(param.seed if param.seed is not None else 0)
+            completions = []
+            for _ in range(param.n):
+                seq = list(ids)
+                for _ in range(param.max_tokens):
+                    with torch.no_grad():
+                        logits = self.model(torch.tensor([seq])).logits[0, -1] / param.temperature
+                    seq.append(int(torch.multinomial(torch.softmax(logits, -1), 1, generator=generator)))
+                completions.append(types.SimpleNamespace(text=self.tokenizer.decode(seq[len(ids) :])))
+            outputs.append(types.SimpleNamespace(prompt_logprobs=prompt_logprobs, outputs=completions))
+        return outputs
+
+
+@pytest.fixture
+def fake_vllm(monkeypatch):
+    module = types.ModuleType("vllm")
+    module.LLM, module.SamplingParams = FakeLLM, SamplingParams
+    monkeypatch.setitem(sys.modules, "vllm", module)
+    FakeLLM.made = []
+    return module
+
+
+def test_vllm_scoring_agrees_with_transformers_and_records_tokenizer_failures(fake_vllm, tiny_model, problem_file):
+    problems = load_problems(problem_file, template="gsm8k")
+    problems.loc[4, "solution"] = " BOOM 9"
+    reference = score_gold(tiny_model, problems, progress=False, dtype="float32")
+    scored = score_gold(tiny_model, problems, backend="vllm", progress=False, dtype="fp32")
+    assert FakeLLM.made[-1].dtype == "float32"  # benchcast's 'fp32' spelled as vLLM accepts it
+    both = reference.merge(scored, on="problem_id", suffixes=("", "_vllm"))
+    ok = both[both["problem_id"] != "p4"]
+    assert np.allclose(ok["gold_logprob_vllm"], ok["gold_logprob"], atol=1e-4)
+    assert (ok["n_solution_tokens_vllm"] == ok["n_solution_tokens"]).all() and ok["error_vllm"].isna().all()
+    failed = scored.set_index("problem_id").loc["p4"]
+    assert failed["error"].startswith("tokenize:") and np.isnan(failed["gold_logprob"])
+    assert len(scored) == 7  # the other problems were scored, the run went on
+    score_gold(tiny_model, problems.head(1), backend="vllm", progress=False)
+    assert FakeLLM.made[-1].dtype == "bfloat16"  # 'auto': bf16 on the GPU vLLM runs on
+
+
+def test_vllm_sampling_one_seeded_request_per_sample(fake_vllm, tiny_model, problem_file, tmp_path):
+    from benchcast.collect.sampling import sample_seed
+
+    problems = load_problems(problem_file, template="gsm8k", limit=2)
+    out = tmp_path / "samples.parquet"
+    full = sample(tiny_model, problems, n=4, max_new_tokens=4, backend="vllm", out=out, progress=False, seed=5)
+    requests = FakeLLM.made[-1].requests
+    assert [r.n for r in requests] == [1] * 8
+    assert [r.seed for r in requests] == [sample_seed(5, p, i) for p in ("p0", "p1") for i in range(4)]
+    store.write(full[full["sample_id"] != "2"], out)
+    resumed = sample(tiny_model, problems, n=4, max_new_tokens=4, backend="vllm", out=out, progress=False, seed=5)
+    assert len(FakeLLM.made[-1].requests) == 2  # only the missing samples were requested
+    merged = full.merge(resumed, on=["problem_id", "sample_id"], suffixes=("", "_resumed"))
+    assert len(merged) == 8 and (merged["completion"] == merged["completion_resumed"]).all()
+
+
+def test_runs_files_map_checkpoints_by_model_and_refuse_bad_entries(tmp_path):
+    from benchcast.cli.collect import _checkpoints
+    from benchcast.collect.store import run_sizes
+
+    runs = tmp_path / "runs.yaml"
+    runs.write_text(
+        "- {run: small, model: org/ckpt-1, params: 8.0e5, tokens: 1.6e7}\n- {run: org/ckpt-2, params: 2e6}\n"
+    )
+    small, second = _checkpoints(["org/ckpt-1", "org/ckpt-2"], runs, None, None)
+    assert small == {"run": "small", "model": "org/ckpt-1", "params": 8e5, "tokens": 1.6e7, "flops": None}
+    assert second["run"] == second["model"] == "org/ckpt-2"  # no model key: matched on the run name
+    with pytest.raises(DataError, match="no entry whose 'model'"):
+        _checkpoints(["org/ckpt-3"], runs, None, None)
+    runs.write_text("- {run: small, model: m, params: eight}\n")
+    with pytest.raises(DataError, match=r"runs.yaml: params of run 'small' must be a number, got 'eight'"):
+        _checkpoints(["m"], runs, None, None)
+    clash = pd.DataFrame({"run": ["a", "a"], "params": [1e6, 2e6]})
+    with pytest.raises(DataError, match="run 'a' has several params values"):
+        run_sizes(clash, "samples.parquet")

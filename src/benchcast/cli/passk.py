@@ -16,7 +16,7 @@ from benchcast.collect.store import SIZES, run_sizes
 from benchcast.errors import BenchcastError
 from benchcast.fitting.result import FitResult
 from benchcast.laws import get_law
-from benchcast.utils.io import atomic_write_text
+from benchcast.utils.io import atomic_write_text, output_folder
 
 DEFAULT_KS = "1,2,4,8,16,32,64,128,256,512,1024"
 
@@ -167,10 +167,10 @@ def kscan_command(
     names = get_law(law).param_names
     trends = {name: trend(scan, name) for name in names}
     if out is not None:
-        atomic_write_text(out / f"kscan-{law}-{benchmark}.csv", scan.to_csv(index=False))
-        plot_kscan(
-            scan, fits, names, f"{law} on {benchmark}: parameters versus k", out / f"kscan-{law}-{benchmark}.png"
-        )
+        with output_folder(out) as folder:
+            atomic_write_text(folder / f"kscan-{law}-{benchmark}.csv", scan.to_csv(index=False))
+            title = f"{law} on {benchmark}: parameters versus k"
+            plot_kscan(scan, fits, names, title, folder / f"kscan-{law}-{benchmark}.png")
     if json:
         emit_json({"law": law, "benchmark": benchmark, "scan": scan.to_dict("records"), "trend_per_doubling": trends})
         return
