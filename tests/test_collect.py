@@ -509,3 +509,11 @@ def test_runs_files_map_checkpoints_by_model_and_refuse_bad_entries(tmp_path):
     clash = pd.DataFrame({"run": ["a", "a"], "params": [1e6, 2e6]})
     with pytest.raises(DataError, match="run 'a' has several params values"):
         run_sizes(clash, "samples.parquet")
+
+
+def test_problem_templates(problem_file):
+    assert (
+        load_problems(problem_file, template="Q {question} {{x}}")["prompt"].iloc[1] == "Q What is 1 plus 2? Think. {x}"
+    )
+    with pytest.raises(DataError, match="only {question}"):
+        load_problems(problem_file, template="Q {question} {answer}")

@@ -10,7 +10,7 @@ import pandas as pd
 import typer
 
 from benchcast.cli.app import app
-from benchcast.cli.common import console, emit_json, parse_ks, rich_table, user_errors
+from benchcast.cli.common import console, emit_json, parse_ks, print_warning, rich_table, user_errors
 from benchcast.cli.options import Benchmark, Data, Format, Json, MaxFlops, Metadata, Metric, Tpr, read
 from benchcast.collect.store import SIZES, run_sizes
 from benchcast.errors import BenchcastError
@@ -86,6 +86,16 @@ def passk_command(
         sizes = _merge_sizes(sources, metadata)
         if len(sizes.columns) > 1:
             tidy = tidy.merge(sizes, on="run", how="left")
+        known = pd.Series(False, index=sizes.index)
+        if {"params", "tokens"} <= set(sizes.columns):
+            known |= sizes["params"].notna() & sizes["tokens"].notna()
+        if "flops" in sizes.columns:
+            known |= sizes["flops"].notna()
+        unsized = sorted(set(tidy["run"]) - set(sizes.loc[known, "run"]))
+        if unsized:
+            print_warning(
+                f"{out}: no params/tokens known for run(s) {unsized}; `fit` will need them (pass --metadata)."
+            )
         atomic_write_text(out, tidy.to_csv(index=False))
     if json:
         emit_json(table.to_dict("records"))
