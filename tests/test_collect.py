@@ -356,10 +356,11 @@ def test_gold_pipeline_end_to_end_from_the_cli(tiny_ladder, arithmetic_file, tmp
 
 
 def test_csv_outputs_keep_carriage_returns(tmp_path):
-    frame = pd.DataFrame({"model": "m", "problem_id": ["1", "2"], "sample_id": "0", "completion": ["a\rb", "c\r\nd"]})
+    frame = pd.DataFrame({"model": "m", "problem_id": ["007", "2"], "sample_id": "0", "completion": ["a\rb", "c\r\nd"]})
     store.write(frame, tmp_path / "s.csv")
     back = store.read_existing(tmp_path / "s.csv", ["model", "problem_id", "sample_id"])
     assert list(back["completion"]) == ["a\rb", "c\r\nd"]
+    assert list(back["problem_id"]) == ["007", "2"]  # keys stay text, so a resume finds them done
 
 
 # --- vLLM backends, against a stand-in LLM that follows vLLM's documented output structures ---

@@ -192,3 +192,28 @@ def test_unreadable_inputs_are_named(tmp_path):
         proc = run_cli("passk", path, "--k", "1")
         assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
         assert path.name in proc.stderr
+
+
+def test_user_errors_print_square_brackets_verbatim(capsys):
+    import typer
+
+    from benchcast.cli.common import user_errors
+    from benchcast.errors import FitWarning
+
+    @user_errors
+    def failing():
+        raise BenchcastError("flops must be positive, got array([nan]); pip install 'benchcast[score]'")
+
+    @user_errors
+    def warning():
+        import warnings
+
+        warnings.warn("parameter [bold]K0[/] at bound", FitWarning, stacklevel=1)
+
+    with pytest.raises(typer.Exit) as info:
+        failing()
+    assert info.value.exit_code == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "got array([nan]); pip install 'benchcast[score]'" in err
+    warning()
+    assert "parameter [bold]K0[/] at bound" in capsys.readouterr().err

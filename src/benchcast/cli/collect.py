@@ -120,7 +120,9 @@ def print_gold(summary, title: str) -> None:
 
 
 @app.command(
-    "score-gold", help="log p(gold solution | prompt) per problem and checkpoint (SPEC §1.3 rows). " + GOLD_HELP
+    "score-gold",
+    short_help="log p(gold solution | prompt) per problem and checkpoint; the gold law's covariate per run.",
+    help="log p(gold solution | prompt) per problem and checkpoint (SPEC §1.3 rows). " + GOLD_HELP,
 )
 @user_errors
 def score_gold_command(
@@ -187,7 +189,9 @@ def score_gold_command(
 
 
 @app.command(
-    "gold-table", help="Per-run gold covariate rows (tidy CSV) from score-gold's per-problem scores. " + GOLD_HELP
+    "gold-table",
+    short_help="Per-run gold covariate rows (tidy CSV, metric loglikelihood) from score-gold's scores.",
+    help="Per-run gold covariate rows (tidy CSV) from score-gold's per-problem scores. " + GOLD_HELP,
 )
 @user_errors
 def gold_table_command(

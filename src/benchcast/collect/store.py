@@ -16,7 +16,10 @@ def read_existing(path: Path | None, key: list[str]) -> pd.DataFrame:
     if path is None or not Path(path).exists():
         return pd.DataFrame(columns=key)
     try:
-        frame = pd.read_parquet(path) if Path(path).suffix in (".parquet", ".pq") else pd.read_csv(path)
+        if Path(path).suffix in (".parquet", ".pq"):
+            frame = pd.read_parquet(path)
+        else:  # keys as text: a problem id '007' must not come back as 7 and be drawn again
+            frame = pd.read_csv(path, dtype={c: str for c in key})
     except (ValueError, OSError) as exc:
         raise DataError(f"{path}: exists but cannot be read to resume ({exc}); move it away or pick --out.") from exc
     missing = [c for c in key if c not in frame.columns]

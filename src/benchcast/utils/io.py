@@ -40,7 +40,16 @@ class Terminated(BaseException):
 
 
 def _umask() -> int:
-    mask = os.umask(0)
+    """The process umask, read without changing it where the OS allows (setting it to read it,
+    the portable way, would briefly let another thread create world-writable files)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o077)
     os.umask(mask)
     return mask
 
