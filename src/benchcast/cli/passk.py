@@ -75,7 +75,7 @@ def passk_command(
     table = passk_table(counts, parse_ks(k), n_boot=n_boot, seed=seed, extrapolate_to=extrapolate_to)
     if out is not None:
         tidy = table.rename(columns={"pass_at_k": "value"}).assign(metric="pass@k")
-        sources = [run_sizes(_sample_table(samples, read_frame), str(samples))]
+        sources = [run_sizes(_sample_table(samples), str(samples))]
         if gold is not None:
             from benchcast.collect.scoring import gold_table
 
@@ -83,19 +83,7 @@ def passk_command(
             covariate = gold_table(scores, per_token=per_token, problems=counts, source=str(gold))
             tidy = pd.concat([tidy, covariate.drop(columns=list(SIZES), errors="ignore")], ignore_index=True)
             sources.append(run_sizes(scores, str(gold)))
-        sizes = _merge_sizes(sources, metadata)
-        if len(sizes.columns) > 1:
-            tidy = tidy.merge(sizes, on="run", how="left")
-        known = pd.Series(False, index=sizes.index)
-        if {"params", "tokens"} <= set(sizes.columns):
-            known |= sizes["params"].notna() & sizes["tokens"].notna()
-        if "flops" in sizes.columns:
-            known |= sizes["flops"].notna()
-        unsized = sorted(set(tidy["run"]) - set(sizes.loc[known, "run"]))
-        if unsized:
-            print_warning(
-                f"{out}: no params/tokens known for run(s) {unsized}; `fit` will need them (pass --metadata)."
-            )
+        tidy = _with_sizes(tidy, _merge_sizes(sources, metadata), out)
         atomic_write_text(out, tidy.to_csv(index=False))
     if json:
         emit_json(table.to_dict("records"))
@@ -113,14 +101,31 @@ def passk_command(
     )
 
 
-def _sample_table(path: Path, read_frame) -> pd.DataFrame:
+def _sample_table(path: Path) -> pd.DataFrame:
     """The sample file as a table when it is one (for the run sizes it records), else empty."""
+    from benchcast.data.readers import read_frame
+
     if path.suffix.lower() not in (".csv", ".parquet", ".pq", ".jsonl", ".ndjson", ".json"):
         return pd.DataFrame()
     try:
         return read_frame(path, "sample outcomes")
     except BenchcastError:  # lm-eval logs are not flat tables; read_counts has read them already
         return pd.DataFrame()
+
+
+def _with_sizes(tidy: pd.DataFrame, sizes: pd.DataFrame, out: Path) -> pd.DataFrame:
+    """``tidy`` with each run's sizes; warns about runs that `fit` could not place in compute."""
+    if len(sizes.columns) > 1:
+        tidy = tidy.merge(sizes, on="run", how="left")
+    known = pd.Series(False, index=tidy.index)
+    if {"params", "tokens"} <= set(tidy.columns):
+        known |= tidy["params"].notna() & tidy["tokens"].notna()
+    if "flops" in tidy.columns:
+        known |= tidy["flops"].notna()
+    unsized = sorted(set(tidy.loc[~known, "run"]))
+    if unsized:
+        print_warning(f"{out}: no params/tokens known for run(s) {unsized}; `fit` will need them (pass --metadata).")
+    return tidy
 
 
 def _merge_sizes(sources: list[pd.DataFrame], metadata: Path | None) -> pd.DataFrame:
