@@ -1,8 +1,11 @@
 """Collecting covariates from a tiny randomly initialised causal LM (no network)."""
 
+import dataclasses
+import functools
 import json
 import subprocess
 import sys
+import types
 
 import numpy as np
 import pandas as pd
@@ -13,11 +16,12 @@ transformers = pytest.importorskip("transformers")
 tokenizers = pytest.importorskip("tokenizers")
 torch.set_num_threads(1)  # two xdist workers on two cores: intra-op threads would only oversubscribe
 
-from benchcast.collect import distributed  # noqa: E402
+from benchcast.collect import distributed, store  # noqa: E402
 from benchcast.collect.grading import extract_answer, grade  # noqa: E402
 from benchcast.collect.problems import load_problems  # noqa: E402
 from benchcast.collect.sampling import sample, to_counts  # noqa: E402
 from benchcast.collect.scoring import encode, gold_table, score_gold  # noqa: E402
+from benchcast.errors import DataError  # noqa: E402
 
 CORPUS = [
     "Question: what is 2 plus 3? Answer: 5",
@@ -28,9 +32,7 @@ CORPUS = [
 ] * 20
 
 
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory):
-    path = tmp_path_factory.mktemp("tiny-llama")
+def build_tokenizer():
     tok = tokenizers.Tokenizer(tokenizers.models.BPE(unk_token="<unk>"))
     tok.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = tokenizers.decoders.ByteLevel()
@@ -41,12 +43,16 @@ def tiny_model(tmp_path_factory):
     )
     tok.train_from_iterator(CORPUS, trainer)
     tok.post_processor = tokenizers.processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 1)])
-    fast = transformers.PreTrainedTokenizerFast(
+    return transformers.PreTrainedTokenizerFast(
         tokenizer_object=tok, bos_token="<s>", eos_token="</s>", pad_token="<pad>", unk_token="<unk>"
     )
-    fast.save_pretrained(path)
+
+
+def build_tiny(path, tokenizer, *, seed=0, initializer_range=0.02):
+    """A randomly initialised 2-layer Llama; a larger initializer_range gives peakier outputs."""
+    tokenizer.save_pretrained(path)
     config = transformers.LlamaConfig(
-        vocab_size=len(fast),
+        vocab_size=len(tokenizer),
         hidden_size=32,
         intermediate_size=64,
         num_hidden_layers=2,
@@ -56,10 +62,27 @@ def tiny_model(tmp_path_factory):
         bos_token_id=1,
         eos_token_id=2,
         pad_token_id=3,
+        initializer_range=initializer_range,
     )
-    torch.manual_seed(0)
+    torch.manual_seed(seed)
     transformers.LlamaForCausalLM(config).save_pretrained(path)
     return str(path)
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory):
+    return build_tiny(tmp_path_factory.mktemp("tiny-llama"), build_tokenizer())
+
+
+@pytest.fixture(scope="module")
+def tiny_ladder(tmp_path_factory):
+    """Four tiny checkpoints that differ in their gold likelihoods (a stand-in for a model ladder)."""
+    root = tmp_path_factory.mktemp("ladder")
+    tokenizer = build_tokenizer()
+    return [
+        build_tiny(root / f"ckpt{i}", tokenizer, seed=i, initializer_range=r)
+        for i, r in enumerate([0.02, 0.1, 0.3, 1.0])
+    ]
 
 
 @pytest.fixture
@@ -78,9 +101,14 @@ def problem_file(tmp_path):
     return path
 
 
-def direct_logprob(model_dir, prompt, solution):
+@functools.lru_cache(maxsize=8)
+def load_direct(model_dir):
     tokenizer = transformers.AutoTokenizer.from_pretrained(model_dir)
-    model = transformers.AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
+    return tokenizer, transformers.AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
+
+
+def direct_logprob(model_dir, prompt, solution):
+    tokenizer, model = load_direct(model_dir)
     context, continuation = encode(tokenizer, prompt, solution)
     ids = torch.tensor([context + continuation])
     with torch.no_grad():
@@ -113,7 +141,13 @@ def test_scoring_resumes_and_records_failures(tiny_model, problem_file, tmp_path
     assert len(merged) == 7 and merged["gold_logprob"].iloc[0] == -123.0
     assert len(first) == 3
     table = gold_table(merged)
-    assert table["metric"].iloc[0] == "gold_nll" and table["value"].iloc[0] > 0
+    assert table["metric"].iloc[0] == "loglikelihood" and table["problems"].iloc[0] == 7
+    assert table["value"].iloc[0] == pytest.approx(merged["gold_logprob"].mean())  # a log-likelihood, <= 0
+    per_token = gold_table(merged, per_token=True)
+    want = (merged["gold_logprob"] / merged["n_solution_tokens"]).mean()
+    assert per_token["metric"].iloc[0] == "loglikelihood_per_token" and per_token["value"].iloc[0] == pytest.approx(
+        want
+    )
 
     import benchcast.collect.scoring as scoring
 
@@ -132,6 +166,11 @@ def test_scoring_resumes_and_records_failures(tiny_model, problem_file, tmp_path
     assert len(again) == 7 and len(ok) >= 1  # OOM batches were split and retried
     failed = again[again["error"].notna()]
     assert all("kernel failure" in e for e in failed["error"])
+    table = gold_table(again.assign(run="tiny"))
+    assert table["problems"].iloc[0] == len(ok) and table["failed"].iloc[0] == len(failed)
+    assert table["value"].iloc[0] == pytest.approx(ok["gold_logprob"].mean())  # failures are not in the mean
+    with pytest.raises(DataError, match="no successful gold score"):  # pass@k on a problem G lacks: refused
+        gold_table(again.assign(run="tiny"), problems=again.assign(run="tiny"))
 
 
 def test_sample_grade_passk_end_to_end(tiny_model, problem_file, tmp_path):
@@ -149,6 +188,21 @@ def test_sample_grade_passk_end_to_end(tiny_model, problem_file, tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     assert {r["k"] for r in json.loads(proc.stdout)} == {1, 2, 6}
+
+
+def test_each_sample_depends_only_on_seed_problem_and_index(tiny_model, problem_file, tmp_path):
+    problems = load_problems(problem_file, template="gsm8k", limit=3)
+    out = tmp_path / "samples.csv"
+    full = sample(tiny_model, problems, n=7, max_new_tokens=10, out=out, progress=False, seed=3, chunk=4)
+    assert full["completion"].nunique() > 10  # really sampled, not one greedy answer repeated
+    kept = full[~full["sample_id"].isin(["0", "2", "5"]) | (full["problem_id"] == "p1")]
+    store.write(kept, out)  # as if the run had died before writing those samples
+    resumed = sample(tiny_model, problems, n=7, max_new_tokens=10, out=out, progress=False, seed=3, chunk=3)
+    key = ["problem_id", "sample_id"]
+    merged = full.merge(resumed, on=key, suffixes=("", "_resumed"))
+    assert len(merged) == 21 and (merged["completion"] == merged["completion_resumed"]).all()
+    other = sample(tiny_model, problems.head(1), n=7, max_new_tokens=10, progress=False, seed=4)
+    assert list(other["completion"]) != list(full["completion"][:7])  # the seed matters
 
 
 def test_grading():
@@ -220,3 +274,247 @@ def test_cli_score_gold_and_bad_input(tiny_model, problem_file, tmp_path):
         text=True,
     )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
+
+
+def run_cli(*args):
+    proc = subprocess.run([sys.executable, "-m", "benchcast", *map(str, args)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+@pytest.fixture
+def arithmetic_file(tmp_path):
+    pairs = [(3, 3), (3, 4), (2, 2), (4, 5), (1, 5)]
+    rows = [
+        {"id": f"q{a}{b}", "question": f"What is {a} plus {b}?", "solution": f" {a} plus {b} is {a + b}. #### {a + b}"}
+        for a, b in pairs
+    ]
+    path = tmp_path / "arithmetic.jsonl"
+    pd.DataFrame(rows).assign(answer=[str(a + b) for a, b in pairs]).to_json(path, orient="records", lines=True)
+    return path
+
+
+@pytest.mark.slow  # five CLI processes, four checkpoints
+def test_gold_pipeline_end_to_end_from_the_cli(tiny_ladder, arithmetic_file, tmp_path):
+    """score-gold -> sample -> passk --gold -> fit/kscan --law gold, four checkpoints, sizes from --runs."""
+    names = ["tiny-a", "tiny-b", "tiny-c", "tiny-d"]
+    sizes = {name: (1e6 * 2**i, 2e7 * 2**i) for i, name in enumerate(names)}
+    entries = "".join(
+        f"  - {{run: {name}, model: '{path}', params: {sizes[name][0]:.1e}, tokens: {sizes[name][1]:.1e}}}\n"
+        for name, path in zip(names, tiny_ladder, strict=True)
+    )
+    runs = tmp_path / "runs.yaml"
+    runs.write_text("runs:\n" + entries)  # '1.0e+06': YAML 1.1 reads exponents without a sign as text
+    assert "e+06" in runs.read_text()
+    models = [arg for path in tiny_ladder for arg in ("--model", path)]
+    common = ["--problems", arithmetic_file, "--template", "gsm8k", "--runs", runs, "--benchmark", "arith"]
+    gold, samples, tidy = tmp_path / "gold.parquet", tmp_path / "samples.parquet", tmp_path / "tidy.csv"
+    scored = json.loads(
+        run_cli("score-gold", *models, *common, "--out", gold, "--table", tmp_path / "g.csv", "--json").stdout
+    )
+    assert scored["rows"] == 20 and scored["failed"] == 0
+    run_cli("sample", *models, *common, "--n", 16, "--max-new-tokens", 8, "--seed", 0, "--out", samples)
+    run_cli("passk", samples, "--k", "1,2,4", "--gold", gold, "--out", tidy, "--n-boot", 50)
+
+    # the covariate, computed directly: mean over the five problems of log p(gold | prompt)
+    problems = load_problems(arithmetic_file, template="gsm8k")
+    direct = {
+        name: np.mean([direct_logprob(path, p.prompt, p.solution) for p in problems.itertuples()])
+        for name, path in zip(names, tiny_ladder, strict=True)
+    }
+    table = pd.read_csv(tidy)
+    covariate = table[table["metric"] == "loglikelihood"].set_index("run")
+    assert sorted(covariate.index) == names
+    for name in names:
+        assert covariate.loc[name, "value"] == pytest.approx(direct[name], abs=1e-4)
+        assert covariate.loc[name, "problems"] == 5 and covariate.loc[name, "benchmark"] == "arith"
+    assert len({round(v, 3) for v in direct.values()}) == 4  # the checkpoints really differ
+    from_table = pd.read_csv(tmp_path / "g.csv").set_index("run")["value"]
+    assert np.allclose(from_table[names], [direct[n] for n in names], atol=1e-4)
+
+    # pass@k rows: run names (not checkpoint paths) and the sizes of --runs, carried through
+    passk_rows = table[table["metric"] == "pass@k"]
+    assert set(passk_rows["run"]) == set(names)
+    for row in passk_rows.itertuples():
+        assert (row.params, row.tokens) == pytest.approx(sizes[row.run])
+    counts = to_counts(pd.read_parquet(samples))
+    pass1 = counts.groupby("run").apply(lambda g: (g["c"] / g["n"]).mean(), include_groups=False)
+    at1 = passk_rows[passk_rows["k"] == 1].set_index("run")["value"]
+    assert np.allclose(at1[names], pass1[names])
+    assert counts["c"].sum() > 0
+
+    # fit reads G = -loglikelihood for each run with no further flags
+    fitted = json.loads(run_cli("fit", tidy, "--law", "gold", "-b", "arith", "--k", 4, "--json").stdout)
+    assert fitted["law"] == "gold" and fitted["settings"]["gold_metric"] == "loglikelihood"
+    used = dict(zip(fitted["points"]["run"], fitted["points"]["gold"], strict=True))
+    assert len(used) >= 3 and all(used[n] == pytest.approx(-direct[n], abs=1e-4) for n in used)
+    folder = tmp_path / "scan"
+    scan = json.loads(run_cli("kscan", tidy, "--law", "gold", "-b", "arith", "--out", folder, "--json").stdout)
+    assert {int(r["k"]) for r in scan["scan"]} == {1, 2, 4}
+    manifest = json.loads((folder / ".benchcast-manifest.json").read_text())["files"]
+    assert set(manifest) == {"kscan-gold-arith.csv", "kscan-gold-arith.png"}
+
+
+def test_csv_outputs_keep_carriage_returns(tmp_path):
+    frame = pd.DataFrame({"model": "m", "problem_id": ["007", "2"], "sample_id": "0", "completion": ["a\rb", "c\r\nd"]})
+    store.write(frame, tmp_path / "s.csv")
+    back = store.read_existing(tmp_path / "s.csv", ["model", "problem_id", "sample_id"])
+    assert list(back["completion"]) == ["a\rb", "c\r\nd"]
+    assert list(back["problem_id"]) == ["007", "2"]  # keys stay text, so a resume finds them done
+
+
+# --- vLLM backends, against a stand-in LLM that follows vLLM's documented output structures ---
+
+
+@dataclasses.dataclass
+class Logprob:  # vllm.logprobs.Logprob
+    logprob: float
+    rank: int | None = None
+    decoded_token: str | None = None
+
+
+class SamplingParams:  # vllm.SamplingParams: keyword arguments only
+    def __init__(self, **kwargs):
+        self.n = kwargs.pop("n", 1)
+        self.seed = kwargs.pop("seed", None)
+        self.temperature = kwargs.pop("temperature", 1.0)
+        self.max_tokens = kwargs.pop("max_tokens", 16)
+        self.prompt_logprobs = kwargs.pop("prompt_logprobs", None)
+        self.top_p = kwargs.pop("top_p", 1.0)
+        assert not kwargs, f"not a SamplingParams argument: {kwargs}"
+
+
+class PickyTokenizer:
+    """The model's tokenizer, except that it fails on text holding 'BOOM' (as real ones do on odd input)."""
+
+    def __init__(self, tokenizer):
+        self.inner = tokenizer
+
+    def __call__(self, text, **kwargs):
+        if "BOOM" in text:
+            raise ValueError("cannot tokenize this text")
+        return self.inner(text, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+class FakeLLM:
+    """vllm.LLM computed with the tiny transformers model: generate() returns RequestOutput-like
+    objects with ``prompt_logprobs`` (None, then {token id: Logprob} holding the prompt token and
+    the top-k) and ``outputs`` (completions drawn with the request's own seed)."""
+
+    made: list = []
+
+    def __init__(self, model, dtype="auto"):
+        assert dtype in ("auto", "half", "float16", "bfloat16", "float", "float32"), dtype
+        self.dtype = dtype
+        self.tokenizer, self.model = load_direct(model)
+        self.requests: list = []
+        FakeLLM.made.append(self)
+
+    def get_tokenizer(self):
+        return PickyTokenizer(self.tokenizer)
+
+    def generate(self, prompts, sampling_params):
+        params = sampling_params if isinstance(sampling_params, list) else [sampling_params] * len(prompts)
+        outputs = []
+        for prompt, param in zip(prompts, params, strict=True):
+            self.requests.append(param)
+            ids = prompt["prompt_token_ids"] if isinstance(prompt, dict) else self.tokenizer(prompt)["input_ids"]
+            with torch.no_grad():
+                logp = torch.log_softmax(self.model(torch.tensor([ids])).logits[0].double(), dim=-1)
+            prompt_logprobs = None
+            if param.prompt_logprobs is not None:
+                prompt_logprobs = [None]
+                for t in range(1, len(ids)):
+                    row = logp[t - 1]
+                    top = torch.topk(row, param.prompt_logprobs).indices.tolist() if param.prompt_logprobs else []
+                    prompt_logprobs.append(
+                        {
+                            tok: Logprob(float(row[tok]), int((row > row[tok]).sum()) + 1, self.tokenizer.decode([tok]))
+                            for tok in [ids[t], *top]
+                        }
+                    )
+            generator = torch.Generator().manual_seed(param.seed if param.seed is not None else 0)
+            completions = []
+            for _ in range(param.n):
+                seq = list(ids)
+                for _ in range(param.max_tokens):
+                    with torch.no_grad():
+                        logits = self.model(torch.tensor([seq])).logits[0, -1] / param.temperature
+                    seq.append(int(torch.multinomial(torch.softmax(logits, -1), 1, generator=generator)))
+                completions.append(types.SimpleNamespace(text=self.tokenizer.decode(seq[len(ids) :])))
+            outputs.append(types.SimpleNamespace(prompt_logprobs=prompt_logprobs, outputs=completions))
+        return outputs
+
+
+@pytest.fixture
+def fake_vllm(monkeypatch):
+    module = types.ModuleType("vllm")
+    module.LLM, module.SamplingParams = FakeLLM, SamplingParams
+    monkeypatch.setitem(sys.modules, "vllm", module)
+    FakeLLM.made = []
+    return module
+
+
+def test_vllm_scoring_agrees_with_transformers_and_records_tokenizer_failures(fake_vllm, tiny_model, problem_file):
+    problems = load_problems(problem_file, template="gsm8k")
+    problems.loc[4, "solution"] = " BOOM 9"
+    reference = score_gold(tiny_model, problems, progress=False, dtype="float32")
+    scored = score_gold(tiny_model, problems, backend="vllm", progress=False, dtype="fp32")
+    assert FakeLLM.made[-1].dtype == "float32"  # benchcast's 'fp32' spelled as vLLM accepts it
+    both = reference.merge(scored, on="problem_id", suffixes=("", "_vllm"))
+    ok = both[both["problem_id"] != "p4"]
+    assert np.allclose(ok["gold_logprob_vllm"], ok["gold_logprob"], atol=1e-4)
+    assert (ok["n_solution_tokens_vllm"] == ok["n_solution_tokens"]).all() and ok["error_vllm"].isna().all()
+    failed = scored.set_index("problem_id").loc["p4"]
+    assert failed["error"].startswith("tokenize:") and np.isnan(failed["gold_logprob"])
+    assert len(scored) == 7  # the other problems were scored, the run went on
+    score_gold(tiny_model, problems.head(1), backend="vllm", progress=False)
+    assert FakeLLM.made[-1].dtype == "bfloat16"  # 'auto': bf16 on the GPU vLLM runs on
+
+
+def test_vllm_sampling_one_seeded_request_per_sample(fake_vllm, tiny_model, problem_file, tmp_path):
+    from benchcast.collect.sampling import sample_seed
+
+    problems = load_problems(problem_file, template="gsm8k", limit=2)
+    out = tmp_path / "samples.parquet"
+    full = sample(tiny_model, problems, n=4, max_new_tokens=4, backend="vllm", out=out, progress=False, seed=5)
+    requests = FakeLLM.made[-1].requests
+    assert [r.n for r in requests] == [1] * 8
+    assert [r.seed for r in requests] == [sample_seed(5, p, i) for p in ("p0", "p1") for i in range(4)]
+    store.write(full[full["sample_id"] != "2"], out)
+    resumed = sample(tiny_model, problems, n=4, max_new_tokens=4, backend="vllm", out=out, progress=False, seed=5)
+    assert len(FakeLLM.made[-1].requests) == 2  # only the missing samples were requested
+    merged = full.merge(resumed, on=["problem_id", "sample_id"], suffixes=("", "_resumed"))
+    assert len(merged) == 8 and (merged["completion"] == merged["completion_resumed"]).all()
+
+
+def test_runs_files_map_checkpoints_by_model_and_refuse_bad_entries(tmp_path):
+    from benchcast.cli.collect import _checkpoints
+    from benchcast.collect.store import run_sizes
+
+    runs = tmp_path / "runs.yaml"
+    runs.write_text(
+        "- {run: small, model: org/ckpt-1, params: 8.0e5, tokens: 1.6e7}\n- {run: org/ckpt-2, params: 2e6}\n"
+    )
+    small, second = _checkpoints(["org/ckpt-1", "org/ckpt-2"], runs, None, None)
+    assert small == {"run": "small", "model": "org/ckpt-1", "params": 8e5, "tokens": 1.6e7, "flops": None}
+    assert second["run"] == second["model"] == "org/ckpt-2"  # no model key: matched on the run name
+    with pytest.raises(DataError, match="no entry whose 'model'"):
+        _checkpoints(["org/ckpt-3"], runs, None, None)
+    runs.write_text("- {run: small, model: m, params: eight}\n")
+    with pytest.raises(DataError, match=r"runs.yaml: params of run 'small' must be a number, got 'eight'"):
+        _checkpoints(["m"], runs, None, None)
+    clash = pd.DataFrame({"run": ["a", "a"], "params": [1e6, 2e6]})
+    with pytest.raises(DataError, match="run 'a' has several params values"):
+        run_sizes(clash, "samples.parquet")
+
+
+def test_problem_templates(problem_file):
+    assert (
+        load_problems(problem_file, template="Q {question} {{x}}")["prompt"].iloc[1] == "Q What is 1 plus 2? Think. {x}"
+    )
+    with pytest.raises(DataError, match="only {question}"):
+        load_problems(problem_file, template="Q {question} {answer}")

@@ -6,16 +6,22 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+import yaml
 
 from benchcast.cli.app import app
 from benchcast.cli.common import console, emit_json, rich_table, user_errors
 from benchcast.cli.options import Json
-from benchcast.errors import BenchcastError
+from benchcast.collect.store import SIZES
+from benchcast.errors import BenchcastError, DataError
+from benchcast.utils.io import atomic_write_text
 
 Models = Annotated[list[str], typer.Option("--model", help="HF id or local path (repeat for checkpoints).")]
 Problems = Annotated[str, typer.Option("--problems", help="Problem file (JSONL/CSV/Parquet) or HF dataset name.")]
 Out = Annotated[Path, typer.Option("--out", "-o", help="Output table (.parquet or .csv); resumed if it exists.")]
-Runs = Annotated[Path | None, typer.Option("--runs", help="YAML/CSV mapping each model to run, params, tokens.")]
+Runs = Annotated[
+    Path | None,
+    typer.Option("--runs", help="YAML/CSV: per run its name (run), checkpoint (model), params and tokens."),
+]
 Template = Annotated[str | None, typer.Option(help="Prompt template: plain, gsm8k, math or a format string.")]
 Backend = Annotated[str, typer.Option(help="transformers or vllm.")]
 Dtype = Annotated[str, typer.Option(help="auto (bf16 on GPU, fp32 on CPU), float32, bfloat16, float16.")]
@@ -28,28 +34,96 @@ Ray = Annotated[str | None, typer.Option("--ray", help="Ray address, 'auto', or 
 Shards = Annotated[int, typer.Option(help="Problem shards per checkpoint (Ray tasks).")]
 
 
-def _checkpoints(models: list[str], runs: Path | None, params: float | None, tokens: float | None) -> list[dict]:
-    if runs is None:
-        return [{"model": m, "run": m, "params": params, "tokens": tokens} for m in models]
-    from benchcast.data.readers import _read_metadata
+def _number(value, path: Path, run: str, field: str) -> float | None:
+    if value is None or (isinstance(value, float) and value != value):
+        return None
+    try:  # YAML 1.1 reads 8.0e5 (no sign in the exponent) as a string
+        number = float(value)
+    except (TypeError, ValueError):
+        raise DataError(f"{path}: {field} of run {run!r} must be a number, got {value!r}.") from None
+    if not number > 0:
+        raise DataError(f"{path}: {field} of run {run!r} must be positive, got {value!r}.")
+    return number
 
-    meta = _read_metadata(runs)
-    by_model = {str(r.get("model", r["run"])): r for r in meta.to_dict("records")}
+
+def _read_runs(path: Path) -> list[dict]:
+    """Entries of a runs file: ``run`` (the name), ``model`` (HF id or path), params, tokens, flops.
+
+    YAML (a list of entries, ``{runs: [...]}``, or ``{run_name: {model: ..., params: ...}}``) or a
+    CSV/Parquet table with those columns.
+    """
+    if not path.exists():
+        raise DataError(f"{path}: runs file not found.")
+    if path.suffix.lower() in (".yaml", ".yml"):
+        try:
+            raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (yaml.YAMLError, UnicodeDecodeError) as exc:
+            raise DataError(f"{path}: not valid YAML ({exc}).") from exc
+        if isinstance(raw, dict) and "runs" in raw:
+            raw = raw["runs"]
+        if isinstance(raw, dict):
+            raw = [{"run": name, **(fields or {})} for name, fields in raw.items()]
+        if not isinstance(raw, list) or not all(isinstance(r, dict) for r in raw):
+            raise DataError(f"{path}: expected a list of runs, each with run, model, params and tokens.")
+        entries = raw
+    else:
+        from benchcast.data.readers import read_frame
+
+        entries = read_frame(path, "a runs table").to_dict("records")
+    runs = []
+    for number, entry in enumerate(entries, 1):
+        if entry.get("run") is None:
+            raise DataError(f"{path}: entry {number} has no 'run' (the run's name).")
+        run = str(entry["run"])
+        sizes = {c: _number(entry.get(c), path, run, c) for c in SIZES}
+        runs.append({"run": run, "model": str(entry.get("model") or run), **sizes})
+    return runs
+
+
+def _checkpoints(models: list[str], runs: Path | None, params: float | None, tokens: float | None) -> list[dict]:
+    """One entry per --model: the run name and sizes it is recorded under.
+
+    With ``--runs``, a model is matched to the entry whose ``model`` is that id or path (an
+    entry without ``model`` is matched on its ``run``); ``run`` stays the run's name."""
+    if runs is None:
+        if len(models) > 1 and (params is not None or tokens is not None):
+            raise BenchcastError("--params/--tokens describe one model; for several, give their sizes in --runs.")
+        return [{"model": m, "run": m, "params": params, "tokens": tokens} for m in models]
+    by_model: dict[str, dict] = {}
+    for entry in _read_runs(runs):
+        if entry["model"] in by_model:
+            raise DataError(f"{runs}: model {entry['model']!r} is listed twice.")
+        by_model[entry["model"]] = entry
     missing = [m for m in models if m not in by_model]
     if missing:
-        raise BenchcastError(f"{runs}: no entry for model(s) {missing} (match on 'model' or 'run').")
-    return [
-        {
-            "model": m,
-            "run": by_model[m]["run"],
-            "params": by_model[m].get("params"),
-            "tokens": by_model[m].get("tokens"),
-        }
-        for m in models
-    ]
+        raise DataError(f"{runs}: no entry whose 'model' (or, without one, 'run') is {missing[0]!r}.")
+    return [by_model[m] for m in models]
 
 
-@app.command("score-gold")
+PerToken = Annotated[
+    bool, typer.Option("--per-token", help="Divide each problem's log-probability by its solution tokens first.")
+]
+GOLD_HELP = (
+    "The covariate of the gold law, per run: loglikelihood = mean over problems of "
+    "log p(gold solution | prompt) (summed over solution tokens; --per-token: divided by them), "
+    "so G = -loglikelihood = mean -log GoldProb (SPEC §1.3)."
+)
+
+
+def print_gold(summary, title: str) -> None:
+    """The gold covariate table, with its aggregation stated."""
+    rows = [[r.run, r.benchmark, r.problems, r.failed, r.value, -r.value] for r in summary.itertuples()]
+    metric = str(summary["metric"].iloc[0]) if len(summary) else "loglikelihood"
+    console.print(rich_table(title, ["run", "benchmark", "problems", "failed", metric, "G"], rows))
+    if len(summary):
+        console.print(f"{metric} = {summary['aggregation'].iloc[0]}; G = -{metric}.", highlight=False, markup=False)
+
+
+@app.command(
+    "score-gold",
+    short_help="log p(gold solution | prompt) per problem and checkpoint; the gold law's covariate per run.",
+    help="log p(gold solution | prompt) per problem and checkpoint (SPEC §1.3 rows). " + GOLD_HELP,
+)
 @user_errors
 def score_gold_command(
     model: Models,
@@ -65,20 +139,24 @@ def score_gold_command(
     runs: Runs = None,
     params: Params = None,
     tokens: Tokens = None,
+    table: Annotated[
+        Path | None,
+        typer.Option("--table", help="Also write the per-run covariate rows (tidy CSV) for `fit --law gold`."),
+    ] = None,
+    per_token: PerToken = False,
     ray: Ray = None,
     shards: Shards = 1,
     json: Json = False,
 ) -> None:
-    """log p(gold solution | prompt) per problem and checkpoint (SPEC §1.3 rows)."""
     from benchcast.collect import distributed
     from benchcast.collect.problems import load_problems
     from benchcast.collect.scoring import gold_table
 
-    table = load_problems(problems, split=split, template=template, limit=limit)
+    problem_set = load_problems(problems, split=split, template=template, limit=limit)
     scores = distributed.run(
         "score",
         _checkpoints(model, runs, params, tokens),
-        table,
+        problem_set,
         out=out,
         ray_address=ray,
         shards=shards,
@@ -87,19 +165,50 @@ def score_gold_command(
         dtype=dtype,
         benchmark=benchmark,
     )
-    summary = gold_table(scores)
+    summary = gold_table(scores, per_token=per_token, source=str(out))
+    if table is not None:
+        atomic_write_text(table, summary.to_csv(index=False))
     failed = int(scores["error"].notna().sum())
     if json:
-        emit_json({"out": str(out), "rows": len(scores), "failed": failed, "covariate": summary.to_dict("records")})
-        return
-    rows = [[r.run, r.benchmark, r.value] for r in summary.itertuples()]
-    console.print(
-        rich_table(
-            f"gold NLL per run ({len(scores)} problem rows, {failed} failed) -> {out}",
-            ["run", "benchmark", "G = mean -log GoldProb"],
-            rows,
+        emit_json(
+            {
+                "out": str(out),
+                "table": str(table) if table else None,
+                "rows": len(scores),
+                "failed": failed,
+                "covariate": summary,
+            }
         )
+        return
+    print_gold(summary, f"gold covariate per run ({len(scores)} problem rows, {failed} failed) -> {out}")
+    console.print(
+        f"next: benchcast passk SAMPLES --gold {out} --out TIDY.csv, then benchcast fit TIDY.csv --law gold",
+        highlight=False,
+        markup=False,
     )
+
+
+@app.command(
+    "gold-table",
+    short_help="Per-run gold covariate rows (tidy CSV, metric loglikelihood) from score-gold's scores.",
+    help="Per-run gold covariate rows (tidy CSV) from score-gold's per-problem scores. " + GOLD_HELP,
+)
+@user_errors
+def gold_table_command(
+    scores: Annotated[Path, typer.Argument(help="Per-problem gold scores written by `benchcast score-gold --out`.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Tidy CSV of the covariate rows.")],
+    per_token: PerToken = False,
+    json: Json = False,
+) -> None:
+    from benchcast.collect.scoring import gold_table
+    from benchcast.data.readers import read_frame
+
+    summary = gold_table(read_frame(scores, "gold scores"), per_token=per_token, source=str(scores))
+    atomic_write_text(out, summary.to_csv(index=False))
+    if json:
+        emit_json({"out": str(out), "covariate": summary})
+        return
+    print_gold(summary, f"gold covariate per run -> {out}")
 
 
 @app.command("sample")

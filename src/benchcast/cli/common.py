@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from benchcast.errors import BenchcastError, FitWarning
@@ -26,6 +27,24 @@ def emit_json(payload) -> None:
     typer.echo(json.dumps(jsonable(payload), indent=2))
 
 
+def print_error(message: str) -> None:
+    """One paragraph on stderr; the text is escaped, so '[score]' or 'array([nan])' survive."""
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+
+
+def print_warning(message: str) -> None:
+    err_console.print(f"[yellow]warning:[/] {escape(message)}", highlight=False, soft_wrap=True)
+
+
+def _describe(exc: BaseException) -> str:
+    """An OSError/ValueError as a sentence that names the file when the exception knows it."""
+    if isinstance(exc, OSError) and exc.filename and exc.strerror:
+        return f"{exc.filename}: {exc.strerror}."
+    if isinstance(exc, UnicodeDecodeError):
+        return f"an input is not valid UTF-8 text ({exc})."
+    return str(exc)
+
+
 def user_errors(command: Callable) -> Callable:
     """Run a command; user errors print one paragraph and exit 2; fit warnings go to stderr."""
 
@@ -36,25 +55,25 @@ def user_errors(command: Callable) -> Callable:
             try:
                 result = command(*args, **kwargs)
             except BenchcastError as exc:
-                err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+                print_error(str(exc))
                 raise typer.Exit(EXIT_USER_ERROR) from None
             except (OSError, ValueError) as exc:
                 if os.environ.get("BENCHCAST_DEBUG"):
                     raise
-                err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+                print_error(_describe(exc))
                 raise typer.Exit(EXIT_USER_ERROR) from None
         shown = set()
         for item in caught:
             if issubclass(item.category, FitWarning) and str(item.message) not in shown:
                 shown.add(str(item.message))
-                err_console.print(f"[yellow]warning:[/] {item.message}", highlight=False, soft_wrap=True)
+                print_warning(str(item.message))
         return result
 
     return wrapper
 
 
 def rich_table(title: str, columns: list[str], rows: list[list], floatfmt: str = ".4g") -> Table:
-    table = Table(title=title, title_justify="left")
+    table = Table(title=escape(title), title_justify="left")
     for column in columns:
         table.add_column(
             column,
@@ -63,7 +82,7 @@ def rich_table(title: str, columns: list[str], rows: list[list], floatfmt: str =
             else "right",
         )
     for row in rows:
-        table.add_row(*[format(v, floatfmt) if isinstance(v, float) else str(v) for v in row])
+        table.add_row(*[format(v, floatfmt) if isinstance(v, float) else escape(str(v)) for v in row])
     return table
 
 

@@ -10,12 +10,13 @@ import pandas as pd
 import typer
 
 from benchcast.cli.app import app
-from benchcast.cli.common import console, emit_json, parse_ks, rich_table, user_errors
+from benchcast.cli.common import console, emit_json, parse_ks, print_warning, rich_table, user_errors
 from benchcast.cli.options import Benchmark, Data, Format, Json, MaxFlops, Metadata, Metric, Tpr, read
+from benchcast.collect.store import SIZES, run_sizes
 from benchcast.errors import BenchcastError
 from benchcast.fitting.result import FitResult
 from benchcast.laws import get_law
-from benchcast.utils.io import atomic_write_text
+from benchcast.utils.io import atomic_write_text, output_folder
 
 DEFAULT_KS = "1,2,4,8,16,32,64,128,256,512,1024"
 
@@ -39,20 +40,50 @@ def passk_command(
     ] = None,
     run: Annotated[str | None, typer.Option(help="Run name if the file has none.")] = None,
     metadata: Metadata = None,
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write a tidy pass@k table (CSV) for `fit`.")] = None,
+    gold: Annotated[
+        Path | None,
+        typer.Option(
+            "--gold",
+            help="Per-problem gold scores (score-gold --out): add each run's gold covariate rows to --out "
+            "(metric loglikelihood = mean over the sampled problems of log p(gold | prompt)) for `fit --law gold`.",
+        ),
+    ] = None,
+    per_token: Annotated[
+        bool, typer.Option("--per-token", help="With --gold: per-token log-probabilities (loglikelihood_per_token).")
+    ] = False,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Tidy CSV for `fit`/`kscan`: pass@k rows, run sizes, gold rows."),
+    ] = None,
     json: Json = False,
 ) -> None:
-    """pass@k with bootstrap intervals from sampled outcomes (beta model beyond the sampled n)."""
-    from benchcast.data.readers import _read_metadata
+    """pass@k with bootstrap intervals from sampled outcomes (beta model beyond the sampled n).
+
+    Run sizes (params, tokens) recorded by `sample --runs` are carried into --out; --metadata
+    overrides them. With --gold, the gold covariate is averaged over exactly the problems pass@k
+    was computed on.
+    """
+    from benchcast.data.readers import read_frame
     from benchcast.generative.passk import passk_table
     from benchcast.generative.samples import read_counts
 
+    if n_boot < 1:
+        raise BenchcastError(f"--n-boot must be at least 1 (bootstrap over problems), got {n_boot}.")
+    if (gold is not None or per_token) and out is None:
+        raise BenchcastError("--gold/--per-token add rows to the --out table; give --out too.")
     counts = read_counts(samples, benchmark=benchmark, run=run)
     table = passk_table(counts, parse_ks(k), n_boot=n_boot, seed=seed, extrapolate_to=extrapolate_to)
     if out is not None:
         tidy = table.rename(columns={"pass_at_k": "value"}).assign(metric="pass@k")
-        if metadata is not None:
-            tidy = tidy.merge(_read_metadata(metadata), on="run", how="left")
+        sources = [run_sizes(_sample_table(samples), str(samples))]
+        if gold is not None:
+            from benchcast.collect.scoring import gold_table
+
+            scores = read_frame(gold, "gold scores")
+            covariate = gold_table(scores, per_token=per_token, problems=counts, source=str(gold))
+            tidy = pd.concat([tidy, covariate.drop(columns=list(SIZES), errors="ignore")], ignore_index=True)
+            sources.append(run_sizes(scores, str(gold)))
+        tidy = _with_sizes(tidy, _merge_sizes(sources, metadata), out)
         atomic_write_text(out, tidy.to_csv(index=False))
     if json:
         emit_json(table.to_dict("records"))
@@ -68,6 +99,61 @@ def passk_command(
             rows,
         )
     )
+
+
+def _sample_table(path: Path) -> pd.DataFrame:
+    """The sample file as a table when it is one (for the run sizes it records), else empty."""
+    from benchcast.data.readers import read_frame
+
+    if path.suffix.lower() not in (".csv", ".parquet", ".pq", ".jsonl", ".ndjson", ".json"):
+        return pd.DataFrame()
+    try:
+        return read_frame(path, "sample outcomes")
+    except BenchcastError:  # lm-eval logs are not flat tables; read_counts has read them already
+        return pd.DataFrame()
+
+
+def _with_sizes(tidy: pd.DataFrame, sizes: pd.DataFrame, out: Path) -> pd.DataFrame:
+    """``tidy`` with each run's sizes; warns about runs that `fit` could not place in compute."""
+    if len(sizes.columns) > 1:
+        tidy = tidy.merge(sizes, on="run", how="left")
+    known = pd.Series(False, index=tidy.index)
+    if {"params", "tokens"} <= set(tidy.columns):
+        known |= tidy["params"].notna() & tidy["tokens"].notna()
+    if "flops" in tidy.columns:
+        known |= tidy["flops"].notna()
+    unsized = sorted(set(tidy.loc[~known, "run"]))
+    if unsized:
+        print_warning(f"{out}: no params/tokens known for run(s) {unsized}; `fit` will need them (pass --metadata).")
+    return tidy
+
+
+def _merge_sizes(sources: list[pd.DataFrame], metadata: Path | None) -> pd.DataFrame:
+    """Per-run params/tokens/flops: --metadata when given, else what the inputs recorded (they must agree)."""
+    if metadata is not None:
+        from benchcast.data.readers import _read_metadata
+
+        meta = _read_metadata(metadata)
+        return meta[["run", *[c for c in SIZES if c in meta.columns]]]
+    merged = pd.DataFrame(columns=["run"])
+    for frame in sources:
+        if len(frame.columns) <= 1:
+            continue
+        merged = merged.merge(frame, on="run", how="outer", suffixes=("", "_other"))
+        for column in SIZES:
+            other = f"{column}_other"
+            if other not in merged.columns:
+                continue
+            clash = merged[column].notna() & merged[other].notna() & ~np.isclose(merged[column], merged[other])
+            if clash.any():
+                row = merged[clash].iloc[0]
+                raise BenchcastError(
+                    f"run {row['run']!r} has {column} {row[column]:g} in one input and {row[other]:g} in another; "
+                    "fix one, or give --metadata."
+                )
+            merged[column] = merged[column].fillna(merged[other])
+            merged = merged.drop(columns=other)
+    return merged
 
 
 @app.command("kscan")
@@ -96,10 +182,10 @@ def kscan_command(
     names = get_law(law).param_names
     trends = {name: trend(scan, name) for name in names}
     if out is not None:
-        atomic_write_text(out / f"kscan-{law}-{benchmark}.csv", scan.to_csv(index=False))
-        plot_kscan(
-            scan, fits, names, f"{law} on {benchmark}: parameters versus k", out / f"kscan-{law}-{benchmark}.png"
-        )
+        with output_folder(out) as folder:
+            atomic_write_text(folder / f"kscan-{law}-{benchmark}.csv", scan.to_csv(index=False))
+            title = f"{law} on {benchmark}: parameters versus k"
+            plot_kscan(scan, fits, names, title, folder / f"kscan-{law}-{benchmark}.png")
     if json:
         emit_json({"law": law, "benchmark": benchmark, "scan": scan.to_dict("records"), "trend_per_doubling": trends})
         return

@@ -14,6 +14,7 @@ from benchcast.collect.sampling import KEY as SAMPLE_KEY
 from benchcast.collect.sampling import sample
 from benchcast.collect.scoring import KEY as SCORE_KEY
 from benchcast.collect.scoring import score_gold
+from benchcast.collect.store import SIZES
 from benchcast.errors import BenchcastError
 
 
@@ -21,11 +22,11 @@ def _work(kind: str, checkpoint: dict, problems: pd.DataFrame, options: dict) ->
     model_id = checkpoint["model"]
     run = checkpoint.get("run")
     if kind == "score":
-        return score_gold(
-            model_id, problems, run=run, params=checkpoint.get("params"), tokens=checkpoint.get("tokens"), **options
-        )
-    frame = sample(model_id, problems, run=run, **options)
-    return frame.assign(params=checkpoint.get("params"), tokens=checkpoint.get("tokens"))
+        frame = score_gold(model_id, problems, run=run, **options)
+    else:
+        frame = sample(model_id, problems, run=run, **options)
+    # the run's sizes travel with every row, so passk and the gold table need no --metadata
+    return frame.assign(**{c: checkpoint.get(c) for c in SIZES if checkpoint.get(c) is not None})
 
 
 def run(

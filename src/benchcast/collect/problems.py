@@ -67,7 +67,13 @@ def load_problems(
         fmt = TEMPLATES.get(template or "plain", template or "")
         if template and template not in TEMPLATES and "{question}" not in template:
             raise DataError(f"unknown template {template!r}." + did_you_mean(template, TEMPLATES))
-        frame["prompt"] = [fewshot + fmt.format(question=q) for q in frame["question"].astype(str)]
+        try:
+            frame["prompt"] = [fewshot + fmt.format(question=q) for q in frame["question"].astype(str)]
+        except (KeyError, IndexError, ValueError) as exc:  # a stray {field} or brace in the template
+            raise DataError(
+                f"template {template!r} is not a format string with only {{question}} "
+                f"(write literal braces as {{{{ and }}}}): {exc!r}."
+            ) from None
     if "solution" not in frame.columns and "answer" in frame.columns:
         frame["solution"] = frame["answer"].astype(str)
     if "answer" not in frame.columns and "solution" in frame.columns:

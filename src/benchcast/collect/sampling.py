@@ -1,7 +1,11 @@
 """Sampling for pass@k (SPEC §1.2, §7): n samples per problem, graded, written per sample.
 
-Each (problem, sample) is seeded from (seed, problem id, sample index), so reruns reproduce
-completions and a resumed run draws exactly the samples that are missing.
+Every sample has its own random stream, seeded from (seed, problem id, sample index) only: a
+rerun reproduces each completion, and a resumed run draws exactly the missing samples, each
+equal to what an uninterrupted run would have drawn (whichever others are batched with it).
+With transformers, samples are batched for speed, and the sampling step is Gumbel-max with one
+generator per sample (exact sampling from softmax(logits / temperature), no top-k/top-p); with
+vLLM, each sample is a request with its own seed.
 """
 
 from __future__ import annotations
@@ -24,25 +28,53 @@ def sample_seed(seed: int, problem_id: str, index: int) -> int:
     return int.from_bytes(digest[:4], "little")
 
 
+class PerSampleGumbel:
+    """A logits processor that draws each row's next token from its own generator.
+
+    Used with greedy decoding: it returns scores that are 0 at the sampled token and -inf
+    elsewhere, so the argmax is a draw from softmax(scores / temperature) (Gumbel-max trick).
+    """
+
+    def __init__(self, torch, seeds: list[int], temperature: float, device):
+        self.torch = torch
+        self.temperature = temperature
+        self.generators = [torch.Generator(device=device).manual_seed(s) for s in seeds]
+
+    def __call__(self, input_ids, scores):
+        torch = self.torch
+        logp = torch.log_softmax(scores.float() / self.temperature, dim=-1)
+        uniform = torch.stack(
+            [torch.rand(scores.shape[-1], generator=g, device=scores.device) for g in self.generators]
+        )
+        choice = (logp - torch.log(-torch.log(uniform))).argmax(dim=-1)
+        out = torch.full_like(scores, float("-inf"))
+        return out.scatter_(1, choice[:, None], 0.0)
+
+
 def _generate_transformers(
     model, tokenizer, device, prompt, indices, *, temperature, max_new_tokens, seed, problem_id, chunk
 ):
     torch = require("torch", "score")
+    transformers = require("transformers", "score")
     encoded = tokenizer(prompt, return_tensors="pt").to(device)
+    config = transformers.GenerationConfig(
+        do_sample=False,  # sampling is done by PerSampleGumbel; greedy picks its draw
+        max_new_tokens=max_new_tokens,
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=model.generation_config.eos_token_id,
+        bos_token_id=model.generation_config.bos_token_id,
+    )
     texts = []
     for start in range(0, len(indices), chunk):
         group = indices[start : start + chunk]
-        torch.manual_seed(sample_seed(seed, problem_id, group[0]))
+        processors = []
+        if temperature > 0:
+            seeds = [sample_seed(seed, problem_id, i) for i in group]
+            processors = [PerSampleGumbel(torch, seeds, temperature, device)]
+        batch = {name: tensor.expand(len(group), -1) for name, tensor in encoded.items()}
         with torch.no_grad():
             output = model.generate(
-                **encoded,
-                do_sample=temperature > 0,
-                temperature=max(temperature, 1e-5),
-                top_p=1.0,
-                top_k=0,
-                max_new_tokens=max_new_tokens,
-                num_return_sequences=len(group),
-                pad_token_id=tokenizer.pad_token_id,
+                **batch, generation_config=config, logits_processor=transformers.LogitsProcessorList(processors)
             )
         prompt_length = encoded["input_ids"].shape[1]
         texts += tokenizer.batch_decode(output[:, prompt_length:], skip_special_tokens=True)
@@ -85,18 +117,16 @@ def sample(
         if backend == "vllm":
             vllm = require("vllm", "vllm")
             llm = load_vllm(model_id, dtype)
-            ids = list(missing)
-            requests = [
+            requests = [(p, i) for p in missing for i in missing[p]]  # one request per sample, own seed
+            params = [
                 vllm.SamplingParams(
-                    n=len(missing[p]),
-                    temperature=temperature,
-                    max_tokens=max_new_tokens,
-                    seed=sample_seed(seed, p, missing[p][0]),
+                    n=1, temperature=temperature, top_p=1.0, max_tokens=max_new_tokens, seed=sample_seed(seed, p, i)
                 )
-                for p in ids
+                for p, i in requests
             ]
-            outputs = llm.generate([str(by_id.loc[p, "prompt"]) for p in ids], requests)
-            completions = {p: [c.text for c in o.outputs] for p, o in zip(ids, outputs, strict=True)}
+            outputs = llm.generate([str(by_id.loc[p, "prompt"]) for p, _ in requests], params)
+            for (p, _), output in zip(requests, outputs, strict=True):
+                completions.setdefault(p, []).append(output.outputs[0].text)
         else:
             model, tokenizer, device = load_transformers(model_id, dtype, device)
             for pid in track(list(missing), f"sampling {model_id}", enabled=progress):

@@ -15,6 +15,7 @@ import pandas as pd
 
 from benchcast.collect import store
 from benchcast.collect.models import BACKENDS, load_transformers, load_vllm, require
+from benchcast.errors import DataError
 from benchcast.utils.progress import track
 
 KEY = ["model", "problem_id"]
@@ -89,21 +90,32 @@ def _score_transformers(model_id, problems, batch_size, dtype, device, progress)
 
 
 def _score_vllm(model_id, problems, dtype, progress):
+    """Gold log-probabilities from vLLM's prompt log-probabilities.
+
+    ``RequestOutput.prompt_logprobs`` holds, per prompt position, None for the first token and
+    then a dict token id -> ``Logprob`` that always contains the actual prompt token (plus the
+    top ``prompt_logprobs`` alternatives; 0 asks for none).
+    """
     vllm = require("vllm", "vllm")
     llm = load_vllm(model_id, dtype)
     tokenizer = llm.get_tokenizer()
-    pairs = {row.id: encode(tokenizer, str(row.prompt), str(row.solution)) for row in problems.itertuples()}
+    pairs, errors = {}, {}
+    for row in problems.itertuples():
+        try:
+            pairs[row.id] = encode(tokenizer, str(row.prompt), str(row.solution))
+        except Exception as exc:  # a tokenizer can fail on odd text: record it, go on
+            errors[row.id] = f"tokenize: {exc}"
     params = vllm.SamplingParams(max_tokens=1, prompt_logprobs=0)
     ids = list(pairs)
-    outputs = llm.generate([{"prompt_token_ids": pairs[p][0] + pairs[p][1]} for p in ids], params)
-    results, errors = {}, {}
+    outputs = llm.generate([{"prompt_token_ids": pairs[p][0] + pairs[p][1]} for p in ids], params) if ids else []
+    results = {}
     for pid, output in zip(ids, outputs, strict=True):
         context, continuation = pairs[pid]
         seq = context + continuation
-        try:  # prompt_logprobs[t] maps token ids to Logprob objects; entry 0 is None
+        try:
             results[pid] = float(sum(output.prompt_logprobs[t][seq[t]].logprob for t in range(len(context), len(seq))))
         except (KeyError, TypeError, IndexError) as exc:
-            errors[pid] = f"vllm prompt logprobs: {exc}"
+            errors[pid] = f"vllm prompt logprobs: {exc!r}"
     return results, {p: len(pairs[p][1]) for p in ids}, errors
 
 
@@ -165,11 +177,60 @@ def score_gold(
     return merged
 
 
-def gold_table(scores: pd.DataFrame, *, per_token: bool = False) -> pd.DataFrame:
-    """Benchmark-level covariate per run: G = mean over problems of -log GoldProb (metric
-    ``gold_nll``; per solution token with ``per_token``), as tidy rows for the gold law."""
-    ok = scores[scores["error"].isna()] if "error" in scores else scores
-    column = "gold_nll_per_token" if per_token else "gold_nll"
-    grouped = ok.groupby(["run", "benchmark"], sort=False)
-    frame = grouped.agg(value=(column, "mean"), params=("params", "first"), tokens=("tokens", "first")).reset_index()
-    return frame.assign(metric="gold_nll")
+GOLD_METRIC = "loglikelihood"
+GOLD_METRIC_PER_TOKEN = "loglikelihood_per_token"
+AGGREGATION = "mean over problems of log p(gold solution | prompt), summed over solution tokens"
+AGGREGATION_PER_TOKEN = "mean over problems of log p(gold solution | prompt) / solution tokens"
+
+
+def gold_metric(per_token: bool = False) -> str:
+    """Metric name of the gold covariate rows (``fit --gold-metric``)."""
+    return GOLD_METRIC_PER_TOKEN if per_token else GOLD_METRIC
+
+
+def gold_table(
+    scores: pd.DataFrame,
+    *,
+    per_token: bool = False,
+    problems: pd.DataFrame | None = None,
+    source: str = "gold scores",
+) -> pd.DataFrame:
+    """The benchmark-level gold covariate per (run, benchmark), as tidy rows for the gold law.
+
+    ``value`` is the mean over problems of log p(gold | prompt) (SPEC §1.3; with ``per_token``,
+    each problem's log-probability is first divided by its solution tokens). It is a
+    log-likelihood (<= 0), metric ``loglikelihood`` (``loglikelihood_per_token``): the default
+    ``gold_metric`` of the fit, which uses G = -value = mean -log GoldProb.
+
+    ``problems`` (columns run, benchmark, problem_id) restricts each group to those problems, e.g.
+    the ones pass@k was computed on, so that G and pass@k describe the same problems; a problem
+    in it without a successful gold score is an error, not silently left out of the mean.
+    """
+    missing = [c for c in ("run", "benchmark", "problem_id", "gold_logprob", "n_solution_tokens") if c not in scores]
+    if missing:
+        raise DataError(f"{source}: lacks column(s) {missing}; expected the output of `benchcast score-gold`.")
+    scores = scores.assign(problem_id=scores["problem_id"].astype(str), run=scores["run"].astype(str))
+    failed = scores["error"].notna() if "error" in scores else pd.Series(False, index=scores.index)
+    failed |= ~np.isfinite(scores["gold_logprob"].astype(float))
+    ok = scores[~failed]
+    if problems is not None:
+        wanted = problems[["run", "benchmark", "problem_id"]].astype(str).drop_duplicates()
+        joined = wanted.merge(ok, on=["run", "benchmark", "problem_id"], how="left", indicator=True)
+        lacking = joined[joined["_merge"] == "left_only"]
+        if len(lacking):
+            first = lacking.iloc[0]
+            raise DataError(
+                f"{source}: {len(lacking)} sampled problem(s) have no successful gold score, e.g. problem "
+                f"{first['problem_id']!r} of run {first['run']!r} on {first['benchmark']!r}; score them "
+                "(score-gold resumes) or drop them, so that G and pass@k cover the same problems."
+            )
+        ok = joined.drop(columns="_merge")
+    per_problem = ok["gold_logprob"].astype(float)
+    if per_token:
+        per_problem = per_problem / ok["n_solution_tokens"].astype(float)
+    grouped = ok.assign(per_problem=per_problem).groupby(["run", "benchmark"], sort=False)
+    sizes = {c: (c, "first") for c in ("params", "tokens", "flops") if c in ok.columns}
+    frame = grouped.agg(value=("per_problem", "mean"), problems=("per_problem", "size"), **sizes).reset_index()
+    n_failed = scores[failed].groupby(["run", "benchmark"]).size()  # scoring failed: not in the mean
+    frame["failed"] = [int(n_failed.get((r, b), 0)) for r, b in zip(frame["run"], frame["benchmark"], strict=True)]
+    return frame.assign(metric=gold_metric(per_token), aggregation=AGGREGATION_PER_TOKEN if per_token else AGGREGATION)

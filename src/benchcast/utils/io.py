@@ -1,27 +1,187 @@
-"""Safe output: everything is written to a temporary file beside the target, then renamed."""
+"""Safe output: nothing the user had is lost, and a killed command leaves no half-written file.
+
+* :func:`atomic_write` writes one file: into a temporary file beside the target, renamed onto it
+  only when the write succeeded.
+* :func:`output_folder` writes several files that belong together (a table and its plot, a
+  reproduction's tables): into a temporary sibling folder, moved into place only at the end, with a
+  manifest written last. Use it for every ``--out FOLDER``::
+
+      with output_folder(out) as folder:
+          atomic_write_text(folder / "table.csv", frame.to_csv(index=False))
+          fig.savefig(folder / "plot.png")
+
+Both remove their temporaries on any exit (an error, Ctrl-C, or SIGTERM, which is turned into
+:class:`Terminated` while a write is open), create files with the permissions the umask allows
+(not ``mkstemp``'s 0600), and report failures as :class:`~benchcast.errors.BenchcastError` naming
+the user's path, never the temporary one. Only SIGKILL or a power cut can leave a temporary
+(``.NAME.*.tmp``) behind; the target itself is then still the previous version.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
 import os
+import shutil
+import signal
 import tempfile
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
+
+from benchcast.errors import BenchcastError
+
+MANIFEST = ".benchcast-manifest.json"
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived while an output was being written (raised so that cleanup runs)."""
+
+
+def _umask() -> int:
+    """The process umask, read without changing it where the OS allows (setting it to read it,
+    the portable way, would briefly let another thread create world-writable files)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return mask
+
+
+def _respect_umask(path: Path, base: int) -> None:
+    os.chmod(path, base & ~_umask())
+
+
+_depth = 0  # nesting of _sigterm_raises (an atomic_write inside an output_folder)
+
+
+@contextlib.contextmanager
+def _sigterm_raises() -> Iterator[None]:
+    """Turn SIGTERM into :class:`Terminated` for the duration, so ``finally`` blocks clean up;
+    the outermost level then re-delivers the signal, so the process still dies of SIGTERM."""
+    global _depth
+    if threading.current_thread() is not threading.main_thread() or _depth:
+        yield  # handlers can only be installed from the main thread; nested: already installed
+        return
+    previous = signal.getsignal(signal.SIGTERM)
+    previous = signal.SIG_DFL if previous is None else previous  # None: set outside Python
+
+    def handler(signum, frame):
+        raise Terminated(f"terminated by signal {signum}")
+
+    def restore():
+        global _depth
+        _depth = 0
+        signal.signal(signal.SIGTERM, previous)
+
+    signal.signal(signal.SIGTERM, handler)
+    _depth = 1
+    try:
+        yield
+    except Terminated:
+        restore()
+        os.kill(os.getpid(), signal.SIGTERM)
+        raise  # reached only when the previous handler does not end the process
+    finally:
+        restore()
+
+
+def _failure(path: Path, tmp: Path | str, exc: BaseException) -> BenchcastError:
+    text = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    return BenchcastError(f"{path}: could not be written ({str(text).replace(str(tmp), str(path))}).")
 
 
 def atomic_write(path: str | Path, write: Callable[[Path], None]) -> Path:
-    """Call ``write(tmp_path)`` and move the result onto ``path`` only if it succeeded."""
+    """Call ``write(tmp_path)`` and move the result onto ``path`` only if it succeeded.
+
+    The temporary file lies beside ``path`` (same file system, so the rename is atomic) and is
+    removed on any failure or interruption. The file gets mode ``0o666 & ~umask``.
+    """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix, dir=path.parent)
-    os.close(fd)
-    try:
-        write(Path(tmp))
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    tmp: Path | str = path
+    with _sigterm_raises():
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            os.close(fd)
+        except OSError as exc:
+            raise _failure(path, tmp, exc) from exc
+        try:
+            write(Path(tmp))
+            _respect_umask(Path(tmp), 0o666)
+            os.replace(tmp, path)
+        except (OSError, ValueError) as exc:
+            raise _failure(path, tmp, exc) from exc
+        finally:
+            Path(tmp).unlink(missing_ok=True)
     return path
 
 
 def atomic_write_text(path: str | Path, text: str) -> Path:
-    return atomic_write(path, lambda tmp: tmp.write_text(text))
+    return atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+
+def _digest(path: Path) -> str:
+    sha = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            sha.update(block)
+    return sha.hexdigest()
+
+
+@contextlib.contextmanager
+def output_folder(path: str | Path) -> Iterator[Path]:
+    """Write a multi-file output into a temporary sibling folder; put it in place at the end.
+
+    Yields the temporary folder to write into. When the block succeeds:
+
+    * ``path`` absent: the folder is renamed to ``path`` in one step;
+    * ``path`` present: every file written is moved onto its name in ``path`` (each move atomic).
+      Files already in ``path`` that this block did not write are left as they were: a user's
+      folder is never emptied or replaced.
+
+    Either way ``path/.benchcast-manifest.json`` is written last, listing each file with its size
+    and SHA-256; it is removed before the first file is replaced, so a folder without a manifest
+    (or whose files do not match it) is an incomplete output. On an error, Ctrl-C or SIGTERM the
+    temporary folder is deleted and ``path`` is untouched. Permissions follow the umask.
+    """
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise BenchcastError(f"{path}: exists and is not a folder; --out needs a folder here.")
+    with _sigterm_raises():
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+        except OSError as exc:
+            raise _failure(path, path, exc) from exc
+        try:
+            yield tmp
+            try:
+                _publish(tmp, path)
+            except OSError as exc:
+                raise _failure(path, tmp, exc) from exc
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _publish(tmp: Path, path: Path) -> None:
+    files = sorted(p.relative_to(tmp) for p in tmp.rglob("*") if p.is_file())
+    manifest = {str(f): {"bytes": (tmp / f).stat().st_size, "sha256": _digest(tmp / f)} for f in files}
+    for folder in [tmp, *(p for p in tmp.rglob("*") if p.is_dir())]:
+        _respect_umask(folder, 0o777)
+    for f in files:
+        _respect_umask(tmp / f, 0o666)
+    if not path.exists():
+        os.rename(tmp, path)
+    else:
+        (path / MANIFEST).unlink(missing_ok=True)
+        for f in files:
+            (path / f).parent.mkdir(parents=True, exist_ok=True)
+            os.replace(tmp / f, path / f)
+    atomic_write_text(path / MANIFEST, json.dumps({"files": manifest}, indent=2) + "\n")
