@@ -33,7 +33,9 @@ def passk_command(
     ],
     k: Annotated[str, typer.Option("--k", help="Comma-separated k values.")] = DEFAULT_KS,
     extrapolate_to: Annotated[int | None, typer.Option(help="Extend pass@k beyond n with the beta model.")] = None,
-    n_boot: Annotated[int, typer.Option("--n-boot", "--boot", help="Bootstrap replicates over problems.")] = 1000,
+    n_boot: Annotated[
+        int, typer.Option("--n-boot", "--boot", help="Bootstrap replicates over problems (0: no interval).")
+    ] = 1000,
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
     benchmark: Annotated[
         str | None, typer.Option("--benchmark", "-b", help="Benchmark name if the file has none.")
@@ -67,8 +69,6 @@ def passk_command(
     from benchcast.generative.passk import passk_table
     from benchcast.generative.samples import read_counts
 
-    if n_boot < 1:
-        raise BenchcastError(f"--n-boot must be at least 1 (bootstrap over problems), got {n_boot}.")
     if (gold is not None or per_token) and out is None:
         raise BenchcastError("--gold/--per-token add rows to the --out table; give --out too.")
     counts = read_counts(samples, benchmark=benchmark, run=run)

@@ -62,8 +62,23 @@ def pass_at_k(n, c, ks) -> np.ndarray:
 
 
 def bootstrap_pass_at_k(n, c, ks, *, n_boot: int = 1000, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
-    """pass@k with a percentile bootstrap interval over problems (and its standard error)."""
+    """pass@k with a percentile bootstrap interval over problems (and its standard error);
+    ``n_boot=0`` gives the estimate alone (interval columns are NaN)."""
+    from benchcast.forecasting.intervals import check_replicates
+
+    check_replicates(n_boot, allow_zero=True)
     per_problem = pass_at_k_per_problem(n, c, ks)
+    if n_boot == 0:
+        nan = np.full(per_problem.shape[1], np.nan)
+        return pd.DataFrame(
+            {
+                "k": np.atleast_1d(ks).astype(int),
+                "pass_at_k": per_problem.mean(axis=0),
+                "stderr": nan,
+                "lower": nan,
+                "upper": nan,
+            }
+        )
     rng = np.random.default_rng(seed)
     draws = rng.integers(0, per_problem.shape[0], size=(n_boot, per_problem.shape[0]))
     means = per_problem[draws].mean(axis=1)  # (n_boot, K)
@@ -140,6 +155,8 @@ def passk_table(
 ) -> pd.DataFrame:
     """pass@k per (run, benchmark) with bootstrap intervals; beyond the sampled n (up to
     ``extrapolate_to``) the beta-binomial model's closed form, marked ``source='beta'``."""
+    if extrapolate_to is not None and (int(extrapolate_to) != extrapolate_to or extrapolate_to < 1):
+        raise DataError(f"extrapolate_to must be a number of attempts k >= 1, got {extrapolate_to!r}.")
     ks = np.unique(np.asarray(ks, int))
     frames = []
     for (run, bench), group in counts.groupby(["run", "benchmark"], sort=False):
