@@ -115,13 +115,16 @@ def read_apple(path: str | Path) -> pd.DataFrame:
             f"{path}: not in the Apple long format: missing column(s) {sorted(missing)} "
             f"(expected ',tokens,benchmark,metric_type,score,tpr')."
         )
-    for column in ("tokens", "tpr", "score"):
-        if not pd.api.types.is_numeric_dtype(frame[column]):
-            bad = pd.to_numeric(frame[column], errors="coerce").isna()
-            row = int(np.flatnonzero(bad.to_numpy())[0])
-            raise DataError(f"{path}: column '{column}' must be numeric; row {row} holds {frame[column].iloc[row]!r}.")
     if frame.empty:
         raise DataError(f"{path}: the file has a header but no rows.")
+    for column in ("tokens", "tpr", "score"):
+        raw = frame[column]
+        bad = pd.to_numeric(raw, errors="coerce").isna() & raw.notna()
+        if pd.api.types.is_bool_dtype(raw.dtype):
+            bad[:] = True
+        if bad.any():
+            row = int(np.flatnonzero(bad.to_numpy())[0])
+            raise DataError(f"{path}: column '{column}' must be numeric; row {row} holds {raw.iloc[row]!r}.")
     for column in ("tokens", "tpr", *(c for c in ("params", "flops") if c in frame.columns)):
         values = pd.to_numeric(frame[column], errors="coerce")
         bad = ~(values > 0) | ~np.isfinite(values)

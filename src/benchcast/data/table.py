@@ -124,7 +124,7 @@ def _check_duplicates(out: pd.DataFrame, source: str) -> pd.DataFrame:
             shown = values if not same_value else stderrs
             raise DataError(
                 f"{source}: run {run!r}, benchmark {bench!r}, metric {what} appears {len(rows)} times with "
-                f"different {differing} ({', '.join(f'{v!r}' for v in shown[:4])}); keep one row per run, "
+                f"different {differing} ({', '.join(repr(float(v)) for v in shown[:4])}); keep one row per run, "
                 "benchmark, metric and k."
             )
     dropped = keyed.duplicated(key, keep="first")
