@@ -124,6 +124,7 @@ def test_chance_levels_from_data_defaults_and_unknown():
     assert chance_level("arc_easy", "acc_norm").known
     assert chance_level("gsm8k", "exact_match/flexible-extract").value == 0.0
     assert chance_level("hendrycksTest-anatomy", "acc").value == 0.25  # MMLU subtask, 4 choices
+    assert chance_level("c4", "loss").known  # not a score: no chance level to worry about
     assert chance_level("logiqa", "acc").value == 0.25 and chance_level("wsc", "acc").value == 0.5
 
 
@@ -140,3 +141,8 @@ def test_estimate_chance_is_the_mean_of_the_cheapest_runs():
     assert estimate_chance(bc.validate(frame), "m", "acc_norm") == pytest.approx(np.mean([0.26, 0.24, 0.28]))
     with pytest.raises(DataError, match="no rows"):
         estimate_chance(bc.validate(frame), "m", "acc")
+
+
+def test_a_run_has_one_size():
+    with pytest.raises(DataError, match="run 'a' has different 'params' values"):
+        bc.validate(tidy(run=["a", "a"], metric=["acc", "acc_norm"]), "t")

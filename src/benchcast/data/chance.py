@@ -14,6 +14,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from benchcast.data.table import is_score_metric
 from benchcast.errors import DataError
 
 # Random-chance score per (benchmark, metric) used by Krajewski et al. 2025 (SPEC §3);
@@ -91,6 +92,8 @@ def chance_level(
     base_metric = metric.split("/")[0].lower()
     if base_metric in ZERO_CHANCE_METRICS:
         return Chance(0.0, "generative metric")
+    if not is_score_metric(base_metric):
+        return Chance(0.0, "not a score metric (no chance level)")
     if (benchmark, base_metric) in DEFAULT_Q_RAND:
         return Chance(DEFAULT_Q_RAND[(benchmark, base_metric)], "Krajewski et al. 2025 default")
     if base_metric == "acc":

@@ -137,6 +137,21 @@ def _check_duplicates(out: pd.DataFrame, source: str) -> pd.DataFrame:
     return out[~dropped.to_numpy()]
 
 
+def _check_run_sizes(out: pd.DataFrame, source: str) -> None:
+    """One run has one size: rows of a run that disagree on N, D or C are two runs under one name."""
+    for column in SIZE_COLUMNS:
+        spread = out.groupby("run")[column].agg(["min", "max"])
+        same = np.isclose(spread["min"], spread["max"], rtol=1e-9, atol=0.0) | spread["min"].isna()
+        differ = spread[~same]
+        if not differ.empty:
+            run = differ.index[0]
+            raise DataError(
+                f"{source}: run {run!r} has different '{column}' values ({float(differ['min'].iloc[0])!r} and "
+                f"{float(differ['max'].iloc[0])!r}); one run has one size: give replicates or checkpoints "
+                "their own run names."
+            )
+
+
 def _check_q_rand(out: pd.DataFrame, source: str) -> None:
     q = out["q_rand"]
     bad = q.notna() & ~((q >= 0) & (q < 1))
@@ -249,6 +264,7 @@ def validate(frame: pd.DataFrame, source: str = "table") -> pd.DataFrame:
         raise DataError(f"{source}: every row's 'value' is missing.")
     if "q_rand" in out.columns:
         _check_q_rand(out, source)
+    _check_run_sizes(out, source)
     return _check_duplicates(out, source).reset_index(drop=True)
 
 
