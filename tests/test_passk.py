@@ -149,8 +149,13 @@ def test_readers(tmp_path):
         handle.write(
             json.dumps({"doc_id": 1, "resps": [["x", "y"]], "filtered_resps": ["x", "y"], "exact_match": 0.5}) + "\n"
         )
+    # line 2 scores only its first generation (a mean of 0.5 says nothing about the other) and has
+    # no target to grade them against: refused, never c = round(0.5 * 2)
+    with pytest.raises(DataError, match="per-generation correctness cannot be determined"):
+        read_counts(log, benchmark="gsm8k")
+    log.write_text(log.read_text().splitlines()[0] + "\n")
     counts = read_counts(log, benchmark="gsm8k")
-    assert list(counts["n"]) == [4, 2] and list(counts["c"]) == [2, 1]
+    assert list(counts["n"]) == [4] and list(counts["c"]) == [2]
     bad = tmp_path / "bad.csv"
     pd.DataFrame({"problem_id": [1], "n": [3], "c": [5]}).to_csv(bad, index=False)
     with pytest.raises(DataError, match="c = 5 correct of n = 3"):

@@ -41,3 +41,34 @@ NBoot = Annotated[
 Level = Annotated[float, typer.Option("--level", help="Interval level, e.g. 0.9.")]
 Seed = Annotated[int, typer.Option("--seed", help="Random seed (bootstrap, global search).")]
 Jobs = Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="Worker processes (default: all cores).")]
+
+
+def parse_q_rand(values: list[str] | None) -> dict[str, float]:
+    """Chance levels given as ``--q-rand BENCHMARK=VALUE`` (repeatable; ``BENCHMARK:METRIC=VALUE`` for
+    one metric only) as a mapping ``{'arc_easy': 0.25, 'piqa:acc_norm': 0.5}``; bad input raises
+    :class:`~benchcast.errors.DataError` naming it. Look a level up with :func:`q_rand_for`."""
+    import math
+
+    from benchcast.errors import DataError
+
+    levels: dict[str, float] = {}
+    for text in values or []:
+        name, equals, number = str(text).rpartition("=")
+        if not equals or not name.strip():
+            raise DataError(f"--q-rand {text!r}: expected BENCHMARK=VALUE (or BENCHMARK:METRIC=VALUE), e.g. piqa=0.5.")
+        try:
+            level = float(number)
+        except ValueError:
+            raise DataError(f"--q-rand {text!r}: {number!r} is not a number.") from None
+        if not (math.isfinite(level) and 0.0 <= level < 1.0):
+            raise DataError(f"--q-rand {text!r}: a chance level must lie in [0, 1).")
+        key = name.strip()
+        if key in levels and levels[key] != level:
+            raise DataError(f"--q-rand: {key!r} is given twice ({levels[key]} and {level}).")
+        levels[key] = level
+    return levels
+
+
+def q_rand_for(levels: dict[str, float], benchmark: str, metric: str) -> float | None:
+    """The level :func:`parse_q_rand` gave for (benchmark, metric): ``benchmark:metric`` first, then ``benchmark``."""
+    return levels.get(f"{benchmark}:{metric}", levels.get(benchmark))

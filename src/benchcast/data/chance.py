@@ -1,8 +1,21 @@
-"""Chance levels (Q_rand) and the near-chance point filter margins of Krajewski et al. 2025."""
+"""Chance levels (Q_rand) and the near-chance point filter margins of Krajewski et al. 2025.
+
+Where a chance level comes from, in order: a value the caller gives (``--q-rand``), a ``q_rand``
+column in the data, the defaults below, 0 for generative metrics. A multiple-choice metric with
+none of these has an *unknown* chance level: :func:`chance_level` then returns 0 with source
+``"unknown: ..."`` and ``known == False`` so that commands can warn; :func:`estimate_chance`
+offers the mean score of the cheapest runs as an estimate.
+"""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
+import numpy as np
 import pandas as pd
+
+from benchcast.data.table import is_score_metric
+from benchcast.errors import DataError
 
 # Random-chance score per (benchmark, metric) used by Krajewski et al. 2025 (SPEC §3);
 # acc_norm levels were estimated there from very small models; acc levels are 1/choices.
@@ -21,30 +34,85 @@ DEFAULT_Q_RAND: dict[tuple[str, str], float] = {
     ("mmlu", "acc"): 0.25,
     ("lambada_openai", "acc"): 0.0,
 }
+# Tasks of the Pythia evaluations whose acc chance level is 1/choices (logiqa: 4 options;
+# wsc: 2; the MMLU subtasks, ``hendrycksTest-*`` in lm-eval v0.3, have 4).
+CHOICES: dict[str, int] = {"logiqa": 4, "wsc": 2, "wsc273": 2, "boolq": 2, "copa": 2, "openbookqa": 4}
+MMLU_PREFIXES = ("hendrycksTest-", "mmlu_")
 # Generative metrics have no guessing floor.
 ZERO_CHANCE_METRICS = frozenset({"exact_match", "pass@k", "f1", "em"})
 # Filter margin above chance for the power-law family (LBPP is sparse near chance).
 DEFAULT_MARGIN = 0.05
 MARGINS: dict[str, float] = {"lbpp": 0.02}
+UNKNOWN = "unknown"
 
 
-def chance_level(benchmark: str, metric: str, override: float | None = None) -> tuple[float, str]:
-    """Q_rand for a (benchmark, metric), with a note saying where the number came from."""
+class Chance(NamedTuple):
+    """A chance level and where it came from; unpacks as ``(value, source)``."""
+
+    value: float
+    source: str
+
+    @property
+    def known(self) -> bool:
+        return not self.source.startswith(UNKNOWN)
+
+
+def _check(value: float, where: str) -> float:
+    value = float(value)
+    if not (np.isfinite(value) and 0.0 <= value < 1.0):
+        raise DataError(f"{where}: q_rand must lie in [0, 1), got {value!r}.")
+    return value
+
+
+def chance_from_table(table: pd.DataFrame, benchmark: str, metric: str) -> float | None:
+    """The chance level a table's ``q_rand`` column gives for (benchmark, metric), or None."""
+    if "q_rand" not in table.columns:
+        return None
+    rows = table[(table["benchmark"] == benchmark) & (table["metric"] == metric)]["q_rand"].dropna().unique()
+    if len(rows) > 1:
+        raise DataError(f"benchmark {benchmark!r}, metric {metric!r}: several q_rand values {sorted(rows)[:4]}.")
+    return float(rows[0]) if len(rows) else None
+
+
+def chance_level(
+    benchmark: str, metric: str, override: float | None = None, *, table: pd.DataFrame | None = None
+) -> Chance:
+    """Q_rand for a (benchmark, metric), with a note saying where the number came from.
+
+    ``override`` (e.g. from ``--q-rand``) wins, then the ``q_rand`` column of ``table``. An unknown
+    level is returned as 0 with ``source`` starting ``"unknown"`` (``.known`` is False): the caller
+    must warn, or pass a level, or use :func:`estimate_chance`.
+    """
     if override is not None:
-        if not 0.0 <= override < 1.0:
-            raise ValueError(f"q_rand must lie in [0, 1), got {override!r}.")
-        return float(override), "given"
-    base_metric = metric.split("/")[0]
+        return Chance(_check(override, f"{benchmark}/{metric}"), "given")
+    if table is not None:
+        from_table = chance_from_table(table, benchmark, metric)
+        if from_table is not None:
+            return Chance(_check(from_table, f"{benchmark}/{metric}"), "data (q_rand column)")
+    base_metric = metric.split("/")[0].lower()
     if base_metric in ZERO_CHANCE_METRICS:
-        return 0.0, "generative metric"
+        return Chance(0.0, "generative metric")
+    if not is_score_metric(base_metric):
+        return Chance(0.0, "not a score metric (no chance level)")
     if (benchmark, base_metric) in DEFAULT_Q_RAND:
-        return DEFAULT_Q_RAND[(benchmark, base_metric)], "Krajewski et al. 2025 default"
-    return 0.0, "unknown: assumed 0 (pass q_rand, or estimate it with estimate_chance)"
+        return Chance(DEFAULT_Q_RAND[(benchmark, base_metric)], "Krajewski et al. 2025 default")
+    if base_metric == "acc":
+        if benchmark in CHOICES:
+            return Chance(1.0 / CHOICES[benchmark], f"1/{CHOICES[benchmark]} choices")
+        if benchmark.startswith(MMLU_PREFIXES):
+            return Chance(0.25, "1/4 choices (MMLU subtask)")
+    return Chance(
+        0.0,
+        f"{UNKNOWN}: no chance level known for {benchmark!r} {metric!r}; assumed 0 "
+        "(give q_rand, a q_rand column, or estimate it with estimate_chance)",
+    )
 
 
 def estimate_chance(table: pd.DataFrame, benchmark: str, metric: str, n_smallest: int = 3) -> float:
     """Q_rand estimated as the mean score of the ``n_smallest`` cheapest runs (for acc_norm)."""
     rows = table[(table["benchmark"] == benchmark) & (table["metric"] == metric)]
+    if rows.empty:
+        raise DataError(f"no rows for benchmark {benchmark!r}, metric {metric!r} to estimate a chance level from.")
     return float(rows.nsmallest(n_smallest, "flops")["value"].mean())
 
 

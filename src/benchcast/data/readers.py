@@ -1,18 +1,18 @@
 """Readers: tidy CSV/Parquet, Apple's long format, lm-evaluation-harness results JSON.
 
-Each returns a validated table (see :mod:`benchcast.table`).
+Each returns a validated table (see :mod:`benchcast.data.table`); the lm-eval reader lives in
+:mod:`benchcast.data.lm_eval` and run metadata in :mod:`benchcast.data.metadata`.
 """
 
 from __future__ import annotations
 
-import fnmatch
-import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import yaml
 
+from benchcast.data.lm_eval import read_lm_eval
+from benchcast.data.metadata import read_metadata
 from benchcast.data.table import validate
 from benchcast.errors import DataError
 
@@ -30,24 +30,33 @@ ALIASES = {
     "task": "benchmark",
     "metric_type": "metric",
     "score": "value",
-    "model": "run",
+    "model": "run",  # only when the file has no 'run' column
     "run_id": "run",
 }
 APPLE_COLUMNS = {"tokens", "benchmark", "metric_type", "score", "tpr"}
 
 
 def read_frame(path: Path, what: str = "a table") -> pd.DataFrame:
-    """Any CSV, Parquet or JSON-lines file as a DataFrame; errors name the file."""
+    """Any CSV, Parquet or JSON-lines file as a DataFrame; every error names the file."""
+    path = Path(path)
     if not path.exists():
         raise DataError(f"{path}: no such file.")
+    if path.is_dir():
+        raise DataError(f"{path}: is a folder; expected {what} (a CSV, Parquet or JSON-lines file).")
     suffix = path.suffix.lower()
     try:
+        if path.stat().st_size == 0:
+            raise DataError(f"{path}: the file is empty; expected {what}.")
         if suffix in (".parquet", ".pq"):
             return pd.read_parquet(path)
         if suffix in (".jsonl", ".ndjson", ".json"):
-            return pd.read_json(path, lines=True)
-        return pd.read_csv(path)
-    except (ValueError, OSError, UnicodeDecodeError) as exc:
+            return pd.read_json(path, lines=True, encoding="utf-8")
+        return pd.read_csv(path, encoding="utf-8")
+    except pd.errors.EmptyDataError as exc:
+        raise DataError(f"{path}: holds no columns; expected {what} ({exc}).") from exc
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: not UTF-8 text; expected {what} ({exc}).") from exc
+    except (ValueError, OSError, ImportError) as exc:
         raise DataError(f"{path}: could not be read as {what} ({exc}).") from exc
 
 
@@ -63,27 +72,33 @@ def read_tidy(path: str | Path, columns: dict[str, str] | None = None) -> pd.Dat
     return validate(frame.rename(columns=rename), source=str(path))
 
 
-def _apple_run_ids(frame: pd.DataFrame) -> list[str]:
-    """Split the contiguous blocks into runs; a repeated (benchmark, metric) starts a new block."""
-    run_ids: list[str] = []
-    seen: set[tuple[str, str]] = set()
-    names: dict[str, int] = {}
-    previous_key = None
-    current = ""
-    for tokens, tpr, bench, metric in zip(
-        frame["tokens"], frame["tpr"], frame["benchmark"], frame["metric_type"], strict=True
-    ):
-        key = (tokens, tpr)
-        if key != previous_key or (bench, metric) in seen:
-            params = tokens / tpr
-            base = f"{params / 1e6:.0f}M-tpr{tpr:g}" if params < 1e9 else f"{params / 1e9:.2f}B-tpr{tpr:g}"
-            names[base] = names.get(base, 0) + 1
-            current = base if names[base] == 1 else f"{base}-rep{names[base]}"
-            seen = set()
-            previous_key = key
-        seen.add((bench, metric))
-        run_ids.append(current)
-    return run_ids
+def _run_name(params: float, tpr: float) -> str:
+    return f"{params / 1e6:.0f}M-tpr{tpr:g}" if params < 1e9 else f"{params / 1e9:.2f}B-tpr{tpr:g}"
+
+
+def _apple_run_ids(frame: pd.DataFrame) -> pd.Series:
+    """Name runs by their content, so that row order does not matter.
+
+    A run is identified by its sizes (tokens, tpr, and params/flops when given) and, among true
+    replicates with equal sizes, by occurrence: the i-th row of a (benchmark, metric) with those
+    sizes, in the order of the file's first column (the original row index) when it has one,
+    belongs to replicate i (named ``-rep<i>`` from the second on).
+    """
+    sizes = [c for c in ("tokens", "tpr", "params", "flops") if c in frame.columns]
+    occurrence = frame.groupby([*sizes, "benchmark", "metric_type"], sort=False).cumcount()
+    params = frame["params"] if "params" in frame.columns else frame["tokens"] / frame["tpr"]
+    keys = pd.Series(list(zip(*(frame[c] for c in sizes), occurrence, strict=True)), index=frame.index)
+    names: dict[tuple, str] = {}
+    taken: dict[str, int] = {}
+    # Name replicates in order of occurrence so that the first block keeps the bare name.
+    order = sorted(set(keys), key=lambda key: (key[-1], key[:-1]))
+    first_param = dict(zip(keys, params, strict=True))
+    first_tpr = dict(zip(keys, frame["tpr"], strict=True))
+    for key in order:
+        base = _run_name(first_param[key], first_tpr[key])
+        taken[base] = taken.get(base, 0) + 1
+        names[key] = base if taken[base] == 1 else f"{base}-rep{taken[base]}"
+    return keys.map(names)
 
 
 def read_apple(path: str | Path) -> pd.DataFrame:
@@ -93,19 +108,35 @@ def read_apple(path: str | Path) -> pd.DataFrame:
     ``pass@k`` with ``k = K``; params = tokens / tpr and flops = 6 N D where absent.
     """
     path = Path(path)
-    frame = read_frame(path)
+    frame = read_frame(path, "an Apple long-format CSV")
     missing = APPLE_COLUMNS - set(frame.columns)
     if missing:
         raise DataError(
             f"{path}: not in the Apple long format: missing column(s) {sorted(missing)} "
             f"(expected ',tokens,benchmark,metric_type,score,tpr')."
         )
+    if frame.empty:
+        raise DataError(f"{path}: the file has a header but no rows.")
     for column in ("tokens", "tpr", "score"):
-        if not pd.api.types.is_numeric_dtype(frame[column]):
-            bad = pd.to_numeric(frame[column], errors="coerce").isna()
+        raw = frame[column]
+        bad = pd.to_numeric(raw, errors="coerce").isna() & raw.notna()
+        if pd.api.types.is_bool_dtype(raw.dtype):
+            bad[:] = True
+        if bad.any():
             row = int(np.flatnonzero(bad.to_numpy())[0])
-            raise DataError(f"{path}: column '{column}' must be numeric; row {row} holds {frame[column].iloc[row]!r}.")
+            raise DataError(f"{path}: column '{column}' must be numeric; row {row} holds {raw.iloc[row]!r}.")
+    for column in ("tokens", "tpr", *(c for c in ("params", "flops") if c in frame.columns)):
+        values = pd.to_numeric(frame[column], errors="coerce")
+        bad = ~(values > 0) | ~np.isfinite(values)
+        if bad.any():
+            row = int(np.flatnonzero(bad.to_numpy())[0])
+            raise DataError(
+                f"{path}: column '{column}' must be positive and finite; row {row} holds {frame[column].iloc[row]!r}."
+            )
     frame = frame.copy()
+    index_column = frame.columns[0]
+    if index_column.startswith("Unnamed") and pd.api.types.is_integer_dtype(frame[index_column]):
+        frame = frame.sort_values(index_column, kind="stable").reset_index(drop=True)
     frame["run"] = _apple_run_ids(frame)
     if "params" not in frame.columns:
         frame["params"] = frame["tokens"] / frame["tpr"]
@@ -124,129 +155,29 @@ def read_apple(path: str | Path) -> pd.DataFrame:
 
 
 def _read_metadata(path: Path) -> pd.DataFrame:
-    if not path.exists():
-        raise DataError(f"{path}: run metadata file not found.")
-    if path.suffix.lower() in (".yaml", ".yml"):
-        try:
-            raw = yaml.safe_load(path.read_text())
-        except yaml.YAMLError as exc:
-            raise DataError(f"{path}: not valid YAML ({exc}).") from exc
-        if isinstance(raw, dict) and "runs" in raw:
-            raw = raw["runs"]
-        if isinstance(raw, dict):
-            raw = [{"run": name, **(fields or {})} for name, fields in raw.items()]
-        if not isinstance(raw, list) or not all(isinstance(r, dict) for r in raw):
-            raise DataError(f"{path}: expected a list of runs (each with run, params, tokens).")
-        meta = pd.DataFrame(raw)
-    else:
-        meta = read_frame(path)
-    meta = meta.rename(columns={c: ALIASES.get(c, c) for c in meta.columns})
-    if "run" not in meta.columns:
-        raise DataError(f"{path}: run metadata needs a 'run' column.")
-    if "flops" not in meta.columns and not {"params", "tokens"} <= set(meta.columns):
-        raise DataError(f"{path}: run metadata needs 'params' and 'tokens' (or 'flops') per run.")
-    meta["run"] = meta["run"].astype(str)
-    return meta
-
-
-def _model_names(doc: dict, file: Path) -> set[str]:
-    names = {file.parent.name, file.stem}
-    for key in ("model_name", "model_name_sanitized"):
-        if isinstance(doc.get(key), str):
-            names.add(doc[key])
-    args = (doc.get("config") or {}).get("model_args")
-    if isinstance(args, str):
-        for part in args.split(","):
-            if part.startswith("pretrained="):
-                pretrained = part.split("=", 1)[1]
-                names.update({pretrained, Path(pretrained).name})
-    elif isinstance(args, dict) and isinstance(args.get("pretrained"), str):
-        names.update({args["pretrained"], Path(args["pretrained"]).name})
-    return {n for n in names if n}
-
-
-def _lm_eval_rows(doc: dict, file: Path) -> list[dict]:
-    results = doc.get("results")
-    if not isinstance(results, dict):
-        raise DataError(f"{file}: not an lm-evaluation-harness results file (no 'results' object).")
-    rows = []
-    for task, metrics in results.items():
-        values, errors = {}, {}
-        for key, value in metrics.items():
-            if key == "alias" or not isinstance(value, (int, float)) or isinstance(value, bool):
-                continue
-            name, _, filt = key.partition(",")
-            target = errors if name.endswith("_stderr") else values
-            name = name.removesuffix("_stderr")
-            target[name if filt in ("", "none") else f"{name}/{filt}"] = float(value)
-        for name, value in values.items():
-            rows.append({"benchmark": task, "metric": name, "value": value, "stderr": errors.get(name)})
-    return rows
-
-
-def read_lm_eval(paths: str | Path | list[str | Path], metadata: str | Path) -> pd.DataFrame:
-    """lm-evaluation-harness ``results*.json`` files (or folders of them) plus run metadata.
-
-    ``metadata`` is a YAML or CSV listing each run's ``run``, ``params`` and ``tokens`` (or
-    ``flops``), optionally a ``path`` glob; a results file belongs to the run whose ``path``
-    matches it, else to the run named by its model (``pretrained=...``) or its folder.
-    """
-    if metadata is None:
-        raise DataError("lm-evaluation-harness results need run metadata (N and D): pass --metadata.")
-    meta_path = Path(metadata)
-    meta = _read_metadata(meta_path)
-    files: list[Path] = []
-    for path in [paths] if isinstance(paths, (str, Path)) else paths:
-        path = Path(path)
-        if path.is_dir():
-            files.extend(sorted(path.rglob("results*.json")))
-        elif path.exists():
-            files.append(path)
-        else:
-            raise DataError(f"{path}: no such file or folder.")
-    if not files:
-        raise DataError(f"{paths}: no results*.json files found.")
-    rows = []
-    for file in files:
-        try:
-            doc = json.loads(file.read_text())
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise DataError(f"{file}: not valid JSON ({exc}).") from exc
-        run = None
-        if "path" in meta.columns:
-            for name, pattern in zip(meta["run"], meta["path"], strict=True):
-                if isinstance(pattern, str) and (
-                    fnmatch.fnmatch(str(file), pattern)
-                    or fnmatch.fnmatch(str(file), str(meta_path.parent / pattern))
-                    or str(file).startswith(str(meta_path.parent / pattern))
-                ):
-                    run = name
-                    break
-        if run is None:
-            matches = sorted(set(meta["run"]) & _model_names(doc, file))
-            if len(matches) == 1:
-                run = matches[0]
-        if run is None:
-            raise DataError(
-                f"{file}: no run in {meta_path} matches this results file (model names "
-                f"{sorted(_model_names(doc, file))}); add a 'path' to its run's metadata."
-            )
-        rows.extend({"run": run, **r} for r in _lm_eval_rows(doc, file))
-    frame = pd.DataFrame(rows).merge(meta.drop(columns=["path"], errors="ignore"), on="run")
-    return validate(frame, source=str(paths))
+    """Run metadata as a table (one row per run); see :func:`benchcast.data.metadata.read_metadata`."""
+    return read_metadata(path).runs
 
 
 def detect_format(path: Path) -> str:
     if path.is_dir() or path.suffix.lower() == ".json":
         return "lm-eval"
-    header = (
-        set(read_frame(path).columns)
-        if path.suffix.lower() in (".parquet", ".pq")
-        else set(pd.read_csv(path, nrows=0).columns)
-        if path.exists()
-        else set()
-    )
+    if path.suffix.lower() in (".parquet", ".pq"):
+        header = set(read_frame(path).columns)
+    else:
+        header = set(read_frame_header(path))
     return "apple" if APPLE_COLUMNS <= header else "tidy"
+
+
+def read_frame_header(path: Path) -> list[str]:
+    try:
+        return list(pd.read_csv(path, nrows=0, encoding="utf-8").columns)
+    except pd.errors.EmptyDataError as exc:
+        raise DataError(f"{path}: the file is empty; expected a CSV with a header.") from exc
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: not UTF-8 text ({exc}).") from exc
+    except (ValueError, OSError) as exc:
+        raise DataError(f"{path}: could not be read ({exc}).") from exc
 
 
 def load(

@@ -12,11 +12,19 @@ benchmark   benchmark name
 metric      metric name (``pass@k`` metrics carry their k in ``k``)
 k           attempts for pass@k metrics, missing otherwise (nullable integer)
 value       the metric's value
-stderr      standard error of ``value`` (optional, may be missing)
+stderr      standard error of ``value`` (optional, may be missing; >= 0)
+q_rand      chance level of the (benchmark, metric) (optional; see :mod:`benchcast.data.chance`)
 =========== ==============================================================
+
+Metric names may be written as lm-evaluation-harness spells them: ``exact_match,strict-match``
+is the metric ``exact_match/strict-match`` (the filter ``none`` is dropped: ``acc,none`` is ``acc``).
+Duplicate rows: rows that repeat a (run, benchmark, metric, k) with the same value and stderr are
+kept once and a :class:`DataWarning` says so; rows that repeat it with different values are refused.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -30,26 +38,132 @@ SIZE_COLUMNS = ("params", "tokens", "flops")
 SCORE_METRICS = frozenset({"acc", "acc_norm", "exact_match", "pass@k", "f1", "em", "mc1", "mc2", "accuracy", "score"})
 
 
+class DataWarning(UserWarning):
+    """The input was read, but something in it was handled in a way the user should know about."""
+
+
 def is_score_metric(metric: str) -> bool:
-    return metric in SCORE_METRICS or metric.split("/")[0] in SCORE_METRICS
+    """Whether a metric is a probability of success (case-insensitive; a ``/filter`` suffix is ignored)."""
+    name = str(metric).lower()
+    return name in SCORE_METRICS or name.split("/")[0] in SCORE_METRICS
 
 
 def parse_metric(metric: str) -> tuple[str, int | None]:
-    """Split ``'pass@8'`` into ``('pass@k', 8)``; other names pass through with ``k=None``."""
-    if metric.startswith("pass@") and metric[5:].isdigit():
-        return "pass@k", int(metric[5:])
+    """Split ``'pass@8'`` into ``('pass@k', 8)``; other names pass through with ``k=None``.
+
+    lm-eval's ``name,filter`` spelling becomes ``name/filter`` (``acc,none`` is ``acc``).
+    ``pass@`` followed by anything but a positive integer (``pass@1.5``) raises :class:`DataError`.
+    """
+    metric = str(metric).strip()
+    name, comma, filt = metric.partition(",")
+    if comma:
+        metric = name if filt.strip() in ("", "none") else f"{name}/{filt.strip()}"
+    base, slash, filt = metric.partition("/")
+    if base == "pass@k":
+        return metric, None
+    if base.lower().startswith("pass@"):
+        k = base[5:]
+        if not (k.isdigit() and int(k) >= 1):
+            raise DataError(f"metric {metric!r}: pass@k needs a positive integer k (pass@1, pass@8, ...).")
+        return "pass@k" + slash + filt, int(k)
     return metric, None
 
 
 def _numeric(frame: pd.DataFrame, column: str, source: str) -> pd.Series:
-    values = pd.to_numeric(frame[column], errors="coerce")
-    bad = values.isna() & frame[column].notna()
+    """A column as floats; booleans, dates and text that is not a number are refused, not coerced."""
+    raw = frame[column]
+    dtype = raw.dtype
+    if (
+        pd.api.types.is_bool_dtype(dtype)
+        or pd.api.types.is_datetime64_any_dtype(dtype)
+        or pd.api.types.is_timedelta64_dtype(dtype)
+        or isinstance(dtype, pd.PeriodDtype)
+    ):
+        raise DataError(f"{source}: column '{column}' must be numeric, but it holds {dtype} values.")
+    if pd.api.types.is_object_dtype(dtype):
+        odd = raw.map(lambda v: isinstance(v, (bool, np.bool_)) or hasattr(v, "isoformat"))
+        if odd.any():
+            row = int(np.flatnonzero(odd.to_numpy())[0])
+            raise DataError(f"{source}: column '{column}' must be numeric, but row {row} holds {raw.iloc[row]!r}.")
+    values = pd.to_numeric(raw, errors="coerce")
+    bad = values.isna() & raw.notna()
     if bad.any():
         row = int(np.flatnonzero(bad.to_numpy())[0])
+        raise DataError(f"{source}: column '{column}' must be numeric, but row {row} holds {raw.iloc[row]!r}.")
+    values = values.astype(float)
+    infinite = np.isinf(values.to_numpy())
+    if infinite.any():
+        row = int(np.flatnonzero(infinite)[0])
         raise DataError(
-            f"{source}: column '{column}' must be numeric, but row {row} holds {frame[column].iloc[row]!r}."
+            f"{source}: column '{column}' must be finite, but row {row} holds {raw.iloc[row]!r} "
+            "(infinite or beyond the range of a float)."
         )
-    return values.astype(float)
+    return values
+
+
+def _first(mask: pd.Series) -> int:
+    return int(np.flatnonzero(mask.to_numpy())[0])
+
+
+def _check_duplicates(out: pd.DataFrame, source: str) -> pd.DataFrame:
+    """Refuse conflicting repeats of a (run, benchmark, metric, k); keep exact repeats once, saying so."""
+    key = ["run", "benchmark", "metric", "k"]
+    keyed = out.assign(k=out["k"].astype("float").fillna(-1.0))
+    repeated = keyed.duplicated(key, keep=False)
+    if not repeated.any():
+        return out
+    groups = keyed[repeated].groupby(key, sort=False, dropna=False)
+    for (run, bench, metric, k), rows in groups:
+        values = rows["value"].to_numpy(float)
+        stderrs = rows["stderr"].to_numpy(float)
+        same_value = np.all((values == values[0]) | (np.isnan(values) & np.isnan(values[0])))
+        same_err = np.all((stderrs == stderrs[0]) | (np.isnan(stderrs) & np.isnan(stderrs[0])))
+        if not (same_value and same_err):
+            what = f"{metric}" + (f" (k={int(k)})" if k >= 0 else "")
+            differing = "values" if not same_value else "stderrs"
+            shown = values if not same_value else stderrs
+            raise DataError(
+                f"{source}: run {run!r}, benchmark {bench!r}, metric {what} appears {len(rows)} times with "
+                f"different {differing} ({', '.join(repr(float(v)) for v in shown[:4])}); keep one row per run, "
+                "benchmark, metric and k."
+            )
+    dropped = keyed.duplicated(key, keep="first")
+    warnings.warn(
+        f"{source}: {int(dropped.sum())} row(s) repeat an earlier row exactly (same run, benchmark, metric, k "
+        "and value); each is kept once so no run counts twice.",
+        DataWarning,
+        stacklevel=3,
+    )
+    return out[~dropped.to_numpy()]
+
+
+def _check_run_sizes(out: pd.DataFrame, source: str) -> None:
+    """One run has one size: rows of a run that disagree on N, D or C are two runs under one name."""
+    for column in SIZE_COLUMNS:
+        spread = out.groupby("run")[column].agg(["min", "max"])
+        same = np.isclose(spread["min"], spread["max"], rtol=1e-9, atol=0.0) | spread["min"].isna()
+        differ = spread[~same]
+        if not differ.empty:
+            run = differ.index[0]
+            raise DataError(
+                f"{source}: run {run!r} has different '{column}' values ({float(differ['min'].iloc[0])!r} and "
+                f"{float(differ['max'].iloc[0])!r}); one run has one size: give replicates or checkpoints "
+                "their own run names."
+            )
+
+
+def _check_q_rand(out: pd.DataFrame, source: str) -> None:
+    q = out["q_rand"]
+    bad = q.notna() & ~((q >= 0) & (q < 1))
+    if bad.any():
+        row = _first(bad)
+        raise DataError(f"{source}: column 'q_rand' must lie in [0, 1), but row {row} holds {q.iloc[row]!r}.")
+    for (bench, metric), values in out.dropna(subset=["q_rand"]).groupby(["benchmark", "metric"])["q_rand"]:
+        if values.nunique() > 1:
+            raise DataError(
+                f"{source}: benchmark {bench!r}, metric {metric!r} has several chance levels in column "
+                f"'q_rand' ({sorted(values.unique())[:4]}); give one per benchmark and metric."
+            )
 
 
 def validate(frame: pd.DataFrame, source: str = "table") -> pd.DataFrame:
@@ -83,11 +197,11 @@ def validate(frame: pd.DataFrame, source: str = "table") -> pd.DataFrame:
     out["tokens"] = out["tokens"].fillna(out["flops"] / (6.0 * out["params"]))
     for column in SIZE_COLUMNS:
         values = out[column]
-        bad = ~(values > 0) & values.notna()
+        bad = ~(values > 0) & values.notna() | np.isinf(values.to_numpy())
         if bad.any():
             row = int(np.flatnonzero(bad.to_numpy())[0])
             raise DataError(
-                f"{source}: column '{column}' must be positive, but row {row} "
+                f"{source}: column '{column}' must be positive and finite, but row {row} "
                 f"(run {out['run'].iloc[row]!r}) holds {values.iloc[row]!r}."
             )
     if out["flops"].isna().any():
@@ -97,10 +211,19 @@ def validate(frame: pd.DataFrame, source: str = "table") -> pd.DataFrame:
             f"or both 'params' and 'tokens'."
         )
     out["tpr"] = _numeric(frame, "tpr", source) if "tpr" in frame.columns else out["tokens"] / out["params"]
+    bad_tpr = out["tpr"].notna() & ~(out["tpr"] > 0)
+    if bad_tpr.any():
+        row = _first(bad_tpr)
+        raise DataError(f"{source}: column 'tpr' must be positive, but row {row} holds {out['tpr'].iloc[row]!r}.")
     out["benchmark"] = frame["benchmark"].astype(str)
     metric = frame["metric"].astype(str)
+    if "k" in frame.columns and (pd.api.types.is_bool_dtype(frame["k"].dtype)):
+        raise DataError(f"{source}: column 'k' must hold integers >= 1, but it holds booleans.")
     k = _numeric(frame, "k", source) if "k" in frame.columns else pd.Series(np.nan, index=frame.index)
-    parsed = metric.map(parse_metric)
+    try:
+        parsed = metric.map(parse_metric)
+    except DataError as exc:
+        raise DataError(f"{source}: {exc}") from None
     out["metric"] = parsed.map(lambda mk: mk[0])
     parsed_k = parsed.map(lambda mk: np.nan if mk[1] is None else float(mk[1])).astype(float)
     k = k.fillna(parsed_k)
@@ -115,6 +238,15 @@ def validate(frame: pd.DataFrame, source: str = "table") -> pd.DataFrame:
         raise DataError(f"{source}: row {row} has metric 'pass@k' but no k.")
     out["value"] = _numeric(frame, "value", source)
     out["stderr"] = _numeric(frame, "stderr", source) if "stderr" in frame.columns else np.nan
+    negative = out["stderr"] < 0
+    if negative.any():
+        row = _first(negative)
+        raise DataError(
+            f"{source}: column 'stderr' must be >= 0, but row {row} (run {out['run'].iloc[row]!r}, benchmark "
+            f"{out['benchmark'].iloc[row]!r}) holds {out['stderr'].iloc[row]!r}."
+        )
+    if "q_rand" in frame.columns:
+        out["q_rand"] = _numeric(frame, "q_rand", source)
     scores = out["metric"].map(is_score_metric).astype(bool)
     outside = scores & ~out["value"].between(0.0, 1.0) & out["value"].notna()
     if outside.any():
@@ -128,7 +260,12 @@ def validate(frame: pd.DataFrame, source: str = "table") -> pd.DataFrame:
         if extra not in out.columns and extra not in ("k",):
             out[extra] = frame[extra]
     out = out.dropna(subset=["value"]).reset_index(drop=True)
-    return out
+    if out.empty:
+        raise DataError(f"{source}: every row's 'value' is missing.")
+    if "q_rand" in out.columns:
+        _check_q_rand(out, source)
+    _check_run_sizes(out, source)
+    return _check_duplicates(out, source).reset_index(drop=True)
 
 
 def select(

@@ -1,0 +1,148 @@
+"""No silent nonsense on the data side: sizes, Apple run identity, scores, duplicates, chance levels."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import benchcast as bc
+from benchcast.data.chance import chance_level, estimate_chance
+from benchcast.data.table import DataWarning
+from benchcast.errors import DataError
+
+
+def tidy(**overrides) -> pd.DataFrame:
+    base = {"run": ["a", "b"], "params": [1e8, 2e8], "tokens": [2e9, 4e9], "benchmark": ["x", "x"]}
+    base |= {"metric": ["acc", "acc"], "value": [0.3, 0.4]}
+    return pd.DataFrame(base | overrides)
+
+
+@pytest.mark.parametrize("text", ["inf", "1e400", "-inf"])
+def test_infinite_sizes_are_refused(tmp_path, text):
+    path = tmp_path / "t.csv"
+    path.write_text(f"run,flops,benchmark,metric,value\na,{text},x,acc,0.5\n")
+    with pytest.raises(DataError, match="t.csv: column 'flops' must be"):
+        bc.load(path)
+
+
+def test_boolean_and_datetime_columns_are_not_sizes(tmp_path):
+    frame = tidy(params=[True, True])
+    with pytest.raises(DataError, match="'params' must be numeric.*bool"):
+        bc.validate(frame, "t.parquet")
+    frame = tidy(tokens=pd.to_datetime(["2024-01-01", "2024-01-02"]))
+    path = tmp_path / "t.parquet"
+    frame.to_parquet(path)
+    with pytest.raises(DataError, match="t.parquet: column 'tokens' must be numeric.*datetime"):
+        bc.load(path)
+    with pytest.raises(DataError, match="'value' must be numeric"):
+        bc.validate(tidy(value=[True, False]), "t")
+
+
+def test_zero_tpr_is_refused(tmp_path):
+    path = tmp_path / "apple.csv"
+    path.write_text(",tokens,benchmark,metric_type,score,tpr\n0,2e9,arc_easy,acc,0.4,0\n")
+    with pytest.raises(DataError, match="apple.csv: column 'tpr' must be positive.*row 0"):
+        bc.load(path)
+    with pytest.raises(DataError, match="'tpr' must be positive"):
+        bc.validate(tidy(tpr=[0.0, 20.0]), "t")
+
+
+def test_apple_runs_do_not_depend_on_row_order(apple_path, apple, tmp_path):
+    shuffled = tmp_path / "shuffled.csv"
+    pd.read_csv(apple_path).sample(frac=1.0, random_state=7).to_csv(shuffled, index=False)
+    table = bc.load(shuffled)
+    assert table["run"].nunique() == 149
+    key = ["run", "benchmark", "metric", "k"]
+    pd.testing.assert_frame_equal(
+        table.sort_values(key).reset_index(drop=True), apple.sort_values(key).reset_index(drop=True)
+    )
+
+
+def test_apple_header_only_file(tmp_path):
+    path = tmp_path / "apple.csv"
+    path.write_text(",tokens,benchmark,metric_type,score,tpr\n")
+    with pytest.raises(DataError, match="apple.csv: the file has a header but no rows"):
+        bc.load(path)
+
+
+def test_score_range_check_ignores_case():
+    with pytest.raises(DataError, match=r"'ACC_NORM'.*\[0, 1\].*1.7"):
+        bc.validate(tidy(metric=["ACC_NORM", "ACC_NORM"], value=[0.5, 1.7]), "t")
+
+
+def test_conflicting_duplicates_are_refused_and_exact_ones_kept_once():
+    frame = tidy(run=["a", "a"], params=[1e8, 1e8], tokens=[2e9, 2e9], value=[0.3, 0.35])
+    with pytest.raises(DataError, match=r"run 'a', benchmark 'x', metric acc appears 2 times.*0.3, 0.35"):
+        bc.validate(frame, "t")
+    frame = tidy(run=["a", "a"], params=[1e8, 1e8], tokens=[2e9, 2e9], value=[0.3, 0.3])
+    with pytest.warns(DataWarning, match="1 row.*repeat an earlier row exactly"):
+        table = bc.validate(frame, "t")
+    assert len(table) == 1
+    # pass@k rows of one run at different k are not duplicates
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        table = bc.validate(tidy(run=["a", "a"], metric=["pass@1", "pass@2"], params=[1e8] * 2, tokens=[2e9] * 2))
+    assert sorted(table["k"]) == [1, 2]
+
+
+@pytest.mark.parametrize("metric", ["pass@1.5", "pass@0", "pass@", "pass@-2"])
+def test_malformed_pass_at_k_is_refused(metric):
+    with pytest.raises(DataError, match="pass@k needs a positive integer k"):
+        bc.validate(tidy(metric=[metric, "acc"]), "t")
+
+
+def test_negative_stderr_is_refused():
+    with pytest.raises(DataError, match=r"'stderr' must be >= 0.*run 'b'.*-0.01"):
+        bc.validate(tidy(stderr=[0.01, -0.01]), "t")
+
+
+def test_unreadable_tidy_files_name_the_file(tmp_path):
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    with pytest.raises(DataError, match="empty.csv.*empty"):
+        bc.load(empty)
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes("run,flops,benchmark,metric,value\ncaf\xe9,1e20,x,acc,0.5\n".encode("latin-1"))
+    with pytest.raises(DataError, match="latin.csv.*UTF-8"):
+        bc.load(latin, format="tidy")
+    with pytest.raises(DataError, match="latin.csv.*UTF-8"):
+        bc.load(latin)  # format detection reads the header too
+
+
+def test_chance_levels_from_data_defaults_and_unknown():
+    table = bc.validate(tidy(q_rand=[0.2, 0.2]), "t")
+    assert chance_level("x", "acc", table=table) == (0.2, "data (q_rand column)")
+    assert chance_level("x", "acc", 0.1, table=table).source == "given"
+    with pytest.raises(DataError, match="several chance levels"):
+        bc.validate(tidy(q_rand=[0.2, 0.25]), "t")
+    with pytest.raises(DataError, match=r"'q_rand' must lie in \[0, 1\)"):
+        bc.validate(tidy(q_rand=[1.0, 1.0]), "t")
+    level = chance_level("mystery_mc", "acc_norm")
+    assert not level.known and level.source.startswith("unknown") and level.value == 0.0
+    assert chance_level("arc_easy", "acc_norm") == (0.291, "Krajewski et al. 2025 default")
+    assert chance_level("arc_easy", "acc_norm").known
+    assert chance_level("gsm8k", "exact_match/flexible-extract").value == 0.0
+    assert chance_level("hendrycksTest-anatomy", "acc").value == 0.25  # MMLU subtask, 4 choices
+    assert chance_level("c4", "loss").known  # not a score: no chance level to worry about
+    assert chance_level("logiqa", "acc").value == 0.25 and chance_level("wsc", "acc").value == 0.5
+
+
+def test_estimate_chance_is_the_mean_of_the_cheapest_runs():
+    frame = pd.DataFrame(
+        {
+            "run": list("abcd"),
+            "flops": [1e18, 2e18, 3e18, 4e18],
+            "benchmark": "m",
+            "metric": "acc_norm",
+            "value": [0.26, 0.24, 0.28, 0.5],
+        }
+    )
+    assert estimate_chance(bc.validate(frame), "m", "acc_norm") == pytest.approx(np.mean([0.26, 0.24, 0.28]))
+    with pytest.raises(DataError, match="no rows"):
+        estimate_chance(bc.validate(frame), "m", "acc")
+
+
+def test_a_run_has_one_size():
+    with pytest.raises(DataError, match="run 'a' has different 'params' values"):
+        bc.validate(tidy(run=["a", "a"], metric=["acc", "acc_norm"]), "t")
