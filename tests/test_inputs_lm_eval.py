@@ -8,8 +8,7 @@ import pytest
 import benchcast as bc
 from benchcast.cli.options import parse_q_rand, q_rand_for
 from benchcast.data.readers import _read_metadata
-from benchcast.data.table import DataWarning
-from benchcast.errors import DataError
+from benchcast.errors import DataError, DataWarning
 
 META = "runs:\n  - {run: small, params: 1.0e8, tokens: 2.0e9}\n  - {run: mid, params: 3.0e8, tokens: 6.0e9}\n"
 META += "  - {run: big, params: 1.0e9, tokens: 2.0e10}\n"

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import benchcast as bc
-from benchcast.data.table import DataWarning
 from benchcast.data.table import runs as table_runs
+from benchcast.errors import DataWarning
 from benchcast.evaluation.backtest import backtest
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -5,8 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from benchcast.data.table import DataWarning
-from benchcast.errors import DataError
+from benchcast.errors import DataError, DataWarning
 from benchcast.generative.passk import pass_at_k
 from benchcast.generative.samples import read_counts
 

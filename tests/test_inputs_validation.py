@@ -8,8 +8,7 @@ import pytest
 
 import benchcast as bc
 from benchcast.data.chance import chance_level, estimate_chance
-from benchcast.data.table import DataWarning
-from benchcast.errors import DataError
+from benchcast.errors import DataError, DataWarning
 
 
 def tidy(**overrides) -> pd.DataFrame:

@@ -34,6 +34,11 @@ class FitWarning(UserWarning):
     """A fit finished but its result deserves suspicion (bound, convergence, thin support)."""
 
 
+class DataWarning(UserWarning):
+    """The input was read, but something in it was handled in a way the user should know about
+    (a dropped exact duplicate, an unknown chance level assumed 0, a re-run superseded...)."""
+
+
 def did_you_mean(value: str, choices: Iterable[str]) -> str:
     """A ' Did you mean ...?' suffix listing close matches, or the available choices."""
     choices = sorted({str(c) for c in choices})

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from benchcast.errors import BenchcastError, FitWarning
+from benchcast.errors import BenchcastError, DataWarning, FitWarning
 from benchcast.utils.jsonable import jsonable
 
 console = Console()
@@ -52,6 +52,7 @@ def user_errors(command: Callable) -> Callable:
     def wrapper(*args, **kwargs):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", FitWarning)
+            warnings.simplefilter("always", DataWarning)
             try:
                 result = command(*args, **kwargs)
             except BenchcastError as exc:
@@ -64,7 +65,7 @@ def user_errors(command: Callable) -> Callable:
                 raise typer.Exit(EXIT_USER_ERROR) from None
         shown = set()
         for item in caught:
-            if issubclass(item.category, FitWarning) and str(item.message) not in shown:
+            if issubclass(item.category, (FitWarning, DataWarning)) and str(item.message) not in shown:
                 shown.add(str(item.message))
                 print_warning(str(item.message))
         return result

@@ -54,7 +54,9 @@ def parse_q_rand(values: list[str] | None) -> dict[str, float]:
     levels: dict[str, float] = {}
     for text in values or []:
         name, equals, number = str(text).rpartition("=")
-        if not equals or not name.strip():
+        if not equals:  # a bare VALUE applies to every benchmark of the command
+            name, equals = ALL_BENCHMARKS, "="
+        if not name.strip():
             raise DataError(f"--q-rand {text!r}: expected BENCHMARK=VALUE (or BENCHMARK:METRIC=VALUE), e.g. piqa=0.5.")
         try:
             level = float(number)
@@ -69,6 +71,17 @@ def parse_q_rand(values: list[str] | None) -> dict[str, float]:
     return levels
 
 
-def q_rand_for(levels: dict[str, float], benchmark: str, metric: str) -> float | None:
-    """The level :func:`parse_q_rand` gave for (benchmark, metric): ``benchmark:metric`` first, then ``benchmark``."""
-    return levels.get(f"{benchmark}:{metric}", levels.get(benchmark))
+def q_rand_for(levels: dict[str, float], benchmark: str, metric: str | None = None) -> float | None:
+    """The level :func:`parse_q_rand` gave for (benchmark, metric): ``benchmark:metric`` first, then
+    ``benchmark``, then a bare VALUE given for every benchmark."""
+    return levels.get(f"{benchmark}:{metric}", levels.get(benchmark, levels.get(ALL_BENCHMARKS)))
+
+
+ALL_BENCHMARKS = "*"
+QRand = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--q-rand",
+        help="Chance level Q_rand: BENCHMARK=VALUE or BENCHMARK:METRIC=VALUE (repeatable), or one VALUE for all.",
+    ),
+]

@@ -27,8 +27,8 @@ from pathlib import Path, PurePath
 import pandas as pd
 
 from benchcast.data.metadata import RunMetadata, read_metadata
-from benchcast.data.table import DataWarning, validate
-from benchcast.errors import DataError
+from benchcast.data.table import validate
+from benchcast.errors import DataError, DataWarning
 
 TIMESTAMP = re.compile(r"(\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?)")
 STEP_IN_NAME = re.compile(r"step(\d+)")

@@ -35,8 +35,7 @@ import numpy as np
 import pandas as pd
 
 from benchcast.data.lm_eval import model_args, read_json
-from benchcast.data.table import DataWarning
-from benchcast.errors import DataError
+from benchcast.errors import DataError, DataWarning
 
 SAMPLES_NAME = re.compile(r"^samples_(?P<task>.+?)_(?P<stamp>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?)$")
 CORRECTNESS_FIELDS = ("correct", "is_correct", "exact_match", "acc", "pass@1", "pass_at_1", "score")

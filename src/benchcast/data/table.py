@@ -29,17 +29,13 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from benchcast.errors import DataError, SelectionError, did_you_mean
+from benchcast.errors import DataError, DataWarning, SelectionError, did_you_mean
 
 COLUMNS = ("run", "params", "tokens", "flops", "tpr", "benchmark", "metric", "k", "value", "stderr")
 SIZE_COLUMNS = ("params", "tokens", "flops")
 
 # Metrics whose values are probabilities of success and must lie in [0, 1].
 SCORE_METRICS = frozenset({"acc", "acc_norm", "exact_match", "pass@k", "f1", "em", "mc1", "mc2", "accuracy", "score"})
-
-
-class DataWarning(UserWarning):
-    """The input was read, but something in it was handled in a way the user should know about."""
 
 
 def is_score_metric(metric: str) -> bool:

@@ -9,15 +9,16 @@ derive new ones with :func:`dataclasses.replace`.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import asdict, dataclass, fields, replace
 
 import numpy as np
 import pandas as pd
 
-from benchcast.data.chance import chance_level, filter_margin
+from benchcast.data.chance import chance_level, estimate_chance, filter_margin
 from benchcast.data.covariates import attach_covariates
 from benchcast.data.table import parse_metric, select
-from benchcast.errors import BenchcastError, SelectionError
+from benchcast.errors import BenchcastError, DataWarning, SelectionError
 from benchcast.laws import Law, get_law
 
 
@@ -99,6 +100,17 @@ def _resolve_metric(law: Law, table: pd.DataFrame, spec: FitSpec) -> tuple[str |
     return metric, (k if law.per_k else None)
 
 
+def warn_unknown_chance(table: pd.DataFrame, benchmark: str, metric: str) -> None:
+    estimate = estimate_chance(table, benchmark, metric)
+    warnings.warn(
+        f"the chance level of {benchmark} ({metric}) is unknown, so it is taken as 0 - wrong for a multiple-choice "
+        f"task. Give it with --q-rand {benchmark}=VALUE (1/number of choices for acc), or a q_rand column in the "
+        f"data; the mean score of its 3 cheapest runs is {estimate:.3f} (estimate_chance).",
+        DataWarning,
+        stacklevel=3,
+    )
+
+
 def design(table: pd.DataFrame, spec: FitSpec) -> tuple[pd.DataFrame, FitSpec]:
     """The rows a fit of ``spec`` sees (every covariate the law needs attached) and the resolved spec."""
     law = get_law(spec.law)
@@ -114,7 +126,9 @@ def design(table: pd.DataFrame, spec: FitSpec) -> tuple[pd.DataFrame, FitSpec]:
     metric = str(rows["metric"].iloc[0])
     rows["k"] = rows["k"].astype(float).fillna(1.0)
     rows = attach_covariates(rows, table, law, spec)
-    q_rand, q_source = chance_level(spec.benchmark, metric, spec.q_rand)
+    q_rand, q_source = chance = chance_level(spec.benchmark, metric, spec.q_rand, table=table)
+    if not chance.known:
+        warn_unknown_chance(table, spec.benchmark, metric)
     margin = (
         law.default_margin
         if law.default_margin is not None and spec.margin is None
