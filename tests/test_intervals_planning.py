@@ -131,14 +131,38 @@ def test_backtest_reports_coverage(apple):
     assert (test["lower50"] >= test["lower90"] - 1e-12).all()
 
 
-def test_recommend_ranks_laws(apple):
-    rec = recommend(apple, "sciq", "acc_norm", tpr=20, n_boot=30, n_jobs=1)
-    assert set(rec.ranking["law"]) == {"power", "power_floor", "bnsl"}
-    assert rec.ranking["test_mre"].is_monotonic_increasing
-    assert rec.best == rec.ranking["law"].iloc[0] and rec.extrapolation_decades > 0
-    assert "Trust" in rec.advice()
-    nested = recommend(apple, "sciq", "acc_norm", tpr=20, target_flops=1e21, laws=["power"], n_boot=0)
-    assert nested.validation_threshold < 1e21
+def test_recommend_weights_laws_by_rolling_origin_forecasts(apple):
+    rec = recommend(apple, "sciq", "acc_norm", tpr=20, min_flops=3e18, target_flops=6e21)
+    assert rec.supported and set(rec.ranking["law"]) == {"power", "power_floor", "bnsl"}
+    assert rec.ranking["inner_msle"].is_monotonic_increasing and rec.best == rec.ranking["law"].iloc[0]
+    assert sum(rec.weights.values()) == pytest.approx(1.0) and min(rec.weights.values()) > 0
+    # the ensemble's weights are the inverse rolling-origin errors, normalised
+    inverse = 1 / rec.ranking.set_index("law")["inner_msle"]
+    assert rec.weights["power"] == pytest.approx(inverse["power"] / inverse.sum())
+    # the choice's error is measured on runs it did not choose on, and is a real number
+    assert rec.nested_origins >= 1 and 0 < rec.nested_mre < 20
+    assert 0 < rec.extrapolation_decades <= 1.001
+    picked = recommend(apple, "sciq", "acc_norm", tpr=20, min_flops=3e18, target_flops=6e21, rule="select")
+    assert picked.weights[picked.best] == 1.0 and "use the select" in picked.advice()
+
+
+def test_recommend_reports_no_support_near_chance():
+    """Scores at chance everywhere: no law has support, so no forecast is made."""
+    flops = np.geomspace(1e18, 1e21, 20)
+    table = bc.validate(
+        pd.DataFrame(
+            {
+                "run": [f"r{i}" for i in range(20)],
+                "flops": flops,
+                "benchmark": "hellaswag",
+                "metric": "acc_norm",
+                "value": 0.25 + 0.001 * np.sin(np.arange(20)),
+            }
+        )
+    )
+    rec = recommend(table, "hellaswag", "acc_norm", laws=["power", "power_floor"])
+    assert not rec.supported and rec.best is None and "no law has support" in rec.reason
+    assert rec.advice().startswith("No forecast for hellaswag")
 
 
 def test_cli_forecast_plan_recommend(apple_path, tmp_path):
@@ -152,6 +176,7 @@ def test_cli_forecast_plan_recommend(apple_path, tmp_path):
     assert json.loads(proc.stdout)["reachable"]
     proc = run("plan", out, "--target", "1.5")
     assert proc.returncode == 2 and "target score must lie in (0, 1)" in proc.stderr
-    proc = run("recommend", apple_path, "-b", "piqa", "-m", "acc_norm", "--tpr", "20", "--boot", "10", "--json")
+    proc = run("recommend", apple_path, "-b", "piqa", "-m", "acc_norm", "--tpr", "20", "--min-flops", "3e18", "--json")
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout)["best"] in {"power", "power_floor", "bnsl"}
+    doc = json.loads(proc.stdout)
+    assert doc["best"] in {"power", "power_floor", "bnsl"} and doc["rule"] == "ensemble" and doc["supported"]
