@@ -37,7 +37,13 @@ def test_split_holds_out_every_run_above_the_cutoff(example):
 
 def test_no_strategy_sees_a_held_out_score(example):
     """By construction: scrambling every score above the cutoff changes no forecast and no interval."""
-    kwargs = {"laws": ("power", "power_floor"), "n_boot": 10, "n_jobs": 1, "progress": False}
+    kwargs = {
+        "laws": ("power", "power_floor"),
+        "candidates": ("power", "power_floor"),
+        "n_boot": 10,
+        "n_jobs": 1,
+        "progress": False,
+    }
     before = bench([dataset(example)], STRATEGIES, **kwargs)
     scrambled = example.copy()
     above = scrambled["flops"] > CUTOFF

@@ -133,16 +133,18 @@ def test_backtest_reports_coverage(apple):
 
 def test_recommend_weights_laws_by_rolling_origin_forecasts(apple):
     rec = recommend(apple, "sciq", "acc_norm", tpr=20, min_flops=3e18, target_flops=6e21)
-    assert rec.supported and set(rec.ranking["law"]) == {"power", "power_floor", "bnsl"}
+    # the default: the equal-weight mean of the laws with a ceiling, both supported on SciQ
+    assert rec.supported and set(rec.ranking["law"]) == {"power_floor", "bnsl"}
+    assert rec.weights == {"power_floor": 0.5, "bnsl": 0.5} and rec.rule == "ensemble"
     assert rec.ranking["inner_msle"].is_monotonic_increasing and rec.best == rec.ranking["law"].iloc[0]
-    assert sum(rec.weights.values()) == pytest.approx(1.0) and min(rec.weights.values()) > 0
-    # the ensemble's weights are the inverse rolling-origin errors, normalised
-    inverse = 1 / rec.ranking.set_index("law")["inner_msle"]
-    assert rec.weights["power"] == pytest.approx(inverse["power"] / inverse.sum())
     # the choice's error is measured on runs it did not choose on, and is a real number
     assert rec.nested_origins >= 1 and 0 < rec.nested_mre < 20
-    assert 0 < rec.extrapolation_decades <= 1.001
-    picked = recommend(apple, "sciq", "acc_norm", tpr=20, min_flops=3e18, target_flops=6e21, rule="select")
+    assert 0 < rec.extrapolation_decades <= 1.001 and (rec.ranking["tau"] >= 0).all()
+    laws = ["power", "power_floor"]
+    stacked = recommend(apple, "sciq", "acc_norm", tpr=20, min_flops=3e18, target_flops=6e21, laws=laws, rule="stack")
+    inverse = 1 / stacked.ranking.set_index("law")["inner_msle"]
+    assert stacked.weights["power"] == pytest.approx(inverse["power"] / inverse.sum())
+    picked = recommend(apple, "sciq", "acc_norm", tpr=20, min_flops=3e18, target_flops=6e21, laws=laws, rule="select")
     assert picked.weights[picked.best] == 1.0 and "use the select" in picked.advice()
 
 

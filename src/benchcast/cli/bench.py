@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from benchcast.cli.app import app
 from benchcast.cli.common import console, emit_json, rich_table, user_errors
@@ -46,7 +47,11 @@ def bench_command(
     strategy: Annotated[
         list[str] | None, typer.Option("--strategy", "-s", help="Strategy (repeat; default: all).")
     ] = None,
-    law: Annotated[list[str] | None, typer.Option("--law", "-l", help="Candidate law (repeat).")] = None,
+    law: Annotated[list[str] | None, typer.Option("--law", "-l", help="Law to fit and bench (repeat).")] = None,
+    candidate: Annotated[
+        list[str] | None,
+        typer.Option("--candidate", help="Law combined by ensemble/stack/select (repeat; default: power_floor, bnsl)."),
+    ] = None,
     threshold: Annotated[list[float] | None, typer.Option("--threshold", help="Cutoff in FLOPs (repeat).")] = None,
     cutoffs: Annotated[
         int | None, typer.Option("--cutoffs", help="N cutoffs spread over the top of the compute range.")
@@ -62,7 +67,7 @@ def bench_command(
     """Rolling-origin backtests of forecasting strategies: error, interval coverage and width."""
     from benchcast.data.readers import load
     from benchcast.evaluation.bench import Dataset, bench, ladder, preset_dataset, score_benchmarks, write_outputs
-    from benchcast.evaluation.strategies import FIXED_LAWS
+    from benchcast.evaluation.strategies import DEFAULT_CANDIDATES, FIXED_LAWS
     from benchcast.forecasting.intervals import check_replicates
 
     check_replicates(n_boot, allow_zero=False)
@@ -94,7 +99,9 @@ def bench_command(
         ]
     if not datasets:
         raise BenchcastError("give --data FILE (repeatable) or --preset apple-dclm / apple-c4.")
-    result = bench(datasets, strategy, laws=tuple(law or FIXED_LAWS), n_boot=n_boot, seed=seed, n_jobs=jobs)
+    laws = tuple(law or FIXED_LAWS)
+    candidates = tuple(candidate or [name for name in DEFAULT_CANDIDATES if name in laws] or laws)
+    result = bench(datasets, strategy, laws=laws, candidates=candidates, n_boot=n_boot, seed=seed, n_jobs=jobs)
     written = write_outputs(result, out) if out else []
     if json:
         emit_json(result.to_records())
@@ -114,9 +121,9 @@ def bench_command(
     ]
     console.print(
         rich_table(
-            f"bench leaderboard (means over benchmarks x cutoffs; {result.seconds:.0f} s)",
+            f"bench leaderboard (means over benchmarks x cutoffs; default strategy: ensemble; {result.seconds:.0f} s)",
             columns,
-            board[columns].values.tolist(),
+            [[escape(v) if isinstance(v, str) else v for v in row] for row in board[columns].values.tolist()],
             ".3g",
         )
     )

@@ -129,6 +129,7 @@ def bench(
     strategies: list[str] | None = None,
     *,
     laws: tuple[str, ...] = st.FIXED_LAWS,
+    candidates: tuple[str, ...] = st.DEFAULT_CANDIDATES,
     n_boot: int = DEFAULT_REPLICATES,
     seed: int = 0,
     n_jobs: int | None = None,
@@ -137,11 +138,16 @@ def bench(
 ) -> BenchResult:
     """Rolling-origin backtests of every strategy on every data set, benchmark and cutoff.
 
-    ``laws`` are the candidate laws (each also a fixed-law strategy); ``strategies`` default to
-    every fixed law with both intervals, ``select``, ``ensemble`` and the legacy ``recommend``.
+    ``laws`` are fitted, each also a fixed-law strategy; ``candidates`` (a subset) are what
+    ``ensemble``, ``stack`` and ``select`` combine. ``strategies`` default to every fixed law with
+    both intervals, ``ensemble`` (also with the bootstrap-only interval), ``stack``, ``select`` and
+    the legacy ``recommend``.
     ``legacy_laws`` are the legacy choice's candidates (default: every applicable law, as it was)."""
     start = time.perf_counter()
     strategies = list(strategies or default_strategies(laws))
+    missing = sorted(set(candidates) - set(laws))
+    if missing and any(st.base_name(name)[0] in st.SELECTORS for name in strategies):
+        raise BenchcastError(f"candidate law(s) {missing} are not among the fitted laws {list(laws)}.")
     outcomes, picks, held_out = fit_cells(
         datasets,
         laws,
@@ -152,11 +158,12 @@ def bench(
         n_jobs=n_jobs,
         progress=progress,
     )
-    rows, predictions = assemble(datasets, strategies, outcomes, picks, held_out, seed, laws)
+    rows, predictions = assemble(datasets, strategies, outcomes, picks, held_out, seed, candidates)
     board = leaderboard(rows)
     settings = {
         "strategies": strategies,
         "laws": list(laws),
+        "candidates": list(candidates),
         "n_boot": n_boot,
         "seed": seed,
         "origin_decades": list(cal.ORIGIN_DECADES),
@@ -242,11 +249,17 @@ def fit_cells(
 
 
 def default_strategies(laws) -> list[str]:
-    return [*laws, *(f"{law}[bootstrap]" for law in laws), "select", "ensemble", st.LEGACY]
+    return [
+        *laws,
+        *(f"{law}[bootstrap]" for law in laws),
+        *st.SELECTORS,
+        f"{st.DEFAULT_STRATEGY}[bootstrap]",
+        st.LEGACY,
+    ]
 
 
 def assemble(
-    datasets, strategies, outcomes, picks, held_out, seed, laws=st.FIXED_LAWS
+    datasets, strategies, outcomes, picks, held_out, seed, candidates=st.DEFAULT_CANDIDATES
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Turn law outcomes into each strategy's forecasts, intervals and metrics."""
     records, points = [], []
@@ -259,7 +272,7 @@ def assemble(
             }
             for strategy in strategies:
                 plans = {
-                    cell: st.plan_strategy(strategy, by_cell[cell], picks.get((data.name, *cell, cutoff)), laws)
+                    cell: st.plan_strategy(strategy, by_cell[cell], picks.get((data.name, *cell, cutoff)), candidates)
                     for cell in cells
                 }
                 pooled = st.pooled_spread(
@@ -356,10 +369,11 @@ def leaderboard(rows: pd.DataFrame) -> pd.DataFrame:
     counts = counts[counts["n"] == counts["dataset"].map(n_strategies)]
     common = ok.merge(counts[cell], on=cell)
     values = ["mre", "mre_usable", "mae", "coverage50", "coverage90", "width90", "decades"]
-    board = ok.groupby(["dataset", "strategy"], sort=False)[values].mean()
-    board["cells"] = ok.groupby(["dataset", "strategy"], sort=False).size()
-    board["no_support"] = (rows["status"] == "no support").groupby([rows["dataset"], rows["strategy"]]).sum()
-    board["failed"] = rows["status"].str.startswith("failed").groupby([rows["dataset"], rows["strategy"]]).sum()
+    keys = [rows["dataset"], rows["strategy"]]
+    board = rows[values].where(rows["status"] == "ok").groupby(keys, sort=False).mean()
+    board["cells"] = (rows["status"] == "ok").groupby(keys, sort=False).sum()
+    board["no_support"] = (rows["status"] == "no support").groupby(keys, sort=False).sum()
+    board["failed"] = rows["status"].str.startswith("failed").groupby(keys, sort=False).sum()
     common_board = common.groupby(["dataset", "strategy"], sort=False)[["mre", "coverage50", "coverage90"]].mean()
     board = board.join(common_board.add_suffix("_common"))
     return board.reset_index()

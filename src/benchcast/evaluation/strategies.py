@@ -10,8 +10,10 @@ Strategies (by name; candidate laws come from a list, so new laws join by name):
 
 * ``<law>``: one fixed law with the extrapolation-aware interval; ``<law>[bootstrap]``: the same
   forecasts with the bootstrap-only interval (the interval before this change).
+* ``ensemble`` (the default): the equal-weight mean of the candidates with support (at least
+  ``calibration.MIN_ORIGINS`` rolling origins inside the training runs); none: no forecast.
+* ``stack``: candidates weighted by the inverse of their rolling-origin mean squared log error.
 * ``select``: the candidate with the lowest rolling-origin error inside the training runs.
-* ``ensemble``: candidates weighted by the inverse of their rolling-origin mean squared log error.
 * ``recommend[holdout]``: the law choice before this change (one cut at the top quarter of the
   training compute range, ranked by error on the runs above the cut), bootstrap-only interval.
 """
@@ -30,10 +32,17 @@ from benchcast.fitting.api import fit_rows
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting import calibration as cal
 from benchcast.forecasting.intervals import bootstrap
-from benchcast.forecasting.selection import blend_errors, common_errors, holdout_choice, inner_scores, weights_for
+from benchcast.forecasting.selection import (
+    DEFAULT_CANDIDATES,
+    blend_errors,
+    common_errors,
+    holdout_choice,
+    inner_scores,
+    weights_for,
+)
 
 FIXED_LAWS = ("power", "power_floor", "bnsl")
-SELECTORS = ("select", "ensemble")
+SELECTORS = ("ensemble", "stack", "select")
 LEGACY = "recommend[holdout]"
 DEFAULT_STRATEGY = "ensemble"
 LEVELS = (0.5, 0.9)
@@ -155,14 +164,14 @@ def base_name(strategy: str) -> tuple[str, str]:
 
 
 def plan_strategy(
-    strategy: str, outcomes: dict[str, LawOutcome], legacy_pick: str | None, candidates=FIXED_LAWS
+    strategy: str, outcomes: dict[str, LawOutcome], legacy_pick: str | None, candidates=DEFAULT_CANDIDATES
 ) -> Plan:
     name, interval = base_name(strategy)
     if name in SELECTORS:
-        usable = {law: o.errors for law, o in outcomes.items() if not o.error and law in candidates}
-        usable = {
-            law: e for law, e in usable.items() if cal.log_errors(e)["origin_decades"].nunique() >= cal.MIN_ORIGINS
-        }
+        # every candidate must be fitted and checked: the combination is only as supported as its laws
+        usable = {law: o.errors for law, o in outcomes.items() if law in candidates}
+        if any(outcomes[law].error for law in usable) or len(usable) < len(candidates):
+            return Plan("no support", interval=interval)
         wide = common_errors(usable)
         if not len(wide) or wide["origin_decades"].nunique() < cal.MIN_ORIGINS:
             return Plan("no support", interval=interval)

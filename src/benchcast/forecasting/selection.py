@@ -3,8 +3,9 @@
 Each candidate law is fitted to every run, then refitted from several origins below the largest
 run (:func:`benchcast.forecasting.calibration.rolling_origin`) to forecast the runs above each
 origin. Laws are compared on the inner points every candidate forecasts, by the mean (over
-origins) of the mean squared log-ratio error; the ``ensemble`` weights each law by the inverse of
-that error and ``select`` keeps the best one. The error reported for the choice is nested: at each
+origins) of the mean squared log-ratio error; ``stack`` weights each law by the inverse of
+that error, ``select`` keeps the best one, and ``ensemble`` (the default) weights every
+law with support equally. The error reported for the choice is nested: at each
 origin the choice is made from the deeper origins' forecasts of runs below it only, and scored on
 the runs above it, which it never saw.
 
@@ -29,7 +30,11 @@ from benchcast.forecasting import calibration as cal
 from benchcast.laws import available_laws, get_law
 
 HOLDOUT_FRACTION = 0.25  # the legacy choice: the top quarter of the log-compute range is held out
-SELECTION_RULES = ("ensemble", "select")
+SELECTION_RULES = ("ensemble", "stack", "select")
+# Candidates of the default choice: the laws with a ceiling below a perfect score. On the DCLM ladder
+# (benchcast bench --preset apple-dclm) the power law without a floor extrapolates worst and the
+# equal-weight mean of these two beats each of them; add laws here by name.
+DEFAULT_CANDIDATES = ("power_floor", "bnsl")
 
 
 def applicable_laws(table: pd.DataFrame, spec: FitSpec) -> list[str]:
@@ -70,9 +75,12 @@ def inner_scores(wide: pd.DataFrame, laws: list[str]) -> pd.Series:
 
 
 def weights_for(rule: str, scores: pd.Series) -> pd.Series:
-    """``select``: all weight on the lowest score; ``ensemble``: weights proportional to 1/score."""
+    """``ensemble``: equal weights over the laws with support; ``stack``: weights proportional to
+    1/score; ``select``: all weight on the lowest score."""
     if rule not in SELECTION_RULES:
         raise BenchcastError(f"unknown selection rule {rule!r}; expected one of {', '.join(SELECTION_RULES)}.")
+    if rule == "ensemble":
+        return pd.Series(1.0 / len(scores), index=scores.index)
     if rule == "select":
         best = scores == scores.min()
         return best.astype(float) / float(best.sum())
@@ -160,12 +168,13 @@ def recommend(
     rule: str = "ensemble",
     seed: int = 0,
 ) -> Recommendation:
-    """Choose (``rule='select'``) or weight (``rule='ensemble'``) laws by rolling-origin forecasts
-    inside the runs cheaper than ``target_flops`` (all runs when None)."""
+    """Weight (``rule='ensemble'``: equally; ``'stack'``: by inverse error) or choose (``'select'``)
+    laws with support, judged by rolling-origin forecasts inside the runs cheaper than
+    ``target_flops`` (all runs when None). ``laws`` default to ``DEFAULT_CANDIDATES``."""
     weights_for(rule, pd.Series({"x": 1.0}))  # validates the rule
     base = FitSpec("power", benchmark, metric, k=k, proxy=proxy, seed=seed, tpr=tpr, min_flops=min_flops)
     data = table if target_flops is None else table[table["flops"] < target_flops]
-    candidates = laws or applicable_laws(data, base)
+    candidates = laws or [law for law in DEFAULT_CANDIDATES if law in applicable_laws(data, base)]
     errors, records, failures = {}, [], []
     for law in candidates:
         try:
@@ -195,6 +204,8 @@ def recommend(
                 "at_bound": ",".join(result.diagnostics["at_bound"]),
             }
         )
+    if rule == "ensemble" and failures:
+        errors = {}  # the equal-weight mean is only as supported as every one of its laws
     wide = common_errors(errors)
     n_origins = int(wide["origin_decades"].nunique()) if len(wide) else 0
     if n_origins < cal.MIN_ORIGINS:
