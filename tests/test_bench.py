@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import benchcast as bc
 from benchcast.data.example import example_path, load_example
 from benchcast.evaluation.bench import Dataset, bench, leaderboard, metrics, queries_of, split_for
 
@@ -153,3 +154,16 @@ def test_bench_cli_json_and_outputs(tmp_path):
     assert (tmp_path / "bench_rows.csv").exists() and (tmp_path / "bench_extrapolation.png").exists()
     bad = subprocess.run([*cmd[:4], "--preset", "nope"], capture_output=True, text=True)
     assert bad.returncode == 2 and "unknown preset" in bad.stderr
+
+
+def test_presets_hold_the_issue_settings(apple_path):
+    from benchcast.evaluation.bench import preset_dataset
+
+    dclm = preset_dataset("apple-dclm", apple_path)
+    assert len(dclm.benchmarks) == 12 and dclm.cutoffs == (6e21,) and (dclm.tpr, dclm.min_flops) == (20.0, 3e18)
+    train, held = split_for(dclm, "hellaswag", "acc_norm", 6e21)
+    assert len(held) == 9 and held["run"].nunique() == 9  # the 9 held-out TPR-20 runs of the issue
+    c4 = preset_dataset("apple-c4", apple_path.parent / "metrics_c4_mixture.subset.csv")
+    assert len(c4.benchmarks) == 8 and ("triviaqa_1shot", "exact_match") in c4.benchmarks
+    with pytest.raises(bc.BenchcastError, match="unknown preset"):
+        preset_dataset("apple-fineweb", apple_path)

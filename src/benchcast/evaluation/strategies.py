@@ -40,6 +40,7 @@ from benchcast.forecasting.selection import (
     inner_scores,
     weights_for,
 )
+from benchcast.laws import get_law
 
 FIXED_LAWS = ("power", "power_floor", "bnsl")
 SELECTORS = ("ensemble", "stack", "select")
@@ -73,14 +74,12 @@ def law_outcome(train: pd.DataFrame, queries: pd.DataFrame, spec: FitSpec, n_boo
             result = fit_rows(rows, resolved, quiet=True)
             predicted = predict_rows(result, queries)
             boot = None
-            if n_boot:
-                draws = bootstrap(result, n_boot, seed=seed, n_jobs=1, progress=False)
-                boot = np.full((len(draws.thetas), len(queries)), np.nan)
-                ok = np.isfinite(predicted)
-                if ok.any():
-                    kept = draws.draws("prediction", **_query_covariates(result, queries[ok]))
-                    boot = np.full((len(kept), len(queries)), np.nan)
-                    boot[:, ok] = kept
+            ok = np.isfinite(predicted)
+            if n_boot and ok.any():
+                replicates = bootstrap(result, n_boot, seed=seed, n_jobs=1, progress=False)
+                kept = replicates.draws("prediction", **_query_covariates(result, queries[ok]))
+                boot = np.full((len(kept), len(queries)), np.nan)
+                boot[:, ok] = kept
             errors = cal.rolling_origin(result)
     except (BenchcastError, ValueError, np.linalg.LinAlgError) as exc:
         return LawOutcome(spec.law, error=str(exc))
@@ -198,8 +197,6 @@ def blend(outcomes: dict[str, LawOutcome], weights: pd.Series) -> tuple[np.ndarr
 
 def usable(outcomes: dict[str, LawOutcome], weights: pd.Series, true: np.ndarray) -> np.ndarray:
     """Held-out points above the filter of every law the strategy uses (near-chance ones are not)."""
-    from benchcast.laws import get_law
-
     mask = np.ones(len(true), bool)
     for law, w in weights.items():
         if w > 0:
