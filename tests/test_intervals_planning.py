@@ -132,19 +132,30 @@ def test_backtest_reports_coverage(apple):
 
 
 def test_recommend_weights_laws_by_rolling_origin_forecasts(apple):
-    rec = recommend(apple, "sciq", "acc_norm", tpr=20, min_flops=3e18, target_flops=6e21)
+    rec = recommend(apple, "sciq", "acc_norm", tpr=20, min_flops=3e18, target_flops=1e22, n_boot=20, n_jobs=1)
     # the default: the equal-weight mean of the laws with a ceiling, both supported on SciQ
     assert rec.supported and set(rec.ranking["law"]) == {"power_floor", "bnsl"}
     assert rec.weights == {"power_floor": 0.5, "bnsl": 0.5} and rec.rule == "ensemble"
     assert rec.ranking["inner_msle"].is_monotonic_increasing and rec.best == rec.ranking["law"].iloc[0]
     # the choice's error is measured on runs it did not choose on, and is a real number
     assert rec.nested_origins >= 1 and 0 < rec.nested_mre < 20
-    assert 0 < rec.extrapolation_decades <= 1.001 and (rec.ranking["tau"] >= 0).all()
+    # deepest origin: 1 decade below the top run, plus at most one rung of the ladder (1/12 decade)
+    assert 1.0 <= rec.extrapolation_decades <= 1.0 + 1 / 12 + 1e-6 and (rec.ranking["tau"] >= 0).all()
+    # the planned run: the mean of the two laws' forecasts, inside its extrapolation-aware interval
+    f = rec.forecast
+    fits = {law: bc.fit(apple, law, "sciq", "acc_norm", tpr=20, min_flops=3e18, max_flops=1e22) for law in rec.weights}
+    assert f["prediction"] == pytest.approx(np.mean([float(r.predict(flops=1e22)) for r in fits.values()]), rel=1e-6)
+    assert f["lower"] < f["prediction"] < f["upper"] and f["interval"] == "extrapolation"
+    assert "At 1e+22 FLOPs it forecasts" in rec.advice()
     laws = ["power", "power_floor"]
-    stacked = recommend(apple, "sciq", "acc_norm", tpr=20, min_flops=3e18, target_flops=6e21, laws=laws, rule="stack")
+    stacked = recommend(
+        apple, "sciq", "acc_norm", tpr=20, min_flops=3e18, target_flops=1e22, laws=laws, rule="stack", n_boot=0
+    )
     inverse = 1 / stacked.ranking.set_index("law")["inner_msle"]
     assert stacked.weights["power"] == pytest.approx(inverse["power"] / inverse.sum())
-    picked = recommend(apple, "sciq", "acc_norm", tpr=20, min_flops=3e18, target_flops=6e21, laws=laws, rule="select")
+    picked = recommend(
+        apple, "sciq", "acc_norm", tpr=20, min_flops=3e18, target_flops=1e22, laws=laws, rule="select", n_boot=0
+    )
     assert picked.weights[picked.best] == 1.0 and "use the select" in picked.advice()
 
 

@@ -159,15 +159,20 @@ def recommend_command(
     tpr: Tpr = None,
     min_flops: MinFlops = None,
     proxy: Proxy = None,
-    rule: Annotated[str, typer.Option("--rule", help="'ensemble' (weight laws) or 'select' (keep the best).")] = (
-        "ensemble"
-    ),
+    rule: Annotated[
+        str, typer.Option("--rule", help="'ensemble' (equal weights), 'stack' (inverse-error weights), 'select'.")
+    ] = "ensemble",
+    interval: Interval = "extrapolation",
+    level: Level = 0.9,
+    boot: NBoot = 200,
     seed: Seed = 0,
+    jobs: Jobs = None,
     format: Format = "auto",
     metadata: Metadata = None,
     json: Json = False,
 ) -> None:
-    """Compare laws by rolling-origin forecasts inside your runs; weight or pick them."""
+    """Compare laws by rolling-origin forecasts inside your runs; weight or pick them (and, with
+    --target-flops, forecast that run with an interval)."""
     from benchcast.forecasting.selection import recommend
 
     rec = recommend(
@@ -181,7 +186,11 @@ def recommend_command(
         min_flops=min_flops,
         proxy=proxy,
         rule=rule,
+        n_boot=boot,
+        level=level,
+        interval=interval,
         seed=seed,
+        n_jobs=jobs,
     )
     if json:
         emit_json(rec.to_dict())

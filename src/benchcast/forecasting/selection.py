@@ -27,6 +27,7 @@ from benchcast.evaluation.backtest import backtest
 from benchcast.fitting.api import fit_rows
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting import calibration as cal
+from benchcast.forecasting.intervals import bootstrap, check_replicates
 from benchcast.laws import available_laws, get_law
 
 HOLDOUT_FRACTION = 0.25  # the legacy choice: the top quarter of the log-compute range is held out
@@ -127,6 +128,7 @@ class Recommendation:
     nested_origins: int
     extrapolation_decades: float
     failures: list[str] = field(default_factory=list)
+    forecast: dict | None = None  # at target_flops: the combination's forecast and interval
 
     def to_dict(self) -> dict:
         return {
@@ -141,16 +143,24 @@ class Recommendation:
             "extrapolation_decades": self.extrapolation_decades,
             "ranking": self.ranking.to_dict("records"),
             "failures": self.failures,
+            "forecast": self.forecast,
         }
 
     def advice(self) -> str:
         if not self.supported:
             return f"No forecast for {self.benchmark}: {self.reason}"
         mix = ", ".join(f"{law} {w:.2f}" for law, w in self.weights.items() if w > 0)
+        planned = ""
+        if self.forecast is not None:
+            f = self.forecast
+            planned = f" At {f['flops']:.3g} FLOPs it forecasts {f['prediction']:.4f}"
+            if "lower" in f:
+                planned += f" ({int(round(f['level'] * 100))} % interval {f['lower']:.4f} .. {f['upper']:.4f})"
+            planned += f"{'; ' + f['note'] if f.get('note') else ''}."
         return (
             f"{self.benchmark}: use the {self.rule} ({mix}). Chosen from rolling-origin forecasts inside your runs "
             f"(up to {self.extrapolation_decades:.2f} decades ahead); the choice itself, made without the runs it "
-            f"was scored on, erred by {self.nested_mre:.2f} % MRE over {self.nested_origins} origin(s)."
+            f"was scored on, erred by {self.nested_mre:.2f} % MRE over {self.nested_origins} origin(s)." + planned
         )
 
 
@@ -166,16 +176,24 @@ def recommend(
     min_flops: float | None = None,
     proxy: str | None = None,
     rule: str = "ensemble",
+    n_boot: int = 200,
+    level: float = 0.9,
+    interval: str = "extrapolation",
     seed: int = 0,
+    n_jobs: int | None = None,
 ) -> Recommendation:
     """Weight (``rule='ensemble'``: equally; ``'stack'``: by inverse error) or choose (``'select'``)
     laws with support, judged by rolling-origin forecasts inside the runs cheaper than
-    ``target_flops`` (all runs when None). ``laws`` default to ``DEFAULT_CANDIDATES``."""
+    ``target_flops`` (all runs when None). ``laws`` default to ``DEFAULT_CANDIDATES``. With
+    ``target_flops`` the combination also forecasts a run of that compute, with an interval
+    (``interval``, ``level``, ``n_boot``; 0 replicates: no interval)."""
     weights_for(rule, pd.Series({"x": 1.0}))  # validates the rule
+    cal.check_interval(interval)
+    check_replicates(n_boot, allow_zero=True)
     base = FitSpec("power", benchmark, metric, k=k, proxy=proxy, seed=seed, tpr=tpr, min_flops=min_flops)
     data = table if target_flops is None else table[table["flops"] < target_flops]
     candidates = laws or [law for law in DEFAULT_CANDIDATES if law in applicable_laws(data, base)]
-    errors, records, failures = {}, [], []
+    errors, results, records, failures = {}, {}, [], []
     for law in candidates:
         try:
             with warnings.catch_warnings():
@@ -189,7 +207,7 @@ def recommend(
         if cal.log_errors(inner)["origin_decades"].nunique() < cal.MIN_ORIGINS:
             failures.append(f"{law}: fewer than {cal.MIN_ORIGINS} inner origins with usable points")
             continue
-        errors[law] = inner
+        errors[law], results[law] = inner, result
         try:
             tau = cal.estimate_spread(inner).tau
         except BenchcastError:
@@ -225,6 +243,19 @@ def recommend(
     ranking["weight"] = weights
     ranking = ranking.sort_values("inner_msle").reset_index()
     nested = nested_error(wide, names, rule)
+    planned = None
+    if target_flops is not None:
+        planned = forecast_at(
+            results,
+            weights,
+            wide,
+            float(target_flops),
+            n_boot=n_boot,
+            seed=seed,
+            n_jobs=n_jobs,
+            interval=interval,
+            level=level,
+        )
     return Recommendation(
         benchmark,
         rule,
@@ -237,7 +268,47 @@ def recommend(
         nested["n_origins"],
         float(wide["decades"].max()),
         failures,
+        planned,
     )
+
+
+def forecast_at(
+    results: dict,
+    weights: pd.Series,
+    wide: pd.DataFrame,
+    flops: float,
+    *,
+    n_boot: int,
+    seed: int,
+    n_jobs: int | None,
+    interval: str,
+    level: float,
+) -> dict:
+    """The weighted laws' forecast of a run of compute ``flops``: bootstrap draws of each law
+    combined with the same weights, widened by the combination's own rolling-origin spread."""
+    used = {law: float(w) for law, w in weights.items() if w > 0}
+    point = sum(w * float(results[law].predict(flops=flops)) for law, w in used.items())
+    out = {"flops": flops, "prediction": point, "level": level, "interval": interval, "n_boot": n_boot}
+    if not n_boot:
+        return out
+    draws = [
+        bootstrap(results[law], n_boot, seed=seed, n_jobs=n_jobs, progress=False).draws("prediction", flops=[flops])
+        for law in used
+    ]
+    n = min(len(d) for d in draws)
+    blended = sum(w * d[:n] for w, d in zip(used.values(), draws, strict=True))
+    if interval == "extrapolation":
+        try:
+            spread = cal.estimate_spread(blend_errors(wide, weights))
+        except InsufficientDataError as exc:
+            out["note"] = f"no interval: {exc}"
+            return out
+        top = max(float(results[law].points["flops"].max()) for law in used)
+        blended = cal.combine(blended, np.array([np.log10(flops / top)]), spread, seed=seed)
+        out["extrapolation"] = spread.to_dict()
+    lower, upper = cal.quantile_interval(blended, level)
+    out["lower"], out["upper"] = float(lower[0]), float(upper[0])
+    return out
 
 
 def holdout_choice(
