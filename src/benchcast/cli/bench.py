@@ -112,6 +112,7 @@ def bench_command(
         "strategy",
         "cells",
         "no_support",
+        "failed",
         "mre",
         "mre_common",
         "coverage50",
