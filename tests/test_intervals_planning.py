@@ -131,14 +131,51 @@ def test_backtest_reports_coverage(apple):
     assert (test["lower50"] >= test["lower90"] - 1e-12).all()
 
 
-def test_recommend_ranks_laws(apple):
-    rec = recommend(apple, "sciq", "acc_norm", tpr=20, n_boot=30, n_jobs=1)
-    assert set(rec.ranking["law"]) == {"power", "power_floor", "bnsl"}
-    assert rec.ranking["test_mre"].is_monotonic_increasing
-    assert rec.best == rec.ranking["law"].iloc[0] and rec.extrapolation_decades > 0
-    assert "Trust" in rec.advice()
-    nested = recommend(apple, "sciq", "acc_norm", tpr=20, target_flops=1e21, laws=["power"], n_boot=0)
-    assert nested.validation_threshold < 1e21
+def test_recommend_weights_laws_by_rolling_origin_forecasts(apple):
+    rec = recommend(apple, "sciq", "acc_norm", tpr=20, min_flops=3e18, target_flops=1e22, n_boot=20, n_jobs=1)
+    # the default: the equal-weight mean of the laws with a ceiling, both supported on SciQ
+    assert rec.supported and set(rec.ranking["law"]) == {"power_floor", "bnsl"}
+    assert rec.weights == {"power_floor": 0.5, "bnsl": 0.5} and rec.rule == "ensemble"
+    assert rec.ranking["inner_msle"].is_monotonic_increasing and rec.best == rec.ranking["law"].iloc[0]
+    # the choice's error is measured on runs it did not choose on, and is a real number
+    assert rec.nested_origins >= 1 and 0 < rec.nested_mre < 20
+    # deepest origin: 1 decade below the top run, plus at most one rung of the ladder (1/12 decade)
+    assert 1.0 <= rec.extrapolation_decades <= 1.0 + 1 / 12 + 1e-6 and (rec.ranking["tau"] >= 0).all()
+    # the planned run: the mean of the two laws' forecasts, inside its extrapolation-aware interval
+    f = rec.forecast
+    fits = {law: bc.fit(apple, law, "sciq", "acc_norm", tpr=20, min_flops=3e18, max_flops=1e22) for law in rec.weights}
+    assert f["prediction"] == pytest.approx(np.mean([float(r.predict(flops=1e22)) for r in fits.values()]), rel=1e-6)
+    assert f["lower"] < f["prediction"] < f["upper"] and f["interval"] == "extrapolation"
+    assert "At 1e+22 FLOPs it forecasts" in rec.advice()
+    laws = ["power", "power_floor"]
+    stacked = recommend(
+        apple, "sciq", "acc_norm", tpr=20, min_flops=3e18, target_flops=1e22, laws=laws, rule="stack", n_boot=0
+    )
+    inverse = 1 / stacked.ranking.set_index("law")["inner_msle"]
+    assert stacked.weights["power"] == pytest.approx(inverse["power"] / inverse.sum())
+    picked = recommend(
+        apple, "sciq", "acc_norm", tpr=20, min_flops=3e18, target_flops=1e22, laws=laws, rule="select", n_boot=0
+    )
+    assert picked.weights[picked.best] == 1.0 and "use the select" in picked.advice()
+
+
+def test_recommend_reports_no_support_near_chance():
+    """Scores at chance everywhere: no law has support, so no forecast is made."""
+    flops = np.geomspace(1e18, 1e21, 20)
+    table = bc.validate(
+        pd.DataFrame(
+            {
+                "run": [f"r{i}" for i in range(20)],
+                "flops": flops,
+                "benchmark": "hellaswag",
+                "metric": "acc_norm",
+                "value": 0.25 + 0.001 * np.sin(np.arange(20)),
+            }
+        )
+    )
+    rec = recommend(table, "hellaswag", "acc_norm", laws=["power", "power_floor"])
+    assert not rec.supported and rec.best is None and "no law has support" in rec.reason
+    assert rec.advice().startswith("No forecast for hellaswag")
 
 
 def test_cli_forecast_plan_recommend(apple_path, tmp_path):
@@ -152,6 +189,7 @@ def test_cli_forecast_plan_recommend(apple_path, tmp_path):
     assert json.loads(proc.stdout)["reachable"]
     proc = run("plan", out, "--target", "1.5")
     assert proc.returncode == 2 and "target score must lie in (0, 1)" in proc.stderr
-    proc = run("recommend", apple_path, "-b", "piqa", "-m", "acc_norm", "--tpr", "20", "--boot", "10", "--json")
+    proc = run("recommend", apple_path, "-b", "piqa", "-m", "acc_norm", "--tpr", "20", "--min-flops", "3e18", "--json")
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout)["best"] in {"power", "power_floor", "bnsl"}
+    doc = json.loads(proc.stdout)
+    assert doc["best"] in {"power", "power_floor", "bnsl"} and doc["rule"] == "ensemble" and doc["supported"]

@@ -12,6 +12,7 @@ from benchcast.data.readers import load, read_apple, read_lm_eval, read_tidy
 from benchcast.data.table import select, summary, validate
 from benchcast.errors import BenchcastError, DataError, FitWarning, InsufficientDataError, SelectionError
 from benchcast.evaluation.backtest import backtest, cutoff_backtest, sweep
+from benchcast.evaluation.bench import bench
 from benchcast.fitting.api import Forecaster, fit, fit_rows
 from benchcast.fitting.result import FitResult
 from benchcast.fitting.spec import FitSpec, design
@@ -39,6 +40,7 @@ __all__ = [
     "SelectionError",
     "available_laws",
     "backtest",
+    "bench",
     "bootstrap",
     "chance_level",
     "cutoff_backtest",

@@ -3,7 +3,7 @@
 Importing this package registers every command on :data:`app`.
 """
 
-from benchcast.cli import backtest, collect, core, passk, plan, reproduce  # noqa: F401  (register commands)
+from benchcast.cli import backtest, bench, collect, core, passk, plan, reproduce  # noqa: F401  (register commands)
 from benchcast.cli.app import app
 
 

@@ -19,6 +19,7 @@ from benchcast.cli.options import (
     Level,
     Metadata,
     Metric,
+    MinFlops,
     NBoot,
     Proxy,
     Seed,
@@ -27,6 +28,14 @@ from benchcast.cli.options import (
 )
 from benchcast.errors import BenchcastError
 from benchcast.fitting.result import FitResult
+
+Interval = Annotated[
+    str,
+    typer.Option(
+        "--interval",
+        help="'extrapolation' (bootstrap plus the extrapolation error measured inside your runs) or 'bootstrap'.",
+    ),
+]
 
 
 @app.command("forecast")
@@ -38,13 +47,14 @@ def forecast_command(
     tokens: Annotated[float | None, typer.Option("--tokens", "-D", help="Training tokens D.")] = None,
     k: Annotated[int | None, typer.Option(help="Attempts k (passk_compute).")] = None,
     gold: Annotated[float | None, typer.Option(help="Gold NLL G (gold law).")] = None,
+    interval: Interval = "extrapolation",
     level: Level = 0.9,
     boot: NBoot = 1000,
     seed: Seed = 0,
     jobs: Jobs = None,
     json: Json = False,
 ) -> None:
-    """The forecast score with its prediction interval (bootstrap over runs)."""
+    """The forecast score with its prediction interval (bootstrap over runs + extrapolation error)."""
     from benchcast.forecasting.forecast import forecast
 
     if not flops and params is None and gold is None:
@@ -61,6 +71,7 @@ def forecast_command(
         tokens=tokens,
         k=k,
         gold=gold,
+        interval=interval,
     )
     if json:
         emit_json(out)
@@ -76,7 +87,7 @@ def forecast_command(
     console.print(
         rich_table(
             f"{result.law} on {result.spec.benchmark}: forecast with {pct} % intervals "
-            f"({out['n_boot']} bootstrap replicates)",
+            f"({out['n_boot']} bootstrap replicates, interval: {out['interval']})",
             ["query", "forecast", "run lower", "run upper", "law lower", "law upper"],
             rows,
         )
@@ -94,6 +105,7 @@ def plan_command(
         float | None,
         typer.Option(help="Tokens per parameter of the planned run, for laws of N and D (default: the fit's TPR)."),
     ] = None,
+    interval: Interval = "extrapolation",
     level: Level = 0.9,
     boot: NBoot = 1000,
     seed: Seed = 0,
@@ -104,7 +116,16 @@ def plan_command(
     from benchcast.forecasting.forecast import plan
 
     out = plan(
-        FitResult.load(fit_file), target, k=k, flops=flops, tpr=tpr, level=level, n_boot=boot, seed=seed, n_jobs=jobs
+        FitResult.load(fit_file),
+        target,
+        k=k,
+        flops=flops,
+        tpr=tpr,
+        level=level,
+        n_boot=boot,
+        seed=seed,
+        n_jobs=jobs,
+        interval=interval,
     )
     if json:
         emit_json(out)
@@ -136,7 +157,13 @@ def recommend_command(
         float | None, typer.Option(help="Planned run's compute: only cheaper runs are used.")
     ] = None,
     tpr: Tpr = None,
+    min_flops: MinFlops = None,
     proxy: Proxy = None,
+    rule: Annotated[
+        str, typer.Option("--rule", help="'ensemble' (equal weights), 'stack' (inverse-error weights), 'select'.")
+    ] = "ensemble",
+    interval: Interval = "extrapolation",
+    level: Level = 0.9,
     boot: NBoot = 200,
     seed: Seed = 0,
     jobs: Jobs = None,
@@ -144,7 +171,8 @@ def recommend_command(
     metadata: Metadata = None,
     json: Json = False,
 ) -> None:
-    """Backtest every applicable law on your data and say which to trust, and how far."""
+    """Compare laws by rolling-origin forecasts inside your runs; weight or pick them (and, with
+    --target-flops, forecast that run with an interval)."""
     from benchcast.forecasting.selection import recommend
 
     rec = recommend(
@@ -155,26 +183,29 @@ def recommend_command(
         laws=law,
         target_flops=target_flops,
         tpr=tpr,
+        min_flops=min_flops,
         proxy=proxy,
+        rule=rule,
         n_boot=boot,
+        level=level,
+        interval=interval,
         seed=seed,
         n_jobs=jobs,
     )
     if json:
         emit_json(rec.to_dict())
         return
-    r = rec.ranking
-    rows = [
-        [x.law, x.test_mre, x.test_mae, x.coverage50, x.coverage90, x.n_fit, x.n_test, x.at_bound]
-        for x in r.itertuples()
-    ]
-    console.print(
-        rich_table(
-            f"{benchmark}: laws backtested on runs above {rec.validation_threshold:.3g} FLOPs",
-            ["law", "MRE %", "MAE", "cov 50", "cov 90", "fitted", "held out", "at bound"],
-            rows,
+    if rec.supported:
+        r = rec.ranking
+        rows = [[x.law, x.inner_mre, x.inner_msle, x.weight, x.tau, x.n_fit, x.at_bound] for x in r.itertuples()]
+        console.print(
+            rich_table(
+                f"{benchmark}: rolling-origin forecasts inside the runs (up to {rec.extrapolation_decades:.2f} "
+                "decades ahead)",
+                ["law", "inner MRE %", "inner MSLE", "weight", "tau /decade", "fitted", "at bound"],
+                rows,
+            )
         )
-    )
     console.print(rec.advice(), highlight=False)
     for failure in rec.failures:
-        console.print(f"  [yellow]not backtested:[/] {failure}", highlight=False)
+        console.print(f"  [yellow]not compared:[/] {failure}", highlight=False)

@@ -148,11 +148,14 @@ def backtest(
     n_boot: int = 0,
     seed: int = 0,
     n_jobs: int | None = None,
+    interval: str = "extrapolation",
 ) -> Backtest:
     """Fit ``spec`` on the training side of ``protocol`` and score the held-out side.
 
     With ``n_boot`` > 0 the fit is bootstrapped over runs and the held-out rows get 50 % and 90 %
-    prediction intervals, with their coverage in the metrics.
+    prediction intervals, with their coverage in the metrics. ``interval='extrapolation'`` (the
+    default) adds the extrapolation error estimated by rolling origins inside the training runs
+    (:mod:`benchcast.forecasting.calibration`); ``'bootstrap'`` is the bootstrap alone.
     """
     # the compute range and max_k limit the training side only: the held-out side keeps every run
     tpr = spec.tpr if tpr is None else tpr
@@ -170,17 +173,37 @@ def backtest(
     predictions, metrics = score_split(result, rows, train, test)
     bt = Backtest(spec.law, spec.benchmark, protocol, threshold, result, predictions, metrics)
     if n_boot:
-        add_intervals(bt, rows, n_boot, seed=seed, n_jobs=n_jobs)
+        add_intervals(bt, rows, n_boot, seed=seed, n_jobs=n_jobs, interval=interval)
     return bt
 
 
 def add_intervals(
-    bt: Backtest, rows: pd.DataFrame, n_boot: int, *, seed: int = 0, n_jobs: int | None = None, levels=LEVELS
+    bt: Backtest,
+    rows: pd.DataFrame,
+    n_boot: int,
+    *,
+    seed: int = 0,
+    n_jobs: int | None = None,
+    levels=LEVELS,
+    interval: str = "extrapolation",
 ) -> None:
-    """Bootstrap the backtest's fit; add prediction intervals and their held-out coverage."""
+    """Bootstrap the backtest's fit (plus, by default, the extrapolation error estimated inside its
+    training runs); add prediction intervals and their held-out coverage. Where the extrapolation
+    error cannot be estimated the intervals stay empty and ``metrics['interval_note']`` says why."""
+    from benchcast.forecasting.calibration import calibrate, check_interval
     from benchcast.forecasting.intervals import bootstrap
 
+    check_interval(interval)
     boot = bootstrap(bt.fit, n_boot, seed=seed, n_jobs=n_jobs, progress=False)
+    bt.metrics["interval"] = interval
+    if interval == "extrapolation":
+        try:
+            boot = calibrate(boot)
+            bt.metrics["extrapolation_tau"] = boot.spread.tau
+        except InsufficientDataError as exc:
+            bt.metrics["interval_note"] = str(exc)
+            bt.metrics["n_boot"] = n_boot
+            return
     ok, kwargs = _covariates(bt.fit, rows)
     frame = bt.predictions
     test = (frame["side"] == "test").to_numpy() & ok

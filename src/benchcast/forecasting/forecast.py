@@ -11,6 +11,7 @@ import numpy as np
 
 from benchcast.errors import BenchcastError
 from benchcast.fitting.result import FitResult
+from benchcast.forecasting.calibration import CalibratedBootstrap, Spread, calibrate, check_interval
 from benchcast.forecasting.intervals import DEFAULT_REPLICATES, Bootstrap, bootstrap, check_replicates
 
 
@@ -28,19 +29,30 @@ def forecast(
     seed: int = 0,
     n_jobs: int | None = None,
     boot: Bootstrap | None = None,
+    interval: str = "extrapolation",
+    pooled: Spread | None = None,
     **covariates,
 ) -> dict:
-    """Point forecast with a prediction interval (a new run) and a confidence interval (the law)."""
+    """Point forecast with a prediction interval (a new run) and a confidence interval (the law).
+
+    ``interval='extrapolation'`` (default) widens the bootstrap by the extrapolation error
+    measured by rolling origins inside the fit's runs (``pooled``: a spread from other benchmarks to
+    shrink towards); ``'bootstrap'`` is the bootstrap over runs alone."""
     check_level(level)
+    check_interval(interval)
     point = result.predict(**covariates)
     if boot is None:
         check_replicates(n_boot, allow_zero=False)
         boot = bootstrap(result, n_boot, seed=seed, n_jobs=n_jobs)
+    if interval == "extrapolation" and not isinstance(boot, CalibratedBootstrap):
+        boot = calibrate(boot, pooled=pooled)
     lower, upper = boot.interval(level, "prediction", **covariates)
     lower_mean, upper_mean = boot.interval(level, "confidence", **covariates)
     return {
         "law": result.law,
         "level": level,
+        "interval": interval,
+        **({"extrapolation": boot.spread.to_dict()} if isinstance(boot, CalibratedBootstrap) else {}),
         "n_boot": int(len(boot.thetas)),
         "failed_refits": boot.n_failed,
         "query": {k: v for k, v in covariates.items() if v is not None},
@@ -72,6 +84,8 @@ def plan(
     seed: int = 0,
     n_jobs: int | None = None,
     boot: Bootstrap | None = None,
+    interval: str = "extrapolation",
+    pooled: Spread | None = None,
 ) -> dict:
     """Compute needed to reach ``target`` (or, for laws with k given ``flops``, the k needed), with a
     bootstrap interval, or a statement that the target lies above the law's limit.
@@ -90,6 +104,7 @@ def plan(
             f"target {target:g} is at or below the chance level {spec.q_rand:g} of {spec.benchmark}: "
             "a model reaches it without training, so there is no compute to plan."
         )
+    check_interval(interval)
     tpr = spec.tpr if tpr is None else tpr
     has_k = "k" in fitted.law.covariates
     if has_k and k is None and flops is None:
@@ -127,12 +142,26 @@ def plan(
         )
     if boot is None and n_boot:
         boot = bootstrap(result, n_boot, seed=seed, n_jobs=n_jobs)
+    if boot is not None and interval == "extrapolation" and not isinstance(boot, CalibratedBootstrap):
+        boot = calibrate(boot, pooled=pooled)
     if boot is not None:
         thetas = boot.thetas[~np.isnan(boot.thetas).any(axis=1)]
+        # the extrapolation error moves the score a law reaches at the point solution's distance:
+        # each replicate solves for a target shifted by exp(-tau d eps), eps ~ N(0, 1)
+        shifts = np.ones(len(thetas))
+        if isinstance(boot, CalibratedBootstrap) and np.isfinite(needed) and not solve_k:
+            distance = max(float(np.log10(needed / result.points["flops"].max())), 0.0)
+            eps = np.random.default_rng([seed, 11]).standard_normal(len(thetas))
+            shifts = np.exp(-boot.spread.tau * distance * eps)
+            out["interval"], out["extrapolation"] = "extrapolation", boot.spread.to_dict()
+        else:
+            out["interval"] = "bootstrap"
         draws = []
-        for theta in thetas:
+        for theta, shift in zip(thetas, shifts, strict=True):
+            shifted = float(np.clip(target * shift, spec.q_rand + 1e-9, 1 - 1e-9))
             try:
-                draws.append(solve(fitted.law.freeze(theta, spec.q_rand, k=k)))
+                frozen = fitted.law.freeze(theta, spec.q_rand, k=k)
+                draws.append(frozen.k_for(shifted, flops) if solve_k else frozen.compute_for(shifted, tpr=tpr, k=k))
             except BenchcastError:  # a replicate already at the target at the smallest compute
                 draws.append(0.0)
         draws = np.array(draws)

@@ -1,57 +1,41 @@
-"""Law selection on the user's own data: backtest every applicable law, rank, and say how far
-the winner has been seen to extrapolate."""
+"""Law choice on the user's own runs, by rolling-origin forecasts inside them.
+
+Each candidate law is fitted to every run, then refitted from several origins below the largest
+run (:func:`benchcast.forecasting.calibration.rolling_origin`) to forecast the runs above each
+origin. Laws are compared on the inner points every candidate forecasts, by the mean (over
+origins) of the mean squared log-ratio error; ``stack`` weights each law by the inverse of
+that error, ``select`` keeps the best one, and ``ensemble`` (the default) weights every
+law with support equally. The error reported for the choice is nested: at each
+origin the choice is made from the deeper origins' forecasts of runs below it only, and scored on
+the runs above it, which it never saw.
+
+A benchmark where no candidate has at least ``calibration.MIN_ORIGINS`` inner origins with usable
+points (scores near chance, a short compute range) gets no forecast: it is reported as having no
+support.
+"""
 
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from benchcast.errors import BenchcastError, InsufficientDataError
 from benchcast.evaluation.backtest import backtest
-from benchcast.evaluation.metrics import mae, mre
+from benchcast.fitting.api import fit_rows
 from benchcast.fitting.spec import FitSpec, design
+from benchcast.forecasting import calibration as cal
+from benchcast.forecasting.intervals import bootstrap, check_replicates
 from benchcast.laws import available_laws, get_law
 
-HOLDOUT_FRACTION = 0.25  # the top quarter of the log-compute range is held out
-
-
-@dataclass
-class Recommendation:
-    benchmark: str
-    ranking: pd.DataFrame
-    validation_threshold: float
-    extrapolation_decades: float
-    best: str
-    ensemble: dict | None
-    failures: list[str]
-
-    def to_dict(self) -> dict:
-        return {
-            "benchmark": self.benchmark,
-            "best": self.best,
-            "validation_threshold": self.validation_threshold,
-            "extrapolation_decades": self.extrapolation_decades,
-            "ensemble": self.ensemble,
-            "ranking": self.ranking.to_dict("records"),
-            "failures": self.failures,
-        }
-
-    def advice(self) -> str:
-        row = self.ranking.iloc[0]
-        text = (
-            f"Trust '{self.best}' on {self.benchmark}: held-out MRE {row['test_mre']:.2f} %, 90 % interval "
-            f"coverage {row.get('coverage90', float('nan')):.2f}, seen to extrapolate "
-            f"{self.extrapolation_decades:.2f} decades of compute beyond its fit."
-        )
-        if self.ensemble and self.ensemble["test_mre"] < row["test_mre"]:
-            text += (
-                f" The mean of {', '.join(self.ensemble['laws'])} backtests better "
-                f"(MRE {self.ensemble['test_mre']:.2f} %)."
-            )
-        return text
+HOLDOUT_FRACTION = 0.25  # the legacy choice: the top quarter of the log-compute range is held out
+SELECTION_RULES = ("ensemble", "stack", "select")
+# Candidates of the default choice: the laws with a ceiling below a perfect score. On the DCLM ladder
+# (benchcast bench --preset apple-dclm) the power law without a floor extrapolates worst and the
+# equal-weight mean of these two beats each of them; add laws here by name.
+DEFAULT_CANDIDATES = ("power_floor", "bnsl")
 
 
 def applicable_laws(table: pd.DataFrame, spec: FitSpec) -> list[str]:
@@ -63,6 +47,123 @@ def applicable_laws(table: pd.DataFrame, spec: FitSpec) -> list[str]:
     ]
 
 
+# -- comparing laws on their rolling-origin forecasts ----------------------------------------
+
+
+def common_errors(errors: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Rolling-origin forecasts of every law on the inner points they all forecast: one column of
+    forecasts per law, plus origin_decades, origin, run, k, flops, decades and true."""
+    key = ["origin_decades", "run", "k"]
+    if not errors or any(e is None or e.empty for e in errors.values()):
+        return pd.DataFrame()
+    columns = [frame.set_index(key)["predicted"].rename(law) for law, frame in errors.items()]
+    base = next(iter(errors.values())).set_index(key)[["origin", "flops", "decades", "true"]]
+    base = base[~base.index.duplicated()]
+    wide = pd.concat([base, *columns], axis=1, join="inner")
+    wide = wide[np.isfinite(wide[list(errors)]).all(axis=1) & (wide["true"] > 0)]
+    return wide.reset_index()
+
+
+def inner_scores(wide: pd.DataFrame, laws: list[str]) -> pd.Series:
+    """Per law: mean over origins of the mean squared log-ratio error of its inner forecasts."""
+    true = np.log(wide["true"].to_numpy(float))
+    origin = wide["origin_decades"].to_numpy()
+    out = {}
+    for law in laws:
+        squared = (np.log(np.clip(wide[law].to_numpy(float), 1e-12, None)) - true) ** 2
+        out[law] = float(pd.Series(squared).groupby(origin).mean().mean())
+    return pd.Series(out)
+
+
+def weights_for(rule: str, scores: pd.Series) -> pd.Series:
+    """``ensemble``: equal weights over the laws with support; ``stack``: weights proportional to
+    1/score; ``select``: all weight on the lowest score."""
+    if rule not in SELECTION_RULES:
+        raise BenchcastError(f"unknown selection rule {rule!r}; expected one of {', '.join(SELECTION_RULES)}.")
+    if rule == "ensemble":
+        return pd.Series(1.0 / len(scores), index=scores.index)
+    if rule == "select":
+        best = scores == scores.min()
+        return best.astype(float) / float(best.sum())
+    inverse = 1.0 / np.maximum(scores, 1e-12)
+    return inverse / inverse.sum()
+
+
+def blend_errors(wide: pd.DataFrame, weights: pd.Series) -> pd.DataFrame:
+    """The rolling-origin forecasts of a weighted combination of laws (for its own calibration)."""
+    out = wide[["origin_decades", "origin", "run", "k", "flops", "decades", "true"]].copy()
+    out["predicted"] = sum(w * wide[law].to_numpy(float) for law, w in weights.items() if w > 0)
+    return out
+
+
+def nested_error(wide: pd.DataFrame, laws: list[str], rule: str) -> dict:
+    """The choice's own out-of-sample error: at each origin, choose from the deeper origins'
+    forecasts of runs at or below it, then score the choice's forecasts of the runs above it."""
+    records = []
+    for delta, group in wide.groupby("origin_decades"):
+        origin = float(group["origin"].iloc[0])
+        seen = wide[(wide["origin_decades"] > delta) & (wide["flops"] <= origin * (1 + 1e-9))]
+        if seen["origin_decades"].nunique() < cal.MIN_ORIGINS:
+            continue
+        weights = weights_for(rule, inner_scores(seen, laws))
+        predicted = sum(w * group[law].to_numpy(float) for law, w in weights.items() if w > 0)
+        true = group["true"].to_numpy(float)
+        records.append(float(np.mean(np.abs(predicted - true) / true) * 100))
+    return {"mre": float(np.mean(records)) if records else float("nan"), "n_origins": len(records)}
+
+
+# -- the recommendation ----------------------------------------------------------------------
+
+
+@dataclass
+class Recommendation:
+    benchmark: str
+    rule: str
+    supported: bool
+    reason: str
+    ranking: pd.DataFrame
+    weights: dict
+    best: str | None
+    nested_mre: float
+    nested_origins: int
+    extrapolation_decades: float
+    failures: list[str] = field(default_factory=list)
+    forecast: dict | None = None  # at target_flops: the combination's forecast and interval
+
+    def to_dict(self) -> dict:
+        return {
+            "benchmark": self.benchmark,
+            "rule": self.rule,
+            "supported": self.supported,
+            "reason": self.reason,
+            "best": self.best,
+            "weights": self.weights,
+            "nested_mre": self.nested_mre,
+            "nested_origins": self.nested_origins,
+            "extrapolation_decades": self.extrapolation_decades,
+            "ranking": self.ranking.to_dict("records"),
+            "failures": self.failures,
+            "forecast": self.forecast,
+        }
+
+    def advice(self) -> str:
+        if not self.supported:
+            return f"No forecast for {self.benchmark}: {self.reason}"
+        mix = ", ".join(f"{law} {w:.2f}" for law, w in self.weights.items() if w > 0)
+        planned = ""
+        if self.forecast is not None:
+            f = self.forecast
+            planned = f" At {f['flops']:.3g} FLOPs it forecasts {f['prediction']:.4f}"
+            if "lower" in f:
+                planned += f" ({int(round(f['level'] * 100))} % interval {f['lower']:.4f} .. {f['upper']:.4f})"
+            planned += f"{'; ' + f['note'] if f.get('note') else ''}."
+        return (
+            f"{self.benchmark}: use the {self.rule} ({mix}). Chosen from rolling-origin forecasts inside your runs "
+            f"(up to {self.extrapolation_decades:.2f} decades ahead); the choice itself, made without the runs it "
+            f"was scored on, erred by {self.nested_mre:.2f} % MRE over {self.nested_origins} origin(s)." + planned
+        )
+
+
 def recommend(
     table: pd.DataFrame,
     benchmark: str,
@@ -72,64 +173,166 @@ def recommend(
     laws: list[str] | None = None,
     target_flops: float | None = None,
     tpr: float | None = None,
+    min_flops: float | None = None,
     proxy: str | None = None,
+    rule: str = "ensemble",
     n_boot: int = 200,
+    level: float = 0.9,
+    interval: str = "extrapolation",
     seed: int = 0,
     n_jobs: int | None = None,
-    holdout_fraction: float = HOLDOUT_FRACTION,
 ) -> Recommendation:
-    """Backtest each applicable law (nested: only runs cheaper than ``target_flops``), holding out
-    the top ``holdout_fraction`` of the log-compute range; rank by held-out MRE, then by how far
-    90 % coverage is from nominal."""
-    base = FitSpec("power", benchmark, metric, k=k, proxy=proxy, seed=seed, tpr=tpr)
+    """Weight (``rule='ensemble'``: equally; ``'stack'``: by inverse error) or choose (``'select'``)
+    laws with support, judged by rolling-origin forecasts inside the runs cheaper than
+    ``target_flops`` (all runs when None). ``laws`` default to ``DEFAULT_CANDIDATES``. With
+    ``target_flops`` the combination also forecasts a run of that compute, with an interval
+    (``interval``, ``level``, ``n_boot``; 0 replicates: no interval)."""
+    weights_for(rule, pd.Series({"x": 1.0}))  # validates the rule
+    cal.check_interval(interval)
+    check_replicates(n_boot, allow_zero=True)
+    base = FitSpec("power", benchmark, metric, k=k, proxy=proxy, seed=seed, tpr=tpr, min_flops=min_flops)
     data = table if target_flops is None else table[table["flops"] < target_flops]
-    rows, _ = design(data, base)
-    log_c = np.log10(rows["flops"].to_numpy(float))
-    span = log_c.max() - log_c.min()
-    if span < 1.0:
-        raise InsufficientDataError(f"{benchmark}: runs span {span:.2f} decades of compute; law selection needs more.")
-    threshold = float(10 ** (log_c.max() - holdout_fraction * span))
-    decades = float(log_c.max() - np.log10(threshold))
-    records, predictions, failures = [], {}, []
-    for law in laws or applicable_laws(data, base):
-        spec = FitSpec(law, benchmark, metric, k=k, proxy=proxy, seed=seed)
+    candidates = laws or [law for law in DEFAULT_CANDIDATES if law in applicable_laws(data, base)]
+    errors, results, records, failures = {}, {}, [], []
+    for law in candidates:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                bt = backtest(data, spec, threshold=threshold, tpr=tpr, n_boot=n_boot, seed=seed, n_jobs=n_jobs)
+                rows, resolved = design(data, base.replace(law=law))
+                result = fit_rows(rows, resolved, quiet=True)
+                inner = cal.rolling_origin(result)
         except BenchcastError as exc:
             failures.append(f"{law}: {exc}")
             continue
-        m = bt.metrics
+        if cal.log_errors(inner)["origin_decades"].nunique() < cal.MIN_ORIGINS:
+            failures.append(f"{law}: fewer than {cal.MIN_ORIGINS} inner origins with usable points")
+            continue
+        errors[law], results[law] = inner, result
+        try:
+            tau = cal.estimate_spread(inner).tau
+        except BenchcastError:
+            tau = float("nan")
         records.append(
             {
                 "law": law,
-                "test_mre": m["test_mre"],
-                "test_mae": m["test_mae"],
-                "coverage50": m.get("coverage50", np.nan),
-                "coverage90": m.get("coverage90", np.nan),
-                "train_r2": m["train_r2"],
-                "n_fit": m["n_train"],
-                "n_test": m["n_test"],
-                "converged": bt.fit.converged,
-                "at_bound": ",".join(bt.fit.diagnostics["at_bound"]),
+                "tau": tau,
+                "n_fit": result.diagnostics["n_used"],
+                "decades_fitted": result.diagnostics["decades"],
+                "converged": result.converged,
+                "at_bound": ",".join(result.diagnostics["at_bound"]),
             }
         )
-        test = bt.predictions[bt.predictions["side"] == "test"]
-        predictions[law] = test.set_index(["run", "k"])[["true", "predicted"]]
-    if not records:
-        raise BenchcastError(f"{benchmark}: no law could be backtested ({'; '.join(failures)}).")
-    ranking = pd.DataFrame(records)
-    ranking["coverage_gap"] = (ranking["coverage90"] - 0.9).abs()
-    ranking = ranking.sort_values(["test_mre", "coverage_gap"], na_position="last").reset_index(drop=True)
-    ensemble = None
-    top = [law for law in ranking["law"][:3] if law in predictions]
-    if len(top) >= 2:
-        joined = pd.concat([predictions[law]["predicted"].rename(law) for law in top], axis=1, join="inner")
-        true = predictions[top[0]]["true"].reindex(joined.index)
-        for size in (2, 3)[: len(top) - 1]:
-            mean = joined[top[:size]].mean(axis=1)
-            candidate = {"laws": top[:size], "test_mre": mre(true, mean), "test_mae": mae(true, mean)}
-            if ensemble is None or candidate["test_mre"] < ensemble["test_mre"]:
-                ensemble = candidate
-    return Recommendation(benchmark, ranking, threshold, decades, str(ranking["law"].iloc[0]), ensemble, failures)
+    if rule == "ensemble" and failures:
+        errors = {}  # the equal-weight mean is only as supported as every one of its laws
+    wide = common_errors(errors)
+    n_origins = int(wide["origin_decades"].nunique()) if len(wide) else 0
+    if n_origins < cal.MIN_ORIGINS:
+        reason = (
+            f"no law has support: fewer than {cal.MIN_ORIGINS} rolling origins with usable points inside the runs "
+            f"(scores too close to chance, or too short a compute range). {'; '.join(failures)}"
+        )
+        return Recommendation(benchmark, rule, False, reason, pd.DataFrame(records), {}, None, np.nan, 0, 0.0, failures)
+    names = list(errors)
+    scores = inner_scores(wide, names)
+    weights = weights_for(rule, scores)
+    ranking = pd.DataFrame(records).set_index("law")
+    ranking["inner_msle"] = scores
+    ranking["inner_mre"] = [
+        float(np.mean(np.abs(wide[law] - wide["true"]) / wide["true"]) * 100) for law in ranking.index
+    ]
+    ranking["weight"] = weights
+    ranking = ranking.sort_values("inner_msle").reset_index()
+    nested = nested_error(wide, names, rule)
+    planned = None
+    if target_flops is not None:
+        planned = forecast_at(
+            results,
+            weights,
+            wide,
+            float(target_flops),
+            n_boot=n_boot,
+            seed=seed,
+            n_jobs=n_jobs,
+            interval=interval,
+            level=level,
+        )
+    return Recommendation(
+        benchmark,
+        rule,
+        True,
+        "",
+        ranking,
+        {law: float(w) for law, w in weights.items()},
+        str(ranking["law"].iloc[0]),
+        nested["mre"],
+        nested["n_origins"],
+        float(wide["decades"].max()),
+        failures,
+        planned,
+    )
+
+
+def forecast_at(
+    results: dict,
+    weights: pd.Series,
+    wide: pd.DataFrame,
+    flops: float,
+    *,
+    n_boot: int,
+    seed: int,
+    n_jobs: int | None,
+    interval: str,
+    level: float,
+) -> dict:
+    """The weighted laws' forecast of a run of compute ``flops``: bootstrap draws of each law
+    combined with the same weights, widened by the combination's own rolling-origin spread."""
+    used = {law: float(w) for law, w in weights.items() if w > 0}
+    point = sum(w * float(results[law].predict(flops=flops)) for law, w in used.items())
+    out = {"flops": flops, "prediction": point, "level": level, "interval": interval, "n_boot": n_boot}
+    if not n_boot:
+        return out
+    draws = [
+        bootstrap(results[law], n_boot, seed=seed, n_jobs=n_jobs, progress=False).draws("prediction", flops=[flops])
+        for law in used
+    ]
+    n = min(len(d) for d in draws)
+    blended = sum(w * d[:n] for w, d in zip(used.values(), draws, strict=True))
+    if interval == "extrapolation":
+        try:
+            spread = cal.estimate_spread(blend_errors(wide, weights))
+        except InsufficientDataError as exc:
+            out["note"] = f"no interval: {exc}"
+            return out
+        top = max(float(results[law].points["flops"].max()) for law in used)
+        blended = cal.combine(blended, np.array([np.log10(flops / top)]), spread, seed=seed)
+        out["extrapolation"] = spread.to_dict()
+    lower, upper = cal.quantile_interval(blended, level)
+    out["lower"], out["upper"] = float(lower[0]), float(upper[0])
+    return out
+
+
+def holdout_choice(
+    table: pd.DataFrame, spec: FitSpec, *, laws: list[str] | None = None, holdout_fraction: float = HOLDOUT_FRACTION
+) -> str:
+    """The law choice before rolling origins (kept to measure against): hold out the top
+    ``holdout_fraction`` of the log-compute range once, backtest each law, keep the lowest MRE."""
+    rows, _ = design(table, spec.replace(law="power"))
+    log_c = np.log10(rows["flops"].to_numpy(float))
+    span = log_c.max() - log_c.min()
+    if span < 1.0:
+        raise InsufficientDataError(
+            f"{spec.benchmark}: runs span {span:.2f} decades of compute; law selection needs more."
+        )
+    threshold = float(10 ** (log_c.max() - holdout_fraction * span))
+    best, best_mre = None, np.inf
+    for law in laws or applicable_laws(table, spec):
+        try:
+            bt = backtest(table, spec.replace(law=law), threshold=threshold)
+        except BenchcastError:
+            continue
+        mre = bt.metrics["test_mre"]
+        if np.isfinite(mre) and mre < best_mre:
+            best, best_mre = law, mre
+    if best is None:
+        raise BenchcastError(f"{spec.benchmark}: no law could be backtested at {threshold:.3g} FLOPs.")
+    return best

@@ -1,0 +1,132 @@
+"""CLI command ``bench``: rolling-origin benchmark of forecasting strategies."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from benchcast.cli.app import app
+from benchcast.cli.common import console, emit_json, rich_table, user_errors
+from benchcast.cli.options import Jobs, Json, OutDir, Seed
+from benchcast.errors import BenchcastError
+
+
+def _pairs(items: list[str] | None) -> tuple[tuple[str, str], ...] | None:
+    if not items:
+        return None
+    pairs = []
+    for item in items:
+        bench, sep, metric = item.partition(":")
+        if not sep or not bench or not metric:
+            raise BenchcastError(f"--benchmark takes 'benchmark:metric' (e.g. arc_easy:acc_norm), got {item!r}.")
+        pairs.append((bench, metric))
+    return tuple(pairs)
+
+
+@app.command("bench")
+@user_errors
+def bench_command(
+    data: Annotated[
+        list[Path] | None, typer.Option("--data", help="Data file or folder; repeat for several data sets.")
+    ] = None,
+    format: Annotated[
+        list[str] | None, typer.Option("--format", help="Format of each --data (in order; default: auto).")
+    ] = None,
+    metadata: Annotated[
+        list[Path] | None, typer.Option("--metadata", help="Run metadata of each lm-eval --data (in order).")
+    ] = None,
+    preset: Annotated[
+        list[str] | None, typer.Option("--preset", help="Bundled setting: apple-dclm, apple-c4 (repeatable).")
+    ] = None,
+    benchmark: Annotated[
+        list[str] | None, typer.Option("--benchmark", "-b", help="'benchmark:metric' (repeat; default: all).")
+    ] = None,
+    strategy: Annotated[
+        list[str] | None, typer.Option("--strategy", "-s", help="Strategy (repeat; default: all).")
+    ] = None,
+    law: Annotated[list[str] | None, typer.Option("--law", "-l", help="Law to fit and bench (repeat).")] = None,
+    candidate: Annotated[
+        list[str] | None,
+        typer.Option("--candidate", help="Law combined by ensemble/stack/select (repeat; default: power_floor, bnsl)."),
+    ] = None,
+    threshold: Annotated[list[float] | None, typer.Option("--threshold", help="Cutoff in FLOPs (repeat).")] = None,
+    cutoffs: Annotated[
+        int | None, typer.Option("--cutoffs", help="N cutoffs spread over the top of the compute range.")
+    ] = None,
+    tpr: Annotated[float | None, typer.Option(help="Only runs with this tokens-per-parameter ratio.")] = None,
+    min_flops: Annotated[float | None, typer.Option(help="Only runs with C >= this.")] = None,
+    n_boot: Annotated[int, typer.Option("--n-boot", "--boot", help="Bootstrap replicates per law fit.")] = 20,
+    seed: Seed = 0,
+    jobs: Jobs = None,
+    out: OutDir = None,
+    json: Json = False,
+) -> None:
+    """Rolling-origin backtests of forecasting strategies: error, interval coverage and width."""
+    from benchcast.data.readers import load
+    from benchcast.evaluation.bench import Dataset, bench, ladder, preset_dataset, score_benchmarks, write_outputs
+    from benchcast.evaluation.strategies import DEFAULT_CANDIDATES, FIXED_LAWS
+    from benchcast.forecasting.intervals import check_replicates
+
+    check_replicates(n_boot, allow_zero=False)
+    datasets = []
+    for name in preset or []:
+        datasets.append(preset_dataset(name, data[0] if data and len(preset) == 1 and len(data) == 1 else None))
+    if not preset:
+        for i, path in enumerate(data or []):
+            fmt = format[i] if format and i < len(format) else "auto"
+            meta = metadata[i] if metadata and i < len(metadata) else None
+            table = load(path, fmt, metadata=meta)
+            pairs = _pairs(benchmark) or score_benchmarks(table)
+            if threshold:
+                cuts = tuple(threshold)
+            else:
+                cuts = ladder(table, cutoffs or 3, tpr=tpr)
+            datasets.append(Dataset(path.stem, table, pairs, cuts, tpr, min_flops))
+    elif benchmark or threshold or cutoffs:
+        datasets = [
+            Dataset(
+                d.name,
+                d.table,
+                _pairs(benchmark) or d.benchmarks,
+                tuple(threshold) if threshold else (ladder(d.table, cutoffs, tpr=d.tpr) if cutoffs else d.cutoffs),
+                d.tpr,
+                d.min_flops,
+            )
+            for d in datasets
+        ]
+    if not datasets:
+        raise BenchcastError("give --data FILE (repeatable) or --preset apple-dclm / apple-c4.")
+    laws = tuple(law or FIXED_LAWS)
+    candidates = tuple(candidate or [name for name in DEFAULT_CANDIDATES if name in laws] or laws)
+    result = bench(datasets, strategy, laws=laws, candidates=candidates, n_boot=n_boot, seed=seed, n_jobs=jobs)
+    written = write_outputs(result, out) if out else []
+    if json:
+        emit_json(result.to_records())
+        return
+    board = result.leaderboard
+    columns = [
+        "dataset",
+        "strategy",
+        "cells",
+        "no_support",
+        "failed",
+        "mre",
+        "mre_common",
+        "coverage50",
+        "coverage90",
+        "width90",
+        "decades",
+    ]
+    console.print(
+        rich_table(
+            f"bench leaderboard (means over benchmarks x cutoffs; default strategy: ensemble; {result.seconds:.0f} s)",
+            columns,
+            [[escape(v) if isinstance(v, str) else v for v in row] for row in board[columns].values.tolist()],
+            ".3g",
+        )
+    )
+    for path in written:
+        console.print(f"wrote {path}")

@@ -1,0 +1,205 @@
+"""Forecasting strategies judged by :mod:`benchcast.evaluation.bench`.
+
+A strategy turns what one benchmark's runs at or below a cutoff showed into forecasts of the runs
+above it. The expensive part (fitting each candidate law, its bootstrap and its rolling-origin
+forecasts inside the training runs) is done once per law by :func:`law_outcome` and shared by every
+strategy; assembling a strategy from those outcomes is cheap. Everything a strategy uses comes from
+the training runs: the held-out rows it forecasts carry their covariates, never their scores.
+
+Strategies (by name; candidate laws come from a list, so new laws join by name):
+
+* ``<law>``: one fixed law with the extrapolation-aware interval; ``<law>[bootstrap]``: the same
+  forecasts with the bootstrap-only interval (the interval before this change).
+* ``ensemble`` (the default): the equal-weight mean of the candidates with support (at least
+  ``calibration.MIN_ORIGINS`` rolling origins inside the training runs); none: no forecast.
+* ``stack``: candidates weighted by the inverse of their rolling-origin mean squared log error.
+* ``select``: the candidate with the lowest rolling-origin error inside the training runs.
+* ``recommend[holdout]``: the law choice before this change (one cut at the top quarter of the
+  training compute range, ranked by error on the runs above the cut), bootstrap-only interval.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from benchcast.errors import BenchcastError
+from benchcast.evaluation.backtest import predict_rows
+from benchcast.fitting.api import fit_rows
+from benchcast.fitting.spec import FitSpec, design
+from benchcast.forecasting import calibration as cal
+from benchcast.forecasting.intervals import bootstrap
+from benchcast.forecasting.selection import (
+    DEFAULT_CANDIDATES,
+    blend_errors,
+    common_errors,
+    holdout_choice,
+    inner_scores,
+    weights_for,
+)
+from benchcast.laws import get_law
+
+FIXED_LAWS = ("power", "power_floor", "bnsl")
+SELECTORS = ("ensemble", "stack", "select")
+LEGACY = "recommend[holdout]"
+DEFAULT_STRATEGY = "ensemble"
+LEVELS = (0.5, 0.9)
+
+
+@dataclass
+class LawOutcome:
+    """One law fitted below one cutoff: forecasts of the held-out queries and what calibrates them."""
+
+    law: str
+    predicted: np.ndarray | None = None  # at the queries
+    boot: np.ndarray | None = None  # bootstrap prediction draws (replicates, queries)
+    errors: pd.DataFrame = field(default_factory=pd.DataFrame)  # rolling-origin forecasts inside
+    q_rand: float = 0.0
+    margin: float = 0.0
+    flops_max: float = float("nan")  # the largest fitted run
+    decades: float = float("nan")  # compute range of the fitted runs
+    error: str = ""
+
+
+def law_outcome(train: pd.DataFrame, queries: pd.DataFrame, spec: FitSpec, n_boot: int, seed: int) -> LawOutcome:
+    """Fit ``spec`` to ``train`` (every run the strategy may see), forecast ``queries``, bootstrap
+    the fit at the queries and forecast inside the training runs from rolling origins."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            rows, resolved = design(train, spec)
+            result = fit_rows(rows, resolved, quiet=True)
+            predicted = predict_rows(result, queries)
+            boot = None
+            ok = np.isfinite(predicted)
+            if n_boot and ok.any():
+                replicates = bootstrap(result, n_boot, seed=seed, n_jobs=1, progress=False)
+                kept = replicates.draws("prediction", **_query_covariates(result, queries[ok]))
+                boot = np.full((len(kept), len(queries)), np.nan)
+                boot[:, ok] = kept
+            errors = cal.rolling_origin(result)
+    except (BenchcastError, ValueError, np.linalg.LinAlgError) as exc:
+        return LawOutcome(spec.law, error=str(exc))
+    return LawOutcome(
+        spec.law,
+        predicted,
+        boot,
+        errors,
+        q_rand=float(resolved.q_rand),
+        margin=float(resolved.margin or 0.0),
+        flops_max=float(result.diagnostics["flops_max"]),
+        decades=float(result.diagnostics["decades"]),
+    )
+
+
+def _query_covariates(result, queries: pd.DataFrame) -> dict:
+    law = result.law_object
+    return {c: queries[c].to_numpy(float) for c in law.covariates if not (law.per_k and c == "k")}
+
+
+def legacy_choice(train: pd.DataFrame, spec: FitSpec, laws: list[str] | None) -> str:
+    """The law today's ``recommend`` (one holdout cut) would pick from these training runs."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return holdout_choice(train, spec, laws=laws)
+
+
+# -- assembling strategies from law outcomes (cheap, in the main process) ----------------------
+
+
+def intervals_from(draws: np.ndarray | None, decades: np.ndarray, spread: cal.Spread | None, seed: int) -> dict:
+    if draws is None:
+        return {}
+    ok = np.isfinite(draws).all(axis=0)
+    out = {level: (np.full(draws.shape[1], np.nan), np.full(draws.shape[1], np.nan)) for level in LEVELS}
+    if not ok.any():
+        return out
+    sample = draws[:, ok] if spread is None else cal.combine(draws[:, ok], decades[ok], spread, seed=seed)
+    for level in LEVELS:
+        lower, upper = cal.quantile_interval(sample, level)
+        out[level][0][ok], out[level][1][ok] = lower, upper
+    return out
+
+
+def spread_or_none(errors: pd.DataFrame, pooled: cal.Spread | None) -> cal.Spread | None:
+    try:
+        own = cal.estimate_spread(errors)
+    except BenchcastError:
+        own = None
+    if own is None and pooled is None:
+        return None
+    return cal.shrink(own, pooled)
+
+
+def pooled_spread(errors: list[pd.DataFrame]) -> cal.Spread | None:
+    frames = [e for e in errors if e is not None and not e.empty]
+    if not frames:
+        return None
+    try:
+        return cal.estimate_spread(pd.concat(frames, ignore_index=True), group=("benchmark", "origin_decades"))
+    except BenchcastError:
+        return None
+
+
+@dataclass
+class Plan:
+    """How a strategy combines the laws for one benchmark and cutoff, decided from training runs only."""
+
+    status: str  # 'ok', 'no support', 'failed: ...'
+    weights: pd.Series | None = None
+    errors: pd.DataFrame | None = None  # its rolling-origin forecasts inside the training runs
+    interval: str = "extrapolation"
+
+
+def base_name(strategy: str) -> tuple[str, str]:
+    """(strategy, interval) from a name such as 'power[bootstrap]'."""
+    if strategy.endswith("]") and "[" in strategy and strategy != LEGACY:
+        name, interval = strategy[:-1].split("[", 1)
+        return name, cal.check_interval(interval)
+    return strategy, "bootstrap" if strategy == LEGACY else "extrapolation"
+
+
+def plan_strategy(
+    strategy: str, outcomes: dict[str, LawOutcome], legacy_pick: str | None, candidates=DEFAULT_CANDIDATES
+) -> Plan:
+    name, interval = base_name(strategy)
+    if name in SELECTORS:
+        # every candidate must be fitted and checked: the combination is only as supported as its laws
+        usable = {law: o.errors for law, o in outcomes.items() if law in candidates}
+        if any(outcomes[law].error for law in usable) or len(usable) < len(candidates):
+            return Plan("no support", interval=interval)
+        wide = common_errors(usable)
+        if not len(wide) or wide["origin_decades"].nunique() < cal.MIN_ORIGINS:
+            return Plan("no support", interval=interval)
+        weights = weights_for(name, inner_scores(wide, list(usable)))
+        return Plan("ok", weights, blend_errors(wide, weights), interval)
+    law = legacy_pick if name == LEGACY else name
+    if law is None:
+        return Plan("failed: no law picked", interval=interval)
+    outcome = outcomes.get(law)
+    if outcome is None or outcome.error:
+        return Plan(f"failed: {outcome.error if outcome else 'not fitted'}", interval=interval)
+    return Plan("ok", pd.Series({law: 1.0}), outcome.errors, interval)
+
+
+def blend(outcomes: dict[str, LawOutcome], weights: pd.Series) -> tuple[np.ndarray, np.ndarray | None]:
+    """Weighted forecasts at the queries and weighted bootstrap draws (replicate b of each law)."""
+    used = {law: float(w) for law, w in weights.items() if w > 0}
+    predicted = sum(w * outcomes[law].predicted for law, w in used.items())
+    if any(outcomes[law].boot is None for law in used):
+        return predicted, None
+    n = min(len(outcomes[law].boot) for law in used)
+    return predicted, sum(w * outcomes[law].boot[:n] for law, w in used.items())
+
+
+def usable(outcomes: dict[str, LawOutcome], weights: pd.Series, true: np.ndarray) -> np.ndarray:
+    """Held-out points above the filter of every law the strategy uses (near-chance ones are not)."""
+    mask = np.ones(len(true), bool)
+    for law, w in weights.items():
+        if w > 0:
+            o = outcomes[law]
+            mask &= get_law(law).point_filter(true, o.q_rand, o.margin) == ""
+    return mask

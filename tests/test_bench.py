@@ -1,0 +1,169 @@
+"""bench: splits that never show a strategy a run above its cutoff, and metrics on hand-computed cases."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import benchcast as bc
+from benchcast.data.example import example_path, load_example
+from benchcast.evaluation.bench import Dataset, bench, leaderboard, metrics, queries_of, split_for
+
+CUTOFF = 2e20
+STRATEGIES = ["power", "power[bootstrap]", "select", "ensemble"]
+
+
+@pytest.fixture(scope="module")
+def example():
+    return load_example()
+
+
+def dataset(table, cutoffs=(CUTOFF,)):
+    return Dataset("example", table, (("arc_easy", "acc_norm"), ("hellaswag", "acc_norm")), cutoffs, tpr=20.0)
+
+
+def test_split_holds_out_every_run_above_the_cutoff(example):
+    data = dataset(example)
+    train, held = split_for(data, "arc_easy", "acc_norm", CUTOFF)
+    assert train["flops"].max() <= CUTOFF and (held["flops"] > CUTOFF).all()
+    everything = example[(example["benchmark"] == "arc_easy") & (example["metric"] == "acc_norm")]
+    assert len(held) == int((everything["flops"] > CUTOFF).sum()) > 0
+    assert "value" not in queries_of(held)  # strategies see the held-out covariates, never the scores
+    data_min = Dataset("example", example, data.benchmarks, (CUTOFF,), tpr=20.0, min_flops=1e18)
+    assert split_for(data_min, "arc_easy", "acc_norm", CUTOFF)[0]["flops"].min() >= 1e18
+
+
+def test_no_strategy_sees_a_held_out_score(example):
+    """By construction: scrambling every score above the cutoff changes no forecast and no interval."""
+    kwargs = {
+        "laws": ("power", "power_floor"),
+        "candidates": ("power", "power_floor"),
+        "n_boot": 10,
+        "n_jobs": 1,
+        "progress": False,
+    }
+    before = bench([dataset(example)], STRATEGIES, **kwargs)
+    scrambled = example.copy()
+    above = scrambled["flops"] > CUTOFF
+    scrambled.loc[above, "value"] = np.random.default_rng(1).uniform(0.3, 0.9, int(above.sum()))
+    after = bench([dataset(scrambled)], STRATEGIES, **kwargs)
+    cols = ["predicted", "lower50", "upper50", "lower90", "upper90"]
+    assert len(before.predictions) == len(after.predictions) > 0
+    np.testing.assert_array_equal(before.predictions[cols].to_numpy(), after.predictions[cols].to_numpy())
+    assert not np.allclose(before.predictions["true"], after.predictions["true"])
+    # the exact power law of the example forecasts well, and every strategy reports every cell
+    rows = before.rows
+    assert set(rows["strategy"]) == set(STRATEGIES) and (rows["status"] == "ok").all()
+    assert (rows.loc[rows["strategy"] == "power", "mre"] < 5).all()
+    assert set(rows.columns) >= {
+        "dataset",
+        "benchmark",
+        "metric",
+        "strategy",
+        "cutoff",
+        "n_test",
+        "mae",
+        "mre",
+        "mre_usable",
+        "coverage50",
+        "coverage90",
+        "width90",
+        "decades",
+    }
+
+
+def test_metrics_hand_computed():
+    true = np.array([0.5, 0.4, 0.8, 0.2])
+    predicted = np.array([0.55, 0.4, 0.6, np.nan])  # the last point has no forecast
+    usable = np.array([True, False, True, True])
+    intervals = {
+        0.5: (np.array([0.52, 0.3, 0.5, 0.1]), np.array([0.6, 0.5, 0.7, 0.3])),
+        0.9: (np.array([0.45, 0.3, 0.5, 0.1]), np.array([0.65, 0.5, 0.9, 0.3])),
+    }
+    m = metrics(true, predicted, usable, intervals)
+    assert m["n_test"] == 3 and m["n_usable"] == 2
+    assert m["mae"] == pytest.approx((0.05 + 0 + 0.2) / 3)
+    assert m["mre"] == pytest.approx((0.1 + 0 + 0.25) / 3 * 100)
+    assert m["mre_usable"] == pytest.approx((0.1 + 0.25) / 2 * 100)
+    assert m["coverage50"] == pytest.approx(1 / 3)  # only 0.4 in [0.3, 0.5]
+    assert m["coverage90"] == pytest.approx(1.0)
+    assert m["width90"] == pytest.approx(0.2)  # median of 0.2, 0.2, 0.4
+
+
+def test_leaderboard_averages_cells_and_counts_abstentions():
+    base = {
+        "dataset": "d",
+        "metric": "acc",
+        "cutoff": 1.0,
+        "mre_usable": 1.0,
+        "mae": 0.1,
+        "coverage50": 0.5,
+        "width90": 0.1,
+        "decades": 0.5,
+    }
+    rows = pd.DataFrame(
+        [
+            {**base, "benchmark": "a", "strategy": "s", "status": "ok", "mre": 2.0, "coverage90": 1.0},
+            {**base, "benchmark": "b", "strategy": "s", "status": "ok", "mre": 4.0, "coverage90": 0.5},
+            {**base, "benchmark": "a", "strategy": "t", "status": "ok", "mre": 1.0, "coverage90": 0.8},
+            {**base, "benchmark": "b", "strategy": "t", "status": "no support", "mre": np.nan, "coverage90": np.nan},
+        ]
+    )
+    board = leaderboard(rows).set_index("strategy")
+    assert board.loc["s", "mre"] == pytest.approx(3.0) and board.loc["s", "coverage90"] == pytest.approx(0.75)
+    assert board.loc["s", "mre_common"] == pytest.approx(2.0)  # only benchmark a is forecast by both
+    assert board.loc["t", "no_support"] == 1 and board.loc["t", "cells"] == 1
+
+
+def test_bench_cli_json_and_outputs(tmp_path):
+    cmd = [
+        sys.executable,
+        "-m",
+        "benchcast",
+        "bench",
+        "--data",
+        str(example_path()),
+        "--tpr",
+        "20",
+        "--threshold",
+        "2e20",
+        "-b",
+        "arc_easy:acc_norm",
+        "-l",
+        "power",
+        "-s",
+        "power",
+        "-s",
+        "power[bootstrap]",
+        "--boot",
+        "10",
+        "-j",
+        "1",
+        "--out",
+        str(tmp_path),
+        "--json",
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads(proc.stdout)
+    assert {r["strategy"] for r in rows} == {"power", "power[bootstrap]"}
+    assert all(r["n_test"] > 0 and r["cutoff"] == 2e20 for r in rows)
+    assert (tmp_path / "bench_rows.csv").exists() and (tmp_path / "bench_extrapolation.png").exists()
+    bad = subprocess.run([*cmd[:4], "--preset", "nope"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "unknown preset" in bad.stderr
+
+
+def test_presets_hold_the_issue_settings(apple_path):
+    from benchcast.evaluation.bench import preset_dataset
+
+    dclm = preset_dataset("apple-dclm", apple_path)
+    assert len(dclm.benchmarks) == 12 and dclm.cutoffs == (6e21,) and (dclm.tpr, dclm.min_flops) == (20.0, 3e18)
+    train, held = split_for(dclm, "hellaswag", "acc_norm", 6e21)
+    assert len(held) == 9 and held["run"].nunique() == 9  # the 9 held-out TPR-20 runs of the issue
+    c4 = preset_dataset("apple-c4", apple_path.parent / "metrics_c4_mixture.subset.csv")
+    assert len(c4.benchmarks) == 8 and ("triviaqa_1shot", "exact_match") in c4.benchmarks
+    with pytest.raises(bc.BenchcastError, match="unknown preset"):
+        preset_dataset("apple-fineweb", apple_path)

@@ -1,0 +1,102 @@
+"""Extrapolation-aware intervals: the spread model, its pooling, the combination with the bootstrap."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import benchcast as bc
+from benchcast.errors import InsufficientDataError
+from benchcast.forecasting import calibration as cal
+from benchcast.forecasting.intervals import bootstrap
+from tests.conftest import law_table
+
+THETA = np.array([5000.0, 0.19])
+
+
+def synthetic_errors(tau: float, noise: float, n_per_origin: int = 400, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    frames = []
+    for delta in cal.ORIGIN_DECADES:
+        d = rng.uniform(0.01, delta, n_per_origin)
+        e = rng.normal(0, 1, n_per_origin) * np.sqrt(noise**2 + (tau * d) ** 2)
+        predicted = np.full(n_per_origin, 0.5)
+        frames.append(
+            pd.DataFrame(
+                {
+                    "origin_decades": delta,
+                    "origin": 1e20,
+                    "run": np.arange(n_per_origin).astype(str),
+                    "k": 1.0,
+                    "flops": 1e20 * 10**d,
+                    "decades": d,
+                    "true": predicted * np.exp(e),
+                    "predicted": predicted,
+                }
+            )
+        )
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_spread_recovers_tau_and_noise():
+    spread = cal.estimate_spread(synthetic_errors(tau=0.05, noise=0.01))
+    assert spread.tau == pytest.approx(0.05, rel=0.1)
+    assert spread.noise == pytest.approx(0.01, rel=0.3)
+    assert spread.n_origins == len(cal.ORIGIN_DECADES) and spread.source == "own"
+
+
+def test_spread_needs_origins_and_shrinks_towards_the_pool():
+    one_origin = synthetic_errors(0.05, 0.0)
+    one_origin = one_origin[one_origin["origin_decades"] == 0.2]
+    with pytest.raises(InsufficientDataError, match="inner forecast origin"):
+        cal.estimate_spread(one_origin)
+    own = cal.Spread(0.02, 0.0, 3, 30, "own")
+    pooled = cal.Spread(0.06, 0.0, 40, 400, "own")
+    shrunk = cal.shrink(own, pooled)
+    expected = np.sqrt((3 * 0.02**2 + cal.POOL_ORIGINS * 0.06**2) / (3 + cal.POOL_ORIGINS))
+    assert shrunk.tau == pytest.approx(expected) and shrunk.source == "own+pooled"
+    assert cal.shrink(None, pooled).source == "pooled"
+
+
+def test_combination_is_lognormal_around_the_bootstrap():
+    spread = cal.Spread(0.1, 0.0, 5, 50, "own")
+    boot = np.full((20, 2), 0.5)  # a bootstrap without spread: the interval is the extrapolation term alone
+    draws = cal.combine(boot, np.array([0.0, 0.5]), spread, seed=3)
+    lower, upper = cal.quantile_interval(draws, 0.9)
+    assert lower[0] == pytest.approx(0.5) and upper[0] == pytest.approx(0.5)  # no distance, no widening
+    z = 1.6448536
+    assert lower[1] == pytest.approx(0.5 * np.exp(-z * 0.05), rel=0.01)
+    assert upper[1] == pytest.approx(0.5 * np.exp(z * 0.05), rel=0.01)
+    assert draws.max() <= 1.0
+
+
+def test_rolling_origin_uses_only_runs_below_each_origin():
+    flops = np.geomspace(1e18, 1e21, 25)
+    table = law_table("power", THETA, {"flops": flops}, q_rand=0.25, noise=0.0)
+    result = bc.fit(table, "power", "synthetic", "acc", q_rand=0.25)
+    errors = cal.rolling_origin(result)
+    assert set(errors["origin_decades"]) == set(cal.ORIGIN_DECADES)
+    assert (errors["flops"] > errors["origin"]).all() and (errors["decades"] > 0).all()
+    assert (errors["origin"] <= 1e21 / 10 ** errors["origin_decades"] * (1 + 1e-9)).all()
+    # an exact law extrapolates without error: no extrapolation term
+    np.testing.assert_allclose(errors["predicted"], errors["true"], rtol=1e-6)
+    assert cal.estimate_spread(errors).tau < 1e-6
+
+
+def test_calibrated_interval_widens_with_distance_and_is_the_forecast_default():
+    flops = np.geomspace(1e18, 1e21, 25)
+    table = law_table("power_floor", [3000.0, 0.2, 0.3], {"flops": flops}, q_rand=0.25, noise=0.01, seed=2)
+    result = bc.fit(
+        table, "power", "synthetic", "acc", q_rand=0.25
+    )  # a power law fitted to a law with a floor: misspecified
+    boot = bootstrap(result, 30, seed=0, n_jobs=1, progress=False)
+    calibrated = cal.calibrate(boot)
+    assert calibrated.spread.tau > 0
+    near = np.diff(calibrated.interval(0.9, flops=2e21)).item()
+    far = np.diff(calibrated.interval(0.9, flops=1e23)).item()
+    assert far > near > np.diff(boot.interval(0.9, flops=2e21)).item()
+    out = bc.forecast(result, n_boot=30, n_jobs=1, flops=1e23)
+    assert out["interval"] == "extrapolation" and out["extrapolation"]["tau"] == pytest.approx(calibrated.spread.tau)
+    old = bc.forecast(result, n_boot=30, n_jobs=1, flops=1e23, interval="bootstrap")
+    assert old["upper"][0] - old["lower"][0] < out["upper"][0] - out["lower"][0]
+    with pytest.raises(bc.BenchcastError, match="unknown interval"):
+        bc.forecast(result, n_boot=30, flops=1e23, interval="conformal")
