@@ -41,3 +41,12 @@ NBoot = Annotated[
 Level = Annotated[float, typer.Option("--level", help="Interval level, e.g. 0.9.")]
 Seed = Annotated[int, typer.Option("--seed", help="Random seed (bootstrap, global search).")]
 Jobs = Annotated[int | None, typer.Option("--jobs", "-j", help="Worker processes (default: all cores).")]
+RayAddress = Annotated[
+    str | None,
+    typer.Option(
+        "--ray",
+        metavar="ADDRESS|auto",
+        help="Run the independent jobs as Ray tasks on the cluster at ADDRESS ('auto': the running cluster; "
+        "'local': a new one on this machine); needs pip install 'benchcast[ray]'. Default: a local process pool.",
+    ),
+]
