@@ -130,6 +130,8 @@ def test_sweep_grid_leaves_out_thresholds_without_held_out_runs():
     held_out = [int((flops > t).sum()) for t in (3e19, 3e20, 3e21)]
     assert list(result.table["n_test"]) == held_out
     assert "MRE" in result.definitions["success"] and "logistic" in result.definitions["critical_threshold"]
+    with pytest.raises(bc.SelectionError):  # a wrong selection is an error, not a gap in the grid
+        sweep(table, bc.FitSpec("power", "nonexistent", "acc"), thresholds=grid, progress=False)
     with pytest.raises(bc.BenchcastError, match="positive finite"):
         sweep(table, spec, thresholds=[1e20, -1.0], progress=False)
 

@@ -160,7 +160,7 @@ def sweep_command(
     min_flops: MinFlops = None,
     proxy: Proxy = None,
     boot: NBoot = 100,
-    jobs: Jobs = 1,
+    jobs: Jobs = None,
     ray: RayAddress = None,
     format: Format = "auto",
     metadata: Metadata = None,

@@ -62,7 +62,7 @@ def reproduce_command(
     if study not in STUDIES:
         raise BenchcastError(f"unknown study {study!r}; available: {', '.join(STUDIES)}.")
     from benchcast.evaluation.backtest import SWEEP_THRESHOLDS, check_thresholds
-    from benchcast.evaluation.reproduce import TABLES, reproduce_krajewski2025
+    from benchcast.evaluation.reproduce import DIRECT_LAWS, TABLES, reproduce_krajewski2025
 
     thresholds = check_thresholds(sweep_threshold) if sweep_threshold else SWEEP_THRESHOLDS
     result = reproduce_krajewski2025(
@@ -79,7 +79,9 @@ def reproduce_command(
         return
     t = result.tables
     usable = ["test_mre", "test_mre_usable", "test_mae", "n_test", "n_test_usable"]
-    _print(t["direct"], TABLES["direct"])
+    shown = ("mre", "mre_usable", "coverage50", "coverage90")
+    direct = ["benchmark", *(f"{law}_{c}" for law in DIRECT_LAWS for c in shown)]
+    _print(t["direct"], TABLES["direct"], direct)
     for name in ("two_stage_paper", "two_stage_all_benchmarks"):
         if name in t:
             _print(t[name], TABLES[name], ["law", "proxy", *usable, "train_rmse", "train_r2", "benchmarks"])

@@ -322,7 +322,7 @@ def _sweep_point(table: pd.DataFrame, spec: FitSpec, options: dict, threshold: f
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             bt = backtest(table, spec, threshold=threshold, **options)
-    except BenchcastError as exc:
+    except InsufficientDataError as exc:  # nothing to fit or nothing held out at this threshold
         return {"threshold": threshold, "skipped": str(exc)}
     return {"threshold": threshold, **bt.metrics, **usable_errors(bt)}
 
@@ -344,8 +344,9 @@ def sweep(
 ) -> Sweep:
     """Protocol 4: the threshold backtest over a grid, and the critical threshold.
 
-    Thresholds where the backtest cannot run (no held-out runs above them, nothing to fit below
-    them) are left out of the grid and listed in ``skipped`` with the reason.
+    Thresholds where the backtest has too little data (no held-out runs above them, too few to
+    fit below them) are left out of the grid and listed in ``skipped`` with the reason; any other
+    error (a wrong selection) is raised.
     """
     options = {"min_flops": min_flops, "tpr": tpr, "n_boot": n_boot, "seed": seed, "n_jobs": 1}
     grid = check_thresholds(thresholds)
