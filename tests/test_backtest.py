@@ -1,12 +1,21 @@
-"""Backtest protocols (which runs land where), metrics on hand-computed cases, sweep, cutoff,
-and a reduced reproduction run on the real data."""
+"""Backtest protocols (which runs land where), metrics on hand-computed cases, the threshold
+sweep's grid and critical threshold, and the cutoff backtest's handling of replicate targets."""
 
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import law_table
 
 import benchcast as bc
-from benchcast.evaluation.backtest import backtest, critical_threshold, cutoff_backtest, settling, split, sweep
+from benchcast.evaluation.backtest import (
+    backtest,
+    change_span,
+    critical_threshold,
+    cutoff_backtest,
+    settling,
+    split,
+    sweep,
+)
 from benchcast.evaluation.metrics import coverage, mae, mre, r2, rmse
 
 
@@ -72,17 +81,87 @@ def test_critical_threshold():
     success = np.array([0, 0, 0, 1, 0, 1, 1, 1], bool)
     t_crit = critical_threshold(thresholds, success)
     assert thresholds[2] < t_crit < thresholds[5]
+    assert change_span(thresholds, success) == (thresholds[2], thresholds[5])
     assert critical_threshold(thresholds, np.ones(8, bool)) is None
+
+
+def test_critical_threshold_only_inside_the_observed_change():
+    # one failure among successes: the logistic crossing (8.4e19) lies below the grid; not reported
+    thresholds = np.geomspace(1e20, 1e22, 9)
+    success = np.array([1, 0, 1, 1, 1, 1, 1, 1, 1], bool)
+    assert change_span(thresholds, success) == (thresholds[0], thresholds[2])
+    assert critical_threshold(thresholds, success) is None
+    # unsorted input gives the same answer as sorted
+    order = np.array([3, 0, 8, 1, 5, 2, 7, 4, 6])
+    good = np.array([0, 1, 1, 1, 1, 1, 1, 1, 1], bool)
+    t_crit = critical_threshold(thresholds, good)
+    assert thresholds[0] <= t_crit <= thresholds[1]
+    assert critical_threshold(thresholds[order], good[order]) == pytest.approx(t_crit, rel=1e-9)
+
+
+POWER = (600.0, 0.15)  # -log Q = A C^-alpha: Q from 0.30 at 1e18 to 0.74 at 1e22
+
+
+def _ladder(replicate: bool = False, below_replicate: bool = False):
+    flops = np.geomspace(1e18, 1e22, 12)
+    extra = []
+    q = float(np.exp(-POWER[0] * flops[-1] ** -POWER[1]))
+    if replicate:  # a second seed at the most expensive run's compute
+        extra.append(dict(run="top-rep2", params=1e9, tokens=flops[-1] / 6e9, flops=flops[-1], value=q))
+    if below_replicate:  # a replicate lower down the ladder: one cutoff, not two
+        q5 = float(np.exp(-POWER[0] * flops[5] ** -POWER[1]))
+        extra.append(dict(run="mid-rep2", params=1e8, tokens=flops[5] / 6e8, flops=flops[5], value=q5))
+    extra = [dict(r, benchmark="synthetic", metric="acc") for r in extra]
+    return law_table("power", POWER, {"flops": flops}, extra_rows=extra or None), flops
+
+
+def test_sweep_grid_leaves_out_thresholds_without_held_out_runs():
+    table, flops = _ladder()
+    spec = bc.FitSpec("power", "synthetic", "acc", q_rand=0.0)
+    grid = [3e19, 3e20, 3e21, 2e22, 5e22]  # the last two are above every run: nothing held out
+    result = sweep(table, spec, thresholds=grid, progress=False)
+    assert list(result.table["threshold"]) == [3e19, 3e20, 3e21]
+    assert [r["threshold"] for r in result.skipped] == [2e22, 5e22]
+    assert all("no held-out runs" in r["skipped"] for r in result.skipped)
+    assert result.table["test_mre"].notna().all()
+    # noiseless power-law data: every threshold forecasts exactly, so success never changes
+    assert result.table["success"].all() and result.critical is None
+    assert "every threshold succeeds" in result.note
+    held_out = [int((flops > t).sum()) for t in (3e19, 3e20, 3e21)]
+    assert list(result.table["n_test"]) == held_out
+    assert "MRE" in result.definitions["success"] and "logistic" in result.definitions["critical_threshold"]
+    with pytest.raises(bc.SelectionError):  # a wrong selection is an error, not a gap in the grid
+        sweep(table, bc.FitSpec("power", "nonexistent", "acc"), thresholds=grid, progress=False)
+    with pytest.raises(bc.BenchcastError, match="positive finite"):
+        sweep(table, spec, thresholds=[1e20, -1.0], progress=False)
+
+
+def test_cutoff_holds_out_replicates_of_the_target():
+    table, flops = _ladder(replicate=True, below_replicate=True)
+    cut = cutoff_backtest(table, bc.FitSpec("power", "synthetic", "acc", q_rand=0.0), progress=False)
+    assert (cut["n_target_runs"] == 2).all()  # the target and its replicate
+    assert cut["target_flops"].iloc[0] == pytest.approx(flops[-1])
+    # the last cutoff is the next compute below the target: it still extrapolates
+    assert cut["cutoff_flops"].iloc[-1] == pytest.approx(flops[-2])
+    assert (cut["extrapolation_decades"] > 0.3).all()
+    assert cut["extrapolation_decades"].iloc[-1] == pytest.approx(np.log10(flops[-1] / flops[-2]))
+    # one row per distinct compute: the replicate at flops[5] does not make a second cutoff
+    assert cut["cutoff_flops"].is_unique
+    assert list(cut["cutoff_flops"]) == pytest.approx(list(flops[3:-1]))  # min_points = 4 runs
+    assert cut["mre"].max() < 1e-6  # noiseless data: every cutoff recovers the law
 
 
 def test_sweep_and_cutoff_real(apple):
     spec = bc.FitSpec("power", "arc_easy", "acc_norm")
-    frame, t_crit = sweep(apple, spec, thresholds=[1e20, 1e21, 6e21], tpr=20, min_flops=3e18, progress=False)
-    assert list(frame["threshold"]) == [1e20, 1e21, 6e21] and frame["test_mre"].notna().all()
+    result = sweep(apple, spec, thresholds=[1e20, 1e21, 6e21], tpr=20, min_flops=3e18, progress=False)
+    assert list(result.table["threshold"]) == [1e20, 1e21, 6e21] and result.table["test_mre"].notna().all()
     cut = cutoff_backtest(apple, spec, tpr=20, progress=False)
     assert cut["cutoff_flops"].is_monotonic_increasing
     assert (cut["extrapolation_decades"] > 0).all()
     assert cut["extrapolation_decades"].is_monotonic_decreasing
+    # the DCLM file has two 17.87B TPR-20 runs with the same compute: both are targets
+    assert (cut["n_target_runs"] == 2).all()
+    assert cut["extrapolation_decades"].iloc[-1] > 0.05
     settled = settling(cut, ["A", "alpha"])
     assert set(settled) == {"A", "alpha"}
     assert 0 <= settled["alpha"]["training_decades"] <= cut["training_decades"].max()
@@ -99,25 +178,3 @@ def test_settling_hand_case():
     )
     out = settling(frame, ["p"])
     assert out["p"]["training_decades"] == 2 and out["p"]["final"] == 1.0
-
-
-def test_reduced_reproduction(apple, tmp_path):
-    from benchcast.evaluation.reproduce import reproduce_krajewski2025
-
-    result = reproduce_krajewski2025(
-        apple,
-        tmp_path,
-        n_jobs=1,
-        progress=False,
-        benchmarks=[("arc_easy", "acc_norm"), ("humaneval-py", "pass@1")],
-        thresholds=[1e21, 6e21],
-    )
-    direct = result.tables["direct"]
-    assert list(direct["benchmark"]) == ["arc_easy", "humaneval-py", "average"]
-    assert direct["power_mre"].iloc[0] < 3.0 and direct["bnsl_points"].iloc[0] == 40
-    for name in ("direct", "two_stage", "nd", "passk_compute", "power_floor", "average", "proxy", "sweep"):
-        assert (tmp_path / f"{name}.csv").exists(), name
-    for figure in ("direct_laws.png", "two_stage_vs_direct.png", "sweep.png"):
-        assert (tmp_path / figure).stat().st_size > 5000
-    floor = result.tables["power_floor"]
-    assert ((floor["q_max"] > 0) & (floor["q_max"] <= 1)).all()

@@ -14,6 +14,7 @@ from benchcast.cli.options import (
     Benchmark,
     Data,
     Format,
+    Jobs,
     Json,
     Laws,
     Metadata,
@@ -22,6 +23,7 @@ from benchcast.cli.options import (
     NBoot,
     OutDir,
     Proxy,
+    RayAddress,
     Threshold,
     Tpr,
     read,
@@ -158,6 +160,8 @@ def sweep_command(
     min_flops: MinFlops = None,
     proxy: Proxy = None,
     boot: NBoot = 100,
+    jobs: Jobs = None,
+    ray: RayAddress = None,
     format: Format = "auto",
     metadata: Metadata = None,
     out: OutDir = None,
@@ -166,33 +170,49 @@ def sweep_command(
     """Threshold sweep (6e19 .. 5e22): held-out MRE per threshold and the critical threshold."""
     table = read(data, format, metadata)
     law = law or ["power"]
-    frames, critical = [], []
+    sweeps = []
     for bench in benchmark:
         for name in law:
             spec = FitSpec(law=name, benchmark=bench, metric=metric, proxy=proxy)
-            frame, t_crit = sweep(table, spec, min_flops=min_flops, tpr=tpr, n_boot=boot)
-            frames.append(frame.assign(law=name, benchmark=bench))
-            critical.append({"law": name, "benchmark": bench, "critical_threshold": t_crit})
-    frame = pd.concat(frames, ignore_index=True)
-    if out is not None:
+            sweeps.append(sweep(table, spec, min_flops=min_flops, tpr=tpr, n_boot=boot, n_jobs=jobs, ray_address=ray))
+    frames = [s.table.assign(law=s.law, benchmark=s.benchmark) for s in sweeps if len(s.table)]
+    frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    definitions = sweeps[0].definitions
+    if out is not None and not frame.empty:
         from benchcast.plots.figures import plot_sweep
 
         write_csv(frame, out / "sweep.csv")
         plot_sweep(frame, out / "sweep.png")
     if json:
-        emit_json({"sweep": frame.to_dict("records"), "critical": critical})
-        return
-    for c in critical:
-        t = c["critical_threshold"]
-        console.print(
-            f"{c['benchmark']} / {c['law']}: critical threshold "
-            + (f"[bold]{t:.3g}[/] FLOPs" if t else "undefined (all thresholds succeed or all fail)")
+        emit_json(
+            {
+                "definitions": definitions,
+                "sweep": frame.to_dict("records"),
+                "critical": [s.summary() for s in sweeps],
+                "skipped": [{"law": s.law, "benchmark": s.benchmark, **r} for s in sweeps for r in s.skipped],
+            }
         )
+        return
+    console.print(f"success: {definitions['success']}.\ncritical threshold: {definitions['critical_threshold']}.")
+    for s in sweeps:
+        t = s.critical
+        console.print(
+            f"{s.benchmark} / {s.law}: critical threshold "
+            + (f"[bold]{t:.3g}[/] FLOPs ({s.note})" if t is not None else f"not reported: {s.note}")
+        )
+        for r in s.skipped:
+            console.print(f"  left out of the grid: {r['threshold']:.3g} ({r['skipped']})")
     rows = [
-        [r.benchmark, r.law, f"{r.threshold:.3g}", getattr(r, "test_mre", float("nan")), getattr(r, "success", "")]
+        [r.benchmark, r.law, f"{r.threshold:.3g}", r.n_train, r.n_test, r.test_mre, r.test_mre_usable, r.success]
         for r in frame.itertuples()
     ]
-    console.print(rich_table("Sweep", ["benchmark", "law", "threshold", "MRE %", "success"], rows))
+    console.print(
+        rich_table(
+            "Sweep (MRE over all held-out points; usable: Q > Q_rand + margin)",
+            ["benchmark", "law", "threshold", "fitted", "held out", "MRE %", "MRE % usable", "success"],
+            rows,
+        )
+    )
 
 
 @app.command("cutoff")
@@ -245,7 +265,8 @@ def cutoff_command(
         ]
         console.print(
             rich_table(
-                f"{p['law']} on {benchmark}: cutoff backtest",
+                f"{p['law']} on {benchmark}: cutoff backtest "
+                f"({p['cutoffs']['n_target_runs'].iloc[0]} target run(s), replicates at the target's compute included)",
                 ["cutoff C", "extrap. dec.", "train dec.", "MAE", "MRE %", *names],
                 rows,
             )

@@ -9,17 +9,20 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 import numpy as np
 import pandas as pd
 from scipy.optimize import minimize
 
+from benchcast.data.chance import filter_margin
 from benchcast.errors import BenchcastError, InsufficientDataError
 from benchcast.evaluation.metrics import coverage, mae, mre, r2, rmse
 from benchcast.fitting.api import fit_rows
 from benchcast.fitting.result import FitResult
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.laws import get_law
+from benchcast.utils.parallel import parallel_map
 from benchcast.utils.progress import track
 
 PROTOCOLS = ("threshold", "nd", "passk")
@@ -224,12 +227,49 @@ def add_intervals(
     bt.metrics["boot_failed"] = boot.n_failed
 
 
-def critical_threshold(thresholds: np.ndarray, success: np.ndarray) -> float | None:
-    """T where a logistic regression of success on log10 T crosses 0.5 (None if undefined)."""
-    x = np.log10(np.asarray(thresholds, float))
-    s = np.asarray(success, float)
-    if s.size < 2 or s.min() == s.max():
-        return None
+SUCCESS_DEFINITION = (
+    "a threshold T succeeds when the law, fitted on the runs with C <= T, forecasts the held-out runs "
+    "(C > T) with a mean relative error (MRE over every held-out point) below {success_mre:g} %"
+)
+CRITICAL_DEFINITION = (
+    "the critical threshold is the T where a logistic regression of success on log10 T crosses "
+    "P(success) = 0.5; it is reported only when it lies inside the span of the grid where success was "
+    "observed to change (from the lowest to the highest threshold next to a change), else left out"
+)
+
+
+USABLE = "usable: points with Q > Q_rand + margin (K1's filter of SPEC 3.1: margin 0.05, LBPP 0.02)"
+
+
+def usable_errors(bt: Backtest) -> dict:
+    """Training and held-out errors over all points and over usable points (:data:`USABLE`, one
+    definition for every law, so that tables compare like with like)."""
+    frame = bt.predictions
+    true, predicted = frame["true"].to_numpy(float), frame["predicted"].to_numpy(float)
+    usable = true > (bt.fit.spec.q_rand or 0.0) + filter_margin(bt.benchmark)
+    fitted = frame["fitted"].to_numpy(bool)
+    test = (frame["side"] == "test").to_numpy() & np.isfinite(predicted)
+    out = {}
+    for side, mask in (("train", fitted), ("test", test)):
+        out[f"{side}_mae"] = mae(true[mask], predicted[mask])
+        out[f"{side}_mre"] = mre(true[mask], predicted[mask])
+        out[f"{side}_mre_usable"] = mre(true[mask & usable], predicted[mask & usable])
+    out["n_fit"], out["n_test"], out["n_test_usable"] = int(fitted.sum()), int(test.sum()), int((test & usable).sum())
+    out["train_rmse"], out["train_r2"] = bt.metrics["train_rmse"], bt.metrics["train_r2"]
+    return out
+
+
+def check_thresholds(thresholds) -> tuple[float, ...]:
+    """The sweep grid, sorted; every threshold a positive finite number of FLOPs."""
+    grid = tuple(sorted(float(t) for t in thresholds))
+    bad = [t for t in grid if not (np.isfinite(t) and t > 0)]
+    if not grid or bad:
+        raise BenchcastError(f"sweep thresholds must be positive finite FLOPs, got {list(thresholds)!r}.")
+    return grid
+
+
+def _logistic_crossing(x: np.ndarray, s: np.ndarray) -> float | None:
+    """log10 T where a logistic regression of success on log10 T crosses 0.5 (None if flat)."""
     centre, scale = x.mean(), max(x.std(), 1e-9)
     z = (x - centre) / scale
 
@@ -240,7 +280,74 @@ def critical_threshold(thresholds: np.ndarray, success: np.ndarray) -> float | N
     w = minimize(nll, np.zeros(2), method="BFGS").x
     if abs(w[0]) < 1e-9:
         return None
-    return float(10 ** (centre + scale * (-w[1] / w[0])))
+    return float(centre + scale * (-w[1] / w[0]))
+
+
+def change_span(thresholds, success) -> tuple[float, float] | None:
+    """(lowest, highest) threshold next to a change of success along the sorted grid; None if none."""
+    t = np.asarray(thresholds, float)
+    order = np.argsort(t, kind="stable")
+    t, s = t[order], np.asarray(success, bool)[order]
+    changes = np.flatnonzero(s[1:] != s[:-1])
+    if not changes.size:
+        return None
+    return float(t[changes[0]]), float(t[changes[-1] + 1])
+
+
+def critical_threshold(thresholds, success) -> float | None:
+    """The critical threshold of :data:`CRITICAL_DEFINITION` (None where it is undefined)."""
+    order = np.argsort(np.asarray(thresholds, float), kind="stable")  # the same answer for any order
+    x = np.log10(np.asarray(thresholds, float)[order])
+    s = np.asarray(success, float)[order]
+    span = change_span(thresholds, success)
+    if span is None:
+        return None
+    crossing = _logistic_crossing(x, s)
+    if crossing is None:
+        return None
+    value = float(10**crossing)
+    return value if span[0] <= value <= span[1] else None
+
+
+@dataclass
+class Sweep:
+    """Protocol 4 for one law and benchmark: one row per threshold that has held-out runs."""
+
+    law: str
+    benchmark: str
+    table: pd.DataFrame
+    critical: float | None
+    note: str
+    skipped: list[dict] = field(default_factory=list)
+    success_mre: float = SUCCESS_MRE
+
+    @property
+    def definitions(self) -> dict:
+        return {
+            "success": SUCCESS_DEFINITION.format(success_mre=self.success_mre),
+            "critical_threshold": CRITICAL_DEFINITION,
+        }
+
+    def summary(self) -> dict:
+        return {
+            "law": self.law,
+            "benchmark": self.benchmark,
+            "critical_threshold": self.critical,
+            "note": self.note,
+            "successes": int(self.table["success"].sum()) if len(self.table) else 0,
+            "thresholds": int(len(self.table)),
+            "skipped": len(self.skipped),
+        }
+
+
+def _sweep_point(table: pd.DataFrame, spec: FitSpec, options: dict, threshold: float) -> dict:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            bt = backtest(table, spec, threshold=threshold, **options)
+    except InsufficientDataError as exc:  # nothing to fit or nothing held out at this threshold
+        return {"threshold": threshold, "skipped": str(exc)}
+    return {"threshold": threshold, **bt.metrics, **usable_errors(bt)}
 
 
 def sweep(
@@ -254,22 +361,43 @@ def sweep(
     progress: bool | None = None,
     n_boot: int = 0,
     seed: int = 0,
-) -> tuple[pd.DataFrame, float | None]:
-    """Protocol 4: the threshold backtest over a grid; returns (table per threshold, critical T)."""
-    records = []
-    for threshold in track(list(thresholds), f"sweep {spec.law} {spec.benchmark}", enabled=progress):
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                bt = backtest(table, spec, threshold=threshold, min_flops=min_flops, tpr=tpr, n_boot=n_boot, seed=seed)
-        except BenchcastError as exc:
-            records.append({"threshold": threshold, "error": str(exc)})
-            continue
-        records.append({"threshold": threshold, **bt.metrics, "success": bool(bt.metrics["test_mre"] < success_mre)})
-    frame = pd.DataFrame(records)
-    ok = frame.dropna(subset=["test_mre"]) if "test_mre" in frame else frame.iloc[0:0]
-    critical = critical_threshold(ok["threshold"], ok["success"]) if len(ok) else None
-    return frame, critical
+    n_jobs: int | None = 1,
+    backend: str | None = None,
+    ray_address: str | None = None,
+) -> Sweep:
+    """Protocol 4: the threshold backtest over a grid, and the critical threshold.
+
+    Thresholds where the backtest has too little data (no held-out runs above them, too few to
+    fit below them) are left out of the grid and listed in ``skipped`` with the reason; any other
+    error (a wrong selection) is raised.
+    """
+    options = {"min_flops": min_flops, "tpr": tpr, "n_boot": n_boot, "seed": seed, "n_jobs": 1}
+    grid = check_thresholds(thresholds)
+    records = parallel_map(
+        partial(_sweep_point, table, spec, options),
+        grid,
+        n_jobs=n_jobs,
+        description=f"sweep {spec.law} {spec.benchmark}",
+        progress=progress,
+        backend=backend,
+        ray_address=ray_address,
+    )
+    skipped = [r for r in records if "skipped" in r]
+    frame = pd.DataFrame([r for r in records if "skipped" not in r])
+    if frame.empty:
+        note = "no threshold of the grid has both fitted and held-out runs"
+        return Sweep(spec.law, spec.benchmark, frame, None, note, skipped, success_mre)
+    frame["success"] = frame["test_mre"] < success_mre
+    critical = critical_threshold(frame["threshold"], frame["success"])
+    span = change_span(frame["threshold"], frame["success"])
+    if span is None:
+        outcome = "every threshold succeeds" if frame["success"].all() else "no threshold succeeds"
+        note = f"success does not change over the grid: {outcome}"
+    elif critical is None:
+        note = f"the logistic crossing lies outside the span {span[0]:.3g}..{span[1]:.3g} where success changed"
+    else:
+        note = f"success changes between {span[0]:.3g} and {span[1]:.3g}"
+    return Sweep(spec.law, spec.benchmark, frame, critical, note, skipped, success_mre)
 
 
 def cutoff_backtest(
@@ -285,20 +413,29 @@ def cutoff_backtest(
 ) -> pd.DataFrame:
     """Protocol 5: fit below a moving cutoff, predict the ``n_targets`` most expensive runs.
 
+    Replicate runs at a target's compute (same C, another seed) are held out with the target,
+    never fitted, so every cutoff lies below the targets and still extrapolates. Cutoffs are the
+    distinct compute values of the remaining runs, from the ``min_points``-th cheapest run on.
     One row per cutoff: cutoff and target compute, decades of extrapolation
     (log10 target C / cutoff C), decades of training data, MAE, MRE and every parameter.
     """
     rows, resolved = design(table, replace(spec, tpr=spec.tpr if tpr is None else tpr))
     law = get_law(spec.law)
-    by_run = rows.groupby("run")["flops"].first().sort_values()
-    targets = list(by_run.index[-n_targets:])
-    pool = by_run.drop(targets)
+    by_run = rows.groupby("run")["flops"].first().sort_values(kind="stable")
+    if n_targets < 1 or n_targets >= len(by_run):
+        raise BenchcastError(f"n_targets must lie in 1..{len(by_run) - 1} for {spec.benchmark}, got {n_targets}.")
+    chosen = by_run.to_numpy(float)[-n_targets:]
+    replicate = np.isclose(by_run.to_numpy(float)[:, None], chosen[None, :], rtol=1e-9, atol=0).any(axis=1)
+    targets = list(by_run.index[replicate])
+    pool = by_run[~replicate]
     min_points = min_points or law.n_params + 2
     records = []
-    cutoffs = pool.to_numpy()[min_points - 1 :]
+    levels = np.unique(pool.to_numpy(float))
+    # a cutoff needs at least min_points runs at or below it
+    cutoffs = [c for c in levels if int((pool.to_numpy(float) <= c).sum()) >= min_points]
     target_rows = rows["run"].isin(targets).to_numpy()
-    target_flops = float(np.exp(np.mean(np.log(by_run[targets].to_numpy()))))
-    for cutoff in track(list(cutoffs), f"cutoffs {spec.law} {spec.benchmark}", enabled=progress):
+    target_flops = float(np.exp(np.mean(np.log(by_run[targets].to_numpy(float)))))
+    for cutoff in track(cutoffs, f"cutoffs {spec.law} {spec.benchmark}", enabled=progress):
         train = (~target_rows) & (rows["flops"].to_numpy() <= cutoff)
         try:
             with warnings.catch_warnings():
@@ -315,6 +452,7 @@ def cutoff_backtest(
             {
                 "cutoff_flops": float(cutoff),
                 "target_flops": target_flops,
+                "n_target_runs": len(targets),
                 "extrapolation_decades": float(np.log10(target_flops / cutoff)),
                 "training_decades": float(np.log10(cutoff / pool.iloc[0])),
                 "n_train": result.diagnostics["n_used"],

@@ -70,7 +70,7 @@ def benchmark_average(table: pd.DataFrame, benchmarks: list[tuple[str, str]], na
                 row.run, {"sizes": (row.params, row.tokens, row.flops, row.tpr), "normed": [], "ok": True}
             )
             entry["normed"].append((row.value - q_rand) / (1 - q_rand))
-            entry["ok"] &= bool(row.value > q_rand + margin)
+            entry["ok"] &= bool(row.value >= q_rand + margin)  # K8: every benchmark >= margin above chance
     records = []
     for run, entry in per_run.items():
         if entry["ok"] and len(entry["normed"]) == len(benchmarks):

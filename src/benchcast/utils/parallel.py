@@ -1,18 +1,27 @@
-"""Run independent fits on the local cores (a process pool), with a progress bar."""
+"""Run independent fits on the local cores (a process pool) or on a Ray cluster, with a progress bar.
+
+Both backends return ``[func(item) for item in items]`` in the order of ``items``, and both run
+each item in a worker with single-threaded BLAS, so a grid gives the same numbers bit for bit
+whichever backend ran it.
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from threadpoolctl import threadpool_limits
 
+from benchcast.errors import BenchcastError
 from benchcast.utils.progress import track
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+BACKENDS = ("process", "ray")
+RAY_INSTALL = "pip install 'benchcast[ray]'"
 
 
 def default_jobs() -> int:
@@ -31,16 +40,77 @@ def parallel_map(
     n_jobs: int | None = None,
     description: str = "working",
     progress: bool | None = None,
+    backend: str | None = None,
+    ray_address: str | None = None,
 ) -> list[R]:
-    """``[func(item) for item in items]``, in order, spread over ``n_jobs`` processes.
+    """``[func(item) for item in items]``, in order, spread over workers.
 
-    ``func`` must be picklable (a module-level function or a ``functools.partial`` of one).
-    ``n_jobs=1`` runs in this process, which is also what happens for a single item.
+    ``backend`` is ``"process"`` (the default: ``n_jobs`` local processes; ``n_jobs=1`` or a single
+    item runs in this process) or ``"ray"`` (one Ray task per item on the cluster at
+    ``ray_address``: ``"auto"`` joins a running cluster, ``None`` reuses the Ray session this
+    process already has or starts a local one; ``n_jobs`` is then left to the cluster).
+    Giving ``ray_address`` alone selects Ray. ``func`` must be picklable (a module-level function
+    or a ``functools.partial`` of one).
     """
     items = list(items)
+    backend = backend or ("ray" if ray_address is not None else "process")
+    if backend not in BACKENDS:
+        raise BenchcastError(f"unknown parallel backend {backend!r}; expected one of {', '.join(BACKENDS)}.")
+    if backend == "ray":
+        return _ray_map(func, items, ray_address, description, progress)
     n_jobs = default_jobs() if n_jobs is None else max(1, n_jobs)
     if n_jobs == 1 or len(items) <= 1:
         return [func(item) for item in track(items, description, enabled=progress)]
     chunksize = 1  # tasks are whole fits: balance beats batching
     with ProcessPoolExecutor(max_workers=min(n_jobs, len(items)), initializer=_single_threaded_blas) as pool:
         return list(track(pool.map(func, items, chunksize=chunksize), description, total=len(items), enabled=progress))
+
+
+def import_ray() -> Any:
+    """The ``ray`` module, or a BenchcastError saying how to install it."""
+    try:
+        import ray
+    except ImportError as exc:
+        raise BenchcastError(f"running on Ray needs the 'ray' package, which is not installed: {RAY_INSTALL}.") from exc
+    return ray
+
+
+def connect_ray(address: str | None = None) -> Any:
+    """The ray module with a session: the one this process has, else ``ray.init(address)``."""
+    ray = import_ray()
+    if not ray.is_initialized():
+        try:
+            if address is None:  # a local cluster of this machine's cores
+                ray.init(include_dashboard=False, log_to_driver=False)
+            else:
+                ray.init(address=address, log_to_driver=False)
+        except (ConnectionError, ValueError, RuntimeError) as exc:
+            raise BenchcastError(f"could not connect to the Ray cluster at {address!r}: {exc}") from exc
+    return ray
+
+
+def _ray_call(func: Callable[[T], R], item: T) -> R:
+    with threadpool_limits(1):  # the same single-threaded BLAS as the process pool's workers
+        return func(item)
+
+
+def _completed(ray: Any, refs: list) -> Iterator[None]:
+    pending = list(refs)
+    while pending:
+        done, pending = ray.wait(pending, num_returns=1)
+        for _ in done:
+            yield None
+
+
+def _ray_map(
+    func: Callable[[T], R], items: list[T], address: str | None, description: str, progress: bool | None
+) -> list[R]:
+    if not items:
+        return []
+    ray = connect_ray(address)
+    task = ray.remote(_ray_call)
+    shared = ray.put(func)  # the function (and e.g. the data table it carries) is shipped once
+    refs = [task.remote(shared, item) for item in items]
+    for _ in track(_completed(ray, refs), f"{description} (ray)", total=len(refs), enabled=progress):
+        pass
+    return ray.get(refs)
