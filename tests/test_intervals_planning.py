@@ -133,7 +133,7 @@ def test_backtest_reports_coverage(apple):
 
 def test_recommend_ranks_laws(apple):
     rec = recommend(apple, "sciq", "acc_norm", tpr=20, n_boot=30, n_jobs=1)
-    assert set(rec.ranking["law"]) == {"power", "power_floor", "bnsl"}
+    assert set(rec.ranking["law"]) == {"power", "power_floor", "bnsl", "bnsl_monotone"}
     assert rec.ranking["test_mre"].is_monotonic_increasing
     assert rec.best == rec.ranking["law"].iloc[0] and rec.extrapolation_decades > 0
     assert "Trust" in rec.advice()
@@ -154,4 +154,4 @@ def test_cli_forecast_plan_recommend(apple_path, tmp_path):
     assert proc.returncode == 2 and "target score must lie in (0, 1)" in proc.stderr
     proc = run("recommend", apple_path, "-b", "piqa", "-m", "acc_norm", "--tpr", "20", "--boot", "10", "--json")
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout)["best"] in {"power", "power_floor", "bnsl"}
+    assert json.loads(proc.stdout)["best"] in {"power", "power_floor", "bnsl", "bnsl_monotone"}

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, fields, replace
 import numpy as np
 import pandas as pd
 
-from benchcast.data.chance import chance_level, filter_margin
+from benchcast.data.chance import chance_level
 from benchcast.data.covariates import attach_covariates
 from benchcast.data.table import parse_metric, select
 from benchcast.errors import BenchcastError, SelectionError
@@ -115,11 +115,7 @@ def design(table: pd.DataFrame, spec: FitSpec) -> tuple[pd.DataFrame, FitSpec]:
     rows["k"] = rows["k"].astype(float).fillna(1.0)
     rows = attach_covariates(rows, table, law, spec)
     q_rand, q_source = chance_level(spec.benchmark, metric, spec.q_rand)
-    margin = (
-        law.default_margin
-        if law.default_margin is not None and spec.margin is None
-        else filter_margin(spec.benchmark, spec.margin)
-    )
+    margin = law.margin_for(spec.benchmark, spec.margin)
     needed = set(law.covariates) | set(law.fit_covariates)
     resolved = replace(
         spec,
