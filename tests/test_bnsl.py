@@ -161,3 +161,17 @@ def test_laws_command_lists_constraints():
     assert described["power"]["constraints"] == []
     proc = runner.invoke(app, ["laws"], env={"COLUMNS": "300"})
     assert proc.exit_code == 0 and "constraints" in proc.output and "bnsl_monotone" in proc.output
+
+
+def test_unrestricted_fit_on_a_range_limit_says_so(apple):
+    """ARC-Easy: the unrestricted optimum runs to the edge of the search range of the break, and
+    the fit reports it (diagnostics and a warning) rather than presenting it as an interior optimum."""
+    with pytest.warns(bc.FitWarning, match="sits on a bound"):
+        result = bc.fit(apple, "bnsl", "arc_easy", "acc_norm", tpr=20, min_flops=3e18, max_flops=6e21)
+    assert result.diagnostics["at_bound"]
+    law = bc.get_law("bnsl")
+    for name in result.diagnostics["at_bound"]:
+        p = law.parameters[law.param_names.index(name)]
+        assert np.isclose(result.params[name], p.lower, rtol=1e-4) or np.isclose(
+            result.params[name], p.upper, rtol=1e-4
+        )

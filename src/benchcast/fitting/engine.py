@@ -5,12 +5,15 @@ Strategy, for a law and data in the law's target space:
 1. closed form where the law has one (OLS laws);
 2. otherwise parameters the law pre-solves are held fixed, and candidate starts come from the
    law's own grid plus, for multimodal laws, a scrambled-Sobol screen of the non-linear
-   parameters in which the linear ones are solved exactly (variable projection);
+   parameters; for the screened points the linear parameters are solved exactly within their
+   bounds (variable projection) and, for a Huber loss, reweighted towards its optimum;
 3. the best candidates are refined with L-BFGS-B in an internal space (log for scale
    parameters), with a vectorised central-difference gradient;
-4. the best few refined points are finished with a trust-region least-squares solve of the same
-   objective (``least_squares`` with ``loss='huber', f_scale=delta`` is exactly the Huber loss),
-   which converges where L-BFGS-B stalls on Huber's kink; the lowest loss wins.
+4. the best refined point (three for a multimodal law) is finished with a trust-region
+   least-squares solve of the same objective (``least_squares`` with ``loss='huber',
+   f_scale=delta`` is exactly the Huber loss), which converges where L-BFGS-B stalls on Huber's
+   kink; a multimodal law's best point that runs out of budget (a flat valley) is continued;
+   the lowest loss wins.
 
 Everything is deterministic given ``seed``.
 """
@@ -31,6 +34,7 @@ N_FINISH = 1  # refined points finished by the trust-region solve
 WARM_EVALUATIONS = 60  # trust-region budget of a warm-started refit (bootstrap replicates)
 ROBUST_STEPS = 6  # reweighted steps of the linear parameters towards the Huber optimum (screening)
 N_FINISH_MULTIMODAL = 3  # a multimodal law's best refined points each get the trust-region finish
+EXTENDED_EVALUATIONS = 600  # budget to continue a multimodal law's best point that has not converged
 
 
 def huber(residual: np.ndarray, delta: float) -> np.ndarray:
@@ -333,6 +337,10 @@ def minimize_law(
     n_finish = N_FINISH_MULTIMODAL if law.multimodal and start is None else N_FINISH
     finished = [problem.finish(u, budget) for _, u, _, _ in refined[:n_finish]]
     best = min(refined + finished, key=lambda item: item[0])
+    if law.multimodal and start is None and not best[2]:
+        # the best point ran out of budget, typically along a flat valley of a multimodal law:
+        # continue it until it converges (or a larger budget ends)
+        best = min([best, problem.finish(best[1], EXTENDED_EVALUATIONS)], key=lambda item: item[0])
     value, u, success, message = best
     converged = success and value < PENALTY
     return Optimum(

@@ -123,7 +123,7 @@ class BNSLLaw(_BNSL):
         Parameter("f1", 1e-3, 100.0, 0.5, log=True, description="sharpness of the break"),
     )
 
-    n_polish = 12  # a wider space than the monotone form's: more refined starts
+    n_polish = 8  # a wider space than the monotone form's: more refined starts
     exponent_grid = ((-1.0, -0.3, 0.0, 0.1, 0.4), (-0.5, 0.1, 0.4, 1.0, 3.0))
 
     def coefficients(self, theta):
