@@ -9,6 +9,7 @@ from conftest import law_table
 from scipy.optimize import lsq_linear
 
 import benchcast as bc
+from benchcast.errors import ArtifactError
 from benchcast.fitting.engine import _box_least_squares
 from benchcast.fitting.spec import FitSpec, design
 
@@ -46,7 +47,7 @@ def test_reparameterisation_keeps_the_papers_predictions(name):
         coef = law.paper_coefficients(theta)
         expected = _paper_formula(coef, flops)
         assert np.allclose(law.forward(theta, {"flops": flops}), expected, rtol=1e-9, atol=1e-12)
-        # b is the gap Q(1e18) - a
+        # b_ref is the gap Q(1e18) - a
         assert law.forward(theta, {"flops": np.array([1e18])})[0] - theta[0] == pytest.approx(theta[1], abs=1e-12)
 
 
@@ -67,7 +68,7 @@ def test_monotone_form_holds_its_constraints_for_every_vector_in_its_box():
 def test_unrestricted_form_can_fall_and_exceed_one():
     """The paper's form has no sign constraints: inside its box are curves the monotone one excludes."""
     law = bc.get_law("bnsl")
-    falling = np.array([0.5, 0.3, 0.2, 0.1, 1e20, 1.0])  # b > 0, c0 > 0: the score falls with compute
+    falling = np.array([0.5, 0.3, 0.2, 0.1, 1e20, 1.0])  # b_ref > 0, c0 > 0: the score falls with compute
     curve = law.forward(falling, {"flops": GRID})
     assert curve[-1] < curve[0]
     rising_past_one = np.array([1.2, -0.9, 0.1, 0.2, 1e20, 1.0])
@@ -87,7 +88,7 @@ def test_unrestricted_fit_recovers_a_law_outside_the_monotone_box():
 
 
 def test_monotone_fit_of_a_falling_curve_is_flat_not_falling():
-    """Data that fall with compute: the constrained fit can at best be flat (b * c0 <= 0 holds)."""
+    """Data that fall with compute: the constrained fit can at best be flat (b_ref * c0 <= 0 holds)."""
     flops = np.geomspace(3e18, 6e21, 30)
     score = 0.6 - 0.02 * np.log(flops / 3e18)
     table = law_table("bnsl", np.array([0.5, 0.0, 0.0, 0.0, 1e20, 1.0]), {"flops": flops})
@@ -97,7 +98,7 @@ def test_monotone_fit_of_a_falling_curve_is_flat_not_falling():
         result = bc.fit(table, "bnsl_monotone", "synthetic", "acc")
     curve = result.predict(flops=GRID)
     assert np.min(np.diff(curve)) >= -1e-12
-    assert result.params["b"] <= 0 and result.params["c0"] >= 0
+    assert result.params["b_ref"] <= 0 and result.params["c0"] >= 0
 
 
 @pytest.mark.parametrize(
@@ -156,7 +157,7 @@ def test_laws_command_lists_constraints():
     proc = runner.invoke(app, ["laws", "--json"])
     assert proc.exit_code == 0, proc.output
     described = {d["name"]: d for d in json.loads(proc.output)}
-    assert any("b <= 0" in c for c in described["bnsl_monotone"]["constraints"])
+    assert any("b_ref <= 0" in c for c in described["bnsl_monotone"]["constraints"])
     assert any("d1 > 0" in c for c in described["bnsl"]["constraints"])
     assert described["power"]["constraints"] == []
     proc = runner.invoke(app, ["laws"], env={"COLUMNS": "300"})
@@ -175,3 +176,15 @@ def test_unrestricted_fit_on_a_range_limit_says_so(apple):
         assert np.isclose(result.params[name], p.lower, rtol=1e-4) or np.isclose(
             result.params[name], p.upper, rtol=1e-4
         )
+
+
+def test_artifact_with_the_old_meaning_of_b_is_refused(tmp_path):
+    """b was once the unnormalised coefficient at 1e18 FLOPs: such an artifact must not load as b_ref."""
+    flops = np.geomspace(3e18, 6e21, 30)
+    table = law_table("bnsl_monotone", np.array([0.8, -0.4, 0.05, 0.4, 1e20, 0.7]), {"flops": flops})
+    result = bc.fit(table, "bnsl_monotone", "synthetic", "acc")
+    doc = result.to_dict()
+    assert bc.FitResult.from_dict(doc).params == pytest.approx(result.params)
+    doc["params"]["b"] = doc["params"].pop("b_ref")
+    with pytest.raises(ArtifactError, match="b_ref"):
+        bc.FitResult.from_dict(doc)
