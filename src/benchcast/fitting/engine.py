@@ -4,7 +4,7 @@ Strategy, for a law and data in the law's target space:
 
 1. closed form where the law has one (OLS laws);
 2. otherwise parameters the law pre-solves are held fixed, and candidate starts come from the
-   law's own grid plus, for multimodal laws, a scrambled-Sobol screen of the non-linear
+   law's own grid plus, for multimodal laws, a low-discrepancy screen of the non-linear
    parameters; for the screened points the linear parameters are solved exactly within their
    bounds (variable projection) and, for a Huber loss, reweighted towards its optimum;
 3. the best candidates are refined with L-BFGS-B in an internal space (log for scale
@@ -216,15 +216,12 @@ class Problem:
         return u
 
     def screen(self, n_points: int, seed: int, extra: np.ndarray | None = None) -> np.ndarray:
-        """Scrambled-Sobol points over the free box (plus ``extra`` internal points, e.g. the law's
+        """Low-discrepancy points over the free box (plus ``extra`` internal points, e.g. the law's
         own grid), linear parameters projected: by least squares, then, for a Huber loss, by
         reweighted steps towards the Huber optimum, so the ranking is by the loss being fitted."""
-        from scipy.stats import qmc  # slow to import; only multimodal laws need it
-
         lo = np.where(np.isfinite(self.lower), self.lower, -SCREEN_SPAN)
         hi = np.where(np.isfinite(self.upper), self.upper, SCREEN_SPAN)
-        sampler = qmc.Sobol(d=len(self.free), scramble=True, seed=seed)
-        points = qmc.scale(sampler.random(n_points), lo, hi)
+        points = lo + (hi - lo) * _low_discrepancy(n_points, len(self.free), seed)
         if extra is not None:
             points = np.vstack([extra, points])
         return self.project_linear(points, robust_steps=ROBUST_STEPS)
@@ -394,3 +391,15 @@ def _box_least_squares(basis: np.ndarray, target: np.ndarray, lower, upper, init
         better = sse < best_sse
         best[better], best_sse[better] = np.clip(x[better], lower, upper), sse[better]
     return best
+
+
+def _low_discrepancy(n_points: int, dim: int, seed: int) -> np.ndarray:
+    """A randomly shifted R_d (Kronecker) sequence in [0, 1)^dim (Roberts 2018): low discrepancy
+    in any dimension, deterministic given ``seed``, and numpy only (scipy.stats.qmc takes
+    seconds to import)."""
+    phi = 2.0
+    for _ in range(60):  # phi_d solves x^(d+1) = x + 1
+        phi = (1.0 + phi) ** (1.0 / (dim + 1))
+    alpha = phi ** -np.arange(1, dim + 1, dtype=float)
+    shift = np.random.default_rng(seed).random(dim)
+    return (shift + np.arange(1, n_points + 1)[:, None] * alpha) % 1.0
