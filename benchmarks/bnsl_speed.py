@@ -1,87 +1,176 @@
-"""Time one BNSL fit of benchcast against the plain baseline of Krajewski et al. 2025.
+"""Time benchcast's BNSL fits against the multi-start basin-hopping baseline of Krajewski et al. 2025.
 
-Baseline: 100 random starts in the same parameter box, each refined by scipy basin-hopping
-(100 hops of L-BFGS-B) on the same Huber loss (delta = 1e-3), on the same data: the arc_easy
-acc_norm TPR-20 runs with 3e18 <= C <= 6e21 and Q > Q_rand. Reports wall times, the speed ratio
-and both losses.
+Baseline (the paper's protocol): ``--starts`` uniform random starts in the law's own parameter
+box (the same internal space as benchcast: log d1, log f1), each refined by scipy basin-hopping
+with ``--hops`` hops of L-BFGS-B, on the same mean Huber loss (delta = 1e-3) of the same points
+(TPR 20, 3e18 <= C <= 6e21, the law's point filter). It runs twice from the same starts:
 
-    python benchmarks/bnsl_speed.py [--data FILE] [--benchmark arc_easy] [--starts 100] [--hops 100]
+* ``default``: scipy's default L-BFGS-B stopping rules. On a loss of about 1e-5 the relative
+  reduction test (which divides by max(|f|, 1)) stops each local solve after a few iterations,
+  so this baseline does not converge; it is reported only to show that.
+* ``converged``: ftol = 1e-15, gtol = 1e-12 (maxiter 15000), so each local solve converges.
+  The headline speed ratio is against this one, and benchcast's loss is compared with the best
+  loss it found.
+
+The full protocol (``--starts 100 --hops 100``) takes more than an hour per benchmark on a
+small machine; with fewer starts/hops the script also prints the time per local solve and the
+projected time of the full protocol, labelled as a projection. BLAS runs single-threaded for both
+sides (multi-threaded BLAS inside L-BFGS-B is ~10x slower on a busy machine).
+
+    python benchmarks/bnsl_speed.py [--law bnsl bnsl_monotone] [--benchmarks arc_easy:acc_norm ...]
+        [--starts 100] [--hops 100] [--repeats 3] [--out results.json] [--reuse results.json]
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import time
-import warnings
-from pathlib import Path
+import os
 
-import numpy as np
-from scipy.optimize import basinhopping
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
-import benchcast as bc
-from benchcast.fitting.engine import Problem, minimize_law
-from benchcast.fitting.spec import FitSpec, design
-from benchcast.laws import get_law
+import argparse  # noqa: E402
+import json  # noqa: E402
+import time  # noqa: E402
+import warnings  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+from scipy.optimize import basinhopping  # noqa: E402
+
+import benchcast as bc  # noqa: E402
+from benchcast.fitting.engine import Problem, minimize_law  # noqa: E402
+from benchcast.fitting.spec import FitSpec, design  # noqa: E402
+from benchcast.laws import get_law  # noqa: E402
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared/data/apple-downstream/metrics_dclm_data_mixture.subset.csv"
+BENCHMARKS = (
+    "arc_easy:acc_norm",
+    "arc_challenge:acc_norm",
+    "sciq:acc_norm",
+    "piqa:acc_norm",
+    "hellaswag:acc_norm",
+    "winogrande:acc",
+    "lambada_openai:acc",
+    "webqs_1shot:exact_match",
+    "triviaqa_1shot:exact_match",
+    "gsm8k_cot_llama:exact_match",
+    "humaneval-py:pass@1",
+    "lbpp:pass@1",
+)
+CONVERGED = {"ftol": 1e-15, "gtol": 1e-12, "maxiter": 15000}
+FULL_STARTS, FULL_HOPS = 100, 100
+
+
+def fit_data(table, law_name: str, benchmark: str, metric: str) -> tuple[dict, np.ndarray]:
+    """The points a benchcast fit uses: the reproduction's selection and the law's own filter."""
+    spec = FitSpec(law=law_name, benchmark=benchmark, metric=metric, tpr=20, min_flops=3e18, max_flops=6e21)
+    rows, resolved = design(table, spec)
+    law = get_law(law_name)
+    keep = law.point_filter(rows["value"].to_numpy(float), resolved.q_rand, resolved.margin or 0.0) == ""
+    rows = rows[keep]
+    return {"flops": rows["flops"].to_numpy(float)}, rows["value"].to_numpy(float)
+
+
+def baseline(problem: Problem, starts: int, hops: int, seed: int, options: dict | None) -> dict:
+    """Random starts in the box, each refined by basin-hopping with L-BFGS-B local solves."""
+    bounds = list(zip(problem.lower, problem.upper, strict=True))
+    rng = np.random.default_rng(seed)
+    minimizer = {"method": "L-BFGS-B", "bounds": bounds, **({"options": options} if options else {})}
+    best, n_solves = np.inf, 0
+    clock = time.perf_counter()
+    for _ in range(starts):
+        x0 = rng.uniform(problem.lower, problem.upper)
+        res = basinhopping(
+            lambda u: float(problem.objective(u)),
+            x0,
+            niter=hops,
+            seed=int(rng.integers(2**31)),
+            minimizer_kwargs=minimizer,
+        )
+        best = min(best, float(res.fun))
+        n_solves += hops + 1
+    seconds = time.perf_counter() - clock
+    per_solve = seconds / n_solves
+    return {
+        "seconds": seconds,
+        "loss": best,
+        "local_solves": n_solves,
+        "seconds_per_solve": per_solve,
+        "projected_full_seconds": per_solve * FULL_STARTS * (FULL_HOPS + 1),
+    }
+
+
+def ours(law, X, y, repeats: int) -> dict:
+    times, optimum = [], None
+    for _ in range(repeats):
+        clock = time.perf_counter()
+        optimum = minimize_law(law, X, y, seed=0)
+        times.append(time.perf_counter() - clock)
+    return {"seconds": float(np.median(times)), "loss": optimum.loss, "at_bound": optimum.at_bound}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--benchmark", default="arc_easy")
-    parser.add_argument("--metric", default="acc_norm")
-    parser.add_argument("--starts", type=int, default=100)
-    parser.add_argument("--hops", type=int, default=100)
-    parser.add_argument("--repeats", type=int, default=5, help="benchcast fits timed (median reported)")
+    parser.add_argument("--law", nargs="+", default=["bnsl", "bnsl_monotone"])
+    parser.add_argument("--benchmarks", nargs="+", default=list(BENCHMARKS), help="benchmark:metric ...")
+    parser.add_argument("--starts", type=int, default=FULL_STARTS)
+    parser.add_argument("--hops", type=int, default=FULL_HOPS)
+    parser.add_argument("--repeats", type=int, default=3, help="benchcast fits timed (median reported)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, help="write every result as JSON")
+    parser.add_argument("--reuse", type=Path, help="JSON of an earlier run: reuse its baselines with the same settings")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
 
     table = bc.load(args.data)
-    spec = FitSpec(law="bnsl", benchmark=args.benchmark, metric=args.metric, tpr=20, min_flops=3e18, max_flops=6e21)
-    rows, resolved = design(table, spec)
-    rows = rows[rows["value"] > resolved.q_rand]
-    law = get_law("bnsl")
-    X, y = {"flops": rows["flops"].to_numpy(float)}, rows["value"].to_numpy(float)
-
-    times = []
-    for _ in range(args.repeats):
-        start = time.perf_counter()
-        ours = minimize_law(law, X, y, seed=0)
-        times.append(time.perf_counter() - start)
-    ours_time = float(np.median(times))
-
-    # Baseline in the same internal parameterisation and box; scipy's own numerical gradient.
-    problem = Problem(law, X, y, "huber", 1e-3)
-    bounds = list(zip(problem.lower, problem.upper, strict=True))
-    rng = np.random.default_rng(0)
-    start = time.perf_counter()
-    best = np.inf
-    for i in range(args.starts):
-        x0 = np.array([rng.uniform(lo, hi) for lo, hi in bounds])
-        res = basinhopping(
-            lambda u: float(problem.objective(u)),
-            x0,
-            niter=args.hops,
-            seed=int(rng.integers(2**31)),
-            minimizer_kwargs={"method": "L-BFGS-B", "bounds": bounds},
+    earlier = json.loads(args.reuse.read_text()) if args.reuse else []
+    settings = {"starts": args.starts, "hops": args.hops, "seed": args.seed}
+    results = []
+    for law_name in args.law:
+        law = get_law(law_name)
+        for item in args.benchmarks:
+            benchmark, metric = item.split(":")
+            X, y = fit_data(table, law_name, benchmark, metric)
+            problem = Problem(law, X, y, "huber", law.huber_delta)
+            row = {"law": law_name, "benchmark": benchmark, "metric": metric, "points": int(len(y)), **settings}
+            reused = next(
+                (
+                    r
+                    for r in earlier
+                    if all(r.get(k) == row[k] for k in ("law", "benchmark", "points", "starts", "hops", "seed"))
+                ),
+                None,
+            )
+            row["benchcast"] = ours(law, X, y, args.repeats)
+            for name, options in (("default", None), ("converged", CONVERGED)):
+                row[name] = reused[name] if reused else baseline(problem, args.starts, args.hops, args.seed, options)
+            converged = row["converged"]
+            row["speed_ratio_measured"] = converged["seconds"] / row["benchcast"]["seconds"]
+            row["speed_ratio_projected_full"] = converged["projected_full_seconds"] / row["benchcast"]["seconds"]
+            row["loss_ratio"] = row["benchcast"]["loss"] / converged["loss"]
+            row["benchcast_le_baseline"] = bool(row["benchcast"]["loss"] <= converged["loss"] * (1 + 1e-6))
+            results.append(row)
+            print(
+                f"{law_name:14s} {benchmark:16s} n={len(y):2d}  benchcast {row['benchcast']['seconds']:6.2f}s "
+                f"loss {row['benchcast']['loss']:.6e} | default {row['default']['seconds']:7.1f}s "
+                f"loss {row['default']['loss']:.6e} | converged {converged['seconds']:7.1f}s "
+                f"loss {converged['loss']:.6e} ({converged['seconds_per_solve']:.3f}s/solve) | "
+                f"measured x{row['speed_ratio_measured']:.0f}, projected full x{row['speed_ratio_projected_full']:.0f}"
+                f" | benchcast/baseline loss {row['loss_ratio']:.6f}",
+                flush=True,
+            )
+            if args.out:
+                args.out.write_text(json.dumps(results, indent=1))
+    for law_name in args.law:
+        rows = [r for r in results if r["law"] == law_name]
+        measured = np.median([r["speed_ratio_measured"] for r in rows])
+        print(
+            f"{law_name}: {sum(r['benchcast_le_baseline'] for r in rows)}/{len(rows)} at or below the converged "
+            f"baseline's loss; measured speed ratio (median) x{measured:.0f}"
+            f" against {args.starts} starts x {args.hops} hops; projected for {FULL_STARTS} x {FULL_HOPS} "
+            f"(a projection, not a measurement): x{np.median([r['speed_ratio_projected_full'] for r in rows]):.0f}"
         )
-        best = min(best, float(res.fun))
-        print(f"  baseline start {i + 1}/{args.starts}: best loss so far {best:.6e}", flush=True)
-    base_time = time.perf_counter() - start
-    report = {
-        "benchmark": args.benchmark,
-        "points": int(len(y)),
-        "benchcast_seconds": ours_time,
-        "benchcast_loss": ours.loss,
-        "baseline_seconds": base_time,
-        "baseline_loss": best,
-        "baseline": f"{args.starts} starts x basinhopping({args.hops} hops, L-BFGS-B)",
-        "speed_ratio": base_time / ours_time,
-        "benchcast_loss_le_baseline": bool(ours.loss <= best * (1 + 1e-9)),
-    }
-    print(json.dumps(report, indent=2))
 
 
 if __name__ == "__main__":

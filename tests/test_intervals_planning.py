@@ -134,8 +134,8 @@ def test_backtest_reports_coverage(apple):
 def test_recommend_weights_laws_by_rolling_origin_forecasts(apple):
     rec = recommend(apple, "sciq", "acc_norm", tpr=20, min_flops=3e18, target_flops=1e22, n_boot=20, n_jobs=1)
     # the default: the equal-weight mean of the laws with a ceiling, both supported on SciQ
-    assert rec.supported and set(rec.ranking["law"]) == {"power_floor", "bnsl"}
-    assert rec.weights == {"power_floor": 0.5, "bnsl": 0.5} and rec.rule == "ensemble"
+    assert rec.supported and set(rec.ranking["law"]) == {"power_floor", "bnsl_monotone"}
+    assert rec.weights == {"power_floor": 0.5, "bnsl_monotone": 0.5} and rec.rule == "ensemble"
     assert rec.ranking["inner_msle"].is_monotonic_increasing and rec.best == rec.ranking["law"].iloc[0]
     # the choice's error is measured on runs it did not choose on, and is a real number
     assert rec.nested_origins >= 1 and 0 < rec.nested_mre < 20
@@ -192,4 +192,8 @@ def test_cli_forecast_plan_recommend(apple_path, tmp_path):
     proc = run("recommend", apple_path, "-b", "piqa", "-m", "acc_norm", "--tpr", "20", "--min-flops", "3e18", "--json")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
-    assert doc["best"] in {"power", "power_floor", "bnsl"} and doc["rule"] == "ensemble" and doc["supported"]
+    assert (
+        doc["best"] in {"power", "power_floor", "bnsl", "bnsl_monotone"}
+        and doc["rule"] == "ensemble"
+        and doc["supported"]
+    )

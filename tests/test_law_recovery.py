@@ -6,7 +6,7 @@ from conftest import law_table
 from scipy.optimize import minimize
 
 import benchcast as bc
-from benchcast.fitting.engine import huber
+from benchcast.fitting.engine import Problem
 
 FLOPS = np.geomspace(1e18, 1e22, 24)
 TPRS = (10, 20, 40, 80, 160)
@@ -145,7 +145,7 @@ def test_bnsl_recovers_curve_without_noise():
     assert np.max(np.abs(result.predict(flops=grid) - truth)) < 2e-3
 
 
-def test_bnsl_matches_or_beats_100_start_lbfgsb_baseline():
+def test_bnsl_matches_or_beats_converged_multistart_lbfgsb_baseline():
     flops, theta, _, noisy = _bnsl_data()
     import pandas as pd
 
@@ -161,20 +161,24 @@ def test_bnsl_matches_or_beats_100_start_lbfgsb_baseline():
         )
     )
     result = bc.fit(table, "bnsl", "synthetic", "acc")
-    # baseline: 100 uniform random starts in the same box, plain L-BFGS-B with numerical gradients
-    law = bc.get_law("bnsl")
-    log_c = np.log(flops)
-
-    def loss(p):  # p = a, b, c0, c1, log d1, log f1
-        theta_ = np.array([p[0], p[1], p[2], p[3], np.exp(p[4]), np.exp(p[5])])
-        pred = law.forward(theta_, {"flops": np.exp(log_c)})
-        return float(np.mean(huber(pred - noisy, 1e-3)))
-
+    # Baseline: uniform random starts in the same box and internal space (log d1, log f1), plain
+    # L-BFGS-B with numerical gradients, converged: scipy's default ftol stops after a few
+    # iterations on a loss of ~1e-5 (its test divides by max(|f|, 1)), so tolerances are tight.
+    problem = Problem(bc.get_law("bnsl"), {"flops": flops}, noisy, "huber", 1e-3)
+    box = list(zip(problem.lower, problem.upper, strict=True))
     rng = np.random.default_rng(0)
-    box = [(0, 1), (-10, 10), (0, 3), (0, 5), (np.log(1e15), np.log(1e27)), (np.log(1e-2), np.log(10))]
-    best = min(
-        minimize(loss, [rng.uniform(lo, hi) for lo, hi in box], method="L-BFGS-B", bounds=box).fun for _ in range(100)
-    )
+    solves = [
+        minimize(
+            lambda u: float(problem.objective(u)),
+            rng.uniform(problem.lower, problem.upper),
+            method="L-BFGS-B",
+            bounds=box,
+            options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 15000},
+        )
+        for _ in range(6)
+    ]
+    best = min(res.fun for res in solves)
+    assert sum(res.nit > 30 for res in solves) >= 3  # the baseline's local solves ran to convergence
     assert result.diagnostics["loss"] <= best * (1 + 1e-6), (result.diagnostics["loss"], best)
 
 

@@ -34,7 +34,7 @@ from benchcast.laws import available_laws, get_law
 @app.command("laws")
 @user_errors
 def laws_command(json: Json = False) -> None:
-    """List every law in the registry with its formula and parameters."""
+    """List every law in the registry with its formula, parameters and stated constraints."""
     described = [get_law(name).describe() for name in available_laws()]
     if json:
         emit_json(described)
@@ -46,11 +46,13 @@ def laws_command(json: Json = False) -> None:
             ", ".join(d["covariates"] + d["fit_covariates"]),
             d["target"],
             d["loss"],
+            "; ".join(d["constraints"]) or "-",
             d["reference"],
         ]
         for d in described
     ]
-    console.print(rich_table("Laws", ["name", "formula", "covariates", "target", "loss", "reference"], rows))
+    columns = ["name", "formula", "covariates", "target", "loss", "constraints", "reference"]
+    console.print(rich_table("Laws", columns, rows))
 
 
 @app.command("inspect")

@@ -42,7 +42,7 @@ from benchcast.forecasting.selection import (
 )
 from benchcast.laws import get_law
 
-FIXED_LAWS = ("power", "power_floor", "bnsl")
+FIXED_LAWS = ("power", "power_floor", "bnsl", "bnsl_monotone")
 SELECTORS = ("ensemble", "stack", "select")
 LEGACY = "recommend[holdout]"
 DEFAULT_STRATEGY = "ensemble"

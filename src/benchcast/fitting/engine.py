@@ -4,19 +4,23 @@ Strategy, for a law and data in the law's target space:
 
 1. closed form where the law has one (OLS laws);
 2. otherwise parameters the law pre-solves are held fixed, and candidate starts come from the
-   law's own grid plus, for multimodal laws, a scrambled-Sobol screen of the non-linear
-   parameters in which the linear ones are solved exactly (variable projection);
+   law's own grid plus, for multimodal laws, a low-discrepancy screen of the non-linear
+   parameters; for the screened points the linear parameters are solved exactly within their
+   bounds (variable projection) and, for a Huber loss, reweighted towards its optimum;
 3. the best candidates are refined with L-BFGS-B in an internal space (log for scale
    parameters), with a vectorised central-difference gradient;
-4. the best few refined points are finished with a trust-region least-squares solve of the same
-   objective (``least_squares`` with ``loss='huber', f_scale=delta`` is exactly the Huber loss),
-   which converges where L-BFGS-B stalls on Huber's kink; the lowest loss wins.
+4. the best refined point (three for a multimodal law) is finished with a trust-region
+   least-squares solve of the same objective (``least_squares`` with ``loss='huber',
+   f_scale=delta`` is exactly the Huber loss), which converges where L-BFGS-B stalls on Huber's
+   kink; a multimodal law's best point that runs out of budget (a flat valley) is continued;
+   the lowest loss wins.
 
 Everything is deterministic given ``seed``.
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -28,6 +32,9 @@ PENALTY = 1e10  # objective for parameter vectors whose prediction is not finite
 SCREEN_SPAN = 60.0  # internal half-width where a bound is infinite (screening only)
 N_FINISH = 1  # refined points finished by the trust-region solve
 WARM_EVALUATIONS = 60  # trust-region budget of a warm-started refit (bootstrap replicates)
+ROBUST_STEPS = 6  # reweighted steps of the linear parameters towards the Huber optimum (screening)
+N_FINISH_MULTIMODAL = 3  # a multimodal law's best refined points each get the trust-region finish
+EXTENDED_EVALUATIONS = 600  # budget to continue a multimodal law's best point that has not converged
 
 
 def huber(residual: np.ndarray, delta: float) -> np.ndarray:
@@ -170,8 +177,13 @@ class Problem:
         v = np.clip(res.x, self.lower, self.upper)
         return float(self.objective(v)), v, bool(res.status > 0), f"trust-region finish: {res.message}"
 
-    def project_linear(self, u: np.ndarray) -> np.ndarray:
-        """Solve the law's linear parameters exactly (least squares) for a batch of vectors."""
+    def project_linear(self, u: np.ndarray, robust_steps: int = 0) -> np.ndarray:
+        """Solve the law's linear parameters exactly for a batch of vectors: least squares within
+        their bounds (every active set of the box is tried; the best feasible one is the optimum of
+        the convex problem), so that a screened point never leaves the law's constraints.
+
+        With a Huber loss, ``robust_steps`` iteratively reweighted steps (weights min(1, delta/|r|))
+        move the solution towards the Huber optimum of the linear parameters."""
         linear = [j for j, i in enumerate(self.free) if self.params[i].linear]
         if not linear:
             return u
@@ -186,31 +198,33 @@ class Problem:
             unit = zero.copy()
             unit[:, j] = 0.0 if self.is_log[j] else 1.0
             basis.append(self.predict(unit) - offset)
-        basis = np.stack(basis, axis=1)  # (S, L, n)
-        gram = basis @ np.swapaxes(basis, 1, 2) + 1e-12 * np.eye(len(linear))
-        rhs = basis @ (self.y - offset)[..., None]
-        with np.errstate(invalid="ignore"):
-            coef = np.linalg.solve(gram, rhs)[..., 0]
+        basis = np.nan_to_num(np.stack(basis, axis=1), nan=0.0, posinf=0.0, neginf=0.0)  # (S, L, n)
+        target = np.nan_to_num(self.y - offset, nan=0.0, posinf=0.0, neginf=0.0)  # (S, n)
+        params = [self.params[self.free[j]] for j in linear]
+        lower = np.array(
+            [max(p.lower, 1e-300) if self.is_log[j] else p.lower for p, j in zip(params, linear, strict=True)]
+        )
+        upper = np.array([p.upper for p in params])
+        init = np.array([p.init for p in params])
+        coef = _box_least_squares(basis, target, lower, upper, init)
+        for _ in range(robust_steps if self.loss == "huber" else 0):
+            residual = np.abs(np.einsum("sl,sln->sn", coef, basis) - target)
+            root_weight = np.sqrt(self.delta / np.maximum(residual, self.delta))
+            coef = _box_least_squares(basis * root_weight[:, None, :], target * root_weight, lower, upper, init)
         for col, j in enumerate(linear):
-            natural_lo = self.params[self.free[j]].lower
-            natural_hi = self.params[self.free[j]].upper
-            value = np.clip(
-                np.nan_to_num(coef[:, col], nan=self.params[self.free[j]].init),
-                max(natural_lo, 1e-300) if self.is_log[j] else natural_lo,
-                natural_hi,
-            )
-            u[:, j] = np.log(value) if self.is_log[j] else value
+            u[:, j] = np.log(coef[:, col]) if self.is_log[j] else coef[:, col]
         return u
 
-    def screen(self, n_points: int, seed: int) -> np.ndarray:
-        """Scrambled-Sobol points over the free box, linear parameters projected."""
-        from scipy.stats import qmc  # slow to import; only multimodal laws need it
-
+    def screen(self, n_points: int, seed: int, extra: np.ndarray | None = None) -> np.ndarray:
+        """Low-discrepancy points over the free box (plus ``extra`` internal points, e.g. the law's
+        own grid), linear parameters projected: by least squares, then, for a Huber loss, by
+        reweighted steps towards the Huber optimum, so the ranking is by the loss being fitted."""
         lo = np.where(np.isfinite(self.lower), self.lower, -SCREEN_SPAN)
         hi = np.where(np.isfinite(self.upper), self.upper, SCREEN_SPAN)
-        sampler = qmc.Sobol(d=len(self.free), scramble=True, seed=seed)
-        points = qmc.scale(sampler.random(n_points), lo, hi)
-        return self.project_linear(points)
+        points = lo + (hi - lo) * _low_discrepancy(n_points, len(self.free), seed)
+        if extra is not None:
+            points = np.vstack([extra, points])
+        return self.project_linear(points, robust_steps=ROBUST_STEPS)
 
     def at_bound(self, u: np.ndarray) -> list[str]:
         span = np.where(np.isfinite(self.upper - self.lower), self.upper - self.lower, 1.0)
@@ -286,7 +300,7 @@ def minimize_law(
         starts = np.clip(problem.internal(np.atleast_2d(law.initial_guesses(X, y))), problem.lower, problem.upper)
     n_screen = law.n_screen if n_screen is None else n_screen
     if n_screen:
-        starts = np.vstack([starts, problem.screen(n_screen, seed)])
+        starts = problem.screen(n_screen, seed, extra=starts)
     order = np.argsort(problem.objective(starts), kind="stable")
     n_polish = law.n_polish if n_polish == -1 else n_polish
     chosen = starts[order if n_polish is None else order[:n_polish]]
@@ -317,8 +331,13 @@ def minimize_law(
         refined.append((float(problem.objective(chosen[0])), chosen[0], True, "warm start"))
     refined.sort(key=lambda item: item[0])
     budget = 300 if start is None else WARM_EVALUATIONS
-    finished = [problem.finish(u, budget) for _, u, _, _ in refined[:N_FINISH]]
+    n_finish = N_FINISH_MULTIMODAL if law.multimodal and start is None else N_FINISH
+    finished = [problem.finish(u, budget) for _, u, _, _ in refined[:n_finish]]
     best = min(refined + finished, key=lambda item: item[0])
+    if law.multimodal and start is None and not best[2]:
+        # the best point ran out of budget, typically along a flat valley of a multimodal law:
+        # continue it until it converges (or a larger budget ends)
+        best = min([best, problem.finish(best[1], EXTENDED_EVALUATIONS)], key=lambda item: item[0])
     value, u, success, message = best
     converged = success and value < PENALTY
     return Optimum(
@@ -331,3 +350,56 @@ def minimize_law(
         problem.at_bound(u),
         problem.stderr(u) if with_stderr else None,
     )
+
+
+def _box_least_squares(basis: np.ndarray, target: np.ndarray, lower, upper, init) -> np.ndarray:
+    """argmin_x ||x @ basis - target||^2 subject to lower <= x <= upper, for a batch.
+
+    ``basis`` has shape (S, L, n), ``target`` (S, n); L is small (a law's linear parameters), so
+    every active set (each coefficient free, at its lower or at its upper bound) is solved and
+    the best feasible solution kept; a batch row with no finite solution gets ``init`` (clipped)."""
+    n_batch, n_lin, _ = basis.shape
+    gram = basis @ np.swapaxes(basis, 1, 2)  # (S, L, L)
+    rhs = (basis @ target[..., None])[..., 0]  # (S, L)
+    best = np.broadcast_to(np.clip(init, lower, upper), (n_batch, n_lin)).astype(float).copy()
+    best_sse = np.full(n_batch, np.inf)
+    choices = [("free", "lower", "upper")] * n_lin
+    for pattern in itertools.product(*choices):
+        fixed = np.array([c != "free" for c in pattern])
+        if any(
+            (c == "lower" and not np.isfinite(lower[j])) or (c == "upper" and not np.isfinite(upper[j]))
+            for j, c in enumerate(pattern)
+        ):
+            continue
+        x = np.zeros((n_batch, n_lin))
+        for j, c in enumerate(pattern):
+            if c != "free":
+                x[:, j] = lower[j] if c == "lower" else upper[j]
+        free = np.flatnonzero(~fixed)
+        if free.size:
+            sub_gram = gram[:, free[:, None], free[None, :]] + 1e-12 * np.eye(free.size)
+            sub_rhs = rhs[:, free] - np.einsum("sij,sj->si", gram[:, free][:, :, fixed], x[:, fixed])
+            with np.errstate(invalid="ignore", over="ignore"):
+                try:
+                    x[:, free] = np.linalg.solve(sub_gram, sub_rhs[..., None])[..., 0]
+                except np.linalg.LinAlgError:
+                    continue
+        feasible = np.all(np.isfinite(x) & (x >= lower - 1e-12) & (x <= upper + 1e-12), axis=1)
+        with np.errstate(invalid="ignore", over="ignore"):
+            residual = np.einsum("sl,sln->sn", x, basis) - target
+            sse = np.where(feasible, np.sum(residual**2, axis=1), np.inf)
+        better = sse < best_sse
+        best[better], best_sse[better] = np.clip(x[better], lower, upper), sse[better]
+    return best
+
+
+def _low_discrepancy(n_points: int, dim: int, seed: int) -> np.ndarray:
+    """A randomly shifted R_d (Kronecker) sequence in [0, 1)^dim (Roberts 2018): low discrepancy
+    in any dimension, deterministic given ``seed``, and numpy only (scipy.stats.qmc takes
+    seconds to import)."""
+    phi = 2.0
+    for _ in range(60):  # phi_d solves x^(d+1) = x + 1
+        phi = (1.0 + phi) ** (1.0 / (dim + 1))
+    alpha = phi ** -np.arange(1, dim + 1, dtype=float)
+    shift = np.random.default_rng(seed).random(dim)
+    return (shift + np.arange(1, n_points + 1)[:, None] * alpha) % 1.0

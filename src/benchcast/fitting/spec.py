@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, fields, replace
 import numpy as np
 import pandas as pd
 
-from benchcast.data.chance import chance_level, estimate_chance, filter_margin
+from benchcast.data.chance import chance_level, estimate_chance
 from benchcast.data.covariates import attach_covariates
 from benchcast.data.table import parse_metric, select
 from benchcast.errors import BenchcastError, DataWarning, SelectionError
@@ -129,11 +129,7 @@ def design(table: pd.DataFrame, spec: FitSpec) -> tuple[pd.DataFrame, FitSpec]:
     q_rand, q_source = chance = chance_level(spec.benchmark, metric, spec.q_rand, table=table)
     if not chance.known:
         warn_unknown_chance(table, spec.benchmark, metric)
-    margin = (
-        law.default_margin
-        if law.default_margin is not None and spec.margin is None
-        else filter_margin(spec.benchmark, spec.margin)
-    )
+    margin = law.margin_for(spec.benchmark, spec.margin)
     needed = set(law.covariates) | set(law.fit_covariates)
     resolved = replace(
         spec,

@@ -35,7 +35,7 @@ SELECTION_RULES = ("ensemble", "stack", "select")
 # Candidates of the default choice: the laws with a ceiling below a perfect score. On the DCLM ladder
 # (benchcast bench --preset apple-dclm) the power law without a floor extrapolates worst and the
 # equal-weight mean of these two beats each of them; add laws here by name.
-DEFAULT_CANDIDATES = ("power_floor", "bnsl")
+DEFAULT_CANDIDATES = ("power_floor", "bnsl_monotone")
 
 
 def applicable_laws(table: pd.DataFrame, spec: FitSpec) -> list[str]:

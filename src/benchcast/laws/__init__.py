@@ -1,6 +1,7 @@
 """The law registry: every law of SPEC §3, looked up by name."""
 
 from benchcast.laws import (
+    bnsl,  # noqa: F401  (registers the laws)
     downstream,  # noqa: F401  (registers the laws)
     generative,  # noqa: F401  (registers the laws)
 )

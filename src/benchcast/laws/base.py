@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy.optimize import nnls
 
+from benchcast.data.chance import filter_margin
 from benchcast.errors import BenchcastError, did_you_mean
 
 if TYPE_CHECKING:
@@ -106,6 +107,9 @@ class Law:
     n_polish: int | None = 8  # starts refined with L-BFGS-B (None: all)
     n_presolved: int = 0  # parameters fixed by presolve() from other data (not by the scores)
     parameters: tuple[Parameter, ...] = ()
+    # Modelling constraints the law imposes beyond its formula, in words (shown by describe() and
+    # `benchcast laws`); each must hold for every fitted parameter vector, e.g. by reparameterisation.
+    constraints: tuple[str, ...] = ()
 
     @property
     def param_names(self) -> list[str]:
@@ -144,6 +148,12 @@ class Law:
             near = (score <= q_rand + margin) & (reasons == "")
             reasons[near] = f"score <= chance {q_rand:g} + {margin:g}"
         return reasons
+
+    def margin_for(self, benchmark: str, override: float | None = None) -> float:
+        """The near-chance filter margin this law uses on ``benchmark`` (``override`` wins)."""
+        if override is None and self.default_margin is not None:
+            return float(self.default_margin)
+        return filter_margin(benchmark, override)
 
     def predict_score(self, theta: np.ndarray, X: dict[str, np.ndarray], q_rand: float) -> np.ndarray:
         score = to_score(self.target, self.forward(np.asarray(theta, float), X), q_rand)
@@ -235,6 +245,7 @@ class Law:
             "fit_covariates": list(self.fit_covariates),
             "target": self.target,
             "loss": self.loss,
+            "constraints": list(self.constraints),
             "parameters": [
                 {"name": p.name, "lower": p.lower, "upper": p.upper, "description": p.description}
                 for p in self.parameters

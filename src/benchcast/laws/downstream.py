@@ -1,4 +1,5 @@
-"""Direct downstream laws of Krajewski et al. 2025 (K1-K5) and the two-stage baselines (K6)."""
+"""Direct downstream laws of Krajewski et al. 2025 (K1, K2, K4, K5) and the two-stage baselines (K6);
+the broken neural scaling law (K3) lives in :mod:`benchcast.laws.bnsl`."""
 
 from __future__ import annotations
 
@@ -77,49 +78,6 @@ class PowerFloorLaw(Law):
         return float(
             q_rand + (1 - q_rand) * np.exp(-floor - scale)
         ), "alpha = 0: the score does not change with compute"
-
-
-@register
-class BNSLLaw(Law):
-    name = "bnsl"
-    formula = "Q = a + b * (C/1e18)^(-c0) * (1 + (C/d1)^(1/f1))^(-c1*f1)"
-    reference = f"{REF}, Eq. 1 (K3); Caballero et al. 2023"
-    description = (
-        "Broken neural scaling law with one break on the raw score; Huber loss; multimodal, "
-        "fitted by quasi-random screening with variable projection of (a, b), then L-BFGS-B."
-    )
-    target = "score"
-    loss = "huber"
-    default_margin = 0.0  # points with Q > Q_rand
-    multimodal = True
-    n_screen = 2048
-    n_polish = 6
-    flops_ref = 1e18  # b is the coefficient at 1e18 FLOPs: keeps it O(1)
-    parameters = (
-        Parameter("a", 0.0, 1.0, 0.8, linear=True, description="asymptotic score"),
-        Parameter("b", -10.0, 10.0, -0.5, linear=True, description="amplitude at 1e18 FLOPs"),
-        Parameter("c0", 0.0, 3.0, 0.1, description="exponent before the break"),
-        Parameter("c1", 0.0, 5.0, 0.5, description="change of exponent at the break"),
-        Parameter("d1", 1e15, 1e27, 1e20, log=True, description="break compute (FLOPs)"),
-        Parameter("f1", 1e-2, 10.0, 0.5, log=True, description="sharpness of the break"),
-    )
-
-    def forward(self, theta, X):
-        log_c = np.log(X["flops"])
-        a, b, c0, c1, d1, f1 = (theta[..., i : i + 1] for i in range(6))
-        z = (log_c - np.log(d1)) / f1
-        log_term = -c0 * (log_c - np.log(self.flops_ref)) - c1 * f1 * np.logaddexp(0.0, z)
-        return a + b * np.exp(log_term)
-
-    def limit(self, theta, q_rand, k=None):
-        a, b, c0, c1 = theta[:4]
-        slope = c0 + c1  # the power of C beyond the break
-        if slope > 0 or b == 0:
-            return float(a), "a: the asymptote of the broken power law"
-        if slope == 0:
-            value = float(self.forward(np.asarray(theta, float), {"flops": np.array([1e60])})[0])
-            return value, "c0 + c1 = 0: flat beyond the break"
-        return (float("inf") if b > 0 else float("-inf")), "c0 + c1 < 0: the fitted curve diverges with compute"
 
 
 class _NDLaw(Law):
