@@ -157,7 +157,13 @@ def test_q_rand_option_parser():
     assert q_rand_for(levels, "piqa", "acc") == 0.5
     assert q_rand_for(levels, "mystery", "acc_norm") == 0.3 and q_rand_for(levels, "mystery", "acc") == 0.25
     assert q_rand_for(levels, "arc_easy", "acc") is None
-    for bad, match in (("piqa", "BENCHMARK=VALUE"), ("piqa=x", "not a number"), ("piqa=1.2", r"\[0, 1\)")):
+    assert q_rand_for(parse_q_rand(["0.2", "piqa=0.5"]), "csqa", "acc") == 0.2  # one VALUE for every benchmark
+    for bad, match in (
+        ("piqa", "not a number"),
+        ("=0.3", "BENCHMARK=VALUE"),
+        ("piqa=x", "not a number"),
+        ("piqa=1.2", r"\[0, 1\)"),
+    ):
         with pytest.raises(DataError, match=match):
             parse_q_rand([bad])
 
