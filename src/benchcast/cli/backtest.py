@@ -23,6 +23,7 @@ from benchcast.cli.options import (
     NBoot,
     OutDir,
     Proxy,
+    QRand,
     RayAddress,
     Threshold,
     Tpr,
@@ -92,11 +93,12 @@ def backtest_command(
     boot: NBoot = 1000,
     format: Format = "auto",
     metadata: Metadata = None,
+    q_rand: QRand = None,
     out: OutDir = None,
     json: Json = False,
 ) -> None:
     """Fit below a threshold (or by protocol), predict the held-out runs, report MAE/MRE/RMSE/R²."""
-    table = read(data, format, metadata)
+    table = read(data, format, metadata, q_rand)
     law = law or ["power"]
     results = []
     for name in law:
@@ -164,11 +166,12 @@ def sweep_command(
     ray: RayAddress = None,
     format: Format = "auto",
     metadata: Metadata = None,
+    q_rand: QRand = None,
     out: OutDir = None,
     json: Json = False,
 ) -> None:
     """Threshold sweep (6e19 .. 5e22): held-out MRE per threshold and the critical threshold."""
-    table = read(data, format, metadata)
+    table = read(data, format, metadata, q_rand)
     law = law or ["power"]
     sweeps = []
     for bench in benchmark:
@@ -229,6 +232,7 @@ def cutoff_command(
     boot: NBoot = 100,
     format: Format = "auto",
     metadata: Metadata = None,
+    q_rand: QRand = None,
     out: OutDir = None,
     json: Json = False,
 ) -> None:
@@ -238,7 +242,7 @@ def cutoff_command(
     """
     from benchcast.plots.figures import plot_cutoff
 
-    table = read(data, format, metadata)
+    table = read(data, format, metadata, q_rand)
     law = law or ["power"]
     payload = []
     for name in law:

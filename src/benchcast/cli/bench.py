@@ -10,7 +10,7 @@ from rich.markup import escape
 
 from benchcast.cli.app import app
 from benchcast.cli.common import console, emit_json, rich_table, user_errors
-from benchcast.cli.options import Jobs, Json, OutDir, Seed
+from benchcast.cli.options import Jobs, Json, OutDir, QRand, Seed, read
 from benchcast.errors import BenchcastError
 
 
@@ -58,6 +58,7 @@ def bench_command(
     ] = None,
     tpr: Annotated[float | None, typer.Option(help="Only runs with this tokens-per-parameter ratio.")] = None,
     min_flops: Annotated[float | None, typer.Option(help="Only runs with C >= this.")] = None,
+    q_rand: QRand = None,
     n_boot: Annotated[int, typer.Option("--n-boot", "--boot", help="Bootstrap replicates per law fit.")] = 20,
     seed: Seed = 0,
     jobs: Jobs = None,
@@ -65,7 +66,6 @@ def bench_command(
     json: Json = False,
 ) -> None:
     """Rolling-origin backtests of forecasting strategies: error, interval coverage and width."""
-    from benchcast.data.readers import load
     from benchcast.evaluation.bench import Dataset, bench, ladder, preset_dataset, score_benchmarks, write_outputs
     from benchcast.evaluation.strategies import DEFAULT_CANDIDATES, FIXED_LAWS
     from benchcast.forecasting.intervals import check_replicates
@@ -78,7 +78,7 @@ def bench_command(
         for i, path in enumerate(data or []):
             fmt = format[i] if format and i < len(format) else "auto"
             meta = metadata[i] if metadata and i < len(metadata) else None
-            table = load(path, fmt, metadata=meta)
+            table = read(path, fmt, meta, q_rand)
             pairs = _pairs(benchmark) or score_benchmarks(table)
             if threshold:
                 cuts = tuple(threshold)

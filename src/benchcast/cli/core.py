@@ -20,6 +20,7 @@ from benchcast.cli.options import (
     Metric,
     MinFlops,
     Proxy,
+    QRand,
     Seed,
     Tpr,
     read,
@@ -91,12 +92,12 @@ def fit_command(
     metric: Metric = None,
     format: Format = "auto",
     metadata: Metadata = None,
+    q_rand: QRand = None,
     max_flops: MaxFlops = None,
     min_flops: MinFlops = None,
     tpr: Tpr = None,
     k: Annotated[int | None, typer.Option(help="k of a pass@k metric (per-k laws).")] = None,
     max_k: Annotated[int | None, typer.Option(help="Largest k used by passk_compute.")] = None,
-    q_rand: Annotated[float | None, typer.Option(help="Chance level (default: built-in table).")] = None,
     proxy: Proxy = None,
     gold_metric: Annotated[str, typer.Option(help="Metric holding the gold log-likelihood.")] = "loglikelihood",
     seed: Seed = 0,
@@ -104,7 +105,7 @@ def fit_command(
     json: Json = False,
 ) -> None:
     """Fit a law to one benchmark and metric."""
-    table = read(data, format, metadata)
+    table = read(data, format, metadata, q_rand)
     result = fit(
         table,
         law,
@@ -115,7 +116,6 @@ def fit_command(
         min_flops=min_flops,
         tpr=tpr,
         max_k=max_k,
-        q_rand=q_rand,
         proxy=proxy,
         gold_metric=gold_metric,
         seed=seed,

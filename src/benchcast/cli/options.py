@@ -24,8 +24,11 @@ Metric = Annotated[
 ]
 
 
-def read(data: Path, format: str, metadata: Path | None) -> pd.DataFrame:
-    return load(data, format, metadata=metadata)
+def read(data: Path, format: str, metadata: Path | None, q_rand: list[str] | None = None) -> pd.DataFrame:
+    """The data a command works on, with the chance levels given by ``--q-rand`` attached."""
+    from benchcast.data.chance import with_chance_levels
+
+    return with_chance_levels(load(data, format, metadata=metadata), parse_q_rand(q_rand))
 
 
 Laws = Annotated[list[str] | None, typer.Option("--law", "-l", help="Law name; repeat to compare (default: power).")]

@@ -11,7 +11,7 @@ import typer
 
 from benchcast.cli.app import app
 from benchcast.cli.common import console, emit_json, parse_ks, print_warning, rich_table, user_errors
-from benchcast.cli.options import Benchmark, Data, Format, Json, MaxFlops, Metadata, Metric, Tpr, read
+from benchcast.cli.options import Benchmark, Data, Format, Json, MaxFlops, Metadata, Metric, QRand, Tpr, read
 from benchcast.collect.store import SIZES, run_sizes
 from benchcast.errors import BenchcastError
 from benchcast.fitting.result import FitResult
@@ -168,6 +168,7 @@ def kscan_command(
     max_flops: MaxFlops = None,
     format: Format = "auto",
     metadata: Metadata = None,
+    q_rand: QRand = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Folder for the table and plot.")] = None,
     json: Json = False,
 ) -> None:
@@ -175,7 +176,7 @@ def kscan_command(
     from benchcast.generative.kscan import kscan, trend
     from benchcast.plots.figures import plot_kscan
 
-    table = read(data, format, metadata)
+    table = read(data, format, metadata, q_rand)
     scan, fits = kscan(table, law, benchmark, parse_ks(ks), metric=metric, tpr=tpr, max_flops=max_flops)
     if not fits:
         raise BenchcastError(f"no k could be fitted for {benchmark}: {scan.get('error', pd.Series()).tolist()}")

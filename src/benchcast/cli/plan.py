@@ -22,6 +22,7 @@ from benchcast.cli.options import (
     MinFlops,
     NBoot,
     Proxy,
+    QRand,
     Seed,
     Tpr,
     read,
@@ -169,6 +170,7 @@ def recommend_command(
     jobs: Jobs = None,
     format: Format = "auto",
     metadata: Metadata = None,
+    q_rand: QRand = None,
     json: Json = False,
 ) -> None:
     """Compare laws by rolling-origin forecasts inside your runs; weight or pick them (and, with
@@ -176,7 +178,7 @@ def recommend_command(
     from benchcast.forecasting.selection import recommend
 
     rec = recommend(
-        read(data, format, metadata),
+        read(data, format, metadata, q_rand),
         benchmark,
         metric,
         k,

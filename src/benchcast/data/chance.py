@@ -118,3 +118,27 @@ def estimate_chance(table: pd.DataFrame, benchmark: str, metric: str, n_smallest
 
 def filter_margin(benchmark: str, override: float | None = None) -> float:
     return float(override) if override is not None else MARGINS.get(benchmark, DEFAULT_MARGIN)
+
+
+def with_chance_levels(table: pd.DataFrame, levels: dict[str, float]) -> pd.DataFrame:
+    """``table`` with its ``q_rand`` column set from ``levels`` (keys ``benchmark``,
+    ``benchmark:metric`` or ``*`` for every row; a more specific key wins). Unknown benchmarks
+    raise, so a typo cannot leave a chance level unset silently."""
+    if not levels:
+        return table
+    out = table.copy()
+    if "q_rand" not in out.columns:
+        out["q_rand"] = np.nan
+    known = set(out["benchmark"])
+    for key in sorted(levels, key=lambda k: (k != "*", ":" in k)):  # '*' first, then benchmark, then metric
+        bench, _, metric = key.partition(":")
+        if key == "*":
+            rows = np.ones(len(out), bool)
+        else:
+            if bench not in known:
+                raise DataError(f"--q-rand names benchmark {bench!r}, which is not in the data.")
+            rows = (out["benchmark"] == bench).to_numpy()
+            if metric:
+                rows &= (out["metric"] == metric).to_numpy()
+        out.loc[rows, "q_rand"] = _check(levels[key], f"--q-rand {key}")
+    return out

@@ -373,6 +373,9 @@ def sweep(
     """
     options = {"min_flops": min_flops, "tpr": tpr, "n_boot": n_boot, "seed": seed, "n_jobs": 1}
     grid = check_thresholds(thresholds)
+    # resolve the selection once here, so that its errors and data warnings (an unknown chance
+    # level) reach the caller rather than dying silently in the workers
+    design(table, replace(spec, tpr=spec.tpr if tpr is None else tpr))
     records = parallel_map(
         partial(_sweep_point, table, spec, options),
         grid,

@@ -192,6 +192,7 @@ def recommend(
     check_replicates(n_boot, allow_zero=True)
     base = FitSpec("power", benchmark, metric, k=k, proxy=proxy, seed=seed, tpr=tpr, min_flops=min_flops)
     data = table if target_flops is None else table[table["flops"] < target_flops]
+    design(data, base)  # selection errors and data warnings (an unknown chance level) surface here, once
     candidates = laws or [law for law in DEFAULT_CANDIDATES if law in applicable_laws(data, base)]
     errors, results, records, failures = {}, {}, [], []
     for law in candidates:
