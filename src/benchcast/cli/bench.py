@@ -10,7 +10,7 @@ from rich.markup import escape
 
 from benchcast.cli.app import app
 from benchcast.cli.common import console, emit_json, rich_table, user_errors
-from benchcast.cli.options import Jobs, Json, OutDir, QRand, Seed, read
+from benchcast.cli.options import Jobs, Json, OutDir, QRand, RayAddress, Seed, read
 from benchcast.errors import BenchcastError
 
 
@@ -62,6 +62,7 @@ def bench_command(
     n_boot: Annotated[int, typer.Option("--n-boot", "--boot", help="Bootstrap replicates per law fit.")] = 20,
     seed: Seed = 0,
     jobs: Jobs = None,
+    ray: RayAddress = None,
     out: OutDir = None,
     json: Json = False,
 ) -> None:
@@ -101,7 +102,9 @@ def bench_command(
         raise BenchcastError("give --data FILE (repeatable) or --preset apple-dclm / apple-c4.")
     laws = tuple(law or FIXED_LAWS)
     candidates = tuple(candidate or [name for name in DEFAULT_CANDIDATES if name in laws] or laws)
-    result = bench(datasets, strategy, laws=laws, candidates=candidates, n_boot=n_boot, seed=seed, n_jobs=jobs)
+    result = bench(
+        datasets, strategy, laws=laws, candidates=candidates, n_boot=n_boot, seed=seed, n_jobs=jobs, ray_address=ray
+    )
     written = write_outputs(result, out) if out else []
     if json:
         emit_json(result.to_records())

@@ -134,6 +134,7 @@ def bench(
     seed: int = 0,
     n_jobs: int | None = None,
     progress: bool | None = None,
+    ray_address: str | None = None,
     legacy_laws: list[str] | None = None,
 ) -> BenchResult:
     """Rolling-origin backtests of every strategy on every data set, benchmark and cutoff.
@@ -157,6 +158,7 @@ def bench(
         seed=seed,
         n_jobs=n_jobs,
         progress=progress,
+        ray_address=ray_address,
     )
     rows, predictions = assemble(datasets, strategies, outcomes, picks, held_out, seed, candidates)
     board = leaderboard(rows)
@@ -192,9 +194,11 @@ def fit_cells(
     seed: int,
     n_jobs: int | None,
     progress: bool | None,
+    ray_address: str | None = None,
 ) -> tuple[dict, dict, dict]:
     """Fit every candidate law for every data set, benchmark and cutoff (and the legacy choice):
     (law outcomes, legacy picks, held-out rows with the largest training compute)."""
+    pool = {"n_jobs": n_jobs, "progress": progress, "ray_address": ray_address}
     keys, law_jobs, legacy_keys, legacy_jobs, held_out = [], [], [], [], {}
     for data in datasets:
         for bench_name, metric in data.benchmarks:
@@ -214,16 +218,14 @@ def fit_cells(
     outcomes = dict(
         zip(
             keys,
-            parallel_map(_law_job, law_jobs, n_jobs=n_jobs, description="bench: fit laws", progress=progress),
+            parallel_map(_law_job, law_jobs, description="bench: fit laws", **pool),
             strict=True,
         )
     )
     picks = dict(
         zip(
             legacy_keys,
-            parallel_map(
-                _legacy_job, legacy_jobs, n_jobs=n_jobs, description="bench: legacy recommend", progress=progress
-            ),
+            parallel_map(_legacy_job, legacy_jobs, description="bench: legacy recommend", **pool),
             strict=True,
         )
     )
@@ -240,7 +242,7 @@ def fit_cells(
             dict(
                 zip(
                     extra,
-                    parallel_map(_law_job, jobs, n_jobs=n_jobs, description="bench: legacy picks", progress=progress),
+                    parallel_map(_law_job, jobs, description="bench: legacy picks", **pool),
                     strict=True,
                 )
             )
