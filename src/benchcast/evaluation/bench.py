@@ -382,23 +382,23 @@ def leaderboard(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def write_outputs(result: BenchResult, out: str | Path) -> list[Path]:
-    """CSV tables and the figure (error and coverage against decades of extrapolation)."""
-    from benchcast.utils.io import atomic_write_text
+    """CSV tables and the figure (error and coverage against decades of extrapolation), written as
+    one output folder (complete or absent; see :func:`benchcast.utils.io.output_folder`)."""
+    from benchcast.utils.io import atomic_write_text, output_folder
 
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for name, frame in (
-        ("bench_rows", result.rows),
-        ("bench_leaderboard", result.leaderboard),
-        ("bench_predictions", result.predictions),
-    ):
-        path = out / f"{name}.csv"
-        atomic_write_text(path, frame.to_csv(index=False))
-        paths.append(path)
-    if not result.predictions.empty:
-        paths.append(plot_bench(result.predictions, out / "bench_extrapolation.png"))
-    return paths
+    names = []
+    with output_folder(out) as folder:
+        for name, frame in (
+            ("bench_rows", result.rows),
+            ("bench_leaderboard", result.leaderboard),
+            ("bench_predictions", result.predictions),
+        ):
+            atomic_write_text(folder / f"{name}.csv", frame.to_csv(index=False))
+            names.append(f"{name}.csv")
+        if not result.predictions.empty:
+            names.append(plot_bench(result.predictions, folder / "bench_extrapolation.png").name)
+    return [out / name for name in names]
 
 
 def plot_bench(predictions: pd.DataFrame, path: str | Path, bins: int = 6) -> Path:

@@ -35,7 +35,7 @@ from benchcast.evaluation.backtest import (
 from benchcast.evaluation.backtest import usable_errors as errors
 from benchcast.evaluation.diagnostics import benchmark_average, proxy_diagnostic
 from benchcast.fitting.spec import FitSpec
-from benchcast.utils.io import atomic_write_text
+from benchcast.utils.io import atomic_write_text, output_folder
 from benchcast.utils.jsonable import jsonable
 from benchcast.utils.parallel import parallel_map
 
@@ -392,7 +392,9 @@ def reproduce_krajewski2025(
     tables["skipped"] = pd.DataFrame({"skipped": failures + skipped})
     result = Reproduction(tables, done, sweeps, time.perf_counter() - start, benchmarks, failures=failures)
     if out_dir is not None:
-        write_outputs(result, Path(out_dir))
+        with output_folder(out_dir) as folder:  # complete or absent: never a half-written study
+            write_outputs(result, folder)
+        result.figures = [str(Path(out_dir) / Path(f).name) for f in result.figures]
     result.seconds = time.perf_counter() - start
     return result
 
