@@ -15,9 +15,8 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import minimize
 
-from benchcast.data.chance import filter_margin
 from benchcast.errors import BenchcastError, InsufficientDataError
-from benchcast.evaluation.metrics import coverage, mae, mre, r2, rmse
+from benchcast.evaluation.metrics import coverage, mae, mre, r2, rmse, usable_points
 from benchcast.fitting.api import fit_rows
 from benchcast.fitting.result import FitResult
 from benchcast.fitting.spec import FitSpec, design
@@ -116,9 +115,9 @@ def score_split(
     used = set(zip(result.points["run"], result.points["k"].astype(float), strict=True))
     fitted = np.array([(r, float(k)) in used for r, k in zip(rows["run"], rows["k"], strict=True)])
     frame["fitted"] = fitted & train
-    # held-out points the law's own filter would accept (near-chance scores make MRE explode)
-    law, spec = result.law_object, result.spec
-    frame["usable"] = law.point_filter(frame["true"].to_numpy(float), spec.q_rand, spec.margin or 0.0) == ""
+    # points far enough above chance for a relative error to mean something (one definition, USABLE)
+    spec = result.spec
+    frame["usable"] = usable_points(frame["true"].to_numpy(float), spec.q_rand, spec.benchmark)
     tr = frame[frame["fitted"]]
     te = frame[(frame["side"] == "test") & np.isfinite(frame["predicted"])]
     tu = te[te["usable"]]
@@ -238,15 +237,12 @@ CRITICAL_DEFINITION = (
 )
 
 
-USABLE = "usable: points with Q > Q_rand + margin (K1's filter of SPEC 3.1: margin 0.05, LBPP 0.02)"
-
-
 def usable_errors(bt: Backtest) -> dict:
     """Training and held-out errors over all points and over usable points (:data:`USABLE`, one
     definition for every law, so that tables compare like with like)."""
     frame = bt.predictions
     true, predicted = frame["true"].to_numpy(float), frame["predicted"].to_numpy(float)
-    usable = true > (bt.fit.spec.q_rand or 0.0) + filter_margin(bt.benchmark)
+    usable = usable_points(true, bt.fit.spec.q_rand, bt.benchmark)
     fitted = frame["fitted"].to_numpy(bool)
     test = (frame["side"] == "test").to_numpy() & np.isfinite(predicted)
     out = {}

@@ -306,7 +306,7 @@ def assemble(
                     intervals = st.intervals_from(
                         draws, np.log10(held["flops"].to_numpy(float) / fit_top), spread, seed
                     )
-                    ok = st.usable(cell, plan.weights, true)
+                    ok = st.usable(cell, plan.weights, true, bench_name)
                     row.update(metrics(true, predicted, ok, intervals))
                     row["laws"] = ",".join(f"{law}:{w:.2f}" for law, w in plan.weights.items() if w > 0)
                     row["tau"] = spread.tau if spread is not None else np.nan

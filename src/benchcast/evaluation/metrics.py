@@ -40,3 +40,14 @@ def coverage(true: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> float:
     if not true.size:
         return float("nan")
     return float(np.mean((true >= np.asarray(lower)) & (true <= np.asarray(upper))))
+
+
+USABLE = "usable: points with Q > Q_rand + margin (K1's near-chance filter of SPEC 3.1: margin 0.05, LBPP 0.02)"
+
+
+def usable_points(true: np.ndarray, q_rand: float, benchmark: str) -> np.ndarray:
+    """Points far enough above chance for a relative error to mean something (:data:`USABLE`): one
+    definition for every law and table, so that usable-point MREs compare like with like."""
+    from benchcast.data.chance import filter_margin
+
+    return np.asarray(true, float) > (q_rand or 0.0) + filter_margin(benchmark)

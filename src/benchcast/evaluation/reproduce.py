@@ -26,7 +26,6 @@ from benchcast.evaluation.backtest import (
     SUCCESS_DEFINITION,
     SUCCESS_MRE,
     SWEEP_THRESHOLDS,
-    USABLE,
     Backtest,
     Sweep,
     backtest,
@@ -34,6 +33,7 @@ from benchcast.evaluation.backtest import (
 )
 from benchcast.evaluation.backtest import usable_errors as errors
 from benchcast.evaluation.diagnostics import benchmark_average, proxy_diagnostic
+from benchcast.evaluation.metrics import USABLE
 from benchcast.fitting.spec import FitSpec
 from benchcast.utils.io import atomic_write_text, output_folder
 from benchcast.utils.jsonable import jsonable

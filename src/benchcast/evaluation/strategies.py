@@ -28,6 +28,7 @@ import pandas as pd
 
 from benchcast.errors import BenchcastError
 from benchcast.evaluation.backtest import predict_rows
+from benchcast.evaluation.metrics import usable_points
 from benchcast.fitting.api import fit_rows
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting import calibration as cal
@@ -40,7 +41,6 @@ from benchcast.forecasting.selection import (
     inner_scores,
     weights_for,
 )
-from benchcast.laws import get_law
 
 FIXED_LAWS = ("power", "power_floor", "bnsl", "bnsl_monotone")
 SELECTORS = ("ensemble", "stack", "select")
@@ -195,11 +195,7 @@ def blend(outcomes: dict[str, LawOutcome], weights: pd.Series) -> tuple[np.ndarr
     return predicted, sum(w * outcomes[law].boot[:n] for law, w in used.items())
 
 
-def usable(outcomes: dict[str, LawOutcome], weights: pd.Series, true: np.ndarray) -> np.ndarray:
-    """Held-out points above the filter of every law the strategy uses (near-chance ones are not)."""
-    mask = np.ones(len(true), bool)
-    for law, w in weights.items():
-        if w > 0:
-            o = outcomes[law]
-            mask &= get_law(law).point_filter(true, o.q_rand, o.margin) == ""
-    return mask
+def usable(outcomes: dict[str, LawOutcome], weights: pd.Series, true: np.ndarray, benchmark: str) -> np.ndarray:
+    """Held-out points far enough above chance (:data:`benchcast.evaluation.metrics.USABLE`)."""
+    q_rand = next(iter(outcomes.values())).q_rand if outcomes else 0.0
+    return usable_points(true, q_rand, benchmark)
