@@ -32,20 +32,14 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from benchcast.data.table import SIZE_ALIASES
 from benchcast.errors import DataError
 
 NUMERIC_FIELDS = ("params", "tokens", "flops", "tpr", "tokens_per_step", "final_step")
 GLOBAL_FIELDS = ("tokens_per_step", "final_step", "steps")
 # Spellings accepted for the canonical fields (never 'model': it names the checkpoint, not the run).
 FIELD_ALIASES = {
-    "N": "params",
-    "n_params": "params",
-    "parameters": "params",
-    "D": "tokens",
-    "n_tokens": "tokens",
-    "C": "flops",
-    "compute": "flops",
-    "TPR": "tpr",
+    **SIZE_ALIASES,
     "run_id": "run",
     "name": "run",
 }

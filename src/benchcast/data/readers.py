@@ -13,20 +13,13 @@ import pandas as pd
 
 from benchcast.data.lm_eval import read_lm_eval
 from benchcast.data.metadata import read_metadata
-from benchcast.data.table import validate
+from benchcast.data.table import SIZE_ALIASES, validate
 from benchcast.errors import DataError
 
 FORMATS = ("auto", "tidy", "apple", "lm-eval")
 # Accepted spellings of the canonical columns in tidy files.
 ALIASES = {
-    "N": "params",
-    "n_params": "params",
-    "parameters": "params",
-    "D": "tokens",
-    "n_tokens": "tokens",
-    "C": "flops",
-    "compute": "flops",
-    "TPR": "tpr",
+    **SIZE_ALIASES,
     "task": "benchmark",
     "metric_type": "metric",
     "score": "value",

@@ -31,6 +31,17 @@ import pandas as pd
 
 from benchcast.errors import DataError, DataWarning, SelectionError, did_you_mean
 
+# Accepted spellings of the size columns, in tidy tables and in run metadata alike.
+SIZE_ALIASES = {
+    "N": "params",
+    "n_params": "params",
+    "parameters": "params",
+    "D": "tokens",
+    "n_tokens": "tokens",
+    "C": "flops",
+    "compute": "flops",
+    "TPR": "tpr",
+}
 COLUMNS = ("run", "params", "tokens", "flops", "tpr", "benchmark", "metric", "k", "value", "stderr")
 SIZE_COLUMNS = ("params", "tokens", "flops")
 

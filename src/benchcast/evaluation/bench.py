@@ -19,6 +19,7 @@ from benchcast.data.table import is_score_metric, parse_metric, select
 from benchcast.errors import BenchcastError, SelectionError
 from benchcast.evaluation import strategies as st
 from benchcast.evaluation.metrics import coverage, mae, mre
+from benchcast.evaluation.reproduce import BENCHMARKS
 from benchcast.fitting.spec import FitSpec
 from benchcast.forecasting import calibration as cal
 from benchcast.utils.parallel import parallel_map
@@ -428,20 +429,7 @@ def plot_bench(predictions: pd.DataFrame, path: str | Path, bins: int = 6) -> Pa
 
 # -- presets: the settings of the issue, in one command --------------------------------------
 
-APPLE_12 = (
-    ("arc_easy", "acc_norm"),
-    ("arc_challenge", "acc_norm"),
-    ("sciq", "acc_norm"),
-    ("piqa", "acc_norm"),
-    ("hellaswag", "acc_norm"),
-    ("winogrande", "acc"),
-    ("lambada_openai", "acc"),
-    ("webqs_1shot", "exact_match"),
-    ("triviaqa_1shot", "exact_match"),
-    ("gsm8k_cot_llama", "exact_match"),
-    ("humaneval-py", "pass@1"),
-    ("lbpp", "pass@1"),
-)
+APPLE_12 = BENCHMARKS  # the twelve benchmarks of the Krajewski et al. 2025 reproduction
 # C4: the 7 general benchmarks and TriviaQA, which has 13 training runs (3e18..2e21) above chance +
 # 0.05 on C4 against WebQS's 5 (chosen on the training side only, before any forecast was made)
 APPLE_C4_8 = (*APPLE_12[:7], ("triviaqa_1shot", "exact_match"))
