@@ -44,7 +44,11 @@ def forecast_command(
     jobs: Jobs = None,
     json: Json = False,
 ) -> None:
-    """The forecast score with its prediction interval (bootstrap over runs)."""
+    """The forecast score with its prediction interval (bootstrap over runs).
+
+    The prediction interval is where one new run's score lies (what backtests check); the
+    confidence interval is where the law's mean curve lies.
+    """
     from benchcast.forecasting.forecast import forecast
 
     if not flops and params is None and gold is None:
@@ -76,8 +80,8 @@ def forecast_command(
     console.print(
         rich_table(
             f"{result.law} on {result.settings['benchmark']}: forecast with {pct} % intervals "
-            f"({out['n_boot']} bootstrap replicates)",
-            ["query", "forecast", "run lower", "run upper", "law lower", "law upper"],
+            f"({out['n_boot']} bootstrap replicates over runs, {out['failed_refits']} failed)",
+            ["query", "forecast", "prediction lower", "prediction upper", "confidence lower", "confidence upper"],
             rows,
         )
     )
@@ -116,7 +120,7 @@ def plan_command(
     if "lower" in out:
         console.print(
             f"  {int(round(level * 100))} % interval: {out['lower']:.4g} .. {out['upper']:.4g} "
-            f"(target reachable in {out['fraction_reachable']:.0%} of bootstrap replicates)"
+            f"(target reachable in {out['fraction_reachable']:.0%} of {boot} bootstrap replicates)"
         )
     console.print(f"  the law's ceiling (score as compute or k grows without bound): {out['ceiling']:.4g}")
 
@@ -167,7 +171,8 @@ def recommend_command(
     ]
     console.print(
         rich_table(
-            f"{benchmark}: laws backtested on runs above {rec.validation_threshold:.3g} FLOPs",
+            f"{benchmark}: laws backtested on runs above {rec.validation_threshold:.3g} FLOPs "
+            f"(coverage of intervals from {boot} bootstrap replicates)",
             ["law", "MRE %", "MAE", "cov 50", "cov 90", "fitted", "held out", "at bound"],
             rows,
         )

@@ -46,7 +46,7 @@ def reproduce_command(
     _print(
         t["direct"],
         "Direct laws on TPR-20 runs (fit 3e18..6e21, test > 6e21): held-out MAE, MRE %, "
-        "coverage of 50 % / 90 % prediction intervals",
+        f"coverage of 50 % / 90 % prediction intervals ({boot} bootstrap replicates)",
     )
     _print(t["two_stage"], "Direct power law versus two-stage baselines, averaged over benchmarks")
     _print(
