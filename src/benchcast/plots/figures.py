@@ -303,7 +303,7 @@ def plot_kscan(scan: pd.DataFrame, fits: list, param_names: list[str], title: st
                 ax.scatter(ok["k"][hits], values[hits], marker="x", s=40, color="red", zorder=5, label="at a bound")
             ax.legend(fontsize=5)
         ax.set_xscale("log", base=2)
-        if (values > 0).all() and values.max() / max(values.min(), 1e-300) > 50:
+        if law_name is not None and use_log_axis(law_name, name, values):
             ax.set_yscale("log")
         ax.set_xlabel("k", fontsize=8)
         ax.set_ylabel(name, fontsize=8)
