@@ -26,7 +26,6 @@ OUT = Path(__file__).resolve().parents[1] / "benchcast-out" / "figures"
 def captured(monkeypatch):
     """Keep every figure the plotting code saves, so its artists can be inspected."""
     kept = []
-    original = figures.save_figure
 
     def save(fig, path):
         kept.append(fig)
@@ -57,7 +56,13 @@ def test_backtest_panel_separates_fitted_dropped_and_held_out(tmp_path, captured
     fig, axes = figures.panel_grid(1, 5, 3.6)
     grid = figures.flops_grid(bt.predictions)
     figures.draw_backtest(
-        axes[0], bt.predictions, {"power": figures.curve(bt.fit, grid)}, "gsm8k", 2e20, dropped=bt.fit.dropped, n_boot=40
+        axes[0],
+        bt.predictions,
+        {"power": figures.curve(bt.fit, grid)},
+        "gsm8k",
+        2e20,
+        dropped=bt.fit.dropped,
+        n_boot=40,
     )
     axes[0].legend(fontsize=6)
     figures.save_figure(fig, tmp_path / "backtest-gsm8k.png")
@@ -127,7 +132,9 @@ def test_kscan_error_bars_respect_the_bound_at_zero(apple, tmp_path, captured):
     figures.plot_kscan(scan, fits, names, "compute on humaneval-py", tmp_path / "kscan.png")
     e0_axis = next(ax for ax in captured[0].axes if ax.get_ylabel() == "E0")
     lowest = min(
-        segment[:, 1].min() for collection in e0_axis.collections for segment in getattr(collection, "get_segments", list)()
+        segment[:, 1].min()
+        for collection in e0_axis.collections
+        for segment in getattr(collection, "get_segments", list)()
     )
     assert lowest >= 0.0
     bars = figures.param_errorbars("compute", "E0", np.array([0.01, 0.5]), np.array([0.05, 0.05]))
