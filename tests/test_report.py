@@ -334,3 +334,56 @@ def test_twelve_benchmark_report(apple, apple_path, tmp_path):
     assert len(summary["benchmarks"]) == 12
     assert summary["bytes"] < 5_000_000
     print(f"\n12-benchmark report: {summary['bytes']} bytes, {seconds:.0f} s")
+
+
+# -- text outputs people read -------------------------------------------------------------------
+
+
+def cli(*args: str) -> str:
+    from typer.testing import CliRunner
+
+    from benchcast.cli import app
+
+    result = CliRunner().invoke(app, [str(a) for a in args], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_fit_report_sections_are_headings_not_markup(tmp_path):
+    from benchcast.data.example import example_path
+
+    out = cli("fit", example_path(), "--law", "power", "-b", "arc_easy", "-m", "acc_norm", "--out", tmp_path / "a.json")
+    assert "[[" not in out and "]]" not in out
+    lines = out.splitlines()
+    assert lines[0].startswith("Fit law power") and "Parameters" in lines
+    text = cli("forecast", tmp_path / "a.json", "--flops", "1e21", "--n-boot", "20")
+    assert "prediction lower" in text and "confidence upper" in text and "run lower" not in text
+    assert "20 bootstrap replicates" in text
+    backtest = cli(
+        "backtest", example_path(), "-b", "arc_easy", "-m", "acc_norm", "--threshold", "2e20", "--n-boot", "20"
+    )
+    assert "coverage of intervals from 20 bootstrap replicates" in " ".join(backtest.split())
+
+
+def test_optimal_says_what_x_and_the_penalty_are(apple, tmp_path):
+    import benchcast as bc
+
+    bc.fit(apple, "params_tokens", "humaneval-py", "pass@k", k=1).save(tmp_path / "s2.json")
+    out = cli("optimal", tmp_path / "s2.json", "--flops", "1e23", "--params", "3e9")
+    assert "x = N / N* (planned size over optimal)" in out
+    assert "penalty P(x) >= 1 on the reducible -log pass@k" in out
+    row = next(line for line in out.splitlines() if "pass@k of the planned run" in line and "-log" not in line)
+    neg_log = next(line for line in out.splitlines() if "-log pass@k of the planned run" in line)
+    value = lambda line: float(line.split("│")[-2])  # noqa: E731
+    assert value(row) == pytest.approx(np.exp(-value(neg_log)), rel=1e-5)
+
+
+def test_help_shows_no_python_types_for_flags():
+    import typer
+
+    major, minor = (int(part) for part in typer.__version__.split(".")[:2])
+    if (major, minor) >= (0, 29):
+        pytest.skip(f"typer {typer.__version__} is outside the supported range pinned in pyproject.toml (<0.29)")
+    out = cli("forecast", "--help")
+    assert "<bool>" not in out and "<list[float]>" not in out
+    assert "SPEC" not in cli("score-gold", "--help")
