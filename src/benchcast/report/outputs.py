@@ -160,7 +160,8 @@ def backtest_section(frame: pd.DataFrame, source: str) -> str:
         h.table(
             ["law", "training rows", "held-out rows", "MAE", "MRE %", "50 % coverage", "90 % coverage"],
             rows,
-            caption="Held-out error",
+            caption="Held-out error (coverage from the intervals in the file; their replicate count is not "
+            "recorded there: see the backtest's own output)",
             sortable=True,
         )
     )
@@ -196,7 +197,13 @@ def json_section(doc, source: str) -> str | None:
             f"<span class=muted>({h.esc(source)})</span></h2>"
             f"<p>Best: <strong>{h.esc(doc['best'])}</strong>, backtested on runs above "
             f"{float(doc.get('validation_threshold', float('nan'))):.3g} FLOPs.</p>"
-            + h.table(columns, ranking[columns].itertuples(index=False), caption="Ranking", sortable=True)
+            + h.table(
+                columns,
+                ranking[columns].itertuples(index=False),
+                caption="Ranking (coverage from the replicates recommend was run with, "
+                "printed by it; not recorded in its JSON)",
+                sortable=True,
+            )
             + "</section>"
         )
     return None
