@@ -387,3 +387,21 @@ def test_help_shows_no_python_types_for_flags():
     out = cli("forecast", "--help")
     assert "<bool>" not in out and "<list[float]>" not in out
     assert "SPEC" not in cli("score-gold", "--help")
+
+
+def test_a_benchmark_that_cannot_be_forecast_is_listed_not_fatal(tmp_path):
+    from benchcast.data.example import load_example
+    from benchcast.errors import BenchcastError
+
+    table = load_example()
+    targets = parse_targets(["arc_easy:acc_norm", "no_such_benchmark:acc"], None)
+    summary = build_report(table, targets, [1e22], out=tmp_path / "r.html", law="power", n_boot=10)
+    assert [b["benchmark"] for b in summary["benchmarks"]] == ["arc_easy"]
+    (failure,) = summary["not_forecast"]
+    assert failure["benchmark"] == "no_such_benchmark" and "no_such_benchmark" in failure["error"]
+    assert "Not forecast" in (tmp_path / "r.html").read_text()
+    with pytest.raises(BenchcastError, match="no benchmark could be forecast"):
+        build_report(table, targets[1:], [1e22], out=tmp_path / "none.html", law="power", n_boot=10)
+    assert not (tmp_path / "none.html").exists()
+    with pytest.raises(BenchcastError, match="once per --benchmark"):
+        parse_targets(["a", "b", "c"], ["acc", "acc_norm"])

@@ -232,21 +232,27 @@ def build_report(
         raise BenchcastError("the report needs at least one target compute (--target-flops C).")
     if any(not (c > 0) for c in target_flops):
         raise BenchcastError(f"target compute must be positive FLOPs, got {target_flops}.")
-    reports = [
-        analyse_benchmark(
-            table,
-            t.benchmark,
-            t.metric,
-            target_flops=target_flops,
-            law=law,
-            tpr=tpr,
-            forecast_tpr=forecast_tpr,
-            n_boot=n_boot,
-            seed=seed,
-            n_jobs=n_jobs,
-        )
-        for t in track(targets, "report: benchmarks")
-    ]
+    reports, failures = [], []
+    for t in track(targets, "report: benchmarks"):
+        try:
+            reports.append(
+                analyse_benchmark(
+                    table,
+                    t.benchmark,
+                    t.metric,
+                    target_flops=target_flops,
+                    law=law,
+                    tpr=tpr,
+                    forecast_tpr=forecast_tpr,
+                    n_boot=n_boot,
+                    seed=seed,
+                    n_jobs=n_jobs,
+                )
+            )
+        except BenchcastError as exc:  # one benchmark the data cannot forecast does not sink the others
+            failures.append({"benchmark": t.benchmark, "metric": t.metric, "error": str(exc)})
+    if not reports:
+        raise BenchcastError("no benchmark could be forecast: " + "; ".join(f["error"] for f in failures))
     settings = {
         "law": law,
         "target flops": ", ".join(f"{c:.3g}" for c in sorted(target_flops)),
@@ -256,6 +262,17 @@ def build_report(
         "seed": seed,
     }
     sections = [summary_section(reports, sorted(target_flops), n_boot)]
+    if failures:
+        sections[0] += (
+            '<section id="not-forecast"><h2>Not forecast</h2>'
+            + h.table(
+                ["benchmark", "metric", "why not"],
+                [[f["benchmark"], f["metric"] or "", f["error"]] for f in failures],
+                caption="Benchmarks the data could not forecast",
+                text_columns=3,
+            )
+            + "</section>"
+        )
     sections += [benchmark_section(r) for r in reports]
     sections.append('<section id="provenance"><h2>Provenance</h2>' + h.provenance(provenance(data, settings, command)))
     sections[-1] += "</section>"
@@ -281,5 +298,6 @@ def build_report(
             }
             for r in reports
         ],
+        "not_forecast": failures,
         "n_boot": n_boot,
     }
