@@ -221,7 +221,7 @@ def test_forecast_intervals_match_the_bootstrap(apple):
     assert (report.runs["status"] == "fitted").sum() == report.fit.diagnostics["n_used"]
 
 
-def test_page_in_a_real_browser(two_benchmark_page, tmp_path):
+def test_page_in_a_real_browser(two_benchmark_page, tmp_path, capsys):
     if browser() is None:
         pytest.skip(
             "no Chromium found (looked for " + ", ".join(BROWSERS) + "); install Debian's chromium "
@@ -240,7 +240,8 @@ def test_page_in_a_real_browser(two_benchmark_page, tmp_path):
     assert screenshot.stat().st_size > 20_000
     ARTIFACT.parent.mkdir(exist_ok=True)
     shutil.copyfile(screenshot, ARTIFACT)
-    print(f"\nreport screenshot: {screenshot} (copied to {ARTIFACT}); page {out} ({out.stat().st_size} bytes)")
+    with capsys.disabled():  # shown in the test output even without -s
+        print(f"\nreport screenshot: {screenshot} (copied to {ARTIFACT}); page {out} ({out.stat().st_size} bytes)")
 
 
 def test_report_cli_writes_the_page_and_refuses_bad_input(apple_path, tmp_path):
@@ -320,7 +321,7 @@ def test_report_from_a_folder_of_outputs(tmp_path):
 
 
 @pytest.mark.slow
-def test_twelve_benchmark_report(apple, apple_path, tmp_path):
+def test_twelve_benchmark_report(apple, apple_path, tmp_path, capsys):
     """The Apple data's 12 benchmarks at 1e23 FLOPs, laws chosen by backtest: a page under 5 MB."""
     benchmarks = [
         "arc_easy:acc_norm", "arc_challenge:acc_norm", "sciq:acc_norm", "piqa:acc_norm", "hellaswag:acc_norm",
@@ -333,7 +334,8 @@ def test_twelve_benchmark_report(apple, apple_path, tmp_path):
     seconds = time.monotonic() - start
     assert len(summary["benchmarks"]) == 12
     assert summary["bytes"] < 5_000_000
-    print(f"\n12-benchmark report: {summary['bytes']} bytes, {seconds:.0f} s")
+    with capsys.disabled():
+        print(f"\n12-benchmark report: {summary['bytes']} bytes, {seconds:.0f} s")
 
 
 # -- text outputs people read -------------------------------------------------------------------
