@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import fcntl
 import json
 import os
 import re
@@ -38,8 +39,12 @@ class Chromium:
         self._from_child, from_child_w = os.pipe()
 
         def wire():  # the child reads commands on fd 3 and writes replies on fd 4
-            os.dup2(to_child_r, 3)
-            os.dup2(from_child_w, 4)
+            # move both ends above 4 first: the pipe may already sit on 3 or 4, and dup2 onto the
+            # same number would keep its close-on-exec flag
+            read_end = fcntl.fcntl(to_child_r, fcntl.F_DUPFD, 10)
+            write_end = fcntl.fcntl(from_child_w, fcntl.F_DUPFD, 10)
+            os.dup2(read_end, 3)
+            os.dup2(write_end, 4)
 
         self.proc = subprocess.Popen(
             [executable, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe",
@@ -330,7 +335,9 @@ def test_twelve_benchmark_report(apple, apple_path, tmp_path, capsys):
     ]  # fmt: skip
     out = tmp_path / "report12.html"
     start = time.monotonic()
-    summary = build_report(apple, parse_targets(benchmarks, None), [1e23], out=out, tpr=20, n_boot=50, data=apple_path)
+    summary = build_report(
+        apple, parse_targets(benchmarks, None), [1e23], out=out, tpr=20, n_boot=50, data=apple_path, n_jobs=None
+    )
     seconds = time.monotonic() - start
     assert len(summary["benchmarks"]) == 12
     assert summary["bytes"] < 5_000_000

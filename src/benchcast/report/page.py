@@ -290,7 +290,7 @@ def build_report(
         "benchmarks": [
             {
                 "benchmark": r.benchmark,
-                "metric": r.metric,
+                "metric": metric_label(r),
                 "law": r.fit.law,
                 "why": r.choice.reason,
                 "forecasts": r.forecasts.to_dict("records"),
