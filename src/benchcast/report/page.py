@@ -132,9 +132,10 @@ def benchmark_section(r: BenchmarkReport) -> str:
             benchmark_figure(r),
             f"{r.benchmark}: runs, fitted {fit.law} law with 50 and 90 % bands, backtest, error and coverage "
             "versus decades of extrapolation",
-            "Left to right: the forecast (fitted, dropped and held-out runs are drawn differently; the law and its "
-            "50 %/90 % prediction bands out to the target compute); the backtest used to judge the law; the "
-            "backtests' absolute error and their intervals' coverage versus decades beyond the largest fitted run.",
+            "Top left: the forecast (fitted, dropped and held-out runs are drawn differently; the law and its "
+            "50 %/90 % prediction bands out to the target compute). Top right: the backtest used to judge the law. "
+            "Bottom: the backtests' absolute error and their intervals' coverage versus decades beyond the "
+            "largest fitted run.",
         ),
         h.table(
             ["target C (FLOPs)", "forecast", "50 % lower", "50 % upper", "90 % lower", "90 % upper", "decades"],
