@@ -3,11 +3,13 @@
 Importing this package registers every command on :data:`app`.
 """
 
-from benchcast.cli import backtest, bench, collect, core, passk, plan, reproduce  # noqa: F401  (register commands)
+from benchcast.cli import backtest, bench, collect, core, passk, plan, report, reproduce  # noqa: F401  (register commands)
 from benchcast.cli.app import app
+from benchcast.utils.progress import report_when_piped
 
 
 def main() -> None:
+    report_when_piped()  # long commands say what they do even when stderr is a pipe or a log
     app()
 
 

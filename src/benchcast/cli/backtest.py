@@ -114,8 +114,16 @@ def backtest_command(
         fig, axes = panel_grid(1, 5.0, 3.8)
         grid = flops_grid(results[0].predictions)
         curves = {bt.law: c for bt in results if (c := curve(bt.fit, grid)) is not None}
-        draw_backtest(axes[0], results[0].predictions, curves, benchmark, threshold)
-        axes[0].legend(fontsize=7)
+        draw_backtest(
+            axes[0],
+            results[0].predictions,
+            curves,
+            benchmark,
+            threshold,
+            dropped=results[0].fit.dropped,
+            n_boot=boot or None,
+        )
+        axes[0].legend(fontsize=6)
         save_figure(fig, out / f"backtest-{benchmark}.png")
     if json:
         emit_json([bt.to_dict() for bt in results])
@@ -136,7 +144,8 @@ def backtest_command(
     ]
     console.print(
         rich_table(
-            f"{benchmark}: {protocol} backtest at {threshold:.3g} FLOPs",
+            f"{benchmark}: {protocol} backtest at {threshold:.3g} FLOPs"
+            + (f" (coverage of intervals from {boot} bootstrap replicates)" if boot else " (no intervals: --n-boot 0)"),
             ["law", "fitted", "held out", "RMSE (fit)", "R2 (fit)", "MAE", "MRE %", "cov 50", "cov 90"],
             rows,
         )
@@ -185,7 +194,7 @@ def sweep_command(
         from benchcast.plots.figures import plot_sweep
 
         write_csv(frame, out / "sweep.csv")
-        plot_sweep(frame, out / "sweep.png")
+        plot_sweep(frame, out / "sweep.png", critical=critical)
     if json:
         emit_json(
             {
@@ -216,6 +225,8 @@ def sweep_command(
             rows,
         )
     )
+    if boot:
+        console.print(f"interval coverage in --json and --out sweep.csv: {boot} bootstrap replicates per threshold")
 
 
 @app.command("cutoff")
@@ -255,7 +266,11 @@ def cutoff_command(
         if out is not None:
             write_csv(frame, out / f"cutoff-{name}-{benchmark}.csv")
             plot_cutoff(
-                frame, get_law(name).param_names, f"{name} on {benchmark}", out / f"cutoff-{name}-{benchmark}.png"
+                frame.assign(n_boot=boot) if boot else frame,
+                get_law(name).param_names,
+                f"{name} on {benchmark}",
+                out / f"cutoff-{name}-{benchmark}.png",
+                law=name,
             )
     if json:
         emit_json([{**p, "cutoffs": p["cutoffs"].to_dict("records")} for p in payload])
@@ -270,7 +285,8 @@ def cutoff_command(
         console.print(
             rich_table(
                 f"{p['law']} on {benchmark}: cutoff backtest "
-                f"({p['cutoffs']['n_target_runs'].iloc[0]} target run(s), replicates at the target's compute included)",
+                f"({p['cutoffs']['n_target_runs'].iloc[0]} target run(s), replicates at the target's compute included)"
+                + (f"; interval coverage in --json/--out from {boot} bootstrap replicates" if boot else ""),
                 ["cutoff C", "extrap. dec.", "train dec.", "MAE", "MRE %", *names],
                 rows,
             )

@@ -148,6 +148,11 @@ def score_gold_command(
     shards: Shards = 1,
     json: Json = False,
 ) -> None:
+    """log p(gold solution | prompt) per problem and checkpoint.
+
+    Writes one row per (run, benchmark, problem) with the gold log-probability, the number of
+    solution tokens and the NLL: the covariate of the gold law (`--law gold`).
+    """
     from benchcast.collect import distributed
     from benchcast.collect.problems import load_problems
     from benchcast.collect.scoring import gold_table

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import numpy as np
 import typer
+from rich.text import Text
 
 from benchcast.cli.app import app
 from benchcast.cli.common import console, emit_json, rich_table, user_errors
@@ -79,8 +80,14 @@ def inspect_command(data: Data, format: Format = "auto", metadata: Metadata = No
 def print_fit(result: FitResult, json: bool) -> None:
     if json:
         emit_json(result.to_dict())
-    else:
-        console.print(result.report(), highlight=False)
+        return
+    # report() marks its sections lmfit-style ([[Fit]], [[Parameters]]...): show them as headings
+    for line in result.report().splitlines():
+        if line.startswith("[[") and "]]" in line:
+            heading, _, rest = line[2:].partition("]]")
+            console.print(Text(heading, style="bold underline") + Text(rest))
+        else:
+            console.print(Text(line), highlight=False)
 
 
 @app.command("fit")

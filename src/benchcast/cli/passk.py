@@ -19,6 +19,22 @@ from benchcast.laws import get_law
 from benchcast.utils.io import atomic_write_text, output_folder
 
 DEFAULT_KS = "1,2,4,8,16,32,64,128,256,512,1024"
+OPTIMAL_LABELS = {
+    "flops": "compute budget C (FLOPs)",
+    "optimal_params": "compute-optimal parameters N*",
+    "optimal_tokens": "compute-optimal tokens D*",
+    "optimal_tokens_per_param": "compute-optimal tokens per parameter D*/N*",
+    "alpha_eff": "envelope exponent alpha_eff",
+    "C0_eff": "envelope scale C0_eff",
+    "E0": "irreducible -log pass@k E0",
+    "optimal_neg_log_passk": "-log pass@k of the compute-optimal run",
+    "params": "planned parameters N",
+    "tokens": "planned tokens D = C / (6 N)",
+    "x": "x = N / N* (planned size over optimal)",
+    "penalty": "penalty P(x) >= 1 on the reducible -log pass@k",
+    "effective_flops": "effective compute C_eff of the planned run (FLOPs)",
+    "neg_log_passk": "-log pass@k of the planned run",
+}
 
 
 @app.command("passk")
@@ -94,7 +110,8 @@ def passk_command(
     ]
     console.print(
         rich_table(
-            f"pass@k from {samples} ({counts['problem_id'].nunique()} problems)",
+            f"pass@k from {samples} ({counts['problem_id'].nunique()} problems; 95 % interval from "
+            f"{n_boot} bootstrap replicates over problems)",
             ["run", "benchmark", "k", "pass@k", "lower", "upper", "source"],
             rows,
         )
@@ -220,5 +237,14 @@ def optimal_command(
     if json:
         emit_json(plan)
         return
-    rows = [[key, f"{value:.6g}" if isinstance(value, float) else value] for key, value in plan.items()]
-    console.print(rich_table(f"Compute-optimal plan at C = {flops:.3g} FLOPs", ["name", "value"], rows))
+    rows = [
+        [OPTIMAL_LABELS.get(key, key), f"{value:.6g}" if isinstance(value, float) else value]
+        for key, value in plan.items()
+    ]
+    for key, label in (
+        ("optimal_neg_log_passk", "pass@k of the compute-optimal run"),
+        ("neg_log_passk", "pass@k of the planned run"),
+    ):
+        if key in plan:
+            rows.append([label, f"{float(np.exp(-plan[key])):.6g}"])
+    console.print(rich_table(f"Compute-optimal plan at C = {flops:.3g} FLOPs", ["quantity", "value"], rows))

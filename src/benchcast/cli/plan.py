@@ -55,7 +55,12 @@ def forecast_command(
     jobs: Jobs = None,
     json: Json = False,
 ) -> None:
-    """The forecast score with its prediction interval (bootstrap over runs + extrapolation error)."""
+    """The forecast score with its prediction and confidence intervals.
+
+    The prediction interval is where one new run's score lies (what backtests check): by default it
+    adds the error of extrapolating, measured on rolling origins inside the runs, to a bootstrap over
+    runs; the confidence interval is where the law's mean curve lies.
+    """
     from benchcast.forecasting.forecast import forecast
 
     if not flops and params is None and gold is None:
@@ -88,8 +93,8 @@ def forecast_command(
     console.print(
         rich_table(
             f"{result.law} on {result.spec.benchmark}: forecast with {pct} % intervals "
-            f"({out['n_boot']} bootstrap replicates, interval: {out['interval']})",
-            ["query", "forecast", "run lower", "run upper", "law lower", "law upper"],
+            f"({out['n_boot']} bootstrap replicates over runs, {out['failed_refits']} failed; interval: {out['interval']})",
+            ["query", "forecast", "prediction lower", "prediction upper", "confidence lower", "confidence upper"],
             rows,
         )
     )
@@ -141,7 +146,7 @@ def plan_command(
     if "lower" in out:
         console.print(
             f"  {int(round(level * 100))} % interval: {out['lower']:.4g} .. {out['upper']:.4g} "
-            f"(target reachable in {out['fraction_reachable']:.0%} of bootstrap replicates)"
+            f"(target reachable in {out['fraction_reachable']:.0%} of {boot} bootstrap replicates)"
         )
     console.print(f"  the law's ceiling (score as compute or k grows without bound): {out['ceiling']:.4g}")
 

@@ -81,7 +81,7 @@ def reproduce_command(
     usable = ["test_mre", "test_mre_usable", "test_mae", "n_test", "n_test_usable"]
     shown = ("mre", "mre_usable", "coverage50", "coverage90")
     direct = ["benchmark", *(f"{law}_{c}" for law in DIRECT_LAWS for c in shown)]
-    _print(t["direct"], TABLES["direct"], direct)
+    _print(t["direct"], f"{TABLES['direct']} ({boot} bootstrap replicates)", direct)
     for name in ("two_stage_paper", "two_stage_all_benchmarks"):
         if name in t:
             _print(t[name], TABLES[name], ["law", "proxy", *usable, "train_rmse", "train_r2", "benchmarks"])

@@ -111,9 +111,16 @@ def run_example(out_dir: str | Path = "benchcast-example", law: str = "power") -
             )
         results.append({"benchmark": bench, "metric": metric, "params": bt.fit.params, **bt.metrics})
         grid = flops_grid(bt.predictions)
-        draw_backtest(ax, bt.predictions, {law: curve(bt.fit, grid)}, f"{bench} ({metric})", EXAMPLE_THRESHOLD)
+        draw_backtest(
+            ax,
+            bt.predictions,
+            {law: curve(bt.fit, grid)},
+            f"{bench} ({metric})",
+            EXAMPLE_THRESHOLD,
+            dropped=bt.fit.dropped,
+        )
         ax.plot(grid, true_score(bench, grid), color="0.5", ls=":", lw=1, label="true law")
-    axes[0].legend(fontsize=7)
+        ax.legend(fontsize=6)  # every panel: each has its own dropped runs and reasons
     figure = save_figure(fig, out_dir / "example.png")
     return {
         "law": law,

@@ -1,0 +1,94 @@
+"""``benchcast report``: one self-contained HTML page a person reads."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from benchcast.cli.app import app
+from benchcast.cli.common import console, emit_json, user_errors
+from benchcast.cli.options import Format, Jobs, Json, Metadata, Seed, Tpr, read
+from benchcast.errors import BenchcastError
+
+DEFAULT_REPORT_REPLICATES = 200
+
+
+@app.command("report")
+@user_errors
+def report_command(
+    data: Annotated[
+        Path | None,
+        typer.Argument(help="Data file (tidy CSV/Parquet, Apple long CSV, lm-eval JSON/folder); not with --from."),
+    ] = None,
+    benchmark: Annotated[
+        list[str] | None,
+        typer.Option("--benchmark", "-b", help="Benchmark, or benchmark:metric (repeatable).", metavar="NAME"),
+    ] = None,
+    metric: Annotated[
+        list[str] | None,
+        typer.Option("--metric", "-m", help="Metric: once for every benchmark, or once per -b.", metavar="METRIC"),
+    ] = None,
+    target_flops: Annotated[
+        list[float] | None,
+        typer.Option("--target-flops", "-C", help="Planned compute to forecast at (FLOPs, repeatable).", metavar="C"),
+    ] = None,
+    law: Annotated[
+        str, typer.Option("--law", "-l", help="Law to forecast with, or 'recommended' (the best in a backtest).")
+    ] = "recommended",
+    tpr: Tpr = None,
+    forecast_tpr: Annotated[
+        float, typer.Option(help="Tokens per parameter used to split a target C into N and D (laws in N, D).")
+    ] = 20.0,
+    n_boot: Annotated[
+        int, typer.Option("--n-boot", "--boot", help="Bootstrap replicates over runs behind every interval.")
+    ] = DEFAULT_REPORT_REPLICATES,
+    seed: Seed = 0,
+    jobs: Jobs = None,
+    from_dir: Annotated[
+        Path | None,
+        typer.Option("--from", help="Build the page from outputs already written (bench, reproduce, backtest...)."),
+    ] = None,
+    format: Format = "auto",
+    metadata: Metadata = None,
+    out: Annotated[Path, typer.Option("--out", "-o", help="The HTML file to write.")] = Path("report.html"),
+    json: Json = False,
+) -> None:
+    """Write a self-contained HTML forecast report: per benchmark the runs, the law and why, the
+    forecast at each target compute with 50 % and 90 % intervals, and the backtests behind it."""
+    command = ["benchcast", *sys.argv[1:]]
+    if from_dir is not None:
+        if data is not None:
+            raise BenchcastError("give either a data file or --from DIR, not both.")
+        from benchcast.report.outputs import build_from_outputs
+
+        summary = build_from_outputs(from_dir, out, command=command)
+    else:
+        if data is None:
+            raise BenchcastError("give a data file (or --from DIR with outputs already written).")
+        if not benchmark:
+            raise BenchcastError("give at least one benchmark with -b NAME (or -b NAME:METRIC).")
+        if not target_flops:
+            raise BenchcastError("give the planned compute with --target-flops C (FLOPs), e.g. --target-flops 1e23.")
+        from benchcast.report import build_report, parse_targets
+
+        summary = build_report(
+            read(data, format, metadata),
+            parse_targets(benchmark, metric),
+            list(target_flops),
+            out=out,
+            law=law,
+            tpr=tpr,
+            forecast_tpr=forecast_tpr,
+            n_boot=n_boot,
+            seed=seed,
+            n_jobs=jobs,
+            data=data,
+            command=command,
+        )
+    if json:
+        emit_json(summary)
+        return
+    console.print(f"wrote {summary['out']} ({summary['bytes'] / 1e6:.2f} MB)", highlight=False)

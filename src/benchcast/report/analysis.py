@@ -1,0 +1,302 @@
+"""What the report says about one benchmark: the law chosen and why, the forecast at each target
+compute with its intervals, the runs (fitted, dropped, held out), and how the backtest's error and
+coverage grow with decades of extrapolation.
+
+The law choice (:func:`choose_law`) and the interval method (:func:`forecast_bands`) are one small
+function each, so that better ones can replace them without touching the page.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from benchcast.data.table import parse_metric
+from benchcast.errors import BenchcastError, SelectionError
+from benchcast.evaluation.backtest import Backtest, backtest
+from benchcast.fitting.api import FitSpec, design, fit
+from benchcast.fitting.result import FitResult
+from benchcast.forecasting.intervals import bootstrap
+from benchcast.forecasting.selection import HOLDOUT_FRACTION, recommend
+from benchcast.laws import get_law
+
+LEVELS = (0.5, 0.9)
+PROFILE_FRACTIONS = (0.45, 0.65)  # further thresholds of the extrapolation profile (top share of log C held out)
+MIN_TRAINING_DECADES = 1.0
+NEAR_CHANCE = 0.05  # a forecast within this of chance is "near chance"
+RECOMMENDED = "recommended"
+
+
+@dataclass
+class LawChoice:
+    law: str
+    reason: str
+    ranking: pd.DataFrame | None  # one row per law backtested (None when the user named the law)
+    validation_threshold: float
+
+
+@dataclass
+class BenchmarkReport:
+    benchmark: str
+    metric: str
+    k: int | None
+    choice: LawChoice
+    fit: FitResult
+    runs: pd.DataFrame  # every selected run: flops, value, status
+    grid: np.ndarray
+    curve: np.ndarray
+    bands: dict  # level -> (lower, upper) over grid
+    forecasts: pd.DataFrame  # one row per target compute
+    validation: Backtest  # the chosen law at the validation threshold, with intervals
+    profile: pd.DataFrame  # held-out predictions of backtests at several thresholds
+    n_boot: int
+    warnings: list[str] = field(default_factory=list)
+    passk: tuple[pd.DataFrame, list[FitResult]] | None = None
+
+
+def choose_law(
+    table: pd.DataFrame,
+    spec: FitSpec,
+    *,
+    law: str = RECOMMENDED,
+    target_flops: float | None,
+    tpr: float | None,
+    n_boot: int,
+    n_jobs: int | None = 1,
+) -> LawChoice:
+    """The law to forecast with, and why: the user's, or the one :func:`recommend` ranks first on
+    held-out runs (the top quarter of the log-compute range)."""
+    if law != RECOMMENDED:
+        rows, _ = design(table, spec, tpr=tpr)
+        log_c = np.log10(rows["flops"].to_numpy(float))
+        threshold = float(10 ** (log_c.max() - HOLDOUT_FRACTION * (log_c.max() - log_c.min())))
+        return LawChoice(law, "named by the user (--law)", None, threshold)
+    rec = recommend(
+        table,
+        spec.benchmark,
+        spec.metric,
+        spec.k,
+        target_flops=target_flops,
+        tpr=tpr,
+        n_boot=n_boot,
+        seed=spec.seed,
+        n_jobs=n_jobs,
+        laws=forecastable_laws(table, spec, tpr),
+    )
+    best = rec.ranking.iloc[0]
+    reason = (
+        f"lowest held-out MRE ({best['test_mre']:.2f} %) of {len(rec.ranking)} laws backtested on runs above "
+        f"{rec.validation_threshold:.2g} FLOPs; 90 % interval coverage {best['coverage90']:.2f}"
+    )
+    return LawChoice(rec.best, reason, rec.ranking, rec.validation_threshold)
+
+
+def forecastable_laws(table: pd.DataFrame, spec: FitSpec, tpr: float | None) -> list[str]:
+    """Laws the report can carry to a target compute: functions of compute, or of N and D (split
+    at a tokens-per-parameter ratio)."""
+    from benchcast.forecasting.selection import applicable_laws
+
+    laws = applicable_laws(table, spec, tpr)
+    return [name for name in laws if set(get_law(name).covariates) <= {"flops", "params", "tokens"}]
+
+
+def covariates_at(result: FitResult, flops: np.ndarray, tpr: float) -> dict:
+    """Covariates of runs of compute ``flops``: C itself, or N and D at the given TPR (D = TPR·N)."""
+    law = get_law(result.law)
+    flops = np.asarray(flops, float)
+    if tuple(law.covariates) == ("flops",):
+        return {"flops": flops}
+    if set(law.covariates) == {"params", "tokens"}:
+        params = np.sqrt(flops / (6.0 * tpr))
+        return {"params": params, "tokens": tpr * params}
+    raise BenchcastError(f"law {result.law!r} is not a function of compute: the report cannot carry it to a target.")
+
+
+def forecast_bands(
+    result: FitResult, *queries: np.ndarray, tpr: float, n_boot: int, seed: int, n_jobs: int | None = 1
+) -> list[dict]:
+    """Prediction intervals (bootstrap over runs) for each array of compute in ``queries``: one dict
+    per query mapping each level of :data:`LEVELS` to (lower, upper). One bootstrap serves every
+    query; each query is evaluated on its own, as :func:`benchcast.forecasting.forecast.forecast`
+    would evaluate it."""
+    boot = bootstrap(result, n_boot, seed=seed, n_jobs=n_jobs, progress=False)
+    out = []
+    for flops in queries:
+        covariates = covariates_at(result, flops, tpr)
+        out.append({level: boot.interval(level, "prediction", **covariates) for level in LEVELS})
+    return out
+
+
+def extrapolation_profile(
+    table: pd.DataFrame,
+    spec: FitSpec,
+    *,
+    tpr: float | None,
+    n_boot: int,
+    n_jobs: int | None = 1,
+    done: Sequence[Backtest] = (),
+) -> pd.DataFrame:
+    """Held-out predictions of threshold backtests (``done`` plus one per :data:`PROFILE_FRACTIONS`),
+    each with the decades it extrapolates beyond its largest fitted run, its absolute error and
+    whether its 50 % and 90 % prediction intervals cover the observed score."""
+    rows, _ = design(table, spec, tpr=tpr)
+    log_c = np.log10(rows["flops"].to_numpy(float))
+    span = log_c.max() - log_c.min()
+    backtests = list(done)
+    for fraction in PROFILE_FRACTIONS:
+        threshold = float(10 ** (log_c.max() - fraction * span))
+        if np.log10(threshold) - log_c.min() < MIN_TRAINING_DECADES:
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                bt = backtest(table, spec, threshold=threshold, tpr=tpr, n_boot=n_boot, seed=spec.seed, n_jobs=n_jobs)
+        except BenchcastError:
+            continue
+        backtests.append(bt)
+    frames = []
+    for bt in backtests:
+        test = bt.predictions[(bt.predictions["side"] == "test") & np.isfinite(bt.predictions["predicted"])].copy()
+        largest = float(bt.fit.points["flops"].max())
+        test["threshold"] = bt.threshold
+        test["decades"] = np.log10(test["flops"] / largest)
+        test["abs_error"] = (test["predicted"] - test["true"]).abs()
+        for level in (50, 90):
+            inside = (test["true"] >= test[f"lower{level}"]) & (test["true"] <= test[f"upper{level}"])
+            test[f"covered{level}"] = inside.where(test[f"lower{level}"].notna())
+        frames.append(test)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def profile_summary(profile: pd.DataFrame, width: float = 0.25) -> pd.DataFrame:
+    """Mean absolute error and coverage of the profile in bins of ``width`` decades."""
+    if profile.empty:
+        return pd.DataFrame(columns=["decades", "n", "mae", "coverage50", "coverage90"])
+    bins = np.floor(profile["decades"] / width) * width + width / 2
+    grouped = profile.assign(bin=bins).groupby("bin")
+    return pd.DataFrame(
+        {
+            "decades": grouped["decades"].mean(),
+            "n": grouped.size(),
+            "mae": grouped["abs_error"].mean(),
+            "coverage50": grouped["covered50"].mean(),
+            "coverage90": grouped["covered90"].mean(),
+        }
+    ).reset_index(drop=True)
+
+
+def run_table(result: FitResult, table: pd.DataFrame, spec: FitSpec, tpr: float | None) -> pd.DataFrame:
+    """Every selected run with its status in the forecast fit: fitted, or dropped with the reason."""
+    rows, _ = design(table, spec, tpr=tpr)
+    reasons = {(d["run"], float(d["k"])): d["reason"] for d in result.dropped}
+    status = [
+        "fitted" if (r, float(k)) not in reasons else f"dropped: {reasons[(r, float(k))]}"
+        for r, k in zip(rows["run"], rows["k"], strict=True)
+    ]
+    return rows[["run", "flops", "params", "tokens", "value"]].assign(status=status)
+
+
+def benchmark_warnings(report: BenchmarkReport, q_rand: float) -> list[str]:
+    """Thin support, parameters at bounds, near-chance forecasts, and extrapolation beyond what
+    the backtests reached."""
+    out = [f"fit: {w}" for w in report.fit.warnings]
+    d = report.fit.diagnostics
+    if not d.get("converged", True):
+        out.append("the forecast fit did not converge")
+    largest_seen = float(report.profile["decades"].max()) if not report.profile.empty else 0.0
+    for row in report.forecasts.itertuples():
+        if row.decades > largest_seen + 0.25:
+            out.append(
+                f"at {row.flops:.2g} FLOPs the forecast extrapolates {row.decades:.2f} decades; the backtests "
+                f"checked at most {largest_seen:.2f}: its interval is not checked that far"
+            )
+        if row.lower90 - q_rand < NEAR_CHANCE:
+            out.append(f"at {row.flops:.2g} FLOPs the 90 % interval reaches down to chance ({q_rand:.3g})")
+    coverage90 = report.validation.metrics.get("coverage90")
+    if coverage90 is not None and np.isfinite(coverage90) and coverage90 < 0.75:
+        out.append(f"the backtest's 90 % intervals covered only {coverage90:.0%} of held-out runs: they are too narrow")
+    return out
+
+
+def analyse_benchmark(
+    table: pd.DataFrame,
+    benchmark: str,
+    metric: str | None,
+    *,
+    target_flops: list[float],
+    law: str = RECOMMENDED,
+    tpr: float | None = None,
+    forecast_tpr: float = 20.0,
+    n_boot: int = 200,
+    seed: int = 0,
+    n_jobs: int | None = 1,
+) -> BenchmarkReport:
+    """Everything the page shows about one benchmark (see the module docstring)."""
+    if n_boot < 2:
+        raise BenchcastError(f"the report needs at least 2 bootstrap replicates for its intervals, got {n_boot}.")
+    metric_name, k = parse_metric(metric) if metric else (None, None)
+    spec = FitSpec("power", benchmark, metric_name, k=k, seed=seed)
+    choice = choose_law(table, spec, law=law, target_flops=max(target_flops), tpr=tpr, n_boot=n_boot, n_jobs=n_jobs)
+    spec = FitSpec(choice.law, benchmark, metric_name, k=k, seed=seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = fit(table, choice.law, benchmark, metric_name, k, tpr=tpr, seed=seed)
+        validation = backtest(
+            table, spec, threshold=choice.validation_threshold, tpr=tpr, n_boot=n_boot, seed=seed, n_jobs=n_jobs
+        )
+    flops = result.points["flops"].to_numpy(float)
+    targets = np.asarray(sorted(target_flops), float)
+    grid = np.geomspace(flops.min() / 1.5, max(targets.max(), flops.max()) * 1.5, 160)
+    covariates = covariates_at(result, grid, forecast_tpr)
+    curve = result.predict(**covariates)
+    grid_bands, target_bands = forecast_bands(result, grid, targets, tpr=forecast_tpr, n_boot=n_boot, seed=seed)
+    forecasts = pd.DataFrame(
+        {
+            "flops": targets,
+            "decades": np.log10(targets / flops.max()),
+            "forecast": result.predict(**covariates_at(result, targets, forecast_tpr)),
+            **{
+                f"{side}{int(level * 100)}": target_bands[level][i]
+                for level in LEVELS
+                for i, side in enumerate(("lower", "upper"))
+            },
+        }
+    )
+    profile = extrapolation_profile(table, spec, tpr=tpr, n_boot=n_boot, n_jobs=n_jobs, done=[validation])
+    report = BenchmarkReport(
+        benchmark=benchmark,
+        metric=str(result.settings["metric"]),
+        k=result.settings.get("k") if result.settings.get("k") is not None else k,
+        choice=choice,
+        fit=result,
+        runs=run_table(result, table, spec, tpr),
+        grid=grid,
+        curve=curve,
+        bands=grid_bands,
+        forecasts=forecasts,
+        validation=validation,
+        profile=profile,
+        n_boot=n_boot,
+    )
+    report.warnings = benchmark_warnings(report, float(result.settings["q_rand"]))
+    if str(result.settings["metric"]) == "pass@k":
+        report.passk = passk_scan(table, benchmark, tpr)
+    return report
+
+
+def passk_scan(table: pd.DataFrame, benchmark: str, tpr: float | None) -> tuple[pd.DataFrame, list[FitResult]] | None:
+    """The compute law (S1) fitted at every k of the data: pass@k versus compute per k, and its
+    parameters versus k."""
+    from benchcast.generative.kscan import kscan
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            scan, fits = kscan(table, "compute", benchmark, tpr=tpr)
+    except (BenchcastError, SelectionError):
+        return None
+    return (scan, fits) if fits else None

@@ -1,0 +1,288 @@
+"""``benchcast report --from DIR``: a page from outputs already written by ``bench``, ``backtest``,
+``reproduce``, ``recommend --json`` or ``fit --out``, recognised by their columns and fields (not
+by file names). Nothing is refitted: the page shows what the files say."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from benchcast.errors import DataError
+from benchcast.evaluation.metrics import mae, mre
+from benchcast.plots.figures import draw_backtest, panel_grid
+from benchcast.report import html as h
+from benchcast.report.figures import png_data_uri
+from benchcast.report.page import provenance
+from benchcast.utils.io import atomic_write_text
+
+BENCH_COLUMNS = (
+    "dataset",
+    "benchmark",
+    "metric",
+    "strategy",
+    "cutoff",
+    "n_test",
+    "mae",
+    "mre",
+    "mre_usable",
+    "coverage50",
+    "coverage90",
+    "width90",
+    "decades",
+)
+BACKTEST_COLUMNS = ("run", "flops", "true", "predicted", "side", "law")
+MAX_TABLE_ROWS = 200
+MAX_IMAGE_BYTES = 1_500_000
+
+
+def bench_section(frame: pd.DataFrame, source: str) -> str:
+    """The rolling-origin benchmark: each strategy's error, coverage and interval width, overall
+    and versus decades of extrapolation."""
+    grouped = frame.groupby(["dataset", "benchmark", "metric", "strategy"], sort=True)
+    rows = [
+        [
+            *key,
+            len(g),
+            g["n_test"].sum(),
+            g["mae"].mean(),
+            g["mre"].mean(),
+            g["mre_usable"].mean(),
+            g["coverage50"].mean(),
+            g["coverage90"].mean(),
+            g["width90"].mean(),
+            g["decades"].max(),
+        ]
+        for key, g in grouped
+    ]
+    overall = (
+        frame.groupby("strategy")
+        .agg(
+            cutoffs=("cutoff", "size"),
+            mre=("mre", "mean"),
+            mre_usable=("mre_usable", "mean"),
+            coverage50=("coverage50", "mean"),
+            coverage90=("coverage90", "mean"),
+            width90=("width90", "mean"),
+        )
+        .sort_values("mre_usable")
+    )
+    fig, axes = panel_grid(2, 4.6, 3.2)
+    bins = np.round(frame["decades"].astype(float) * 4) / 4
+    for i, (strategy, g) in enumerate(frame.assign(bin=bins).groupby("strategy", sort=True)):
+        per_bin = g.groupby("bin")
+        axes[0].plot(per_bin["mre_usable"].mean(), marker="o", ms=3, color=f"C{i}", label=strategy)
+        axes[1].plot(per_bin["coverage90"].mean(), marker="o", ms=3, color=f"C{i}", label=strategy)
+    axes[0].set_ylabel("mean MRE on usable held-out points (%)", fontsize=8)
+    axes[1].set_ylabel("90 % interval coverage", fontsize=8)
+    axes[1].axhline(0.9, color="0.5", ls="--", lw=0.8, label="nominal 90 %")
+    for ax in axes:
+        ax.set_xlabel("decades of extrapolation", fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.legend(fontsize=6)
+    uri = png_data_uri(fig)
+    return (
+        f'<section id="bench"><h2>Forecasting benchmark <span class="muted">({h.esc(source)})</span></h2>'
+        + h.table(
+            ["strategy", "cutoffs", "MRE %", "MRE % (usable)", "50 % coverage", "90 % coverage", "90 % width"],
+            [
+                [s, int(r.cutoffs), r.mre, r.mre_usable, r.coverage50, r.coverage90, r.width90]
+                for s, r in overall.iterrows()
+            ],
+            caption="Strategies over every dataset, benchmark and cutoff (sorted by usable MRE)",
+            sortable=True,
+        )
+        + h.figure(
+            uri,
+            "error and coverage of each strategy versus decades of extrapolation",
+            "Mean error and 90 % coverage of each strategy, in bins of 0.25 decade of extrapolation.",
+        )
+        + h.table(
+            [
+                "dataset",
+                "benchmark",
+                "metric",
+                "strategy",
+                "cutoffs",
+                "held-out points",
+                "MAE",
+                "MRE %",
+                "MRE % (usable)",
+                "50 % coverage",
+                "90 % coverage",
+                "90 % width",
+                "max decades",
+            ],
+            rows,
+            caption="Per dataset, benchmark and strategy",
+            sortable=True,
+            text_columns=4,
+        )
+        + "</section>"
+    )
+
+
+def backtest_section(frame: pd.DataFrame, source: str) -> str:
+    """Held-out predictions of a backtest: the runs by status, each law's predictions, the metrics."""
+    parts = [f"<section><h2>Backtest <span class=muted>({h.esc(source)})</span></h2>"]
+    rows = []
+    laws = list(dict.fromkeys(frame["law"]))
+    fig, axes = panel_grid(len(laws), 4.6, 3.4)
+    for ax, (law, g) in zip(axes, frame.groupby("law", sort=False), strict=True):
+        test = g[g["side"] == "test"]
+        cov = {
+            level: float(((test["true"] >= test[f"lower{level}"]) & (test["true"] <= test[f"upper{level}"])).mean())
+            if f"lower{level}" in test and test[f"lower{level}"].notna().any()
+            else float("nan")
+            for level in (50, 90)
+        }
+        rows.append(
+            [
+                law,
+                int((g["side"] == "train").sum()),
+                len(test),
+                mae(test["true"], test["predicted"]),
+                mre(test["true"], test["predicted"]),
+                cov[50],
+                cov[90],
+            ]
+        )
+        ordered = g.sort_values("flops")
+        curves = {f"{law} (predictions)": (ordered["flops"].to_numpy(), ordered["predicted"].to_numpy())}
+        draw_backtest(ax, g, curves, law)
+        ax.legend(fontsize=6)
+    parts.append(
+        h.table(
+            ["law", "training rows", "held-out rows", "MAE", "MRE %", "50 % coverage", "90 % coverage"],
+            rows,
+            caption="Held-out error (coverage from the intervals in the file; their replicate count is not "
+            "recorded there: see the backtest's own output)",
+            sortable=True,
+        )
+    )
+    parts.append(
+        h.figure(
+            png_data_uri(fig),
+            f"backtest predictions from {source}",
+            "Fitted, dropped and held-out runs, with each law's predictions and held-out intervals.",
+        )
+    )
+    return "\n".join(parts) + "</section>"
+
+
+def json_section(doc, source: str) -> str | None:
+    if isinstance(doc, dict) and doc.get("format") == "benchcast-fit":
+        settings = doc.get("settings", {})
+        title = f"Fit: {doc['law']} on {settings.get('benchmark')} ({settings.get('metric')})"
+        params = [[n, v, (doc.get("stderr") or {}).get(n)] for n, v in doc["params"].items()]
+        return (
+            f"<section><h2>{h.esc(title)} <span class=muted>({h.esc(source)})</span></h2>"
+            f"<p><code>{h.esc(doc.get('formula', ''))}</code></p>"
+            + h.table(["parameter", "value", "std. error"], params, caption="Parameters", spec=".5g")
+            + h.warnings_list(doc.get("warnings", []))
+            + "</section>"
+        )
+    if isinstance(doc, dict) and "ranking" in doc and "best" in doc:
+        ranking = pd.DataFrame(doc["ranking"])
+        columns = [
+            c for c in ("law", "test_mre", "test_mae", "coverage50", "coverage90", "n_fit", "n_test") if c in ranking
+        ]
+        return (
+            f"<section><h2>Law choice for {h.esc(doc.get('benchmark', ''))} "
+            f"<span class=muted>({h.esc(source)})</span></h2>"
+            f"<p>Best: <strong>{h.esc(doc['best'])}</strong>, backtested on runs above "
+            f"{float(doc.get('validation_threshold', float('nan'))):.3g} FLOPs.</p>"
+            + h.table(
+                columns,
+                ranking[columns].itertuples(index=False),
+                caption="Ranking (coverage from the replicates recommend was run with, "
+                "printed by it; not recorded in its JSON)",
+                sortable=True,
+            )
+            + "</section>"
+        )
+    return None
+
+
+def generic_section(frame: pd.DataFrame, source: str) -> str:
+    shown = frame.head(MAX_TABLE_ROWS)
+    note = "" if len(frame) <= MAX_TABLE_ROWS else f" (first {MAX_TABLE_ROWS} of {len(frame)} rows)"
+    text_columns = sum(1 for c in frame.columns[:4] if frame[c].dtype == object)
+    return (
+        f"<section><h2>{h.esc(source)}</h2>"
+        + h.table(
+            list(shown.columns),
+            shown.itertuples(index=False),
+            caption=f"{source}{note}",
+            text_columns=max(text_columns, 1),
+        )
+        + "</section>"
+    )
+
+
+def image_section(path: Path, source: str) -> str | None:
+    data = path.read_bytes()
+    if len(data) > MAX_IMAGE_BYTES:
+        return f"<section><h2>{h.esc(source)}</h2><p class=warn>not embedded: {len(data) / 1e6:.1f} MB</p></section>"
+    kind = "svg+xml" if path.suffix.lower() == ".svg" else "png"
+    uri = f"data:image/{kind};base64," + base64.b64encode(data).decode("ascii")
+    return f"<section><h2>{h.esc(source)}</h2>" + h.figure(uri, f"figure {source}", source) + "</section>"
+
+
+def build_from_outputs(folder: str | Path, out: str | Path, *, command: Sequence[str] | None = None) -> dict:
+    """Read every CSV, JSON and figure in ``folder`` (recursively) and lay them out on one page."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise DataError(f"{folder}: --from needs a folder of outputs (CSV/JSON/PNG), and this is not a folder.")
+    files = sorted(
+        p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in (".csv", ".json", ".png", ".svg")
+    )
+    if Path(out).resolve() in {p.resolve() for p in files}:
+        files = [p for p in files if p.resolve() != Path(out).resolve()]
+    sections, kinds = [], []
+    for path in files:
+        source = str(path.relative_to(folder))
+        if path.suffix.lower() == ".csv":
+            try:
+                frame = pd.read_csv(path)
+            except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+                raise DataError(f"{path}: not a readable CSV ({exc}).") from exc
+            if set(BENCH_COLUMNS) <= set(frame.columns):
+                sections.insert(0, bench_section(frame, source))
+                kinds.append(("bench", source))
+            elif set(BACKTEST_COLUMNS) <= set(frame.columns):
+                sections.append(backtest_section(frame, source))
+                kinds.append(("backtest", source))
+            else:
+                sections.append(generic_section(frame, source))
+                kinds.append(("table", source))
+        elif path.suffix.lower() == ".json":
+            try:
+                doc = json.loads(path.read_text())
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                raise DataError(f"{path}: not valid JSON ({exc}).") from exc
+            section = json_section(doc, source)
+            if section is not None:
+                sections.append(section)
+                kinds.append(("json", source))
+        else:
+            section = image_section(path, source)
+            if section is not None:
+                sections.append(section)
+                kinds.append(("figure", source))
+    if not sections:
+        raise DataError(
+            f"{folder}: no outputs found (expected CSV tables of bench/backtest/reproduce/sweep/cutoff, fit or "
+            "recommend JSON, or PNG/SVG figures)."
+        )
+    prov = provenance(None, {"outputs folder": str(folder), "files read": len(kinds)}, command)
+    sections.append('<section id="provenance"><h2>Provenance</h2>' + h.provenance(prov) + "</section>")
+    document = h.page("benchcast report", h.esc(f"Built from the outputs in {folder} ({len(kinds)} files)."), sections)
+    path = atomic_write_text(out, document)
+    plt.close("all")
+    return {"out": str(path), "bytes": path.stat().st_size, "files": [{"kind": k, "file": s} for k, s in kinds]}
