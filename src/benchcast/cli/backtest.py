@@ -33,7 +33,7 @@ from benchcast.errors import BenchcastError
 from benchcast.evaluation.backtest import DEFAULT_THRESHOLD, PROTOCOLS, backtest, cutoff_backtest, settling, sweep
 from benchcast.fitting.api import FitSpec
 from benchcast.laws import get_law
-from benchcast.utils.io import atomic_write_text
+from benchcast.utils.io import atomic_write_text, output_folder
 
 
 def write_csv(frame: pd.DataFrame, path: Path) -> Path:
@@ -110,7 +110,6 @@ def backtest_command(
         from benchcast.plots.figures import curve, draw_backtest, flops_grid, panel_grid, save_figure
 
         frames = [bt.predictions.assign(law=bt.law) for bt in results]
-        write_csv(pd.concat(frames), out / f"backtest-{benchmark}.csv")
         fig, axes = panel_grid(1, 5.0, 3.8)
         grid = flops_grid(results[0].predictions)
         curves = {bt.law: c for bt in results if (c := curve(bt.fit, grid)) is not None}
@@ -124,7 +123,9 @@ def backtest_command(
             n_boot=boot or None,
         )
         axes[0].legend(fontsize=6)
-        save_figure(fig, out / f"backtest-{benchmark}.png")
+        with output_folder(out) as folder:
+            write_csv(pd.concat(frames), folder / f"backtest-{benchmark}.csv")
+            save_figure(fig, folder / f"backtest-{benchmark}.png")
     if json:
         emit_json([bt.to_dict() for bt in results])
         return
@@ -193,8 +194,10 @@ def sweep_command(
     if out is not None and not frame.empty:
         from benchcast.plots.figures import plot_sweep
 
-        write_csv(frame, out / "sweep.csv")
-        plot_sweep(frame, out / "sweep.png", critical=critical)
+        critical = [{"law": s.law, "benchmark": s.benchmark, "critical_threshold": s.critical} for s in sweeps]
+        with output_folder(out) as folder:
+            write_csv(frame, folder / "sweep.csv")
+            plot_sweep(frame, folder / "sweep.png", critical=critical)
     if json:
         emit_json(
             {
@@ -264,14 +267,15 @@ def cutoff_command(
         settled = settling(frame, get_law(name).param_names)
         payload.append({"law": name, "cutoffs": frame, "settling": settled})
         if out is not None:
-            write_csv(frame, out / f"cutoff-{name}-{benchmark}.csv")
-            plot_cutoff(
-                frame.assign(n_boot=boot) if boot else frame,
-                get_law(name).param_names,
-                f"{name} on {benchmark}",
-                out / f"cutoff-{name}-{benchmark}.png",
-                law=name,
-            )
+            with output_folder(out) as folder:
+                write_csv(frame, folder / f"cutoff-{name}-{benchmark}.csv")
+                plot_cutoff(
+                    frame.assign(n_boot=boot) if boot else frame,
+                    get_law(name).param_names,
+                    f"{name} on {benchmark}",
+                    folder / f"cutoff-{name}-{benchmark}.png",
+                    law=name,
+                )
     if json:
         emit_json([{**p, "cutoffs": p["cutoffs"].to_dict("records")} for p in payload])
         return

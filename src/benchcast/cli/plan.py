@@ -93,7 +93,8 @@ def forecast_command(
     console.print(
         rich_table(
             f"{result.law} on {result.spec.benchmark}: forecast with {pct} % intervals "
-            f"({out['n_boot']} bootstrap replicates over runs, {out['failed_refits']} failed; interval: {out['interval']})",
+            f"({out['n_boot']} bootstrap replicates over runs, {out['failed_refits']} failed; "
+            f"interval: {out['interval']})",
             ["query", "forecast", "prediction lower", "prediction upper", "confidence lower", "confidence upper"],
             rows,
         )
