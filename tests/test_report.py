@@ -364,7 +364,7 @@ def test_fit_report_sections_are_headings_not_markup(tmp_path):
     out = cli("fit", example_path(), "--law", "power", "-b", "arc_easy", "-m", "acc_norm", "--out", tmp_path / "a.json")
     assert "[[" not in out and "]]" not in out
     lines = out.splitlines()
-    assert lines[0].startswith("Fit law power") and "Parameters" in lines
+    assert lines[0].startswith("Fit: law power") and "Parameters:" in lines
     text = cli("forecast", tmp_path / "a.json", "--flops", "1e21", "--n-boot", "20")
     assert "prediction lower" in text and "confidence upper" in text and "run lower" not in text
     assert "20 bootstrap replicates" in text

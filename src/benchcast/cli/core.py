@@ -81,11 +81,11 @@ def print_fit(result: FitResult, json: bool) -> None:
     if json:
         emit_json(result.to_dict())
         return
-    # report() marks its sections lmfit-style ([[Fit]], [[Parameters]]...): show them as headings
+    # report()'s section headings are its unindented lines ('Fit: ...', 'Parameters:'): show them bold
     for line in result.report().splitlines():
-        if line.startswith("[[") and "]]" in line:
-            heading, _, rest = line[2:].partition("]]")
-            console.print(Text(heading, style="bold underline") + Text(rest))
+        if line and not line.startswith(" "):
+            heading, colon, rest = line.partition(":")
+            console.print(Text(heading + colon, style="bold underline") + Text(rest))
         else:
             console.print(Text(line), highlight=False)
 

@@ -202,9 +202,13 @@ def add_intervals(
         try:
             boot = calibrate(boot)
             bt.metrics["extrapolation_tau"] = boot.spread.tau
-        except InsufficientDataError as exc:
+        except InsufficientDataError as exc:  # no interval rather than a wrong one: columns present, empty
             bt.metrics["interval_note"] = str(exc)
             bt.metrics["n_boot"] = n_boot
+            for level in levels:
+                pct = int(round(level * 100))
+                bt.predictions[f"lower{pct}"] = bt.predictions[f"upper{pct}"] = np.nan
+                bt.metrics[f"coverage{pct}"] = bt.metrics[f"coverage{pct}_confidence"] = float("nan")
             return
     ok, kwargs = _covariates(bt.fit, rows)
     frame = bt.predictions

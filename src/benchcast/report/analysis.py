@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -18,9 +18,11 @@ import pandas as pd
 from benchcast.data.table import parse_metric
 from benchcast.errors import BenchcastError, SelectionError
 from benchcast.evaluation.backtest import Backtest, backtest
-from benchcast.fitting.api import FitSpec, design, fit
+from benchcast.fitting.api import fit
 from benchcast.fitting.result import FitResult
-from benchcast.forecasting.intervals import bootstrap
+from benchcast.fitting.spec import FitSpec, design
+from benchcast.forecasting import calibration as cal
+from benchcast.forecasting.intervals import bootstrap, check_replicates
 from benchcast.forecasting.selection import HOLDOUT_FRACTION, recommend
 from benchcast.laws import get_law
 
@@ -68,31 +70,34 @@ def choose_law(
     n_boot: int,
     n_jobs: int | None = 1,
 ) -> LawChoice:
-    """The law to forecast with, and why: the user's, or the one :func:`recommend` ranks first on
-    held-out runs (the top quarter of the log-compute range)."""
+    """The law to forecast with, and why: the user's, or the one :func:`recommend` selects by its
+    rolling-origin forecasts inside the runs (``rule='select'``: the page draws one law). The
+    validation backtest the page shows holds out the top quarter of the log-compute range."""
+    rows, _ = design(table, replace(spec, tpr=tpr))
+    log_c = np.log10(rows["flops"].to_numpy(float))
+    threshold = float(10 ** (log_c.max() - HOLDOUT_FRACTION * (log_c.max() - log_c.min())))
     if law != RECOMMENDED:
-        rows, _ = design(table, spec, tpr=tpr)
-        log_c = np.log10(rows["flops"].to_numpy(float))
-        threshold = float(10 ** (log_c.max() - HOLDOUT_FRACTION * (log_c.max() - log_c.min())))
         return LawChoice(law, "named by the user (--law)", None, threshold)
     rec = recommend(
         table,
         spec.benchmark,
         spec.metric,
         spec.k,
-        target_flops=target_flops,
         tpr=tpr,
-        n_boot=n_boot,
+        rule="select",
+        n_boot=0,
         seed=spec.seed,
         n_jobs=n_jobs,
         laws=forecastable_laws(table, spec, tpr),
     )
-    best = rec.ranking.iloc[0]
+    if not rec.supported:
+        raise BenchcastError(f"{spec.benchmark}: {rec.reason}")
+    best = rec.ranking.set_index("law").loc[rec.best]
     reason = (
-        f"lowest held-out MRE ({best['test_mre']:.2f} %) of {len(rec.ranking)} laws backtested on runs above "
-        f"{rec.validation_threshold:.2g} FLOPs; 90 % interval coverage {best['coverage90']:.2f}"
+        f"lowest error of rolling-origin forecasts inside the runs (inner MRE {best['inner_mre']:.2f} %, up to "
+        f"{rec.extrapolation_decades:.2f} decades ahead) of {len(rec.ranking)} laws with support"
     )
-    return LawChoice(rec.best, reason, rec.ranking, rec.validation_threshold)
+    return LawChoice(rec.best, reason, rec.ranking, threshold)
 
 
 def forecastable_laws(table: pd.DataFrame, spec: FitSpec, tpr: float | None) -> list[str]:
@@ -100,30 +105,29 @@ def forecastable_laws(table: pd.DataFrame, spec: FitSpec, tpr: float | None) -> 
     at a tokens-per-parameter ratio)."""
     from benchcast.forecasting.selection import applicable_laws
 
-    laws = applicable_laws(table, spec, tpr)
+    laws = applicable_laws(table, replace(spec, tpr=tpr))
     return [name for name in laws if set(get_law(name).covariates) <= {"flops", "params", "tokens"}]
 
 
 def covariates_at(result: FitResult, flops: np.ndarray, tpr: float) -> dict:
-    """Covariates of runs of compute ``flops``: C itself, or N and D at the given TPR (D = TPR·N)."""
-    law = get_law(result.law)
-    flops = np.asarray(flops, float)
-    if tuple(law.covariates) == ("flops",):
-        return {"flops": flops}
-    if set(law.covariates) == {"params", "tokens"}:
-        params = np.sqrt(flops / (6.0 * tpr))
-        return {"params": params, "tokens": tpr * params}
-    raise BenchcastError(f"law {result.law!r} is not a function of compute: the report cannot carry it to a target.")
+    """Covariates of runs of compute ``flops``, as the fitted law places them (N and D at ``tpr``)."""
+    return result.fitted.covariates_at(np.asarray(flops, float), tpr=tpr)
 
 
 def forecast_bands(
     result: FitResult, *queries: np.ndarray, tpr: float, n_boot: int, seed: int, n_jobs: int | None = 1
 ) -> list[dict]:
-    """Prediction intervals (bootstrap over runs) for each array of compute in ``queries``: one dict
-    per query mapping each level of :data:`LEVELS` to (lower, upper). One bootstrap serves every
-    query; each query is evaluated on its own, as :func:`benchcast.forecasting.forecast.forecast`
-    would evaluate it."""
+    """Prediction intervals for each array of compute in ``queries``: one dict per query mapping each
+    level of :data:`LEVELS` to (lower, upper). The package's default interval: a bootstrap over runs
+    plus the extrapolation error measured by rolling origins inside the runs
+    (:func:`benchcast.forecasting.calibration.calibrate`); where the runs are too few to calibrate,
+    the bootstrap alone, and the page says so. Each query is evaluated on its own, as
+    :func:`benchcast.forecasting.forecast.forecast` would evaluate it."""
     boot = bootstrap(result, n_boot, seed=seed, n_jobs=n_jobs, progress=False)
+    try:
+        boot = cal.calibrate(boot)
+    except BenchcastError as exc:
+        warnings.warn(f"bootstrap-only intervals (too few runs to calibrate extrapolation: {exc})", stacklevel=2)
     out = []
     for flops in queries:
         covariates = covariates_at(result, flops, tpr)
@@ -143,7 +147,7 @@ def extrapolation_profile(
     """Held-out predictions of threshold backtests (``done`` plus one per :data:`PROFILE_FRACTIONS`),
     each with the decades it extrapolates beyond its largest fitted run, its absolute error and
     whether its 50 % and 90 % prediction intervals cover the observed score."""
-    rows, _ = design(table, spec, tpr=tpr)
+    rows, _ = design(table, replace(spec, tpr=tpr))
     log_c = np.log10(rows["flops"].to_numpy(float))
     span = log_c.max() - log_c.min()
     backtests = list(done)
@@ -191,7 +195,7 @@ def profile_summary(profile: pd.DataFrame, width: float = 0.25) -> pd.DataFrame:
 
 def run_table(result: FitResult, table: pd.DataFrame, spec: FitSpec, tpr: float | None) -> pd.DataFrame:
     """Every selected run with its status in the forecast fit: fitted, or dropped with the reason."""
-    rows, _ = design(table, spec, tpr=tpr)
+    rows, _ = design(table, replace(spec, tpr=tpr))
     reasons = {(d["run"], float(d["k"])): d["reason"] for d in result.dropped}
     status = [
         "fitted" if (r, float(k)) not in reasons else f"dropped: {reasons[(r, float(k))]}"
@@ -236,8 +240,7 @@ def analyse_benchmark(
     n_jobs: int | None = 1,
 ) -> BenchmarkReport:
     """Everything the page shows about one benchmark (see the module docstring)."""
-    if n_boot < 2:
-        raise BenchcastError(f"the report needs at least 2 bootstrap replicates for its intervals, got {n_boot}.")
+    check_replicates(n_boot, allow_zero=False)
     metric_name, k = parse_metric(metric) if metric else (None, None)
     spec = FitSpec("power", benchmark, metric_name, k=k, seed=seed)
     choice = choose_law(table, spec, law=law, target_flops=max(target_flops), tpr=tpr, n_boot=n_boot, n_jobs=n_jobs)
@@ -269,8 +272,8 @@ def analyse_benchmark(
     profile = extrapolation_profile(table, spec, tpr=tpr, n_boot=n_boot, n_jobs=n_jobs, done=[validation])
     report = BenchmarkReport(
         benchmark=benchmark,
-        metric=str(result.settings["metric"]),
-        k=result.settings.get("k") if result.settings.get("k") is not None else k,
+        metric=str(result.spec.metric),
+        k=result.spec.k if result.spec.k is not None else k,
         choice=choice,
         fit=result,
         runs=run_table(result, table, spec, tpr),
@@ -282,8 +285,8 @@ def analyse_benchmark(
         profile=profile,
         n_boot=n_boot,
     )
-    report.warnings = benchmark_warnings(report, float(result.settings["q_rand"]))
-    if str(result.settings["metric"]) == "pass@k":
+    report.warnings = benchmark_warnings(report, float(result.spec.q_rand))
+    if str(result.spec.metric) == "pass@k":
         report.passk = passk_scan(table, benchmark, tpr)
     return report
 
