@@ -1,4 +1,4 @@
-"""Write two tiny, randomly initialised Llama checkpoints (and a byte-level BPE tokenizer trained
+"""Write four tiny, randomly initialised Llama checkpoints (and a byte-level BPE tokenizer trained
 on examples/problems.jsonl) to benchcast-out/models/, so that `benchcast score-gold` and
 `benchcast sample` run on a laptop without downloading a model.
 
@@ -18,7 +18,7 @@ import transformers
 
 HERE = Path(__file__).resolve().parent
 OUT = Path("benchcast-out/models")
-SIZES = {"tiny-a": 32, "tiny-b": 64}  # hidden size of each checkpoint
+SIZES = {"tiny-a": 32, "tiny-b": 48, "tiny-c": 64, "tiny-d": 96}  # hidden size of each checkpoint
 
 
 def corpus() -> list[str]:
