@@ -163,3 +163,22 @@ def test_cli_reduced_reproduction(apple_path, tmp_path):
     assert first["n_test"] == 9 and first["test_mre"] < 5.0
     assert {r["threshold"] for r in summary["sweep"]} == {1e21, 6e21}
     assert summary["passk_compute"][0]["train_mre_usable"] < summary["passk_compute"][0]["train_mre"]
+
+
+@pytest.mark.slow
+def test_reproduction_skips_benchmarks_the_data_lacks(apple):
+    from benchcast.evaluation.reproduce import reproduce_krajewski2025
+
+    with pytest.raises(bc.BenchcastError, match="none of the study's benchmarks is in the data"):
+        reproduce_krajewski2025(apple, benchmarks=[("made_up", "acc")], n_jobs=1, progress=False)
+    small = apple[apple["benchmark"].isin(["sciq", "dclm"])]
+    result = reproduce_krajewski2025(
+        small,
+        benchmarks=[("sciq", "acc_norm"), ("made_up", "acc")],
+        thresholds=[6e21],
+        n_boot=0,
+        n_jobs=1,
+        progress=False,
+    )
+    assert "made_up (acc): not in the data, skipped" in list(result.tables["skipped"]["skipped"])
+    assert list(result.tables["direct"]["benchmark"])[0] == "sciq"

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from benchcast.data.table import parse_metric
 from benchcast.errors import BenchcastError
 from benchcast.evaluation.backtest import (
     CRITICAL_DEFINITION,
@@ -342,7 +343,14 @@ def reproduce_krajewski2025(
     ``ray_address`` choose where the independent jobs run (see :func:`parallel_map`).
     """
     start = time.perf_counter()
-    benchmarks = tuple(benchmarks)
+    wanted = tuple(benchmarks)
+    # a benchmark the file lacks is skipped and said so, not a failure of the whole study
+    benchmarks = tuple((b, m) for b, m in wanted if _has(table, b, parse_metric(m)[0]))
+    absent = [f"{b} ({m}): not in the data, skipped" for b, m in wanted if (b, m) not in benchmarks]
+    if not benchmarks:
+        raise BenchcastError(
+            "none of the study's benchmarks is in the data: " + ", ".join(f"{b} ({m})" for b, m in wanted) + "."
+        )
     jobs = plan_jobs(table, benchmarks, thresholds, n_boot)
     outcomes = parallel_map(
         partial(_run, table),
@@ -355,7 +363,7 @@ def reproduce_krajewski2025(
     )
     done = {job.key: out for job, out in zip(jobs, outcomes, strict=True) if isinstance(out, Backtest)}
     sweeps = {job.key: out for job, out in zip(jobs, outcomes, strict=True) if isinstance(out, Sweep)}
-    failures = [out for out in outcomes if isinstance(out, str)]
+    failures = absent + [out for out in outcomes if isinstance(out, str)]
     tables: dict[str, pd.DataFrame] = {"direct": _direct_table(done, benchmarks)}
 
     rows = []
