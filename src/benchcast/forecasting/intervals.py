@@ -9,9 +9,19 @@ Two kinds of interval, both from the same replicates:
   interval to check against held-out runs, which carry evaluation noise and seed-to-seed
   variation that a mean curve does not.
 
-Replicate refits are warm-started at the full-data optimum (the usual bootstrap practice) and run
-in parallel on the local cores; each replicate's resample is seeded from (seed, replicate), so
-the result does not depend on how replicates are shared among workers.
+Each replicate is the fit's data reweighted by how often each run was drawn (seeded from
+(seed, replicate), so the result does not depend on how replicates are shared among workers), and
+is fitted as thoroughly as the original:
+
+* closed-form laws: the exact least-squares solution of each resample;
+* laws the engine polishes from a few starts: every replicate is refitted by one batched
+  Levenberg-Marquardt over all replicates at once, from the full-data optimum and from the law's
+  own cold-start candidates computed on the replicate; a replicate that does not converge gets a
+  full cold refit;
+* multimodal laws and laws with a presolved stage: a full cold (screened) refit per replicate.
+
+Every replicate records its loss and whether its fit converged; replicates whose fit failed or
+did not converge are left out of the intervals and counted (``n_failed``, ``n_dropped``).
 """
 
 from __future__ import annotations
@@ -23,12 +33,13 @@ import numpy as np
 import pandas as pd
 
 from benchcast.errors import BenchcastError
-from benchcast.fitting.api import fit_rows
+from benchcast.fitting.engine import minimize_law, refit_weighted, single_threaded_blas
 from benchcast.fitting.result import FitResult
 from benchcast.laws import get_law, to_score, to_target
 from benchcast.utils.parallel import parallel_map
 
 DEFAULT_REPLICATES = 1000
+BATCH_IN_PROCESS = 2000  # replicates a batched law refits in this process rather than a pool
 MIN_REPLICATES = 10  # fewer draws cannot place the tails of a 90 % interval
 LEVELS = (0.5, 0.9)
 
@@ -47,22 +58,81 @@ def check_replicates(n_boot, *, allow_zero: bool) -> int:
     return int(n_boot)
 
 
-def _replicates(result: FitResult, seed: int, indices: list[int]) -> np.ndarray:
-    law = get_law(result.law)
-    points = result.points
-    runs = points["run"].unique()
-    groups = {run: rows for run, rows in points.groupby("run", sort=False)}
-    out = np.full((len(indices), law.n_params), np.nan)
+def resample_counts(result: FitResult, seed: int, indices) -> np.ndarray:
+    """How often each training point is drawn in each replicate, shape (len(indices), n_points):
+    runs are drawn with replacement, and a run's points come with it."""
+    runs = result.points["run"].to_numpy()
+    names, point_run = np.unique(runs, return_inverse=True)
+    # draw in order of first appearance, as the fit's points are grouped
+    first = pd.unique(runs)
+    order = {name: i for i, name in enumerate(first)}
+    position = np.array([order[name] for name in names])[point_run]
+    counts = np.zeros((len(indices), runs.size))
     for row, index in enumerate(indices):
         rng = np.random.default_rng([seed, index])
-        drawn = rng.choice(runs, size=runs.size, replace=True)
-        sample = pd.concat([groups[run] for run in drawn], ignore_index=True)
-        try:
-            refit = fit_rows(sample, result.spec, start=result.theta, quiet=True)
-        except (BenchcastError, ValueError, np.linalg.LinAlgError):
-            continue
-        out[row] = refit.theta
-    return out
+        drawn = rng.choice(len(first), size=len(first), replace=True)
+        counts[row] = np.bincount(drawn, minlength=len(first))[position]
+    return counts
+
+
+@dataclass
+class _Data:
+    """The fit's training points in the law's target space, shared by every replicate."""
+
+    law: object
+    X: dict
+    y: np.ndarray
+
+    @classmethod
+    def of(cls, result: FitResult) -> _Data:
+        law = get_law(result.law)
+        points = result.points
+        X = {c: points[c].to_numpy(float) for c in set(law.covariates) | set(law.fit_covariates)}
+        return cls(law, X, to_target(law.target, points["value"].to_numpy(float), result.spec.q_rand))
+
+    def take(self, counts: np.ndarray) -> tuple[dict, np.ndarray]:
+        index = np.repeat(np.arange(self.y.size), counts.astype(int))
+        return {c: v[index] for c, v in self.X.items()}, self.y[index]
+
+
+def _cold(data: _Data, spec, counts: np.ndarray) -> tuple[np.ndarray, float, bool]:
+    X, y = data.take(counts)
+    optimum = minimize_law(
+        data.law, X, y, loss=spec.loss, huber_delta=spec.huber_delta, seed=spec.seed, with_stderr=False
+    )
+    return optimum.theta, optimum.loss, optimum.converged
+
+
+def fit_replicates(result: FitResult, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Refit the fit's law to each reweighted replicate: (thetas, losses, converged, failed)."""
+    data = _Data.of(result)
+    law, spec = data.law, result.spec
+    B = len(counts)
+    thetas = np.full((B, law.n_params), np.nan)
+    losses = np.full(B, np.nan)
+    converged = np.zeros(B, bool)
+    failed = np.zeros(B, bool)
+    # a replicate needs more distinct points than free parameters to be fitted at all
+    distinct = (counts > 0).sum(axis=1)
+    failed |= distinct <= law.n_params - law.n_presolved
+    todo = np.flatnonzero(~failed)
+    with single_threaded_blas():
+        if law.replicate_strategy(spec.loss) == "batched":
+            found, value, ok = refit_weighted(
+                law, data.X, data.y, counts[todo], result.theta, loss=spec.loss, huber_delta=spec.huber_delta
+            )
+            thetas[todo], losses[todo], converged[todo] = found, value, ok
+            todo = todo[~ok]  # not converged: a full cold refit decides
+        for row in todo:
+            try:
+                thetas[row], losses[row], converged[row] = _cold(data, spec, counts[row])
+            except (BenchcastError, ValueError, np.linalg.LinAlgError):
+                failed[row] = True
+    return thetas, losses, converged & ~failed, failed
+
+
+def _replicates(result: FitResult, seed: int, indices: list[int]) -> tuple:
+    return fit_replicates(result, resample_counts(result, seed, indices))
 
 
 @dataclass
@@ -70,12 +140,38 @@ class Bootstrap:
     """Replicate parameters of a fit, and the intervals they imply."""
 
     result: FitResult
-    thetas: np.ndarray  # (replicates, n_params); nan rows are refits that failed
+    fitted_thetas: np.ndarray  # (replicates, n_params) as each refit ended (nan: the refit failed)
+    losses: np.ndarray  # (replicates,) each refit's loss on its own resample
+    converged: np.ndarray  # (replicates,) whether each refit converged
+    failed: np.ndarray  # (replicates,) refits that could not be made (too few distinct runs, errors)
     seed: int = 0
 
     @property
+    def usable(self) -> np.ndarray:
+        return self.converged & ~self.failed & np.isfinite(self.fitted_thetas).all(axis=1)
+
+    @property
+    def thetas(self) -> np.ndarray:
+        """Replicate parameters behind the intervals; nan rows are refits failed or dropped."""
+        return np.where(self.usable[:, None], self.fitted_thetas, np.nan)
+
+    @property
     def n_failed(self) -> int:
-        return int(np.isnan(self.thetas).any(axis=1).sum())
+        """Refits that could not be made."""
+        return int(self.failed.sum())
+
+    @property
+    def n_dropped(self) -> int:
+        """Refits made but not converged: left out of the intervals."""
+        return int((~self.failed & ~self.usable).sum())
+
+    def summary(self) -> dict:
+        return {
+            "n_boot": int(len(self.failed)),
+            "n_used": int(self.usable.sum()),
+            "n_failed": self.n_failed,
+            "n_dropped": self.n_dropped,
+        }
 
     def draws(self, kind: str = "prediction", **covariates) -> np.ndarray:
         """Score draws (replicates x points) at the covariates (flops=, params=, tokens=, k=, gold=)."""
@@ -85,7 +181,10 @@ class Bootstrap:
         X, shape = self.result.covariates(**covariates)
         thetas = self.thetas[~np.isnan(self.thetas).any(axis=1)]
         if not len(thetas):
-            raise BenchcastError("every bootstrap refit failed: no interval can be given.")
+            raise BenchcastError(
+                f"no bootstrap refit is usable ({self.n_failed} failed, {self.n_dropped} did not converge): "
+                "no interval can be given."
+            )
         with np.errstate(over="ignore", under="ignore", invalid="ignore"):
             target = law.forward(thetas, X)  # (B, M)
         if kind == "prediction":
@@ -128,9 +227,13 @@ def bootstrap(
     check_replicates(n_boot, allow_zero=False)
     if result.points.empty or "value" not in result.points:
         raise BenchcastError("this fit carries no training points; refit it to bootstrap.")
-    get_law(result.law)
-    chunk = max(1, n_boot // 16)
+    law = get_law(result.law)
+    batched = law.replicate_strategy(result.spec.loss) == "batched"
+    # batched refits are vectorised: a few large chunks; cold refits are spread over the workers
+    chunk = max(1, n_boot // (2 if batched else 16))
     batches = [list(range(start, min(start + chunk, n_boot))) for start in range(0, n_boot, chunk)]
+    if batched and (n_jobs is None or n_jobs > 1) and n_boot <= BATCH_IN_PROCESS:
+        n_jobs = 1  # starting worker processes costs more than the whole batch
     parts = parallel_map(
         partial(_replicates, result, seed),
         batches,
@@ -138,4 +241,5 @@ def bootstrap(
         description=f"bootstrap {result.law}",
         progress=progress,
     )
-    return Bootstrap(result, np.vstack(parts), seed)
+    thetas, losses, converged, failed = (np.concatenate(p) for p in zip(*parts, strict=True))
+    return Bootstrap(result, thetas, losses, converged, failed, seed)

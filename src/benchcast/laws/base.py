@@ -76,6 +76,11 @@ def safe_log(values: np.ndarray) -> np.ndarray:
         return np.log(np.asarray(values, float))
 
 
+def stack_jacobian(value: np.ndarray, *columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(value, jac)`` with each derivative broadcast to the prediction's shape, stacked on axis -2."""
+    return value, np.stack(np.broadcast_arrays(value, *columns)[1:], axis=-2)
+
+
 def nnls_rows(columns: np.ndarray, target: np.ndarray) -> np.ndarray:
     """Non-negative least squares with column scaling; columns has shape (n, L)."""
     scale = np.maximum(np.abs(columns).max(axis=0), 1e-300)
@@ -118,6 +123,22 @@ class Law:
     def forward(self, theta: np.ndarray, X: dict[str, np.ndarray]) -> np.ndarray:
         """Prediction in target space; ``theta`` has shape (..., n_params), broadcast over points."""
         raise NotImplementedError
+
+    def jacobian(self, theta: np.ndarray, X: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray] | None:
+        """Prediction and its exact Jacobian in natural parameters, or None where the law declares
+        none (the engine then takes central differences).
+
+        ``theta`` has shape (..., n_params); returns ``(forward, jac)`` with shapes (..., n) and
+        (..., n_params, n). A law that declares one makes every fit, refit and bootstrap cheaper."""
+        return None
+
+    def replicate_strategy(self, loss: str) -> str:
+        """How bootstrap replicates of this law are refitted: 'cold' (the full engine per replicate:
+        exact for closed-form laws, screened for multimodal ones, presolved stages re-solved) or
+        'batched' (one vectorised Levenberg-Marquardt over all replicates, from the full-data
+        optimum and this law's own starting points)."""
+        closed = type(self).closed_form is not Law.closed_form and loss == "lsq"
+        return "cold" if closed or self.multimodal or self.n_presolved else "batched"
 
     def closed_form(self, X: dict[str, np.ndarray], y: np.ndarray) -> np.ndarray | None:
         """Exact solution of the fitting problem where one exists (else None)."""
