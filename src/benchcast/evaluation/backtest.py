@@ -199,6 +199,7 @@ def add_intervals(
             bt.metrics[f"coverage{pct}{suffix}"] = coverage(frame["true"][test], lower[test], upper[test])
     bt.metrics["n_boot"] = n_boot
     bt.metrics["boot_failed"] = boot.n_failed
+    bt.metrics["boot_dropped"] = boot.n_dropped  # refits that did not converge: left out of the intervals
 
 
 def critical_threshold(thresholds: np.ndarray, success: np.ndarray) -> float | None:

@@ -491,14 +491,17 @@ def refit_weighted(
     *,
     loss: str | None = None,
     huber_delta: float | None = None,
+    seed: int = 0,
     chunk: int = 100,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Refit ``law`` to many reweightings of one data set at once (bootstrap replicates).
 
     ``counts`` (B, n_points): how often each point is drawn. Each replicate starts from ``warm``
-    (the full-data optimum) and from the best of the law's own cold-start candidates computed on
-    that replicate's resample, all polished by one batched Levenberg-Marquardt; the lowest loss
-    wins. Returns (thetas (B, n_params), losses (B,), converged (B,)); losses are the mean loss on
+    (the full-data optimum) and from the best, by the replicate's loss, of the starting points a
+    cold fit of its resample would rank (the law's own and, with ``law.n_screen``, its screen);
+    all are settled by one batched Levenberg-Marquardt, and each replicate's best point is finished
+    by the trust-region solve on the resample itself, whose convergence test is the replicate's.
+    Returns (thetas (B, n_params), losses (B,), converged (B,)); losses are the mean loss on
     the resample, as a cold fit of it reports.
     """
     loss = loss or law.loss
@@ -508,20 +511,22 @@ def refit_weighted(
     n_keep = min(N_REFINE, law.n_polish or N_REFINE)
     thetas, losses, converged = [], [], []
     warm_u = np.clip(problem.internal(np.asarray(warm, float)), problem.lower, problem.upper)
+
     for begin in range(0, len(counts), chunk):
         part = counts[begin : begin + chunk]
-        starts = []
+        starts, replicates = [], []
         for weights in part:
+            # the candidates a cold fit of this resample would rank: the law's own starting points
+            # and (multimodal laws) its screen, both computed on the resample
             index = np.repeat(np.arange(len(y)), weights.astype(int))
-            candidates = problem.internal(
-                np.atleast_2d(law.initial_guesses({c: v[index] for c, v in X.items()}, y[index]))
-            )
-            candidates = np.clip(candidates, problem.lower, problem.upper)
-            with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
-                residual = problem.predict(candidates) - y
-            value = np.sum(weights * loss_rows(residual, loss, delta), axis=-1)
-            value = np.where(np.isfinite(value), value, np.inf)
+            replicate = Problem(law, {c: x[index] for c, x in X.items()}, y[index], loss, delta)
+            guesses = law.initial_guesses(replicate.X, replicate.y)
+            candidates = np.clip(replicate.internal(np.atleast_2d(guesses)), problem.lower, problem.upper)
+            if law.n_screen:
+                candidates = np.vstack([candidates, replicate.screen(law.n_screen, seed)])
+            value = replicate.objective(candidates)
             starts.append(np.vstack([warm_u, candidates[np.argsort(value, kind="stable")[:n_keep]]]))
+            replicates.append(replicate)
         per = max(len(s) for s in starts)
         block = np.stack([np.vstack([s, np.repeat(s[:1], per - len(s), axis=0)]) for s in starts])  # (b, per, m)
         u, value, _ = problem.batched_lm(
@@ -530,9 +535,7 @@ def refit_weighted(
         best = u.reshape(len(part), per, -1)[np.arange(len(part)), np.argmin(value.reshape(len(part), per), axis=1)]
         # each replicate's best point is finished exactly as a cold fit ends: the trust-region
         # solve on the resample itself, whose own convergence test decides
-        for weights, v in zip(part, best, strict=True):
-            index = np.repeat(np.arange(len(y)), weights.astype(int))
-            replicate = Problem(law, {c: x[index] for c, x in X.items()}, y[index], loss, delta)
+        for replicate, v in zip(replicates, best, strict=True):
             final, w, ok, _ = replicate.finish(v)
             start_value = float(replicate.objective(v))
             if start_value < final:

@@ -13,7 +13,7 @@ Each replicate is the fit's data reweighted by how often each run was drawn (see
 (seed, replicate), so the result does not depend on how replicates are shared among workers), and
 is fitted as thoroughly as the original:
 
-* closed-form laws: the exact least-squares solution of each resample;
+* closed-form laws: the exact least-squares solution of each resample (the engine's own path);
 * laws the engine polishes from a few starts: every replicate is refitted by one batched
   Levenberg-Marquardt over all replicates at once, from the full-data optimum and from the law's
   own cold-start candidates computed on the replicate; a replicate that does not converge gets a
@@ -39,7 +39,7 @@ from benchcast.laws import get_law, to_score, to_target
 from benchcast.utils.parallel import parallel_map
 
 DEFAULT_REPLICATES = 1000
-BATCH_IN_PROCESS = 2000  # replicates a batched law refits in this process rather than a pool
+CHEAP_IN_PROCESS = 2000  # replicates of a batched or closed-form law refitted in this process, not a pool
 MIN_REPLICATES = 10  # fewer draws cannot place the tails of a 90 % interval
 LEVELS = (0.5, 0.9)
 
@@ -119,7 +119,14 @@ def fit_replicates(result: FitResult, counts: np.ndarray) -> tuple[np.ndarray, n
     with single_threaded_blas():
         if law.replicate_strategy(spec.loss) == "batched":
             found, value, ok = refit_weighted(
-                law, data.X, data.y, counts[todo], result.theta, loss=spec.loss, huber_delta=spec.huber_delta
+                law,
+                data.X,
+                data.y,
+                counts[todo],
+                result.theta,
+                loss=spec.loss,
+                huber_delta=spec.huber_delta,
+                seed=spec.seed,
             )
             thetas[todo], losses[todo], converged[todo] = found, value, ok
             todo = todo[~ok]  # not converged: a full cold refit decides
@@ -228,12 +235,13 @@ def bootstrap(
     if result.points.empty or "value" not in result.points:
         raise BenchcastError("this fit carries no training points; refit it to bootstrap.")
     law = get_law(result.law)
-    batched = law.replicate_strategy(result.spec.loss) == "batched"
-    # batched refits are vectorised: a few large chunks; cold refits are spread over the workers
-    chunk = max(1, n_boot // (2 if batched else 16))
+    cheap = law.replicate_strategy(result.spec.loss) in ("batched", "closed")
+    # batched and closed-form refits are cheap: a few large chunks, in this process unless there
+    # are very many (starting workers costs more); cold refits are spread over the workers
+    chunk = max(1, n_boot // (2 if cheap else 16))
     batches = [list(range(start, min(start + chunk, n_boot))) for start in range(0, n_boot, chunk)]
-    if batched and (n_jobs is None or n_jobs > 1) and n_boot <= BATCH_IN_PROCESS:
-        n_jobs = 1  # starting worker processes costs more than the whole batch
+    if cheap and n_boot <= CHEAP_IN_PROCESS:
+        n_jobs = 1
     parts = parallel_map(
         partial(_replicates, result, seed),
         batches,
