@@ -100,3 +100,17 @@ def test_analytic_and_numerical_jacobians_find_the_same_optimum(monkeypatch):
     slow = minimize_law(law, X, y, n_polish=6)
     assert fast.converged
     assert fast.loss <= slow.loss * (1 + 1e-6)
+
+
+@pytest.mark.parametrize("name", ["power", "passk_compute", "two_stage_linear"])
+def test_weighted_closed_form_equals_closed_form_of_each_resample(name):
+    law = get_law(name)
+    rng = np.random.default_rng(11)
+    X = {c: COVARIATES[c] for c in set(law.covariates) | set(law.fit_covariates)}
+    y = law.forward(_inside(law, rng), X) + rng.normal(0, 0.05, N)
+    counts = rng.multinomial(N, np.full(N, 1 / N), size=5).astype(float)
+    batch = law.closed_form_weighted(X, y, counts)
+    for weights, theta in zip(counts, batch, strict=True):
+        index = np.repeat(np.arange(N), weights.astype(int))
+        one = law.closed_form({c: v[index] for c, v in X.items()}, y[index])
+        np.testing.assert_allclose(theta, one, rtol=1e-9)

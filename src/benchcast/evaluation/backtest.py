@@ -178,7 +178,7 @@ def add_intervals(
     bt: Backtest, rows: pd.DataFrame, n_boot: int, *, seed: int = 0, n_jobs: int | None = None, levels=LEVELS
 ) -> None:
     """Bootstrap the backtest's fit; add prediction intervals and their held-out coverage."""
-    from benchcast.forecasting.intervals import bootstrap
+    from benchcast.forecasting.intervals import bootstrap, quantile
 
     boot = bootstrap(bt.fit, n_boot, seed=seed, n_jobs=n_jobs, progress=False)
     ok, kwargs = _covariates(bt.fit, rows)
@@ -190,8 +190,8 @@ def add_intervals(
             tail = (1 - level) / 2
             lower, upper = np.full(len(frame), np.nan), np.full(len(frame), np.nan)
             if ok.any():
-                lower[ok] = np.nanquantile(draws, tail, axis=0)
-                upper[ok] = np.nanquantile(draws, 1 - tail, axis=0)
+                lower[ok] = quantile(draws, tail)
+                upper[ok] = quantile(draws, 1 - tail)
             pct = int(round(level * 100))
             suffix = "" if kind == "prediction" else "_confidence"
             if kind == "prediction":

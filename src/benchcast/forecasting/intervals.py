@@ -26,6 +26,7 @@ did not converge are left out of the intervals and counted (``n_failed``, ``n_dr
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from functools import partial
 
@@ -33,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from benchcast.errors import BenchcastError
-from benchcast.fitting.engine import minimize_law, refit_weighted, single_threaded_blas
+from benchcast.fitting.engine import huber, minimize_law, refit_weighted, single_threaded_blas
 from benchcast.fitting.result import FitResult
 from benchcast.laws import get_law, to_score, to_target
 from benchcast.utils.parallel import parallel_map
@@ -61,18 +62,24 @@ def check_replicates(n_boot, *, allow_zero: bool) -> int:
 def resample_counts(result: FitResult, seed: int, indices) -> np.ndarray:
     """How often each training point is drawn in each replicate, shape (len(indices), n_points):
     runs are drawn with replacement, and a run's points come with it."""
-    runs = result.points["run"].to_numpy()
-    names, point_run = np.unique(runs, return_inverse=True)
-    # draw in order of first appearance, as the fit's points are grouped
-    first = pd.unique(runs)
-    order = {name: i for i, name in enumerate(first)}
-    position = np.array([order[name] for name in names])[point_run]
-    counts = np.zeros((len(indices), runs.size))
+    # runs numbered in order of first appearance, the order their draws have always used
+    position, first = pd.factorize(result.points["run"])
+    counts = np.zeros((len(indices), len(position)))
     for row, index in enumerate(indices):
-        rng = np.random.default_rng([seed, index])
-        drawn = rng.choice(len(first), size=len(first), replace=True)
+        drawn = np.random.default_rng([seed, index]).choice(len(first), size=len(first), replace=True)
         counts[row] = np.bincount(drawn, minlength=len(first))[position]
     return counts
+
+
+def quantile(draws: np.ndarray, q: float) -> np.ndarray:
+    """``np.nanquantile(draws, q, axis=0)``, vectorised where there is no nan (nanquantile works
+    column by column in Python: it was most of the time of a cutoff backtest with intervals)."""
+    draws = np.asarray(draws, float)
+    if not np.isnan(draws).any():
+        return np.quantile(draws, q, axis=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # an all-nan column is nan, as it should be
+        return np.nanquantile(draws, q, axis=0)
 
 
 @dataclass
@@ -116,8 +123,18 @@ def fit_replicates(result: FitResult, counts: np.ndarray) -> tuple[np.ndarray, n
     distinct = (counts > 0).sum(axis=1)
     failed |= distinct <= law.n_params - law.n_presolved
     todo = np.flatnonzero(~failed)
+    strategy = law.replicate_strategy(spec.loss)
     with single_threaded_blas():
-        if law.replicate_strategy(spec.loss) == "batched":
+        exact = law.closed_form_weighted(data.X, data.y, counts[todo]) if strategy == "closed" and todo.size else None
+        if exact is not None:
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+                residual = law.forward(exact, data.X) - data.y
+            per_point = huber(residual, spec.huber_delta) if spec.loss == "huber" else 0.5 * residual**2
+            weights = counts[todo]
+            thetas[todo], losses[todo] = exact, np.sum(weights * per_point, axis=1) / weights.sum(axis=1)
+            converged[todo] = np.isfinite(exact).all(axis=1) & np.isfinite(losses[todo])
+            todo = todo[:0]
+        if strategy == "batched":
             found, value, ok = refit_weighted(
                 law,
                 data.X,
@@ -219,7 +236,7 @@ class Bootstrap:
             raise BenchcastError(f"interval level must lie in (0, 1), got {level!r}.")
         draws = self.draws(kind, **covariates)
         tail = (1 - level) / 2
-        return np.nanquantile(draws, tail, axis=0), np.nanquantile(draws, 1 - tail, axis=0)
+        return quantile(draws, tail), quantile(draws, 1 - tail)
 
 
 def bootstrap(

@@ -81,6 +81,16 @@ def stack_jacobian(value: np.ndarray, *columns: np.ndarray) -> tuple[np.ndarray,
     return value, np.stack(np.broadcast_arrays(value, *columns)[1:], axis=-2)
 
 
+def weighted_ols(design: np.ndarray, y: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Least squares of ``y`` (n,) on ``design`` (n, p) under each row of ``weights`` (B, n) at
+    once, by a batched QR of the weighted design (no normal equations: log-compute columns are
+    badly conditioned); returns (B, p)."""
+    root = np.sqrt(np.asarray(weights, float))[:, :, None]
+    q, r = np.linalg.qr(root * design)
+    rhs = np.einsum("bnp,bn->bp", q, root[:, :, 0] * y)
+    return np.linalg.solve(r, rhs[..., None])[..., 0]
+
+
 def nnls_rows(columns: np.ndarray, target: np.ndarray) -> np.ndarray:
     """Non-negative least squares with column scaling; columns has shape (n, L)."""
     scale = np.maximum(np.abs(columns).max(axis=0), 1e-300)
@@ -130,6 +140,12 @@ class Law:
 
         ``theta`` has shape (..., n_params); returns ``(forward, jac)`` with shapes (..., n) and
         (..., n_params, n). A law that declares one makes every fit, refit and bootstrap cheaper."""
+        return None
+
+    def closed_form_weighted(self, X: dict[str, np.ndarray], y: np.ndarray, weights: np.ndarray) -> np.ndarray | None:
+        """The closed-form solution for many weightings of the same points at once (bootstrap
+        replicates: ``weights`` (B, n) counts how often each point was drawn), shape (B, n_params);
+        None where the law has none. Must equal :meth:`closed_form` on each resample."""
         return None
 
     def replicate_strategy(self, loss: str) -> str:

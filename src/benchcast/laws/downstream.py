@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from benchcast.errors import InsufficientDataError
-from benchcast.laws.base import Law, Parameter, nnls_rows, register, safe_log, stack_jacobian
+from benchcast.laws.base import Law, Parameter, nnls_rows, register, safe_log, stack_jacobian, weighted_ols
 
 REF = "Krajewski et al. 2025"
 HUGE = 1e300
@@ -38,7 +38,13 @@ class PowerLaw(Law):
 
     def closed_form(self, X, y):
         intercept, slope = _ols(np.column_stack([np.ones_like(y), np.log(X["flops"])]), y)
-        return np.array([np.exp(intercept), -slope])
+        with np.errstate(over="ignore"):  # an overflowing scale is reported by the fit, not warned twice
+            return np.array([np.exp(intercept), -slope])
+
+    def closed_form_weighted(self, X, y, weights):
+        coef = weighted_ols(np.column_stack([np.ones_like(y), np.log(X["flops"])]), y, weights)
+        with np.errstate(over="ignore"):
+            return np.column_stack([np.exp(coef[:, 0]), -coef[:, 1]])
 
     def limit(self, theta, q_rand, k=None):
         scale, alpha = theta[0], theta[1]
@@ -239,6 +245,10 @@ class PassKComputeLaw(Law):
         log_c, log_k = np.log(X["flops"]), np.log(X["k"])
         return _ols(np.column_stack([np.ones_like(y), log_c, log_k, log_c * log_k]), y)
 
+    def closed_form_weighted(self, X, y, weights):
+        log_c, log_k = np.log(X["flops"]), np.log(X["k"])
+        return weighted_ols(np.column_stack([np.ones_like(y), log_c, log_k, log_c * log_k]), y, weights)
+
     def limit(self, theta, q_rand, k=None):
         if k is None:
             raise InsufficientDataError("passk_compute: the limit in compute depends on k; give k.")
@@ -323,6 +333,15 @@ class TwoStageLinear(_TwoStage):
         stage1 = self.presolve(X, y)
         a, b = _ols(np.column_stack([np.ones_like(y), X["proxy"]]), y)
         return np.array([stage1["C_L"], stage1["alpha_L"], a, b])
+
+    def closed_form_weighted(self, X, y, weights):
+        log_c, log_l = np.log(X["flops"]), np.log(X["proxy"])
+        intercept, slope = weighted_ols(np.column_stack([np.ones_like(log_c), log_c]), log_l, weights).T
+        if np.any(np.abs(slope) < 1e-12):
+            return None  # some resample has a flat proxy: the per-replicate path says which
+        stage2 = weighted_ols(np.column_stack([np.ones_like(y), X["proxy"]]), y, weights)
+        with np.errstate(over="ignore"):
+            return np.column_stack([np.exp(-intercept / slope), slope, stage2])
 
 
 @register
