@@ -111,6 +111,7 @@ def test_reduced_reproduction(apple, tmp_path):
         progress=False,
         benchmarks=[("arc_easy", "acc_norm"), ("humaneval-py", "pass@1")],
         thresholds=[1e21, 6e21],
+        n_boot=20,  # intervals are exercised, not calibrated, here: bnsl replicates are full cold refits
     )
     direct = result.tables["direct"]
     assert list(direct["benchmark"]) == ["arc_easy", "humaneval-py", "average"]
