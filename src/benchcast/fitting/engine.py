@@ -7,11 +7,19 @@ Strategy, for a law and data in the law's target space:
    law's own grid plus, for multimodal laws, a scrambled-Sobol screen of the non-linear
    parameters in which the linear ones are solved exactly (variable projection);
 3. the best candidates are refined with L-BFGS-B in an internal space (log for scale
-   parameters), with a vectorised central-difference gradient;
+   parameters), with the law's analytic Jacobian where it declares one (``Law.jacobian``), else a
+   vectorised central-difference gradient; where more than ``N_REFINE`` starts are polished (nd's
+   grid of 81), one batched Levenberg-Marquardt first settles them all and only the best
+   ``N_REFINE`` go on to L-BFGS-B;
 4. the best few refined points are finished with a trust-region least-squares solve of the same
    objective (``least_squares`` with ``loss='huber', f_scale=delta`` is exactly the Huber loss),
    which converges where L-BFGS-B stalls on Huber's kink; the lowest loss wins.
 
+Bootstrap replicates (:func:`refit_weighted`) are the same data reweighted: one batched
+Levenberg-Marquardt over every replicate and its starts, then each replicate's best point is
+finished by the same trust-region solve, whose convergence is recorded.
+
+BLAS runs single-threaded inside a fit: its matrices are tiny, and threads only spin.
 Everything is deterministic given ``seed``.
 """
 
