@@ -197,3 +197,98 @@ def test_cli_forecast_plan_recommend(apple_path, tmp_path):
         and doc["rule"] == "ensemble"
         and doc["supported"]
     )
+
+
+# -- calibration beyond the closed-form law, and replicates fitted as well as a cold refit ----------
+
+
+def _ladder(score: np.ndarray, flops: np.ndarray) -> pd.DataFrame:
+    frame = pd.DataFrame(
+        {"run": [f"r{i}" for i in range(flops.size)], "flops": flops, "benchmark": "synthetic", "metric": "acc"}
+    )
+    return bc.validate(frame.assign(value=score))
+
+
+def _coverage90(make_scores, law: str, n_datasets: int, n_boot: int, n_fresh: int = 4) -> float:
+    """Share of fresh draws inside the 90 % prediction interval, over seeded synthetic ladders,
+    at compute values inside the fitted range."""
+    flops = np.geomspace(1e18, 1e21, 24)
+    queries = np.geomspace(2e18, 5e20, 6)
+    hits = []
+    for dataset in range(n_datasets):
+        rng = np.random.default_rng(100 + dataset)
+        result = bc.fit(_ladder(make_scores(flops, rng), flops), law, "synthetic", "acc", q_rand=Q_RAND, margin=0.0)
+        boot = bootstrap(result, n_boot, seed=dataset, n_jobs=1, progress=False)
+        assert boot.n_failed + boot.n_dropped <= 0.05 * n_boot, boot.summary()
+        lower, upper = boot.interval(0.9, "prediction", flops=queries)
+        fresh = np.stack([make_scores(queries, rng) for _ in range(n_fresh)])
+        hits.extend(((fresh >= lower) & (fresh <= upper)).ravel())
+    return float(np.mean(hits))
+
+
+def power_floor_scores(flops, rng):
+    """-log Q' = A C^-alpha + E with Gaussian noise on -log Q' (the law's fitted space)."""
+    neglog = 40.0 * flops**-0.08 + 0.3 + rng.normal(0, 0.02, flops.size)
+    return bc.laws.to_score("neglog", neglog, Q_RAND)
+
+
+def bnsl_scores(flops, rng):
+    """A broken power law with its break inside the range, written out (not taken from the law
+    object, whose parametrisation may change), with Gaussian noise on the score."""
+    x = flops / 1e18
+    clean = 0.85 - 0.5 * x**-0.05 * (1 + (flops / 1e20) ** (1 / 0.5)) ** (-0.4 * 0.5)
+    return clean + rng.normal(0, 0.01, flops.size)
+
+
+def test_power_floor_intervals_are_calibrated():
+    assert 0.80 <= _coverage90(power_floor_scores, "power_floor", n_datasets=8, n_boot=60) <= 0.97
+
+
+@pytest.mark.slow
+def test_bnsl_intervals_are_calibrated():
+    assert 0.80 <= _coverage90(bnsl_scores, "bnsl", n_datasets=4, n_boot=25) <= 0.97
+
+
+def _cold_losses(result, counts):
+    from benchcast.forecasting.intervals import _cold, _Data
+
+    data = _Data.of(result)
+    return np.array([_cold(data, result.spec, row)[1] for row in counts])
+
+
+@pytest.mark.parametrize("law, bench, n_boot, n_cold", [("power_floor", "hellaswag", 120, 25)])
+def test_replicates_reach_the_cold_refit_loss(apple, law, bench, n_boot, n_cold):
+    """Each replicate's loss is that of a cold fit of its resample (or lower), and it converged."""
+    from benchcast.forecasting.intervals import resample_counts
+
+    result = bc.fit(apple, law, bench, "acc_norm", tpr=20, min_flops=3e18, max_flops=6e21)
+    boot = bootstrap(result, n_boot, seed=3, n_jobs=1, progress=False)
+    assert boot.n_failed == 0 and boot.n_dropped <= 0.01 * n_boot and boot.converged.mean() >= 0.99
+    cold = _cold_losses(result, resample_counts(result, 3, range(n_cold)))
+    excess = (boot.losses[:n_cold] - cold) / cold
+    assert np.mean(excess <= 1e-6) >= 0.99, np.sort(excess)[-5:]
+
+
+@pytest.mark.slow
+def test_bnsl_replicates_reach_the_cold_refit_loss(apple):
+    from benchcast.forecasting.intervals import resample_counts
+
+    result = bc.fit(apple, "bnsl", "arc_easy", "acc_norm", tpr=20, min_flops=3e18, max_flops=6e21)
+    boot = bootstrap(result, 30, seed=3, n_jobs=1, progress=False)
+    cold = _cold_losses(result, resample_counts(result, 3, range(30)))
+    assert np.mean((boot.losses - cold) / cold <= 1e-6) >= 0.99
+    assert boot.n_failed + boot.n_dropped == int((~boot.usable).sum())
+
+
+def test_unconverged_replicates_are_dropped_and_counted(apple):
+    """A replicate that did not converge is left out of the intervals and counted."""
+    result = bc.fit(apple, "power_floor", "piqa", "acc_norm", tpr=20, min_flops=3e18, max_flops=6e21)
+    boot = bootstrap(result, 20, seed=0, n_jobs=1, progress=False)
+    assert boot.n_dropped == 0 and boot.n_failed == 0
+    lower, upper = boot.interval(0.9, flops=np.array([1e22]))
+    boot.converged[:5] = False
+    assert boot.n_dropped == 5 and np.isnan(boot.thetas[:5]).all() and boot.summary()["n_used"] == 15
+    assert boot.draws("confidence", flops=np.array([1e22])).shape == (15, 1)
+    boot.converged[:] = False
+    with pytest.raises(bc.BenchcastError, match="20 did not converge"):
+        boot.interval(0.9, flops=np.array([1e22]))

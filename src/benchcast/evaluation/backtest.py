@@ -193,7 +193,7 @@ def add_intervals(
     training runs); add prediction intervals and their held-out coverage. Where the extrapolation
     error cannot be estimated the intervals stay empty and ``metrics['interval_note']`` says why."""
     from benchcast.forecasting.calibration import calibrate, check_interval
-    from benchcast.forecasting.intervals import bootstrap
+    from benchcast.forecasting.intervals import bootstrap, quantile
 
     check_interval(interval)
     boot = bootstrap(bt.fit, n_boot, seed=seed, n_jobs=n_jobs, progress=False)
@@ -219,8 +219,8 @@ def add_intervals(
             tail = (1 - level) / 2
             lower, upper = np.full(len(frame), np.nan), np.full(len(frame), np.nan)
             if ok.any():
-                lower[ok] = np.nanquantile(draws, tail, axis=0)
-                upper[ok] = np.nanquantile(draws, 1 - tail, axis=0)
+                lower[ok] = quantile(draws, tail)
+                upper[ok] = quantile(draws, 1 - tail)
             pct = int(round(level * 100))
             suffix = "" if kind == "prediction" else "_confidence"
             if kind == "prediction":
@@ -228,6 +228,7 @@ def add_intervals(
             bt.metrics[f"coverage{pct}{suffix}"] = coverage(frame["true"][test], lower[test], upper[test])
     bt.metrics["n_boot"] = n_boot
     bt.metrics["boot_failed"] = boot.n_failed
+    bt.metrics["boot_dropped"] = boot.n_dropped  # refits that did not converge: left out of the intervals
 
 
 SUCCESS_DEFINITION = (

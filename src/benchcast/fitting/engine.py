@@ -8,13 +8,21 @@ Strategy, for a law and data in the law's target space:
    parameters; for the screened points the linear parameters are solved exactly within their
    bounds (variable projection) and, for a Huber loss, reweighted towards its optimum;
 3. the best candidates are refined with L-BFGS-B in an internal space (log for scale
-   parameters), with a vectorised central-difference gradient;
+   parameters), with the law's analytic Jacobian where it declares one (``Law.jacobian``), else a
+   vectorised central-difference gradient; where more than ``N_REFINE`` starts are polished (nd's
+   grid of 81), one batched Levenberg-Marquardt first settles them all and only the best
+   ``N_REFINE`` go on to L-BFGS-B;
 4. the best refined point (three for a multimodal law) is finished with a trust-region
    least-squares solve of the same objective (``least_squares`` with ``loss='huber',
    f_scale=delta`` is exactly the Huber loss), which converges where L-BFGS-B stalls on Huber's
    kink; a multimodal law's best point that runs out of budget (a flat valley) is continued;
    the lowest loss wins.
 
+Bootstrap replicates (:func:`refit_weighted`) are the same data reweighted: one batched
+Levenberg-Marquardt over every replicate and its starts, then each replicate's best point is
+finished by the same trust-region solve, whose convergence is recorded.
+
+BLAS runs single-threaded inside a fit: its matrices are tiny, and threads only spin.
 Everything is deterministic given ``seed``.
 """
 
@@ -31,6 +39,9 @@ from benchcast.laws.base import Law
 PENALTY = 1e10  # objective for parameter vectors whose prediction is not finite
 SCREEN_SPAN = 60.0  # internal half-width where a bound is infinite (screening only)
 N_FINISH = 1  # refined points finished by the trust-region solve
+SETTLE_ITERATIONS = 60  # batched Levenberg-Marquardt steps before each replicate is finished alone
+WINDOW = 10  # iterations over which batched Levenberg-Marquardt judges its progress
+N_REFINE = 8  # starts refined one by one (more are first settled by a batched Levenberg-Marquardt)
 WARM_EVALUATIONS = 60  # trust-region budget of a warm-started refit (bootstrap replicates)
 ROBUST_STEPS = 6  # reweighted steps of the linear parameters towards the Huber optimum (screening)
 N_FINISH_MULTIMODAL = 3  # a multimodal law's best refined points each get the trust-region finish
@@ -39,7 +50,8 @@ EXTENDED_EVALUATIONS = 600  # budget to continue a multimodal law's best point t
 
 def huber(residual: np.ndarray, delta: float) -> np.ndarray:
     a = np.abs(residual)
-    return np.where(a <= delta, 0.5 * residual**2, delta * (a - 0.5 * delta))
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.where(a <= delta, 0.5 * residual**2, delta * (a - 0.5 * delta))
 
 
 def loss_values(residual: np.ndarray, loss: str, delta: float) -> np.ndarray:
@@ -47,6 +59,11 @@ def loss_values(residual: np.ndarray, loss: str, delta: float) -> np.ndarray:
     if loss == "huber":
         return huber(residual, delta).mean(axis=-1)
     return 0.5 * (residual**2).mean(axis=-1)
+
+
+def loss_rows(residual: np.ndarray, loss: str, delta: float) -> np.ndarray:
+    """Per-point loss."""
+    return huber(residual, delta) if loss == "huber" else 0.5 * residual**2
 
 
 def loss_derivative(residual: np.ndarray, loss: str, delta: float) -> np.ndarray:
@@ -118,18 +135,131 @@ class Problem:
         return np.where(np.isfinite(values), values, PENALTY)
 
     def jacobian(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Prediction at u and its central-difference Jacobian (n_free, n_points)."""
+        """Prediction at u and its Jacobian (n_free, n_points) in internal units: the law's own
+        where it declares one, else central differences."""
+        theta = self.natural(u)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+            exact = self.law.jacobian(theta, self.X)
+        if exact is not None:
+            self.n_evaluations += 1
+            pred, jac = exact
+            jac = jac[..., self.free, :]
+            # d/d(log p) = p d/dp for parameters optimised in log space
+            jac = np.where(self.is_log[:, None], jac * theta[..., self.free, None], jac)
+            return pred, jac
+        return self.difference_jacobian(u)
+
+    def difference_jacobian(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Prediction at u (..., n_free) and its central-difference Jacobian (..., n_free, n_points)."""
+        u = np.asarray(u, float)
+        m = u.shape[-1]
+        self.n_evaluations += (2 * m + 1) * int(np.prod(u.shape[:-1], dtype=int))
         step = 1e-6 * (1.0 + np.abs(u))
         plus = np.minimum(u + step, self.upper)
         minus = np.maximum(u - step, self.lower)
-        batch = np.vstack([u, u + np.diag(plus - u), u - np.diag(u - minus)])
+        eye = np.eye(m)
+        batch = np.concatenate(
+            [
+                u[..., None, :],
+                u[..., None, :] + eye * (plus - u)[..., None, :],
+                u[..., None, :] - eye * (u - minus)[..., None, :],
+            ],
+            axis=-2,
+        )
         preds = self.predict(batch)
-        n = len(u)
-        width = (plus - minus)[:, None]
-        return preds[0], (preds[1 : n + 1] - preds[n + 1 :]) / np.where(width > 0, width, 1.0)
+        width = (plus - minus)[..., :, None]
+        jac = (preds[..., 1 : m + 1, :] - preds[..., m + 1 :, :]) / np.where(width > 0, width, 1.0)
+        return preds[..., 0, :], jac
+
+    def batched_lm(
+        self,
+        u: np.ndarray,
+        weights: np.ndarray | None = None,
+        *,
+        max_iterations: int = 200,
+        ftol: float = 1e-10,
+        xtol: float = 1e-10,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Levenberg-Marquardt from many starts at once, each row its own problem.
+
+        ``u`` (S, n_free) internal starts; ``weights`` (S, n_points) per-row point weights (a
+        bootstrap replicate is the data reweighted by how often each run was drawn; None: all 1).
+        The Huber loss is handled by iteratively reweighted Gauss-Newton (weight delta/|r| on
+        the linear part); bounds by an active set (a parameter on a bound whose gradient points
+        out of the box is held there). Returns (u, loss, converged) per row; a row converges when
+        an accepted step changes its loss by less than ``ftol`` (relative), a step moves it by less
+        than ``xtol`` (relative), or no step can lower it.
+        """
+        u = np.clip(np.array(u, float, ndmin=2), self.lower, self.upper)
+        S, m = u.shape
+        w = np.ones((S, len(self.y))) if weights is None else np.asarray(weights, float)
+        w = w / w.sum(axis=1, keepdims=True)
+        damping = np.full(S, 1e-3)
+        converged = np.zeros(S, bool)
+        active = np.arange(S)
+
+        def weighted_loss(pred, rows):
+            residual = pred - self.y
+            if self.loss == "huber":
+                per = huber(residual, self.delta)
+            else:
+                per = 0.5 * residual**2
+            value = np.sum(w[rows] * per, axis=-1)
+            return np.where(np.isfinite(value), value, PENALTY)
+
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+            value = weighted_loss(self.predict(u), active)
+            history = np.repeat(value[:, None], WINDOW, axis=1)
+            for iteration in range(max_iterations):
+                if not active.size:
+                    break
+                ua = u[active]
+                pred, jac = self.jacobian(ua)  # (A, n), (A, m, n)
+                residual = pred - self.y
+                wa = w[active]
+                psi = loss_derivative(residual, self.loss, self.delta)
+                if self.loss == "huber":
+                    # iteratively reweighted: delta/|r| on the linear part majorises the loss (a
+                    # plain Gauss-Newton weight of 0 there stalls where few points are quadratic)
+                    curvature = wa * np.minimum(1.0, self.delta / np.maximum(np.abs(residual), 1e-300))
+                else:
+                    curvature = wa
+                jac = np.nan_to_num(jac, nan=0.0, posinf=0.0, neginf=0.0)
+                grad = np.einsum("amn,an->am", jac, wa * np.nan_to_num(psi))
+                hess = np.einsum("amn,akn->amk", jac * curvature[:, None, :], jac)
+                # active set: on a bound with the gradient pointing outwards
+                held = ((ua <= self.lower) & (grad > 0)) | ((ua >= self.upper) & (grad < 0))
+                grad = np.where(held, 0.0, grad)
+                mask = ~held[:, :, None] & ~held[:, None, :]
+                diag = np.einsum("amm->am", hess)
+                lhs = np.where(mask, hess, 0.0) + np.eye(m) * (
+                    (damping[active, None] * np.maximum(diag, 1e-12) + 1e-300)[:, :, None] + held[:, :, None]
+                )
+                try:
+                    step = -np.linalg.solve(lhs, grad[..., None])[..., 0]
+                except np.linalg.LinAlgError:
+                    step = -grad / np.maximum(np.einsum("amm->am", lhs), 1e-300)
+                step = np.nan_to_num(step, nan=0.0, posinf=0.0, neginf=0.0)
+                trial = np.clip(ua + step, self.lower, self.upper)
+                trial_value = weighted_loss(self.predict(trial), active)
+                self.n_evaluations += len(active)
+                better = trial_value < value[active]
+                u[active[better]] = trial[better]
+                value[active[better]] = trial_value[better]
+                damping[active] = np.where(better, np.maximum(damping[active] / 3.0, 1e-12), damping[active] * 4.0)
+                # progress over the last WINDOW iterations: reweighting converges linearly, so a
+                # single small step is no proof; a whole window of them is
+                history[active, iteration % WINDOW] = value[active]
+                window = (history[active].max(axis=1) - value[active]) / np.maximum(np.abs(value[active]), 1e-300)
+                settled = (iteration >= WINDOW) & (window < ftol * WINDOW)
+                small_step = np.all(np.abs(trial - ua) <= xtol * (1.0 + np.abs(ua)), axis=1)
+                stuck = damping[active] > 1e10
+                done = settled | small_step | stuck | ~np.isfinite(value[active])
+                converged[active[done]] = np.isfinite(value[active[done]]) & (value[active[done]] < PENALTY)
+                active = active[~done]
+        return u, value, converged
 
     def value_and_grad(self, u: np.ndarray) -> tuple[float, np.ndarray]:
-        self.n_evaluations += 2 * len(u) + 1
         pred, jac = self.jacobian(u)
         residual = pred - self.y
         value = float(loss_values(residual, self.loss, self.delta))
@@ -147,7 +277,6 @@ class Problem:
             return np.where(np.isfinite(out), out, 1e6)
 
         def jacobian(v):
-            self.n_evaluations += 2 * len(v)
             return np.nan_to_num(self.jacobian(v)[1].T, nan=0.0, posinf=0.0, neginf=0.0)
 
         lower = np.where(np.isfinite(self.lower), self.lower, -np.inf)
@@ -250,7 +379,30 @@ class Problem:
         return out
 
 
-def minimize_law(
+_BLAS = None
+
+
+def single_threaded_blas():
+    """A context in which BLAS runs on one thread.
+
+    The engine's matrices are tiny (a few parameters by a few hundred points): a threaded BLAS
+    only spins its threads for each call, which under load made L-BFGS-B alone cost 5 ms per
+    iteration (the largest single cost of every fit, measured with cProfile)."""
+    global _BLAS
+    if _BLAS is None:
+        from threadpoolctl import ThreadpoolController
+
+        _BLAS = ThreadpoolController()
+    return _BLAS.limit(limits=1, user_api="blas")
+
+
+def minimize_law(*args, **kwargs) -> Optimum:
+    """Fit ``law`` to targets ``y`` (already in the law's target space); see :func:`_minimize_law`."""
+    with single_threaded_blas():
+        return _minimize_law(*args, **kwargs)
+
+
+def _minimize_law(
     law: Law,
     X: dict[str, np.ndarray],
     y: np.ndarray,
@@ -308,6 +460,11 @@ def minimize_law(
         (lo if np.isfinite(lo) else None, hi if np.isfinite(hi) else None)
         for lo, hi in zip(problem.lower, problem.upper, strict=True)
     ]
+    if start is None and len(chosen) > N_REFINE:
+        # many starts (a grid polished in full, as nd's): one batched Levenberg-Marquardt brings
+        # each to the floor of its basin, and only the best few are refined one by one
+        settled, settled_loss, _ = problem.batched_lm(chosen)
+        chosen = settled[np.argsort(settled_loss, kind="stable")[:N_REFINE]]
     refined = []
     # a warm start is already in the right basin: the trust-region finish alone refines it
     for initial in chosen if start is None else []:
@@ -403,3 +560,67 @@ def _low_discrepancy(n_points: int, dim: int, seed: int) -> np.ndarray:
     alpha = phi ** -np.arange(1, dim + 1, dtype=float)
     shift = np.random.default_rng(seed).random(dim)
     return (shift + np.arange(1, n_points + 1)[:, None] * alpha) % 1.0
+
+
+def refit_weighted(
+    law: Law,
+    X: dict[str, np.ndarray],
+    y: np.ndarray,
+    counts: np.ndarray,
+    warm: np.ndarray,
+    *,
+    loss: str | None = None,
+    huber_delta: float | None = None,
+    seed: int = 0,
+    chunk: int = 100,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Refit ``law`` to many reweightings of one data set at once (bootstrap replicates).
+
+    ``counts`` (B, n_points): how often each point is drawn. Each replicate starts from ``warm``
+    (the full-data optimum) and from the best, by the replicate's loss, of the starting points a
+    cold fit of its resample would rank (the law's own and, with ``law.n_screen``, its screen);
+    all are settled by one batched Levenberg-Marquardt, and each replicate's best point is finished
+    by the trust-region solve on the resample itself, whose convergence test is the replicate's.
+    Returns (thetas (B, n_params), losses (B,), converged (B,)); losses are the mean loss on
+    the resample, as a cold fit of it reports.
+    """
+    loss = loss or law.loss
+    delta = law.huber_delta if huber_delta is None else huber_delta
+    problem = Problem(law, X, y, loss, delta)
+    counts = np.asarray(counts, float)
+    n_keep = min(N_REFINE, law.n_polish or N_REFINE)
+    thetas, losses, converged = [], [], []
+    warm_u = np.clip(problem.internal(np.asarray(warm, float)), problem.lower, problem.upper)
+
+    for begin in range(0, len(counts), chunk):
+        part = counts[begin : begin + chunk]
+        starts, replicates = [], []
+        for weights in part:
+            # the candidates a cold fit of this resample would rank: the law's own starting points
+            # and (multimodal laws) its screen, both computed on the resample
+            index = np.repeat(np.arange(len(y)), weights.astype(int))
+            replicate = Problem(law, {c: x[index] for c, x in X.items()}, y[index], loss, delta)
+            guesses = law.initial_guesses(replicate.X, replicate.y)
+            candidates = np.clip(replicate.internal(np.atleast_2d(guesses)), problem.lower, problem.upper)
+            if law.n_screen:
+                candidates = np.vstack([candidates, replicate.screen(law.n_screen, seed)])
+            value = replicate.objective(candidates)
+            starts.append(np.vstack([warm_u, candidates[np.argsort(value, kind="stable")[:n_keep]]]))
+            replicates.append(replicate)
+        per = max(len(s) for s in starts)
+        block = np.stack([np.vstack([s, np.repeat(s[:1], per - len(s), axis=0)]) for s in starts])  # (b, per, m)
+        u, value, _ = problem.batched_lm(
+            block.reshape(-1, block.shape[-1]), np.repeat(part, per, axis=0), max_iterations=SETTLE_ITERATIONS
+        )
+        best = u.reshape(len(part), per, -1)[np.arange(len(part)), np.argmin(value.reshape(len(part), per), axis=1)]
+        # each replicate's best point is finished exactly as a cold fit ends: the trust-region
+        # solve on the resample itself, whose own convergence test decides
+        for replicate, v in zip(replicates, best, strict=True):
+            final, w, ok, _ = replicate.finish(v)
+            start_value = float(replicate.objective(v))
+            if start_value < final:
+                final, w = start_value, v
+            thetas.append(problem.natural(w))
+            losses.append(final)
+            converged.append(ok and final < PENALTY)
+    return np.array(thetas), np.array(losses), np.array(converged)

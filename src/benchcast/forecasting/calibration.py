@@ -197,9 +197,11 @@ class CalibratedBootstrap:
     def thetas(self) -> np.ndarray:
         return self.boot.thetas
 
-    @property
-    def n_failed(self) -> int:
-        return self.boot.n_failed
+    def __getattr__(self, name: str):
+        # everything else about the replicates (failed/dropped counts, losses, convergence) is the bootstrap's
+        if name == "boot":
+            raise AttributeError(name)
+        return getattr(self.boot, name)
 
     def decades(self, **covariates) -> np.ndarray:
         flops = covariates.get("flops")

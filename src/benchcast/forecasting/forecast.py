@@ -55,6 +55,7 @@ def forecast(
         **({"extrapolation": boot.spread.to_dict()} if isinstance(boot, CalibratedBootstrap) else {}),
         "n_boot": int(len(boot.thetas)),
         "failed_refits": boot.n_failed,
+        "dropped_refits": boot.n_dropped,
         "query": {k: v for k, v in covariates.items() if v is not None},
         "prediction": np.atleast_1d(point),
         "lower": np.atleast_1d(lower),
@@ -167,6 +168,7 @@ def plan(
         draws = np.array(draws)
         tail = (1 - level) / 2
         out["n_boot"] = int(len(thetas))
+        out["failed_refits"], out["dropped_refits"] = boot.n_failed, boot.n_dropped
         out["fraction_reachable"] = float(np.isfinite(draws).mean())
         # unreachable replicates count as +inf (no interpolation, so a bound may be inf)
         out["lower"] = float(np.quantile(draws, tail, method="inverted_cdf"))

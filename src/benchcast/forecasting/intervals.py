@@ -9,13 +9,24 @@ Two kinds of interval, both from the same replicates:
   interval to check against held-out runs, which carry evaluation noise and seed-to-seed
   variation that a mean curve does not.
 
-Replicate refits are warm-started at the full-data optimum (the usual bootstrap practice) and run
-in parallel on the local cores; each replicate's resample is seeded from (seed, replicate), so
-the result does not depend on how replicates are shared among workers.
+Each replicate is the fit's data reweighted by how often each run was drawn (seeded from
+(seed, replicate), so the result does not depend on how replicates are shared among workers), and
+is fitted as thoroughly as the original:
+
+* closed-form laws: the exact least-squares solution of each resample (the engine's own path);
+* laws the engine polishes from a few starts: every replicate is refitted by one batched
+  Levenberg-Marquardt over all replicates at once, from the full-data optimum and from the law's
+  own cold-start candidates computed on the replicate; a replicate that does not converge gets a
+  full cold refit;
+* multimodal laws and laws with a presolved stage: a full cold (screened) refit per replicate.
+
+Every replicate records its loss and whether its fit converged; replicates whose fit failed or
+did not converge are left out of the intervals and counted (``n_failed``, ``n_dropped``).
 """
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from functools import partial
 
@@ -23,12 +34,13 @@ import numpy as np
 import pandas as pd
 
 from benchcast.errors import BenchcastError
-from benchcast.fitting.api import fit_rows
+from benchcast.fitting.engine import huber, minimize_law, refit_weighted, single_threaded_blas
 from benchcast.fitting.result import FitResult
 from benchcast.laws import get_law, to_score, to_target
 from benchcast.utils.parallel import parallel_map
 
 DEFAULT_REPLICATES = 1000
+CHEAP_IN_PROCESS = 2000  # replicates of a batched or closed-form law refitted in this process, not a pool
 MIN_REPLICATES = 10  # fewer draws cannot place the tails of a 90 % interval
 LEVELS = (0.5, 0.9)
 
@@ -47,22 +59,104 @@ def check_replicates(n_boot, *, allow_zero: bool) -> int:
     return int(n_boot)
 
 
-def _replicates(result: FitResult, seed: int, indices: list[int]) -> np.ndarray:
-    law = get_law(result.law)
-    points = result.points
-    runs = points["run"].unique()
-    groups = {run: rows for run, rows in points.groupby("run", sort=False)}
-    out = np.full((len(indices), law.n_params), np.nan)
+def resample_counts(result: FitResult, seed: int, indices) -> np.ndarray:
+    """How often each training point is drawn in each replicate, shape (len(indices), n_points):
+    runs are drawn with replacement, and a run's points come with it."""
+    # runs numbered in order of first appearance, the order their draws have always used
+    position, first = pd.factorize(result.points["run"])
+    counts = np.zeros((len(indices), len(position)))
     for row, index in enumerate(indices):
-        rng = np.random.default_rng([seed, index])
-        drawn = rng.choice(runs, size=runs.size, replace=True)
-        sample = pd.concat([groups[run] for run in drawn], ignore_index=True)
-        try:
-            refit = fit_rows(sample, result.spec, start=result.theta, quiet=True)
-        except (BenchcastError, ValueError, np.linalg.LinAlgError):
-            continue
-        out[row] = refit.theta
-    return out
+        drawn = np.random.default_rng([seed, index]).choice(len(first), size=len(first), replace=True)
+        counts[row] = np.bincount(drawn, minlength=len(first))[position]
+    return counts
+
+
+def quantile(draws: np.ndarray, q: float) -> np.ndarray:
+    """``np.nanquantile(draws, q, axis=0)``, vectorised where there is no nan (nanquantile works
+    column by column in Python: it was most of the time of a cutoff backtest with intervals)."""
+    draws = np.asarray(draws, float)
+    if not np.isnan(draws).any():
+        return np.quantile(draws, q, axis=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # an all-nan column is nan, as it should be
+        return np.nanquantile(draws, q, axis=0)
+
+
+@dataclass
+class _Data:
+    """The fit's training points in the law's target space, shared by every replicate."""
+
+    law: object
+    X: dict
+    y: np.ndarray
+
+    @classmethod
+    def of(cls, result: FitResult) -> _Data:
+        law = get_law(result.law)
+        points = result.points
+        X = {c: points[c].to_numpy(float) for c in set(law.covariates) | set(law.fit_covariates)}
+        return cls(law, X, to_target(law.target, points["value"].to_numpy(float), result.spec.q_rand))
+
+    def take(self, counts: np.ndarray) -> tuple[dict, np.ndarray]:
+        index = np.repeat(np.arange(self.y.size), counts.astype(int))
+        return {c: v[index] for c, v in self.X.items()}, self.y[index]
+
+
+def _cold(data: _Data, spec, counts: np.ndarray) -> tuple[np.ndarray, float, bool]:
+    X, y = data.take(counts)
+    optimum = minimize_law(
+        data.law, X, y, loss=spec.loss, huber_delta=spec.huber_delta, seed=spec.seed, with_stderr=False
+    )
+    return optimum.theta, optimum.loss, optimum.converged
+
+
+def fit_replicates(result: FitResult, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Refit the fit's law to each reweighted replicate: (thetas, losses, converged, failed)."""
+    data = _Data.of(result)
+    law, spec = data.law, result.spec
+    B = len(counts)
+    thetas = np.full((B, law.n_params), np.nan)
+    losses = np.full(B, np.nan)
+    converged = np.zeros(B, bool)
+    failed = np.zeros(B, bool)
+    # a replicate needs more distinct points than free parameters to be fitted at all
+    distinct = (counts > 0).sum(axis=1)
+    failed |= distinct <= law.n_params - law.n_presolved
+    todo = np.flatnonzero(~failed)
+    strategy = law.replicate_strategy(spec.loss)
+    with single_threaded_blas():
+        exact = law.closed_form_weighted(data.X, data.y, counts[todo]) if strategy == "closed" and todo.size else None
+        if exact is not None:
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+                residual = law.forward(exact, data.X) - data.y
+            per_point = huber(residual, spec.huber_delta) if spec.loss == "huber" else 0.5 * residual**2
+            weights = counts[todo]
+            thetas[todo], losses[todo] = exact, np.sum(weights * per_point, axis=1) / weights.sum(axis=1)
+            converged[todo] = np.isfinite(exact).all(axis=1) & np.isfinite(losses[todo])
+            todo = todo[:0]
+        if strategy == "batched":
+            found, value, ok = refit_weighted(
+                law,
+                data.X,
+                data.y,
+                counts[todo],
+                result.theta,
+                loss=spec.loss,
+                huber_delta=spec.huber_delta,
+                seed=spec.seed,
+            )
+            thetas[todo], losses[todo], converged[todo] = found, value, ok
+            todo = todo[~ok]  # not converged: a full cold refit decides
+        for row in todo:
+            try:
+                thetas[row], losses[row], converged[row] = _cold(data, spec, counts[row])
+            except (BenchcastError, ValueError, np.linalg.LinAlgError):
+                failed[row] = True
+    return thetas, losses, converged & ~failed, failed
+
+
+def _replicates(result: FitResult, seed: int, indices: list[int]) -> tuple:
+    return fit_replicates(result, resample_counts(result, seed, indices))
 
 
 @dataclass
@@ -70,12 +164,38 @@ class Bootstrap:
     """Replicate parameters of a fit, and the intervals they imply."""
 
     result: FitResult
-    thetas: np.ndarray  # (replicates, n_params); nan rows are refits that failed
+    fitted_thetas: np.ndarray  # (replicates, n_params) as each refit ended (nan: the refit failed)
+    losses: np.ndarray  # (replicates,) each refit's loss on its own resample
+    converged: np.ndarray  # (replicates,) whether each refit converged
+    failed: np.ndarray  # (replicates,) refits that could not be made (too few distinct runs, errors)
     seed: int = 0
 
     @property
+    def usable(self) -> np.ndarray:
+        return self.converged & ~self.failed & np.isfinite(self.fitted_thetas).all(axis=1)
+
+    @property
+    def thetas(self) -> np.ndarray:
+        """Replicate parameters behind the intervals; nan rows are refits failed or dropped."""
+        return np.where(self.usable[:, None], self.fitted_thetas, np.nan)
+
+    @property
     def n_failed(self) -> int:
-        return int(np.isnan(self.thetas).any(axis=1).sum())
+        """Refits that could not be made."""
+        return int(self.failed.sum())
+
+    @property
+    def n_dropped(self) -> int:
+        """Refits made but not converged: left out of the intervals."""
+        return int((~self.failed & ~self.usable).sum())
+
+    def summary(self) -> dict:
+        return {
+            "n_boot": int(len(self.failed)),
+            "n_used": int(self.usable.sum()),
+            "n_failed": self.n_failed,
+            "n_dropped": self.n_dropped,
+        }
 
     def draws(self, kind: str = "prediction", **covariates) -> np.ndarray:
         """Score draws (replicates x points) at the covariates (flops=, params=, tokens=, k=, gold=)."""
@@ -85,7 +205,10 @@ class Bootstrap:
         X, shape = self.result.covariates(**covariates)
         thetas = self.thetas[~np.isnan(self.thetas).any(axis=1)]
         if not len(thetas):
-            raise BenchcastError("every bootstrap refit failed: no interval can be given.")
+            raise BenchcastError(
+                f"no bootstrap refit is usable ({self.n_failed} failed, {self.n_dropped} did not converge): "
+                "no interval can be given."
+            )
         with np.errstate(over="ignore", under="ignore", invalid="ignore"):
             target = law.forward(thetas, X)  # (B, M)
         if kind == "prediction":
@@ -113,7 +236,7 @@ class Bootstrap:
             raise BenchcastError(f"interval level must lie in (0, 1), got {level!r}.")
         draws = self.draws(kind, **covariates)
         tail = (1 - level) / 2
-        return np.nanquantile(draws, tail, axis=0), np.nanquantile(draws, 1 - tail, axis=0)
+        return quantile(draws, tail), quantile(draws, 1 - tail)
 
 
 def bootstrap(
@@ -128,9 +251,14 @@ def bootstrap(
     check_replicates(n_boot, allow_zero=False)
     if result.points.empty or "value" not in result.points:
         raise BenchcastError("this fit carries no training points; refit it to bootstrap.")
-    get_law(result.law)
-    chunk = max(1, n_boot // 16)
+    law = get_law(result.law)
+    cheap = law.replicate_strategy(result.spec.loss) in ("batched", "closed")
+    # batched and closed-form refits are cheap: a few large chunks, in this process unless there
+    # are very many (starting workers costs more); cold refits are spread over the workers
+    chunk = max(1, n_boot // (2 if cheap else 16))
     batches = [list(range(start, min(start + chunk, n_boot))) for start in range(0, n_boot, chunk)]
+    if cheap and n_boot <= CHEAP_IN_PROCESS:
+        n_jobs = 1
     parts = parallel_map(
         partial(_replicates, result, seed),
         batches,
@@ -138,4 +266,5 @@ def bootstrap(
         description=f"bootstrap {result.law}",
         progress=progress,
     )
-    return Bootstrap(result, np.vstack(parts), seed)
+    thetas, losses, converged, failed = (np.concatenate(p) for p in zip(*parts, strict=True))
+    return Bootstrap(result, thetas, losses, converged, failed, seed)

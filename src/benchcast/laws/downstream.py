@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from benchcast.errors import InsufficientDataError
-from benchcast.laws.base import Law, Parameter, nnls_rows, register, safe_log
+from benchcast.laws.base import Law, Parameter, nnls_rows, register, safe_log, stack_jacobian, weighted_ols
 
 REF = "Krajewski et al. 2025"
 HUGE = 1e300
@@ -33,9 +33,19 @@ class PowerLaw(Law):
     def forward(self, theta, X):
         return np.log(theta[..., 0:1]) - theta[..., 1:2] * np.log(X["flops"])
 
+    def jacobian(self, theta, X):
+        log_c = np.log(X["flops"])
+        return stack_jacobian(self.forward(theta, X), 1.0 / theta[..., 0:1], -log_c)
+
     def closed_form(self, X, y):
         intercept, slope = _ols(np.column_stack([np.ones_like(y), np.log(X["flops"])]), y)
-        return np.array([np.exp(intercept), -slope])
+        with np.errstate(over="ignore"):  # an overflowing scale is reported by the fit, not warned twice
+            return np.array([np.exp(intercept), -slope])
+
+    def closed_form_weighted(self, X, y, weights):
+        coef = weighted_ols(np.column_stack([np.ones_like(y), np.log(X["flops"])]), y, weights)
+        with np.errstate(over="ignore"):
+            return np.column_stack([np.exp(coef[:, 0]), -coef[:, 1]])
 
     def limit(self, theta, q_rand, k=None):
         scale, alpha = theta[0], theta[1]
@@ -61,6 +71,12 @@ class PowerFloorLaw(Law):
     def forward(self, theta, X):
         log_c = np.log(X["flops"])
         return theta[..., 0:1] * np.exp(-theta[..., 1:2] * log_c) + theta[..., 2:3]
+
+    def jacobian(self, theta, X):
+        log_c = np.log(X["flops"])
+        power = np.exp(-theta[..., 1:2] * log_c)
+        term = theta[..., 0:1] * power
+        return stack_jacobian(term + theta[..., 2:3], power, -log_c * term, 1.0)
 
     def initial_guesses(self, X, y):
         starts = []
@@ -111,6 +127,17 @@ class _NDLaw(Law):
         if self.floor:
             terms.append(safe_log(theta[..., 4:5]) + 0.0 * log_n)
         return np.logaddexp.reduce(np.broadcast_arrays(*terms), axis=0)
+
+    def jacobian(self, theta, X):
+        # f = log S with S = A N^-alpha + B D^-beta (+ E): each derivative is d S / S
+        log_n, log_d = np.log(X["params"]), np.log(X["tokens"])
+        value = self.forward(theta, X)
+        per_a = np.exp(-theta[..., 1:2] * log_n - value)  # N^-alpha / S
+        per_b = np.exp(-theta[..., 3:4] * log_d - value)
+        columns = [per_a, -log_n * theta[..., 0:1] * per_a, per_b, -log_d * theta[..., 2:3] * per_b]
+        if self.floor:
+            columns.append(np.exp(-value))
+        return stack_jacobian(value, *columns)
 
     def limit(self, theta, q_rand, k=None):
         floor = theta[4] if self.floor else 0.0
@@ -168,9 +195,17 @@ class PassKComputeLaw(Law):
         a, alpha, beta, delta = (theta[..., i : i + 1] for i in range(4))
         return a + alpha * log_c + beta * log_k + delta * log_c * log_k
 
+    def jacobian(self, theta, X):
+        log_c, log_k = np.log(X["flops"]), np.log(X["k"])
+        return stack_jacobian(self.forward(theta, X), 1.0, log_c, log_k, log_c * log_k)
+
     def closed_form(self, X, y):
         log_c, log_k = np.log(X["flops"]), np.log(X["k"])
         return _ols(np.column_stack([np.ones_like(y), log_c, log_k, log_c * log_k]), y)
+
+    def closed_form_weighted(self, X, y, weights):
+        log_c, log_k = np.log(X["flops"]), np.log(X["k"])
+        return weighted_ols(np.column_stack([np.ones_like(y), log_c, log_k, log_c * log_k]), y, weights)
 
     def limit(self, theta, q_rand, k=None):
         if k is None:
@@ -211,6 +246,15 @@ class _TwoStage(Law):
             return np.asarray(X["proxy"], float)
         return np.exp(theta[..., 1:2] * (np.log(X["flops"]) - np.log(theta[..., 0:1])))
 
+    def proxy_jacobian(self, theta, X):
+        """(L, dL/dC_L, dL/dalpha_L): zero while fitting, where the observed proxy is read."""
+        loss = self.proxy_loss(theta, X)
+        if "proxy" in X:
+            zero = np.zeros(np.broadcast_shapes(np.shape(loss), np.shape(theta)[:-1] + (1,)))
+            return loss, zero, zero
+        log_ratio = np.log(X["flops"]) - np.log(theta[..., 0:1])
+        return loss, -loss * theta[..., 1:2] / theta[..., 0:1], loss * log_ratio
+
     def presolve(self, X, y):
         log_c, log_l = np.log(X["flops"]), np.log(X["proxy"])
         intercept, slope = _ols(np.column_stack([np.ones_like(log_c), log_c]), log_l)
@@ -232,6 +276,11 @@ class TwoStageLinear(_TwoStage):
     def forward(self, theta, X):
         return theta[..., 2:3] + theta[..., 3:4] * self.proxy_loss(theta, X)
 
+    def jacobian(self, theta, X):
+        loss, d_scale, d_exponent = self.proxy_jacobian(theta, X)
+        slope = theta[..., 3:4]
+        return stack_jacobian(theta[..., 2:3] + slope * loss, slope * d_scale, slope * d_exponent, 1.0, loss)
+
     def limit(self, theta, q_rand, k=None):
         alpha_l, a, b = theta[1], theta[2], theta[3]
         if alpha_l < 0:  # the proxy loss falls to 0
@@ -242,6 +291,15 @@ class TwoStageLinear(_TwoStage):
         stage1 = self.presolve(X, y)
         a, b = _ols(np.column_stack([np.ones_like(y), X["proxy"]]), y)
         return np.array([stage1["C_L"], stage1["alpha_L"], a, b])
+
+    def closed_form_weighted(self, X, y, weights):
+        log_c, log_l = np.log(X["flops"]), np.log(X["proxy"])
+        intercept, slope = weighted_ols(np.column_stack([np.ones_like(log_c), log_c]), log_l, weights).T
+        if np.any(np.abs(slope) < 1e-12):
+            return None  # some resample has a flat proxy: the per-replicate path says which
+        stage2 = weighted_ols(np.column_stack([np.ones_like(y), X["proxy"]]), y, weights)
+        with np.errstate(over="ignore"):
+            return np.column_stack([np.exp(-intercept / slope), slope, stage2])
 
 
 @register
@@ -260,6 +318,22 @@ class TwoStageLogistic(_TwoStage):
     def forward(self, theta, X):
         loss = self.proxy_loss(theta, X)
         return theta[..., 2:3] / (1.0 + np.exp(-theta[..., 3:4] * (loss - theta[..., 4:5]))) + theta[..., 5:6]
+
+    def jacobian(self, theta, X):
+        loss, d_scale, d_exponent = self.proxy_jacobian(theta, X)
+        amplitude, steep, mid = theta[..., 2:3], theta[..., 3:4], theta[..., 4:5]
+        gap = loss - mid
+        sigmoid = 0.5 * (1.0 + np.tanh(0.5 * steep * gap))  # = 1 / (1 + exp(-k (L - L0))), overflow-free
+        slope = amplitude * sigmoid * (1.0 - sigmoid)  # d/d(k (L - L0)) of the amplitude term
+        return stack_jacobian(
+            self.forward(theta, X),
+            slope * steep * d_scale,
+            slope * steep * d_exponent,
+            sigmoid,
+            slope * gap,
+            -slope * steep,
+            1.0,
+        )
 
     def limit(self, theta, q_rand, k=None):
         alpha_l, a, k_steep, l0, b = theta[1:]

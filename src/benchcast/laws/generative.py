@@ -12,7 +12,7 @@ import itertools
 import numpy as np
 
 from benchcast.errors import BenchcastError
-from benchcast.laws.base import Law, Parameter, nnls_rows, register, safe_log
+from benchcast.laws.base import Law, Parameter, nnls_rows, register, safe_log, stack_jacobian
 
 REF = "Schaeffer, Levi, Miranda, Koyejo 2025"
 
@@ -74,6 +74,13 @@ class ComputeLaw(_PassKLaw):
         log_c = np.log(X["flops"])
         return np.logaddexp(safe_log(theta[..., 0:1]), np.log(theta[..., 1:2]) - theta[..., 2:3] * log_c)
 
+    def jacobian(self, theta, X):
+        # f = log S, S = E0 + C0 C^-alpha: each derivative is d S / S
+        log_c = np.log(X["flops"])
+        value = self.forward(theta, X)
+        per_scale = np.exp(-theta[..., 2:3] * log_c - value)
+        return stack_jacobian(value, np.exp(-value), per_scale, -log_c * theta[..., 1:2] * per_scale)
+
 
 @register
 class ParamsTokensLaw(_PassKLaw):
@@ -121,6 +128,20 @@ class ParamsTokensLaw(_PassKLaw):
         )
         return np.logaddexp.reduce(terms, axis=0)
 
+    def jacobian(self, theta, X):
+        log_n, log_d = np.log(X["params"]), np.log(X["tokens"])
+        value = self.forward(theta, X)
+        per_n = np.exp(-theta[..., 2:3] * log_n - value)
+        per_d = np.exp(-theta[..., 4:5] * log_d - value)
+        return stack_jacobian(
+            value,
+            np.exp(-value),
+            per_n,
+            -log_n * theta[..., 1:2] * per_n,
+            per_d,
+            -log_d * theta[..., 3:4] * per_d,
+        )
+
 
 @register
 class GoldLaw(_PassKLaw):
@@ -145,3 +166,9 @@ class GoldLaw(_PassKLaw):
     def forward(self, theta, X):
         log_g = np.log(X["gold"])
         return np.logaddexp(safe_log(theta[..., 0:1]), np.log(theta[..., 1:2]) + theta[..., 2:3] * log_g)
+
+    def jacobian(self, theta, X):
+        log_g = np.log(X["gold"])
+        value = self.forward(theta, X)
+        per_scale = np.exp(theta[..., 2:3] * log_g - value)
+        return stack_jacobian(value, np.exp(-value), per_scale, log_g * theta[..., 1:2] * per_scale)

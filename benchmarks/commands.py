@@ -1,0 +1,159 @@
+"""Wall time of each CLI command, and fitted losses, before (a previous release) and after (this tree).
+
+Run from the repository root::
+
+    python benchmarks/commands.py                       # timings and losses against /work/base
+    python benchmarks/commands.py --before /path/to/old/src --only losses
+    python benchmarks/commands.py --only timings --repeat 1
+
+Both versions run as subprocesses on the same data with the same commands (default settings,
+Apple DCLM file). Timings are wall seconds of the whole command, process start included, so
+they are what a user waits for; on a shared machine they are noisy, so the load (``uptime``) is
+printed with them. Losses are those of the reproduction's direct-law fits (every benchmark and
+law of ``reproduce krajewski2025``, no sweep) plus nd_floor and the pass@k laws, each fitted by
+both versions; "after" must be equal or lower (a relative excess under 1e-9 is rounding).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data" / "apple-downstream" / "metrics_dclm_data_mixture.subset.csv"
+BASE = Path("/work/base/src")
+ROUNDING = 1e-9  # relative loss excess treated as rounding, not as a worse optimum
+
+BENCH = ["-b", "hellaswag", "--metric", "acc_norm"]
+COMMANDS = {
+    **{
+        f"fit --law {law}": ["fit", "{data}", "--law", law, *BENCH, "--json"]
+        for law in ("power", "power_floor", "bnsl", "nd", "nd_floor")
+    },
+    "fit --law two_stage_logistic": [
+        "fit",
+        "{data}",
+        "--law",
+        "two_stage_logistic",
+        *BENCH,
+        "--proxy",
+        "dclm:loss",
+        "--json",
+    ],
+    "backtest (1000 replicates)": ["backtest", "{data}", *BENCH, "--out", "{tmp}/backtest"],
+    "backtest --law power_floor (1000)": [
+        "backtest",
+        "{data}",
+        "--law",
+        "power_floor",
+        *BENCH,
+        "--out",
+        "{tmp}/backtest-floor",
+    ],
+    "sweep": ["sweep", "{data}", *BENCH, "--out", "{tmp}/sweep"],
+    "cutoff": ["cutoff", "{data}", *BENCH, "--out", "{tmp}/cutoff"],
+    "reproduce krajewski2025": ["reproduce", "krajewski2025", "--data", "{data}", "--out", "{tmp}/reproduce"],
+}
+
+LOSS_WORKER = r"""
+import json, sys, warnings
+import benchcast as bc
+try:
+    from benchcast.evaluation.reproduce import _job, plan_jobs
+except ImportError:
+    from benchcast.reproduce import _job, plan_jobs
+warnings.simplefilter("ignore")
+table = bc.load(sys.argv[1])
+out = {}
+for job in plan_jobs(table, thresholds=(), n_boot=0):
+    bt = _job(table, job)
+    key = "/".join(str(part) for part in job[0] if part != "")
+    out[key] = None if isinstance(bt, str) else float(bt.fit.diagnostics["loss"])
+extra = [("nd_floor", b, m, {"max_flops": 6e21}) for b, m in
+         [("arc_easy", "acc_norm"), ("hellaswag", "acc_norm"), ("piqa", "acc_norm"), ("sciq", "acc_norm")]]
+extra += [(law, b, "pass@k", {"k": k}) for law in ("compute", "params_tokens")
+          for b in ("humaneval-py", "lbpp", "mbpp") for k in (1, 8)]
+for law, bench, metric, kwargs in extra:
+    key = f"extra/{law}/{bench}" + (f"/k{kwargs['k']}" if "k" in kwargs else "")
+    k = kwargs.pop("k", None)
+    try:
+        out[key] = float(bc.fit(table, law, bench, metric, k=k, **kwargs).diagnostics["loss"])
+    except Exception as exc:
+        out[key] = None
+print(json.dumps(out))
+"""
+
+
+def env_for(src: Path) -> dict:
+    return {**os.environ, "PYTHONPATH": str(src)}
+
+
+def uptime() -> str:
+    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+
+
+def time_command(src: Path, args: list[str], tmp: str) -> float:
+    argv = [sys.executable, "-m", "benchcast", *(a.format(data=DATA, tmp=tmp) for a in args)]
+    start = time.perf_counter()
+    proc = subprocess.run(argv, env=env_for(src), capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        print(f"  ! {' '.join(args[:2])} failed under {src}: {proc.stderr.strip()[-300:]}", file=sys.stderr)
+        return float("nan")
+    return elapsed
+
+
+def losses(src: Path) -> dict:
+    proc = subprocess.run(
+        [sys.executable, "-c", LOSS_WORKER, str(DATA)], env=env_for(src), capture_output=True, text=True
+    )
+    if proc.returncode != 0:
+        raise SystemExit(f"loss worker failed under {src}:\n{proc.stderr[-2000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--before", type=Path, default=BASE, help="src folder of the previous release")
+    parser.add_argument("--after", type=Path, default=ROOT / "src", help="src folder of this tree")
+    parser.add_argument("--only", choices=("timings", "losses"), default=None)
+    parser.add_argument("--commands", nargs="*", default=None, help="subset of command labels to time")
+    args = parser.parse_args()
+
+    if args.only in (None, "timings"):
+        print(f"load before timing: {uptime()}")
+        print(f"{'command':40s} {'before s':>9s} {'after s':>9s} {'ratio':>7s}")
+        with tempfile.TemporaryDirectory() as tmp:
+            for label, command in COMMANDS.items():
+                if args.commands and label not in args.commands:
+                    continue
+                before = time_command(args.before, command, tmp + "/before")
+                after = time_command(args.after, command, tmp + "/after")
+                print(f"{label:40s} {before:9.1f} {after:9.1f} {before / after:7.1f}x", flush=True)
+        print(f"load after timing: {uptime()}")
+
+    if args.only in (None, "losses"):
+        before, after = losses(args.before), losses(args.after)
+        print(f"\n{'fit':48s} {'loss before':>14s} {'loss after':>14s}  verdict")
+        worse = 0
+        for key in sorted(set(before) | set(after)):
+            b, a = before.get(key), after.get(key)
+            if b is None or a is None:
+                verdict = "only after" if b is None and a is not None else "only before" if a is None else "no fit"
+            elif a <= b * (1 + ROUNDING):
+                verdict = "lower" if a < b * (1 - ROUNDING) else "equal"
+            else:
+                verdict, worse = f"WORSE (+{(a - b) / b:.2e})", worse + 1
+            fmt = lambda v: f"{v:14.6e}" if v is not None else f"{'-':>14s}"  # noqa: E731
+            print(f"{key:48s} {fmt(b)} {fmt(a)}  {verdict}")
+        print(f"\n{worse} fit(s) worse than before (relative tolerance {ROUNDING:g}).")
+
+
+if __name__ == "__main__":
+    main()

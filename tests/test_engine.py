@@ -1,0 +1,116 @@
+"""The engine: analytic Jacobians agree with differences, and fits reach the optimum they should."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from benchcast.fitting.engine import minimize_law
+from benchcast.laws import available_laws, get_law
+
+RNG = np.random.default_rng(7)
+N = 24
+COVARIATES = {
+    "flops": np.geomspace(1e18, 1e22, N),
+    "params": np.geomspace(1e8, 3e9, N),
+    "tokens": np.geomspace(2e9, 6e10, N)[RNG.permutation(N)],
+    "k": np.tile([1.0, 2.0, 4.0, 8.0], N // 4),
+    "gold": np.geomspace(0.2, 3.0, N),
+    "proxy": np.geomspace(4.0, 2.5, N),
+}
+
+
+def _inside(law, rng) -> np.ndarray:
+    """A parameter vector well inside the law's range (values where every term matters)."""
+    theta = []
+    for p in law.parameters:
+        init = p.init
+        if p.log:
+            theta.append(init * np.exp(rng.uniform(-0.3, 0.3)))
+        else:
+            lo = p.lower if np.isfinite(p.lower) else init - 1.0
+            hi = p.upper if np.isfinite(p.upper) else init + 1.0
+            theta.append(np.clip(init + rng.uniform(-0.05, 0.05) * (hi - lo), lo + 1e-3, hi - 1e-3))
+    return np.array(theta)
+
+
+LAWS_WITH_JACOBIANS = [
+    name for name in available_laws() if get_law(name).jacobian(_inside(get_law(name), RNG), COVARIATES) is not None
+]
+
+
+def test_every_core_law_declares_a_jacobian():
+    for name in (
+        "power",
+        "power_floor",
+        "nd",
+        "nd_floor",
+        "passk_compute",
+        "two_stage_linear",
+        "two_stage_logistic",
+        "compute",
+        "params_tokens",
+        "gold",
+    ):
+        assert name in LAWS_WITH_JACOBIANS
+
+
+@pytest.mark.parametrize("name", LAWS_WITH_JACOBIANS)
+def test_analytic_jacobian_matches_central_differences(name):
+    law = get_law(name)
+    rng = np.random.default_rng(3)
+    for _ in range(3):
+        theta = _inside(law, rng)
+        value, jac = law.jacobian(theta, COVARIATES)
+        np.testing.assert_allclose(value, law.forward(theta, COVARIATES), rtol=1e-12, atol=1e-12)
+        assert jac.shape == (law.n_params, N)
+        for j in range(law.n_params):
+            step = 1e-6 * max(abs(theta[j]), 1e-3)
+            up, down = theta.copy(), theta.copy()
+            up[j] += step
+            down[j] -= step
+            numeric = (law.forward(up, COVARIATES) - law.forward(down, COVARIATES)) / (2 * step)
+            scale = max(np.abs(numeric).max(), 1e-6)
+            # differences carry rounding noise of about eps |f| / step: the tolerance allows it
+            np.testing.assert_allclose(
+                jac[j], numeric, rtol=1e-4, atol=1e-5 * scale + 1e-8, err_msg=f"{name}: d/d{law.param_names[j]}"
+            )
+
+
+@pytest.mark.parametrize("name", LAWS_WITH_JACOBIANS)
+def test_jacobian_is_vectorised_over_parameter_batches(name):
+    law = get_law(name)
+    rng = np.random.default_rng(5)
+    batch = np.stack([_inside(law, rng) for _ in range(4)])
+    value, jac = law.jacobian(batch, COVARIATES)
+    assert value.shape == (4, N) and jac.shape == (4, law.n_params, N)
+    one_value, one_jac = law.jacobian(batch[2], COVARIATES)
+    np.testing.assert_allclose(jac[2], one_jac, rtol=1e-13)
+    np.testing.assert_allclose(value[2], one_value, rtol=1e-13)
+
+
+def test_analytic_and_numerical_jacobians_find_the_same_optimum(monkeypatch):
+    """nd on synthetic data: the fast path (analytic Jacobian) reaches the differences' optimum."""
+    law = get_law("nd")
+    truth = np.array([np.exp(9.0), 0.45, np.exp(11.0), 0.5])
+    X = {"params": COVARIATES["params"], "tokens": COVARIATES["tokens"]}
+    y = law.forward(truth, X) + np.random.default_rng(1).normal(0, 0.01, N)
+    fast = minimize_law(law, X, y, n_polish=6)
+    monkeypatch.setattr(type(law), "jacobian", lambda self, theta, X: None)
+    slow = minimize_law(law, X, y, n_polish=6)
+    assert fast.converged
+    assert fast.loss <= slow.loss * (1 + 1e-6)
+
+
+@pytest.mark.parametrize("name", ["power", "passk_compute", "two_stage_linear"])
+def test_weighted_closed_form_equals_closed_form_of_each_resample(name):
+    law = get_law(name)
+    rng = np.random.default_rng(11)
+    X = {c: COVARIATES[c] for c in set(law.covariates) | set(law.fit_covariates)}
+    y = law.forward(_inside(law, rng), X) + rng.normal(0, 0.05, N)
+    counts = rng.multinomial(N, np.full(N, 1 / N), size=5).astype(float)
+    batch = law.closed_form_weighted(X, y, counts)
+    for weights, theta in zip(counts, batch, strict=True):
+        index = np.repeat(np.arange(N), weights.astype(int))
+        one = law.closed_form({c: v[index] for c, v in X.items()}, y[index])
+        np.testing.assert_allclose(theta, one, rtol=1e-9)
