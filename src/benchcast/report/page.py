@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pandas as pd
 
+import benchcast.report.html as h
 from benchcast._version import __version__
 from benchcast.errors import BenchcastError
 from benchcast.laws import get_law
-from benchcast.report import html as h
 from benchcast.report.analysis import RECOMMENDED, BenchmarkReport, analyse_benchmark, profile_summary
 from benchcast.report.figures import benchmark_figure, passk_figure
 from benchcast.utils.io import atomic_write_text
