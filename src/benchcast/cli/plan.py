@@ -23,6 +23,7 @@ from benchcast.cli.options import (
     NBoot,
     Proxy,
     QRand,
+    RayAddress,
     Seed,
     Tpr,
     read,
@@ -53,6 +54,7 @@ def forecast_command(
     boot: NBoot = 1000,
     seed: Seed = 0,
     jobs: Jobs = None,
+    ray: RayAddress = None,
     json: Json = False,
 ) -> None:
     """The forecast score with its prediction and confidence intervals.
@@ -72,6 +74,7 @@ def forecast_command(
         n_boot=boot,
         seed=seed,
         n_jobs=jobs,
+        ray_address=ray,
         flops=np.asarray(flops, float) if flops else None,
         params=params,
         tokens=tokens,
@@ -117,6 +120,7 @@ def plan_command(
     boot: NBoot = 1000,
     seed: Seed = 0,
     jobs: Jobs = None,
+    ray: RayAddress = None,
     json: Json = False,
 ) -> None:
     """Compute (or, for pass@k laws, k) needed to reach a target score, with an interval."""
@@ -132,6 +136,7 @@ def plan_command(
         n_boot=boot,
         seed=seed,
         n_jobs=jobs,
+        ray_address=ray,
         interval=interval,
     )
     if json:
@@ -174,6 +179,7 @@ def recommend_command(
     boot: NBoot = 200,
     seed: Seed = 0,
     jobs: Jobs = None,
+    ray: RayAddress = None,
     format: Format = "auto",
     metadata: Metadata = None,
     q_rand: QRand = None,
@@ -199,6 +205,7 @@ def recommend_command(
         interval=interval,
         seed=seed,
         n_jobs=jobs,
+        ray_address=ray,
     )
     if json:
         emit_json(rec.to_dict())

@@ -31,6 +31,7 @@ def forecast(
     boot: Bootstrap | None = None,
     interval: str = "extrapolation",
     pooled: Spread | None = None,
+    ray_address: str | None = None,
     **covariates,
 ) -> dict:
     """Point forecast with a prediction interval (a new run) and a confidence interval (the law).
@@ -43,7 +44,7 @@ def forecast(
     point = result.predict(**covariates)
     if boot is None:
         check_replicates(n_boot, allow_zero=False)
-        boot = bootstrap(result, n_boot, seed=seed, n_jobs=n_jobs)
+        boot = bootstrap(result, n_boot, seed=seed, n_jobs=n_jobs, ray_address=ray_address)
     if interval == "extrapolation" and not isinstance(boot, CalibratedBootstrap):
         boot = calibrate(boot, pooled=pooled)
     lower, upper = boot.interval(level, "prediction", **covariates)
@@ -87,6 +88,7 @@ def plan(
     boot: Bootstrap | None = None,
     interval: str = "extrapolation",
     pooled: Spread | None = None,
+    ray_address: str | None = None,
 ) -> dict:
     """Compute needed to reach ``target`` (or, for laws with k given ``flops``, the k needed), with a
     bootstrap interval, or a statement that the target lies above the law's limit.
@@ -142,7 +144,7 @@ def plan(
             + "."
         )
     if boot is None and n_boot:
-        boot = bootstrap(result, n_boot, seed=seed, n_jobs=n_jobs)
+        boot = bootstrap(result, n_boot, seed=seed, n_jobs=n_jobs, ray_address=ray_address)
     if boot is not None and interval == "extrapolation" and not isinstance(boot, CalibratedBootstrap):
         boot = calibrate(boot, pooled=pooled)
     if boot is not None:

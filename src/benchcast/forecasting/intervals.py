@@ -246,8 +246,10 @@ def bootstrap(
     seed: int = 0,
     n_jobs: int | None = None,
     progress: bool | None = None,
+    ray_address: str | None = None,
 ) -> Bootstrap:
-    """Resample the fit's runs with replacement ``n_boot`` times and refit each replicate."""
+    """Resample the fit's runs with replacement ``n_boot`` times and refit each replicate
+    (``ray_address``: the batches of replicates become Ray tasks; see :func:`parallel_map`)."""
     check_replicates(n_boot, allow_zero=False)
     if result.points.empty or "value" not in result.points:
         raise BenchcastError("this fit carries no training points; refit it to bootstrap.")
@@ -257,7 +259,7 @@ def bootstrap(
     # are very many (starting workers costs more); cold refits are spread over the workers
     chunk = max(1, n_boot // (2 if cheap else 16))
     batches = [list(range(start, min(start + chunk, n_boot))) for start in range(0, n_boot, chunk)]
-    if cheap and n_boot <= CHEAP_IN_PROCESS:
+    if cheap and n_boot <= CHEAP_IN_PROCESS and ray_address is None:
         n_jobs = 1
     parts = parallel_map(
         partial(_replicates, result, seed),
@@ -265,6 +267,7 @@ def bootstrap(
         n_jobs=n_jobs,
         description=f"bootstrap {result.law}",
         progress=progress,
+        ray_address=ray_address,
     )
     thetas, losses, converged, failed = (np.concatenate(p) for p in zip(*parts, strict=True))
     return Bootstrap(result, thetas, losses, converged, failed, seed)

@@ -181,6 +181,7 @@ def recommend(
     interval: str = "extrapolation",
     seed: int = 0,
     n_jobs: int | None = None,
+    ray_address: str | None = None,
 ) -> Recommendation:
     """Weight (``rule='ensemble'``: equally; ``'stack'``: by inverse error) or choose (``'select'``)
     laws with support, judged by rolling-origin forecasts inside the runs cheaper than
@@ -256,6 +257,7 @@ def recommend(
             n_jobs=n_jobs,
             interval=interval,
             level=level,
+            ray_address=ray_address,
         )
     return Recommendation(
         benchmark,
@@ -284,6 +286,7 @@ def forecast_at(
     n_jobs: int | None,
     interval: str,
     level: float,
+    ray_address: str | None = None,
 ) -> dict:
     """The weighted laws' forecast of a run of compute ``flops``: bootstrap draws of each law
     combined with the same weights, widened by the combination's own rolling-origin spread."""
@@ -292,10 +295,8 @@ def forecast_at(
     out = {"flops": flops, "prediction": point, "level": level, "interval": interval, "n_boot": n_boot}
     if not n_boot:
         return out
-    draws = [
-        bootstrap(results[law], n_boot, seed=seed, n_jobs=n_jobs, progress=False).draws("prediction", flops=[flops])
-        for law in used
-    ]
+    pool = {"n_jobs": n_jobs, "progress": False, "ray_address": ray_address}
+    draws = [bootstrap(results[law], n_boot, seed=seed, **pool).draws("prediction", flops=[flops]) for law in used]
     n = min(len(d) for d in draws)
     blended = sum(w * d[:n] for w, d in zip(used.values(), draws, strict=True))
     if interval == "extrapolation":
