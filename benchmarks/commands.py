@@ -2,7 +2,8 @@
 
 Run from the repository root::
 
-    python benchmarks/commands.py                       # timings and losses against /work/base
+    git worktree add ../base 581a948                    # the previous release, beside this checkout
+    python benchmarks/commands.py                       # timings and losses against ../base/src
     python benchmarks/commands.py --before /path/to/old/src --only losses
     python benchmarks/commands.py --only timings --repeat 1
 
@@ -27,7 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "apple-downstream" / "metrics_dclm_data_mixture.subset.csv"
-BASE = Path("/work/base/src")
+BASE = ROOT.parent / "base" / "src"  # git worktree add ../base 581a948 (the previous release)
 ROUNDING = 1e-9  # relative loss excess treated as rounding, not as a worse optimum
 
 BENCH = ["-b", "hellaswag", "--metric", "acc_norm"]
