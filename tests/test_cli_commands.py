@@ -116,11 +116,12 @@ def test_plan_and_forecast_argument_errors(tmp_path):
         ("plan", ["--target", "0.8", "--n-boot", "1"], "at least 10 bootstrap replicates"),
         ("forecast", ["--flops", "1e22", "--n-boot", "0"], "at least 10 bootstrap replicates"),
         ("forecast", ["--flops", "nan"], "flops must be positive and finite"),
-        ("forecast", ["--flops", "1e22", "--jobs", "-4"], "greater than or equal to"),
+        ("forecast", ["--flops", "1e22", "--jobs", "-4"], ("greater than or equal to 1", "not in the range x>=1")),
     ):
         proc = run(command, path, *args)
         assert proc.returncode == 2, (command, args, proc.stdout, proc.stderr)
-        assert message in " ".join(proc.stderr.split()), (args, proc.stderr)
+        text = " ".join(proc.stderr.split())  # Click words the range error differently across versions
+        assert any(m in text for m in ([message] if isinstance(message, str) else message)), (args, proc.stderr)
         assert "Traceback" not in proc.stderr
 
 

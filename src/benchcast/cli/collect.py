@@ -106,7 +106,7 @@ PerToken = Annotated[
 GOLD_HELP = (
     "The covariate of the gold law, per run: loglikelihood = mean over problems of "
     "log p(gold solution | prompt) (summed over solution tokens; --per-token: divided by them), "
-    "so G = -loglikelihood = mean -log GoldProb (SPEC §1.3)."
+    "so G = -loglikelihood = mean -log GoldProb."
 )
 
 
@@ -122,7 +122,7 @@ def print_gold(summary, title: str) -> None:
 @app.command(
     "score-gold",
     short_help="log p(gold solution | prompt) per problem and checkpoint; the gold law's covariate per run.",
-    help="log p(gold solution | prompt) per problem and checkpoint (SPEC §1.3 rows). " + GOLD_HELP,
+    help="log p(gold solution | prompt) per problem and checkpoint. " + GOLD_HELP,
 )
 @user_errors
 def score_gold_command(
