@@ -23,7 +23,7 @@ from benchcast.fitting.result import FitResult
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting import calibration as cal
 from benchcast.forecasting.intervals import bootstrap, check_replicates
-from benchcast.forecasting.selection import HOLDOUT_FRACTION, recommend
+from benchcast.forecasting.selection import DEFAULT_CANDIDATES, HOLDOUT_FRACTION, recommend
 from benchcast.laws import get_law
 
 LEVELS = (0.5, 0.9)
@@ -70,14 +70,18 @@ def choose_law(
     n_boot: int,
     n_jobs: int | None = 1,
 ) -> LawChoice:
-    """The law to forecast with, and why: the user's, or the one :func:`recommend` selects by its
-    rolling-origin forecasts inside the runs (``rule='select'``: the page draws one law). The
+    """The law to forecast with, and why: the user's, or the one of recommend's default candidates
+    that :func:`recommend` selects by its rolling-origin forecasts inside the runs
+    (``rule='select'``: the page draws one law). The
     validation backtest the page shows holds out the top quarter of the log-compute range."""
     rows, _ = design(table, replace(spec, tpr=tpr))
     log_c = np.log10(rows["flops"].to_numpy(float))
     threshold = float(10 ** (log_c.max() - HOLDOUT_FRACTION * (log_c.max() - log_c.min())))
     if law != RECOMMENDED:
         return LawChoice(law, "named by the user (--law)", None, threshold)
+    forecastable = forecastable_laws(table, spec, tpr)
+    # the same candidates as recommend's default (bench's measured choice), where they apply
+    candidates = [law for law in DEFAULT_CANDIDATES if law in forecastable] or forecastable
     rec = recommend(
         table,
         spec.benchmark,
@@ -88,7 +92,7 @@ def choose_law(
         n_boot=0,
         seed=spec.seed,
         n_jobs=n_jobs,
-        laws=forecastable_laws(table, spec, tpr),
+        laws=candidates,
     )
     if not rec.supported:
         raise BenchcastError(f"{spec.benchmark}: {rec.reason}")
