@@ -93,8 +93,10 @@ def summary_section(reports: list[BenchmarkReport], targets: list[float], n_boot
         row += [m["test_mre"], m.get("coverage90", float("nan")), h.Markup("<br>".join(h.esc(w) for w in r.warnings))]
         rows.append(row)
     note = (
-        f"Intervals are prediction intervals (where one new run's score lies) from a bootstrap over runs with "
-        f"{n_boot} replicates; the backtest columns score the chosen law on the runs it did not see."
+        f"Intervals are prediction intervals (where one new run's score lies): a bootstrap over runs with "
+        f"{n_boot} replicates, widened by the error of extrapolating measured on rolling origins inside the runs "
+        "(bootstrap alone where a benchmark's runs are too few, with a warning); the backtest columns score "
+        "the chosen law on the runs it did not see."
     )
     return (
         '<section id="summary"><h2>Summary</h2>'
