@@ -154,7 +154,12 @@ def plan_command(
             f"  {int(round(level * 100))} % interval: {out['lower']:.4g} .. {out['upper']:.4g} "
             f"(target reachable in {out['fraction_reachable']:.0%} of {boot} bootstrap replicates)"
         )
-    console.print(f"  the law's ceiling (score as compute or k grows without bound): {out['ceiling']:.4g}")
+        if out.get("fraction_below_range"):
+            console.print(
+                f"  {out['fraction_below_range']:.0%} of the replicates reach the target below 1e10 FLOPs: "
+                "they count as 1e10, an upper bound on their compute"
+            )
+    console.print(f"  the law's limit: {out['ceiling']:.4g} ({out['ceiling_meaning']})", highlight=False)
 
 
 @app.command("recommend")

@@ -13,6 +13,7 @@ from benchcast.errors import BenchcastError
 from benchcast.fitting.result import FitResult
 from benchcast.forecasting.calibration import CalibratedBootstrap, Spread, calibrate, check_interval
 from benchcast.forecasting.intervals import DEFAULT_REPLICATES, Bootstrap, bootstrap, check_replicates
+from benchcast.laws.fitted import LOG_FLOPS_RANGE
 
 
 def check_level(level: float) -> float:
@@ -159,15 +160,19 @@ def plan(
             out["interval"], out["extrapolation"] = "extrapolation", boot.spread.to_dict()
         else:
             out["interval"] = "bootstrap"
-        draws = []
+        draws, below_range = [], 0
         for theta, shift in zip(thetas, shifts, strict=True):
             shifted = float(np.clip(target * shift, spec.q_rand + 1e-9, 1 - 1e-9))
             try:
                 frozen = fitted.law.freeze(theta, spec.q_rand, k=k)
                 draws.append(frozen.k_for(shifted, flops) if solve_k else frozen.compute_for(shifted, tpr=tpr, k=k))
-            except BenchcastError:  # a replicate already at the target at the smallest compute
-                draws.append(0.0)
+            except BenchcastError:
+                # this replicate reaches the target below the searched range: its compute is only known
+                # to be at most the range's floor, which it is given (and counted, not hidden)
+                draws.append(float(np.exp(LOG_FLOPS_RANGE[0])))
+                below_range += 1
         draws = np.array(draws)
+        out["fraction_below_range"] = below_range / max(len(draws), 1)
         tail = (1 - level) / 2
         out["n_boot"] = int(len(thetas))
         out["failed_refits"], out["dropped_refits"] = boot.n_failed, boot.n_dropped
