@@ -51,6 +51,8 @@ def test_every_core_law_declares_a_jacobian():
         "compute",
         "params_tokens",
         "gold",
+        "bnsl",
+        "bnsl_monotone",
     ):
         assert name in LAWS_WITH_JACOBIANS
 

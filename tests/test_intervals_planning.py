@@ -273,14 +273,21 @@ def test_replicates_reach_the_cold_refit_loss(apple, law, bench, n_boot, n_cold)
 
 
 @pytest.mark.slow
-def test_bnsl_replicates_reach_the_cold_refit_loss(apple):
+def test_bnsl_replicates_fit_as_well_as_cold_refits(apple):
+    """BNSL replicates start from a shared pool of screened candidates instead of each running the
+    whole search (fitting.engine.refit_weighted). Neither search is global on a multimodal law, so
+    the pool must be worse than a cold refit of the same resample no more often than the cold refit
+    is worse than the pool, lower on average, and converge."""
     from benchcast.forecasting.intervals import resample_counts
 
     result = bc.fit(apple, "bnsl", "arc_easy", "acc_norm", tpr=20, min_flops=3e18, max_flops=6e21)
+    assert result.law_object.replicate_strategy(result.spec.loss) == "batched"
     boot = bootstrap(result, 30, seed=3, n_jobs=1, progress=False)
     cold = _cold_losses(result, resample_counts(result, 3, range(30)))
-    assert np.mean((boot.losses - cold) / cold <= 1e-6) >= 0.99
-    assert boot.n_failed + boot.n_dropped == int((~boot.usable).sum())
+    excess = (boot.losses - cold) / cold
+    assert np.sum(excess > 1e-6) <= np.sum(excess < -1e-6), np.sort(excess)
+    assert np.mean(excess) <= 1e-6 and np.sum(excess > 1e-6) <= 3, np.sort(excess)
+    assert boot.converged.mean() >= 0.95 and boot.n_failed + boot.n_dropped == int((~boot.usable).sum())
 
 
 def test_unconverged_replicates_are_dropped_and_counted(apple):

@@ -14,11 +14,12 @@ Each replicate is the fit's data reweighted by how often each run was drawn (see
 is fitted as thoroughly as the original:
 
 * closed-form laws: the exact least-squares solution of each resample (the engine's own path);
-* laws the engine polishes from a few starts: every replicate is refitted by one batched
-  Levenberg-Marquardt over all replicates at once, from the full-data optimum and from the law's
-  own cold-start candidates computed on the replicate; a replicate that does not converge gets a
+* other laws: every replicate is refitted by one batched Levenberg-Marquardt over all
+  replicates at once, from the full-data optimum and from the law's own cold-start candidates
+  computed on the replicate (a multimodal law: the full data's best screened candidates, shared),
+  then finished by the engine's trust-region solve; a replicate that does not converge gets a
   full cold refit;
-* multimodal laws and laws with a presolved stage: a full cold (screened) refit per replicate.
+* laws with a presolved stage: a full cold refit per replicate.
 
 Every replicate records its loss and whether its fit converged; replicates whose fit failed or
 did not converge are left out of the intervals and counted (``n_failed``, ``n_dropped``).
@@ -147,11 +148,20 @@ def fit_replicates(result: FitResult, counts: np.ndarray) -> tuple[np.ndarray, n
             )
             thetas[todo], losses[todo], converged[todo] = found, value, ok
             todo = todo[~ok]  # not converged: a full cold refit decides
+        batched = strategy == "batched"
         for row in todo:
             try:
-                thetas[row], losses[row], converged[row] = _cold(data, spec, counts[row])
+                theta, loss, ok = _cold(data, spec, counts[row])
             except (BenchcastError, ValueError, np.linalg.LinAlgError):
-                failed[row] = True
+                if not batched:
+                    failed[row] = True
+                continue
+            # after an unconverged batched refit, the cold refit decides unless it ends higher: a
+            # point at or below a converged optimum's loss is kept, as converged as that optimum
+            if not batched or not np.isfinite(losses[row]) or loss <= losses[row]:
+                thetas[row], losses[row], converged[row] = theta, loss, ok
+            else:
+                converged[row] = ok
     return thetas, losses, converged & ~failed, failed
 
 

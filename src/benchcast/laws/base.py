@@ -154,16 +154,16 @@ class Law:
 
     def replicate_strategy(self, loss: str) -> str:
         """How bootstrap replicates of this law are refitted: 'closed' (the exact least-squares
-        solution of each resample), 'cold' (the full engine per replicate: screened for multimodal
-        laws, presolved stages re-solved) or 'batched' (one vectorised Levenberg-Marquardt over all
-        replicates from the full-data optimum and the starting points a cold fit of each resample
-        would use; each replicate then finished by the engine's trust-region solve)."""
+        solution of each resample), 'cold' (the full engine per replicate, presolved stages
+        re-solved) or 'batched' (one vectorised Levenberg-Marquardt over all replicates from the
+        full-data optimum and the starting points a cold fit of each resample would use - for a
+        multimodal law, the full data's best screened candidates; each replicate then finished
+        by the engine's trust-region solve)."""
         if type(self).closed_form is not Law.closed_form and loss == "lsq":
             return "closed"
-        # a multimodal law's replicates need the same global search as its fit: polished from the
-        # same starts by a different local method, 5 % of bnsl replicates on arc_easy ended up to 3 %
-        # above a cold refit's loss (one path reaches a sharp break that the other misses)
-        return "cold" if self.n_presolved or self.multimodal else "batched"
+        # a presolved stage is re-solved per resample; a multimodal law's replicates share a pool of
+        # screened starts (see fitting.engine.refit_weighted)
+        return "cold" if self.n_presolved else "batched"
 
     def closed_form(self, X: dict[str, np.ndarray], y: np.ndarray) -> np.ndarray | None:
         """Exact solution of the fitting problem where one exists (else None)."""

@@ -31,9 +31,10 @@ break (the name differs from the paper's b so that no artifact of an older meani
 from __future__ import annotations
 
 import numpy as np
+from scipy.special import expit
 
 from benchcast.data.chance import MARGINS
-from benchcast.laws.base import Law, Parameter, register
+from benchcast.laws.base import Law, Parameter, register, stack_jacobian
 
 REF = "Krajewski et al. 2025, Eq. 1 (K3); Caballero et al. 2023"
 FLOPS_REF = 1e18  # C_ref: b_ref is the score gap Q(C_ref) - a
@@ -80,6 +81,36 @@ class _BNSL(Law):
         log_c, log_ref, log_d1 = np.log(X["flops"]), np.log(self.flops_ref), np.log(d1)
         log_break = _softplus((log_c - log_d1) / f1) - _softplus((log_ref - log_d1) / f1)
         return a + b * np.exp(-c0 * (log_c - log_ref) - c1 * f1 * log_break)
+
+    def jacobian(self, theta, X):
+        """Exact derivatives. With E the broken power term (Q = a + b_ref E), L = log E,
+        z = (log C - log d1)/f1 and z_ref the same at C_ref, s = sigmoid (softplus' derivative):
+
+            dL/dc0 = -(log C - log C_ref),  dL/dc1 = -f1 B,  B = softplus(z) - softplus(z_ref),
+            dL/dlog d1 = -c1 (s(z_ref) - s(z)),  dL/df1 = -c1 (B - z s(z) + z_ref s(z_ref)),
+
+        taken with respect to the formula's coefficients and mapped to this form's parameters by
+        :meth:`chain` (the monotone form's c_inf = c0 + c1)."""
+        a, b, c0, c1, d1, f1 = self.coefficients(theta)
+        log_c, log_ref, log_d1 = np.log(X["flops"]), np.log(self.flops_ref), np.log(d1)
+        z, z_ref = (log_c - log_d1) / f1, (log_ref - log_d1) / f1
+        s, s_ref = expit(z), expit(z_ref)
+        log_break = _softplus(z) - _softplus(z_ref)
+        term = np.exp(-c0 * (log_c - log_ref) - c1 * f1 * log_break)
+        scaled = b * term
+        grads = (
+            np.ones_like(term),
+            term,
+            -scaled * (log_c - log_ref),
+            -scaled * f1 * log_break,
+            -scaled * c1 * (s_ref - s) / d1,
+            -scaled * c1 * (log_break - z * s + z_ref * s_ref),
+        )
+        return stack_jacobian(a + scaled, *self.chain(grads))
+
+    def chain(self, grads):
+        """Derivatives in this form's parameters from those in (a, b_ref, c0, c1, d1, f1)."""
+        return grads
 
     def paper_coefficients(self, theta) -> dict[str, float]:
         """The coefficients of the paper's form, whose b multiplies C^-c0 with C in FLOPs."""
@@ -158,3 +189,7 @@ class MonotoneBNSLLaw(_BNSL):
     def coefficients(self, theta):
         a, b, c0, c_inf, d1, f1 = (theta[..., i : i + 1] for i in range(6))
         return a, b, c0, c_inf - c0, d1, f1
+
+    def chain(self, grads):
+        da, db, dc0, dc1, dd1, df1 = grads
+        return da, db, dc0 - dc1, dc1, dd1, df1  # c1 = c_inf - c0
