@@ -65,16 +65,20 @@ COMMANDS = {
 LOSS_WORKER = r"""
 import json, sys, warnings
 import benchcast as bc
-try:
-    from benchcast.evaluation.reproduce import _job, plan_jobs
-except ImportError:
-    from benchcast.reproduce import _job, plan_jobs
+try:  # this tree: jobs are Job objects run by _run
+    from benchcast.evaluation.reproduce import _run, plan_jobs
+    key_of = lambda job: job.key
+except ImportError:  # the previous release: tuples run by _job
+    from benchcast.reproduce import _job as _run, plan_jobs
+    key_of = lambda job: job[0]
 warnings.simplefilter("ignore")
 table = bc.load(sys.argv[1])
 out = {}
 for job in plan_jobs(table, thresholds=(), n_boot=0):
-    bt = _job(table, job)
-    key = "/".join(str(part) for part in job[0] if part != "")
+    key = "/".join(str(part) for part in key_of(job) if part != "")
+    if key.startswith("sweep/"):
+        continue  # no thresholds: nothing fitted
+    bt = _run(table, job)
     out[key] = None if isinstance(bt, str) else float(bt.fit.diagnostics["loss"])
 extra = [("nd_floor", b, m, {"max_flops": 6e21}) for b, m in
          [("arc_easy", "acc_norm"), ("hellaswag", "acc_norm"), ("piqa", "acc_norm"), ("sciq", "acc_norm")]]

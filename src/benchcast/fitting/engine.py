@@ -50,6 +50,7 @@ N_FINISH_MULTIMODAL = 3  # a multimodal law's best refined points each get the t
 N_POOL = 32  # a multimodal law's replicates: screened candidates of the full data each replicate starts from
 POOL_ITERATIONS = 300  # batched Levenberg-Marquardt steps for a multimodal law's replicates (to convergence)
 EXTENDED_EVALUATIONS = 600  # budget to continue a multimodal law's best point that has not converged
+MAX_EXTENSIONS = 4  # continuations of that point while it still descends
 
 
 def huber(residual: np.ndarray, delta: float) -> np.ndarray:
@@ -495,10 +496,17 @@ def _minimize_law(
     n_finish = N_FINISH_MULTIMODAL if law.multimodal and start is None else N_FINISH
     finished = [problem.finish(u, budget) for _, u, _, _ in refined[:n_finish]]
     best = min(refined + finished, key=lambda item: item[0])
-    if law.multimodal and start is None and not best[2]:
-        # the best point ran out of budget, typically along a flat valley of a multimodal law:
-        # continue it until it converges (or a larger budget ends)
-        best = min([best, problem.finish(best[1], EXTENDED_EVALUATIONS)], key=lambda item: item[0])
+    for _ in range(MAX_EXTENSIONS if law.multimodal and start is None else 0):
+        if best[2]:
+            break
+        # the best point ran out of budget, typically along a flat valley of a multimodal law
+        # (a break sharpening, or a and b_ref trading off towards a range limit): continue it
+        # while it converges or still descends
+        extended = problem.finish(best[1], EXTENDED_EVALUATIONS)
+        descended = extended[0] < best[0] * (1 - 1e-9)
+        best = min([best, extended], key=lambda item: item[0])
+        if not descended:
+            break
     value, u, success, message = best
     converged = success and value < PENALTY
     return Optimum(
