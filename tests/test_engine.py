@@ -116,3 +116,21 @@ def test_weighted_closed_form_equals_closed_form_of_each_resample(name):
         index = np.repeat(np.arange(N), weights.astype(int))
         one = law.closed_form({c: v[index] for c, v in X.items()}, y[index])
         np.testing.assert_allclose(theta, one, rtol=1e-9)
+
+
+def test_a_sharpened_break_is_tried_and_kept_only_when_lower(apple, monkeypatch):
+    """BNSL's refinement starts (its break sharpened to a kink in each gap between runs) reach the
+    kink minimum on DCLM sciq that L-BFGS-B from the screened starts stops short of; without them
+    the fit ends higher, and with them it never ends higher."""
+    import benchcast as bc
+    from benchcast.laws.bnsl import _BNSL
+
+    def fit():
+        return bc.fit(apple, "bnsl_monotone", "sciq", "acc_norm", tpr=20, min_flops=3e18, max_flops=6e21)
+
+    refined = fit()
+    monkeypatch.setattr(_BNSL, "refinement_starts", lambda self, theta, X: None)
+    plain = fit()
+    assert refined.diagnostics["loss"] < plain.diagnostics["loss"] * (1 - 1e-4)
+    assert refined.params["f1"] < 0.01  # the kink: sharpness near its 1e-3 lower bound
+    assert refined.diagnostics["converged"]

@@ -15,8 +15,10 @@ Strategy, for a law and data in the law's target space:
 4. the best refined point (three for a multimodal law) is finished with a trust-region
    least-squares solve of the same objective (``least_squares`` with ``loss='huber',
    f_scale=delta`` is exactly the Huber loss), which converges where L-BFGS-B stalls on Huber's
-   kink; a multimodal law's best point that runs out of budget (a flat valley) is continued;
-   the lowest loss wins.
+   kink; the law's own refinement starts around the best point (``Law.refinement_starts``:
+   BNSL's break sharpened in each gap between runs) are settled and the lowest finished; a
+   multimodal law's best point that runs out of budget (a flat valley) is continued while it
+   descends; the lowest loss wins.
 
 Bootstrap replicates (:func:`refit_weighted`) are the same data reweighted: one batched
 Levenberg-Marquardt over every replicate and its starts, then each replicate's best point is
@@ -496,6 +498,8 @@ def _minimize_law(
     n_finish = N_FINISH_MULTIMODAL if law.multimodal and start is None else N_FINISH
     finished = [problem.finish(u, budget) for _, u, _, _ in refined[:n_finish]]
     best = min(refined + finished, key=lambda item: item[0])
+    if start is None:
+        best = _refine_further(problem, best)
     for _ in range(MAX_EXTENSIONS if law.multimodal and start is None else 0):
         if best[2]:
             break
@@ -519,6 +523,21 @@ def _minimize_law(
         problem.at_bound(u),
         problem.stderr(u) if with_stderr else None,
     )
+
+
+def _refine_further(problem: Problem, best: tuple) -> tuple:
+    """The law's own refinement starts around the best point (``Law.refinement_starts``), linear
+    parameters projected, settled together by the batched solve; the lowest is finished and kept
+    only if it ends below ``best``."""
+    extra = problem.law.refinement_starts(problem.natural(best[1]), problem.X)
+    if extra is None or not len(extra):
+        return best
+    starts = problem.project_linear(
+        np.clip(problem.internal(np.atleast_2d(extra)), problem.lower, problem.upper), robust_steps=ROBUST_STEPS
+    )
+    settled, value, _ = problem.batched_lm(starts, max_iterations=POOL_ITERATIONS, ftol=1e-12, xtol=1e-12)
+    finished = problem.finish(settled[int(np.argmin(value))])
+    return min([best, finished], key=lambda item: item[0])
 
 
 def _box_least_squares(basis: np.ndarray, target: np.ndarray, lower, upper, init) -> np.ndarray:

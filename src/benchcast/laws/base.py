@@ -169,6 +169,12 @@ class Law:
         """Exact solution of the fitting problem where one exists (else None)."""
         return None
 
+    def refinement_starts(self, theta: np.ndarray, X: dict[str, np.ndarray]) -> np.ndarray | None:
+        """Starts near a fitted optimum ``theta`` that a local search from it cannot reach (shape
+        (S, n_params); None where the law has none). The engine settles them and keeps the best if
+        it is lower: a fit can only improve."""
+        return None
+
     def presolve(self, X: dict[str, np.ndarray], y: np.ndarray) -> dict[str, float]:
         """Parameters determined in closed form before the numerical search (held fixed)."""
         return {}
