@@ -118,10 +118,10 @@ def test_weighted_closed_form_equals_closed_form_of_each_resample(name):
         np.testing.assert_allclose(theta, one, rtol=1e-9)
 
 
-def test_a_sharpened_break_is_tried_and_kept_only_when_lower(apple, monkeypatch):
+def test_sharpened_break_refinement_reaches_the_kink_minimum(apple, monkeypatch):
     """BNSL's refinement starts (its break sharpened to a kink in each gap between runs) reach the
-    kink minimum on DCLM sciq that L-BFGS-B from the screened starts stops short of; without them
-    the fit ends higher, and with them it never ends higher."""
+    kink minimum on DCLM sciq that L-BFGS-B from the screened starts stops short of: without them
+    the fit ends higher."""
     import benchcast as bc
     from benchcast.laws.bnsl import _BNSL
 

@@ -274,20 +274,26 @@ def test_replicates_reach_the_cold_refit_loss(apple, law, bench, n_boot, n_cold)
 
 @pytest.mark.slow
 def test_bnsl_replicates_fit_as_well_as_cold_refits(apple):
-    """BNSL replicates start from a shared pool of screened candidates instead of each running the
-    whole search (fitting.engine.refit_weighted). Neither search is global on a multimodal law, so
-    the pool must be worse than a cold refit of the same resample no more often than the cold refit
-    is worse than the pool, lower on average, and converge."""
-    from benchcast.forecasting.intervals import resample_counts
+    """BNSL replicates start from a shared pool (the full data's best screened candidates and the
+    law's refinement starts) instead of each running the whole search (engine.refit_weighted).
+    Neither search is global on a multimodal law, so on the replicates the pool converges (the
+    rest get a cold refit in bootstrap) it must end above a cold refit of the same resample no
+    more often than below it, and never far above."""
+    from benchcast.fitting.engine import refit_weighted
+    from benchcast.forecasting.intervals import _Data, resample_counts
 
     result = bc.fit(apple, "bnsl", "arc_easy", "acc_norm", tpr=20, min_flops=3e18, max_flops=6e21)
     assert result.law_object.replicate_strategy(result.spec.loss) == "batched"
-    boot = bootstrap(result, 30, seed=3, n_jobs=1, progress=False)
-    cold = _cold_losses(result, resample_counts(result, 3, range(30)))
-    excess = (boot.losses - cold) / cold
+    counts = resample_counts(result, 3, range(30))
+    data = _Data.of(result)
+    _, pool, ok = refit_weighted(data.law, data.X, data.y, counts, result.theta)
+    cold = _cold_losses(result, counts)
+    assert ok.mean() >= 0.9, ok.sum()
+    excess = (pool[ok] - cold[ok]) / cold[ok]
     assert np.sum(excess > 1e-6) <= np.sum(excess < -1e-6), np.sort(excess)
-    assert np.mean(excess) <= 1e-6 and np.sum(excess > 1e-6) <= 3, np.sort(excess)
-    assert boot.converged.mean() >= 0.95 and boot.n_failed + boot.n_dropped == int((~boot.usable).sum())
+    assert excess.max() <= 0.1 and np.mean(excess) <= 1e-6, np.sort(excess)
+    boot = bootstrap(result, 30, seed=3, n_jobs=1, progress=False)
+    assert boot.converged.mean() >= 0.9 and boot.n_failed + boot.n_dropped == int((~boot.usable).sum())
 
 
 def test_unconverged_replicates_are_dropped_and_counted(apple):

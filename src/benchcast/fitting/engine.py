@@ -497,20 +497,11 @@ def _minimize_law(
     budget = 300 if start is None else WARM_EVALUATIONS
     n_finish = N_FINISH_MULTIMODAL if law.multimodal and start is None else N_FINISH
     finished = [problem.finish(u, budget) for _, u, _, _ in refined[:n_finish]]
-    best = min(refined + finished, key=lambda item: item[0])
+    best = min(refined + finished, key=_lowest)
     if start is None:
         best = _refine_further(problem, best)
-    for _ in range(MAX_EXTENSIONS if law.multimodal and start is None else 0):
-        if best[2]:
-            break
-        # the best point ran out of budget, typically along a flat valley of a multimodal law
-        # (a break sharpening, or a and b_ref trading off towards a range limit): continue it
-        # while it converges or still descends
-        extended = problem.finish(best[1], EXTENDED_EVALUATIONS)
-        descended = extended[0] < best[0] * (1 - 1e-9)
-        best = min([best, extended], key=lambda item: item[0])
-        if not descended:
-            break
+    if law.multimodal and start is None:
+        best = _continue(problem, best)
     value, u, success, message = best
     converged = success and value < PENALTY
     return Optimum(
@@ -537,7 +528,27 @@ def _refine_further(problem: Problem, best: tuple) -> tuple:
     )
     settled, value, _ = problem.batched_lm(starts, max_iterations=POOL_ITERATIONS, ftol=1e-12, xtol=1e-12)
     finished = problem.finish(settled[int(np.argmin(value))])
-    return min([best, finished], key=lambda item: item[0])
+    return min([best, finished], key=_lowest)
+
+
+def _lowest(item: tuple) -> tuple:
+    """Order (loss, u, converged, message) candidates: lowest loss, a converged one on a tie."""
+    return item[0], not item[2]
+
+
+def _continue(problem: Problem, best: tuple) -> tuple:
+    """Continue a point that ran out of trust-region budget, typically along a flat valley of a
+    multimodal law (a break sharpening, or a and b_ref trading off towards a range limit), while
+    it has not converged and still descends (at most ``MAX_EXTENSIONS`` times)."""
+    for _ in range(MAX_EXTENSIONS):
+        if best[2]:
+            break
+        extended = problem.finish(best[1], EXTENDED_EVALUATIONS)
+        descended = extended[0] < best[0] * (1 - 1e-9)
+        best = min([best, extended], key=_lowest)
+        if not descended:
+            break
+    return best
 
 
 def _box_least_squares(basis: np.ndarray, target: np.ndarray, lower, upper, init) -> np.ndarray:
@@ -617,11 +628,11 @@ def refit_weighted(
 
     A multimodal law's screen (thousands of candidates) costs as much as the rest of a cold fit,
     so its replicates start instead from one pool: the full data's ``N_POOL`` best candidates (its
-    own grid and screen, ranked on the full data) and ``warm``, all settled by the batched solve
-    to convergence before each replicate's best is finished. Measured against cold refits of the
-    same resamples (``benchmarks/bnsl_replicates.py``), the pool ends below the cold refit far more
-    often than above it, at a fraction of the cost; neither search is global, so neither wins on
-    every replicate.
+    own grid and screen, ranked on the full data), the law's refinement starts around ``warm``, and
+    ``warm``, all settled by the batched solve to convergence before each replicate's best is
+    finished and, in a flat valley, continued as a cold fit is. How it compares with cold refits
+    of the same resamples is measured by ``benchmarks/bnsl_replicates.py``; neither search is
+    global, so neither wins on every replicate.
     """
     loss = loss or law.loss
     delta = law.huber_delta if huber_delta is None else huber_delta
@@ -630,7 +641,7 @@ def refit_weighted(
     n_keep = min(N_REFINE, law.n_polish or N_REFINE)
     thetas, losses, converged = [], [], []
     warm_u = np.clip(problem.internal(np.asarray(warm, float)), problem.lower, problem.upper)
-    pool = _shared_pool(problem, seed) if law.multimodal else None
+    pool = _shared_pool(problem, seed, warm_u) if law.multimodal else None
 
     for begin in range(0, len(counts), chunk):
         part = counts[begin : begin + chunk]
@@ -663,10 +674,8 @@ def refit_weighted(
         # solve on the resample itself, whose own convergence test decides
         for replicate, v in zip(replicates, best, strict=True):
             final, w, ok, _ = replicate.finish(v)
-            if not ok and pool is not None:  # a flat valley: continued as a cold fit continues its best
-                final, w, ok, _ = min(
-                    [(final, w, ok, ""), replicate.finish(w, EXTENDED_EVALUATIONS)], key=lambda t: t[0]
-                )
+            if pool is not None:  # a flat valley: continued as a cold fit continues its best
+                final, w, ok, _ = _continue(replicate, (final, w, ok, ""))
             start_value = float(replicate.objective(v))
             if start_value < final:
                 final, w = start_value, v
@@ -676,12 +685,21 @@ def refit_weighted(
     return np.array(thetas), np.array(losses), np.array(converged)
 
 
-def _shared_pool(problem: Problem, seed: int) -> np.ndarray:
+def _shared_pool(problem: Problem, seed: int, warm_u: np.ndarray) -> np.ndarray:
     """A multimodal law's ``N_POOL`` best starting candidates on the full data (its own grid and
-    screen, linear parameters projected), the starts every bootstrap replicate shares."""
+    screen, linear parameters projected) and its refinement starts around the full-data optimum
+    ``warm_u``: the starts every bootstrap replicate shares."""
     law = problem.law
     guesses = np.clip(
         problem.internal(np.atleast_2d(law.initial_guesses(problem.X, problem.y))), problem.lower, problem.upper
     )
     candidates = problem.screen(law.n_screen, seed, extra=guesses)
-    return candidates[np.argsort(problem.objective(candidates), kind="stable")[:N_POOL]]
+    pool = candidates[np.argsort(problem.objective(candidates), kind="stable")[:N_POOL]]
+    # the law's refinement starts around the full-data optimum, as a cold fit tries around its own
+    extra = law.refinement_starts(problem.natural(warm_u), problem.X)
+    if extra is not None and len(extra):
+        extra = problem.project_linear(
+            np.clip(problem.internal(np.atleast_2d(extra)), problem.lower, problem.upper), robust_steps=ROBUST_STEPS
+        )
+        pool = np.vstack([pool, extra])
+    return pool

@@ -16,9 +16,10 @@ is fitted as thoroughly as the original:
 * closed-form laws: the exact least-squares solution of each resample (the engine's own path);
 * other laws: every replicate is refitted by one batched Levenberg-Marquardt over all
   replicates at once, from the full-data optimum and from the law's own cold-start candidates
-  computed on the replicate (a multimodal law: the full data's best screened candidates, shared),
-  then finished by the engine's trust-region solve; a replicate that does not converge gets a
-  full cold refit;
+  computed on the replicate (a multimodal law: the full data's best screened candidates and its
+  refinement starts, shared), then finished by the engine's trust-region solve, continued along
+  flat valleys as a cold fit is; a replicate that does not converge gets a full cold refit, which
+  decides;
 * laws with a presolved stage: a full cold refit per replicate.
 
 Every replicate records its loss and whether its fit converged; replicates whose fit failed or
@@ -148,20 +149,11 @@ def fit_replicates(result: FitResult, counts: np.ndarray) -> tuple[np.ndarray, n
             )
             thetas[todo], losses[todo], converged[todo] = found, value, ok
             todo = todo[~ok]  # not converged: a full cold refit decides
-        batched = strategy == "batched"
         for row in todo:
             try:
-                theta, loss, ok = _cold(data, spec, counts[row])
+                thetas[row], losses[row], converged[row] = _cold(data, spec, counts[row])
             except (BenchcastError, ValueError, np.linalg.LinAlgError):
-                if not batched:
-                    failed[row] = True
-                continue
-            # after an unconverged batched refit, the cold refit decides unless it ends higher: a
-            # point at or below a converged optimum's loss is kept, as converged as that optimum
-            if not batched or not np.isfinite(losses[row]) or loss <= losses[row]:
-                thetas[row], losses[row], converged[row] = theta, loss, ok
-            else:
-                converged[row] = ok
+                failed[row] = True
     return thetas, losses, converged & ~failed, failed
 
 
@@ -264,7 +256,10 @@ def bootstrap(
     if result.points.empty or "value" not in result.points:
         raise BenchcastError("this fit carries no training points; refit it to bootstrap.")
     law = get_law(result.law)
-    cheap = law.replicate_strategy(result.spec.loss) in ("batched", "closed")
+    strategy = law.replicate_strategy(result.spec.loss)
+    # a multimodal law's batched replicates still cost a trust-region finish each (and a cold
+    # refit where one does not converge): spread over the workers like cold refits
+    cheap = strategy == "closed" or (strategy == "batched" and not law.multimodal)
     # batched and closed-form refits are cheap: a few large chunks, in this process unless there
     # are very many (starting workers costs more); cold refits are spread over the workers
     chunk = max(1, n_boot // (2 if cheap else 16))
