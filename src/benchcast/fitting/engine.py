@@ -23,8 +23,9 @@ Strategy, for a law and data in the law's target space:
 Bootstrap replicates (:func:`refit_weighted`) are the same data reweighted: one batched
 Levenberg-Marquardt over every replicate and its starts, then each replicate's best point is
 finished by the same trust-region solve, whose convergence is recorded. A multimodal law's
-replicates all start from one pool, the full data's best screened candidates, settled to
-convergence (its screen is what makes a cold fit slow; ranked once, it serves every replicate).
+replicates all start from one pool, the full data's best screened candidates and the law's
+refinement starts, settled to convergence (its screen is what makes a cold fit slow; ranked
+once, it serves every replicate).
 
 BLAS runs single-threaded inside a fit: its matrices are tiny, and threads only spin.
 Everything is deterministic given ``seed``.
@@ -457,12 +458,9 @@ def _minimize_law(
         n_screen, n_polish = 0, 1
     else:
         starts = np.clip(problem.internal(np.atleast_2d(law.initial_guesses(X, y))), problem.lower, problem.upper)
-    n_screen = law.n_screen if n_screen is None else n_screen
-    if n_screen:
-        starts = problem.screen(n_screen, seed, extra=starts)
-    order = np.argsort(problem.objective(starts), kind="stable")
+    ranked = _ranked(problem, starts, law.n_screen if n_screen is None else n_screen, seed)
     n_polish = law.n_polish if n_polish == -1 else n_polish
-    chosen = starts[order if n_polish is None else order[:n_polish]]
+    chosen = ranked if n_polish is None else ranked[:n_polish]
     bounds = [
         (lo if np.isfinite(lo) else None, hi if np.isfinite(hi) else None)
         for lo, hi in zip(problem.lower, problem.upper, strict=True)
@@ -520,15 +518,29 @@ def _refine_further(problem: Problem, best: tuple) -> tuple:
     """The law's own refinement starts around the best point (``Law.refinement_starts``), linear
     parameters projected, settled together by the batched solve; the lowest is finished and kept
     only if it ends below ``best``."""
-    extra = problem.law.refinement_starts(problem.natural(best[1]), problem.X)
-    if extra is None or not len(extra):
+    starts = _refinement(problem, best[1])
+    if starts is None:
         return best
-    starts = problem.project_linear(
-        np.clip(problem.internal(np.atleast_2d(extra)), problem.lower, problem.upper), robust_steps=ROBUST_STEPS
-    )
     settled, value, _ = problem.batched_lm(starts, max_iterations=POOL_ITERATIONS, ftol=1e-12, xtol=1e-12)
     finished = problem.finish(settled[int(np.argmin(value))])
     return min([best, finished], key=_lowest)
+
+
+def _ranked(problem: Problem, starts: np.ndarray, n_screen: int, seed: int) -> np.ndarray:
+    """Internal starts plus, with ``n_screen``, the screen's points, best (by loss) first."""
+    if n_screen:
+        starts = problem.screen(n_screen, seed, extra=starts)
+    return starts[np.argsort(problem.objective(starts), kind="stable")]
+
+
+def _refinement(problem: Problem, u: np.ndarray) -> np.ndarray | None:
+    """The law's refinement starts around internal point ``u``, in internal units with the linear
+    parameters projected (None where the law has none)."""
+    extra = problem.law.refinement_starts(problem.natural(u), problem.X)
+    if extra is None or not len(extra):
+        return None
+    inside = np.clip(problem.internal(np.atleast_2d(extra)), problem.lower, problem.upper)
+    return problem.project_linear(inside, robust_steps=ROBUST_STEPS)
 
 
 def _lowest(item: tuple) -> tuple:
@@ -693,13 +705,7 @@ def _shared_pool(problem: Problem, seed: int, warm_u: np.ndarray) -> np.ndarray:
     guesses = np.clip(
         problem.internal(np.atleast_2d(law.initial_guesses(problem.X, problem.y))), problem.lower, problem.upper
     )
-    candidates = problem.screen(law.n_screen, seed, extra=guesses)
-    pool = candidates[np.argsort(problem.objective(candidates), kind="stable")[:N_POOL]]
+    pool = _ranked(problem, guesses, law.n_screen, seed)[:N_POOL]
     # the law's refinement starts around the full-data optimum, as a cold fit tries around its own
-    extra = law.refinement_starts(problem.natural(warm_u), problem.X)
-    if extra is not None and len(extra):
-        extra = problem.project_linear(
-            np.clip(problem.internal(np.atleast_2d(extra)), problem.lower, problem.upper), robust_steps=ROBUST_STEPS
-        )
-        pool = np.vstack([pool, extra])
-    return pool
+    extra = _refinement(problem, warm_u)
+    return pool if extra is None else np.vstack([pool, extra])

@@ -84,7 +84,8 @@ class _BNSL(Law):
         log_c = np.unique(np.log(X["flops"]))
         gaps = np.exp((log_c[1:] + log_c[:-1]) / 2)
         starts = np.repeat(np.asarray(theta, float)[None], len(gaps), axis=0)
-        starts[:, 4], starts[:, 5] = gaps, self.parameters[5].lower
+        d1, f1 = self.param_names.index("d1"), self.param_names.index("f1")
+        starts[:, d1], starts[:, f1] = gaps, self.parameters[f1].lower
         return starts
 
     def forward(self, theta, X):
