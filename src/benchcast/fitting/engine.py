@@ -113,6 +113,9 @@ class Problem:
         self.free = [i for i, p in enumerate(self.params) if p.name not in self.fixed]
         is_log = np.array([self.params[i].log for i in self.free], bool)
         self.is_log = is_log
+        # the free parameters optimised in log space, as positions among the free ones and in theta
+        self.log_free = np.flatnonzero(is_log)
+        self.log_theta = np.asarray(self.free, int)[self.log_free]
         lower = np.array([self.params[i].lower for i in self.free], float)
         upper = np.array([self.params[i].upper for i in self.free], float)
         with np.errstate(divide="ignore"):
@@ -153,9 +156,9 @@ class Problem:
         if exact is not None:
             self.n_evaluations += 1
             pred, jac = exact
-            jac = jac[..., self.free, :]
+            jac = jac[..., self.free, :]  # a copy: scaled in place below
             # d/d(log p) = p d/dp for parameters optimised in log space
-            jac = np.where(self.is_log[:, None], jac * theta[..., self.free, None], jac)
+            jac[..., self.log_free, :] *= theta[..., self.log_theta, None]
             return pred, jac
         return self.difference_jacobian(u)
 
@@ -234,7 +237,8 @@ class Problem:
                     curvature = wa * np.minimum(1.0, self.delta / np.maximum(np.abs(residual), 1e-300))
                 else:
                     curvature = wa
-                jac = np.nan_to_num(jac, nan=0.0, posinf=0.0, neginf=0.0)
+                if not np.isfinite(jac).all():
+                    jac = np.nan_to_num(jac, nan=0.0, posinf=0.0, neginf=0.0)
                 grad = np.einsum("amn,an->am", jac, wa * np.nan_to_num(psi))
                 hess = np.einsum("amn,akn->amk", jac * curvature[:, None, :], jac)
                 # active set: on a bound with the gradient pointing outwards

@@ -41,7 +41,8 @@ FLOPS_REF = 1e18  # C_ref: b_ref is the score gap Q(C_ref) - a
 
 
 def _softplus(z):
-    return np.logaddexp(0.0, z)
+    # log(1 + e^z), as np.logaddexp(0, z) computes it (the same values), without its general case
+    return np.maximum(z, 0.0) + np.log1p(np.exp(-np.abs(z)))
 
 
 class _BNSL(Law):
