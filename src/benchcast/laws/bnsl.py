@@ -38,6 +38,7 @@ from benchcast.laws.base import Law, Parameter, register, stack_jacobian
 
 REF = "Krajewski et al. 2025, Eq. 1 (K3); Caballero et al. 2023"
 FLOPS_REF = 1e18  # C_ref: b_ref is the score gap Q(C_ref) - a
+MIN_LOG_GAP = np.log(1.05)  # refinement starts: gaps between runs at least 5 % apart in compute
 
 
 def _softplus(z):
@@ -83,7 +84,10 @@ class _BNSL(Law):
         smoother break by a ridge that local solvers rarely cross: from the same starts, L-BFGS-B
         with exact and with difference gradients ended on either side of it (sciq, webqs)."""
         log_c = np.unique(np.log(X["flops"]))
-        gaps = np.exp((log_c[1:] + log_c[:-1]) / 2)
+        # gaps between runs of nearly the same compute (a ladder with several TPRs) are skipped: a
+        # kink there is a kink at that compute, and its neighbours' gaps hold the distinct starts
+        wide = np.diff(log_c) >= MIN_LOG_GAP
+        gaps = np.exp((log_c[1:] + log_c[:-1])[wide] / 2)
         starts = np.repeat(np.asarray(theta, float)[None], len(gaps), axis=0)
         d1, f1 = self.param_names.index("d1"), self.param_names.index("f1")
         starts[:, d1], starts[:, f1] = gaps, self.parameters[f1].lower
