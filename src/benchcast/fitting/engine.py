@@ -48,6 +48,7 @@ N_FINISH = 1  # refined points finished by the trust-region solve
 SETTLE_ITERATIONS = 60  # batched Levenberg-Marquardt steps before each replicate is finished alone
 WINDOW = 10  # iterations over which batched Levenberg-Marquardt judges its progress
 N_REFINE = 8  # starts refined one by one (more are first settled by a batched Levenberg-Marquardt)
+FINISH_EVALUATIONS = 300  # trust-region budget of a fit's finish
 WARM_EVALUATIONS = 60  # trust-region budget of a warm-started refit (calibration's inner rolling-origin fits)
 ROBUST_STEPS = 6  # reweighted steps of the linear parameters towards the Huber optimum (screening)
 N_FINISH_MULTIMODAL = 3  # a multimodal law's best refined points each get the trust-region finish
@@ -282,7 +283,7 @@ class Problem:
             return PENALTY, np.zeros_like(u)
         return value, grad
 
-    def finish(self, u: np.ndarray, max_evaluations: int = 300) -> tuple[float, np.ndarray, bool, str]:
+    def finish(self, u: np.ndarray, max_evaluations: int = FINISH_EVALUATIONS) -> tuple[float, np.ndarray, bool, str]:
         """Trust-region least squares on the same objective, from u (bounded, analytic-free)."""
 
         def residual(v):
@@ -498,7 +499,7 @@ def _minimize_law(
     if start is not None:
         refined.append((float(problem.objective(chosen[0])), chosen[0], True, "warm start"))
     refined.sort(key=lambda item: item[0])
-    budget = 300 if start is None else WARM_EVALUATIONS
+    budget = FINISH_EVALUATIONS if start is None else WARM_EVALUATIONS
     n_finish = N_FINISH_MULTIMODAL if law.multimodal and start is None else N_FINISH
     finished = [problem.finish(u, budget) for _, u, _, _ in refined[:n_finish]]
     best = min(refined + finished, key=_lowest)
@@ -564,8 +565,9 @@ def _continue(problem: Problem, best: tuple) -> tuple:
     length, as it is and with the linear parameters re-projected onto the valley floor, and the
     lowest trial is kept if it descends. A solve is short (``SEGMENT_EVALUATIONS``) after a
     successful extrapolation and twice as long after each one that fails (a curved valley, where
-    a long solve keeps its trust region). It ends when a solve converges and no trial descends
-    (the solve's own convergence test decides), or after ``VALLEY_EVALUATIONS`` evaluations."""
+    a long solve keeps its trust region). It ends when a solve converges, a fresh solve of a
+    finish's budget from there converges too, and no trial descends (the solves' own convergence
+    test decides), or after ``VALLEY_EVALUATIONS`` evaluations."""
     if best[2]:
         return best
     point = previous_end = best[1]
@@ -590,9 +592,9 @@ def _continue(problem: Problem, best: tuple) -> tuple:
         elif segment[2]:
             if confirmed:
                 break
-            # converged after a short solve: a fresh solve of the remaining budget confirms it (a
-            # trust region shrunk along the valley can meet the loss test while still creeping)
-            confirmed, point, segment_budget = True, segment[1], VALLEY_EVALUATIONS
+            # converged after a short solve: a fresh solve of a finish's budget confirms it (a trust
+            # region shrunk along the valley can meet the loss test while still creeping)
+            confirmed, point, segment_budget = True, segment[1], FINISH_EVALUATIONS
         else:
             point, segment_budget = segment[1], 2 * segment_budget
     return best
