@@ -119,9 +119,9 @@ def test_weighted_closed_form_equals_closed_form_of_each_resample(name):
 
 
 def test_sharpened_break_refinement_reaches_the_kink_minimum(apple, monkeypatch):
-    """BNSL's refinement starts (its break sharpened to a kink in each gap between runs) reach the
-    kink minimum on DCLM sciq that L-BFGS-B from the screened starts stops short of: without them
-    the fit ends higher."""
+    """BNSL's refinement starts (its break sharpened to a kink in each wide gap between runs) reach
+    the kink minimum on DCLM sciq that L-BFGS-B from the screened starts stops short of: without
+    them the fit ends higher."""
     import benchcast as bc
     from benchcast.laws.bnsl import _BNSL
 

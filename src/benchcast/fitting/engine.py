@@ -16,10 +16,10 @@ Strategy, for a law and data in the law's target space:
    least-squares solve of the same objective (``least_squares`` with ``loss='huber',
    f_scale=delta`` is exactly the Huber loss), which converges where L-BFGS-B stalls on Huber's
    kink; the law's own refinement starts around the best point (``Law.refinement_starts``:
-   BNSL's break sharpened in each gap between runs) are settled and the lowest finished; a
-   multimodal law's best point that runs out of budget (a flat valley) is continued by short
-   solves alternating with extrapolation along the valley until a solve converges; the lowest
-   loss wins.
+   BNSL's break sharpened in each gap of at least 5 % between runs) are settled and the lowest
+   finished; a multimodal law's best point that runs out of budget (a flat valley) is continued by
+   short solves alternating with extrapolation along the valley until a solve converges and a
+   fresh one confirms it (at most 2,400 evaluations); the lowest loss wins.
 
 Bootstrap replicates (:func:`refit_weighted`) are the same data reweighted: one batched
 Levenberg-Marquardt over every replicate and its starts, then each replicate's best point is
@@ -57,6 +57,7 @@ POOL_ITERATIONS = 300  # batched Levenberg-Marquardt steps for a multimodal law'
 SEGMENT_EVALUATIONS = 30  # trust-region budget between two extrapolations along a flat valley
 VALLEY_EVALUATIONS = 2400  # trust-region budget of a flat valley's continuation
 VALLEY_STRIDES = 2.0 ** np.arange(-2, 14)  # multiples of the last displacement tried along a valley
+VALLEY_DESCENT = 1e-10  # relative descent an extrapolation needs (above the solve's ftol, 1e-12)
 
 
 def huber(residual: np.ndarray, delta: float) -> np.ndarray:
@@ -157,7 +158,7 @@ class Problem:
         if exact is not None:
             self.n_evaluations += 1
             pred, jac = exact
-            jac = jac[..., self.free, :]  # a copy: scaled in place below
+            jac = np.asarray(jac, float)[..., self.free, :]  # a copy: scaled in place below
             # d/d(log p) = p d/dp for parameters optimised in log space
             jac[..., self.log_free, :] *= theta[..., self.log_theta, None]
             return pred, jac
@@ -567,13 +568,15 @@ def _continue(problem: Problem, best: tuple) -> tuple:
     successful extrapolation and twice as long after each one that fails (a curved valley, where
     a long solve keeps its trust region). It ends when a solve converges, a fresh solve of a
     finish's budget from there converges too, and no trial descends (the solves' own convergence
-    test decides), or after ``VALLEY_EVALUATIONS`` evaluations."""
+    test decides), or after ``VALLEY_EVALUATIONS`` evaluations (a confirming solve may pass it by up
+    to a finish's budget)."""
     if best[2]:
         return best
     point = previous_end = best[1]
     segment_budget, spent, confirmed = SEGMENT_EVALUATIONS, 0, False
     while spent < VALLEY_EVALUATIONS:
-        budget = min(segment_budget, VALLEY_EVALUATIONS - spent)
+        # never less than a finish's budget: a confirming solve is a full one, even at the end
+        budget = min(segment_budget, max(VALLEY_EVALUATIONS - spent, FINISH_EVALUATIONS))
         segment = problem.finish(point, budget)
         spent += budget
         best = min([best, segment], key=_lowest)
@@ -582,11 +585,13 @@ def _continue(problem: Problem, best: tuple) -> tuple:
         )
         # the projection is approximate (a few reweighted steps): where the valley's slope is
         # below its error, the raw extrapolation is the better trial
-        trials = np.vstack([trials, problem.project_linear(trials, robust_steps=ROBUST_STEPS)])
+        projected = problem.project_linear(trials, robust_steps=ROBUST_STEPS)
+        if projected is not trials:  # a law with linear parameters
+            trials = np.vstack([trials, projected])
         values = problem.objective(trials)
         lowest = int(np.argmin(values))
         previous_end = segment[1]
-        if values[lowest] < segment[0] * (1 - 1e-12):
+        if values[lowest] < segment[0] * (1 - VALLEY_DESCENT):
             point, segment_budget, confirmed = trials[lowest], SEGMENT_EVALUATIONS, False
             best = min([best, (float(values[lowest]), point, False, "valley extrapolation")], key=_lowest)
         elif segment[2]:
@@ -726,8 +731,8 @@ def refit_weighted(
             if pool is not None:  # a flat valley: continued as a cold fit continues its best
                 final, w, ok, _ = _continue(replicate, (final, w, ok, ""))
             start_value = float(replicate.objective(v))
-            if start_value < final:
-                final, w = start_value, v
+            if start_value < final:  # not the solve's own point: its convergence test did not pass it
+                final, w, ok = start_value, v, False
             thetas.append(problem.natural(w))
             losses.append(final)
             converged.append(ok and final < PENALTY)

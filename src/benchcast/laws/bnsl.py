@@ -79,10 +79,11 @@ class _BNSL(Law):
         raise NotImplementedError
 
     def refinement_starts(self, theta, X):
-        """The fit with its break sharpened to a kink (f1 at its lower bound) in each gap between
-        neighbouring runs. A kink between two runs is a minimum of its own, separated from a
-        smoother break by a ridge that local solvers rarely cross: from the same starts, L-BFGS-B
-        with exact and with difference gradients ended on either side of it (sciq, webqs)."""
+        """The fit with its break sharpened to a kink (f1 at its lower bound) in each gap of at
+        least 5 % (``MIN_LOG_GAP``) between neighbouring runs. A kink between two runs is a
+        minimum of its own, separated from a smoother break by a ridge that local solvers rarely
+        cross: from the same starts, L-BFGS-B with exact and with difference gradients ended on
+        either side of it (sciq, webqs)."""
         log_c = np.unique(np.log(X["flops"]))
         # gaps between runs of nearly the same compute (a ladder with several TPRs) are skipped: a
         # kink there is a kink at that compute, and its neighbours' gaps hold the distinct starts
