@@ -731,8 +731,8 @@ def refit_weighted(
             if pool is not None:  # a flat valley: continued as a cold fit continues its best
                 final, w, ok, _ = _continue(replicate, (final, w, ok, ""))
             start_value = float(replicate.objective(v))
-            if start_value < final:  # not the solve's own point: its convergence test did not pass it
-                final, w, ok = start_value, v, False
+            if start_value < final:
+                final, w = start_value, v
             thetas.append(problem.natural(w))
             losses.append(final)
             converged.append(ok and final < PENALTY)
