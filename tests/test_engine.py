@@ -140,9 +140,9 @@ def test_flat_valley_is_followed_to_a_converged_point(apple):
     """A BNSL bootstrap replicate of DCLM webqs whose best point lies in a flat valley (a and b_ref
     trading off with c0 beside a kinked break): a trust-region solve alone still creeps after
     2,400 evaluations, unconverged; the continuation with valley extrapolation ends converged, at a
-    loss no higher, within the same budget of solves."""
+    loss no higher."""
     import benchcast as bc
-    from benchcast.fitting.engine import VALLEY_EVALUATIONS, Problem, _continue
+    from benchcast.fitting.engine import FINISH_EVALUATIONS, VALLEY_EVALUATIONS, Problem, _continue
     from benchcast.forecasting.intervals import _Data, resample_counts
 
     fit = bc.fit(apple, "bnsl", "webqs_1shot", "exact_match", tpr=20, min_flops=3e18, max_flops=6e21)
@@ -153,6 +153,6 @@ def test_flat_valley_is_followed_to_a_converged_point(apple):
     start = problem.internal(np.array([-1.5731e-02, 1.3720e-02, -3.7704e-01, 1.5033e-01, 1.7767e20, 1.0e-03]))
     creeping = problem.finish(start, VALLEY_EVALUATIONS)
     assert not creeping[2]
-    continued = _continue(problem, problem.finish(start, 300))
+    continued = _continue(problem, problem.finish(start, FINISH_EVALUATIONS))
     assert continued[2], continued[3]
     assert continued[0] <= creeping[0]
