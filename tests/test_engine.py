@@ -156,3 +156,27 @@ def test_flat_valley_is_followed_to_a_converged_point(apple):
     continued = _continue(problem, problem.finish(start, FINISH_EVALUATIONS))
     assert continued[2], continued[3]
     assert continued[0] <= creeping[0]
+
+
+@pytest.mark.parametrize(("excess", "vouched"), [(1e-9, True), (1e-4, False)])
+def test_replicate_keeping_its_start_is_converged_only_where_its_finish_reached_it(monkeypatch, excess, vouched):
+    """A replicate keeps its batched start where the finish ends above it; the finish's convergence
+    vouches for that start only when it ended within NUDGE_SLACK of it (the feasibility nudge off
+    a bound), never when it ended clearly elsewhere."""
+    from benchcast.fitting import engine
+
+    law = get_law("power_floor")
+    theta = _inside(law, np.random.default_rng(3))
+    X = {"flops": COVARIATES["flops"]}
+    y = law.forward(theta, X) + np.random.default_rng(4).normal(0.0, 0.003, N)
+    counts = np.ones((2, N))
+    real_finish = engine.Problem.finish
+
+    def finish_above(self, u, max_evaluations=engine.FINISH_EVALUATIONS):
+        _, v, _, message = real_finish(self, u, max_evaluations)
+        return float(self.objective(u)) * (1 + excess), v, True, message
+
+    monkeypatch.setattr(engine.Problem, "finish", finish_above)
+    _, losses, converged = engine.refit_weighted(law, X, y, counts, theta)
+    assert converged.tolist() == [vouched, vouched]
+    assert np.all(np.isfinite(losses))

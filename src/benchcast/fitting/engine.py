@@ -58,6 +58,7 @@ SEGMENT_EVALUATIONS = 30  # trust-region budget between two extrapolations along
 VALLEY_EVALUATIONS = 2400  # trust-region budget of a flat valley's continuation
 VALLEY_STRIDES = 2.0 ** np.arange(-2, 14)  # multiples of the last displacement tried along a valley
 VALLEY_DESCENT = 1e-10  # relative descent an extrapolation needs (above the solve's ftol, 1e-12)
+NUDGE_SLACK = 1e-7  # relative: how far above a start on a bound its finish may end and still vouch for it
 
 
 def huber(residual: np.ndarray, delta: float) -> np.ndarray:
@@ -732,6 +733,11 @@ def refit_weighted(
                 final, w, ok, _ = _continue(replicate, (final, w, ok, ""))
             start_value = float(replicate.objective(v))
             if start_value < final:
+                # the finish starts strictly inside the box: from a start on a bound it can converge a
+                # hair above it (150 of 702 DCLM replicates, both forms, all at bounds, at most 5.9e-9
+                # relative), and its test then holds for the start; one that ends further above did
+                # not reach the start's point
+                ok = ok and final - start_value <= NUDGE_SLACK * abs(start_value)
                 final, w = start_value, v
             thetas.append(problem.natural(w))
             losses.append(final)
