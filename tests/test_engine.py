@@ -136,6 +136,29 @@ def test_sharpened_break_refinement_reaches_the_kink_minimum(apple, monkeypatch)
     assert refined.diagnostics["converged"]
 
 
+@pytest.mark.parametrize(
+    ("name", "metric", "lower"), [("gsm8k_cot_llama", "exact_match", True), ("sciq", "acc_norm", False)]
+)
+def test_settled_search_competes_with_the_lbfgsb_path_and_never_loses_to_it(apple, monkeypatch, name, metric, lower):
+    """BNSL's second local search (its best screened starts settled by the batched solve, finished
+    and continued on its own path) ends lower on DCLM gsm8k than the L-BFGS-B path; where it does
+    not (sciq), the fit is exactly the L-BFGS-B path's."""
+    import benchcast as bc
+    from benchcast.laws.bnsl import BNSLLaw
+
+    def fit():
+        return bc.fit(apple, "bnsl", name, metric, tpr=20, min_flops=3e18, max_flops=6e21)
+
+    both = fit()
+    monkeypatch.setattr(BNSLLaw, "n_settle", 0)
+    alone = fit()
+    if lower:
+        assert both.diagnostics["loss"] < alone.diagnostics["loss"] * (1 - 0.01)
+    else:
+        assert both.diagnostics["loss"] == alone.diagnostics["loss"]
+        np.testing.assert_array_equal(both.theta, alone.theta)
+
+
 def test_flat_valley_is_followed_to_a_converged_point(apple):
     """A BNSL bootstrap replicate of DCLM webqs whose best point lies in a flat valley (a and b_ref
     trading off with c0 beside a kinked break): a trust-region solve alone still creeps after

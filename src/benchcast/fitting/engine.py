@@ -19,7 +19,11 @@ Strategy, for a law and data in the law's target space:
    BNSL's break sharpened in each gap of at least 5 % between runs) are settled and the lowest
    finished; a multimodal law's best point that runs out of budget (a flat valley) is continued by
    short solves alternating with extrapolation along the valley until a solve converges and a
-   fresh one confirms it (at most 2,400 evaluations); the lowest loss wins.
+   fresh one confirms it (at most 2,400 evaluations); the lowest loss wins;
+5. a law with ``n_settle`` (BNSL) also settles its best ``n_settle`` screened starts to convergence
+   with the batched solve, a second local search that ends in other basins than L-BFGS-B's; its
+   best point is finished and continued on its own path, and the lower of the two paths' ends
+   is the fit (so it never ends a fit higher than the first path alone).
 
 Bootstrap replicates (:func:`refit_weighted`) are the same data reweighted: one batched
 Levenberg-Marquardt over every replicate and its starts, then each replicate's best point is
@@ -479,7 +483,14 @@ def _minimize_law(
         # each to the floor of its basin, and only the best few are refined one by one
         settled, settled_loss, _ = problem.batched_lm(chosen)
         chosen = settled[np.argsort(settled_loss, kind="stable")[:N_REFINE]]
-    refined = []
+    refined, settled_best = [], None
+    if start is None and law.n_settle:
+        # a second local search from the best screened starts: it ends in other basins than
+        # L-BFGS-B's (lower on some data, higher on others); its best point gets its own path below
+        points, values, _ = problem.batched_lm(
+            ranked[: law.n_settle], max_iterations=POOL_ITERATIONS, ftol=1e-12, xtol=1e-12
+        )
+        settled_best = points[int(np.argmin(values))]
     # a warm start is already in the right basin: the trust-region finish alone refines it
     for initial in chosen if start is None else []:
         res = minimize(
@@ -509,6 +520,10 @@ def _minimize_law(
         best = _refine_further(problem, best)
     if law.multimodal and start is None:
         best = _continue(problem, best)
+    if settled_best is not None:
+        # the settled search's best point, finished and continued on its own path: it competes
+        # only with the end of the path above, which it can therefore never make worse
+        best = min([best, _continue(problem, problem.finish(settled_best))], key=_lowest)
     value, u, success, message = best
     converged = success and value < PENALTY
     return Optimum(

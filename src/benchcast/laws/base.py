@@ -120,6 +120,9 @@ class Law:
     clip_scores: bool = False  # forecasts can leave [0, 1]: clip them and say so
     n_screen: int = 0  # quasi-random screening points for the global search
     n_polish: int | None = 8  # starts refined with L-BFGS-B (None: all)
+    # best screened starts also settled to convergence by the batched Levenberg-Marquardt, a second
+    # search whose best point is finished on its own path (where the two searches' basins differ)
+    n_settle: int = 0
     n_presolved: int = 0  # parameters fixed by presolve() from other data (not by the scores)
     parameters: tuple[Parameter, ...] = ()
     # Modelling constraints the law imposes beyond its formula, in words (shown by describe() and
