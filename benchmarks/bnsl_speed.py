@@ -92,8 +92,12 @@ def baseline(
     bounds = list(zip(problem.lower, problem.upper, strict=True))
     rng = np.random.default_rng(seed)
     minimizer = {"method": "L-BFGS-B", "bounds": bounds, **({"options": options} if options else {})}
-    chain_losses = list(done["chain_losses"]) if done else []
-    chain_seconds = list(done["chain_seconds"]) if done else []
+    # the first S chains of a longer run are exactly the S-chain run
+    chain_losses = list(done["chain_losses"][:starts]) if done else []
+    chain_seconds = list(done["chain_seconds"][:starts]) if done else []
+    if len(chain_losses) != len(chain_seconds):
+        raise SystemExit("--resume: a baseline's chain_losses and chain_seconds differ in length")
+    n_resumed = len(chain_losses)
     for _ in chain_losses:  # the same draws, in the same order, as the chains that ran
         rng.uniform(problem.lower, problem.upper)
         rng.integers(2**31)
@@ -123,6 +127,8 @@ def baseline(
         # well the sampled starts cover the landscape (more starts can only lower the best)
         "chain_losses": chain_losses,
         "chain_seconds": chain_seconds,
+        # chains taken from an earlier run (timed then, possibly at another load)
+        "resumed_chains": n_resumed,
         "chains_at_best": int(sum(loss <= best * (1 + 1e-6) for loss in chain_losses)),
     }
 
@@ -150,7 +156,7 @@ def main() -> None:
     parser.add_argument(
         "--resume",
         type=Path,
-        help="JSON of an earlier run with fewer --starts: keep its converged chains and run the rest",
+        help="JSON of an earlier run of the same protocol: keep each baseline's chains and run the rest",
     )
     parser.add_argument(
         "--baselines",
@@ -160,6 +166,8 @@ def main() -> None:
         help="baselines to run (one not run is left out of the row)",
     )
     args = parser.parse_args()
+    if "converged" not in args.baselines and not args.reuse:
+        parser.error("--baselines must include 'converged' (the speed ratio is against it) unless --reuse gives it")
     warnings.simplefilter("ignore")
 
     table = bc.load(args.data)
@@ -175,6 +183,8 @@ def main() -> None:
             X, y = fit_data(table, law_name, benchmark, metric)
             problem = Problem(law, X, y, "huber", law.huber_delta)
             row = {"law": law_name, "benchmark": benchmark, "metric": metric, "points": int(len(y)), **settings}
+            # the box the starts are drawn from: a resumed run must draw from the same one
+            row["box"] = [problem.lower.tolist(), problem.upper.tolist()]
             reused = next(
                 (
                     r
@@ -189,7 +199,7 @@ def main() -> None:
                     r
                     for r in partial
                     if all(r.get(k) == row[k] for k in ("law", "benchmark", "points", "hops", "seed"))
-                    and r["starts"] < args.starts
+                    and r.get("box", row["box"]) == row["box"]
                 ),
                 None,
             )
@@ -218,6 +228,11 @@ def main() -> None:
                     " (the full protocol)"
                     if full
                     else f" (a lower bound), estimated full x{row['speed_ratio_projected_full']:.0f}"
+                )
+                + (
+                    f" [{converged['resumed_chains']} chains timed in an earlier run]"
+                    if converged.get("resumed_chains")
+                    else ""
                 )
                 + f" | chains at best "
                 f"{converged.get('chains_at_best', '?')}/{args.starts}"

@@ -141,22 +141,33 @@ def test_sharpened_break_refinement_reaches_the_kink_minimum(apple, monkeypatch)
 )
 def test_settled_search_competes_with_the_lbfgsb_path_and_never_loses_to_it(apple, monkeypatch, name, metric, lower):
     """BNSL's second local search (its best screened starts settled by the batched solve, finished
-    and continued on its own path) ends lower on DCLM gsm8k than the L-BFGS-B path; where it does
-    not (sciq), the fit is exactly the L-BFGS-B path's."""
+    and continued on its own path) ends lower on DCLM gsm8k than the L-BFGS-B path; where it ends
+    higher (sciq), the fit is exactly the L-BFGS-B path's."""
     import benchcast as bc
+    from benchcast.fitting import engine
     from benchcast.laws.bnsl import BNSLLaw
 
     def fit():
         return bc.fit(apple, "bnsl", name, metric, tpr=20, min_flops=3e18, max_flops=6e21)
 
+    ends = []  # each path's end (the first path's, then the settled search's)
+    real_continue = engine._continue
+    monkeypatch.setattr(
+        engine, "_continue", lambda problem, best: ends.append(real_continue(problem, best)) or ends[-1]
+    )
     both = fit()
+    assert len(ends) == 2
     monkeypatch.setattr(BNSLLaw, "n_settle", 0)
     alone = fit()
+    message = both.diagnostics["message"]
     if lower:
         assert both.diagnostics["loss"] < alone.diagnostics["loss"] * (1 - 0.01)
+        assert message.startswith("settled search")
     else:
+        assert ends[1][0] > both.diagnostics["loss"]  # the settled search ran, and lost
         assert both.diagnostics["loss"] == alone.diagnostics["loss"]
         np.testing.assert_array_equal(both.theta, alone.theta)
+        assert not message.startswith("settled search")
 
 
 def test_flat_valley_is_followed_to_a_converged_point(apple):

@@ -21,7 +21,7 @@ Strategy, for a law and data in the law's target space:
    short solves alternating with extrapolation along the valley until a solve converges and a
    fresh one confirms it (at most 2,400 evaluations); the lowest loss wins;
 5. a law with ``n_settle`` (BNSL) also settles its best ``n_settle`` screened starts to convergence
-   with the batched solve, a second local search that ends in other basins than L-BFGS-B's; its
+   with the batched solve, a second local search that can end in other basins than L-BFGS-B's; its
    best point is finished and continued on its own path, and the lower of the two paths' ends
    is the fit (so it never ends a fit higher than the first path alone).
 
@@ -523,7 +523,8 @@ def _minimize_law(
     if settled_best is not None:
         # the settled search's best point, finished and continued on its own path: it competes
         # only with the end of the path above, which it can therefore never make worse
-        best = min([best, _continue(problem, problem.finish(settled_best))], key=_lowest)
+        value, u, success, message = _continue(problem, problem.finish(settled_best))
+        best = min([best, (value, u, success, f"settled search, {message}")], key=_lowest)
     value, u, success, message = best
     converged = success and value < PENALTY
     return Optimum(
@@ -531,7 +532,7 @@ def _minimize_law(
         value,
         converged,
         message,
-        len(chosen),
+        len(chosen) + (min(law.n_settle, len(ranked)) if settled_best is not None else 0),
         problem.n_evaluations,
         problem.at_bound(u),
         problem.stderr(u) if with_stderr else None,
