@@ -141,8 +141,9 @@ def test_sharpened_break_refinement_reaches_the_kink_minimum(apple, monkeypatch)
 )
 def test_settled_search_competes_with_the_lbfgsb_path_and_never_loses_to_it(apple, monkeypatch, name, metric, lower):
     """BNSL's second local search (its best screened starts settled by the batched solve, finished
-    and continued on its own path) ends lower on DCLM gsm8k than the L-BFGS-B path; where it ends
-    higher (sciq), the fit is exactly the L-BFGS-B path's."""
+    and continued on its own path) ends lower on DCLM gsm8k than the L-BFGS-B path; where its
+    settled point is already above that path's end (sciq: 7.47e-6 against 7.38e-6), its path is
+    not taken and the fit is exactly the L-BFGS-B path's."""
     import benchcast as bc
     from benchcast.fitting import engine
     from benchcast.laws.bnsl import BNSLLaw
@@ -156,15 +157,15 @@ def test_settled_search_competes_with_the_lbfgsb_path_and_never_loses_to_it(appl
         engine, "_continue", lambda problem, best: ends.append(real_continue(problem, best)) or ends[-1]
     )
     both = fit()
-    assert len(ends) == 2
+    assert len(ends) == (2 if lower else 1)
     monkeypatch.setattr(BNSLLaw, "n_settle", 0)
     alone = fit()
     message = both.diagnostics["message"]
+    assert both.diagnostics["n_starts"] == alone.diagnostics["n_starts"] + 32  # the settled search ran
     if lower:
         assert both.diagnostics["loss"] < alone.diagnostics["loss"] * (1 - 0.01)
         assert message.startswith("settled search")
     else:
-        assert ends[1][0] > both.diagnostics["loss"]  # the settled search ran, and lost
         assert both.diagnostics["loss"] == alone.diagnostics["loss"]
         np.testing.assert_array_equal(both.theta, alone.theta)
         assert not message.startswith("settled search")
