@@ -308,3 +308,17 @@ def test_unconverged_replicates_are_dropped_and_counted(apple):
     boot.converged[:] = False
     with pytest.raises(bc.BenchcastError, match="20 did not converge"):
         boot.interval(0.9, flops=np.array([1e22]))
+
+
+def test_replicates_with_too_few_distinct_runs_fail_without_a_crash(apple):
+    """A batch of replicates each drawing fewer distinct runs than the law has parameters (a short
+    ladder's bootstrap chunk) is reported failed, not passed to the batched refit as an empty batch
+    (which crashed `bench` on DCLM LBPP with a shape mismatch)."""
+    from benchcast.forecasting.intervals import fit_replicates
+
+    result = bc.fit(apple, "power_floor", "piqa", "acc_norm", tpr=20, min_flops=3e18, max_flops=6e21)
+    counts = np.zeros((3, len(result.points)))
+    counts[:, :2] = [[5, 4], [1, 8], [9, 0]]  # at most 2 distinct runs each
+    thetas, losses, converged, failed = fit_replicates(result, counts)
+    assert failed.all() and not converged.any()
+    assert thetas.shape == (3, len(result.params)) and np.isnan(thetas).all()

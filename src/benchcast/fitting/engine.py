@@ -760,7 +760,7 @@ def refit_weighted(
             thetas.append(problem.natural(w))
             losses.append(final)
             converged.append(ok and final < PENALTY)
-    return np.array(thetas), np.array(losses), np.array(converged)
+    return np.reshape(thetas, (len(counts), len(law.parameters))), np.array(losses, float), np.array(converged, bool)
 
 
 def _shared_pool(problem: Problem, seed: int, warm_u: np.ndarray) -> np.ndarray:

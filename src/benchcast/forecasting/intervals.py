@@ -136,7 +136,7 @@ def fit_replicates(result: FitResult, counts: np.ndarray) -> tuple[np.ndarray, n
             thetas[todo], losses[todo] = exact, np.sum(weights * per_point, axis=1) / weights.sum(axis=1)
             converged[todo] = np.isfinite(exact).all(axis=1) & np.isfinite(losses[todo])
             todo = todo[:0]
-        if strategy == "batched":
+        if strategy == "batched" and todo.size:  # none left: every replicate had too few distinct runs
             found, value, ok = refit_weighted(
                 law,
                 data.X,
