@@ -485,7 +485,7 @@ def _minimize_law(
         chosen = settled[np.argsort(settled_loss, kind="stable")[:N_REFINE]]
     refined, settled_best = [], None
     if start is None and law.n_settle:
-        # a second local search from the best screened starts: it ends in other basins than
+        # a second local search from the best screened starts: it can end in other basins than
         # L-BFGS-B's (lower on some data, higher on others); its best point gets its own path below
         points, values, _ = problem.batched_lm(
             ranked[: law.n_settle], max_iterations=POOL_ITERATIONS, ftol=1e-12, xtol=1e-12
