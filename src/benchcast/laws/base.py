@@ -78,8 +78,13 @@ def safe_log(values: np.ndarray) -> np.ndarray:
 
 
 def stack_jacobian(value: np.ndarray, *columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(value, jac)`` with each derivative broadcast to the prediction's shape, stacked on axis -2."""
-    return value, np.stack(np.broadcast_arrays(value, *columns)[1:], axis=-2)
+    """``(value, jac)`` with each derivative broadcast to the prediction's shape, stacked on axis -2
+    (into one new array: ``np.stack`` of broadcast views costs more than the law's arithmetic)."""
+    shape = np.broadcast_shapes(np.shape(value), *(np.shape(column) for column in columns))
+    jac = np.empty(shape[:-1] + (len(columns),) + shape[-1:])
+    for row, column in enumerate(columns):
+        jac[..., row, :] = column
+    return value, jac
 
 
 def weighted_ols(design: np.ndarray, y: np.ndarray, weights: np.ndarray) -> np.ndarray:
