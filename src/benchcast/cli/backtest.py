@@ -1,7 +1,5 @@
 """CLI commands for backtests: example, backtest, sweep, cutoff."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

@@ -1,7 +1,5 @@
 """CLI command ``bench``: rolling-origin benchmark of forecasting strategies."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

@@ -1,12 +1,9 @@
 """CLI commands that collect covariates from models: score-gold and sample."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 
 import typer
-import yaml
 
 from benchcast.cli.app import app
 from benchcast.cli.common import console, emit_json, rich_table, user_errors
@@ -55,6 +52,8 @@ def _read_runs(path: Path) -> list[dict]:
     if not path.exists():
         raise DataError(f"{path}: runs file not found.")
     if path.suffix.lower() in (".yaml", ".yml"):
+        import yaml  # only for a YAML runs file (15 ms that other commands need not pay)
+
         try:
             raw = yaml.safe_load(path.read_text(encoding="utf-8"))
         except (yaml.YAMLError, UnicodeDecodeError) as exc:

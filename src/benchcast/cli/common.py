@@ -1,7 +1,5 @@
 """Shared CLI plumbing: JSON/Rich output, and turning user errors into exit status 2."""
 
-from __future__ import annotations
-
 import functools
 import json
 import os

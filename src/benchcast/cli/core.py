@@ -1,7 +1,5 @@
 """Core commands: laws, inspect, fit, predict."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

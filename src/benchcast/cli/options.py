@@ -1,7 +1,5 @@
 """Option and argument types shared by every command, and the one way commands read data."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

@@ -1,7 +1,5 @@
 """CLI commands for generative evaluations: passk, kscan, optimal."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

@@ -1,7 +1,5 @@
 """CLI commands for trustworthy forecasts: forecast, plan, recommend."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

@@ -1,7 +1,5 @@
 """``benchcast report``: one self-contained HTML page a person reads."""
 
-from __future__ import annotations
-
 import sys
 from pathlib import Path
 from typing import Annotated

@@ -1,7 +1,5 @@
 """``benchcast reproduce``: published studies re-run end to end on their data."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
 from benchcast.data.table import SIZE_ALIASES
 from benchcast.errors import DataError
@@ -78,6 +77,8 @@ def number(value, field: str, where: str) -> float:
 
 
 def _records_from_yaml(path: Path) -> tuple[list[dict], dict]:
+    import yaml  # here, not at the top: every command but those given metadata would pay 15 ms for it
+
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as exc:

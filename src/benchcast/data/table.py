@@ -227,12 +227,17 @@ def validate(frame: pd.DataFrame, source: str = "table") -> pd.DataFrame:
     if "k" in frame.columns and (pd.api.types.is_bool_dtype(frame["k"].dtype)):
         raise DataError(f"{source}: column 'k' must hold integers >= 1, but it holds booleans.")
     k = _numeric(frame, "k", source) if "k" in frame.columns else pd.Series(np.nan, index=frame.index)
+    # each distinct spelling parsed once (a file repeats a few metric names over thousands of rows),
+    # in order of first appearance, so that the first bad one is the one reported
+    codes, spellings = pd.factorize(metric)
     try:
-        parsed = metric.map(parse_metric)
+        parsed = [parse_metric(spelling) for spelling in spellings]
     except DataError as exc:
         raise DataError(f"{source}: {exc}") from None
-    out["metric"] = parsed.map(lambda mk: mk[0])
-    parsed_k = parsed.map(lambda mk: np.nan if mk[1] is None else float(mk[1])).astype(float)
+    out["metric"] = np.array([name for name, _ in parsed] + [""], dtype=object)[codes]
+    parsed_k = pd.Series(
+        np.array([np.nan if k is None else float(k) for _, k in parsed] + [np.nan])[codes], index=frame.index
+    )
     k = k.fillna(parsed_k)
     bad_k = k.notna() & ~((k >= 1) & (k == np.round(k)))
     if bad_k.any():
@@ -254,7 +259,8 @@ def validate(frame: pd.DataFrame, source: str = "table") -> pd.DataFrame:
         )
     if "q_rand" in frame.columns:
         out["q_rand"] = _numeric(frame, "q_rand", source)
-    scores = out["metric"].map(is_score_metric).astype(bool)
+    codes, names = pd.factorize(out["metric"])
+    scores = pd.Series(np.array([is_score_metric(name) for name in names] + [False])[codes], index=out.index)
     outside = scores & ~out["value"].between(0.0, 1.0) & out["value"].notna()
     if outside.any():
         row = int(np.flatnonzero(outside.to_numpy())[0])

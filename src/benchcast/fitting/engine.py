@@ -254,21 +254,23 @@ class Problem:
                     curvature = wa
                 if not np.isfinite(jac).all():
                     jac = np.nan_to_num(jac, nan=0.0, posinf=0.0, neginf=0.0)
-                grad = np.einsum("amn,an->am", jac, wa * np.nan_to_num(psi))
+                grad = np.einsum("amn,an->am", jac, wa * _finite(psi))
                 hess = np.einsum("amn,akn->amk", jac * curvature[:, None, :], jac)
                 # active set: on a bound with the gradient pointing outwards
                 held = ((ua <= self.lower) & (grad > 0)) | ((ua >= self.upper) & (grad < 0))
-                grad = np.where(held, 0.0, grad)
-                mask = ~held[:, :, None] & ~held[:, None, :]
                 diag = np.einsum("amm->am", hess)
-                lhs = np.where(mask, hess, 0.0) + np.eye(m) * (
-                    (damping[active, None] * np.maximum(diag, 1e-12) + 1e-300)[:, :, None] + held[:, :, None]
-                )
+                ridge = (damping[active, None] * np.maximum(diag, 1e-12) + 1e-300)[:, :, None]
+                if held.any():
+                    grad = np.where(held, 0.0, grad)
+                    mask = ~held[:, :, None] & ~held[:, None, :]
+                    lhs = np.where(mask, hess, 0.0) + np.eye(m) * (ridge + held[:, :, None])
+                else:  # the same sum without its no-op terms (most iterations hold nothing)
+                    lhs = hess + np.eye(m) * ridge
                 try:
                     step = -np.linalg.solve(lhs, grad[..., None])[..., 0]
                 except np.linalg.LinAlgError:
                     step = -grad / np.maximum(np.einsum("amm->am", lhs), 1e-300)
-                step = np.nan_to_num(step, nan=0.0, posinf=0.0, neginf=0.0)
+                step = _finite(step)
                 trial = np.clip(ua + step, self.lower, self.upper)
                 trial_value = weighted_loss(self.predict(trial), active)
                 self.n_evaluations += len(active)
@@ -633,6 +635,11 @@ def _continue(problem: Problem, best: tuple) -> tuple:
     return best
 
 
+def _finite(values: np.ndarray) -> np.ndarray:
+    """``values`` with nan and infinities replaced by 0 (itself where all are finite, the common case)."""
+    return values if np.isfinite(values).all() else np.nan_to_num(values, nan=0.0, posinf=0.0, neginf=0.0)
+
+
 def _as_slice(index: np.ndarray) -> slice | np.ndarray:
     """``index`` as a slice where its positions are consecutive: indexing by a slice is a view,
     several times cheaper than a copy at the sizes of a law's parameter vector."""
@@ -646,28 +653,34 @@ def _box_least_squares(basis: np.ndarray, target: np.ndarray, lower, upper, init
 
     ``basis`` has shape (S, L, n), ``target`` (S, n); L is small (a law's linear parameters), so
     every active set (each coefficient free, at its lower or at its upper bound) is solved and
-    the best feasible solution kept; a batch row with no finite solution gets ``init`` (clipped)."""
+    the best feasible solution kept; a batch row with no finite solution gets ``init`` (clipped).
+    The all-free set comes first: where its solution is feasible it is the optimum of the convex
+    problem, and that row's other active sets are not tried (the screen's rows mostly)."""
     n_batch, n_lin, _ = basis.shape
     gram = basis @ np.swapaxes(basis, 1, 2)  # (S, L, L)
     rhs = (basis @ target[..., None])[..., 0]  # (S, L)
     best = np.broadcast_to(np.clip(init, lower, upper), (n_batch, n_lin)).astype(float).copy()
     best_sse = np.full(n_batch, np.inf)
+    rows = np.arange(n_batch)  # the rows whose optimum is not known yet
     choices = [("free", "lower", "upper")] * n_lin
-    for pattern in itertools.product(*choices):
+    for pattern in itertools.product(*choices):  # ('free', ..., 'free') first
         fixed = np.array([c != "free" for c in pattern])
+        if not rows.size:
+            break
         if any(
             (c == "lower" and not np.isfinite(lower[j])) or (c == "upper" and not np.isfinite(upper[j]))
             for j, c in enumerate(pattern)
         ):
             continue
-        x = np.zeros((n_batch, n_lin))
+        x = np.zeros((rows.size, n_lin))
         for j, c in enumerate(pattern):
             if c != "free":
                 x[:, j] = lower[j] if c == "lower" else upper[j]
+        part = basis if rows.size == n_batch else basis[rows]
         free = np.flatnonzero(~fixed)
         if free.size:
-            sub_gram = gram[:, free[:, None], free[None, :]] + 1e-12 * np.eye(free.size)
-            sub_rhs = rhs[:, free] - np.einsum("sij,sj->si", gram[:, free][:, :, fixed], x[:, fixed])
+            sub_gram = gram[rows][:, free[:, None], free[None, :]] + 1e-12 * np.eye(free.size)
+            sub_rhs = rhs[rows][:, free] - np.einsum("sij,sj->si", gram[rows][:, free][:, :, fixed], x[:, fixed])
             with np.errstate(invalid="ignore", over="ignore"):
                 try:
                     x[:, free] = np.linalg.solve(sub_gram, sub_rhs[..., None])[..., 0]
@@ -675,10 +688,12 @@ def _box_least_squares(basis: np.ndarray, target: np.ndarray, lower, upper, init
                     continue
         feasible = np.all(np.isfinite(x) & (x >= lower - 1e-12) & (x <= upper + 1e-12), axis=1)
         with np.errstate(invalid="ignore", over="ignore"):
-            residual = np.einsum("sl,sln->sn", x, basis) - target
+            residual = np.einsum("sl,sln->sn", x, part) - target[rows]
             sse = np.where(feasible, np.sum(residual**2, axis=1), np.inf)
-        better = sse < best_sse
-        best[better], best_sse[better] = np.clip(x[better], lower, upper), sse[better]
+        better = sse < best_sse[rows]
+        best[rows[better]], best_sse[rows[better]] = np.clip(x[better], lower, upper), sse[better]
+        if free.size == n_lin:  # the all-free set: its feasible rows are solved
+            rows = rows[~feasible]
     return best
 
 
