@@ -215,3 +215,35 @@ def test_replicate_keeping_its_start_is_converged_only_where_its_finish_reached_
     _, losses, converged = engine.refit_weighted(law, X, y, counts, theta)
     assert converged.tolist() == [vouched, vouched]
     assert np.all(np.isfinite(losses))
+
+
+def test_a_singular_row_of_a_batched_solve_does_not_change_the_others():
+    """Batched Levenberg-Marquardt solves each row's damped system; a row whose system is singular
+    takes the diagonal step alone, and every other row keeps its exact solution (a bootstrap's
+    replicates must not depend on which others share their batch)."""
+    from benchcast.fitting.engine import _solve_rows
+
+    rng = np.random.default_rng(0)
+    lhs = rng.normal(size=(4, 3, 3)) + 3 * np.eye(3)
+    lhs[2] = [[1.0, 2.0, 0.0], [2.0, 4.0, 0.0], [0.0, 0.0, 5.0]]  # singular (rank 2)
+    rhs = rng.normal(size=(4, 3))
+    out = _solve_rows(lhs, rhs)
+    for row in (0, 1, 3):
+        assert np.array_equal(out[row], np.linalg.solve(lhs[row], rhs[row]))
+    assert np.array_equal(out[2], rhs[2] / np.array([1.0, 4.0, 5.0]))
+
+
+def test_bnsl_replicates_do_not_depend_on_their_batch(apple):
+    """The bootstrap splits replicates into chunks as it likes (four in one process, sixteen over
+    workers): a replicate refitted in one batch of nine or in a batch of three ends bit-identically."""
+    import benchcast as bc
+    from benchcast.fitting.engine import refit_weighted
+    from benchcast.forecasting.intervals import _Data, resample_counts
+
+    result = bc.fit(apple, "bnsl", "arc_easy", "acc_norm", tpr=20, min_flops=3e18, max_flops=6e21)
+    counts = resample_counts(result, 3, range(9))
+    data = _Data.of(result)
+    whole = refit_weighted(data.law, data.X, data.y, counts, result.theta)
+    parts = [refit_weighted(data.law, data.X, data.y, counts[i : i + 3], result.theta) for i in (0, 3, 6)]
+    for together, apart in zip(whole, (np.concatenate(p) for p in zip(*parts, strict=True)), strict=True):
+        assert np.array_equal(together, apart)

@@ -266,10 +266,7 @@ class Problem:
                     lhs = np.where(mask, hess, 0.0) + np.eye(m) * (ridge + held[:, :, None])
                 else:  # the same sum without its no-op terms (most iterations hold nothing)
                     lhs = hess + np.eye(m) * ridge
-                try:
-                    step = -np.linalg.solve(lhs, grad[..., None])[..., 0]
-                except np.linalg.LinAlgError:
-                    step = -grad / np.maximum(np.einsum("amm->am", lhs), 1e-300)
+                step = -_solve_rows(lhs, grad)
                 step = _finite(step)
                 trial = np.clip(ua + step, self.lower, self.upper)
                 trial_value = weighted_loss(self.predict(trial), active)
@@ -633,6 +630,22 @@ def _continue(problem: Problem, best: tuple) -> tuple:
         else:
             point, segment_budget = segment[1], 2 * segment_budget
     return best
+
+
+def _solve_rows(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """``solve(lhs[a], rhs[a])`` for each row a; a singular row alone takes the diagonal step
+    ``rhs / diag(lhs)``, so that every row's path is independent of the others in its batch (a
+    bootstrap's replicates give the same results however they are split into batches)."""
+    try:
+        return np.linalg.solve(lhs, rhs[..., None])[..., 0]
+    except np.linalg.LinAlgError:
+        out = np.empty_like(rhs)
+        for row in range(len(rhs)):
+            try:
+                out[row] = np.linalg.solve(lhs[row], rhs[row])
+            except np.linalg.LinAlgError:
+                out[row] = rhs[row] / np.maximum(np.diagonal(lhs[row]), 1e-300)
+        return out
 
 
 def _finite(values: np.ndarray) -> np.ndarray:
