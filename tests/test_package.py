@@ -20,7 +20,9 @@ def test_the_command_line_starts_without_the_modules_it_does_not_need():
     """Every command pays for what `import benchcast.cli` loads (``fit`` has a 2 s budget): the bench,
     forecasting, generative and plotting modules, YAML and matplotlib load only when a command uses them."""
     code = "import sys, benchcast.cli; print('\\n'.join(sorted(sys.modules)))"
-    loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split())
+    loaded = set(
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    )
     for module in (
         "benchcast.evaluation.bench",
         "benchcast.evaluation.reproduce",
