@@ -80,18 +80,18 @@ def _apple_run_ids(frame: pd.DataFrame) -> pd.Series:
     sizes = [c for c in ("tokens", "tpr", "params", "flops") if c in frame.columns]
     occurrence = frame.groupby([*sizes, "benchmark", "metric_type"], sort=False).cumcount()
     params = frame["params"] if "params" in frame.columns else frame["tokens"] / frame["tpr"]
-    keys = pd.Series(list(zip(*(frame[c] for c in sizes), occurrence, strict=True)), index=frame.index)
-    names: dict[tuple, str] = {}
+    # one key per run (its sizes and occurrence), numbered: the names are made per key, not per row
+    codes, keys = pd.MultiIndex.from_arrays([*(frame[c] for c in sizes), occurrence]).factorize()
+    first_row = np.unique(codes, return_index=True)[1]  # a row of each key (its sizes are the key's)
+    names: list[str] = [""] * len(keys)
     taken: dict[str, int] = {}
     # Name replicates in order of occurrence so that the first block keeps the bare name.
-    order = sorted(set(keys), key=lambda key: (key[-1], key[:-1]))
-    first_param = dict(zip(keys, params, strict=True))
-    first_tpr = dict(zip(keys, frame["tpr"], strict=True))
-    for key in order:
-        base = _run_name(first_param[key], first_tpr[key])
+    for number in sorted(range(len(keys)), key=lambda i: (keys[i][-1], keys[i][:-1])):
+        row = first_row[number]
+        base = _run_name(params.iloc[row], frame["tpr"].iloc[row])
         taken[base] = taken.get(base, 0) + 1
-        names[key] = base if taken[base] == 1 else f"{base}-rep{taken[base]}"
-    return keys.map(names)
+        names[number] = base if taken[base] == 1 else f"{base}-rep{taken[base]}"
+    return pd.Series(np.array(names, dtype=object)[codes], index=frame.index)
 
 
 def read_apple(path: str | Path) -> pd.DataFrame:
