@@ -235,6 +235,10 @@ class Problem:
             value = np.sum(w[rows] * per, axis=-1)
             return np.where(np.isfinite(value), value, PENALTY)
 
+        # each row's gradient and Gauss-Newton matrix, kept while its point does not move: a
+        # rejected step leaves them as they were, so only rows that moved are evaluated again
+        grad_of, hess_of = np.zeros((S, m)), np.zeros((S, m, m))
+        moved = np.ones(S, bool)
         with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
             value = weighted_loss(self.predict(u), active)
             history = np.repeat(value[:, None], WINDOW, axis=1)
@@ -242,20 +246,24 @@ class Problem:
                 if not active.size:
                     break
                 ua = u[active]
-                pred, jac = self.jacobian(ua)  # (A, n), (A, m, n)
-                residual = pred - self.y
-                wa = w[active]
-                psi = loss_derivative(residual, self.loss, self.delta)
-                if self.loss == "huber":
-                    # iteratively reweighted: delta/|r| on the linear part majorises the loss (a
-                    # plain Gauss-Newton weight of 0 there stalls where few points are quadratic)
-                    curvature = wa * np.minimum(1.0, self.delta / np.maximum(np.abs(residual), 1e-300))
-                else:
-                    curvature = wa
-                if not np.isfinite(jac).all():
-                    jac = np.nan_to_num(jac, nan=0.0, posinf=0.0, neginf=0.0)
-                grad = np.einsum("amn,an->am", jac, wa * _finite(psi))
-                hess = np.einsum("amn,akn->amk", jac * curvature[:, None, :], jac)
+                rows = active[moved[active]]
+                if rows.size:
+                    pred, jac = self.jacobian(u[rows])  # (R, n), (R, m, n)
+                    residual = pred - self.y
+                    wr = w[rows]
+                    psi = loss_derivative(residual, self.loss, self.delta)
+                    if self.loss == "huber":
+                        # iteratively reweighted: delta/|r| on the linear part majorises the loss (a
+                        # plain Gauss-Newton weight of 0 there stalls where few points are quadratic)
+                        curvature = wr * np.minimum(1.0, self.delta / np.maximum(np.abs(residual), 1e-300))
+                    else:
+                        curvature = wr
+                    if not np.isfinite(jac).all():
+                        jac = np.nan_to_num(jac, nan=0.0, posinf=0.0, neginf=0.0)
+                    grad_of[rows] = np.einsum("amn,an->am", jac, wr * _finite(psi))
+                    hess_of[rows] = np.einsum("amn,akn->amk", jac * curvature[:, None, :], jac)
+                    moved[rows] = False
+                grad, hess = grad_of[active], hess_of[active]
                 # active set: on a bound with the gradient pointing outwards
                 held = ((ua <= self.lower) & (grad > 0)) | ((ua >= self.upper) & (grad < 0))
                 diag = np.einsum("amm->am", hess)
@@ -273,6 +281,7 @@ class Problem:
                 self.n_evaluations += len(active)
                 better = trial_value < value[active]
                 u[active[better]] = trial[better]
+                moved[active[better]] = True
                 value[active[better]] = trial_value[better]
                 damping[active] = np.where(better, np.maximum(damping[active] / 3.0, 1e-12), damping[active] * 4.0)
                 # progress over the last WINDOW iterations: reweighting converges linearly, so a
