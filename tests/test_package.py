@@ -14,6 +14,7 @@ def test_every_public_name_resolves_and_the_lazy_table_is_public():
     assert set(bc._LAZY) <= set(bc.__all__)
     assert bc.load_fit == bc.FitResult.load
     assert set(bc.__all__) <= set(dir(bc))
+    assert bc.fitting.api.fit is bc.fit  # subpackages are reached as attributes, as before
 
 
 def test_the_command_line_starts_without_the_modules_it_does_not_need():

@@ -46,9 +46,16 @@ _LAZY = {
 }
 
 
+_SUBPACKAGES = frozenset(
+    {"cli", "collect", "data", "evaluation", "fitting", "forecasting", "generative", "laws", "plots", "report", "utils"}
+)
+
+
 def __getattr__(name: str):
     if name == "load_fit":
         return __getattr__("FitResult").load
+    if name in _SUBPACKAGES:  # `import benchcast` then `benchcast.fitting...`, as before the API was lazy
+        return importlib.import_module(f"benchcast.{name}")
     if name not in _LAZY:
         raise AttributeError(f"module 'benchcast' has no attribute {name!r}")
     value = getattr(importlib.import_module(_LAZY[name]), name)
