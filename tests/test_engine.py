@@ -247,3 +247,37 @@ def test_bnsl_replicates_do_not_depend_on_their_batch(apple):
     parts = [refit_weighted(data.law, data.X, data.y, counts[i : i + 3], result.theta) for i in (0, 3, 6)]
     for together, apart in zip(whole, (np.concatenate(p) for p in zip(*parts, strict=True)), strict=True):
         assert np.array_equal(together, apart)
+
+
+def test_box_least_squares_keeps_the_exhaustive_optimum_on_nearly_collinear_rows():
+    """The screen's projection skips the bounded active sets of a row whose unconstrained solution is
+    feasible; on a nearly singular row (a basis vector equal to another to 1e-9) the solve's ridge leaves
+    that solution above a bounded one, so such rows still try every set: each row's sum of squares is the
+    lowest of all nine active sets (each solved here by lstsq)."""
+    import itertools
+
+    from benchcast.fitting.engine import _box_least_squares
+
+    rng = np.random.default_rng(0)
+    n_rows, n = 400, 5
+    basis = np.stack([np.ones((n_rows, n)), 1 + 1e-9 * rng.normal(size=(n_rows, n))], axis=1)
+    target = rng.uniform(0.2, 0.8, size=(n_rows, n))
+    lower, upper = np.array([-10.0, -10.0]), np.array([10.0, 10.0])
+    found = _box_least_squares(basis, target, lower, upper, np.array([0.8, -0.5]))
+
+    def sse(x, row):
+        return float(np.sum((x @ basis[row] - target[row]) ** 2))
+
+    for row in range(n_rows):
+        best = np.inf
+        for pattern in itertools.product((None, "lower", "upper"), repeat=2):
+            x = np.array(
+                [0.0 if p is None else (lower[j] if p == "lower" else upper[j]) for j, p in enumerate(pattern)]
+            )
+            free = [j for j, p in enumerate(pattern) if p is None]
+            if free:
+                rest = target[row] - x @ basis[row]
+                x[free] = np.linalg.lstsq(basis[row][free].T, rest, rcond=None)[0]
+            if np.all((x >= lower) & (x <= upper)):
+                best = min(best, sse(x, row))
+        assert sse(found[row], row) <= best * (1 + 1e-13), row

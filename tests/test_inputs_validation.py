@@ -145,3 +145,19 @@ def test_estimate_chance_is_the_mean_of_the_cheapest_runs():
 def test_a_run_has_one_size():
     with pytest.raises(DataError, match="run 'a' has different 'params' values"):
         bc.validate(tidy(run=["a", "a"], metric=["acc", "acc_norm"]), "t")
+
+
+@pytest.mark.parametrize("column, blank", [("run", None), ("benchmark", np.nan), ("metric", "  "), ("metric", None)])
+def test_a_missing_name_is_refused_not_read_as_nan(column, blank):
+    """A missing or blank run, benchmark or metric cell would become the text 'nan' (pandas 2) or
+    stay missing (pandas 3) and form a run or benchmark of its own: refused, naming column and row."""
+    values = {"run": ["a", "b"], "benchmark": ["x", "x"], "metric": ["acc", "acc"]}[column]
+    with pytest.raises(DataError, match=f"t.csv: column '{column}' has no value in row 1"):
+        bc.validate(tidy(**{column: [values[0], blank]}), "t.csv")
+
+
+def test_apple_row_without_a_benchmark_is_refused(tmp_path):
+    path = tmp_path / "apple.csv"
+    path.write_text(",tokens,benchmark,metric_type,score,tpr\n0,2e9,arc_easy,acc,0.4,20\n1,2e9,,acc,0.5,20\n")
+    with pytest.raises(DataError, match="apple.csv: column 'benchmark' has no value in row 1"):
+        bc.load(path)

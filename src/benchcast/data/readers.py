@@ -13,7 +13,7 @@ import pandas as pd
 
 from benchcast.data.lm_eval import read_lm_eval
 from benchcast.data.metadata import read_metadata
-from benchcast.data.table import SIZE_ALIASES, validate
+from benchcast.data.table import SIZE_ALIASES, require_names, validate
 from benchcast.errors import DataError
 
 FORMATS = ("auto", "tidy", "apple", "lm-eval")
@@ -126,6 +126,8 @@ def read_apple(path: str | Path) -> pd.DataFrame:
             raise DataError(
                 f"{path}: column '{column}' must be positive and finite; row {row} holds {frame[column].iloc[row]!r}."
             )
+    for column in ("benchmark", "metric_type"):
+        require_names(frame[column], column, str(path))
     frame = frame.copy()
     index_column = frame.columns[0]
     if index_column.startswith("Unnamed") and pd.api.types.is_integer_dtype(frame[index_column]):

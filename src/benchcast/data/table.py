@@ -173,6 +173,17 @@ def _check_q_rand(out: pd.DataFrame, source: str) -> None:
             )
 
 
+def require_names(column: pd.Series, name: str, source: str) -> None:
+    """A column of names (run, benchmark, metric) with no missing or blank cell: one would otherwise
+    become the text 'nan' or '' (which of the two depends on the pandas version) and a run or
+    benchmark of its own."""
+    text = column.astype(str).str.strip()
+    blank = column.isna().to_numpy() | (text == "").to_numpy()
+    if blank.any():
+        row = int(np.flatnonzero(blank)[0])
+        raise DataError(f"{source}: column '{name}' has no value in row {row}; every row needs one.")
+
+
 def validate(frame: pd.DataFrame, source: str = "table") -> pd.DataFrame:
     """Check and complete a table: derive missing sizes, coerce types, check ranges.
 
@@ -194,6 +205,8 @@ def validate(frame: pd.DataFrame, source: str = "table") -> pd.DataFrame:
         )
     if frame.empty:
         raise DataError(f"{source}: the table has no rows.")
+    for column in ("run", "benchmark", "metric"):
+        require_names(frame[column], column, source)
     out = pd.DataFrame(index=frame.index)
     out["run"] = frame["run"].astype(str)
     for column in SIZE_COLUMNS:
@@ -229,15 +242,13 @@ def validate(frame: pd.DataFrame, source: str = "table") -> pd.DataFrame:
     k = _numeric(frame, "k", source) if "k" in frame.columns else pd.Series(np.nan, index=frame.index)
     # each distinct spelling parsed once (a file repeats a few metric names over thousands of rows),
     # in order of first appearance, so that the first bad one is the one reported
-    codes, spellings = pd.factorize(metric)
+    codes, spellings = pd.factorize(metric, use_na_sentinel=False)
     try:
         parsed = [parse_metric(spelling) for spelling in spellings]
     except DataError as exc:
         raise DataError(f"{source}: {exc}") from None
-    out["metric"] = np.array([name for name, _ in parsed] + [""], dtype=object)[codes]
-    parsed_k = pd.Series(
-        np.array([np.nan if k is None else float(k) for _, k in parsed] + [np.nan])[codes], index=frame.index
-    )
+    out["metric"] = np.array([name for name, _ in parsed], dtype=object)[codes]
+    parsed_k = pd.Series(np.array([np.nan if k is None else float(k) for _, k in parsed])[codes], index=frame.index)
     k = k.fillna(parsed_k)
     bad_k = k.notna() & ~((k >= 1) & (k == np.round(k)))
     if bad_k.any():
@@ -259,8 +270,8 @@ def validate(frame: pd.DataFrame, source: str = "table") -> pd.DataFrame:
         )
     if "q_rand" in frame.columns:
         out["q_rand"] = _numeric(frame, "q_rand", source)
-    codes, names = pd.factorize(out["metric"])
-    scores = pd.Series(np.array([is_score_metric(name) for name in names] + [False])[codes], index=out.index)
+    codes, names = pd.factorize(out["metric"], use_na_sentinel=False)
+    scores = pd.Series(np.array([is_score_metric(name) for name in names], bool)[codes], index=out.index)
     outside = scores & ~out["value"].between(0.0, 1.0) & out["value"].notna()
     if outside.any():
         row = int(np.flatnonzero(outside.to_numpy())[0])

@@ -63,6 +63,7 @@ SEGMENT_EVALUATIONS = 30  # trust-region budget between two extrapolations along
 VALLEY_EVALUATIONS = 2400  # trust-region budget of a flat valley's continuation
 VALLEY_STRIDES = 2.0 ** np.arange(-2, 14)  # multiples of the last displacement tried along a valley
 VALLEY_DESCENT = 1e-10  # relative descent an extrapolation needs (above the solve's ftol, 1e-12)
+WELL_CONDITIONED = 1e-6  # Hadamard ratio above which box least squares trusts a feasible free solution
 NUDGE_SLACK = 1e-7  # relative: how far above a start on a bound its finish may end and still vouch for it
 
 
@@ -170,8 +171,10 @@ class Problem:
         if exact is not None:
             self.n_evaluations += 1
             pred, jac = exact
-            # the law's array is its own (Law.jacobian returns a new one): scaled in place below
+            # the law's array is this call's own (Law.jacobian returns a new one): scaled in place below
             jac = np.asarray(jac, float) if self.all_free else np.asarray(jac, float)[..., self.free, :]
+            if not jac.flags.writeable:
+                jac = jac.copy()
             # d/d(log p) = p d/dp for parameters optimised in log space
             jac[..., self.log_free, :] *= theta[..., self.log_theta, None]
             return pred, jac
@@ -676,11 +679,16 @@ def _box_least_squares(basis: np.ndarray, target: np.ndarray, lower, upper, init
     ``basis`` has shape (S, L, n), ``target`` (S, n); L is small (a law's linear parameters), so
     every active set (each coefficient free, at its lower or at its upper bound) is solved and
     the best feasible solution kept; a batch row with no finite solution gets ``init`` (clipped).
-    The all-free set comes first: where its solution is feasible it is the optimum of the convex
-    problem, and that row's other active sets are not tried (the screen's rows mostly)."""
+    The all-free set comes first: where its solution is feasible and the system well conditioned,
+    it is the optimum of the convex problem, and that row's other active sets are not tried (the
+    screen's rows mostly). In a nearly singular system the small ridge of the solve leaves the
+    free solution a hair above the optimum, where a bounded set can be lower: those rows try all."""
     n_batch, n_lin, _ = basis.shape
     gram = basis @ np.swapaxes(basis, 1, 2)  # (S, L, L)
     rhs = (basis @ target[..., None])[..., 0]  # (S, L)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        # Hadamard's ratio det(G) / prod(diag G) in [0, 1]: near 0 for nearly collinear basis rows
+        conditioned = np.linalg.det(gram) / np.prod(np.einsum("sll->sl", gram), axis=1) > WELL_CONDITIONED
     best = np.broadcast_to(np.clip(init, lower, upper), (n_batch, n_lin)).astype(float).copy()
     best_sse = np.full(n_batch, np.inf)
     rows = np.arange(n_batch)  # the rows whose optimum is not known yet
@@ -714,8 +722,8 @@ def _box_least_squares(basis: np.ndarray, target: np.ndarray, lower, upper, init
             sse = np.where(feasible, np.sum(residual**2, axis=1), np.inf)
         better = sse < best_sse[rows]
         best[rows[better]], best_sse[rows[better]] = np.clip(x[better], lower, upper), sse[better]
-        if free.size == n_lin:  # the all-free set: its feasible rows are solved
-            rows = rows[~feasible]
+        if free.size == n_lin:  # the all-free set: its feasible, well-conditioned rows are solved
+            rows = rows[~(feasible & conditioned)]
     return best
 
 

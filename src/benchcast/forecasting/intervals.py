@@ -264,7 +264,7 @@ def bootstrap(
     # are very many (starting workers costs more); cold refits are spread over the workers
     if cheap and n_boot <= CHEAP_IN_PROCESS and ray_address is None:
         n_jobs = 1
-    in_process = ray_address is None and (n_jobs or default_jobs()) == 1
+    in_process = ray_address is None and (default_jobs() if n_jobs is None else max(1, n_jobs)) == 1
     # in this process a chunk only marks progress: four of them (a multimodal law's chunk screens
     # its shared pool once and settles its replicates in one batch: fewer chunks are 10-20 % less
     # CPU). Each replicate's refit is independent of its chunk, so the results are the same.

@@ -151,7 +151,9 @@ class Law:
         none (the engine then takes central differences).
 
         ``theta`` has shape (..., n_params); returns ``(forward, jac)`` with shapes (..., n) and
-        (..., n_params, n). A law that declares one makes every fit, refit and bootstrap cheaper."""
+        (..., n_params, n), ``jac`` a new array of the call's own (the engine scales it in place; a
+        read-only one is copied first). A law that declares one makes every fit, refit and
+        bootstrap cheaper."""
         return None
 
     def closed_form_weighted(self, X: dict[str, np.ndarray], y: np.ndarray, weights: np.ndarray) -> np.ndarray | None:
