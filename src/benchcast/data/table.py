@@ -307,9 +307,11 @@ def select(
     ``metric='pass@8'`` is read as ``metric='pass@k', k=8``. Unknown names raise
     :class:`SelectionError` with close matches; an empty result raises too.
     """
-    if benchmark not in set(table["benchmark"]):
+    # compared as a column, not as a Python set of every row's name (14 ms on the Apple file)
+    in_benchmark = (table["benchmark"] == benchmark).to_numpy(bool)
+    if not in_benchmark.any():
         raise SelectionError(f"unknown benchmark {benchmark!r}." + did_you_mean(benchmark, table["benchmark"]))
-    rows = table[table["benchmark"] == benchmark]
+    rows = table[in_benchmark]
     if metric is None:
         scores = sorted({m for m in rows["metric"] if is_score_metric(m)})
         if len(scores) != 1:
@@ -317,11 +319,12 @@ def select(
         metric = scores[0]
     metric, parsed_k = parse_metric(metric)
     k = parsed_k if k is None else k
-    if metric not in set(rows["metric"]):
+    of_metric = (rows["metric"] == metric).to_numpy(bool)
+    if not of_metric.any():
         raise SelectionError(
             f"benchmark {benchmark!r} has no metric {metric!r}." + did_you_mean(metric, rows["metric"])
         )
-    rows = rows[rows["metric"] == metric]
+    rows = rows[of_metric]
     if k is not None:
         available = sorted(int(v) for v in rows["k"].dropna().unique())
         if int(k) not in available:
