@@ -25,6 +25,7 @@ def test_the_command_line_starts_without_the_modules_it_does_not_need():
         subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     )
     for module in (
+        "benchcast.evaluation.backtest",
         "benchcast.evaluation.bench",
         "benchcast.evaluation.reproduce",
         "benchcast.forecasting.intervals",

@@ -28,7 +28,7 @@ from benchcast.cli.options import (
     read,
 )
 from benchcast.errors import BenchcastError
-from benchcast.evaluation.backtest import DEFAULT_THRESHOLD, PROTOCOLS, backtest, cutoff_backtest, settling, sweep
+from benchcast.evaluation import DEFAULT_THRESHOLD, PROTOCOLS
 from benchcast.fitting.api import FitSpec
 from benchcast.laws import get_law
 from benchcast.utils.io import atomic_write_text, output_folder
@@ -96,6 +96,8 @@ def backtest_command(
     json: Json = False,
 ) -> None:
     """Fit below a threshold (or by protocol), predict the held-out runs, report MAE/MRE/RMSE/R²."""
+    from benchcast.evaluation.backtest import backtest
+
     table = read(data, format, metadata, q_rand)
     law = law or ["power"]
     results = []
@@ -179,6 +181,8 @@ def sweep_command(
     json: Json = False,
 ) -> None:
     """Threshold sweep (6e19 .. 5e22): held-out MRE per threshold and the critical threshold."""
+    from benchcast.evaluation.backtest import sweep
+
     table = read(data, format, metadata, q_rand)
     law = law or ["power"]
     sweeps = []
@@ -252,6 +256,7 @@ def cutoff_command(
 
     Fits below a moving cutoff and predicts the most expensive runs.
     """
+    from benchcast.evaluation.backtest import cutoff_backtest, settling
     from benchcast.plots.figures import plot_cutoff
 
     table = read(data, format, metadata, q_rand)

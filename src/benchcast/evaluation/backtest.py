@@ -16,6 +16,7 @@ import pandas as pd
 from scipy.optimize import minimize
 
 from benchcast.errors import BenchcastError, InsufficientDataError
+from benchcast.evaluation import DEFAULT_THRESHOLD, PROTOCOLS
 from benchcast.evaluation.metrics import coverage, mae, mre, r2, rmse, usable_points
 from benchcast.fitting.api import fit_rows
 from benchcast.fitting.result import FitResult
@@ -24,8 +25,6 @@ from benchcast.laws import get_law
 from benchcast.utils.parallel import parallel_map
 from benchcast.utils.progress import track
 
-PROTOCOLS = ("threshold", "nd", "passk")
-DEFAULT_THRESHOLD = 6e21
 SWEEP_THRESHOLDS = tuple(np.geomspace(6e19, 5e22, 13))
 SUCCESS_MRE = 10.0  # percent: a threshold "succeeds" when held-out MRE is below this
 SETTLE_TOLERANCE = 0.10
