@@ -103,9 +103,12 @@ def test_output_folder_error_leaves_previous_output(tmp_path):
 
 CHILD = textwrap.dedent(
     """
-    import sys, time
+    import signal, sys, time
     from pathlib import Path
     from benchcast.utils.io import atomic_write, output_folder
+    # a user's process, where Ctrl-C raises KeyboardInterrupt (a process started in the background
+    # by a non-interactive shell, as a CI script may be, inherits SIGINT ignored)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     root = Path(sys.argv[1])
 
     def slow(tmp):
