@@ -14,18 +14,18 @@ with ``--hops`` hops of L-BFGS-B, on the same mean Huber loss (delta = 1e-3) of 
 
 The full protocol (``--starts 100 --hops 100``) took 795-1391 s of chain time per benchmark for
 ``bnsl`` on DCLM (the first 8 chains at load 2-3, the other 92 two benchmarks at a time at load
-2-3.6, on a 2-core machine), and 499-1082 s for ``bnsl_monotone`` on the 9 benchmarks where it was
-run (its other 92 chains one benchmark at a time at load 1-3). Its 100 chains are independent, and
-the starts and basin-hopping seeds are drawn in sequence from one generator, so ``--starts S --hops
-100`` runs exactly the first S chains of the full protocol: their time is a measured lower bound on
-the full protocol's, and the speed ratio against them a lower bound on the full ratio ("measured");
-100/S times their time estimates the full protocol (labelled as an estimate). Each chain's best loss
-is kept, and how many reach the overall best (``chains_at_best``) says how well S chains cover the
-landscape (more chains can only lower the baseline's best loss). ``--resume EARLIER.json`` completes
-an earlier run of fewer chains with the rest of the protocol's chains (the earlier chains keep their
-measured times; a baseline's time is the sum of its chains' times), and ``--baselines converged``
-runs only the converged baseline. BLAS runs single-threaded for both sides (multi-threaded BLAS
-inside L-BFGS-B is ~10x slower on a busy machine).
+2-3.6, on a 2-core machine), and 499-1082 s for ``bnsl_monotone`` (its other 92 chains one to three
+benchmarks at a time at load 1-3). Its 100 chains are independent, and the starts and basin-hopping
+seeds are drawn in sequence from one generator, so ``--starts S --hops 100`` runs exactly the first
+S chains of the full protocol: their time is a measured lower bound on the full protocol's, and the
+speed ratio against them a lower bound on the full ratio ("measured"); 100/S times their time
+estimates the full protocol (labelled as an estimate). Each chain's best loss is kept, and how many
+reach the overall best (``chains_at_best``) says how well S chains cover the landscape (more chains
+can only lower the baseline's best loss). ``--resume EARLIER.json`` completes an earlier run of
+fewer chains with the rest of the protocol's chains (the earlier chains keep their measured times; a
+baseline's time is the sum of its chains' times), and ``--baselines converged`` runs only the
+converged baseline. BLAS runs single-threaded for both sides (multi-threaded BLAS inside L-BFGS-B is
+~10x slower on a busy machine).
 
     python benchmarks/bnsl_speed.py [--law bnsl bnsl_monotone] [--benchmarks arc_easy:acc_norm ...]
         [--starts 100] [--hops 100] [--repeats 3] [--out results.json] [--reuse results.json]
