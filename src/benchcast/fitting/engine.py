@@ -261,8 +261,7 @@ class Problem:
                         curvature = wr * np.minimum(1.0, self.delta / np.maximum(np.abs(residual), 1e-300))
                     else:
                         curvature = wr
-                    if not np.isfinite(jac).all():
-                        jac = np.nan_to_num(jac, nan=0.0, posinf=0.0, neginf=0.0)
+                    jac = _finite(jac)
                     grad_of[rows] = np.einsum("amn,an->am", jac, wr * _finite(psi))
                     hess_of[rows] = np.einsum("amn,akn->amk", jac * curvature[:, None, :], jac)
                     moved[rows] = False
@@ -312,7 +311,8 @@ class Problem:
         """Trust-region least squares on the same objective, from u (bounded, analytic-free)."""
 
         # the solve asks for the Jacobian at most points whose residuals it evaluates (9 in 10 on the
-        # BNSL replicates): where the law declares one, it comes with the prediction and is kept
+        # BNSL replicates): where the law declares one, it comes with the prediction (every law's
+        # Jacobian returns its forward's values, bit for bit today) and is kept for that point
         eager = type(self.law).jacobian is not Law.jacobian
         kept: list = []
 
@@ -332,7 +332,7 @@ class Problem:
             else:
                 jac = self.jacobian(v)[1].T
             kept.clear()
-            return jac if np.isfinite(jac).all() else np.nan_to_num(jac, nan=0.0, posinf=0.0, neginf=0.0)
+            return _finite(jac)
 
         lower = np.where(np.isfinite(self.lower), self.lower, -np.inf)
         upper = np.where(np.isfinite(self.upper), self.upper, np.inf)

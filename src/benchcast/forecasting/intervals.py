@@ -39,7 +39,7 @@ from benchcast.errors import BenchcastError
 from benchcast.fitting.engine import huber, minimize_law, refit_weighted, single_threaded_blas
 from benchcast.fitting.result import FitResult
 from benchcast.laws import get_law, to_score, to_target
-from benchcast.utils.parallel import default_jobs, parallel_map
+from benchcast.utils.parallel import parallel_map, resolve_jobs
 
 DEFAULT_REPLICATES = 1000
 CHEAP_IN_PROCESS = 2000  # replicates of a batched or closed-form law refitted in this process, not a pool
@@ -264,7 +264,7 @@ def bootstrap(
     # are very many (starting workers costs more); cold refits are spread over the workers
     if cheap and n_boot <= CHEAP_IN_PROCESS and ray_address is None:
         n_jobs = 1
-    in_process = ray_address is None and (default_jobs() if n_jobs is None else max(1, n_jobs)) == 1
+    in_process = ray_address is None and resolve_jobs(n_jobs) == 1
     # in this process a chunk only marks progress: four of them (a multimodal law's chunk screens
     # its shared pool once and settles its replicates in one batch: fewer chunks are 10-20 % less
     # CPU). Each replicate's refit is independent of its chunk, so the results are the same.

@@ -52,7 +52,6 @@ class _BNSL(Law):
     multimodal = True
     n_screen = 2048
     n_polish = 8
-    flops_ref = FLOPS_REF
     log_flops_ref = np.log(FLOPS_REF)  # computed once: forward and jacobian run thousands of times a fit
 
     def margin_for(self, benchmark, override=None):
@@ -138,7 +137,7 @@ class _BNSL(Law):
     def paper_coefficients(self, theta) -> dict[str, float]:
         """The coefficients of the paper's form, whose b multiplies C^-c0 with C in FLOPs."""
         a, b, c0, c1, d1, f1 = (float(np.ravel(v)[0]) for v in self.coefficients(np.asarray(theta, float)))
-        log_ref = np.log(self.flops_ref)
+        log_ref = self.log_flops_ref
         log_scale = c0 * log_ref + c1 * f1 * _softplus((log_ref - np.log(d1)) / f1)
         with np.errstate(over="ignore"):
             b_paper = b * np.exp(log_scale)
@@ -150,7 +149,7 @@ class _BNSL(Law):
         if slope > 0 or b == 0:
             return a, "a: the asymptote of the broken power law"
         if slope == 0:  # flat beyond the break: the limit in closed form
-            log_ref = np.log(self.flops_ref)
+            log_ref = self.log_flops_ref
             log_tail = c0 * (log_ref - np.log(d1)) + c1 * f1 * _softplus((log_ref - np.log(d1)) / f1)
             return float(a + b * np.exp(log_tail)), "c0 + c1 = 0: flat beyond the break"
         return (float("inf") if b > 0 else float("-inf")), "c0 + c1 < 0: the fitted curve diverges with compute"

@@ -28,6 +28,11 @@ def default_jobs() -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
 
 
+def resolve_jobs(n_jobs: int | None) -> int:
+    """The number of local worker processes ``n_jobs`` asks for (None: every core; at least 1)."""
+    return default_jobs() if n_jobs is None else max(1, n_jobs)
+
+
 def _single_threaded_blas() -> None:
     # Fits use tiny matrices: BLAS threads only spin against the other workers (a 3-4x slowdown).
     threadpool_limits(1)
@@ -58,7 +63,7 @@ def parallel_map(
         raise BenchcastError(f"unknown parallel backend {backend!r}; expected one of {', '.join(BACKENDS)}.")
     if backend == "ray":
         return _ray_map(func, items, ray_address, description, progress)
-    n_jobs = default_jobs() if n_jobs is None else max(1, n_jobs)
+    n_jobs = resolve_jobs(n_jobs)
     if n_jobs == 1 or len(items) <= 1:
         return [func(item) for item in track(items, description, enabled=progress)]
     chunksize = 1  # tasks are whole fits: balance beats batching
