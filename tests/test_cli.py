@@ -126,3 +126,38 @@ def test_predict_needs_covariates(data, tmp_path):
     run("fit", data, "--law", "nd", "-b", "arc_easy", "-m", "acc_norm", "--out", out)
     proc = run("predict", out, "--flops", "1e22")
     assert proc.returncode == 2 and "needs --params" in proc.stderr
+
+
+def test_help_shows_literal_brackets():
+    """Help text is Rich markup: an unescaped '[ray]' is dropped as a tag, and the install hint
+    read "pip install 'benchcast'". Every bracketed word of every command's help must show."""
+    import re
+
+    from typer.main import get_command
+    from typer.testing import CliRunner
+
+    from benchcast.cli import app
+
+    checked = 0
+    for name, command in get_command(app).commands.items():
+        texts = [command.help or ""] + [getattr(p, "help", None) or "" for p in command.params]
+        words = {w.replace("\\[", "[") for t in texts for w in re.findall(r"\\?\[[^\]\s]*\]", t)}
+        if not words:
+            continue
+        shown = " ".join(CliRunner().invoke(app, [name, "--help"], env={"COLUMNS": "400"}).output.split())
+        for word in words:
+            assert word in shown, f"{name} --help drops {word!r}"
+            checked += 1
+    assert checked >= 6  # the --ray option of sweep, bench, forecast, plan, recommend, reproduce
+
+
+def test_paths_and_names_with_brackets_print_as_they_are(data, tmp_path):
+    """Rich reads '[v2]' as a tag: unescaped, a folder 'runs[v2]' was printed as 'runs'."""
+    folder = tmp_path / "runs[v2]"
+    folder.mkdir()
+    copy = folder / "data.csv"
+    copy.write_bytes(open(data, "rb").read())
+    assert f"{copy}:" in run("inspect", copy).stdout
+    out = folder / "fit[a].json"
+    proc = run("fit", copy, "--law", "power", "-b", "arc_easy", "-m", "acc_norm", "--max-flops", "6e21", "--out", out)
+    assert proc.returncode == 0 and f"saved fit to {out}" in proc.stdout

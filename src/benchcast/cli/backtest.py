@@ -5,6 +5,7 @@ from typing import Annotated
 
 import pandas as pd
 import typer
+from rich.markup import escape
 
 from benchcast.cli.app import app
 from benchcast.cli.common import console, emit_json, rich_table, user_errors
@@ -72,7 +73,7 @@ def example_command(
             "Forecasts for the held-out runs", ["benchmark", "run", "flops", "observed", "forecast", "true law"], rows
         )
     )
-    console.print(f"figure: {summary['figure']}; fits: {summary['out_dir']}/fit-*.json")
+    console.print(escape(f"figure: {summary['figure']}; fits: {summary['out_dir']}/fit-*.json"))
 
 
 @app.command("backtest")
@@ -210,15 +211,17 @@ def sweep_command(
             }
         )
         return
-    console.print(f"success: {definitions['success']}.\ncritical threshold: {definitions['critical_threshold']}.")
+    console.print(
+        escape(f"success: {definitions['success']}.\ncritical threshold: {definitions['critical_threshold']}.")
+    )
     for s in sweeps:
         t = s.critical
         console.print(
-            f"{s.benchmark} / {s.law}: critical threshold "
-            + (f"[bold]{t:.3g}[/] FLOPs ({s.note})" if t is not None else f"not reported: {s.note}")
+            escape(f"{s.benchmark} / {s.law}: critical threshold ")
+            + (f"[bold]{t:.3g}[/] FLOPs ({escape(s.note)})" if t is not None else escape(f"not reported: {s.note}"))
         )
         for r in s.skipped:
-            console.print(f"  left out of the grid: {r['threshold']:.3g} ({r['skipped']})")
+            console.print(escape(f"  left out of the grid: {r['threshold']:.3g} ({r['skipped']})"))
     rows = [
         [r.benchmark, r.law, f"{r.threshold:.3g}", r.n_train, r.n_test, r.test_mre, r.test_mre_usable, r.success]
         for r in frame.itertuples()

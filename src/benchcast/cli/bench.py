@@ -130,4 +130,4 @@ def bench_command(
         )
     )
     for path in written:
-        console.print(f"wrote {path}")
+        console.print(escape(f"wrote {path}"))

@@ -5,6 +5,7 @@ from typing import Annotated
 
 import numpy as np
 import typer
+from rich.markup import escape
 from rich.text import Text
 
 from benchcast.cli.app import app
@@ -64,7 +65,7 @@ def inspect_command(data: Data, format: Format = "auto", metadata: Metadata = No
         emit_json(info)
         return
     console.print(
-        f"[bold]{data}[/]: {info['runs']} runs, {info['rows']} rows; compute "
+        f"[bold]{escape(str(data))}[/]: {info['runs']} runs, {info['rows']} rows; compute "
         f"{info['flops_min']:.3g} .. {info['flops_max']:.3g} FLOPs; params "
         f"{info['params_min']:.3g} .. {info['params_max']:.3g}; TPR {info['tpr']}"
     )
@@ -129,7 +130,7 @@ def fit_command(
         result.save(out)
     print_fit(result, json)
     if out is not None and not json:
-        console.print(f"saved fit to {out}")
+        console.print(escape(f"saved fit to {out}"))
 
 
 @app.command("predict")
@@ -157,6 +158,7 @@ def predict_command(
     shown = ", ".join(f"{key}={v}" for key, v in query.items())
     values = ", ".join(f"{v:.4f}" for v in np.atleast_1d(score))
     console.print(
-        f"{result.law} on {result.spec.benchmark} ({result.spec.metric}): {shown} -> [bold]{values}[/]",
+        escape(f"{result.law} on {result.spec.benchmark} ({result.spec.metric}): {shown} -> ")
+        + f"[bold]{escape(values)}[/]",
         highlight=False,
     )

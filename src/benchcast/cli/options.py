@@ -86,12 +86,13 @@ QRand = Annotated[
         help="Chance level Q_rand: BENCHMARK=VALUE or BENCHMARK:METRIC=VALUE (repeatable), or one VALUE for all.",
     ),
 ]
+# help text is Rich markup: a literal '[' is written '\\[' (or Rich drops '[ray]' as a tag)
 RayAddress = Annotated[
     str | None,
     typer.Option(
         "--ray",
         metavar="ADDRESS|auto",
         help="Run the independent jobs as Ray tasks on the cluster at ADDRESS ('auto': the running cluster; "
-        "'local': a new one on this machine); needs pip install 'benchcast[ray]'. Default: a local process pool.",
+        "'local': a new one on this machine); needs pip install 'benchcast\\[ray]'. Default: a local process pool.",
     ),
 ]

@@ -5,6 +5,7 @@ from typing import Annotated
 
 import numpy as np
 import typer
+from rich.markup import escape
 
 from benchcast.cli.app import app
 from benchcast.cli.common import console, emit_json, rich_table, user_errors
@@ -142,10 +143,11 @@ def plan_command(
         return
     what = "k" if out["solves_for"] == "k" else "compute (FLOPs)"
     if not out["reachable"]:
-        console.print(f"[bold red]unreachable:[/] {out['message']}", highlight=False)
+        console.print(f"[bold red]unreachable:[/] {escape(out['message'])}", highlight=False)
     else:
         console.print(
-            f"{out['law']}: {what} needed for score {target:g}: [bold]{out['needed']:.4g}[/]", highlight=False
+            escape(f"{out['law']}: {what} needed for score {target:g}: ") + f"[bold]{out['needed']:.4g}[/]",
+            highlight=False,
         )
     if "lower" in out:
         console.print(
@@ -157,7 +159,7 @@ def plan_command(
                 f"  {out['fraction_below_range']:.0%} of the replicates reach the target below 1e10 FLOPs: "
                 "they count as 1e10, an upper bound on their compute"
             )
-    console.print(f"  the law's limit: {out['ceiling']:.4g} ({out['ceiling_meaning']})", highlight=False)
+    console.print(escape(f"  the law's limit: {out['ceiling']:.4g} ({out['ceiling_meaning']})"), highlight=False)
 
 
 @app.command("recommend")
@@ -224,6 +226,6 @@ def recommend_command(
                 rows,
             )
         )
-    console.print(rec.advice(), highlight=False)
+    console.print(escape(rec.advice()), highlight=False)
     for failure in rec.failures:
-        console.print(f"  [yellow]not compared:[/] {failure}", highlight=False)
+        console.print(f"  [yellow]not compared:[/] {escape(failure)}", highlight=False)

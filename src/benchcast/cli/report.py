@@ -5,6 +5,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from benchcast.cli.app import app
 from benchcast.cli.common import console, emit_json, user_errors
@@ -89,4 +90,4 @@ def report_command(
     if json:
         emit_json(summary)
         return
-    console.print(f"wrote {summary['out']} ({summary['bytes'] / 1e6:.2f} MB)", highlight=False)
+    console.print(escape(f"wrote {summary['out']} ({summary['bytes'] / 1e6:.2f} MB)"), highlight=False)

@@ -5,6 +5,7 @@ from typing import Annotated
 
 import pandas as pd
 import typer
+from rich.markup import escape
 
 from benchcast.cli.app import app
 from benchcast.cli.common import console, emit_json, rich_table, user_errors
@@ -16,7 +17,7 @@ STUDIES = ("krajewski2025",)
 
 def _print(frame: pd.DataFrame, title: str, columns: list[str] | None = None) -> None:
     if frame.empty:
-        console.print(f"{title}: [italic]nothing to show[/]")
+        console.print(f"{escape(title)}: [italic]nothing to show[/]")
         return
     frame = frame[[c for c in columns if c in frame]] if columns else frame
     rows = [["" if not isinstance(v, float) and pd.isna(v) else v for v in r] for r in frame.itertuples(index=False)]
@@ -91,8 +92,8 @@ def reproduce_command(
     _print(t["critical_thresholds"], TABLES["critical_thresholds"])
     from benchcast.evaluation.reproduce import PROTOCOL
 
-    console.print(f"success: {PROTOCOL['success']}.\ncritical threshold: {PROTOCOL['critical_threshold']}.")
-    console.print(f"{PROTOCOL['usable']}.")
+    console.print(escape(f"success: {PROTOCOL['success']}.\ncritical threshold: {PROTOCOL['critical_threshold']}."))
+    console.print(escape(f"{PROTOCOL['usable']}."))
     if len(t["skipped"]):
-        console.print(f"{len(t['skipped'])} job(s) or sweep threshold(s) skipped: see {out / 'skipped.csv'}")
-    console.print(f"tables and figures in {out}; wall time {result.seconds:.1f} s")
+        console.print(escape(f"{len(t['skipped'])} job(s) or sweep threshold(s) skipped: see {out / 'skipped.csv'}"))
+    console.print(escape(f"tables and figures in {out}; wall time {result.seconds:.1f} s"))
