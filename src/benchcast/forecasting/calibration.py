@@ -20,8 +20,13 @@ which dominates a forecast's error. This module estimates that second term from 
    multiplied by exp(tau D eps), eps ~ N(0, 1) (independent of the bootstrap), and the interval is
    the equal-tailed quantile of those draws (clipped to [0, 1]).
 
-Refits at the inner origins start from the full fit's optimum (like the bootstrap's replicates);
-they see only the fit's own points, so nothing above the fit's compute range is ever used.
+Each inner refit is a cold fit of the runs up to its origin, made as a user at that origin would
+make it. It must not start from the full fit's optimum: that optimum has seen the runs it is about
+to forecast, and a local refit from it stays in the basin they chose. Measured on DCLM, such warm
+starts made ``bnsl_monotone``'s inner errors smaller on 10 of 11 benchmarks (tau on Winogrande
+0.052 against 0.127 cold, on GSM8K 0.23 against 0.64): the spread was estimated from forecasts
+that had partly seen their answers. An inner refit that does not converge is kept (it is the
+forecast the method makes there) and counted in the spread's ``n_unconverged``.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import nnls
 
-from benchcast.errors import BenchcastError, InsufficientDataError
+from benchcast.errors import BenchcastError, FitWarning, InsufficientDataError
 from benchcast.fitting.api import fit_rows
 from benchcast.fitting.result import FitResult
 from benchcast.forecasting.intervals import Bootstrap
@@ -44,7 +49,7 @@ MIN_ORIGINS = 3  # the spread has two parameters (s0, tau): fewer distances leav
 POOL_ORIGINS = 0  # M0: weight of the pooled spread, in origins (0: pooled only where own is missing)
 DRAWS = 4000  # score draws per point for the combined interval
 INTERVALS = ("extrapolation", "bootstrap")  # the default first
-ERROR_COLUMNS = ("origin_decades", "origin", "run", "k", "flops", "decades", "true", "predicted")
+ERROR_COLUMNS = ("origin_decades", "origin", "run", "k", "flops", "decades", "true", "predicted", "converged")
 
 
 def check_interval(name: str) -> str:
@@ -53,8 +58,9 @@ def check_interval(name: str) -> str:
     return name
 
 
-def rolling_origin(result: FitResult, origin_decades=ORIGIN_DECADES, *, warm: bool = True) -> pd.DataFrame:
-    """Pseudo-out-of-sample forecasts inside a fit's own points (one row per forecast point)."""
+def rolling_origin(result: FitResult, origin_decades=ORIGIN_DECADES) -> pd.DataFrame:
+    """Pseudo-out-of-sample forecasts inside a fit's own points (one row per forecast point), each
+    from a cold fit of the points up to its origin (column ``converged``: that fit's convergence)."""
     from benchcast.evaluation.backtest import predict_rows  # backtest imports this module
 
     points = result.points
@@ -75,7 +81,6 @@ def rolling_origin(result: FitResult, origin_decades=ORIGIN_DECADES, *, warm: bo
                 refit = fit_rows(
                     points[inner].reset_index(drop=True),
                     replace(result.spec, max_flops=float(origin)),
-                    start=result.theta if warm else None,
                     quiet=True,
                 )
         except (BenchcastError, ValueError, np.linalg.LinAlgError):
@@ -92,6 +97,7 @@ def rolling_origin(result: FitResult, origin_decades=ORIGIN_DECADES, *, warm: bo
                 "decades": np.log10(ahead["flops"].to_numpy(float) / flops[inner].max()),
                 "true": ahead["value"].to_numpy(float),
                 "predicted": predicted,
+                "converged": refit.converged,
             }
         )
         records.append(frame)
@@ -118,6 +124,7 @@ class Spread:
     n_origins: int
     n_forecasts: int
     source: str  # 'own', 'pooled' or 'own+pooled'
+    n_unconverged: int = 0  # inner origins whose refit did not converge (their forecasts are kept)
 
     def sd(self, decades) -> np.ndarray:
         return self.tau * np.maximum(np.asarray(decades, float), 0.0)
@@ -129,6 +136,7 @@ class Spread:
             "n_origins": self.n_origins,
             "n_forecasts": self.n_forecasts,
             "source": self.source,
+            "n_unconverged": self.n_unconverged,
         }
 
 
@@ -146,7 +154,10 @@ def estimate_spread(errors: pd.DataFrame, *, group: tuple[str, ...] = ("origin_d
     root = np.sqrt(weight)
     design = np.column_stack([np.ones(len(rows)), rows["d"].to_numpy(float) ** 2]) * root[:, None]
     (noise2, tau2), _ = nnls(design, rows["e"].to_numpy(float) ** 2 * root)
-    return Spread(float(np.sqrt(tau2)), float(np.sqrt(noise2)), n_origins, int(len(rows)), "own")
+    unconverged = 0
+    if "converged" in rows:
+        unconverged = int((~rows.groupby(keys)["converged"].all().astype(bool)).sum())
+    return Spread(float(np.sqrt(tau2)), float(np.sqrt(noise2)), n_origins, int(len(rows)), "own", unconverged)
 
 
 def shrink(own: Spread | None, pooled: Spread | None) -> Spread:
@@ -159,7 +170,7 @@ def shrink(own: Spread | None, pooled: Spread | None) -> Spread:
         return own
     m = own.n_origins
     tau2 = (m * own.tau**2 + POOL_ORIGINS * pooled.tau**2) / (m + POOL_ORIGINS)
-    return Spread(float(np.sqrt(tau2)), own.noise, own.n_origins, own.n_forecasts, "own+pooled")
+    return Spread(float(np.sqrt(tau2)), own.noise, own.n_origins, own.n_forecasts, "own+pooled", own.n_unconverged)
 
 
 def combine(boot_draws: np.ndarray, decades: np.ndarray, spread: Spread, *, seed: int = 0) -> np.ndarray:
@@ -242,4 +253,12 @@ def calibrate(
         if pooled is None:
             raise
         own = None
+    if own is not None and own.n_unconverged:
+        spec = boot.result.spec
+        warnings.warn(
+            f"{spec.law} on {spec.benchmark}: the refit at {own.n_unconverged} of {own.n_origins} inner origins did "
+            "not converge; their forecasts are kept in the extrapolation error (n_unconverged in the output).",
+            FitWarning,
+            stacklevel=2,
+        )
     return CalibratedBootstrap(boot, shrink(own, pooled), errors)
