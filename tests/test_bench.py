@@ -152,6 +152,9 @@ def test_bench_cli_json_and_outputs(tmp_path):
     assert {r["strategy"] for r in rows} == {"power", "power[bootstrap]"}
     assert all(r["n_test"] > 0 and r["cutoff"] == 2e20 for r in rows)
     assert (tmp_path / "bench_rows.csv").exists() and (tmp_path / "bench_extrapolation.png").exists()
+    # the leaderboard as text: strategy names print as written (a second escape showed 'power\\[bootstrap]')
+    text = subprocess.run([*cmd[:-2], str(tmp_path / "text")], capture_output=True, text=True)
+    assert text.returncode == 0 and "power[bootstrap]" in text.stdout and "\\[" not in text.stdout
     bad = subprocess.run([*cmd[:4], "--preset", "nope"], capture_output=True, text=True)
     assert bad.returncode == 2 and "unknown preset" in bad.stderr
 

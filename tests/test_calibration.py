@@ -109,6 +109,26 @@ def test_spread_counts_inner_refits_that_did_not_converge():
     assert cal.shrink(spread, cal.Spread(0.06, 0.0, 40, 400, "own")).n_unconverged == 1
 
 
+def test_unconverged_inner_refits_are_counted_through_calibration_and_law_blends():
+    from benchcast.forecasting.selection import blend_errors, common_errors
+
+    flops = np.geomspace(1e18, 1e21, 25)
+    table = law_table("power", THETA, {"flops": flops}, q_rand=0.25, noise=0.01, seed=1)
+    result = bc.fit(table, "power", "synthetic", "acc", q_rand=0.25)
+    errors = cal.rolling_origin(result)
+    assert errors["converged"].all()
+    errors.loc[errors["origin_decades"] == 0.6, "converged"] = False
+    boot = bootstrap(result, 10, seed=0, n_jobs=1, progress=False)
+    with pytest.warns(bc.FitWarning, match="1 of 5 inner origins did not converge"):
+        calibrated = cal.calibrate(boot, errors=errors)
+    assert calibrated.describe()["n_unconverged"] == 1
+    # a blend of laws is unconverged where any of its laws is
+    wide = common_errors({"a": errors, "b": cal.rolling_origin(result)})
+    assert (wide["converged"] == (wide["origin_decades"] != 0.6)).all()
+    blended = blend_errors(wide, pd.Series({"a": 0.5, "b": 0.5}))
+    assert cal.estimate_spread(blended).n_unconverged == 1
+
+
 def test_calibrated_interval_widens_with_distance_and_is_the_forecast_default():
     flops = np.geomspace(1e18, 1e21, 25)
     table = law_table("power_floor", [3000.0, 0.2, 0.3], {"flops": flops}, q_rand=0.25, noise=0.01, seed=2)

@@ -125,7 +125,7 @@ def bench_command(
         rich_table(
             f"bench leaderboard (means over benchmarks x cutoffs; default strategy: ensemble; {result.seconds:.0f} s)",
             columns,
-            [[escape(v) if isinstance(v, str) else v for v in row] for row in board[columns].values.tolist()],
+            board[columns].values.tolist(),  # rich_table escapes its cells
             ".3g",
         )
     )

@@ -75,7 +75,7 @@ def rich_table(title: str, columns: list[str], rows: list[list], floatfmt: str =
     table = Table(title=escape(title), title_justify="left")
     for column in columns:
         table.add_column(
-            column,
+            escape(column),
             justify="left"
             if column in ("run", "benchmark", "law", "metric", "parameter", "name", "formula")
             else "right",

@@ -54,7 +54,7 @@ SETTLE_ITERATIONS = 60  # batched Levenberg-Marquardt steps before each replicat
 WINDOW = 10  # iterations over which batched Levenberg-Marquardt judges its progress
 N_REFINE = 8  # starts refined one by one (more are first settled by a batched Levenberg-Marquardt)
 FINISH_EVALUATIONS = 300  # trust-region budget of a fit's finish
-WARM_EVALUATIONS = 60  # trust-region budget of a warm-started refit (calibration's inner rolling-origin fits)
+WARM_EVALUATIONS = 60  # trust-region budget of a refit warm-started by the caller (fit_rows(start=...))
 ROBUST_STEPS = 6  # reweighted steps of the linear parameters towards the Huber optimum (screening)
 N_FINISH_MULTIMODAL = 3  # a multimodal law's best refined points each get the trust-region finish
 N_POOL = 32  # a multimodal law's replicates: screened candidates of the full data each replicate starts from

@@ -52,14 +52,24 @@ def applicable_laws(table: pd.DataFrame, spec: FitSpec) -> list[str]:
 
 def common_errors(errors: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """Rolling-origin forecasts of every law on the inner points they all forecast: one column of
-    forecasts per law, plus origin_decades, origin, run, k, flops, decades and true."""
+    forecasts per law, plus origin_decades, origin, run, k, flops, decades, true and converged
+    (every law's inner refit converged there)."""
     key = ["origin_decades", "run", "k"]
     if not errors or any(e is None or e.empty for e in errors.values()):
         return pd.DataFrame()
     columns = [frame.set_index(key)["predicted"].rename(law) for law, frame in errors.items()]
     base = next(iter(errors.values())).set_index(key)[["origin", "flops", "decades", "true"]]
     base = base[~base.index.duplicated()]
-    wide = pd.concat([base, *columns], axis=1, join="inner")
+    converged = [
+        frame.set_index(key)["converged"].astype(bool).rename(f"converged {law}")
+        for law, frame in errors.items()
+        if "converged" in frame
+    ]
+    wide = pd.concat([base, *columns, *converged], axis=1, join="inner")
+    if converged:
+        flags = [c.name for c in converged]
+        wide["converged"] = wide[flags].all(axis=1)
+        wide = wide.drop(columns=flags)
     wide = wide[np.isfinite(wide[list(errors)]).all(axis=1) & (wide["true"] > 0)]
     return wide.reset_index()
 
@@ -91,7 +101,8 @@ def weights_for(rule: str, scores: pd.Series) -> pd.Series:
 
 def blend_errors(wide: pd.DataFrame, weights: pd.Series) -> pd.DataFrame:
     """The rolling-origin forecasts of a weighted combination of laws (for its own calibration)."""
-    out = wide[["origin_decades", "origin", "run", "k", "flops", "decades", "true"]].copy()
+    kept = ["origin_decades", "origin", "run", "k", "flops", "decades", "true", "converged"]
+    out = wide[[c for c in kept if c in wide]].copy()
     out["predicted"] = sum(w * wide[law].to_numpy(float) for law, w in weights.items() if w > 0)
     return out
 
