@@ -129,6 +129,31 @@ def test_unconverged_inner_refits_are_counted_through_calibration_and_law_blends
     assert cal.estimate_spread(blended).n_unconverged == 1
 
 
+@pytest.mark.parametrize("interval", ["extrapolation", "bootstrap"])
+def test_a_points_interval_does_not_depend_on_the_other_points_asked_for(interval):
+    """Residuals and extrapolation errors used to be drawn per query shape: the interval at 1e22
+    moved when 3e22 and 1e23 were asked for in the same call."""
+    flops = np.geomspace(1e18, 1e21, 25)
+    table = law_table("power_floor", [3000.0, 0.2, 0.3], {"flops": flops}, q_rand=0.25, noise=0.01, seed=2)
+    result = bc.fit(table, "power", "synthetic", "acc", q_rand=0.25)
+    alone = bc.forecast(result, n_boot=30, n_jobs=1, flops=[1e22], interval=interval)
+    together = bc.forecast(result, n_boot=30, n_jobs=1, flops=[3e22, 1e22, 1e23], interval=interval)
+    for key in ("lower", "upper", "lower_mean", "upper_mean"):
+        assert together[key][1] == alone[key][0], key
+
+
+def test_combination_leaves_out_a_replicate_only_where_it_is_not_finite():
+    spread = cal.Spread(0.1, 0.0, 5, 50, "own")
+    boot = np.random.default_rng(0).uniform(0.4, 0.6, (20, 2))
+    holed = boot.copy()
+    holed[3, 1] = np.nan
+    full, with_hole = cal.combine(boot, np.array([0.5, 0.5]), spread), cal.combine(holed, np.array([0.5, 0.5]), spread)
+    np.testing.assert_array_equal(full[:, 0], with_hole[:, 0])  # the other point keeps replicate 3
+    assert np.isnan(with_hole[:, 1]).sum() == np.ceil(cal.DRAWS / 20)
+    with pytest.raises(bc.BenchcastError, match="no bootstrap draws"):
+        cal.combine(np.full((5, 2), np.nan), np.array([0.5, 0.5]), spread)
+
+
 def test_calibrated_interval_widens_with_distance_and_is_the_forecast_default():
     flops = np.geomspace(1e18, 1e21, 25)
     table = law_table("power_floor", [3000.0, 0.2, 0.3], {"flops": flops}, q_rand=0.25, noise=0.01, seed=2)

@@ -43,12 +43,14 @@ from benchcast.errors import BenchcastError, FitWarning, InsufficientDataError
 from benchcast.fitting.api import fit_rows
 from benchcast.fitting.result import FitResult
 from benchcast.forecasting.intervals import Bootstrap
+from benchcast.utils.streams import point_rng
 
 ORIGIN_DECADES = (0.2, 0.4, 0.6, 0.8, 1.0)  # inner origins: this far below the fit's largest run
 MIN_INNER_DECADES = 0.5  # an inner refit must span at least this much compute
 MIN_ORIGINS = 3  # the spread has two parameters (s0, tau): fewer distances leave nothing to check it
 POOL_ORIGINS = 0  # M0: weight of the pooled spread, in origins (0: pooled only where own is missing)
 DRAWS = 4000  # score draws per point for the combined interval
+EPS_STREAM = 7  # purpose tag of the extrapolation errors' streams
 INTERVALS = ("extrapolation", "bootstrap")  # the default first
 ERROR_COLUMNS = ("origin_decades", "origin", "run", "k", "flops", "decades", "true", "predicted", "converged")
 
@@ -175,14 +177,18 @@ def shrink(own: Spread | None, pooled: Spread | None) -> Spread:
 
 
 def combine(boot_draws: np.ndarray, decades: np.ndarray, spread: Spread, *, seed: int = 0) -> np.ndarray:
-    """Score draws (n, points): bootstrap prediction draws times exp(tau D eps), clipped to [0, 1]."""
+    """Score draws (n, points): bootstrap prediction draws times exp(tau D eps), clipped to [0, 1].
+
+    Each point's draws are its own, so that its interval does not depend on which other points are
+    combined with it: its eps come from a stream keyed by its distance ``decades``, and a replicate
+    that is not finite at one point is left out there only (nan, which the quantiles skip)."""
     boot_draws = np.asarray(boot_draws, float)
-    boot_draws = boot_draws[np.isfinite(boot_draws).all(axis=1)] if boot_draws.ndim == 2 else boot_draws
-    if boot_draws.ndim != 2 or not len(boot_draws):
+    if boot_draws.ndim != 2 or not np.isfinite(boot_draws).any():
         raise BenchcastError("no bootstrap draws to combine with the extrapolation error.")
     repeats = int(np.ceil(DRAWS / len(boot_draws)))
     base = np.tile(boot_draws, (repeats, 1))
-    eps = np.random.default_rng([seed, 7]).standard_normal(base.shape)
+    decades = np.asarray(decades, float)
+    eps = np.column_stack([point_rng(seed, EPS_STREAM, d).standard_normal(len(base)) for d in decades])
     with np.errstate(divide="ignore"):
         log_draws = np.log(np.clip(base, 1e-12, None)) + eps * spread.sd(decades)[None, :]
     return np.clip(np.exp(log_draws), 0.0, 1.0)

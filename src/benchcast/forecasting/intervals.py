@@ -40,11 +40,13 @@ from benchcast.fitting.engine import huber, minimize_law, refit_weighted, single
 from benchcast.fitting.result import FitResult
 from benchcast.laws import get_law, to_score, to_target
 from benchcast.utils.parallel import parallel_map, resolve_jobs
+from benchcast.utils.streams import point_rng
 
 DEFAULT_REPLICATES = 1000
 CHEAP_IN_PROCESS = 2000  # replicates of a batched or closed-form law refitted in this process, not a pool
 MIN_REPLICATES = 10  # fewer draws cannot place the tails of a 90 % interval
 LEVELS = (0.5, 0.9)
+RESIDUAL_STREAM = 2**31 - 1  # purpose tag of the residual draws' streams
 
 
 def check_replicates(n_boot, *, allow_zero: bool) -> int:
@@ -214,11 +216,13 @@ class Bootstrap:
         with np.errstate(over="ignore", under="ignore", invalid="ignore"):
             target = law.forward(thetas, X)  # (B, M)
         if kind == "prediction":
-            target = target + self._residual_draws(target.shape)
+            target = target + self._residual_draws(X, target.shape)
         q_rand = self.result.spec.q_rand
         return to_score(law.target, target, q_rand).reshape((len(thetas), *shape))
 
-    def _residual_draws(self, shape: tuple[int, ...]) -> np.ndarray:
+    def _residual_draws(self, X: dict[str, np.ndarray], shape: tuple[int, ...]) -> np.ndarray:
+        """Residuals added to each replicate's forecast, (replicates, points); each point's column is
+        drawn from a stream keyed by its covariates (:func:`point_rng`)."""
         law = get_law(self.result.law)
         points = self.result.points
         q_rand = self.result.spec.q_rand
@@ -229,8 +233,12 @@ class Bootstrap:
             return np.zeros(shape)
         n, p = residuals.size, law.n_params
         residuals = (residuals - residuals.mean()) * np.sqrt(n / max(n - p, 1))
-        rng = np.random.default_rng([self.seed, 2**31 - 1])
-        return rng.choice(residuals, size=shape, replace=True)
+        names = sorted(X)
+        points = np.column_stack([np.broadcast_to(np.asarray(X[c], float), shape[1:]).ravel() for c in names])
+        out = np.empty((shape[0], len(points)))
+        for j, point in enumerate(points):
+            out[:, j] = point_rng(self.seed, RESIDUAL_STREAM, point).choice(residuals, size=shape[0], replace=True)
+        return out.reshape(shape)
 
     def interval(self, level: float = 0.9, kind: str = "prediction", **covariates) -> tuple[np.ndarray, np.ndarray]:
         """Equal-tailed percentile interval (lower, upper) at ``level``."""
