@@ -152,6 +152,13 @@ def test_combination_leaves_out_a_replicate_only_where_it_is_not_finite():
     assert np.isnan(with_hole[:, 1]).sum() == np.ceil(cal.DRAWS / 20)
     with pytest.raises(bc.BenchcastError, match="no bootstrap draws"):
         cal.combine(np.full((5, 2), np.nan), np.array([0.5, 0.5]), spread)
+    # an overflowing replicate (+-inf) is left out too, not clipped to a score of 1 or 1e-12
+    infinite = boot.copy()
+    infinite[3, 1], infinite[4, 1] = np.inf, -np.inf
+    draws = cal.combine(infinite, np.array([0.5, 0.5]), spread)
+    assert np.isnan(draws[:, 1]).sum() == 2 * np.ceil(cal.DRAWS / 20)
+    assert np.nanmax(draws[:, 1]) < 1.0 and np.nanmin(draws[:, 1]) > 0.1
+    assert cal.combine(boot[:, :0], np.array([]), spread).shape == (np.ceil(cal.DRAWS / 20) * 20, 0)
 
 
 def test_calibrated_interval_widens_with_distance_and_is_the_forecast_default():

@@ -42,7 +42,7 @@ from scipy.optimize import nnls
 from benchcast.errors import BenchcastError, FitWarning, InsufficientDataError
 from benchcast.fitting.api import fit_rows
 from benchcast.fitting.result import FitResult
-from benchcast.forecasting.intervals import Bootstrap
+from benchcast.forecasting.intervals import Bootstrap, quantile
 from benchcast.utils.streams import point_rng
 
 ORIGIN_DECADES = (0.2, 0.4, 0.6, 0.8, 1.0)  # inner origins: this far below the fit's largest run
@@ -180,15 +180,19 @@ def combine(boot_draws: np.ndarray, decades: np.ndarray, spread: Spread, *, seed
     """Score draws (n, points): bootstrap prediction draws times exp(tau D eps), clipped to [0, 1].
 
     Each point's draws are its own, so that its interval does not depend on which other points are
-    combined with it: its eps come from a stream keyed by its distance ``decades``, and a replicate
-    that is not finite at one point is left out there only (nan, which the quantiles skip)."""
+    combined with it: its eps come from a stream keyed by its distance ``decades`` (points at the
+    same distance share them), and a replicate that is not finite at one point is left out there
+    only (nan, which the quantiles skip; a point with no finite replicate gets a nan interval)."""
     boot_draws = np.asarray(boot_draws, float)
-    if boot_draws.ndim != 2 or not np.isfinite(boot_draws).any():
+    if boot_draws.ndim != 2 or not len(boot_draws) or (boot_draws.size and not np.isfinite(boot_draws).any()):
         raise BenchcastError("no bootstrap draws to combine with the extrapolation error.")
+    boot_draws = np.where(np.isfinite(boot_draws), boot_draws, np.nan)  # +-inf would clip to 1 or 1e-12
     repeats = int(np.ceil(DRAWS / len(boot_draws)))
     base = np.tile(boot_draws, (repeats, 1))
     decades = np.asarray(decades, float)
-    eps = np.column_stack([point_rng(seed, EPS_STREAM, d).standard_normal(len(base)) for d in decades])
+    eps = np.empty((len(base), len(decades)))
+    for j, distance in enumerate(decades):
+        eps[:, j] = point_rng(seed, EPS_STREAM, distance).standard_normal(len(base))
     with np.errstate(divide="ignore"):
         log_draws = np.log(np.clip(base, 1e-12, None)) + eps * spread.sd(decades)[None, :]
     return np.clip(np.exp(log_draws), 0.0, 1.0)
@@ -196,7 +200,7 @@ def combine(boot_draws: np.ndarray, decades: np.ndarray, spread: Spread, *, seed
 
 def quantile_interval(draws: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
     tail = (1 - level) / 2
-    return np.nanquantile(draws, tail, axis=0), np.nanquantile(draws, 1 - tail, axis=0)
+    return quantile(draws, tail), quantile(draws, 1 - tail)  # nan-aware, quiet on an all-nan point
 
 
 @dataclass

@@ -8,8 +8,12 @@ import numpy as np
 
 def point_rng(seed: int, purpose: int, values) -> np.random.Generator:
     """A generator for one queried point: seeded by ``seed``, a ``purpose`` tag and the point's own
-    float values (their bit patterns). A point's draws are then the same whether it is asked for
-    alone or with others, while different points get independent draws (so that coverage averaged
-    over points does not share one Monte-Carlo error)."""
-    words = np.ascontiguousarray(np.asarray(values, np.float64).ravel() + 0.0).view(np.uint32)  # + 0.0: -0.0 is 0.0
-    return np.random.default_rng([seed, purpose, *words.tolist()])
+    float values (their little-endian bit patterns). A point's draws are then the same whether it is
+    asked for alone or with others, and the points of one call get independent draws (so that a
+    coverage averaged over them does not share one Monte-Carlo error).
+
+    The key is prefix-free (its length first, a 1 last): numpy's seeding ignores trailing zero
+    words, so without the 1 the point 0.0 would share ``[seed, purpose]``'s stream."""
+    values = np.asarray(values, np.float64).ravel() + 0.0  # + 0.0: -0.0 is 0.0
+    words = np.ascontiguousarray(values.astype("<f8")).view("<u4")
+    return np.random.default_rng([seed, purpose, len(words), *words.tolist(), 1])
