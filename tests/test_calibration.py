@@ -179,3 +179,14 @@ def test_calibrated_interval_widens_with_distance_and_is_the_forecast_default():
     assert old["upper"][0] - old["lower"][0] < out["upper"][0] - out["lower"][0]
     with pytest.raises(bc.BenchcastError, match="unknown interval"):
         bc.forecast(result, n_boot=30, flops=1e23, interval="conformal")
+
+
+def test_point_streams_are_their_own():
+    """numpy's seeding ignores trailing zero words: a naive key for the point 0.0, or for no point,
+    would be the stream [seed, purpose], which is bootstrap replicate ``purpose``'s resample."""
+    from benchcast.utils.streams import point_rng
+
+    for values in ((), 0.0, -0.0, [0.0, 0.0]):
+        assert not np.array_equal(point_rng(3, 11, values).random(4), np.random.default_rng([3, 11]).random(4))
+    assert np.array_equal(point_rng(3, 7, [1, 2]).random(4), point_rng(3, 7, [1.0, 2.0]).random(4))
+    assert not np.array_equal(point_rng(3, 7, [1.0, 2.0]).random(4), point_rng(3, 7, [2.0, 1.0]).random(4))

@@ -14,6 +14,9 @@ from benchcast.fitting.result import FitResult
 from benchcast.forecasting.calibration import CalibratedBootstrap, Spread, calibrate, check_interval
 from benchcast.forecasting.intervals import DEFAULT_REPLICATES, Bootstrap, bootstrap, check_replicates
 from benchcast.laws.fitted import LOG_FLOPS_RANGE
+from benchcast.utils.streams import point_rng
+
+PLAN_STREAM = 11  # purpose tag of plan's extrapolation errors (utils.streams)
 
 
 def check_level(level: float) -> float:
@@ -155,7 +158,8 @@ def plan(
         shifts = np.ones(len(thetas))
         if isinstance(boot, CalibratedBootstrap) and np.isfinite(needed) and not solve_k:
             distance = max(float(np.log10(needed / result.points["flops"].max())), 0.0)
-            eps = np.random.default_rng([seed, 11]).standard_normal(len(thetas))
+            # a stream of its own: [seed, 11] was bootstrap replicate 11's resample stream
+            eps = point_rng(seed, PLAN_STREAM, ()).standard_normal(len(thetas))
             shifts = np.exp(-boot.spread.tau * distance * eps)
             out["interval"], out["extrapolation"] = "extrapolation", boot.spread.to_dict()
         else:
