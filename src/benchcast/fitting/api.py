@@ -32,11 +32,11 @@ def _drop_reasons(law: Law, rows: pd.DataFrame, spec: FitSpec) -> np.ndarray:
     return reasons
 
 
-def fit_rows(rows: pd.DataFrame, spec: FitSpec, *, start: np.ndarray | None = None, quiet: bool = False) -> FitResult:
+def fit_rows(rows: pd.DataFrame, spec: FitSpec, *, quiet: bool = False) -> FitResult:
     """Fit ``spec`` (resolved by :func:`design`) on prepared rows: the engine plus every diagnostic.
 
-    ``start`` warm-starts the search; ``quiet`` makes a light refit for bootstraps: no
-    FitWarnings, no standard errors, no data fingerprint.
+    ``quiet`` makes a light refit (inner and bootstrap fits): no FitWarnings, no standard errors,
+    no data fingerprint.
     """
     law = get_law(spec.law)
     reasons = _drop_reasons(law, rows, spec)
@@ -61,7 +61,6 @@ def fit_rows(rows: pd.DataFrame, spec: FitSpec, *, start: np.ndarray | None = No
         loss=spec.loss,
         huber_delta=spec.huber_delta,
         seed=spec.seed,
-        start=start,
         with_stderr=not quiet,
     )
     predict_X = {c: X[c] for c in law.covariates}

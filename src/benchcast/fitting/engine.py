@@ -54,7 +54,6 @@ SETTLE_ITERATIONS = 60  # batched Levenberg-Marquardt steps before each replicat
 WINDOW = 10  # iterations over which batched Levenberg-Marquardt judges its progress
 N_REFINE = 8  # starts refined one by one (more are first settled by a batched Levenberg-Marquardt)
 FINISH_EVALUATIONS = 300  # trust-region budget of a fit's finish
-WARM_EVALUATIONS = 60  # trust-region budget of a refit warm-started by the caller (fit_rows(start=...))
 ROBUST_STEPS = 6  # reweighted steps of the linear parameters towards the Huber optimum (screening)
 N_FINISH_MULTIMODAL = 3  # a multimodal law's best refined points each get the trust-region finish
 N_POOL = 32  # a multimodal law's replicates: screened candidates of the full data each replicate starts from
@@ -468,14 +467,9 @@ def _minimize_law(
     n_screen: int | None = None,
     n_polish: int | None = -1,
     fixed: dict[str, float] | None = None,
-    start: np.ndarray | None = None,
     with_stderr: bool = True,
 ) -> Optimum:
-    """Fit ``law`` to targets ``y`` (already in the law's target space).
-
-    ``start`` (natural units) warm-starts a refit from a known optimum, e.g. a bootstrap
-    replicate from the full-data fit: the search is then that one start, polished and finished.
-    """
+    """Fit ``law`` to targets ``y`` (already in the law's target space)."""
     loss = loss or law.loss
     delta = law.huber_delta if huber_delta is None else huber_delta
     if loss not in ("lsq", "huber"):
@@ -500,11 +494,7 @@ def _minimize_law(
             )
     presolved = law.presolve(X, y)
     problem = Problem(law, X, y, loss, delta, fixed={**presolved, **(fixed or {})})
-    if start is not None:
-        starts = np.clip(problem.internal(np.atleast_2d(start)), problem.lower, problem.upper)
-        n_screen, n_polish = 0, 1
-    else:
-        starts = np.clip(problem.internal(np.atleast_2d(law.initial_guesses(X, y))), problem.lower, problem.upper)
+    starts = np.clip(problem.internal(np.atleast_2d(law.initial_guesses(X, y))), problem.lower, problem.upper)
     ranked = _ranked(problem, starts, law.n_screen if n_screen is None else n_screen, seed)
     n_polish = law.n_polish if n_polish == -1 else n_polish
     chosen = ranked if n_polish is None else ranked[:n_polish]
@@ -512,21 +502,20 @@ def _minimize_law(
         (lo if np.isfinite(lo) else None, hi if np.isfinite(hi) else None)
         for lo, hi in zip(problem.lower, problem.upper, strict=True)
     ]
-    if start is None and len(chosen) > N_REFINE:
+    if len(chosen) > N_REFINE:
         # many starts (a grid polished in full, as nd's): one batched Levenberg-Marquardt brings
         # each to the floor of its basin, and only the best few are refined one by one
         settled, settled_loss, _ = problem.batched_lm(chosen)
         chosen = settled[np.argsort(settled_loss, kind="stable")[:N_REFINE]]
     refined, settled_best = [], None
-    if start is None and law.n_settle:
+    if law.n_settle:
         # a second local search from the best screened starts: it can end in other basins than
         # L-BFGS-B's (lower on some data, higher on others); its best point gets its own path below
         points, values, _ = problem.batched_lm(
             ranked[: law.n_settle], max_iterations=POOL_ITERATIONS, ftol=1e-12, xtol=1e-12
         )
         settled_best, settled_value = points[int(np.argmin(values))], float(np.min(values))
-    # a warm start is already in the right basin: the trust-region finish alone refines it
-    for initial in chosen if start is None else []:
+    for initial in chosen:
         res = minimize(
             problem.value_and_grad,
             initial,
@@ -543,16 +532,12 @@ def _minimize_law(
                 f"L-BFGS-B: {res.message}",
             )
         )
-    if start is not None:
-        refined.append((float(problem.objective(chosen[0])), chosen[0], True, "warm start"))
     refined.sort(key=lambda item: item[0])
-    budget = FINISH_EVALUATIONS if start is None else WARM_EVALUATIONS
-    n_finish = N_FINISH_MULTIMODAL if law.multimodal and start is None else N_FINISH
-    finished = [problem.finish(u, budget) for _, u, _, _ in refined[:n_finish]]
+    n_finish = N_FINISH_MULTIMODAL if law.multimodal else N_FINISH
+    finished = [problem.finish(u) for _, u, _, _ in refined[:n_finish]]
     best = min(refined + finished, key=_lowest)
-    if start is None:
-        best = _refine_further(problem, best)
-    if law.multimodal and start is None:
+    best = _refine_further(problem, best)
+    if law.multimodal:
         best = _continue(problem, best)
     if settled_best is not None and settled_value < best[0]:
         # the settled search's best point, finished and continued on its own path: it competes

@@ -26,8 +26,8 @@ to forecast, and a local refit from it stays in the basin they chose. Measured o
 starts made ``bnsl_monotone``'s inner forecasts closer to the truth on 10 of the 11 benchmarks with
 a spread (mean absolute log error) and its error per decade smaller on 9 (Winogrande 0.052 against
 0.127 cold, GSM8K 0.23 against 0.64): the spread was estimated from forecasts that had partly seen
-their answers. An inner refit that does not converge is kept (it is the
-forecast the method makes there) and counted in the spread's ``n_unconverged``.
+their answers. An inner refit that does not converge is kept (it is the forecast the method makes
+there) and counted in the spread's ``n_unconverged``.
 """
 
 from __future__ import annotations
