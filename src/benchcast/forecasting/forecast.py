@@ -14,9 +14,7 @@ from benchcast.fitting.result import FitResult
 from benchcast.forecasting.calibration import CalibratedBootstrap, Spread, calibrate, check_interval
 from benchcast.forecasting.intervals import DEFAULT_REPLICATES, Bootstrap, bootstrap, check_replicates
 from benchcast.laws.fitted import LOG_FLOPS_RANGE
-from benchcast.utils.streams import point_rng
-
-PLAN_STREAM = 11  # purpose tag of plan's extrapolation errors (utils.streams)
+from benchcast.utils.streams import PLAN_STREAM, point_rng
 
 
 def check_level(level: float) -> float:

@@ -40,13 +40,12 @@ from benchcast.fitting.engine import huber, minimize_law, refit_weighted, single
 from benchcast.fitting.result import FitResult
 from benchcast.laws import get_law, to_score, to_target
 from benchcast.utils.parallel import parallel_map, resolve_jobs
-from benchcast.utils.streams import point_rng
+from benchcast.utils.streams import RESIDUAL_STREAM, point_rng
 
 DEFAULT_REPLICATES = 1000
 CHEAP_IN_PROCESS = 2000  # replicates of a batched or closed-form law refitted in this process, not a pool
 MIN_REPLICATES = 10  # fewer draws cannot place the tails of a 90 % interval
 LEVELS = (0.5, 0.9)
-RESIDUAL_STREAM = 2**31 - 1  # purpose tag of the residual draws' streams
 
 
 def check_replicates(n_boot, *, allow_zero: bool) -> int:
@@ -234,9 +233,9 @@ class Bootstrap:
         n, p = residuals.size, law.n_params
         residuals = (residuals - residuals.mean()) * np.sqrt(n / max(n - p, 1))
         names = sorted(X)
-        points = np.column_stack([np.broadcast_to(np.asarray(X[c], float), shape[1:]).ravel() for c in names])
-        out = np.empty((shape[0], len(points)))
-        for j, point in enumerate(points):
+        queried = np.column_stack([np.broadcast_to(np.asarray(X[c], float), shape[1:]).ravel() for c in names])
+        out = np.empty((shape[0], len(queried)))
+        for j, point in enumerate(queried):
             out[:, j] = point_rng(self.seed, RESIDUAL_STREAM, point).choice(residuals, size=shape[0], replace=True)
         return out.reshape(shape)
 

@@ -5,6 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
+# purpose tags, one per kind of draw (in one place, so that no two kinds share a stream)
+EPS_STREAM = 7  # calibration: extrapolation errors of each queried point
+PLAN_STREAM = 11  # plan: extrapolation errors of the replicates' solutions
+RESIDUAL_STREAM = 2**31 - 1  # bootstrap: residuals added to each queried point
+
 
 def point_rng(seed: int, purpose: int, values) -> np.random.Generator:
     """A generator for one queried point: seeded by ``seed``, a ``purpose`` tag and the point's own
