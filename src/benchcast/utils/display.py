@@ -1,0 +1,83 @@
+"""One way for every result type to show itself: ``to_dict()`` for JSON, ``str()`` for the
+terminal, ``_repr_html_()`` for a notebook (the manner of lmfit's ``ModelResult``).
+
+A result subclasses :class:`ResultView` and implements ``to_dict`` and ``to_frame`` (its table:
+one row per point, law, benchmark...); ``title`` and ``notes`` add a heading and the sentences a
+reader needs beside the table (how many replicates, what was refused and why)."""
+
+from __future__ import annotations
+
+import html
+import math
+
+import numpy as np
+import pandas as pd
+
+
+def format_cell(value) -> str:
+    """A table cell as a person reads it: 4 significant digits, '-' where a value does not exist."""
+    if value is None or value is pd.NA:
+        return "-"
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        if not math.isfinite(value):
+            return "-" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+        return f"{value:.4g}"
+    return str(value)
+
+
+def text_table(frame: pd.DataFrame) -> str:
+    """A plain, aligned text table (no index)."""
+    if frame.empty:
+        return "(no rows)"
+    header = [str(c) for c in frame.columns]
+    rows = [[format_cell(v) for v in record] for record in frame.itertuples(index=False, name=None)]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+    return "\n".join(lines)
+
+
+def html_table(frame: pd.DataFrame) -> str:
+    """An HTML table with every cell escaped and formatted as in :func:`text_table`."""
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(format_cell(v))}</td>" for v in record) + "</tr>"
+        for record in frame.itertuples(index=False, name=None)
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+class ResultView:
+    """Mixin for result types. Subclasses implement :meth:`to_dict` and :meth:`to_frame`."""
+
+    def to_dict(self) -> dict:
+        """JSON-ready content (what ``--json`` prints)."""
+        raise NotImplementedError
+
+    def to_frame(self) -> pd.DataFrame:
+        """The result's table."""
+        raise NotImplementedError
+
+    @property
+    def title(self) -> str:
+        """A one-line heading."""
+        return type(self).__name__
+
+    @property
+    def notes(self) -> list[str]:
+        """Sentences printed under the table."""
+        return []
+
+    def __str__(self) -> str:
+        parts = [self.title, text_table(self.to_frame())]
+        parts += list(self.notes)
+        return "\n".join(parts)
+
+    def _repr_html_(self) -> str:
+        notes = "".join(f"<p>{html.escape(n)}</p>" for n in self.notes)
+        return f"<div><strong>{html.escape(self.title)}</strong>{html_table(self.to_frame())}{notes}</div>"
