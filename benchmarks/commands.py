@@ -66,7 +66,7 @@ LOSS_WORKER = r"""
 import json, sys, warnings
 import benchcast as bc
 try:  # this tree: jobs are Job objects run by _run
-    from benchcast.evaluation.reproduce import _run, plan_jobs
+    from benchcast.studies.krajewski2025 import _run, plan_jobs
     key_of = lambda job: job.key
 except ImportError:  # the previous release: tuples run by _job
     from benchcast.reproduce import _job as _run, plan_jobs

@@ -16,7 +16,7 @@ from benchcast.evaluation.backtest import (
     split,
     sweep,
 )
-from benchcast.evaluation.metrics import coverage, mae, mre, r2, rmse
+from benchcast.fitting.metrics import coverage, mae, mre, r2, rmse
 
 
 def test_metrics_hand_computed():

@@ -160,7 +160,7 @@ def test_bench_cli_json_and_outputs(tmp_path):
 
 
 def test_presets_hold_the_issue_settings(apple_path):
-    from benchcast.evaluation.bench import preset_dataset
+    from benchcast.studies.presets import preset_dataset
 
     dclm = preset_dataset("apple-dclm", apple_path)
     assert len(dclm.benchmarks) == 12 and dclm.cutoffs == (6e21,) and (dclm.tpr, dclm.min_flops) == (20.0, 3e18)

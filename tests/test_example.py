@@ -5,7 +5,8 @@ import sys
 import numpy as np
 import pandas as pd
 
-from benchcast.data.example import example_path, generate_ladder, load_example, run_example
+from benchcast.data.example import example_path, generate_ladder, load_example
+from benchcast.studies.example import run_example
 
 
 def test_bundled_ladder_is_reproducible():

@@ -27,7 +27,7 @@ def test_the_command_line_starts_without_the_modules_it_does_not_need():
     for module in (
         "benchcast.evaluation.backtest",
         "benchcast.evaluation.bench",
-        "benchcast.evaluation.reproduce",
+        "benchcast.studies.krajewski2025",
         "benchcast.forecasting.intervals",
         "benchcast.forecasting.selection",
         "benchcast.generative.kscan",

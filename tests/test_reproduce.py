@@ -12,8 +12,8 @@ import pytest
 
 import benchcast as bc
 from benchcast.evaluation.backtest import usable_errors
-from benchcast.evaluation.diagnostics import benchmark_average
-from benchcast.evaluation.reproduce import (
+from benchcast.studies.proxy import benchmark_average
+from benchcast.studies.krajewski2025 import (
     ACC_NORM,
     BNSL,
     CONSTRAINED_BNSL,
@@ -167,7 +167,7 @@ def test_cli_reduced_reproduction(apple_path, tmp_path):
 
 @pytest.mark.slow
 def test_reproduction_skips_benchmarks_the_data_lacks(apple):
-    from benchcast.evaluation.reproduce import reproduce_krajewski2025
+    from benchcast.studies.krajewski2025 import reproduce_krajewski2025
 
     with pytest.raises(bc.BenchcastError, match="none of the study's benchmarks is in the data"):
         reproduce_krajewski2025(apple, benchmarks=[("made_up", "acc")], n_jobs=1, progress=False)
@@ -182,3 +182,21 @@ def test_reproduction_skips_benchmarks_the_data_lacks(apple):
     )
     assert "made_up (acc): not in the data, skipped" in list(result.tables["skipped"]["skipped"])
     assert list(result.tables["direct"]["benchmark"])[0] == "sciq"
+
+
+def test_reproduce_refuses_data_on_which_no_protocol_runs(tmp_path):
+    """The paper's benchmarks at another TPR only: every job fails, so the command says why and exits 2
+    instead of writing a folder of empty tables."""
+    from benchcast.data.example import example_path
+
+    ladder = pd.read_csv(example_path())
+    ladder["tokens"] = ladder["params"] * 10
+    ladder = ladder.drop(columns="flops")
+    path = tmp_path / "tpr10.csv"
+    ladder.to_csv(path, index=False)
+    out = tmp_path / "repro"
+    cmd = [sys.executable, "-m", "benchcast", "reproduce", "krajewski2025", "--data", str(path), "--out", str(out)]
+    done = subprocess.run([*cmd, "--n-boot", "0", "-j", "1"], capture_output=True, text=True)
+    assert done.returncode == 2, done.stderr
+    assert "no protocol of the study could run" in done.stderr and "Traceback" not in done.stderr
+    assert not out.exists()

@@ -47,7 +47,7 @@ def example_command(
     json: Json = False,
 ) -> None:
     """Run the main job on the bundled synthetic ladder: fit, backtest, forecast, plot."""
-    from benchcast.data.example import run_example
+    from benchcast.studies.example import run_example
 
     summary = run_example(out, law)
     if json:

@@ -1,5 +1,6 @@
 """CLI command ``bench``: rolling-origin benchmark of forecasting strategies."""
 
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -22,6 +23,13 @@ def _pairs(items: list[str] | None) -> tuple[tuple[str, str], ...] | None:
             raise BenchcastError(f"--benchmark takes 'benchmark:metric' (e.g. arc_easy:acc_norm), got {item!r}.")
         pairs.append((bench, metric))
     return tuple(pairs)
+
+
+def preset_folders() -> list[str]:
+    """Where a preset's data file is looked for when --data does not give it: $BENCHCAST_DATA, then
+    the shared data folder of a checkout (this repository's layout, run from its root or beside it)."""
+    env = [os.environ["BENCHCAST_DATA"]] if os.environ.get("BENCHCAST_DATA") else []
+    return [*env, "shared/data/apple-downstream", "../shared/data/apple-downstream"]
 
 
 @app.command("bench")
@@ -65,14 +73,16 @@ def bench_command(
     json: Json = False,
 ) -> None:
     """Rolling-origin backtests of forecasting strategies: error, interval coverage and width."""
-    from benchcast.evaluation.bench import Dataset, bench, ladder, preset_dataset, score_benchmarks, write_outputs
+    from benchcast.evaluation.bench import Dataset, bench, ladder, score_benchmarks, write_outputs
+    from benchcast.studies.presets import locate, preset_dataset
     from benchcast.evaluation.strategies import DEFAULT_CANDIDATES, FIXED_LAWS
     from benchcast.forecasting.intervals import check_replicates
 
     check_replicates(n_boot, allow_zero=False)
     datasets = []
     for name in preset or []:
-        datasets.append(preset_dataset(name, data[0] if data and len(preset) == 1 and len(data) == 1 else None))
+        given = data[0] if data and len(preset) == 1 and len(data) == 1 else None
+        datasets.append(preset_dataset(name, given or locate(name, preset_folders())))
     if not preset:
         for i, path in enumerate(data or []):
             fmt = format[i] if format and i < len(format) else "auto"

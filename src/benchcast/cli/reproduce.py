@@ -25,7 +25,7 @@ def _print(frame: pd.DataFrame, title: str, columns: list[str] | None = None) ->
 
 
 def _select(names: list[str] | None) -> tuple:
-    from benchcast.evaluation.reproduce import BENCHMARKS
+    from benchcast.studies.krajewski2025 import BENCHMARKS
 
     if not names:
         return BENCHMARKS
@@ -61,7 +61,7 @@ def reproduce_command(
     if study not in STUDIES:
         raise BenchcastError(f"unknown study {study!r}; available: {', '.join(STUDIES)}.")
     from benchcast.evaluation.backtest import SWEEP_THRESHOLDS, check_thresholds
-    from benchcast.evaluation.reproduce import DIRECT_LAWS, TABLES, reproduce_krajewski2025
+    from benchcast.studies.krajewski2025 import DIRECT_LAWS, TABLES, reproduce_krajewski2025
 
     thresholds = check_thresholds(sweep_threshold) if sweep_threshold else SWEEP_THRESHOLDS
     result = reproduce_krajewski2025(
@@ -90,7 +90,7 @@ def reproduce_command(
     _print(t["average"], TABLES["average"], ["set", "loss", "paper", "runs_fitted", *usable, "A", "alpha", "converged"])
     _print(t["proxy"], TABLES["proxy"], ["benchmark", "proxy", "n", "r2", "rmse"])
     _print(t["critical_thresholds"], TABLES["critical_thresholds"])
-    from benchcast.evaluation.reproduce import PROTOCOL
+    from benchcast.studies.krajewski2025 import PROTOCOL
 
     console.print(escape(f"success: {PROTOCOL['success']}.\ncritical threshold: {PROTOCOL['critical_threshold']}."))
     console.print(escape(f"{PROTOCOL['usable']}."))

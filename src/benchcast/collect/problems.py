@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchcast.data.readers import read_frame
+from benchcast.data.files import read_frame
 from benchcast.errors import DataError, did_you_mean
 
 # Built-in few-shot-free templates: {question} is the problem text; the gold solution follows.

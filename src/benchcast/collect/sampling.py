@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from benchcast.collect import store
-from benchcast.collect.grading import extract_answer, grade
+from benchcast.data.grading import extract_answer, grade
 from benchcast.collect.models import BACKENDS, load_transformers, load_vllm, require
 from benchcast.utils.progress import track
 

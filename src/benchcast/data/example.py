@@ -13,8 +13,8 @@ gsm8k       exact_match 0        536     0.12     1319
 
 Runs: 14 sizes N from 20M to 4B parameters at 20 tokens per parameter (C = 6 N D, 4.8e16 to
 1.9e21 FLOPs), plus a replicate (another seed) at three sizes. Scores are Binomial(problems, Q)
-/ problems, seeded. :func:`run_example` fits each benchmark below 2e20 FLOPs and forecasts the
-larger runs.
+/ problems, seeded. :func:`benchcast.studies.example.run_example` fits each benchmark below 2e20 FLOPs and
+forecasts the larger runs.
 """
 
 from __future__ import annotations
@@ -79,54 +79,5 @@ def load_example() -> pd.DataFrame:
     return read_tidy(example_path())
 
 
-if __name__ == "__main__":  # regenerate the bundled file: python -m benchcast.example
+if __name__ == "__main__":  # regenerate the bundled file: python -m benchcast.data.example
     generate_ladder().to_csv(example_path(), index=False, float_format="%.10g")
-
-
-def run_example(out_dir: str | Path = "benchcast-example", law: str = "power") -> dict:
-    """The main job end to end: fit each benchmark below the threshold, forecast the larger
-    runs, report errors, save the fits and a figure. Returns a JSON-ready summary."""
-    from benchcast.evaluation.backtest import backtest
-    from benchcast.fitting.api import FitSpec
-    from benchcast.plots.figures import curve, draw_backtest, flops_grid, panel_grid, save_figure
-
-    out_dir = Path(out_dir)
-    table = load_example()
-    results, forecasts = [], []
-    fig, axes = panel_grid(len(TRUE_LAWS))
-    for ax, (bench, (metric, *_)) in zip(axes, TRUE_LAWS.items(), strict=True):
-        bt = backtest(table, FitSpec(law=law, benchmark=bench, metric=metric), threshold=EXAMPLE_THRESHOLD)
-        bt.fit.save(out_dir / f"fit-{bench}.json")
-        test = bt.predictions[bt.predictions["side"] == "test"]
-        for row in test.itertuples():
-            forecasts.append(
-                {
-                    "benchmark": bench,
-                    "run": row.run,
-                    "flops": row.flops,
-                    "true": row.true,
-                    "predicted": row.predicted,
-                    "truth_law": float(true_score(bench, row.flops)),
-                }
-            )
-        results.append({"benchmark": bench, "metric": metric, "params": bt.fit.params, **bt.metrics})
-        grid = flops_grid(bt.predictions)
-        draw_backtest(
-            ax,
-            bt.predictions,
-            {law: curve(bt.fit, grid)},
-            f"{bench} ({metric})",
-            EXAMPLE_THRESHOLD,
-            dropped=bt.fit.dropped,
-        )
-        ax.plot(grid, true_score(bench, grid), color="0.5", ls=":", lw=1, label="true law")
-        ax.legend(fontsize=6)  # every panel: each has its own dropped runs and reasons
-    figure = save_figure(fig, out_dir / "example.png")
-    return {
-        "law": law,
-        "threshold": EXAMPLE_THRESHOLD,
-        "benchmarks": results,
-        "forecasts": forecasts,
-        "figure": str(figure),
-        "out_dir": str(out_dir),
-    }

@@ -12,7 +12,7 @@ correctness is counted per generation:
 3. several generations are graded against ``target``: by exact match with lm-eval's
    normalisation (``regexes_to_ignore``, ``ignore_case``, ``ignore_punctuation``,
    ``ignore_numbers``, read from the task's ``metric_list`` in the results file beside it), else
-   by the math grader of :mod:`benchcast.collect.grading`. A grader is used only if it reproduces
+   by the math grader of :mod:`benchcast.data.grading`. A grader is used only if it reproduces
    the score lm-eval stored for every document; otherwise the file is refused, since per-generation
    correctness cannot then be determined. Counts are never inferred from a mean.
 
@@ -110,7 +110,7 @@ def exact_match_grader(options: dict) -> Callable[[str, object], bool]:
 
 
 def math_grader(prediction: str, target: object) -> bool:
-    from benchcast.collect.grading import extract_answer, grade
+    from benchcast.data.grading import extract_answer, grade
 
     targets = target if isinstance(target, list) else [target]
     return any(grade(extract_answer(str(prediction)), extract_answer(str(t)) or str(t)) for t in targets)

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from benchcast.data.files import read_frame
 from benchcast.data.table import SIZE_ALIASES
 from benchcast.errors import DataError
 
@@ -117,8 +118,6 @@ def read_metadata(path: str | Path) -> RunMetadata:
     if path.suffix.lower() in (".yaml", ".yml"):
         records, settings = _records_from_yaml(path)
     else:
-        from benchcast.data.readers import read_frame
-
         records, settings = read_frame(path, "run metadata").to_dict("records"), {}
     rows = []
     for index, record in enumerate(records):

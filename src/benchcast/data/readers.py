@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from benchcast.data.files import read_frame, read_frame_header
 from benchcast.data.lm_eval import read_lm_eval
 from benchcast.data.metadata import read_metadata
 from benchcast.data.table import SIZE_ALIASES, require_names, validate
@@ -27,30 +28,6 @@ ALIASES = {
     "run_id": "run",
 }
 APPLE_COLUMNS = {"tokens", "benchmark", "metric_type", "score", "tpr"}
-
-
-def read_frame(path: Path, what: str = "a table") -> pd.DataFrame:
-    """Any CSV, Parquet or JSON-lines file as a DataFrame; every error names the file."""
-    path = Path(path)
-    if not path.exists():
-        raise DataError(f"{path}: no such file.")
-    if path.is_dir():
-        raise DataError(f"{path}: is a folder; expected {what} (a CSV, Parquet or JSON-lines file).")
-    suffix = path.suffix.lower()
-    try:
-        if path.stat().st_size == 0:
-            raise DataError(f"{path}: the file is empty; expected {what}.")
-        if suffix in (".parquet", ".pq"):
-            return pd.read_parquet(path)
-        if suffix in (".jsonl", ".ndjson", ".json"):
-            return pd.read_json(path, lines=True, encoding="utf-8")
-        return pd.read_csv(path, encoding="utf-8")
-    except pd.errors.EmptyDataError as exc:
-        raise DataError(f"{path}: holds no columns; expected {what} ({exc}).") from exc
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{path}: not UTF-8 text; expected {what} ({exc}).") from exc
-    except (ValueError, OSError, ImportError) as exc:
-        raise DataError(f"{path}: could not be read as {what} ({exc}).") from exc
 
 
 def read_tidy(path: str | Path, columns: dict[str, str] | None = None) -> pd.DataFrame:
@@ -162,17 +139,6 @@ def detect_format(path: Path) -> str:
     else:
         header = set(read_frame_header(path))
     return "apple" if APPLE_COLUMNS <= header else "tidy"
-
-
-def read_frame_header(path: Path) -> list[str]:
-    try:
-        return list(pd.read_csv(path, nrows=0, encoding="utf-8").columns)
-    except pd.errors.EmptyDataError as exc:
-        raise DataError(f"{path}: the file is empty; expected a CSV with a header.") from exc
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{path}: not UTF-8 text ({exc}).") from exc
-    except (ValueError, OSError) as exc:
-        raise DataError(f"{path}: could not be read ({exc}).") from exc
 
 
 def load(

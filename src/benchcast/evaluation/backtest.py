@@ -17,7 +17,7 @@ from scipy.optimize import minimize
 
 from benchcast.errors import BenchcastError, InsufficientDataError
 from benchcast.evaluation import DEFAULT_THRESHOLD, PROTOCOLS
-from benchcast.evaluation.metrics import coverage, mae, mre, r2, rmse, usable_points
+from benchcast.fitting.metrics import coverage, mae, mre, r2, rmse, usable_points
 from benchcast.fitting.api import fit_rows
 from benchcast.fitting.result import FitResult
 from benchcast.fitting.spec import FitSpec, design

@@ -18,8 +18,7 @@ import pandas as pd
 from benchcast.data.table import is_score_metric, parse_metric, select
 from benchcast.errors import BenchcastError, SelectionError
 from benchcast.evaluation import strategies as st
-from benchcast.evaluation.metrics import coverage, mae, mre
-from benchcast.evaluation.reproduce import BENCHMARKS
+from benchcast.fitting.metrics import coverage, mae, mre
 from benchcast.fitting.spec import FitSpec
 from benchcast.forecasting import calibration as cal
 from benchcast.utils.parallel import parallel_map
@@ -425,52 +424,3 @@ def plot_bench(predictions: pd.DataFrame, path: str | Path, bins: int = 6) -> Pa
         ax.set(xlabel="decades of extrapolation", ylabel="coverage", title=f"{pct} % interval coverage", ylim=(0, 1.02))
     axes[0].legend(fontsize=7)
     return save_figure(fig, path)
-
-
-# -- presets: the settings of the issue, in one command --------------------------------------
-
-APPLE_12 = BENCHMARKS  # the twelve benchmarks of the Krajewski et al. 2025 reproduction
-# C4: the 7 general benchmarks and TriviaQA, which has 13 training runs (3e18..2e21) above chance +
-# 0.05 on C4 against WebQS's 5 (chosen on the training side only, before any forecast was made)
-APPLE_C4_8 = (*APPLE_12[:7], ("triviaqa_1shot", "exact_match"))
-PRESETS = {
-    "apple-dclm": {
-        "file": "metrics_dclm_data_mixture.subset.csv",
-        "benchmarks": APPLE_12,
-        "cutoffs": (6e21,),
-        "tpr": 20.0,
-        "min_flops": 3e18,
-    },
-    "apple-c4": {
-        "file": "metrics_c4_mixture.subset.csv",
-        "benchmarks": APPLE_C4_8,
-        "cutoffs": (2e21,),
-        "tpr": 20.0,
-        "min_flops": 3e18,
-    },
-}
-DATA_DIRS = ("shared/data/apple-downstream", "../shared/data/apple-downstream")
-
-
-def preset_dataset(name: str, data: str | Path | None = None) -> Dataset:
-    """A preset's data set; ``data`` is the Apple CSV (default: looked up under ``DATA_DIRS`` and
-    ``$BENCHCAST_DATA``)."""
-    import os
-
-    from benchcast.data.readers import load
-
-    if name not in PRESETS:
-        raise BenchcastError(f"unknown preset {name!r}; expected one of {', '.join(PRESETS)}.")
-    preset = PRESETS[name]
-    if data is None:
-        roots = [os.environ["BENCHCAST_DATA"]] if os.environ.get("BENCHCAST_DATA") else []
-        candidates = [Path(root) / preset["file"] for root in (*roots, *DATA_DIRS)]
-        found = [path for path in candidates if path.is_file()]
-        if not found:
-            raise BenchcastError(
-                f"preset {name!r} needs the Apple file {preset['file']}; looked in "
-                f"{', '.join(str(c.parent) for c in candidates)}. Give it with --data FILE."
-            )
-        data = found[0]
-    table = load(data, "apple")
-    return Dataset(name, table, preset["benchmarks"], preset["cutoffs"], preset["tpr"], preset["min_flops"])

@@ -28,7 +28,7 @@ import pandas as pd
 
 from benchcast.errors import BenchcastError
 from benchcast.evaluation.backtest import predict_rows
-from benchcast.evaluation.metrics import usable_points
+from benchcast.fitting.metrics import usable_points
 from benchcast.fitting.api import fit_rows
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting import calibration as cal
@@ -196,6 +196,6 @@ def blend(outcomes: dict[str, LawOutcome], weights: pd.Series) -> tuple[np.ndarr
 
 
 def usable(outcomes: dict[str, LawOutcome], weights: pd.Series, true: np.ndarray, benchmark: str) -> np.ndarray:
-    """Held-out points far enough above chance (:data:`benchcast.evaluation.metrics.USABLE`)."""
+    """Held-out points far enough above chance (:data:`benchcast.fitting.metrics.USABLE`)."""
     q_rand = next(iter(outcomes.values())).q_rand if outcomes else 0.0
     return usable_points(true, q_rand, benchmark)

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from benchcast.errors import FitWarning, InsufficientDataError, SelectionError
-from benchcast.evaluation.metrics import r2, rmse
+from benchcast.fitting.metrics import r2, rmse
 from benchcast.fitting.engine import minimize_law
 from benchcast.fitting.result import FitResult, fingerprint
 from benchcast.fitting.spec import FitSpec, design

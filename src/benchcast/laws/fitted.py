@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.optimize import brentq
 
 from benchcast.errors import BenchcastError, FitWarning
-from benchcast.laws.base import Law
+from benchcast.laws.transforms import to_score
+
+if TYPE_CHECKING:
+    from benchcast.laws.base import Law
 
 LOG_FLOPS_RANGE = (np.log(1e10), np.log(1e40))  # where compute needed for a target is searched
 MAX_K = 10**9  # largest number of attempts searched when solving for k
@@ -126,7 +130,5 @@ class FittedLaw:
 
 
 def to_unclipped(law: Law, theta: np.ndarray, X: dict, q_rand: float) -> np.ndarray:
-    from benchcast.laws.base import to_score
-
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         return to_score(law.target, law.forward(np.asarray(theta, float), X), q_rand)

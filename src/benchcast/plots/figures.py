@@ -160,25 +160,19 @@ def curve(result, grid: np.ndarray):
 
 
 def plot_sweep(
-    frame: pd.DataFrame, path: str | Path, success_mre: float = 10.0, critical: list[dict] | None = None
+    frame: pd.DataFrame, path: str | Path, critical: list[dict], success_mre: float = 10.0
 ) -> Path:
-    """MRE versus threshold, one panel per benchmark, one line per law; the success line and
-    each law's critical threshold (computed from the frame's successes when not given)."""
-    from benchcast.evaluation.backtest import critical_threshold
-
-    found = {(c["benchmark"], c["law"]): c["critical_threshold"] for c in critical or []}
+    """MRE versus threshold, one panel per benchmark, one line per law; the success line and each
+    law's critical threshold (``critical``: records with benchmark, law, critical_threshold)."""
+    found = {(c["benchmark"], c["law"]): c["critical_threshold"] for c in critical}
     benchmarks = list(dict.fromkeys(frame["benchmark"]))
     fig, axes = panel_grid(len(benchmarks))
     for ax, bench in zip(axes, benchmarks, strict=True):
         sub = frame[frame["benchmark"] == bench]
         for i, (law, rows) in enumerate(sub.groupby("law", sort=False)):
             ax.plot(rows["threshold"], rows["test_mre"], marker="o", ms=3, color=f"C{i}", label=law)
-            if (bench, law) in found:
-                t_crit = found[(bench, law)]
-            else:
-                ok = rows.dropna(subset=["test_mre"])
-                t_crit = critical_threshold(ok["threshold"], ok["test_mre"] < success_mre) if len(ok) else None
-            if t_crit:
+            t_crit = found.get((bench, law))
+            if t_crit is not None and np.isfinite(t_crit):  # a table holds a missing one as nan
                 ax.axvline(t_crit, color=f"C{i}", ls=":", lw=1.2, label=f"{law} critical T = {t_crit:.2g}")
         ax.axhline(success_mre, color="0.5", ls="--", lw=0.8, label=f"success: MRE < {success_mre:g} %")
         ax.set_xscale("log")

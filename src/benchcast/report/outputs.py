@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from benchcast.errors import DataError
-from benchcast.evaluation.metrics import mae, mre
+from benchcast.fitting.metrics import mae, mre
 from benchcast.plots.figures import draw_backtest, panel_grid
 from benchcast.report import html as h
 from benchcast.report.figures import png_data_uri

@@ -33,8 +33,8 @@ from benchcast.evaluation.backtest import (
     sweep,
 )
 from benchcast.evaluation.backtest import usable_errors as errors
-from benchcast.evaluation.diagnostics import benchmark_average, proxy_diagnostic
-from benchcast.evaluation.metrics import USABLE
+from benchcast.studies.proxy import benchmark_average, proxy_diagnostic
+from benchcast.fitting.metrics import USABLE
 from benchcast.fitting.spec import FitSpec
 from benchcast.utils.io import atomic_write_text, output_folder
 from benchcast.utils.jsonable import jsonable
@@ -364,6 +364,13 @@ def reproduce_krajewski2025(
     done = {job.key: out for job, out in zip(jobs, outcomes, strict=True) if isinstance(out, Backtest)}
     sweeps = {job.key: out for job, out in zip(jobs, outcomes, strict=True) if isinstance(out, Sweep)}
     failures = absent + [out for out in outcomes if isinstance(out, str)]
+    if not done and not any(len(s.table) for s in sweeps.values()):
+        # every protocol failed: a folder of empty tables would read as a study that ran
+        reasons = "; ".join(failures[:5]) + ("; ..." if len(failures) > 5 else "")
+        raise BenchcastError(
+            f"no protocol of the study could run on this data ({len(jobs)} jobs, none produced a result; the study "
+            f"needs its benchmarks at TPR {TPR:g} with runs above {THRESHOLD:.3g} FLOPs to forecast). Reasons: {reasons}"
+        )
     tables: dict[str, pd.DataFrame] = {"direct": _direct_table(done, benchmarks)}
 
     rows = []
@@ -430,7 +437,7 @@ def write_outputs(result: Reproduction, out_dir: Path) -> None:
         ),
     ]
     if not result.tables["sweep"].empty:
-        figures.append(plot_sweep(result.tables["sweep"], out_dir / "sweep.png"))
+        figures.append(plot_sweep(result.tables["sweep"], out_dir / "sweep.png", result.tables["critical_thresholds"].to_dict("records")))
     result.figures = [str(f) for f in figures]
     notes = {"protocol": PROTOCOL, "tables": {name: TABLES.get(name, "") for name in result.tables}}
     atomic_write_text(out_dir / "README.json", json.dumps(jsonable({**notes, "figures": result.figures}), indent=2))

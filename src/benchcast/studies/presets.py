@@ -1,0 +1,89 @@
+"""Bench presets: the Apple data sets with the settings the default strategy was chosen on.
+
+The data file is given by the caller (a file, or a folder that holds the preset's file): nothing
+here depends on where the package or the repository lies."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from benchcast.data.readers import load
+from benchcast.errors import BenchcastError, did_you_mean
+from benchcast.evaluation.bench import Dataset
+from benchcast.studies.krajewski2025 import BENCHMARKS
+
+APPLE_12 = BENCHMARKS  # the twelve benchmarks of the Krajewski et al. 2025 reproduction
+# C4: the 7 general benchmarks and TriviaQA, which has 13 training runs (3e18..2e21) above chance +
+# 0.05 on C4 against WebQS's 5 (chosen on the training side only, before any forecast was made)
+APPLE_C4_8 = (*APPLE_12[:7], ("triviaqa_1shot", "exact_match"))
+PRESETS = {
+    "apple-dclm": {
+        "file": "metrics_dclm_data_mixture.subset.csv",
+        "benchmarks": APPLE_12,
+        "cutoffs": (6e21,),
+        "tpr": 20.0,
+        "min_flops": 3e18,
+    },
+    "apple-c4": {
+        "file": "metrics_c4_mixture.subset.csv",
+        "benchmarks": APPLE_C4_8,
+        "cutoffs": (2e21,),
+        "tpr": 20.0,
+        "min_flops": 3e18,
+    },
+}
+
+
+def _preset(name: str) -> dict:
+    if name not in PRESETS:
+        raise BenchcastError(f"unknown preset {name!r}; expected one of {', '.join(PRESETS)}.{did_you_mean(name, PRESETS)}")
+    return PRESETS[name]
+
+
+def locate(name: str, folders: list[str | Path]) -> Path:
+    """The preset's data file in the first of ``folders`` that holds it.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`PRESETS`.
+    folders : list of path
+        Folders to look in, in order.
+
+    Returns
+    -------
+    Path
+        The file.
+    """
+    preset = _preset(name)
+    candidates = [Path(folder) / preset["file"] for folder in folders]
+    for path in candidates:
+        if path.is_file():
+            return path
+    raise BenchcastError(
+        f"preset {name!r} needs the Apple file {preset['file']}; looked in "
+        f"{', '.join(str(c.parent) for c in candidates) or 'no folder'}. Give it with --data FILE."
+    )
+
+
+def preset_dataset(name: str, data: str | Path) -> Dataset:
+    """A preset's data set, read from ``data``.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`PRESETS` (``apple-dclm``, ``apple-c4``).
+    data : path
+        The preset's Apple long-format CSV, or a folder holding it under its published name.
+
+    Returns
+    -------
+    Dataset
+        The table with the preset's benchmarks, cutoffs, TPR and compute floor.
+    """
+    preset = _preset(name)
+    path = Path(data)
+    if path.is_dir():
+        path = locate(name, [path])
+    table = load(path, "apple")
+    return Dataset(name, table, preset["benchmarks"], preset["cutoffs"], preset["tpr"], preset["min_flops"])

@@ -1,0 +1,1 @@
+"""Checks of user arguments at the API boundary."""
