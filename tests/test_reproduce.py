@@ -12,7 +12,6 @@ import pytest
 
 import benchcast as bc
 from benchcast.evaluation.backtest import usable_errors
-from benchcast.studies.proxy import benchmark_average
 from benchcast.studies.krajewski2025 import (
     ACC_NORM,
     BNSL,
@@ -21,6 +20,7 @@ from benchcast.studies.krajewski2025 import (
     compare_methods,
     plan_jobs,
 )
+from benchcast.studies.proxy import benchmark_average
 
 
 def test_paper_sets_and_k8_loss(apple):

@@ -74,9 +74,9 @@ def bench_command(
 ) -> None:
     """Rolling-origin backtests of forecasting strategies: error, interval coverage and width."""
     from benchcast.evaluation.bench import Dataset, bench, ladder, score_benchmarks, write_outputs
-    from benchcast.studies.presets import locate, preset_dataset
     from benchcast.evaluation.strategies import DEFAULT_CANDIDATES, FIXED_LAWS
     from benchcast.forecasting.intervals import check_replicates
+    from benchcast.studies.presets import locate, preset_dataset
 
     check_replicates(n_boot, allow_zero=False)
     datasets = []

@@ -63,10 +63,6 @@ class FitSpec:
         if self.huber_delta is not None and not self.huber_delta > 0:
             raise BenchcastError(f"huber_delta must be positive, got {self.huber_delta!r}.")
 
-    @property
-    def law_object(self) -> Law:
-        return get_law(self.law)
-
     def to_dict(self) -> dict:
         out = asdict(self)
         out["runs"] = list(self.runs) if self.runs is not None else None

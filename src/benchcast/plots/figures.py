@@ -159,9 +159,7 @@ def curve(result, grid: np.ndarray):
     return grid, result.fitted.score(X)
 
 
-def plot_sweep(
-    frame: pd.DataFrame, path: str | Path, critical: list[dict], success_mre: float = 10.0
-) -> Path:
+def plot_sweep(frame: pd.DataFrame, path: str | Path, critical: list[dict], success_mre: float = 10.0) -> Path:
     """MRE versus threshold, one panel per benchmark, one line per law; the success line and each
     law's critical threshold (``critical``: records with benchmark, law, critical_threshold)."""
     found = {(c["benchmark"], c["law"]): c["critical_threshold"] for c in critical}

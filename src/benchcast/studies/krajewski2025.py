@@ -33,9 +33,9 @@ from benchcast.evaluation.backtest import (
     sweep,
 )
 from benchcast.evaluation.backtest import usable_errors as errors
-from benchcast.studies.proxy import benchmark_average, proxy_diagnostic
 from benchcast.fitting.metrics import USABLE
 from benchcast.fitting.spec import FitSpec
+from benchcast.studies.proxy import benchmark_average, proxy_diagnostic
 from benchcast.utils.io import atomic_write_text, output_folder
 from benchcast.utils.jsonable import jsonable
 from benchcast.utils.parallel import parallel_map
@@ -368,8 +368,9 @@ def reproduce_krajewski2025(
         # every protocol failed: a folder of empty tables would read as a study that ran
         reasons = "; ".join(failures[:5]) + ("; ..." if len(failures) > 5 else "")
         raise BenchcastError(
-            f"no protocol of the study could run on this data ({len(jobs)} jobs, none produced a result; the study "
-            f"needs its benchmarks at TPR {TPR:g} with runs above {THRESHOLD:.3g} FLOPs to forecast). Reasons: {reasons}"
+            f"no protocol of the study could run on this data ({len(jobs)} jobs, none produced a result; the "
+            f"study needs its benchmarks at TPR {TPR:g} with runs above {THRESHOLD:.3g} FLOPs to forecast). "
+            f"Reasons: {reasons}"
         )
     tables: dict[str, pd.DataFrame] = {"direct": _direct_table(done, benchmarks)}
 
@@ -437,7 +438,11 @@ def write_outputs(result: Reproduction, out_dir: Path) -> None:
         ),
     ]
     if not result.tables["sweep"].empty:
-        figures.append(plot_sweep(result.tables["sweep"], out_dir / "sweep.png", result.tables["critical_thresholds"].to_dict("records")))
+        figures.append(
+            plot_sweep(
+                result.tables["sweep"], out_dir / "sweep.png", result.tables["critical_thresholds"].to_dict("records")
+            )
+        )
     result.figures = [str(f) for f in figures]
     notes = {"protocol": PROTOCOL, "tables": {name: TABLES.get(name, "") for name in result.tables}}
     atomic_write_text(out_dir / "README.json", json.dumps(jsonable({**notes, "figures": result.figures}), indent=2))

@@ -36,7 +36,9 @@ PRESETS = {
 
 def _preset(name: str) -> dict:
     if name not in PRESETS:
-        raise BenchcastError(f"unknown preset {name!r}; expected one of {', '.join(PRESETS)}.{did_you_mean(name, PRESETS)}")
+        raise BenchcastError(
+            f"unknown preset {name!r}; expected one of {', '.join(PRESETS)}.{did_you_mean(name, PRESETS)}"
+        )
     return PRESETS[name]
 
 
