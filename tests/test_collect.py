@@ -17,10 +17,10 @@ tokenizers = pytest.importorskip("tokenizers")
 torch.set_num_threads(1)  # two xdist workers on two cores: intra-op threads would only oversubscribe
 
 from benchcast.collect import distributed, store  # noqa: E402
-from benchcast.data.grading import extract_answer, grade  # noqa: E402
 from benchcast.collect.problems import load_problems  # noqa: E402
 from benchcast.collect.sampling import sample, to_counts  # noqa: E402
 from benchcast.collect.scoring import encode, gold_table, score_gold  # noqa: E402
+from benchcast.data.grading import extract_answer, grade  # noqa: E402
 from benchcast.errors import DataError  # noqa: E402
 
 CORPUS = [

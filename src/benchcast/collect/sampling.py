@@ -16,8 +16,8 @@ from pathlib import Path
 import pandas as pd
 
 from benchcast.collect import store
-from benchcast.data.grading import extract_answer, grade
 from benchcast.collect.models import BACKENDS, load_transformers, load_vllm, require
+from benchcast.data.grading import extract_answer, grade
 from benchcast.utils.progress import track
 
 KEY = ["model", "problem_id", "sample_id"]

@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchcast.data.lm_eval_samples import is_lm_eval_samples, read_lm_eval_samples
 from benchcast.data.files import read_frame
+from benchcast.data.lm_eval_samples import is_lm_eval_samples, read_lm_eval_samples
 from benchcast.errors import DataError
 
 COUNT_COLUMNS = ["run", "benchmark", "problem_id", "n", "c"]
