@@ -13,6 +13,7 @@ import numpy as np
 
 from benchcast.errors import BenchcastError
 from benchcast.laws.base import Law, Parameter, nnls_rows, register, safe_log, stack_jacobian
+from benchcast.laws.envelope import Envelope
 
 REF = "Schaeffer, Levi, Miranda, Koyejo 2025"
 
@@ -43,11 +44,8 @@ class _PassKLaw(Law):
             row = [coef[0]]
             for e, lg, c in zip(exponents, logs, coef[1:], strict=True):
                 row += [max(c, 1e-30) * np.exp(-e * lg.mean()), e]
-            starts.append(self._reorder(row))
+            starts.append(row)
         return np.array(starts)
-
-    def _reorder(self, row):
-        return row
 
     def limit(self, theta, q_rand, k=None):
         if np.all(theta[2::2] > 0):  # every exponent positive: only the floor E0 remains
@@ -101,9 +99,24 @@ class ParamsTokensLaw(_PassKLaw):
     def power_terms(self, X):
         return [-np.log(X["params"]), -np.log(X["tokens"])]
 
-    def envelope(self, theta):
-        from benchcast.generative.envelope import Envelope
+    def envelope(self, theta) -> Envelope:
+        """The compute-optimal envelope of this law at ``theta``.
 
+        Parameters
+        ----------
+        theta : array_like
+            (E0, N0, beta, D0, gamma).
+
+        Returns
+        -------
+        Envelope
+            The law with the N/D split of every budget chosen optimally.
+
+        Raises
+        ------
+        BenchcastError
+            If an exponent is zero: no finite optimal split exists.
+        """
         E0, N0, beta, D0, gamma = map(float, theta)
         if min(beta, gamma) <= 0:
             raise BenchcastError(
