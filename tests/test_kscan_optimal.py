@@ -11,8 +11,8 @@ from scipy.optimize import minimize_scalar
 
 import benchcast as bc
 from benchcast.evaluation.backtest import cutoff_backtest, settling
-from benchcast.laws.envelope import Envelope
 from benchcast.generative.kscan import kscan
+from benchcast.laws.envelope import Envelope
 
 
 def test_kscan_compute_on_humaneval(apple):
