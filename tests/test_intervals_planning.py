@@ -90,9 +90,7 @@ def test_plan_inverts_forecast(apple, law, bench, metric, k, kwargs):
         params = np.sqrt(needed / (6 * 20.0))
         score = result.predict(params=params, tokens=20.0 * params)
     elif law == "params_tokens":
-        from benchcast.generative.envelope import Envelope
-
-        n_opt = Envelope.from_fit(result).optimal_params(needed)
+        n_opt = result.fitted.envelope().optimal_params(needed)
         score = result.predict(params=n_opt, tokens=needed / 6 / n_opt)
     else:
         score = result.predict(flops=needed, k=kwargs.get("k"))

@@ -11,8 +11,8 @@ from scipy.optimize import minimize_scalar
 
 import benchcast as bc
 from benchcast.evaluation.backtest import cutoff_backtest, settling
-from benchcast.generative.envelope import Envelope
 from benchcast.generative.kscan import kscan
+from benchcast.laws.envelope import Envelope
 
 
 def test_kscan_compute_on_humaneval(apple):
@@ -116,7 +116,7 @@ def test_envelope_matches_s1_fit_on_compute_optimal_data():
         "pass@k",
         1,
     )
-    env = Envelope.from_fit(s2)
+    env = s2.fitted.envelope()
     assert env.alpha_eff == pytest.approx(ENV.alpha_eff, rel=1e-3)
 
 

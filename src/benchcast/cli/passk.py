@@ -229,9 +229,7 @@ def optimal_command(
 
     Also reports the envelope (C0_eff, alpha_eff) and the effective compute of the planned run.
     """
-    from benchcast.generative.envelope import Envelope
-
-    plan = Envelope.from_fit(FitResult.load(fit_file)).plan(flops, params)
+    plan = FitResult.load(fit_file).fitted.envelope().plan(flops, params)
     if json:
         emit_json(plan)
         return

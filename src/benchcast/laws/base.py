@@ -97,6 +97,18 @@ class Law:
     # Modelling constraints the law imposes beyond its formula, in words (shown by describe() and
     # `benchcast laws`); each must hold for every fitted parameter vector, e.g. by reparameterisation.
     constraints: tuple[str, ...] = ()
+    # An example every registered law declares, as scipy.stats' ``distcont`` list does for its
+    # distributions: tests/test_law_battery.py fits it back and checks the Jacobian, the artifact
+    # round-trip and planning from it, so a law without one fails the battery.
+    example_params: dict[str, float] | None = None  # every parameter, natural units
+    # (low, high) of each covariate the example's runs span: log-spaced, crossed with each other;
+    # a proxy loss (fit_covariates) is not listed: it is the law's own stage 1 at these runs
+    example_covariates: dict[str, tuple[float, float]] | None = None
+    example_q_rand: float = 0.0  # the chance level of the example benchmark
+    example_k: int | None = None  # the k a per-k pass@k law is fitted at
+    # parameters the example's runs do not pin down (a flat direction of the fit): the battery
+    # checks the law's predictions for them, not their values
+    example_unidentified: tuple[str, ...] = ()
 
     @property
     def param_names(self) -> list[str]:

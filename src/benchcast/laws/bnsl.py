@@ -168,6 +168,8 @@ class BNSLLaw(_BNSL):
         "none on the signs: only d1 > 0 and f1 > 0, which the formula needs",
         "wide finite search ranges (see the parameters); a fit ending on a range limit reports it",
     )
+    example_params = {"a": 0.8, "b_ref": -0.5, "c0": 0.05, "c1": 0.6, "d1": 1e20, "f1": 0.5}
+    example_covariates = {"flops": (3e18, 6e21)}
     parameters = (
         Parameter("a", -10.0, 10.0, 0.8, linear=True, description="asymptotic score (when c0 + c1 > 0)"),
         Parameter("b_ref", -10.0, 10.0, -0.5, linear=True, description="score gap Q(1e18) - a"),
@@ -201,6 +203,8 @@ class MonotoneBNSLLaw(_BNSL):
         "a <= 1: the asymptote is at most a perfect score (Q <= a for every C)",
         "b_ref <= 0, c0 >= 0, c_inf = c0 + c1 >= 0: dQ/dlog C = -b_ref g(C) (c0 + c1 s(C)) >= 0 for every C",
     )
+    example_params = {"a": 0.8, "b_ref": -0.5, "c0": 0.05, "c_inf": 0.65, "d1": 1e20, "f1": 0.5}
+    example_covariates = {"flops": (3e18, 6e21)}
     parameters = (
         Parameter("a", 0.0, 1.0, 0.8, linear=True, description="asymptotic score (upper bound of Q)"),
         Parameter("b_ref", -10.0, 0.0, -0.5, linear=True, description="score gap Q(1e18) - a"),

@@ -25,6 +25,9 @@ class PowerLaw(Law):
     description = "Power law in compute on the chance-normalised score; OLS in log-log space."
     target = "loglog"
     loss = "lsq"
+    example_params = {"A": 5000.0, "alpha": 0.19}
+    example_covariates = {"flops": (1e18, 1e22)}
+    example_q_rand = 0.25
     parameters = (
         Parameter("A", 1e-300, HUGE, 1.0, log=True, description="scale of -log Q'"),
         Parameter("alpha", 0.0, 10.0, 0.1, description="compute exponent"),
@@ -62,6 +65,9 @@ class PowerFloorLaw(Law):
     description = "Power law with an irreducible floor E; Huber loss, grid of starts."
     target = "neglog"
     loss = "huber"
+    example_params = {"A": 3000.0, "alpha": 0.2, "E": 0.2}
+    example_covariates = {"flops": (1e18, 1e22)}
+    example_q_rand = 0.25
     parameters = (
         Parameter("A", 1e-300, HUGE, 1.0, log=True, linear=True, description="scale"),
         Parameter("alpha", 0.0, 5.0, 0.1, description="compute exponent"),
@@ -161,6 +167,9 @@ class _NDLaw(Law):
 @register
 class NDLaw(_NDLaw):
     name = "nd"
+    example_params = {"A": 1800.0, "alpha": 0.38, "B": 3300.0, "beta": 0.39}
+    example_covariates = {"params": (5e7, 3e9), "tokens": (1e9, 5e11)}
+    example_q_rand = 0.25
 
 
 @register
@@ -168,6 +177,8 @@ class NDFloorLaw(_NDLaw):
     name = "nd_floor"
     formula = "-log Q' = A / N^alpha + B / D^beta + E"
     floor = True
+    example_params = {"A": 900.0, "alpha": 0.35, "B": 2000.0, "beta": 0.37, "E": 0.15}
+    example_covariates = {"params": (5e7, 3e9), "tokens": (1e9, 5e11)}
 
 
 @register
@@ -183,6 +194,8 @@ class PassKComputeLaw(Law):
     per_k = False
     selectable = False  # one law across every k: not a candidate for a per-(benchmark, k) choice
     default_metric = "pass@k"
+    example_params = {"a": 9.0, "alpha": -0.19, "beta": -0.3, "delta": -0.002}
+    example_covariates = {"flops": (1e18, 3e22), "k": (1, 64)}
     parameters = (
         Parameter("a", -np.inf, np.inf, 0.0, description="intercept"),
         Parameter("alpha", -np.inf, np.inf, -0.1, description="log C slope"),
@@ -268,6 +281,8 @@ class TwoStageLinear(_TwoStage):
     name = "two_stage_linear"
     formula = "L = (C/C_L)^alpha_L;  Q = a + b*L"
     description = "Compute -> proxy loss (power law) -> score (linear)."
+    example_params = {"C_L": 1.3e32, "alpha_L": -0.045, "a": 1.4, "b": -0.3}
+    example_covariates = {"flops": (1e18, 1e22)}
     parameters = _TwoStage.stage1 + (
         Parameter("a", -np.inf, np.inf, 1.0, linear=True, description="stage 2 intercept"),
         Parameter("b", -np.inf, np.inf, -0.1, linear=True, description="stage 2 slope"),
@@ -308,6 +323,8 @@ class TwoStageLogistic(_TwoStage):
     formula = "L = (C/C_L)^alpha_L;  Q = a / (1 + exp(-k*(L - L0))) + b"
     description = "Compute -> proxy loss (power law) -> score (logistic, least squares)."
     n_screen = 1024
+    example_params = {"C_L": 1.3e32, "alpha_L": -0.045, "a": 0.6, "k": -4.0, "L0": 3.2, "b": 0.25}
+    example_covariates = {"flops": (1e18, 1e22)}
     parameters = _TwoStage.stage1 + (
         Parameter("a", -2.0, 2.0, 0.5, linear=True, description="stage 2 amplitude"),
         Parameter("k", -200.0, 200.0, -5.0, description="stage 2 steepness"),

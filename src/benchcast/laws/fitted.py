@@ -83,6 +83,18 @@ class FittedLaw:
         return self.law.limit(self.vector, self.q_rand)
 
     def envelope(self):
+        """The compute-optimal envelope of this fitted law (S2, params_tokens).
+
+        Returns
+        -------
+        benchcast.laws.envelope.Envelope
+            The optimal N/D split of a budget, its penalty and effective compute.
+
+        Raises
+        ------
+        BenchcastError
+            If the law has no compute-optimal envelope.
+        """
         return self.law.envelope(self.vector)
 
     # -- inversion ---------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import numpy as np
 
 from benchcast.errors import BenchcastError
 from benchcast.laws.base import Law, Parameter, nnls_rows, register, safe_log, stack_jacobian
+from benchcast.laws.envelope import Envelope
 
 REF = "Schaeffer, Levi, Miranda, Koyejo 2025"
 
@@ -43,11 +44,8 @@ class _PassKLaw(Law):
             row = [coef[0]]
             for e, lg, c in zip(exponents, logs, coef[1:], strict=True):
                 row += [max(c, 1e-30) * np.exp(-e * lg.mean()), e]
-            starts.append(self._reorder(row))
+            starts.append(row)
         return np.array(starts)
-
-    def _reorder(self, row):
-        return row
 
     def limit(self, theta, q_rand, k=None):
         if np.all(theta[2::2] > 0):  # every exponent positive: only the floor E0 remains
@@ -61,6 +59,9 @@ class ComputeLaw(_PassKLaw):
     formula = "-log pass@k = E0 + C0 * C^(-alpha)"
     reference = f"{REF} (S1)"
     description = "pass@k in training compute, per k."
+    example_params = {"E0": 0.05, "C0": 2e5, "alpha": 0.26}
+    example_covariates = {"flops": (1e18, 1e22)}
+    example_k = 4
     parameters = (
         Parameter("E0", 0.0, 50.0, 0.1, description="irreducible -log pass@k"),
         Parameter("C0", 1e-30, 1e80, 1e5, log=True, description="compute scale"),
@@ -90,6 +91,9 @@ class ParamsTokensLaw(_PassKLaw):
     description = "pass@k in parameters and tokens, per k; its compute-optimal envelope is S1."
     covariates = ("params", "tokens")
     exponent_grid = tuple(np.geomspace(0.05, 1.5, 7))
+    example_params = {"E0": 0.1, "N0": 300.0, "beta": 0.3, "D0": 900.0, "gamma": 0.28}
+    example_covariates = {"params": (5e7, 3e9), "tokens": (1e9, 5e11)}
+    example_k = 1
     parameters = (
         Parameter("E0", 0.0, 50.0, 0.1, description="irreducible -log pass@k"),
         Parameter("N0", 1e-30, 1e80, 1e3, log=True, description="parameter scale"),
@@ -101,9 +105,24 @@ class ParamsTokensLaw(_PassKLaw):
     def power_terms(self, X):
         return [-np.log(X["params"]), -np.log(X["tokens"])]
 
-    def envelope(self, theta):
-        from benchcast.generative.envelope import Envelope
+    def envelope(self, theta) -> Envelope:
+        """The compute-optimal envelope of this law at ``theta``.
 
+        Parameters
+        ----------
+        theta : array_like
+            (E0, N0, beta, D0, gamma).
+
+        Returns
+        -------
+        Envelope
+            The law with the N/D split of every budget chosen optimally.
+
+        Raises
+        ------
+        BenchcastError
+            If an exponent is zero: no finite optimal split exists.
+        """
         E0, N0, beta, D0, gamma = map(float, theta)
         if min(beta, gamma) <= 0:
             raise BenchcastError(
@@ -151,6 +170,9 @@ class GoldLaw(_PassKLaw):
     description = "pass@k in the negative log-likelihood of gold reference solutions, per k."
     covariates = ("gold",)
     exponent_grid = tuple(np.geomspace(0.05, 10.0, 16))
+    example_params = {"xi0": 0.05, "K0": 0.02, "kappa": 2.5}
+    example_covariates = {"gold": (0.6, 3.0)}
+    example_k = 1
     parameters = (
         Parameter("xi0", 0.0, 50.0, 0.1, description="irreducible -log pass@k"),
         Parameter("K0", 1e-30, 1e30, 1.0, log=True, description="scale"),
