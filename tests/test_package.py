@@ -37,3 +37,31 @@ def test_the_command_line_starts_without_the_modules_it_does_not_need():
     ):
         assert module not in loaded, module
     assert "benchcast.fitting.engine" in loaded  # the check itself sees the modules loaded
+
+
+def test_layers_hold_and_no_module_imports_a_sibling_that_imports_it():
+    """ARCHITECTURE.md's layer order, as import-linter contracts in pyproject.toml: a lower layer never
+    imports a higher one (lazily or not) and no sibling modules form a cycle."""
+    from pathlib import Path
+
+    import pytest
+
+    root = Path(__file__).resolve().parents[1]
+    pytest.importorskip("importlinter")
+    done = subprocess.run(
+        [sys.executable, "-c", "from importlinter.cli import lint_imports_command; lint_imports_command()"],
+        capture_output=True,
+        text=True,
+        cwd=root,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "2 kept, 0 broken" in done.stdout
+
+
+def test_every_module_reads_in_one_sitting():
+    """No module of the package is over 400 lines."""
+    from pathlib import Path
+
+    package = Path(bc.__file__).parent
+    long = {str(p.relative_to(package)): n for p in package.rglob("*.py") if (n := len(p.read_text().splitlines())) > 400}
+    assert not long, long
