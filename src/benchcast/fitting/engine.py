@@ -134,7 +134,7 @@ def minimize_law(
         ranked = ranked_starts(problem, search.n_screen, seed)
         chosen = _settled_if_many(problem, ranked if search.n_polish is None else ranked[: search.n_polish])
         refined = _lbfgsb(problem, chosen)
-        best = lowest(refined + [trust_region_finish(problem, c.u) for c in refined[: _n_finish(law)]])
+        best = _finish_best(problem, refined, N_FINISH_MULTIMODAL if search.multimodal else N_FINISH)
         best = _from_refinement_starts(problem, best)
         if search.multimodal:
             best = continue_valley(problem, best)
@@ -166,10 +166,6 @@ def _closed_form(law: Law, X: dict[str, np.ndarray], y: np.ndarray, loss: Loss, 
     return Optimum(np.asarray(exact, float), value, True, "closed form (least squares)", 0, 1, outside, stderr)
 
 
-def _n_finish(law: Law) -> int:
-    return N_FINISH_MULTIMODAL if law.search.multimodal else N_FINISH
-
-
 def _settled_if_many(problem: Problem, starts: np.ndarray) -> np.ndarray:
     """``starts`` where there are at most ``N_REFINE``; else (a grid polished in full, as nd's) one
     batched Levenberg-Marquardt brings each to the floor of its basin and the best ``N_REFINE`` go on."""
@@ -198,6 +194,12 @@ def _lbfgsb(problem: Problem, starts: np.ndarray) -> list[Candidate]:
         u = np.clip(res.x, problem.lower, problem.upper)
         refined.append(Candidate(float(res.fun), u, bool(res.success), f"L-BFGS-B: {res.message}"))
     return sorted(refined, key=lambda c: c.loss)
+
+
+def _finish_best(problem: Problem, refined: list[Candidate], n_finish: int) -> Candidate:
+    """The lowest of the refined points and the trust-region finishes of the best ``n_finish``
+    (the finish converges where L-BFGS-B stalls on Huber's kink)."""
+    return lowest(refined + [trust_region_finish(problem, c.u) for c in refined[:n_finish]])
 
 
 def _from_refinement_starts(problem: Problem, best: Candidate) -> Candidate:

@@ -82,14 +82,14 @@ def refit_weighted(
     for begin in range(0, len(counts), BATCH):
         part = counts[begin : begin + BATCH]
         starts, replicates = [], []
-        for weights in part:
-            index = np.repeat(np.arange(len(y)), weights.astype(int))
+        for drawn in part:
+            index = np.repeat(np.arange(len(y)), drawn.astype(int))
             replicate = Problem(law, {c: x[index] for c, x in X.items()}, y[index], loss, delta)
             replicates.append(replicate)
             if pool is not None:
                 starts.append(np.vstack([warm_u, pool]))
             else:
-                starts.append(np.vstack([warm_u, _cold_starts(problem, replicate, n_keep, seed)]))
+                starts.append(np.vstack([warm_u, _cold_starts(replicate, n_keep, seed)]))
         per = max(len(s) for s in starts)
         block = np.stack([np.vstack([s, np.repeat(s[:1], per - len(s), axis=0)]) for s in starts])  # (b, per, m)
         block, weights = block.reshape(-1, block.shape[-1]), np.repeat(part, per, axis=0)
@@ -106,12 +106,11 @@ def refit_weighted(
     return np.reshape(thetas, (len(counts), len(law.parameters))), np.array(losses, float), np.array(converged, bool)
 
 
-def _cold_starts(problem: Problem, replicate: Problem, n_keep: int, seed: int) -> np.ndarray:
+def _cold_starts(replicate: Problem, n_keep: int, seed: int) -> np.ndarray:
     """The best ``n_keep``, by the replicate's loss, of the candidates a cold fit of its resample
     would rank: the law's own starting points and its screen, computed on the resample."""
     law = replicate.law
-    guesses = law.initial_guesses(replicate.X, replicate.y)
-    candidates = np.clip(replicate.internal(np.atleast_2d(guesses)), problem.lower, problem.upper)
+    candidates = replicate.inside(law.initial_guesses(replicate.X, replicate.y))
     if law.search.n_screen:
         candidates = np.vstack([candidates, screen(replicate, law.search.n_screen, seed)])
     value = replicate.objective(candidates)
