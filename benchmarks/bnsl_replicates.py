@@ -5,7 +5,7 @@ same resamples (``--replicates``, seeded) are refitted twice:
 
 * ``cold``: the full engine on each resample (its own grid and screen, L-BFGS-B polish,
   trust-region finish), as a fit of that data alone would be made;
-* ``pool``: what ``benchcast.bootstrap`` does first (``fitting.engine.refit_weighted``): every
+* ``pool``: what ``benchcast.bootstrap`` does first (``fitting.replicates.refit_weighted``): every
   replicate starts from the full data's best screened candidates, the law's refinement starts and
   the full-data optimum; one batched Levenberg-Marquardt settles all of them, and each
   replicate's best is finished by the trust-region solve (continued in flat valleys). A replicate
@@ -36,7 +36,8 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 import benchcast as bc  # noqa: E402
-from benchcast.fitting.engine import refit_weighted, single_threaded_blas  # noqa: E402
+from benchcast.fitting.engine import single_threaded_blas  # noqa: E402
+from benchcast.fitting.replicates import refit_weighted  # noqa: E402
 from benchcast.forecasting.intervals import _cold, _Data, resample_counts  # noqa: E402
 from benchcast.studies.krajewski2025 import BENCHMARKS  # noqa: E402
 

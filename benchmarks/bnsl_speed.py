@@ -49,7 +49,8 @@ import numpy as np  # noqa: E402
 from scipy.optimize import basinhopping  # noqa: E402
 
 import benchcast as bc  # noqa: E402
-from benchcast.fitting.engine import Problem, minimize_law  # noqa: E402
+from benchcast.fitting.engine import minimize_law  # noqa: E402
+from benchcast.fitting.problem import Problem  # noqa: E402
 from benchcast.fitting.spec import FitSpec, design  # noqa: E402
 from benchcast.laws import get_law  # noqa: E402
 

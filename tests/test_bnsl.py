@@ -10,7 +10,7 @@ from scipy.optimize import lsq_linear
 
 import benchcast as bc
 from benchcast.errors import ArtifactError
-from benchcast.fitting.engine import _box_least_squares
+from benchcast.fitting.projection import box_least_squares
 from benchcast.fitting.spec import FitSpec, design
 
 GRID = np.geomspace(1e17, 1e26, 2000)
@@ -143,7 +143,7 @@ def test_box_least_squares_matches_scipy():
         basis = rng.normal(size=(1, 2, 25))
         target = rng.normal(size=(1, 25)) * 3
         lower, upper = np.array([-0.3, -1.0]), np.array([0.4, 0.0])
-        ours = _box_least_squares(basis, target, lower, upper, np.zeros(2))[0]
+        ours = box_least_squares(basis, target, lower, upper, np.zeros(2))[0]
         reference = lsq_linear(basis[0].T, target[0], bounds=(lower, upper), tol=1e-14).x
         assert np.allclose(ours, reference, atol=1e-8)
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from benchcast.fitting.engine import minimize_law
+from benchcast.fitting.replicates import refit_weighted
 from benchcast.laws import available_laws, get_law
 
 RNG = np.random.default_rng(7)
@@ -97,9 +100,10 @@ def test_analytic_and_numerical_jacobians_find_the_same_optimum(monkeypatch):
     truth = np.array([np.exp(9.0), 0.45, np.exp(11.0), 0.5])
     X = {"params": COVARIATES["params"], "tokens": COVARIATES["tokens"]}
     y = law.forward(truth, X) + np.random.default_rng(1).normal(0, 0.01, N)
-    fast = minimize_law(law, X, y, n_polish=6)
+    monkeypatch.setattr(type(law), "search", replace(law.search, n_polish=6))
+    fast = minimize_law(law, X, y)
     monkeypatch.setattr(type(law), "jacobian", lambda self, theta, X: None)
-    slow = minimize_law(law, X, y, n_polish=6)
+    slow = minimize_law(law, X, y)
     assert fast.converged
     assert fast.loss <= slow.loss * (1 + 1e-6)
 
@@ -142,23 +146,16 @@ def test_sharpened_break_refinement_reaches_the_kink_minimum(apple, monkeypatch)
 def test_settled_search_competes_with_the_lbfgsb_path_and_never_loses_to_it(apple, monkeypatch, name, metric, lower):
     """BNSL's second local search (its best screened starts settled by the batched solve, finished
     and continued on its own path) ends lower on DCLM gsm8k than the L-BFGS-B path; where its
-    settled point is already above that path's end (sciq: 7.47e-6 against 7.38e-6), its path is
-    not taken and the fit is exactly the L-BFGS-B path's."""
+    settled point is already above that path's end (sciq: 7.47e-6 against 7.38e-6), the fit is
+    exactly the L-BFGS-B path's."""
     import benchcast as bc
-    from benchcast.fitting import engine
     from benchcast.laws.bnsl import BNSLLaw
 
     def fit():
         return bc.fit(apple, "bnsl", name, metric, tpr=20, min_flops=3e18, max_flops=6e21)
 
-    ends = []  # each path's end (the first path's, then the settled search's)
-    real_continue = engine._continue
-    monkeypatch.setattr(
-        engine, "_continue", lambda problem, best: ends.append(real_continue(problem, best)) or ends[-1]
-    )
     both = fit()
-    assert len(ends) == (2 if lower else 1)
-    monkeypatch.setattr(BNSLLaw, "n_settle", 0)
+    monkeypatch.setattr(BNSLLaw, "search", replace(BNSLLaw.search, n_settle=0))
     alone = fit()
     message = both.diagnostics["message"]
     assert both.diagnostics["n_starts"] == alone.diagnostics["n_starts"] + 32  # the settled search ran
@@ -172,62 +169,58 @@ def test_settled_search_competes_with_the_lbfgsb_path_and_never_loses_to_it(appl
 
 
 def test_flat_valley_is_followed_to_a_converged_point(apple):
-    """A BNSL bootstrap replicate of DCLM webqs whose best point lies in a flat valley (a and b_ref
-    trading off with c0 beside a kinked break): a trust-region solve alone still creeps after
-    2,400 evaluations, unconverged; the continuation with valley extrapolation ends converged, at a
-    loss no higher."""
+    """A BNSL bootstrap replicate of DCLM webqs whose best pooled point lies in a flat valley (a and
+    b_ref trading off with c0 beside a kinked break): a trust-region solve alone from there still
+    creeps after 2,400 evaluations, unconverged; the replicate's refit, continued along the valley
+    with extrapolation, ends converged, at a loss no higher."""
     import benchcast as bc
-    from benchcast.fitting.engine import FINISH_EVALUATIONS, VALLEY_EVALUATIONS, Problem, _continue
+    from benchcast.fitting.problem import Problem
+    from benchcast.fitting.solvers import trust_region_finish
+    from benchcast.fitting.valley import VALLEY_EVALUATIONS
     from benchcast.forecasting.intervals import _Data, resample_counts
 
     fit = bc.fit(apple, "bnsl", "webqs_1shot", "exact_match", tpr=20, min_flops=3e18, max_flops=6e21)
     data = _Data.of(fit)
-    X, y = data.take(resample_counts(fit, 0, [6])[0])
+    counts = resample_counts(fit, 0, [6])
+    _, losses, converged = refit_weighted(data.law, data.X, data.y, counts, fit.theta)
+    X, y = data.take(counts[0])
     problem = Problem(data.law, X, y, "huber", fit.spec.huber_delta)
-    # where the replicate's pool left it (an input of this test, not a result)
+    # where the replicate's pool leaves it (an input of this test, not a result)
     start = problem.internal(np.array([-1.5731e-02, 1.3720e-02, -3.7704e-01, 1.5033e-01, 1.7767e20, 1.0e-03]))
-    creeping = problem.finish(start, VALLEY_EVALUATIONS)
-    assert not creeping[2]
-    continued = _continue(problem, problem.finish(start, FINISH_EVALUATIONS))
-    assert continued[2], continued[3]
-    assert continued[0] <= creeping[0]
+    creeping = trust_region_finish(problem, start, VALLEY_EVALUATIONS)
+    assert not creeping.converged
+    assert converged[0]
+    assert losses[0] <= creeping.loss
 
 
 @pytest.mark.parametrize(("excess", "vouched"), [(1e-9, True), (1e-4, False)])
-def test_replicate_keeping_its_start_is_converged_only_where_its_finish_reached_it(monkeypatch, excess, vouched):
+def test_replicate_keeping_its_start_is_converged_only_where_its_finish_reached_it(excess, vouched):
     """A replicate keeps its batched start where the finish ends above it; the finish's convergence
     vouches for that start only when it ended within NUDGE_SLACK of it (the feasibility nudge off
-    a bound), never when it ended clearly elsewhere."""
-    from benchcast.fitting import engine
+    a bound), never when it ended clearly elsewhere; a finish that ends below its start wins."""
+    from benchcast.fitting.problem import Candidate
+    from benchcast.fitting.replicates import kept_start
 
-    law = get_law("power_floor")
-    theta = _inside(law, np.random.default_rng(3))
-    X = {"flops": COVARIATES["flops"]}
-    y = law.forward(theta, X) + np.random.default_rng(4).normal(0.0, 0.003, N)
-    counts = np.ones((2, N))
-    real_finish = engine.Problem.finish
-
-    def finish_above(self, u, max_evaluations=engine.FINISH_EVALUATIONS):
-        _, v, _, message = real_finish(self, u, max_evaluations)
-        return float(self.objective(u)) * (1 + excess), v, True, message
-
-    monkeypatch.setattr(engine.Problem, "finish", finish_above)
-    _, losses, converged = engine.refit_weighted(law, X, y, counts, theta)
-    assert converged.tolist() == [vouched, vouched]
-    assert np.all(np.isfinite(losses))
+    start = Candidate(2.0e-5, np.array([0.1, 0.2]), False, "")
+    above = Candidate(2.0e-5 * (1 + excess), np.array([0.1, 0.3]), True, "trust-region finish")
+    kept = kept_start(start, above)
+    assert kept.loss == start.loss and np.array_equal(kept.u, start.u)
+    assert kept.converged == vouched
+    below = Candidate(1.0e-5, np.array([0.1, 0.3]), True, "trust-region finish")
+    assert kept_start(start, below) is below
 
 
 def test_a_singular_row_of_a_batched_solve_does_not_change_the_others():
     """Batched Levenberg-Marquardt solves each row's damped system; a row whose system is singular
     takes the diagonal step alone, and every other row keeps its exact solution (a bootstrap's
     replicates must not depend on which others share their batch)."""
-    from benchcast.fitting.engine import _solve_rows
+    from benchcast.fitting.solvers import solve_rows
 
     rng = np.random.default_rng(0)
     lhs = rng.normal(size=(4, 3, 3)) + 3 * np.eye(3)
     lhs[2] = [[1.0, 2.0, 0.0], [2.0, 4.0, 0.0], [0.0, 0.0, 5.0]]  # singular (rank 2)
     rhs = rng.normal(size=(4, 3))
-    out = _solve_rows(lhs, rhs)
+    out = solve_rows(lhs, rhs)
     for row in (0, 1, 3):
         assert np.array_equal(out[row], np.linalg.solve(lhs[row], rhs[row]))
     assert np.array_equal(out[2], rhs[2] / np.array([1.0, 4.0, 5.0]))
@@ -237,7 +230,6 @@ def test_bnsl_replicates_do_not_depend_on_their_batch(apple):
     """The bootstrap splits replicates into chunks as it likes (four in one process, sixteen over
     workers): a replicate refitted in one batch of nine or in a batch of three ends bit-identically."""
     import benchcast as bc
-    from benchcast.fitting.engine import refit_weighted
     from benchcast.forecasting.intervals import _Data, resample_counts
 
     result = bc.fit(apple, "bnsl", "arc_easy", "acc_norm", tpr=20, min_flops=3e18, max_flops=6e21)
@@ -256,14 +248,14 @@ def test_box_least_squares_keeps_the_exhaustive_optimum_on_nearly_collinear_rows
     lowest of all nine active sets (each solved here by lstsq)."""
     import itertools
 
-    from benchcast.fitting.engine import _box_least_squares
+    from benchcast.fitting.projection import box_least_squares
 
     rng = np.random.default_rng(0)
     n_rows, n = 400, 5
     basis = np.stack([np.ones((n_rows, n)), 1 + 1e-9 * rng.normal(size=(n_rows, n))], axis=1)
     target = rng.uniform(0.2, 0.8, size=(n_rows, n))
     lower, upper = np.array([-10.0, -10.0]), np.array([10.0, 10.0])
-    found = _box_least_squares(basis, target, lower, upper, np.array([0.8, -0.5]))
+    found = box_least_squares(basis, target, lower, upper, np.array([0.8, -0.5]))
 
     def sse(x, row):
         return float(np.sum((x @ basis[row] - target[row]) ** 2))

@@ -36,7 +36,9 @@ import numpy as np
 import pandas as pd
 
 from benchcast.errors import BenchcastError
-from benchcast.fitting.engine import huber, minimize_law, refit_weighted, single_threaded_blas
+from benchcast.fitting.engine import minimize_law, single_threaded_blas
+from benchcast.fitting.loss import Loss
+from benchcast.fitting.replicates import refit_weighted
 from benchcast.fitting.result import FitResult
 from benchcast.laws import get_law, to_score, to_target
 from benchcast.utils.parallel import parallel_map, resolve_jobs
@@ -132,7 +134,7 @@ def fit_replicates(result: FitResult, counts: np.ndarray) -> tuple[np.ndarray, n
         if exact is not None:
             with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
                 residual = law.forward(exact, data.X) - data.y
-            per_point = huber(residual, spec.huber_delta) if spec.loss == "huber" else 0.5 * residual**2
+            per_point = Loss(spec.loss, spec.huber_delta).per_point(residual)
             weights = counts[todo]
             thetas[todo], losses[todo] = exact, np.sum(weights * per_point, axis=1) / weights.sum(axis=1)
             converged[todo] = np.isfinite(exact).all(axis=1) & np.isfinite(losses[todo])
@@ -266,7 +268,7 @@ def bootstrap(
     strategy = law.replicate_strategy(result.spec.loss)
     # a multimodal law's batched replicates still cost a trust-region finish each (and a cold
     # refit where one does not converge): spread over the workers like cold refits
-    cheap = strategy == "closed" or (strategy == "batched" and not law.multimodal)
+    cheap = strategy == "closed" or (strategy == "batched" and not law.search.multimodal)
     # batched and closed-form refits are cheap: a few large chunks, in this process unless there
     # are very many (starting workers costs more); cold refits are spread over the workers
     if cheap and n_boot <= CHEAP_IN_PROCESS and ray_address is None:

@@ -29,6 +29,32 @@ TARGETS = ("score", "neglog", "loglog")
 
 
 @dataclass(frozen=True)
+class SearchSettings:
+    """How the fitting engine searches a law's parameters (:mod:`benchcast.fitting.engine`).
+
+    Parameters
+    ----------
+    multimodal : bool
+        The loss surface has several basins and flat valleys: the best three refined points are
+        finished, a point that runs out of budget is continued along its valley, and bootstrap
+        replicates share one pool of screened starts.
+    n_screen : int
+        Quasi-random screening points for the global search (0: the law's own starts alone).
+    n_polish : int or None
+        Starts refined with L-BFGS-B (None: all).
+    n_settle : int
+        Best screened starts also settled to convergence by the batched Levenberg-Marquardt, a
+        second search whose best point is finished on its own path (where the two searches' basins
+        differ); 0: none.
+    """
+
+    multimodal: bool = False
+    n_screen: int = 0
+    n_polish: int | None = 8
+    n_settle: int = 0
+
+
+@dataclass(frozen=True)
 class Parameter:
     """One fitted parameter: bounds in natural units, and how the optimiser should see it."""
 
@@ -84,14 +110,9 @@ class Law:
     default_margin: float | None = None  # None: benchcast.chance.filter_margin
     per_k: bool = True  # pass@k metrics are fitted one k at a time
     default_metric: str | None = None
-    multimodal: bool = False
     selectable: bool = True  # offered by law selection (recommend, bench)
     clip_scores: bool = False  # forecasts can leave [0, 1]: clip them and say so
-    n_screen: int = 0  # quasi-random screening points for the global search
-    n_polish: int | None = 8  # starts refined with L-BFGS-B (None: all)
-    # best screened starts also settled to convergence by the batched Levenberg-Marquardt, a second
-    # search whose best point is finished on its own path (where the two searches' basins differ)
-    n_settle: int = 0
+    search: SearchSettings = SearchSettings()
     n_presolved: int = 0  # parameters fixed by presolve() from other data (not by the scores)
     parameters: tuple[Parameter, ...] = ()
     # Modelling constraints the law imposes beyond its formula, in words (shown by describe() and
@@ -148,7 +169,7 @@ class Law:
         if type(self).closed_form is not Law.closed_form and loss == "lsq":
             return "closed"
         # a presolved stage is re-solved per resample; a multimodal law's replicates share a pool of
-        # screened starts (see fitting.engine.refit_weighted)
+        # screened starts (see fitting.replicates.refit_weighted)
         return "cold" if self.n_presolved else "batched"
 
     def closed_form(self, X: dict[str, np.ndarray], y: np.ndarray) -> np.ndarray | None:

@@ -30,11 +30,13 @@ break (the name differs from the paper's b so that no artifact of an older meani
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from scipy.special import expit
 
 from benchcast.data.chance import MARGINS
-from benchcast.laws.base import Law, Parameter, register
+from benchcast.laws.base import Law, Parameter, SearchSettings, register
 
 REF = "Krajewski et al. 2025, Eq. 1 (K3); Caballero et al. 2023"
 FLOPS_REF = 1e18  # C_ref: b_ref is the score gap Q(C_ref) - a
@@ -49,9 +51,7 @@ def _softplus(z):
 class _BNSL(Law):
     target = "score"
     loss = "huber"
-    multimodal = True
-    n_screen = 2048
-    n_polish = 8
+    search = SearchSettings(multimodal=True, n_screen=2048)
     log_flops_ref = np.log(FLOPS_REF)  # computed once: forward and jacobian run thousands of times a fit
 
     def margin_for(self, benchmark, override=None):
@@ -179,11 +179,10 @@ class BNSLLaw(_BNSL):
         Parameter("f1", 1e-3, 100.0, 0.5, log=True, description="sharpness of the break"),
     )
 
-    n_polish = 8  # a wider space than the monotone form's: more refined starts
     # on DCLM (TPR 20) the settled search ends 0.3-7.9 % lower on piqa, lambada, humaneval and
     # gsm8k (piqa: where the 100 x 100 basin-hopping baseline of benchmarks/bnsl_speed.py, seed 0,
     # ends); the monotone form gained nothing from it (its 12 fits equal) and does not pay for it
-    n_settle = 32
+    search = replace(_BNSL.search, n_settle=32)
     exponent_grid = ((-1.0, -0.3, 0.0, 0.1, 0.4), (-0.5, 0.1, 0.4, 1.0, 3.0))
 
     def coefficients(self, theta):

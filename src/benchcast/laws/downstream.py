@@ -6,7 +6,16 @@ from __future__ import annotations
 import numpy as np
 
 from benchcast.errors import InsufficientDataError
-from benchcast.laws.base import Law, Parameter, nnls_rows, register, safe_log, stack_jacobian, weighted_ols
+from benchcast.laws.base import (
+    Law,
+    Parameter,
+    SearchSettings,
+    nnls_rows,
+    register,
+    safe_log,
+    stack_jacobian,
+    weighted_ols,
+)
 
 REF = "Krajewski et al. 2025"
 HUGE = 1e300
@@ -109,7 +118,7 @@ class _NDLaw(Law):
     covariates = ("params", "tokens")
     target = "loglog"
     loss = "huber"
-    n_polish = None  # polish every grid start, as in the paper
+    search = SearchSettings(n_polish=None)  # polish every grid start, as in the paper
     floor = False
 
     @property
@@ -322,7 +331,7 @@ class TwoStageLogistic(_TwoStage):
     name = "two_stage_logistic"
     formula = "L = (C/C_L)^alpha_L;  Q = a / (1 + exp(-k*(L - L0))) + b"
     description = "Compute -> proxy loss (power law) -> score (logistic, least squares)."
-    n_screen = 1024
+    search = SearchSettings(n_screen=1024)
     example_params = {"C_L": 1.3e32, "alpha_L": -0.045, "a": 0.6, "k": -4.0, "L0": 3.2, "b": 0.25}
     example_covariates = {"flops": (1e18, 1e22)}
     parameters = _TwoStage.stage1 + (

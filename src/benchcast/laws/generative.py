@@ -23,7 +23,6 @@ class _PassKLaw(Law):
     loss = "lsq"
     uses_margin = False
     default_metric = "pass@k"
-    n_polish = 8
     # (exponent grid for each power term) used to seed the non-negative linear solve
     exponent_grid: tuple[float, ...] = tuple(np.geomspace(0.02, 2.0, 12))
 

@@ -258,7 +258,7 @@ def _direct_table(done: dict, benchmarks) -> pd.DataFrame:
             for level in (50, 90):
                 if f"coverage{level}" in bt.metrics:
                     row[f"{law}_coverage{level}"] = bt.metrics[f"coverage{level}"]
-            if bt.fit.law_object.multimodal:  # a global search: how many points and the loss it reached
+            if bt.fit.law_object.search.multimodal:  # a global search: how many points and the loss it reached
                 row[f"{law}_points"] = bt.fit.diagnostics["n_used"]
                 row[f"{law}_huber_loss"] = bt.fit.diagnostics["loss"]
         rows.append(row)

@@ -10,7 +10,7 @@ from benchcast.data.chance import chance_level, filter_margin
 from benchcast.data.table import parse_metric, select, validate
 from benchcast.fitting.engine import minimize_law
 from benchcast.fitting.metrics import r2, rmse
-from benchcast.laws.base import Law, Parameter
+from benchcast.laws.base import Law, Parameter, SearchSettings
 
 
 class ProxyLogistic(Law):
@@ -22,7 +22,7 @@ class ProxyLogistic(Law):
     target = "score"
     loss = "lsq"
     uses_margin = False
-    n_screen = 256
+    search = SearchSettings(n_screen=256)
     parameters = (Parameter("a", -1e3, 1e3, -1.0), Parameter("b", -1e3, 1e3, 0.0))
 
     def forward(self, theta, X):

@@ -1,0 +1,198 @@
+"""A fitting problem: a law, its data and loss, and the map between natural and internal parameters.
+
+Internal parameters are the free ones (a presolved parameter is held fixed), scale parameters in
+log space. :class:`Candidate` is a point a search stage ends at.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from benchcast.fitting.loss import Loss
+from benchcast.laws.base import Law
+
+PENALTY = 1e10  # objective for parameter vectors whose prediction is not finite
+
+
+class Candidate(NamedTuple):
+    """A point a search stage ended at, in internal units, with its loss and convergence."""
+
+    loss: float
+    u: np.ndarray
+    converged: bool
+    message: str
+
+
+def lowest(candidates) -> Candidate:
+    """The lowest-loss candidate; a converged one on a tie (the first of equals otherwise)."""
+    return min(candidates, key=lambda c: (c.loss, not c.converged))
+
+
+class Problem:
+    """A law, its data and loss, with the map between natural and internal parameters.
+
+    Parameters
+    ----------
+    law : Law
+        The law fitted.
+    X : dict of str to ndarray
+        Its covariates, one value per point.
+    y : ndarray
+        The targets, in the law's target space.
+    loss : str
+        ``'huber'`` or ``'lsq'``.
+    huber_delta : float
+        The Huber threshold.
+    fixed : dict of str to float, optional
+        Parameters held at a value (presolved); the others are free.
+    """
+
+    def __init__(
+        self,
+        law: Law,
+        X: dict[str, np.ndarray],
+        y: np.ndarray,
+        loss: str,
+        huber_delta: float,
+        fixed: dict[str, float] | None = None,
+    ):
+        self.law, self.X, self.y = law, X, np.asarray(y, float)
+        self.loss = Loss(loss, huber_delta)
+        self.fixed = dict(fixed or {})
+        self.params = law.parameters
+        self.free = [i for i, p in enumerate(self.params) if p.name not in self.fixed]
+        is_log = np.array([self.params[i].log for i in self.free], bool)
+        self.is_log = is_log
+        # the free parameters optimised in log space, as positions among the free ones and in theta
+        self.log_free = _as_slice(np.flatnonzero(is_log))
+        self.log_theta = _as_slice(np.asarray(self.free, int)[np.flatnonzero(is_log)])
+        self.all_free = len(self.free) == len(self.params)
+        lower = np.array([self.params[i].lower for i in self.free], float)
+        upper = np.array([self.params[i].upper for i in self.free], float)
+        with np.errstate(divide="ignore"):
+            self.lower = np.where(is_log, np.log(np.maximum(lower, 1e-300)), lower)
+            self.upper = np.where(is_log, np.log(upper), upper)
+        self.template = np.array([self.fixed.get(p.name, p.init) for p in self.params], float)
+        self.n_evaluations = 0
+
+    def natural(self, u: np.ndarray) -> np.ndarray:
+        """Natural parameter vectors (..., n_params) of internal ones (..., n_free)."""
+        u = np.asarray(u, float)
+        if self.all_free:
+            theta = u.copy()
+        else:
+            theta = np.broadcast_to(self.template, u.shape[:-1] + self.template.shape).copy()
+            theta[..., self.free] = u
+        theta[..., self.log_theta] = np.exp(u[..., self.log_free])
+        return theta
+
+    def internal(self, theta: np.ndarray) -> np.ndarray:
+        """Internal vectors (..., n_free) of natural ones (..., n_params)."""
+        free = np.asarray(theta, float)[..., self.free]
+        with np.errstate(divide="ignore"):
+            return np.where(self.is_log, np.log(np.maximum(free, 1e-300)), free)
+
+    def inside(self, theta: np.ndarray) -> np.ndarray:
+        """Internal vectors of natural ones, clipped to the box (a batch: shape (S, n_free))."""
+        return np.clip(self.internal(np.atleast_2d(theta)), self.lower, self.upper)
+
+    def predict(self, u: np.ndarray) -> np.ndarray:
+        """The law's prediction at internal vectors u (..., n_free), shape (..., n_points)."""
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            return self.law.forward(self.natural(u), self.X)
+
+    def objective(self, u: np.ndarray) -> np.ndarray:
+        """Loss of a batch of internal vectors, shape (..., n_free) -> (...)."""
+        self.n_evaluations += math.prod(np.shape(u)[:-1])
+        values = self.loss.mean(self.predict(u) - self.y)
+        return np.where(np.isfinite(values), values, PENALTY)
+
+    def jacobian(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Prediction at u and its Jacobian (n_free, n_points) in internal units: the law's own
+        where it declares one, else central differences."""
+        theta = self.natural(u)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+            exact = self.law.jacobian(theta, self.X)
+        if exact is None:
+            return self._difference_jacobian(u)
+        self.n_evaluations += 1
+        pred, jac = exact
+        # the law's array is this call's own (Law.jacobian returns a new one): scaled in place below
+        jac = np.asarray(jac, float) if self.all_free else np.asarray(jac, float)[..., self.free, :]
+        if not jac.flags.writeable:
+            jac = jac.copy()
+        # d/d(log p) = p d/dp for parameters optimised in log space
+        jac[..., self.log_free, :] *= theta[..., self.log_theta, None]
+        return pred, jac
+
+    def _difference_jacobian(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Prediction at u (..., n_free) and its central-difference Jacobian (..., n_free, n_points)."""
+        u = np.asarray(u, float)
+        m = u.shape[-1]
+        self.n_evaluations += (2 * m + 1) * int(np.prod(u.shape[:-1], dtype=int))
+        step = 1e-6 * (1.0 + np.abs(u))
+        plus = np.minimum(u + step, self.upper)
+        minus = np.maximum(u - step, self.lower)
+        eye = np.eye(m)
+        batch = np.concatenate(
+            [
+                u[..., None, :],
+                u[..., None, :] + eye * (plus - u)[..., None, :],
+                u[..., None, :] - eye * (u - minus)[..., None, :],
+            ],
+            axis=-2,
+        )
+        preds = self.predict(batch)
+        width = (plus - minus)[..., :, None]
+        jac = (preds[..., 1 : m + 1, :] - preds[..., m + 1 :, :]) / np.where(width > 0, width, 1.0)
+        return preds[..., 0, :], jac
+
+    def value_and_grad(self, u: np.ndarray) -> tuple[float, np.ndarray]:
+        """The loss at one internal vector and its gradient (``PENALTY`` and 0 where not finite)."""
+        pred, jac = self.jacobian(u)
+        residual = pred - self.y
+        value = float(self.loss.mean(residual))
+        grad = jac @ self.loss.derivative(residual) / len(self.y)
+        if not (np.isfinite(value) and np.all(np.isfinite(grad))):
+            return PENALTY, np.zeros_like(u)
+        return value, grad
+
+    def at_bound(self, u: np.ndarray) -> list[str]:
+        """Names of the free parameters of u on (within 1e-6 of) a finite bound."""
+        span = np.where(np.isfinite(self.upper - self.lower), self.upper - self.lower, 1.0)
+        tol = 1e-6 * np.maximum(span, 1.0)
+        hits = (np.isfinite(self.lower) & (u <= self.lower + tol)) | (np.isfinite(self.upper) & (u >= self.upper - tol))
+        return [self.params[self.free[j]].name for j in np.flatnonzero(hits)]
+
+    def stderr(self, u: np.ndarray) -> np.ndarray:
+        """Gauss-Newton standard errors in natural units (nan where not identifiable)."""
+        out = np.full(len(self.params), np.nan)
+        n, p = len(self.y), len(u)
+        if n <= p:
+            return out
+        pred, jac = self.jacobian(u)
+        sigma2 = float(np.sum((pred - self.y) ** 2) / (n - p))
+        try:
+            cov = np.linalg.pinv(jac @ jac.T) * sigma2
+        except np.linalg.LinAlgError:
+            return out
+        se_internal = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+        natural = self.natural(u)[self.free]
+        out[self.free] = np.where(self.is_log, natural * se_internal, se_internal)
+        return out
+
+
+def finite(values: np.ndarray) -> np.ndarray:
+    """``values`` with nan and infinities replaced by 0 (itself where all are finite, the common case)."""
+    return values if np.isfinite(values).all() else np.nan_to_num(values, nan=0.0, posinf=0.0, neginf=0.0)
+
+
+def _as_slice(index: np.ndarray) -> slice | np.ndarray:
+    """``index`` as a slice where its positions are consecutive: indexing by a slice is a view,
+    several times cheaper than a copy at the sizes of a law's parameter vector."""
+    if index.size and np.array_equal(index, np.arange(index[0], index[0] + index.size)):
+        return slice(int(index[0]), int(index[0]) + index.size)
+    return index
