@@ -59,9 +59,9 @@ def test_save_does_not_clobber_on_failure(apple, tmp_path, monkeypatch):
 def test_fit_result_explains_itself(apple):
     result = bc.fit(apple, "power", "lbpp", "pass@1", max_flops=6e21)
     d = result.diagnostics
-    assert d["n_used"] + d["n_dropped"] == len(bc.select(apple, "lbpp", "pass@1", max_flops=6e21))
+    assert d.n_used + d.n_dropped == len(bc.select(apple, "lbpp", "pass@1", max_flops=6e21))
     assert result.settings["margin"] == 0.02  # LBPP's smaller margin above chance
-    assert all("chance" in reason for reason in d["dropped_reasons"])
+    assert all("chance" in reason for reason in d.dropped_reasons)
     report = result.report()
     for word in ("Fit: law power", "Parameters:", "alpha", "RMSE", "dropped"):
         assert word in report
@@ -81,7 +81,7 @@ def test_warns_at_bound():
     table = law_table("compute", [0.0, 2e5, 0.26], {"flops": flops, "k": np.ones(12)}, metric="pass@k")
     with pytest.warns(bc.FitWarning, match="E0 sits on a bound"):
         result = bc.fit(table, "compute", "synthetic", "pass@k", 1)
-    assert "E0" in result.diagnostics["at_bound"]
+    assert "E0" in result.diagnostics.at_bound
 
 
 def test_forecaster_estimator(apple):

@@ -62,7 +62,7 @@ def test_recovers_parameters_without_noise(name):
     )
     result = _fit(name, table, kwargs)
     assert np.allclose(list(result.params.values()), theta, rtol=2e-4), result.report()
-    assert result.diagnostics["rmse"] < 1e-6
+    assert result.diagnostics.rmse < 1e-6
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -96,7 +96,7 @@ def test_passk_compute_recovers_across_k():
     table = law_table("passk_compute", theta, {"flops": flops.ravel(), "k": ks.ravel()}, metric="pass@k")
     result = bc.fit(table, "passk_compute", "synthetic")
     assert np.allclose(list(result.params.values()), theta, rtol=1e-8, atol=1e-10)
-    assert result.diagnostics["n_used"] == flops.size
+    assert result.diagnostics.n_used == flops.size
 
 
 @pytest.mark.parametrize("name", ["two_stage_linear", "two_stage_logistic"])
@@ -138,7 +138,7 @@ def test_bnsl_recovers_curve_without_noise():
     flops, theta, score, _ = _bnsl_data()
     table = law_table("bnsl", theta, {"flops": flops})
     result = bc.fit(table, "bnsl", "synthetic", "acc")
-    assert result.diagnostics["loss"] < 1e-9
+    assert result.diagnostics.loss < 1e-9
     assert np.max(np.abs(result.predict(flops=flops) - score)) < 1e-4
     grid = np.geomspace(1e18, 3e22, 50)  # the recovered law is the true law, also beyond the data
     truth = bc.get_law("bnsl").predict_score(theta, {"flops": grid}, 0.0)
@@ -179,7 +179,7 @@ def test_bnsl_matches_or_beats_converged_multistart_lbfgsb_baseline():
     ]
     best = min(res.fun for res in solves)
     assert sum(res.nit > 30 for res in solves) >= 3  # the baseline's local solves ran to convergence
-    assert result.diagnostics["loss"] <= best * (1 + 1e-6), (result.diagnostics["loss"], best)
+    assert result.diagnostics.loss <= best * (1 + 1e-6), (result.diagnostics.loss, best)
 
 
 def test_fit_is_deterministic_given_seed():
