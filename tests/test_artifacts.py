@@ -5,6 +5,7 @@ import pytest
 
 import benchcast as bc
 from benchcast.errors import ArtifactError, InsufficientDataError
+from benchcast.fitting.diagnostics import REQUIRED_DIAGNOSTICS
 
 
 @pytest.mark.parametrize(
@@ -24,6 +25,30 @@ def test_save_load_predicts_identically(apple, tmp_path, law, metric, k):
     assert doc["format"] == "benchcast-fit" and doc["format_version"] == 2 and doc["benchcast_version"]
     assert doc["law"] == law and doc["settings"]["benchmark"] == bench
     assert loaded.report() == result.report()
+
+
+def test_diagnostics_keep_the_artifact_format(apple, tmp_path):
+    """FitDiagnostics is written as the same 'diagnostics' mapping as ever, and older or hand-written
+    artifacts holding only the required keys (nulls where a value was not finite) still load."""
+    result = bc.fit(apple, "power", "arc_easy", "acc_norm", max_flops=6e21)
+    path = result.save(tmp_path / "fit.json")
+    doc = json.loads(path.read_text())
+    assert list(doc["diagnostics"]) == [
+        *("loss", "n_used", "n_dropped", "dropped_reasons", "converged", "message", "at_bound", "rmse", "r2"),
+        *("flops_min", "flops_max", "decades", "n_starts", "n_evaluations"),
+    ]
+    loaded = bc.load_fit(path)
+    assert loaded.diagnostics == result.diagnostics and loaded.to_dict() == doc
+    doc["diagnostics"] = {key: doc["diagnostics"][key] for key in REQUIRED_DIAGNOSTICS} | {"r2": None, "other": 1}
+    path.write_text(json.dumps(doc))
+    old = bc.load_fit(path)
+    assert old.diagnostics.n_used == result.diagnostics.n_used and old.diagnostics.n_starts == 0
+    assert np.isnan(old.diagnostics.r2) and np.isnan(old.diagnostics.decades) and "Parameters:" in old.report()
+    assert np.array_equal(old.predict(flops=[1e22]), result.predict(flops=[1e22]))
+    del doc["diagnostics"]["loss"]
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ArtifactError, match="'diagnostics' must hold loss"):
+        bc.load_fit(path)
 
 
 def test_fingerprint_changes_with_data(apple):

@@ -23,6 +23,7 @@ from benchcast.evaluation.reproduce import BENCHMARKS
 from benchcast.fitting.spec import FitSpec
 from benchcast.forecasting import calibration as cal
 from benchcast.utils.display import ResultView
+from benchcast.utils.jsonable import jsonable
 from benchcast.utils.parallel import parallel_map
 
 DEFAULT_REPLICATES = 20  # bootstrap replicates per law fit (the extrapolation term dominates the width)
@@ -101,12 +102,14 @@ class BenchResult(ResultView):
     def to_dict(self) -> dict:
         """``rows`` (the per-cell records, what ``bench --json`` prints), ``leaderboard``, ``settings``
         and ``seconds``; the per-point predictions are left to :func:`write_outputs`."""
-        return {
-            "rows": self.rows.replace({np.nan: None}).to_dict("records"),
-            "leaderboard": self.leaderboard.replace({np.nan: None}).to_dict("records"),
-            "settings": self.settings,
-            "seconds": self.seconds,
-        }
+        return jsonable(
+            {
+                "rows": self.rows.replace({np.nan: None}).to_dict("records"),
+                "leaderboard": self.leaderboard.to_dict("records"),
+                "settings": self.settings,
+                "seconds": self.seconds,
+            }
+        )
 
     def to_frame(self) -> pd.DataFrame:
         """The leaderboard's main columns (``LEADERBOARD_COLUMNS``)."""

@@ -164,13 +164,15 @@ class Reproduction(ResultView):
     def to_dict(self) -> dict:
         """The protocol, what each table holds, the wall time, the figures and every table as records
         (what ``reproduce --json`` prints)."""
-        return {
-            "protocol": PROTOCOL,
-            "tables_explained": {name: TABLES.get(name, "") for name in self.tables},
-            "seconds": self.seconds,
-            "figures": self.figures,
-            **{name: frame.to_dict("records") for name, frame in self.tables.items()},
-        }
+        return jsonable(
+            {
+                "protocol": PROTOCOL,
+                "tables_explained": {name: TABLES.get(name, "") for name in self.tables},
+                "seconds": self.seconds,
+                "figures": self.figures,
+                **{name: frame.to_dict("records") for name, frame in self.tables.items()},
+            }
+        )
 
     def to_frame(self) -> pd.DataFrame:
         """The headline table: the direct laws per benchmark (``tables['direct']``)."""

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from benchcast.utils.display import ResultView
+from benchcast.utils.jsonable import jsonable
 
 # the ranking's columns as a reader sees them (what the CLI and notebooks show)
 RANKING_LABELS = {
@@ -69,21 +70,23 @@ class Recommendation(ResultView):
     forecast: dict | None = None  # at target_flops: the combination's forecast and interval
 
     def to_dict(self) -> dict:
-        """Every field, the ranking as records (what ``recommend --json`` prints)."""
-        return {
-            "benchmark": self.benchmark,
-            "rule": self.rule,
-            "supported": self.supported,
-            "reason": self.reason,
-            "best": self.best,
-            "weights": self.weights,
-            "nested_mre": self.nested_mre,
-            "nested_origins": self.nested_origins,
-            "extrapolation_decades": self.extrapolation_decades,
-            "ranking": self.ranking.to_dict("records"),
-            "failures": self.failures,
-            "forecast": self.forecast,
-        }
+        """Every field, the ranking as records (what ``recommend --json`` prints); NaN as None."""
+        return jsonable(
+            {
+                "benchmark": self.benchmark,
+                "rule": self.rule,
+                "supported": self.supported,
+                "reason": self.reason,
+                "best": self.best,
+                "weights": self.weights,
+                "nested_mre": self.nested_mre,
+                "nested_origins": self.nested_origins,
+                "extrapolation_decades": self.extrapolation_decades,
+                "ranking": self.ranking.to_dict("records"),
+                "failures": self.failures,
+                "forecast": self.forecast,
+            }
+        )
 
     def to_frame(self) -> pd.DataFrame:
         """The ranking as a reader sees it: law, inner MRE %, inner MSLE, weight, tau /decade, fitted, at bound."""
