@@ -79,7 +79,7 @@ for job in plan_jobs(table, thresholds=(), n_boot=0):
     if key.startswith("sweep/"):
         continue  # no thresholds: nothing fitted
     bt = _run(table, job)
-    out[key] = None if isinstance(bt, str) else float(bt.fit.diagnostics["loss"])
+    out[key] = None if isinstance(bt, str) else float(bt.fit.diagnostics.loss)
 extra = [("nd_floor", b, m, {"max_flops": 6e21}) for b, m in
          [("arc_easy", "acc_norm"), ("hellaswag", "acc_norm"), ("piqa", "acc_norm"), ("sciq", "acc_norm")]]
 extra += [(law, b, "pass@k", {"k": k}) for law in ("compute", "params_tokens")
@@ -88,7 +88,7 @@ for law, bench, metric, kwargs in extra:
     key = f"extra/{law}/{bench}" + (f"/k{kwargs['k']}" if "k" in kwargs else "")
     k = kwargs.pop("k", None)
     try:
-        out[key] = float(bc.fit(table, law, bench, metric, k=k, **kwargs).diagnostics["loss"])
+        out[key] = float(bc.fit(table, law, bench, metric, k=k, **kwargs).diagnostics.loss)
     except Exception as exc:
         out[key] = None
 print(json.dumps(out))

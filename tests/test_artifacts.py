@@ -5,6 +5,7 @@ import pytest
 
 import benchcast as bc
 from benchcast.errors import ArtifactError, InsufficientDataError
+from benchcast.fitting.diagnostics import REQUIRED_DIAGNOSTICS
 
 
 @pytest.mark.parametrize(
@@ -24,6 +25,30 @@ def test_save_load_predicts_identically(apple, tmp_path, law, metric, k):
     assert doc["format"] == "benchcast-fit" and doc["format_version"] == 2 and doc["benchcast_version"]
     assert doc["law"] == law and doc["settings"]["benchmark"] == bench
     assert loaded.report() == result.report()
+
+
+def test_diagnostics_keep_the_artifact_format(apple, tmp_path):
+    """FitDiagnostics is written as the same 'diagnostics' mapping as ever, and older or hand-written
+    artifacts holding only the required keys (nulls where a value was not finite) still load."""
+    result = bc.fit(apple, "power", "arc_easy", "acc_norm", max_flops=6e21)
+    path = result.save(tmp_path / "fit.json")
+    doc = json.loads(path.read_text())
+    assert list(doc["diagnostics"]) == [
+        *("loss", "n_used", "n_dropped", "dropped_reasons", "converged", "message", "at_bound", "rmse", "r2"),
+        *("flops_min", "flops_max", "decades", "n_starts", "n_evaluations"),
+    ]
+    loaded = bc.load_fit(path)
+    assert loaded.diagnostics == result.diagnostics and loaded.to_dict() == doc
+    doc["diagnostics"] = {key: doc["diagnostics"][key] for key in REQUIRED_DIAGNOSTICS} | {"r2": None, "other": 1}
+    path.write_text(json.dumps(doc))
+    old = bc.load_fit(path)
+    assert old.diagnostics.n_used == result.diagnostics.n_used and old.diagnostics.n_starts == 0
+    assert np.isnan(old.diagnostics.r2) and np.isnan(old.diagnostics.decades) and "Parameters:" in old.report()
+    assert np.array_equal(old.predict(flops=[1e22]), result.predict(flops=[1e22]))
+    del doc["diagnostics"]["loss"]
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ArtifactError, match="'diagnostics' must hold loss"):
+        bc.load_fit(path)
 
 
 def test_fingerprint_changes_with_data(apple):
@@ -59,9 +84,9 @@ def test_save_does_not_clobber_on_failure(apple, tmp_path, monkeypatch):
 def test_fit_result_explains_itself(apple):
     result = bc.fit(apple, "power", "lbpp", "pass@1", max_flops=6e21)
     d = result.diagnostics
-    assert d["n_used"] + d["n_dropped"] == len(bc.select(apple, "lbpp", "pass@1", max_flops=6e21))
+    assert d.n_used + d.n_dropped == len(bc.select(apple, "lbpp", "pass@1", max_flops=6e21))
     assert result.settings["margin"] == 0.02  # LBPP's smaller margin above chance
-    assert all("chance" in reason for reason in d["dropped_reasons"])
+    assert all("chance" in reason for reason in d.dropped_reasons)
     report = result.report()
     for word in ("Fit: law power", "Parameters:", "alpha", "RMSE", "dropped"):
         assert word in report
@@ -81,7 +106,7 @@ def test_warns_at_bound():
     table = law_table("compute", [0.0, 2e5, 0.26], {"flops": flops, "k": np.ones(12)}, metric="pass@k")
     with pytest.warns(bc.FitWarning, match="E0 sits on a bound"):
         result = bc.fit(table, "compute", "synthetic", "pass@k", 1)
-    assert "E0" in result.diagnostics["at_bound"]
+    assert "E0" in result.diagnostics.at_bound
 
 
 def test_forecaster_estimator(apple):

@@ -82,7 +82,7 @@ def test_unrestricted_fit_recovers_a_law_outside_the_monotone_box():
     table = law_table("bnsl", theta, {"flops": flops})
     result = bc.fit(table, "bnsl", "synthetic", "acc")
     truth = bc.get_law("bnsl").forward(theta, {"flops": flops})
-    assert result.diagnostics["loss"] < 1e-10
+    assert result.diagnostics.loss < 1e-10
     assert np.max(np.abs(result.predict(flops=flops) - truth)) < 1e-4
     assert result.params["c0"] < 0
 
@@ -115,7 +115,7 @@ def test_monotone_fits_on_real_data_are_non_decreasing_and_at_most_one(apple, be
     assert result.fitted.limit()[0] <= 1.0
     # the constraint on a is active on GSM8K: the fit says it sits on a bound
     if bench == "gsm8k_cot_llama":
-        assert "a" in result.diagnostics["at_bound"]
+        assert "a" in result.diagnostics.at_bound
 
 
 def test_monotone_limit_when_flat_beyond_the_break():
@@ -169,9 +169,9 @@ def test_unrestricted_fit_on_a_range_limit_says_so(apple):
     the fit reports it (diagnostics and a warning) rather than presenting it as an interior optimum."""
     with pytest.warns(bc.FitWarning, match="sits on a bound"):
         result = bc.fit(apple, "bnsl", "arc_easy", "acc_norm", tpr=20, min_flops=3e18, max_flops=6e21)
-    assert result.diagnostics["at_bound"]
+    assert result.diagnostics.at_bound
     law = bc.get_law("bnsl")
-    for name in result.diagnostics["at_bound"]:
+    for name in result.diagnostics.at_bound:
         p = law.parameters[law.param_names.index(name)]
         assert np.isclose(result.params[name], p.lower, rtol=1e-4) or np.isclose(
             result.params[name], p.upper, rtol=1e-4

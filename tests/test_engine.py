@@ -135,9 +135,9 @@ def test_sharpened_break_refinement_reaches_the_kink_minimum(apple, monkeypatch)
     refined = fit()
     monkeypatch.setattr(_BNSL, "refinement_starts", lambda self, theta, X: None)
     plain = fit()
-    assert refined.diagnostics["loss"] < plain.diagnostics["loss"] * (1 - 1e-4)
+    assert refined.diagnostics.loss < plain.diagnostics.loss * (1 - 1e-4)
     assert refined.params["f1"] < 0.01  # the kink: sharpness near its 1e-3 lower bound
-    assert refined.diagnostics["converged"]
+    assert refined.diagnostics.converged
 
 
 @pytest.mark.parametrize(
@@ -157,13 +157,13 @@ def test_settled_search_competes_with_the_lbfgsb_path_and_never_loses_to_it(appl
     both = fit()
     monkeypatch.setattr(BNSLLaw, "search", replace(BNSLLaw.search, n_settle=0))
     alone = fit()
-    message = both.diagnostics["message"]
-    assert both.diagnostics["n_starts"] == alone.diagnostics["n_starts"] + 32  # the settled search ran
+    message = both.diagnostics.message
+    assert both.diagnostics.n_starts == alone.diagnostics.n_starts + 32  # the settled search ran
     if lower:
-        assert both.diagnostics["loss"] < alone.diagnostics["loss"] * (1 - 0.01)
+        assert both.diagnostics.loss < alone.diagnostics.loss * (1 - 0.01)
         assert message.startswith("settled search")
     else:
-        assert both.diagnostics["loss"] == alone.diagnostics["loss"]
+        assert both.diagnostics.loss == alone.diagnostics.loss
         np.testing.assert_array_equal(both.theta, alone.theta)
         assert not message.startswith("settled search")
 

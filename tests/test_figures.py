@@ -70,7 +70,7 @@ def test_backtest_panel_separates_fitted_dropped_and_held_out(tmp_path, captured
     axes[0].legend(fontsize=6)
     figures.save_figure(fig, tmp_path / "backtest-gsm8k.png")
     labels = legend_texts(captured[0].axes[0])
-    assert bt.fit.diagnostics["n_used"] == 5
+    assert bt.fit.diagnostics.n_used == 5
     assert "fitted runs (5)" in labels and "held-out runs (4)" in labels
     dropped = [label for label in labels if label.startswith("dropped (")]
     assert len(dropped) == 1 and dropped[0].endswith("(8)") and "chance" in dropped[0]

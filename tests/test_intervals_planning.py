@@ -144,7 +144,7 @@ def test_recommend_weights_laws_by_rolling_origin_forecasts(apple):
     fits = {law: bc.fit(apple, law, "sciq", "acc_norm", tpr=20, min_flops=3e18, max_flops=1e22) for law in rec.weights}
     assert f["prediction"] == pytest.approx(np.mean([float(r.predict(flops=1e22)) for r in fits.values()]), rel=1e-6)
     assert f["lower"] < f["prediction"] < f["upper"] and f["interval"] == "extrapolation"
-    assert "At 1e+22 FLOPs it forecasts" in rec.advice()
+    assert "At 1e+22 FLOPs it forecasts" in str(rec)
     laws = ["power", "power_floor"]
     stacked = recommend(
         apple, "sciq", "acc_norm", tpr=20, min_flops=3e18, target_flops=1e22, laws=laws, rule="stack", n_boot=0
@@ -154,7 +154,7 @@ def test_recommend_weights_laws_by_rolling_origin_forecasts(apple):
     picked = recommend(
         apple, "sciq", "acc_norm", tpr=20, min_flops=3e18, target_flops=1e22, laws=laws, rule="select", n_boot=0
     )
-    assert picked.weights[picked.best] == 1.0 and "use the select" in picked.advice()
+    assert picked.weights[picked.best] == 1.0 and "use the select" in str(picked)
 
 
 def test_recommend_reports_no_support_near_chance():
@@ -173,7 +173,7 @@ def test_recommend_reports_no_support_near_chance():
     )
     rec = recommend(table, "hellaswag", "acc_norm", laws=["power", "power_floor"])
     assert not rec.supported and rec.best is None and "no law has support" in rec.reason
-    assert rec.advice().startswith("No forecast for hellaswag")
+    assert rec.notes[0].startswith("No forecast for hellaswag")
 
 
 def test_cli_forecast_plan_recommend(apple_path, tmp_path):

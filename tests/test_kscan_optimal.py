@@ -18,7 +18,7 @@ from benchcast.laws.envelope import Envelope
 def test_kscan_compute_on_humaneval(apple):
     scan, fits = kscan(apple, "compute", "humaneval-py")
     assert list(scan["k"]) == [1, 2, 4, 8, 16, 32, 64, 128]
-    assert all(f.diagnostics["r2"] > 0.95 for f in fits)
+    assert all(f.diagnostics.r2 > 0.95 for f in fits)
     # the irreducible error shrinks with k and the exponent steepens at large k
     assert scan["E0"].iloc[0] > scan["E0"].iloc[-1]
     assert scan["alpha"].iloc[-1] > scan["alpha"].iloc[2]
@@ -28,7 +28,7 @@ def test_kscan_params_tokens_and_gold(apple):
     scan, fits = kscan(apple, "params_tokens", "mbpp", [1, 16])
     assert len(fits) == 2 and {"N0", "beta", "D0", "gamma"} <= set(scan.columns)
     scan, fits = kscan(apple, "gold", "triviaqa_1shot", metric="exact_match")
-    assert len(fits) == 1 and fits[0].diagnostics["r2"] > 0.9
+    assert len(fits) == 1 and fits[0].diagnostics.r2 > 0.9
     assert fits[0].params["kappa"] > 0
 
 

@@ -133,7 +133,7 @@ def fitted(name: str) -> FitResult:
 @pytest.mark.parametrize("name", LAWS)
 def test_recovers_example(name):
     law, ex, result = get_law(name), example(name), fitted(name)
-    assert result.diagnostics["rmse"] < RMSE_MAX, result.report()
+    assert result.diagnostics.rmse < RMSE_MAX, result.report()
     for p, true in zip(law.param_names, ex.theta, strict=True):
         if p not in law.example_unidentified:
             assert result.params[p] == pytest.approx(true, rel=PARAM_RTOL), result.report()
@@ -202,7 +202,7 @@ def planning_tpr(result: FitResult, flops: float, k: int | None) -> float | None
 @pytest.mark.parametrize("name", LAWS)
 def test_plan_inverts_forecast(name):
     law, ex, result = get_law(name), example(name), fitted(name)
-    flops = BEYOND * result.diagnostics["flops_max"]  # a forecast past the data
+    flops = BEYOND * result.diagnostics.flops_max  # a forecast past the data
     k = ex.k if "k" in law.covariates else None
     tpr = planning_tpr(result, flops, k)
     if tpr == "none":  # a law of G alone: planning compute is refused in words

@@ -109,7 +109,7 @@ def test_bnsl_matches_or_beats_converged_multistart_lbfgsb_baseline():
     ]
     best = min(res.fun for res in solves)
     assert sum(res.nit > 30 for res in solves) >= 3  # the baseline's local solves ran to convergence
-    assert result.diagnostics["loss"] <= best * (1 + 1e-6), (result.diagnostics["loss"], best)
+    assert result.diagnostics.loss <= best * (1 + 1e-6), (result.diagnostics.loss, best)
 
 
 def test_fit_is_deterministic_given_seed():

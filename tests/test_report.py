@@ -223,7 +223,7 @@ def test_forecast_intervals_match_the_bootstrap(apple):
     profile = report.profile
     inside = ((profile["true"] >= profile["lower90"]) & (profile["true"] <= profile["upper90"])).mean()
     assert np.average(summary["coverage90"], weights=summary["n"]) == pytest.approx(inside)
-    assert (report.runs["status"] == "fitted").sum() == report.fit.diagnostics["n_used"]
+    assert (report.runs["status"] == "fitted").sum() == report.fit.diagnostics.n_used
 
 
 def test_page_in_a_real_browser(two_benchmark_page, tmp_path, capsys):

@@ -90,8 +90,8 @@ def test_k8_huber_fit_is_robust_and_converges():
     )
     huber = bc.fit(table, "power", "avg", "score", q_rand=0.0, margin=0.0, loss="huber", huber_delta=1e-3)
     lsq = bc.fit(table, "power", "avg", "score", q_rand=0.0, margin=0.0)
-    assert huber.settings["loss"] == "huber" and huber.diagnostics["converged"]
-    assert "closed form" not in huber.diagnostics["message"]  # the engine's numerical path ran
+    assert huber.settings["loss"] == "huber" and huber.diagnostics.converged
+    assert "closed form" not in huber.diagnostics.message  # the engine's numerical path ran
     assert huber.params["alpha"] == pytest.approx(alpha, abs=2e-4)  # the outlier barely moves it
     assert huber.params["A"] == pytest.approx(A, rel=5e-3)
     assert abs(lsq.params["alpha"] - alpha) > 20 * abs(huber.params["alpha"] - alpha)

@@ -115,29 +115,11 @@ def bench_command(
     )
     written = write_outputs(result, out) if out else []
     if json:
-        emit_json(result.to_records())
+        emit_json(result.to_dict()["rows"])
         return
-    board = result.leaderboard
-    columns = [
-        "dataset",
-        "strategy",
-        "cells",
-        "no_support",
-        "failed",
-        "mre",
-        "mre_common",
-        "coverage50",
-        "coverage90",
-        "width90",
-        "decades",
-    ]
-    console.print(
-        rich_table(
-            f"bench leaderboard (means over benchmarks x cutoffs; default strategy: ensemble; {result.seconds:.0f} s)",
-            columns,
-            board[columns].values.tolist(),  # rich_table escapes its cells
-            ".3g",
-        )
-    )
+    board = result.to_frame()
+    console.print(rich_table(result.title, list(board.columns), board.values.tolist(), ".3g"))  # escapes its cells
+    for note in result.notes:
+        console.print(escape(note), highlight=False)
     for path in written:
         console.print(escape(f"wrote {path}"))

@@ -80,8 +80,8 @@ def print_fit(result: FitResult, json: bool) -> None:
     if json:
         emit_json(result.to_dict())
         return
-    # report()'s section headings are its unindented lines ('Fit: ...', 'Parameters:'): show them bold
-    for line in result.report().splitlines():
+    # str() is the fit report; its section headings are its unindented lines ('Fit: ...', 'Parameters:'): bold
+    for line in str(result).splitlines():
         if line and not line.startswith(" "):
             heading, colon, rest = line.partition(":")
             console.print(Text(heading + colon, style="bold underline") + Text(rest))

@@ -216,16 +216,7 @@ def recommend_command(
         emit_json(rec.to_dict())
         return
     if rec.supported:
-        r = rec.ranking
-        rows = [[x.law, x.inner_mre, x.inner_msle, x.weight, x.tau, x.n_fit, x.at_bound] for x in r.itertuples()]
-        console.print(
-            rich_table(
-                f"{benchmark}: rolling-origin forecasts inside the runs (up to {rec.extrapolation_decades:.2f} "
-                "decades ahead)",
-                ["law", "inner MRE %", "inner MSLE", "weight", "tau /decade", "fitted", "at bound"],
-                rows,
-            )
-        )
-    console.print(escape(rec.advice()), highlight=False)
-    for failure in rec.failures:
-        console.print(f"  [yellow]not compared:[/] {escape(failure)}", highlight=False)
+        ranking = rec.to_frame()
+        console.print(rich_table(rec.title, list(ranking.columns), ranking.values.tolist()))  # escapes its cells
+    for note in rec.notes:
+        console.print(escape(note), highlight=False)

@@ -74,7 +74,7 @@ def reproduce_command(
         ray_address=ray,
     )
     if json:
-        emit_json(result.summary())
+        emit_json(result.to_dict())
         return
     t = result.tables
     usable = ["test_mre", "test_mre_usable", "test_mae", "n_test", "n_test_usable"]

@@ -21,6 +21,8 @@ from benchcast.evaluation import strategies as st
 from benchcast.fitting.metrics import coverage, mae, mre
 from benchcast.fitting.spec import FitSpec
 from benchcast.forecasting import calibration as cal
+from benchcast.utils.display import ResultView
+from benchcast.utils.jsonable import jsonable
 from benchcast.utils.parallel import parallel_map
 
 DEFAULT_REPLICATES = 20  # bootstrap replicates per law fit (the extrapolation term dominates the width)
@@ -57,16 +59,67 @@ class Dataset:
     min_flops: float | None = None
 
 
+LEADERBOARD_COLUMNS = (
+    "dataset",
+    "strategy",
+    "cells",
+    "no_support",
+    "failed",
+    "mre",
+    "mre_common",
+    "coverage50",
+    "coverage90",
+    "width90",
+    "decades",
+)
+
+
 @dataclass
-class BenchResult:
-    rows: pd.DataFrame  # one row per data set x benchmark x strategy x cutoff
-    predictions: pd.DataFrame  # one row per held-out point and strategy
-    leaderboard: pd.DataFrame  # per data set and strategy, averaged over benchmarks and cutoffs
+class BenchResult(ResultView):
+    """What :func:`bench` measured: each strategy's held-out error and interval coverage.
+
+    Parameters
+    ----------
+    rows : pandas.DataFrame
+        One row per data set x benchmark x strategy x cutoff (the columns of ``ROW_KEYS``, and ``tau``).
+    predictions : pandas.DataFrame
+        One row per held-out point and strategy: truth, forecast and interval bounds.
+    leaderboard : pandas.DataFrame
+        Per data set and strategy: means over benchmarks and cutoffs (see :func:`leaderboard`).
+    seconds : float
+        Wall time of the run.
+    settings : dict
+        Strategies, laws, candidates, replicates, seed and each data set's selection and cutoffs.
+    """
+
+    rows: pd.DataFrame
+    predictions: pd.DataFrame
+    leaderboard: pd.DataFrame
     seconds: float
     settings: dict = field(default_factory=dict)
 
-    def to_records(self) -> list[dict]:
-        return self.rows.replace({np.nan: None}).to_dict("records")
+    def to_dict(self) -> dict:
+        """``rows`` (the per-cell records, what ``bench --json`` prints), ``leaderboard``, ``settings``
+        and ``seconds``; the per-point predictions are left to :func:`write_outputs`."""
+        return jsonable(
+            {
+                "rows": self.rows.replace({np.nan: None}).to_dict("records"),
+                "leaderboard": self.leaderboard.to_dict("records"),
+                "settings": self.settings,
+                "seconds": self.seconds,
+            }
+        )
+
+    def to_frame(self) -> pd.DataFrame:
+        """The leaderboard's main columns (``LEADERBOARD_COLUMNS``)."""
+        return self.leaderboard[[c for c in LEADERBOARD_COLUMNS if c in self.leaderboard]]
+
+    @property
+    def title(self) -> str:
+        return (
+            f"bench leaderboard (means over benchmarks x cutoffs; default strategy: {st.DEFAULT_STRATEGY}; "
+            f"{self.seconds:.0f} s)"
+        )
 
 
 def ladder(table: pd.DataFrame, n: int, *, tpr: float | None = None, top: float = 0.25, depth: float = 1.25) -> tuple:

@@ -90,8 +90,8 @@ def law_outcome(train: pd.DataFrame, queries: pd.DataFrame, spec: FitSpec, n_boo
         errors,
         q_rand=float(resolved.q_rand),
         margin=float(resolved.margin or 0.0),
-        flops_max=float(result.diagnostics["flops_max"]),
-        decades=float(result.diagnostics["decades"]),
+        flops_max=float(result.diagnostics.flops_max),
+        decades=float(result.diagnostics.decades),
     )
 
 

@@ -14,8 +14,9 @@ import numpy as np
 import pandas as pd
 
 from benchcast.errors import FitWarning, InsufficientDataError, SelectionError
-from benchcast.fitting.metrics import r2, rmse
+from benchcast.fitting.diagnostics import FitDiagnostics
 from benchcast.fitting.engine import minimize_law
+from benchcast.fitting.metrics import r2, rmse
 from benchcast.fitting.result import FitResult, fingerprint
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.laws import Law, get_law, to_target
@@ -72,22 +73,22 @@ def fit_rows(rows: pd.DataFrame, spec: FitSpec, *, quiet: bool = False) -> FitRe
     counts: dict[str, int] = {}
     for item in dropped:
         counts[item["reason"]] = counts.get(item["reason"], 0) + 1
-    diagnostics = {
-        "loss": optimum.loss,
-        "n_used": len(used),
-        "n_dropped": len(dropped),
-        "dropped_reasons": counts,
-        "converged": optimum.converged,
-        "message": optimum.message,
-        "at_bound": optimum.at_bound,
-        "rmse": rmse(observed, fitted),
-        "r2": r2(observed, fitted),
-        "flops_min": float(flops.min()),
-        "flops_max": float(flops.max()),
-        "decades": decades,
-        "n_starts": optimum.n_starts,
-        "n_evaluations": optimum.n_evaluations,
-    }
+    diagnostics = FitDiagnostics(
+        loss=float(optimum.loss),
+        n_used=len(used),
+        n_dropped=len(dropped),
+        dropped_reasons=counts,
+        converged=bool(optimum.converged),
+        message=str(optimum.message),
+        at_bound=tuple(optimum.at_bound),
+        rmse=rmse(observed, fitted),
+        r2=r2(observed, fitted),
+        flops_min=float(flops.min()),
+        flops_max=float(flops.max()),
+        decades=decades,
+        n_starts=int(optimum.n_starts),
+        n_evaluations=int(optimum.n_evaluations),
+    )
     notes = []
     if not optimum.converged:
         notes.append(f"the optimiser did not report convergence: {optimum.message}")

@@ -12,16 +12,17 @@ import pandas as pd
 
 from benchcast._version import __version__
 from benchcast.errors import ArtifactError, BenchcastError
+from benchcast.fitting.diagnostics import REQUIRED_DIAGNOSTICS, FitDiagnostics
 from benchcast.fitting.spec import FitSpec
 from benchcast.laws import get_law
 from benchcast.laws.fitted import FittedLaw
+from benchcast.utils.display import ResultView
 from benchcast.utils.io import atomic_write_text
 from benchcast.utils.jsonable import jsonable
 
 ARTIFACT_FORMAT = "benchcast-fit"
 ARTIFACT_VERSION = 2  # 2: 'settings' is the whole resolved FitSpec (selection included)
 POINT_COLUMNS = ("run", "flops", "params", "tokens", "k", "gold", "proxy", "value")
-REQUIRED_DIAGNOSTICS = ("loss", "n_used", "n_dropped", "converged", "message", "at_bound", "rmse", "r2")
 COVARIATE_HINTS = {
     "flops": "--flops (or --params and --tokens)",
     "params": "--params",
@@ -39,13 +40,35 @@ def fingerprint(points: pd.DataFrame) -> str:
 
 
 @dataclass
-class FitResult:
-    """A fitted law on one benchmark/metric (and k): everything needed to predict and explain."""
+class FitResult(ResultView):
+    """A fitted law on one benchmark/metric (and k): everything needed to predict and explain.
+
+    Parameters
+    ----------
+    spec : FitSpec
+        The resolved spec: every default filled in.
+    fitted : FittedLaw
+        The law frozen at its fitted parameters.
+    stderr : dict[str, float]
+        Standard error of each parameter (empty for the light refits of bootstraps and backtests).
+    diagnostics : FitDiagnostics
+        Loss, convergence, points used and dropped, in-sample error, compute range.
+    points : pandas.DataFrame
+        The fitted points (run, covariates, value) with the law's ``fitted`` score.
+    dropped : list of dict
+        The points the law's filter dropped, each with its ``reason``.
+    warnings : list of str
+        What a reader must know before trusting the fit (thin support, bounds, a short range).
+    data_fingerprint : str
+        sha256 of the fitted points (see :func:`fingerprint`).
+    version : str
+        The benchcast version that made the fit.
+    """
 
     spec: FitSpec  # resolved: every default filled in
     fitted: FittedLaw
     stderr: dict[str, float]
-    diagnostics: dict
+    diagnostics: FitDiagnostics
     points: pd.DataFrame
     dropped: list[dict] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -76,7 +99,7 @@ class FitResult:
 
     @property
     def converged(self) -> bool:
-        return bool(self.diagnostics.get("converged"))
+        return self.diagnostics.converged
 
     # -- prediction --------------------------------------------------------------------------
     def covariates(self, flops=None, params=None, tokens=None, k=None, gold=None) -> tuple[dict, tuple]:
@@ -121,7 +144,7 @@ class FitResult:
                 "params": self.params,
                 "stderr": self.stderr,
                 "settings": self.spec.to_dict(),
-                "diagnostics": self.diagnostics,
+                "diagnostics": self.diagnostics.to_dict(),
                 "warnings": self.warnings,
                 "data_fingerprint": self.data_fingerprint,
                 "dropped": self.dropped,
@@ -129,29 +152,37 @@ class FitResult:
             }
         )
 
-    def report(self) -> str:
-        """A readable multi-line summary in the manner of lmfit's fit report."""
+    def _summary_lines(self) -> list[str]:
+        """The report's lines between its heading and the parameters (selection, points, fit quality)."""
         d, s = self.diagnostics, self.spec
-        law = self.law_object
-        lines = [f"Fit: law {self.law}: {law.formula}"]
         sel = f"benchmark {s.benchmark}, metric {s.metric}"
         if s.k is not None:
             sel += f", k={s.k}"
-        lines.append(f"    {sel}; q_rand {s.q_rand:g} ({s.q_rand_source or ''})")
-        drops = ", ".join(f"{reason}: {n}" for reason, n in d.get("dropped_reasons", {}).items())
-        lines.append(f"    points: {d['n_used']} used, {d['n_dropped']} dropped" + (f" ({drops})" if drops else ""))
-        lines.append(f"    compute: {d['flops_min']:.3g} .. {d['flops_max']:.3g} FLOPs ({d['decades']:.2f} decades)")
-        lines.append(f"    loss ({s.loss}): {d['loss']:.4g}; RMSE {d['rmse']:.4g}; R^2 {d['r2']:.4f}")
-        lines.append(
-            f"    converged: {'yes' if d['converged'] else 'NO'} ({d['message']}); "
-            f"starts {d['n_starts']}, evaluations {d['n_evaluations']}"
-        )
-        lines.append("Parameters:")
+        drops = ", ".join(f"{reason}: {n}" for reason, n in d.dropped_reasons.items())
+        return [
+            f"{sel}; q_rand {s.q_rand:g} ({s.q_rand_source or ''})",
+            f"points: {d.n_used} used, {d.n_dropped} dropped" + (f" ({drops})" if drops else ""),
+            f"compute: {d.flops_min:.3g} .. {d.flops_max:.3g} FLOPs ({d.decades:.2f} decades)",
+            f"loss ({s.loss}): {d.loss:.4g}; RMSE {d.rmse:.4g}; R^2 {d.r2:.4f}",
+            f"converged: {'yes' if d.converged else 'NO'} ({d.message}); "
+            f"starts {d.n_starts}, evaluations {d.n_evaluations}",
+        ]
+
+    def report(self) -> str:
+        """A readable multi-line summary in the manner of lmfit's fit report (what ``str()`` and the CLI show).
+
+        Returns
+        -------
+        str
+            Heading, selection, points, compute range, loss and convergence, the parameters with
+            their standard errors and bound flags, and the warnings.
+        """
+        lines = [self.title, *(f"    {line}" for line in self._summary_lines()), "Parameters:"]
         width = max(len(n) for n in self.params)
         for name, value in self.params.items():
             err = self.stderr.get(name)
             err_text = f" +/- {err:.3g}" if err is not None and np.isfinite(err) else ""
-            flag = "  (at bound)" if name in d.get("at_bound", []) else ""
+            flag = "  (at bound)" if name in self.diagnostics.at_bound else ""
             lines.append(f"    {name:<{width}} = {value:.6g}{err_text}{flag}")
         if self.warnings:
             lines.append("Warnings:")
@@ -160,6 +191,27 @@ class FitResult:
 
     def __str__(self) -> str:
         return self.report()
+
+    @property
+    def title(self) -> str:
+        return f"Fit: law {self.law}: {self.law_object.formula}"
+
+    @property
+    def notes(self) -> list[str]:
+        """Selection, points, compute range, loss and convergence, then each warning."""
+        return [*self._summary_lines(), *(f"warning: {w}" for w in self.warnings)]
+
+    def to_frame(self) -> pd.DataFrame:
+        """The parameters: ``parameter``, ``value``, ``stderr`` (NaN where not estimated), ``at_bound``."""
+        names = list(self.params)
+        return pd.DataFrame(
+            {
+                "parameter": names,
+                "value": [self.params[n] for n in names],
+                "stderr": [self.stderr.get(n, np.nan) for n in names],
+                "at_bound": [n in self.diagnostics.at_bound for n in names],
+            }
+        )
 
     # -- persistence -------------------------------------------------------------------------
     def save(self, path: str | Path) -> Path:
@@ -212,8 +264,9 @@ class FitResult:
             diagnostics = doc.get("diagnostics")
             if not isinstance(diagnostics, dict) or any(key not in diagnostics for key in REQUIRED_DIAGNOSTICS):
                 raise ArtifactError(f"{source}: 'diagnostics' must hold {', '.join(REQUIRED_DIAGNOSTICS)}.")
+            diagnostics = FitDiagnostics.from_dict(diagnostics)
             # only parameters the fit itself reported outside their range may be there
-            problems = law.check_params(np.asarray(theta), allow_outside=tuple(diagnostics.get("at_bound") or ()))
+            problems = law.check_params(np.asarray(theta), allow_outside=diagnostics.at_bound)
             if problems:
                 raise ArtifactError(f"{source}: invalid parameters for law {law.name!r}: " + "; ".join(problems) + ".")
             fitted = FittedLaw(law, tuple(theta), float(spec.q_rand), {"k": spec.k})

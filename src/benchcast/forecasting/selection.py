@@ -17,7 +17,6 @@ support.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -28,6 +27,7 @@ from benchcast.fitting.api import fit_rows
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting import calibration as cal
 from benchcast.forecasting.intervals import bootstrap, check_replicates
+from benchcast.forecasting.recommendation import Recommendation
 from benchcast.laws import available_laws, get_law
 
 HOLDOUT_FRACTION = 0.25  # the legacy choice: the top quarter of the log-compute range is held out
@@ -126,55 +126,6 @@ def nested_error(wide: pd.DataFrame, laws: list[str], rule: str) -> dict:
 # -- the recommendation ----------------------------------------------------------------------
 
 
-@dataclass
-class Recommendation:
-    benchmark: str
-    rule: str
-    supported: bool
-    reason: str
-    ranking: pd.DataFrame
-    weights: dict
-    best: str | None
-    nested_mre: float
-    nested_origins: int
-    extrapolation_decades: float
-    failures: list[str] = field(default_factory=list)
-    forecast: dict | None = None  # at target_flops: the combination's forecast and interval
-
-    def to_dict(self) -> dict:
-        return {
-            "benchmark": self.benchmark,
-            "rule": self.rule,
-            "supported": self.supported,
-            "reason": self.reason,
-            "best": self.best,
-            "weights": self.weights,
-            "nested_mre": self.nested_mre,
-            "nested_origins": self.nested_origins,
-            "extrapolation_decades": self.extrapolation_decades,
-            "ranking": self.ranking.to_dict("records"),
-            "failures": self.failures,
-            "forecast": self.forecast,
-        }
-
-    def advice(self) -> str:
-        if not self.supported:
-            return f"No forecast for {self.benchmark}: {self.reason}"
-        mix = ", ".join(f"{law} {w:.2f}" for law, w in self.weights.items() if w > 0)
-        planned = ""
-        if self.forecast is not None:
-            f = self.forecast
-            planned = f" At {f['flops']:.3g} FLOPs it forecasts {f['prediction']:.4f}"
-            if "lower" in f:
-                planned += f" ({int(round(f['level'] * 100))} % interval {f['lower']:.4f} .. {f['upper']:.4f})"
-            planned += f"{'; ' + f['note'] if f.get('note') else ''}."
-        return (
-            f"{self.benchmark}: use the {self.rule} ({mix}). Chosen from rolling-origin forecasts inside your runs "
-            f"(up to {self.extrapolation_decades:.2f} decades ahead); the choice itself, made without the runs it "
-            f"was scored on, erred by {self.nested_mre:.2f} % MRE over {self.nested_origins} origin(s)." + planned
-        )
-
-
 def recommend(
     table: pd.DataFrame,
     benchmark: str,
@@ -196,9 +147,37 @@ def recommend(
 ) -> Recommendation:
     """Weight (``rule='ensemble'``: equally; ``'stack'``: by inverse error) or choose (``'select'``)
     laws with support, judged by rolling-origin forecasts inside the runs cheaper than
-    ``target_flops`` (all runs when None). ``laws`` default to ``DEFAULT_CANDIDATES``. With
-    ``target_flops`` the combination also forecasts a run of that compute, with an interval
-    (``interval``, ``level``, ``n_boot``; 0 replicates: no interval)."""
+    ``target_flops`` (all runs when None).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The runs (a table as :func:`benchcast.load` returns).
+    benchmark, metric, k : str, str or None, int or None
+        The selection; the metric defaults as in :func:`benchcast.fit`.
+    laws : list of str, optional
+        Laws to compare (default: those of ``DEFAULT_CANDIDATES`` that apply).
+    target_flops : float, optional
+        The planned run's compute: only cheaper runs are used, and the combination forecasts it.
+    tpr, min_flops, proxy : optional
+        Further selection, as in :class:`benchcast.fitting.spec.FitSpec`.
+    rule : str
+        ``'ensemble'``, ``'stack'`` or ``'select'``.
+    n_boot : int
+        Bootstrap replicates of the forecast's interval (0: no interval).
+    level : float
+        The interval's level.
+    interval : str
+        ``'extrapolation'`` (bootstrap widened by the inner extrapolation error) or ``'bootstrap'``.
+    seed, n_jobs, ray_address
+        Random seed, and where the bootstrap's refits run.
+
+    Returns
+    -------
+    Recommendation
+        The ranking, weights, the choice's nested error and, with ``target_flops``, the forecast;
+        ``str()`` of it is the advice.
+    """
     weights_for(rule, pd.Series({"x": 1.0}))  # validates the rule
     cal.check_interval(interval)
     check_replicates(n_boot, allow_zero=True)
@@ -229,10 +208,10 @@ def recommend(
             {
                 "law": law,
                 "tau": tau,
-                "n_fit": result.diagnostics["n_used"],
-                "decades_fitted": result.diagnostics["decades"],
+                "n_fit": result.diagnostics.n_used,
+                "decades_fitted": result.diagnostics.decades,
                 "converged": result.converged,
-                "at_bound": ",".join(result.diagnostics["at_bound"]),
+                "at_bound": ",".join(result.diagnostics.at_bound),
             }
         )
     if rule == "ensemble" and failures:

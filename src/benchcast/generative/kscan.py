@@ -4,6 +4,7 @@ parameter as a function of k."""
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -13,12 +14,79 @@ from benchcast.errors import BenchcastError, SelectionError
 from benchcast.fitting.api import fit
 from benchcast.fitting.result import FitResult
 from benchcast.laws import get_law
+from benchcast.utils.display import ResultView
+from benchcast.utils.jsonable import jsonable
 
 
 def available_ks(table: pd.DataFrame, benchmark: str, metric: str = "pass@k") -> list[int]:
+    """The k of a benchmark's rows of ``metric`` (``[1]`` when it has none)."""
     rows = select(table, benchmark, metric)
     ks = sorted(int(k) for k in rows["k"].dropna().unique())
     return ks or [1]
+
+
+@dataclass
+class KScan(ResultView):
+    """A per-k law fitted separately at each k: one row per k, and the fits.
+
+    Unpacks as ``(table, fits)``, as scipy's result objects unpack as tuples.
+
+    Parameters
+    ----------
+    law : str
+        The per-k law fitted.
+    benchmark : str
+        The benchmark scanned.
+    table : pandas.DataFrame
+        One row per k: ``k``, each parameter and its ``<name>_stderr``, ``n_used``, ``rmse``,
+        ``r2``, ``converged``, ``at_bound``, ``warnings`` (how many the fit raised); a k that could
+        not be fitted has an ``error`` instead.
+    fits : list of FitResult
+        The fits that succeeded, in the order of ``table``.
+    """
+
+    law: str
+    benchmark: str
+    table: pd.DataFrame
+    fits: list[FitResult] = field(default_factory=list)
+
+    def __iter__(self):
+        return iter((self.table, self.fits))
+
+    @property
+    def param_names(self) -> list[str]:
+        return list(get_law(self.law).param_names)
+
+    def trends(self) -> dict[str, float]:
+        """Each parameter's change per doubling of k (see :func:`trend`)."""
+        return {name: trend(self.table, name) for name in self.param_names}
+
+    def to_dict(self) -> dict:
+        """law, benchmark, the scan as records and each parameter's trend per doubling of k."""
+        return jsonable(
+            {
+                "law": self.law,
+                "benchmark": self.benchmark,
+                "scan": self.table.to_dict("records"),
+                "trend_per_doubling": self.trends(),
+            }
+        )
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per k: the parameters, points used, R² and the parameters at a bound."""
+        shown = {"k": "k", **{n: n for n in self.param_names}, "n_used": "points", "r2": "R2", "at_bound": "at bound"}
+        return self.table.reindex(columns=list(shown)).rename(columns=shown)
+
+    @property
+    def title(self) -> str:
+        return f"{self.law} on {self.benchmark}, fitted at each k"
+
+    @property
+    def notes(self) -> list[str]:
+        """The trend of each parameter, and each k that could not be fitted."""
+        trends = ", ".join(f"{n} {v:+.4g}" for n, v in self.trends().items())
+        errors = self.table.dropna(subset=["error"]) if "error" in self.table else self.table.iloc[0:0]
+        return [f"change per doubling of k: {trends}", *(f"k={int(r.k)}: {r.error}" for r in errors.itertuples())]
 
 
 def kscan(
@@ -29,10 +97,30 @@ def kscan(
     *,
     metric: str | None = None,
     **fit_kwargs,
-) -> tuple[pd.DataFrame, list[FitResult]]:
+) -> KScan:
     """Fit ``law`` separately at each k; one row per k with every parameter and fit diagnostic.
 
     For metrics without k (e.g. exact_match with the gold law) the scan has the single k = 1.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The runs, with pass@k rows (or the gold law's metric).
+    law : str
+        A per-k law: ``compute``, ``params_tokens`` or ``gold``.
+    benchmark : str
+        The benchmark to scan.
+    ks : list of int, optional
+        The k to fit at (default: every k in the data).
+    metric : str, optional
+        The metric (default: the law's).
+    **fit_kwargs
+        Passed to :func:`benchcast.fit` (selection and settings).
+
+    Returns
+    -------
+    KScan
+        The table of parameters against k and the fits; unpacks as ``(table, fits)``.
     """
     law_obj = get_law(law)
     if not law_obj.per_k:
@@ -56,15 +144,15 @@ def kscan(
                 "k": k or 1,
                 **result.params,
                 **{f"{n}_stderr": v for n, v in result.stderr.items()},
-                "n_used": d["n_used"],
-                "rmse": d["rmse"],
-                "r2": d["r2"],
-                "converged": d["converged"],
-                "at_bound": ",".join(d["at_bound"]),
+                "n_used": d.n_used,
+                "rmse": d.rmse,
+                "r2": d.r2,
+                "converged": d.converged,
+                "at_bound": ",".join(d.at_bound),
                 "warnings": len(caught),
             }
         )
-    return pd.DataFrame(rows), fits
+    return KScan(law, benchmark, pd.DataFrame(rows), fits)
 
 
 def trend(scan: pd.DataFrame, parameter: str) -> float:

@@ -19,6 +19,8 @@ from scipy.optimize import minimize
 from scipy.special import betaln, gammaln
 
 from benchcast.errors import DataError
+from benchcast.utils.display import ResultView
+from benchcast.utils.jsonable import jsonable
 
 
 def _check_counts(n: np.ndarray, c: np.ndarray) -> None:
@@ -107,14 +109,66 @@ def independence_bounds(q, k) -> dict[str, np.ndarray]:
 
 
 @dataclass
-class BetaPassK:
-    """Per-problem success rates ~ Beta(a, b), fitted to (n, c) by beta-binomial likelihood."""
+class BetaPassK(ResultView):
+    """Per-problem success rates ~ Beta(a, b), fitted to (n, c) by beta-binomial likelihood.
+
+    Parameters
+    ----------
+    a, b : float
+        The beta distribution's shape parameters (NaN before :meth:`fit`).
+    converged : bool
+        Whether the likelihood's optimiser reported convergence.
+    n_problems : int
+        Problems fitted.
+    """
 
     a: float = np.nan
     b: float = np.nan
     converged: bool = False
+    n_problems: int = 0
+
+    def to_dict(self) -> dict:
+        """a, b, the mean success rate a / (a + b), convergence and the number of problems."""
+        return jsonable(
+            {
+                "a": self.a,
+                "b": self.b,
+                "mean": self.a / (self.a + self.b),
+                "converged": self.converged,
+                "n_problems": self.n_problems,
+            }
+        )
+
+    def to_frame(self) -> pd.DataFrame:
+        """pass@k in closed form at k = 1, 10, 100 and 1000."""
+        ks = np.array([1, 10, 100, 1000])
+        return pd.DataFrame({"k": ks, "pass_at_k": self.pass_at_k(ks)})
+
+    @property
+    def title(self) -> str:
+        return f"Beta(a={self.a:.4g}, b={self.b:.4g}) model of per-problem success rates"
+
+    @property
+    def notes(self) -> list[str]:
+        """The closed form, the data and whether the fit converged."""
+        notes = [f"pass@k = 1 - B(a, b + k) / B(a, b); fitted on {self.n_problems} problems"]
+        if not self.converged:
+            notes.append("the likelihood's optimiser did not report convergence")
+        return notes
 
     def fit(self, n, c) -> BetaPassK:
+        """Fit a and b to the samples drawn (``n``) and correct (``c``) per problem.
+
+        Parameters
+        ----------
+        n, c : array_like of int
+            Per problem: samples drawn and samples correct.
+
+        Returns
+        -------
+        BetaPassK
+            This model, fitted.
+        """
         n, c = np.asarray(n, float), np.asarray(c, float)
         _check_counts(n, c)
         if np.all(c == 0):
@@ -131,6 +185,7 @@ class BetaPassK:
         )
         self.a, self.b = map(float, np.exp(best.x))
         self.converged = bool(best.success)
+        self.n_problems = int(n.size)
         return self
 
     def pass_at_k(self, ks) -> np.ndarray:

@@ -213,7 +213,7 @@ def benchmark_warnings(report: BenchmarkReport, q_rand: float) -> list[str]:
     the backtests reached."""
     out = [f"fit: {w}" for w in report.fit.warnings]
     d = report.fit.diagnostics
-    if not d.get("converged", True):
+    if not d.converged:
         out.append("the forecast fit did not converge")
     largest_seen = float(report.profile["decades"].max()) if not report.profile.empty else 0.0
     for row in report.forecasts.itertuples():

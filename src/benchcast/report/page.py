@@ -126,8 +126,8 @@ def benchmark_section(r: BenchmarkReport) -> str:
         f'<span class="muted">({h.esc(metric_label(r))})</span></h2>',
         f"<p><strong>Law:</strong> {h.esc(fit.law)} — <code>{h.esc(law.formula)}</code>. "
         f"<strong>Why:</strong> {h.esc(r.choice.reason)}.</p>",
-        f"<p>Fitted on {d['n_used']} runs spanning {d['flops_min']:.3g} – {d['flops_max']:.3g} FLOPs "
-        f"({d['decades']:.2f} decades); in-sample RMSE {d['rmse']:.4f}, R² {d['r2']:.3f}; chance level "
+        f"<p>Fitted on {d.n_used} runs spanning {d.flops_min:.3g} – {d.flops_max:.3g} FLOPs "
+        f"({d.decades:.2f} decades); in-sample RMSE {d.rmse:.4f}, R² {d.r2:.3f}; chance level "
         f"{fit.settings['q_rand']:.3g} ({h.esc(fit.settings.get('q_rand_source', ''))}).</p>",
         h.warnings_list(r.warnings),
         h.figure(
@@ -153,7 +153,7 @@ def benchmark_section(r: BenchmarkReport) -> str:
         h.table(
             ["parameter", "value", "std. error", "at a bound"],
             [
-                [name, value, fit.stderr.get(name, float("nan")), name in d.get("at_bound", [])]
+                [name, value, fit.stderr.get(name, float("nan")), name in d.at_bound]
                 for name, value in fit.params.items()
             ],
             caption="Fitted parameters",

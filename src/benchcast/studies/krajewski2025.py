@@ -36,6 +36,7 @@ from benchcast.evaluation.backtest import usable_errors as errors
 from benchcast.fitting.metrics import USABLE
 from benchcast.fitting.spec import FitSpec
 from benchcast.studies.proxy import benchmark_average, proxy_diagnostic
+from benchcast.utils.display import ResultView
 from benchcast.utils.io import atomic_write_text, output_folder
 from benchcast.utils.jsonable import jsonable
 from benchcast.utils.parallel import parallel_map
@@ -131,7 +132,27 @@ class Job:
 
 
 @dataclass
-class Reproduction:
+class Reproduction(ResultView):
+    """The study's tables, the backtests and sweeps behind them, and where its outputs went.
+
+    Parameters
+    ----------
+    tables : dict[str, pandas.DataFrame]
+        Every table of the study by name (:data:`TABLES` says what each one holds).
+    backtests : dict[tuple, Backtest]
+        The backtests by job key ``(kind, law, benchmark, proxy)``.
+    sweeps : dict[tuple, Sweep]
+        The threshold sweeps by job key.
+    seconds : float
+        Wall time of the whole study.
+    benchmarks : tuple
+        The (benchmark, metric) pairs analysed.
+    figures : list of str
+        Paths of the figures written (empty without an output folder).
+    failures : list of str
+        Jobs that could not run, and benchmarks the data lacks, each with its reason.
+    """
+
     tables: dict[str, pd.DataFrame]
     backtests: dict[tuple, Backtest]
     sweeps: dict[tuple, Sweep]
@@ -140,14 +161,35 @@ class Reproduction:
     figures: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
 
-    def summary(self) -> dict:
-        return {
-            "protocol": PROTOCOL,
-            "tables_explained": {name: TABLES.get(name, "") for name in self.tables},
-            "seconds": self.seconds,
-            "figures": self.figures,
-            **{name: frame.to_dict("records") for name, frame in self.tables.items()},
-        }
+    def to_dict(self) -> dict:
+        """The protocol, what each table holds, the wall time, the figures and every table as records
+        (what ``reproduce --json`` prints)."""
+        return jsonable(
+            {
+                "protocol": PROTOCOL,
+                "tables_explained": {name: TABLES.get(name, "") for name in self.tables},
+                "seconds": self.seconds,
+                "figures": self.figures,
+                **{name: frame.to_dict("records") for name, frame in self.tables.items()},
+            }
+        )
+
+    def to_frame(self) -> pd.DataFrame:
+        """The headline table: the direct laws per benchmark (``tables['direct']``)."""
+        return self.tables.get("direct", pd.DataFrame())
+
+    @property
+    def title(self) -> str:
+        return f"Krajewski et al. 2025 reproduction: {TABLES['direct']}"
+
+    @property
+    def notes(self) -> list[str]:
+        """The other tables by name, the skipped jobs and the wall time."""
+        others = [name for name in self.tables if name != "direct"]
+        notes = [f"other tables (in .tables): {', '.join(others)}"]
+        if self.failures:
+            notes.append(f"{len(self.failures)} job(s) could not run: " + "; ".join(self.failures))
+        return [*notes, f"wall time {self.seconds:.1f} s"]
 
 
 def _run(table: pd.DataFrame, job: Job) -> Backtest | Sweep | str:
@@ -259,8 +301,8 @@ def _direct_table(done: dict, benchmarks) -> pd.DataFrame:
                 if f"coverage{level}" in bt.metrics:
                     row[f"{law}_coverage{level}"] = bt.metrics[f"coverage{level}"]
             if bt.fit.law_object.search.multimodal:  # a global search: how many points and the loss it reached
-                row[f"{law}_points"] = bt.fit.diagnostics["n_used"]
-                row[f"{law}_huber_loss"] = bt.fit.diagnostics["loss"]
+                row[f"{law}_points"] = bt.fit.diagnostics.n_used
+                row[f"{law}_huber_loss"] = bt.fit.diagnostics.loss
         rows.append(row)
     return _with_mean(pd.DataFrame(rows))
 
@@ -302,8 +344,8 @@ def _average_table(done: dict) -> pd.DataFrame:
                     "runs_fitted": int(bt.predictions["fitted"].sum()),
                     **errors(bt),
                     **bt.fit.params,
-                    "converged": d["converged"],
-                    "optimiser": d["message"],
+                    "converged": d.converged,
+                    "optimiser": d.message,
                     "benchmark_names": " ".join(b for b, _ in subset),
                 }
             )

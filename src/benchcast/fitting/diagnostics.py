@@ -1,0 +1,118 @@
+"""How a fit went (:class:`FitDiagnostics`): loss and convergence, points used and dropped,
+in-sample error, the compute range fitted. A fit artifact stores it as its ``diagnostics`` mapping."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, fields
+
+import pandas as pd
+
+from benchcast.utils.display import ResultView
+from benchcast.utils.jsonable import jsonable
+
+# an artifact without these cannot be explained; the others default (NaN, 0, empty)
+REQUIRED_DIAGNOSTICS = ("loss", "n_used", "n_dropped", "converged", "message", "at_bound", "rmse", "r2")
+
+
+def _number(value) -> float:
+    """A float from an artifact, where JSON's null stands for a value that was not finite."""
+    return math.nan if value is None else float(value)
+
+
+@dataclass(frozen=True, kw_only=True)
+class FitDiagnostics(ResultView):
+    """How a fit went: its loss and convergence, the points it used, its in-sample error.
+
+    Parameters
+    ----------
+    loss : float
+        The minimised loss (the spec's: least squares or Huber) at the optimum.
+    n_used : int
+        Points fitted.
+    n_dropped : int
+        Points the law's point filter dropped (too close to chance, no positive covariate).
+    dropped_reasons : dict[str, int]
+        How many points were dropped for each reason.
+    converged : bool
+        Whether the optimiser reported convergence.
+    message : str
+        The optimiser's message (or the closed form's).
+    at_bound : tuple[str, ...]
+        Parameters on a bound of their range, or outside it: treat their values with care.
+    rmse : float
+        In-sample root mean squared error of the fitted scores.
+    r2 : float
+        In-sample coefficient of determination of the fitted scores.
+    flops_min, flops_max : float
+        Compute range of the fitted runs (FLOPs).
+    decades : float
+        ``log10(flops_max / flops_min)``: how wide a range the law was fitted on.
+    n_starts : int
+        Optimiser starts.
+    n_evaluations : int
+        Loss evaluations over all starts.
+    """
+
+    # the field order is the artifact's key order
+    loss: float
+    n_used: int
+    n_dropped: int
+    dropped_reasons: dict[str, int] = field(default_factory=dict)
+    converged: bool
+    message: str
+    at_bound: tuple[str, ...] = ()
+    rmse: float
+    r2: float
+    flops_min: float = math.nan
+    flops_max: float = math.nan
+    decades: float = math.nan
+    n_starts: int = 0
+    n_evaluations: int = 0
+
+    def to_dict(self) -> dict:
+        """The artifact's ``diagnostics`` mapping (JSON-ready)."""
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out["dropped_reasons"], out["at_bound"] = dict(self.dropped_reasons), list(self.at_bound)
+        return jsonable(out)
+
+    @classmethod
+    def from_dict(cls, doc: dict) -> FitDiagnostics:
+        """Read an artifact's ``diagnostics``; it must hold ``REQUIRED_DIAGNOSTICS``, other keys default.
+
+        Parameters
+        ----------
+        doc : dict
+            The mapping :meth:`to_dict` wrote (unknown keys are ignored).
+
+        Returns
+        -------
+        FitDiagnostics
+        """
+        return cls(
+            loss=_number(doc["loss"]),
+            n_used=int(doc["n_used"]),
+            n_dropped=int(doc["n_dropped"]),
+            dropped_reasons={str(k): int(v) for k, v in (doc.get("dropped_reasons") or {}).items()},
+            converged=bool(doc["converged"]),
+            message=str(doc["message"]),
+            at_bound=tuple(str(name) for name in doc["at_bound"] or ()),
+            rmse=_number(doc["rmse"]),
+            r2=_number(doc["r2"]),
+            flops_min=_number(doc.get("flops_min")),
+            flops_max=_number(doc.get("flops_max")),
+            decades=_number(doc.get("decades")),
+            n_starts=int(doc.get("n_starts") or 0),
+            n_evaluations=int(doc.get("n_evaluations") or 0),
+        )
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per diagnostic: ``quantity`` and ``value``."""
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        values["dropped_reasons"] = ", ".join(f"{reason}: {n}" for reason, n in self.dropped_reasons.items())
+        values["at_bound"] = ", ".join(self.at_bound)
+        return pd.DataFrame({"quantity": list(values), "value": pd.Series(list(values.values()), dtype=object)})
+
+    @property
+    def title(self) -> str:
+        return "Fit diagnostics"

@@ -1,0 +1,142 @@
+"""Every public result type shows itself the one way: ``to_dict()`` is JSON, ``str()`` and
+``_repr_html_()`` show its table and the numbers a reader needs (built from real, small fits)."""
+
+import json
+import warnings
+from importlib import resources
+
+import numpy as np
+import pandas as pd
+import pytest
+from benchcast.evaluation.reproduce import Reproduction
+from conftest import law_table
+
+import benchcast as bc
+from benchcast.evaluation.bench import Dataset, bench
+from benchcast.fitting.diagnostics import FitDiagnostics
+from benchcast.generative.kscan import KScan, kscan
+from benchcast.generative.passk import BetaPassK
+from benchcast.utils.display import ResultView, format_cell
+
+
+@pytest.fixture(scope="module")
+def ladder() -> pd.DataFrame:
+    return bc.load(resources.files("benchcast") / "example_data" / "ladder.csv")
+
+
+@pytest.fixture(scope="module")
+def fitted(ladder):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bc.FitWarning)
+        return bc.fit(ladder, "power", "arc_easy", "acc_norm")
+
+
+def shows(view: ResultView, *numbers) -> dict:
+    """Assert the views of ``view`` hold a table and each number (as a table cell shows it); return to_dict()."""
+    assert isinstance(view, ResultView)
+    page, text = view._repr_html_(), str(view)
+    assert "<table" in page and view.title in text
+    for number in numbers:
+        cell = format_cell(number)
+        assert cell in page and cell in text, (cell, text)
+    doc = view.to_dict()
+    assert json.loads(json.dumps(doc, allow_nan=False)) == doc
+    return doc
+
+
+def test_fit_result_and_its_diagnostics(fitted):
+    d = fitted.diagnostics
+    assert isinstance(d, FitDiagnostics) and d.n_used == 15 and d.converged
+    doc = shows(fitted)
+    assert str(fitted) == fitted.report()  # what the CLI prints, its numbers as lmfit's report shows them
+    for name, value in fitted.params.items():
+        assert format_cell(value) in fitted._repr_html_() and f"{value:.6g}" in str(fitted)
+        assert format_cell(fitted.stderr[name]) in fitted._repr_html_() and f"{fitted.stderr[name]:.3g}" in str(fitted)
+    assert doc["diagnostics"]["n_used"] == d.n_used
+    page = fitted._repr_html_()
+    assert "converged: yes" in page and "at_bound" in page
+    assert list(fitted.to_frame().columns) == ["parameter", "value", "stderr", "at_bound"]
+    assert shows(d, d.n_used, d.rmse, d.r2) == doc["diagnostics"]
+
+
+def test_fit_notes_flag_parameters_at_bound():
+    flops = np.geomspace(1e18, 1e22, 12)
+    table = law_table("compute", [0.0, 2e5, 0.26], {"flops": flops, "k": np.ones(12)}, metric="pass@k")
+    with pytest.warns(bc.FitWarning):
+        result = bc.fit(table, "compute", "synthetic", "pass@k", 1)
+    frame = result.to_frame().set_index("parameter")
+    assert frame.loc["E0", "at_bound"] and not frame.loc["alpha", "at_bound"]
+    assert any(note.startswith("warning: parameter E0 sits on a bound") for note in result.notes)
+    assert "E0 sits on a bound" in result._repr_html_()
+
+
+def test_recommendation(ladder):
+    rec = bc.recommend(ladder, "arc_easy", "acc_norm", laws=["power", "power_floor"], target_flops=3e21, n_boot=0)
+    assert rec.supported
+    forecast = rec.forecast["prediction"]
+    doc = shows(rec, *rec.ranking["inner_mre"], *rec.ranking["tau"])
+    for number in (f"{forecast:.4f}", f"{rec.nested_mre:.2f} % MRE"):  # the advice's numbers
+        assert number in str(rec) and number in rec._repr_html_()
+    assert doc["weights"] == rec.weights and len(doc["ranking"]) == 2
+    assert list(rec.to_frame().columns)[:4] == ["law", "inner MRE %", "inner MSLE", "weight"]
+
+
+def test_recommendation_without_support():
+    flops = np.geomspace(1e18, 1e21, 20)
+    table = bc.validate(
+        pd.DataFrame(
+            {
+                "run": [f"r{i}" for i in range(20)],
+                "flops": flops,
+                "benchmark": "hellaswag",
+                "metric": "acc_norm",
+                "value": 0.25 + 0.001 * np.sin(np.arange(20)),
+            }
+        )
+    )
+    rec = bc.recommend(table, "hellaswag", "acc_norm", laws=["power"])
+    doc = shows(rec)
+    assert not doc["supported"] and "No forecast for hellaswag" in str(rec)
+
+
+def test_bench_result(ladder):
+    data = Dataset("ladder", ladder, (("arc_easy", "acc_norm"),), (3e20,))
+    result = bench([data], ["power", "power[bootstrap]"], laws=("power",), candidates=("power",), n_boot=10, n_jobs=1)
+    board = result.leaderboard.set_index("strategy")
+    doc = shows(result, board.loc["power", "mre"], board.loc["power", "width90"])
+    assert "bench leaderboard" in result.title
+    assert len(doc["rows"]) == len(result.rows) == 2 and doc["leaderboard"][0]["strategy"] == "power"
+    assert list(result.to_frame()["strategy"]) == ["power", "power[bootstrap]"]
+
+
+def test_reproduction_view():
+    direct = pd.DataFrame({"benchmark": ["arc_easy", "average"], "power_mre": [1.25, 1.25]})
+    study = Reproduction({"direct": direct, "nd": pd.DataFrame()}, {}, {}, 3.5, failures=["nd/x: too few points"])
+    doc = shows(study, 1.25)
+    assert doc["direct"][0]["power_mre"] == 1.25 and doc["seconds"] == 3.5
+    assert "1 job(s) could not run" in str(study) and "nd" in study.notes[0]
+
+
+def test_kscan_result():
+    flops = np.repeat(np.geomspace(1e18, 1e22, 10), 3)
+    ks = np.tile([1.0, 4.0, 16.0], 10)
+    table = law_table("compute", [0.1, 2e5, 0.26], {"flops": flops, "k": ks}, metric="pass@k", noise=1e-3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bc.FitWarning)
+        scan = kscan(table, "compute", "synthetic")
+    assert isinstance(scan, KScan) and len(scan.fits) == 3
+    table_, fits = scan  # unpacks as (table, fits)
+    assert table_ is scan.table and fits is scan.fits
+    alpha = scan.table["alpha"]
+    doc = shows(scan, *alpha, scan.table["r2"].iloc[0])
+    assert doc["trend_per_doubling"]["alpha"] == pytest.approx(scan.trends()["alpha"])
+    assert "change per doubling of k" in str(scan)
+
+
+def test_beta_passk():
+    rng = np.random.default_rng(0)
+    n = np.full(40, 20)
+    c = rng.binomial(n, rng.beta(0.5, 2.0, 40))
+    model = BetaPassK().fit(n, c)
+    doc = shows(model, model.a, *model.pass_at_k([1, 10]))
+    assert doc["n_problems"] == 40 and doc["a"] == model.a
