@@ -8,7 +8,6 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 import pytest
-from benchcast.evaluation.reproduce import Reproduction
 from conftest import law_table
 
 import benchcast as bc
@@ -16,6 +15,7 @@ from benchcast.evaluation.bench import Dataset, bench
 from benchcast.fitting.diagnostics import FitDiagnostics
 from benchcast.generative.kscan import KScan, kscan
 from benchcast.generative.passk import BetaPassK
+from benchcast.studies.krajewski2025 import Reproduction
 from benchcast.utils.display import ResultView, format_cell
 
 
