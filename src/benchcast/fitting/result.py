@@ -17,6 +17,7 @@ from benchcast.laws import get_law
 from benchcast.laws.fitted import FittedLaw
 from benchcast.utils.io import atomic_write_text
 from benchcast.utils.jsonable import jsonable
+from benchcast.validation import check_columns
 
 ARTIFACT_FORMAT = "benchcast-fit"
 ARTIFACT_VERSION = 2  # 2: 'settings' is the whole resolved FitSpec (selection included)
@@ -221,6 +222,9 @@ class FitResult:
             for column in points.columns:
                 if column != "run":
                     points[column] = pd.to_numeric(points[column], errors="coerce")
+            if len(points.columns):  # no points at all: it predicts, and bootstrapping says it cannot
+                needed = ("run", "flops", "value", *law.covariates, *law.fit_covariates)
+                check_columns(points, needed, f"{source}: the training points", ArtifactError)
             stderr = doc.get("stderr") or {}
             return cls(
                 spec=spec,
