@@ -102,6 +102,13 @@ class FitResult:
         missing = [c for c in law.covariates if c not in arrays]
         if missing:
             raise BenchcastError(f"law {self.law!r} needs {', '.join(COVARIATE_HINTS[m] for m in missing)} to predict.")
+        derived = {"params", "tokens"} if "flops" in law.covariates and flops is None else set()
+        checked = {"k"} if law.per_k and self.spec.k is not None else set()  # k was checked against the fit's
+        unused = [c for c in arrays if c not in law.covariates and c not in derived | checked]
+        if unused:  # a covariate the law has no use for would be silently dropped
+            raise BenchcastError(
+                f"law {self.law!r} is a function of {', '.join(law.covariates)}, not of {', '.join(unused)}."
+            )
         shape = np.broadcast_shapes(*(arrays[c].shape for c in law.covariates))
         return {c: np.broadcast_to(arrays[c], shape).ravel() for c in law.covariates}, shape
 
