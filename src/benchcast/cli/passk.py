@@ -65,6 +65,10 @@ def passk_command(
 
     if (gold is not None or per_token) and out is None:
         raise BenchcastError("--gold/--per-token add rows to the --out table; give --out too.")
+    if per_token and gold is None:
+        raise BenchcastError("--per-token says how --gold's scores are averaged; give --gold too.")
+    if metadata is not None and out is None:
+        raise BenchcastError("--metadata gives the run sizes written to the --out table; give --out too.")
     counts = read_counts(samples, benchmark=benchmark, run=run)
     table = passk_table(counts, parse_ks(k), n_boot=n_boot, seed=seed, extrapolate_to=extrapolate_to)
     if out is not None:
