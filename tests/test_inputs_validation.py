@@ -241,3 +241,28 @@ def test_fit_accepts_the_path_of_a_data_file(ladder_csv):
         assert bc.Forecaster("power", "arc", q_rand=0.0).fit(given).params_ == from_table.params
     with pytest.raises(DataError, match="expected a table"):
         bc.fit({"run": ["a"]}, "power", "arc")
+
+
+def test_the_validation_module_checks_each_argument_kind():
+    from benchcast import validation as v
+
+    assert v.check_level(0.9) == 0.9 and v.check_replicates(0, allow_zero=True) == 0
+    assert v.check_positive("flops", None) is None and v.check_positive("flops", 1e21) == 1e21
+    assert v.check_count("k", 8.0) == 8 and v.check_thresholds([2e21, 1e21]) == (1e21, 2e21)
+    assert v.check_law("power", bc.available_laws()) == "power" and v.check_interval("bootstrap") == "bootstrap"
+    bad = [
+        (lambda: v.check_level(1.0), "strictly between 0 and 1"),
+        (lambda: v.check_replicates(5, allow_zero=False), "at least 10"),
+        (lambda: v.check_replicates(2.5, allow_zero=True), "must be an integer"),
+        (lambda: v.check_interval("wide"), "unknown interval 'wide'"),
+        (lambda: v.check_positive("tpr", -1.0), "tpr must be a positive finite number"),
+        (lambda: v.check_score("target", 1.2), "target must lie in (0, 1)"),
+        (lambda: v.check_count("k", 1.5), "k must be an integer >= 1"),
+        (lambda: v.check_thresholds([]), "positive finite FLOPs"),
+        (lambda: v.check_law("powr", bc.available_laws()), "Did you mean 'power'"),
+        (lambda: v.check_columns(pd.DataFrame({"a": [1]}), ["run"], "x.csv"), "x.csv lack column(s) 'run'"),
+    ]
+    for call, message in bad:
+        with pytest.raises(bc.BenchcastError) as caught:
+            call()
+        assert message in str(caught.value)
