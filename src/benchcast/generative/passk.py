@@ -19,6 +19,7 @@ from scipy.optimize import minimize
 from scipy.special import betaln, gammaln
 
 from benchcast.errors import DataError
+from benchcast.validation import check_replicates
 
 
 def _check_counts(n: np.ndarray, c: np.ndarray) -> None:
@@ -64,8 +65,6 @@ def pass_at_k(n, c, ks) -> np.ndarray:
 def bootstrap_pass_at_k(n, c, ks, *, n_boot: int = 1000, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
     """pass@k with a percentile bootstrap interval over problems (and its standard error);
     ``n_boot=0`` gives the estimate alone (interval columns are NaN)."""
-    from benchcast.forecasting.intervals import check_replicates
-
     check_replicates(n_boot, allow_zero=True)
     per_problem = pass_at_k_per_problem(n, c, ks)
     if n_boot == 0:
