@@ -260,7 +260,7 @@ def test_the_validation_module_checks_each_argument_kind():
         (lambda: v.check_count("k", 1.5), "k must be an integer >= 1"),
         (lambda: v.check_thresholds([]), "positive finite FLOPs"),
         (lambda: v.check_law("powr", bc.available_laws()), "Did you mean 'power'"),
-        (lambda: v.check_columns(pd.DataFrame({"a": [1]}), ["run"], "x.csv"), "x.csv lack column(s) 'run'"),
+        (lambda: v.check_columns(pd.DataFrame({"a": [1]}), ["run"], "x.csv: the rows"), "rows lack column(s) 'run'"),
     ]
     for call, message in bad:
         with pytest.raises(bc.BenchcastError) as caught:

@@ -200,7 +200,8 @@ def check_columns(frame: pd.DataFrame, required: Iterable[str], where: str, erro
     required : iterable of str
         Columns it must have.
     where : str
-        What the table is, at the start of the message (a file and the field read from it).
+        What the table holds, as a plural subject that starts the message ("fit.json: the training
+        points").
     error : type
         The :class:`~benchcast.errors.BenchcastError` subclass to raise.
     """
