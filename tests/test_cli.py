@@ -161,3 +161,67 @@ def test_paths_and_names_with_brackets_print_as_they_are(data, tmp_path):
     out = folder / "fit[a].json"
     proc = run("fit", copy, "--law", "power", "-b", "arc_easy", "-m", "acc_norm", "--max-flops", "6e21", "--out", out)
     assert proc.returncode == 0 and f"saved fit to {out}" in proc.stdout
+
+
+def _refused(proc, *needles):
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+    text = " ".join(proc.stderr.split())
+    for needle in needles:
+        assert needle in text, text
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--preset", "apple-dclm", "--tpr", "20"], "--tpr cannot be combined with --preset"),
+        (["--preset", "apple-dclm", "--min-flops", "1e19"], "--min-flops cannot be combined with --preset"),
+        (["--preset", "apple-dclm", "--q-rand", "0.25"], "--q-rand cannot be combined with --preset"),
+        (["--preset", "apple-dclm", "--format", "apple"], "--format cannot be combined with --preset"),
+        (["--preset", "apple-dclm", "--metadata", "m.yaml"], "--metadata cannot be combined with --preset"),
+        (["--preset", "apple-dclm", "--preset", "apple-c4", "--data", "x.csv"], "one --preset and one --data"),
+        (["--preset", "apple-dclm", "--data", "x.csv", "--data", "y.csv"], "one --preset and one --data"),
+        (["--data", "x.csv", "--format", "tidy", "--format", "apple"], "2 --format for 1 --data"),
+        (["--data", "x.csv", "--metadata", "m.yaml", "--metadata", "n.yaml"], "2 --metadata for 1 --data"),
+        (["--data", "x.csv", "--threshold", "1e21", "--cutoffs", "2"], "give one or the other"),
+        (["--data", "x.csv", "-s", "power", "--candidate", "power_floor"], "none of the --strategy given"),
+    ],
+)
+def test_bench_refuses_options_it_would_drop(args, message):
+    _refused(run("bench", *args), message)
+
+
+def test_bench_candidate_help_names_the_law_used():
+    out = " ".join(run("bench", "--help").stdout.split())
+    assert "bnsl_monotone" in out
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["-b", "arc_easy", "-m", "acc", "--proxy", "c4:loss"], "--proxy is the covariate of two-stage laws"),
+        (["-b", "arc_easy", "-m", "acc", "--max-k", "8"], "--max-k bounds the k"),
+        (["-b", "arc_easy", "-m", "acc", "--gold-metric", "nll"], "--gold-metric names the gold law's covariate"),
+        (["-b", "humaneval-py", "--law", "passk_compute", "--k", "4"], "fits every k at once"),
+        (["-b", "arc_easy", "-m", "acc", "--metadata", "runs.yaml"], "read only for lm-eval results"),
+    ],
+)
+def test_fit_refuses_options_the_law_or_data_cannot_use(data, args, message):
+    _refused(run("fit", data, *args), message)
+
+
+def test_predict_refuses_covariates_the_law_does_not_use(data, tmp_path):
+    out = tmp_path / "fit.json"
+    assert run("fit", data, "-b", "arc_easy", "-m", "acc", "--out", out).returncode == 0
+    _refused(run("predict", out, "-C", "1e22", "--tokens", "1e10"), "function of flops, not of tokens")
+    _refused(run("predict", out, "-C", "1e22", "--k", "4"), "not of k")
+    _refused(run("predict", out, "-C", "1e22", "--gold", "2"), "not of gold")
+    _refused(run("forecast", out, "-C", "1e22", "--gold", "2", "--boot", "10"), "not of gold")
+    assert run("predict", out, "-N", "1e9", "-D", "2e10").returncode == 0  # C = 6 N D
+
+
+def test_passk_refuses_options_without_their_partner(tmp_path):
+    samples = tmp_path / "s.csv"
+    samples.write_text("problem_id,n,c\n1,10,3\n2,10,5\n")
+    _refused(run("passk", samples, "--per-token", "--out", tmp_path / "t.csv"), "give --gold too")
+    _refused(run("passk", samples, "--metadata", tmp_path / "m.yaml"), "give --out too")

@@ -161,3 +161,108 @@ def test_apple_row_without_a_benchmark_is_refused(tmp_path):
     path.write_text(",tokens,benchmark,metric_type,score,tpr\n0,2e9,arc_easy,acc,0.4,20\n1,2e9,,acc,0.5,20\n")
     with pytest.raises(DataError, match="apple.csv: column 'benchmark' has no value in row 1"):
         bc.load(path)
+
+
+# -- bad input at the API boundary: one paragraph naming what is wrong, exit status 2 ------------------
+
+
+def _cli(*args, cwd=None):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "benchcast", *map(str, args)], capture_output=True, text=True, cwd=cwd)
+
+
+def _refused(proc, *needles):
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.startswith("error:"), proc.stderr
+    for needle in needles:
+        assert needle in proc.stderr, proc.stderr
+
+
+@pytest.fixture
+def ladder_csv(tmp_path):
+    from conftest import law_table
+
+    flops = np.geomspace(1e19, 1e22, 12)
+    table = law_table("power", [2000.0, 0.17], {"flops": flops}, benchmark="arc", noise=0.005)
+    path = tmp_path / "ladder.csv"
+    table.to_csv(path, index=False)
+    return path
+
+
+def test_forecast_on_an_artifact_whose_points_lack_run(ladder_csv, tmp_path):
+    import json
+
+    fit = tmp_path / "fit.json"
+    assert _cli("fit", ladder_csv, "-b", "arc", "-o", fit).returncode == 0
+    doc = json.loads(fit.read_text())
+    del doc["points"]["run"]
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps(doc))
+    _refused(_cli("forecast", broken, "-C", "1e23", "--boot", "10"), "broken.json", "training points", "'run'")
+    with pytest.raises(bc.BenchcastError, match="lack column"):
+        bc.FitResult.load(broken)
+
+
+def test_recommend_refuses_an_unknown_law(ladder_csv):
+    _refused(_cli("recommend", ladder_csv, "-b", "arc", "--law", "no_such_law"), "unknown law 'no_such_law'")
+    _refused(_cli("recommend", ladder_csv, "-b", "arc", "--law", "power_flor"), "Did you mean 'power_floor'")
+
+
+def test_recommend_with_a_target_below_every_run(ladder_csv):
+    proc = _cli("recommend", ladder_csv, "-b", "arc", "--target-flops", "1e17")
+    _refused(proc, "none of the 12 runs selected for arc", "below the target 1e+17 FLOPs", "1e+19 .. 1e+22")
+    assert "unknown benchmark" not in proc.stderr
+
+
+def test_out_whose_parent_is_a_file(ladder_csv, tmp_path):
+    from benchcast.utils.io import atomic_write_text, output_folder
+
+    blocker = tmp_path / "afile"
+    blocker.write_text("x")
+    _refused(_cli("fit", ladder_csv, "-b", "arc", "-o", blocker / "sub" / "fit.json"), f"{blocker} is a file")
+    _refused(
+        _cli("backtest", ladder_csv, "-b", "arc", "--threshold", "1e21", "-o", blocker / "o"), f"{blocker} is a file"
+    )
+    with pytest.raises(bc.BenchcastError, match="afile is a file, not a folder"):
+        atomic_write_text(blocker / "t.csv", "")
+    with pytest.raises(bc.BenchcastError, match="afile is a file, not a folder"), output_folder(blocker / "o"):
+        pass
+    with pytest.raises(bc.BenchcastError, match="is a folder"):
+        atomic_write_text(tmp_path, "")
+
+
+def test_fit_accepts_the_path_of_a_data_file(ladder_csv):
+    from_table = bc.fit(bc.load(ladder_csv), "power", "arc", q_rand=0.0)
+    for given in (ladder_csv, str(ladder_csv)):
+        assert bc.fit(given, "power", "arc", q_rand=0.0).params == from_table.params
+        assert bc.Forecaster("power", "arc", q_rand=0.0).fit(given).params_ == from_table.params
+    with pytest.raises(DataError, match="expected a table"):
+        bc.fit({"run": ["a"]}, "power", "arc")
+
+
+def test_the_validation_module_checks_each_argument_kind():
+    from benchcast import validation as v
+
+    assert v.check_level(0.9) == 0.9 and v.check_replicates(0, allow_zero=True) == 0
+    assert v.check_positive("flops", None) is None and v.check_positive("flops", 1e21) == 1e21
+    assert v.check_count("k", 8.0) == 8 and v.check_thresholds([2e21, 1e21]) == (1e21, 2e21)
+    assert v.check_law("power", bc.available_laws()) == "power" and v.check_interval("bootstrap") == "bootstrap"
+    bad = [
+        (lambda: v.check_level(1.0), "strictly between 0 and 1"),
+        (lambda: v.check_replicates(5, allow_zero=False), "at least 10"),
+        (lambda: v.check_replicates(2.5, allow_zero=True), "must be an integer"),
+        (lambda: v.check_interval("wide"), "unknown interval 'wide'"),
+        (lambda: v.check_positive("tpr", -1.0), "tpr must be a positive finite number"),
+        (lambda: v.check_score("target", 1.2), "target must lie in (0, 1)"),
+        (lambda: v.check_count("k", 1.5), "k must be an integer >= 1"),
+        (lambda: v.check_thresholds([]), "positive finite FLOPs"),
+        (lambda: v.check_law("powr", bc.available_laws()), "Did you mean 'power'"),
+        (lambda: v.check_columns(pd.DataFrame({"a": [1]}), ["run"], "x.csv: the rows"), "rows lack column(s) 'run'"),
+    ]
+    for call, message in bad:
+        with pytest.raises(bc.BenchcastError) as caught:
+            call()
+        assert message in str(caught.value)

@@ -32,6 +32,44 @@ def preset_folders() -> list[str]:
     return [*env, "shared/data/apple-downstream", "../shared/data/apple-downstream"]
 
 
+def _refuse_dropped(
+    *, preset, data, format, metadata, q_rand, tpr, min_flops, threshold, cutoffs, strategy, candidate
+) -> None:
+    """Refuse each option that the given combination would drop without a word, saying why."""
+    from benchcast.evaluation.strategies import SELECTORS, base_name
+
+    if preset:
+        fixed = {"--q-rand": q_rand, "--tpr": tpr, "--min-flops": min_flops, "--format": format, "--metadata": metadata}
+        given = [name for name, value in fixed.items() if value is not None and value != []]
+        if given:
+            raise BenchcastError(
+                f"{', '.join(given)} cannot be combined with --preset: a preset reads its Apple file with its own "
+                "chance levels, tokens-per-parameter ratio and compute floor. To set them, give the file with "
+                "--data instead of --preset."
+            )
+        if data and (len(preset) != 1 or len(data) != 1):
+            raise BenchcastError(
+                f"--data with --preset replaces that preset's Apple file, so it takes one --preset and one --data; "
+                f"got {len(preset)} --preset and {len(data)} --data."
+            )
+    else:
+        for name, values in (("--format", format), ("--metadata", metadata)):
+            if values and len(values) > len(data or []):
+                raise BenchcastError(
+                    f"{len(values)} {name} for {len(data or [])} --data: each {name} belongs to the --data at "
+                    "the same position."
+                )
+    if threshold and cutoffs is not None:
+        raise BenchcastError(
+            "--threshold gives the cutoffs, --cutoffs the number of cutoffs to place: give one or the other."
+        )
+    if candidate and strategy and not any(base_name(name)[0] in SELECTORS for name in strategy):
+        raise BenchcastError(
+            f"--candidate names the laws that {'/'.join(SELECTORS)} combine; none of the --strategy given combines "
+            "laws."
+        )
+
+
 @app.command("bench")
 @user_errors
 def bench_command(
@@ -56,7 +94,9 @@ def bench_command(
     law: Annotated[list[str] | None, typer.Option("--law", "-l", help="Law to fit and bench (repeat).")] = None,
     candidate: Annotated[
         list[str] | None,
-        typer.Option("--candidate", help="Law combined by ensemble/stack/select (repeat; default: power_floor, bnsl)."),
+        typer.Option(
+            "--candidate", help="Law combined by ensemble/stack/select (repeat; default: power_floor, bnsl_monotone)."
+        ),
     ] = None,
     threshold: Annotated[list[float] | None, typer.Option("--threshold", help="Cutoff in FLOPs (repeat).")] = None,
     cutoffs: Annotated[
@@ -75,10 +115,23 @@ def bench_command(
     """Rolling-origin backtests of forecasting strategies: error, interval coverage and width."""
     from benchcast.evaluation.bench import Dataset, bench, ladder, score_benchmarks, write_outputs
     from benchcast.evaluation.strategies import DEFAULT_CANDIDATES, FIXED_LAWS
-    from benchcast.forecasting.intervals import check_replicates
     from benchcast.studies.presets import locate, preset_dataset
+    from benchcast.validation import check_replicates
 
     check_replicates(n_boot, allow_zero=False)
+    _refuse_dropped(
+        preset=preset,
+        data=data,
+        format=format,
+        metadata=metadata,
+        q_rand=q_rand,
+        tpr=tpr,
+        min_flops=min_flops,
+        threshold=threshold,
+        cutoffs=cutoffs,
+        strategy=strategy,
+        candidate=candidate,
+    )
     datasets = []
     for name in preset or []:
         given = data[0] if data and len(preset) == 1 and len(data) == 1 else None

@@ -89,6 +89,24 @@ def print_fit(result: FitResult, json: bool) -> None:
             console.print(Text(line), highlight=False)
 
 
+def refuse_unused_settings(law, *, k: int | None, proxy: str | None, max_k: int | None, gold_metric: str) -> None:
+    """Refuse the fit options that ``law`` has no use for (they would be dropped without a word)."""
+    if k is not None and not law.per_k:
+        raise BenchcastError(
+            f"--k picks the one k a per-k law is fitted at; law {law.name!r} fits every k at once "
+            "(bound them with --max-k)."
+        )
+    if proxy is not None and "proxy" not in law.fit_covariates:
+        raise BenchcastError(f"--proxy is the covariate of two-stage laws; law {law.name!r} does not use one.")
+    if max_k is not None and "k" not in law.covariates:
+        raise BenchcastError(
+            f"--max-k bounds the k of laws with k as a covariate (passk_compute); law {law.name!r} is fitted "
+            "at one k: give it with --k."
+        )
+    if gold_metric != "loglikelihood" and "gold" not in law.covariates:
+        raise BenchcastError(f"--gold-metric names the gold law's covariate; law {law.name!r} does not use one.")
+
+
 @app.command("fit")
 @user_errors
 def fit_command(
@@ -111,6 +129,7 @@ def fit_command(
     json: Json = False,
 ) -> None:
     """Fit a law to one benchmark and metric."""
+    refuse_unused_settings(get_law(law), k=k, proxy=proxy, max_k=max_k, gold_metric=gold_metric)
     table = read(data, format, metadata, q_rand)
     result = fit(
         table,

@@ -23,9 +23,35 @@ Metric = Annotated[
 
 
 def read(data: Path, format: str, metadata: Path | None, q_rand: list[str] | None = None) -> pd.DataFrame:
-    """The data a command works on, with the chance levels given by ``--q-rand`` attached."""
-    from benchcast.data.chance import with_chance_levels
+    """The data a command works on, with the chance levels given by ``--q-rand`` attached.
 
+    Parameters
+    ----------
+    data : Path
+        The data file or lm-eval folder.
+    format : str
+        One of ``FORMATS``.
+    metadata : Path or None
+        Run metadata; only lm-eval results read it, so it is refused for any other format.
+    q_rand : list of str, optional
+        ``--q-rand`` values (see :func:`parse_q_rand`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The validated table.
+    """
+    from benchcast.data.chance import with_chance_levels
+    from benchcast.data.readers import detect_format
+    from benchcast.errors import BenchcastError
+
+    if metadata is not None and data.exists() and format in FORMATS:
+        resolved = detect_format(data) if format == "auto" else format
+        if resolved != "lm-eval":
+            raise BenchcastError(
+                f"--metadata {metadata}: run metadata is read only for lm-eval results, and {data} is read as "
+                f"{resolved} data (its run sizes come from its own columns); drop --metadata."
+            )
     return with_chance_levels(load(data, format, metadata=metadata), parse_q_rand(q_rand))
 
 

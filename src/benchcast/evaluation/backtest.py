@@ -17,13 +17,14 @@ from scipy.optimize import minimize
 
 from benchcast.errors import BenchcastError, InsufficientDataError
 from benchcast.evaluation import DEFAULT_THRESHOLD, PROTOCOLS
-from benchcast.fitting.metrics import coverage, mae, mre, r2, rmse, usable_points
 from benchcast.fitting.api import fit_rows
+from benchcast.fitting.metrics import coverage, mae, mre, r2, rmse, usable_points
 from benchcast.fitting.result import FitResult
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.laws import get_law
 from benchcast.utils.parallel import parallel_map
 from benchcast.utils.progress import track
+from benchcast.validation import check_thresholds
 
 SWEEP_THRESHOLDS = tuple(np.geomspace(6e19, 5e22, 13))
 SUCCESS_MRE = 10.0  # percent: a threshold "succeeds" when held-out MRE is below this
@@ -257,15 +258,6 @@ def usable_errors(bt: Backtest) -> dict:
     out["n_fit"], out["n_test"], out["n_test_usable"] = int(fitted.sum()), int(test.sum()), int((test & usable).sum())
     out["train_rmse"], out["train_r2"] = bt.metrics["train_rmse"], bt.metrics["train_r2"]
     return out
-
-
-def check_thresholds(thresholds) -> tuple[float, ...]:
-    """The sweep grid, sorted; every threshold a positive finite number of FLOPs."""
-    grid = tuple(sorted(float(t) for t in thresholds))
-    bad = [t for t in grid if not (np.isfinite(t) and t > 0)]
-    if not grid or bad:
-        raise BenchcastError(f"sweep thresholds must be positive finite FLOPs, got {list(thresholds)!r}.")
-    return grid
 
 
 def _logistic_crossing(x: np.ndarray, s: np.ndarray) -> float | None:

@@ -28,8 +28,8 @@ import pandas as pd
 
 from benchcast.errors import BenchcastError
 from benchcast.evaluation.backtest import predict_rows
-from benchcast.fitting.metrics import usable_points
 from benchcast.fitting.api import fit_rows
+from benchcast.fitting.metrics import usable_points
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting import calibration as cal
 from benchcast.forecasting.intervals import bootstrap

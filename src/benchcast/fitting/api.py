@@ -7,13 +7,15 @@ against a table live in :mod:`benchcast.fitting.spec`).
 
 from __future__ import annotations
 
+import os
 import warnings
 from dataclasses import fields
 
 import numpy as np
 import pandas as pd
 
-from benchcast.errors import FitWarning, InsufficientDataError, SelectionError
+from benchcast.data.readers import load
+from benchcast.errors import DataError, FitWarning, InsufficientDataError, SelectionError
 from benchcast.fitting.diagnostics import FitDiagnostics
 from benchcast.fitting.engine import minimize_law
 from benchcast.fitting.metrics import r2, rmse
@@ -123,8 +125,31 @@ def fit_rows(rows: pd.DataFrame, spec: FitSpec, *, quiet: bool = False) -> FitRe
 SELECTION_AND_SETTINGS = tuple(f.name for f in fields(FitSpec) if f.name not in ("law", "benchmark", "q_rand_source"))
 
 
+def as_table(table: pd.DataFrame | str | os.PathLike) -> pd.DataFrame:
+    """The table to fit: a DataFrame as it is, a path read as :func:`benchcast.load` reads it.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame or str or os.PathLike
+        A table (as :func:`benchcast.load` returns) or the path of a data file.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The table.
+    """
+    if isinstance(table, (str, os.PathLike)):
+        return load(table)
+    if not isinstance(table, pd.DataFrame):
+        raise DataError(
+            f"expected a table (a pandas DataFrame, e.g. from benchcast.load) or the path of a data file, "
+            f"got {type(table).__name__}."
+        )
+    return table
+
+
 def fit(
-    table: pd.DataFrame,
+    table: pd.DataFrame | str | os.PathLike,
     law: str,
     benchmark: str,
     metric: str | None = None,
@@ -133,13 +158,33 @@ def fit(
 ) -> FitResult:
     """Fit ``law`` to one benchmark and metric of ``table``.
 
-    Keyword arguments are the fields of :class:`FitSpec`: the selection (``min_flops``,
-    ``max_flops``, ``tpr``, ``runs``, ``max_k``) and the settings (``q_rand``, ``margin``,
-    ``proxy``, ``gold_metric``, ``loss``, ``huber_delta``, ``seed``).
+    Parameters
+    ----------
+    table : pandas.DataFrame or str or os.PathLike
+        The runs: a table as :func:`benchcast.load` returns it, or the path of a data file (read
+        by :func:`benchcast.load`).
+    law : str
+        Registry name of the law (:func:`benchcast.available_laws`).
+    benchmark : str
+        The benchmark to fit.
+    metric : str, optional
+        Its metric (required when the benchmark has several score metrics).
+    k : int, optional
+        The k of a pass@k metric, for per-k laws.
+    **selection_and_settings
+        Fields of :class:`FitSpec`: the selection (``min_flops``, ``max_flops``, ``tpr``,
+        ``runs``, ``max_k``) and the settings (``q_rand``, ``margin``, ``proxy``,
+        ``gold_metric``, ``loss``, ``huber_delta``, ``seed``).
+
+    Returns
+    -------
+    FitResult
+        The fitted law, its diagnostics and the points it was fitted to.
     """
     unknown = sorted(set(selection_and_settings) - set(SELECTION_AND_SETTINGS))
     if unknown:
         raise TypeError(f"fit() got unexpected keyword argument(s) {unknown}; allowed: {SELECTION_AND_SETTINGS}")
+    table = as_table(table)
     spec = FitSpec(law=law, benchmark=benchmark, metric=metric, k=k, **selection_and_settings)
     rows, resolved = design(table, spec)
     return fit_rows(rows, resolved)
@@ -195,7 +240,19 @@ class Forecaster:
         changed = {k: v for k, v in self.get_params().items() if v != type(self)().get_params()[k] or k == "law"}
         return f"Forecaster({', '.join(f'{k}={v!r}' for k, v in changed.items())})"
 
-    def fit(self, table: pd.DataFrame) -> Forecaster:
+    def fit(self, table: pd.DataFrame | str | os.PathLike) -> Forecaster:
+        """Fit the law to ``table``.
+
+        Parameters
+        ----------
+        table : pandas.DataFrame or str or os.PathLike
+            A table as :func:`benchcast.load` returns it, or the path of a data file.
+
+        Returns
+        -------
+        Forecaster
+            This estimator, fitted (``result_``, ``params_``, ``spec_``).
+        """
         if self.benchmark is None:
             raise SelectionError("Forecaster needs a benchmark.")
         params = self.get_params()

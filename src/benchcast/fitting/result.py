@@ -19,6 +19,7 @@ from benchcast.laws.fitted import FittedLaw
 from benchcast.utils.display import ResultView
 from benchcast.utils.io import atomic_write_text
 from benchcast.utils.jsonable import jsonable
+from benchcast.validation import check_columns
 
 ARTIFACT_FORMAT = "benchcast-fit"
 ARTIFACT_VERSION = 2  # 2: 'settings' is the whole resolved FitSpec (selection included)
@@ -124,6 +125,13 @@ class FitResult(ResultView):
         missing = [c for c in law.covariates if c not in arrays]
         if missing:
             raise BenchcastError(f"law {self.law!r} needs {', '.join(COVARIATE_HINTS[m] for m in missing)} to predict.")
+        derived = {"params", "tokens"} if "flops" in law.covariates and flops is None else set()
+        checked = {"k"} if law.per_k and self.spec.k is not None else set()  # k was checked against the fit's
+        unused = [c for c in arrays if c not in law.covariates and c not in derived | checked]
+        if unused:  # a covariate the law has no use for would be silently dropped
+            raise BenchcastError(
+                f"law {self.law!r} is a function of {', '.join(law.covariates)}, not of {', '.join(unused)}."
+            )
         shape = np.broadcast_shapes(*(arrays[c].shape for c in law.covariates))
         return {c: np.broadcast_to(arrays[c], shape).ravel() for c in law.covariates}, shape
 
@@ -274,6 +282,9 @@ class FitResult(ResultView):
             for column in points.columns:
                 if column != "run":
                     points[column] = pd.to_numeric(points[column], errors="coerce")
+            if len(points.columns):  # no points at all: it predicts, and bootstrapping says it cannot
+                needed = ("run", "flops", "value", *law.covariates, *law.fit_covariates)
+                check_columns(points, needed, f"{source}: the training points", ArtifactError)
             stderr = doc.get("stderr") or {}
             return cls(
                 spec=spec,

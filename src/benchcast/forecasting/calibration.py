@@ -44,20 +44,14 @@ from benchcast.fitting.api import fit_rows
 from benchcast.fitting.result import FitResult
 from benchcast.forecasting.intervals import Bootstrap, quantile
 from benchcast.utils.streams import EPS_STREAM, point_rng
+from benchcast.validation import check_interval  # noqa: F401 (callers import it from here)
 
 ORIGIN_DECADES = (0.2, 0.4, 0.6, 0.8, 1.0)  # inner origins: this far below the fit's largest run
 MIN_INNER_DECADES = 0.5  # an inner refit must span at least this much compute
 MIN_ORIGINS = 3  # the spread has two parameters (s0, tau): fewer distances leave nothing to check it
 POOL_ORIGINS = 0  # M0: weight of the pooled spread, in origins (0: pooled only where own is missing)
 DRAWS = 4000  # score draws per point for the combined interval
-INTERVALS = ("extrapolation", "bootstrap")  # the default first
 ERROR_COLUMNS = ("origin_decades", "origin", "run", "k", "flops", "decades", "true", "predicted", "converged")
-
-
-def check_interval(name: str) -> str:
-    if name not in INTERVALS:
-        raise BenchcastError(f"unknown interval {name!r}; expected one of {', '.join(INTERVALS)}.")
-    return name
 
 
 def rolling_origin(result: FitResult, origin_decades=ORIGIN_DECADES) -> pd.DataFrame:

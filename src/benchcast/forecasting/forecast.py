@@ -15,12 +15,8 @@ from benchcast.forecasting.calibration import CalibratedBootstrap, Spread, calib
 from benchcast.forecasting.intervals import DEFAULT_REPLICATES, Bootstrap, bootstrap, check_replicates
 from benchcast.laws.fitted import LOG_FLOPS_RANGE
 from benchcast.utils.streams import PLAN_STREAM, point_rng
-
-
-def check_level(level: float) -> float:
-    if not (isinstance(level, (int, float)) and 0 < level < 1):
-        raise BenchcastError(f"interval level must lie strictly between 0 and 1 (e.g. 0.9), got {level!r}.")
-    return float(level)
+from benchcast.validation import check_level
+from benchcast.validation import check_positive as _positive
 
 
 def forecast(
@@ -66,14 +62,6 @@ def forecast(
         "lower_mean": np.atleast_1d(lower_mean),
         "upper_mean": np.atleast_1d(upper_mean),
     }
-
-
-def _positive(name: str, value) -> float | None:
-    if value is None:
-        return None
-    if not (isinstance(value, (int, float)) and np.isfinite(value) and value > 0):
-        raise BenchcastError(f"{name} must be a positive finite number, got {value!r}.")
-    return float(value)
 
 
 def plan(

@@ -43,25 +43,11 @@ from benchcast.fitting.result import FitResult
 from benchcast.laws import get_law, to_score, to_target
 from benchcast.utils.parallel import parallel_map, resolve_jobs
 from benchcast.utils.streams import RESIDUAL_STREAM, point_rng
+from benchcast.validation import check_replicates
 
 DEFAULT_REPLICATES = 1000
 CHEAP_IN_PROCESS = 2000  # replicates of a batched or closed-form law refitted in this process, not a pool
-MIN_REPLICATES = 10  # fewer draws cannot place the tails of a 90 % interval
 LEVELS = (0.5, 0.9)
-
-
-def check_replicates(n_boot, *, allow_zero: bool) -> int:
-    """A replicate count a percentile interval can stand on (0 = no interval, where allowed)."""
-    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)):
-        raise BenchcastError(f"the number of bootstrap replicates must be an integer, got {n_boot!r}.")
-    if n_boot == 0 and allow_zero:
-        return 0
-    if n_boot < MIN_REPLICATES:
-        raise BenchcastError(
-            f"need at least {MIN_REPLICATES} bootstrap replicates for an interval, got {n_boot}"
-            + (" (0 turns intervals off)." if allow_zero else ".")
-        )
-    return int(n_boot)
 
 
 def resample_counts(result: FitResult, seed: int, indices) -> np.ndarray:

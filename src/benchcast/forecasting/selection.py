@@ -21,7 +21,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from benchcast.errors import BenchcastError, InsufficientDataError
+from benchcast.errors import BenchcastError, InsufficientDataError, SelectionError
 from benchcast.evaluation.backtest import backtest
 from benchcast.fitting.api import fit_rows
 from benchcast.fitting.spec import FitSpec, design
@@ -29,6 +29,7 @@ from benchcast.forecasting import calibration as cal
 from benchcast.forecasting.intervals import bootstrap, check_replicates
 from benchcast.forecasting.recommendation import Recommendation
 from benchcast.laws import available_laws, get_law
+from benchcast.validation import check_law, check_level, check_positive
 
 HOLDOUT_FRACTION = 0.25  # the legacy choice: the top quarter of the log-compute range is held out
 SELECTION_RULES = ("ensemble", "stack", "select")
@@ -181,9 +182,23 @@ def recommend(
     weights_for(rule, pd.Series({"x": 1.0}))  # validates the rule
     cal.check_interval(interval)
     check_replicates(n_boot, allow_zero=True)
+    check_level(level)
+    check_positive("target_flops", target_flops)
+    for name in laws or ():
+        check_law(name, available_laws())
     base = FitSpec("power", benchmark, metric, k=k, proxy=proxy, seed=seed, tpr=tpr, min_flops=min_flops)
     data = table if target_flops is None else table[table["flops"] < target_flops]
-    design(data, base)  # selection errors and data warnings (an unknown chance level) surface here, once
+    try:
+        design(data, base)  # selection errors and data warnings (an unknown chance level) surface here, once
+    except SelectionError:
+        if target_flops is None:
+            raise
+        rows, _ = design(table, base)  # empty without the target too: that error says which filter
+        raise SelectionError(
+            f"none of the {rows['run'].nunique()} runs selected for {benchmark} has compute below the target "
+            f"{target_flops:.3g} FLOPs (they span {rows['flops'].min():.3g} .. {rows['flops'].max():.3g} FLOPs): "
+            "laws are judged on the runs cheaper than the target."
+        ) from None
     candidates = laws or [law for law in DEFAULT_CANDIDATES if law in applicable_laws(data, base)]
     errors, results, records, failures = {}, {}, [], []
     for law in candidates:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -161,3 +162,100 @@ def trend(scan: pd.DataFrame, parameter: str) -> float:
     if len(ok) < 2:
         return float("nan")
     return float(np.polyfit(np.log2(ok["k"].astype(float)), ok[parameter].astype(float), 1)[0])
+
+
+def kscan_summary(
+    table: pd.DataFrame,
+    law: str,
+    benchmark: str,
+    ks: list[int] | None = None,
+    *,
+    metric: str | None = None,
+    **fit_kwargs,
+) -> dict:
+    """The k-scan of ``law`` on ``benchmark`` with each parameter's trend per doubling of k.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The runs (as :func:`benchcast.load` returns them).
+    law : str
+        A law fitted per k (compute, params_tokens or gold).
+    benchmark : str
+        The benchmark.
+    ks : list of int, optional
+        The k to fit (default: every k in the data).
+    metric : str, optional
+        The metric (default: the law's).
+    **fit_kwargs
+        Selection and settings passed to :func:`benchcast.fit` (``tpr``, ``max_flops``...).
+
+    Returns
+    -------
+    dict
+        ``law``, ``benchmark``, ``scan`` (one row per k), ``fits`` (the FitResults),
+        ``parameters`` (the law's parameter names) and ``trend_per_doubling`` (slope of each
+        parameter against log2 k).
+    """
+    scan, fits = kscan(table, law, benchmark, ks, metric=metric, **fit_kwargs)
+    if not fits:
+        raise BenchcastError(f"no k could be fitted for {benchmark}: {scan.get('error', pd.Series()).tolist()}")
+    names = get_law(law).param_names
+    trends = {name: trend(scan, name) for name in names}
+    return {
+        "law": law,
+        "benchmark": benchmark,
+        "scan": scan,
+        "fits": fits,
+        "parameters": names,
+        "trend_per_doubling": trends,
+    }
+
+
+def kscan_rows(summary: dict) -> tuple[list[str], list[list]]:
+    """The k-scan as shown: one row per k with every parameter, the points used, R2 and bounds hit.
+
+    Parameters
+    ----------
+    summary : dict
+        :func:`kscan_summary`'s result.
+
+    Returns
+    -------
+    tuple of (list of str, list of list)
+        The column names and the rows.
+    """
+    names = summary["parameters"]
+    rows = [
+        [int(r["k"])]
+        + [r.get(n, np.nan) for n in names]
+        + [r.get("n_used", ""), r.get("r2", np.nan), r.get("at_bound", "")]
+        for r in summary["scan"].to_dict("records")
+    ]
+    return ["k", *names, "points", "R2", "at bound"], rows
+
+
+def write_kscan(summary: dict, folder: str | Path) -> list[Path]:
+    """Write the scan's table (CSV) and figure (PNG) into ``folder``.
+
+    Parameters
+    ----------
+    summary : dict
+        :func:`kscan_summary`'s result.
+    folder : Path
+        An existing folder (e.g. the one :func:`benchcast.utils.io.output_folder` yields).
+
+    Returns
+    -------
+    list of Path
+        The files written.
+    """
+    from benchcast.plots.figures import plot_kscan  # matplotlib loads only when a figure is drawn
+    from benchcast.utils.io import atomic_write_text
+
+    law, benchmark = summary["law"], summary["benchmark"]
+    stem = f"kscan-{law}-{benchmark}"
+    table = atomic_write_text(Path(folder) / f"{stem}.csv", summary["scan"].to_csv(index=False))
+    title = f"{law} on {benchmark}: parameters versus k"
+    figure = plot_kscan(summary["scan"], summary["fits"], summary["parameters"], title, Path(folder) / f"{stem}.png")
+    return [table, figure]

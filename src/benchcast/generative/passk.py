@@ -21,6 +21,7 @@ from scipy.special import betaln, gammaln
 from benchcast.errors import DataError
 from benchcast.utils.display import ResultView
 from benchcast.utils.jsonable import jsonable
+from benchcast.validation import check_replicates
 
 
 def _check_counts(n: np.ndarray, c: np.ndarray) -> None:
@@ -66,8 +67,6 @@ def pass_at_k(n, c, ks) -> np.ndarray:
 def bootstrap_pass_at_k(n, c, ks, *, n_boot: int = 1000, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
     """pass@k with a percentile bootstrap interval over problems (and its standard error);
     ``n_boot=0`` gives the estimate alone (interval columns are NaN)."""
-    from benchcast.forecasting.intervals import check_replicates
-
     check_replicates(n_boot, allow_zero=True)
     per_problem = pass_at_k_per_problem(n, c, ks)
     if n_boot == 0:

@@ -97,6 +97,17 @@ def _failure(path: Path, tmp: Path | str, exc: BaseException) -> BenchcastError:
     return BenchcastError(f"{path}: could not be written ({str(text).replace(str(tmp), str(path))}).")
 
 
+def _make_parent(path: Path) -> None:
+    """Create ``path``'s folder, refusing first, by name, an ancestor that is a file (the OS says
+    only "File exists" or "Not a directory")."""
+    for ancestor in path.parents:
+        if ancestor.exists():
+            if not ancestor.is_dir():
+                raise BenchcastError(f"{path}: cannot be written: {ancestor} is a file, not a folder.")
+            break
+    path.parent.mkdir(parents=True, exist_ok=True)
+
+
 def atomic_write(path: str | Path, write: Callable[[Path], None]) -> Path:
     """Call ``write(tmp_path)`` and move the result onto ``path`` only if it succeeded.
 
@@ -105,9 +116,11 @@ def atomic_write(path: str | Path, write: Callable[[Path], None]) -> Path:
     """
     path = Path(path)
     tmp: Path | str = path
+    if path.is_dir():
+        raise BenchcastError(f"{path}: is a folder; give the name of a file to write.")
     with _sigterm_raises():
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            _make_parent(path)
             fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
             os.close(fd)
         except OSError as exc:
@@ -156,7 +169,7 @@ def output_folder(path: str | Path) -> Iterator[Path]:
         raise BenchcastError(f"{path}: exists and is not a folder; --out needs a folder here.")
     with _sigterm_raises():
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            _make_parent(path)
             tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
         except OSError as exc:
             raise _failure(path, path, exc) from exc

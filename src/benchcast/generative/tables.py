@@ -1,0 +1,188 @@
+"""The tables of the generative workflow: pass@k rows ready for `fit`/`kscan` (with run sizes and
+gold covariate rows), and the rows that show pass@k estimates and a compute-optimal plan."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from benchcast.collect.store import SIZES, run_sizes
+from benchcast.errors import BenchcastError, DataWarning
+
+PASSK_COLUMNS = ["run", "benchmark", "k", "pass@k", "lower", "upper", "source"]
+OPTIMAL_LABELS = {
+    "flops": "compute budget C (FLOPs)",
+    "optimal_params": "compute-optimal parameters N*",
+    "optimal_tokens": "compute-optimal tokens D*",
+    "optimal_tokens_per_param": "compute-optimal tokens per parameter D*/N*",
+    "alpha_eff": "envelope exponent alpha_eff",
+    "C0_eff": "envelope scale C0_eff",
+    "E0": "irreducible -log pass@k E0",
+    "optimal_neg_log_passk": "-log pass@k of the compute-optimal run",
+    "params": "planned parameters N",
+    "tokens": "planned tokens D = C / (6 N)",
+    "x": "x = N / N* (planned size over optimal)",
+    "penalty": "penalty P(x) >= 1 on the reducible -log pass@k",
+    "effective_flops": "effective compute C_eff of the planned run (FLOPs)",
+    "neg_log_passk": "-log pass@k of the planned run",
+}
+
+
+def passk_rows(table: pd.DataFrame) -> list[list]:
+    """The rows of a pass@k table as shown, in the order of ``PASSK_COLUMNS``.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`benchcast.generative.passk.passk_table`'s result.
+
+    Returns
+    -------
+    list of list
+        One row per (run, benchmark, k); lower and upper are nan without an interval.
+    """
+    return [
+        [r.run, r.benchmark, int(r.k), r.pass_at_k, getattr(r, "lower", np.nan), getattr(r, "upper", np.nan), r.source]
+        for r in table.itertuples()
+    ]
+
+
+def passk_tidy(
+    table: pd.DataFrame,
+    samples: Path,
+    *,
+    counts: pd.DataFrame | None = None,
+    gold: Path | None = None,
+    per_token: bool = False,
+    metadata: Path | None = None,
+    destination: str | Path = "the output",
+) -> pd.DataFrame:
+    """pass@k estimates as tidy rows for `fit` and `kscan`, with run sizes and gold covariate rows.
+
+    Run sizes are those the sample file (and the gold scores) recorded, which must agree, or the
+    ``metadata`` file's when given. Runs whose compute stays unknown are named in a
+    :class:`~benchcast.errors.DataWarning`.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`benchcast.generative.passk.passk_table`'s result.
+    samples : Path
+        The sample file the table was computed from (read again for the run sizes it records).
+    counts : pandas.DataFrame, optional
+        The per-problem counts (``read_counts``); needed with ``gold``, whose covariate is averaged
+        over exactly these problems.
+    gold : Path, optional
+        Per-problem gold scores (``score-gold --out``): adds each run's gold covariate rows.
+    per_token : bool
+        With ``gold``: per-token log-probabilities.
+    metadata : Path, optional
+        Run metadata (run, params, tokens) that overrides the recorded sizes.
+    destination : str or Path
+        Where the rows go, named in the warning.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Tidy rows (metric pass@k, value, k, run sizes; gold rows appended).
+    """
+    from benchcast.data.readers import read_frame
+
+    tidy = table.rename(columns={"pass_at_k": "value"}).assign(metric="pass@k")
+    sources = [run_sizes(_sample_table(samples), str(samples))]
+    if gold is not None:
+        from benchcast.collect.scoring import gold_table
+
+        scores = read_frame(gold, "gold scores")
+        covariate = gold_table(scores, per_token=per_token, problems=counts, source=str(gold))
+        tidy = pd.concat([tidy, covariate.drop(columns=list(SIZES), errors="ignore")], ignore_index=True)
+        sources.append(run_sizes(scores, str(gold)))
+    return _with_sizes(tidy, _merge_sizes(sources, metadata), destination)
+
+
+def optimal_rows(plan: dict) -> list[list]:
+    """A compute-optimal plan (``Envelope.plan``) as (quantity, value) rows, pass@k added.
+
+    Parameters
+    ----------
+    plan : dict
+        ``Envelope.plan``'s result.
+
+    Returns
+    -------
+    list of list
+        One [label, value] row per quantity; floats written with 6 significant digits.
+    """
+    rows = [
+        [OPTIMAL_LABELS.get(key, key), f"{value:.6g}" if isinstance(value, float) else value]
+        for key, value in plan.items()
+    ]
+    for key, label in (
+        ("optimal_neg_log_passk", "pass@k of the compute-optimal run"),
+        ("neg_log_passk", "pass@k of the planned run"),
+    ):
+        if key in plan:
+            rows.append([label, f"{float(np.exp(-plan[key])):.6g}"])
+    return rows
+
+
+def _sample_table(path: Path) -> pd.DataFrame:
+    """The sample file as a table when it is one (for the run sizes it records), else empty."""
+    from benchcast.data.readers import read_frame
+
+    if path.suffix.lower() not in (".csv", ".parquet", ".pq", ".jsonl", ".ndjson", ".json"):
+        return pd.DataFrame()
+    try:
+        return read_frame(path, "sample outcomes")
+    except BenchcastError:  # lm-eval logs are not flat tables; read_counts has read them already
+        return pd.DataFrame()
+
+
+def _with_sizes(tidy: pd.DataFrame, sizes: pd.DataFrame, destination: str | Path) -> pd.DataFrame:
+    """``tidy`` with each run's sizes; warns about runs that `fit` could not place in compute."""
+    if len(sizes.columns) > 1:
+        tidy = tidy.merge(sizes, on="run", how="left")
+    known = pd.Series(False, index=tidy.index)
+    if {"params", "tokens"} <= set(tidy.columns):
+        known |= tidy["params"].notna() & tidy["tokens"].notna()
+    if "flops" in tidy.columns:
+        known |= tidy["flops"].notna()
+    unsized = sorted(set(tidy.loc[~known, "run"]))
+    if unsized:
+        warnings.warn(
+            f"{destination}: no params/tokens known for run(s) {unsized}; `fit` will need them (pass --metadata).",
+            DataWarning,
+            stacklevel=3,
+        )
+    return tidy
+
+
+def _merge_sizes(sources: list[pd.DataFrame], metadata: Path | None) -> pd.DataFrame:
+    """Per-run params/tokens/flops: ``metadata`` when given, else what the inputs recorded (they must agree)."""
+    if metadata is not None:
+        from benchcast.data.readers import _read_metadata
+
+        meta = _read_metadata(metadata)
+        return meta[["run", *[c for c in SIZES if c in meta.columns]]]
+    merged = pd.DataFrame(columns=["run"])
+    for frame in sources:
+        if len(frame.columns) <= 1:
+            continue
+        merged = merged.merge(frame, on="run", how="outer", suffixes=("", "_other"))
+        for column in SIZES:
+            other = f"{column}_other"
+            if other not in merged.columns:
+                continue
+            clash = merged[column].notna() & merged[other].notna() & ~np.isclose(merged[column], merged[other])
+            if clash.any():
+                row = merged[clash].iloc[0]
+                raise BenchcastError(
+                    f"run {row['run']!r} has {column} {row[column]:g} in one input and {row[other]:g} in another; "
+                    "fix one, or give --metadata."
+                )
+            merged[column] = merged[column].fillna(merged[other])
+            merged = merged.drop(columns=other)
+    return merged
