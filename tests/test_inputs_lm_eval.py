@@ -7,7 +7,7 @@ import pytest
 
 import benchcast as bc
 from benchcast.cli.options import parse_q_rand, q_rand_for
-from benchcast.data.readers import _read_metadata
+from benchcast.data.metadata import read_metadata
 from benchcast.errors import DataError, DataWarning
 
 META = "runs:\n  - {run: small, params: 1.0e8, tokens: 2.0e9}\n  - {run: mid, params: 3.0e8, tokens: 6.0e9}\n"
@@ -113,22 +113,22 @@ def test_metadata_numbers_names_and_shapes(tmp_path):
     meta = tmp_path / "runs.yaml"
     # PyYAML reads 8.0e5 (no sign in the exponent) as text; it must still be a number
     meta.write_text("runs:\n  - {run: a, model: /ckpt/a-final, params: 8.0e5, tokens: '1.6e7'}\n")
-    runs = _read_metadata(meta)
+    runs = read_metadata(meta).runs
     assert runs["run"].tolist() == ["a"]  # 'model' does not replace the run name
     assert runs["model"].tolist() == ["/ckpt/a-final"]
     assert runs["params"].iloc[0] == 800000.0 and runs["tokens"].iloc[0] == 1.6e7
     meta.write_text("runs:\n  - {run: a, params: lots, tokens: 1.0e9}\n")
     with pytest.raises(DataError, match="run 'a'.*'params' must be a number.*'lots'"):
-        _read_metadata(meta)
+        read_metadata(meta)
     meta.write_text("runs:\n  - {run: a, params: 1e400, tokens: 1.0e9}\n")
     with pytest.raises(DataError, match="'params' must be a positive finite number"):
-        _read_metadata(meta)
+        read_metadata(meta)
     meta.write_text("run: [a, b]\nparams: [1.0e8, 2.0e8]\ntokens: [1.0e9, 2.0e9]\n")
     with pytest.raises(DataError, match="run 'run' maps to list"):
-        _read_metadata(meta)
+        read_metadata(meta)
     meta.write_text("runs:\n  - {run: a, params: 1.0e8, tokens: 1.0e9}\n  - {run: a, params: 1.0e8, tokens: 1.0e9}\n")
     with pytest.raises(DataError, match="listed more than once"):
-        _read_metadata(meta)
+        read_metadata(meta)
 
 
 def test_checkpointed_runs_from_a_step_in_the_file(tmp_path):
@@ -171,4 +171,4 @@ def test_q_rand_option_parser():
 def test_tidy_metadata_csv_and_model_only_names(tmp_path):
     meta = tmp_path / "runs.csv"
     pd.DataFrame({"model": ["x"], "params": [1e8], "tokens": [2e9]}).to_csv(meta, index=False)
-    assert _read_metadata(meta)["run"].tolist() == ["x"]
+    assert read_metadata(meta).runs["run"].tolist() == ["x"]

@@ -13,7 +13,6 @@ import pandas as pd
 
 from benchcast.data.files import read_frame, read_frame_header
 from benchcast.data.lm_eval import read_lm_eval
-from benchcast.data.metadata import read_metadata
 from benchcast.data.table import SIZE_ALIASES, require_names, validate
 from benchcast.errors import DataError
 
@@ -124,11 +123,6 @@ def read_apple(path: str | Path) -> pd.DataFrame:
         keep.insert(3, "flops")
     tidy = values[keep].rename(columns={"metric_type": "metric", "score": "value"})
     return validate(tidy.reset_index(drop=True), source=str(path))
-
-
-def _read_metadata(path: Path) -> pd.DataFrame:
-    """Run metadata as a table (one row per run); see :func:`benchcast.data.metadata.read_metadata`."""
-    return read_metadata(path).runs
 
 
 def detect_format(path: Path) -> str:

@@ -163,9 +163,9 @@ def _with_sizes(tidy: pd.DataFrame, sizes: pd.DataFrame, destination: str | Path
 def _merge_sizes(sources: list[pd.DataFrame], metadata: Path | None) -> pd.DataFrame:
     """Per-run params/tokens/flops: ``metadata`` when given, else what the inputs recorded (they must agree)."""
     if metadata is not None:
-        from benchcast.data.readers import _read_metadata
+        from benchcast.data.metadata import read_metadata
 
-        meta = _read_metadata(metadata)
+        meta = read_metadata(metadata).runs
         return meta[["run", *[c for c in SIZES if c in meta.columns]]]
     merged = pd.DataFrame(columns=["run"])
     for frame in sources:
