@@ -7,16 +7,10 @@ import pytest
 from conftest import law_table
 
 import benchcast as bc
-from benchcast.evaluation.backtest import (
-    backtest,
-    change_span,
-    critical_threshold,
-    cutoff_backtest,
-    settling,
-    split,
-    sweep,
-)
+from benchcast.evaluation.backtest import backtest, split
+from benchcast.evaluation.cutoff import cutoff_backtest, settling
 from benchcast.evaluation.metrics import coverage, mae, mre, r2, rmse
+from benchcast.evaluation.sweep import change_span, critical_threshold, sweep
 
 
 def test_metrics_hand_computed():

@@ -22,19 +22,18 @@ import pandas as pd
 
 from benchcast.data.table import parse_metric
 from benchcast.errors import BenchcastError
-from benchcast.evaluation.backtest import (
+from benchcast.evaluation.backtest import BacktestResult, backtest
+from benchcast.evaluation.diagnostics import benchmark_average, proxy_diagnostic
+from benchcast.evaluation.metrics import USABLE
+from benchcast.evaluation.sweep import (
     CRITICAL_DEFINITION,
     SUCCESS_DEFINITION,
     SUCCESS_MRE,
     SWEEP_THRESHOLDS,
-    Backtest,
     Sweep,
-    backtest,
     sweep,
 )
-from benchcast.evaluation.backtest import usable_errors as errors
-from benchcast.evaluation.diagnostics import benchmark_average, proxy_diagnostic
-from benchcast.evaluation.metrics import USABLE
+from benchcast.evaluation.sweep import usable_errors as errors
 from benchcast.fitting.spec import FitSpec
 from benchcast.utils.io import atomic_write_text, output_folder
 from benchcast.utils.jsonable import jsonable
@@ -133,7 +132,7 @@ class Job:
 @dataclass
 class Reproduction:
     tables: dict[str, pd.DataFrame]
-    backtests: dict[tuple, Backtest]
+    backtests: dict[tuple, BacktestResult]
     sweeps: dict[tuple, Sweep]
     seconds: float
     benchmarks: tuple = BENCHMARKS
@@ -150,7 +149,7 @@ class Reproduction:
         }
 
 
-def _run(table: pd.DataFrame, job: Job) -> Backtest | Sweep | str:
+def _run(table: pd.DataFrame, job: Job) -> BacktestResult | Sweep | str:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -361,7 +360,7 @@ def reproduce_krajewski2025(
         backend=backend,
         ray_address=ray_address,
     )
-    done = {job.key: out for job, out in zip(jobs, outcomes, strict=True) if isinstance(out, Backtest)}
+    done = {job.key: out for job, out in zip(jobs, outcomes, strict=True) if isinstance(out, BacktestResult)}
     sweeps = {job.key: out for job, out in zip(jobs, outcomes, strict=True) if isinstance(out, Sweep)}
     failures = absent + [out for out in outcomes if isinstance(out, str)]
     tables: dict[str, pd.DataFrame] = {"direct": _direct_table(done, benchmarks)}

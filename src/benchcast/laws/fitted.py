@@ -15,7 +15,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from benchcast.errors import BenchcastError, FitWarning
-from benchcast.laws.base import Law
+from benchcast.laws.base import Law, to_score
 
 LOG_FLOPS_RANGE = (np.log(1e10), np.log(1e40))  # where compute needed for a target is searched
 MAX_K = 10**9  # largest number of attempts searched when solving for k
@@ -63,6 +63,30 @@ class FittedLaw:
                     stacklevel=3,
                 )
         return raw
+
+    def draw_scores(self, thetas: np.ndarray, X: dict[str, np.ndarray], target_noise=None) -> np.ndarray:
+        """Scores of many parameter vectors at once (e.g. bootstrap replicates), by the path of
+        :meth:`score`: the law's target space, then its transform to scores (clipped to [0, 1] where
+        the law clips its forecasts, quietly: a draw is not a forecast to warn about).
+
+        Parameters
+        ----------
+        thetas : array (replicates, n_params)
+        X : dict of str to array (points,)
+            Prepared covariates.
+        target_noise : array (replicates, points), optional
+            Added in the law's target space before the transform (a new run's residual).
+
+        Returns
+        -------
+        array (replicates, points)
+        """
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            target = self.law.forward(np.asarray(thetas, float), X)
+            if target_noise is not None:
+                target = target + target_noise
+            score = to_score(self.law.target, target, self.q_rand)
+        return np.clip(score, 0.0, 1.0) if self.law.clip_scores else score
 
     # -- questions answered by the law -------------------------------------------------------------
     def covariates_at(self, flops, *, tpr: float | None = None, k: float | None = None) -> dict:

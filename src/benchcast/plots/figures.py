@@ -164,7 +164,7 @@ def plot_sweep(
 ) -> Path:
     """MRE versus threshold, one panel per benchmark, one line per law; the success line and
     each law's critical threshold (computed from the frame's successes when not given)."""
-    from benchcast.evaluation.backtest import critical_threshold
+    from benchcast.evaluation.sweep import critical_threshold
 
     found = {(c["benchmark"], c["law"]): c["critical_threshold"] for c in critical or []}
     benchmarks = list(dict.fromkeys(frame["benchmark"]))
