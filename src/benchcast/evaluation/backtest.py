@@ -34,7 +34,26 @@ def split(
     max_k: int = 32,
     holdout_tpr: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Boolean (train, test) masks over design rows for a protocol."""
+    """Boolean (train, test) masks over design rows for a protocol.
+
+    Parameters
+    ----------
+    rows : DataFrame
+        Design rows (flops, tpr, k).
+    protocol : {'threshold', 'nd', 'passk'}
+    threshold : float
+        Compute of the split.
+    min_flops : float, optional
+        Smallest compute on the training side.
+    max_k : int
+        ``passk``: largest k fitted.
+    holdout_tpr : float, optional
+        ``nd``: the TPR held out (default: the largest).
+
+    Returns
+    -------
+    (train, test) : arrays of bool
+    """
     flops = rows["flops"].to_numpy(float)
     if protocol == "threshold":
         train, test = flops <= threshold, flops > threshold

@@ -80,6 +80,10 @@ class CutoffResult(RichView):
             + (f"; interval coverage in --json/--out from {self.n_boot} bootstrap replicates" if self.n_boot else "")
         )
 
+    @property
+    def notes(self) -> list[str]:
+        return [str(item.text).strip() for item in self.rich_items()[1:]]
+
     def rich_items(self) -> list:
         """The table of cutoffs, then where each parameter settles."""
         names = self.param_names
@@ -208,7 +212,21 @@ def cutoff_backtest(
 
 def settling(cutoffs: pd.DataFrame, param_names: list[str], tolerance: float = SETTLE_TOLERANCE) -> dict:
     """Per parameter: the fewest decades of training compute after which every later fit stays
-    within ``tolerance`` (relative) of the final fit, and the extrapolation distance there."""
+    within ``tolerance`` (relative) of the final fit, and the extrapolation distance there.
+
+    Parameters
+    ----------
+    cutoffs : DataFrame or CutoffResult
+        One row per cutoff, with a column per parameter.
+    param_names : list of str
+    tolerance : float
+        Relative distance to the final fit that counts as settled.
+
+    Returns
+    -------
+    dict
+        Per parameter: ``final``, ``training_decades``, ``extrapolation_decades``, ``settled_before_final``.
+    """
     out = {}
     if cutoffs.empty:
         return out

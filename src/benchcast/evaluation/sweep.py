@@ -36,7 +36,17 @@ CRITICAL_DEFINITION = (
 
 def usable_errors(bt: BacktestResult) -> dict:
     """Training and held-out errors over all points and over usable points (:data:`USABLE`, one
-    definition for every law, so that tables compare like with like)."""
+    definition for every law, so that tables compare like with like).
+
+    Parameters
+    ----------
+    bt : BacktestResult
+
+    Returns
+    -------
+    dict
+        ``train_``/``test_`` MAE, MRE and usable MRE, the point counts, and the fit's RMSE and R².
+    """
     frame = bt.predictions
     true, predicted = frame["true"].to_numpy(float), frame["predicted"].to_numpy(float)
     usable = usable_points(true, bt.fit.spec.q_rand, bt.benchmark)
@@ -68,7 +78,18 @@ def _logistic_crossing(x: np.ndarray, s: np.ndarray) -> float | None:
 
 
 def change_span(thresholds, success) -> tuple[float, float] | None:
-    """(lowest, highest) threshold next to a change of success along the sorted grid; None if none."""
+    """(lowest, highest) threshold next to a change of success along the sorted grid; None if none.
+
+    Parameters
+    ----------
+    thresholds : sequence of float
+    success : sequence of bool
+        Whether each threshold succeeded.
+
+    Returns
+    -------
+    tuple of float or None
+    """
     t = np.asarray(thresholds, float)
     order = np.argsort(t, kind="stable")
     t, s = t[order], np.asarray(success, bool)[order]
@@ -79,7 +100,17 @@ def change_span(thresholds, success) -> tuple[float, float] | None:
 
 
 def critical_threshold(thresholds, success) -> float | None:
-    """The critical threshold of :data:`CRITICAL_DEFINITION` (None where it is undefined)."""
+    """The critical threshold of :data:`CRITICAL_DEFINITION` (None where it is undefined).
+
+    Parameters
+    ----------
+    thresholds : sequence of float
+    success : sequence of bool
+
+    Returns
+    -------
+    float or None
+    """
     order = np.argsort(np.asarray(thresholds, float), kind="stable")  # the same answer for any order
     x = np.log10(np.asarray(thresholds, float)[order])
     s = np.asarray(success, float)[order]
@@ -148,6 +179,15 @@ class Sweep(RichView):
     def to_dict(self) -> dict:
         """As ``benchcast sweep --json`` prints it."""
         return SweepComparison([self]).to_dict()
+
+    @property
+    def title(self) -> str:
+        return f"{self.law} on {self.benchmark}: threshold sweep"
+
+    @property
+    def notes(self) -> list[str]:
+        found = f"{self.critical:.3g} FLOPs" if self.critical is not None else "not reported"
+        return [f"critical threshold: {found} ({self.note})"]
 
     def rich_items(self) -> list:
         """What ``benchcast sweep`` prints."""
