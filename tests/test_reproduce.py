@@ -11,7 +11,6 @@ import pandas as pd
 import pytest
 
 import benchcast as bc
-from benchcast.evaluation.sweep import usable_errors
 from benchcast.evaluation.diagnostics import benchmark_average
 from benchcast.evaluation.reproduce import (
     ACC_NORM,
@@ -21,6 +20,7 @@ from benchcast.evaluation.reproduce import (
     compare_methods,
     plan_jobs,
 )
+from benchcast.evaluation.sweep import usable_errors
 
 
 def test_paper_sets_and_k8_loss(apple):

@@ -18,7 +18,7 @@ which dominates a forecast's error. This module estimates that second term from 
    benchmarks widen every other benchmark's interval (50 % coverage 0.63 -> 0.84).
 3. **Combination.** Every bootstrap prediction draw Q_b at a run D decades past the fit is
    multiplied by exp(tau D eps), eps ~ N(0, 1) (independent of the bootstrap), and the interval is
-   the equal-tailed quantile of those draws (clipped to [0, 1]).
+   the equal-tailed quantile of those draws (clipped to [0, 1]): :meth:`ScoreDraws.widen`.
 
 Each inner refit is a cold fit of the runs up to its origin, made as a user at that origin would
 make it. It must not start from the full fit's optimum: that optimum has seen the runs it is about
@@ -42,9 +42,7 @@ from scipy.optimize import nnls
 from benchcast.errors import BenchcastError, FitWarning, InsufficientDataError
 from benchcast.fitting.api import fit_rows
 from benchcast.fitting.result import FitResult
-
-# combine (step 3 above) and its DRAWS live with the draws they transform; named here as the calibration's
-from benchcast.forecasting.draws import DRAWS, ScoreDraws, combine  # noqa: F401
+from benchcast.forecasting.draws import DRAWS, ScoreDraws, combine  # noqa: F401 (step 3, with the draws it widens)
 from benchcast.forecasting.intervals import Bootstrap
 
 ORIGIN_DECADES = (0.2, 0.4, 0.6, 0.8, 1.0)  # inner origins: this far below the fit's largest run
