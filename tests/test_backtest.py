@@ -7,15 +7,9 @@ import pytest
 from conftest import law_table
 
 import benchcast as bc
-from benchcast.evaluation.backtest import (
-    backtest,
-    change_span,
-    critical_threshold,
-    cutoff_backtest,
-    settling,
-    split,
-    sweep,
-)
+from benchcast.evaluation.backtest import backtest, split
+from benchcast.evaluation.cutoff import cutoff_backtest, settling
+from benchcast.evaluation.sweep import change_span, critical_threshold, sweep
 from benchcast.fitting.metrics import coverage, mae, mre, r2, rmse
 
 
@@ -178,3 +172,24 @@ def test_settling_hand_case():
     )
     out = settling(frame, ["p"])
     assert out["p"]["training_decades"] == 2 and out["p"]["final"] == 1.0
+
+
+def test_backtest_sweep_and_cutoff_results_show_themselves(apple):
+    """BacktestResult: the CLI's JSON keys and text, and an HTML table with the held-out forecasts;
+    Sweep and CutoffResult give the JSON of their commands."""
+    spec = bc.FitSpec("power", "arc_easy", "acc_norm")
+    bt = backtest(apple, spec, tpr=20, min_flops=3e18)
+    keys = ["law", "benchmark", "protocol", "threshold", "metrics", "params", "fit_warnings", "predictions"]
+    assert list(bt.to_dict()) == keys
+    html = bt._repr_html_()
+    held_out = bt.predictions[bt.predictions["side"] == "test"]
+    assert html.count("<tr>") == len(held_out) + 1
+    assert all(f"{v:.4g}" in html for v in held_out["predicted"])
+    text = str(bt)
+    assert "arc_easy: threshold backtest at" in text and "power: held-out predictions" in text
+    swept = sweep(apple, spec, thresholds=[1e21, 6e21], tpr=20, min_flops=3e18, progress=False)
+    assert list(swept.to_dict()) == ["definitions", "sweep", "critical", "skipped"]
+    assert "<table>" in swept._repr_html_() and "critical threshold" in str(swept)
+    cut = cutoff_backtest(apple, spec, tpr=20, progress=False)
+    assert list(cut.to_dict()) == ["law", "cutoffs", "settling"] and len(cut) == len(cut.table)
+    assert f"{cut.table['mre'].iloc[0]:.4g}" in cut._repr_html_() and "within 10% of the final fit" in str(cut)

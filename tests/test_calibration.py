@@ -7,6 +7,7 @@ import pytest
 import benchcast as bc
 from benchcast.errors import InsufficientDataError
 from benchcast.forecasting import calibration as cal
+from benchcast.forecasting.draws import ScoreDraws
 from benchcast.forecasting.intervals import bootstrap
 from tests.conftest import law_table
 
@@ -61,7 +62,7 @@ def test_combination_is_lognormal_around_the_bootstrap():
     spread = cal.Spread(0.1, 0.0, 5, 50, "own")
     boot = np.full((20, 2), 0.5)  # a bootstrap without spread: the interval is the extrapolation term alone
     draws = cal.combine(boot, np.array([0.0, 0.5]), spread, seed=3)
-    lower, upper = cal.quantile_interval(draws, 0.9)
+    lower, upper = ScoreDraws(draws).interval(0.9)
     assert lower[0] == pytest.approx(0.5) and upper[0] == pytest.approx(0.5)  # no distance, no widening
     z = 1.6448536
     assert lower[1] == pytest.approx(0.5 * np.exp(-z * 0.05), rel=0.01)
@@ -179,6 +180,26 @@ def test_calibrated_interval_widens_with_distance_and_is_the_forecast_default():
     assert old["upper"][0] - old["lower"][0] < out["upper"][0] - out["lower"][0]
     with pytest.raises(bc.BenchcastError, match="unknown interval"):
         bc.forecast(result, n_boot=30, flops=1e23, interval="conformal")
+
+
+def test_widening_is_the_combination_of_the_draws_with_the_spread():
+    """The calibration as a transform of draws: ScoreDraws.widen is combine() at each point's distance,
+    with the same per-point streams, and an interval of the widened draws is their quantiles."""
+    spread = cal.Spread(0.1, 0.0, 5, 50, "own")
+    values = np.random.default_rng(1).uniform(0.4, 0.6, (20, 3))
+    decades = np.array([0.0, 0.5, 1.5])
+    draws = ScoreDraws(values, {"flops": np.array([1e21, 3e21, 3e22])}, decades=decades)
+    wide = draws.widen(spread, seed=4)
+    np.testing.assert_array_equal(wide.values, cal.combine(values, decades, spread, seed=4))
+    assert wide.points is draws.points and wide.n_replicates == np.ceil(cal.DRAWS / 20) * 20
+    lower, upper = wide.interval(0.9)
+    tail = (1 - 0.9) / 2
+    np.testing.assert_array_equal(lower, np.quantile(wide.values, tail, axis=0))
+    np.testing.assert_array_equal(upper, np.quantile(wide.values, 1 - tail, axis=0))
+    # a point's widened draws do not depend on the other points
+    np.testing.assert_array_equal(draws.take([1]).widen(spread, seed=4).values[:, 0], wide.values[:, 1])
+    with pytest.raises(bc.BenchcastError, match="distance"):
+        ScoreDraws(values).widen(spread)
 
 
 def test_point_streams_are_their_own():

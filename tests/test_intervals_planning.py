@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 import benchcast as bc
+from benchcast.forecasting.draws import Draws, ScoreDraws
 from benchcast.forecasting.forecast import forecast, plan
 from benchcast.forecasting.intervals import bootstrap
 from benchcast.forecasting.selection import recommend
@@ -302,7 +303,7 @@ def test_unconverged_replicates_are_dropped_and_counted(apple):
     lower, upper = boot.interval(0.9, flops=np.array([1e22]))
     boot.converged[:5] = False
     assert boot.n_dropped == 5 and np.isnan(boot.thetas[:5]).all() and boot.summary()["n_used"] == 15
-    assert boot.draws("confidence", flops=np.array([1e22])).shape == (15, 1)
+    assert boot.draws("confidence", flops=np.array([1e22])).values.shape == (15, 1)
     boot.converged[:] = False
     with pytest.raises(bc.BenchcastError, match="20 did not converge"):
         boot.interval(0.9, flops=np.array([1e22]))
@@ -320,3 +321,79 @@ def test_replicates_with_too_few_distinct_runs_fail_without_a_crash(apple):
     thetas, losses, converged, failed = fit_replicates(result, counts)
     assert failed.all() and not converged.any()
     assert thetas.shape == (3, len(result.params)) and np.isnan(thetas).all()
+
+
+# -- the one forecast distribution, and the results that show it -----------------------------------
+
+
+def test_score_draws_by_hand():
+    """Quantiles, intervals, coverage and blends of a small array, computed by hand."""
+    values = np.array([[0.1, 1.0], [0.2, 2.0], [0.3, 3.0], [0.4, 4.0], [0.5, 5.0]])
+    draws = ScoreDraws(values, {"flops": np.array([1e21, 1e22])})
+    assert draws.n_replicates == 5 and draws.n_points == 2 and draws.shape == (2,)
+    np.testing.assert_array_equal(draws.quantile(0.5), [0.3, 3.0])
+    lower, upper = draws.interval(0.5)  # quantiles 0.25 and 0.75: the 2nd and 4th of 5 draws
+    np.testing.assert_array_equal(lower, [0.2, 2.0])
+    np.testing.assert_array_equal(upper, [0.4, 4.0])
+    assert draws.coverage([0.25, 5.0], 0.5) == 0.5  # inside at the first point, above at the second
+    assert draws.coverage([0.2, 4.0], 0.5) == 1.0  # the bounds belong to the interval
+    np.testing.assert_array_equal(draws.take([1]).quantile(0.5), [3.0])
+    with pytest.raises(bc.BenchcastError, match="interval level"):
+        draws.interval(1.5)
+    # a replicate missing at one point is left out there only
+    holed = values.copy()
+    holed[4, 1] = np.nan
+    np.testing.assert_array_equal(ScoreDraws(holed).quantile(0.5), [0.3, 2.5])
+    # a query's shape comes back
+    assert ScoreDraws(values[:, :1], shape=()).quantile(0.5).shape == ()
+    # blend: replicate b of each law with a positive weight, as many replicates as the fewest
+    other = ScoreDraws(np.array([[10.0, 20.0], [30.0, 40.0]]))
+    mix = ScoreDraws.blend({"a": draws, "b": other, "c": draws}, {"a": 0.25, "b": 0.75, "c": 0.0})
+    np.testing.assert_array_equal(mix.values, 0.25 * values[:2] + 0.75 * other.values)
+    np.testing.assert_allclose(mix.values, [[7.525, 15.25], [22.55, 30.5]])
+    assert mix.points is draws.points
+    # draws that may be infinite are read without interpolation (plan's compute draws)
+    compute = Draws(np.array([[1.0], [2.0], [np.inf], [4.0]]), method="inverted_cdf")
+    assert compute.interval(0.5) == (np.array([1.0]), np.array([4.0]))
+    assert compute.quantile(0.95)[0] == np.inf
+
+
+def test_two_stage_draws_lie_where_its_forecast_can(apple):
+    """A two-stage law's stage 2 is unbounded: its point forecast is clipped to [0, 1] by the fitted
+    law, and so are its draws, which are made by the same path."""
+    result = bc.fit(apple, "two_stage_linear", "arc_easy", "acc_norm", tpr=20, proxy="dclm:loss")
+    boot = bootstrap(result, 20, seed=0, n_jobs=1, progress=False)
+    flops = np.array([1e22, 1e26, 1e30])
+    with pytest.warns(bc.FitWarning, match="clipped"):
+        point = result.predict(flops=flops)
+    assert point.max() == 1.0  # saturated far out
+    for kind in ("prediction", "confidence"):
+        draws = boot.draws(kind, flops=flops)
+        assert draws.values.min() >= 0.0 and draws.values.max() <= 1.0, kind
+        lower, upper = draws.interval(0.9)
+        assert np.all((lower >= 0.0) & (upper <= 1.0))
+    unclipped = result.law_object.forward(boot.thetas[boot.usable], result.covariates(flops=flops)[0])
+    assert unclipped.max() > 1.0  # without the fitted law's path these draws would leave [0, 1]
+
+
+def test_forecast_and_plan_show_themselves(apple):
+    """Forecast and PlanResult: the CLI's JSON keys, the CLI's text, and an HTML table with the numbers."""
+    result = bc.fit(apple, "power", "sciq", "acc_norm", tpr=20, max_flops=6e21)
+    out = forecast(result, flops=np.array([1e22, 1e23]), n_boot=20, n_jobs=1, interval="bootstrap")
+    assert list(out.to_dict()) == [
+        "law", "level", "interval", "n_boot", "failed_refits", "dropped_refits", "query",
+        "prediction", "lower", "upper", "lower_mean", "upper_mean",
+    ]  # fmt: skip
+    html = out._repr_html_()
+    assert html.count("<tr>") == 3 and "<table>" in html
+    assert f"{out.prediction[1]:.4g}" in html and f"{out.upper[0]:.4g}" in html
+    assert "forecast with 90 % intervals (20 bootstrap replicates" in str(out)
+    assert out["lower"] is out.lower and "extrapolation" not in out
+    planned = plan(result, 0.8, n_boot=20, n_jobs=1, interval="bootstrap")
+    assert planned.to_dict()["interval"] == "bootstrap" and planned["reachable"]
+    html = planned._repr_html_()
+    assert "<table>" in html and f"{planned.needed:.4g}" in html and f"{planned.upper:.4g}" in html
+    assert f"needed for score 0.8: {planned.needed:.4g}" in str(planned)
+    assert "of 20 bootstrap replicates" in str(planned)
+    bare = plan(result, 0.8, n_boot=0)
+    assert "lower" not in bare.to_dict() and "interval" not in bare.to_dict()

@@ -10,7 +10,7 @@ from conftest import law_table
 from scipy.optimize import minimize_scalar
 
 import benchcast as bc
-from benchcast.evaluation.backtest import cutoff_backtest, settling
+from benchcast.evaluation.cutoff import cutoff_backtest, settling
 from benchcast.generative.kscan import kscan
 from benchcast.laws.envelope import Envelope
 

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import benchcast as bc
-from benchcast.evaluation.backtest import sweep
+from benchcast.evaluation.sweep import sweep
 from benchcast.utils.parallel import parallel_map
 
 

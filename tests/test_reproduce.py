@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import benchcast as bc
-from benchcast.evaluation.backtest import usable_errors
+from benchcast.evaluation.sweep import usable_errors
 from benchcast.studies.krajewski2025 import (
     ACC_NORM,
     BNSL,

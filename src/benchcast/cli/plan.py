@@ -82,25 +82,9 @@ def forecast_command(
         interval=interval,
     )
     if json:
-        emit_json(out)
+        emit_json(out.to_dict())
         return
-    pct = int(round(level * 100))
-    labels = [f"{c:.3g}" for c in flops] if flops else [f"N={params:.3g}, D={tokens}" if params else f"G={gold}"]
-    rows = [
-        [label, p, lo, hi, lm, hm]
-        for label, p, lo, hi, lm, hm in zip(
-            labels, out["prediction"], out["lower"], out["upper"], out["lower_mean"], out["upper_mean"], strict=False
-        )
-    ]
-    console.print(
-        rich_table(
-            f"{result.law} on {result.spec.benchmark}: forecast with {pct} % intervals "
-            f"({out['n_boot']} bootstrap replicates over runs, {out['failed_refits']} failed; "
-            f"interval: {out['interval']})",
-            ["query", "forecast", "prediction lower", "prediction upper", "confidence lower", "confidence upper"],
-            rows,
-        )
-    )
+    console.print(out)
 
 
 @app.command("plan")
@@ -139,27 +123,9 @@ def plan_command(
         interval=interval,
     )
     if json:
-        emit_json(out)
+        emit_json(out.to_dict())
         return
-    what = "k" if out["solves_for"] == "k" else "compute (FLOPs)"
-    if not out["reachable"]:
-        console.print(f"[bold red]unreachable:[/] {escape(out['message'])}", highlight=False)
-    else:
-        console.print(
-            escape(f"{out['law']}: {what} needed for score {target:g}: ") + f"[bold]{out['needed']:.4g}[/]",
-            highlight=False,
-        )
-    if "lower" in out:
-        console.print(
-            f"  {int(round(level * 100))} % interval: {out['lower']:.4g} .. {out['upper']:.4g} "
-            f"(target reachable in {out['fraction_reachable']:.0%} of {boot} bootstrap replicates)"
-        )
-        if out.get("fraction_below_range"):
-            console.print(
-                f"  {out['fraction_below_range']:.0%} of the replicates reach the target below 1e10 FLOPs: "
-                "they count as 1e10, an upper bound on their compute"
-            )
-    console.print(escape(f"  the law's limit: {out['ceiling']:.4g} ({out['ceiling_meaning']})"), highlight=False)
+    console.print(out)
 
 
 @app.command("recommend")

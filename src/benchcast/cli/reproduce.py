@@ -60,8 +60,9 @@ def reproduce_command(
     """Re-run a published study's protocols and write every table (CSV) and figure (PNG)."""
     if study not in STUDIES:
         raise BenchcastError(f"unknown study {study!r}; available: {', '.join(STUDIES)}.")
-    from benchcast.evaluation.backtest import SWEEP_THRESHOLDS, check_thresholds
+    from benchcast.evaluation.sweep import SWEEP_THRESHOLDS
     from benchcast.studies.krajewski2025 import DIRECT_LAWS, TABLES, reproduce_krajewski2025
+    from benchcast.validation import check_thresholds
 
     thresholds = check_thresholds(sweep_threshold) if sweep_threshold else SWEEP_THRESHOLDS
     result = reproduce_krajewski2025(

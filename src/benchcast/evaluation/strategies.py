@@ -27,11 +27,11 @@ import numpy as np
 import pandas as pd
 
 from benchcast.errors import BenchcastError
-from benchcast.evaluation.backtest import predict_rows
 from benchcast.fitting.api import fit_rows
 from benchcast.fitting.metrics import usable_points
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting import calibration as cal
+from benchcast.forecasting.draws import ScoreDraws
 from benchcast.forecasting.intervals import bootstrap
 from benchcast.forecasting.selection import (
     DEFAULT_CANDIDATES,
@@ -55,7 +55,7 @@ class LawOutcome:
 
     law: str
     predicted: np.ndarray | None = None  # at the queries
-    boot: np.ndarray | None = None  # bootstrap prediction draws (replicates, queries)
+    boot: ScoreDraws | None = None  # bootstrap prediction draws at the queries (nan where no forecast)
     errors: pd.DataFrame = field(default_factory=pd.DataFrame)  # rolling-origin forecasts inside
     q_rand: float = 0.0
     margin: float = 0.0
@@ -72,14 +72,15 @@ def law_outcome(train: pd.DataFrame, queries: pd.DataFrame, spec: FitSpec, n_boo
             warnings.simplefilter("ignore")
             rows, resolved = design(train, spec)
             result = fit_rows(rows, resolved, quiet=True)
-            predicted = predict_rows(result, queries)
+            predicted = result.predict_frame(queries)
             boot = None
             ok = np.isfinite(predicted)
             if n_boot and ok.any():
                 replicates = bootstrap(result, n_boot, seed=seed, n_jobs=1, progress=False)
-                kept = replicates.draws("prediction", **_query_covariates(result, queries[ok]))
-                boot = np.full((len(kept), len(queries)), np.nan)
-                boot[:, ok] = kept
+                kept = replicates.draws("prediction", **result.frame_covariates(queries[ok])[1])
+                values = np.full((kept.n_replicates, len(queries)), np.nan)
+                values[:, ok] = kept.values
+                boot = ScoreDraws(values, {c: queries[c].to_numpy(float) for c in kept.points})
             errors = cal.rolling_origin(result)
     except (BenchcastError, ValueError, np.linalg.LinAlgError) as exc:
         return LawOutcome(spec.law, error=str(exc))
@@ -95,11 +96,6 @@ def law_outcome(train: pd.DataFrame, queries: pd.DataFrame, spec: FitSpec, n_boo
     )
 
 
-def _query_covariates(result, queries: pd.DataFrame) -> dict:
-    law = result.law_object
-    return {c: queries[c].to_numpy(float) for c in law.covariates if not (law.per_k and c == "k")}
-
-
 def legacy_choice(train: pd.DataFrame, spec: FitSpec, laws: list[str] | None) -> str:
     """The law today's ``recommend`` (one holdout cut) would pick from these training runs."""
     with warnings.catch_warnings():
@@ -110,16 +106,37 @@ def legacy_choice(train: pd.DataFrame, spec: FitSpec, laws: list[str] | None) ->
 # -- assembling strategies from law outcomes (cheap, in the main process) ----------------------
 
 
-def intervals_from(draws: np.ndarray | None, decades: np.ndarray, spread: cal.Spread | None, seed: int) -> dict:
+def intervals_from(draws: ScoreDraws | None, decades: np.ndarray, spread: cal.Spread | None, seed: int) -> dict:
+    """50 % and 90 % intervals of each query from its draws, widened by ``spread`` (if any).
+
+    Parameters
+    ----------
+    draws : ScoreDraws or None
+        Draws at the queries (a query with a non-finite draw gets no interval).
+    decades : array (queries,)
+        Each query's distance beyond the largest fitted run.
+    spread : Spread or None
+        The extrapolation error; None: the draws as they are.
+    seed : int
+        Seed of the per-point streams of the widening.
+
+    Returns
+    -------
+    dict
+        ``{level: (lower, upper)}`` for each of :data:`LEVELS` (nan where no interval); empty
+        without draws.
+    """
     if draws is None:
         return {}
-    ok = np.isfinite(draws).all(axis=0)
-    out = {level: (np.full(draws.shape[1], np.nan), np.full(draws.shape[1], np.nan)) for level in LEVELS}
+    ok = np.isfinite(draws.values).all(axis=0)
+    out = {level: (np.full(draws.n_points, np.nan), np.full(draws.n_points, np.nan)) for level in LEVELS}
     if not ok.any():
         return out
-    sample = draws[:, ok] if spread is None else cal.combine(draws[:, ok], decades[ok], spread, seed=seed)
+    sample = draws.take(ok)
+    if spread is not None:
+        sample = sample.widen(spread, seed, decades=np.asarray(decades, float)[ok])
     for level in LEVELS:
-        lower, upper = cal.quantile_interval(sample, level)
+        lower, upper = sample.interval(level)
         out[level][0][ok], out[level][1][ok] = lower, upper
     return out
 
@@ -185,14 +202,25 @@ def plan_strategy(
     return Plan("ok", pd.Series({law: 1.0}), outcome.errors, interval)
 
 
-def blend(outcomes: dict[str, LawOutcome], weights: pd.Series) -> tuple[np.ndarray, np.ndarray | None]:
-    """Weighted forecasts at the queries and weighted bootstrap draws (replicate b of each law)."""
+def blend(outcomes: dict[str, LawOutcome], weights: pd.Series) -> tuple[np.ndarray, ScoreDraws | None]:
+    """Weighted forecasts at the queries and the weighted mixture of the laws' bootstrap draws.
+
+    Parameters
+    ----------
+    outcomes : dict of law name to LawOutcome
+    weights : Series
+        Weight of each law (laws with weight <= 0 are left out).
+
+    Returns
+    -------
+    (predicted, draws)
+        ``draws`` is None where a law used has no draws.
+    """
     used = {law: float(w) for law, w in weights.items() if w > 0}
     predicted = sum(w * outcomes[law].predicted for law, w in used.items())
     if any(outcomes[law].boot is None for law in used):
         return predicted, None
-    n = min(len(outcomes[law].boot) for law in used)
-    return predicted, sum(w * outcomes[law].boot[:n] for law, w in used.items())
+    return predicted, ScoreDraws.blend({law: outcomes[law].boot for law in used}, used)
 
 
 def usable(outcomes: dict[str, LawOutcome], weights: pd.Series, true: np.ndarray, benchmark: str) -> np.ndarray:

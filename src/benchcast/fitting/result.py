@@ -140,6 +140,45 @@ class FitResult(ResultView):
         X, shape = self.covariates(flops, params, tokens, k, gold)
         return np.asarray(self.fitted.score(X), float).reshape(shape)
 
+    def frame_covariates(self, rows: pd.DataFrame) -> tuple[np.ndarray, dict]:
+        """The covariates of the rows of a table, as :meth:`predict` takes them.
+
+        Parameters
+        ----------
+        rows : DataFrame
+            One row per point, with a column per covariate of the law.
+
+        Returns
+        -------
+        ok : array of bool (rows,)
+            Rows whose covariates are usable (finite and positive).
+        covariates : dict of str to array
+            The usable rows' covariates (a per-k law's k is its fit's, so it is left out).
+        """
+        law = self.law_object
+        values = {c: rows[c].to_numpy(float) for c in law.covariates}
+        ok = np.all([np.isfinite(v) & (v > 0) for v in values.values()], axis=0)
+        return ok, {c: v[ok] for c, v in values.items() if not (law.per_k and c == "k")}
+
+    def predict_frame(self, rows: pd.DataFrame) -> np.ndarray:
+        """Predicted scores for the rows of a table (their covariates).
+
+        Parameters
+        ----------
+        rows : DataFrame
+            One row per point, with a column per covariate of the law.
+
+        Returns
+        -------
+        array (rows,)
+            nan where a covariate is not usable.
+        """
+        out = np.full(len(rows), np.nan)
+        ok, covariates = self.frame_covariates(rows)
+        if ok.any():
+            out[ok] = self.predict(**covariates)
+        return out
+
     # -- explanation -------------------------------------------------------------------------
     def to_dict(self) -> dict:
         return jsonable(

@@ -18,7 +18,7 @@ which dominates a forecast's error. This module estimates that second term from 
    benchmarks widen every other benchmark's interval (50 % coverage 0.63 -> 0.84).
 3. **Combination.** Every bootstrap prediction draw Q_b at a run D decades past the fit is
    multiplied by exp(tau D eps), eps ~ N(0, 1) (independent of the bootstrap), and the interval is
-   the equal-tailed quantile of those draws (clipped to [0, 1]).
+   the equal-tailed quantile of those draws (clipped to [0, 1]): :meth:`ScoreDraws.widen`.
 
 Each inner refit is a cold fit of the runs up to its origin, made as a user at that origin would
 make it. It must not start from the full fit's optimum: that optimum has seen the runs it is about
@@ -42,23 +42,20 @@ from scipy.optimize import nnls
 from benchcast.errors import BenchcastError, FitWarning, InsufficientDataError
 from benchcast.fitting.api import fit_rows
 from benchcast.fitting.result import FitResult
-from benchcast.forecasting.intervals import Bootstrap, quantile
-from benchcast.utils.streams import EPS_STREAM, point_rng
+from benchcast.forecasting.draws import DRAWS, ScoreDraws, combine  # noqa: F401 (step 3, with the draws it widens)
+from benchcast.forecasting.intervals import Bootstrap
 from benchcast.validation import check_interval  # noqa: F401 (callers import it from here)
 
 ORIGIN_DECADES = (0.2, 0.4, 0.6, 0.8, 1.0)  # inner origins: this far below the fit's largest run
 MIN_INNER_DECADES = 0.5  # an inner refit must span at least this much compute
 MIN_ORIGINS = 3  # the spread has two parameters (s0, tau): fewer distances leave nothing to check it
 POOL_ORIGINS = 0  # M0: weight of the pooled spread, in origins (0: pooled only where own is missing)
-DRAWS = 4000  # score draws per point for the combined interval
 ERROR_COLUMNS = ("origin_decades", "origin", "run", "k", "flops", "decades", "true", "predicted", "converged")
 
 
 def rolling_origin(result: FitResult, origin_decades=ORIGIN_DECADES) -> pd.DataFrame:
     """Pseudo-out-of-sample forecasts inside a fit's own points (one row per forecast point), each
     from a cold fit of the points up to its origin (column ``converged``: that fit's convergence)."""
-    from benchcast.evaluation.backtest import predict_rows  # backtest imports this module
-
     points = result.points
     law = result.law_object
     flops = points["flops"].to_numpy(float)
@@ -82,7 +79,7 @@ def rolling_origin(result: FitResult, origin_decades=ORIGIN_DECADES) -> pd.DataF
         except (BenchcastError, ValueError, np.linalg.LinAlgError):
             continue
         ahead = points[~inner].reset_index(drop=True)
-        predicted = predict_rows(refit, ahead)
+        predicted = refit.predict_frame(ahead)
         frame = pd.DataFrame(
             {
                 "origin_decades": delta,
@@ -169,33 +166,6 @@ def shrink(own: Spread | None, pooled: Spread | None) -> Spread:
     return Spread(float(np.sqrt(tau2)), own.noise, own.n_origins, own.n_forecasts, "own+pooled", own.n_unconverged)
 
 
-def combine(boot_draws: np.ndarray, decades: np.ndarray, spread: Spread, *, seed: int = 0) -> np.ndarray:
-    """Score draws (n, points): bootstrap prediction draws times exp(tau D eps), clipped to [0, 1].
-
-    Each point's draws are its own, so that its interval does not depend on which other points are
-    combined with it: its eps come from a stream keyed by its distance ``decades`` (points at the
-    same distance share them), and a replicate that is not finite at one point is left out there
-    only (nan, which the quantiles skip; a point with no finite replicate gets a nan interval)."""
-    boot_draws = np.asarray(boot_draws, float)
-    if boot_draws.ndim != 2 or not len(boot_draws) or (boot_draws.size and not np.isfinite(boot_draws).any()):
-        raise BenchcastError("no bootstrap draws to combine with the extrapolation error.")
-    boot_draws = np.where(np.isfinite(boot_draws), boot_draws, np.nan)  # +-inf would clip to 1 or 1e-12
-    repeats = int(np.ceil(DRAWS / len(boot_draws)))
-    base = np.tile(boot_draws, (repeats, 1))
-    decades = np.asarray(decades, float)
-    eps = np.empty((len(base), len(decades)))
-    for j, distance in enumerate(decades):
-        eps[:, j] = point_rng(seed, EPS_STREAM, distance).standard_normal(len(base))
-    with np.errstate(divide="ignore"):
-        log_draws = np.log(np.clip(base, 1e-12, None)) + eps * spread.sd(decades)[None, :]
-    return np.clip(np.exp(log_draws), 0.0, 1.0)
-
-
-def quantile_interval(draws: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
-    tail = (1 - level) / 2
-    return quantile(draws, tail), quantile(draws, 1 - tail)  # nan-aware, quiet on an all-nan point
-
-
 @dataclass
 class CalibratedBootstrap:
     """A bootstrap whose draws also carry the extrapolation error; same API as :class:`Bootstrap`."""
@@ -228,17 +198,39 @@ class CalibratedBootstrap:
         top = float(self.result.points["flops"].max())
         return np.broadcast_to(np.log10(np.asarray(flops, float) / top), shape).ravel()
 
-    def draws(self, kind: str = "prediction", **covariates) -> np.ndarray:
-        raw = self.boot.draws(kind, **covariates)
-        shape = raw.shape[1:]
-        flat = raw.reshape(len(raw), -1)
-        out = combine(flat, self.decades(**covariates), self.spread, seed=self.boot.seed)
-        return out.reshape((len(out), *shape))
+    def draws(self, kind: str = "prediction", **covariates) -> ScoreDraws:
+        """The bootstrap's score draws widened by the extrapolation error (:meth:`ScoreDraws.widen`).
+
+        Parameters
+        ----------
+        kind : {'prediction', 'confidence'}
+        **covariates
+            The points (their compute: flops, or params and tokens).
+
+        Returns
+        -------
+        ScoreDraws
+        """
+        return self.boot.draws(kind, **covariates).widen(self.spread, self.boot.seed, self.decades(**covariates))
 
     def interval(self, level: float = 0.9, kind: str = "prediction", **covariates) -> tuple[np.ndarray, np.ndarray]:
+        """Equal-tailed interval (lower, upper) of :meth:`draws` at ``level``.
+
+        Parameters
+        ----------
+        level : float
+            In (0, 1).
+        kind : {'prediction', 'confidence'}
+        **covariates
+            The points.
+
+        Returns
+        -------
+        (lower, upper) : arrays in the query's shape
+        """
         if not 0 < level < 1:
             raise BenchcastError(f"interval level must lie in (0, 1), got {level!r}.")
-        return quantile_interval(self.draws(kind, **covariates), level)
+        return self.draws(kind, **covariates).interval(level)
 
     def describe(self) -> dict:
         return {"interval": "extrapolation", **self.spread.to_dict()}

@@ -12,7 +12,9 @@ import numpy as np
 from benchcast.errors import BenchcastError
 from benchcast.fitting.result import FitResult
 from benchcast.forecasting.calibration import CalibratedBootstrap, Spread, calibrate, check_interval
+from benchcast.forecasting.draws import Draws
 from benchcast.forecasting.intervals import DEFAULT_REPLICATES, Bootstrap, bootstrap, check_replicates
+from benchcast.forecasting.results import Forecast, PlanResult
 from benchcast.laws.fitted import LOG_FLOPS_RANGE
 from benchcast.utils.streams import PLAN_STREAM, point_rng
 from benchcast.validation import check_level
@@ -31,12 +33,39 @@ def forecast(
     pooled: Spread | None = None,
     ray_address: str | None = None,
     **covariates,
-) -> dict:
+) -> Forecast:
     """Point forecast with a prediction interval (a new run) and a confidence interval (the law).
 
     ``interval='extrapolation'`` (default) widens the bootstrap by the extrapolation error
     measured by rolling origins inside the fit's runs (``pooled``: a spread from other benchmarks to
-    shrink towards); ``'bootstrap'`` is the bootstrap over runs alone."""
+    shrink towards); ``'bootstrap'`` is the bootstrap over runs alone.
+
+    Parameters
+    ----------
+    result : FitResult
+        The fit to forecast with.
+    level : float
+        The intervals' level, in (0, 1).
+    n_boot : int
+        Bootstrap replicates (ignored when ``boot`` is given).
+    seed : int
+        Seed of the resampling and of the per-point streams.
+    n_jobs : int or None
+        Worker processes for the bootstrap.
+    boot : Bootstrap or CalibratedBootstrap, optional
+        Replicates already made.
+    interval : {'extrapolation', 'bootstrap'}
+    pooled : Spread, optional
+        A spread from other benchmarks to shrink this fit's own towards.
+    ray_address : str, optional
+        Run the bootstrap's batches as Ray tasks.
+    **covariates
+        The points: flops=, or params= and tokens=, k=, gold=.
+
+    Returns
+    -------
+    Forecast
+    """
     check_level(level)
     check_interval(interval)
     point = result.predict(**covariates)
@@ -45,23 +74,24 @@ def forecast(
         boot = bootstrap(result, n_boot, seed=seed, n_jobs=n_jobs, ray_address=ray_address)
     if interval == "extrapolation" and not isinstance(boot, CalibratedBootstrap):
         boot = calibrate(boot, pooled=pooled)
-    lower, upper = boot.interval(level, "prediction", **covariates)
-    lower_mean, upper_mean = boot.interval(level, "confidence", **covariates)
-    return {
-        "law": result.law,
-        "level": level,
-        "interval": interval,
-        **({"extrapolation": boot.spread.to_dict()} if isinstance(boot, CalibratedBootstrap) else {}),
-        "n_boot": int(len(boot.thetas)),
-        "failed_refits": boot.n_failed,
-        "dropped_refits": boot.n_dropped,
-        "query": {k: v for k, v in covariates.items() if v is not None},
-        "prediction": np.atleast_1d(point),
-        "lower": np.atleast_1d(lower),
-        "upper": np.atleast_1d(upper),
-        "lower_mean": np.atleast_1d(lower_mean),
-        "upper_mean": np.atleast_1d(upper_mean),
-    }
+    lower, upper = boot.draws("prediction", **covariates).interval(level)
+    lower_mean, upper_mean = boot.draws("confidence", **covariates).interval(level)
+    return Forecast(
+        law=result.law,
+        benchmark=str(result.spec.benchmark),
+        level=level,
+        interval=interval,
+        extrapolation=boot.spread.to_dict() if isinstance(boot, CalibratedBootstrap) else None,
+        n_boot=int(len(boot.thetas)),
+        failed_refits=boot.n_failed,
+        dropped_refits=boot.n_dropped,
+        query={k: v for k, v in covariates.items() if v is not None},
+        prediction=np.atleast_1d(point),
+        lower=np.atleast_1d(lower),
+        upper=np.atleast_1d(upper),
+        lower_mean=np.atleast_1d(lower_mean),
+        upper_mean=np.atleast_1d(upper_mean),
+    )
 
 
 def plan(
@@ -79,11 +109,29 @@ def plan(
     interval: str = "extrapolation",
     pooled: Spread | None = None,
     ray_address: str | None = None,
-) -> dict:
+) -> PlanResult:
     """Compute needed to reach ``target`` (or, for laws with k given ``flops``, the k needed), with a
     bootstrap interval, or a statement that the target lies above the law's limit.
 
-    ``tpr`` places a run of compute C for laws of N and D (default: the fit's single TPR)."""
+    Parameters
+    ----------
+    result : FitResult
+        The fit to plan with.
+    target : float
+        The target score, in (0, 1) and above chance.
+    k : int, optional
+        Attempts (laws with k: the compute needed at this k).
+    flops : float, optional
+        Compute (laws with k: the k needed at this compute).
+    tpr : float, optional
+        Tokens per parameter placing a run of compute C for laws of N and D (default: the fit's).
+    level, n_boot, seed, n_jobs, boot, interval, pooled, ray_address
+        As :func:`forecast` (``n_boot=0``: no interval).
+
+    Returns
+    -------
+    PlanResult
+    """
     if not (isinstance(target, (int, float)) and 0 < target < 1):
         raise BenchcastError(f"target score must lie in (0, 1), got {target!r}.")
     check_level(level)
@@ -113,21 +161,21 @@ def plan(
     else:
         ceiling, meaning = fitted.law.limit(fitted.vector, spec.q_rand, k=k)
     needed = solve(fitted)
-    out = {
-        "law": result.law,
-        "target": target,
-        "solves_for": "k" if solve_k else "flops",
-        "ceiling": ceiling,
-        "ceiling_meaning": meaning,
-        "reachable": bool(np.isfinite(needed)),
-        "needed": needed,
-        "level": level,
-        "k": k,
-        "flops": flops,
-        "tpr": tpr if {"params", "tokens"} <= set(fitted.law.covariates) else None,
-    }
-    if not out["reachable"]:
-        out["message"] = (
+    out = PlanResult(
+        law=result.law,
+        target=target,
+        solves_for="k" if solve_k else "flops",
+        ceiling=ceiling,
+        ceiling_meaning=meaning,
+        reachable=bool(np.isfinite(needed)),
+        needed=needed,
+        level=level,
+        k=k,
+        flops=flops,
+        tpr=tpr if {"params", "tokens"} <= set(fitted.law.covariates) else None,
+    )
+    if not out.reachable:
+        out.message = (
             f"target {target:g} is not reached by the fitted {result.law} law "
             f"(its limit: {ceiling:.4g}, {meaning}): unreachable by scaling {'k' if solve_k else 'compute'} alone"
             + ("" if solve_k else " within 1e40 FLOPs")
@@ -147,9 +195,9 @@ def plan(
             # a stream of its own: [seed, 11] was bootstrap replicate 11's resample stream
             eps = point_rng(seed, PLAN_STREAM, ()).standard_normal(len(thetas))
             shifts = np.exp(-boot.spread.tau * distance * eps)
-            out["interval"], out["extrapolation"] = "extrapolation", boot.spread.to_dict()
+            out.interval, out.extrapolation = "extrapolation", boot.spread.to_dict()
         else:
-            out["interval"] = "bootstrap"
+            out.interval = "bootstrap"
         draws, below_range = [], 0
         for theta, shift in zip(thetas, shifts, strict=True):
             shifted = float(np.clip(target * shift, spec.q_rand + 1e-9, 1 - 1e-9))
@@ -162,12 +210,11 @@ def plan(
                 draws.append(float(np.exp(LOG_FLOPS_RANGE[0])))
                 below_range += 1
         draws = np.array(draws)
-        out["fraction_below_range"] = below_range / max(len(draws), 1)
-        tail = (1 - level) / 2
-        out["n_boot"] = int(len(thetas))
-        out["failed_refits"], out["dropped_refits"] = boot.n_failed, boot.n_dropped
-        out["fraction_reachable"] = float(np.isfinite(draws).mean())
+        out.fraction_below_range = below_range / max(len(draws), 1)
+        out.n_boot, out.n_replicates = int(len(thetas)), int(len(boot.failed))
+        out.failed_refits, out.dropped_refits = boot.n_failed, boot.n_dropped
+        out.fraction_reachable = float(np.isfinite(draws).mean())
         # unreachable replicates count as +inf (no interpolation, so a bound may be inf)
-        out["lower"] = float(np.quantile(draws, tail, method="inverted_cdf"))
-        out["upper"] = float(np.quantile(draws, 1 - tail, method="inverted_cdf"))
+        lower, upper = Draws(draws[:, None], method="inverted_cdf").interval(level)
+        out.lower, out.upper = float(lower[0]), float(upper[0])
     return out

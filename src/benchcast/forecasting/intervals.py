@@ -28,7 +28,6 @@ did not converge are left out of the intervals and counted (``n_failed``, ``n_dr
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from functools import partial
 
@@ -40,14 +39,14 @@ from benchcast.fitting.engine import minimize_law, single_threaded_blas
 from benchcast.fitting.loss import Loss
 from benchcast.fitting.replicates import refit_weighted
 from benchcast.fitting.result import FitResult
-from benchcast.laws import get_law, to_score, to_target
+from benchcast.forecasting.draws import ScoreDraws
+from benchcast.laws import get_law, to_target
 from benchcast.utils.parallel import parallel_map, resolve_jobs
 from benchcast.utils.streams import RESIDUAL_STREAM, point_rng
 from benchcast.validation import check_replicates
 
 DEFAULT_REPLICATES = 1000
 CHEAP_IN_PROCESS = 2000  # replicates of a batched or closed-form law refitted in this process, not a pool
-LEVELS = (0.5, 0.9)
 
 
 def resample_counts(result: FitResult, seed: int, indices) -> np.ndarray:
@@ -60,17 +59,6 @@ def resample_counts(result: FitResult, seed: int, indices) -> np.ndarray:
         drawn = np.random.default_rng([seed, index]).choice(len(first), size=len(first), replace=True)
         counts[row] = np.bincount(drawn, minlength=len(first))[position]
     return counts
-
-
-def quantile(draws: np.ndarray, q: float) -> np.ndarray:
-    """``np.nanquantile(draws, q, axis=0)``, vectorised where there is no nan (nanquantile works
-    column by column in Python: it was most of the time of a cutoff backtest with intervals)."""
-    draws = np.asarray(draws, float)
-    if not np.isnan(draws).any():
-        return np.quantile(draws, q, axis=0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # an all-nan column is nan, as it should be
-        return np.nanquantile(draws, q, axis=0)
 
 
 @dataclass
@@ -188,11 +176,25 @@ class Bootstrap:
             "n_dropped": self.n_dropped,
         }
 
-    def draws(self, kind: str = "prediction", **covariates) -> np.ndarray:
-        """Score draws (replicates x points) at the covariates (flops=, params=, tokens=, k=, gold=)."""
+    def draws(self, kind: str = "prediction", **covariates) -> ScoreDraws:
+        """Score draws of the usable replicates at the covariates (flops=, params=, tokens=, k=, gold=),
+        made by the fitted law as its point forecast is (:meth:`FittedLaw.draw_scores`).
+
+        Parameters
+        ----------
+        kind : {'prediction', 'confidence'}
+            ``'prediction'``: each draw plus a resampled training residual (a new run's score);
+            ``'confidence'``: the law's curve alone.
+        **covariates
+            The points, as :meth:`FitResult.predict` takes them.
+
+        Returns
+        -------
+        ScoreDraws
+            (usable replicates, points), with the points' covariates and the query's shape.
+        """
         if kind not in ("prediction", "confidence"):
             raise BenchcastError(f"interval kind must be 'prediction' or 'confidence', not {kind!r}.")
-        law = get_law(self.result.law)
         X, shape = self.result.covariates(**covariates)
         thetas = self.thetas[~np.isnan(self.thetas).any(axis=1)]
         if not len(thetas):
@@ -200,12 +202,10 @@ class Bootstrap:
                 f"no bootstrap refit is usable ({self.n_failed} failed, {self.n_dropped} did not converge): "
                 "no interval can be given."
             )
-        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-            target = law.forward(thetas, X)  # (B, M)
-        if kind == "prediction":
-            target = target + self._residual_draws(X, target.shape)
-        q_rand = self.result.spec.q_rand
-        return to_score(law.target, target, q_rand).reshape((len(thetas), *shape))
+        size = int(np.prod(shape))
+        noise = self._residual_draws(X, (len(thetas), size)) if kind == "prediction" else None
+        values = self.result.fitted.draw_scores(thetas, X, noise)
+        return ScoreDraws(np.reshape(values, (len(thetas), size)), X, shape)
 
     def _residual_draws(self, X: dict[str, np.ndarray], shape: tuple[int, ...]) -> np.ndarray:
         """Residuals added to each replicate's forecast, (replicates, points); each point's column is
@@ -228,12 +228,23 @@ class Bootstrap:
         return out.reshape(shape)
 
     def interval(self, level: float = 0.9, kind: str = "prediction", **covariates) -> tuple[np.ndarray, np.ndarray]:
-        """Equal-tailed percentile interval (lower, upper) at ``level``."""
+        """Equal-tailed percentile interval (lower, upper) at ``level`` (see :meth:`draws`).
+
+        Parameters
+        ----------
+        level : float
+            In (0, 1).
+        kind : {'prediction', 'confidence'}
+        **covariates
+            The points.
+
+        Returns
+        -------
+        (lower, upper) : arrays in the query's shape
+        """
         if not 0 < level < 1:
             raise BenchcastError(f"interval level must lie in (0, 1), got {level!r}.")
-        draws = self.draws(kind, **covariates)
-        tail = (1 - level) / 2
-        return quantile(draws, tail), quantile(draws, 1 - tail)
+        return self.draws(kind, **covariates).interval(level)
 
 
 def bootstrap(

@@ -26,6 +26,7 @@ from benchcast.evaluation.backtest import backtest
 from benchcast.fitting.api import fit_rows
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting import calibration as cal
+from benchcast.forecasting.draws import ScoreDraws
 from benchcast.forecasting.intervals import bootstrap, check_replicates
 from benchcast.forecasting.recommendation import Recommendation
 from benchcast.laws import available_laws, get_law
@@ -294,16 +295,37 @@ def forecast_at(
     ray_address: str | None = None,
 ) -> dict:
     """The weighted laws' forecast of a run of compute ``flops``: bootstrap draws of each law
-    combined with the same weights, widened by the combination's own rolling-origin spread."""
+    combined with the same weights (:meth:`ScoreDraws.blend`), widened by the combination's own
+    rolling-origin spread (:meth:`ScoreDraws.widen`).
+
+    Parameters
+    ----------
+    results : dict of law name to FitResult
+    weights : Series
+        Weight of each law.
+    wide : DataFrame
+        The laws' rolling-origin forecasts (:func:`common_errors`).
+    flops : float
+        Compute of the run to forecast.
+    n_boot, seed, n_jobs, ray_address
+        The bootstrap's replicates (0: no interval), seed and workers.
+    interval : {'extrapolation', 'bootstrap'}
+    level : float
+
+    Returns
+    -------
+    dict
+        ``flops``, ``prediction``, ``level``, ``interval``, ``n_boot``, and ``lower``/``upper`` (with
+        ``extrapolation``) or a ``note`` saying why there is no interval.
+    """
     used = {law: float(w) for law, w in weights.items() if w > 0}
     point = sum(w * float(results[law].predict(flops=flops)) for law, w in used.items())
     out = {"flops": flops, "prediction": point, "level": level, "interval": interval, "n_boot": n_boot}
     if not n_boot:
         return out
     pool = {"n_jobs": n_jobs, "progress": False, "ray_address": ray_address}
-    draws = [bootstrap(results[law], n_boot, seed=seed, **pool).draws("prediction", flops=[flops]) for law in used]
-    n = min(len(d) for d in draws)
-    blended = sum(w * d[:n] for w, d in zip(used.values(), draws, strict=True))
+    draws = {law: bootstrap(results[law], n_boot, seed=seed, **pool).draws("prediction", flops=[flops]) for law in used}
+    blended = ScoreDraws.blend(draws, used)
     if interval == "extrapolation":
         try:
             spread = cal.estimate_spread(blend_errors(wide, weights))
@@ -311,9 +333,9 @@ def forecast_at(
             out["note"] = f"no interval: {exc}"
             return out
         top = max(float(results[law].points["flops"].max()) for law in used)
-        blended = cal.combine(blended, np.array([np.log10(flops / top)]), spread, seed=seed)
+        blended = blended.widen(spread, seed, decades=np.array([np.log10(flops / top)]))
         out["extrapolation"] = spread.to_dict()
-    lower, upper = cal.quantile_interval(blended, level)
+    lower, upper = blended.interval(level)
     out["lower"], out["upper"] = float(lower[0]), float(upper[0])
     return out
 

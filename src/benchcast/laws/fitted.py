@@ -68,6 +68,30 @@ class FittedLaw:
                 )
         return raw
 
+    def draw_scores(self, thetas: np.ndarray, X: dict[str, np.ndarray], target_noise=None) -> np.ndarray:
+        """Scores of many parameter vectors at once (e.g. bootstrap replicates), by the path of
+        :meth:`score`: the law's target space, then its transform to scores (clipped to [0, 1] where
+        the law clips its forecasts, quietly: a draw is not a forecast to warn about).
+
+        Parameters
+        ----------
+        thetas : array (replicates, n_params)
+        X : dict of str to array (points,)
+            Prepared covariates.
+        target_noise : array (replicates, points), optional
+            Added in the law's target space before the transform (a new run's residual).
+
+        Returns
+        -------
+        array (replicates, points)
+        """
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            target = self.law.forward(np.asarray(thetas, float), X)
+            if target_noise is not None:
+                target = target + target_noise
+            score = to_score(self.law.target, target, self.q_rand)
+        return np.clip(score, 0.0, 1.0) if self.law.clip_scores else score
+
     # -- questions answered by the law -------------------------------------------------------------
     def covariates_at(self, flops, *, tpr: float | None = None, k: float | None = None) -> dict:
         X = self.law.covariates_at(self.vector, np.atleast_1d(np.asarray(flops, float)), tpr=tpr)

@@ -17,7 +17,7 @@ import pandas as pd
 
 from benchcast.data.table import parse_metric
 from benchcast.errors import BenchcastError, SelectionError
-from benchcast.evaluation.backtest import Backtest, backtest
+from benchcast.evaluation.backtest import BacktestResult, backtest
 from benchcast.fitting.api import fit
 from benchcast.fitting.result import FitResult
 from benchcast.fitting.spec import FitSpec, design
@@ -53,7 +53,7 @@ class BenchmarkReport:
     curve: np.ndarray
     bands: dict  # level -> (lower, upper) over grid
     forecasts: pd.DataFrame  # one row per target compute
-    validation: Backtest  # the chosen law at the validation threshold, with intervals
+    validation: BacktestResult  # the chosen law at the validation threshold, with intervals
     profile: pd.DataFrame  # held-out predictions of backtests at several thresholds
     n_boot: int
     warnings: list[str] = field(default_factory=list)
@@ -113,11 +113,6 @@ def forecastable_laws(table: pd.DataFrame, spec: FitSpec, tpr: float | None) -> 
     return [name for name in laws if set(get_law(name).covariates) <= {"flops", "params", "tokens"}]
 
 
-def covariates_at(result: FitResult, flops: np.ndarray, tpr: float) -> dict:
-    """Covariates of runs of compute ``flops``, as the fitted law places them (N and D at ``tpr``)."""
-    return result.fitted.covariates_at(np.asarray(flops, float), tpr=tpr)
-
-
 def forecast_bands(
     result: FitResult, *queries: np.ndarray, tpr: float, n_boot: int, seed: int, n_jobs: int | None = 1
 ) -> list[dict]:
@@ -126,7 +121,23 @@ def forecast_bands(
     plus the extrapolation error measured by rolling origins inside the runs
     (:func:`benchcast.forecasting.calibration.calibrate`); where the runs are too few to calibrate,
     the bootstrap alone, and the page says so. Each query is evaluated on its own, as
-    :func:`benchcast.forecasting.forecast.forecast` would evaluate it."""
+    :func:`benchcast.forecasting.forecast.forecast` would evaluate it.
+
+    Parameters
+    ----------
+    result : FitResult
+    *queries : arrays of float
+        Compute of the runs to forecast, one array per query.
+    tpr : float
+        Tokens per parameter placing a run of compute C (laws of N and D).
+    n_boot, seed, n_jobs
+        Bootstrap replicates, seed and workers.
+
+    Returns
+    -------
+    list of dict
+        Per query, ``{level: (lower, upper)}``.
+    """
     boot = bootstrap(result, n_boot, seed=seed, n_jobs=n_jobs, progress=False)
     try:
         boot = cal.calibrate(boot)
@@ -134,8 +145,8 @@ def forecast_bands(
         warnings.warn(f"bootstrap-only intervals (too few runs to calibrate extrapolation: {exc})", stacklevel=2)
     out = []
     for flops in queries:
-        covariates = covariates_at(result, flops, tpr)
-        out.append({level: boot.interval(level, "prediction", **covariates) for level in LEVELS})
+        draws = boot.draws("prediction", **result.fitted.covariates_at(np.asarray(flops, float), tpr=tpr))
+        out.append({level: draws.interval(level) for level in LEVELS})
     return out
 
 
@@ -146,7 +157,7 @@ def extrapolation_profile(
     tpr: float | None,
     n_boot: int,
     n_jobs: int | None = 1,
-    done: Sequence[Backtest] = (),
+    done: Sequence[BacktestResult] = (),
 ) -> pd.DataFrame:
     """Held-out predictions of threshold backtests (``done`` plus one per :data:`PROFILE_FRACTIONS`),
     each with the decades it extrapolates beyond its largest fitted run, its absolute error and
@@ -258,14 +269,13 @@ def analyse_benchmark(
     flops = result.points["flops"].to_numpy(float)
     targets = np.asarray(sorted(target_flops), float)
     grid = np.geomspace(flops.min() / 1.5, max(targets.max(), flops.max()) * 1.5, 160)
-    covariates = covariates_at(result, grid, forecast_tpr)
-    curve = result.predict(**covariates)
+    curve = result.predict(**result.fitted.covariates_at(grid, tpr=forecast_tpr))
     grid_bands, target_bands = forecast_bands(result, grid, targets, tpr=forecast_tpr, n_boot=n_boot, seed=seed)
     forecasts = pd.DataFrame(
         {
             "flops": targets,
             "decades": np.log10(targets / flops.max()),
-            "forecast": result.predict(**covariates_at(result, targets, forecast_tpr)),
+            "forecast": result.predict(**result.fitted.covariates_at(targets, tpr=forecast_tpr)),
             **{
                 f"{side}{int(level * 100)}": target_bands[level][i]
                 for level in LEVELS

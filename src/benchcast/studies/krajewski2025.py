@@ -22,17 +22,16 @@ import pandas as pd
 
 from benchcast.data.table import parse_metric
 from benchcast.errors import BenchcastError
-from benchcast.evaluation.backtest import (
+from benchcast.evaluation.backtest import BacktestResult, backtest
+from benchcast.evaluation.sweep import (
     CRITICAL_DEFINITION,
     SUCCESS_DEFINITION,
     SUCCESS_MRE,
     SWEEP_THRESHOLDS,
-    Backtest,
     Sweep,
-    backtest,
     sweep,
 )
-from benchcast.evaluation.backtest import usable_errors as errors
+from benchcast.evaluation.sweep import usable_errors as errors
 from benchcast.fitting.metrics import USABLE
 from benchcast.fitting.spec import FitSpec
 from benchcast.studies.proxy import benchmark_average, proxy_diagnostic
@@ -154,7 +153,7 @@ class Reproduction(ResultView):
     """
 
     tables: dict[str, pd.DataFrame]
-    backtests: dict[tuple, Backtest]
+    backtests: dict[tuple, BacktestResult]
     sweeps: dict[tuple, Sweep]
     seconds: float
     benchmarks: tuple = BENCHMARKS
@@ -192,7 +191,7 @@ class Reproduction(ResultView):
         return [*notes, f"wall time {self.seconds:.1f} s"]
 
 
-def _run(table: pd.DataFrame, job: Job) -> Backtest | Sweep | str:
+def _run(table: pd.DataFrame, job: Job) -> BacktestResult | Sweep | str:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -403,7 +402,7 @@ def reproduce_krajewski2025(
         backend=backend,
         ray_address=ray_address,
     )
-    done = {job.key: out for job, out in zip(jobs, outcomes, strict=True) if isinstance(out, Backtest)}
+    done = {job.key: out for job, out in zip(jobs, outcomes, strict=True) if isinstance(out, BacktestResult)}
     sweeps = {job.key: out for job, out in zip(jobs, outcomes, strict=True) if isinstance(out, Sweep)}
     failures = absent + [out for out in outcomes if isinstance(out, str)]
     if not done and not any(len(s.table) for s in sweeps.values()):

@@ -1,0 +1,176 @@
+"""What a backtest returns: :class:`BacktestResult` (one law) and :class:`BacktestComparison`
+(several laws on the same split), each a table in a notebook and the CLI's text in a terminal."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from benchcast.fitting.result import FitResult
+from benchcast.utils.display import html_table
+from benchcast.utils.io import atomic_write_text, output_folder
+from benchcast.utils.rich_view import RichView, rich_table
+
+SUMMARY_COLUMNS = ("law", "fitted", "held out", "RMSE (fit)", "R2 (fit)", "MAE", "MRE %", "cov 50", "cov 90")
+
+
+@dataclass
+class BacktestResult(RichView):
+    """One law, one benchmark, one split: the fit, every prediction, and the error metrics.
+
+    Parameters
+    ----------
+    law, benchmark, protocol : str
+    threshold : float
+        Compute of the split.
+    fit : FitResult
+        The fit of the training side.
+    predictions : DataFrame
+        One row per design row: run, sizes, ``true``, ``predicted``, ``side``, ``fitted``, ``usable``
+        (and ``lower50``/``upper50``/``lower90``/``upper90`` with intervals).
+    metrics : dict
+        Errors of the fit and of the held-out forecasts (and interval coverage).
+    """
+
+    law: str
+    benchmark: str
+    protocol: str
+    threshold: float
+    fit: FitResult
+    predictions: pd.DataFrame
+    metrics: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        """The backtest as ``benchcast backtest --json`` prints it (one element of its list)."""
+        return {
+            "law": self.law,
+            "benchmark": self.benchmark,
+            "protocol": self.protocol,
+            "threshold": self.threshold,
+            "metrics": self.metrics,
+            "params": self.fit.params,
+            "fit_warnings": self.fit.warnings,
+            "predictions": self.predictions.to_dict("records"),
+        }
+
+    def to_frame(self) -> pd.DataFrame:
+        """The held-out predictions (and their intervals, where made)."""
+        test = self.predictions[self.predictions["side"] == "test"]
+        columns = [c for c in ("run", "flops", "params", "tokens", "k", "true", "predicted") if c in test]
+        return test[columns + [c for c in test if c.startswith(("lower", "upper"))]].reset_index(drop=True)
+
+    @property
+    def title(self) -> str:
+        return BacktestComparison([self]).title
+
+    @property
+    def notes(self) -> list[str]:
+        m = self.metrics
+        return [f"MAE {m['test_mae']:.4g}, MRE {m['test_mre']:.4g} % over {m['n_test']} held-out points"]
+
+    def summary_row(self) -> list:
+        """The law's row of the CLI's summary table."""
+        m = self.metrics
+        return [
+            self.law,
+            m["n_train"],
+            m["n_test"],
+            m["train_rmse"],
+            m["train_r2"],
+            m["test_mae"],
+            m["test_mre"],
+            m.get("coverage50", float("nan")),
+            m.get("coverage90", float("nan")),
+        ]
+
+    def held_out_table(self):
+        """The CLI's table of held-out predictions."""
+        test = self.predictions[self.predictions["side"] == "test"]
+        rows = [
+            [r.run, f"{r.flops:.3g}", f"{r.params:.3g}", f"{r.tokens:.3g}", int(r.k), r.true, r.predicted]
+            for r in test.itertuples()
+        ]
+        columns = ["run", "C", "N", "D", "k", "true", "predicted"]
+        return rich_table(f"{self.law}: held-out predictions", columns, rows)
+
+    def rich_items(self) -> list:
+        """What ``benchcast backtest`` prints for this law."""
+        return BacktestComparison([self]).rich_items()
+
+    def write(self, out: str | Path) -> None:
+        """The predictions (CSV) and the figure into the folder ``out`` (see :class:`BacktestComparison`)."""
+        BacktestComparison([self]).write(out)
+
+
+@dataclass
+class BacktestComparison(RichView):
+    """Backtests of several laws on the same benchmark and split (what ``benchcast backtest`` runs).
+
+    Parameters
+    ----------
+    backtests : list of BacktestResult
+    """
+
+    backtests: list[BacktestResult]
+
+    @property
+    def n_boot(self) -> int:
+        """Bootstrap replicates behind the intervals (0: none)."""
+        return int(self.backtests[0].metrics.get("n_boot", 0))
+
+    def to_dict(self) -> dict:
+        """``{'backtests': [...]}``, each as :meth:`BacktestResult.to_dict`."""
+        return {"backtests": [bt.to_dict() for bt in self.backtests]}
+
+    def to_frame(self) -> pd.DataFrame:
+        """Every law's predictions, with a ``law`` column (the CSV written by :meth:`write`)."""
+        return pd.concat([bt.predictions.assign(law=bt.law) for bt in self.backtests])
+
+    @property
+    def title(self) -> str:
+        first = self.backtests[0]
+        return f"{first.benchmark}: {first.protocol} backtest at {first.threshold:.3g} FLOPs" + (
+            f" (coverage of intervals from {self.n_boot} bootstrap replicates)"
+            if self.n_boot
+            else " (no intervals: --n-boot 0)"
+        )
+
+    def rich_items(self) -> list:
+        """The summary table, then each law's held-out predictions."""
+        summary = rich_table(self.title, list(SUMMARY_COLUMNS), [bt.summary_row() for bt in self.backtests])
+        return [summary, *(bt.held_out_table() for bt in self.backtests)]
+
+    def _repr_html_(self) -> str:
+        frame = pd.DataFrame([bt.summary_row() for bt in self.backtests], columns=list(SUMMARY_COLUMNS))
+        return f"<div><strong>{self.title}</strong>{html_table(frame)}</div>"
+
+    def write(self, out: str | Path) -> None:
+        """``backtest-<benchmark>.csv`` (every law's predictions) and ``backtest-<benchmark>.png`` (the
+        held-out runs and each law's curve) into the folder ``out``.
+
+        Parameters
+        ----------
+        out : path
+            The output folder (created, or added to: see :func:`benchcast.utils.io.output_folder`).
+        """
+        from benchcast.plots.figures import curve, draw_backtest, flops_grid, panel_grid, save_figure
+
+        first = self.backtests[0]
+        fig, axes = panel_grid(1, 5.0, 3.8)
+        grid = flops_grid(first.predictions)
+        curves = {bt.law: c for bt in self.backtests if (c := curve(bt.fit, grid)) is not None}
+        draw_backtest(
+            axes[0],
+            first.predictions,
+            curves,
+            first.benchmark,
+            first.threshold,
+            dropped=first.fit.dropped,
+            n_boot=self.n_boot or None,
+        )
+        axes[0].legend(fontsize=6)
+        with output_folder(out) as folder:
+            atomic_write_text(folder / f"backtest-{first.benchmark}.csv", self.to_frame().to_csv(index=False))
+            save_figure(fig, folder / f"backtest-{first.benchmark}.png")

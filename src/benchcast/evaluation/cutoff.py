@@ -1,0 +1,247 @@
+"""Protocol 5 of SPEC §5: fit below a moving cutoff, forecast the most expensive runs, and see
+how the error and every parameter move with decades of extrapolation."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from benchcast.errors import BenchcastError
+from benchcast.evaluation.backtest import BacktestResult, add_intervals, score_split
+from benchcast.fitting.api import fit_rows
+from benchcast.fitting.spec import FitSpec, design
+from benchcast.laws import get_law
+from benchcast.utils.io import atomic_write_text, output_folder
+from benchcast.utils.progress import track
+from benchcast.utils.rich_view import Markup, RichView, rich_table
+
+SETTLE_TOLERANCE = 0.10
+
+
+@dataclass
+class CutoffResult(RichView):
+    """The cutoff backtest of one law on one benchmark: one row per cutoff. It reads as its table
+    (``result["mre"]``, ``len(result)``), as the DataFrame it replaces did.
+
+    Parameters
+    ----------
+    law, benchmark : str
+    table : DataFrame
+        One row per cutoff: cutoff and target compute, decades of extrapolation and of training
+        data, MAE, MRE, interval coverage (with replicates), convergence and every parameter.
+    n_boot : int
+        Bootstrap replicates per cutoff (0: no intervals).
+    """
+
+    law: str
+    benchmark: str
+    table: pd.DataFrame
+    n_boot: int = 0
+
+    def __getitem__(self, key):
+        return self.table[key]
+
+    def __len__(self) -> int:
+        return len(self.table)
+
+    def __getattr__(self, name: str):
+        if name == "table" or name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.table, name)
+
+    @property
+    def param_names(self) -> list[str]:
+        """The law's parameters, in its order."""
+        return list(get_law(self.law).param_names)
+
+    @property
+    def settled(self) -> dict:
+        """Per parameter: where it settles (:func:`settling`)."""
+        return settling(self.table, self.param_names)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per cutoff."""
+        return self.table
+
+    def to_dict(self) -> dict:
+        """As one element of ``benchcast cutoff --json``'s list."""
+        return {"law": self.law, "cutoffs": self.table.to_dict("records"), "settling": self.settled}
+
+    @property
+    def title(self) -> str:
+        n_targets = self.table["n_target_runs"].iloc[0] if len(self.table) else 0
+        return (
+            f"{self.law} on {self.benchmark}: cutoff backtest "
+            f"({n_targets} target run(s), replicates at the target's compute included)"
+            + (f"; interval coverage in --json/--out from {self.n_boot} bootstrap replicates" if self.n_boot else "")
+        )
+
+    @property
+    def notes(self) -> list[str]:
+        return [str(item.text).strip() for item in self.rich_items()[1:]]
+
+    def rich_items(self) -> list:
+        """The table of cutoffs, then where each parameter settles."""
+        names = self.param_names
+        rows = [
+            [f"{r['cutoff_flops']:.3g}", r["extrapolation_decades"], r["training_decades"], r["mae"], r["mre"]]
+            + [r[n] for n in names]
+            for r in self.table.to_dict("records")
+        ]
+        columns = ["cutoff C", "extrap. dec.", "train dec.", "MAE", "MRE %", *names]
+        items = [rich_table(self.title, columns, rows)]
+        for name, s in self.settled.items():
+            items.append(
+                Markup(
+                    f"  {name}: within 10% of the final fit from {s['training_decades']:.2f} decades of "
+                    f"training compute ({s['extrapolation_decades']:.2f} decades of extrapolation)"
+                )
+            )
+        return items
+
+    def write(self, out: str | Path) -> None:
+        """``cutoff-<law>-<benchmark>.csv`` and ``.png`` (error and parameters versus extrapolation)
+        into the folder ``out``.
+
+        Parameters
+        ----------
+        out : path
+            The output folder.
+        """
+        from benchcast.plots.figures import plot_cutoff
+
+        stem = f"cutoff-{self.law}-{self.benchmark}"
+        with output_folder(out) as folder:
+            atomic_write_text(folder / f"{stem}.csv", self.table.to_csv(index=False))
+            plot_cutoff(
+                self.table.assign(n_boot=self.n_boot) if self.n_boot else self.table,
+                self.param_names,
+                f"{self.law} on {self.benchmark}",
+                folder / f"{stem}.png",
+                law=self.law,
+            )
+
+
+def cutoff_backtest(
+    table: pd.DataFrame,
+    spec: FitSpec,
+    *,
+    n_targets: int = 1,
+    tpr: float | None = None,
+    min_points: int | None = None,
+    progress: bool | None = None,
+    n_boot: int = 0,
+    seed: int = 0,
+) -> CutoffResult:
+    """Protocol 5: fit below a moving cutoff, predict the ``n_targets`` most expensive runs.
+
+    Replicate runs at a target's compute (same C, another seed) are held out with the target,
+    never fitted, so every cutoff lies below the targets and still extrapolates. Cutoffs are the
+    distinct compute values of the remaining runs, from the ``min_points``-th cheapest run on.
+    One row per cutoff: cutoff and target compute, decades of extrapolation
+    (log10 target C / cutoff C), decades of training data, MAE, MRE and every parameter.
+
+    Parameters
+    ----------
+    table : DataFrame
+    spec : FitSpec
+    n_targets : int
+        The most expensive runs to forecast.
+    tpr : float, optional
+        The runs' tokens per parameter.
+    min_points : int, optional
+        Runs a cutoff needs below it (default: the law's parameters + 2).
+    progress : bool, optional
+    n_boot, seed
+        Bootstrap replicates per cutoff (0: no intervals) and seed.
+
+    Returns
+    -------
+    CutoffResult
+    """
+    rows, resolved = design(table, replace(spec, tpr=spec.tpr if tpr is None else tpr))
+    law = get_law(spec.law)
+    by_run = rows.groupby("run")["flops"].first().sort_values(kind="stable")
+    if n_targets < 1 or n_targets >= len(by_run):
+        raise BenchcastError(f"n_targets must lie in 1..{len(by_run) - 1} for {spec.benchmark}, got {n_targets}.")
+    chosen = by_run.to_numpy(float)[-n_targets:]
+    replicate = np.isclose(by_run.to_numpy(float)[:, None], chosen[None, :], rtol=1e-9, atol=0).any(axis=1)
+    targets = list(by_run.index[replicate])
+    pool = by_run[~replicate]
+    min_points = min_points or law.n_params + 2
+    records = []
+    levels = np.unique(pool.to_numpy(float))
+    # a cutoff needs at least min_points runs at or below it
+    cutoffs = [c for c in levels if int((pool.to_numpy(float) <= c).sum()) >= min_points]
+    target_rows = rows["run"].isin(targets).to_numpy()
+    target_flops = float(np.exp(np.mean(np.log(by_run[targets].to_numpy(float)))))
+    for cutoff in track(cutoffs, f"cutoffs {spec.law} {spec.benchmark}", enabled=progress):
+        train = (~target_rows) & (rows["flops"].to_numpy() <= cutoff)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                result = fit_rows(rows[train].reset_index(drop=True), replace(resolved, max_flops=float(cutoff)))
+        except BenchcastError:
+            continue
+        bt = BacktestResult(
+            spec.law, spec.benchmark, "cutoff", float(cutoff), result, *score_split(result, rows, train, target_rows)
+        )
+        if n_boot:
+            add_intervals(bt, rows, n_boot, seed=seed, n_jobs=1)
+        records.append(
+            {
+                "cutoff_flops": float(cutoff),
+                "target_flops": target_flops,
+                "n_target_runs": len(targets),
+                "extrapolation_decades": float(np.log10(target_flops / cutoff)),
+                "training_decades": float(np.log10(cutoff / pool.iloc[0])),
+                "n_train": result.diagnostics["n_used"],
+                "mae": bt.metrics["test_mae"],
+                "mre": bt.metrics["test_mre"],
+                **{key: v for key, v in bt.metrics.items() if key.startswith("coverage")},
+                "converged": result.converged,
+                **result.params,
+            }
+        )
+    return CutoffResult(spec.law, spec.benchmark, pd.DataFrame(records), n_boot)
+
+
+def settling(cutoffs: pd.DataFrame, param_names: list[str], tolerance: float = SETTLE_TOLERANCE) -> dict:
+    """Per parameter: the fewest decades of training compute after which every later fit stays
+    within ``tolerance`` (relative) of the final fit, and the extrapolation distance there.
+
+    Parameters
+    ----------
+    cutoffs : DataFrame or CutoffResult
+        One row per cutoff, with a column per parameter.
+    param_names : list of str
+    tolerance : float
+        Relative distance to the final fit that counts as settled.
+
+    Returns
+    -------
+    dict
+        Per parameter: ``final``, ``training_decades``, ``extrapolation_decades``, ``settled_before_final``.
+    """
+    out = {}
+    if cutoffs.empty:
+        return out
+    ordered = cutoffs.sort_values("cutoff_flops")
+    for name in param_names:
+        values = ordered[name].to_numpy(float)
+        final = values[-1]
+        close = np.abs(values - final) <= tolerance * max(abs(final), 1e-12)
+        # first index from which all later fits stay close
+        bad = np.flatnonzero(~close)
+        start = int(bad[-1] + 1) if bad.size else 0
+        out[name] = {
+            "final": float(final),
+            "training_decades": float(ordered["training_decades"].iloc[start]),
+            "extrapolation_decades": float(ordered["extrapolation_decades"].iloc[start]),
+            "settled_before_final": bool(start < len(values) - 1),
+        }
+    return out

@@ -1,0 +1,365 @@
+"""Protocol 4 of SPEC §5: the threshold backtest over a grid of thresholds, and the critical
+threshold where forecasts start to succeed."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field, replace
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from rich.markup import escape
+from scipy.optimize import minimize
+
+from benchcast.errors import InsufficientDataError
+from benchcast.evaluation.backtest import BacktestResult, backtest
+from benchcast.fitting.metrics import mae, mre, usable_points
+from benchcast.fitting.spec import FitSpec, design
+from benchcast.utils.io import atomic_write_text, output_folder
+from benchcast.utils.parallel import parallel_map
+from benchcast.utils.rich_view import Markup, RichView, rich_table
+from benchcast.validation import check_thresholds
+
+SWEEP_THRESHOLDS = tuple(np.geomspace(6e19, 5e22, 13))
+SUCCESS_MRE = 10.0  # percent: a threshold "succeeds" when held-out MRE is below this
+SUCCESS_DEFINITION = (
+    "a threshold T succeeds when the law, fitted on the runs with C <= T, forecasts the held-out runs "
+    "(C > T) with a mean relative error (MRE over every held-out point) below {success_mre:g} %"
+)
+CRITICAL_DEFINITION = (
+    "the critical threshold is the T where a logistic regression of success on log10 T crosses "
+    "P(success) = 0.5; it is reported only when it lies inside the span of the grid where success was "
+    "observed to change (from the lowest to the highest threshold next to a change), else left out"
+)
+
+
+def usable_errors(bt: BacktestResult) -> dict:
+    """Training and held-out errors over all points and over usable points (:data:`USABLE`, one
+    definition for every law, so that tables compare like with like).
+
+    Parameters
+    ----------
+    bt : BacktestResult
+
+    Returns
+    -------
+    dict
+        ``train_``/``test_`` MAE, MRE and usable MRE, the point counts, and the fit's RMSE and R².
+    """
+    frame = bt.predictions
+    true, predicted = frame["true"].to_numpy(float), frame["predicted"].to_numpy(float)
+    usable = usable_points(true, bt.fit.spec.q_rand, bt.benchmark)
+    fitted = frame["fitted"].to_numpy(bool)
+    test = (frame["side"] == "test").to_numpy() & np.isfinite(predicted)
+    out = {}
+    for side, mask in (("train", fitted), ("test", test)):
+        out[f"{side}_mae"] = mae(true[mask], predicted[mask])
+        out[f"{side}_mre"] = mre(true[mask], predicted[mask])
+        out[f"{side}_mre_usable"] = mre(true[mask & usable], predicted[mask & usable])
+    out["n_fit"], out["n_test"], out["n_test_usable"] = int(fitted.sum()), int(test.sum()), int((test & usable).sum())
+    out["train_rmse"], out["train_r2"] = bt.metrics["train_rmse"], bt.metrics["train_r2"]
+    return out
+
+
+def _logistic_crossing(x: np.ndarray, s: np.ndarray) -> float | None:
+    """log10 T where a logistic regression of success on log10 T crosses 0.5 (None if flat)."""
+    centre, scale = x.mean(), max(x.std(), 1e-9)
+    z = (x - centre) / scale
+
+    def nll(w):  # tiny ridge keeps the estimate finite when the classes separate
+        logits = w[0] * z + w[1]
+        return float(np.sum(np.logaddexp(0, logits) - s * logits) + 1e-2 * w[0] ** 2)
+
+    w = minimize(nll, np.zeros(2), method="BFGS").x
+    if abs(w[0]) < 1e-9:
+        return None
+    return float(centre + scale * (-w[1] / w[0]))
+
+
+def change_span(thresholds, success) -> tuple[float, float] | None:
+    """(lowest, highest) threshold next to a change of success along the sorted grid; None if none.
+
+    Parameters
+    ----------
+    thresholds : sequence of float
+    success : sequence of bool
+        Whether each threshold succeeded.
+
+    Returns
+    -------
+    tuple of float or None
+    """
+    t = np.asarray(thresholds, float)
+    order = np.argsort(t, kind="stable")
+    t, s = t[order], np.asarray(success, bool)[order]
+    changes = np.flatnonzero(s[1:] != s[:-1])
+    if not changes.size:
+        return None
+    return float(t[changes[0]]), float(t[changes[-1] + 1])
+
+
+def critical_threshold(thresholds, success) -> float | None:
+    """The critical threshold of :data:`CRITICAL_DEFINITION` (None where it is undefined).
+
+    Parameters
+    ----------
+    thresholds : sequence of float
+    success : sequence of bool
+
+    Returns
+    -------
+    float or None
+    """
+    order = np.argsort(np.asarray(thresholds, float), kind="stable")  # the same answer for any order
+    x = np.log10(np.asarray(thresholds, float)[order])
+    s = np.asarray(success, float)[order]
+    span = change_span(thresholds, success)
+    if span is None:
+        return None
+    crossing = _logistic_crossing(x, s)
+    if crossing is None:
+        return None
+    value = float(10**crossing)
+    return value if span[0] <= value <= span[1] else None
+
+
+@dataclass
+class Sweep(RichView):
+    """Protocol 4 for one law and benchmark: one row per threshold that has held-out runs.
+
+    Parameters
+    ----------
+    law, benchmark : str
+    table : DataFrame
+        One row per threshold: the backtest's metrics and ``success``.
+    critical : float or None
+        The critical threshold (:data:`CRITICAL_DEFINITION`), None where undefined.
+    note : str
+        What the grid showed about success.
+    skipped : list of dict
+        Thresholds left out of the grid, with the reason.
+    success_mre : float
+        Held-out MRE (percent) below which a threshold succeeds.
+    n_boot : int
+        Bootstrap replicates per threshold (0: no intervals).
+    """
+
+    law: str
+    benchmark: str
+    table: pd.DataFrame
+    critical: float | None
+    note: str
+    skipped: list[dict] = field(default_factory=list)
+    success_mre: float = SUCCESS_MRE
+    n_boot: int = 0  # bootstrap replicates per threshold behind the interval coverage (0: none)
+
+    @property
+    def definitions(self) -> dict:
+        return {
+            "success": SUCCESS_DEFINITION.format(success_mre=self.success_mre),
+            "critical_threshold": CRITICAL_DEFINITION,
+        }
+
+    def summary(self) -> dict:
+        return {
+            "law": self.law,
+            "benchmark": self.benchmark,
+            "critical_threshold": self.critical,
+            "note": self.note,
+            "successes": int(self.table["success"].sum()) if len(self.table) else 0,
+            "thresholds": int(len(self.table)),
+            "skipped": len(self.skipped),
+        }
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per threshold, with the law and benchmark."""
+        return self.table.assign(law=self.law, benchmark=self.benchmark)
+
+    def to_dict(self) -> dict:
+        """As ``benchcast sweep --json`` prints it."""
+        return SweepComparison([self]).to_dict()
+
+    @property
+    def title(self) -> str:
+        return f"{self.law} on {self.benchmark}: threshold sweep"
+
+    @property
+    def notes(self) -> list[str]:
+        found = f"{self.critical:.3g} FLOPs" if self.critical is not None else "not reported"
+        return [f"critical threshold: {found} ({self.note})"]
+
+    def rich_items(self) -> list:
+        """What ``benchcast sweep`` prints."""
+        return SweepComparison([self]).rich_items()
+
+    def write(self, out: str | Path) -> None:
+        """``sweep.csv`` and ``sweep.png`` into the folder ``out`` (see :class:`SweepComparison`)."""
+        SweepComparison([self]).write(out)
+
+
+@dataclass
+class SweepComparison(RichView):
+    """Sweeps of several laws and benchmarks (what ``benchcast sweep`` runs).
+
+    Parameters
+    ----------
+    sweeps : list of Sweep
+    """
+
+    sweeps: list[Sweep]
+
+    def to_frame(self) -> pd.DataFrame:
+        """Every sweep's rows, with law and benchmark columns (``sweep.csv``)."""
+        frames = [s.to_frame() for s in self.sweeps if len(s.table)]
+        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+    def to_dict(self) -> dict:
+        """The definitions, every row, each sweep's critical threshold and the thresholds left out."""
+        return {
+            "definitions": self.sweeps[0].definitions,
+            "sweep": self.to_frame().to_dict("records"),
+            "critical": [s.summary() for s in self.sweeps],
+            "skipped": [{"law": s.law, "benchmark": s.benchmark, **r} for s in self.sweeps for r in s.skipped],
+        }
+
+    @property
+    def title(self) -> str:
+        return "Sweep (MRE over all held-out points; usable: Q > Q_rand + margin)"
+
+    def rich_items(self) -> list:
+        """The definitions, each critical threshold, the table and the replicates behind coverage."""
+        definitions = self.sweeps[0].definitions
+        items = [
+            Markup(
+                escape(f"success: {definitions['success']}.\ncritical threshold: {definitions['critical_threshold']}.")
+            )
+        ]
+        for s in self.sweeps:
+            t = s.critical
+            items.append(
+                Markup(
+                    escape(f"{s.benchmark} / {s.law}: critical threshold ")
+                    + (
+                        f"[bold]{t:.3g}[/] FLOPs ({escape(s.note)})"
+                        if t is not None
+                        else escape(f"not reported: {s.note}")
+                    )
+                )
+            )
+            items += [
+                Markup(escape(f"  left out of the grid: {r['threshold']:.3g} ({r['skipped']})")) for r in s.skipped
+            ]
+        rows = [
+            [r.benchmark, r.law, f"{r.threshold:.3g}", r.n_train, r.n_test, r.test_mre, r.test_mre_usable, r.success]
+            for r in self.to_frame().itertuples()
+        ]
+        columns = ["benchmark", "law", "threshold", "fitted", "held out", "MRE %", "MRE % usable", "success"]
+        items.append(rich_table(self.title, columns, rows))
+        n_boot = self.sweeps[0].n_boot
+        if n_boot:
+            items.append(
+                Markup(f"interval coverage in --json and --out sweep.csv: {n_boot} bootstrap replicates per threshold")
+            )
+        return items
+
+    def write(self, out: str | Path) -> None:
+        """``sweep.csv`` and ``sweep.png`` (MRE versus threshold) into the folder ``out``; nothing
+        where no threshold had both fitted and held-out runs.
+
+        Parameters
+        ----------
+        out : path
+            The output folder.
+        """
+        from benchcast.plots.figures import plot_sweep
+
+        frame = self.to_frame()
+        if frame.empty:
+            return
+        critical = [{"law": s.law, "benchmark": s.benchmark, "critical_threshold": s.critical} for s in self.sweeps]
+        with output_folder(out) as folder:
+            atomic_write_text(folder / "sweep.csv", frame.to_csv(index=False))
+            plot_sweep(frame, folder / "sweep.png", critical=critical)
+
+
+def _sweep_point(table: pd.DataFrame, spec: FitSpec, options: dict, threshold: float) -> dict:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            bt = backtest(table, spec, threshold=threshold, **options)
+    except InsufficientDataError as exc:  # nothing to fit or nothing held out at this threshold
+        return {"threshold": threshold, "skipped": str(exc)}
+    return {"threshold": threshold, **bt.metrics, **usable_errors(bt)}
+
+
+def sweep(
+    table: pd.DataFrame,
+    spec: FitSpec,
+    thresholds=SWEEP_THRESHOLDS,
+    *,
+    min_flops: float | None = None,
+    tpr: float | None = None,
+    success_mre: float = SUCCESS_MRE,
+    progress: bool | None = None,
+    n_boot: int = 0,
+    seed: int = 0,
+    n_jobs: int | None = 1,
+    backend: str | None = None,
+    ray_address: str | None = None,
+) -> Sweep:
+    """Protocol 4: the threshold backtest over a grid, and the critical threshold.
+
+    Thresholds where the backtest has too little data (no held-out runs above them, too few to
+    fit below them) are left out of the grid and listed in ``skipped`` with the reason; any other
+    error (a wrong selection) is raised.
+    """
+    options = {"min_flops": min_flops, "tpr": tpr, "n_boot": n_boot, "seed": seed, "n_jobs": 1}
+    grid = check_thresholds(thresholds)
+    # resolve the selection once here, so that its errors and data warnings (an unknown chance
+    # level) reach the caller rather than dying silently in the workers
+    design(table, replace(spec, tpr=spec.tpr if tpr is None else tpr))
+    records = parallel_map(
+        partial(_sweep_point, table, spec, options),
+        grid,
+        n_jobs=n_jobs,
+        description=f"sweep {spec.law} {spec.benchmark}",
+        progress=progress,
+        backend=backend,
+        ray_address=ray_address,
+    )
+    skipped = [r for r in records if "skipped" in r]
+    frame = pd.DataFrame([r for r in records if "skipped" not in r])
+    if frame.empty:
+        note = "no threshold of the grid has both fitted and held-out runs"
+        return Sweep(spec.law, spec.benchmark, frame, None, note, skipped, success_mre, n_boot)
+    frame["success"] = frame["test_mre"] < success_mre
+    critical = critical_threshold(frame["threshold"], frame["success"])
+    span = change_span(frame["threshold"], frame["success"])
+    if span is None:
+        outcome = "every threshold succeeds" if frame["success"].all() else "no threshold succeeds"
+        note = f"success does not change over the grid: {outcome}"
+    elif critical is None:
+        note = f"the logistic crossing lies outside the span {span[0]:.3g}..{span[1]:.3g} where success changed"
+    else:
+        note = f"success changes between {span[0]:.3g} and {span[1]:.3g}"
+    return Sweep(spec.law, spec.benchmark, frame, critical, note, skipped, success_mre, n_boot)
+
+
+def compare_sweeps(table: pd.DataFrame, specs: list[FitSpec], **options) -> SweepComparison:
+    """The same sweep for several laws and benchmarks (what ``benchcast sweep`` runs).
+
+    Parameters
+    ----------
+    table : DataFrame
+    specs : list of FitSpec
+        One per law and benchmark.
+    **options
+        As :func:`sweep` takes them.
+
+    Returns
+    -------
+    SweepComparison
+    """
+    return SweepComparison([sweep(table, spec, **options) for spec in specs])

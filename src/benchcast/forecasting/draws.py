@@ -1,0 +1,266 @@
+"""Draws per forecast point, and every interval read from them.
+
+A forecast's uncertainty is a set of draws per point: ``values`` of shape (replicates, points),
+the points' covariates, and (where known) their distance beyond the data in decades of compute.
+The bootstrap builds score draws through the fitted law (:meth:`FittedLaw.draw_scores`, the path of
+the point forecast); the extrapolation calibration widens them (:meth:`ScoreDraws.widen`); a
+combination of laws mixes them (:meth:`ScoreDraws.blend`); and every interval, quantile and
+coverage is read from them here, one way.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from benchcast.errors import BenchcastError
+from benchcast.utils.streams import EPS_STREAM, point_rng
+
+DRAWS = 4000  # score draws per point of a widened (extrapolation-aware) forecast
+
+
+def quantile(draws: np.ndarray, q: float) -> np.ndarray:
+    """``np.nanquantile(draws, q, axis=0)``, vectorised where there is no nan (nanquantile works
+    column by column in Python: it was most of the time of a cutoff backtest with intervals).
+
+    Parameters
+    ----------
+    draws : array (replicates, ...)
+    q : float
+        Quantile in [0, 1].
+
+    Returns
+    -------
+    array
+        One value per column; nan where a column has no finite draw.
+    """
+    draws = np.asarray(draws, float)
+    if not np.isnan(draws).any():
+        return np.quantile(draws, q, axis=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # an all-nan column is nan, as it should be
+        return np.nanquantile(draws, q, axis=0)
+
+
+def combine(boot_draws: np.ndarray, decades: np.ndarray, spread, *, seed: int = 0) -> np.ndarray:
+    """Score draws (n, points): bootstrap prediction draws times exp(tau D eps), clipped to [0, 1].
+
+    Each point's draws are its own, so that its interval does not depend on which other points are
+    combined with it: its eps come from a stream keyed by its distance ``decades`` (points at the
+    same distance share them), and a replicate that is not finite at one point is left out there
+    only (nan, which the quantiles skip; a point with no finite replicate gets a nan interval).
+
+    Parameters
+    ----------
+    boot_draws : array (replicates, points)
+        Bootstrap prediction draws of the score.
+    decades : array (points,)
+        Each point's distance beyond the fit's largest run, in decades of compute.
+    spread : Spread
+        The extrapolation error (:class:`benchcast.forecasting.calibration.Spread`).
+    seed : int
+        Seed of the per-point streams of eps.
+
+    Returns
+    -------
+    array (ceil(DRAWS / replicates) * replicates, points)
+        The widened score draws.
+    """
+    boot_draws = np.asarray(boot_draws, float)
+    if boot_draws.ndim != 2 or not len(boot_draws) or (boot_draws.size and not np.isfinite(boot_draws).any()):
+        raise BenchcastError("no bootstrap draws to combine with the extrapolation error.")
+    boot_draws = np.where(np.isfinite(boot_draws), boot_draws, np.nan)  # +-inf would clip to 1 or 1e-12
+    repeats = int(np.ceil(DRAWS / len(boot_draws)))
+    base = np.tile(boot_draws, (repeats, 1))
+    decades = np.asarray(decades, float)
+    eps = np.empty((len(base), len(decades)))
+    for j, distance in enumerate(decades):
+        eps[:, j] = point_rng(seed, EPS_STREAM, distance).standard_normal(len(base))
+    with np.errstate(divide="ignore"):
+        log_draws = np.log(np.clip(base, 1e-12, None)) + eps * spread.sd(decades)[None, :]
+    return np.clip(np.exp(log_draws), 0.0, 1.0)
+
+
+def _check_level(level: float) -> float:
+    if not (isinstance(level, (int, float, np.floating)) and 0 < level < 1):
+        raise BenchcastError(f"interval level must lie in (0, 1), got {level!r}.")
+    return float(level)
+
+
+@dataclass(frozen=True, eq=False)
+class Draws:
+    """Draws of a quantity at each of several points, and the intervals they imply.
+
+    Parameters
+    ----------
+    values : array (replicates, points)
+        The draws; nan where a replicate gives nothing at a point (the quantiles skip it).
+    points : dict of str to array (points,)
+        The covariates of each point (may be empty).
+    shape : tuple of int, optional
+        The shape of the query; quantiles and intervals come back in it (default ``(points,)``).
+    method : str
+        ``numpy.quantile``'s method: ``'linear'`` (nan-aware, :func:`quantile`) or one that does not
+        interpolate, such as ``'inverted_cdf'``, for draws that may be infinite.
+    """
+
+    values: np.ndarray
+    points: dict = field(default_factory=dict)
+    shape: tuple | None = None
+    method: str = "linear"
+
+    def __post_init__(self):
+        values = np.asarray(self.values, float)
+        if values.ndim != 2:
+            raise BenchcastError(f"draws must be a (replicates, points) array, got shape {values.shape}.")
+        object.__setattr__(self, "values", values)
+        if self.shape is None:
+            object.__setattr__(self, "shape", (values.shape[1],))
+
+    @property
+    def n_replicates(self) -> int:
+        """Number of draws per point."""
+        return int(self.values.shape[0])
+
+    @property
+    def n_points(self) -> int:
+        """Number of points."""
+        return int(self.values.shape[1])
+
+    def quantile(self, q: float) -> np.ndarray:
+        """The ``q`` quantile of each point's draws.
+
+        Parameters
+        ----------
+        q : float
+            Quantile in [0, 1].
+
+        Returns
+        -------
+        array of :attr:`shape`
+        """
+        if self.method == "linear":
+            out = quantile(self.values, q)
+        else:
+            out = np.quantile(self.values, q, axis=0, method=self.method)
+        return np.asarray(out).reshape(self.shape)
+
+    def interval(self, level: float = 0.9) -> tuple[np.ndarray, np.ndarray]:
+        """The equal-tailed interval holding ``level`` of each point's draws.
+
+        Parameters
+        ----------
+        level : float
+            In (0, 1), e.g. 0.9.
+
+        Returns
+        -------
+        (lower, upper) : arrays of :attr:`shape`
+        """
+        tail = (1 - _check_level(level)) / 2
+        return self.quantile(tail), self.quantile(1 - tail)
+
+    def coverage(self, true, level: float = 0.9) -> float:
+        """Share of the points whose ``true`` value lies inside their ``level`` interval.
+
+        Parameters
+        ----------
+        true : array
+            One observed value per point (in :attr:`shape`).
+        level : float
+            In (0, 1).
+
+        Returns
+        -------
+        float
+            nan when there is no point.
+        """
+        true = np.asarray(true, float)
+        if not true.size:
+            return float("nan")
+        lower, upper = self.interval(level)
+        return float(np.mean((true.reshape(self.shape) >= lower) & (true.reshape(self.shape) <= upper)))
+
+
+@dataclass(frozen=True, eq=False)
+class ScoreDraws(Draws):
+    """Score draws at each forecast point (see :class:`Draws`), as the fitted law forecasts them.
+
+    Parameters
+    ----------
+    values, points, shape, method
+        As :class:`Draws`.
+    decades : array (points,), optional
+        Each point's distance beyond the fit's largest run, in decades of compute (what
+        :meth:`widen` needs).
+    """
+
+    decades: np.ndarray | None = None
+
+    def take(self, columns) -> ScoreDraws:
+        """The draws at some of the points (a boolean mask or indices over the points), flat.
+
+        Parameters
+        ----------
+        columns : array of bool or int
+
+        Returns
+        -------
+        ScoreDraws
+        """
+        points = {name: np.asarray(v)[columns] for name, v in self.points.items()}
+        decades = None if self.decades is None else np.asarray(self.decades)[columns]
+        return ScoreDraws(self.values[:, columns], points, None, self.method, decades)
+
+    def widen(self, spread, seed: int = 0, decades=None) -> ScoreDraws:
+        """These draws with the extrapolation error added (:func:`combine`): each draw times
+        exp(tau D eps), eps from a stream per point, clipped to [0, 1].
+
+        Parameters
+        ----------
+        spread : Spread
+            The extrapolation error per decade.
+        seed : int
+            Seed of the per-point streams.
+        decades : array (points,), optional
+            Distances beyond the data (default: :attr:`decades`).
+
+        Returns
+        -------
+        ScoreDraws
+            ceil(DRAWS / replicates) * replicates draws per point.
+        """
+        decades = self.decades if decades is None else np.asarray(decades, float)
+        if decades is None:
+            raise BenchcastError("widening draws by the extrapolation error needs each point's distance in decades.")
+        return ScoreDraws(
+            combine(self.values, decades, spread, seed=seed), self.points, self.shape, self.method, decades
+        )
+
+    @classmethod
+    def blend(cls, parts: Mapping[str, ScoreDraws], weights: Mapping[str, float]) -> ScoreDraws:
+        """The weighted mixture of several laws' draws: replicate b of the mixture is the weighted
+        sum of replicate b of each law with a positive weight (as many replicates as the fewest).
+
+        Parameters
+        ----------
+        parts : mapping of law name to ScoreDraws
+            Draws of each law at the same points.
+        weights : mapping of law name to float
+            Weights (laws with weight <= 0 are left out).
+
+        Returns
+        -------
+        ScoreDraws
+            The points and distances of the first law used.
+        """
+        used = {name: float(w) for name, w in weights.items() if w > 0}
+        if not used:
+            raise BenchcastError("a blend of laws needs at least one law with a positive weight.")
+        first = parts[next(iter(used))]
+        n = min(parts[name].n_replicates for name in used)
+        values = sum(w * parts[name].values[:n] for name, w in used.items())
+        return cls(values, first.points, first.shape, first.method, first.decades)
