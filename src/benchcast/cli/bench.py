@@ -37,6 +37,7 @@ def _refuse_dropped(
 ) -> None:
     """Refuse each option that the given combination would drop without a word, saying why."""
     from benchcast.evaluation.strategies import SELECTORS, base_name
+    from benchcast.studies.legacy import HOLDOUT
 
     if preset:
         fixed = {"--q-rand": q_rand, "--tpr": tpr, "--min-flops": min_flops, "--format": format, "--metadata": metadata}
@@ -63,7 +64,11 @@ def _refuse_dropped(
         raise BenchcastError(
             "--threshold gives the cutoffs, --cutoffs the number of cutoffs to place: give one or the other."
         )
-    if candidate and strategy and not any(base_name(name)[0] in SELECTORS for name in strategy):
+    if (
+        candidate
+        and strategy
+        and not any(base_name(name, {HOLDOUT.name: HOLDOUT})[0] in SELECTORS for name in strategy)
+    ):
         raise BenchcastError(
             f"--candidate names the laws that {'/'.join(SELECTORS)} combine; none of the --strategy given combines "
             "laws."
@@ -115,6 +120,7 @@ def bench_command(
     """Rolling-origin backtests of forecasting strategies: error, interval coverage and width."""
     from benchcast.evaluation.bench import Dataset, bench, ladder, score_benchmarks, write_outputs
     from benchcast.evaluation.strategies import DEFAULT_CANDIDATES, FIXED_LAWS
+    from benchcast.studies.legacy import HOLDOUT
     from benchcast.studies.presets import locate, preset_dataset
     from benchcast.validation import check_replicates
 
@@ -164,7 +170,15 @@ def bench_command(
     laws = tuple(law or FIXED_LAWS)
     candidates = tuple(candidate or [name for name in DEFAULT_CANDIDATES if name in laws] or laws)
     result = bench(
-        datasets, strategy, laws=laws, candidates=candidates, n_boot=n_boot, seed=seed, n_jobs=jobs, ray_address=ray
+        datasets,
+        strategy,
+        laws=laws,
+        candidates=candidates,
+        n_boot=n_boot,
+        seed=seed,
+        n_jobs=jobs,
+        ray_address=ray,
+        choosers=(HOLDOUT,),  # the earlier release's law choice, a row to measure the others against
     )
     written = write_outputs(result, out) if out else []
     if json:

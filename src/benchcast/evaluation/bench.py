@@ -169,12 +169,9 @@ def _law_job(job: tuple) -> st.LawOutcome:
     return st.law_outcome(train, queries, spec, n_boot, seed)
 
 
-def _legacy_job(job: tuple) -> str | None:
-    train, spec, laws = job
-    try:
-        return st.legacy_choice(train, spec, laws)
-    except BenchcastError:
-        return None
+def _choose_job(job: tuple) -> str | None:
+    train, spec, chooser = job
+    return chooser.pick(train, spec)
 
 
 def bench(
@@ -188,32 +185,31 @@ def bench(
     n_jobs: int | None = None,
     progress: bool | None = None,
     ray_address: str | None = None,
-    legacy_laws: list[str] | None = None,
+    choosers: tuple[st.Chooser, ...] = (),
 ) -> BenchResult:
     """Rolling-origin backtests of every strategy on every data set, benchmark and cutoff.
 
     ``laws`` are fitted, each also a fixed-law strategy; ``candidates`` (a subset) are what
     ``ensemble``, ``stack`` and ``select`` combine. ``strategies`` default to every fixed law with
     both intervals, ``ensemble`` (also with the bootstrap-only interval), ``stack``, ``select`` and
-    the legacy ``recommend``.
-    ``legacy_laws`` are the legacy choice's candidates (default: every applicable law, as it was)."""
+    each of ``choosers`` (rules that pick one law per cell from its training runs)."""
     start = time.perf_counter()
-    strategies = list(strategies or default_strategies(laws))
+    by_name = {chooser.name: chooser for chooser in choosers}
+    strategies = list(strategies or default_strategies(laws, by_name))
     missing = sorted(set(candidates) - set(laws))
-    if missing and any(st.base_name(name)[0] in st.SELECTORS for name in strategies):
+    if missing and any(st.base_name(name, by_name)[0] in st.SELECTORS for name in strategies):
         raise BenchcastError(f"candidate law(s) {missing} are not among the fitted laws {list(laws)}.")
     outcomes, picks, held_out = fit_cells(
         datasets,
         laws,
-        needs_legacy=st.LEGACY in strategies,
-        legacy_laws=legacy_laws,
+        choosers=[by_name[name] for name in strategies if name in by_name],
         n_boot=n_boot,
         seed=seed,
         n_jobs=n_jobs,
         progress=progress,
         ray_address=ray_address,
     )
-    rows, predictions = assemble(datasets, strategies, outcomes, picks, held_out, seed, candidates)
+    rows, predictions = assemble(datasets, strategies, outcomes, picks, held_out, seed, candidates, by_name)
     board = leaderboard(rows)
     settings = {
         "strategies": strategies,
@@ -241,18 +237,17 @@ def fit_cells(
     datasets: list[Dataset],
     laws: tuple[str, ...],
     *,
-    needs_legacy: bool,
-    legacy_laws: list[str] | None,
+    choosers: list[st.Chooser],
     n_boot: int,
     seed: int,
     n_jobs: int | None,
     progress: bool | None,
     ray_address: str | None = None,
 ) -> tuple[dict, dict, dict]:
-    """Fit every candidate law for every data set, benchmark and cutoff (and the legacy choice):
-    (law outcomes, legacy picks, held-out rows with the largest training compute)."""
+    """Fit every candidate law for every data set, benchmark and cutoff, and run each chooser:
+    (law outcomes, picks {cell key: {chooser: law}}, held-out rows with the largest training compute)."""
     pool = {"n_jobs": n_jobs, "progress": progress, "ray_address": ray_address}
-    keys, law_jobs, legacy_keys, legacy_jobs, held_out = [], [], [], [], {}
+    keys, law_jobs, pick_keys, pick_jobs, held_out = [], [], [], [], {}
     for data in datasets:
         for bench_name, metric in data.benchmarks:
             for cutoff in data.cutoffs:
@@ -265,9 +260,9 @@ def fit_cells(
                 for law in laws:
                     keys.append((data.name, bench_name, metric, cutoff, law))
                     law_jobs.append((train, queries, base.replace(law=law), n_boot, seed))
-                if needs_legacy:
-                    legacy_keys.append((data.name, bench_name, metric, cutoff))
-                    legacy_jobs.append((train, base, legacy_laws))
+                for chooser in choosers:
+                    pick_keys.append(((data.name, bench_name, metric, cutoff), chooser.name))
+                    pick_jobs.append((train, base, chooser))
     outcomes = dict(
         zip(
             keys,
@@ -275,15 +270,14 @@ def fit_cells(
             strict=True,
         )
     )
-    picks = dict(
-        zip(
-            legacy_keys,
-            parallel_map(_legacy_job, legacy_jobs, description="bench: legacy recommend", **pool),
-            strict=True,
-        )
+    picks: dict[tuple, dict[str, str | None]] = {}
+    chosen = parallel_map(_choose_job, pick_jobs, description="bench: choosers", **pool) if pick_jobs else []
+    for (key, name), law in zip(pick_keys, chosen, strict=True):
+        picks.setdefault(key, {})[name] = law
+    # a chooser may pick a law outside the candidates: fit it too
+    extra = sorted(
+        {(*key, law) for key, cell in picks.items() for law in cell.values() if law and (*key, law) not in outcomes}
     )
-    # the legacy choice may pick a law outside the candidates: fit it too
-    extra = sorted({(*key, law) for key, law in picks.items() if law is not None and (*key, law) not in outcomes})
     if extra:
         jobs = []
         for dname, bench_name, metric, cutoff, law in extra:
@@ -295,7 +289,7 @@ def fit_cells(
             dict(
                 zip(
                     extra,
-                    parallel_map(_law_job, jobs, description="bench: legacy picks", **pool),
+                    parallel_map(_law_job, jobs, description="bench: chosen laws", **pool),
                     strict=True,
                 )
             )
@@ -303,18 +297,19 @@ def fit_cells(
     return outcomes, picks, held_out
 
 
-def default_strategies(laws) -> list[str]:
+def default_strategies(laws, choosers=()) -> list[str]:
+    """Every law with both intervals, the selectors, the default with the bootstrap interval, the choosers."""
     return [
         *laws,
         *(f"{law}[bootstrap]" for law in laws),
         *st.SELECTORS,
         f"{st.DEFAULT_STRATEGY}[bootstrap]",
-        st.LEGACY,
+        *choosers,
     ]
 
 
 def assemble(
-    datasets, strategies, outcomes, picks, held_out, seed, candidates=st.DEFAULT_CANDIDATES
+    datasets, strategies, outcomes, picks, held_out, seed, candidates=st.DEFAULT_CANDIDATES, choosers=None
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Turn law outcomes into each strategy's forecasts, intervals and metrics."""
     records, points = [], []
@@ -327,7 +322,9 @@ def assemble(
             }
             for strategy in strategies:
                 plans = {
-                    cell: st.plan_strategy(strategy, by_cell[cell], picks.get((data.name, *cell, cutoff)), candidates)
+                    cell: st.plan_strategy(
+                        strategy, by_cell[cell], picks.get((data.name, *cell, cutoff), {}), candidates, choosers
+                    )
                     for cell in cells
                 }
                 pooled = st.pooled_spread(

@@ -14,13 +14,15 @@ Strategies (by name; candidate laws come from a list, so new laws join by name):
   ``calibration.MIN_ORIGINS`` rolling origins inside the training runs); none: no forecast.
 * ``stack``: candidates weighted by the inverse of their rolling-origin mean squared log error.
 * ``select``: the candidate with the lowest rolling-origin error inside the training runs.
-* ``recommend[holdout]``: the law choice before this change (one cut at the top quarter of the
-  training compute range, ranked by error on the runs above the cut), bootstrap-only interval.
+* a :class:`Chooser`: a rule, given by the caller, that picks one law per benchmark and cutoff
+  from the training runs (e.g. :data:`benchcast.studies.legacy.HOLDOUT`, the law choice of an
+  earlier release); its forecasts are that law's.
 """
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -37,14 +39,12 @@ from benchcast.forecasting.selection import (
     DEFAULT_CANDIDATES,
     blend_errors,
     common_errors,
-    holdout_choice,
     inner_scores,
     weights_for,
 )
 
 FIXED_LAWS = ("power", "power_floor", "bnsl", "bnsl_monotone")
 SELECTORS = ("ensemble", "stack", "select")
-LEGACY = "recommend[holdout]"
 DEFAULT_STRATEGY = "ensemble"
 LEVELS = (0.5, 0.9)
 
@@ -96,11 +96,34 @@ def law_outcome(train: pd.DataFrame, queries: pd.DataFrame, spec: FitSpec, n_boo
     )
 
 
-def legacy_choice(train: pd.DataFrame, spec: FitSpec, laws: list[str] | None) -> str:
-    """The law today's ``recommend`` (one holdout cut) would pick from these training runs."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return holdout_choice(train, spec, laws=laws)
+@dataclass(frozen=True)
+class Chooser:
+    """A strategy that picks one law per benchmark and cutoff from the training runs alone.
+
+    Parameters
+    ----------
+    name : str
+        The strategy's name in bench's tables.
+    choose : callable
+        ``choose(train, spec) -> law name``, given the training rows and a spec with the cell's
+        benchmark, metric and selection; it raises a BenchcastError where it cannot choose. It must
+        pickle (a module-level function or a ``functools.partial`` of one): bench runs it in workers.
+    interval : str
+        The interval its forecasts get: ``'extrapolation'`` or ``'bootstrap'``.
+    """
+
+    name: str
+    choose: Callable[[pd.DataFrame, FitSpec], str]
+    interval: str = "extrapolation"
+
+    def pick(self, train: pd.DataFrame, spec: FitSpec) -> str | None:
+        """The law chosen for these training runs, or None where the rule cannot choose."""
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return self.choose(train, spec)
+        except BenchcastError:
+            return None
 
 
 # -- assembling strategies from law outcomes (cheap, in the main process) ----------------------
@@ -171,18 +194,25 @@ class Plan:
     interval: str = "extrapolation"
 
 
-def base_name(strategy: str) -> tuple[str, str]:
-    """(strategy, interval) from a name such as 'power[bootstrap]'."""
-    if strategy.endswith("]") and "[" in strategy and strategy != LEGACY:
+def base_name(strategy: str, choosers: dict[str, Chooser] | None = None) -> tuple[str, str]:
+    """(strategy, interval) from a name such as 'power[bootstrap]'; a chooser's name is its own."""
+    if choosers and strategy in choosers:
+        return strategy, choosers[strategy].interval
+    if strategy.endswith("]") and "[" in strategy:
         name, interval = strategy[:-1].split("[", 1)
         return name, cal.check_interval(interval)
-    return strategy, "bootstrap" if strategy == LEGACY else "extrapolation"
+    return strategy, "extrapolation"
 
 
 def plan_strategy(
-    strategy: str, outcomes: dict[str, LawOutcome], legacy_pick: str | None, candidates=DEFAULT_CANDIDATES
+    strategy: str,
+    outcomes: dict[str, LawOutcome],
+    picks: dict[str, str | None],
+    candidates=DEFAULT_CANDIDATES,
+    choosers: dict[str, Chooser] | None = None,
 ) -> Plan:
-    name, interval = base_name(strategy)
+    """How ``strategy`` combines the laws of one cell (``picks``: each chooser's law for it)."""
+    name, interval = base_name(strategy, choosers)
     if name in SELECTORS:
         # every candidate must be fitted and checked: the combination is only as supported as its laws
         usable = {law: o.errors for law, o in outcomes.items() if law in candidates}
@@ -193,7 +223,7 @@ def plan_strategy(
             return Plan("no support", interval=interval)
         weights = weights_for(name, inner_scores(wide, list(usable)))
         return Plan("ok", weights, blend_errors(wide, weights), interval)
-    law = legacy_pick if name == LEGACY else name
+    law = picks.get(name) if choosers and name in choosers else name
     if law is None:
         return Plan("failed: no law picked", interval=interval)
     outcome = outcomes.get(law)

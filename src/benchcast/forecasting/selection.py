@@ -22,7 +22,6 @@ import numpy as np
 import pandas as pd
 
 from benchcast.errors import BenchcastError, InsufficientDataError, SelectionError
-from benchcast.evaluation.backtest import backtest
 from benchcast.fitting.api import fit_rows
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting import calibration as cal
@@ -32,7 +31,6 @@ from benchcast.forecasting.recommendation import Recommendation
 from benchcast.laws import available_laws, get_law
 from benchcast.validation import check_law, check_level, check_positive
 
-HOLDOUT_FRACTION = 0.25  # the legacy choice: the top quarter of the log-compute range is held out
 SELECTION_RULES = ("ensemble", "stack", "select")
 # Candidates of the default choice: the laws with a ceiling below a perfect score. On the DCLM ladder
 # (benchcast bench --preset apple-dclm) the power law without a floor extrapolates worst and the
@@ -338,30 +336,3 @@ def forecast_at(
     lower, upper = blended.interval(level)
     out["lower"], out["upper"] = float(lower[0]), float(upper[0])
     return out
-
-
-def holdout_choice(
-    table: pd.DataFrame, spec: FitSpec, *, laws: list[str] | None = None, holdout_fraction: float = HOLDOUT_FRACTION
-) -> str:
-    """The law choice before rolling origins (kept to measure against): hold out the top
-    ``holdout_fraction`` of the log-compute range once, backtest each law, keep the lowest MRE."""
-    rows, _ = design(table, spec.replace(law="power"))
-    log_c = np.log10(rows["flops"].to_numpy(float))
-    span = log_c.max() - log_c.min()
-    if span < 1.0:
-        raise InsufficientDataError(
-            f"{spec.benchmark}: runs span {span:.2f} decades of compute; law selection needs more."
-        )
-    threshold = float(10 ** (log_c.max() - holdout_fraction * span))
-    best, best_mre = None, np.inf
-    for law in laws or applicable_laws(table, spec):
-        try:
-            bt = backtest(table, spec.replace(law=law), threshold=threshold)
-        except BenchcastError:
-            continue
-        mre = bt.metrics["test_mre"]
-        if np.isfinite(mre) and mre < best_mre:
-            best, best_mre = law, mre
-    if best is None:
-        raise BenchcastError(f"{spec.benchmark}: no law could be backtested at {threshold:.3g} FLOPs.")
-    return best

@@ -23,10 +23,11 @@ from benchcast.fitting.result import FitResult
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting import calibration as cal
 from benchcast.forecasting.intervals import bootstrap, check_replicates
-from benchcast.forecasting.selection import DEFAULT_CANDIDATES, HOLDOUT_FRACTION, recommend
+from benchcast.forecasting.selection import DEFAULT_CANDIDATES, recommend
 from benchcast.laws import get_law
 
 LEVELS = (0.5, 0.9)
+BACKTEST_FRACTION = 0.25  # the validation backtest the page shows holds out the top quarter of log C
 PROFILE_FRACTIONS = (0.45, 0.65)  # further thresholds of the extrapolation profile (top share of log C held out)
 MIN_TRAINING_DECADES = 1.0
 NEAR_CHANCE = 0.05  # a forecast within this of chance is "near chance"
@@ -76,7 +77,7 @@ def choose_law(
     validation backtest the page shows holds out the top quarter of the log-compute range."""
     rows, _ = design(table, replace(spec, tpr=tpr))
     log_c = np.log10(rows["flops"].to_numpy(float))
-    threshold = float(10 ** (log_c.max() - HOLDOUT_FRACTION * (log_c.max() - log_c.min())))
+    threshold = float(10 ** (log_c.max() - BACKTEST_FRACTION * (log_c.max() - log_c.min())))
     if law != RECOMMENDED:
         return LawChoice(law, "named by the user (--law)", None, threshold)
     forecastable = forecastable_laws(table, spec, tpr)
