@@ -118,7 +118,10 @@ def test_sweep_figure_labels_success_line_and_critical_threshold(tmp_path, captu
     frame = pd.DataFrame(
         {"threshold": thresholds, "test_mre": [30, 20, 12, 8, 5, 4], "benchmark": "arc_easy", "law": "power"}
     )
-    figures.plot_sweep(frame, tmp_path / "sweep.png")
+    from benchcast.evaluation.sweep import critical_threshold
+
+    t = critical_threshold(frame["threshold"], frame["test_mre"] < 10)
+    figures.plot_sweep(frame, tmp_path / "sweep.png", [{"benchmark": "arc_easy", "law": "power", "critical_threshold": t}])
     labels = legend_texts(captured[0].axes[0])
     assert "success: MRE < 10 %" in labels
     critical = [label for label in labels if label.startswith("power critical T")]

@@ -199,7 +199,7 @@ def cutoff_backtest(
                 "n_target_runs": len(targets),
                 "extrapolation_decades": float(np.log10(target_flops / cutoff)),
                 "training_decades": float(np.log10(cutoff / pool.iloc[0])),
-                "n_train": result.diagnostics["n_used"],
+                "n_train": result.diagnostics.n_used,
                 "mae": bt.metrics["test_mae"],
                 "mre": bt.metrics["test_mre"],
                 **{key: v for key, v in bt.metrics.items() if key.startswith("coverage")},
