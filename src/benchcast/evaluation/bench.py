@@ -9,8 +9,7 @@ never a held-out score; scoring happens afterwards in this process.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -18,11 +17,9 @@ import pandas as pd
 from benchcast.data.table import is_score_metric, parse_metric, select
 from benchcast.errors import BenchcastError, SelectionError
 from benchcast.evaluation import strategies as st
-from benchcast.fitting.metrics import coverage, mae, mre
+from benchcast.evaluation.bench_result import BenchResult, leaderboard, metrics, write_outputs  # noqa: F401 (API)
 from benchcast.fitting.spec import FitSpec
 from benchcast.forecasting import calibration as cal
-from benchcast.utils.display import ResultView
-from benchcast.utils.jsonable import jsonable
 from benchcast.utils.parallel import parallel_map
 
 DEFAULT_REPLICATES = 20  # bootstrap replicates per law fit (the extrapolation term dominates the width)
@@ -57,69 +54,6 @@ class Dataset:
     cutoffs: tuple[float, ...]
     tpr: float | None = None
     min_flops: float | None = None
-
-
-LEADERBOARD_COLUMNS = (
-    "dataset",
-    "strategy",
-    "cells",
-    "no_support",
-    "failed",
-    "mre",
-    "mre_common",
-    "coverage50",
-    "coverage90",
-    "width90",
-    "decades",
-)
-
-
-@dataclass
-class BenchResult(ResultView):
-    """What :func:`bench` measured: each strategy's held-out error and interval coverage.
-
-    Parameters
-    ----------
-    rows : pandas.DataFrame
-        One row per data set x benchmark x strategy x cutoff (the columns of ``ROW_KEYS``, and ``tau``).
-    predictions : pandas.DataFrame
-        One row per held-out point and strategy: truth, forecast and interval bounds.
-    leaderboard : pandas.DataFrame
-        Per data set and strategy: means over benchmarks and cutoffs (see :func:`leaderboard`).
-    seconds : float
-        Wall time of the run.
-    settings : dict
-        Strategies, laws, candidates, replicates, seed and each data set's selection and cutoffs.
-    """
-
-    rows: pd.DataFrame
-    predictions: pd.DataFrame
-    leaderboard: pd.DataFrame
-    seconds: float
-    settings: dict = field(default_factory=dict)
-
-    def to_dict(self) -> dict:
-        """``rows`` (the per-cell records, what ``bench --json`` prints), ``leaderboard``, ``settings``
-        and ``seconds``; the per-point predictions are left to :func:`write_outputs`."""
-        return jsonable(
-            {
-                "rows": self.rows.replace({np.nan: None}).to_dict("records"),
-                "leaderboard": self.leaderboard.to_dict("records"),
-                "settings": self.settings,
-                "seconds": self.seconds,
-            }
-        )
-
-    def to_frame(self) -> pd.DataFrame:
-        """The leaderboard's main columns (``LEADERBOARD_COLUMNS``)."""
-        return self.leaderboard[[c for c in LEADERBOARD_COLUMNS if c in self.leaderboard]]
-
-    @property
-    def title(self) -> str:
-        return (
-            f"bench leaderboard (means over benchmarks x cutoffs; default strategy: {st.DEFAULT_STRATEGY}; "
-            f"{self.seconds:.0f} s)"
-        )
 
 
 def ladder(table: pd.DataFrame, n: int, *, tpr: float | None = None, top: float = 0.25, depth: float = 1.25) -> tuple:
@@ -382,95 +316,3 @@ def assemble(
         if key not in rows:
             rows[key] = np.nan
     return rows, pd.concat(points, ignore_index=True) if points else pd.DataFrame()
-
-
-def metrics(true: np.ndarray, predicted: np.ndarray, usable: np.ndarray, intervals: dict) -> dict:
-    """Error and interval metrics of one strategy's forecasts of the held-out points."""
-    ok = np.isfinite(predicted)
-    out = {
-        "n_test": int(ok.sum()),
-        "mae": mae(true[ok], predicted[ok]),
-        "mre": mre(true[ok], predicted[ok]),
-        "n_usable": int((ok & usable).sum()),
-        "mre_usable": mre(true[ok & usable], predicted[ok & usable]),
-    }
-    for level in (0.5, 0.9):
-        pct = int(round(level * 100))
-        if level in intervals:
-            lower, upper = intervals[level]
-            has = ok & np.isfinite(lower) & np.isfinite(upper)
-            out[f"coverage{pct}"] = coverage(true[has], lower[has], upper[has])
-            if pct == 90:
-                out["width90"] = float(np.median(upper[has] - lower[has])) if has.any() else np.nan
-        else:
-            out[f"coverage{pct}"] = np.nan
-            if pct == 90:
-                out["width90"] = np.nan
-    return out
-
-
-def leaderboard(rows: pd.DataFrame) -> pd.DataFrame:
-    """Per data set and strategy: means over benchmarks and cutoffs of the forecast cells, over the
-    cells every strategy forecast (``*_common``), and how many cells had no support or failed."""
-    if rows.empty:
-        return rows
-    ok = rows[rows["status"] == "ok"]
-    cell = ["dataset", "benchmark", "metric", "cutoff"]
-    n_strategies = rows.groupby("dataset")["strategy"].nunique()
-    counts = ok.groupby(cell)["strategy"].nunique().reset_index(name="n")
-    counts = counts[counts["n"] == counts["dataset"].map(n_strategies)]
-    common = ok.merge(counts[cell], on=cell)
-    values = ["mre", "mre_usable", "mae", "coverage50", "coverage90", "width90", "decades"]
-    keys = [rows["dataset"], rows["strategy"]]
-    board = rows[values].where(rows["status"] == "ok").groupby(keys, sort=False).mean()
-    board["cells"] = (rows["status"] == "ok").groupby(keys, sort=False).sum()
-    board["no_support"] = (rows["status"] == "no support").groupby(keys, sort=False).sum()
-    board["failed"] = rows["status"].str.startswith("failed").groupby(keys, sort=False).sum()
-    common_board = common.groupby(["dataset", "strategy"], sort=False)[["mre", "coverage50", "coverage90"]].mean()
-    board = board.join(common_board.add_suffix("_common"))
-    return board.reset_index()
-
-
-def write_outputs(result: BenchResult, out: str | Path) -> list[Path]:
-    """CSV tables and the figure (error and coverage against decades of extrapolation), written as
-    one output folder (complete or absent; see :func:`benchcast.utils.io.output_folder`)."""
-    from benchcast.utils.io import atomic_write_text, output_folder
-
-    out = Path(out)
-    names = []
-    with output_folder(out) as folder:
-        for name, frame in (
-            ("bench_rows", result.rows),
-            ("bench_leaderboard", result.leaderboard),
-            ("bench_predictions", result.predictions),
-        ):
-            atomic_write_text(folder / f"{name}.csv", frame.to_csv(index=False))
-            names.append(f"{name}.csv")
-        if not result.predictions.empty:
-            names.append(plot_bench(result.predictions, folder / "bench_extrapolation.png").name)
-    return [out / name for name in names]
-
-
-def plot_bench(predictions: pd.DataFrame, path: str | Path, bins: int = 6) -> Path:
-    """Mean relative error and 90 % / 50 % coverage against decades of extrapolation, per strategy."""
-    from benchcast.plots.figures import plt, save_figure
-
-    fig, axes = plt.subplots(1, 3, figsize=(14, 4), layout="constrained")
-    edges = np.linspace(0.0, max(float(predictions["decades"].max()), 1e-3), bins + 1)
-    middle = (edges[1:] + edges[:-1]) / 2
-    for strategy, group in predictions.groupby("strategy", sort=False):
-        which = np.clip(np.digitize(group["decades"], edges) - 1, 0, bins - 1)
-        rel = (group["predicted"] - group["true"]).abs() / group["true"] * 100
-        style = "--" if strategy.endswith("]") else "-"
-        axes[0].plot(middle, rel.groupby(which).mean().reindex(range(bins)), style, marker="o", label=strategy)
-        for ax, pct in ((axes[1], 90), (axes[2], 50)):
-            if f"lower{pct}" in group:
-                inside = (group["true"] >= group[f"lower{pct}"]) & (group["true"] <= group[f"upper{pct}"])
-                inside = inside.where(group[f"lower{pct}"].notna())
-                ax.plot(middle, inside.groupby(which).mean().reindex(range(bins)), style, marker="o", label=strategy)
-    axes[0].set(xlabel="decades of extrapolation", ylabel="mean relative error (%)", title="error")
-    for ax, pct in ((axes[1], 90), (axes[2], 50)):
-        ax.axhline(pct / 100, color="k", lw=0.8, ls=":")
-        ax.set(xlabel="decades of extrapolation", ylabel="coverage", title=f"{pct} % interval coverage", ylim=(0, 1.02))
-    axes[0].legend(fontsize=7)
-    return save_figure(fig, path)

@@ -1,0 +1,236 @@
+"""The tables and figures of the Krajewski et al. 2025 reproduction, built from its backtests."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from benchcast.evaluation.backtest import BacktestResult
+from benchcast.evaluation.sweep import Sweep
+from benchcast.evaluation.sweep import usable_errors as errors
+from benchcast.studies.krajewski2025_protocol import (
+    AVERAGE_LOSS,
+    AVERAGE_SETS,
+    BENCHMARKS,
+    CORPUS_PROXIES,
+    DIRECT_LAWS,
+    PAPER_AVERAGE,
+    PROTOCOL,
+    TABLES,
+    THRESHOLD,
+    TWO_STAGE_LAWS,
+)
+from benchcast.studies.proxy import proxy_diagnostic
+from benchcast.utils.display import ResultView
+from benchcast.utils.io import atomic_write_text
+from benchcast.utils.jsonable import jsonable
+
+
+def _has(table: pd.DataFrame, benchmark: str, metric: str) -> bool:
+    return bool(((table["benchmark"] == benchmark) & (table["metric"] == metric)).any())
+
+
+@dataclass
+class Reproduction(ResultView):
+    """The study's tables, the backtests and sweeps behind them, and where its outputs went.
+
+    Parameters
+    ----------
+    tables : dict[str, pandas.DataFrame]
+        Every table of the study by name (:data:`TABLES` says what each one holds).
+    backtests : dict[tuple, Backtest]
+        The backtests by job key ``(kind, law, benchmark, proxy)``.
+    sweeps : dict[tuple, Sweep]
+        The threshold sweeps by job key.
+    seconds : float
+        Wall time of the whole study.
+    benchmarks : tuple
+        The (benchmark, metric) pairs analysed.
+    figures : list of str
+        Paths of the figures written (empty without an output folder).
+    failures : list of str
+        Jobs that could not run, and benchmarks the data lacks, each with its reason.
+    """
+
+    tables: dict[str, pd.DataFrame]
+    backtests: dict[tuple, BacktestResult]
+    sweeps: dict[tuple, Sweep]
+    seconds: float
+    benchmarks: tuple = BENCHMARKS
+    figures: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        """The protocol, what each table holds, the wall time, the figures and every table as records
+        (what ``reproduce --json`` prints)."""
+        return jsonable(
+            {
+                "protocol": PROTOCOL,
+                "tables_explained": {name: TABLES.get(name, "") for name in self.tables},
+                "seconds": self.seconds,
+                "figures": self.figures,
+                **{name: frame.to_dict("records") for name, frame in self.tables.items()},
+            }
+        )
+
+    def to_frame(self) -> pd.DataFrame:
+        """The headline table: the direct laws per benchmark (``tables['direct']``)."""
+        return self.tables.get("direct", pd.DataFrame())
+
+    @property
+    def title(self) -> str:
+        return f"Krajewski et al. 2025 reproduction: {TABLES['direct']}"
+
+    @property
+    def notes(self) -> list[str]:
+        """The other tables by name, the skipped jobs and the wall time."""
+        others = [name for name in self.tables if name != "direct"]
+        notes = [f"other tables (in .tables): {', '.join(others)}"]
+        if self.failures:
+            notes.append(f"{len(self.failures)} job(s) could not run: " + "; ".join(self.failures))
+        return [*notes, f"wall time {self.seconds:.1f} s"]
+
+
+def _with_mean(frame: pd.DataFrame, label_column: str = "benchmark") -> pd.DataFrame:
+    if frame.empty:
+        return frame
+    mean = frame.select_dtypes("number").mean().to_dict()
+    return pd.concat([frame, pd.DataFrame([{label_column: "average", **mean}])], ignore_index=True)
+
+
+COMPARED = ["test_mre", "test_mre_usable", "test_mae", "train_rmse", "train_r2", "n_test", "n_test_usable"]
+
+
+def compare_methods(per_bench: pd.DataFrame, benchmarks: list[str], *, complete: bool) -> pd.DataFrame:
+    """Each method's errors averaged over ``benchmarks``; with ``complete`` only methods that ran
+    on every one of them (so no row mixes averages over different sets)."""
+    sub = per_bench[per_bench["benchmark"].isin(benchmarks)]
+    rows = []
+    for (law, proxy), group in sub.groupby(["law", "proxy"], sort=False):
+        if complete and set(group["benchmark"]) != set(benchmarks):
+            continue
+        rows.append(
+            {
+                "law": law,
+                "proxy": proxy,
+                **group[COMPARED].mean().to_dict(),
+                "benchmarks": len(group),
+                "benchmark_names": " ".join(group["benchmark"]),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _direct_table(done: dict, benchmarks) -> pd.DataFrame:
+    rows = []
+    for bench, metric in benchmarks:
+        row = {"benchmark": bench, "metric": metric}
+        for law in DIRECT_LAWS:
+            bt = done.get(("direct", law, bench, ""))
+            if bt is None:
+                continue
+            e = errors(bt)
+            row[f"{law}_mae"], row[f"{law}_mre"] = e["test_mae"], e["test_mre"]
+            row[f"{law}_mre_usable"], row[f"{law}_n_test_usable"] = e["test_mre_usable"], e["n_test_usable"]
+            for level in (50, 90):
+                if f"coverage{level}" in bt.metrics:
+                    row[f"{law}_coverage{level}"] = bt.metrics[f"coverage{level}"]
+            if bt.fit.law_object.search.multimodal:  # a global search: how many points and the loss it reached
+                row[f"{law}_points"] = bt.fit.diagnostics.n_used
+                row[f"{law}_huber_loss"] = bt.fit.diagnostics.loss
+        rows.append(row)
+    return _with_mean(pd.DataFrame(rows))
+
+
+def _power_floor_table(done: dict, benchmarks) -> pd.DataFrame:
+    rows = []
+    for bench, _ in benchmarks:
+        bt = done.get(("direct", "power_floor", bench, ""))
+        if bt is None:
+            continue
+        q_max, meaning = bt.fit.fitted.limit()
+        q_rand = bt.fit.spec.q_rand
+        rows.append(
+            {
+                "benchmark": bench,
+                "q_max": q_max,
+                "q_max_normalised": (q_max - q_rand) / (1 - q_rand),
+                "limit": meaning,
+                **errors(bt),
+                **{key: v for key, v in bt.metrics.items() if key in ("coverage50", "coverage90")},
+            }
+        )
+    return _with_mean(pd.DataFrame(rows))
+
+
+def _average_table(done: dict) -> pd.DataFrame:
+    rows = []
+    for name, subset in AVERAGE_SETS.items():
+        for loss in (AVERAGE_LOSS, "lsq"):
+            bt = done.get(("average", name, loss, ""))
+            if bt is None:
+                continue
+            d = bt.fit.diagnostics
+            rows.append(
+                {
+                    "set": name,
+                    "loss": loss,
+                    "paper": subset is PAPER_AVERAGE and loss == AVERAGE_LOSS,
+                    "runs_fitted": int(bt.predictions["fitted"].sum()),
+                    **errors(bt),
+                    **bt.fit.params,
+                    "converged": d.converged,
+                    "optimiser": d.message,
+                    "benchmark_names": " ".join(b for b, _ in subset),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def _proxy_table(table: pd.DataFrame, benchmarks) -> pd.DataFrame:
+    rows = []
+    for bench, metric in benchmarks:
+        candidates = [f"{bench}:loglikelihood", f"{bench}:brier", *CORPUS_PROXIES]
+        if metric == "acc_norm":
+            candidates.append(f"{bench}:acc")
+        for proxy in candidates:
+            pb, _, pm = proxy.partition(":")
+            if _has(table, pb, pm):
+                rows.append(proxy_diagnostic(table, bench, metric, proxy))
+    return pd.DataFrame(rows)
+
+
+def write_outputs(result: Reproduction, out_dir: Path) -> None:
+    from benchcast.plots.figures import plot_reproduction_curves, plot_sweep
+
+    for name, frame in result.tables.items():
+        atomic_write_text(out_dir / f"{name}.csv", frame.to_csv(index=False))
+    figures = [
+        plot_reproduction_curves(
+            result.backtests,
+            [("direct", law) for law in DIRECT_LAWS],
+            out_dir / "direct_laws.png",
+            result.benchmarks,
+            THRESHOLD,
+        ),
+        plot_reproduction_curves(
+            result.backtests,
+            [("direct", "power"), *(("two_stage", law) for law in TWO_STAGE_LAWS)],
+            out_dir / "two_stage_vs_direct.png",
+            result.benchmarks,
+            THRESHOLD,
+            proxy="dclm:loss",
+        ),
+    ]
+    if not result.tables["sweep"].empty:
+        figures.append(
+            plot_sweep(
+                result.tables["sweep"], out_dir / "sweep.png", result.tables["critical_thresholds"].to_dict("records")
+            )
+        )
+    result.figures = [str(f) for f in figures]
+    notes = {"protocol": PROTOCOL, "tables": {name: TABLES.get(name, "") for name in result.tables}}
+    atomic_write_text(out_dir / "README.json", json.dumps(jsonable({**notes, "figures": result.figures}), indent=2))
