@@ -9,7 +9,7 @@ the training runs: the held-out rows it forecasts carry their covariates, never 
 Strategies (by name; candidate laws come from a list, so new laws join by name):
 
 * ``<law>``: one fixed law with the extrapolation-aware interval; ``<law>[bootstrap]``: the same
-  forecasts with the bootstrap-only interval (the interval before this change).
+  forecasts with the bootstrap-only interval.
 * ``ensemble`` (the default): the equal-weight mean of the candidates with support (at least
   ``calibration.MIN_ORIGINS`` rolling origins inside the training runs); none: no forecast.
 * ``stack``: candidates weighted by the inverse of their rolling-origin mean squared log error.
@@ -58,9 +58,7 @@ class LawOutcome:
     boot: ScoreDraws | None = None  # bootstrap prediction draws at the queries (nan where no forecast)
     errors: pd.DataFrame = field(default_factory=pd.DataFrame)  # rolling-origin forecasts inside
     q_rand: float = 0.0
-    margin: float = 0.0
     flops_max: float = float("nan")  # the largest fitted run
-    decades: float = float("nan")  # compute range of the fitted runs
     error: str = ""
 
 
@@ -90,9 +88,7 @@ def law_outcome(train: pd.DataFrame, queries: pd.DataFrame, spec: FitSpec, n_boo
         boot,
         errors,
         q_rand=float(resolved.q_rand),
-        margin=float(resolved.margin or 0.0),
         flops_max=float(result.diagnostics.flops_max),
-        decades=float(result.diagnostics.decades),
     )
 
 

@@ -79,8 +79,7 @@ def single_threaded_blas():
     """A context in which BLAS runs on one thread.
 
     The engine's matrices are tiny (a few parameters by a few hundred points): a threaded BLAS
-    only spins its threads for each call, which under load made L-BFGS-B alone cost 5 ms per
-    iteration (the largest single cost of every fit, measured with cProfile)."""
+    only spins its threads for each call."""
     global _BLAS
     if _BLAS is None:
         from threadpoolctl import ThreadpoolController
@@ -217,8 +216,7 @@ def _settled_search(problem: Problem, starts: np.ndarray, best: Candidate) -> Ca
     in other basins than L-BFGS-B's (lower on some data, higher on others). Its best point is
     finished and continued on its own path and competes only with ``best``, the end of the first
     path, which it can therefore never make worse. A settled point above that end has converged in
-    a basin the first path already beat (on 161 DCLM bnsl fits such a point won 5 times, by at most
-    4e-6), so its path is not taken."""
+    a basin the first path already beat, so its path is not taken."""
     points, values, _ = settle_to_convergence(problem, starts)
     if not float(np.min(values)) < best.loss:
         return best

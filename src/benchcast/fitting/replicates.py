@@ -131,7 +131,7 @@ def kept_start(start: Candidate, end: Candidate) -> Candidate:
     """The lower of a replicate's batched start and the end of its finish.
 
     The finish starts strictly inside the box: from a start on a bound it can converge a hair above
-    it (150 of 702 DCLM replicates, both forms, all at bounds, at most 5.9e-9 relative), and its
+    it, and its
     test then holds for the start; one that ends further above (more than ``NUDGE_SLACK``) did not
     reach the start's point, and the start is kept unconverged.
 

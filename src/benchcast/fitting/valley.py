@@ -18,8 +18,8 @@ VALLEY_DESCENT = 1e-10  # relative descent an extrapolation needs (above the sol
 def continue_valley(problem: Problem, best: Candidate) -> Candidate:
     """Continue ``best`` where its trust-region solve did not converge.
 
-    A trust-region solve creeps along a flat valley (on DCLM webqs, 2,400 evaluations moved BNSL's
-    c0 by 0.005 and it was still descending), so solves alternate with extrapolation: the
+    A trust-region solve creeps along a flat valley (thousands of evaluations for a small move, still
+    descending), so solves alternate with extrapolation: the
     displacement between the ends of the last two solves is tried at ``VALLEY_STRIDES`` times its
     length, as it is and with the linear parameters re-projected onto the valley floor, and the
     lowest trial is kept if it descends. A solve is short (``SEGMENT_EVALUATIONS``) after a

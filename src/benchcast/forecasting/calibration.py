@@ -13,21 +13,17 @@ which dominates a forecast's error. This module estimates that second term from 
    draws); tau is the extrapolation error per decade. A benchmark's own tau^2 is shrunk towards
    the value pooled over the benchmarks of the same data set, tau^2 = (m tau_own^2 + M0
    tau_pool^2) / (m + M0), m = its origins, M0 = ``POOL_ORIGINS``; with fewer than
-   ``MIN_ORIGINS`` origins of its own, the pooled value alone. M0 = 0 (pool only where a benchmark
-   has too few origins) was chosen on the DCLM ladder among 0, 1, 2 and 5: larger M0 let the noisy
-   benchmarks widen every other benchmark's interval (50 % coverage 0.63 -> 0.84).
+   ``MIN_ORIGINS`` origins of its own, the pooled value alone (how M0 was chosen: README,
+   "Intervals that account for extrapolation").
 3. **Combination.** Every bootstrap prediction draw Q_b at a run D decades past the fit is
    multiplied by exp(tau D eps), eps ~ N(0, 1) (independent of the bootstrap), and the interval is
    the equal-tailed quantile of those draws (clipped to [0, 1]): :meth:`ScoreDraws.widen`.
 
 Each inner refit is a cold fit of the runs up to its origin, made as a user at that origin would
 make it. It must not start from the full fit's optimum: that optimum has seen the runs it is about
-to forecast, and a local refit from it stays in the basin they chose. Measured on DCLM, such warm
-starts made ``bnsl_monotone``'s inner forecasts closer to the truth on 10 of the 11 benchmarks with
-a spread (mean absolute log error) and its error per decade smaller on 9 (Winogrande 0.052 against
-0.127 cold, GSM8K 0.23 against 0.64): the spread was estimated from forecasts that had partly seen
-their answers. An inner refit that does not converge is kept (it is the forecast the method makes
-there) and counted in the spread's ``n_unconverged``.
+to forecast, and a local refit from it stays in the basin they chose, so the spread would be
+estimated from forecasts that had partly seen their answers. An inner refit that does not converge
+is kept (it is the forecast the method makes there) and counted in the spread's ``n_unconverged``.
 """
 
 from __future__ import annotations
@@ -159,8 +155,8 @@ def shrink(own: Spread | None, pooled: Spread | None) -> Spread:
         raise InsufficientDataError("no extrapolation error could be estimated, own or pooled.")
     if own is None:
         return replace(pooled, source="pooled")
-    if pooled is None:
-        return own
+    if pooled is None or POOL_ORIGINS == 0:
+        return own  # the pooled spread carries no weight: the value is the benchmark's own
     m = own.n_origins
     tau2 = (m * own.tau**2 + POOL_ORIGINS * pooled.tau**2) / (m + POOL_ORIGINS)
     return Spread(float(np.sqrt(tau2)), own.noise, own.n_origins, own.n_forecasts, "own+pooled", own.n_unconverged)

@@ -24,7 +24,7 @@ DRAWS = 4000  # score draws per point of a widened (extrapolation-aware) forecas
 
 def quantile(draws: np.ndarray, q: float) -> np.ndarray:
     """``np.nanquantile(draws, q, axis=0)``, vectorised where there is no nan (nanquantile works
-    column by column in Python: it was most of the time of a cutoff backtest with intervals).
+    column by column in Python).
 
     Parameters
     ----------

@@ -32,9 +32,8 @@ from benchcast.laws import available_laws, get_law
 from benchcast.validation import check_law, check_level, check_positive
 
 SELECTION_RULES = ("ensemble", "stack", "select")
-# Candidates of the default choice: the laws with a ceiling below a perfect score. On the DCLM ladder
-# (benchcast bench --preset apple-dclm) the power law without a floor extrapolates worst and the
-# equal-weight mean of these two beats each of them; add laws here by name.
+# Candidates of the default choice: the laws with a ceiling below a perfect score (chosen by
+# `benchcast bench`; README, "Which law should I use?"); add laws here by name.
 DEFAULT_CANDIDATES = ("power_floor", "bnsl_monotone")
 
 

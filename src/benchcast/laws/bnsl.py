@@ -179,9 +179,8 @@ class BNSLLaw(_BNSL):
         Parameter("f1", 1e-3, 100.0, 0.5, log=True, description="sharpness of the break"),
     )
 
-    # on DCLM (TPR 20) the settled search ends 0.3-7.9 % lower on piqa, lambada, humaneval and
-    # gsm8k (piqa: where the 100 x 100 basin-hopping baseline of benchmarks/bnsl_speed.py, seed 0,
-    # ends); the monotone form gained nothing from it (its 12 fits equal) and does not pay for it
+    # the unrestricted form's loss surface has basins L-BFGS-B misses that a settled search finds
+    # (README, "The laws"); the monotone form's constraints leave none, so it does not pay for one
     search = replace(_BNSL.search, n_settle=32)
     exponent_grid = ((-1.0, -0.3, 0.0, 0.1, 0.4), (-0.5, 0.1, 0.4, 1.0, 3.0))
 
