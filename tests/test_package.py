@@ -1,5 +1,8 @@
-"""The package's public names, and what starting the command line loads."""
+"""The package's public names, its layers and module sizes, its docstrings, and what starting the
+command line loads."""
 
+import ast
+import pathlib
 import subprocess
 import sys
 
@@ -63,5 +66,65 @@ def test_every_module_reads_in_one_sitting():
     from pathlib import Path
 
     package = Path(bc.__file__).parent
-    long = {str(p.relative_to(package)): n for p in package.rglob("*.py") if (n := len(p.read_text().splitlines())) > 400}
+    long = {
+        str(p.relative_to(package)): n for p in package.rglob("*.py") if (n := len(p.read_text().splitlines())) > 400
+    }
     assert not long, long
+
+
+def _documented(func: ast.FunctionDef) -> str:
+    """What numpydoc sections ``func`` lacks ('' if none): Parameters for arguments, Returns for a value."""
+    doc = ast.get_docstring(func) or ""
+    args = [
+        a.arg for a in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs) if a.arg not in ("self", "cls")
+    ]
+    args += [a.arg for a in (func.args.vararg, func.args.kwarg) if a is not None]
+    returns = func.returns is not None and not (isinstance(func.returns, ast.Constant) and func.returns.value is None)
+    need = ["Parameters"] if args and "Parameters\n" not in doc else []
+    if returns and "Returns\n" not in doc and "Yields\n" not in doc:
+        need.append("Returns")
+    return "/".join(need)
+
+
+def _missing_docs(package: pathlib.Path) -> list[tuple[str, str, str]]:
+    """(module, name, missing sections) for the public functions and methods outside benchcast.cli."""
+    trees = {
+        p: ast.parse(p.read_text()) for p in sorted(package.rglob("*.py")) if "cli" not in p.relative_to(package).parts
+    }
+    classes = {node.name: node for tree in trees.values() for node in tree.body if isinstance(node, ast.ClassDef)}
+
+    def inherited(cls: ast.ClassDef, name: str) -> bool:
+        for base in cls.bases:
+            parent = classes.get(base.id if isinstance(base, ast.Name) else getattr(base, "attr", ""))
+            if parent is not None and parent is not cls:
+                if any(isinstance(n, ast.FunctionDef) and n.name == name for n in parent.body) or inherited(
+                    parent, name
+                ):
+                    return True
+        return False
+
+    def is_property(func: ast.FunctionDef) -> bool:
+        names = {d.id if isinstance(d, ast.Name) else getattr(d, "attr", "") for d in func.decorator_list}
+        return bool(names & {"property", "cached_property", "setter"})
+
+    out = []
+    for path, tree in trees.items():
+        module = str(path.relative_to(package.parent))
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef) and not node.name.startswith("_") and (need := _documented(node)):
+                out.append((module, node.name, need))
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                for method in node.body:
+                    if not isinstance(method, ast.FunctionDef) or method.name.startswith("_") or is_property(method):
+                        continue
+                    if not inherited(node, method.name) and (need := _documented(method)):
+                        out.append((module, f"{node.name}.{method.name}", need))
+    return out
+
+
+def test_every_public_function_says_its_parameters_and_returns():
+    """Numpydoc sections on every public function and method outside the CLI (whose commands document
+    themselves in --help): 'Parameters' where it takes arguments, 'Returns' where it returns a value.
+    A method that overrides a benchcast base class's is documented there; properties are exempt."""
+    missing = _missing_docs(pathlib.Path(bc.__file__).parent)
+    assert not missing, "\n".join(f"{module}: {name} lacks {what}" for module, name, what in missing)

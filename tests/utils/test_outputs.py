@@ -15,7 +15,7 @@ import pytest
 from benchcast.errors import BenchcastError
 from benchcast.utils.io import MANIFEST, atomic_write, atomic_write_text, output_folder
 
-SRC = str(Path(__file__).resolve().parents[1] / "src")
+SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
 def leftovers(folder: Path) -> list[str]:

@@ -12,7 +12,7 @@ from benchcast.data.table import runs as table_runs
 from benchcast.errors import DataWarning
 from benchcast.evaluation.backtest import backtest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PYTHIA = ROOT.parent / "shared" / "data" / "pythia" / "zero-shot"
 FINAL = ROOT / "examples" / "pythia" / "runs.yaml"
 CHECKPOINTS = ROOT / "examples" / "pythia" / "checkpoints.yaml"

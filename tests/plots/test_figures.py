@@ -19,7 +19,7 @@ from benchcast.evaluation.backtest import backtest
 from benchcast.plots import figures
 from benchcast.utils import progress
 
-OUT = Path(__file__).resolve().parents[1] / "benchcast-out" / "figures"
+OUT = Path(__file__).resolve().parents[2] / "benchcast-out" / "figures"
 
 
 @pytest.fixture
@@ -121,7 +121,9 @@ def test_sweep_figure_labels_success_line_and_critical_threshold(tmp_path, captu
     from benchcast.evaluation.sweep import critical_threshold
 
     t = critical_threshold(frame["threshold"], frame["test_mre"] < 10)
-    figures.plot_sweep(frame, tmp_path / "sweep.png", [{"benchmark": "arc_easy", "law": "power", "critical_threshold": t}])
+    figures.plot_sweep(
+        frame, tmp_path / "sweep.png", [{"benchmark": "arc_easy", "law": "power", "critical_threshold": t}]
+    )
     labels = legend_texts(captured[0].axes[0])
     assert "success: MRE < 10 %" in labels
     critical = [label for label in labels if label.startswith("power critical T")]

@@ -21,7 +21,7 @@ from benchcast.report import build_report, parse_targets
 from benchcast.report.analysis import analyse_benchmark, profile_summary
 from benchcast.report.outputs import BENCH_COLUMNS, build_from_outputs
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 ARTIFACT = REPO / "benchcast-out" / "report-screenshot.png"
 BROWSERS = ("chromium", "chromium-headless-shell", "chromium-browser", "google-chrome")
 
