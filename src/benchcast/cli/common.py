@@ -9,10 +9,10 @@ from collections.abc import Callable
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from benchcast.errors import BenchcastError, DataWarning, FitWarning
 from benchcast.utils.jsonable import jsonable
+from benchcast.utils.rich_view import rich_table  # noqa: F401 (commands import it from here)
 
 console = Console()
 if not console.is_terminal:  # pipes and files get whole tables, not 80-column truncations
@@ -69,20 +69,6 @@ def user_errors(command: Callable) -> Callable:
         return result
 
     return wrapper
-
-
-def rich_table(title: str, columns: list[str], rows: list[list], floatfmt: str = ".4g") -> Table:
-    table = Table(title=escape(title), title_justify="left")
-    for column in columns:
-        table.add_column(
-            escape(column),
-            justify="left"
-            if column in ("run", "benchmark", "law", "metric", "parameter", "name", "formula")
-            else "right",
-        )
-    for row in rows:
-        table.add_row(*[format(v, floatfmt) if isinstance(v, float) else escape(str(v)) for v in row])
-    return table
 
 
 def parse_ks(text: str | None) -> list[int] | None:
