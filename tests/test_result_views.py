@@ -140,3 +140,47 @@ def test_beta_passk():
     model = BetaPassK().fit(n, c)
     doc = shows(model, model.a, *model.pass_at_k([1, 10]))
     assert doc["n_problems"] == 40 and doc["a"] == model.a
+
+
+def test_comparisons_of_several_laws(ladder):
+    """What backtest and sweep print for several laws shows as one page in a notebook."""
+    from benchcast.evaluation.backtest import compare_backtests
+    from benchcast.evaluation.sweep import compare_sweeps
+
+    specs = [bc.FitSpec(law, "arc_easy", "acc_norm") for law in ("power", "power_floor")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        both = compare_backtests(ladder, specs, threshold=2e20)
+        swept = compare_sweeps(ladder, specs, thresholds=[1e20, 2e20], progress=False)
+    page = both._repr_html_()
+    assert page.count("<table") >= 1 and "power_floor" in page and "power_floor" in str(both)
+    assert "<table" in swept._repr_html_() and "power_floor" in str(swept)
+    json.dumps(both.to_dict()), json.dumps(swept.to_dict())
+
+
+def test_every_result_type_is_a_view_checked_here():
+    """Each ResultView of the package is exercised by a test of this file or of its package's tests:
+    a new result type must be added here (and given a test) to pass."""
+    import importlib
+    import pkgutil
+
+    import benchcast
+
+    for module in pkgutil.walk_packages(benchcast.__path__, "benchcast."):
+        if not module.name.startswith(("benchcast.cli", "benchcast.collect", "benchcast.__main__")):
+            importlib.import_module(module.name)
+
+    def subclasses(cls):
+        for sub in cls.__subclasses__():
+            yield sub
+            yield from subclasses(sub)
+
+    found = {cls.__name__ for cls in subclasses(ResultView) if cls.__module__.startswith("benchcast.")}
+    checked = {
+        "FitResult", "FitDiagnostics", "Recommendation", "BenchResult", "Reproduction", "KScan", "BetaPassK",
+        "BacktestComparison", "SweepComparison",  # above
+        "Forecast", "PlanResult",  # tests/forecasting/test_intervals_planning.py
+        "BacktestResult", "Sweep", "CutoffResult",  # tests/evaluation/test_backtest.py
+        "RichView",  # the base of the CLI-printed views
+    }  # fmt: skip
+    assert found == checked, (found - checked, checked - found)
