@@ -24,6 +24,22 @@ KEY = ["model", "problem_id", "sample_id"]
 
 
 def sample_seed(seed: int, problem_id: str, index: int) -> int:
+    """The random seed of one sample, from (seed, problem id, sample index) only.
+
+    Parameters
+    ----------
+    seed : int
+        The run's base seed.
+    problem_id : str
+        The problem's id.
+    index : int
+        The sample's index within the problem.
+
+    Returns
+    -------
+    int
+        A 32-bit seed.
+    """
     digest = hashlib.sha256(f"{seed}/{problem_id}/{index}".encode()).digest()
     return int.from_bytes(digest[:4], "little")
 
@@ -99,7 +115,47 @@ def sample(
     progress: bool | None = None,
     use_math_verify: bool = True,
 ) -> pd.DataFrame:
-    """Draw ``n`` samples per problem, extract and grade the final answers; resumable via ``out``."""
+    """Draw ``n`` samples per problem, extract and grade the final answers; resumable via ``out``.
+
+    Parameters
+    ----------
+    model_id : str
+        Hugging Face model id or local checkpoint path.
+    problems : pandas.DataFrame
+        The problem set (``id``, ``prompt``, ``answer``).
+    n : int
+        Samples per problem.
+    temperature : float
+        Softmax temperature.
+    max_new_tokens : int
+        Longest completion.
+    backend : {'transformers', 'vllm'}
+        Generation backend.
+    dtype : str
+        Model dtype (see :data:`benchcast.collect.models.DTYPES`).
+    device : str, optional
+        Torch device for transformers; CUDA when available.
+    seed : int
+        Base seed of every sample's own stream.
+    chunk : int
+        Samples generated together (transformers).
+    benchmark : str
+        Benchmark name written on each row.
+    run : str, optional
+        Run name written on each row; the model id by default.
+    out : str or Path, optional
+        Output file; samples already in it are kept and not drawn again.
+    progress : bool, optional
+        Show a progress bar (None: when interactive).
+    use_math_verify : bool
+        Grade with math-verify when installed.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per sample: ``model``, ``problem_id``, ``sample_id``, ``run``, ``benchmark``,
+        ``completion``, ``extracted``, ``correct``, ``error``.
+    """
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
     previous = store.read_existing(Path(out) if out else None, KEY)
@@ -178,7 +234,18 @@ def sample(
 
 
 def to_counts(samples: pd.DataFrame) -> pd.DataFrame:
-    """Per-problem (run, benchmark, problem_id, n, c) from graded samples (failed samples excluded)."""
+    """Per-problem (run, benchmark, problem_id, n, c) from graded samples (failed samples excluded).
+
+    Parameters
+    ----------
+    samples : pandas.DataFrame
+        Output of :func:`sample`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per problem: samples drawn ``n`` and correct ``c``.
+    """
     ok = samples[samples["error"].isna()] if "error" in samples else samples
     grouped = ok.groupby(["run", "benchmark", "problem_id"], sort=False)["correct"]
     return grouped.agg(n="size", c=lambda s: int(s.astype(bool).sum())).reset_index()

@@ -22,6 +22,22 @@ KEY = ["model", "problem_id"]
 
 
 def encode(tokenizer, prompt: str, solution: str) -> tuple[list[int], list[int]]:
+    """Token ids of the prompt (with special tokens) and of the solution (without), tokenised apart.
+
+    Parameters
+    ----------
+    tokenizer : transformers.PreTrainedTokenizer
+        The model's tokenizer.
+    prompt : str
+        The conditioning text.
+    solution : str
+        The gold solution to score.
+
+    Returns
+    -------
+    tuple of (list of int, list of int)
+        Context ids (at least one: BOS or EOS for an empty prompt) and solution ids.
+    """
     context = tokenizer(prompt, add_special_tokens=True)["input_ids"]
     continuation = tokenizer(solution, add_special_tokens=False)["input_ids"]
     if not context:  # the first solution token needs something to condition on
@@ -35,7 +51,24 @@ def _is_oom(exc: BaseException) -> bool:
 
 
 def score_batch(model, pairs: list[tuple[list[int], list[int]]], pad_id: int, device: str) -> list[float]:
-    """Summed log-probabilities of each continuation given its context (one forward pass)."""
+    """Summed log-probabilities of each continuation given its context (one forward pass).
+
+    Parameters
+    ----------
+    model : transformers.PreTrainedModel
+        A causal LM in eval mode.
+    pairs : list of tuple of (list of int, list of int)
+        (context ids, continuation ids) per problem, from :func:`encode`.
+    pad_id : int
+        Padding token id.
+    device : str
+        Torch device of the model.
+
+    Returns
+    -------
+    list of float
+        log p(continuation | context) per pair, in order.
+    """
     torch = require("torch", "score")
     lengths = [len(c) + len(s) for c, s in pairs]
     width = max(lengths)
@@ -138,6 +171,37 @@ def score_gold(
 
     With ``out`` an existing file is resumed: problems already scored for this model are skipped,
     and the merged table is written atomically.
+
+    Parameters
+    ----------
+    model_id : str
+        Hugging Face model id or local checkpoint path.
+    problems : pandas.DataFrame
+        The problem set (``id``, ``prompt``, ``solution``).
+    backend : {'transformers', 'vllm'}
+        Scoring backend.
+    batch_size : int
+        Problems per forward pass (transformers; halved on out-of-memory).
+    dtype : str
+        Model dtype (see :data:`benchcast.collect.models.DTYPES`).
+    device : str, optional
+        Torch device for transformers; CUDA when available.
+    benchmark : str
+        Benchmark name written on each row.
+    run : str, optional
+        Run name written on each row; the model id by default.
+    params, tokens : float, optional
+        The model's parameters and training tokens, written on each row.
+    out : str or Path, optional
+        Output file to resume and write.
+    progress : bool, optional
+        Show a progress bar (None: when interactive).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Previous and new rows: ``gold_logprob``, ``n_solution_tokens``, ``gold_nll``,
+        ``gold_nll_per_token`` and ``error`` per (model, problem).
     """
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
@@ -184,7 +248,18 @@ AGGREGATION_PER_TOKEN = "mean over problems of log p(gold solution | prompt) / s
 
 
 def gold_metric(per_token: bool = False) -> str:
-    """Metric name of the gold covariate rows (``fit --gold-metric``)."""
+    """Metric name of the gold covariate rows (``fit --gold-metric``).
+
+    Parameters
+    ----------
+    per_token : bool
+        Whether log-probabilities are divided by solution tokens.
+
+    Returns
+    -------
+    str
+        ``loglikelihood`` or ``loglikelihood_per_token``.
+    """
     return GOLD_METRIC_PER_TOKEN if per_token else GOLD_METRIC
 
 
@@ -205,6 +280,23 @@ def gold_table(
     ``problems`` (columns run, benchmark, problem_id) restricts each group to those problems, e.g.
     the ones pass@k was computed on, so that G and pass@k describe the same problems; a problem
     in it without a successful gold score is an error, not silently left out of the mean.
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        Output of :func:`score_gold` (``run``, ``benchmark``, ``problem_id``, ``gold_logprob``,
+        ``n_solution_tokens``, optional ``error`` and sizes).
+    per_token : bool
+        Divide each problem's log-probability by its solution tokens.
+    problems : pandas.DataFrame, optional
+        The (run, benchmark, problem_id) to average over.
+    source : str
+        Where the scores came from, named in errors.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Per (run, benchmark): ``value``, ``problems``, ``failed``, sizes, ``metric``, ``aggregation``.
     """
     missing = [c for c in ("run", "benchmark", "problem_id", "gold_logprob", "n_solution_tokens") if c not in scores]
     if missing:

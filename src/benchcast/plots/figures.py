@@ -1,167 +1,74 @@
-"""Figures (matplotlib, Agg backend): fitted curves with training/held-out runs, sweeps, k-scans."""
+"""Figures (matplotlib, Agg backend): sweeps, cutoff backtests, reproduction curves, k-scans.
+
+The building blocks live in :mod:`~benchcast.plots.style` (grids, saving), :mod:`~benchcast.plots.panels`
+(the backtest panel) and :mod:`~benchcast.plots.params` (parameter axes); they are re-exported here.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+from benchcast.laws import get_law
+from benchcast.plots.panels import (
+    DROPPED_COLORS,
+    RUN_STYLES,
+    curve,
+    draw_backtest,
+    draw_band,
+    draw_intervals,
+    draw_runs,
+    flops_grid,
+    run_status,
+)
+from benchcast.plots.params import bound_hits, param_errorbars, use_log_axis
+from benchcast.plots.style import panel_grid, plt, save_figure
 
-from benchcast.errors import BenchcastError  # noqa: E402
-from benchcast.laws import get_law  # noqa: E402
-from benchcast.utils.io import atomic_write  # noqa: E402
-
-
-def save_figure(fig, path: str | Path) -> Path:
-    """Save atomically (format from the suffix) and close the figure."""
-    path = Path(path)
-    fmt = path.suffix.lstrip(".") or "png"
-    atomic_write(path, lambda tmp: fig.savefig(tmp, format=fmt, dpi=130))
-    plt.close(fig)
-    return path
-
-
-def panel_grid(n: int, width: float = 3.6, height: float = 2.9, max_cols: int = 4):
-    cols = min(n, max_cols)
-    rows = int(np.ceil(n / cols))
-    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False, layout="constrained")
-    for ax in axes.flat[n:]:
-        ax.set_visible(False)
-    return fig, list(axes.flat[:n])
-
-
-RUN_STYLES = {
-    "fitted": {"s": 14, "color": "0.2", "marker": "o", "zorder": 4},
-    "held-out": {"s": 22, "color": "crimson", "marker": "D", "zorder": 5},
-    "not used": {"s": 14, "color": "0.6", "marker": "x", "zorder": 3},
-}
-DROPPED_COLORS = ("darkorange", "purple", "teal", "olive")
-
-
-def run_status(predictions: pd.DataFrame, dropped: list[dict] | None = None) -> pd.Series:
-    """What happened to each row of a backtest frame: 'fitted', 'held-out', 'not used' (outside
-    the selected compute range) or 'dropped: <reason>' (selected for the fit, removed by the law's
-    filter; the reason comes from the fit's ``dropped`` list)."""
-    reasons = {(d["run"], float(d["k"])): d["reason"] for d in dropped or []}
-    side = predictions["side"].to_numpy()
-    fitted = predictions["fitted"].to_numpy(bool) if "fitted" in predictions else side == "train"
-    ks = predictions["k"].to_numpy(float) if "k" in predictions else np.ones(len(predictions))
-    status = []
-    for run, k, s, f in zip(predictions["run"], ks, side, fitted, strict=True):
-        if s == "test":
-            status.append("held-out")
-        elif s == "train" and f:
-            status.append("fitted")
-        elif s == "train":
-            status.append(f"dropped: {reasons.get((run, float(k)), 'filtered by the law')}")
-        else:
-            status.append("not used")
-    return pd.Series(status, index=predictions.index)
-
-
-def draw_runs(ax, frame: pd.DataFrame, status: pd.Series, y: str = "true") -> None:
-    """Scatter runs by status, each with its own marker and a legend entry with its count."""
-    for name in ("fitted", "held-out", "not used"):
-        rows = frame[status == name]
-        if len(rows):
-            ax.scatter(rows["flops"], rows[y], label=f"{name} runs ({len(rows)})", **RUN_STYLES[name])
-    dropped = sorted({s for s in status if s.startswith("dropped")})
-    for i, name in enumerate(dropped):
-        rows = frame[status == name]
-        color = DROPPED_COLORS[i % len(DROPPED_COLORS)]
-        label = f"{name.replace('dropped: ', 'dropped (')}) ({len(rows)})"
-        ax.scatter(rows["flops"], rows[y], s=18, facecolors="none", edgecolors=color, lw=0.9, label=label, zorder=3)
-
-
-def draw_intervals(ax, frame: pd.DataFrame, n_boot: int | None = None) -> None:
-    """50 % (thick) and 90 % (thin) prediction intervals at held-out runs, when the frame has them."""
-    test = frame[frame["side"] == "test"]
-    if "lower90" not in test or test["lower90"].isna().all():
-        return
-    reps = f", {n_boot} replicates" if n_boot else ""
-    ax.vlines(
-        test["flops"],
-        test["lower90"],
-        test["upper90"],
-        color="crimson",
-        alpha=0.35,
-        lw=1.0,
-        label=f"90 % prediction interval{reps}",
-        zorder=2,
-    )
-    ax.vlines(
-        test["flops"],
-        test["lower50"],
-        test["upper50"],
-        color="crimson",
-        alpha=0.6,
-        lw=3.0,
-        label="50 % prediction interval",
-        zorder=2,
-    )
-
-
-def draw_band(ax, grid: np.ndarray, band: dict, color: str, label: str = "") -> None:
-    """Shade interval bands: ``band`` maps a level (0.5, 0.9) to (lower, upper) over ``grid``."""
-    for level, alpha in ((0.9, 0.15), (0.5, 0.3)):
-        if level in band:
-            lo, hi = band[level]
-            text = f"{label}{int(round(level * 100))} % interval" if label is not None else None
-            ax.fill_between(grid, lo, hi, color=color, alpha=alpha, lw=0, label=text)
-
-
-def draw_backtest(
-    ax,
-    predictions: pd.DataFrame,
-    curves: dict,
-    title: str,
-    threshold: float | None = None,
-    ylabel: str = "score",
-    bands: dict | None = None,
-    dropped: list[dict] | None = None,
-    n_boot: int | None = None,
-) -> None:
-    """One panel: fitted, dropped (with why), held-out and unused runs; one curve per law
-    (flops -> score); optional bands (law -> {level: (lower, upper)}) and held-out intervals."""
-    draw_runs(ax, predictions, run_status(predictions, dropped))
-    draw_intervals(ax, predictions, n_boot)
-    for i, (name, (grid, values)) in enumerate(curves.items()):
-        color = f"C{i}"
-        ax.plot(grid, values, color=color, lw=1.5, label=name)
-        if bands and name in bands:
-            band = bands[name]
-            draw_band(ax, grid, band if isinstance(band, dict) else {0.9: band}, color, f"{name} ")
-    if threshold is not None:
-        ax.axvline(threshold, color="0.5", ls="--", lw=0.8, label=f"fit/held-out split {threshold:.2g} FLOPs")
-    ax.set_xscale("log")
-    ax.set_title(title, fontsize=9)
-    ax.set_xlabel("training compute C (FLOPs)", fontsize=8)
-    ax.set_ylabel(ylabel, fontsize=8)
-    ax.tick_params(labelsize=7)
-
-
-def flops_grid(predictions: pd.DataFrame, n: int = 200) -> np.ndarray:
-    flops = predictions["flops"].to_numpy(float)
-    return np.geomspace(flops.min() / 1.5, flops.max() * 1.5, n)
-
-
-def curve(result, grid: np.ndarray):
-    """(grid, predicted score) along training compute; None where the law cannot place a run of
-    compute C by itself (laws of N and D fitted at several TPRs, the gold law)."""
-    try:
-        X = result.fitted.covariates_at(grid, tpr=result.spec.tpr)
-    except BenchcastError:
-        return None
-    return grid, result.fitted.score(X)
+__all__ = [
+    "DROPPED_COLORS",
+    "RUN_STYLES",
+    "bound_hits",
+    "curve",
+    "draw_backtest",
+    "draw_band",
+    "draw_intervals",
+    "draw_runs",
+    "flops_grid",
+    "panel_grid",
+    "param_errorbars",
+    "plot_cutoff",
+    "plot_kscan",
+    "plot_reproduction_curves",
+    "plot_sweep",
+    "plt",
+    "run_status",
+    "save_figure",
+    "use_log_axis",
+]
 
 
 def plot_sweep(frame: pd.DataFrame, path: str | Path, critical: list[dict], success_mre: float = 10.0) -> Path:
     """MRE versus threshold, one panel per benchmark, one line per law; the success line and each
-    law's critical threshold (``critical``: records with benchmark, law, critical_threshold)."""
+    law's critical threshold (``critical``: records with benchmark, law, critical_threshold).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Sweep rows: ``benchmark``, ``law``, ``threshold``, ``test_mre``.
+    path : str or Path
+        Where to save the figure.
+    critical : list of dict
+        Each law's critical threshold per benchmark (nan or missing: none found).
+    success_mre : float
+        The MRE (%) counted as success, drawn as a horizontal line.
+
+    Returns
+    -------
+    Path
+        The saved figure.
+    """
     found = {(c["benchmark"], c["law"]): c["critical_threshold"] for c in critical}
     benchmarks = list(dict.fromkeys(frame["benchmark"]))
     fig, axes = panel_grid(len(benchmarks))
@@ -183,34 +90,31 @@ def plot_sweep(frame: pd.DataFrame, path: str | Path, critical: list[dict], succ
     return save_figure(fig, path)
 
 
-def bound_hits(law_name: str, name: str, values) -> np.ndarray:
-    """Which values of a parameter sit on a bound of its range (the engine's tolerance, in the
-    space the optimiser sees: log for scale parameters)."""
-    param = next(p for p in get_law(law_name).parameters if p.name == name)
-    values = np.asarray(values, float)
-    to_internal = np.log if param.log else (lambda v: v)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        u, lo, hi = to_internal(values), to_internal(param.lower), to_internal(param.upper)
-    span = hi - lo if np.isfinite(hi - lo) else 1.0
-    tol = 1e-6 * max(span, 1.0)
-    return (np.isfinite(lo) & (u <= lo + tol)) | (np.isfinite(hi) & (u >= hi - tol))
-
-
-def use_log_axis(law_name: str, name: str, values) -> bool:
-    """Scale parameters (declared log by the law), or positive values spanning over two decades."""
-    param = next((p for p in get_law(law_name).parameters if p.name == name), None)
-    values = np.asarray(values, float)
-    values = values[np.isfinite(values)]
-    if not values.size or (values <= 0).any():
-        return False
-    return bool((param is not None and param.log) or values.max() / values.min() > 100)
-
-
 def plot_cutoff(
     frame: pd.DataFrame, param_names: list[str], title: str, path: str | Path, law: str | None = None
 ) -> Path:
     """Error (and interval coverage, when bootstrapped) and every parameter versus decades of
-    extrapolation (cutoff backtest). Scale parameters are on log axes; fits at a bound are marked."""
+    extrapolation (cutoff backtest). Scale parameters are on log axes; fits at a bound are marked.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        One row per cutoff: ``extrapolation_decades``, ``mre``, one column per parameter and, when
+        bootstrapped, ``coverage50``, ``coverage90`` and ``n_boot``.
+    param_names : list of str
+        Parameter columns to draw, one panel each.
+    title : str
+        Figure title.
+    path : str or Path
+        Where to save the figure.
+    law : str, optional
+        Registered law, for bound marks and log axes.
+
+    Returns
+    -------
+    Path
+        The saved figure.
+    """
     has_coverage = "coverage90" in frame and frame["coverage90"].notna().any()
     n_panels = len(param_names) + 1 + int(has_coverage)
     fig, axes = panel_grid(n_panels, 3.2, 2.6)
@@ -254,7 +158,28 @@ def plot_cutoff(
 def plot_reproduction_curves(
     backtests: dict, laws: list[tuple[str, str]], path: str | Path, benchmarks, threshold: float, proxy: str = ""
 ) -> Path:
-    """One panel per benchmark: training and held-out runs and each law's fitted curve."""
+    """One panel per benchmark: training and held-out runs and each law's fitted curve.
+
+    Parameters
+    ----------
+    backtests : dict
+        (kind, law, benchmark, proxy) -> backtest result (``predictions`` and ``fit``).
+    laws : list of tuple of (str, str)
+        (kind, law) pairs to draw.
+    path : str or Path
+        Where to save the figure.
+    benchmarks : iterable of tuple of (str, str)
+        (benchmark, metric) pairs, one panel each.
+    threshold : float
+        The fit/held-out split in FLOPs.
+    proxy : str
+        Proxy benchmark of the two-stage backtests.
+
+    Returns
+    -------
+    Path
+        The saved figure.
+    """
     fig, axes = panel_grid(len(benchmarks))
     for ax, (bench, metric) in zip(axes, benchmarks, strict=True):
         found = {law: backtests.get((kind, law, bench, proxy if kind == "two_stage" else "")) for kind, law in laws}
@@ -270,21 +195,28 @@ def plot_reproduction_curves(
     return save_figure(fig, path)
 
 
-def param_errorbars(law_name: str, name: str, values: np.ndarray, stderr) -> np.ndarray | None:
-    """(2, n) error bars of ±1 s.e., cut at the parameter's bounds: a parameter that cannot be
-    negative gets a one-sided bar at 0, never one reaching below it."""
-    if stderr is None:
-        return None
-    err = np.nan_to_num(np.asarray(stderr, float), nan=0.0)
-    param = next(p for p in get_law(law_name).parameters if p.name == name)
-    lower = np.clip(np.minimum(err, values - param.lower), 0.0, None)
-    upper = np.clip(np.minimum(err, param.upper - values), 0.0, None)
-    return np.vstack([lower, upper])
-
-
 def plot_kscan(scan: pd.DataFrame, fits: list, param_names: list[str], title: str, path: str | Path) -> Path:
     """Left panels: each parameter versus k (log2 axis). Last panel: -log pass@k versus the
-    law's covariate, one colour per k, points and fitted curves."""
+    law's covariate, one colour per k, points and fitted curves.
+
+    Parameters
+    ----------
+    scan : pandas.DataFrame
+        One row per k: ``k``, one column per parameter and optional ``<name>_stderr`` columns.
+    fits : list of FitResult
+        The fit at each k, in order.
+    param_names : list of str
+        Parameter columns to draw.
+    title : str
+        Figure title.
+    path : str or Path
+        Where to save the figure.
+
+    Returns
+    -------
+    Path
+        The saved figure.
+    """
     fig, axes = panel_grid(len(param_names) + 1, 3.2, 2.7)
     ok = scan.dropna(subset=[param_names[0]])
     law_name = fits[0].law if fits else None

@@ -2,14 +2,14 @@
 compute with its intervals, the runs (fitted, dropped, held out), and how the backtest's error and
 coverage grow with decades of extrapolation.
 
-The law choice (:func:`choose_law`) and the interval method (:func:`forecast_bands`) are one small
-function each, so that better ones can replace them without touching the page.
+The law choice (:func:`~benchcast.report.law_choice.choose_law`) and the interval method
+(:func:`forecast_bands`) are one small function each, so that better ones can replace them without
+touching the page; the extrapolation profile is in :mod:`benchcast.report.profile`.
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -23,23 +23,12 @@ from benchcast.fitting.result import FitResult
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting import calibration as cal
 from benchcast.forecasting.intervals import bootstrap, check_replicates
-from benchcast.forecasting.selection import DEFAULT_CANDIDATES, recommend
-from benchcast.laws import get_law
+from benchcast.report.law_choice import RECOMMENDED, LawChoice, choose_law
+from benchcast.report.profile import extrapolation_profile
+from benchcast.report.profile import profile_summary as profile_summary  # re-exported: the page and tests read it here
 
 LEVELS = (0.5, 0.9)
-BACKTEST_FRACTION = 0.25  # the validation backtest the page shows holds out the top quarter of log C
-PROFILE_FRACTIONS = (0.45, 0.65)  # further thresholds of the extrapolation profile (top share of log C held out)
-MIN_TRAINING_DECADES = 1.0
 NEAR_CHANCE = 0.05  # a forecast within this of chance is "near chance"
-RECOMMENDED = "recommended"
-
-
-@dataclass
-class LawChoice:
-    law: str
-    reason: str
-    ranking: pd.DataFrame | None  # one row per law backtested (None when the user named the law)
-    validation_threshold: float
 
 
 @dataclass
@@ -59,59 +48,6 @@ class BenchmarkReport:
     n_boot: int
     warnings: list[str] = field(default_factory=list)
     passk: tuple[pd.DataFrame, list[FitResult]] | None = None
-
-
-def choose_law(
-    table: pd.DataFrame,
-    spec: FitSpec,
-    *,
-    law: str = RECOMMENDED,
-    target_flops: float | None,
-    tpr: float | None,
-    n_boot: int,
-    n_jobs: int | None = 1,
-) -> LawChoice:
-    """The law to forecast with, and why: the user's, or the one of recommend's default candidates
-    that :func:`recommend` selects by its rolling-origin forecasts inside the runs
-    (``rule='select'``: the page draws one law). The
-    validation backtest the page shows holds out the top quarter of the log-compute range."""
-    rows, _ = design(table, replace(spec, tpr=tpr))
-    log_c = np.log10(rows["flops"].to_numpy(float))
-    threshold = float(10 ** (log_c.max() - BACKTEST_FRACTION * (log_c.max() - log_c.min())))
-    if law != RECOMMENDED:
-        return LawChoice(law, "named by the user (--law)", None, threshold)
-    forecastable = forecastable_laws(table, spec, tpr)
-    # the same candidates as recommend's default (bench's measured choice), where they apply
-    candidates = [law for law in DEFAULT_CANDIDATES if law in forecastable] or forecastable
-    rec = recommend(
-        table,
-        spec.benchmark,
-        spec.metric,
-        spec.k,
-        tpr=tpr,
-        rule="select",
-        n_boot=0,
-        seed=spec.seed,
-        n_jobs=n_jobs,
-        laws=candidates,
-    )
-    if not rec.supported:
-        raise BenchcastError(f"{spec.benchmark}: {rec.reason}")
-    best = rec.ranking.set_index("law").loc[rec.best]
-    reason = (
-        f"lowest error of rolling-origin forecasts inside the runs (inner MRE {best['inner_mre']:.2f} %, up to "
-        f"{rec.extrapolation_decades:.2f} decades ahead) of {len(rec.ranking)} laws with support"
-    )
-    return LawChoice(rec.best, reason, rec.ranking, threshold)
-
-
-def forecastable_laws(table: pd.DataFrame, spec: FitSpec, tpr: float | None) -> list[str]:
-    """Laws the report can carry to a target compute: functions of compute, or of N and D (split
-    at a tokens-per-parameter ratio)."""
-    from benchcast.forecasting.selection import applicable_laws
-
-    laws = applicable_laws(table, replace(spec, tpr=tpr))
-    return [name for name in laws if set(get_law(name).covariates) <= {"flops", "params", "tokens"}]
 
 
 def forecast_bands(
@@ -151,66 +87,25 @@ def forecast_bands(
     return out
 
 
-def extrapolation_profile(
-    table: pd.DataFrame,
-    spec: FitSpec,
-    *,
-    tpr: float | None,
-    n_boot: int,
-    n_jobs: int | None = 1,
-    done: Sequence[BacktestResult] = (),
-) -> pd.DataFrame:
-    """Held-out predictions of threshold backtests (``done`` plus one per :data:`PROFILE_FRACTIONS`),
-    each with the decades it extrapolates beyond its largest fitted run, its absolute error and
-    whether its 50 % and 90 % prediction intervals cover the observed score."""
-    rows, _ = design(table, replace(spec, tpr=tpr))
-    log_c = np.log10(rows["flops"].to_numpy(float))
-    span = log_c.max() - log_c.min()
-    backtests = list(done)
-    for fraction in PROFILE_FRACTIONS:
-        threshold = float(10 ** (log_c.max() - fraction * span))
-        if np.log10(threshold) - log_c.min() < MIN_TRAINING_DECADES:
-            continue
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                bt = backtest(table, spec, threshold=threshold, tpr=tpr, n_boot=n_boot, seed=spec.seed, n_jobs=n_jobs)
-        except BenchcastError:
-            continue
-        backtests.append(bt)
-    frames = []
-    for bt in backtests:
-        test = bt.predictions[(bt.predictions["side"] == "test") & np.isfinite(bt.predictions["predicted"])].copy()
-        largest = float(bt.fit.points["flops"].max())
-        test["threshold"] = bt.threshold
-        test["decades"] = np.log10(test["flops"] / largest)
-        test["abs_error"] = (test["predicted"] - test["true"]).abs()
-        for level in (50, 90):
-            inside = (test["true"] >= test[f"lower{level}"]) & (test["true"] <= test[f"upper{level}"])
-            test[f"covered{level}"] = inside.where(test[f"lower{level}"].notna())
-        frames.append(test)
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-
-
-def profile_summary(profile: pd.DataFrame, width: float = 0.25) -> pd.DataFrame:
-    """Mean absolute error and coverage of the profile in bins of ``width`` decades."""
-    if profile.empty:
-        return pd.DataFrame(columns=["decades", "n", "mae", "coverage50", "coverage90"])
-    bins = np.floor(profile["decades"] / width) * width + width / 2
-    grouped = profile.assign(bin=bins).groupby("bin")
-    return pd.DataFrame(
-        {
-            "decades": grouped["decades"].mean(),
-            "n": grouped.size(),
-            "mae": grouped["abs_error"].mean(),
-            "coverage50": grouped["covered50"].mean(),
-            "coverage90": grouped["covered90"].mean(),
-        }
-    ).reset_index(drop=True)
-
-
 def run_table(result: FitResult, table: pd.DataFrame, spec: FitSpec, tpr: float | None) -> pd.DataFrame:
-    """Every selected run with its status in the forecast fit: fitted, or dropped with the reason."""
+    """Every selected run with its status in the forecast fit: fitted, or dropped with the reason.
+
+    Parameters
+    ----------
+    result : FitResult
+        The forecast fit.
+    table : pandas.DataFrame
+        The tidy results table.
+    spec : FitSpec
+        Benchmark, metric and k selecting the runs.
+    tpr : float, optional
+        Tokens per parameter selecting the runs.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``run``, ``flops``, ``params``, ``tokens``, ``value`` and ``status`` per run.
+    """
     rows, _ = design(table, replace(spec, tpr=tpr))
     reasons = {(d["run"], float(d["k"])): d["reason"] for d in result.dropped}
     status = [
@@ -222,7 +117,20 @@ def run_table(result: FitResult, table: pd.DataFrame, spec: FitSpec, tpr: float 
 
 def benchmark_warnings(report: BenchmarkReport, q_rand: float) -> list[str]:
     """Thin support, parameters at bounds, near-chance forecasts, and extrapolation beyond what
-    the backtests reached."""
+    the backtests reached.
+
+    Parameters
+    ----------
+    report : BenchmarkReport
+        The benchmark's analysis (fit, forecasts, profile, validation).
+    q_rand : float
+        The metric's chance level.
+
+    Returns
+    -------
+    list of str
+        One sentence per warning.
+    """
     out = [f"fit: {w}" for w in report.fit.warnings]
     d = report.fit.diagnostics
     if not d.converged:
@@ -255,7 +163,36 @@ def analyse_benchmark(
     seed: int = 0,
     n_jobs: int | None = 1,
 ) -> BenchmarkReport:
-    """Everything the page shows about one benchmark (see the module docstring)."""
+    """Everything the page shows about one benchmark (see the module docstring).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The tidy results table.
+    benchmark : str
+        Benchmark to analyse.
+    metric : str, optional
+        Metric (``pass@4`` names k too); None lets the fit take it from the table.
+    target_flops : list of float
+        Compute (FLOPs) to forecast at.
+    law : str
+        A law name, or ``RECOMMENDED``.
+    tpr : float, optional
+        Tokens per parameter selecting the runs.
+    forecast_tpr : float
+        Tokens per parameter placing a run of compute C (laws of N and D).
+    n_boot : int
+        Bootstrap replicates (at least one).
+    seed : int
+        Seed of fits and bootstraps.
+    n_jobs : int, optional
+        Workers.
+
+    Returns
+    -------
+    BenchmarkReport
+        The choice, fit, runs, forecast curve and bands, forecasts, validation, profile and warnings.
+    """
     check_replicates(n_boot, allow_zero=False)
     metric_name, k = parse_metric(metric) if metric else (None, None)
     spec = FitSpec("power", benchmark, metric_name, k=k, seed=seed)
@@ -308,7 +245,22 @@ def analyse_benchmark(
 
 def passk_scan(table: pd.DataFrame, benchmark: str, tpr: float | None) -> tuple[pd.DataFrame, list[FitResult]] | None:
     """The compute law (S1) fitted at every k of the data: pass@k versus compute per k, and its
-    parameters versus k."""
+    parameters versus k.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The tidy results table, with pass@k rows.
+    benchmark : str
+        Benchmark to scan.
+    tpr : float, optional
+        Tokens per parameter selecting the runs.
+
+    Returns
+    -------
+    tuple of (pandas.DataFrame, list of FitResult) or None
+        The scan table and the fit at each k; None when no k could be fitted.
+    """
     from benchcast.generative.kscan import kscan
 
     try:

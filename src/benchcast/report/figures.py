@@ -27,7 +27,18 @@ DPI = 80  # small pages: a 12-benchmark report stays a few MB
 
 
 def png_data_uri(fig) -> str:
-    """The figure as a base64 PNG data URI (and close it)."""
+    """The figure as a base64 PNG data URI (and close it).
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure to embed.
+
+    Returns
+    -------
+    str
+        A ``data:image/png;base64,...`` URI.
+    """
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=DPI)
     plt.close(fig)
@@ -35,7 +46,15 @@ def png_data_uri(fig) -> str:
 
 
 def draw_forecast(ax, report: BenchmarkReport) -> None:
-    """Runs by status, the fitted law and its 50/90 % prediction bands out to the targets."""
+    """Runs by status, the fitted law and its 50/90 % prediction bands out to the targets.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        The panel to draw on.
+    report : BenchmarkReport
+        The benchmark's analysis (runs, curve, bands, forecasts).
+    """
     runs = report.runs.rename(columns={"value": "true"})
     draw_runs(ax, runs, runs["status"])
     ax.plot(report.grid, report.curve, color="C0", lw=1.5, label=f"{report.fit.law} (fitted on all runs)")
@@ -64,6 +83,15 @@ def draw_forecast(ax, report: BenchmarkReport) -> None:
 
 
 def draw_validation(ax, report: BenchmarkReport) -> None:
+    """The validation backtest: runs by status, the chosen law's curve, held-out intervals.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        The panel to draw on.
+    report : BenchmarkReport
+        The benchmark's analysis (its ``validation`` backtest).
+    """
     bt = report.validation
     fitted_curve = curve(bt.fit, flops_grid(bt.predictions))  # None for laws of N and D: points only
     curves = {bt.law: fitted_curve} if fitted_curve is not None else {}
@@ -82,7 +110,15 @@ def draw_validation(ax, report: BenchmarkReport) -> None:
 
 
 def draw_profile(ax_error, ax_coverage, report: BenchmarkReport) -> None:
-    """Backtest error and interval coverage versus decades of extrapolation."""
+    """Backtest error and interval coverage versus decades of extrapolation.
+
+    Parameters
+    ----------
+    ax_error, ax_coverage : matplotlib.axes.Axes
+        The panels for the absolute error and for the coverage.
+    report : BenchmarkReport
+        The benchmark's analysis (its ``profile``).
+    """
     profile = report.profile
     if profile.empty:
         for ax in (ax_error, ax_coverage):
@@ -113,6 +149,18 @@ def draw_profile(ax_error, ax_coverage, report: BenchmarkReport) -> None:
 
 
 def benchmark_figure(report: BenchmarkReport) -> str:
+    """The benchmark's four panels: forecast, validation backtest, error and coverage profile.
+
+    Parameters
+    ----------
+    report : BenchmarkReport
+        The benchmark's analysis.
+
+    Returns
+    -------
+    str
+        The figure as a PNG data URI.
+    """
     fig, axes = panel_grid(4, 5.6, 3.8, max_cols=2)
     draw_forecast(axes[0], report)
     draw_validation(axes[1], report)
@@ -124,7 +172,20 @@ def benchmark_figure(report: BenchmarkReport) -> str:
 
 def passk_figure(scan: pd.DataFrame, fits: list) -> str:
     """pass@k versus compute per k (points and the compute law fitted at each k), and every
-    parameter of that law versus k."""
+    parameter of that law versus k.
+
+    Parameters
+    ----------
+    scan : pandas.DataFrame
+        The k-scan table: ``k``, one column per parameter, optional ``<name>_stderr``.
+    fits : list of FitResult
+        The compute law fitted at each k.
+
+    Returns
+    -------
+    str
+        The figure as a PNG data URI.
+    """
     names = get_law("compute").param_names
     fig, axes = panel_grid(len(names) + 1, 3.2, 2.7)
     ax = axes[0]

@@ -69,11 +69,36 @@ document.querySelectorAll('table.sortable').forEach(function (table) {
 
 
 def esc(value) -> str:
+    """HTML-escape any value's text (quotes too).
+
+    Parameters
+    ----------
+    value : object
+        Anything; its ``str`` is escaped.
+
+    Returns
+    -------
+    str
+        Escaped text.
+    """
     return html.escape(str(value), quote=True)
 
 
 def fmt(value, spec: str = ".3g") -> str:
-    """A number for a table cell; missing values show as an em dash, never as 'nan'."""
+    """A number for a table cell; missing values show as an em dash, never as 'nan'.
+
+    Parameters
+    ----------
+    value : object
+        A number, bool, None or anything else (shown as its ``str``).
+    spec : str
+        Format spec for numbers.
+
+    Returns
+    -------
+    str
+        The text to show (not escaped).
+    """
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "—"
     if isinstance(value, bool):
@@ -84,6 +109,20 @@ def fmt(value, spec: str = ".3g") -> str:
 
 
 def cell(value, spec: str = ".3g") -> str:
+    """One ``<td>``: numbers right-aligned with a sort key, text (or :class:`Markup`) left-aligned.
+
+    Parameters
+    ----------
+    value : object
+        The cell's value.
+    spec : str
+        Format spec for numbers.
+
+    Returns
+    -------
+    str
+        The cell's HTML.
+    """
     if isinstance(value, int | float) and not isinstance(value, bool):
         sort = "" if not math.isfinite(float(value)) else f' data-sort="{float(value):.10g}"'
         return f"<td{sort}>{esc(fmt(value, spec))}</td>"
@@ -105,6 +144,28 @@ def table(
     text_columns: int = 1,
     spec: str = ".3g",
 ) -> str:
+    """A scrollable table, sortable by its headers when ``sortable``.
+
+    Parameters
+    ----------
+    columns : sequence of str
+        Header texts.
+    rows : iterable of sequence
+        Cell values, one sequence per row.
+    caption : str
+        Table caption (none when empty).
+    sortable : bool
+        Let the page's script sort by each column.
+    text_columns : int
+        Leading columns whose headers are left-aligned.
+    spec : str
+        Format spec for numbers.
+
+    Returns
+    -------
+    str
+        The table's HTML.
+    """
     head = "".join(
         f'<th scope="col"{" class=text" if i < text_columns else ""}>{esc(c)}</th>' for i, c in enumerate(columns)
     )
@@ -115,22 +176,79 @@ def table(
 
 
 def figure(uri: str, alt: str, caption: str) -> str:
+    """An embedded image with its caption.
+
+    Parameters
+    ----------
+    uri : str
+        The image as a data URI.
+    alt : str
+        Alternative text.
+    caption : str
+        Caption shown below.
+
+    Returns
+    -------
+    str
+        The figure's HTML.
+    """
     return f'<figure><img src="{uri}" alt="{esc(alt)}"><figcaption>{esc(caption)}</figcaption></figure>'
 
 
 def warnings_list(items: Sequence[str]) -> str:
+    """A list of warnings, or a line saying there are none.
+
+    Parameters
+    ----------
+    items : sequence of str
+        The warnings.
+
+    Returns
+    -------
+    str
+        The list's HTML.
+    """
     if not items:
         return '<p class="ok">No warnings.</p>'
     return '<ul class="warn">' + "".join(f"<li>{esc(w)}</li>" for w in items) + "</ul>"
 
 
 def provenance(entries: dict) -> str:
+    """A definition list of what the page was made from.
+
+    Parameters
+    ----------
+    entries : dict
+        Label -> value (file fingerprints, versions, options).
+
+    Returns
+    -------
+    str
+        The list's HTML.
+    """
     rows = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in entries.items())
     return f'<dl class="prov">{rows}</dl>'
 
 
 def page(title: str, lead: str, sections: Sequence[str], nav: Sequence[tuple[str, str]] = ()) -> str:
-    """The whole document."""
+    """The whole document.
+
+    Parameters
+    ----------
+    title : str
+        Page title and heading.
+    lead : str
+        HTML of the line under the heading (not escaped).
+    sections : sequence of str
+        HTML of each section, in order.
+    nav : sequence of tuple of (str, str)
+        (anchor, label) of each contents link; no contents without them.
+
+    Returns
+    -------
+    str
+        The complete HTML page.
+    """
     links = "".join(f'<li><a href="#{esc(anchor)}">{esc(label)}</a></li>' for anchor, label in nav)
     nav_html = f'<nav aria-label="contents"><h2>Contents</h2><ul>{links}</ul></nav>' if nav else ""
     return (

@@ -43,7 +43,20 @@ MAX_IMAGE_BYTES = 1_500_000
 
 def bench_section(frame: pd.DataFrame, source: str) -> str:
     """The rolling-origin benchmark: each strategy's error, coverage and interval width, overall
-    and versus decades of extrapolation."""
+    and versus decades of extrapolation.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        ``bench`` output, with every column of ``BENCH_COLUMNS``.
+    source : str
+        The file's path in the folder, shown in the heading.
+
+    Returns
+    -------
+    str
+        The section's HTML.
+    """
     grouped = frame.groupby(["dataset", "benchmark", "metric", "strategy"], sort=True)
     rows = [
         [
@@ -128,7 +141,20 @@ def bench_section(frame: pd.DataFrame, source: str) -> str:
 
 
 def backtest_section(frame: pd.DataFrame, source: str) -> str:
-    """Held-out predictions of a backtest: the runs by status, each law's predictions, the metrics."""
+    """Held-out predictions of a backtest: the runs by status, each law's predictions, the metrics.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Backtest predictions, with every column of ``BACKTEST_COLUMNS`` and optional interval columns.
+    source : str
+        The file's path in the folder, shown in the heading.
+
+    Returns
+    -------
+    str
+        The section's HTML.
+    """
     parts = [f"<section><h2>Backtest <span class=muted>({h.esc(source)})</span></h2>"]
     rows = []
     laws = list(dict.fromkeys(frame["law"]))
@@ -176,6 +202,20 @@ def backtest_section(frame: pd.DataFrame, source: str) -> str:
 
 
 def json_section(doc, source: str) -> str | None:
+    """A section for a ``fit --out`` document (parameters) or a ``recommend --json`` one (ranking).
+
+    Parameters
+    ----------
+    doc : object
+        The parsed JSON.
+    source : str
+        The file's path in the folder, shown in the heading.
+
+    Returns
+    -------
+    str or None
+        The section's HTML; None for JSON of another kind.
+    """
     if isinstance(doc, dict) and doc.get("format") == "benchcast-fit":
         settings = doc.get("settings", {})
         title = f"Fit: {doc['law']} on {settings.get('benchmark')} ({settings.get('metric')})"
@@ -210,6 +250,20 @@ def json_section(doc, source: str) -> str | None:
 
 
 def generic_section(frame: pd.DataFrame, source: str) -> str:
+    """Any other table, shown as it is (its first ``MAX_TABLE_ROWS`` rows).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The table read from the file.
+    source : str
+        The file's path in the folder, used as heading and caption.
+
+    Returns
+    -------
+    str
+        The section's HTML.
+    """
     shown = frame.head(MAX_TABLE_ROWS)
     note = "" if len(frame) <= MAX_TABLE_ROWS else f" (first {MAX_TABLE_ROWS} of {len(frame)} rows)"
     text_columns = sum(1 for c in frame.columns[:4] if frame[c].dtype == object)
@@ -226,6 +280,20 @@ def generic_section(frame: pd.DataFrame, source: str) -> str:
 
 
 def image_section(path: Path, source: str) -> str | None:
+    """A PNG or SVG figure embedded as a data URI (too large ones are named, not embedded).
+
+    Parameters
+    ----------
+    path : Path
+        The image file.
+    source : str
+        The file's path in the folder, used as heading and caption.
+
+    Returns
+    -------
+    str or None
+        The section's HTML.
+    """
     data = path.read_bytes()
     if len(data) > MAX_IMAGE_BYTES:
         return f"<section><h2>{h.esc(source)}</h2><p class=warn>not embedded: {len(data) / 1e6:.1f} MB</p></section>"
@@ -235,7 +303,22 @@ def image_section(path: Path, source: str) -> str | None:
 
 
 def build_from_outputs(folder: str | Path, out: str | Path, *, command: Sequence[str] | None = None) -> dict:
-    """Read every CSV, JSON and figure in ``folder`` (recursively) and lay them out on one page."""
+    """Read every CSV, JSON and figure in ``folder`` (recursively) and lay them out on one page.
+
+    Parameters
+    ----------
+    folder : str or Path
+        Folder of benchcast outputs.
+    out : str or Path
+        The HTML file to write (skipped if it lies in ``folder``).
+    command : sequence of str, optional
+        The command line shown in the provenance.
+
+    Returns
+    -------
+    dict
+        ``out``, ``bytes`` and ``files`` (each file read with the kind of section made from it).
+    """
     folder = Path(folder)
     if not folder.is_dir():
         raise DataError(f"{folder}: --from needs a folder of outputs (CSV/JSON/PNG), and this is not a folder.")

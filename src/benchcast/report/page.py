@@ -16,15 +16,25 @@ import pandas as pd
 import benchcast.report.html as h
 from benchcast._version import __version__
 from benchcast.errors import BenchcastError
-from benchcast.laws import get_law
-from benchcast.report.analysis import RECOMMENDED, BenchmarkReport, analyse_benchmark, profile_summary
-from benchcast.report.figures import benchmark_figure, passk_figure
+from benchcast.report.analysis import RECOMMENDED, analyse_benchmark
+from benchcast.report.sections import anchor, benchmark_section, metric_label, summary_section
 from benchcast.utils.io import atomic_write_text
 from benchcast.utils.progress import track
 
 
 def file_fingerprint(path: str | Path) -> str:
-    """sha256 of a data file's bytes (of every file, in name order, for a folder)."""
+    """sha256 of a data file's bytes (of every file, in name order, for a folder).
+
+    Parameters
+    ----------
+    path : str or Path
+        A data file or folder.
+
+    Returns
+    -------
+    str
+        ``sha256:<hex digest>``.
+    """
     path = Path(path)
     digest = hashlib.sha256()
     files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
@@ -34,7 +44,22 @@ def file_fingerprint(path: str | Path) -> str:
 
 
 def provenance(data: str | Path | None, settings: dict, command: Sequence[str] | None = None) -> dict:
-    """Who made the page, from what, how: version, data fingerprint, command line, settings, date."""
+    """Who made the page, from what, how: version, data fingerprint, command line, settings, date.
+
+    Parameters
+    ----------
+    data : str or Path, optional
+        The data file or folder read (fingerprinted); None when the page reads no data.
+    settings : dict
+        Options the page was made with, listed in key order.
+    command : sequence of str, optional
+        The command line; ``sys.argv`` by default.
+
+    Returns
+    -------
+    dict
+        Label -> value, for :func:`benchcast.report.html.provenance`.
+    """
     entries = {
         "benchcast version": __version__,
         "python": platform.python_version(),
@@ -54,7 +79,20 @@ class Target:
 
 
 def parse_targets(benchmarks: Sequence[str], metrics: Sequence[str] | None) -> list[Target]:
-    """``-b bench`` or ``-b bench:metric``; ``-m`` once for every benchmark, or once per ``-b``."""
+    """``-b bench`` or ``-b bench:metric``; ``-m`` once for every benchmark, or once per ``-b``.
+
+    Parameters
+    ----------
+    benchmarks : sequence of str
+        ``-b`` values, each ``bench`` or ``bench:metric``.
+    metrics : sequence of str, optional
+        ``-m`` values: none, one for every benchmark, or one per benchmark.
+
+    Returns
+    -------
+    list of Target
+        One per benchmark, with its metric (None: the table's default).
+    """
     metrics = list(metrics or [])
     if metrics and len(metrics) not in (1, len(benchmarks)):
         raise BenchcastError(
@@ -67,147 +105,6 @@ def parse_targets(benchmarks: Sequence[str], metrics: Sequence[str] | None) -> l
         given = metrics[i] if len(metrics) > 1 else (metrics[0] if metrics else None)
         out.append(Target(bench, metric or given))
     return out
-
-
-def _interval(row, level: int) -> str:
-    return f"{row[f'lower{level}']:.3f} – {row[f'upper{level}']:.3f}"
-
-
-def summary_section(reports: list[BenchmarkReport], targets: list[float], n_boot: int) -> str:
-    columns = ["benchmark", "metric", "law", "why"]
-    for c in targets:
-        columns += [f"forecast @ {c:.2g}", "50 % | 90 % interval", "decades beyond the data"]
-    columns += ["backtest MRE %", "backtest 90 % coverage", "warnings"]
-    rows = []
-    for r in reports:
-        row = [
-            h.Markup(f'<a href="#{anchor(r)}">{h.esc(r.benchmark)}</a>'),
-            metric_label(r),
-            r.fit.law,
-            r.choice.reason,
-        ]
-        for f in r.forecasts.to_dict("records"):
-            intervals = h.Markup(f"{h.esc(_interval(f, 50))}<br>{h.esc(_interval(f, 90))}")
-            row += [f["forecast"], intervals, round(f["decades"], 2)]
-        m = r.validation.metrics
-        row += [m["test_mre"], m.get("coverage90", float("nan")), h.Markup("<br>".join(h.esc(w) for w in r.warnings))]
-        rows.append(row)
-    note = (
-        f"Intervals are prediction intervals (where one new run's score lies): a bootstrap over runs with "
-        f"{n_boot} replicates, widened by the error of extrapolating measured on rolling origins inside the runs "
-        "(bootstrap alone where a benchmark's runs are too few, with a warning); the backtest columns score "
-        "the chosen law on the runs it did not see."
-    )
-    return (
-        '<section id="summary"><h2>Summary</h2>'
-        + h.table(columns, rows, caption="One row per benchmark (sortable)", sortable=True, text_columns=4)
-        + f'<p class="muted">{h.esc(note)}</p></section>'
-    )
-
-
-def metric_label(report: BenchmarkReport) -> str:
-    """'pass@1' for a pass@k metric at k = 1; the metric's name otherwise."""
-    if report.metric == "pass@k" and report.k is not None:
-        return f"pass@{report.k}"
-    return report.metric
-
-
-def anchor(report: BenchmarkReport) -> str:
-    return "bench-" + "".join(ch if ch.isalnum() else "-" for ch in report.benchmark)
-
-
-def benchmark_section(r: BenchmarkReport) -> str:
-    law = get_law(r.fit.law)
-    fit, d = r.fit, r.fit.diagnostics
-    counts = r.runs["status"].value_counts()
-    run_rows = [[status, int(n)] for status, n in counts.items()]
-    parts = [
-        f'<section class="bench" id="{anchor(r)}"><h2>{h.esc(r.benchmark)} '
-        f'<span class="muted">({h.esc(metric_label(r))})</span></h2>',
-        f"<p><strong>Law:</strong> {h.esc(fit.law)} — <code>{h.esc(law.formula)}</code>. "
-        f"<strong>Why:</strong> {h.esc(r.choice.reason)}.</p>",
-        f"<p>Fitted on {d.n_used} runs spanning {d.flops_min:.3g} – {d.flops_max:.3g} FLOPs "
-        f"({d.decades:.2f} decades); in-sample RMSE {d.rmse:.4f}, R² {d.r2:.3f}; chance level "
-        f"{fit.settings['q_rand']:.3g} ({h.esc(fit.settings.get('q_rand_source', ''))}).</p>",
-        h.warnings_list(r.warnings),
-        h.figure(
-            benchmark_figure(r),
-            f"{r.benchmark}: runs, fitted {fit.law} law with 50 and 90 % bands, backtest, error and coverage "
-            "versus decades of extrapolation",
-            "Top left: the forecast (fitted, dropped and held-out runs are drawn differently; the law and its "
-            "50 %/90 % prediction bands out to the target compute). Top right: the backtest used to judge the law. "
-            "Bottom: the backtests' absolute error and their intervals' coverage versus decades beyond the "
-            "largest fitted run.",
-        ),
-        h.table(
-            ["target C (FLOPs)", "forecast", "50 % lower", "50 % upper", "90 % lower", "90 % upper", "decades"],
-            [
-                [f["flops"], f["forecast"], f["lower50"], f["upper50"], f["lower90"], f["upper90"], f["decades"]]
-                for f in r.forecasts.to_dict("records")
-            ],
-            caption=f"Forecasts ({r.n_boot} bootstrap replicates)",
-            text_columns=0,
-            spec=".4g",
-        ),
-        h.table(["runs", "count"], run_rows, caption="Runs in the forecast fit"),
-        h.table(
-            ["parameter", "value", "std. error", "at a bound"],
-            [
-                [name, value, fit.stderr.get(name, float("nan")), name in d.at_bound]
-                for name, value in fit.params.items()
-            ],
-            caption="Fitted parameters",
-            spec=".5g",
-        ),
-    ]
-    if r.choice.ranking is not None:
-        rk = r.choice.ranking
-        parts.append(
-            h.table(
-                ["law", "inner MRE %", "inner MSLE", "extrapolation spread per decade", "fitted runs", "at bound"],
-                [[x.law, x.inner_mre, x.inner_msle, x.tau, x.n_fit, x.at_bound or ""] for x in rk.itertuples()],
-                caption="Laws compared by their rolling-origin forecasts inside the runs (each fitted below an "
-                "origin, scored on the runs above it; none of the page's held-out runs is used)",
-                sortable=True,
-            )
-        )
-    summary = profile_summary(r.profile)
-    if not summary.empty:
-        parts.append(
-            h.table(
-                ["decades beyond fit", "held-out points", "MAE", "50 % coverage", "90 % coverage"],
-                [[x.decades, int(x.n), x.mae, x.coverage50, x.coverage90] for x in summary.itertuples()],
-                caption="Backtest error and coverage versus extrapolation",
-                text_columns=0,
-            )
-        )
-    if r.passk is not None:
-        scan, fits = r.passk
-        names = get_law("compute").param_names
-        parts.append("<h3>pass@k</h3>")
-        parts.append(
-            h.figure(
-                passk_figure(scan, fits),
-                f"{r.benchmark}: pass@k versus compute for each k, and the compute law's parameters versus k",
-                "pass@k versus compute, one colour per k, with the compute law (S1) fitted at each k; then each of its "
-                "parameters versus k (error bars are one standard error cut at the parameter's bounds; x marks a "
-                "fit at a bound).",
-            )
-        )
-        ok = scan.dropna(subset=[names[0]])
-        parts.append(
-            h.table(
-                ["k", *names, "points", "R²", "at bound"],
-                [
-                    [int(x["k"]), *[x[n] for n in names], x["n_used"], x["r2"], x["at_bound"]]
-                    for x in ok.to_dict("records")
-                ],
-                caption="compute law fitted at each k",
-                text_columns=0,
-            )
-        )
-    parts.append("</section>")
-    return "\n".join(parts)
 
 
 def build_report(
@@ -225,7 +122,41 @@ def build_report(
     data: str | Path | None = None,
     command: Sequence[str] | None = None,
 ) -> dict:
-    """Analyse every benchmark and write the page; returns a summary (path, size, benchmarks)."""
+    """Analyse every benchmark and write the page; returns a summary (path, size, benchmarks).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The tidy results table.
+    targets : list of Target
+        Benchmarks (and metrics) to forecast.
+    target_flops : list of float
+        Compute (FLOPs, positive) to forecast at.
+    out : str or Path
+        The HTML file to write.
+    law : str
+        A law name, or ``RECOMMENDED`` to choose per benchmark.
+    tpr : float, optional
+        Tokens per parameter selecting the runs.
+    forecast_tpr : float
+        Tokens per parameter placing a run of compute C (laws of N and D).
+    n_boot : int
+        Bootstrap replicates.
+    seed : int
+        Seed of fits and bootstraps.
+    n_jobs : int, optional
+        Workers.
+    data : str or Path, optional
+        The data file, fingerprinted in the provenance.
+    command : sequence of str, optional
+        The command line shown in the provenance.
+
+    Returns
+    -------
+    dict
+        ``out``, ``bytes``, per-benchmark ``benchmarks`` (law, why, forecasts, warnings),
+        ``not_forecast`` (benchmarks that failed, with the error) and ``n_boot``.
+    """
     if not targets:
         raise BenchcastError("the report needs at least one benchmark (-b).")
     if not target_flops:

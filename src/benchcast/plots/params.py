@@ -1,0 +1,89 @@
+"""Drawing fitted parameters: which sit on a bound, which want a log axis, bound-aware error bars."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from benchcast.laws import get_law
+
+
+def bound_hits(law_name: str, name: str, values) -> np.ndarray:
+    """Which values of a parameter sit on a bound of its range (the engine's tolerance, in the
+    space the optimiser sees: log for scale parameters).
+
+    Parameters
+    ----------
+    law_name : str
+        Registered law the parameter belongs to.
+    name : str
+        Parameter name.
+    values : array-like
+        Fitted values of the parameter.
+
+    Returns
+    -------
+    numpy.ndarray
+        Boolean mask, True where a value is at its lower or upper bound.
+    """
+    param = next(p for p in get_law(law_name).parameters if p.name == name)
+    values = np.asarray(values, float)
+    to_internal = np.log if param.log else (lambda v: v)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        u, lo, hi = to_internal(values), to_internal(param.lower), to_internal(param.upper)
+    span = hi - lo if np.isfinite(hi - lo) else 1.0
+    tol = 1e-6 * max(span, 1.0)
+    return (np.isfinite(lo) & (u <= lo + tol)) | (np.isfinite(hi) & (u >= hi - tol))
+
+
+def use_log_axis(law_name: str, name: str, values) -> bool:
+    """Scale parameters (declared log by the law), or positive values spanning over two decades.
+
+    Parameters
+    ----------
+    law_name : str
+        Registered law the parameter belongs to.
+    name : str
+        Parameter name.
+    values : array-like
+        Values to be drawn (non-finite ones are ignored).
+
+    Returns
+    -------
+    bool
+        Whether the axis should be logarithmic.
+    """
+    param = next((p for p in get_law(law_name).parameters if p.name == name), None)
+    values = np.asarray(values, float)
+    values = values[np.isfinite(values)]
+    if not values.size or (values <= 0).any():
+        return False
+    return bool((param is not None and param.log) or values.max() / values.min() > 100)
+
+
+def param_errorbars(law_name: str, name: str, values: np.ndarray, stderr) -> np.ndarray | None:
+    """(2, n) error bars of ±1 s.e., cut at the parameter's bounds: a parameter that cannot be
+    negative gets a one-sided bar at 0, never one reaching below it.
+
+    Parameters
+    ----------
+    law_name : str
+        Registered law the parameter belongs to.
+    name : str
+        Parameter name.
+    values : numpy.ndarray
+        Fitted values.
+    stderr : array-like or None
+        Standard errors of ``values`` (nan read as 0).
+
+    Returns
+    -------
+    numpy.ndarray or None
+        Lower and upper bar lengths, or None without standard errors.
+    """
+    if stderr is None:
+        return None
+    err = np.nan_to_num(np.asarray(stderr, float), nan=0.0)
+    param = next(p for p in get_law(law_name).parameters if p.name == name)
+    lower = np.clip(np.minimum(err, values - param.lower), 0.0, None)
+    upper = np.clip(np.minimum(err, param.upper - values), 0.0, None)
+    return np.vstack([lower, upper])
