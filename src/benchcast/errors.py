@@ -39,7 +39,20 @@ class DataWarning(UserWarning):
 
 
 def did_you_mean(value: str, choices: Iterable[str]) -> str:
-    """A ' Did you mean ...?' suffix listing close matches, or the available choices."""
+    """A ' Did you mean ...?' suffix listing close matches, or the available choices.
+
+    Parameters
+    ----------
+    value : str
+        What the user gave.
+    choices : iterable of str
+        The valid values.
+
+    Returns
+    -------
+    str
+        A suffix for an error message, starting with a space.
+    """
     import difflib  # only when there is an error to explain
 
     choices = sorted({str(c) for c in choices})

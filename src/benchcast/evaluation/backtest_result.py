@@ -71,7 +71,14 @@ class BacktestResult(RichView):
         return [f"MAE {m['test_mae']:.4g}, MRE {m['test_mre']:.4g} % over {m['n_test']} held-out points"]
 
     def summary_row(self) -> list:
-        """The law's row of the CLI's summary table."""
+        """The law's row of the CLI's summary table.
+
+        Returns
+        -------
+        list
+            Law, training and held-out counts, training RMSE and R², held-out MAE and MRE (%), and
+            50 % / 90 % coverage in [0, 1] (NaN without intervals).
+        """
         m = self.metrics
         return [
             self.law,
@@ -100,7 +107,13 @@ class BacktestResult(RichView):
         return BacktestComparison([self]).rich_items()
 
     def write(self, out: str | Path) -> None:
-        """The predictions (CSV) and the figure into the folder ``out`` (see :class:`BacktestComparison`)."""
+        """The predictions (CSV) and the figure into the folder ``out`` (see :class:`BacktestComparison`).
+
+        Parameters
+        ----------
+        out : str or Path
+            The output folder.
+        """
         BacktestComparison([self]).write(out)
 
 

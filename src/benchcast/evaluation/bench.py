@@ -9,14 +9,20 @@ never a held-out score; scoring happens afterwards in this process.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from benchcast.data.table import is_score_metric, parse_metric, select
-from benchcast.errors import BenchcastError, SelectionError
+from benchcast.errors import BenchcastError
 from benchcast.evaluation import strategies as st
+from benchcast.evaluation.bench_cells import (  # noqa: F401 (API)
+    QUERY_COLUMNS,
+    Dataset,
+    ladder,
+    queries_of,
+    score_benchmarks,
+    split_for,
+)
 from benchcast.evaluation.bench_result import BenchResult, leaderboard, metrics, write_outputs  # noqa: F401 (API)
 from benchcast.fitting.spec import FitSpec
 from benchcast.forecasting import calibration as cal
@@ -41,61 +47,6 @@ ROW_KEYS = (
     "width90",
     "decades",
 )
-QUERY_COLUMNS = ("run", "flops", "params", "tokens", "tpr", "k", "gold", "proxy")
-
-
-@dataclass
-class Dataset:
-    """One data set to bench: its table, benchmarks (name, metric) and the runs' selection."""
-
-    name: str
-    table: pd.DataFrame
-    benchmarks: tuple[tuple[str, str], ...]
-    cutoffs: tuple[float, ...]
-    tpr: float | None = None
-    min_flops: float | None = None
-
-
-def ladder(table: pd.DataFrame, n: int, *, tpr: float | None = None, top: float = 0.25, depth: float = 1.25) -> tuple:
-    """``n`` cutoffs spread in log compute from ``depth`` to ``top`` decades below the largest run."""
-    if n < 1:
-        raise BenchcastError(f"the number of cutoffs must be at least 1, got {n}.")
-    flops = table["flops"] if tpr is None else table.loc[np.isclose(table["tpr"], tpr, rtol=1e-6), "flops"]
-    if flops.empty:
-        raise SelectionError(f"no runs{'' if tpr is None else f' at TPR {tpr:g}'} to place cutoffs on.")
-    hi = np.log10(flops.max())
-    return tuple(float(c) for c in 10 ** np.linspace(hi - depth, hi - top, n)) if n > 1 else (10 ** (hi - top),)
-
-
-def score_benchmarks(table: pd.DataFrame) -> tuple[tuple[str, str], ...]:
-    """Every (benchmark, score metric) pair of a table, pass@k as pass@1."""
-    pairs = []
-    for (bench, metric), rows in table.groupby(["benchmark", "metric"], sort=True):
-        if not is_score_metric(metric):
-            continue
-        pairs.append((bench, "pass@1" if metric == "pass@k" and (rows["k"] == 1).any() else metric))
-    return tuple(p for p in pairs if p[1] != "pass@k")
-
-
-def split_for(dataset: Dataset, bench: str, metric: str, cutoff: float) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(training table, held-out rows) for one benchmark and cutoff. The training table holds only
-    runs with min_flops <= C <= cutoff; the held-out rows are the benchmark's runs above it."""
-    table = dataset.table
-    flops = table["flops"].to_numpy(float)
-    keep = flops <= cutoff
-    if dataset.min_flops is not None:
-        keep &= flops >= dataset.min_flops
-    train = table[keep].reset_index(drop=True)
-    name, k = parse_metric(metric)
-    rows = select(table, bench, name, k, tpr=dataset.tpr)
-    held = rows[rows["flops"] > cutoff].copy()
-    held["k"] = held["k"].astype(float).fillna(1.0)
-    return train, held.sort_values(["flops", "run"]).reset_index(drop=True)
-
-
-def queries_of(held: pd.DataFrame) -> pd.DataFrame:
-    """The held-out rows' covariates, without their scores (what a strategy may see of them)."""
-    return held[[c for c in QUERY_COLUMNS if c in held]].copy()
 
 
 def _law_job(job: tuple) -> st.LawOutcome:
@@ -126,7 +77,37 @@ def bench(
     ``laws`` are fitted, each also a fixed-law strategy; ``candidates`` (a subset) are what
     ``ensemble``, ``stack`` and ``select`` combine. ``strategies`` default to every fixed law with
     both intervals, ``ensemble`` (also with the bootstrap-only interval), ``stack``, ``select`` and
-    each of ``choosers`` (rules that pick one law per cell from its training runs)."""
+    each of ``choosers`` (rules that pick one law per cell from its training runs).
+
+    Parameters
+    ----------
+    datasets : list of Dataset
+        The data sets, each with its benchmarks and cutoffs.
+    strategies : list of str, optional
+        Strategy names (a law, ``ensemble``, ``stack``, ``select``, a chooser; ``[bootstrap]`` suffix
+        for the bootstrap-only interval); default :func:`default_strategies`.
+    laws : tuple of str
+        The laws fitted in every cell.
+    candidates : tuple of str
+        The laws the selectors combine (a subset of ``laws``).
+    n_boot : int
+        Bootstrap replicates per law fit.
+    seed : int
+        Seed of the bootstrap and interval draws.
+    n_jobs : int, optional
+        Worker processes (``None``: :func:`benchcast.utils.parallel.default_jobs`).
+    progress : bool, optional
+        Show a progress bar (``None``: only on a terminal).
+    ray_address : str, optional
+        A Ray cluster to run the fits on instead of local processes.
+    choosers : tuple of Chooser
+        Rules that pick one law per cell; each is also a strategy.
+
+    Returns
+    -------
+    BenchResult
+        Per-cell rows, per-point predictions, the leaderboard, the run time in seconds and the settings.
+    """
     start = time.perf_counter()
     by_name = {chooser.name: chooser for chooser in choosers}
     strategies = list(strategies or default_strategies(laws, by_name))
@@ -179,7 +160,32 @@ def fit_cells(
     ray_address: str | None = None,
 ) -> tuple[dict, dict, dict]:
     """Fit every candidate law for every data set, benchmark and cutoff, and run each chooser:
-    (law outcomes, picks {cell key: {chooser: law}}, held-out rows with the largest training compute)."""
+    (law outcomes, picks {cell key: {chooser: law}}, held-out rows with the largest training compute).
+
+    Parameters
+    ----------
+    datasets : list of Dataset
+        The data sets, each with its benchmarks and cutoffs.
+    laws : tuple of str
+        The laws fitted in every cell.
+    choosers : list of Chooser
+        Rules run on each cell's training runs; a law one picks outside ``laws`` is fitted too.
+    n_boot : int
+        Bootstrap replicates per law fit.
+    seed : int
+        Seed of the bootstrap draws.
+    n_jobs, progress, ray_address
+        Passed to :func:`benchcast.utils.parallel.parallel_map`.
+
+    Returns
+    -------
+    outcomes : dict
+        ``(dataset, benchmark, metric, cutoff, law)`` to :class:`LawOutcome`.
+    picks : dict
+        ``(dataset, benchmark, metric, cutoff)`` to ``{chooser name: law or None}``.
+    held_out : dict
+        ``(dataset, benchmark, metric, cutoff)`` to (held-out rows, largest training compute in FLOPs).
+    """
     pool = {"n_jobs": n_jobs, "progress": progress, "ray_address": ray_address}
     keys, law_jobs, pick_keys, pick_jobs, held_out = [], [], [], [], {}
     for data in datasets:
@@ -232,7 +238,20 @@ def fit_cells(
 
 
 def default_strategies(laws, choosers=()) -> list[str]:
-    """Every law with both intervals, the selectors, the default with the bootstrap interval, the choosers."""
+    """Every law with both intervals, the selectors, the default with the bootstrap interval, the choosers.
+
+    Parameters
+    ----------
+    laws : iterable of str
+        The fitted laws.
+    choosers : iterable of str
+        The choosers' names.
+
+    Returns
+    -------
+    list of str
+        Strategy names, in the leaderboard's order.
+    """
     return [
         *laws,
         *(f"{law}[bootstrap]" for law in laws),
@@ -245,7 +264,30 @@ def default_strategies(laws, choosers=()) -> list[str]:
 def assemble(
     datasets, strategies, outcomes, picks, held_out, seed, candidates=st.DEFAULT_CANDIDATES, choosers=None
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Turn law outcomes into each strategy's forecasts, intervals and metrics."""
+    """Turn law outcomes into each strategy's forecasts, intervals and metrics.
+
+    Parameters
+    ----------
+    datasets : list of Dataset
+        The data sets benched.
+    strategies : list of str
+        Strategy names.
+    outcomes, picks, held_out : dict
+        What :func:`fit_cells` returns.
+    seed : int
+        Seed of the interval draws.
+    candidates : tuple of str
+        The laws the selectors combine.
+    choosers : dict, optional
+        Chooser name to :class:`Chooser`.
+
+    Returns
+    -------
+    rows : DataFrame
+        One row per (data set, benchmark, cutoff, strategy): status, laws and ``ROW_KEYS`` metrics.
+    predictions : DataFrame
+        One row per held-out point and strategy: truth, forecast, usability and interval bounds.
+    """
     records, points = [], []
     for data in datasets:
         for cutoff in data.cutoffs:

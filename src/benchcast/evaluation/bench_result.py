@@ -77,7 +77,23 @@ class BenchResult(ResultView):
 
 
 def metrics(true: np.ndarray, predicted: np.ndarray, usable: np.ndarray, intervals: dict) -> dict:
-    """Error and interval metrics of one strategy's forecasts of the held-out points."""
+    """Error and interval metrics of one strategy's forecasts of the held-out points.
+
+    Parameters
+    ----------
+    true, predicted : ndarray
+        Held-out scores and their forecasts (non-finite forecasts are left out).
+    usable : ndarray of bool
+        Points where the forecast counts toward ``mre_usable``.
+    intervals : dict
+        Level (0.5, 0.9) to (lower, upper) arrays.
+
+    Returns
+    -------
+    dict
+        ``n_test``, ``mae``, ``mre``, ``n_usable``, ``mre_usable``, ``coverage50``, ``coverage90`` (in
+        [0, 1]) and ``width90`` (median 90 % width, in score units); NaN where there is no interval.
+    """
     ok = np.isfinite(predicted)
     out = {
         "n_test": int(ok.sum()),
@@ -103,7 +119,18 @@ def metrics(true: np.ndarray, predicted: np.ndarray, usable: np.ndarray, interva
 
 def leaderboard(rows: pd.DataFrame) -> pd.DataFrame:
     """Per data set and strategy: means over benchmarks and cutoffs of the forecast cells, over the
-    cells every strategy forecast (``*_common``), and how many cells had no support or failed."""
+    cells every strategy forecast (``*_common``), and how many cells had no support or failed.
+
+    Parameters
+    ----------
+    rows : DataFrame
+        Per-cell rows from :func:`bench`.
+
+    Returns
+    -------
+    DataFrame
+        One row per (data set, strategy), in the rows' order.
+    """
     if rows.empty:
         return rows
     ok = rows[rows["status"] == "ok"]
@@ -125,7 +152,20 @@ def leaderboard(rows: pd.DataFrame) -> pd.DataFrame:
 
 def write_outputs(result: BenchResult, out: str | Path) -> list[Path]:
     """CSV tables and the figure (error and coverage against decades of extrapolation), written as
-    one output folder (complete or absent; see :func:`benchcast.utils.io.output_folder`)."""
+    one output folder (complete or absent; see :func:`benchcast.utils.io.output_folder`).
+
+    Parameters
+    ----------
+    result : BenchResult
+        What :func:`bench` returned.
+    out : str or Path
+        The output folder (replaced whole).
+
+    Returns
+    -------
+    list of Path
+        The files written.
+    """
     from benchcast.utils.io import atomic_write_text, output_folder
 
     out = Path(out)
@@ -144,7 +184,22 @@ def write_outputs(result: BenchResult, out: str | Path) -> list[Path]:
 
 
 def plot_bench(predictions: pd.DataFrame, path: str | Path, bins: int = 6) -> Path:
-    """Mean relative error and 90 % / 50 % coverage against decades of extrapolation, per strategy."""
+    """Mean relative error and 90 % / 50 % coverage against decades of extrapolation, per strategy.
+
+    Parameters
+    ----------
+    predictions : DataFrame
+        Per-point predictions from :func:`bench`.
+    path : str or Path
+        The PNG file to write.
+    bins : int
+        Bins of decades of extrapolation.
+
+    Returns
+    -------
+    Path
+        ``path``.
+    """
     from benchcast.plots.figures import plt, save_figure
 
     fig, axes = plt.subplots(1, 3, figsize=(14, 4), layout="constrained")

@@ -64,7 +64,27 @@ class LawOutcome:
 
 def law_outcome(train: pd.DataFrame, queries: pd.DataFrame, spec: FitSpec, n_boot: int, seed: int) -> LawOutcome:
     """Fit ``spec`` to ``train`` (every run the strategy may see), forecast ``queries``, bootstrap
-    the fit at the queries and forecast inside the training runs from rolling origins."""
+    the fit at the queries and forecast inside the training runs from rolling origins.
+
+    Parameters
+    ----------
+    train : DataFrame
+        The training runs' rows.
+    queries : DataFrame
+        The held-out runs' covariates (no scores).
+    spec : FitSpec
+        The law and the cell's benchmark, metric and selection.
+    n_boot : int
+        Bootstrap replicates (0: no draws).
+    seed : int
+        Seed of the bootstrap.
+
+    Returns
+    -------
+    LawOutcome
+        The forecasts and draws at the queries and the rolling-origin errors; ``error`` set instead
+        where the fit failed.
+    """
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -113,7 +133,20 @@ class Chooser:
     interval: str = "extrapolation"
 
     def pick(self, train: pd.DataFrame, spec: FitSpec) -> str | None:
-        """The law chosen for these training runs, or None where the rule cannot choose."""
+        """The law chosen for these training runs, or None where the rule cannot choose.
+
+        Parameters
+        ----------
+        train : DataFrame
+            The cell's training rows.
+        spec : FitSpec
+            The cell's benchmark, metric and selection.
+
+        Returns
+        -------
+        str or None
+            A law name.
+        """
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -161,6 +194,20 @@ def intervals_from(draws: ScoreDraws | None, decades: np.ndarray, spread: cal.Sp
 
 
 def spread_or_none(errors: pd.DataFrame, pooled: cal.Spread | None) -> cal.Spread | None:
+    """A cell's extrapolation spread: its own, shrunk toward the pooled one.
+
+    Parameters
+    ----------
+    errors : DataFrame
+        The cell's rolling-origin forecasts (:func:`benchcast.forecasting.calibration.rolling_origin`).
+    pooled : Spread or None
+        The spread pooled over the cutoff's benchmarks.
+
+    Returns
+    -------
+    Spread or None
+        None where neither the cell's own nor the pooled spread can be estimated.
+    """
     try:
         own = cal.estimate_spread(errors)
     except BenchcastError:
@@ -171,6 +218,18 @@ def spread_or_none(errors: pd.DataFrame, pooled: cal.Spread | None) -> cal.Sprea
 
 
 def pooled_spread(errors: list[pd.DataFrame]) -> cal.Spread | None:
+    """The extrapolation spread estimated from several benchmarks' rolling-origin forecasts at once.
+
+    Parameters
+    ----------
+    errors : list of DataFrame
+        Rolling-origin forecasts, each with a ``benchmark`` column (empty or None ones are skipped).
+
+    Returns
+    -------
+    Spread or None
+        None where there are none or too few to estimate.
+    """
     frames = [e for e in errors if e is not None and not e.empty]
     if not frames:
         return None
@@ -191,7 +250,20 @@ class Plan:
 
 
 def base_name(strategy: str, choosers: dict[str, Chooser] | None = None) -> tuple[str, str]:
-    """(strategy, interval) from a name such as 'power[bootstrap]'; a chooser's name is its own."""
+    """(strategy, interval) from a name such as 'power[bootstrap]'; a chooser's name is its own.
+
+    Parameters
+    ----------
+    strategy : str
+        A strategy name, with an optional ``[interval]`` suffix.
+    choosers : dict, optional
+        Chooser name to :class:`Chooser` (a chooser carries its own interval).
+
+    Returns
+    -------
+    name, interval : str
+        The strategy without the suffix; ``'extrapolation'`` or ``'bootstrap'``.
+    """
     if choosers and strategy in choosers:
         return strategy, choosers[strategy].interval
     if strategy.endswith("]") and "[" in strategy:
@@ -207,7 +279,26 @@ def plan_strategy(
     candidates=DEFAULT_CANDIDATES,
     choosers: dict[str, Chooser] | None = None,
 ) -> Plan:
-    """How ``strategy`` combines the laws of one cell (``picks``: each chooser's law for it)."""
+    """How ``strategy`` combines the laws of one cell (``picks``: each chooser's law for it).
+
+    Parameters
+    ----------
+    strategy : str
+        A strategy name (see :func:`base_name`).
+    outcomes : dict
+        Law name to :class:`LawOutcome` for the cell.
+    picks : dict
+        Chooser name to its law for the cell (None: it could not choose).
+    candidates : tuple of str
+        The laws the selectors combine.
+    choosers : dict, optional
+        Chooser name to :class:`Chooser`.
+
+    Returns
+    -------
+    Plan
+        Status, law weights, the blended rolling-origin errors and the interval.
+    """
     name, interval = base_name(strategy, choosers)
     if name in SELECTORS:
         # every candidate must be fitted and checked: the combination is only as supported as its laws
@@ -250,6 +341,23 @@ def blend(outcomes: dict[str, LawOutcome], weights: pd.Series) -> tuple[np.ndarr
 
 
 def usable(outcomes: dict[str, LawOutcome], weights: pd.Series, true: np.ndarray, benchmark: str) -> np.ndarray:
-    """Held-out points far enough above chance (:data:`benchcast.fitting.metrics.USABLE`)."""
+    """Held-out points far enough above chance (:data:`benchcast.fitting.metrics.USABLE`).
+
+    Parameters
+    ----------
+    outcomes : dict
+        Law name to :class:`LawOutcome` (the first gives the chance score ``q_rand``).
+    weights : Series
+        The laws' weights (unused: every law of a cell shares its chance score).
+    true : ndarray
+        Held-out scores.
+    benchmark : str
+        The benchmark's name.
+
+    Returns
+    -------
+    ndarray of bool
+        One flag per held-out point.
+    """
     q_rand = next(iter(outcomes.values())).q_rand if outcomes else 0.0
     return usable_points(true, q_rand, benchmark)

@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from rich.markup import escape
-from scipy.optimize import minimize
 
 from benchcast.errors import InsufficientDataError
 from benchcast.evaluation.backtest import BacktestResult, backtest
+from benchcast.evaluation.critical import CRITICAL_DEFINITION, change_span, critical_threshold  # noqa: F401 (API)
 from benchcast.fitting.metrics import mae, mre, usable_points
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.utils.io import atomic_write_text, output_folder
@@ -27,11 +27,6 @@ SUCCESS_MRE = 10.0  # percent: a threshold "succeeds" when held-out MRE is below
 SUCCESS_DEFINITION = (
     "a threshold T succeeds when the law, fitted on the runs with C <= T, forecasts the held-out runs "
     "(C > T) with a mean relative error (MRE over every held-out point) below {success_mre:g} %"
-)
-CRITICAL_DEFINITION = (
-    "the critical threshold is the T where a logistic regression of success on log10 T crosses "
-    "P(success) = 0.5; it is reported only when it lies inside the span of the grid where success was "
-    "observed to change (from the lowest to the highest threshold next to a change), else left out"
 )
 
 
@@ -61,68 +56,6 @@ def usable_errors(bt: BacktestResult) -> dict:
     out["n_fit"], out["n_test"], out["n_test_usable"] = int(fitted.sum()), int(test.sum()), int((test & usable).sum())
     out["train_rmse"], out["train_r2"] = bt.metrics["train_rmse"], bt.metrics["train_r2"]
     return out
-
-
-def _logistic_crossing(x: np.ndarray, s: np.ndarray) -> float | None:
-    """log10 T where a logistic regression of success on log10 T crosses 0.5 (None if flat)."""
-    centre, scale = x.mean(), max(x.std(), 1e-9)
-    z = (x - centre) / scale
-
-    def nll(w):  # tiny ridge keeps the estimate finite when the classes separate
-        logits = w[0] * z + w[1]
-        return float(np.sum(np.logaddexp(0, logits) - s * logits) + 1e-2 * w[0] ** 2)
-
-    w = minimize(nll, np.zeros(2), method="BFGS").x
-    if abs(w[0]) < 1e-9:
-        return None
-    return float(centre + scale * (-w[1] / w[0]))
-
-
-def change_span(thresholds, success) -> tuple[float, float] | None:
-    """(lowest, highest) threshold next to a change of success along the sorted grid; None if none.
-
-    Parameters
-    ----------
-    thresholds : sequence of float
-    success : sequence of bool
-        Whether each threshold succeeded.
-
-    Returns
-    -------
-    tuple of float or None
-    """
-    t = np.asarray(thresholds, float)
-    order = np.argsort(t, kind="stable")
-    t, s = t[order], np.asarray(success, bool)[order]
-    changes = np.flatnonzero(s[1:] != s[:-1])
-    if not changes.size:
-        return None
-    return float(t[changes[0]]), float(t[changes[-1] + 1])
-
-
-def critical_threshold(thresholds, success) -> float | None:
-    """The critical threshold of :data:`CRITICAL_DEFINITION` (None where it is undefined).
-
-    Parameters
-    ----------
-    thresholds : sequence of float
-    success : sequence of bool
-
-    Returns
-    -------
-    float or None
-    """
-    order = np.argsort(np.asarray(thresholds, float), kind="stable")  # the same answer for any order
-    x = np.log10(np.asarray(thresholds, float)[order])
-    s = np.asarray(success, float)[order]
-    span = change_span(thresholds, success)
-    if span is None:
-        return None
-    crossing = _logistic_crossing(x, s)
-    if crossing is None:
-        return None
-    value = float(10**crossing)
-    return value if span[0] <= value <= span[1] else None
 
 
 @dataclass
@@ -163,6 +96,14 @@ class Sweep(RichView):
         }
 
     def summary(self) -> dict:
+        """One line of the sweep: law, benchmark, critical threshold and note, and the counts.
+
+        Returns
+        -------
+        dict
+            ``law``, ``benchmark``, ``critical_threshold`` (FLOPs or None), ``note``, ``successes``,
+            ``thresholds`` and ``skipped``.
+        """
         return {
             "law": self.law,
             "benchmark": self.benchmark,
@@ -195,7 +136,13 @@ class Sweep(RichView):
         return SweepComparison([self]).rich_items()
 
     def write(self, out: str | Path) -> None:
-        """``sweep.csv`` and ``sweep.png`` into the folder ``out`` (see :class:`SweepComparison`)."""
+        """``sweep.csv`` and ``sweep.png`` into the folder ``out`` (see :class:`SweepComparison`).
+
+        Parameters
+        ----------
+        out : str or Path
+            The output folder.
+        """
         SweepComparison([self]).write(out)
 
 
@@ -314,6 +261,34 @@ def sweep(
     Thresholds where the backtest has too little data (no held-out runs above them, too few to
     fit below them) are left out of the grid and listed in ``skipped`` with the reason; any other
     error (a wrong selection) is raised.
+
+    Parameters
+    ----------
+    table : DataFrame
+        Long-format scores.
+    spec : FitSpec
+        The law, benchmark, metric and selection.
+    thresholds : sequence of float
+        The grid of thresholds T, in FLOPs: fit on runs with C <= T, forecast those above.
+    min_flops : float, optional
+        Leave out runs below this compute (FLOPs).
+    tpr : float, optional
+        Only runs at this tokens-per-parameter ratio (default: the spec's).
+    success_mre : float
+        A threshold succeeds when the held-out MRE is below this, in percent.
+    progress : bool, optional
+        Show a progress bar (``None``: only on a terminal).
+    n_boot : int
+        Bootstrap replicates per threshold behind the interval coverage (0: none).
+    seed : int
+        Seed of the bootstrap.
+    n_jobs, backend, ray_address
+        Passed to :func:`benchcast.utils.parallel.parallel_map` (one threshold per task).
+
+    Returns
+    -------
+    Sweep
+        One row per threshold with held-out runs, the critical threshold (FLOPs or None) and a note.
     """
     options = {"min_flops": min_flops, "tpr": tpr, "n_boot": n_boot, "seed": seed, "n_jobs": 1}
     grid = check_thresholds(thresholds)

@@ -51,7 +51,21 @@ ERROR_COLUMNS = ("origin_decades", "origin", "run", "k", "flops", "decades", "tr
 
 def rolling_origin(result: FitResult, origin_decades=ORIGIN_DECADES) -> pd.DataFrame:
     """Pseudo-out-of-sample forecasts inside a fit's own points (one row per forecast point), each
-    from a cold fit of the points up to its origin (column ``converged``: that fit's convergence)."""
+    from a cold fit of the points up to its origin (column ``converged``: that fit's convergence).
+
+    Parameters
+    ----------
+    result : FitResult
+        The fit whose points are refitted.
+    origin_decades : sequence of float
+        Each origin's distance below the fit's largest run, in decades of compute.
+
+    Returns
+    -------
+    DataFrame
+        ``ERROR_COLUMNS``: the origin, each point ahead of it (``decades`` beyond the origin's largest
+        run), its true and forecast score; empty where no origin has enough points.
+    """
     points = result.points
     law = result.law_object
     flops = points["flops"].to_numpy(float)
@@ -94,7 +108,18 @@ def rolling_origin(result: FitResult, origin_decades=ORIGIN_DECADES) -> pd.DataF
 
 
 def log_errors(errors: pd.DataFrame) -> pd.DataFrame:
-    """Rows with a finite log-ratio error, with columns ``e`` (log true/forecast) and ``d``."""
+    """Rows with a finite log-ratio error, with columns ``e`` (log true/forecast) and ``d``.
+
+    Parameters
+    ----------
+    errors : DataFrame
+        Rolling-origin forecasts (:func:`rolling_origin`).
+
+    Returns
+    -------
+    DataFrame
+        The rows ahead of their origin (``decades`` > 0) with a finite ``e``; ``d`` is ``decades``.
+    """
     true, predicted = errors["true"].to_numpy(float), errors["predicted"].to_numpy(float)
     with np.errstate(divide="ignore", invalid="ignore"):
         e = np.log(true) - np.log(predicted)
@@ -116,9 +141,28 @@ class Spread:
     n_unconverged: int = 0  # inner origins whose refit did not converge (their forecasts are kept)
 
     def sd(self, decades) -> np.ndarray:
+        """The sd of the log-ratio error at a distance.
+
+        Parameters
+        ----------
+        decades : array_like
+            Distance beyond the largest fitted run, in decades of compute (negative counts as 0).
+
+        Returns
+        -------
+        ndarray
+            ``tau * decades``.
+        """
         return self.tau * np.maximum(np.asarray(decades, float), 0.0)
 
     def to_dict(self) -> dict:
+        """The spread as JSON-ready numbers.
+
+        Returns
+        -------
+        dict
+            The fields by name.
+        """
         return {
             "tau": self.tau,
             "noise": self.noise,
@@ -130,7 +174,25 @@ class Spread:
 
 
 def estimate_spread(errors: pd.DataFrame, *, group: tuple[str, ...] = ("origin_decades",)) -> Spread:
-    """NNLS of e^2 on [1, d^2], each origin (each ``group``) weighted equally."""
+    """NNLS of e^2 on [1, d^2], each origin (each ``group``) weighted equally.
+
+    Parameters
+    ----------
+    errors : DataFrame
+        Rolling-origin forecasts (:func:`rolling_origin`).
+    group : tuple of str
+        Columns that name one origin (add ``benchmark`` to pool several benchmarks).
+
+    Returns
+    -------
+    Spread
+        ``tau`` (per decade) and ``noise`` (s0), source ``'own'``.
+
+    Raises
+    ------
+    InsufficientDataError
+        With fewer than ``MIN_ORIGINS`` origins.
+    """
     rows = log_errors(errors)
     keys = [c for c in group if c in rows]
     n_origins = int(rows.groupby(keys).ngroups) if len(rows) else 0
@@ -150,7 +212,18 @@ def estimate_spread(errors: pd.DataFrame, *, group: tuple[str, ...] = ("origin_d
 
 
 def shrink(own: Spread | None, pooled: Spread | None) -> Spread:
-    """Own spread shrunk towards the pooled one by the number of origins behind each."""
+    """Own spread shrunk towards the pooled one by the number of origins behind each.
+
+    Parameters
+    ----------
+    own, pooled : Spread or None
+        The benchmark's own spread and the one pooled over the data set's benchmarks.
+
+    Returns
+    -------
+    Spread
+        ``own`` while ``POOL_ORIGINS`` is 0 (``pooled`` where there is no own).
+    """
     if own is None and pooled is None:
         raise InsufficientDataError("no extrapolation error could be estimated, own or pooled.")
     if own is None:
@@ -185,6 +258,18 @@ class CalibratedBootstrap:
         return getattr(self.boot, name)
 
     def decades(self, **covariates) -> np.ndarray:
+        """Each point's distance beyond the fit's largest run.
+
+        Parameters
+        ----------
+        **covariates
+            The points: ``flops``, or ``params`` and ``tokens`` (C = 6 N D), and the law's others.
+
+        Returns
+        -------
+        ndarray
+            Decades of compute (log10 C / C_max), flattened in the query's shape.
+        """
         flops = covariates.get("flops")
         if flops is None and covariates.get("params") is not None and covariates.get("tokens") is not None:
             flops = 6.0 * np.asarray(covariates["params"], float) * np.asarray(covariates["tokens"], float)
@@ -229,6 +314,13 @@ class CalibratedBootstrap:
         return self.draws(kind, **covariates).interval(level)
 
     def describe(self) -> dict:
+        """The interval's kind and its spread.
+
+        Returns
+        -------
+        dict
+            ``interval`` ('extrapolation') and :meth:`Spread.to_dict`.
+        """
         return {"interval": "extrapolation", **self.spread.to_dict()}
 
 
@@ -237,7 +329,24 @@ def calibrate(
 ) -> CalibratedBootstrap:
     """Add the extrapolation error, estimated by rolling origins inside the fit's own runs, to a
     bootstrap. ``pooled`` (a spread from the other benchmarks of the data set) is shrunk in;
-    without it the fit alone must have at least ``MIN_ORIGINS`` inner origins."""
+    without it the fit alone must have at least ``MIN_ORIGINS`` inner origins.
+
+    Parameters
+    ----------
+    boot : Bootstrap
+        The fit's bootstrap.
+    pooled : Spread, optional
+        A spread pooled from the data set's other benchmarks.
+    origin_decades : sequence of float
+        The inner origins, in decades below the largest run.
+    errors : DataFrame, optional
+        Rolling-origin forecasts already made (:func:`rolling_origin`).
+
+    Returns
+    -------
+    CalibratedBootstrap
+        The bootstrap, the spread and the rolling-origin forecasts.
+    """
     errors = rolling_origin(boot.result, origin_decades) if errors is None else errors
     try:
         own = estimate_spread(errors)

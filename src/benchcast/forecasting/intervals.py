@@ -51,7 +51,22 @@ CHEAP_IN_PROCESS = 2000  # replicates of a batched or closed-form law refitted i
 
 def resample_counts(result: FitResult, seed: int, indices) -> np.ndarray:
     """How often each training point is drawn in each replicate, shape (len(indices), n_points):
-    runs are drawn with replacement, and a run's points come with it."""
+    runs are drawn with replacement, and a run's points come with it.
+
+    Parameters
+    ----------
+    result : FitResult
+        The fit whose points are resampled.
+    seed : int
+        Seed; replicate ``i`` draws from the stream ``[seed, i]``, whatever batch it is in.
+    indices : sequence of int
+        The replicates' numbers.
+
+    Returns
+    -------
+    ndarray
+        Float counts, shape (len(indices), n_points).
+    """
     # runs numbered in order of first appearance, the order their draws have always used
     position, first = pd.factorize(result.points["run"])
     counts = np.zeros((len(indices), len(position)))
@@ -90,7 +105,24 @@ def _cold(data: _Data, spec, counts: np.ndarray) -> tuple[np.ndarray, float, boo
 
 
 def fit_replicates(result: FitResult, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Refit the fit's law to each reweighted replicate: (thetas, losses, converged, failed)."""
+    """Refit the fit's law to each reweighted replicate: (thetas, losses, converged, failed).
+
+    Parameters
+    ----------
+    result : FitResult
+        The fit (its law, spec and points).
+    counts : ndarray
+        Weight of each point in each replicate (:func:`resample_counts`), shape (replicates, n_points).
+
+    Returns
+    -------
+    thetas : ndarray
+        (replicates, n_params) as each refit ended (nan: failed).
+    losses : ndarray
+        (replicates,) each refit's loss on its own resample.
+    converged, failed : ndarray of bool
+        (replicates,) whether each refit converged, and refits that could not be made.
+    """
     data = _Data.of(result)
     law, spec = data.law, result.spec
     B = len(counts)
@@ -169,6 +201,13 @@ class Bootstrap:
         return int((~self.failed & ~self.usable).sum())
 
     def summary(self) -> dict:
+        """The replicate counts.
+
+        Returns
+        -------
+        dict
+            ``n_boot``, ``n_used``, ``n_failed`` and ``n_dropped``.
+        """
         return {
             "n_boot": int(len(self.failed)),
             "n_used": int(self.usable.sum()),
@@ -257,7 +296,28 @@ def bootstrap(
     ray_address: str | None = None,
 ) -> Bootstrap:
     """Resample the fit's runs with replacement ``n_boot`` times and refit each replicate
-    (``ray_address``: the batches of replicates become Ray tasks; see :func:`parallel_map`)."""
+    (``ray_address``: the batches of replicates become Ray tasks; see :func:`parallel_map`).
+
+    Parameters
+    ----------
+    result : FitResult
+        The fit, with its training points.
+    n_boot : int
+        Replicates (at least 1).
+    seed : int
+        Seed of the resampling.
+    n_jobs : int, optional
+        Worker processes (``None``: :func:`benchcast.utils.parallel.default_jobs`).
+    progress : bool, optional
+        Show a progress bar (``None``: only on a terminal).
+    ray_address : str, optional
+        A Ray cluster to run the batches on.
+
+    Returns
+    -------
+    Bootstrap
+        The replicate parameters, losses and convergence flags.
+    """
     check_replicates(n_boot, allow_zero=False)
     if result.points.empty or "value" not in result.points:
         raise BenchcastError("this fit carries no training points; refit it to bootstrap.")

@@ -87,7 +87,13 @@ class Forecast(_Fields, RichView):
         )
 
     def labels(self) -> list[str]:
-        """How each queried point is named: its compute, else its N and D, else its gold NLL."""
+        """How each queried point is named: its compute, else its N and D, else its gold NLL.
+
+        Returns
+        -------
+        list of str
+            One label per queried point.
+        """
         query = self.query
         if query.get("flops") is not None:
             return [f"{c:.3g}" for c in np.atleast_1d(query["flops"])]

@@ -27,99 +27,43 @@ from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting import calibration as cal
 from benchcast.forecasting.draws import ScoreDraws
 from benchcast.forecasting.intervals import bootstrap, check_replicates
+from benchcast.forecasting.law_comparison import (  # noqa: F401 (API)
+    SELECTION_RULES,
+    blend_errors,
+    common_errors,
+    inner_scores,
+    nested_error,
+    weights_for,
+)
 from benchcast.forecasting.recommendation import Recommendation
 from benchcast.laws import available_laws, get_law
 from benchcast.validation import check_law, check_level, check_positive
 
-SELECTION_RULES = ("ensemble", "stack", "select")
 # Candidates of the default choice: the laws with a ceiling below a perfect score (chosen by
 # `benchcast bench`; README, "Which law should I use?"); add laws here by name.
 DEFAULT_CANDIDATES = ("power_floor", "bnsl_monotone")
 
 
 def applicable_laws(table: pd.DataFrame, spec: FitSpec) -> list[str]:
-    """Every registered law that can be fitted to this selection (each law says what it needs)."""
+    """Every registered law that can be fitted to this selection (each law says what it needs).
+
+    Parameters
+    ----------
+    table : DataFrame
+        Long-format scores.
+    spec : FitSpec
+        The benchmark, metric and selection (its law is ignored).
+
+    Returns
+    -------
+    list of str
+        Law names, in the registry's order.
+    """
     rows, resolved = design(table, spec)
     has_gold = bool(((table["benchmark"] == spec.benchmark) & (table["metric"] == resolved.gold_metric)).any())
     return [
         name for name in available_laws() if not get_law(name).applicable(rows, proxy=spec.proxy, has_gold=has_gold)
     ]
-
-
-# -- comparing laws on their rolling-origin forecasts ----------------------------------------
-
-
-def common_errors(errors: dict[str, pd.DataFrame]) -> pd.DataFrame:
-    """Rolling-origin forecasts of every law on the inner points they all forecast: one column of
-    forecasts per law, plus origin_decades, origin, run, k, flops, decades, true and converged
-    (every law's inner refit converged there)."""
-    key = ["origin_decades", "run", "k"]
-    if not errors or any(e is None or e.empty for e in errors.values()):
-        return pd.DataFrame()
-    columns = [frame.set_index(key)["predicted"].rename(law) for law, frame in errors.items()]
-    base = next(iter(errors.values())).set_index(key)[["origin", "flops", "decades", "true"]]
-    base = base[~base.index.duplicated()]
-    converged = [
-        frame.set_index(key)["converged"].astype(bool).rename(f"converged {law}")
-        for law, frame in errors.items()
-        if "converged" in frame
-    ]
-    wide = pd.concat([base, *columns, *converged], axis=1, join="inner")
-    if converged:
-        flags = [c.name for c in converged]
-        wide["converged"] = wide[flags].all(axis=1)
-        wide = wide.drop(columns=flags)
-    wide = wide[np.isfinite(wide[list(errors)]).all(axis=1) & (wide["true"] > 0)]
-    return wide.reset_index()
-
-
-def inner_scores(wide: pd.DataFrame, laws: list[str]) -> pd.Series:
-    """Per law: mean over origins of the mean squared log-ratio error of its inner forecasts."""
-    true = np.log(wide["true"].to_numpy(float))
-    origin = wide["origin_decades"].to_numpy()
-    out = {}
-    for law in laws:
-        squared = (np.log(np.clip(wide[law].to_numpy(float), 1e-12, None)) - true) ** 2
-        out[law] = float(pd.Series(squared).groupby(origin).mean().mean())
-    return pd.Series(out)
-
-
-def weights_for(rule: str, scores: pd.Series) -> pd.Series:
-    """``ensemble``: equal weights over the laws with support; ``stack``: weights proportional to
-    1/score; ``select``: all weight on the lowest score."""
-    if rule not in SELECTION_RULES:
-        raise BenchcastError(f"unknown selection rule {rule!r}; expected one of {', '.join(SELECTION_RULES)}.")
-    if rule == "ensemble":
-        return pd.Series(1.0 / len(scores), index=scores.index)
-    if rule == "select":
-        best = scores == scores.min()
-        return best.astype(float) / float(best.sum())
-    inverse = 1.0 / np.maximum(scores, 1e-12)
-    return inverse / inverse.sum()
-
-
-def blend_errors(wide: pd.DataFrame, weights: pd.Series) -> pd.DataFrame:
-    """The rolling-origin forecasts of a weighted combination of laws (for its own calibration)."""
-    kept = ["origin_decades", "origin", "run", "k", "flops", "decades", "true", "converged"]
-    out = wide[[c for c in kept if c in wide]].copy()
-    out["predicted"] = sum(w * wide[law].to_numpy(float) for law, w in weights.items() if w > 0)
-    return out
-
-
-def nested_error(wide: pd.DataFrame, laws: list[str], rule: str) -> dict:
-    """The choice's own out-of-sample error: at each origin, choose from the deeper origins'
-    forecasts of runs at or below it, then score the choice's forecasts of the runs above it."""
-    records = []
-    for delta, group in wide.groupby("origin_decades"):
-        origin = float(group["origin"].iloc[0])
-        seen = wide[(wide["origin_decades"] > delta) & (wide["flops"] <= origin * (1 + 1e-9))]
-        if seen["origin_decades"].nunique() < cal.MIN_ORIGINS:
-            continue
-        weights = weights_for(rule, inner_scores(seen, laws))
-        predicted = sum(w * group[law].to_numpy(float) for law, w in weights.items() if w > 0)
-        true = group["true"].to_numpy(float)
-        records.append(float(np.mean(np.abs(predicted - true) / true) * 100))
-    return {"mre": float(np.mean(records)) if records else float("nan"), "n_origins": len(records)}
 
 
 # -- the recommendation ----------------------------------------------------------------------

@@ -20,7 +20,22 @@ from benchcast.utils.jsonable import jsonable
 
 
 def available_ks(table: pd.DataFrame, benchmark: str, metric: str = "pass@k") -> list[int]:
-    """The k of a benchmark's rows of ``metric`` (``[1]`` when it has none)."""
+    """The k of a benchmark's rows of ``metric`` (``[1]`` when it has none).
+
+    Parameters
+    ----------
+    table : DataFrame
+        Long-format scores.
+    benchmark : str
+        The benchmark.
+    metric : str
+        The metric whose ``k`` column is read.
+
+    Returns
+    -------
+    list of int
+        The k values, ascending.
+    """
     rows = select(table, benchmark, metric)
     ks = sorted(int(k) for k in rows["k"].dropna().unique())
     return ks or [1]
@@ -59,7 +74,13 @@ class KScan(ResultView):
         return list(get_law(self.law).param_names)
 
     def trends(self) -> dict[str, float]:
-        """Each parameter's change per doubling of k (see :func:`trend`)."""
+        """Each parameter's change per doubling of k (see :func:`trend`).
+
+        Returns
+        -------
+        dict
+            Parameter name to its slope against log2 k (NaN with fewer than two fits).
+        """
         return {name: trend(self.table, name) for name in self.param_names}
 
     def to_dict(self) -> dict:
@@ -157,7 +178,20 @@ def kscan(
 
 
 def trend(scan: pd.DataFrame, parameter: str) -> float:
-    """Slope of a parameter against log2 k (how it moves per doubling of k)."""
+    """Slope of a parameter against log2 k (how it moves per doubling of k).
+
+    Parameters
+    ----------
+    scan : DataFrame
+        One row per k (``k`` and the law's parameters).
+    parameter : str
+        The parameter's column.
+
+    Returns
+    -------
+    float
+        The least-squares slope; NaN with fewer than two values.
+    """
     ok = scan.dropna(subset=[parameter]) if parameter in scan else scan.iloc[0:0]
     if len(ok) < 2:
         return float("nan")

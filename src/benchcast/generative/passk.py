@@ -32,7 +32,17 @@ def _check_counts(n: np.ndarray, c: np.ndarray) -> None:
 def pass_at_k_per_problem(n, c, ks) -> np.ndarray:
     """Unbiased pass@k for each problem (rows) and each k (columns).
 
-    ``n``, ``c``: samples drawn and correct per problem; ``ks``: the k values (each <= min n).
+    Parameters
+    ----------
+    n, c : array_like of int
+        Samples drawn and samples correct, per problem.
+    ks : array_like of int
+        The k values (each in [1, min n]).
+
+    Returns
+    -------
+    ndarray
+        pass@k in [0, 1], shape (problems, len(ks)).
     """
     n = np.atleast_1d(np.asarray(n, dtype=np.int64))
     c = np.atleast_1d(np.asarray(c, dtype=np.int64))
@@ -60,13 +70,45 @@ def pass_at_k_per_problem(n, c, ks) -> np.ndarray:
 
 
 def pass_at_k(n, c, ks) -> np.ndarray:
-    """Benchmark-level pass@k: the mean over problems of the unbiased estimator, one value per k."""
+    """Benchmark-level pass@k: the mean over problems of the unbiased estimator, one value per k.
+
+    Parameters
+    ----------
+    n, c : array_like of int
+        Samples drawn and samples correct, per problem.
+    ks : array_like of int
+        The k values (each in [1, min n]).
+
+    Returns
+    -------
+    ndarray
+        pass@k in [0, 1], one per k.
+    """
     return pass_at_k_per_problem(n, c, ks).mean(axis=0)
 
 
 def bootstrap_pass_at_k(n, c, ks, *, n_boot: int = 1000, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
     """pass@k with a percentile bootstrap interval over problems (and its standard error);
-    ``n_boot=0`` gives the estimate alone (interval columns are NaN)."""
+    ``n_boot=0`` gives the estimate alone (interval columns are NaN).
+
+    Parameters
+    ----------
+    n, c : array_like of int
+        Samples drawn and samples correct, per problem.
+    ks : array_like of int
+        The k values (each in [1, min n]).
+    n_boot : int
+        Bootstrap replicates over problems (0: none).
+    level : float
+        Interval level, in (0, 1).
+    seed : int
+        Seed of the resampling.
+
+    Returns
+    -------
+    DataFrame
+        One row per k: ``k``, ``pass_at_k``, ``stderr``, ``lower``, ``upper`` (in [0, 1]).
+    """
     check_replicates(n_boot, allow_zero=True)
     per_problem = pass_at_k_per_problem(n, c, ks)
     if n_boot == 0:
@@ -96,7 +138,21 @@ def bootstrap_pass_at_k(n, c, ks, *, n_boot: int = 1000, level: float = 0.95, se
 
 
 def independence_bounds(q, k) -> dict[str, np.ndarray]:
-    """Bounds on pass@k for a single-attempt success probability q, assuming independence."""
+    """Bounds on pass@k for a single-attempt success probability q, assuming independence.
+
+    Parameters
+    ----------
+    q : array_like
+        Single-attempt success probability, in [0, 1].
+    k : array_like
+        Attempts.
+
+    Returns
+    -------
+    dict
+        ``lower_kq_exp`` (kq e^-kq), ``lower_exp`` (1 - e^-kq), ``independent`` (1 - (1 - q)^k) and
+        ``upper`` (min(kq, 1)), each an array broadcast over ``q`` and ``k``.
+    """
     q, k = np.asarray(q, float), np.asarray(k, float)
     kq = k * q
     return {
@@ -188,11 +244,34 @@ class BetaPassK(ResultView):
         return self
 
     def pass_at_k(self, ks) -> np.ndarray:
-        """E[1 - (1 - p)^k] = 1 - B(a, b + k) / B(a, b), for any k >= 1."""
+        """E[1 - (1 - p)^k] = 1 - B(a, b + k) / B(a, b), for any k >= 1.
+
+        Parameters
+        ----------
+        ks : array_like
+            Attempts (need not be integers or sampled).
+
+        Returns
+        -------
+        ndarray
+            pass@k in [0, 1], one per k.
+        """
         ks = np.asarray(ks, float)
         return -np.expm1(betaln(self.a, self.b + ks) - betaln(self.a, self.b))
 
     def log_likelihood(self, n, c) -> float:
+        """Beta-binomial log-likelihood of the per-problem counts under the fitted (a, b).
+
+        Parameters
+        ----------
+        n, c : array_like of int
+            Samples drawn and samples correct, per problem.
+
+        Returns
+        -------
+        float
+            The summed log-likelihood (nats).
+        """
         n, c = np.asarray(n, float), np.asarray(c, float)
         log_binom = gammaln(n + 1) - gammaln(c + 1) - gammaln(n - c + 1)
         return float(np.sum(log_binom + betaln(c + self.a, n - c + self.b) - betaln(self.a, self.b)))
@@ -208,7 +287,29 @@ def passk_table(
     extrapolate_to: int | None = None,
 ) -> pd.DataFrame:
     """pass@k per (run, benchmark) with bootstrap intervals; beyond the sampled n (up to
-    ``extrapolate_to``) the beta-binomial model's closed form, marked ``source='beta'``."""
+    ``extrapolate_to``) the beta-binomial model's closed form, marked ``source='beta'``.
+
+    Parameters
+    ----------
+    counts : DataFrame
+        Per-problem counts (``run``, ``benchmark``, ``n``, ``c``; see
+        :func:`benchcast.generative.samples.read_counts`).
+    ks : array_like of int
+        The k values.
+    n_boot : int
+        Bootstrap replicates over problems (0: no interval).
+    level : float
+        Interval level, in (0, 1).
+    seed : int
+        Seed of the resampling.
+    extrapolate_to : int, optional
+        Largest k the beta-binomial model extrapolates to (adds a geometric grid of k up to it).
+
+    Returns
+    -------
+    DataFrame
+        One row per (run, benchmark, k): pass@k in [0, 1] with its interval, ``source`` and ``problems``.
+    """
     if extrapolate_to is not None and (int(extrapolate_to) != extrapolate_to or extrapolate_to < 1):
         raise DataError(f"extrapolate_to must be a number of attempts k >= 1, got {extrapolate_to!r}.")
     ks = np.unique(np.asarray(ks, int))

@@ -51,7 +51,20 @@ def _first_line(path: Path) -> dict | None:
 
 
 def read_counts(path: str | Path, *, benchmark: str | None = None, run: str | None = None) -> pd.DataFrame:
-    """Per-problem (run, benchmark, problem_id, n, c) from any supported sample file."""
+    """Per-problem (run, benchmark, problem_id, n, c) from any supported sample file.
+
+    Parameters
+    ----------
+    path : str or Path
+        A per-sample or per-problem table (CSV, Parquet, JSON lines) or lm-eval-harness samples.
+    benchmark, run : str, optional
+        Names for files that do not carry them (default: the file's stem, and ``'run'``).
+
+    Returns
+    -------
+    DataFrame
+        One row per (run, benchmark, problem): ``n`` samples drawn, ``c`` correct.
+    """
     path = Path(path)
     if path.suffix.lower() in (".jsonl", ".json") and path.is_file():
         if is_lm_eval_samples(_first_line(path)):

@@ -13,7 +13,20 @@ from benchcast.plots.figures import curve, draw_backtest, flops_grid, panel_grid
 
 def run_example(out_dir: str | Path = "benchcast-example", law: str = "power") -> dict:
     """The main job end to end: fit each benchmark below the threshold, forecast the larger
-    runs, report errors, save the fits and a figure. Returns a JSON-ready summary."""
+    runs, report errors, save the fits and a figure. Returns a JSON-ready summary.
+
+    Parameters
+    ----------
+    out_dir : str or Path
+        Folder for the saved fits and ``example.png``.
+    law : str
+        The law fitted to every benchmark of the synthetic example.
+
+    Returns
+    -------
+    dict
+        ``law``, ``threshold`` (FLOPs), per-benchmark errors, the forecasts, the figure's path and ``out_dir``.
+    """
     out_dir = Path(out_dir)
     table = load_example()
     results, forecasts = [], []

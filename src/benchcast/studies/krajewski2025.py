@@ -93,10 +93,42 @@ def _run(table: pd.DataFrame, job: Job) -> BacktestResult | Sweep | str:
 
 
 def task_proxy(table: pd.DataFrame, benchmark: str) -> str | None:
+    """The benchmark's own log-likelihood as a proxy, where the table has it.
+
+    Parameters
+    ----------
+    table : DataFrame
+        Long-format scores.
+    benchmark : str
+        The benchmark.
+
+    Returns
+    -------
+    str or None
+        ``'<benchmark>:loglikelihood'``, or None.
+    """
     return f"{benchmark}:loglikelihood" if _has(table, benchmark, "loglikelihood") else None
 
 
 def plan_jobs(table: pd.DataFrame, benchmarks=BENCHMARKS, thresholds=SWEEP_THRESHOLDS, n_boot: int = 0) -> list[Job]:
+    """Every job of the study: direct, two-stage and N-D backtests, sweeps, pass@k and averages.
+
+    Parameters
+    ----------
+    table : DataFrame
+        Long-format scores (which proxies and pass@k rows exist decides some jobs).
+    benchmarks : sequence of (str, str)
+        (benchmark, metric) pairs of the per-benchmark analyses.
+    thresholds : sequence of float
+        The sweeps' grid, in FLOPs.
+    n_boot : int
+        Bootstrap replicates behind the direct laws' intervals (0: none).
+
+    Returns
+    -------
+    list of Job
+        Independent jobs, in the order their results are tabulated.
+    """
     direct = {"threshold": THRESHOLD, "tpr": TPR, "min_flops": MIN_FLOPS}
     # intervals for the direct laws: bootstrapped inside the worker (no nested pools)
     with_intervals = {**direct, "n_boot": n_boot, "n_jobs": 1}
@@ -157,6 +189,30 @@ def reproduce_krajewski2025(
     their own named sets. ``n_boot`` bootstrap replicates give the direct laws 50 % and 90 %
     prediction intervals and their held-out coverage (0 turns intervals off). ``backend`` and
     ``ray_address`` choose where the independent jobs run (see :func:`parallel_map`).
+
+    Parameters
+    ----------
+    table : DataFrame
+        The study's long-format scores.
+    out_dir : str or Path, optional
+        Folder for the tables and figures (None: nothing written).
+    n_jobs : int, optional
+        Worker processes (``None``: :func:`benchcast.utils.parallel.default_jobs`).
+    progress : bool, optional
+        Show a progress bar (``None``: only on a terminal).
+    benchmarks : sequence of (str, str)
+        (benchmark, metric) pairs.
+    thresholds : sequence of float
+        The sweeps' grid, in FLOPs.
+    n_boot : int
+        Bootstrap replicates per direct law (0: no intervals).
+    backend, ray_address : str, optional
+        Where the jobs run.
+
+    Returns
+    -------
+    Reproduction
+        Every table, backtest and sweep of the study, the figures written and the jobs that failed.
     """
     start = time.perf_counter()
     wanted = tuple(benchmarks)

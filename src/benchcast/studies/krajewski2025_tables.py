@@ -106,7 +106,22 @@ COMPARED = ["test_mre", "test_mre_usable", "test_mae", "train_rmse", "train_r2",
 
 def compare_methods(per_bench: pd.DataFrame, benchmarks: list[str], *, complete: bool) -> pd.DataFrame:
     """Each method's errors averaged over ``benchmarks``; with ``complete`` only methods that ran
-    on every one of them (so no row mixes averages over different sets)."""
+    on every one of them (so no row mixes averages over different sets).
+
+    Parameters
+    ----------
+    per_bench : DataFrame
+        One row per (law, proxy, benchmark) with the ``COMPARED`` error columns.
+    benchmarks : list of str
+        The benchmarks averaged over.
+    complete : bool
+        Keep only methods that ran on every benchmark.
+
+    Returns
+    -------
+    DataFrame
+        One row per (law, proxy): mean errors and the benchmarks behind them.
+    """
     sub = per_bench[per_bench["benchmark"].isin(benchmarks)]
     rows = []
     for (law, proxy), group in sub.groupby(["law", "proxy"], sort=False):
@@ -204,6 +219,15 @@ def _proxy_table(table: pd.DataFrame, benchmarks) -> pd.DataFrame:
 
 
 def write_outputs(result: Reproduction, out_dir: Path) -> None:
+    """The study's tables (CSV) and figures into ``out_dir``.
+
+    Parameters
+    ----------
+    result : Reproduction
+        What :func:`benchcast.studies.krajewski2025.reproduce_krajewski2025` returned.
+    out_dir : Path
+        An existing folder.
+    """
     from benchcast.plots.figures import plot_reproduction_curves, plot_sweep
 
     for name, frame in result.tables.items():

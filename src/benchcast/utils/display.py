@@ -15,7 +15,18 @@ import pandas as pd
 
 
 def format_cell(value) -> str:
-    """A table cell as a person reads it: 4 significant digits, '-' where a value does not exist."""
+    """A table cell as a person reads it: 4 significant digits, '-' where a value does not exist.
+
+    Parameters
+    ----------
+    value : object
+        A number, bool, string, None or NA.
+
+    Returns
+    -------
+    str
+        The cell's text.
+    """
     if value is None or value is pd.NA:
         return "-"
     if isinstance(value, (bool, np.bool_)):
@@ -30,7 +41,18 @@ def format_cell(value) -> str:
 
 
 def text_table(frame: pd.DataFrame) -> str:
-    """A plain, aligned text table (no index)."""
+    """A plain, aligned text table (no index).
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The table.
+
+    Returns
+    -------
+    str
+        Header and rows, one per line (``(no rows)`` when empty).
+    """
     if frame.empty:
         return "(no rows)"
     header = [str(c) for c in frame.columns]
@@ -43,7 +65,18 @@ def text_table(frame: pd.DataFrame) -> str:
 
 
 def html_table(frame: pd.DataFrame) -> str:
-    """An HTML table with every cell escaped and formatted as in :func:`text_table`."""
+    """An HTML table with every cell escaped and formatted as in :func:`text_table`.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The table.
+
+    Returns
+    -------
+    str
+        A ``<table>`` element.
+    """
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
     body = "".join(
         "<tr>" + "".join(f"<td>{html.escape(format_cell(v))}</td>" for v in record) + "</tr>"
@@ -56,11 +89,23 @@ class ResultView:
     """Mixin for result types. Subclasses implement :meth:`to_dict` and :meth:`to_frame`."""
 
     def to_dict(self) -> dict:
-        """JSON-ready content (what ``--json`` prints)."""
+        """JSON-ready content (what ``--json`` prints).
+
+        Returns
+        -------
+        dict
+            Plain numbers, strings, lists and dicts.
+        """
         raise NotImplementedError
 
     def to_frame(self) -> pd.DataFrame:
-        """The result's table."""
+        """The result's table.
+
+        Returns
+        -------
+        DataFrame
+            What ``__str__`` and ``_repr_html_`` show.
+        """
         raise NotImplementedError
 
     @property

@@ -113,6 +113,18 @@ def atomic_write(path: str | Path, write: Callable[[Path], None]) -> Path:
 
     The temporary file lies beside ``path`` (same file system, so the rename is atomic) and is
     removed on any failure or interruption. The file gets mode ``0o666 & ~umask``.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file to write (its folder is created).
+    write : callable
+        ``write(tmp_path)`` writes the whole file at ``tmp_path``.
+
+    Returns
+    -------
+    Path
+        ``path``.
     """
     path = Path(path)
     tmp: Path | str = path
@@ -137,6 +149,20 @@ def atomic_write(path: str | Path, write: Callable[[Path], None]) -> Path:
 
 
 def atomic_write_text(path: str | Path, text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` atomically (see :func:`atomic_write`).
+
+    Parameters
+    ----------
+    path : str or Path
+        The file to write.
+    text : str
+        Its whole content.
+
+    Returns
+    -------
+    Path
+        ``path``.
+    """
     return atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
@@ -163,6 +189,16 @@ def output_folder(path: str | Path) -> Iterator[Path]:
     and SHA-256; it is removed before the first file is replaced, so a folder without a manifest
     (or whose files do not match it) is an incomplete output. On an error, Ctrl-C or SIGTERM the
     temporary folder is deleted and ``path`` is untouched. Permissions follow the umask.
+
+    Parameters
+    ----------
+    path : str or Path
+        The output folder.
+
+    Yields
+    ------
+    Path
+        The temporary folder to write into.
     """
     path = Path(path)
     if path.exists() and not path.is_dir():

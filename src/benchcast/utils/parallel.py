@@ -25,11 +25,29 @@ RAY_INSTALL = "pip install 'benchcast[ray]'"
 
 
 def default_jobs() -> int:
+    """Worker processes by default: every core this process may run on.
+
+    Returns
+    -------
+    int
+        At least 1.
+    """
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
 
 
 def resolve_jobs(n_jobs: int | None) -> int:
-    """The number of local worker processes ``n_jobs`` asks for (None: every core; at least 1)."""
+    """The number of local worker processes ``n_jobs`` asks for (None: every core; at least 1).
+
+    Parameters
+    ----------
+    n_jobs : int or None
+        Requested workers.
+
+    Returns
+    -------
+    int
+        Workers to start.
+    """
     return default_jobs() if n_jobs is None else max(1, n_jobs)
 
 
@@ -56,6 +74,28 @@ def parallel_map(
     process already has or starts a local one; ``n_jobs`` is then left to the cluster).
     Giving ``ray_address`` alone selects Ray. ``func`` must be picklable (a module-level function
     or a ``functools.partial`` of one).
+
+    Parameters
+    ----------
+    func : callable
+        Applied to each item.
+    items : iterable
+        The work.
+    n_jobs : int, optional
+        Local worker processes (None: every core).
+    description : str
+        The progress bar's label.
+    progress : bool, optional
+        Show progress (None: only on a terminal).
+    backend : {'process', 'ray'}, optional
+        Where the items run.
+    ray_address : str, optional
+        The Ray cluster.
+
+    Returns
+    -------
+    list
+        ``func(item)`` for each item, in the items' order.
     """
     items = list(items)
     backend = backend or ("ray" if ray_address is not None else "process")
@@ -72,7 +112,13 @@ def parallel_map(
 
 
 def import_ray() -> Any:
-    """The ``ray`` module, or a BenchcastError saying how to install it."""
+    """The ``ray`` module, or a BenchcastError saying how to install it.
+
+    Returns
+    -------
+    module
+        ``ray``.
+    """
     try:
         import ray
     except ImportError as exc:
@@ -81,7 +127,18 @@ def import_ray() -> Any:
 
 
 def connect_ray(address: str | None = None) -> Any:
-    """The ray module with a session: the one this process has, else ``ray.init(address)``."""
+    """The ray module with a session: the one this process has, else ``ray.init(address)``.
+
+    Parameters
+    ----------
+    address : str, optional
+        The cluster (``'auto'``: a running one; None: a local cluster of this machine's cores).
+
+    Returns
+    -------
+    module
+        ``ray``, initialised.
+    """
     ray = import_ray()
     if not ray.is_initialized():
         try:

@@ -22,7 +22,13 @@ _plain_when_piped = False
 
 
 def report_when_piped(enabled: bool = True) -> None:
-    """Print plain progress lines on stderr when it is not a terminal (the CLI turns this on)."""
+    """Print plain progress lines on stderr when it is not a terminal (the CLI turns this on).
+
+    Parameters
+    ----------
+    enabled : bool
+        Switch the plain lines on or off.
+    """
     global _plain_when_piped
     _plain_when_piped = enabled
 
@@ -44,7 +50,24 @@ def _plain_lines(items: Iterable[T], description: str, total: int | None) -> Ite
 
 def track(items: Iterable[T], description: str, total: int | None = None, enabled: bool | None = None) -> Iterator[T]:
     """Iterate with progress on stderr: a bar on a terminal, plain lines when piped (if switched
-    on with :func:`report_when_piped`), nothing when ``enabled`` is False."""
+    on with :func:`report_when_piped`), nothing when ``enabled`` is False.
+
+    Parameters
+    ----------
+    items : iterable
+        What to iterate over.
+    description : str
+        The bar's label.
+    total : int, optional
+        How many items (default: ``len(items)`` where it has one).
+    enabled : bool, optional
+        False: no progress; None: only on a terminal or when piped lines are on.
+
+    Yields
+    ------
+    object
+        Each item, in order.
+    """
     if total is None and hasattr(items, "__len__"):
         total = len(items)  # type: ignore[arg-type]
     terminal = sys.stderr.isatty()

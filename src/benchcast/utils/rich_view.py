@@ -53,7 +53,13 @@ class RichView(ResultView):
     """A :class:`ResultView` whose ``__str__`` is its CLI text (see the module docstring)."""
 
     def rich_items(self) -> list:
-        """What the CLI prints, in order: Rich renderables and :class:`Markup` lines."""
+        """What the CLI prints, in order: Rich renderables and :class:`Markup` lines.
+
+        Returns
+        -------
+        list
+            Renderables and markup lines.
+        """
         raise NotImplementedError
 
     def __rich_console__(self, console, options):

@@ -1,0 +1,123 @@
+"""The cells ``bench`` forecasts: data sets, their cutoffs, and each cell's training and held-out runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from benchcast.data.table import is_score_metric, parse_metric, select
+from benchcast.errors import BenchcastError, SelectionError
+
+QUERY_COLUMNS = ("run", "flops", "params", "tokens", "tpr", "k", "gold", "proxy")
+
+
+@dataclass
+class Dataset:
+    """One data set to bench: its table, benchmarks (name, metric) and the runs' selection."""
+
+    name: str
+    table: pd.DataFrame
+    benchmarks: tuple[tuple[str, str], ...]
+    cutoffs: tuple[float, ...]
+    tpr: float | None = None
+    min_flops: float | None = None
+
+
+def ladder(table: pd.DataFrame, n: int, *, tpr: float | None = None, top: float = 0.25, depth: float = 1.25) -> tuple:
+    """``n`` cutoffs spread in log compute from ``depth`` to ``top`` decades below the largest run.
+
+    Parameters
+    ----------
+    table : DataFrame
+        The runs (a ``flops`` column, and ``tpr`` when ``tpr`` is given).
+    n : int
+        How many cutoffs (at least 1; one cutoff sits ``top`` decades below the largest run).
+    tpr : float, optional
+        Only runs at this tokens-per-parameter ratio place the cutoffs.
+    top, depth : float
+        The nearest and farthest cutoff, in decades of compute below the largest run.
+
+    Returns
+    -------
+    tuple of float
+        The cutoffs in FLOPs, ascending.
+    """
+    if n < 1:
+        raise BenchcastError(f"the number of cutoffs must be at least 1, got {n}.")
+    flops = table["flops"] if tpr is None else table.loc[np.isclose(table["tpr"], tpr, rtol=1e-6), "flops"]
+    if flops.empty:
+        raise SelectionError(f"no runs{'' if tpr is None else f' at TPR {tpr:g}'} to place cutoffs on.")
+    hi = np.log10(flops.max())
+    return tuple(float(c) for c in 10 ** np.linspace(hi - depth, hi - top, n)) if n > 1 else (10 ** (hi - top),)
+
+
+def score_benchmarks(table: pd.DataFrame) -> tuple[tuple[str, str], ...]:
+    """Every (benchmark, score metric) pair of a table, pass@k as pass@1.
+
+    Parameters
+    ----------
+    table : DataFrame
+        Long-format scores (``benchmark``, ``metric``, ``k`` columns).
+
+    Returns
+    -------
+    tuple of (str, str)
+        (benchmark, metric) pairs, sorted; pass@k appears as ``pass@1`` where k = 1 was scored.
+    """
+    pairs = []
+    for (bench, metric), rows in table.groupby(["benchmark", "metric"], sort=True):
+        if not is_score_metric(metric):
+            continue
+        pairs.append((bench, "pass@1" if metric == "pass@k" and (rows["k"] == 1).any() else metric))
+    return tuple(p for p in pairs if p[1] != "pass@k")
+
+
+def split_for(dataset: Dataset, bench: str, metric: str, cutoff: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(training table, held-out rows) for one benchmark and cutoff. The training table holds only
+    runs with min_flops <= C <= cutoff; the held-out rows are the benchmark's runs above it.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        The data set (its table, TPR and ``min_flops`` selection).
+    bench, metric : str
+        The benchmark and its metric (``pass@k`` as ``pass@<k>``).
+    cutoff : float
+        The largest training compute, in FLOPs.
+
+    Returns
+    -------
+    train : DataFrame
+        Every benchmark's rows of the runs at or below the cutoff.
+    held : DataFrame
+        The benchmark's rows above the cutoff, sorted by compute and run, ``k`` filled with 1.
+    """
+    table = dataset.table
+    flops = table["flops"].to_numpy(float)
+    keep = flops <= cutoff
+    if dataset.min_flops is not None:
+        keep &= flops >= dataset.min_flops
+    train = table[keep].reset_index(drop=True)
+    name, k = parse_metric(metric)
+    rows = select(table, bench, name, k, tpr=dataset.tpr)
+    held = rows[rows["flops"] > cutoff].copy()
+    held["k"] = held["k"].astype(float).fillna(1.0)
+    return train, held.sort_values(["flops", "run"]).reset_index(drop=True)
+
+
+def queries_of(held: pd.DataFrame) -> pd.DataFrame:
+    """The held-out rows' covariates, without their scores (what a strategy may see of them).
+
+    Parameters
+    ----------
+    held : DataFrame
+        Held-out rows from :func:`split_for`.
+
+    Returns
+    -------
+    DataFrame
+        A copy holding only the ``QUERY_COLUMNS`` present in ``held``.
+    """
+    return held[[c for c in QUERY_COLUMNS if c in held]].copy()
