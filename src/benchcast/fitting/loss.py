@@ -57,8 +57,7 @@ class Loss:
         Parameters
         ----------
         residual : ndarray
-            Residuals (prediction - target) in the law's target space.
-            Shape (..., n).
+            Residuals (prediction - target) in the law's target space, shape (..., n).
 
         Returns
         -------
