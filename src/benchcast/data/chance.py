@@ -65,7 +65,22 @@ def _check(value: float, where: str) -> float:
 
 
 def chance_from_table(table: pd.DataFrame, benchmark: str, metric: str) -> float | None:
-    """The chance level a table's ``q_rand`` column gives for (benchmark, metric), or None."""
+    """The chance level a table's ``q_rand`` column gives for (benchmark, metric), or None.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The data table (columns benchmark, metric, flops, value, ...).
+    benchmark : str
+        The benchmark.
+    metric : str
+        Its metric.
+
+    Returns
+    -------
+    float or None
+        The chance level, a score in [0, 1]; None when the table gives none.
+    """
     if "q_rand" not in table.columns:
         return None
     rows = table[(table["benchmark"] == benchmark) & (table["metric"] == metric)]["q_rand"].dropna().unique()
@@ -82,6 +97,22 @@ def chance_level(
     ``override`` (e.g. from ``--q-rand``) wins, then the ``q_rand`` column of ``table``. An unknown
     level is returned as 0 with ``source`` starting ``"unknown"`` (``.known`` is False): the caller
     must warn, or pass a level, or use :func:`estimate_chance`.
+
+    Parameters
+    ----------
+    benchmark : str
+        The benchmark.
+    metric : str
+        Its metric.
+    override : float, optional
+        A chance level given by the caller, in [0, 1).
+    table : pandas.DataFrame, optional
+        The data table, whose ``q_rand`` column is read.
+
+    Returns
+    -------
+    Chance
+        The level (a score in [0, 1)) and its source.
     """
     if override is not None:
         return Chance(_check(override, f"{benchmark}/{metric}"), "given")
@@ -109,7 +140,24 @@ def chance_level(
 
 
 def estimate_chance(table: pd.DataFrame, benchmark: str, metric: str, n_smallest: int = 3) -> float:
-    """Q_rand estimated as the mean score of the ``n_smallest`` cheapest runs (for acc_norm)."""
+    """Q_rand estimated as the mean score of the ``n_smallest`` cheapest runs (for acc_norm).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The data table (columns benchmark, metric, flops, value, ...).
+    benchmark : str
+        The benchmark.
+    metric : str
+        Its metric.
+    n_smallest : int
+        How many of the lowest-compute rows to average.
+
+    Returns
+    -------
+    float
+        The estimate, a score in [0, 1].
+    """
     rows = table[(table["benchmark"] == benchmark) & (table["metric"] == metric)]
     if rows.empty:
         raise DataError(f"no rows for benchmark {benchmark!r}, metric {metric!r} to estimate a chance level from.")
@@ -117,13 +165,40 @@ def estimate_chance(table: pd.DataFrame, benchmark: str, metric: str, n_smallest
 
 
 def filter_margin(benchmark: str, override: float | None = None) -> float:
+    """The near-chance filter margin of a benchmark: points at or below chance + margin are dropped.
+
+    Parameters
+    ----------
+    benchmark : str
+        The benchmark.
+    override : float, optional
+        A margin given by the caller (wins).
+
+    Returns
+    -------
+    float
+        The margin, in score units.
+    """
     return float(override) if override is not None else MARGINS.get(benchmark, DEFAULT_MARGIN)
 
 
 def with_chance_levels(table: pd.DataFrame, levels: dict[str, float]) -> pd.DataFrame:
     """``table`` with its ``q_rand`` column set from ``levels`` (keys ``benchmark``,
     ``benchmark:metric`` or ``*`` for every row; a more specific key wins). Unknown benchmarks
-    raise, so a typo cannot leave a chance level unset silently."""
+    raise, so a typo cannot leave a chance level unset silently.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The data table.
+    levels : dict of str to float
+        Chance levels in [0, 1) by key.
+
+    Returns
+    -------
+    pandas.DataFrame
+        A copy with ``q_rand`` set (``table`` itself when ``levels`` is empty).
+    """
     if not levels:
         return table
     out = table.copy()

@@ -1,7 +1,8 @@
-"""Reading one table file (CSV, Parquet, JSON lines) with errors that name the file."""
+"""Reading one table file (CSV, Parquet, JSON lines) or JSON document with errors that name the file."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -10,7 +11,20 @@ from benchcast.errors import DataError
 
 
 def read_frame(path: Path, what: str = "a table") -> pd.DataFrame:
-    """Any CSV, Parquet or JSON-lines file as a DataFrame; every error names the file."""
+    """Any CSV, Parquet or JSON-lines file as a DataFrame; every error names the file.
+
+    Parameters
+    ----------
+    path : Path
+        The file (its suffix picks the reader; CSV otherwise).
+    what : str
+        What the file should hold, named in error messages.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Its contents.
+    """
     path = Path(path)
     if not path.exists():
         raise DataError(f"{path}: no such file.")
@@ -34,6 +48,18 @@ def read_frame(path: Path, what: str = "a table") -> pd.DataFrame:
 
 
 def read_frame_header(path: Path) -> list[str]:
+    """The column names of a CSV file, read without its rows.
+
+    Parameters
+    ----------
+    path : Path
+        The CSV file.
+
+    Returns
+    -------
+    list of str
+        Its header.
+    """
     try:
         return list(pd.read_csv(path, nrows=0, encoding="utf-8").columns)
     except pd.errors.EmptyDataError as exc:
@@ -42,3 +68,32 @@ def read_frame_header(path: Path) -> list[str]:
         raise DataError(f"{path}: not UTF-8 text ({exc}).") from exc
     except (ValueError, OSError) as exc:
         raise DataError(f"{path}: could not be read ({exc}).") from exc
+
+
+def read_json(file: Path, what: str = "JSON") -> object:
+    """A JSON document; every way it can fail names the file.
+
+    Parameters
+    ----------
+    file : Path
+        The JSON file.
+    what : str
+        What the file should be, named in error messages.
+
+    Returns
+    -------
+    object
+        The parsed document.
+    """
+    try:
+        text = file.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{file}: not UTF-8 text ({exc}).") from exc
+    except OSError as exc:
+        raise DataError(f"{file}: could not be read ({exc}).") from exc
+    if not text.strip():
+        raise DataError(f"{file}: the file is empty; expected {what}.")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{file}: not valid JSON ({exc}).") from exc

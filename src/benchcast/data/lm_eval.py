@@ -18,7 +18,6 @@ timestamp in its name, or its ``date``) is kept and a :class:`DataWarning` names
 from __future__ import annotations
 
 import fnmatch
-import json
 import re
 import warnings
 from datetime import UTC, datetime
@@ -26,6 +25,7 @@ from pathlib import Path, PurePath
 
 import pandas as pd
 
+from benchcast.data.files import read_json
 from benchcast.data.metadata import RunMetadata, read_metadata
 from benchcast.data.table import validate
 from benchcast.errors import DataError, DataWarning
@@ -37,24 +37,19 @@ MISSING_STDERR = ("N/A", "n/a", "NA", "nan", "")
 PLACEMENT_FIELDS = ("run", "params", "tokens", "flops", "path", "steps", "tokens_per_step", "final_step")
 
 
-def read_json(file: Path, what: str = "JSON") -> object:
-    """A JSON document; every way it can fail names the file."""
-    try:
-        text = file.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{file}: not UTF-8 text ({exc}).") from exc
-    except OSError as exc:
-        raise DataError(f"{file}: could not be read ({exc}).") from exc
-    if not text.strip():
-        raise DataError(f"{file}: the file is empty; expected {what}.")
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DataError(f"{file}: not valid JSON ({exc}).") from exc
-
-
 def results_document(file: Path) -> dict:
-    """A results file's top-level object, checked to hold a non-empty ``results`` mapping of mappings."""
+    """A results file's top-level object, checked to hold a non-empty ``results`` mapping of mappings.
+
+    Parameters
+    ----------
+    file : Path
+        An lm-evaluation-harness results JSON file.
+
+    Returns
+    -------
+    dict
+        The document.
+    """
     doc = read_json(file, "an lm-evaluation-harness results file")
     if not isinstance(doc, dict):
         raise DataError(
@@ -76,7 +71,21 @@ def results_document(file: Path) -> dict:
 
 
 def results_rows(doc: dict, file: Path) -> list[dict]:
-    """One row per (task, metric) with its value and stderr."""
+    """One row per (task, metric) with its value and stderr.
+
+    Parameters
+    ----------
+    doc : dict
+        The results file's top-level object.
+    file : Path
+        The results file (named in errors; its name and folder are read).
+
+    Returns
+    -------
+    list of dict
+        Rows with benchmark, metric (``name/filter`` where a filter is set), value and stderr
+        (None where lm-eval did not compute one).
+    """
     rows = []
     for task, metrics in doc["results"].items():
         values, errors = {}, {}
@@ -102,6 +111,19 @@ def results_rows(doc: dict, file: Path) -> list[dict]:
 
 
 def model_args(doc: dict) -> dict[str, str]:
+    """The ``model_args`` of a results file's ``config``, as a mapping (lm-eval writes a dict or
+    ``key=value,...`` text).
+
+    Parameters
+    ----------
+    doc : dict
+        The results file's top-level object.
+
+    Returns
+    -------
+    dict of str to str
+        The arguments by name (empty where there are none).
+    """
     args = (doc.get("config") or {}).get("model_args") if isinstance(doc.get("config"), dict) else None
     if isinstance(args, dict):
         return {str(k): str(v) for k, v in args.items()}
@@ -111,7 +133,20 @@ def model_args(doc: dict) -> dict[str, str]:
 
 
 def model_names(doc: dict, file: Path) -> set[str]:
-    """Names a results file may be known by: its model (``pretrained=``), lm-eval's model_name, its folder."""
+    """Names a results file may be known by: its model (``pretrained=``), lm-eval's model_name, its folder.
+
+    Parameters
+    ----------
+    doc : dict
+        The results file's top-level object.
+    file : Path
+        The results file (named in errors; its name and folder are read).
+
+    Returns
+    -------
+    set of str
+        The names.
+    """
     names = {file.parent.name, file.stem}
     for key in ("model_name", "model_name_sanitized"):
         if isinstance(doc.get(key), str):
@@ -123,14 +158,40 @@ def model_names(doc: dict, file: Path) -> set[str]:
 
 
 def checkpoint_step(doc: dict, file: Path) -> int | None:
-    """The training step of a checkpoint: ``revision=step<N>`` in model_args, else ``step<N>`` in the file name."""
+    """The training step of a checkpoint: ``revision=step<N>`` in model_args, else ``step<N>`` in the file name.
+
+    Parameters
+    ----------
+    doc : dict
+        The results file's top-level object.
+    file : Path
+        The results file (named in errors; its name and folder are read).
+
+    Returns
+    -------
+    int or None
+        The step; None where neither names one.
+    """
     revision = model_args(doc).get("revision", "")
     found = STEP_IN_NAME.search(revision) or STEP_IN_NAME.search(file.stem)
     return int(found.group(1)) if found else None
 
 
 def file_time(doc: dict, file: Path) -> float | None:
-    """When lm-eval wrote a results file: the timestamp in its name, else its ``date`` field."""
+    """When lm-eval wrote a results file: the timestamp in its name, else its ``date`` field.
+
+    Parameters
+    ----------
+    doc : dict
+        The results file's top-level object.
+    file : Path
+        The results file (named in errors; its name and folder are read).
+
+    Returns
+    -------
+    float or None
+        Seconds since the epoch (UTC); None where neither gives one.
+    """
     found = TIMESTAMP.search(file.name)
     if found:
         stamp = found.group(1)
@@ -141,6 +202,19 @@ def file_time(doc: dict, file: Path) -> float | None:
 
 
 def results_files(paths) -> list[Path]:
+    """The results JSON files named by ``paths``: files as they are, folders searched recursively
+    (``results*.json``, else any ``*.json``).
+
+    Parameters
+    ----------
+    paths : str or Path or iterable of them
+        Files and folders.
+
+    Returns
+    -------
+    list of Path
+        The files, in order (an error when there are none).
+    """
     files: list[Path] = []
     for path in [paths] if isinstance(paths, (str, Path)) else paths:
         path = Path(path)
@@ -231,6 +305,18 @@ def read_lm_eval(paths: str | Path | list[str | Path], metadata: str | Path | No
     (``pretrained=...``, lm-eval's ``model_name``, ``model`` in the metadata) or by its folder.
     Checkpointed runs add the columns ``series`` (the run in the metadata), ``step`` and ``final``
     (``True`` at ``final_step``).
+
+    Parameters
+    ----------
+    paths : str or Path or list of them
+        Results files and folders.
+    metadata : str or Path
+        The run metadata file (required: it gives each run's N and D).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The tidy table: one row per run, benchmark and metric.
     """
     if metadata is None:
         raise DataError("lm-evaluation-harness results need run metadata (N and D): pass --metadata.")

@@ -30,7 +30,20 @@ APPLE_COLUMNS = {"tokens", "benchmark", "metric_type", "score", "tpr"}
 
 
 def read_tidy(path: str | Path, columns: dict[str, str] | None = None) -> pd.DataFrame:
-    """A tidy table with one row per (run, benchmark, metric[, k]); ``columns`` renames."""
+    """A tidy table with one row per (run, benchmark, metric[, k]); ``columns`` renames.
+
+    Parameters
+    ----------
+    path : str or Path
+        A CSV, Parquet or JSON-lines file.
+    columns : dict of str to str, optional
+        The file's column names mapped to the table's (``{'model': 'run'}``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The validated table.
+    """
     path = Path(path)
     frame = read_frame(path)
     rename = {c: ALIASES[c] for c in frame.columns if c in ALIASES and ALIASES[c] not in frame.columns}
@@ -75,6 +88,16 @@ def read_apple(path: str | Path) -> pd.DataFrame:
 
     ``*_stderr`` rows become the ``stderr`` of their metric; ``pass@K`` becomes metric
     ``pass@k`` with ``k = K``; params = tokens / tpr and flops = 6 N D where absent.
+
+    Parameters
+    ----------
+    path : str or Path
+        The CSV file.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The validated table.
     """
     path = Path(path)
     frame = read_frame(path, "an Apple long-format CSV")
@@ -126,6 +149,18 @@ def read_apple(path: str | Path) -> pd.DataFrame:
 
 
 def detect_format(path: Path) -> str:
+    """The format of a data file or folder, by its extension and header.
+
+    Parameters
+    ----------
+    path : Path
+        The file or folder.
+
+    Returns
+    -------
+    str
+        ``'tidy'``, ``'apple'`` or ``'lm-eval'``.
+    """
     if path.is_dir() or path.suffix.lower() == ".json":
         return "lm-eval"
     if path.suffix.lower() in (".parquet", ".pq"):
@@ -144,7 +179,21 @@ def load(
 ) -> pd.DataFrame:
     """Read any supported file into a validated table.
 
-    ``format`` is ``'auto'`` (by extension and header), ``'tidy'``, ``'apple'`` or ``'lm-eval'``.
+    Parameters
+    ----------
+    path : str or Path
+        The data file, or a folder of lm-evaluation-harness results.
+    format : str
+        ``'auto'`` (by extension and header), ``'tidy'``, ``'apple'`` or ``'lm-eval'``.
+    columns : dict of str to str, optional
+        Renames of a tidy file's columns (``{'model': 'run'}``).
+    metadata : str or Path, optional
+        Run metadata (N and D), required by lm-eval results.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The table: one row per (run, benchmark, metric[, k]) (see :mod:`benchcast.data.schema`).
     """
     path = Path(path)
     if format not in FORMATS:

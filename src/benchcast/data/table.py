@@ -1,295 +1,26 @@
-"""The one in-memory table every reader produces, its validation, and selections from it.
+"""Selections from the in-memory table: rows of one benchmark and metric, its runs, a summary.
 
-A table is a :class:`pandas.DataFrame` with one row per (run, benchmark, metric[, k]):
-
-=========== ==============================================================
-run         run identifier (replicate runs with equal N, D keep distinct ids)
-params      N, non-embedding parameters (> 0)
-tokens      D, training tokens (> 0)
-flops       C, training compute in FLOPs (> 0; C = 6 N D when not given)
-tpr         tokens per parameter, D / N
-benchmark   benchmark name
-metric      metric name (``pass@k`` metrics carry their k in ``k``)
-k           attempts for pass@k metrics, missing otherwise (nullable integer)
-value       the metric's value
-stderr      standard error of ``value`` (optional, may be missing; >= 0)
-q_rand      chance level of the (benchmark, metric) (optional; see :mod:`benchcast.data.chance`)
-=========== ==============================================================
-
-Metric names may be written as lm-evaluation-harness spells them: ``exact_match,strict-match``
-is the metric ``exact_match/strict-match`` (the filter ``none`` is dropped: ``acc,none`` is ``acc``).
-Duplicate rows: rows that repeat a (run, benchmark, metric, k) with the same value and stderr are
-kept once and a :class:`DataWarning` says so; rows that repeat it with different values are refused.
+The table's columns and its validation are :mod:`benchcast.data.schema` (its names are importable
+from here too).
 """
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pandas as pd
 
-from benchcast.errors import DataError, DataWarning, SelectionError, did_you_mean
-
-# Accepted spellings of the size columns, in tidy tables and in run metadata alike.
-SIZE_ALIASES = {
-    "N": "params",
-    "n_params": "params",
-    "parameters": "params",
-    "D": "tokens",
-    "n_tokens": "tokens",
-    "C": "flops",
-    "compute": "flops",
-    "TPR": "tpr",
-}
-COLUMNS = ("run", "params", "tokens", "flops", "tpr", "benchmark", "metric", "k", "value", "stderr")
-SIZE_COLUMNS = ("params", "tokens", "flops")
-
-# Metrics whose values are probabilities of success and must lie in [0, 1].
-SCORE_METRICS = frozenset({"acc", "acc_norm", "exact_match", "pass@k", "f1", "em", "mc1", "mc2", "accuracy", "score"})
-
-
-def is_score_metric(metric: str) -> bool:
-    """Whether a metric is a probability of success (case-insensitive; a ``/filter`` suffix is ignored)."""
-    name = str(metric).lower()
-    return name in SCORE_METRICS or name.split("/")[0] in SCORE_METRICS
-
-
-def parse_metric(metric: str) -> tuple[str, int | None]:
-    """Split ``'pass@8'`` into ``('pass@k', 8)``; other names pass through with ``k=None``.
-
-    lm-eval's ``name,filter`` spelling becomes ``name/filter`` (``acc,none`` is ``acc``).
-    ``pass@`` followed by anything but a positive integer (``pass@1.5``) raises :class:`DataError`.
-    """
-    metric = str(metric).strip()
-    name, comma, filt = metric.partition(",")
-    if comma:
-        metric = name if filt.strip() in ("", "none") else f"{name}/{filt.strip()}"
-    base, slash, filt = metric.partition("/")
-    if base == "pass@k":
-        return metric, None
-    if base.lower().startswith("pass@"):
-        k = base[5:]
-        if not (k.isdigit() and int(k) >= 1):
-            raise DataError(f"metric {metric!r}: pass@k needs a positive integer k (pass@1, pass@8, ...).")
-        return "pass@k" + slash + filt, int(k)
-    return metric, None
-
-
-def _numeric(frame: pd.DataFrame, column: str, source: str) -> pd.Series:
-    """A column as floats; booleans, dates and text that is not a number are refused, not coerced."""
-    raw = frame[column]
-    dtype = raw.dtype
-    if (
-        pd.api.types.is_bool_dtype(dtype)
-        or pd.api.types.is_datetime64_any_dtype(dtype)
-        or pd.api.types.is_timedelta64_dtype(dtype)
-        or isinstance(dtype, pd.PeriodDtype)
-    ):
-        raise DataError(f"{source}: column '{column}' must be numeric, but it holds {dtype} values.")
-    if pd.api.types.is_object_dtype(dtype):
-        odd = raw.map(lambda v: isinstance(v, (bool, np.bool_)) or hasattr(v, "isoformat"))
-        if odd.any():
-            row = int(np.flatnonzero(odd.to_numpy())[0])
-            raise DataError(f"{source}: column '{column}' must be numeric, but row {row} holds {raw.iloc[row]!r}.")
-    values = pd.to_numeric(raw, errors="coerce")
-    bad = values.isna() & raw.notna()
-    if bad.any():
-        row = int(np.flatnonzero(bad.to_numpy())[0])
-        raise DataError(f"{source}: column '{column}' must be numeric, but row {row} holds {raw.iloc[row]!r}.")
-    values = values.astype(float)
-    infinite = np.isinf(values.to_numpy())
-    if infinite.any():
-        row = int(np.flatnonzero(infinite)[0])
-        raise DataError(
-            f"{source}: column '{column}' must be finite, but row {row} holds {raw.iloc[row]!r} "
-            "(infinite or beyond the range of a float)."
-        )
-    return values
-
-
-def _first(mask: pd.Series) -> int:
-    return int(np.flatnonzero(mask.to_numpy())[0])
-
-
-def _check_duplicates(out: pd.DataFrame, source: str) -> pd.DataFrame:
-    """Refuse conflicting repeats of a (run, benchmark, metric, k); keep exact repeats once, saying so."""
-    key = ["run", "benchmark", "metric", "k"]
-    keyed = out.assign(k=out["k"].astype("float").fillna(-1.0))
-    repeated = keyed.duplicated(key, keep=False)
-    if not repeated.any():
-        return out
-    groups = keyed[repeated].groupby(key, sort=False, dropna=False)
-    for (run, bench, metric, k), rows in groups:
-        values = rows["value"].to_numpy(float)
-        stderrs = rows["stderr"].to_numpy(float)
-        same_value = np.all((values == values[0]) | (np.isnan(values) & np.isnan(values[0])))
-        same_err = np.all((stderrs == stderrs[0]) | (np.isnan(stderrs) & np.isnan(stderrs[0])))
-        if not (same_value and same_err):
-            what = f"{metric}" + (f" (k={int(k)})" if k >= 0 else "")
-            differing = "values" if not same_value else "stderrs"
-            shown = values if not same_value else stderrs
-            raise DataError(
-                f"{source}: run {run!r}, benchmark {bench!r}, metric {what} appears {len(rows)} times with "
-                f"different {differing} ({', '.join(repr(float(v)) for v in shown[:4])}); keep one row per run, "
-                "benchmark, metric and k."
-            )
-    dropped = keyed.duplicated(key, keep="first")
-    warnings.warn(
-        f"{source}: {int(dropped.sum())} row(s) repeat an earlier row exactly (same run, benchmark, metric, k "
-        "and value); each is kept once so no run counts twice.",
-        DataWarning,
-        stacklevel=3,
-    )
-    return out[~dropped.to_numpy()]
-
-
-def _check_run_sizes(out: pd.DataFrame, source: str) -> None:
-    """One run has one size: rows of a run that disagree on N, D or C are two runs under one name."""
-    for column in SIZE_COLUMNS:
-        spread = out.groupby("run")[column].agg(["min", "max"])
-        same = np.isclose(spread["min"], spread["max"], rtol=1e-9, atol=0.0) | spread["min"].isna()
-        differ = spread[~same]
-        if not differ.empty:
-            run = differ.index[0]
-            raise DataError(
-                f"{source}: run {run!r} has different '{column}' values ({float(differ['min'].iloc[0])!r} and "
-                f"{float(differ['max'].iloc[0])!r}); one run has one size: give replicates or checkpoints "
-                "their own run names."
-            )
-
-
-def _check_q_rand(out: pd.DataFrame, source: str) -> None:
-    q = out["q_rand"]
-    bad = q.notna() & ~((q >= 0) & (q < 1))
-    if bad.any():
-        row = _first(bad)
-        raise DataError(f"{source}: column 'q_rand' must lie in [0, 1), but row {row} holds {q.iloc[row]!r}.")
-    for (bench, metric), values in out.dropna(subset=["q_rand"]).groupby(["benchmark", "metric"])["q_rand"]:
-        if values.nunique() > 1:
-            raise DataError(
-                f"{source}: benchmark {bench!r}, metric {metric!r} has several chance levels in column "
-                f"'q_rand' ({sorted(values.unique())[:4]}); give one per benchmark and metric."
-            )
-
-
-def require_names(column: pd.Series, name: str, source: str) -> None:
-    """A column of names (run, benchmark, metric) with no missing or blank cell: one would otherwise
-    become the text 'nan' or '' (which of the two depends on the pandas version) and a run or
-    benchmark of its own."""
-    text = column.astype(str).str.strip()
-    blank = column.isna().to_numpy() | (text == "").to_numpy()
-    if blank.any():
-        row = int(np.flatnonzero(blank)[0])
-        raise DataError(f"{source}: column '{name}' has no value in row {row}; every row needs one.")
-
-
-def validate(frame: pd.DataFrame, source: str = "table") -> pd.DataFrame:
-    """Check and complete a table: derive missing sizes, coerce types, check ranges.
-
-    Raises :class:`DataError` naming ``source``, the column and the offending value.
-    """
-    missing = [c for c in ("benchmark", "metric", "value") if c not in frame.columns]
-    if "run" not in frame.columns:
-        missing.insert(0, "run")
-    if missing:
-        raise DataError(
-            f"{source}: missing required column(s) {', '.join(repr(m) for m in missing)}; "
-            f"found {', '.join(repr(c) for c in frame.columns)}."
-        )
-    sizes = [c for c in SIZE_COLUMNS if c in frame.columns]
-    if "flops" not in sizes and not {"params", "tokens"} <= set(sizes):
-        raise DataError(
-            f"{source}: need either a 'flops' column or both 'params' and 'tokens' "
-            f"(found {', '.join(repr(c) for c in frame.columns)})."
-        )
-    if frame.empty:
-        raise DataError(f"{source}: the table has no rows.")
-    for column in ("run", "benchmark", "metric"):
-        require_names(frame[column], column, source)
-    out = pd.DataFrame(index=frame.index)
-    out["run"] = frame["run"].astype(str)
-    for column in SIZE_COLUMNS:
-        out[column] = _numeric(frame, column, source) if column in frame.columns else np.nan
-    derived_flops = 6.0 * out["params"] * out["tokens"]
-    out["flops"] = out["flops"].fillna(derived_flops)
-    out["params"] = out["params"].fillna(out["flops"] / (6.0 * out["tokens"]))
-    out["tokens"] = out["tokens"].fillna(out["flops"] / (6.0 * out["params"]))
-    for column in SIZE_COLUMNS:
-        values = out[column]
-        bad = ~(values > 0) & values.notna() | np.isinf(values.to_numpy())
-        if bad.any():
-            row = int(np.flatnonzero(bad.to_numpy())[0])
-            raise DataError(
-                f"{source}: column '{column}' must be positive and finite, but row {row} "
-                f"(run {out['run'].iloc[row]!r}) holds {values.iloc[row]!r}."
-            )
-    if out["flops"].isna().any():
-        row = int(np.flatnonzero(out["flops"].isna().to_numpy())[0])
-        raise DataError(
-            f"{source}: row {row} (run {out['run'].iloc[row]!r}) has no compute: give 'flops' "
-            f"or both 'params' and 'tokens'."
-        )
-    out["tpr"] = _numeric(frame, "tpr", source) if "tpr" in frame.columns else out["tokens"] / out["params"]
-    bad_tpr = out["tpr"].notna() & ~(out["tpr"] > 0)
-    if bad_tpr.any():
-        row = _first(bad_tpr)
-        raise DataError(f"{source}: column 'tpr' must be positive, but row {row} holds {out['tpr'].iloc[row]!r}.")
-    out["benchmark"] = frame["benchmark"].astype(str)
-    metric = frame["metric"].astype(str)
-    if "k" in frame.columns and (pd.api.types.is_bool_dtype(frame["k"].dtype)):
-        raise DataError(f"{source}: column 'k' must hold integers >= 1, but it holds booleans.")
-    k = _numeric(frame, "k", source) if "k" in frame.columns else pd.Series(np.nan, index=frame.index)
-    # each distinct spelling parsed once (a file repeats a few metric names over thousands of rows),
-    # in order of first appearance, so that the first bad one is the one reported
-    codes, spellings = pd.factorize(metric, use_na_sentinel=False)
-    try:
-        parsed = [parse_metric(spelling) for spelling in spellings]
-    except DataError as exc:
-        raise DataError(f"{source}: {exc}") from None
-    out["metric"] = np.array([name for name, _ in parsed], dtype=object)[codes]
-    parsed_k = pd.Series(np.array([np.nan if k is None else float(k) for _, k in parsed])[codes], index=frame.index)
-    k = k.fillna(parsed_k)
-    bad_k = k.notna() & ~((k >= 1) & (k == np.round(k)))
-    if bad_k.any():
-        row = int(np.flatnonzero(bad_k.to_numpy())[0])
-        raise DataError(f"{source}: column 'k' must hold integers >= 1; row {row} has {k.iloc[row]!r}.")
-    out["k"] = k.round().astype("Int64")
-    needs_k = (out["metric"] == "pass@k") & out["k"].isna()
-    if needs_k.any():
-        row = int(np.flatnonzero(needs_k.to_numpy())[0])
-        raise DataError(f"{source}: row {row} has metric 'pass@k' but no k.")
-    out["value"] = _numeric(frame, "value", source)
-    out["stderr"] = _numeric(frame, "stderr", source) if "stderr" in frame.columns else np.nan
-    negative = out["stderr"] < 0
-    if negative.any():
-        row = _first(negative)
-        raise DataError(
-            f"{source}: column 'stderr' must be >= 0, but row {row} (run {out['run'].iloc[row]!r}, benchmark "
-            f"{out['benchmark'].iloc[row]!r}) holds {out['stderr'].iloc[row]!r}."
-        )
-    if "q_rand" in frame.columns:
-        out["q_rand"] = _numeric(frame, "q_rand", source)
-    codes, names = pd.factorize(out["metric"], use_na_sentinel=False)
-    scores = pd.Series(np.array([is_score_metric(name) for name in names], bool)[codes], index=out.index)
-    outside = scores & ~out["value"].between(0.0, 1.0) & out["value"].notna()
-    if outside.any():
-        row = int(np.flatnonzero(outside.to_numpy())[0])
-        raise DataError(
-            f"{source}: score metric '{out['metric'].iloc[row]}' of benchmark "
-            f"'{out['benchmark'].iloc[row]}' must lie in [0, 1], but run "
-            f"{out['run'].iloc[row]!r} has {out['value'].iloc[row]!r}."
-        )
-    for extra in frame.columns:
-        if extra not in out.columns and extra not in ("k",):
-            out[extra] = frame[extra]
-    out = out.dropna(subset=["value"]).reset_index(drop=True)
-    if out.empty:
-        raise DataError(f"{source}: every row's 'value' is missing.")
-    if "q_rand" in out.columns:
-        _check_q_rand(out, source)
-    _check_run_sizes(out, source)
-    return _check_duplicates(out, source).reset_index(drop=True)
+# the schema's names are part of this module's API (readers and fits import them from here)
+from benchcast.data.schema import (  # noqa: F401
+    COLUMNS,
+    SCORE_METRICS,
+    SIZE_ALIASES,
+    SIZE_COLUMNS,
+    is_score_metric,
+    parse_metric,
+    require_names,
+    validate,
+)
+from benchcast.errors import SelectionError, did_you_mean
 
 
 def select(
@@ -306,6 +37,26 @@ def select(
 
     ``metric='pass@8'`` is read as ``metric='pass@k', k=8``. Unknown names raise
     :class:`SelectionError` with close matches; an empty result raises too.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The table.
+    benchmark : str
+        The benchmark.
+    metric : str, optional
+        Its metric (needed when it has several).
+    k : int, optional
+        The number of attempts of a pass@k metric.
+    max_flops, min_flops : float, optional
+        The compute range kept, in FLOPs (inclusive).
+    tpr : float, optional
+        Keep only runs at this tokens-per-parameter ratio.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The selected rows.
     """
     # compared as a column, not as a Python set of every row's name (14 ms on the Apple file)
     in_benchmark = (table["benchmark"] == benchmark).to_numpy(bool)
@@ -349,19 +100,57 @@ def select(
 
 
 def runs(table: pd.DataFrame) -> pd.DataFrame:
-    """One row per run with its sizes, sorted by compute."""
+    """One row per run with its sizes, sorted by compute.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The table.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns run, params, tokens, flops (FLOPs) and tpr.
+    """
     cols = ["run", "params", "tokens", "flops", "tpr"]
     return table[cols].drop_duplicates("run").sort_values("flops").reset_index(drop=True)
 
 
 def covariate_column(table: pd.DataFrame, benchmark: str, metric: str) -> pd.Series:
-    """Per-run values of another (benchmark, metric) pair, e.g. a proxy loss, indexed by run."""
+    """Per-run values of another (benchmark, metric) pair, e.g. a proxy loss, indexed by run.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The table.
+    benchmark : str
+        The benchmark holding the covariate.
+    metric : str
+        Its metric.
+
+    Returns
+    -------
+    pandas.Series
+        The mean value of each run.
+    """
     rows = select(table, benchmark, metric)
     return rows.groupby("run")["value"].mean()
 
 
 def summary(table: pd.DataFrame) -> dict:
-    """What a table holds: runs, compute range, benchmarks with their metrics."""
+    """What a table holds: runs, compute range, benchmarks with their metrics.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The table.
+
+    Returns
+    -------
+    dict
+        JSON-ready counts of runs and rows, the FLOPs and parameter ranges, the tokens-per-parameter
+        ratios, and each benchmark's metrics with their runs (and k).
+    """
     benchmarks: dict[str, dict[str, object]] = {}
     for (bench, metric), rows in table.groupby(["benchmark", "metric"], sort=True):
         entry = benchmarks.setdefault(str(bench), {})

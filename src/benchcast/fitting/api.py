@@ -38,8 +38,21 @@ def _drop_reasons(law: Law, rows: pd.DataFrame, spec: FitSpec) -> np.ndarray:
 def fit_rows(rows: pd.DataFrame, spec: FitSpec, *, quiet: bool = False) -> FitResult:
     """Fit ``spec`` (resolved by :func:`design`) on prepared rows: the engine plus every diagnostic.
 
-    ``quiet`` makes a light refit (inner and bootstrap fits): no FitWarnings, no standard errors,
-    no data fingerprint.
+    Parameters
+    ----------
+    rows : pandas.DataFrame
+        The design rows (one per run and k, with every covariate the law needs), as :func:`design`
+        returns them.
+    spec : FitSpec
+        The resolved spec.
+    quiet : bool
+        A light refit (inner and bootstrap fits): no FitWarnings, no standard errors, no data
+        fingerprint.
+
+    Returns
+    -------
+    FitResult
+        The fitted parameters, the points used and dropped, and the fit's diagnostics.
     """
     law = get_law(spec.law)
     reasons = _drop_reasons(law, rows, spec)
@@ -227,9 +240,33 @@ class Forecaster:
         return ["law", "benchmark", "metric", "k", *SELECTION_AND_SETTINGS[2:]]
 
     def get_params(self, deep: bool = True) -> dict:
+        """The estimator's settings, as scikit-learn's ``get_params``.
+
+        Parameters
+        ----------
+        deep : bool
+            Accepted for scikit-learn; there are no nested estimators.
+
+        Returns
+        -------
+        dict
+            Each constructor argument by name.
+        """
         return {name: getattr(self, name) for name in self._get_param_names()}
 
     def set_params(self, **params) -> Forecaster:
+        """Change settings, as scikit-learn's ``set_params``.
+
+        Parameters
+        ----------
+        **params
+            Constructor arguments by name.
+
+        Returns
+        -------
+        Forecaster
+            This estimator.
+        """
         for name, value in params.items():
             if name not in self._get_param_names():
                 raise ValueError(f"invalid parameter {name!r} for Forecaster; valid: {self._get_param_names()}")
@@ -264,6 +301,27 @@ class Forecaster:
         return self
 
     def predict(self, flops=None, params=None, tokens=None, k=None, gold=None) -> np.ndarray:
+        """Forecast scores of the fitted law (see :meth:`FitResult.predict`).
+
+        Parameters
+        ----------
+        flops : array_like, optional
+            Training compute, in FLOPs (derived as 6 N D from ``params`` and ``tokens`` when the law
+            needs it and it is not given).
+        params : array_like, optional
+            Model parameters N.
+        tokens : array_like, optional
+            Training tokens D.
+        k : array_like, optional
+            Number of attempts, for a pass@k law (must be the fitted k for a per-k fit).
+        gold : array_like, optional
+            Gold-reference negative log-likelihoods, for a law in them.
+
+        Returns
+        -------
+        ndarray
+            Predicted scores, in the covariates' broadcast shape.
+        """
         if not hasattr(self, "result_"):
             raise SelectionError("this Forecaster is not fitted yet; call fit(table) first.")
         return self.result_.predict(flops=flops, params=params, tokens=tokens, k=k, gold=gold)

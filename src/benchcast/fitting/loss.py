@@ -32,7 +32,18 @@ class Loss:
         return self.kind == "huber"
 
     def per_point(self, residual: np.ndarray) -> np.ndarray:
-        """The loss of each residual."""
+        """The loss of each residual.
+
+        Parameters
+        ----------
+        residual : ndarray
+            Residuals (prediction - target) in the law's target space.
+
+        Returns
+        -------
+        ndarray
+            The loss of each, same shape.
+        """
         if not self.huber:
             return 0.5 * residual**2
         a = np.abs(residual)
@@ -41,18 +52,51 @@ class Loss:
 
     def mean(self, residual: np.ndarray) -> np.ndarray:
         """Mean loss over the last axis (the sum over the count, as ``mean`` computes it, without its
-        overhead: this runs once per evaluation of a fit)."""
+        overhead: this runs once per evaluation of a fit).
+
+        Parameters
+        ----------
+        residual : ndarray
+            Residuals (prediction - target) in the law's target space, shape (..., n).
+
+        Returns
+        -------
+        ndarray
+            The mean loss, shape (...).
+        """
         per_point = self.per_point(residual) if self.huber else residual**2
         mean = np.add.reduce(per_point, axis=-1) / per_point.shape[-1]
         return mean if self.huber else 0.5 * mean
 
     def derivative(self, residual: np.ndarray) -> np.ndarray:
-        """The loss's derivative with respect to each residual."""
+        """The loss's derivative with respect to each residual.
+
+        Parameters
+        ----------
+        residual : ndarray
+            Residuals (prediction - target) in the law's target space.
+
+        Returns
+        -------
+        ndarray
+            The derivative at each, same shape.
+        """
         return np.clip(residual, -self.delta, self.delta) if self.huber else residual
 
     def reweighting(self, residual: np.ndarray) -> np.ndarray:
         """Iteratively reweighted least squares' weight of each residual, min(1, delta/|r|): a
-        quadratic majorant of the Huber loss (1 for least squares)."""
+        quadratic majorant of the Huber loss (1 for least squares).
+
+        Parameters
+        ----------
+        residual : ndarray
+            Residuals (prediction - target) in the law's target space.
+
+        Returns
+        -------
+        ndarray
+            The weight of each, in (0, 1], same shape.
+        """
         if not self.huber:
             return np.ones_like(residual)
         return np.minimum(1.0, self.delta / np.maximum(np.abs(residual), 1e-300))

@@ -27,7 +27,18 @@ class Candidate(NamedTuple):
 
 
 def lowest(candidates) -> Candidate:
-    """The lowest-loss candidate; a converged one on a tie (the first of equals otherwise)."""
+    """The lowest-loss candidate; a converged one on a tie (the first of equals otherwise).
+
+    Parameters
+    ----------
+    candidates : iterable of Candidate
+        The points the search stages ended at.
+
+    Returns
+    -------
+    Candidate
+        The best of them.
+    """
     return min(candidates, key=lambda c: (c.loss, not c.converged))
 
 
@@ -79,7 +90,18 @@ class Problem:
         self.n_evaluations = 0
 
     def natural(self, u: np.ndarray) -> np.ndarray:
-        """Natural parameter vectors (..., n_params) of internal ones (..., n_free)."""
+        """Natural parameter vectors (..., n_params) of internal ones (..., n_free).
+
+        Parameters
+        ----------
+        u : ndarray
+            Internal vectors (free parameters, log-scale ones as logs), shape (..., n_free).
+
+        Returns
+        -------
+        ndarray
+            Natural parameters, fixed ones at their values, shape (..., n_params).
+        """
         u = np.asarray(u, float)
         if self.all_free:
             theta = u.copy()
@@ -90,29 +112,86 @@ class Problem:
         return theta
 
     def internal(self, theta: np.ndarray) -> np.ndarray:
-        """Internal vectors (..., n_free) of natural ones (..., n_params)."""
+        """Internal vectors (..., n_free) of natural ones (..., n_params).
+
+        Parameters
+        ----------
+        theta : ndarray
+            Natural parameter vectors, shape (..., n_params).
+
+        Returns
+        -------
+        ndarray
+            Internal vectors, shape (..., n_free).
+        """
         free = np.asarray(theta, float)[..., self.free]
         with np.errstate(divide="ignore"):
             return np.where(self.is_log, np.log(np.maximum(free, 1e-300)), free)
 
     def inside(self, theta: np.ndarray) -> np.ndarray:
-        """Internal vectors of natural ones, clipped to the box (a batch: shape (S, n_free))."""
+        """Internal vectors of natural ones, clipped to the box (a batch: shape (S, n_free)).
+
+        Parameters
+        ----------
+        theta : ndarray
+            Natural parameter vectors, shape (n_params,) or (S, n_params).
+
+        Returns
+        -------
+        ndarray
+            Internal vectors inside the bounds, shape (S, n_free).
+        """
         return np.clip(self.internal(np.atleast_2d(theta)), self.lower, self.upper)
 
     def predict(self, u: np.ndarray) -> np.ndarray:
-        """The law's prediction at internal vectors u (..., n_free), shape (..., n_points)."""
+        """The law's prediction at internal vectors u (..., n_free), shape (..., n_points).
+
+        Parameters
+        ----------
+        u : ndarray
+            Internal vectors (free parameters, log-scale ones as logs), shape (..., n_free).
+
+        Returns
+        -------
+        ndarray
+            The prediction in the law's target space, shape (..., n_points).
+        """
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             return self.law.forward(self.natural(u), self.X)
 
     def objective(self, u: np.ndarray) -> np.ndarray:
-        """Loss of a batch of internal vectors, shape (..., n_free) -> (...)."""
+        """Loss of a batch of internal vectors, shape (..., n_free) -> (...).
+
+        Parameters
+        ----------
+        u : ndarray
+            Internal vectors (free parameters, log-scale ones as logs), shape (..., n_free).
+
+        Returns
+        -------
+        ndarray
+            The mean loss of each (``PENALTY`` where not finite), shape (...).
+        """
         self.n_evaluations += math.prod(np.shape(u)[:-1])
         values = self.loss.mean(self.predict(u) - self.y)
         return np.where(np.isfinite(values), values, PENALTY)
 
     def jacobian(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Prediction at u and its Jacobian (n_free, n_points) in internal units: the law's own
-        where it declares one, else central differences."""
+        where it declares one, else central differences.
+
+        Parameters
+        ----------
+        u : ndarray
+            One internal vector (free parameters, log-scale ones as logs), shape (n_free,).
+
+        Returns
+        -------
+        pred : ndarray
+            The prediction in target space, shape (n_points,).
+        jac : ndarray
+            Its derivatives in the internal parameters, shape (n_free, n_points).
+        """
         theta = self.natural(u)
         with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
             exact = self.law.jacobian(theta, self.X)
@@ -151,7 +230,20 @@ class Problem:
         return preds[..., 0, :], jac
 
     def value_and_grad(self, u: np.ndarray) -> tuple[float, np.ndarray]:
-        """The loss at one internal vector and its gradient (``PENALTY`` and 0 where not finite)."""
+        """The loss at one internal vector and its gradient (``PENALTY`` and 0 where not finite).
+
+        Parameters
+        ----------
+        u : ndarray
+            One internal vector (free parameters, log-scale ones as logs), shape (n_free,).
+
+        Returns
+        -------
+        value : float
+            The mean loss.
+        grad : ndarray
+            Its gradient in the internal parameters, shape (n_free,).
+        """
         pred, jac = self.jacobian(u)
         residual = pred - self.y
         value = float(self.loss.mean(residual))
@@ -161,14 +253,36 @@ class Problem:
         return value, grad
 
     def at_bound(self, u: np.ndarray) -> list[str]:
-        """Names of the free parameters of u on (within 1e-6 of) a finite bound."""
+        """Names of the free parameters of u on (within 1e-6 of) a finite bound.
+
+        Parameters
+        ----------
+        u : ndarray
+            One internal vector (free parameters, log-scale ones as logs), shape (n_free,).
+
+        Returns
+        -------
+        list of str
+            The parameters' names.
+        """
         span = np.where(np.isfinite(self.upper - self.lower), self.upper - self.lower, 1.0)
         tol = 1e-6 * np.maximum(span, 1.0)
         hits = (np.isfinite(self.lower) & (u <= self.lower + tol)) | (np.isfinite(self.upper) & (u >= self.upper - tol))
         return [self.params[self.free[j]].name for j in np.flatnonzero(hits)]
 
     def stderr(self, u: np.ndarray) -> np.ndarray:
-        """Gauss-Newton standard errors in natural units (nan where not identifiable)."""
+        """Gauss-Newton standard errors in natural units (nan where not identifiable).
+
+        Parameters
+        ----------
+        u : ndarray
+            One internal vector (free parameters, log-scale ones as logs), shape (n_free,).
+
+        Returns
+        -------
+        ndarray
+            The standard error of each parameter, shape (n_params,) (nan for fixed ones).
+        """
         out = np.full(len(self.params), np.nan)
         n, p = len(self.y), len(u)
         if n <= p:
@@ -186,7 +300,18 @@ class Problem:
 
 
 def finite(values: np.ndarray) -> np.ndarray:
-    """``values`` with nan and infinities replaced by 0 (itself where all are finite, the common case)."""
+    """``values`` with nan and infinities replaced by 0 (itself where all are finite, the common case).
+
+    Parameters
+    ----------
+    values : ndarray
+        Any array.
+
+    Returns
+    -------
+    ndarray
+        ``values`` or a finite copy.
+    """
     return values if np.isfinite(values).all() else np.nan_to_num(values, nan=0.0, posinf=0.0, neginf=0.0)
 
 

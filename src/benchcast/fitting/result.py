@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,18 +11,14 @@ import pandas as pd
 
 from benchcast._version import __version__
 from benchcast.errors import ArtifactError, BenchcastError
-from benchcast.fitting.diagnostics import REQUIRED_DIAGNOSTICS, FitDiagnostics
+from benchcast.fitting.artifact import ARTIFACT_FORMAT, ARTIFACT_VERSION, artifact_fields, fingerprint  # noqa: F401
+from benchcast.fitting.diagnostics import FitDiagnostics
 from benchcast.fitting.spec import FitSpec
-from benchcast.laws import get_law
 from benchcast.laws.fitted import FittedLaw
 from benchcast.utils.display import ResultView
 from benchcast.utils.io import atomic_write_text
 from benchcast.utils.jsonable import jsonable
-from benchcast.validation import check_columns
 
-ARTIFACT_FORMAT = "benchcast-fit"
-ARTIFACT_VERSION = 2  # 2: 'settings' is the whole resolved FitSpec (selection included)
-POINT_COLUMNS = ("run", "flops", "params", "tokens", "k", "gold", "proxy", "value")
 COVARIATE_HINTS = {
     "flops": "--flops (or --params and --tokens)",
     "params": "--params",
@@ -31,13 +26,6 @@ COVARIATE_HINTS = {
     "k": "--k",
     "gold": "--gold",
 }
-
-
-def fingerprint(points: pd.DataFrame) -> str:
-    """sha256 of the fitted points (runs, covariates, values): identifies the data of a fit."""
-    cols = [c for c in POINT_COLUMNS if c in points.columns]
-    text = points[cols].to_csv(index=False, float_format="%.17g")
-    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
 @dataclass
@@ -104,7 +92,29 @@ class FitResult(ResultView):
 
     # -- prediction --------------------------------------------------------------------------
     def covariates(self, flops=None, params=None, tokens=None, k=None, gold=None) -> tuple[dict, tuple]:
-        """Validated covariate arrays for this law (flops derived as 6 N D when needed)."""
+        """Validated covariate arrays for this law (flops derived as 6 N D when needed).
+
+        Parameters
+        ----------
+        flops : array_like, optional
+            Training compute, in FLOPs (derived as 6 N D from ``params`` and ``tokens`` when the law
+            needs it and it is not given).
+        params : array_like, optional
+            Model parameters N.
+        tokens : array_like, optional
+            Training tokens D.
+        k : array_like, optional
+            Number of attempts, for a pass@k law (must be the fitted k for a per-k fit).
+        gold : array_like, optional
+            Gold-reference negative log-likelihoods, for a law in them.
+
+        Returns
+        -------
+        X : dict of str to ndarray
+            The law's covariates by name, broadcast together and flattened.
+        shape : tuple of int
+            Their broadcast shape (the shape a prediction is given back in).
+        """
         law = self.law_object
         given = {"flops": flops, "params": params, "tokens": tokens, "k": k, "gold": gold}
         arrays = {}
@@ -136,7 +146,27 @@ class FitResult(ResultView):
         return {c: np.broadcast_to(arrays[c], shape).ravel() for c in law.covariates}, shape
 
     def predict(self, flops=None, params=None, tokens=None, k=None, gold=None) -> np.ndarray:
-        """Predicted score(s) in [0, 1] for the given covariates."""
+        """Predicted score(s) in [0, 1] for the given covariates.
+
+        Parameters
+        ----------
+        flops : array_like, optional
+            Training compute, in FLOPs (derived as 6 N D from ``params`` and ``tokens`` when the law
+            needs it and it is not given).
+        params : array_like, optional
+            Model parameters N.
+        tokens : array_like, optional
+            Training tokens D.
+        k : array_like, optional
+            Number of attempts, for a pass@k law (must be the fitted k for a per-k fit).
+        gold : array_like, optional
+            Gold-reference negative log-likelihoods, for a law in them.
+
+        Returns
+        -------
+        ndarray
+            Predicted scores, in the covariates' broadcast shape.
+        """
         X, shape = self.covariates(flops, params, tokens, k, gold)
         return np.asarray(self.fitted.score(X), float).reshape(shape)
 
@@ -262,87 +292,52 @@ class FitResult(ResultView):
 
     # -- persistence -------------------------------------------------------------------------
     def save(self, path: str | Path) -> Path:
-        """Write a versioned JSON artifact (atomically)."""
+        """Write a versioned JSON artifact (atomically).
+
+        Parameters
+        ----------
+        path : str or Path
+            The file to write.
+
+        Returns
+        -------
+        Path
+            The path written.
+        """
         return atomic_write_text(path, json.dumps(self.to_dict(), indent=2) + "\n")
 
     @classmethod
     def from_dict(cls, doc: dict, source: str = "artifact") -> FitResult:
-        """Read an artifact, validating every field a prediction depends on."""
-        if not isinstance(doc, dict) or doc.get("format") != ARTIFACT_FORMAT:
-            raise ArtifactError(f"{source}: not a benchcast fit artifact (no format '{ARTIFACT_FORMAT}').")
-        version = doc.get("format_version")
-        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-            raise ArtifactError(f"{source}: 'format_version' must be a positive integer, got {version!r}.")
-        if version > ARTIFACT_VERSION:
-            raise ArtifactError(
-                f"{source}: artifact format version {version} is newer than this "
-                f"benchcast ({__version__}) reads ({ARTIFACT_VERSION}); upgrade benchcast."
-            )
-        try:
-            law = get_law(doc.get("law"))
-            params = doc.get("params")
-            if not isinstance(params, dict):
-                raise ArtifactError(f"{source}: 'params' must be a mapping of parameter names to numbers.")
-            missing = [n for n in law.param_names if n not in params]
-            extra = [n for n in params if n not in law.param_names]
-            if missing or extra:
-                raise ArtifactError(
-                    f"{source}: law {law.name!r} has parameters {law.param_names}; "
-                    + (f"missing {missing}" if missing else "")
-                    + ("; " if missing and extra else "")
-                    + (f"unknown {extra}" if extra else "")
-                    + "."
-                )
-            theta = []
-            for name in law.param_names:
-                value = params[name]
-                if not isinstance(value, (int, float)) or isinstance(value, bool):
-                    raise ArtifactError(f"{source}: parameter {name} must be a number, got {value!r}.")
-                theta.append(float(value))
-            settings = doc.get("settings")
-            if not isinstance(settings, dict):
-                raise ArtifactError(f"{source}: 'settings' must be a mapping.")
-            spec = FitSpec.from_dict({"law": law.name, **{k: v for k, v in settings.items() if k != "law"}})
-            for key in ("benchmark", "metric", "q_rand", "loss"):
-                if getattr(spec, key) is None:
-                    raise ArtifactError(f"{source}: setting {key!r} is missing.")
-            if not isinstance(spec.q_rand, (int, float)):
-                raise ArtifactError(f"{source}: setting 'q_rand' must be a number, got {spec.q_rand!r}.")
-            diagnostics = doc.get("diagnostics")
-            if not isinstance(diagnostics, dict) or any(key not in diagnostics for key in REQUIRED_DIAGNOSTICS):
-                raise ArtifactError(f"{source}: 'diagnostics' must hold {', '.join(REQUIRED_DIAGNOSTICS)}.")
-            diagnostics = FitDiagnostics.from_dict(diagnostics)
-            # only parameters the fit itself reported outside their range may be there
-            problems = law.check_params(np.asarray(theta), allow_outside=diagnostics.at_bound)
-            if problems:
-                raise ArtifactError(f"{source}: invalid parameters for law {law.name!r}: " + "; ".join(problems) + ".")
-            fitted = FittedLaw(law, tuple(theta), float(spec.q_rand), {"k": spec.k})
-            points = pd.DataFrame(doc.get("points") or {})
-            for column in points.columns:
-                if column != "run":
-                    points[column] = pd.to_numeric(points[column], errors="coerce")
-            if len(points.columns):  # no points at all: it predicts, and bootstrapping says it cannot
-                needed = ("run", "flops", "value", *law.covariates, *law.fit_covariates)
-                check_columns(points, needed, f"{source}: the training points", ArtifactError)
-            stderr = doc.get("stderr") or {}
-            return cls(
-                spec=spec,
-                fitted=fitted,
-                stderr={k: (np.nan if v is None else float(v)) for k, v in stderr.items()},
-                diagnostics=diagnostics,
-                points=points,
-                dropped=list(doc.get("dropped") or []),
-                warnings=list(doc.get("warnings") or []),
-                data_fingerprint=str(doc.get("data_fingerprint", "")),
-                version=str(doc.get("benchcast_version", "unknown")),
-            )
-        except ArtifactError:
-            raise
-        except (KeyError, TypeError, ValueError, BenchcastError) as exc:
-            raise ArtifactError(f"{source}: malformed fit artifact ({exc}).") from exc
+        """Read an artifact, validating every field a prediction depends on.
+
+        Parameters
+        ----------
+        doc : dict
+            The artifact's JSON document, as :meth:`to_dict` writes it.
+        source : str
+            Where it came from, named in error messages.
+
+        Returns
+        -------
+        FitResult
+            The fit.
+        """
+        return cls(**artifact_fields(doc, source))
 
     @classmethod
     def load(cls, path: str | Path) -> FitResult:
+        """Read a fit artifact written by :meth:`save`.
+
+        Parameters
+        ----------
+        path : str or Path
+            The artifact's JSON file.
+
+        Returns
+        -------
+        FitResult
+            The fit.
+        """
         path = Path(path)
         if not path.exists():
             raise ArtifactError(f"{path}: no such fit file.")

@@ -64,12 +64,31 @@ class FitSpec:
             raise BenchcastError(f"huber_delta must be positive, got {self.huber_delta!r}.")
 
     def to_dict(self) -> dict:
+        """The spec as a JSON-ready dict (``runs`` a list).
+
+        Returns
+        -------
+        dict
+            Every field by name.
+        """
         out = asdict(self)
         out["runs"] = list(self.runs) if self.runs is not None else None
         return out
 
     @classmethod
     def from_dict(cls, doc: dict) -> FitSpec:
+        """A spec from the dict :meth:`to_dict` writes (unknown fields are an error).
+
+        Parameters
+        ----------
+        doc : dict
+            Fields by name.
+
+        Returns
+        -------
+        FitSpec
+            The spec.
+        """
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(doc) - known)
         if unknown:
@@ -77,6 +96,18 @@ class FitSpec:
         return cls(**doc)
 
     def replace(self, **changes) -> FitSpec:
+        """A copy with some fields changed (:func:`dataclasses.replace`).
+
+        Parameters
+        ----------
+        **changes
+            New values of fields, by name.
+
+        Returns
+        -------
+        FitSpec
+            The new spec.
+        """
         return replace(self, **changes)
 
 
@@ -97,6 +128,17 @@ def _resolve_metric(law: Law, table: pd.DataFrame, spec: FitSpec) -> tuple[str |
 
 
 def warn_unknown_chance(table: pd.DataFrame, benchmark: str, metric: str) -> None:
+    """Warn that a benchmark's chance level is unknown (taken as 0), with an estimate to give instead.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The data table.
+    benchmark : str
+        The benchmark.
+    metric : str
+        Its metric.
+    """
     estimate = estimate_chance(table, benchmark, metric)
     warnings.warn(
         f"the chance level of {benchmark} ({metric}) is unknown, so it is taken as 0 - wrong for a multiple-choice "
@@ -108,7 +150,22 @@ def warn_unknown_chance(table: pd.DataFrame, benchmark: str, metric: str) -> Non
 
 
 def design(table: pd.DataFrame, spec: FitSpec) -> tuple[pd.DataFrame, FitSpec]:
-    """The rows a fit of ``spec`` sees (every covariate the law needs attached) and the resolved spec."""
+    """The rows a fit of ``spec`` sees (every covariate the law needs attached) and the resolved spec.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The data table, as :func:`benchcast.load` returns it.
+    spec : FitSpec
+        The spec to resolve.
+
+    Returns
+    -------
+    rows : pandas.DataFrame
+        The selected rows, with the law's covariates.
+    resolved : FitSpec
+        ``spec`` with every default filled in (metric, k, chance level and its source, ...).
+    """
     law = get_law(spec.law)
     metric, k = _resolve_metric(law, table, spec)
     rows = select(table, spec.benchmark, metric, k, max_flops=spec.max_flops, min_flops=spec.min_flops, tpr=spec.tpr)

@@ -5,7 +5,8 @@ from benchcast.laws import (
     downstream,  # noqa: F401  (registers the laws)
     generative,  # noqa: F401  (registers the laws)
 )
-from benchcast.laws.base import COVARIATES, Law, Parameter, available_laws, get_law, register, to_score, to_target
+from benchcast.laws.base import COVARIATES, Law, Parameter, to_score, to_target
+from benchcast.laws.registry import available_laws, get_law, register
 
 __all__ = [
     "COVARIATES",

@@ -1,101 +1,34 @@
-"""The declarative law object shared by every scaling law, its target transforms and registry.
+"""The declarative law object shared by every scaling law.
 
 A law is a small object in the manner of ``scipy.stats`` distributions: its parameters (with
 bounds, scale and whether they enter the fitted target linearly), the covariates it needs, the
 target transform it is fitted on, its loss, and a vectorised ``forward`` in target space.
-All numerical work (multi-start, global search, variable projection) lives in
-:mod:`benchcast.fitting`, once.
+Its parameter declarations live in :mod:`benchcast.laws.parameters`, the registry in
+:mod:`benchcast.laws.registry`. All numerical work (multi-start, global search, variable
+projection) lives in :mod:`benchcast.fitting`, once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.optimize import nnls
 
 from benchcast.data.chance import filter_margin
-from benchcast.errors import BenchcastError, did_you_mean
-from benchcast.laws.transforms import normalise, safe_log, to_score, to_target  # noqa: F401 (part of this module's API)
+
+# the names below are part of this module's API (laws import them from here)
+from benchcast.laws.linalg import nnls_rows, stack_jacobian, weighted_ols  # noqa: F401
+from benchcast.laws.parameters import COVARIATES, TARGETS, Parameter, SearchSettings  # noqa: F401
+from benchcast.laws.questions import LawQuestions
+from benchcast.laws.transforms import normalise, safe_log, to_score, to_target  # noqa: F401
 
 if TYPE_CHECKING:
     from benchcast.laws.fitted import FittedLaw
 
-# Covariates a law may need, by the names used everywhere (API, CLI, tables).
-COVARIATES = ("flops", "params", "tokens", "k", "gold", "proxy")
-TARGETS = ("score", "neglog", "loglog")
 
-
-@dataclass(frozen=True)
-class SearchSettings:
-    """How the fitting engine searches a law's parameters (:mod:`benchcast.fitting.engine`).
-
-    Parameters
-    ----------
-    multimodal : bool
-        The loss surface has several basins and flat valleys: the best three refined points are
-        finished, a point that runs out of budget is continued along its valley, and bootstrap
-        replicates share one pool of screened starts.
-    n_screen : int
-        Quasi-random screening points for the global search (0: the law's own starts alone).
-    n_polish : int or None
-        Starts refined with L-BFGS-B (None: all).
-    n_settle : int
-        Best screened starts also settled to convergence by the batched Levenberg-Marquardt, a
-        second search whose best point is finished on its own path (where the two searches' basins
-        differ); 0: none.
-    """
-
-    multimodal: bool = False
-    n_screen: int = 0
-    n_polish: int | None = 8
-    n_settle: int = 0
-
-
-@dataclass(frozen=True)
-class Parameter:
-    """One fitted parameter: bounds in natural units, and how the optimiser should see it."""
-
-    name: str
-    lower: float
-    upper: float
-    init: float
-    log: bool = False  # optimise log(value): for scales spanning many decades
-    linear: bool = False  # the fitted target is affine in it (variable projection applies)
-    description: str = ""
-
-
-def stack_jacobian(value: np.ndarray, *columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(value, jac)`` with each derivative broadcast to the prediction's shape, stacked on axis -2
-    (into one new array: ``np.stack`` of broadcast views costs more than the law's arithmetic)."""
-    shape = np.broadcast_shapes(np.shape(value), *(np.shape(column) for column in columns))
-    jac = np.empty(shape[:-1] + (len(columns),) + shape[-1:])
-    for row, column in enumerate(columns):
-        jac[..., row, :] = column
-    return value, jac
-
-
-def weighted_ols(design: np.ndarray, y: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Least squares of ``y`` (n,) on ``design`` (n, p) under each row of ``weights`` (B, n) at
-    once, by a batched QR of the weighted design (no normal equations: log-compute columns are
-    badly conditioned); returns (B, p)."""
-    root = np.sqrt(np.asarray(weights, float))[:, :, None]
-    q, r = np.linalg.qr(root * design)
-    rhs = np.einsum("bnp,bn->bp", q, root[:, :, 0] * y)
-    return np.linalg.solve(r, rhs[..., None])[..., 0]
-
-
-def nnls_rows(columns: np.ndarray, target: np.ndarray) -> np.ndarray:
-    """Non-negative least squares with column scaling; columns has shape (n, L)."""
-    scale = np.maximum(np.abs(columns).max(axis=0), 1e-300)
-    coef, _ = nnls(columns / scale, target)
-    return coef / scale
-
-
-class Law:
-    """Base class. Subclasses set the class attributes and implement :meth:`forward`."""
+class Law(LawQuestions):
+    """Base class. Subclasses set the class attributes and implement :meth:`forward`; the questions a
+    law answers about itself come from :class:`~benchcast.laws.questions.LawQuestions`."""
 
     name: str = ""
     formula: str = ""
@@ -140,32 +73,81 @@ class Law:
         return len(self.parameters)
 
     def forward(self, theta: np.ndarray, X: dict[str, np.ndarray]) -> np.ndarray:
-        """Prediction in target space; ``theta`` has shape (..., n_params), broadcast over points."""
+        """Prediction in target space; ``theta`` has shape (..., n_params), broadcast over points.
+
+        Parameters
+        ----------
+        theta : ndarray
+            Parameters in natural units, shape (..., n_params).
+        X : dict of str to ndarray
+            The covariates of the points by name ('flops' in FLOPs, 'params', 'tokens', 'k', ...),
+            each shape (n,).
+
+        Returns
+        -------
+        ndarray
+            The prediction in the law's target space, shape (..., n).
+        """
         raise NotImplementedError
 
     def jacobian(self, theta: np.ndarray, X: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray] | None:
         """Prediction and its exact Jacobian in natural parameters, or None where the law declares
-        none (the engine then takes central differences).
+        none (the engine then takes central differences). A law that declares one makes every fit,
+        refit and bootstrap cheaper.
 
-        ``theta`` has shape (..., n_params); returns ``(forward, jac)`` with shapes (..., n) and
-        (..., n_params, n), ``jac`` a new array of the call's own (the engine scales it in place; a
-        read-only one is copied first). A law that declares one makes every fit, refit and
-        bootstrap cheaper."""
+        Parameters
+        ----------
+        theta : ndarray
+            Parameters in natural units, shape (..., n_params).
+        X : dict of str to ndarray
+            The covariates of the points by name, each shape (n,).
+
+        Returns
+        -------
+        tuple of ndarray or None
+            ``(forward, jac)`` with shapes (..., n) and (..., n_params, n), ``jac`` a new array of
+            the call's own (the engine scales it in place; a read-only one is copied first).
+        """
         return None
 
     def closed_form_weighted(self, X: dict[str, np.ndarray], y: np.ndarray, weights: np.ndarray) -> np.ndarray | None:
         """The closed-form solution for many weightings of the same points at once (bootstrap
-        replicates: ``weights`` (B, n) counts how often each point was drawn), shape (B, n_params);
-        None where the law has none. Must equal :meth:`closed_form` on each resample."""
+        replicates); must equal :meth:`closed_form` on each resample.
+
+        Parameters
+        ----------
+        X : dict of str to ndarray
+            The covariates of the points by name, each shape (n,).
+        y : ndarray
+            The fitted target (target space), shape (n,).
+        weights : ndarray
+            How often each point was drawn, one replicate per row, shape (B, n).
+
+        Returns
+        -------
+        ndarray or None
+            Parameters in natural units, shape (B, n_params); None where the law has no closed form.
+        """
         return None
 
     def replicate_strategy(self, loss: str) -> str:
-        """How bootstrap replicates of this law are refitted: 'closed' (the exact least-squares
-        solution of each resample), 'cold' (the full engine per replicate, presolved stages
-        re-solved) or 'batched' (one vectorised Levenberg-Marquardt over all replicates from the
-        full-data optimum and the starting points a cold fit of each resample would use - for a
-        multimodal law, the full data's best screened candidates; each replicate then finished
-        by the engine's trust-region solve)."""
+        """How bootstrap replicates of this law are refitted.
+
+        Parameters
+        ----------
+        loss : str
+            The fit's loss, 'huber' or 'lsq'.
+
+        Returns
+        -------
+        str
+            'closed' (the exact least-squares solution of each resample), 'cold' (the full engine
+            per replicate, presolved stages re-solved) or 'batched' (one vectorised
+            Levenberg-Marquardt over all replicates from the full-data optimum and the starting
+            points a cold fit of each resample would use - for a multimodal law, the full data's
+            best screened candidates; each replicate then finished by the engine's trust-region
+            solve).
+        """
         if type(self).closed_form is not Law.closed_form and loss == "lsq":
             return "closed"
         # a presolved stage is re-solved per resample; a multimodal law's replicates share a pool of
@@ -173,25 +155,91 @@ class Law:
         return "cold" if self.n_presolved else "batched"
 
     def closed_form(self, X: dict[str, np.ndarray], y: np.ndarray) -> np.ndarray | None:
-        """Exact solution of the fitting problem where one exists (else None)."""
+        """Exact solution of the fitting problem where one exists (else None).
+
+        Parameters
+        ----------
+        X : dict of str to ndarray
+            The covariates of the points by name, each shape (n,).
+        y : ndarray
+            The fitted target (target space), shape (n,).
+
+        Returns
+        -------
+        ndarray or None
+            Parameters in natural units, shape (n_params,); None where the law has no closed form.
+        """
         return None
 
     def refinement_starts(self, theta: np.ndarray, X: dict[str, np.ndarray]) -> np.ndarray | None:
-        """Starts near a fitted optimum ``theta`` that a local search from it cannot reach (shape
-        (S, n_params); None where the law has none). The engine settles them and keeps the best if
-        it is lower: a fit can only improve."""
+        """Starts near a fitted optimum ``theta`` that a local search from it cannot reach. The
+        engine settles them and keeps the best if it is lower: a fit can only improve.
+
+        Parameters
+        ----------
+        theta : ndarray
+            The fitted optimum, natural units, shape (n_params,).
+        X : dict of str to ndarray
+            The covariates of the points by name, each shape (n,).
+
+        Returns
+        -------
+        ndarray or None
+            Starts in natural units, shape (S, n_params); None where the law has none.
+        """
         return None
 
     def presolve(self, X: dict[str, np.ndarray], y: np.ndarray) -> dict[str, float]:
-        """Parameters determined in closed form before the numerical search (held fixed)."""
+        """Parameters determined in closed form before the numerical search (held fixed).
+
+        Parameters
+        ----------
+        X : dict of str to ndarray
+            The covariates of the points by name, each shape (n,).
+        y : ndarray
+            The fitted target (target space), shape (n,).
+
+        Returns
+        -------
+        dict of str to float
+            The presolved parameters' values by name, natural units (empty: none).
+        """
         return {}
 
     def initial_guesses(self, X: dict[str, np.ndarray], y: np.ndarray) -> np.ndarray:
-        """Starting points, shape (S, n_params); the default is each parameter's ``init``."""
+        """Starting points; the default is each parameter's ``init``.
+
+        Parameters
+        ----------
+        X : dict of str to ndarray
+            The covariates of the points by name, each shape (n,).
+        y : ndarray
+            The fitted target (target space), shape (n,).
+
+        Returns
+        -------
+        ndarray
+            Starts in natural units, shape (S, n_params).
+        """
         return np.array([[p.init for p in self.parameters]])
 
     def point_filter(self, score: np.ndarray, q_rand: float, margin: float) -> np.ndarray:
-        """Why each point cannot be used ('' where it can)."""
+        """Why each point cannot be used ('' where it can).
+
+        Parameters
+        ----------
+        score : ndarray
+            Observed scores in [0, 1].
+        q_rand : float
+            The benchmark's chance level, a score in [0, 1].
+        margin : float
+            Points with score <= ``q_rand + margin`` are dropped when the law uses a margin.
+
+        Returns
+        -------
+        ndarray of str
+            The reason for each point, same shape as ``score``.
+        """
         score = np.asarray(score, float)
         reasons = np.full(score.shape, "", dtype=object)
         normed = normalise(score, q_rand)
@@ -205,129 +253,64 @@ class Law:
         return reasons
 
     def margin_for(self, benchmark: str, override: float | None = None) -> float:
-        """The near-chance filter margin this law uses on ``benchmark`` (``override`` wins)."""
+        """The near-chance filter margin this law uses on ``benchmark`` (``override`` wins).
+
+        Parameters
+        ----------
+        benchmark : str
+            The benchmark's name.
+        override : float, optional
+            A margin given by the caller, in score units.
+
+        Returns
+        -------
+        float
+            The margin, in score units.
+        """
         if override is None and self.default_margin is not None:
             return float(self.default_margin)
         return filter_margin(benchmark, override)
 
     def predict_score(self, theta: np.ndarray, X: dict[str, np.ndarray], q_rand: float) -> np.ndarray:
+        """The law's prediction as a score (clipped to [0, 1] where the law says so).
+
+        Parameters
+        ----------
+        theta : ndarray
+            Parameters in natural units, shape (..., n_params).
+        X : dict of str to ndarray
+            The covariates of the points by name, each shape (n,).
+        q_rand : float
+            The benchmark's chance level, a score in [0, 1].
+
+        Returns
+        -------
+        ndarray
+            Predicted scores, shape (..., n).
+        """
         score = to_score(self.target, self.forward(np.asarray(theta, float), X), q_rand)
         return np.clip(score, 0.0, 1.0) if self.clip_scores else score
 
     def freeze(self, theta, q_rand: float = 0.0, **fixed) -> FittedLaw:
-        """This law with its parameters fixed: an object that predicts and answers questions."""
+        """This law with its parameters fixed: an object that predicts and answers questions.
+
+        Parameters
+        ----------
+        theta : array_like
+            Parameters in natural units, shape (n_params,).
+        q_rand : float
+            The benchmark's chance level, a score in [0, 1].
+        **fixed
+            Settings a prediction needs, by name (e.g. the fitted ``k``).
+
+        Returns
+        -------
+        FittedLaw
+            The frozen law.
+        """
         from benchcast.laws.fitted import FittedLaw
 
         return FittedLaw(self, tuple(float(v) for v in np.asarray(theta, float)), float(q_rand), dict(fixed))
 
-    # -- questions a law answers about itself (used by planning, plots, selection, artifacts) ---------
-    def covariates_at(self, theta: np.ndarray, flops: np.ndarray, *, tpr: float | None = None) -> dict:
-        """Covariates of a run of compute ``flops`` (k, when the law has it, is added by the caller).
-
-        Compute laws take C itself; laws in N and D split C = 6 N D at a tokens-per-parameter
-        ratio, which the caller must give (a law of N and D cannot choose it)."""
-        flops = np.asarray(flops, float)
-        given = set(self.covariates) - {"k"}
-        if given == {"flops"}:
-            return {"flops": flops}
-        if given == {"params", "tokens"}:
-            if tpr is None or not np.isfinite(tpr) or tpr <= 0:
-                raise BenchcastError(
-                    f"law {self.name!r} is a function of parameters and tokens: a run of compute C needs a "
-                    f"tokens-per-parameter ratio (tpr > 0) to split C = 6 N D; got {tpr!r}."
-                )
-            params = np.sqrt(flops / (6.0 * tpr))
-            return {"params": params, "tokens": flops / (6.0 * params)}
-        raise BenchcastError(
-            f"law {self.name!r} is a function of {', '.join(self.covariates)}, not of training compute."
-        )
-
-    def limit(self, theta: np.ndarray, q_rand: float, k: float | None = None) -> tuple[float, str]:
-        """The score the law approaches as training compute grows without bound, and what that
-        limit is (each law states its own; there is no numerical stand-in)."""
-        raise BenchcastError(f"law {self.name!r} states no limit in training compute.")
-
-    def limit_in_k(self, theta: np.ndarray, q_rand: float, flops: float) -> tuple[float, str]:
-        """The score approached as the number of attempts k grows without bound, at ``flops``."""
-        raise BenchcastError(f"law {self.name!r} is not a function of the number of attempts k.")
-
-    def envelope(self, theta: np.ndarray):
-        """The compute-optimal envelope of a law in parameters and tokens (SPEC §3.3)."""
-        raise BenchcastError(
-            f"law {self.name!r} has no compute-optimal N/D split: that needs a law in parameters and tokens "
-            "with a floor, such as params_tokens (S2)."
-        )
-
-    def check_params(self, theta: np.ndarray, allow_outside=()) -> list[str]:
-        """Problems with a parameter vector (wrong length, not finite, outside its bounds).
-
-        ``allow_outside`` names parameters a closed-form fit legitimately put outside their range
-        (reported by the fit as 'at bound'); anything else outside is an error."""
-        theta = np.asarray(theta, float)
-        if theta.shape != (self.n_params,):
-            return [f"expected {self.n_params} parameters ({', '.join(self.param_names)}), got {theta.size}"]
-        problems = []
-        for p, value in zip(self.parameters, theta, strict=True):
-            if not np.isfinite(value):
-                problems.append(f"{p.name} = {value!r} is not finite")
-            elif not p.lower <= value <= p.upper and p.name not in allow_outside:
-                problems.append(f"{p.name} = {value!r} lies outside its range [{p.lower:g}, {p.upper:g}]")
-        return problems
-
-    def applicable(self, rows, *, proxy: str | None = None, has_gold: bool = False) -> str:
-        """Why this law cannot be fitted to these design rows ('' when it can): used by law
-        selection, so that no module outside the laws needs to know which law needs what."""
-        if not self.selectable:
-            return f"{self.name} is not a per-benchmark forecasting law"
-        is_passk = str(rows["metric"].iloc[0]) == "pass@k"
-        if self.default_metric == "pass@k" and not is_passk:
-            return f"{self.name} models pass@k metrics"
-        if {"params", "tokens"} <= set(self.covariates) and rows["tpr"].round(6).nunique() < 2:
-            return f"{self.name} separates parameters from tokens: it needs runs at several tokens-per-parameter ratios"
-        if "proxy" in self.fit_covariates and not proxy:
-            return f"{self.name} needs a proxy loss (proxy='benchmark:metric')"
-        if "gold" in self.covariates and not has_gold:
-            return f"{self.name} needs gold-reference log-likelihoods"
-        return ""
-
-    def describe(self) -> dict:
-        return {
-            "name": self.name,
-            "formula": self.formula,
-            "reference": self.reference,
-            "description": self.description,
-            "covariates": list(self.covariates),
-            "fit_covariates": list(self.fit_covariates),
-            "target": self.target,
-            "loss": self.loss,
-            "constraints": list(self.constraints),
-            "parameters": [
-                {"name": p.name, "lower": p.lower, "upper": p.upper, "description": p.description}
-                for p in self.parameters
-            ],
-        }
-
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}: {self.formula}>"
-
-
-_REGISTRY: dict[str, Callable[[], Law]] = {}
-
-
-def register(factory: Callable[[], Law], name: str | None = None) -> Callable[[], Law]:
-    """Add a law (class or zero-argument factory) to the registry under its name."""
-    _REGISTRY[name or factory().name] = factory
-    return factory
-
-
-def get_law(name: str | Law) -> Law:
-    """A fresh law object by registry name (a Law passes through)."""
-    if isinstance(name, Law):
-        return name
-    if name not in _REGISTRY:
-        raise BenchcastError(f"unknown law {name!r}." + did_you_mean(name, _REGISTRY))
-    return _REGISTRY[name]()
-
-
-def available_laws() -> list[str]:
-    return list(_REGISTRY)

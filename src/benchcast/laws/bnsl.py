@@ -36,7 +36,8 @@ import numpy as np
 from scipy.special import expit
 
 from benchcast.data.chance import MARGINS
-from benchcast.laws.base import Law, Parameter, SearchSettings, register
+from benchcast.laws.base import Law, Parameter, SearchSettings
+from benchcast.laws.registry import register
 
 REF = "Krajewski et al. 2025, Eq. 1 (K3); Caballero et al. 2023"
 FLOPS_REF = 1e18  # C_ref: b_ref is the score gap Q(C_ref) - a

@@ -11,11 +11,11 @@ from benchcast.laws.base import (
     Parameter,
     SearchSettings,
     nnls_rows,
-    register,
     safe_log,
     stack_jacobian,
     weighted_ols,
 )
+from benchcast.laws.registry import register
 
 REF = "Krajewski et al. 2025"
 HUGE = 1e300

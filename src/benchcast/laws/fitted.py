@@ -52,7 +52,20 @@ class FittedLaw:
         return np.asarray(self.theta, float)
 
     def score(self, X: dict[str, np.ndarray], theta: np.ndarray | None = None) -> np.ndarray:
-        """Scores at prepared covariates (``theta`` overrides the parameters, e.g. a bootstrap draw)."""
+        """Scores at prepared covariates (``theta`` overrides the parameters, e.g. a bootstrap draw).
+
+        Parameters
+        ----------
+        X : dict of str to ndarray
+            Prepared covariates by name (from :meth:`covariates_at`), each shape (n,).
+        theta : ndarray, optional
+            Parameters in natural units, shape (n_params,); by default the fitted ones.
+
+        Returns
+        -------
+        ndarray
+            Forecast scores, shape (n,); in [0, 1] unless the law's forecasts are unbounded.
+        """
         theta = self.vector if theta is None else np.asarray(theta, float)
         with np.errstate(over="ignore", under="ignore", invalid="ignore"):
             raw = self.law.predict_score(theta, X, self.q_rand)
@@ -94,6 +107,22 @@ class FittedLaw:
 
     # -- questions answered by the law -------------------------------------------------------------
     def covariates_at(self, flops, *, tpr: float | None = None, k: float | None = None) -> dict:
+        """Covariates of runs of compute ``flops``, with the law's ``k`` where it has one.
+
+        Parameters
+        ----------
+        flops : float or array_like
+            Training compute of each run, in FLOPs.
+        tpr : float, optional
+            Tokens per parameter (D / N); required by laws in parameters and tokens.
+        k : float, optional
+            The number of attempts; by default the fitted ``k``.
+
+        Returns
+        -------
+        dict of str to ndarray
+            The covariates the law predicts from, by name.
+        """
         X = self.law.covariates_at(self.vector, np.atleast_1d(np.asarray(flops, float)), tpr=tpr)
         if "k" in self.law.covariates:
             k = self.fixed.get("k") if k is None else k
@@ -103,7 +132,15 @@ class FittedLaw:
         return X
 
     def limit(self) -> tuple[float, str]:
-        """(score as training compute grows without bound, what that limit means)."""
+        """(score as training compute grows without bound, what that limit means).
+
+        Returns
+        -------
+        score : float
+            The limiting score.
+        meaning : str
+            What the limit is, in words.
+        """
         return self.law.limit(self.vector, self.q_rand)
 
     def envelope(self):
@@ -123,6 +160,22 @@ class FittedLaw:
 
     # -- inversion ---------------------------------------------------------------------------------
     def score_at(self, flops: float, *, tpr: float | None = None, k: float | None = None) -> float:
+        """The forecast score of one run.
+
+        Parameters
+        ----------
+        flops : float
+            Training compute, in FLOPs.
+        tpr : float, optional
+            Tokens per parameter (D / N); required by laws in parameters and tokens.
+        k : float, optional
+            The number of attempts; by default the fitted ``k``.
+
+        Returns
+        -------
+        float
+            The forecast score.
+        """
         with np.errstate(over="ignore", under="ignore", invalid="ignore"):
             X = self.covariates_at(np.array([flops]), tpr=tpr, k=k)
             return float(self.law.predict_score(self.vector, X, self.q_rand)[0])
@@ -131,7 +184,22 @@ class FittedLaw:
         """FLOPs at which the law reaches ``target`` (inf if it never does in 1e10..1e40 FLOPs).
 
         Raises when the target is already met at the bottom of the range: the answer is then
-        'any compute', not a number."""
+        'any compute', not a number.
+
+        Parameters
+        ----------
+        target : float
+            The score to reach, in [0, 1].
+        tpr : float, optional
+            Tokens per parameter (D / N); required by laws in parameters and tokens.
+        k : float, optional
+            The number of attempts; by default the fitted ``k``.
+
+        Returns
+        -------
+        float
+            Training compute in FLOPs, or inf.
+        """
         lo, hi = LOG_FLOPS_RANGE
 
         def gap(log_flops):
@@ -147,7 +215,20 @@ class FittedLaw:
         return float(np.exp(brentq(gap, lo, hi, xtol=1e-12, rtol=1e-14)))
 
     def k_for(self, target: float, flops: float) -> float:
-        """Smallest integer k at which the law reaches ``target`` at ``flops`` (inf if none up to 1e9)."""
+        """Smallest integer k at which the law reaches ``target`` at ``flops`` (inf if none up to 1e9).
+
+        Parameters
+        ----------
+        target : float
+            The score to reach, in [0, 1].
+        flops : float
+            Training compute of the run, in FLOPs.
+
+        Returns
+        -------
+        float
+            The number of attempts k (a whole number), or inf.
+        """
         if "k" not in self.law.covariates:
             raise BenchcastError(f"law {self.law.name!r} has no number of attempts k to solve for.")
 
@@ -166,5 +247,23 @@ class FittedLaw:
 
 
 def to_unclipped(law: Law, theta: np.ndarray, X: dict, q_rand: float) -> np.ndarray:
+    """A law's scores before any clipping to [0, 1] (nan or out-of-range values left as they are).
+
+    Parameters
+    ----------
+    law : Law
+        The law.
+    theta : ndarray
+        Parameters in natural units, shape (..., n_params).
+    X : dict of str to ndarray
+        The covariates of the points by name, each shape (n,).
+    q_rand : float
+        The benchmark's chance level, a score in [0, 1].
+
+    Returns
+    -------
+    ndarray
+        Scores, shape (..., n).
+    """
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         return to_score(law.target, law.forward(np.asarray(theta, float), X), q_rand)

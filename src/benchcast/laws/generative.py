@@ -12,8 +12,9 @@ import itertools
 import numpy as np
 
 from benchcast.errors import BenchcastError
-from benchcast.laws.base import Law, Parameter, nnls_rows, register, safe_log, stack_jacobian
+from benchcast.laws.base import Law, Parameter, nnls_rows, safe_log, stack_jacobian
 from benchcast.laws.envelope import Envelope
+from benchcast.laws.registry import register
 
 REF = "Schaeffer, Levi, Miranda, Koyejo 2025"
 

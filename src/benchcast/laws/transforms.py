@@ -6,12 +6,40 @@ import numpy as np
 
 
 def normalise(score: np.ndarray, q_rand: float) -> np.ndarray:
-    """Q' = (Q - Q_rand) / (1 - Q_rand)."""
+    """Q' = (Q - Q_rand) / (1 - Q_rand).
+
+    Parameters
+    ----------
+    score : ndarray
+        Scores Q in [0, 1].
+    q_rand : float
+        The chance level Q_rand, a score in [0, 1).
+
+    Returns
+    -------
+    ndarray
+        The normalised scores Q' (0 at chance, 1 at a perfect score).
+    """
     return (np.asarray(score, float) - q_rand) / (1.0 - q_rand)
 
 
 def to_target(kind: str, score: np.ndarray, q_rand: float = 0.0) -> np.ndarray:
-    """Map scores to the space a law is fitted in (invalid points give nan, never a warning)."""
+    """Map scores to the space a law is fitted in (invalid points give nan, never a warning).
+
+    Parameters
+    ----------
+    kind : str
+        The target space: 'score', 'neglog' (-log Q') or 'loglog' (log(-log Q')).
+    score : ndarray
+        Scores in [0, 1].
+    q_rand : float
+        The chance level, a score in [0, 1).
+
+    Returns
+    -------
+    ndarray
+        The scores in the target space.
+    """
     normed = normalise(score, q_rand)
     with np.errstate(divide="ignore", invalid="ignore"):
         if kind == "score":
@@ -25,7 +53,22 @@ def to_target(kind: str, score: np.ndarray, q_rand: float = 0.0) -> np.ndarray:
 
 
 def to_score(kind: str, target: np.ndarray, q_rand: float = 0.0) -> np.ndarray:
-    """Inverse of :func:`to_target`."""
+    """Inverse of :func:`to_target`.
+
+    Parameters
+    ----------
+    kind : str
+        The target space: 'score', 'neglog' (-log Q') or 'loglog' (log(-log Q')).
+    target : ndarray
+        Values in the target space.
+    q_rand : float
+        The chance level, a score in [0, 1).
+
+    Returns
+    -------
+    ndarray
+        Scores.
+    """
     target = np.asarray(target, float)
     if kind == "score":
         return target
@@ -37,6 +80,17 @@ def to_score(kind: str, target: np.ndarray, q_rand: float = 0.0) -> np.ndarray:
 
 
 def safe_log(values: np.ndarray) -> np.ndarray:
-    """log that maps 0 to -inf silently (a zero floor is a valid parameter value)."""
+    """log that maps 0 to -inf silently (a zero floor is a valid parameter value).
+
+    Parameters
+    ----------
+    values : ndarray
+        Non-negative values.
+
+    Returns
+    -------
+    ndarray
+        Their natural logarithm.
+    """
     with np.errstate(divide="ignore"):
         return np.log(np.asarray(values, float))

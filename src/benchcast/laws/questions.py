@@ -1,0 +1,190 @@
+"""The questions a law answers about itself, used by planning, plots, law selection and artifacts.
+
+:class:`LawQuestions` is a base of :class:`benchcast.laws.base.Law`; it reads the law's declared
+attributes (``name``, ``covariates``, ``parameters``, ...) and never fits anything.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from benchcast.errors import BenchcastError
+
+
+class LawQuestions:
+    """What a law says about its covariates, limits, parameter vectors and applicability."""
+
+    def covariates_at(self, theta: np.ndarray, flops: np.ndarray, *, tpr: float | None = None) -> dict:
+        """Covariates of a run of compute ``flops`` (k, when the law has it, is added by the caller).
+
+        Compute laws take C itself; laws in N and D split C = 6 N D at a tokens-per-parameter
+        ratio, which the caller must give (a law of N and D cannot choose it).
+
+        Parameters
+        ----------
+        theta : ndarray
+            The law's parameters in natural units, shape (n_params,).
+        flops : ndarray
+            Training compute of each run, in FLOPs.
+        tpr : float, optional
+            Tokens per parameter of each run (D / N); required by laws in parameters and tokens.
+
+        Returns
+        -------
+        dict of str to ndarray
+            The covariates the law predicts from, by name ('flops', or 'params' and 'tokens').
+        """
+        flops = np.asarray(flops, float)
+        given = set(self.covariates) - {"k"}
+        if given == {"flops"}:
+            return {"flops": flops}
+        if given == {"params", "tokens"}:
+            if tpr is None or not np.isfinite(tpr) or tpr <= 0:
+                raise BenchcastError(
+                    f"law {self.name!r} is a function of parameters and tokens: a run of compute C needs a "
+                    f"tokens-per-parameter ratio (tpr > 0) to split C = 6 N D; got {tpr!r}."
+                )
+            params = np.sqrt(flops / (6.0 * tpr))
+            return {"params": params, "tokens": flops / (6.0 * params)}
+        raise BenchcastError(
+            f"law {self.name!r} is a function of {', '.join(self.covariates)}, not of training compute."
+        )
+
+    def limit(self, theta: np.ndarray, q_rand: float, k: float | None = None) -> tuple[float, str]:
+        """The score the law approaches as training compute grows without bound, and what that
+        limit is (each law states its own; there is no numerical stand-in).
+
+        Parameters
+        ----------
+        theta : ndarray
+            The law's parameters in natural units, shape (n_params,).
+        q_rand : float
+            The benchmark's chance level, a score in [0, 1].
+        k : float, optional
+            The number of attempts, for a pass@k law.
+
+        Returns
+        -------
+        score : float
+            The limiting score.
+        meaning : str
+            What the limit is, in words.
+        """
+        raise BenchcastError(f"law {self.name!r} states no limit in training compute.")
+
+    def limit_in_k(self, theta: np.ndarray, q_rand: float, flops: float) -> tuple[float, str]:
+        """The score approached as the number of attempts k grows without bound, at ``flops``.
+
+        Parameters
+        ----------
+        theta : ndarray
+            The law's parameters in natural units, shape (n_params,).
+        q_rand : float
+            The benchmark's chance level, a score in [0, 1].
+        flops : float
+            Training compute of the run, in FLOPs.
+
+        Returns
+        -------
+        score : float
+            The limiting score.
+        meaning : str
+            What the limit is, in words.
+        """
+        raise BenchcastError(f"law {self.name!r} is not a function of the number of attempts k.")
+
+    def envelope(self, theta: np.ndarray):
+        """The compute-optimal envelope of a law in parameters and tokens (SPEC §3.3).
+
+        Parameters
+        ----------
+        theta : ndarray
+            The law's parameters in natural units, shape (n_params,).
+        """
+        raise BenchcastError(
+            f"law {self.name!r} has no compute-optimal N/D split: that needs a law in parameters and tokens "
+            "with a floor, such as params_tokens (S2)."
+        )
+
+    def check_params(self, theta: np.ndarray, allow_outside=()) -> list[str]:
+        """Problems with a parameter vector (wrong length, not finite, outside its bounds).
+
+        Parameters
+        ----------
+        theta : array_like
+            The parameter vector, natural units.
+        allow_outside : iterable of str
+            Parameters a closed-form fit legitimately put outside their range (reported by the fit
+            as 'at bound'); anything else outside is an error.
+
+        Returns
+        -------
+        list of str
+            One sentence per problem; empty when the vector is valid.
+        """
+        theta = np.asarray(theta, float)
+        if theta.shape != (self.n_params,):
+            return [f"expected {self.n_params} parameters ({', '.join(self.param_names)}), got {theta.size}"]
+        problems = []
+        for p, value in zip(self.parameters, theta, strict=True):
+            if not np.isfinite(value):
+                problems.append(f"{p.name} = {value!r} is not finite")
+            elif not p.lower <= value <= p.upper and p.name not in allow_outside:
+                problems.append(f"{p.name} = {value!r} lies outside its range [{p.lower:g}, {p.upper:g}]")
+        return problems
+
+    def applicable(self, rows, *, proxy: str | None = None, has_gold: bool = False) -> str:
+        """Why this law cannot be fitted to these design rows ('' when it can): used by law
+        selection, so that no module outside the laws needs to know which law needs what.
+
+        Parameters
+        ----------
+        rows : pandas.DataFrame
+            The design rows of one benchmark and metric (columns 'metric' and 'tpr' at least).
+        proxy : str, optional
+            The proxy loss ('benchmark:metric') the fit would use, if any.
+        has_gold : bool
+            Whether gold-reference log-likelihoods are available.
+
+        Returns
+        -------
+        str
+            The reason, or '' when the law applies.
+        """
+        if not self.selectable:
+            return f"{self.name} is not a per-benchmark forecasting law"
+        is_passk = str(rows["metric"].iloc[0]) == "pass@k"
+        if self.default_metric == "pass@k" and not is_passk:
+            return f"{self.name} models pass@k metrics"
+        if {"params", "tokens"} <= set(self.covariates) and rows["tpr"].round(6).nunique() < 2:
+            return f"{self.name} separates parameters from tokens: it needs runs at several tokens-per-parameter ratios"
+        if "proxy" in self.fit_covariates and not proxy:
+            return f"{self.name} needs a proxy loss (proxy='benchmark:metric')"
+        if "gold" in self.covariates and not has_gold:
+            return f"{self.name} needs gold-reference log-likelihoods"
+        return ""
+
+    def describe(self) -> dict:
+        """The law's declaration, JSON-ready (shown by `benchcast laws`).
+
+        Returns
+        -------
+        dict
+            Name, formula, reference, description, covariates, target, loss, constraints and each
+            parameter's name, bounds and description.
+        """
+        return {
+            "name": self.name,
+            "formula": self.formula,
+            "reference": self.reference,
+            "description": self.description,
+            "covariates": list(self.covariates),
+            "fit_covariates": list(self.fit_covariates),
+            "target": self.target,
+            "loss": self.loss,
+            "constraints": list(self.constraints),
+            "parameters": [
+                {"name": p.name, "lower": p.lower, "upper": p.upper, "description": p.description}
+                for p in self.parameters
+            ],
+        }
