@@ -52,7 +52,7 @@ class Law(LawQuestions):
     # `benchcast laws`); each must hold for every fitted parameter vector, e.g. by reparameterisation.
     constraints: tuple[str, ...] = ()
     # An example every registered law declares, as scipy.stats' ``distcont`` list does for its
-    # distributions: tests/test_law_battery.py fits it back and checks the Jacobian, the artifact
+    # distributions: tests/laws/test_law_battery.py fits it back and checks the Jacobian, the artifact
     # round-trip and planning from it, so a law without one fails the battery.
     example_params: dict[str, float] | None = None  # every parameter, natural units
     # (low, high) of each covariate the example's runs span: log-spaced, crossed with each other;
