@@ -257,4 +257,6 @@ def write_outputs(result: Reproduction, out_dir: Path) -> None:
         )
     result.figures = [str(f) for f in figures]
     notes = {"protocol": PROTOCOL, "tables": {name: TABLES.get(name, "") for name in result.tables}}
-    atomic_write_text(out_dir / "README.json", json.dumps(jsonable({**notes, "figures": result.figures}), indent=2))
+    # names, not paths: out_dir is the temporary folder that is renamed into place when complete
+    figures = [Path(f).name for f in result.figures]
+    atomic_write_text(out_dir / "README.json", json.dumps(jsonable({**notes, "figures": figures}), indent=2))
