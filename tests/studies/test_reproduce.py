@@ -153,6 +153,7 @@ def test_cli_reduced_reproduction(apple_path, tmp_path):
         assert (out / figure).stat().st_size > 5000
     notes = json.loads((out / "README.json").read_text())
     assert "headline" in notes["tables"]["direct"] and "usable" in notes["protocol"]
+    assert notes["figures"] and all((out / name).is_file() for name in notes["figures"])  # names in the folder
     assert [r["benchmark"] for r in summary["direct"]] == ["sciq", "average"]
     assert summary["direct"][0]["power_mre"] < 3.0 and summary["direct"][0]["power_n_test_usable"] == 9
     paper = {(r["law"], r["proxy"]): r for r in summary["two_stage_paper"]}
