@@ -71,6 +71,26 @@ def user_errors(command: Callable) -> Callable:
     return wrapper
 
 
+def refuse_options(given: dict[str, bool], why: str) -> None:
+    """Refuse the options a command cannot honour in this combination, rather than drop them.
+
+    Parameters
+    ----------
+    given : dict of str to bool
+        Each option's flag (``'--level'``) and whether the user gave it a value other than its default.
+    why : str
+        Why they cannot apply and what to do instead; follows the options' names and a colon.
+
+    Returns
+    -------
+    None
+        Raises :class:`~benchcast.errors.BenchcastError` naming every option given.
+    """
+    named = [name for name, was_given in given.items() if was_given]
+    if named:
+        raise BenchcastError(f"{', '.join(named)}: {why}")
+
+
 def parse_ks(text: str | None) -> list[int] | None:
     if text is None:
         return None

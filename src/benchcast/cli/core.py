@@ -89,8 +89,22 @@ def print_fit(result: FitResult, json: bool) -> None:
             console.print(Text(line), highlight=False)
 
 
-def refuse_unused_settings(law, *, k: int | None, proxy: str | None, max_k: int | None, gold_metric: str) -> None:
-    """Refuse the fit options that ``law`` has no use for (they would be dropped without a word)."""
+def refuse_unused_settings(
+    law, *, k: int | None = None, proxy: str | None = None, max_k: int | None = None, gold_metric: str = "loglikelihood"
+) -> None:
+    """Refuse the fit options that ``law`` has no use for (they would be dropped without a word).
+
+    Parameters
+    ----------
+    law : Law
+        The law to be fitted (``get_law(name)``).
+    k, proxy, max_k, gold_metric
+        The ``--k``, ``--proxy``, ``--max-k`` and ``--gold-metric`` given (their defaults: not given).
+
+    Returns
+    -------
+    None
+    """
     if k is not None and not law.per_k:
         raise BenchcastError(
             f"--k picks the one k a per-k law is fitted at; law {law.name!r} fits every k at once "
