@@ -84,6 +84,11 @@ def _checkpoints(models: list[str], runs: Path | None, params: float | None, tok
 
     With ``--runs``, a model is matched to the entry whose ``model`` is that id or path (an
     entry without ``model`` is matched on its ``run``); ``run`` stays the run's name."""
+    if runs is not None and (params is not None or tokens is not None):
+        raise BenchcastError(
+            f"--params/--tokens give the sizes of one model without a runs file; with --runs {runs} each run's "
+            "params and tokens come from that file: drop --params/--tokens, or put the sizes in the file."
+        )
     if runs is None:
         if len(models) > 1 and (params is not None or tokens is not None):
             raise BenchcastError("--params/--tokens describe one model; for several, give their sizes in --runs.")
@@ -156,10 +161,11 @@ def score_gold_command(
     from benchcast.collect.problems import load_problems
     from benchcast.collect.scoring import gold_table
 
+    checkpoints = _checkpoints(model, runs, params, tokens)
     problem_set = load_problems(problems, split=split, template=template, limit=limit)
     scores = distributed.run(
         "score",
-        _checkpoints(model, runs, params, tokens),
+        checkpoints,
         problem_set,
         out=out,
         ray_address=ray,
@@ -243,10 +249,11 @@ def sample_command(
     from benchcast.collect.problems import load_problems
     from benchcast.collect.sampling import to_counts
 
+    checkpoints = _checkpoints(model, runs, params, tokens)
     table = load_problems(problems, split=split, template=template, limit=limit)
     samples = distributed.run(
         "sample",
-        _checkpoints(model, runs, params, tokens),
+        checkpoints,
         table,
         out=out,
         ray_address=ray,

@@ -121,6 +121,30 @@ def refuse_unused_settings(
         raise BenchcastError(f"--gold-metric names the gold law's covariate; law {law.name!r} does not use one.")
 
 
+def refuse_unused_proxy(laws: list[str], proxy: str | None) -> None:
+    """Refuse ``--proxy`` when none of the laws compared uses one (with several, one that does is enough).
+
+    Parameters
+    ----------
+    laws : list of str
+        The laws' names.
+    proxy : str or None
+        The ``--proxy`` given.
+
+    Returns
+    -------
+    None
+    """
+    if proxy is None or any("proxy" in get_law(name).fit_covariates for name in laws):
+        return
+    if len(laws) == 1:
+        refuse_unused_settings(get_law(laws[0]), proxy=proxy)
+    raise BenchcastError(
+        f"--proxy is the covariate of two-stage laws; none of the laws given ({', '.join(laws)}) uses one: "
+        "drop --proxy, or add a two-stage law with --law."
+    )
+
+
 @app.command("fit")
 @user_errors
 def fit_command(

@@ -9,6 +9,7 @@ from rich.markup import escape
 
 from benchcast.cli.app import app
 from benchcast.cli.common import console, emit_json, refuse_options, rich_table, user_errors
+from benchcast.cli.core import refuse_unused_proxy
 from benchcast.cli.options import (
     Benchmark,
     Data,
@@ -29,7 +30,7 @@ from benchcast.cli.options import (
 )
 from benchcast.errors import BenchcastError
 from benchcast.fitting.result import FitResult
-from benchcast.laws import available_laws, get_law
+from benchcast.laws import available_laws
 from benchcast.validation import MIN_REPLICATES
 
 DEFAULT_LEVEL, DEFAULT_INTERVAL, DEFAULT_SEED = 0.9, "extrapolation", 0
@@ -241,12 +242,8 @@ def recommend_command(
             "these shape the forecast's bootstrap interval, and --n-boot 0 asks for none; drop them, or give "
             f"--n-boot N (at least {MIN_REPLICATES}).",
         )
-    known = law and all(name in available_laws() for name in law)  # an unknown one: recommend names it
-    if known and proxy is not None and not any("proxy" in get_law(name).fit_covariates for name in law):
-        raise BenchcastError(
-            f"--proxy is the covariate of two-stage laws, and none of the laws given ({', '.join(law)}) uses one: "
-            "drop --proxy, or add a two-stage law with --law."
-        )
+    if law and all(name in available_laws() for name in law):  # an unknown one: recommend names it
+        refuse_unused_proxy(law, proxy)
     rec = recommend(
         read(data, format, metadata, q_rand),
         benchmark,
