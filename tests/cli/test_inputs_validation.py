@@ -358,3 +358,22 @@ def test_sweep_out_says_when_it_wrote_nothing(tmp_path):
 def test_collect_refuses_sizes_beside_a_runs_file(tmp_path, command):
     args = ["--model", "m", "--problems", "p.jsonl", "-o", tmp_path / "o.csv", "--runs", "runs.yaml"]
     _refused(_cli(command, *args, "--params", "1e8"), "--params/--tokens", "--runs runs.yaml")
+
+
+def test_collect_refuses_shards_without_ray(tmp_path):
+    args = ["--model", "m", "--problems", "p.jsonl", "-o", tmp_path / "o.csv", "--shards", "4"]
+    _refused(_cli("sample", *args), "--shards 4", "--ray")
+
+
+def test_jobs_are_refused_beside_ray(power_fit, ladder_csv):
+    _refused(_cli("plan", power_fit, "--target", "0.7", "-j", "2", "--ray", "auto"), "--jobs:", "--ray auto")
+    _refused(_cli("sweep", ladder_csv, "-b", "arc", "-j", "2", "--ray", "local"), "--jobs:", "--ray local")
+
+
+def test_passk_refuses_what_it_would_drop(tmp_path):
+    samples = tmp_path / "counts.csv"
+    samples.write_text("run,problem_id,n,c\nr1,p1,10,3\nr1,p2,10,5\n")
+    _refused(_cli("passk", samples, "--k", "1,2", "--n-boot", "0", "--seed", "4"), "--seed:", "--n-boot 0")
+    _refused(_cli("passk", samples, "--k", "1,2", "--run", "other"), "--run 'other'", "(r1)")
+    proc = _cli("passk", samples, "--k", "1,2", "--run", "r1", "--n-boot", "0")  # the file's own name: harmless
+    assert proc.returncode == 0, proc.stderr

@@ -7,7 +7,15 @@ import typer
 from rich.markup import escape
 
 from benchcast.cli.app import app
-from benchcast.cli.common import console, emit_json, print_warning, refuse_options, rich_table, user_errors
+from benchcast.cli.common import (
+    console,
+    emit_json,
+    print_warning,
+    refuse_jobs_with_ray,
+    refuse_options,
+    rich_table,
+    user_errors,
+)
 from benchcast.cli.core import refuse_unused_proxy
 from benchcast.cli.options import (
     Benchmark,
@@ -140,6 +148,7 @@ def sweep_command(
     from benchcast.evaluation.sweep import compare_sweeps
 
     refuse_unused_proxy(law or ["power"], proxy)
+    refuse_jobs_with_ray(jobs, ray)
     table = read(data, format, metadata, q_rand)
     specs = [
         FitSpec(law=name, benchmark=bench, metric=metric, proxy=proxy)

@@ -91,6 +91,27 @@ def refuse_options(given: dict[str, bool], why: str) -> None:
         raise BenchcastError(f"{', '.join(named)}: {why}")
 
 
+def refuse_jobs_with_ray(jobs: int | None, ray: str | None) -> None:
+    """Refuse ``--jobs`` beside ``--ray``: the Ray cluster places the tasks, so no local pool is sized.
+
+    Parameters
+    ----------
+    jobs : int or None
+        The ``--jobs`` given.
+    ray : str or None
+        The ``--ray`` address given.
+
+    Returns
+    -------
+    None
+    """
+    refuse_options(
+        {"--jobs": jobs is not None and ray is not None},
+        f"it sizes the local process pool, and --ray {ray} runs the jobs as Ray tasks that the cluster places "
+        "itself: drop --jobs (or --ray).",
+    )
+
+
 def parse_ks(text: str | None) -> list[int] | None:
     if text is None:
         return None

@@ -8,7 +8,7 @@ import typer
 from rich.markup import escape
 
 from benchcast.cli.app import app
-from benchcast.cli.common import console, emit_json, refuse_options, rich_table, user_errors
+from benchcast.cli.common import console, emit_json, refuse_jobs_with_ray, refuse_options, rich_table, user_errors
 from benchcast.cli.core import refuse_unused_proxy
 from benchcast.cli.options import (
     Benchmark,
@@ -78,6 +78,7 @@ def forecast_command(
 
     if not flops and params is None and gold is None:
         raise BenchcastError("give --flops C, or --params N and --tokens D (or --gold G for the gold law).")
+    refuse_jobs_with_ray(jobs, ray)
     result = FitResult.load(fit_file)
     out = forecast(
         result,
@@ -123,6 +124,7 @@ def plan_command(
 
     result = FitResult.load(fit_file)
     refuse_unused_plan_options(result, k=k, flops=flops, tpr=tpr)
+    refuse_jobs_with_ray(jobs, ray)
     if boot == 0:
         refuse_options(
             {
@@ -242,6 +244,7 @@ def recommend_command(
             "these shape the forecast's bootstrap interval, and --n-boot 0 asks for none; drop them, or give "
             f"--n-boot N (at least {MIN_REPLICATES}).",
         )
+    refuse_jobs_with_ray(jobs, ray)
     if law and all(name in available_laws() for name in law):  # an unknown one: recommend names it
         refuse_unused_proxy(law, proxy)
     rec = recommend(

@@ -6,7 +6,7 @@ from typing import Annotated
 import typer
 
 from benchcast.cli.app import app
-from benchcast.cli.common import console, emit_json, user_errors
+from benchcast.cli.common import console, emit_json, refuse_jobs_with_ray, user_errors
 from benchcast.cli.options import Format, Jobs, Json, NBoot, RayAddress, read
 from benchcast.errors import BenchcastError, did_you_mean
 
@@ -53,6 +53,7 @@ def reproduce_command(
     from benchcast.studies.krajewski2025 import reproduce_krajewski2025
     from benchcast.validation import check_thresholds
 
+    refuse_jobs_with_ray(jobs, ray)
     thresholds = check_thresholds(sweep_threshold) if sweep_threshold else SWEEP_THRESHOLDS
     result = reproduce_krajewski2025(
         read(data, format, None),
