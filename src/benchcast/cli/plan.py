@@ -234,7 +234,7 @@ def recommend_command(
     }
     if target_flops is None:
         refuse_options(
-            {**interval_options, "--n-boot": boot != RECOMMEND_REPLICATES},
+            {**interval_options, "--n-boot": boot not in (RECOMMEND_REPLICATES, 0)},  # 0: no interval, as here
             "these shape the interval of the forecast at --target-flops, and without --target-flops there is "
             "no forecast (only the comparison of laws); give --target-flops C, or drop them.",
         )
