@@ -79,7 +79,8 @@ def refuse_options(given: dict[str, bool], why: str) -> None:
     given : dict of str to bool
         Each option's flag (``'--level'``) and whether the user gave it a value other than its default.
     why : str
-        Why they cannot apply and what to do instead; follows the options' names and a colon.
+        Why they cannot apply and what to do instead; follows the options' names and a colon, and
+        ``{them}`` in it becomes 'it' or 'them'.
 
     Returns
     -------
@@ -88,7 +89,7 @@ def refuse_options(given: dict[str, bool], why: str) -> None:
     """
     named = [name for name, was_given in given.items() if was_given]
     if named:
-        raise BenchcastError(f"{', '.join(named)}: {why}")
+        raise BenchcastError(f"{', '.join(named)}: " + why.replace("{them}", "it" if len(named) == 1 else "them"))
 
 
 def refuse_jobs_with_ray(jobs: int | None, ray: str | None) -> None:

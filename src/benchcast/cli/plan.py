@@ -134,7 +134,7 @@ def plan_command(
                 "--jobs": jobs is not None,
                 "--ray": ray is not None,
             },
-            "these shape the bootstrap interval, and --n-boot 0 asks for none; drop them, or give --n-boot N "
+            "used only by the bootstrap interval, and --n-boot 0 asks for none; drop {them}, or give --n-boot N "
             f"(at least {MIN_REPLICATES}) for an interval.",
         )
     out = plan(
@@ -181,7 +181,8 @@ def refuse_unused_plan_options(result: FitResult, *, k: int | None, flops: float
         if k is not None:
             raise BenchcastError(
                 f"--k is the number of attempts of laws with k as a covariate (passk_compute); law {law.name!r} "
-                f"was fitted at one k ({result.spec.metric}): drop --k, or fit passk_compute to plan over k."
+                f"has none (this fit is of {result.spec.benchmark} {result.spec.metric}, one metric at one k): "
+                "drop --k, or fit passk_compute to plan over k."
             )
         if flops is not None:
             raise BenchcastError(
@@ -235,13 +236,13 @@ def recommend_command(
     if target_flops is None:
         refuse_options(
             {**interval_options, "--n-boot": boot not in (RECOMMEND_REPLICATES, 0)},  # 0: no interval, as here
-            "these shape the interval of the forecast at --target-flops, and without --target-flops there is "
-            "no forecast (only the comparison of laws); give --target-flops C, or drop them.",
+            "used only by the interval of the forecast at --target-flops, and without --target-flops there is "
+            "no forecast (only the comparison of laws); give --target-flops C, or drop {them}.",
         )
     elif boot == 0:
         refuse_options(
             interval_options,
-            "these shape the forecast's bootstrap interval, and --n-boot 0 asks for none; drop them, or give "
+            "used only by the forecast's bootstrap interval, and --n-boot 0 asks for none; drop {them}, or give "
             f"--n-boot N (at least {MIN_REPLICATES}).",
         )
     refuse_jobs_with_ray(jobs, ray)

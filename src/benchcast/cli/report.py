@@ -77,7 +77,7 @@ def report_command(
                 "--metadata": metadata is not None,
             },
             f"--from {from_dir} builds the page from outputs already written, so the options that choose "
-            "and fit the data have nothing to act on; drop them, or give the data file instead of --from.",
+            "and fit the data have nothing to act on; drop {them}, or give the data file instead of --from.",
         )
         from benchcast.report.outputs import build_from_outputs
 
