@@ -112,7 +112,11 @@ def test_bench_result(ladder):
 def test_reproduction_view():
     direct = pd.DataFrame({"benchmark": ["arc_easy", "average"], "power_mre": [1.25, 1.25]})
     study = Reproduction({"direct": direct, "nd": pd.DataFrame()}, {}, {}, 3.5, failures=["nd/x: too few points"])
-    doc = shows(study, 1.25)
+    # str() is what `reproduce` prints: its tables carry their own titles, with no heading above them
+    page, text = study._repr_html_(), str(study)
+    assert "<table" in page and study.title in page and "1.25" in page and "1.25" in text
+    assert "Direct laws per benchmark" in text and "nothing to show" in text
+    doc = study.to_dict()
     assert doc["direct"][0]["power_mre"] == 1.25 and doc["seconds"] == 3.5
     assert "1 job(s) could not run" in str(study) and "nd" in study.notes[0]
 

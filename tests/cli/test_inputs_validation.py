@@ -266,3 +266,114 @@ def test_the_validation_module_checks_each_argument_kind():
         with pytest.raises(bc.BenchcastError) as caught:
             call()
         assert message in str(caught.value)
+
+
+# -- options a command cannot honour are refused, never dropped ----------------------------------------
+
+
+@pytest.fixture
+def power_fit(ladder_csv, tmp_path):
+    fit = tmp_path / "fit.json"
+    assert _cli("fit", ladder_csv, "-b", "arc", "-o", fit).returncode == 0
+    return fit
+
+
+@pytest.mark.parametrize(
+    "options, needles",
+    [
+        (["--tpr", "20"], ["--tpr", "'power'", "drop --tpr"]),
+        (["--k", "4"], ["--k", "'power'", "drop --k"]),
+        (["--flops", "1e23"], ["--flops", "'power'", "drop --flops"]),
+        (["--n-boot", "0", "--level", "0.5", "--seed", "3"], ["--level, --seed:", "--n-boot 0"]),
+        (["--n-boot", "0", "--interval", "bootstrap"], ["--interval:", "--n-boot 0"]),
+    ],
+)
+def test_plan_refuses_options_it_cannot_honour(power_fit, options, needles):
+    _refused(_cli("plan", power_fit, "--target", "0.7", *options), *needles)
+
+
+def test_plan_without_an_interval_still_plans(power_fit):
+    proc = _cli("plan", power_fit, "--target", "0.7", "--n-boot", "0")
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_forecast_n_boot_help_states_its_minimum():
+    import os
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "benchcast", "forecast", "--help"]
+    proc = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "COLUMNS": "250"})
+    assert "at least 10" in proc.stdout and "(0: none)" not in proc.stdout, proc.stdout
+
+
+@pytest.mark.parametrize(
+    "options, needles",
+    [
+        (["--level", "0.8", "--n-boot", "50"], ["--level, --n-boot:", "--target-flops"]),
+        (["--interval", "bootstrap", "--jobs", "2", "--ray", "auto"], ["--interval, --jobs, --ray:", "--target-flops"]),
+        (["--target-flops", "1e23", "--n-boot", "0", "--level", "0.8"], ["--level:", "--n-boot 0"]),
+        (["--law", "power", "--proxy", "dclm:loss"], ["--proxy", "'power' does not use one"]),
+    ],
+)
+def test_recommend_refuses_options_it_cannot_honour(ladder_csv, options, needles):
+    _refused(_cli("recommend", ladder_csv, "-b", "arc", *options), *needles)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [["-b", "arc"], ["-m", "acc"], ["-C", "1e23"], ["--law", "power"], ["--tpr", "20"], ["--forecast-tpr", "40"]]
+    + [["--n-boot", "50"], ["--seed", "1"], ["--jobs", "2"], ["--format", "tidy"], ["--metadata", "m.yaml"]],
+)
+def test_report_from_refuses_the_data_options(tmp_path, options):
+    proc = _cli("report", "--from", tmp_path, *options, "-o", tmp_path / "r.html")
+    _refused(proc, options[0], "outputs already written")
+
+
+@pytest.mark.parametrize("command", ["backtest", "sweep", "cutoff"])
+def test_proxy_is_refused_for_laws_without_one(ladder_csv, command):
+    _refused(_cli(command, ladder_csv, "-b", "arc", "--law", "power", "--proxy", "dclm:loss"), "--proxy", "'power'")
+    _refused(
+        _cli(command, ladder_csv, "-b", "arc", "--law", "power", "--law", "nd", "--proxy", "dclm:loss"),
+        "none of the laws given (power, nd)",
+    )
+
+
+def test_backtest_refuses_max_k_without_k(ladder_csv):
+    _refused(_cli("backtest", ladder_csv, "-b", "arc", "--max-k", "8"), "--max-k:", "--protocol threshold")
+
+
+def test_sweep_out_says_when_it_wrote_nothing(tmp_path):
+    from conftest import law_table
+
+    table = law_table("power", [2000.0, 0.17], {"flops": np.geomspace(1e17, 1e19, 8)}, benchmark="arc", noise=0.005)
+    path = tmp_path / "small.csv"
+    table.to_csv(path, index=False)
+    proc = _cli("sweep", path, "-b", "arc", "--n-boot", "0", "-o", tmp_path / "out")
+    assert f"--out {tmp_path / 'out'}: nothing written" in proc.stderr, proc.stdout + proc.stderr
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("command", ["score-gold", "sample"])
+def test_collect_refuses_sizes_beside_a_runs_file(tmp_path, command):
+    args = ["--model", "m", "--problems", "p.jsonl", "-o", tmp_path / "o.csv", "--runs", "runs.yaml"]
+    _refused(_cli(command, *args, "--params", "1e8"), "--params/--tokens", "--runs runs.yaml")
+
+
+def test_collect_refuses_shards_without_ray(tmp_path):
+    args = ["--model", "m", "--problems", "p.jsonl", "-o", tmp_path / "o.csv", "--shards", "4"]
+    _refused(_cli("sample", *args), "--shards 4", "--ray")
+
+
+def test_jobs_are_refused_beside_ray(power_fit, ladder_csv):
+    _refused(_cli("plan", power_fit, "--target", "0.7", "-j", "2", "--ray", "auto"), "--jobs:", "--ray auto")
+    _refused(_cli("sweep", ladder_csv, "-b", "arc", "-j", "2", "--ray", "local"), "--jobs:", "--ray local")
+
+
+def test_passk_refuses_what_it_would_drop(tmp_path):
+    samples = tmp_path / "counts.csv"
+    samples.write_text("run,problem_id,n,c\nr1,p1,10,3\nr1,p2,10,5\n")
+    _refused(_cli("passk", samples, "--k", "1,2", "--n-boot", "0", "--seed", "4"), "--seed:", "--n-boot 0")
+    _refused(_cli("passk", samples, "--k", "1,2", "--run", "other"), "--run 'other'", "(r1)")
+    proc = _cli("passk", samples, "--k", "1,2", "--run", "r1", "--n-boot", "0")  # the file's own name: harmless
+    assert proc.returncode == 0, proc.stderr

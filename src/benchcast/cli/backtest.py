@@ -7,7 +7,16 @@ import typer
 from rich.markup import escape
 
 from benchcast.cli.app import app
-from benchcast.cli.common import console, emit_json, rich_table, user_errors
+from benchcast.cli.common import (
+    console,
+    emit_json,
+    print_warning,
+    refuse_jobs_with_ray,
+    refuse_options,
+    rich_table,
+    user_errors,
+)
+from benchcast.cli.core import refuse_unused_proxy
 from benchcast.cli.options import (
     Benchmark,
     Data,
@@ -30,6 +39,9 @@ from benchcast.cli.options import (
 from benchcast.errors import BenchcastError
 from benchcast.evaluation import DEFAULT_THRESHOLD, PROTOCOLS
 from benchcast.fitting.api import FitSpec
+from benchcast.laws import get_law
+
+DEFAULT_MAX_K = 32
 
 
 @app.command("example")
@@ -80,7 +92,7 @@ def backtest_command(
     tpr: Tpr = None,
     min_flops: MinFlops = None,
     protocol: Annotated[str, typer.Option(help=f"Split protocol: {', '.join(PROTOCOLS)}.")] = "threshold",
-    max_k: Annotated[int, typer.Option(help="passk protocol: largest k fitted.")] = 32,
+    max_k: Annotated[int, typer.Option(help="Largest k fitted (passk protocol, or laws with k).")] = DEFAULT_MAX_K,
     proxy: Proxy = None,
     boot: NBoot = 1000,
     format: Format = "auto",
@@ -92,10 +104,16 @@ def backtest_command(
     """Fit below a threshold (or by protocol), predict the held-out runs, report MAE/MRE/RMSE/R²."""
     from benchcast.evaluation.backtest import compare_backtests
 
+    laws = law or ["power"]
+    refuse_unused_proxy(laws, proxy)
+    uses_k = protocol == "passk" or any("k" in get_law(name).covariates for name in laws)
+    refuse_options(
+        {"--max-k": max_k != DEFAULT_MAX_K and not uses_k},
+        "it bounds the k fitted by the passk protocol or by laws with k as a covariate (passk_compute); "
+        f"here neither is used (--protocol {protocol}, law(s) {', '.join(laws)}): drop it.",
+    )
     table = read(data, format, metadata, q_rand)
-    specs = [
-        FitSpec(law=name, benchmark=benchmark, metric=metric, proxy=proxy, max_k=max_k) for name in law or ["power"]
-    ]
+    specs = [FitSpec(law=name, benchmark=benchmark, metric=metric, proxy=proxy, max_k=max_k) for name in laws]
     results = compare_backtests(
         table, specs, protocol=protocol, threshold=threshold, tpr=tpr, min_flops=min_flops, n_boot=boot
     )
@@ -129,6 +147,8 @@ def sweep_command(
     """Threshold sweep (6e19 .. 5e22): held-out MRE per threshold and the critical threshold."""
     from benchcast.evaluation.sweep import compare_sweeps
 
+    refuse_unused_proxy(law or ["power"], proxy)
+    refuse_jobs_with_ray(jobs, ray)
     table = read(data, format, metadata, q_rand)
     specs = [
         FitSpec(law=name, benchmark=bench, metric=metric, proxy=proxy)
@@ -138,6 +158,12 @@ def sweep_command(
     sweeps = compare_sweeps(table, specs, min_flops=min_flops, tpr=tpr, n_boot=boot, n_jobs=jobs, ray_address=ray)
     if out is not None:
         sweeps.write(out)
+        if sweeps.to_frame().empty:
+            print_warning(
+                f"--out {out}: nothing written: no threshold left both fitted and held-out runs "
+                "(every threshold was left out of the grid; the reasons are printed with the results, "
+                "and under 'skipped' in --json)."
+            )
     if json:
         emit_json(sweeps.to_dict())
         return
@@ -168,6 +194,7 @@ def cutoff_command(
     """
     from benchcast.evaluation.cutoff import cutoff_backtest
 
+    refuse_unused_proxy(law or ["power"], proxy)
     table = read(data, format, metadata, q_rand)
     results = []
     for name in law or ["power"]:

@@ -8,7 +8,7 @@ import typer
 from rich.markup import escape
 
 from benchcast.cli.app import app
-from benchcast.cli.common import console, emit_json, rich_table, user_errors
+from benchcast.cli.common import console, emit_json, refuse_jobs_with_ray, rich_table, user_errors
 from benchcast.cli.options import Jobs, Json, OutDir, QRand, RayAddress, Seed, read
 from benchcast.errors import BenchcastError
 
@@ -125,6 +125,7 @@ def bench_command(
     from benchcast.validation import check_replicates
 
     check_replicates(n_boot, allow_zero=False)
+    refuse_jobs_with_ray(jobs, ray)
     _refuse_dropped(
         preset=preset,
         data=data,

@@ -79,11 +79,29 @@ def _read_runs(path: Path) -> list[dict]:
     return runs
 
 
-def _checkpoints(models: list[str], runs: Path | None, params: float | None, tokens: float | None) -> list[dict]:
+def _checkpoints(
+    models: list[str],
+    runs: Path | None,
+    params: float | None,
+    tokens: float | None,
+    shards: int = 1,
+    ray: str | None = None,
+) -> list[dict]:
     """One entry per --model: the run name and sizes it is recorded under.
 
     With ``--runs``, a model is matched to the entry whose ``model`` is that id or path (an
-    entry without ``model`` is matched on its ``run``); ``run`` stays the run's name."""
+    entry without ``model`` is matched on its ``run``); ``run`` stays the run's name. Refuses
+    ``--shards`` without ``--ray`` and ``--params``/``--tokens`` beside ``--runs`` (they would be dropped)."""
+    if shards != 1 and ray is None:
+        raise BenchcastError(
+            f"--shards {shards} splits each checkpoint's problems into Ray tasks; without --ray they would run one "
+            "after another in this process, as one shard does: give --ray ADDRESS (or 'local'), or drop --shards."
+        )
+    if runs is not None and (params is not None or tokens is not None):
+        raise BenchcastError(
+            f"--params/--tokens give the sizes of one model without a runs file; with --runs {runs} each run's "
+            "params and tokens come from that file: drop --params/--tokens, or put the sizes in the file."
+        )
     if runs is None:
         if len(models) > 1 and (params is not None or tokens is not None):
             raise BenchcastError("--params/--tokens describe one model; for several, give their sizes in --runs.")
@@ -156,10 +174,11 @@ def score_gold_command(
     from benchcast.collect.problems import load_problems
     from benchcast.collect.scoring import gold_table
 
+    checkpoints = _checkpoints(model, runs, params, tokens, shards, ray)
     problem_set = load_problems(problems, split=split, template=template, limit=limit)
     scores = distributed.run(
         "score",
-        _checkpoints(model, runs, params, tokens),
+        checkpoints,
         problem_set,
         out=out,
         ray_address=ray,
@@ -243,10 +262,11 @@ def sample_command(
     from benchcast.collect.problems import load_problems
     from benchcast.collect.sampling import to_counts
 
+    checkpoints = _checkpoints(model, runs, params, tokens, shards, ray)
     table = load_problems(problems, split=split, template=template, limit=limit)
     samples = distributed.run(
         "sample",
-        _checkpoints(model, runs, params, tokens),
+        checkpoints,
         table,
         out=out,
         ray_address=ray,

@@ -71,6 +71,48 @@ def user_errors(command: Callable) -> Callable:
     return wrapper
 
 
+def refuse_options(given: dict[str, bool], why: str) -> None:
+    """Refuse the options a command cannot honour in this combination, rather than drop them.
+
+    Parameters
+    ----------
+    given : dict of str to bool
+        Each option's flag (``'--level'``) and whether the user gave it a value other than its default.
+    why : str
+        Why they cannot apply and what to do instead; follows the options' names and a colon, and
+        ``{them}`` in it becomes 'it' or 'them'.
+
+    Returns
+    -------
+    None
+        Raises :class:`~benchcast.errors.BenchcastError` naming every option given.
+    """
+    named = [name for name, was_given in given.items() if was_given]
+    if named:
+        raise BenchcastError(f"{', '.join(named)}: " + why.replace("{them}", "it" if len(named) == 1 else "them"))
+
+
+def refuse_jobs_with_ray(jobs: int | None, ray: str | None) -> None:
+    """Refuse ``--jobs`` beside ``--ray``: the Ray cluster places the tasks, so no local pool is sized.
+
+    Parameters
+    ----------
+    jobs : int or None
+        The ``--jobs`` given.
+    ray : str or None
+        The ``--ray`` address given.
+
+    Returns
+    -------
+    None
+    """
+    refuse_options(
+        {"--jobs": jobs is not None and ray is not None},
+        f"it sizes the local process pool, and --ray {ray} runs the jobs as Ray tasks that the cluster places "
+        "itself: drop --jobs (or --ray).",
+    )
+
+
 def parse_ks(text: str | None) -> list[int] | None:
     if text is None:
         return None

@@ -89,8 +89,22 @@ def print_fit(result: FitResult, json: bool) -> None:
             console.print(Text(line), highlight=False)
 
 
-def refuse_unused_settings(law, *, k: int | None, proxy: str | None, max_k: int | None, gold_metric: str) -> None:
-    """Refuse the fit options that ``law`` has no use for (they would be dropped without a word)."""
+def refuse_unused_settings(
+    law, *, k: int | None = None, proxy: str | None = None, max_k: int | None = None, gold_metric: str = "loglikelihood"
+) -> None:
+    """Refuse the fit options that ``law`` has no use for (they would be dropped without a word).
+
+    Parameters
+    ----------
+    law : Law
+        The law to be fitted (``get_law(name)``).
+    k, proxy, max_k, gold_metric
+        The ``--k``, ``--proxy``, ``--max-k`` and ``--gold-metric`` given (their defaults: not given).
+
+    Returns
+    -------
+    None
+    """
     if k is not None and not law.per_k:
         raise BenchcastError(
             f"--k picks the one k a per-k law is fitted at; law {law.name!r} fits every k at once "
@@ -105,6 +119,30 @@ def refuse_unused_settings(law, *, k: int | None, proxy: str | None, max_k: int 
         )
     if gold_metric != "loglikelihood" and "gold" not in law.covariates:
         raise BenchcastError(f"--gold-metric names the gold law's covariate; law {law.name!r} does not use one.")
+
+
+def refuse_unused_proxy(laws: list[str], proxy: str | None) -> None:
+    """Refuse ``--proxy`` when none of the laws compared uses one (with several, one that does is enough).
+
+    Parameters
+    ----------
+    laws : list of str
+        The laws' names.
+    proxy : str or None
+        The ``--proxy`` given.
+
+    Returns
+    -------
+    None
+    """
+    if proxy is None or any("proxy" in get_law(name).fit_covariates for name in laws):
+        return
+    if len(laws) == 1:
+        refuse_unused_settings(get_law(laws[0]), proxy=proxy)
+    raise BenchcastError(
+        f"--proxy is the covariate of two-stage laws; none of the laws given ({', '.join(laws)}) uses one: "
+        "drop --proxy, or add a two-stage law with --law."
+    )
 
 
 @app.command("fit")

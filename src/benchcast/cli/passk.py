@@ -6,7 +6,7 @@ from typing import Annotated
 import typer
 
 from benchcast.cli.app import app
-from benchcast.cli.common import console, emit_json, parse_ks, rich_table, user_errors
+from benchcast.cli.common import console, emit_json, parse_ks, refuse_options, rich_table, user_errors
 from benchcast.cli.options import Benchmark, Data, Format, Json, MaxFlops, Metadata, Metric, QRand, Tpr, read
 from benchcast.errors import BenchcastError
 from benchcast.fitting.result import FitResult
@@ -69,7 +69,17 @@ def passk_command(
         raise BenchcastError("--per-token says how --gold's scores are averaged; give --gold too.")
     if metadata is not None and out is None:
         raise BenchcastError("--metadata gives the run sizes written to the --out table; give --out too.")
+    refuse_options(
+        {"--seed": n_boot == 0 and seed != 0},
+        "it seeds the bootstrap over problems, and --n-boot 0 asks for none; drop it, or give --n-boot N.",
+    )
     counts = read_counts(samples, benchmark=benchmark, run=run)
+    for flag, column, value in (("--run", "run", run), ("--benchmark", "benchmark", benchmark)):
+        if value is not None and (counts[column] != value).any():
+            raise BenchcastError(
+                f"{flag} {value!r} names the {column} of a sample file that has none, and {samples} has its own "
+                f"({', '.join(sorted(set(counts[column]))[:5])}): drop {flag}."
+            )
     table = passk_table(counts, parse_ks(k), n_boot=n_boot, seed=seed, extrapolate_to=extrapolate_to)
     if out is not None:
         tidy = passk_tidy(

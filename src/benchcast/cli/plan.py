@@ -8,7 +8,8 @@ import typer
 from rich.markup import escape
 
 from benchcast.cli.app import app
-from benchcast.cli.common import console, emit_json, rich_table, user_errors
+from benchcast.cli.common import console, emit_json, refuse_jobs_with_ray, refuse_options, rich_table, user_errors
+from benchcast.cli.core import refuse_unused_proxy
 from benchcast.cli.options import (
     Benchmark,
     Data,
@@ -29,6 +30,17 @@ from benchcast.cli.options import (
 )
 from benchcast.errors import BenchcastError
 from benchcast.fitting.result import FitResult
+from benchcast.laws import available_laws
+from benchcast.validation import MIN_REPLICATES
+
+DEFAULT_LEVEL, DEFAULT_INTERVAL, DEFAULT_SEED = 0.9, "extrapolation", 0
+RECOMMEND_REPLICATES = 200
+ForecastBoot = Annotated[
+    int,
+    typer.Option(
+        "--n-boot", "--boot", help=f"Bootstrap replicates over runs for the intervals (at least {MIN_REPLICATES})."
+    ),
+]
 
 Interval = Annotated[
     str,
@@ -48,10 +60,10 @@ def forecast_command(
     tokens: Annotated[float | None, typer.Option("--tokens", "-D", help="Training tokens D.")] = None,
     k: Annotated[int | None, typer.Option(help="Attempts k (passk_compute).")] = None,
     gold: Annotated[float | None, typer.Option(help="Gold NLL G (gold law).")] = None,
-    interval: Interval = "extrapolation",
-    level: Level = 0.9,
-    boot: NBoot = 1000,
-    seed: Seed = 0,
+    interval: Interval = DEFAULT_INTERVAL,
+    level: Level = DEFAULT_LEVEL,
+    boot: ForecastBoot = 1000,
+    seed: Seed = DEFAULT_SEED,
     jobs: Jobs = None,
     ray: RayAddress = None,
     json: Json = False,
@@ -66,6 +78,7 @@ def forecast_command(
 
     if not flops and params is None and gold is None:
         raise BenchcastError("give --flops C, or --params N and --tokens D (or --gold G for the gold law).")
+    refuse_jobs_with_ray(jobs, ray)
     result = FitResult.load(fit_file)
     out = forecast(
         result,
@@ -98,10 +111,10 @@ def plan_command(
         float | None,
         typer.Option(help="Tokens per parameter of the planned run, for laws of N and D (default: the fit's TPR)."),
     ] = None,
-    interval: Interval = "extrapolation",
-    level: Level = 0.9,
+    interval: Interval = DEFAULT_INTERVAL,
+    level: Level = DEFAULT_LEVEL,
     boot: NBoot = 1000,
-    seed: Seed = 0,
+    seed: Seed = DEFAULT_SEED,
     jobs: Jobs = None,
     ray: RayAddress = None,
     json: Json = False,
@@ -109,8 +122,23 @@ def plan_command(
     """Compute (or, for pass@k laws, k) needed to reach a target score, with an interval."""
     from benchcast.forecasting.forecast import plan
 
+    result = FitResult.load(fit_file)
+    refuse_unused_plan_options(result, k=k, flops=flops, tpr=tpr)
+    refuse_jobs_with_ray(jobs, ray)
+    if boot == 0:
+        refuse_options(
+            {
+                "--level": level != DEFAULT_LEVEL,
+                "--interval": interval != DEFAULT_INTERVAL,
+                "--seed": seed != DEFAULT_SEED,
+                "--jobs": jobs is not None,
+                "--ray": ray is not None,
+            },
+            "used only by the bootstrap interval, and --n-boot 0 asks for none; drop {them}, or give --n-boot N "
+            f"(at least {MIN_REPLICATES}) for an interval.",
+        )
     out = plan(
-        FitResult.load(fit_file),
+        result,
         target,
         k=k,
         flops=flops,
@@ -126,6 +154,45 @@ def plan_command(
         emit_json(out.to_dict())
         return
     console.print(out)
+
+
+def refuse_unused_plan_options(result: FitResult, *, k: int | None, flops: float | None, tpr: float | None) -> None:
+    """Refuse ``--k``, ``--flops`` and ``--tpr`` where the fitted law's covariates give them no use.
+
+    Parameters
+    ----------
+    result : FitResult
+        The fit being planned with; its law says which covariates it uses.
+    k, flops, tpr
+        The options given (None: not given).
+
+    Returns
+    -------
+    None
+    """
+    law = result.law_object
+    covariates = set(law.covariates)
+    if tpr is not None and not {"params", "tokens"} <= covariates:
+        raise BenchcastError(
+            f"--tpr splits a planned compute into N and D for laws of N and D; law {law.name!r} is a function of "
+            f"{', '.join(law.covariates)} alone, so the answer would not change: drop --tpr."
+        )
+    if "k" not in covariates:
+        if k is not None:
+            raise BenchcastError(
+                f"--k is the number of attempts of laws with k as a covariate (passk_compute); law {law.name!r} "
+                f"has none (this fit is of {result.spec.benchmark} {result.spec.metric}, one metric at one k): "
+                "drop --k, or fit passk_compute to plan over k."
+            )
+        if flops is not None:
+            raise BenchcastError(
+                f"--flops asks a law with k as a covariate (passk_compute) for the k needed at that compute; law "
+                f"{law.name!r} has no k to solve for, and plan gives the compute it needs: drop --flops."
+            )
+    elif k is not None and flops is not None:
+        raise BenchcastError(
+            "give either --k (the compute needed at that k) or --flops (the k needed at that compute), not both."
+        )
 
 
 @app.command("recommend")
@@ -145,10 +212,10 @@ def recommend_command(
     rule: Annotated[
         str, typer.Option("--rule", help="'ensemble' (equal weights), 'stack' (inverse-error weights), 'select'.")
     ] = "ensemble",
-    interval: Interval = "extrapolation",
-    level: Level = 0.9,
-    boot: NBoot = 200,
-    seed: Seed = 0,
+    interval: Interval = DEFAULT_INTERVAL,
+    level: Level = DEFAULT_LEVEL,
+    boot: NBoot = RECOMMEND_REPLICATES,
+    seed: Seed = DEFAULT_SEED,
     jobs: Jobs = None,
     ray: RayAddress = None,
     format: Format = "auto",
@@ -160,6 +227,27 @@ def recommend_command(
     --target-flops, forecast that run with an interval)."""
     from benchcast.forecasting.selection import recommend
 
+    interval_options = {
+        "--level": level != DEFAULT_LEVEL,
+        "--interval": interval != DEFAULT_INTERVAL,
+        "--jobs": jobs is not None,
+        "--ray": ray is not None,
+    }
+    if target_flops is None:
+        refuse_options(
+            {**interval_options, "--n-boot": boot not in (RECOMMEND_REPLICATES, 0)},  # 0: no interval, as here
+            "used only by the interval of the forecast at --target-flops, and without --target-flops there is "
+            "no forecast (only the comparison of laws); give --target-flops C, or drop {them}.",
+        )
+    elif boot == 0:
+        refuse_options(
+            interval_options,
+            "used only by the forecast's bootstrap interval, and --n-boot 0 asks for none; drop {them}, or give "
+            f"--n-boot N (at least {MIN_REPLICATES}).",
+        )
+    refuse_jobs_with_ray(jobs, ray)
+    if law and all(name in available_laws() for name in law):  # an unknown one: recommend names it
+        refuse_unused_proxy(law, proxy)
     rec = recommend(
         read(data, format, metadata, q_rand),
         benchmark,

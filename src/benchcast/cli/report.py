@@ -8,11 +8,12 @@ import typer
 from rich.markup import escape
 
 from benchcast.cli.app import app
-from benchcast.cli.common import console, emit_json, user_errors
+from benchcast.cli.common import console, emit_json, refuse_options, user_errors
 from benchcast.cli.options import Format, Jobs, Json, Metadata, Seed, Tpr, read
 from benchcast.errors import BenchcastError
 
 DEFAULT_REPORT_REPLICATES = 200
+DEFAULT_LAW, DEFAULT_FORECAST_TPR = "recommended", 20.0
 
 
 @app.command("report")
@@ -36,11 +37,11 @@ def report_command(
     ] = None,
     law: Annotated[
         str, typer.Option("--law", "-l", help="Law to forecast with, or 'recommended' (the best in a backtest).")
-    ] = "recommended",
+    ] = DEFAULT_LAW,
     tpr: Tpr = None,
     forecast_tpr: Annotated[
         float, typer.Option(help="Tokens per parameter used to split a target C into N and D (laws in N, D).")
-    ] = 20.0,
+    ] = DEFAULT_FORECAST_TPR,
     n_boot: Annotated[
         int, typer.Option("--n-boot", "--boot", help="Bootstrap replicates over runs behind every interval.")
     ] = DEFAULT_REPORT_REPLICATES,
@@ -61,6 +62,23 @@ def report_command(
     if from_dir is not None:
         if data is not None:
             raise BenchcastError("give either a data file or --from DIR, not both.")
+        refuse_options(
+            {
+                "-b/--benchmark": bool(benchmark),
+                "-m/--metric": bool(metric),
+                "-C/--target-flops": bool(target_flops),
+                "--law": law != DEFAULT_LAW,
+                "--tpr": tpr is not None,
+                "--forecast-tpr": forecast_tpr != DEFAULT_FORECAST_TPR,
+                "--n-boot": n_boot != DEFAULT_REPORT_REPLICATES,
+                "--seed": seed != 0,
+                "--jobs": jobs is not None,
+                "--format": format != "auto",
+                "--metadata": metadata is not None,
+            },
+            f"--from {from_dir} builds the page from outputs already written, so the options that choose "
+            "and fit the data have nothing to act on; drop {them}, or give the data file instead of --from.",
+        )
         from benchcast.report.outputs import build_from_outputs
 
         summary = build_from_outputs(from_dir, out, command=command)

@@ -278,7 +278,9 @@ def reproduce_krajewski2025(
         f"sweep {s.law}/{s.benchmark} at {r['threshold']:.3g}: {r['skipped']}" for s in ordered for r in s.skipped
     ]
     tables["skipped"] = pd.DataFrame({"skipped": failures + skipped})
-    result = Reproduction(tables, done, sweeps, time.perf_counter() - start, benchmarks, failures=failures)
+    result = Reproduction(
+        tables, done, sweeps, time.perf_counter() - start, benchmarks, failures=failures, out=out_dir, n_boot=n_boot
+    )
     if out_dir is not None:
         with output_folder(out_dir) as folder:  # complete or absent: never a half-written study
             write_outputs(result, folder)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
+from rich.markup import escape
 
 from benchcast.evaluation.backtest import BacktestResult
 from benchcast.evaluation.sweep import Sweep
@@ -24,17 +25,44 @@ from benchcast.studies.krajewski2025_protocol import (
     TWO_STAGE_LAWS,
 )
 from benchcast.studies.proxy import proxy_diagnostic
-from benchcast.utils.display import ResultView
 from benchcast.utils.io import atomic_write_text
 from benchcast.utils.jsonable import jsonable
+from benchcast.utils.rich_view import Markup, RichView, rich_table
 
 
 def _has(table: pd.DataFrame, benchmark: str, metric: str) -> bool:
     return bool(((table["benchmark"] == benchmark) & (table["metric"] == metric)).any())
 
 
+USABLE = ["test_mre", "test_mre_usable", "test_mae", "n_test", "n_test_usable"]
+# the columns each printed table shows, in the order printed (None: all of them)
+SHOWN = {
+    "direct": [
+        "benchmark",
+        *(f"{law}_{c}" for law in DIRECT_LAWS for c in ("mre", "mre_usable", "coverage50", "coverage90")),
+    ],
+    "two_stage_paper": ["law", "proxy", *USABLE, "train_rmse", "train_r2", "benchmarks"],
+    "two_stage_all_benchmarks": ["law", "proxy", *USABLE, "train_rmse", "train_r2", "benchmarks"],
+    "nd": ["benchmark", "train_mre", "train_mre_usable", *USABLE, "n_fit"],
+    "passk_compute": ["benchmark", "train_mre", "train_mre_usable", *USABLE],
+    "power_floor": ["benchmark", "q_max", "q_max_normalised", *USABLE],
+    "average": ["set", "loss", "paper", "runs_fitted", *USABLE, "A", "alpha", "converged"],
+    "proxy": ["benchmark", "proxy", "n", "r2", "rmse"],
+    "critical_thresholds": None,
+}
+
+
+def _shown_table(frame: pd.DataFrame, title: str, columns: list[str] | None):
+    """One table as ``reproduce`` prints it: the chosen columns, missing values blank."""
+    if frame.empty:
+        return Markup(f"{escape(title)}: [italic]nothing to show[/]")
+    frame = frame[[c for c in columns if c in frame]] if columns else frame
+    rows = [["" if not isinstance(v, float) and pd.isna(v) else v for v in r] for r in frame.itertuples(index=False)]
+    return rich_table(title, list(frame.columns), rows)
+
+
 @dataclass
-class Reproduction(ResultView):
+class Reproduction(RichView):
     """The study's tables, the backtests and sweeps behind them, and where its outputs went.
 
     Parameters
@@ -53,6 +81,10 @@ class Reproduction(ResultView):
         Paths of the figures written (empty without an output folder).
     failures : list of str
         Jobs that could not run, and benchmarks the data lacks, each with its reason.
+    out : Path, optional
+        The folder the tables and figures were written to (None: none written).
+    n_boot : int, optional
+        Bootstrap replicates behind the direct laws' intervals.
     """
 
     tables: dict[str, pd.DataFrame]
@@ -62,6 +94,8 @@ class Reproduction(ResultView):
     benchmarks: tuple = BENCHMARKS
     figures: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
+    out: Path | None = None
+    n_boot: int | None = None
 
     def to_dict(self) -> dict:
         """The protocol, what each table holds, the wall time, the figures and every table as records
@@ -92,6 +126,37 @@ class Reproduction(ResultView):
         if self.failures:
             notes.append(f"{len(self.failures)} job(s) could not run: " + "; ".join(self.failures))
         return [*notes, f"wall time {self.seconds:.1f} s"]
+
+    def rich_items(self) -> list:
+        """What ``benchcast reproduce`` prints: each table with its chosen columns, the protocol's
+        definitions, the skipped jobs and where the outputs went.
+
+        Returns
+        -------
+        list
+            Rich tables and :class:`~benchcast.utils.rich_view.Markup` lines, in order.
+        """
+        items = []
+        for name, columns in SHOWN.items():
+            if name in self.tables:
+                title = TABLES[name]
+                if name == "direct" and self.n_boot is not None:
+                    title = f"{title} ({self.n_boot} bootstrap replicates)"
+                items.append(_shown_table(self.tables[name], title, columns))
+        items.append(
+            Markup(escape(f"success: {PROTOCOL['success']}.\ncritical threshold: {PROTOCOL['critical_threshold']}."))
+        )
+        items.append(Markup(escape(f"{PROTOCOL['usable']}.")))
+        if self.out is None:  # no skipped.csv to point to: the failures themselves
+            return items + [Markup(escape(note)) for note in self.notes[1:]]
+        skipped = self.tables.get("skipped", pd.DataFrame())
+        if len(skipped):
+            items.append(
+                Markup(
+                    escape(f"{len(skipped)} job(s) or sweep threshold(s) skipped: see {Path(self.out) / 'skipped.csv'}")
+                )
+            )
+        return items + [Markup(escape(f"tables and figures in {self.out}; wall time {self.seconds:.1f} s"))]
 
 
 def _with_mean(frame: pd.DataFrame, label_column: str = "benchmark") -> pd.DataFrame:
