@@ -377,3 +377,13 @@ def test_passk_refuses_what_it_would_drop(tmp_path):
     _refused(_cli("passk", samples, "--k", "1,2", "--run", "other"), "--run 'other'", "(r1)")
     proc = _cli("passk", samples, "--k", "1,2", "--run", "r1", "--n-boot", "0")  # the file's own name: harmless
     assert proc.returncode == 0, proc.stderr
+
+
+def test_selecting_from_an_empty_table_says_it_is_empty():
+    """Not "unknown benchmark 'arc_easy'. Available: ." with nothing listed."""
+
+    from benchcast.data.table import select
+
+    empty = pd.DataFrame(columns=["run", "benchmark", "metric", "value", "flops"])
+    with pytest.raises(bc.SelectionError, match="the table is empty"):
+        select(empty, "arc_easy", "acc_norm")

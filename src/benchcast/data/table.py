@@ -59,6 +59,8 @@ def select(
         The selected rows.
     """
     # compared as a column, not as a Python set of every row's name (14 ms on the Apple file)
+    if table.empty:
+        raise SelectionError(f"no rows to select benchmark {benchmark!r} from: the table is empty.")
     in_benchmark = (table["benchmark"] == benchmark).to_numpy(bool)
     if not in_benchmark.any():
         raise SelectionError(f"unknown benchmark {benchmark!r}." + did_you_mean(benchmark, table["benchmark"]))
