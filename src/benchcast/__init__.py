@@ -57,7 +57,21 @@ _LAZY = {
 
 
 _SUBPACKAGES = frozenset(
-    {"cli", "collect", "data", "evaluation", "fitting", "forecasting", "generative", "laws", "plots", "report", "utils"}
+    {
+        "cli",
+        "collect",
+        "data",
+        "evaluation",
+        "fitting",
+        "forecasting",
+        "generative",
+        "laws",
+        "plots",
+        "report",
+        "studies",
+        "utils",
+        "validation",
+    }
 )
 
 

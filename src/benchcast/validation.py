@@ -32,7 +32,7 @@ def check_level(level: float) -> float:
     float
         ``level`` as a float.
     """
-    if not (isinstance(level, (int, float)) and 0 < level < 1):
+    if isinstance(level, bool) or not (isinstance(level, (int, float, np.integer, np.floating)) and 0 < level < 1):
         raise BenchcastError(f"interval level must lie strictly between 0 and 1 (e.g. 0.9), got {level!r}.")
     return float(level)
 

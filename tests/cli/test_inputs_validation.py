@@ -192,16 +192,18 @@ def ladder_csv(tmp_path):
     return path
 
 
-def test_forecast_on_an_artifact_whose_points_lack_run(ladder_csv, tmp_path):
+@pytest.mark.parametrize("column", ["run", "fitted"])
+def test_forecast_on_an_artifact_whose_points_lack_a_column(ladder_csv, tmp_path, column):
+    """'run' names the resampled runs, 'fitted' gives the bootstrap its residuals."""
     import json
 
     fit = tmp_path / "fit.json"
     assert _cli("fit", ladder_csv, "-b", "arc", "-o", fit).returncode == 0
     doc = json.loads(fit.read_text())
-    del doc["points"]["run"]
+    del doc["points"][column]
     broken = tmp_path / "broken.json"
     broken.write_text(json.dumps(doc))
-    _refused(_cli("forecast", broken, "-C", "1e23", "--boot", "10"), "broken.json", "training points", "'run'")
+    _refused(_cli("forecast", broken, "-C", "1e23", "--boot", "10"), "broken.json", "training points", f"'{column}'")
     with pytest.raises(bc.BenchcastError, match="lack column"):
         bc.FitResult.load(broken)
 

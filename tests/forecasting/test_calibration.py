@@ -45,18 +45,21 @@ def test_spread_recovers_tau_and_noise():
     assert spread.n_origins == len(cal.ORIGIN_DECADES) and spread.source == "own"
 
 
-def test_spread_needs_origins_and_shrinks_towards_the_pool():
+def test_spread_needs_origins_and_shrinks_towards_the_pool(monkeypatch):
     one_origin = synthetic_errors(0.05, 0.0)
     one_origin = one_origin[one_origin["origin_decades"] == 0.2]
     with pytest.raises(InsufficientDataError, match="inner forecast origin"):
         cal.estimate_spread(one_origin)
     own = cal.Spread(0.02, 0.0, 3, 30, "own")
     pooled = cal.Spread(0.06, 0.0, 40, 400, "own")
+    # the default weight M0 = 0: a benchmark with its own spread keeps it exactly, and says so
+    monkeypatch.setattr(cal, "POOL_ORIGINS", 0)
+    assert cal.shrink(own, pooled) == own
+    # with a weight, tau^2 is the origin-weighted mean of the two
+    monkeypatch.setattr(cal, "POOL_ORIGINS", 5)
     shrunk = cal.shrink(own, pooled)
-    expected = np.sqrt((3 * 0.02**2 + cal.POOL_ORIGINS * 0.06**2) / (3 + cal.POOL_ORIGINS))
-    assert shrunk.tau == pytest.approx(expected)
-    # with no weight on the pooled spread the value is the benchmark's own, and says so
-    assert cal.POOL_ORIGINS > 0 or (shrunk.tau == own.tau and shrunk.source == "own")
+    assert shrunk.tau == pytest.approx(np.sqrt((3 * 0.02**2 + 5 * 0.06**2) / 8), rel=1e-12)
+    assert shrunk.source == "own+pooled" and shrunk.n_origins == 3
     assert cal.shrink(None, pooled).source == "pooled"
 
 
@@ -124,7 +127,7 @@ def test_unconverged_inner_refits_are_counted_through_calibration_and_law_blends
     boot = bootstrap(result, 10, seed=0, n_jobs=1, progress=False)
     with pytest.warns(bc.FitWarning, match="1 of 5 inner origins did not converge"):
         calibrated = cal.calibrate(boot, errors=errors)
-    assert calibrated.describe()["n_unconverged"] == 1
+    assert calibrated.to_dict()["n_unconverged"] == 1
     # a blend of laws is unconverged where any of its laws is
     wide = common_errors({"a": errors, "b": cal.rolling_origin(result)})
     assert (wide["converged"] == (wide["origin_decades"] != 0.6)).all()

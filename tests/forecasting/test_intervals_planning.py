@@ -218,7 +218,7 @@ def _coverage90(make_scores, law: str, n_datasets: int, n_boot: int, n_fresh: in
         rng = np.random.default_rng(100 + dataset)
         result = bc.fit(_ladder(make_scores(flops, rng), flops), law, "synthetic", "acc", q_rand=Q_RAND, margin=0.0)
         boot = bootstrap(result, n_boot, seed=dataset, n_jobs=1, progress=False)
-        assert boot.n_failed + boot.n_dropped <= 0.05 * n_boot, boot.summary()
+        assert boot.n_failed + boot.n_dropped <= 0.05 * n_boot, boot.to_dict()
         lower, upper = boot.interval(0.9, "prediction", flops=queries)
         fresh = np.stack([make_scores(queries, rng) for _ in range(n_fresh)])
         hits.extend(((fresh >= lower) & (fresh <= upper)).ravel())
@@ -302,7 +302,7 @@ def test_unconverged_replicates_are_dropped_and_counted(apple):
     assert boot.n_dropped == 0 and boot.n_failed == 0
     lower, upper = boot.interval(0.9, flops=np.array([1e22]))
     boot.converged[:5] = False
-    assert boot.n_dropped == 5 and np.isnan(boot.thetas[:5]).all() and boot.summary()["n_used"] == 15
+    assert boot.n_dropped == 5 and np.isnan(boot.thetas[:5]).all() and boot.to_dict()["n_used"] == 15
     assert boot.draws("confidence", flops=np.array([1e22])).values.shape == (15, 1)
     boot.converged[:] = False
     with pytest.raises(bc.BenchcastError, match="20 did not converge"):

@@ -20,10 +20,9 @@ from benchcast.fitting.metrics import coverage, mae, mre, r2, rmse, usable_point
 from benchcast.fitting.result import FitResult
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting.calibration import calibrate, check_interval
+from benchcast.forecasting.draws import LEVELS
 from benchcast.forecasting.intervals import bootstrap
 from benchcast.validation import check_thresholds  # noqa: F401 (callers import it from here)
-
-LEVELS = (0.5, 0.9)
 
 
 def split(

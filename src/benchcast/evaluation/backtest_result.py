@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -157,7 +158,7 @@ class BacktestComparison(RichView):
 
     def _repr_html_(self) -> str:
         frame = pd.DataFrame([bt.summary_row() for bt in self.backtests], columns=list(SUMMARY_COLUMNS))
-        return f"<div><strong>{self.title}</strong>{html_table(frame)}</div>"
+        return f"<div><strong>{html.escape(self.title)}</strong>{html_table(frame)}</div>"
 
     def write(self, out: str | Path) -> None:
         """``backtest-<benchmark>.csv`` (every law's predictions) and ``backtest-<benchmark>.png`` (the

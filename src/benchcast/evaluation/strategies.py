@@ -33,7 +33,7 @@ from benchcast.fitting.api import fit_rows
 from benchcast.fitting.metrics import usable_points
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting import calibration as cal
-from benchcast.forecasting.draws import ScoreDraws
+from benchcast.forecasting.draws import LEVELS, ScoreDraws
 from benchcast.forecasting.intervals import bootstrap
 from benchcast.forecasting.selection import (
     DEFAULT_CANDIDATES,
@@ -46,7 +46,6 @@ from benchcast.forecasting.selection import (
 FIXED_LAWS = ("power", "power_floor", "bnsl", "bnsl_monotone")
 SELECTORS = ("ensemble", "stack", "select")
 DEFAULT_STRATEGY = "ensemble"
-LEVELS = (0.5, 0.9)
 
 
 @dataclass

@@ -95,7 +95,7 @@ class Sweep(RichView):
             "critical_threshold": CRITICAL_DEFINITION,
         }
 
-    def summary(self) -> dict:
+    def summary_row(self) -> dict:
         """One line of the sweep: law, benchmark, critical threshold and note, and the counts.
 
         Returns
@@ -167,7 +167,7 @@ class SweepComparison(RichView):
         return {
             "definitions": self.sweeps[0].definitions,
             "sweep": self.to_frame().to_dict("records"),
-            "critical": [s.summary() for s in self.sweeps],
+            "critical": [s.summary_row() for s in self.sweeps],
             "skipped": [{"law": s.law, "benchmark": s.benchmark, **r} for s in self.sweeps for r in s.skipped],
         }
 

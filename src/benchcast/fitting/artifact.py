@@ -109,7 +109,7 @@ def artifact_fields(doc: dict, source: str = "artifact") -> dict:
             if column != "run":
                 points[column] = pd.to_numeric(points[column], errors="coerce")
         if len(points.columns):  # no points at all: it predicts, and bootstrapping says it cannot
-            needed = ("run", "flops", "value", *law.covariates, *law.fit_covariates)
+            needed = ("run", "flops", "value", "fitted", *law.covariates, *law.fit_covariates)
             check_columns(points, needed, f"{source}: the training points", ArtifactError)
         stderr = doc.get("stderr") or {}
         return dict(

@@ -40,7 +40,10 @@ from benchcast.fitting.api import fit_rows
 from benchcast.fitting.result import FitResult
 from benchcast.forecasting.draws import DRAWS, ScoreDraws, combine  # noqa: F401 (step 3, with the draws it widens)
 from benchcast.forecasting.intervals import Bootstrap
-from benchcast.validation import check_interval  # noqa: F401 (callers import it from here)
+from benchcast.validation import (
+    check_interval,  # noqa: F401 (callers import it from here)
+    check_level,
+)
 
 ORIGIN_DECADES = (0.2, 0.4, 0.6, 0.8, 1.0)  # inner origins: this far below the fit's largest run
 MIN_INNER_DECADES = 0.5  # an inner refit must span at least this much compute
@@ -309,11 +312,10 @@ class CalibratedBootstrap:
         -------
         (lower, upper) : arrays in the query's shape
         """
-        if not 0 < level < 1:
-            raise BenchcastError(f"interval level must lie in (0, 1), got {level!r}.")
+        check_level(level)  # before the draws are made
         return self.draws(kind, **covariates).interval(level)
 
-    def describe(self) -> dict:
+    def to_dict(self) -> dict:
         """The interval's kind and its spread.
 
         Returns

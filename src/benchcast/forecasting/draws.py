@@ -18,7 +18,9 @@ import numpy as np
 
 from benchcast.errors import BenchcastError
 from benchcast.utils.streams import EPS_STREAM, point_rng
+from benchcast.validation import check_level
 
+LEVELS = (0.5, 0.9)  # the interval levels that backtests, bench and the report show
 DRAWS = 4000  # score draws per point of a widened (extrapolation-aware) forecast
 
 
@@ -82,12 +84,6 @@ def combine(boot_draws: np.ndarray, decades: np.ndarray, spread, *, seed: int = 
     with np.errstate(divide="ignore"):
         log_draws = np.log(np.clip(base, 1e-12, None)) + eps * spread.sd(decades)[None, :]
     return np.clip(np.exp(log_draws), 0.0, 1.0)
-
-
-def _check_level(level: float) -> float:
-    if not (isinstance(level, (int, float, np.floating)) and 0 < level < 1):
-        raise BenchcastError(f"interval level must lie in (0, 1), got {level!r}.")
-    return float(level)
 
 
 @dataclass(frozen=True, eq=False)
@@ -160,7 +156,7 @@ class Draws:
         -------
         (lower, upper) : arrays of :attr:`shape`
         """
-        tail = (1 - _check_level(level)) / 2
+        tail = (1 - check_level(level)) / 2
         return self.quantile(tail), self.quantile(1 - tail)
 
     def coverage(self, true, level: float = 0.9) -> float:

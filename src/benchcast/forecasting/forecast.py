@@ -17,7 +17,7 @@ from benchcast.forecasting.intervals import DEFAULT_REPLICATES, Bootstrap, boots
 from benchcast.forecasting.results import Forecast, PlanResult
 from benchcast.laws.fitted import LOG_FLOPS_RANGE
 from benchcast.utils.streams import PLAN_STREAM, point_rng
-from benchcast.validation import check_level
+from benchcast.validation import check_level, check_score
 from benchcast.validation import check_positive as _positive
 
 
@@ -132,8 +132,7 @@ def plan(
     -------
     PlanResult
     """
-    if not (isinstance(target, (int, float)) and 0 < target < 1):
-        raise BenchcastError(f"target score must lie in (0, 1), got {target!r}.")
+    check_score("target score", target)
     check_level(level)
     check_replicates(n_boot, allow_zero=True)
     flops, tpr = _positive("flops", flops), _positive("tpr", tpr)

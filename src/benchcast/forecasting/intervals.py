@@ -43,7 +43,7 @@ from benchcast.forecasting.draws import ScoreDraws
 from benchcast.laws import get_law, to_target
 from benchcast.utils.parallel import parallel_map, resolve_jobs
 from benchcast.utils.streams import RESIDUAL_STREAM, point_rng
-from benchcast.validation import check_replicates
+from benchcast.validation import check_level, check_replicates
 
 DEFAULT_REPLICATES = 1000
 CHEAP_IN_PROCESS = 2000  # replicates of a batched or closed-form law refitted in this process, not a pool
@@ -200,7 +200,7 @@ class Bootstrap:
         """Refits made but not converged: left out of the intervals."""
         return int((~self.failed & ~self.usable).sum())
 
-    def summary(self) -> dict:
+    def to_dict(self) -> dict:
         """The replicate counts.
 
         Returns
@@ -281,8 +281,7 @@ class Bootstrap:
         -------
         (lower, upper) : arrays in the query's shape
         """
-        if not 0 < level < 1:
-            raise BenchcastError(f"interval level must lie in (0, 1), got {level!r}.")
+        check_level(level)  # before the draws are made
         return self.draws(kind, **covariates).interval(level)
 
 

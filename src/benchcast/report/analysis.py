@@ -22,12 +22,12 @@ from benchcast.fitting.api import fit
 from benchcast.fitting.result import FitResult
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting import calibration as cal
+from benchcast.forecasting.draws import LEVELS
 from benchcast.forecasting.intervals import bootstrap, check_replicates
 from benchcast.report.law_choice import RECOMMENDED, LawChoice, choose_law
 from benchcast.report.profile import extrapolation_profile
 from benchcast.report.profile import profile_summary as profile_summary  # re-exported: the page and tests read it here
 
-LEVELS = (0.5, 0.9)
 NEAR_CHANCE = 0.05  # a forecast within this of chance is "near chance"
 
 

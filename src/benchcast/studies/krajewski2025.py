@@ -273,7 +273,7 @@ def reproduce_krajewski2025(
     columns = ["threshold", "n_train", "n_test", "test_mae", "test_mre", "n_test_usable", "test_mre_usable", "success"]
     frames = [s.table[columns].assign(law=s.law, benchmark=s.benchmark) for s in ordered if len(s.table)]
     tables["sweep"] = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
-    tables["critical_thresholds"] = pd.DataFrame([s.summary() for s in ordered])
+    tables["critical_thresholds"] = pd.DataFrame([s.summary_row() for s in ordered])
     skipped = [
         f"sweep {s.law}/{s.benchmark} at {r['threshold']:.3g}: {r['skipped']}" for s in ordered for r in s.skipped
     ]
