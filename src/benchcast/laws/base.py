@@ -10,20 +10,16 @@ projection) lives in :mod:`benchcast.fitting`, once.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from benchcast.data.chance import filter_margin
 
 # the names below are part of this module's API (laws import them from here)
+from benchcast.laws.fitted import FittedLaw
 from benchcast.laws.linalg import nnls_rows, stack_jacobian, weighted_ols  # noqa: F401
 from benchcast.laws.parameters import COVARIATES, TARGETS, Parameter, SearchSettings  # noqa: F401
 from benchcast.laws.questions import LawQuestions
 from benchcast.laws.transforms import normalise, safe_log, to_score, to_target  # noqa: F401
-
-if TYPE_CHECKING:
-    from benchcast.laws.fitted import FittedLaw
 
 
 class Law(LawQuestions):
@@ -308,8 +304,6 @@ class Law(LawQuestions):
         FittedLaw
             The frozen law.
         """
-        from benchcast.laws.fitted import FittedLaw
-
         return FittedLaw(self, tuple(float(v) for v in np.asarray(theta, float)), float(q_rand), dict(fixed))
 
     def __repr__(self) -> str:
