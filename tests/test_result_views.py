@@ -14,7 +14,10 @@ import benchcast as bc
 from benchcast.evaluation.bench import Dataset, bench
 from benchcast.fitting.diagnostics import FitDiagnostics
 from benchcast.generative.kscan import KScan, kscan
-from benchcast.generative.passk import BetaPassK
+from benchcast.generative.passk import BetaPassK, passk_table
+from benchcast.generative.tables import OptimalPlan, PassKTable
+from benchcast.laws.envelope import Envelope
+from benchcast.studies.example import ExampleResult
 from benchcast.studies.krajewski2025 import Reproduction
 from benchcast.utils.display import ResultView, format_cell
 
@@ -103,7 +106,9 @@ def test_bench_result(ladder):
     data = Dataset("ladder", ladder, (("arc_easy", "acc_norm"),), (3e20,))
     result = bench([data], ["power", "power[bootstrap]"], laws=("power",), candidates=("power",), n_boot=10, n_jobs=1)
     board = result.leaderboard.set_index("strategy")
-    doc = shows(result, board.loc["power", "mre"], board.loc["power", "width90"])
+    doc = shows(result)
+    for number in (board.loc["power", "mre"], board.loc["power", "width90"]):  # str(): what bench prints, to 3 digits
+        assert format_cell(number) in result._repr_html_() and f"{number:.3g}" in str(result)
     assert "bench leaderboard" in result.title
     assert len(doc["rows"]) == len(result.rows) == 2 and doc["leaderboard"][0]["strategy"] == "power"
     assert list(result.to_frame()["strategy"]) == ["power", "power[bootstrap]"]
@@ -146,6 +151,47 @@ def test_beta_passk():
     assert doc["n_problems"] == 40 and doc["a"] == model.a
 
 
+def test_passk_table():
+    rng = np.random.default_rng(0)
+    counts = pd.DataFrame(
+        {"run": "r1", "benchmark": "code", "problem_id": [f"p{i}" for i in range(30)], "n": 10}
+    ).assign(c=rng.binomial(10, 0.3, 30))
+    table = passk_table(counts, [1, 4], n_boot=20)
+    result = PassKTable(table, "samples.csv", 30, 20)
+    page, text = result._repr_html_(), str(result)  # the title wraps above the narrow table in text
+    assert "<table" in page and result.title in page and "30 problems" in text
+    for number in (*table["pass_at_k"], *table["upper"]):
+        assert format_cell(number) in page and format_cell(number) in text
+    doc = result.to_dict()
+    assert doc["rows"] == json.loads(json.dumps(table.to_dict("records"))) and doc["n_problems"] == 30
+
+
+def test_optimal_plan():
+    plan = OptimalPlan(Envelope(E0=0.1, N0=400.0, beta=0.34, D0=2000.0, gamma=0.28).plan(1e22, 3e9))
+    page, text = plan._repr_html_(), str(plan)
+    assert "<table" in page and plan.title in text and "C = 1e+22" in plan.title
+    for key in ("optimal_params", "penalty", "effective_flops"):  # the values are written to 6 digits
+        cell = f"{plan.plan[key]:.6g}"
+        assert cell in page and cell in text, (key, cell)
+    assert f"{np.exp(-plan.plan['neg_log_passk']):.6g}" in text  # pass@k added to -log pass@k
+    assert plan.to_dict() == plan.plan and list(plan.to_frame().columns) == ["quantity", "value"]
+
+
+def test_example_result():
+    benchmarks = [
+        {"benchmark": "arc_easy", "metric": "acc_norm", "params": {"a": 1.0}, "n_train": 13, "n_test": 4,
+         "train_r2": 0.987, "test_mae": 0.0123, "test_mre": 2.345},
+    ]  # fmt: skip
+    forecasts = [
+        {"benchmark": "arc_easy", "run": "r16", "flops": 3e21, "true": 0.61, "predicted": 0.6234, "truth_law": 0.618}
+    ]
+    result = ExampleResult("power", 2e20, benchmarks, forecasts, "out/example.png", "out")
+    doc = shows(result, 2.345, 0.987)
+    assert "0.6234" in str(result) and "Forecasts for the held-out runs" in str(result)
+    assert "figure: out/example.png" in str(result) and "out/example.png" in result._repr_html_()
+    assert doc["benchmarks"] == benchmarks and doc["threshold"] == 2e20
+
+
 def test_comparisons_of_several_laws(ladder):
     """What backtest and sweep print for several laws shows as one page in a notebook."""
     from benchcast.evaluation.backtest import compare_backtests
@@ -182,6 +228,7 @@ def test_every_result_type_is_a_view_checked_here():
     found = {cls.__name__ for cls in subclasses(ResultView) if cls.__module__.startswith("benchcast.")}
     checked = {
         "FitResult", "FitDiagnostics", "Recommendation", "BenchResult", "Reproduction", "KScan", "BetaPassK",
+        "PassKTable", "OptimalPlan", "ExampleResult",
         "BacktestComparison", "SweepComparison",  # above
         "Forecast", "PlanResult",  # tests/forecasting/test_intervals_planning.py
         "BacktestResult", "Sweep", "CutoffResult",  # tests/evaluation/test_backtest.py

@@ -19,7 +19,7 @@ def test_bundled_ladder_is_reproducible():
 
 
 def test_run_example_forecasts_close_to_truth(tmp_path):
-    summary = run_example(tmp_path)
+    summary = run_example(tmp_path).to_dict()
     assert (tmp_path / "example.png").stat().st_size > 10_000
     for bench in summary["benchmarks"]:
         assert bench["n_test"] == 4 and bench["test_mre"] < 10.0

@@ -4,7 +4,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
 from benchcast.cli.app import app
 from benchcast.cli.common import (
@@ -13,7 +12,6 @@ from benchcast.cli.common import (
     print_warning,
     refuse_jobs_with_ray,
     refuse_options,
-    rich_table,
     user_errors,
 )
 from benchcast.cli.core import refuse_unused_proxy
@@ -54,31 +52,11 @@ def example_command(
     """Run the main job on the bundled synthetic ladder: fit, backtest, forecast, plot."""
     from benchcast.studies.example import run_example
 
-    summary = run_example(out, law)
+    result = run_example(out, law)
     if json:
-        emit_json(summary)
+        emit_json(result.to_dict())
         return
-    rows = [
-        [b["benchmark"], b["metric"], b["n_train"], b["n_test"], b["train_r2"], b["test_mae"], b["test_mre"]]
-        for b in summary["benchmarks"]
-    ]
-    console.print(
-        rich_table(
-            f"Backtest of '{law}' on the bundled ladder (fit C <= {summary['threshold']:.1e})",
-            ["benchmark", "metric", "fitted", "held out", "R2 (fit)", "MAE", "MRE %"],
-            rows,
-        )
-    )
-    rows = [
-        [f["benchmark"], f["run"], f"{f['flops']:.3g}", f["true"], f["predicted"], f["truth_law"]]
-        for f in summary["forecasts"]
-    ]
-    console.print(
-        rich_table(
-            "Forecasts for the held-out runs", ["benchmark", "run", "flops", "observed", "forecast", "true law"], rows
-        )
-    )
-    console.print(escape(f"figure: {summary['figure']}; fits: {summary['out_dir']}/fit-*.json"))
+    console.print(result)
 
 
 @app.command("backtest")

@@ -8,7 +8,7 @@ import typer
 from rich.markup import escape
 
 from benchcast.cli.app import app
-from benchcast.cli.common import console, emit_json, refuse_jobs_with_ray, rich_table, user_errors
+from benchcast.cli.common import console, emit_json, refuse_jobs_with_ray, user_errors
 from benchcast.cli.options import Jobs, Json, OutDir, QRand, RayAddress, Seed, read
 from benchcast.errors import BenchcastError
 
@@ -185,9 +185,6 @@ def bench_command(
     if json:
         emit_json(result.to_dict()["rows"])
         return
-    board = result.to_frame()
-    console.print(rich_table(result.title, list(board.columns), board.values.tolist(), ".3g"))  # escapes its cells
-    for note in result.notes:
-        console.print(escape(note), highlight=False)
+    console.print(result)
     for path in written:
         console.print(escape(f"wrote {path}"))

@@ -6,7 +6,7 @@ from typing import Annotated
 import typer
 
 from benchcast.cli.app import app
-from benchcast.cli.common import console, emit_json, parse_ks, refuse_options, rich_table, user_errors
+from benchcast.cli.common import console, emit_json, parse_ks, refuse_options, user_errors
 from benchcast.cli.options import Benchmark, Data, Format, Json, MaxFlops, Metadata, Metric, QRand, Tpr, read
 from benchcast.errors import BenchcastError
 from benchcast.fitting.result import FitResult
@@ -61,7 +61,7 @@ def passk_command(
     """
     from benchcast.generative.passk import passk_table
     from benchcast.generative.samples import read_counts
-    from benchcast.generative.tables import PASSK_COLUMNS, passk_rows, passk_tidy
+    from benchcast.generative.tables import PassKTable, passk_tidy
 
     if (gold is not None or per_token) and out is None:
         raise BenchcastError("--gold/--per-token add rows to the --out table; give --out too.")
@@ -86,17 +86,11 @@ def passk_command(
             table, samples, counts=counts, gold=gold, per_token=per_token, metadata=metadata, destination=out
         )
         atomic_write_text(out, tidy.to_csv(index=False))
+    result = PassKTable(table, str(samples), counts["problem_id"].nunique(), n_boot)
     if json:
-        emit_json(table.to_dict("records"))
+        emit_json(result.to_dict()["rows"])
         return
-    console.print(
-        rich_table(
-            f"pass@k from {samples} ({counts['problem_id'].nunique()} problems; 95 % interval from "
-            f"{n_boot} bootstrap replicates over problems)",
-            PASSK_COLUMNS,
-            passk_rows(table),
-        )
-    )
+    console.print(result)
 
 
 @app.command("kscan")
@@ -116,21 +110,17 @@ def kscan_command(
     json: Json = False,
 ) -> None:
     """Fit a pass@k law separately at each k and report every parameter as a function of k."""
-    from benchcast.generative.kscan import kscan_rows, kscan_summary, write_kscan
+    from benchcast.generative.kscan import kscan
 
     table = read(data, format, metadata, q_rand)
-    summary = kscan_summary(table, law, benchmark, parse_ks(ks), metric=metric, tpr=tpr, max_flops=max_flops)
-    trends = summary["trend_per_doubling"]
+    scan = kscan(table, law, benchmark, parse_ks(ks), metric=metric, tpr=tpr, max_flops=max_flops).require_fits()
     if out is not None:
         with output_folder(out) as folder:
-            write_kscan(summary, folder)
+            scan.write(folder)
     if json:
-        scan = summary["scan"].to_dict("records")
-        emit_json({"law": law, "benchmark": benchmark, "scan": scan, "trend_per_doubling": trends})
+        emit_json(scan.to_dict())
         return
-    columns, rows = kscan_rows(summary)
-    console.print(rich_table(f"{law} on {benchmark}, fitted at each k", columns, rows))
-    console.print("change per doubling of k: " + ", ".join(f"{n} {v:+.4g}" for n, v in trends.items()))
+    console.print(scan)
 
 
 @app.command("optimal")
@@ -145,11 +135,10 @@ def optimal_command(
 
     Also reports the envelope (C0_eff, alpha_eff) and the effective compute of the planned run.
     """
-    from benchcast.generative.tables import optimal_rows
+    from benchcast.generative.tables import OptimalPlan
 
-    plan = FitResult.load(fit_file).fitted.envelope().plan(flops, params)
+    plan = OptimalPlan(FitResult.load(fit_file).fitted.envelope().plan(flops, params))
     if json:
-        emit_json(plan)
+        emit_json(plan.to_dict())
         return
-    rows = optimal_rows(plan)
-    console.print(rich_table(f"Compute-optimal plan at C = {flops:.3g} FLOPs", ["quantity", "value"], rows))
+    console.print(plan)

@@ -5,10 +5,9 @@ from typing import Annotated
 
 import numpy as np
 import typer
-from rich.markup import escape
 
 from benchcast.cli.app import app
-from benchcast.cli.common import console, emit_json, refuse_jobs_with_ray, refuse_options, rich_table, user_errors
+from benchcast.cli.common import console, emit_json, refuse_jobs_with_ray, refuse_options, user_errors
 from benchcast.cli.core import refuse_unused_proxy
 from benchcast.cli.options import (
     Benchmark,
@@ -269,8 +268,4 @@ def recommend_command(
     if json:
         emit_json(rec.to_dict())
         return
-    if rec.supported:
-        ranking = rec.to_frame()
-        console.print(rich_table(rec.title, list(ranking.columns), ranking.values.tolist()))  # escapes its cells
-    for note in rec.notes:
-        console.print(escape(note), highlight=False)
+    console.print(rec)

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from rich.markup import escape
 
 from benchcast.evaluation.strategies import DEFAULT_STRATEGY
 from benchcast.fitting.metrics import coverage, mae, mre
-from benchcast.utils.display import ResultView
 from benchcast.utils.jsonable import jsonable
+from benchcast.utils.rich_view import Markup, RichView, rich_table
 
 LEADERBOARD_COLUMNS = (
     "dataset",
@@ -29,7 +30,7 @@ LEADERBOARD_COLUMNS = (
 
 
 @dataclass
-class BenchResult(ResultView):
+class BenchResult(RichView):
     """What :func:`bench` measured: each strategy's held-out error and interval coverage.
 
     Parameters
@@ -74,6 +75,18 @@ class BenchResult(ResultView):
             f"bench leaderboard (means over benchmarks x cutoffs; default strategy: {DEFAULT_STRATEGY}; "
             f"{self.seconds:.0f} s)"
         )
+
+    def rich_items(self) -> list:
+        """The leaderboard (numbers to 3 significant digits), then the notes.
+
+        Returns
+        -------
+        list
+            A Rich table and one unhighlighted markup line per note.
+        """
+        board = self.to_frame()
+        table = rich_table(self.title, list(board.columns), board.values.tolist(), ".3g")  # escapes its cells
+        return [table, *(Markup(escape(note), highlight=False) for note in self.notes)]
 
 
 def metrics(true: np.ndarray, predicted: np.ndarray, usable: np.ndarray, intervals: dict) -> dict:

@@ -6,9 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import pandas as pd
+from rich.markup import escape
 
-from benchcast.utils.display import ResultView
 from benchcast.utils.jsonable import jsonable
+from benchcast.utils.rich_view import Markup, RichView, rich_table
 
 # the ranking's columns as a reader sees them (what the CLI and notebooks show)
 RANKING_LABELS = {
@@ -23,7 +24,7 @@ RANKING_LABELS = {
 
 
 @dataclass
-class Recommendation(ResultView):
+class Recommendation(RichView):
     """Which laws to use on a benchmark, judged by rolling-origin forecasts inside the user's runs.
 
     Parameters
@@ -106,6 +107,20 @@ class Recommendation(ResultView):
     def notes(self) -> list[str]:
         """The advice (which laws, how well the choice did, the forecast), then each law not compared."""
         return [self._advice(), *(f"  not compared: {failure}" for failure in self.failures)]
+
+    def rich_items(self) -> list:
+        """The ranking (when some law had support), then the advice and each law not compared.
+
+        Returns
+        -------
+        list
+            A Rich table (when supported) and one unhighlighted markup line per note.
+        """
+        items = []
+        if self.supported:
+            ranking = self.to_frame()
+            items.append(rich_table(self.title, list(ranking.columns), ranking.values.tolist()))  # escapes its cells
+        return items + [Markup(escape(note), highlight=False) for note in self.notes]
 
     def _advice(self) -> str:
         if not self.supported:

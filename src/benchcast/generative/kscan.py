@@ -15,8 +15,8 @@ from benchcast.errors import BenchcastError, SelectionError
 from benchcast.fitting.api import fit
 from benchcast.fitting.result import FitResult
 from benchcast.laws import get_law
-from benchcast.utils.display import ResultView
 from benchcast.utils.jsonable import jsonable
+from benchcast.utils.rich_view import Markup, RichView, rich_table
 
 
 def available_ks(table: pd.DataFrame, benchmark: str, metric: str = "pass@k") -> list[int]:
@@ -42,7 +42,7 @@ def available_ks(table: pd.DataFrame, benchmark: str, metric: str = "pass@k") ->
 
 
 @dataclass
-class KScan(ResultView):
+class KScan(RichView):
     """A per-k law fitted separately at each k: one row per k, and the fits.
 
     Unpacks as ``(table, fits)``, as scipy's result objects unpack as tuples.
@@ -109,6 +109,75 @@ class KScan(ResultView):
         trends = ", ".join(f"{n} {v:+.4g}" for n, v in self.trends().items())
         errors = self.table.dropna(subset=["error"]) if "error" in self.table else self.table.iloc[0:0]
         return [f"change per doubling of k: {trends}", *(f"k={int(r.k)}: {r.error}" for r in errors.itertuples())]
+
+    def require_fits(self) -> KScan:
+        """This scan, when at least one k was fitted.
+
+        Returns
+        -------
+        KScan
+            ``self``.
+
+        Raises
+        ------
+        BenchcastError
+            If no k could be fitted (the message lists each k's error).
+        """
+        if not self.fits:
+            raise BenchcastError(
+                f"no k could be fitted for {self.benchmark}: {self.table.get('error', pd.Series()).tolist()}"
+            )
+        return self
+
+    def rows(self) -> tuple[list[str], list[list]]:
+        """The scan as shown: one row per k with every parameter, the points used, R2 and bounds hit.
+
+        Returns
+        -------
+        tuple of (list of str, list of list)
+            The column names and the rows.
+        """
+        names = self.param_names
+        rows = [
+            [int(r["k"])]
+            + [r.get(n, np.nan) for n in names]
+            + [r.get("n_used", ""), r.get("r2", np.nan), r.get("at_bound", "")]
+            for r in self.table.to_dict("records")
+        ]
+        return ["k", *names, "points", "R2", "at bound"], rows
+
+    def rich_items(self) -> list:
+        """The table of :meth:`rows`, then each parameter's change per doubling of k.
+
+        Returns
+        -------
+        list
+            A Rich table and a markup line.
+        """
+        trends = ", ".join(f"{n} {v:+.4g}" for n, v in self.trends().items())
+        return [rich_table(self.title, *self.rows()), Markup(f"change per doubling of k: {trends}")]
+
+    def write(self, folder: str | Path) -> list[Path]:
+        """Write the scan's table (CSV) and figure (PNG) into ``folder``.
+
+        Parameters
+        ----------
+        folder : str or Path
+            An existing folder (e.g. the one :func:`benchcast.utils.io.output_folder` yields).
+
+        Returns
+        -------
+        list of Path
+            The files written.
+        """
+        from benchcast.plots.figures import plot_kscan  # matplotlib loads only when a figure is drawn
+        from benchcast.utils.io import atomic_write_text
+
+        stem = f"kscan-{self.law}-{self.benchmark}"
+        table = atomic_write_text(Path(folder) / f"{stem}.csv", self.table.to_csv(index=False))
+        title = f"{self.law} on {self.benchmark}: parameters versus k"
+        figure = plot_kscan(self.table, self.fits, self.param_names, title, Path(folder) / f"{stem}.png")
+        return [table, figure]
 
 
 def kscan(
@@ -196,100 +265,3 @@ def trend(scan: pd.DataFrame, parameter: str) -> float:
     if len(ok) < 2:
         return float("nan")
     return float(np.polyfit(np.log2(ok["k"].astype(float)), ok[parameter].astype(float), 1)[0])
-
-
-def kscan_summary(
-    table: pd.DataFrame,
-    law: str,
-    benchmark: str,
-    ks: list[int] | None = None,
-    *,
-    metric: str | None = None,
-    **fit_kwargs,
-) -> dict:
-    """The k-scan of ``law`` on ``benchmark`` with each parameter's trend per doubling of k.
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        The runs (as :func:`benchcast.load` returns them).
-    law : str
-        A law fitted per k (compute, params_tokens or gold).
-    benchmark : str
-        The benchmark.
-    ks : list of int, optional
-        The k to fit (default: every k in the data).
-    metric : str, optional
-        The metric (default: the law's).
-    **fit_kwargs
-        Selection and settings passed to :func:`benchcast.fit` (``tpr``, ``max_flops``...).
-
-    Returns
-    -------
-    dict
-        ``law``, ``benchmark``, ``scan`` (one row per k), ``fits`` (the FitResults),
-        ``parameters`` (the law's parameter names) and ``trend_per_doubling`` (slope of each
-        parameter against log2 k).
-    """
-    scan, fits = kscan(table, law, benchmark, ks, metric=metric, **fit_kwargs)
-    if not fits:
-        raise BenchcastError(f"no k could be fitted for {benchmark}: {scan.get('error', pd.Series()).tolist()}")
-    names = get_law(law).param_names
-    trends = {name: trend(scan, name) for name in names}
-    return {
-        "law": law,
-        "benchmark": benchmark,
-        "scan": scan,
-        "fits": fits,
-        "parameters": names,
-        "trend_per_doubling": trends,
-    }
-
-
-def kscan_rows(summary: dict) -> tuple[list[str], list[list]]:
-    """The k-scan as shown: one row per k with every parameter, the points used, R2 and bounds hit.
-
-    Parameters
-    ----------
-    summary : dict
-        :func:`kscan_summary`'s result.
-
-    Returns
-    -------
-    tuple of (list of str, list of list)
-        The column names and the rows.
-    """
-    names = summary["parameters"]
-    rows = [
-        [int(r["k"])]
-        + [r.get(n, np.nan) for n in names]
-        + [r.get("n_used", ""), r.get("r2", np.nan), r.get("at_bound", "")]
-        for r in summary["scan"].to_dict("records")
-    ]
-    return ["k", *names, "points", "R2", "at bound"], rows
-
-
-def write_kscan(summary: dict, folder: str | Path) -> list[Path]:
-    """Write the scan's table (CSV) and figure (PNG) into ``folder``.
-
-    Parameters
-    ----------
-    summary : dict
-        :func:`kscan_summary`'s result.
-    folder : Path
-        An existing folder (e.g. the one :func:`benchcast.utils.io.output_folder` yields).
-
-    Returns
-    -------
-    list of Path
-        The files written.
-    """
-    from benchcast.plots.figures import plot_kscan  # matplotlib loads only when a figure is drawn
-    from benchcast.utils.io import atomic_write_text
-
-    law, benchmark = summary["law"], summary["benchmark"]
-    stem = f"kscan-{law}-{benchmark}"
-    table = atomic_write_text(Path(folder) / f"{stem}.csv", summary["scan"].to_csv(index=False))
-    title = f"{law} on {benchmark}: parameters versus k"
-    figure = plot_kscan(summary["scan"], summary["fits"], summary["parameters"], title, Path(folder) / f"{stem}.png")
-    return [table, figure]

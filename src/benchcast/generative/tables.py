@@ -1,9 +1,10 @@
 """The tables of the generative workflow: pass@k rows ready for `fit`/`kscan` (with run sizes and
-gold covariate rows), and the rows that show pass@k estimates and a compute-optimal plan."""
+gold covariate rows), and the results that show pass@k estimates and a compute-optimal plan."""
 
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +12,8 @@ import pandas as pd
 
 from benchcast.collect.store import SIZES, run_sizes
 from benchcast.errors import BenchcastError, DataWarning
+from benchcast.utils.jsonable import jsonable
+from benchcast.utils.rich_view import RichView, rich_table
 
 PASSK_COLUMNS = ["run", "benchmark", "k", "pass@k", "lower", "upper", "source"]
 OPTIMAL_LABELS = {
@@ -127,6 +130,95 @@ def optimal_rows(plan: dict) -> list[list]:
         if key in plan:
             rows.append([label, f"{float(np.exp(-plan[key])):.6g}"])
     return rows
+
+
+@dataclass
+class PassKTable(RichView):
+    """pass@k estimates of a sample file, with their bootstrap intervals.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`benchcast.generative.passk.passk_table`'s result.
+    samples : str
+        The sample file the estimates come from.
+    n_problems : int
+        Distinct problems in it.
+    n_boot : int
+        Bootstrap replicates over problems behind the intervals (0: none).
+    """
+
+    table: pd.DataFrame
+    samples: str
+    n_problems: int
+    n_boot: int
+
+    def to_dict(self) -> dict:
+        """``samples``, ``n_problems``, ``n_boot`` and ``rows`` (the table's records, what ``passk --json`` prints)."""
+        return jsonable(
+            {
+                "samples": self.samples,
+                "n_problems": self.n_problems,
+                "n_boot": self.n_boot,
+                "rows": self.table.to_dict("records"),
+            }
+        )
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per (run, benchmark, k), in the columns of ``PASSK_COLUMNS``."""
+        return pd.DataFrame(passk_rows(self.table), columns=PASSK_COLUMNS)
+
+    @property
+    def title(self) -> str:
+        return (
+            f"pass@k from {self.samples} ({self.n_problems} problems; 95 % interval from "
+            f"{self.n_boot} bootstrap replicates over problems)"
+        )
+
+    def rich_items(self) -> list:
+        """The table of estimates.
+
+        Returns
+        -------
+        list
+            One Rich table.
+        """
+        return [rich_table(self.title, PASSK_COLUMNS, passk_rows(self.table))]
+
+
+@dataclass
+class OptimalPlan(RichView):
+    """A compute-optimal plan at one budget (and, optionally, one planned model size).
+
+    Parameters
+    ----------
+    plan : dict
+        :meth:`benchcast.laws.envelope.Envelope.plan`'s result.
+    """
+
+    plan: dict
+
+    def to_dict(self) -> dict:
+        """The plan's quantities (what ``optimal --json`` prints)."""
+        return jsonable(self.plan)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One (quantity, value) row per quantity, pass@k added (see :func:`optimal_rows`)."""
+        return pd.DataFrame(optimal_rows(self.plan), columns=["quantity", "value"])
+
+    @property
+    def title(self) -> str:
+        return f"Compute-optimal plan at C = {self.plan['flops']:.3g} FLOPs"
+
+    def rich_items(self) -> list:
+        """The plan's table.
+
+        Returns
+        -------
+        list
+            One Rich table.
+        """
+        return [rich_table(self.title, ["quantity", "value"], optimal_rows(self.plan))]
 
 
 def _sample_table(path: Path) -> pd.DataFrame:

@@ -3,17 +3,104 @@ forecast the larger runs against the true laws, save the fits and a figure."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+
+import pandas as pd
+from rich.markup import escape
 
 from benchcast.data.example import EXAMPLE_THRESHOLD, TRUE_LAWS, load_example, true_score
 from benchcast.evaluation.backtest import backtest
 from benchcast.fitting.spec import FitSpec
 from benchcast.plots.figures import curve, draw_backtest, flops_grid, panel_grid, save_figure
+from benchcast.utils.jsonable import jsonable
+from benchcast.utils.rich_view import Markup, RichView, rich_table
+
+BENCHMARK_COLUMNS = ["benchmark", "metric", "fitted", "held out", "R2 (fit)", "MAE", "MRE %"]
+FORECAST_COLUMNS = ["benchmark", "run", "flops", "observed", "forecast", "true law"]
 
 
-def run_example(out_dir: str | Path = "benchcast-example", law: str = "power") -> dict:
+@dataclass
+class ExampleResult(RichView):
+    """What the bundled example measured: each benchmark's backtest and the held-out forecasts.
+
+    Parameters
+    ----------
+    law : str
+        The law fitted to every benchmark.
+    threshold : float
+        Runs with compute at most this (FLOPs) were fitted; the larger ones held out.
+    benchmarks : list of dict
+        Per benchmark: ``benchmark``, ``metric``, ``params`` and the backtest's metrics.
+    forecasts : list of dict
+        Per held-out run: ``benchmark``, ``run``, ``flops``, ``true``, ``predicted`` and ``truth_law``.
+    figure : str
+        The figure's path.
+    out_dir : str
+        The folder of the saved fits and the figure.
+    """
+
+    law: str
+    threshold: float
+    benchmarks: list[dict]
+    forecasts: list[dict]
+    figure: str
+    out_dir: str
+
+    def to_dict(self) -> dict:
+        """Every field (what ``example --json`` prints)."""
+        return jsonable(
+            {
+                "law": self.law,
+                "threshold": self.threshold,
+                "benchmarks": self.benchmarks,
+                "forecasts": self.forecasts,
+                "figure": self.figure,
+                "out_dir": self.out_dir,
+            }
+        )
+
+    def _benchmark_rows(self) -> list[list]:
+        keys = ["benchmark", "metric", "n_train", "n_test", "train_r2", "test_mae", "test_mre"]
+        return [[b[key] for key in keys] for b in self.benchmarks]
+
+    def _forecast_rows(self) -> list[list]:
+        return [
+            [f["benchmark"], f["run"], f"{f['flops']:.3g}", f["true"], f["predicted"], f["truth_law"]]
+            for f in self.forecasts
+        ]
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per benchmark: runs fitted and held out, R2 of the fit, MAE and MRE % of the forecasts."""
+        return pd.DataFrame(self._benchmark_rows(), columns=BENCHMARK_COLUMNS)
+
+    @property
+    def title(self) -> str:
+        return f"Backtest of '{self.law}' on the bundled ladder (fit C <= {self.threshold:.1e})"
+
+    @property
+    def notes(self) -> list[str]:
+        """Where the figure and the fits were saved."""
+        return [f"figure: {self.figure}; fits: {self.out_dir}/fit-*.json"]
+
+    def rich_items(self) -> list:
+        """The backtest per benchmark, the held-out forecasts, and where the figure and fits are.
+
+        Returns
+        -------
+        list
+            Two Rich tables and a markup line.
+        """
+        return [
+            rich_table(self.title, BENCHMARK_COLUMNS, self._benchmark_rows()),
+            rich_table("Forecasts for the held-out runs", FORECAST_COLUMNS, self._forecast_rows()),
+            *(Markup(escape(note)) for note in self.notes),
+        ]
+
+
+def run_example(out_dir: str | Path = "benchcast-example", law: str = "power") -> ExampleResult:
     """The main job end to end: fit each benchmark below the threshold, forecast the larger
-    runs, report errors, save the fits and a figure. Returns a JSON-ready summary.
+    runs, report errors, save the fits and a figure.
 
     Parameters
     ----------
@@ -24,8 +111,8 @@ def run_example(out_dir: str | Path = "benchcast-example", law: str = "power") -
 
     Returns
     -------
-    dict
-        ``law``, ``threshold`` (FLOPs), per-benchmark errors, the forecasts, the figure's path and ``out_dir``.
+    ExampleResult
+        The law, the threshold (FLOPs), per-benchmark errors, the forecasts, the figure's path and ``out_dir``.
     """
     out_dir = Path(out_dir)
     table = load_example()
@@ -59,11 +146,4 @@ def run_example(out_dir: str | Path = "benchcast-example", law: str = "power") -
         ax.plot(grid, true_score(bench, grid), color="0.5", ls=":", lw=1, label="true law")
         ax.legend(fontsize=6)  # every panel: each has its own dropped runs and reasons
     figure = save_figure(fig, out_dir / "example.png")
-    return {
-        "law": law,
-        "threshold": EXAMPLE_THRESHOLD,
-        "benchmarks": results,
-        "forecasts": forecasts,
-        "figure": str(figure),
-        "out_dir": str(out_dir),
-    }
+    return ExampleResult(law, EXAMPLE_THRESHOLD, results, forecasts, str(figure), str(out_dir))
