@@ -2,6 +2,7 @@
 recommend ranks laws on real data."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -397,3 +398,25 @@ def test_forecast_and_plan_show_themselves(apple):
     assert "of 20 bootstrap replicates" in str(planned)
     bare = plan(result, 0.8, n_boot=0)
     assert "lower" not in bare.to_dict() and "interval" not in bare.to_dict()
+
+
+def test_plan_refuses_a_question_the_law_cannot_tell_apart():
+    """The API, not only the command line, refuses a tpr, k or flops the fitted law has no use for
+    (the answer would be the same without it), and a k together with flops for a law across k."""
+    from conftest import law_table
+
+    table = law_table("power", [2000.0, 0.17], {"flops": np.geomspace(1e19, 1e22, 12)}, benchmark="arc")
+    power = bc.fit(table, "power", "arc")
+    baseline = plan(power, 0.7, n_boot=0)["needed"]
+    assert np.isfinite(baseline)
+    for question, word in (({"tpr": 20.0}, "tpr"), ({"k": 4}, "k (--k)"), ({"flops": 1e23}, "flops (--flops)")):
+        with pytest.raises(bc.BenchcastError, match=re.escape(word) + ".*'power'"):
+            plan(power, 0.7, n_boot=0, **question)
+    theta = [9.0, -0.19, 0.5, -0.013]
+    flops, ks = np.meshgrid(np.geomspace(1e18, 3e22, 12), [1, 2, 4, 8, 16])
+    k5 = bc.fit(law_table("passk_compute", theta, {"flops": flops.ravel(), "k": ks.ravel()}, metric="pass@k"),
+                "passk_compute", "synthetic")  # fmt: skip
+    with pytest.raises(bc.BenchcastError, match="not both"):
+        plan(k5, 0.5, k=4, flops=1e22, n_boot=0)
+    with pytest.raises(bc.BenchcastError, match="k must be an integer >= 1"):
+        plan(k5, 0.5, k=2.5, n_boot=0)

@@ -122,7 +122,6 @@ def plan_command(
     from benchcast.forecasting.forecast import plan
 
     result = FitResult.load(fit_file)
-    refuse_unused_plan_options(result, k=k, flops=flops, tpr=tpr)
     refuse_jobs_with_ray(jobs, ray)
     if boot == 0:
         refuse_options(
@@ -153,45 +152,6 @@ def plan_command(
         emit_json(out.to_dict())
         return
     console.print(out)
-
-
-def refuse_unused_plan_options(result: FitResult, *, k: int | None, flops: float | None, tpr: float | None) -> None:
-    """Refuse ``--k``, ``--flops`` and ``--tpr`` where the fitted law's covariates give them no use.
-
-    Parameters
-    ----------
-    result : FitResult
-        The fit being planned with; its law says which covariates it uses.
-    k, flops, tpr
-        The options given (None: not given).
-
-    Returns
-    -------
-    None
-    """
-    law = result.law_object
-    covariates = set(law.covariates)
-    if tpr is not None and not {"params", "tokens"} <= covariates:
-        raise BenchcastError(
-            f"--tpr splits a planned compute into N and D for laws of N and D; law {law.name!r} is a function of "
-            f"{', '.join(law.covariates)} alone, so the answer would not change: drop --tpr."
-        )
-    if "k" not in covariates:
-        if k is not None:
-            raise BenchcastError(
-                f"--k is the number of attempts of laws with k as a covariate (passk_compute); law {law.name!r} "
-                f"has none (this fit is of {result.spec.benchmark} {result.spec.metric}, one metric at one k): "
-                "drop --k, or fit passk_compute to plan over k."
-            )
-        if flops is not None:
-            raise BenchcastError(
-                f"--flops asks a law with k as a covariate (passk_compute) for the k needed at that compute; law "
-                f"{law.name!r} has no k to solve for, and plan gives the compute it needs: drop --flops."
-            )
-    elif k is not None and flops is not None:
-        raise BenchcastError(
-            "give either --k (the compute needed at that k) or --flops (the k needed at that compute), not both."
-        )
 
 
 @app.command("recommend")

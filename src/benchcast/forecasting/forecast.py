@@ -17,7 +17,7 @@ from benchcast.forecasting.intervals import DEFAULT_REPLICATES, Bootstrap, boots
 from benchcast.forecasting.results import Forecast, PlanResult
 from benchcast.laws.fitted import LOG_FLOPS_RANGE
 from benchcast.utils.streams import PLAN_STREAM, point_rng
-from benchcast.validation import check_level, check_score
+from benchcast.validation import check_count, check_level, check_score
 from benchcast.validation import check_positive as _positive
 
 
@@ -94,6 +94,35 @@ def forecast(
     )
 
 
+def _refuse_unused_question(result: FitResult, *, k: int | None, flops: float | None, tpr: float | None) -> None:
+    """Refuse ``k``, ``flops`` and ``tpr`` where the fitted law's covariates give them no use: the
+    answer would be the same without them, so taking them would mislead."""
+    law = result.law_object
+    covariates = set(law.covariates)
+    if tpr is not None and not {"params", "tokens"} <= covariates:
+        raise BenchcastError(
+            f"tpr (--tpr) splits a planned compute into N and D for laws of N and D; law {law.name!r} is a function "
+            f"of {', '.join(law.covariates)} alone, so the answer would not change: drop --tpr."
+        )
+    if "k" not in covariates:
+        if k is not None:
+            raise BenchcastError(
+                f"k (--k) is the number of attempts of laws with k as a covariate (passk_compute); law {law.name!r} "
+                f"has none (this fit is of {result.spec.benchmark} {result.spec.metric}, one metric at one k): "
+                "drop --k, or fit passk_compute to plan over k."
+            )
+        if flops is not None:
+            raise BenchcastError(
+                f"flops (--flops) asks a law with k as a covariate (passk_compute) for the k needed at that compute; "
+                f"law {law.name!r} has no k to solve for, and plan gives the compute it needs: drop --flops."
+            )
+    elif k is not None and flops is not None:
+        raise BenchcastError(
+            "give either k (--k: the compute needed at that k) or flops (--flops: the k needed at that compute), "
+            "not both."
+        )
+
+
 def plan(
     result: FitResult,
     target: float,
@@ -136,8 +165,8 @@ def plan(
     check_level(level)
     check_replicates(n_boot, allow_zero=True)
     flops, tpr = _positive("flops", flops), _positive("tpr", tpr)
-    if k is not None and (int(k) != k or k < 1):
-        raise BenchcastError(f"k must be an integer >= 1, got {k!r}.")
+    k = check_count("k", k)
+    _refuse_unused_question(result, k=k, flops=flops, tpr=tpr)
     fitted, spec = result.fitted, result.spec
     if target <= spec.q_rand:
         raise BenchcastError(
