@@ -48,10 +48,10 @@ class FitDiagnostics(ResultView):
         Compute range of the fitted runs (FLOPs).
     decades : float
         ``log10(flops_max / flops_min)``: how wide a range the law was fitted on.
-    n_starts : int
-        Optimiser starts.
-    n_evaluations : int
-        Loss evaluations over all starts.
+    n_starts : int or None
+        Optimiser starts (None: the artifact did not record it).
+    n_evaluations : int or None
+        Loss evaluations over all starts (None: not recorded).
     """
 
     # the field order is the artifact's key order
@@ -67,8 +67,8 @@ class FitDiagnostics(ResultView):
     flops_min: float = math.nan
     flops_max: float = math.nan
     decades: float = math.nan
-    n_starts: int = 0
-    n_evaluations: int = 0
+    n_starts: int | None = None
+    n_evaluations: int | None = None
 
     def to_dict(self) -> dict:
         """The artifact's ``diagnostics`` mapping (JSON-ready)."""
@@ -102,8 +102,9 @@ class FitDiagnostics(ResultView):
             flops_min=_number(doc.get("flops_min")),
             flops_max=_number(doc.get("flops_max")),
             decades=_number(doc.get("decades")),
-            n_starts=int(doc.get("n_starts") or 0),
-            n_evaluations=int(doc.get("n_evaluations") or 0),
+            # an artifact that did not record them reads as unknown, not as zero
+            n_starts=None if doc.get("n_starts") is None else int(doc["n_starts"]),
+            n_evaluations=None if doc.get("n_evaluations") is None else int(doc["n_evaluations"]),
         )
 
     def to_frame(self) -> pd.DataFrame:

@@ -239,10 +239,18 @@ class FitResult(ResultView):
         return [
             f"{sel}; q_rand {s.q_rand:g} ({s.q_rand_source or ''})",
             f"points: {d.n_used} used, {d.n_dropped} dropped" + (f" ({drops})" if drops else ""),
-            f"compute: {d.flops_min:.3g} .. {d.flops_max:.3g} FLOPs ({d.decades:.2f} decades)",
+            (
+                f"compute: {d.flops_min:.3g} .. {d.flops_max:.3g} FLOPs ({d.decades:.2f} decades)"
+                if np.isfinite(d.decades)
+                else "compute range: not recorded in this artifact"
+            ),
             f"loss ({s.loss}): {d.loss:.4g}; RMSE {d.rmse:.4g}; R^2 {d.r2:.4f}",
             f"converged: {'yes' if d.converged else 'NO'} ({d.message}); "
-            f"starts {d.n_starts}, evaluations {d.n_evaluations}",
+            + (
+                f"starts {d.n_starts}, evaluations {d.n_evaluations}"
+                if d.n_starts is not None and d.n_evaluations is not None
+                else "starts and evaluations not recorded in this artifact"
+            ),
         ]
 
     def report(self) -> str:
