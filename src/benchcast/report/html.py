@@ -4,9 +4,9 @@ loads the same offline, and it reads, navigates by keyboard and prints without t
 
 from __future__ import annotations
 
-import html
-import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
+
+from benchcast.utils.html_table import Markup, cell, esc, fmt, table  # noqa: F401 (the report's cells and tables)
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
 
@@ -66,113 +66,6 @@ document.querySelectorAll('table.sortable').forEach(function (table) {
   });
 });
 """
-
-
-def esc(value) -> str:
-    """HTML-escape any value's text (quotes too).
-
-    Parameters
-    ----------
-    value : object
-        Anything; its ``str`` is escaped.
-
-    Returns
-    -------
-    str
-        Escaped text.
-    """
-    return html.escape(str(value), quote=True)
-
-
-def fmt(value, spec: str = ".3g") -> str:
-    """A number for a table cell; missing values show as an em dash, never as 'nan'.
-
-    Parameters
-    ----------
-    value : object
-        A number, bool, None or anything else (shown as its ``str``).
-    spec : str
-        Format spec for numbers.
-
-    Returns
-    -------
-    str
-        The text to show (not escaped).
-    """
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "—"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, int | float):
-        return format(value, spec)
-    return str(value)
-
-
-def cell(value, spec: str = ".3g") -> str:
-    """One ``<td>``: numbers right-aligned with a sort key, text (or :class:`Markup`) left-aligned.
-
-    Parameters
-    ----------
-    value : object
-        The cell's value.
-    spec : str
-        Format spec for numbers.
-
-    Returns
-    -------
-    str
-        The cell's HTML.
-    """
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        sort = "" if not math.isfinite(float(value)) else f' data-sort="{float(value):.10g}"'
-        return f"<td{sort}>{esc(fmt(value, spec))}</td>"
-    if isinstance(value, Markup):
-        return f'<td class="text">{value}</td>'
-    return f'<td class="text">{esc(fmt(value, spec))}</td>'
-
-
-class Markup(str):
-    """Already-escaped HTML for a table cell."""
-
-
-def table(
-    columns: Sequence[str],
-    rows: Iterable[Sequence],
-    *,
-    caption: str = "",
-    sortable: bool = False,
-    text_columns: int = 1,
-    spec: str = ".3g",
-) -> str:
-    """A scrollable table, sortable by its headers when ``sortable``.
-
-    Parameters
-    ----------
-    columns : sequence of str
-        Header texts.
-    rows : iterable of sequence
-        Cell values, one sequence per row.
-    caption : str
-        Table caption (none when empty).
-    sortable : bool
-        Let the page's script sort by each column.
-    text_columns : int
-        Leading columns whose headers are left-aligned.
-    spec : str
-        Format spec for numbers.
-
-    Returns
-    -------
-    str
-        The table's HTML.
-    """
-    head = "".join(
-        f'<th scope="col"{" class=text" if i < text_columns else ""}>{esc(c)}</th>' for i, c in enumerate(columns)
-    )
-    body = "".join("<tr>" + "".join(cell(v, spec) for v in row) + "</tr>" for row in rows)
-    cls = ' class="sortable"' if sortable else ""
-    cap = f"<caption>{esc(caption)}</caption>" if caption else ""
-    return f'<div class="scroll"><table{cls}>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
 def figure(uri: str, alt: str, caption: str) -> str:

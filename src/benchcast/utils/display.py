@@ -13,6 +13,8 @@ import math
 import numpy as np
 import pandas as pd
 
+from benchcast.utils.html_table import table
+
 
 def format_cell(value) -> str:
     """A table cell as a person reads it: 4 significant digits, '-' where a value does not exist.
@@ -65,7 +67,7 @@ def text_table(frame: pd.DataFrame) -> str:
 
 
 def html_table(frame: pd.DataFrame) -> str:
-    """An HTML table with every cell escaped and formatted as in :func:`text_table`.
+    """The frame as the report's HTML table (:func:`benchcast.utils.html_table.table`), numbers to 4 digits.
 
     Parameters
     ----------
@@ -75,14 +77,10 @@ def html_table(frame: pd.DataFrame) -> str:
     Returns
     -------
     str
-        A ``<table>`` element.
+        A ``<table>`` element (in a scrolling ``<div>``).
     """
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(format_cell(v))}</td>" for v in record) + "</tr>"
-        for record in frame.itertuples(index=False, name=None)
-    )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    rows = ([v.item() if isinstance(v, np.generic) else v for v in record] for record in frame.itertuples(index=False))
+    return table([str(c) for c in frame.columns], rows, spec=".4g")
 
 
 class ResultView:
