@@ -7,7 +7,7 @@ import pytest
 import benchcast as bc
 from benchcast.errors import InsufficientDataError
 from benchcast.forecasting import calibration as cal
-from benchcast.forecasting.draws import ScoreDraws
+from benchcast.forecasting.draws import DRAWS, ScoreDraws, combine
 from benchcast.forecasting.intervals import bootstrap
 from tests.conftest import law_table
 
@@ -66,7 +66,7 @@ def test_spread_needs_origins_and_shrinks_towards_the_pool(monkeypatch):
 def test_combination_is_lognormal_around_the_bootstrap():
     spread = cal.Spread(0.1, 0.0, 5, 50, "own")
     boot = np.full((20, 2), 0.5)  # a bootstrap without spread: the interval is the extrapolation term alone
-    draws = cal.combine(boot, np.array([0.0, 0.5]), spread, seed=3)
+    draws = combine(boot, np.array([0.0, 0.5]), spread, seed=3)
     lower, upper = ScoreDraws(draws).interval(0.9)
     assert lower[0] == pytest.approx(0.5) and upper[0] == pytest.approx(0.5)  # no distance, no widening
     z = 1.6448536
@@ -153,18 +153,18 @@ def test_combination_leaves_out_a_replicate_only_where_it_is_not_finite():
     boot = np.random.default_rng(0).uniform(0.4, 0.6, (20, 2))
     holed = boot.copy()
     holed[3, 1] = np.nan
-    full, with_hole = cal.combine(boot, np.array([0.5, 0.5]), spread), cal.combine(holed, np.array([0.5, 0.5]), spread)
+    full, with_hole = combine(boot, np.array([0.5, 0.5]), spread), combine(holed, np.array([0.5, 0.5]), spread)
     np.testing.assert_array_equal(full[:, 0], with_hole[:, 0])  # the other point keeps replicate 3
-    assert np.isnan(with_hole[:, 1]).sum() == np.ceil(cal.DRAWS / 20)
+    assert np.isnan(with_hole[:, 1]).sum() == np.ceil(DRAWS / 20)
     with pytest.raises(bc.BenchcastError, match="no bootstrap draws"):
-        cal.combine(np.full((5, 2), np.nan), np.array([0.5, 0.5]), spread)
+        combine(np.full((5, 2), np.nan), np.array([0.5, 0.5]), spread)
     # an overflowing replicate (+-inf) is left out too, not clipped to a score of 1 or 1e-12
     infinite = boot.copy()
     infinite[3, 1], infinite[4, 1] = np.inf, -np.inf
-    draws = cal.combine(infinite, np.array([0.5, 0.5]), spread)
-    assert np.isnan(draws[:, 1]).sum() == 2 * np.ceil(cal.DRAWS / 20)
+    draws = combine(infinite, np.array([0.5, 0.5]), spread)
+    assert np.isnan(draws[:, 1]).sum() == 2 * np.ceil(DRAWS / 20)
     assert np.nanmax(draws[:, 1]) < 1.0 and np.nanmin(draws[:, 1]) > 0.1
-    assert cal.combine(boot[:, :0], np.array([]), spread).shape == (np.ceil(cal.DRAWS / 20) * 20, 0)
+    assert combine(boot[:, :0], np.array([]), spread).shape == (np.ceil(DRAWS / 20) * 20, 0)
 
 
 def test_calibrated_interval_widens_with_distance_and_is_the_forecast_default():
@@ -195,8 +195,8 @@ def test_widening_is_the_combination_of_the_draws_with_the_spread():
     decades = np.array([0.0, 0.5, 1.5])
     draws = ScoreDraws(values, {"flops": np.array([1e21, 3e21, 3e22])}, decades=decades)
     wide = draws.widen(spread, seed=4)
-    np.testing.assert_array_equal(wide.values, cal.combine(values, decades, spread, seed=4))
-    assert wide.points is draws.points and wide.n_replicates == np.ceil(cal.DRAWS / 20) * 20
+    np.testing.assert_array_equal(wide.values, combine(values, decades, spread, seed=4))
+    assert wide.points is draws.points and wide.n_replicates == np.ceil(DRAWS / 20) * 20
     lower, upper = wide.interval(0.9)
     tail = (1 - 0.9) / 2
     np.testing.assert_array_equal(lower, np.quantile(wide.values, tail, axis=0))

@@ -19,10 +19,10 @@ from benchcast.fitting.api import fit_rows
 from benchcast.fitting.metrics import coverage, mae, mre, r2, rmse, usable_points
 from benchcast.fitting.result import FitResult
 from benchcast.fitting.spec import FitSpec, design
-from benchcast.forecasting.calibration import calibrate, check_interval
+from benchcast.forecasting.calibration import calibrate
 from benchcast.forecasting.draws import LEVELS
 from benchcast.forecasting.intervals import bootstrap
-from benchcast.validation import check_thresholds  # noqa: F401 (callers import it from here)
+from benchcast.validation import check_interval
 
 
 def split(

@@ -42,6 +42,7 @@ from benchcast.forecasting.selection import (
     inner_scores,
     weights_for,
 )
+from benchcast.validation import check_interval
 
 FIXED_LAWS = ("power", "power_floor", "bnsl", "bnsl_monotone")
 SELECTORS = ("ensemble", "stack", "select")
@@ -267,7 +268,7 @@ def base_name(strategy: str, choosers: dict[str, Chooser] | None = None) -> tupl
         return strategy, choosers[strategy].interval
     if strategy.endswith("]") and "[" in strategy:
         name, interval = strategy[:-1].split("[", 1)
-        return name, cal.check_interval(interval)
+        return name, check_interval(interval)
     return strategy, "extrapolation"
 
 

@@ -38,12 +38,9 @@ from scipy.optimize import nnls
 from benchcast.errors import BenchcastError, FitWarning, InsufficientDataError
 from benchcast.fitting.api import fit_rows
 from benchcast.fitting.result import FitResult
-from benchcast.forecasting.draws import DRAWS, ScoreDraws, combine  # noqa: F401 (step 3, with the draws it widens)
+from benchcast.forecasting.draws import ScoreDraws
 from benchcast.forecasting.intervals import Bootstrap
-from benchcast.validation import (
-    check_interval,  # noqa: F401 (callers import it from here)
-    check_level,
-)
+from benchcast.validation import check_level
 
 ORIGIN_DECADES = (0.2, 0.4, 0.6, 0.8, 1.0)  # inner origins: this far below the fit's largest run
 MIN_INNER_DECADES = 0.5  # an inner refit must span at least this much compute

@@ -11,13 +11,13 @@ import numpy as np
 
 from benchcast.errors import BenchcastError
 from benchcast.fitting.result import FitResult
-from benchcast.forecasting.calibration import CalibratedBootstrap, Spread, calibrate, check_interval
+from benchcast.forecasting.calibration import CalibratedBootstrap, Spread, calibrate
 from benchcast.forecasting.draws import Draws
 from benchcast.forecasting.intervals import DEFAULT_REPLICATES, Bootstrap, bootstrap, check_replicates
 from benchcast.forecasting.results import Forecast, PlanResult
 from benchcast.laws.fitted import LOG_FLOPS_RANGE
 from benchcast.utils.streams import PLAN_STREAM, point_rng
-from benchcast.validation import check_count, check_level, check_score
+from benchcast.validation import check_count, check_interval, check_level, check_score
 from benchcast.validation import check_positive as _positive
 
 

@@ -37,7 +37,7 @@ from benchcast.forecasting.law_comparison import (  # noqa: F401 (API)
 )
 from benchcast.forecasting.recommendation import Recommendation
 from benchcast.laws import available_laws, get_law
-from benchcast.validation import check_law, check_level, check_positive
+from benchcast.validation import check_interval, check_law, check_level, check_positive
 
 # Candidates of the default choice: the laws with a ceiling below a perfect score (chosen by
 # `benchcast bench`; README, "Which law should I use?"); add laws here by name.
@@ -122,7 +122,7 @@ def recommend(
         ``str()`` of it is the advice.
     """
     weights_for(rule, pd.Series({"x": 1.0}))  # validates the rule
-    cal.check_interval(interval)
+    check_interval(interval)
     check_replicates(n_boot, allow_zero=True)
     check_level(level)
     check_positive("target_flops", target_flops)
