@@ -22,6 +22,7 @@ from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting.calibration import calibrate
 from benchcast.forecasting.draws import LEVELS
 from benchcast.forecasting.intervals import bootstrap
+from benchcast.utils.progress import track
 from benchcast.validation import check_interval
 
 
@@ -196,7 +197,7 @@ def compare_backtests(table: pd.DataFrame, specs: list[FitSpec], **options) -> B
     -------
     BacktestComparison
     """
-    return BacktestComparison([backtest(table, spec, **options) for spec in specs])
+    return BacktestComparison([backtest(table, spec, **options) for spec in track(specs, "backtest: laws")])
 
 
 def add_intervals(
@@ -226,7 +227,7 @@ def add_intervals(
     interval : {'extrapolation', 'bootstrap'}
     """
     check_interval(interval)
-    boot = bootstrap(bt.fit, n_boot, seed=seed, n_jobs=n_jobs, progress=False)
+    boot = bootstrap(bt.fit, n_boot, seed=seed, n_jobs=n_jobs)
     bt.metrics["interval"] = interval
     if interval == "extrapolation":
         try:

@@ -342,6 +342,8 @@ def bootstrap(
         description=f"bootstrap {result.law}",
         progress=progress,
         ray_address=ray_address,
+        sizes=[len(batch) for batch in batches],
+        unit="replicates",
     )
     thetas, losses, converged, failed = (np.concatenate(p) for p in zip(*parts, strict=True))
     return Bootstrap(result, thetas, losses, converged, failed, seed)

@@ -37,6 +37,7 @@ from benchcast.forecasting.law_comparison import (  # noqa: F401 (API)
 )
 from benchcast.forecasting.recommendation import Recommendation
 from benchcast.laws import available_laws, get_law
+from benchcast.utils.progress import track
 from benchcast.validation import check_interval, check_law, check_level, check_positive
 
 # Candidates of the default choice: the laws with a ceiling below a perfect score (chosen by
@@ -143,7 +144,7 @@ def recommend(
         ) from None
     candidates = laws or [law for law in DEFAULT_CANDIDATES if law in applicable_laws(data, base)]
     errors, results, records, failures = {}, {}, [], []
-    for law in candidates:
+    for law in track(candidates, f"recommend {benchmark}: laws fitted and backtested"):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -264,7 +265,7 @@ def forecast_at(
     out = {"flops": flops, "prediction": point, "level": level, "interval": interval, "n_boot": n_boot}
     if not n_boot:
         return out
-    pool = {"n_jobs": n_jobs, "progress": False, "ray_address": ray_address}
+    pool = {"n_jobs": n_jobs, "progress": None, "ray_address": ray_address}
     draws = {law: bootstrap(results[law], n_boot, seed=seed, **pool).draws("prediction", flops=[flops]) for law in used}
     blended = ScoreDraws.blend(draws, used)
     if interval == "extrapolation":

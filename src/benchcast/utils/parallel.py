@@ -8,14 +8,14 @@ whichever backend ran it.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, TypeVar
 
 from threadpoolctl import threadpool_limits
 
 from benchcast.errors import BenchcastError
-from benchcast.utils.progress import track
+from benchcast.utils.progress import silence, track
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -54,6 +54,7 @@ def resolve_jobs(n_jobs: int | None) -> int:
 def _single_threaded_blas() -> None:
     # Fits use tiny matrices: BLAS threads only spin against the other workers (a 3-4x slowdown).
     threadpool_limits(1)
+    silence()  # the parent counts the workers' results; a worker's own bars would fight over the terminal
 
 
 def parallel_map(
@@ -65,6 +66,8 @@ def parallel_map(
     progress: bool | None = None,
     backend: str | None = None,
     ray_address: str | None = None,
+    sizes: Sequence[int] | None = None,
+    unit: str = "",
 ) -> list[R]:
     """``[func(item) for item in items]``, in order, spread over workers.
 
@@ -91,6 +94,10 @@ def parallel_map(
         Where the items run.
     ray_address : str, optional
         The Ray cluster.
+    sizes : sequence of int, optional
+        The work each item stands for, counted by the progress (default 1 each).
+    unit : str
+        What the progress counts (``"replicates"``).
 
     Returns
     -------
@@ -101,14 +108,16 @@ def parallel_map(
     backend = backend or ("ray" if ray_address is not None else "process")
     if backend not in BACKENDS:
         raise BenchcastError(f"unknown parallel backend {backend!r}; expected one of {', '.join(BACKENDS)}.")
+    shown = {"enabled": progress, "sizes": sizes, "unit": unit}
     if backend == "ray":
-        return _ray_map(func, items, ray_address, description, progress)
+        return _ray_map(func, items, ray_address, description, shown)
     n_jobs = resolve_jobs(n_jobs)
     if n_jobs == 1 or len(items) <= 1:
-        return [func(item) for item in track(items, description, enabled=progress)]
+        return [func(item) for item in track(items, description, **shown)]
     chunksize = 1  # tasks are whole fits: balance beats batching
     with ProcessPoolExecutor(max_workers=min(n_jobs, len(items)), initializer=_single_threaded_blas) as pool:
-        return list(track(pool.map(func, items, chunksize=chunksize), description, total=len(items), enabled=progress))
+        total = None if sizes is not None else len(items)
+        return list(track(pool.map(func, items, chunksize=chunksize), description, total=total, **shown))
 
 
 def import_ray() -> Any:
@@ -152,6 +161,7 @@ def connect_ray(address: str | None = None) -> Any:
 
 
 def _ray_call(func: Callable[[T], R], item: T) -> R:
+    silence()
     with threadpool_limits(1):  # the same single-threaded BLAS as the process pool's workers
         return func(item)
 
@@ -164,15 +174,14 @@ def _completed(ray: Any, refs: list) -> Iterator[None]:
             yield None
 
 
-def _ray_map(
-    func: Callable[[T], R], items: list[T], address: str | None, description: str, progress: bool | None
-) -> list[R]:
+def _ray_map(func: Callable[[T], R], items: list[T], address: str | None, description: str, shown: dict) -> list[R]:
     if not items:
         return []
     ray = connect_ray(address)
     task = ray.remote(_ray_call)
     shared = ray.put(func)  # the function (and e.g. the data table it carries) is shipped once
     refs = [task.remote(shared, item) for item in items]
-    for _ in track(_completed(ray, refs), f"{description} (ray)", total=len(refs), enabled=progress):
+    # ray.wait hands the tasks back as they finish, not in order: count items, not their sizes
+    for _ in track(_completed(ray, refs), f"{description} (ray)", total=len(refs), enabled=shown["enabled"]):
         pass
     return ray.get(refs)
