@@ -188,7 +188,9 @@ def test_backtest_sweep_and_cutoff_results_show_themselves(apple):
     text = str(bt)
     assert "arc_easy: threshold backtest at" in text and "power: held-out predictions" in text
     swept = sweep(apple, spec, thresholds=[1e21, 6e21], tpr=20, min_flops=3e18, progress=False)
-    assert list(swept.to_dict()) == ["definitions", "sweep", "critical", "skipped"]
+    assert list(swept.to_dict()) == ["definitions", "sweep", "critical", "skipped", "intervals"]
+    assert swept.to_dict()["intervals"].startswith("interval coverage not computed")  # no bootstrap asked
+    assert (swept.to_frame()["n_boot"] == 0).all() and "--n-boot 100 adds it" in str(swept)
     assert "<table>" in swept._repr_html_() and "critical threshold" in str(swept)
     cut = cutoff_backtest(apple, spec, tpr=20, progress=False)
     assert list(cut.to_dict()) == ["law", "cutoffs", "settling"] and len(cut) == len(cut.table)

@@ -24,6 +24,10 @@ from benchcast.validation import check_thresholds
 
 SWEEP_THRESHOLDS = tuple(np.geomspace(6e19, 5e22, 13))
 SUCCESS_MRE = 10.0  # percent: a threshold "succeeds" when held-out MRE is below this
+NO_INTERVALS = (
+    "interval coverage not computed (no bootstrap); --n-boot 100 adds it to --json and --out sweep.csv "
+    "(a bootstrap per threshold: minutes, not seconds)"
+)
 SUCCESS_DEFINITION = (
     "a threshold T succeeds when the law, fitted on the runs with C <= T, forecasts the held-out runs "
     "(C > T) with a mean relative error (MRE over every held-out point) below {success_mre:g} %"
@@ -115,8 +119,9 @@ class Sweep(RichView):
         }
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per threshold, with the law and benchmark."""
-        return self.table.assign(law=self.law, benchmark=self.benchmark)
+        """One row per threshold, with the law, the benchmark and ``n_boot`` (the bootstrap replicates
+        behind the coverage columns; 0: no coverage computed)."""
+        return self.table.assign(law=self.law, benchmark=self.benchmark, n_boot=self.n_boot)
 
     def to_dict(self) -> dict:
         """As ``benchcast sweep --json`` prints it."""
@@ -158,17 +163,22 @@ class SweepComparison(RichView):
     sweeps: list[Sweep]
 
     def to_frame(self) -> pd.DataFrame:
-        """Every sweep's rows, with law and benchmark columns (``sweep.csv``)."""
+        """Every sweep's rows, with law, benchmark and ``n_boot`` columns (``sweep.csv``)."""
         frames = [s.to_frame() for s in self.sweeps if len(s.table)]
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
     def to_dict(self) -> dict:
-        """The definitions, every row, each sweep's critical threshold and the thresholds left out."""
+        """The definitions, every row, each sweep's critical threshold and the thresholds left out;
+        ``intervals`` says whether interval coverage was computed."""
+        n_boot = self.sweeps[0].n_boot
         return {
             "definitions": self.sweeps[0].definitions,
             "sweep": self.to_frame().to_dict("records"),
             "critical": [s.summary_row() for s in self.sweeps],
             "skipped": [{"law": s.law, "benchmark": s.benchmark, **r} for s in self.sweeps for r in s.skipped],
+            "intervals": f"interval coverage from {n_boot} bootstrap replicates per threshold"
+            if n_boot
+            else NO_INTERVALS,
         }
 
     @property
@@ -209,6 +219,8 @@ class SweepComparison(RichView):
             items.append(
                 Markup(f"interval coverage in --json and --out sweep.csv: {n_boot} bootstrap replicates per threshold")
             )
+        else:
+            items.append(Markup(escape(NO_INTERVALS)))
         return items
 
     def write(self, out: str | Path) -> None:
