@@ -65,12 +65,11 @@ def test_fit_result_and_its_diagnostics(fitted):
 def test_fit_notes_flag_parameters_at_bound():
     flops = np.geomspace(1e18, 1e22, 12)
     table = law_table("compute", [0.0, 2e5, 0.26], {"flops": flops, "k": np.ones(12)}, metric="pass@k")
-    with pytest.warns(bc.FitWarning):
-        result = bc.fit(table, "compute", "synthetic", "pass@k", 1)
+    result = bc.fit(table, "compute", "synthetic", "pass@k", 1)  # E0 >= 0 is a constraint: no warning
     frame = result.to_frame().set_index("parameter")
     assert frame.loc["E0", "at_bound"] and not frame.loc["alpha", "at_bound"]
-    assert any(note.startswith("warning: parameter E0 sits on a bound") for note in result.notes)
-    assert "E0 sits on a bound" in result._repr_html_()
+    assert any(note.startswith("information: the constraint E0 ≥ 0 is active") for note in result.notes)
+    assert "the constraint E0 ≥ 0 is active" in result._repr_html_()
 
 
 def test_recommendation(ladder):

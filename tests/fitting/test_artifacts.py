@@ -1,11 +1,12 @@
 import json
+import warnings
 
 import numpy as np
 import pytest
 
 import benchcast as bc
 from benchcast.errors import ArtifactError, InsufficientDataError
-from benchcast.fitting.diagnostics import REQUIRED_DIAGNOSTICS
+from benchcast.fitting.diagnostics import REQUIRED_DIAGNOSTICS, bound_findings, plain_message
 
 
 @pytest.mark.parametrize(
@@ -101,14 +102,46 @@ def test_refuses_thin_support_and_warns(apple):
         bc.fit(apple, "power", "arc_easy", "acc_norm", min_flops=1e21, max_flops=6e21)
 
 
-def test_warns_at_bound():
+def test_a_constraint_reached_is_information_not_a_warning():
+    """E0 >= 0 is the law's own constraint (an irreducible error is not negative): a fit reaching it
+    says so once, as information, and raises no warning."""
     flops = np.geomspace(1e18, 1e22, 12)
     from conftest import law_table
 
     table = law_table("compute", [0.0, 2e5, 0.26], {"flops": flops, "k": np.ones(12)}, metric="pass@k")
-    with pytest.warns(bc.FitWarning, match="E0 sits on a bound"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", bc.FitWarning)
         result = bc.fit(table, "compute", "synthetic", "pass@k", 1)
-    assert "E0" in result.diagnostics.at_bound
+    assert "E0" in result.diagnostics.at_bound and not result.warnings
+    assert result.bounds.constraints == (
+        "the constraint E0 ≥ 0 is active (irreducible -log pass@k): the law's own bound, reached by the data",
+    )
+    assert str(result).count("E0 ≥ 0") == 1 and "(constraint active)" in str(result)
+
+
+def test_a_search_limit_reached_is_a_warning_saying_what_to_try():
+    """A parameter at a search limit (d1 at 1e30) is a warning naming the limit and what to try; on
+    the same fit, a at its constraint a <= 1 is information."""
+    law = bc.get_law("bnsl_monotone")
+    params = {**law.example_params, "a": 1.0, "d1": 1e30}
+    found = bound_findings(law, params, ("a", "d1"))
+    assert found.flags == {"a": "constraint active", "d1": "at search limit"}
+    assert found.constraints[0].startswith("the constraint a ≤ 1 is active")
+    (limit,) = found.limits
+    assert limit.startswith("parameter d1 reached the upper limit 1e+30 of its search range")
+    assert "wider compute range" in limit and "fewer parameters" in limit
+
+
+def test_solver_messages_are_said_in_benchcast_words(apple):
+    result = bc.fit(apple, "power_floor", "arc_easy", "acc_norm", tpr=20)
+    assert "`ftol`" not in str(result) and "termination condition" not in str(result)
+    assert plain_message("trust-region finish: `ftol` termination condition is satisfied.") == (
+        "trust-region finish: the loss stopped decreasing"
+    )
+    assert plain_message("L-BFGS-B: CONVERGENCE: REL_REDUCTION_OF_F_<=_FACTR*EPSMCH") == (
+        "L-BFGS-B: the loss stopped decreasing"
+    )
+    assert plain_message("closed form (least squares)") == "closed form (least squares)"
 
 
 def test_forecaster_estimator(apple):
@@ -133,3 +166,12 @@ def test_forecaster_follows_scikit_learn_conventions(apple):
         twin.set_params(alpha=1.0)
     fitted = twin.fit(apple)
     assert fitted is twin and set(twin.params_) == {"A", "alpha"}
+
+
+def test_bound_hits_tell_constraints_from_search_limits():
+    from benchcast.plots.params import bound_hits
+
+    values = [1.0, 0.5, 0.0]  # a at its constraint a <= 1, inside, at its lower search limit 0
+    assert bound_hits("bnsl_monotone", "a", values).tolist() == [True, False, True]
+    assert bound_hits("bnsl_monotone", "a", values, kind="constraint").tolist() == [True, False, False]
+    assert bound_hits("bnsl_monotone", "a", values, kind="search").tolist() == [False, False, True]

@@ -16,7 +16,7 @@ import pandas as pd
 
 from benchcast.data.readers import load
 from benchcast.errors import DataError, FitWarning, InsufficientDataError, SelectionError
-from benchcast.fitting.diagnostics import FitDiagnostics
+from benchcast.fitting.diagnostics import FitDiagnostics, bound_findings, plain_message
 from benchcast.fitting.engine import minimize_law
 from benchcast.fitting.metrics import r2, rmse
 from benchcast.fitting.result import FitResult, fingerprint
@@ -94,7 +94,7 @@ def fit_rows(rows: pd.DataFrame, spec: FitSpec, *, quiet: bool = False) -> FitRe
         n_dropped=len(dropped),
         dropped_reasons=counts,
         converged=bool(optimum.converged),
-        message=str(optimum.message),
+        message=plain_message(str(optimum.message)),
         at_bound=tuple(optimum.at_bound),
         rmse=rmse(observed, fitted),
         r2=r2(observed, fitted),
@@ -106,9 +106,9 @@ def fit_rows(rows: pd.DataFrame, spec: FitSpec, *, quiet: bool = False) -> FitRe
     )
     notes = []
     if not optimum.converged:
-        notes.append(f"the optimiser did not report convergence: {optimum.message}")
-    for name in optimum.at_bound:
-        notes.append(f"parameter {name} sits on a bound of its range (or outside it); treat it with care")
+        notes.append(f"the optimiser did not report convergence: {plain_message(str(optimum.message))}")
+    # a law's own constraint reached is information (FitResult shows it), a search limit a warning
+    notes.extend(bound_findings(law, frozen.params, optimum.at_bound).limits)
     free = law.n_params
     if len(used) < 2 * free + 3:
         notes.append(f"only {len(used)} points for {free} parameters: the fit is weakly constrained")

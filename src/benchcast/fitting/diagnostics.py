@@ -117,3 +117,105 @@ class FitDiagnostics(ResultView):
     @property
     def title(self) -> str:
         return "Fit diagnostics"
+
+
+@dataclass(frozen=True)
+class BoundFindings:
+    """What the parameters on a bound mean: the law's own constraints that are active
+    (information), and the search limits a parameter reached (a warning: the fit did not find it).
+
+    Parameters
+    ----------
+    constraints : tuple[str, ...]
+        One sentence per active constraint (``the constraint a ≤ 1 is active ...``).
+    limits : tuple[str, ...]
+        One warning per parameter at a search limit, saying what to try.
+    flags : dict[str, str]
+        Per parameter on a bound: ``'constraint active'`` or ``'at search limit'``.
+    """
+
+    constraints: tuple[str, ...] = ()
+    limits: tuple[str, ...] = ()
+    flags: dict[str, str] = field(default_factory=dict)
+
+
+# the solvers' own words (scipy's least_squares and L-BFGS-B), as benchcast says them; checked in order
+SOLVER_WORDS = (
+    ("both `ftol` and `xtol`", "the loss and the parameters stopped changing"),
+    ("`ftol`", "the loss stopped decreasing"),
+    ("`xtol`", "the parameters stopped moving"),
+    ("`gtol`", "the gradient vanished"),
+    ("rel_reduction_of_f", "the loss stopped decreasing"),
+    ("norm_of_projected_gradient", "the gradient vanished"),
+    ("maximum number of function evaluations", "the evaluation budget ran out"),
+    ("total no. of", "the iteration budget ran out"),
+    ("abnormal", "the line search found no lower loss"),
+)
+
+
+def plain_message(message: str) -> str:
+    """An optimiser's message in benchcast's words, its stage kept (``trust-region finish: `ftol`
+    termination condition is satisfied.`` reads ``trust-region finish: the loss stopped decreasing``);
+    a message with no known solver words is returned as it is.
+
+    Parameters
+    ----------
+    message : str
+        As the fitting engine recorded it (stage, colon, the solver's message).
+
+    Returns
+    -------
+    str
+    """
+    stage, colon, said = message.partition(": ")
+    if not colon:
+        stage, said = "", message
+    lowered = said.lower()
+    for words, plain in SOLVER_WORDS:
+        if words in lowered:
+            return f"{stage}: {plain}" if stage else plain
+    return message
+
+
+SEARCH_LIMIT_ADVICE = (
+    "the data do not determine it: try a wider compute range or more runs, or a law with fewer parameters"
+)
+
+
+def bound_findings(law, params: dict[str, float], at_bound) -> BoundFindings:
+    """Sort the parameters on a bound (``FitDiagnostics.at_bound``) into the law's own active
+    constraints and the search limits reached (the parameter's declaration says which bound is which).
+
+    Parameters
+    ----------
+    law : Law
+        The fitted law (its :class:`~benchcast.laws.parameters.Parameter` declarations).
+    params : dict[str, float]
+        The fitted values, natural units.
+    at_bound : iterable of str
+        The parameters the engine found on a bound.
+
+    Returns
+    -------
+    BoundFindings
+    """
+    declared = {p.name: p for p in law.parameters}
+    constraints, limits, flags = [], [], {}
+    for name in at_bound:
+        param, value = declared.get(name), params.get(name, math.nan)
+        if param is None:
+            continue
+        lower, upper = param.at_bounds(value)
+        side = "lower" if bool(lower) else "upper" if bool(upper) else None
+        if side is not None and param.is_constraint(side):
+            constraints.append(
+                f"the constraint {param.constraint_text(side)} is active"
+                + (f" ({param.description})" if param.description else "")
+                + ": the law's own bound, reached by the data"
+            )
+            flags[name] = "constraint active"
+        else:
+            where = f"the {side} limit {param.bound(side):g}" if side else "a limit"
+            limits.append(f"parameter {name} reached {where} of its search range: {SEARCH_LIMIT_ADVICE}")
+            flags[name] = "at search limit"
+    return BoundFindings(tuple(constraints), tuple(limits), flags)

@@ -12,7 +12,7 @@ import pandas as pd
 from benchcast._version import __version__
 from benchcast.errors import ArtifactError, BenchcastError
 from benchcast.fitting.artifact import ARTIFACT_FORMAT, ARTIFACT_VERSION, artifact_fields, fingerprint  # noqa: F401
-from benchcast.fitting.diagnostics import FitDiagnostics
+from benchcast.fitting.diagnostics import BoundFindings, FitDiagnostics, bound_findings, plain_message
 from benchcast.fitting.spec import FitSpec
 from benchcast.laws.fitted import FittedLaw
 from benchcast.utils.display import ResultView
@@ -89,6 +89,12 @@ class FitResult(ResultView):
     @property
     def converged(self) -> bool:
         return self.diagnostics.converged
+
+    @property
+    def bounds(self) -> BoundFindings:
+        """The parameters on a bound, sorted into the law's own active constraints (information)
+        and search limits reached (warnings)."""
+        return bound_findings(self.law_object, self.params, self.diagnostics.at_bound)
 
     # -- prediction --------------------------------------------------------------------------
     def covariates(self, flops=None, params=None, tokens=None, k=None, gold=None) -> tuple[dict, tuple]:
@@ -245,7 +251,7 @@ class FitResult(ResultView):
                 else "compute range: not recorded in this artifact"
             ),
             f"loss ({s.loss}): {d.loss:.4g}; RMSE {d.rmse:.4g}; R^2 {d.r2:.4f}",
-            f"converged: {'yes' if d.converged else 'NO'} ({d.message}); "
+            f"converged: {'yes' if d.converged else 'NO'} ({plain_message(d.message)}); "
             + (
                 f"starts {d.n_starts}, evaluations {d.n_evaluations}"
                 if d.n_starts is not None and d.n_evaluations is not None
@@ -264,11 +270,19 @@ class FitResult(ResultView):
         """
         lines = [self.title, *(f"    {line}" for line in self._summary_lines()), "Parameters:"]
         width = max(len(n) for n in self.params)
+        bounds = self.bounds
+        exact = bool(self.diagnostics.rmse <= 1e-12)  # no residual: every standard error is truly 0
         for name, value in self.params.items():
             err = self.stderr.get(name)
-            err_text = f" +/- {err:.3g}" if err is not None and np.isfinite(err) else ""
-            flag = "  (at bound)" if name in self.diagnostics.at_bound else ""
+            # a missing, infinite or (on a fit with residuals) zero standard error is a direction the
+            # data say nothing about (the pseudo-inverse gives it 0), not a certainty
+            known = err is not None and np.isfinite(err) and (err > 0 or exact)
+            err_text = f" +/- {err:.3g}" if known else " +/- not identified" if self.stderr else ""
+            flag = f"  ({bounds.flags[name]})" if name in bounds.flags else ""
             lines.append(f"    {name:<{width}} = {value:.6g}{err_text}{flag}")
+        if bounds.constraints:
+            lines.append("Constraints:")
+            lines.extend(f"    {c}" for c in bounds.constraints)
         if self.warnings:
             lines.append("Warnings:")
             lines.extend(f"    {w}" for w in self.warnings)
@@ -283,8 +297,12 @@ class FitResult(ResultView):
 
     @property
     def notes(self) -> list[str]:
-        """Selection, points, compute range, loss and convergence, then each warning."""
-        return [*self._summary_lines(), *(f"warning: {w}" for w in self.warnings)]
+        """Selection, points, compute range, loss and convergence, the active constraints, then each warning."""
+        return [
+            *self._summary_lines(),
+            *(f"information: {c}" for c in self.bounds.constraints),
+            *(f"warning: {w}" for w in self.warnings),
+        ]
 
     def to_frame(self) -> pd.DataFrame:
         """The parameters: ``parameter``, ``value``, ``stderr`` (NaN where not estimated), ``at_bound``."""

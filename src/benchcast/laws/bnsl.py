@@ -205,10 +205,12 @@ class MonotoneBNSLLaw(_BNSL):
     example_params = {"a": 0.8, "b_ref": -0.5, "c0": 0.05, "c_inf": 0.65, "d1": 1e20, "f1": 0.5}
     example_covariates = {"flops": (3e18, 6e21)}
     parameters = (
-        Parameter("a", 0.0, 1.0, 0.8, linear=True, description="asymptotic score (upper bound of Q)"),
-        Parameter("b_ref", -10.0, 0.0, -0.5, linear=True, description="score gap Q(1e18) - a"),
-        Parameter("c0", 0.0, 3.0, 0.1, description="exponent before the break"),
-        Parameter("c_inf", 0.0, 10.0, 0.5, description="exponent beyond the break, c0 + c1"),
+        Parameter(
+            "a", 0.0, 1.0, 0.8, linear=True, description="asymptotic score (upper bound of Q)", constraints=("upper",)
+        ),
+        Parameter("b_ref", -10.0, 0.0, -0.5, linear=True, description="score gap Q(1e18) - a", constraints=("upper",)),
+        Parameter("c0", 0.0, 3.0, 0.1, description="exponent before the break", constraints=("lower",)),
+        Parameter("c_inf", 0.0, 10.0, 0.5, description="exponent beyond the break, c0 + c1", constraints=("lower",)),
         Parameter("d1", 1e12, 1e30, 1e20, log=True, description="break compute (FLOPs)"),
         Parameter("f1", 1e-3, 100.0, 0.5, log=True, description="sharpness of the break"),
     )

@@ -39,7 +39,7 @@ class PowerLaw(Law):
     example_q_rand = 0.25
     parameters = (
         Parameter("A", 1e-300, HUGE, 1.0, log=True, description="scale of -log Q'"),
-        Parameter("alpha", 0.0, 10.0, 0.1, description="compute exponent"),
+        Parameter("alpha", 0.0, 10.0, 0.1, description="compute exponent", constraints=("lower",)),
     )
 
     def forward(self, theta, X):
@@ -79,8 +79,8 @@ class PowerFloorLaw(Law):
     example_q_rand = 0.25
     parameters = (
         Parameter("A", 1e-300, HUGE, 1.0, log=True, linear=True, description="scale"),
-        Parameter("alpha", 0.0, 5.0, 0.1, description="compute exponent"),
-        Parameter("E", 0.0, 20.0, 0.1, linear=True, description="floor; Q_max = exp(-E)"),
+        Parameter("alpha", 0.0, 5.0, 0.1, description="compute exponent", constraints=("lower",)),
+        Parameter("E", 0.0, 20.0, 0.1, linear=True, description="floor; Q_max = exp(-E)", constraints=("lower",)),
     )
 
     def forward(self, theta, X):
@@ -125,12 +125,12 @@ class _NDLaw(Law):
     def parameters(self):
         params = (
             Parameter("A", 1e-30, 1e40, np.exp(10), log=True, description="parameter scale"),
-            Parameter("alpha", 0.0, 3.0, 1.0, description="parameter exponent"),
+            Parameter("alpha", 0.0, 3.0, 1.0, description="parameter exponent", constraints=("lower",)),
             Parameter("B", 1e-30, 1e40, np.exp(10), log=True, description="token scale"),
-            Parameter("beta", 0.0, 3.0, 1.0, description="token exponent"),
+            Parameter("beta", 0.0, 3.0, 1.0, description="token exponent", constraints=("lower",)),
         )
         if self.floor:
-            params += (Parameter("E", 0.0, 20.0, 0.05, description="floor"),)
+            params += (Parameter("E", 0.0, 20.0, 0.05, description="floor", constraints=("lower",)),)
         return params
 
     def forward(self, theta, X):
@@ -337,7 +337,7 @@ class TwoStageLogistic(_TwoStage):
     parameters = _TwoStage.stage1 + (
         Parameter("a", -2.0, 2.0, 0.5, linear=True, description="stage 2 amplitude"),
         Parameter("k", -200.0, 200.0, -5.0, description="stage 2 steepness"),
-        Parameter("L0", 0.0, 100.0, 3.0, description="stage 2 midpoint loss"),
+        Parameter("L0", 0.0, 100.0, 3.0, description="stage 2 midpoint loss", constraints=("lower",)),
         Parameter("b", -2.0, 2.0, 0.25, linear=True, description="stage 2 offset"),
     )
 

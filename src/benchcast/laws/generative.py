@@ -63,9 +63,9 @@ class ComputeLaw(_PassKLaw):
     example_covariates = {"flops": (1e18, 1e22)}
     example_k = 4
     parameters = (
-        Parameter("E0", 0.0, 50.0, 0.1, description="irreducible -log pass@k"),
+        Parameter("E0", 0.0, 50.0, 0.1, description="irreducible -log pass@k", constraints=("lower",)),
         Parameter("C0", 1e-30, 1e80, 1e5, log=True, description="compute scale"),
-        Parameter("alpha", 0.0, 5.0, 0.3, description="compute exponent"),
+        Parameter("alpha", 0.0, 5.0, 0.3, description="compute exponent", constraints=("lower",)),
     )
 
     def power_terms(self, X):
@@ -95,11 +95,11 @@ class ParamsTokensLaw(_PassKLaw):
     example_covariates = {"params": (5e7, 3e9), "tokens": (1e9, 5e11)}
     example_k = 1
     parameters = (
-        Parameter("E0", 0.0, 50.0, 0.1, description="irreducible -log pass@k"),
+        Parameter("E0", 0.0, 50.0, 0.1, description="irreducible -log pass@k", constraints=("lower",)),
         Parameter("N0", 1e-30, 1e80, 1e3, log=True, description="parameter scale"),
-        Parameter("beta", 0.0, 5.0, 0.3, description="parameter exponent"),
+        Parameter("beta", 0.0, 5.0, 0.3, description="parameter exponent", constraints=("lower",)),
         Parameter("D0", 1e-30, 1e80, 1e3, log=True, description="token scale"),
-        Parameter("gamma", 0.0, 5.0, 0.3, description="token exponent"),
+        Parameter("gamma", 0.0, 5.0, 0.3, description="token exponent", constraints=("lower",)),
     )
 
     def power_terms(self, X):
@@ -174,9 +174,9 @@ class GoldLaw(_PassKLaw):
     example_covariates = {"gold": (0.6, 3.0)}
     example_k = 1
     parameters = (
-        Parameter("xi0", 0.0, 50.0, 0.1, description="irreducible -log pass@k"),
+        Parameter("xi0", 0.0, 50.0, 0.1, description="irreducible -log pass@k", constraints=("lower",)),
         Parameter("K0", 1e-30, 1e30, 1.0, log=True, description="scale"),
-        Parameter("kappa", 0.0, 30.0, 1.0, description="exponent of the gold NLL"),
+        Parameter("kappa", 0.0, 30.0, 1.0, description="exponent of the gold NLL", constraints=("lower",)),
     )
 
     def power_terms(self, X):

@@ -7,7 +7,7 @@ import numpy as np
 from benchcast.laws import get_law
 
 
-def bound_hits(law_name: str, name: str, values) -> np.ndarray:
+def bound_hits(law_name: str, name: str, values, kind: str | None = None) -> np.ndarray:
     """Which values of a parameter sit on a bound of its range (the engine's tolerance, in the
     space the optimiser sees: log for scale parameters).
 
@@ -19,20 +19,20 @@ def bound_hits(law_name: str, name: str, values) -> np.ndarray:
         Parameter name.
     values : array-like
         Fitted values of the parameter.
+    kind : {'constraint', 'search'}, optional
+        Only the bounds of this kind: the law's own constraints, or the search limits (None: any).
 
     Returns
     -------
     numpy.ndarray
-        Boolean mask, True where a value is at its lower or upper bound.
+        Boolean mask, True where a value is at its lower or upper bound (of that kind).
     """
     param = next(p for p in get_law(law_name).parameters if p.name == name)
-    values = np.asarray(values, float)
-    to_internal = np.log if param.log else (lambda v: v)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        u, lo, hi = to_internal(values), to_internal(param.lower), to_internal(param.upper)
-    span = hi - lo if np.isfinite(hi - lo) else 1.0
-    tol = 1e-6 * max(span, 1.0)
-    return (np.isfinite(lo) & (u <= lo + tol)) | (np.isfinite(hi) & (u >= hi - tol))
+    lower, upper = param.at_bounds(values)
+    if kind is None:
+        return lower | upper
+    wanted = {side: param.is_constraint(side) == (kind == "constraint") for side in ("lower", "upper")}
+    return (lower & wanted["lower"]) | (upper & wanted["upper"])
 
 
 def use_log_axis(law_name: str, name: str, values) -> bool:
