@@ -149,13 +149,14 @@ def test_kscan_error_bars_respect_the_bound_at_zero(apple, tmp_path, captured):
     assert bars.tolist() == [[0.01, 0.05], [0.05, 0.05]]  # one-sided at the bound, symmetric inside
 
 
-def test_progress_lines_when_piped(capsys):
+def test_progress_lines_when_piped(capsys, monkeypatch):
+    monkeypatch.setattr(progress, "DELAY_S", 0.0)  # a step shows itself after DELAY_S: here at once
     progress.report_when_piped(True)
     try:
         assert list(progress.track(range(3), "work")) == [0, 1, 2]
     finally:
         progress.report_when_piped(False)
     err = capsys.readouterr().err.splitlines()
-    assert err[0] == "work: 0/3" and err[-1].startswith("work: 3/3 done in ")
+    assert err[0] == "work: 1/3, 0 s" and err[-1].startswith("work: 3/3 done in ")
     assert list(progress.track(range(2), "quiet")) == [0, 1]  # library use: silent unless asked
     assert capsys.readouterr().err == ""

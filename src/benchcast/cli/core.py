@@ -1,5 +1,6 @@
 """Core commands: laws, inspect, fit, predict."""
 
+import warnings
 from pathlib import Path
 from typing import Annotated
 
@@ -26,7 +27,7 @@ from benchcast.cli.options import (
     read,
 )
 from benchcast.data.table import summary
-from benchcast.errors import BenchcastError
+from benchcast.errors import BenchcastError, FitWarning
 from benchcast.fitting.api import fit
 from benchcast.fitting.result import FitResult
 from benchcast.laws import available_laws, get_law
@@ -169,20 +170,25 @@ def fit_command(
     """Fit a law to one benchmark and metric."""
     refuse_unused_settings(get_law(law), k=k, proxy=proxy, max_k=max_k, gold_metric=gold_metric)
     table = read(data, format, metadata, q_rand)
-    result = fit(
-        table,
-        law,
-        benchmark,
-        metric,
-        k,
-        max_flops=max_flops,
-        min_flops=min_flops,
-        tpr=tpr,
-        max_k=max_k,
-        proxy=proxy,
-        gold_metric=gold_metric,
-        seed=seed,
-    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", FitWarning)
+        result = fit(
+            table,
+            law,
+            benchmark,
+            metric,
+            k,
+            max_flops=max_flops,
+            min_flops=min_flops,
+            tpr=tpr,
+            max_k=max_k,
+            proxy=proxy,
+            gold_metric=gold_metric,
+            seed=seed,
+        )
+    for item in caught:  # the fit report lists the fit's own warnings: print each once, not also on stderr
+        if json or not any(str(item.message).endswith(w) for w in result.warnings):
+            warnings.warn_explicit(item.message, item.category, item.filename, item.lineno)
     if out is not None:
         result.save(out)
     print_fit(result, json)
