@@ -91,6 +91,12 @@ def passk_command(
         emit_json(result.to_dict()["rows"])
         return
     console.print(result)
+    if n_boot and (table["source"] == "beta").any():
+        console.print(
+            "source beta: pass@k beyond the sampled n, from the beta model fitted to the per-problem rates; "
+            "the bootstrap over problems gives these rows no interval (—)",
+            highlight=False,
+        )
 
 
 @app.command("kscan")

@@ -2,9 +2,59 @@
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+import os
+
 from benchcast.errors import BenchcastError
 
 BACKENDS = ("transformers", "vllm")
+
+# read by the libraries (and by Ray workers and subprocesses, which inherit the environment)
+QUIET_ENVIRONMENT = {
+    "TQDM_DISABLE": "1",
+    "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+    "TRANSFORMERS_VERBOSITY": "error",
+    "DATASETS_VERBOSITY": "error",
+    "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1",
+}
+# per library: (module holding the switches, quiet calls, verbose calls)
+LIBRARY_SWITCHES = (
+    (
+        "transformers.utils.logging",
+        ("set_verbosity_error", "disable_progress_bar"),
+        ("set_verbosity_warning", "enable_progress_bar"),
+    ),
+    ("huggingface_hub.utils", ("disable_progress_bars",), ("enable_progress_bars",)),
+    (
+        "datasets.utils.logging",
+        ("set_verbosity_error", "disable_progress_bar"),
+        ("set_verbosity_warning", "enable_progress_bar"),
+    ),
+)
+
+
+def quiet_libraries(verbose: bool = False) -> None:
+    """Silence the progress bars and info logs of transformers, huggingface_hub, datasets and tqdm
+    (benchcast shows its own progress), or give them back with ``verbose``. Libraries that are not
+    installed are left alone.
+
+    Parameters
+    ----------
+    verbose : bool
+        True: the libraries' own bars and logs, as they are by default.
+    """
+    if verbose:
+        for name in QUIET_ENVIRONMENT:
+            os.environ.pop(name, None)
+    else:
+        os.environ.update(QUIET_ENVIRONMENT)
+    for module_name, quiet, loud in LIBRARY_SWITCHES:
+        if importlib.util.find_spec(module_name.split(".")[0]) is None:
+            continue
+        module = importlib.import_module(module_name)
+        for call in loud if verbose else quiet:
+            getattr(module, call)()
 
 
 def require(module: str, extra: str):

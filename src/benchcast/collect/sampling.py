@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from benchcast.collect import store
-from benchcast.collect.models import BACKENDS, load_transformers, load_vllm, require
+from benchcast.collect.models import BACKENDS, load_transformers, load_vllm, quiet_libraries, require
 from benchcast.data.grading import extract_answer, grade
 from benchcast.utils.progress import track
 
@@ -113,6 +113,7 @@ def sample(
     run: str | None = None,
     out: str | Path | None = None,
     progress: bool | None = None,
+    verbose: bool = False,
     use_math_verify: bool = True,
 ) -> pd.DataFrame:
     """Draw ``n`` samples per problem, extract and grade the final answers; resumable via ``out``.
@@ -147,6 +148,9 @@ def sample(
         Output file; samples already in it are kept and not drawn again.
     progress : bool, optional
         Show a progress bar (None: when interactive).
+    verbose : bool
+        Let transformers, vLLM, datasets and huggingface_hub show their own progress bars and logs
+        (default: quiet, :func:`~benchcast.collect.models.quiet_libraries`).
     use_math_verify : bool
         Grade with math-verify when installed.
 
@@ -158,6 +162,7 @@ def sample(
     """
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    quiet_libraries(verbose)  # here, so that Ray workers are quieted too
     previous = store.read_existing(Path(out) if out else None, KEY)
     done = store.done_keys(previous, KEY)
     missing = {
@@ -180,7 +185,7 @@ def sample(
                 )
                 for p, i in requests
             ]
-            outputs = llm.generate([str(by_id.loc[p, "prompt"]) for p, _ in requests], params)
+            outputs = llm.generate([str(by_id.loc[p, "prompt"]) for p, _ in requests], params, use_tqdm=verbose)
             for (p, _), output in zip(requests, outputs, strict=True):
                 completions.setdefault(p, []).append(output.outputs[0].text)
         else:

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from benchcast.collect import store
-from benchcast.collect.models import BACKENDS, load_transformers, load_vllm, require
+from benchcast.collect.models import BACKENDS, load_transformers, load_vllm, quiet_libraries, require
 from benchcast.errors import DataError
 from benchcast.utils.progress import track
 
@@ -122,7 +122,7 @@ def _score_transformers(model_id, problems, batch_size, dtype, device, progress)
     return results, tokens, errors
 
 
-def _score_vllm(model_id, problems, dtype, progress):
+def _score_vllm(model_id, problems, dtype, verbose):
     """Gold log-probabilities from vLLM's prompt log-probabilities.
 
     ``RequestOutput.prompt_logprobs`` holds, per prompt position, None for the first token and
@@ -140,7 +140,8 @@ def _score_vllm(model_id, problems, dtype, progress):
             errors[row.id] = f"tokenize: {exc}"
     params = vllm.SamplingParams(max_tokens=1, prompt_logprobs=0)
     ids = list(pairs)
-    outputs = llm.generate([{"prompt_token_ids": pairs[p][0] + pairs[p][1]} for p in ids], params) if ids else []
+    prompts = [{"prompt_token_ids": pairs[p][0] + pairs[p][1]} for p in ids]
+    outputs = llm.generate(prompts, params, use_tqdm=verbose) if ids else []
     results = {}
     for pid, output in zip(ids, outputs, strict=True):
         context, continuation = pairs[pid]
@@ -166,6 +167,7 @@ def score_gold(
     tokens: float | None = None,
     out: str | Path | None = None,
     progress: bool | None = None,
+    verbose: bool = False,
 ) -> pd.DataFrame:
     """One row per problem: gold log-probability, solution tokens, NLL (SPEC §1.3 rows).
 
@@ -196,6 +198,9 @@ def score_gold(
         Output file to resume and write.
     progress : bool, optional
         Show a progress bar (None: when interactive).
+    verbose : bool
+        Let transformers, vLLM, datasets and huggingface_hub show their own progress bars and logs
+        (default: quiet, :func:`~benchcast.collect.models.quiet_libraries`).
 
     Returns
     -------
@@ -205,12 +210,13 @@ def score_gold(
     """
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    quiet_libraries(verbose)  # here, so that Ray workers are quieted too
     previous = store.read_existing(Path(out) if out else None, KEY)
     done = store.done_keys(previous, KEY)
     todo = problems[[(model_id, str(pid)) not in done for pid in problems["id"]]]
     if len(todo):
         if backend == "vllm":
-            results, n_tokens, errors = _score_vllm(model_id, todo, dtype, progress)
+            results, n_tokens, errors = _score_vllm(model_id, todo, dtype, verbose)
         else:
             results, n_tokens, errors = _score_transformers(model_id, todo, batch_size, dtype, device, progress)
         rows = []

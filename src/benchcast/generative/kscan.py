@@ -106,9 +106,15 @@ class KScan(RichView):
     @property
     def notes(self) -> list[str]:
         """The trend of each parameter, and each k that could not be fitted."""
-        trends = ", ".join(f"{n} {v:+.4g}" for n, v in self.trends().items())
+        known = {n: v for n, v in self.trends().items() if np.isfinite(v)}
+        # a trend needs fits at two k or more: with one there is none to print, and the note says why
+        trends = (
+            "change per doubling of k: " + ", ".join(f"{n} {v:+.4g}" for n, v in known.items())
+            if known
+            else "change per doubling of k: not estimated (fits at fewer than two k)"
+        )
         errors = self.table.dropna(subset=["error"]) if "error" in self.table else self.table.iloc[0:0]
-        return [f"change per doubling of k: {trends}", *(f"k={int(r.k)}: {r.error}" for r in errors.itertuples())]
+        return [trends, *(f"k={int(r.k)}: {r.error}" for r in errors.itertuples())]
 
     def require_fits(self) -> KScan:
         """This scan, when at least one k was fitted.

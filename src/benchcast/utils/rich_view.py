@@ -7,6 +7,7 @@ A result subclasses :class:`RichView` and lists what it prints in :meth:`RichVie
 from __future__ import annotations
 
 import io
+import math
 from dataclasses import dataclass
 
 from rich.console import Console
@@ -19,8 +20,17 @@ TEXT_WIDTH = 200  # the CLI's width when its output is not a terminal
 LEFT_COLUMNS = ("run", "benchmark", "law", "metric", "parameter", "name", "formula")
 
 
+NO_VALUE = "—"  # a value that does not exist (NaN): a dash, not the text "nan"
+
+
+def _shown(value, floatfmt: str) -> str:
+    if isinstance(value, float):
+        return NO_VALUE if math.isnan(value) else format(value, floatfmt)
+    return escape(str(value))
+
+
 def rich_table(title: str, columns: list[str], rows: list[list], floatfmt: str = ".4g") -> Table:
-    """A Rich table: floats as ``floatfmt``, every other cell escaped text, names left-aligned.
+    """A Rich table: floats as ``floatfmt`` (NaN as a dash), every other cell escaped text, names left-aligned.
 
     Parameters
     ----------
@@ -37,7 +47,7 @@ def rich_table(title: str, columns: list[str], rows: list[list], floatfmt: str =
     for column in columns:
         table.add_column(escape(column), justify="left" if column in LEFT_COLUMNS else "right")
     for row in rows:
-        table.add_row(*[format(v, floatfmt) if isinstance(v, float) else escape(str(v)) for v in row])
+        table.add_row(*[_shown(v, floatfmt) for v in row])
     return table
 
 
