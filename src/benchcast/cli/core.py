@@ -59,7 +59,15 @@ def laws_command(json: Json = False) -> None:
 
 @app.command("inspect")
 @user_errors
-def inspect_command(data: Data, format: Format = "auto", metadata: Metadata = None, json: Json = False) -> None:
+def inspect_command(
+    data: Data,
+    format: Format = "auto",
+    metadata: Metadata = None,
+    every: Annotated[
+        bool, typer.Option("--all", help="List every subtask of a family (MMLU, CrowS-Pairs...) on its own rows.")
+    ] = False,
+    json: Json = False,
+) -> None:
     """Show the runs, benchmarks, metrics and compute range found in a data file."""
     info = summary(read(data, format, metadata))
     if json:
@@ -70,11 +78,72 @@ def inspect_command(data: Data, format: Format = "auto", metadata: Metadata = No
         f"{info['flops_min']:.3g} .. {info['flops_max']:.3g} FLOPs; params "
         f"{info['params_min']:.3g} .. {info['params_max']:.3g}; TPR {info['tpr']}"
     )
+    benchmarks = info["benchmarks"]
+    families = {} if every else subtask_families(list(benchmarks))
+    in_family = {name for members in families.values() for name in members}
     rows = []
-    for bench, metrics in info["benchmarks"].items():
+    for bench, metrics in benchmarks.items():
+        if bench in in_family:
+            continue
         for metric, entry in metrics.items():
             rows.append([bench, metric, entry["runs"], ",".join(map(str, entry.get("k", [])))])
+    for family, members in families.items():
+        metrics = sorted({metric for name in members for metric in benchmarks[name]})
+        runs = sorted({entry["runs"] for name in members for entry in benchmarks[name].values()})
+        shown_runs = str(runs[0]) if len(runs) == 1 else f"{runs[0]}..{runs[-1]}"
+        known = f" ({KNOWN_FAMILIES[family]})" if family in KNOWN_FAMILIES else ""
+        rows.append([f"{family}{known}: {len(members)} subtasks", ", ".join(metrics), shown_runs, ""])
     console.print(rich_table("Benchmarks", ["benchmark", "metric", "runs", "k"], rows))
+    if families:
+        console.print(
+            "subtasks are grouped by family (fit one by its own name, e.g. "
+            f"{escape(next(iter(families.values()))[0])}); --all lists every row, --json keeps everything",
+            highlight=False,
+        )
+
+
+MIN_FAMILY = 5  # benchmarks sharing a name prefix that make a family of subtasks
+KNOWN_FAMILIES = {"hendrycksTest-*": "MMLU", "mmlu_*": "MMLU", "crows_pairs_*": "CrowS-Pairs"}
+
+
+def subtask_families(names: list[str]) -> dict[str, list[str]]:
+    """Benchmarks that are subtasks of one family (``hendrycksTest-anatomy``, ``crows_pairs_english_age``),
+    grouped under their shortest name prefix (cut at ``-`` or ``_``) that :data:`MIN_FAMILY` or more
+    benchmarks share, lengthened while it keeps the same members (``crows_pairs``, not ``crows``); a
+    family's members are sorted, and a benchmark in no family is left out.
+
+    Parameters
+    ----------
+    names : list of str
+        Benchmark names.
+
+    Returns
+    -------
+    dict[str, list[str]]
+        Family (its prefix, ending ``-*`` or ``_*``) to its members.
+    """
+
+    def sharing(prefix: str) -> set[str]:
+        return {n for n in names if n == prefix or (n.startswith(prefix) and n[len(prefix)] in "-_")}
+
+    families: dict[str, list[str]] = {}
+    for name in names:
+        # the name itself is a candidate too: a family's root (crows_pairs_english) belongs to it
+        cuts = [i for i, char in enumerate(name) if char in "-_"] + [len(name)]
+        found = None
+        for cut in cuts:
+            members = sharing(name[:cut])
+            if found is None and len(members) >= MIN_FAMILY:
+                found = (cut, members)
+            elif found is not None and members == found[1]:
+                found = (cut, members)  # a longer name for the same family
+            elif found is not None:
+                break
+        if found is not None:
+            prefix = name[: found[0]]
+            separator = next(n[len(prefix)] for n in sorted(found[1]) if len(n) > len(prefix))
+            families.setdefault(f"{prefix}{separator}*", []).append(name)
+    return {family: sorted(members) for family, members in sorted(families.items())}
 
 
 def print_fit(result: FitResult, json: bool) -> None:

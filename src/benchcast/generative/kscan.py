@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from rich.markup import escape
 
 from benchcast.data.table import parse_metric, select
 from benchcast.errors import BenchcastError, SelectionError
@@ -103,18 +104,19 @@ class KScan(RichView):
     def title(self) -> str:
         return f"{self.law} on {self.benchmark}, fitted at each k"
 
+    def trend_line(self) -> str:
+        """Each parameter's change per doubling of k, as one line (or why there is none)."""
+        known = {n: v for n, v in self.trends().items() if np.isfinite(v)}
+        # a trend needs fits at two k or more: with one there is none to print, and the line says why
+        if not known:
+            return "change per doubling of k: not estimated (fits at fewer than two k)"
+        return "change per doubling of k: " + ", ".join(f"{n} {v:+.4g}" for n, v in known.items())
+
     @property
     def notes(self) -> list[str]:
         """The trend of each parameter, and each k that could not be fitted."""
-        known = {n: v for n, v in self.trends().items() if np.isfinite(v)}
-        # a trend needs fits at two k or more: with one there is none to print, and the note says why
-        trends = (
-            "change per doubling of k: " + ", ".join(f"{n} {v:+.4g}" for n, v in known.items())
-            if known
-            else "change per doubling of k: not estimated (fits at fewer than two k)"
-        )
         errors = self.table.dropna(subset=["error"]) if "error" in self.table else self.table.iloc[0:0]
-        return [trends, *(f"k={int(r.k)}: {r.error}" for r in errors.itertuples())]
+        return [self.trend_line(), *(f"k={int(r.k)}: {r.error}" for r in errors.itertuples())]
 
     def require_fits(self) -> KScan:
         """This scan, when at least one k was fitted.
@@ -160,8 +162,7 @@ class KScan(RichView):
         list
             A Rich table and a markup line.
         """
-        trends = ", ".join(f"{n} {v:+.4g}" for n, v in self.trends().items())
-        return [rich_table(self.title, *self.rows()), Markup(f"change per doubling of k: {trends}")]
+        return [rich_table(self.title, *self.rows()), Markup(escape(self.trend_line()))]
 
     def write(self, folder: str | Path) -> list[Path]:
         """Write the scan's table (CSV) and figure (PNG) into ``folder``.
