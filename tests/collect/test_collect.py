@@ -3,6 +3,7 @@
 import dataclasses
 import functools
 import json
+import os
 import subprocess
 import sys
 import types
@@ -17,6 +18,7 @@ tokenizers = pytest.importorskip("tokenizers")
 torch.set_num_threads(1)  # two xdist workers on two cores: intra-op threads would only oversubscribe
 
 from benchcast.collect import distributed, store  # noqa: E402
+from benchcast.collect.models import QUIET_ENVIRONMENT, quiet_libraries  # noqa: E402
 from benchcast.collect.problems import load_problems  # noqa: E402
 from benchcast.collect.sampling import sample, to_counts  # noqa: E402
 from benchcast.collect.scoring import encode, gold_table, score_gold  # noqa: E402
@@ -518,3 +520,24 @@ def test_problem_templates(problem_file):
     )
     with pytest.raises(DataError, match="only {question}"):
         load_problems(problem_file, template="Q {question} {answer}")
+
+
+def test_collect_quiets_the_libraries_bars_and_logs_unless_verbose(tiny_model, problem_file, monkeypatch):
+    """score_gold (and sample) silence transformers, huggingface_hub, datasets and tqdm unless
+    ``verbose``, which gives them back (no download: the tiny local model)."""
+    import huggingface_hub.utils as hub_utils
+    from transformers.utils import logging as hf_logging
+
+    for name in QUIET_ENVIRONMENT:
+        monkeypatch.delenv(name, raising=False)  # the test's own changes to the environment are undone
+    problems = load_problems(str(problem_file), template="gsm8k").head(2)
+    try:
+        score_gold(tiny_model, problems, progress=False)
+        assert hf_logging.get_verbosity() == hf_logging.ERROR and not hf_logging.is_progress_bar_enabled()
+        assert hub_utils.are_progress_bars_disabled()
+        assert os.environ["TQDM_DISABLE"] == "1" and os.environ["TRANSFORMERS_VERBOSITY"] == "error"
+        sample(tiny_model, problems.head(1), n=1, max_new_tokens=2, progress=False, verbose=True)
+        assert hf_logging.get_verbosity() == hf_logging.WARNING and hf_logging.is_progress_bar_enabled()
+        assert not hub_utils.are_progress_bars_disabled() and "TQDM_DISABLE" not in os.environ
+    finally:
+        quiet_libraries(verbose=True)

@@ -29,6 +29,12 @@ Params = Annotated[float | None, typer.Option(help="N of a single model.")]
 Tokens = Annotated[float | None, typer.Option(help="D of a single model.")]
 Ray = Annotated[str | None, typer.Option("--ray", help="Ray address, 'auto', or 'local'.")]
 Shards = Annotated[int, typer.Option(help="Problem shards per checkpoint (Ray tasks).")]
+Verbose = Annotated[
+    bool,
+    typer.Option(
+        "--verbose", help="Show the progress bars and logs of transformers, vLLM, datasets and huggingface_hub."
+    ),
+]
 
 
 def _number(value, path: Path, run: str, field: str) -> float | None:
@@ -163,6 +169,7 @@ def score_gold_command(
     per_token: PerToken = False,
     ray: Ray = None,
     shards: Shards = 1,
+    verbose: Verbose = False,
     json: Json = False,
 ) -> None:
     """log p(gold solution | prompt) per problem and checkpoint.
@@ -171,10 +178,12 @@ def score_gold_command(
     solution tokens and the NLL: the covariate of the gold law (`--law gold`).
     """
     from benchcast.collect import distributed
+    from benchcast.collect.models import quiet_libraries
     from benchcast.collect.problems import load_problems
     from benchcast.collect.scoring import gold_table
 
     checkpoints = _checkpoints(model, runs, params, tokens, shards, ray)
+    quiet_libraries(verbose)  # before datasets loads the problems
     problem_set = load_problems(problems, split=split, template=template, limit=limit)
     scores = distributed.run(
         "score",
@@ -187,6 +196,7 @@ def score_gold_command(
         batch_size=batch_size,
         dtype=dtype,
         benchmark=benchmark,
+        verbose=verbose,
     )
     summary = gold_table(scores, per_token=per_token, source=str(out))
     if table is not None:
@@ -255,14 +265,17 @@ def sample_command(
     tokens: Tokens = None,
     ray: Ray = None,
     shards: Shards = 1,
+    verbose: Verbose = False,
     json: Json = False,
 ) -> None:
     """Draw n samples per problem, grade the final answers, write per-sample rows for `passk`."""
     from benchcast.collect import distributed
+    from benchcast.collect.models import quiet_libraries
     from benchcast.collect.problems import load_problems
     from benchcast.collect.sampling import to_counts
 
     checkpoints = _checkpoints(model, runs, params, tokens, shards, ray)
+    quiet_libraries(verbose)  # before datasets loads the problems
     table = load_problems(problems, split=split, template=template, limit=limit)
     samples = distributed.run(
         "sample",
@@ -278,6 +291,7 @@ def sample_command(
         dtype=dtype,
         seed=seed,
         benchmark=benchmark,
+        verbose=verbose,
     )
     counts = to_counts(samples)
     summary = (
