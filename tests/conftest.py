@@ -71,13 +71,15 @@ def law_table(
             "benchmark": benchmark,
             "metric": metric,
             "value": score,
+            # the chance level the scores were made with is known: say so (no unknown-chance warning)
+            "q_rand": q_rand,
         }
     )
     if "k" in X:
         frame["k"] = X["k"].astype(int)
     if "gold" in X:
         gold = frame.drop_duplicates("run").assign(metric="loglikelihood", value=-X["gold"][: frame["run"].nunique()])
-        gold = gold.drop(columns=["k"], errors="ignore")
+        gold = gold.drop(columns=["k", "q_rand"], errors="ignore")
         frame = pd.concat([frame, gold], ignore_index=True)
     if extra_rows:
         frame = pd.concat([frame, pd.DataFrame(extra_rows)], ignore_index=True)

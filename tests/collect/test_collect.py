@@ -418,7 +418,8 @@ class FakeLLM:
     def get_tokenizer(self):
         return PickyTokenizer(self.tokenizer)
 
-    def generate(self, prompts, sampling_params):
+    def generate(self, prompts, sampling_params, use_tqdm=True):
+        self.used_tqdm = use_tqdm  # vLLM's own bar: off unless verbose
         params = sampling_params if isinstance(sampling_params, list) else [sampling_params] * len(prompts)
         outputs = []
         for prompt, param in zip(prompts, params, strict=True):
@@ -464,8 +465,9 @@ def test_vllm_scoring_agrees_with_transformers_and_records_tokenizer_failures(fa
     problems = load_problems(problem_file, template="gsm8k")
     problems.loc[4, "solution"] = " BOOM 9"
     reference = score_gold(tiny_model, problems, progress=False, dtype="float32")
-    scored = score_gold(tiny_model, problems, backend="vllm", progress=False, dtype="fp32")
+    scored = score_gold(tiny_model, problems, backend="vllm", progress=False, dtype="fp32", verbose=True)
     assert FakeLLM.made[-1].dtype == "float32"  # benchcast's 'fp32' spelled as vLLM accepts it
+    assert FakeLLM.made[-1].used_tqdm is True  # --verbose: vLLM's own bar
     both = reference.merge(scored, on="problem_id", suffixes=("", "_vllm"))
     ok = both[both["problem_id"] != "p4"]
     assert np.allclose(ok["gold_logprob_vllm"], ok["gold_logprob"], atol=1e-4)
@@ -484,6 +486,7 @@ def test_vllm_sampling_one_seeded_request_per_sample(fake_vllm, tiny_model, prob
     out = tmp_path / "samples.parquet"
     full = sample(tiny_model, problems, n=4, max_new_tokens=4, backend="vllm", out=out, progress=False, seed=5)
     requests = FakeLLM.made[-1].requests
+    assert FakeLLM.made[-1].used_tqdm is False  # vLLM's own bar is quieted (verbose=False)
     assert [r.n for r in requests] == [1] * 8
     assert [r.seed for r in requests] == [sample_seed(5, p, i) for p in ("p0", "p1") for i in range(4)]
     store.write(full[full["sample_id"] != "2"], out)

@@ -105,7 +105,12 @@ class KScan(RichView):
         return f"{self.law} on {self.benchmark}, fitted at each k"
 
     def trend_line(self) -> str:
-        """Each parameter's change per doubling of k, as one line (or why there is none)."""
+        """Each parameter's change per doubling of k, as one line (or why there is none).
+
+        Returns
+        -------
+        str
+        """
         known = {n: v for n, v in self.trends().items() if np.isfinite(v)}
         # a trend needs fits at two k or more: with one there is none to print, and the line says why
         if not known:

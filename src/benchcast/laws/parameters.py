@@ -66,15 +66,42 @@ class Parameter:
             raise ValueError(f"parameter {self.name}: constraints must name {BOUND_SIDES}, got {sorted(unknown)}")
 
     def bound(self, side: str) -> float:
-        """The bound on ``side`` (``'lower'`` or ``'upper'``), in natural units."""
+        """The bound on one side, in natural units.
+
+        Parameters
+        ----------
+        side : {'lower', 'upper'}
+
+        Returns
+        -------
+        float
+        """
         return self.lower if side == "lower" else self.upper
 
     def is_constraint(self, side: str) -> bool:
-        """Whether the bound on ``side`` is the law's own constraint (else a search limit)."""
+        """Whether the bound on one side is the law's own constraint (else a search limit).
+
+        Parameters
+        ----------
+        side : {'lower', 'upper'}
+
+        Returns
+        -------
+        bool
+        """
         return side in self.constraints
 
     def constraint_text(self, side: str) -> str:
-        """The bound as an inequality: ``a ≤ 1``, ``c0 ≥ 0``."""
+        """The bound on one side as an inequality: ``a ≤ 1``, ``c0 ≥ 0``.
+
+        Parameters
+        ----------
+        side : {'lower', 'upper'}
+
+        Returns
+        -------
+        str
+        """
         return f"{self.name} {'≥' if side == 'lower' else '≤'} {self.bound(side):g}"
 
     def at_bounds(self, values) -> tuple[np.ndarray, np.ndarray]:

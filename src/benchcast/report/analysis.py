@@ -147,7 +147,9 @@ def benchmark_warnings(report: BenchmarkReport, q_rand: float) -> list[str]:
     coverage90 = report.validation.metrics.get("coverage90")
     if coverage90 is not None and np.isfinite(coverage90) and coverage90 < 0.75:
         out.append(f"the backtest's 90 % intervals covered only {coverage90:.0%} of held-out runs: they are too narrow")
-    return out
+    # each warning once (the fit's own warnings are the search limits it reached, not its active
+    # constraints: those are information, shown with the parameters)
+    return list(dict.fromkeys(out))
 
 
 def analyse_benchmark(
