@@ -37,9 +37,10 @@ class FitDiagnostics(ResultView):
     converged : bool
         Whether the optimiser reported convergence.
     message : str
-        The optimiser's message (or the closed form's).
+        The optimiser's message (or the closed form's), in benchcast's words (:func:`plain_message`).
     at_bound : tuple[str, ...]
-        Parameters on a bound of their range, or outside it: treat their values with care.
+        Parameters on a bound of their range, or outside it: a constraint of the law that is active,
+        or a search limit the fit ran into (:func:`bound_findings` tells which).
     rmse : float
         In-sample root mean squared error of the fitted scores.
     r2 : float
