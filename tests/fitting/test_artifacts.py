@@ -175,3 +175,15 @@ def test_bound_hits_tell_constraints_from_search_limits():
     assert bound_hits("bnsl_monotone", "a", values).tolist() == [True, False, True]
     assert bound_hits("bnsl_monotone", "a", values, kind="constraint").tolist() == [True, False, False]
     assert bound_hits("bnsl_monotone", "a", values, kind="search").tolist() == [False, False, True]
+
+
+def test_a_standard_error_the_data_do_not_give_is_not_shown_as_zero(apple):
+    """The pseudo-inverse gives an unidentified direction a standard error of 0 (and a missing one
+    is NaN): the report says 'not identified' rather than '+/- 0' or nothing."""
+    import dataclasses
+
+    result = bc.fit(apple, "power", "arc_easy", "acc_norm", tpr=20)
+    degenerate = dataclasses.replace(result, stderr={"A": 0.0, "alpha": float("nan")})
+    lines = {line.split("=")[0].strip(): line for line in str(degenerate).splitlines() if " = " in line}
+    assert lines["A"].endswith("+/- not identified") and lines["alpha"].endswith("+/- not identified")
+    assert "+/- 0 " not in str(degenerate) and "+/- not identified" not in str(result)
