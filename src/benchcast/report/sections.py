@@ -94,7 +94,7 @@ def anchor(report: BenchmarkReport) -> str:
     return "bench-" + "".join(ch if ch.isalnum() else "-" for ch in report.benchmark)
 
 
-def benchmark_section(r: BenchmarkReport) -> str:
+def benchmark_section(r: BenchmarkReport, figure_format: str = "png", dpi: int | None = None) -> str:
     """One benchmark's section: the law and fit, figure, forecasts, runs, parameters, law ranking,
     backtest profile, warnings and (for pass@k) the k-scan.
 
@@ -102,6 +102,8 @@ def benchmark_section(r: BenchmarkReport) -> str:
     ----------
     r : BenchmarkReport
         The benchmark's analysis.
+    figure_format, dpi
+        How the figures are embedded (:func:`benchcast.report.figures.embed`).
 
     Returns
     -------
@@ -122,7 +124,7 @@ def benchmark_section(r: BenchmarkReport) -> str:
         f"{fit.settings['q_rand']:.3g} ({h.esc(fit.settings.get('q_rand_source', ''))}).</p>",
         h.warnings_list(r.warnings),
         h.figure(
-            benchmark_figure(r),
+            benchmark_figure(r, figure_format, dpi),
             f"{r.benchmark}: runs, fitted {fit.law} law with 50 and 90 % bands, backtest, error and coverage "
             "versus decades of extrapolation",
             "Top left: the forecast (fitted, dropped and held-out runs are drawn differently; the law and its "
@@ -178,7 +180,7 @@ def benchmark_section(r: BenchmarkReport) -> str:
         parts.append("<h3>pass@k</h3>")
         parts.append(
             h.figure(
-                passk_figure(scan, fits),
+                passk_figure(scan, fits, figure_format, dpi),
                 f"{r.benchmark}: pass@k versus compute for each k, and the compute law's parameters versus k",
                 "pass@k versus compute, one colour per k, with the compute law (S1) fitted at each k; then each of its "
                 "parameters versus k (error bars are one standard error cut at the parameter's bounds; x marks a "

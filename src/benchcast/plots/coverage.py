@@ -1,0 +1,109 @@
+"""Interval coverage drawn with what it rests on: each point's count n and the intervals' width.
+
+A coverage of 1.0 says little when the intervals are wide or rest on two points; the coverage
+panel therefore marks every point with its n, and a width panel beside it shows how wide the
+intervals were that achieved it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from benchcast.plots.style import FONT, style_axes
+
+LEVEL_STYLES = {90: {"ls": "-", "marker": "o"}, 50: {"ls": "--", "marker": "s"}}
+LEVEL_COLORS = {90: "#d62728", 50: "#2ca02c"}  # one colour per level when a single series is drawn
+
+
+def coverage_table(frame: pd.DataFrame, x: str, edges: np.ndarray) -> pd.DataFrame:
+    """Coverage, median interval width and count of held-out points in bins of ``x``.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Held-out points: ``true`` and, per level, ``lower50``/``upper50``/``lower90``/``upper90``.
+    x : str
+        The column binned (e.g. decades of extrapolation).
+    edges : numpy.ndarray
+        Bin edges, ascending; points outside fall in the first or last bin.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per non-empty bin: ``x`` (mean of the bin), ``n`` (points with an interval),
+        ``coverage50``, ``coverage90``, ``width50``, ``width90``.
+    """
+    values = frame[x].to_numpy(float)
+    which = np.clip(np.digitize(values, edges) - 1, 0, len(edges) - 2)
+    rows = []
+    for b in np.unique(which):
+        group = frame[which == b]
+        row = {"x": float(np.mean(values[which == b]))}
+        has = group["lower90"].notna() if "lower90" in group else pd.Series(False, index=group.index)
+        row["n"] = int(has.sum())
+        for pct in (50, 90):
+            if f"lower{pct}" in group and has.any():
+                lo, hi, true = group[f"lower{pct}"][has], group[f"upper{pct}"][has], group["true"][has]
+                row[f"coverage{pct}"] = float(((true >= lo) & (true <= hi)).mean())
+                row[f"width{pct}"] = float(np.median(hi - lo))
+            else:
+                row[f"coverage{pct}"] = row[f"width{pct}"] = np.nan
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["x", "n", "coverage50", "coverage90", "width50", "width90"])
+
+
+def draw_coverage(
+    ax_coverage, ax_width, x, summary: pd.DataFrame, n, note: str = "", name: str = "", color=None, label_n=True
+) -> None:
+    """50 % and 90 % coverage against ``x`` with each point's n written beside it, and the
+    intervals' median width against ``x`` on a second panel.
+
+    Parameters
+    ----------
+    ax_coverage, ax_width : matplotlib.axes.Axes
+        The coverage panel and the width panel.
+    x : array-like
+        Horizontal positions, one per row of ``summary``.
+    summary : pandas.DataFrame
+        ``coverage50``, ``coverage90``, ``width50``, ``width90`` per position.
+    n : array-like of int
+        Held-out points each coverage rests on (negative: unknown, not written).
+    note : str
+        What n counts, added to the coverage panel's title.
+    name : str
+        Series name (a strategy or law): its lines are left out of the legend (the caller names the
+        series); '' for a single series, whose levels the legend names.
+    color : str, optional
+        The series' colour (default: one colour per level).
+    label_n : bool
+        Write each point's n (the first series of a panel is enough).
+    """
+    x = np.asarray(x, float)
+    for pct in (90, 50):
+        c = color or LEVEL_COLORS[pct]
+        style = LEVEL_STYLES[pct]
+        label = "_nolegend_" if name else f"{pct} % interval"  # series of a name: the caller's legend names it
+        ax_coverage.plot(x, summary[f"coverage{pct}"], color=c, ms=3, label=label, **style)
+        if f"width{pct}" in summary:
+            ax_width.plot(x, summary[f"width{pct}"], color=c, ms=3, label=label, **style)
+    if label_n:
+        top = summary["coverage90"].to_numpy(float)
+        for xi, yi, ni in zip(x, top, np.asarray(n, int), strict=True):
+            if ni >= 0 and np.isfinite(yi):
+                ax_coverage.annotate(
+                    f"n={ni}",
+                    (xi, yi),
+                    xytext=(0, 4),
+                    textcoords="offset points",
+                    ha="center",
+                    fontsize=FONT["tick"] - 1,
+                    color="0.3",
+                )
+        for pct in (90, 50):
+            ax_coverage.axhline(pct / 100, color="0.5", ls=LEVEL_STYLES[pct]["ls"], lw=0.7, label=f"nominal {pct} %")
+    ax_coverage.set_ylim(-0.05, 1.12)
+    title = "interval coverage" + (f" ({note})" if note else "")
+    style_axes(ax_coverage, ylabel="share of held-out scores inside", title=title)
+    style_axes(ax_width, ylabel="median interval width (score)", title="interval width")
+    ax_width.set_ylim(bottom=0)
