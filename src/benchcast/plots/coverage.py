@@ -54,10 +54,20 @@ def coverage_table(frame: pd.DataFrame, x: str, edges: np.ndarray) -> pd.DataFra
 
 
 def draw_coverage(
-    ax_coverage, ax_width, x, summary: pd.DataFrame, n, note: str = "", name: str = "", color=None, label_n=True
+    ax_coverage,
+    ax_width,
+    x,
+    summary: pd.DataFrame,
+    n,
+    counts: str = "held-out points",
+    replicates: str = "",
+    name: str = "",
+    color=None,
+    label_n: bool = True,
 ) -> None:
-    """50 % and 90 % coverage against ``x`` with each point's n written beside it, and the
-    intervals' median width against ``x`` on a second panel.
+    """50 % and 90 % coverage against ``x`` with the n each point rests on (in the title when it is
+    the same everywhere, else written beside a few points), and the intervals' median width
+    against ``x`` on a second panel.
 
     Parameters
     ----------
@@ -66,20 +76,23 @@ def draw_coverage(
     x : array-like
         Horizontal positions, one per row of ``summary``.
     summary : pandas.DataFrame
-        ``coverage50``, ``coverage90``, ``width50``, ``width90`` per position.
+        ``coverage50``, ``coverage90`` and (where known) ``width50``, ``width90`` per position.
     n : array-like of int
-        Held-out points each coverage rests on (negative: unknown, not written).
-    note : str
-        What n counts, added to the coverage panel's title.
+        Held-out points each coverage rests on.
+    counts : str
+        What n counts (``"target runs per cutoff"``).
+    replicates : str
+        The replicates behind the intervals, added to the title (``"20 replicates"``).
     name : str
         Series name (a strategy or law): its lines are left out of the legend (the caller names the
         series); '' for a single series, whose levels the legend names.
     color : str, optional
         The series' colour (default: one colour per level).
     label_n : bool
-        Write each point's n (the first series of a panel is enough).
+        Say what n is (the first series of a panel is enough).
     """
     x = np.asarray(x, float)
+    n = np.asarray(n, int)
     for pct in (90, 50):
         c = color or LEVEL_COLORS[pct]
         style = LEVEL_STYLES[pct]
@@ -87,23 +100,20 @@ def draw_coverage(
         ax_coverage.plot(x, summary[f"coverage{pct}"], color=c, ms=3, label=label, **style)
         if f"width{pct}" in summary:
             ax_width.plot(x, summary[f"width{pct}"], color=c, ms=3, label=label, **style)
+    same = len(n) > 0 and (n == n[0]).all()
     if label_n:
-        top = summary["coverage90"].to_numpy(float)
-        for xi, yi, ni in zip(x, top, np.asarray(n, int), strict=True):
-            if ni >= 0 and np.isfinite(yi):
-                ax_coverage.annotate(
-                    f"n={ni}",
-                    (xi, yi),
-                    xytext=(0, 4),
-                    textcoords="offset points",
-                    ha="center",
-                    fontsize=FONT["tick"] - 1,
-                    color="0.3",
-                )
+        if not same:  # a few points carry their n, spaced so that the labels stay apart
+            top = summary["coverage90"].to_numpy(float)
+            for i in np.unique(np.linspace(0, len(x) - 1, min(len(x), 8)).round().astype(int)):
+                if np.isfinite(top[i]):
+                    ax_coverage.annotate(f"n={n[i]}", (x[i], top[i]), xytext=(0, 4), textcoords="offset points",
+                                         ha="center", fontsize=FONT["tick"] - 1, color="0.3")  # fmt: skip
         for pct in (90, 50):
-            ax_coverage.axhline(pct / 100, color="0.5", ls=LEVEL_STYLES[pct]["ls"], lw=0.7, label=f"nominal {pct} %")
+            ax_coverage.axhline(pct / 100, color="0.5", ls=":" if pct == 50 else "-.", lw=0.8, label=f"nominal {pct} %")
+        what = f"n = {n[0]} {counts}" if same else f"n: {counts}"
+        ax_coverage.set_title(f"interval coverage ({what}" + (f"; {replicates})" if replicates else ")"),
+                              fontsize=FONT["title"])  # fmt: skip
     ax_coverage.set_ylim(-0.05, 1.12)
-    title = "interval coverage" + (f" ({note})" if note else "")
-    style_axes(ax_coverage, ylabel="share of held-out scores inside", title=title)
+    style_axes(ax_coverage, ylabel="share of held-out scores inside")
     style_axes(ax_width, ylabel="median interval width (score)", title="interval width")
     ax_width.set_ylim(bottom=0)

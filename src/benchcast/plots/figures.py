@@ -102,9 +102,9 @@ def plot_cutoff(frame: pd.DataFrame, param_names: list[str], title: str, law: st
     style_axes(axes[0], ylabel="MRE on targets (%)", title="held-out error", ylog=True)
     params_axes = axes[1:]
     if has_coverage:
-        n = frame["n_target_runs"].to_numpy(int) if "n_target_runs" in frame else np.full(len(frame), -1)
-        reps = f", {int(frame['n_boot'].iloc[0])} replicates" if "n_boot" in frame else ""
-        draw_coverage(axes[1], axes[2], x, frame, n, f"per cutoff: n target runs{reps}")
+        n = frame["n_target_runs"].to_numpy(int) if "n_target_runs" in frame else np.zeros(len(frame), int)
+        reps = f"{int(frame['n_boot'].iloc[0])} replicates" if "n_boot" in frame else ""
+        draw_coverage(axes[1], axes[2], x, frame, n, "target runs per cutoff", reps)
         params_axes = axes[3:]
     for panel, name in zip(params_axes, param_names, strict=True):
         values = frame[name].to_numpy(float)
@@ -113,7 +113,7 @@ def plot_cutoff(frame: pd.DataFrame, param_names: list[str], title: str, law: st
             hits = bound_hits(law, name, values)
             if hits.any():
                 panel.scatter(x[hits], values[hits], marker="x", s=40, color="red", zorder=5, label="at a bound")
-        panel.axhline(values[-1], color="0.5", ls="--", lw=0.8, label="final fit (most data)")
+        panel.axhline(values[-1], color="0.5", ls="-.", lw=0.8, label="final fit (most data)")
         style_axes(
             panel, ylabel=name, title=f"parameter {name}", ylog=law is not None and use_log_axis(law, name, values)
         )
@@ -121,7 +121,7 @@ def plot_cutoff(frame: pd.DataFrame, param_names: list[str], title: str, law: st
     pad = 0.05 * max(hi - lo, 0.1)
     for panel in axes:
         panel.set_xlim(hi + pad, lo - pad)  # the same range everywhere, most extrapolation on the left
-        style_axes(panel, "decades of extrapolation (log10 target C / cutoff C)")
+        style_axes(panel, "extrapolation: log10(target C / cutoff C)")
     figure_legend(fig, axes, ncol=5)
     fig.suptitle(title, fontsize=10)
     return fig

@@ -14,7 +14,7 @@ RUN_STYLES = {
     "not used": {"s": 14, "color": "0.6", "marker": "x", "zorder": 3},
 }
 DROPPED_COLORS = ("darkorange", "purple", "teal", "olive")
-INTERVAL_OFFSET = 0.025  # decades between two laws' intervals drawn at the same run
+INTERVAL_OFFSET = 0.035  # decades between two laws' intervals drawn at the same run
 
 
 def run_status(predictions: pd.DataFrame, dropped: list[dict] | None = None) -> pd.Series:

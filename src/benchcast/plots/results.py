@@ -40,7 +40,8 @@ def metric_label(metric: str | None, k=None) -> str:
     return metric or "score"
 
 
-def _new_axes(ax, width: float = 5.0, height: float = 3.6):
+def _new_axes(ax, width: float = 8.4, height: float = 4.2):
+    # wide enough for the legend right of the data and a title naming benchmark, metric and TPR
     return ax if ax is not None else panel_grid(1, width, height)[1][0]
 
 
@@ -189,7 +190,7 @@ def plot_backtests(backtests: list, ax=None, **style):
     matplotlib.axes.Axes
         The panel.
     """
-    ax = _new_axes(ax, 5.4, 3.8)
+    ax = _new_axes(ax)
     first = backtests[0]
     spec = first.fit.spec
     grid = flops_grid(first.predictions)
@@ -243,7 +244,7 @@ def plot_bench(predictions: pd.DataFrame, bins: int = 6, ax=None, title: str = "
                 table["x"],
                 table,
                 table["n"],
-                "n: held-out points per bin",
+                "held-out points per bin",
                 name=strategy,
                 color=color,
                 label_n=i == 0,
@@ -297,7 +298,7 @@ def plot_bench_cells(frame: pd.DataFrame, ax=None):
             summary.index,
             summary,
             per_bin["n_test"].sum(),
-            "n: held-out points per bin",
+            "held-out points per bin",
             name=strategy,
             color=color,
             label_n=i == 0,

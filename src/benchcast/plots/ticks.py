@@ -120,8 +120,38 @@ def readable_log_axis(ax, axis: str = "x", base: float = 10.0) -> None:
     else:
         target.set_major_locator(ReadableLogLocator())
         target.set_major_formatter(ReadableLogFormatter())
-        target.set_minor_locator(LogLocator(base=10.0, subs=np.arange(2, 10) * 1.0, numticks=100))
+        target.set_minor_locator(MinorLogLocator())
     target.set_minor_formatter(NullFormatter())
+
+
+class MinorLogLocator(Locator):
+    """Unlabelled ticks at 2..9 times each power of ten, over spans of up to ``max_decades`` (beyond,
+    they would merge into a solid bar: none)."""
+
+    def __init__(self, max_decades: float = 8.0):
+        self.max_decades = max_decades
+        self._inner = LogLocator(base=10.0, subs=np.arange(2, 10) * 1.0, numticks=200)
+
+    def __call__(self):
+        return self.tick_values(*self.axis.get_view_interval())
+
+    def tick_values(self, vmin, vmax):
+        """Minor ticks between ``vmin`` and ``vmax`` (none over a wide span).
+
+        Parameters
+        ----------
+        vmin, vmax : float
+            The axis' view limits.
+
+        Returns
+        -------
+        numpy.ndarray
+            Tick positions.
+        """
+        vmin, vmax = sorted((float(vmin), float(vmax)))
+        if not vmin > 0 or np.log10(vmax / vmin) > self.max_decades:
+            return np.array([])
+        return self._inner.tick_values(vmin, vmax)
 
 
 class PowerOfTwoLocator(Locator):

@@ -140,8 +140,8 @@ def draw_profile(ax_error, ax_coverage, ax_width, report: BenchmarkReport) -> No
     summary = profile_coverage(profile)
     style_axes(ax_error, xlabel, "|forecast - observed|", "backtest error vs extrapolation")
     legend_outside(ax_error, "below", ncol=2)
-    note = f"{report.n_boot} replicates; n: held-out points per {PROFILE_BIN} decade"
-    draw_coverage(ax_coverage, ax_width, summary["x"], summary, summary["n"], note)
+    counts, reps = f"held-out points per {PROFILE_BIN} decade", f"{report.n_boot} replicates"
+    draw_coverage(ax_coverage, ax_width, summary["x"], summary, summary["n"], counts, reps)
     for ax in (ax_coverage, ax_width):
         style_axes(ax, xlabel)
         legend_outside(ax, "below", ncol=2)
