@@ -84,16 +84,21 @@ def test_bench_figure_draws_error_coverage_with_n_and_width_per_strategy():
                          "lower90": true - 0.05, "upper90": true + 0.05})  # fmt: skip
     fig = plot_bench(pd.DataFrame(rows), bins=3)
     panels = visible_axes(fig)
-    assert len(fig.axes) == len(panels) == 3
+    assert len(fig.axes) == len(panels) == 4
     assert [ax.get_ylabel() for ax in panels] == [
         "mean relative error (%)",
         "share of held-out scores inside",
-        "median interval width (score)",
+        "share of held-out scores inside",
+        "median 90 % interval width (score)",
     ]
-    counts = [int(t.get_text().removeprefix("n=")) for t in panels[1].texts]
-    assert len(counts) == 3 and sum(counts) == 30  # one strategy's points, each bin labelled once
+    assert [ax.get_title() for ax in panels[1:3]] == ["90 % interval coverage", "50 % interval coverage"]
+    for coverage in panels[1:3]:
+        counts = [int(t.get_text().removeprefix("n=")) for t in coverage.texts]
+        assert len(counts) == 3 and sum(counts) == 30  # one strategy's points, each bin labelled once
     labels = legend_texts(fig)
-    assert {"power", "ensemble", "90 % interval", "50 % interval", "nominal 50 %"} <= set(labels)
+    assert {"power", "ensemble", "nominal 90 %", "nominal 50 %"} <= set(labels)
+    lines = {line.get_label(): line for line in panels[0].lines}
+    assert lines["ensemble"].get_color() == "black"  # the default strategy's own colour, in every figure
     assert "arc_easy" in fig.get_suptitle()
     assert not overlapping_tick_labels(fig)
 

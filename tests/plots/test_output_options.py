@@ -90,3 +90,24 @@ def test_cli_refuses_figure_options_without_out(tmp_path):
         text=True,
     )
     assert run.returncode == 2 and "--dpi" in run.stdout + run.stderr and "--out" in run.stdout + run.stderr
+
+
+def test_cli_writes_the_example_figure_as_svg(tmp_path):
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchcast",
+            "example",
+            "--out",
+            str(tmp_path / "ex"),
+            "--figure-format",
+            "svg",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    assert (tmp_path / "ex" / "example.svg").read_bytes().startswith(b"<?xml")
+    assert not (tmp_path / "ex" / "example.png").exists()

@@ -38,6 +38,8 @@ _LAZY = {
     "curve": "panels",
     "coverage_table": "coverage",
     "draw_coverage": "coverage",
+    "annotate_counts": "coverage",
+    "draw_bench": "results",
     "bound_hits": "params",
     "use_log_axis": "params",
     "param_errorbars": "params",

@@ -53,6 +53,34 @@ def coverage_table(frame: pd.DataFrame, x: str, edges: np.ndarray) -> pd.DataFra
     return pd.DataFrame(rows, columns=["x", "n", "coverage50", "coverage90", "width50", "width90"])
 
 
+def annotate_counts(ax, x, y, n, most: int = 8) -> None:
+    """Write ``n=<count>`` above a few points (at most ``most``, evenly spaced, so labels stay apart).
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        The panel.
+    x, y : array-like
+        The points.
+    n : array-like of int
+        The count behind each point.
+    most : int
+        Most points labelled.
+    """
+    x, y, n = np.asarray(x, float), np.asarray(y, float), np.asarray(n, int)
+    for i in np.unique(np.linspace(0, len(x) - 1, min(len(x), most)).round().astype(int)) if len(x) else []:
+        if np.isfinite(y[i]):
+            ax.annotate(
+                f"n={n[i]}",
+                (x[i], y[i]),
+                xytext=(0, 4),
+                textcoords="offset points",
+                ha="center",
+                fontsize=FONT["tick"] - 1,
+                color="0.3",
+            )
+
+
 def draw_coverage(
     ax_coverage,
     ax_width,
@@ -106,14 +134,21 @@ def draw_coverage(
             top = summary["coverage90"].to_numpy(float)
             for i in np.unique(np.linspace(0, len(x) - 1, min(len(x), 8)).round().astype(int)):
                 if np.isfinite(top[i]):
-                    ax_coverage.annotate(f"n={n[i]}", (x[i], top[i]), xytext=(0, 4), textcoords="offset points",
-                                         ha="center", fontsize=FONT["tick"] - 1, color="0.3")  # fmt: skip
+                    ax_coverage.annotate(
+                        f"n={n[i]}",
+                        (x[i], top[i]),
+                        xytext=(0, 4),
+                        textcoords="offset points",
+                        ha="center",
+                        fontsize=FONT["tick"] - 1,
+                        color="0.3",
+                    )
         for pct in (90, 50):
             ax_coverage.axhline(pct / 100, color="0.5", ls=":" if pct == 50 else "-.", lw=0.8, label=f"nominal {pct} %")
         what = f"n = {n[0]} {counts}" if same else f"n: {counts}"
-        ax_coverage.set_title(f"interval coverage ({what}" + (f"; {replicates})" if replicates else ")"),
-                              fontsize=FONT["title"])  # fmt: skip
+        ax_coverage.set_title(
+            f"interval coverage ({what}" + (f"; {replicates})" if replicates else ")"), fontsize=FONT["title"]
+        )
     ax_coverage.set_ylim(-0.05, 1.12)
     style_axes(ax_coverage, ylabel="share of held-out scores inside")
     style_axes(ax_width, ylabel="median interval width (score)", title="interval width")
-    ax_width.set_ylim(bottom=0)

@@ -131,7 +131,8 @@ def draw_intervals(
 
 def draw_band(ax, grid: np.ndarray, band: dict, color: str, label: str | None = "") -> None:
     """Shade interval bands: ``band`` maps a level (0.5, 0.9) to (lower, upper) over ``grid``; the
-    90 % band is lighter and edged by thin lines, so two laws' bands stay distinguishable where they overlap.
+    90 % band is lighter and edged by thin lines of its colour, so that two laws' bands stay
+    distinguishable where they overlap.
 
     Parameters
     ----------
@@ -153,7 +154,7 @@ def draw_band(ax, grid: np.ndarray, band: dict, color: str, label: str | None = 
             ax.fill_between(grid, lo, hi, color=color, alpha=alpha, lw=0, label=text)
             if level == 0.9:
                 for edge in (lo, hi):
-                    ax.plot(grid, edge, color=color, lw=0.6, ls=":", alpha=0.9)
+                    ax.plot(grid, edge, color=color, lw=0.5, alpha=0.6)
 
 
 def draw_backtest(

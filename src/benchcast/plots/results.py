@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from benchcast.plots.coverage import LEVEL_STYLES, coverage_table, draw_coverage
+from benchcast.plots.coverage import annotate_counts, coverage_table
 from benchcast.plots.panels import curve, draw_backtest, draw_runs, flops_grid, run_status
 from benchcast.plots.style import (
     figure_legend,
@@ -172,7 +172,7 @@ def plot_forecast(forecast, fit=None, ax=None, **style):
     return ax
 
 
-def plot_backtests(backtests: list, ax=None, **style):
+def plot_backtests(backtests: list, ax=None, legend: str = "right", **style):
     """The backtest panel of one benchmark: its runs by status, each law's curve and its held-out
     intervals in the law's colour, side by side, and the split.
 
@@ -182,8 +182,10 @@ def plot_backtests(backtests: list, ax=None, **style):
         Backtests of one benchmark at one split (one per law).
     ax : matplotlib.axes.Axes, optional
         The panel to draw into (default: a new figure).
+    legend : {'right', 'below'}
+        Where the legend goes, outside the data.
     **style
-        Unused keywords are refused by matplotlib; ``title`` replaces the panel's title.
+        ``title`` replaces the panel's title.
 
     Returns
     -------
@@ -201,13 +203,56 @@ def plot_backtests(backtests: list, ax=None, **style):
     title = style.pop("title", figure_title(first.benchmark, metric, spec.tpr, what))
     by_law = {bt.law: bt.predictions for bt in backtests}
     draw_backtest(ax, by_law, curves, title, first.threshold, metric, dropped=first.fit.dropped, n_boot=n_boot)
-    legend_outside(ax)
+    legend_outside(ax, legend, ncol=2 if legend == "below" else 1)
     return ax
 
 
+def draw_bench(summaries: dict, ax=None, title: str = "", error_label: str = "mean relative error (%)"):
+    """Four panels against decades of extrapolation, one line per strategy in its colour (dashed
+    for a variant such as ``power[bootstrap]``): error, 90 % coverage, 50 % coverage (each with the
+    n its bins rest on) and the 90 % interval's median width.
+
+    Parameters
+    ----------
+    summaries : dict
+        Strategy -> DataFrame with ``x`` (decades), ``error``, ``n``, ``coverage50``, ``coverage90``, ``width90``.
+    ax : sequence of 4 matplotlib.axes.Axes, optional
+        The panels (default: a new figure).
+    title : str
+        Figure title.
+    error_label : str
+        The error panel's y label.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure.
+    """
+    fig, axes = given_axes(ax, 4, 3.6, 3.0, max_cols=4)
+    for i, (strategy, table) in enumerate(summaries.items()):
+        style = {"color": law_color(strategy), "ls": law_linestyle(strategy), "marker": "o", "ms": 3}
+        axes[0].plot(table["x"], table["error"], label=strategy, **style)
+        for panel, pct in ((axes[1], 90), (axes[2], 50)):
+            panel.plot(table["x"], table[f"coverage{pct}"], **style)
+            if i == 0:
+                annotate_counts(panel, table["x"], table[f"coverage{pct}"], table["n"])
+        axes[3].plot(table["x"], table["width90"], **style)
+    for panel, pct in ((axes[1], 90), (axes[2], 50)):
+        panel.axhline(pct / 100, color="0.5", ls=":", lw=0.8, label=f"nominal {pct} %")
+        panel.set_ylim(-0.05, 1.12)
+        style_axes(panel, ylabel="share of held-out scores inside", title=f"{pct} % interval coverage")
+    style_axes(axes[0], ylabel=error_label, title="error")
+    style_axes(axes[3], ylabel="median 90 % interval width (score)", title="90 % interval width")
+    for panel in axes:
+        style_axes(panel, "decades of extrapolation")
+    figure_legend(fig, axes, ncol=6)
+    fig.suptitle(title + " (n: held-out points behind each bin)", fontsize=10)
+    return fig
+
+
 def plot_bench(predictions: pd.DataFrame, bins: int = 6, ax=None, title: str = ""):
-    """Per strategy: mean relative error, 50 % / 90 % coverage (with the n each bin rests on) and
-    the intervals' median width against decades of extrapolation.
+    """Per strategy: mean relative error, 90 % and 50 % coverage (with the n each bin rests on) and
+    the 90 % interval's median width against decades of extrapolation (:func:`draw_bench`).
 
     Parameters
     ----------
@@ -216,97 +261,55 @@ def plot_bench(predictions: pd.DataFrame, bins: int = 6, ax=None, title: str = "
         ``decades``, ``true``, ``predicted`` and the interval bounds.
     bins : int
         Bins of decades of extrapolation.
-    ax : sequence of 3 matplotlib.axes.Axes, optional
-        The error, coverage and width panels (default: a new figure).
+    ax : sequence of 4 matplotlib.axes.Axes, optional
+        The panels (default: a new figure).
     title : str
-        Figure title (default: the benchmarks and data sets).
+        Figure title (default: the benchmarks).
 
     Returns
     -------
     matplotlib.figure.Figure
         The figure.
     """
-    fig, axes = given_axes(ax, 3, 4.2, 3.2, max_cols=3)
     edges = np.linspace(0.0, max(float(predictions["decades"].max()), 1e-3), bins + 1)
-    middle = (edges[1:] + edges[:-1]) / 2
-    for i, (strategy, group) in enumerate(predictions.groupby("strategy", sort=False)):
+    summaries = {}
+    for strategy, group in predictions.groupby("strategy", sort=False):
+        table = coverage_table(group, "decades", edges)
         which = np.clip(np.digitize(group["decades"], edges) - 1, 0, bins - 1)
-        rel = (group["predicted"] - group["true"]).abs() / group["true"] * 100
-        color, ls = law_color(strategy), law_linestyle(strategy)
-        axes[0].plot(
-            middle, rel.groupby(which).mean().reindex(range(bins)), ls=ls, color=color, marker="o", ms=3, label=strategy
-        )
-        if "lower90" in group and group["lower90"].notna().any():
-            table = coverage_table(group, "decades", edges)
-            draw_coverage(
-                axes[1],
-                axes[2],
-                table["x"],
-                table,
-                table["n"],
-                "held-out points per bin",
-                name=strategy,
-                color=color,
-                label_n=i == 0,
-            )
-    for pct, level_style in LEVEL_STYLES.items():  # the line style names the level, the colour the strategy
-        axes[1].plot([], [], color="0.3", ms=3, label=f"{pct} % interval", **level_style)
-    style_axes(axes[0], ylabel="mean relative error (%)", title="error")
-    for panel in axes:
-        style_axes(panel, "decades of extrapolation")
-    figure_legend(fig, axes, ncol=4)
+        rel = ((group["predicted"] - group["true"]).abs() / group["true"] * 100).groupby(which).mean()
+        table["error"] = rel.reindex(np.unique(which)).to_numpy()  # coverage_table's rows: the non-empty bins
+        summaries[strategy] = table
     if not title:
         benchmarks = sorted(set(predictions["benchmark"])) if "benchmark" in predictions else []
+        shown = ", ".join(benchmarks[:6]) + ("..." if len(benchmarks) > 6 else "")
         title = "bench: error and intervals vs extrapolation" + (
-            f" ({len(benchmarks)} benchmarks: {', '.join(benchmarks[:6])}{'...' if len(benchmarks) > 6 else ''})"
-            if benchmarks
-            else ""
+            f" ({len(benchmarks)} benchmarks: {shown})" if benchmarks else ""
         )
-    fig.suptitle(title, fontsize=10)
-    return fig
+    return draw_bench(summaries, ax, title)
 
 
 def plot_bench_cells(frame: pd.DataFrame, ax=None):
-    """Each strategy's usable MRE, 50 % / 90 % coverage (with the held-out points n each bin rests
-    on) and 90 % width, in bins of 0.25 decade of extrapolation.
+    """Each strategy's usable MRE, 90 % and 50 % coverage (with the held-out points n each bin
+    rests on) and 90 % width, in bins of 0.25 decade of extrapolation (:func:`draw_bench`).
 
     Parameters
     ----------
     frame : pandas.DataFrame
         ``bench`` rows (one per cell: ``strategy``, ``decades``, ``mre_usable``, ``coverage50``,
         ``coverage90``, ``width90``, ``n_test``), e.g. read back from ``bench_rows.csv``.
-    ax : sequence of 3 matplotlib.axes.Axes, optional
-        The error, coverage and width panels (default: a new figure).
+    ax : sequence of 4 matplotlib.axes.Axes, optional
+        The panels (default: a new figure).
 
     Returns
     -------
     matplotlib.figure.Figure
         The figure.
     """
-    fig, axes = given_axes(ax, 3, 4.2, 3.2, max_cols=3)
     bins = np.round(frame["decades"].astype(float) * 4) / 4
-    for i, (strategy, g) in enumerate(frame.assign(bin=bins).groupby("strategy", sort=True)):
+    summaries = {}
+    for strategy, g in frame.assign(bin=bins).groupby("strategy", sort=True):
         per_bin = g.groupby("bin")
-        color = law_color(strategy)
-        axes[0].plot(
-            per_bin["mre_usable"].mean(), marker="o", ms=3, color=color, ls=law_linestyle(strategy), label=strategy
-        )
-        summary = per_bin[["coverage50", "coverage90", "width90"]].mean()
-        draw_coverage(
-            axes[1],
-            axes[2],
-            summary.index,
-            summary,
-            per_bin["n_test"].sum(),
-            "held-out points per bin",
-            name=strategy,
-            color=color,
-            label_n=i == 0,
-        )
-    for pct, level_style in LEVEL_STYLES.items():  # the line style names the level, the colour the strategy
-        axes[1].plot([], [], color="0.3", ms=3, label=f"{pct} % interval", **level_style)
-    style_axes(axes[0], ylabel="mean MRE on usable held-out points (%)", title="error")
-    for ax in axes:
-        style_axes(ax, "decades of extrapolation")
-    figure_legend(fig, axes, ncol=5)
-    return fig
+        table = per_bin[["coverage50", "coverage90", "width90"]].mean()
+        table["error"], table["n"] = per_bin["mre_usable"].mean(), per_bin["n_test"].sum()
+        summaries[strategy] = table.rename_axis("x").reset_index()
+    return draw_bench(summaries, ax, "bench cells", error_label="mean MRE on usable held-out points (%)")

@@ -76,7 +76,7 @@ def draw_forecast(ax, report: BenchmarkReport) -> None:
         f"forecast ({report.n_boot} bootstrap replicates)",
         xlog=True,
     )
-    legend_outside(ax)
+    legend_outside(ax, "below", ncol=2)
 
 
 def draw_validation(ax, report: BenchmarkReport) -> None:
@@ -91,7 +91,7 @@ def draw_validation(ax, report: BenchmarkReport) -> None:
     """
     bt = report.validation
     title = f"backtest: fit below {bt.threshold:.2g}, held-out MRE {bt.metrics['test_mre']:.2f} %"
-    plot_backtests([bt], ax, title=title)
+    plot_backtests([bt], ax, legend="below", title=title)
 
 
 def profile_coverage(profile: pd.DataFrame, width: float = PROFILE_BIN) -> pd.DataFrame:
@@ -164,7 +164,7 @@ def benchmark_figure(report: BenchmarkReport, figure_format: str = "png", dpi: i
     str
         The figure as a data URI.
     """
-    fig = plt.figure(figsize=(14.5, 8.4), layout="constrained")
+    fig = plt.figure(figsize=(14.5, 10.5), layout="constrained")
     axes = fig.subplot_mosaic([["forecast"] * 3 + ["validation"] * 3, ["error"] * 2 + ["coverage"] * 2 + ["width"] * 2])
     draw_forecast(axes["forecast"], report)
     draw_validation(axes["validation"], report)

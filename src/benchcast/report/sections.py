@@ -181,10 +181,10 @@ def benchmark_section(r: BenchmarkReport, figure_format: str = "png", dpi: int |
         parts.append(
             h.figure(
                 passk_figure(scan, fits, figure_format, dpi),
-                f"{r.benchmark}: pass@k versus compute for each k, and the compute law's parameters versus k",
-                "pass@k versus compute, one colour per k, with the compute law (S1) fitted at each k; then each of its "
-                "parameters versus k (error bars are one standard error cut at the parameter's bounds; x marks a "
-                "fit at a bound).",
+                f"{r.benchmark}: the compute law's parameters versus k, and -log pass@k versus compute for each k",
+                "Each parameter of the compute law (S1) versus k (error bars are one standard error cut at the "
+                "parameter's bounds; x marks a fit at a bound), then -log pass@k versus compute, one colour per k, "
+                "with the law fitted at each k (the figure of benchcast kscan).",
             )
         )
         ok = scan.dropna(subset=[names[0]])
