@@ -15,6 +15,7 @@ from benchcast.evaluation.backtest import BacktestResult, add_intervals, score_s
 from benchcast.fitting.api import fit_rows
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.laws import get_law
+from benchcast.plots.labels import figure_title, metric_label
 from benchcast.utils.io import atomic_write_text, output_folder
 from benchcast.utils.progress import track
 from benchcast.utils.rich_view import Markup, RichView, rich_table
@@ -124,7 +125,6 @@ class CutoffResult(RichView):
             The figure (several panels), to restyle or save.
         """
         from benchcast.plots.figures import plot_cutoff  # matplotlib loads only when a figure is drawn
-        from benchcast.plots.style import figure_title
 
         frame = self.table.assign(n_boot=self.n_boot) if self.n_boot else self.table
         return plot_cutoff(
@@ -240,7 +240,7 @@ def cutoff_backtest(
                 **result.params,
             }
         )
-    metric = f"pass@{int(resolved.k)}" if resolved.metric == "pass@k" and resolved.k is not None else resolved.metric
+    metric = metric_label(resolved.metric, resolved.k)
     return CutoffResult(spec.law, spec.benchmark, pd.DataFrame(records), n_boot, metric, resolved.tpr)
 
 

@@ -17,6 +17,7 @@ from benchcast.evaluation.backtest import BacktestResult, backtest
 from benchcast.evaluation.critical import CRITICAL_DEFINITION, change_span, critical_threshold  # noqa: F401 (API)
 from benchcast.fitting.metrics import mae, mre, usable_points
 from benchcast.fitting.spec import FitSpec, design
+from benchcast.plots.labels import figure_title, metric_label
 from benchcast.utils.io import atomic_write_text, output_folder
 from benchcast.utils.parallel import parallel_map
 from benchcast.utils.rich_view import Markup, RichView, rich_table
@@ -251,7 +252,6 @@ class SweepComparison(RichView):
             The figure, to restyle or save.
         """
         from benchcast.plots.figures import plot_sweep  # matplotlib loads only when a figure is drawn
-        from benchcast.plots.style import figure_title
 
         critical = [{"law": s.law, "benchmark": s.benchmark, "critical_threshold": s.critical} for s in self.sweeps]
         titles = {s.benchmark: figure_title(s.benchmark, s.metric, s.tpr) for s in self.sweeps}
@@ -347,10 +347,7 @@ def sweep(
     # resolve the selection once here, so that its errors and data warnings (an unknown chance
     # level) reach the caller rather than dying silently in the workers
     _, resolved = design(table, replace(spec, tpr=spec.tpr if tpr is None else tpr))
-    labels = (
-        f"pass@{int(resolved.k)}" if resolved.metric == "pass@k" and resolved.k is not None else resolved.metric,
-        resolved.tpr,
-    )
+    labels = (metric_label(resolved.metric, resolved.k), resolved.tpr)  # named in the figure's titles
     records = parallel_map(
         partial(_sweep_point, table, spec, options),
         grid,

@@ -113,7 +113,7 @@ def plot_cutoff(frame: pd.DataFrame, param_names: list[str], title: str, law: st
             hits = bound_hits(law, name, values)
             if hits.any():
                 panel.scatter(x[hits], values[hits], marker="x", s=40, color="red", zorder=5, label="at a bound")
-        panel.axhline(values[-1], color="0.5", ls="-.", lw=0.8, label="final fit (most data)")
+        panel.axhline(values[-1], color="0.5", ls="--", lw=0.8, label="final fit (most data)")
         style_axes(
             panel, ylabel=name, title=f"parameter {name}", ylog=law is not None and use_log_axis(law, name, values)
         )

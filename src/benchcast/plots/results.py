@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from benchcast.plots.coverage import annotate_counts, coverage_table
+from benchcast.plots.labels import metric_label
 from benchcast.plots.panels import curve, draw_backtest, draw_runs, flops_grid, run_status
 from benchcast.plots.style import (
     figure_legend,
@@ -18,26 +19,6 @@ from benchcast.plots.style import (
     panel_grid,
     style_axes,
 )
-
-
-def metric_label(metric: str | None, k=None) -> str:
-    """``pass@8`` for the pass@k metric at k = 8, else the metric.
-
-    Parameters
-    ----------
-    metric : str or None
-        The metric.
-    k : int, optional
-        Its k.
-
-    Returns
-    -------
-    str
-        The label the figures use.
-    """
-    if metric == "pass@k" and k is not None:
-        return f"pass@{int(k)}"
-    return metric or "score"
 
 
 def _new_axes(ax, width: float = 8.4, height: float = 4.2):

@@ -18,6 +18,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from benchcast.laws import available_laws  # noqa: E402
+from benchcast.plots.labels import figure_title  # noqa: E402, F401 (drawn with the figures)
 from benchcast.plots.options import check_figure_options  # noqa: E402
 from benchcast.plots.ticks import readable_log_axis  # noqa: E402
 from benchcast.utils.io import atomic_write  # noqa: E402
@@ -80,32 +81,6 @@ def law_linestyle(name: str) -> str:
         A matplotlib line style.
     """
     return "--" if str(name).rstrip().endswith("]") else "-"
-
-
-def figure_title(benchmark: str, metric: str | None = None, tpr: float | None = None, what: str = "") -> str:
-    """A title naming the benchmark, its metric and the runs' tokens per parameter.
-
-    Parameters
-    ----------
-    benchmark : str
-        The benchmark.
-    metric : str, optional
-        Its metric (``pass@k`` with a k reads as ``pass@8``).
-    tpr : float, optional
-        Tokens per parameter of the runs (None: all runs).
-    what : str
-        What the figure shows, put first (``"backtest at 6e21 FLOPs"``).
-
-    Returns
-    -------
-    str
-        E.g. ``"backtest at 6e+21 FLOPs: arc_easy, acc_norm, TPR 20"``.
-    """
-    parts = [benchmark]
-    if metric:
-        parts.append(str(metric))
-    parts.append(f"TPR {tpr:g}" if tpr is not None else "all TPR")
-    return (f"{what}: " if what else "") + ", ".join(parts)
 
 
 def style_axes(ax, xlabel: str = "", ylabel: str = "", title: str = "", xlog: bool = False, ylog: bool = False):
