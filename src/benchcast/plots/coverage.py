@@ -54,14 +54,15 @@ def coverage_table(frame: pd.DataFrame, x: str, edges: np.ndarray) -> pd.DataFra
 
 
 def annotate_counts(ax, x, y, n, most: int = 8) -> None:
-    """Write ``n=<count>`` above a few points (at most ``most``, evenly spaced, so labels stay apart).
+    """Write ``n=<count>`` in a row along the top of the panel, above a few points (at most
+    ``most``, evenly spaced, so that labels stay apart and off the data).
 
     Parameters
     ----------
     ax : matplotlib.axes.Axes
-        The panel.
+        The panel (its top tenth is left free: coverage panels reach 1.12).
     x, y : array-like
-        The points.
+        The points (a point without a finite y gets no label).
     n : array-like of int
         The count behind each point.
     most : int
@@ -72,10 +73,10 @@ def annotate_counts(ax, x, y, n, most: int = 8) -> None:
         if np.isfinite(y[i]):
             ax.annotate(
                 f"n={n[i]}",
-                (x[i], y[i]),
-                xytext=(0, 4),
-                textcoords="offset points",
+                (x[i], 0.985),
+                xycoords=("data", "axes fraction"),
                 ha="center",
+                va="top",
                 fontsize=FONT["tick"] - 1,
                 color="0.3",
             )

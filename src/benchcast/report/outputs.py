@@ -150,7 +150,7 @@ def backtest_section(frame: pd.DataFrame, source: str, figure_format: str = "png
     """
     parts = [f"<section><h2>Backtest <span class=muted>({h.esc(source)})</span></h2>"]
     rows = []
-    fig, axes = panel_grid(1, 5.4, 3.8)
+    fig, axes = panel_grid(1, 8.4, 4.2)
     by_law, curves = {}, {}
     for law, g in frame.groupby("law", sort=False):
         test = g[g["side"] == "test"]
