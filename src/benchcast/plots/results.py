@@ -293,4 +293,9 @@ def plot_bench_cells(frame: pd.DataFrame, ax=None):
         table = per_bin[["coverage50", "coverage90", "width90"]].mean()
         table["error"], table["n"] = per_bin["mre_usable"].mean(), per_bin["n_test"].sum()
         summaries[strategy] = table.rename_axis("x").reset_index()
-    return draw_bench(summaries, ax, "bench cells", error_label="mean MRE on usable held-out points (%)")
+    return draw_bench(
+        summaries,
+        ax,
+        "bench cells: error and intervals vs extrapolation",
+        error_label="mean MRE on usable held-out points (%)",
+    )
