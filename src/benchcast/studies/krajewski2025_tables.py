@@ -22,6 +22,7 @@ from benchcast.studies.krajewski2025_protocol import (
     PROTOCOL,
     TABLES,
     THRESHOLD,
+    TPR,
     TWO_STAGE_LAWS,
 )
 from benchcast.studies.proxy import proxy_diagnostic
@@ -298,7 +299,7 @@ def write_outputs(result: Reproduction, out_dir: Path, figure_format: str = "png
         Raster resolution (default :data:`benchcast.plots.options.DEFAULT_DPI`).
     """
     from benchcast.plots.figures import plot_reproduction_curves, plot_sweep
-    from benchcast.plots.style import save_figure
+    from benchcast.plots.style import figure_title, save_figure
 
     def save(fig, name: str) -> Path:
         return save_figure(fig, out_dir / f"{name}.{figure_format}", figure_format, dpi)
@@ -316,7 +317,8 @@ def write_outputs(result: Reproduction, out_dir: Path, figure_format: str = "png
     ]
     if not result.tables["sweep"].empty:
         critical = result.tables["critical_thresholds"].to_dict("records")
-        figures.append(save(plot_sweep(result.tables["sweep"], critical), "sweep"))
+        titles = {bench: figure_title(bench, metric, TPR) for bench, metric in result.benchmarks}
+        figures.append(save(plot_sweep(result.tables["sweep"], critical, titles=titles), "sweep"))
     result.figures = [str(f) for f in figures]
     notes = {"protocol": PROTOCOL, "tables": {name: TABLES.get(name, "") for name in result.tables}}
     # names, not paths: out_dir is the temporary folder that is renamed into place when complete
