@@ -129,8 +129,8 @@ def benchmark_section(r: BenchmarkReport, figure_format: str = "png", dpi: int |
             "versus decades of extrapolation",
             "Top left: the forecast (fitted, dropped and held-out runs are drawn differently; the law and its "
             "50 %/90 % prediction bands out to the target compute). Top right: the backtest used to judge the law. "
-            "Bottom: the backtests' absolute error and their intervals' coverage versus decades beyond the "
-            "largest fitted run.",
+            "Bottom: the backtests' absolute error, their intervals' coverage (n: the held-out points behind "
+            "each bin) and the intervals' median width versus decades beyond the largest fitted run.",
         ),
         h.table(
             ["target C (FLOPs)", "forecast", "50 % lower", "50 % upper", "90 % lower", "90 % upper", "decades"],
