@@ -8,11 +8,24 @@ import pytest
 
 import benchcast as bc
 from benchcast.plots import law_color
-from tests.plots.conftest import legend_outside_axes, legend_texts, overlapping_tick_labels
+from tests.plots.figure_checks import (
+    arc_backtests,
+    close_all,
+    ladder,
+    legend_outside_axes,
+    legend_texts,
+    overlapping_tick_labels,
+)
 
 
-def test_backtest_panel_colours_each_law_and_sets_their_intervals_apart(arc_backtests):
-    ax = arc_backtests.plot()
+@pytest.fixture(autouse=True)
+def _closed_figures():
+    yield
+    close_all()
+
+
+def test_backtest_panel_colours_each_law_and_sets_their_intervals_apart():
+    ax = arc_backtests().plot()
     labels = legend_texts(ax)
     assert "fitted runs (11)" in labels and "held-out runs (4)" in labels
     assert any(label.startswith("dropped (score <= chance") for label in labels)
@@ -32,18 +45,18 @@ def test_backtest_panel_colours_each_law_and_sets_their_intervals_apart(arc_back
     assert not overlapping_tick_labels(ax.figure)
 
 
-def test_backtest_plot_draws_into_the_axes_given(arc_backtests):
+def test_backtest_plot_draws_into_the_axes_given():
     import matplotlib.pyplot as plt
 
     fig, (left, right) = plt.subplots(1, 2)
-    assert arc_backtests.backtests[0].plot(ax=right) is right
+    assert arc_backtests().backtests[0].plot(ax=right) is right
     assert right.lines and not left.lines and len(fig.axes) == 2
 
 
-def test_fit_plot_shows_fitted_and_dropped_runs_and_the_curve(ladder):
+def test_fit_plot_shows_fitted_and_dropped_runs_and_the_curve():
     import matplotlib.pyplot as plt
 
-    fit = bc.fit(ladder, law="power", benchmark="gsm8k", metric="exact_match", max_flops=2e20)
+    fit = bc.fit(ladder(), law="power", benchmark="gsm8k", metric="exact_match", max_flops=2e20)
     fig, ax = plt.subplots()
     assert fit.plot(ax=ax, lw=3) is ax
     labels = legend_texts(ax)
@@ -54,8 +67,8 @@ def test_fit_plot_shows_fitted_and_dropped_runs_and_the_curve(ladder):
     assert "gsm8k" in ax.get_title() and "exact_match" in ax.get_title() and ax.get_ylabel() == "exact_match"
 
 
-def test_forecast_plot_draws_both_intervals_over_the_fit(ladder):
-    fit = bc.fit(ladder, law="power", benchmark="arc_easy", metric="acc_norm", max_flops=2e20)
+def test_forecast_plot_draws_both_intervals_over_the_fit():
+    fit = bc.fit(ladder(), law="power", benchmark="arc_easy", metric="acc_norm", max_flops=2e20)
     fc = bc.forecast(fit, flops=[1e21, 1e22], n_boot=20, interval="bootstrap")
     ax = fc.plot(fit=fit)
     labels = legend_texts(ax)
@@ -69,8 +82,8 @@ def test_forecast_plot_draws_both_intervals_over_the_fit(ladder):
 
 
 @pytest.mark.parametrize("figure_format,magic", [("png", b"\x89PNG"), ("svg", b"<?xml"), ("pdf", b"%PDF")])
-def test_write_saves_the_figure_in_the_format_asked(arc_backtests, tmp_path, figure_format, magic):
-    arc_backtests.write(tmp_path, figure_format=figure_format, dpi=72)
+def test_write_saves_the_figure_in_the_format_asked(tmp_path, figure_format, magic):
+    arc_backtests().write(tmp_path, figure_format=figure_format, dpi=72)
     path = tmp_path / f"backtest-arc_easy.{figure_format}"
     assert path.read_bytes().startswith(magic)
     assert sorted(p.suffix for p in tmp_path.glob("backtest-*")) == sorted([".csv", f".{figure_format}"])

@@ -11,7 +11,13 @@ import pytest
 import benchcast as bc
 from benchcast.evaluation.cutoff import CutoffResult
 from benchcast.plots import bound_hits, param_errorbars, plot_bench, plot_sweep, readable_log_axis
-from tests.plots.conftest import legend_texts, overlapping_tick_labels, visible_axes
+from tests.plots.figure_checks import arc_backtests, close_all, legend_texts, overlapping_tick_labels, visible_axes
+
+
+@pytest.fixture(autouse=True)
+def _closed_figures():
+    yield
+    close_all()
 
 
 def cutoff_frame() -> pd.DataFrame:
@@ -162,10 +168,10 @@ def test_kscan_error_bars_respect_the_bound_at_zero(apple):
     assert bars.tolist() == [[0.01, 0.05], [0.05, 0.05]]  # one-sided at the bound, symmetric inside
 
 
-def test_reproduction_curves_leave_out_benchmarks_without_backtests(arc_backtests):
+def test_reproduction_curves_leave_out_benchmarks_without_backtests():
     from benchcast.plots import plot_reproduction_curves
 
-    done = {("direct", bt.law, "arc_easy", ""): bt for bt in arc_backtests.backtests}
+    done = {("direct", bt.law, "arc_easy", ""): bt for bt in arc_backtests().backtests}
     pairs = [("direct", "power"), ("direct", "power_floor")]
     fig = plot_reproduction_curves(done, pairs, [("arc_easy", "acc_norm"), ("sciq", "acc_norm")], 2e20)
     (ax,) = visible_axes(fig)

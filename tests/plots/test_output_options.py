@@ -12,6 +12,13 @@ import pytest
 
 from benchcast.errors import BenchcastError
 from benchcast.plots import check_figure_options, panel_grid, save_figure
+from tests.plots.figure_checks import arc_backtests, close_all
+
+
+@pytest.fixture(autouse=True)
+def _closed_figures():
+    yield
+    close_all()
 
 
 def png_size(path) -> tuple[int, int]:
@@ -50,10 +57,10 @@ def test_options_are_normalised():
     assert check_figure_options("SVG", None) == ("svg", 200) and check_figure_options("pdf", 300) == ("pdf", 300)
 
 
-def test_report_from_outputs_embeds_svg_when_asked(arc_backtests, tmp_path):
+def test_report_from_outputs_embeds_svg_when_asked(tmp_path):
     from benchcast.report.outputs import build_from_outputs
 
-    arc_backtests.write(tmp_path / "out", figure_format="svg")
+    arc_backtests().write(tmp_path / "out", figure_format="svg")
     build_from_outputs(tmp_path / "out", tmp_path / "page-svg.html", figure_format="svg")
     build_from_outputs(tmp_path / "out", tmp_path / "page-png.html", dpi=60)
     svg, png = (tmp_path / "page-svg.html").read_text(), (tmp_path / "page-png.html").read_text()

@@ -7,16 +7,22 @@ import warnings
 
 import pytest
 
-from tests.plots.conftest import legend_texts, overlapping_tick_labels, visible_axes
+from tests.plots.figure_checks import close_all, ladder, legend_texts, overlapping_tick_labels, visible_axes
+
+
+@pytest.fixture(autouse=True)
+def _closed_figures():
+    yield
+    close_all()
 
 
 @pytest.fixture(scope="module")
-def arc_report(ladder):
+def arc_report():
     from benchcast.report.analysis import analyse_benchmark
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a small synthetic ladder: support warnings are not under test
-        return analyse_benchmark(ladder, "arc_easy", "acc_norm", target_flops=[1e22], law="power", n_boot=10)
+        return analyse_benchmark(ladder(), "arc_easy", "acc_norm", target_flops=[1e22], law="power", n_boot=10)
 
 
 def test_benchmark_figure_has_five_full_panels(arc_report, monkeypatch):
@@ -38,14 +44,14 @@ def test_benchmark_figure_has_five_full_panels(arc_report, monkeypatch):
     assert not overlapping_tick_labels(fig)
 
 
-def test_report_embeds_svg_or_png_at_the_dpi_asked(ladder, tmp_path):
+def test_report_embeds_svg_or_png_at_the_dpi_asked(tmp_path):
     from benchcast.report import build_report, parse_targets
 
     targets = parse_targets(["arc_easy:acc_norm"], None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        build_report(ladder, targets, [1e22], out=tmp_path / "svg.html", law="power", n_boot=10, figure_format="svg")
-        build_report(ladder, targets, [1e22], out=tmp_path / "png.html", law="power", n_boot=10, dpi=40)
+        build_report(ladder(), targets, [1e22], out=tmp_path / "svg.html", law="power", n_boot=10, figure_format="svg")
+        build_report(ladder(), targets, [1e22], out=tmp_path / "png.html", law="power", n_boot=10, dpi=40)
     svg, png = (tmp_path / "svg.html").read_text(), (tmp_path / "png.html").read_text()
     assert "data:image/svg+xml;base64," in svg and "data:image/png" not in svg
     assert "data:image/png;base64," in png and "data:image/svg" not in png

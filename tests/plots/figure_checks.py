@@ -1,40 +1,34 @@
-"""Shared helpers of the figure tests: fast backtests on the bundled ladder and checks of what a
+"""Shared data and checks of the figure tests (a conftest.py here would shadow the top-level one,
+which other tests import by name): fast backtests on the bundled ladder and checks of what a
 reader sees (legend entries, visible panels, labels that do not overlap)."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import warnings
 
-import pytest
+import pandas as pd
 
 import benchcast as bc
 from benchcast.data.example import load_example
 
 
-@pytest.fixture(autouse=True)
-def close_figures():
-    """Every test starts and ends without open figures."""
-    yield
-    import matplotlib.pyplot as plt
-
-    plt.close("all")
-
-
-@pytest.fixture(scope="session")
-def ladder():
+@functools.cache
+def ladder() -> pd.DataFrame:
+    """The bundled synthetic ladder (read once)."""
     return load_example()
 
 
-@pytest.fixture(scope="session")
-def arc_backtests(ladder):
-    """power and power_floor on the ladder's arc_easy, split at 2e20, with bootstrap intervals."""
+@functools.cache
+def arc_backtests():
+    """power and power_floor on the ladder's arc_easy, split at 2e20, with bootstrap intervals (made once)."""
     from benchcast.evaluation.backtest import compare_backtests
 
     specs = [bc.FitSpec(law, "arc_easy", "acc_norm") for law in ("power", "power_floor")]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a few fitted points: warnings about support are not under test
-        return compare_backtests(ladder, specs, threshold=2e20, n_boot=20, interval="bootstrap")
+        return compare_backtests(ladder(), specs, threshold=2e20, n_boot=20, interval="bootstrap")
 
 
 def legend_texts(owner) -> list[str]:
@@ -75,3 +69,10 @@ def legend_outside_axes(ax) -> bool:
     renderer = fig.canvas.get_renderer()
     legend = ax.get_legend().get_window_extent(renderer)
     return not legend.overlaps(ax.get_window_extent(renderer))
+
+
+def close_all() -> None:
+    """Close every open figure (each test module calls it after each test)."""
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
