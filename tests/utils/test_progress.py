@@ -45,3 +45,16 @@ def test_a_worker_process_prints_nothing(piped, monkeypatch, capsys):
     progress.silence()  # what the process pool's initializer does in each worker
     assert list(progress.track(range(3), "in a worker")) == [0, 1, 2]
     assert capsys.readouterr().err == ""
+
+
+def test_progress_lines_when_piped(capsys, monkeypatch):
+    monkeypatch.setattr(progress, "DELAY_S", 0.0)  # a step shows itself after DELAY_S: here at once
+    progress.report_when_piped(True)
+    try:
+        assert list(progress.track(range(3), "work")) == [0, 1, 2]
+    finally:
+        progress.report_when_piped(False)
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "work: 1/3, 0 s" and err[-1].startswith("work: 3/3 done in ")
+    assert list(progress.track(range(2), "quiet")) == [0, 1]  # library use: silent unless asked
+    assert capsys.readouterr().err == ""

@@ -18,6 +18,8 @@ from benchcast.cli.core import refuse_unused_proxy
 from benchcast.cli.options import (
     Benchmark,
     Data,
+    Dpi,
+    FigureFormat,
     Format,
     Jobs,
     Json,
@@ -32,6 +34,7 @@ from benchcast.cli.options import (
     RayAddress,
     Threshold,
     Tpr,
+    figure_options,
     read,
 )
 from benchcast.errors import BenchcastError
@@ -47,12 +50,14 @@ DEFAULT_MAX_K = 32
 def example_command(
     out: Annotated[Path, typer.Option("--out", "-o", help="Output folder.")] = Path("benchcast-example"),
     law: Annotated[str, typer.Option("--law", "-l", help="Law to fit.")] = "power",
+    figure_format: FigureFormat = "png",
+    dpi: Dpi = None,
     json: Json = False,
 ) -> None:
     """Run the main job on the bundled synthetic ladder: fit, backtest, forecast, plot."""
     from benchcast.studies.example import run_example
 
-    result = run_example(out, law)
+    result = run_example(out, law, *figure_options(figure_format, dpi, writes=True))
     if json:
         emit_json(result.to_dict())
         return
@@ -77,11 +82,14 @@ def backtest_command(
     metadata: Metadata = None,
     q_rand: QRand = None,
     out: OutDir = None,
+    figure_format: FigureFormat = "png",
+    dpi: Dpi = None,
     json: Json = False,
 ) -> None:
     """Fit below a threshold (or by protocol), predict the held-out runs, report MAE/MRE/RMSE/R²."""
     from benchcast.evaluation.backtest import compare_backtests
 
+    figures = figure_options(figure_format, dpi, writes=out is not None)
     laws = law or ["power"]
     refuse_unused_proxy(laws, proxy)
     uses_k = protocol == "passk" or any("k" in get_law(name).covariates for name in laws)
@@ -96,7 +104,7 @@ def backtest_command(
         table, specs, protocol=protocol, threshold=threshold, tpr=tpr, min_flops=min_flops, n_boot=boot
     )
     if out is not None:
-        results.write(out)
+        results.write(out, *figures)
     if json:
         emit_json([bt.to_dict() for bt in results.backtests])
         return
@@ -128,11 +136,14 @@ def sweep_command(
     metadata: Metadata = None,
     q_rand: QRand = None,
     out: OutDir = None,
+    figure_format: FigureFormat = "png",
+    dpi: Dpi = None,
     json: Json = False,
 ) -> None:
     """Threshold sweep (6e19 .. 5e22): held-out MRE per threshold and the critical threshold."""
     from benchcast.evaluation.sweep import compare_sweeps
 
+    figures = figure_options(figure_format, dpi, writes=out is not None)
     refuse_unused_proxy(law or ["power"], proxy)
     refuse_jobs_with_ray(jobs, ray)
     table = read(data, format, metadata, q_rand)
@@ -143,7 +154,7 @@ def sweep_command(
     ]
     sweeps = compare_sweeps(table, specs, min_flops=min_flops, tpr=tpr, n_boot=boot, n_jobs=jobs, ray_address=ray)
     if out is not None:
-        sweeps.write(out)
+        sweeps.write(out, *figures)
         if sweeps.to_frame().empty:
             print_warning(
                 f"--out {out}: nothing written: no threshold left both fitted and held-out runs "
@@ -172,6 +183,8 @@ def cutoff_command(
     metadata: Metadata = None,
     q_rand: QRand = None,
     out: OutDir = None,
+    figure_format: FigureFormat = "png",
+    dpi: Dpi = None,
     json: Json = False,
 ) -> None:
     """Cutoff backtest: error and every parameter versus orders of magnitude of extrapolation.
@@ -180,6 +193,7 @@ def cutoff_command(
     """
     from benchcast.evaluation.cutoff import cutoff_backtest
 
+    figures = figure_options(figure_format, dpi, writes=out is not None)
     refuse_unused_proxy(law or ["power"], proxy)
     table = read(data, format, metadata, q_rand)
     # the terminal's table shows no coverage: bootstrap only where --json or --out will carry it
@@ -196,7 +210,7 @@ def cutoff_command(
         if not len(result):
             raise BenchcastError(f"{benchmark}: no cutoff left enough runs to fit {name!r}.")
         if out is not None:
-            result.write(out)
+            result.write(out, *figures)
         results.append(result)
     if json:
         emit_json([result.to_dict() for result in results])

@@ -9,7 +9,7 @@ from rich.markup import escape
 
 from benchcast.cli.app import app
 from benchcast.cli.common import console, emit_json, refuse_jobs_with_ray, user_errors
-from benchcast.cli.options import Jobs, Json, OutDir, QRand, RayAddress, Seed, read
+from benchcast.cli.options import Dpi, FigureFormat, Jobs, Json, OutDir, QRand, RayAddress, Seed, figure_options, read
 from benchcast.errors import BenchcastError
 
 
@@ -115,6 +115,8 @@ def bench_command(
     jobs: Jobs = None,
     ray: RayAddress = None,
     out: OutDir = None,
+    figure_format: FigureFormat = "png",
+    dpi: Dpi = None,
     json: Json = False,
 ) -> None:
     """Rolling-origin backtests of forecasting strategies: error, interval coverage and width."""
@@ -125,6 +127,7 @@ def bench_command(
     from benchcast.validation import check_replicates
 
     check_replicates(n_boot, allow_zero=False)
+    figures = figure_options(figure_format, dpi, writes=bool(out))
     refuse_jobs_with_ray(jobs, ray)
     _refuse_dropped(
         preset=preset,
@@ -181,7 +184,7 @@ def bench_command(
         ray_address=ray,
         choosers=(HOLDOUT,),  # the earlier release's law choice, a row to measure the others against
     )
-    written = write_outputs(result, out) if out else []
+    written = write_outputs(result, out, *figures) if out else []
     if json:
         emit_json(result.to_dict()["rows"])
         return

@@ -122,3 +122,42 @@ RayAddress = Annotated[
         "'local': a new one on this machine); needs pip install 'benchcast\\[ray]'. Default: a local process pool.",
     ),
 ]
+
+FigureFormat = Annotated[
+    str,
+    typer.Option(
+        "--figure-format", help="File format of the figures written: png, svg or pdf (--format is the input's)."
+    ),
+]
+Dpi = Annotated[
+    int | None, typer.Option("--dpi", help="Resolution of raster (PNG) figures in dots per inch (default: 200).")
+]
+
+
+def figure_options(figure_format: str, dpi: int | None, writes: bool) -> tuple[str, int | None]:
+    """``--figure-format`` and ``--dpi`` checked before any work; refused where nothing is drawn.
+
+    Parameters
+    ----------
+    figure_format : str
+        The ``--figure-format`` given.
+    dpi : int or None
+        The ``--dpi`` given.
+    writes : bool
+        Whether the command will write figures (``--out`` given).
+
+    Returns
+    -------
+    tuple of (str, int or None)
+        The format in lower case and the resolution (None: the default of what is drawn).
+    """
+    from benchcast.cli.common import refuse_options
+    from benchcast.plots.options import check_dpi, check_figure_format
+
+    if not writes:
+        refuse_options(
+            {"--figure-format": figure_format != "png", "--dpi": dpi is not None},
+            "figure options apply to the figures --out writes, and without --out none is written: "
+            "give --out or drop {them}.",
+        )
+    return check_figure_format(figure_format), None if dpi is None else check_dpi(dpi)

@@ -7,7 +7,21 @@ import typer
 
 from benchcast.cli.app import app
 from benchcast.cli.common import console, emit_json, parse_ks, refuse_options, user_errors
-from benchcast.cli.options import Benchmark, Data, Format, Json, MaxFlops, Metadata, Metric, QRand, Tpr, read
+from benchcast.cli.options import (
+    Benchmark,
+    Data,
+    Dpi,
+    FigureFormat,
+    Format,
+    Json,
+    MaxFlops,
+    Metadata,
+    Metric,
+    QRand,
+    Tpr,
+    figure_options,
+    read,
+)
 from benchcast.errors import BenchcastError
 from benchcast.fitting.result import FitResult
 from benchcast.utils.io import atomic_write_text, output_folder
@@ -113,16 +127,19 @@ def kscan_command(
     metadata: Metadata = None,
     q_rand: QRand = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Folder for the table and plot.")] = None,
+    figure_format: FigureFormat = "png",
+    dpi: Dpi = None,
     json: Json = False,
 ) -> None:
     """Fit a pass@k law separately at each k and report every parameter as a function of k."""
     from benchcast.generative.kscan import kscan
 
+    figures = figure_options(figure_format, dpi, writes=out is not None)
     table = read(data, format, metadata, q_rand)
     scan = kscan(table, law, benchmark, parse_ks(ks), metric=metric, tpr=tpr, max_flops=max_flops).require_fits()
     if out is not None:
         with output_folder(out) as folder:
-            scan.write(folder)
+            scan.write(folder, *figures)
     if json:
         emit_json(scan.to_dict())
         return

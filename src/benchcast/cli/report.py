@@ -9,7 +9,7 @@ from rich.markup import escape
 
 from benchcast.cli.app import app
 from benchcast.cli.common import console, emit_json, refuse_options, user_errors
-from benchcast.cli.options import Format, Jobs, Json, Metadata, Seed, Tpr, read
+from benchcast.cli.options import Format, Jobs, Json, Metadata, Seed, Tpr, figure_options, read
 from benchcast.errors import BenchcastError
 
 DEFAULT_REPORT_REPLICATES = 200
@@ -54,11 +54,17 @@ def report_command(
     format: Format = "auto",
     metadata: Metadata = None,
     out: Annotated[Path, typer.Option("--out", "-o", help="The HTML file to write.")] = Path("report.html"),
+    figure_format: Annotated[
+        str, typer.Option("--figure-format", help="Figures embedded as svg, or as png (pdf: png) at --dpi.")
+    ] = "png",
+    dpi: Annotated[int | None, typer.Option("--dpi", help="Resolution of PNG figures (default: 100).")] = None,
     json: Json = False,
 ) -> None:
     """Write a self-contained HTML forecast report: per benchmark the runs, the law and why, the
     forecast at each target compute with 50 % and 90 % intervals, and the backtests behind it."""
     command = ["benchcast", *sys.argv[1:]]
+    figures = {"figure_format": figure_format, "dpi": dpi}
+    figure_options(figure_format, dpi, writes=True)
     if from_dir is not None:
         if data is not None:
             raise BenchcastError("give either a data file or --from DIR, not both.")
@@ -81,7 +87,7 @@ def report_command(
         )
         from benchcast.report.outputs import build_from_outputs
 
-        summary = build_from_outputs(from_dir, out, command=command)
+        summary = build_from_outputs(from_dir, out, command=command, **figures)
     else:
         if data is None:
             raise BenchcastError("give a data file (or --from DIR with outputs already written).")
@@ -104,6 +110,7 @@ def report_command(
             n_jobs=jobs,
             data=data,
             command=command,
+            **figures,
         )
     if json:
         emit_json(summary)

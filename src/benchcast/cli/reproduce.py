@@ -7,7 +7,7 @@ import typer
 
 from benchcast.cli.app import app
 from benchcast.cli.common import console, emit_json, refuse_jobs_with_ray, user_errors
-from benchcast.cli.options import Format, Jobs, Json, NBoot, RayAddress, read
+from benchcast.cli.options import Dpi, FigureFormat, Format, Jobs, Json, NBoot, RayAddress, figure_options, read
 from benchcast.errors import BenchcastError, did_you_mean
 
 STUDIES = ("krajewski2025",)
@@ -44,15 +44,18 @@ def reproduce_command(
     boot: NBoot = 100,
     ray: RayAddress = None,
     format: Format = "auto",
+    figure_format: FigureFormat = "png",
+    dpi: Dpi = None,
     json: Json = False,
 ) -> None:
-    """Re-run a published study's protocols and write every table (CSV) and figure (PNG)."""
+    """Re-run a published study's protocols and write every table (CSV) and figure (--figure-format)."""
     if study not in STUDIES:
         raise BenchcastError(f"unknown study {study!r}; available: {', '.join(STUDIES)}.")
     from benchcast.evaluation.sweep import SWEEP_THRESHOLDS
     from benchcast.studies.krajewski2025 import reproduce_krajewski2025
     from benchcast.validation import check_thresholds
 
+    figure_format, dpi = figure_options(figure_format, dpi, writes=True)
     refuse_jobs_with_ray(jobs, ray)
     thresholds = check_thresholds(sweep_threshold) if sweep_threshold else SWEEP_THRESHOLDS
     result = reproduce_krajewski2025(
@@ -63,6 +66,8 @@ def reproduce_command(
         benchmarks=_select(benchmark),
         thresholds=thresholds,
         ray_address=ray,
+        figure_format=figure_format,
+        dpi=dpi,
     )
     if json:
         emit_json(result.to_dict())

@@ -107,15 +107,36 @@ class BacktestResult(RichView):
         """What ``benchcast backtest`` prints for this law."""
         return BacktestComparison([self]).rich_items()
 
-    def write(self, out: str | Path) -> None:
+    def plot(self, ax=None, **style):
+        """The backtest panel: runs by status, the fitted curve, held-out intervals and the split.
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            The panel to draw into (default: a new figure).
+        **style
+            ``title`` replaces the panel's title.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            The panel, to restyle or save (``ax.figure.savefig(...)``).
+        """
+        return BacktestComparison([self]).plot(ax, **style)
+
+    def write(self, out: str | Path, figure_format: str = "png", dpi: int | None = None) -> None:
         """The predictions (CSV) and the figure into the folder ``out`` (see :class:`BacktestComparison`).
 
         Parameters
         ----------
         out : str or Path
             The output folder.
+        figure_format : {'png', 'svg', 'pdf'}
+            The figure's file format.
+        dpi : int, optional
+            Raster resolution (default :data:`benchcast.plots.options.DEFAULT_DPI`).
         """
-        BacktestComparison([self]).write(out)
+        BacktestComparison([self]).write(out, figure_format, dpi)
 
 
 @dataclass
@@ -160,31 +181,45 @@ class BacktestComparison(RichView):
         frame = pd.DataFrame([bt.summary_row() for bt in self.backtests], columns=list(SUMMARY_COLUMNS))
         return f"<div><strong>{html.escape(self.title)}</strong>{html_table(frame)}</div>"
 
-    def write(self, out: str | Path) -> None:
-        """``backtest-<benchmark>.csv`` (every law's predictions) and ``backtest-<benchmark>.png`` (the
-        held-out runs and each law's curve) into the folder ``out``.
+    def plot(self, ax=None, **style):
+        """The backtest panel (:func:`benchcast.plots.plot_backtests`): runs by status, each law's curve
+        and held-out intervals in the law's colour, side by side, and the split.
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            The panel to draw into (default: a new figure).
+        **style
+            ``title`` replaces the panel's title.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            The panel, to restyle or save (``ax.figure.savefig(...)``).
+        """
+        from benchcast.plots.results import plot_backtests  # matplotlib loads only when a figure is drawn
+
+        return plot_backtests(self.backtests, ax, **style)
+
+    def write(self, out: str | Path, figure_format: str = "png", dpi: int | None = None) -> None:
+        """``backtest-<benchmark>.csv`` (every law's predictions) and ``backtest-<benchmark>.<format>``
+        (the figure of :meth:`plot`) into the folder ``out``.
 
         Parameters
         ----------
         out : path
             The output folder (created, or added to: see :func:`benchcast.utils.io.output_folder`).
+        figure_format : {'png', 'svg', 'pdf'}
+            The figure's file format.
+        dpi : int, optional
+            Raster resolution (default :data:`benchcast.plots.options.DEFAULT_DPI`).
         """
-        from benchcast.plots.figures import curve, draw_backtest, flops_grid, panel_grid, save_figure
+        from benchcast.plots.options import check_figure_options
+        from benchcast.plots.style import save_figure
 
+        figure_format, dpi = check_figure_options(figure_format, dpi)
         first = self.backtests[0]
-        fig, axes = panel_grid(1, 5.0, 3.8)
-        grid = flops_grid(first.predictions)
-        curves = {bt.law: c for bt in self.backtests if (c := curve(bt.fit, grid)) is not None}
-        draw_backtest(
-            axes[0],
-            first.predictions,
-            curves,
-            first.benchmark,
-            first.threshold,
-            dropped=first.fit.dropped,
-            n_boot=self.n_boot or None,
-        )
-        axes[0].legend(fontsize=6)
+        fig = self.plot().figure
         with output_folder(out) as folder:
             atomic_write_text(folder / f"backtest-{first.benchmark}.csv", self.to_frame().to_csv(index=False))
-            save_figure(fig, folder / f"backtest-{first.benchmark}.png")
+            save_figure(fig, folder / f"backtest-{first.benchmark}.{figure_format}", figure_format, dpi)

@@ -76,6 +76,24 @@ class BenchResult(RichView):
             f"{self.seconds:.0f} s)"
         )
 
+    def plot(self, ax=None):
+        """Each strategy's error, interval coverage (with the n each bin rests on) and interval width
+        against decades of extrapolation (:func:`benchcast.plots.plot_bench`).
+
+        Parameters
+        ----------
+        ax : sequence of 3 matplotlib.axes.Axes, optional
+            The error, coverage and width panels (default: a new figure).
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+            The figure (three panels), to restyle or save.
+        """
+        from benchcast.plots.results import plot_bench  # matplotlib loads only when a figure is drawn
+
+        return plot_bench(self.predictions, ax=ax)
+
     def rich_items(self) -> list:
         """The leaderboard (numbers to 3 significant digits), then the notes.
 
@@ -163,9 +181,12 @@ def leaderboard(rows: pd.DataFrame) -> pd.DataFrame:
     return board.reset_index()
 
 
-def write_outputs(result: BenchResult, out: str | Path) -> list[Path]:
-    """CSV tables and the figure (error and coverage against decades of extrapolation), written as
-    one output folder (complete or absent; see :func:`benchcast.utils.io.output_folder`).
+def write_outputs(
+    result: BenchResult, out: str | Path, figure_format: str = "png", dpi: int | None = None
+) -> list[Path]:
+    """CSV tables and the figure of :meth:`BenchResult.plot` (error, coverage and interval width
+    against decades of extrapolation), written as one output folder (complete or absent; see
+    :func:`benchcast.utils.io.output_folder`).
 
     Parameters
     ----------
@@ -173,14 +194,20 @@ def write_outputs(result: BenchResult, out: str | Path) -> list[Path]:
         What :func:`bench` returned.
     out : str or Path
         The output folder (replaced whole).
+    figure_format : {'png', 'svg', 'pdf'}
+        The figure's file format.
+    dpi : int, optional
+        Raster resolution (default :data:`benchcast.plots.options.DEFAULT_DPI`).
 
     Returns
     -------
     list of Path
         The files written.
     """
+    from benchcast.plots.options import check_figure_options
     from benchcast.utils.io import atomic_write_text, output_folder
 
+    figure_format, dpi = check_figure_options(figure_format, dpi)
     out = Path(out)
     names = []
     with output_folder(out) as folder:
@@ -192,45 +219,8 @@ def write_outputs(result: BenchResult, out: str | Path) -> list[Path]:
             atomic_write_text(folder / f"{name}.csv", frame.to_csv(index=False))
             names.append(f"{name}.csv")
         if not result.predictions.empty:
-            names.append(plot_bench(result.predictions, folder / "bench_extrapolation.png").name)
+            from benchcast.plots.style import save_figure
+
+            path = folder / f"bench_extrapolation.{figure_format}"
+            names.append(save_figure(result.plot(), path, figure_format, dpi).name)
     return [out / name for name in names]
-
-
-def plot_bench(predictions: pd.DataFrame, path: str | Path, bins: int = 6) -> Path:
-    """Mean relative error and 90 % / 50 % coverage against decades of extrapolation, per strategy.
-
-    Parameters
-    ----------
-    predictions : DataFrame
-        Per-point predictions from :func:`bench`.
-    path : str or Path
-        The PNG file to write.
-    bins : int
-        Bins of decades of extrapolation.
-
-    Returns
-    -------
-    Path
-        ``path``.
-    """
-    from benchcast.plots.figures import plt, save_figure
-
-    fig, axes = plt.subplots(1, 3, figsize=(14, 4), layout="constrained")
-    edges = np.linspace(0.0, max(float(predictions["decades"].max()), 1e-3), bins + 1)
-    middle = (edges[1:] + edges[:-1]) / 2
-    for strategy, group in predictions.groupby("strategy", sort=False):
-        which = np.clip(np.digitize(group["decades"], edges) - 1, 0, bins - 1)
-        rel = (group["predicted"] - group["true"]).abs() / group["true"] * 100
-        style = "--" if strategy.endswith("]") else "-"
-        axes[0].plot(middle, rel.groupby(which).mean().reindex(range(bins)), style, marker="o", label=strategy)
-        for ax, pct in ((axes[1], 90), (axes[2], 50)):
-            if f"lower{pct}" in group:
-                inside = (group["true"] >= group[f"lower{pct}"]) & (group["true"] <= group[f"upper{pct}"])
-                inside = inside.where(group[f"lower{pct}"].notna())
-                ax.plot(middle, inside.groupby(which).mean().reindex(range(bins)), style, marker="o", label=strategy)
-    axes[0].set(xlabel="decades of extrapolation", ylabel="mean relative error (%)", title="error")
-    for ax, pct in ((axes[1], 90), (axes[2], 50)):
-        ax.axhline(pct / 100, color="k", lw=0.8, ls=":")
-        ax.set(xlabel="decades of extrapolation", ylabel="coverage", title=f"{pct} % interval coverage", ylim=(0, 1.02))
-    axes[0].legend(fontsize=7)
-    return save_figure(fig, path)

@@ -15,6 +15,7 @@ from benchcast.evaluation.backtest import BacktestResult, add_intervals, score_s
 from benchcast.fitting.api import fit_rows
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.laws import get_law
+from benchcast.plots.labels import figure_title, metric_label
 from benchcast.utils.io import atomic_write_text, output_folder
 from benchcast.utils.progress import track
 from benchcast.utils.rich_view import Markup, RichView, rich_table
@@ -35,12 +36,18 @@ class CutoffResult(RichView):
         data, MAE, MRE, interval coverage (with replicates), convergence and every parameter.
     n_boot : int
         Bootstrap replicates per cutoff (0: no intervals).
+    metric : str, optional
+        The metric (``pass@8`` for pass@k at k = 8), named in the figure's title.
+    tpr : float, optional
+        Tokens per parameter of the runs (None: all), named in the figure's title.
     """
 
     law: str
     benchmark: str
     table: pd.DataFrame
     n_boot: int = 0
+    metric: str | None = None
+    tpr: float | None = None
 
     def __getitem__(self, key):
         return self.table[key]
@@ -103,27 +110,52 @@ class CutoffResult(RichView):
             )
         return items
 
-    def write(self, out: str | Path) -> None:
-        """``cutoff-<law>-<benchmark>.csv`` and ``.png`` (error and parameters versus extrapolation)
-        into the folder ``out``.
+    def plot(self, ax=None):
+        """Error, interval coverage (with the n target runs it rests on) and width, and every
+        parameter versus decades of extrapolation (:func:`benchcast.plots.plot_cutoff`).
+
+        Parameters
+        ----------
+        ax : sequence of matplotlib.axes.Axes, optional
+            The panels to draw into: error, (coverage and width, when bootstrapped,) one per parameter.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+            The figure (several panels), to restyle or save.
+        """
+        from benchcast.plots.figures import plot_cutoff  # matplotlib loads only when a figure is drawn
+
+        frame = self.table.assign(n_boot=self.n_boot) if self.n_boot else self.table
+        return plot_cutoff(
+            frame,
+            self.param_names,
+            figure_title(self.benchmark, self.metric, self.tpr, f"{self.law} cutoff backtest"),
+            law=self.law,
+            ax=ax,
+        )
+
+    def write(self, out: str | Path, figure_format: str = "png", dpi: int | None = None) -> None:
+        """``cutoff-<law>-<benchmark>.csv`` and the figure of :meth:`plot` into the folder ``out``.
 
         Parameters
         ----------
         out : path
             The output folder.
+        figure_format : {'png', 'svg', 'pdf'}
+            The figure's file format.
+        dpi : int, optional
+            Raster resolution (default :data:`benchcast.plots.options.DEFAULT_DPI`).
         """
-        from benchcast.plots.figures import plot_cutoff
+        from benchcast.plots.options import check_figure_options
+        from benchcast.plots.style import save_figure
 
+        figure_format, dpi = check_figure_options(figure_format, dpi)
         stem = f"cutoff-{self.law}-{self.benchmark}"
+        fig = self.plot()
         with output_folder(out) as folder:
             atomic_write_text(folder / f"{stem}.csv", self.table.to_csv(index=False))
-            plot_cutoff(
-                self.table.assign(n_boot=self.n_boot) if self.n_boot else self.table,
-                self.param_names,
-                f"{self.law} on {self.benchmark}",
-                folder / f"{stem}.png",
-                law=self.law,
-            )
+            save_figure(fig, folder / f"{stem}.{figure_format}", figure_format, dpi)
 
 
 def cutoff_backtest(
@@ -203,11 +235,35 @@ def cutoff_backtest(
                 "mae": bt.metrics["test_mae"],
                 "mre": bt.metrics["test_mre"],
                 **{key: v for key, v in bt.metrics.items() if key.startswith("coverage")},
+                **(interval_widths(bt.predictions) if n_boot else {}),
                 "converged": result.converged,
                 **result.params,
             }
         )
-    return CutoffResult(spec.law, spec.benchmark, pd.DataFrame(records), n_boot)
+    metric = metric_label(resolved.metric, resolved.k)
+    return CutoffResult(spec.law, spec.benchmark, pd.DataFrame(records), n_boot, metric, resolved.tpr)
+
+
+def interval_widths(predictions: pd.DataFrame) -> dict:
+    """Median width of the 50 % and 90 % prediction intervals at the held-out (target) runs.
+
+    Parameters
+    ----------
+    predictions : DataFrame
+        A backtest's predictions with ``side`` and the interval bounds.
+
+    Returns
+    -------
+    dict
+        ``width50`` and ``width90`` in score units (NaN without intervals).
+    """
+    test = predictions[predictions["side"] == "test"]
+    out = {}
+    for pct in (50, 90):
+        width = (test.get(f"upper{pct}", np.nan) - test.get(f"lower{pct}", np.nan)) if len(test) else pd.Series()
+        width = pd.Series(width).dropna()
+        out[f"width{pct}"] = float(width.median()) if len(width) else float("nan")
+    return out
 
 
 def settling(cutoffs: pd.DataFrame, param_names: list[str], tolerance: float = SETTLE_TOLERANCE) -> dict:

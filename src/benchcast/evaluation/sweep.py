@@ -17,6 +17,7 @@ from benchcast.evaluation.backtest import BacktestResult, backtest
 from benchcast.evaluation.critical import CRITICAL_DEFINITION, change_span, critical_threshold  # noqa: F401 (API)
 from benchcast.fitting.metrics import mae, mre, usable_points
 from benchcast.fitting.spec import FitSpec, design
+from benchcast.plots.labels import figure_title, metric_label
 from benchcast.utils.io import atomic_write_text, output_folder
 from benchcast.utils.parallel import parallel_map
 from benchcast.utils.rich_view import Markup, RichView, rich_table
@@ -81,6 +82,10 @@ class Sweep(RichView):
         Held-out MRE (percent) below which a threshold succeeds.
     n_boot : int
         Bootstrap replicates per threshold (0: no intervals).
+    metric : str, optional
+        The metric swept, named in the figure's titles.
+    tpr : float, optional
+        Tokens per parameter of the runs (None: all).
     """
 
     law: str
@@ -91,6 +96,8 @@ class Sweep(RichView):
     skipped: list[dict] = field(default_factory=list)
     success_mre: float = SUCCESS_MRE
     n_boot: int = 0  # bootstrap replicates per threshold behind the interval coverage (0: none)
+    metric: str | None = None  # named in the figure's titles
+    tpr: float | None = None
 
     @property
     def definitions(self) -> dict:
@@ -140,15 +147,34 @@ class Sweep(RichView):
         """What ``benchcast sweep`` prints."""
         return SweepComparison([self]).rich_items()
 
-    def write(self, out: str | Path) -> None:
-        """``sweep.csv`` and ``sweep.png`` into the folder ``out`` (see :class:`SweepComparison`).
+    def plot(self, ax=None):
+        """MRE versus threshold with the success line and the critical threshold (see :class:`SweepComparison`).
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            The panel to draw into (default: a new figure).
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+            The figure.
+        """
+        return SweepComparison([self]).plot(None if ax is None else [ax])
+
+    def write(self, out: str | Path, figure_format: str = "png", dpi: int | None = None) -> None:
+        """``sweep.csv`` and the figure into the folder ``out`` (see :class:`SweepComparison`).
 
         Parameters
         ----------
         out : str or Path
             The output folder.
+        figure_format : {'png', 'svg', 'pdf'}
+            The figure's file format.
+        dpi : int, optional
+            Raster resolution (default :data:`benchcast.plots.options.DEFAULT_DPI`).
         """
-        SweepComparison([self]).write(out)
+        SweepComparison([self]).write(out, figure_format, dpi)
 
 
 @dataclass
@@ -223,24 +249,50 @@ class SweepComparison(RichView):
             items.append(Markup(escape(NO_INTERVALS)))
         return items
 
-    def write(self, out: str | Path) -> None:
-        """``sweep.csv`` and ``sweep.png`` (MRE versus threshold) into the folder ``out``; nothing
-        where no threshold had both fitted and held-out runs.
+    def plot(self, ax=None):
+        """MRE versus threshold, one panel per benchmark, one line per law, with the success line
+        and each law's critical threshold (:func:`benchcast.plots.plot_sweep`).
+
+        Parameters
+        ----------
+        ax : sequence of matplotlib.axes.Axes, optional
+            One panel per benchmark (default: a new figure).
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+            The figure, to restyle or save.
+        """
+        from benchcast.plots.figures import plot_sweep  # matplotlib loads only when a figure is drawn
+
+        critical = [{"law": s.law, "benchmark": s.benchmark, "critical_threshold": s.critical} for s in self.sweeps]
+        titles = {s.benchmark: figure_title(s.benchmark, s.metric, s.tpr) for s in self.sweeps}
+        return plot_sweep(self.to_frame(), critical, self.sweeps[0].success_mre, titles, ax=ax)
+
+    def write(self, out: str | Path, figure_format: str = "png", dpi: int | None = None) -> None:
+        """``sweep.csv`` and the figure of :meth:`plot` (``sweep.<format>``) into the folder ``out``;
+        nothing where no threshold had both fitted and held-out runs.
 
         Parameters
         ----------
         out : path
             The output folder.
+        figure_format : {'png', 'svg', 'pdf'}
+            The figure's file format.
+        dpi : int, optional
+            Raster resolution (default :data:`benchcast.plots.options.DEFAULT_DPI`).
         """
-        from benchcast.plots.figures import plot_sweep
+        from benchcast.plots.options import check_figure_options
+        from benchcast.plots.style import save_figure
 
+        figure_format, dpi = check_figure_options(figure_format, dpi)
         frame = self.to_frame()
         if frame.empty:
             return
-        critical = [{"law": s.law, "benchmark": s.benchmark, "critical_threshold": s.critical} for s in self.sweeps]
+        fig = self.plot()
         with output_folder(out) as folder:
             atomic_write_text(folder / "sweep.csv", frame.to_csv(index=False))
-            plot_sweep(frame, folder / "sweep.png", critical=critical)
+            save_figure(fig, folder / f"sweep.{figure_format}", figure_format, dpi)
 
 
 def _sweep_point(table: pd.DataFrame, spec: FitSpec, options: dict, threshold: float) -> dict:
@@ -306,7 +358,8 @@ def sweep(
     grid = check_thresholds(thresholds)
     # resolve the selection once here, so that its errors and data warnings (an unknown chance
     # level) reach the caller rather than dying silently in the workers
-    design(table, replace(spec, tpr=spec.tpr if tpr is None else tpr))
+    _, resolved = design(table, replace(spec, tpr=spec.tpr if tpr is None else tpr))
+    labels = (metric_label(resolved.metric, resolved.k), resolved.tpr)  # named in the figure's titles
     records = parallel_map(
         partial(_sweep_point, table, spec, options),
         grid,
@@ -320,7 +373,7 @@ def sweep(
     frame = pd.DataFrame([r for r in records if "skipped" not in r])
     if frame.empty:
         note = "no threshold of the grid has both fitted and held-out runs"
-        return Sweep(spec.law, spec.benchmark, frame, None, note, skipped, success_mre, n_boot)
+        return Sweep(spec.law, spec.benchmark, frame, None, note, skipped, success_mre, n_boot, *labels)
     frame["success"] = frame["test_mre"] < success_mre
     critical = critical_threshold(frame["threshold"], frame["success"])
     span = change_span(frame["threshold"], frame["success"])
@@ -331,7 +384,7 @@ def sweep(
         note = f"the logistic crossing lies outside the span {span[0]:.3g}..{span[1]:.3g} where success changed"
     else:
         note = f"success changes between {span[0]:.3g} and {span[1]:.3g}"
-    return Sweep(spec.law, spec.benchmark, frame, critical, note, skipped, success_mre, n_boot)
+    return Sweep(spec.law, spec.benchmark, frame, critical, note, skipped, success_mre, n_boot, *labels)
 
 
 def compare_sweeps(table: pd.DataFrame, specs: list[FitSpec], **options) -> SweepComparison:

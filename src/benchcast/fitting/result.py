@@ -316,6 +316,26 @@ class FitResult(ResultView):
             }
         )
 
+    def plot(self, ax=None, **style):
+        """The runs the fit saw (fitted, and dropped with the reason) and the fitted law along
+        compute (:func:`benchcast.plots.plot_fit`).
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            The panel to draw into (default: a new figure).
+        **style
+            Matplotlib keywords of the fitted curve (``color``, ``lw``, ``label``...).
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            The panel, to restyle or save (``ax.figure.savefig(...)``).
+        """
+        from benchcast.plots.results import plot_fit  # matplotlib loads only when a figure is drawn
+
+        return plot_fit(self, ax, **style)
+
     # -- persistence -------------------------------------------------------------------------
     def save(self, path: str | Path) -> Path:
         """Write a versioned JSON artifact (atomically).

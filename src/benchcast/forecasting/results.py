@@ -86,6 +86,28 @@ class Forecast(_Fields, RichView):
             }
         )
 
+    def plot(self, ax=None, fit=None, **style):
+        """The forecast at each point with its prediction and confidence intervals, over the fit's
+        runs and curve when ``fit`` is given (:func:`benchcast.plots.plot_forecast`).
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            The panel to draw into (default: a new figure).
+        fit : FitResult, optional
+            The fit the forecast was made from.
+        **style
+            Matplotlib keywords of the forecast markers (``color``, ``marker``...).
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            The panel, to restyle or save.
+        """
+        from benchcast.plots.results import plot_forecast  # matplotlib loads only when a figure is drawn
+
+        return plot_forecast(self, fit, ax, **style)
+
     def labels(self) -> list[str]:
         """How each queried point is named: its compute, else its N and D, else its gold NLL.
 

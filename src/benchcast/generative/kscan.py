@@ -169,26 +169,49 @@ class KScan(RichView):
         """
         return [rich_table(self.title, *self.rows()), Markup(escape(self.trend_line()))]
 
-    def write(self, folder: str | Path) -> list[Path]:
-        """Write the scan's table (CSV) and figure (PNG) into ``folder``.
+    def plot(self, ax=None):
+        """Each parameter versus k, then -log pass@k versus the law's covariate with the fit at each
+        k (:func:`benchcast.plots.plot_kscan`).
+
+        Parameters
+        ----------
+        ax : sequence of matplotlib.axes.Axes, optional
+            One panel per parameter, then the curves' panel (default: a new figure).
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+            The figure (several panels), to restyle or save.
+        """
+        from benchcast.plots.figures import plot_kscan  # matplotlib loads only when a figure is drawn
+
+        return plot_kscan(self.table, self.fits, self.param_names, ax=ax)
+
+    def write(self, folder: str | Path, figure_format: str = "png", dpi: int | None = None) -> list[Path]:
+        """Write the scan's table (CSV) and the figure of :meth:`plot` into ``folder``.
 
         Parameters
         ----------
         folder : str or Path
             An existing folder (e.g. the one :func:`benchcast.utils.io.output_folder` yields).
+        figure_format : {'png', 'svg', 'pdf'}
+            The figure's file format.
+        dpi : int, optional
+            Raster resolution (default :data:`benchcast.plots.options.DEFAULT_DPI`).
 
         Returns
         -------
         list of Path
             The files written.
         """
-        from benchcast.plots.figures import plot_kscan  # matplotlib loads only when a figure is drawn
+        from benchcast.plots.options import check_figure_options
+        from benchcast.plots.style import save_figure
         from benchcast.utils.io import atomic_write_text
 
+        figure_format, dpi = check_figure_options(figure_format, dpi)
         stem = f"kscan-{self.law}-{self.benchmark}"
         table = atomic_write_text(Path(folder) / f"{stem}.csv", self.table.to_csv(index=False))
-        title = f"{self.law} on {self.benchmark}: parameters versus k"
-        figure = plot_kscan(self.table, self.fits, self.param_names, title, Path(folder) / f"{stem}.png")
+        figure = save_figure(self.plot(), Path(folder) / f"{stem}.{figure_format}", figure_format, dpi)
         return [table, figure]
 
 

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 
 from benchcast.errors import BenchcastError
+from benchcast.plots.style import law_color, law_linestyle, style_axes
 
 RUN_STYLES = {
     "fitted": {"s": 14, "color": "0.2", "marker": "o", "zorder": 4},
@@ -13,6 +14,7 @@ RUN_STYLES = {
     "not used": {"s": 14, "color": "0.6", "marker": "x", "zorder": 3},
 }
 DROPPED_COLORS = ("darkorange", "purple", "teal", "olive")
+INTERVAL_OFFSET = 0.035  # decades between two laws' intervals drawn at the same run
 
 
 def run_status(predictions: pd.DataFrame, dropped: list[dict] | None = None) -> pd.Series:
@@ -76,8 +78,12 @@ def draw_runs(ax, frame: pd.DataFrame, status: pd.Series, y: str = "true") -> No
         ax.scatter(rows["flops"], rows[y], s=18, facecolors="none", edgecolors=color, lw=0.9, label=label, zorder=3)
 
 
-def draw_intervals(ax, frame: pd.DataFrame, n_boot: int | None = None) -> None:
-    """50 % (thick) and 90 % (thin) prediction intervals at held-out runs, when the frame has them.
+def draw_intervals(
+    ax, frame: pd.DataFrame, n_boot: int | None = None, law: str = "", slot: int = 0, n_slots: int = 1
+) -> None:
+    """One law's 50 % (thick) and 90 % (thin) prediction intervals at the held-out runs, in the
+    law's colour; with several laws, each law's bars are shifted sideways by a fixed fraction of a
+    decade (``slot`` of ``n_slots``) so that two laws' intervals at one run stay apart.
 
     Parameters
     ----------
@@ -88,35 +94,45 @@ def draw_intervals(ax, frame: pd.DataFrame, n_boot: int | None = None) -> None:
         ``upper50``, ``lower90``, ``upper90``.
     n_boot : int, optional
         Bootstrap replicates behind the intervals, named in the legend.
+    law : str
+        The law whose intervals these are (its colour; named in the legend when given).
+    slot, n_slots : int
+        This law's place among the laws drawn on the panel.
     """
     test = frame[frame["side"] == "test"]
     if "lower90" not in test or test["lower90"].isna().all():
         return
+    shift = 10.0 ** (INTERVAL_OFFSET * (slot - (n_slots - 1) / 2))
+    x = test["flops"].to_numpy(float) * shift
+    color = law_color(law) if law else "crimson"
     reps = f", {n_boot} replicates" if n_boot else ""
+    who = f"{law} " if law else ""
     ax.vlines(
-        test["flops"],
+        x,
         test["lower90"],
         test["upper90"],
-        color="crimson",
-        alpha=0.35,
+        color=color,
+        alpha=0.45,
         lw=1.0,
-        label=f"90 % prediction interval{reps}",
         zorder=2,
+        label=f"{who}90 % prediction interval{reps}",
     )
     ax.vlines(
-        test["flops"],
+        x,
         test["lower50"],
         test["upper50"],
-        color="crimson",
-        alpha=0.6,
+        color=color,
+        alpha=0.8,
         lw=3.0,
-        label="50 % prediction interval",
         zorder=2,
+        label=f"{who}50 % prediction interval",
     )
 
 
-def draw_band(ax, grid: np.ndarray, band: dict, color: str, label: str = "") -> None:
-    """Shade interval bands: ``band`` maps a level (0.5, 0.9) to (lower, upper) over ``grid``.
+def draw_band(ax, grid: np.ndarray, band: dict, color: str, label: str | None = "") -> None:
+    """Shade interval bands: ``band`` maps a level (0.5, 0.9) to (lower, upper) over ``grid``; the
+    90 % band is lighter and edged by thin lines of its colour, so that two laws' bands stay
+    distinguishable where they overlap.
 
     Parameters
     ----------
@@ -128,19 +144,22 @@ def draw_band(ax, grid: np.ndarray, band: dict, color: str, label: str = "") -> 
         Level -> (lower, upper) arrays over ``grid``.
     color : str
         Matplotlib colour of the band.
-    label : str
+    label : str or None
         Legend prefix; None leaves the band out of the legend.
     """
-    for level, alpha in ((0.9, 0.15), (0.5, 0.3)):
+    for level, alpha in ((0.9, 0.12), (0.5, 0.25)):
         if level in band:
             lo, hi = band[level]
             text = f"{label}{int(round(level * 100))} % interval" if label is not None else None
             ax.fill_between(grid, lo, hi, color=color, alpha=alpha, lw=0, label=text)
+            if level == 0.9:
+                for edge in (lo, hi):
+                    ax.plot(grid, edge, color=color, lw=0.5, alpha=0.6)
 
 
 def draw_backtest(
     ax,
-    predictions: pd.DataFrame,
+    predictions: pd.DataFrame | dict,
     curves: dict,
     title: str,
     threshold: float | None = None,
@@ -149,15 +168,17 @@ def draw_backtest(
     dropped: list[dict] | None = None,
     n_boot: int | None = None,
 ) -> None:
-    """One panel: fitted, dropped (with why), held-out and unused runs; one curve per law
-    (flops -> score); optional bands (law -> {level: (lower, upper)}) and held-out intervals.
+    """One panel: fitted, dropped (with why), held-out and unused runs; one curve per law in the
+    law's colour (flops -> score); optional bands (law -> {level: (lower, upper)}) and each law's
+    held-out intervals, side by side.
 
     Parameters
     ----------
     ax : matplotlib.axes.Axes
         The panel to draw on.
-    predictions : pandas.DataFrame
-        A backtest's predictions (``run``, ``side``, ``flops``, ``true`` and optional interval columns).
+    predictions : pandas.DataFrame or dict
+        A backtest's predictions (``run``, ``side``, ``flops``, ``true`` and optional interval columns),
+        or law name -> predictions, one per law (the runs are drawn from the first).
     curves : dict
         Law name -> (grid, predicted score), as from :func:`curve`.
     title : str
@@ -165,7 +186,7 @@ def draw_backtest(
     threshold : float, optional
         The fit/held-out split in FLOPs, drawn as a vertical line.
     ylabel : str
-        Vertical axis label.
+        Vertical axis label (the metric).
     bands : dict, optional
         Law name -> {level: (lower, upper)} (or a bare (lower, upper) pair, taken as 90 %).
     dropped : list of dict, optional
@@ -173,21 +194,20 @@ def draw_backtest(
     n_boot : int, optional
         Bootstrap replicates behind the intervals, named in the legend.
     """
-    draw_runs(ax, predictions, run_status(predictions, dropped))
-    draw_intervals(ax, predictions, n_boot)
-    for i, (name, (grid, values)) in enumerate(curves.items()):
-        color = f"C{i}"
-        ax.plot(grid, values, color=color, lw=1.5, label=name)
+    by_law = predictions if isinstance(predictions, dict) else {"": predictions}
+    first = next(iter(by_law.values()))
+    draw_runs(ax, first, run_status(first, dropped))
+    for slot, (law, frame) in enumerate(by_law.items()):
+        draw_intervals(ax, frame, n_boot if slot == 0 else None, law, slot, len(by_law))
+    for name, (grid, values) in curves.items():
+        color = law_color(name)
+        ax.plot(grid, values, color=color, ls=law_linestyle(name), lw=1.5, label=name)
         if bands and name in bands:
             band = bands[name]
             draw_band(ax, grid, band if isinstance(band, dict) else {0.9: band}, color, f"{name} ")
     if threshold is not None:
         ax.axvline(threshold, color="0.5", ls="--", lw=0.8, label=f"fit/held-out split {threshold:.2g} FLOPs")
-    ax.set_xscale("log")
-    ax.set_title(title, fontsize=9)
-    ax.set_xlabel("training compute C (FLOPs)", fontsize=8)
-    ax.set_ylabel(ylabel, fontsize=8)
-    ax.tick_params(labelsize=7)
+    style_axes(ax, "training compute C (FLOPs)", ylabel, title, xlog=True)
 
 
 def flops_grid(predictions: pd.DataFrame, n: int = 200) -> np.ndarray:
@@ -219,6 +239,11 @@ def curve(result, grid: np.ndarray):
         A fitted law (``fitted`` and ``spec``).
     grid : numpy.ndarray
         Training compute (FLOPs) to predict at.
+
+    Returns
+    -------
+    tuple of (numpy.ndarray, numpy.ndarray) or None
+        The grid and the predicted score along it.
     """
     try:
         X = result.fitted.covariates_at(grid, tpr=result.spec.tpr)

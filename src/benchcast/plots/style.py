@@ -1,7 +1,14 @@
-"""Shared figure plumbing (matplotlib, Agg backend): panel grids and atomic saving."""
+"""One look for every figure: a colour per law, titles, legends outside the data, sizes and saving.
+
+Every figure benchcast draws (command outputs, the report's panels, ``result.plot()``) takes its
+colours, titles, legend placement and output format from here.
+"""
 
 from __future__ import annotations
 
+import base64
+import io
+import zlib
 from pathlib import Path
 
 import matplotlib
@@ -10,33 +17,165 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from benchcast.laws import available_laws  # noqa: E402
+from benchcast.plots.labels import figure_title  # noqa: E402, F401 (drawn with the figures)
+from benchcast.plots.options import check_figure_options  # noqa: E402
+from benchcast.plots.ticks import readable_log_axis  # noqa: E402
 from benchcast.utils.io import atomic_write  # noqa: E402
 
+# Colour-blind-safe, distinct from the crimson of held-out runs and the greys of fitted/unused runs.
+LAW_PALETTE = (
+    "#1f77b4",  # blue
+    "#ff7f0e",  # orange
+    "#2ca02c",  # green
+    "#9467bd",  # purple
+    "#8c564b",  # brown
+    "#e377c2",  # pink
+    "#bcbd22",  # olive
+    "#17becf",  # cyan
+    "#393b79",  # indigo
+    "#637939",  # moss
+    "#8c6d31",  # ochre
+    "#7b4173",  # plum
+)
+# Strategies that combine laws: the default blend in black, the others in dark neutral tones.
+STRATEGY_COLORS = {"ensemble": "black", "stack": "#6b6ecf", "select": "#b5cf6b"}
+FONT = {"title": 9, "label": 8, "tick": 7, "legend": 7, "suptitle": 10}
 
-def save_figure(fig, path: str | Path) -> Path:
-    """Save atomically (format from the suffix) and close the figure.
+
+def law_color(name: str) -> str:
+    """The colour of a law or strategy, the same in every figure: laws in the registry's order,
+    combining strategies their own, anything else a fixed colour derived from its name. A suffix in
+    brackets (``power[bootstrap]``) keeps the colour of the name before it.
+
+    Parameters
+    ----------
+    name : str
+        A law or strategy name.
+
+    Returns
+    -------
+    str
+        A matplotlib colour.
+    """
+    base = str(name).split("[")[0].split(" (")[0].strip()
+    if base in STRATEGY_COLORS:
+        return STRATEGY_COLORS[base]
+    laws = available_laws()
+    if base in laws:
+        return LAW_PALETTE[laws.index(base) % len(LAW_PALETTE)]
+    return LAW_PALETTE[zlib.crc32(base.encode()) % len(LAW_PALETTE)]
+
+
+def law_linestyle(name: str) -> str:
+    """Solid for a law or strategy, dashed for a variant of one (a name with a bracketed suffix).
+
+    Parameters
+    ----------
+    name : str
+        A law or strategy name.
+
+    Returns
+    -------
+    str
+        A matplotlib line style.
+    """
+    return "--" if str(name).rstrip().endswith("]") else "-"
+
+
+def style_axes(ax, xlabel: str = "", ylabel: str = "", title: str = "", xlog: bool = False, ylog: bool = False):
+    """Labels, title, readable log axes and tick sizes of one panel.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        The panel.
+    xlabel, ylabel, title : str
+        Its texts ('' leaves one as it is).
+    xlog, ylog : bool
+        Log scale (with :func:`~benchcast.plots.ticks.readable_log_axis`) on x, y.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        ``ax``.
+    """
+    if xlog:
+        readable_log_axis(ax, "x")
+    if ylog:
+        readable_log_axis(ax, "y")
+    if xlabel:
+        ax.set_xlabel(xlabel, fontsize=FONT["label"])
+    if ylabel:
+        ax.set_ylabel(ylabel, fontsize=FONT["label"])
+    if title:
+        ax.set_title(title, fontsize=FONT["title"])
+    ax.tick_params(labelsize=FONT["tick"])
+    return ax
+
+
+def legend_outside(ax, where: str = "right", ncol: int = 1):
+    """The panel's legend outside its data: to the right of the axes or below them.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        The panel.
+    where : {'right', 'below'}
+        Where the legend goes.
+    ncol : int
+        Columns of the legend.
+
+    Returns
+    -------
+    matplotlib.legend.Legend or None
+        The legend (None when nothing is labelled).
+    """
+    if not ax.get_legend_handles_labels()[1]:
+        return None
+    if where == "below":
+        return ax.legend(
+            fontsize=FONT["legend"], loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=ncol, frameon=False
+        )
+    return ax.legend(fontsize=FONT["legend"], loc="upper left", bbox_to_anchor=(1.02, 1.0), ncol=ncol, frameon=False)
+
+
+def figure_legend(fig, axes, ncol: int = 4):
+    """One legend below the whole figure for panels that share their entries (deduplicated by label).
 
     Parameters
     ----------
     fig : matplotlib.figure.Figure
-        The figure to write.
-    path : str or Path
-        Where to write it; its suffix picks the format (png when it has none).
+        The figure (constrained layout).
+    axes : list of matplotlib.axes.Axes
+        The panels whose entries it gathers.
+    ncol : int
+        Most columns.
 
     Returns
     -------
-    Path
-        The path written.
+    matplotlib.legend.Legend or None
+        The legend (None when nothing is labelled).
     """
-    path = Path(path)
-    fmt = path.suffix.lstrip(".") or "png"
-    atomic_write(path, lambda tmp: fig.savefig(tmp, format=fmt, dpi=130))
-    plt.close(fig)
-    return path
+    found = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            found.setdefault(label, handle)
+    if not found:
+        return None
+    return fig.legend(
+        list(found.values()),
+        list(found),
+        loc="outside lower center",
+        ncol=min(ncol, len(found)),
+        fontsize=FONT["legend"],
+        frameon=False,
+    )
 
 
 def panel_grid(n: int, width: float = 3.6, height: float = 2.9, max_cols: int = 4):
-    """A constrained-layout grid of ``n`` visible panels, at most ``max_cols`` per row.
+    """A constrained-layout grid of exactly ``n`` panels, at most ``max_cols`` per row; the cells of
+    the last row that no panel fills are removed, not left empty.
 
     Parameters
     ----------
@@ -50,11 +189,117 @@ def panel_grid(n: int, width: float = 3.6, height: float = 2.9, max_cols: int = 
     Returns
     -------
     tuple of (matplotlib.figure.Figure, list of matplotlib.axes.Axes)
-        The figure and its ``n`` Axes in reading order (spare cells are hidden).
+        The figure and its ``n`` Axes in reading order.
     """
-    cols = min(n, max_cols)
+    cols = max(1, min(n, max_cols))
     rows = int(np.ceil(n / cols))
     fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False, layout="constrained")
     for ax in axes.flat[n:]:
-        ax.set_visible(False)
+        ax.remove()
     return fig, list(axes.flat[:n])
+
+
+def given_axes(ax, n: int, width: float = 3.6, height: float = 2.9, max_cols: int = 4):
+    """The ``n`` panels to draw into: those given (one Axes when ``n`` is 1, else a sequence of
+    ``n``), or a new :func:`panel_grid`.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes, sequence of Axes, or None
+        Where the caller wants the drawing.
+    n : int
+        Panels needed.
+    width, height, max_cols
+        The new grid's panel size and columns.
+
+    Returns
+    -------
+    tuple of (matplotlib.figure.Figure, list of matplotlib.axes.Axes)
+        The figure and the panels.
+    """
+    if ax is None:
+        return panel_grid(n, width, height, max_cols)
+    axes = [ax] if hasattr(ax, "plot") else list(ax)
+    if len(axes) != n:
+        from benchcast.errors import BenchcastError
+
+        raise BenchcastError(f"this figure has {n} panel(s); ax must be {n} matplotlib Axes, got {len(axes)}.")
+    return axes[0].figure, axes
+
+
+def figure_bytes(fig, figure_format: str = "png", dpi: int | None = None) -> bytes:
+    """The figure in a file format, as bytes (the figure stays open).
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure.
+    figure_format : {'png', 'svg', 'pdf'}
+        The format.
+    dpi : int, optional
+        Raster resolution (default :data:`~benchcast.plots.options.DEFAULT_DPI`).
+
+    Returns
+    -------
+    bytes
+        The file's content.
+    """
+    figure_format, dpi = check_figure_options(figure_format, dpi)
+    buffer = io.BytesIO()
+    # no dates in the files: the same figure gives the same bytes
+    metadata = {"png": {"Software": None}, "svg": {"Date": None}, "pdf": {"CreationDate": None}}[figure_format]
+    fig.savefig(buffer, format=figure_format, dpi=dpi, metadata=metadata)
+    return buffer.getvalue()
+
+
+def data_uri(fig, figure_format: str = "png", dpi: int | None = None) -> str:
+    """The figure as a base64 data URI (SVG or PNG, for an HTML page), and close it.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure.
+    figure_format : {'png', 'svg'}
+        The embedded format (pdf cannot be shown in a page and is embedded as png).
+    dpi : int, optional
+        Raster resolution of a PNG.
+
+    Returns
+    -------
+    str
+        ``data:image/svg+xml;base64,...`` or ``data:image/png;base64,...``.
+    """
+    fmt = "svg" if figure_format == "svg" else "png"
+    content = figure_bytes(fig, fmt, dpi)
+    plt.close(fig)
+    kind = "svg+xml" if fmt == "svg" else "png"
+    return f"data:image/{kind};base64," + base64.b64encode(content).decode("ascii")
+
+
+def save_figure(fig, path: str | Path, figure_format: str | None = None, dpi: int | None = None) -> Path:
+    """Save atomically and close the figure. The format is ``figure_format`` (the path's suffix is
+    replaced by it), else the path's suffix, else png.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure to write.
+    path : str or Path
+        Where to write it.
+    figure_format : {'png', 'svg', 'pdf'}, optional
+        The file format.
+    dpi : int, optional
+        Raster resolution (default :data:`~benchcast.plots.options.DEFAULT_DPI`).
+
+    Returns
+    -------
+    Path
+        The path written.
+    """
+    path = Path(path)
+    fmt = figure_format or path.suffix.lstrip(".") or "png"
+    fmt, dpi = check_figure_options(fmt, dpi)
+    path = path.with_suffix(f".{fmt}")
+    atomic_write(path, lambda tmp: Path(tmp).write_bytes(figure_bytes(fig, fmt, dpi)))
+    plt.close(fig)
+    return path

@@ -9,15 +9,16 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 
 from benchcast.errors import DataError
 from benchcast.fitting.metrics import mae, mre
-from benchcast.plots.figures import draw_backtest, panel_grid
+from benchcast.plots.options import check_dpi, check_figure_format
+from benchcast.plots.panels import draw_backtest
+from benchcast.plots.results import plot_bench_cells
+from benchcast.plots.style import legend_outside, panel_grid, plt
 from benchcast.report import html as h
-from benchcast.report.figures import png_data_uri
+from benchcast.report.figures import embed
 from benchcast.report.page import provenance
 from benchcast.utils.io import atomic_write_text
 
@@ -41,7 +42,7 @@ MAX_TABLE_ROWS = 200
 MAX_IMAGE_BYTES = 1_500_000
 
 
-def bench_section(frame: pd.DataFrame, source: str) -> str:
+def bench_section(frame: pd.DataFrame, source: str, figure_format: str = "png", dpi: int | None = None) -> str:
     """The rolling-origin benchmark: each strategy's error, coverage and interval width, overall
     and versus decades of extrapolation.
 
@@ -51,6 +52,8 @@ def bench_section(frame: pd.DataFrame, source: str) -> str:
         ``bench`` output, with every column of ``BENCH_COLUMNS``.
     source : str
         The file's path in the folder, shown in the heading.
+    figure_format, dpi
+        How the figure is embedded (:func:`benchcast.report.figures.embed`).
 
     Returns
     -------
@@ -85,20 +88,7 @@ def bench_section(frame: pd.DataFrame, source: str) -> str:
         )
         .sort_values("mre_usable")
     )
-    fig, axes = panel_grid(2, 4.6, 3.2)
-    bins = np.round(frame["decades"].astype(float) * 4) / 4
-    for i, (strategy, g) in enumerate(frame.assign(bin=bins).groupby("strategy", sort=True)):
-        per_bin = g.groupby("bin")
-        axes[0].plot(per_bin["mre_usable"].mean(), marker="o", ms=3, color=f"C{i}", label=strategy)
-        axes[1].plot(per_bin["coverage90"].mean(), marker="o", ms=3, color=f"C{i}", label=strategy)
-    axes[0].set_ylabel("mean MRE on usable held-out points (%)", fontsize=8)
-    axes[1].set_ylabel("90 % interval coverage", fontsize=8)
-    axes[1].axhline(0.9, color="0.5", ls="--", lw=0.8, label="nominal 90 %")
-    for ax in axes:
-        ax.set_xlabel("decades of extrapolation", fontsize=8)
-        ax.tick_params(labelsize=7)
-        ax.legend(fontsize=6)
-    uri = png_data_uri(fig)
+    uri = embed(plot_bench_cells(frame), figure_format, dpi)
     return (
         f'<section id="bench"><h2>Forecasting benchmark <span class="muted">({h.esc(source)})</span></h2>'
         + h.table(
@@ -113,7 +103,8 @@ def bench_section(frame: pd.DataFrame, source: str) -> str:
         + h.figure(
             uri,
             "error and coverage of each strategy versus decades of extrapolation",
-            "Mean error and 90 % coverage of each strategy, in bins of 0.25 decade of extrapolation.",
+            "Mean error, 50 % and 90 % coverage (n: held-out points behind each bin) and 90 % interval width of "
+            "each strategy, in bins of 0.25 decade of extrapolation.",
         )
         + h.table(
             [
@@ -140,7 +131,7 @@ def bench_section(frame: pd.DataFrame, source: str) -> str:
     )
 
 
-def backtest_section(frame: pd.DataFrame, source: str) -> str:
+def backtest_section(frame: pd.DataFrame, source: str, figure_format: str = "png", dpi: int | None = None) -> str:
     """Held-out predictions of a backtest: the runs by status, each law's predictions, the metrics.
 
     Parameters
@@ -149,6 +140,8 @@ def backtest_section(frame: pd.DataFrame, source: str) -> str:
         Backtest predictions, with every column of ``BACKTEST_COLUMNS`` and optional interval columns.
     source : str
         The file's path in the folder, shown in the heading.
+    figure_format, dpi
+        How the figure is embedded (:func:`benchcast.report.figures.embed`).
 
     Returns
     -------
@@ -157,9 +150,9 @@ def backtest_section(frame: pd.DataFrame, source: str) -> str:
     """
     parts = [f"<section><h2>Backtest <span class=muted>({h.esc(source)})</span></h2>"]
     rows = []
-    laws = list(dict.fromkeys(frame["law"]))
-    fig, axes = panel_grid(len(laws), 4.6, 3.4)
-    for ax, (law, g) in zip(axes, frame.groupby("law", sort=False), strict=True):
+    fig, axes = panel_grid(1, 8.4, 4.2)
+    by_law, curves = {}, {}
+    for law, g in frame.groupby("law", sort=False):
         test = g[g["side"] == "test"]
         cov = {
             level: float(((test["true"] >= test[f"lower{level}"]) & (test["true"] <= test[f"upper{level}"])).mean())
@@ -179,9 +172,10 @@ def backtest_section(frame: pd.DataFrame, source: str) -> str:
             ]
         )
         ordered = g.sort_values("flops")
-        curves = {f"{law} (predictions)": (ordered["flops"].to_numpy(), ordered["predicted"].to_numpy())}
-        draw_backtest(ax, g, curves, law)
-        ax.legend(fontsize=6)
+        by_law[law] = g
+        curves[f"{law} (predictions)"] = (ordered["flops"].to_numpy(), ordered["predicted"].to_numpy())
+    draw_backtest(axes[0], by_law, curves, f"backtest predictions in {source}", ylabel="score (the file's metric)")
+    legend_outside(axes[0])
     parts.append(
         h.table(
             ["law", "training rows", "held-out rows", "MAE", "MRE %", "50 % coverage", "90 % coverage"],
@@ -193,7 +187,7 @@ def backtest_section(frame: pd.DataFrame, source: str) -> str:
     )
     parts.append(
         h.figure(
-            png_data_uri(fig),
+            embed(fig, figure_format, dpi),
             f"backtest predictions from {source}",
             "Fitted, dropped and held-out runs, with each law's predictions and held-out intervals.",
         )
@@ -302,7 +296,14 @@ def image_section(path: Path, source: str) -> str | None:
     return f"<section><h2>{h.esc(source)}</h2>" + h.figure(uri, f"figure {source}", source) + "</section>"
 
 
-def build_from_outputs(folder: str | Path, out: str | Path, *, command: Sequence[str] | None = None) -> dict:
+def build_from_outputs(
+    folder: str | Path,
+    out: str | Path,
+    *,
+    command: Sequence[str] | None = None,
+    figure_format: str = "png",
+    dpi: int | None = None,
+) -> dict:
     """Read every CSV, JSON and figure in ``folder`` (recursively) and lay them out on one page.
 
     Parameters
@@ -313,12 +314,17 @@ def build_from_outputs(folder: str | Path, out: str | Path, *, command: Sequence
         The HTML file to write (skipped if it lies in ``folder``).
     command : sequence of str, optional
         The command line shown in the provenance.
+    figure_format : {'png', 'svg', 'pdf'}
+        Figures drawn from tables embedded as SVG for svg, else as PNG (figure files are embedded as they are).
+    dpi : int, optional
+        PNG resolution (default :data:`benchcast.report.figures.REPORT_DPI`).
 
     Returns
     -------
     dict
         ``out``, ``bytes`` and ``files`` (each file read with the kind of section made from it).
     """
+    figure_format, dpi = check_figure_format(figure_format), None if dpi is None else check_dpi(dpi)
     folder = Path(folder)
     if not folder.is_dir():
         raise DataError(f"{folder}: --from needs a folder of outputs (CSV/JSON/PNG), and this is not a folder.")
@@ -336,10 +342,10 @@ def build_from_outputs(folder: str | Path, out: str | Path, *, command: Sequence
             except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
                 raise DataError(f"{path}: not a readable CSV ({exc}).") from exc
             if set(BENCH_COLUMNS) <= set(frame.columns):
-                sections.insert(0, bench_section(frame, source))
+                sections.insert(0, bench_section(frame, source, figure_format, dpi))
                 kinds.append(("bench", source))
             elif set(BACKTEST_COLUMNS) <= set(frame.columns):
-                sections.append(backtest_section(frame, source))
+                sections.append(backtest_section(frame, source, figure_format, dpi))
                 kinds.append(("backtest", source))
             else:
                 sections.append(generic_section(frame, source))

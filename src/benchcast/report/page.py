@@ -121,6 +121,8 @@ def build_report(
     n_jobs: int | None = 1,
     data: str | Path | None = None,
     command: Sequence[str] | None = None,
+    figure_format: str = "png",
+    dpi: int | None = None,
 ) -> dict:
     """Analyse every benchmark and write the page; returns a summary (path, size, benchmarks).
 
@@ -150,6 +152,10 @@ def build_report(
         The data file, fingerprinted in the provenance.
     command : sequence of str, optional
         The command line shown in the provenance.
+    figure_format : {'png', 'svg', 'pdf'}
+        Figures embedded as SVG for svg, else as PNG.
+    dpi : int, optional
+        PNG resolution (default :data:`benchcast.report.figures.REPORT_DPI`).
 
     Returns
     -------
@@ -157,6 +163,9 @@ def build_report(
         ``out``, ``bytes``, per-benchmark ``benchmarks`` (law, why, forecasts, warnings),
         ``not_forecast`` (benchmarks that failed, with the error) and ``n_boot``.
     """
+    from benchcast.plots.options import check_dpi, check_figure_format
+
+    figure_format, dpi = check_figure_format(figure_format), None if dpi is None else check_dpi(dpi)
     if not targets:
         raise BenchcastError("the report needs at least one benchmark (-b).")
     if not target_flops:
@@ -204,7 +213,7 @@ def build_report(
             )
             + "</section>"
         )
-    sections += [benchmark_section(r) for r in reports]
+    sections += [benchmark_section(r, figure_format, dpi) for r in reports]
     sections.append('<section id="provenance"><h2>Provenance</h2>' + h.provenance(provenance(data, settings, command)))
     sections[-1] += "</section>"
     nav = [("summary", "Summary")] + [(anchor(r), r.benchmark) for r in reports] + [("provenance", "Provenance")]

@@ -94,7 +94,7 @@ def anchor(report: BenchmarkReport) -> str:
     return "bench-" + "".join(ch if ch.isalnum() else "-" for ch in report.benchmark)
 
 
-def benchmark_section(r: BenchmarkReport) -> str:
+def benchmark_section(r: BenchmarkReport, figure_format: str = "png", dpi: int | None = None) -> str:
     """One benchmark's section: the law and fit, figure, forecasts, runs, parameters, law ranking,
     backtest profile, warnings and (for pass@k) the k-scan.
 
@@ -102,6 +102,8 @@ def benchmark_section(r: BenchmarkReport) -> str:
     ----------
     r : BenchmarkReport
         The benchmark's analysis.
+    figure_format, dpi
+        How the figures are embedded (:func:`benchcast.report.figures.embed`).
 
     Returns
     -------
@@ -122,13 +124,13 @@ def benchmark_section(r: BenchmarkReport) -> str:
         f"{fit.settings['q_rand']:.3g} ({h.esc(fit.settings.get('q_rand_source', ''))}).</p>",
         h.warnings_list(r.warnings),
         h.figure(
-            benchmark_figure(r),
+            benchmark_figure(r, figure_format, dpi),
             f"{r.benchmark}: runs, fitted {fit.law} law with 50 and 90 % bands, backtest, error and coverage "
             "versus decades of extrapolation",
             "Top left: the forecast (fitted, dropped and held-out runs are drawn differently; the law and its "
             "50 %/90 % prediction bands out to the target compute). Top right: the backtest used to judge the law. "
-            "Bottom: the backtests' absolute error and their intervals' coverage versus decades beyond the "
-            "largest fitted run.",
+            "Bottom: the backtests' absolute error, their intervals' coverage (n: the held-out points behind "
+            "each bin) and the intervals' median width versus decades beyond the largest fitted run.",
         ),
         h.table(
             ["target C (FLOPs)", "forecast", "50 % lower", "50 % upper", "90 % lower", "90 % upper", "decades"],
@@ -178,11 +180,11 @@ def benchmark_section(r: BenchmarkReport) -> str:
         parts.append("<h3>pass@k</h3>")
         parts.append(
             h.figure(
-                passk_figure(scan, fits),
-                f"{r.benchmark}: pass@k versus compute for each k, and the compute law's parameters versus k",
-                "pass@k versus compute, one colour per k, with the compute law (S1) fitted at each k; then each of its "
-                "parameters versus k (error bars are one standard error cut at the parameter's bounds; x marks a "
-                "fit at a bound).",
+                passk_figure(scan, fits, figure_format, dpi),
+                f"{r.benchmark}: the compute law's parameters versus k, and -log pass@k versus compute for each k",
+                "Each parameter of the compute law (S1) versus k (error bars are one standard error cut at the "
+                "parameter's bounds; x marks a fit at a bound), then -log pass@k versus compute, one colour per k, "
+                "with the law fitted at each k (the figure of benchcast kscan).",
             )
         )
         ok = scan.dropna(subset=[names[0]])

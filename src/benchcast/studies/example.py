@@ -6,13 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from rich.markup import escape
 
 from benchcast.data.example import EXAMPLE_THRESHOLD, TRUE_LAWS, load_example, true_score
 from benchcast.evaluation.backtest import backtest
 from benchcast.fitting.spec import FitSpec
-from benchcast.plots.figures import curve, draw_backtest, flops_grid, panel_grid, save_figure
 from benchcast.utils.jsonable import jsonable
 from benchcast.utils.rich_view import Markup, RichView, rich_table
 
@@ -98,26 +98,37 @@ class ExampleResult(RichView):
         ]
 
 
-def run_example(out_dir: str | Path = "benchcast-example", law: str = "power") -> ExampleResult:
+def run_example(
+    out_dir: str | Path = "benchcast-example", law: str = "power", figure_format: str = "png", dpi: int | None = None
+) -> ExampleResult:
     """The main job end to end: fit each benchmark below the threshold, forecast the larger
     runs, report errors, save the fits and a figure.
 
     Parameters
     ----------
     out_dir : str or Path
-        Folder for the saved fits and ``example.png``.
+        Folder for the saved fits and ``example.<figure_format>``.
     law : str
         The law fitted to every benchmark of the synthetic example.
+    figure_format : {'png', 'svg', 'pdf'}
+        The figure's file format.
+    dpi : int, optional
+        Raster resolution (default :data:`benchcast.plots.options.DEFAULT_DPI`).
 
     Returns
     -------
     ExampleResult
         The law, the threshold (FLOPs), per-benchmark errors, the forecasts, the figure's path and ``out_dir``.
     """
+    from benchcast.plots.options import check_figure_options
+
+    figure_format, dpi = check_figure_options(figure_format, dpi)  # before any work
+    from benchcast.plots.style import legend_outside, panel_grid, save_figure
+
     out_dir = Path(out_dir)
     table = load_example()
     results, forecasts = [], []
-    fig, axes = panel_grid(len(TRUE_LAWS))
+    fig, axes = panel_grid(len(TRUE_LAWS), 4.2, 3.4, max_cols=3)
     for ax, (bench, (metric, *_)) in zip(axes, TRUE_LAWS.items(), strict=True):
         bt = backtest(table, FitSpec(law=law, benchmark=bench, metric=metric), threshold=EXAMPLE_THRESHOLD)
         bt.fit.save(out_dir / f"fit-{bench}.json")
@@ -134,16 +145,10 @@ def run_example(out_dir: str | Path = "benchcast-example", law: str = "power") -
                 }
             )
         results.append({"benchmark": bench, "metric": metric, "params": bt.fit.params, **bt.metrics})
-        grid = flops_grid(bt.predictions)
-        draw_backtest(
-            ax,
-            bt.predictions,
-            {law: curve(bt.fit, grid)},
-            f"{bench} ({metric})",
-            EXAMPLE_THRESHOLD,
-            dropped=bt.fit.dropped,
-        )
+        bt.plot(ax, title=f"synthetic {bench}, {metric}")
+        grid = np.geomspace(*ax.get_xlim(), 200)
         ax.plot(grid, true_score(bench, grid), color="0.5", ls=":", lw=1, label="true law")
-        ax.legend(fontsize=6)  # every panel: each has its own dropped runs and reasons
-    figure = save_figure(fig, out_dir / "example.png")
+        legend_outside(ax, "below")  # every panel: each has its own dropped runs and reasons
+    fig.suptitle(f"{law} fitted below {EXAMPLE_THRESHOLD:.2g} FLOPs on the bundled synthetic ladder", fontsize=10)
+    figure = save_figure(fig, out_dir / f"example.{figure_format}", figure_format, dpi)
     return ExampleResult(law, EXAMPLE_THRESHOLD, results, forecasts, str(figure), str(out_dir))

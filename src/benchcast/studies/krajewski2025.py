@@ -182,6 +182,8 @@ def reproduce_krajewski2025(
     n_boot: int = DEFAULT_BOOT,
     backend: str | None = None,
     ray_address: str | None = None,
+    figure_format: str = "png",
+    dpi: int | None = None,
 ) -> Reproduction:
     """Run every protocol of the study; ``benchmarks`` and ``thresholds`` default to the paper's.
 
@@ -208,12 +210,19 @@ def reproduce_krajewski2025(
         Bootstrap replicates per direct law (0: no intervals).
     backend, ray_address : str, optional
         Where the jobs run.
+    figure_format : {'png', 'svg', 'pdf'}
+        The figures' file format.
+    dpi : int, optional
+        Raster resolution (default :data:`benchcast.plots.options.DEFAULT_DPI`).
 
     Returns
     -------
     Reproduction
         Every table, backtest and sweep of the study, the figures written and the jobs that failed.
     """
+    from benchcast.plots.options import check_figure_options
+
+    figure_format, dpi = check_figure_options(figure_format, dpi)  # before hours of work, not after
     start = time.perf_counter()
     wanted = tuple(benchmarks)
     # a benchmark the file lacks is skipped and said so, not a failure of the whole study
@@ -283,7 +292,7 @@ def reproduce_krajewski2025(
     )
     if out_dir is not None:
         with output_folder(out_dir) as folder:  # complete or absent: never a half-written study
-            write_outputs(result, folder)
+            write_outputs(result, folder, figure_format, dpi)
         result.figures = [str(Path(out_dir) / Path(f).name) for f in result.figures]
     result.seconds = time.perf_counter() - start
     return result

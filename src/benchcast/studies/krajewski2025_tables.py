@@ -22,6 +22,7 @@ from benchcast.studies.krajewski2025_protocol import (
     PROTOCOL,
     TABLES,
     THRESHOLD,
+    TPR,
     TWO_STAGE_LAWS,
 )
 from benchcast.studies.proxy import proxy_diagnostic
@@ -283,7 +284,7 @@ def _proxy_table(table: pd.DataFrame, benchmarks) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def write_outputs(result: Reproduction, out_dir: Path) -> None:
+def write_outputs(result: Reproduction, out_dir: Path, figure_format: str = "png", dpi: int | None = None) -> None:
     """The study's tables (CSV) and figures into ``out_dir``.
 
     Parameters
@@ -292,34 +293,32 @@ def write_outputs(result: Reproduction, out_dir: Path) -> None:
         What :func:`benchcast.studies.krajewski2025.reproduce_krajewski2025` returned.
     out_dir : Path
         An existing folder.
+    figure_format : {'png', 'svg', 'pdf'}
+        The figures' file format.
+    dpi : int, optional
+        Raster resolution (default :data:`benchcast.plots.options.DEFAULT_DPI`).
     """
     from benchcast.plots.figures import plot_reproduction_curves, plot_sweep
+    from benchcast.plots.style import figure_title, save_figure
+
+    def save(fig, name: str) -> Path:
+        return save_figure(fig, out_dir / f"{name}.{figure_format}", figure_format, dpi)
 
     for name, frame in result.tables.items():
         atomic_write_text(out_dir / f"{name}.csv", frame.to_csv(index=False))
+    direct = [("direct", law) for law in DIRECT_LAWS]
+    two_stage = [("direct", "power"), *(("two_stage", law) for law in TWO_STAGE_LAWS)]
     figures = [
-        plot_reproduction_curves(
-            result.backtests,
-            [("direct", law) for law in DIRECT_LAWS],
-            out_dir / "direct_laws.png",
-            result.benchmarks,
-            THRESHOLD,
-        ),
-        plot_reproduction_curves(
-            result.backtests,
-            [("direct", "power"), *(("two_stage", law) for law in TWO_STAGE_LAWS)],
-            out_dir / "two_stage_vs_direct.png",
-            result.benchmarks,
-            THRESHOLD,
-            proxy="dclm:loss",
+        save(plot_reproduction_curves(result.backtests, direct, result.benchmarks, THRESHOLD), "direct_laws"),
+        save(
+            plot_reproduction_curves(result.backtests, two_stage, result.benchmarks, THRESHOLD, proxy="dclm:loss"),
+            "two_stage_vs_direct",
         ),
     ]
     if not result.tables["sweep"].empty:
-        figures.append(
-            plot_sweep(
-                result.tables["sweep"], out_dir / "sweep.png", result.tables["critical_thresholds"].to_dict("records")
-            )
-        )
+        critical = result.tables["critical_thresholds"].to_dict("records")
+        titles = {bench: figure_title(bench, metric, TPR) for bench, metric in result.benchmarks}
+        figures.append(save(plot_sweep(result.tables["sweep"], critical, titles=titles), "sweep"))
     result.figures = [str(f) for f in figures]
     notes = {"protocol": PROTOCOL, "tables": {name: TABLES.get(name, "") for name in result.tables}}
     # names, not paths: out_dir is the temporary folder that is renamed into place when complete

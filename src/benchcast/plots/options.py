@@ -1,0 +1,75 @@
+"""Figure output options (format and resolution), checked before any work is done.
+
+This module does not import matplotlib, so the command line can check ``--figure-format`` and
+``--dpi`` at once, before a long computation, without loading it.
+"""
+
+from __future__ import annotations
+
+from benchcast.errors import BenchcastError, did_you_mean
+
+FIGURE_FORMATS = ("png", "svg", "pdf")
+DEFAULT_DPI = 200  # raster resolution of written PNG files: sharp when a figure is scaled onto a slide
+MAX_DPI = 1200
+
+
+def check_figure_format(figure_format: str) -> str:
+    """A figure format benchcast writes: ``png``, ``svg`` or ``pdf`` (case-insensitive).
+
+    Parameters
+    ----------
+    figure_format : str
+        The format asked for.
+
+    Returns
+    -------
+    str
+        The format in lower case.
+    """
+    name = str(figure_format).lower().lstrip(".")
+    if name not in FIGURE_FORMATS:
+        raise BenchcastError(
+            f"figure format must be one of {', '.join(FIGURE_FORMATS)}, got {figure_format!r}."
+            + did_you_mean(str(figure_format), FIGURE_FORMATS)
+        )
+    return name
+
+
+def check_dpi(dpi) -> int:
+    """A raster resolution in dots per inch: a whole number from 10 to ``MAX_DPI`` (None: ``DEFAULT_DPI``).
+
+    Parameters
+    ----------
+    dpi : int or None
+        The resolution asked for.
+
+    Returns
+    -------
+    int
+        The resolution.
+    """
+    if dpi is None:
+        return DEFAULT_DPI
+    if isinstance(dpi, bool) or not isinstance(dpi, int) and not (isinstance(dpi, float) and dpi.is_integer()):
+        raise BenchcastError(f"dpi must be a whole number of dots per inch (e.g. 200), got {dpi!r}.")
+    if not 10 <= int(dpi) <= MAX_DPI:
+        raise BenchcastError(f"dpi must lie between 10 and {MAX_DPI} dots per inch, got {dpi!r}.")
+    return int(dpi)
+
+
+def check_figure_options(figure_format: str = "png", dpi: int | None = None) -> tuple[str, int]:
+    """Both figure options, checked.
+
+    Parameters
+    ----------
+    figure_format : str
+        ``png``, ``svg`` or ``pdf``.
+    dpi : int, optional
+        Raster resolution (PNG files, and raster parts of vector files); default ``DEFAULT_DPI``.
+
+    Returns
+    -------
+    tuple of (str, int)
+        The format in lower case and the resolution.
+    """
+    return check_figure_format(figure_format), check_dpi(dpi)

@@ -1,0 +1,301 @@
+"""The figures behind ``result.plot()``: a fit, a forecast, a backtest, a bench run. The command
+line's ``write`` methods and the report draw with these same functions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from benchcast.plots.coverage import annotate_counts, coverage_table
+from benchcast.plots.labels import metric_label
+from benchcast.plots.panels import curve, draw_backtest, draw_runs, flops_grid, run_status
+from benchcast.plots.style import (
+    figure_legend,
+    figure_title,
+    given_axes,
+    law_color,
+    law_linestyle,
+    legend_outside,
+    panel_grid,
+    style_axes,
+)
+
+
+def _new_axes(ax, width: float = 8.4, height: float = 4.2):
+    # wide enough for the legend right of the data and a title naming benchmark, metric and TPR
+    return ax if ax is not None else panel_grid(1, width, height)[1][0]
+
+
+def plot_fit(fit, ax=None, **style):
+    """The runs a fit saw (fitted, and dropped with the reason) and the fitted law along compute,
+    out to a little past the runs (where the law cannot place a run of compute C by itself, its
+    fitted values at the runs).
+
+    Parameters
+    ----------
+    fit : FitResult
+        The fit (``points``, ``dropped``, ``spec``, ``fitted``).
+    ax : matplotlib.axes.Axes, optional
+        The panel to draw into (default: a new figure).
+    **style
+        Matplotlib keywords of the fitted curve (``color``, ``lw``, ``label``...).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The panel.
+    """
+    ax = _new_axes(ax)
+    spec = fit.spec
+    runs = fit.points.assign(side="train", fitted=True, true=fit.points["value"])
+    if fit.dropped:
+        dropped = pd.DataFrame(fit.dropped).assign(side="train", fitted=False)
+        runs = pd.concat([runs, dropped.assign(true=dropped["value"])], ignore_index=True)
+    draw_runs(ax, runs, run_status(runs, fit.dropped))
+    found = curve(fit, flops_grid(runs))
+    if found is None:  # laws of N and D at several TPRs, the gold law: the fitted values at the runs
+        ordered = fit.points.sort_values("flops")
+        found = (ordered["flops"].to_numpy(float), ordered["fitted"].to_numpy(float))
+    options = {"color": law_color(fit.law), "lw": 1.5, "label": f"{fit.law} (fitted)", **style}
+    ax.plot(*found, **options)
+    metric = metric_label(spec.metric, spec.k)
+    style_axes(
+        ax, "training compute C (FLOPs)", metric, figure_title(spec.benchmark, metric, spec.tpr, fit.law), xlog=True
+    )
+    legend_outside(ax)
+    return ax
+
+
+def forecast_x(query: dict) -> tuple[np.ndarray, str]:
+    """Where a forecast's points lie on a figure: their compute (given, or 6 N D), else their gold NLL.
+
+    Parameters
+    ----------
+    query : dict
+        The forecast's covariates (``flops``, or ``params`` and ``tokens``, or ``gold``).
+
+    Returns
+    -------
+    tuple of (numpy.ndarray, str)
+        The positions and the axis' label.
+    """
+    if query.get("flops") is not None:
+        return np.atleast_1d(np.asarray(query["flops"], float)), "training compute C (FLOPs)"
+    if query.get("params") is not None and query.get("tokens") is not None:
+        flops = 6.0 * np.asarray(query["params"], float) * np.asarray(query["tokens"], float)
+        return np.atleast_1d(flops), "training compute C = 6 N D (FLOPs)"
+    return np.atleast_1d(np.asarray(query.get("gold"), float)), "G = -log GoldProb"
+
+
+def plot_forecast(forecast, fit=None, ax=None, **style):
+    """The forecast at each queried point with its prediction interval (thin) and confidence
+    interval (thick), over the fit's runs and curve when the fit is given.
+
+    Parameters
+    ----------
+    forecast : Forecast
+        The forecast (``query``, ``prediction``, ``lower``/``upper``, ``lower_mean``/``upper_mean``, ``level``).
+    fit : FitResult, optional
+        The fit it was made from: its runs and curve are drawn under the forecast.
+    ax : matplotlib.axes.Axes, optional
+        The panel to draw into (default: a new figure).
+    **style
+        Matplotlib keywords of the forecast markers (``color``, ``marker``...).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The panel.
+    """
+    ax = _new_axes(ax)
+    x, xlabel = forecast_x(forecast.query)
+    color = style.pop("color", law_color(forecast.law))
+    if fit is not None and "gold" not in forecast.query:
+        plot_fit(fit, ax)
+        top = float(fit.points["flops"].max())
+        if x.max() > top:  # the law's curve on out to the forecast
+            grid = np.geomspace(top, x.max() * 1.2, 100)
+            found = curve(fit, grid)
+            if found is not None:
+                ax.plot(*found, color=law_color(fit.law), lw=1.2, ls=":", label=f"{fit.law} beyond the runs")
+    pct = int(round(forecast.level * 100))
+    pred = np.asarray(forecast.prediction, float)
+    ax.errorbar(
+        x,
+        pred,
+        yerr=[pred - forecast.lower, forecast.upper - pred],
+        fmt="none",
+        ecolor=color,
+        lw=1,
+        capsize=3,
+        label=f"{pct} % prediction interval ({forecast.interval}, {forecast.n_boot} replicates)",
+    )
+    ax.errorbar(
+        x,
+        pred,
+        yerr=[pred - forecast.lower_mean, forecast.upper_mean - pred],
+        fmt="none",
+        ecolor=color,
+        lw=3.5,
+        alpha=0.6,
+        label=f"{pct} % confidence interval (mean curve)",
+    )
+    options = {"marker": "*", "s": 90, "color": color, "edgecolors": "k", "zorder": 6, **style}
+    ax.scatter(x, pred, label=f"{forecast.law} forecast", **options)
+    ax.set_xscale("log")
+    title = figure_title(forecast.benchmark, None, None, f"{forecast.law} forecast")
+    if fit is not None:
+        spec = fit.spec
+        title = figure_title(spec.benchmark, metric_label(spec.metric, spec.k), spec.tpr, f"{forecast.law} forecast")
+    ylabel = metric_label(fit.spec.metric, fit.spec.k) if fit is not None else "score"
+    style_axes(ax, xlabel, ylabel, title, xlog=True)
+    legend_outside(ax)
+    return ax
+
+
+def plot_backtests(backtests: list, ax=None, legend: str = "right", **style):
+    """The backtest panel of one benchmark: its runs by status, each law's curve and its held-out
+    intervals in the law's colour, side by side, and the split.
+
+    Parameters
+    ----------
+    backtests : list of BacktestResult
+        Backtests of one benchmark at one split (one per law).
+    ax : matplotlib.axes.Axes, optional
+        The panel to draw into (default: a new figure).
+    legend : {'right', 'below'}
+        Where the legend goes, outside the data.
+    **style
+        ``title`` replaces the panel's title.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The panel.
+    """
+    ax = _new_axes(ax)
+    first = backtests[0]
+    spec = first.fit.spec
+    grid = flops_grid(first.predictions)
+    curves = {bt.law: c for bt in backtests if (c := curve(bt.fit, grid)) is not None}
+    n_boot = int(first.metrics.get("n_boot", 0)) or None
+    metric = metric_label(spec.metric, spec.k)
+    what = f"{first.protocol} backtest at {first.threshold:.2g} FLOPs"
+    title = style.pop("title", figure_title(first.benchmark, metric, spec.tpr, what))
+    by_law = {bt.law: bt.predictions for bt in backtests}
+    draw_backtest(ax, by_law, curves, title, first.threshold, metric, dropped=first.fit.dropped, n_boot=n_boot)
+    legend_outside(ax, legend, ncol=2 if legend == "below" else 1)
+    return ax
+
+
+def draw_bench(summaries: dict, ax=None, title: str = "", error_label: str = "mean relative error (%)"):
+    """Four panels against decades of extrapolation, one line per strategy in its colour (dashed
+    for a variant such as ``power[bootstrap]``): error, 90 % coverage, 50 % coverage (each with the
+    n its bins rest on) and the 90 % interval's median width.
+
+    Parameters
+    ----------
+    summaries : dict
+        Strategy -> DataFrame with ``x`` (decades), ``error``, ``n``, ``coverage50``, ``coverage90``, ``width90``.
+    ax : sequence of 4 matplotlib.axes.Axes, optional
+        The panels (default: a new figure).
+    title : str
+        Figure title.
+    error_label : str
+        The error panel's y label.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure.
+    """
+    fig, axes = given_axes(ax, 4, 3.6, 3.0, max_cols=4)
+    for i, (strategy, table) in enumerate(summaries.items()):
+        style = {"color": law_color(strategy), "ls": law_linestyle(strategy), "marker": "o", "ms": 3}
+        axes[0].plot(table["x"], table["error"], label=strategy, **style)
+        for panel, pct in ((axes[1], 90), (axes[2], 50)):
+            panel.plot(table["x"], table[f"coverage{pct}"], **style)
+            if i == 0:
+                annotate_counts(panel, table["x"], table[f"coverage{pct}"], table["n"])
+        axes[3].plot(table["x"], table["width90"], **style)
+    for panel, pct in ((axes[1], 90), (axes[2], 50)):
+        panel.axhline(pct / 100, color="0.5", ls=":", lw=0.8, label=f"nominal {pct} %")
+        panel.set_ylim(-0.05, 1.12)
+        style_axes(panel, ylabel="share of held-out scores inside", title=f"{pct} % interval coverage")
+    style_axes(axes[0], ylabel=error_label, title="error")
+    style_axes(axes[3], ylabel="median 90 % interval width (score)", title="90 % interval width")
+    for panel in axes:
+        style_axes(panel, "decades of extrapolation")
+    figure_legend(fig, axes, ncol=6)
+    fig.suptitle(title + " (n: held-out points behind each bin)", fontsize=10)
+    return fig
+
+
+def plot_bench(predictions: pd.DataFrame, bins: int = 6, ax=None, title: str = ""):
+    """Per strategy: mean relative error, 90 % and 50 % coverage (with the n each bin rests on) and
+    the 90 % interval's median width against decades of extrapolation (:func:`draw_bench`).
+
+    Parameters
+    ----------
+    predictions : DataFrame
+        Per-point predictions from :func:`benchcast.evaluation.bench.bench`: ``strategy``,
+        ``decades``, ``true``, ``predicted`` and the interval bounds.
+    bins : int
+        Bins of decades of extrapolation.
+    ax : sequence of 4 matplotlib.axes.Axes, optional
+        The panels (default: a new figure).
+    title : str
+        Figure title (default: the benchmarks).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure.
+    """
+    edges = np.linspace(0.0, max(float(predictions["decades"].max()), 1e-3), bins + 1)
+    summaries = {}
+    for strategy, group in predictions.groupby("strategy", sort=False):
+        table = coverage_table(group, "decades", edges)
+        which = np.clip(np.digitize(group["decades"], edges) - 1, 0, bins - 1)
+        rel = ((group["predicted"] - group["true"]).abs() / group["true"] * 100).groupby(which).mean()
+        table["error"] = rel.reindex(np.unique(which)).to_numpy()  # coverage_table's rows: the non-empty bins
+        summaries[strategy] = table
+    if not title:
+        benchmarks = sorted(set(predictions["benchmark"])) if "benchmark" in predictions else []
+        shown = ", ".join(benchmarks[:6]) + ("..." if len(benchmarks) > 6 else "")
+        title = "bench: error and intervals vs extrapolation" + (
+            f" ({len(benchmarks)} benchmarks: {shown})" if benchmarks else ""
+        )
+    return draw_bench(summaries, ax, title)
+
+
+def plot_bench_cells(frame: pd.DataFrame, ax=None):
+    """Each strategy's usable MRE, 90 % and 50 % coverage (with the held-out points n each bin
+    rests on) and 90 % width, in bins of 0.25 decade of extrapolation (:func:`draw_bench`).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        ``bench`` rows (one per cell: ``strategy``, ``decades``, ``mre_usable``, ``coverage50``,
+        ``coverage90``, ``width90``, ``n_test``), e.g. read back from ``bench_rows.csv``.
+    ax : sequence of 4 matplotlib.axes.Axes, optional
+        The panels (default: a new figure).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure.
+    """
+    bins = np.round(frame["decades"].astype(float) * 4) / 4
+    summaries = {}
+    for strategy, g in frame.assign(bin=bins).groupby("strategy", sort=True):
+        per_bin = g.groupby("bin")
+        table = per_bin[["coverage50", "coverage90", "width90"]].mean()
+        table["error"], table["n"] = per_bin["mre_usable"].mean(), per_bin["n_test"].sum()
+        summaries[strategy] = table.rename_axis("x").reset_index()
+    return draw_bench(
+        summaries,
+        ax,
+        "bench cells: error and intervals vs extrapolation",
+        error_label="mean MRE on usable held-out points (%)",
+    )

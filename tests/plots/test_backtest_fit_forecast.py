@@ -1,0 +1,89 @@
+"""The single-panel figures: a backtest of two laws, a fit, a forecast; each returns the Axes it
+drew into, and the command's ``write`` saves the same drawing."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import benchcast as bc
+from benchcast.plots import law_color
+from tests.plots.figure_checks import (
+    arc_backtests,
+    close_all,
+    ladder,
+    legend_outside_axes,
+    legend_texts,
+    overlapping_tick_labels,
+)
+
+
+@pytest.fixture(autouse=True)
+def _closed_figures():
+    yield
+    close_all()
+
+
+def test_backtest_panel_colours_each_law_and_sets_their_intervals_apart():
+    ax = arc_backtests().plot()
+    labels = legend_texts(ax)
+    assert "fitted runs (11)" in labels and "held-out runs (4)" in labels
+    assert any(label.startswith("dropped (score <= chance") for label in labels)
+    assert "power 90 % prediction interval, 20 replicates" in labels
+    assert "power_floor 50 % prediction interval" in labels
+    assert "fit/held-out split 2e+20 FLOPs" in labels
+    bars = {c.get_label(): c for c in ax.collections if "prediction interval" in c.get_label()}
+    x_power = bars["power 50 % prediction interval"].get_segments()[0][0][0]
+    x_floor = bars["power_floor 50 % prediction interval"].get_segments()[0][0][0]
+    assert x_power != x_floor and abs(np.log10(x_power / x_floor)) < 0.1  # side by side at one run
+    curves = {line.get_label(): line for line in ax.lines}
+    assert curves["power"].get_color() == law_color("power") != curves["power_floor"].get_color()
+    title = ax.get_title()
+    assert "arc_easy" in title and "acc_norm" in title and "TPR" in title
+    assert ax.get_ylabel() == "acc_norm"
+    assert legend_outside_axes(ax)
+    assert not overlapping_tick_labels(ax.figure)
+
+
+def test_backtest_plot_draws_into_the_axes_given():
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2)
+    assert arc_backtests().backtests[0].plot(ax=right) is right
+    assert right.lines and not left.lines and len(fig.axes) == 2
+
+
+def test_fit_plot_shows_fitted_and_dropped_runs_and_the_curve():
+    import matplotlib.pyplot as plt
+
+    fit = bc.fit(ladder(), law="power", benchmark="gsm8k", metric="exact_match", max_flops=2e20)
+    fig, ax = plt.subplots()
+    assert fit.plot(ax=ax, lw=3) is ax
+    labels = legend_texts(ax)
+    assert "fitted runs (5)" in labels
+    assert [label for label in labels if label.startswith("dropped (")] == ["dropped (score <= chance 0 + 0.05) (8)"]
+    curve = next(line for line in ax.lines if line.get_label() == "power (fitted)")
+    assert curve.get_linewidth() == 3  # the caller's style reaches the curve
+    assert "gsm8k" in ax.get_title() and "exact_match" in ax.get_title() and ax.get_ylabel() == "exact_match"
+
+
+def test_forecast_plot_draws_both_intervals_over_the_fit():
+    fit = bc.fit(ladder(), law="power", benchmark="arc_easy", metric="acc_norm", max_flops=2e20)
+    fc = bc.forecast(fit, flops=[1e21, 1e22], n_boot=20, interval="bootstrap")
+    ax = fc.plot(fit=fit)
+    labels = legend_texts(ax)
+    assert "power forecast" in labels and "fitted runs (11)" in labels
+    assert "90 % prediction interval (bootstrap, 20 replicates)" in labels
+    assert "90 % confidence interval (mean curve)" in labels
+    stars = next(c for c in ax.collections if c.get_label() == "power forecast")
+    assert np.allclose(stars.get_offsets()[:, 0], [1e21, 1e22])
+    assert ax.get_xlim()[1] > 1e22
+    assert not overlapping_tick_labels(ax.figure)
+
+
+@pytest.mark.parametrize("figure_format,magic", [("png", b"\x89PNG"), ("svg", b"<?xml"), ("pdf", b"%PDF")])
+def test_write_saves_the_figure_in_the_format_asked(tmp_path, figure_format, magic):
+    arc_backtests().write(tmp_path, figure_format=figure_format, dpi=72)
+    path = tmp_path / f"backtest-arc_easy.{figure_format}"
+    assert path.read_bytes().startswith(magic)
+    assert sorted(p.suffix for p in tmp_path.glob("backtest-*")) == sorted([".csv", f".{figure_format}"])
