@@ -51,7 +51,7 @@ def reproduce_command(
     """Re-run a published study's protocols and write every table (CSV) and figure (--figure-format)."""
     if study not in STUDIES:
         raise BenchcastError(f"unknown study {study!r}; available: {', '.join(STUDIES)}.")
-    from benchcast.evaluation.sweep import SWEEP_THRESHOLDS
+    from benchcast.evaluation.sweep_result import SWEEP_THRESHOLDS
     from benchcast.studies.krajewski2025 import reproduce_krajewski2025
     from benchcast.validation import check_thresholds
 

@@ -22,12 +22,9 @@ import pandas as pd
 from benchcast.data.table import parse_metric
 from benchcast.errors import BenchcastError
 from benchcast.evaluation.backtest import BacktestResult, backtest
-from benchcast.evaluation.sweep import (
-    SWEEP_THRESHOLDS,
-    Sweep,
-    sweep,
-)
-from benchcast.evaluation.sweep import usable_errors as errors
+from benchcast.evaluation.sweep import sweep
+from benchcast.evaluation.sweep_result import SWEEP_THRESHOLDS, Sweep
+from benchcast.evaluation.sweep_result import usable_errors as errors
 from benchcast.fitting.spec import FitSpec
 from benchcast.studies.krajewski2025_protocol import (  # noqa: F401 (the protocol is part of this module's API)
     ACC_NORM,

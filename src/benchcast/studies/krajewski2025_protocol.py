@@ -3,7 +3,8 @@ the text each of its tables and definitions carries (:mod:`benchcast.studies.kra
 
 from __future__ import annotations
 
-from benchcast.evaluation.sweep import CRITICAL_DEFINITION, SUCCESS_DEFINITION, SUCCESS_MRE
+from benchcast.evaluation.critical import CRITICAL_DEFINITION
+from benchcast.evaluation.sweep_result import SUCCESS_DEFINITION, SUCCESS_MRE
 from benchcast.fitting.metrics import USABLE
 
 BENCHMARKS = (

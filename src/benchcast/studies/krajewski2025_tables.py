@@ -10,8 +10,8 @@ import pandas as pd
 from rich.markup import escape
 
 from benchcast.evaluation.backtest import BacktestResult
-from benchcast.evaluation.sweep import Sweep
-from benchcast.evaluation.sweep import usable_errors as errors
+from benchcast.evaluation.sweep_result import Sweep
+from benchcast.evaluation.sweep_result import usable_errors as errors
 from benchcast.studies.krajewski2025_protocol import (
     AVERAGE_LOSS,
     AVERAGE_SETS,

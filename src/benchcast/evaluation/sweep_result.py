@@ -1,0 +1,288 @@
+"""The sweep's results: errors per threshold, the critical threshold, and their table and figure."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from rich.markup import escape
+
+from benchcast.evaluation.backtest import BacktestResult
+from benchcast.evaluation.critical import CRITICAL_DEFINITION, change_span, critical_threshold  # noqa: F401 (API)
+from benchcast.fitting.metrics import mae, mre, usable_points
+from benchcast.plots.labels import figure_title
+from benchcast.utils.io import atomic_write_text, output_folder
+from benchcast.utils.rich_view import Markup, RichView, rich_table
+
+SWEEP_THRESHOLDS = tuple(np.geomspace(6e19, 5e22, 13))
+SUCCESS_MRE = 10.0  # percent: a threshold "succeeds" when held-out MRE is below this
+NO_INTERVALS = (
+    "interval coverage not computed (no bootstrap); --n-boot 100 adds it to --json and --out sweep.csv "
+    "(a bootstrap per threshold: minutes, not seconds)"
+)
+SUCCESS_DEFINITION = (
+    "a threshold T succeeds when the law, fitted on the runs with C <= T, forecasts the held-out runs "
+    "(C > T) with a mean relative error (MRE over every held-out point) below {success_mre:g} %"
+)
+
+
+def usable_errors(bt: BacktestResult) -> dict:
+    """Training and held-out errors over all points and over usable points (:data:`USABLE`, one
+    definition for every law, so that tables compare like with like).
+
+    Parameters
+    ----------
+    bt : BacktestResult
+
+    Returns
+    -------
+    dict
+        ``train_``/``test_`` MAE, MRE and usable MRE, the point counts, and the fit's RMSE and R².
+    """
+    frame = bt.predictions
+    true, predicted = frame["true"].to_numpy(float), frame["predicted"].to_numpy(float)
+    usable = usable_points(true, bt.fit.spec.q_rand, bt.benchmark)
+    fitted = frame["fitted"].to_numpy(bool)
+    test = (frame["side"] == "test").to_numpy() & np.isfinite(predicted)
+    out = {}
+    for side, mask in (("train", fitted), ("test", test)):
+        out[f"{side}_mae"] = mae(true[mask], predicted[mask])
+        out[f"{side}_mre"] = mre(true[mask], predicted[mask])
+        out[f"{side}_mre_usable"] = mre(true[mask & usable], predicted[mask & usable])
+    out["n_fit"], out["n_test"], out["n_test_usable"] = int(fitted.sum()), int(test.sum()), int((test & usable).sum())
+    out["train_rmse"], out["train_r2"] = bt.metrics["train_rmse"], bt.metrics["train_r2"]
+    return out
+
+
+@dataclass
+class Sweep(RichView):
+    """Protocol 4 for one law and benchmark: one row per threshold that has held-out runs.
+
+    Parameters
+    ----------
+    law, benchmark : str
+    table : DataFrame
+        One row per threshold: the backtest's metrics and ``success``.
+    critical : float or None
+        The critical threshold (:data:`CRITICAL_DEFINITION`), None where undefined.
+    note : str
+        What the grid showed about success.
+    skipped : list of dict
+        Thresholds left out of the grid, with the reason.
+    success_mre : float
+        Held-out MRE (percent) below which a threshold succeeds.
+    n_boot : int
+        Bootstrap replicates per threshold (0: no intervals).
+    metric : str, optional
+        The metric swept, named in the figure's titles.
+    tpr : float, optional
+        Tokens per parameter of the runs (None: all).
+    """
+
+    law: str
+    benchmark: str
+    table: pd.DataFrame
+    critical: float | None
+    note: str
+    skipped: list[dict] = field(default_factory=list)
+    success_mre: float = SUCCESS_MRE
+    n_boot: int = 0  # bootstrap replicates per threshold behind the interval coverage (0: none)
+    metric: str | None = None  # named in the figure's titles
+    tpr: float | None = None
+
+    @property
+    def definitions(self) -> dict:
+        return {
+            "success": SUCCESS_DEFINITION.format(success_mre=self.success_mre),
+            "critical_threshold": CRITICAL_DEFINITION,
+        }
+
+    def summary_row(self) -> dict:
+        """One line of the sweep: law, benchmark, critical threshold and note, and the counts.
+
+        Returns
+        -------
+        dict
+            ``law``, ``benchmark``, ``critical_threshold`` (FLOPs or None), ``note``, ``successes``,
+            ``thresholds`` and ``skipped``.
+        """
+        return {
+            "law": self.law,
+            "benchmark": self.benchmark,
+            "critical_threshold": self.critical,
+            "note": self.note,
+            "successes": int(self.table["success"].sum()) if len(self.table) else 0,
+            "thresholds": int(len(self.table)),
+            "skipped": len(self.skipped),
+        }
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per threshold, with the law, the benchmark and ``n_boot`` (the bootstrap replicates
+        behind the coverage columns; 0: no coverage computed)."""
+        return self.table.assign(law=self.law, benchmark=self.benchmark, n_boot=self.n_boot)
+
+    def to_dict(self) -> dict:
+        """As ``benchcast sweep --json`` prints it."""
+        return SweepComparison([self]).to_dict()
+
+    @property
+    def title(self) -> str:
+        return f"{self.law} on {self.benchmark}: threshold sweep"
+
+    @property
+    def notes(self) -> list[str]:
+        found = f"{self.critical:.3g} FLOPs" if self.critical is not None else "not reported"
+        return [f"critical threshold: {found} ({self.note})"]
+
+    def rich_items(self) -> list:
+        """What ``benchcast sweep`` prints."""
+        return SweepComparison([self]).rich_items()
+
+    def plot(self, ax=None):
+        """MRE versus threshold with the success line and the critical threshold (see :class:`SweepComparison`).
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            The panel to draw into (default: a new figure).
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+            The figure.
+        """
+        return SweepComparison([self]).plot(None if ax is None else [ax])
+
+    def write(self, out: str | Path, figure_format: str = "png", dpi: int | None = None) -> None:
+        """``sweep.csv`` and the figure into the folder ``out`` (see :class:`SweepComparison`).
+
+        Parameters
+        ----------
+        out : str or Path
+            The output folder.
+        figure_format : {'png', 'svg', 'pdf'}
+            The figure's file format.
+        dpi : int, optional
+            Raster resolution (default :data:`benchcast.plots.options.DEFAULT_DPI`).
+        """
+        SweepComparison([self]).write(out, figure_format, dpi)
+
+
+@dataclass
+class SweepComparison(RichView):
+    """Sweeps of several laws and benchmarks (what ``benchcast sweep`` runs).
+
+    Parameters
+    ----------
+    sweeps : list of Sweep
+    """
+
+    sweeps: list[Sweep]
+
+    def to_frame(self) -> pd.DataFrame:
+        """Every sweep's rows, with law, benchmark and ``n_boot`` columns (``sweep.csv``)."""
+        frames = [s.to_frame() for s in self.sweeps if len(s.table)]
+        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+    def to_dict(self) -> dict:
+        """The definitions, every row, each sweep's critical threshold and the thresholds left out;
+        ``intervals`` says whether interval coverage was computed."""
+        n_boot = self.sweeps[0].n_boot
+        return {
+            "definitions": self.sweeps[0].definitions,
+            "sweep": self.to_frame().to_dict("records"),
+            "critical": [s.summary_row() for s in self.sweeps],
+            "skipped": [{"law": s.law, "benchmark": s.benchmark, **r} for s in self.sweeps for r in s.skipped],
+            "intervals": f"interval coverage from {n_boot} bootstrap replicates per threshold"
+            if n_boot
+            else NO_INTERVALS,
+        }
+
+    @property
+    def title(self) -> str:
+        return "Sweep (MRE over all held-out points; usable: Q > Q_rand + margin)"
+
+    def rich_items(self) -> list:
+        """The definitions, each critical threshold, the table and the replicates behind coverage."""
+        definitions = self.sweeps[0].definitions
+        items = [
+            Markup(
+                escape(f"success: {definitions['success']}.\ncritical threshold: {definitions['critical_threshold']}.")
+            )
+        ]
+        for s in self.sweeps:
+            t = s.critical
+            items.append(
+                Markup(
+                    escape(f"{s.benchmark} / {s.law}: critical threshold ")
+                    + (
+                        f"[bold]{t:.3g}[/] FLOPs ({escape(s.note)})"
+                        if t is not None
+                        else escape(f"not reported: {s.note}")
+                    )
+                )
+            )
+            items += [
+                Markup(escape(f"  left out of the grid: {r['threshold']:.3g} ({r['skipped']})")) for r in s.skipped
+            ]
+        rows = [
+            [r.benchmark, r.law, f"{r.threshold:.3g}", r.n_train, r.n_test, r.test_mre, r.test_mre_usable, r.success]
+            for r in self.to_frame().itertuples()
+        ]
+        columns = ["benchmark", "law", "threshold", "fitted", "held out", "MRE %", "MRE % usable", "success"]
+        items.append(rich_table(self.title, columns, rows))
+        n_boot = self.sweeps[0].n_boot
+        if n_boot:
+            items.append(
+                Markup(f"interval coverage in --json and --out sweep.csv: {n_boot} bootstrap replicates per threshold")
+            )
+        else:
+            items.append(Markup(escape(NO_INTERVALS)))
+        return items
+
+    def plot(self, ax=None):
+        """MRE versus threshold, one panel per benchmark, one line per law, with the success line
+        and each law's critical threshold (:func:`benchcast.plots.plot_sweep`).
+
+        Parameters
+        ----------
+        ax : sequence of matplotlib.axes.Axes, optional
+            One panel per benchmark (default: a new figure).
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+            The figure, to restyle or save.
+        """
+        from benchcast.plots.figures import plot_sweep  # matplotlib loads only when a figure is drawn
+
+        critical = [{"law": s.law, "benchmark": s.benchmark, "critical_threshold": s.critical} for s in self.sweeps]
+        titles = {s.benchmark: figure_title(s.benchmark, s.metric, s.tpr) for s in self.sweeps}
+        return plot_sweep(self.to_frame(), critical, self.sweeps[0].success_mre, titles, ax=ax)
+
+    def write(self, out: str | Path, figure_format: str = "png", dpi: int | None = None) -> None:
+        """``sweep.csv`` and the figure of :meth:`plot` (``sweep.<format>``) into the folder ``out``;
+        nothing where no threshold had both fitted and held-out runs.
+
+        Parameters
+        ----------
+        out : path
+            The output folder.
+        figure_format : {'png', 'svg', 'pdf'}
+            The figure's file format.
+        dpi : int, optional
+            Raster resolution (default :data:`benchcast.plots.options.DEFAULT_DPI`).
+        """
+        from benchcast.plots.options import check_figure_options
+        from benchcast.plots.style import save_figure
+
+        figure_format, dpi = check_figure_options(figure_format, dpi)
+        frame = self.to_frame()
+        if frame.empty:
+            return
+        fig = self.plot()
+        with output_folder(out) as folder:
+            atomic_write_text(folder / "sweep.csv", frame.to_csv(index=False))
+            save_figure(fig, folder / f"sweep.{figure_format}", figure_format, dpi)
