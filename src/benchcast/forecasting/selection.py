@@ -17,16 +17,17 @@ support.
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from benchcast.errors import BenchcastError, InsufficientDataError, SelectionError
+from benchcast.errors import BenchcastError, SelectionError
 from benchcast.fitting.api import fit_rows
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting import calibration as cal
-from benchcast.forecasting.draws import ScoreDraws
-from benchcast.forecasting.intervals import bootstrap, check_replicates
+from benchcast.forecasting.draws import LEVELS
+from benchcast.forecasting.intervals import check_replicates
 from benchcast.forecasting.law_comparison import (  # noqa: F401 (API)
     SELECTION_RULES,
     blend_errors,
@@ -36,6 +37,7 @@ from benchcast.forecasting.law_comparison import (  # noqa: F401 (API)
     weights_for,
 )
 from benchcast.forecasting.recommendation import Recommendation
+from benchcast.forecasting.strategy import BlendedForecast, blend_forecast, member_forecasts
 from benchcast.laws import available_laws, get_law
 from benchcast.validation import check_interval, check_law, check_level, check_positive
 
@@ -141,6 +143,147 @@ def recommend(
             f"{target_flops:.3g} FLOPs (they span {rows['flops'].min():.3g} .. {rows['flops'].max():.3g} FLOPs): "
             "laws are judged on the runs cheaper than the target."
         ) from None
+    compared = compare_laws(data, base, laws=laws, rule=rule)
+    rec = compared.recommendation
+    if rec.supported and target_flops is not None:
+        rec.forecast = compared.forecast_at(
+            float(target_flops),
+            n_boot=n_boot,
+            seed=seed,
+            n_jobs=n_jobs,
+            interval=interval,
+            level=level,
+            tpr=tpr,
+            ray_address=ray_address,
+        )
+    return rec
+
+
+@dataclass
+class Comparison:
+    """Laws compared on one benchmark's runs: the recommendation, the laws fitted to every run, and
+    the rolling-origin forecasts the weights came from (what the strategy's forecast needs).
+
+    Parameters
+    ----------
+    recommendation : Recommendation
+        The ranking, weights and nested error (no forecast).
+    results : dict of str to FitResult
+        Each law with support, fitted to every run.
+    wide : DataFrame
+        The laws' rolling-origin forecasts at the points every one forecasts (:func:`common_errors`).
+    """
+
+    recommendation: Recommendation
+    results: dict
+    wide: pd.DataFrame
+
+    @property
+    def weights(self) -> pd.Series:
+        """The strategy's weight of each law (empty without support)."""
+        return pd.Series(self.recommendation.weights, dtype=float)
+
+    def forecast(
+        self,
+        flops,
+        *,
+        n_boot: int,
+        seed: int,
+        interval: str = "extrapolation",
+        tpr: float | None = None,
+        n_jobs: int | None = None,
+        ray_address: str | None = None,
+        levels=LEVELS,
+    ) -> BlendedForecast:
+        """The strategy's forecast at ``flops`` (:func:`benchcast.forecasting.strategy.blend_forecast`).
+
+        Parameters
+        ----------
+        flops : array_like
+            Compute of each point.
+        n_boot, seed : int
+            Bootstrap replicates per law (0: no interval) and seed.
+        interval : {'extrapolation', 'bootstrap'}
+        tpr : float, optional
+            Tokens per parameter placing a run of compute C (laws of N and D).
+        n_jobs, ray_address
+            Where the bootstrap's refits run.
+        levels : sequence of float
+            The interval levels.
+
+        Returns
+        -------
+        BlendedForecast
+        """
+        if not self.recommendation.supported:
+            raise BenchcastError(f"No forecast for {self.recommendation.benchmark}: {self.recommendation.reason}")
+        weights = self.weights
+        members = member_forecasts(
+            self.results, weights, flops, n_boot=n_boot, seed=seed, tpr=tpr, n_jobs=n_jobs, ray_address=ray_address
+        )
+        errors = blend_errors(self.wide, weights)
+        return blend_forecast(members, weights, errors, flops, interval=interval, seed=seed, levels=levels)
+
+    def forecast_at(self, flops: float, *, level: float = 0.9, **options) -> dict:
+        """The strategy's forecast of one run, as ``recommend`` reports it.
+
+        Parameters
+        ----------
+        flops : float
+            Compute of the run.
+        level : float
+            The interval's level.
+        **options
+            ``n_boot``, ``seed``, ``interval``, ``tpr``, ``n_jobs``, ``ray_address`` (:meth:`forecast`).
+
+        Returns
+        -------
+        dict
+            ``flops``, ``prediction``, ``level``, ``interval``, ``n_boot``, and ``lower``/``upper`` (with
+            ``extrapolation``: its spread) or a ``note`` saying why there is no interval.
+        """
+        blended = self.forecast([flops], levels=(level,), **options)
+        out = {
+            "flops": float(flops),
+            "prediction": float(blended.predicted[0]),
+            "level": level,
+            "interval": blended.interval,
+            "n_boot": options["n_boot"],
+        }
+        if not options["n_boot"]:
+            return out
+        if blended.note:
+            out["note"] = blended.note
+            return out
+        if blended.spread is not None:
+            out["extrapolation"] = blended.spread.to_dict()
+        lower, upper = blended.intervals[level]
+        out["lower"], out["upper"] = float(lower[0]), float(upper[0])
+        return out
+
+
+def compare_laws(
+    data: pd.DataFrame, base: FitSpec, *, laws: list[str] | None = None, rule: str = "ensemble"
+) -> Comparison:
+    """Fit each candidate law to ``data`` and compare them by rolling-origin forecasts inside the runs.
+
+    Parameters
+    ----------
+    data : DataFrame
+        The runs the strategy may see.
+    base : FitSpec
+        The benchmark, metric and selection (its law is ignored).
+    laws : list of str, optional
+        Laws to compare (default: those of ``DEFAULT_CANDIDATES`` that apply).
+    rule : str
+        ``'ensemble'``, ``'stack'`` or ``'select'``.
+
+    Returns
+    -------
+    Comparison
+        The recommendation (no forecast), the laws fitted and their rolling-origin forecasts.
+    """
+    benchmark = base.benchmark
     candidates = laws or [law for law in DEFAULT_CANDIDATES if law in applicable_laws(data, base)]
     errors, results, records, failures = {}, {}, [], []
     for law in candidates:
@@ -180,7 +323,8 @@ def recommend(
             f"no law has support: fewer than {cal.MIN_ORIGINS} rolling origins with usable points inside the runs "
             f"(scores too close to chance, or too short a compute range). {'; '.join(failures)}"
         )
-        return Recommendation(benchmark, rule, False, reason, pd.DataFrame(records), {}, None, np.nan, 0, 0.0, failures)
+        rec = Recommendation(benchmark, rule, False, reason, pd.DataFrame(records), {}, None, np.nan, 0, 0.0, failures)
+        return Comparison(rec, {}, wide)
     names = list(errors)
     scores = inner_scores(wide, names)
     weights = weights_for(rule, scores)
@@ -192,21 +336,7 @@ def recommend(
     ranking["weight"] = weights
     ranking = ranking.sort_values("inner_msle").reset_index()
     nested = nested_error(wide, names, rule)
-    planned = None
-    if target_flops is not None:
-        planned = forecast_at(
-            results,
-            weights,
-            wide,
-            float(target_flops),
-            n_boot=n_boot,
-            seed=seed,
-            n_jobs=n_jobs,
-            interval=interval,
-            level=level,
-            ray_address=ray_address,
-        )
-    return Recommendation(
+    rec = Recommendation(
         benchmark,
         rule,
         True,
@@ -218,64 +348,5 @@ def recommend(
         nested["n_origins"],
         float(wide["decades"].max()),
         failures,
-        planned,
     )
-
-
-def forecast_at(
-    results: dict,
-    weights: pd.Series,
-    wide: pd.DataFrame,
-    flops: float,
-    *,
-    n_boot: int,
-    seed: int,
-    n_jobs: int | None,
-    interval: str,
-    level: float,
-    ray_address: str | None = None,
-) -> dict:
-    """The weighted laws' forecast of a run of compute ``flops``: bootstrap draws of each law
-    combined with the same weights (:meth:`ScoreDraws.blend`), widened by the combination's own
-    rolling-origin spread (:meth:`ScoreDraws.widen`).
-
-    Parameters
-    ----------
-    results : dict of law name to FitResult
-    weights : Series
-        Weight of each law.
-    wide : DataFrame
-        The laws' rolling-origin forecasts (:func:`common_errors`).
-    flops : float
-        Compute of the run to forecast.
-    n_boot, seed, n_jobs, ray_address
-        The bootstrap's replicates (0: no interval), seed and workers.
-    interval : {'extrapolation', 'bootstrap'}
-    level : float
-
-    Returns
-    -------
-    dict
-        ``flops``, ``prediction``, ``level``, ``interval``, ``n_boot``, and ``lower``/``upper`` (with
-        ``extrapolation``) or a ``note`` saying why there is no interval.
-    """
-    used = {law: float(w) for law, w in weights.items() if w > 0}
-    point = sum(w * float(results[law].predict(flops=flops)) for law, w in used.items())
-    out = {"flops": flops, "prediction": point, "level": level, "interval": interval, "n_boot": n_boot}
-    if not n_boot:
-        return out
-    pool = {"n_jobs": n_jobs, "progress": False, "ray_address": ray_address}
-    draws = {law: bootstrap(results[law], n_boot, seed=seed, **pool).draws("prediction", flops=[flops]) for law in used}
-    blended = ScoreDraws.blend(draws, used)
-    if interval == "extrapolation":
-        try:
-            spread = cal.estimate_spread(blend_errors(wide, weights))
-        except InsufficientDataError as exc:
-            out["note"] = f"no interval: {exc}"
-            return out
-        top = max(float(results[law].points["flops"].max()) for law in used)
-        blended = blended.widen(spread, seed, decades=np.array([np.log10(flops / top)]))
-        out["extrapolation"] = spread.to_dict()
-    lower, upper = blended.interval(level)
-    out["lower"], out["upper"] = float(lower[0]), float(upper[0])
-    return out
+    return Comparison(rec, results, wide)
