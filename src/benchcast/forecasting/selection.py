@@ -17,7 +17,6 @@ support.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -26,7 +25,6 @@ from benchcast.errors import BenchcastError, SelectionError
 from benchcast.fitting.api import fit_rows
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting import calibration as cal
-from benchcast.forecasting.draws import LEVELS
 from benchcast.forecasting.intervals import check_replicates
 from benchcast.forecasting.law_comparison import (  # noqa: F401 (API)
     SELECTION_RULES,
@@ -37,7 +35,7 @@ from benchcast.forecasting.law_comparison import (  # noqa: F401 (API)
     weights_for,
 )
 from benchcast.forecasting.recommendation import Recommendation
-from benchcast.forecasting.strategy import BlendedForecast, blend_forecast, member_forecasts
+from benchcast.forecasting.strategy import StrategyFit
 from benchcast.laws import available_laws, get_law
 from benchcast.validation import check_interval, check_law, check_level, check_positive
 
@@ -143,10 +141,9 @@ def recommend(
             f"{target_flops:.3g} FLOPs (they span {rows['flops'].min():.3g} .. {rows['flops'].max():.3g} FLOPs): "
             "laws are judged on the runs cheaper than the target."
         ) from None
-    compared = compare_laws(data, base, laws=laws, rule=rule)
-    rec = compared.recommendation
-    if rec.supported and target_flops is not None:
-        rec.forecast = compared.forecast_at(
+    rec, strategy = compare_laws(data, base, laws=laws, rule=rule)
+    if strategy is not None and target_flops is not None:
+        rec.forecast = strategy.forecast_at(
             float(target_flops),
             n_boot=n_boot,
             seed=seed,
@@ -159,112 +156,9 @@ def recommend(
     return rec
 
 
-@dataclass
-class Comparison:
-    """Laws compared on one benchmark's runs: the recommendation, the laws fitted to every run, and
-    the rolling-origin forecasts the weights came from (what the strategy's forecast needs).
-
-    Parameters
-    ----------
-    recommendation : Recommendation
-        The ranking, weights and nested error (no forecast).
-    results : dict of str to FitResult
-        Each law with support, fitted to every run.
-    wide : DataFrame
-        The laws' rolling-origin forecasts at the points every one forecasts (:func:`common_errors`).
-    """
-
-    recommendation: Recommendation
-    results: dict
-    wide: pd.DataFrame
-
-    @property
-    def weights(self) -> pd.Series:
-        """The strategy's weight of each law (empty without support)."""
-        return pd.Series(self.recommendation.weights, dtype=float)
-
-    def forecast(
-        self,
-        flops,
-        *,
-        n_boot: int,
-        seed: int,
-        interval: str = "extrapolation",
-        tpr: float | None = None,
-        n_jobs: int | None = None,
-        ray_address: str | None = None,
-        levels=LEVELS,
-    ) -> BlendedForecast:
-        """The strategy's forecast at ``flops`` (:func:`benchcast.forecasting.strategy.blend_forecast`).
-
-        Parameters
-        ----------
-        flops : array_like
-            Compute of each point.
-        n_boot, seed : int
-            Bootstrap replicates per law (0: no interval) and seed.
-        interval : {'extrapolation', 'bootstrap'}
-        tpr : float, optional
-            Tokens per parameter placing a run of compute C (laws of N and D).
-        n_jobs, ray_address
-            Where the bootstrap's refits run.
-        levels : sequence of float
-            The interval levels.
-
-        Returns
-        -------
-        BlendedForecast
-        """
-        if not self.recommendation.supported:
-            raise BenchcastError(f"No forecast for {self.recommendation.benchmark}: {self.recommendation.reason}")
-        weights = self.weights
-        members = member_forecasts(
-            self.results, weights, flops, n_boot=n_boot, seed=seed, tpr=tpr, n_jobs=n_jobs, ray_address=ray_address
-        )
-        errors = blend_errors(self.wide, weights)
-        return blend_forecast(members, weights, errors, flops, interval=interval, seed=seed, levels=levels)
-
-    def forecast_at(self, flops: float, *, level: float = 0.9, **options) -> dict:
-        """The strategy's forecast of one run, as ``recommend`` reports it.
-
-        Parameters
-        ----------
-        flops : float
-            Compute of the run.
-        level : float
-            The interval's level.
-        **options
-            ``n_boot``, ``seed``, ``interval``, ``tpr``, ``n_jobs``, ``ray_address`` (:meth:`forecast`).
-
-        Returns
-        -------
-        dict
-            ``flops``, ``prediction``, ``level``, ``interval``, ``n_boot``, and ``lower``/``upper`` (with
-            ``extrapolation``: its spread) or a ``note`` saying why there is no interval.
-        """
-        blended = self.forecast([flops], levels=(level,), **options)
-        out = {
-            "flops": float(flops),
-            "prediction": float(blended.predicted[0]),
-            "level": level,
-            "interval": blended.interval,
-            "n_boot": options["n_boot"],
-        }
-        if not options["n_boot"]:
-            return out
-        if blended.note:
-            out["note"] = blended.note
-            return out
-        if blended.spread is not None:
-            out["extrapolation"] = blended.spread.to_dict()
-        lower, upper = blended.intervals[level]
-        out["lower"], out["upper"] = float(lower[0]), float(upper[0])
-        return out
-
-
 def compare_laws(
     data: pd.DataFrame, base: FitSpec, *, laws: list[str] | None = None, rule: str = "ensemble"
-) -> Comparison:
+) -> tuple[Recommendation, StrategyFit | None]:
     """Fit each candidate law to ``data`` and compare them by rolling-origin forecasts inside the runs.
 
     Parameters
@@ -280,8 +174,11 @@ def compare_laws(
 
     Returns
     -------
-    Comparison
-        The recommendation (no forecast), the laws fitted and their rolling-origin forecasts.
+    recommendation : Recommendation
+        The ranking, weights and nested error (no forecast).
+    strategy : StrategyFit or None
+        The rule's laws fitted to every run, their weights and the blend's rolling-origin forecasts
+        (what its forecast needs); None without support.
     """
     benchmark = base.benchmark
     candidates = laws or [law for law in DEFAULT_CANDIDATES if law in applicable_laws(data, base)]
@@ -324,7 +221,7 @@ def compare_laws(
             f"(scores too close to chance, or too short a compute range). {'; '.join(failures)}"
         )
         rec = Recommendation(benchmark, rule, False, reason, pd.DataFrame(records), {}, None, np.nan, 0, 0.0, failures)
-        return Comparison(rec, {}, wide)
+        return rec, None
     names = list(errors)
     scores = inner_scores(wide, names)
     weights = weights_for(rule, scores)
@@ -349,4 +246,4 @@ def compare_laws(
         float(wide["decades"].max()),
         failures,
     )
-    return Comparison(rec, results, wide)
+    return rec, StrategyFit(rule, rec.weights, results, blend_errors(wide, weights))

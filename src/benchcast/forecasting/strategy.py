@@ -203,3 +203,120 @@ def member_forecasts(
             np.asarray(result.predict(**covariates), float), boot, float(result.diagnostics.flops_max)
         )
     return out
+
+
+@dataclass
+class StrategyFit:
+    """A strategy fitted to one benchmark's runs: its laws, their weights and the blend's rolling-origin
+    forecasts inside the runs (what its interval is calibrated on).
+
+    Parameters
+    ----------
+    name : str
+        The strategy (``'ensemble'``, ``'stack'``, ``'select'``, or a law's name).
+    weights : dict of str to float
+        The weight of each law.
+    results : dict of str to FitResult
+        Each law fitted to every run the strategy may see.
+    errors : DataFrame
+        The blend's rolling-origin forecasts inside the runs.
+    """
+
+    name: str
+    weights: dict
+    results: dict
+    errors: pd.DataFrame
+
+    @classmethod
+    def single(cls, result) -> StrategyFit:
+        """One law alone (weight 1), calibrated on its own rolling-origin forecasts.
+
+        Parameters
+        ----------
+        result : FitResult
+            The law fitted to every run.
+
+        Returns
+        -------
+        StrategyFit
+        """
+        return cls(result.law, {result.law: 1.0}, {result.law: result}, cal.rolling_origin(result))
+
+    @property
+    def members(self) -> dict:
+        """The laws with a positive weight, and their weights (heaviest first)."""
+        return dict(sorted(((law, w) for law, w in self.weights.items() if w > 0), key=lambda item: -item[1]))
+
+    def forecast(
+        self,
+        flops,
+        *,
+        n_boot: int,
+        seed: int,
+        interval: str = "extrapolation",
+        tpr: float | None = None,
+        n_jobs: int | None = None,
+        ray_address: str | None = None,
+        levels=LEVELS,
+    ) -> BlendedForecast:
+        """The strategy's forecast at ``flops`` (:func:`blend_forecast`).
+
+        Parameters
+        ----------
+        flops : array_like
+            Compute of each point.
+        n_boot, seed : int
+            Bootstrap replicates per law (0: no interval) and seed.
+        interval : {'extrapolation', 'bootstrap'}
+        tpr : float, optional
+            Tokens per parameter placing a run of compute C (laws of N and D).
+        n_jobs, ray_address
+            Where the bootstrap's refits run.
+        levels : sequence of float
+            The interval levels.
+
+        Returns
+        -------
+        BlendedForecast
+        """
+        members = member_forecasts(
+            self.results, self.weights, flops, n_boot=n_boot, seed=seed, tpr=tpr, n_jobs=n_jobs, ray_address=ray_address
+        )
+        return blend_forecast(members, self.weights, self.errors, flops, interval=interval, seed=seed, levels=levels)
+
+    def forecast_at(self, flops: float, *, level: float = 0.9, **options) -> dict:
+        """The strategy's forecast of one run, as ``recommend`` reports it.
+
+        Parameters
+        ----------
+        flops : float
+            Compute of the run.
+        level : float
+            The interval's level.
+        **options
+            ``n_boot``, ``seed``, ``interval``, ``tpr``, ``n_jobs``, ``ray_address`` (:meth:`forecast`).
+
+        Returns
+        -------
+        dict
+            ``flops``, ``prediction``, ``level``, ``interval``, ``n_boot``, and ``lower``/``upper`` (with
+            ``extrapolation``: its spread) or a ``note`` saying why there is no interval.
+        """
+        blended = self.forecast([flops], levels=(level,), **options)
+        out = {
+            "flops": float(flops),
+            "prediction": float(blended.predicted[0]),
+            "level": level,
+            "interval": blended.interval,
+            "n_boot": options["n_boot"],
+        }
+        if not options["n_boot"]:
+            return out
+        if blended.note:
+            out["note"] = blended.note
+            return out
+        if blended.spread is not None:
+            out["extrapolation"] = blended.spread.to_dict()
+        lower, upper = blended.intervals[level]
+        out["lower"], out["upper"] = float(lower[0]), float(upper[0])
+        return out

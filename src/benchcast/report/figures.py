@@ -57,7 +57,9 @@ def draw_forecast(ax, report: BenchmarkReport) -> None:
     """
     runs = report.runs.rename(columns={"value": "true"})
     draw_runs(ax, runs, runs["status"])
-    ax.plot(report.grid, report.curve, color="C0", lw=1.5, label=f"{report.fit.law} (fitted on all runs)")
+    for i, (law, member_curve) in enumerate(report.member_curves.items() if len(report.member_curves) > 1 else ()):
+        ax.plot(report.grid, member_curve, color=f"C{i + 1}", lw=0.7, ls="--", label=f"{law} (member)")
+    ax.plot(report.grid, report.curve, color="C0", lw=1.5, label=f"{report.strategy} (fitted on all runs)")
     draw_band(ax, report.grid, report.bands, "C0", "")
     f = report.forecasts
     ax.errorbar(
