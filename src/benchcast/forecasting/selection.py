@@ -34,7 +34,7 @@ from benchcast.forecasting.law_comparison import (  # noqa: F401 (API)
     nested_error,
     weights_for,
 )
-from benchcast.forecasting.recommendation import Recommendation
+from benchcast.forecasting.recommendation import Recommendation, StrategyForecast
 from benchcast.forecasting.strategy import StrategyFit
 from benchcast.laws import available_laws, get_law
 from benchcast.validation import check_interval, check_law, check_level, check_positive
@@ -121,26 +121,10 @@ def recommend(
         The ranking, weights, the choice's nested error and, with ``target_flops``, the forecast;
         ``str()`` of it is the advice.
     """
-    weights_for(rule, pd.Series({"x": 1.0}))  # validates the rule
-    check_interval(interval)
-    check_replicates(n_boot, allow_zero=True)
-    check_level(level)
+    check_options(rule, interval, n_boot, level, laws)
     check_positive("target_flops", target_flops)
-    for name in laws or ():
-        check_law(name, available_laws())
     base = FitSpec("power", benchmark, metric, k=k, proxy=proxy, seed=seed, tpr=tpr, min_flops=min_flops)
-    data = table if target_flops is None else table[table["flops"] < target_flops]
-    try:
-        design(data, base)  # selection errors and data warnings (an unknown chance level) surface here, once
-    except SelectionError:
-        if target_flops is None:
-            raise
-        rows, _ = design(table, base)  # empty without the target too: that error says which filter
-        raise SelectionError(
-            f"none of the {rows['run'].nunique()} runs selected for {benchmark} has compute below the target "
-            f"{target_flops:.3g} FLOPs (they span {rows['flops'].min():.3g} .. {rows['flops'].max():.3g} FLOPs): "
-            "laws are judged on the runs cheaper than the target."
-        ) from None
+    data = runs_below(table, base, target_flops)
     rec, strategy = compare_laws(data, base, laws=laws, rule=rule)
     if strategy is not None and target_flops is not None:
         rec.forecast = strategy.forecast_at(
@@ -154,6 +138,125 @@ def recommend(
             ray_address=ray_address,
         )
     return rec
+
+
+def check_options(rule: str, interval: str, n_boot: int, level: float, laws: list[str] | None) -> None:
+    """Refuse a rule, interval kind, replicate count, level or law name that does not exist.
+
+    Parameters
+    ----------
+    rule, interval : str
+    n_boot : int
+    level : float
+    laws : list of str or None
+
+    Returns
+    -------
+    None
+        Raises a BenchcastError naming what is wrong.
+    """
+    weights_for(rule, pd.Series({"x": 1.0}))  # validates the rule
+    check_interval(interval)
+    check_replicates(n_boot, allow_zero=True)
+    check_level(level)
+    for name in laws or ():
+        check_law(name, available_laws())
+
+
+def runs_below(table: pd.DataFrame, base: FitSpec, target_flops: float | None) -> pd.DataFrame:
+    """The runs a strategy may see for a forecast at ``target_flops``: those cheaper than it (all without one).
+
+    Parameters
+    ----------
+    table : DataFrame
+        The runs.
+    base : FitSpec
+        The benchmark, metric and selection.
+    target_flops : float or None
+        The compute to forecast.
+
+    Returns
+    -------
+    DataFrame
+        The rows of the cheaper runs (selection errors and data warnings surface here, once).
+    """
+    data = table if target_flops is None else table[table["flops"] < target_flops]
+    try:
+        design(data, base)
+    except SelectionError:
+        if target_flops is None:
+            raise
+        rows, _ = design(table, base)  # empty without the target too: that error says which filter
+        raise SelectionError(
+            f"none of the {rows['run'].nunique()} runs selected for {base.benchmark} has compute below the target "
+            f"{target_flops:.3g} FLOPs (they span {rows['flops'].min():.3g} .. {rows['flops'].max():.3g} FLOPs): "
+            "laws are judged on the runs cheaper than the target."
+        ) from None
+    return data
+
+
+def forecast_default(
+    table: pd.DataFrame,
+    benchmark: str,
+    metric: str | None = None,
+    k: int | None = None,
+    *,
+    flops,
+    tpr: float | None = None,
+    min_flops: float | None = None,
+    proxy: str | None = None,
+    rule: str = "ensemble",
+    n_boot: int = 1000,
+    level: float = 0.9,
+    interval: str = "extrapolation",
+    seed: int = 0,
+    n_jobs: int | None = None,
+    ray_address: str | None = None,
+) -> StrategyForecast:
+    """The default strategy's forecast of runs of compute ``flops`` from a table: each exactly as
+    :func:`recommend` with ``target_flops`` gives it (laws compared and weighted on the runs cheaper
+    than it, the blend's interval), the comparison made once for targets that see the same runs.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The runs.
+    benchmark, metric, k : str, str or None, int or None
+        The selection; the metric defaults as in :func:`benchcast.fit`.
+    flops : float or sequence of float
+        Compute of each run to forecast.
+    tpr, min_flops, proxy : optional
+        Further selection, as in :class:`benchcast.fitting.spec.FitSpec`.
+    rule : str
+        ``'ensemble'`` (the default strategy), ``'stack'`` or ``'select'``.
+    n_boot, level, interval, seed, n_jobs, ray_address
+        As :func:`recommend` takes them.
+
+    Returns
+    -------
+    StrategyForecast
+        One row per target: the forecast and its interval, or why there is none.
+    """
+    targets = sorted(float(c) for c in np.atleast_1d(np.asarray(flops, float)))
+    if not targets:
+        raise BenchcastError("give at least one compute to forecast (flops=).")
+    check_options(rule, interval, n_boot, level, None)
+    for target in targets:
+        check_positive("flops", target)
+    base = FitSpec("power", benchmark, metric, k=k, proxy=proxy, seed=seed, tpr=tpr, min_flops=min_flops)
+    options = {"n_boot": n_boot, "seed": seed, "interval": interval, "tpr": tpr, "n_jobs": n_jobs}
+    rows, compared = [], {}
+    for target in targets:
+        data = runs_below(table, base, target)
+        if len(data) not in compared:  # the comparison depends only on the runs the target sees
+            compared[len(data)] = compare_laws(data, base, rule=rule)
+        rec, strategy = compared[len(data)]
+        if strategy is None:
+            rows.append({"flops": target, "prediction": np.nan, "level": level, "note": f"no forecast: {rec.reason}"})
+            continue
+        row = strategy.forecast_at(target, level=level, ray_address=ray_address, **options)
+        rows.append({**row, "weights": dict(strategy.members)})
+    return StrategyForecast(benchmark, rule, level, interval, n_boot, pd.DataFrame(rows))
 
 
 def compare_laws(
