@@ -27,7 +27,7 @@ class LawChoice:
     Parameters
     ----------
     law : str
-        The member whose fit the page details (the heaviest; the named law).
+        The member whose fit the page details (the one with the lowest inner error; the named law).
     reason : str
         Why, in words.
     ranking : DataFrame or None
@@ -104,11 +104,11 @@ def choose_law(
     rec, strategy = compare_laws(table, selected, rule=DEFAULT_RULE)
     if strategy is None:
         raise BenchcastError(f"No forecast for {spec.benchmark}: {rec.reason}")
-    heaviest = next(iter(strategy.members))
+    detailed = rec.best if rec.best in strategy.members else next(iter(strategy.members))
     reason = (
         f"the package's default strategy, as recommend and bench make it: the {DEFAULT_RULE} of the laws with "
         f"support, compared by rolling-origin forecasts inside the runs (up to {rec.extrapolation_decades:.2f} "
         f"decades ahead; the choice itself erred by {rec.nested_mre:.2f} % MRE there); --law NAME forecasts with "
         "one law"
     )
-    return LawChoice(heaviest, reason, rec.ranking, threshold, strategy)
+    return LawChoice(detailed, reason, rec.ranking, threshold, strategy)

@@ -69,7 +69,7 @@ def summary_section(
         f"Intervals are prediction intervals (where one new run's score lies): a bootstrap over runs with "
         f"{n_boot} replicates per law, {kind}; an ensemble's draws are its laws' draws mixed with their weights, "
         "as recommend, forecast and bench make them. The backtest columns score the law named in the benchmark's "
-        "section (an ensemble's heaviest member) on the runs it did not see."
+        "section (for an ensemble, its member with the lowest error inside the runs) on the runs it did not see."
     )
     return (
         '<section id="summary"><h2>Summary</h2>'
@@ -158,7 +158,7 @@ def benchmark_section(r: BenchmarkReport) -> str:
         )
         + "</ul>",
         f"<p>Below: the runs, parameters and backtests of {h.esc(fit.law)}"
-        + ("" if r.choice.named or len(r.weights) == 1 else ", the heaviest member")
+        + ("" if r.choice.named or len(r.weights) == 1 else ", the member with the lowest error inside the runs")
         + f". Fitted on {d.n_used} runs spanning {d.flops_min:.3g} – {d.flops_max:.3g} FLOPs "
         f"({d.decades:.2f} decades); in-sample RMSE {d.rmse:.4f}, R² {d.r2:.3f}; chance level "
         f"{fit.settings['q_rand']:.3g} ({h.esc(fit.settings.get('q_rand_source', ''))}).</p>",
