@@ -65,6 +65,8 @@ class BlendedForecast:
         The extrapolation error that widened the draws (``'extrapolation'`` only).
     note : str
         Why there is no interval (empty when there is one, or when none was asked).
+    decades : ndarray (points,)
+        Each point's distance beyond the largest run a member was fitted to.
     """
 
     flops: np.ndarray

@@ -4,7 +4,8 @@ coverage grow with decades of extrapolation.
 
 The forecast is the package's default strategy, as ``recommend``, ``forecast`` and ``bench`` make it
 (:func:`~benchcast.report.law_choice.choose_law`; :func:`strategy_bands` draws it with the same code
-they use), or one law the user names. The runs table, parameters and backtests detail its with the lowest error inside the runs (the named law); the extrapolation profile is in :mod:`benchcast.report.profile`.
+they use), or one law the user names. The runs table and backtests detail its member with the lowest
+error inside the runs (or the named law); the extrapolation profile is in :mod:`benchcast.report.profile`.
 """
 
 from __future__ import annotations
