@@ -83,6 +83,22 @@ def test_recommendation(ladder):
     assert list(rec.to_frame().columns)[:4] == ["law", "inner MRE %", "inner MSLE", "weight"]
 
 
+def test_strategy_forecast():
+    from benchcast.forecasting.recommendation import StrategyForecast
+
+    rows = pd.DataFrame(
+        [
+            {"flops": 1e22, "prediction": 0.8123, "lower": 0.7512, "upper": 0.8834, "weights": {"power_floor": 0.5}},
+            {"flops": 1e19, "prediction": np.nan, "note": "no forecast: no law has support"},
+        ]
+    )
+    result = StrategyForecast("arc_easy", "ensemble", 0.9, "extrapolation", 10, rows)
+    doc = shows(result, 0.8123, 0.7512, 0.8834)
+    assert doc["forecasts"][1]["prediction"] is None and doc["strategy"] == "ensemble"
+    text = str(result)
+    assert "nan" not in text and "—" in text and "no law has support" in text and "power_floor 0.50" in text
+
+
 def test_recommendation_without_support():
     flops = np.geomspace(1e18, 1e21, 20)
     table = bc.validate(
@@ -230,6 +246,7 @@ def test_every_result_type_is_a_view_checked_here():
         "PassKTable", "OptimalPlan", "ExampleResult",
         "BacktestComparison", "SweepComparison",  # above
         "Forecast", "PlanResult",  # tests/forecasting/test_intervals_planning.py
+        "StrategyForecast",  # above
         "BacktestResult", "Sweep", "CutoffResult",  # tests/evaluation/test_backtest.py
         "RichView",  # the base of the CLI-printed views
     }  # fmt: skip

@@ -151,3 +151,43 @@ def test_chance_levels_on_every_fitting_command(tmp_path):
     assert fitted["settings"]["q_rand"] == 0.2 and fitted["params"]["alpha"] == pytest.approx(0.19, rel=1e-6)
     wrong = run("fit", path, "-b", "csqa", "-m", "acc", "--q-rand", "csq=0.2")
     assert wrong.returncode == 2 and "'csq', which is not in the data" in wrong.stderr
+
+
+def test_forecast_on_a_data_file_is_recommends_answer(tmp_path):
+    """`forecast DATA -b` forecasts the default strategy exactly as `recommend --target-flops` does;
+    a fit artifact stays that law's forecast, and each input refuses the other's options."""
+    from benchcast.data.example import example_path
+
+    data = example_path()
+    common = ["-b", "arc_easy", "-m", "acc_norm", "--n-boot", "10", "--json"]
+    forecast = run("forecast", data, "--flops", "1e22", *common)
+    recommend = run("recommend", data, "--target-flops", "1e22", *common)
+    assert forecast.returncode == 0 and recommend.returncode == 0, forecast.stderr + recommend.stderr
+    row = json.loads(forecast.stdout)["forecasts"][0]
+    expected = json.loads(recommend.stdout)["forecast"]
+    for key in ("prediction", "lower", "upper"):
+        assert row[key] == pytest.approx(expected[key], rel=1e-12)
+    assert row["weights"] == {"power_floor": 0.5, "bnsl_monotone": 0.5}
+    artifact = tmp_path / "fit.json"
+    assert run("fit", data, "-l", "power", "-b", "arc_easy", "-m", "acc_norm", "--out", artifact).returncode == 0
+    refused = run("forecast", artifact, "--flops", "1e22", "-b", "arc_easy")
+    assert refused.returncode == 2 and "-b/--benchmark" in refused.stderr and "fit artifact" in refused.stderr
+    no_benchmark = run("forecast", data, "--flops", "1e22")
+    assert no_benchmark.returncode == 2 and "not a fit artifact" in no_benchmark.stderr and "-b" in no_benchmark.stderr
+    by_size = run("forecast", data, "-b", "arc_easy", "--params", "1e9", "--tokens", "2e10")
+    assert by_size.returncode == 2 and "-N/--params" in by_size.stderr
+
+
+def test_interval_option_on_backtest_and_report(tmp_path):
+    from benchcast.data.example import example_path
+
+    args = ["backtest", example_path(), "-b", "arc_easy", "-m", "acc_norm", "--threshold", "2e20", "--n-boot", "10"]
+    proc = run(*args, "--interval", "bootstrap", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)[0]["metrics"]["interval"] == "bootstrap"
+    wrong = run(*args, "--interval", "bayes")
+    assert wrong.returncode == 2 and "bayes" in wrong.stderr
+    off = run(*args[:-2], "--n-boot", "0", "--interval", "bootstrap")
+    assert off.returncode == 2 and "--interval" in off.stderr
+    report = run("report", "--from", tmp_path, "--interval", "bootstrap")
+    assert report.returncode == 2 and "--interval" in report.stderr

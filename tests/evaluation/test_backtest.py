@@ -195,3 +195,25 @@ def test_backtest_sweep_and_cutoff_results_show_themselves(apple):
     cut = cutoff_backtest(apple, spec, tpr=20, progress=False)
     assert list(cut.to_dict()) == ["law", "cutoffs", "settling"] and len(cut) == len(cut.table)
     assert f"{cut.table['mre'].iloc[0]:.4g}" in cut._repr_html_() and "within 10% of the final fit" in str(cut)
+
+
+def test_a_missing_coverage_is_a_mark_and_its_reason_in_the_terminal():
+    """Too few runs to calibrate: the coverage does not exist; the terminal shows "—" and why, never "nan"."""
+    from benchcast.data.example import load_example
+    from benchcast.evaluation.backtest import compare_backtests
+
+    example = load_example()
+    spec = bc.FitSpec("power", "arc_easy", "acc_norm")
+    # two training runs' worth of range: no inner origin, so no extrapolation-aware interval
+    with pytest.warns(bc.FitWarning):
+        both = compare_backtests(example, [spec], threshold=3e18, n_boot=10)
+    bt = both.backtests[0]
+    assert np.isnan(bt.metrics["coverage90"]) and bt.metrics["interval_note"]
+    text = str(both)
+    assert "nan" not in text and "—" in text
+    assert "no held-out run has an interval" in text and "--interval bootstrap" in text
+    # the bootstrap alone gives an interval, and the title says which kind
+    with pytest.warns(bc.FitWarning):
+        boot = compare_backtests(example, [spec], threshold=3e18, n_boot=10, interval="bootstrap")
+    assert np.isfinite(boot.backtests[0].metrics["coverage90"])
+    assert "bootstrap-only intervals" in " ".join(str(boot).split())

@@ -170,3 +170,57 @@ def test_presets_hold_the_issue_settings(apple_path):
     assert len(c4.benchmarks) == 8 and ("triviaqa_1shot", "exact_match") in c4.benchmarks
     with pytest.raises(bc.BenchcastError, match="unknown preset"):
         preset_dataset("apple-fineweb", apple_path)
+
+
+def test_one_interval_for_every_strategy(example):
+    """interval='bootstrap' benches every strategy once with the bootstrap alone: the same numbers as the
+    '[bootstrap]' rows of the default run; an unknown kind is refused by the one check."""
+    kwargs = {"laws": ("power", "power_floor"), "candidates": ("power", "power_floor"), "n_boot": 10, "n_jobs": 1}
+    both = bench([dataset(example)], ["power", "power[bootstrap]"], progress=False, **kwargs)
+    boot = bench([dataset(example)], ["power"], progress=False, interval="bootstrap", **kwargs)
+    assert list(boot.rows["strategy"].unique()) == ["power[bootstrap]"]
+    cols = ["predicted", "lower90", "upper90"]
+    expected = both.predictions[both.predictions["strategy"] == "power[bootstrap]"][cols].to_numpy()
+    np.testing.assert_array_equal(boot.predictions[cols].to_numpy(), expected)
+    with pytest.raises(bc.BenchcastError, match="interval"):
+        bench([dataset(example)], ["power"], progress=False, interval="bayes", **kwargs)
+
+
+def test_a_missing_coverage_is_a_mark_and_its_reason_in_the_terminal():
+    from benchcast.evaluation.bench import BenchResult
+
+    rows = pd.DataFrame(
+        [
+            {
+                "dataset": "d",
+                "benchmark": "b",
+                "metric": "acc",
+                "strategy": "power",
+                "cutoff": 1e21,
+                "status": "ok",
+                "n_test": 2,
+                "mae": 0.01,
+                "mre": 2.0,
+                "n_usable": 2,
+                "mre_usable": 2.0,
+                "coverage50": np.nan,
+                "coverage90": np.nan,
+                "width90": np.nan,
+                "decades": 0.5,
+            },
+            {
+                "dataset": "d",
+                "benchmark": "b",
+                "metric": "acc",
+                "strategy": "ensemble",
+                "cutoff": 1e21,
+                "status": "no support",
+                "n_test": 2,
+                "decades": 0.5,
+            },
+        ]
+    )
+    text = str(BenchResult(rows, pd.DataFrame(), leaderboard(rows), 1.0, {}))
+    assert "nan" not in text and "—" in text
+    assert "d, power: no held-out run has an interval" in text
+    assert "d, ensemble: no cell forecast (1 without support, 0 failed)" in text

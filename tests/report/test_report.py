@@ -372,7 +372,7 @@ def test_fit_report_sections_are_headings_not_markup(tmp_path):
     backtest = cli(
         "backtest", example_path(), "-b", "arc_easy", "-m", "acc_norm", "--threshold", "2e20", "--n-boot", "20"
     )
-    assert "coverage of intervals from 20 bootstrap replicates" in " ".join(backtest.split())
+    assert "coverage of extrapolation-aware intervals from 20 bootstrap replicates" in " ".join(backtest.split())
 
 
 def test_optimal_says_what_x_and_the_penalty_are(apple, tmp_path):

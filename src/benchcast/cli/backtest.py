@@ -37,6 +37,7 @@ from benchcast.cli.options import (
     figure_options,
     read,
 )
+from benchcast.cli.plan import DEFAULT_INTERVAL, Interval
 from benchcast.errors import BenchcastError
 from benchcast.evaluation import DEFAULT_THRESHOLD, PROTOCOLS
 from benchcast.fitting.api import FitSpec
@@ -78,6 +79,7 @@ def backtest_command(
     max_k: Annotated[int, typer.Option(help="Largest k fitted (passk protocol, or laws with k).")] = DEFAULT_MAX_K,
     proxy: Proxy = None,
     boot: NBoot = 1000,
+    interval: Interval = DEFAULT_INTERVAL,
     format: Format = "auto",
     metadata: Metadata = None,
     q_rand: QRand = None,
@@ -98,10 +100,21 @@ def backtest_command(
         "it bounds the k fitted by the passk protocol or by laws with k as a covariate (passk_compute); "
         f"here neither is used (--protocol {protocol}, law(s) {', '.join(laws)}): drop it.",
     )
+    refuse_options(
+        {"--interval": boot == 0 and interval != DEFAULT_INTERVAL},
+        "it chooses the kind of interval, and --n-boot 0 asks for none; drop it, or give --n-boot N.",
+    )
     table = read(data, format, metadata, q_rand)
     specs = [FitSpec(law=name, benchmark=benchmark, metric=metric, proxy=proxy, max_k=max_k) for name in laws]
     results = compare_backtests(
-        table, specs, protocol=protocol, threshold=threshold, tpr=tpr, min_flops=min_flops, n_boot=boot
+        table,
+        specs,
+        protocol=protocol,
+        threshold=threshold,
+        tpr=tpr,
+        min_flops=min_flops,
+        n_boot=boot,
+        interval=interval,
     )
     if out is not None:
         results.write(out, *figures)

@@ -111,6 +111,13 @@ def bench_command(
     min_flops: Annotated[float | None, typer.Option(help="Only runs with C >= this.")] = None,
     q_rand: QRand = None,
     n_boot: Annotated[int, typer.Option("--n-boot", "--boot", help="Bootstrap replicates per law fit.")] = 20,
+    interval: Annotated[
+        str | None,
+        typer.Option(
+            "--interval",
+            help="'extrapolation' or 'bootstrap': every strategy once with that interval (default: both).",
+        ),
+    ] = None,
     seed: Seed = 0,
     jobs: Jobs = None,
     ray: RayAddress = None,
@@ -124,10 +131,12 @@ def bench_command(
     from benchcast.evaluation.strategies import DEFAULT_CANDIDATES, FIXED_LAWS
     from benchcast.studies.legacy import HOLDOUT
     from benchcast.studies.presets import locate, preset_dataset
-    from benchcast.validation import check_replicates
+    from benchcast.validation import check_interval, check_replicates
 
     check_replicates(n_boot, allow_zero=False)
     figures = figure_options(figure_format, dpi, writes=bool(out))
+    if interval is not None:
+        check_interval(interval)
     refuse_jobs_with_ray(jobs, ray)
     _refuse_dropped(
         preset=preset,
@@ -183,6 +192,7 @@ def bench_command(
         n_jobs=jobs,
         ray_address=ray,
         choosers=(HOLDOUT,),  # the earlier release's law choice, a row to measure the others against
+        interval=interval,
     )
     written = write_outputs(result, out, *figures) if out else []
     if json:

@@ -50,34 +50,150 @@ Interval = Annotated[
 ]
 
 
+def is_fit_artifact(path: Path) -> bool:
+    """Whether ``path`` is a fit artifact (``benchcast fit --out``) rather than a data file.
+
+    Parameters
+    ----------
+    path : Path
+        The command's first argument.
+
+    Returns
+    -------
+    bool
+        True for a JSON file whose ``format`` is the fit artifact's.
+    """
+    import json as jsonlib
+
+    from benchcast.fitting.artifact import ARTIFACT_FORMAT
+
+    if not path.is_file() or path.suffix.lower() != ".json":
+        return False
+    try:
+        doc = jsonlib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(doc, dict) and doc.get("format") == ARTIFACT_FORMAT
+
+
 @app.command("forecast")
 @user_errors
 def forecast_command(
-    fit_file: Annotated[Path, typer.Argument(help="A fit artifact written by `benchcast fit --out`.")],
+    source: Annotated[
+        Path,
+        typer.Argument(
+            help="A fit artifact (`benchcast fit --out`): that law's forecast; or a data file with -b: the "
+            "default strategy's forecast, as `recommend --target-flops` gives it."
+        ),
+    ],
     flops: Annotated[list[float] | None, typer.Option("--flops", "-C", help="Training compute (repeatable).")] = None,
     params: Annotated[float | None, typer.Option("--params", "-N", help="Parameters N.")] = None,
     tokens: Annotated[float | None, typer.Option("--tokens", "-D", help="Training tokens D.")] = None,
-    k: Annotated[int | None, typer.Option(help="Attempts k (passk_compute).")] = None,
+    k: Annotated[int | None, typer.Option(help="Attempts k (passk_compute; with a data file: of pass@k).")] = None,
     gold: Annotated[float | None, typer.Option(help="Gold NLL G (gold law).")] = None,
+    benchmark: Annotated[
+        str | None, typer.Option("--benchmark", "-b", help="With a data file: the benchmark to forecast.")
+    ] = None,
+    metric: Metric = None,
+    tpr: Tpr = None,
+    min_flops: MinFlops = None,
+    proxy: Proxy = None,
     interval: Interval = DEFAULT_INTERVAL,
     level: Level = DEFAULT_LEVEL,
     boot: ForecastBoot = 1000,
     seed: Seed = DEFAULT_SEED,
     jobs: Jobs = None,
     ray: RayAddress = None,
+    format: Format = "auto",
+    metadata: Metadata = None,
+    q_rand: QRand = None,
     json: Json = False,
 ) -> None:
-    """The forecast score with its prediction and confidence intervals.
+    """The forecast score with its prediction (and, for a fit artifact, confidence) intervals.
 
-    The prediction interval is where one new run's score lies (what backtests check): by default it
-    adds the error of extrapolating, measured on rolling origins inside the runs, to a bootstrap over
-    runs; the confidence interval is where the law's mean curve lies.
+    From a fit artifact: that law's forecast. From a data file with -b: the package's default
+    strategy (the ensemble of the laws with support, compared on the runs cheaper than each --flops),
+    the same forecast and interval as `recommend --target-flops` gives. The prediction interval is
+    where one new run's score lies (what backtests check): by default it adds the error of
+    extrapolating, measured on rolling origins inside the runs, to a bootstrap over runs.
+    """
+    refuse_jobs_with_ray(jobs, ray)
+    data_options = {
+        "-b/--benchmark": benchmark is not None,
+        "-m/--metric": metric is not None,
+        "--tpr": tpr is not None,
+        "--min-flops": min_flops is not None,
+        "--proxy": proxy is not None,
+        "--format": format != "auto",
+        "--metadata": metadata is not None,
+        "--q-rand": bool(q_rand),
+    }
+    if is_fit_artifact(source):
+        refuse_options(
+            data_options,
+            f"{source} is a fit artifact, whose law, benchmark and runs are fixed; {{them}} select(s) runs of a "
+            "data file: drop {them}, or give the data file instead of the artifact.",
+        )
+        forecast_artifact(source, flops, params, tokens, k, gold, interval, level, boot, seed, jobs, ray, json)
+        return
+    if benchmark is None:
+        raise BenchcastError(
+            f"{source} is not a fit artifact (`benchcast fit --out`): to forecast from a data file, name the "
+            "benchmark with -b NAME (and -m METRIC): the default strategy's forecast, as `recommend` gives it."
+        )
+    refuse_options(
+        {"-N/--params": params is not None, "-D/--tokens": tokens is not None, "--gold": gold is not None},
+        "the default strategy forecasts runs by their compute: give --flops C, or fit one law with "
+        "`benchcast fit --out` and forecast from that artifact.",
+    )
+    if not flops:
+        raise BenchcastError("give the compute to forecast with --flops C (repeatable).")
+    from benchcast.forecasting.selection import DEFAULT_CANDIDATES, forecast_default
+
+    refuse_unused_proxy(list(DEFAULT_CANDIDATES), proxy)
+
+    out = forecast_default(
+        read(source, format, metadata, q_rand),
+        benchmark,
+        metric,
+        k,
+        flops=flops,
+        tpr=tpr,
+        min_flops=min_flops,
+        proxy=proxy,
+        n_boot=boot,
+        level=level,
+        interval=interval,
+        seed=seed,
+        n_jobs=jobs,
+        ray_address=ray,
+    )
+    if json:
+        emit_json(out.to_dict())
+        return
+    console.print(out)
+
+
+def forecast_artifact(fit_file, flops, params, tokens, k, gold, interval, level, boot, seed, jobs, ray, json) -> None:
+    """``forecast`` from a fit artifact: that law's forecast, printed.
+
+    Parameters
+    ----------
+    fit_file : Path
+        The artifact.
+    flops, params, tokens, k, gold
+        The points.
+    interval, level, boot, seed, jobs, ray, json
+        The command's options.
+
+    Returns
+    -------
+    None
     """
     from benchcast.forecasting.forecast import forecast
 
     if not flops and params is None and gold is None:
         raise BenchcastError("give --flops C, or --params N and --tokens D (or --gold G for the gold law).")
-    refuse_jobs_with_ray(jobs, ray)
     result = FitResult.load(fit_file)
     out = forecast(
         result,

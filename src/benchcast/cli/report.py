@@ -10,6 +10,7 @@ from rich.markup import escape
 from benchcast.cli.app import app
 from benchcast.cli.common import console, emit_json, refuse_options, user_errors
 from benchcast.cli.options import Format, Jobs, Json, Metadata, Seed, Tpr, figure_options, read
+from benchcast.cli.plan import DEFAULT_INTERVAL, Interval
 from benchcast.errors import BenchcastError
 
 DEFAULT_REPORT_REPLICATES = 200
@@ -36,7 +37,13 @@ def report_command(
         typer.Option("--target-flops", "-C", help="Planned compute to forecast at (FLOPs, repeatable).", metavar="C"),
     ] = None,
     law: Annotated[
-        str, typer.Option("--law", "-l", help="Law to forecast with, or 'recommended' (the best in a backtest).")
+        str,
+        typer.Option(
+            "--law",
+            "-l",
+            help="One law to forecast with, or 'recommended': the package's default strategy (the ensemble, "
+            "as recommend and forecast give it).",
+        ),
     ] = DEFAULT_LAW,
     tpr: Tpr = None,
     forecast_tpr: Annotated[
@@ -45,6 +52,7 @@ def report_command(
     n_boot: Annotated[
         int, typer.Option("--n-boot", "--boot", help="Bootstrap replicates over runs behind every interval.")
     ] = DEFAULT_REPORT_REPLICATES,
+    interval: Interval = DEFAULT_INTERVAL,
     seed: Seed = 0,
     jobs: Jobs = None,
     from_dir: Annotated[
@@ -77,6 +85,7 @@ def report_command(
                 "--tpr": tpr is not None,
                 "--forecast-tpr": forecast_tpr != DEFAULT_FORECAST_TPR,
                 "--n-boot": n_boot != DEFAULT_REPORT_REPLICATES,
+                "--interval": interval != DEFAULT_INTERVAL,
                 "--seed": seed != 0,
                 "--jobs": jobs is not None,
                 "--format": format != "auto",
@@ -111,6 +120,7 @@ def report_command(
             data=data,
             command=command,
             **figures,
+            interval=interval,
         )
     if json:
         emit_json(summary)

@@ -7,12 +7,22 @@ import html
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+from rich.markup import escape
 
 from benchcast.fitting.result import FitResult
 from benchcast.utils.display import html_table
 from benchcast.utils.io import atomic_write_text, output_folder
-from benchcast.utils.rich_view import RichView, rich_table
+from benchcast.utils.rich_view import Markup, RichView, rich_table
+
+MISSING = "—"  # what the terminal shows for a value that does not exist (its reason is printed below)
+INTERVAL_WORDS = {"extrapolation": "extrapolation-aware ", "bootstrap": "bootstrap-only "}
+
+
+def _missing(value) -> bool:
+    return isinstance(value, float) and not np.isfinite(value)
+
 
 SUMMARY_COLUMNS = ("law", "fitted", "held out", "RMSE (fit)", "R2 (fit)", "MAE", "MRE %", "cov 50", "cov 90")
 
@@ -93,6 +103,23 @@ class BacktestResult(RichView):
             m.get("coverage90", float("nan")),
         ]
 
+    def coverage_note(self) -> str:
+        """Why this backtest's coverage does not exist (empty when it does).
+
+        Returns
+        -------
+        str
+            The reason, in words a reader can act on.
+        """
+        m = self.metrics
+        if all(np.isfinite(m.get(f"coverage{pct}", np.nan)) for pct in (50, 90)):
+            return ""
+        if not m.get("n_boot"):
+            return "no intervals were made (--n-boot 0)"
+        if m.get("interval_note"):
+            return f"no held-out run has an interval: {m['interval_note']} On the command line: --interval bootstrap."
+        return "no held-out run has an interval: the law gives no forecast at the held-out runs' covariates"
+
     def held_out_table(self):
         """The CLI's table of held-out predictions."""
         test = self.predictions[self.predictions["side"] == "test"]
@@ -166,16 +193,27 @@ class BacktestComparison(RichView):
     @property
     def title(self) -> str:
         first = self.backtests[0]
+        kind = INTERVAL_WORDS.get(first.metrics.get("interval", ""), "")
         return f"{first.benchmark}: {first.protocol} backtest at {first.threshold:.3g} FLOPs" + (
-            f" (coverage of intervals from {self.n_boot} bootstrap replicates)"
+            f" (coverage of {kind}intervals from {self.n_boot} bootstrap replicates)"
             if self.n_boot
             else " (no intervals: --n-boot 0)"
         )
 
     def rich_items(self) -> list:
-        """The summary table, then each law's held-out predictions."""
-        summary = rich_table(self.title, list(SUMMARY_COLUMNS), [bt.summary_row() for bt in self.backtests])
-        return [summary, *(bt.held_out_table() for bt in self.backtests)]
+        """The summary table (a coverage that does not exist as "—", its reason below), then each
+        law's held-out predictions."""
+        rows = [[MISSING if _missing(v) else v for v in bt.summary_row()] for bt in self.backtests]
+        summary = rich_table(self.title, list(SUMMARY_COLUMNS), rows)
+        laws_by_note: dict[str, list[str]] = {}
+        for bt in self.backtests:
+            if note := bt.coverage_note():
+                laws_by_note.setdefault(note, []).append(bt.law)
+        notes = [
+            Markup(escape(f"{MISSING} {', '.join(laws)}: {note}"), highlight=False)
+            for note, laws in laws_by_note.items()
+        ]
+        return [summary, *notes, *(bt.held_out_table() for bt in self.backtests)]
 
     def _repr_html_(self) -> str:
         frame = pd.DataFrame([bt.summary_row() for bt in self.backtests], columns=list(SUMMARY_COLUMNS))

@@ -26,6 +26,7 @@ from benchcast.evaluation.bench_cells import (  # noqa: F401 (API)
 from benchcast.evaluation.bench_result import BenchResult, leaderboard, metrics, write_outputs  # noqa: F401 (API)
 from benchcast.fitting.spec import FitSpec
 from benchcast.forecasting import calibration as cal
+from benchcast.forecasting.strategy import blend_forecast
 from benchcast.utils.parallel import parallel_map
 
 DEFAULT_REPLICATES = 20  # bootstrap replicates per law fit (the extrapolation term dominates the width)
@@ -71,6 +72,7 @@ def bench(
     progress: bool | None = None,
     ray_address: str | None = None,
     choosers: tuple[st.Chooser, ...] = (),
+    interval: str | None = None,
 ) -> BenchResult:
     """Rolling-origin backtests of every strategy on every data set, benchmark and cutoff.
 
@@ -102,6 +104,10 @@ def bench(
         A Ray cluster to run the fits on instead of local processes.
     choosers : tuple of Chooser
         Rules that pick one law per cell; each is also a strategy.
+    interval : {'extrapolation', 'bootstrap'}, optional
+        One interval for every strategy: the default strategies once each with it, and a strategy
+        named without a ``[...]`` suffix gets it (``'bootstrap'`` adds the suffix). None (default):
+        both intervals, as :func:`default_strategies` lists them, a bare name meaning extrapolation.
 
     Returns
     -------
@@ -110,7 +116,9 @@ def bench(
     """
     start = time.perf_counter()
     by_name = {chooser.name: chooser for chooser in choosers}
-    strategies = list(strategies or default_strategies(laws, by_name))
+    strategies = list(strategies or default_strategies(laws, by_name, interval))
+    if interval is not None:
+        strategies = [st.with_interval(name, interval, by_name) for name in strategies]
     missing = sorted(set(candidates) - set(laws))
     if missing and any(st.base_name(name, by_name)[0] in st.SELECTORS for name in strategies):
         raise BenchcastError(f"candidate law(s) {missing} are not among the fitted laws {list(laws)}.")
@@ -132,6 +140,7 @@ def bench(
         "candidates": list(candidates),
         "n_boot": n_boot,
         "seed": seed,
+        "interval": interval or "both",
         "origin_decades": list(cal.ORIGIN_DECADES),
         "pool_origins": cal.POOL_ORIGINS,
         "datasets": [
@@ -237,8 +246,9 @@ def fit_cells(
     return outcomes, picks, held_out
 
 
-def default_strategies(laws, choosers=()) -> list[str]:
-    """Every law with both intervals, the selectors, the default with the bootstrap interval, the choosers.
+def default_strategies(laws, choosers=(), interval: str | None = None) -> list[str]:
+    """Every law with both intervals, the selectors, the default with the bootstrap interval, the choosers
+    (with ``interval``: every law and selector once, with that interval).
 
     Parameters
     ----------
@@ -246,12 +256,16 @@ def default_strategies(laws, choosers=()) -> list[str]:
         The fitted laws.
     choosers : iterable of str
         The choosers' names.
+    interval : {'extrapolation', 'bootstrap'}, optional
+        One interval for every strategy (None: both).
 
     Returns
     -------
     list of str
         Strategy names, in the leaderboard's order.
     """
+    if interval is not None:
+        return [st.with_interval(name, interval) for name in (*laws, *st.SELECTORS)] + list(choosers)
     return [
         *laws,
         *(f"{law}[bootstrap]" for law in laws),
@@ -324,14 +338,17 @@ def assemble(
                         records.append(row)
                         continue
                     cell = by_cell[(bench_name, metric)]
-                    predicted, draws = st.blend(cell, plan.weights)
-                    spread = st.spread_or_none(plan.errors, pooled) if plan.interval == "extrapolation" else None
-                    if plan.interval == "extrapolation" and spread is None:
-                        draws = None  # no calibration possible: no interval rather than a wrong one
-                    fit_top = max(cell[law].flops_max for law, w in plan.weights.items() if w > 0)
-                    intervals = st.intervals_from(
-                        draws, np.log10(held["flops"].to_numpy(float) / fit_top), spread, seed
+                    # the strategy's forecast as recommend and report make it, from the same laws
+                    blended = blend_forecast(
+                        cell,
+                        plan.weights,
+                        plan.errors,
+                        held["flops"].to_numpy(float),
+                        interval=plan.interval,
+                        seed=seed,
+                        pooled=pooled,
                     )
+                    predicted, intervals, spread = blended.predicted, blended.intervals, blended.spread
                     ok = st.usable(cell, plan.weights, true, bench_name)
                     row.update(metrics(true, predicted, ok, intervals))
                     row["laws"] = ",".join(f"{law}:{w:.2f}" for law, w in plan.weights.items() if w > 0)

@@ -14,6 +14,7 @@ from benchcast.fitting.metrics import coverage, mae, mre
 from benchcast.utils.jsonable import jsonable
 from benchcast.utils.rich_view import Markup, RichView, rich_table
 
+MISSING = "—"  # a value that does not exist, as the terminal shows it (its reason is printed below the table)
 LEADERBOARD_COLUMNS = (
     "dataset",
     "strategy",
@@ -103,8 +104,45 @@ class BenchResult(RichView):
             A Rich table and one unhighlighted markup line per note.
         """
         board = self.to_frame()
-        table = rich_table(self.title, list(board.columns), board.values.tolist(), ".3g")  # escapes its cells
-        return [table, *(Markup(escape(note), highlight=False) for note in self.notes)]
+        cells = [[MISSING if _missing(v) else v for v in row] for row in board.values.tolist()]
+        table = rich_table(self.title, list(board.columns), cells, ".3g")  # escapes its cells
+        notes = [*self.notes, *missing_notes(board)]
+        return [table, *(Markup(escape(note), highlight=False) for note in notes)]
+
+
+def _missing(value) -> bool:
+    return isinstance(value, float) and not np.isfinite(value)
+
+
+def missing_notes(board: pd.DataFrame) -> list[str]:
+    """Why a leaderboard row has no error or no coverage (the terminal shows those as "—").
+
+    Parameters
+    ----------
+    board : DataFrame
+        The leaderboard's shown columns.
+
+    Returns
+    -------
+    list of str
+        One line per row with a missing value, and one for a missing common mean.
+    """
+    notes = []
+    for row in board.to_dict("records"):
+        name = f"{MISSING} {row['dataset']}, {row['strategy']}"
+        if not row.get("cells"):
+            notes.append(f"{name}: no cell forecast ({row['no_support']} without support, {row['failed']} failed).")
+        elif _missing(row.get("coverage90", 0.0)) or _missing(row.get("coverage50", 0.0)):
+            why = (
+                "no bootstrap draws"
+                if row["strategy"].endswith("[bootstrap]")
+                else "the extrapolation error could not be estimated from rolling origins inside the training runs, "
+                "own or pooled over the data set's benchmarks (--interval bootstrap gives the bootstrap alone)"
+            )
+            notes.append(f"{name}: no held-out run has an interval: {why}.")
+    if "mre_common" in board and board["mre_common"].isna().any() and (board["cells"] > 0).any():
+        notes.append(f"{MISSING} mre_common: no benchmark and cutoff was forecast by every strategy.")
+    return notes
 
 
 def metrics(true: np.ndarray, predicted: np.ndarray, usable: np.ndarray, intervals: dict) -> dict:

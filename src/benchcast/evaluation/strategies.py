@@ -33,7 +33,7 @@ from benchcast.fitting.api import fit_rows
 from benchcast.fitting.metrics import usable_points
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting import calibration as cal
-from benchcast.forecasting.draws import LEVELS, ScoreDraws
+from benchcast.forecasting.draws import ScoreDraws
 from benchcast.forecasting.intervals import bootstrap
 from benchcast.forecasting.selection import (
     DEFAULT_CANDIDATES,
@@ -158,65 +158,6 @@ class Chooser:
 # -- assembling strategies from law outcomes (cheap, in the main process) ----------------------
 
 
-def intervals_from(draws: ScoreDraws | None, decades: np.ndarray, spread: cal.Spread | None, seed: int) -> dict:
-    """50 % and 90 % intervals of each query from its draws, widened by ``spread`` (if any).
-
-    Parameters
-    ----------
-    draws : ScoreDraws or None
-        Draws at the queries (a query with a non-finite draw gets no interval).
-    decades : array (queries,)
-        Each query's distance beyond the largest fitted run.
-    spread : Spread or None
-        The extrapolation error; None: the draws as they are.
-    seed : int
-        Seed of the per-point streams of the widening.
-
-    Returns
-    -------
-    dict
-        ``{level: (lower, upper)}`` for each of :data:`LEVELS` (nan where no interval); empty
-        without draws.
-    """
-    if draws is None:
-        return {}
-    ok = np.isfinite(draws.values).all(axis=0)
-    out = {level: (np.full(draws.n_points, np.nan), np.full(draws.n_points, np.nan)) for level in LEVELS}
-    if not ok.any():
-        return out
-    sample = draws.take(ok)
-    if spread is not None:
-        sample = sample.widen(spread, seed, decades=np.asarray(decades, float)[ok])
-    for level in LEVELS:
-        lower, upper = sample.interval(level)
-        out[level][0][ok], out[level][1][ok] = lower, upper
-    return out
-
-
-def spread_or_none(errors: pd.DataFrame, pooled: cal.Spread | None) -> cal.Spread | None:
-    """A cell's extrapolation spread: its own, shrunk toward the pooled one.
-
-    Parameters
-    ----------
-    errors : DataFrame
-        The cell's rolling-origin forecasts (:func:`benchcast.forecasting.calibration.rolling_origin`).
-    pooled : Spread or None
-        The spread pooled over the cutoff's benchmarks.
-
-    Returns
-    -------
-    Spread or None
-        None where neither the cell's own nor the pooled spread can be estimated.
-    """
-    try:
-        own = cal.estimate_spread(errors)
-    except BenchcastError:
-        own = None
-    if own is None and pooled is None:
-        return None
-    return cal.shrink(own, pooled)
-
-
 def pooled_spread(errors: list[pd.DataFrame]) -> cal.Spread | None:
     """The extrapolation spread estimated from several benchmarks' rolling-origin forecasts at once.
 
@@ -247,6 +188,30 @@ class Plan:
     weights: pd.Series | None = None
     errors: pd.DataFrame | None = None  # its rolling-origin forecasts inside the training runs
     interval: str = "extrapolation"
+
+
+def with_interval(strategy: str, interval: str, choosers: dict[str, Chooser] | None = None) -> str:
+    """A strategy's name with ``interval`` made explicit: ``'[bootstrap]'`` added to a bare name; a name
+    with a suffix and a chooser's name are kept.
+
+    Parameters
+    ----------
+    strategy : str
+        A strategy name.
+    interval : {'extrapolation', 'bootstrap'}
+        The interval a bare name should get.
+    choosers : dict, optional
+        Chooser name to :class:`Chooser` (a chooser carries its own interval).
+
+    Returns
+    -------
+    str
+        The name as bench's tables show it (a bare name means the extrapolation-aware interval).
+    """
+    check_interval(interval)
+    if (choosers and strategy in choosers) or strategy.endswith("]") or interval == "extrapolation":
+        return strategy
+    return f"{strategy}[{interval}]"
 
 
 def base_name(strategy: str, choosers: dict[str, Chooser] | None = None) -> tuple[str, str]:
@@ -317,27 +282,6 @@ def plan_strategy(
     if outcome is None or outcome.error:
         return Plan(f"failed: {outcome.error if outcome else 'not fitted'}", interval=interval)
     return Plan("ok", pd.Series({law: 1.0}), outcome.errors, interval)
-
-
-def blend(outcomes: dict[str, LawOutcome], weights: pd.Series) -> tuple[np.ndarray, ScoreDraws | None]:
-    """Weighted forecasts at the queries and the weighted mixture of the laws' bootstrap draws.
-
-    Parameters
-    ----------
-    outcomes : dict of law name to LawOutcome
-    weights : Series
-        Weight of each law (laws with weight <= 0 are left out).
-
-    Returns
-    -------
-    (predicted, draws)
-        ``draws`` is None where a law used has no draws.
-    """
-    used = {law: float(w) for law, w in weights.items() if w > 0}
-    predicted = sum(w * outcomes[law].predicted for law, w in used.items())
-    if any(outcomes[law].boot is None for law in used):
-        return predicted, None
-    return predicted, ScoreDraws.blend({law: outcomes[law].boot for law in used}, used)
 
 
 def usable(outcomes: dict[str, LawOutcome], weights: pd.Series, true: np.ndarray, benchmark: str) -> np.ndarray:

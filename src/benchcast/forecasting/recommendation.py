@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 from rich.markup import escape
 
@@ -138,3 +139,95 @@ class Recommendation(RichView):
             f"(up to {self.extrapolation_decades:.2f} decades ahead); the choice itself, made without the runs it "
             f"was scored on, erred by {self.nested_mre:.2f} % MRE over {self.nested_origins} origin(s)." + planned
         )
+
+
+@dataclass
+class StrategyForecast(RichView):
+    """The default strategy's forecast of runs of given compute from a table (``benchcast forecast DATA -b``).
+
+    Parameters
+    ----------
+    benchmark : str
+        The benchmark forecast.
+    rule : str
+        The strategy (``'ensemble'`` by default).
+    level : float
+        The intervals' level.
+    interval : str
+        ``'extrapolation'`` or ``'bootstrap'``.
+    n_boot : int
+        Bootstrap replicates per law behind each interval (0: none).
+    rows : pandas.DataFrame
+        One row per target: ``flops``, ``prediction``, ``lower``/``upper`` (where there is an interval),
+        ``weights`` and ``note`` (why there is no forecast or no interval), as :func:`recommend` gives them.
+    """
+
+    benchmark: str
+    rule: str
+    level: float
+    interval: str
+    n_boot: int
+    rows: pd.DataFrame
+
+    def to_dict(self) -> dict:
+        """The settings and one record per target (what ``forecast --json`` prints); NaN as None."""
+        return jsonable(
+            {
+                "benchmark": self.benchmark,
+                "strategy": self.rule,
+                "level": self.level,
+                "interval": self.interval,
+                "n_boot": self.n_boot,
+                "forecasts": self.rows.to_dict("records"),
+            }
+        )
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per target: compute, forecast and interval bounds."""
+        return self.rows[[c for c in ("flops", "prediction", "lower", "upper") if c in self.rows]]
+
+    @property
+    def title(self) -> str:
+        return f"{self.benchmark}: forecast of the {self.rule}"
+
+    @property
+    def notes(self) -> list[str]:
+        """What the forecast is, the laws and weights behind it, and why a target has no forecast or interval."""
+        pct = int(round(self.level * 100))
+        kind = "extrapolation-aware" if self.interval == "extrapolation" else "bootstrap-only"
+        out = [
+            f"The {self.rule} (the default strategy), as `recommend --target-flops` gives it: laws compared and "
+            f"weighted on the runs cheaper than each target; {pct} % {kind} prediction interval from {self.n_boot} "
+            "bootstrap replicates per law."
+        ]
+        mixes: dict[str, list[str]] = {}
+        for row in self.rows.to_dict("records"):
+            weights = row.get("weights")
+            if isinstance(weights, dict) and weights:
+                mix = ", ".join(f"{law} {w:.2f}" for law, w in weights.items())
+                mixes.setdefault(mix, []).append(f"{row['flops']:.3g}")
+        out += [f"weights at {', '.join(targets)} FLOPs: {mix}" for mix, targets in mixes.items()]
+        for row in self.rows.to_dict("records"):
+            if isinstance(row.get("note"), str) and row["note"]:
+                out.append(f"— at {row['flops']:.3g} FLOPs: {row['note']}")
+        return out
+
+    def rich_items(self) -> list:
+        """The forecasts (a value that does not exist as "—"), then the notes.
+
+        Returns
+        -------
+        list
+            A Rich table and one unhighlighted markup line per note.
+        """
+        pct = int(round(self.level * 100))
+        cells = []
+        for row in self.rows.to_dict("records"):
+            values = [row["flops"], row.get("prediction"), row.get("lower"), row.get("upper")]
+            cells.append([f"{values[0]:.3g}", *(_shown(v) for v in values[1:])])
+        columns = ["C (FLOPs)", "forecast", f"{pct} % lower", f"{pct} % upper"]
+        return [rich_table(self.title, columns, cells)] + [Markup(escape(n), highlight=False) for n in self.notes]
+
+
+def _shown(value) -> float | str:
+    return float(value) if isinstance(value, (int, float)) and np.isfinite(value) else "—"

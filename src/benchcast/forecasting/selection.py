@@ -21,12 +21,11 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from benchcast.errors import BenchcastError, InsufficientDataError, SelectionError
+from benchcast.errors import BenchcastError, SelectionError
 from benchcast.fitting.api import fit_rows
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting import calibration as cal
-from benchcast.forecasting.draws import ScoreDraws
-from benchcast.forecasting.intervals import bootstrap, check_replicates
+from benchcast.forecasting.intervals import check_replicates
 from benchcast.forecasting.law_comparison import (  # noqa: F401 (API)
     SELECTION_RULES,
     blend_errors,
@@ -35,7 +34,8 @@ from benchcast.forecasting.law_comparison import (  # noqa: F401 (API)
     nested_error,
     weights_for,
 )
-from benchcast.forecasting.recommendation import Recommendation
+from benchcast.forecasting.recommendation import Recommendation, StrategyForecast
+from benchcast.forecasting.strategy import StrategyFit
 from benchcast.laws import available_laws, get_law
 from benchcast.utils.progress import track
 from benchcast.validation import check_interval, check_law, check_level, check_positive
@@ -122,26 +122,169 @@ def recommend(
         The ranking, weights, the choice's nested error and, with ``target_flops``, the forecast;
         ``str()`` of it is the advice.
     """
+    check_options(rule, interval, n_boot, level, laws)
+    check_positive("target_flops", target_flops)
+    base = FitSpec("power", benchmark, metric, k=k, proxy=proxy, seed=seed, tpr=tpr, min_flops=min_flops)
+    data = runs_below(table, base, target_flops)
+    rec, strategy = compare_laws(data, base, laws=laws, rule=rule)
+    if strategy is not None and target_flops is not None:
+        rec.forecast = strategy.forecast_at(
+            float(target_flops),
+            n_boot=n_boot,
+            seed=seed,
+            n_jobs=n_jobs,
+            interval=interval,
+            level=level,
+            tpr=tpr,
+            ray_address=ray_address,
+        )
+    return rec
+
+
+def check_options(rule: str, interval: str, n_boot: int, level: float, laws: list[str] | None) -> None:
+    """Refuse a rule, interval kind, replicate count, level or law name that does not exist.
+
+    Parameters
+    ----------
+    rule, interval : str
+    n_boot : int
+    level : float
+    laws : list of str or None
+
+    Returns
+    -------
+    None
+        Raises a BenchcastError naming what is wrong.
+    """
     weights_for(rule, pd.Series({"x": 1.0}))  # validates the rule
     check_interval(interval)
     check_replicates(n_boot, allow_zero=True)
     check_level(level)
-    check_positive("target_flops", target_flops)
     for name in laws or ():
         check_law(name, available_laws())
-    base = FitSpec("power", benchmark, metric, k=k, proxy=proxy, seed=seed, tpr=tpr, min_flops=min_flops)
+
+
+def runs_below(table: pd.DataFrame, base: FitSpec, target_flops: float | None) -> pd.DataFrame:
+    """The runs a strategy may see for a forecast at ``target_flops``: those cheaper than it (all without one).
+
+    Parameters
+    ----------
+    table : DataFrame
+        The runs.
+    base : FitSpec
+        The benchmark, metric and selection.
+    target_flops : float or None
+        The compute to forecast.
+
+    Returns
+    -------
+    DataFrame
+        The rows of the cheaper runs (selection errors and data warnings surface here, once).
+    """
     data = table if target_flops is None else table[table["flops"] < target_flops]
     try:
-        design(data, base)  # selection errors and data warnings (an unknown chance level) surface here, once
+        design(data, base)
     except SelectionError:
         if target_flops is None:
             raise
         rows, _ = design(table, base)  # empty without the target too: that error says which filter
         raise SelectionError(
-            f"none of the {rows['run'].nunique()} runs selected for {benchmark} has compute below the target "
+            f"none of the {rows['run'].nunique()} runs selected for {base.benchmark} has compute below the target "
             f"{target_flops:.3g} FLOPs (they span {rows['flops'].min():.3g} .. {rows['flops'].max():.3g} FLOPs): "
             "laws are judged on the runs cheaper than the target."
         ) from None
+    return data
+
+
+def forecast_default(
+    table: pd.DataFrame,
+    benchmark: str,
+    metric: str | None = None,
+    k: int | None = None,
+    *,
+    flops,
+    tpr: float | None = None,
+    min_flops: float | None = None,
+    proxy: str | None = None,
+    rule: str = "ensemble",
+    n_boot: int = 1000,
+    level: float = 0.9,
+    interval: str = "extrapolation",
+    seed: int = 0,
+    n_jobs: int | None = None,
+    ray_address: str | None = None,
+) -> StrategyForecast:
+    """The default strategy's forecast of runs of compute ``flops`` from a table: each exactly as
+    :func:`recommend` with ``target_flops`` gives it (laws compared and weighted on the runs cheaper
+    than it, the blend's interval), the comparison made once for targets that see the same runs.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The runs.
+    benchmark, metric, k : str, str or None, int or None
+        The selection; the metric defaults as in :func:`benchcast.fit`.
+    flops : float or sequence of float
+        Compute of each run to forecast.
+    tpr, min_flops, proxy : optional
+        Further selection, as in :class:`benchcast.fitting.spec.FitSpec`.
+    rule : str
+        ``'ensemble'`` (the default strategy), ``'stack'`` or ``'select'``.
+    n_boot, level, interval, seed, n_jobs, ray_address
+        As :func:`recommend` takes them.
+
+    Returns
+    -------
+    StrategyForecast
+        One row per target: the forecast and its interval, or why there is none.
+    """
+    targets = sorted(float(c) for c in np.atleast_1d(np.asarray(flops, float)))
+    if not targets:
+        raise BenchcastError("give at least one compute to forecast (flops=).")
+    check_options(rule, interval, n_boot, level, None)
+    for target in targets:
+        check_positive("flops", target)
+    base = FitSpec("power", benchmark, metric, k=k, proxy=proxy, seed=seed, tpr=tpr, min_flops=min_flops)
+    options = {"n_boot": n_boot, "seed": seed, "interval": interval, "tpr": tpr, "n_jobs": n_jobs}
+    rows, compared = [], {}
+    for target in targets:
+        data = runs_below(table, base, target)
+        if len(data) not in compared:  # the comparison depends only on the runs the target sees
+            compared[len(data)] = compare_laws(data, base, rule=rule)
+        rec, strategy = compared[len(data)]
+        if strategy is None:
+            rows.append({"flops": target, "prediction": np.nan, "level": level, "note": f"no forecast: {rec.reason}"})
+            continue
+        row = strategy.forecast_at(target, level=level, ray_address=ray_address, **options)
+        rows.append({**row, "weights": dict(strategy.members)})
+    return StrategyForecast(benchmark, rule, level, interval, n_boot, pd.DataFrame(rows))
+
+
+def compare_laws(
+    data: pd.DataFrame, base: FitSpec, *, laws: list[str] | None = None, rule: str = "ensemble"
+) -> tuple[Recommendation, StrategyFit | None]:
+    """Fit each candidate law to ``data`` and compare them by rolling-origin forecasts inside the runs.
+
+    Parameters
+    ----------
+    data : DataFrame
+        The runs the strategy may see.
+    base : FitSpec
+        The benchmark, metric and selection (its law is ignored).
+    laws : list of str, optional
+        Laws to compare (default: those of ``DEFAULT_CANDIDATES`` that apply).
+    rule : str
+        ``'ensemble'``, ``'stack'`` or ``'select'``.
+
+    Returns
+    -------
+    recommendation : Recommendation
+        The ranking, weights and nested error (no forecast).
+    strategy : StrategyFit or None
+        The rule's laws fitted to every run, their weights and the blend's rolling-origin forecasts
+        (what its forecast needs); None without support.
+    """
+    benchmark = base.benchmark
     candidates = laws or [law for law in DEFAULT_CANDIDATES if law in applicable_laws(data, base)]
     errors, results, records, failures = {}, {}, [], []
     for law in track(candidates, f"recommend {benchmark}: laws fitted and backtested"):
@@ -181,7 +324,8 @@ def recommend(
             f"no law has support: fewer than {cal.MIN_ORIGINS} rolling origins with usable points inside the runs "
             f"(scores too close to chance, or too short a compute range). {'; '.join(failures)}"
         )
-        return Recommendation(benchmark, rule, False, reason, pd.DataFrame(records), {}, None, np.nan, 0, 0.0, failures)
+        rec = Recommendation(benchmark, rule, False, reason, pd.DataFrame(records), {}, None, np.nan, 0, 0.0, failures)
+        return rec, None
     names = list(errors)
     scores = inner_scores(wide, names)
     weights = weights_for(rule, scores)
@@ -193,21 +337,7 @@ def recommend(
     ranking["weight"] = weights
     ranking = ranking.sort_values("inner_msle").reset_index()
     nested = nested_error(wide, names, rule)
-    planned = None
-    if target_flops is not None:
-        planned = forecast_at(
-            results,
-            weights,
-            wide,
-            float(target_flops),
-            n_boot=n_boot,
-            seed=seed,
-            n_jobs=n_jobs,
-            interval=interval,
-            level=level,
-            ray_address=ray_address,
-        )
-    return Recommendation(
+    rec = Recommendation(
         benchmark,
         rule,
         True,
@@ -219,64 +349,5 @@ def recommend(
         nested["n_origins"],
         float(wide["decades"].max()),
         failures,
-        planned,
     )
-
-
-def forecast_at(
-    results: dict,
-    weights: pd.Series,
-    wide: pd.DataFrame,
-    flops: float,
-    *,
-    n_boot: int,
-    seed: int,
-    n_jobs: int | None,
-    interval: str,
-    level: float,
-    ray_address: str | None = None,
-) -> dict:
-    """The weighted laws' forecast of a run of compute ``flops``: bootstrap draws of each law
-    combined with the same weights (:meth:`ScoreDraws.blend`), widened by the combination's own
-    rolling-origin spread (:meth:`ScoreDraws.widen`).
-
-    Parameters
-    ----------
-    results : dict of law name to FitResult
-    weights : Series
-        Weight of each law.
-    wide : DataFrame
-        The laws' rolling-origin forecasts (:func:`common_errors`).
-    flops : float
-        Compute of the run to forecast.
-    n_boot, seed, n_jobs, ray_address
-        The bootstrap's replicates (0: no interval), seed and workers.
-    interval : {'extrapolation', 'bootstrap'}
-    level : float
-
-    Returns
-    -------
-    dict
-        ``flops``, ``prediction``, ``level``, ``interval``, ``n_boot``, and ``lower``/``upper`` (with
-        ``extrapolation``) or a ``note`` saying why there is no interval.
-    """
-    used = {law: float(w) for law, w in weights.items() if w > 0}
-    point = sum(w * float(results[law].predict(flops=flops)) for law, w in used.items())
-    out = {"flops": flops, "prediction": point, "level": level, "interval": interval, "n_boot": n_boot}
-    if not n_boot:
-        return out
-    pool = {"n_jobs": n_jobs, "progress": None, "ray_address": ray_address}
-    draws = {law: bootstrap(results[law], n_boot, seed=seed, **pool).draws("prediction", flops=[flops]) for law in used}
-    blended = ScoreDraws.blend(draws, used)
-    if interval == "extrapolation":
-        try:
-            spread = cal.estimate_spread(blend_errors(wide, weights))
-        except InsufficientDataError as exc:
-            out["note"] = f"no interval: {exc}"
-            return out
-        top = max(float(results[law].points["flops"].max()) for law in used)
-        blended = blended.widen(spread, seed, decades=np.array([np.log10(flops / top)]))
-        out["extrapolation"] = spread.to_dict()
-    lower, upper = blended.interval(level)
-    out["lower"], out["upper"] = float(lower[0]), float(upper[0])
-    return out
+    return rec, StrategyFit(rule, rec.weights, results, blend_errors(wide, weights))

@@ -1,6 +1,6 @@
 """The forecast report: one self-contained HTML page per analysis (``benchcast report``)."""
 
-from benchcast.report.analysis import BenchmarkReport, analyse_benchmark, choose_law, forecast_bands
+from benchcast.report.analysis import BenchmarkReport, analyse_benchmark, choose_law, strategy_bands
 from benchcast.report.page import Target, build_report, parse_targets
 
 __all__ = [
@@ -9,6 +9,6 @@ __all__ = [
     "analyse_benchmark",
     "build_report",
     "choose_law",
-    "forecast_bands",
+    "strategy_bands",
     "parse_targets",
 ]

@@ -2,9 +2,10 @@
 compute with its intervals, the runs (fitted, dropped, held out), and how the backtest's error and
 coverage grow with decades of extrapolation.
 
-The law choice (:func:`~benchcast.report.law_choice.choose_law`) and the interval method
-(:func:`forecast_bands`) are one small function each, so that better ones can replace them without
-touching the page; the extrapolation profile is in :mod:`benchcast.report.profile`.
+The forecast is the package's default strategy, as ``recommend``, ``forecast`` and ``bench`` make it
+(:func:`~benchcast.report.law_choice.choose_law`; :func:`strategy_bands` draws it with the same code
+they use), or one law the user names. The runs table and backtests detail its member with the lowest
+error inside the runs (or the named law); the extrapolation profile is in :mod:`benchcast.report.profile`.
 """
 
 from __future__ import annotations
@@ -18,15 +19,14 @@ import pandas as pd
 from benchcast.data.table import parse_metric
 from benchcast.errors import BenchcastError, SelectionError
 from benchcast.evaluation.backtest import BacktestResult, backtest
-from benchcast.fitting.api import fit
 from benchcast.fitting.result import FitResult
 from benchcast.fitting.spec import FitSpec, design
-from benchcast.forecasting import calibration as cal
 from benchcast.forecasting.draws import LEVELS
-from benchcast.forecasting.intervals import bootstrap, check_replicates
+from benchcast.forecasting.intervals import check_replicates
 from benchcast.report.law_choice import RECOMMENDED, LawChoice, choose_law
 from benchcast.report.profile import extrapolation_profile
-from benchcast.report.profile import profile_summary as profile_summary  # re-exported: the page and tests read it here
+from benchcast.report.profile import profile_summary as profile_summary
+from benchcast.validation import check_interval  # re-exported: the page and tests read it here
 
 NEAR_CHANCE = 0.05  # a forecast within this of chance is "near chance"
 
@@ -48,43 +48,61 @@ class BenchmarkReport:
     n_boot: int
     warnings: list[str] = field(default_factory=list)
     passk: tuple[pd.DataFrame, list[FitResult]] | None = None
+    members: dict = field(default_factory=dict)  # law -> FitResult, the strategy's laws with a positive weight
+    weights: dict = field(default_factory=dict)  # law -> weight (heaviest first)
+    member_curves: dict = field(default_factory=dict)  # law -> its own forecast over grid
+    interval: str = "extrapolation"  # the interval the bands are: 'extrapolation' or 'bootstrap'
+
+    @property
+    def strategy(self) -> str:
+        """What the forecast is, as the page names it: the strategy with its weights, or the law."""
+        return self.choice.label
 
 
-def forecast_bands(
-    result: FitResult, *queries: np.ndarray, tpr: float, n_boot: int, seed: int, n_jobs: int | None = 1
-) -> list[dict]:
-    """Prediction intervals for each array of compute in ``queries``: one dict per query mapping each
-    level of :data:`LEVELS` to (lower, upper). The package's default interval: a bootstrap over runs
-    plus the extrapolation error measured by rolling origins inside the runs
-    (:func:`benchcast.forecasting.calibration.calibrate`); where the runs are too few to calibrate,
-    the bootstrap alone, and the page says so. Each query is evaluated on its own, as
-    :func:`benchcast.forecasting.forecast.forecast` would evaluate it.
+def strategy_bands(
+    choice: LawChoice,
+    grid: np.ndarray,
+    targets: np.ndarray,
+    *,
+    tpr: float,
+    n_boot: int,
+    seed: int,
+    interval: str,
+    n_jobs: int | None = 1,
+):
+    """The strategy's forecast over ``grid`` and at ``targets``, with 50 % and 90 % prediction intervals:
+    the one computation ``recommend``, ``forecast`` and ``bench`` make
+    (:meth:`benchcast.forecasting.strategy.StrategyFit.forecast`). Where the extrapolation error
+    cannot be estimated the bands are the bootstrap alone, and a warning says so.
 
     Parameters
     ----------
-    result : FitResult
-    *queries : arrays of float
-        Compute of the runs to forecast, one array per query.
+    choice : LawChoice
+        The strategy (or the law named by the user).
+    grid, targets : ndarray
+        Compute of the curve and of the target runs.
     tpr : float
         Tokens per parameter placing a run of compute C (laws of N and D).
-    n_boot, seed, n_jobs
-        Bootstrap replicates, seed and workers.
+    n_boot, seed : int
+        Bootstrap replicates per law and seed.
+    interval : {'extrapolation', 'bootstrap'}
+    n_jobs : int, optional
+        Workers of the bootstrap.
 
     Returns
     -------
-    list of dict
-        Per query, ``{level: (lower, upper)}``.
+    (BlendedForecast, BlendedForecast, list of str)
+        Over the grid, at the targets, and the warnings.
     """
-    boot = bootstrap(result, n_boot, seed=seed, n_jobs=n_jobs, progress=False)
-    try:
-        boot = cal.calibrate(boot)
-    except BenchcastError as exc:
-        warnings.warn(f"bootstrap-only intervals (too few runs to calibrate extrapolation: {exc})", stacklevel=2)
-    out = []
-    for flops in queries:
-        draws = boot.draws("prediction", **result.fitted.covariates_at(np.asarray(flops, float), tpr=tpr))
-        out.append({level: draws.interval(level) for level in LEVELS})
-    return out
+    options = {"n_boot": n_boot, "seed": seed, "tpr": tpr, "n_jobs": n_jobs}
+    out, notes = [], []
+    for flops in (grid, targets):
+        blended = choice.strategy.forecast(flops, interval=interval, **options)
+        if blended.note and interval == "extrapolation":
+            notes.append(f"bootstrap-only intervals ({blended.note})")
+            blended = choice.strategy.forecast(flops, interval="bootstrap", **options)
+        out.append(blended)
+    return out[0], out[1], notes[:1]
 
 
 def run_table(result: FitResult, table: pd.DataFrame, spec: FitSpec, tpr: float | None) -> pd.DataFrame:
@@ -164,6 +182,7 @@ def analyse_benchmark(
     n_boot: int = 200,
     seed: int = 0,
     n_jobs: int | None = 1,
+    interval: str = "extrapolation",
 ) -> BenchmarkReport:
     """Everything the page shows about one benchmark (see the module docstring).
 
@@ -178,7 +197,7 @@ def analyse_benchmark(
     target_flops : list of float
         Compute (FLOPs) to forecast at.
     law : str
-        A law name, or ``RECOMMENDED``.
+        A law name, or ``RECOMMENDED`` (the package's default strategy, as ``recommend`` makes it).
     tpr : float, optional
         Tokens per parameter selecting the runs.
     forecast_tpr : float
@@ -189,6 +208,8 @@ def analyse_benchmark(
         Seed of fits and bootstraps.
     n_jobs : int, optional
         Workers.
+    interval : {'extrapolation', 'bootstrap'}
+        The intervals' kind (forecast bands and backtests).
 
     Returns
     -------
@@ -196,34 +217,46 @@ def analyse_benchmark(
         The choice, fit, runs, forecast curve and bands, forecasts, validation, profile and warnings.
     """
     check_replicates(n_boot, allow_zero=False)
+    check_interval(interval)
     metric_name, k = parse_metric(metric) if metric else (None, None)
     spec = FitSpec("power", benchmark, metric_name, k=k, seed=seed)
-    choice = choose_law(table, spec, law=law, target_flops=max(target_flops), tpr=tpr, n_boot=n_boot, n_jobs=n_jobs)
+    choice = choose_law(table, spec, law=law, tpr=tpr, n_jobs=n_jobs)
+    members = {name: choice.strategy.results[name] for name in choice.strategy.members}
+    result = members[choice.law]  # the member the page details (runs, parameters, backtests)
     spec = FitSpec(choice.law, benchmark, metric_name, k=k, seed=seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        result = fit(table, choice.law, benchmark, metric_name, k, tpr=tpr, seed=seed)
         validation = backtest(
-            table, spec, threshold=choice.validation_threshold, tpr=tpr, n_boot=n_boot, seed=seed, n_jobs=n_jobs
+            table,
+            spec,
+            threshold=choice.validation_threshold,
+            tpr=tpr,
+            n_boot=n_boot,
+            seed=seed,
+            n_jobs=n_jobs,
+            interval=interval,
         )
-    flops = result.points["flops"].to_numpy(float)
+    flops = np.concatenate([m.points["flops"].to_numpy(float) for m in members.values()])
     targets = np.asarray(sorted(target_flops), float)
     grid = np.geomspace(flops.min() / 1.5, max(targets.max(), flops.max()) * 1.5, 160)
-    curve = result.predict(**result.fitted.covariates_at(grid, tpr=forecast_tpr))
-    grid_bands, target_bands = forecast_bands(result, grid, targets, tpr=forecast_tpr, n_boot=n_boot, seed=seed)
+    on_grid, at_targets, band_notes = strategy_bands(
+        choice, grid, targets, tpr=forecast_tpr, n_boot=n_boot, seed=seed, interval=interval, n_jobs=n_jobs
+    )
     forecasts = pd.DataFrame(
         {
             "flops": targets,
-            "decades": np.log10(targets / flops.max()),
-            "forecast": result.predict(**result.fitted.covariates_at(targets, tpr=forecast_tpr)),
+            "decades": at_targets.decades,
+            "forecast": at_targets.predicted,
             **{
-                f"{side}{int(level * 100)}": target_bands[level][i]
+                f"{side}{int(level * 100)}": at_targets.intervals[level][i]
                 for level in LEVELS
                 for i, side in enumerate(("lower", "upper"))
             },
         }
     )
-    profile = extrapolation_profile(table, spec, tpr=tpr, n_boot=n_boot, n_jobs=n_jobs, done=[validation])
+    profile = extrapolation_profile(
+        table, spec, tpr=tpr, n_boot=n_boot, n_jobs=n_jobs, done=[validation], interval=interval
+    )
     report = BenchmarkReport(
         benchmark=benchmark,
         metric=str(result.spec.metric),
@@ -232,14 +265,18 @@ def analyse_benchmark(
         fit=result,
         runs=run_table(result, table, spec, tpr),
         grid=grid,
-        curve=curve,
-        bands=grid_bands,
+        curve=on_grid.predicted,
+        bands=on_grid.intervals,
         forecasts=forecasts,
         validation=validation,
         profile=profile,
         n_boot=n_boot,
+        members=members,
+        weights=dict(choice.strategy.members),
+        member_curves=on_grid.members,
+        interval=on_grid.interval,
     )
-    report.warnings = benchmark_warnings(report, float(result.spec.q_rand))
+    report.warnings = band_notes + benchmark_warnings(report, float(result.spec.q_rand))
     if str(result.spec.metric) == "pass@k":
         report.passk = passk_scan(table, benchmark, tpr)
     return report

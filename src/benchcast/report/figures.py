@@ -51,8 +51,10 @@ def draw_forecast(ax, report: BenchmarkReport) -> None:
     """
     runs = report.runs.rename(columns={"value": "true"})
     draw_runs(ax, runs, runs["status"])
-    color = law_color(report.fit.law)
-    ax.plot(report.grid, report.curve, color=color, lw=1.5, label=f"{report.fit.law} (fitted on all runs)")
+    color = law_color(report.strategy)
+    for law, member_curve in report.member_curves.items() if len(report.member_curves) > 1 else ():
+        ax.plot(report.grid, member_curve, color=law_color(law), lw=0.8, ls="--", label=f"{law} (member)")
+    ax.plot(report.grid, report.curve, color=color, lw=1.5, label=f"{report.strategy} (fitted on all runs)")
     draw_band(ax, report.grid, report.bands, color, "")
     f = report.forecasts
     ax.errorbar(

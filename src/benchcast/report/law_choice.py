@@ -1,28 +1,59 @@
-"""The law a report forecasts with, and why: the user's, or the one :func:`~benchcast.forecasting.selection.recommend`
-selects by rolling-origin forecasts inside the runs."""
+"""What a report forecasts with, and why: the package's default strategy, as
+:func:`~benchcast.forecasting.selection.recommend` makes it, or one law the user names."""
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
 from benchcast.errors import BenchcastError
+from benchcast.fitting.api import fit_rows
 from benchcast.fitting.spec import FitSpec, design
-from benchcast.forecasting.selection import DEFAULT_CANDIDATES, recommend
-from benchcast.laws import get_law
+from benchcast.forecasting.selection import compare_laws
+from benchcast.forecasting.strategy import StrategyFit
 
 BACKTEST_FRACTION = 0.25  # the validation backtest the page shows holds out the top quarter of log C
-RECOMMENDED = "recommended"
+RECOMMENDED = "recommended"  # the package's default strategy (what recommend and bench call the default)
+DEFAULT_RULE = "ensemble"
 
 
 @dataclass
 class LawChoice:
+    """What the report forecasts with: the package's default strategy or a law the user named.
+
+    Parameters
+    ----------
+    law : str
+        The member whose fit the page details (the one with the lowest inner error; the named law).
+    reason : str
+        Why, in words.
+    ranking : DataFrame or None
+        The compared laws (None when the user named the law).
+    validation_threshold : float
+        The compute of the validation backtest the page shows.
+    strategy : StrategyFit
+        The strategy fitted to every run: its laws, weights and rolling-origin forecasts.
+    named : bool
+        True when the user named the law (``--law``).
+    """
+
     law: str
     reason: str
-    ranking: pd.DataFrame | None  # one row per law backtested (None when the user named the law)
+    ranking: pd.DataFrame | None  # one row per law compared (None when the user named the law)
     validation_threshold: float
+    strategy: StrategyFit | None = None
+    named: bool = False
+
+    @property
+    def label(self) -> str:
+        """The strategy as the page names it: ``'ensemble (power_floor 0.50, bnsl_monotone 0.50)'``, or the law."""
+        if self.named or self.strategy is None:
+            return self.law
+        mix = ", ".join(f"{law} {w:.2f}" for law, w in self.strategy.members.items())
+        return f"{self.strategy.name} ({mix})"
 
 
 def choose_law(
@@ -30,14 +61,13 @@ def choose_law(
     spec: FitSpec,
     *,
     law: str = RECOMMENDED,
-    target_flops: float | None,
     tpr: float | None,
-    n_boot: int,
     n_jobs: int | None = 1,
+    **unused,
 ) -> LawChoice:
-    """The law to forecast with, and why: the user's, or the one of recommend's default candidates
-    that :func:`recommend` selects by its rolling-origin forecasts inside the runs
-    (``rule='select'``: the page draws one law). The
+    """What to forecast with, and why: by default the package's default strategy as
+    :func:`benchcast.forecasting.selection.recommend` makes it (the ``ensemble`` of its default
+    candidates with support, fitted to every selected run), or the law the user names. The
     validation backtest the page shows holds out the top quarter of the log-compute range.
 
     Parameters
@@ -47,70 +77,38 @@ def choose_law(
     spec : FitSpec
         Benchmark, metric, k and seed (its law is ignored).
     law : str
-        A law name, or ``RECOMMENDED`` to let :func:`recommend` choose.
-    target_flops : float, optional
-        Largest target compute (not used by the choice itself).
+        A law name, or ``RECOMMENDED`` for the default strategy.
     tpr : float, optional
         Tokens per parameter selecting the runs.
-    n_boot : int
-        Bootstrap replicates (not used by the choice itself).
     n_jobs : int, optional
-        Workers for the rolling-origin fits.
+        Workers (unused by the choice itself).
+    **unused
+        Accepted and ignored (``target_flops``, ``n_boot``: the choice does not depend on them).
 
     Returns
     -------
     LawChoice
-        The law, the reason, the ranking (None for a named law) and the validation threshold.
+        The strategy, the law the page details, the reason, the ranking (None for a named law) and
+        the validation threshold.
     """
-    rows, _ = design(table, replace(spec, tpr=tpr))
+    selected = replace(spec, tpr=tpr)
+    rows, _ = design(table, selected)
     log_c = np.log10(rows["flops"].to_numpy(float))
     threshold = float(10 ** (log_c.max() - BACKTEST_FRACTION * (log_c.max() - log_c.min())))
     if law != RECOMMENDED:
-        return LawChoice(law, "named by the user (--law)", None, threshold)
-    forecastable = forecastable_laws(table, spec, tpr)
-    # the same candidates as recommend's default (bench's measured choice), where they apply
-    candidates = [law for law in DEFAULT_CANDIDATES if law in forecastable] or forecastable
-    rec = recommend(
-        table,
-        spec.benchmark,
-        spec.metric,
-        spec.k,
-        tpr=tpr,
-        rule="select",
-        n_boot=0,
-        seed=spec.seed,
-        n_jobs=n_jobs,
-        laws=candidates,
-    )
-    if not rec.supported:
-        raise BenchcastError(f"{spec.benchmark}: {rec.reason}")
-    best = rec.ranking.set_index("law").loc[rec.best]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            rows, resolved = design(table, selected.replace(law=law))
+            result = fit_rows(rows, resolved, quiet=True)
+        return LawChoice(law, "law chosen by you (--law)", None, threshold, StrategyFit.single(result), named=True)
+    rec, strategy = compare_laws(table, selected, rule=DEFAULT_RULE)
+    if strategy is None:
+        raise BenchcastError(f"No forecast for {spec.benchmark}: {rec.reason}")
+    detailed = rec.best if rec.best in strategy.members else next(iter(strategy.members))
     reason = (
-        f"lowest error of rolling-origin forecasts inside the runs (inner MRE {best['inner_mre']:.2f} %, up to "
-        f"{rec.extrapolation_decades:.2f} decades ahead) of {len(rec.ranking)} laws with support"
+        f"the package's default strategy, as recommend and bench make it: the {DEFAULT_RULE} of the laws with "
+        f"support, compared by rolling-origin forecasts inside the runs (up to {rec.extrapolation_decades:.2f} "
+        f"decades ahead; the choice itself erred by {rec.nested_mre:.2f} % MRE there); --law NAME forecasts with "
+        "one law"
     )
-    return LawChoice(rec.best, reason, rec.ranking, threshold)
-
-
-def forecastable_laws(table: pd.DataFrame, spec: FitSpec, tpr: float | None) -> list[str]:
-    """Laws the report can carry to a target compute: functions of compute, or of N and D (split
-    at a tokens-per-parameter ratio).
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        The tidy results table.
-    spec : FitSpec
-        Benchmark, metric and k.
-    tpr : float, optional
-        Tokens per parameter selecting the runs.
-
-    Returns
-    -------
-    list of str
-        Names of the applicable laws whose covariates are among flops, params and tokens.
-    """
-    from benchcast.forecasting.selection import applicable_laws
-
-    laws = applicable_laws(table, replace(spec, tpr=tpr))
-    return [name for name in laws if set(get_law(name).covariates) <= {"flops", "params", "tokens"}]
+    return LawChoice(detailed, reason, rec.ranking, threshold, strategy)

@@ -20,6 +20,7 @@ from benchcast.report.analysis import RECOMMENDED, analyse_benchmark
 from benchcast.report.sections import anchor, benchmark_section, metric_label, summary_section
 from benchcast.utils.io import atomic_write_text
 from benchcast.utils.progress import track
+from benchcast.validation import check_interval
 
 
 def file_fingerprint(path: str | Path) -> str:
@@ -123,6 +124,7 @@ def build_report(
     command: Sequence[str] | None = None,
     figure_format: str = "png",
     dpi: int | None = None,
+    interval: str = "extrapolation",
 ) -> dict:
     """Analyse every benchmark and write the page; returns a summary (path, size, benchmarks).
 
@@ -137,7 +139,7 @@ def build_report(
     out : str or Path
         The HTML file to write.
     law : str
-        A law name, or ``RECOMMENDED`` to choose per benchmark.
+        A law name, or ``RECOMMENDED`` for the package's default strategy (as ``recommend`` makes it).
     tpr : float, optional
         Tokens per parameter selecting the runs.
     forecast_tpr : float
@@ -156,11 +158,13 @@ def build_report(
         Figures embedded as SVG for svg, else as PNG.
     dpi : int, optional
         PNG resolution (default :data:`benchcast.report.figures.REPORT_DPI`).
+    interval : {'extrapolation', 'bootstrap'}
+        The intervals' kind.
 
     Returns
     -------
     dict
-        ``out``, ``bytes``, per-benchmark ``benchmarks`` (law, why, forecasts, warnings),
+        ``out``, ``bytes``, per-benchmark ``benchmarks`` (law, strategy, weights, why, forecasts, warnings),
         ``not_forecast`` (benchmarks that failed, with the error) and ``n_boot``.
     """
     from benchcast.plots.options import check_dpi, check_figure_format
@@ -170,6 +174,7 @@ def build_report(
         raise BenchcastError("the report needs at least one benchmark (-b).")
     if not target_flops:
         raise BenchcastError("the report needs at least one target compute (--target-flops C).")
+    check_interval(interval)
     if any(not (c > 0) for c in target_flops):
         raise BenchcastError(f"target compute must be positive FLOPs, got {target_flops}.")
     reports, failures = [], []
@@ -187,6 +192,7 @@ def build_report(
                     n_boot=n_boot,
                     seed=seed,
                     n_jobs=n_jobs,
+                    interval=interval,
                 )
             )
         except BenchcastError as exc:  # one benchmark the data cannot forecast does not sink the others
@@ -194,14 +200,15 @@ def build_report(
     if not reports:
         raise BenchcastError("no benchmark could be forecast: " + "; ".join(f["error"] for f in failures))
     settings = {
-        "law": law,
+        "forecast": "the default strategy (ensemble)" if law == RECOMMENDED else f"{law} (law chosen by you)",
+        "interval": interval,
         "target flops": ", ".join(f"{c:.3g}" for c in sorted(target_flops)),
         "tpr (runs used)": "all" if tpr is None else tpr,
         "tpr (N/D split of laws in N and D)": forecast_tpr,
         "bootstrap replicates": n_boot,
         "seed": seed,
     }
-    sections = [summary_section(reports, sorted(target_flops), n_boot)]
+    sections = [summary_section(reports, sorted(target_flops), n_boot, interval)]
     if failures:
         sections[0] += (
             '<section id="not-forecast"><h2>Not forecast</h2>'
@@ -220,7 +227,13 @@ def build_report(
     lead = (
         f"Forecasts of {len(reports)} benchmark(s) at {', '.join(f'{c:.3g}' for c in sorted(target_flops))} FLOPs "
         f"from scaling laws fitted to cheaper runs, with 50 % and 90 % prediction intervals and the backtests "
-        "that say how far they can be trusted."
+        "that say how far they can be trusted. "
+        + (
+            "Each forecast is the package's default strategy (the ensemble of its laws with support), the same "
+            "forecast and interval as benchcast recommend and forecast give for these runs and settings."
+            if law == RECOMMENDED
+            else f"Each forecast is one law, {law}: law chosen by you (--law)."
+        )
     )
     document = h.page("benchcast forecast report", h.esc(lead), sections, nav)
     path = atomic_write_text(out, document)
@@ -232,6 +245,9 @@ def build_report(
                 "benchmark": r.benchmark,
                 "metric": metric_label(r),
                 "law": r.fit.law,
+                "strategy": r.strategy,
+                "weights": r.weights,
+                "law_chosen_by_you": r.choice.named,
                 "why": r.choice.reason,
                 "forecasts": r.forecasts.to_dict("records"),
                 "warnings": r.warnings,
@@ -240,4 +256,5 @@ def build_report(
         ],
         "not_forecast": failures,
         "n_boot": n_boot,
+        "interval": interval,
     }

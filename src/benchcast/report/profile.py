@@ -25,6 +25,7 @@ def extrapolation_profile(
     n_boot: int,
     n_jobs: int | None = 1,
     done: Sequence[BacktestResult] = (),
+    interval: str = "extrapolation",
 ) -> pd.DataFrame:
     """Held-out predictions of threshold backtests (``done`` plus one per :data:`PROFILE_FRACTIONS`),
     each with the decades it extrapolates beyond its largest fitted run, its absolute error and
@@ -44,6 +45,8 @@ def extrapolation_profile(
         Bootstrap workers.
     done : sequence of BacktestResult
         Backtests already run, included as they are.
+    interval : {'extrapolation', 'bootstrap'}
+        The intervals' kind.
 
     Returns
     -------
@@ -62,7 +65,16 @@ def extrapolation_profile(
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                bt = backtest(table, spec, threshold=threshold, tpr=tpr, n_boot=n_boot, seed=spec.seed, n_jobs=n_jobs)
+                bt = backtest(
+                    table,
+                    spec,
+                    threshold=threshold,
+                    tpr=tpr,
+                    n_boot=n_boot,
+                    seed=spec.seed,
+                    n_jobs=n_jobs,
+                    interval=interval,
+                )
         except BenchcastError:
             continue
         backtests.append(bt)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 import benchcast.report.html as h
 from benchcast.laws import get_law
 from benchcast.report.analysis import BenchmarkReport, profile_summary
@@ -12,8 +14,11 @@ def _interval(row, level: int) -> str:
     return f"{row[f'lower{level}']:.3f} – {row[f'upper{level}']:.3f}"
 
 
-def summary_section(reports: list[BenchmarkReport], targets: list[float], n_boot: int) -> str:
-    """The summary: one sortable row per benchmark with its law, forecasts, intervals and backtest.
+def summary_section(
+    reports: list[BenchmarkReport], targets: list[float], n_boot: int, interval: str = "extrapolation"
+) -> str:
+    """The summary: one sortable row per benchmark with its strategy (members and weights) or law,
+    forecasts, intervals and backtest.
 
     Parameters
     ----------
@@ -23,13 +28,15 @@ def summary_section(reports: list[BenchmarkReport], targets: list[float], n_boot
         Target compute (FLOPs), in the order of the forecast columns.
     n_boot : int
         Bootstrap replicates, named in the note.
+    interval : {'extrapolation', 'bootstrap'}
+        The intervals' kind, named in the note.
 
     Returns
     -------
     str
         The section's HTML.
     """
-    columns = ["benchmark", "metric", "law", "why"]
+    columns = ["benchmark", "metric", "forecast by", "why"]
     for c in targets:
         columns += [f"forecast @ {c:.2g}", "50 % | 90 % interval", "decades beyond the data"]
     columns += ["backtest MRE %", "backtest 90 % coverage", "warnings"]
@@ -38,26 +45,54 @@ def summary_section(reports: list[BenchmarkReport], targets: list[float], n_boot
         row = [
             h.Markup(f'<a href="#{anchor(r)}">{h.esc(r.benchmark)}</a>'),
             metric_label(r),
-            r.fit.law,
+            strategy_label(r),
             r.choice.reason,
         ]
         for f in r.forecasts.to_dict("records"):
             intervals = h.Markup(f"{h.esc(_interval(f, 50))}<br>{h.esc(_interval(f, 90))}")
             row += [f["forecast"], intervals, round(f["decades"], 2)]
         m = r.validation.metrics
-        row += [m["test_mre"], m.get("coverage90", float("nan")), h.Markup("<br>".join(h.esc(w) for w in r.warnings))]
+        coverage90 = m.get("coverage90", float("nan"))
+        row += [
+            m["test_mre"],
+            coverage90 if np.isfinite(coverage90) else "— (" + m.get("interval_note", "no interval") + ")",
+            h.Markup("<br>".join(h.esc(w) for w in r.warnings)),
+        ]
         rows.append(row)
+    kind = (
+        "widened by the error of extrapolating measured on rolling origins inside the runs (bootstrap alone where "
+        "a benchmark's runs are too few, with a warning)"
+        if interval == "extrapolation"
+        else "alone (--interval bootstrap: without the error of extrapolating)"
+    )
     note = (
         f"Intervals are prediction intervals (where one new run's score lies): a bootstrap over runs with "
-        f"{n_boot} replicates, widened by the error of extrapolating measured on rolling origins inside the runs "
-        "(bootstrap alone where a benchmark's runs are too few, with a warning); the backtest columns score "
-        "the chosen law on the runs it did not see."
+        f"{n_boot} replicates per law, {kind}; an ensemble's draws are its laws' draws mixed with their weights, "
+        "as recommend, forecast and bench make them. The backtest columns score the law named in the benchmark's "
+        "section (for an ensemble, its member with the lowest error inside the runs) on the runs it did not see."
     )
     return (
         '<section id="summary"><h2>Summary</h2>'
         + h.table(columns, rows, caption="One row per benchmark (sortable)", sortable=True, text_columns=4)
         + f'<p class="muted">{h.esc(note)}</p></section>'
     )
+
+
+def strategy_label(report: BenchmarkReport) -> str:
+    """The forecast's strategy as the page names it: 'ensemble (power_floor 0.50, bnsl_monotone 0.50)',
+    or 'power (law chosen by you)'.
+
+    Parameters
+    ----------
+    report : BenchmarkReport
+        A benchmark's analysis.
+
+    Returns
+    -------
+    str
+        The label.
+    """
+    return f"{report.strategy} (law chosen by you)" if report.choice.named else report.strategy
 
 
 def metric_label(report: BenchmarkReport) -> str:
@@ -110,25 +145,33 @@ def benchmark_section(r: BenchmarkReport, figure_format: str = "png", dpi: int |
     str
         The section's HTML.
     """
-    law = get_law(r.fit.law)
     fit, d = r.fit, r.fit.diagnostics
     counts = r.runs["status"].value_counts()
     run_rows = [[status, int(n)] for status, n in counts.items()]
     parts = [
         f'<section class="bench" id="{anchor(r)}"><h2>{h.esc(r.benchmark)} '
         f'<span class="muted">({h.esc(metric_label(r))})</span></h2>',
-        f"<p><strong>Law:</strong> {h.esc(fit.law)} — <code>{h.esc(law.formula)}</code>. "
+        f"<p><strong>Forecast by:</strong> {h.esc(strategy_label(r))}. "
         f"<strong>Why:</strong> {h.esc(r.choice.reason)}.</p>",
-        f"<p>Fitted on {d.n_used} runs spanning {d.flops_min:.3g} – {d.flops_max:.3g} FLOPs "
+        "<ul>"
+        + "".join(
+            f"<li>{h.esc(name)} (weight {weight:.2f}): <code>{h.esc(get_law(name).formula)}</code></li>"
+            for name, weight in r.weights.items()
+        )
+        + "</ul>",
+        f"<p>Below: the runs, parameters and backtests of {h.esc(fit.law)}"
+        + ("" if r.choice.named or len(r.weights) == 1 else ", the member with the lowest error inside the runs")
+        + f". Fitted on {d.n_used} runs spanning {d.flops_min:.3g} – {d.flops_max:.3g} FLOPs "
         f"({d.decades:.2f} decades); in-sample RMSE {d.rmse:.4f}, R² {d.r2:.3f}; chance level "
         f"{fit.settings['q_rand']:.3g} ({h.esc(fit.settings.get('q_rand_source', ''))}).</p>",
         h.warnings_list(r.warnings),
         h.figure(
             benchmark_figure(r, figure_format, dpi),
-            f"{r.benchmark}: runs, fitted {fit.law} law with 50 and 90 % bands, backtest, error and coverage "
-            "versus decades of extrapolation",
-            "Top left: the forecast (fitted, dropped and held-out runs are drawn differently; the law and its "
-            "50 %/90 % prediction bands out to the target compute). Top right: the backtest used to judge the law. "
+            f"{r.benchmark}: runs, the forecast of {strategy_label(r)} with 50 and 90 % bands, backtest of "
+            f"{fit.law}, error and coverage versus decades of extrapolation",
+            "Top left: the forecast (fitted, dropped and held-out runs are drawn differently; the strategy's curve "
+            "and its 50 %/90 % prediction bands out to the target compute, each member law as a thin dashed line). "
+            f"Top right: the backtest of {fit.law}. "
             "Bottom: the backtests' absolute error, their intervals' coverage (n: the held-out points behind "
             "each bin) and the intervals' median width versus decades beyond the largest fitted run.",
         ),
@@ -143,14 +186,17 @@ def benchmark_section(r: BenchmarkReport, figure_format: str = "png", dpi: int |
             spec=".4g",
         ),
         h.table(["runs", "count"], run_rows, caption="Runs in the forecast fit"),
-        h.table(
-            ["parameter", "value", "std. error", "at a bound"],
-            [
-                [name, value, fit.stderr.get(name, float("nan")), name in d.at_bound]
-                for name, value in fit.params.items()
-            ],
-            caption="Fitted parameters",
-            spec=".5g",
+        *(
+            h.table(
+                ["parameter", "value", "std. error", "at a bound"],
+                [
+                    [name, value, member.stderr.get(name, float("nan")), name in member.diagnostics.at_bound]
+                    for name, value in member.params.items()
+                ],
+                caption=f"Fitted parameters of {member.law}",
+                spec=".5g",
+            )
+            for member in r.members.values()
         ),
     ]
     if r.choice.ranking is not None:

@@ -1,0 +1,324 @@
+"""A strategy's forecast at given compute: its laws' forecasts blended with their weights, and the
+interval of the blend. One function, :func:`blend_forecast`, turns the members' forecasts into the
+strategy's; ``recommend``, ``forecast`` (on a data file), ``report`` and ``bench`` all call it, so that
+one question gets one answer whichever command asks it.
+
+The interval: the members' bootstrap draws are mixed replicate by replicate with the same weights
+(:meth:`ScoreDraws.blend`); ``'extrapolation'`` widens the mixture by the error of extrapolating that
+the blended rolling-origin forecasts inside the runs show (:meth:`ScoreDraws.widen`), ``'bootstrap'``
+reads the mixture as it is. A point where a member has a non-finite draw gets no interval.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from benchcast.errors import BenchcastError
+from benchcast.forecasting import calibration as cal
+from benchcast.forecasting.draws import LEVELS, ScoreDraws
+from benchcast.forecasting.intervals import bootstrap
+
+
+@dataclass
+class MemberForecast:
+    """One law's forecasts at the strategy's points, and what its interval needs.
+
+    Parameters
+    ----------
+    predicted : ndarray (points,)
+        The law's point forecasts (nan where it has none).
+    boot : ScoreDraws or None
+        Its bootstrap prediction draws at the points (None: no interval).
+    flops_max : float
+        The largest run it was fitted to (the origin of each point's distance).
+    """
+
+    predicted: np.ndarray
+    boot: ScoreDraws | None
+    flops_max: float
+
+
+@dataclass
+class BlendedForecast:
+    """A strategy's forecast at several points: the blend, its intervals, and each member's curve.
+
+    Parameters
+    ----------
+    flops : ndarray (points,)
+        Compute of each point.
+    predicted : ndarray (points,)
+        The weighted mean of the members' forecasts.
+    intervals : dict
+        ``{level: (lower, upper)}`` for each level asked (nan where a point has no interval); empty
+        without draws or without a spread.
+    weights : dict of str to float
+        The members with a positive weight.
+    members : dict of str to ndarray
+        Each member's own forecast at the points.
+    interval : str
+        ``'extrapolation'`` or ``'bootstrap'``.
+    spread : Spread or None
+        The extrapolation error that widened the draws (``'extrapolation'`` only).
+    note : str
+        Why there is no interval (empty when there is one, or when none was asked).
+    decades : ndarray (points,)
+        Each point's distance beyond the largest run a member was fitted to.
+    """
+
+    flops: np.ndarray
+    predicted: np.ndarray
+    intervals: dict
+    weights: dict
+    members: dict
+    interval: str
+    spread: cal.Spread | None = None
+    note: str = ""
+    decades: np.ndarray = field(default_factory=lambda: np.array([]))
+
+
+def blend_forecast(
+    members: Mapping[str, MemberForecast],
+    weights: Mapping[str, float],
+    errors: pd.DataFrame | None,
+    flops,
+    *,
+    interval: str,
+    seed: int,
+    pooled: cal.Spread | None = None,
+    levels=LEVELS,
+) -> BlendedForecast:
+    """The strategy's forecast at ``flops``: the weighted members and the interval of their blend.
+
+    Parameters
+    ----------
+    members : mapping of law name to MemberForecast
+        Each law's forecasts and draws at the points (attributes ``predicted``, ``boot``, ``flops_max``).
+    weights : mapping of law name to float
+        The strategy's weights (laws with weight <= 0 are left out).
+    errors : DataFrame or None
+        The blend's rolling-origin forecasts inside the runs
+        (:func:`benchcast.forecasting.law_comparison.blend_errors`); used by ``'extrapolation'``.
+    flops : array_like (points,)
+        Compute of each point.
+    interval : {'extrapolation', 'bootstrap'}
+    seed : int
+        Seed of the per-point streams of the widening.
+    pooled : Spread, optional
+        A spread pooled over other benchmarks, used where the blend's own cannot be estimated.
+    levels : sequence of float
+        The interval levels.
+
+    Returns
+    -------
+    BlendedForecast
+        Point forecasts, intervals (or a note saying why there are none) and each member's forecast.
+    """
+    used = {law: float(w) for law, w in weights.items() if w > 0}
+    if not used:
+        raise BenchcastError("a strategy's forecast needs at least one law with a positive weight.")
+    flops = np.atleast_1d(np.asarray(flops, float))
+    predicted = sum(w * np.asarray(members[law].predicted, float) for law, w in used.items())
+    top = max(float(members[law].flops_max) for law in used)
+    decades = np.log10(flops / top)
+    out = BlendedForecast(
+        flops, predicted, {}, used, {law: members[law].predicted for law in used}, interval, decades=decades
+    )
+    if any(members[law].boot is None for law in used):
+        out.note = "no interval: no bootstrap draws"
+        return out
+    draws = ScoreDraws.blend({law: members[law].boot for law in used}, used)
+    spread = None
+    if interval == "extrapolation":
+        try:
+            own = cal.estimate_spread(errors) if errors is not None and len(errors) else None
+        except BenchcastError as exc:
+            own, reason = None, str(exc)
+        else:
+            reason = "no rolling-origin forecasts inside the runs"
+        if own is None and pooled is None:
+            out.note = f"no interval: {reason}"  # no interval rather than a wrong one
+            return out
+        spread = cal.shrink(own, pooled)
+    out.spread = spread
+    ok = np.isfinite(draws.values).all(axis=0)
+    out.intervals = {level: (np.full(len(flops), np.nan), np.full(len(flops), np.nan)) for level in levels}
+    if not ok.any():
+        out.note = "no interval: no finite bootstrap draw"
+        return out
+    sample = draws.take(ok)
+    if spread is not None:
+        sample = sample.widen(spread, seed, decades=decades[ok])
+    for level in levels:
+        lower, upper = sample.interval(level)
+        out.intervals[level][0][ok], out.intervals[level][1][ok] = lower, upper
+    return out
+
+
+def member_forecasts(
+    results: Mapping,
+    weights: Mapping[str, float],
+    flops,
+    *,
+    n_boot: int,
+    seed: int,
+    tpr: float | None = None,
+    n_jobs: int | None = None,
+    ray_address: str | None = None,
+) -> dict[str, MemberForecast]:
+    """Each weighted law's forecast and bootstrap draws at ``flops`` (``n_boot`` 0: no draws).
+
+    Parameters
+    ----------
+    results : mapping of law name to FitResult
+        The members fitted to every run the strategy may see.
+    weights : mapping of law name to float
+        Laws with weight <= 0 are skipped.
+    flops : array_like
+        Compute of each point.
+    n_boot, seed : int
+        Bootstrap replicates (0: no draws) and seed.
+    tpr : float, optional
+        Tokens per parameter placing a run of compute C (laws of N and D).
+    n_jobs, ray_address
+        Where the bootstrap's refits run.
+
+    Returns
+    -------
+    dict of str to MemberForecast
+    """
+    flops = np.atleast_1d(np.asarray(flops, float))
+    out = {}
+    for law, weight in weights.items():
+        if weight <= 0:
+            continue
+        result = results[law]
+        covariates = result.fitted.covariates_at(flops, tpr=tpr)
+        boot = None
+        if n_boot:
+            replicates = bootstrap(result, n_boot, seed=seed, n_jobs=n_jobs, progress=None, ray_address=ray_address)
+            boot = replicates.draws("prediction", **covariates)
+        out[law] = MemberForecast(
+            np.asarray(result.predict(**covariates), float), boot, float(result.diagnostics.flops_max)
+        )
+    return out
+
+
+@dataclass
+class StrategyFit:
+    """A strategy fitted to one benchmark's runs: its laws, their weights and the blend's rolling-origin
+    forecasts inside the runs (what its interval is calibrated on).
+
+    Parameters
+    ----------
+    name : str
+        The strategy (``'ensemble'``, ``'stack'``, ``'select'``, or a law's name).
+    weights : dict of str to float
+        The weight of each law.
+    results : dict of str to FitResult
+        Each law fitted to every run the strategy may see.
+    errors : DataFrame
+        The blend's rolling-origin forecasts inside the runs.
+    """
+
+    name: str
+    weights: dict
+    results: dict
+    errors: pd.DataFrame
+
+    @classmethod
+    def single(cls, result) -> StrategyFit:
+        """One law alone (weight 1), calibrated on its own rolling-origin forecasts.
+
+        Parameters
+        ----------
+        result : FitResult
+            The law fitted to every run.
+
+        Returns
+        -------
+        StrategyFit
+        """
+        return cls(result.law, {result.law: 1.0}, {result.law: result}, cal.rolling_origin(result))
+
+    @property
+    def members(self) -> dict:
+        """The laws with a positive weight, and their weights (heaviest first)."""
+        return dict(sorted(((law, w) for law, w in self.weights.items() if w > 0), key=lambda item: -item[1]))
+
+    def forecast(
+        self,
+        flops,
+        *,
+        n_boot: int,
+        seed: int,
+        interval: str = "extrapolation",
+        tpr: float | None = None,
+        n_jobs: int | None = None,
+        ray_address: str | None = None,
+        levels=LEVELS,
+    ) -> BlendedForecast:
+        """The strategy's forecast at ``flops`` (:func:`blend_forecast`).
+
+        Parameters
+        ----------
+        flops : array_like
+            Compute of each point.
+        n_boot, seed : int
+            Bootstrap replicates per law (0: no interval) and seed.
+        interval : {'extrapolation', 'bootstrap'}
+        tpr : float, optional
+            Tokens per parameter placing a run of compute C (laws of N and D).
+        n_jobs, ray_address
+            Where the bootstrap's refits run.
+        levels : sequence of float
+            The interval levels.
+
+        Returns
+        -------
+        BlendedForecast
+        """
+        members = member_forecasts(
+            self.results, self.weights, flops, n_boot=n_boot, seed=seed, tpr=tpr, n_jobs=n_jobs, ray_address=ray_address
+        )
+        return blend_forecast(members, self.weights, self.errors, flops, interval=interval, seed=seed, levels=levels)
+
+    def forecast_at(self, flops: float, *, level: float = 0.9, **options) -> dict:
+        """The strategy's forecast of one run, as ``recommend`` reports it.
+
+        Parameters
+        ----------
+        flops : float
+            Compute of the run.
+        level : float
+            The interval's level.
+        **options
+            ``n_boot``, ``seed``, ``interval``, ``tpr``, ``n_jobs``, ``ray_address`` (:meth:`forecast`).
+
+        Returns
+        -------
+        dict
+            ``flops``, ``prediction``, ``level``, ``interval``, ``n_boot``, and ``lower``/``upper`` (with
+            ``extrapolation``: its spread) or a ``note`` saying why there is no interval.
+        """
+        blended = self.forecast([flops], levels=(level,), **options)
+        out = {
+            "flops": float(flops),
+            "prediction": float(blended.predicted[0]),
+            "level": level,
+            "interval": blended.interval,
+            "n_boot": options["n_boot"],
+        }
+        if not options["n_boot"]:
+            return out
+        if blended.note:
+            out["note"] = blended.note
+            return out
+        if blended.spread is not None:
+            out["extrapolation"] = blended.spread.to_dict()
+        lower, upper = blended.intervals[level]
+        out["lower"], out["upper"] = float(lower[0]), float(upper[0])
+        return out
