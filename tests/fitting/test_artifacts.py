@@ -141,6 +141,9 @@ def test_solver_messages_are_said_in_benchcast_words(apple):
     assert plain_message("L-BFGS-B: CONVERGENCE: REL_REDUCTION_OF_F_<=_FACTR*EPSMCH") == (
         "L-BFGS-B: the loss stopped decreasing"
     )
+    assert plain_message("L-BFGS-B: CONVERGENCE: NORM OF PROJECTED GRADIENT <= PGTOL") == (
+        "L-BFGS-B: the gradient vanished"
+    )
     assert plain_message("closed form (least squares)") == "closed form (least squares)"
 
 

@@ -87,3 +87,37 @@ def test_write_saves_the_figure_in_the_format_asked(tmp_path, figure_format, mag
     path = tmp_path / f"backtest-arc_easy.{figure_format}"
     assert path.read_bytes().startswith(magic)
     assert sorted(p.suffix for p in tmp_path.glob("backtest-*")) == sorted([".csv", f".{figure_format}"])
+
+
+def test_strategy_forecast_plot_draws_the_targets_with_an_interval_and_names_the_others():
+    import pandas as pd
+
+    from benchcast.forecasting.recommendation import StrategyForecast
+
+    rows = pd.DataFrame(
+        {
+            "flops": [1e21, 1e22, 1e23],
+            "prediction": [0.61, 0.70, np.nan],
+            "lower": [0.55, np.nan, np.nan],
+            "upper": [0.66, np.nan, np.nan],
+            "note": ["", "no interval: too few origins", "no law has support"],
+        }
+    )
+    fc = StrategyForecast("arc_easy", "ensemble", 0.9, "extrapolation", 20, rows)
+    runs = bc.select(ladder(), "arc_easy", "acc_norm")
+    ax = fc.plot(runs=runs)
+    labels = legend_texts(ax)
+    assert f"runs ({len(runs)})" in labels and "ensemble forecast" in labels
+    assert "90 % prediction interval (extrapolation, 20 replicates per law)" in labels
+    assert "no forecast at 1e+23 FLOPs" in labels  # named, not drawn at a made-up value
+    stars = next(c for c in ax.collections if c.get_label() == "ensemble forecast")
+    assert np.allclose(stars.get_offsets()[:, 0], [1e21, 1e22])
+    assert ax.get_ylabel() == "acc_norm" and "arc_easy" in ax.get_title()
+    assert stars.get_facecolor()[0][:3] == pytest.approx(matplotlib_rgb(law_color("ensemble")))
+    assert legend_outside_axes(ax) and not overlapping_tick_labels(ax.figure)
+
+
+def matplotlib_rgb(color):
+    from matplotlib.colors import to_rgb
+
+    return to_rgb(color)

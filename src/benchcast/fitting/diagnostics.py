@@ -148,6 +148,8 @@ SOLVER_WORDS = (
     ("`gtol`", "the gradient vanished"),
     ("rel_reduction_of_f", "the loss stopped decreasing"),
     ("norm_of_projected_gradient", "the gradient vanished"),
+    ("norm of projected gradient", "the gradient vanished"),  # scipy >= 1.15 spells L-BFGS-B's words out
+    ("relative reduction of f", "the loss stopped decreasing"),
     ("maximum number of function evaluations", "the evaluation budget ran out"),
     ("total no. of", "the iteration budget ran out"),
     ("abnormal", "the line search found no lower loss"),

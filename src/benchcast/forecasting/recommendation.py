@@ -212,6 +212,28 @@ class StrategyForecast(RichView):
                 out.append(f"— at {row['flops']:.3g} FLOPs: {row['note']}")
         return out
 
+    def plot(self, ax=None, runs=None, **style):
+        """The forecast at each target with its prediction interval, over ``runs`` when given
+        (:func:`benchcast.plots.plot_strategy_forecast`).
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            The panel to draw into (default: a new figure).
+        runs : pandas.DataFrame, optional
+            The runs to draw under it (``flops`` and ``value``, e.g. from :func:`benchcast.select`).
+        **style
+            Matplotlib keywords of the forecast markers.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            The panel.
+        """
+        from benchcast.plots.results import plot_strategy_forecast  # matplotlib loads only when a figure is drawn
+
+        return plot_strategy_forecast(self, runs=runs, ax=ax, **style)
+
     def rich_items(self) -> list:
         """The forecasts (a value that does not exist as "—"), then the notes.
 

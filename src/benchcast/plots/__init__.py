@@ -45,6 +45,7 @@ _LAZY = {
     "param_errorbars": "params",
     "plot_fit": "results",
     "plot_forecast": "results",
+    "plot_strategy_forecast": "results",
     "plot_backtests": "results",
     "plot_bench": "results",
     "plot_bench_cells": "results",

@@ -153,6 +153,67 @@ def plot_forecast(forecast, fit=None, ax=None, **style):
     return ax
 
 
+def plot_strategy_forecast(forecast, runs=None, ax=None, **style):
+    """A strategy's forecast at each target compute with its prediction interval, over the runs it
+    was made from when they are given; a target without a forecast or an interval is left out of
+    the drawing and named in the legend.
+
+    Parameters
+    ----------
+    forecast : StrategyForecast
+        The forecast (``benchmark``, ``rule``, ``level``, ``interval``, ``n_boot``, ``rows``).
+    runs : pandas.DataFrame, optional
+        The runs (``flops`` and ``value``, e.g. from :func:`benchcast.select`), drawn as points.
+    ax : matplotlib.axes.Axes, optional
+        The panel to draw into (default: a new figure).
+    **style
+        Matplotlib keywords of the forecast markers (``color``, ``marker``...).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The panel.
+    """
+    ax = _new_axes(ax)
+    rows = forecast.rows
+    color = style.pop("color", law_color(forecast.rule))
+    metric = tpr = None
+    if runs is not None and len(runs):
+        if "tpr" in runs and runs["tpr"].nunique() == 1:
+            tpr = float(runs["tpr"].iloc[0])
+        ax.scatter(runs["flops"], runs["value"], s=14, color="0.2", zorder=4, label=f"runs ({len(runs)})")
+        if "metric" in runs and runs["metric"].nunique() == 1:
+            k = runs["k"].iloc[0] if "k" in runs and runs["k"].notna().all() else None
+            metric = metric_label(str(runs["metric"].iloc[0]), None if k is None else int(k))
+    has_point = rows["prediction"].notna() if "prediction" in rows else pd.Series(False, index=rows.index)
+    shown = rows[has_point]
+    if "lower" in shown and shown["lower"].notna().any():
+        bounded = shown[shown["lower"].notna()]
+        pred = bounded["prediction"].to_numpy(float)
+        ax.errorbar(
+            bounded["flops"],
+            pred,
+            yerr=[pred - bounded["lower"].to_numpy(float), bounded["upper"].to_numpy(float) - pred],
+            fmt="none",
+            ecolor=color,
+            lw=1,
+            capsize=3,
+            label=f"{int(round(forecast.level * 100))} % prediction interval ({forecast.interval}, "
+            f"{forecast.n_boot} replicates per law)",
+        )
+    options = {"marker": "*", "s": 90, "color": color, "edgecolors": "k", "zorder": 6, **style}
+    ax.scatter(shown["flops"], shown["prediction"], label=f"{forecast.rule} forecast", **options)
+    missing = rows[~has_point]
+    if len(missing):
+        targets = ", ".join(f"{c:.3g}" for c in missing["flops"])
+        ax.plot([], [], " ", label=f"no forecast at {targets} FLOPs")
+    ax.set_xscale("log")
+    title = figure_title(forecast.benchmark, metric, tpr, f"{forecast.rule} forecast")
+    style_axes(ax, "training compute C (FLOPs)", metric or "score", title, xlog=True)
+    legend_outside(ax)
+    return ax
+
+
 def plot_backtests(backtests: list, ax=None, legend: str = "right", **style):
     """The backtest panel of one benchmark: its runs by status, each law's curve and its held-out
     intervals in the law's colour, side by side, and the split.
