@@ -11,6 +11,7 @@
 # (`_repr_html_`) when it is the last expression of a cell; here `show` prints what the cell would show.
 
 # %%
+import os
 import sys
 from pathlib import Path
 
@@ -26,7 +27,7 @@ DATA = (
 )
 OUT = Path(sys.argv[2]) if len(sys.argv) > 2 else Path("benchcast-notebook")
 OUT.mkdir(parents=True, exist_ok=True)
-N_BOOT = 200  # bootstrap replicates behind every interval: the command line's default for recommend and report
+N_BOOT = int(os.environ.get("BENCHCAST_N_BOOT", "200"))  # replicates behind every interval (recommend's default)
 
 
 def show(result) -> None:
