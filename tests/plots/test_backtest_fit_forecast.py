@@ -121,3 +121,16 @@ def matplotlib_rgb(color):
     from matplotlib.colors import to_rgb
 
     return to_rgb(color)
+
+
+def test_forecast_plot_draws_no_bar_and_no_label_for_an_interval_that_does_not_exist():
+    from dataclasses import replace
+
+    fit = bc.fit(ladder(), law="power", benchmark="arc_easy", metric="acc_norm", max_flops=2e20)
+    fc = bc.forecast(fit, flops=[1e21, 1e22], n_boot=20, interval="bootstrap")
+    nan = np.array([np.nan, np.nan])
+    ax = replace(fc, lower=np.array([fc.lower[0], np.nan]), lower_mean=nan, upper_mean=nan).plot()
+    labels = legend_texts(ax)
+    assert not any("confidence interval" in label for label in labels)  # no bound anywhere: nothing named
+    bars = [c for c in ax.containers if "prediction interval" in str(c.get_label())]
+    assert len(bars) == 1 and len(bars[0].lines[2][0].get_segments()) == 1  # the point with an interval only

@@ -118,3 +118,15 @@ def test_cli_writes_the_example_figure_as_svg(tmp_path):
     assert run.returncode == 0, run.stderr
     assert (tmp_path / "ex" / "example.svg").read_bytes().startswith(b"<?xml")
     assert not (tmp_path / "ex" / "example.png").exists()
+
+
+def test_the_report_refuses_pdf_rather_than_embedding_png(tmp_path):
+    from benchcast.report.outputs import build_from_outputs
+    from benchcast.report.page import Target, build_report
+    from tests.plots.figure_checks import ladder
+
+    with pytest.raises(BenchcastError, match="cannot show PDF"):
+        build_report(ladder(), [Target("arc_easy", "acc_norm")], [1e22], out=tmp_path / "r.html", figure_format="pdf")
+    with pytest.raises(BenchcastError, match="cannot show PDF"):
+        build_from_outputs(tmp_path, tmp_path / "r.html", figure_format="pdf")
+    assert not (tmp_path / "r.html").exists()

@@ -317,9 +317,27 @@ def test_report_from_a_folder_of_outputs(tmp_path):
     summary = build_from_outputs(folder, out, command=["benchcast", "report", "--from", str(folder)])
     assert summary["files"] == [{"kind": "bench", "file": "bench.csv"}]
     document = out.read_text()
-    assert "Forecasting benchmark" in document and document.count("<img ") == 1
+    assert "Forecasting benchmark" in document and document.count("<img ") == 0  # no predictions: no figure
     # strategies sorted by usable MRE: ensemble (2 %) before power (4 %)
     assert document.index('<td class="text">ensemble</td>') < document.index('<td class="text">power</td>')
+    # with bench --out's predictions beside it, the figure is drawn from them (as bench draws it), once:
+    # bench's own figure file in the folder is not embedded a second time
+    points = pd.DataFrame(
+        {
+            "strategy": ["power", "ensemble"] * 2,
+            "benchmark": "arc_easy",
+            "decades": [0.2, 0.2, 1.0, 1.0],
+            "true": [0.6, 0.6, 0.7, 0.7],
+            "predicted": [0.58, 0.61, 0.65, 0.69],
+            **{f"{side}{pct}": [0.6 + sign * w for w in (0.01, 0.02, 0.03, 0.04)]
+               for pct in (50, 90) for side, sign in (("lower", -1), ("upper", 1))},
+        }
+    )  # fmt: skip
+    points.to_csv(folder / "bench_predictions.csv", index=False)
+    (folder / "bench_extrapolation.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    build_from_outputs(folder, out)
+    document = out.read_text()
+    assert document.count("<img ") == 1 and "drawn from bench_predictions.csv" in document
     empty = tmp_path / "empty"
     empty.mkdir()
     with pytest.raises(Exception, match="no outputs found"):

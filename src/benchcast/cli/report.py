@@ -63,7 +63,7 @@ def report_command(
     metadata: Metadata = None,
     out: Annotated[Path, typer.Option("--out", "-o", help="The HTML file to write.")] = Path("report.html"),
     figure_format: Annotated[
-        str, typer.Option("--figure-format", help="Figures embedded as svg, or as png (pdf: png) at --dpi.")
+        str, typer.Option("--figure-format", help="Figures embedded as svg, or png at --dpi (a page cannot show pdf).")
     ] = "png",
     dpi: Annotated[int | None, typer.Option("--dpi", help="Resolution of PNG figures (default: 100).")] = None,
     json: Json = False,

@@ -83,13 +83,13 @@ class BenchResult(RichView):
 
         Parameters
         ----------
-        ax : sequence of 3 matplotlib.axes.Axes, optional
-            The error, coverage and width panels (default: a new figure).
+        ax : sequence of 4 matplotlib.axes.Axes, optional
+            The error, 90 % coverage, 50 % coverage and width panels (default: a new figure).
 
         Returns
         -------
         matplotlib.figure.Figure
-            The figure (three panels), to restyle or save.
+            The figure (four panels), to restyle or save.
         """
         from benchcast.plots.results import plot_bench  # matplotlib loads only when a figure is drawn
 

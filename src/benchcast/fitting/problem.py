@@ -13,6 +13,7 @@ import numpy as np
 
 from benchcast.fitting.loss import Loss
 from benchcast.laws.base import Law
+from benchcast.laws.parameters import BOUND_TOLERANCE
 
 PENALTY = 1e10  # objective for parameter vectors whose prediction is not finite
 
@@ -253,7 +254,8 @@ class Problem:
         return value, grad
 
     def at_bound(self, u: np.ndarray) -> list[str]:
-        """Names of the free parameters of u on (within 1e-6 of) a finite bound.
+        """Names of the free parameters of u on a finite bound of the search (within the tolerance
+        :meth:`benchcast.laws.parameters.Parameter.at_bounds` uses, relative to the range).
 
         Parameters
         ----------
@@ -266,7 +268,7 @@ class Problem:
             The parameters' names.
         """
         span = np.where(np.isfinite(self.upper - self.lower), self.upper - self.lower, 1.0)
-        tol = 1e-6 * np.maximum(span, 1.0)
+        tol = BOUND_TOLERANCE * np.maximum(span, 1.0)
         hits = (np.isfinite(self.lower) & (u <= self.lower + tol)) | (np.isfinite(self.upper) & (u >= self.upper - tol))
         return [self.params[self.free[j]].name for j in np.flatnonzero(hits)]
 

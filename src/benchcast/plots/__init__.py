@@ -48,7 +48,6 @@ _LAZY = {
     "plot_strategy_forecast": "results",
     "plot_backtests": "results",
     "plot_bench": "results",
-    "plot_bench_cells": "results",
     "metric_label": "labels",
     "plot_sweep": "figures",
     "plot_cutoff": "figures",

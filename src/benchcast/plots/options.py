@@ -35,6 +35,28 @@ def check_figure_format(figure_format: str) -> str:
     return name
 
 
+def check_page_figure_format(figure_format: str) -> str:
+    """A figure format an HTML page can show: ``png`` or ``svg`` (pdf is refused, not swapped for png).
+
+    Parameters
+    ----------
+    figure_format : str
+        The format asked for.
+
+    Returns
+    -------
+    str
+        The format in lower case.
+    """
+    name = check_figure_format(figure_format)
+    if name == "pdf":
+        raise BenchcastError(
+            "--figure-format pdf: a web page cannot show PDF figures; the report embeds svg (vector, for papers) "
+            "or png (--dpi sets its resolution)."
+        )
+    return name
+
+
 def check_dpi(dpi) -> int:
     """A raster resolution in dots per inch: a whole number from 10 to ``MAX_DPI`` (None: ``DEFAULT_DPI``).
 

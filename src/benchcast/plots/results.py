@@ -120,26 +120,29 @@ def plot_forecast(forecast, fit=None, ax=None, **style):
                 ax.plot(*found, color=law_color(fit.law), lw=1.2, ls=":", label=f"{fit.law} beyond the runs")
     pct = int(round(forecast.level * 100))
     pred = np.asarray(forecast.prediction, float)
-    ax.errorbar(
-        x,
-        pred,
-        yerr=[pred - forecast.lower, forecast.upper - pred],
-        fmt="none",
-        ecolor=color,
-        lw=1,
-        capsize=3,
-        label=f"{pct} % prediction interval ({forecast.interval}, {forecast.n_boot} replicates)",
-    )
-    ax.errorbar(
-        x,
-        pred,
-        yerr=[pred - forecast.lower_mean, forecast.upper_mean - pred],
-        fmt="none",
-        ecolor=color,
-        lw=3.5,
-        alpha=0.6,
-        label=f"{pct} % confidence interval (mean curve)",
-    )
+    bounds = {
+        f"{pct} % prediction interval ({forecast.interval}, {forecast.n_boot} replicates)": (
+            forecast.lower,
+            forecast.upper,
+            {"lw": 1, "capsize": 3},
+        ),
+        f"{pct} % confidence interval (mean curve)": (
+            forecast.lower_mean,
+            forecast.upper_mean,
+            {"lw": 3.5, "alpha": 0.6},
+        ),
+    }
+    for label, (lower, upper, look) in bounds.items():
+        if lower is None or upper is None:
+            continue
+        lower, upper = (
+            np.broadcast_to(np.asarray(lower, float), pred.shape),
+            np.broadcast_to(np.asarray(upper, float), pred.shape),
+        )
+        drawn = np.isfinite(lower) & np.isfinite(upper)  # a point without an interval gets no bar, and no label
+        if drawn.any():
+            yerr = [pred[drawn] - lower[drawn], upper[drawn] - pred[drawn]]
+            ax.errorbar(x[drawn], pred[drawn], yerr=yerr, fmt="none", ecolor=color, label=label, **look)
     options = {"marker": "*", "s": 90, "color": color, "edgecolors": "k", "zorder": 6, **style}
     ax.scatter(x, pred, label=f"{forecast.law} forecast", **options)
     ax.set_xscale("log")
@@ -328,35 +331,3 @@ def plot_bench(predictions: pd.DataFrame, bins: int = 6, ax=None, title: str = "
             f" ({len(benchmarks)} benchmarks: {shown})" if benchmarks else ""
         )
     return draw_bench(summaries, ax, title)
-
-
-def plot_bench_cells(frame: pd.DataFrame, ax=None):
-    """Each strategy's usable MRE, 90 % and 50 % coverage (with the held-out points n each bin
-    rests on) and 90 % width, in bins of 0.25 decade of extrapolation (:func:`draw_bench`).
-
-    Parameters
-    ----------
-    frame : pandas.DataFrame
-        ``bench`` rows (one per cell: ``strategy``, ``decades``, ``mre_usable``, ``coverage50``,
-        ``coverage90``, ``width90``, ``n_test``), e.g. read back from ``bench_rows.csv``.
-    ax : sequence of 4 matplotlib.axes.Axes, optional
-        The panels (default: a new figure).
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        The figure.
-    """
-    bins = np.round(frame["decades"].astype(float) * 4) / 4
-    summaries = {}
-    for strategy, g in frame.assign(bin=bins).groupby("strategy", sort=True):
-        per_bin = g.groupby("bin")
-        table = per_bin[["coverage50", "coverage90", "width90"]].mean()
-        table["error"], table["n"] = per_bin["mre_usable"].mean(), per_bin["n_test"].sum()
-        summaries[strategy] = table.rename_axis("x").reset_index()
-    return draw_bench(
-        summaries,
-        ax,
-        "bench cells: error and intervals vs extrapolation",
-        error_label="mean MRE on usable held-out points (%)",
-    )

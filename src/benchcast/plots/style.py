@@ -260,7 +260,7 @@ def data_uri(fig, figure_format: str = "png", dpi: int | None = None) -> str:
     fig : matplotlib.figure.Figure
         The figure.
     figure_format : {'png', 'svg'}
-        The embedded format (pdf cannot be shown in a page and is embedded as png).
+        The embedded format (anything but svg is embedded as png; pages refuse pdf before drawing).
     dpi : int, optional
         Raster resolution of a PNG.
 

@@ -26,8 +26,8 @@ def embed(fig, figure_format: str = "png", dpi: int | None = None) -> str:
     ----------
     fig : matplotlib.figure.Figure
         The figure to embed.
-    figure_format : {'png', 'svg', 'pdf'}
-        The figure format asked for (a page cannot show pdf: it gets PNG).
+    figure_format : {'png', 'svg'}
+        The figure format (pages refuse pdf: :func:`benchcast.plots.options.check_page_figure_format`).
     dpi : int, optional
         PNG resolution (default :data:`REPORT_DPI`).
 
@@ -156,7 +156,7 @@ def benchmark_figure(report: BenchmarkReport, figure_format: str = "png", dpi: i
     ----------
     report : BenchmarkReport
         The benchmark's analysis.
-    figure_format : {'png', 'svg', 'pdf'}
+    figure_format : {'png', 'svg'}
         How the figure is embedded (:func:`embed`).
     dpi : int, optional
         PNG resolution.
@@ -188,7 +188,7 @@ def passk_figure(scan: pd.DataFrame, fits: list, figure_format: str = "png", dpi
         The k-scan table: ``k``, one column per parameter, optional ``<name>_stderr``.
     fits : list of FitResult
         The compute law fitted at each k.
-    figure_format : {'png', 'svg', 'pdf'}
+    figure_format : {'png', 'svg'}
         How the figure is embedded (:func:`embed`).
     dpi : int, optional
         PNG resolution.

@@ -13,9 +13,9 @@ import pandas as pd
 
 from benchcast.errors import DataError
 from benchcast.fitting.metrics import mae, mre
-from benchcast.plots.options import check_dpi, check_figure_format
+from benchcast.plots.options import check_dpi, check_page_figure_format
 from benchcast.plots.panels import draw_backtest
-from benchcast.plots.results import plot_bench_cells
+from benchcast.plots.results import plot_bench
 from benchcast.plots.style import legend_outside, panel_grid, plt
 from benchcast.report import html as h
 from benchcast.report.figures import embed
@@ -39,10 +39,18 @@ BENCH_COLUMNS = (
 )
 BACKTEST_COLUMNS = ("run", "flops", "true", "predicted", "side", "law")
 MAX_TABLE_ROWS = 200
+BENCH_PREDICTIONS = "bench_predictions.csv"  # written by bench --out beside bench_rows.csv
+BENCH_FIGURE_STEM = "bench_extrapolation"
 MAX_IMAGE_BYTES = 1_500_000
 
 
-def bench_section(frame: pd.DataFrame, source: str, figure_format: str = "png", dpi: int | None = None) -> str:
+def bench_section(
+    frame: pd.DataFrame,
+    source: str,
+    figure_format: str = "png",
+    dpi: int | None = None,
+    predictions: pd.DataFrame | None = None,
+) -> str:
     """The rolling-origin benchmark: each strategy's error, coverage and interval width, overall
     and versus decades of extrapolation.
 
@@ -54,6 +62,9 @@ def bench_section(frame: pd.DataFrame, source: str, figure_format: str = "png", 
         The file's path in the folder, shown in the heading.
     figure_format, dpi
         How the figure is embedded (:func:`benchcast.report.figures.embed`).
+    predictions : pandas.DataFrame, optional
+        ``bench_predictions.csv`` beside it: the figure is drawn from it as ``bench --out`` draws it
+        (:func:`benchcast.plots.plot_bench`); without it the section has no figure.
 
     Returns
     -------
@@ -88,7 +99,15 @@ def bench_section(frame: pd.DataFrame, source: str, figure_format: str = "png", 
         )
         .sort_values("mre_usable")
     )
-    uri = embed(plot_bench_cells(frame), figure_format, dpi)
+    figure = ""
+    if predictions is not None:
+        figure = h.figure(
+            embed(plot_bench(predictions), figure_format, dpi),
+            "error and coverage of each strategy versus decades of extrapolation",
+            "Mean relative error, 90 % and 50 % coverage (n: held-out points with an interval behind each bin) "
+            "and median 90 % interval width of each strategy versus decades of extrapolation, drawn from "
+            "bench_predictions.csv as bench --out draws it.",
+        )
     return (
         f'<section id="bench"><h2>Forecasting benchmark <span class="muted">({h.esc(source)})</span></h2>'
         + h.table(
@@ -100,12 +119,7 @@ def bench_section(frame: pd.DataFrame, source: str, figure_format: str = "png", 
             caption="Strategies over every dataset, benchmark and cutoff (sorted by usable MRE)",
             sortable=True,
         )
-        + h.figure(
-            uri,
-            "error and coverage of each strategy versus decades of extrapolation",
-            "Mean error, 50 % and 90 % coverage (n: held-out points behind each bin) and 90 % interval width of "
-            "each strategy, in bins of 0.25 decade of extrapolation.",
-        )
+        + figure
         + h.table(
             [
                 "dataset",
@@ -314,7 +328,7 @@ def build_from_outputs(
         The HTML file to write (skipped if it lies in ``folder``).
     command : sequence of str, optional
         The command line shown in the provenance.
-    figure_format : {'png', 'svg', 'pdf'}
+    figure_format : {'png', 'svg'}
         Figures drawn from tables embedded as SVG for svg, else as PNG (figure files are embedded as they are).
     dpi : int, optional
         PNG resolution (default :data:`benchcast.report.figures.REPORT_DPI`).
@@ -324,7 +338,7 @@ def build_from_outputs(
     dict
         ``out``, ``bytes`` and ``files`` (each file read with the kind of section made from it).
     """
-    figure_format, dpi = check_figure_format(figure_format), None if dpi is None else check_dpi(dpi)
+    figure_format, dpi = check_page_figure_format(figure_format), None if dpi is None else check_dpi(dpi)
     folder = Path(folder)
     if not folder.is_dir():
         raise DataError(f"{folder}: --from needs a folder of outputs (CSV/JSON/PNG), and this is not a folder.")
@@ -333,6 +347,8 @@ def build_from_outputs(
     )
     if Path(out).resolve() in {p.resolve() for p in files}:
         files = [p for p in files if p.resolve() != Path(out).resolve()]
+    # bench's figure is drawn again from its predictions (one plotting path): its file would repeat it
+    drawn = {p.parent / BENCH_FIGURE_STEM for p in files if p.name == BENCH_PREDICTIONS}
     sections, kinds = [], []
     for path in files:
         source = str(path.relative_to(folder))
@@ -342,7 +358,9 @@ def build_from_outputs(
             except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
                 raise DataError(f"{path}: not a readable CSV ({exc}).") from exc
             if set(BENCH_COLUMNS) <= set(frame.columns):
-                sections.insert(0, bench_section(frame, source, figure_format, dpi))
+                beside = path.parent / BENCH_PREDICTIONS
+                predictions = pd.read_csv(beside) if beside.is_file() else None
+                sections.insert(0, bench_section(frame, source, figure_format, dpi, predictions))
                 kinds.append(("bench", source))
             elif set(BACKTEST_COLUMNS) <= set(frame.columns):
                 sections.append(backtest_section(frame, source, figure_format, dpi))
@@ -359,6 +377,8 @@ def build_from_outputs(
             if section is not None:
                 sections.append(section)
                 kinds.append(("json", source))
+        elif path.with_suffix("") in drawn:
+            continue
         else:
             section = image_section(path, source)
             if section is not None:

@@ -154,7 +154,7 @@ def build_report(
         The data file, fingerprinted in the provenance.
     command : sequence of str, optional
         The command line shown in the provenance.
-    figure_format : {'png', 'svg', 'pdf'}
+    figure_format : {'png', 'svg'} (pdf is refused: a page cannot show it)
         Figures embedded as SVG for svg, else as PNG.
     dpi : int, optional
         PNG resolution (default :data:`benchcast.report.figures.REPORT_DPI`).
@@ -167,9 +167,9 @@ def build_report(
         ``out``, ``bytes``, per-benchmark ``benchmarks`` (law, strategy, weights, why, forecasts, warnings),
         ``not_forecast`` (benchmarks that failed, with the error) and ``n_boot``.
     """
-    from benchcast.plots.options import check_dpi, check_figure_format
+    from benchcast.plots.options import check_dpi, check_page_figure_format
 
-    figure_format, dpi = check_figure_format(figure_format), None if dpi is None else check_dpi(dpi)
+    figure_format, dpi = check_page_figure_format(figure_format), None if dpi is None else check_dpi(dpi)
     if not targets:
         raise BenchcastError("the report needs at least one benchmark (-b).")
     if not target_flops:
