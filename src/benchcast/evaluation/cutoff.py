@@ -83,9 +83,9 @@ class CutoffResult(RichView):
         behind the coverage columns (None: no bootstrap, no coverage)."""
         return {
             "law": self.law,
-            "interval": self.interval if self.n_boot else None,
             "cutoffs": self.table.to_dict("records"),
             "settling": self.settled,
+            "interval": self.interval if self.n_boot else None,
         }
 
     @property
