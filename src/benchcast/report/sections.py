@@ -35,8 +35,8 @@ def parameter_table(fit) -> str:
         error = errors.get(name)
         rows.append([name, value, *([] if not fit.stderr else ["not identified" if error is None else error]), bound])
     caption = f"Fitted parameters of {fit.law}"
-    if not fit.stderr:  # a strategy's members are fitted without them (they need only their forecasts)
-        caption += " (standard errors not computed for a strategy's member)"
+    if not fit.stderr:  # the report's forecast fits skip them (recommend's fits, quiet)
+        caption += " (standard errors not computed: the forecast's fits do not need them)"
     columns = ["parameter", "value", *(["std. error"] if fit.stderr else []), "bound"]
     return h.table(columns, rows, caption=caption, spec=".5g")
 
