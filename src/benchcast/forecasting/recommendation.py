@@ -110,7 +110,8 @@ class Recommendation(RichView):
 
     @property
     def notes(self) -> list[str]:
-        """The advice (which laws, how well the choice did, the forecast), then each law not compared."""
+        """The advice (which laws, how well the choice did, the forecast), a warning per law at a search
+        limit, then each law not compared."""
         return [
             self._advice(),
             *self._search_limit_warnings(),
