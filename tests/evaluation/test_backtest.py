@@ -193,7 +193,8 @@ def test_backtest_sweep_and_cutoff_results_show_themselves(apple):
     assert (swept.to_frame()["n_boot"] == 0).all() and "--n-boot 100 adds it" in str(swept)
     assert "<table>" in swept._repr_html_() and "critical threshold" in str(swept)
     cut = cutoff_backtest(apple, spec, tpr=20, progress=False)
-    assert list(cut.to_dict()) == ["law", "cutoffs", "settling"] and len(cut) == len(cut.table)
+    assert list(cut.to_dict()) == ["law", "cutoffs", "settling", "interval"] and len(cut) == len(cut.table)
+    assert cut.to_dict()["interval"] is None  # no bootstrap, no interval
     assert f"{cut.table['mre'].iloc[0]:.4g}" in cut._repr_html_() and "within 10% of the final fit" in str(cut)
 
 

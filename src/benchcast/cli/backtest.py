@@ -16,11 +16,13 @@ from benchcast.cli.common import (
 )
 from benchcast.cli.core import refuse_unused_proxy
 from benchcast.cli.options import (
+    DEFAULT_INTERVAL,
     Benchmark,
     Data,
     Dpi,
     FigureFormat,
     Format,
+    Interval,
     Jobs,
     Json,
     Laws,
@@ -36,8 +38,8 @@ from benchcast.cli.options import (
     Tpr,
     figure_options,
     read,
+    refuse_interval_without_boot,
 )
-from benchcast.cli.plan import DEFAULT_INTERVAL, Interval
 from benchcast.errors import BenchcastError
 from benchcast.evaluation import DEFAULT_THRESHOLD, PROTOCOLS
 from benchcast.fitting.api import FitSpec
@@ -100,10 +102,7 @@ def backtest_command(
         "it bounds the k fitted by the passk protocol or by laws with k as a covariate (passk_compute); "
         f"here neither is used (--protocol {protocol}, law(s) {', '.join(laws)}): drop it.",
     )
-    refuse_options(
-        {"--interval": boot == 0 and interval != DEFAULT_INTERVAL},
-        "it chooses the kind of interval, and --n-boot 0 asks for none; drop it, or give --n-boot N.",
-    )
+    refuse_interval_without_boot(boot, interval)
     table = read(data, format, metadata, q_rand)
     specs = [FitSpec(law=name, benchmark=benchmark, metric=metric, proxy=proxy, max_k=max_k) for name in laws]
     results = compare_backtests(
@@ -143,6 +142,7 @@ def sweep_command(
             "(0: none; the terminal does not show it).",
         ),
     ] = 0,
+    interval: Interval = DEFAULT_INTERVAL,
     jobs: Jobs = None,
     ray: RayAddress = None,
     format: Format = "auto",
@@ -159,13 +159,16 @@ def sweep_command(
     figures = figure_options(figure_format, dpi, writes=out is not None)
     refuse_unused_proxy(law or ["power"], proxy)
     refuse_jobs_with_ray(jobs, ray)
+    refuse_interval_without_boot(boot, interval)
     table = read(data, format, metadata, q_rand)
     specs = [
         FitSpec(law=name, benchmark=bench, metric=metric, proxy=proxy)
         for bench in benchmark
         for name in law or ["power"]
     ]
-    sweeps = compare_sweeps(table, specs, min_flops=min_flops, tpr=tpr, n_boot=boot, n_jobs=jobs, ray_address=ray)
+    sweeps = compare_sweeps(
+        table, specs, min_flops=min_flops, tpr=tpr, n_boot=boot, interval=interval, n_jobs=jobs, ray_address=ray
+    )
     if out is not None:
         sweeps.write(out, *figures)
         if sweeps.to_frame().empty:
@@ -192,6 +195,7 @@ def cutoff_command(
     tpr: Tpr = None,
     proxy: Proxy = None,
     boot: NBoot = 100,
+    interval: Interval = DEFAULT_INTERVAL,
     format: Format = "auto",
     metadata: Metadata = None,
     q_rand: QRand = None,
@@ -208,6 +212,7 @@ def cutoff_command(
 
     figures = figure_options(figure_format, dpi, writes=out is not None)
     refuse_unused_proxy(law or ["power"], proxy)
+    refuse_interval_without_boot(boot, interval)
     table = read(data, format, metadata, q_rand)
     # the terminal's table shows no coverage: bootstrap only where --json or --out will carry it
     shows_coverage = json or out is not None
@@ -219,6 +224,7 @@ def cutoff_command(
             n_targets=targets,
             tpr=tpr,
             n_boot=boot if shows_coverage else 0,
+            interval=interval,
         )
         if not len(result):
             raise BenchcastError(f"{benchmark}: no cutoff left enough runs to fit {name!r}.")
@@ -233,6 +239,6 @@ def cutoff_command(
     if boot:
         console.print(
             f"interval coverage not computed: the table does not show it; --json or --out adds it "
-            f"(from {boot} bootstrap replicates per cutoff)",
+            f"(from {boot} bootstrap replicates per cutoff, {interval} intervals)",
             highlight=False,
         )

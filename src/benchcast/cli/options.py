@@ -70,6 +70,48 @@ Seed = Annotated[int, typer.Option("--seed", help="Random seed (bootstrap, globa
 Jobs = Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="Worker processes (default: all cores).")]
 
 
+def _interval_option(value: str | None) -> str | None:
+    """``--interval`` checked as it is parsed, so a wrong kind is refused naming the option, before any work."""
+    from benchcast.errors import BenchcastError
+    from benchcast.validation import check_interval
+
+    if value is None:
+        return value
+    try:
+        return check_interval(value)
+    except BenchcastError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+DEFAULT_INTERVAL = "extrapolation"
+Interval = Annotated[
+    str,
+    typer.Option(
+        "--interval",
+        help="'extrapolation' (bootstrap plus the extrapolation error measured inside your runs) or 'bootstrap'.",
+        callback=_interval_option,
+    ),
+]
+
+
+def refuse_interval_without_boot(boot: int, interval: str) -> None:
+    """Refuse ``--interval`` given with ``--n-boot 0``: it would choose the kind of an interval none asked for.
+
+    Parameters
+    ----------
+    boot : int
+        ``--n-boot``.
+    interval : str
+        ``--interval``.
+    """
+    from benchcast.cli.common import refuse_options
+
+    refuse_options(
+        {"--interval": boot == 0 and interval != DEFAULT_INTERVAL},
+        "it chooses the kind of interval, and --n-boot 0 asks for none; drop it, or give --n-boot N.",
+    )
+
+
 def parse_q_rand(values: list[str] | None) -> dict[str, float]:
     """Chance levels given as ``--q-rand BENCHMARK=VALUE`` (repeatable; ``BENCHMARK:METRIC=VALUE`` for
     one metric only) as a mapping ``{'arc_easy': 0.25, 'piqa:acc_norm': 0.5}``; bad input raises

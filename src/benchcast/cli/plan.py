@@ -9,10 +9,12 @@ import typer
 from benchcast.cli.app import app
 from benchcast.cli.common import console, emit_json, refuse_jobs_with_ray, refuse_options, user_errors
 from benchcast.cli.core import refuse_unused_proxy
-from benchcast.cli.options import (
+from benchcast.cli.options import (  # cli/report.py takes DEFAULT_INTERVAL and Interval from here too
+    DEFAULT_INTERVAL,
     Benchmark,
     Data,
     Format,
+    Interval,
     Jobs,
     Json,
     Level,
@@ -32,20 +34,12 @@ from benchcast.fitting.result import FitResult
 from benchcast.laws import available_laws
 from benchcast.validation import MIN_REPLICATES
 
-DEFAULT_LEVEL, DEFAULT_INTERVAL, DEFAULT_SEED = 0.9, "extrapolation", 0
+DEFAULT_LEVEL, DEFAULT_SEED = 0.9, 0
 RECOMMEND_REPLICATES = 200
 ForecastBoot = Annotated[
     int,
     typer.Option(
         "--n-boot", "--boot", help=f"Bootstrap replicates over runs for the intervals (at least {MIN_REPLICATES})."
-    ),
-]
-
-Interval = Annotated[
-    str,
-    typer.Option(
-        "--interval",
-        help="'extrapolation' (bootstrap plus the extrapolation error measured inside your runs) or 'bootstrap'.",
     ),
 ]
 

@@ -7,7 +7,20 @@ import typer
 
 from benchcast.cli.app import app
 from benchcast.cli.common import console, emit_json, refuse_jobs_with_ray, user_errors
-from benchcast.cli.options import Dpi, FigureFormat, Format, Jobs, Json, NBoot, RayAddress, figure_options, read
+from benchcast.cli.options import (
+    DEFAULT_INTERVAL,
+    Dpi,
+    FigureFormat,
+    Format,
+    Interval,
+    Jobs,
+    Json,
+    NBoot,
+    RayAddress,
+    figure_options,
+    read,
+    refuse_interval_without_boot,
+)
 from benchcast.errors import BenchcastError, did_you_mean
 
 STUDIES = ("krajewski2025",)
@@ -42,6 +55,7 @@ def reproduce_command(
     ] = None,
     jobs: Jobs = None,
     boot: NBoot = 100,
+    interval: Interval = DEFAULT_INTERVAL,
     ray: RayAddress = None,
     format: Format = "auto",
     figure_format: FigureFormat = "png",
@@ -57,12 +71,14 @@ def reproduce_command(
 
     figure_format, dpi = figure_options(figure_format, dpi, writes=True)
     refuse_jobs_with_ray(jobs, ray)
+    refuse_interval_without_boot(boot, interval)
     thresholds = check_thresholds(sweep_threshold) if sweep_threshold else SWEEP_THRESHOLDS
     result = reproduce_krajewski2025(
         read(data, format, None),
         out,
         n_jobs=jobs,
         n_boot=boot,
+        interval=interval,
         benchmarks=_select(benchmark),
         thresholds=thresholds,
         ray_address=ray,

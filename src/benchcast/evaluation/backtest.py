@@ -229,18 +229,22 @@ def add_intervals(
     check_interval(interval)
     boot = bootstrap(bt.fit, n_boot, seed=seed, n_jobs=n_jobs)
     bt.metrics["interval"] = interval
-    if interval == "extrapolation":
-        try:
+    try:
+        if interval == "extrapolation":
             boot = calibrate(boot)
             bt.metrics["extrapolation_tau"] = boot.spread.tau
-        except InsufficientDataError as exc:  # no interval rather than a wrong one: columns present, empty
-            bt.metrics["interval_note"] = str(exc)
-            bt.metrics["n_boot"] = n_boot
-            for level in levels:
-                pct = int(round(level * 100))
-                bt.predictions[f"lower{pct}"] = bt.predictions[f"upper{pct}"] = np.nan
-                bt.metrics[f"coverage{pct}"] = bt.metrics[f"coverage{pct}_confidence"] = float("nan")
-            return
+        elif not boot.usable.any():
+            raise InsufficientDataError(
+                f"no bootstrap refit is usable ({boot.n_failed} failed, {boot.n_dropped} did not converge): no interval"
+            )
+    except InsufficientDataError as exc:  # no interval rather than a wrong one: columns present, empty
+        bt.metrics["interval_note"] = str(exc)
+        bt.metrics["n_boot"] = n_boot
+        for level in levels:
+            pct = int(round(level * 100))
+            bt.predictions[f"lower{pct}"] = bt.predictions[f"upper{pct}"] = np.nan
+            bt.metrics[f"coverage{pct}"] = bt.metrics[f"coverage{pct}_confidence"] = float("nan")
+        return
     ok, covariates = bt.fit.frame_covariates(rows)
     frame = bt.predictions
     test = (frame["side"] == "test").to_numpy() & ok

@@ -19,6 +19,7 @@ from benchcast.plots.labels import figure_title, metric_label
 from benchcast.utils.io import atomic_write_text, output_folder
 from benchcast.utils.progress import track
 from benchcast.utils.rich_view import Markup, RichView, rich_table
+from benchcast.validation import check_interval
 
 SETTLE_TOLERANCE = 0.10
 
@@ -40,6 +41,8 @@ class CutoffResult(RichView):
         The metric (``pass@8`` for pass@k at k = 8), named in the figure's title.
     tpr : float, optional
         Tokens per parameter of the runs (None: all), named in the figure's title.
+    interval : {'extrapolation', 'bootstrap'}
+        The kind of interval whose coverage the rows hold (with ``n_boot`` > 0).
     """
 
     law: str
@@ -48,6 +51,7 @@ class CutoffResult(RichView):
     n_boot: int = 0
     metric: str | None = None
     tpr: float | None = None
+    interval: str = "extrapolation"
 
     def __getitem__(self, key):
         return self.table[key]
@@ -75,8 +79,14 @@ class CutoffResult(RichView):
         return self.table
 
     def to_dict(self) -> dict:
-        """As one element of ``benchcast cutoff --json``'s list."""
-        return {"law": self.law, "cutoffs": self.table.to_dict("records"), "settling": self.settled}
+        """As one element of ``benchcast cutoff --json``'s list; ``interval`` names the kind of interval
+        behind the coverage columns (None: no bootstrap, no coverage)."""
+        return {
+            "law": self.law,
+            "cutoffs": self.table.to_dict("records"),
+            "settling": self.settled,
+            "interval": self.interval if self.n_boot else None,
+        }
 
     @property
     def title(self) -> str:
@@ -84,7 +94,11 @@ class CutoffResult(RichView):
         return (
             f"{self.law} on {self.benchmark}: cutoff backtest "
             f"({n_targets} target run(s), replicates at the target's compute included)"
-            + (f"; interval coverage in --json/--out from {self.n_boot} bootstrap replicates" if self.n_boot else "")
+            + (
+                f"; {self.interval} interval coverage in --json/--out from {self.n_boot} bootstrap replicates"
+                if self.n_boot
+                else ""
+            )
         )
 
     @property
@@ -167,6 +181,7 @@ def cutoff_backtest(
     min_points: int | None = None,
     progress: bool | None = None,
     n_boot: int = 0,
+    interval: str = "extrapolation",
     seed: int = 0,
 ) -> CutoffResult:
     """Protocol 5: fit below a moving cutoff, predict the ``n_targets`` most expensive runs.
@@ -190,11 +205,14 @@ def cutoff_backtest(
     progress : bool, optional
     n_boot, seed
         Bootstrap replicates per cutoff (0: no intervals) and seed.
+    interval : {'extrapolation', 'bootstrap'}
+        The kind of interval whose coverage is measured (see :func:`~benchcast.evaluation.backtest.add_intervals`).
 
     Returns
     -------
     CutoffResult
     """
+    check_interval(interval)
     rows, resolved = design(table, replace(spec, tpr=spec.tpr if tpr is None else tpr))
     law = get_law(spec.law)
     by_run = rows.groupby("run")["flops"].first().sort_values(kind="stable")
@@ -223,7 +241,7 @@ def cutoff_backtest(
             spec.law, spec.benchmark, "cutoff", float(cutoff), result, *score_split(result, rows, train, target_rows)
         )
         if n_boot:
-            add_intervals(bt, rows, n_boot, seed=seed, n_jobs=1)
+            add_intervals(bt, rows, n_boot, seed=seed, n_jobs=1, interval=interval)
         records.append(
             {
                 "cutoff_flops": float(cutoff),
@@ -234,14 +252,15 @@ def cutoff_backtest(
                 "n_train": result.diagnostics.n_used,
                 "mae": bt.metrics["test_mae"],
                 "mre": bt.metrics["test_mre"],
-                **{key: v for key, v in bt.metrics.items() if key.startswith("coverage")},
-                **(interval_widths(bt.predictions) if n_boot else {}),
+                # coverage, and why it is missing where the bootstrap gave no interval
+                **{key: v for key, v in bt.metrics.items() if key.startswith("coverage") or key == "interval_note"},
+                **({"interval": interval, **interval_widths(bt.predictions)} if n_boot else {}),
                 "converged": result.converged,
                 **result.params,
             }
         )
     metric = metric_label(resolved.metric, resolved.k)
-    return CutoffResult(spec.law, spec.benchmark, pd.DataFrame(records), n_boot, metric, resolved.tpr)
+    return CutoffResult(spec.law, spec.benchmark, pd.DataFrame(records), n_boot, metric, resolved.tpr, interval)
 
 
 def interval_widths(predictions: pd.DataFrame) -> dict:

@@ -16,7 +16,7 @@ from benchcast.evaluation.sweep_result import SUCCESS_MRE, SWEEP_THRESHOLDS, Swe
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.plots.labels import metric_label
 from benchcast.utils.parallel import parallel_map
-from benchcast.validation import check_thresholds
+from benchcast.validation import check_interval, check_thresholds
 
 
 def _sweep_point(table: pd.DataFrame, spec: FitSpec, options: dict, threshold: float) -> dict:
@@ -39,6 +39,7 @@ def sweep(
     success_mre: float = SUCCESS_MRE,
     progress: bool | None = None,
     n_boot: int = 0,
+    interval: str = "extrapolation",
     seed: int = 0,
     n_jobs: int | None = 1,
     backend: str | None = None,
@@ -68,6 +69,8 @@ def sweep(
         Show a progress bar (``None``: only on a terminal).
     n_boot : int
         Bootstrap replicates per threshold behind the interval coverage (0: none).
+    interval : {'extrapolation', 'bootstrap'}
+        The kind of interval whose coverage is measured (see :func:`~benchcast.evaluation.backtest.add_intervals`).
     seed : int
         Seed of the bootstrap.
     n_jobs, backend, ray_address
@@ -78,7 +81,8 @@ def sweep(
     Sweep
         One row per threshold with held-out runs, the critical threshold (FLOPs or None) and a note.
     """
-    options = {"min_flops": min_flops, "tpr": tpr, "n_boot": n_boot, "seed": seed, "n_jobs": 1}
+    check_interval(interval)
+    options = {"min_flops": min_flops, "tpr": tpr, "n_boot": n_boot, "interval": interval, "seed": seed, "n_jobs": 1}
     grid = check_thresholds(thresholds)
     # resolve the selection once here, so that its errors and data warnings (an unknown chance
     # level) reach the caller rather than dying silently in the workers
@@ -97,7 +101,7 @@ def sweep(
     frame = pd.DataFrame([r for r in records if "skipped" not in r])
     if frame.empty:
         note = "no threshold of the grid has both fitted and held-out runs"
-        return Sweep(spec.law, spec.benchmark, frame, None, note, skipped, success_mre, n_boot, *labels)
+        return Sweep(spec.law, spec.benchmark, frame, None, note, skipped, success_mre, n_boot, *labels, interval)
     frame["success"] = frame["test_mre"] < success_mre
     critical = critical_threshold(frame["threshold"], frame["success"])
     span = change_span(frame["threshold"], frame["success"])
@@ -108,7 +112,7 @@ def sweep(
         note = f"the logistic crossing lies outside the span {span[0]:.3g}..{span[1]:.3g} where success changed"
     else:
         note = f"success changes between {span[0]:.3g} and {span[1]:.3g}"
-    return Sweep(spec.law, spec.benchmark, frame, critical, note, skipped, success_mre, n_boot, *labels)
+    return Sweep(spec.law, spec.benchmark, frame, critical, note, skipped, success_mre, n_boot, *labels, interval)
 
 
 def compare_sweeps(table: pd.DataFrame, specs: list[FitSpec], **options) -> SweepComparison:

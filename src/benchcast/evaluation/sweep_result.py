@@ -79,6 +79,8 @@ class Sweep(RichView):
         The metric swept, named in the figure's titles.
     tpr : float, optional
         Tokens per parameter of the runs (None: all).
+    interval : {'extrapolation', 'bootstrap'}
+        The kind of interval whose coverage the rows hold (with ``n_boot`` > 0).
     """
 
     law: str
@@ -91,6 +93,7 @@ class Sweep(RichView):
     n_boot: int = 0  # bootstrap replicates per threshold behind the interval coverage (0: none)
     metric: str | None = None  # named in the figure's titles
     tpr: float | None = None
+    interval: str = "extrapolation"
 
     @property
     def definitions(self) -> dict:
@@ -119,9 +122,10 @@ class Sweep(RichView):
         }
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per threshold, with the law, the benchmark and ``n_boot`` (the bootstrap replicates
-        behind the coverage columns; 0: no coverage computed)."""
-        return self.table.assign(law=self.law, benchmark=self.benchmark, n_boot=self.n_boot)
+        """One row per threshold, with the law, the benchmark, ``n_boot`` (the bootstrap replicates
+        behind the coverage columns; 0: no coverage computed) and, with coverage, its ``interval`` kind."""
+        frame = self.table.assign(law=self.law, benchmark=self.benchmark, n_boot=self.n_boot)
+        return frame.assign(interval=self.interval) if self.n_boot else frame
 
     def to_dict(self) -> dict:
         """As ``benchcast sweep --json`` prints it."""
@@ -189,13 +193,13 @@ class SweepComparison(RichView):
     def to_dict(self) -> dict:
         """The definitions, every row, each sweep's critical threshold and the thresholds left out;
         ``intervals`` says whether interval coverage was computed."""
-        n_boot = self.sweeps[0].n_boot
+        n_boot, kind = self.sweeps[0].n_boot, self.sweeps[0].interval
         return {
             "definitions": self.sweeps[0].definitions,
             "sweep": self.to_frame().to_dict("records"),
             "critical": [s.summary_row() for s in self.sweeps],
             "skipped": [{"law": s.law, "benchmark": s.benchmark, **r} for s in self.sweeps for r in s.skipped],
-            "intervals": f"interval coverage from {n_boot} bootstrap replicates per threshold"
+            "intervals": f"{kind} interval coverage from {n_boot} bootstrap replicates per threshold"
             if n_boot
             else NO_INTERVALS,
         }
@@ -233,10 +237,13 @@ class SweepComparison(RichView):
         ]
         columns = ["benchmark", "law", "threshold", "fitted", "held out", "MRE %", "MRE % usable", "success"]
         items.append(rich_table(self.title, columns, rows))
-        n_boot = self.sweeps[0].n_boot
+        n_boot, kind = self.sweeps[0].n_boot, self.sweeps[0].interval
         if n_boot:
             items.append(
-                Markup(f"interval coverage in --json and --out sweep.csv: {n_boot} bootstrap replicates per threshold")
+                Markup(
+                    f"{kind} interval coverage in --json and --out sweep.csv: "
+                    f"{n_boot} bootstrap replicates per threshold"
+                )
             )
         else:
             items.append(Markup(escape(NO_INTERVALS)))

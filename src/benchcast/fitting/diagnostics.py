@@ -133,11 +133,32 @@ class BoundFindings:
         One warning per parameter at a search limit, saying what to try.
     flags : dict[str, str]
         Per parameter on a bound: ``'constraint active'`` or ``'at search limit'``.
+    active : dict[str, str]
+        Per parameter at an active constraint: the constraint as an inequality (``'a ≤ 1'``).
     """
 
     constraints: tuple[str, ...] = ()
     limits: tuple[str, ...] = ()
     flags: dict[str, str] = field(default_factory=dict)
+    active: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def at_search_limit(self) -> tuple[str, ...]:
+        """The parameters at a search limit (a warning), in the law's order."""
+        return tuple(name for name, flag in self.flags.items() if flag == "at search limit")
+
+    def columns(self) -> dict[str, str]:
+        """The findings as two table cells: ``constraint_active`` (``'a ≤ 1'``: information) and
+        ``at_search_limit`` (``'d1'``: a warning), each empty when there is none.
+
+        Returns
+        -------
+        dict[str, str]
+        """
+        return {
+            "constraint_active": ", ".join(self.active.values()),
+            "at_search_limit": ", ".join(self.at_search_limit),
+        }
 
 
 # the solvers' own words (scipy's least_squares and L-BFGS-B), as benchcast says them; checked in order
@@ -203,7 +224,7 @@ def bound_findings(law, params: dict[str, float], at_bound) -> BoundFindings:
     BoundFindings
     """
     declared = {p.name: p for p in law.parameters}
-    constraints, limits, flags = [], [], {}
+    constraints, limits, flags, active = [], [], {}, {}
     for name in at_bound:
         param, value = declared.get(name), params.get(name, math.nan)
         if param is None:
@@ -217,8 +238,35 @@ def bound_findings(law, params: dict[str, float], at_bound) -> BoundFindings:
                 + ": the law's own bound, reached by the data"
             )
             flags[name] = "constraint active"
+            active[name] = param.constraint_text(side)
         else:
             where = f"the {side} limit {param.bound(side):g}" if side else "a limit"
             limits.append(f"parameter {name} reached {where} of its search range: {SEARCH_LIMIT_ADVICE}")
             flags[name] = "at search limit"
-    return BoundFindings(tuple(constraints), tuple(limits), flags)
+    return BoundFindings(tuple(constraints), tuple(limits), flags, active)
+
+
+def identified_stderr(params: dict[str, float], stderr: dict[str, float], rmse: float) -> dict[str, float | None]:
+    """Each parameter's standard error, None where the data do not identify it: a missing, infinite
+    or (on a fit with residuals) zero standard error is a direction the data say nothing about (the
+    pseudo-inverse gives it 0), not a certainty.
+
+    Parameters
+    ----------
+    params : dict[str, float]
+        The fitted values (their names and order).
+    stderr : dict[str, float]
+        The standard errors the fit estimated.
+    rmse : float
+        The fit's RMSE: with no residual every standard error is truly 0.
+
+    Returns
+    -------
+    dict[str, float or None]
+    """
+    exact = bool(rmse <= 1e-12)
+    out = {}
+    for name in params:
+        err = stderr.get(name)
+        out[name] = float(err) if err is not None and math.isfinite(err) and (err > 0 or exact) else None
+    return out

@@ -12,7 +12,13 @@ import pandas as pd
 from benchcast._version import __version__
 from benchcast.errors import ArtifactError, BenchcastError
 from benchcast.fitting.artifact import ARTIFACT_FORMAT, ARTIFACT_VERSION, artifact_fields, fingerprint  # noqa: F401
-from benchcast.fitting.diagnostics import BoundFindings, FitDiagnostics, bound_findings, plain_message
+from benchcast.fitting.diagnostics import (
+    BoundFindings,
+    FitDiagnostics,
+    bound_findings,
+    identified_stderr,
+    plain_message,
+)
 from benchcast.fitting.spec import FitSpec
 from benchcast.laws.fitted import FittedLaw
 from benchcast.utils.display import ResultView
@@ -271,13 +277,10 @@ class FitResult(ResultView):
         lines = [self.title, *(f"    {line}" for line in self._summary_lines()), "Parameters:"]
         width = max(len(n) for n in self.params)
         bounds = self.bounds
-        exact = bool(self.diagnostics.rmse <= 1e-12)  # no residual: every standard error is truly 0
+        identified = identified_stderr(self.params, self.stderr, self.diagnostics.rmse)
         for name, value in self.params.items():
-            err = self.stderr.get(name)
-            # a missing, infinite or (on a fit with residuals) zero standard error is a direction the
-            # data say nothing about (the pseudo-inverse gives it 0), not a certainty
-            known = err is not None and np.isfinite(err) and (err > 0 or exact)
-            err_text = f" +/- {err:.3g}" if known else " +/- not identified" if self.stderr else ""
+            err = identified.get(name)
+            err_text = f" +/- {err:.3g}" if err is not None else " +/- not identified" if self.stderr else ""
             flag = f"  ({bounds.flags[name]})" if name in bounds.flags else ""
             lines.append(f"    {name:<{width}} = {value:.6g}{err_text}{flag}")
         if bounds.constraints:

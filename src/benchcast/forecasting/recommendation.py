@@ -20,7 +20,8 @@ RANKING_LABELS = {
     "weight": "weight",
     "tau": "tau /decade",
     "n_fit": "fitted",
-    "at_bound": "at bound",
+    "constraint_active": "constraint active",
+    "at_search_limit": "at search limit",
 }
 
 
@@ -40,7 +41,9 @@ class Recommendation(RichView):
         Why there is no recommendation (empty when ``supported``).
     ranking : pandas.DataFrame
         One row per compared law: ``law``, ``tau`` (extrapolation spread per decade), ``n_fit``,
-        ``decades_fitted``, ``converged``, ``at_bound`` and, when supported, ``inner_msle``,
+        ``decades_fitted``, ``converged``, ``constraint_active`` (the law's own constraints the fit reached,
+        as ``a ≤ 1``: information), ``at_search_limit`` (parameters at a search limit: the data do not
+        determine them) and, when supported, ``inner_msle``,
         ``inner_mre`` (%) and ``weight``; best first.
     weights : dict[str, float]
         The rule's weight of each law.
@@ -91,7 +94,8 @@ class Recommendation(RichView):
         )
 
     def to_frame(self) -> pd.DataFrame:
-        """The ranking as a reader sees it: law, inner MRE %, inner MSLE, weight, tau /decade, fitted, at bound."""
+        """The ranking as a reader sees it: law, inner MRE %, inner MSLE, weight, tau /decade, fitted, the
+        constraints active and the parameters at a search limit."""
         shown = [c for c in RANKING_LABELS if c in self.ranking]
         return self.ranking[shown].rename(columns=RANKING_LABELS)
 
@@ -106,8 +110,25 @@ class Recommendation(RichView):
 
     @property
     def notes(self) -> list[str]:
-        """The advice (which laws, how well the choice did, the forecast), then each law not compared."""
-        return [self._advice(), *(f"  not compared: {failure}" for failure in self.failures)]
+        """The advice (which laws, how well the choice did, the forecast), a warning per law at a search
+        limit, then each law not compared."""
+        return [
+            self._advice(),
+            *self._search_limit_warnings(),
+            *(f"  not compared: {failure}" for failure in self.failures),
+        ]
+
+    def _search_limit_warnings(self) -> list[str]:
+        """One warning per law with a parameter at a search limit (an active constraint is only information)."""
+        from benchcast.fitting.diagnostics import SEARCH_LIMIT_ADVICE
+
+        if "at_search_limit" not in self.ranking:
+            return []
+        return [
+            f"  warning: {r['law']}: at search limit: {r['at_search_limit']}: {SEARCH_LIMIT_ADVICE}"
+            for r in self.ranking.to_dict("records")
+            if r["at_search_limit"]
+        ]
 
     def rich_items(self) -> list:
         """The ranking (when some law had support), then the advice and each law not compared.

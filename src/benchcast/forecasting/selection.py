@@ -312,7 +312,8 @@ def compare_laws(
                 "n_fit": result.diagnostics.n_used,
                 "decades_fitted": result.diagnostics.decades,
                 "converged": result.converged,
-                "at_bound": ",".join(result.diagnostics.at_bound),
+                # the law's own constraint active (information) apart from a search limit reached (a warning)
+                **result.bounds.columns(),
             }
         )
     if rule == "ensemble" and failures:

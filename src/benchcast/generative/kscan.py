@@ -19,6 +19,9 @@ from benchcast.laws import get_law
 from benchcast.utils.jsonable import jsonable
 from benchcast.utils.rich_view import Markup, RichView, rich_table
 
+# a parameter at the law's own constraint (information) and one at a search limit (a warning), as shown
+BOUND_COLUMNS = {"constraint_active": "constraint active", "at_search_limit": "at search limit"}
+
 
 def available_ks(table: pd.DataFrame, benchmark: str, metric: str = "pass@k") -> list[int]:
     """The k of a benchmark's rows of ``metric`` (``[1]`` when it has none).
@@ -56,7 +59,9 @@ class KScan(RichView):
         The benchmark scanned.
     table : pandas.DataFrame
         One row per k: ``k``, each parameter and its ``<name>_stderr``, ``n_used``, ``rmse``,
-        ``r2``, ``converged``, ``at_bound``, ``warnings`` (how many the fit raised); a k that could
+        ``r2``, ``converged``, ``constraint_active`` (the law's own constraints reached, ``E0 ≥ 0``:
+        information), ``at_search_limit`` (parameters at a search limit: a warning), ``warnings`` (how
+        many the fit raised); a k that could
         not be fitted has an ``error`` instead.
     fits : list of FitResult
         The fits that succeeded, in the order of ``table``.
@@ -96,8 +101,14 @@ class KScan(RichView):
         )
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per k: the parameters, points used, R² and the parameters at a bound."""
-        shown = {"k": "k", **{n: n for n in self.param_names}, "n_used": "points", "r2": "R2", "at_bound": "at bound"}
+        """One row per k: the parameters, points used, R², the constraints active and the search limits reached."""
+        shown = {
+            "k": "k",
+            **{n: n for n in self.param_names},
+            "n_used": "points",
+            "r2": "R2",
+            **BOUND_COLUMNS,
+        }
         return self.table.reindex(columns=list(shown)).rename(columns=shown)
 
     @property
@@ -154,10 +165,11 @@ class KScan(RichView):
         rows = [
             [int(r["k"])]
             + [r.get(n, np.nan) for n in names]
-            + [r.get("n_used", ""), r.get("r2", np.nan), r.get("at_bound", "")]
+            + [r.get("n_used", ""), r.get("r2", np.nan)]
+            + [r.get(key, "") for key in BOUND_COLUMNS]
             for r in self.table.to_dict("records")
         ]
-        return ["k", *names, "points", "R2", "at bound"], rows
+        return ["k", *names, "points", "R2", *BOUND_COLUMNS.values()], rows
 
     def rich_items(self) -> list:
         """The table of :meth:`rows`, then each parameter's change per doubling of k.
@@ -274,7 +286,7 @@ def kscan(
                 "rmse": d.rmse,
                 "r2": d.r2,
                 "converged": d.converged,
-                "at_bound": ",".join(d.at_bound),
+                **result.bounds.columns(),
                 "warnings": len(caught),
             }
         )

@@ -10,6 +10,37 @@ from benchcast.report.analysis import BenchmarkReport, profile_summary
 from benchcast.report.figures import benchmark_figure, passk_figure
 
 
+def parameter_table(fit) -> str:
+    """A fit's parameters: value, standard error where the fit estimated them ('not identified' where
+    the data do not give one, never a 0) and its bound: an active constraint (``constraint active:
+    a ≤ 1``, information) apart from a search limit reached (``at search limit``, a warning).
+
+    Parameters
+    ----------
+    fit : FitResult
+        A member law's fit.
+
+    Returns
+    -------
+    str
+        The table's HTML.
+    """
+    from benchcast.fitting.diagnostics import identified_stderr
+
+    bounds = fit.bounds
+    errors = identified_stderr(fit.params, fit.stderr, fit.diagnostics.rmse)
+    rows = []
+    for name, value in fit.params.items():
+        bound = f"constraint active: {bounds.active[name]}" if name in bounds.active else bounds.flags.get(name, "")
+        error = errors.get(name)
+        rows.append([name, value, *([] if not fit.stderr else ["not identified" if error is None else error]), bound])
+    caption = f"Fitted parameters of {fit.law}"
+    if not fit.stderr:  # the report's forecast fits skip them (recommend's fits, quiet)
+        caption += " (standard errors not computed: the forecast's fits do not need them)"
+    columns = ["parameter", "value", *(["std. error"] if fit.stderr else []), "bound"]
+    return h.table(columns, rows, caption=caption, spec=".5g")
+
+
 def _interval(row, level: int) -> str:
     return f"{row[f'lower{level}']:.3f} – {row[f'upper{level}']:.3f}"
 
@@ -186,25 +217,20 @@ def benchmark_section(r: BenchmarkReport, figure_format: str = "png", dpi: int |
             spec=".4g",
         ),
         h.table(["runs", "count"], run_rows, caption="Runs in the forecast fit"),
-        *(
-            h.table(
-                ["parameter", "value", "std. error", "at a bound"],
-                [
-                    [name, value, member.stderr.get(name, float("nan")), name in member.diagnostics.at_bound]
-                    for name, value in member.params.items()
-                ],
-                caption=f"Fitted parameters of {member.law}",
-                spec=".5g",
-            )
-            for member in r.members.values()
-        ),
+        *(parameter_table(member) for member in r.members.values()),
     ]
     if r.choice.ranking is not None:
         rk = r.choice.ranking
         parts.append(
             h.table(
-                ["law", "inner MRE %", "inner MSLE", "extrapolation spread per decade", "fitted runs", "at bound"],
-                [[x.law, x.inner_mre, x.inner_msle, x.tau, x.n_fit, x.at_bound or ""] for x in rk.itertuples()],
+                [
+                    *("law", "inner MRE %", "inner MSLE", "extrapolation spread per decade", "fitted runs"),
+                    *("constraint active", "at search limit"),
+                ],
+                [
+                    [x.law, x.inner_mre, x.inner_msle, x.tau, x.n_fit, x.constraint_active, x.at_search_limit]
+                    for x in rk.itertuples()
+                ],
                 caption="Laws compared by their rolling-origin forecasts inside the runs (each fitted below an "
                 "origin, scored on the runs above it; none of the page's held-out runs is used)",
                 sortable=True,
@@ -236,9 +262,16 @@ def benchmark_section(r: BenchmarkReport, figure_format: str = "png", dpi: int |
         ok = scan.dropna(subset=[names[0]])
         parts.append(
             h.table(
-                ["k", *names, "points", "R²", "at bound"],
+                ["k", *names, "points", "R²", "constraint active", "at search limit"],
                 [
-                    [int(x["k"]), *[x[n] for n in names], x["n_used"], x["r2"], x["at_bound"]]
+                    [
+                        int(x["k"]),
+                        *[x[n] for n in names],
+                        x["n_used"],
+                        x["r2"],
+                        x["constraint_active"],
+                        x["at_search_limit"],
+                    ]
                     for x in ok.to_dict("records")
                 ],
                 caption="compute law fitted at each k",

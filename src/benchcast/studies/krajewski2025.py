@@ -63,6 +63,7 @@ from benchcast.studies.krajewski2025_tables import (  # noqa: F401 (part of this
 from benchcast.studies.proxy import benchmark_average
 from benchcast.utils.io import output_folder
 from benchcast.utils.parallel import parallel_map
+from benchcast.validation import check_interval
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,13 @@ def task_proxy(table: pd.DataFrame, benchmark: str) -> str | None:
     return f"{benchmark}:loglikelihood" if _has(table, benchmark, "loglikelihood") else None
 
 
-def plan_jobs(table: pd.DataFrame, benchmarks=BENCHMARKS, thresholds=SWEEP_THRESHOLDS, n_boot: int = 0) -> list[Job]:
+def plan_jobs(
+    table: pd.DataFrame,
+    benchmarks=BENCHMARKS,
+    thresholds=SWEEP_THRESHOLDS,
+    n_boot: int = 0,
+    interval: str = "extrapolation",
+) -> list[Job]:
     """Every job of the study: direct, two-stage and N-D backtests, sweeps, pass@k and averages.
 
     Parameters
@@ -120,6 +127,8 @@ def plan_jobs(table: pd.DataFrame, benchmarks=BENCHMARKS, thresholds=SWEEP_THRES
         The sweeps' grid, in FLOPs.
     n_boot : int
         Bootstrap replicates behind the direct laws' intervals (0: none).
+    interval : {'extrapolation', 'bootstrap'}
+        The kind of the direct laws' intervals.
 
     Returns
     -------
@@ -128,7 +137,7 @@ def plan_jobs(table: pd.DataFrame, benchmarks=BENCHMARKS, thresholds=SWEEP_THRES
     """
     direct = {"threshold": THRESHOLD, "tpr": TPR, "min_flops": MIN_FLOPS}
     # intervals for the direct laws: bootstrapped inside the worker (no nested pools)
-    with_intervals = {**direct, "n_boot": n_boot, "n_jobs": 1}
+    with_intervals = {**direct, "n_boot": n_boot, "interval": interval, "n_jobs": 1}
     jobs = []
     for bench, metric in benchmarks:
         for law in (*DIRECT_LAWS, "power_floor"):
@@ -177,6 +186,7 @@ def reproduce_krajewski2025(
     benchmarks=BENCHMARKS,
     thresholds=SWEEP_THRESHOLDS,
     n_boot: int = DEFAULT_BOOT,
+    interval: str = "extrapolation",
     backend: str | None = None,
     ray_address: str | None = None,
     figure_format: str = "png",
@@ -205,6 +215,8 @@ def reproduce_krajewski2025(
         The sweeps' grid, in FLOPs.
     n_boot : int
         Bootstrap replicates per direct law (0: no intervals).
+    interval : {'extrapolation', 'bootstrap'}
+        The kind of the direct laws' intervals (:func:`~benchcast.evaluation.backtest.add_intervals`).
     backend, ray_address : str, optional
         Where the jobs run.
     figure_format : {'png', 'svg', 'pdf'}
@@ -220,6 +232,7 @@ def reproduce_krajewski2025(
     from benchcast.plots.options import check_figure_options
 
     figure_format, dpi = check_figure_options(figure_format, dpi)  # before hours of work, not after
+    check_interval(interval)
     start = time.perf_counter()
     wanted = tuple(benchmarks)
     # a benchmark the file lacks is skipped and said so, not a failure of the whole study
@@ -229,7 +242,7 @@ def reproduce_krajewski2025(
         raise BenchcastError(
             "none of the study's benchmarks is in the data: " + ", ".join(f"{b} ({m})" for b, m in wanted) + "."
         )
-    jobs = plan_jobs(table, benchmarks, thresholds, n_boot)
+    jobs = plan_jobs(table, benchmarks, thresholds, n_boot, interval)
     outcomes = parallel_map(
         partial(_run, table),
         jobs,
@@ -285,7 +298,15 @@ def reproduce_krajewski2025(
     ]
     tables["skipped"] = pd.DataFrame({"skipped": failures + skipped})
     result = Reproduction(
-        tables, done, sweeps, time.perf_counter() - start, benchmarks, failures=failures, out=out_dir, n_boot=n_boot
+        tables,
+        done,
+        sweeps,
+        time.perf_counter() - start,
+        benchmarks,
+        failures=failures,
+        out=out_dir,
+        n_boot=n_boot,
+        interval=interval if n_boot else None,
     )
     if out_dir is not None:
         with output_folder(out_dir) as folder:  # complete or absent: never a half-written study

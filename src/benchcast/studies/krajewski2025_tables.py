@@ -86,6 +86,8 @@ class Reproduction(RichView):
         The folder the tables and figures were written to (None: none written).
     n_boot : int, optional
         Bootstrap replicates behind the direct laws' intervals.
+    interval : {'extrapolation', 'bootstrap'}, optional
+        The kind of the direct laws' intervals (None: none computed).
     """
 
     tables: dict[str, pd.DataFrame]
@@ -97,6 +99,7 @@ class Reproduction(RichView):
     failures: list[str] = field(default_factory=list)
     out: Path | None = None
     n_boot: int | None = None
+    interval: str | None = None
 
     def to_dict(self) -> dict:
         """The protocol, what each table holds, the wall time, the figures and every table as records
@@ -106,6 +109,7 @@ class Reproduction(RichView):
                 "protocol": PROTOCOL,
                 "tables_explained": {name: TABLES.get(name, "") for name in self.tables},
                 "seconds": self.seconds,
+                "intervals": {"n_boot": self.n_boot, "interval": self.interval},
                 "figures": self.figures,
                 **{name: frame.to_dict("records") for name, frame in self.tables.items()},
             }
@@ -142,7 +146,8 @@ class Reproduction(RichView):
             if name in self.tables:
                 title = TABLES[name]
                 if name == "direct" and self.n_boot is not None:
-                    title = f"{title} ({self.n_boot} bootstrap replicates)"
+                    kind = f", {self.interval} intervals" if self.interval else ""
+                    title = f"{title} ({self.n_boot} bootstrap replicates{kind})"
                 items.append(_shown_table(self.tables[name], title, columns))
         items.append(
             Markup(escape(f"success: {PROTOCOL['success']}.\ncritical threshold: {PROTOCOL['critical_threshold']}."))
@@ -219,6 +224,8 @@ def _direct_table(done: dict, benchmarks) -> pd.DataFrame:
             for level in (50, 90):
                 if f"coverage{level}" in bt.metrics:
                     row[f"{law}_coverage{level}"] = bt.metrics[f"coverage{level}"]
+            if "interval" in bt.metrics:  # the kind of interval behind the coverage columns
+                row["interval"] = bt.metrics["interval"]
             if bt.fit.law_object.search.multimodal:  # a global search: how many points and the loss it reached
                 row[f"{law}_points"] = bt.fit.diagnostics.n_used
                 row[f"{law}_huber_loss"] = bt.fit.diagnostics.loss
@@ -320,7 +327,11 @@ def write_outputs(result: Reproduction, out_dir: Path, figure_format: str = "png
         titles = {bench: figure_title(bench, metric, TPR) for bench, metric in result.benchmarks}
         figures.append(save(plot_sweep(result.tables["sweep"], critical, titles=titles), "sweep"))
     result.figures = [str(f) for f in figures]
-    notes = {"protocol": PROTOCOL, "tables": {name: TABLES.get(name, "") for name in result.tables}}
+    notes = {
+        "protocol": PROTOCOL,
+        "tables": {name: TABLES.get(name, "") for name in result.tables},
+        "intervals": {"n_boot": result.n_boot, "interval": result.interval},
+    }
     # names, not paths: out_dir is the temporary folder that is renamed into place when complete
     figures = [Path(f).name for f in result.figures]
     atomic_write_text(out_dir / "README.json", json.dumps(jsonable({**notes, "figures": figures}), indent=2))
