@@ -175,7 +175,12 @@ def benchmark_warnings(report: BenchmarkReport, q_rand: float) -> list[str]:
     d = report.fit.diagnostics
     if not d.converged:
         out.append("the forecast fit did not converge")
-    largest_seen = float(report.profile["decades"].max()) if not report.profile.empty else 0.0
+    largest_seen = float(report.profile["decades"].max()) if not report.profile.empty else np.nan
+    if report.profile.empty:
+        note = report.validation.metrics.get("interval_note", "")
+        out.append(
+            "no backtest forecast a held-out run, so the forecast's error is unchecked" + (f": {note}" if note else "")
+        )
     for row in report.forecasts.itertuples():
         if row.decades > largest_seen + 0.25:
             out.append(

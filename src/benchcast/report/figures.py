@@ -129,7 +129,8 @@ def draw_validation(ax, report: BenchmarkReport) -> None:
     for law, member_curve in bt.member_curves.items() if len(bt.member_curves) > 1 else ():
         ax.plot(bt.grid, member_curve, color=law_color(law), lw=0.8, ls="--", label=f"{law} (member)")
     if not bt.members:
-        ax.text(0.5, 0.5, f"no forecast: {bt.status}", ha="center", va="center", transform=ax.transAxes)
+        note = bt.metrics.get("interval_note", bt.status).replace(" (", "\n(", 1)
+        ax.text(0.5, 0.5, f"no forecast: {note}", ha="center", va="center", transform=ax.transAxes)
     legend_outside(ax, "below", ncol=2)
 
 
@@ -166,18 +167,21 @@ def draw_profile(ax_error, ax_coverage, ax_width, report: BenchmarkReport) -> No
     """
     profile = report.profile
     xlabel = "decades beyond the largest fitted run"
+    name = judged(report)
     if profile.empty:
         for ax in (ax_error, ax_coverage, ax_width):
-            ax.text(0.5, 0.5, "too few runs for backtests", ha="center", va="center", transform=ax.transAxes)
+            text = f"no backtest of {name}\nforecast a held-out run"
+            ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes)
+            ax.set_xticks([])
+            ax.set_yticks([])
         return
-    name = judged(report)
     color = law_color(name)
     for (threshold, rows), marker in zip(profile.groupby("threshold"), "os^vD", strict=False):
         ax_error.scatter(
             rows["decades"],
             rows["abs_error"],
-            s=10,
-            alpha=0.35,
+            s=14,
+            alpha=0.4,
             color=color,
             marker=marker,
             label=f"fit below {threshold:.2g}",

@@ -235,22 +235,24 @@ def cell_backtest(
         members = {law: cell[law].fit for law in weights}
         held = points[["run", "flops", "predicted", *[c for c in points if c.startswith(("lower", "upper"))]]]
         frame = frame.merge(held, on=["run", "flops"], how="left")
-    fitted = {
-        (r, float(k)) for fit in members.values() for r, k in zip(fit.points["run"], fit.points["k"], strict=True)
-    }
+    fits = {law: outcome.fit for law, outcome in cell.items() if outcome.fit is not None}
+    fitted = {(r, float(k)) for fit in fits.values() for r, k in zip(fit.points["run"], fit.points["k"], strict=True)}
     frame["fitted"] = [(r, float(k)) in fitted for r, k in zip(frame["run"], frame["k"], strict=True)]
     frame["fitted"] &= frame["side"] == "train"
     if "predicted" not in frame:
         frame["predicted"] = np.nan
     if not all(np.isfinite(metrics.get(f"coverage{pct}", np.nan)) for pct in (50, 90)):
         metrics["interval_note"] = (
-            f"the strategy has {status} below {threshold:.3g} FLOPs"
+            f"the {row['strategy']} has {status} below {threshold:.3g} FLOPs (too few rolling origins with "
+            "usable points inside the runs there)"
+            if status == "no support"
+            else f"the {row['strategy']} {status} below {threshold:.3g} FLOPs"
             if status != "ok"
             else "no held-out run has an interval (too few rolling origins below the threshold to estimate "
             "the error of extrapolating)"
         )
     out = StrategyBacktest(str(row["strategy"]), str(row["benchmark"]), threshold, status, frame, metrics, row=row)
-    out.members, out.weights = members, weights
+    out.members, out.fits, out.weights = members, fits, weights
     curves = {law: curve(fit, flops_grid(frame)) for law, fit in members.items()}
     if members and all(c is not None for c in curves.values()):
         grid = next(iter(curves.values()))[0]
