@@ -111,3 +111,19 @@ def test_figure_draws_the_blend_in_the_strategy_colour(report, monkeypatch):
         assert not overlapping_tick_labels(fig)
     finally:
         close_all()
+
+
+def test_a_threshold_without_support_is_said_not_drawn(apple):
+    """gsm8k's ensemble has no support below the validation threshold (its scores sit at chance for two
+    decades): the page says so instead of backtesting a member in its place."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # near-chance fits: their warnings are not under test
+        report = analyse_benchmark(apple, "gsm8k_cot_llama", "exact_match", target_flops=[1e23], tpr=TPR, n_boot=N_BOOT)
+    validation = report.validation
+    assert validation.status == "no support" and not validation.members and len(validation.fits) == 2
+    assert "the ensemble has no support below" in validation.metrics["interval_note"]
+    assert np.isnan(validation.metrics["test_mre"]) and report.profile.empty
+    assert any("the forecast's error is unchecked: the ensemble has no support" in w for w in report.warnings)
+    assert (validation.predictions["fitted"] == (validation.predictions["side"] == "train")).all()
