@@ -31,6 +31,7 @@ import pandas as pd
 from benchcast.errors import BenchcastError
 from benchcast.fitting.api import fit_rows
 from benchcast.fitting.metrics import usable_points
+from benchcast.fitting.result import FitResult
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting import calibration as cal
 from benchcast.forecasting.draws import ScoreDraws
@@ -60,6 +61,7 @@ class LawOutcome:
     q_rand: float = 0.0
     flops_max: float = float("nan")  # the largest fitted run
     error: str = ""
+    fit: FitResult | None = None  # the fit itself (the report draws its curve and the runs it fitted)
 
 
 def law_outcome(train: pd.DataFrame, queries: pd.DataFrame, spec: FitSpec, n_boot: int, seed: int) -> LawOutcome:
@@ -109,6 +111,7 @@ def law_outcome(train: pd.DataFrame, queries: pd.DataFrame, spec: FitSpec, n_boo
         errors,
         q_rand=float(resolved.q_rand),
         flops_max=float(result.diagnostics.flops_max),
+        fit=result,
     )
 
 

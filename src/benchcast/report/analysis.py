@@ -4,8 +4,10 @@ coverage grow with decades of extrapolation.
 
 The forecast is the package's default strategy, as ``recommend``, ``forecast`` and ``bench`` make it
 (:func:`~benchcast.report.law_choice.choose_law`; :func:`strategy_bands` draws it with the same code
-they use), or one law the user names. The runs table and backtests detail its member with the lowest
-error inside the runs (or the named law); the extrapolation profile is in :mod:`benchcast.report.profile`.
+they use), or one law the user names. The validation backtest and the extrapolation profile judge that
+same forecaster: the strategy as ``bench`` backtests it (:mod:`benchcast.report.strategy_backtest`), or
+the named law's backtests (:mod:`benchcast.report.profile`). The runs table details the member with the
+lowest error inside the runs.
 """
 
 from __future__ import annotations
@@ -17,15 +19,17 @@ import numpy as np
 import pandas as pd
 
 from benchcast.data.table import parse_metric
-from benchcast.errors import BenchcastError, SelectionError
+from benchcast.errors import BenchcastError, InsufficientDataError, SelectionError
 from benchcast.evaluation.backtest import BacktestResult, backtest
 from benchcast.fitting.result import FitResult
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting.draws import LEVELS
 from benchcast.forecasting.intervals import check_replicates
+from benchcast.forecasting.strategy import BlendedForecast, blend_forecast, member_forecasts
 from benchcast.report.law_choice import RECOMMENDED, LawChoice, choose_law
-from benchcast.report.profile import extrapolation_profile
+from benchcast.report.profile import extrapolation_profile, profile_thresholds
 from benchcast.report.profile import profile_summary as profile_summary
+from benchcast.report.strategy_backtest import StrategyBacktest, bench_metric, strategy_backtests, strategy_profile
 from benchcast.validation import check_interval  # re-exported: the page and tests read it here
 
 NEAR_CHANCE = 0.05  # a forecast within this of chance is "near chance"
@@ -43,8 +47,8 @@ class BenchmarkReport:
     curve: np.ndarray
     bands: dict  # level -> (lower, upper) over grid
     forecasts: pd.DataFrame  # one row per target compute
-    validation: BacktestResult  # the chosen law at the validation threshold, with intervals
-    profile: pd.DataFrame  # held-out predictions of backtests at several thresholds
+    validation: StrategyBacktest | BacktestResult  # the strategy (or named law) at the validation threshold
+    profile: pd.DataFrame  # held-out predictions of its backtests at several thresholds
     n_boot: int
     warnings: list[str] = field(default_factory=list)
     passk: tuple[pd.DataFrame, list[FitResult]] | None = None
@@ -94,15 +98,33 @@ def strategy_bands(
     (BlendedForecast, BlendedForecast, list of str)
         Over the grid, at the targets, and the warnings.
     """
-    options = {"n_boot": n_boot, "seed": seed, "tpr": tpr, "n_jobs": n_jobs}
-    out, notes = [], []
-    for flops in (grid, targets):
-        blended = choice.strategy.forecast(flops, interval=interval, **options)
-        if blended.note and interval == "extrapolation":
-            notes.append(f"bootstrap-only intervals ({blended.note})")
-            blended = choice.strategy.forecast(flops, interval="bootstrap", **options)
-        out.append(blended)
-    return out[0], out[1], notes[:1]
+    # one bootstrap per member for the grid and the targets together: a point's draws do not depend
+    # on the other points asked (benchcast.utils.streams), so this is the two forecasts at half the cost
+    flops = np.concatenate([grid, targets])
+    strategy = choice.strategy
+    members = member_forecasts(
+        strategy.results, strategy.weights, flops, n_boot=n_boot, seed=seed, tpr=tpr, n_jobs=n_jobs
+    )
+    blend = {"interval": interval, "seed": seed}
+    blended, notes = blend_forecast(members, strategy.weights, strategy.errors, flops, **blend), []
+    if blended.note and interval == "extrapolation":
+        notes.append(f"bootstrap-only intervals ({blended.note})")
+        blended = blend_forecast(
+            members, strategy.weights, strategy.errors, flops, **(blend | {"interval": "bootstrap"})
+        )
+    return _points(blended, slice(0, len(grid))), _points(blended, slice(len(grid), len(flops))), notes
+
+
+def _points(blended: BlendedForecast, which: slice) -> BlendedForecast:
+    """The forecast at some of its points."""
+    return replace(
+        blended,
+        flops=blended.flops[which],
+        predicted=blended.predicted[which],
+        intervals={level: (lo[which], hi[which]) for level, (lo, hi) in blended.intervals.items()},
+        members={law: np.asarray(curve)[which] for law, curve in blended.members.items()},
+        decades=blended.decades[which],
+    )
 
 
 def run_table(result: FitResult, table: pd.DataFrame, spec: FitSpec, tpr: float | None) -> pd.DataFrame:
@@ -153,7 +175,12 @@ def benchmark_warnings(report: BenchmarkReport, q_rand: float) -> list[str]:
     d = report.fit.diagnostics
     if not d.converged:
         out.append("the forecast fit did not converge")
-    largest_seen = float(report.profile["decades"].max()) if not report.profile.empty else 0.0
+    largest_seen = float(report.profile["decades"].max()) if not report.profile.empty else np.nan
+    if report.profile.empty:
+        note = report.validation.metrics.get("interval_note", "")
+        out.append(
+            "no backtest forecast a held-out run, so the forecast's error is unchecked" + (f": {note}" if note else "")
+        )
     for row in report.forecasts.itertuples():
         if row.decades > largest_seen + 0.25:
             out.append(
@@ -222,20 +249,10 @@ def analyse_benchmark(
     spec = FitSpec("power", benchmark, metric_name, k=k, seed=seed)
     choice = choose_law(table, spec, law=law, tpr=tpr, n_jobs=n_jobs)
     members = {name: choice.strategy.results[name] for name in choice.strategy.members}
-    result = members[choice.law]  # the member the page details (runs, parameters, backtests)
+    result = members[choice.law]  # the member the page details (runs, parameters)
     spec = FitSpec(choice.law, benchmark, metric_name, k=k, seed=seed)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        validation = backtest(
-            table,
-            spec,
-            threshold=choice.validation_threshold,
-            tpr=tpr,
-            n_boot=n_boot,
-            seed=seed,
-            n_jobs=n_jobs,
-            interval=interval,
-        )
+    options = {"tpr": tpr, "n_boot": n_boot, "seed": seed, "n_jobs": n_jobs, "interval": interval}
+    validation, profile = judge(table, choice, spec, bench_metric(result.spec), **options)
     flops = np.concatenate([m.points["flops"].to_numpy(float) for m in members.values()])
     targets = np.asarray(sorted(target_flops), float)
     grid = np.geomspace(flops.min() / 1.5, max(targets.max(), flops.max()) * 1.5, 160)
@@ -253,9 +270,6 @@ def analyse_benchmark(
                 for i, side in enumerate(("lower", "upper"))
             },
         }
-    )
-    profile = extrapolation_profile(
-        table, spec, tpr=tpr, n_boot=n_boot, n_jobs=n_jobs, done=[validation], interval=interval
     )
     report = BenchmarkReport(
         benchmark=benchmark,
@@ -280,6 +294,64 @@ def analyse_benchmark(
     if str(result.spec.metric) == "pass@k":
         report.passk = passk_scan(table, benchmark, tpr)
     return report
+
+
+def judge(
+    table: pd.DataFrame,
+    choice: LawChoice,
+    spec: FitSpec,
+    metric: str,
+    *,
+    tpr: float | None,
+    n_boot: int,
+    seed: int,
+    n_jobs: int | None,
+    interval: str,
+) -> tuple[StrategyBacktest | BacktestResult, pd.DataFrame]:
+    """The validation backtest and the extrapolation profile of what the page forecasts with: the
+    default strategy as ``bench`` backtests it (one bench cell per threshold, the validation's and the
+    profile's run together), or the law the user named (its threshold backtests).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The tidy results table.
+    choice : LawChoice
+        The strategy, or the named law.
+    spec : FitSpec
+        The law the page details, with the benchmark, metric, k and seed.
+    metric : str
+        The metric as bench names it (:func:`benchcast.report.strategy_backtest.bench_metric`).
+    tpr : float, optional
+        Tokens per parameter selecting the runs.
+    n_boot, seed : int
+        Bootstrap replicates per law and seed.
+    n_jobs : int, optional
+        Workers.
+    interval : {'extrapolation', 'bootstrap'}
+        The intervals' kind.
+
+    Returns
+    -------
+    (StrategyBacktest or BacktestResult, pandas.DataFrame)
+        The backtest at ``choice.validation_threshold`` and the profile's held-out rows.
+    """
+    options = {"tpr": tpr, "n_boot": n_boot, "n_jobs": n_jobs, "interval": interval}
+    if choice.named:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            validation = backtest(table, spec, threshold=choice.validation_threshold, seed=seed, **options)
+        return validation, extrapolation_profile(table, spec, done=[validation], **options)
+    thresholds = [choice.validation_threshold, *profile_thresholds(table, spec, tpr)]
+    strategy = choice.strategy
+    backtests = strategy_backtests(
+        table, spec, metric, strategy.name, tuple(strategy.weights), thresholds, seed=seed, **options
+    )
+    if not backtests or backtests[0].threshold != choice.validation_threshold:
+        raise InsufficientDataError(
+            f"{spec.benchmark}: no held-out runs above {choice.validation_threshold:.3g} FLOPs."
+        )
+    return backtests[0], strategy_profile(backtests)
 
 
 def passk_scan(table: pd.DataFrame, benchmark: str, tpr: float | None) -> tuple[pd.DataFrame, list[FitResult]] | None:

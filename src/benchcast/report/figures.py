@@ -9,11 +9,12 @@ import pandas as pd
 from benchcast.laws import get_law
 from benchcast.plots.coverage import coverage_table, draw_coverage
 from benchcast.plots.figures import plot_kscan
-from benchcast.plots.panels import draw_band, draw_runs
+from benchcast.plots.panels import draw_backtest, draw_band, draw_runs
 from benchcast.plots.results import metric_label, plot_backtests
-from benchcast.plots.style import data_uri, figure_title, law_color, legend_outside, plt, style_axes
+from benchcast.plots.style import FONT, data_uri, figure_title, law_color, legend_outside, plt, style_axes
 from benchcast.report.analysis import BenchmarkReport
 from benchcast.report.profile import profile_summary
+from benchcast.report.strategy_backtest import StrategyBacktest
 
 REPORT_DPI = 100  # default PNG resolution of the page: a 12-benchmark report stays a few MB
 PROFILE_BIN = 0.25  # decades per bin of the error and coverage profile
@@ -81,8 +82,29 @@ def draw_forecast(ax, report: BenchmarkReport) -> None:
     legend_outside(ax, "below", ncol=2)
 
 
+def judged(report: BenchmarkReport) -> str:
+    """What the page's backtests judge, as a figure names it: the strategy (``'ensemble'``;
+    ``'ensemble[bootstrap]'`` for the bootstrap-only interval) or the law chosen by the user.
+
+    Parameters
+    ----------
+    report : BenchmarkReport
+        The benchmark's analysis.
+
+    Returns
+    -------
+    str
+        The name (its colour is :func:`benchcast.plots.style.law_color` of it).
+    """
+    bt = report.validation
+    return bt.strategy if isinstance(bt, StrategyBacktest) else bt.law
+
+
 def draw_validation(ax, report: BenchmarkReport) -> None:
-    """The validation backtest (:func:`benchcast.plots.plot_backtests`, as ``backtest.plot()`` draws it).
+    """The validation backtest of what the page forecasts with. For the default strategy (bench's
+    cell at the threshold): the runs, the strategy's curve (its members' curves blended) and its
+    held-out 50/90 % prediction intervals in its colour, each member's curve thin and dashed; for a
+    law chosen by the user: :func:`benchcast.plots.plot_backtests`, as ``backtest.plot()`` draws it.
 
     Parameters
     ----------
@@ -92,8 +114,24 @@ def draw_validation(ax, report: BenchmarkReport) -> None:
         The benchmark's analysis (its ``validation`` backtest).
     """
     bt = report.validation
-    title = f"backtest: fit below {bt.threshold:.2g}, held-out MRE {bt.metrics['test_mre']:.2f} %"
-    plot_backtests([bt], ax, legend="below", title=title)
+    mre = bt.metrics.get("test_mre", float("nan"))
+    error = f"held-out MRE {mre:.2f} %" if np.isfinite(mre) else "no forecast"
+    if not isinstance(bt, StrategyBacktest):
+        plot_backtests([bt], ax, legend="below", title=f"backtest of {bt.law}: fit below {bt.threshold:.2g}, {error}")
+        return
+    title = f"backtest of the {bt.strategy}: members fitted below {bt.threshold:.2g}, {error}"
+    curves = {bt.label: (bt.grid, bt.curve)} if len(bt.grid) else {}  # its weights at this split in the legend
+    n_boot = int(bt.metrics.get("n_boot", 0)) or None
+    ylabel = metric_label(report.metric, report.k)
+    draw_backtest(
+        ax, {bt.strategy: bt.predictions}, curves, title, bt.threshold, ylabel, dropped=bt.dropped, n_boot=n_boot
+    )
+    for law, member_curve in bt.member_curves.items() if len(bt.member_curves) > 1 else ():
+        ax.plot(bt.grid, member_curve, color=law_color(law), lw=0.8, ls="--", label=f"{law} (member)")
+    if not bt.members:
+        note = bt.metrics.get("interval_note", bt.status).replace(" (", "\n(", 1)
+        ax.text(0.5, 0.5, f"no forecast: {note}", ha="center", va="center", transform=ax.transAxes)
+    legend_outside(ax, "below", ncol=2)
 
 
 def profile_coverage(profile: pd.DataFrame, width: float = PROFILE_BIN) -> pd.DataFrame:
@@ -118,7 +156,7 @@ def profile_coverage(profile: pd.DataFrame, width: float = PROFILE_BIN) -> pd.Da
 
 def draw_profile(ax_error, ax_coverage, ax_width, report: BenchmarkReport) -> None:
     """Backtest error, interval coverage (with the n each bin rests on) and interval width versus
-    decades of extrapolation.
+    decades of extrapolation, of what the page forecasts with (in its colour; levels by line style).
 
     Parameters
     ----------
@@ -129,21 +167,37 @@ def draw_profile(ax_error, ax_coverage, ax_width, report: BenchmarkReport) -> No
     """
     profile = report.profile
     xlabel = "decades beyond the largest fitted run"
+    name = judged(report)
     if profile.empty:
         for ax in (ax_error, ax_coverage, ax_width):
-            ax.text(0.5, 0.5, "too few runs for backtests", ha="center", va="center", transform=ax.transAxes)
+            text = f"no backtest of {name}\nforecast a held-out run"
+            ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes)
+            ax.set_xticks([])
+            ax.set_yticks([])
         return
-    for threshold, rows in profile.groupby("threshold"):
-        ax_error.scatter(rows["decades"], rows["abs_error"], s=8, alpha=0.6, label=f"fit below {threshold:.2g}")
+    color = law_color(name)
+    for (threshold, rows), marker in zip(profile.groupby("threshold"), "os^vD", strict=False):
+        ax_error.scatter(
+            rows["decades"],
+            rows["abs_error"],
+            s=14,
+            alpha=0.4,
+            color=color,
+            marker=marker,
+            label=f"fit below {threshold:.2g}",
+        )
     errors = profile_summary(profile, PROFILE_BIN)
     ax_error.plot(
-        errors["decades"], errors["mae"], color="k", lw=1.2, marker="o", ms=3, label=f"mean per {PROFILE_BIN} decade"
+        errors["decades"], errors["mae"], color=color, lw=1.5, marker="o", ms=3, label=f"mean per {PROFILE_BIN} decade"
     )
     summary = profile_coverage(profile)
-    style_axes(ax_error, xlabel, "|forecast - observed|", "backtest error vs extrapolation")
+    style_axes(ax_error, xlabel, "|forecast - observed|", f"backtests of {name}: error vs extrapolation")
     legend_outside(ax_error, "below", ncol=2)
     counts, reps = f"held-out points per {PROFILE_BIN} decade", f"{report.n_boot} replicates"
-    draw_coverage(ax_coverage, ax_width, summary["x"], summary, summary["n"], counts, reps)
+    draw_coverage(ax_coverage, ax_width, summary["x"], summary, summary["n"], counts, reps, color=color)
+    title = ax_coverage.get_title().replace("interval coverage", f"{name} coverage", 1)
+    ax_coverage.set_title(title, fontsize=FONT["title"])
+    ax_width.set_title(f"{name}: interval width", fontsize=FONT["title"])
     for ax in (ax_coverage, ax_width):
         style_axes(ax, xlabel)
         legend_outside(ax, "below", ncol=2)
@@ -172,7 +226,7 @@ def benchmark_figure(report: BenchmarkReport, figure_format: str = "png", dpi: i
     draw_validation(axes["validation"], report)
     draw_profile(axes["error"], axes["coverage"], axes["width"], report)
     fig.suptitle(
-        figure_title(report.benchmark, metric_label(report.metric, report.k), report.fit.spec.tpr, report.fit.law),
+        figure_title(report.benchmark, metric_label(report.metric, report.k), report.fit.spec.tpr, judged(report)),
         fontsize=11,
     )
     return embed(fig, figure_format, dpi)

@@ -1,4 +1,6 @@
-"""How a law's backtest error and interval coverage grow with decades of extrapolation."""
+"""How the backtest error and interval coverage of what the page forecasts with grow with decades of
+extrapolation: the rows of threshold backtests (:func:`extrapolation_profile` for one law; the default
+strategy's from :mod:`benchcast.report.strategy_backtest`) and their summary per bin."""
 
 from __future__ import annotations
 
@@ -54,14 +56,8 @@ def extrapolation_profile(
         Held-out rows of every backtest with ``threshold``, ``decades``, ``abs_error``,
         ``covered50`` and ``covered90`` added; empty when no backtest could run.
     """
-    rows, _ = design(table, replace(spec, tpr=tpr))
-    log_c = np.log10(rows["flops"].to_numpy(float))
-    span = log_c.max() - log_c.min()
     backtests = list(done)
-    for fraction in PROFILE_FRACTIONS:
-        threshold = float(10 ** (log_c.max() - fraction * span))
-        if np.log10(threshold) - log_c.min() < MIN_TRAINING_DECADES:
-            continue
+    for threshold in profile_thresholds(table, spec, tpr):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -78,18 +74,63 @@ def extrapolation_profile(
         except BenchcastError:
             continue
         backtests.append(bt)
-    frames = []
-    for bt in backtests:
-        test = bt.predictions[(bt.predictions["side"] == "test") & np.isfinite(bt.predictions["predicted"])].copy()
-        largest = float(bt.fit.points["flops"].max())
-        test["threshold"] = bt.threshold
-        test["decades"] = np.log10(test["flops"] / largest)
-        test["abs_error"] = (test["predicted"] - test["true"]).abs()
-        for level in (50, 90):
-            inside = (test["true"] >= test[f"lower{level}"]) & (test["true"] <= test[f"upper{level}"])
-            test[f"covered{level}"] = inside.where(test[f"lower{level}"].notna())
-        frames.append(test)
+    frames = [held_out_rows(bt.predictions, bt.threshold, float(bt.fit.points["flops"].max())) for bt in backtests]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def profile_thresholds(table: pd.DataFrame, spec: FitSpec, tpr: float | None) -> list[float]:
+    """The profile's further thresholds: one per :data:`PROFILE_FRACTIONS` of the log-compute range
+    held out, each leaving at least :data:`MIN_TRAINING_DECADES` of runs to fit.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The tidy results table.
+    spec : FitSpec
+        The benchmark, metric and k.
+    tpr : float, optional
+        Tokens per parameter selecting the runs.
+
+    Returns
+    -------
+    list of float
+        Thresholds in FLOPs, in the order of :data:`PROFILE_FRACTIONS`.
+    """
+    rows, _ = design(table, replace(spec, tpr=tpr))
+    log_c = np.log10(rows["flops"].to_numpy(float))
+    span = log_c.max() - log_c.min()
+    thresholds = [float(10 ** (log_c.max() - fraction * span)) for fraction in PROFILE_FRACTIONS]
+    return [t for t in thresholds if np.log10(t) - log_c.min() >= MIN_TRAINING_DECADES]
+
+
+def held_out_rows(predictions: pd.DataFrame, threshold: float, largest: float) -> pd.DataFrame:
+    """A backtest's held-out rows with a forecast, as the profile holds them.
+
+    Parameters
+    ----------
+    predictions : pandas.DataFrame
+        The backtest's predictions: ``side``, ``flops``, ``true``, ``predicted`` and the interval bounds.
+    threshold : float
+        The backtest's split (FLOPs).
+    largest : float
+        The largest fitted run (FLOPs): where the extrapolation starts.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The held-out rows with ``threshold``, ``decades``, ``abs_error``, ``covered50`` and ``covered90`` added
+        (a coverage flag is missing where the row has no interval).
+    """
+    test = predictions[(predictions["side"] == "test") & np.isfinite(predictions["predicted"])].copy()
+    test["threshold"] = threshold
+    test["decades"] = np.log10(test["flops"] / largest)
+    test["abs_error"] = (test["predicted"] - test["true"]).abs()
+    for level in (50, 90):
+        if f"lower{level}" not in test:
+            test[f"lower{level}"] = test[f"upper{level}"] = np.nan
+        inside = (test["true"] >= test[f"lower{level}"]) & (test["true"] <= test[f"upper{level}"])
+        test[f"covered{level}"] = inside.where(test[f"lower{level}"].notna())
+    return test
 
 
 def profile_summary(profile: pd.DataFrame, width: float = 0.25) -> pd.DataFrame:

@@ -7,7 +7,7 @@ import numpy as np
 import benchcast.report.html as h
 from benchcast.laws import get_law
 from benchcast.report.analysis import BenchmarkReport, profile_summary
-from benchcast.report.figures import benchmark_figure, passk_figure
+from benchcast.report.figures import benchmark_figure, judged, passk_figure
 
 
 def parameter_table(fit) -> str:
@@ -99,13 +99,38 @@ def summary_section(
     note = (
         f"Intervals are prediction intervals (where one new run's score lies): a bootstrap over runs with "
         f"{n_boot} replicates per law, {kind}; an ensemble's draws are its laws' draws mixed with their weights, "
-        "as recommend, forecast and bench make them. The backtest columns score the law named in the benchmark's "
-        "section (for an ensemble, its member with the lowest error inside the runs) on the runs it did not see."
+        "as recommend, forecast and bench make them. The backtest columns score the forecast the page shows on runs "
+        "it did not see: the strategy as bench backtests it (its laws fitted below the threshold, weighted and "
+        "blended there), or the law chosen by you."
     )
     return (
         '<section id="summary"><h2>Summary</h2>'
         + h.table(columns, rows, caption="One row per benchmark (sortable)", sortable=True, text_columns=4)
         + f'<p class="muted">{h.esc(note)}</p></section>'
+    )
+
+
+def backtested(report: BenchmarkReport) -> str:
+    """What the page's backtests judge, in a sentence: the forecaster the page shows.
+
+    Parameters
+    ----------
+    report : BenchmarkReport
+        A benchmark's analysis.
+
+    Returns
+    -------
+    str
+        E.g. 'the ensemble, as bench backtests it: at each threshold its laws (power_floor, bnsl_monotone) ...'.
+    """
+    if report.choice.named:
+        return f"{report.strategy} (law chosen by you), fitted to the runs at or below each threshold"
+    laws = ", ".join(report.choice.strategy.weights)
+    return (
+        f"the {judged(report)}, as bench backtests it: at each threshold its laws ({laws}) are fitted to the runs "
+        "at or below it, weighted by their rolling-origin forecasts there, and their bootstrap draws blended"
+        + (" and widened by the error of extrapolating measured there" if report.interval == "extrapolation" else "")
+        + " into its forecasts and intervals of the runs above it (bench's numbers for this benchmark and threshold)"
     )
 
 
@@ -190,21 +215,24 @@ def benchmark_section(r: BenchmarkReport, figure_format: str = "png", dpi: int |
             for name, weight in r.weights.items()
         )
         + "</ul>",
-        f"<p>Below: the runs, parameters and backtests of {h.esc(fit.law)}"
+        f"<p>Backtested: {h.esc(backtested(r))}.</p>",
+        f"<p>Runs and fit of {h.esc(fit.law)}"
         + ("" if r.choice.named or len(r.weights) == 1 else ", the member with the lowest error inside the runs")
-        + f". Fitted on {d.n_used} runs spanning {d.flops_min:.3g} – {d.flops_max:.3g} FLOPs "
+        + f": fitted on {d.n_used} runs spanning {d.flops_min:.3g} – {d.flops_max:.3g} FLOPs "
         f"({d.decades:.2f} decades); in-sample RMSE {d.rmse:.4f}, R² {d.r2:.3f}; chance level "
         f"{fit.settings['q_rand']:.3g} ({h.esc(fit.settings.get('q_rand_source', ''))}).</p>",
         h.warnings_list(r.warnings),
         h.figure(
             benchmark_figure(r, figure_format, dpi),
             f"{r.benchmark}: runs, the forecast of {strategy_label(r)} with 50 and 90 % bands, backtest of "
-            f"{fit.law}, error and coverage versus decades of extrapolation",
+            f"{judged(r)}, its error and coverage versus decades of extrapolation",
             "Top left: the forecast (fitted, dropped and held-out runs are drawn differently; the strategy's curve "
             "and its 50 %/90 % prediction bands out to the target compute, each member law as a thin dashed line). "
-            f"Top right: the backtest of {fit.law}. "
-            "Bottom: the backtests' absolute error, their intervals' coverage (n: the held-out points behind "
-            "each bin) and the intervals' median width versus decades beyond the largest fitted run.",
+            f"Top right: the backtest of {judged(r)}"
+            + ("" if r.choice.named else " (its curve blended from its members' curves, thin and dashed)")
+            + f". Bottom: the backtests of {judged(r)}: absolute error, their intervals' coverage "
+            "(n: the held-out points behind each bin) and the intervals' median width versus decades beyond the "
+            "largest fitted run.",
         ),
         h.table(
             ["target C (FLOPs)", "forecast", "50 % lower", "50 % upper", "90 % lower", "90 % upper", "decades"],
@@ -242,7 +270,7 @@ def benchmark_section(r: BenchmarkReport, figure_format: str = "png", dpi: int |
             h.table(
                 ["decades beyond fit", "held-out points", "MAE", "50 % coverage", "90 % coverage"],
                 [[x.decades, int(x.n), x.mae, x.coverage50, x.coverage90] for x in summary.itertuples()],
-                caption="Backtest error and coverage versus extrapolation",
+                caption=f"Backtest error and coverage of {judged(r)} versus extrapolation",
                 text_columns=0,
             )
         )

@@ -1,0 +1,284 @@
+"""The report's backtests of the default strategy: ``bench``'s cells, one per threshold, for one benchmark.
+
+Each threshold is a bench cell (:func:`benchcast.evaluation.bench.fit_cells` and
+:func:`~benchcast.evaluation.bench.assemble`, the code ``bench`` runs): the strategy's laws are fitted
+to the runs at or below it, weighted from their rolling-origin forecasts there, and their bootstrap draws
+blended (and widened) into the strategy's forecasts and intervals at the runs above it. The page's
+numbers for a threshold are therefore bench's row and predictions for that cell; this module only lays
+them out as a backtest panel and the extrapolation profile draw them.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import pandas as pd
+
+from benchcast.evaluation.bench import Dataset, assemble, fit_cells
+from benchcast.evaluation.strategies import plan_strategy, with_interval
+from benchcast.fitting.spec import FitSpec, design
+from benchcast.forecasting.strategy import MemberForecast, blend_forecast
+from benchcast.plots.panels import curve, flops_grid
+from benchcast.report.profile import held_out_rows
+
+ROW_METRICS = {  # bench's row -> the backtest metric the page reads (BacktestResult's names)
+    "n_test": "n_test",
+    "mae": "test_mae",
+    "mre": "test_mre",
+    "n_usable": "n_test_usable",
+    "mre_usable": "test_mre_usable",
+    "coverage50": "coverage50",
+    "coverage90": "coverage90",
+    "width90": "width90",
+}
+
+
+@dataclass
+class StrategyBacktest:
+    """The strategy backtested at one threshold: bench's cell for this benchmark, laid out for the page.
+
+    Parameters
+    ----------
+    strategy : str
+        Bench's name of the strategy (``'ensemble'``; ``'ensemble[bootstrap]'`` for the bootstrap-only interval).
+    benchmark : str
+        The benchmark.
+    threshold : float
+        The split in FLOPs: members fitted to the runs at or below it, forecasting the runs above it.
+    status : str
+        Bench's status of the cell (``'ok'``, ``'no support'``, ``'failed: ...'``).
+    predictions : DataFrame
+        Every selected run: ``run``, ``flops``, ``true``, ``side`` ('train' or 'test'), ``fitted`` (by a
+        member), and at the held-out runs the strategy's ``predicted`` and ``lower``/``upper`` 50 and 90 %.
+    metrics : dict
+        Bench's row under the names a backtest's metrics have (``test_mre``, ``coverage90``...), with
+        ``n_boot``, ``interval`` and, where there is no coverage, ``interval_note``.
+    members : dict
+        Law -> its FitResult below the threshold (the laws with a positive weight).
+    weights : dict
+        Law -> its weight at this threshold.
+    grid, curve : ndarray
+        The strategy's curve (its members' curves blended) along compute; empty where a member cannot
+        place a run of compute C by itself.
+    member_curves : dict
+        Law -> its own curve along ``grid``.
+    row : dict
+        Bench's row for the cell, as ``bench`` reports it.
+    """
+
+    strategy: str
+    benchmark: str
+    threshold: float
+    status: str
+    predictions: pd.DataFrame
+    metrics: dict
+    members: dict = field(default_factory=dict)
+    weights: dict = field(default_factory=dict)
+    grid: np.ndarray = field(default_factory=lambda: np.array([]))
+    curve: np.ndarray = field(default_factory=lambda: np.array([]))
+    member_curves: dict = field(default_factory=dict)
+    row: dict = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        """The strategy with its weights at this threshold: ``'ensemble (power_floor 0.50, bnsl_monotone 0.50)'``."""
+        mix = ", ".join(f"{law} {w:.2f}" for law, w in self.weights.items())
+        return f"{self.strategy} ({mix})" if mix else self.strategy
+
+    @property
+    def largest_fitted(self) -> float:
+        """The largest run a member was fitted to (FLOPs): where its extrapolation starts."""
+        return max(float(fit.diagnostics.flops_max) for fit in self.members.values())
+
+    @property
+    def dropped(self) -> list[dict]:
+        """Runs below the threshold that no member fitted, with the first member's reason."""
+        frame = self.predictions[self.predictions["fitted"]]
+        fitted = set(zip(frame["run"], frame["k"].astype(float), strict=True))
+        out = {}
+        for fit in self.members.values():
+            for d in fit.dropped:
+                out.setdefault((d["run"], float(d["k"])), d)
+        return [d for key, d in out.items() if key not in fitted]
+
+
+def bench_metric(spec: FitSpec) -> str:
+    """The metric as bench names it: ``'pass@4'`` for pass@k at k = 4, else the metric's name.
+
+    Parameters
+    ----------
+    spec : FitSpec
+        A resolved spec (its ``metric`` and ``k``).
+
+    Returns
+    -------
+    str
+        The metric.
+    """
+    return f"pass@{int(spec.k)}" if str(spec.metric) == "pass@k" and spec.k is not None else str(spec.metric)
+
+
+def strategy_backtests(
+    table: pd.DataFrame,
+    spec: FitSpec,
+    metric: str,
+    strategy: str,
+    laws: tuple[str, ...],
+    thresholds: list[float],
+    *,
+    tpr: float | None,
+    n_boot: int,
+    seed: int,
+    n_jobs: int | None = 1,
+    interval: str = "extrapolation",
+) -> list[StrategyBacktest]:
+    """``strategy`` backtested at each threshold: one bench cell per threshold, run together (so the
+    thresholds' law fits run in one pool), each laid out by :func:`cell_backtest`.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The tidy results table.
+    spec : FitSpec
+        The benchmark, metric, k and a law whose rows are the runs drawn (the page's detailed member).
+    metric : str
+        The metric as bench names it (:func:`bench_metric`).
+    strategy : str
+        The strategy (``'ensemble'``, ``'stack'`` or ``'select'``).
+    laws : tuple of str
+        The laws it combines (bench's candidates).
+    thresholds : list of float
+        Splits in FLOPs.
+    tpr : float, optional
+        Tokens per parameter selecting the runs.
+    n_boot, seed : int
+        Bootstrap replicates per law and seed (bench's ``n_boot`` and ``seed``).
+    n_jobs : int, optional
+        Worker processes of the law fits.
+    interval : {'extrapolation', 'bootstrap'}
+        The intervals' kind.
+
+    Returns
+    -------
+    list of StrategyBacktest
+        One per threshold with runs above it, in the order given.
+    """
+    name = with_interval(strategy, interval)
+    data = Dataset(spec.benchmark, table, ((spec.benchmark, metric),), tuple(thresholds), tpr=tpr)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # bench's cells record failures as statuses; the page says them
+        outcomes, picks, held_out = fit_cells(
+            [data], laws, choosers=[], n_boot=n_boot, seed=seed, n_jobs=n_jobs, progress=None
+        )
+        rows, predictions = assemble([data], [name], outcomes, picks, held_out, seed, candidates=laws)
+    runs, _ = design(table, replace(spec, tpr=tpr))
+    out = []
+    for threshold in thresholds:
+        key = (data.name, spec.benchmark, metric, threshold)
+        if key not in held_out:
+            continue
+        cell = {k[4]: outcome for k, outcome in outcomes.items() if k[:4] == key}
+        row = rows[rows["cutoff"] == threshold].iloc[0].to_dict()
+        points = predictions[predictions["cutoff"] == threshold] if len(predictions) else predictions
+        out.append(cell_backtest(runs, row, points, cell, laws, n_boot=n_boot, seed=seed, interval=interval))
+    return out
+
+
+def cell_backtest(
+    runs: pd.DataFrame,
+    row: dict,
+    points: pd.DataFrame,
+    cell: dict,
+    laws: tuple[str, ...],
+    *,
+    n_boot: int,
+    seed: int,
+    interval: str,
+) -> StrategyBacktest:
+    """One bench cell as a backtest: its runs by side, the strategy's held-out predictions and
+    intervals, its metrics, and its members' curves blended with the strategy's weights.
+
+    Parameters
+    ----------
+    runs : DataFrame
+        Every selected run of the benchmark (design rows).
+    row : dict
+        Bench's row for the cell.
+    points : DataFrame
+        Bench's predictions for the cell (held-out runs).
+    cell : dict
+        Law -> its LawOutcome in the cell.
+    laws : tuple of str
+        The strategy's candidate laws.
+    n_boot, seed : int
+        Bootstrap replicates and seed (the curve's blend uses no draws).
+    interval : {'extrapolation', 'bootstrap'}
+        The intervals' kind.
+
+    Returns
+    -------
+    StrategyBacktest
+    """
+    threshold = float(row["cutoff"])
+    frame = runs[[c for c in ("run", "flops", "params", "tokens", "tpr", "k", "value") if c in runs]].copy()
+    frame = frame.rename(columns={"value": "true"})
+    frame["side"] = np.where(frame["flops"] <= threshold, "train", "test")
+    metrics = {ROW_METRICS[key]: row.get(key, np.nan) for key in ROW_METRICS}
+    metrics.update(n_boot=n_boot, interval=interval)
+    status = str(row["status"])
+    weights, members = {}, {}
+    if status == "ok":
+        plan = plan_strategy(str(row["strategy"]), cell, {}, laws)
+        weights = {law: float(w) for law, w in plan.weights.sort_values(ascending=False).items() if w > 0}
+        members = {law: cell[law].fit for law in weights}
+        held = points[["run", "flops", "predicted", *[c for c in points if c.startswith(("lower", "upper"))]]]
+        frame = frame.merge(held, on=["run", "flops"], how="left")
+    fits = {law: outcome.fit for law, outcome in cell.items() if outcome.fit is not None}
+    fitted = {(r, float(k)) for fit in fits.values() for r, k in zip(fit.points["run"], fit.points["k"], strict=True)}
+    frame["fitted"] = [(r, float(k)) in fitted for r, k in zip(frame["run"], frame["k"], strict=True)]
+    frame["fitted"] &= frame["side"] == "train"
+    if "predicted" not in frame:
+        frame["predicted"] = np.nan
+    if not all(np.isfinite(metrics.get(f"coverage{pct}", np.nan)) for pct in (50, 90)):
+        metrics["interval_note"] = (
+            f"the {row['strategy']} has {status} below {threshold:.3g} FLOPs (too few rolling origins with "
+            "usable points inside the runs there)"
+            if status == "no support"
+            else f"the {row['strategy']} {status} below {threshold:.3g} FLOPs"
+            if status != "ok"
+            else "no held-out run has an interval (too few rolling origins below the threshold to estimate "
+            "the error of extrapolating)"
+        )
+    out = StrategyBacktest(str(row["strategy"]), str(row["benchmark"]), threshold, status, frame, metrics, row=row)
+    out.members, out.fits, out.weights = members, fits, weights
+    curves = {law: curve(fit, flops_grid(frame)) for law, fit in members.items()}
+    if members and all(c is not None for c in curves.values()):
+        grid = next(iter(curves.values()))[0]
+        out.member_curves = {law: c[1] for law, c in curves.items()}
+        parts = {
+            law: MemberForecast(out.member_curves[law], None, fit.diagnostics.flops_max) for law, fit in members.items()
+        }
+        # the blend of the members' curves, by the one blending code (no draws: the curve alone)
+        out.grid = grid
+        out.curve = blend_forecast(parts, weights, None, grid, interval=interval, seed=seed).predicted
+    return out
+
+
+def strategy_profile(backtests: list[StrategyBacktest]) -> pd.DataFrame:
+    """The extrapolation profile of the strategy's backtests: their held-out rows with a forecast,
+    each with its distance beyond the largest run a member was fitted to.
+
+    Parameters
+    ----------
+    backtests : list of StrategyBacktest
+        The strategy at several thresholds (cells without a forecast are left out).
+
+    Returns
+    -------
+    pandas.DataFrame
+        As :func:`benchcast.report.profile.extrapolation_profile`; empty when no cell has a forecast.
+    """
+    frames = [held_out_rows(bt.predictions, bt.threshold, bt.largest_fitted) for bt in backtests if bt.members]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
