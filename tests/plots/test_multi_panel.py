@@ -51,9 +51,15 @@ def test_cutoff_figure_has_no_empty_panel_and_one_x_range():
     assert not coverage.texts
     assert "median interval width (score)" in by_label
     labels = legend_texts(fig)
-    assert {"at a bound", "final fit (most data)", "nominal 90 %", "90 % interval", "50 % interval"} <= set(labels)
-    marks = [c for c in by_label["C0"].collections if c.get_label() == "at a bound"]
+    expected = {"at a search limit", "constraint active", "final fit (most data)", "nominal 90 %", "90 % interval"}
+    assert expected | {"50 % interval"} <= set(labels) and "at a bound" not in labels
+    # C0 = 1e80 is the edge of the search (a warning); E0 = 0 is the law's own constraint E0 >= 0 (information)
+    marks = [c for c in by_label["C0"].collections if c.get_label() == "at a search limit"]
     assert len(marks) == 1 and marks[0].get_offsets()[0][1] == pytest.approx(1e80)
+    assert not [c for c in by_label["C0"].collections if c.get_label() == "constraint active"]
+    marks = [c for c in by_label["E0"].collections if c.get_label() == "constraint active"]
+    assert len(marks) == 1 and marks[0].get_offsets()[0][1] == 0.0
+    assert not [c for c in by_label["E0"].collections if c.get_label() == "at a search limit"]
     title = fig.get_suptitle()
     assert "humaneval-py" in title and "pass@1" in title and "TPR 20" in title
     assert not overlapping_tick_labels(fig)

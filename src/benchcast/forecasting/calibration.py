@@ -199,7 +199,8 @@ def estimate_spread(errors: pd.DataFrame, *, group: tuple[str, ...] = ("origin_d
     if n_origins < MIN_ORIGINS:
         raise InsufficientDataError(
             f"only {n_origins} inner forecast origin(s) with usable points: the extrapolation error cannot be "
-            "estimated (use the bootstrap-only interval, interval='bootstrap', or pool with other benchmarks)."
+            "estimated (the bootstrap-only interval is --interval bootstrap, interval='bootstrap' in Python; or pool "
+            "with other benchmarks)."
         )
     weight = 1.0 / rows.groupby(keys)["e"].transform("size").to_numpy(float)
     root = np.sqrt(weight)

@@ -41,6 +41,7 @@ _LAZY = {
     "annotate_counts": "coverage",
     "draw_bench": "results",
     "bound_hits": "params",
+    "mark_bounds": "params",
     "use_log_axis": "params",
     "param_errorbars": "params",
     "plot_fit": "results",

@@ -11,7 +11,7 @@ import pandas as pd
 from benchcast.laws import get_law
 from benchcast.plots.coverage import draw_coverage
 from benchcast.plots.panels import curve, draw_backtest, flops_grid
-from benchcast.plots.params import bound_hits, param_errorbars, use_log_axis
+from benchcast.plots.params import mark_bounds, param_errorbars, use_log_axis
 from benchcast.plots.style import (
     figure_legend,
     figure_title,
@@ -110,9 +110,7 @@ def plot_cutoff(frame: pd.DataFrame, param_names: list[str], title: str, law: st
         values = frame[name].to_numpy(float)
         panel.plot(x, values, marker="o", ms=3, color=law_color(law or ""), label="fit at this cutoff")
         if law is not None:
-            hits = bound_hits(law, name, values)
-            if hits.any():
-                panel.scatter(x[hits], values[hits], marker="x", s=40, color="red", zorder=5, label="at a bound")
+            mark_bounds(panel, x, values, law, name)
         panel.axhline(values[-1], color="0.5", ls="--", lw=0.8, label="final fit (most data)")
         style_axes(
             panel, ylabel=name, title=f"parameter {name}", ylog=law is not None and use_log_axis(law, name, values)
@@ -210,9 +208,7 @@ def plot_kscan(scan: pd.DataFrame, fits: list, param_names: list[str], title: st
             label="fit ± 1 s.e. (within bounds)",
         )
         if law_name is not None:
-            hits = bound_hits(law_name, name, values)
-            if hits.any():
-                panel.scatter(ok["k"][hits], values[hits], marker="x", s=40, color="red", zorder=5, label="at a bound")
+            mark_bounds(panel, ok["k"], values, law_name, name)
         readable_log_axis(panel, "x", base=2)
         style_axes(panel, "k", name, f"{name} vs k", ylog=law_name is not None and use_log_axis(law_name, name, values))
     figure_legend(fig, axes[:-1], ncol=2)

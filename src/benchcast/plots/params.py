@@ -35,6 +35,36 @@ def bound_hits(law_name: str, name: str, values, kind: str | None = None) -> np.
     return (lower & wanted["lower"]) | (upper & wanted["upper"])
 
 
+# a law's own constraint reached is information; a search limit reached is a warning (the data do
+# not determine the parameter): two marks, never one "at a bound"
+BOUND_MARKS = {
+    "search": {"marker": "x", "s": 40, "color": "red", "label": "at a search limit"},
+    "constraint": {"marker": "o", "s": 46, "facecolors": "none", "edgecolors": "0.25", "label": "constraint active"},
+}
+
+
+def mark_bounds(ax, x, values, law_name: str, name: str) -> None:
+    """Mark the fits of a parameter that reached a search limit (red x) or the law's own constraint
+    (hollow circle), each with its own legend entry.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        The parameter's panel.
+    x, values : array-like
+        Where each fit is drawn, and its value of the parameter.
+    law_name : str
+        Registered law the parameter belongs to.
+    name : str
+        Parameter name.
+    """
+    x, values = np.asarray(x), np.asarray(values, float)
+    for kind, look in BOUND_MARKS.items():
+        hits = bound_hits(law_name, name, values, kind=kind)
+        if hits.any():
+            ax.scatter(x[hits], values[hits], zorder=5, **look)
+
+
 def use_log_axis(law_name: str, name: str, values) -> bool:
     """Scale parameters (declared log by the law), or positive values spanning over two decades.
 

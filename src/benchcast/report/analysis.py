@@ -76,8 +76,9 @@ def strategy_bands(
 ):
     """The strategy's forecast over ``grid`` and at ``targets``, with 50 % and 90 % prediction intervals:
     the one computation ``recommend``, ``forecast`` and ``bench`` make
-    (:meth:`benchcast.forecasting.strategy.StrategyFit.forecast`). Where the extrapolation error
-    cannot be estimated the bands are the bootstrap alone, and a warning says so.
+    (:meth:`benchcast.forecasting.strategy.StrategyFit.forecast`). Where there is no interval (the
+    extrapolation error cannot be estimated) the bands are missing (NaN) and a warning says why, as
+    ``recommend`` and ``forecast`` give none there.
 
     Parameters
     ----------
@@ -107,11 +108,17 @@ def strategy_bands(
     )
     blend = {"interval": interval, "seed": seed}
     blended, notes = blend_forecast(members, strategy.weights, strategy.errors, flops, **blend), []
-    if blended.note and interval == "extrapolation":
-        notes.append(f"bootstrap-only intervals ({blended.note})")
-        blended = blend_forecast(
-            members, strategy.weights, strategy.errors, flops, **(blend | {"interval": "bootstrap"})
+    if blended.note:  # no interval rather than a narrower one of another kind: as recommend and forecast answer
+        notes.append(
+            f"no prediction interval: {blended.note}"
+            + (
+                "; --interval bootstrap gives the bootstrap alone, which leaves out the error of extrapolating"
+                if interval == "extrapolation"
+                else ""
+            )
         )
+        missing = np.full(len(flops), np.nan)
+        blended = replace(blended, intervals={level: (missing, missing) for level in LEVELS})
     return _points(blended, slice(0, len(grid))), _points(blended, slice(len(grid), len(flops))), notes
 
 

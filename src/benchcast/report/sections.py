@@ -283,7 +283,8 @@ def benchmark_section(r: BenchmarkReport, figure_format: str = "png", dpi: int |
                 passk_figure(scan, fits, figure_format, dpi),
                 f"{r.benchmark}: the compute law's parameters versus k, and -log pass@k versus compute for each k",
                 "Each parameter of the compute law (S1) versus k (error bars are one standard error cut at the "
-                "parameter's bounds; x marks a fit at a bound), then -log pass@k versus compute, one colour per k, "
+                "parameter's bounds; a red x marks a fit at a search limit, a hollow circle a law's constraint "
+                "reached), then -log pass@k versus compute, one colour per k, "
                 "with the law fitted at each k (the figure of benchcast kscan).",
             )
         )
