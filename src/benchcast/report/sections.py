@@ -91,8 +91,8 @@ def summary_section(
         ]
         rows.append(row)
     kind = (
-        "widened by the error of extrapolating measured on rolling origins inside the runs (bootstrap alone where "
-        "a benchmark's runs are too few, with a warning)"
+        "widened by the error of extrapolating measured on rolling origins inside the runs (where a benchmark's "
+        "runs are too few to measure it, no interval, and a warning says why)"
         if interval == "extrapolation"
         else "alone (--interval bootstrap: without the error of extrapolating)"
     )
