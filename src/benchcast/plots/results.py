@@ -87,6 +87,34 @@ def forecast_x(query: dict) -> tuple[np.ndarray, str]:
     return np.atleast_1d(np.asarray(query.get("gold"), float)), "G = -log GoldProb"
 
 
+def interval_bars(ax, x, predicted, lower, upper, color, label: str, **look) -> None:
+    """Error bars from ``lower`` to ``upper`` at the points that have both bounds; a point without an
+    interval gets no bar, and with none at all the label is not drawn (the legend names only what exists).
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        The panel.
+    x, predicted : array-like
+        Where each point is and its forecast.
+    lower, upper : array-like
+        The interval's bounds (NaN where a point has none), broadcast to the points.
+    color : str
+        The bars' colour.
+    label : str
+        The legend entry.
+    **look
+        Matplotlib keywords of the bars (``lw``, ``capsize``, ``alpha``).
+    """
+    x, predicted = np.asarray(x, float), np.asarray(predicted, float)
+    lower = np.broadcast_to(np.asarray(lower, float), predicted.shape)
+    upper = np.broadcast_to(np.asarray(upper, float), predicted.shape)
+    drawn = np.isfinite(lower) & np.isfinite(upper)
+    if drawn.any():
+        yerr = [predicted[drawn] - lower[drawn], upper[drawn] - predicted[drawn]]
+        ax.errorbar(x[drawn], predicted[drawn], yerr=yerr, fmt="none", ecolor=color, label=label, **look)
+
+
 def plot_forecast(forecast, fit=None, ax=None, **style):
     """The forecast at each queried point with its prediction interval (thin) and confidence
     interval (thick), over the fit's runs and curve when the fit is given.
@@ -133,16 +161,8 @@ def plot_forecast(forecast, fit=None, ax=None, **style):
         ),
     }
     for label, (lower, upper, look) in bounds.items():
-        if lower is None or upper is None:
-            continue
-        lower, upper = (
-            np.broadcast_to(np.asarray(lower, float), pred.shape),
-            np.broadcast_to(np.asarray(upper, float), pred.shape),
-        )
-        drawn = np.isfinite(lower) & np.isfinite(upper)  # a point without an interval gets no bar, and no label
-        if drawn.any():
-            yerr = [pred[drawn] - lower[drawn], upper[drawn] - pred[drawn]]
-            ax.errorbar(x[drawn], pred[drawn], yerr=yerr, fmt="none", ecolor=color, label=label, **look)
+        if lower is not None and upper is not None:
+            interval_bars(ax, x, pred, lower, upper, color=color, label=label, **look)
     options = {"marker": "*", "s": 90, "color": color, "edgecolors": "k", "zorder": 6, **style}
     ax.scatter(x, pred, label=f"{forecast.law} forecast", **options)
     ax.set_xscale("log")
@@ -186,23 +206,17 @@ def plot_strategy_forecast(forecast, runs=None, ax=None, **style):
             tpr = float(runs["tpr"].iloc[0])
         ax.scatter(runs["flops"], runs["value"], s=14, color="0.2", zorder=4, label=f"runs ({len(runs)})")
         if "metric" in runs and runs["metric"].nunique() == 1:
-            k = runs["k"].iloc[0] if "k" in runs and runs["k"].notna().all() else None
+            one_k = "k" in runs and runs["k"].notna().all() and runs["k"].nunique() == 1
+            k = runs["k"].iloc[0] if one_k else None
             metric = metric_label(str(runs["metric"].iloc[0]), None if k is None else int(k))
     has_point = rows["prediction"].notna() if "prediction" in rows else pd.Series(False, index=rows.index)
     shown = rows[has_point]
-    if "lower" in shown and shown["lower"].notna().any():
-        bounded = shown[shown["lower"].notna()]
-        pred = bounded["prediction"].to_numpy(float)
-        ax.errorbar(
-            bounded["flops"],
-            pred,
-            yerr=[pred - bounded["lower"].to_numpy(float), bounded["upper"].to_numpy(float) - pred],
-            fmt="none",
-            ecolor=color,
-            lw=1,
-            capsize=3,
-            label=f"{int(round(forecast.level * 100))} % prediction interval ({forecast.interval}, "
-            f"{forecast.n_boot} replicates per law)",
+    if "lower" in shown and "upper" in shown:
+        label = f"{int(round(forecast.level * 100))} % prediction interval ({forecast.interval}, "
+        label += f"{forecast.n_boot} replicates per law)"
+        pred = shown["prediction"].to_numpy(float)
+        interval_bars(
+            ax, shown["flops"].to_numpy(float), pred, shown["lower"], shown["upper"], color, label, lw=1, capsize=3
         )
     options = {"marker": "*", "s": 90, "color": color, "edgecolors": "k", "zorder": 6, **style}
     ax.scatter(shown["flops"], shown["prediction"], label=f"{forecast.rule} forecast", **options)

@@ -10,7 +10,7 @@ from benchcast.laws import get_law
 from benchcast.plots.coverage import coverage_table, draw_coverage
 from benchcast.plots.figures import plot_kscan
 from benchcast.plots.panels import draw_backtest, draw_band, draw_runs
-from benchcast.plots.results import metric_label, plot_backtests
+from benchcast.plots.results import interval_bars, metric_label, plot_backtests
 from benchcast.plots.style import FONT, data_uri, figure_title, law_color, legend_outside, plt, style_axes
 from benchcast.report.analysis import BenchmarkReport
 from benchcast.report.profile import profile_summary
@@ -58,17 +58,12 @@ def draw_forecast(ax, report: BenchmarkReport) -> None:
     ax.plot(report.grid, report.curve, color=color, lw=1.5, label=f"{report.strategy} (fitted on all runs)")
     draw_band(ax, report.grid, report.bands, color, "")
     f = report.forecasts
-    ax.errorbar(
-        f["flops"],
-        f["forecast"],
-        yerr=[f["forecast"] - f["lower90"], f["upper90"] - f["forecast"]],
-        fmt="*",
-        ms=9,
-        color=color,
-        mec="k",
-        capsize=3,
-        label="forecast at target, 90 % interval",
-        zorder=6,
+    # the bar and its legend entry only where the interval exists (none where no spread was measurable)
+    interval_bars(
+        ax, f["flops"], f["forecast"], f["lower90"], f["upper90"], color, "90 % interval at target", capsize=3
+    )
+    ax.scatter(
+        f["flops"], f["forecast"], marker="*", s=90, color=color, edgecolors="k", zorder=6, label="forecast at target"
     )
     largest = float(report.fit.points["flops"].max())
     ax.axvline(largest, color="0.5", ls=":", lw=0.8, label=f"largest fitted run {largest:.2g}")
