@@ -36,8 +36,8 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 import benchcast as bc  # noqa: E402
-from benchcast.fitting.engine import single_threaded_blas  # noqa: E402
-from benchcast.fitting.replicates import refit_weighted  # noqa: E402
+from benchcast.fitting.engine.replicates import refit_weighted  # noqa: E402
+from benchcast.fitting.engine.search import single_threaded_blas  # noqa: E402
 from benchcast.forecasting.intervals import _cold, _Data, resample_counts  # noqa: E402
 from benchcast.studies.krajewski2025 import BENCHMARKS  # noqa: E402
 

@@ -21,7 +21,9 @@ S chains of the full protocol: their time is a measured lower bound on the full 
 speed ratio against them a lower bound on the full ratio ("measured"); 100/S times their time
 estimates the full protocol (labelled as an estimate). Each chain's best loss is kept, and how many
 reach the overall best (``chains_at_best``) says how well S chains cover the landscape (more chains
-can only lower the baseline's best loss). ``--resume EARLIER.json`` completes an earlier run of
+can only lower the baseline's best loss). Both sides are also judged by what a user sees: each
+fit's forecast at the reproduction's held-out runs (TPR 20, C > 6e21), and the largest difference
+between them. ``--resume EARLIER.json`` completes an earlier run of
 fewer chains with the rest of the protocol's chains (the earlier chains keep their measured times; a
 baseline's time is the sum of its chains' times), and ``--baselines converged`` runs only the
 converged baseline. BLAS runs single-threaded for both sides (multi-threaded BLAS inside L-BFGS-B is
@@ -49,8 +51,8 @@ import numpy as np  # noqa: E402
 from scipy.optimize import basinhopping  # noqa: E402
 
 import benchcast as bc  # noqa: E402
-from benchcast.fitting.engine import minimize_law  # noqa: E402
-from benchcast.fitting.problem import Problem  # noqa: E402
+from benchcast.fitting.engine.problem import Problem  # noqa: E402
+from benchcast.fitting.engine.search import minimize_law  # noqa: E402
 from benchcast.fitting.spec import FitSpec, design  # noqa: E402
 from benchcast.laws import get_law  # noqa: E402
 
@@ -71,6 +73,18 @@ BENCHMARKS = (
 )
 CONVERGED = {"ftol": 1e-15, "gtol": 1e-12, "maxiter": 15000}
 FULL_STARTS, FULL_HOPS = 100, 100
+
+
+def held_out(table, law_name: str, benchmark: str, metric: str) -> tuple[np.ndarray, np.ndarray]:
+    """The reproduction's held-out runs (TPR 20, C > 6e21): compute and observed score."""
+    spec = FitSpec(law=law_name, benchmark=benchmark, metric=metric, tpr=20, min_flops=6e21 * (1 + 1e-9))
+    rows, _ = design(table, spec)
+    return rows["flops"].to_numpy(float), rows["value"].to_numpy(float)
+
+
+def forecast(law, theta: np.ndarray, flops: np.ndarray) -> list[float]:
+    """The law's score at the held-out runs' compute."""
+    return [float(v) for v in np.ravel(law.predict_score(np.asarray(theta, float), {"flops": flops}, 0.0))]
 
 
 def fit_data(table, law_name: str, benchmark: str, metric: str) -> tuple[dict, np.ndarray]:
@@ -100,6 +114,7 @@ def baseline(
     if len(chain_losses) != len(chain_seconds):
         raise SystemExit("--resume: a baseline's chain_losses and chain_seconds differ in length")
     n_resumed = len(chain_losses)
+    best_u = np.asarray(done["theta_internal"], float) if done and "theta_internal" in done else None
     for _ in chain_losses:  # the same draws, in the same order, as the chains that ran
         rng.uniform(problem.lower, problem.upper)
         rng.integers(2**31)
@@ -115,6 +130,8 @@ def baseline(
         )
         chain_losses.append(float(res.fun))
         chain_seconds.append(time.perf_counter() - chain_clock)
+        if res.fun <= min(chain_losses):
+            best_u = np.asarray(res.x, float)
     best = min(chain_losses)
     n_solves = starts * (hops + 1)
     seconds = float(sum(chain_seconds))  # every chain's own measured time
@@ -132,6 +149,9 @@ def baseline(
         # chains taken from an earlier run (timed then, possibly at another load)
         "resumed_chains": n_resumed,
         "chains_at_best": int(sum(loss <= best * (1 + 1e-6) for loss in chain_losses)),
+        # the best chain's end, internal and natural units (None: only resumed chains, not stored then)
+        "theta_internal": None if best_u is None else best_u.tolist(),
+        "theta": None if best_u is None else problem.natural(best_u).tolist(),
     }
 
 
@@ -141,7 +161,12 @@ def ours(law, X, y, repeats: int) -> dict:
         clock = time.perf_counter()
         optimum = minimize_law(law, X, y, seed=0)
         times.append(time.perf_counter() - clock)
-    return {"seconds": float(np.median(times)), "loss": optimum.loss, "at_bound": optimum.at_bound}
+    return {
+        "seconds": float(np.median(times)),
+        "loss": optimum.loss,
+        "at_bound": optimum.at_bound,
+        "theta": optimum.theta.tolist(),
+    }
 
 
 def main() -> None:
@@ -227,6 +252,14 @@ def main() -> None:
                 conservative = min(converged["seconds"], earlier_estimate)
                 row["speed_ratio_conservative"] = conservative / row["benchcast"]["seconds"]
             row["benchcast_le_baseline"] = bool(row["benchcast"]["loss"] <= converged["loss"] * (1 + 1e-6))
+            # judged by forecasts too: both fits at the held-out runs (TPR 20, C > 6e21)
+            test_flops, test_score = held_out(table, law_name, benchmark, metric)
+            row["held_out"] = {"flops": test_flops.tolist(), "observed": test_score.tolist()}
+            row["benchcast"]["forecast"] = forecast(law, row["benchcast"]["theta"], test_flops)
+            if converged.get("theta") is not None:
+                converged["forecast"] = forecast(law, converged["theta"], test_flops)
+                gap = np.abs(np.subtract(row["benchcast"]["forecast"], converged["forecast"]))
+                row["forecast_max_abs_difference"] = float(gap.max()) if gap.size else 0.0
             results.append(row)
             print(
                 f"{law_name:14s} {benchmark:16s} n={len(y):2d}  benchcast {row['benchcast']['seconds']:6.2f}s "
@@ -245,7 +278,12 @@ def main() -> None:
                 )
                 + f" | chains at best "
                 f"{converged.get('chains_at_best', '?')}/{args.starts}"
-                f" | benchcast/baseline loss {row['loss_ratio']:.6f}",
+                f" | benchcast/baseline loss {row['loss_ratio']:.6f}"
+                + (
+                    f" | held-out forecasts differ by {row['forecast_max_abs_difference']:.4f} at most"
+                    if "forecast_max_abs_difference" in row
+                    else ""
+                ),
                 flush=True,
             )
             if args.out:

@@ -72,6 +72,17 @@ def test_every_module_reads_in_one_sitting():
     assert not long, long
 
 
+def test_the_fitting_engine_is_a_package_of_small_modules():
+    """The engine (issue #21): one module per algorithm - problem, loss, solver, starts,
+    projection, search, replicates, findings - each under 250 lines."""
+    from pathlib import Path
+
+    engine = Path(bc.__file__).parent / "fitting" / "engine"
+    sizes = {p.stem: len(p.read_text().splitlines()) for p in engine.glob("*.py")}
+    assert {"problem", "loss", "solver", "starts", "projection", "search", "replicates"} <= set(sizes)
+    assert max(sizes.values()) < 250, sizes
+
+
 def _documented(func: ast.FunctionDef) -> str:
     """What numpydoc sections ``func`` lacks ('' if none): Parameters for arguments, Returns for a value."""
     doc = ast.get_docstring(func) or ""

@@ -276,10 +276,10 @@ def test_replicates_reach_the_cold_refit_loss(apple, law, bench, n_boot, n_cold)
 def test_bnsl_replicates_fit_as_well_as_cold_refits(apple):
     """BNSL replicates start from a shared pool (the full data's best screened candidates and the
     law's refinement starts) instead of each running the whole search (replicates.refit_weighted).
-    Neither search is global on a multimodal law, so on the replicates the pool converges (the
-    rest get a cold refit in bootstrap) it must end above a cold refit of the same resample no
-    more often than below it, and never far above."""
-    from benchcast.fitting.replicates import refit_weighted
+    Neither search is global on a law with several basins, so on the replicates the pool
+    converges (the rest are dropped and counted) it must end above a cold refit of the same
+    resample no more often than below it, and never far above."""
+    from benchcast.fitting.engine.replicates import refit_weighted
     from benchcast.forecasting.intervals import _Data, resample_counts
 
     result = bc.fit(apple, "bnsl", "arc_easy", "acc_norm", tpr=20, min_flops=3e18, max_flops=6e21)

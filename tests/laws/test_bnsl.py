@@ -10,7 +10,7 @@ from scipy.optimize import lsq_linear
 
 import benchcast as bc
 from benchcast.errors import ArtifactError
-from benchcast.fitting.projection import box_least_squares
+from benchcast.fitting.engine.projection import box_least_squares
 from benchcast.fitting.spec import FitSpec, design
 
 GRID = np.geomspace(1e17, 1e26, 2000)
@@ -164,18 +164,19 @@ def test_laws_command_lists_constraints():
     assert proc.exit_code == 0 and "constraints" in proc.output and "bnsl_monotone" in proc.output
 
 
-def test_unrestricted_fit_on_a_range_limit_says_so(apple):
-    """ARC-Easy: the unrestricted optimum runs to the edge of the search range of the break, and
-    the fit reports it (diagnostics and a warning) rather than presenting it as an interior optimum."""
-    with pytest.warns(bc.FitWarning, match="of its search range: the data do not determine it"):
-        result = bc.fit(apple, "bnsl", "arc_easy", "acc_norm", tpr=20, min_flops=3e18, max_flops=6e21)
-    assert result.diagnostics.at_bound
-    law = bc.get_law("bnsl")
-    for name in result.diagnostics.at_bound:
-        p = law.parameters[law.param_names.index(name)]
-        assert np.isclose(result.params[name], p.lower, rtol=1e-4) or np.isclose(
-            result.params[name], p.upper, rtol=1e-4
-        )
+def test_unrestricted_fit_on_the_breaks_range_says_so(apple):
+    """ARC-Easy: the unrestricted optimum widens its break to the edge of the range the runs can
+    inform (f1 = their log-range), and the fit says so - a finding of the law's range for these
+    runs, named in its report - rather than presenting it as an interior optimum."""
+    result = bc.fit(apple, "bnsl", "arc_easy", "acc_norm", tpr=20, min_flops=3e18, max_flops=6e21)
+    law = result.law_object
+    flops = result.points["flops"].to_numpy()
+    box = law.search_box({"flops": flops})
+    assert result.diagnostics.at_bound == ("f1",)
+    assert result.params["f1"] == pytest.approx(box["f1"][1], rel=1e-6)
+    assert result.params["f1"] == pytest.approx(np.log(flops.max() / flops.min()), rel=1e-6)
+    assert result.bounds.flags == {"f1": "constraint active"}
+    assert "on the law's range for these runs" in result.report()
 
 
 def test_artifact_with_the_old_meaning_of_b_is_refused(tmp_path):

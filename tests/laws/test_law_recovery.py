@@ -8,7 +8,7 @@ from conftest import law_table
 from scipy.optimize import minimize
 
 import benchcast as bc
-from benchcast.fitting.problem import Problem
+from benchcast.fitting.engine.problem import Problem
 
 FLOPS = np.geomspace(1e18, 1e22, 24)
 TPRS = (10, 20, 40, 80, 160)

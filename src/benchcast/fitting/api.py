@@ -17,7 +17,7 @@ import pandas as pd
 from benchcast.data.readers import load
 from benchcast.errors import DataError, FitWarning, InsufficientDataError, SelectionError
 from benchcast.fitting.diagnostics import FitDiagnostics, bound_findings, plain_message
-from benchcast.fitting.engine import minimize_law
+from benchcast.fitting.engine.search import minimize_law
 from benchcast.fitting.metrics import r2, rmse
 from benchcast.fitting.result import FitResult, fingerprint
 from benchcast.fitting.spec import FitSpec, design

@@ -231,7 +231,12 @@ def bound_findings(law, params: dict[str, float], at_bound) -> BoundFindings:
             continue
         lower, upper = param.at_bounds(value)
         side = "lower" if bool(lower) else "upper" if bool(upper) else None
-        if side is not None and param.is_constraint(side):
+        box = getattr(law, "search_box_reasons", {}).get(name)
+        if side is None and box is not None:  # a bound the law sets from the runs (Law.search_box)
+            constraints.append(f"{name} = {value:.4g} is on the law's range for these runs: {box}")
+            flags[name] = "constraint active"
+            active[name] = box
+        elif side is not None and param.is_constraint(side):
             constraints.append(
                 f"the constraint {param.constraint_text(side)} is active"
                 + (f" ({param.description})" if param.description else "")

@@ -14,12 +14,10 @@ Each replicate is the fit's data reweighted by how often each run was drawn (see
 is fitted as thoroughly as the original:
 
 * closed-form laws: the exact least-squares solution of each resample (the engine's own path);
-* other laws: every replicate is refitted by one batched Levenberg-Marquardt over all
-  replicates at once, from the full-data optimum and from the law's own cold-start candidates
-  computed on the replicate (a multimodal law: the full data's best screened candidates and its
-  refinement starts, shared), then finished by the engine's trust-region solve, continued along
-  flat valleys as a cold fit is; a replicate that does not converge gets a full cold refit, which
-  decides;
+* other laws: every replicate and its starts are rows of one batched Levenberg-Marquardt solve
+  (:func:`benchcast.fitting.engine.replicates.refit_weighted`), from the full-data optimum and the best,
+  by the replicate's own loss, of the full data's ranked candidates; the solver's convergence
+  test (projected gradient and forecast) is each replicate's;
 * laws with a presolved stage: a full cold refit per replicate.
 
 Every replicate records its loss and whether its fit converged; replicates whose fit failed or
@@ -35,9 +33,9 @@ import numpy as np
 import pandas as pd
 
 from benchcast.errors import BenchcastError
-from benchcast.fitting.engine import minimize_law, single_threaded_blas
-from benchcast.fitting.loss import Loss
-from benchcast.fitting.replicates import refit_weighted
+from benchcast.fitting.engine.loss import make_loss
+from benchcast.fitting.engine.replicates import refit_weighted
+from benchcast.fitting.engine.search import minimize_law, single_threaded_blas
 from benchcast.fitting.result import FitResult
 from benchcast.forecasting.draws import ScoreDraws
 from benchcast.laws import get_law, to_target
@@ -140,7 +138,7 @@ def fit_replicates(result: FitResult, counts: np.ndarray) -> tuple[np.ndarray, n
         if exact is not None:
             with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
                 residual = law.forward(exact, data.X) - data.y
-            per_point = Loss(spec.loss, spec.huber_delta).per_point(residual)
+            per_point = make_loss(spec.loss, spec.huber_delta).per_point(residual)
             weights = counts[todo]
             thetas[todo], losses[todo] = exact, np.sum(weights * per_point, axis=1) / weights.sum(axis=1)
             converged[todo] = np.isfinite(exact).all(axis=1) & np.isfinite(losses[todo])
@@ -157,7 +155,7 @@ def fit_replicates(result: FitResult, counts: np.ndarray) -> tuple[np.ndarray, n
                 seed=spec.seed,
             )
             thetas[todo], losses[todo], converged[todo] = found, value, ok
-            todo = todo[~ok]  # not converged: a full cold refit decides
+            todo = todo[:0]  # each replicate's own solve decides; an unconverged one is counted
         for row in todo:
             try:
                 thetas[row], losses[row], converged[row] = _cold(data, spec, counts[row])
@@ -322,17 +320,14 @@ def bootstrap(
         raise BenchcastError("this fit carries no training points; refit it to bootstrap.")
     law = get_law(result.law)
     strategy = law.replicate_strategy(result.spec.loss)
-    # a multimodal law's batched replicates still cost a trust-region finish each (and a cold
-    # refit where one does not converge): spread over the workers like cold refits
-    cheap = strategy == "closed" or (strategy == "batched" and not law.search.multimodal)
+    cheap = strategy in ("closed", "batched")
     # batched and closed-form refits are cheap: a few large chunks, in this process unless there
     # are very many (starting workers costs more); cold refits are spread over the workers
     if cheap and n_boot <= CHEAP_IN_PROCESS and ray_address is None:
         n_jobs = 1
     in_process = ray_address is None and resolve_jobs(n_jobs) == 1
-    # in this process a chunk only marks progress: four of them (a multimodal law's chunk screens
-    # its shared pool once and settles its replicates in one batch: fewer chunks are 10-20 % less
-    # CPU). Each replicate's refit is independent of its chunk, so the results are the same.
+    # in this process a chunk only marks progress (each screens the shared pool once: few large
+    # chunks). Each replicate's refit is independent of its chunk, so the results are the same.
     chunk = max(1, n_boot // (2 if cheap else 4 if in_process else 16))
     batches = [list(range(start, min(start + chunk, n_boot))) for start in range(0, n_boot, chunk)]
     parts = parallel_map(

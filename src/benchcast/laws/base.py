@@ -42,6 +42,8 @@ class Law(LawQuestions):
     selectable: bool = True  # offered by law selection (recommend, bench)
     clip_scores: bool = False  # forecasts can leave [0, 1]: clip them and say so
     search: SearchSettings = SearchSettings()
+    # why each parameter bounded by search_box is bounded, in words (shown where a fit reaches it)
+    search_box_reasons: dict[str, str] = {}
     n_presolved: int = 0  # parameters fixed by presolve() from other data (not by the scores)
     parameters: tuple[Parameter, ...] = ()
     # Modelling constraints the law imposes beyond its formula, in words (shown by describe() and
@@ -138,16 +140,14 @@ class Law(LawQuestions):
         -------
         str
             'closed' (the exact least-squares solution of each resample), 'cold' (the full engine
-            per replicate, presolved stages re-solved) or 'batched' (one vectorised
-            Levenberg-Marquardt over all replicates from the full-data optimum and the starting
-            points a cold fit of each resample would use - for a multimodal law, the full data's
-            best screened candidates; each replicate then finished by the engine's trust-region
-            solve).
+            per replicate, presolved stages re-solved) or 'batched' (one batched
+            Levenberg-Marquardt solve over all replicates, from the full-data optimum and the full
+            data's best-ranked candidates).
         """
         if type(self).closed_form is not Law.closed_form and loss == "lsq":
             return "closed"
-        # a presolved stage is re-solved per resample; a multimodal law's replicates share a pool of
-        # screened starts (see fitting.replicates.refit_weighted)
+        # a presolved stage is re-solved per resample; the others share a pool of ranked starts
+        # (see fitting.replicates.refit_weighted)
         return "cold" if self.n_presolved else "batched"
 
     def closed_form(self, X: dict[str, np.ndarray], y: np.ndarray) -> np.ndarray | None:
@@ -184,6 +184,23 @@ class Law(LawQuestions):
             Starts in natural units, shape (S, n_params); None where the law has none.
         """
         return None
+
+    def search_box(self, X: dict[str, np.ndarray]) -> dict[str, tuple[float, float]]:
+        """Bounds of some parameters that depend on the fitted runs (natural units), narrowing the
+        declared ones: where the formula has flat directions outside a range the data can inform
+        (a break beyond the runs), the law bounds them and states why.
+
+        Parameters
+        ----------
+        X : dict of str to ndarray
+            The covariates of the fitted points by name, each shape (n,).
+
+        Returns
+        -------
+        dict of str to (float, float)
+            (lower, upper) by parameter name (empty: the declared bounds).
+        """
+        return {}
 
     def presolve(self, X: dict[str, np.ndarray], y: np.ndarray) -> dict[str, float]:
         """Parameters determined in closed form before the numerical search (held fixed).

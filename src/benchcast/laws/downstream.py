@@ -118,7 +118,7 @@ class _NDLaw(Law):
     covariates = ("params", "tokens")
     target = "loglog"
     loss = "huber"
-    search = SearchSettings(n_polish=None)  # polish every grid start, as in the paper
+    search = SearchSettings(n_starts=None)  # solve every grid start, as the paper polishes each
     floor = False
 
     @property

@@ -17,24 +17,18 @@ class SearchSettings:
 
     Parameters
     ----------
-    multimodal : bool
-        The loss surface has several basins and flat valleys: the best three refined points are
-        finished, a point that runs out of budget is continued along its valley, and bootstrap
-        replicates share one pool of screened starts.
     n_screen : int
         Quasi-random screening points for the global search (0: the law's own starts alone).
-    n_polish : int or None
-        Starts refined with L-BFGS-B (None: all).
-    n_settle : int
-        Best screened starts also settled to convergence by the batched Levenberg-Marquardt, a
-        second search whose best point is finished on its own path (where the two searches' basins
-        differ); 0: none.
+    n_starts : int or None
+        The best-ranked starts solved together (None: all of them).
+    n_replicate_starts : int
+        Starts of each bootstrap replicate besides the full-data optimum: the full data's best
+        candidates, chosen by the replicate's own loss.
     """
 
-    multimodal: bool = False
     n_screen: int = 0
-    n_polish: int | None = 8
-    n_settle: int = 0
+    n_starts: int | None = 8
+    n_replicate_starts: int = 3
 
 
 BOUND_SIDES = ("lower", "upper")

@@ -26,7 +26,7 @@ GENERAL = BENCHMARKS[:7]
 # K8: the paper's average is over every benchmark but GSM8K and LBPP
 PAPER_AVERAGE = tuple(b for b in BENCHMARKS if b[0] not in ("gsm8k_cot_llama", "lbpp"))
 AVERAGE_SETS = {"paper 10": PAPER_AVERAGE, "all 12": BENCHMARKS, "general 7": GENERAL}
-AVERAGE_LOSS, AVERAGE_DELTA = "huber", 1e-3  # K8 is fitted like K2: L-BFGS-B on the Huber loss
+AVERAGE_LOSS, AVERAGE_DELTA = "huber", 1e-3  # K8 is fitted like K2: on the Huber loss (the paper uses L-BFGS-B)
 
 THRESHOLD, MIN_FLOPS, TPR = 6e21, 3e18, 20.0
 BNSL = "bnsl"  # the paper's unrestricted BNSL (Table 3)
@@ -47,7 +47,7 @@ PROTOCOL = {
     "passk_compute": "protocol 3 on humaneval-py TPR-20 runs: fit C < 6e21 and k <= 32, test the rest",
     "average": (
         "K8: mean Q' over a benchmark set per run, runs where every benchmark is >= its margin above chance; "
-        "form of K1 fitted with L-BFGS-B on the Huber loss (delta 1e-3) in K1's space log(-log Q'); "
+        "form of K1 fitted on the Huber loss (delta 1e-3; the paper: L-BFGS-B) in K1's space log(-log Q'); "
         "TPR 20, fit 3e18 <= C <= 6e21, test C > 6e21. The paper's set: the ten benchmarks other than "
         "GSM8K and LBPP; the other sets and the least-squares fit are named extras"
     ),

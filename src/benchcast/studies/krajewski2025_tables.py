@@ -226,7 +226,7 @@ def _direct_table(done: dict, benchmarks) -> pd.DataFrame:
                     row[f"{law}_coverage{level}"] = bt.metrics[f"coverage{level}"]
             if "interval" in bt.metrics:  # the kind of interval behind the coverage columns
                 row["interval"] = bt.metrics["interval"]
-            if bt.fit.law_object.search.multimodal:  # a global search: how many points and the loss it reached
+            if bt.fit.law_object.search.n_screen:  # a global search: how many points and the loss it reached
                 row[f"{law}_points"] = bt.fit.diagnostics.n_used
                 row[f"{law}_huber_loss"] = bt.fit.diagnostics.loss
         rows.append(row)

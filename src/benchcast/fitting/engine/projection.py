@@ -7,7 +7,7 @@ import itertools
 
 import numpy as np
 
-from benchcast.fitting.problem import Problem
+from benchcast.fitting.engine.problem import Problem
 
 ROBUST_STEPS = 6  # reweighted steps of the linear parameters towards the Huber optimum
 WELL_CONDITIONED = 1e-6  # Hadamard ratio above which box least squares trusts a feasible free solution
@@ -53,7 +53,7 @@ def project_linear(problem: Problem, u: np.ndarray) -> np.ndarray:
     upper = np.array([p.upper for p in params])
     init = np.array([p.init for p in params])
     coef = box_least_squares(basis, target, lower, upper, init)
-    for _ in range(ROBUST_STEPS if problem.loss.huber else 0):
+    for _ in range(ROBUST_STEPS if problem.loss.robust else 0):
         residual = np.einsum("sl,sln->sn", coef, basis) - target
         root_weight = np.sqrt(problem.loss.reweighting(residual))
         coef = box_least_squares(basis * root_weight[:, None, :], target * root_weight, lower, upper, init)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchcast.fitting.problem import Problem
-from benchcast.fitting.projection import project_linear
+from benchcast.fitting.engine.problem import Problem
+from benchcast.fitting.engine.projection import project_linear
 
 SCREEN_SPAN = 60.0  # internal half-width where a bound is infinite (screening only)
 

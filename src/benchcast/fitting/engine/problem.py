@@ -1,46 +1,21 @@
 """A fitting problem: a law, its data and loss, and the map between natural and internal parameters.
 
 Internal parameters are the free ones (a presolved parameter is held fixed), scale parameters in
-log space. :class:`Candidate` is a point a search stage ends at.
-"""
+log space, each within the law's box for these data (its parameters' bounds, narrowed by
+``Law.search_box``). The probe points, where a solve checks that its forecast stopped moving, are
+the fitted runs and the largest run scaled one and two decades up in every scale covariate."""
 
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
 
 import numpy as np
 
-from benchcast.fitting.loss import Loss
+from benchcast.fitting.engine.loss import make_loss
 from benchcast.laws.base import Law
-from benchcast.laws.parameters import BOUND_TOLERANCE
 
 PENALTY = 1e10  # objective for parameter vectors whose prediction is not finite
-
-
-class Candidate(NamedTuple):
-    """A point a search stage ended at, in internal units, with its loss and convergence."""
-
-    loss: float
-    u: np.ndarray
-    converged: bool
-    message: str
-
-
-def lowest(candidates) -> Candidate:
-    """The lowest-loss candidate; a converged one on a tie (the first of equals otherwise).
-
-    Parameters
-    ----------
-    candidates : iterable of Candidate
-        The points the search stages ended at.
-
-    Returns
-    -------
-    Candidate
-        The best of them.
-    """
-    return min(candidates, key=lambda c: (c.loss, not c.converged))
+SCALE_COVARIATES, PROBE_FACTORS = ("flops", "params", "tokens"), (10.0, 100.0)  # the extrapolation probes
 
 
 class Problem:
@@ -72,7 +47,7 @@ class Problem:
         fixed: dict[str, float] | None = None,
     ):
         self.law, self.X, self.y = law, X, np.asarray(y, float)
-        self.loss = Loss(loss, huber_delta)
+        self.loss = make_loss(loss, huber_delta)
         self.fixed = dict(fixed or {})
         self.params = law.parameters
         self.free = [i for i, p in enumerate(self.params) if p.name not in self.fixed]
@@ -82,13 +57,18 @@ class Problem:
         self.log_free = _as_slice(np.flatnonzero(is_log))
         self.log_theta = _as_slice(np.asarray(self.free, int)[np.flatnonzero(is_log)])
         self.all_free = len(self.free) == len(self.params)
-        lower = np.array([self.params[i].lower for i in self.free], float)
-        upper = np.array([self.params[i].upper for i in self.free], float)
+        box = law.search_box(X)
+        lower = np.array([box.get(self.params[i].name, (self.params[i].lower,))[0] for i in self.free], float)
+        upper = np.array([box.get(self.params[i].name, (0, self.params[i].upper))[1] for i in self.free], float)
         with np.errstate(divide="ignore"):
             self.lower = np.where(is_log, np.log(np.maximum(lower, 1e-300)), lower)
             self.upper = np.where(is_log, np.log(upper), upper)
         self.template = np.array([self.fixed.get(p.name, p.init) for p in self.params], float)
         self.n_evaluations = 0
+        self.X_probed = _with_probes(X)
+        spread = float(np.std(self.y)) if self.y.size else 1.0
+        self.target_scale = max(spread, 1e-3 * float(np.max(np.abs(self.y), initial=1.0)), 1e-12)
+        self.loss_floor = (1e-6 * self.target_scale) ** 2  # a loss this small is an exact fit
 
     def natural(self, u: np.ndarray) -> np.ndarray:
         """Natural parameter vectors (..., n_params) of internal ones (..., n_free).
@@ -160,6 +140,22 @@ class Problem:
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             return self.law.forward(self.natural(u), self.X)
 
+    def predict_probed(self, u: np.ndarray) -> np.ndarray:
+        """The prediction at the fitted points followed by the probe points, shape (..., n_points + n_probes).
+
+        Parameters
+        ----------
+        u : ndarray
+            Internal vectors, shape (..., n_free).
+
+        Returns
+        -------
+        ndarray
+            Predictions in the law's target space; the first ``n_points`` are :meth:`predict`'s.
+        """
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            return self.law.forward(self.natural(u), self.X_probed)
+
     def objective(self, u: np.ndarray) -> np.ndarray:
         """Loss of a batch of internal vectors, shape (..., n_free) -> (...).
 
@@ -230,91 +226,19 @@ class Problem:
         jac = (preds[..., 1 : m + 1, :] - preds[..., m + 1 :, :]) / np.where(width > 0, width, 1.0)
         return preds[..., 0, :], jac
 
-    def value_and_grad(self, u: np.ndarray) -> tuple[float, np.ndarray]:
-        """The loss at one internal vector and its gradient (``PENALTY`` and 0 where not finite).
 
-        Parameters
-        ----------
-        u : ndarray
-            One internal vector (free parameters, log-scale ones as logs), shape (n_free,).
-
-        Returns
-        -------
-        value : float
-            The mean loss.
-        grad : ndarray
-            Its gradient in the internal parameters, shape (n_free,).
-        """
-        pred, jac = self.jacobian(u)
-        residual = pred - self.y
-        value = float(self.loss.mean(residual))
-        grad = jac @ self.loss.derivative(residual) / len(self.y)
-        if not (np.isfinite(value) and np.all(np.isfinite(grad))):
-            return PENALTY, np.zeros_like(u)
-        return value, grad
-
-    def at_bound(self, u: np.ndarray) -> list[str]:
-        """Names of the free parameters of u on a finite bound of the search (within the tolerance
-        :meth:`benchcast.laws.parameters.Parameter.at_bounds` uses, relative to the range).
-
-        Parameters
-        ----------
-        u : ndarray
-            One internal vector (free parameters, log-scale ones as logs), shape (n_free,).
-
-        Returns
-        -------
-        list of str
-            The parameters' names.
-        """
-        span = np.where(np.isfinite(self.upper - self.lower), self.upper - self.lower, 1.0)
-        tol = BOUND_TOLERANCE * np.maximum(span, 1.0)
-        hits = (np.isfinite(self.lower) & (u <= self.lower + tol)) | (np.isfinite(self.upper) & (u >= self.upper - tol))
-        return [self.params[self.free[j]].name for j in np.flatnonzero(hits)]
-
-    def stderr(self, u: np.ndarray) -> np.ndarray:
-        """Gauss-Newton standard errors in natural units (nan where not identifiable).
-
-        Parameters
-        ----------
-        u : ndarray
-            One internal vector (free parameters, log-scale ones as logs), shape (n_free,).
-
-        Returns
-        -------
-        ndarray
-            The standard error of each parameter, shape (n_params,) (nan for fixed ones).
-        """
-        out = np.full(len(self.params), np.nan)
-        n, p = len(self.y), len(u)
-        if n <= p:
-            return out
-        pred, jac = self.jacobian(u)
-        sigma2 = float(np.sum((pred - self.y) ** 2) / (n - p))
-        try:
-            cov = np.linalg.pinv(jac @ jac.T) * sigma2
-        except np.linalg.LinAlgError:
-            return out
-        se_internal = np.sqrt(np.clip(np.diag(cov), 0.0, None))
-        natural = self.natural(u)[self.free]
-        out[self.free] = np.where(self.is_log, natural * se_internal, se_internal)
-        return out
-
-
-def finite(values: np.ndarray) -> np.ndarray:
-    """``values`` with nan and infinities replaced by 0 (itself where all are finite, the common case).
-
-    Parameters
-    ----------
-    values : ndarray
-        Any array.
-
-    Returns
-    -------
-    ndarray
-        ``values`` or a finite copy.
-    """
-    return values if np.isfinite(values).all() else np.nan_to_num(values, nan=0.0, posinf=0.0, neginf=0.0)
+def _with_probes(X: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The covariates followed by the probe points: the largest run (by its first scale covariate)
+    with every scale covariate multiplied by ``PROBE_FACTORS``, its other covariates kept."""
+    scales = [c for c in SCALE_COVARIATES if c in X]
+    if not scales or not len(X[scales[0]]):
+        return X
+    largest = int(np.argmax(X[scales[0]]))
+    factors = np.array(PROBE_FACTORS)
+    return {
+        c: np.concatenate([x, x[largest] * factors if c in scales else np.repeat(x[largest], len(factors))])
+        for c, x in X.items()
+    }
 
 
 def _as_slice(index: np.ndarray) -> slice | np.ndarray:

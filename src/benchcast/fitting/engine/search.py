@@ -1,0 +1,212 @@
+"""The one fitting engine behind every law: :func:`minimize_law`, a fit as named stages.
+
+1. closed form where the law has one (least-squares laws);
+2. otherwise the parameters the law presolves are held fixed, and starts are ranked: the law's own
+   grid plus, with ``law.search.n_screen``, a quasi-random screen, linear parameters projected
+   (:mod:`~benchcast.fitting.engine.starts`, :mod:`~benchcast.fitting.engine.projection`);
+3. the best ``law.search.n_starts`` are solved together by the batched Levenberg-Marquardt
+   (:mod:`~benchcast.fitting.engine.solver`);
+4. the law's refinement starts around the best end (minima a local solve cannot reach from it)
+   are solved the same way, and the lower end is the fit.
+
+Bootstrap replicates are refitted by :mod:`~benchcast.fitting.engine.replicates`; the problem, its loss
+and candidate points are :mod:`~benchcast.fitting.engine.problem`. BLAS runs single-threaded inside a
+fit. Everything is deterministic given ``seed``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from benchcast.fitting.engine.findings import parameters_on_bounds, standard_errors
+from benchcast.fitting.engine.loss import SquaredLoss, make_loss
+from benchcast.fitting.engine.problem import PENALTY, Problem
+from benchcast.fitting.engine.solver import Solution, solve
+from benchcast.fitting.engine.starts import ranked_starts, refinement_starts
+from benchcast.laws.base import Law
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A point a search stage ended at.
+
+    Attributes
+    ----------
+    loss : float
+        Its mean loss.
+    u : ndarray
+        Internal parameters, shape (n_free,).
+    converged : bool
+        Whether its solve met the convergence test.
+    message : str
+        How it was reached.
+    """
+
+    loss: float
+    u: np.ndarray
+    converged: bool
+    message: str
+
+
+def lowest(candidates) -> Candidate:
+    """The lowest-loss candidate; a converged one on a tie (the first of equals otherwise).
+
+    Parameters
+    ----------
+    candidates : iterable of Candidate
+        The points the search stages ended at.
+
+    Returns
+    -------
+    Candidate
+        The best of them.
+    """
+    return min(candidates, key=lambda c: (c.loss, not c.converged))
+
+
+@dataclass
+class Optimum:
+    """What the engine found, in natural parameter units.
+
+    Attributes
+    ----------
+    theta : ndarray
+        The fitted parameters.
+    loss : float
+        The mean loss there.
+    converged : bool
+        Whether the last solve's convergence test was met.
+    message : str
+        The last solve's message.
+    n_starts : int
+        Starts solved (the best-ranked; refinement starts are not counted).
+    n_evaluations : int
+        Evaluations of the law (a Jacobian counts as one where the law declares it).
+    at_bound : list of str
+        Parameters on (or, in closed form, outside) a bound of their range.
+    stderr : ndarray or None
+        Gauss-Newton standard errors (None where not asked for).
+    """
+
+    theta: np.ndarray
+    loss: float
+    converged: bool
+    message: str
+    n_starts: int
+    n_evaluations: int
+    at_bound: list[str] = field(default_factory=list)
+    stderr: np.ndarray | None = None
+
+
+_BLAS = None
+
+
+def single_threaded_blas():
+    """A context in which BLAS runs on one thread.
+
+    The engine's matrices are tiny (a few parameters by a few hundred points): a threaded BLAS
+    only spins its threads for each call."""
+    global _BLAS
+    if _BLAS is None:
+        from threadpoolctl import ThreadpoolController
+
+        _BLAS = ThreadpoolController()
+    return _BLAS.limit(limits=1, user_api="blas")
+
+
+def minimize_law(
+    law: Law,
+    X: dict[str, np.ndarray],
+    y: np.ndarray,
+    *,
+    loss: str | None = None,
+    huber_delta: float | None = None,
+    seed: int = 0,
+    with_stderr: bool = True,
+) -> Optimum:
+    """Fit ``law`` to targets ``y`` (already in the law's target space).
+
+    Parameters
+    ----------
+    law : Law
+        The law; its ``search`` settings shape the search.
+    X : dict of str to ndarray
+        Covariates, one value per point.
+    y : ndarray
+        Targets in the law's target space.
+    loss : str, optional
+        ``'huber'`` or ``'lsq'`` (default: the law's).
+    huber_delta : float, optional
+        The Huber threshold (default: the law's).
+    seed : int
+        The screen's random shift.
+    with_stderr : bool
+        Whether to compute standard errors.
+
+    Returns
+    -------
+    Optimum
+        The fit.
+    """
+    loss = make_loss(loss or law.loss, law.huber_delta if huber_delta is None else huber_delta)
+    y = np.asarray(y, float)
+    with single_threaded_blas():
+        exact = _closed_form(law, X, y, loss, with_stderr) if loss.kind == "lsq" else None
+        if exact is not None:
+            return exact
+        problem = Problem(law, X, y, loss.kind, loss.delta, fixed=law.presolve(X, y))
+        starts = ranked_starts(problem, law.search.n_screen, seed)[: law.search.n_starts]
+        best = _best(solve(problem, starts, group_size=len(starts)), "Levenberg-Marquardt from the best-ranked starts")
+        best = _from_refinement_starts(problem, best)
+        return Optimum(
+            problem.natural(best.u),
+            best.loss,
+            best.converged and best.loss < PENALTY,
+            best.message,
+            len(starts),
+            problem.n_evaluations,  # read before the standard errors' Jacobian: the fit's own count
+            parameters_on_bounds(problem, best.u),
+            standard_errors(problem, best.u) if with_stderr else None,
+        )
+
+
+def _closed_form(
+    law: Law, X: dict[str, np.ndarray], y: np.ndarray, loss: SquaredLoss, with_stderr: bool
+) -> Optimum | None:
+    """The law's exact least-squares solution (None where it has none)."""
+    exact = law.closed_form(X, y)
+    if exact is None:
+        return None
+    problem = Problem(law, X, y, loss.kind, loss.delta)
+    u = problem.internal(exact)
+    value = float(problem.objective(u))
+    outside = [p.name for p, v in zip(law.parameters, exact, strict=True) if not p.lower <= v <= p.upper]
+    stderr = standard_errors(problem, u) if with_stderr else None
+    return Optimum(np.asarray(exact, float), value, True, "closed form (least squares)", 0, 1, outside, stderr)
+
+
+def _best(solution: Solution, stage: str) -> Candidate:
+    """The lowest end of a solve (a converged one on a tie), as a candidate."""
+    row = solution.best_of_groups(1)
+    reason, iterations = row.reason[0], int(row.iterations[0])
+    return Candidate(
+        float(row.loss[0]), row.u[0], bool(row.converged[0]), f"{stage}: {reason} ({iterations} iterations)"
+    )
+
+
+def _from_refinement_starts(problem: Problem, best: Candidate) -> Candidate:
+    """The law's own refinement starts around the best point, solved together; their lowest end is
+    kept only if it is lower than ``best`` (a fit can only improve)."""
+    starts = refinement_starts(problem, best.u)
+    if starts is None:
+        return best
+    return lowest(
+        [
+            best,
+            _best(
+                solve(problem, starts, group_size=len(starts)), "Levenberg-Marquardt from the law's refinement starts"
+            ),
+        ]
+    )

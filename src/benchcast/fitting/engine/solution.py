@@ -1,0 +1,67 @@
+"""Where each row of a batched solve ended (:func:`benchcast.fitting.engine.solver.solve`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class Solution:
+    """Where each row of a batched solve ended.
+
+    Attributes
+    ----------
+    u : ndarray
+        Internal parameter vectors, shape (S, n_free).
+    loss : ndarray
+        Each row's weighted mean loss, shape (S,) (``PENALTY`` where not finite).
+    converged : ndarray of bool
+        Whether the row met the convergence test, shape (S,).
+    iterations : ndarray of int
+        Iterations each row ran, shape (S,).
+    reason : ndarray of str
+        Why each row stopped: 'converged', 'iteration limit', 'no descent step', 'not finite' or
+        'above a converged start'.
+    """
+
+    u: np.ndarray
+    loss: np.ndarray
+    converged: np.ndarray
+    iterations: np.ndarray
+    reason: np.ndarray
+
+    def best_of_groups(self, n_groups: int) -> Solution:
+        """The lowest-loss row of each of ``n_groups`` equal consecutive groups of rows (a replicate's
+        starts); a converged row wins a tie.
+
+        Parameters
+        ----------
+        n_groups : int
+            How many groups the rows split into.
+
+        Returns
+        -------
+        Solution
+            One row per group.
+        """
+        per = len(self.loss) // n_groups
+        key = self.loss.reshape(n_groups, per) + np.where(self.converged.reshape(n_groups, per), 0.0, 1e-300)
+        rows = np.arange(n_groups) * per + np.argmin(key, axis=1)
+        return self.take(rows)
+
+    def take(self, rows) -> Solution:
+        """The solution's rows ``rows``.
+
+        Parameters
+        ----------
+        rows : array-like of int
+            Row indices.
+
+        Returns
+        -------
+        Solution
+            Those rows.
+        """
+        return Solution(self.u[rows], self.loss[rows], self.converged[rows], self.iterations[rows], self.reason[rows])
