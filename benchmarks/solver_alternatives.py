@@ -22,8 +22,10 @@ Each batched means runs in two fresh processes sharing a fresh cache folder (JAX
 compilation cache, numba's ``NUMBA_CACHE_DIR``): the first gives the import time, the first call
 (compilation included) and a warm call; the second the first call with the cache filled. Losses
 and forecasts (at 1e23 FLOPs, best start per replicate) are compared with scipy's per replicate;
-the warm call is timed at 100, 1000 and 4000 rows as well. Everything runs single-threaded (BLAS by
-threadpoolctl, XLA by its flags); the machine's load is printed.
+the warm call is timed at 100, 1000 and 4000 rows as well. The work is counted in row-iterations
+(one Jacobian and one trial evaluation of one row): what each row needed, and what a vmapped
+``while_loop`` executes (every row until the slowest stops), with the warm time per executed one.
+Everything runs single-threaded (BLAS by threadpoolctl, XLA by its flags); the load is printed.
 
     . /work/main/.venv/bin/activate; export PYTHONPATH=$PWD/src   # numba: pip install numba
     python benchmarks/solver_alternatives.py [--replicates 1000] [--means numpy jax numba]
@@ -108,7 +110,7 @@ def solve_scipy(p):
     from benchcast.laws.registry import get_law
 
     law, U, conv = get_law(LAW), np.empty_like(p["U0"]), np.zeros(len(p["U0"]), bool)
-    flops = np.exp(p["log_c"])
+    flops, iterations = np.exp(p["log_c"]), np.zeros(len(p["U0"]), int)
 
     def jac(u, X, y):
         return (law.jacobian(theta_of(u), X)[1] * np.r_[1, 1, 1, 1, np.exp(u[4:])][:, None]).T
@@ -118,8 +120,8 @@ def solve_scipy(p):
         data = ({"flops": flops[index]}, p["y"][index])
         fit = least_squares(lambda u, X, y: law.forward(theta_of(u), X) - y, u0, jac=jac, bounds=(p["lo"], p["hi"]),
                             method="trf", loss="huber", f_scale=DELTA, args=data)  # fmt: skip
-        U[row], conv[row] = fit.x, fit.status > 0
-    return U, conv
+        U[row], conv[row], iterations[row] = fit.x, fit.status > 0, fit.nfev
+    return U, conv, iterations
 
 
 def solve_numpy(p):
@@ -130,8 +132,10 @@ def solve_numpy(p):
     U, W = p["U0"].copy(), p["W"]
     n_rows, n = W.shape
     lam, conv, hist = np.full(n_rows, LAM0), np.zeros(n_rows, bool), np.zeros((n_rows, HISTORY, n))
+    iterations = np.zeros(n_rows, int)
     rows, total, tol = np.arange(n_rows), W.sum(1), 1e-10 * (hi - lo)
     for it in range(MAX_ITER):
+        iterations[rows] += 1
         u, w, N = U[rows], W[rows], total[rows, None]
         theta = theta_of(u)
         pred, jac = law.jacobian(theta, X)
@@ -162,7 +166,7 @@ def solve_numpy(p):
         better = trial_loss < loss
         U[rows[better]] = trial[better]
         lam[rows] = np.where(better, np.maximum(lam[rows] / 3, LAM_MIN), lam[rows] * 4)
-    return U, conv
+    return U, conv, iterations
 
 
 def make_jax_solver():
@@ -206,14 +210,14 @@ def make_jax_solver():
             return jnp.where(better, trial, u), lam, hist, it + 1, done, done & small
 
         init = (u0, jnp.asarray(LAM0), jnp.zeros((HISTORY, y.size)), jnp.asarray(0), *[jnp.asarray(False)] * 2)
-        u, *_, conv = jax.lax.while_loop(lambda s: ~s[4] & (s[3] < MAX_ITER), body, init)
-        return u, conv
+        u, _, _, iterations, _, conv = jax.lax.while_loop(lambda s: ~s[4] & (s[3] < MAX_ITER), body, init)
+        return u, conv, iterations
 
     batched = jax.jit(jax.vmap(solve_row, in_axes=(0, 0, None, None, None, None)))
 
     def solve(p):
-        U, conv = batched(p["U0"], p["W"], p["log_c"], p["y"], p["lo"], p["hi"])
-        return np.asarray(U.block_until_ready()), np.asarray(conv)
+        U, conv, iterations = batched(p["U0"], p["W"], p["log_c"], p["y"], p["lo"], p["hi"])
+        return np.asarray(U.block_until_ready()), np.asarray(conv), np.asarray(iterations)
 
     return solve
 
@@ -221,7 +225,7 @@ def make_jax_solver():
 def lm_rows(U0, W, log_c, y, lo, hi):
     """The same LM row after row in plain loops, for numba (the formula's Jacobian by hand, 6x6 Cholesky)."""
     n_rows, n = W.shape
-    U, conv = U0.copy(), np.zeros(n_rows, np.bool_)
+    U, conv, iterations = U0.copy(), np.zeros(n_rows, np.bool_), np.zeros(n_rows, np.int64)
     pred, jac, hist = np.empty(n), np.empty((n, 6)), np.empty((HISTORY, n))
     g, A, step, trial, free = np.empty(6), np.empty((6, 6)), np.empty(6), np.empty(6), np.empty(6, np.bool_)
 
@@ -250,6 +254,7 @@ def lm_rows(U0, W, log_c, y, lo, hi):
         N = w.sum()
         hist[:] = 0.0
         for it in range(MAX_ITER):
+            iterations[row] += 1
             loss = loss_at(u, w, True) / N
             g[:] = 0.0
             A[:] = 0.0
@@ -300,7 +305,7 @@ def lm_rows(U0, W, log_c, y, lo, hi):
                 lam = max(lam / 3, LAM_MIN)
             else:
                 lam *= 4
-    return U, conv
+    return U, conv, iterations
 
 
 def worker(means: str, problem: Path, out: Path) -> None:
@@ -335,18 +340,32 @@ def worker(means: str, problem: Path, out: Path) -> None:
             part = {**p, "U0": p["U0"][:size], "W": p["W"][:size]}
             for call in ("first", "warm"):
                 clock = time.perf_counter()
-                U, conv = solve(part)
+                U, conv, iterations = solve(part)
                 timings[f"{call}_{size}"] = time.perf_counter() - clock
             if size == len(p["U0"]):
-                np.savez(out, U=U, conv=conv)
+                np.savez(out, U=U, conv=conv, iterations=iterations)
     print(json.dumps(timings))
 
 
-def per_replicate(p, U, conv):
-    """Best start per replicate: its loss, its forecast at QUERY, whether it converged."""
+def per_replicate(p, U):
+    """Best start per replicate: its loss and its forecast at QUERY."""
     losses = (p["W"] * huber(forward_u(U, p["log_c"]) - p["y"])).sum(1) / p["W"].sum(1)
     best = losses.reshape(-1, N_STARTS).argmin(1) + np.arange(0, len(U), N_STARTS)
-    return losses[best], forward_u(U[best], np.log(QUERY))[:, 0], conv[best], int((~conv).sum())
+    return losses[best], forward_u(U[best], np.log(QUERY))[:, 0], best
+
+
+def table_row(means, times, solution, reference, scipy_s):
+    """One row of the table: timings, agreement with scipy per replicate, convergence and work."""
+    (loss, forecast, best), (ref_loss, ref_forecast, _) = per_replicate(solution, solution["U"]), reference
+    rel, diff, iterations = (loss - ref_loss) / ref_loss, np.abs(forecast - ref_forecast), solution["iterations"]
+    executed = iterations.size * iterations.max() if means == "jax" else iterations.sum()  # vmap: all run to the last
+    return (
+        f"| {means} | " + " | ".join(f"{t:.2f}" if isinstance(t, float) else t for t in times)
+        + f" | {scipy_s / times[-1]:.0f} | {np.median(np.abs(rel)):.1e} / {rel.min():+.1e} / {rel.max():+.1e} "
+        f"| {(rel > 1e-6).sum()} / {(rel < -1e-6).sum()} | {np.median(diff):.1e} / {diff.max():.1e} "
+        f"| {(~solution['conv']).sum()} ({(~solution['conv'][best]).sum()}) "
+        f"| {iterations.sum()} / {iterations.size * iterations.max()} | {1e6 * times[-1] / executed:.1f} |"
+    )  # fmt: skip
 
 
 def main() -> None:
@@ -368,12 +387,17 @@ def main() -> None:
     np.savez(folder / "problem.npz", **p)
     with threadpool_limits(1):
         clock = time.perf_counter()
-        reference = solve_scipy(p)
+        U, conv, iterations = solve_scipy(p)
         scipy_s = time.perf_counter() - clock
-    ref_loss, ref_forecast, _, ref_unconv = per_replicate(p, *reference)
-    header = "| means | import s | first call s | cached first call s | warm s | speedup vs scipy (warm) "
-    header += "| loss rel. diff med abs / min / max | forecast 1e23 abs diff med / max | unconverged rows (best) |"
-    lines = [header, "|" + "---|" * 9, f"| scipy | - | - | - | {scipy_s:.2f} | 1 | 0 | 0 | {ref_unconv} (-) |"]
+    reference = per_replicate(p, U)
+    lines = [
+        "| means | import s | first call s | cached first call s (new process) | warm s | speedup vs scipy (warm) "
+        "| loss rel. diff med abs / min / max | replicates worse / better by > 1e-6 | forecast 1e23 abs diff med / max "
+        "| unconverged rows (best of replicate) | row-iterations sum / rows x max | us per executed row-iteration |",
+        "|" + "---|" * 12,
+    ]
+    scipy_solution = {**p, "U": U, "conv": conv, "iterations": iterations}
+    lines.append(table_row("scipy", ("-", "-", "-", scipy_s), scipy_solution, reference, scipy_s))
     scaling = {}
     for means in args.means:
         env = {**os.environ, "SOLVER_CACHE": str(folder / f"cache_{means}"), "NUMBA_CACHE_DIR": str(folder / "numba")}
@@ -385,24 +409,16 @@ def main() -> None:
             if done.returncode:
                 sys.exit(f"{means} worker failed:\n{done.stderr}")
             runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
-        solution = np.load(folder / f"{means}_1.npz")
-        loss, forecast, best_conv, unconv = per_replicate(p, solution["U"], solution["conv"])
-        rel = (loss - ref_loss) / ref_loss
-        diff = np.abs(forecast - ref_forecast)
-        first, cached, warm = runs[0][f"first_{rows}"], runs[1][f"first_{rows}"], runs[0][f"warm_{rows}"]
-        lines.append(
-            f"| {means} | {runs[0]['import']:.2f} | {first:.2f} | {cached:.2f} | {warm:.2f} | {scipy_s / warm:.0f} "
-            f"| {np.median(np.abs(rel)):.1e} / {rel.min():+.1e} / {rel.max():+.1e} "
-            f"| {np.median(diff):.1e} / {diff.max():.1e} "
-            f"| {unconv} ({int((~best_conv).sum())}) |"
-        )
+        times = (runs[0]["import"], runs[0][f"first_{rows}"], runs[1][f"first_{rows}"], runs[0][f"warm_{rows}"])
+        lines.append(table_row(means, times, {**p, **np.load(folder / f"{means}_1.npz")}, reference, scipy_s))
         scaling[means] = [(runs[0][f"first_{size}"], runs[0][f"warm_{size}"]) for size in sizes]
     print("\n".join(lines))
     print("\nscaling, first call (compile included) / warm call in s, by rows (replicate x start):")
     print("| means | " + " | ".join(f"{size} rows" for size in sizes) + " |\n|" + "---|" * (len(sizes) + 1))
     for means, by_size in scaling.items():
         print(f"| {means} | " + " | ".join(f"{first:.2f} / {warm:.3f}" for first, warm in by_size) + " |")
-    print("\nloss rel. diff: (loss - scipy's)/scipy's of each replicate's best start (> 0: worse than scipy)")
+    print("\nloss rel. diff: (loss - scipy's)/scipy's of each replicate's best start (> 0: worse than scipy);")
+    print("scipy's row-iterations are its evaluations (nfev); jax's loop executes rows x max (vmap of while_loop)")
     print("load after:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
 
 
