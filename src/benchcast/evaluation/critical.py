@@ -4,7 +4,6 @@ kept only inside the span of the grid where success changed."""
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import minimize
 
 CRITICAL_DEFINITION = (
     "the critical threshold is the T where a logistic regression of success on log10 T crosses "
@@ -21,6 +20,8 @@ def _logistic_crossing(x: np.ndarray, s: np.ndarray) -> float | None:
     def nll(w):  # tiny ridge keeps the estimate finite when the classes separate
         logits = w[0] * z + w[1]
         return float(np.sum(np.logaddexp(0, logits) - s * logits) + 1e-2 * w[0] ** 2)
+
+    from scipy.optimize import minimize  # here: scipy.optimize costs 0.3 s to import
 
     w = minimize(nll, np.zeros(2), method="BFGS").x
     if abs(w[0]) < 1e-9:

@@ -15,8 +15,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import minimize
-from scipy.special import betaln, gammaln
 
 from benchcast.errors import DataError
 from benchcast.utils.display import ResultView
@@ -229,6 +227,9 @@ class BetaPassK(ResultView):
         if np.all(c == 0):
             raise DataError("no problem was ever solved: a beta model of success rates is not identifiable.")
 
+        from scipy.optimize import minimize  # here: scipy.optimize costs 0.3 s to import, and --help none
+        from scipy.special import betaln
+
         def nll(log_ab):
             a, b = np.exp(log_ab)
             return -float(np.sum(betaln(c + a, n - c + b) - betaln(a, b)))
@@ -256,6 +257,8 @@ class BetaPassK(ResultView):
         ndarray
             pass@k in [0, 1], one per k.
         """
+        from scipy.special import betaln
+
         ks = np.asarray(ks, float)
         return -np.expm1(betaln(self.a, self.b + ks) - betaln(self.a, self.b))
 
@@ -272,6 +275,8 @@ class BetaPassK(ResultView):
         float
             The summed log-likelihood (nats).
         """
+        from scipy.special import betaln, gammaln
+
         n, c = np.asarray(n, float), np.asarray(c, float)
         log_binom = gammaln(n + 1) - gammaln(c + 1) - gammaln(n - c + 1)
         return float(np.sum(log_binom + betaln(c + self.a, n - c + self.b) - betaln(self.a, self.b)))

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.optimize import brentq
 
 from benchcast.errors import BenchcastError, FitWarning
 from benchcast.laws.transforms import to_score
@@ -212,6 +211,8 @@ class FittedLaw:
                 f"target {target:g} is already reached at {np.exp(lo):.0e} FLOPs by the fitted {self.law.name} law "
                 "(at or below its score for tiny models): there is no compute to plan."
             )
+        from scipy.optimize import brentq  # here: scipy.optimize costs 0.3 s to import, and --help none
+
         return float(np.exp(brentq(gap, lo, hi, xtol=1e-12, rtol=1e-14)))
 
     def k_for(self, target: float, flops: float) -> float:

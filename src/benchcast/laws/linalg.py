@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import nnls
 
 
 def stack_jacobian(value: np.ndarray, *columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -72,5 +71,7 @@ def nnls_rows(columns: np.ndarray, target: np.ndarray) -> np.ndarray:
         The non-negative coefficients, shape (L,).
     """
     scale = np.maximum(np.abs(columns).max(axis=0), 1e-300)
+    from scipy.optimize import nnls  # here: scipy.optimize costs 0.3 s to import
+
     coef, _ = nnls(columns / scale, target)
     return coef / scale

@@ -12,7 +12,7 @@ from benchcast.fitting.engine.starts import ranked_starts, refinement_starts
 from benchcast.laws.base import Law
 
 N_POOL = 32  # the full data's best-ranked candidates each replicate chooses its starts from
-BATCH = 250  # replicates per solve: bounds memory (rows x parameters x points), not the result
+BATCH = 1000  # replicates per solve: bounds memory (rows x parameters x points), not the result
 
 
 def refit_weighted(
