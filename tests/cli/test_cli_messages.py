@@ -46,9 +46,9 @@ def test_a_constraint_is_said_once_and_is_not_a_warning(apple_path):
 
 
 def test_a_search_limit_warning_is_printed_once(apple_path):
-    args = ("-l", "bnsl", "-b", "arc_easy", "-m", "acc_norm", "--tpr", "20", "--min-flops", "3e18")
-    output = invoke("fit", apple_path, *args, "--max-flops", "6e21")
-    assert output.count("parameter d1 reached the upper limit 1e+30 of its search range") == 1
+    """The unrestricted BNSL on DCLM gsm8k: its exponent before the break runs to -3."""
+    output = invoke("fit", apple_path, "-l", "bnsl", "-b", "gsm8k_cot_llama", "-m", "exact_match", "--tpr", "20")
+    assert output.count("parameter c0 reached the lower limit -3 of its search range") == 1
 
 
 def test_subtasks_are_grouped_into_families():

@@ -79,8 +79,8 @@ class SquaredLoss(_Loss):
         """
         return residual
 
-    def curvature(self, residual: np.ndarray) -> np.ndarray:
-        """1 everywhere.
+    def reweighting(self, residual: np.ndarray) -> np.ndarray:
+        """1 everywhere: least squares is its own quadratic majorant.
 
         Parameters
         ----------
@@ -90,11 +90,9 @@ class SquaredLoss(_Loss):
         Returns
         -------
         ndarray
-            The second derivative at each, same shape.
+            The weight of each, same shape.
         """
         return np.ones_like(residual)
-
-    reweighting = curvature  # least squares is its own quadratic majorant
 
 
 @dataclass(frozen=True)
@@ -142,21 +140,6 @@ class HuberLoss(_Loss):
             The derivative at each, same shape.
         """
         return np.clip(residual, -self.delta, self.delta)
-
-    def curvature(self, residual: np.ndarray) -> np.ndarray:
-        """1 where quadratic, 0 on the linear part.
-
-        Parameters
-        ----------
-        residual : ndarray
-            Residuals in the law's target space.
-
-        Returns
-        -------
-        ndarray
-            The second derivative at each, same shape.
-        """
-        return (np.abs(residual) <= self.delta).astype(float)
 
     def reweighting(self, residual: np.ndarray) -> np.ndarray:
         """Iteratively reweighted least squares' weight, min(1, delta/|r|): a quadratic majorant.
