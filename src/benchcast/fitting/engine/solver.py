@@ -70,91 +70,117 @@ def solve(
     u = np.clip(np.array(u, float, ndmin=2), lower, upper)
     S, m = u.shape
     w = np.ones((S, len(y))) if weights is None else np.asarray(weights, float)
-    w = w / w.sum(axis=1, keepdims=True)
-    damping = np.full(S, INITIAL_DAMPING)
-    reason = np.full(S, "iteration limit", dtype=object)
-    iterations = np.zeros(S, int)
-    active = np.arange(S)
     reach = SNAP * np.where(np.isfinite(upper - lower), upper - lower, 1.0)
-    grad_of, gn_of, diag_of = np.zeros((S, m)), np.zeros((S, m, m)), np.zeros((S, m))
-    probe = problem.predict_probed(u)
-    scale = np.maximum(np.abs(probe), problem.target_scale)
-    movement = np.zeros((S, WINDOW))  # relative probe movement of each of the last WINDOW iterations
-    restarted = np.full(S, np.inf)  # the iteration each row last restarted its damping (never)
-    moved = np.ones(S, bool)  # rows whose derivatives must be evaluated again
-    group = np.arange(S) // group_size
+    eye = np.eye(m)
+    out_loss, reason, iterations = np.full(S, PENALTY), np.full(S, "iteration limit", dtype=object), np.zeros(S, int)
     best_converged = np.full(S // group_size + 1, np.inf)
-
-    def weighted_loss(pred, rows):
-        value = np.sum(w[rows] * loss.per_point(pred - y), axis=-1)
-        return np.where(np.isfinite(value), value, PENALTY)
-
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
-        value = weighted_loss(probe[:, : len(y)], active)
+        probe = problem.predict_probed(u)
+        # the active rows' state, compacted as rows finish (indexing every array by the active
+        # rows at each iteration cost more than the arithmetic where few rows are left)
+        row = np.arange(S)
+        state = {
+            "w": w / w.sum(axis=1, keepdims=True),
+            "probe": probe,
+            "scale": np.maximum(np.abs(probe), problem.target_scale),
+            "damping": np.full(S, INITIAL_DAMPING),
+            "movement": np.zeros((S, WINDOW)),  # relative probe movement of each of the last WINDOW iterations
+            "restarted": np.full(S, np.inf),  # the iteration each row restarted its damping (never)
+            "grad": np.zeros((S, m)),
+            "gauss_newton": np.zeros((S, m, m)),
+            "moved": np.ones(S, bool),  # rows whose derivatives must be evaluated again
+        }
+        value = _weighted_loss(loss, probe[:, : len(y)], y, state["w"])
         for iteration in range(max_iterations):
-            if not active.size:
+            if not row.size:
                 break
-            rows = active[moved[active]]
-            if rows.size:
-                grad_of[rows], gn_of[rows], diag_of[rows] = _derivatives(problem, u[rows], w[rows])
-                moved[rows] = False
-            ua, grad = u[active], grad_of[active]
+            moved = state["moved"]
+            if moved.any():
+                state["grad"][moved], state["gauss_newton"][moved] = _derivatives(
+                    problem, u[row[moved]], state["w"][moved]
+                )
+                moved[:] = False
+            ua, grad, gauss_newton, damping = u[row], state["grad"], state["gauss_newton"], state["damping"]
             # a parameter within a hair of a bound, pushed out, is put on it and held: clipped steps
             # towards a bound would otherwise creep there, each cut short
             at_lower, at_upper = (ua <= lower + reach) & (grad > 0), (ua >= upper - reach) & (grad < 0)
             held = at_lower | at_upper
             ua = np.where(at_lower, lower, np.where(at_upper, upper, ua))
             free_grad = np.where(held, 0.0, grad)
-            diag = np.maximum(diag_of[active], 1e-300)
-            decrement = np.sum(free_grad**2 / diag, axis=1)
-            flat = decrement <= GRADIENT_TOLERANCE * (value[active] + problem.loss_floor)
-            still = (iteration >= WINDOW) & (movement[active].sum(axis=1) <= FORECAST_TOLERANCE)
+            diag = np.maximum(np.einsum("amm->am", gauss_newton), 1e-300)
+            flat = np.sum(free_grad**2 / diag, axis=1) <= GRADIENT_TOLERANCE * (value + problem.loss_floor)
+            still = (iteration >= WINDOW) & (state["movement"].sum(axis=1) <= FORECAST_TOLERANCE)
             # still along a path is no proof (damping adapted to a valley's floor can creep): a row
             # that first looks converged restarts from the initial damping, and must stay still a window
-            tried = iteration - restarted[active] >= WINDOW
-            untried = flat & still & np.isinf(restarted[active])
-            damping[active[untried]], restarted[active[untried]] = INITIAL_DAMPING, iteration
-            done = (flat & still & tried) | ~np.isfinite(value[active]) | (value[active] >= PENALTY)
-            reason[active[done]] = np.where(flat[done] & still[done], "converged", "not finite")
-            ended = active[done & flat & still]
-            np.minimum.at(best_converged, group[ended], value[ended])
-            beaten = value[active] > best_converged[group[active]] * (1 + PRUNE_MARGIN)
-            reason[active[beaten & ~done]] = "above a converged start"
-            done |= beaten
-            iterations[active] = iteration
-            active, ua, held, free_grad, diag = (x[~done] for x in (active, ua, held, free_grad, diag))
-            if not active.size:
-                break
-            mask = ~held[:, :, None] & ~held[:, None, :]
-            lhs = np.where(mask, gn_of[active], 0.0)
-            lhs += np.eye(m) * ((damping[active, None] * diag)[:, :, None] + held[:, :, None])
+            restarted = state["restarted"]
+            untried = flat & still & np.isinf(restarted)
+            damping[untried], restarted[untried] = INITIAL_DAMPING, iteration
+            converged = flat & still & (iteration - restarted >= WINDOW)
+            done = converged | ~(value < PENALTY)
+            if converged.any():
+                np.minimum.at(best_converged, row[converged] // group_size, value[converged])
+            beaten = ~done & (value > best_converged[row // group_size] * (1 + PRUNE_MARGIN))
+            if done.any() or beaten.any():
+                stop = done | beaten
+                ended = row[stop]
+                reason[ended] = np.where(
+                    converged[stop], "converged", np.where(beaten[stop], "above a converged start", "not finite")
+                )
+                out_loss[ended], iterations[ended] = value[stop], iteration
+                keep = ~stop
+                row, value, ua, held, free_grad, diag = (x[keep] for x in (row, value, ua, held, free_grad, diag))
+                state = {name: x[keep] for name, x in state.items()}
+                if not row.size:
+                    break
+                gauss_newton, damping = state["gauss_newton"], state["damping"]
+            lhs = np.where(~held[:, :, None] & ~held[:, None, :], gauss_newton, 0.0)
+            lhs += eye * ((damping[:, None] * diag)[:, :, None] + held[:, :, None])
             trial = np.clip(ua + finite(-solve_rows(lhs, free_grad)), lower, upper)
             trial_probe = problem.predict_probed(trial)
-            trial_value = weighted_loss(trial_probe[:, : len(y)], active)
-            problem.n_evaluations += len(active)
-            better = trial_value < value[active]
-            gone = active[better]
-            new_probe = trial_probe[better]
-            step_movement = np.zeros(len(active))
-            step_movement[better] = np.max(np.abs(new_probe - probe[gone]) / scale[gone], axis=1)
-            movement[active, iteration % WINDOW] = step_movement
-            u[gone], value[gone], probe[gone], moved[gone] = trial[better], trial_value[better], new_probe, True
-            damping[active] = np.where(better, np.maximum(damping[active] / 10.0, 1e-12), damping[active] * 4.0)
-            stuck = damping[active] > MAX_DAMPING
-            reason[active[stuck]] = "no descent step"
-            active = active[~stuck]
-    return Solution(u, value, reason == "converged", iterations, reason)
+            trial_value = _weighted_loss(loss, trial_probe[:, : len(y)], y, state["w"])
+            problem.n_evaluations += len(row)
+            better = trial_value < value
+            step_movement = np.zeros(len(row))
+            step_movement[better] = np.max(
+                np.abs(trial_probe[better] - state["probe"][better]) / state["scale"][better], axis=1
+            )
+            state["movement"][:, iteration % WINDOW] = step_movement
+            u[row[better]], value[better], state["probe"][better] = (
+                trial[better],
+                trial_value[better],
+                trial_probe[better],
+            )
+            state["moved"] |= better
+            state["damping"] = np.where(better, np.maximum(damping / 10.0, 1e-12), damping * 4.0)
+            stuck = state["damping"] > MAX_DAMPING
+            if stuck.any():
+                reason[row[stuck]], out_loss[row[stuck]], iterations[row[stuck]] = (
+                    "no descent step",
+                    value[stuck],
+                    iteration,
+                )
+                keep = ~stuck
+                row, value = row[keep], value[keep]
+                state = {name: x[keep] for name, x in state.items()}
+        out_loss[row], iterations[row] = value, max_iterations - 1
+    return Solution(u, out_loss, reason == "converged", iterations, reason)
 
 
-def _derivatives(problem: Problem, u: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The gradient of the weighted loss, the Gauss-Newton matrix of its reweighted majorant and
-    that matrix's diagonal, for a batch of rows."""
+def _weighted_loss(loss, pred: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Each row's weighted mean loss (``PENALTY`` where not finite)."""
+    value = np.sum(w * loss.per_point(pred - y), axis=-1)
+    return np.where(np.isfinite(value), value, PENALTY)
+
+
+def _derivatives(problem: Problem, u: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The gradient of the weighted loss and the Gauss-Newton matrix of its reweighted majorant,
+    for a batch of rows."""
     pred, jac = problem.jacobian(u)  # (R, n), (R, m, n)
     residual = pred - problem.y
     jac = finite(jac)
     grad = (jac @ (w * finite(problem.loss.derivative(residual)))[:, :, None])[:, :, 0]
     gauss_newton = (jac * (w * problem.loss.reweighting(residual))[:, None, :]) @ jac.transpose(0, 2, 1)
-    return grad, gauss_newton, np.einsum("amm->am", gauss_newton)
+    return grad, gauss_newton
 
 
 def solve_rows(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
