@@ -247,8 +247,7 @@ def test_power_floor_intervals_are_calibrated():
 @pytest.mark.slow
 def test_bnsl_intervals_are_calibrated():
     """The constrained BNSL (the one the default forecast uses): the synthetic curve obeys its
-    constraints. (The paper's unrestricted form leaves about a fifth of its replicates unconverged
-    on this ladder - flat valleys - which the bootstrap drops and counts; not asserted here.)"""
+    constraints."""
     assert 0.80 <= _coverage90(bnsl_scores, "bnsl_monotone", n_datasets=4, n_boot=25) <= 0.97
 
 

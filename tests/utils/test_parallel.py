@@ -21,7 +21,7 @@ def local_ray():
 
 
 def test_ray_grid_is_bit_identical_to_the_process_pool(apple, local_ray):
-    # power_floor runs the engine's numerical path (Huber loss, grid of starts, trust-region finish)
+    # power_floor runs the engine's numerical path (Huber loss, grid of starts, batched Levenberg-Marquardt)
     spec = bc.FitSpec("power_floor", "arc_easy", "acc_norm")
     grid = [3e20, 1e21, 3e21, 6e21]
     pool = sweep(apple, spec, thresholds=grid, tpr=20, min_flops=3e18, n_jobs=2, progress=False)

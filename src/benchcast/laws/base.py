@@ -147,7 +147,7 @@ class Law(LawQuestions):
         if type(self).closed_form is not Law.closed_form and loss == "lsq":
             return "closed"
         # a presolved stage is re-solved per resample; the others share a pool of ranked starts
-        # (see fitting.replicates.refit_weighted)
+        # (see fitting.engine.replicates.refit_weighted)
         return "cold" if self.n_presolved else "batched"
 
     def closed_form(self, X: dict[str, np.ndarray], y: np.ndarray) -> np.ndarray | None:

@@ -86,7 +86,7 @@ class _BNSL(Law):
 
     search_box_reasons = {
         "d1": "the break within two decades of the fitted compute range (beyond, the runs cannot place it)",
-        "f1": "the break's width between the runs' spacing and their range",
+        "f1": "the break's width between a quarter of the runs' median log-spacing and their log-range",
     }
 
     def search_box(self, X):

@@ -1,9 +1,9 @@
 """A fitting problem: a law, its data and loss, and the map between natural and internal parameters.
 
-Internal parameters are the free ones (a presolved parameter is held fixed), scale parameters in
-log space, each within the law's box for these data (its parameters' bounds, narrowed by
-``Law.search_box``). The probe points, where a solve checks that its forecast stopped moving, are
-the fitted runs and the largest run scaled one and two decades up in every scale covariate."""
+Internal parameters are the free ones (a presolved parameter is held fixed), scale parameters in log
+space, each within the law's box for these data (declared bounds narrowed by ``Law.search_box``). The
+probe points, where a solve checks that its forecast stopped moving, are the fitted runs and the
+largest run one and two decades up in every scale covariate."""
 
 from __future__ import annotations
 
@@ -51,15 +51,15 @@ class Problem:
         self.fixed = dict(fixed or {})
         self.params = law.parameters
         self.free = [i for i, p in enumerate(self.params) if p.name not in self.fixed]
-        is_log = np.array([self.params[i].log for i in self.free], bool)
-        self.is_log = is_log
+        self.is_log = is_log = np.array([self.params[i].log for i in self.free], bool)
         # the free parameters optimised in log space, as positions among the free ones and in theta
         self.log_free = _as_slice(np.flatnonzero(is_log))
         self.log_theta = _as_slice(np.asarray(self.free, int)[np.flatnonzero(is_log)])
         self.all_free = len(self.free) == len(self.params)
         box = law.search_box(X)
-        lower = np.array([box.get(self.params[i].name, (self.params[i].lower,))[0] for i in self.free], float)
-        upper = np.array([box.get(self.params[i].name, (0, self.params[i].upper))[1] for i in self.free], float)
+        # the law's box narrows its declared bounds, never widens them
+        bounds = [(p.lower, p.upper, *box.get(p.name, (p.lower, p.upper))) for p in (self.params[i] for i in self.free)]
+        lower, upper = np.array([(max(a, c), min(b, d)) for a, b, c, d in bounds], float).reshape(-1, 2).T
         with np.errstate(divide="ignore"):
             self.lower = np.where(is_log, np.log(np.maximum(lower, 1e-300)), lower)
             self.upper = np.where(is_log, np.log(upper), upper)

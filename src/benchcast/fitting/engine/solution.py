@@ -47,8 +47,9 @@ class Solution:
             One row per group.
         """
         per = len(self.loss) // n_groups
-        key = self.loss.reshape(n_groups, per) + np.where(self.converged.reshape(n_groups, per), 0.0, 1e-300)
-        rows = np.arange(n_groups) * per + np.argmin(key, axis=1)
+        loss, converged = self.loss.reshape(n_groups, per), self.converged.reshape(n_groups, per)
+        # the lowest loss; among equal losses, a converged row (lexsort: its last key sorts first)
+        rows = np.arange(n_groups) * per + np.lexsort((~converged, loss), axis=1)[:, 0]
         return self.take(rows)
 
     def take(self, rows) -> Solution:

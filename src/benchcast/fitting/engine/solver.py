@@ -32,6 +32,7 @@ GRADIENT_TOLERANCE = 1e-9
 FORECAST_TOLERANCE = 1e-4  # relative movement of the probe predictions over the window
 SNAP = 1e-7  # relative to a parameter's range: how close to a bound counts as on it
 MAX_DAMPING = 1e12  # a row whose damping passes this has no descent step left
+DIAGONAL_FLOOR = 1e-10  # relative to a row's largest curvature: the least a parameter is scaled by
 INITIAL_DAMPING = 1e-3
 PRUNE_MARGIN = 0.1  # relative loss above a converged row of its group at which a row stops
 
@@ -107,7 +108,10 @@ def solve(
             held = at_lower | at_upper
             ua = np.where(at_lower, lower, np.where(at_upper, upper, ua))
             free_grad = np.where(held, 0.0, grad)
-            diag = np.maximum(np.einsum("amm->am", gauss_newton), 1e-300)
+            # a parameter the loss barely sees (a break's place far beyond the runs) is scaled as if it
+            # had a sliver of the row's largest curvature: an unscaled step there crosses the box
+            diag = np.einsum("amm->am", gauss_newton)
+            diag = np.maximum(diag, np.maximum(DIAGONAL_FLOOR * diag.max(axis=1, keepdims=True), 1e-300))
             flat = np.sum(free_grad**2 / diag, axis=1) <= GRADIENT_TOLERANCE * (value + problem.loss_floor)
             still = (iteration >= WINDOW) & (state["movement"].sum(axis=1) <= FORECAST_TOLERANCE)
             # still along a path is no proof (damping adapted to a valley's floor can creep): a row
@@ -144,12 +148,14 @@ def solve(
             step_movement[better] = np.max(
                 np.abs(trial_probe[better] - state["probe"][better]) / state["scale"][better], axis=1
             )
+            step_movement[~np.isfinite(step_movement)] = np.inf  # a probe not finite is no sign of rest
             state["movement"][:, iteration % WINDOW] = step_movement
             u[row[better]], value[better], state["probe"][better] = (
                 trial[better],
                 trial_value[better],
                 trial_probe[better],
             )
+            state["scale"][better] = np.maximum(np.abs(trial_probe[better]), problem.target_scale)
             state["moved"] |= better
             state["damping"] = np.where(better, np.maximum(damping / 10.0, 1e-12), damping * 4.0)
             stuck = state["damping"] > MAX_DAMPING
@@ -157,12 +163,12 @@ def solve(
                 reason[row[stuck]], out_loss[row[stuck]], iterations[row[stuck]] = (
                     "no descent step",
                     value[stuck],
-                    iteration,
+                    iteration + 1,
                 )
                 keep = ~stuck
                 row, value = row[keep], value[keep]
                 state = {name: x[keep] for name, x in state.items()}
-        out_loss[row], iterations[row] = value, max_iterations - 1
+        out_loss[row], iterations[row] = value, max_iterations
     return Solution(u, out_loss, reason == "converged", iterations, reason)
 
 
