@@ -37,6 +37,7 @@ Everything runs single-threaded (BLAS by threadpoolctl, XLA by its flags); the l
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
 import os
@@ -77,7 +78,7 @@ def forward_u(U, log_c):
 def build_problem(n_replicates: int) -> dict:
     """The data, box, starts and replicate counts, through benchcast's public selection and engine."""
     import benchcast as bc
-    from benchcast.fitting.engine import minimize_law
+    from benchcast.fitting.engine.search import minimize_law
     from benchcast.fitting.spec import FitSpec, design
     from benchcast.laws.registry import get_law
 
@@ -412,6 +413,10 @@ def main() -> None:
     scipy_solution = {**p, "U": U, "conv": conv, "iterations": iterations}
     lines.append(table_row("scipy", ("-", "-", "-", scipy_s), scipy_solution, reference, scipy_s))
     scaling = {}
+    missing = {"jax": "jax", "jax_compact": "jax", "numba": "numba"}
+    for means in [m for m in args.means if missing.get(m) and importlib.util.find_spec(missing[m]) is None]:
+        print(f"{means}: skipped, {missing[means]} is not installed (pip install {missing[means]}; not a dependency)")
+    args.means = [m for m in args.means if not (missing.get(m) and importlib.util.find_spec(missing[m]) is None)]
     for means in args.means:
         env = {**os.environ, "SOLVER_CACHE": str(folder / f"cache_{means}"), "NUMBA_CACHE_DIR": str(folder / "numba")}
         runs = []

@@ -162,6 +162,7 @@ class BoundFindings:
 
 
 # the solvers' own words (scipy's least_squares and L-BFGS-B), as benchcast says them; checked in order
+# scipy's words, for fit artifacts saved before the batched engine (its own messages are plain)
 SOLVER_WORDS = (
     ("both `ftol` and `xtol`", "the loss and the parameters stopped changing"),
     ("`ftol`", "the loss stopped decreasing"),
@@ -231,7 +232,7 @@ def bound_findings(law, params: dict[str, float], at_bound) -> BoundFindings:
             continue
         lower, upper = param.at_bounds(value)
         side = "lower" if bool(lower) else "upper" if bool(upper) else None
-        box = getattr(law, "search_box_reasons", {}).get(name)
+        box = law.search_box_reasons.get(name)
         if side is None and box is not None:  # a bound the law sets from the runs (Law.search_box)
             constraints.append(f"{name} = {value:.4g} is on the law's range for these runs: {box}")
             flags[name] = "constraint active"

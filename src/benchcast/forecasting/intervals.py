@@ -326,9 +326,10 @@ def bootstrap(
     if cheap and n_boot <= CHEAP_IN_PROCESS and ray_address is None:
         n_jobs = 1
     in_process = ray_address is None and resolve_jobs(n_jobs) == 1
-    # in this process a chunk only marks progress (each screens the shared pool once: few large
-    # chunks). Each replicate's refit is independent of its chunk, so the results are the same.
-    chunk = max(1, n_boot // (1 if cheap else 4 if in_process else 16))
+    # in this process a batched law's replicates are one solve (its slow rows' tail paid once) and
+    # cold refits four chunks that mark progress; over workers, sixteen chunks share the work. Each
+    # replicate's refit is independent of its chunk, so the results are the same.
+    chunk = max(1, n_boot // (1 if cheap and in_process else 4 if in_process else 16))
     batches = [list(range(start, min(start + chunk, n_boot))) for start in range(0, n_boot, chunk)]
     parts = parallel_map(
         partial(_replicates, result, seed),
