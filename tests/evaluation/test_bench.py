@@ -224,3 +224,17 @@ def test_a_missing_coverage_is_a_mark_and_its_reason_in_the_terminal():
     assert "nan" not in text and "—" in text
     assert "d, power: no held-out run has an interval" in text
     assert "d, ensemble: no cell forecast (1 without support, 0 failed)" in text
+
+
+def test_split_holds_out_a_tpr_whatever_its_compute(apple_path):
+    from benchcast.evaluation.bench_cells import split_for
+
+    apple = bc.load(str(apple_path), "apple")
+    data = Dataset("dclm", apple, (("arc_easy", "acc_norm"),), (6e21,), min_flops=3e18, holdout_tprs=(160.0,))
+    train, held = split_for(data, "arc_easy", "acc_norm", 6e21)
+    assert not np.isclose(train["tpr"], 160).any()
+    assert train["flops"].max() <= 6e21 and train["flops"].min() >= 3e18
+    at_160 = np.isclose(held["tpr"], 160)
+    assert at_160.any() and (held.loc[~at_160, "flops"] > 6e21).all()
+    assert (held["flops"] >= 3e18).all()
+    assert set(held["tpr"].round()) == {10.0, 20.0, 40.0, 80.0, 160.0}

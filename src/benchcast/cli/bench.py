@@ -33,14 +33,21 @@ def preset_folders() -> list[str]:
 
 
 def _refuse_dropped(
-    *, preset, data, format, metadata, q_rand, tpr, min_flops, threshold, cutoffs, strategy, candidate
+    *, preset, data, format, metadata, q_rand, tpr, min_flops, holdout_tpr, threshold, cutoffs, strategy, candidate
 ) -> None:
     """Refuse each option that the given combination would drop without a word, saying why."""
     from benchcast.evaluation.strategies import SELECTORS, base_name
     from benchcast.studies.legacy import HOLDOUT
 
     if preset:
-        fixed = {"--q-rand": q_rand, "--tpr": tpr, "--min-flops": min_flops, "--format": format, "--metadata": metadata}
+        fixed = {
+            "--q-rand": q_rand,
+            "--tpr": tpr,
+            "--min-flops": min_flops,
+            "--holdout-tpr": holdout_tpr,
+            "--format": format,
+            "--metadata": metadata,
+        }
         given = [name for name, value in fixed.items() if value is not None and value != []]
         if given:
             raise BenchcastError(
@@ -88,7 +95,7 @@ def bench_command(
         list[Path] | None, typer.Option("--metadata", help="Run metadata of each lm-eval --data (in order).")
     ] = None,
     preset: Annotated[
-        list[str] | None, typer.Option("--preset", help="Bundled setting: apple-dclm, apple-c4 (repeatable).")
+        list[str] | None, typer.Option("--preset", help="Bundled setting: apple-dclm, apple-dclm-tpr, apple-c4 (repeatable).")
     ] = None,
     benchmark: Annotated[
         list[str] | None, typer.Option("--benchmark", "-b", help="'benchmark:metric' (repeat; default: all).")
@@ -109,6 +116,10 @@ def bench_command(
     ] = None,
     tpr: Annotated[float | None, typer.Option(help="Only runs with this tokens-per-parameter ratio.")] = None,
     min_flops: Annotated[float | None, typer.Option(help="Only runs with C >= this.")] = None,
+    holdout_tpr: Annotated[
+        list[float] | None,
+        typer.Option("--holdout-tpr", help="Hold out every run at this tokens-per-parameter ratio (repeat)."),
+    ] = None,
     q_rand: QRand = None,
     n_boot: Annotated[int, typer.Option("--n-boot", "--boot", help="Bootstrap replicates per law fit.")] = 20,
     interval: Annotated[
@@ -146,6 +157,7 @@ def bench_command(
         q_rand=q_rand,
         tpr=tpr,
         min_flops=min_flops,
+        holdout_tpr=holdout_tpr,
         threshold=threshold,
         cutoffs=cutoffs,
         strategy=strategy,
@@ -165,7 +177,7 @@ def bench_command(
                 cuts = tuple(threshold)
             else:
                 cuts = ladder(table, cutoffs or 3, tpr=tpr)
-            datasets.append(Dataset(path.stem, table, pairs, cuts, tpr, min_flops))
+            datasets.append(Dataset(path.stem, table, pairs, cuts, tpr, min_flops, tuple(holdout_tpr or ())))
     elif benchmark or threshold or cutoffs:
         datasets = [
             Dataset(
@@ -175,11 +187,12 @@ def bench_command(
                 tuple(threshold) if threshold else (ladder(d.table, cutoffs, tpr=d.tpr) if cutoffs else d.cutoffs),
                 d.tpr,
                 d.min_flops,
+                d.holdout_tprs,
             )
             for d in datasets
         ]
     if not datasets:
-        raise BenchcastError("give --data FILE (repeatable) or --preset apple-dclm / apple-c4.")
+        raise BenchcastError("give --data FILE (repeatable) or --preset apple-dclm / apple-dclm-tpr / apple-c4.")
     laws = tuple(law or FIXED_LAWS)
     candidates = tuple(candidate or [name for name in DEFAULT_CANDIDATES if name in laws] or laws)
     result = bench(

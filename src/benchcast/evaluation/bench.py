@@ -148,6 +148,7 @@ def bench(
                 "name": d.name,
                 "tpr": d.tpr,
                 "min_flops": d.min_flops,
+                "holdout_tprs": list(d.holdout_tprs),
                 "cutoffs": list(d.cutoffs),
                 "benchmarks": [f"{b}:{m}" for b, m in d.benchmarks],
             }

@@ -23,6 +23,7 @@ class Dataset:
     cutoffs: tuple[float, ...]
     tpr: float | None = None
     min_flops: float | None = None
+    holdout_tprs: tuple[float, ...] = ()  # runs at these TPRs are held out whatever their compute (K4's protocol)
 
 
 def ladder(table: pd.DataFrame, n: int, *, tpr: float | None = None, top: float = 0.25, depth: float = 1.25) -> tuple:
@@ -76,7 +77,8 @@ def score_benchmarks(table: pd.DataFrame) -> tuple[tuple[str, str], ...]:
 
 def split_for(dataset: Dataset, bench: str, metric: str, cutoff: float) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(training table, held-out rows) for one benchmark and cutoff. The training table holds only
-    runs with min_flops <= C <= cutoff; the held-out rows are the benchmark's runs above it.
+    runs with min_flops <= C <= cutoff and a TPR outside ``holdout_tprs``; the held-out rows are the
+    benchmark's runs above the cutoff, and those at a held-out TPR with C >= min_flops.
 
     Parameters
     ----------
@@ -99,12 +101,25 @@ def split_for(dataset: Dataset, bench: str, metric: str, cutoff: float) -> tuple
     keep = flops <= cutoff
     if dataset.min_flops is not None:
         keep &= flops >= dataset.min_flops
-    train = table[keep].reset_index(drop=True)
+    held_tpr = _at_tprs(table, dataset.holdout_tprs)
+    train = table[keep & ~held_tpr].reset_index(drop=True)
     name, k = parse_metric(metric)
     rows = select(table, bench, name, k, tpr=dataset.tpr)
-    held = rows[rows["flops"] > cutoff].copy()
+    above = rows["flops"].to_numpy(float) > cutoff
+    at_tpr = _at_tprs(rows, dataset.holdout_tprs)
+    if dataset.min_flops is not None:
+        at_tpr &= rows["flops"].to_numpy(float) >= dataset.min_flops
+    held = rows[above | at_tpr].copy()
     held["k"] = held["k"].astype(float).fillna(1.0)
     return train, held.sort_values(["flops", "run"]).reset_index(drop=True)
+
+
+def _at_tprs(table: pd.DataFrame, tprs: tuple[float, ...]) -> np.ndarray:
+    tpr = table["tpr"].to_numpy(float)
+    out = np.zeros(len(table), bool)
+    for value in tprs:
+        out |= np.isclose(tpr, value, rtol=1e-6)
+    return out
 
 
 def queries_of(held: pd.DataFrame) -> pd.DataFrame:

@@ -24,6 +24,16 @@ PRESETS = {
         "tpr": 20.0,
         "min_flops": 3e18,
     },
+    # K4's protocol on every TPR of the DCLM file: fit 3e18 <= C <= 6e21 below TPR 160, forecast the
+    # runs above 6e21 and every TPR-160 run (compute-only laws see several TPRs as one curve in C)
+    "apple-dclm-tpr": {
+        "file": "metrics_dclm_data_mixture.subset.csv",
+        "benchmarks": APPLE_12,
+        "cutoffs": (6e21,),
+        "tpr": None,
+        "min_flops": 3e18,
+        "holdout_tprs": (160.0,),
+    },
     "apple-c4": {
         "file": "metrics_c4_mixture.subset.csv",
         "benchmarks": APPLE_C4_8,
@@ -74,7 +84,7 @@ def preset_dataset(name: str, data: str | Path) -> Dataset:
     Parameters
     ----------
     name : str
-        A key of :data:`PRESETS` (``apple-dclm``, ``apple-c4``).
+        A key of :data:`PRESETS` (``apple-dclm``, ``apple-dclm-tpr``, ``apple-c4``).
     data : path
         The preset's Apple long-format CSV, or a folder holding it under its published name.
 
@@ -88,4 +98,12 @@ def preset_dataset(name: str, data: str | Path) -> Dataset:
     if path.is_dir():
         path = locate(name, [path])
     table = load(path, "apple")
-    return Dataset(name, table, preset["benchmarks"], preset["cutoffs"], preset["tpr"], preset["min_flops"])
+    return Dataset(
+        name,
+        table,
+        preset["benchmarks"],
+        preset["cutoffs"],
+        preset["tpr"],
+        preset["min_flops"],
+        tuple(preset.get("holdout_tprs", ())),
+    )
