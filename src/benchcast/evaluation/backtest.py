@@ -21,6 +21,7 @@ from benchcast.fitting.result import FitResult
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting.calibration import calibrate
 from benchcast.forecasting.draws import LEVELS
+from benchcast.forecasting.flags import describe, forecast_flags, refused, withhold
 from benchcast.forecasting.intervals import bootstrap
 from benchcast.utils.progress import track
 from benchcast.validation import check_interval
@@ -92,10 +93,12 @@ def score_split(
     (predictions, metrics)
     """
     predicted = result.predict_frame(rows)
+    flags = forecast_flags(result, predicted, rows["flops"].to_numpy(float))
     cols = [c for c in ("run", "flops", "params", "tokens", "tpr", "k") if c in rows]
     frame = rows[cols].copy()
     frame["true"] = rows["value"].to_numpy(float)
-    frame["predicted"] = predicted
+    frame["predicted"] = withhold(predicted, flags)  # a refused forecast is no number (its reason: flags)
+    frame["flags"] = [describe(point) for point in flags]
     frame["side"] = np.where(train, "train", np.where(test, "test", "unused"))
     used = set(zip(result.points["run"], result.points["k"].astype(float), strict=True))
     fitted = np.array([(r, float(k)) in used for r, k in zip(rows["run"], rows["k"], strict=True)])
@@ -119,6 +122,9 @@ def score_split(
         "n_test_usable": int(len(tu)),
         "test_mae_usable": mae(tu["true"], tu["predicted"]),
         "test_mre_usable": mre(tu["true"], tu["predicted"]),
+        "n_refused": int(
+            sum(refused(point) for point, side in zip(flags, frame["side"], strict=True) if side == "test")
+        ),
     }
     return frame, metrics
 
@@ -248,12 +254,16 @@ def add_intervals(
     ok, covariates = bt.fit.frame_covariates(rows)
     frame = bt.predictions
     test = (frame["side"] == "test").to_numpy() & ok
+    withheld = (
+        frame["flags"].str.startswith("refused").to_numpy(bool) if "flags" in frame else np.zeros(len(frame), bool)
+    )
     for kind in ("prediction", "confidence"):
         draws = boot.draws(kind, **covariates) if ok.any() else None
         for level in levels:
             lower, upper = np.full(len(frame), np.nan), np.full(len(frame), np.nan)
             if draws is not None:
                 lower[ok], upper[ok] = draws.interval(level)
+            lower[withheld] = upper[withheld] = np.nan  # a refused forecast has no interval either
             pct = int(round(level * 100))
             suffix = "" if kind == "prediction" else "_confidence"
             if kind == "prediction":

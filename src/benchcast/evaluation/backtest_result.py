@@ -70,7 +70,8 @@ class BacktestResult(RichView):
         """The held-out predictions (and their intervals, where made)."""
         test = self.predictions[self.predictions["side"] == "test"]
         columns = [c for c in ("run", "flops", "params", "tokens", "k", "true", "predicted") if c in test]
-        return test[columns + [c for c in test if c.startswith(("lower", "upper"))]].reset_index(drop=True)
+        bounds = [c for c in test if c.startswith(("lower", "upper"))]
+        return test[columns + bounds + [c for c in ("flags",) if c in test]].reset_index(drop=True)
 
     @property
     def title(self) -> str:
@@ -79,7 +80,28 @@ class BacktestResult(RichView):
     @property
     def notes(self) -> list[str]:
         m = self.metrics
-        return [f"MAE {m['test_mae']:.4g}, MRE {m['test_mre']:.4g} % over {m['n_test']} held-out points"]
+        return [
+            f"MAE {m['test_mae']:.4g}, MRE {m['test_mre']:.4g} % over {m['n_test']} held-out points",
+            *self.flag_notes(),
+        ]
+
+    def flag_notes(self) -> list[str]:
+        """Each distinct reason a held-out forecast is refused (no number) or flagged, with its count.
+
+        Returns
+        -------
+        list of str
+            ``'law: k held-out forecast(s) refused: ...'`` lines; empty when none is flagged.
+        """
+        if "flags" not in self.predictions:
+            return []
+        test = self.predictions[self.predictions["side"] == "test"]
+        counts = test["flags"][test["flags"] != ""].value_counts(sort=False)
+        return [
+            f"{self.law}: {n} held-out forecast(s) {text}"
+            + (" (no number, left out of the errors)" if text.startswith("refused") else "")
+            for text, n in counts.items()
+        ]
 
     def summary_row(self) -> list:
         """The law's row of the CLI's summary table.
@@ -123,11 +145,21 @@ class BacktestResult(RichView):
     def held_out_table(self):
         """The CLI's table of held-out predictions."""
         test = self.predictions[self.predictions["side"] == "test"]
+        flags = test["flags"] if "flags" in test else pd.Series("", index=test.index)
         rows = [
-            [r.run, f"{r.flops:.3g}", f"{r.params:.3g}", f"{r.tokens:.3g}", int(r.k), r.true, r.predicted]
-            for r in test.itertuples()
+            [
+                r.run,
+                f"{r.flops:.3g}",
+                f"{r.params:.3g}",
+                f"{r.tokens:.3g}",
+                int(r.k),
+                r.true,
+                MISSING if _missing(r.predicted) else r.predicted,
+                flag.split(":")[0],
+            ]
+            for r, flag in zip(test.itertuples(), flags, strict=True)
         ]
-        columns = ["run", "C", "N", "D", "k", "true", "predicted"]
+        columns = ["run", "C", "N", "D", "k", "true", "predicted", "flags"]
         return rich_table(f"{self.law}: held-out predictions", columns, rows)
 
     def rich_items(self) -> list:
@@ -213,6 +245,7 @@ class BacktestComparison(RichView):
             Markup(escape(f"{MISSING} {', '.join(laws)}: {note}"), highlight=False)
             for note, laws in laws_by_note.items()
         ]
+        notes += [Markup(escape(note), highlight=False) for bt in self.backtests for note in bt.flag_notes()]
         return [summary, *notes, *(bt.held_out_table() for bt in self.backtests)]
 
     def _repr_html_(self) -> str:

@@ -26,6 +26,7 @@ from benchcast.evaluation.bench_cells import (  # noqa: F401 (API)
 from benchcast.evaluation.bench_result import BenchResult, leaderboard, metrics, write_outputs  # noqa: F401 (API)
 from benchcast.fitting.spec import FitSpec
 from benchcast.forecasting import calibration as cal
+from benchcast.forecasting.flags import describe, refused
 from benchcast.forecasting.strategy import blend_forecast
 from benchcast.utils.parallel import parallel_map
 
@@ -47,6 +48,8 @@ ROW_KEYS = (
     "coverage90",
     "width90",
     "decades",
+    "flagged",
+    "flags",
 )
 
 
@@ -350,6 +353,12 @@ def assemble(
                         pooled=pooled,
                     )
                     predicted, intervals, spread = blended.predicted, blended.intervals, blended.spread
+                    texts = list(dict.fromkeys(describe(point) for point in blended.flags if point))
+                    row.update(flagged=bool(texts), flags="; ".join(texts))
+                    if any(refused(point) for point in blended.flags):  # no number: the cell says why
+                        row["status"] = "refused: " + next(str(f) for p in blended.flags for f in p if f.refuses)
+                        records.append(row)
+                        continue
                     ok = st.usable(cell, plan.weights, true, bench_name)
                     row.update(metrics(true, predicted, ok, intervals))
                     row["laws"] = ",".join(f"{law}:{w:.2f}" for law, w in plan.weights.items() if w > 0)
@@ -366,6 +375,7 @@ def assemble(
                         true=true,
                         predicted=predicted,
                         usable=ok,
+                        flags=[describe(point) for point in blended.flags],
                     )
                     for level, (lower, upper) in intervals.items():
                         pct = int(round(level * 100))

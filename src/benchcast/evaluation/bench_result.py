@@ -21,6 +21,8 @@ LEADERBOARD_COLUMNS = (
     "cells",
     "no_support",
     "failed",
+    "flagged",
+    "refused",
     "mre",
     "mre_common",
     "coverage50",
@@ -131,7 +133,10 @@ def missing_notes(board: pd.DataFrame) -> list[str]:
     for row in board.to_dict("records"):
         name = f"{MISSING} {row['dataset']}, {row['strategy']}"
         if not row.get("cells"):
-            notes.append(f"{name}: no cell forecast ({row['no_support']} without support, {row['failed']} failed).")
+            notes.append(
+                f"{name}: no cell counted ({row['no_support']} without support, {row['failed']} failed, "
+                f"{row.get('flagged', 0)} flagged, {row.get('refused', 0)} refused)."
+            )
         elif _missing(row.get("coverage90", 0.0)) or _missing(row.get("coverage50", 0.0)):
             why = (
                 "no bootstrap draws"
@@ -140,6 +145,12 @@ def missing_notes(board: pd.DataFrame) -> list[str]:
                 "own or pooled over the data set's benchmarks (--interval bootstrap gives the bootstrap alone)"
             )
             notes.append(f"{name}: no held-out run has an interval: {why}.")
+    if {"flagged", "refused"} <= set(board) and (board["flagged"] + board["refused"]).sum():
+        notes.append(
+            "flagged: cells forecast but left out of the means (a fit with few points per parameter, a parameter at "
+            "a search limit, or far beyond the data); refused: no number (a forecast outside [0, 1] or above the "
+            "law's limit). Each cell's reasons: the rows' flags and status (--json, bench_rows.csv)."
+        )
     if "mre_common" in board and board["mre_common"].isna().any() and (board["cells"] > 0).any():
         notes.append(f"{MISSING} mre_common: no benchmark and cutoff was forecast by every strategy.")
     return notes
@@ -187,8 +198,10 @@ def metrics(true: np.ndarray, predicted: np.ndarray, usable: np.ndarray, interva
 
 
 def leaderboard(rows: pd.DataFrame) -> pd.DataFrame:
-    """Per data set and strategy: means over benchmarks and cutoffs of the forecast cells, over the
-    cells every strategy forecast (``*_common``), and how many cells had no support or failed.
+    """Per data set and strategy: means over benchmarks and cutoffs of the forecast cells that are not
+    flagged, over the unflagged cells every strategy forecast (``*_common``), and how many cells had no
+    support, failed, were flagged (forecast, but left out of the means: :mod:`benchcast.forecasting.flags`)
+    or refused (no number).
 
     Parameters
     ----------
@@ -202,7 +215,9 @@ def leaderboard(rows: pd.DataFrame) -> pd.DataFrame:
     """
     if rows.empty:
         return rows
-    ok = rows[rows["status"] == "ok"]
+    flagged = rows["flagged"].fillna(False).astype(bool) if "flagged" in rows else pd.Series(False, index=rows.index)
+    counted = (rows["status"] == "ok") & ~flagged  # a flagged cell's number is shown, not averaged in
+    ok = rows[counted]
     cell = ["dataset", "benchmark", "metric", "cutoff"]
     n_strategies = rows.groupby("dataset")["strategy"].nunique()
     counts = ok.groupby(cell)["strategy"].nunique().reset_index(name="n")
@@ -210,10 +225,12 @@ def leaderboard(rows: pd.DataFrame) -> pd.DataFrame:
     common = ok.merge(counts[cell], on=cell)
     values = ["mre", "mre_usable", "mae", "coverage50", "coverage90", "width90", "decades"]
     keys = [rows["dataset"], rows["strategy"]]
-    board = rows[values].where(rows["status"] == "ok").groupby(keys, sort=False).mean()
-    board["cells"] = (rows["status"] == "ok").groupby(keys, sort=False).sum()
+    board = rows[values].where(counted).groupby(keys, sort=False).mean()
+    board["cells"] = counted.groupby(keys, sort=False).sum()
     board["no_support"] = (rows["status"] == "no support").groupby(keys, sort=False).sum()
     board["failed"] = rows["status"].str.startswith("failed").groupby(keys, sort=False).sum()
+    board["flagged"] = ((rows["status"] == "ok") & flagged).groupby(keys, sort=False).sum()
+    board["refused"] = rows["status"].str.startswith("refused").groupby(keys, sort=False).sum()
     common_board = common.groupby(["dataset", "strategy"], sort=False)[["mre", "coverage50", "coverage90"]].mean()
     board = board.join(common_board.add_suffix("_common"))
     return board.reset_index()

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from rich.markup import escape
 
 from benchcast.errors import BenchcastError
 from benchcast.evaluation.backtest import BacktestResult, add_intervals, score_split
@@ -108,13 +109,19 @@ class CutoffResult(RichView):
     def rich_items(self) -> list:
         """The table of cutoffs, then where each parameter settles."""
         names = self.param_names
+        records = self.table.to_dict("records")
         rows = [
             [f"{r['cutoff_flops']:.3g}", r["extrapolation_decades"], r["training_decades"], r["mae"], r["mre"]]
             + [r[n] for n in names]
-            for r in self.table.to_dict("records")
+            + [_flag_cell(r)]
+            for r in records
         ]
-        columns = ["cutoff C", "extrap. dec.", "train dec.", "MAE", "MRE %", *names]
+        columns = ["cutoff C", "extrap. dec.", "train dec.", "MAE", "MRE %", *names, "flags"]
         items = [rich_table(self.title, columns, rows)]
+        for text in dict.fromkeys(r.get("flags") or "" for r in records):
+            if text:
+                cutoffs = [f"{r['cutoff_flops']:.3g}" for r in records if r.get("flags") == text]
+                items.append(Markup(escape(f"  cutoff(s) {', '.join(cutoffs)}: {text}"), highlight=False))
         for name, s in self.settled.items():
             items.append(
                 Markup(
@@ -170,6 +177,16 @@ class CutoffResult(RichView):
         with output_folder(out) as folder:
             atomic_write_text(folder / f"{stem}.csv", self.table.to_csv(index=False))
             save_figure(fig, folder / f"{stem}.{figure_format}", figure_format, dpi)
+
+
+def _flag_cell(row: dict) -> str:
+    """A cutoff row's flags as a short table cell (``'refused'``, ``'flagged: d1 at search limit'``)."""
+    text = row.get("flags") or ""
+    if not text:
+        return ""
+    if row.get("refused"):
+        return "refused"
+    return f"flagged: {row['at_search_limit']} at search limit" if row.get("at_search_limit") else "flagged"
 
 
 def cutoff_backtest(
@@ -256,11 +273,24 @@ def cutoff_backtest(
                 **{key: v for key, v in bt.metrics.items() if key.startswith("coverage") or key == "interval_note"},
                 **({"interval": interval, **interval_widths(bt.predictions)} if n_boot else {}),
                 "converged": result.converged,
+                **_flag_columns(result, bt.predictions),
                 **result.params,
             }
         )
     metric = metric_label(resolved.metric, resolved.k)
     return CutoffResult(spec.law, spec.benchmark, pd.DataFrame(records), n_boot, metric, resolved.tpr, interval)
+
+
+def _flag_columns(result, predictions: pd.DataFrame) -> dict:
+    """A cutoff's flags: the parameters at a search limit (``converged`` says only that the solver
+    stopped), and every reason its target forecasts are refused or flagged (:mod:`benchcast.forecasting.flags`)."""
+    test = predictions[predictions["side"] == "test"]
+    texts = [t for t in dict.fromkeys(test.get("flags", pd.Series(dtype=str))) if t]
+    return {
+        "at_search_limit": ", ".join(result.bounds.at_search_limit),
+        "refused": any(t.startswith("refused") for t in texts),
+        "flags": "; ".join(texts),
+    }
 
 
 def interval_widths(predictions: pd.DataFrame) -> dict:

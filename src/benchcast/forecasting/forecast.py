@@ -13,6 +13,7 @@ from benchcast.errors import BenchcastError
 from benchcast.fitting.result import FitResult
 from benchcast.forecasting.calibration import CalibratedBootstrap, Spread, calibrate
 from benchcast.forecasting.draws import Draws
+from benchcast.forecasting.flags import forecast_flags, withhold
 from benchcast.forecasting.intervals import DEFAULT_REPLICATES, Bootstrap, bootstrap, check_replicates
 from benchcast.forecasting.results import Forecast, PlanResult
 from benchcast.laws.fitted import LOG_FLOPS_RANGE
@@ -76,6 +77,10 @@ def forecast(
         boot = calibrate(boot, pooled=pooled)
     lower, upper = boot.draws("prediction", **covariates).interval(level)
     lower_mean, upper_mean = boot.draws("confidence", **covariates).interval(level)
+    flags = forecast_flags(
+        result, np.atleast_1d(point), _query_flops(result, covariates, np.shape(np.atleast_1d(point)))
+    )
+    lower, upper, lower_mean, upper_mean = (withhold(v, flags) for v in (lower, upper, lower_mean, upper_mean))
     return Forecast(
         law=result.law,
         benchmark=str(result.spec.benchmark),
@@ -86,12 +91,23 @@ def forecast(
         failed_refits=boot.n_failed,
         dropped_refits=boot.n_dropped,
         query={k: v for k, v in covariates.items() if v is not None},
-        prediction=np.atleast_1d(point),
-        lower=np.atleast_1d(lower),
-        upper=np.atleast_1d(upper),
-        lower_mean=np.atleast_1d(lower_mean),
-        upper_mean=np.atleast_1d(upper_mean),
+        prediction=withhold(point, flags),
+        lower=lower,
+        upper=upper,
+        lower_mean=lower_mean,
+        upper_mean=upper_mean,
+        flags=flags,
     )
+
+
+def _query_flops(result: FitResult, covariates: dict, shape: tuple) -> np.ndarray | None:
+    """The queried points' compute (C, or 6 N D), for the distance flag; None where the query has neither."""
+    if covariates.get("flops") is not None:
+        return np.broadcast_to(np.asarray(covariates["flops"], float), shape).ravel()
+    if covariates.get("params") is not None and covariates.get("tokens") is not None:
+        both = 6.0 * np.asarray(covariates["params"], float) * np.asarray(covariates["tokens"], float)
+        return np.broadcast_to(both, shape).ravel()
+    return None
 
 
 def _refuse_unused_question(result: FitResult, *, k: int | None, flops: float | None, tpr: float | None) -> None:

@@ -151,10 +151,14 @@ class Recommendation(RichView):
         planned = ""
         if self.forecast is not None:
             f = self.forecast
-            planned = f" At {f['flops']:.3g} FLOPs it forecasts {f['prediction']:.4f}"
-            if "lower" in f:
-                planned += f" ({int(round(f['level'] * 100))} % interval {f['lower']:.4f} .. {f['upper']:.4f})"
-            planned += f"{'; ' + f['note'] if f.get('note') else ''}."
+            if not np.isfinite(f["prediction"]):  # refused: the reason instead of a number
+                planned = f" At {f['flops']:.3g} FLOPs there is no forecast ({f.get('flags') or f.get('note')})."
+            else:
+                planned = f" At {f['flops']:.3g} FLOPs it forecasts {f['prediction']:.4f}"
+                if "lower" in f:
+                    planned += f" ({int(round(f['level'] * 100))} % interval {f['lower']:.4f} .. {f['upper']:.4f})"
+                planned += f"{'; ' + f['note'] if f.get('note') else ''}"
+                planned += f" ({f['flags']})." if f.get("flags") else "."
         return (
             f"{self.benchmark}: use the {self.rule} ({mix}). Chosen from rolling-origin forecasts inside your runs "
             f"(up to {self.extrapolation_decades:.2f} decades ahead); the choice itself, made without the runs it "
@@ -180,7 +184,8 @@ class StrategyForecast(RichView):
         Bootstrap replicates per law behind each interval (0: none).
     rows : pandas.DataFrame
         One row per target: ``flops``, ``prediction``, ``lower``/``upper`` (where there is an interval),
-        ``weights`` and ``note`` (why there is no forecast or no interval), as :func:`recommend` gives them.
+        ``weights``, ``note`` (why there is no forecast or no interval) and ``flags`` (why a forecast is
+        refused, NaN then, or doubtful: :mod:`benchcast.forecasting.flags`), as :func:`recommend` gives them.
     """
 
     benchmark: str
@@ -204,8 +209,8 @@ class StrategyForecast(RichView):
         )
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per target: compute, forecast and interval bounds."""
-        return self.rows[[c for c in ("flops", "prediction", "lower", "upper") if c in self.rows]]
+        """One row per target: compute, forecast, interval bounds and flags."""
+        return self.rows[[c for c in ("flops", "prediction", "lower", "upper", "flags") if c in self.rows]]
 
     @property
     def title(self) -> str:
@@ -231,6 +236,8 @@ class StrategyForecast(RichView):
         for row in self.rows.to_dict("records"):
             if isinstance(row.get("note"), str) and row["note"]:
                 out.append(f"— at {row['flops']:.3g} FLOPs: {row['note']}")
+            if isinstance(row.get("flags"), str) and row["flags"]:
+                out.append(f"at {row['flops']:.3g} FLOPs: {row['flags']}")
         return out
 
     def plot(self, ax=None, runs=None, **style):
@@ -267,8 +274,10 @@ class StrategyForecast(RichView):
         cells = []
         for row in self.rows.to_dict("records"):
             values = [row["flops"], row.get("prediction"), row.get("lower"), row.get("upper")]
-            cells.append([f"{values[0]:.3g}", *(_shown(v) for v in values[1:])])
-        columns = ["C (FLOPs)", "forecast", f"{pct} % lower", f"{pct} % upper"]
+            flags = row.get("flags") if isinstance(row.get("flags"), str) else ""
+            mark = ("refused" if _shown(values[1]) == "—" else "flagged") if flags else ""
+            cells.append([f"{values[0]:.3g}", *(_shown(v) for v in values[1:]), mark])
+        columns = ["C (FLOPs)", "forecast", f"{pct} % lower", f"{pct} % upper", "flags"]
         return [rich_table(self.title, columns, cells)] + [Markup(escape(n), highlight=False) for n in self.notes]
 
 

@@ -10,10 +10,19 @@ import numpy as np
 import pandas as pd
 from rich.markup import escape
 
+from benchcast.forecasting.flags import describe, refused, short
 from benchcast.utils.jsonable import jsonable
 from benchcast.utils.rich_view import Markup, RichView, rich_table
 
-FORECAST_COLUMNS = ("query", "forecast", "prediction lower", "prediction upper", "confidence lower", "confidence upper")
+FORECAST_COLUMNS = (
+    "query",
+    "forecast",
+    "prediction lower",
+    "prediction upper",
+    "confidence lower",
+    "confidence upper",
+    "flags",
+)
 
 
 class _Fields:
@@ -48,7 +57,10 @@ class Forecast(_Fields, RichView):
     query : dict
         The covariates asked for.
     prediction, lower, upper, lower_mean, upper_mean : arrays
-        The forecast, the prediction interval and the confidence interval, one value per point.
+        The forecast, the prediction interval and the confidence interval, one value per point (NaN
+        where the forecast is refused).
+    flags : list of tuple of Flag
+        Per point, why its forecast is refused or doubtful (:mod:`benchcast.forecasting.flags`).
     """
 
     law: str
@@ -65,9 +77,11 @@ class Forecast(_Fields, RichView):
     upper: np.ndarray
     lower_mean: np.ndarray
     upper_mean: np.ndarray
+    flags: list = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        """The forecast as JSON-ready values (what ``benchcast forecast --json`` prints)."""
+        """The forecast as JSON-ready values (what ``benchcast forecast --json`` prints); a refused point's
+        values are null, and ``flags`` gives each point's reasons (``kind``, ``reason``, ``refused``)."""
         return jsonable(
             {
                 "law": self.law,
@@ -83,6 +97,7 @@ class Forecast(_Fields, RichView):
                 "upper": self.upper,
                 "lower_mean": self.lower_mean,
                 "upper_mean": self.upper_mean,
+                "flags": [[f.to_dict() for f in point] for point in self.flags],
             }
         )
 
@@ -127,9 +142,10 @@ class Forecast(_Fields, RichView):
         return [f"G={query.get('gold')}"]
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per queried point: the forecast and both intervals."""
+        """One row per queried point: the forecast, both intervals and its flags (``'refused: ...'``)."""
         values = (self.prediction, self.lower, self.upper, self.lower_mean, self.upper_mean)
-        rows = [list(row) for row in zip(self.labels(), *values, strict=False)]
+        flags = [short(point) for point in self.flags] or [""] * len(self.prediction)
+        rows = [list(row) for row in zip(self.labels(), *values, flags, strict=False)]
         return pd.DataFrame(rows, columns=list(FORECAST_COLUMNS))
 
     @property
@@ -140,10 +156,23 @@ class Forecast(_Fields, RichView):
             f"interval: {self.interval})"
         )
 
+    @property
+    def notes(self) -> list[str]:
+        """One line per flagged or refused point: the query and every reason."""
+        return [
+            f"{label}: {describe(point)}" + (" (no number given)" if refused(point) else "")
+            for label, point in zip(self.labels(), self.flags, strict=False)
+            if point
+        ]
+
     def rich_items(self) -> list:
-        """The CLI's table."""
-        rows = [[label, *map(float, rest)] for label, *rest in self.to_frame().itertuples(index=False, name=None)]
-        return [rich_table(self.title, list(FORECAST_COLUMNS), rows)]
+        """The CLI's table (a refused forecast as "—"), then each flagged point's reasons."""
+        rows = [
+            [label, *(float(v) if np.isfinite(v) else "—" for v in rest[:-1]), rest[-1]]
+            for label, *rest in self.to_frame().itertuples(index=False, name=None)
+        ]
+        notes = [Markup(escape(note), highlight=False) for note in self.notes]
+        return [rich_table(self.title, list(FORECAST_COLUMNS), rows), *notes]
 
 
 @dataclass

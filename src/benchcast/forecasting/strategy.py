@@ -20,6 +20,7 @@ import pandas as pd
 from benchcast.errors import BenchcastError
 from benchcast.forecasting import calibration as cal
 from benchcast.forecasting.draws import LEVELS, ScoreDraws
+from benchcast.forecasting.flags import describe, refused, strategy_flags
 from benchcast.forecasting.intervals import bootstrap
 
 
@@ -35,11 +36,14 @@ class MemberForecast:
         Its bootstrap prediction draws at the points (None: no interval).
     flops_max : float
         The largest run it was fitted to (the origin of each point's distance).
+    fit : FitResult, optional
+        The fit (its flags: :mod:`benchcast.forecasting.flags`).
     """
 
     predicted: np.ndarray
     boot: ScoreDraws | None
     flops_max: float
+    fit: object = None
 
 
 @dataclass
@@ -67,6 +71,8 @@ class BlendedForecast:
         Why there is no interval (empty when there is one, or when none was asked).
     decades : ndarray (points,)
         Each point's distance beyond the largest run a member was fitted to.
+    flags : list of tuple of Flag
+        Per point, why its forecast is refused or doubtful (:func:`benchcast.forecasting.flags.strategy_flags`).
     """
 
     flops: np.ndarray
@@ -78,6 +84,7 @@ class BlendedForecast:
     spread: cal.Spread | None = None
     note: str = ""
     decades: np.ndarray = field(default_factory=lambda: np.array([]))
+    flags: list = field(default_factory=list)
 
 
 def blend_forecast(
@@ -127,6 +134,7 @@ def blend_forecast(
     out = BlendedForecast(
         flops, predicted, {}, used, {law: members[law].predicted for law in used}, interval, decades=decades
     )
+    out.flags = strategy_flags({law: members[law] for law in used}, predicted, decades, top)
     if any(members[law].boot is None for law in used):
         out.note = "no interval: no bootstrap draws"
         return out
@@ -202,7 +210,7 @@ def member_forecasts(
             replicates = bootstrap(result, n_boot, seed=seed, n_jobs=n_jobs, progress=None, ray_address=ray_address)
             boot = replicates.draws("prediction", **covariates)
         out[law] = MemberForecast(
-            np.asarray(result.predict(**covariates), float), boot, float(result.diagnostics.flops_max)
+            np.asarray(result.predict(**covariates), float), boot, float(result.diagnostics.flops_max), result
         )
     return out
 
@@ -311,7 +319,11 @@ class StrategyFit:
             "level": level,
             "interval": blended.interval,
             "n_boot": options["n_boot"],
+            "flags": describe(blended.flags[0]),
         }
+        if refused(blended.flags[0]):  # no number: the reason is in flags
+            out["prediction"] = float("nan")
+            return out
         if not options["n_boot"]:
             return out
         if blended.note:

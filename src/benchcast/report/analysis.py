@@ -24,6 +24,7 @@ from benchcast.evaluation.backtest import BacktestResult, backtest
 from benchcast.fitting.result import FitResult
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting.draws import LEVELS
+from benchcast.forecasting.flags import describe, withhold
 from benchcast.forecasting.intervals import check_replicates
 from benchcast.forecasting.strategy import BlendedForecast, blend_forecast, member_forecasts
 from benchcast.report.law_choice import RECOMMENDED, LawChoice, choose_law
@@ -131,6 +132,7 @@ def _points(blended: BlendedForecast, which: slice) -> BlendedForecast:
         intervals={level: (lo[which], hi[which]) for level, (lo, hi) in blended.intervals.items()},
         members={law: np.asarray(curve)[which] for law, curve in blended.members.items()},
         decades=blended.decades[which],
+        flags=blended.flags[which],
     )
 
 
@@ -189,6 +191,8 @@ def benchmark_warnings(report: BenchmarkReport, q_rand: float) -> list[str]:
             "no backtest forecast a held-out run, so the forecast's error is unchecked" + (f": {note}" if note else "")
         )
     for row in report.forecasts.itertuples():
+        if getattr(row, "flags", ""):
+            out.append(f"at {row.flops:.2g} FLOPs the forecast is {row.flags}")
         if row.decades > largest_seen + 0.25:
             out.append(
                 f"at {row.flops:.2g} FLOPs the forecast extrapolates {row.decades:.2f} decades; the backtests "
@@ -270,12 +274,13 @@ def analyse_benchmark(
         {
             "flops": targets,
             "decades": at_targets.decades,
-            "forecast": at_targets.predicted,
+            "forecast": withhold(at_targets.predicted, at_targets.flags),  # a refused forecast is no number
             **{
-                f"{side}{int(level * 100)}": at_targets.intervals[level][i]
+                f"{side}{int(level * 100)}": withhold(at_targets.intervals[level][i], at_targets.flags)
                 for level in LEVELS
                 for i, side in enumerate(("lower", "upper"))
             },
+            "flags": [describe(point) for point in at_targets.flags],
         }
     )
     report = BenchmarkReport(
@@ -286,7 +291,7 @@ def analyse_benchmark(
         fit=result,
         runs=run_table(result, table, spec, tpr),
         grid=grid,
-        curve=on_grid.predicted,
+        curve=withhold(on_grid.predicted, on_grid.flags),
         bands=on_grid.intervals,
         forecasts=forecasts,
         validation=validation,

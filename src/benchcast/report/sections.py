@@ -235,9 +235,19 @@ def benchmark_section(r: BenchmarkReport, figure_format: str = "png", dpi: int |
             "largest fitted run.",
         ),
         h.table(
-            ["target C (FLOPs)", "forecast", "50 % lower", "50 % upper", "90 % lower", "90 % upper", "decades"],
+            [
+                "target C (FLOPs)",
+                "forecast",
+                "50 % lower",
+                "50 % upper",
+                "90 % lower",
+                "90 % upper",
+                "decades",
+                "flags",
+            ],
             [
                 [f["flops"], f["forecast"], f["lower50"], f["upper50"], f["lower90"], f["upper90"], f["decades"]]
+                + [f.get("flags", "")]
                 for f in r.forecasts.to_dict("records")
             ],
             caption=f"Forecasts ({r.n_boot} bootstrap replicates)",

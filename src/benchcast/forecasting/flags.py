@@ -1,0 +1,317 @@
+"""The one place that decides which forecasts are refused (no number, the reason instead) and which are
+flagged (the number, with what should make a reader doubt it). Every output that shows a forecast
+(``forecast``, ``recommend``, ``backtest``, ``cutoff``, ``report``, ``bench``) asks these rules.
+
+Refused, because a wrong number is worse than an error: a forecast outside [0, 1] (a score cannot be
+there; a strategy that averages such a member's number in is refused with it).
+
+Flagged, because the number may be right but rests on less than it seems:
+
+* a forecast above the law's own limit (:meth:`~benchcast.laws.questions.LawQuestions.limit`: the score
+  the fitted law itself says it tends to): the curve overshoots its asymptote and falls back, which no
+  training run does; the number is a score all the same (on DCLM the overshoot is often in the fourth
+  decimal), so it is shown with the flag;
+
+* a fit with fewer than ``MIN_POINTS_PER_PARAMETER`` points per free parameter (a fit with no more
+  points than parameters is already refused by the fit itself);
+* a parameter at a search limit (the data did not place it; an active constraint of the law, its own
+  bound reached by the data, is information, not a flag: :func:`benchcast.fitting.diagnostics.bound_findings`);
+* a forecast more than ``MAX_DECADES_BEYOND`` decades of compute beyond the largest fitted run.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+OUTSIDE_RANGE = "outside [0, 1]"
+ABOVE_LIMIT = "above the law's limit"
+FEW_POINTS = "few points per parameter"
+SEARCH_LIMIT = "at search limit"
+FAR_BEYOND = "far beyond the data"
+
+MIN_POINTS_PER_PARAMETER = 2.0
+# chosen on DCLM's cutoff backtests (TPR 20, 12 benchmarks): see the README's "Refused and flagged forecasts"
+MAX_DECADES_BEYOND = 1.5
+LIMIT_TOLERANCE = 1e-6  # a forecast equal to the limit up to rounding is at it, not above it
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One reason to refuse or doubt a forecast.
+
+    Parameters
+    ----------
+    kind : str
+        Which rule (``OUTSIDE_RANGE``, ``ABOVE_LIMIT``, ``FEW_POINTS``, ``SEARCH_LIMIT``, ``FAR_BEYOND``).
+    reason : str
+        The reason in words, with the numbers behind it.
+    refuses : bool
+        True: the forecast is withheld; False: it is shown with this flag.
+    """
+
+    kind: str
+    reason: str
+    refuses: bool
+
+    def __str__(self) -> str:
+        return f"{'refused' if self.refuses else 'flagged'}: {self.reason}"
+
+    def to_dict(self) -> dict:
+        """The flag as JSON-ready values: ``kind``, ``reason``, ``refused``.
+
+        Returns
+        -------
+        dict
+        """
+        return {"kind": self.kind, "reason": self.reason, "refused": self.refuses}
+
+
+def fit_flags(result) -> tuple[Flag, ...]:
+    """The flags a fit gives every forecast made from it: too few points per parameter, and each
+    parameter at a search limit.
+
+    Parameters
+    ----------
+    result : FitResult
+        The fit.
+
+    Returns
+    -------
+    tuple of Flag
+    """
+    law = result.law_object
+    free = law.n_params - law.n_presolved
+    n_used = int(result.diagnostics.n_used)
+    out = []
+    if free and n_used < MIN_POINTS_PER_PARAMETER * free:
+        out.append(
+            Flag(
+                FEW_POINTS,
+                f"{result.law} fits {free} parameters to {n_used} points (fewer than "
+                f"{MIN_POINTS_PER_PARAMETER:g} per parameter): the data barely identify it",
+                False,
+            )
+        )
+    limits = result.bounds.at_search_limit
+    if limits:
+        out.append(
+            Flag(
+                SEARCH_LIMIT,
+                f"{result.law}: {', '.join(limits)} at a search limit (the data do not place "
+                f"{'it' if len(limits) == 1 else 'them'})",
+                False,
+            )
+        )
+    return tuple(out)
+
+
+def value_flags(law: str, value: float, limit: float | None = None, meaning: str = "") -> tuple[Flag, ...]:
+    """The flags one forecast value earns: refused outside [0, 1], flagged above the law's own limit.
+
+    Parameters
+    ----------
+    law : str
+        Who made the forecast (a law or a strategy), named in the reason.
+    value : float
+        The forecast score.
+    limit : float, optional
+        The law's limit as compute grows (None: not asked); an infinite or NaN limit bounds nothing.
+    meaning : str
+        What the limit is, in words.
+
+    Returns
+    -------
+    tuple of Flag
+    """
+    if not math.isfinite(value):
+        return ()
+    if not 0.0 <= value <= 1.0:
+        return (Flag(OUTSIDE_RANGE, f"{law} forecasts {value:.4g}, outside [0, 1]: not a score", True),)
+    if limit is not None and math.isfinite(limit) and value > limit + LIMIT_TOLERANCE:
+        return (
+            Flag(
+                ABOVE_LIMIT,
+                f"{law} forecasts {value:.4g}, above its own limit {limit:.4g} ({meaning}): the fitted curve "
+                "falls back after this point",
+                False,
+            ),
+        )
+    return ()
+
+
+def distance_flags(decades: float, flops_max: float) -> tuple[Flag, ...]:
+    """The flag of a forecast far beyond the fitted runs.
+
+    Parameters
+    ----------
+    decades : float
+        log10 of the forecast's compute over the largest fitted run's.
+    flops_max : float
+        The largest fitted run's compute (FLOPs).
+
+    Returns
+    -------
+    tuple of Flag
+    """
+    if not math.isfinite(decades) or decades <= MAX_DECADES_BEYOND:
+        return ()
+    return (
+        Flag(
+            FAR_BEYOND,
+            f"{decades:.2f} decades of compute beyond the largest fitted run ({flops_max:.3g} FLOPs; "
+            f"more than {MAX_DECADES_BEYOND:g})",
+            False,
+        ),
+    )
+
+
+def _limit(result) -> tuple[float | None, str]:
+    try:
+        return result.fitted.limit()
+    except Exception:  # noqa: BLE001 - a law that states no limit bounds nothing
+        return None, ""
+
+
+def forecast_flags(result, predicted, flops=None) -> list[tuple[Flag, ...]]:
+    """Every flag of a fit's forecasts, one tuple per point (fit, value, distance; refusals first).
+
+    Parameters
+    ----------
+    result : FitResult
+        The fit that made the forecasts.
+    predicted : array_like (points,)
+        The forecasts.
+    flops : array_like (points,), optional
+        The points' compute (None: no distance flag).
+
+    Returns
+    -------
+    list of tuple of Flag
+    """
+    predicted = np.atleast_1d(np.asarray(predicted, float))
+    flops_max = float(result.diagnostics.flops_max)
+    flops = (
+        np.full(len(predicted), np.nan) if flops is None else np.broadcast_to(np.asarray(flops, float), predicted.shape)
+    )
+    limit, meaning = _limit(result)
+    common = fit_flags(result)
+    out = []
+    for value, c in zip(predicted, flops, strict=True):
+        decades = math.log10(c / flops_max) if c > 0 and flops_max > 0 else math.nan
+        out.append(
+            _ordered(
+                (*value_flags(result.law, float(value), limit, meaning), *common, *distance_flags(decades, flops_max))
+            )
+        )
+    return out
+
+
+def strategy_flags(members: Mapping, predicted, decades, flops_max: float) -> list[tuple[Flag, ...]]:
+    """The flags of a strategy's forecasts: each weighted member's (a member's refusal refuses the
+    blend, which averages its number in), and the blend's own value; one tuple per point.
+
+    Parameters
+    ----------
+    members : mapping of law name to a member
+        Each with ``predicted`` and, where known, ``fit`` (a FitResult: fit-level flags and the limit).
+    predicted : array_like (points,)
+        The blended forecasts.
+    decades : array_like (points,)
+        Each point's distance beyond the largest run a member was fitted to (decades of compute).
+    flops_max : float
+        That run's compute (FLOPs).
+
+    Returns
+    -------
+    list of tuple of Flag
+    """
+    predicted = np.atleast_1d(np.asarray(predicted, float))
+    per_point: list[list[Flag]] = [[] for _ in predicted]
+    for law, member in members.items():
+        fit = getattr(member, "fit", None)
+        values = np.atleast_1d(np.asarray(member.predicted, float))
+        if fit is not None:
+            flags = forecast_flags(fit, values)  # no distance: the blend's is added once below
+        else:
+            flags = [value_flags(law, float(v)) for v in values]
+        for point, found in zip(per_point, flags, strict=True):
+            point.extend(found)
+    decades = np.broadcast_to(np.asarray(decades, float), predicted.shape)
+    for point, value, distance in zip(per_point, predicted, decades, strict=True):
+        point.extend(value_flags("the blend", float(value)))
+        point.extend(distance_flags(float(distance), float(flops_max)))
+    return [_ordered(point) for point in per_point]
+
+
+def _ordered(flags: Iterable[Flag]) -> tuple[Flag, ...]:
+    unique = list(dict.fromkeys(flags))
+    return tuple(sorted(unique, key=lambda f: not f.refuses))
+
+
+def refused(flags: Iterable[Flag]) -> bool:
+    """Whether any of ``flags`` refuses the forecast.
+
+    Parameters
+    ----------
+    flags : iterable of Flag
+
+    Returns
+    -------
+    bool
+    """
+    return any(f.refuses for f in flags)
+
+
+def withhold(values, flags: list[tuple[Flag, ...]]) -> np.ndarray:
+    """``values`` with NaN where the point's forecast is refused.
+
+    Parameters
+    ----------
+    values : array_like (points,)
+        Forecasts, or interval bounds, one per point.
+    flags : list of tuple of Flag
+        One tuple per point.
+
+    Returns
+    -------
+    ndarray
+    """
+    out = np.array(np.atleast_1d(values), float, copy=True)
+    out[[refused(point) for point in flags]] = np.nan
+    return out
+
+
+def describe(flags: Iterable[Flag]) -> str:
+    """The flags of one point as one cell of text (``''`` when there is none).
+
+    Parameters
+    ----------
+    flags : iterable of Flag
+
+    Returns
+    -------
+    str
+    """
+    return "; ".join(str(f) for f in flags)
+
+
+def short(flags: Iterable[Flag]) -> str:
+    """The flags of one point as a table's short cell (``'refused: outside [0, 1]'``; '' when none).
+
+    Parameters
+    ----------
+    flags : iterable of Flag
+
+    Returns
+    -------
+    str
+    """
+    flags = list(flags)
+    kinds = ", ".join(dict.fromkeys(f.kind for f in flags))
+    if not flags:
+        return ""
+    return f"{'refused' if refused(flags) else 'flagged'}: {kinds}"

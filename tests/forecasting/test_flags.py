@@ -1,0 +1,115 @@
+"""Refused and flagged forecasts (benchcast.forecasting.flags): a score outside [0, 1] never reaches a
+user; a fit with few points per parameter, a parameter at a search limit and a forecast far beyond the
+data are shown with a flag in every output that shows the number."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import benchcast as bc
+from benchcast.data.example import load_example
+from benchcast.evaluation.bench import Dataset, bench, leaderboard
+from benchcast.evaluation.cutoff import cutoff_backtest
+from benchcast.forecasting import flags as fl
+from conftest import law_table
+
+FLOPS = np.geomspace(1e18, 1e21, 10)
+
+
+@pytest.fixture(scope="module")
+def above_one():
+    """A bnsl fit whose parameters are replaced by ones that forecast above 1 (its asymptote a = 1.2)."""
+    flops = np.geomspace(1e18, 1e21, 12)  # two points per parameter: no other flag
+    table = law_table("bnsl_monotone", [0.8, -0.5, 0.05, 0.6, 1e20, 0.5], {"flops": flops}, q_rand=0.25)
+    result = bc.fit(table, "bnsl", "synthetic", "acc")
+    theta = np.array([1.2, -0.5, 0.05, 0.6, 1e20, 0.5])
+    return replace(result, fitted=result.law_object.freeze(theta, result.spec.q_rand))
+
+
+def test_a_forecast_above_one_is_refused_with_its_reason_in_json_and_table(above_one):
+    point = float(above_one.predict(flops=1e22))
+    assert point > 1.0  # the law's own number is not a score
+    fc = bc.forecast(above_one, flops=[1e19, 1e22], n_boot=10, interval="bootstrap")
+    doc = json.loads(json.dumps(fc.to_dict()))
+    assert doc["prediction"][1] is None and doc["lower"][1] is None and doc["upper_mean"][1] is None
+    assert doc["prediction"][0] == pytest.approx(float(above_one.predict(flops=1e19)))
+    refusal = doc["flags"][1][0]
+    assert refusal["kind"] == fl.OUTSIDE_RANGE and refusal["refused"] is True
+    assert f"{point:.4g}" in refusal["reason"] and "outside [0, 1]" in refusal["reason"]
+    assert not any(f["refused"] for f in doc["flags"][0])
+    text = str(fc)
+    assert "refused: outside [0, 1]" in text and "(no number given)" in text
+    assert fc.to_frame()["flags"].iloc[1] == "refused: outside [0, 1]"
+    assert fc.to_frame()["forecast"].isna().tolist() == [False, True]
+
+
+def test_a_fit_with_fewer_than_two_points_per_parameter_is_flagged():
+    """power_floor has 3 free parameters: 5 points (fewer than 6) are flagged, 6 are not."""
+    theta = [3000.0, 0.2, 0.2]
+    five = bc.fit(law_table("power_floor", theta, {"flops": FLOPS[:5]}, q_rand=0.25), "power_floor", "synthetic", "acc")
+    six = bc.fit(law_table("power_floor", theta, {"flops": FLOPS[:6]}, q_rand=0.25), "power_floor", "synthetic", "acc")
+    assert [f.kind for f in fl.fit_flags(five)] == [fl.FEW_POINTS]
+    assert "3 parameters to 5 points" in fl.fit_flags(five)[0].reason
+    assert not fl.fit_flags(five)[0].refuses
+    assert fl.fit_flags(six) == ()
+    fc = bc.forecast(five, flops=2e18, n_boot=10, interval="bootstrap")
+    assert fc.to_frame()["flags"].iloc[0] == f"flagged: {fl.FEW_POINTS}"
+    assert np.isfinite(fc.prediction[0])  # flagged, not refused: the number is shown
+
+
+def test_far_beyond_the_data_is_flagged_past_the_threshold():
+    result = bc.fit(law_table("power", [5000.0, 0.19], {"flops": FLOPS}, q_rand=0.25), "power", "synthetic", "acc")
+    top = float(result.diagnostics.flops_max)
+    near, far = top * 10 ** (fl.MAX_DECADES_BEYOND - 0.01), top * 10 ** (fl.MAX_DECADES_BEYOND + 0.01)
+    flags = fl.forecast_flags(result, result.predict(flops=[near, far]), [near, far])
+    assert flags[0] == () and [f.kind for f in flags[1]] == [fl.FAR_BEYOND]
+
+
+def test_a_parameter_at_a_search_limit_is_flagged_in_the_cutoff_table():
+    """A power law whose exponent (12) lies past its search range [0, 10]: converged, and flagged."""
+    table = law_table("power", [1e216, 12.0], {"flops": np.geomspace(1e18, 1.3e18, 8)}, q_rand=0.0)
+    cut = cutoff_backtest(table, bc.FitSpec("power", "synthetic", "acc", q_rand=0.0), progress=False)
+    assert len(cut) > 0
+    assert (cut["at_search_limit"] == "alpha").all()
+    assert cut["flags"].str.contains("flagged: power: alpha at a search limit").all()
+    assert cut.to_dict()["cutoffs"][0]["at_search_limit"] == "alpha"
+    text = str(cut)
+    assert "flagged: alpha at search limit" in text
+
+
+def test_the_leaderboard_leaves_a_flagged_cell_out_of_its_means_and_counts_it():
+    base = {"dataset": "d", "metric": "acc", "cutoff": 1.0, "mre_usable": 1.0, "mae": 0.1, "coverage50": 0.5}
+    base |= {"coverage90": 0.9, "width90": 0.1, "decades": 0.5}
+    rows = pd.DataFrame(
+        [
+            {**base, "benchmark": "a", "strategy": "s", "status": "ok", "mre": 2.0, "flagged": False},
+            {**base, "benchmark": "b", "strategy": "s", "status": "ok", "mre": 40.0, "flagged": True},
+            {**base, "benchmark": "c", "strategy": "s", "status": "refused: x", "mre": np.nan, "flagged": True},
+        ]
+    )
+    board = leaderboard(rows).set_index("strategy")
+    assert board.loc["s", "mre"] == pytest.approx(2.0)
+    assert (board.loc["s", "cells"], board.loc["s", "flagged"], board.loc["s", "refused"]) == (1, 1, 1)
+
+
+def test_bench_flags_every_cell_far_beyond_its_data(monkeypatch):
+    """With the distance threshold at 0 every held-out forecast is 'far beyond': bench still forecasts each
+    cell, shows its flags, and leaves it out of the leaderboard's means."""
+    data = Dataset("example", load_example(), (("arc_easy", "acc_norm"),), (2e20,), tpr=20.0)
+    options = {"laws": ("power",), "candidates": ("power",), "n_boot": 0, "n_jobs": 1, "progress": False}
+    plain = bench([data], ["power"], **options)
+    assert plain.leaderboard["flagged"].tolist() == [0] and plain.leaderboard["cells"].tolist() == [1]
+    monkeypatch.setattr(fl, "MAX_DECADES_BEYOND", 0.0)
+    flagged = bench([data], ["power"], **options)
+    row = flagged.rows.iloc[0]
+    assert row["status"] == "ok" and bool(row["flagged"])
+    assert "decades of compute beyond the largest fitted run" in row["flags"]
+    assert flagged.leaderboard["flagged"].tolist() == [1] and flagged.leaderboard["cells"].tolist() == [0]
+    assert np.isnan(flagged.leaderboard["mre"].iloc[0])
+    assert flagged.predictions["flags"].str.startswith("flagged").all()
+    np.testing.assert_array_equal(flagged.predictions["predicted"], plain.predictions["predicted"])
