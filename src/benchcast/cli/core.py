@@ -281,16 +281,25 @@ def predict_command(
     if not flops and params is None and tokens is None and gold is None:
         raise BenchcastError("give --flops C, or --params N and --tokens D (or --gold G for the gold law).")
     flops_array = np.asarray(flops, float) if flops else None
-    score = result.predict(flops=flops_array, params=params, tokens=tokens, k=k, gold=gold)
+    from benchcast.forecasting.flags import describe, forecast_flags, withhold
+
+    score = np.atleast_1d(result.predict(flops=flops_array, params=params, tokens=tokens, k=k, gold=gold))
+    compute = flops_array if flops_array is not None else 6.0 * params * tokens if params and tokens else None
+    flags = forecast_flags(result, score, compute)
+    score = withhold(score, flags)  # a refused forecast is no number: its reason is printed instead
     query = {"flops": flops, "params": params, "tokens": tokens, "k": k, "gold": gold}
     query = {key: v for key, v in query.items() if v is not None}
     if json:
-        emit_json({"law": result.law, "query": query, "prediction": np.atleast_1d(score)})
+        flag_docs = [[f.to_dict() for f in point] for point in flags]
+        emit_json({"law": result.law, "query": query, "prediction": score, "flags": flag_docs})
         return
     shown = ", ".join(f"{key}={v}" for key, v in query.items())
-    values = ", ".join(f"{v:.4f}" for v in np.atleast_1d(score))
+    values = ", ".join(f"{v:.4f}" if np.isfinite(v) else "—" for v in score)
     console.print(
         escape(f"{result.law} on {result.spec.benchmark} ({result.spec.metric}): {shown} -> ")
         + f"[bold]{escape(values)}[/]",
         highlight=False,
     )
+    for point in flags:
+        if point:
+            console.print(escape(f"  {describe(point)}"), highlight=False)

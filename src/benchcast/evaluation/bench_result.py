@@ -133,9 +133,11 @@ def missing_notes(board: pd.DataFrame) -> list[str]:
     for row in board.to_dict("records"):
         name = f"{MISSING} {row['dataset']}, {row['strategy']}"
         if not row.get("cells"):
+            flagged, refused = row.get("flagged", 0), row.get("refused", 0)
             notes.append(
-                f"{name}: no cell counted ({row['no_support']} without support, {row['failed']} failed, "
-                f"{row.get('flagged', 0)} flagged, {row.get('refused', 0)} refused)."
+                f"{name}: no cell {'counted' if flagged or refused else 'forecast'} ({row['no_support']} without "
+                f"support, {row['failed']} failed"
+                + (f", {flagged} flagged, {refused} refused)." if flagged or refused else ").")
             )
         elif _missing(row.get("coverage90", 0.0)) or _missing(row.get("coverage50", 0.0)):
             why = (

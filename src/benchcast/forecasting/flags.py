@@ -33,8 +33,17 @@ FEW_POINTS = "few points per parameter"
 SEARCH_LIMIT = "at search limit"
 FAR_BEYOND = "far beyond the data"
 
+# two points per free parameter: at least as many residual degrees of freedom as parameters (power_floor's
+# 3 parameters on Pythia's 5 runs up to 1.4B is the README's "correspondingly fragile" case)
 MIN_POINTS_PER_PARAMETER = 2.0
-# chosen on DCLM's cutoff backtests (TPR 20, 12 benchmarks): see the README's "Refused and flagged forecasts"
+# chosen on DCLM's cutoff backtests (TPR 20, 12 benchmarks, fit 3e18..cutoff, forecast the 3.8e22 run;
+# 1245 cutoffs of power, power_floor and bnsl_monotone): median MRE (%) by decades beyond the largest run
+#   decades        0-0.5  0.5-1  1-1.5  1.5-2  2-2.5  2.5-3
+#   bnsl_monotone   1.0    4.0    4.7    7.2   20.9   35.3
+#   power_floor     1.8    3.0    5.6    5.6    6.2    5.3   (90th percentile 10.2 at 0.5-1, 21.8 at 1.5-2)
+# past 1.5 decades the default's members err 2-3 times as much as within one decade, and bnsl_monotone's
+# error then explodes; the rolling origins that calibrate the intervals reach 1 decade
+# (calibration.ORIGIN_DECADES), so beyond 1.5 the interval's growth is itself extrapolated by half again
 MAX_DECADES_BEYOND = 1.5
 LIMIT_TOLERANCE = 1e-6  # a forecast equal to the limit up to rounding is at it, not above it
 
