@@ -113,3 +113,19 @@ def test_bench_flags_every_cell_far_beyond_its_data(monkeypatch):
     assert np.isnan(flagged.leaderboard["mre"].iloc[0])
     assert flagged.predictions["flags"].str.startswith("flagged").all()
     np.testing.assert_array_equal(flagged.predictions["predicted"], plain.predictions["predicted"])
+
+
+def test_a_strategy_with_a_member_outside_one_is_refused(above_one):
+    """recommend's and forecast DATA's forecast (StrategyFit.forecast_at): no number, the reason instead."""
+    from benchcast.forecasting.recommendation import StrategyForecast
+    from benchcast.forecasting.strategy import StrategyFit
+
+    strategy = StrategyFit.single(above_one)
+    row = strategy.forecast_at(1e22, n_boot=0, seed=0, interval="bootstrap")
+    assert np.isnan(row["prediction"]) and row["flags"].startswith("refused: bnsl forecasts 1.")
+    kept = strategy.forecast_at(1e19, n_boot=0, seed=0, interval="bootstrap")
+    assert kept["prediction"] == pytest.approx(float(above_one.predict(flops=1e19))) and kept["flags"] == ""
+    shown = StrategyForecast("synthetic", "bnsl", 0.9, "bootstrap", 0, pd.DataFrame([kept, row]))
+    text = str(shown)
+    assert "refused" in text and "outside [0, 1]" in text
+    assert json.loads(json.dumps(shown.to_dict()))["forecasts"][1]["prediction"] is None

@@ -21,7 +21,7 @@ from benchcast.fitting.result import FitResult
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting.calibration import calibrate
 from benchcast.forecasting.draws import LEVELS
-from benchcast.forecasting.flags import describe, forecast_flags, refused, withhold
+from benchcast.forecasting.flags import describe, forecast_flags, refused, score_interval, withhold
 from benchcast.forecasting.intervals import bootstrap
 from benchcast.utils.progress import track
 from benchcast.validation import check_interval
@@ -262,7 +262,7 @@ def add_intervals(
         for level in levels:
             lower, upper = np.full(len(frame), np.nan), np.full(len(frame), np.nan)
             if draws is not None:
-                lower[ok], upper[ok] = draws.interval(level)
+                lower[ok], upper[ok] = score_interval(draws, level)
             lower[withheld] = upper[withheld] = np.nan  # a refused forecast has no interval either
             pct = int(round(level * 100))
             suffix = "" if kind == "prediction" else "_confidence"

@@ -256,6 +256,25 @@ def strategy_flags(members: Mapping, predicted, decades, flops_max: float) -> li
     return [_ordered(point) for point in per_point]
 
 
+def score_interval(draws, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """The draws' equal-tailed interval, within [0, 1]: a score cannot leave it, so a bound beyond it is
+    the same interval of the draws clipped to the scores possible (coverage of a score does not change).
+
+    Parameters
+    ----------
+    draws : ScoreDraws
+        Forecast draws in score units.
+    level : float
+        The interval's level, in (0, 1).
+
+    Returns
+    -------
+    (lower, upper) : arrays
+    """
+    lower, upper = draws.interval(level)
+    return np.clip(lower, 0.0, 1.0), np.clip(upper, 0.0, 1.0)
+
+
 def _ordered(flags: Iterable[Flag]) -> tuple[Flag, ...]:
     unique = list(dict.fromkeys(flags))
     return tuple(sorted(unique, key=lambda f: not f.refuses))

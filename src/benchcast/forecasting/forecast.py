@@ -13,7 +13,7 @@ from benchcast.errors import BenchcastError
 from benchcast.fitting.result import FitResult
 from benchcast.forecasting.calibration import CalibratedBootstrap, Spread, calibrate
 from benchcast.forecasting.draws import Draws
-from benchcast.forecasting.flags import forecast_flags, withhold
+from benchcast.forecasting.flags import forecast_flags, score_interval, withhold
 from benchcast.forecasting.intervals import DEFAULT_REPLICATES, Bootstrap, bootstrap, check_replicates
 from benchcast.forecasting.results import Forecast, PlanResult
 from benchcast.laws.fitted import LOG_FLOPS_RANGE
@@ -75,8 +75,8 @@ def forecast(
         boot = bootstrap(result, n_boot, seed=seed, n_jobs=n_jobs, ray_address=ray_address)
     if interval == "extrapolation" and not isinstance(boot, CalibratedBootstrap):
         boot = calibrate(boot, pooled=pooled)
-    lower, upper = boot.draws("prediction", **covariates).interval(level)
-    lower_mean, upper_mean = boot.draws("confidence", **covariates).interval(level)
+    lower, upper = score_interval(boot.draws("prediction", **covariates), level)
+    lower_mean, upper_mean = score_interval(boot.draws("confidence", **covariates), level)
     flags = forecast_flags(
         result, np.atleast_1d(point), _query_flops(result, covariates, np.shape(np.atleast_1d(point)))
     )

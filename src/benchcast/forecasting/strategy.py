@@ -20,7 +20,7 @@ import pandas as pd
 from benchcast.errors import BenchcastError
 from benchcast.forecasting import calibration as cal
 from benchcast.forecasting.draws import LEVELS, ScoreDraws
-from benchcast.forecasting.flags import describe, refused, strategy_flags
+from benchcast.forecasting.flags import describe, refused, score_interval, strategy_flags
 from benchcast.forecasting.intervals import bootstrap
 
 
@@ -161,7 +161,7 @@ def blend_forecast(
     if spread is not None:
         sample = sample.widen(spread, seed, decades=decades[ok])
     for level in levels:
-        lower, upper = sample.interval(level)
+        lower, upper = score_interval(sample, level)
         out.intervals[level][0][ok], out.intervals[level][1][ok] = lower, upper
     return out
 
