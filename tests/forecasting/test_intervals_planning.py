@@ -383,7 +383,7 @@ def test_forecast_and_plan_show_themselves(apple):
     out = forecast(result, flops=np.array([1e22, 1e23]), n_boot=20, n_jobs=1, interval="bootstrap")
     assert list(out.to_dict()) == [
         "law", "level", "interval", "n_boot", "failed_refits", "dropped_refits", "query",
-        "prediction", "lower", "upper", "lower_mean", "upper_mean",
+        "prediction", "lower", "upper", "lower_mean", "upper_mean", "flags",
     ]  # fmt: skip
     html = out._repr_html_()
     assert html.count("<tr>") == 3 and "<table>" in html

@@ -356,7 +356,7 @@ def assemble(
                     texts = list(dict.fromkeys(describe(point) for point in blended.flags if point))
                     row.update(flagged=bool(texts), flags="; ".join(texts))
                     if any(refused(point) for point in blended.flags):  # no number: the cell says why
-                        row["status"] = "refused: " + next(str(f) for p in blended.flags for f in p if f.refuses)
+                        row["status"] = "refused: " + next(f.reason for p in blended.flags for f in p if f.refuses)
                         records.append(row)
                         continue
                     ok = st.usable(cell, plan.weights, true, bench_name)

@@ -251,7 +251,8 @@ def strategy_flags(members: Mapping, predicted, decades, flops_max: float) -> li
             point.extend(found)
     decades = np.broadcast_to(np.asarray(decades, float), predicted.shape)
     for point, value, distance in zip(per_point, predicted, decades, strict=True):
-        point.extend(value_flags("the blend", float(value)))
+        if not refused(point):  # a refused member already says why; the blend averages its number in
+            point.extend(value_flags("the blend", float(value)))
         point.extend(distance_flags(float(distance), float(flops_max)))
     return [_ordered(point) for point in per_point]
 
