@@ -10,13 +10,13 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import law_table
 
 import benchcast as bc
 from benchcast.data.example import load_example
 from benchcast.evaluation.bench import Dataset, bench, leaderboard
 from benchcast.evaluation.cutoff import cutoff_backtest
 from benchcast.forecasting import flags as fl
-from conftest import law_table
 
 FLOPS = np.geomspace(1e18, 1e21, 10)
 
@@ -76,10 +76,11 @@ def test_a_parameter_at_a_search_limit_is_flagged_in_the_cutoff_table():
     cut = cutoff_backtest(table, bc.FitSpec("power", "synthetic", "acc", q_rand=0.0), progress=False)
     assert len(cut) > 0
     assert (cut["at_search_limit"] == "alpha").all()
-    assert cut["flags"].str.contains("flagged: power: alpha at a search limit").all()
+    assert (cut["flags"] == f"flagged: {fl.SEARCH_LIMIT}").all() and not cut["refused"].any()
+    assert cut["flag_reasons"].str.contains("flagged: power: alpha at a search limit").all()
+    assert cut["converged"].all()  # the solver stopped: the flag says what converged does not
     assert cut.to_dict()["cutoffs"][0]["at_search_limit"] == "alpha"
-    text = str(cut)
-    assert "flagged: alpha at search limit" in text
+    assert "flagged: at search limit (alpha)" in str(cut)
 
 
 def test_the_leaderboard_leaves_a_flagged_cell_out_of_its_means_and_counts_it():

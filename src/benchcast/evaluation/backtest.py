@@ -21,7 +21,7 @@ from benchcast.fitting.result import FitResult
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting.calibration import calibrate
 from benchcast.forecasting.draws import LEVELS
-from benchcast.forecasting.flags import describe, forecast_flags, refused, score_interval, withhold
+from benchcast.forecasting.flags import describe, forecast_flags, refused, score_interval, short, withhold
 from benchcast.forecasting.intervals import bootstrap
 from benchcast.utils.progress import track
 from benchcast.validation import check_interval
@@ -99,6 +99,7 @@ def score_split(
     frame["true"] = rows["value"].to_numpy(float)
     frame["predicted"] = withhold(predicted, flags)  # a refused forecast is no number (its reason: flags)
     frame["flags"] = [describe(point) for point in flags]
+    frame["flag_kinds"] = [short(point) for point in flags]
     frame["side"] = np.where(train, "train", np.where(test, "test", "unused"))
     used = set(zip(result.points["run"], result.points["k"].astype(float), strict=True))
     fitted = np.array([(r, float(k)) in used for r, k in zip(rows["run"], rows["k"], strict=True)])

@@ -113,15 +113,17 @@ class CutoffResult(RichView):
         rows = [
             [f"{r['cutoff_flops']:.3g}", r["extrapolation_decades"], r["training_decades"], r["mae"], r["mre"]]
             + [r[n] for n in names]
-            + [_flag_cell(r)]
+            + [(r.get("flags") or "") + (f" ({r['at_search_limit']})" if r.get("at_search_limit") else "")]
             for r in records
         ]
         columns = ["cutoff C", "extrap. dec.", "train dec.", "MAE", "MRE %", *names, "flags"]
         items = [rich_table(self.title, columns, rows)]
-        for text in dict.fromkeys(r.get("flags") or "" for r in records):
-            if text:
-                cutoffs = [f"{r['cutoff_flops']:.3g}" for r in records if r.get("flags") == text]
-                items.append(Markup(escape(f"  cutoff(s) {', '.join(cutoffs)}: {text}"), highlight=False))
+        for kinds in dict.fromkeys(r.get("flags") or "" for r in records):
+            if kinds:  # one line per kind of flag: its cutoffs, and the reasons at the first of them
+                rows_of = [r for r in records if r.get("flags") == kinds]
+                cutoffs = ", ".join(f"{r['cutoff_flops']:.3g}" for r in rows_of)
+                line = f"  {kinds} at cutoff(s) {cutoffs} (at {cutoffs.split(',')[0]}: {rows_of[0]['flag_reasons']})"
+                items.append(Markup(escape(line), highlight=False))
         for name, s in self.settled.items():
             items.append(
                 Markup(
@@ -177,16 +179,6 @@ class CutoffResult(RichView):
         with output_folder(out) as folder:
             atomic_write_text(folder / f"{stem}.csv", self.table.to_csv(index=False))
             save_figure(fig, folder / f"{stem}.{figure_format}", figure_format, dpi)
-
-
-def _flag_cell(row: dict) -> str:
-    """A cutoff row's flags as a short table cell (``'refused'``, ``'flagged: d1 at search limit'``)."""
-    text = row.get("flags") or ""
-    if not text:
-        return ""
-    if row.get("refused"):
-        return "refused"
-    return f"flagged: {row['at_search_limit']} at search limit" if row.get("at_search_limit") else "flagged"
 
 
 def cutoff_backtest(
@@ -283,13 +275,16 @@ def cutoff_backtest(
 
 def _flag_columns(result, predictions: pd.DataFrame) -> dict:
     """A cutoff's flags: the parameters at a search limit (``converged`` says only that the solver
-    stopped), and every reason its target forecasts are refused or flagged (:mod:`benchcast.forecasting.flags`)."""
+    stopped), which rules its target forecasts break (``flags``: ``'refused: outside [0, 1]'``) and why
+    (``flag_reasons``; :mod:`benchcast.forecasting.flags`)."""
     test = predictions[predictions["side"] == "test"]
-    texts = [t for t in dict.fromkeys(test.get("flags", pd.Series(dtype=str))) if t]
+    kinds = [k for k in dict.fromkeys(test.get("flag_kinds", pd.Series(dtype=str))) if k]
+    reasons = [t for t in dict.fromkeys(test.get("flags", pd.Series(dtype=str))) if t]
     return {
         "at_search_limit": ", ".join(result.bounds.at_search_limit),
-        "refused": any(t.startswith("refused") for t in texts),
-        "flags": "; ".join(texts),
+        "refused": any(k.startswith("refused") for k in kinds),
+        "flags": "; ".join(kinds),
+        "flag_reasons": "; ".join(reasons),
     }
 
 
