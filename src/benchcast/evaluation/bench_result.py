@@ -150,8 +150,8 @@ def missing_notes(board: pd.DataFrame) -> list[str]:
     if {"flagged", "refused"} <= set(board) and (board["flagged"] + board["refused"]).sum():
         notes.append(
             "flagged: cells forecast but left out of the means (a fit with few points per parameter, a parameter at "
-            "a search limit, or far beyond the data); refused: no number (a forecast outside [0, 1] or above the "
-            "law's limit). Each cell's reasons: the rows' flags and status (--json, bench_rows.csv)."
+            "a search limit, a forecast above the law's own limit or far beyond the data); refused: no number (a "
+            "forecast outside [0, 1]). Each cell's reasons: the rows' flags and status (--json, bench_rows.csv)."
         )
     if "mre_common" in board and board["mre_common"].isna().any() and (board["cells"] > 0).any():
         notes.append(f"{MISSING} mre_common: no benchmark and cutoff was forecast by every strategy.")

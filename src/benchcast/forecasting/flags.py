@@ -1,6 +1,7 @@
 """The one place that decides which forecasts are refused (no number, the reason instead) and which are
 flagged (the number, with what should make a reader doubt it). Every output that shows a forecast
-(``forecast``, ``recommend``, ``backtest``, ``cutoff``, ``report``, ``bench``) asks these rules.
+(``predict``, ``forecast``, ``recommend``, ``backtest``, ``cutoff``, ``report``, ``bench``) asks these
+rules; intervals are kept within [0, 1] (:func:`score_interval`).
 
 Refused, because a wrong number is worse than an error: a forecast outside [0, 1] (a score cannot be
 there; a strategy that averages such a member's number in is refused with it).
@@ -11,7 +12,6 @@ Flagged, because the number may be right but rests on less than it seems:
   the fitted law itself says it tends to): the curve overshoots its asymptote and falls back, which no
   training run does; the number is a score all the same (on DCLM the overshoot is often in the fourth
   decimal), so it is shown with the flag;
-
 * a fit with fewer than ``MIN_POINTS_PER_PARAMETER`` points per free parameter (a fit with no more
   points than parameters is already refused by the fit itself);
 * a parameter at a search limit (the data did not place it; an active constraint of the law, its own
@@ -26,6 +26,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
+
+from benchcast.errors import BenchcastError
 
 OUTSIDE_RANGE = "outside [0, 1]"
 ABOVE_LIMIT = "above the law's limit"
@@ -179,9 +181,11 @@ def distance_flags(decades: float, flops_max: float) -> tuple[Flag, ...]:
 
 
 def _limit(result) -> tuple[float | None, str]:
+    """The fitted law's limit in compute (at the fit's k for a law with k); None where it states none."""
+    k = result.fitted.fixed.get("k", result.spec.k)
     try:
-        return result.fitted.limit()
-    except Exception:  # noqa: BLE001 - a law that states no limit bounds nothing
+        return result.law_object.limit(result.theta, result.spec.q_rand, k=k)
+    except (BenchcastError, TypeError):  # a law that states no limit (or none without a k) bounds nothing
         return None, ""
 
 
