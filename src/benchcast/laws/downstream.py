@@ -252,6 +252,8 @@ def _loglog_limit(slope: float, intercept: float, where: str) -> tuple[float, st
 class _TwoStage(Law):
     reference = f"{REF}, two-stage baselines (K6)"
     fit_covariates = ("proxy",)
+    # the task's own log-likelihood, as model-ladder papers chain loss -> accuracy (K6)
+    default_proxy = "{benchmark}:{gold_metric}"
     clip_scores = True  # stage 2 is unbounded: forecasts are clipped to [0, 1] with a warning
     target = "score"
     loss = "lsq"
