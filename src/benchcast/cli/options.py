@@ -15,6 +15,14 @@ Format = Annotated[str, typer.Option("--format", help=f"Input format: {', '.join
 Metadata = Annotated[
     Path | None, typer.Option(help="Run metadata (YAML/CSV: run, params, tokens) for lm-eval results.")
 ]
+Samples = Annotated[
+    Path | None,
+    typer.Option(
+        "--samples",
+        help="lm-eval --log_samples files' folder (or one file): the multiple-choice tasks' chance levels are "
+        "counted from their answer choices (those beside the results files are read anyway).",
+    ),
+]
 Json = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 Benchmark = Annotated[str, typer.Option("--benchmark", "-b", help="Benchmark name.")]
 Metric = Annotated[
@@ -22,7 +30,9 @@ Metric = Annotated[
 ]
 
 
-def read(data: Path, format: str, metadata: Path | None, q_rand: list[str] | None = None) -> pd.DataFrame:
+def read(
+    data: Path, format: str, metadata: Path | None, q_rand: list[str] | None = None, samples: Path | None = None
+) -> pd.DataFrame:
     """The data a command works on, with the chance levels given by ``--q-rand`` attached.
 
     Parameters
@@ -35,6 +45,8 @@ def read(data: Path, format: str, metadata: Path | None, q_rand: list[str] | Non
         Run metadata; only lm-eval results read it, so it is refused for any other format.
     q_rand : list of str, optional
         ``--q-rand`` values (see :func:`parse_q_rand`).
+    samples : Path, optional
+        ``--samples``: lm-eval samples files or their folder.
 
     Returns
     -------
@@ -52,7 +64,7 @@ def read(data: Path, format: str, metadata: Path | None, q_rand: list[str] | Non
                 f"--metadata {metadata}: run metadata is read only for lm-eval results, and {data} is read as "
                 f"{resolved} data (its run sizes come from its own columns); drop --metadata."
             )
-    return with_chance_levels(load(data, format, metadata=metadata), parse_q_rand(q_rand))
+    return with_chance_levels(load(data, format, metadata=metadata, samples=samples), parse_q_rand(q_rand))
 
 
 Laws = Annotated[list[str] | None, typer.Option("--law", "-l", help="Law name; repeat to compare (default: power).")]
