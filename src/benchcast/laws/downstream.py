@@ -291,7 +291,9 @@ class _TwoStage(Law):
 class TwoStageLinear(_TwoStage):
     name = "two_stage_linear"
     formula = "L = (C/C_L)^alpha_L;  Q = a + b*L"
-    description = "Compute -> proxy loss (power law) -> score (linear); proxy: the task's own log-likelihood unless named."
+    description = (
+        "Compute -> proxy loss (power law) -> score (linear); proxy: the task's own log-likelihood unless named."
+    )
     example_params = {"C_L": 1.3e32, "alpha_L": -0.045, "a": 1.4, "b": -0.3}
     example_covariates = {"flops": (1e18, 1e22)}
     parameters = _TwoStage.stage1 + (
