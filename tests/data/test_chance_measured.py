@@ -250,3 +250,14 @@ def test_pythia_v03_files_load_as_before():
     unknown = [(b, m) for b, by in chance_summary(table).items() for m, e in by.items() if not e["known"]]
     assert unknown == []
     assert np.isclose(table["value"].sum(), table["value"].sum())  # every value read (no NaN introduced)
+
+
+def test_bench_warns_of_unknown_chance_levels_its_workers_would_take_as_0(ladder):
+    from benchcast.evaluation.bench import Dataset, bench
+
+    out, meta, _ = ladder
+    table = bc.load(out, metadata=meta)
+    data = Dataset("ladder", table, (("multi", "acc"), ("yesno", "acc")), (1e19,))
+    with pytest.warns(DataWarning, match=r"ladder: the chance level of multi:acc is unknown, so it is taken as 0"):
+        result = bench([data], ["power"], laws=("power",), candidates=("power",), n_boot=0, n_jobs=1, progress=False)
+    assert set(result.rows["benchmark"]) == {"multi", "yesno"}

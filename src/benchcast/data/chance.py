@@ -11,13 +11,14 @@ defaults below, 0 for generative metrics. A multiple-choice metric with none of 
 
 from __future__ import annotations
 
+import warnings
 from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from benchcast.data.table import is_score_metric
-from benchcast.errors import DataError
+from benchcast.errors import DataError, DataWarning
 
 # Random-chance score per (benchmark, metric) used by Krajewski et al. 2025 (SPEC §3);
 # acc_norm levels were estimated there from very small models; acc levels are 1/choices.
@@ -300,3 +301,32 @@ def chance_summary(table: pd.DataFrame) -> dict[str, dict[str, dict]]:
             entry = {"q_rand": None, "source": f"conflict: {exc}", "known": False}
         out.setdefault(str(bench), {})[str(metric)] = entry
     return out
+
+
+def warn_unknown_chance(table: pd.DataFrame, pairs, where: str) -> list[str]:
+    """Warn once, naming them all, about the (benchmark, metric) pairs whose chance level is unknown (taken as 0),
+    for callers that fit many in workers whose own warnings are not shown (``bench``).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The data table.
+    pairs : iterable of (str, str)
+        The benchmarks and metrics to be fitted.
+    where : str
+        The data set's name, for the message.
+
+    Returns
+    -------
+    list of str
+        The pairs with an unknown level, as ``benchmark:metric``.
+    """
+    unknown = [f"{b}:{m}" for b, m in pairs if not chance_level(b, m, table=table).known]
+    if unknown:
+        warnings.warn(
+            f"{where}: the chance level of {', '.join(unknown)} is unknown, so it is taken as 0 - wrong for a "
+            "multiple-choice task. Give it with --q-rand BENCHMARK=VALUE, a q_rand column, or lm-eval samples files.",
+            DataWarning,
+            stacklevel=2,
+        )
+    return unknown

@@ -13,6 +13,7 @@ import time
 import numpy as np
 import pandas as pd
 
+from benchcast.data.chance import warn_unknown_chance
 from benchcast.errors import BenchcastError
 from benchcast.evaluation import strategies as st
 from benchcast.evaluation.bench_cells import (  # noqa: F401 (API)
@@ -115,6 +116,8 @@ def bench(
         Per-cell rows, per-point predictions, the leaderboard, the run time in seconds and the settings.
     """
     start = time.perf_counter()
+    for data in datasets:  # the fits run in workers, whose warnings are not shown: a silent 0 would be
+        warn_unknown_chance(data.table, data.benchmarks, data.name)
     by_name = {chooser.name: chooser for chooser in choosers}
     strategies = list(strategies or default_strategies(laws, by_name, interval))
     if interval is not None:
