@@ -158,6 +158,8 @@ def samples_choices(path: str | Path, task: str | None = None) -> Choices | None
                 if not isinstance(record, dict) or "doc_id" not in record:
                     raise DataError(f"{where}: expected an lm-eval sample object with a 'doc_id'.")
                 requests = _requests(record, where)
+                if not requests:
+                    raise DataError(f"{where}: 'arguments' holds no request.")
                 pairs_only &= all(len(r) >= 2 and isinstance(r[0], str) and isinstance(r[1], str) for r in requests)
                 n = len(requests)
                 if "acc_mutual_info" in (record.get("metrics") or record):
