@@ -72,7 +72,10 @@ Threshold = Annotated[float, typer.Option(help="Compute threshold T (FLOPs): fit
 Tpr = Annotated[float | None, typer.Option(help="Use only runs with this tokens-per-parameter ratio.")]
 MinFlops = Annotated[float | None, typer.Option(help="Fit only runs with C >= this.")]
 MaxFlops = Annotated[float | None, typer.Option(help="Fit only runs with C <= this.")]
-Proxy = Annotated[str | None, typer.Option(help="Proxy 'benchmark:metric' for two-stage laws.")]
+Proxy = Annotated[
+    str | None,
+    typer.Option(help="Proxy 'benchmark:metric' for two-stage laws (default: the benchmark's own loglikelihood)."),
+]
 OutDir = Annotated[Path | None, typer.Option("--out", "-o", help="Folder for CSV tables and figures.")]
 NBoot = Annotated[
     int, typer.Option("--n-boot", "--boot", help="Bootstrap replicates over runs for the intervals (0: none).")
