@@ -101,7 +101,7 @@ class Choices:
             ``'measured: ...'``.
         """
         docs = f"mean gold/choices over {len(self.counts)} documents" if len(self.counts) > 1 else "1/choices"
-        return f"{MEASURED}: {docs} ({self.describe()}) from {self.where}"
+        return f"{MEASURED}: {docs}, {self.describe()}, from {self.where}"
 
 
 def _requests(record: dict, where: str) -> list:
