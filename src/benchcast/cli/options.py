@@ -60,6 +60,25 @@ Threshold = Annotated[float, typer.Option(help="Compute threshold T (FLOPs): fit
 Tpr = Annotated[float | None, typer.Option(help="Use only runs with this tokens-per-parameter ratio.")]
 MinFlops = Annotated[float | None, typer.Option(help="Fit only runs with C >= this.")]
 MaxFlops = Annotated[float | None, typer.Option(help="Fit only runs with C <= this.")]
+# a planned run given by its size ("my 7B on 4T tokens"): C = 6 N D, TPR = D / N; not with the compute options
+PlannedParams = Annotated[
+    list[float] | None,
+    typer.Option(
+        "--params",
+        "-N",
+        help="Parameters N of a planned run, with --tokens (repeatable, paired in order).",
+        metavar="N",
+    ),
+]
+PlannedTokens = Annotated[
+    list[float] | None,
+    typer.Option(
+        "--tokens",
+        "-D",
+        help="Training tokens D of a planned run, with --params (C = 6 N D, TPR = D / N).",
+        metavar="D",
+    ),
+]
 Proxy = Annotated[str | None, typer.Option(help="Proxy 'benchmark:metric' for two-stage laws.")]
 OutDir = Annotated[Path | None, typer.Option("--out", "-o", help="Folder for CSV tables and figures.")]
 NBoot = Annotated[
@@ -203,3 +222,41 @@ def figure_options(figure_format: str, dpi: int | None, writes: bool) -> tuple[s
             "give --out or drop {them}.",
         )
     return check_figure_format(figure_format), None if dpi is None else check_dpi(dpi)
+
+
+def check_runs(flops: list[float] | None, params: list[float] | None, tokens: list[float] | None) -> None:
+    """Refuse --flops given with --params/--tokens, or one of --params and --tokens without the other.
+
+    Parameters
+    ----------
+    flops, params, tokens : list of float or None
+        The options as given.
+
+    Returns
+    -------
+    None
+        Raises a BenchcastError naming the combination.
+    """
+    from benchcast.forecasting.targets import planned_runs
+
+    if flops or params or tokens:
+        planned_runs(flops or None, params or None, tokens or None)
+
+
+def option_values(values: list[float] | None):
+    """A repeatable option's values as the API takes them: None, one number, or an array.
+
+    Parameters
+    ----------
+    values : list of float or None
+        The option as given.
+
+    Returns
+    -------
+    None, float or ndarray
+    """
+    import numpy as np
+
+    if not values:
+        return None
+    return float(values[0]) if len(values) == 1 else np.asarray(values, float)
