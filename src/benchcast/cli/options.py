@@ -224,23 +224,44 @@ def figure_options(figure_format: str, dpi: int | None, writes: bool) -> tuple[s
     return check_figure_format(figure_format), None if dpi is None else check_dpi(dpi)
 
 
-def check_runs(flops: list[float] | None, params: list[float] | None, tokens: list[float] | None) -> None:
-    """Refuse --flops given with --params/--tokens, or one of --params and --tokens without the other.
+def check_runs(
+    flops: list[float] | None, params: list[float] | None, tokens: list[float] | None, compute_option: str = "--flops"
+) -> None:
+    """Refuse a compute option given with --params/--tokens, one of --params and --tokens without the other,
+    or unpaired counts of them.
 
     Parameters
     ----------
     flops, params, tokens : list of float or None
         The options as given.
+    compute_option : str
+        The command's compute option (``--flops``, ``--target-flops``), as the message names it.
 
     Returns
     -------
     None
         Raises a BenchcastError naming the combination.
     """
+    from benchcast.errors import BenchcastError
     from benchcast.forecasting.targets import planned_runs
 
-    if flops or params or tokens:
-        planned_runs(flops or None, params or None, tokens or None)
+    if flops and (params or tokens):
+        raise BenchcastError(
+            f"give the run(s) to forecast either by their compute ({compute_option} C) or as planned runs (--params N "
+            f"--tokens D: C = 6 N D, TPR = D / N), not both; drop {compute_option} or drop --params/--tokens."
+        )
+    if bool(params) != bool(tokens):
+        given, missing = ("--params", "--tokens") if params else ("--tokens", "--params")
+        raise BenchcastError(
+            f"{given} was given without {missing}: a planned run is N parameters trained on D tokens, so it needs "
+            "both (e.g. --params 7e9 --tokens 4e12)."
+        )
+    if params and len(params) != len(tokens):
+        raise BenchcastError(
+            f"give one --tokens per --params (paired in order): got {len(params)} --params and {len(tokens)} --tokens."
+        )
+    if flops or params:
+        planned_runs(flops or None, params or None, tokens or None)  # sizes positive and finite
 
 
 def option_values(values: list[float] | None):

@@ -325,6 +325,7 @@ def recommend_command(
         None if target_flops is None else [target_flops],
         None if target_params is None else [target_params],
         None if target_tokens is None else [target_tokens],
+        "--target-flops",
     )
     if target_flops is None and target_params is None:
         refuse_options(

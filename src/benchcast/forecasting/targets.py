@@ -221,7 +221,7 @@ def describe_run(record: dict) -> str:
 
 
 def target_flags(runs: PlannedRuns, results) -> list[str]:
-    """A flag per run whose TPR lies outside the TPR of the runs the laws were fitted to (:meth:`PlannedRuns.tpr_flags`).
+    """A flag per run whose TPR lies outside the fitted runs' TPR (:meth:`PlannedRuns.tpr_flags`).
 
     Parameters
     ----------
