@@ -277,7 +277,7 @@ def planned_runs(flops=None, params=None, tokens=None, *, tpr: float | None = No
     arrays = {name: np.atleast_1d(np.asarray(value, float)).ravel() for name, value in arrays.items()}
     for name, values in arrays.items():
         if not len(values) or not np.all(np.isfinite(values) & (values > 0)):
-            raise BenchcastError(f"{name} must be positive finite numbers, got {values.tolist()!r}.")
+            raise BenchcastError(f"{name} must be positive and finite, got {values.tolist()!r}.")
     if flops is None:
         n, d = arrays["params"], arrays["tokens"]
         if len(n) != len(d):
