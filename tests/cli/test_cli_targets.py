@@ -124,3 +124,11 @@ def test_a_fit_artifact_refuses_compute_with_a_planned_run(tmp_path):
     by_compute = run("forecast", artifact, "--flops", "1.2e22", "--n-boot", "10", "--json")
     assert by_size.returncode == 0 and by_compute.returncode == 0, by_size.stderr + by_compute.stderr
     assert json.loads(by_size.stdout)["prediction"] == json.loads(by_compute.stdout)["prediction"]
+    # the example ladder is at TPR 20, as this run: the law says what it was given, and nothing is flagged
+    assert json.loads(by_size.stdout)["notes"] == ["covariates: power: C = 6ND (ignores tokens per parameter)"]
+    assert "notes" not in json.loads(by_compute.stdout)
+    far = run("forecast", artifact, "--params", "7e9", "--tokens", "4e12", "--n-boot", "10")
+    assert far.returncode == 0, far.stderr
+    text = " ".join(far.stdout.split())
+    assert "N=7e+09, D=4e+12, TPR 571" in text
+    assert "warning: for 7e+09 parameters on 4e+12 tokens (C = 1.68e+23 FLOPs, TPR 571): target TPR 571 lies" in text

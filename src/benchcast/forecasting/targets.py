@@ -240,6 +240,37 @@ def target_flags(runs: PlannedRuns, results) -> list[str]:
     return runs.tpr_flags(fitted_tpr_range(results.values()), compute_only, in_size)
 
 
+def query_notes(result, covariates: dict) -> list[str]:
+    """For a fit's forecast of planned runs (``params`` and ``tokens`` given): what the law was given, and a
+    flag per run whose TPR lies outside the fitted runs'. Nothing for points given otherwise.
+
+    Parameters
+    ----------
+    result : FitResult
+        The fit.
+    covariates : dict
+        The query, as :func:`benchcast.forecasting.forecast.forecast` takes it.
+
+    Returns
+    -------
+    list of str
+    """
+    if covariates.get("params") is None or covariates.get("tokens") is None or covariates.get("flops") is not None:
+        return []
+    params, tokens = np.broadcast_arrays(
+        np.asarray(covariates["params"], float), np.asarray(covariates["tokens"], float)
+    )
+    runs = planned_runs(params=params.ravel(), tokens=tokens.ravel())
+    law = result.law_object
+    if not ({"params", "tokens"} <= set(law.covariates) or "flops" in law.covariates):
+        return []
+    words = "N, D" if {"params", "tokens"} <= set(law.covariates) else "C = 6ND (ignores tokens per parameter)"
+    flags = target_flags(runs, {result.law: result})
+    return [f"covariates: {result.law}: {words}"] + [
+        f"warning: for {describe_run(runs.record(i))}: {flag}" for i, flag in enumerate(flags) if flag
+    ]
+
+
 def planned_runs(flops=None, params=None, tokens=None, *, tpr: float | None = None) -> PlannedRuns:
     """Runs to forecast, given by their compute (``flops``) or as planned runs (``params`` and ``tokens``).
 
