@@ -159,7 +159,8 @@ class Recommendation(RichView):
         planned = ""
         if self.forecast is not None:
             f = self.forecast
-            planned = f" For {describe_run(f)} it forecasts {f['prediction']:.4f}"
+            where = f"For {describe_run(f)}" if f.get("given") == "params_tokens" else f"At {f['flops']:.3g} FLOPs"
+            planned = f" {where} it forecasts {f['prediction']:.4f}"
             if "lower" in f:
                 planned += f" ({int(round(f['level'] * 100))} % interval {f['lower']:.4f} .. {f['upper']:.4f})"
             planned += f"{'; ' + f['note'] if f.get('note') else ''}."
