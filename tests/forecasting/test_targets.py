@@ -143,3 +143,14 @@ def test_report_forecasts_a_planned_run_as_recommend_does(apple, compute_only):
     assert (row["flops"], row["params"], row["tokens"], row["given"]) == (FLOPS, PARAMS, TOKENS, "params_tokens")
     assert row["flag"] == expected["flag"] and report.covariates == expected["covariates"]
     assert any(w.startswith("7e+09 parameters on 4e+12 tokens") and "TPR 571" in w for w in report.warnings)
+
+
+def test_the_report_curve_is_drawn_at_the_planned_runs_tpr():
+    """Laws of N and D draw the report's curve at the planned runs' TPR where they share one, else at 20
+    (or at --forecast-tpr when given)."""
+    from benchcast.report.bands import curve_tpr
+
+    assert curve_tpr(planned_runs(params=[1e9, 2e9], tokens=[4e11, 8e11]), None) == 400.0
+    assert curve_tpr(planned_runs(params=[1e9, 2e9], tokens=[4e11, 4e10]), None) == 20.0
+    assert curve_tpr(planned_runs(params=[1e9], tokens=[4e11]), 40.0) == 40.0
+    assert curve_tpr(planned_runs(flops=[1e22]), None) == 20.0

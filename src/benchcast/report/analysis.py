@@ -218,7 +218,7 @@ def analyse_benchmark(
                 for level in LEVELS
                 for i, side in enumerate(("lower", "upper"))
             },
-            "flag": at_targets.flags,
+            "flag": [flag or None for flag in at_targets.flags],
         }
     )
     report = BenchmarkReport(
