@@ -72,6 +72,25 @@ Threshold = Annotated[float, typer.Option(help="Compute threshold T (FLOPs): fit
 Tpr = Annotated[float | None, typer.Option(help="Use only runs with this tokens-per-parameter ratio.")]
 MinFlops = Annotated[float | None, typer.Option(help="Fit only runs with C >= this.")]
 MaxFlops = Annotated[float | None, typer.Option(help="Fit only runs with C <= this.")]
+# a planned run given by its size ("my 7B on 4T tokens"): C = 6 N D, TPR = D / N; not with the compute options
+PlannedParams = Annotated[
+    list[float] | None,
+    typer.Option(
+        "--params",
+        "-N",
+        help="Parameters N of a planned run, with --tokens (repeatable, paired in order).",
+        metavar="N",
+    ),
+]
+PlannedTokens = Annotated[
+    list[float] | None,
+    typer.Option(
+        "--tokens",
+        "-D",
+        help="Training tokens D of a planned run, with --params (C = 6 N D, TPR = D / N).",
+        metavar="D",
+    ),
+]
 Proxy = Annotated[
     str | None,
     typer.Option(help="Proxy 'benchmark:metric' for two-stage laws (default: the benchmark's own loglikelihood)."),
@@ -218,3 +237,62 @@ def figure_options(figure_format: str, dpi: int | None, writes: bool) -> tuple[s
             "give --out or drop {them}.",
         )
     return check_figure_format(figure_format), None if dpi is None else check_dpi(dpi)
+
+
+def check_runs(
+    flops: list[float] | None, params: list[float] | None, tokens: list[float] | None, compute_option: str = "--flops"
+) -> None:
+    """Refuse a compute option given with --params/--tokens, one of --params and --tokens without the other,
+    or unpaired counts of them.
+
+    Parameters
+    ----------
+    flops, params, tokens : list of float or None
+        The options as given.
+    compute_option : str
+        The command's compute option (``--flops``, ``--target-flops``), as the message names it.
+
+    Returns
+    -------
+    None
+        Raises a BenchcastError naming the combination.
+    """
+    from benchcast.errors import BenchcastError
+    from benchcast.forecasting.targets import planned_runs
+
+    if flops and (params or tokens):
+        raise BenchcastError(
+            f"give the run(s) to forecast either by their compute ({compute_option} C) or as planned runs (--params N "
+            f"--tokens D: C = 6 N D, TPR = D / N), not both; drop {compute_option} or drop --params/--tokens."
+        )
+    if bool(params) != bool(tokens):
+        given, missing = ("--params", "--tokens") if params else ("--tokens", "--params")
+        raise BenchcastError(
+            f"{given} was given without {missing}: a planned run is N parameters trained on D tokens, so it needs "
+            "both (e.g. --params 7e9 --tokens 4e12)."
+        )
+    if params and len(params) != len(tokens):
+        raise BenchcastError(
+            f"give one --tokens per --params (paired in order): got {len(params)} --params and {len(tokens)} --tokens."
+        )
+    if flops or params:
+        planned_runs(flops or None, params or None, tokens or None)  # sizes positive and finite
+
+
+def option_values(values: list[float] | None):
+    """A repeatable option's values as the API takes them: None, one number, or an array.
+
+    Parameters
+    ----------
+    values : list of float or None
+        The option as given.
+
+    Returns
+    -------
+    None, float or ndarray
+    """
+    import numpy as np
+
+    if not values:
+        return None
+    return float(values[0]) if len(values) == 1 else np.asarray(values, float)

@@ -15,6 +15,7 @@ from benchcast.forecasting.calibration import CalibratedBootstrap, Spread, calib
 from benchcast.forecasting.draws import Draws
 from benchcast.forecasting.intervals import DEFAULT_REPLICATES, Bootstrap, bootstrap, check_replicates
 from benchcast.forecasting.results import Forecast, PlanResult
+from benchcast.forecasting.targets import query_notes
 from benchcast.laws.fitted import LOG_FLOPS_RANGE
 from benchcast.utils.streams import PLAN_STREAM, point_rng
 from benchcast.validation import check_count, check_interval, check_level, check_score
@@ -91,6 +92,7 @@ def forecast(
         upper=np.atleast_1d(upper),
         lower_mean=np.atleast_1d(lower_mean),
         upper_mean=np.atleast_1d(upper_mean),
+        run_notes=query_notes(result, covariates),
     )
 
 

@@ -49,6 +49,8 @@ class Forecast(_Fields, RichView):
         The covariates asked for.
     prediction, lower, upper, lower_mean, upper_mean : arrays
         The forecast, the prediction interval and the confidence interval, one value per point.
+    run_notes : list of str
+        For planned runs (N and D): what the law was given, and a TPR outside the fitted runs'.
     """
 
     law: str
@@ -65,6 +67,7 @@ class Forecast(_Fields, RichView):
     upper: np.ndarray
     lower_mean: np.ndarray
     upper_mean: np.ndarray
+    run_notes: list = field(default_factory=list)
 
     def to_dict(self) -> dict:
         """The forecast as JSON-ready values (what ``benchcast forecast --json`` prints)."""
@@ -83,6 +86,7 @@ class Forecast(_Fields, RichView):
                 "upper": self.upper,
                 "lower_mean": self.lower_mean,
                 "upper_mean": self.upper_mean,
+                **({"notes": self.run_notes} if self.run_notes else {}),
             }
         )
 
@@ -120,10 +124,10 @@ class Forecast(_Fields, RichView):
         if query.get("flops") is not None:
             return [f"{c:.3g}" for c in np.atleast_1d(query["flops"])]
         if query.get("params") is not None:
-            params, tokens = np.atleast_1d(query["params"]), query.get("tokens")
-            if params.size == 1:
-                return [f"N={float(params[0]):.3g}, D={tokens}"]
-            return [f"N={n:.3g}, D={d}" for n, d in zip(params, np.broadcast_to(tokens, params.shape), strict=True)]
+            if query.get("tokens") is None:
+                return [f"N={n:.3g}" for n in np.atleast_1d(np.asarray(query["params"], float)).ravel()]
+            params, tokens = (np.atleast_1d(a).ravel() for a in np.broadcast_arrays(query["params"], query["tokens"]))
+            return [f"N={n:.3g}, D={d:.3g}, TPR {d / n:.3g}" for n, d in zip(params, tokens, strict=True)]
         return [f"G={query.get('gold')}"]
 
     def to_frame(self) -> pd.DataFrame:
@@ -140,10 +144,17 @@ class Forecast(_Fields, RichView):
             f"interval: {self.interval})"
         )
 
+    @property
+    def notes(self) -> list[str]:
+        """For planned runs: what the law was given, and each flag on a run's TPR."""
+        return list(self.run_notes)
+
     def rich_items(self) -> list:
-        """The CLI's table."""
+        """The CLI's table, then the notes."""
         rows = [[label, *map(float, rest)] for label, *rest in self.to_frame().itertuples(index=False, name=None)]
-        return [rich_table(self.title, list(FORECAST_COLUMNS), rows)]
+        return [rich_table(self.title, list(FORECAST_COLUMNS), rows)] + [
+            Markup(escape(note), highlight=False) for note in self.notes
+        ]
 
 
 @dataclass
