@@ -46,6 +46,9 @@ ROW_KEYS = (
     "coverage50",
     "coverage90",
     "width90",
+    "is50",
+    "is90",
+    "wis",
     "decades",
 )
 
