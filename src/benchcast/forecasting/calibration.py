@@ -136,8 +136,9 @@ class Spread:
     noise: float  # s0: the part that does not grow with distance (reported, not added)
     n_origins: int
     n_forecasts: int
-    source: str  # 'own', 'pooled' or 'own+pooled'
+    source: str  # 'own', 'pooled', 'own+pooled' or 'own+benchmarks' (tau_pooling)
     n_unconverged: int = 0  # inner origins whose refit did not converge (their forecasts are kept)
+    n_pooled: int = 0  # other benchmarks its log tau was shrunk towards (benchcast.forecasting.tau_pooling)
 
     def sd(self, decades) -> np.ndarray:
         """The sd of the log-ratio error at a distance.
@@ -169,6 +170,7 @@ class Spread:
             "n_forecasts": self.n_forecasts,
             "source": self.source,
             "n_unconverged": self.n_unconverged,
+            "n_pooled": self.n_pooled,
         }
 
 
