@@ -33,3 +33,18 @@ def test_combined_draws_have_the_larger_of_the_two_spreads_not_their_sum():
     assert log_sd[0] == pytest.approx(0.2, rel=0.05)  # sqrt(0.05^2 + 0.2^2) = 0.206 before
     assert log_sd[1] == pytest.approx(0.05, rel=0.05)  # the bootstrap as it is
     np.testing.assert_array_equal(draws[:2000, 1], boot[:, 1])
+
+
+def test_the_mean_gets_the_term_the_prediction_gets():
+    """A mean's draws are narrower than a run's: netted against their own spread they would get a
+    larger term and could come out wider than the run's interval; netted against the run's, both get
+    the same one."""
+    spread = cal.Spread(0.1, 0.0, 5, 50, "own")
+    run = lognormal_draws(0.08, n=2000, points=1, seed=2)
+    mean = lognormal_draws(0.02, n=2000, points=1, seed=3)
+    decades = np.array([1.0])
+    own = combine(mean, decades, spread, seed=1)
+    shared = combine(mean, decades, spread, seed=1, reference=run)
+    assert np.log(own).std() == pytest.approx(0.1, rel=0.05)
+    assert np.log(shared).std() == pytest.approx(np.sqrt(0.02**2 + 0.1**2 - 0.08**2), rel=0.05)
+    assert np.log(shared).std() < np.log(combine(run, decades, spread, seed=1)).std()

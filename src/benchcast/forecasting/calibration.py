@@ -296,7 +296,12 @@ class CalibratedBootstrap:
         -------
         ScoreDraws
         """
-        return self.boot.draws(kind, **covariates).widen(self.spread, self.boot.seed, self.decades(**covariates))
+        # the mean's draws get the term the prediction draws get (net of the same spread): a run's
+        # interval stays wider than the mean's
+        reference = None if kind == "prediction" else self.boot.draws("prediction", **covariates)
+        return self.boot.draws(kind, **covariates).widen(
+            self.spread, self.boot.seed, self.decades(**covariates), reference=reference
+        )
 
     def interval(self, level: float = 0.9, kind: str = "prediction", **covariates) -> tuple[np.ndarray, np.ndarray]:
         """Equal-tailed interval (lower, upper) of :meth:`draws` at ``level``.

@@ -75,7 +75,7 @@ def net_sd(boot_draws: np.ndarray, total: np.ndarray) -> np.ndarray:
     return np.sqrt(np.maximum(np.asarray(total, float) ** 2 - np.nan_to_num(b) ** 2, 0.0))
 
 
-def combine(boot_draws: np.ndarray, decades: np.ndarray, spread, *, seed: int = 0) -> np.ndarray:
+def combine(boot_draws: np.ndarray, decades: np.ndarray, spread, *, seed: int = 0, reference=None) -> np.ndarray:
     """Score draws (n, points): bootstrap prediction draws times exp(s eps), clipped to [0, 1], with s
     the extrapolation sd tau D net of the bootstrap's own (:func:`net_sd`), so that the draws' log sd is
     about max(b, tau D) rather than sqrt(b^2 + tau^2 D^2).
@@ -95,6 +95,10 @@ def combine(boot_draws: np.ndarray, decades: np.ndarray, spread, *, seed: int = 
         The extrapolation error (:class:`benchcast.forecasting.calibration.Spread`).
     seed : int
         Seed of the per-point streams of eps.
+    reference : array (replicates, points), optional
+        The draws whose spread the extrapolation term is net of (default ``boot_draws``): the
+        prediction draws when ``boot_draws`` are the mean's, so that both get the same term and the
+        interval of a run stays wider than the interval of the mean.
 
     Returns
     -------
@@ -112,7 +116,10 @@ def combine(boot_draws: np.ndarray, decades: np.ndarray, spread, *, seed: int = 
     for j, distance in enumerate(decades):
         eps[:, j] = point_rng(seed, EPS_STREAM, distance).standard_normal(len(base))
     with np.errstate(divide="ignore"):
-        log_draws = np.log(np.clip(base, 1e-12, None)) + eps * net_sd(boot_draws, spread.sd(decades))[None, :]
+        log_draws = (
+            np.log(np.clip(base, 1e-12, None))
+            + eps * net_sd(boot_draws if reference is None else reference, spread.sd(decades))[None, :]
+        )
     return np.clip(np.exp(log_draws), 0.0, 1.0)
 
 
@@ -241,7 +248,7 @@ class ScoreDraws(Draws):
         decades = None if self.decades is None else np.asarray(self.decades)[columns]
         return ScoreDraws(self.values[:, columns], points, None, self.method, decades)
 
-    def widen(self, spread, seed: int = 0, decades=None) -> ScoreDraws:
+    def widen(self, spread, seed: int = 0, decades=None, reference=None) -> ScoreDraws:
         """These draws with the extrapolation error added (:func:`combine`): each draw times
         exp(tau D eps), eps from a stream per point, clipped to [0, 1].
 
@@ -253,6 +260,8 @@ class ScoreDraws(Draws):
             Seed of the per-point streams.
         decades : array (points,), optional
             Distances beyond the data (default: :attr:`decades`).
+        reference : ScoreDraws, optional
+            The draws whose spread the term is net of (default: these; :func:`combine`).
 
         Returns
         -------
@@ -263,7 +272,11 @@ class ScoreDraws(Draws):
         if decades is None:
             raise BenchcastError("widening draws by the extrapolation error needs each point's distance in decades.")
         return ScoreDraws(
-            combine(self.values, decades, spread, seed=seed), self.points, self.shape, self.method, decades
+            combine(self.values, decades, spread, seed=seed, reference=None if reference is None else reference.values),
+            self.points,
+            self.shape,
+            self.method,
+            decades,
         )
 
     @classmethod
