@@ -28,6 +28,7 @@ from benchcast.evaluation.bench_result import BenchResult, leaderboard, metrics,
 from benchcast.fitting.spec import FitSpec
 from benchcast.forecasting import calibration as cal
 from benchcast.forecasting.strategy import blend_forecast
+from benchcast.forecasting.tau_pooling import PRIOR_ORIGINS, leave_one_out_priors
 from benchcast.utils.parallel import parallel_map
 
 DEFAULT_REPLICATES = 20  # bootstrap replicates per law fit (the extrapolation term dominates the width)
@@ -47,6 +48,9 @@ ROW_KEYS = (
     "coverage50",
     "coverage90",
     "width90",
+    "is50",
+    "is90",
+    "wis",
     "decades",
 )
 
@@ -146,6 +150,7 @@ def bench(
         "interval": interval or "both",
         "origin_decades": list(cal.ORIGIN_DECADES),
         "pool_origins": cal.POOL_ORIGINS,
+        "prior_origins": PRIOR_ORIGINS,
         "datasets": [
             {
                 "name": d.name,
@@ -324,6 +329,8 @@ def assemble(
                 pooled = st.pooled_spread(
                     [p.errors.assign(benchmark=cell[0]) for cell, p in plans.items() if p.status == "ok"]
                 )
+                # each benchmark's tau is shrunk towards the other benchmarks' (log scale; training runs only)
+                priors = leave_one_out_priors({cell: p.errors for cell, p in plans.items() if p.status == "ok"})
                 for (bench_name, metric), plan in plans.items():
                     held, top = held_out[(data.name, bench_name, metric, cutoff)]
                     true = held["value"].to_numpy(float)
@@ -351,6 +358,7 @@ def assemble(
                         interval=plan.interval,
                         seed=seed,
                         pooled=pooled,
+                        prior=priors.get((bench_name, metric)),
                     )
                     predicted, intervals, spread = blended.predicted, blended.intervals, blended.spread
                     ok = st.usable(cell, plan.weights, true, bench_name)

@@ -5,8 +5,10 @@ one question gets one answer whichever command asks it.
 
 The interval: the members' bootstrap draws are mixed replicate by replicate with the same weights
 (:meth:`ScoreDraws.blend`); ``'extrapolation'`` widens the mixture by the error of extrapolating that
-the blended rolling-origin forecasts inside the runs show (:meth:`ScoreDraws.widen`), ``'bootstrap'``
-reads the mixture as it is. A point where a member has a non-finite draw gets no interval.
+the blended rolling-origin forecasts inside the runs show, net of the mixture's own spread
+(:meth:`ScoreDraws.widen`; pooled on the log scale with the data set's other benchmarks where the
+caller gives them, :mod:`benchcast.forecasting.tau_pooling`), ``'bootstrap'`` reads the mixture as it
+is. A point where a member has a non-finite draw gets no interval.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from benchcast.forecasting import calibration as cal
 from benchcast.forecasting.draws import LEVELS, ScoreDraws
 from benchcast.forecasting.intervals import bootstrap
 from benchcast.forecasting.targets import PlannedRuns, planned_runs, target_flags
+from benchcast.forecasting.tau_pooling import TauPrior
 
 
 @dataclass
@@ -103,6 +106,7 @@ def blend_forecast(
     seed: int,
     pooled: cal.Spread | None = None,
     levels=LEVELS,
+    prior: TauPrior | None = None,
 ) -> BlendedForecast:
     """The strategy's forecast at ``flops``: the weighted members and the interval of their blend.
 
@@ -124,6 +128,10 @@ def blend_forecast(
         A spread pooled over other benchmarks, used where the blend's own cannot be estimated.
     levels : sequence of float
         The interval levels.
+    prior : TauPrior, optional
+        The mean log error per decade of the data set's other benchmarks, which the blend's own is
+        shrunk towards (:mod:`benchcast.forecasting.tau_pooling`; ``bench`` gives it). Without it
+        (a command that sees one benchmark) the blend's own tau is used, and its ``source`` says ``'own'``.
 
     Returns
     -------
@@ -155,7 +163,7 @@ def blend_forecast(
         if own is None and pooled is None:
             out.note = f"no interval: {reason}"  # no interval rather than a wrong one
             return out
-        spread = cal.shrink(own, pooled)
+        spread = prior.shrink(own) if prior is not None and own is not None else cal.shrink(own, pooled)
     out.spread = spread
     ok = np.isfinite(draws.values).all(axis=0)
     out.intervals = {level: (np.full(len(flops), np.nan), np.full(len(flops), np.nan)) for level in levels}
