@@ -174,8 +174,9 @@ def test_forecast_on_a_data_file_is_recommends_answer(tmp_path):
     assert refused.returncode == 2 and "-b/--benchmark" in refused.stderr and "fit artifact" in refused.stderr
     no_benchmark = run("forecast", data, "--flops", "1e22")
     assert no_benchmark.returncode == 2 and "not a fit artifact" in no_benchmark.stderr and "-b" in no_benchmark.stderr
-    by_size = run("forecast", data, "-b", "arc_easy", "--params", "1e9", "--tokens", "2e10")
-    assert by_size.returncode == 2 and "-N/--params" in by_size.stderr
+    # a planned run is forecast from a data file too (tests/cli/test_cli_targets.py); the gold law's --gold is not
+    gold = run("forecast", data, "-b", "arc_easy", "--flops", "1e22", "--gold", "1.5")
+    assert gold.returncode == 2 and "--gold" in gold.stderr
 
 
 def test_interval_option_on_backtest_and_report(tmp_path):

@@ -95,7 +95,8 @@ def bench_command(
         list[Path] | None, typer.Option("--metadata", help="Run metadata of each lm-eval --data (in order).")
     ] = None,
     preset: Annotated[
-        list[str] | None, typer.Option("--preset", help="Bundled setting: apple-dclm, apple-dclm-tpr, apple-c4 (repeatable).")
+        list[str] | None,
+        typer.Option("--preset", help="Bundled setting: apple-dclm, apple-dclm-tpr, apple-c4 (repeatable)."),
     ] = None,
     benchmark: Annotated[
         list[str] | None, typer.Option("--benchmark", "-b", help="'benchmark:metric' (repeat; default: all).")

@@ -22,10 +22,12 @@ from benchcast.cli.options import (
     MinFlops,
     Proxy,
     QRand,
+    Samples,
     Seed,
     Tpr,
     read,
 )
+from benchcast.data.chance import chance_summary
 from benchcast.data.table import summary
 from benchcast.errors import BenchcastError, FitWarning
 from benchcast.fitting.api import fit
@@ -66,10 +68,14 @@ def inspect_command(
     every: Annotated[
         bool, typer.Option("--all", help="List every subtask of a family (MMLU, CrowS-Pairs...) on its own rows.")
     ] = False,
+    samples: Samples = None,
     json: Json = False,
 ) -> None:
-    """Show the runs, benchmarks, metrics and compute range found in a data file."""
-    info = summary(read(data, format, metadata))
+    """Show the runs, benchmarks, metrics, chance levels and compute range found in a data file."""
+    table = read(data, format, metadata, samples=samples)
+    info = summary(table)
+    info["chance"] = chance_summary(table)
+    info["chance_unknown"] = [f"{b}:{m}" for b, by in info["chance"].items() for m, e in by.items() if not e["known"]]
     if json:
         emit_json(info)
         return
@@ -86,20 +92,44 @@ def inspect_command(
         if bench in in_family:
             continue
         for metric, entry in metrics.items():
-            rows.append([bench, metric, entry["runs"], ",".join(map(str, entry.get("k", [])))])
+            level = _chance_text(info["chance"].get(bench, {}).get(metric))
+            rows.append([bench, metric, entry["runs"], ",".join(map(str, entry.get("k", []))), level])
     for family, members in families.items():
         metrics = sorted({metric for name in members for metric in benchmarks[name]})
         runs = sorted({entry["runs"] for name in members for entry in benchmarks[name].values()})
         shown_runs = str(runs[0]) if len(runs) == 1 else f"{runs[0]}..{runs[-1]}"
         known = f" ({KNOWN_FAMILIES[family]})" if family in KNOWN_FAMILIES else ""
-        rows.append([f"{family}{known}: {len(members)} subtasks", ", ".join(metrics), shown_runs, ""])
-    console.print(rich_table("Benchmarks", ["benchmark", "metric", "runs", "k"], rows))
+        levels = {_chance_text(e) for name in members for e in info["chance"].get(name, {}).values()}
+        label = f"{family}{known}: {len(members)} subtasks"
+        rows.append([label, ", ".join(metrics), shown_runs, "", " / ".join(sorted(levels))])
+    console.print(rich_table("Benchmarks", ["benchmark", "metric", "runs", "k", "chance level"], rows))
+    if info["chance_unknown"]:
+        console.print(
+            f"chance level unknown for {len(info['chance_unknown'])} score metric(s): "
+            f"{escape(', '.join(info['chance_unknown'][:8]))}{' ...' if len(info['chance_unknown']) > 8 else ''}; "
+            "a fit takes it as 0 and warns. Give --q-rand BENCHMARK=VALUE, a q_rand column, or lm-eval samples "
+            "(--samples).",
+            highlight=False,
+        )
+    for by in info["chance"].values():
+        for entry in by.values():
+            if entry["source"].startswith("conflict"):
+                console.print(escape(entry["source"]), highlight=False)
     if families:
         console.print(
             "subtasks are grouped by family (fit one by its own name, e.g. "
             f"{escape(next(iter(families.values()))[0])}); --all lists every row, --json keeps everything",
             highlight=False,
         )
+
+
+def _chance_text(entry: dict | None) -> str:
+    """A chance level as the inspect table shows it: value and the start of its source."""
+    if entry is None:
+        return "-"
+    if not entry["known"]:
+        return "conflict" if entry["source"].startswith("conflict") else "unknown"
+    return f"{entry['q_rand']:.4g} ({entry['source'].split(':')[0].split(' (')[0]})"
 
 
 MIN_FAMILY = 5  # benchmarks sharing a name prefix that make a family of subtasks

@@ -15,6 +15,14 @@ Format = Annotated[str, typer.Option("--format", help=f"Input format: {', '.join
 Metadata = Annotated[
     Path | None, typer.Option(help="Run metadata (YAML/CSV: run, params, tokens) for lm-eval results.")
 ]
+Samples = Annotated[
+    Path | None,
+    typer.Option(
+        "--samples",
+        help="lm-eval --log_samples files' folder (or one file): the multiple-choice tasks' chance levels are "
+        "counted from their answer choices (those beside the results files are read anyway).",
+    ),
+]
 Json = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 Benchmark = Annotated[str, typer.Option("--benchmark", "-b", help="Benchmark name.")]
 Metric = Annotated[
@@ -22,7 +30,9 @@ Metric = Annotated[
 ]
 
 
-def read(data: Path, format: str, metadata: Path | None, q_rand: list[str] | None = None) -> pd.DataFrame:
+def read(
+    data: Path, format: str, metadata: Path | None, q_rand: list[str] | None = None, samples: Path | None = None
+) -> pd.DataFrame:
     """The data a command works on, with the chance levels given by ``--q-rand`` attached.
 
     Parameters
@@ -35,6 +45,8 @@ def read(data: Path, format: str, metadata: Path | None, q_rand: list[str] | Non
         Run metadata; only lm-eval results read it, so it is refused for any other format.
     q_rand : list of str, optional
         ``--q-rand`` values (see :func:`parse_q_rand`).
+    samples : Path, optional
+        ``--samples``: lm-eval samples files or their folder.
 
     Returns
     -------
@@ -52,7 +64,7 @@ def read(data: Path, format: str, metadata: Path | None, q_rand: list[str] | Non
                 f"--metadata {metadata}: run metadata is read only for lm-eval results, and {data} is read as "
                 f"{resolved} data (its run sizes come from its own columns); drop --metadata."
             )
-    return with_chance_levels(load(data, format, metadata=metadata), parse_q_rand(q_rand))
+    return with_chance_levels(load(data, format, metadata=metadata, samples=samples), parse_q_rand(q_rand))
 
 
 Laws = Annotated[list[str] | None, typer.Option("--law", "-l", help="Law name; repeat to compare (default: power).")]
@@ -60,7 +72,29 @@ Threshold = Annotated[float, typer.Option(help="Compute threshold T (FLOPs): fit
 Tpr = Annotated[float | None, typer.Option(help="Use only runs with this tokens-per-parameter ratio.")]
 MinFlops = Annotated[float | None, typer.Option(help="Fit only runs with C >= this.")]
 MaxFlops = Annotated[float | None, typer.Option(help="Fit only runs with C <= this.")]
-Proxy = Annotated[str | None, typer.Option(help="Proxy 'benchmark:metric' for two-stage laws.")]
+# a planned run given by its size ("my 7B on 4T tokens"): C = 6 N D, TPR = D / N; not with the compute options
+PlannedParams = Annotated[
+    list[float] | None,
+    typer.Option(
+        "--params",
+        "-N",
+        help="Parameters N of a planned run, with --tokens (repeatable, paired in order).",
+        metavar="N",
+    ),
+]
+PlannedTokens = Annotated[
+    list[float] | None,
+    typer.Option(
+        "--tokens",
+        "-D",
+        help="Training tokens D of a planned run, with --params (C = 6 N D, TPR = D / N).",
+        metavar="D",
+    ),
+]
+Proxy = Annotated[
+    str | None,
+    typer.Option(help="Proxy 'benchmark:metric' for two-stage laws (default: the benchmark's own loglikelihood)."),
+]
 OutDir = Annotated[Path | None, typer.Option("--out", "-o", help="Folder for CSV tables and figures.")]
 NBoot = Annotated[
     int, typer.Option("--n-boot", "--boot", help="Bootstrap replicates over runs for the intervals (0: none).")
@@ -203,3 +237,62 @@ def figure_options(figure_format: str, dpi: int | None, writes: bool) -> tuple[s
             "give --out or drop {them}.",
         )
     return check_figure_format(figure_format), None if dpi is None else check_dpi(dpi)
+
+
+def check_runs(
+    flops: list[float] | None, params: list[float] | None, tokens: list[float] | None, compute_option: str = "--flops"
+) -> None:
+    """Refuse a compute option given with --params/--tokens, one of --params and --tokens without the other,
+    or unpaired counts of them.
+
+    Parameters
+    ----------
+    flops, params, tokens : list of float or None
+        The options as given.
+    compute_option : str
+        The command's compute option (``--flops``, ``--target-flops``), as the message names it.
+
+    Returns
+    -------
+    None
+        Raises a BenchcastError naming the combination.
+    """
+    from benchcast.errors import BenchcastError
+    from benchcast.forecasting.targets import planned_runs
+
+    if flops and (params or tokens):
+        raise BenchcastError(
+            f"give the run(s) to forecast either by their compute ({compute_option} C) or as planned runs (--params N "
+            f"--tokens D: C = 6 N D, TPR = D / N), not both; drop {compute_option} or drop --params/--tokens."
+        )
+    if bool(params) != bool(tokens):
+        given, missing = ("--params", "--tokens") if params else ("--tokens", "--params")
+        raise BenchcastError(
+            f"{given} was given without {missing}: a planned run is N parameters trained on D tokens, so it needs "
+            "both (e.g. --params 7e9 --tokens 4e12)."
+        )
+    if params and len(params) != len(tokens):
+        raise BenchcastError(
+            f"give one --tokens per --params (paired in order): got {len(params)} --params and {len(tokens)} --tokens."
+        )
+    if flops or params:
+        planned_runs(flops or None, params or None, tokens or None)  # sizes positive and finite
+
+
+def option_values(values: list[float] | None):
+    """A repeatable option's values as the API takes them: None, one number, or an array.
+
+    Parameters
+    ----------
+    values : list of float or None
+        The option as given.
+
+    Returns
+    -------
+    None, float or ndarray
+    """
+    import numpy as np
+
+    if not values:
+        return None
+    return float(values[0]) if len(values) == 1 else np.asarray(values, float)

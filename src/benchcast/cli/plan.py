@@ -22,11 +22,15 @@ from benchcast.cli.options import (  # cli/report.py takes DEFAULT_INTERVAL and 
     Metric,
     MinFlops,
     NBoot,
+    PlannedParams,
+    PlannedTokens,
     Proxy,
     QRand,
     RayAddress,
     Seed,
     Tpr,
+    check_runs,
+    option_values,
     read,
 )
 from benchcast.errors import BenchcastError
@@ -81,8 +85,8 @@ def forecast_command(
         ),
     ],
     flops: Annotated[list[float] | None, typer.Option("--flops", "-C", help="Training compute (repeatable).")] = None,
-    params: Annotated[float | None, typer.Option("--params", "-N", help="Parameters N.")] = None,
-    tokens: Annotated[float | None, typer.Option("--tokens", "-D", help="Training tokens D.")] = None,
+    params: PlannedParams = None,
+    tokens: PlannedTokens = None,
     k: Annotated[int | None, typer.Option(help="Attempts k (passk_compute; with a data file: of pass@k).")] = None,
     gold: Annotated[float | None, typer.Option(help="Gold NLL G (gold law).")] = None,
     benchmark: Annotated[
@@ -107,7 +111,9 @@ def forecast_command(
 
     From a fit artifact: that law's forecast. From a data file with -b: the package's default
     strategy (the ensemble of the laws with support, compared on the runs cheaper than each --flops),
-    the same forecast and interval as `recommend --target-flops` gives. The prediction interval is
+    the same forecast and interval as `recommend --target-flops` gives. A planned run can be given as
+    --params N --tokens D ("my 7B on 4T tokens"): laws of N and D are given N and D, laws of compute
+    C = 6 N D, and the output says which law used which. The prediction interval is
     where one new run's score lies (what backtests check): by default it adds the error of
     extrapolating, measured on rolling origins inside the runs, to a bootstrap over runs.
     """
@@ -122,6 +128,7 @@ def forecast_command(
         "--metadata": metadata is not None,
         "--q-rand": bool(q_rand),
     }
+    check_runs(flops, params, tokens)
     if is_fit_artifact(source):
         refuse_options(
             data_options,
@@ -136,12 +143,14 @@ def forecast_command(
             "benchmark with -b NAME (and -m METRIC): the default strategy's forecast, as `recommend` gives it."
         )
     refuse_options(
-        {"-N/--params": params is not None, "-D/--tokens": tokens is not None, "--gold": gold is not None},
-        "the default strategy forecasts runs by their compute: give --flops C, or fit one law with "
-        "`benchcast fit --out` and forecast from that artifact.",
+        {"--gold": gold is not None},
+        "the default strategy forecasts runs by their compute or their size: give --flops C or --params N "
+        "--tokens D, or fit the gold law with `benchcast fit --out` and forecast from that artifact.",
     )
-    if not flops:
-        raise BenchcastError("give the compute to forecast with --flops C (repeatable).")
+    if not flops and not params:
+        raise BenchcastError(
+            "give the runs to forecast with --flops C (repeatable), or a planned run with --params N --tokens D."
+        )
     from benchcast.forecasting.selection import DEFAULT_CANDIDATES, forecast_default
 
     refuse_unused_proxy(list(DEFAULT_CANDIDATES), proxy)
@@ -151,7 +160,9 @@ def forecast_command(
         benchmark,
         metric,
         k,
-        flops=flops,
+        flops=flops or None,
+        params=params or None,
+        tokens=tokens or None,
         tpr=tpr,
         min_flops=min_flops,
         proxy=proxy,
@@ -186,7 +197,7 @@ def forecast_artifact(fit_file, flops, params, tokens, k, gold, interval, level,
     """
     from benchcast.forecasting.forecast import forecast
 
-    if not flops and params is None and gold is None:
+    if not flops and not params and gold is None:
         raise BenchcastError("give --flops C, or --params N and --tokens D (or --gold G for the gold law).")
     result = FitResult.load(fit_file)
     out = forecast(
@@ -197,8 +208,8 @@ def forecast_artifact(fit_file, flops, params, tokens, k, gold, interval, level,
         n_jobs=jobs,
         ray_address=ray,
         flops=np.asarray(flops, float) if flops else None,
-        params=params,
-        tokens=tokens,
+        params=option_values(params),
+        tokens=option_values(tokens),
         k=k,
         gold=gold,
         interval=interval,
@@ -275,6 +286,14 @@ def recommend_command(
     target_flops: Annotated[
         float | None, typer.Option(help="Planned run's compute: only cheaper runs are used.")
     ] = None,
+    target_params: Annotated[
+        float | None,
+        typer.Option("--params", "-N", help="Planned run's parameters N, with --tokens (not with --target-flops)."),
+    ] = None,
+    target_tokens: Annotated[
+        float | None,
+        typer.Option("--tokens", "-D", help="Planned run's training tokens D, with --params (C = 6 N D, TPR = D / N)."),
+    ] = None,
     tpr: Tpr = None,
     min_flops: MinFlops = None,
     proxy: Proxy = None,
@@ -293,7 +312,7 @@ def recommend_command(
     json: Json = False,
 ) -> None:
     """Compare laws by rolling-origin forecasts inside your runs; weight or pick them (and, with
-    --target-flops, forecast that run with an interval)."""
+    --target-flops C or a planned run --params N --tokens D, forecast that run with an interval)."""
     from benchcast.forecasting.selection import recommend
 
     interval_options = {
@@ -302,11 +321,18 @@ def recommend_command(
         "--jobs": jobs is not None,
         "--ray": ray is not None,
     }
-    if target_flops is None:
+    check_runs(
+        None if target_flops is None else [target_flops],
+        None if target_params is None else [target_params],
+        None if target_tokens is None else [target_tokens],
+        "--target-flops",
+    )
+    if target_flops is None and target_params is None:
         refuse_options(
             {**interval_options, "--n-boot": boot not in (RECOMMEND_REPLICATES, 0)},  # 0: no interval, as here
-            "used only by the interval of the forecast at --target-flops, and without --target-flops there is "
-            "no forecast (only the comparison of laws); give --target-flops C, or drop {them}.",
+            "used only by the interval of the forecast at --target-flops (or of the planned run --params N "
+            "--tokens D), and without a target there is no forecast (only the comparison of laws); give "
+            "--target-flops C or --params N --tokens D, or drop {them}.",
         )
     elif boot == 0:
         refuse_options(
@@ -324,6 +350,8 @@ def recommend_command(
         k,
         laws=law,
         target_flops=target_flops,
+        target_params=target_params,
+        target_tokens=target_tokens,
         tpr=tpr,
         min_flops=min_flops,
         proxy=proxy,

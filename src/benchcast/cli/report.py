@@ -9,12 +9,24 @@ from rich.markup import escape
 
 from benchcast.cli.app import app
 from benchcast.cli.common import console, emit_json, refuse_options, user_errors
-from benchcast.cli.options import Format, Jobs, Json, Metadata, Seed, Tpr, figure_options, read
+from benchcast.cli.options import (
+    Format,
+    Jobs,
+    Json,
+    Metadata,
+    PlannedParams,
+    PlannedTokens,
+    Seed,
+    Tpr,
+    check_runs,
+    figure_options,
+    read,
+)
 from benchcast.cli.plan import DEFAULT_INTERVAL, Interval
 from benchcast.errors import BenchcastError
 
 DEFAULT_REPORT_REPLICATES = 200
-DEFAULT_LAW, DEFAULT_FORECAST_TPR = "recommended", 20.0
+DEFAULT_LAW = "recommended"
 
 
 @app.command("report")
@@ -36,6 +48,8 @@ def report_command(
         list[float] | None,
         typer.Option("--target-flops", "-C", help="Planned compute to forecast at (FLOPs, repeatable).", metavar="C"),
     ] = None,
+    params: PlannedParams = None,
+    tokens: PlannedTokens = None,
     law: Annotated[
         str,
         typer.Option(
@@ -47,8 +61,12 @@ def report_command(
     ] = DEFAULT_LAW,
     tpr: Tpr = None,
     forecast_tpr: Annotated[
-        float, typer.Option(help="Tokens per parameter used to split a target C into N and D (laws in N, D).")
-    ] = DEFAULT_FORECAST_TPR,
+        float | None,
+        typer.Option(
+            help="Tokens per parameter splitting a target C (and the curve) into N and D for laws in N, D "
+            "(default: the planned runs' TPR where they share one, else 20)."
+        ),
+    ] = None,
     n_boot: Annotated[
         int, typer.Option("--n-boot", "--boot", help="Bootstrap replicates over runs behind every interval.")
     ] = DEFAULT_REPORT_REPLICATES,
@@ -69,7 +87,8 @@ def report_command(
     json: Json = False,
 ) -> None:
     """Write a self-contained HTML forecast report: per benchmark the runs, the law and why, the
-    forecast at each target compute with 50 % and 90 % intervals, and the backtests behind it."""
+    forecast at each target (compute -C, or a planned run --params N --tokens D) with 50 % and 90 %
+    intervals, and the backtests behind it."""
     command = ["benchcast", *sys.argv[1:]]
     figures = {"figure_format": figure_format, "dpi": dpi}
     figure_options(figure_format, dpi, writes=True)
@@ -81,9 +100,11 @@ def report_command(
                 "-b/--benchmark": bool(benchmark),
                 "-m/--metric": bool(metric),
                 "-C/--target-flops": bool(target_flops),
+                "-N/--params": bool(params),
+                "-D/--tokens": bool(tokens),
                 "--law": law != DEFAULT_LAW,
                 "--tpr": tpr is not None,
-                "--forecast-tpr": forecast_tpr != DEFAULT_FORECAST_TPR,
+                "--forecast-tpr": forecast_tpr is not None,
                 "--n-boot": n_boot != DEFAULT_REPORT_REPLICATES,
                 "--interval": interval != DEFAULT_INTERVAL,
                 "--seed": seed != 0,
@@ -102,15 +123,21 @@ def report_command(
             raise BenchcastError("give a data file (or --from DIR with outputs already written).")
         if not benchmark:
             raise BenchcastError("give at least one benchmark with -b NAME (or -b NAME:METRIC).")
-        if not target_flops:
-            raise BenchcastError("give the planned compute with --target-flops C (FLOPs), e.g. --target-flops 1e23.")
+        check_runs(target_flops, params, tokens, "--target-flops")
+        if not target_flops and not params:
+            raise BenchcastError(
+                "give the planned compute with --target-flops C (FLOPs), e.g. --target-flops 1e23, or a planned "
+                "run with --params N --tokens D, e.g. --params 7e9 --tokens 4e12."
+            )
         from benchcast.report import build_report, parse_targets
 
         summary = build_report(
             read(data, format, metadata),
             parse_targets(benchmark, metric),
-            list(target_flops),
+            list(target_flops) if target_flops else None,
             out=out,
+            target_params=params or None,
+            target_tokens=tokens or None,
             law=law,
             tpr=tpr,
             forecast_tpr=forecast_tpr,

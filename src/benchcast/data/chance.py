@@ -1,21 +1,24 @@
 """Chance levels (Q_rand) and the near-chance point filter margins of Krajewski et al. 2025.
 
 Where a chance level comes from, in order: a value the caller gives (``--q-rand``), a ``q_rand``
-column in the data, the defaults below, 0 for generative metrics. A multiple-choice metric with
-none of these has an *unknown* chance level: :func:`chance_level` then returns 0 with source
-``"unknown: ..."`` and ``known == False`` so that commands can warn; :func:`estimate_chance`
-offers the mean score of the cheapest runs as an estimate.
+column in the data (lm-eval results get one measured from their samples files and task configs,
+:mod:`benchcast.data.choices`, checked against the number of choices the table below states), the
+defaults below, 0 for generative metrics. A multiple-choice metric with none of these has an
+*unknown* chance level: :func:`chance_level` then returns 0 with source ``"unknown: ..."`` and
+``known == False`` so that commands warn (a fit) or list it (``inspect``, :func:`chance_summary`);
+:func:`estimate_chance` offers the mean score of the cheapest runs as an estimate.
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from benchcast.data.table import is_score_metric
-from benchcast.errors import DataError
+from benchcast.errors import DataError, DataWarning
 
 # Random-chance score per (benchmark, metric) used by Krajewski et al. 2025 (SPEC §3);
 # acc_norm levels were estimated there from very small models; acc levels are 1/choices.
@@ -38,12 +41,15 @@ DEFAULT_Q_RAND: dict[tuple[str, str], float] = {
 # wsc: 2; the MMLU subtasks, ``hendrycksTest-*`` in lm-eval v0.3, have 4).
 CHOICES: dict[str, int] = {"logiqa": 4, "wsc": 2, "wsc273": 2, "boolq": 2, "copa": 2, "openbookqa": 4}
 MMLU_PREFIXES = ("hendrycksTest-", "mmlu_")
+# Metrics scored by the choice a model ranks first (lm-eval's multiple_choice): chance is gold/choices.
+CHOICE_METRICS = ("acc", "acc_norm", "acc_bytes", "acc_mutual_info")
 # Generative metrics have no guessing floor.
 ZERO_CHANCE_METRICS = frozenset({"exact_match", "pass@k", "f1", "em"})
 # Filter margin above chance for the power-law family (LBPP is sparse near chance).
 DEFAULT_MARGIN = 0.05
 MARGINS: dict[str, float] = {"lbpp": 0.02}
 UNKNOWN = "unknown"
+MEASURED = "measured"  # the source of a level counted from lm-eval's files (benchcast.data.choices)
 
 
 class Chance(NamedTuple):
@@ -62,6 +68,52 @@ def _check(value: float, where: str) -> float:
     if not (np.isfinite(value) and 0.0 <= value < 1.0):
         raise DataError(f"{where}: q_rand must lie in [0, 1), got {value!r}.")
     return value
+
+
+def builtin_choices(benchmark: str) -> int | None:
+    """The number of answer choices the built-in table states for a task (:data:`CHOICES`, the ``acc``
+    levels of :data:`DEFAULT_Q_RAND` as 1/choices, MMLU subtasks), or None.
+
+    Parameters
+    ----------
+    benchmark : str
+        The task.
+
+    Returns
+    -------
+    int or None
+        The number of choices.
+    """
+    if benchmark in CHOICES:
+        return CHOICES[benchmark]
+    level = DEFAULT_Q_RAND.get((benchmark, "acc"))
+    if level:  # lambada_openai's 0 is not a multiple-choice level
+        return round(1.0 / level)
+    return 4 if benchmark.startswith(MMLU_PREFIXES) else None
+
+
+def _table_source(table: pd.DataFrame, benchmark: str, metric: str) -> tuple[str, float | None]:
+    """The ``q_rand_source`` text and ``choices`` count a table gives a (benchmark, metric), if any."""
+    rows = table[(table["benchmark"] == benchmark) & (table["metric"] == metric)]
+    source = rows["q_rand_source"].dropna() if "q_rand_source" in rows else ()
+    choices = rows["choices"].dropna() if "choices" in rows else ()
+    return (str(source.iloc[0]) if len(source) else "data (q_rand column)"), (
+        float(choices.iloc[0]) if len(choices) else None
+    )
+
+
+def _check_builtin(benchmark: str, metric: str, value: float, source: str, typical: float | None) -> None:
+    """A measured level must agree with the number of choices the built-in table states for the task."""
+    stated = builtin_choices(benchmark)
+    if typical is None or stated is None or not source.startswith(MEASURED):
+        return
+    if round(typical) != stated:
+        raise DataError(
+            f"task {benchmark!r} ({metric}): the lm-eval files give {round(typical)} choices on most documents "
+            f"(chance level {value:.4g}; {source}) but benchcast's built-in table says {stated} choices "
+            f"(chance level {1 / stated:.4g}). One is not the task the other means: give its chance level with "
+            f"--q-rand {benchmark}=VALUE (or rename the task)."
+        )
 
 
 def chance_from_table(table: pd.DataFrame, benchmark: str, metric: str) -> float | None:
@@ -94,7 +146,9 @@ def chance_level(
 ) -> Chance:
     """Q_rand for a (benchmark, metric), with a note saying where the number came from.
 
-    ``override`` (e.g. from ``--q-rand``) wins, then the ``q_rand`` column of ``table``. An unknown
+    ``override`` (e.g. from ``--q-rand``) wins, then the ``q_rand`` column of ``table`` (its source from a
+    ``q_rand_source`` column; a measured level that contradicts the built-in number of choices raises
+    :class:`~benchcast.errors.DataError` naming both). An unknown
     level is returned as 0 with ``source`` starting ``"unknown"`` (``.known`` is False): the caller
     must warn, or pass a level, or use :func:`estimate_chance`.
 
@@ -119,7 +173,9 @@ def chance_level(
     if table is not None:
         from_table = chance_from_table(table, benchmark, metric)
         if from_table is not None:
-            return Chance(_check(from_table, f"{benchmark}/{metric}"), "data (q_rand column)")
+            source, typical = _table_source(table, benchmark, metric)
+            _check_builtin(benchmark, metric, from_table, source, typical)
+            return Chance(_check(from_table, f"{benchmark}/{metric}"), source)
     base_metric = metric.split("/")[0].lower()
     if base_metric in ZERO_CHANCE_METRICS:
         return Chance(0.0, "generative metric")
@@ -127,11 +183,10 @@ def chance_level(
         return Chance(0.0, "not a score metric (no chance level)")
     if (benchmark, base_metric) in DEFAULT_Q_RAND:
         return Chance(DEFAULT_Q_RAND[(benchmark, base_metric)], "Krajewski et al. 2025 default")
-    if base_metric == "acc":
-        if benchmark in CHOICES:
-            return Chance(1.0 / CHOICES[benchmark], f"1/{CHOICES[benchmark]} choices")
-        if benchmark.startswith(MMLU_PREFIXES):
-            return Chance(0.25, "1/4 choices (MMLU subtask)")
+    stated = builtin_choices(benchmark) if base_metric in CHOICE_METRICS else None
+    if stated:  # a random pick among n choices is right 1/n of the time, however the choice is scored
+        mmlu = benchmark not in CHOICES and benchmark.startswith(MMLU_PREFIXES)
+        return Chance(1.0 / stated, f"1/{stated} choices" + (" (MMLU subtask)" if mmlu else ""))
     return Chance(
         0.0,
         f"{UNKNOWN}: no chance level known for {benchmark!r} {metric!r}; assumed 0 "
@@ -216,4 +271,62 @@ def with_chance_levels(table: pd.DataFrame, levels: dict[str, float]) -> pd.Data
             if metric:
                 rows &= (out["metric"] == metric).to_numpy()
         out.loc[rows, "q_rand"] = _check(levels[key], f"--q-rand {key}")
+        if "q_rand_source" in out:  # a measured level replaced by the caller's says so
+            out.loc[rows, "q_rand_source"] = f"given (--q-rand {key})"
     return out
+
+
+def chance_summary(table: pd.DataFrame) -> dict[str, dict[str, dict]]:
+    """Every score metric's chance level and its source, as ``inspect`` reports them.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The data table.
+
+    Returns
+    -------
+    dict
+        ``{benchmark: {metric: {"q_rand", "source", "known"}}}``; a level in conflict has ``known``
+        False and its error as ``source``.
+    """
+    out: dict[str, dict[str, dict]] = {}
+    for bench, metric in table[["benchmark", "metric"]].drop_duplicates().itertuples(index=False):
+        if not is_score_metric(str(metric).split("/")[0]):
+            continue
+        try:
+            level = chance_level(str(bench), str(metric), table=table)
+            entry = {"q_rand": level.value, "source": level.source, "known": level.known}
+        except DataError as exc:
+            entry = {"q_rand": None, "source": f"conflict: {exc}", "known": False}
+        out.setdefault(str(bench), {})[str(metric)] = entry
+    return out
+
+
+def warn_unknown_chance(table: pd.DataFrame, pairs, where: str) -> list[str]:
+    """Warn once, naming them all, about the (benchmark, metric) pairs whose chance level is unknown (taken as 0),
+    for callers that fit many in workers whose own warnings are not shown (``bench``).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The data table.
+    pairs : iterable of (str, str)
+        The benchmarks and metrics to be fitted.
+    where : str
+        The data set's name, for the message.
+
+    Returns
+    -------
+    list of str
+        The pairs with an unknown level, as ``benchmark:metric``.
+    """
+    unknown = [f"{b}:{m}" for b, m in pairs if not chance_level(b, m, table=table).known]
+    if unknown:
+        warnings.warn(
+            f"{where}: the chance level of {', '.join(unknown)} is unknown, so it is taken as 0 - wrong for a "
+            "multiple-choice task. Give it with --q-rand BENCHMARK=VALUE, a q_rand column, or lm-eval samples files.",
+            DataWarning,
+            stacklevel=2,
+        )
+    return unknown

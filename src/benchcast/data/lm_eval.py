@@ -25,6 +25,7 @@ from pathlib import Path, PurePath
 
 import pandas as pd
 
+from benchcast.data.choices import find_samples, measured_choices, with_measured_chance
 from benchcast.data.files import read_json
 from benchcast.data.metadata import RunMetadata, read_metadata
 from benchcast.data.table import validate
@@ -297,14 +298,18 @@ def _keep_newest(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.drop_duplicates(key, keep="last")
 
 
-def read_lm_eval(paths: str | Path | list[str | Path], metadata: str | Path | None) -> pd.DataFrame:
+def read_lm_eval(
+    paths: str | Path | list[str | Path], metadata: str | Path | None, samples: str | Path | list | None = None
+) -> pd.DataFrame:
     """lm-evaluation-harness results JSON files (or folders of them) plus run metadata.
 
     ``metadata`` is a YAML or CSV file (schema in :mod:`benchcast.data.metadata`). A results file
     belongs to the run whose ``path`` glob matches it, else to the run named by its model
     (``pretrained=...``, lm-eval's ``model_name``, ``model`` in the metadata) or by its folder.
     Checkpointed runs add the columns ``series`` (the run in the metadata), ``step`` and ``final``
-    (``True`` at ``final_step``).
+    (``True`` at ``final_step``). Multiple-choice tasks get their measured chance level (``q_rand``,
+    ``q_rand_source``, ``choices``; :mod:`benchcast.data.choices`) from the ``samples_<task>_*.jsonl``
+    files beside the results or in ``samples``, and from the results files' task configs.
 
     Parameters
     ----------
@@ -312,6 +317,8 @@ def read_lm_eval(paths: str | Path | list[str | Path], metadata: str | Path | No
         Results files and folders.
     metadata : str or Path
         The run metadata file (required: it gives each run's N and D).
+    samples : str or Path or list of them, optional
+        lm-eval ``--log_samples`` files or folders that are not beside the results files.
 
     Returns
     -------
@@ -323,8 +330,12 @@ def read_lm_eval(paths: str | Path | list[str | Path], metadata: str | Path | No
     meta = read_metadata(metadata)
     rows: list[dict] = []
     untrained: list[str] = []
-    for file in results_files(paths):
+    configs: dict[str, list[tuple[dict, str]]] = {}
+    files = results_files(paths)
+    for file in files:
         doc = results_document(file)
+        for task, config in (doc.get("configs") if isinstance(doc.get("configs"), dict) else {}).items():
+            configs.setdefault(str(task), []).append((config, str(file)))
         matches = _matching_runs(meta, doc, file)
         if not matches:
             raise DataError(
@@ -366,5 +377,6 @@ def read_lm_eval(paths: str | Path | list[str | Path], metadata: str | Path | No
         )
     if not rows:
         raise DataError(f"{paths}: no results left to read (the metadata's 'steps' selected none of the files).")
-    frame = _keep_newest(pd.DataFrame(rows)).drop(columns=["file", "time"])
-    return validate(frame.reset_index(drop=True), source=str(paths))
+    frame = _keep_newest(pd.DataFrame(rows)).drop(columns=["file", "time"]).reset_index(drop=True)
+    frame = with_measured_chance(frame, measured_choices(configs, find_samples(files, samples)))
+    return validate(frame, source=str(paths))

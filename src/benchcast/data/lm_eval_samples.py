@@ -34,11 +34,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from benchcast.data.choices import task_and_stamp
 from benchcast.data.files import read_json
 from benchcast.data.lm_eval import model_args
 from benchcast.errors import DataError, DataWarning
 
-SAMPLES_NAME = re.compile(r"^samples_(?P<task>.+?)_(?P<stamp>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?)$")
 CORRECTNESS_FIELDS = ("correct", "is_correct", "exact_match", "acc", "pass@1", "pass_at_1", "score")
 EXACT_MATCH_OPTIONS = ("regexes_to_ignore", "ignore_case", "ignore_punctuation", "ignore_numbers")
 
@@ -57,26 +57,6 @@ def is_lm_eval_samples(head: dict) -> bool:
         True when it has ``doc_id`` and responses.
     """
     return isinstance(head, dict) and "doc_id" in head and ("resps" in head or "filtered_resps" in head)
-
-
-def task_and_stamp(path: Path) -> tuple[str | None, str | None]:
-    """The task and timestamp in lm-eval's samples file name, ``samples_<task>_<timestamp>.jsonl``.
-
-    Parameters
-    ----------
-    path : Path
-        The samples file.
-
-    Returns
-    -------
-    task : str or None
-        The task (None where the name does not follow lm-eval's).
-    stamp : str or None
-        The timestamp.
-    """
-    stem = path.name.removesuffix(".jsonl").removesuffix(".json")
-    found = SAMPLES_NAME.match(stem)
-    return (found["task"], found["stamp"]) if found else (None, None)
 
 
 def sibling_results(path: Path, stamp: str | None) -> dict | None:

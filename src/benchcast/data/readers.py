@@ -176,6 +176,7 @@ def load(
     *,
     columns: dict[str, str] | None = None,
     metadata: str | Path | None = None,
+    samples: str | Path | list | None = None,
 ) -> pd.DataFrame:
     """Read any supported file into a validated table.
 
@@ -189,6 +190,9 @@ def load(
         Renames of a tidy file's columns (``{'model': 'run'}``).
     metadata : str or Path, optional
         Run metadata (N and D), required by lm-eval results.
+    samples : str or Path or list of them, optional
+        lm-eval ``--log_samples`` files or folders (besides those next to the results), whose answer
+        choices give the multiple-choice tasks' chance levels (:mod:`benchcast.data.choices`).
 
     Returns
     -------
@@ -202,8 +206,10 @@ def load(
         raise DataError(f"{path}: no such file or folder.")
     if format == "auto":
         format = detect_format(path)
+    if samples is not None and format != "lm-eval":
+        raise DataError(f"samples files are read only with lm-eval results, and {path} is read as {format} data.")
     if format == "apple":
         return read_apple(path)
     if format == "lm-eval":
-        return read_lm_eval(path, metadata)
+        return read_lm_eval(path, metadata, samples)
     return read_tidy(path, columns)

@@ -13,6 +13,7 @@ import time
 import numpy as np
 import pandas as pd
 
+from benchcast.data.chance import warn_unknown_chance
 from benchcast.errors import BenchcastError
 from benchcast.evaluation import strategies as st
 from benchcast.evaluation.bench_cells import (  # noqa: F401 (API)
@@ -26,8 +27,9 @@ from benchcast.evaluation.bench_cells import (  # noqa: F401 (API)
 from benchcast.evaluation.bench_result import BenchResult, leaderboard, metrics, write_outputs  # noqa: F401 (API)
 from benchcast.fitting.spec import FitSpec
 from benchcast.forecasting import calibration as cal
-from benchcast.forecasting.flags import describe, refused
+from benchcast.forecasting.flags import cell_flags, describe
 from benchcast.forecasting.strategy import blend_forecast
+from benchcast.forecasting.tau_pooling import PRIOR_ORIGINS, leave_one_out_priors
 from benchcast.utils.parallel import parallel_map
 
 DEFAULT_REPLICATES = 20  # bootstrap replicates per law fit (the extrapolation term dominates the width)
@@ -47,6 +49,9 @@ ROW_KEYS = (
     "coverage50",
     "coverage90",
     "width90",
+    "is50",
+    "is90",
+    "wis",
     "decades",
     "flagged",
     "flags",
@@ -118,6 +123,8 @@ def bench(
         Per-cell rows, per-point predictions, the leaderboard, the run time in seconds and the settings.
     """
     start = time.perf_counter()
+    for data in datasets:  # the fits run in workers, whose warnings are not shown: a silent 0 would be
+        warn_unknown_chance(data.table, data.benchmarks, data.name)
     by_name = {chooser.name: chooser for chooser in choosers}
     strategies = list(strategies or default_strategies(laws, by_name, interval))
     if interval is not None:
@@ -146,6 +153,7 @@ def bench(
         "interval": interval or "both",
         "origin_decades": list(cal.ORIGIN_DECADES),
         "pool_origins": cal.POOL_ORIGINS,
+        "prior_origins": PRIOR_ORIGINS,
         "datasets": [
             {
                 "name": d.name,
@@ -324,6 +332,8 @@ def assemble(
                 pooled = st.pooled_spread(
                     [p.errors.assign(benchmark=cell[0]) for cell, p in plans.items() if p.status == "ok"]
                 )
+                # each benchmark's tau is shrunk towards the other benchmarks' (log scale; training runs only)
+                priors = leave_one_out_priors({cell: p.errors for cell, p in plans.items() if p.status == "ok"})
                 for (bench_name, metric), plan in plans.items():
                     held, top = held_out[(data.name, bench_name, metric, cutoff)]
                     true = held["value"].to_numpy(float)
@@ -351,12 +361,11 @@ def assemble(
                         interval=plan.interval,
                         seed=seed,
                         pooled=pooled,
+                        prior=priors.get((bench_name, metric)),
                     )
                     predicted, intervals, spread = blended.predicted, blended.intervals, blended.spread
-                    texts = list(dict.fromkeys(describe(point) for point in blended.flags if point))
-                    row.update(flagged=bool(texts), flags="; ".join(texts))
-                    if any(refused(point) for point in blended.flags):  # no number: the cell says why
-                        row["status"] = "refused: " + next(f.reason for p in blended.flags for f in p if f.refuses)
+                    row.update(cell_flags(blended.point_flags))
+                    if row["status"] != "ok":  # refused: no number, the status says why
                         records.append(row)
                         continue
                     ok = st.usable(cell, plan.weights, true, bench_name)
@@ -375,7 +384,7 @@ def assemble(
                         true=true,
                         predicted=predicted,
                         usable=ok,
-                        flags=[describe(point) for point in blended.flags],
+                        flags=[describe(point) for point in blended.point_flags],
                     )
                     for level, (lower, upper) in intervals.items():
                         pct = int(round(level * 100))

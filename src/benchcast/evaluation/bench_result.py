@@ -28,6 +28,7 @@ LEADERBOARD_COLUMNS = (
     "coverage50",
     "coverage90",
     "width90",
+    "wis",
     "decades",
 )
 
@@ -158,6 +159,62 @@ def missing_notes(board: pd.DataFrame) -> list[str]:
     return notes
 
 
+SCORE_FLOOR = 1e-4  # scores and bounds below this are read as it, so that the log of a bound at 0 stays finite
+
+
+def interval_score(true, lower, upper, level: float) -> np.ndarray:
+    """The interval score (Gneiting & Raftery 2007, eq. 43) of central ``level`` intervals, on the log
+    of the score, in percent: 100 [(ln u - ln l) + (2/a)(ln l - ln y)+ + (2/a)(ln y - ln u)+], a = 1 - level.
+
+    The log scale makes the score relative (comparable across benchmarks whose scores differ tenfold,
+    as MRE is) and keeps it proper: the quantiles of ln Y are the logs of the quantiles of Y, so the
+    interval a forecaster should give is the same on both scales (dividing by the true score would
+    weight each outcome by 1 / y, and reward intervals pulled towards low scores). For small errors it
+    is the interval score divided by the true score. Lower is better; a width of 10 % of the score
+    that contains the truth scores 10.
+
+    Parameters
+    ----------
+    true, lower, upper : array_like
+        Observed scores and the intervals' bounds (floored at ``SCORE_FLOOR``).
+    level : float
+        The intervals' level, in (0, 1).
+
+    Returns
+    -------
+    ndarray
+        One score per point (nan where a bound or the truth is not finite).
+    """
+    alpha = 1.0 - float(level)
+    y, lo, hi = (np.log(np.maximum(np.asarray(v, float), SCORE_FLOOR)) for v in (true, lower, upper))
+    return 100.0 * ((hi - lo) + 2.0 / alpha * (np.maximum(lo - y, 0.0) + np.maximum(y - hi, 0.0)))
+
+
+def weighted_interval_score(true, predicted, intervals: dict) -> np.ndarray:
+    """The weighted interval score (Bracher et al. 2021) of a point forecast and its central intervals,
+    on the log of the score, in percent: (|ln y - ln m| / 2 + sum_k a_k / 2 IS_k) / (K + 1/2), a_k =
+    1 - level_k. It approximates the CRPS from K quantile pairs and the point forecast m (the median
+    of a symmetric forecast).
+
+    Parameters
+    ----------
+    true, predicted : array_like
+        Observed scores and point forecasts.
+    intervals : dict
+        Level to (lower, upper) arrays.
+
+    Returns
+    -------
+    ndarray
+        One score per point.
+    """
+    y, m = (np.log(np.maximum(np.asarray(v, float), SCORE_FLOOR)) for v in (true, predicted))
+    total = 50.0 * np.abs(y - m)
+    for level, (lower, upper) in intervals.items():
+        total = total + (1.0 - level) / 2.0 * interval_score(true, lower, upper, level)
+    return total / (len(intervals) + 0.5)
+
+
 def metrics(true: np.ndarray, predicted: np.ndarray, usable: np.ndarray, intervals: dict) -> dict:
     """Error and interval metrics of one strategy's forecasts of the held-out points.
 
@@ -174,7 +231,9 @@ def metrics(true: np.ndarray, predicted: np.ndarray, usable: np.ndarray, interva
     -------
     dict
         ``n_test``, ``mae``, ``mre``, ``n_usable``, ``mre_usable``, ``coverage50``, ``coverage90`` (in
-        [0, 1]) and ``width90`` (median 90 % width, in score units); NaN where there is no interval.
+        [0, 1]), ``width90`` (median 90 % width, in score units), the interval scores ``is50``, ``is90``
+        and the weighted interval score ``wis`` (means over the points, in percent of the score:
+        :func:`interval_score`, :func:`weighted_interval_score`); NaN where there is no interval.
     """
     ok = np.isfinite(predicted)
     out = {
@@ -190,12 +249,22 @@ def metrics(true: np.ndarray, predicted: np.ndarray, usable: np.ndarray, interva
             lower, upper = intervals[level]
             has = ok & np.isfinite(lower) & np.isfinite(upper)
             out[f"coverage{pct}"] = coverage(true[has], lower[has], upper[has])
+            out[f"is{pct}"] = (
+                float(np.mean(interval_score(true[has], lower[has], upper[has], level))) if has.any() else np.nan
+            )
             if pct == 90:
                 out["width90"] = float(np.median(upper[has] - lower[has])) if has.any() else np.nan
         else:
-            out[f"coverage{pct}"] = np.nan
+            out[f"coverage{pct}"] = out[f"is{pct}"] = np.nan
             if pct == 90:
                 out["width90"] = np.nan
+    out["wis"] = np.nan
+    if 0.5 in intervals and 0.9 in intervals:
+        both = {level: intervals[level] for level in (0.5, 0.9)}
+        has = ok & np.all([np.isfinite(b) for pair in both.values() for b in pair], axis=0)
+        if has.any():
+            picked = {level: (lo[has], hi[has]) for level, (lo, hi) in both.items()}
+            out["wis"] = float(np.mean(weighted_interval_score(true[has], predicted[has], picked)))
     return out
 
 
@@ -225,7 +294,8 @@ def leaderboard(rows: pd.DataFrame) -> pd.DataFrame:
     counts = ok.groupby(cell)["strategy"].nunique().reset_index(name="n")
     counts = counts[counts["n"] == counts["dataset"].map(n_strategies)]
     common = ok.merge(counts[cell], on=cell)
-    values = ["mre", "mre_usable", "mae", "coverage50", "coverage90", "width90", "decades"]
+    values = ["mre", "mre_usable", "mae", "coverage50", "coverage90", "width90", "is50", "is90", "wis", "decades"]
+    values = [v for v in values if v in rows]  # rows written before the interval scores have none
     keys = [rows["dataset"], rows["strategy"]]
     board = rows[values].where(counted).groupby(keys, sort=False).mean()
     board["cells"] = counted.groupby(keys, sort=False).sum()

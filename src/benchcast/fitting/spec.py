@@ -39,7 +39,7 @@ class FitSpec:
     # settings
     q_rand: float | None = None
     margin: float | None = None
-    proxy: str | None = None  # 'benchmark:metric' of a proxy loss, for the two-stage laws
+    proxy: str | None = None  # 'benchmark:metric' of a proxy loss, for the two-stage laws (None: the law's default)
     gold_metric: str = "loglikelihood"  # same-benchmark metric holding the gold log-likelihood
     loss: str | None = None
     huber_delta: float | None = None
@@ -149,6 +149,26 @@ def warn_unknown_chance(table: pd.DataFrame, benchmark: str, metric: str) -> Non
     )
 
 
+def default_proxy(law: Law, spec: FitSpec) -> str | None:
+    """The proxy loss a law reads when the spec names none: the law's ``default_proxy`` for this benchmark.
+
+    Parameters
+    ----------
+    law : Law
+        The law (its ``default_proxy`` template, e.g. ``'{benchmark}:{gold_metric}'``).
+    spec : FitSpec
+        The spec (its benchmark and ``gold_metric``).
+
+    Returns
+    -------
+    str or None
+        ``'benchmark:metric'``; None where the law has no default.
+    """
+    if law.default_proxy is None:
+        return None
+    return law.default_proxy.format(benchmark=spec.benchmark, gold_metric=spec.gold_metric)
+
+
 def design(table: pd.DataFrame, spec: FitSpec) -> tuple[pd.DataFrame, FitSpec]:
     """The rows a fit of ``spec`` sees (every covariate the law needs attached) and the resolved spec.
 
@@ -178,12 +198,21 @@ def design(table: pd.DataFrame, spec: FitSpec) -> tuple[pd.DataFrame, FitSpec]:
     rows = rows.copy()
     metric = str(rows["metric"].iloc[0])
     rows["k"] = rows["k"].astype(float).fillna(1.0)
-    rows = attach_covariates(rows, table, law, spec)
+    needed = set(law.covariates) | set(law.fit_covariates)
+    proxy = (spec.proxy or default_proxy(law, spec)) if "proxy" in needed else None
+    try:
+        rows = attach_covariates(rows, table, law, replace(spec, proxy=proxy))
+    except SelectionError as exc:
+        if spec.proxy or not proxy:
+            raise
+        raise SelectionError(
+            f"law {law.name!r} reads the proxy loss {proxy!r} by default (the task's own log-likelihood), but {exc} "
+            "Name a proxy with proxy='benchmark:metric' (--proxy)."
+        ) from None
     q_rand, q_source = chance = chance_level(spec.benchmark, metric, spec.q_rand, table=table)
     if not chance.known:
         warn_unknown_chance(table, spec.benchmark, metric)
     margin = law.margin_for(spec.benchmark, spec.margin)
-    needed = set(law.covariates) | set(law.fit_covariates)
     resolved = replace(
         spec,
         metric=metric,
@@ -191,7 +220,7 @@ def design(table: pd.DataFrame, spec: FitSpec) -> tuple[pd.DataFrame, FitSpec]:
         q_rand=q_rand,
         q_rand_source=q_source,
         margin=margin if law.uses_margin else None,
-        proxy=spec.proxy if "proxy" in needed else None,
+        proxy=proxy,
         loss=spec.loss or law.loss,
         huber_delta=law.huber_delta if spec.huber_delta is None else spec.huber_delta,
     )

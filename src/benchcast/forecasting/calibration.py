@@ -136,8 +136,9 @@ class Spread:
     noise: float  # s0: the part that does not grow with distance (reported, not added)
     n_origins: int
     n_forecasts: int
-    source: str  # 'own', 'pooled' or 'own+pooled'
+    source: str  # 'own', 'pooled', 'own+pooled' or 'own+benchmarks' (tau_pooling)
     n_unconverged: int = 0  # inner origins whose refit did not converge (their forecasts are kept)
+    n_pooled: int = 0  # other benchmarks its log tau was shrunk towards (benchcast.forecasting.tau_pooling)
 
     def sd(self, decades) -> np.ndarray:
         """The sd of the log-ratio error at a distance.
@@ -169,6 +170,7 @@ class Spread:
             "n_forecasts": self.n_forecasts,
             "source": self.source,
             "n_unconverged": self.n_unconverged,
+            "n_pooled": self.n_pooled,
         }
 
 
@@ -294,7 +296,12 @@ class CalibratedBootstrap:
         -------
         ScoreDraws
         """
-        return self.boot.draws(kind, **covariates).widen(self.spread, self.boot.seed, self.decades(**covariates))
+        # the mean's draws get the term the prediction draws get (net of the same spread): a run's
+        # interval stays wider than the mean's
+        reference = None if kind == "prediction" else self.boot.draws("prediction", **covariates)
+        return self.boot.draws(kind, **covariates).widen(
+            self.spread, self.boot.seed, self.decades(**covariates), reference=reference
+        )
 
     def interval(self, level: float = 0.9, kind: str = "prediction", **covariates) -> tuple[np.ndarray, np.ndarray]:
         """Equal-tailed interval (lower, upper) of :meth:`draws` at ``level``.

@@ -318,6 +318,27 @@ def withhold(values, flags: list[tuple[Flag, ...]]) -> np.ndarray:
     return out
 
 
+def cell_flags(points: list[tuple[Flag, ...]]) -> dict:
+    """A bench cell's flags from its points': ``flagged``, ``flags`` (every reason once) and, where a point
+    is refused, ``status`` ``'refused: <reason>'`` (the cell then gives no number).
+
+    Parameters
+    ----------
+    points : list of tuple of Flag
+        One tuple per held-out point.
+
+    Returns
+    -------
+    dict
+    """
+    texts = list(dict.fromkeys(describe(point) for point in points if point))
+    out = {"flagged": bool(texts), "flags": "; ".join(texts)}
+    refusals = [f.reason for point in points for f in point if f.refuses]
+    if refusals:
+        out["status"] = f"refused: {refusals[0]}"
+    return out
+
+
 def describe(flags: Iterable[Flag]) -> str:
     """The flags of one point as one cell of text (``''`` when there is none).
 

@@ -16,6 +16,7 @@ from benchcast.forecasting.draws import Draws
 from benchcast.forecasting.flags import forecast_flags, score_interval, withhold
 from benchcast.forecasting.intervals import DEFAULT_REPLICATES, Bootstrap, bootstrap, check_replicates
 from benchcast.forecasting.results import Forecast, PlanResult
+from benchcast.forecasting.targets import query_notes
 from benchcast.laws.fitted import LOG_FLOPS_RANGE
 from benchcast.utils.streams import PLAN_STREAM, point_rng
 from benchcast.validation import check_count, check_interval, check_level, check_score
@@ -96,6 +97,7 @@ def forecast(
         upper=upper,
         lower_mean=lower_mean,
         upper_mean=upper_mean,
+        run_notes=query_notes(result, covariates),
         flags=flags,
     )
 

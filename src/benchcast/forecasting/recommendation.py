@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 from rich.markup import escape
 
+from benchcast.forecasting.targets import describe_run
 from benchcast.utils.jsonable import jsonable
 from benchcast.utils.rich_view import Markup, RichView, rich_table
 
@@ -114,9 +115,16 @@ class Recommendation(RichView):
         limit, then each law not compared."""
         return [
             self._advice(),
+            *self._target_notes(),
             *self._search_limit_warnings(),
             *(f"  not compared: {failure}" for failure in self.failures),
         ]
+
+    def _target_notes(self) -> list[str]:
+        """What each law was given for the planned run, and the flag on its TPR (nothing without a forecast)."""
+        if self.forecast is None:
+            return []
+        return _covariate_notes([self.forecast])
 
     def _search_limit_warnings(self) -> list[str]:
         """One warning per law with a parameter at a search limit (an active constraint is only information)."""
@@ -151,10 +159,11 @@ class Recommendation(RichView):
         planned = ""
         if self.forecast is not None:
             f = self.forecast
+            where = f"For {describe_run(f)}" if f.get("given") == "params_tokens" else f"At {f['flops']:.3g} FLOPs"
             if not np.isfinite(f["prediction"]):  # refused: the reason instead of a number
-                planned = f" At {f['flops']:.3g} FLOPs there is no forecast ({f.get('flags') or f.get('note')})."
+                planned = f" {where} there is no forecast ({f.get('flags') or f.get('note')})."
             else:
-                planned = f" At {f['flops']:.3g} FLOPs it forecasts {f['prediction']:.4f}"
+                planned = f" {where} it forecasts {f['prediction']:.4f}"
                 if "lower" in f:
                     planned += f" ({int(round(f['level'] * 100))} % interval {f['lower']:.4f} .. {f['upper']:.4f})"
                 planned += f"{'; ' + f['note'] if f.get('note') else ''}"
@@ -183,9 +192,11 @@ class StrategyForecast(RichView):
     n_boot : int
         Bootstrap replicates per law behind each interval (0: none).
     rows : pandas.DataFrame
-        One row per target: ``flops``, ``prediction``, ``lower``/``upper`` (where there is an interval),
-        ``weights``, ``note`` (why there is no forecast or no interval) and ``flags`` (why a forecast is
-        refused, NaN then, or doubtful: :mod:`benchcast.forecasting.flags`), as :func:`recommend` gives them.
+        One row per target: the run (``flops``, ``params``, ``tokens``, ``tpr``, ``given``), ``prediction``,
+        ``lower``/``upper`` (where there is an interval), ``weights``, ``covariates`` (what each law was given),
+        ``flag`` (a TPR outside the fitted runs'), ``note`` (why there is no forecast or no interval) and
+        ``flags`` (why a forecast is refused, NaN then, or doubtful: :mod:`benchcast.forecasting.flags`), as
+        :func:`recommend` gives them.
     """
 
     benchmark: str
@@ -209,8 +220,11 @@ class StrategyForecast(RichView):
         )
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per target: compute, forecast, interval bounds and flags."""
-        return self.rows[[c for c in ("flops", "prediction", "lower", "upper", "flags") if c in self.rows]]
+        """One row per target: the run (compute; N, D and TPR where known), forecast, interval bounds and flags."""
+        shown = ("flops", "params", "tokens", "tpr", "prediction", "lower", "upper", "flags")
+        return self.rows[
+            [c for c in shown if c in self.rows and (c in ("flops", "prediction") or self.rows[c].notna().any())]
+        ]
 
     @property
     def title(self) -> str:
@@ -233,6 +247,7 @@ class StrategyForecast(RichView):
                 mix = ", ".join(f"{law} {w:.2f}" for law, w in weights.items())
                 mixes.setdefault(mix, []).append(f"{row['flops']:.3g}")
         out += [f"weights at {', '.join(targets)} FLOPs: {mix}" for mix, targets in mixes.items()]
+        out += _covariate_notes(self.rows.to_dict("records"))
         for row in self.rows.to_dict("records"):
             if isinstance(row.get("note"), str) and row["note"]:
                 out.append(f"— at {row['flops']:.3g} FLOPs: {row['note']}")
@@ -271,14 +286,38 @@ class StrategyForecast(RichView):
             A Rich table and one unhighlighted markup line per note.
         """
         pct = int(round(self.level * 100))
+        records = self.rows.to_dict("records")
+        sizes = [c for c in ("params", "tokens", "tpr") if any(_known(row.get(c)) for row in records)]
         cells = []
-        for row in self.rows.to_dict("records"):
-            values = [row["flops"], row.get("prediction"), row.get("lower"), row.get("upper")]
+        for row in records:
+            values = [row.get("prediction"), row.get("lower"), row.get("upper")]
+            run = [f"{row['flops']:.3g}", *(f"{row[c]:.3g}" if _known(row.get(c)) else "—" for c in sizes)]
             flags = row.get("flags") if isinstance(row.get("flags"), str) else ""
-            mark = ("refused" if _shown(values[1]) == "—" else "flagged") if flags else ""
-            cells.append([f"{values[0]:.3g}", *(_shown(v) for v in values[1:]), mark])
-        columns = ["C (FLOPs)", "forecast", f"{pct} % lower", f"{pct} % upper", "flags"]
+            mark = ("refused" if _shown(values[0]) == "—" else "flagged") if flags else ""
+            cells.append([*run, *(_shown(v) for v in values), mark])
+        labels = {"params": "N", "tokens": "D", "tpr": "TPR"}
+        columns = ["C (FLOPs)", *(labels[c] for c in sizes), "forecast", f"{pct} % lower", f"{pct} % upper", "flags"]
         return [rich_table(self.title, columns, cells)] + [Markup(escape(n), highlight=False) for n in self.notes]
+
+
+def _covariate_notes(records: list[dict]) -> list[str]:
+    """What each law was given (once per distinct answer), then each target's TPR flag."""
+    out, seen = [], set()
+    for row in records:
+        used = row.get("covariates")
+        if isinstance(used, dict) and used:
+            line = "covariates: " + "; ".join(f"{law}: {words}" for law, words in used.items())
+            if line not in seen:
+                seen.add(line)
+                out.append(line)
+    for row in records:
+        if isinstance(row.get("flag"), str) and row["flag"]:
+            out.append(f"warning: for {describe_run(row)}: {row['flag']}")
+    return out
+
+
+def _known(value) -> bool:
+    return isinstance(value, (int, float)) and bool(np.isfinite(value))
 
 
 def _shown(value) -> float | str:

@@ -59,6 +59,8 @@ class Forecast(_Fields, RichView):
     prediction, lower, upper, lower_mean, upper_mean : arrays
         The forecast, the prediction interval and the confidence interval, one value per point (NaN
         where the forecast is refused).
+    run_notes : list of str
+        For planned runs (N and D): what the law was given, and a TPR outside the fitted runs'.
     flags : list of tuple of Flag
         Per point, why its forecast is refused or doubtful (:mod:`benchcast.forecasting.flags`).
     """
@@ -77,6 +79,7 @@ class Forecast(_Fields, RichView):
     upper: np.ndarray
     lower_mean: np.ndarray
     upper_mean: np.ndarray
+    run_notes: list = field(default_factory=list)
     flags: list = field(default_factory=list)
 
     def to_dict(self) -> dict:
@@ -97,6 +100,7 @@ class Forecast(_Fields, RichView):
                 "upper": self.upper,
                 "lower_mean": self.lower_mean,
                 "upper_mean": self.upper_mean,
+                **({"notes": self.run_notes} if self.run_notes else {}),
                 "flags": [[f.to_dict() for f in point] for point in self.flags],
             }
         )
@@ -135,10 +139,10 @@ class Forecast(_Fields, RichView):
         if query.get("flops") is not None:
             return [f"{c:.3g}" for c in np.atleast_1d(query["flops"])]
         if query.get("params") is not None:
-            params, tokens = np.atleast_1d(query["params"]), query.get("tokens")
-            if params.size == 1:
-                return [f"N={float(params[0]):.3g}, D={tokens}"]
-            return [f"N={n:.3g}, D={d}" for n, d in zip(params, np.broadcast_to(tokens, params.shape), strict=True)]
+            if query.get("tokens") is None:
+                return [f"N={n:.3g}" for n in np.atleast_1d(np.asarray(query["params"], float)).ravel()]
+            params, tokens = (np.atleast_1d(a).ravel() for a in np.broadcast_arrays(query["params"], query["tokens"]))
+            return [f"N={n:.3g}, D={d:.3g}, TPR {d / n:.3g}" for n, d in zip(params, tokens, strict=True)]
         return [f"G={query.get('gold')}"]
 
     def to_frame(self) -> pd.DataFrame:
@@ -158,15 +162,16 @@ class Forecast(_Fields, RichView):
 
     @property
     def notes(self) -> list[str]:
-        """One line per flagged or refused point: the query and every reason."""
-        return [
+        """For planned runs: what the law was given and each flag on a run's TPR; then one line per
+        flagged or refused point, with every reason."""
+        return list(self.run_notes) + [
             f"{label}: {describe(point)}" + (" (no number given)" if refused(point) else "")
             for label, point in zip(self.labels(), self.flags, strict=False)
             if point
         ]
 
     def rich_items(self) -> list:
-        """The CLI's table (a refused forecast as "—"), then each flagged point's reasons."""
+        """The CLI's table (a refused forecast as "—"), then the notes."""
         rows = [
             [label, *(float(v) if np.isfinite(v) else "—" for v in rest[:-1]), rest[-1]]
             for label, *rest in self.to_frame().itertuples(index=False, name=None)

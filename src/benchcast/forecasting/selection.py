@@ -36,6 +36,7 @@ from benchcast.forecasting.law_comparison import (  # noqa: F401 (API)
 )
 from benchcast.forecasting.recommendation import Recommendation, StrategyForecast
 from benchcast.forecasting.strategy import StrategyFit
+from benchcast.forecasting.targets import planned_runs
 from benchcast.laws import available_laws, get_law
 from benchcast.utils.progress import track
 from benchcast.validation import check_interval, check_law, check_level, check_positive
@@ -78,6 +79,8 @@ def recommend(
     *,
     laws: list[str] | None = None,
     target_flops: float | None = None,
+    target_params: float | None = None,
+    target_tokens: float | None = None,
     tpr: float | None = None,
     min_flops: float | None = None,
     proxy: str | None = None,
@@ -103,6 +106,10 @@ def recommend(
         Laws to compare (default: those of ``DEFAULT_CANDIDATES`` that apply).
     target_flops : float, optional
         The planned run's compute: only cheaper runs are used, and the combination forecasts it.
+    target_params, target_tokens : float, optional
+        The planned run as N parameters trained on D tokens (both, and not with ``target_flops``): its
+        compute is C = 6 N D (the runs used, the interval's distance), laws of N and D are given N and D,
+        laws of compute C (the forecast says which law used which).
     tpr, min_flops, proxy : optional
         Further selection, as in :class:`benchcast.fitting.spec.FitSpec`.
     rule : str
@@ -124,12 +131,18 @@ def recommend(
     """
     check_options(rule, interval, n_boot, level, laws)
     check_positive("target_flops", target_flops)
+    target = None
+    if target_params is not None or target_tokens is not None:
+        check_positive("target_params", target_params)
+        check_positive("target_tokens", target_tokens)
+        target = planned_runs(target_flops, target_params, target_tokens)
+        target_flops = float(target.flops[0])
     base = FitSpec("power", benchmark, metric, k=k, proxy=proxy, seed=seed, tpr=tpr, min_flops=min_flops)
     data = runs_below(table, base, target_flops)
     rec, strategy = compare_laws(data, base, laws=laws, rule=rule)
     if strategy is not None and target_flops is not None:
         rec.forecast = strategy.forecast_at(
-            float(target_flops),
+            float(target_flops) if target is None else target,
             n_boot=n_boot,
             seed=seed,
             n_jobs=n_jobs,
@@ -202,7 +215,9 @@ def forecast_default(
     metric: str | None = None,
     k: int | None = None,
     *,
-    flops,
+    flops=None,
+    params=None,
+    tokens=None,
     tpr: float | None = None,
     min_flops: float | None = None,
     proxy: str | None = None,
@@ -226,6 +241,9 @@ def forecast_default(
         The selection; the metric defaults as in :func:`benchcast.fit`.
     flops : float or sequence of float
         Compute of each run to forecast.
+    params, tokens : float or sequence of float
+        Instead of ``flops``: each run as N parameters trained on D tokens (paired in order; C = 6 N D, as
+        :func:`recommend` takes ``target_params`` and ``target_tokens``).
     tpr, min_flops, proxy : optional
         Further selection, as in :class:`benchcast.fitting.spec.FitSpec`.
     rule : str
@@ -238,24 +256,24 @@ def forecast_default(
     StrategyForecast
         One row per target: the forecast and its interval, or why there is none.
     """
-    targets = sorted(float(c) for c in np.atleast_1d(np.asarray(flops, float)))
-    if not targets:
+    if flops is not None and not len(np.atleast_1d(flops)):
         raise BenchcastError("give at least one compute to forecast (flops=).")
     check_options(rule, interval, n_boot, level, None)
-    for target in targets:
-        check_positive("flops", target)
+    sized = params is not None or tokens is not None
+    runs = planned_runs(flops, params, tokens, tpr=None if sized else tpr).by_compute()
     base = FitSpec("power", benchmark, metric, k=k, proxy=proxy, seed=seed, tpr=tpr, min_flops=min_flops)
     options = {"n_boot": n_boot, "seed": seed, "interval": interval, "tpr": tpr, "n_jobs": n_jobs}
     rows, compared = [], {}
-    for target in targets:
+    for i, target in enumerate(runs.flops):
         data = runs_below(table, base, target)
         if len(data) not in compared:  # the comparison depends only on the runs the target sees
             compared[len(data)] = compare_laws(data, base, rule=rule)
         rec, strategy = compared[len(data)]
         if strategy is None:
-            rows.append({"flops": target, "prediction": np.nan, "level": level, "note": f"no forecast: {rec.reason}"})
+            row = {**runs.record(i), "prediction": np.nan, "level": level, "note": f"no forecast: {rec.reason}"}
+            rows.append(row)
             continue
-        row = strategy.forecast_at(target, level=level, ray_address=ray_address, **options)
+        row = strategy.forecast_at(runs.take(i), level=level, ray_address=ray_address, **options)
         rows.append({**row, "weights": dict(strategy.members)})
     return StrategyForecast(benchmark, rule, level, interval, n_boot, pd.DataFrame(rows))
 

@@ -5,8 +5,10 @@ one question gets one answer whichever command asks it.
 
 The interval: the members' bootstrap draws are mixed replicate by replicate with the same weights
 (:meth:`ScoreDraws.blend`); ``'extrapolation'`` widens the mixture by the error of extrapolating that
-the blended rolling-origin forecasts inside the runs show (:meth:`ScoreDraws.widen`), ``'bootstrap'``
-reads the mixture as it is. A point where a member has a non-finite draw gets no interval.
+the blended rolling-origin forecasts inside the runs show, net of the mixture's own spread
+(:meth:`ScoreDraws.widen`; pooled on the log scale with the data set's other benchmarks where the
+caller gives them, :mod:`benchcast.forecasting.tau_pooling`), ``'bootstrap'`` reads the mixture as it
+is. A point where a member has a non-finite draw gets no interval.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from benchcast.forecasting import calibration as cal
 from benchcast.forecasting.draws import LEVELS, ScoreDraws
 from benchcast.forecasting.flags import describe, refused, score_interval, strategy_flags
 from benchcast.forecasting.intervals import bootstrap
+from benchcast.forecasting.targets import PlannedRuns, planned_runs, target_flags
+from benchcast.forecasting.tau_pooling import TauPrior
 
 
 @dataclass
@@ -36,13 +40,16 @@ class MemberForecast:
         Its bootstrap prediction draws at the points (None: no interval).
     flops_max : float
         The largest run it was fitted to (the origin of each point's distance).
+    used : str
+        The covariates it was given, in words (:meth:`PlannedRuns.covariates`).
     fit : FitResult, optional
-        The fit (its flags: :mod:`benchcast.forecasting.flags`).
+        The fit (its refusals and flags: :mod:`benchcast.forecasting.flags`).
     """
 
     predicted: np.ndarray
     boot: ScoreDraws | None
     flops_max: float
+    used: str = "C"
     fit: object = None
 
 
@@ -71,7 +78,13 @@ class BlendedForecast:
         Why there is no interval (empty when there is one, or when none was asked).
     decades : ndarray (points,)
         Each point's distance beyond the largest run a member was fitted to.
-    flags : list of tuple of Flag
+    runs : PlannedRuns or None
+        The points as runs (compute, and N, D, TPR where known); set by :meth:`StrategyFit.forecast`.
+    used : dict of str to str
+        The covariates each member was given, in words.
+    flags : list of str
+        Per point, why its forecast is to be read with care (empty where nothing is flagged).
+    point_flags : list of tuple of Flag
         Per point, why its forecast is refused or doubtful (:func:`benchcast.forecasting.flags.strategy_flags`).
     """
 
@@ -84,7 +97,10 @@ class BlendedForecast:
     spread: cal.Spread | None = None
     note: str = ""
     decades: np.ndarray = field(default_factory=lambda: np.array([]))
+    runs: PlannedRuns | None = None
+    used: dict = field(default_factory=dict)
     flags: list = field(default_factory=list)
+    point_flags: list = field(default_factory=list)
 
 
 def blend_forecast(
@@ -97,6 +113,7 @@ def blend_forecast(
     seed: int,
     pooled: cal.Spread | None = None,
     levels=LEVELS,
+    prior: TauPrior | None = None,
 ) -> BlendedForecast:
     """The strategy's forecast at ``flops``: the weighted members and the interval of their blend.
 
@@ -118,6 +135,10 @@ def blend_forecast(
         A spread pooled over other benchmarks, used where the blend's own cannot be estimated.
     levels : sequence of float
         The interval levels.
+    prior : TauPrior, optional
+        The mean log error per decade of the data set's other benchmarks, which the blend's own is
+        shrunk towards (:mod:`benchcast.forecasting.tau_pooling`; ``bench`` gives it). Without it
+        (a command that sees one benchmark) the blend's own tau is used, and its ``source`` says ``'own'``.
 
     Returns
     -------
@@ -134,7 +155,7 @@ def blend_forecast(
     out = BlendedForecast(
         flops, predicted, {}, used, {law: members[law].predicted for law in used}, interval, decades=decades
     )
-    out.flags = strategy_flags({law: members[law] for law in used}, predicted, decades, top)
+    out.point_flags = strategy_flags({law: members[law] for law in used}, predicted, decades, top)
     if any(members[law].boot is None for law in used):
         out.note = "no interval: no bootstrap draws"
         return out
@@ -150,7 +171,7 @@ def blend_forecast(
         if own is None and pooled is None:
             out.note = f"no interval: {reason}"  # no interval rather than a wrong one
             return out
-        spread = cal.shrink(own, pooled)
+        spread = prior.shrink(own) if prior is not None and own is not None else cal.shrink(own, pooled)
     out.spread = spread
     ok = np.isfinite(draws.values).all(axis=0)
     out.intervals = {level: (np.full(len(flops), np.nan), np.full(len(flops), np.nan)) for level in levels}
@@ -169,7 +190,7 @@ def blend_forecast(
 def member_forecasts(
     results: Mapping,
     weights: Mapping[str, float],
-    flops,
+    runs,
     *,
     n_boot: int,
     seed: int,
@@ -177,7 +198,7 @@ def member_forecasts(
     n_jobs: int | None = None,
     ray_address: str | None = None,
 ) -> dict[str, MemberForecast]:
-    """Each weighted law's forecast and bootstrap draws at ``flops`` (``n_boot`` 0: no draws).
+    """Each weighted law's forecast and bootstrap draws at ``runs`` (``n_boot`` 0: no draws).
 
     Parameters
     ----------
@@ -185,12 +206,13 @@ def member_forecasts(
         The members fitted to every run the strategy may see.
     weights : mapping of law name to float
         Laws with weight <= 0 are skipped.
-    flops : array_like
-        Compute of each point.
+    runs : array_like or PlannedRuns
+        Compute of each point, or the points as runs (:func:`~benchcast.forecasting.targets.planned_runs`:
+        a law of N and D is given N and D, a law of compute C = 6 N D).
     n_boot, seed : int
         Bootstrap replicates (0: no draws) and seed.
     tpr : float, optional
-        Tokens per parameter placing a run of compute C (laws of N and D).
+        Tokens per parameter placing a run given by its compute (laws of N and D); not with PlannedRuns.
     n_jobs, ray_address
         Where the bootstrap's refits run.
 
@@ -198,21 +220,42 @@ def member_forecasts(
     -------
     dict of str to MemberForecast
     """
-    flops = np.atleast_1d(np.asarray(flops, float))
+    runs = as_runs(runs, tpr)
     out = {}
     for law, weight in weights.items():
         if weight <= 0:
             continue
         result = results[law]
-        covariates = result.fitted.covariates_at(flops, tpr=tpr)
+        covariates, used = runs.covariates(result.fitted)
         boot = None
         if n_boot:
             replicates = bootstrap(result, n_boot, seed=seed, n_jobs=n_jobs, progress=None, ray_address=ray_address)
             boot = replicates.draws("prediction", **covariates)
         out[law] = MemberForecast(
-            np.asarray(result.predict(**covariates), float), boot, float(result.diagnostics.flops_max), result
+            np.asarray(result.predict(**covariates), float), boot, float(result.diagnostics.flops_max), used, result
         )
     return out
+
+
+def as_runs(runs, tpr: float | None = None) -> PlannedRuns:
+    """``runs`` as PlannedRuns: compute given as an array is placed at ``tpr`` (where given).
+
+    Parameters
+    ----------
+    runs : array_like or PlannedRuns
+        Compute of each point, or the runs themselves.
+    tpr : float, optional
+        Tokens per parameter splitting compute into N and D; refused with PlannedRuns (they carry their own).
+
+    Returns
+    -------
+    PlannedRuns
+    """
+    if isinstance(runs, PlannedRuns):
+        if tpr is not None:
+            raise BenchcastError("planned runs carry their own N and D: give tpr to planned_runs, not here.")
+        return runs
+    return planned_runs(flops=runs, tpr=tpr)
 
 
 @dataclass
@@ -259,7 +302,7 @@ class StrategyFit:
 
     def forecast(
         self,
-        flops,
+        runs,
         *,
         n_boot: int,
         seed: int,
@@ -269,17 +312,19 @@ class StrategyFit:
         ray_address: str | None = None,
         levels=LEVELS,
     ) -> BlendedForecast:
-        """The strategy's forecast at ``flops`` (:func:`blend_forecast`).
+        """The strategy's forecast of ``runs`` (:func:`blend_forecast`), with the covariates each law was given
+        and a flag per run whose TPR lies outside the fitted runs'.
 
         Parameters
         ----------
-        flops : array_like
-            Compute of each point.
+        runs : array_like or PlannedRuns
+            Compute of each point, or the points as runs (N and D: :func:`member_forecasts`). The distance
+            that widens the interval is the compute's.
         n_boot, seed : int
             Bootstrap replicates per law (0: no interval) and seed.
         interval : {'extrapolation', 'bootstrap'}
         tpr : float, optional
-            Tokens per parameter placing a run of compute C (laws of N and D).
+            Tokens per parameter placing a run given by its compute (laws of N and D).
         n_jobs, ray_address
             Where the bootstrap's refits run.
         levels : sequence of float
@@ -289,18 +334,24 @@ class StrategyFit:
         -------
         BlendedForecast
         """
+        runs = as_runs(runs, tpr)
         members = member_forecasts(
-            self.results, self.weights, flops, n_boot=n_boot, seed=seed, tpr=tpr, n_jobs=n_jobs, ray_address=ray_address
+            self.results, self.weights, runs, n_boot=n_boot, seed=seed, n_jobs=n_jobs, ray_address=ray_address
         )
-        return blend_forecast(members, self.weights, self.errors, flops, interval=interval, seed=seed, levels=levels)
+        out = blend_forecast(
+            members, self.weights, self.errors, runs.flops, interval=interval, seed=seed, levels=levels
+        )
+        out.runs, out.used = runs, {law: members[law].used for law in out.weights}
+        out.flags = target_flags(runs, {law: self.results[law] for law in out.weights})
+        return out
 
-    def forecast_at(self, flops: float, *, level: float = 0.9, **options) -> dict:
+    def forecast_at(self, run, *, level: float = 0.9, **options) -> dict:
         """The strategy's forecast of one run, as ``recommend`` reports it.
 
         Parameters
         ----------
-        flops : float
-            Compute of the run.
+        run : float or PlannedRuns
+            Compute of the run, or the run (:func:`~benchcast.forecasting.targets.planned_runs`, one run).
         level : float
             The interval's level.
         **options
@@ -309,19 +360,28 @@ class StrategyFit:
         Returns
         -------
         dict
-            ``flops``, ``prediction``, ``level``, ``interval``, ``n_boot``, and ``lower``/``upper`` (with
-            ``extrapolation``: its spread) or a ``note`` saying why there is no interval.
+            The run (``flops``, ``params``, ``tokens``, ``tpr``: None where unknown), ``prediction``, ``level``,
+            ``interval``, ``n_boot``, ``covariates`` (what each law was given), ``flag`` (where the run's TPR
+            lies outside the fitted runs'), and ``lower``/``upper`` (with ``extrapolation``: its spread) or a
+            ``note`` saying why there is no interval.
         """
-        blended = self.forecast([flops], levels=(level,), **options)
+        tpr = options.pop("tpr", None)  # with a planned run, the selection's TPR: the run carries its own N and D
+        runs = run if isinstance(run, PlannedRuns) else planned_runs(flops=[run], tpr=tpr)
+        if len(runs) != 1:
+            raise BenchcastError(f"forecast_at forecasts one run; got {len(runs)}.")
+        blended = self.forecast(runs, levels=(level,), **options)
         out = {
-            "flops": float(flops),
+            **runs.record(0),
             "prediction": float(blended.predicted[0]),
             "level": level,
             "interval": blended.interval,
             "n_boot": options["n_boot"],
-            "flags": describe(blended.flags[0]),
+            "covariates": blended.used,
+            "flags": describe(blended.point_flags[0]),
         }
-        if refused(blended.flags[0]):  # no number: the reason is in flags
+        if blended.flags[0]:
+            out["flag"] = blended.flags[0]
+        if refused(blended.point_flags[0]):  # no number: the reason is in flags
             out["prediction"] = float("nan")
             return out
         if not options["n_boot"]:

@@ -252,6 +252,8 @@ def _loglog_limit(slope: float, intercept: float, where: str) -> tuple[float, st
 class _TwoStage(Law):
     reference = f"{REF}, two-stage baselines (K6)"
     fit_covariates = ("proxy",)
+    # the task's own log-likelihood, as model-ladder papers chain loss -> accuracy (K6)
+    default_proxy = "{benchmark}:{gold_metric}"
     clip_scores = True  # stage 2 is unbounded: forecasts are clipped to [0, 1] with a warning
     target = "score"
     loss = "lsq"
@@ -289,7 +291,9 @@ class _TwoStage(Law):
 class TwoStageLinear(_TwoStage):
     name = "two_stage_linear"
     formula = "L = (C/C_L)^alpha_L;  Q = a + b*L"
-    description = "Compute -> proxy loss (power law) -> score (linear)."
+    description = (
+        "Compute -> proxy loss (power law) -> score (linear); proxy: the task's own log-likelihood unless named."
+    )
     example_params = {"C_L": 1.3e32, "alpha_L": -0.045, "a": 1.4, "b": -0.3}
     example_covariates = {"flops": (1e18, 1e22)}
     parameters = _TwoStage.stage1 + (
@@ -330,7 +334,10 @@ class TwoStageLinear(_TwoStage):
 class TwoStageLogistic(_TwoStage):
     name = "two_stage_logistic"
     formula = "L = (C/C_L)^alpha_L;  Q = a / (1 + exp(-k*(L - L0))) + b"
-    description = "Compute -> proxy loss (power law) -> score (logistic, least squares)."
+    description = (
+        "Compute -> proxy loss (power law) -> score (logistic, least squares); proxy: the task's own "
+        "log-likelihood unless named."
+    )
     search = SearchSettings(n_screen=1024)
     example_params = {"C_L": 1.3e32, "alpha_L": -0.045, "a": 0.6, "k": -4.0, "L0": 3.2, "b": 0.25}
     example_covariates = {"flops": (1e18, 1e22)}

@@ -26,7 +26,8 @@ from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting.draws import LEVELS
 from benchcast.forecasting.flags import describe, withhold
 from benchcast.forecasting.intervals import check_replicates
-from benchcast.forecasting.strategy import BlendedForecast, blend_forecast, member_forecasts
+from benchcast.forecasting.targets import describe_run, planned_runs
+from benchcast.report.bands import curve_tpr, strategy_bands
 from benchcast.report.law_choice import RECOMMENDED, LawChoice, choose_law
 from benchcast.report.profile import extrapolation_profile, profile_thresholds
 from benchcast.report.profile import profile_summary as profile_summary
@@ -57,83 +58,12 @@ class BenchmarkReport:
     weights: dict = field(default_factory=dict)  # law -> weight (heaviest first)
     member_curves: dict = field(default_factory=dict)  # law -> its own forecast over grid
     interval: str = "extrapolation"  # the interval the bands are: 'extrapolation' or 'bootstrap'
+    covariates: dict = field(default_factory=dict)  # law -> the covariates it was given at the targets, in words
 
     @property
     def strategy(self) -> str:
         """What the forecast is, as the page names it: the strategy with its weights, or the law."""
         return self.choice.label
-
-
-def strategy_bands(
-    choice: LawChoice,
-    grid: np.ndarray,
-    targets: np.ndarray,
-    *,
-    tpr: float,
-    n_boot: int,
-    seed: int,
-    interval: str,
-    n_jobs: int | None = 1,
-):
-    """The strategy's forecast over ``grid`` and at ``targets``, with 50 % and 90 % prediction intervals:
-    the one computation ``recommend``, ``forecast`` and ``bench`` make
-    (:meth:`benchcast.forecasting.strategy.StrategyFit.forecast`). Where there is no interval (the
-    extrapolation error cannot be estimated) the bands are missing (NaN) and a warning says why, as
-    ``recommend`` and ``forecast`` give none there.
-
-    Parameters
-    ----------
-    choice : LawChoice
-        The strategy (or the law named by the user).
-    grid, targets : ndarray
-        Compute of the curve and of the target runs.
-    tpr : float
-        Tokens per parameter placing a run of compute C (laws of N and D).
-    n_boot, seed : int
-        Bootstrap replicates per law and seed.
-    interval : {'extrapolation', 'bootstrap'}
-    n_jobs : int, optional
-        Workers of the bootstrap.
-
-    Returns
-    -------
-    (BlendedForecast, BlendedForecast, list of str)
-        Over the grid, at the targets, and the warnings.
-    """
-    # one bootstrap per member for the grid and the targets together: a point's draws do not depend
-    # on the other points asked (benchcast.utils.streams), so this is the two forecasts at half the cost
-    flops = np.concatenate([grid, targets])
-    strategy = choice.strategy
-    members = member_forecasts(
-        strategy.results, strategy.weights, flops, n_boot=n_boot, seed=seed, tpr=tpr, n_jobs=n_jobs
-    )
-    blend = {"interval": interval, "seed": seed}
-    blended, notes = blend_forecast(members, strategy.weights, strategy.errors, flops, **blend), []
-    if blended.note:  # no interval rather than a narrower one of another kind: as recommend and forecast answer
-        notes.append(
-            f"no prediction interval: {blended.note}"
-            + (
-                "; --interval bootstrap gives the bootstrap alone, which leaves out the error of extrapolating"
-                if interval == "extrapolation"
-                else ""
-            )
-        )
-        missing = np.full(len(flops), np.nan)
-        blended = replace(blended, intervals={level: (missing, missing) for level in LEVELS})
-    return _points(blended, slice(0, len(grid))), _points(blended, slice(len(grid), len(flops))), notes
-
-
-def _points(blended: BlendedForecast, which: slice) -> BlendedForecast:
-    """The forecast at some of its points."""
-    return replace(
-        blended,
-        flops=blended.flops[which],
-        predicted=blended.predicted[which],
-        intervals={level: (lo[which], hi[which]) for level, (lo, hi) in blended.intervals.items()},
-        members={law: np.asarray(curve)[which] for law, curve in blended.members.items()},
-        decades=blended.decades[which],
-        flags=blended.flags[which],
-    )
 
 
 def run_table(result: FitResult, table: pd.DataFrame, spec: FitSpec, tpr: float | None) -> pd.DataFrame:
@@ -213,10 +143,12 @@ def analyse_benchmark(
     benchmark: str,
     metric: str | None,
     *,
-    target_flops: list[float],
+    target_flops: list[float] | None = None,
+    target_params: list[float] | None = None,
+    target_tokens: list[float] | None = None,
     law: str = RECOMMENDED,
     tpr: float | None = None,
-    forecast_tpr: float = 20.0,
+    forecast_tpr: float | None = None,
     n_boot: int = 200,
     seed: int = 0,
     n_jobs: int | None = 1,
@@ -232,14 +164,17 @@ def analyse_benchmark(
         Benchmark to analyse.
     metric : str, optional
         Metric (``pass@4`` names k too); None lets the fit take it from the table.
-    target_flops : list of float
+    target_flops : list of float, optional
         Compute (FLOPs) to forecast at.
+    target_params, target_tokens : list of float, optional
+        Instead: planned runs of N parameters on D tokens (paired; C = 6 N D; laws of N and D are given them).
     law : str
         A law name, or ``RECOMMENDED`` (the package's default strategy, as ``recommend`` makes it).
     tpr : float, optional
         Tokens per parameter selecting the runs.
-    forecast_tpr : float
-        Tokens per parameter placing a run of compute C (laws of N and D).
+    forecast_tpr : float, optional
+        Tokens per parameter placing a run of compute C (laws of N and D): the curve's, and the targets' given
+        by compute. Default: the planned runs' TPR where they share one, else 20.
     n_boot : int
         Bootstrap replicates (at least one).
     seed : int
@@ -265,22 +200,29 @@ def analyse_benchmark(
     options = {"tpr": tpr, "n_boot": n_boot, "seed": seed, "n_jobs": n_jobs, "interval": interval}
     validation, profile = judge(table, choice, spec, bench_metric(result.spec), **options)
     flops = np.concatenate([m.points["flops"].to_numpy(float) for m in members.values()])
-    targets = np.asarray(sorted(target_flops), float)
-    grid = np.geomspace(flops.min() / 1.5, max(targets.max(), flops.max()) * 1.5, 160)
+    forecast_tpr = curve_tpr(planned_runs(target_flops, target_params, target_tokens), forecast_tpr)
+    targets = planned_runs(
+        target_flops, target_params, target_tokens, tpr=None if target_flops is None else forecast_tpr
+    )
+    targets = targets.by_compute()
+    grid = np.geomspace(flops.min() / 1.5, max(targets.flops.max(), flops.max()) * 1.5, 160)
     on_grid, at_targets, band_notes = strategy_bands(
         choice, grid, targets, tpr=forecast_tpr, n_boot=n_boot, seed=seed, interval=interval, n_jobs=n_jobs
     )
     forecasts = pd.DataFrame(
         {
-            "flops": targets,
+            "flops": targets.flops,
+            **{"params": targets.params, "tokens": targets.tokens, "tpr": targets.tpr},
+            "given": ["params_tokens" if sized else "flops" for sized in targets.sized],
             "decades": at_targets.decades,
-            "forecast": withhold(at_targets.predicted, at_targets.flags),  # a refused forecast is no number
+            "forecast": withhold(at_targets.predicted, at_targets.point_flags),  # a refused forecast is no number
             **{
-                f"{side}{int(level * 100)}": withhold(at_targets.intervals[level][i], at_targets.flags)
+                f"{side}{int(level * 100)}": withhold(at_targets.intervals[level][i], at_targets.point_flags)
                 for level in LEVELS
                 for i, side in enumerate(("lower", "upper"))
             },
-            "flags": [describe(point) for point in at_targets.flags],
+            "flag": [flag or None for flag in at_targets.flags],
+            "flags": [describe(point) for point in at_targets.point_flags],
         }
     )
     report = BenchmarkReport(
@@ -291,7 +233,7 @@ def analyse_benchmark(
         fit=result,
         runs=run_table(result, table, spec, tpr),
         grid=grid,
-        curve=withhold(on_grid.predicted, on_grid.flags),
+        curve=withhold(on_grid.predicted, on_grid.point_flags),
         bands=on_grid.intervals,
         forecasts=forecasts,
         validation=validation,
@@ -301,8 +243,10 @@ def analyse_benchmark(
         weights=dict(choice.strategy.members),
         member_curves=on_grid.members,
         interval=on_grid.interval,
+        covariates=at_targets.used,
     )
-    report.warnings = band_notes + benchmark_warnings(report, float(result.spec.q_rand))
+    flags = [f"{describe_run(targets.record(i))}: {flag}" for i, flag in enumerate(at_targets.flags) if flag]
+    report.warnings = band_notes + flags + benchmark_warnings(report, float(result.spec.q_rand))
     if str(result.spec.metric) == "pass@k":
         report.passk = passk_scan(table, benchmark, tpr)
     return report

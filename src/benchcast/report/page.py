@@ -16,7 +16,9 @@ import pandas as pd
 import benchcast.report.html as h
 from benchcast._version import __version__
 from benchcast.errors import BenchcastError
+from benchcast.forecasting.targets import describe_run, planned_runs
 from benchcast.report.analysis import RECOMMENDED, analyse_benchmark
+from benchcast.report.bands import curve_tpr
 from benchcast.report.sections import anchor, benchmark_section, metric_label, summary_section
 from benchcast.utils.io import atomic_write_text
 from benchcast.utils.progress import track
@@ -111,12 +113,14 @@ def parse_targets(benchmarks: Sequence[str], metrics: Sequence[str] | None) -> l
 def build_report(
     table: pd.DataFrame,
     targets: list[Target],
-    target_flops: list[float],
+    target_flops: list[float] | None = None,
     *,
     out: str | Path,
+    target_params: list[float] | None = None,
+    target_tokens: list[float] | None = None,
     law: str = RECOMMENDED,
     tpr: float | None = None,
-    forecast_tpr: float = 20.0,
+    forecast_tpr: float | None = None,
     n_boot: int = 200,
     seed: int = 0,
     n_jobs: int | None = 1,
@@ -134,16 +138,19 @@ def build_report(
         The tidy results table.
     targets : list of Target
         Benchmarks (and metrics) to forecast.
-    target_flops : list of float
+    target_flops : list of float, optional
         Compute (FLOPs, positive) to forecast at.
     out : str or Path
         The HTML file to write.
+    target_params, target_tokens : list of float, optional
+        Instead of ``target_flops``: planned runs of N parameters on D tokens (paired in order; C = 6 N D).
     law : str
         A law name, or ``RECOMMENDED`` for the package's default strategy (as ``recommend`` makes it).
     tpr : float, optional
         Tokens per parameter selecting the runs.
-    forecast_tpr : float
-        Tokens per parameter placing a run of compute C (laws of N and D).
+    forecast_tpr : float, optional
+        Tokens per parameter placing a run of compute C (laws of N and D): the curve's, and the targets' given
+        by compute (default: the planned runs' TPR where they share one, else 20).
     n_boot : int
         Bootstrap replicates.
     seed : int
@@ -172,11 +179,17 @@ def build_report(
     figure_format, dpi = check_page_figure_format(figure_format), None if dpi is None else check_dpi(dpi)
     if not targets:
         raise BenchcastError("the report needs at least one benchmark (-b).")
-    if not target_flops:
-        raise BenchcastError("the report needs at least one target compute (--target-flops C).")
+    if not target_flops and not target_params and not target_tokens:
+        raise BenchcastError(
+            "the report needs at least one target: its compute (--target-flops C) or a planned run (--params N "
+            "--tokens D)."
+        )
     check_interval(interval)
-    if any(not (c > 0) for c in target_flops):
+    if target_flops and any(not (c > 0) for c in target_flops):
         raise BenchcastError(f"target compute must be positive FLOPs, got {target_flops}.")
+    planned = planned_runs(target_flops or None, target_params or None, target_tokens or None).by_compute()
+    labels = [describe_run(planned.record(i)) for i in range(len(planned))]
+    runs = {"target_flops": target_flops or None, "target_params": target_params, "target_tokens": target_tokens}
     reports, failures = [], []
     for t in track(targets, "report: benchmarks"):
         try:
@@ -185,7 +198,7 @@ def build_report(
                     table,
                     t.benchmark,
                     t.metric,
-                    target_flops=target_flops,
+                    **runs,
                     law=law,
                     tpr=tpr,
                     forecast_tpr=forecast_tpr,
@@ -202,13 +215,14 @@ def build_report(
     settings = {
         "forecast": "the default strategy (ensemble)" if law == RECOMMENDED else f"{law} (law chosen by you)",
         "interval": interval,
-        "target flops": ", ".join(f"{c:.3g}" for c in sorted(target_flops)),
+        "target flops": ", ".join(f"{c:.3g}" for c in planned.flops),
+        **({"target runs": "; ".join(labels)} if planned.by_size else {}),
         "tpr (runs used)": "all" if tpr is None else tpr,
-        "tpr (N/D split of laws in N and D)": forecast_tpr,
+        "tpr (N/D split of laws in N and D)": curve_tpr(planned, forecast_tpr),
         "bootstrap replicates": n_boot,
         "seed": seed,
     }
-    sections = [summary_section(reports, sorted(target_flops), n_boot, interval)]
+    sections = [summary_section(reports, labels if planned.by_size else list(planned.flops), n_boot, interval)]
     if failures:
         sections[0] += (
             '<section id="not-forecast"><h2>Not forecast</h2>'
@@ -225,7 +239,7 @@ def build_report(
     sections[-1] += "</section>"
     nav = [("summary", "Summary")] + [(anchor(r), r.benchmark) for r in reports] + [("provenance", "Provenance")]
     lead = (
-        f"Forecasts of {len(reports)} benchmark(s) at {', '.join(f'{c:.3g}' for c in sorted(target_flops))} FLOPs "
+        f"Forecasts of {len(reports)} benchmark(s) for {', '.join(labels)} "
         f"from scaling laws fitted to cheaper runs, with 50 % and 90 % prediction intervals and the backtests "
         "that say how far they can be trusted. "
         + (
@@ -250,6 +264,7 @@ def build_report(
                 "law_chosen_by_you": r.choice.named,
                 "why": r.choice.reason,
                 "forecasts": r.forecasts.to_dict("records"),
+                "covariates": r.covariates,
                 "warnings": r.warnings,
             }
             for r in reports

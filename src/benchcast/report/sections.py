@@ -55,8 +55,8 @@ def summary_section(
     ----------
     reports : list of BenchmarkReport
         The benchmarks' analyses.
-    targets : list of float
-        Target compute (FLOPs), in the order of the forecast columns.
+    targets : list of float or str
+        Target compute (FLOPs), or the targets in words (planned runs), in the order of the forecast columns.
     n_boot : int
         Bootstrap replicates, named in the note.
     interval : {'extrapolation', 'bootstrap'}
@@ -69,7 +69,11 @@ def summary_section(
     """
     columns = ["benchmark", "metric", "forecast by", "why"]
     for c in targets:
-        columns += [f"forecast @ {c:.2g}", "50 % | 90 % interval", "decades beyond the data"]
+        columns += [
+            f"forecast @ {c if isinstance(c, str) else f'{c:.2g}'}",
+            "50 % | 90 % interval",
+            "decades beyond the data",
+        ]
     columns += ["backtest MRE %", "backtest 90 % coverage", "warnings"]
     rows = []
     for r in reports:
@@ -235,18 +239,11 @@ def benchmark_section(r: BenchmarkReport, figure_format: str = "png", dpi: int |
             "largest fitted run.",
         ),
         h.table(
+            ["target C (FLOPs)", "N", "D", "TPR", "forecast", "50 % lower", "50 % upper", "90 % lower", "90 % upper"]
+            + ["decades", "flags"],
             [
-                "target C (FLOPs)",
-                "forecast",
-                "50 % lower",
-                "50 % upper",
-                "90 % lower",
-                "90 % upper",
-                "decades",
-                "flags",
-            ],
-            [
-                [f["flops"], f["forecast"], f["lower50"], f["upper50"], f["lower90"], f["upper90"], f["decades"]]
+                [f["flops"], *(f.get(c, np.nan) for c in ("params", "tokens", "tpr"))]
+                + [f["forecast"], f["lower50"], f["upper50"], f["lower90"], f["upper90"], f["decades"]]
                 + [f.get("flags", "")]
                 for f in r.forecasts.to_dict("records")
             ],
@@ -254,6 +251,11 @@ def benchmark_section(r: BenchmarkReport, figure_format: str = "png", dpi: int |
             text_columns=0,
             spec=".4g",
         ),
+        "<p>Covariates each law was given at the targets: "
+        + h.esc("; ".join(f"{law}: {words}" for law, words in r.covariates.items()))
+        + ".</p>"
+        if r.covariates
+        else "",
         h.table(["runs", "count"], run_rows, caption="Runs in the forecast fit"),
         *(parameter_table(member) for member in r.members.values()),
     ]

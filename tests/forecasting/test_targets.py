@@ -1,0 +1,156 @@
+"""Targets as planned runs (issue 24, item 1): a run of N parameters trained on D tokens is forecast
+with C = 6 N D and TPR = D / N; a law of N and D is given N and D, a law of compute C (and the output
+says it ignores the allocation); a TPR outside the fitted runs' is flagged.
+
+The DCLM ladder (TPR 10 to 160), arc_easy acc_norm, 20 bootstrap replicates per law.
+"""
+
+import numpy as np
+import pytest
+
+from benchcast.errors import BenchcastError
+from benchcast.fitting.spec import FitSpec
+from benchcast.forecasting.selection import compare_laws, forecast_default, recommend
+from benchcast.forecasting.targets import planned_runs
+from benchcast.report import analyse_benchmark
+
+BENCHMARK, METRIC, N_BOOT = "arc_easy", "acc_norm", 20
+RTOL = 1e-12
+# a 7B model on 4T tokens: TPR 571, far past every run of the ladder (10 .. 160)
+PARAMS, TOKENS = 7e9, 4e12
+FLOPS, TPR = 6.0 * PARAMS * TOKENS, TOKENS / PARAMS
+
+
+def test_planned_runs_derive_compute_and_tpr():
+    runs = planned_runs(params=[PARAMS, 1e9], tokens=[TOKENS, 2e10])
+    np.testing.assert_array_equal(runs.flops, [1.68e23, 1.2e20])
+    np.testing.assert_allclose(runs.tpr, [4000 / 7, 20.0], rtol=RTOL)
+    first = runs.by_compute().record(0)
+    assert first == {"flops": 1.2e20, "params": 1e9, "tokens": 2e10, "tpr": 20.0, "given": "params_tokens"}
+    # a run given by its compute has N and D only where a TPR places it (as FittedLaw.covariates_at splits C)
+    assert planned_runs(flops=1e22).record(0)["params"] is None
+    placed = planned_runs(flops=1.2e20, tpr=20.0).record(0)
+    assert placed["params"] == pytest.approx(1e9, rel=RTOL) and placed["given"] == "flops"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"flops": 1e22, "params": 1e9, "tokens": 2e10}, "not both"),
+        ({"flops": 1e22, "tokens": 2e10}, "not both"),
+        ({"params": 1e9}, "params was given without tokens"),
+        ({"tokens": 2e10}, "tokens was given without params"),
+        ({"params": [1e9, 2e9], "tokens": [2e10]}, "got 2 params and 1 tokens"),
+        ({}, "give the runs to forecast"),
+        ({"params": 1e9, "tokens": -1.0}, "tokens must be positive and finite"),
+    ],
+)
+def test_planned_runs_refuse_a_missing_or_contradictory_combination(arguments, message):
+    with pytest.raises(BenchcastError, match=message):
+        planned_runs(**arguments)
+
+
+@pytest.fixture(scope="module")
+def nd_strategy(apple):
+    """The law of N and D (K4 nd) alone, fitted to every TPR of the ladder."""
+    rec, strategy = compare_laws(apple, FitSpec("power", BENCHMARK, METRIC, seed=0), laws=["nd"])
+    assert rec.supported and strategy is not None
+    return strategy
+
+
+def test_a_law_of_n_and_d_is_given_n_and_d(nd_strategy):
+    """forecast of (N, D) = forecast of C = 6ND placed at TPR D/N, interval included. A point's draws are
+    keyed by its covariates' bits, so the run is one whose split of C gives N and D back exactly: 1e9
+    parameters on 4e11 tokens (TPR 400, beyond the ladder's 10 .. 160)."""
+    params, tokens = 1e9, 4e11
+    options = {"n_boot": N_BOOT, "seed": 0, "n_jobs": 1, "level": 0.9}
+    by_size = nd_strategy.forecast_at(planned_runs(params=params, tokens=tokens), **options)
+    by_compute = nd_strategy.forecast_at(6 * params * tokens, tpr=tokens / params, **options)
+    for key in ("prediction", "lower", "upper"):
+        assert by_size[key] == pytest.approx(by_compute[key], rel=RTOL)
+    assert by_size["lower"] < by_size["prediction"] < by_size["upper"]
+    assert by_size["covariates"] == {"nd": "N, D"}
+    assert by_compute["covariates"] == {"nd": "N, D (C split at TPR 400)"}
+    assert (by_size["flops"], by_size["params"], by_size["tokens"], by_size["tpr"]) == (2.4e21, 1e9, 4e11, 400.0)
+    assert by_size["given"] == "params_tokens" and by_compute["given"] == "flops"
+    # TPR 400 lies beyond the ladder's runs: flagged, and a law of N and D says it extrapolates in TPR
+    assert by_size["flag"] == "target TPR 400 lies outside the fitted runs' TPR (10 .. 160); nd extrapolate(s) in TPR"
+    assert by_size["flag"] == by_compute["flag"]
+    # the allocation matters to a law of N and D: the same compute at TPR 40 (inside the runs') forecasts otherwise
+    at_40 = nd_strategy.forecast_at(2.4e21, tpr=40.0, **options)
+    assert at_40["flops"] == 2.4e21 and "flag" not in at_40
+    assert abs(at_40["prediction"] - by_size["prediction"]) > 1e-3
+
+
+def test_a_law_of_n_and_d_needs_a_size_or_a_tpr(nd_strategy):
+    with pytest.raises(BenchcastError, match="give the planned run as its parameters and tokens"):
+        nd_strategy.forecast_at(FLOPS, n_boot=0, seed=0)
+
+
+@pytest.fixture(scope="module")
+def compute_only(apple):
+    """The default strategy (compute-only laws) fitted to the TPR-20 runs, forecasting (N, D) and C = 6ND."""
+    common = {"tpr": 20.0, "n_boot": N_BOOT, "seed": 0, "n_jobs": 1}
+    by_size = recommend(apple, BENCHMARK, METRIC, target_params=PARAMS, target_tokens=TOKENS, **common)
+    by_compute = recommend(apple, BENCHMARK, METRIC, target_flops=FLOPS, **common)
+    return by_size, by_compute
+
+
+def test_a_compute_law_is_given_c_and_says_it_ignores_the_allocation(compute_only):
+    by_size, by_compute = (rec.forecast for rec in compute_only)
+    for key in ("prediction", "lower", "upper"):
+        assert by_size[key] == by_compute[key]  # the same C: the same numbers, exactly
+    ignores = "C = 6ND (ignores tokens per parameter)"
+    assert by_size["covariates"] == {"power_floor": ignores, "bnsl_monotone": ignores}
+    assert by_compute["covariates"] == {"power_floor": "C", "bnsl_monotone": "C"}
+    assert by_size["flag"] == (
+        "target TPR 571 lies outside the fitted runs' TPR (20); power_floor, bnsl_monotone (compute only) ignore(s) "
+        "the allocation"
+    )
+    assert "flag" not in by_compute  # its TPR is the selection's, where every fitted run is
+    shown = str(compute_only[0])
+    assert "For 7e+09 parameters on 4e+12 tokens (C = 1.68e+23 FLOPs, TPR 571) it forecasts" in shown
+    assert f"covariates: power_floor: {ignores}; bnsl_monotone: {ignores}" in shown
+    assert "warning: for 7e+09 parameters on 4e+12 tokens" in shown
+
+
+def test_forecast_of_planned_runs_is_recommends(apple, compute_only):
+    """forecast_default with params/tokens: one row per run, ordered by compute, each recommend's answer."""
+    out = forecast_default(
+        apple, BENCHMARK, METRIC, params=[PARAMS, 1e9], tokens=[TOKENS, 2e10], tpr=20.0, n_boot=N_BOOT, n_jobs=1
+    )
+    assert list(out.rows["flops"]) == [1.2e20, FLOPS] and list(out.rows["params"]) == [1e9, PARAMS]
+    row, expected = out.rows.iloc[1], compute_only[0].forecast
+    for key in ("prediction", "lower", "upper"):
+        assert row[key] == pytest.approx(expected[key], rel=RTOL)
+    assert row["covariates"] == expected["covariates"] and row["flag"] == expected["flag"]
+    assert not isinstance(out.rows.iloc[0]["flag"], str)  # TPR 20: inside the fitted runs'
+    assert out.to_frame().columns.tolist() == ["flops", "params", "tokens", "tpr", "prediction", "lower", "upper"]
+    records = out.to_dict()["forecasts"]
+    assert records[1]["given"] == "params_tokens" and records[1]["tpr"] == pytest.approx(TPR, rel=RTOL)
+    with pytest.raises(BenchcastError, match="not both"):
+        forecast_default(apple, BENCHMARK, METRIC, flops=[1e22], params=[PARAMS], tokens=[TOKENS], n_boot=0)
+
+
+def test_report_forecasts_a_planned_run_as_recommend_does(apple, compute_only):
+    report = analyse_benchmark(
+        apple, BENCHMARK, METRIC, target_params=[PARAMS], target_tokens=[TOKENS], tpr=20.0, n_boot=N_BOOT, n_jobs=1
+    )
+    row, expected = report.forecasts.iloc[0], compute_only[0].forecast
+    assert row["forecast"] == pytest.approx(expected["prediction"], rel=RTOL)
+    assert row["lower90"] == pytest.approx(expected["lower"], rel=RTOL)
+    assert row["upper90"] == pytest.approx(expected["upper"], rel=RTOL)
+    assert (row["flops"], row["params"], row["tokens"], row["given"]) == (FLOPS, PARAMS, TOKENS, "params_tokens")
+    assert row["flag"] == expected["flag"] and report.covariates == expected["covariates"]
+    assert any(w.startswith("7e+09 parameters on 4e+12 tokens") and "TPR 571" in w for w in report.warnings)
+
+
+def test_the_report_curve_is_drawn_at_the_planned_runs_tpr():
+    """Laws of N and D draw the report's curve at the planned runs' TPR where they share one, else at 20
+    (or at --forecast-tpr when given)."""
+    from benchcast.report.bands import curve_tpr
+
+    assert curve_tpr(planned_runs(params=[1e9, 2e9], tokens=[4e11, 8e11]), None) == 400.0
+    assert curve_tpr(planned_runs(params=[1e9, 2e9], tokens=[4e11, 4e10]), None) == 20.0
+    assert curve_tpr(planned_runs(params=[1e9], tokens=[4e11]), 40.0) == 40.0
+    assert curve_tpr(planned_runs(flops=[1e22]), None) == 20.0
