@@ -222,9 +222,8 @@ class StrategyForecast(RichView):
     def to_frame(self) -> pd.DataFrame:
         """One row per target: the run (compute; N, D and TPR where known), forecast, interval bounds and flags."""
         shown = ("flops", "params", "tokens", "tpr", "prediction", "lower", "upper", "flags")
-        return self.rows[
-            [c for c in shown if c in self.rows and (c in ("flops", "prediction") or self.rows[c].notna().any())]
-        ]
+        known = self.rows.replace("", np.nan).notna().any()  # a column of empty flags is not shown either
+        return self.rows[[c for c in shown if c in self.rows and (c in ("flops", "prediction") or known[c])]]
 
     @property
     def title(self) -> str:
