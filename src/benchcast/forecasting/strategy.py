@@ -222,12 +222,15 @@ class StrategyFit:
         Each law fitted to every run the strategy may see.
     errors : DataFrame
         The blend's rolling-origin forecasts inside the runs.
+    pooled : Spread, optional
+        The spread pooled over other benchmarks, for a blend with too few rolling origins of its own.
     """
 
     name: str
     weights: dict
     results: dict
     errors: pd.DataFrame
+    pooled: cal.Spread | None = None
 
     @classmethod
     def single(cls, result) -> StrategyFit:
@@ -284,7 +287,9 @@ class StrategyFit:
         members = member_forecasts(
             self.results, self.weights, flops, n_boot=n_boot, seed=seed, tpr=tpr, n_jobs=n_jobs, ray_address=ray_address
         )
-        return blend_forecast(members, self.weights, self.errors, flops, interval=interval, seed=seed, levels=levels)
+        return blend_forecast(
+            members, self.weights, self.errors, flops, interval=interval, seed=seed, pooled=self.pooled, levels=levels
+        )
 
     def forecast_at(self, flops: float, *, level: float = 0.9, **options) -> dict:
         """The strategy's forecast of one run, as ``recommend`` reports it.
