@@ -266,6 +266,8 @@ def forecast_default(
             rows.append({"flops": target, "prediction": np.nan, "level": level, "note": f"no forecast: {rec.reason}"})
             continue
         row = strategy.forecast_at(target, level=level, ray_address=ray_address, **options)
+        if strategy.pooled is not None and "note" not in row:  # the output says where its interval comes from
+            row["note"] = "interval: extrapolation spread pooled over the table's other benchmarks"
         rows.append({**row, "weights": dict(strategy.members)})
     return StrategyForecast(benchmark, rule, level, interval, n_boot, pd.DataFrame(rows))
 
