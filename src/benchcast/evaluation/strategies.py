@@ -48,6 +48,7 @@ from benchcast.forecasting.selection import (
     inner_scores,
     ladder_laws,
     members_with_support,
+    too_short,
     weights_for,
 )
 from benchcast.validation import check_interval
@@ -258,7 +259,11 @@ def plan_strategy(
     name, interval = base_name(strategy, choosers)
     if name in SELECTORS:
         # the candidates with support; a fitted fallback alone where none has it
-        fitted = {law: outcomes[law].errors for law in candidates if law in outcomes and not outcomes[law].error}
+        fitted = {
+            law: outcomes[law].errors
+            for law in candidates
+            if law in outcomes and not outcomes[law].error and not (fallbacks and too_short(law, outcomes[law].fit))
+        }
         members = members_with_support(fitted)
         if not members:
             backup = [law for law in fallbacks if law in outcomes and not outcomes[law].error]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
 import pandas as pd
 
 from benchcast.errors import BenchcastError
@@ -50,6 +51,32 @@ def ladder_laws(rows: pd.DataFrame) -> tuple[tuple[str, ...], tuple[str, ...]]:
         tuple(law for law in DEFAULT_POOL if get_law(law).models_tpr == several),
         tuple(law for law in FALLBACK_POOL if get_law(law).models_tpr == several),
     )
+
+
+def too_short(law: str, result) -> str:
+    """Why a fitted law is no candidate of the default on these runs ('' when it is): the runs (used or
+    dropped by its filter) span fewer decades of compute than the law declares it needs.
+
+    Parameters
+    ----------
+    law : str
+        The law's name.
+    result : FitResult or None
+        Its fit (None: nothing to judge, '').
+
+    Returns
+    -------
+    str
+        The reason, or ''.
+    """
+    need = get_law(law).min_ladder_decades
+    if result is None or not need:
+        return ""
+    flops = [*result.points["flops"].to_numpy(float), *(float(d["flops"]) for d in result.dropped)]
+    span = float(np.log10(max(flops) / min(flops)))
+    if span >= need:
+        return ""
+    return f"{law}: the runs span {span:.2f} decades of compute; it needs {need:g} to be a candidate"
 
 
 def across_tprs(rows: pd.DataFrame, law: str) -> str:

@@ -37,6 +37,7 @@ from benchcast.forecasting.candidates import (  # noqa: F401 (API)
     ladder_laws,
     pooled_over_table,
     ranking_record,
+    too_short,
 )
 from benchcast.forecasting.intervals import check_replicates
 from benchcast.forecasting.law_comparison import (  # noqa: F401 (API)
@@ -309,6 +310,10 @@ def compare_laws(
         candidates, fallbacks = [law for law in ladder if law in usable], [law for law in backup if law in usable]
     warned = [w for w in (across_tprs(rows, law) for law in candidates) if w]
     errors, results, failures = fit_laws(data, base, candidates)
+    if not laws:  # the ladder's length, as each law declares what it needs
+        short = {law: reason for law in errors if (reason := too_short(law, results[law]))}
+        failures += list(short.values())
+        errors = {law: e for law, e in errors.items() if law not in short}
     members = members_with_support(errors)
     failures += [
         f"{law}: fewer than {cal.MIN_ORIGINS} inner origins with usable points (shared with the other laws)"
