@@ -106,3 +106,45 @@ def test_without_supported_candidates_the_fallback_forecasts_alone_and_nothing_f
     assert plan_strategy("ensemble", outcomes, {}, candidates).status == "no support"  # no fallback given
     outcomes["power"] = _outcome("power", error="too few points")
     assert plan_strategy("ensemble", outcomes, {}, candidates, fallbacks=("power",)).status == "no support"
+
+
+def test_a_law_declares_the_ladder_length_it_needs():
+    from types import SimpleNamespace
+
+    from benchcast.forecasting.candidates import too_short
+
+    def fit(low, high):
+        return SimpleNamespace(points=pd.DataFrame({"flops": [low * 10, high]}), dropped=[{"flops": low}])
+
+    assert "needs 2" in too_short("bnsl_monotone", fit(1e19, 3e20))  # 1.5 decades, the lowest run dropped
+    assert too_short("bnsl_monotone", fit(1e18, 3e21)) == ""
+    assert too_short("power_floor", fit(1e19, 3e20)) == "" and too_short("bnsl_monotone", None) == ""
+
+
+def test_bench_takes_each_data_sets_candidates_from_its_ladder(apple):
+    from benchcast.evaluation.bench import Dataset
+    from benchcast.evaluation.strategies import ladder_candidates
+
+    pairs = (("arc_easy", "acc_norm"),)
+    several = Dataset("tpr", apple, pairs, (6e21,), None, 3e18, (160.0,))
+    one = Dataset("tpr20", apple, pairs, (6e21,), 20.0, 3e18)
+    assert ladder_candidates(several) == (("nd_floor", "power_floor_tpr"), ("nd",))
+    assert ladder_candidates(one) == (("power_floor", "bnsl_monotone"), ("power",))
+
+
+def test_a_short_ladder_forecasts_with_the_fallback_and_says_where_its_interval_comes_from(apple):
+    """DCLM at TPR 20 cut to 1.5 decades: gsm8k's candidates have no support there (BNSL's break needs
+    2 decades, power_floor too few usable origins); power forecasts it, its interval pooled if need be."""
+    import warnings
+
+    from benchcast.forecasting.selection import recommend
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # near-chance fits: their warnings are not under test
+        rec = recommend(apple, "gsm8k_cot_llama", "exact_match", tpr=20, min_flops=3e19, target_flops=1e21, n_boot=10)
+    assert rec.supported and rec.weights == {"power": 1.0}
+    notes = " ".join(rec.failures)
+    assert "bnsl_monotone: the runs span" in notes and "the fallback power forecasts alone" in notes
+    assert 0 < rec.forecast["prediction"] < 1
+    source = rec.forecast.get("extrapolation", {}).get("source")
+    assert source in ("own", "pooled") and (source != "pooled" or "pooled over" in notes)
