@@ -107,7 +107,9 @@ def bench_command(
     candidate: Annotated[
         list[str] | None,
         typer.Option(
-            "--candidate", help="Law combined by ensemble/stack/select (repeat; default: the ladder's own, see README)."
+            "--candidate",
+            help="Law combined by ensemble/stack/select (repeat; default from the ladder: power_floor, bnsl_monotone "
+            "at one TPR, nd_floor, power_floor_tpr across TPRs; power, nd where none has support).",
         ),
     ] = None,
     threshold: Annotated[list[float] | None, typer.Option("--threshold", help="Cutoff in FLOPs (repeat).")] = None,
