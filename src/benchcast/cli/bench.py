@@ -108,7 +108,9 @@ def bench_command(
     candidate: Annotated[
         list[str] | None,
         typer.Option(
-            "--candidate", help="Law combined by ensemble/stack/select (repeat; default: power_floor, bnsl_monotone)."
+            "--candidate",
+            help="Law combined by ensemble/stack/select (repeat; default from the ladder: power_floor, bnsl_monotone "
+            "at one TPR, nd_floor, power_floor_tpr across TPRs; power, nd where none has support).",
         ),
     ] = None,
     threshold: Annotated[list[float] | None, typer.Option("--threshold", help="Cutoff in FLOPs (repeat).")] = None,
@@ -140,7 +142,7 @@ def bench_command(
 ) -> None:
     """Rolling-origin backtests of forecasting strategies: error, interval coverage and width."""
     from benchcast.evaluation.bench import Dataset, bench, ladder, score_benchmarks, write_outputs
-    from benchcast.evaluation.strategies import DEFAULT_CANDIDATES, FIXED_LAWS
+    from benchcast.evaluation.strategies import FIXED_LAWS
     from benchcast.studies.legacy import HOLDOUT
     from benchcast.studies.presets import locate, preset_dataset
     from benchcast.validation import check_interval, check_replicates
@@ -195,7 +197,7 @@ def bench_command(
     if not datasets:
         raise BenchcastError("give --data FILE (repeatable) or --preset apple-dclm / apple-dclm-tpr / apple-c4.")
     laws = tuple(law or FIXED_LAWS)
-    candidates = tuple(candidate or [name for name in DEFAULT_CANDIDATES if name in laws] or laws)
+    candidates = tuple(candidate) if candidate else None  # None: each data set's ladder decides (and its fallback)
     result = bench(
         datasets,
         strategy,

@@ -30,6 +30,8 @@ from benchcast.forecasting import calibration as cal
 from benchcast.forecasting.flags import cell_flags, describe
 from benchcast.forecasting.strategy import blend_forecast
 from benchcast.forecasting.tau_pooling import PRIOR_ORIGINS, leave_one_out_priors
+from benchcast.laws import get_law
+from benchcast.laws.questions import spans_tprs
 from benchcast.utils.parallel import parallel_map
 
 DEFAULT_REPLICATES = 20  # bootstrap replicates per law fit (the extrapolation term dominates the width)
@@ -73,7 +75,7 @@ def bench(
     strategies: list[str] | None = None,
     *,
     laws: tuple[str, ...] = st.FIXED_LAWS,
-    candidates: tuple[str, ...] = st.DEFAULT_CANDIDATES,
+    candidates: tuple[str, ...] | None = None,
     n_boot: int = DEFAULT_REPLICATES,
     seed: int = 0,
     n_jobs: int | None = None,
@@ -84,10 +86,11 @@ def bench(
 ) -> BenchResult:
     """Rolling-origin backtests of every strategy on every data set, benchmark and cutoff.
 
-    ``laws`` are fitted, each also a fixed-law strategy; ``candidates`` (a subset) are what
-    ``ensemble``, ``stack`` and ``select`` combine. ``strategies`` default to every fixed law with
-    both intervals, ``ensemble`` (also with the bootstrap-only interval), ``stack``, ``select`` and
-    each of ``choosers`` (rules that pick one law per cell from its training runs).
+    ``laws`` are fitted, each also a fixed-law strategy; ``candidates`` are what ``ensemble``,
+    ``stack`` and ``select`` combine (default: each data set's own, fitted beside ``laws``, with its
+    fallback law where no candidate has support: :func:`strategies.ladder_candidates`). ``strategies``
+    default to every fixed law with both intervals, ``ensemble`` (also with the bootstrap-only interval),
+    ``stack``, ``select`` and each of ``choosers`` (rules that pick one law per cell from its training runs).
 
     Parameters
     ----------
@@ -98,8 +101,8 @@ def bench(
         for the bootstrap-only interval); default :func:`default_strategies`.
     laws : tuple of str
         The laws fitted in every cell.
-    candidates : tuple of str
-        The laws the selectors combine (a subset of ``laws``).
+    candidates : tuple of str, optional
+        The laws the selectors combine (a subset of ``laws``; no fallback); None: each data set's.
     n_boot : int
         Bootstrap replicates per law fit.
     seed : int
@@ -129,12 +132,15 @@ def bench(
     strategies = list(strategies or default_strategies(laws, by_name, interval))
     if interval is not None:
         strategies = [st.with_interval(name, interval, by_name) for name in strategies]
-    missing = sorted(set(candidates) - set(laws))
+    missing = sorted(set(candidates or ()) - set(laws))
     if missing and any(st.base_name(name, by_name)[0] in st.SELECTORS for name in strategies):
         raise BenchcastError(f"candidate law(s) {missing} are not among the fitted laws {list(laws)}.")
+    selected = any(st.base_name(name, by_name)[0] in st.SELECTORS for name in strategies)
+    ladders = {d.name: (tuple(candidates), ()) if candidates else st.ladder_candidates(d) for d in datasets}
     outcomes, picks, held_out = fit_cells(
         datasets,
         laws,
+        extra_laws={name: (*c, *f) for name, (c, f) in ladders.items()} if selected else None,
         choosers=[by_name[name] for name in strategies if name in by_name],
         n_boot=n_boot,
         seed=seed,
@@ -142,12 +148,13 @@ def bench(
         progress=progress,
         ray_address=ray_address,
     )
-    rows, predictions = assemble(datasets, strategies, outcomes, picks, held_out, seed, candidates, by_name)
+    rows, predictions = assemble(datasets, strategies, outcomes, picks, held_out, seed, ladders, by_name)
     board = leaderboard(rows)
     settings = {
         "strategies": strategies,
         "laws": list(laws),
-        "candidates": list(candidates),
+        "candidates": {name: list(c) for name, (c, _) in ladders.items()},
+        "fallbacks": {name: list(f) for name, (_, f) in ladders.items()},
         "n_boot": n_boot,
         "seed": seed,
         "interval": interval or "both",
@@ -179,6 +186,7 @@ def fit_cells(
     n_jobs: int | None,
     progress: bool | None,
     ray_address: str | None = None,
+    extra_laws: dict[str, tuple[str, ...]] | None = None,
 ) -> tuple[dict, dict, dict]:
     """Fit every candidate law for every data set, benchmark and cutoff, and run each chooser:
     (law outcomes, picks {cell key: {chooser: law}}, held-out rows with the largest training compute).
@@ -197,6 +205,8 @@ def fit_cells(
         Seed of the bootstrap draws.
     n_jobs, progress, ray_address
         Passed to :func:`benchcast.utils.parallel.parallel_map`.
+    extra_laws : dict, optional
+        Data set name to further laws fitted in its cells (its selectors' candidates and fallbacks).
 
     Returns
     -------
@@ -218,7 +228,7 @@ def fit_cells(
                 held_out[(data.name, bench_name, metric, cutoff)] = (held, float(train["flops"].max()))
                 queries = queries_of(held)
                 base = FitSpec("power", bench_name, metric, tpr=data.tpr, min_flops=data.min_flops, seed=seed)
-                for law in laws:
+                for law in dict.fromkeys((*laws, *(extra_laws or {}).get(data.name, ()))):
                     keys.append((data.name, bench_name, metric, cutoff, law))
                     law_jobs.append((train, queries, base.replace(law=law), n_boot, seed))
                 for chooser in choosers:
@@ -302,8 +312,8 @@ def assemble(
         What :func:`fit_cells` returns.
     seed : int
         Seed of the interval draws.
-    candidates : tuple of str
-        The laws the selectors combine.
+    candidates : tuple of str, or dict
+        The laws the selectors combine, or data set name to (candidates, fallbacks).
     choosers : dict, optional
         Chooser name to :class:`Chooser`.
 
@@ -316,6 +326,8 @@ def assemble(
     """
     records, points = [], []
     for data in datasets:
+        laws, fallbacks = candidates[data.name] if isinstance(candidates, dict) else (tuple(candidates), ())
+        several = spans_tprs(st.runs_of(data))
         for cutoff in data.cutoffs:
             cells = [(b, m) for b, m in data.benchmarks if (data.name, b, m, cutoff) in held_out]
             by_cell = {
@@ -325,7 +337,7 @@ def assemble(
             for strategy in strategies:
                 plans = {
                     cell: st.plan_strategy(
-                        strategy, by_cell[cell], picks.get((data.name, *cell, cutoff), {}), candidates, choosers
+                        strategy, by_cell[cell], picks.get((data.name, *cell, cutoff), {}), laws, choosers, fallbacks
                     )
                     for cell in cells
                 }
@@ -371,6 +383,8 @@ def assemble(
                     ok = st.usable(cell, plan.weights, true, bench_name)
                     row.update(metrics(true, predicted, ok, intervals))
                     row["laws"] = ",".join(f"{law}:{w:.2f}" for law, w in plan.weights.items() if w > 0)
+                    if several and not all(get_law(law).models_tpr for law in plan.weights.index):
+                        row["laws"] += " (compute alone, across TPRs)"  # runs at several TPRs read as one curve
                     row["tau"] = spread.tau if spread is not None else np.nan
                     records.append(row)
                     frame = held[["run", "flops"]].copy()

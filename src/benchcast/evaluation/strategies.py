@@ -11,7 +11,11 @@ Strategies (by name; candidate laws come from a list, so new laws join by name):
 * ``<law>``: one fixed law with the extrapolation-aware interval; ``<law>[bootstrap]``: the same
   forecasts with the bootstrap-only interval.
 * ``ensemble`` (the default): the equal-weight mean of the candidates with support (at least
-  ``calibration.MIN_ORIGINS`` rolling origins inside the training runs); none: no forecast.
+  ``calibration.MIN_ORIGINS`` rolling origins inside the training runs, on points they share), named in
+  the row's ``laws``; where none has support, the ladder's fallback law alone (``power``; its interval
+  from the spread pooled over the data set's benchmarks where it has too few origins of its own);
+  no forecast only where nothing fits. Which laws are candidates depends on the ladder
+  (:func:`benchcast.forecasting.selection.ladder_laws`).
 * ``stack``: candidates weighted by the inverse of their rolling-origin mean squared log error.
 * ``select``: the candidate with the lowest rolling-origin error inside the training runs.
 * a :class:`Chooser`: a rule, given by the caller, that picks one law per benchmark and cutoff
@@ -36,11 +40,15 @@ from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting import calibration as cal
 from benchcast.forecasting.draws import ScoreDraws
 from benchcast.forecasting.intervals import bootstrap
+from benchcast.forecasting.law_comparison import pooled_spread  # noqa: F401 (API)
 from benchcast.forecasting.selection import (
     DEFAULT_CANDIDATES,
     blend_errors,
     common_errors,
     inner_scores,
+    ladder_laws,
+    members_with_support,
+    too_short,
     weights_for,
 )
 from benchcast.validation import check_interval
@@ -161,28 +169,6 @@ class Chooser:
 # -- assembling strategies from law outcomes (cheap, in the main process) ----------------------
 
 
-def pooled_spread(errors: list[pd.DataFrame]) -> cal.Spread | None:
-    """The extrapolation spread estimated from several benchmarks' rolling-origin forecasts at once.
-
-    Parameters
-    ----------
-    errors : list of DataFrame
-        Rolling-origin forecasts, each with a ``benchmark`` column (empty or None ones are skipped).
-
-    Returns
-    -------
-    Spread or None
-        None where there are none or too few to estimate.
-    """
-    frames = [e for e in errors if e is not None and not e.empty]
-    if not frames:
-        return None
-    try:
-        return cal.estimate_spread(pd.concat(frames, ignore_index=True), group=("benchmark", "origin_decades"))
-    except BenchcastError:
-        return None
-
-
 @dataclass
 class Plan:
     """How a strategy combines the laws for one benchmark and cutoff, decided from training runs only."""
@@ -246,6 +232,7 @@ def plan_strategy(
     picks: dict[str, str | None],
     candidates=DEFAULT_CANDIDATES,
     choosers: dict[str, Chooser] | None = None,
+    fallbacks=(),
 ) -> Plan:
     """How ``strategy`` combines the laws of one cell (``picks``: each chooser's law for it).
 
@@ -261,6 +248,8 @@ def plan_strategy(
         The laws the selectors combine.
     choosers : dict, optional
         Chooser name to :class:`Chooser`.
+    fallbacks : tuple of str
+        Laws a selector uses alone, the first fitted, where no candidate has support.
 
     Returns
     -------
@@ -269,14 +258,20 @@ def plan_strategy(
     """
     name, interval = base_name(strategy, choosers)
     if name in SELECTORS:
-        # every candidate must be fitted and checked: the combination is only as supported as its laws
-        usable = {law: o.errors for law, o in outcomes.items() if law in candidates}
-        if any(outcomes[law].error for law in usable) or len(usable) < len(candidates):
-            return Plan("no support", interval=interval)
-        wide = common_errors(usable)
-        if not len(wide) or wide["origin_decades"].nunique() < cal.MIN_ORIGINS:
-            return Plan("no support", interval=interval)
-        weights = weights_for(name, inner_scores(wide, list(usable)))
+        # the candidates with support; a fitted fallback alone where none has it
+        fitted = {
+            law: outcomes[law].errors
+            for law in candidates
+            if law in outcomes and not outcomes[law].error and not (fallbacks and too_short(law, outcomes[law].fit))
+        }
+        members = members_with_support(fitted)
+        if not members:
+            backup = [law for law in fallbacks if law in outcomes and not outcomes[law].error]
+            if not backup:
+                return Plan("no support", interval=interval)
+            return Plan("ok", pd.Series({backup[0]: 1.0}), outcomes[backup[0]].errors, interval)
+        wide = common_errors({law: fitted[law] for law in members})
+        weights = weights_for(name, inner_scores(wide, members))
         return Plan("ok", weights, blend_errors(wide, weights), interval)
     law = picks.get(name) if choosers and name in choosers else name
     if law is None:
@@ -285,6 +280,46 @@ def plan_strategy(
     if outcome is None or outcome.error:
         return Plan(f"failed: {outcome.error if outcome else 'not fitted'}", interval=interval)
     return Plan("ok", pd.Series({law: 1.0}), outcome.errors, interval)
+
+
+def runs_of(data) -> pd.DataFrame:
+    """A data set's runs as its strategies see them: its TPR and compute floor, without held-out TPRs.
+
+    Parameters
+    ----------
+    data : benchcast.evaluation.bench_cells.Dataset
+        The data set.
+
+    Returns
+    -------
+    DataFrame
+        One row per run (columns of the table).
+    """
+    table = data.table.drop_duplicates("run")
+    keep = np.ones(len(table), bool)
+    if data.tpr is not None:
+        keep &= np.isclose(table["tpr"].to_numpy(float), data.tpr, rtol=1e-3)
+    if data.min_flops is not None:
+        keep &= table["flops"].to_numpy(float) >= data.min_flops
+    for held in data.holdout_tprs:
+        keep &= ~np.isclose(table["tpr"].to_numpy(float), held, rtol=1e-3)
+    return table[keep]
+
+
+def ladder_candidates(data) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The default's candidate and fallback laws for a data set's ladder
+    (:func:`benchcast.forecasting.selection.ladder_laws` on :func:`runs_of`).
+
+    Parameters
+    ----------
+    data : benchcast.evaluation.bench_cells.Dataset
+        The data set.
+
+    Returns
+    -------
+    candidates, fallbacks : tuple of str
+    """
+    return ladder_laws(runs_of(data))
 
 
 def usable(outcomes: dict[str, LawOutcome], weights: pd.Series, true: np.ndarray, benchmark: str) -> np.ndarray:

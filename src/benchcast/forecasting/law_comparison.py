@@ -149,3 +149,59 @@ def nested_error(wide: pd.DataFrame, laws: list[str], rule: str) -> dict:
         true = group["true"].to_numpy(float)
         records.append(float(np.mean(np.abs(predicted - true) / true) * 100))
     return {"mre": float(np.mean(records)) if records else float("nan"), "n_origins": len(records)}
+
+
+def members_with_support(errors: dict[str, pd.DataFrame]) -> list[str]:
+    """The laws a combination can use: each with at least ``calibration.MIN_ORIGINS`` rolling origins
+    of its own, taken in the given order while the points they all forecast keep that many origins
+    (a law that would leave the others too few common origins is left out, not the combination).
+
+    Parameters
+    ----------
+    errors : dict
+        Law name to its rolling-origin forecasts (None or empty: the law has none).
+
+    Returns
+    -------
+    list of str
+        The supported laws, in the order of ``errors``; empty where none has support.
+    """
+    own = [
+        law
+        for law, frame in errors.items()
+        if frame is not None
+        and not frame.empty
+        and cal.log_errors(frame)["origin_decades"].nunique() >= cal.MIN_ORIGINS
+    ]
+    members: list[str] = []
+    for law in own:
+        wide = common_errors({name: errors[name] for name in (*members, law)})
+        if len(wide) and wide["origin_decades"].nunique() >= cal.MIN_ORIGINS:
+            members.append(law)
+    return members
+
+
+def pooled_spread(errors: list[pd.DataFrame]) -> cal.Spread | None:
+    """The extrapolation spread estimated from several benchmarks' rolling-origin forecasts at once.
+
+    Parameters
+    ----------
+    errors : list of DataFrame
+        Rolling-origin forecasts, each with a ``benchmark`` column (empty or None ones are skipped).
+
+    Returns
+    -------
+    Spread or None
+        None where there are none or too few to estimate.
+    """
+    frames = [e for e in errors if e is not None and not e.empty]
+    if not frames:
+        return None
+    try:
+        return cal.estimate_spread(pd.concat(frames, ignore_index=True), group=("benchmark", "origin_decades"))
+    except BenchcastError:
+        return None
+
+
+def _n_origins(errors: pd.DataFrame) -> int:
+    return int(cal.log_errors(errors)["origin_decades"].nunique())

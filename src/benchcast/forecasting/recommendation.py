@@ -112,12 +112,12 @@ class Recommendation(RichView):
     @property
     def notes(self) -> list[str]:
         """The advice (which laws, how well the choice did, the forecast), a warning per law at a search
-        limit, then each law not compared."""
+        limit, then each law left out (and why) and where the interval's spread comes from."""
         return [
             self._advice(),
             *self._target_notes(),
             *self._search_limit_warnings(),
-            *(f"  not compared: {failure}" for failure in self.failures),
+            *(f"  note: {failure}" for failure in self.failures),
         ]
 
     def _target_notes(self) -> list[str]:
@@ -168,6 +168,11 @@ class Recommendation(RichView):
                     planned += f" ({int(round(f['level'] * 100))} % interval {f['lower']:.4f} .. {f['upper']:.4f})"
                 planned += f"{'; ' + f['note'] if f.get('note') else ''}"
                 planned += f" ({f['flags']})." if f.get("flags") else "."
+        if not self.nested_origins:  # a fallback law alone: no rolling origin checked the choice
+            return (
+                f"{self.benchmark}: use the {self.rule} ({mix}); no rolling origin inside your runs checked it."
+                + planned
+            )
         return (
             f"{self.benchmark}: use the {self.rule} ({mix}). Chosen from rolling-origin forecasts inside your runs "
             f"(up to {self.extrapolation_decades:.2f} decades ahead); the choice itself, made without the runs it "

@@ -9,41 +9,52 @@ law with support equally. The error reported for the choice is nested: at each
 origin the choice is made from the deeper origins' forecasts of runs below it only, and scored on
 the runs above it, which it never saw.
 
-A benchmark where no candidate has at least ``calibration.MIN_ORIGINS`` inner origins with usable
-points (scores near chance, a short compute range) gets no forecast: it is reported as having no
-support.
+Which laws are candidates depends on the ladder, decided in one place (:func:`ladder_laws`): each law
+says whether it models tokens per parameter (``Law.models_tpr``); runs that separate parameters from
+tokens (several TPRs at one model size: :func:`benchcast.laws.questions.spans_tprs`) get the laws of N
+and D, any other ladder the laws of compute, so no law of compute alone is fitted across TPRs by the
+default. A combination uses the candidates with support (at least ``calibration.MIN_ORIGINS`` inner
+origins with usable points, on points they share) and names them; where none has it (a short ladder,
+scores near chance), the fallback law of that ladder (``power``; ``nd`` across TPRs) forecasts alone
+wherever it fits, its interval calibrated on its own origins or, with too few, on the spread pooled
+over the table's other benchmarks (the output says which). No forecast only where nothing fits.
 """
 
 from __future__ import annotations
-
-import warnings
 
 import numpy as np
 import pandas as pd
 
 from benchcast.errors import BenchcastError, SelectionError
-from benchcast.fitting.api import fit_rows
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting import calibration as cal
+from benchcast.forecasting.candidates import (  # noqa: F401 (API)
+    DEFAULT_CANDIDATES,
+    DEFAULT_POOL,
+    FALLBACK_POOL,
+    across_tprs,
+    fit_laws,
+    ladder_laws,
+    pooled_over_table,
+    ranking_record,
+    too_short,
+)
 from benchcast.forecasting.intervals import check_replicates
 from benchcast.forecasting.law_comparison import (  # noqa: F401 (API)
     SELECTION_RULES,
     blend_errors,
     common_errors,
     inner_scores,
+    members_with_support,
     nested_error,
+    pooled_spread,
     weights_for,
 )
 from benchcast.forecasting.recommendation import Recommendation, StrategyForecast
 from benchcast.forecasting.strategy import StrategyFit
 from benchcast.forecasting.targets import planned_runs
 from benchcast.laws import available_laws, get_law
-from benchcast.utils.progress import track
 from benchcast.validation import check_interval, check_law, check_level, check_positive
-
-# Candidates of the default choice: the laws with a ceiling below a perfect score (chosen by
-# `benchcast bench`; README, "Which law should I use?"); add laws here by name.
-DEFAULT_CANDIDATES = ("power_floor", "bnsl_monotone")
 
 
 def applicable_laws(table: pd.DataFrame, spec: FitSpec) -> list[str]:
@@ -274,6 +285,8 @@ def forecast_default(
             rows.append(row)
             continue
         row = strategy.forecast_at(runs.take(i), level=level, ray_address=ray_address, **options)
+        if strategy.pooled is not None and "note" not in row:  # the output says where its interval comes from
+            row["note"] = "interval: extrapolation spread pooled over the table's other benchmarks"
         rows.append({**row, "weights": dict(strategy.members)})
     return StrategyForecast(benchmark, rule, level, interval, n_boot, pd.DataFrame(rows))
 
@@ -281,81 +294,87 @@ def forecast_default(
 def compare_laws(
     data: pd.DataFrame, base: FitSpec, *, laws: list[str] | None = None, rule: str = "ensemble"
 ) -> tuple[Recommendation, StrategyFit | None]:
-    """Fit each candidate law to ``data`` and compare them by rolling-origin forecasts inside the runs.
+    """Fit each candidate law to ``data`` and compare them by rolling-origin forecasts inside the runs;
+    the rule combines those with support, or the ladder's fallback law where none has it.
 
     Parameters
     ----------
     data : DataFrame
-        The runs the strategy may see.
+        The runs the strategy may see (every benchmark of the table: the others pool a spread where
+        this one has too few rolling origins of its own).
     base : FitSpec
         The benchmark, metric and selection (its law is ignored).
     laws : list of str, optional
-        Laws to compare (default: those of ``DEFAULT_CANDIDATES`` that apply).
+        Laws to compare (default: the ladder's candidates, :func:`ladder_laws`, that apply; then its
+        fallback where none has support).
     rule : str
         ``'ensemble'``, ``'stack'`` or ``'select'``.
 
     Returns
     -------
     recommendation : Recommendation
-        The ranking, weights and nested error (no forecast).
+        The ranking, weights and nested error (no forecast); ``failures`` name the laws left out and why.
     strategy : StrategyFit or None
         The rule's laws fitted to every run, their weights and the blend's rolling-origin forecasts
-        (what its forecast needs); None without support.
+        (what its forecast needs); None where no law fits.
     """
     benchmark = base.benchmark
-    candidates = laws or [law for law in DEFAULT_CANDIDATES if law in applicable_laws(data, base)]
-    errors, results, records, failures = {}, {}, [], []
-    for law in track(candidates, f"recommend {benchmark}: laws fitted and backtested"):
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                rows, resolved = design(data, base.replace(law=law))
-                result = fit_rows(rows, resolved, quiet=True)
-                inner = cal.rolling_origin(result)
-        except BenchcastError as exc:
-            failures.append(f"{law}: {exc}")
-            continue
-        if cal.log_errors(inner)["origin_decades"].nunique() < cal.MIN_ORIGINS:
-            failures.append(f"{law}: fewer than {cal.MIN_ORIGINS} inner origins with usable points")
-            continue
-        errors[law], results[law] = inner, result
-        try:
-            tau = cal.estimate_spread(inner).tau
-        except BenchcastError:
-            tau = float("nan")
-        records.append(
-            {
-                "law": law,
-                "tau": tau,
-                "n_fit": result.diagnostics.n_used,
-                "decades_fitted": result.diagnostics.decades,
-                "converged": result.converged,
-                # the law's own constraint active (information) apart from a search limit reached (a warning)
-                **result.bounds.columns(),
-            }
-        )
-    if rule == "ensemble" and failures:
-        errors = {}  # the equal-weight mean is only as supported as every one of its laws
-    wide = common_errors(errors)
-    n_origins = int(wide["origin_decades"].nunique()) if len(wide) else 0
-    if n_origins < cal.MIN_ORIGINS:
+    rows, _ = design(data, base)
+    if laws:
+        candidates, fallbacks = list(laws), []
+    else:
+        usable = applicable_laws(data, base)
+        ladder, backup = ladder_laws(rows)
+        candidates, fallbacks = [law for law in ladder if law in usable], [law for law in backup if law in usable]
+    warned = [w for w in (across_tprs(rows, law) for law in candidates) if w]
+    errors, results, failures = fit_laws(data, base, candidates)
+    if not laws:  # the ladder's length, as each law declares what it needs
+        short = {law: reason for law in errors if (reason := too_short(law, results[law]))}
+        failures += list(short.values())
+        errors = {law: e for law, e in errors.items() if law not in short}
+    members = members_with_support(errors)
+    failures += [
+        f"{law}: fewer than {cal.MIN_ORIGINS} inner origins with usable points (shared with the other laws)"
+        for law in errors
+        if law not in members
+    ]
+    if not members and fallbacks:
+        more_errors, more_results, more_failures = fit_laws(data, base, fallbacks)
+        failures += more_failures
+        members = list(more_errors)[:1]  # the first fallback that fits: forecast wherever it does
+        errors.update(more_errors)
+        results.update(more_results)
+        if members:
+            failures.append(f"no candidate has support: the fallback {members[0]} forecasts alone")
+    failures = warned + failures
+    if not members:
         reason = (
-            f"no law has support: fewer than {cal.MIN_ORIGINS} rolling origins with usable points inside the runs "
-            f"(scores too close to chance, or too short a compute range). {'; '.join(failures)}"
+            f"no law has support: no candidate has {cal.MIN_ORIGINS} rolling origins with usable points inside "
+            f"the runs, and no fallback law fits (scores too close to chance, or too few runs). {'; '.join(failures)}"
         )
-        rec = Recommendation(benchmark, rule, False, reason, pd.DataFrame(records), {}, None, np.nan, 0, 0.0, failures)
+        rec = Recommendation(benchmark, rule, False, reason, pd.DataFrame(), {}, None, np.nan, 0, 0.0, failures)
         return rec, None
-    names = list(errors)
-    scores = inner_scores(wide, names)
-    weights = weights_for(rule, scores)
-    ranking = pd.DataFrame(records).set_index("law")
+    wide = common_errors({law: errors[law] for law in members})
+    scores = inner_scores(wide, members) if len(wide) else pd.Series(np.nan, index=members)
+    weights = weights_for(rule, scores) if len(wide) else pd.Series(1.0 / len(members), index=members)
+    ranking = pd.DataFrame([ranking_record(law, errors[law], results[law]) for law in members]).set_index("law")
     ranking["inner_msle"] = scores
     ranking["inner_mre"] = [
-        float(np.mean(np.abs(wide[law] - wide["true"]) / wide["true"]) * 100) for law in ranking.index
+        float(np.mean(np.abs(wide[law] - wide["true"]) / wide["true"]) * 100) if len(wide) else np.nan
+        for law in ranking.index
     ]
     ranking["weight"] = weights
     ranking = ranking.sort_values("inner_msle").reset_index()
-    nested = nested_error(wide, names, rule)
+    nested = nested_error(wide, members, rule) if len(wide) else {"mre": np.nan, "n_origins": 0}
+    own = blend_errors(wide, weights) if len(wide) else pd.DataFrame()
+    pooled = None
+    if not len(own) or cal.log_errors(own)["origin_decades"].nunique() < cal.MIN_ORIGINS:
+        pooled, n_pooled = pooled_over_table(data, base, weights)
+        if pooled is not None:
+            failures.append(
+                f"too few rolling origins of its own: its interval borrows the extrapolation spread pooled over "
+                f"{n_pooled} other benchmark(s) of the table (tau {pooled.tau:.3f} per decade)"
+            )
     rec = Recommendation(
         benchmark,
         rule,
@@ -366,7 +385,7 @@ def compare_laws(
         str(ranking["law"].iloc[0]),
         nested["mre"],
         nested["n_origins"],
-        float(wide["decades"].max()),
+        float(wide["decades"].max()) if len(wide) else 0.0,
         failures,
     )
-    return rec, StrategyFit(rule, rec.weights, results, blend_errors(wide, weights))
+    return rec, StrategyFit(rule, rec.weights, results, own, pooled=pooled)

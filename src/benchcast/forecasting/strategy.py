@@ -273,12 +273,15 @@ class StrategyFit:
         Each law fitted to every run the strategy may see.
     errors : DataFrame
         The blend's rolling-origin forecasts inside the runs.
+    pooled : Spread, optional
+        The spread pooled over other benchmarks, for a blend with too few rolling origins of its own.
     """
 
     name: str
     weights: dict
     results: dict
     errors: pd.DataFrame
+    pooled: cal.Spread | None = None
 
     @classmethod
     def single(cls, result) -> StrategyFit:
@@ -339,7 +342,14 @@ class StrategyFit:
             self.results, self.weights, runs, n_boot=n_boot, seed=seed, n_jobs=n_jobs, ray_address=ray_address
         )
         out = blend_forecast(
-            members, self.weights, self.errors, runs.flops, interval=interval, seed=seed, levels=levels
+            members,
+            self.weights,
+            self.errors,
+            runs.flops,
+            interval=interval,
+            seed=seed,
+            pooled=self.pooled,
+            levels=levels,
         )
         out.runs, out.used = runs, {law: members[law].used for law in out.weights}
         out.flags = target_flags(runs, {law: self.results[law] for law in out.weights})

@@ -43,6 +43,9 @@ class Law(LawQuestions):
     per_k: bool = True  # pass@k metrics are fitted one k at a time
     default_metric: str | None = None
     selectable: bool = True  # offered by law selection (recommend, bench)
+    # a default-strategy candidate only on runs spanning at least this many decades of compute
+    # (the default's law choice reads it: benchcast.forecasting.candidates.too_short)
+    min_ladder_decades: float = 0.0
     clip_scores: bool = False  # forecasts can leave [0, 1]: clip them and say so
     search: SearchSettings = SearchSettings()
     # why each parameter bounded by search_box is bounded, in words (shown where a fit reaches it)

@@ -10,9 +10,48 @@ import numpy as np
 
 from benchcast.errors import BenchcastError
 
+TPR_SPREAD = 0.1  # log tokens-per-parameter must vary by this much (rms) at equal size to separate N from D
+
+
+def spans_tprs(rows) -> bool:
+    """Whether runs separate parameters from tokens: their tokens per parameter vary at a given model
+    size, not only with it (a fixed-TPR ladder, or a fixed-token one such as Pythia's, is one curve).
+
+    Parameters
+    ----------
+    rows : pandas.DataFrame
+        Runs with columns ``params`` and ``tokens`` (or ``tpr``).
+
+    Returns
+    -------
+    bool
+        True where log T keeps a spread (rms above ``TPR_SPREAD``) once its linear trend in log N is removed.
+    """
+    if not {"params", "tokens"} <= set(rows.columns):
+        return bool("tpr" in rows and rows["tpr"].round(6).nunique() > 1)
+    params, tokens = rows["params"].to_numpy(float), rows["tokens"].to_numpy(float)
+    ok = np.isfinite(params) & np.isfinite(tokens) & (params > 0) & (tokens > 0)
+    if ok.sum() < 3:
+        return False
+    log_n, log_t = np.log(params[ok]), np.log(tokens[ok] / params[ok])
+    design = np.column_stack([np.ones_like(log_n), log_n])
+    coef, *_ = np.linalg.lstsq(design, log_t, rcond=None)
+    return bool(np.sqrt(np.mean((log_t - design @ coef) ** 2)) > TPR_SPREAD)
+
 
 class LawQuestions:
     """What a law says about its covariates, limits, parameter vectors and applicability."""
+
+    @property
+    def models_tpr(self) -> bool:
+        """Whether the law separates parameters from tokens (it needs, and models, several
+        tokens-per-parameter ratios); a law of compute alone reads runs at several TPRs as one curve.
+
+        Returns
+        -------
+        bool
+        """
+        return {"params", "tokens"} <= set(self.covariates)
 
     def covariates_at(self, theta: np.ndarray, flops: np.ndarray, *, tpr: float | None = None) -> dict:
         """Covariates of a run of compute ``flops`` (k, when the law has it, is added by the caller).
@@ -156,8 +195,11 @@ class LawQuestions:
         is_passk = str(rows["metric"].iloc[0]) == "pass@k"
         if self.default_metric == "pass@k" and not is_passk:
             return f"{self.name} models pass@k metrics"
-        if {"params", "tokens"} <= set(self.covariates) and rows["tpr"].round(6).nunique() < 2:
-            return f"{self.name} separates parameters from tokens: it needs runs at several tokens-per-parameter ratios"
+        if self.models_tpr and not spans_tprs(rows):
+            return (
+                f"{self.name} separates parameters from tokens: it needs runs at several tokens-per-parameter "
+                "ratios for one model size (a fixed-TPR or fixed-token ladder cannot tell N from D)"
+            )
         if "proxy" in self.fit_covariates and not proxy:
             return f"{self.name} needs a proxy loss (proxy='benchmark:metric')"
         if "gold" in self.covariates and not has_gold:

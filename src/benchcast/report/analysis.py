@@ -26,6 +26,7 @@ from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting.draws import LEVELS
 from benchcast.forecasting.flags import describe, withhold
 from benchcast.forecasting.intervals import check_replicates
+from benchcast.forecasting.selection import ladder_laws
 from benchcast.forecasting.targets import describe_run, planned_runs
 from benchcast.report.bands import curve_tpr, strategy_bands
 from benchcast.report.law_choice import RECOMMENDED, LawChoice, choose_law
@@ -299,9 +300,11 @@ def judge(
             validation = backtest(table, spec, threshold=choice.validation_threshold, seed=seed, **options)
         return validation, extrapolation_profile(table, spec, done=[validation], **options)
     thresholds = [choice.validation_threshold, *profile_thresholds(table, spec, tpr)]
-    strategy = choice.strategy
+    # the default as bench backtests it: the ladder's candidates and fallback, members chosen at each threshold
+    runs, _ = design(table, replace(spec, tpr=tpr))
+    candidates, fallbacks = ladder_laws(runs)
     backtests = strategy_backtests(
-        table, spec, metric, strategy.name, tuple(strategy.weights), thresholds, seed=seed, **options
+        table, spec, metric, choice.strategy.name, candidates, thresholds, seed=seed, fallbacks=fallbacks, **options
     )
     if not backtests or backtests[0].threshold != choice.validation_threshold:
         raise InsufficientDataError(

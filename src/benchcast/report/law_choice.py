@@ -111,4 +111,6 @@ def choose_law(
         f"decades ahead; the choice itself erred by {rec.nested_mre:.2f} % MRE there); --law NAME forecasts with "
         "one law"
     )
+    if rec.failures:  # members left out, a fallback alone, a spread borrowed from other benchmarks: said here
+        reason += ". " + "; ".join(rec.failures)
     return LawChoice(detailed, reason, rec.ranking, threshold, strategy)

@@ -133,6 +133,7 @@ def strategy_backtests(
     seed: int,
     n_jobs: int | None = 1,
     interval: str = "extrapolation",
+    fallbacks: tuple[str, ...] = (),
 ) -> list[StrategyBacktest]:
     """``strategy`` backtested at each threshold: one bench cell per threshold, run together (so the
     thresholds' law fits run in one pool), each laid out by :func:`cell_backtest`.
@@ -159,6 +160,8 @@ def strategy_backtests(
         Worker processes of the law fits.
     interval : {'extrapolation', 'bootstrap'}
         The intervals' kind.
+    fallbacks : tuple of str
+        Laws it uses alone where no candidate has support (bench's, for the default's ladder).
 
     Returns
     -------
@@ -170,9 +173,10 @@ def strategy_backtests(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # bench's cells record failures as statuses; the page says them
         outcomes, picks, held_out = fit_cells(
-            [data], laws, choosers=[], n_boot=n_boot, seed=seed, n_jobs=n_jobs, progress=None
+            [data], (*laws, *fallbacks), choosers=[], n_boot=n_boot, seed=seed, n_jobs=n_jobs, progress=None
         )
-        rows, predictions = assemble([data], [name], outcomes, picks, held_out, seed, candidates=laws)
+        ladder = {data.name: (laws, fallbacks)}
+        rows, predictions = assemble([data], [name], outcomes, picks, held_out, seed, candidates=ladder)
     runs, _ = design(table, replace(spec, tpr=tpr))
     out = []
     for threshold in thresholds:
@@ -182,7 +186,8 @@ def strategy_backtests(
         cell = {k[4]: outcome for k, outcome in outcomes.items() if k[:4] == key}
         row = rows[rows["cutoff"] == threshold].iloc[0].to_dict()
         points = predictions[predictions["cutoff"] == threshold] if len(predictions) else predictions
-        out.append(cell_backtest(runs, row, points, cell, laws, n_boot=n_boot, seed=seed, interval=interval))
+        options = {"n_boot": n_boot, "seed": seed, "interval": interval, "fallbacks": fallbacks}
+        out.append(cell_backtest(runs, row, points, cell, laws, **options))
     return out
 
 
@@ -196,6 +201,7 @@ def cell_backtest(
     n_boot: int,
     seed: int,
     interval: str,
+    fallbacks: tuple[str, ...] = (),
 ) -> StrategyBacktest:
     """One bench cell as a backtest: its runs by side, the strategy's held-out predictions and
     intervals, its metrics, and its members' curves blended with the strategy's weights.
@@ -216,6 +222,8 @@ def cell_backtest(
         Bootstrap replicates and seed (the curve's blend uses no draws).
     interval : {'extrapolation', 'bootstrap'}
         The intervals' kind.
+    fallbacks : tuple of str
+        Laws it uses alone where no candidate has support.
 
     Returns
     -------
@@ -230,7 +238,7 @@ def cell_backtest(
     status = str(row["status"])
     weights, members = {}, {}
     if status == "ok":
-        plan = plan_strategy(str(row["strategy"]), cell, {}, laws)
+        plan = plan_strategy(str(row["strategy"]), cell, {}, laws, fallbacks=fallbacks)
         weights = {law: float(w) for law, w in plan.weights.sort_values(ascending=False).items() if w > 0}
         members = {law: cell[law].fit for law in weights}
         held = points[["run", "flops", "predicted", *[c for c in points if c.startswith(("lower", "upper"))]]]
