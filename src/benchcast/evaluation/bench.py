@@ -234,13 +234,8 @@ def fit_cells(
                 for chooser in choosers:
                     pick_keys.append(((data.name, bench_name, metric, cutoff), chooser.name))
                     pick_jobs.append((train, base, chooser))
-    outcomes = dict(
-        zip(
-            keys,
-            parallel_map(_law_job, law_jobs, description="bench: fit laws", **pool),
-            strict=True,
-        )
-    )
+    fitted = parallel_map(_law_job, law_jobs, description="bench: fit laws", **pool)
+    outcomes = dict(zip(keys, fitted, strict=True))
     picks: dict[tuple, dict[str, str | None]] = {}
     chosen = parallel_map(_choose_job, pick_jobs, description="bench: choosers", **pool) if pick_jobs else []
     for (key, name), law in zip(pick_keys, chosen, strict=True):
@@ -256,15 +251,8 @@ def fit_cells(
             train, held = split_for(data, bench_name, metric, cutoff)
             spec = FitSpec(law, bench_name, metric, tpr=data.tpr, min_flops=data.min_flops, seed=seed)
             jobs.append((train, queries_of(held), spec, n_boot, seed))
-        outcomes.update(
-            dict(
-                zip(
-                    extra,
-                    parallel_map(_law_job, jobs, description="bench: chosen laws", **pool),
-                    strict=True,
-                )
-            )
-        )
+        fitted = parallel_map(_law_job, jobs, description="bench: chosen laws", **pool)
+        outcomes.update(zip(extra, fitted, strict=True))
     return outcomes, picks, held_out
 
 

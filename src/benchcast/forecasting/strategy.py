@@ -22,7 +22,7 @@ import pandas as pd
 from benchcast.errors import BenchcastError
 from benchcast.forecasting import calibration as cal
 from benchcast.forecasting.draws import LEVELS, ScoreDraws
-from benchcast.forecasting.flags import describe, refused, score_interval, strategy_flags
+from benchcast.forecasting.flags import describe, score_interval, strategy_flags, withhold
 from benchcast.forecasting.intervals import bootstrap
 from benchcast.forecasting.targets import PlannedRuns, planned_runs, target_flags
 from benchcast.forecasting.tau_pooling import TauPrior
@@ -156,6 +156,7 @@ def blend_forecast(
         flops, predicted, {}, used, {law: members[law].predicted for law in used}, interval, decades=decades
     )
     out.point_flags = strategy_flags({law: members[law] for law in used}, predicted, decades, top)
+    out.predicted = withhold(predicted, out.point_flags)  # a refused point has no number (nor interval)
     if any(members[law].boot is None for law in used):
         out.note = "no interval: no bootstrap draws"
         return out
@@ -173,7 +174,7 @@ def blend_forecast(
             return out
         spread = prior.shrink(own) if prior is not None and own is not None else cal.shrink(own, pooled)
     out.spread = spread
-    ok = np.isfinite(draws.values).all(axis=0)
+    ok = np.isfinite(draws.values).all(axis=0) & np.isfinite(out.predicted)
     out.intervals = {level: (np.full(len(flops), np.nan), np.full(len(flops), np.nan)) for level in levels}
     if not ok.any():
         out.note = "no interval: no finite bootstrap draw"
@@ -341,16 +342,8 @@ class StrategyFit:
         members = member_forecasts(
             self.results, self.weights, runs, n_boot=n_boot, seed=seed, n_jobs=n_jobs, ray_address=ray_address
         )
-        out = blend_forecast(
-            members,
-            self.weights,
-            self.errors,
-            runs.flops,
-            interval=interval,
-            seed=seed,
-            pooled=self.pooled,
-            levels=levels,
-        )
+        blend = {"interval": interval, "seed": seed, "pooled": self.pooled, "levels": levels}
+        out = blend_forecast(members, self.weights, self.errors, runs.flops, **blend)
         out.runs, out.used = runs, {law: members[law].used for law in out.weights}
         out.flags = target_flags(runs, {law: self.results[law] for law in out.weights})
         return out
@@ -391,9 +384,6 @@ class StrategyFit:
         }
         if blended.flags[0]:
             out["flag"] = blended.flags[0]
-        if refused(blended.point_flags[0]):  # no number: the reason is in flags
-            out["prediction"] = float("nan")
-            return out
         if not options["n_boot"]:
             return out
         if blended.note:
