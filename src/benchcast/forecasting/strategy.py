@@ -14,13 +14,14 @@ is. A point where a member has a non-finite draw gets no interval.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
 from benchcast.errors import BenchcastError
 from benchcast.forecasting import calibration as cal
+from benchcast.forecasting.distance import members_decades, tpr_error
 from benchcast.forecasting.draws import LEVELS, ScoreDraws
 from benchcast.forecasting.intervals import bootstrap
 from benchcast.forecasting.targets import PlannedRuns, planned_runs, target_flags
@@ -41,12 +42,15 @@ class MemberForecast:
         The largest run it was fitted to (the origin of each point's distance).
     used : str
         The covariates it was given, in words (:meth:`PlannedRuns.covariates`).
+    fit : FitResult, optional
+        The fit (its runs' TPR range, and its TPR origins: :mod:`benchcast.forecasting.distance`).
     """
 
     predicted: np.ndarray
     boot: ScoreDraws | None
     flops_max: float
     used: str = "C"
+    fit: object = None
 
 
 @dataclass
@@ -119,8 +123,9 @@ def blend_forecast(
     errors : DataFrame or None
         The blend's rolling-origin forecasts inside the runs
         (:func:`benchcast.forecasting.law_comparison.blend_errors`); used by ``'extrapolation'``.
-    flops : array_like (points,)
-        Compute of each point.
+    flops : array_like (points,) or PlannedRuns
+        Compute of each point, or the points as runs (a run outside the members' TPR range is further away:
+        :mod:`benchcast.forecasting.distance`).
     interval : {'extrapolation', 'bootstrap'}
     seed : int
         Seed of the per-point streams of the widening.
@@ -141,10 +146,10 @@ def blend_forecast(
     used = {law: float(w) for law, w in weights.items() if w > 0}
     if not used:
         raise BenchcastError("a strategy's forecast needs at least one law with a positive weight.")
+    flops, tpr = (flops.flops, flops.tpr) if isinstance(flops, PlannedRuns) else (flops, None)
     flops = np.atleast_1d(np.asarray(flops, float))
     predicted = sum(w * np.asarray(members[law].predicted, float) for law, w in used.items())
-    top = max(float(members[law].flops_max) for law in used)
-    decades = np.log10(flops / top)
+    decades, beyond = members_decades([members[law] for law in used], flops, tpr)
     out = BlendedForecast(
         flops, predicted, {}, used, {law: members[law].predicted for law in used}, interval, decades=decades
     )
@@ -164,6 +169,8 @@ def blend_forecast(
             out.note = f"no interval: {reason}"  # no interval rather than a wrong one
             return out
         spread = prior.shrink(own) if prior is not None and own is not None else cal.shrink(own, pooled)
+        if (beyond > 0).any():  # the blend's error per decade of TPR (None: tau)
+            spread = replace(spread, tau_tpr=tpr_error(members, used))
     out.spread = spread
     ok = np.isfinite(draws.values).all(axis=0)
     out.intervals = {level: (np.full(len(flops), np.nan), np.full(len(flops), np.nan)) for level in levels}
@@ -172,7 +179,7 @@ def blend_forecast(
         return out
     sample = draws.take(ok)
     if spread is not None:
-        sample = sample.widen(spread, seed, decades=decades[ok])
+        sample = sample.widen(spread, seed, decades=decades[ok], tpr_decades=beyond[ok])
     for level in levels:
         lower, upper = sample.interval(level)
         out.intervals[level][0][ok], out.intervals[level][1][ok] = lower, upper
@@ -223,9 +230,8 @@ def member_forecasts(
         if n_boot:
             replicates = bootstrap(result, n_boot, seed=seed, n_jobs=n_jobs, progress=None, ray_address=ray_address)
             boot = replicates.draws("prediction", **covariates)
-        out[law] = MemberForecast(
-            np.asarray(result.predict(**covariates), float), boot, float(result.diagnostics.flops_max), used
-        )
+        predicted, top = np.asarray(result.predict(**covariates), float), float(result.diagnostics.flops_max)
+        out[law] = MemberForecast(predicted, boot, top, used, result)
     return out
 
 
@@ -314,7 +320,7 @@ class StrategyFit:
         ----------
         runs : array_like or PlannedRuns
             Compute of each point, or the points as runs (N and D: :func:`member_forecasts`). The distance
-            that widens the interval is the compute's.
+            that widens the interval is the compute's, and the TPR's outside the fitted runs' TPR range.
         n_boot, seed : int
             Bootstrap replicates per law (0: no interval) and seed.
         interval : {'extrapolation', 'bootstrap'}
@@ -337,7 +343,7 @@ class StrategyFit:
             members,
             self.weights,
             self.errors,
-            runs.flops,
+            runs,
             interval=interval,
             seed=seed,
             pooled=self.pooled,
