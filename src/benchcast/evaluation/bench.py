@@ -27,14 +27,12 @@ from benchcast.evaluation.bench_cells import (  # noqa: F401 (API)
 from benchcast.evaluation.bench_result import BenchResult, leaderboard, metrics, write_outputs  # noqa: F401 (API)
 from benchcast.fitting.spec import FitSpec
 from benchcast.forecasting import calibration as cal
-from benchcast.forecasting.strategy import blend_forecast
-from benchcast.forecasting.targets import PlannedRuns
+from benchcast.forecasting.strategy import PlannedRuns, blend_forecast
 from benchcast.forecasting.tau_pooling import PRIOR_ORIGINS, leave_one_out_priors
 from benchcast.laws import get_law
 from benchcast.laws.questions import spans_tprs
 from benchcast.utils.parallel import parallel_map
 
-RUN_COLUMNS = ("flops", "params", "tokens")  # a held-out run as blend_forecast places it (compute and TPR)
 DEFAULT_REPLICATES = 20  # bootstrap replicates per law fit (the extrapolation term dominates the width)
 ROW_KEYS = (
     "dataset",
@@ -368,7 +366,7 @@ def assemble(
                         cell,
                         plan.weights,
                         plan.errors,
-                        PlannedRuns(*(held[c].to_numpy(float) for c in RUN_COLUMNS), np.ones(len(held), bool)),
+                        PlannedRuns(*held[["flops", "params", "tokens"]].to_numpy(float).T, np.ones(len(held), bool)),
                         interval=plan.interval,
                         seed=seed,
                         pooled=pooled,
