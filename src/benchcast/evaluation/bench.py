@@ -28,7 +28,7 @@ from benchcast.evaluation.bench_result import BenchResult, leaderboard, metrics,
 from benchcast.fitting.spec import FitSpec
 from benchcast.forecasting import calibration as cal
 from benchcast.forecasting.flags import cell_flags, describe
-from benchcast.forecasting.strategy import blend_forecast
+from benchcast.forecasting.strategy import PlannedRuns, blend_forecast
 from benchcast.forecasting.tau_pooling import PRIOR_ORIGINS, leave_one_out_priors
 from benchcast.laws import get_law
 from benchcast.laws.questions import spans_tprs
@@ -357,7 +357,7 @@ def assemble(
                         cell,
                         plan.weights,
                         plan.errors,
-                        held["flops"].to_numpy(float),
+                        PlannedRuns(*held[["flops", "params", "tokens"]].to_numpy(float).T, np.ones(len(held), bool)),
                         interval=plan.interval,
                         seed=seed,
                         pooled=pooled,

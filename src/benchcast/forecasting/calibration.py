@@ -139,21 +139,29 @@ class Spread:
     source: str  # 'own', 'pooled', 'own+pooled' or 'own+benchmarks' (tau_pooling)
     n_unconverged: int = 0  # inner origins whose refit did not converge (their forecasts are kept)
     n_pooled: int = 0  # other benchmarks its log tau was shrunk towards (benchcast.forecasting.tau_pooling)
+    tau_tpr: float | None = None  # per decade of TPR outside the fitted runs' (None: tau; forecasting.distance)
 
-    def sd(self, decades) -> np.ndarray:
+    def sd(self, decades, tpr_decades=None) -> np.ndarray:
         """The sd of the log-ratio error at a distance.
 
         Parameters
         ----------
         decades : array_like
             Distance beyond the largest fitted run, in decades of compute (negative counts as 0).
+        tpr_decades : array_like, optional
+            Distance outside the fitted runs' TPR range, in decades of TPR (0: inside).
 
         Returns
         -------
         ndarray
-            ``tau * decades``.
+            ``tau * decades``; sqrt((tau decades)^2 + (tau_tpr tpr_decades)^2) outside the TPR range.
         """
-        return self.tau * np.maximum(np.asarray(decades, float), 0.0)
+        compute = self.tau * np.maximum(np.asarray(decades, float), 0.0)
+        if tpr_decades is None:
+            return compute
+        beyond = np.asarray(tpr_decades, float)
+        per = self.tau if self.tau_tpr is None else self.tau_tpr
+        return np.where(beyond > 0, np.hypot(compute, per * beyond), compute)
 
     def to_dict(self) -> dict:
         """The spread as JSON-ready numbers.
@@ -171,6 +179,7 @@ class Spread:
             "source": self.source,
             "n_unconverged": self.n_unconverged,
             "n_pooled": self.n_pooled,
+            **({} if self.tau_tpr is None else {"tau_tpr": self.tau_tpr}),
         }
 
 

@@ -75,7 +75,9 @@ def net_sd(boot_draws: np.ndarray, total: np.ndarray) -> np.ndarray:
     return np.sqrt(np.maximum(np.asarray(total, float) ** 2 - np.nan_to_num(b) ** 2, 0.0))
 
 
-def combine(boot_draws: np.ndarray, decades: np.ndarray, spread, *, seed: int = 0, reference=None) -> np.ndarray:
+def combine(
+    boot_draws: np.ndarray, decades: np.ndarray, spread, *, seed: int = 0, reference=None, tpr_decades=None
+) -> np.ndarray:
     """Score draws (n, points): bootstrap prediction draws times exp(s eps), clipped to [0, 1], with s
     the extrapolation sd tau D net of the bootstrap's own (:func:`net_sd`), so that the draws' log sd is
     about max(b, tau D) rather than sqrt(b^2 + tau^2 D^2).
@@ -99,6 +101,8 @@ def combine(boot_draws: np.ndarray, decades: np.ndarray, spread, *, seed: int = 
         The draws whose spread the extrapolation term is net of (default ``boot_draws``): the
         prediction draws when ``boot_draws`` are the mean's, so that both get the same term and the
         interval of a run stays wider than the interval of the mean.
+    tpr_decades : array (points,), optional
+        Each point's distance outside the fitted runs' TPR range (:meth:`Spread.sd`; None: compute alone).
 
     Returns
     -------
@@ -118,7 +122,7 @@ def combine(boot_draws: np.ndarray, decades: np.ndarray, spread, *, seed: int = 
     with np.errstate(divide="ignore"):
         log_draws = (
             np.log(np.clip(base, 1e-12, None))
-            + eps * net_sd(boot_draws if reference is None else reference, spread.sd(decades))[None, :]
+            + eps * net_sd(boot_draws if reference is None else reference, spread.sd(decades, tpr_decades))[None, :]
         )
     return np.clip(np.exp(log_draws), 0.0, 1.0)
 
@@ -248,7 +252,7 @@ class ScoreDraws(Draws):
         decades = None if self.decades is None else np.asarray(self.decades)[columns]
         return ScoreDraws(self.values[:, columns], points, None, self.method, decades)
 
-    def widen(self, spread, seed: int = 0, decades=None, reference=None) -> ScoreDraws:
+    def widen(self, spread, seed: int = 0, decades=None, reference=None, tpr_decades=None) -> ScoreDraws:
         """These draws with the extrapolation error added (:func:`combine`): each draw times
         exp(tau D eps), eps from a stream per point, clipped to [0, 1].
 
@@ -262,6 +266,8 @@ class ScoreDraws(Draws):
             Distances beyond the data (default: :attr:`decades`).
         reference : ScoreDraws, optional
             The draws whose spread the term is net of (default: these; :func:`combine`).
+        tpr_decades : array (points,), optional
+            Distances outside the fitted runs' TPR range (:func:`combine`).
 
         Returns
         -------
@@ -272,7 +278,14 @@ class ScoreDraws(Draws):
         if decades is None:
             raise BenchcastError("widening draws by the extrapolation error needs each point's distance in decades.")
         return ScoreDraws(
-            combine(self.values, decades, spread, seed=seed, reference=None if reference is None else reference.values),
+            combine(
+                self.values,
+                decades,
+                spread,
+                seed=seed,
+                reference=None if reference is None else reference.values,
+                tpr_decades=tpr_decades,
+            ),
             self.points,
             self.shape,
             self.method,

@@ -14,13 +14,14 @@ is. A point where a member has a non-finite draw gets no interval.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
 from benchcast.errors import BenchcastError
 from benchcast.forecasting import calibration as cal
+from benchcast.forecasting.distance import members_decades, tpr_error
 from benchcast.forecasting.draws import LEVELS, ScoreDraws
 from benchcast.forecasting.flags import describe, score_interval, strategy_flags, withhold
 from benchcast.forecasting.intervals import bootstrap
@@ -43,7 +44,8 @@ class MemberForecast:
     used : str
         The covariates it was given, in words (:meth:`PlannedRuns.covariates`).
     fit : FitResult, optional
-        The fit (its refusals and flags: :mod:`benchcast.forecasting.flags`).
+        The fit (its refusals and flags: :mod:`benchcast.forecasting.flags`; its runs' TPR range and TPR
+        origins: :mod:`benchcast.forecasting.distance`).
     """
 
     predicted: np.ndarray
@@ -126,8 +128,9 @@ def blend_forecast(
     errors : DataFrame or None
         The blend's rolling-origin forecasts inside the runs
         (:func:`benchcast.forecasting.law_comparison.blend_errors`); used by ``'extrapolation'``.
-    flops : array_like (points,)
-        Compute of each point.
+    flops : array_like (points,) or PlannedRuns
+        Compute of each point, or the points as runs (a run outside the members' TPR range is further away:
+        :mod:`benchcast.forecasting.distance`).
     interval : {'extrapolation', 'bootstrap'}
     seed : int
         Seed of the per-point streams of the widening.
@@ -148,13 +151,12 @@ def blend_forecast(
     used = {law: float(w) for law, w in weights.items() if w > 0}
     if not used:
         raise BenchcastError("a strategy's forecast needs at least one law with a positive weight.")
+    flops, tpr = (flops.flops, flops.tpr) if isinstance(flops, PlannedRuns) else (flops, None)
     flops = np.atleast_1d(np.asarray(flops, float))
     predicted = sum(w * np.asarray(members[law].predicted, float) for law, w in used.items())
-    top = max(float(members[law].flops_max) for law in used)
-    decades = np.log10(flops / top)
-    out = BlendedForecast(
-        flops, predicted, {}, used, {law: members[law].predicted for law in used}, interval, decades=decades
-    )
+    decades, beyond = members_decades([members[law] for law in used], flops, tpr)
+    out = BlendedForecast(flops, predicted, {}, used, {law: members[law].predicted for law in used}, interval)
+    out.decades, top = decades, max(float(members[law].flops_max) for law in used)
     out.point_flags = strategy_flags({law: members[law] for law in used}, predicted, decades, top)
     out.predicted = withhold(predicted, out.point_flags)  # a refused point has no number (nor interval)
     if any(members[law].boot is None for law in used):
@@ -173,6 +175,8 @@ def blend_forecast(
             out.note = f"no interval: {reason}"  # no interval rather than a wrong one
             return out
         spread = prior.shrink(own) if prior is not None and own is not None else cal.shrink(own, pooled)
+        if (beyond > 0).any():  # the blend's error per decade of TPR (None: tau)
+            spread = replace(spread, tau_tpr=tpr_error(members, used))
     out.spread = spread
     ok = np.isfinite(draws.values).all(axis=0) & np.isfinite(out.predicted)
     out.intervals = {level: (np.full(len(flops), np.nan), np.full(len(flops), np.nan)) for level in levels}
@@ -181,7 +185,7 @@ def blend_forecast(
         return out
     sample = draws.take(ok)
     if spread is not None:
-        sample = sample.widen(spread, seed, decades=decades[ok])
+        sample = sample.widen(spread, seed, decades=decades[ok], tpr_decades=beyond[ok])
     for level in levels:
         lower, upper = score_interval(sample, level)
         out.intervals[level][0][ok], out.intervals[level][1][ok] = lower, upper
@@ -232,9 +236,8 @@ def member_forecasts(
         if n_boot:
             replicates = bootstrap(result, n_boot, seed=seed, n_jobs=n_jobs, progress=None, ray_address=ray_address)
             boot = replicates.draws("prediction", **covariates)
-        out[law] = MemberForecast(
-            np.asarray(result.predict(**covariates), float), boot, float(result.diagnostics.flops_max), used, result
-        )
+        predicted, top = np.asarray(result.predict(**covariates), float), float(result.diagnostics.flops_max)
+        out[law] = MemberForecast(predicted, boot, top, used, result)
     return out
 
 
@@ -323,7 +326,7 @@ class StrategyFit:
         ----------
         runs : array_like or PlannedRuns
             Compute of each point, or the points as runs (N and D: :func:`member_forecasts`). The distance
-            that widens the interval is the compute's.
+            that widens the interval is the compute's, and the TPR's outside the fitted runs' TPR range.
         n_boot, seed : int
             Bootstrap replicates per law (0: no interval) and seed.
         interval : {'extrapolation', 'bootstrap'}
@@ -343,7 +346,7 @@ class StrategyFit:
             self.results, self.weights, runs, n_boot=n_boot, seed=seed, n_jobs=n_jobs, ray_address=ray_address
         )
         blend = {"interval": interval, "seed": seed, "pooled": self.pooled, "levels": levels}
-        out = blend_forecast(members, self.weights, self.errors, runs.flops, **blend)
+        out = blend_forecast(members, self.weights, self.errors, runs, **blend)
         out.runs, out.used = runs, {law: members[law].used for law in out.weights}
         out.flags = target_flags(runs, {law: self.results[law] for law in out.weights})
         return out

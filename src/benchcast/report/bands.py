@@ -61,7 +61,7 @@ def strategy_bands(
     flops, strategy = runs.flops, choice.strategy
     members = member_forecasts(strategy.results, strategy.weights, runs, n_boot=n_boot, seed=seed, n_jobs=n_jobs)
     blend = {"interval": interval, "seed": seed}
-    blended, notes = blend_forecast(members, strategy.weights, strategy.errors, flops, **blend), []
+    blended, notes = blend_forecast(members, strategy.weights, strategy.errors, runs, **blend), []
     if blended.note:  # no interval rather than a narrower one of another kind: as recommend and forecast answer
         notes.append(
             f"no prediction interval: {blended.note}"
