@@ -149,3 +149,12 @@ def test_a_forecast_clipped_into_0_1_is_refused_like_one_outside_it(apple):
     flags = fl.forecast_flags(shifted, point, [1e21])
     assert fl.refused(flags[0]) and flags[0][0].kind == fl.OUTSIDE_RANGE and "clipped" in flags[0][0].reason
     assert fl.forecast_flags(result, result.predict(flops=np.array([1e21])), [1e21]) == [()]
+
+
+def test_an_infinite_forecast_is_refused_and_no_forecast_is_not_flagged():
+    """inf (an overflowing law) is outside [0, 1] like any other number there; nan is no forecast at all."""
+    for value in (np.inf, -np.inf):
+        (flag,) = fl.value_flags("bnsl", value)
+        assert flag.refuses and flag.kind == fl.OUTSIDE_RANGE
+    assert fl.value_flags("bnsl", np.nan) == ()
+    assert np.isnan(fl.withhold([np.inf], [fl.value_flags("bnsl", np.inf)])[0])

@@ -139,7 +139,7 @@ def value_flags(law: str, value: float, limit: float | None = None, meaning: str
     -------
     tuple of Flag
     """
-    if not math.isfinite(value):
+    if math.isnan(value):  # no forecast: nothing to refuse (an infinite one is outside [0, 1] below)
         return ()
     if not 0.0 <= value <= 1.0:
         return (Flag(OUTSIDE_RANGE, f"{law} forecasts {value:.4g}, outside [0, 1]: not a score", True),)
