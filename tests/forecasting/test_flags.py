@@ -158,3 +158,14 @@ def test_an_infinite_forecast_is_refused_and_no_forecast_is_not_flagged():
         assert flag.refuses and flag.kind == fl.OUTSIDE_RANGE
     assert fl.value_flags("bnsl", np.nan) == ()
     assert np.isnan(fl.withhold([np.inf], [fl.value_flags("bnsl", np.inf)])[0])
+
+
+@pytest.mark.filterwarnings("error")
+def test_the_leaderboard_reads_cells_never_flagged_as_unflagged():
+    """Where no cell was forecast, ``flagged`` is an all-NaN float column: it reads as False (no pandas
+    fill-value warning, an error in later pandas)."""
+    base = {"dataset": "d", "metric": "acc", "cutoff": 1.0, "strategy": "s", "flagged": np.nan}
+    base |= dict.fromkeys(("mre", "coverage50", "coverage90"), np.nan)
+    rows = pd.DataFrame([{**base, "benchmark": b, "status": "no support"} for b in ("a", "b")])
+    board = leaderboard(rows).set_index("strategy")
+    assert (board.loc["s", "cells"], board.loc["s", "no_support"], board.loc["s", "flagged"]) == (0, 2, 0)
