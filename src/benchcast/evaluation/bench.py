@@ -87,7 +87,7 @@ def bench(
     """Rolling-origin backtests of every strategy on every data set, benchmark and cutoff.
 
     ``laws`` are fitted, each also a fixed-law strategy; ``candidates`` are what ``ensemble``,
-    ``stack`` and ``select`` combine (default: each data set's own, fitted beside ``laws``, with its
+    ``stack`` and ``select`` combine (default: each cutoff's own ladder, fitted beside ``laws``, with its
     fallback law where no candidate has support: :func:`strategies.ladder_candidates`). ``strategies``
     default to every fixed law with both intervals, ``ensemble`` (also with the bootstrap-only interval),
     ``stack``, ``select`` and each of ``choosers`` (rules that pick one law per cell from its training runs).
@@ -102,7 +102,7 @@ def bench(
     laws : tuple of str
         The laws fitted in every cell.
     candidates : tuple of str, optional
-        The laws the selectors combine (a subset of ``laws``; no fallback); None: each data set's.
+        The laws the selectors combine (a subset of ``laws``; no fallback); None: each cutoff's training runs'.
     n_boot : int
         Bootstrap replicates per law fit.
     seed : int
