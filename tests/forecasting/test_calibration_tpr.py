@@ -49,8 +49,8 @@ def test_a_run_at_a_new_tpr_inside_the_fitted_compute_gets_a_wider_interval(monk
     fit.points = {"params": np.array([1e8, 1e9]), "tokens": np.array([1e9, 8e10])}  # TPR 10 .. 80
     monkeypatch.setattr(distance, "fitted_tpr_range", lambda fits: (10.0, 80.0))
     monkeypatch.setattr("benchcast.forecasting.strategy.tpr_error", lambda members, weights: 0.3)
-    # the stand-in fit has no diagnostics: this test is about the interval, not the flags
-    monkeypatch.setattr("benchcast.forecasting.strategy.strategy_flags", lambda members, predicted, *a: [()] * 2)
+    # the stub fit has no diagnostics to flag from: the flags are not under test here (tests/forecasting/test_flags.py)
+    monkeypatch.setattr("benchcast.forecasting.strategy.strategy_flags", lambda members, values, *_: [()] * len(values))
     values = np.array([0.5, 0.5])
     runs = PlannedRuns(np.array([1e20, 1e20]), np.array([1e9, 4e8]), np.array([1.6e10, 6.4e10]), np.ones(2, bool))
     errors = _own_errors()

@@ -130,3 +130,42 @@ def test_a_strategy_with_a_member_outside_one_is_refused(above_one):
     text = str(shown)
     assert "refused" in text and "outside [0, 1]" in text
     assert json.loads(json.dumps(shown.to_dict()))["forecasts"][1]["prediction"] is None
+
+
+def test_a_forecast_clipped_into_0_1_is_refused_like_one_outside_it(apple):
+    """A two-stage law clips its unbounded second stage to [0, 1] (quietly in bench's workers): the 1.0 it
+    then gives is a number outside [0, 1] all the same, refused with the law's reason, never a score."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = bc.fit(apple, "two_stage_linear", "arc_easy", "acc_norm", tpr=20)
+    theta = result.fitted.vector.copy()
+    theta[result.law_object.param_names.index("a")] += 1.0  # stage 2 now above 1 everywhere
+    shifted = replace(result, fitted=result.law_object.freeze(theta, result.spec.q_rand))
+    with pytest.warns(bc.errors.FitWarning, match="clipped"):
+        point = shifted.predict(flops=np.array([1e21]))
+    assert point[0] == 1.0  # the clipped number
+    flags = fl.forecast_flags(shifted, point, [1e21])
+    assert fl.refused(flags[0]) and flags[0][0].kind == fl.OUTSIDE_RANGE and "clipped" in flags[0][0].reason
+    assert fl.forecast_flags(result, result.predict(flops=np.array([1e21])), [1e21]) == [()]
+
+
+def test_an_infinite_forecast_is_refused_and_no_forecast_is_not_flagged():
+    """inf (an overflowing law) is outside [0, 1] like any other number there; nan is no forecast at all."""
+    for value in (np.inf, -np.inf):
+        (flag,) = fl.value_flags("bnsl", value)
+        assert flag.refuses and flag.kind == fl.OUTSIDE_RANGE
+    assert fl.value_flags("bnsl", np.nan) == ()
+    assert np.isnan(fl.withhold([np.inf], [fl.value_flags("bnsl", np.inf)])[0])
+
+
+@pytest.mark.filterwarnings("error")
+def test_the_leaderboard_reads_cells_never_flagged_as_unflagged():
+    """Where no cell was forecast, ``flagged`` is an all-NaN float column: it reads as False (no pandas
+    fill-value warning, an error in later pandas)."""
+    base = {"dataset": "d", "metric": "acc", "cutoff": 1.0, "strategy": "s", "flagged": np.nan}
+    base |= dict.fromkeys(("mre", "coverage50", "coverage90"), np.nan)
+    rows = pd.DataFrame([{**base, "benchmark": b, "status": "no support"} for b in ("a", "b")])
+    board = leaderboard(rows).set_index("strategy")
+    assert (board.loc["s", "cells"], board.loc["s", "no_support"], board.loc["s", "flagged"]) == (0, 2, 0)

@@ -148,3 +148,16 @@ def test_a_short_ladder_forecasts_with_the_fallback_and_says_where_its_interval_
     assert 0 < rec.forecast["prediction"] < 1
     source = rec.forecast.get("extrapolation", {}).get("source")
     assert source in ("own", "pooled") and (source != "pooled" or "pooled over" in notes)
+
+
+def test_bench_decides_a_cutoffs_ladder_on_its_training_runs_only(apple):
+    """Runs above the cutoff are held out: their TPRs must not choose the candidates (recommend sees only
+    the runs below its target). Here the training runs are all at TPR 20, the held-out ones at several."""
+    from benchcast.evaluation.bench import Dataset
+    from benchcast.evaluation.strategies import ladder_candidates, runs_of
+
+    table = apple[np.isclose(apple["tpr"], 20.0) | (apple["flops"] > 1e20)]
+    data = Dataset("mixed", table, (("arc_easy", "acc_norm"),), (1e20,), None, 3e18)
+    assert (runs_of(data, 1e20)["flops"] <= 1e20).all() and np.allclose(runs_of(data, 1e20)["tpr"], 20.0)
+    assert ladder_candidates(data, 1e20) == (("power_floor", "bnsl_monotone"), ("power",))
+    assert ladder_candidates(data) == (("nd_floor", "power_floor_tpr"), ("nd",))  # every run: several TPRs

@@ -87,7 +87,7 @@ def bench(
     """Rolling-origin backtests of every strategy on every data set, benchmark and cutoff.
 
     ``laws`` are fitted, each also a fixed-law strategy; ``candidates`` are what ``ensemble``,
-    ``stack`` and ``select`` combine (default: each data set's own, fitted beside ``laws``, with its
+    ``stack`` and ``select`` combine (default: each cutoff's own ladder, fitted beside ``laws``, with its
     fallback law where no candidate has support: :func:`strategies.ladder_candidates`). ``strategies``
     default to every fixed law with both intervals, ``ensemble`` (also with the bootstrap-only interval),
     ``stack``, ``select`` and each of ``choosers`` (rules that pick one law per cell from its training runs).
@@ -102,7 +102,7 @@ def bench(
     laws : tuple of str
         The laws fitted in every cell.
     candidates : tuple of str, optional
-        The laws the selectors combine (a subset of ``laws``; no fallback); None: each data set's.
+        The laws the selectors combine (a subset of ``laws``; no fallback); None: each cutoff's training runs'.
     n_boot : int
         Bootstrap replicates per law fit.
     seed : int
@@ -136,11 +136,12 @@ def bench(
     if missing and any(st.base_name(name, by_name)[0] in st.SELECTORS for name in strategies):
         raise BenchcastError(f"candidate law(s) {missing} are not among the fitted laws {list(laws)}.")
     selected = any(st.base_name(name, by_name)[0] in st.SELECTORS for name in strategies)
-    ladders = {d.name: (tuple(candidates), ()) if candidates else st.ladder_candidates(d) for d in datasets}
+    ladders = st.cell_ladders(datasets, candidates)  # each cutoff's, from its training runs only
+    extra = {d.name: sum((sum(p, ()) for (n, _), p in ladders.items() if n == d.name), ()) for d in datasets}
     outcomes, picks, held_out = fit_cells(
         datasets,
         laws,
-        extra_laws={name: (*c, *f) for name, (c, f) in ladders.items()} if selected else None,
+        extra_laws=extra if selected else None,
         choosers=[by_name[name] for name in strategies if name in by_name],
         n_boot=n_boot,
         seed=seed,
@@ -153,8 +154,8 @@ def bench(
     settings = {
         "strategies": strategies,
         "laws": list(laws),
-        "candidates": {name: list(c) for name, (c, _) in ladders.items()},
-        "fallbacks": {name: list(f) for name, (_, f) in ladders.items()},
+        "candidates": st.ladder_settings(ladders, 0),
+        "fallbacks": st.ladder_settings(ladders, 1),
         "n_boot": n_boot,
         "seed": seed,
         "interval": interval or "both",
@@ -301,7 +302,7 @@ def assemble(
     seed : int
         Seed of the interval draws.
     candidates : tuple of str, or dict
-        The laws the selectors combine, or data set name to (candidates, fallbacks).
+        The laws the selectors combine, or (data set name, cutoff) to (candidates, fallbacks).
     choosers : dict, optional
         Chooser name to :class:`Chooser`.
 
@@ -314,9 +315,9 @@ def assemble(
     """
     records, points = [], []
     for data in datasets:
-        laws, fallbacks = candidates[data.name] if isinstance(candidates, dict) else (tuple(candidates), ())
-        several = spans_tprs(st.runs_of(data))
         for cutoff in data.cutoffs:
+            laws, fallbacks = candidates[data.name, cutoff] if isinstance(candidates, dict) else (tuple(candidates), ())
+            several = spans_tprs(st.runs_of(data, cutoff))
             cells = [(b, m) for b, m in data.benchmarks if (data.name, b, m, cutoff) in held_out]
             by_cell = {
                 (b, m): {key[4]: o for key, o in outcomes.items() if key[:4] == (data.name, b, m, cutoff)}

@@ -286,7 +286,7 @@ def leaderboard(rows: pd.DataFrame) -> pd.DataFrame:
     """
     if rows.empty:
         return rows
-    flagged = rows["flagged"].eq(True) if "flagged" in rows else pd.Series(False, index=rows.index)
+    flagged = rows["flagged"].eq(True) if "flagged" in rows else pd.Series(False, index=rows.index)  # NaN: not flagged
     counted = (rows["status"] == "ok") & ~flagged  # a flagged cell's number is shown, not averaged in
     ok = rows[counted]
     cell = ["dataset", "benchmark", "metric", "cutoff"]

@@ -282,13 +282,16 @@ def plan_strategy(
     return Plan("ok", pd.Series({law: 1.0}), outcome.errors, interval)
 
 
-def runs_of(data) -> pd.DataFrame:
-    """A data set's runs as its strategies see them: its TPR and compute floor, without held-out TPRs.
+def runs_of(data, cutoff: float | None = None) -> pd.DataFrame:
+    """A data set's runs as its strategies see them: its TPR and compute floor, without held-out TPRs, and
+    at or below ``cutoff`` (the runs above it are held out: they must not shape a strategy).
 
     Parameters
     ----------
     data : benchcast.evaluation.bench_cells.Dataset
         The data set.
+    cutoff : float, optional
+        The largest training compute (None: every run).
 
     Returns
     -------
@@ -296,30 +299,79 @@ def runs_of(data) -> pd.DataFrame:
         One row per run (columns of the table).
     """
     table = data.table.drop_duplicates("run")
-    keep = np.ones(len(table), bool)
+    flops = table["flops"].to_numpy(float)
+    keep = np.ones(len(table), bool) if cutoff is None else flops <= cutoff
     if data.tpr is not None:
         keep &= np.isclose(table["tpr"].to_numpy(float), data.tpr, rtol=1e-3)
     if data.min_flops is not None:
-        keep &= table["flops"].to_numpy(float) >= data.min_flops
+        keep &= flops >= data.min_flops
     for held in data.holdout_tprs:
         keep &= ~np.isclose(table["tpr"].to_numpy(float), held, rtol=1e-3)
     return table[keep]
 
 
-def ladder_candidates(data) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The default's candidate and fallback laws for a data set's ladder
-    (:func:`benchcast.forecasting.selection.ladder_laws` on :func:`runs_of`).
+def ladder_candidates(data, cutoff: float | None = None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The default's candidate and fallback laws for a data set's ladder below a cutoff
+    (:func:`benchcast.forecasting.selection.ladder_laws` on :func:`runs_of`, as ``recommend`` decides on
+    the runs below its target).
 
     Parameters
     ----------
     data : benchcast.evaluation.bench_cells.Dataset
         The data set.
+    cutoff : float, optional
+        The largest training compute (None: every run).
 
     Returns
     -------
     candidates, fallbacks : tuple of str
     """
-    return ladder_laws(runs_of(data))
+    return ladder_laws(runs_of(data, cutoff))
+
+
+def cell_ladders(datasets, candidates=None) -> dict:
+    """Each data set's and cutoff's candidate and fallback laws: ``candidates`` where given (no fallback),
+    else its ladder below the cutoff (:func:`ladder_candidates`).
+
+    Parameters
+    ----------
+    datasets : list of Dataset
+        The data sets.
+    candidates : tuple of str, optional
+        The laws the selectors combine everywhere.
+
+    Returns
+    -------
+    dict
+        (data set name, cutoff) to (candidates, fallbacks).
+    """
+    return {
+        (d.name, c): (tuple(candidates), ()) if candidates else ladder_candidates(d, c)
+        for d in datasets
+        for c in d.cutoffs
+    }
+
+
+def ladder_settings(ladders: dict, which: int) -> dict:
+    """The candidates (``which`` 0) or fallbacks (1) of :func:`cell_ladders` as bench's settings show them:
+    by data set name, or by ``'name @ cutoff'`` where a data set has several cutoffs.
+
+    Parameters
+    ----------
+    ladders : dict
+        What :func:`cell_ladders` returns.
+    which : int
+        0: candidates; 1: fallbacks.
+
+    Returns
+    -------
+    dict of str to list of str
+    """
+    names = [name for name, _ in ladders]
+    return {
+        name if names.count(name) == 1 else f"{name} @ {cutoff:.3g}": list(pair[which])
+        for (name, cutoff), pair in ladders.items()
+    }
 
 
 def usable(outcomes: dict[str, LawOutcome], weights: pd.Series, true: np.ndarray, benchmark: str) -> np.ndarray:

@@ -4,7 +4,8 @@ flagged (the number, with what should make a reader doubt it). Every output that
 rules; intervals are kept within [0, 1] (:func:`score_interval`).
 
 Refused, because a wrong number is worse than an error: a forecast outside [0, 1] (a score cannot be
-there; a strategy that averages such a member's number in is refused with it).
+there; a strategy that averages such a member's number in is refused with it), and so the 0 or 1 a law
+that clips its forecasts (``Law.clip_scores``: the two-stage laws) gives in place of one.
 
 Flagged, because the number may be right but rests on less than it seems:
 
@@ -138,7 +139,7 @@ def value_flags(law: str, value: float, limit: float | None = None, meaning: str
     -------
     tuple of Flag
     """
-    if not math.isfinite(value):
+    if math.isnan(value):  # no forecast: nothing to refuse (an infinite one is outside [0, 1] below)
         return ()
     if not 0.0 <= value <= 1.0:
         return (Flag(OUTSIDE_RANGE, f"{law} forecasts {value:.4g}, outside [0, 1]: not a score", True),)
@@ -212,15 +213,21 @@ def forecast_flags(result, predicted, flops=None) -> list[tuple[Flag, ...]]:
     )
     limit, meaning = _limit(result)
     common = fit_flags(result)
+    clips = bool(getattr(result.law_object, "clip_scores", False))
     out = []
     for value, c in zip(predicted, flops, strict=True):
         decades = math.log10(c / flops_max) if c > 0 and flops_max > 0 else math.nan
-        out.append(
-            _ordered(
-                (*value_flags(result.law, float(value), limit, meaning), *common, *distance_flags(decades, flops_max))
-            )
-        )
+        own = value_flags(result.law, float(value), limit, meaning) or (_clipped(result.law, value) if clips else ())
+        out.append(_ordered((*own, *common, *distance_flags(decades, flops_max))))
     return out
+
+
+def _clipped(law: str, value: float) -> tuple[Flag, ...]:
+    """A law that clips its forecasts to [0, 1] (an unbounded last stage) gives exactly 0 or 1 only where it
+    clipped one outside: that number is outside [0, 1] all the same, refused."""
+    if value not in (0.0, 1.0):
+        return ()
+    return (Flag(OUTSIDE_RANGE, f"{law} forecasts outside [0, 1] (clipped to {value:g}): not a score", True),)
 
 
 def strategy_flags(members: Mapping, predicted, decades, flops_max: float) -> list[tuple[Flag, ...]]:

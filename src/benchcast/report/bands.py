@@ -60,7 +60,7 @@ def strategy_bands(
     runs = planned_runs(flops=grid, tpr=tpr).join(targets)
     flops, strategy = runs.flops, choice.strategy
     members = member_forecasts(strategy.results, strategy.weights, runs, n_boot=n_boot, seed=seed, n_jobs=n_jobs)
-    blend = {"interval": interval, "seed": seed}
+    blend = {"interval": interval, "seed": seed, "pooled": strategy.pooled}  # as StrategyFit.forecast blends
     blended, notes = blend_forecast(members, strategy.weights, strategy.errors, runs, **blend), []
     if blended.note:  # no interval rather than a narrower one of another kind: as recommend and forecast answer
         notes.append(

@@ -175,7 +175,7 @@ def strategy_backtests(
         outcomes, picks, held_out = fit_cells(
             [data], (*laws, *fallbacks), choosers=[], n_boot=n_boot, seed=seed, n_jobs=n_jobs, progress=None
         )
-        ladder = {data.name: (laws, fallbacks)}
+        ladder = {(data.name, threshold): (laws, fallbacks) for threshold in thresholds}
         rows, predictions = assemble([data], [name], outcomes, picks, held_out, seed, candidates=ladder)
     runs, _ = design(table, replace(spec, tpr=tpr))
     out = []
