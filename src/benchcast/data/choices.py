@@ -41,6 +41,35 @@ SAMPLES_NAME = re.compile(r"^samples_(?P<task>.+?)_(?P<stamp>\d{4}-\d{2}-\d{2}T\
 TEMPLATE = re.compile(r"^\s*\{\{(?P<expression>.*)\}\}\s*$", re.DOTALL)
 
 
+def sample_records(path: Path):
+    """Each record of an lm-eval samples file, with its line number, checked to be a sample object.
+
+    Parameters
+    ----------
+    path : Path
+        A ``samples_<task>_<timestamp>.jsonl`` file.
+
+    Returns
+    -------
+    iterator of (int, dict)
+        The line number and the record, blank lines skipped.
+    """
+    try:
+        with Path(path).open(encoding="utf-8") as handle:
+            for number, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise DataError(f"{path}, line {number}: not valid JSON ({exc}).") from exc
+                if not isinstance(record, dict) or "doc_id" not in record:
+                    raise DataError(f"{path}, line {number}: expected an lm-eval sample object with a 'doc_id'.")
+                yield number, record
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: not UTF-8 text ({exc}).") from exc
+
+
 def task_and_stamp(path: Path) -> tuple[str | None, str | None]:
     """The task and timestamp in lm-eval's samples file name, ``samples_<task>_<timestamp>.jsonl``.
 
@@ -145,34 +174,22 @@ def samples_choices(path: str | Path, task: str | None = None) -> Choices | None
         raise DataError(f"{path}: not lm-eval's samples_<task>_<timestamp>.jsonl name: the task is unknown.")
     by_doc: dict[str, tuple[int, int]] = {}
     pairs_only, several = True, False
-    try:
-        with path.open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                where = f"{path}, line {number}"
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise DataError(f"{where}: not valid JSON ({exc}).") from exc
-                if not isinstance(record, dict) or "doc_id" not in record:
-                    raise DataError(f"{where}: expected an lm-eval sample object with a 'doc_id'.")
-                requests = _requests(record, where)
-                if not requests:
-                    raise DataError(f"{where}: 'arguments' holds no request.")
-                pairs_only &= all(len(r) >= 2 and isinstance(r[0], str) and isinstance(r[1], str) for r in requests)
-                n = len(requests)
-                if "acc_mutual_info" in (record.get("metrics") or record):
-                    if n % 2:
-                        raise DataError(f"{where}: acc_mutual_info doubles the requests, but there are {n}.")
-                    n //= 2  # the second half are the unconditional requests of the same choices
-                several |= n > 1
-                entry = (n, _gold_count(record.get("target")))
-                doc = str(record["doc_id"])
-                if by_doc.setdefault(doc, entry) != entry:  # one record per filter: they must agree
-                    raise DataError(f"{where}: document {doc} has {n} choices here and {by_doc[doc][0]} before.")
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{path}: not UTF-8 text ({exc}).") from exc
+    for number, record in sample_records(path):
+        where = f"{path}, line {number}"
+        requests = _requests(record, where)
+        if not requests:
+            raise DataError(f"{where}: 'arguments' holds no request.")
+        pairs_only &= all(len(r) >= 2 and isinstance(r[0], str) and isinstance(r[1], str) for r in requests)
+        n = len(requests)
+        if "acc_mutual_info" in (record.get("metrics") or record):
+            if n % 2:
+                raise DataError(f"{where}: acc_mutual_info doubles the requests, but there are {n}.")
+            n //= 2  # the second half are the unconditional requests of the same choices
+        several |= n > 1
+        entry = (n, _gold_count(record.get("target")))
+        doc = str(record["doc_id"])
+        if by_doc.setdefault(doc, entry) != entry:  # one record per filter: they must agree
+            raise DataError(f"{where}: document {doc} has {n} choices here and {by_doc[doc][0]} before.")
     if not by_doc:
         raise DataError(f"{path}: no samples found.")
     if not (pairs_only and several):

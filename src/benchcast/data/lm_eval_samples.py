@@ -24,7 +24,6 @@ after the model.
 
 from __future__ import annotations
 
-import json
 import re
 import string
 import warnings
@@ -34,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchcast.data.choices import task_and_stamp
+from benchcast.data.choices import sample_records, task_and_stamp
 from benchcast.data.files import read_json
 from benchcast.data.lm_eval import model_args
 from benchcast.errors import DataError, DataWarning
@@ -230,21 +229,7 @@ def read_lm_eval_samples(path: str | Path, *, benchmark: str | None = None, run:
         )
     results = sibling_results(path, stamp)
     run = run or _run_name(results, path)
-    docs: list[tuple[int, dict]] = []
-    try:
-        with path.open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                try:
-                    doc = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise DataError(f"{path}, line {number}: not valid JSON ({exc}).") from exc
-                if not isinstance(doc, dict) or "doc_id" not in doc:
-                    raise DataError(f"{path}, line {number}: expected an lm-eval sample object with a 'doc_id'.")
-                docs.append((number, doc))
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{path}: not UTF-8 text ({exc}).") from exc
+    docs = list(sample_records(path))
     if not docs:
         raise DataError(f"{path}: no samples found.")
 
