@@ -147,7 +147,8 @@ def select(
         matched = at_tpr(rows["tpr"], tpr)
         if not matched.any():
             raise SelectionError(
-                f"no rows for benchmark {benchmark!r}, metric {metric!r}" + (f", k={k}" if k is not None else "")
+                f"no rows for benchmark {benchmark!r}, metric {metric!r}"
+                + (f", k={k}" if k is not None else "")
                 + f" at tpr={tpr:g} (matched within {TPR_RTOL:.0%}): the tokens-per-parameter ratios present are "
                 f"{_tprs_present(rows)}; give one of them with --tpr (tpr=), or leave --tpr out for every run."
             )
@@ -166,6 +167,50 @@ def select(
             + "."
         )
     return rows.reset_index(drop=True)
+
+
+def within_compute(
+    table: pd.DataFrame,
+    min_flops: float | None = None,
+    max_flops: float | None = None,
+    *,
+    below: float | None = None,
+) -> pd.DataFrame:
+    """The table's runs within a compute range (``min_flops <= C <= max_flops``, and ``C < below``), its
+    rows with no value (:func:`missing_rows`) kept in step, so that a fit of the sub-table counts only its own.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The table.
+    min_flops, max_flops : float, optional
+        The range kept, inclusive (FLOPs).
+    below : float, optional
+        Keep only runs cheaper than this (FLOPs; a forecast's target).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The rows kept (the table itself where nothing bounds it).
+    """
+    if min_flops is None and max_flops is None and below is None:
+        return table
+
+    def keep(flops: np.ndarray) -> np.ndarray:
+        inside = np.ones(len(flops), bool)
+        if min_flops is not None:
+            inside &= flops >= min_flops
+        if max_flops is not None:
+            inside &= flops <= max_flops
+        if below is not None:
+            inside &= flops < below
+        return inside
+
+    out = table[keep(table["flops"].to_numpy(float))]
+    missing = tuple(table.attrs.get(MISSING_VALUES) or ())
+    kept = keep(np.array([row[MISSING_COLUMNS.index("flops")] for row in missing], float))
+    out.attrs = {MISSING_VALUES: tuple(row for row, ok in zip(missing, kept, strict=True) if ok)} if kept.any() else {}
+    return out
 
 
 def runs(table: pd.DataFrame) -> pd.DataFrame:

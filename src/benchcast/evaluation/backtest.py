@@ -94,7 +94,7 @@ def score_split(
     (predictions, metrics)
     """
     predicted = result.predict_frame(rows)
-    flags = forecast_flags(result, predicted, rows["flops"].to_numpy(float))
+    flags = forecast_flags(result, predicted, rows["flops"].to_numpy(float), rows["tpr"].to_numpy(float))
     cols = [c for c in ("run", "flops", "params", "tokens", "tpr", "k") if c in rows]
     frame = rows[cols].copy()
     frame["true"] = rows["value"].to_numpy(float)
