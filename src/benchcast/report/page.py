@@ -112,7 +112,7 @@ def parse_targets(benchmarks: Sequence[str], metrics: Sequence[str] | None) -> l
     return out
 
 
-def compute_range_words(min_flops: float | None, max_flops: float | None) -> str:
+def _range_words(min_flops: float | None, max_flops: float | None) -> str:
     """The compute range of the runs used, in words ('all' where unbounded)."""
     if min_flops is None and max_flops is None:
         return "all"
@@ -137,7 +137,7 @@ def runs_in_range(table: pd.DataFrame, min_flops: float | None, max_flops: float
     out = within_compute(table, min_flops, max_flops)
     if out.empty:
         raise BenchcastError(
-            f"no run has compute within {compute_range_words(min_flops, max_flops)} FLOPs (--min-flops/--max-flops): "
+            f"no run has compute within {_range_words(min_flops, max_flops)} FLOPs (--min-flops/--max-flops): "
             f"the data's runs span {table['flops'].min():.3g} .. {table['flops'].max():.3g} FLOPs."
         )
     return out
@@ -263,7 +263,7 @@ def build_report(
         "target flops": ", ".join(f"{c:.3g}" for c in planned.flops),
         **({"target runs": "; ".join(labels)} if planned.by_size else {}),
         "tpr (runs used)": "all" if tpr is None else tpr,
-        "compute (runs used)": compute_range_words(min_flops, max_flops),
+        "compute (runs used)": _range_words(min_flops, max_flops),
         **({"compute of the planned runs": planned.convention} if planned.by_size else {}),
         "tpr (N/D split of laws in N and D)": curve_tpr(planned, forecast_tpr),
         "bootstrap replicates": n_boot,
