@@ -103,7 +103,9 @@ def test_forecast_and_recommend_fit_only_runs_within_max_flops(files):
 def test_forecasts_inside_or_below_the_fitted_runs_are_flagged(files, tmp_path):
     fit_file = tmp_path / "power.json"
     assert run("fit", files["ladder"], "-b", "hellaswag", "-m", "acc", "--tpr", 20, "--out", fit_file).exit_code == 0
-    out = as_json(run("forecast", fit_file, "--flops", 1e20, "--flops", 1e17, "--flops", 1e23, "--n-boot", 20, "--json"))
+    out = as_json(
+        run("forecast", fit_file, "--flops", 1e20, "--flops", 1e17, "--flops", 1e23, "--n-boot", 20, "--json")
+    )
     inside, below, beyond = ([f["kind"] for f in point] for point in out["flags"])
     assert "interpolation" in inside and "below the data" in below
     assert not {"interpolation", "below the data", "at a fitted run"} & set(beyond)
@@ -175,6 +177,7 @@ def test_a_nan_score_is_counted_as_dropped_with_its_reason(files):
     printed = run("fit", files["nan"], "--law", "nd_floor", "-b", "hellaswag", "-m", "acc")
     assert "points: 14 used, 1 dropped (score is NaN: 1)" in printed.stdout
     assert as_json(run("inspect", files["nan"], "--json"))["rows_without_value"] == 1
+    assert "1 row(s) without a value (a NaN score)" in run("inspect", files["nan"]).stdout
 
 
 def test_a_nan_score_is_counted_only_where_its_run_is_selected(files):
@@ -200,3 +203,11 @@ def test_a_backtest_counts_a_held_out_run_without_a_score_and_scores_the_rest(fi
     assert bt.metrics["n_test_without_score"] == 1 and bt.metrics["n_test"] == 1  # r13 is scored, r14 counted
     assert np.isfinite(bt.metrics["test_mre"])
     assert bt.fit.diagnostics.dropped_reasons == {"score is NaN": 1}  # r03, on the training side
+    assert bt.drop_notes() == [
+        "nd_floor: 1 training row(s) dropped (score is NaN)",
+        "nd_floor: 1 held-out run(s) without a score (NaN), not scored",
+    ]
+    printed = run(
+        "backtest", path, "--law", "nd_floor", "-b", "hellaswag", "-m", "acc", "--threshold", 2e20, "--n-boot", 0
+    )
+    assert "nd_floor: 1 training row(s) dropped (score is NaN)" in printed.stdout

@@ -85,6 +85,12 @@ def inspect_command(
         f"{info['flops_min']:.3g} .. {info['flops_max']:.3g} FLOPs; params "
         f"{info['params_min']:.3g} .. {info['params_max']:.3g}; TPR {info['tpr']}"
     )
+    if info["rows_without_value"]:
+        console.print(
+            f"{info['rows_without_value']} row(s) without a value (a NaN score): not fitted; every fit that selects "
+            "their run counts them as dropped (score is NaN)",
+            highlight=False,
+        )
     benchmarks = info["benchmarks"]
     families = {} if every else subtask_families(list(benchmarks))
     in_family = {name for members in families.values() for name in members}
