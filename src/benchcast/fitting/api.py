@@ -68,9 +68,11 @@ def fit_rows(rows: pd.DataFrame, spec: FitSpec, *, quiet: bool = False) -> FitRe
         if why
     ]
     if len(used) <= law.n_params - law.n_presolved:
+        why = pd.Series([item["reason"] for item in dropped], dtype=object).value_counts(sort=False)
+        reasons = "".join(f"; {reason}: {n}" for reason, n in why.items())
         raise InsufficientDataError(
             f"law {law.name!r} has {law.n_params} parameters but only {len(used)} usable points "
-            f"for {spec.benchmark} ({len(dropped)} dropped); a fit needs more points than "
+            f"for {spec.benchmark} ({len(dropped)} dropped{reasons}); a fit needs more points than "
             "parameters."
         )
     X = {c: used[c].to_numpy(float) for c in set(law.covariates) | set(law.fit_covariates)}
