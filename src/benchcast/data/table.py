@@ -17,6 +17,7 @@ from benchcast.data.schema import (  # noqa: F401
     SCORE_METRICS,
     SIZE_ALIASES,
     SIZE_COLUMNS,
+    MissingRows,
     is_score_metric,
     parse_metric,
     require_names,
@@ -209,7 +210,9 @@ def within_compute(
     out = table[keep(table["flops"].to_numpy(float))]
     missing = tuple(table.attrs.get(MISSING_VALUES) or ())
     kept = keep(np.array([row[MISSING_COLUMNS.index("flops")] for row in missing], float))
-    out.attrs = {MISSING_VALUES: tuple(row for row, ok in zip(missing, kept, strict=True) if ok)} if kept.any() else {}
+    out.attrs = (
+        {MISSING_VALUES: MissingRows(r for r, ok in zip(missing, kept, strict=True) if ok)} if kept.any() else {}
+    )
     return out
 
 
