@@ -58,7 +58,7 @@ def test_a_fit_with_fewer_than_two_points_per_parameter_is_flagged():
     assert not fl.fit_flags(five)[0].refuses
     assert fl.fit_flags(six) == ()
     fc = bc.forecast(five, flops=2e18, n_boot=10, interval="bootstrap")
-    assert fc.to_frame()["flags"].iloc[0] == f"flagged: {fl.FEW_POINTS}"
+    assert fc.to_frame()["flags"].iloc[0] == f"flagged: {fl.FEW_POINTS}, {fl.INTERPOLATION}"  # 2e18: inside the runs
     assert np.isfinite(fc.prediction[0])  # flagged, not refused: the number is shown
 
 
@@ -125,7 +125,8 @@ def test_a_strategy_with_a_member_outside_one_is_refused(above_one):
     row = strategy.forecast_at(1e22, n_boot=0, seed=0, interval="bootstrap")
     assert np.isnan(row["prediction"]) and row["flags"].startswith("refused: bnsl forecasts 1.")
     kept = strategy.forecast_at(1e19, n_boot=0, seed=0, interval="bootstrap")
-    assert kept["prediction"] == pytest.approx(float(above_one.predict(flops=1e19))) and kept["flags"] == ""
+    assert kept["prediction"] == pytest.approx(float(above_one.predict(flops=1e19)))
+    assert kept["flags"].startswith("flagged: inside the fitted runs")  # not refused: an interpolation
     shown = StrategyForecast("synthetic", "bnsl", 0.9, "bootstrap", 0, pd.DataFrame([kept, row]))
     text = str(shown)
     assert "refused" in text and "outside [0, 1]" in text
@@ -148,7 +149,8 @@ def test_a_forecast_clipped_into_0_1_is_refused_like_one_outside_it(apple):
     assert point[0] == 1.0  # the clipped number
     flags = fl.forecast_flags(shifted, point, [1e21])
     assert fl.refused(flags[0]) and flags[0][0].kind == fl.OUTSIDE_RANGE and "clipped" in flags[0][0].reason
-    assert fl.forecast_flags(result, result.predict(flops=np.array([1e21])), [1e21]) == [()]
+    unshifted = fl.forecast_flags(result, result.predict(flops=np.array([1e21])), [1e21])
+    assert [f.kind for f in unshifted[0]] == [fl.AT_FITTED_RUN]  # not refused (1e21 is a fitted run)
 
 
 def test_an_infinite_forecast_is_refused_and_no_forecast_is_not_flagged():

@@ -26,7 +26,8 @@ def test_planned_runs_derive_compute_and_tpr():
     np.testing.assert_array_equal(runs.flops, [1.68e23, 1.2e20])
     np.testing.assert_allclose(runs.tpr, [4000 / 7, 20.0], rtol=RTOL)
     first = runs.by_compute().record(0)
-    assert first == {"flops": 1.2e20, "params": 1e9, "tokens": 2e10, "tpr": 20.0, "given": "params_tokens"}
+    expected = {"flops": 1.2e20, "params": 1e9, "tokens": 2e10, "tpr": 20.0, "given": "params_tokens"}
+    assert first == {**expected, "flops_convention": "C = 6 N D"}
     # a run given by its compute has N and D only where a TPR places it (as FittedLaw.covariates_at splits C)
     assert planned_runs(flops=1e22).record(0)["params"] is None
     placed = planned_runs(flops=1.2e20, tpr=20.0).record(0)

@@ -193,6 +193,7 @@ def cutoff_command(
     k: Annotated[int | None, typer.Option(help="k of a pass@k metric.")] = None,
     targets: Annotated[int, typer.Option(help="Number of most expensive runs to predict.")] = 1,
     tpr: Tpr = None,
+    min_flops: MinFlops = None,
     proxy: Proxy = None,
     boot: NBoot = 100,
     interval: Interval = DEFAULT_INTERVAL,
@@ -220,7 +221,7 @@ def cutoff_command(
     for name in law or ["power"]:
         result = cutoff_backtest(
             table,
-            FitSpec(law=name, benchmark=benchmark, metric=metric, k=k, proxy=proxy),
+            FitSpec(law=name, benchmark=benchmark, metric=metric, k=k, proxy=proxy, min_flops=min_flops),
             n_targets=targets,
             tpr=tpr,
             n_boot=boot if shows_coverage else 0,

@@ -14,6 +14,7 @@ from benchcast.cli.common import console, emit_json, rich_table, user_errors
 from benchcast.cli.options import (
     Benchmark,
     Data,
+    FlopsPer6ND,
     Format,
     Json,
     MaxFlops,
@@ -84,6 +85,12 @@ def inspect_command(
         f"{info['flops_min']:.3g} .. {info['flops_max']:.3g} FLOPs; params "
         f"{info['params_min']:.3g} .. {info['params_max']:.3g}; TPR {info['tpr']}"
     )
+    if info["rows_without_value"]:
+        console.print(
+            f"{info['rows_without_value']} row(s) without a value (a NaN score): not fitted; every fit that selects "
+            "their run counts them as dropped (score is NaN)",
+            highlight=False,
+        )
     benchmarks = info["benchmarks"]
     families = {} if every else subtask_families(list(benchmarks))
     in_family = {name for members in families.values() for name in members}
@@ -304,6 +311,7 @@ def predict_command(
     tokens: Annotated[float | None, typer.Option("--tokens", "-D", help="Training tokens D.")] = None,
     k: Annotated[int | None, typer.Option(help="Attempts k (passk_compute).")] = None,
     gold: Annotated[float | None, typer.Option(help="Gold NLL G = -log GoldProb (gold law).")] = None,
+    flops_per_6nd: FlopsPer6ND = None,
     json: Json = False,
 ) -> None:
     """Predict the score of a fitted law at a compute (or N and D) and k."""
@@ -311,17 +319,21 @@ def predict_command(
     if not flops and params is None and tokens is None and gold is None:
         raise BenchcastError("give --flops C, or --params N and --tokens D (or --gold G for the gold law).")
     flops_array = np.asarray(flops, float) if flops else None
+    from benchcast.forecasting.convention import placed_query
     from benchcast.forecasting.flags import describe, forecast_flags, withhold
 
-    score = np.atleast_1d(result.predict(flops=flops_array, params=params, tokens=tokens, k=k, gold=gold))
-    compute = flops_array if flops_array is not None else 6.0 * params * tokens if params and tokens else None
-    flags = forecast_flags(result, score, compute)
-    score = withhold(score, flags)  # a refused forecast is no number: its reason is printed instead
     query = {"flops": flops, "params": params, "tokens": tokens, "k": k, "gold": gold}
     query = {key: v for key, v in query.items() if v is not None}
+    # a planned run sits at the FLOPs convention of the fit's runs (C = r 6 N D), as forecast places it
+    placed, ratio, convention = placed_query(result, {**query, "flops": flops_array}, flops_per_6nd)
+    score = np.atleast_1d(result.predict(**placed))
+    compute = flops_array if flops_array is not None else (ratio or 1.0) * 6.0 * params * tokens if ratio else None
+    flags = forecast_flags(result, score, compute, tokens / params if ratio else None)
+    score = withhold(score, flags)  # a refused forecast is no number: its reason is printed instead
     if json:
         flag_docs = [[f.to_dict() for f in point] for point in flags]
-        emit_json({"law": result.law, "query": query, "prediction": score, "flags": flag_docs})
+        placement = {"flops_convention": convention} if convention else {}
+        emit_json({"law": result.law, "query": query, **placement, "prediction": score, "flags": flag_docs})
         return
     shown = ", ".join(f"{key}={v}" for key, v in query.items())
     values = ", ".join(f"{v:.4f}" if np.isfinite(v) else "—" for v in score)
@@ -330,6 +342,8 @@ def predict_command(
         + f"[bold]{escape(values)}[/]",
         highlight=False,
     )
+    if convention:
+        console.print(escape(f"  planned run placed at {convention}"), highlight=False)
     for point in flags:
         if point:
             console.print(escape(f"  {describe(point)}"), highlight=False)

@@ -69,9 +69,22 @@ def read(
 
 Laws = Annotated[list[str] | None, typer.Option("--law", "-l", help="Law name; repeat to compare (default: power).")]
 Threshold = Annotated[float, typer.Option(help="Compute threshold T (FLOPs): fit C <= T, test C > T.")]
-Tpr = Annotated[float | None, typer.Option(help="Use only runs with this tokens-per-parameter ratio.")]
+# the run selection of every command that fits (fit, backtest, forecast, recommend, report...): one definition
+Tpr = Annotated[
+    float | None,
+    typer.Option(help="Use only runs with this tokens-per-parameter ratio (matched within 1 %: 20 selects 20.013)."),
+]
 MinFlops = Annotated[float | None, typer.Option(help="Fit only runs with C >= this.")]
 MaxFlops = Annotated[float | None, typer.Option(help="Fit only runs with C <= this.")]
+FlopsPer6ND = Annotated[
+    float | None,
+    typer.Option(
+        "--flops-per-6nd",
+        help="Place a planned run (--params N --tokens D) at C = R x 6 N D (default: the data's own convention, "
+        "the median FLOPs / (6 N D) of its selected runs; 1 where it gives no FLOPs).",
+        metavar="R",
+    ),
+]
 # a planned run given by its size ("my 7B on 4T tokens"): C = 6 N D, TPR = D / N; not with the compute options
 PlannedParams = Annotated[
     list[float] | None,
@@ -87,7 +100,8 @@ PlannedTokens = Annotated[
     typer.Option(
         "--tokens",
         "-D",
-        help="Training tokens D of a planned run, with --params (C = 6 N D, TPR = D / N).",
+        help="Training tokens D of a planned run, with --params (C = 6 N D at the data's FLOPs convention, "
+        "TPR = D / N).",
         metavar="D",
     ),
 ]

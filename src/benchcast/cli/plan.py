@@ -13,11 +13,13 @@ from benchcast.cli.options import (  # cli/report.py takes DEFAULT_INTERVAL and 
     DEFAULT_INTERVAL,
     Benchmark,
     Data,
+    FlopsPer6ND,
     Format,
     Interval,
     Jobs,
     Json,
     Level,
+    MaxFlops,
     Metadata,
     Metric,
     MinFlops,
@@ -95,6 +97,8 @@ def forecast_command(
     metric: Metric = None,
     tpr: Tpr = None,
     min_flops: MinFlops = None,
+    max_flops: MaxFlops = None,
+    flops_per_6nd: FlopsPer6ND = None,
     proxy: Proxy = None,
     interval: Interval = DEFAULT_INTERVAL,
     level: Level = DEFAULT_LEVEL,
@@ -123,6 +127,7 @@ def forecast_command(
         "-m/--metric": metric is not None,
         "--tpr": tpr is not None,
         "--min-flops": min_flops is not None,
+        "--max-flops": max_flops is not None,
         "--proxy": proxy is not None,
         "--format": format != "auto",
         "--metadata": metadata is not None,
@@ -135,7 +140,8 @@ def forecast_command(
             f"{source} is a fit artifact, whose law, benchmark and runs are fixed; {{them}} select(s) runs of a "
             "data file: drop {them}, or give the data file instead of the artifact.",
         )
-        forecast_artifact(source, flops, params, tokens, k, gold, interval, level, boot, seed, jobs, ray, json)
+        points = (flops, params, tokens, k, gold, flops_per_6nd)
+        forecast_artifact(source, *points, interval, level, boot, seed, jobs, ray, json)
         return
     if benchmark is None:
         raise BenchcastError(
@@ -165,6 +171,8 @@ def forecast_command(
         tokens=tokens or None,
         tpr=tpr,
         min_flops=min_flops,
+        max_flops=max_flops,
+        flops_per_6nd=flops_per_6nd,
         proxy=proxy,
         n_boot=boot,
         level=level,
@@ -179,15 +187,17 @@ def forecast_command(
     console.print(out)
 
 
-def forecast_artifact(fit_file, flops, params, tokens, k, gold, interval, level, boot, seed, jobs, ray, json) -> None:
+def forecast_artifact(
+    fit_file, flops, params, tokens, k, gold, flops_per_6nd, interval, level, boot, seed, jobs, ray, json
+) -> None:
     """``forecast`` from a fit artifact: that law's forecast, printed.
 
     Parameters
     ----------
     fit_file : Path
         The artifact.
-    flops, params, tokens, k, gold
-        The points.
+    flops, params, tokens, k, gold, flops_per_6nd
+        The points (and r placing planned runs at C = r 6 N D; default: the fit's runs' convention).
     interval, level, boot, seed, jobs, ray, json
         The command's options.
 
@@ -213,6 +223,7 @@ def forecast_artifact(fit_file, flops, params, tokens, k, gold, interval, level,
         k=k,
         gold=gold,
         interval=interval,
+        flops_per_6nd=flops_per_6nd,
     )
     if json:
         emit_json(out.to_dict())
@@ -292,10 +303,12 @@ def recommend_command(
     ] = None,
     target_tokens: Annotated[
         float | None,
-        typer.Option("--tokens", "-D", help="Planned run's training tokens D, with --params (C = 6 N D, TPR = D / N)."),
+        typer.Option("--tokens", "-D", help="Planned run's training tokens D, with --params (TPR = D / N)."),
     ] = None,
     tpr: Tpr = None,
     min_flops: MinFlops = None,
+    max_flops: MaxFlops = None,
+    flops_per_6nd: FlopsPer6ND = None,
     proxy: Proxy = None,
     rule: Annotated[
         str, typer.Option("--rule", help="'ensemble' (equal weights), 'stack' (inverse-error weights), 'select'.")
@@ -354,6 +367,8 @@ def recommend_command(
         target_tokens=target_tokens,
         tpr=tpr,
         min_flops=min_flops,
+        max_flops=max_flops,
+        flops_per_6nd=flops_per_6nd,
         proxy=proxy,
         rule=rule,
         n_boot=boot,

@@ -10,10 +10,13 @@ from rich.markup import escape
 from benchcast.cli.app import app
 from benchcast.cli.common import console, emit_json, refuse_options, user_errors
 from benchcast.cli.options import (
+    FlopsPer6ND,
     Format,
     Jobs,
     Json,
+    MaxFlops,
     Metadata,
+    MinFlops,
     PlannedParams,
     PlannedTokens,
     Seed,
@@ -60,6 +63,9 @@ def report_command(
         ),
     ] = DEFAULT_LAW,
     tpr: Tpr = None,
+    min_flops: MinFlops = None,
+    max_flops: MaxFlops = None,
+    flops_per_6nd: FlopsPer6ND = None,
     forecast_tpr: Annotated[
         float | None,
         typer.Option(
@@ -104,6 +110,9 @@ def report_command(
                 "-D/--tokens": bool(tokens),
                 "--law": law != DEFAULT_LAW,
                 "--tpr": tpr is not None,
+                "--min-flops": min_flops is not None,
+                "--max-flops": max_flops is not None,
+                "--flops-per-6nd": flops_per_6nd is not None,
                 "--forecast-tpr": forecast_tpr is not None,
                 "--n-boot": n_boot != DEFAULT_REPORT_REPLICATES,
                 "--interval": interval != DEFAULT_INTERVAL,
@@ -140,6 +149,9 @@ def report_command(
             target_tokens=tokens or None,
             law=law,
             tpr=tpr,
+            min_flops=min_flops,
+            max_flops=max_flops,
+            flops_per_6nd=flops_per_6nd,
             forecast_tpr=forecast_tpr,
             n_boot=n_boot,
             seed=seed,

@@ -20,6 +20,9 @@ q_rand      chance level of the (benchmark, metric) (optional; see :mod:`benchca
 
 Metric names may be written as lm-evaluation-harness spells them: ``exact_match,strict-match``
 is the metric ``exact_match/strict-match`` (the filter ``none`` is dropped: ``acc,none`` is ``acc``).
+Rows with no ``value`` (a NaN score) are not rows of the table, but they are not lost either: the table
+keeps them aside (``table.attrs[MISSING_VALUES]``) and every fit counts those of its selection as dropped,
+with the reason ``score is NaN`` (:func:`benchcast.data.table.select` with ``missing=True``).
 Duplicate rows: rows that repeat a (run, benchmark, metric, k) with the same value and stderr are
 kept once and a :class:`DataWarning` says so; rows that repeat it with different values are refused.
 """
@@ -46,6 +49,19 @@ SIZE_ALIASES = {
 }
 COLUMNS = ("run", "params", "tokens", "flops", "tpr", "benchmark", "metric", "k", "value", "stderr")
 SIZE_COLUMNS = ("params", "tokens", "flops")
+# where a table keeps its rows with no value: (run, benchmark, metric, k, params, tokens, flops, tpr) each
+MISSING_VALUES = "benchcast_missing_values"
+MISSING_COLUMNS = ("run", "benchmark", "metric", "k", "params", "tokens", "flops", "tpr")
+
+
+class MissingRows(tuple):
+    """A table's rows with no value (tuples of :data:`MISSING_COLUMNS`), kept in ``table.attrs``. Immutable, so
+    pandas' deep copy of ``attrs`` on every operation returns it as it is (a copy of 1000 rows cost 5 ms an
+    operation)."""
+
+    def __deepcopy__(self, memo):
+        return self
+
 
 # Metrics whose values are probabilities of success and must lie in [0, 1].
 SCORE_METRICS = frozenset({"acc", "acc_norm", "exact_match", "pass@k", "f1", "em", "mc1", "mc2", "accuracy", "score"})
@@ -331,9 +347,15 @@ def validate(frame: pd.DataFrame, source: str = "table") -> pd.DataFrame:
     for extra in frame.columns:
         if extra not in out.columns and extra not in ("k",):
             out[extra] = frame[extra]
-    out = out.dropna(subset=["value"]).reset_index(drop=True)
+    no_value = out["value"].isna().to_numpy()
+    missing = MissingRows(
+        (str(r.run), str(r.benchmark), str(r.metric), float(r.k) if pd.notna(r.k) else np.nan, *map(float, r[4:]))
+        for r in out.loc[no_value, list(MISSING_COLUMNS)].itertuples(index=False, name="Row")
+    )
+    out = out[~no_value].reset_index(drop=True)
     if out.empty:
         raise DataError(f"{source}: every row's 'value' is missing.")
+    out.attrs = {MISSING_VALUES: missing} if missing else {}
     if "q_rand" in out.columns:
         _check_q_rand(out, source)
     _check_run_sizes(out, source)

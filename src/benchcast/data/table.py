@@ -12,15 +12,68 @@ import pandas as pd
 # the schema's names are part of this module's API (readers and fits import them from here)
 from benchcast.data.schema import (  # noqa: F401
     COLUMNS,
+    MISSING_COLUMNS,
+    MISSING_VALUES,
     SCORE_METRICS,
     SIZE_ALIASES,
     SIZE_COLUMNS,
+    MissingRows,
     is_score_metric,
     parse_metric,
     require_names,
     validate,
 )
 from benchcast.errors import SelectionError, did_you_mean
+
+# --tpr matches a run within this relative tolerance: a ladder's ratios are ratios of rounded sizes
+# (20.013 for a "TPR 20" run), while two TPRs of one ladder differ by far more than 1 %
+TPR_RTOL = 0.01
+
+
+def at_tpr(values, tpr: float) -> np.ndarray:
+    """Which of ``values`` (tokens per parameter) are the ratio ``tpr``, within :data:`TPR_RTOL`: the one
+    test every selection by TPR makes (``--tpr``, ``--holdout-tpr``).
+
+    Parameters
+    ----------
+    values : array_like
+        Tokens per parameter of each row.
+    tpr : float
+        The ratio asked for.
+
+    Returns
+    -------
+    ndarray of bool
+    """
+    return np.isclose(np.asarray(values, float), tpr, rtol=TPR_RTOL, atol=0.0)
+
+
+def _tprs_present(rows: pd.DataFrame) -> str:
+    """The distinct TPRs of some rows, as an error lists them (ratios within TPR_RTOL shown once)."""
+    shown: list[float] = []
+    for value in sorted(float(v) for v in rows["tpr"].dropna().unique()):
+        if not shown or not at_tpr([value], shown[-1])[0]:
+            shown.append(value)
+    return ", ".join(f"{v:.5g}" for v in shown) or "none"
+
+
+def missing_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows :func:`~benchcast.data.schema.validate` found with no value (a NaN score), which the table keeps
+    aside so that fits count them as dropped rather than lose them.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The table.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns run, benchmark, metric, k, params, tokens, flops, tpr and value (NaN); empty when none.
+    """
+    out = pd.DataFrame(list(table.attrs.get(MISSING_VALUES) or ()), columns=list(MISSING_COLUMNS))
+    out["k"] = out["k"].astype(float).round().astype("Int64")
+    return out.assign(value=np.nan)
 
 
 def select(
@@ -32,6 +85,7 @@ def select(
     max_flops: float | None = None,
     min_flops: float | None = None,
     tpr: float | None = None,
+    missing: bool = False,
 ) -> pd.DataFrame:
     """Rows of one benchmark and metric (and k), optionally within a compute range or TPR.
 
@@ -51,13 +105,20 @@ def select(
     max_flops, min_flops : float, optional
         The compute range kept, in FLOPs (inclusive).
     tpr : float, optional
-        Keep only runs at this tokens-per-parameter ratio.
+        Keep only runs at this tokens-per-parameter ratio, within a relative :data:`TPR_RTOL` (1 %); where
+        none is, the error lists the ratios present.
+
+    missing : bool
+        Also return the selection's rows with no value (:func:`missing_rows`, value NaN): a fit counts
+        them as dropped, with the reason.
 
     Returns
     -------
     pandas.DataFrame
         The selected rows.
     """
+    if missing and table.attrs.get(MISSING_VALUES):
+        table = pd.concat([table, missing_rows(table)], ignore_index=True)
     # compared as a column, not as a Python set of every row's name (14 ms on the Apple file)
     if table.empty:
         raise SelectionError(f"no rows to select benchmark {benchmark!r} from: the table is empty.")
@@ -84,7 +145,15 @@ def select(
             raise SelectionError(f"benchmark {benchmark!r}, metric {metric!r} has no k={k}; available k: {available}.")
         rows = rows[rows["k"] == int(k)]
     if tpr is not None:
-        rows = rows[np.isclose(rows["tpr"].to_numpy(float), tpr, rtol=1e-6)]
+        matched = at_tpr(rows["tpr"], tpr)
+        if not matched.any():
+            raise SelectionError(
+                f"no rows for benchmark {benchmark!r}, metric {metric!r}"
+                + (f", k={k}" if k is not None else "")
+                + f" at tpr={tpr:g} (matched within {TPR_RTOL:.0%}): the tokens-per-parameter ratios present are "
+                f"{_tprs_present(rows)}; give one of them with --tpr (tpr=), or leave --tpr out for every run."
+            )
+        rows = rows[matched]
     if min_flops is not None:
         rows = rows[rows["flops"] >= min_flops]
     if max_flops is not None:
@@ -99,6 +168,52 @@ def select(
             + "."
         )
     return rows.reset_index(drop=True)
+
+
+def within_compute(
+    table: pd.DataFrame,
+    min_flops: float | None = None,
+    max_flops: float | None = None,
+    *,
+    below: float | None = None,
+) -> pd.DataFrame:
+    """The table's runs within a compute range (``min_flops <= C <= max_flops``, and ``C < below``), its
+    rows with no value (:func:`missing_rows`) kept in step, so that a fit of the sub-table counts only its own.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The table.
+    min_flops, max_flops : float, optional
+        The range kept, inclusive (FLOPs).
+    below : float, optional
+        Keep only runs cheaper than this (FLOPs; a forecast's target).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The rows kept (the table itself where nothing bounds it).
+    """
+    if min_flops is None and max_flops is None and below is None:
+        return table
+
+    def keep(flops: np.ndarray) -> np.ndarray:
+        inside = np.ones(len(flops), bool)
+        if min_flops is not None:
+            inside &= flops >= min_flops
+        if max_flops is not None:
+            inside &= flops <= max_flops
+        if below is not None:
+            inside &= flops < below
+        return inside
+
+    out = table[keep(table["flops"].to_numpy(float))]
+    missing = tuple(table.attrs.get(MISSING_VALUES) or ())
+    kept = keep(np.array([row[MISSING_COLUMNS.index("flops")] for row in missing], float))
+    out.attrs = (
+        {MISSING_VALUES: MissingRows(r for r, ok in zip(missing, kept, strict=True) if ok)} if kept.any() else {}
+    )
+    return out
 
 
 def runs(table: pd.DataFrame) -> pd.DataFrame:
@@ -150,7 +265,8 @@ def summary(table: pd.DataFrame) -> dict:
     Returns
     -------
     dict
-        JSON-ready counts of runs and rows, the FLOPs and parameter ranges, the tokens-per-parameter
+        JSON-ready counts of runs and rows (and of rows with no value, left out of every fit and counted
+        as dropped there), the FLOPs and parameter ranges, the tokens-per-parameter
         ratios, and each benchmark's metrics with their runs (and k).
     """
     benchmarks: dict[str, dict[str, object]] = {}
@@ -162,6 +278,7 @@ def summary(table: pd.DataFrame) -> dict:
     return {
         "runs": int(len(by_run)),
         "rows": int(len(table)),
+        "rows_without_value": len(table.attrs.get(MISSING_VALUES) or ()),
         "flops_min": float(by_run["flops"].min()),
         "flops_max": float(by_run["flops"].max()),
         "params_min": float(by_run["params"].min()),

@@ -12,6 +12,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from benchcast.data.table import at_tpr
 from benchcast.errors import BenchcastError, InsufficientDataError
 from benchcast.evaluation import DEFAULT_THRESHOLD, PROTOCOLS
 from benchcast.evaluation.backtest_result import BacktestComparison, BacktestResult
@@ -62,7 +63,7 @@ def split(
     elif protocol == "nd":
         tpr = rows["tpr"].to_numpy(float)
         held_tpr = tpr.max() if holdout_tpr is None else holdout_tpr
-        test = (flops > threshold) | np.isclose(tpr, held_tpr, rtol=1e-6)
+        test = (flops > threshold) | at_tpr(tpr, held_tpr)
         train = ~test
     elif protocol == "passk":
         train = (flops < threshold) & (rows["k"].to_numpy(float) <= max_k)
@@ -93,7 +94,7 @@ def score_split(
     (predictions, metrics)
     """
     predicted = result.predict_frame(rows)
-    flags = forecast_flags(result, predicted, rows["flops"].to_numpy(float))
+    flags = forecast_flags(result, predicted, rows["flops"].to_numpy(float), rows["tpr"].to_numpy(float))
     cols = [c for c in ("run", "flops", "params", "tokens", "tpr", "k") if c in rows]
     frame = rows[cols].copy()
     frame["true"] = rows["value"].to_numpy(float)
@@ -108,11 +109,14 @@ def score_split(
     spec = result.spec
     frame["usable"] = usable_points(frame["true"].to_numpy(float), spec.q_rand, spec.benchmark)
     tr = frame[frame["fitted"]]
-    te = frame[(frame["side"] == "test") & np.isfinite(frame["predicted"])]
+    held = frame["side"] == "test"
+    scored = np.isfinite(frame["true"])  # a held-out run with no score (NaN) has nothing to check: counted
+    te = frame[held & np.isfinite(frame["predicted"]) & scored]
     tu = te[te["usable"]]
     metrics = {
         "n_train": int(len(tr)),
         "n_test": int(len(te)),
+        "n_test_without_score": int((held & ~scored).sum()),
         "train_rmse": rmse(tr["true"], tr["predicted"]),
         "train_r2": r2(tr["true"], tr["predicted"]),
         "train_mae": mae(tr["true"], tr["predicted"]),

@@ -82,8 +82,25 @@ class BacktestResult(RichView):
         m = self.metrics
         return [
             f"MAE {m['test_mae']:.4g}, MRE {m['test_mre']:.4g} % over {m['n_test']} held-out points",
+            *self.drop_notes(),
             *self.flag_notes(),
         ]
+
+    def drop_notes(self) -> list[str]:
+        """The rows the backtest did not use, counted by reason: dropped by the training fit (near chance, a
+        score NaN...) and held out with no score to check.
+
+        Returns
+        -------
+        list of str
+            ``'law: n training row(s) dropped (reason)'`` and ``'law: n held-out run(s) without a score'`` lines.
+        """
+        out = [
+            f"{self.law}: {n} training row(s) dropped ({why})"
+            for why, n in self.fit.diagnostics.dropped_reasons.items()
+        ]
+        missing = int(self.metrics.get("n_test_without_score", 0))
+        return out + ([f"{self.law}: {missing} held-out run(s) without a score (NaN), not scored"] if missing else [])
 
     def flag_notes(self) -> list[str]:
         """Each distinct reason a held-out forecast is refused (no number) or flagged, with its count.
@@ -245,7 +262,9 @@ class BacktestComparison(RichView):
             Markup(escape(f"{MISSING} {', '.join(laws)}: {note}"), highlight=False)
             for note, laws in laws_by_note.items()
         ]
-        notes += [Markup(escape(note), highlight=False) for bt in self.backtests for note in bt.flag_notes()]
+        notes += [
+            Markup(escape(n), highlight=False) for bt in self.backtests for n in (*bt.drop_notes(), *bt.flag_notes())
+        ]
         return [summary, *notes, *(bt.held_out_table() for bt in self.backtests)]
 
     def _repr_html_(self) -> str:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from benchcast.data.table import is_score_metric, parse_metric, select
+from benchcast.data.table import at_tpr, is_score_metric, parse_metric, select
 from benchcast.errors import BenchcastError, SelectionError
 
 QUERY_COLUMNS = ("run", "flops", "params", "tokens", "tpr", "k", "gold", "proxy")
@@ -47,7 +47,7 @@ def ladder(table: pd.DataFrame, n: int, *, tpr: float | None = None, top: float 
     """
     if n < 1:
         raise BenchcastError(f"the number of cutoffs must be at least 1, got {n}.")
-    flops = table["flops"] if tpr is None else table.loc[np.isclose(table["tpr"], tpr, rtol=1e-6), "flops"]
+    flops = table["flops"] if tpr is None else table.loc[at_tpr(table["tpr"], tpr), "flops"]
     if flops.empty:
         raise SelectionError(f"no runs{'' if tpr is None else f' at TPR {tpr:g}'} to place cutoffs on.")
     hi = np.log10(flops.max())
@@ -118,7 +118,7 @@ def _at_tprs(table: pd.DataFrame, tprs: tuple[float, ...]) -> np.ndarray:
     tpr = table["tpr"].to_numpy(float)
     out = np.zeros(len(table), bool)
     for value in tprs:
-        out |= np.isclose(tpr, value, rtol=1e-6)
+        out |= at_tpr(tpr, value)
     return out
 
 

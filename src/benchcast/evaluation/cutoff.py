@@ -224,7 +224,8 @@ def cutoff_backtest(
     check_interval(interval)
     rows, resolved = design(table, replace(spec, tpr=spec.tpr if tpr is None else tpr))
     law = get_law(spec.law)
-    by_run = rows.groupby("run")["flops"].first().sort_values(kind="stable")
+    # targets among the runs with a score (a run without one is counted as dropped by the fits, not forecast)
+    by_run = rows[rows["value"].notna()].groupby("run")["flops"].first().sort_values(kind="stable")
     if n_targets < 1 or n_targets >= len(by_run):
         raise BenchcastError(f"n_targets must lie in 1..{len(by_run) - 1} for {spec.benchmark}, got {n_targets}.")
     chosen = by_run.to_numpy(float)[-n_targets:]

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from benchcast.data.table import at_tpr
 from benchcast.errors import BenchcastError
 from benchcast.fitting.api import fit_rows
 from benchcast.fitting.metrics import usable_points
@@ -302,11 +303,11 @@ def runs_of(data, cutoff: float | None = None) -> pd.DataFrame:
     flops = table["flops"].to_numpy(float)
     keep = np.ones(len(table), bool) if cutoff is None else flops <= cutoff
     if data.tpr is not None:
-        keep &= np.isclose(table["tpr"].to_numpy(float), data.tpr, rtol=1e-3)
+        keep &= at_tpr(table["tpr"], data.tpr)
     if data.min_flops is not None:
         keep &= flops >= data.min_flops
     for held in data.holdout_tprs:
-        keep &= ~np.isclose(table["tpr"].to_numpy(float), held, rtol=1e-3)
+        keep &= ~at_tpr(table["tpr"], held)
     return table[keep]
 
 

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from benchcast.data.readers import load
+from benchcast.data.table import is_score_metric
 from benchcast.errors import DataError, FitWarning, InsufficientDataError, SelectionError
 from benchcast.fitting.diagnostics import FitDiagnostics, bound_findings, plain_message
 from benchcast.fitting.engine.search import minimize_law
@@ -27,7 +28,11 @@ MIN_DECADES = 1.0  # less compute range than this is an interpolation, not a for
 
 
 def _drop_reasons(law: Law, rows: pd.DataFrame, spec: FitSpec) -> np.ndarray:
-    reasons = law.point_filter(rows["value"].to_numpy(float), spec.q_rand, spec.margin or 0.0)
+    """Why each row is dropped ('' where it is fitted): the one account of dropped rows every fit gives."""
+    value = rows["value"].to_numpy(float)
+    reasons = law.point_filter(value, spec.q_rand, spec.margin or 0.0)
+    # a row the file gives no score (design keeps it so that it is counted, not lost)
+    reasons[np.isnan(value)] = f"{'score' if is_score_metric(str(spec.metric)) else 'value'} is NaN"
     for column in set(law.covariates) | set(law.fit_covariates):
         values = rows[column].to_numpy(float)
         bad = ~(np.isfinite(values) & (values > 0)) & (reasons == "")
@@ -63,9 +68,11 @@ def fit_rows(rows: pd.DataFrame, spec: FitSpec, *, quiet: bool = False) -> FitRe
         if why
     ]
     if len(used) <= law.n_params - law.n_presolved:
+        why = pd.Series([item["reason"] for item in dropped], dtype=object).value_counts(sort=False)
+        reasons = "".join(f"; {reason}: {n}" for reason, n in why.items())
         raise InsufficientDataError(
             f"law {law.name!r} has {law.n_params} parameters but only {len(used)} usable points "
-            f"for {spec.benchmark} ({len(dropped)} dropped); a fit needs more points than "
+            f"for {spec.benchmark} ({len(dropped)} dropped{reasons}); a fit needs more points than "
             "parameters."
         )
     X = {c: used[c].to_numpy(float) for c in set(law.covariates) | set(law.fit_covariates)}

@@ -182,13 +182,17 @@ def design(table: pd.DataFrame, spec: FitSpec) -> tuple[pd.DataFrame, FitSpec]:
     Returns
     -------
     rows : pandas.DataFrame
-        The selected rows, with the law's covariates.
+        The selected rows, with the law's covariates; rows with no score (value NaN) among them, which
+        :func:`~benchcast.fitting.api.fit_rows` drops with the reason.
     resolved : FitSpec
         ``spec`` with every default filled in (metric, k, chance level and its source, ...).
     """
     law = get_law(spec.law)
     metric, k = _resolve_metric(law, table, spec)
-    rows = select(table, spec.benchmark, metric, k, max_flops=spec.max_flops, min_flops=spec.min_flops, tpr=spec.tpr)
+    # the selection's rows with no score come too (value NaN): the fit drops them, counted with the reason
+    rows = select(
+        table, spec.benchmark, metric, k, max_flops=spec.max_flops, min_flops=spec.min_flops, tpr=spec.tpr, missing=True
+    )
     if spec.runs is not None:
         rows = rows[rows["run"].isin(spec.runs)]
     if not law.per_k and spec.max_k is not None:

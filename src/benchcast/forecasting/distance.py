@@ -83,6 +83,74 @@ def members_decades(members, flops, tpr=None) -> tuple[np.ndarray, np.ndarray]:
     return decades, tpr_decades(tpr, fitted_tpr_range(fits))
 
 
+SAME_RUN_RTOL = 0.01  # a target within 1 % of a fitted run's compute (and TPR, where both are known) is that run
+
+
+def placements(fits, flops, tpr=None) -> list[tuple[str, str]]:
+    """Where each point lies relative to the runs some fits were fitted to, where that is not beyond them: at a
+    fitted run, below the smallest, or inside their compute and TPR ranges (an interpolation). The flags of
+    :mod:`benchcast.forecasting.flags` are made from these.
+
+    Parameters
+    ----------
+    fits : iterable of FitResult
+        The fits (their points: ``run``, ``flops``, and ``params`` and ``tokens`` where known).
+    flops : array_like (points,)
+        Compute of each point.
+    tpr : array_like (points,), optional
+        Tokens per parameter of each point (nan or None: unknown; compute alone decides).
+
+    Returns
+    -------
+    list of (str, str)
+        Per point ``(where, reason)``: ``where`` is ``'at a fitted run'``, ``'below the data'``,
+        ``'interpolation'`` or ``''`` (beyond the runs, or unknown), ``reason`` the words with the numbers.
+    """
+    fits = [fit for fit in fits if fit is not None and len(fit.points)]
+    flops = np.atleast_1d(np.asarray(flops, float))
+    tpr = np.full(len(flops), np.nan) if tpr is None else np.broadcast_to(np.asarray(tpr, float), flops.shape)
+    if not fits:
+        return [("", "")] * len(flops)
+    points = pd.concat([fit.points for fit in fits], ignore_index=True)
+    names, fitted = points["run"].astype(str).to_numpy(), points["flops"].to_numpy(float)
+    sizes = {"params", "tokens"} <= set(points)
+    fitted_tpr = (points["tokens"] / points["params"]).to_numpy(float) if sizes else np.full(len(points), np.nan)
+    lo, hi, (tpr_lo, tpr_hi) = fitted.min(), fitted.max(), fitted_tpr_range(fits)
+    out = []
+    for c, t in zip(flops, tpr, strict=True):
+        same = np.isclose(fitted, c, rtol=SAME_RUN_RTOL, atol=0.0)
+        if np.isfinite(t):  # a run of the same compute at another TPR is another run
+            same &= ~np.isfinite(fitted_tpr) | np.isclose(fitted_tpr, t, rtol=SAME_RUN_RTOL)
+        inside_tpr = tpr_decades([t], (tpr_lo, tpr_hi))[0] == 0
+        if same.any():
+            where = f"the target is fitted run {names[same][0]!r} ({fitted[same][0]:.3g} FLOPs)"
+            out.append(
+                (
+                    "at a fitted run",
+                    f"{where}: the fit's own value there, not a forecast (--max-flops leaves the run out)",
+                )
+            )
+        elif c < lo:
+            out.append(
+                (
+                    "below the data",
+                    f"{np.log10(lo / c):.2f} decades of compute below the smallest fitted run "
+                    f"({lo:.3g} FLOPs): an extrapolation downward",
+                )
+            )
+        elif c <= hi and inside_tpr:
+            out.append(
+                (
+                    "interpolation",
+                    f"inside the fitted runs ({lo:.3g} .. {hi:.3g} FLOPs): an interpolation, "
+                    "not a forecast (its interval is calibrated on extrapolations)",
+                )
+            )
+        else:
+            out.append(("", ""))
+    return out
+
+
 def rolling_origin_tpr(result) -> pd.DataFrame:
     """Forecasts in TPR inside a fit's own points: a law of N and D fitted on runs at ``MIN_TPR_LEVELS`` or
     more TPRs, refitted cold without the runs at the largest TPR, forecasts them (``side`` 'above'), and

@@ -17,7 +17,9 @@ Flagged, because the number may be right but rests on less than it seems:
   points than parameters is already refused by the fit itself);
 * a parameter at a search limit (the data did not place it; an active constraint of the law, its own
   bound reached by the data, is information, not a flag: :func:`benchcast.fitting.diagnostics.bound_findings`);
-* a forecast more than ``MAX_DECADES_BEYOND`` decades of compute beyond the largest fitted run.
+* a forecast more than ``MAX_DECADES_BEYOND`` decades of compute beyond the largest fitted run;
+* a forecast that is no extrapolation: at a fitted run (the answer was fitted), below the smallest fitted run,
+  or inside the fitted runs' compute and TPR (an interpolation; :func:`~benchcast.forecasting.distance.placements`).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ ABOVE_LIMIT = "above the law's limit"
 FEW_POINTS = "few points per parameter"
 SEARCH_LIMIT = "at search limit"
 FAR_BEYOND = "far beyond the data"
+AT_FITTED_RUN, BELOW_DATA, INTERPOLATION = "at a fitted run", "below the data", "interpolation"
 
 # two points per free parameter: at least as many residual degrees of freedom as parameters (power_floor's
 # 3 parameters on Pythia's 5 runs up to 1.4B is the README's "correspondingly fragile" case)
@@ -190,8 +193,15 @@ def _limit(result) -> tuple[float | None, str]:
         return None, ""
 
 
-def forecast_flags(result, predicted, flops=None) -> list[tuple[Flag, ...]]:
-    """Every flag of a fit's forecasts, one tuple per point (fit, value, distance; refusals first).
+def _placement_flags(fits, flops, tpr=None) -> list[tuple[Flag, ...]]:
+    """Per point, its flag where it is no extrapolation: at a fitted run, below the data, an interpolation."""
+    from benchcast.forecasting.distance import placements  # (it fits TPR origins: loaded where asked)
+
+    return [(Flag(kind, reason, False),) if kind else () for kind, reason in placements(fits, flops, tpr)]
+
+
+def forecast_flags(result, predicted, flops=None, tpr=None) -> list[tuple[Flag, ...]]:
+    """Every flag of a fit's forecasts, one tuple per point (fit, value, distance, placement; refusals first).
 
     Parameters
     ----------
@@ -201,6 +211,8 @@ def forecast_flags(result, predicted, flops=None) -> list[tuple[Flag, ...]]:
         The forecasts.
     flops : array_like (points,), optional
         The points' compute (None: no distance flag).
+    tpr : array_like (points,), optional
+        The points' tokens per parameter (None: compute alone places them among the fitted runs).
 
     Returns
     -------
@@ -215,10 +227,11 @@ def forecast_flags(result, predicted, flops=None) -> list[tuple[Flag, ...]]:
     common = fit_flags(result)
     clips = bool(getattr(result.law_object, "clip_scores", False))
     out = []
-    for value, c in zip(predicted, flops, strict=True):
+    placed = _placement_flags([result], flops, tpr)
+    for value, c, where in zip(predicted, flops, placed, strict=True):
         decades = math.log10(c / flops_max) if c > 0 and flops_max > 0 else math.nan
         own = value_flags(result.law, float(value), limit, meaning) or (_clipped(result.law, value) if clips else ())
-        out.append(_ordered((*own, *common, *distance_flags(decades, flops_max))))
+        out.append(_ordered((*own, *common, *distance_flags(decades, flops_max), *where)))
     return out
 
 
@@ -230,7 +243,7 @@ def _clipped(law: str, value: float) -> tuple[Flag, ...]:
     return (Flag(OUTSIDE_RANGE, f"{law} forecasts outside [0, 1] (clipped to {value:g}): not a score", True),)
 
 
-def strategy_flags(members: Mapping, predicted, decades, flops_max: float) -> list[tuple[Flag, ...]]:
+def strategy_flags(members: Mapping, predicted, decades, flops_max: float, flops=None, tpr=None) -> list:
     """The flags of a strategy's forecasts: each weighted member's (a member's refusal refuses the
     blend, which averages its number in), and the blend's own value; one tuple per point.
 
@@ -244,6 +257,8 @@ def strategy_flags(members: Mapping, predicted, decades, flops_max: float) -> li
         Each point's distance beyond the largest run a member was fitted to (decades of compute).
     flops_max : float
         That run's compute (FLOPs).
+    flops, tpr : array_like (points,), optional
+        Each point's compute and TPR, placing it among the members' fitted runs (None: not placed).
 
     Returns
     -------
@@ -265,6 +280,10 @@ def strategy_flags(members: Mapping, predicted, decades, flops_max: float) -> li
         if not refused(point):  # a refused member already says why; the blend averages its number in
             point.extend(value_flags("the blend", float(value)))
         point.extend(distance_flags(float(distance), float(flops_max)))
+    if flops is not None:
+        fits = [getattr(member, "fit", None) for member in members.values()]
+        for point, where in zip(per_point, _placement_flags(fits, flops, tpr), strict=True):
+            point.extend(where)
     return [_ordered(point) for point in per_point]
 
 

@@ -12,6 +12,7 @@ import numpy as np
 from benchcast.errors import BenchcastError
 from benchcast.fitting.result import FitResult
 from benchcast.forecasting.calibration import CalibratedBootstrap, Spread, calibrate
+from benchcast.forecasting.convention import placed_query
 from benchcast.forecasting.draws import Draws
 from benchcast.forecasting.flags import forecast_flags, score_interval, withhold
 from benchcast.forecasting.intervals import DEFAULT_REPLICATES, Bootstrap, bootstrap, check_replicates
@@ -34,6 +35,7 @@ def forecast(
     interval: str = "extrapolation",
     pooled: Spread | None = None,
     ray_address: str | None = None,
+    flops_per_6nd: float | None = None,
     **covariates,
 ) -> Forecast:
     """Point forecast with a prediction interval (a new run) and a confidence interval (the law).
@@ -61,6 +63,9 @@ def forecast(
         A spread from other benchmarks to shrink this fit's own towards.
     ray_address : str, optional
         Run the bootstrap's batches as Ray tasks.
+    flops_per_6nd : float, optional
+        r placing planned runs (params= and tokens=) at C = r 6 N D; default: the convention of the fit's own runs
+        (:func:`~benchcast.forecasting.convention.placed_query`), which the forecast names.
     **covariates
         The points: flops=, or params= and tokens=, k=, gold=.
 
@@ -70,17 +75,19 @@ def forecast(
     """
     check_level(level)
     check_interval(interval)
-    point = result.predict(**covariates)
+    placed, ratio, convention = placed_query(result, covariates, flops_per_6nd)
+    point = result.predict(**placed)
     if boot is None:
         check_replicates(n_boot, allow_zero=False)
         boot = bootstrap(result, n_boot, seed=seed, n_jobs=n_jobs, ray_address=ray_address)
     if interval == "extrapolation" and not isinstance(boot, CalibratedBootstrap):
         boot = calibrate(boot, pooled=pooled)
-    lower, upper = score_interval(boot.draws("prediction", **covariates), level)
-    lower_mean, upper_mean = score_interval(boot.draws("confidence", **covariates), level)
-    flags = forecast_flags(
-        result, np.atleast_1d(point), _query_flops(result, covariates, np.shape(np.atleast_1d(point)))
-    )
+    lower, upper = score_interval(boot.draws("prediction", **placed), level)
+    lower_mean, upper_mean = score_interval(boot.draws("confidence", **placed), level)
+    shape = np.shape(np.atleast_1d(point))
+    sized = ratio is not None  # a planned run: its TPR places it among the fitted runs too
+    tpr = np.broadcast_to(np.asarray(covariates["tokens"], float) / covariates["params"], shape) if sized else None
+    flags = forecast_flags(result, np.atleast_1d(point), _query_flops(covariates, shape, ratio or 1.0), tpr)
     lower, upper, lower_mean, upper_mean = (withhold(v, flags) for v in (lower, upper, lower_mean, upper_mean))
     return Forecast(
         law=result.law,
@@ -91,23 +98,24 @@ def forecast(
         n_boot=int(len(boot.thetas)),
         failed_refits=boot.n_failed,
         dropped_refits=boot.n_dropped,
-        query={k: v for k, v in covariates.items() if v is not None},
+        query={k: v for k, v in covariates.items() if v is not None} | ({"flops_per_6nd": ratio} if ratio else {}),
         prediction=withhold(point, flags),
         lower=lower,
         upper=upper,
         lower_mean=lower_mean,
         upper_mean=upper_mean,
-        run_notes=query_notes(result, covariates),
+        run_notes=([f"planned runs placed at {convention}"] if convention else [])
+        + query_notes(result, covariates, (ratio, convention) if ratio else None),
         flags=flags,
     )
 
 
-def _query_flops(result: FitResult, covariates: dict, shape: tuple) -> np.ndarray | None:
-    """The queried points' compute (C, or 6 N D), for the distance flag; None where the query has neither."""
+def _query_flops(covariates: dict, shape: tuple, ratio: float = 1.0) -> np.ndarray | None:
+    """The queried points' compute (C, or r 6 N D), for the distance flag; None where the query has neither."""
     if covariates.get("flops") is not None:
         return np.broadcast_to(np.asarray(covariates["flops"], float), shape).ravel()
     if covariates.get("params") is not None and covariates.get("tokens") is not None:
-        both = 6.0 * np.asarray(covariates["params"], float) * np.asarray(covariates["tokens"], float)
+        both = ratio * 6.0 * np.asarray(covariates["params"], float) * np.asarray(covariates["tokens"], float)
         return np.broadcast_to(both, shape).ravel()
     return None
 

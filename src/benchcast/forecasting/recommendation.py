@@ -305,9 +305,13 @@ class StrategyForecast(RichView):
 
 
 def _covariate_notes(records: list[dict]) -> list[str]:
-    """What each law was given (once per distinct answer), then each target's TPR flag."""
+    """Where planned runs were placed and what each law was given (once per distinct answer), then each
+    target's TPR flag."""
     out, seen = [], set()
     for row in records:
+        if isinstance(row.get("flops_convention"), str) and f"c:{row['flops_convention']}" not in seen:
+            seen.add(f"c:{row['flops_convention']}")
+            out.append(f"planned runs placed at {row['flops_convention']}")
         used = row.get("covariates")
         if isinstance(used, dict) and used:
             line = "covariates: " + "; ".join(f"{law}: {words}" for law, words in used.items())

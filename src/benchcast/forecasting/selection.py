@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from benchcast.data.table import within_compute
 from benchcast.errors import BenchcastError, SelectionError
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting import calibration as cal
@@ -39,6 +40,7 @@ from benchcast.forecasting.candidates import (  # noqa: F401 (API)
     ranking_record,
     too_short,
 )
+from benchcast.forecasting.convention import table_runs
 from benchcast.forecasting.intervals import check_replicates
 from benchcast.forecasting.law_comparison import (  # noqa: F401 (API)
     SELECTION_RULES,
@@ -52,7 +54,6 @@ from benchcast.forecasting.law_comparison import (  # noqa: F401 (API)
 )
 from benchcast.forecasting.recommendation import Recommendation, StrategyForecast
 from benchcast.forecasting.strategy import StrategyFit
-from benchcast.forecasting.targets import planned_runs
 from benchcast.laws import available_laws, get_law
 from benchcast.validation import check_interval, check_law, check_level, check_positive
 
@@ -94,6 +95,8 @@ def recommend(
     target_tokens: float | None = None,
     tpr: float | None = None,
     min_flops: float | None = None,
+    max_flops: float | None = None,
+    flops_per_6nd: float | None = None,
     proxy: str | None = None,
     rule: str = "ensemble",
     n_boot: int = 200,
@@ -121,8 +124,9 @@ def recommend(
         The planned run as N parameters trained on D tokens (both, and not with ``target_flops``): its
         compute is C = 6 N D (the runs used, the interval's distance), laws of N and D are given N and D,
         laws of compute C (the forecast says which law used which).
-    tpr, min_flops, proxy : optional
-        Further selection, as in :class:`benchcast.fitting.spec.FitSpec`.
+    tpr, min_flops, max_flops, proxy, flops_per_6nd : optional
+        Further selection, as in :class:`benchcast.fitting.spec.FitSpec`; r in C = r 6 N D placing a planned run
+        (:func:`~benchcast.forecasting.convention.table_runs`).
     rule : str
         ``'ensemble'``, ``'stack'`` or ``'select'``.
     n_boot : int
@@ -146,9 +150,11 @@ def recommend(
     if target_params is not None or target_tokens is not None:
         check_positive("target_params", target_params)
         check_positive("target_tokens", target_tokens)
-        target = planned_runs(target_flops, target_params, target_tokens)
+    selection = {"tpr": tpr, "min_flops": min_flops, "max_flops": max_flops}
+    if target_params is not None or target_tokens is not None or flops_per_6nd is not None:
+        target = table_runs(table, target_flops, target_params, target_tokens, **selection, given=flops_per_6nd)
         target_flops = float(target.flops[0])
-    base = FitSpec("power", benchmark, metric, k=k, proxy=proxy, seed=seed, tpr=tpr, min_flops=min_flops)
+    base = FitSpec("power", benchmark, metric, k=k, proxy=proxy, seed=seed, **selection)
     data = runs_below(table, base, target_flops)
     rec, strategy = compare_laws(data, base, laws=laws, rule=rule)
     if strategy is not None and target_flops is not None:
@@ -205,7 +211,7 @@ def runs_below(table: pd.DataFrame, base: FitSpec, target_flops: float | None) -
     DataFrame
         The rows of the cheaper runs (selection errors and data warnings surface here, once).
     """
-    data = table if target_flops is None else table[table["flops"] < target_flops]
+    data = within_compute(table, below=target_flops)
     try:
         design(data, base)
     except SelectionError:
@@ -231,6 +237,8 @@ def forecast_default(
     tokens=None,
     tpr: float | None = None,
     min_flops: float | None = None,
+    max_flops: float | None = None,
+    flops_per_6nd: float | None = None,
     proxy: str | None = None,
     rule: str = "ensemble",
     n_boot: int = 1000,
@@ -255,8 +263,9 @@ def forecast_default(
     params, tokens : float or sequence of float
         Instead of ``flops``: each run as N parameters trained on D tokens (paired in order; C = 6 N D, as
         :func:`recommend` takes ``target_params`` and ``target_tokens``).
-    tpr, min_flops, proxy : optional
-        Further selection, as in :class:`benchcast.fitting.spec.FitSpec`.
+    tpr, min_flops, max_flops, proxy, flops_per_6nd : optional
+        Further selection, as in :class:`benchcast.fitting.spec.FitSpec`; r in C = r 6 N D placing a planned run
+        (:func:`~benchcast.forecasting.convention.table_runs`).
     rule : str
         ``'ensemble'`` (the default strategy), ``'stack'`` or ``'select'``.
     n_boot, level, interval, seed, n_jobs, ray_address
@@ -270,9 +279,9 @@ def forecast_default(
     if flops is not None and not len(np.atleast_1d(flops)):
         raise BenchcastError("give at least one compute to forecast (flops=).")
     check_options(rule, interval, n_boot, level, None)
-    sized = params is not None or tokens is not None
-    runs = planned_runs(flops, params, tokens, tpr=None if sized else tpr).by_compute()
-    base = FitSpec("power", benchmark, metric, k=k, proxy=proxy, seed=seed, tpr=tpr, min_flops=min_flops)
+    selection = {"tpr": tpr, "min_flops": min_flops, "max_flops": max_flops}
+    runs = table_runs(table, flops, params, tokens, **selection, given=flops_per_6nd).by_compute()
+    base = FitSpec("power", benchmark, metric, k=k, proxy=proxy, seed=seed, **selection)
     options = {"n_boot": n_boot, "seed": seed, "interval": interval, "tpr": tpr, "n_jobs": n_jobs}
     rows, compared = [], {}
     for i, target in enumerate(runs.flops):

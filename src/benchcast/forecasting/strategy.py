@@ -157,7 +157,7 @@ def blend_forecast(
     decades, beyond = members_decades([members[law] for law in used], flops, tpr)
     out = BlendedForecast(flops, predicted, {}, used, {law: members[law].predicted for law in used}, interval)
     out.decades, top = decades, max(float(members[law].flops_max) for law in used)
-    out.point_flags = strategy_flags({law: members[law] for law in used}, predicted, decades, top)
+    out.point_flags = strategy_flags({law: members[law] for law in used}, predicted, decades, top, flops, tpr)
     out.predicted = withhold(predicted, out.point_flags)  # a refused point has no number (nor interval)
     if any(members[law].boot is None for law in used):
         out.note = "no interval: no bootstrap draws"

@@ -1,9 +1,11 @@
 """The runs a forecast is asked about: given by their compute C alone, or as planned runs of N
 parameters trained on D tokens ("my 7B on 4T tokens").
 
-A planned run's compute is C = 6 N D and its tokens per parameter TPR = D / N. A law of N and D is
-given N and D themselves; a law of compute alone is given C, and the output says that it ignores the
-allocation (:meth:`PlannedRuns.covariates`). A run given by its compute has an N and a D only where a
+A planned run's compute is C = r 6 N D, where r is the file's own FLOPs convention: the median of its runs'
+FLOPs / (6 N D) (:mod:`benchcast.forecasting.convention`; 1 where the file gives no FLOPs, or FLOPs = 6 N D),
+or a ratio the caller gives (``--flops-per-6nd``); the outputs say which. Its tokens per parameter TPR = D / N.
+A law of N and D is given N and D themselves; a law of compute alone is given C, and the output says that it
+ignores the allocation (:meth:`PlannedRuns.covariates`). A run given by its compute has an N and a D only where a
 tokens-per-parameter ratio places it (C = 6 N D at that ratio).
 """
 
@@ -19,6 +21,7 @@ from benchcast.validation import check_positive
 # a target's TPR this far (relative) outside the fitted runs' range is flagged: the data's TPRs are
 # themselves ratios of rounded sizes, so an exact comparison would flag a run at the ladder's own TPR
 TPR_TOLERANCE = 0.02
+SIX_ND = "C = 6 N D"  # a planned run's compute where no other convention is given
 
 
 @dataclass(frozen=True)
@@ -33,12 +36,16 @@ class PlannedRuns:
         Parameters N and tokens D (for a run given by its compute: split at a TPR, or nan without one).
     sized : ndarray of bool (runs,)
         Whether each run was given by its parameters and tokens (else by its compute).
+    convention : str
+        How the compute of a run given by its size was placed (:func:`flops_convention`; '' for C = 6 N D
+        by default).
     """
 
     flops: np.ndarray
     params: np.ndarray
     tokens: np.ndarray
     sized: np.ndarray
+    convention: str = ""
 
     @property
     def tpr(self) -> np.ndarray:
@@ -66,7 +73,9 @@ class PlannedRuns:
         PlannedRuns
         """
         index = np.atleast_1d(np.arange(len(self))[which])
-        return PlannedRuns(self.flops[index], self.params[index], self.tokens[index], self.sized[index])
+        return PlannedRuns(
+            self.flops[index], self.params[index], self.tokens[index], self.sized[index], self.convention
+        )
 
     def by_compute(self) -> PlannedRuns:
         """The runs ordered by compute (a stable order: runs of equal compute keep theirs).
@@ -89,11 +98,13 @@ class PlannedRuns:
         PlannedRuns
         """
         fields = ("flops", "params", "tokens", "sized")
-        return PlannedRuns(*(np.concatenate([getattr(self, f), getattr(other, f)]) for f in fields))
+        convention = self.convention or other.convention
+        return PlannedRuns(*(np.concatenate([getattr(self, f), getattr(other, f)]) for f in fields), convention)
 
     def record(self, i: int) -> dict:
         """Run ``i`` as outputs show it: ``flops``, ``params``, ``tokens``, ``tpr`` (None where unknown) and
-        ``given`` (``'params_tokens'`` for a run given by its size, ``'flops'`` for one given by its compute).
+        ``given`` (``'params_tokens'`` for a run given by its size, ``'flops'`` for one given by its compute),
+        and, for a run given by its size, ``flops_convention`` (how its compute was placed).
 
         Parameters
         ----------
@@ -106,7 +117,8 @@ class PlannedRuns:
         """
         values = {"flops": self.flops[i], "params": self.params[i], "tokens": self.tokens[i], "tpr": self.tpr[i]}
         out = {name: float(v) if np.isfinite(v) else None for name, v in values.items()}
-        return {**out, "given": "params_tokens" if self.sized[i] else "flops"}
+        placed = {"flops_convention": self.convention or SIX_ND} if self.sized[i] else {}
+        return {**out, "given": "params_tokens" if self.sized[i] else "flops", **placed}
 
     def covariates(self, fitted) -> tuple[dict, str]:
         """What a fitted law is given for these runs, and that in words.
@@ -140,7 +152,8 @@ class PlannedRuns:
             return X, f"N, D ({'given, or ' if self.by_size else ''}{split})"
         X = fitted.covariates_at(self.flops)
         if "flops" in law.covariates and self.by_size:
-            return X, "C = 6ND (ignores tokens per parameter)"
+            six_nd = not self.convention or self.convention.startswith(SIX_ND)
+            return X, f"C = {'6ND' if six_nd else 'r 6ND, the FLOPs convention'} (ignores tokens per parameter)"
         return X, "C"
 
     def tpr_flags(self, fitted_tpr: tuple[float, float], compute_only: list[str], in_size: list[str]) -> list[str]:
@@ -240,7 +253,7 @@ def target_flags(runs: PlannedRuns, results) -> list[str]:
     return runs.tpr_flags(fitted_tpr_range(results.values()), compute_only, in_size)
 
 
-def query_notes(result, covariates: dict) -> list[str]:
+def query_notes(result, covariates: dict, convention: tuple | None = None) -> list[str]:
     """For a fit's forecast of planned runs (``params`` and ``tokens`` given): what the law was given, and a
     flag per run whose TPR lies outside the fitted runs'. Nothing for points given otherwise.
 
@@ -250,6 +263,8 @@ def query_notes(result, covariates: dict) -> list[str]:
         The fit.
     covariates : dict
         The query, as :func:`benchcast.forecasting.forecast.forecast` takes it.
+    convention : (float, str), optional
+        The planned runs' FLOPs convention (:func:`planned_runs`).
 
     Returns
     -------
@@ -260,18 +275,20 @@ def query_notes(result, covariates: dict) -> list[str]:
     params, tokens = np.broadcast_arrays(
         np.asarray(covariates["params"], float), np.asarray(covariates["tokens"], float)
     )
-    runs = planned_runs(params=params.ravel(), tokens=tokens.ravel())
+    runs = planned_runs(params=params.ravel(), tokens=tokens.ravel(), convention=convention)
     law = result.law_object
     if not ({"params", "tokens"} <= set(law.covariates) or "flops" in law.covariates):
         return []
-    words = "N, D" if {"params", "tokens"} <= set(law.covariates) else "C = 6ND (ignores tokens per parameter)"
+    words = runs.covariates(result.fitted)[1]
     flags = target_flags(runs, {result.law: result})
     return [f"covariates: {result.law}: {words}"] + [
         f"warning: for {describe_run(runs.record(i))}: {flag}" for i, flag in enumerate(flags) if flag
     ]
 
 
-def planned_runs(flops=None, params=None, tokens=None, *, tpr: float | None = None) -> PlannedRuns:
+def planned_runs(
+    flops=None, params=None, tokens=None, *, tpr: float | None = None, convention: tuple | None = None
+) -> PlannedRuns:
     """Runs to forecast, given by their compute (``flops``) or as planned runs (``params`` and ``tokens``).
 
     Parameters
@@ -282,6 +299,9 @@ def planned_runs(flops=None, params=None, tokens=None, *, tpr: float | None = No
         Parameters N and training tokens D of each run, both or neither (paired in order).
     tpr : float, optional
         Tokens per parameter placing runs given by their compute (their N and D at that ratio).
+    convention : (float, str), optional
+        The FLOPs convention placing runs given by their size, C = r 6 N D, as :func:`flops_convention` gives
+        it (ratio, words); None: C = 6 N D.
 
     Returns
     -------
@@ -315,7 +335,8 @@ def planned_runs(flops=None, params=None, tokens=None, *, tpr: float | None = No
             raise BenchcastError(
                 f"give one tokens value per params value (paired in order): got {len(n)} params and {len(d)} tokens."
             )
-        return PlannedRuns(6.0 * n * d, n, d, np.ones(len(n), bool))
+        ratio, words = convention if convention is not None else (1.0, SIX_ND)
+        return PlannedRuns(ratio * 6.0 * n * d, n, d, np.ones(len(n), bool), words)
     c = arrays["flops"]
     if tpr is None:
         return PlannedRuns(c, np.full(len(c), np.nan), np.full(len(c), np.nan), np.zeros(len(c), bool))

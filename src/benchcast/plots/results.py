@@ -67,7 +67,8 @@ def plot_fit(fit, ax=None, **style):
 
 
 def forecast_x(query: dict) -> tuple[np.ndarray, str]:
-    """Where a forecast's points lie on a figure: their compute (given, or 6 N D), else their gold NLL.
+    """Where a forecast's points lie on a figure: their compute (given, or r 6 N D at the FLOPs convention of
+    the fit's runs, ``query['flops_per_6nd']``), else their gold NLL; the label says which.
 
     Parameters
     ----------
@@ -82,8 +83,11 @@ def forecast_x(query: dict) -> tuple[np.ndarray, str]:
     if query.get("flops") is not None:
         return np.atleast_1d(np.asarray(query["flops"], float)), "training compute C (FLOPs)"
     if query.get("params") is not None and query.get("tokens") is not None:
-        flops = 6.0 * np.asarray(query["params"], float) * np.asarray(query["tokens"], float)
-        return np.atleast_1d(flops), "training compute C = 6 N D (FLOPs)"
+        ratio = float(query.get("flops_per_6nd") or 1.0)
+        flops = ratio * 6.0 * np.asarray(query["params"], float) * np.asarray(query["tokens"], float)
+        if ratio == 1.0:
+            return np.atleast_1d(flops), "training compute C = 6 N D (FLOPs)"
+        return np.atleast_1d(flops), f"training compute C (FLOPs, as the runs count them: {ratio:.3g} x 6 N D)"
     return np.atleast_1d(np.asarray(query.get("gold"), float)), "G = -log GoldProb"
 
 

@@ -147,6 +147,7 @@ def analyse_benchmark(
     target_flops: list[float] | None = None,
     target_params: list[float] | None = None,
     target_tokens: list[float] | None = None,
+    convention: tuple | None = None,
     law: str = RECOMMENDED,
     tpr: float | None = None,
     forecast_tpr: float | None = None,
@@ -168,7 +169,10 @@ def analyse_benchmark(
     target_flops : list of float, optional
         Compute (FLOPs) to forecast at.
     target_params, target_tokens : list of float, optional
-        Instead: planned runs of N parameters on D tokens (paired; C = 6 N D; laws of N and D are given them).
+        Instead: planned runs of N parameters on D tokens (paired; laws of N and D are given them).
+    convention : (float, str), optional
+        The planned runs' compute C = r 6 N D (:func:`~benchcast.forecasting.convention.flops_convention`; None:
+        6 N D).
     law : str
         A law name, or ``RECOMMENDED`` (the package's default strategy, as ``recommend`` makes it).
     tpr : float, optional
@@ -203,7 +207,11 @@ def analyse_benchmark(
     flops = np.concatenate([m.points["flops"].to_numpy(float) for m in members.values()])
     forecast_tpr = curve_tpr(planned_runs(target_flops, target_params, target_tokens), forecast_tpr)
     targets = planned_runs(
-        target_flops, target_params, target_tokens, tpr=None if target_flops is None else forecast_tpr
+        target_flops,
+        target_params,
+        target_tokens,
+        tpr=None if target_flops is None else forecast_tpr,
+        convention=convention,
     )
     targets = targets.by_compute()
     grid = np.geomspace(flops.min() / 1.5, max(targets.flops.max(), flops.max()) * 1.5, 160)
@@ -215,6 +223,7 @@ def analyse_benchmark(
             "flops": targets.flops,
             **{"params": targets.params, "tokens": targets.tokens, "tpr": targets.tpr},
             "given": ["params_tokens" if sized else "flops" for sized in targets.sized],
+            "flops_convention": [targets.convention if sized else None for sized in targets.sized],
             "decades": at_targets.decades,
             "forecast": withhold(at_targets.predicted, at_targets.point_flags),  # a refused forecast is no number
             **{

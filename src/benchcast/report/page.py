@@ -15,8 +15,10 @@ import pandas as pd
 
 import benchcast.report.html as h
 from benchcast._version import __version__
+from benchcast.data.table import within_compute
 from benchcast.errors import BenchcastError
-from benchcast.forecasting.targets import describe_run, planned_runs
+from benchcast.forecasting.convention import flops_convention, table_runs
+from benchcast.forecasting.targets import describe_run
 from benchcast.report.analysis import RECOMMENDED, analyse_benchmark
 from benchcast.report.bands import curve_tpr
 from benchcast.report.sections import anchor, benchmark_section, metric_label, summary_section
@@ -110,6 +112,37 @@ def parse_targets(benchmarks: Sequence[str], metrics: Sequence[str] | None) -> l
     return out
 
 
+def _range_words(min_flops: float | None, max_flops: float | None) -> str:
+    """The compute range of the runs used, in words ('all' where unbounded)."""
+    if min_flops is None and max_flops is None:
+        return "all"
+    lower = "" if min_flops is None else f"{min_flops:.3g} <= "
+    return f"{lower}C" + ("" if max_flops is None else f" <= {max_flops:.3g}")
+
+
+def runs_in_range(table: pd.DataFrame, min_flops: float | None, max_flops: float | None) -> pd.DataFrame:
+    """The runs of ``table`` within ``--min-flops``/``--max-flops``; refused where none is.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The table.
+    min_flops, max_flops : float or None
+        The range (FLOPs, inclusive).
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
+    out = within_compute(table, min_flops, max_flops)
+    if out.empty:
+        raise BenchcastError(
+            f"no run has compute within {_range_words(min_flops, max_flops)} FLOPs (--min-flops/--max-flops): "
+            f"the data's runs span {table['flops'].min():.3g} .. {table['flops'].max():.3g} FLOPs."
+        )
+    return out
+
+
 def build_report(
     table: pd.DataFrame,
     targets: list[Target],
@@ -120,6 +153,9 @@ def build_report(
     target_tokens: list[float] | None = None,
     law: str = RECOMMENDED,
     tpr: float | None = None,
+    min_flops: float | None = None,
+    max_flops: float | None = None,
+    flops_per_6nd: float | None = None,
     forecast_tpr: float | None = None,
     n_boot: int = 200,
     seed: int = 0,
@@ -148,6 +184,11 @@ def build_report(
         A law name, or ``RECOMMENDED`` for the package's default strategy (as ``recommend`` makes it).
     tpr : float, optional
         Tokens per parameter selecting the runs.
+    min_flops, max_flops : float, optional
+        The compute range of the runs used (FLOPs, inclusive): runs outside it are neither fitted nor backtested.
+    flops_per_6nd : float, optional
+        r in C = r 6 N D placing the planned runs (default: the file's own convention, measured from its runs:
+        :func:`~benchcast.forecasting.convention.table_runs`).
     forecast_tpr : float, optional
         Tokens per parameter placing a run of compute C (laws of N and D): the curve's, and the targets' given
         by compute (default: the planned runs' TPR where they share one, else 20).
@@ -187,9 +228,13 @@ def build_report(
     check_interval(interval)
     if target_flops and any(not (c > 0) for c in target_flops):
         raise BenchcastError(f"target compute must be positive FLOPs, got {target_flops}.")
-    planned = planned_runs(target_flops or None, target_params or None, target_tokens or None).by_compute()
+    table = runs_in_range(table, min_flops, max_flops)
+    sizes = (target_params or None, target_tokens or None)
+    planned = table_runs(table, target_flops or None, *sizes, tpr=tpr, given=flops_per_6nd).by_compute()
     labels = [describe_run(planned.record(i)) for i in range(len(planned))]
     runs = {"target_flops": target_flops or None, "target_params": target_params, "target_tokens": target_tokens}
+    # the planned runs' FLOPs convention, measured once on the runs used (the same for every benchmark)
+    runs["convention"] = flops_convention(table, tpr=tpr, given=flops_per_6nd) if planned.by_size else None
     reports, failures = [], []
     for t in track(targets, "report: benchmarks"):
         try:
@@ -218,6 +263,8 @@ def build_report(
         "target flops": ", ".join(f"{c:.3g}" for c in planned.flops),
         **({"target runs": "; ".join(labels)} if planned.by_size else {}),
         "tpr (runs used)": "all" if tpr is None else tpr,
+        "compute (runs used)": _range_words(min_flops, max_flops),
+        **({"compute of the planned runs": planned.convention} if planned.by_size else {}),
         "tpr (N/D split of laws in N and D)": curve_tpr(planned, forecast_tpr),
         "bootstrap replicates": n_boot,
         "seed": seed,
