@@ -23,6 +23,7 @@ import pandas as pd
 
 from benchcast.errors import BenchcastError
 from benchcast.fitting.api import fit_rows
+from benchcast.forecasting.extent import outside_decades
 from benchcast.forecasting.targets import TPR_TOLERANCE, fitted_tpr_range
 
 MIN_TPR_LEVELS = 3  # a TPR origin leaves out the largest (smallest) TPR: two others must remain to fit N and D
@@ -81,6 +82,28 @@ def members_decades(members, flops, tpr=None) -> tuple[np.ndarray, np.ndarray]:
     if tpr is None or not fits:
         return decades, np.zeros(len(decades))
     return decades, tpr_decades(tpr, fitted_tpr_range(fits))
+
+
+def members_outside(members, flops) -> np.ndarray:
+    """Each point's distance outside the compute the members were fitted on, in either direction
+    (:func:`~benchcast.forecasting.extent.outside_decades`): the distance a strategy's interval is widened by.
+
+    Parameters
+    ----------
+    members : sequence
+        Objects with ``flops_max`` and ``fit`` (a FitResult, whose smallest fitted run bounds the data below;
+        None: above only).
+    flops : array_like (points,)
+        Compute of each point.
+
+    Returns
+    -------
+    ndarray (points,)
+    """
+    top = max(float(member.flops_max) for member in members)
+    fits = [member.fit for member in members if getattr(member, "fit", None) is not None]
+    bottom = min((float(fit.diagnostics.flops_min) for fit in fits), default=np.nan)
+    return outside_decades(flops, bottom, top)
 
 
 def rolling_origin_tpr(result) -> pd.DataFrame:

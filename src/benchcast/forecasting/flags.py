@@ -17,7 +17,8 @@ Flagged, because the number may be right but rests on less than it seems:
   points than parameters is already refused by the fit itself);
 * a parameter at a search limit (the data did not place it; an active constraint of the law, its own
   bound reached by the data, is information, not a flag: :func:`benchcast.fitting.diagnostics.bound_findings`);
-* a forecast more than ``MAX_DECADES_BEYOND`` decades of compute beyond the largest fitted run.
+* a forecast more than ``MAX_DECADES_BEYOND`` decades beyond the largest fitted run, or outside the data
+  another way: below it, beyond the fitted k, across TPRs (:mod:`benchcast.forecasting.extent`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from benchcast.errors import BenchcastError
+from benchcast.forecasting.extent import ACROSS_TPRS, below_data
 
 OUTSIDE_RANGE = "outside [0, 1]"
 ABOVE_LIMIT = "above the law's limit"
@@ -108,6 +110,8 @@ def fit_flags(result) -> tuple[Flag, ...]:
                 False,
             )
         )
+    if across := law.across_tprs(result.points):
+        out.append(Flag(ACROSS_TPRS, across, False))
     limits = result.bounds.at_search_limit
     if limits:
         out.append(
@@ -153,6 +157,20 @@ def value_flags(law: str, value: float, limit: float | None = None, meaning: str
             ),
         )
     return ()
+
+
+def flagged(pairs) -> tuple[Flag, ...]:
+    """Flags (not refusals) from the ``(kind, reason)`` pairs of a rule of :mod:`benchcast.forecasting.extent`.
+
+    Parameters
+    ----------
+    pairs : iterable of (str, str)
+
+    Returns
+    -------
+    tuple of Flag
+    """
+    return tuple(Flag(kind, reason, False) for kind, reason in pairs)
 
 
 def distance_flags(decades: float, flops_max: float) -> tuple[Flag, ...]:
@@ -207,7 +225,7 @@ def forecast_flags(result, predicted, flops=None) -> list[tuple[Flag, ...]]:
     list of tuple of Flag
     """
     predicted = np.atleast_1d(np.asarray(predicted, float))
-    flops_max = float(result.diagnostics.flops_max)
+    flops_max, flops_min = float(result.diagnostics.flops_max), float(result.diagnostics.flops_min)
     flops = (
         np.full(len(predicted), np.nan) if flops is None else np.broadcast_to(np.asarray(flops, float), predicted.shape)
     )
@@ -218,7 +236,8 @@ def forecast_flags(result, predicted, flops=None) -> list[tuple[Flag, ...]]:
     for value, c in zip(predicted, flops, strict=True):
         decades = math.log10(c / flops_max) if c > 0 and flops_max > 0 else math.nan
         own = value_flags(result.law, float(value), limit, meaning) or (_clipped(result.law, value) if clips else ())
-        out.append(_ordered((*own, *common, *distance_flags(decades, flops_max))))
+        below = flagged(below_data(float(c), flops_min))
+        out.append(_ordered((*own, *common, *distance_flags(decades, flops_max), *below)))
     return out
 
 
@@ -261,10 +280,13 @@ def strategy_flags(members: Mapping, predicted, decades, flops_max: float) -> li
         for point, found in zip(per_point, flags, strict=True):
             point.extend(found)
     decades = np.broadcast_to(np.asarray(decades, float), predicted.shape)
+    fits = [m.fit for m in members.values() if getattr(m, "fit", None) is not None]
+    bottom = min((float(fit.diagnostics.flops_min) for fit in fits), default=math.nan)
     for point, value, distance in zip(per_point, predicted, decades, strict=True):
         if not refused(point):  # a refused member already says why; the blend averages its number in
             point.extend(value_flags("the blend", float(value)))
         point.extend(distance_flags(float(distance), float(flops_max)))
+        point.extend(flagged(below_data(float(flops_max) * 10.0 ** float(distance), bottom)))
     return [_ordered(point) for point in per_point]
 
 
