@@ -23,7 +23,7 @@ import pandas as pd
 
 from benchcast.errors import BenchcastError
 from benchcast.fitting.api import fit_rows
-from benchcast.forecasting.extent import outside_decades
+from benchcast.forecasting.extent import fitted_flops_min, outside_decades
 from benchcast.forecasting.targets import TPR_TOLERANCE, fitted_tpr_range
 
 MIN_TPR_LEVELS = 3  # a TPR origin leaves out the largest (smallest) TPR: two others must remain to fit N and D
@@ -102,7 +102,7 @@ def members_outside(members, flops) -> np.ndarray:
     """
     top = max(float(member.flops_max) for member in members)
     fits = [member.fit for member in members if getattr(member, "fit", None) is not None]
-    bottom = min((float(fit.diagnostics.flops_min) for fit in fits), default=np.nan)
+    bottom = min((fitted_flops_min(fit) for fit in fits), default=np.nan)
     return outside_decades(flops, bottom, top)
 
 

@@ -121,3 +121,18 @@ def outside_decades(flops, flops_min: float, flops_max: float) -> np.ndarray:
         above = np.log10(flops / flops_max)
         below = np.log10(flops_min / flops) if math.isfinite(flops_min) else np.full(len(flops), -np.inf)
     return np.where(below > BELOW_TOLERANCE, below, above)
+
+
+def fitted_flops_min(fit) -> float:
+    """The smallest fitted run's compute of a fit (NaN where the fit does not record it).
+
+    Parameters
+    ----------
+    fit : FitResult
+        The fit.
+
+    Returns
+    -------
+    float
+    """
+    return float(getattr(getattr(fit, "diagnostics", None), "flops_min", math.nan))

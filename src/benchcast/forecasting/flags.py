@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from benchcast.errors import BenchcastError
-from benchcast.forecasting.extent import ACROSS_TPRS, below_data
+from benchcast.forecasting.extent import ACROSS_TPRS, below_data, fitted_flops_min
 
 OUTSIDE_RANGE = "outside [0, 1]"
 ABOVE_LIMIT = "above the law's limit"
@@ -281,7 +281,7 @@ def strategy_flags(members: Mapping, predicted, decades, flops_max: float) -> li
             point.extend(found)
     decades = np.broadcast_to(np.asarray(decades, float), predicted.shape)
     fits = [m.fit for m in members.values() if getattr(m, "fit", None) is not None]
-    bottom = min((float(fit.diagnostics.flops_min) for fit in fits), default=math.nan)
+    bottom = min((fitted_flops_min(fit) for fit in fits), default=math.nan)
     for point, value, distance in zip(per_point, predicted, decades, strict=True):
         if not refused(point):  # a refused member already says why; the blend averages its number in
             point.extend(value_flags("the blend", float(value)))

@@ -70,7 +70,11 @@ class LawQuestions:
         if self.models_tpr or not spans_tprs(rows):
             return ""
         if {"params", "tokens"} <= set(rows.columns):
-            tpr = rows["tokens"].to_numpy(float) / rows["params"].to_numpy(float)
+            params = rows["params"].to_numpy(float)
+            sizes = np.log10(params[np.isfinite(params) & (params > 0)])
+            if not len(sizes) or np.ptp(sizes) < 0.01:
+                return ""  # one model size (checkpoints of one run): its runs lie on one curve, whatever their TPRs
+            tpr = rows["tokens"].to_numpy(float) / params
         else:
             tpr = rows["tpr"].to_numpy(float)
         tpr = tpr[np.isfinite(tpr) & (tpr > 0)]
