@@ -50,7 +50,7 @@ def below_data(flops: float, flops_min: float) -> list[tuple[str, str]]:
         (
             BELOW_DATA,
             f"{below:.2f} decades of compute below the smallest fitted run ({flops_min:.3g} FLOPs): the law was "
-            "fitted above it and never checked going down; its interval is widened by the error per decade "
+            "fitted above it and never checked going down; intervals there are widened by the error per decade "
             "measured upward",
         )
     ]
