@@ -19,6 +19,7 @@ from benchcast.cli.options import (
     MinFlops,
     PlannedParams,
     PlannedTokens,
+    QRand,
     Seed,
     Tpr,
     check_runs,
@@ -85,6 +86,7 @@ def report_command(
     ] = None,
     format: Format = "auto",
     metadata: Metadata = None,
+    q_rand: QRand = None,
     out: Annotated[Path, typer.Option("--out", "-o", help="The HTML file to write.")] = Path("report.html"),
     figure_format: Annotated[
         str, typer.Option("--figure-format", help="Figures embedded as svg, or png at --dpi (a page cannot show pdf).")
@@ -120,6 +122,7 @@ def report_command(
                 "--jobs": jobs is not None,
                 "--format": format != "auto",
                 "--metadata": metadata is not None,
+                "--q-rand": bool(q_rand),
             },
             f"--from {from_dir} builds the page from outputs already written, so the options that choose "
             "and fit the data have nothing to act on; drop {them}, or give the data file instead of --from.",
@@ -141,7 +144,7 @@ def report_command(
         from benchcast.report import build_report, parse_targets
 
         summary = build_report(
-            read(data, format, metadata),
+            read(data, format, metadata, q_rand),
             parse_targets(benchmark, metric),
             list(target_flops) if target_flops else None,
             out=out,

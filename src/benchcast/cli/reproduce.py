@@ -16,6 +16,7 @@ from benchcast.cli.options import (
     Jobs,
     Json,
     NBoot,
+    QRand,
     RayAddress,
     figure_options,
     read,
@@ -58,6 +59,7 @@ def reproduce_command(
     interval: Interval = DEFAULT_INTERVAL,
     ray: RayAddress = None,
     format: Format = "auto",
+    q_rand: QRand = None,
     figure_format: FigureFormat = "png",
     dpi: Dpi = None,
     json: Json = False,
@@ -74,7 +76,7 @@ def reproduce_command(
     refuse_interval_without_boot(boot, interval)
     thresholds = check_thresholds(sweep_threshold) if sweep_threshold else SWEEP_THRESHOLDS
     result = reproduce_krajewski2025(
-        read(data, format, None),
+        read(data, format, None, q_rand),  # the study's own levels unless --q-rand replaces them
         out,
         n_jobs=jobs,
         n_boot=boot,

@@ -6,7 +6,8 @@ column in the data (lm-eval results get one measured from their samples files an
 defaults below, 0 for generative metrics. A multiple-choice metric with none of these has an
 *unknown* chance level: :func:`chance_level` then returns 0 with source ``"unknown: ..."`` and
 ``known == False`` so that commands warn (a fit) or list it (``inspect``, :func:`chance_summary`);
-:func:`estimate_chance` offers the mean score of the cheapest runs as an estimate.
+:func:`suggested_chance` gives only what the data (a ``choices`` column) or the task state, never a score
+of the runs (:func:`estimate_chance`, the cheapest runs' mean, is above chance on any real ladder).
 """
 
 from __future__ import annotations
@@ -150,7 +151,7 @@ def chance_level(
     ``q_rand_source`` column; a measured level that contradicts the built-in number of choices raises
     :class:`~benchcast.errors.DataError` naming both). An unknown
     level is returned as 0 with ``source`` starting ``"unknown"`` (``.known`` is False): the caller
-    must warn, or pass a level, or use :func:`estimate_chance`.
+    must warn, or pass a level, or suggest what the data or the task state (:func:`suggested_chance`).
 
     Parameters
     ----------
@@ -190,7 +191,7 @@ def chance_level(
     return Chance(
         0.0,
         f"{UNKNOWN}: no chance level known for {benchmark!r} {metric!r}; assumed 0 "
-        "(give q_rand, a q_rand column, or estimate it with estimate_chance)",
+        "(give q_rand or a q_rand column: 1/n for a task of n answer choices)",
     )
 
 
@@ -217,6 +218,36 @@ def estimate_chance(table: pd.DataFrame, benchmark: str, metric: str, n_smallest
     if rows.empty:
         raise DataError(f"no rows for benchmark {benchmark!r}, metric {metric!r} to estimate a chance level from.")
     return float(rows.nsmallest(n_smallest, "flops")["value"].mean())
+
+
+def suggested_chance(table: pd.DataFrame, benchmark: str, metric: str) -> tuple[float | None, str]:
+    """The chance level the data or the task state for a (benchmark, metric) whose level is otherwise unknown:
+    1/n from a ``choices`` column (n answer choices on every row) or from the built-in table of choices; never
+    a score of the runs (the cheapest runs of a ladder score above chance: DCLM's arc_easy runs at 1e18 FLOPs
+    average 0.47 on a 4-choice task, whose chance is 0.25).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The data table.
+    benchmark : str
+        The benchmark.
+    metric : str
+        Its metric.
+
+    Returns
+    -------
+    (level, where) : (float or None, str)
+        The level and where it was read; None and ``''`` where nothing states it.
+    """
+    if metric.split("/")[0].lower() not in CHOICE_METRICS:
+        return None, ""
+    rows = table[(table["benchmark"] == benchmark) & (table["metric"] == metric)]
+    counts = pd.to_numeric(rows["choices"], errors="coerce").dropna().unique() if "choices" in rows else []
+    if len(counts) == 1 and counts[0] >= 2 and float(counts[0]).is_integer():
+        return 1.0 / float(counts[0]), f"1/{int(counts[0])} choices (the data's choices column)"
+    stated = builtin_choices(benchmark)
+    return (1.0 / stated, f"1/{stated} choices (benchcast's table of tasks)") if stated else (None, "")
 
 
 def filter_margin(benchmark: str, override: float | None = None) -> float:

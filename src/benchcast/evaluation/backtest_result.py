@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 from rich.markup import escape
 
+from benchcast.evaluation.refusals import MAX_REFUSED_SHARE, refused_cell, too_many_refused
 from benchcast.fitting.result import FitResult
 from benchcast.utils.display import html_table
 from benchcast.utils.io import atomic_write_text, output_folder
@@ -24,7 +25,7 @@ def _missing(value) -> bool:
     return isinstance(value, float) and not np.isfinite(value)
 
 
-SUMMARY_COLUMNS = ("law", "fitted", "held out", "RMSE (fit)", "R2 (fit)", "MAE", "MRE %", "cov 50", "cov 90")
+SUMMARY_COLUMNS = ("law", "fitted", "held out", "refused", "RMSE (fit)", "R2 (fit)", "MAE", "MRE %", "cov 50", "cov 90")
 
 
 @dataclass
@@ -81,10 +82,16 @@ class BacktestResult(RichView):
     def notes(self) -> list[str]:
         m = self.metrics
         return [
-            f"MAE {m['test_mae']:.4g}, MRE {m['test_mre']:.4g} % over {m['n_test']} held-out points",
+            f"MAE {m['test_mae']:.4g}, MRE {m['test_mre']:.4g} % over {m['n_test']} held-out forecasts",
+            *self.refusal_notes(),
             *self.drop_notes(),
             *self.flag_notes(),
         ]
+
+    @property
+    def n_held_out(self) -> int:
+        """Held-out points, forecast or refused."""
+        return int(self.metrics["n_test"]) + int(self.metrics.get("n_refused", 0))
 
     def drop_notes(self) -> list[str]:
         """The rows the backtest did not use, counted by reason: dropped by the training fit (near chance, a
@@ -101,6 +108,23 @@ class BacktestResult(RichView):
         ]
         missing = int(self.metrics.get("n_test_without_score", 0))
         return out + ([f"{self.law}: {missing} held-out run(s) without a score (NaN), not scored"] if missing else [])
+
+    def refusal_notes(self) -> list[str]:
+        """What the refused held-out forecasts do to the errors (:mod:`benchcast.evaluation.refusals`).
+
+        Returns
+        -------
+        list of str
+            One line where any forecast was refused; empty otherwise.
+        """
+        n = int(self.metrics.get("n_refused", 0))
+        if not n:
+            return []
+        line = f"{self.law}: {n} of {self.n_held_out} held-out forecasts refused; MAE and MRE are over the other "
+        line += f"{self.metrics['n_test']}"
+        if too_many_refused(n, self.n_held_out):
+            line += f": more than {MAX_REFUSED_SHARE:.0%} refused, so its errors do not stand for the split"
+        return [line]
 
     def flag_notes(self) -> list[str]:
         """Each distinct reason a held-out forecast is refused (no number) or flagged, with its count.
@@ -126,14 +150,16 @@ class BacktestResult(RichView):
         Returns
         -------
         list
-            Law, training and held-out counts, training RMSE and R², held-out MAE and MRE (%), and
+            Law, training and held-out counts, the held-out forecasts refused (``'24 of 33'``), training RMSE and
+            R², held-out MAE and MRE (%, over the forecasts not refused), and
             50 % / 90 % coverage in [0, 1] (NaN without intervals).
         """
         m = self.metrics
         return [
             self.law,
             m["n_train"],
-            m["n_test"],
+            self.n_held_out,
+            refused_cell(m.get("n_refused", 0), self.n_held_out),
             m["train_rmse"],
             m["train_r2"],
             m["test_mae"],
@@ -263,7 +289,9 @@ class BacktestComparison(RichView):
             for note, laws in laws_by_note.items()
         ]
         notes += [
-            Markup(escape(n), highlight=False) for bt in self.backtests for n in (*bt.drop_notes(), *bt.flag_notes())
+            Markup(escape(n), highlight=False)
+            for bt in self.backtests
+            for n in (*bt.refusal_notes(), *bt.drop_notes(), *bt.flag_notes())
         ]
         return [summary, *notes, *(bt.held_out_table() for bt in self.backtests)]
 

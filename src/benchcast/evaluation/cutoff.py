@@ -13,6 +13,7 @@ from rich.markup import escape
 
 from benchcast.errors import BenchcastError
 from benchcast.evaluation.backtest import BacktestResult, add_intervals, score_split
+from benchcast.evaluation.refusals import refused_cell
 from benchcast.fitting.api import fit_rows
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.laws import get_law
@@ -112,11 +113,12 @@ class CutoffResult(RichView):
         records = self.table.to_dict("records")
         rows = [
             [f"{r['cutoff_flops']:.3g}", r["extrapolation_decades"], r["training_decades"], r["mae"], r["mre"]]
+            + [refused_cell(r.get("n_refused", 0), r.get("n_held_out", 0))]
             + [r[n] for n in names]
             + [(r.get("flags") or "") + (f" ({r['at_search_limit']})" if r.get("at_search_limit") else "")]
             for r in records
         ]
-        columns = ["cutoff C", "extrap. dec.", "train dec.", "MAE", "MRE %", *names, "flags"]
+        columns = ["cutoff C", "extrap. dec.", "train dec.", "MAE", "MRE %", "refused", *names, "flags"]
         items = [rich_table(self.title, columns, rows)]
         for kinds in dict.fromkeys(r.get("flags") or "" for r in records):
             if kinds:  # one line per kind of flag: its cutoffs, and the reasons at the first of them
@@ -261,7 +263,9 @@ def cutoff_backtest(
                 "training_decades": float(np.log10(cutoff / pool.iloc[0])),
                 "n_train": result.diagnostics.n_used,
                 "mae": bt.metrics["test_mae"],
-                "mre": bt.metrics["test_mre"],
+                "mre": bt.metrics["test_mre"],  # over the target forecasts not refused; n_refused beside it
+                "n_refused": bt.metrics["n_refused"],
+                "n_held_out": bt.metrics["n_test"] + bt.metrics["n_refused"],
                 # coverage, and why it is missing where the bootstrap gave no interval
                 **{key: v for key, v in bt.metrics.items() if key.startswith("coverage") or key == "interval_note"},
                 **({"interval": interval, **interval_widths(bt.predictions)} if n_boot else {}),

@@ -12,7 +12,14 @@ import pandas as pd
 from benchcast.errors import InsufficientDataError
 from benchcast.evaluation.backtest import backtest
 from benchcast.evaluation.critical import CRITICAL_DEFINITION, change_span, critical_threshold  # noqa: F401 (API)
-from benchcast.evaluation.sweep_result import SUCCESS_MRE, SWEEP_THRESHOLDS, Sweep, SweepComparison, usable_errors
+from benchcast.evaluation.sweep_result import (
+    SUCCESS_MRE,
+    SWEEP_THRESHOLDS,
+    Sweep,
+    SweepComparison,
+    succeeds,
+    usable_errors,
+)
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.plots.labels import metric_label
 from benchcast.utils.parallel import parallel_map
@@ -102,7 +109,7 @@ def sweep(
     if frame.empty:
         note = "no threshold of the grid has both fitted and held-out runs"
         return Sweep(spec.law, spec.benchmark, frame, None, note, skipped, success_mre, n_boot, *labels, interval)
-    frame["success"] = frame["test_mre"] < success_mre
+    frame["success"] = succeeds(frame, success_mre)  # a law that refused most held-out points is no success
     critical = critical_threshold(frame["threshold"], frame["success"])
     span = change_span(frame["threshold"], frame["success"])
     if span is None:

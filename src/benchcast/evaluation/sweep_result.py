@@ -11,6 +11,7 @@ from rich.markup import escape
 
 from benchcast.evaluation.backtest import BacktestResult
 from benchcast.evaluation.critical import CRITICAL_DEFINITION, change_span, critical_threshold  # noqa: F401 (API)
+from benchcast.evaluation.refusals import MAX_REFUSED_SHARE, refused_cell, too_many_refused
 from benchcast.fitting.metrics import mae, mre, usable_points
 from benchcast.plots.labels import figure_title
 from benchcast.utils.io import atomic_write_text, output_folder
@@ -24,7 +25,8 @@ NO_INTERVALS = (
 )
 SUCCESS_DEFINITION = (
     "a threshold T succeeds when the law, fitted on the runs with C <= T, forecasts the held-out runs "
-    "(C > T) with a mean relative error (MRE over every held-out point) below {success_mre:g} %"
+    "(C > T) with a mean relative error (MRE over every held-out forecast) below {success_mre:g} % and refuses "
+    f"(a forecast outside [0, 1]: no number) at most {MAX_REFUSED_SHARE:.0%} of the held-out points"
 )
 
 
@@ -54,6 +56,32 @@ def usable_errors(bt: BacktestResult) -> dict:
     out["n_fit"], out["n_test"], out["n_test_usable"] = int(fitted.sum()), int(test.sum()), int((test & usable).sum())
     out["train_rmse"], out["train_r2"] = bt.metrics["train_rmse"], bt.metrics["train_r2"]
     return out
+
+
+def _refused(row) -> int:
+    """A sweep row's refused held-out forecasts (0 in a table written before they were counted)."""
+    n = getattr(row, "n_refused", 0)
+    return int(n) if n == n else 0
+
+
+def succeeds(frame: pd.DataFrame, success_mre: float) -> pd.Series:
+    """Each threshold's success: held-out MRE below ``success_mre`` and at most ``MAX_REFUSED_SHARE`` of the
+    held-out points refused (:mod:`benchcast.evaluation.refusals`).
+
+    Parameters
+    ----------
+    frame : DataFrame
+        One row per threshold with ``test_mre``, ``n_test`` (forecasts made) and ``n_refused``.
+    success_mre : float
+        Percent.
+
+    Returns
+    -------
+    Series of bool
+    """
+    refused = frame["n_refused"] if "n_refused" in frame else pd.Series(0, index=frame.index)
+    many = [too_many_refused(r, n + r) for r, n in zip(refused, frame["n_test"], strict=True)]
+    return (frame["test_mre"] < success_mre) & ~pd.Series(many, index=frame.index, dtype=bool)
 
 
 @dataclass
@@ -206,7 +234,7 @@ class SweepComparison(RichView):
 
     @property
     def title(self) -> str:
-        return "Sweep (MRE over all held-out points; usable: Q > Q_rand + margin)"
+        return "Sweep (MRE over the held-out forecasts made, those refused beside it; usable: Q > Q_rand + margin)"
 
     def rich_items(self) -> list:
         """The definitions, each critical threshold, the table and the replicates behind coverage."""
@@ -232,10 +260,18 @@ class SweepComparison(RichView):
                 Markup(escape(f"  left out of the grid: {r['threshold']:.3g} ({r['skipped']})")) for r in s.skipped
             ]
         rows = [
-            [r.benchmark, r.law, f"{r.threshold:.3g}", r.n_train, r.n_test, r.test_mre, r.test_mre_usable, r.success]
+            [
+                r.benchmark,
+                r.law,
+                f"{r.threshold:.3g}",
+                r.n_train,
+                r.n_test + _refused(r),
+                refused_cell(_refused(r), r.n_test + _refused(r)),
+            ]
+            + [r.test_mre, r.test_mre_usable, r.success]
             for r in self.to_frame().itertuples()
         ]
-        columns = ["benchmark", "law", "threshold", "fitted", "held out", "MRE %", "MRE % usable", "success"]
+        columns = ["benchmark", "law", "threshold", "fitted", "held out", "refused", "MRE %", "MRE % usable", "success"]
         items.append(rich_table(self.title, columns, rows))
         n_boot, kind = self.sweeps[0].n_boot, self.sweeps[0].interval
         if n_boot:

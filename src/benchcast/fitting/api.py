@@ -119,6 +119,8 @@ def fit_rows(rows: pd.DataFrame, spec: FitSpec, *, quiet: bool = False) -> FitRe
     free = law.n_params
     if len(used) < 2 * free + 3:
         notes.append(f"only {len(used)} points for {free} parameters: the fit is weakly constrained")
+    if across := law.across_tprs(used):  # a law of compute alone reads several TPRs as one curve
+        notes.append(across)
     if decades < MIN_DECADES:
         notes.append(
             f"the fitted runs span only {decades:.2f} decades of compute: extrapolation from this fit is not a forecast"

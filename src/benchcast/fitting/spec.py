@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, fields, replace
 import numpy as np
 import pandas as pd
 
-from benchcast.data.chance import chance_level, estimate_chance
+from benchcast.data.chance import chance_level, suggested_chance
 from benchcast.data.covariates import attach_covariates
 from benchcast.data.table import parse_metric, select
 from benchcast.errors import BenchcastError, DataWarning, SelectionError
@@ -139,11 +139,16 @@ def warn_unknown_chance(table: pd.DataFrame, benchmark: str, metric: str) -> Non
     metric : str
         Its metric.
     """
-    estimate = estimate_chance(table, benchmark, metric)
+    level, where = suggested_chance(table, benchmark, metric)
+    # only what the data or the task state: the cheapest runs' mean score is above chance, not chance
+    hint = (
+        f"the data state {level:.4g} ({where}): --q-rand {benchmark}={level:.4g}"
+        if level is not None
+        else "neither the data nor benchcast's table of tasks state its choices: for n answer choices it is 1/n"
+    )
     warnings.warn(
         f"the chance level of {benchmark} ({metric}) is unknown, so it is taken as 0 - wrong for a multiple-choice "
-        f"task. Give it with --q-rand {benchmark}=VALUE (1/number of choices for acc), or a q_rand column in the "
-        f"data; the mean score of its 3 cheapest runs is {estimate:.3f} (estimate_chance).",
+        f"task. Give it with --q-rand {benchmark}=VALUE or a q_rand column in the data; {hint}.",
         DataWarning,
         stacklevel=3,
     )

@@ -38,6 +38,7 @@ from benchcast.errors import BenchcastError, FitWarning, InsufficientDataError
 from benchcast.fitting.api import fit_rows
 from benchcast.fitting.result import FitResult
 from benchcast.forecasting.draws import ScoreDraws
+from benchcast.forecasting.extent import outside_decades
 from benchcast.forecasting.intervals import Bootstrap
 from benchcast.validation import check_level
 
@@ -271,7 +272,8 @@ class CalibratedBootstrap:
         return getattr(self.boot, name)
 
     def decades(self, **covariates) -> np.ndarray:
-        """Each point's distance beyond the fit's largest run.
+        """Each point's distance outside the fit's runs (:func:`~benchcast.forecasting.extent.outside_decades`:
+        beyond the largest, or below the smallest, the error per decade taken as equal both ways).
 
         Parameters
         ----------
@@ -281,7 +283,7 @@ class CalibratedBootstrap:
         Returns
         -------
         ndarray
-            Decades of compute (log10 C / C_max), flattened in the query's shape.
+            Decades of compute (log10 C / C_max; log10 C_min / C below the runs), flattened in the query's shape.
         """
         flops = covariates.get("flops")
         if flops is None and covariates.get("params") is not None and covariates.get("tokens") is not None:
@@ -289,8 +291,8 @@ class CalibratedBootstrap:
         if flops is None:
             raise BenchcastError("the extrapolation interval needs the run's compute (flops, or params and tokens).")
         _, shape = self.result.covariates(**covariates)
-        top = float(self.result.points["flops"].max())
-        return np.broadcast_to(np.log10(np.asarray(flops, float) / top), shape).ravel()
+        fitted = self.result.points["flops"]
+        return outside_decades(np.broadcast_to(np.asarray(flops, float), shape).ravel(), fitted.min(), fitted.max())
 
     def draws(self, kind: str = "prediction", **covariates) -> ScoreDraws:
         """The bootstrap's score draws widened by the extrapolation error (:meth:`ScoreDraws.widen`).

@@ -23,6 +23,7 @@ import pandas as pd
 
 from benchcast.errors import BenchcastError
 from benchcast.fitting.api import fit_rows
+from benchcast.forecasting.extent import below_data, fitted_flops_min, outside_decades
 from benchcast.forecasting.targets import TPR_TOLERANCE, fitted_tpr_range
 
 MIN_TPR_LEVELS = 3  # a TPR origin leaves out the largest (smallest) TPR: two others must remain to fit N and D
@@ -130,14 +131,8 @@ def placements(fits, flops, tpr=None) -> list[tuple[str, str]]:
                     f"{where}: the fit's own value there, not a forecast (--max-flops leaves the run out)",
                 )
             )
-        elif c < lo:
-            out.append(
-                (
-                    "below the data",
-                    f"{np.log10(lo / c):.2f} decades of compute below the smallest fitted run "
-                    f"({lo:.3g} FLOPs): an extrapolation downward",
-                )
-            )
+        elif below := below_data(float(c), float(lo)):
+            out.append(below[0])
         elif c <= hi and inside_tpr:
             out.append(
                 (
@@ -149,6 +144,28 @@ def placements(fits, flops, tpr=None) -> list[tuple[str, str]]:
         else:
             out.append(("", ""))
     return out
+
+
+def members_outside(members, flops) -> np.ndarray:
+    """Each point's distance outside the compute the members were fitted on, in either direction
+    (:func:`~benchcast.forecasting.extent.outside_decades`): the distance a strategy's interval is widened by.
+
+    Parameters
+    ----------
+    members : sequence
+        Objects with ``flops_max`` and ``fit`` (a FitResult, whose smallest fitted run bounds the data below;
+        None: above only).
+    flops : array_like (points,)
+        Compute of each point.
+
+    Returns
+    -------
+    ndarray (points,)
+    """
+    top = max(float(member.flops_max) for member in members)
+    fits = [member.fit for member in members if getattr(member, "fit", None) is not None]
+    bottom = min((fitted_flops_min(fit) for fit in fits), default=np.nan)
+    return outside_decades(flops, bottom, top)
 
 
 def rolling_origin_tpr(result) -> pd.DataFrame:

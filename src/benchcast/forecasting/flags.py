@@ -17,7 +17,8 @@ Flagged, because the number may be right but rests on less than it seems:
   points than parameters is already refused by the fit itself);
 * a parameter at a search limit (the data did not place it; an active constraint of the law, its own
   bound reached by the data, is information, not a flag: :func:`benchcast.fitting.diagnostics.bound_findings`);
-* a forecast more than ``MAX_DECADES_BEYOND`` decades of compute beyond the largest fitted run;
+* a forecast more than ``MAX_DECADES_BEYOND`` decades of compute beyond the largest fitted run, or outside
+  the data another way: beyond the fitted k, across TPRs (:mod:`benchcast.forecasting.extent`);
 * a forecast that is no extrapolation: at a fitted run (the answer was fitted), below the smallest fitted run,
   or inside the fitted runs' compute and TPR (an interpolation; :func:`~benchcast.forecasting.distance.placements`).
 """
@@ -31,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from benchcast.errors import BenchcastError
+from benchcast.forecasting.extent import ACROSS_TPRS, below_data, fitted_flops_min
 
 OUTSIDE_RANGE = "outside [0, 1]"
 ABOVE_LIMIT = "above the law's limit"
@@ -111,6 +113,8 @@ def fit_flags(result) -> tuple[Flag, ...]:
                 False,
             )
         )
+    if across := law.across_tprs(result.points):
+        out.append(Flag(ACROSS_TPRS, across, False))
     limits = result.bounds.at_search_limit
     if limits:
         out.append(
@@ -156,6 +160,20 @@ def value_flags(law: str, value: float, limit: float | None = None, meaning: str
             ),
         )
     return ()
+
+
+def flagged(pairs) -> tuple[Flag, ...]:
+    """Flags (not refusals) from the ``(kind, reason)`` pairs of a rule of :mod:`benchcast.forecasting.extent`.
+
+    Parameters
+    ----------
+    pairs : iterable of (str, str)
+
+    Returns
+    -------
+    tuple of Flag
+    """
+    return tuple(Flag(kind, reason, False) for kind, reason in pairs)
 
 
 def distance_flags(decades: float, flops_max: float) -> tuple[Flag, ...]:
@@ -276,14 +294,19 @@ def strategy_flags(members: Mapping, predicted, decades, flops_max: float, flops
         for point, found in zip(per_point, flags, strict=True):
             point.extend(found)
     decades = np.broadcast_to(np.asarray(decades, float), predicted.shape)
+    fits = [m.fit for m in members.values() if getattr(m, "fit", None) is not None]
+    bottom = min((fitted_flops_min(fit) for fit in fits), default=math.nan)
     for point, value, distance in zip(per_point, predicted, decades, strict=True):
         if not refused(point):  # a refused member already says why; the blend averages its number in
             point.extend(value_flags("the blend", float(value)))
         point.extend(distance_flags(float(distance), float(flops_max)))
-    if flops is not None:
+    if flops is not None:  # placed among the members' runs: at one, below them, or between them
         fits = [getattr(member, "fit", None) for member in members.values()]
         for point, where in zip(per_point, _placement_flags(fits, flops, tpr), strict=True):
             point.extend(where)
+    else:  # only the distance is known: below the data still says so
+        for point, distance in zip(per_point, decades, strict=True):
+            point.extend(flagged(below_data(float(flops_max) * 10.0 ** float(distance), bottom)))
     return [_ordered(point) for point in per_point]
 
 

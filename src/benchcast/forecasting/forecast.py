@@ -14,7 +14,8 @@ from benchcast.fitting.result import FitResult
 from benchcast.forecasting.calibration import CalibratedBootstrap, Spread, calibrate
 from benchcast.forecasting.convention import placed_query
 from benchcast.forecasting.draws import Draws
-from benchcast.forecasting.flags import forecast_flags, score_interval, withhold
+from benchcast.forecasting.extent import below_data, beyond_k, fitted_k_max, outside_decades
+from benchcast.forecasting.flags import distance_flags, fit_flags, flagged, forecast_flags, score_interval, withhold
 from benchcast.forecasting.intervals import DEFAULT_REPLICATES, Bootstrap, bootstrap, check_replicates
 from benchcast.forecasting.results import Forecast, PlanResult
 from benchcast.forecasting.targets import query_notes
@@ -88,6 +89,9 @@ def forecast(
     sized = ratio is not None  # a planned run: its TPR places it among the fitted runs too
     tpr = np.broadcast_to(np.asarray(covariates["tokens"], float) / covariates["params"], shape) if sized else None
     flags = forecast_flags(result, np.atleast_1d(point), _query_flops(covariates, shape, ratio or 1.0), tpr)
+    if covariates.get("k") is not None:  # a law of k asked beyond the k it was fitted at
+        ks = np.broadcast_to(np.asarray(covariates["k"], float), np.shape(np.atleast_1d(point))).ravel()
+        flags = [(*f, *flagged(beyond_k(k, fitted_k_max(result)))) for f, k in zip(flags, ks, strict=True)]
     lower, upper, lower_mean, upper_mean = (withhold(v, flags) for v in (lower, upper, lower_mean, upper_mean))
     return Forecast(
         law=result.law,
@@ -118,6 +122,14 @@ def _query_flops(covariates: dict, shape: tuple, ratio: float = 1.0) -> np.ndarr
         both = ratio * 6.0 * np.asarray(covariates["params"], float) * np.asarray(covariates["tokens"], float)
         return np.broadcast_to(both, shape).ravel()
     return None
+
+
+def _plan_flags(result: FitResult, flops: float, k) -> tuple:
+    """A plan's flags: the fit's, and how far its compute (solved for, or given) and its k lie outside the data."""
+    flops_max, flops_min = float(result.diagnostics.flops_max), float(result.diagnostics.flops_min)
+    decades = float(np.log10(flops / flops_max)) if np.isfinite(flops) and flops > 0 else np.nan
+    outside = (*flagged(below_data(float(flops), flops_min)), *flagged(beyond_k(k, fitted_k_max(result))))
+    return (*fit_flags(result), *distance_flags(decades, flops_max), *outside)
 
 
 def _refuse_unused_question(result: FitResult, *, k: int | None, flops: float | None, tpr: float | None) -> None:
@@ -215,6 +227,7 @@ def plan(
     else:
         ceiling, meaning = fitted.law.limit(fitted.vector, spec.q_rand, k=k)
     needed = solve(fitted)
+    flags = _plan_flags(result, flops if solve_k else needed, needed if solve_k else k)
     out = PlanResult(
         law=result.law,
         target=target,
@@ -227,6 +240,7 @@ def plan(
         k=k,
         flops=flops,
         tpr=tpr if {"params", "tokens"} <= set(fitted.law.covariates) else None,
+        flags=flags,
     )
     if not out.reachable:
         out.message = (
@@ -245,7 +259,8 @@ def plan(
         # each replicate solves for a target shifted by exp(-tau d eps), eps ~ N(0, 1)
         shifts = np.ones(len(thetas))
         if isinstance(boot, CalibratedBootstrap) and np.isfinite(needed) and not solve_k:
-            distance = max(float(np.log10(needed / result.points["flops"].max())), 0.0)
+            fitted_flops = result.points["flops"]  # beyond the runs, or below them (extent.outside_decades)
+            distance = max(float(outside_decades(needed, fitted_flops.min(), fitted_flops.max())[0]), 0.0)
             # a stream of its own: [seed, 11] was bootstrap replicate 11's resample stream
             eps = point_rng(seed, PLAN_STREAM, ()).standard_normal(len(thetas))
             shifts = np.exp(-boot.spread.tau * distance * eps)

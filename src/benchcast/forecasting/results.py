@@ -214,6 +214,9 @@ class PlanResult(_Fields, RichView):
         The interval (a bound may be inf).
     n_replicates : int or None
         Replicates made (usable or not).
+    flags : tuple of Flag
+        Why the answer may mislead (:mod:`benchcast.forecasting.flags`): the fit's flags, and its compute or
+        k outside the data (below the smallest run, far beyond the largest, beyond the largest fitted k).
     """
 
     law: str
@@ -238,6 +241,7 @@ class PlanResult(_Fields, RichView):
     lower: float | None = None
     upper: float | None = None
     n_replicates: int | None = field(default=None, repr=False)
+    flags: tuple = ()
 
     def to_dict(self) -> dict:
         """The plan as JSON-ready values (what ``benchcast plan --json`` prints)."""
@@ -253,6 +257,7 @@ class PlanResult(_Fields, RichView):
             "k": self.k,
             "flops": self.flops,
             "tpr": self.tpr,
+            "flags": [f.to_dict() for f in self.flags],
         }
         if self.message is not None:
             out["message"] = self.message
@@ -304,4 +309,5 @@ class PlanResult(_Fields, RichView):
                     )
                 )
         items.append(Markup(escape(f"  the law's limit: {self.ceiling:.4g} ({self.ceiling_meaning})"), highlight=False))
+        items += [Markup("[yellow]" + escape(f"  {flag}") + "[/]", highlight=False) for flag in self.flags]
         return items

@@ -21,7 +21,7 @@ import pandas as pd
 
 from benchcast.errors import BenchcastError
 from benchcast.forecasting import calibration as cal
-from benchcast.forecasting.distance import members_decades, tpr_error
+from benchcast.forecasting.distance import members_decades, members_outside, tpr_error
 from benchcast.forecasting.draws import LEVELS, ScoreDraws
 from benchcast.forecasting.flags import describe, score_interval, strategy_flags, withhold
 from benchcast.forecasting.intervals import bootstrap
@@ -185,7 +185,8 @@ def blend_forecast(
         return out
     sample = draws.take(ok)
     if spread is not None:
-        sample = sample.widen(spread, seed, decades=decades[ok], tpr_decades=beyond[ok])
+        outside = members_outside([members[law] for law in used], flops)  # below the runs too
+        sample = sample.widen(spread, seed, decades=outside[ok], tpr_decades=beyond[ok])
     for level in levels:
         lower, upper = score_interval(sample, level)
         out.intervals[level][0][ok], out.intervals[level][1][ok] = lower, upper

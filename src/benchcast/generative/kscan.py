@@ -97,6 +97,7 @@ class KScan(RichView):
                 "benchmark": self.benchmark,
                 "scan": self.table.to_dict("records"),
                 "trend_per_doubling": self.trends(),
+                "fit_warnings": self.fit_warnings(),
             }
         )
 
@@ -128,11 +129,37 @@ class KScan(RichView):
             return "change per doubling of k: not estimated (fits at fewer than two k)"
         return "change per doubling of k: " + ", ".join(f"{n} {v:+.4g}" for n, v in known.items())
 
+    def fit_warnings(self) -> list[dict]:
+        """Each distinct warning of the fits (a law of compute alone fitted across TPRs, a search limit...),
+        once, with the k whose fits gave it.
+
+        Returns
+        -------
+        list of dict
+            ``warning`` and ``k`` (a list).
+        """
+        found: dict[str, list[int]] = {}
+        for result in self.fits:
+            for text in result.warnings:
+                found.setdefault(text, []).append(int(result.spec.k or 1))
+        return [{"warning": text, "k": ks} for text, ks in found.items()]
+
+    def _warning_lines(self) -> list[str]:
+        lines = []
+        for w in self.fit_warnings():
+            where = ", ".join(map(str, w["k"])) if len(w["k"]) < len(self.fits) else "every k"
+            lines.append(f"warning (k = {where}): {w['warning']}")
+        return lines
+
     @property
     def notes(self) -> list[str]:
-        """The trend of each parameter, and each k that could not be fitted."""
+        """The trend of each parameter, the fits' warnings, and each k that could not be fitted."""
         errors = self.table.dropna(subset=["error"]) if "error" in self.table else self.table.iloc[0:0]
-        return [self.trend_line(), *(f"k={int(r.k)}: {r.error}" for r in errors.itertuples())]
+        return [
+            self.trend_line(),
+            *self._warning_lines(),
+            *(f"k={int(r.k)}: {r.error}" for r in errors.itertuples()),
+        ]
 
     def require_fits(self) -> KScan:
         """This scan, when at least one k was fitted.
@@ -179,7 +206,8 @@ class KScan(RichView):
         list
             A Rich table and a markup line.
         """
-        return [rich_table(self.title, *self.rows()), Markup(escape(self.trend_line()))]
+        warned = [Markup("[yellow]" + escape(line) + "[/]", highlight=False) for line in self._warning_lines()]
+        return [rich_table(self.title, *self.rows()), Markup(escape(self.trend_line())), *warned]
 
     def plot(self, ax=None):
         """Each parameter versus k, then -log pass@k versus the law's covariate with the fit at each

@@ -53,6 +53,40 @@ class LawQuestions:
         """
         return {"params", "tokens"} <= set(self.covariates)
 
+    def across_tprs(self, rows) -> str:
+        """Why a fit of this law to ``rows`` is doubtful because the runs span several tokens-per-parameter
+        ratios that a law of compute alone reads as one curve ('' for a law of N and D, or runs at one TPR).
+
+        Parameters
+        ----------
+        rows : pandas.DataFrame
+            The fitted runs (``params`` and ``tokens``, or ``tpr``; see :func:`spans_tprs`).
+
+        Returns
+        -------
+        str
+            The note, naming the TPRs, or ''.
+        """
+        if self.models_tpr or not spans_tprs(rows):
+            return ""
+        if {"params", "tokens"} <= set(rows.columns):
+            params = rows["params"].to_numpy(float)
+            sizes = np.log10(params[np.isfinite(params) & (params > 0)])
+            if not len(sizes) or np.ptp(sizes) < 0.01:
+                return ""  # one model size (checkpoints of one run): its runs lie on one curve, whatever their TPRs
+            tpr = rows["tokens"].to_numpy(float) / params
+        else:
+            tpr = rows["tpr"].to_numpy(float)
+        tpr = tpr[np.isfinite(tpr) & (tpr > 0)]
+        _, group = np.unique(np.round(np.log10(tpr), 2), return_inverse=True)  # ratios within ~2 % are one
+        levels = [float(np.median(tpr[group == g])) for g in range(group.max() + 1)]
+        seen = ", ".join(f"{v:.3g}" for v in levels[:6]) + (", ..." if len(levels) > 6 else "")
+        return (
+            f"{self.name} is a law of compute alone fitted across {len(levels)} tokens-per-parameter ratios ({seen}): "
+            "it reads them as one curve, so its forecast is for no TPR in particular; fit one TPR (--tpr 20) or a "
+            "law of parameters and tokens (nd, nd_floor)"
+        )
+
     def covariates_at(self, theta: np.ndarray, flops: np.ndarray, *, tpr: float | None = None) -> dict:
         """Covariates of a run of compute ``flops`` (k, when the law has it, is added by the caller).
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from benchcast.errors import DataError
+from benchcast.evaluation.refusals import ranked
 from benchcast.fitting.metrics import mae, mre
 from benchcast.plots.options import check_dpi, check_page_figure_format
 from benchcast.plots.panels import draw_backtest
@@ -88,16 +89,18 @@ def bench_section(
         for key, g in grouped
     ]
     overall = (
-        frame.groupby("strategy")
+        frame.assign(refused=frame["status"].astype(str).str.startswith("refused") if "status" in frame else False)
+        .groupby("strategy")
         .agg(
             cutoffs=("cutoff", "size"),
+            refused=("refused", "sum"),
             mre=("mre", "mean"),
             mre_usable=("mre_usable", "mean"),
             coverage50=("coverage50", "mean"),
             coverage90=("coverage90", "mean"),
             width90=("width90", "mean"),
         )
-        .sort_values("mre_usable")
+        .pipe(ranked, "mre_usable", "refused", "cutoffs")  # more than a tenth of cells refused: ranked after
     )
     figure = ""
     if predictions is not None:
@@ -111,12 +114,12 @@ def bench_section(
     return (
         f'<section id="bench"><h2>Forecasting benchmark <span class="muted">({h.esc(source)})</span></h2>'
         + h.table(
-            ["strategy", "cutoffs", "MRE %", "MRE % (usable)", "50 % coverage", "90 % coverage", "90 % width"],
+            ["strategy", "cutoffs", "refused", "MRE %", "MRE % (usable)", "50 % cover", "90 % cover", "90 % width"],
             [
-                [s, int(r.cutoffs), r.mre, r.mre_usable, r.coverage50, r.coverage90, r.width90]
+                [s, int(r.cutoffs), int(r.refused), r.mre, r.mre_usable, r.coverage50, r.coverage90, r.width90]
                 for s, r in overall.iterrows()
             ],
-            caption="Strategies over every dataset, benchmark and cutoff (sorted by usable MRE)",
+            caption="Strategies over every dataset, benchmark and cutoff (sorted by usable MRE, refusing >10 % last)",
             sortable=True,
         )
         + figure

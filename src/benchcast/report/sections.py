@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import benchcast.report.html as h
+from benchcast.evaluation.refusals import refused_cell
 from benchcast.laws import get_law
 from benchcast.report.analysis import BenchmarkReport, profile_summary
 from benchcast.report.figures import benchmark_figure, judged, passk_figure
@@ -74,7 +75,7 @@ def summary_section(
             "50 % | 90 % interval",
             "decades beyond the data",
         ]
-    columns += ["backtest MRE %", "backtest 90 % coverage", "warnings"]
+    columns += ["backtest MRE %", "backtest refused", "backtest 90 % coverage", "warnings"]
     rows = []
     for r in reports:
         row = [
@@ -88,8 +89,10 @@ def summary_section(
             row += [f["forecast"], intervals, round(f["decades"], 2)]
         m = r.validation.metrics
         coverage90 = m.get("coverage90", float("nan"))
+        held_out = int((r.validation.predictions["side"] == "test").sum())
         row += [
             m["test_mre"],
+            refused_cell(m.get("n_refused", 0), held_out),  # the MRE is over the rest (evaluation.refusals)
             coverage90 if np.isfinite(coverage90) else "— (" + m.get("interval_note", "no interval") + ")",
             h.Markup("<br>".join(h.esc(w) for w in r.warnings)),
         ]

@@ -236,6 +236,8 @@ def cell_backtest(
     metrics = {ROW_METRICS[key]: row.get(key, np.nan) for key in ROW_METRICS}
     metrics.update(n_boot=n_boot, interval=interval)
     status = str(row["status"])
+    # a cell with a refused point gives no number: every held-out point of it counts as refused
+    metrics["n_refused"] = int((frame["side"] == "test").sum()) if status.startswith("refused") else 0
     weights, members = {}, {}
     if status == "ok":
         plan = plan_strategy(str(row["strategy"]), cell, {}, laws, fallbacks=fallbacks)

@@ -290,6 +290,7 @@ def reproduce_krajewski2025(
 
     ordered = [sweeps[k] for k in sorted(sweeps, key=lambda k: (names.index(k[2]), SWEEP_LAWS.index(k[1])))]
     columns = ["threshold", "n_train", "n_test", "test_mae", "test_mre", "n_test_usable", "test_mre_usable", "success"]
+    columns.insert(3, "n_refused")  # refused forecasts beside the errors (evaluation.refusals)
     frames = [s.table[columns].assign(law=s.law, benchmark=s.benchmark) for s in ordered if len(s.table)]
     tables["sweep"] = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
     tables["critical_thresholds"] = pd.DataFrame([s.summary_row() for s in ordered])

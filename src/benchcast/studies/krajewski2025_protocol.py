@@ -79,7 +79,8 @@ TABLES = {
     "proxy": "Proxy diagnostics (K7): logistic link proxy -> score, R² and RMSE over every run",
     "sweep": (
         "Threshold sweep (protocol 4), one row per threshold with held-out runs; "
-        f"success uses test_mre < {SUCCESS_MRE:g} %"
+        f"success uses test_mre < {SUCCESS_MRE:g} % (over the forecasts made) and at most 10 % of the held-out "
+        "forecasts refused (n_refused: outside [0, 1], no number)"
     ),
     "critical_thresholds": "Critical threshold per law and benchmark (see protocol: success, critical_threshold)",
     "skipped": "Jobs and sweep thresholds that could not run, with the reason",

@@ -1,0 +1,102 @@
+"""How refused forecasts count in a table of errors.
+
+A refused forecast (:mod:`benchcast.forecasting.flags`: a score outside [0, 1]) has no number, so an error
+(MAE, MRE) can only be taken over the forecasts that were made. That error then says nothing about the
+points the law could not forecast: ``sweep --law bnsl -b sciq --tpr 20 --min-flops 3e18`` at 6e19 FLOPs
+had MRE 8.97 % over 9 held-out forecasts while 24 of its 33 held-out points were refused. So every table
+that shows an error shows the refusals beside it, and the one rule below decides what they cost:
+
+* **success** (``sweep``) needs at most ``MAX_REFUSED_SHARE`` of the held-out points refused, as well as
+  the MRE below its threshold: a law that refused more did not forecast that split;
+* **rankings** (laws or strategies ordered by error) put every entry that refused more than
+  ``MAX_REFUSED_SHARE`` of its points after every entry that did not, then order by error within each group.
+"""
+
+from __future__ import annotations
+
+import math
+
+MAX_REFUSED_SHARE = 0.1  # a tenth: one refused point in ten leaves the error standing for the split
+REFUSAL_RULE = (
+    f"refused: held-out forecasts withheld (outside [0, 1]); errors are over the rest, and a law or strategy "
+    f"that refused more than {MAX_REFUSED_SHARE:.0%} of its held-out points is no success and ranks after "
+    "every one that did not"
+)
+
+
+def refused_share(n_refused, n_total) -> float:
+    """The share of ``n_total`` points that were refused (NaN where there were none).
+
+    Parameters
+    ----------
+    n_refused : int
+        Points refused.
+    n_total : int
+        Points asked for, refused or not.
+
+    Returns
+    -------
+    float
+    """
+    n_refused, n_total = float(n_refused), float(n_total)
+    return n_refused / n_total if n_total > 0 else math.nan
+
+
+def too_many_refused(n_refused, n_total) -> bool:
+    """Whether more than ``MAX_REFUSED_SHARE`` of the points were refused (then the error over the rest does
+    not stand for them all: no success, ranked after the others).
+
+    Parameters
+    ----------
+    n_refused : int
+        Points refused.
+    n_total : int
+        Points asked for, refused or not (0: nothing refused too much).
+
+    Returns
+    -------
+    bool
+    """
+    share = refused_share(n_refused, n_total)
+    return bool(math.isfinite(share) and share > MAX_REFUSED_SHARE)
+
+
+def refused_cell(n_refused, n_total) -> str:
+    """A table's cell for the refusals: ``'24 of 33'`` (``'0'`` where none was refused).
+
+    Parameters
+    ----------
+    n_refused : int
+        Points refused.
+    n_total : int
+        Points asked for, refused or not.
+
+    Returns
+    -------
+    str
+    """
+    n_refused, n_total = int(n_refused), int(n_total)
+    return f"{n_refused} of {n_total}" if n_refused else "0"
+
+
+def ranked(frame, error: str, refused: str, total: str):
+    """``frame`` ordered by the rule above: the rows that refused at most ``MAX_REFUSED_SHARE`` of their points
+    first, by ``error`` ascending, then the others by ``error``.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        One row per law or strategy.
+    error : str
+        The column of the error to order by (lower is better; NaN last).
+    refused, total : str
+        The columns of the points refused and of all the points asked for.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The rows in rank order.
+    """
+    many = [too_many_refused(r, n) for r, n in zip(frame[refused], frame[total], strict=True)]
+    order = frame.assign(_many=many).sort_values(["_many", error], kind="stable", na_position="last")
+    return order.drop(columns="_many")

@@ -1,0 +1,96 @@
+"""Extrapolation below the data and beyond the fitted k is flagged with its distance, and the interval below
+the data grows with it (issue 32 item 7)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import benchcast as bc
+from benchcast.cli import app
+from benchcast.forecasting.extent import BELOW_DATA, BEYOND_K, below_data, beyond_k, outside_decades
+from benchcast.forecasting.flags import strategy_flags
+from benchcast.forecasting.strategy import MemberForecast
+
+
+@pytest.fixture(scope="module")
+def arc20(apple):
+    return bc.fit(apple, "power", "arc_easy", "acc_norm", max_flops=6e21, tpr=20.0)
+
+
+@pytest.fixture(scope="module")
+def k5(apple):
+    return bc.fit(apple, "passk_compute", "humaneval-py", tpr=20.0)
+
+
+def test_the_rules_measure_the_distance_both_ways():
+    assert below_data(1e15, 1e18)[0][0] == BELOW_DATA
+    assert "3.00 decades of compute below the smallest fitted run (1e+18 FLOPs)" in below_data(1e15, 1e18)[0][1]
+    assert below_data(1e18, 1e18) == [] and below_data(2e18, 1e18) == [] and below_data(1e15, np.nan) == []
+    assert (
+        beyond_k(7850, 128)[0][0] == BEYOND_K and "61.3 times the largest fitted k (128)" in beyond_k(7850, 128)[0][1]
+    )
+    assert beyond_k(128, 128) == [] and beyond_k(None, 128) == []
+    # above the runs: log10(C / largest); inside: negative (no widening); below: log10(smallest / C)
+    np.testing.assert_allclose(outside_decades([1e23, 1e20, 1e15], 1e18, 1e22), [1.0, -2.0, 3.0])
+
+
+def test_a_forecast_three_decades_below_the_data_is_flagged_and_not_narrower_than_inside(arc20):
+    fc = bc.forecast(arc20, flops=[1e15, 1e19], n_boot=200, seed=0)
+    below, inside = fc.flags
+    assert [f.kind for f in below] == [BELOW_DATA]
+    assert "3.00 decades of compute below the smallest fitted run" in below[0].reason
+    # a point inside the data is placed (at a fitted run), never flagged as below it
+    assert [f.kind for f in inside] == ["at a fitted run"]
+    width = np.asarray(fc.upper) - np.asarray(fc.lower)
+    # the bootstrap alone gave [0.2910, 0.2913] at 1e15 (the curve is flat near chance): the error per decade
+    # now widens it by its 3 decades, so it is wider than the interval at a run inside the data
+    assert width[0] > width[1]
+    assert width[0] > 0.05
+
+
+def test_a_strategy_forecast_below_the_data_is_flagged(arc20):
+    member = MemberForecast(np.array([0.2911]), None, float(arc20.diagnostics.flops_max), "flops", arc20)
+    decades = np.log10(1e15 / arc20.diagnostics.flops_max)
+    flags = strategy_flags({"power": member}, [0.2911], [decades], arc20.diagnostics.flops_max)[0]
+    assert BELOW_DATA in [f.kind for f in flags]
+
+
+def test_plan_for_k_beyond_the_fitted_k_is_flagged_with_the_factor(k5):
+    out = bc.plan(k5, 0.8, flops=1e22, n_boot=0)
+    assert out.solves_for == "k" and out.needed > 128
+    (flag,) = [f for f in out.flags if f.kind == BEYOND_K]
+    assert f"{out.needed / 128:.3g} times the largest fitted k (128)" in flag.reason
+    assert out.to_dict()["flags"][0]["kind"] == BEYOND_K
+    within = bc.plan(k5, 0.3, flops=1e22, n_boot=0)  # reached at a k inside the fitted ones: no flag
+    assert within.needed <= 128 and not within.flags
+
+
+def test_a_forecast_at_a_k_beyond_the_fitted_k_is_flagged(k5):
+    fc = bc.forecast(k5, flops=1e22, k=1000, n_boot=50, seed=0)
+    assert BEYOND_K in [f.kind for f in fc.flags[0]]
+    assert not any(f.kind == BEYOND_K for f in bc.forecast(k5, flops=1e22, k=64, n_boot=50, seed=0).flags[0])
+
+
+def test_plan_and_forecast_commands_print_the_distance(apple_path, tmp_path):
+    runner = CliRunner()
+    artifact = tmp_path / "k5.json"
+    fit = runner.invoke(
+        app,
+        ["fit", str(apple_path), "--law", "passk_compute", "-b", "humaneval-py", "--tpr", "20", "--out", str(artifact)],
+    )
+    assert fit.exit_code == 0, fit.output
+    out = runner.invoke(app, ["plan", str(artifact), "--target", "0.8", "--flops", "1e22", "--n-boot", "0"])
+    assert out.exit_code == 0, out.output
+    assert "times the largest fitted k (128)" in " ".join(out.output.split())
+    doc = json.loads(runner.invoke(app, ["plan", str(artifact), "--target", "0.8", "--flops", "1e22", "--json"]).output)
+    assert [f["kind"] for f in doc["flags"]] == [BEYOND_K]
+    arc = tmp_path / "arc.json"
+    args = ["fit", str(apple_path), "--law", "power", "-b", "arc_easy", "-m", "acc_norm", "--max-flops", "6e21"]
+    assert runner.invoke(app, [*args, "--tpr", "20", "--out", str(arc)]).exit_code == 0
+    below = runner.invoke(app, ["forecast", str(arc), "--flops", "1e15", "--n-boot", "100"])
+    assert below.exit_code == 0, below.output
+    assert "3.00 decades of compute below the smallest fitted run" in " ".join(below.output.split())
