@@ -141,6 +141,21 @@ def _refuse_unused_question(result: FitResult, *, k: int | None, flops: float | 
         )
 
 
+def _refuse_no_tpr(result: FitResult) -> None:
+    """Refuse to plan a compute for a law of N and D fitted across TPRs without a TPR to place the run at."""
+    if not {"params", "tokens"} <= set(result.law_object.covariates):
+        return
+    points = result.points
+    tprs = sorted({round(float(v), 3) for v in points["tokens"] / points["params"]}) if "tokens" in points else []
+    listed = ", ".join(f"{v:g}" for v in tprs) if tprs else "unknown"
+    example = f"--tpr {tprs[len(tprs) // 2]:g}" if tprs else "--tpr 20"
+    raise BenchcastError(
+        f"law {result.law!r} is a function of parameters and tokens, and this fit of {result.spec.benchmark} has no "
+        f"single tokens-per-parameter ratio (its runs' TPRs: {listed}): a planned compute C needs a ratio to split "
+        f"C = 6 N D into N and D. Give the planned run's TPR with --tpr T (tpr=T), e.g. {example}."
+    )
+
+
 def plan(
     result: FitResult,
     target: float,
@@ -193,6 +208,8 @@ def plan(
         )
     check_interval(interval)
     tpr = spec.tpr if tpr is None else tpr
+    if tpr is None:  # a law of N and D fitted across TPRs: no ratio to place the planned run at
+        _refuse_no_tpr(result)
     has_k = "k" in fitted.law.covariates
     if has_k and k is None and flops is None:
         raise BenchcastError(f"{result.law} plans need --k (to get compute) or --flops (to get k).")
