@@ -7,7 +7,14 @@ import numpy as np
 import typer
 
 from benchcast.cli.app import app
-from benchcast.cli.common import console, emit_json, refuse_jobs_with_ray, refuse_options, user_errors
+from benchcast.cli.common import (
+    console,
+    emit_json,
+    refuse_jobs_with_ray,
+    refuse_nothing_forecast,
+    refuse_options,
+    user_errors,
+)
 from benchcast.cli.core import refuse_unused_proxy
 from benchcast.cli.options import (  # cli/report.py takes DEFAULT_INTERVAL and Interval from here too
     DEFAULT_INTERVAL,
@@ -175,8 +182,11 @@ def forecast_command(
     )
     if json:
         emit_json(out.to_dict())
-        return
-    console.print(out)
+    else:
+        console.print(out)
+    rows = out.rows.to_dict("records")
+    reasons = [r.get(key) for r in rows for key in ("note", "flags")]
+    refuse_nothing_forecast(out.rows["prediction"], reasons, f"{benchmark} from {source}")
 
 
 def forecast_artifact(fit_file, flops, params, tokens, k, gold, interval, level, boot, seed, jobs, ray, json) -> None:
@@ -216,8 +226,9 @@ def forecast_artifact(fit_file, flops, params, tokens, k, gold, interval, level,
     )
     if json:
         emit_json(out.to_dict())
-        return
-    console.print(out)
+    else:
+        console.print(out)
+    refuse_nothing_forecast(out.prediction, out.notes, f"{out.law} from {fit_file}")
 
 
 @app.command("recommend")
@@ -310,5 +321,9 @@ def recommend_command(
     )
     if json:
         emit_json(rec.to_dict())
-        return
-    console.print(rec)
+    else:
+        console.print(rec)
+    if target_flops is not None or target_params is not None:  # a forecast was asked
+        f = rec.forecast or {}
+        why = [rec.reason, f.get("note"), f.get("flags")]
+        refuse_nothing_forecast([f.get("prediction", np.nan)], why, f"{benchmark} from {data}")
