@@ -142,9 +142,15 @@ def _refuse_unused_question(result: FitResult, *, k: int | None, flops: float | 
 
 
 def _refuse_no_tpr(result: FitResult) -> None:
-    """Refuse to plan a compute for a law of N and D fitted across TPRs without a TPR to place the run at."""
+    """Refuse to plan a compute for a law of N and D fitted across TPRs without a TPR to place the run at (a
+    law that places a run of compute C itself, on its compute-optimal envelope, needs none: the law says)."""
     if not {"params", "tokens"} <= set(result.law_object.covariates):
         return
+    try:
+        result.fitted.covariates_at(np.array([float(result.points["flops"].max())]))
+        return
+    except BenchcastError:
+        pass
     points = result.points
     tprs = sorted({round(float(v), 3) for v in points["tokens"] / points["params"]}) if "tokens" in points else []
     listed = ", ".join(f"{v:g}" for v in tprs) if tprs else "unknown"

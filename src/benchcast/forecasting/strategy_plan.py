@@ -209,7 +209,7 @@ def plan_default(
             f"target {target:g} is at or below the chance level {q_rand:g} of {benchmark}: a model reaches it "
             "without training, so there is no compute to plan."
         )
-    in_size = [law for law, r in results.items() if {"params", "tokens"} <= set(r.law_object.covariates)]
+    in_size = [law for law, r in results.items() if tpr is None and not _places_compute(r)]
     if in_size and tpr is None:
         tprs = sorted({round(float(v), 3) for r in results.values() for v in r.points["tokens"] / r.points["params"]})
         raise BenchcastError(
@@ -262,6 +262,17 @@ def plan_default(
         out.flags = describe(at.point_flags[0])
         out.remarks += [f"flagged: {flag}" for flag in at.flags if flag]
     return out
+
+
+def _places_compute(result) -> bool:
+    """Whether the fitted law places a run of compute C by itself (a law of N and D needs a TPR; the law says)."""
+    if not {"params", "tokens"} <= set(result.law_object.covariates):
+        return True
+    try:
+        result.fitted.covariates_at(np.array([float(result.points["flops"].max())]))
+    except BenchcastError:
+        return False
+    return True
 
 
 def _value(blend, name: str, level: float) -> float:
