@@ -98,3 +98,7 @@ def test_plan_default_without_bootstrap_has_no_interval(apple):
         out = plan_default(apple, "arc_easy", "acc_norm", target=0.8, tpr=20, n_boot=0)
     assert out.lower is None and out.upper is None and np.isfinite(out.needed)
     assert "no interval" in str(out)
+    # the result's views: what --json prints, the terminal's text, a notebook's table
+    doc = out.to_dict()
+    assert doc["needed"] == out.needed and doc["lower"] is None and doc["solves_for"] == "flops"
+    assert f"{out.needed:.4g}" in str(out) and "compute for score 0.8 from the ensemble" in out._repr_html_()

@@ -75,8 +75,8 @@ class ExampleResult(RichView):
 
     def _forecast_rows(self) -> list[list]:
         return [
-            [f["benchmark"], f["run"], f"{f['flops']:.3g}", f["true"], f["default"], f["default_lower"]]
-            + [f["default_upper"], f["predicted"], f["truth_law"]]
+            [f["benchmark"], f["run"], f"{f['flops']:.3g}", f["true"], f.get("default", np.nan)]
+            + [f.get("default_lower", np.nan), f.get("default_upper", np.nan), f["predicted"], f["truth_law"]]
             for f in self.forecasts
         ]
 
