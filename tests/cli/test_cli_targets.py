@@ -83,7 +83,8 @@ def test_report_shows_the_planned_run(tmp_path):
     ignores = "C = 6ND (ignores tokens per parameter)"
     assert bench["covariates"] == {"power_floor": ignores, "bnsl_monotone": ignores}
     page = out.read_text(encoding="utf-8")
-    assert "forecast @ 1e+10 parameters on 2e+11 tokens (C = 1.2e+22 FLOPs, TPR 20)" in page
+    # the summary names the planned run by a short key (its words above the table, not in every header)
+    assert "forecast @ T1" in page and "T1 = 1e+10 parameters on 2e+11 tokens (C = 1.2e+22 FLOPs, TPR 20)" in page
     assert "Covariates each law was given at the targets: power_floor: C = 6ND" in page
 
 

@@ -3,7 +3,17 @@
 Importing this package registers every command on :data:`app`.
 """
 
-from benchcast.cli import backtest, bench, collect, core, passk, plan, report, reproduce  # noqa: F401  (register commands)
+from benchcast.cli import (  # noqa: F401  (register commands)
+    backtest,
+    bench,
+    collect,
+    core,
+    passk,
+    plan,
+    planning,
+    report,
+    reproduce,
+)
 from benchcast.cli.app import app
 from benchcast.utils.progress import report_when_piped
 

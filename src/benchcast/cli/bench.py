@@ -117,6 +117,15 @@ def bench_command(
     cutoffs: Annotated[
         int | None, typer.Option("--cutoffs", help="N cutoffs spread over the top of the compute range.")
     ] = None,
+    holdout_largest: Annotated[
+        int | None,
+        typer.Option(
+            "--holdout-largest",
+            help="Hold out the K largest rungs (distinct computes) of each data set's ladder and fit on the rest: "
+            "one cutoff, at the distance you care about (not with --threshold or --cutoffs).",
+            metavar="K",
+        ),
+    ] = None,
     tpr: Annotated[float | None, typer.Option(help="Only runs with this tokens-per-parameter ratio.")] = None,
     min_flops: Annotated[float | None, typer.Option(help="Only runs with C >= this.")] = None,
     holdout_tpr: Annotated[
@@ -196,6 +205,24 @@ def bench_command(
         ]
     if not datasets:
         raise BenchcastError("give --data FILE (repeatable) or --preset apple-dclm / apple-dclm-tpr / apple-c4.")
+    held_out = []
+    if holdout_largest is not None:
+        if threshold or cutoffs is not None:
+            raise BenchcastError(
+                f"--holdout-largest {holdout_largest} places the one cutoff below the {holdout_largest} largest rungs; "
+                f"{'--threshold' if threshold else '--cutoffs'} places others: give one or the other."
+            )
+        from dataclasses import replace
+
+        from benchcast.evaluation.bench_cells import holdout_largest as holdout_cutoff
+
+        for i, d in enumerate(datasets):
+            cut, rungs = holdout_cutoff(d.table, holdout_largest, tpr=d.tpr, min_flops=d.min_flops)
+            datasets[i] = replace(d, cutoffs=(cut,))
+            shown = ", ".join(f"{c:.3g}" for c in rungs)
+            held_out.append(
+                f"{d.name}: held out the {holdout_largest} largest rung(s) (C = {shown} FLOPs); fit on C <= {cut:.3g}"
+            )
     laws = tuple(law or FIXED_LAWS)
     candidates = tuple(candidate) if candidate else None  # None: each data set's ladder decides (and its fallback)
     result = bench(
@@ -214,6 +241,8 @@ def bench_command(
     if json:
         emit_json(result.to_dict()["rows"])
         return
+    for line in held_out:
+        console.print(escape(line), highlight=False)
     console.print(result)
     for path in written:
         console.print(escape(f"wrote {path}"))

@@ -123,3 +123,30 @@ def parse_ks(text: str | None) -> list[int] | None:
     if not ks or min(ks) < 1:
         raise BenchcastError(f"--k/--ks must hold integers >= 1, got {text!r}.")
     return ks
+
+
+def refuse_nothing_forecast(predictions, reasons, what: str) -> None:
+    """After printing a result: where no point has a forecast, exit 2 saying why nothing was forecast (an
+    empty answer is not a success).
+
+    Parameters
+    ----------
+    predictions : array_like
+        The point forecasts (NaN where a point has none).
+    reasons : iterable of str
+        Why points have none (notes, flags), each said once.
+    what : str
+        What was asked, as the message names it.
+
+    Returns
+    -------
+    None
+        Raises a BenchcastError where no prediction is finite.
+    """
+    import numpy as np
+
+    values = np.asarray(predictions, float).ravel()
+    if values.size and np.isfinite(values).any():
+        return
+    why = "; ".join(dict.fromkeys(str(r) for r in reasons if isinstance(r, str) and r)) or "no reason was given"
+    raise BenchcastError(f"nothing was forecast for {what}: {why}")

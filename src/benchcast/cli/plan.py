@@ -7,7 +7,14 @@ import numpy as np
 import typer
 
 from benchcast.cli.app import app
-from benchcast.cli.common import console, emit_json, refuse_jobs_with_ray, refuse_options, user_errors
+from benchcast.cli.common import (
+    console,
+    emit_json,
+    refuse_jobs_with_ray,
+    refuse_nothing_forecast,
+    refuse_options,
+    user_errors,
+)
 from benchcast.cli.core import refuse_unused_proxy
 from benchcast.cli.options import (  # cli/report.py takes DEFAULT_INTERVAL and Interval from here too
     DEFAULT_INTERVAL,
@@ -183,8 +190,11 @@ def forecast_command(
     )
     if json:
         emit_json(out.to_dict())
-        return
-    console.print(out)
+    else:
+        console.print(out)
+    rows = out.rows.to_dict("records")
+    reasons = [r.get(key) for r in rows for key in ("note", "flags")]
+    refuse_nothing_forecast(out.rows["prediction"], reasons, f"{benchmark} from {source}")
 
 
 def forecast_artifact(
@@ -227,63 +237,9 @@ def forecast_artifact(
     )
     if json:
         emit_json(out.to_dict())
-        return
-    console.print(out)
-
-
-@app.command("plan")
-@user_errors
-def plan_command(
-    fit_file: Annotated[Path, typer.Argument(help="A fit artifact written by `benchcast fit --out`.")],
-    target: Annotated[float, typer.Option("--target", help="Target score in (0, 1).")],
-    k: Annotated[int | None, typer.Option(help="Attempts k (passk_compute: compute needed at this k).")] = None,
-    flops: Annotated[float | None, typer.Option("--flops", "-C", help="passk_compute: the k needed at this C.")] = None,
-    tpr: Annotated[
-        float | None,
-        typer.Option(help="Tokens per parameter of the planned run, for laws of N and D (default: the fit's TPR)."),
-    ] = None,
-    interval: Interval = DEFAULT_INTERVAL,
-    level: Level = DEFAULT_LEVEL,
-    boot: NBoot = 1000,
-    seed: Seed = DEFAULT_SEED,
-    jobs: Jobs = None,
-    ray: RayAddress = None,
-    json: Json = False,
-) -> None:
-    """Compute (or, for pass@k laws, k) needed to reach a target score, with an interval."""
-    from benchcast.forecasting.forecast import plan
-
-    result = FitResult.load(fit_file)
-    refuse_jobs_with_ray(jobs, ray)
-    if boot == 0:
-        refuse_options(
-            {
-                "--level": level != DEFAULT_LEVEL,
-                "--interval": interval != DEFAULT_INTERVAL,
-                "--seed": seed != DEFAULT_SEED,
-                "--jobs": jobs is not None,
-                "--ray": ray is not None,
-            },
-            "used only by the bootstrap interval, and --n-boot 0 asks for none; drop {them}, or give --n-boot N "
-            f"(at least {MIN_REPLICATES}) for an interval.",
-        )
-    out = plan(
-        result,
-        target,
-        k=k,
-        flops=flops,
-        tpr=tpr,
-        level=level,
-        n_boot=boot,
-        seed=seed,
-        n_jobs=jobs,
-        ray_address=ray,
-        interval=interval,
-    )
-    if json:
-        emit_json(out.to_dict())
-        return
-    console.print(out)
+    else:
+        console.print(out)
+    refuse_nothing_forecast(out.prediction, out.notes, f"{out.law} from {fit_file}")
 
 
 @app.command("recommend")
@@ -380,5 +336,9 @@ def recommend_command(
     )
     if json:
         emit_json(rec.to_dict())
-        return
-    console.print(rec)
+    else:
+        console.print(rec)
+    if target_flops is not None or target_params is not None:  # a forecast was asked
+        f = rec.forecast or {}
+        why = [rec.reason, f.get("note"), f.get("flags")]
+        refuse_nothing_forecast([f.get("prediction", np.nan)], why, f"{benchmark} from {data}")

@@ -290,6 +290,8 @@ def with_chance_levels(table: pd.DataFrame, levels: dict[str, float]) -> pd.Data
     out = table.copy()
     if "q_rand" not in out.columns:
         out["q_rand"] = np.nan
+    if "q_rand_source" not in out.columns:  # else a given level would be credited to a q_rand column of the data
+        out["q_rand_source"] = pd.Series(None, index=out.index, dtype=object)
     known = set(out["benchmark"])
     for key in sorted(levels, key=lambda k: (k != "*", ":" in k)):  # '*' first, then benchmark, then metric
         bench, _, metric = key.partition(":")
@@ -302,8 +304,8 @@ def with_chance_levels(table: pd.DataFrame, levels: dict[str, float]) -> pd.Data
             if metric:
                 rows &= (out["metric"] == metric).to_numpy()
         out.loc[rows, "q_rand"] = _check(levels[key], f"--q-rand {key}")
-        if "q_rand_source" in out:  # a measured level replaced by the caller's says so
-            out.loc[rows, "q_rand_source"] = f"given (--q-rand {key})"
+        # said where it came from (a measured level's source replaced too)
+        out.loc[rows, "q_rand_source"] = "given (--q-rand option)" if key == "*" else f"given (--q-rand {key})"
     return out
 
 

@@ -330,7 +330,7 @@ def validate(frame: pd.DataFrame, source: str = "table") -> pd.DataFrame:
         row = _first(negative)
         raise DataError(
             f"{source}: column 'stderr' must be >= 0, but row {row} (run {out['run'].iloc[row]!r}, benchmark "
-            f"{out['benchmark'].iloc[row]!r}) holds {out['stderr'].iloc[row]!r}."
+            f"{out['benchmark'].iloc[row]!r}) holds {float(out['stderr'].iloc[row]):.6g}."
         )
     if "q_rand" in frame.columns:
         out["q_rand"] = _numeric(frame, "q_rand", source)
@@ -339,10 +339,18 @@ def validate(frame: pd.DataFrame, source: str = "table") -> pd.DataFrame:
     outside = scores & ~out["value"].between(0.0, 1.0) & out["value"].notna()
     if outside.any():
         row = int(np.flatnonzero(outside.to_numpy())[0])
+        value = float(out["value"].iloc[row])  # a plain number in the message, not np.float64(...)
+        shown = out.loc[outside, "value"]
+        percent = bool(shown.between(0.0, 100.0).all() and shown.max() > 2.0)
         raise DataError(
             f"{source}: score metric '{out['metric'].iloc[row]}' of benchmark "
             f"'{out['benchmark'].iloc[row]}' must lie in [0, 1], but run "
-            f"{out['run'].iloc[row]!r} has {out['value'].iloc[row]!r}."
+            f"{out['run'].iloc[row]!r} has {value:.6g}"
+            + (
+                f" ({int(outside.sum())} score(s) above 1, all within 0 .. 100: percentages? divide the column by 100)."
+                if percent
+                else "."
+            )
         )
     for extra in frame.columns:
         if extra not in out.columns and extra not in ("k",):

@@ -21,8 +21,8 @@ from benchcast.fitting.metrics import coverage, mae, mre, r2, rmse, usable_point
 from benchcast.fitting.result import FitResult
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting.calibration import calibrate
-from benchcast.forecasting.draws import LEVELS
-from benchcast.forecasting.flags import describe, forecast_flags, refused, score_interval, short, withhold
+from benchcast.forecasting.draws import LEVELS, score_interval
+from benchcast.forecasting.flags import describe, forecast_flags, refused, short, withhold
 from benchcast.forecasting.intervals import bootstrap
 from benchcast.utils.progress import track
 from benchcast.validation import check_interval

@@ -10,6 +10,7 @@ import pandas as pd
 from benchcast.data.table import at_tpr, is_score_metric, parse_metric, select
 from benchcast.errors import BenchcastError, SelectionError
 
+MIN_TRAINING_RUNGS = 3  # a law of three parameters needs at least three computes to be fitted below the cutoff
 QUERY_COLUMNS = ("run", "flops", "params", "tokens", "tpr", "k", "gold", "proxy")
 
 
@@ -52,6 +53,49 @@ def ladder(table: pd.DataFrame, n: int, *, tpr: float | None = None, top: float 
         raise SelectionError(f"no runs{'' if tpr is None else f' at TPR {tpr:g}'} to place cutoffs on.")
     hi = np.log10(flops.max())
     return tuple(float(c) for c in 10 ** np.linspace(hi - depth, hi - top, n)) if n > 1 else (10 ** (hi - top),)
+
+
+def holdout_largest(
+    table: pd.DataFrame, n: int, *, tpr: float | None = None, min_flops: float | None = None
+) -> tuple[float, tuple[float, ...]]:
+    """The cutoff that holds out the ``n`` largest rungs of a ladder (its ``n`` largest distinct computes;
+    runs of one compute, such as seeds, are one rung) and fits on the rest: the geometric mean of the
+    ``n``-th and ``n+1``-th largest.
+
+    Parameters
+    ----------
+    table : DataFrame
+        The runs (``flops``, and ``tpr`` when ``tpr`` is given).
+    n : int
+        Rungs to hold out (at least 1, leaving at least ``MIN_TRAINING_RUNGS`` to fit on).
+    tpr : float, optional
+        Only runs at this tokens-per-parameter ratio are rungs.
+    min_flops : float, optional
+        Only runs with at least this compute are rungs.
+
+    Returns
+    -------
+    cutoff : float
+        The largest training compute, in FLOPs.
+    held : tuple of float
+        The held-out rungs' computes, largest first.
+    """
+    flops = table["flops"].to_numpy(float)
+    keep = np.isfinite(flops) & (flops > 0)
+    if tpr is not None:
+        keep &= np.isclose(table["tpr"].to_numpy(float), tpr, rtol=1e-6)
+    if min_flops is not None:
+        keep &= flops >= min_flops
+    rungs = np.unique(np.round(np.log10(flops[keep]), 6))[::-1]  # one rung per compute, to 1 ppm
+    where = "" if tpr is None else f" at TPR {tpr:g}"
+    where += "" if min_flops is None else f" with C >= {min_flops:.3g}"
+    if n < 1 or n > len(rungs) - MIN_TRAINING_RUNGS:
+        raise BenchcastError(
+            f"--holdout-largest {n}: the ladder{where} has {len(rungs)} rungs (distinct computes), and holding out "
+            f"K of them must leave at least {MIN_TRAINING_RUNGS} to fit on: give K from 1 to "
+            f"{max(len(rungs) - MIN_TRAINING_RUNGS, 0)}."
+        )
+    return float(10 ** (0.5 * (rungs[n - 1] + rungs[n]))), tuple(float(10**r) for r in rungs[:n])
 
 
 def score_benchmarks(table: pd.DataFrame) -> tuple[tuple[str, str], ...]:

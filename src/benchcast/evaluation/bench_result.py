@@ -30,7 +30,10 @@ LEADERBOARD_COLUMNS = (
     "width90",
     "wis",
     "decades",
+    "mre_flagged",
+    "coverage90_flagged",
 )
+FLAGGED_COLUMNS = ("mre_flagged", "coverage90_flagged")  # means over the flagged cells, shown with their count
 
 
 @dataclass
@@ -107,7 +110,13 @@ class BenchResult(RichView):
             A Rich table and one unhighlighted markup line per note.
         """
         board = self.to_frame()
-        cells = [[MISSING if _missing(v) else v for v in row] for row in board.values.tolist()]
+        cells = [
+            [
+                _flagged_cell(v, row.get("flagged", 0)) if c in FLAGGED_COLUMNS else MISSING if _missing(v) else v
+                for c, v in row.items()
+            ]
+            for row in board.to_dict("records")
+        ]
         table = rich_table(self.title, list(board.columns), cells, ".3g")  # escapes its cells
         notes = [*self.notes, *missing_notes(board)]
         return [table, *(Markup(escape(note), highlight=False) for note in notes)]
@@ -115,6 +124,11 @@ class BenchResult(RichView):
 
 def _missing(value) -> bool:
     return isinstance(value, float) and not np.isfinite(value)
+
+
+def _flagged_cell(value, n_flagged) -> str:
+    """A mean over flagged cells, marked with how many it rests on: ``'4.21 (2 flagged)'``."""
+    return MISSING if _missing(value) or not n_flagged else f"{value:.3g} ({int(n_flagged)} flagged)"
 
 
 def missing_notes(board: pd.DataFrame) -> list[str]:
@@ -153,6 +167,11 @@ def missing_notes(board: pd.DataFrame) -> list[str]:
             "flagged: cells forecast but left out of the means (a fit with few points per parameter, a parameter at "
             "a search limit, a forecast above the law's own limit or far beyond the data); refused: no number (a "
             "forecast outside [0, 1]). Each cell's reasons: the rows' flags and status (--json, bench_rows.csv)."
+        )
+    if set(FLAGGED_COLUMNS) <= set(board) and board[list(FLAGGED_COLUMNS)].notna().any().any():
+        notes.append(
+            "mre_flagged, coverage90_flagged: the means over the flagged cells alone (beside how many), which the "
+            "other columns leave out: what each strategy did where its forecasts are flagged, to read with the flags."
         )
     if "mre_common" in board and board["mre_common"].isna().any() and (board["cells"] > 0).any():
         notes.append(f"{MISSING} mre_common: no benchmark and cutoff was forecast by every strategy.")
@@ -270,9 +289,9 @@ def metrics(true: np.ndarray, predicted: np.ndarray, usable: np.ndarray, interva
 
 def leaderboard(rows: pd.DataFrame) -> pd.DataFrame:
     """Per data set and strategy: means over benchmarks and cutoffs of the forecast cells that are not
-    flagged, over the unflagged cells every strategy forecast (``*_common``), and how many cells had no
-    support, failed, were flagged (forecast, but left out of the means: :mod:`benchcast.forecasting.flags`)
-    or refused (no number).
+    flagged, over the unflagged cells every strategy forecast (``*_common``), over the flagged cells alone
+    (``*_flagged``: MRE and 90 % coverage), and how many cells had no support, failed, were flagged (forecast,
+    but left out of the other means: :mod:`benchcast.forecasting.flags`) or refused (no number).
 
     Parameters
     ----------
@@ -303,6 +322,10 @@ def leaderboard(rows: pd.DataFrame) -> pd.DataFrame:
     board["failed"] = rows["status"].str.startswith("failed").groupby(keys, sort=False).sum()
     board["flagged"] = ((rows["status"] == "ok") & flagged).groupby(keys, sort=False).sum()
     board["refused"] = rows["status"].str.startswith("refused").groupby(keys, sort=False).sum()
+    flagged_ok = (rows["status"] == "ok") & flagged  # forecast, with a number, but flagged
+    board = board.join(
+        rows[["mre", "coverage90"]].where(flagged_ok).groupby(keys, sort=False).mean().add_suffix("_flagged")
+    )
     common_board = common.groupby(["dataset", "strategy"], sort=False)[["mre", "coverage50", "coverage90"]].mean()
     board = board.join(common_board.add_suffix("_common"))
     return board.reset_index()

@@ -316,3 +316,22 @@ class ScoreDraws(Draws):
         n = min(parts[name].n_replicates for name in used)
         values = sum(w * parts[name].values[:n] for name, w in used.items())
         return cls(values, first.points, first.shape, first.method, first.decades)
+
+
+def score_interval(draws, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """The draws' equal-tailed interval, within [0, 1]: a score cannot leave it, so a bound beyond it is
+    the same interval of the draws clipped to the scores possible (coverage of a score does not change).
+
+    Parameters
+    ----------
+    draws : ScoreDraws
+        Forecast draws in score units.
+    level : float
+        The interval's level, in (0, 1).
+
+    Returns
+    -------
+    (lower, upper) : arrays
+    """
+    lower, upper = draws.interval(level)
+    return np.clip(lower, 0.0, 1.0), np.clip(upper, 0.0, 1.0)

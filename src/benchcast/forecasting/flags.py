@@ -1,7 +1,7 @@
 """The one place that decides which forecasts are refused (no number, the reason instead) and which are
 flagged (the number, with what should make a reader doubt it). Every output that shows a forecast
 (``predict``, ``forecast``, ``recommend``, ``backtest``, ``cutoff``, ``report``, ``bench``) asks these
-rules; intervals are kept within [0, 1] (:func:`score_interval`).
+rules; intervals are kept within [0, 1] (:func:`benchcast.forecasting.draws.score_interval`).
 
 Refused, because a wrong number is worse than an error: a forecast outside [0, 1] (a score cannot be
 there; a strategy that averages such a member's number in is refused with it), and so the 0 or 1 a law
@@ -17,8 +17,7 @@ Flagged, because the number may be right but rests on less than it seems:
   points than parameters is already refused by the fit itself);
 * a parameter at a search limit (the data did not place it; an active constraint of the law, its own
   bound reached by the data, is information, not a flag: :func:`benchcast.fitting.diagnostics.bound_findings`);
-* a forecast more than ``MAX_DECADES_BEYOND`` decades of compute beyond the largest fitted run, or outside
-  the data another way: beyond the fitted k, across TPRs (:mod:`benchcast.forecasting.extent`);
+* a forecast over ``MAX_DECADES_BEYOND`` decades beyond the largest fitted run, beyond the fitted k, across TPRs;
 * a forecast that is no extrapolation: at a fitted run (the answer was fitted), below the smallest fitted run,
   or inside the fitted runs' compute and TPR (an interpolation; :func:`~benchcast.forecasting.distance.placements`).
 """
@@ -308,25 +307,6 @@ def strategy_flags(members: Mapping, predicted, decades, flops_max: float, flops
         for point, distance in zip(per_point, decades, strict=True):
             point.extend(flagged(below_data(float(flops_max) * 10.0 ** float(distance), bottom)))
     return [_ordered(point) for point in per_point]
-
-
-def score_interval(draws, level: float) -> tuple[np.ndarray, np.ndarray]:
-    """The draws' equal-tailed interval, within [0, 1]: a score cannot leave it, so a bound beyond it is
-    the same interval of the draws clipped to the scores possible (coverage of a score does not change).
-
-    Parameters
-    ----------
-    draws : ScoreDraws
-        Forecast draws in score units.
-    level : float
-        The interval's level, in (0, 1).
-
-    Returns
-    -------
-    (lower, upper) : arrays
-    """
-    lower, upper = draws.interval(level)
-    return np.clip(lower, 0.0, 1.0), np.clip(upper, 0.0, 1.0)
 
 
 def _ordered(flags: Iterable[Flag]) -> tuple[Flag, ...]:

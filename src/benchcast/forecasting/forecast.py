@@ -13,9 +13,9 @@ from benchcast.errors import BenchcastError
 from benchcast.fitting.result import FitResult
 from benchcast.forecasting.calibration import CalibratedBootstrap, Spread, calibrate
 from benchcast.forecasting.convention import placed_query
-from benchcast.forecasting.draws import Draws
+from benchcast.forecasting.draws import Draws, score_interval
 from benchcast.forecasting.extent import below_data, beyond_k, fitted_k_max, outside_decades
-from benchcast.forecasting.flags import distance_flags, fit_flags, flagged, forecast_flags, score_interval, withhold
+from benchcast.forecasting.flags import distance_flags, fit_flags, flagged, forecast_flags, withhold
 from benchcast.forecasting.intervals import DEFAULT_REPLICATES, Bootstrap, bootstrap, check_replicates
 from benchcast.forecasting.results import Forecast, PlanResult
 from benchcast.forecasting.targets import query_notes
@@ -161,6 +161,27 @@ def _refuse_unused_question(result: FitResult, *, k: int | None, flops: float | 
         )
 
 
+def _refuse_no_tpr(result: FitResult) -> None:
+    """Refuse to plan a compute for a law of N and D fitted across TPRs without a TPR to place the run at (a
+    law that places a run of compute C itself, on its compute-optimal envelope, needs none: the law says)."""
+    if not {"params", "tokens"} <= set(result.law_object.covariates):
+        return
+    try:
+        result.fitted.covariates_at(np.array([float(result.points["flops"].max())]))
+        return
+    except BenchcastError:
+        pass
+    points = result.points
+    tprs = sorted({round(float(v), 3) for v in points["tokens"] / points["params"]}) if "tokens" in points else []
+    listed = ", ".join(f"{v:g}" for v in tprs) if tprs else "unknown"
+    example = f"--tpr {tprs[len(tprs) // 2]:g}" if tprs else "--tpr 20"
+    raise BenchcastError(
+        f"law {result.law!r} is a function of parameters and tokens, and this fit of {result.spec.benchmark} has no "
+        f"single tokens-per-parameter ratio (its runs' TPRs: {listed}): a planned compute C needs a ratio to split "
+        f"C = 6 N D into N and D. Give the planned run's TPR with --tpr T (tpr=T), e.g. {example}."
+    )
+
+
 def plan(
     result: FitResult,
     target: float,
@@ -213,6 +234,8 @@ def plan(
         )
     check_interval(interval)
     tpr = spec.tpr if tpr is None else tpr
+    if tpr is None:  # a law of N and D fitted across TPRs: no ratio to place the planned run at
+        _refuse_no_tpr(result)
     has_k = "k" in fitted.law.covariates
     if has_k and k is None and flops is None:
         raise BenchcastError(f"{result.law} plans need --k (to get compute) or --flops (to get k).")

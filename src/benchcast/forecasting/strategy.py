@@ -22,8 +22,8 @@ import pandas as pd
 from benchcast.errors import BenchcastError
 from benchcast.forecasting import calibration as cal
 from benchcast.forecasting.distance import members_decades, members_outside, tpr_error
-from benchcast.forecasting.draws import LEVELS, ScoreDraws
-from benchcast.forecasting.flags import describe, score_interval, strategy_flags, withhold
+from benchcast.forecasting.draws import LEVELS, ScoreDraws, score_interval
+from benchcast.forecasting.flags import describe, strategy_flags, withhold
 from benchcast.forecasting.intervals import bootstrap
 from benchcast.forecasting.targets import PlannedRuns, planned_runs, target_flags
 from benchcast.forecasting.tau_pooling import TauPrior

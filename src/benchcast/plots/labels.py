@@ -48,3 +48,32 @@ def figure_title(benchmark: str, metric: str | None = None, tpr: float | None = 
         parts.append(str(metric))
     parts.append(f"TPR {tpr:g}" if tpr is not None else "all TPR")
     return (f"{what}: " if what else "") + ", ".join(parts)
+
+
+def curve_tpr_note(tpr: float | None, fitted: tuple[float, float], laws: list[str]) -> str:
+    """What TPR a forecast curve of laws of N and D is drawn at, and whether it lies outside the fitted runs'.
+
+    Parameters
+    ----------
+    tpr : float or None
+        Tokens per parameter placing each compute C of the curve (None: no law of the curve needs one).
+    fitted : (float, float)
+        The smallest and largest TPR of the runs the laws were fitted to (nan where unknown).
+    laws : list of str
+        The curve's laws of N and D (empty: the curve does not depend on the TPR).
+
+    Returns
+    -------
+    str
+        E.g. ``'curve at TPR 571: outside the fitted runs' TPR 10 .. 160'``; ``''`` where no law needs a TPR.
+    """
+    if tpr is None or not laws:
+        return ""
+    lo, hi = fitted
+    text = f"curve of {', '.join(laws)} at TPR {tpr:.3g}"
+    if not (lo == lo and hi == hi):  # nan: the runs' TPR is unknown
+        return text
+    span = f"{lo:.3g}" if abs(hi - lo) <= 0.02 * lo else f"{lo:.3g} .. {hi:.3g}"
+    if lo / 1.02 <= tpr <= hi * 1.02:  # as forecasting.targets.TPR_TOLERANCE reads a ratio of rounded sizes
+        return f"{text} (fitted runs' TPR {span})"
+    return f"{text}: OUTSIDE the fitted runs' TPR {span}"

@@ -13,10 +13,11 @@ from benchcast.plots.style import (
     figure_legend,
     figure_title,
     given_axes,
+    grid_legend,
     law_color,
     law_linestyle,
-    legend_outside,
     panel_grid,
+    panel_legend,
     style_axes,
 )
 
@@ -45,7 +46,7 @@ def plot_fit(fit, ax=None, **style):
     matplotlib.axes.Axes
         The panel.
     """
-    ax = _new_axes(ax)
+    given, ax = ax is not None, _new_axes(ax)
     spec = fit.spec
     runs = fit.points.assign(side="train", fitted=True, true=fit.points["value"])
     if fit.dropped:
@@ -62,7 +63,7 @@ def plot_fit(fit, ax=None, **style):
     style_axes(
         ax, "training compute C (FLOPs)", metric, figure_title(spec.benchmark, metric, spec.tpr, fit.law), xlog=True
     )
-    legend_outside(ax)
+    panel_legend(ax, given)
     return ax
 
 
@@ -139,7 +140,7 @@ def plot_forecast(forecast, fit=None, ax=None, **style):
     matplotlib.axes.Axes
         The panel.
     """
-    ax = _new_axes(ax)
+    given, ax = ax is not None, _new_axes(ax)
     x, xlabel = forecast_x(forecast.query)
     color = style.pop("color", law_color(forecast.law))
     if fit is not None and "gold" not in forecast.query:
@@ -176,7 +177,7 @@ def plot_forecast(forecast, fit=None, ax=None, **style):
         title = figure_title(spec.benchmark, metric_label(spec.metric, spec.k), spec.tpr, f"{forecast.law} forecast")
     ylabel = metric_label(fit.spec.metric, fit.spec.k) if fit is not None else "score"
     style_axes(ax, xlabel, ylabel, title, xlog=True)
-    legend_outside(ax)
+    panel_legend(ax, given)
     return ax
 
 
@@ -201,7 +202,7 @@ def plot_strategy_forecast(forecast, runs=None, ax=None, **style):
     matplotlib.axes.Axes
         The panel.
     """
-    ax = _new_axes(ax)
+    given, ax = ax is not None, _new_axes(ax)
     rows = forecast.rows
     color = style.pop("color", law_color(forecast.rule))
     metric = tpr = None
@@ -231,7 +232,7 @@ def plot_strategy_forecast(forecast, runs=None, ax=None, **style):
     ax.set_xscale("log")
     title = figure_title(forecast.benchmark, metric, tpr, f"{forecast.rule} forecast")
     style_axes(ax, "training compute C (FLOPs)", metric or "score", title, xlog=True)
-    legend_outside(ax)
+    panel_legend(ax, given)
     return ax
 
 
@@ -255,7 +256,7 @@ def plot_backtests(backtests: list, ax=None, legend: str = "right", **style):
     matplotlib.axes.Axes
         The panel.
     """
-    ax = _new_axes(ax)
+    given, ax = ax is not None, _new_axes(ax)
     first = backtests[0]
     spec = first.fit.spec
     grid = flops_grid(first.predictions)
@@ -266,7 +267,7 @@ def plot_backtests(backtests: list, ax=None, legend: str = "right", **style):
     title = style.pop("title", figure_title(first.benchmark, metric, spec.tpr, what))
     by_law = {bt.law: bt.predictions for bt in backtests}
     draw_backtest(ax, by_law, curves, title, first.threshold, metric, dropped=first.fit.dropped, n_boot=n_boot)
-    legend_outside(ax, legend, ncol=2 if legend == "below" else 1)
+    panel_legend(ax, given and legend == "right", legend, ncol=2 if legend == "below" else 1)
     return ax
 
 
@@ -308,7 +309,8 @@ def draw_bench(summaries: dict, ax=None, title: str = "", error_label: str = "me
     style_axes(axes[3], ylabel="median 90 % interval width (score)", title="90 % interval width")
     for panel in axes:
         style_axes(panel, "decades of extrapolation")
-    figure_legend(fig, axes, ncol=6)
+    # in a caller's figure: one legend below all its panels, with room made for it (constrained layout)
+    grid_legend(fig, ncol=6) if ax is not None else figure_legend(fig, axes, ncol=6)
     fig.suptitle(title + " (n: held-out points behind each bin)", fontsize=10)
     return fig
 

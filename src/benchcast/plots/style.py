@@ -40,6 +40,9 @@ LAW_PALETTE = (
 )
 # Strategies that combine laws: the default blend in black, the others in dark neutral tones.
 STRATEGY_COLORS = {"ensemble": "black", "stack": "#6b6ecf", "select": "#b5cf6b"}
+# legend lines this many font sizes long: a dashed line with a marker in its middle shows its gaps (at the
+# default 2 a 1.5-pt dash's first gap lies under the marker, and the entry reads as a solid line)
+HANDLE_LENGTH = 3.2
 FONT = {"title": 9, "label": 8, "tick": 7, "legend": 7, "suptitle": 10}
 
 
@@ -140,6 +143,82 @@ def legend_outside(ax, where: str = "right", ncol: int = 1):
     return ax.legend(fontsize=FONT["legend"], loc="upper left", bbox_to_anchor=(1.02, 1.0), ncol=ncol, frameon=False)
 
 
+def panel_legend(ax, given: bool, where: str = "right", ncol: int = 1):
+    """The legend of a panel ``result.plot(ax=)`` drew: outside its data (:func:`legend_outside`) when
+    the panel is alone in its figure or benchcast made the figure; in a caller's grid of several panels,
+    one legend for the whole figure (:func:`grid_legend`), since a legend beside one panel would cover
+    its neighbour, and one that constrained layout makes room for squeezes the panel to a sliver.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        The panel.
+    given : bool
+        Whether the caller gave the panel (``ax=``).
+    where : {'right', 'below'}
+        Where a panel's own legend goes.
+    ncol : int
+        Columns of a panel's own legend.
+
+    Returns
+    -------
+    matplotlib.legend.Legend or None
+        The legend (None when nothing is labelled).
+    """
+    if given and len([a for a in ax.figure.axes if a.get_visible()]) > 1:
+        if ax.get_legend() is not None:  # one drawn by a figure this one builds on (a forecast over its fit)
+            ax.get_legend().remove()
+        _wrap_title(ax)
+        return grid_legend(ax.figure)
+    return legend_outside(ax, where, ncol)
+
+
+def _wrap_title(ax) -> None:
+    """Break a panel's title into lines as wide as the panel (a grid's narrow panels: titles would run into
+    their neighbours'); the width in characters is estimated from the panel's size and the title's font."""
+    import textwrap
+
+    title = ax.get_title()
+    inches = ax.get_position().width * ax.figure.get_figwidth()
+    chars = max(int(inches * 72 / (0.55 * FONT["title"])), 12)  # a character is about 0.55 em wide
+    if title and "\n" not in title and len(title) > chars:
+        ax.set_title(textwrap.fill(title, chars, break_on_hyphens=False), fontsize=FONT["title"])
+
+
+GRID_LEGEND = "_benchcast_grid_legend"  # marks the figure legend grid_legend made, so that a later call replaces it
+
+
+def grid_legend(fig, ncol: int = 4):
+    """One legend below a caller's grid of panels, of every panel's entries (deduplicated by label),
+    replacing the one an earlier call made; the figure gets constrained layout (where it has no other
+    layout engine) so that the legend has its own room below the panels.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure.
+    ncol : int
+        Most columns.
+
+    Returns
+    -------
+    matplotlib.legend.Legend or None
+        The legend (None when nothing is labelled).
+    """
+    for old in [legend for legend in fig.legends if getattr(legend, GRID_LEGEND, False)]:
+        old.remove()
+    engine = fig.get_layout_engine()
+    if engine is None or type(engine).__name__ != "ConstrainedLayoutEngine":
+        try:
+            fig.set_layout_engine("constrained")
+        except RuntimeError:  # an engine that cannot be swapped (colorbars placed by another): keep it
+            pass
+    legend = figure_legend(fig, [a for a in fig.axes if a.get_visible() and a.get_legend() is None], ncol)
+    if legend is not None:
+        setattr(legend, GRID_LEGEND, True)
+    return legend
+
+
 def figure_legend(fig, axes, ncol: int = 4):
     """One legend below the whole figure for panels that share their entries (deduplicated by label).
 
@@ -170,6 +249,7 @@ def figure_legend(fig, axes, ncol: int = 4):
         ncol=min(ncol, len(found)),
         fontsize=FONT["legend"],
         frameon=False,
+        handlelength=HANDLE_LENGTH,
     )
 
 

@@ -27,7 +27,8 @@ from benchcast.forecasting.draws import LEVELS
 from benchcast.forecasting.flags import describe, withhold
 from benchcast.forecasting.intervals import check_replicates
 from benchcast.forecasting.selection import ladder_laws
-from benchcast.forecasting.targets import describe_run, planned_runs
+from benchcast.forecasting.targets import describe_run, fitted_tpr_range, planned_runs
+from benchcast.plots.labels import curve_tpr_note
 from benchcast.report.bands import curve_tpr, strategy_bands
 from benchcast.report.law_choice import RECOMMENDED, LawChoice, choose_law
 from benchcast.report.profile import extrapolation_profile, profile_thresholds
@@ -60,6 +61,7 @@ class BenchmarkReport:
     member_curves: dict = field(default_factory=dict)  # law -> its own forecast over grid
     interval: str = "extrapolation"  # the interval the bands are: 'extrapolation' or 'bootstrap'
     covariates: dict = field(default_factory=dict)  # law -> the covariates it was given at the targets, in words
+    curve_note: str = ""  # the TPR the curve of laws of N and D is drawn at (and if outside the fitted runs')
 
     @property
     def strategy(self) -> str:
@@ -255,7 +257,10 @@ def analyse_benchmark(
         interval=on_grid.interval,
         covariates=at_targets.used,
     )
+    in_size = [name for name, fit in members.items() if {"params", "tokens"} <= set(fit.law_object.covariates)]
+    report.curve_note = curve_tpr_note(forecast_tpr, fitted_tpr_range(members.values()), in_size)
     flags = [f"{describe_run(targets.record(i))}: {flag}" for i, flag in enumerate(at_targets.flags) if flag]
+    flags += [f"the forecast figure's {report.curve_note}"] if "OUTSIDE" in report.curve_note else []
     report.warnings = band_notes + flags + benchmark_warnings(report, float(result.spec.q_rand))
     if str(result.spec.metric) == "pass@k":
         report.passk = passk_scan(table, benchmark, tpr)

@@ -71,7 +71,7 @@ def draw_forecast(ax, report: BenchmarkReport) -> None:
         ax,
         "training compute C (FLOPs)",
         metric_label(report.metric, report.k),
-        f"forecast ({report.n_boot} bootstrap replicates)",
+        f"forecast ({report.n_boot} bootstrap replicates)" + (f"\n{report.curve_note}" if report.curve_note else ""),
         xlog=True,
     )
     legend_outside(ax, "below", ncol=2)

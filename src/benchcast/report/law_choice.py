@@ -105,10 +105,15 @@ def choose_law(
     if strategy is None:
         raise BenchcastError(f"No forecast for {spec.benchmark}: {rec.reason}")
     detailed = rec.best if rec.best in strategy.members else next(iter(strategy.members))
+    checked = (
+        f"up to {rec.extrapolation_decades:.2f} decades ahead; the choice itself erred by {rec.nested_mre:.2f} % MRE "
+        "there"
+        if np.isfinite(rec.nested_mre)
+        else "no rolling origin inside the runs checked the choice"  # a fallback law alone: no error to quote
+    )
     reason = (
         f"the package's default strategy, as recommend and bench make it: the {DEFAULT_RULE} of the laws with "
-        f"support, compared by rolling-origin forecasts inside the runs (up to {rec.extrapolation_decades:.2f} "
-        f"decades ahead; the choice itself erred by {rec.nested_mre:.2f} % MRE there); --law NAME forecasts with "
+        f"support, compared by rolling-origin forecasts inside the runs ({checked}); --law NAME forecasts with "
         "one law"
     )
     if rec.failures:  # members left out, a fallback alone, a spread borrowed from other benchmarks: said here

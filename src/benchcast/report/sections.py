@@ -68,22 +68,19 @@ def summary_section(
     str
         The section's HTML.
     """
-    columns = ["benchmark", "metric", "forecast by", "why"]
-    for c in targets:
-        columns += [
-            f"forecast @ {c if isinstance(c, str) else f'{c:.2g}'}",
-            "50 % | 90 % interval",
-            "decades beyond the data",
-        ]
+    # the table stays narrow (it scrolled sideways with rows 700 px tall: a planned run's description in each
+    # header, the reason and the warnings in cells): targets by a short name with a key, words below the table
+    named = [isinstance(c, str) for c in targets]
+    short = [
+        f"T{i + 1}" if is_named else f"{c:.2g}" for i, (c, is_named) in enumerate(zip(targets, named, strict=True))
+    ]
+    columns = ["benchmark", "metric", "forecast by"]
+    for c in short:
+        columns += [f"forecast @ {c}", "50 % | 90 % interval", "decades beyond the data"]
     columns += ["backtest MRE %", "backtest refused", "backtest 90 % coverage", "warnings"]
-    rows = []
+    rows, words = [], []
     for r in reports:
-        row = [
-            h.Markup(f'<a href="#{anchor(r)}">{h.esc(r.benchmark)}</a>'),
-            metric_label(r),
-            strategy_label(r),
-            r.choice.reason,
-        ]
+        row = [h.Markup(f'<a href="#{anchor(r)}">{h.esc(r.benchmark)}</a>'), metric_label(r), strategy_label(r)]
         for f in r.forecasts.to_dict("records"):
             intervals = h.Markup(f"{h.esc(_interval(f, 50))}<br>{h.esc(_interval(f, 90))}")
             row += [f["forecast"], intervals, round(f["decades"], 2)]
@@ -94,9 +91,22 @@ def summary_section(
             m["test_mre"],
             refused_cell(m.get("n_refused", 0), held_out),  # the MRE is over the rest (evaluation.refusals)
             coverage90 if np.isfinite(coverage90) else "— (" + m.get("interval_note", "no interval") + ")",
-            h.Markup("<br>".join(h.esc(w) for w in r.warnings)),
+            len(r.warnings),
         ]
         rows.append(row)
+        warned = "".join(f"<li class=warn>{h.esc(w)}</li>" for w in r.warnings)
+        words.append(
+            f'<li><a href="#{anchor(r)}">{h.esc(r.benchmark)}</a>: {h.esc(r.choice.reason)}'
+            + (f"<ul>{warned}</ul>" if warned else "")
+            + "</li>"
+        )
+    key = (
+        "<p>Targets: "
+        + "; ".join(f"{s} = {h.esc(t)}" for s, t, n in zip(short, targets, named, strict=True) if n)
+        + ".</p>"
+        if any(named)
+        else ""
+    )
     kind = (
         "widened by the error of extrapolating measured on rolling origins inside the runs (where a benchmark's "
         "runs are too few to measure it, no interval, and a warning says why)"
@@ -112,8 +122,12 @@ def summary_section(
     )
     return (
         '<section id="summary"><h2>Summary</h2>'
-        + h.table(columns, rows, caption="One row per benchmark (sortable)", sortable=True, text_columns=4)
-        + f'<p class="muted">{h.esc(note)}</p></section>'
+        + key
+        + h.table(columns, rows, caption="One row per benchmark (sortable)", sortable=True, text_columns=3)
+        + f'<p class="muted">{h.esc(note)}</p>'
+        + "<h3>Why each forecaster, and each benchmark's warnings</h3><ul>"
+        + "".join(words)
+        + "</ul></section>"
     )
 
 

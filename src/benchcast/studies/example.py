@@ -1,9 +1,11 @@
 """The main job of the bundled example: fit the synthetic ladder's benchmarks below a threshold,
-forecast the larger runs against the true laws, save the fits and a figure."""
+forecast the larger runs against the true laws, save the fits and a figure. The forecasts shown are the
+package's default (the ensemble of the laws with support, with its 90 % prediction interval, as
+``forecast DATA`` gives it from the runs below the threshold) beside the one law the fits are saved for."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -13,11 +15,13 @@ from rich.markup import escape
 from benchcast.data.example import EXAMPLE_THRESHOLD, TRUE_LAWS, load_example, true_score
 from benchcast.evaluation.backtest import backtest
 from benchcast.fitting.spec import FitSpec
+from benchcast.forecasting.selection import forecast_default
 from benchcast.utils.jsonable import jsonable
 from benchcast.utils.rich_view import Markup, RichView, rich_table
 
 BENCHMARK_COLUMNS = ["benchmark", "metric", "fitted", "held out", "R2 (fit)", "MAE", "MRE %"]
-FORECAST_COLUMNS = ["benchmark", "run", "flops", "observed", "forecast", "true law"]
+FORECAST_COLUMNS = ["benchmark", "run", "flops", "observed", "default", "90 % lower", "90 % upper", "law", "true law"]
+DEFAULT_LEVEL, DEFAULT_REPLICATES = 0.9, 200  # the default's interval: 200 replicates per law keep the job fast
 
 
 @dataclass
@@ -33,7 +37,10 @@ class ExampleResult(RichView):
     benchmarks : list of dict
         Per benchmark: ``benchmark``, ``metric``, ``params`` and the backtest's metrics.
     forecasts : list of dict
-        Per held-out run: ``benchmark``, ``run``, ``flops``, ``true``, ``predicted`` and ``truth_law``.
+        Per held-out run: ``benchmark``, ``run``, ``flops``, ``true``, ``predicted`` (the law's), ``default``,
+        ``default_lower``, ``default_upper`` (the default strategy's forecast and 90 % interval) and ``truth_law``.
+    weights : dict
+        Per benchmark, the default strategy's laws and weights.
     figure : str
         The figure's path.
     out_dir : str
@@ -46,6 +53,7 @@ class ExampleResult(RichView):
     forecasts: list[dict]
     figure: str
     out_dir: str
+    weights: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         """Every field (what ``example --json`` prints)."""
@@ -57,6 +65,7 @@ class ExampleResult(RichView):
                 "forecasts": self.forecasts,
                 "figure": self.figure,
                 "out_dir": self.out_dir,
+                "weights": self.weights,
             }
         )
 
@@ -66,7 +75,8 @@ class ExampleResult(RichView):
 
     def _forecast_rows(self) -> list[list]:
         return [
-            [f["benchmark"], f["run"], f"{f['flops']:.3g}", f["true"], f["predicted"], f["truth_law"]]
+            [f["benchmark"], f["run"], f"{f['flops']:.3g}", f["true"], f.get("default", np.nan)]
+            + [f.get("default_lower", np.nan), f.get("default_upper", np.nan), f["predicted"], f["truth_law"]]
             for f in self.forecasts
         ]
 
@@ -80,8 +90,16 @@ class ExampleResult(RichView):
 
     @property
     def notes(self) -> list[str]:
-        """Where the figure and the fits were saved."""
-        return [f"figure: {self.figure}; fits: {self.out_dir}/fit-*.json"]
+        """What the forecasts are, and where the figure and the fits were saved."""
+        mixes = "; ".join(
+            f"{b}: " + ", ".join(f"{law} {w:.2f}" for law, w in ws.items()) for b, ws in self.weights.items()
+        )
+        return [
+            f"default: the package's default strategy (the ensemble, as `forecast DATA` gives it) from the runs at or "
+            f"below {self.threshold:.2g} FLOPs, with its {DEFAULT_LEVEL:.0%} prediction interval ({DEFAULT_REPLICATES} "
+            f"bootstrap replicates per law); weights {mixes}. law: '{self.law}' alone (its fits are saved).",
+            f"figure: {self.figure}; fits: {self.out_dir}/fit-*.json",
+        ]
 
     def rich_items(self) -> list:
         """The backtest per benchmark, the held-out forecasts, and where the figure and fits are.
@@ -93,7 +111,11 @@ class ExampleResult(RichView):
         """
         return [
             rich_table(self.title, BENCHMARK_COLUMNS, self._benchmark_rows()),
-            rich_table("Forecasts for the held-out runs", FORECAST_COLUMNS, self._forecast_rows()),
+            rich_table(
+                "Forecasts for the held-out runs: the default with its 90 % interval, and the law",
+                FORECAST_COLUMNS,
+                self._forecast_rows(),
+            ),
             *(Markup(escape(note)) for note in self.notes),
         ]
 
@@ -123,17 +145,27 @@ def run_example(
     from benchcast.plots.options import check_figure_options
 
     figure_format, dpi = check_figure_options(figure_format, dpi)  # before any work
+    from benchcast.plots.results import interval_bars
     from benchcast.plots.style import legend_outside, panel_grid, save_figure
 
     out_dir = Path(out_dir)
     table = load_example()
     results, forecasts = [], []
     fig, axes = panel_grid(len(TRUE_LAWS), 4.2, 3.4, max_cols=3)
+    below = table[table["flops"] <= EXAMPLE_THRESHOLD]  # what the default may see: the runs below the threshold
+    weights = {}
     for ax, (bench, (metric, *_)) in zip(axes, TRUE_LAWS.items(), strict=True):
         bt = backtest(table, FitSpec(law=law, benchmark=bench, metric=metric), threshold=EXAMPLE_THRESHOLD)
         bt.fit.save(out_dir / f"fit-{bench}.json")
         test = bt.predictions[bt.predictions["side"] == "test"]
+        default = forecast_default(
+            below, bench, metric, flops=test["flops"].unique(), n_boot=DEFAULT_REPLICATES, level=DEFAULT_LEVEL, n_jobs=1
+        ).rows.set_index("flops")
+        weights[bench] = (
+            next((w for w in default["weights"] if isinstance(w, dict)), {}) if "weights" in default else {}
+        )
         for row in test.itertuples():
+            at = default.loc[row.flops]
             forecasts.append(
                 {
                     "benchmark": bench,
@@ -141,14 +173,23 @@ def run_example(
                     "flops": row.flops,
                     "true": row.true,
                     "predicted": row.predicted,
+                    "default": float(at["prediction"]),
+                    "default_lower": float(at.get("lower", np.nan)),
+                    "default_upper": float(at.get("upper", np.nan)),
                     "truth_law": float(true_score(bench, row.flops)),
                 }
             )
         results.append({"benchmark": bench, "metric": metric, "params": bt.fit.params, **bt.metrics})
-        bt.plot(ax, title=f"synthetic {bench}, {metric}")
+        bt.plot(ax, title=f"synthetic {bench}, {metric}", legend="below")
+        shown = default.reset_index()
+        bars = ("flops", "prediction", "lower", "upper")
+        interval_bars(ax, *(shown[c].to_numpy(float) for c in bars), "black", "default (ensemble) 90 % interval", lw=1)
+        ax.scatter(
+            shown["flops"], shown["prediction"], marker="*", s=60, color="black", zorder=6, label="default forecast"
+        )
         grid = np.geomspace(*ax.get_xlim(), 200)
         ax.plot(grid, true_score(bench, grid), color="0.5", ls=":", lw=1, label="true law")
         legend_outside(ax, "below")  # every panel: each has its own dropped runs and reasons
     fig.suptitle(f"{law} fitted below {EXAMPLE_THRESHOLD:.2g} FLOPs on the bundled synthetic ladder", fontsize=10)
     figure = save_figure(fig, out_dir / f"example.{figure_format}", figure_format, dpi)
-    return ExampleResult(law, EXAMPLE_THRESHOLD, results, forecasts, str(figure), str(out_dir))
+    return ExampleResult(law, EXAMPLE_THRESHOLD, results, forecasts, str(figure), str(out_dir), weights)

@@ -1,0 +1,146 @@
+"""CLI command ``plan``: the compute (or k) needed for a target score, from a fit artifact or from data."""
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from benchcast.cli.app import app
+from benchcast.cli.common import console, emit_json, refuse_jobs_with_ray, refuse_options, user_errors
+from benchcast.cli.core import refuse_unused_proxy
+from benchcast.cli.options import (
+    Format,
+    Interval,
+    Jobs,
+    Json,
+    Level,
+    Metadata,
+    Metric,
+    MinFlops,
+    NBoot,
+    Proxy,
+    QRand,
+    RayAddress,
+    Seed,
+    read,
+)
+from benchcast.cli.plan import DEFAULT_INTERVAL, DEFAULT_LEVEL, DEFAULT_SEED, is_fit_artifact
+from benchcast.errors import BenchcastError
+from benchcast.validation import MIN_REPLICATES
+
+
+@app.command("plan")
+@user_errors
+def plan_command(
+    source: Annotated[
+        Path,
+        typer.Argument(
+            help="A fit artifact (`benchcast fit --out`): that law's plan; or a data file with -b: the default "
+            "strategy's forecast (as `forecast DATA` gives it) inverted."
+        ),
+    ],
+    target: Annotated[float, typer.Option("--target", help="Target score in (0, 1).")],
+    k: Annotated[
+        int | None,
+        typer.Option(help="Attempts k (passk_compute: compute needed at this k; with a data file: of pass@k)."),
+    ] = None,
+    flops: Annotated[float | None, typer.Option("--flops", "-C", help="passk_compute: the k needed at this C.")] = None,
+    tpr: Annotated[
+        float | None,
+        typer.Option(
+            help="Tokens per parameter of the planned run, for laws of N and D (default: the fit's TPR); with a data "
+            "file, also only the runs at this ratio."
+        ),
+    ] = None,
+    benchmark: Annotated[
+        str | None, typer.Option("--benchmark", "-b", help="With a data file: the benchmark to plan for.")
+    ] = None,
+    metric: Metric = None,
+    min_flops: MinFlops = None,
+    proxy: Proxy = None,
+    interval: Interval = DEFAULT_INTERVAL,
+    level: Level = DEFAULT_LEVEL,
+    boot: NBoot = 1000,
+    seed: Seed = DEFAULT_SEED,
+    jobs: Jobs = None,
+    ray: RayAddress = None,
+    format: Format = "auto",
+    metadata: Metadata = None,
+    q_rand: QRand = None,
+    json: Json = False,
+) -> None:
+    """Compute (or, for pass@k laws, k) needed to reach a target score, with an interval.
+
+    From a fit artifact: that law inverted. From a data file with -b: the default strategy's forecast (the
+    ensemble of the laws with support, as `forecast DATA` gives it for a run beyond the data) inverted: the
+    compute where it reaches the target, and the interval where its prediction bounds do.
+    """
+    refuse_jobs_with_ray(jobs, ray)
+    if boot == 0:
+        refuse_options(
+            {
+                "--level": level != DEFAULT_LEVEL,
+                "--interval": interval != DEFAULT_INTERVAL,
+                "--seed": seed != DEFAULT_SEED,
+                "--jobs": jobs is not None,
+                "--ray": ray is not None,
+            },
+            "used only by the bootstrap interval, and --n-boot 0 asks for none; drop {them}, or give --n-boot N "
+            f"(at least {MIN_REPLICATES}) for an interval.",
+        )
+    if is_fit_artifact(source):
+        refuse_options(
+            {
+                "-b/--benchmark": benchmark is not None,
+                "-m/--metric": metric is not None,
+                "--min-flops": min_flops is not None,
+                "--proxy": proxy is not None,
+                "--format": format != "auto",
+                "--metadata": metadata is not None,
+                "--q-rand": bool(q_rand),
+            },
+            f"{source} is a fit artifact, whose law, benchmark and runs are fixed; {{them}} select(s) runs of a "
+            "data file: drop {them}, or give the data file instead of the artifact.",
+        )
+        from benchcast.fitting.result import FitResult
+        from benchcast.forecasting.forecast import plan
+
+        options = {"level": level, "n_boot": boot, "seed": seed, "n_jobs": jobs, "ray_address": ray}
+        out = plan(FitResult.load(source), target, k=k, flops=flops, tpr=tpr, interval=interval, **options)
+    else:
+        if benchmark is None:
+            raise BenchcastError(
+                f"{source} is not a fit artifact (`benchcast fit --out`): to plan from a data file, name the "
+                "benchmark with -b NAME (and -m METRIC): the default strategy's forecast, as `forecast DATA` gives "
+                "it, inverted."
+            )
+        refuse_options(
+            {"--flops": flops is not None},
+            "from a data file, plan gives the compute the default strategy needs for --target; {them} asks a pass@k "
+            "law for the k needed at a compute: fit passk_compute with `benchcast fit --out` and plan from that "
+            "artifact, or drop {them}.",
+        )
+        from benchcast.forecasting.selection import DEFAULT_CANDIDATES
+        from benchcast.forecasting.strategy_plan import plan_default
+
+        refuse_unused_proxy(list(DEFAULT_CANDIDATES), proxy)
+        out = plan_default(
+            read(source, format, metadata, q_rand),
+            benchmark,
+            metric,
+            k,
+            target=target,
+            tpr=tpr,
+            min_flops=min_flops,
+            proxy=proxy,
+            n_boot=boot,
+            level=level,
+            interval=interval,
+            seed=seed,
+            n_jobs=jobs,
+            ray_address=ray,
+        )
+    if json:
+        emit_json(out.to_dict())
+        return
+    console.print(out)
