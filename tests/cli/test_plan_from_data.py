@@ -102,3 +102,36 @@ def test_plan_default_without_bootstrap_has_no_interval(apple):
     doc = out.to_dict()
     assert doc["needed"] == out.needed and doc["lower"] is None and doc["solves_for"] == "flops"
     assert f"{out.needed:.4g}" in str(out) and "compute for score 0.8 from the ensemble" in out._repr_html_()
+
+
+def test_plan_from_data_takes_the_run_selection_of_every_command_that_fits(apple):
+    """--max-flops leaves the largest runs out of the plan's fits, as it does for ``forecast DATA`` (issue 32,
+    item 1): the plan's largest fitted run moves below the cap."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        capped = plan_default(apple, "arc_easy", "acc_norm", target=0.8, tpr=20, max_flops=3e21, n_boot=0)
+    assert capped.largest_run <= 3e21
+
+
+def test_plan_from_an_artifact_refuses_max_flops(tmp_path, apple_path):
+    fit = tmp_path / "arc.json"
+    made = runner.invoke(
+        app,
+        [
+            "fit",
+            str(apple_path),
+            "--law",
+            "power",
+            "-b",
+            "arc_easy",
+            "-m",
+            "acc_norm",
+            "--tpr",
+            "20",
+            "--out",
+            str(fit),
+        ],
+    )
+    assert made.exit_code == 0, made.output
+    result = runner.invoke(app, ["plan", str(fit), "--target", "0.8", "--max-flops", "1e21"])
+    assert result.exit_code == 2 and "--max-flops" in result.output

@@ -17,6 +17,7 @@ from benchcast.cli.options import (
     MaxFlops,
     Metadata,
     Metric,
+    MinFlops,
     QRand,
     Tpr,
     figure_options,
@@ -122,6 +123,7 @@ def kscan_command(
     metric: Metric = None,
     ks: Annotated[str | None, typer.Option(help="Comma-separated k (default: every k in the data).")] = None,
     tpr: Tpr = None,
+    min_flops: MinFlops = None,
     max_flops: MaxFlops = None,
     format: Format = "auto",
     metadata: Metadata = None,
@@ -136,7 +138,9 @@ def kscan_command(
 
     figures = figure_options(figure_format, dpi, writes=out is not None)
     table = read(data, format, metadata, q_rand)
-    scan = kscan(table, law, benchmark, parse_ks(ks), metric=metric, tpr=tpr, max_flops=max_flops).require_fits()
+    scan = kscan(
+        table, law, benchmark, parse_ks(ks), metric=metric, tpr=tpr, min_flops=min_flops, max_flops=max_flops
+    ).require_fits()
     if out is not None:
         with output_folder(out) as folder:
             scan.write(folder, *figures)

@@ -162,6 +162,7 @@ def plan_default(
     target: float,
     tpr: float | None = None,
     min_flops: float | None = None,
+    max_flops: float | None = None,
     proxy: str | None = None,
     rule: str = "ensemble",
     n_boot: int = 1000,
@@ -182,7 +183,7 @@ def plan_default(
         The selection; the metric defaults as in :func:`benchcast.fit`.
     target : float
         The target score, in (0, 1) and above chance.
-    tpr, min_flops, proxy : optional
+    tpr, min_flops, max_flops, proxy : optional
         Further selection, as in :class:`benchcast.fitting.spec.FitSpec`; ``tpr`` also places the planned run
         of compute C for laws of N and D (on a ladder across TPRs, where the default's laws are of N and D, it
         is needed).
@@ -197,7 +198,8 @@ def plan_default(
     """
     check_score("target score", target)
     check_options(rule, interval, n_boot, level, None)
-    base = FitSpec("power", benchmark, metric, k=k, proxy=proxy, seed=seed, tpr=tpr, min_flops=min_flops)
+    selection = {"tpr": tpr, "min_flops": min_flops, "max_flops": max_flops}
+    base = FitSpec("power", benchmark, metric, k=k, proxy=proxy, seed=seed, **selection)
     rec, strategy = compare_laws(runs_below(table, base, None), base, rule=rule)
     if strategy is None:
         raise BenchcastError(f"no plan for {benchmark}: {rec.reason}")
