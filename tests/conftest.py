@@ -1,6 +1,9 @@
 from __future__ import annotations
 
 import os
+import traceback
+import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +24,55 @@ def require_shared(path: Path) -> Path:
             pytest.fail(f"CI=true but the shared data is missing at {path}: the real-data tests cannot run.")
         pytest.skip(f"shared data not found at {path}")
     return path
+
+
+@dataclass(frozen=True)
+class CliRun:
+    """What one ``benchcast`` command line printed and returned (``returncode`` as subprocess names it)."""
+
+    exit_code: int
+    stdout: str
+    stderr: str
+    exception: BaseException | None = None
+
+    @property
+    def returncode(self) -> int:
+        return self.exit_code
+
+
+def run_cli(*args, env: dict | None = None, cwd: Path | str | None = None, input: str | None = None) -> CliRun:
+    """Run ``benchcast ARGS`` in this process, as :func:`benchcast.cli.main` runs it from a shell.
+
+    In-process (Typer's ``CliRunner``) saves each call the 0.5-1 s of a new interpreter importing the
+    package. What differs from a subprocess is put back: the plain progress lines on a piped stderr
+    (``main`` switches them on), Python's default warning filters (not pytest's, which would turn a
+    warning the command prints into an error), the working directory, and a traceback on stderr with
+    exit status 1 when the command raises. The tests of the installed entry point itself (``--help``
+    from a new process, signals, the package's start-up imports) stay subprocesses.
+    """
+    from typer.testing import CliRunner
+
+    from benchcast.cli import app
+    from benchcast.utils import progress
+
+    piped, here = progress._plain_when_piped, os.getcwd()
+    try:
+        progress.report_when_piped()
+        if cwd is not None:
+            os.chdir(cwd)
+        with warnings.catch_warnings():
+            warnings.resetwarnings()  # a new interpreter's filters: DeprecationWarning & co. ignored, the rest shown
+            warnings.simplefilter("default")
+            for category in (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning):
+                warnings.filterwarnings("ignore", category=category)
+            done = CliRunner().invoke(app, [str(a) for a in args], input=input, env=env, prog_name="benchcast")
+    finally:
+        os.chdir(here)
+        progress.report_when_piped(piped)
+    stderr = done.stderr
+    if done.exception is not None and not isinstance(done.exception, SystemExit):
+        stderr += "".join(traceback.format_exception(*done.exc_info))  # as the interpreter prints an uncaught one
+    return CliRun(done.exit_code, done.stdout, stderr, done.exception)
 
 
 @pytest.fixture(scope="session")
