@@ -3,8 +3,6 @@ recommend ranks laws on real data."""
 
 import json
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
@@ -180,7 +178,8 @@ def test_recommend_reports_no_support_near_chance():
 
 def test_cli_forecast_plan_recommend(apple_path, tmp_path):
     out = tmp_path / "fit.json"
-    run = lambda *a: subprocess.run([sys.executable, "-m", "benchcast", *map(str, a)], capture_output=True, text=True)  # noqa: E731
+    from conftest import run_cli as run
+
     assert run("fit", apple_path, "-l", "power", "-b", "arc_easy", "-m", "acc_norm", "--out", out).returncode == 0
     proc = run("forecast", out, "--flops", "1e22", "--boot", "50", "--json")
     assert proc.returncode == 0, proc.stderr
