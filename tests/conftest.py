@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import traceback
 import warnings
 from dataclasses import dataclass
@@ -46,8 +47,8 @@ def run_cli(*args, env: dict | None = None, cwd: Path | str | None = None, input
     In-process (Typer's ``CliRunner``) saves each call the 0.5-1 s of a new interpreter importing the
     package. What differs from a subprocess is put back: the plain progress lines on a piped stderr
     (``main`` switches them on), Python's default warning filters (not pytest's, which would turn a
-    warning the command prints into an error), the working directory, and a traceback on stderr with
-    exit status 1 when the command raises. The tests of the installed entry point itself (``--help``
+    warning the command prints into an error), the working directory, ``sys.argv`` (``report`` records
+    its command line), and a traceback on stderr with exit status 1 when the command raises. The tests of the installed entry point itself (``--help``
     from a new process, signals, the package's start-up imports) stay subprocesses.
     """
     from typer.testing import CliRunner
@@ -55,9 +56,11 @@ def run_cli(*args, env: dict | None = None, cwd: Path | str | None = None, input
     from benchcast.cli import app
     from benchcast.utils import progress
 
-    piped, here = progress._plain_when_piped, os.getcwd()
+    args = [str(a) for a in args]
+    piped, here, argv = progress._plain_when_piped, os.getcwd(), sys.argv
     try:
         progress.report_when_piped()
+        sys.argv = ["benchcast", *args]
         if cwd is not None:
             os.chdir(cwd)
         with warnings.catch_warnings():
@@ -65,8 +68,9 @@ def run_cli(*args, env: dict | None = None, cwd: Path | str | None = None, input
             warnings.simplefilter("default")
             for category in (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning):
                 warnings.filterwarnings("ignore", category=category)
-            done = CliRunner().invoke(app, [str(a) for a in args], input=input, env=env, prog_name="benchcast")
+            done = CliRunner().invoke(app, args, input=input, env=env, prog_name="benchcast")
     finally:
+        sys.argv = argv
         os.chdir(here)
         progress.report_when_piped(piped)
     stderr = done.stderr
