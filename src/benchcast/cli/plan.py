@@ -3,7 +3,6 @@
 from pathlib import Path
 from typing import Annotated
 
-import numpy as np
 import typer
 
 from benchcast.cli.app import app
@@ -34,8 +33,6 @@ from benchcast.cli.options import (  # cli/report.py takes DEFAULT_INTERVAL and 
     read,
 )
 from benchcast.errors import BenchcastError
-from benchcast.fitting.result import FitResult
-from benchcast.laws import available_laws
 from benchcast.validation import MIN_REPLICATES
 
 DEFAULT_LEVEL, DEFAULT_SEED = 0.9, 0
@@ -195,6 +192,9 @@ def forecast_artifact(fit_file, flops, params, tokens, k, gold, interval, level,
     -------
     None
     """
+    import numpy as np
+
+    from benchcast.fitting.result import FitResult
     from benchcast.forecasting.forecast import forecast
 
     if not flops and not params and gold is None:
@@ -240,6 +240,7 @@ def plan_command(
     json: Json = False,
 ) -> None:
     """Compute (or, for pass@k laws, k) needed to reach a target score, with an interval."""
+    from benchcast.fitting.result import FitResult
     from benchcast.forecasting.forecast import plan
 
     result = FitResult.load(fit_file)
@@ -314,6 +315,7 @@ def recommend_command(
     """Compare laws by rolling-origin forecasts inside your runs; weight or pick them (and, with
     --target-flops C or a planned run --params N --tokens D, forecast that run with an interval)."""
     from benchcast.forecasting.selection import recommend
+    from benchcast.laws import available_laws
 
     interval_options = {
         "--level": level != DEFAULT_LEVEL,
