@@ -51,6 +51,7 @@ def test_no_strategy_sees_a_held_out_score(example):
     after = bench([dataset(scrambled)], STRATEGIES, **kwargs)
     cols = ["predicted", "lower50", "upper50", "lower90", "upper90"]
     assert len(before.predictions) == len(after.predictions) > 0
+    # bit for bit: the claim is that the held-out values never enter the forecast (same runs, same arithmetic)
     np.testing.assert_array_equal(before.predictions[cols].to_numpy(), after.predictions[cols].to_numpy())
     assert not np.allclose(before.predictions["true"], after.predictions["true"])
     # the exact power law of the example forecasts well, and every strategy reports every cell
