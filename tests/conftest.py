@@ -94,6 +94,16 @@ def apple(apple_path) -> pd.DataFrame:
     return bc.load(apple_path)
 
 
+@pytest.fixture(scope="session")
+def arc_easy_report(apple):
+    """The report's analysis of arc_easy acc_norm at 1e23 on the DCLM ladder (TPR 20, 10 replicates per
+    law): its forecast, validation and profile, which tests compare with recommend and bench. Computed
+    once per session (about 6 s); the tests only read it."""
+    from benchcast.report.analysis import analyse_benchmark
+
+    return analyse_benchmark(apple, "arc_easy", "acc_norm", target_flops=[1e23], tpr=20.0, n_boot=10, n_jobs=1)
+
+
 def law_table(
     law_name: str,
     theta,
