@@ -260,7 +260,7 @@ def arithmetic_file(tmp_path):
     return path
 
 
-@pytest.mark.slow  # five CLI processes, four checkpoints
+@pytest.mark.slow  # five CLI commands, four checkpoints
 def test_gold_pipeline_end_to_end_from_the_cli(tiny_ladder, arithmetic_file, tmp_path):
     """score-gold -> sample -> passk --gold -> fit/kscan --law gold, four checkpoints, sizes from --runs."""
     names = ["tiny-a", "tiny-b", "tiny-c", "tiny-d"]
