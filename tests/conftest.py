@@ -95,6 +95,19 @@ def apple(apple_path) -> pd.DataFrame:
 
 
 @pytest.fixture(scope="session")
+def arc_easy_bnsl(apple):
+    """BNSL fitted to arc_easy acc_norm on the DCLM ladder (TPR 20, 3e18 <= C <= 6e21), once per session
+    for the tests of its replicates, its solver and its findings; they only read it."""
+    return bc.fit(apple, "bnsl", "arc_easy", "acc_norm", tpr=20, min_flops=3e18, max_flops=6e21)
+
+
+@pytest.fixture(scope="session")
+def arc_easy_bnsl_monotone(apple):
+    """``bnsl_monotone`` on the same runs as :func:`arc_easy_bnsl`, once per session."""
+    return bc.fit(apple, "bnsl_monotone", "arc_easy", "acc_norm", tpr=20, min_flops=3e18, max_flops=6e21)
+
+
+@pytest.fixture(scope="session")
 def arc_easy_report(apple):
     """The report's analysis of arc_easy acc_norm at 1e23 on the DCLM ladder (TPR 20, 10 replicates per
     law): its forecast, validation and profile, which tests compare with recommend and bench. Computed

@@ -272,7 +272,7 @@ def test_replicates_reach_the_cold_refit_loss(apple, law, bench, n_boot, n_cold)
 
 
 @pytest.mark.slow
-def test_bnsl_replicates_fit_as_well_as_cold_refits(apple):
+def test_bnsl_replicates_fit_as_well_as_cold_refits(arc_easy_bnsl):
     """The unrestricted BNSL's replicates start from the full-data optimum and two candidates of a
     shared pool (replicates.refit_weighted), a cold refit from its own 128 best-ranked starts.
     Neither search is global on this law's several basins: of the 29 converged DCLM arc_easy
@@ -282,7 +282,7 @@ def test_bnsl_replicates_fit_as_well_as_cold_refits(apple):
     from benchcast.fitting.engine.replicates import refit_weighted
     from benchcast.forecasting.intervals import _Data, resample_counts
 
-    result = bc.fit(apple, "bnsl", "arc_easy", "acc_norm", tpr=20, min_flops=3e18, max_flops=6e21)
+    result = arc_easy_bnsl
     assert result.law_object.replicate_strategy(result.spec.loss) == "batched"
     counts = resample_counts(result, 3, range(30))
     data = _Data.of(result)
