@@ -48,8 +48,12 @@ def run_cli(*args, env: dict | None = None, cwd: Path | str | None = None, input
     package. What differs from a subprocess is put back: the plain progress lines on a piped stderr
     (``main`` switches them on), Python's default warning filters (not pytest's, which would turn a
     warning the command prints into an error), the working directory, ``sys.argv`` (``report`` records
-    its command line), and a traceback on stderr with exit status 1 when the command raises. The tests of the installed entry point itself (``--help``
-    from a new process, signals, the package's start-up imports) stay subprocesses.
+    its command line), and a traceback on stderr with exit status 1 when the command raises. Not put
+    back: a stray Python warning (not the FitWarning/DataWarning a command prints itself) goes to
+    pytest's warnings summary rather than stderr, and the CLI's consoles keep what they found at
+    import (no colours, stdout 200 columns wide; not so under ``pytest -s`` on a terminal). The tests
+    of the installed entry point itself (``--help`` from a new process, signals, a fake module on
+    PYTHONPATH, the package's start-up imports) stay subprocesses.
     """
     from typer.testing import CliRunner
 
