@@ -1,16 +1,19 @@
-"""Wall time of the commands a researcher runs, before (a previous release) and after (this tree).
+"""Wall time of the commands a researcher runs, before (an older commit) and after (this tree).
 
-Run from the repository root (issue #21's targets are printed beside each command)::
+Run from the repository root (issue #31's targets are printed beside each command)::
 
-    git worktree add ../base 1060d50                    # the release before the batched solver
-    python benchmarks/commands.py                       # timings and losses against ../base/src
-    python benchmarks/commands.py --only timings --commands "help (benchcast --help)" "forecast of the default ensemble"
+    python benchmarks/commands.py --baseline 7981c2e --only timings     # checks 7981c2e out to a temporary worktree
+    python benchmarks/commands.py --baseline 7981c2e --only timings --repeat 5 --commands help recommend
+    git worktree add ../base 1060d50 && python benchmarks/commands.py   # timings and losses against ../base/src
     python benchmarks/commands.py --before /path/to/old/src --only losses
 
 Both versions run as subprocesses on the same data with the same commands (default settings,
-Apple DCLM file), one after the other. Timings are wall seconds of the whole command, process
-start included, so they are what a user waits for; on a shared machine they are noisy, so the
-load (``uptime``) is printed with them. Losses are those of the reproduction's direct-law fits
+Apple DCLM file), in turn within each repetition (before, after; then after, before), so a drift
+of the machine's speed falls on both. Timings are wall seconds of the whole command, process
+start included, so they are what a user waits for; the medians and the median of the pairwise
+ratios before/after are printed, with the load (1-minute load average) at the start and the end
+of each command's runs, since on a shared machine they are noisy. ``--commands`` takes labels
+or their first word (``help``, ``forecast``, ``recommend``...). Losses are those of the reproduction's direct-law fits
 (every benchmark and law of ``reproduce krajewski2025``, no sweep) plus nd_floor and the pass@k
 laws, each fitted by both versions: "after" lower or equal is better; a higher loss is printed
 with its size, since the engine is judged by its forecasts (``bench``, ``reproduce``), not by the
@@ -20,9 +23,12 @@ last digits of a loss.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -41,8 +47,17 @@ APPLE_12 = [  # the twelve benchmarks of reproduce krajewski2025, each with its 
     "winogrande:acc", "lambada_openai:acc", "webqs_1shot:exact_match", "triviaqa_1shot:exact_match",
     "gsm8k_cot_llama:exact_match", "humaneval-py:pass@1", "lbpp:pass@1",
 ]  # fmt: skip
-# issue #21's targets, seconds on the 2-core machine (None: compared with the previous release only)
-TARGETS = {"forecast": 3.0, "backtest": 10.0, "report": 60.0, "bench": 60.0, "reproduce": 60.0, "help": 1.0}
+# issue #31's targets, seconds on the 2-core machine, by label (a label not here: no target)
+TARGETS = {
+    "help (benchcast --help)": 0.8,
+    "forecast of a bnsl_monotone fit": 1.5,
+    "forecast of the default ensemble": 3.0,
+    "recommend --target-flops 1e23": 3.0,
+    "backtest --law power --law bnsl": 5.0,
+    "report (12 Apple benchmarks)": 60.0,
+    "bench --preset apple-dclm": 30.0,
+    "reproduce krajewski2025": 90.0,
+}
 # untimed steps a command needs first, run by the same version (its own artifact format)
 SETUP = {
     f"forecast of a {law} fit": [["fit", "{data}", "--law", law, *ARC, "--out", "{tmp}/" + law + ".json"]]
@@ -55,6 +70,7 @@ COMMANDS = {
         for law in ("power_floor", "bnsl", "bnsl_monotone")
     },
     "forecast of the default ensemble": ["forecast", "{data}", *ARC, "--flops", "1e23"],
+    "recommend --target-flops 1e23": ["recommend", "{data}", *ARC, "--target-flops", "1e23"],
     "backtest --law power --law bnsl": [
         "backtest", "{data}", "--law", "power", "--law", "bnsl", "-b", "arc_easy", "-m", "acc_norm",
         "--threshold", "6e21", "--tpr", "20", "--min-flops", "3e18",
@@ -108,11 +124,33 @@ def uptime() -> str:
     return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
 
-def time_command(src: Path, label: str, tmp: str) -> float:
+def load() -> float:
+    return os.getloadavg()[0]
+
+
+@contextlib.contextmanager
+def checked_out(commit: str):
+    """The ``src`` folder of ``commit``, checked out to a temporary worktree removed afterwards."""
+    folder = Path(tempfile.mkdtemp(prefix="benchcast-baseline-")) / "tree"
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(folder), commit], check=True)
+    try:
+        yield folder / "src"
+    finally:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(folder)], check=False)
+        shutil.rmtree(folder.parent, ignore_errors=True)
+
+
+def setup_command(src: Path, label: str, tmp: str) -> None:
+    """The untimed steps ``label`` needs, run once by the version timed (its own artifact format)."""
     os.makedirs(tmp, exist_ok=True)
     for step in SETUP.get(label, []):
         argv = [sys.executable, "-m", "benchcast", *(a.format(data=DATA, tmp=tmp) for a in step)]
         subprocess.run(argv, env=env_for(src), capture_output=True, text=True)
+
+
+def time_command(src: Path, label: str, tmp: str, setup: bool = True) -> float:
+    if setup:
+        setup_command(src, label, tmp)
     argv = [sys.executable, "-m", "benchcast", *(a.format(data=DATA, tmp=tmp) for a in COMMANDS[label])]
     start = time.perf_counter()
     proc = subprocess.run(argv, env=env_for(src), capture_output=True, text=True)
@@ -132,43 +170,72 @@ def losses(src: Path) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def chosen(label: str, wanted: list[str] | None) -> bool:
+    return not wanted or any(label == w or label.split()[0] == w for w in wanted)
+
+
+def timings(before_src: Path, after_src: Path, wanted: list[str] | None, repeat: int) -> None:
+    """Each command ``repeat`` times per version, in turn; medians, pairwise ratios and the load."""
+    print(f"before: {before_src}\nafter:  {after_src}\nload at the start: {uptime()}")
+    print(f"{'command':36s} {'before s':>9s} {'after s':>9s} {'before/after':>13s} {'target s':>9s} {'load':>10s}")
+    has_before = before_src.exists()
+    with tempfile.TemporaryDirectory() as tmp:
+        for label in COMMANDS:
+            if not chosen(label, wanted):
+                continue
+            start_load = load()
+            if has_before:
+                setup_command(before_src, label, tmp + "/before")
+            setup_command(after_src, label, tmp + "/after")
+            before, after = [], []
+            for i in range(repeat):
+                order = [(before, before_src, "/before"), (after, after_src, "/after")]
+                for into, src, sub in order if i % 2 == 0 else order[::-1]:
+                    if src is before_src and not has_before:
+                        continue
+                    into.append(time_command(src, label, tmp + sub, setup=False))
+            b = statistics.median(before) if before else math.nan
+            a = statistics.median(after)
+            ratio = statistics.median(x / y for x, y in zip(before, after, strict=True)) if before else math.nan
+            target = TARGETS.get(label)
+            verdict = "" if target is None else f"{target:9.1f}" + (" met" if a <= target else " MISSED")
+            loads = f"{start_load:.1f}..{load():.1f}"
+            print(f"{label:36s} {b:9.2f} {a:9.2f} {ratio:12.2f}x {verdict:14s} {loads:>10s}", flush=True)
+    print(f"load at the end: {uptime()} ({os.cpu_count()} cores)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--before", type=Path, default=BASE, help="src folder of the previous release")
+    parser.add_argument("--baseline", default=None, help="a commit to check out as 'before' (instead of --before)")
     parser.add_argument("--after", type=Path, default=ROOT / "src", help="src folder of this tree")
     parser.add_argument("--only", choices=("timings", "losses"), default=None)
-    parser.add_argument("--commands", nargs="*", default=None, help="subset of command labels to time")
+    parser.add_argument("--commands", nargs="*", default=None, help="labels (or their first word) to time")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each command per version (medians)")
     args = parser.parse_args()
 
-    if args.only in (None, "timings"):
-        print(f"load before timing: {uptime()}")
-        print(f"{'command':36s} {'before s':>9s} {'after s':>9s} {'ratio':>7s} {'target s':>9s}")
-        with tempfile.TemporaryDirectory() as tmp:
-            for label in COMMANDS:
-                if args.commands and label not in args.commands:
-                    continue
-                before = time_command(args.before, label, tmp + "/before") if args.before.exists() else math.nan
-                after = time_command(args.after, label, tmp + "/after")
-                target = next((t for key, t in TARGETS.items() if label.startswith(key)), None)
-                verdict = "" if target is None else f"{target:9.0f}" + (" met" if after <= target else " MISSED")
-                print(f"{label:36s} {before:9.1f} {after:9.1f} {before / after:6.1f}x {verdict}", flush=True)
-        print(f"load after timing: {uptime()}")
+    with checked_out(args.baseline) if args.baseline else contextlib.nullcontext(args.before) as before_src:
+        if args.only in (None, "timings"):
+            timings(before_src, args.after, args.commands, max(1, args.repeat))
+        if args.only in (None, "losses"):
+            report_losses(before_src, args.after)
 
-    if args.only in (None, "losses"):
-        before, after = losses(args.before), losses(args.after)
-        print(f"\n{'fit':48s} {'loss before':>14s} {'loss after':>14s}  verdict")
-        worse = 0
-        for key in sorted(set(before) | set(after)):
-            b, a = before.get(key), after.get(key)
-            if b is None or a is None:
-                verdict = "only after" if b is None and a is not None else "only before" if a is None else "no fit"
-            elif a <= b * (1 + ROUNDING):
-                verdict = "lower" if a < b * (1 - ROUNDING) else "equal"
-            else:
-                verdict, worse = f"WORSE (+{(a - b) / b:.2e})", worse + 1
-            fmt = lambda v: f"{v:14.6e}" if v is not None else f"{'-':>14s}"  # noqa: E731
-            print(f"{key:48s} {fmt(b)} {fmt(a)}  {verdict}")
-        print(f"\n{worse} fit(s) worse than before (relative tolerance {ROUNDING:g}).")
+
+def report_losses(before_src: Path, after_src: Path) -> None:
+    before, after = losses(before_src), losses(after_src)
+    print(f"\n{'fit':48s} {'loss before':>14s} {'loss after':>14s}  verdict")
+    worse = 0
+    for key in sorted(set(before) | set(after)):
+        b, a = before.get(key), after.get(key)
+        if b is None or a is None:
+            verdict = "only after" if b is None and a is not None else "only before" if a is None else "no fit"
+        elif a <= b * (1 + ROUNDING):
+            verdict = "lower" if a < b * (1 - ROUNDING) else "equal"
+        else:
+            verdict, worse = f"WORSE (+{(a - b) / b:.2e})", worse + 1
+        fmt = lambda v: f"{v:14.6e}" if v is not None else f"{'-':>14s}"  # noqa: E731
+        print(f"{key:48s} {fmt(b)} {fmt(a)}  {verdict}")
+    print(f"\n{worse} fit(s) worse than before (relative tolerance {ROUNDING:g}).")
 
 
 if __name__ == "__main__":

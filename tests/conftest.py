@@ -1,6 +1,10 @@
 from __future__ import annotations
 
 import os
+import sys
+import traceback
+import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +27,62 @@ def require_shared(path: Path) -> Path:
     return path
 
 
+@dataclass(frozen=True)
+class CliRun:
+    """What one ``benchcast`` command line printed and returned (``returncode`` as subprocess names it)."""
+
+    exit_code: int
+    stdout: str
+    stderr: str
+    exception: BaseException | None = None
+
+    @property
+    def returncode(self) -> int:
+        return self.exit_code
+
+
+def run_cli(*args, env: dict | None = None, cwd: Path | str | None = None, input: str | None = None) -> CliRun:
+    """Run ``benchcast ARGS`` in this process, as :func:`benchcast.cli.main` runs it from a shell.
+
+    In-process (Typer's ``CliRunner``) saves each call the 0.5-1 s of a new interpreter importing the
+    package. What differs from a subprocess is put back: the plain progress lines on a piped stderr
+    (``main`` switches them on), Python's default warning filters (not pytest's, which would turn a
+    warning the command prints into an error), the working directory, ``sys.argv`` (``report`` records
+    its command line), and a traceback on stderr with exit status 1 when the command raises. Not put
+    back: a stray Python warning (not the FitWarning/DataWarning a command prints itself) goes to
+    pytest's warnings summary rather than stderr, and the CLI's consoles keep what they found at
+    import (no colours, stdout 200 columns wide; not so under ``pytest -s`` on a terminal). The tests
+    of the installed entry point itself (``--help`` from a new process, signals, a fake module on
+    PYTHONPATH, the package's start-up imports) stay subprocesses.
+    """
+    from typer.testing import CliRunner
+
+    from benchcast.cli import app
+    from benchcast.utils import progress
+
+    args = [str(a) for a in args]
+    piped, here, argv = progress._plain_when_piped, os.getcwd(), sys.argv
+    try:
+        progress.report_when_piped()
+        sys.argv = ["benchcast", *args]
+        if cwd is not None:
+            os.chdir(cwd)
+        with warnings.catch_warnings():
+            warnings.resetwarnings()  # a new interpreter's filters: DeprecationWarning & co. ignored, the rest shown
+            warnings.simplefilter("default")
+            for category in (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning):
+                warnings.filterwarnings("ignore", category=category)
+            done = CliRunner().invoke(app, args, input=input, env=env, prog_name="benchcast")
+    finally:
+        sys.argv = argv
+        os.chdir(here)
+        progress.report_when_piped(piped)
+    stderr = done.stderr
+    if done.exception is not None and not isinstance(done.exception, SystemExit):
+        stderr += "".join(traceback.format_exception(*done.exc_info))  # as the interpreter prints an uncaught one
+    return CliRun(done.exit_code, done.stdout, stderr, done.exception)
+
+
 @pytest.fixture(scope="session")
 def apple_path() -> Path:
     return require_shared(DCLM)
@@ -36,6 +96,29 @@ def c4_path() -> Path:
 @pytest.fixture(scope="session")
 def apple(apple_path) -> pd.DataFrame:
     return bc.load(apple_path)
+
+
+@pytest.fixture(scope="session")
+def arc_easy_bnsl(apple):
+    """BNSL fitted to arc_easy acc_norm on the DCLM ladder (TPR 20, 3e18 <= C <= 6e21), once per session
+    for the tests of its replicates, its solver and its findings; they only read it."""
+    return bc.fit(apple, "bnsl", "arc_easy", "acc_norm", tpr=20, min_flops=3e18, max_flops=6e21)
+
+
+@pytest.fixture(scope="session")
+def arc_easy_bnsl_monotone(apple):
+    """``bnsl_monotone`` on the same runs as :func:`arc_easy_bnsl`, once per session."""
+    return bc.fit(apple, "bnsl_monotone", "arc_easy", "acc_norm", tpr=20, min_flops=3e18, max_flops=6e21)
+
+
+@pytest.fixture(scope="session")
+def arc_easy_report(apple):
+    """The report's analysis of arc_easy acc_norm at 1e23 on the DCLM ladder (TPR 20, 10 replicates per
+    law): its forecast, validation and profile, which tests compare with recommend and bench. Computed
+    once per session (about 6 s); the tests only read it."""
+    from benchcast.report.analysis import analyse_benchmark
+
+    return analyse_benchmark(apple, "arc_easy", "acc_norm", target_flops=[1e23], tpr=20.0, n_boot=10, n_jobs=1)
 
 
 def law_table(

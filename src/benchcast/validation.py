@@ -3,17 +3,19 @@
 Each check returns the value in the form the caller uses (a float, an int, a sorted tuple) or
 raises a :class:`~benchcast.errors.BenchcastError` that names the argument, what was given and
 what is expected; the CLI prints that as its one-paragraph error. This is the lowest layer: it
-imports only :mod:`benchcast.errors`, numpy and pandas, so every other module may use it.
+imports only :mod:`benchcast.errors` and numpy, so every other module may use it; numpy inside the
+checks, so that the command line declares its options with :data:`MIN_REPLICATES` without loading it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from benchcast.errors import BenchcastError, did_you_mean
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 INTERVALS = ("extrapolation", "bootstrap")  # the kinds of forecast interval, the default first
 MIN_REPLICATES = 10  # fewer draws cannot place the tails of a 90 % interval
@@ -32,6 +34,8 @@ def check_level(level: float) -> float:
     float
         ``level`` as a float.
     """
+    import numpy as np
+
     if isinstance(level, bool) or not (isinstance(level, (int, float, np.integer, np.floating)) and 0 < level < 1):
         raise BenchcastError(f"interval level must lie strictly between 0 and 1 (e.g. 0.9), got {level!r}.")
     return float(level)
@@ -52,6 +56,8 @@ def check_replicates(n_boot, *, allow_zero: bool) -> int:
     int
         ``n_boot`` as an int.
     """
+    import numpy as np
+
     if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)):
         raise BenchcastError(f"the number of bootstrap replicates must be an integer, got {n_boot!r}.")
     if n_boot == 0 and allow_zero:
@@ -99,6 +105,8 @@ def check_positive(name: str, value) -> float | None:
     """
     if value is None:
         return None
+    import numpy as np
+
     if not (isinstance(value, (int, float)) and np.isfinite(value) and value > 0):
         raise BenchcastError(f"{name} must be a positive finite number, got {value!r}.")
     return float(value)
@@ -143,6 +151,8 @@ def check_count(name: str, value, *, minimum: int = 1) -> int | None:
     """
     if value is None:
         return None
+    import numpy as np
+
     integral = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
     if not (integral and np.isfinite(value) and int(value) == value and value >= minimum):
         raise BenchcastError(f"{name} must be an integer >= {minimum}, got {value!r}.")
@@ -163,6 +173,8 @@ def check_thresholds(thresholds) -> tuple[float, ...]:
         The thresholds in increasing order.
     """
     grid = tuple(sorted(float(t) for t in thresholds))
+    import numpy as np
+
     bad = [t for t in grid if not (np.isfinite(t) and t > 0)]
     if not grid or bad:
         raise BenchcastError(f"sweep thresholds must be positive finite FLOPs, got {list(thresholds)!r}.")

@@ -1,17 +1,14 @@
-"""The CLI, run as a user runs it: a subprocess; user errors exit 2 without a traceback."""
+"""The CLI, run in-process as a user runs it (`run_cli`; one test starts the installed entry point as a
+new process); user errors exit 2 without a traceback."""
 
 import json
 import subprocess
 import sys
 
 import pytest
+from conftest import run_cli as run
 
 F = None
-
-
-def run(*args, cwd=None):
-    proc = subprocess.run([sys.executable, "-m", "benchcast", *map(str, args)], capture_output=True, text=True, cwd=cwd)
-    return proc
 
 
 @pytest.fixture(scope="module")
@@ -20,9 +17,13 @@ def data(apple_path):
 
 
 def test_help_lists_commands():
-    out = run("--help").stdout
+    """A new process, as a shell starts it (`python -m benchcast` runs the console script's main())."""
+    proc = subprocess.run([sys.executable, "-m", "benchcast", "--help"], capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     for command in ("fit", "predict", "laws", "inspect", "example", "backtest"):
-        assert command in out
+        assert command in proc.stdout
+    version = subprocess.run([sys.executable, "-m", "benchcast", "--version"], capture_output=True, text=True)
+    assert version.returncode == 0 and version.stdout.startswith("benchcast ")
 
 
 @pytest.mark.parametrize(

@@ -1,24 +1,19 @@
-"""Every analysis command run as a user runs it (a subprocess) on a small synthetic ladder whose
+"""Every analysis command run as a user runs it (in-process, `run_cli`) on a small synthetic ladder whose
 true laws are known, so the printed numbers can be checked against them."""
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
 import pytest
 from conftest import law_table
+from conftest import run_cli as run
 
 import benchcast as bc
 
 FLOPS = np.geomspace(1e18, 1e23, 16)
 POWER = [5000.0, 0.19]  # -log Q = A C^-alpha on a generative metric (chance 0)
 S1 = {1: [0.2, 3e4, 0.22], 4: [0.05, 1e4, 0.24]}  # compute law per k
-
-
-def run(*args):
-    return subprocess.run([sys.executable, "-m", "benchcast", *map(str, args)], capture_output=True, text=True)
 
 
 @pytest.fixture(scope="module")

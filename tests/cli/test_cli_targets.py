@@ -3,18 +3,13 @@ the same answer as the compute C = 6 N D for compute laws, N and D themselves fo
 run's N, D, C and TPR in every output, and a clear error for a contradictory or half-given run."""
 
 import json
-import subprocess
-import sys
 
 import pytest
+from conftest import run_cli as run
 
 from benchcast.data.example import example_path
 
 COMMON = ["-b", "arc_easy", "-m", "acc_norm", "--n-boot", "10", "--json"]
-
-
-def run(*args):
-    return subprocess.run([sys.executable, "-m", "benchcast", *map(str, args)], capture_output=True, text=True)
 
 
 def test_forecast_of_a_planned_run_is_the_forecast_at_its_compute():

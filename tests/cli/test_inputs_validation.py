@@ -166,11 +166,10 @@ def test_apple_row_without_a_benchmark_is_refused(tmp_path):
 # -- bad input at the API boundary: one paragraph naming what is wrong, exit status 2 ------------------
 
 
-def _cli(*args, cwd=None):
-    import subprocess
-    import sys
+def _cli(*args, cwd=None, env=None):
+    from conftest import run_cli
 
-    return subprocess.run([sys.executable, "-m", "benchcast", *map(str, args)], capture_output=True, text=True, cwd=cwd)
+    return run_cli(*args, cwd=cwd, env=env)
 
 
 def _refused(proc, *needles):
@@ -300,12 +299,7 @@ def test_plan_without_an_interval_still_plans(power_fit):
 
 
 def test_forecast_n_boot_help_states_its_minimum():
-    import os
-    import subprocess
-    import sys
-
-    command = [sys.executable, "-m", "benchcast", "forecast", "--help"]
-    proc = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "COLUMNS": "250"})
+    proc = _cli("forecast", "--help", env={"COLUMNS": "250"})
     assert "at least 10" in proc.stdout and "(0: none)" not in proc.stdout, proc.stdout
 
 

@@ -3,18 +3,12 @@ used and recorded in --json and the CSV outputs, a wrong kind is refused naming 
 --interval with --n-boot 0 (no interval at all) is refused as backtest refuses it."""
 
 import json
-import subprocess
-import sys
 
 import pandas as pd
 import pytest
+from conftest import run_cli as run
 
 from benchcast.data.example import example_path
-
-
-def run(*args):
-    return subprocess.run([sys.executable, "-m", "benchcast", *map(str, args)], capture_output=True, text=True)
-
 
 LADDER = ["-b", "arc_easy", "-m", "acc_norm"]
 

@@ -4,13 +4,13 @@ import dataclasses
 import functools
 import json
 import os
-import subprocess
 import sys
 import types
 
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import run_cli as cli
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -185,9 +185,7 @@ def test_sample_grade_passk_end_to_end(tiny_model, problem_file, tmp_path):
     assert list(again["completion"][:12]) == list(first["completion"])
     counts = to_counts(again)
     assert set(counts["n"]) == {6}
-    proc = subprocess.run(
-        [sys.executable, "-m", "benchcast", "passk", str(out), "--k", "1,2,6", "--json"], capture_output=True, text=True
-    )
+    proc = cli("passk", out, "--k", "1,2,6", "--json")
     assert proc.returncode == 0, proc.stderr
     assert {r["k"] for r in json.loads(proc.stdout)} == {1, 2, 6}
 
@@ -234,52 +232,18 @@ def test_ray_local_matches_local_loop(tiny_model, problem_file):
 
 def test_cli_score_gold_and_bad_input(tiny_model, problem_file, tmp_path):
     out = tmp_path / "gold.csv"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "benchcast",
-            "score-gold",
-            "--model",
-            tiny_model,
-            "--problems",
-            str(problem_file),
-            "--template",
-            "gsm8k",
-            "--out",
-            str(out),
-            "--params",
-            "1e6",
-            "--tokens",
-            "2e7",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-    )
+    proc = cli(
+        "score-gold", "--model", tiny_model, "--problems", problem_file, "--template", "gsm8k", "--out", out,
+        "--params", "1e6", "--tokens", "2e7", "--json",
+    )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["rows"] == 7 and out.exists()
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "benchcast",
-            "score-gold",
-            "--model",
-            tiny_model,
-            "--problems",
-            str(tmp_path / "missing.jsonl"),
-            "--out",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-    )
+    proc = cli("score-gold", "--model", tiny_model, "--problems", tmp_path / "missing.jsonl", "--out", out)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
 
 
 def run_cli(*args):
-    proc = subprocess.run([sys.executable, "-m", "benchcast", *map(str, args)], capture_output=True, text=True)
+    proc = cli(*args)
     assert proc.returncode == 0, proc.stderr
     return proc
 
@@ -296,7 +260,7 @@ def arithmetic_file(tmp_path):
     return path
 
 
-@pytest.mark.slow  # five CLI processes, four checkpoints
+@pytest.mark.slow  # five CLI commands, four checkpoints
 def test_gold_pipeline_end_to_end_from_the_cli(tiny_ladder, arithmetic_file, tmp_path):
     """score-gold -> sample -> passk --gold -> fit/kscan --law gold, four checkpoints, sizes from --runs."""
     names = ["tiny-a", "tiny-b", "tiny-c", "tiny-d"]

@@ -3,12 +3,10 @@ task configs (v0.4's format, as its EvaluationTracker writes them), checked agai
 built-in table; the tasks whose chance level stays unknown are reported."""
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import run_cli
 
 import benchcast as bc
 from benchcast.data.chance import chance_level, chance_summary, with_chance_levels
@@ -151,22 +149,14 @@ def test_tasks_whose_chance_stays_unknown_are_reported(ladder):
     assert summary["gen"]["exact_match/strict-match"] == {"q_rand": 0.0, "source": "generative metric", "known": True}
     with pytest.warns(DataWarning, match="chance level of multi .acc. is unknown, so it is taken as 0"):
         design(table, bc.FitSpec("power", "multi", "acc"))  # a fit warns: never a silent 0
-    shown = subprocess.run(
-        [sys.executable, "-m", "benchcast", "inspect", str(out), "--metadata", str(meta), "--json"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    shown = run_cli("inspect", out, "--metadata", meta, "--json")
+    assert shown.returncode == 0, shown.stderr
     info = json.loads(shown.stdout)
     assert sorted(info["chance_unknown"]) == unknown
     assert info["chance"]["yesno"]["acc"]["q_rand"] == 0.5
-    text = subprocess.run(
-        [sys.executable, "-m", "benchcast", "inspect", str(out), "--metadata", str(meta)],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={**os.environ, "COLUMNS": "200"},
-    ).stdout
+    shown = run_cli("inspect", out, "--metadata", meta, env={"COLUMNS": "200"})
+    assert shown.returncode == 0, shown.stderr
+    text = shown.stdout
     assert "chance level unknown for 6 score metric(s)" in " ".join(text.split())
 
 

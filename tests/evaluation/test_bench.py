@@ -1,12 +1,11 @@
 """bench: splits that never show a strategy a run above its cutoff, and metrics on hand-computed cases."""
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import run_cli
 
 import benchcast as bc
 from benchcast.data.example import example_path, load_example
@@ -52,6 +51,7 @@ def test_no_strategy_sees_a_held_out_score(example):
     after = bench([dataset(scrambled)], STRATEGIES, **kwargs)
     cols = ["predicted", "lower50", "upper50", "lower90", "upper90"]
     assert len(before.predictions) == len(after.predictions) > 0
+    # bit for bit: the claim is that the held-out values never enter the forecast (same runs, same arithmetic)
     np.testing.assert_array_equal(before.predictions[cols].to_numpy(), after.predictions[cols].to_numpy())
     assert not np.allclose(before.predictions["true"], after.predictions["true"])
     # the exact power law of the example forecasts well, and every strategy reports every cell
@@ -120,12 +120,9 @@ def test_leaderboard_averages_cells_and_counts_abstentions():
 
 def test_bench_cli_json_and_outputs(tmp_path):
     cmd = [
-        sys.executable,
-        "-m",
-        "benchcast",
         "bench",
         "--data",
-        str(example_path()),
+        example_path(),
         "--tpr",
         "20",
         "--threshold",
@@ -143,19 +140,19 @@ def test_bench_cli_json_and_outputs(tmp_path):
         "-j",
         "1",
         "--out",
-        str(tmp_path),
+        tmp_path,
         "--json",
     ]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = run_cli(*cmd)
     assert proc.returncode == 0, proc.stderr
     rows = json.loads(proc.stdout)
     assert {r["strategy"] for r in rows} == {"power", "power[bootstrap]"}
     assert all(r["n_test"] > 0 and r["cutoff"] == 2e20 for r in rows)
     assert (tmp_path / "bench_rows.csv").exists() and (tmp_path / "bench_extrapolation.png").exists()
     # the leaderboard as text: strategy names print as written (a second escape showed 'power\\[bootstrap]')
-    text = subprocess.run([*cmd[:-2], str(tmp_path / "text")], capture_output=True, text=True)
+    text = run_cli(*cmd[:-2], tmp_path / "text")
     assert text.returncode == 0 and "power[bootstrap]" in text.stdout and "\\[" not in text.stdout
-    bad = subprocess.run([*cmd[:4], "--preset", "nope"], capture_output=True, text=True)
+    bad = run_cli(*cmd[:1], "--preset", "nope")
     assert bad.returncode == 2 and "unknown preset" in bad.stderr
 
 

@@ -19,6 +19,7 @@ def test_save_load_predicts_identically(apple, tmp_path, law, metric, k):
     path = result.save(tmp_path / "fit.json")
     loaded = bc.load_fit(path)
     query = {"params": np.array([1e9, 5e9]), "tokens": np.array([2e10, 1e11])}
+    # bit for bit: the artifact stores every parameter exactly (JSON's shortest repr round-trips a float)
     assert np.array_equal(loaded.predict(**query), result.predict(**query))
     assert loaded.params == result.params
     assert loaded.data_fingerprint == result.data_fingerprint and loaded.data_fingerprint.startswith("sha256:")

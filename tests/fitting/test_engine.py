@@ -156,13 +156,12 @@ def test_a_singular_row_of_a_batched_solve_does_not_change_the_others():
     assert np.array_equal(out[2], rhs[2] / np.array([1.0, 4.0, 5.0]))
 
 
-def test_bnsl_replicates_do_not_depend_on_their_batch(apple):
+def test_bnsl_replicates_do_not_depend_on_their_batch(arc_easy_bnsl):
     """The bootstrap splits replicates into chunks as it likes (four in one process, sixteen over
     workers): a replicate refitted in one batch of nine or in a batch of three ends bit-identically."""
-    import benchcast as bc
     from benchcast.forecasting.intervals import _Data, resample_counts
 
-    result = bc.fit(apple, "bnsl", "arc_easy", "acc_norm", tpr=20, min_flops=3e18, max_flops=6e21)
+    result = arc_easy_bnsl
     counts = resample_counts(result, 3, range(9))
     data = _Data.of(result)
     whole = refit_weighted(data.law, data.X, data.y, counts, result.theta)

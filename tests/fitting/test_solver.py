@@ -20,10 +20,8 @@ from benchcast.fitting.engine.solver import (
 from benchcast.laws import get_law
 
 
-def _bnsl_problem(apple, name="arc_easy", metric="acc_norm"):
-    import benchcast as bc
-
-    fit = bc.fit(apple, "bnsl_monotone", name, metric, tpr=20, min_flops=3e18, max_flops=6e21)
+def _bnsl_problem(fit):
+    """The engine's problem of a bnsl_monotone fit (the session's ``arc_easy_bnsl_monotone``)."""
     X = {"flops": fit.points["flops"].to_numpy(float)}
     y = fit.points["value"].to_numpy(float)
     return fit, Problem(fit.law_object, X, y, "huber", fit.spec.huber_delta)
@@ -50,12 +48,12 @@ def _reference(problem: Problem, u: np.ndarray, weights: np.ndarray) -> float:
     return float(one.objective(res.x))
 
 
-def test_converged_rows_have_a_small_projected_gradient_and_a_still_forecast(apple):
+def test_converged_rows_have_a_small_projected_gradient_and_a_still_forecast(arc_easy_bnsl_monotone):
     """A row reported converged meets both tests at its end: the Gauss-Newton decrement of its
     projected gradient below GRADIENT_TOLERANCE times its loss, and its probe predictions moving by
     under FORECAST_TOLERANCE over a further WINDOW iterations run on from there (fresh damping); a
     row stopped after 3 WINDOWs from a far start has not converged."""
-    fit, problem = _bnsl_problem(apple)
+    fit, problem = _bnsl_problem(arc_easy_bnsl_monotone)
     rng = np.random.default_rng(0)
     counts = rng.multinomial(len(problem.y), np.full(len(problem.y), 1 / len(problem.y)), size=40).astype(float)
     warm = np.repeat(problem.inside(fit.theta), 40, axis=0)
@@ -80,11 +78,11 @@ def test_converged_rows_have_a_small_projected_gradient_and_a_still_forecast(app
     assert not early.converged[0] and early.reason[0] == "iteration limit" and early.iterations[0] == 3 * WINDOW
 
 
-def test_a_row_ends_the_same_whatever_else_is_in_its_batch(apple):
+def test_a_row_ends_the_same_whatever_else_is_in_its_batch(arc_easy_bnsl_monotone):
     """Twelve replicate rows solved together, in two groups of six starts, and each alone: the
     same end to the bit (pruning acts only within a group: alone, a row has no group to lose to,
     so the rows compared are those no group member pruned)."""
-    fit, problem = _bnsl_problem(apple)
+    fit, problem = _bnsl_problem(arc_easy_bnsl_monotone)
     rng = np.random.default_rng(2)
     counts = rng.multinomial(len(problem.y), np.full(len(problem.y), 1 / len(problem.y)), size=12).astype(float)
     starts = problem.inside(fit.theta * rng.uniform(0.8, 1.25, size=(12, 6)))
@@ -95,12 +93,12 @@ def test_a_row_ends_the_same_whatever_else_is_in_its_batch(apple):
         assert alone.reason[0] == together.reason[row] and alone.iterations[0] == together.iterations[row]
 
 
-def test_replicate_ends_are_no_higher_than_scipys_trust_region_solve(apple):
+def test_replicate_ends_are_no_higher_than_scipys_trust_region_solve(arc_easy_bnsl_monotone):
     """Twenty DCLM arc_easy replicates of bnsl_monotone: the batched refit (warm start and pool)
     ends where scipy's trust-region solve from the full-data optimum does on each resample (to
     1e-6 relative) on 18, 0.5 % below on one and 7e-5 above on one; asserted: all converged, at
     least 18 at or below, none above by 1e-3."""
-    fit, problem = _bnsl_problem(apple)
+    fit, problem = _bnsl_problem(arc_easy_bnsl_monotone)
     rng = np.random.default_rng(1)
     counts = rng.multinomial(len(problem.y), np.full(len(problem.y), 1 / len(problem.y)), size=20).astype(float)
     _, losses, converged = refit_weighted(fit.law_object, problem.X, problem.y, counts, fit.theta)

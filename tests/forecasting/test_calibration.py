@@ -103,6 +103,7 @@ def test_inner_forecasts_do_not_see_the_runs_they_forecast(apple):
     assert not np.allclose(other.theta, result.theta, rtol=1e-3)  # the full fit did see the change
     errors, errors_moved = cal.rolling_origin(result), cal.rolling_origin(other)
     assert len(errors) and errors["converged"].all()
+    # bit for bit: the runs ahead of an origin never enter its forecast (same runs, same arithmetic)
     np.testing.assert_array_equal(errors["predicted"].to_numpy(), errors_moved["predicted"].to_numpy())
     assert not np.array_equal(errors["true"].to_numpy(), errors_moved["true"].to_numpy())
 
@@ -154,6 +155,7 @@ def test_combination_leaves_out_a_replicate_only_where_it_is_not_finite():
     holed = boot.copy()
     holed[3, 1] = np.nan
     full, with_hole = combine(boot, np.array([0.5, 0.5]), spread), combine(holed, np.array([0.5, 0.5]), spread)
+    # bit for bit: a point's draws do not depend on the other points of the batch
     np.testing.assert_array_equal(full[:, 0], with_hole[:, 0])  # the other point keeps replicate 3
     assert np.isnan(with_hole[:, 1]).sum() == np.ceil(DRAWS / 20)
     with pytest.raises(bc.BenchcastError, match="no bootstrap draws"):
@@ -195,13 +197,13 @@ def test_widening_is_the_combination_of_the_draws_with_the_spread():
     decades = np.array([0.0, 0.5, 1.5])
     draws = ScoreDraws(values, {"flops": np.array([1e21, 3e21, 3e22])}, decades=decades)
     wide = draws.widen(spread, seed=4)
-    np.testing.assert_array_equal(wide.values, combine(values, decades, spread, seed=4))
+    np.testing.assert_array_equal(wide.values, combine(values, decades, spread, seed=4))  # the same call: bit for bit
     assert wide.points is draws.points and wide.n_replicates == np.ceil(DRAWS / 20) * 20
     lower, upper = wide.interval(0.9)
     tail = (1 - 0.9) / 2
     np.testing.assert_array_equal(lower, np.quantile(wide.values, tail, axis=0))
     np.testing.assert_array_equal(upper, np.quantile(wide.values, 1 - tail, axis=0))
-    # a point's widened draws do not depend on the other points
+    # a point's widened draws do not depend on the other points (bit for bit: the claim is batch independence)
     np.testing.assert_array_equal(draws.take([1]).widen(spread, seed=4).values[:, 0], wide.values[:, 1])
     with pytest.raises(bc.BenchcastError, match="distance"):
         ScoreDraws(values).widen(spread)

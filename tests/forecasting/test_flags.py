@@ -113,6 +113,7 @@ def test_bench_flags_every_cell_far_beyond_its_data(monkeypatch):
     assert flagged.leaderboard["flagged"].tolist() == [1] and flagged.leaderboard["cells"].tolist() == [0]
     assert np.isnan(flagged.leaderboard["mre"].iloc[0])
     assert flagged.predictions["flags"].str.startswith("flagged").all()
+    # bit for bit: a flag only labels the forecast; the number is the same computation
     np.testing.assert_array_equal(flagged.predictions["predicted"], plain.predictions["predicted"])
 
 

@@ -3,8 +3,6 @@ recommend ranks laws on real data."""
 
 import json
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
@@ -67,6 +65,7 @@ def test_bootstrap_is_deterministic_and_parallel_safe():
     result = bc.fit(noisy_ladder(rng, np.geomspace(1e18, 1e21, 15)), "power", "synthetic", "acc", q_rand=Q_RAND)
     a = bootstrap(result, 40, seed=5, n_jobs=1, progress=False).thetas
     b = bootstrap(result, 40, seed=5, n_jobs=2, progress=False).thetas
+    # bit for bit: a replicate's fit does not depend on which process or batch ran it
     assert np.array_equal(a, b)
 
 
@@ -180,7 +179,8 @@ def test_recommend_reports_no_support_near_chance():
 
 def test_cli_forecast_plan_recommend(apple_path, tmp_path):
     out = tmp_path / "fit.json"
-    run = lambda *a: subprocess.run([sys.executable, "-m", "benchcast", *map(str, a)], capture_output=True, text=True)  # noqa: E731
+    from conftest import run_cli as run
+
     assert run("fit", apple_path, "-l", "power", "-b", "arc_easy", "-m", "acc_norm", "--out", out).returncode == 0
     proc = run("forecast", out, "--flops", "1e22", "--boot", "50", "--json")
     assert proc.returncode == 0, proc.stderr
@@ -272,7 +272,7 @@ def test_replicates_reach_the_cold_refit_loss(apple, law, bench, n_boot, n_cold)
 
 
 @pytest.mark.slow
-def test_bnsl_replicates_fit_as_well_as_cold_refits(apple):
+def test_bnsl_replicates_fit_as_well_as_cold_refits(arc_easy_bnsl):
     """The unrestricted BNSL's replicates start from the full-data optimum and two candidates of a
     shared pool (replicates.refit_weighted), a cold refit from its own 128 best-ranked starts.
     Neither search is global on this law's several basins: of the 29 converged DCLM arc_easy
@@ -282,7 +282,7 @@ def test_bnsl_replicates_fit_as_well_as_cold_refits(apple):
     from benchcast.fitting.engine.replicates import refit_weighted
     from benchcast.forecasting.intervals import _Data, resample_counts
 
-    result = bc.fit(apple, "bnsl", "arc_easy", "acc_norm", tpr=20, min_flops=3e18, max_flops=6e21)
+    result = arc_easy_bnsl
     assert result.law_object.replicate_strategy(result.spec.loss) == "batched"
     counts = resample_counts(result, 3, range(30))
     data = _Data.of(result)

@@ -1,12 +1,10 @@
 """The pass@k laws across k on real data, cutoff stability, and the compute-optimal envelope."""
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
-from conftest import law_table
+from conftest import law_table, run_cli
 from scipy.optimize import minimize_scalar
 
 import benchcast as bc
@@ -123,18 +121,12 @@ def test_envelope_matches_s1_fit_on_compute_optimal_data():
 def test_optimal_cli(apple, tmp_path):
     out = tmp_path / "s2.json"
     bc.fit(apple, "params_tokens", "humaneval-py", "pass@k", 1).save(out)
-    proc = subprocess.run(
-        [sys.executable, "-m", "benchcast", "optimal", str(out), "--flops", "1e22", "--params", "1e9", "--json"],
-        capture_output=True,
-        text=True,
-    )
+    proc = run_cli("optimal", out, "--flops", "1e22", "--params", "1e9", "--json")
     assert proc.returncode == 0, proc.stderr
     plan = json.loads(proc.stdout)
     assert plan["optimal_params"] * plan["optimal_tokens"] * 6 == pytest.approx(1e22)
     assert plan["penalty"] >= 1 and plan["effective_flops"] <= 1e22 * (1 + 1e-9)
     power = tmp_path / "p.json"
     bc.fit(apple, "power", "arc_easy", "acc_norm").save(power)
-    proc = subprocess.run(
-        [sys.executable, "-m", "benchcast", "optimal", str(power), "--flops", "1e22"], capture_output=True, text=True
-    )
+    proc = run_cli("optimal", power, "--flops", "1e22")
     assert proc.returncode == 2 and "params_tokens" in proc.stderr

@@ -2,13 +2,12 @@
 
 import itertools
 import json
-import subprocess
-import sys
 
 import mpmath
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import run_cli
 
 from benchcast.errors import DataError
 from benchcast.generative.passk import (
@@ -168,28 +167,11 @@ def test_readers(tmp_path):
 def test_passk_cli(tmp_path):
     path = tmp_path / "pp.csv"
     pd.DataFrame({"problem_id": range(30), "n": 16, "c": np.arange(30) % 4}).to_csv(path, index=False)
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "benchcast",
-            "passk",
-            str(path),
-            "--k",
-            "1,2,4,8,16,64",
-            "--extrapolate-to",
-            "10000",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-    )
+    proc = run_cli("passk", path, "--k", "1,2,4,8,16,64", "--extrapolate-to", "10000", "--json")
     assert proc.returncode == 0, proc.stderr
     rows = json.loads(proc.stdout)
     est = {r["k"]: r["pass_at_k"] for r in rows if r["source"] == "estimator"}
     assert est[1] == pytest.approx(np.mean((np.arange(30) % 4) / 16))
     assert max(r["k"] for r in rows) == 10000
-    proc = subprocess.run(
-        [sys.executable, "-m", "benchcast", "passk", str(tmp_path / "none.csv")], capture_output=True, text=True
-    )
+    proc = run_cli("passk", tmp_path / "none.csv")
     assert proc.returncode == 2 and "no such file" in proc.stderr and "Traceback" not in proc.stderr

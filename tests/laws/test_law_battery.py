@@ -184,6 +184,7 @@ def test_artifact_round_trip(name, tmp_path):
     assert loaded.params == result.params
     assert loaded.spec == result.spec
     for X in (ex.X, ex.beyond):
+        # bit for bit: the artifact stores every parameter exactly (JSON's shortest repr round-trips a float)
         assert np.array_equal(loaded.predict(**X), result.predict(**X))
 
 

@@ -75,6 +75,7 @@ def _bnsl_data(seed=3):
     return flops, noisy
 
 
+@pytest.mark.slow  # a study: six L-BFGS-B solves to convergence with numerical gradients (~18 s at load 2)
 def test_bnsl_matches_or_beats_converged_multistart_lbfgsb_baseline():
     flops, noisy = _bnsl_data()
     import pandas as pd

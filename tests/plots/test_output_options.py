@@ -9,6 +9,7 @@ import sys
 
 import pandas as pd
 import pytest
+from conftest import run_cli
 
 from benchcast.errors import BenchcastError
 from benchcast.plots import check_figure_options, panel_grid, save_figure
@@ -71,6 +72,7 @@ def test_report_from_outputs_embeds_svg_when_asked(tmp_path):
 
 
 def test_importing_benchcast_and_its_options_leaves_matplotlib_unloaded():
+    """A new process: what importing loads is a property of a fresh interpreter (kept a subprocess)."""
     code = (
         "import sys, benchcast, benchcast.cli, benchcast.plots, benchcast.plots.options; "
         "print(any(m.startswith('matplotlib') for m in sys.modules))"
@@ -79,11 +81,7 @@ def test_importing_benchcast_and_its_options_leaves_matplotlib_unloaded():
 
 
 def test_cli_refuses_a_bad_figure_format_before_any_work(tmp_path):
-    run = subprocess.run(
-        [sys.executable, "-m", "benchcast", "example", "--out", str(tmp_path / "ex"), "--figure-format", "jpg"],
-        capture_output=True,
-        text=True,
-    )
+    run = run_cli("example", "--out", tmp_path / "ex", "--figure-format", "jpg")
     assert run.returncode == 2 and "figure format must be one of png, svg, pdf" in run.stdout + run.stderr
     assert not (tmp_path / "ex").exists()
 
@@ -91,30 +89,12 @@ def test_cli_refuses_a_bad_figure_format_before_any_work(tmp_path):
 def test_cli_refuses_figure_options_without_out(tmp_path):
     frame = pd.DataFrame({"a": [1]})
     frame.to_csv(tmp_path / "x.csv")
-    run = subprocess.run(
-        [sys.executable, "-m", "benchcast", "kscan", str(tmp_path / "x.csv"), "-b", "x", "--dpi", "300"],
-        capture_output=True,
-        text=True,
-    )
+    run = run_cli("kscan", tmp_path / "x.csv", "-b", "x", "--dpi", "300")
     assert run.returncode == 2 and "--dpi" in run.stdout + run.stderr and "--out" in run.stdout + run.stderr
 
 
 def test_cli_writes_the_example_figure_as_svg(tmp_path):
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "benchcast",
-            "example",
-            "--out",
-            str(tmp_path / "ex"),
-            "--figure-format",
-            "svg",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-    )
+    run = run_cli("example", "--out", tmp_path / "ex", "--figure-format", "svg", "--json")
     assert run.returncode == 0, run.stderr
     assert (tmp_path / "ex" / "example.svg").read_bytes().startswith(b"<?xml")
     assert not (tmp_path / "ex" / "example.png").exists()

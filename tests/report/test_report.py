@@ -9,13 +9,13 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import run_cli
 
 from benchcast.report import build_report, parse_targets
 from benchcast.report.analysis import analyse_benchmark, profile_summary
@@ -251,24 +251,9 @@ def test_page_in_a_real_browser(two_benchmark_page, tmp_path, capsys):
 
 def test_report_cli_writes_the_page_and_refuses_bad_input(apple_path, tmp_path):
     out = tmp_path / "r.html"
-    args = [sys.executable, "-m", "benchcast", "report", str(apple_path), "-b", "gsm8k_cot_llama:exact_match"]
-    proc = subprocess.run(
-        [
-            *args,
-            "--target-flops",
-            "1e23",
-            "--law",
-            "power",
-            "--tpr",
-            "20",
-            "--n-boot",
-            "20",
-            "--out",
-            str(out),
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
+    args = ["report", apple_path, "-b", "gsm8k_cot_llama:exact_match"]
+    proc = run_cli(
+        *args, "--target-flops", "1e23", "--law", "power", "--tpr", "20", "--n-boot", "20", "--out", out, "--json"
     )
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout)
@@ -276,7 +261,7 @@ def test_report_cli_writes_the_page_and_refuses_bad_input(apple_path, tmp_path):
     # progress on a piped stderr: a line per few seconds of a step over 2 s, none for a short one
     assert "0/1" not in proc.stderr or "report: benchmarks: 1/1 done" in proc.stderr
     assert "--target-flops 1e23" in out.read_text()  # the command line is in the provenance
-    missing = subprocess.run([*args, "--out", str(tmp_path / "x.html")], capture_output=True, text=True)
+    missing = run_cli(*args, "--out", tmp_path / "x.html")
     assert missing.returncode == 2 and "--target-flops" in missing.stderr
     assert not (tmp_path / "x.html").exists()
 

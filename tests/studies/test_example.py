@@ -1,9 +1,8 @@
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
+from conftest import run_cli
 
 from benchcast.data.example import example_path, generate_ladder, load_example
 from benchcast.studies.example import run_example
@@ -29,8 +28,6 @@ def test_run_example_forecasts_close_to_truth(tmp_path):
 
 
 def test_example_cli_json(tmp_path):
-    proc = subprocess.run(
-        [sys.executable, "-m", "benchcast", "example", "--out", tmp_path, "--json"], capture_output=True, text=True
-    )
+    proc = run_cli("example", "--out", tmp_path, "--json")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["figure"].endswith("example.png")

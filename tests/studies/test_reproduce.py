@@ -2,13 +2,12 @@
 Huber fit, usable-point MRE, the five-benchmark comparison, and the CLI end to end."""
 
 import json
-import subprocess
-import sys
 from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import run_cli
 
 import benchcast as bc
 from benchcast.evaluation.sweep import usable_errors
@@ -139,12 +138,12 @@ def test_five_benchmark_comparison_uses_complete_methods_only():
     assert partial.set_index("law").loc["two_stage_linear", "benchmarks"] == 4
 
 
-@pytest.mark.slow  # a reduced reproduction in a subprocess: ~35 s of CPU (2 min on a loaded machine)
+@pytest.mark.slow  # a reduced reproduction: ~35 s of CPU (2 min on a loaded machine)
 def test_cli_reduced_reproduction(apple_path, tmp_path):
     out = tmp_path / "repro"
     args = ["reproduce", "krajewski2025", "--data", apple_path, "-b", "sciq", "--sweep-threshold", "1e21"]
     args += ["--sweep-threshold", "6e21", "--boot", "0", "-j", "1", "-o", out, "--json"]
-    proc = subprocess.run([sys.executable, "-m", "benchcast", *map(str, args)], capture_output=True, text=True)
+    proc = run_cli(*args)
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout)
     for name in ("direct", "two_stage_paper", "two_stage_all_benchmarks", "nd", "average", "sweep", "skipped"):
@@ -196,8 +195,7 @@ def test_reproduce_refuses_data_on_which_no_protocol_runs(tmp_path):
     path = tmp_path / "tpr10.csv"
     ladder.to_csv(path, index=False)
     out = tmp_path / "repro"
-    cmd = [sys.executable, "-m", "benchcast", "reproduce", "krajewski2025", "--data", str(path), "--out", str(out)]
-    done = subprocess.run([*cmd, "--n-boot", "0", "-j", "1"], capture_output=True, text=True)
+    done = run_cli("reproduce", "krajewski2025", "--data", path, "--out", out, "--n-boot", "0", "-j", "1")
     assert done.returncode == 2, done.stderr
     assert "no protocol of the study could run" in done.stderr and "Traceback" not in done.stderr
     assert not out.exists()

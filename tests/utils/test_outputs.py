@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import run_cli
 
 from benchcast.errors import BenchcastError
 from benchcast.utils.io import MANIFEST, atomic_write, atomic_write_text, output_folder
@@ -150,7 +151,8 @@ def test_killed_midway_leaves_no_temporaries_and_the_previous_output(tmp_path, k
     assert {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir()} == before
 
 
-def run_cli(*args, env=None, cwd=None):
+def run_process(*args, env=None, cwd=None):
+    """A new process: only it can import a fake module put first on its PYTHONPATH."""
     return subprocess.run(
         [sys.executable, "-m", "benchcast", *map(str, args)],
         capture_output=True,
@@ -166,7 +168,7 @@ def test_missing_extra_hint_keeps_its_square_brackets(tmp_path):
     (fake / "torch" / "__init__.py").write_text("raise ImportError('torch is not installed here')\n")
     problems = tmp_path / "problems.jsonl"
     problems.write_text('{"id": "a", "prompt": "1+1=", "solution": "2"}\n')
-    proc = run_cli(
+    proc = run_process(
         "score-gold", "--model", "some/model", "--problems", problems, "--out", tmp_path / "g.csv",
         env={"PYTHONPATH": f"{fake}{os.pathsep}{SRC}"},
     )  # fmt: skip

@@ -42,8 +42,6 @@ from benchcast.cli.options import (
 )
 from benchcast.errors import BenchcastError
 from benchcast.evaluation import DEFAULT_THRESHOLD, PROTOCOLS
-from benchcast.fitting.api import FitSpec
-from benchcast.laws import get_law
 
 DEFAULT_MAX_K = 32
 
@@ -92,6 +90,8 @@ def backtest_command(
 ) -> None:
     """Fit below a threshold (or by protocol), predict the held-out runs, report MAE/MRE/RMSE/R²."""
     from benchcast.evaluation.backtest import compare_backtests
+    from benchcast.fitting.api import FitSpec
+    from benchcast.laws import get_law
 
     figures = figure_options(figure_format, dpi, writes=out is not None)
     laws = law or ["power"]
@@ -155,6 +155,7 @@ def sweep_command(
 ) -> None:
     """Threshold sweep (6e19 .. 5e22): held-out MRE per threshold and the critical threshold."""
     from benchcast.evaluation.sweep import compare_sweeps
+    from benchcast.fitting.api import FitSpec
 
     figures = figure_options(figure_format, dpi, writes=out is not None)
     refuse_unused_proxy(law or ["power"], proxy)
@@ -210,6 +211,7 @@ def cutoff_command(
     Fits below a moving cutoff and predicts the most expensive runs.
     """
     from benchcast.evaluation.cutoff import cutoff_backtest
+    from benchcast.fitting.api import FitSpec
 
     figures = figure_options(figure_format, dpi, writes=out is not None)
     refuse_unused_proxy(law or ["power"], proxy)

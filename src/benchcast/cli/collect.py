@@ -8,7 +8,6 @@ import typer
 from benchcast.cli.app import app
 from benchcast.cli.common import console, emit_json, rich_table, user_errors
 from benchcast.cli.options import Json
-from benchcast.collect.store import SIZES
 from benchcast.errors import BenchcastError, DataError
 from benchcast.utils.io import atomic_write_text
 
@@ -55,6 +54,8 @@ def _read_runs(path: Path) -> list[dict]:
     YAML (a list of entries, ``{runs: [...]}``, or ``{run_name: {model: ..., params: ...}}``) or a
     CSV/Parquet table with those columns.
     """
+    from benchcast.collect.store import SIZES
+
     if not path.exists():
         raise DataError(f"{path}: runs file not found.")
     if path.suffix.lower() in (".yaml", ".yml"):

@@ -11,8 +11,6 @@ from rich.console import Console
 from rich.markup import escape
 
 from benchcast.errors import BenchcastError, DataWarning, FitWarning
-from benchcast.utils.jsonable import jsonable
-from benchcast.utils.rich_view import rich_table  # noqa: F401 (commands import it from here)
 
 console = Console()
 if not console.is_terminal:  # pipes and files get whole tables, not 80-column truncations
@@ -22,7 +20,29 @@ EXIT_USER_ERROR = 2
 
 
 def emit_json(payload) -> None:
+    from benchcast.utils.jsonable import jsonable  # numpy and pandas: loaded by a command, not by --help
+
     typer.echo(json.dumps(jsonable(payload), indent=2))
+
+
+def rich_table(title: str, columns: list[str], rows: list[list], floatfmt: str = ".4g"):
+    """:func:`benchcast.utils.rich_view.rich_table`, imported when a command prints a table.
+
+    Parameters
+    ----------
+    title : str
+    columns : list of str
+    rows : list of lists
+    floatfmt : str
+
+    Returns
+    -------
+    rich.table.Table
+        The table.
+    """
+    from benchcast.utils.rich_view import rich_table as table
+
+    return table(title, columns, rows, floatfmt)
 
 
 def print_error(message: str) -> None:

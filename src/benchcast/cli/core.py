@@ -1,10 +1,12 @@
-"""Core commands: laws, inspect, fit, predict."""
+"""Core commands: laws, inspect, fit, predict.
+The library's modules (numpy, pandas, the laws, the fitter) are imported inside the commands, so
+that starting the command line (``benchcast --help``) does not load them.
+"""
 
 import warnings
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import numpy as np
 import typer
 from rich.markup import escape
 from rich.text import Text
@@ -28,18 +30,18 @@ from benchcast.cli.options import (
     Tpr,
     read,
 )
-from benchcast.data.chance import chance_summary
-from benchcast.data.table import summary
 from benchcast.errors import BenchcastError, FitWarning
-from benchcast.fitting.api import fit
-from benchcast.fitting.result import FitResult
-from benchcast.laws import available_laws, get_law
+
+if TYPE_CHECKING:
+    from benchcast.fitting.result import FitResult
 
 
 @app.command("laws")
 @user_errors
 def laws_command(json: Json = False) -> None:
     """List every law in the registry with its formula, parameters and stated constraints."""
+    from benchcast.laws import available_laws, get_law
+
     described = [get_law(name).describe() for name in available_laws()]
     if json:
         emit_json(described)
@@ -73,6 +75,9 @@ def inspect_command(
     json: Json = False,
 ) -> None:
     """Show the runs, benchmarks, metrics, chance levels and compute range found in a data file."""
+    from benchcast.data.chance import chance_summary
+    from benchcast.data.table import summary
+
     table = read(data, format, metadata, samples=samples)
     info = summary(table)
     info["chance"] = chance_summary(table)
@@ -183,7 +188,7 @@ def subtask_families(names: list[str]) -> dict[str, list[str]]:
     return {family: sorted(members) for family, members in sorted(families.items())}
 
 
-def print_fit(result: FitResult, json: bool) -> None:
+def print_fit(result: "FitResult", json: bool) -> None:
     if json:
         emit_json(result.to_dict())
         return
@@ -242,6 +247,8 @@ def refuse_unused_proxy(laws: list[str], proxy: str | None) -> None:
     -------
     None
     """
+    from benchcast.laws import get_law
+
     if proxy is None or any("proxy" in get_law(name).fit_covariates for name in laws):
         return
     if len(laws) == 1:
@@ -274,6 +281,9 @@ def fit_command(
     json: Json = False,
 ) -> None:
     """Fit a law to one benchmark and metric."""
+    from benchcast.fitting.api import fit
+    from benchcast.laws import get_law
+
     refuse_unused_settings(get_law(law), k=k, proxy=proxy, max_k=max_k, gold_metric=gold_metric)
     table = read(data, format, metadata, q_rand)
     with warnings.catch_warnings(record=True) as caught:
@@ -315,6 +325,10 @@ def predict_command(
     json: Json = False,
 ) -> None:
     """Predict the score of a fitted law at a compute (or N and D) and k."""
+    import numpy as np
+
+    from benchcast.fitting.result import FitResult
+
     result = FitResult.load(fit_file)
     if not flops and params is None and tokens is None and gold is None:
         raise BenchcastError("give --flops C, or --params N and --tokens D (or --gold G for the gold law).")

@@ -1,12 +1,18 @@
-"""Option and argument types shared by every command, and the one way commands read data."""
+"""Option and argument types shared by every command, and the one way commands read data.
+
+It imports no pandas or numpy (the readers load inside :func:`read`): every start of the command
+line, ``--help`` included, imports this module.
+"""
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import pandas as pd
 import typer
 
-from benchcast.data.readers import FORMATS, load
+from benchcast.data import FORMATS
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 Data = Annotated[
     Path, typer.Argument(help="Data file: tidy CSV/Parquet, Apple long CSV, or lm-eval results JSON/folder.")
@@ -32,7 +38,7 @@ Metric = Annotated[
 
 def read(
     data: Path, format: str, metadata: Path | None, q_rand: list[str] | None = None, samples: Path | None = None
-) -> pd.DataFrame:
+) -> "pd.DataFrame":
     """The data a command works on, with the chance levels given by ``--q-rand`` attached.
 
     Parameters
@@ -54,7 +60,7 @@ def read(
         The validated table.
     """
     from benchcast.data.chance import with_chance_levels
-    from benchcast.data.readers import detect_format
+    from benchcast.data.readers import detect_format, load
     from benchcast.errors import BenchcastError
 
     if metadata is not None and data.exists() and format in FORMATS:

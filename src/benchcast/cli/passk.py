@@ -24,7 +24,6 @@ from benchcast.cli.options import (
     read,
 )
 from benchcast.errors import BenchcastError
-from benchcast.fitting.result import FitResult
 from benchcast.utils.io import atomic_write_text, output_folder
 
 DEFAULT_KS = "1,2,4,8,16,32,64,128,256,512,1024"
@@ -162,6 +161,7 @@ def optimal_command(
 
     Also reports the envelope (C0_eff, alpha_eff) and the effective compute of the planned run.
     """
+    from benchcast.fitting.result import FitResult
     from benchcast.generative.tables import OptimalPlan
 
     plan = OptimalPlan(FitResult.load(fit_file).fitted.envelope().plan(flops, params))

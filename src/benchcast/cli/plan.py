@@ -3,7 +3,6 @@
 from pathlib import Path
 from typing import Annotated
 
-import numpy as np
 import typer
 
 from benchcast.cli.app import app
@@ -43,8 +42,6 @@ from benchcast.cli.options import (  # cli/report.py takes DEFAULT_INTERVAL and 
     read,
 )
 from benchcast.errors import BenchcastError
-from benchcast.fitting.result import FitResult
-from benchcast.laws import available_laws
 from benchcast.validation import MIN_REPLICATES
 
 DEFAULT_LEVEL, DEFAULT_SEED = 0.9, 0
@@ -215,6 +212,9 @@ def forecast_artifact(
     -------
     None
     """
+    import numpy as np
+
+    from benchcast.fitting.result import FitResult
     from benchcast.forecasting.forecast import forecast
 
     if not flops and not params and gold is None:
@@ -283,6 +283,7 @@ def recommend_command(
     """Compare laws by rolling-origin forecasts inside your runs; weight or pick them (and, with
     --target-flops C or a planned run --params N --tokens D, forecast that run with an interval)."""
     from benchcast.forecasting.selection import recommend
+    from benchcast.laws import available_laws
 
     interval_options = {
         "--level": level != DEFAULT_LEVEL,
@@ -341,4 +342,4 @@ def recommend_command(
     if target_flops is not None or target_params is not None:  # a forecast was asked
         f = rec.forecast or {}
         why = [rec.reason, f.get("note"), f.get("flags")]
-        refuse_nothing_forecast([f.get("prediction", np.nan)], why, f"{benchmark} from {data}")
+        refuse_nothing_forecast([f.get("prediction", float("nan"))], why, f"{benchmark} from {data}")

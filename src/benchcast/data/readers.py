@@ -11,12 +11,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from benchcast.data import FORMATS
 from benchcast.data.files import read_frame, read_frame_header
 from benchcast.data.lm_eval import read_lm_eval
 from benchcast.data.table import SIZE_ALIASES, require_names, validate
 from benchcast.errors import DataError
 
-FORMATS = ("auto", "tidy", "apple", "lm-eval")
 # Accepted spellings of the canonical columns in tidy files.
 ALIASES = {
     **SIZE_ALIASES,
