@@ -5,7 +5,8 @@ step t is the splitmix64 finaliser of (key + (t + 1) * golden gamma), its top 53
 Both are integer tensor operations over the whole batch (int64 with wrapping multiplication and
 masked logical shifts), so there is no Python call per sample per step, and a sample's stream is
 the same bits whichever batch, device or resume it is drawn in. The token is then drawn by inverse
-CDF: the first token whose cumulative probability (float64) exceeds u times the total.
+CDF: the first token whose cumulative probability (float32 probabilities summed in float64) exceeds u
+times the total.
 """
 
 from __future__ import annotations
@@ -133,9 +134,9 @@ def draw(torch, logits, u, temperature: float):
     """
     if temperature <= 0:
         return logits.argmax(dim=-1)
-    scaled = logits.double() / temperature
-    probs = torch.exp(scaled - scaled.amax(dim=-1, keepdim=True))
-    cdf = torch.cumsum(probs, dim=-1)
+    # probabilities in float32 (one fused softmax), accumulated in float64 (no drift over 10^5 tokens)
+    probs = torch.softmax(logits.float() / temperature, dim=-1)
+    cdf = torch.cumsum(probs, dim=-1, dtype=torch.float64)
     # the first token whose cumulative mass exceeds u * total; a zero-probability token never is
     target = (u.to(cdf.device) * cdf[:, -1])[:, None]
     index = torch.searchsorted(cdf, target, right=True)[:, 0]
