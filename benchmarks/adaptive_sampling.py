@@ -126,7 +126,8 @@ def main() -> None:
         print(
             f"{r['family']:30s} {r['per_problem']:6d} {r['first_round']:5d} {r['mae_uniform']:9.4f} "
             f"{r['bias_uniform']:+9.4f} {r['mae_adaptive']:9.4f} {r['bias_adaptive']:+10.4f} {r['ratio']:6.2f} "
-            f"{r['none_uniform']:>5d}/{r['none_adaptive']:<5d} {r['pass1_bias_pooled']:+11.5f}/{r['pass1_bias_first']:+.5f}"
+            f"{r['none_uniform']:>5d}/{r['none_adaptive']:<5d} "
+            f"{r['pass1_bias_pooled']:+11.5f}/{r['pass1_bias_first']:+.5f}"
         )
     print(f"({time.perf_counter() - start:.0f} s)")
 

@@ -45,13 +45,17 @@ class PerSampleGumbel:
 
     def __call__(self, input_ids, scores):
         logp = torch.log_softmax(scores.float() / self.temperature, dim=-1)
-        uniform = torch.stack([torch.rand(scores.shape[-1], generator=g, device=scores.device) for g in self.generators])
+        uniform = torch.stack(
+            [torch.rand(scores.shape[-1], generator=g, device=scores.device) for g in self.generators]
+        )
         choice = (logp - torch.log(-torch.log(uniform))).argmax(dim=-1)
         return torch.full_like(scores, float("-inf")).scatter_(1, choice[:, None], 0.0)
 
 
 def old_sampler(model, prompts, samples, new_tokens, device, chunk=16):
-    config = transformers.GenerationConfig(do_sample=False, max_new_tokens=new_tokens, min_new_tokens=new_tokens, pad_token_id=0)
+    config = transformers.GenerationConfig(
+        do_sample=False, max_new_tokens=new_tokens, min_new_tokens=new_tokens, pad_token_id=0
+    )
     made = 0
     for p, prompt in enumerate(prompts):
         ids = torch.tensor([prompt], device=device)
@@ -141,18 +145,18 @@ def main() -> None:
     ]
     name = torch.cuda.get_device_name() if device == "cuda" else f"CPU, {torch.get_num_threads()} torch threads"
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
-    print(f"device: {name}; model: random Llama '{kind}', {params / 1e6:.1f} M parameters, {next(model.parameters()).dtype}")
+    dtype = next(model.parameters()).dtype
+    print(f"device: {name}; model: random Llama '{kind}', {params / 1e6:.1f} M parameters, {dtype}")
     print(f"work: {args.problems} problems x {args.samples} samples x {args.new_tokens} new tokens; load {load}")
     auto = engine.auto_batch_size(model, device, max(map(len, prompts)), args.new_tokens)
+    work = (model, prompts, args.samples, args.new_tokens, device)
     methods = {
-        "new (batched across problems)": lambda: new_sampler(model, prompts, args.samples, args.new_tokens, device, args.batch_size),
-        "new, one problem per batch": lambda: new_sampler(model, prompts, args.samples, args.new_tokens, device, args.samples),
-        "generate(do_sample), one problem per call": lambda: plain_generate(model, prompts, args.samples, args.new_tokens, device),
-    }  # fmt: skip
+        "new (batched across problems)": lambda: new_sampler(*work, args.batch_size),
+        "new, one problem per batch": lambda: new_sampler(*work, args.samples),
+        "generate(do_sample), one problem per call": lambda: plain_generate(*work),
+    }
     if not args.skip_old:
-        methods["old (7981c2e: chunks of 16, torch.rand per sample)"] = lambda: old_sampler(
-            model, prompts, args.samples, args.new_tokens, device
-        )
+        methods["old (7981c2e: chunks of 16, torch.rand per sample)"] = lambda: old_sampler(*work)
     new_sampler(model, prompts[:1], 2, 2, device)  # warm up kernels and allocator
     plain_generate(model, prompts[:1], 2, 2, device)
     rates = {}

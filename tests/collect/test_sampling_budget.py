@@ -85,7 +85,9 @@ def tiny(tmp_path_factory):
 def problems(tmp_path):
     from benchcast.collect.problems import load_problems
 
-    frame = pd.DataFrame({"id": [f"q{i}" for i in range(5)], "question": [f"What is {i}?" + " Think." * i for i in range(5)]})
+    frame = pd.DataFrame(
+        {"id": [f"q{i}" for i in range(5)], "question": [f"What is {i}?" + " Think." * i for i in range(5)]}
+    )
     path = tmp_path / "problems.jsonl"
     frame.assign(answer="7").to_json(path, orient="records", lines=True)
     return load_problems(path)
@@ -122,7 +124,10 @@ def test_sample_spends_the_budget_in_rounds_and_resumes_exactly(tiny, problems, 
     planned = np.full(5, 4)
     sample_index = full["sample_id"].astype(int)
     for r, size in enumerate(round_sizes(60, 5, 4, 10)[1:], start=1):
-        c = [int(full[(full["problem_id"] == p) & (sample_index < planned[j])]["correct"].sum()) for j, p in enumerate(ids)]
+        c = [
+            int(full[(full["problem_id"] == p) & (sample_index < planned[j])]["correct"].sum())
+            for j, p in enumerate(ids)
+        ]
         extra = allocate(planned, c, size)
         got = full[full["round"] == r].groupby("problem_id").size().reindex(ids, fill_value=0).to_numpy()
         assert got.tolist() == extra.tolist()

@@ -44,7 +44,9 @@ def _rows_of(previous: pd.DataFrame, model: str, problems: pd.DataFrame) -> pd.D
     """The earlier samples of one model on some problems, handed to the job that resumes them."""
     if not len(previous):
         return previous
-    keep = (previous["model"].astype(str) == model) & previous["problem_id"].astype(str).isin(problems["id"].astype(str))
+    keep = (previous["model"].astype(str) == model) & previous["problem_id"].astype(str).isin(
+        problems["id"].astype(str)
+    )
     return previous[keep]
 
 
@@ -114,7 +116,9 @@ def run(
             ray.init(address=None if ray_address == "local" else ray_address, ignore_reinit_error=True)
         gpus = 1 if ray.cluster_resources().get("GPU", 0) >= 1 else 0
         task = ray.remote(num_gpus=gpus)(_work)
-        parts = ray.get([task.remote(kind, cp, part, {**options, **extra, "progress": False}) for cp, part, extra in jobs])
+        parts = ray.get(
+            [task.remote(kind, cp, part, {**options, **extra, "progress": False}) for cp, part, extra in jobs]
+        )
     else:
         parts = [_work(kind, cp, part, {**options, **extra}) for cp, part, extra in jobs]
     frames = [f for f in [previous, *parts] if len(f)]

@@ -99,7 +99,9 @@ class _Drawer:
         texts = {pair: "error: " + errors[pair[0]] for pair in todo if pair[0] in errors}
         for index, pair in enumerate(ok):
             value = found[index]
-            texts[pair] = "error: " + value if isinstance(value, str) else tokenizer.decode(value, skip_special_tokens=True)
+            texts[pair] = (
+                "error: " + value if isinstance(value, str) else tokenizer.decode(value, skip_special_tokens=True)
+            )
         return texts
 
     def _vllm(self, todo):
@@ -109,7 +111,11 @@ class _Drawer:
             self.loaded = load_vllm(self.model_id, o["dtype"])
         params = [  # one request per sample, with its own seed
             vllm.SamplingParams(
-                n=1, temperature=o["temperature"], top_p=1.0, max_tokens=o["max_new_tokens"], seed=sample_seed(o["seed"], p, i)
+                n=1,
+                temperature=o["temperature"],
+                top_p=1.0,
+                max_tokens=o["max_new_tokens"],
+                seed=sample_seed(o["seed"], p, i),
             )
             for p, i in todo
         ]
