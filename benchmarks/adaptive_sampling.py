@@ -57,12 +57,16 @@ def _rung_p(rng, family, scale, m):
     return np.clip(p * scale, 0.0, 1.0)
 
 
-def run(reps: int, problems: int, budgets: list[int], seed: int = 0) -> list[dict]:
+def run(
+    reps: int, problems: int, budgets: list[int], seed: int = 0, first_share: float | None = None, target: int = 1
+) -> list[dict]:
     rows = []
     for family in FAMILIES:
         for per_problem in budgets:
             budget = per_problem * problems
-            first = default_first_round(budget, problems)
+            first = (
+                default_first_round(budget, problems) if first_share is None else max(1, int(per_problem * first_share))
+            )
             err = {"uniform": [], "adaptive": []}
             missing = {"uniform": 0, "adaptive": 0}
             pooled_bias, first_bias = [], []
@@ -73,7 +77,7 @@ def run(reps: int, problems: int, budgets: list[int], seed: int = 0) -> list[dic
                     truth = float(np.mean(-np.expm1(K * np.log1p(-np.minimum(p, 1 - 1e-15)))))
                     n_u = np.full(problems, per_problem)
                     c_u = rng.binomial(n_u, p)
-                    n_a, c_a = simulate(p, budget, first_round=first, rng=rng)
+                    n_a, c_a = simulate(p, budget, first_round=first, target=target, rng=rng)
                     for name, (n, c) in {"uniform": (n_u, c_u), "adaptive": (n_a, c_a)}.items():
                         value = _forecast(n, c)
                         if np.isnan(value):
@@ -113,10 +117,20 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=30)
     parser.add_argument("--problems", type=int, default=128)
     parser.add_argument("--budgets", default="100,1000", help="samples per problem, comma-separated")
+    parser.add_argument("--first-share", type=float, default=None, help="first round / even share (default 1/4)")
+    parser.add_argument("--target", type=int, default=1, help="successes that end a problem's adaptive rounds")
+    parser.add_argument("--families", default=None, help="comma-separated indices into the families (default: all)")
     args = parser.parse_args()
+    if args.families:
+        keep = [list(FAMILIES)[int(i)] for i in args.families.split(",")]
+        for name in list(FAMILIES):
+            if name not in keep:
+                del FAMILIES[name]
     start = time.perf_counter()
-    rows = run(args.reps, args.problems, [int(b) for b in args.budgets.split(",")])
+    budgets = [int(b) for b in args.budgets.split(",")]
+    rows = run(args.reps, args.problems, budgets, first_share=args.first_share, target=args.target)
     print(f"pass@{K} forecast by BetaPassK, {args.problems} problems per rung, 5 rungs x {args.reps} replicates")
+    print(f"adaptive: first round {args.first_share or 0.25:g} of the even share, then 4 rounds to c < {args.target}")
     header = (
         f"{'generating distribution':30s} {'n/prob':>6s} {'first':>5s} {'MAE unif':>9s} {'bias unif':>9s} "
         f"{'MAE adapt':>9s} {'bias adapt':>10s} {'ratio':>6s} {'no fcst u/a':>11s} {'p@1 bias pooled/first':>22s}"

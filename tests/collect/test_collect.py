@@ -315,7 +315,8 @@ def test_gold_pipeline_end_to_end_from_the_cli(tiny_ladder, arithmetic_file, tmp
         run_cli("score-gold", *models, *common, "--out", gold, "--table", tmp_path / "g.csv", "--json").stdout
     )
     assert scored["rows"] == 20 and scored["failed"] == 0
-    run_cli("sample", *models, *common, "--n", 16, "--max-new-tokens", 8, "--seed", 0, "--out", samples)
+    # seed 3: every tiny checkpoint solves something (the gold fit needs pass@4 > 0 on each run)
+    run_cli("sample", *models, *common, "--n", 16, "--max-new-tokens", 8, "--seed", 3, "--out", samples)
     run_cli("passk", samples, "--k", "1,2,4", "--gold", gold, "--out", tidy, "--n-boot", 50)
 
     # the covariate, computed directly: mean over the five problems of log p(gold | prompt)
