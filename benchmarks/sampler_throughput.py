@@ -148,6 +148,12 @@ def main() -> None:
     dtype = next(model.parameters()).dtype
     print(f"device: {name}; model: random Llama '{kind}', {params / 1e6:.1f} M parameters, {dtype}")
     print(f"work: {args.problems} problems x {args.samples} samples x {args.new_tokens} new tokens; load {load}")
+    if device == "cuda":  # the streams are integer arithmetic: the same bits on the GPU as on the CPU
+        from benchcast.collect.streams import uniforms
+
+        keys = torch.tensor([sample_key(0, "check", i) for i in range(4096)])
+        same = torch.equal(uniforms(torch, keys.cuda(), 7).cpu(), uniforms(torch, keys, 7))
+        print(f"streams on {name} bit-identical to the CPU's: {same}")
     auto = engine.auto_batch_size(model, device, max(map(len, prompts)), args.new_tokens)
     work = (model, prompts, args.samples, args.new_tokens, device)
     methods = {

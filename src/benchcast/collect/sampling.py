@@ -30,7 +30,8 @@ COLUMNS = ["run", "benchmark", "round", "completion", "extracted", "correct", "e
 
 
 def sample_seed(seed: int, problem_id: str, index: int) -> int:
-    """The random seed of one sample, from (seed, problem id, sample index) only.
+    """The vLLM request seed of one sample, from (seed, problem id, sample index) only (the transformers
+    sampler keys its stream with :func:`benchcast.collect.streams.sample_key`).
 
     Parameters
     ----------
