@@ -100,6 +100,18 @@ def test_tokens_do_not_depend_on_the_batch(tiny):
     assert [results[i] for i in range(12)] == alone
 
 
+def test_rows_that_end_leave_the_batch_without_changing_the_others(tiny):
+    model, tokenizer = tiny
+    prompts = [tokenizer(t)["input_ids"] for t in ("Hi", "Question: what is 2 plus 3? Think.", "x = 1")]
+    rows = [prompts[i % 3] for i in range(24)]
+    keys = [sample_key(4, "e", i) for i in range(24)]
+    options = {**OPTIONS, "max_new_tokens": 30, "eos_ids": list(range(0, 300, 9))}  # ends often
+    alone = [engine.generate(model, [r], [k], **options)[0] for r, k in zip(rows, keys, strict=True)]
+    lengths = [len(t) for t in alone]
+    assert sum(n <= 8 for n in lengths) >= 6 and max(lengths) > 16  # a quarter end by step 8: the batch shrinks
+    assert engine.generate(model, rows, keys, **options) == alone  # bit-identical tokens (CPU, fp32)
+
+
 def test_out_of_memory_batches_are_split_and_give_the_same_tokens(tiny, monkeypatch):
     model, tokenizer = tiny
     rows = [tokenizer("Question: what is 2 plus 3?")["input_ids"]] * 6

@@ -3,7 +3,7 @@
 Requests (a problem's prompt and a sample's stream key) are sorted by prompt length and cut into
 batches whose size a memory estimate sets (or the caller); prompts are padded on the left, with the
 attention mask and position ids that make a padded row compute what it would alone, and decoding
-reuses the KV cache. Each step draws every row's token from its own counter-based stream
+reuses the KV cache; rows that have ended leave the batch (and the cache) once a quarter have. Each step draws every row's token from its own counter-based stream
 (:mod:`benchcast.collect.streams`) in a few tensor operations, so a sample's uniforms do not depend
 on the batch it runs in; its tokens do not either, up to the rounding of the logits (bit-identical on
 CPU in fp32 in the tests; on a GPU a different batch shape can change a logit's last bits, and a
@@ -176,24 +176,35 @@ def generate(model, prompts, keys, *, temperature, max_new_tokens, eos_ids, pad_
     with torch.inference_mode():
         result = model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True, **extra)
         position = positions[:, -1:]
+        alive = torch.arange(rows, device=device)  # the batch row of each row still decoding
         steps = 0
         for step in range(max_new_tokens):
             token = draw(torch, result.logits[:, -1, :], uniforms(torch, key_tensor, step), temperature)
             token = torch.where(finished, pad_id, token)
-            out[:, step] = token
+            out[alive, step] = token
             finished |= torch.isin(token, eos)
             steps = step + 1
-            # a host sync every 8 steps, not every step, to see whether every row has ended
-            if step == max_new_tokens - 1 or (step % 8 == 7 and bool(finished.all())):
+            if step == max_new_tokens - 1:
                 break
-            mask = torch.cat([mask, torch.ones((rows, 1), dtype=mask.dtype, device=device)], dim=1)
+            cache = _cache(result)
+            if step % 8 == 7:  # a host sync every 8 steps, not every step: which rows have ended
+                done = int(finished.sum())
+                if done == len(alive):
+                    break
+                if 4 * done >= len(alive) and hasattr(cache, "batch_select_indices"):
+                    # a quarter or more have ended: drop them from the batch and the cache
+                    keep = torch.nonzero(~finished)[:, 0]
+                    cache.batch_select_indices(keep)
+                    alive, key_tensor, finished = alive[keep], key_tensor[keep], finished[keep]
+                    mask, position, token = mask[keep], position[keep], token[keep]
+            mask = torch.cat([mask, torch.ones((len(alive), 1), dtype=mask.dtype, device=device)], dim=1)
             position = position + 1
             result = model(
                 input_ids=token[:, None],
                 attention_mask=mask,
                 position_ids=position,
                 use_cache=True,
-                **{cache_keyword: _cache(result)},
+                **{cache_keyword: cache},
                 **extra,
             )
     tokens = out[:, :steps].cpu().tolist()
