@@ -159,6 +159,13 @@ def test_sample_cli_budget_records_n_per_problem(tiny, problems, graded, tmp_pat
     payload = json.loads(result.output)
     assert payload["summary"][0]["samples"] == 40 and payload["summary"][0]["min_n"] >= 2
     assert sum(r["n"] for r in payload["per_problem"]) == 40
+    # passk reads the unequal n: the estimator up to the smallest n, the beta model beyond it
+    passk = runner.invoke(app, ["passk", str(out), "--k", "1,2,40", "--extrapolate-to", "1000", "--json"])
+    assert passk.exit_code == 0, passk.output
+    rows = {(r["k"], r["source"]) for r in json.loads(passk.output)}
+    min_n = payload["summary"][0]["min_n"]
+    assert (1, "estimator") in rows and (40, "beta") in rows and (1000, "beta") in rows
+    assert all(source == "estimator" for k, source in rows if k <= min_n)
     refused = runner.invoke(app, [*args, "--first-round", "2"])
     assert refused.exit_code == 2 and "--budget" in refused.output
 
