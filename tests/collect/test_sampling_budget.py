@@ -184,3 +184,30 @@ def test_shards_split_the_budget(tiny, problems, graded):
     )
     n = frame.groupby("problem_id").size()
     assert n.sum() == 23 and len(n) == 5 and n.min() >= 1
+
+
+def test_failed_samples_are_recorded_and_drawn_again_on_resume(tiny, problems, tmp_path, monkeypatch):
+    from benchcast.collect import engine
+    from benchcast.collect.sampling import sample
+    from benchcast.collect.streams import sample_key
+
+    bad = {sample_key(0, "q2", i) for i in range(3)}
+    real = engine.generate
+
+    def failing(model, prompts, keys, **options):
+        if bad & set(keys):
+            raise ValueError("error: kernel failure")  # a message that looks like text must stay an error
+        return real(model, prompts, keys, **options)
+
+    out = tmp_path / "s.parquet"
+    reference = sample(tiny, problems, n=3, max_new_tokens=4, batch_size=1, progress=False)
+    monkeypatch.setattr(engine, "generate", failing)
+    first = sample(tiny, problems, n=3, max_new_tokens=4, batch_size=1, out=out, progress=False)
+    failed = first[first["error"].notna()]
+    assert set(failed["problem_id"]) == {"q2"} and len(failed) == 3 and failed["completion"].isna().all()
+    assert all(e == "generate: error: kernel failure" for e in failed["error"])
+    monkeypatch.setattr(engine, "generate", real)
+    resumed = sample(tiny, problems, n=3, max_new_tokens=4, batch_size=1, out=out, progress=False)
+    assert resumed["error"].isna().all() and len(resumed) == 15
+    both = reference.merge(resumed, on=["problem_id", "sample_id"], suffixes=("", "_resumed"))
+    assert (both["completion"] == both["completion_resumed"]).all()  # bit-identical text

@@ -56,6 +56,10 @@ def _truthy(value) -> bool:
     return value is True or (isinstance(value, (int, float)) and value == 1) or str(value).strip().lower() == "true"
 
 
+class _Failed(str):
+    """Why a sample could not be drawn (told apart from a completion by its type, not its text)."""
+
+
 class _Drawer:
     """Draws (problem, index) samples with one backend; loads the model on first use."""
 
@@ -64,7 +68,7 @@ class _Drawer:
         self.loaded = None
 
     def __call__(self, todo: list[tuple[str, int]], round_index: int) -> dict[tuple[str, int], str]:
-        """Completion text (or ``Exception`` text prefixed 'error: ') per (problem, index)."""
+        """Completion text (or a :class:`_Failed` reason) per (problem, index), in the order of ``todo``."""
         o = self.options
         if o["backend"] == "vllm":
             return self._vllm(todo)
@@ -97,13 +101,11 @@ class _Drawer:
             pad_id=tokenizer.pad_token_id,
             device=device,
         )
-        texts = {pair: "error: " + errors[pair[0]] for pair in todo if pair[0] in errors}
+        texts = {pair: _Failed(errors[pair[0]]) for pair in todo if pair[0] in errors}
         for index, pair in enumerate(ok):
             value = found[index]
-            texts[pair] = (
-                "error: " + value if isinstance(value, str) else tokenizer.decode(value, skip_special_tokens=True)
-            )
-        return texts
+            texts[pair] = _Failed(value) if isinstance(value, str) else tokenizer.decode(value, skip_special_tokens=True)
+        return {pair: texts[pair] for pair in todo}
 
     def _vllm(self, todo):
         o = self.options
@@ -136,8 +138,8 @@ def _rows(model_id, run, benchmark, by_id, texts, round_index, use_math_verify) 
             "sample_id": str(index),
             "round": round_index,
         }
-        if text.startswith("error: "):  # generation failed: recorded, not dropped
-            rows.append({**base, "completion": None, "extracted": None, "correct": None, "error": text[7:]})
+        if isinstance(text, _Failed):  # generation failed: recorded, not dropped
+            rows.append({**base, "completion": None, "extracted": None, "correct": None, "error": str(text)})
             continue
         extracted = extract_answer(text)
         correct = grade(extracted, str(by_id.loc[pid, "answer"]), use_math_verify=use_math_verify)
