@@ -104,7 +104,9 @@ class _Drawer:
         texts = {pair: _Failed(errors[pair[0]]) for pair in todo if pair[0] in errors}
         for index, pair in enumerate(ok):
             value = found[index]
-            texts[pair] = _Failed(value) if isinstance(value, str) else tokenizer.decode(value, skip_special_tokens=True)
+            texts[pair] = (
+                _Failed(value) if isinstance(value, str) else tokenizer.decode(value, skip_special_tokens=True)
+            )
         return {pair: texts[pair] for pair in todo}
 
     def _vllm(self, todo):
