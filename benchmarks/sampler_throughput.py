@@ -15,7 +15,8 @@ T new tokens each (end-of-sequence switched off, so every method makes exactly P
     python benchmarks/sampler_throughput.py                       # CPU: a small model
     python benchmarks/sampler_throughput.py --model gpu           # CUDA: ~1.3 B parameters, bf16
 
-Prints the device, the model's size, tokens/s per method and the ratios of the new sampler to the others.
+Prints the device, the model's size, tokens/s per method and repeat (the methods interleaved) and
+the ratios of the new sampler's best to the others' best.
 """
 
 from __future__ import annotations
@@ -129,11 +130,13 @@ def main() -> None:
     parser.add_argument("--model", choices=sorted(MODELS), default=None, help="default: gpu on CUDA, else cpu")
     parser.add_argument("--batch-size", type=int, default=None, help="the new sampler's batch (default: memory)")
     parser.add_argument("--skip-old", action="store_true", help="leave out the replaced sampler (slow)")
+    parser.add_argument("--repeats", type=int, default=None, help="interleaved repeats (default: 3 on CPU, 1 on CUDA)")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
     device = "cuda" if torch.cuda.is_available() else "cpu"
+    args.repeats = args.repeats or (1 if device == "cuda" else 3)
     kind = args.model or ("gpu" if device == "cuda" else "cpu")
     model = build(kind, device)
     params = sum(p.numel() for p in model.parameters())
@@ -165,17 +168,22 @@ def main() -> None:
         methods["old (7981c2e: chunks of 16, torch.rand per sample)"] = lambda: old_sampler(*work)
     new_sampler(model, prompts[:1], 2, 2, device)  # warm up kernels and allocator
     plain_generate(model, prompts[:1], 2, 2, device)
-    rates = {}
-    for label, method in methods.items():
-        if device == "cuda":
-            torch.cuda.synchronize()
-        start = time.perf_counter()
-        tokens = method()
-        if device == "cuda":
-            torch.cuda.synchronize()
-        seconds = time.perf_counter() - start
-        rates[label] = tokens / seconds
-        print(f"  {label:52s} {tokens:8d} tokens {seconds:8.2f} s {rates[label]:10.1f} tokens/s")
+    rates: dict[str, list[float]] = {label: [] for label in methods}
+    for repeat in range(args.repeats):  # interleaved, so that a change in the machine's load hits every method
+        for label, method in methods.items():
+            if device == "cuda":
+                torch.cuda.synchronize()
+            start = time.perf_counter()
+            tokens = method()
+            if device == "cuda":
+                torch.cuda.synchronize()
+            seconds = time.perf_counter() - start
+            rates[label].append(tokens / seconds)
+            print(f"  [{repeat + 1}] {label:52s} {tokens:8d} tokens {seconds:8.2f} s {tokens / seconds:10.1f} tokens/s")
+    print(f"best of {args.repeats} (tokens/s):")
+    for label, values in rates.items():
+        print(f"  {label:56s} {max(values):10.1f}")
+    rates = {label: max(values) for label, values in rates.items()}
     new = rates["new (batched across problems)"]
     print(f"new sampler batch size: {args.batch_size or auto} ({'given' if args.batch_size else 'memory estimate'})")
     for label, rate in rates.items():

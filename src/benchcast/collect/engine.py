@@ -20,7 +20,7 @@ from benchcast.collect.models import require
 from benchcast.collect.streams import draw, uniforms
 from benchcast.utils.progress import track
 
-CPU_MAX_BATCH = 256  # on a CPU, larger batches gain little and only hold memory
+CPU_MAX_BATCH = 64  # on a CPU, larger batches are compute-bound and lose cache locality (measured slower)
 GPU_MAX_BATCH = 4096
 MEMORY_FRACTION = 0.6  # of the free memory, for the batch's KV cache and sampling buffers
 
