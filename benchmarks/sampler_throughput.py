@@ -108,8 +108,9 @@ def new_sampler(model, prompts, samples, new_tokens, device, batch_size=None):
     return sum(len(v) for v in results.values())
 
 
-def build(kind: str, device: str):
-    hidden, layers, heads, intermediate, vocab = MODELS[kind]
+def build(kind: str, device: str, vocab: int | None = None):
+    hidden, layers, heads, intermediate, default_vocab = MODELS[kind]
+    vocab = vocab or default_vocab
     config = transformers.LlamaConfig(
         vocab_size=vocab, hidden_size=hidden, intermediate_size=intermediate, num_hidden_layers=layers,
         num_attention_heads=heads, num_key_value_heads=heads, max_position_embeddings=2048,
@@ -131,6 +132,7 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=None, help="the new sampler's batch (default: memory)")
     parser.add_argument("--skip-old", action="store_true", help="leave out the replaced sampler (slow)")
     parser.add_argument("--repeats", type=int, default=None, help="interleaved repeats (default: 3 on CPU, 1 on CUDA)")
+    parser.add_argument("--vocab", type=int, default=None, help="vocabulary size (default: the model's)")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
     args = parser.parse_args()
     if args.threads:
@@ -138,7 +140,7 @@ def main() -> None:
     device = "cuda" if torch.cuda.is_available() else "cpu"
     args.repeats = args.repeats or (1 if device == "cuda" else 3)
     kind = args.model or ("gpu" if device == "cuda" else "cpu")
-    model = build(kind, device)
+    model = build(kind, device, args.vocab)
     params = sum(p.numel() for p in model.parameters())
     gen = torch.Generator().manual_seed(1)
     vocab = model.config.vocab_size
