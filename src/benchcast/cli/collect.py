@@ -251,7 +251,27 @@ def sample_command(
     model: Models,
     problems: Problems,
     out: Out,
-    n: Annotated[int, typer.Option("--n", help="Samples per problem.")] = 100,
+    n: Annotated[int, typer.Option("--n", help="Samples per problem (without --budget).")] = 100,
+    budget: Annotated[
+        int | None,
+        typer.Option(
+            help="Total samples per checkpoint, spent in rounds: a first round for every problem, then rounds "
+            "given to the problems with fewer than --target-successes correct samples (replaces --n)."
+        ),
+    ] = None,
+    first_round: Annotated[
+        int | None, typer.Option(help="With --budget: first-round samples per problem (default: 1/4 of an even share).")
+    ] = None,
+    round_size: Annotated[
+        int | None, typer.Option(help="With --budget: samples per later round (default: the rest in four rounds).")
+    ] = None,
+    target_successes: Annotated[
+        int, typer.Option(help="With --budget: later rounds go to problems with fewer correct samples than this.")
+    ] = 1,
+    batch_size: Annotated[
+        int | None,
+        typer.Option(help="Samples decoded together, across problems (transformers; default: from free memory)."),
+    ] = None,
     temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 1.0,
     max_new_tokens: Annotated[int, typer.Option(help="Generation length limit.")] = 512,
     backend: Backend = "transformers",
@@ -276,6 +296,8 @@ def sample_command(
     from benchcast.collect.sampling import to_counts
 
     checkpoints = _checkpoints(model, runs, params, tokens, shards, ray)
+    if budget is None and (first_round is not None or round_size is not None):
+        raise BenchcastError("--first-round and --round-size shape a --budget; give --budget, or drop them.")
     quiet_libraries(verbose)  # before datasets loads the problems
     table = load_problems(problems, split=split, template=template, limit=limit)
     samples = distributed.run(
@@ -286,6 +308,11 @@ def sample_command(
         ray_address=ray,
         shards=shards,
         n=n,
+        budget=budget,
+        first_round=first_round,
+        round_size=round_size,
+        target_successes=target_successes,
+        batch_size=batch_size,
         temperature=temperature,
         max_new_tokens=max_new_tokens,
         backend=backend,
@@ -297,7 +324,14 @@ def sample_command(
     counts = to_counts(samples)
     summary = (
         counts.groupby(["run", "benchmark"])
-        .agg(problems=("n", "size"), samples=("n", "sum"), correct=("c", "sum"))
+        .agg(
+            problems=("n", "size"),
+            samples=("n", "sum"),
+            correct=("c", "sum"),
+            min_n=("n", "min"),
+            max_n=("n", "max"),
+            unsolved=("c", lambda c: int((c == 0).sum())),
+        )
         .reset_index()
     )
     if json:
@@ -307,14 +341,18 @@ def sample_command(
                 "rows": len(samples),
                 "failed": int(samples["error"].notna().sum()),
                 "summary": summary.to_dict("records"),
+                "per_problem": counts.to_dict("records"),
             }
         )
         return
-    rows = [[r.run, r.benchmark, r.problems, r.samples, r.correct] for r in summary.itertuples()]
+    rows = [
+        [r.run, r.benchmark, r.problems, r.samples, r.correct, f"{r.min_n}-{r.max_n}", r.unsolved]
+        for r in summary.itertuples()
+    ]
     console.print(
         rich_table(
             f"graded samples -> {out} (next: benchcast passk {out})",
-            ["run", "benchmark", "problems", "samples", "correct"],
+            ["run", "benchmark", "problems", "samples", "correct", "n per problem", "unsolved"],
             rows,
         )
     )

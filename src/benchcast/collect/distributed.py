@@ -29,6 +29,27 @@ def _work(kind: str, checkpoint: dict, problems: pd.DataFrame, options: dict) ->
     return frame.assign(**{c: checkpoint.get(c) for c in SIZES if checkpoint.get(c) is not None})
 
 
+def _split_budget(budget: int | None, sizes: list[int]) -> list[int | None]:
+    """A total sampling budget split over shards in proportion to their problems (the remainder to the first)."""
+    if budget is None:
+        return [None] * len(sizes)
+    total = sum(sizes)
+    shares = [budget * s // total for s in sizes]
+    for i in range(budget - sum(shares)):
+        shares[i % len(shares)] += 1
+    return shares
+
+
+def _rows_of(previous: pd.DataFrame, model: str, problems: pd.DataFrame) -> pd.DataFrame:
+    """The earlier samples of one model on some problems, handed to the job that resumes them."""
+    if not len(previous):
+        return previous
+    keep = (previous["model"].astype(str) == model) & previous["problem_id"].astype(str).isin(
+        problems["id"].astype(str)
+    )
+    return previous[keep]
+
+
 def run(
     kind: str,
     checkpoints: list[dict],
@@ -56,7 +77,8 @@ def run(
     ray_address : str, optional
         Ray cluster address ('local' starts one here); without it jobs run in this process.
     shards : int
-        Problem shards per checkpoint (one job each).
+        Problem shards per checkpoint (one job each); a sampling ``budget`` is split over them in
+        proportion to their problems, and each shard spends its part on its own problems.
     **options
         Passed on to ``score_gold`` or ``sample`` (backend, dtype, n, seed...).
 
@@ -72,14 +94,19 @@ def run(
     for checkpoint in checkpoints:
         if kind == "score":
             todo = problems[[(checkpoint["model"], str(p)) not in done for p in problems["id"]]]
-        else:
+        elif options.get("budget") is None:
             n = options.get("n", 100)
             todo = problems[
                 [any((checkpoint["model"], str(p), str(i)) not in done for i in range(n)) for p in problems["id"]]
             ]
-        for part in np.array_split(np.arange(len(todo)), max(1, min(shards, len(todo)))):
-            if len(part):
-                jobs.append((checkpoint, todo.iloc[part]))
+        else:  # which problems still need samples depends on the rounds: every shard replays them
+            todo = problems
+        parts = [part for part in np.array_split(np.arange(len(todo)), max(1, min(shards, len(todo)))) if len(part)]
+        for part, budget in zip(parts, _split_budget(options.get("budget"), [len(p) for p in parts]), strict=True):
+            extra = {} if kind == "score" else {"previous": _rows_of(previous, checkpoint["model"], todo.iloc[part])}
+            if budget is not None:
+                extra["budget"] = budget
+            jobs.append((checkpoint, todo.iloc[part], extra))
     if ray_address:
         try:
             import ray
@@ -89,9 +116,11 @@ def run(
             ray.init(address=None if ray_address == "local" else ray_address, ignore_reinit_error=True)
         gpus = 1 if ray.cluster_resources().get("GPU", 0) >= 1 else 0
         task = ray.remote(num_gpus=gpus)(_work)
-        parts = ray.get([task.remote(kind, cp, part, {**options, "progress": False}) for cp, part in jobs])
+        parts = ray.get(
+            [task.remote(kind, cp, part, {**options, **extra, "progress": False}) for cp, part, extra in jobs]
+        )
     else:
-        parts = [_work(kind, cp, part, options) for cp, part in jobs]
+        parts = [_work(kind, cp, part, {**options, **extra}) for cp, part, extra in jobs]
     frames = [f for f in [previous, *parts] if len(f)]
     merged = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=key)
     merged[key] = merged[key].astype(str)

@@ -1,11 +1,12 @@
-"""Sampling for pass@k (SPEC §1.2, §7): n samples per problem, graded, written per sample.
+"""Sampling for pass@k (SPEC §1.2, §7): samples per problem, graded, written per sample.
 
-Every sample has its own random stream, seeded from (seed, problem id, sample index) only: a
-rerun reproduces each completion, and a resumed run draws exactly the missing samples, each
-equal to what an uninterrupted run would have drawn (whichever others are batched with it).
-With transformers, samples are batched for speed, and the sampling step is Gumbel-max with one
-generator per sample (exact sampling from softmax(logits / temperature), no top-k/top-p); with
-vLLM, each sample is a request with its own seed.
+Every sample has its own random stream, keyed by (seed, problem id, sample index) only: a rerun
+reproduces each completion, and a resumed run draws exactly the missing samples, each equal to what
+an uninterrupted run would have drawn (whichever others are batched with it). With transformers,
+samples of many problems are decoded in one batch (:mod:`benchcast.collect.engine`) and each token
+is drawn from softmax(logits / temperature) by inverse CDF with the sample's counter-based uniform
+(:mod:`benchcast.collect.streams`; no top-k/top-p); with vLLM, each sample is a request with its
+own seed. A total budget is spent in rounds (:mod:`benchcast.collect.budget`).
 """
 
 from __future__ import annotations
@@ -13,18 +14,24 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from benchcast.collect import store
+from benchcast.collect.budget import allocate, default_first_round, round_sizes
+from benchcast.collect.engine import run_requests
 from benchcast.collect.models import BACKENDS, load_transformers, load_vllm, quiet_libraries, require
+from benchcast.collect.streams import sample_key
 from benchcast.data.grading import extract_answer, grade
-from benchcast.utils.progress import track
+from benchcast.errors import BenchcastError
 
 KEY = ["model", "problem_id", "sample_id"]
+COLUMNS = ["run", "benchmark", "round", "completion", "extracted", "correct", "error"]
 
 
 def sample_seed(seed: int, problem_id: str, index: int) -> int:
-    """The random seed of one sample, from (seed, problem id, sample index) only.
+    """The vLLM request seed of one sample, from (seed, problem id, sample index) only (the transformers
+    sampler keys its stream with :func:`benchcast.collect.streams.sample_key`).
 
     Parameters
     ----------
@@ -44,57 +51,102 @@ def sample_seed(seed: int, problem_id: str, index: int) -> int:
     return int.from_bytes(digest[:4], "little")
 
 
-class PerSampleGumbel:
-    """A logits processor that draws each row's next token from its own generator.
+def _truthy(value) -> bool:
+    # a resumed CSV may give the grades back as text
+    return value is True or (isinstance(value, (int, float)) and value == 1) or str(value).strip().lower() == "true"
 
-    Used with greedy decoding: it returns scores that are 0 at the sampled token and -inf
-    elsewhere, so the argmax is a draw from softmax(scores / temperature) (Gumbel-max trick).
-    """
 
-    def __init__(self, torch, seeds: list[int], temperature: float, device):
-        self.torch = torch
-        self.temperature = temperature
-        self.generators = [torch.Generator(device=device).manual_seed(s) for s in seeds]
+class _Failed(str):
+    """Why a sample could not be drawn (told apart from a completion by its type, not its text)."""
 
-    def __call__(self, input_ids, scores):
-        torch = self.torch
-        logp = torch.log_softmax(scores.float() / self.temperature, dim=-1)
-        uniform = torch.stack(
-            [torch.rand(scores.shape[-1], generator=g, device=scores.device) for g in self.generators]
+
+class _Drawer:
+    """Draws (problem, index) samples with one backend; loads the model on first use."""
+
+    def __init__(self, model_id, by_id, options):
+        self.model_id, self.by_id, self.options = model_id, by_id, options
+        self.loaded = None
+
+    def __call__(self, todo: list[tuple[str, int]], round_index: int) -> dict[tuple[str, int], str]:
+        """Completion text (or a :class:`_Failed` reason) per (problem, index), in the order of ``todo``."""
+        o = self.options
+        if o["backend"] == "vllm":
+            return self._vllm(todo)
+        if self.loaded is None:
+            self.loaded = load_transformers(self.model_id, o["dtype"], o["device"])
+        model, tokenizer, device = self.loaded
+        prompts, errors = {}, {}
+        for pid in dict.fromkeys(p for p, _ in todo):
+            try:
+                prompt = tokenizer(str(self.by_id.loc[pid, "prompt"]))["input_ids"]
+                if not prompt:  # the first token needs something to condition on
+                    start = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
+                    prompt = [start]
+                prompts[pid] = list(prompt)
+            except Exception as exc:  # a tokenizer can fail on odd text: record it, go on
+                errors[pid] = f"tokenize: {exc}"
+        ok = [(p, i) for p, i in todo if p in prompts]
+        eos = model.generation_config.eos_token_id
+        eos_ids = [] if eos is None else [eos] if isinstance(eos, int) else list(eos)
+        found = run_requests(
+            model,
+            [prompts[p] for p, _ in ok],
+            [sample_key(o["seed"], p, i) for p, i in ok],
+            batch_size=o["batch_size"],
+            progress=o["progress"],
+            description=f"sampling {self.model_id}" + (f", round {round_index + 1}" if round_index else ""),
+            temperature=o["temperature"],
+            max_new_tokens=o["max_new_tokens"],
+            eos_ids=eos_ids,
+            pad_id=tokenizer.pad_token_id,
+            device=device,
         )
-        choice = (logp - torch.log(-torch.log(uniform))).argmax(dim=-1)
-        out = torch.full_like(scores, float("-inf"))
-        return out.scatter_(1, choice[:, None], 0.0)
-
-
-def _generate_transformers(
-    model, tokenizer, device, prompt, indices, *, temperature, max_new_tokens, seed, problem_id, chunk
-):
-    torch = require("torch", "score")
-    transformers = require("transformers", "score")
-    encoded = tokenizer(prompt, return_tensors="pt").to(device)
-    config = transformers.GenerationConfig(
-        do_sample=False,  # sampling is done by PerSampleGumbel; greedy picks its draw
-        max_new_tokens=max_new_tokens,
-        pad_token_id=tokenizer.pad_token_id,
-        eos_token_id=model.generation_config.eos_token_id,
-        bos_token_id=model.generation_config.bos_token_id,
-    )
-    texts = []
-    for start in range(0, len(indices), chunk):
-        group = indices[start : start + chunk]
-        processors = []
-        if temperature > 0:
-            seeds = [sample_seed(seed, problem_id, i) for i in group]
-            processors = [PerSampleGumbel(torch, seeds, temperature, device)]
-        batch = {name: tensor.expand(len(group), -1) for name, tensor in encoded.items()}
-        with torch.no_grad():
-            output = model.generate(
-                **batch, generation_config=config, logits_processor=transformers.LogitsProcessorList(processors)
+        texts = {pair: _Failed(errors[pair[0]]) for pair in todo if pair[0] in errors}
+        for index, pair in enumerate(ok):
+            value = found[index]
+            texts[pair] = (
+                _Failed(value) if isinstance(value, str) else tokenizer.decode(value, skip_special_tokens=True)
             )
-        prompt_length = encoded["input_ids"].shape[1]
-        texts += tokenizer.batch_decode(output[:, prompt_length:], skip_special_tokens=True)
-    return texts
+        return {pair: texts[pair] for pair in todo}
+
+    def _vllm(self, todo):
+        o = self.options
+        vllm = require("vllm", "vllm")
+        if self.loaded is None:
+            self.loaded = load_vllm(self.model_id, o["dtype"])
+        params = [  # one request per sample, with its own seed
+            vllm.SamplingParams(
+                n=1,
+                temperature=o["temperature"],
+                top_p=1.0,
+                max_tokens=o["max_new_tokens"],
+                seed=sample_seed(o["seed"], p, i),
+            )
+            for p, i in todo
+        ]
+        prompts = [str(self.by_id.loc[p, "prompt"]) for p, _ in todo]
+        outputs = self.loaded.generate(prompts, params, use_tqdm=o["verbose"]) if todo else []
+        return {pair: output.outputs[0].text for pair, output in zip(todo, outputs, strict=True)}
+
+
+def _rows(model_id, run, benchmark, by_id, texts, round_index, use_math_verify) -> list[dict]:
+    rows = []
+    for (pid, index), text in texts.items():
+        base = {
+            "model": model_id,
+            "run": run or model_id,
+            "benchmark": benchmark,
+            "problem_id": pid,
+            "sample_id": str(index),
+            "round": round_index,
+        }
+        if isinstance(text, _Failed):  # generation failed: recorded, not dropped
+            rows.append({**base, "completion": None, "extracted": None, "correct": None, "error": str(text)})
+            continue
+        extracted = extract_answer(text)
+        correct = grade(extracted, str(by_id.loc[pid, "answer"]), use_math_verify=use_math_verify)
+        rows.append({**base, "completion": text, "extracted": extracted, "error": None, "correct": correct})
+    return rows
 
 
 def sample(
@@ -102,21 +154,33 @@ def sample(
     problems: pd.DataFrame,
     *,
     n: int = 100,
+    budget: int | None = None,
+    first_round: int | None = None,
+    round_size: int | None = None,
+    target_successes: int = 1,
     temperature: float = 1.0,
     max_new_tokens: int = 512,
     backend: str = "transformers",
     dtype: str = "auto",
     device: str | None = None,
     seed: int = 0,
-    chunk: int = 16,
+    batch_size: int | None = None,
     benchmark: str = "problems",
     run: str | None = None,
     out: str | Path | None = None,
+    previous: pd.DataFrame | None = None,
     progress: bool | None = None,
     verbose: bool = False,
     use_math_verify: bool = True,
 ) -> pd.DataFrame:
-    """Draw ``n`` samples per problem, extract and grade the final answers; resumable via ``out``.
+    """Draw samples per problem, extract and grade the final answers; resumable via ``out``.
+
+    Without ``budget`` every problem gets ``n`` samples. With ``budget`` (total samples for the
+    problem set) a first round gives every problem ``first_round`` samples and later rounds of
+    ``round_size`` go to the problems with fewer than ``target_successes`` correct so far
+    (:mod:`benchcast.collect.budget`); each row records its ``round``. The schedule is a function
+    of the graded samples, and each sample of (seed, problem, index), so a resumed run draws what an
+    uninterrupted one would have.
 
     Parameters
     ----------
@@ -125,9 +189,17 @@ def sample(
     problems : pandas.DataFrame
         The problem set (``id``, ``prompt``, ``answer``).
     n : int
-        Samples per problem.
+        Samples per problem (without ``budget``).
+    budget : int, optional
+        Total samples for the problem set, spent in rounds.
+    first_round : int, optional
+        Samples per problem in the first round (default: a quarter of an even share).
+    round_size : int, optional
+        Samples per adaptive round (default: what remains, in four rounds).
+    target_successes : int
+        Adaptive rounds go to problems with fewer correct samples than this.
     temperature : float
-        Softmax temperature.
+        Softmax temperature (0: greedy).
     max_new_tokens : int
         Longest completion.
     backend : {'transformers', 'vllm'}
@@ -138,14 +210,16 @@ def sample(
         Torch device for transformers; CUDA when available.
     seed : int
         Base seed of every sample's own stream.
-    chunk : int
-        Samples generated together (transformers).
+    batch_size : int, optional
+        Samples decoded together (transformers); by default set by a memory estimate.
     benchmark : str
         Benchmark name written on each row.
     run : str, optional
         Run name written on each row; the model id by default.
     out : str or Path, optional
-        Output file; samples already in it are kept and not drawn again.
+        Output file; samples already in it are kept and not drawn again (written after each round).
+    previous : pandas.DataFrame, optional
+        Samples already drawn (instead of reading ``out``), e.g. passed to a Ray worker.
     progress : bool, optional
         Show a progress bar (None: when interactive).
     verbose : bool
@@ -158,83 +232,63 @@ def sample(
     -------
     pandas.DataFrame
         One row per sample: ``model``, ``problem_id``, ``sample_id``, ``run``, ``benchmark``,
-        ``completion``, ``extracted``, ``correct``, ``error``.
+        ``round``, ``completion``, ``extracted``, ``correct``, ``error``.
     """
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    if budget is None and n < 1:
+        raise BenchcastError(f"n must be at least one sample per problem, got {n}.")
+    if batch_size is not None and batch_size < 1:
+        raise BenchcastError(f"the batch size must be at least 1, got {batch_size}.")
     quiet_libraries(verbose)  # here, so that Ray workers are quieted too
-    previous = store.read_existing(Path(out) if out else None, KEY)
-    done = store.done_keys(previous, KEY)
-    missing = {
-        str(row.id): [i for i in range(n) if (model_id, str(row.id), str(i)) not in done]
-        for row in problems.itertuples()
+    if previous is None:
+        previous = store.read_existing(Path(out) if out else None, KEY)
+    if "completion" in previous:  # a CSV gives an empty completion (the first token ended it) back as NaN
+        previous = previous.assign(completion=previous["completion"].fillna(""))
+    ids = [str(p) for p in problems["id"]]
+    if budget is None:
+        sizes, first = [n * len(ids)], n
+    else:
+        first = first_round if first_round is not None else default_first_round(budget, len(ids))
+        sizes = round_sizes(budget, len(ids), first, round_size)
+    mine = previous[previous["model"].astype(str) == model_id] if len(previous) else previous
+    correct = {
+        (str(p), int(i)): _truthy(c)
+        for p, i, c in zip(mine.get("problem_id", []), mine.get("sample_id", []), mine.get("correct", []), strict=True)
+        if str(i).isdigit()
     }
-    missing = {pid: idx for pid, idx in missing.items() if idx}
-    rows = []
-    if missing:
-        by_id = problems.set_index(problems["id"].astype(str))
-        completions: dict[str, list[str]] = {}
-        errors: dict[str, str] = {}
-        if backend == "vllm":
-            vllm = require("vllm", "vllm")
-            llm = load_vllm(model_id, dtype)
-            requests = [(p, i) for p in missing for i in missing[p]]  # one request per sample, own seed
-            params = [
-                vllm.SamplingParams(
-                    n=1, temperature=temperature, top_p=1.0, max_tokens=max_new_tokens, seed=sample_seed(seed, p, i)
-                )
-                for p, i in requests
-            ]
-            outputs = llm.generate([str(by_id.loc[p, "prompt"]) for p, _ in requests], params, use_tqdm=verbose)
-            for (p, _), output in zip(requests, outputs, strict=True):
-                completions.setdefault(p, []).append(output.outputs[0].text)
+    by_id = problems.set_index(problems["id"].astype(str))
+    options = {
+        "backend": backend, "dtype": dtype, "device": device, "seed": seed, "batch_size": batch_size,
+        "progress": progress, "temperature": temperature, "max_new_tokens": max_new_tokens, "verbose": verbose,
+    }  # fmt: skip
+    drawer = _Drawer(model_id, by_id, options)
+    planned = np.zeros(len(ids), dtype=np.int64)
+    frames = [previous] if len(previous) else []
+    for round_index, size in enumerate(sizes):
+        if round_index == 0:
+            target = np.full(len(ids), first, dtype=np.int64)
         else:
-            model, tokenizer, device = load_transformers(model_id, dtype, device)
-            for pid in track(list(missing), f"sampling {model_id}", enabled=progress):
-                try:
-                    completions[pid] = _generate_transformers(
-                        model,
-                        tokenizer,
-                        device,
-                        str(by_id.loc[pid, "prompt"]),
-                        missing[pid],
-                        temperature=temperature,
-                        max_new_tokens=max_new_tokens,
-                        seed=seed,
-                        problem_id=pid,
-                        chunk=chunk,
-                    )
-                except Exception as exc:  # one bad problem must not lose the others
-                    errors[pid] = f"generate: {exc}"
-        for pid, indices in missing.items():
-            gold = str(by_id.loc[pid, "answer"])
-            texts = completions.get(pid, [None] * len(indices))
-            for index, text in zip(indices, texts, strict=True):
-                base = {
-                    "model": model_id,
-                    "run": run or model_id,
-                    "benchmark": benchmark,
-                    "problem_id": pid,
-                    "sample_id": str(index),
-                    "completion": text,
-                }
-                if text is None:  # generation failed: recorded, not dropped
-                    rows.append({**base, "extracted": None, "correct": None, "error": errors.get(pid, "no completion")})
-                    continue
-                extracted = extract_answer(text)
-                rows.append(
-                    {
-                        **base,
-                        "extracted": extracted,
-                        "error": None,
-                        "correct": grade(extracted, gold, use_math_verify=use_math_verify),
-                    }
-                )
-    new = pd.DataFrame(rows, columns=[*KEY, "run", "benchmark", "completion", "extracted", "correct", "error"])
-    merged = pd.concat([previous, new], ignore_index=True) if len(previous) else new
-    merged["sample_id"] = merged["sample_id"].astype(str)
+            c = [sum(correct.get((p, i), False) for i in range(planned[j])) for j, p in enumerate(ids)]
+            target = planned + allocate(planned, np.asarray(c), size, target=target_successes)
+        todo = [(p, i) for j, p in enumerate(ids) for i in range(planned[j], target[j]) if (p, i) not in correct]
+        planned = target
+        if not todo:
+            continue
+        rows = _rows(model_id, run, benchmark, by_id, drawer(todo, round_index), round_index, use_math_verify)
+        correct.update({(r["problem_id"], int(r["sample_id"])): bool(r["correct"]) for r in rows})
+        frames.append(pd.DataFrame(rows, columns=[*KEY, *COLUMNS]))
+        if out:  # after each round, so that a run that dies loses at most one round
+            store.write(_merge(frames), Path(out))
+    merged = _merge(frames)
     if out:
         store.write(merged, Path(out))
+    return merged
+
+
+def _merge(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    merged = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=[*KEY, *COLUMNS])
+    merged["sample_id"] = merged["sample_id"].astype(str)
     return merged
 
 

@@ -1,0 +1,151 @@
+"""Spending a total sampling budget across problems in rounds (pure numpy, no model).
+
+A first round gives every problem the same number of samples; each later round gives its samples,
+in equal shares, to the problems that have fewer than ``target`` successes so far (``c = 0`` by
+default: the problems whose success rate the first round could only bound), or, when every problem
+has reached ``target``, to the problems with the fewest successes. This is the idea of Kazdan et
+al. (2025)'s dynamic sampling: a forecast of pass@k far beyond n rests on the small-p tail of the
+per-problem success rates, and the problems in that tail are the ones whose first samples all failed.
+
+Every function here is a deterministic function of its arguments, so a resumed run replays the same
+schedule from the samples it has (each sample is itself determined by (seed, problem, index)).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from benchcast.errors import BenchcastError
+
+
+def default_first_round(budget: int, problems: int) -> int:
+    """The first round's samples per problem: a quarter of an even share, at least one.
+
+    Parameters
+    ----------
+    budget : int
+        Total samples for the problem set.
+    problems : int
+        Number of problems.
+
+    Returns
+    -------
+    int
+        Samples per problem in the first round.
+    """
+    return max(1, budget // (4 * max(problems, 1)))
+
+
+def round_sizes(budget: int, problems: int, first_round: int, round_size: int | None = None) -> list[int]:
+    """Total samples of each round: the first round (``problems * first_round``), then adaptive rounds.
+
+    Parameters
+    ----------
+    budget : int
+        Total samples for the problem set; every one is spent.
+    problems : int
+        Number of problems.
+    first_round : int
+        Samples per problem in the first round.
+    round_size : int, optional
+        Samples per adaptive round (the last round takes what remains); by default the remainder
+        in four rounds.
+
+    Returns
+    -------
+    list of int
+        The first round's total, then each adaptive round's; they sum to ``budget``.
+    """
+    if problems < 1:
+        raise BenchcastError("a sampling budget needs at least one problem.")
+    if first_round < 1:
+        raise BenchcastError(f"the first round must give every problem at least one sample, got {first_round}.")
+    first = problems * first_round
+    if budget < first:
+        raise BenchcastError(
+            f"a budget of {budget} samples cannot give {problems} problems {first_round} samples each in the "
+            f"first round ({first} samples): raise --budget or lower --first-round."
+        )
+    rest = budget - first
+    if round_size is None:
+        round_size = max(1, -(-rest // 4))
+    if round_size < 1:
+        raise BenchcastError(f"the round size must be at least one sample, got {round_size}.")
+    return [first] + [min(round_size, rest - start) for start in range(0, rest, round_size)]
+
+
+def allocate(n, c, extra: int, *, target: int = 1) -> np.ndarray:
+    """Samples each problem gets in one adaptive round.
+
+    The round's ``extra`` samples go in equal shares to the problems with fewer than ``target``
+    successes; when there are none, to the problems with the fewest successes. What does not divide
+    evenly goes one each to the eligible problems with the fewest samples so far (then the first
+    in order), so the result depends on ``n`` and ``c`` alone.
+
+    Parameters
+    ----------
+    n, c : array_like of int
+        Per problem: samples drawn so far and samples correct.
+    extra : int
+        Samples to give out in this round (>= 0).
+    target : int
+        Successes a problem needs before the adaptive rounds leave it alone (>= 1).
+
+    Returns
+    -------
+    ndarray of int
+        Extra samples per problem; they sum to ``extra``.
+    """
+    n = np.asarray(n, dtype=np.int64)
+    c = np.asarray(c, dtype=np.int64)
+    if n.shape != c.shape or n.ndim != 1 or n.size == 0:
+        raise BenchcastError("allocate needs one n and one c per problem (equal-length, non-empty).")
+    if np.any(c < 0) or np.any(c > n):
+        raise BenchcastError("per-problem counts need 0 <= c <= n.")
+    if extra < 0 or target < 1:
+        raise BenchcastError(f"allocate needs extra >= 0 and target >= 1, got extra={extra}, target={target}.")
+    eligible = np.flatnonzero(c < target)
+    if eligible.size == 0:
+        eligible = np.flatnonzero(c == c.min())
+    out = np.zeros(n.size, dtype=np.int64)
+    out[eligible] = extra // eligible.size
+    remainder = extra % eligible.size
+    if remainder:
+        order = eligible[np.argsort(n[eligible], kind="stable")]  # fewest samples first, then problem order
+        out[order[:remainder]] += 1
+    return out
+
+
+def simulate(p, budget: int, *, first_round: int, round_size: int | None = None, target: int = 1, rng=None):
+    """Counts (n, c) that adaptive sampling would give problems of known success rates ``p``.
+
+    Parameters
+    ----------
+    p : array_like of float
+        Per-problem success probabilities, in [0, 1].
+    budget : int
+        Total samples.
+    first_round : int
+        Samples per problem in the first round.
+    round_size : int, optional
+        Samples per adaptive round (see :func:`round_sizes`).
+    target : int
+        See :func:`allocate`.
+    rng : numpy.random.Generator, optional
+        Source of the binomial draws.
+
+    Returns
+    -------
+    tuple of ndarray
+        ``n`` and ``c`` per problem.
+    """
+    p = np.asarray(p, dtype=float)
+    rng = rng if rng is not None else np.random.default_rng(0)
+    sizes = round_sizes(budget, p.size, first_round, round_size)
+    n = np.full(p.size, first_round, dtype=np.int64)
+    c = rng.binomial(n, p)
+    for extra in sizes[1:]:
+        more = allocate(n, c, extra, target=target)
+        c = c + rng.binomial(more, p)
+        n = n + more
+    return n, c

@@ -1,0 +1,299 @@
+"""Batched sampling with transformers: samples of many problems per batch, one forward per step.
+
+Requests (a problem's prompt and a sample's stream key) are sorted by prompt length and cut into
+batches whose size a memory estimate sets (or the caller); prompts are padded on the left, with the
+attention mask and position ids that make a padded row compute what it would alone, and decoding
+reuses the KV cache; rows that have ended leave the batch (and the cache) once a quarter have.
+Each step draws every row's token from its own counter-based stream (:mod:`benchcast.collect.streams`)
+in a few tensor operations, so a sample's uniforms do not depend on the batch it runs in; its tokens
+do not either, up to the rounding of the logits (bit-identical on CPU in fp32 in the tests; on a GPU
+a different batch shape can change a logit's last bits, and a draw that falls within that of a
+boundary between two tokens then differs). A batch that runs out of memory is retried as two halves.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+
+from benchcast.collect.models import require
+from benchcast.collect.streams import draw, uniforms
+from benchcast.utils.progress import track
+
+CPU_MAX_BATCH = 64  # on a CPU, larger batches are compute-bound and lose cache locality (measured slower)
+GPU_MAX_BATCH = 4096
+MEMORY_FRACTION = 0.6  # of the free memory, for the batch's KV cache and sampling buffers
+
+
+def batch_size_for(
+    *,
+    layers: int,
+    kv_heads: int,
+    head_dim: int,
+    hidden: int,
+    vocab: int,
+    prompt_length: int,
+    max_new_tokens: int,
+    dtype_bytes: int,
+    free_bytes: float,
+    cap: int = GPU_MAX_BATCH,
+) -> int:
+    """Samples per batch that fit in a fraction of the free memory.
+
+    Per sample: the KV cache over prompt and completion (2 x layers x kv heads x head dim x length x
+    dtype bytes), the prefill's hidden states (a few times prompt length x hidden), and the
+    sampling step's buffers over the vocabulary (logits and three float64 arrays).
+
+    Parameters
+    ----------
+    layers, kv_heads, head_dim, hidden, vocab : int
+        The model's shape.
+    prompt_length, max_new_tokens : int
+        The longest prompt in the batch and the completion limit.
+    dtype_bytes : int
+        Bytes per model value (2 for bf16, 4 for fp32).
+    free_bytes : float
+        Memory available on the device.
+    cap : int
+        Largest batch returned.
+
+    Returns
+    -------
+    int
+        Batch size, at least 1.
+    """
+    length = prompt_length + max_new_tokens
+    kv = 2 * layers * kv_heads * head_dim * length * dtype_bytes
+    prefill = 6 * prompt_length * hidden * dtype_bytes
+    sampling = vocab * (4 + 3 * 8)
+    per_sample = kv + prefill + sampling
+    return int(max(1, min(cap, MEMORY_FRACTION * free_bytes // per_sample)))
+
+
+def _free_bytes(torch, device: str) -> tuple[float, int]:
+    if str(device).startswith("cuda"):
+        free, _ = torch.cuda.mem_get_info(torch.device(device))
+        return float(free), GPU_MAX_BATCH
+    try:
+        free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        free = 4 * 2**30
+    return float(free), CPU_MAX_BATCH
+
+
+def auto_batch_size(model, device: str, prompt_length: int, max_new_tokens: int) -> int:
+    """:func:`batch_size_for` with the model's config and the device's free memory.
+
+    Parameters
+    ----------
+    model : transformers.PreTrainedModel
+        The causal LM.
+    device : str
+        Its torch device.
+    prompt_length, max_new_tokens : int
+        The longest prompt in the batch and the completion limit.
+
+    Returns
+    -------
+    int
+        Batch size, at least 1.
+    """
+    torch = require("torch", "score")
+    config = model.config
+    config = getattr(config, "text_config", None) or config
+    heads = config.num_attention_heads
+    head_dim = getattr(config, "head_dim", None) or config.hidden_size // heads
+    free, cap = _free_bytes(torch, device)
+    return batch_size_for(
+        layers=config.num_hidden_layers,
+        kv_heads=getattr(config, "num_key_value_heads", None) or heads,
+        head_dim=head_dim,
+        hidden=config.hidden_size,
+        vocab=config.vocab_size,
+        prompt_length=prompt_length,
+        max_new_tokens=max_new_tokens,
+        dtype_bytes=next(model.parameters()).element_size(),
+        free_bytes=free,
+        cap=cap,
+    )
+
+
+def _keywords(model) -> tuple[str | None, str]:
+    """The forward's names for 'logits of the last position only' and for the KV cache (they moved
+    between transformers releases)."""
+    names = inspect.signature(model.forward).parameters
+    logits = next((k for k in ("logits_to_keep", "num_logits_to_keep") if k in names), None)
+    return logits, "cache" if "cache" in names else "past_key_values"
+
+
+def _cache(result):
+    cache = getattr(result, "cache", None)
+    return cache if cache is not None else result.past_key_values
+
+
+def generate(model, prompts, keys, *, temperature, max_new_tokens, eos_ids, pad_id, device) -> list[list[int]]:
+    """New tokens of each row, decoded together (left padding, KV cache, one stream per row).
+
+    Parameters
+    ----------
+    model : transformers.PreTrainedModel
+        A causal LM in eval mode.
+    prompts : list of list of int
+        Each row's prompt token ids (non-empty).
+    keys : list of int
+        Each row's stream key (:func:`benchcast.collect.streams.sample_key`).
+    temperature : float
+        Softmax temperature (0: greedy).
+    max_new_tokens : int
+        Longest completion.
+    eos_ids : list of int
+        Tokens that end a completion (kept in the output; nothing is drawn after them).
+    pad_id : int
+        Padding token id.
+    device : str
+        The model's torch device.
+
+    Returns
+    -------
+    list of list of int
+        Each row's new tokens, up to and including its first end token.
+    """
+    torch = require("torch", "score")
+    rows, width = len(prompts), max(len(p) for p in prompts)
+    ids = torch.full((rows, width), pad_id, dtype=torch.long)
+    mask = torch.zeros((rows, width), dtype=torch.long)
+    for row, prompt in enumerate(prompts):
+        ids[row, width - len(prompt) :] = torch.tensor(prompt, dtype=torch.long)
+        mask[row, width - len(prompt) :] = 1
+    ids, mask = ids.to(device), mask.to(device)
+    positions = (mask.cumsum(-1) - 1).clamp_(min=0)  # a padded row's first real token is at position 0
+    key_tensor = torch.tensor(keys, dtype=torch.int64, device=device)
+    eos = torch.tensor(sorted(set(eos_ids)) or [-1], dtype=torch.long, device=device)
+    logits_keyword, cache_keyword = _keywords(model)
+    extra = {logits_keyword: 1} if logits_keyword else {}
+    out = torch.full((rows, max_new_tokens), pad_id, dtype=torch.long, device=device)
+    finished = torch.zeros(rows, dtype=torch.bool, device=device)
+    with torch.inference_mode():
+        result = model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True, **extra)
+        position = positions[:, -1:]
+        alive = torch.arange(rows, device=device)  # the batch row of each row still decoding
+        steps = 0
+        for step in range(max_new_tokens):
+            token = draw(torch, result.logits[:, -1, :], uniforms(torch, key_tensor, step), temperature)
+            token = torch.where(finished, pad_id, token)
+            out[alive, step] = token
+            finished |= torch.isin(token, eos)
+            steps = step + 1
+            if step == max_new_tokens - 1:
+                break
+            cache = _cache(result)
+            if step % 8 == 7:  # a host sync every 8 steps, not every step: which rows have ended
+                done = int(finished.sum())
+                if done == len(alive):
+                    break
+                if 4 * done >= len(alive) and hasattr(cache, "batch_select_indices"):
+                    # a quarter or more have ended: drop them from the batch and the cache
+                    keep = torch.nonzero(~finished)[:, 0]
+                    cache.batch_select_indices(keep)
+                    alive, key_tensor, finished = alive[keep], key_tensor[keep], finished[keep]
+                    mask, position, token = mask[keep], position[keep], token[keep]
+            mask = torch.cat([mask, torch.ones((len(alive), 1), dtype=mask.dtype, device=device)], dim=1)
+            position = position + 1
+            result = model(
+                input_ids=token[:, None],
+                attention_mask=mask,
+                position_ids=position,
+                use_cache=True,
+                **{cache_keyword: cache},
+                **extra,
+            )
+    tokens = out[:, :steps].cpu().tolist()
+    ends = set(eos_ids)
+    completions = []
+    for row in tokens:
+        end = next((i for i, t in enumerate(row) if t in ends), None)
+        completions.append(row if end is None else row[: end + 1])
+    return completions
+
+
+def _is_oom(exc: BaseException) -> bool:
+    return "out of memory" in str(exc).lower() or type(exc).__name__ == "OutOfMemoryError"
+
+
+def plan_batches(lengths: list[int], batch_size_of) -> list[list[int]]:
+    """Request indices cut into batches of similar prompt length (longest first).
+
+    Parameters
+    ----------
+    lengths : list of int
+        Each request's prompt length.
+    batch_size_of : callable
+        The batch size for a batch whose longest prompt has the given length.
+
+    Returns
+    -------
+    list of list of int
+        Batches of request indices, in order of decreasing prompt length (stable within a length).
+    """
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    batches, start = [], 0
+    while start < len(order):
+        size = max(1, int(batch_size_of(lengths[order[start]])))
+        batches.append(order[start : start + size])
+        start += size
+    return batches
+
+
+def run_requests(
+    model, prompts, keys, *, batch_size=None, progress=None, description="sampling", **options
+) -> dict[int, list[int] | str]:
+    """Every request's new tokens, in batches (halved on out-of-memory); a failure is its message.
+
+    Parameters
+    ----------
+    model : transformers.PreTrainedModel
+        A causal LM in eval mode.
+    prompts : list of list of int
+        Each request's prompt ids.
+    keys : list of int
+        Each request's stream key.
+    batch_size : int, optional
+        Samples per batch; by default from :func:`auto_batch_size`.
+    progress : bool, optional
+        Show a progress bar over the samples (None: when interactive).
+    description : str
+        The bar's label.
+    **options
+        ``temperature``, ``max_new_tokens``, ``eos_ids``, ``pad_id``, ``device`` (see :func:`generate`).
+
+    Returns
+    -------
+    dict
+        Request index -> its new tokens, or the error text of a batch that failed.
+    """
+    torch = require("torch", "score")
+    lengths = [len(p) for p in prompts]
+
+    def size_of(length):
+        if batch_size:
+            return batch_size
+        return auto_batch_size(model, options["device"], length, options["max_new_tokens"])
+
+    results: dict[int, list[int] | str] = {}
+    batches = plan_batches(lengths, size_of)
+    for batch in track(batches, description, enabled=progress, sizes=[len(b) for b in batches], unit="samples"):
+        pending = [batch]
+        while pending:
+            chunk = pending.pop()
+            try:
+                tokens = generate(model, [prompts[i] for i in chunk], [keys[i] for i in chunk], **options)
+                results.update(zip(chunk, tokens, strict=True))
+            except Exception as exc:  # one bad batch must not lose the others
+                if _is_oom(exc) and len(chunk) > 1:
+                    if torch.cuda.is_available():
+                        torch.cuda.empty_cache()
+                    half = len(chunk) // 2
+                    pending += [chunk[half:], chunk[:half]]
+                else:
+                    results.update({i: f"generate: {exc}" for i in chunk})
+    return results

@@ -1,0 +1,143 @@
+"""Counter-based random streams for sampling: one uniform per (seed, problem, sample, step), on the device.
+
+A sample's key is a 64-bit hash of (seed, problem id, sample index); the uniform it uses at decoding
+step t is the splitmix64 finaliser of (key + (t + 1) * golden gamma), its top 53 bits over 2^53.
+Both are integer tensor operations over the whole batch (int64 with wrapping multiplication and
+masked logical shifts), so there is no Python call per sample per step, and a sample's stream is
+the same bits whichever batch, device or resume it is drawn in. The token is then drawn by inverse
+CDF: the first token whose cumulative probability (float32 probabilities summed in float64) exceeds u
+times the total.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+MASK64 = (1 << 64) - 1
+GOLDEN = 0x9E3779B97F4A7C15  # splitmix64's increment (the golden ratio in 64 bits)
+MIX1 = 0xBF58476D1CE4E5B9
+MIX2 = 0x94D049BB133111EB
+
+
+def _signed(value: int) -> int:
+    """An unsigned 64-bit constant as the int64 with the same bits (torch has no uint64 arithmetic)."""
+    value &= MASK64
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+def splitmix64(value: int) -> int:
+    """The splitmix64 finaliser of one unsigned 64-bit integer (the reference the tensor code matches).
+
+    Parameters
+    ----------
+    value : int
+        Any integer; taken modulo 2^64.
+
+    Returns
+    -------
+    int
+        The mixed value in [0, 2^64).
+    """
+    z = value & MASK64
+    z = ((z ^ (z >> 30)) * MIX1) & MASK64
+    z = ((z ^ (z >> 27)) * MIX2) & MASK64
+    return z ^ (z >> 31)
+
+
+def sample_key(seed: int, problem_id: str, index: int) -> int:
+    """The 64-bit key of one sample's stream, from (seed, problem id, sample index) only.
+
+    Parameters
+    ----------
+    seed : int
+        The run's base seed.
+    problem_id : str
+        The problem's id.
+    index : int
+        The sample's index within the problem.
+
+    Returns
+    -------
+    int
+        The key, as an int64 value (two's complement of the unsigned key).
+    """
+    digest = hashlib.sha256(f"benchcast-stream/{seed}/{problem_id}".encode()).digest()
+    problem = int.from_bytes(digest[:8], "little")
+    return _signed(splitmix64(problem + (index + 1) * GOLDEN))
+
+
+def _shift_right(torch, x, bits: int):
+    # torch's >> on int64 is arithmetic; masking the sign-extended bits makes it logical
+    return torch.bitwise_and(torch.bitwise_right_shift(x, bits), (1 << (64 - bits)) - 1)
+
+
+def mix(torch, x):
+    """splitmix64's finaliser applied elementwise to an int64 tensor (same bits as :func:`splitmix64`).
+
+    Parameters
+    ----------
+    torch : module
+        The imported ``torch`` module.
+    x : torch.Tensor
+        int64 values, read as unsigned 64-bit integers.
+
+    Returns
+    -------
+    torch.Tensor
+        The mixed values, int64 with the unsigned result's bits.
+    """
+    x = torch.bitwise_xor(x, _shift_right(torch, x, 30)) * _signed(MIX1)
+    x = torch.bitwise_xor(x, _shift_right(torch, x, 27)) * _signed(MIX2)
+    return torch.bitwise_xor(x, _shift_right(torch, x, 31))
+
+
+def uniforms(torch, keys, steps):
+    """One uniform in [0, 1) per sample for its decoding step: a function of (key, step) alone.
+
+    Parameters
+    ----------
+    torch : module
+        The imported ``torch`` module.
+    keys : torch.Tensor
+        int64 sample keys (:func:`sample_key`), shape (batch,).
+    steps : torch.Tensor or int
+        Decoding step of each sample (0 for the first new token), broadcast against ``keys``.
+
+    Returns
+    -------
+    torch.Tensor
+        float64 uniforms with 53 random bits, shape (batch,).
+    """
+    counter = keys + (torch.as_tensor(steps, dtype=torch.int64, device=keys.device) + 1) * _signed(GOLDEN)
+    bits = _shift_right(torch, mix(torch, counter), 11)  # the top 53 bits
+    return bits.to(torch.float64) * (1.0 / (1 << 53))
+
+
+def draw(torch, logits, u, temperature: float):
+    """Tokens drawn from softmax(logits / temperature) by inverse CDF with the given uniforms.
+
+    Parameters
+    ----------
+    torch : module
+        The imported ``torch`` module.
+    logits : torch.Tensor
+        Next-token logits, shape (batch, vocabulary).
+    u : torch.Tensor
+        One uniform in [0, 1) per row (:func:`uniforms`).
+    temperature : float
+        Softmax temperature; 0 takes the most likely token (the uniforms are then unused).
+
+    Returns
+    -------
+    torch.Tensor
+        int64 token ids, shape (batch,).
+    """
+    if temperature <= 0:
+        return logits.argmax(dim=-1)
+    # probabilities in float32 (one fused softmax), accumulated in float64 (no drift over 10^5 tokens)
+    probs = torch.softmax(logits.float() / temperature, dim=-1)
+    cdf = torch.cumsum(probs, dim=-1, dtype=torch.float64)
+    # the first token whose cumulative mass exceeds u * total; a zero-probability token never is
+    target = (u.to(cdf.device) * cdf[:, -1])[:, None]
+    index = torch.searchsorted(cdf, target, right=True)[:, 0]
+    return index.clamp_(max=logits.shape[-1] - 1)
