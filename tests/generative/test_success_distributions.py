@@ -175,3 +175,29 @@ def test_passk_command_takes_a_family_and_refuses_an_unknown_one(tmp_path):
     assert {r["source"] for r in rows} == {"estimator", "beta"}
     bad = run_cli("passk", str(path), "--extrapolate-to", "320", "--family", "gamma", "-b", "toy", "--run", "r")
     assert bad.exit_code == 2 and "unknown family 'gamma'" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def _ladder_with_modelled_rows(tmp_path):
+    rows = []
+    for i, flops in enumerate(np.logspace(19, 23, 8)):
+        for k in (1, 10, 100, 1000, 10000):
+            value = 1 - np.exp(-(k**0.3) * (flops / 1e19) ** 0.25 * 0.02)
+            source = "estimator" if k <= 100 else "zi_beta"
+            rows.append({"run": f"r{i}", "benchmark": "code", "metric": "pass@k", "k": k, "value": value,
+                         "flops": flops, "source": source})  # fmt: skip
+    path = tmp_path / "modelled.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+def test_fit_and_kscan_on_modelled_pass_at_k_say_the_points_are_modelled(tmp_path):
+    """`passk --out` rows past n (source = the family) reach `fit --k` and `kscan`, which mark them as modelled."""
+    path = _ladder_with_modelled_rows(tmp_path)
+    fitted = run_cli("fit", str(path), "--law", "compute", "-b", "code", "--k", "10000")
+    assert fitted.exit_code == 0, fitted.stderr
+    assert "8 of 8 points are pass@k modelled past the samples drawn (k = 10000) by a zi_beta" in fitted.stdout
+    measured = run_cli("fit", str(path), "--law", "compute", "-b", "code", "--k", "10")
+    assert measured.exit_code == 0 and "modelled past the samples" not in measured.stdout
+    scan = run_cli("kscan", str(path), "--law", "compute", "-b", "code")
+    assert scan.exit_code == 0, scan.stderr
+    assert "modelled past the samples drawn (k = 1000)" in scan.stdout + scan.stderr

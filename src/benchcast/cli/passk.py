@@ -119,9 +119,14 @@ def passk_command(
     if modelled:
         console.print(
             f"source {', '.join(modelled)}: pass@k beyond the sampled n, from that distribution of the per-problem "
-            "success rates (chosen by AIC with --family auto), fitted by likelihood with each problem's own n; its "
-            f"interval refits it on resampled problems (at most {MODEL_REPLICATES} replicates). k far past n rests on "
-            "the family's tail near p = 0, which the samples cannot check: see the extrapolation factor in --json.",
+            "success rates (chosen by AIC with --family auto), fitted by likelihood with each problem's own n"
+            + (
+                f"; its interval refits it on resampled problems (at most {MODEL_REPLICATES} replicates)"
+                if n_boot
+                else ""
+            )
+            + ". k far past n rests on the family's tail near p = 0, which the samples cannot check: see the "
+            "extrapolation factor (k / largest n) in --json.",
             highlight=False,
         )
 
