@@ -248,6 +248,7 @@ def test_every_result_type_is_a_view_checked_here():
         "Forecast", "PlanResult",  # tests/forecasting/test_intervals_planning.py
         "StrategyForecast",  # above
         "StrategyPlan",  # tests/cli/test_plan_from_data.py
+        "SuccessModel", "BorrowedSuccess",  # tests/generative/test_success_distributions.py
         "BacktestResult", "Sweep", "CutoffResult",  # tests/evaluation/test_backtest.py
         "RichView",  # the base of the CLI-printed views
     }  # fmt: skip

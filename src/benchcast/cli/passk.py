@@ -40,7 +40,17 @@ def passk_command(
         ),
     ],
     k: Annotated[str, typer.Option("--k", help="Comma-separated k values.")] = DEFAULT_KS,
-    extrapolate_to: Annotated[int | None, typer.Option(help="Extend pass@k beyond n with the beta model.")] = None,
+    extrapolate_to: Annotated[
+        int | None, typer.Option(help="Extend pass@k beyond n with a model of the per-problem success rates.")
+    ] = None,
+    family: Annotated[
+        str,
+        typer.Option(
+            "--family",
+            help="Distribution of per-problem success rates past n: auto (least AIC), beta, zi_beta (a never-solved "
+            "mass plus a beta), beta_mix (two betas).",
+        ),
+    ] = "auto",
     n_boot: Annotated[
         int, typer.Option("--n-boot", "--boot", help="Bootstrap replicates over problems (0: no interval).")
     ] = 1000,
@@ -73,7 +83,7 @@ def passk_command(
     overrides them. With --gold, the gold covariate is averaged over exactly the problems pass@k
     was computed on.
     """
-    from benchcast.generative.passk import passk_table
+    from benchcast.generative.passk import MODEL_REPLICATES, passk_table
     from benchcast.generative.samples import read_counts
     from benchcast.generative.tables import PassKTable, passk_tidy
 
@@ -94,7 +104,7 @@ def passk_command(
                 f"{flag} {value!r} names the {column} of a sample file that has none, and {samples} has its own "
                 f"({', '.join(sorted(set(counts[column]))[:5])}): drop {flag}."
             )
-    table = passk_table(counts, parse_ks(k), n_boot=n_boot, seed=seed, extrapolate_to=extrapolate_to)
+    table = passk_table(counts, parse_ks(k), n_boot=n_boot, seed=seed, extrapolate_to=extrapolate_to, family=family)
     if out is not None:
         tidy = passk_tidy(
             table, samples, counts=counts, gold=gold, per_token=per_token, metadata=metadata, destination=out
@@ -105,10 +115,18 @@ def passk_command(
         emit_json(result.to_dict()["rows"])
         return
     console.print(result)
-    if n_boot and (table["source"] == "beta").any():
+    modelled = sorted(set(table["source"]) - {"estimator"})
+    if modelled:
         console.print(
-            "source beta: pass@k beyond the sampled n, from the beta model fitted to the per-problem rates; "
-            "the bootstrap over problems gives these rows no interval (—)",
+            f"source {', '.join(modelled)}: pass@k beyond the sampled n, from that distribution of the per-problem "
+            "success rates (chosen by AIC with --family auto), fitted by likelihood with each problem's own n"
+            + (
+                f"; its interval refits it on resampled problems (at most {MODEL_REPLICATES} replicates)"
+                if n_boot
+                else ""
+            )
+            + ". k far past n rests on the family's tail near p = 0, which the samples cannot check: see the "
+            "extrapolation factor (k / largest n) in --json.",
             highlight=False,
         )
 

@@ -121,6 +121,8 @@ def fit_rows(rows: pd.DataFrame, spec: FitSpec, *, quiet: bool = False) -> FitRe
         notes.append(f"only {len(used)} points for {free} parameters: the fit is weakly constrained")
     if across := law.across_tprs(used):  # a law of compute alone reads several TPRs as one curve
         notes.append(across)
+    if modelled := _modelled_note(used):
+        notes.append(modelled)
     if decades < MIN_DECADES:
         notes.append(
             f"the fitted runs span only {decades:.2f} decades of compute: extrapolation from this fit is not a forecast"
@@ -334,3 +336,25 @@ class Forecaster:
         if not hasattr(self, "result_"):
             raise SelectionError("this Forecaster is not fitted yet; call fit(table) first.")
         return self.result_.predict(flops=flops, params=params, tokens=tokens, k=k, gold=gold)
+
+
+def _modelled_note(rows) -> str:
+    """A fit to pass@k rows that ``passk --extrapolate-to`` modelled past the samples drawn says so: those
+    points are a distribution's tail (``source`` names its family), not measurements."""
+    if "source" not in rows:
+        return ""
+    source = rows["source"].astype("string").fillna("")
+    modelled = ~source.isin(["", "estimator"])
+    if not modelled.any():
+        return ""
+    families = ", ".join(sorted(set(source[modelled])))
+    where = (
+        f" (k = {', '.join(f'{k:g}' for k in sorted(set(rows.loc[modelled, 'k'].astype(float))))})"
+        if "k" in rows
+        else ""
+    )
+    return (
+        f"{int(modelled.sum())} of {len(rows)} points are pass@k modelled past the samples drawn{where} by a "
+        f"{families} distribution of per-problem success (passk --extrapolate-to), not measured: they rest on that "
+        "family's tail near p = 0"
+    )

@@ -290,9 +290,12 @@ def passk_table(
     level: float = 0.95,
     seed: int = 0,
     extrapolate_to: int | None = None,
+    family: str = "auto",
 ) -> pd.DataFrame:
     """pass@k per (run, benchmark) with bootstrap intervals; beyond the sampled n (up to
-    ``extrapolate_to``) the beta-binomial model's closed form, marked ``source='beta'``.
+    ``extrapolate_to``) a model of the per-problem success rates (:mod:`benchcast.generative.success`),
+    marked ``source=<family>`` with its interval by refitting on resampled problems (at most
+    ``MODEL_REPLICATES`` replicates: each refits the model).
 
     Parameters
     ----------
@@ -308,7 +311,9 @@ def passk_table(
     seed : int
         Seed of the resampling.
     extrapolate_to : int, optional
-        Largest k the beta-binomial model extrapolates to (adds a geometric grid of k up to it).
+        Largest k the model extrapolates to (adds a geometric grid of k up to it).
+    family : str
+        ``'auto'`` (the family of least AIC) or one of :data:`benchcast.generative.success.FAMILIES`.
 
     Returns
     -------
@@ -330,23 +335,27 @@ def passk_table(
             beyond = np.unique(np.concatenate([beyond, np.geomspace(max(n.min(), 1), extrapolate_to, 8).round()]))
             beyond = beyond[(beyond > n.min()) & (beyond <= extrapolate_to)].astype(int)
         if beyond.size and c.sum() > 0:
-            model = BetaPassK().fit(n, c)
-            frames.append(
-                pd.DataFrame(
-                    {
-                        "k": beyond,
-                        "pass_at_k": model.pass_at_k(beyond),
-                        "run": run,
-                        "benchmark": bench,
-                        "source": "beta",
-                        "problems": len(group),
-                        "beta_a": model.a,
-                        "beta_b": model.b,
-                    }
-                )
-            )
+            frames.append(_modelled(n, c, beyond, family, n_boot, level, seed).assign(run=run, benchmark=bench))
     if not frames:
         raise DataError("no (run, benchmark) group has enough samples for the requested k.")
     columns = ["run", "benchmark", "k", "pass_at_k", "stderr", "lower", "upper", "source", "problems"]
     out = pd.concat(frames, ignore_index=True)
-    return out[[c for c in columns + ["beta_a", "beta_b"] if c in out.columns]]
+    return out[[c for c in columns + ["extrapolation", "beta_a", "beta_b"] if c in out.columns]]
+
+
+MODEL_REPLICATES = 200
+
+
+def _modelled(n, c, ks, family: str, n_boot: int, level: float, seed: int) -> pd.DataFrame:
+    """pass@k past the sampled n from the success-rate model, with its bootstrap interval."""
+    from benchcast.generative.success import SuccessModel
+
+    model = SuccessModel("auto" if family == "auto" else (family,)).fit(n, c)
+    out = pd.DataFrame({"k": ks, "pass_at_k": model.pass_at_k(ks), "source": model.chosen_.family})
+    out["problems"], out["extrapolation"] = len(n), model.extrapolation_factor(ks)
+    if n_boot:
+        out["lower"], out["upper"] = model.interval(ks, n_boot=min(n_boot, MODEL_REPLICATES), level=level, seed=seed)
+    if model.chosen_.family == "beta":
+        params = model.chosen_.to_dict()
+        out["beta_a"], out["beta_b"] = params["a"], params["b"]
+    return out
