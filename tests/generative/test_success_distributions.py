@@ -201,3 +201,48 @@ def test_fit_and_kscan_on_modelled_pass_at_k_say_the_points_are_modelled(tmp_pat
     scan = run_cli("kscan", str(path), "--law", "compute", "-b", "code")
     assert scan.exit_code == 0, scan.stderr
     assert "modelled past the samples drawn (k = 1000)" in scan.stdout + scan.stderr
+
+
+def _counts_ladder(tmp_path):
+    rng = np.random.default_rng(2)
+    rows, runs = [], []
+    for i, log_c in enumerate(np.linspace(19, 23, 6)):
+        mean = 1 / (1 + np.exp(-(-9.5 + 1.6 * (log_c - 19))))
+        c = rng.binomial(50, rng.beta(mean * 2, (1 - mean) * 2, 100))
+        if i == 0:
+            c[:] = 0
+        rows += [
+            {"run": f"r{i}", "benchmark": "code", "problem_id": f"p{j}", "n": 50, "c": int(v)} for j, v in enumerate(c)
+        ]
+        runs.append({"run": f"r{i}", "flops": 10**log_c})
+    counts, meta = tmp_path / "counts.csv", tmp_path / "runs.csv"
+    pd.DataFrame(rows).to_csv(counts, index=False)
+    pd.DataFrame(runs).to_csv(meta, index=False)
+    return counts, meta
+
+
+def test_passk_borrow_gives_a_run_that_solved_nothing_a_forecast_past_n(tmp_path):
+    counts, meta = _counts_ladder(tmp_path)
+    alone = run_cli("passk", str(counts), "--k", "1,8", "--extrapolate-to", "5000", "--n-boot", "0", "--json")
+    assert alone.exit_code == 0
+    assert not [r for r in json.loads(alone.stdout) if r["run"] == "r0" and r["source"] != "estimator"]
+    out = run_cli("passk", str(counts), "--k", "1,8", "--extrapolate-to", "5000", "--borrow", "--metadata", str(meta),
+                  "--n-boot", "0", "--json")  # fmt: skip
+    assert out.exit_code == 0, out.stderr
+    rows = pd.DataFrame(json.loads(out.stdout))
+    r0 = rows[(rows["run"] == "r0") & (rows["source"] != "estimator")]
+    assert len(r0) and r0["borrowed"].all() and (r0["k"].max() == 5000)
+    assert r0["source"].str.endswith("joint").all() and r0["pass_at_k"].is_monotonic_increasing
+    last = rows[(rows["run"] == "r5") & (rows["k"] == 5000)]
+    assert not last["borrowed"].any() and float(last["pass_at_k"].iloc[0]) > float(r0["pass_at_k"].iloc[-1])
+    text = run_cli("passk", str(counts), "--k", "1", "--extrapolate-to", "500", "--borrow", "--metadata", str(meta),
+                   "--n-boot", "0")  # fmt: skip
+    assert text.exit_code == 0 and "borrowed (no problem solved in its own samples" in text.stdout
+
+
+def test_passk_borrow_refuses_without_run_sizes_or_without_extrapolation(tmp_path):
+    counts, _ = _counts_ladder(tmp_path)
+    no_sizes = run_cli("passk", str(counts), "--extrapolate-to", "500", "--borrow", "--n-boot", "0")
+    assert no_sizes.exit_code == 2 and "no positive FLOPs for run" in no_sizes.stderr
+    no_k = run_cli("passk", str(counts), "--borrow", "--n-boot", "0")
+    assert no_k.exit_code == 2 and "--extrapolate-to" in no_k.stderr

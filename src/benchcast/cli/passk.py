@@ -51,6 +51,14 @@ def passk_command(
             "mass plus a beta), beta_mix (two betas).",
         ),
     ] = "auto",
+    borrow: Annotated[
+        bool,
+        typer.Option(
+            "--borrow",
+            help="Past n, one distribution for every run of a benchmark, linear in log compute (run sizes from the "
+            "sample file or --metadata): runs that solved nothing get a forecast, marked borrowed (no interval).",
+        ),
+    ] = False,
     n_boot: Annotated[
         int, typer.Option("--n-boot", "--boot", help="Bootstrap replicates over problems (0: no interval).")
     ] = 1000,
@@ -91,7 +99,9 @@ def passk_command(
         raise BenchcastError("--gold/--per-token add rows to the --out table; give --out too.")
     if per_token and gold is None:
         raise BenchcastError("--per-token says how --gold's scores are averaged; give --gold too.")
-    if metadata is not None and out is None:
+    if borrow and extrapolate_to is None:
+        raise BenchcastError("--borrow forecasts pass@k past each run's n: give --extrapolate-to K too.")
+    if metadata is not None and out is None and not borrow:
         raise BenchcastError("--metadata gives the run sizes written to the --out table; give --out too.")
     refuse_options(
         {"--seed": n_boot == 0 and seed != 0},
@@ -104,7 +114,14 @@ def passk_command(
                 f"{flag} {value!r} names the {column} of a sample file that has none, and {samples} has its own "
                 f"({', '.join(sorted(set(counts[column]))[:5])}): drop {flag}."
             )
-    table = passk_table(counts, parse_ks(k), n_boot=n_boot, seed=seed, extrapolate_to=extrapolate_to, family=family)
+    if borrow:  # past n from the joint model: the estimator's rows alone first
+        from benchcast.generative.borrowing import borrow_rows
+        from benchcast.generative.tables import run_flops
+
+        table = passk_table(counts, parse_ks(k), n_boot=n_boot, seed=seed)
+        table = borrow_rows(table, counts, run_flops(samples, metadata), parse_ks(k), extrapolate_to, family=family)
+    else:
+        table = passk_table(counts, parse_ks(k), n_boot=n_boot, seed=seed, extrapolate_to=extrapolate_to, family=family)
     if out is not None:
         tidy = passk_tidy(
             table, samples, counts=counts, gold=gold, per_token=per_token, metadata=metadata, destination=out
@@ -115,6 +132,13 @@ def passk_command(
         emit_json(result.to_dict()["rows"])
         return
     console.print(result)
+    if "borrowed" in table and table["borrowed"].fillna(False).astype(bool).any():
+        borrowed = table[table["borrowed"].fillna(False).astype(bool)]
+        console.print(
+            f"borrowed (no problem solved in its own samples; past n from the ladder's joint model, no interval): "
+            f"{', '.join(dict.fromkeys(borrowed['run'].astype(str)))}",
+            highlight=False,
+        )
     modelled = sorted(set(table["source"]) - {"estimator"})
     if modelled:
         console.print(

@@ -159,3 +159,49 @@ def borrow_across_runs(
     aic = {name: fits[name][2] for name in fits}
     coefficients = np.column_stack([best.x[:m], best.x[m:]])
     return BorrowedSuccess(chosen, coefficients, pd.DataFrame(rows), aic, bool(best.success), bound)
+
+
+def borrow_rows(
+    table: pd.DataFrame, counts: pd.DataFrame, flops: Mapping[str, float], ks, extrapolate_to: int, *, family="auto"
+) -> pd.DataFrame:
+    """pass@k rows past each run's n from the joint model of its benchmark's runs (:func:`borrow_across_runs`),
+    added to the estimator's rows of :func:`~benchcast.generative.passk.passk_table`: runs that solved nothing
+    gain them too, marked ``borrowed``.
+
+    Parameters
+    ----------
+    table : DataFrame
+        ``passk_table``'s rows without extrapolation (the estimator's, up to each run's n).
+    counts : DataFrame
+        The per-problem counts it was computed from (``run``, ``benchmark``, ``problem_id``, ``n``, ``c``).
+    flops : mapping of str to float
+        Each run's compute.
+    ks : array_like
+        The k asked for.
+    extrapolate_to : int
+        The largest k (a geometric grid of k up to it is added, as ``passk_table`` does).
+    family : str
+        ``'auto'`` or one of :data:`JOINT_FAMILIES`.
+
+    Returns
+    -------
+    DataFrame
+        The estimator's rows as they were; past n, the joint model's point forecasts (``source`` the family
+        and ``joint``, no interval), with ``extrapolation``, ``borrowed`` and ``note``.
+    """
+    kept = [table[table["source"] == "estimator"]]
+    for bench, group in counts.groupby("benchmark", sort=False):
+        smallest = group.groupby("run", sort=False)["n"].min().rename(index=str)
+        grid = np.geomspace(max(smallest.min(), 1), extrapolate_to, 8).round()
+        asked = np.unique(np.concatenate([np.asarray(ks, float), grid]))
+        asked = asked[(asked > smallest.min()) & (asked <= extrapolate_to)]
+        if not asked.size:
+            continue
+        joint = borrow_across_runs(group, flops, asked, family=family)
+        rows = joint.table.assign(benchmark=bench, source=f"{joint.family} joint")
+        largest = group.groupby("run", sort=False)["n"].max().rename(index=str)
+        rows = rows[rows["k"] > rows["run"].map(smallest).astype(float)].copy()
+        rows["extrapolation"] = rows["k"] / rows["run"].map(largest).astype(float)
+        rows["problems"] = rows["run"].map(group.groupby("run")["problem_id"].nunique().rename(index=str))
+        kept.append(rows.drop(columns=["flops", "solved"]))
+    return pd.concat(kept, ignore_index=True).sort_values(["run", "benchmark", "k"], kind="stable")

@@ -106,6 +106,30 @@ def passk_tidy(
     return _with_sizes(tidy, _merge_sizes(sources, metadata), destination)
 
 
+def run_flops(samples: Path, metadata: Path | None = None) -> dict[str, float]:
+    """Each run's training compute, from the sizes the sample file recorded or ``metadata``: its flops, else
+    6 N D (the convention only shifts every run alike, which a law linear in log compute absorbs).
+
+    Parameters
+    ----------
+    samples : Path
+        The sample file (``sample --runs`` records params, tokens or flops per run).
+    metadata : Path, optional
+        Run metadata that overrides the recorded sizes.
+
+    Returns
+    -------
+    dict of str to float
+        Runs whose compute is known.
+    """
+    sizes = _merge_sizes([run_sizes(_sample_table(Path(samples)), str(samples))], metadata)
+    flops = sizes["flops"].astype(float) if "flops" in sizes.columns else pd.Series(np.nan, index=sizes.index)
+    if {"params", "tokens"} <= set(sizes.columns):
+        flops = flops.fillna(6 * sizes["params"].astype(float) * sizes["tokens"].astype(float))
+    known = flops.notna() & (flops > 0)
+    return dict(zip(sizes.loc[known, "run"].astype(str), flops[known].astype(float), strict=True))
+
+
 def optimal_rows(plan: dict) -> list[list]:
     """A compute-optimal plan (``Envelope.plan``) as (quantity, value) rows, pass@k added.
 
