@@ -328,7 +328,7 @@ def predict_command(
     placed, ratio, convention = placed_query(result, {**query, "flops": flops_array}, flops_per_6nd)
     score = np.atleast_1d(result.predict(**placed))
     compute = flops_array if flops_array is not None else (ratio or 1.0) * 6.0 * params * tokens if ratio else None
-    flags = forecast_flags(result, score, compute, tokens / params if ratio else None)
+    flags = forecast_flags(result, score, compute, tokens / params if ratio else None, params if ratio else None)
     score = withhold(score, flags)  # a refused forecast is no number: its reason is printed instead
     if json:
         flag_docs = [[f.to_dict() for f in point] for point in flags]

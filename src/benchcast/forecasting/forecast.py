@@ -88,7 +88,8 @@ def forecast(
     shape = np.shape(np.atleast_1d(point))
     sized = ratio is not None  # a planned run: its TPR places it among the fitted runs too
     tpr = np.broadcast_to(np.asarray(covariates["tokens"], float) / covariates["params"], shape) if sized else None
-    flags = forecast_flags(result, np.atleast_1d(point), _query_flops(covariates, shape, ratio or 1.0), tpr)
+    params = np.broadcast_to(np.asarray(covariates["params"], float), shape) if sized else None
+    flags = forecast_flags(result, np.atleast_1d(point), _query_flops(covariates, shape, ratio or 1.0), tpr, params)
     if covariates.get("k") is not None:  # a law of k asked beyond the k it was fitted at
         ks = np.broadcast_to(np.asarray(covariates["k"], float), np.shape(np.atleast_1d(point))).ravel()
         flags = [(*f, *flagged(beyond_k(k, fitted_k_max(result)))) for f, k in zip(flags, ks, strict=True)]
