@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from benchcast.cli.app import app
-from benchcast.cli.common import console, emit_json, rich_table, user_errors
+from benchcast.cli.common import console, emit_json, refuse_nothing_forecast, rich_table, user_errors
 from benchcast.cli.options import (
     Benchmark,
     Data,
@@ -334,7 +334,15 @@ def predict_command(
         flag_docs = [[f.to_dict() for f in point] for point in flags]
         placement = {"flops_convention": convention} if convention else {}
         emit_json({"law": result.law, "query": query, **placement, "prediction": score, "flags": flag_docs})
-        return
+    else:
+        _print_prediction(result, query, score, convention, flags)
+    # as forecast and plan: an answer of refusals only is no success (issue 32 item 12)
+    refuse_nothing_forecast(score, [describe(point) for point in flags], f"{result.law} from {fit_file}")
+
+
+def _print_prediction(result, query: dict, score, convention: str, flags) -> None:
+    from benchcast.forecasting.flags import describe
+
     shown = ", ".join(f"{key}={v}" for key, v in query.items())
     values = ", ".join(f"{v:.4f}" if np.isfinite(v) else "—" for v in score)
     console.print(
