@@ -156,7 +156,8 @@ def ranking_record(law: str, inner: pd.DataFrame, result) -> dict:
     Returns
     -------
     dict
-        ``law``, ``tau``, ``n_fit``, ``decades_fitted``, ``converged`` and the bound findings.
+        ``law``, ``tau``, ``n_fit``, ``n_dropped`` (rows of the selection the fit left out, with their reasons:
+        ``'1 (score is NaN: 1)'``), ``decades_fitted``, ``converged`` and the bound findings.
     """
     try:
         tau = cal.estimate_spread(inner).tau
@@ -166,6 +167,7 @@ def ranking_record(law: str, inner: pd.DataFrame, result) -> dict:
         "law": law,
         "tau": tau,
         "n_fit": result.diagnostics.n_used,
+        "n_dropped": _dropped(result.diagnostics),
         "decades_fitted": result.diagnostics.decades,
         "converged": result.converged,
         # the law's own constraint active (information) apart from a search limit reached (a warning)
@@ -204,3 +206,9 @@ def pooled_over_table(data: pd.DataFrame, base: FitSpec, weights) -> tuple[cal.S
         if len(wide):
             frames.append(blend_errors(wide, pd.Series(dict(weights))).assign(benchmark=str(other)))
     return pooled_spread(frames), len(frames)
+
+
+def _dropped(diagnostics) -> str:
+    """The rows a fit left out, counted with their reasons (a NaN score among them: issue 32 item 4)."""
+    reasons = ", ".join(f"{why}: {n}" for why, n in diagnostics.dropped_reasons.items())
+    return f"{diagnostics.n_dropped} ({reasons})" if reasons else str(diagnostics.n_dropped)

@@ -21,6 +21,7 @@ RANKING_LABELS = {
     "weight": "weight",
     "tau": "tau /decade",
     "n_fit": "fitted",
+    "n_dropped": "dropped",
     "constraint_active": "constraint active",
     "at_search_limit": "at search limit",
 }
