@@ -14,7 +14,7 @@ from benchcast.cli import app
 runner = CliRunner()
 
 
-def test_recommend_counts_the_dropped_rows_with_their_reasons(tmp_path):
+def test_recommend_and_forecast_count_the_dropped_rows_with_their_reasons(tmp_path):
     rng = np.random.default_rng(0)
     runs = [(n, n * t) for n in (190e6, 300e6, 470e6, 760e6, 1.3e9) for t in (10.02, 20.013, 39.97)]
     rows = []
@@ -34,3 +34,9 @@ def test_recommend_counts_the_dropped_rows_with_their_reasons(tmp_path):
     printed = runner.invoke(app, args, terminal_width=300)
     assert printed.exit_code == 0, printed.output
     assert "dropped" in printed.stdout and "1 (score is NaN: 1)" in printed.stdout
+    # the forecast of a planned run says it too, once per distinct answer
+    forecast = runner.invoke(app, ["forecast", str(path), "-b", "hellaswag", "-m", "acc", "-N", "7e9", "-D", "1.4e11",
+                                   "--n-boot", "20"], terminal_width=300)  # fmt: skip
+    assert forecast.exit_code == 0, forecast.output
+    assert forecast.stdout.count("rows dropped from the fits: ") == 1
+    assert "1 (score is NaN: 1)" in forecast.stdout

@@ -167,7 +167,7 @@ def ranking_record(law: str, inner: pd.DataFrame, result) -> dict:
         "law": law,
         "tau": tau,
         "n_fit": result.diagnostics.n_used,
-        "n_dropped": _dropped(result.diagnostics),
+        "n_dropped": result.diagnostics.dropped,
         "decades_fitted": result.diagnostics.decades,
         "converged": result.converged,
         # the law's own constraint active (information) apart from a search limit reached (a warning)
@@ -207,8 +207,3 @@ def pooled_over_table(data: pd.DataFrame, base: FitSpec, weights) -> tuple[cal.S
             frames.append(blend_errors(wide, pd.Series(dict(weights))).assign(benchmark=str(other)))
     return pooled_spread(frames), len(frames)
 
-
-def _dropped(diagnostics) -> str:
-    """The rows a fit left out, counted with their reasons (a NaN score among them: issue 32 item 4)."""
-    reasons = ", ".join(f"{why}: {n}" for why, n in diagnostics.dropped_reasons.items())
-    return f"{diagnostics.n_dropped} ({reasons})" if reasons else str(diagnostics.n_dropped)

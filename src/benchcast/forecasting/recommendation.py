@@ -319,6 +319,12 @@ def _covariate_notes(records: list[dict]) -> list[str]:
             if line not in seen:
                 seen.add(line)
                 out.append(line)
+        dropped = row.get("dropped")
+        if isinstance(dropped, dict) and any(v != "0" for v in dropped.values()):
+            line = "rows dropped from the fits: " + "; ".join(f"{law}: {words}" for law, words in dropped.items())
+            if line not in seen:
+                seen.add(line)
+                out.append(line)
     for row in records:
         if isinstance(row.get("flag"), str) and row["flag"]:
             out.append(f"warning: for {describe_run(row)}: {row['flag']}")

@@ -368,9 +368,8 @@ class StrategyFit:
         -------
         dict
             The run (``flops``, ``params``, ``tokens``, ``tpr``: None where unknown), ``prediction``, ``level``,
-            ``interval``, ``n_boot``, ``covariates`` (what each law was given), ``flag`` (where the run's TPR
-            lies outside the fitted runs'), and ``lower``/``upper`` (with ``extrapolation``: its spread) or a
-            ``note`` saying why there is no interval.
+            ``interval``, ``n_boot``, ``covariates`` and ``dropped`` (what each law was given, the rows its fit
+            left out), ``flag`` (a TPR outside the fitted runs'), ``lower``/``upper`` or a ``note`` why not.
         """
         tpr = options.pop("tpr", None)  # with a planned run, the selection's TPR: the run carries its own N and D
         runs = run if isinstance(run, PlannedRuns) else planned_runs(flops=[run], tpr=tpr)
@@ -384,6 +383,7 @@ class StrategyFit:
             "interval": blended.interval,
             "n_boot": options["n_boot"],
             "covariates": blended.used,
+            "dropped": {law: self.results[law].diagnostics.dropped for law in blended.used},
             "flags": describe(blended.point_flags[0]),
         }
         if blended.flags[0]:
