@@ -26,7 +26,9 @@ def bnsl_fit(tmp_path_factory):
         c = 1.3 * 6 * n * d * rng.uniform(0.97, 1.03)
         for bench, metric in (("arc_easy", "acc_norm"), ("hard4", "acc")):
             x = np.log10(c)
-            acc = 0.25 + (0.65 / (1 + np.exp(-(x - 21.6) * 1.1)) if bench == "arc_easy" else 0.02 / (1 + np.exp(22.5 - x)))
+            acc = 0.25 + (
+                0.65 / (1 + np.exp(-(x - 21.6) * 1.1)) if bench == "arc_easy" else 0.02 / (1 + np.exp(22.5 - x))
+            )
             rows.append(
                 dict(run=f"r{i}", params=n, tokens=d, flops=c, benchmark=bench, metric=metric,
                      value=acc + rng.normal(0, 0.005))

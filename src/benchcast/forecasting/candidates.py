@@ -206,4 +206,3 @@ def pooled_over_table(data: pd.DataFrame, base: FitSpec, weights) -> tuple[cal.S
         if len(wide):
             frames.append(blend_errors(wide, pd.Series(dict(weights))).assign(benchmark=str(other)))
     return pooled_spread(frames), len(frames)
-
