@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from benchcast.cli.app import app
-from benchcast.cli.common import console, emit_json, rich_table, user_errors
+from benchcast.cli.common import console, emit_json, refuse_nothing_forecast, rich_table, user_errors
 from benchcast.cli.options import (
     Benchmark,
     Data,
@@ -342,13 +342,21 @@ def predict_command(
     placed, ratio, convention = placed_query(result, {**query, "flops": flops_array}, flops_per_6nd)
     score = np.atleast_1d(result.predict(**placed))
     compute = flops_array if flops_array is not None else (ratio or 1.0) * 6.0 * params * tokens if ratio else None
-    flags = forecast_flags(result, score, compute, tokens / params if ratio else None)
+    flags = forecast_flags(result, score, compute, tokens / params if ratio else None, params if ratio else None)
     score = withhold(score, flags)  # a refused forecast is no number: its reason is printed instead
     if json:
         flag_docs = [[f.to_dict() for f in point] for point in flags]
         placement = {"flops_convention": convention} if convention else {}
         emit_json({"law": result.law, "query": query, **placement, "prediction": score, "flags": flag_docs})
-        return
+    else:
+        _print_prediction(result, query, score, convention, flags)
+    # as forecast and plan: an answer of refusals only is no success (issue 32 item 12)
+    refuse_nothing_forecast(score, [describe(point) for point in flags], f"{result.law} from {fit_file}")
+
+
+def _print_prediction(result, query: dict, score, convention: str, flags) -> None:
+    from benchcast.forecasting.flags import describe
+
     shown = ", ".join(f"{key}={v}" for key, v in query.items())
     values = ", ".join(f"{v:.4f}" if np.isfinite(v) else "—" for v in score)
     console.print(

@@ -119,6 +119,12 @@ class FitDiagnostics(ResultView):
     def title(self) -> str:
         return "Fit diagnostics"
 
+    @property
+    def dropped(self) -> str:
+        """The rows the fit left out, counted with their reasons: ``'0'``, or ``'1 (score is NaN: 1)'``."""
+        reasons = ", ".join(f"{why}: {n}" for why, n in self.dropped_reasons.items())
+        return f"{self.n_dropped} ({reasons})" if reasons else str(self.n_dropped)
+
 
 @dataclass(frozen=True)
 class BoundFindings:

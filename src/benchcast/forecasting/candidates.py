@@ -156,7 +156,8 @@ def ranking_record(law: str, inner: pd.DataFrame, result) -> dict:
     Returns
     -------
     dict
-        ``law``, ``tau``, ``n_fit``, ``decades_fitted``, ``converged`` and the bound findings.
+        ``law``, ``tau``, ``n_fit``, ``n_dropped`` (rows of the selection the fit left out, with their reasons:
+        ``'1 (score is NaN: 1)'``), ``decades_fitted``, ``converged`` and the bound findings.
     """
     try:
         tau = cal.estimate_spread(inner).tau
@@ -166,6 +167,7 @@ def ranking_record(law: str, inner: pd.DataFrame, result) -> dict:
         "law": law,
         "tau": tau,
         "n_fit": result.diagnostics.n_used,
+        "n_dropped": result.diagnostics.dropped,
         "decades_fitted": result.diagnostics.decades,
         "converged": result.converged,
         # the law's own constraint active (information) apart from a search limit reached (a warning)

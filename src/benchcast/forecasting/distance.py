@@ -87,7 +87,7 @@ def members_decades(members, flops, tpr=None) -> tuple[np.ndarray, np.ndarray]:
 SAME_RUN_RTOL = 0.01  # a target within 1 % of a fitted run's compute (and TPR, where both are known) is that run
 
 
-def placements(fits, flops, tpr=None) -> list[tuple[str, str]]:
+def placements(fits, flops, tpr=None, params=None) -> list[tuple[str, str]]:
     """Where each point lies relative to the runs some fits were fitted to, where that is not beyond them: at a
     fitted run, below the smallest, or inside their compute and TPR ranges (an interpolation). The flags of
     :mod:`benchcast.forecasting.flags` are made from these.
@@ -100,6 +100,11 @@ def placements(fits, flops, tpr=None) -> list[tuple[str, str]]:
         Compute of each point.
     tpr : array_like (points,), optional
         Tokens per parameter of each point (nan or None: unknown; compute alone decides).
+    params : array_like (points,), optional
+        Parameters N of each point (nan or None: unknown). A point with the N and TPR of a fitted run (within
+        ``SAME_RUN_RTOL``) is that run whatever its compute: a file's FLOPs vary around its convention
+        (1.15 .. 1.67 x 6 N D on a public ladder), so a planned run placed at the convention misses its own
+        run's FLOPs by more than 1 %.
 
     Returns
     -------
@@ -110,18 +115,22 @@ def placements(fits, flops, tpr=None) -> list[tuple[str, str]]:
     fits = [fit for fit in fits if fit is not None and len(fit.points)]
     flops = np.atleast_1d(np.asarray(flops, float))
     tpr = np.full(len(flops), np.nan) if tpr is None else np.broadcast_to(np.asarray(tpr, float), flops.shape)
+    size = np.full(len(flops), np.nan) if params is None else np.broadcast_to(np.asarray(params, float), flops.shape)
     if not fits:
         return [("", "")] * len(flops)
     points = pd.concat([fit.points for fit in fits], ignore_index=True)
     names, fitted = points["run"].astype(str).to_numpy(), points["flops"].to_numpy(float)
     sizes = {"params", "tokens"} <= set(points)
     fitted_tpr = (points["tokens"] / points["params"]).to_numpy(float) if sizes else np.full(len(points), np.nan)
+    fitted_n = points["params"].to_numpy(float) if sizes else np.full(len(points), np.nan)
     lo, hi, (tpr_lo, tpr_hi) = fitted.min(), fitted.max(), fitted_tpr_range(fits)
     out = []
-    for c, t in zip(flops, tpr, strict=True):
+    for c, t, n in zip(flops, tpr, size, strict=True):
         same = np.isclose(fitted, c, rtol=SAME_RUN_RTOL, atol=0.0)
         if np.isfinite(t):  # a run of the same compute at another TPR is another run
             same &= ~np.isfinite(fitted_tpr) | np.isclose(fitted_tpr, t, rtol=SAME_RUN_RTOL)
+            if np.isfinite(n):  # the same N and D is the same run, whatever FLOPs each was counted at
+                same |= np.isclose(fitted_n, n, rtol=SAME_RUN_RTOL) & np.isclose(fitted_tpr, t, rtol=SAME_RUN_RTOL)
         inside_tpr = tpr_decades([t], (tpr_lo, tpr_hi))[0] == 0
         if same.any():
             where = f"the target is fitted run {names[same][0]!r} ({fitted[same][0]:.3g} FLOPs)"

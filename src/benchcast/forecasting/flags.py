@@ -210,14 +210,14 @@ def _limit(result) -> tuple[float | None, str]:
         return None, ""
 
 
-def _placement_flags(fits, flops, tpr=None) -> list[tuple[Flag, ...]]:
+def _placement_flags(fits, flops, tpr=None, params=None) -> list[tuple[Flag, ...]]:
     """Per point, its flag where it is no extrapolation: at a fitted run, below the data, an interpolation."""
     from benchcast.forecasting.distance import placements  # (it fits TPR origins: loaded where asked)
 
-    return [(Flag(kind, reason, False),) if kind else () for kind, reason in placements(fits, flops, tpr)]
+    return [(Flag(kind, reason, False),) if kind else () for kind, reason in placements(fits, flops, tpr, params)]
 
 
-def forecast_flags(result, predicted, flops=None, tpr=None) -> list[tuple[Flag, ...]]:
+def forecast_flags(result, predicted, flops=None, tpr=None, params=None) -> list[tuple[Flag, ...]]:
     """Every flag of a fit's forecasts, one tuple per point (fit, value, distance, placement; refusals first).
 
     Parameters
@@ -228,8 +228,8 @@ def forecast_flags(result, predicted, flops=None, tpr=None) -> list[tuple[Flag, 
         The forecasts.
     flops : array_like (points,), optional
         The points' compute (None: no distance flag).
-    tpr : array_like (points,), optional
-        The points' tokens per parameter (None: compute alone places them among the fitted runs).
+    tpr, params : array_like (points,), optional
+        The points' tokens per parameter and N (None: compute alone places them among the fitted runs).
 
     Returns
     -------
@@ -244,7 +244,7 @@ def forecast_flags(result, predicted, flops=None, tpr=None) -> list[tuple[Flag, 
     common = fit_flags(result)
     clips = bool(getattr(result.law_object, "clip_scores", False))
     out = []
-    placed = _placement_flags([result], flops, tpr)
+    placed = _placement_flags([result], flops, tpr, params)
     for value, c, where in zip(predicted, flops, placed, strict=True):
         decades = math.log10(c / flops_max) if c > 0 and flops_max > 0 else math.nan
         own = value_flags(result.law, float(value), limit, meaning) or (_clipped(result.law, value) if clips else ())
@@ -260,7 +260,7 @@ def _clipped(law: str, value: float) -> tuple[Flag, ...]:
     return (Flag(OUTSIDE_RANGE, f"{law} forecasts outside [0, 1] (clipped to {value:g}): not a score", True),)
 
 
-def strategy_flags(members: Mapping, predicted, decades, flops_max: float, flops=None, tpr=None) -> list:
+def strategy_flags(members: Mapping, predicted, decades, flops_max: float, flops=None, tpr=None, params=None):
     """The flags of a strategy's forecasts: each weighted member's (a member's refusal refuses the
     blend, which averages its number in), and the blend's own value; one tuple per point.
 
@@ -274,8 +274,8 @@ def strategy_flags(members: Mapping, predicted, decades, flops_max: float, flops
         Each point's distance beyond the largest run a member was fitted to (decades of compute).
     flops_max : float
         That run's compute (FLOPs).
-    flops, tpr : array_like (points,), optional
-        Each point's compute and TPR, placing it among the members' fitted runs (None: not placed).
+    flops, tpr, params : array_like (points,), optional
+        Each point's compute, TPR and N, placing it among the members' fitted runs (None: not placed).
 
     Returns
     -------
@@ -301,7 +301,7 @@ def strategy_flags(members: Mapping, predicted, decades, flops_max: float, flops
         point.extend(distance_flags(float(distance), float(flops_max)))
     if flops is not None:  # placed among the members' runs: at one, below them, or between them
         fits = [getattr(member, "fit", None) for member in members.values()]
-        for point, where in zip(per_point, _placement_flags(fits, flops, tpr), strict=True):
+        for point, where in zip(per_point, _placement_flags(fits, flops, tpr, params), strict=True):
             point.extend(where)
     else:  # only the distance is known: below the data still says so
         for point, distance in zip(per_point, decades, strict=True):

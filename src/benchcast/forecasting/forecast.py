@@ -13,6 +13,7 @@ from benchcast.errors import BenchcastError
 from benchcast.fitting.result import FitResult
 from benchcast.forecasting.calibration import CalibratedBootstrap, Spread, calibrate
 from benchcast.forecasting.convention import placed_query
+from benchcast.forecasting.distance import placements
 from benchcast.forecasting.draws import Draws, score_interval
 from benchcast.forecasting.extent import below_data, beyond_k, fitted_k_max, outside_decades
 from benchcast.forecasting.flags import distance_flags, fit_flags, flagged, forecast_flags, withhold
@@ -88,7 +89,8 @@ def forecast(
     shape = np.shape(np.atleast_1d(point))
     sized = ratio is not None  # a planned run: its TPR places it among the fitted runs too
     tpr = np.broadcast_to(np.asarray(covariates["tokens"], float) / covariates["params"], shape) if sized else None
-    flags = forecast_flags(result, np.atleast_1d(point), _query_flops(covariates, shape, ratio or 1.0), tpr)
+    params = np.broadcast_to(np.asarray(covariates["params"], float), shape) if sized else None
+    flags = forecast_flags(result, np.atleast_1d(point), _query_flops(covariates, shape, ratio or 1.0), tpr, params)
     if covariates.get("k") is not None:  # a law of k asked beyond the k it was fitted at
         ks = np.broadcast_to(np.asarray(covariates["k"], float), np.shape(np.atleast_1d(point))).ravel()
         flags = [(*f, *flagged(beyond_k(k, fitted_k_max(result)))) for f, k in zip(flags, ks, strict=True)]
@@ -124,11 +126,14 @@ def _query_flops(covariates: dict, shape: tuple, ratio: float = 1.0) -> np.ndarr
     return None
 
 
-def _plan_flags(result: FitResult, flops: float, k) -> tuple:
-    """A plan's flags: the fit's, and how far its compute (solved for, or given) and its k lie outside the data."""
+def _plan_flags(result: FitResult, flops: float, k, solved: bool = False) -> tuple:
+    """A plan's flags: the fit's, and how far its compute (solved for, or given) and its k lie outside the data;
+    a compute ``solved`` for among the fitted runs is an interpolation (or a fitted run), as ``plan DATA`` says."""
     flops_max, flops_min = float(result.diagnostics.flops_max), float(result.diagnostics.flops_min)
     decades = float(np.log10(flops / flops_max)) if np.isfinite(flops) and flops > 0 else np.nan
-    outside = (*flagged(below_data(float(flops), flops_min)), *flagged(beyond_k(k, fitted_k_max(result))))
+    placed = flagged(p for p in placements([result], [flops]) if p[0]) if solved and np.isfinite(flops) else ()
+    below = () if placed else flagged(below_data(float(flops), flops_min))  # placements say below the data too
+    outside = (*placed, *below, *flagged(beyond_k(k, fitted_k_max(result))))
     return (*fit_flags(result), *distance_flags(decades, flops_max), *outside)
 
 
@@ -250,7 +255,7 @@ def plan(
     else:
         ceiling, meaning = fitted.law.limit(fitted.vector, spec.q_rand, k=k)
     needed = solve(fitted)
-    flags = _plan_flags(result, flops if solve_k else needed, needed if solve_k else k)
+    flags = _plan_flags(result, flops if solve_k else needed, needed if solve_k else k, solved=not solve_k)
     out = PlanResult(
         law=result.law,
         target=target,

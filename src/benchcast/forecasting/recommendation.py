@@ -21,6 +21,7 @@ RANKING_LABELS = {
     "weight": "weight",
     "tau": "tau /decade",
     "n_fit": "fitted",
+    "n_dropped": "dropped",
     "constraint_active": "constraint active",
     "at_search_limit": "at search limit",
 }
@@ -315,6 +316,12 @@ def _covariate_notes(records: list[dict]) -> list[str]:
         used = row.get("covariates")
         if isinstance(used, dict) and used:
             line = "covariates: " + "; ".join(f"{law}: {words}" for law, words in used.items())
+            if line not in seen:
+                seen.add(line)
+                out.append(line)
+        dropped = row.get("dropped")
+        if isinstance(dropped, dict) and any(v != "0" for v in dropped.values()):
+            line = "rows dropped from the fits: " + "; ".join(f"{law}: {words}" for law, words in dropped.items())
             if line not in seen:
                 seen.add(line)
                 out.append(line)

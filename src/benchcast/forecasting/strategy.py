@@ -6,9 +6,8 @@ one question gets one answer whichever command asks it.
 The interval: the members' bootstrap draws are mixed replicate by replicate with the same weights
 (:meth:`ScoreDraws.blend`); ``'extrapolation'`` widens the mixture by the error of extrapolating that
 the blended rolling-origin forecasts inside the runs show, net of the mixture's own spread
-(:meth:`ScoreDraws.widen`; pooled on the log scale with the data set's other benchmarks where the
-caller gives them, :mod:`benchcast.forecasting.tau_pooling`), ``'bootstrap'`` reads the mixture as it
-is. A point where a member has a non-finite draw gets no interval.
+(:meth:`ScoreDraws.widen`; pooled on the log scale with the data set's other benchmarks where the caller gives
+them, :mod:`benchcast.forecasting.tau_pooling`), ``'bootstrap'`` reads it as it is (none where a draw is not finite).
 """
 
 from __future__ import annotations
@@ -129,8 +128,8 @@ def blend_forecast(
         The blend's rolling-origin forecasts inside the runs
         (:func:`benchcast.forecasting.law_comparison.blend_errors`); used by ``'extrapolation'``.
     flops : array_like (points,) or PlannedRuns
-        Compute of each point, or the points as runs (a run outside the members' TPR range is further away:
-        :mod:`benchcast.forecasting.distance`).
+        Compute of each point, or the points as runs (outside the members' TPR range: further away; by N
+        and D: at a fitted run whatever its FLOPs; :mod:`benchcast.forecasting.distance`).
     interval : {'extrapolation', 'bootstrap'}
     seed : int
         Seed of the per-point streams of the widening.
@@ -151,13 +150,14 @@ def blend_forecast(
     used = {law: float(w) for law, w in weights.items() if w > 0}
     if not used:
         raise BenchcastError("a strategy's forecast needs at least one law with a positive weight.")
-    flops, tpr = (flops.flops, flops.tpr) if isinstance(flops, PlannedRuns) else (flops, None)
+    sized = isinstance(flops, PlannedRuns)
+    flops, tpr, params = (flops.flops, flops.tpr, flops.params) if sized else (flops, None, None)
     flops = np.atleast_1d(np.asarray(flops, float))
     predicted = sum(w * np.asarray(members[law].predicted, float) for law, w in used.items())
     decades, beyond = members_decades([members[law] for law in used], flops, tpr)
     out = BlendedForecast(flops, predicted, {}, used, {law: members[law].predicted for law in used}, interval)
     out.decades, top = decades, max(float(members[law].flops_max) for law in used)
-    out.point_flags = strategy_flags({law: members[law] for law in used}, predicted, decades, top, flops, tpr)
+    out.point_flags = strategy_flags({law: members[law] for law in used}, predicted, decades, top, flops, tpr, params)
     out.predicted = withhold(predicted, out.point_flags)  # a refused point has no number (nor interval)
     if any(members[law].boot is None for law in used):
         out.note = "no interval: no bootstrap draws"
@@ -368,9 +368,8 @@ class StrategyFit:
         -------
         dict
             The run (``flops``, ``params``, ``tokens``, ``tpr``: None where unknown), ``prediction``, ``level``,
-            ``interval``, ``n_boot``, ``covariates`` (what each law was given), ``flag`` (where the run's TPR
-            lies outside the fitted runs'), and ``lower``/``upper`` (with ``extrapolation``: its spread) or a
-            ``note`` saying why there is no interval.
+            ``interval``, ``n_boot``, ``covariates`` and ``dropped`` (what each law was given, the rows its fit
+            left out), ``flag`` (a TPR outside the fitted runs'), ``lower``/``upper`` or a ``note`` why not.
         """
         tpr = options.pop("tpr", None)  # with a planned run, the selection's TPR: the run carries its own N and D
         runs = run if isinstance(run, PlannedRuns) else planned_runs(flops=[run], tpr=tpr)
@@ -384,6 +383,7 @@ class StrategyFit:
             "interval": blended.interval,
             "n_boot": options["n_boot"],
             "covariates": blended.used,
+            "dropped": {law: self.results[law].diagnostics.dropped for law in blended.used},
             "flags": describe(blended.point_flags[0]),
         }
         if blended.flags[0]:

@@ -23,7 +23,7 @@ from rich.markup import escape
 
 from benchcast.errors import BenchcastError
 from benchcast.fitting.spec import FitSpec
-from benchcast.forecasting.flags import describe
+from benchcast.forecasting.flags import AT_FITTED_RUN, BELOW_DATA, INTERPOLATION, describe
 from benchcast.forecasting.intervals import bootstrap
 from benchcast.forecasting.selection import check_options, compare_laws, runs_below
 from benchcast.forecasting.strategy import MemberForecast, blend_forecast
@@ -32,6 +32,8 @@ from benchcast.laws.fitted import LOG_FLOPS_RANGE
 from benchcast.utils.jsonable import jsonable
 from benchcast.utils.rich_view import Markup, RichView
 from benchcast.validation import check_score
+
+PLACEMENTS = (AT_FITTED_RUN, BELOW_DATA, INTERPOLATION)  # flags that already say the answer lies among the runs
 
 GRID_PER_DECADE = 8  # bracketing grid of log compute; Brent's method refines inside a bracket
 XTOL_DECADES = 1e-4  # the point answer's precision in decades of compute (0.02 %)
@@ -149,7 +151,7 @@ class StrategyPlan(RichView):
             upper = f"{self.upper:.4g}" if np.isfinite(self.upper) else "not within 1e40 FLOPs"
             items.append(Markup(escape(f"  {pct} % interval: {self.lower:.4g} .. {upper}"), highlight=False))
         if self.flags:
-            items.append(Markup(escape(f"  flagged: {self.flags}"), highlight=False))
+            items.append(Markup(escape(f"  {self.flags}"), highlight=False))  # each flag says flagged/refused
         return items + [Markup(escape(f"  {note}"), highlight=False) for note in self.notes]
 
 
@@ -258,9 +260,10 @@ def plan_default(
     }
     out = StrategyPlan(benchmark, rule, target, level, interval, n_boot, tpr, dict(members), answers["needed"])
     out.lower, out.upper, out.largest_run = answers.get("lower"), answers.get("upper"), largest
-    out.remarks = _notes(out, on_grid.note if n_boot else "", smallest, rec.failures)
-    if out.reachable:
-        at = blended(np.array([out.needed]))
+    at = blended(np.array([out.needed])) if out.reachable else None
+    placed = at is not None and any(f.kind in PLACEMENTS for f in at.point_flags[0])  # its flag says where
+    out.remarks = _notes(out, on_grid.note if n_boot else "", smallest, rec.failures, placed)
+    if at is not None:
         out.flags = describe(at.point_flags[0])
         out.remarks += [f"flagged: {flag}" for flag in at.flags if flag]
     return out
@@ -318,7 +321,7 @@ def _first_crossing(grid: np.ndarray, values: np.ndarray, target: float, at, smo
     return float(10**above)
 
 
-def _notes(plan: StrategyPlan, interval_note: str, smallest: float, failures: list[str]) -> list[str]:
+def _notes(plan: StrategyPlan, interval_note: str, smallest: float, failures: list[str], placed: bool) -> list[str]:
     """What the plan rests on, and where to read it with care."""
     pct = int(round(plan.level * 100))
     kind = "extrapolation-aware" if plan.interval == "extrapolation" else "bootstrap-only"
@@ -333,7 +336,7 @@ def _notes(plan: StrategyPlan, interval_note: str, smallest: float, failures: li
         notes.append("no interval: --n-boot 0.")
     elif interval_note:
         notes.append(interval_note)
-    if plan.reachable and plan.needed <= plan.largest_run:
+    if plan.reachable and plan.needed <= plan.largest_run and not placed:
         notes.append(
             f"the target is reached inside the fitted runs (at {plan.needed:.3g} <= {plan.largest_run:.3g} FLOPs): "
             "an interpolation of the curve through them, not a forecast beyond them"
