@@ -3,6 +3,7 @@ The library's modules (numpy, pandas, the laws, the fitter) are imported inside 
 that starting the command line (``benchcast --help``) does not load them.
 """
 
+import math
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -358,7 +359,7 @@ def _print_prediction(result, query: dict, score, convention: str, flags) -> Non
     from benchcast.forecasting.flags import describe
 
     shown = ", ".join(f"{key}={v}" for key, v in query.items())
-    values = ", ".join(f"{v:.4f}" if np.isfinite(v) else "—" for v in score)
+    values = ", ".join(f"{v:.4f}" if math.isfinite(v) else "—" for v in score)
     console.print(
         escape(f"{result.law} on {result.spec.benchmark} ({result.spec.metric}): {shown} -> ")
         + f"[bold]{escape(values)}[/]",
