@@ -191,7 +191,8 @@ def borrow_rows(
     """
     kept = [table[table["source"] == "estimator"]]
     for bench, group in counts.groupby("benchmark", sort=False):
-        smallest = group.groupby("run", sort=False)["n"].min().rename(index=str)
+        estimated = "n_first" if "n_first" in group else "n"  # the estimator's rows reach the first round's n
+        smallest = group.groupby("run", sort=False)[estimated].min().rename(index=str)
         grid = np.geomspace(max(smallest.min(), 1), extrapolate_to, 8).round()
         asked = np.unique(np.concatenate([np.asarray(ks, float), grid]))
         asked = asked[(asked > smallest.min()) & (asked <= extrapolate_to)]

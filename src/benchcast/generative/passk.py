@@ -326,14 +326,17 @@ def passk_table(
     frames = []
     for (run, bench), group in counts.groupby(["run", "benchmark"], sort=False):
         n, c = group["n"].to_numpy(), group["c"].to_numpy()
-        sampled = ks[ks <= n.min()]
+        # samples drawn in rounds: the estimator reads the first round (later rounds' n depend on its outcome)
+        n_est, c_est = (group["n_first"].to_numpy(), group["c_first"].to_numpy()) if "n_first" in group else (n, c)
+        sampled = ks[ks <= n_est.min()]
         if sampled.size:
-            frame = bootstrap_pass_at_k(n, c, sampled, n_boot=n_boot, level=level, seed=seed)
+            frame = bootstrap_pass_at_k(n_est, c_est, sampled, n_boot=n_boot, level=level, seed=seed)
             frames.append(frame.assign(run=run, benchmark=bench, source="estimator", problems=len(group)))
-        beyond = ks[ks > n.min()]
+        beyond = ks[ks > n_est.min()]
         if extrapolate_to:
-            beyond = np.unique(np.concatenate([beyond, np.geomspace(max(n.min(), 1), extrapolate_to, 8).round()]))
-            beyond = beyond[(beyond > n.min()) & (beyond <= extrapolate_to)].astype(int)
+            grid = np.geomspace(max(n_est.min(), 1), extrapolate_to, 8).round()
+            beyond = np.unique(np.concatenate([beyond, grid]))
+            beyond = beyond[(beyond > n_est.min()) & (beyond <= extrapolate_to)].astype(int)
         if beyond.size and c.sum() > 0:
             frames.append(_modelled(n, c, beyond, family, n_boot, level, seed).assign(run=run, benchmark=bench))
     if not frames:

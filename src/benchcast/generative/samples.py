@@ -108,5 +108,32 @@ def read_counts(path: str | Path, *, benchmark: str | None = None, run: str | No
     if "error" in frame.columns:  # samples that failed to generate or grade are not outcomes
         frame = frame[frame["error"].isna()].copy()
     frame["correct"] = _as_bool(frame["correct"], path)
-    grouped = frame.groupby(["run", "benchmark", "problem_id"], sort=False)["correct"]
-    return grouped.agg(n="size", c="sum").reset_index()[COUNT_COLUMNS]
+    keys = ["run", "benchmark", "problem_id"]
+    counts = frame.groupby(keys, sort=False)["correct"].agg(n="size", c="sum").reset_index()[COUNT_COLUMNS]
+    return _with_first_round(counts, frame, keys, path)
+
+
+def _with_first_round(counts: pd.DataFrame, frame: pd.DataFrame, keys: list, path: Path) -> pd.DataFrame:
+    """Where samples were drawn in rounds (``sample --budget``), each problem's first-round counts too: a
+    problem's n in later rounds depends on its first round's outcome, so the unbiased estimator reads the
+    first round alone (every problem gets it), while a likelihood may read every round."""
+    if "round" not in frame.columns:
+        return counts
+    rounds = pd.to_numeric(frame["round"], errors="coerce")
+    if rounds.isna().any() or (rounds < 0).any() or (rounds != rounds.round()).any():
+        row = int(np.flatnonzero((rounds.isna() | (rounds < 0) | (rounds != rounds.round())).to_numpy())[0])
+        raise DataError(
+            f"{path}: column 'round' must hold rounds 0, 1, 2...; row {row} holds {frame['round'].iloc[row]!r}."
+        )
+    if not (rounds > 0).any():
+        return counts
+    first = frame[rounds.to_numpy() == 0].groupby(keys, sort=False)["correct"].agg(n_first="size", c_first="sum")
+    out = counts.merge(first.reset_index(), on=keys, how="left")
+    missing = out["n_first"].isna()
+    if missing.any():
+        raise DataError(
+            f"{path}: problem {out.loc[missing, 'problem_id'].iloc[0]!r} has samples from later rounds but none "
+            "from round 0, which `sample --budget` gives every problem: the unbiased pass@k estimator reads the "
+            "first round; give the file with its first round."
+        )
+    return out.astype({"n_first": int, "c_first": int})
