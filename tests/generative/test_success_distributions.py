@@ -246,3 +246,19 @@ def test_passk_borrow_refuses_without_run_sizes_or_without_extrapolation(tmp_pat
     assert no_sizes.exit_code == 2 and "no positive FLOPs for run" in no_sizes.stderr
     no_k = run_cli("passk", str(counts), "--borrow", "--n-boot", "0")
     assert no_k.exit_code == 2 and "--extrapolate-to" in no_k.stderr
+
+
+def test_a_model_fit_on_its_bound_says_so_on_its_rows_and_in_the_cli(tmp_path):
+    """299 of 300 problems solved in every one of 1000 samples: the beta's a runs to its bound, which the rows
+    past n and the command's output name (the model itself is not kept)."""
+    counts = pd.DataFrame(
+        {"run": "r", "benchmark": "b", "problem_id": range(300), "n": 1000, "c": [1000] * 299 + [999]}
+    )
+    table = passk_table(counts, [1], n_boot=0, extrapolate_to=10000, family="beta")
+    modelled = table[table["source"] == "beta"]
+    assert (modelled["model_note"] == "beta: log_a on its bound").all()
+    path = tmp_path / "easy.csv"
+    counts.drop(columns=["run", "benchmark"]).to_csv(path, index=False)
+    out = run_cli("passk", str(path), "--k", "1", "--extrapolate-to", "10000", "--family", "beta", "--n-boot", "0",
+                  "-b", "b", "--run", "r")  # fmt: skip
+    assert out.exit_code == 0 and "warning: beta: log_a on its bound" in " ".join(out.stdout.split())

@@ -139,6 +139,11 @@ def passk_command(
             f"{', '.join(dict.fromkeys(borrowed['run'].astype(str)))}",
             highlight=False,
         )
+    for note in dict.fromkeys(table["model_note"].dropna()) if "model_note" in table else ():
+        if note:
+            console.print(
+                f"warning: {note} (its pass@k past n rests on a value the counts did not place)", highlight=False
+            )
     modelled = sorted(set(table["source"]) - {"estimator"})
     if modelled:
         console.print(

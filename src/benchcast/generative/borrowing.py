@@ -200,6 +200,8 @@ def borrow_rows(
             continue
         joint = borrow_across_runs(group, flops, asked, family=family)
         rows = joint.table.assign(benchmark=bench, source=f"{joint.family} joint")
+        doubts = ([] if joint.converged else ["did not converge"]) + [f"{p} on its bound" for p in joint.on_bound]
+        rows["model_note"] = f"{joint.family} joint: {', '.join(doubts)}" if doubts else ""
         largest = group.groupby("run", sort=False)["n"].max().rename(index=str)
         rows = rows[rows["k"] > rows["run"].map(smallest).astype(float)].copy()
         rows["extrapolation"] = rows["k"] / rows["run"].map(largest).astype(float)

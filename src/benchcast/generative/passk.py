@@ -173,12 +173,15 @@ class BetaPassK(ResultView):
         Whether the likelihood's optimiser reported convergence.
     n_problems : int
         Problems fitted.
+    on_bound : tuple of str
+        Parameters left on their search bound (the counts did not place them).
     """
 
     a: float = np.nan
     b: float = np.nan
     converged: bool = False
     n_problems: int = 0
+    on_bound: tuple = ()
 
     def to_dict(self) -> dict:
         """a, b, the mean success rate a / (a + b), convergence and the number of problems."""
@@ -188,6 +191,7 @@ class BetaPassK(ResultView):
                 "b": self.b,
                 "mean": self.a / (self.a + self.b),
                 "converged": self.converged,
+                "on_bound": list(self.on_bound),
                 "n_problems": self.n_problems,
             }
         )
@@ -207,6 +211,8 @@ class BetaPassK(ResultView):
         notes = [f"pass@k = 1 - B(a, b + k) / B(a, b); fitted on {self.n_problems} problems"]
         if not self.converged:
             notes.append("the likelihood's optimiser did not report convergence")
+        if self.on_bound:
+            notes.append(f"{', '.join(self.on_bound)} on its search bound: the counts do not place it")
         return notes
 
     def fit(self, n, c) -> BetaPassK:
@@ -222,25 +228,16 @@ class BetaPassK(ResultView):
         BetaPassK
             This model, fitted.
         """
+        from benchcast.generative.success import fit_family  # the one likelihood fit of every family
+
         n, c = np.asarray(n, float), np.asarray(c, float)
         _check_counts(n, c)
         if np.all(c == 0):
             raise DataError("no problem was ever solved: a beta model of success rates is not identifiable.")
-
-        from scipy.optimize import minimize  # here: scipy.optimize costs 0.3 s to import, and --help none
-        from scipy.special import betaln
-
-        def nll(log_ab):
-            a, b = np.exp(log_ab)
-            return -float(np.sum(betaln(c + a, n - c + b) - betaln(a, b)))
-
-        mean = np.clip((c / n).mean(), 1e-4, 1 - 1e-4)
-        starts = [np.log([mean * s, (1 - mean) * s]) for s in (0.1, 1.0, 10.0)]
-        best = min(
-            (minimize(nll, x0, method="L-BFGS-B", bounds=[(-12, 12), (-12, 12)]) for x0 in starts), key=lambda r: r.fun
-        )
-        self.a, self.b = map(float, np.exp(best.x))
-        self.converged = bool(best.success)
+        fitted = fit_family("beta", n, c)
+        params = fitted.to_dict()
+        self.a, self.b = params["a"], params["b"]
+        self.converged, self.on_bound = fitted.converged, tuple(fitted.on_bound)
         self.n_problems = int(n.size)
         return self
 
@@ -343,7 +340,8 @@ def passk_table(
         raise DataError("no (run, benchmark) group has enough samples for the requested k.")
     columns = ["run", "benchmark", "k", "pass_at_k", "stderr", "lower", "upper", "source", "problems"]
     out = pd.concat(frames, ignore_index=True)
-    return out[[c for c in columns + ["extrapolation", "beta_a", "beta_b"] if c in out.columns]]
+    extra = ["extrapolation", "model_replicates", "model_note", "beta_a", "beta_b"]
+    return out[[c for c in columns + extra if c in out.columns]]
 
 
 MODEL_REPLICATES = 200
@@ -357,7 +355,13 @@ def _modelled(n, c, ks, family: str, n_boot: int, level: float, seed: int) -> pd
     out = pd.DataFrame({"k": ks, "pass_at_k": model.pass_at_k(ks), "source": model.chosen_.family})
     out["problems"], out["extrapolation"] = len(n), model.extrapolation_factor(ks)
     if n_boot:
-        out["lower"], out["upper"] = model.interval(ks, n_boot=min(n_boot, MODEL_REPLICATES), level=level, seed=seed)
+        replicates = min(n_boot, MODEL_REPLICATES)
+        out["lower"], out["upper"] = model.interval(ks, n_boot=replicates, level=level, seed=seed)
+        out["model_replicates"] = replicates
+    # a chosen fit that did not converge or sits on a bound says so on its rows (the model itself is not kept)
+    chosen = model.chosen_
+    doubts = ([] if chosen.converged else ["did not converge"]) + [f"{p} on its bound" for p in chosen.on_bound]
+    out["model_note"] = f"{chosen.family}: {', '.join(doubts)}" if doubts else ""
     if model.chosen_.family == "beta":
         params = model.chosen_.to_dict()
         out["beta_a"], out["beta_b"] = params["a"], params["b"]
