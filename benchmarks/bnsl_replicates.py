@@ -36,7 +36,7 @@ import numpy as np  # noqa: E402
 import benchcast as bc  # noqa: E402
 from benchcast.fitting.engine.replicates import refit_weighted  # noqa: E402
 from benchcast.fitting.engine.search import single_threaded_blas  # noqa: E402
-from benchcast.forecasting.intervals import _cold, _Data, resample_counts  # noqa: E402
+from benchcast.forecasting.bootstrap import _cold, _Data, resample_counts  # noqa: E402
 from benchcast.studies.krajewski2025 import BENCHMARKS  # noqa: E402
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared/data/apple-downstream/metrics_dclm_data_mixture.subset.csv"

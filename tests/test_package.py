@@ -33,7 +33,7 @@ def test_the_command_line_starts_without_the_modules_it_does_not_need():
         "benchcast.evaluation.backtest",
         "benchcast.evaluation.bench",
         "benchcast.studies.krajewski2025",
-        "benchcast.forecasting.intervals",
+        "benchcast.forecasting.bootstrap",
         "benchcast.forecasting.selection",
         "benchcast.generative.kscan",
         "benchcast.plots.figures",

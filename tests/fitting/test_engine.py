@@ -159,7 +159,7 @@ def test_a_singular_row_of_a_batched_solve_does_not_change_the_others():
 def test_bnsl_replicates_do_not_depend_on_their_batch(arc_easy_bnsl):
     """The bootstrap splits replicates into chunks as it likes (four in one process, sixteen over
     workers): a replicate refitted in one batch of nine or in a batch of three ends bit-identically."""
-    from benchcast.forecasting.intervals import _Data, resample_counts
+    from benchcast.forecasting.bootstrap import _Data, resample_counts
 
     result = arc_easy_bnsl
     counts = resample_counts(result, 3, range(9))

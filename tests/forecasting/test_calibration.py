@@ -8,7 +8,7 @@ import benchcast as bc
 from benchcast.errors import InsufficientDataError
 from benchcast.forecasting import calibration as cal
 from benchcast.forecasting.draws import DRAWS, ScoreDraws, combine
-from benchcast.forecasting.intervals import bootstrap
+from benchcast.forecasting.bootstrap import bootstrap
 from tests.conftest import law_table
 
 THETA = np.array([5000.0, 0.19])

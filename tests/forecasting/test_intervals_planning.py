@@ -11,7 +11,7 @@ import pytest
 import benchcast as bc
 from benchcast.forecasting.draws import Draws, ScoreDraws
 from benchcast.forecasting.forecast import forecast, plan
-from benchcast.forecasting.intervals import bootstrap
+from benchcast.forecasting.bootstrap import bootstrap
 from benchcast.forecasting.selection import recommend
 
 THETA = np.array([5000.0, 0.19])  # power law, -log Q' = A C^-alpha
@@ -252,7 +252,7 @@ def test_bnsl_intervals_are_calibrated():
 
 
 def _cold_losses(result, counts):
-    from benchcast.forecasting.intervals import _cold, _Data
+    from benchcast.forecasting.bootstrap import _cold, _Data
 
     data = _Data.of(result)
     return np.array([_cold(data, result.spec, row)[1] for row in counts])
@@ -261,7 +261,7 @@ def _cold_losses(result, counts):
 @pytest.mark.parametrize("law, bench, n_boot, n_cold", [("power_floor", "hellaswag", 120, 25)])
 def test_replicates_reach_the_cold_refit_loss(apple, law, bench, n_boot, n_cold):
     """Each replicate's loss is that of a cold fit of its resample (or lower), and it converged."""
-    from benchcast.forecasting.intervals import resample_counts
+    from benchcast.forecasting.bootstrap import resample_counts
 
     result = bc.fit(apple, law, bench, "acc_norm", tpr=20, min_flops=3e18, max_flops=6e21)
     boot = bootstrap(result, n_boot, seed=3, n_jobs=1, progress=False)
@@ -280,7 +280,7 @@ def test_bnsl_replicates_fit_as_well_as_cold_refits(arc_easy_bnsl):
     replicate's three starts do not reach). Asserted: most end at or below the cold refit, at most
     a quarter above, and none far above."""
     from benchcast.fitting.engine.replicates import refit_weighted
-    from benchcast.forecasting.intervals import _Data, resample_counts
+    from benchcast.forecasting.bootstrap import _Data, resample_counts
 
     result = arc_easy_bnsl
     assert result.law_object.replicate_strategy(result.spec.loss) == "batched"
@@ -314,7 +314,7 @@ def test_replicates_with_too_few_distinct_runs_fail_without_a_crash(apple):
     """A batch of replicates each drawing fewer distinct runs than the law has parameters (a short
     ladder's bootstrap chunk) is reported failed, not passed to the batched refit as an empty batch
     (which crashed `bench` on DCLM LBPP with a shape mismatch)."""
-    from benchcast.forecasting.intervals import fit_replicates
+    from benchcast.forecasting.bootstrap import fit_replicates
 
     result = bc.fit(apple, "power_floor", "piqa", "acc_norm", tpr=20, min_flops=3e18, max_flops=6e21)
     counts = np.zeros((3, len(result.points)))

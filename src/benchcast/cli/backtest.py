@@ -40,6 +40,7 @@ from benchcast.cli.options import (
     read,
     refuse_interval_without_boot,
 )
+from benchcast.defaults import DEFAULT_REPLICATES
 from benchcast.errors import BenchcastError
 from benchcast.evaluation import DEFAULT_THRESHOLD, PROTOCOLS
 
@@ -78,7 +79,7 @@ def backtest_command(
     protocol: Annotated[str, typer.Option(help=f"Split protocol: {', '.join(PROTOCOLS)}.")] = "threshold",
     max_k: Annotated[int, typer.Option(help="Largest k fitted (passk protocol, or laws with k).")] = DEFAULT_MAX_K,
     proxy: Proxy = None,
-    boot: NBoot = 1000,
+    boot: NBoot = DEFAULT_REPLICATES,
     interval: Interval = DEFAULT_INTERVAL,
     format: Format = "auto",
     metadata: Metadata = None,

@@ -10,6 +10,7 @@ from rich.markup import escape
 from benchcast.cli.app import app
 from benchcast.cli.common import console, emit_json, refuse_jobs_with_ray, user_errors
 from benchcast.cli.options import Dpi, FigureFormat, Jobs, Json, OutDir, QRand, RayAddress, Seed, figure_options, read
+from benchcast.defaults import DEFAULT_REPLICATES
 from benchcast.errors import BenchcastError
 
 
@@ -133,7 +134,9 @@ def bench_command(
         typer.Option("--holdout-tpr", help="Hold out every run at this tokens-per-parameter ratio (repeat)."),
     ] = None,
     q_rand: QRand = None,
-    n_boot: Annotated[int, typer.Option("--n-boot", "--boot", help="Bootstrap replicates per law fit.")] = 20,
+    n_boot: Annotated[
+        int, typer.Option("--n-boot", "--boot", help="Bootstrap replicates per law fit.")
+    ] = DEFAULT_REPLICATES,
     interval: Annotated[
         str | None,
         typer.Option(

@@ -333,18 +333,19 @@ def predict_command(
     result = FitResult.load(fit_file)
     if not flops and params is None and tokens is None and gold is None:
         raise BenchcastError("give --flops C, or --params N and --tokens D (or --gold G for the gold law).")
-    flops_array = np.asarray(flops, float) if flops else None
-    from benchcast.forecasting.convention import placed_query
-    from benchcast.forecasting.flags import describe, forecast_flags, withhold
+    from benchcast.forecasting.answers import forecast
+    from benchcast.forecasting.flags import describe
 
     query = {"flops": flops, "params": params, "tokens": tokens, "k": k, "gold": gold}
     query = {key: v for key, v in query.items() if v is not None}
-    # a planned run sits at the FLOPs convention of the fit's runs (C = r 6 N D), as forecast places it
-    placed, ratio, convention = placed_query(result, {**query, "flops": flops_array}, flops_per_6nd)
-    score = np.atleast_1d(result.predict(**placed))
-    compute = flops_array if flops_array is not None else (ratio or 1.0) * 6.0 * params * tokens if ratio else None
-    flags = forecast_flags(result, score, compute, tokens / params if ratio else None, params if ratio else None)
-    score = withhold(score, flags)  # a refused forecast is no number: its reason is printed instead
+    # the one forecaster without an interval: a planned run at the fit's FLOPs convention, every flag
+    made = forecast(
+        result, n_boot=0, flops_per_6nd=flops_per_6nd, **{**query, "flops": flops and np.asarray(flops, float)}
+    )
+    score, flags = np.atleast_1d(made.prediction), made.flags
+    convention = next(
+        (n.removeprefix("planned runs placed at ") for n in made.run_notes if n.startswith("planned")), ""
+    )
     if json:
         flag_docs = [[f.to_dict() for f in point] for point in flags]
         placement = {"flops_convention": convention} if convention else {}

@@ -137,7 +137,8 @@ def _interval_option(value: str | None) -> str | None:
         raise typer.BadParameter(str(exc)) from None
 
 
-DEFAULT_INTERVAL = "extrapolation"
+from benchcast.defaults import DEFAULT_INTERVAL  # noqa: E402  (the one table of defaults)
+
 Interval = Annotated[
     str,
     typer.Option(

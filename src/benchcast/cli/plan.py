@@ -41,11 +41,11 @@ from benchcast.cli.options import (  # cli/report.py takes DEFAULT_INTERVAL and 
     option_values,
     read,
 )
+from benchcast.defaults import DEFAULT_LEVEL, DEFAULT_REPLICATES, DEFAULT_SEED  # noqa: E402
 from benchcast.errors import BenchcastError
 from benchcast.validation import MIN_REPLICATES
 
-DEFAULT_LEVEL, DEFAULT_SEED = 0.9, 0
-RECOMMEND_REPLICATES = 200
+RECOMMEND_REPLICATES = DEFAULT_REPLICATES
 ForecastBoot = Annotated[
     int,
     typer.Option(
@@ -106,7 +106,7 @@ def forecast_command(
     proxy: Proxy = None,
     interval: Interval = DEFAULT_INTERVAL,
     level: Level = DEFAULT_LEVEL,
-    boot: ForecastBoot = 1000,
+    boot: ForecastBoot = DEFAULT_REPLICATES,
     seed: Seed = DEFAULT_SEED,
     jobs: Jobs = None,
     ray: RayAddress = None,
@@ -161,7 +161,8 @@ def forecast_command(
         raise BenchcastError(
             "give the runs to forecast with --flops C (repeatable), or a planned run with --params N --tokens D."
         )
-    from benchcast.forecasting.selection import DEFAULT_CANDIDATES, forecast_default
+    from benchcast.forecasting.answers import forecast_default
+    from benchcast.forecasting.selection import DEFAULT_CANDIDATES
 
     refuse_unused_proxy(list(DEFAULT_CANDIDATES), proxy)
 
@@ -215,7 +216,7 @@ def forecast_artifact(
     import numpy as np
 
     from benchcast.fitting.result import FitResult
-    from benchcast.forecasting.forecast import forecast
+    from benchcast.forecasting.answers import forecast
 
     if not flops and not params and gold is None:
         raise BenchcastError("give --flops C, or --params N and --tokens D (or --gold G for the gold law).")
@@ -282,7 +283,7 @@ def recommend_command(
 ) -> None:
     """Compare laws by rolling-origin forecasts inside your runs; weight or pick them (and, with
     --target-flops C or a planned run --params N --tokens D, forecast that run with an interval)."""
-    from benchcast.forecasting.selection import recommend
+    from benchcast.forecasting.answers import recommend
     from benchcast.laws import available_laws
 
     interval_options = {

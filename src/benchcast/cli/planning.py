@@ -26,6 +26,7 @@ from benchcast.cli.options import (
     read,
 )
 from benchcast.cli.plan import DEFAULT_INTERVAL, DEFAULT_LEVEL, DEFAULT_SEED, is_fit_artifact
+from benchcast.defaults import DEFAULT_REPLICATES
 from benchcast.errors import BenchcastError
 from benchcast.validation import MIN_REPLICATES
 
@@ -62,7 +63,7 @@ def plan_command(
     proxy: Proxy = None,
     interval: Interval = DEFAULT_INTERVAL,
     level: Level = DEFAULT_LEVEL,
-    boot: NBoot = 1000,
+    boot: NBoot = DEFAULT_REPLICATES,
     seed: Seed = DEFAULT_SEED,
     jobs: Jobs = None,
     ray: RayAddress = None,
@@ -106,7 +107,7 @@ def plan_command(
             "data file: drop {them}, or give the data file instead of the artifact.",
         )
         from benchcast.fitting.result import FitResult
-        from benchcast.forecasting.forecast import plan
+        from benchcast.forecasting.answers import plan
 
         options = {"level": level, "n_boot": boot, "seed": seed, "n_jobs": jobs, "ray_address": ray}
         out = plan(FitResult.load(source), target, k=k, flops=flops, tpr=tpr, interval=interval, **options)
@@ -123,8 +124,8 @@ def plan_command(
             "law for the k needed at a compute: fit passk_compute with `benchcast fit --out` and plan from that "
             "artifact, or drop {them}.",
         )
+        from benchcast.forecasting.answers import plan_default
         from benchcast.forecasting.selection import DEFAULT_CANDIDATES
-        from benchcast.forecasting.strategy_plan import plan_default
 
         refuse_unused_proxy(list(DEFAULT_CANDIDATES), proxy)
         out = plan_default(

@@ -27,9 +27,10 @@ from benchcast.cli.options import (
     read,
 )
 from benchcast.cli.plan import DEFAULT_INTERVAL, Interval
+from benchcast.defaults import DEFAULT_REPLICATES
 from benchcast.errors import BenchcastError
 
-DEFAULT_REPORT_REPLICATES = 200
+DEFAULT_REPORT_REPLICATES = DEFAULT_REPLICATES
 DEFAULT_LAW = "recommended"
 
 

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from benchcast.data.table import at_tpr
+from benchcast.defaults import DEFAULT_LEVELS
 from benchcast.errors import BenchcastError, InsufficientDataError
 from benchcast.evaluation import DEFAULT_THRESHOLD, PROTOCOLS
 from benchcast.evaluation.backtest_result import BacktestComparison, BacktestResult
@@ -20,12 +21,11 @@ from benchcast.fitting.api import fit_rows
 from benchcast.fitting.metrics import coverage, mae, mre, r2, rmse, usable_points
 from benchcast.fitting.result import FitResult
 from benchcast.fitting.spec import FitSpec, design
-from benchcast.forecasting.calibration import calibrate
-from benchcast.forecasting.draws import LEVELS, score_interval
-from benchcast.forecasting.flags import describe, forecast_flags, refused, short, withhold
-from benchcast.forecasting.intervals import bootstrap
+from benchcast.forecasting.bootstrap import Uncertainty
+from benchcast.forecasting.ensemble import Ensemble
+from benchcast.forecasting.flags import describe, refused, short
+from benchcast.forecasting.targets import frame_runs
 from benchcast.utils.progress import track
-from benchcast.validation import check_interval
 
 
 def split(
@@ -93,12 +93,13 @@ def score_split(
     -------
     (predictions, metrics)
     """
-    predicted = result.predict_frame(rows)
-    flags = forecast_flags(result, predicted, rows["flops"].to_numpy(float), rows["tpr"].to_numpy(float))
+    runs, extra = frame_runs(rows)
+    made = Ensemble.of_fit(result).predict(runs, Uncertainty(n_boot=0), extra=extra)
+    flags = made.flags
     cols = [c for c in ("run", "flops", "params", "tokens", "tpr", "k") if c in rows]
     frame = rows[cols].copy()
     frame["true"] = rows["value"].to_numpy(float)
-    frame["predicted"] = withhold(predicted, flags)  # a refused forecast is no number (its reason: flags)
+    frame["predicted"] = made.prediction  # a refused forecast is no number (its reason: flags)
     frame["flags"] = [describe(point) for point in flags]
     frame["flag_kinds"] = [short(point) for point in flags]
     frame["side"] = np.where(train, "train", np.where(test, "test", "unused"))
@@ -218,12 +219,12 @@ def add_intervals(
     *,
     seed: int = 0,
     n_jobs: int | None = None,
-    levels=LEVELS,
+    levels=DEFAULT_LEVELS,
     interval: str = "extrapolation",
 ) -> None:
-    """Bootstrap the backtest's fit (plus, by default, the extrapolation error estimated inside its
-    training runs); add prediction intervals and their held-out coverage. Where the extrapolation
-    error cannot be estimated the intervals stay empty and ``metrics['interval_note']`` says why.
+    """The backtest fit's forecast of every row with its intervals, from the one forecaster (a one-member
+    ensemble: bootstrap, plus by default the extrapolation error estimated inside its training runs); their
+    held-out coverage. Where there is no interval the columns stay empty and ``metrics['interval_note']`` says why.
 
     Parameters
     ----------
@@ -237,43 +238,23 @@ def add_intervals(
         Interval levels.
     interval : {'extrapolation', 'bootstrap'}
     """
-    check_interval(interval)
-    boot = bootstrap(bt.fit, n_boot, seed=seed, n_jobs=n_jobs)
-    bt.metrics["interval"] = interval
-    try:
-        if interval == "extrapolation":
-            boot = calibrate(boot)
-            bt.metrics["extrapolation_tau"] = boot.spread.tau
-        elif not boot.usable.any():
-            raise InsufficientDataError(
-                f"no bootstrap refit is usable ({boot.n_failed} failed, {boot.n_dropped} did not converge): no interval"
-            )
-    except InsufficientDataError as exc:  # no interval rather than a wrong one: columns present, empty
-        bt.metrics["interval_note"] = str(exc)
-        bt.metrics["n_boot"] = n_boot
-        for level in levels:
-            pct = int(round(level * 100))
-            bt.predictions[f"lower{pct}"] = bt.predictions[f"upper{pct}"] = np.nan
-            bt.metrics[f"coverage{pct}"] = bt.metrics[f"coverage{pct}_confidence"] = float("nan")
-        return
-    ok, covariates = bt.fit.frame_covariates(rows)
+    unc = Uncertainty(n_boot, seed, interval, tuple(levels), n_jobs)
+    runs, extra = frame_runs(rows)
+    made = Ensemble.of_fit(bt.fit).predict(runs, unc, confidence=True, extra=extra)
     frame = bt.predictions
-    test = (frame["side"] == "test").to_numpy() & ok
-    withheld = (
-        frame["flags"].str.startswith("refused").to_numpy(bool) if "flags" in frame else np.zeros(len(frame), bool)
-    )
-    for kind in ("prediction", "confidence"):
-        draws = boot.draws(kind, **covariates) if ok.any() else None
-        for level in levels:
-            lower, upper = np.full(len(frame), np.nan), np.full(len(frame), np.nan)
-            if draws is not None:
-                lower[ok], upper[ok] = score_interval(draws, level)
-            lower[withheld] = upper[withheld] = np.nan  # a refused forecast has no interval either
-            pct = int(round(level * 100))
-            suffix = "" if kind == "prediction" else "_confidence"
-            if kind == "prediction":
-                frame[f"lower{pct}"], frame[f"upper{pct}"] = lower, upper
-            bt.metrics[f"coverage{pct}{suffix}"] = coverage(frame["true"][test], lower[test], upper[test])
+    bt.metrics["interval"] = interval
     bt.metrics["n_boot"] = n_boot
-    bt.metrics["boot_failed"] = boot.n_failed
-    bt.metrics["boot_dropped"] = boot.n_dropped  # refits that did not converge: left out of the intervals
+    bt.metrics["boot_failed"] = made.failed_refits
+    bt.metrics["boot_dropped"] = made.dropped_refits  # refits that did not converge: left out of the intervals
+    if made.error_model is not None:
+        bt.metrics["extrapolation_tau"] = made.error_model["tau"]
+    if not made.intervals:  # no interval rather than a wrong one: columns present, empty
+        bt.metrics["interval_note"] = made.note or "no interval"
+    test = (frame["side"] == "test").to_numpy()
+    for level in levels:
+        pct = int(round(level * 100))
+        lower, upper = made.bounds(level)
+        frame[f"lower{pct}"], frame[f"upper{pct}"] = lower, upper
+        bt.metrics[f"coverage{pct}"] = coverage(frame["true"][test], lower[test], upper[test])
+        lower, upper = made.bounds(level, mean=True)
+        bt.metrics[f"coverage{pct}_confidence"] = coverage(frame["true"][test], lower[test], upper[test])

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from benchcast.data.chance import warn_unknown_chance
+from benchcast.defaults import DEFAULT_REPLICATES
 from benchcast.errors import BenchcastError
 from benchcast.evaluation import strategies as st
 from benchcast.evaluation.bench_cells import (  # noqa: F401 (API)
@@ -26,15 +27,14 @@ from benchcast.evaluation.bench_cells import (  # noqa: F401 (API)
 )
 from benchcast.evaluation.bench_result import BenchResult, leaderboard, metrics, write_outputs  # noqa: F401 (API)
 from benchcast.fitting.spec import FitSpec
-from benchcast.forecasting import calibration as cal
+from benchcast.forecasting import extrapolation as ext
+from benchcast.forecasting.bootstrap import Uncertainty
 from benchcast.forecasting.flags import cell_flags, describe
-from benchcast.forecasting.strategy import PlannedRuns, blend_forecast
-from benchcast.forecasting.tau_pooling import PRIOR_ORIGINS, leave_one_out_priors
+from benchcast.forecasting.targets import frame_runs
 from benchcast.laws import get_law
 from benchcast.laws.questions import spans_tprs
 from benchcast.utils.parallel import parallel_map
 
-DEFAULT_REPLICATES = 20  # bootstrap replicates per law fit (the extrapolation term dominates the width)
 ROW_KEYS = (
     "dataset",
     "benchmark",
@@ -60,9 +60,9 @@ ROW_KEYS = (
 )
 
 
-def _law_job(job: tuple) -> st.LawOutcome:
-    train, queries, spec, n_boot, seed = job
-    return st.law_outcome(train, queries, spec, n_boot, seed)
+def _law_job(job: tuple):
+    train, spec, n_boot, seed = job
+    return st.law_outcome(train, spec, n_boot, seed)
 
 
 def _choose_job(job: tuple) -> str | None:
@@ -149,7 +149,7 @@ def bench(
         progress=progress,
         ray_address=ray_address,
     )
-    rows, predictions = assemble(datasets, strategies, outcomes, picks, held_out, seed, ladders, by_name)
+    rows, predictions = assemble(datasets, strategies, outcomes, picks, held_out, seed, ladders, by_name, n_boot=n_boot)
     board = leaderboard(rows)
     settings = {
         "strategies": strategies,
@@ -159,9 +159,7 @@ def bench(
         "n_boot": n_boot,
         "seed": seed,
         "interval": interval or "both",
-        "origin_decades": list(cal.ORIGIN_DECADES),
-        "pool_origins": cal.POOL_ORIGINS,
-        "prior_origins": PRIOR_ORIGINS,
+        "origin_decades": list(ext.ORIGIN_DECADES),
         "datasets": [
             {
                 "name": d.name,
@@ -212,7 +210,7 @@ def fit_cells(
     Returns
     -------
     outcomes : dict
-        ``(dataset, benchmark, metric, cutoff, law)`` to :class:`LawOutcome`.
+        ``(dataset, benchmark, metric, cutoff, law)`` to its :class:`~benchcast.forecasting.ensemble.Member`.
     picks : dict
         ``(dataset, benchmark, metric, cutoff)`` to ``{chooser name: law or None}``.
     held_out : dict
@@ -227,11 +225,10 @@ def fit_cells(
                 if held.empty:
                     continue
                 held_out[(data.name, bench_name, metric, cutoff)] = (held, float(train["flops"].max()))
-                queries = queries_of(held)
                 base = FitSpec("power", bench_name, metric, tpr=data.tpr, min_flops=data.min_flops, seed=seed)
                 for law in dict.fromkeys((*laws, *(extra_laws or {}).get(data.name, ()))):
                     keys.append((data.name, bench_name, metric, cutoff, law))
-                    law_jobs.append((train, queries, base.replace(law=law), n_boot, seed))
+                    law_jobs.append((train, base.replace(law=law), n_boot, seed))
                 for chooser in choosers:
                     pick_keys.append(((data.name, bench_name, metric, cutoff), chooser.name))
                     pick_jobs.append((train, base, chooser))
@@ -251,7 +248,7 @@ def fit_cells(
             data = next(d for d in datasets if d.name == dname)
             train, held = split_for(data, bench_name, metric, cutoff)
             spec = FitSpec(law, bench_name, metric, tpr=data.tpr, min_flops=data.min_flops, seed=seed)
-            jobs.append((train, queries_of(held), spec, n_boot, seed))
+            jobs.append((train, spec, n_boot, seed))
         fitted = parallel_map(_law_job, jobs, description="bench: chosen laws", **pool)
         outcomes.update(zip(extra, fitted, strict=True))
     return outcomes, picks, held_out
@@ -287,7 +284,16 @@ def default_strategies(laws, choosers=(), interval: str | None = None) -> list[s
 
 
 def assemble(
-    datasets, strategies, outcomes, picks, held_out, seed, candidates=st.DEFAULT_CANDIDATES, choosers=None
+    datasets,
+    strategies,
+    outcomes,
+    picks,
+    held_out,
+    seed,
+    candidates=st.DEFAULT_CANDIDATES,
+    choosers=None,
+    *,
+    n_boot: int = DEFAULT_REPLICATES,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Turn law outcomes into each strategy's forecasts, intervals and metrics.
 
@@ -305,6 +311,8 @@ def assemble(
         The laws the selectors combine, or (data set name, cutoff) to (candidates, fallbacks).
     choosers : dict, optional
         Chooser name to :class:`Chooser`.
+    n_boot : int
+        Bootstrap replicates per law (as the members were bootstrapped in :func:`fit_cells`).
 
     Returns
     -------
@@ -322,20 +330,17 @@ def assemble(
             by_cell = {
                 (b, m): {key[4]: o for key, o in outcomes.items() if key[:4] == (data.name, b, m, cutoff)}
                 for b, m in cells
-            }
+            }  # each cell's fitted laws (Members)
             for strategy in strategies:
-                plans = {
-                    cell: st.plan_strategy(
-                        strategy, by_cell[cell], picks.get((data.name, *cell, cutoff), {}), laws, choosers, fallbacks
+                for bench_name, metric in cells:
+                    made, interval = st.strategy_ensemble(
+                        strategy,
+                        by_cell[(bench_name, metric)],
+                        picks.get((data.name, bench_name, metric, cutoff), {}),
+                        laws,
+                        choosers,
+                        fallbacks,
                     )
-                    for cell in cells
-                }
-                pooled = st.pooled_spread(
-                    [p.errors.assign(benchmark=cell[0]) for cell, p in plans.items() if p.status == "ok"]
-                )
-                # each benchmark's tau is shrunk towards the other benchmarks' (log scale; training runs only)
-                priors = leave_one_out_priors({cell: p.errors for cell, p in plans.items() if p.status == "ok"})
-                for (bench_name, metric), plan in plans.items():
                     held, top = held_out[(data.name, bench_name, metric, cutoff)]
                     true = held["value"].to_numpy(float)
                     decades = np.log10(held["flops"].to_numpy(float) / top)
@@ -345,36 +350,27 @@ def assemble(
                         "metric": metric,
                         "strategy": strategy,
                         "cutoff": cutoff,
-                        "status": plan.status,
+                        "status": made if isinstance(made, str) else "ok",
                         "n_test": int(len(held)),
                         "decades": float(np.mean(decades)),
                     }
-                    if plan.status != "ok":
+                    if isinstance(made, str):
                         records.append(row)
                         continue
-                    cell = by_cell[(bench_name, metric)]
-                    # the strategy's forecast as recommend and report make it, from the same laws
-                    blended = blend_forecast(
-                        cell,
-                        plan.weights,
-                        plan.errors,
-                        PlannedRuns(*held[["flops", "params", "tokens"]].to_numpy(float).T, np.ones(len(held), bool)),
-                        interval=plan.interval,
-                        seed=seed,
-                        pooled=pooled,
-                        prior=priors.get((bench_name, metric)),
-                    )
-                    predicted, intervals, spread = blended.predicted, blended.intervals, blended.spread
-                    row.update(cell_flags(blended.point_flags))
+                    # the strategy's forecast as every other command makes it: the one forecaster
+                    runs, extra = frame_runs(held)
+                    forecast = made.predict(runs, Uncertainty(n_boot, seed, interval), extra=extra)
+                    predicted, intervals = forecast.prediction, forecast.intervals
+                    row.update(cell_flags(forecast.flags))
                     if row["status"] != "ok":  # refused: no number, the status says why
                         records.append(row)
                         continue
-                    ok = st.usable(cell, plan.weights, true, bench_name)
+                    ok = st.usable(made, true, bench_name)
                     row.update(metrics(true, predicted, ok, intervals))
-                    row["laws"] = ",".join(f"{law}:{w:.2f}" for law, w in plan.weights.items() if w > 0)
-                    if several and not all(get_law(law).models_tpr for law in plan.weights.index):
+                    row["laws"] = ",".join(f"{law}:{w:.2f}" for law, w in made.weights_.items() if w > 0)
+                    if several and not all(get_law(law).models_tpr for law in made.weights_):
                         row["laws"] += " (compute alone, across TPRs)"  # runs at several TPRs read as one curve
-                    row["tau"] = spread.tau if spread is not None else np.nan
+                    row["tau"] = forecast.error_model["tau"] if forecast.error_model is not None else np.nan
                     records.append(row)
                     frame = held[["run", "flops"]].copy()
                     frame = frame.assign(
@@ -387,9 +383,10 @@ def assemble(
                         true=true,
                         predicted=predicted,
                         usable=ok,
-                        flags=[describe(point) for point in blended.point_flags],
+                        flags=[describe(point) for point in forecast.flags],
                     )
-                    for level, (lower, upper) in intervals.items():
+                    for level in forecast.levels:
+                        lower, upper = forecast.bounds(level)
                         pct = int(round(level * 100))
                         frame[f"lower{pct}"], frame[f"upper{pct}"] = lower, upper
                     points.append(frame)

@@ -27,31 +27,18 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from benchcast.data.table import at_tpr
 from benchcast.errors import BenchcastError
-from benchcast.fitting.api import fit_rows
 from benchcast.fitting.metrics import usable_points
-from benchcast.fitting.result import FitResult
 from benchcast.fitting.spec import FitSpec, design
-from benchcast.forecasting import calibration as cal
-from benchcast.forecasting.draws import ScoreDraws
-from benchcast.forecasting.intervals import bootstrap
-from benchcast.forecasting.law_comparison import pooled_spread  # noqa: F401 (API)
-from benchcast.forecasting.selection import (
-    DEFAULT_CANDIDATES,
-    blend_errors,
-    common_errors,
-    inner_scores,
-    ladder_laws,
-    members_with_support,
-    too_short,
-    weights_for,
-)
+from benchcast.forecasting.bootstrap import Uncertainty
+from benchcast.forecasting.ensemble import Ensemble, Member, fit_member
+from benchcast.forecasting.selection import ladder_laws
 from benchcast.validation import check_interval
 
 FIXED_LAWS = ("power", "power_floor", "bnsl", "bnsl_monotone")
@@ -59,69 +46,31 @@ SELECTORS = ("ensemble", "stack", "select")
 DEFAULT_STRATEGY = "ensemble"
 
 
-@dataclass
-class LawOutcome:
-    """One law fitted below one cutoff: forecasts of the held-out queries and what calibrates them."""
-
-    law: str
-    predicted: np.ndarray | None = None  # at the queries
-    boot: ScoreDraws | None = None  # bootstrap prediction draws at the queries (nan where no forecast)
-    errors: pd.DataFrame = field(default_factory=pd.DataFrame)  # rolling-origin forecasts inside
-    q_rand: float = 0.0
-    flops_max: float = float("nan")  # the largest fitted run
-    error: str = ""
-    fit: FitResult | None = None  # the fit itself (the report draws its curve and the runs it fitted)
-
-
-def law_outcome(train: pd.DataFrame, queries: pd.DataFrame, spec: FitSpec, n_boot: int, seed: int) -> LawOutcome:
-    """Fit ``spec`` to ``train`` (every run the strategy may see), forecast ``queries``, bootstrap
-    the fit at the queries and forecast inside the training runs from rolling origins.
+def law_outcome(train: pd.DataFrame, spec: FitSpec, n_boot: int, seed: int) -> Member:
+    """Fit ``spec`` to ``train`` (every run the strategy may see), forecast inside the training runs from
+    rolling origins and bootstrap the fit (the expensive part, done once per law and cell in a worker).
 
     Parameters
     ----------
     train : DataFrame
         The training runs' rows.
-    queries : DataFrame
-        The held-out runs' covariates (no scores).
     spec : FitSpec
         The law and the cell's benchmark, metric and selection.
     n_boot : int
-        Bootstrap replicates (0: no draws).
+        Bootstrap replicates (0: none).
     seed : int
         Seed of the bootstrap.
 
     Returns
     -------
-    LawOutcome
-        The forecasts and draws at the queries and the rolling-origin errors; ``error`` set instead
-        where the fit failed.
+    Member
+        The fit, its rolling-origin forecasts and bootstrap; ``error`` set instead where the fit failed.
     """
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            rows, resolved = design(train, spec)
-            result = fit_rows(rows, resolved, quiet=True)
-            predicted = result.predict_frame(queries)
-            boot = None
-            ok = np.isfinite(predicted)
-            if n_boot and ok.any():
-                replicates = bootstrap(result, n_boot, seed=seed, n_jobs=1, progress=False)
-                kept = replicates.draws("prediction", **result.frame_covariates(queries[ok])[1])
-                values = np.full((kept.n_replicates, len(queries)), np.nan)
-                values[:, ok] = kept.values
-                boot = ScoreDraws(values, {c: queries[c].to_numpy(float) for c in kept.points})
-            errors = cal.rolling_origin(result)
-    except (BenchcastError, ValueError, np.linalg.LinAlgError) as exc:
-        return LawOutcome(spec.law, error=str(exc))
-    return LawOutcome(
-        spec.law,
-        predicted,
-        boot,
-        errors,
-        q_rand=float(resolved.q_rand),
-        flops_max=float(result.diagnostics.flops_max),
-        fit=result,
-    )
+        rows, resolved = design(train, spec)
+    except (BenchcastError, ValueError) as exc:
+        return Member(spec.law, None, error=str(exc))
+    return fit_member(rows, resolved, uncertainty=Uncertainty(n_boot, seed) if n_boot else None)
 
 
 @dataclass(frozen=True)
@@ -168,16 +117,6 @@ class Chooser:
 
 
 # -- assembling strategies from law outcomes (cheap, in the main process) ----------------------
-
-
-@dataclass
-class Plan:
-    """How a strategy combines the laws for one benchmark and cutoff, decided from training runs only."""
-
-    status: str  # 'ok', 'no support', 'failed: ...'
-    weights: pd.Series | None = None
-    errors: pd.DataFrame | None = None  # its rolling-origin forecasts inside the training runs
-    interval: str = "extrapolation"
 
 
 def with_interval(strategy: str, interval: str, choosers: dict[str, Chooser] | None = None) -> str:
@@ -227,60 +166,43 @@ def base_name(strategy: str, choosers: dict[str, Chooser] | None = None) -> tupl
     return strategy, "extrapolation"
 
 
-def plan_strategy(
-    strategy: str,
-    outcomes: dict[str, LawOutcome],
-    picks: dict[str, str | None],
-    candidates=DEFAULT_CANDIDATES,
-    choosers: dict[str, Chooser] | None = None,
-    fallbacks=(),
-) -> Plan:
-    """How ``strategy`` combines the laws of one cell (``picks``: each chooser's law for it).
+def strategy_ensemble(strategy: str, members: dict, picks: dict, candidates, choosers=None, fallbacks=()):
+    """The one forecaster of ``strategy`` in one cell, from the cell's fitted laws: a selector's ensemble of the
+    candidates (:func:`benchcast.forecasting.selection.choose`), a fixed law alone, or a chooser's pick alone.
 
     Parameters
     ----------
     strategy : str
         A strategy name (see :func:`base_name`).
-    outcomes : dict
-        Law name to :class:`LawOutcome` for the cell.
+    members : dict of str to Member
+        The cell's laws.
     picks : dict
         Chooser name to its law for the cell (None: it could not choose).
-    candidates : tuple of str
-        The laws the selectors combine.
+    candidates, fallbacks : tuple of str
+        The laws the selectors combine, and those used alone where none has support.
     choosers : dict, optional
         Chooser name to :class:`Chooser`.
-    fallbacks : tuple of str
-        Laws a selector uses alone, the first fitted, where no candidate has support.
 
     Returns
     -------
-    Plan
-        Status, law weights, the blended rolling-origin errors and the interval.
+    (Ensemble, str)
+        The ensemble (None where the strategy has nothing to forecast with) and the interval kind; or the
+        status in words in place of the ensemble.
     """
     name, interval = base_name(strategy, choosers)
+    some = next((m for m in members.values() if m.fit is not None), None)
+    benchmark = str(some.fit.spec.benchmark) if some is not None else ""
     if name in SELECTORS:
-        # the candidates with support; a fitted fallback alone where none has it
-        fitted = {
-            law: outcomes[law].errors
-            for law in candidates
-            if law in outcomes and not outcomes[law].error and not (fallbacks and too_short(law, outcomes[law].fit))
-        }
-        members = members_with_support(fitted)
-        if not members:
-            backup = [law for law in fallbacks if law in outcomes and not outcomes[law].error]
-            if not backup:
-                return Plan("no support", interval=interval)
-            return Plan("ok", pd.Series({backup[0]: 1.0}), outcomes[backup[0]].errors, interval)
-        wide = common_errors({law: fitted[law] for law in members})
-        weights = weights_for(name, inner_scores(wide, members))
-        return Plan("ok", weights, blend_errors(wide, weights), interval)
+        pool = {law: members[law] for law in (*candidates, *fallbacks) if law in members}
+        made = Ensemble.of_members(benchmark, pool, name, fallbacks=tuple(fallbacks))
+        return (made if made.ok else "no support"), interval
     law = picks.get(name) if choosers and name in choosers else name
     if law is None:
-        return Plan("failed: no law picked", interval=interval)
-    outcome = outcomes.get(law)
-    if outcome is None or outcome.error:
-        return Plan(f"failed: {outcome.error if outcome else 'not fitted'}", interval=interval)
-    return Plan("ok", pd.Series({law: 1.0}), outcome.errors, interval)
+        return "failed: no law picked", interval
+    member = members.get(law)
+    if member is None or member.fit is None:
+        return f"failed: {member.error if member else 'not fitted'}", interval
+    return Ensemble.of_members(benchmark, {law: member}, law), interval
 
 
 def runs_of(data, cutoff: float | None = None) -> pd.DataFrame:
@@ -375,15 +297,13 @@ def ladder_settings(ladders: dict, which: int) -> dict:
     }
 
 
-def usable(outcomes: dict[str, LawOutcome], weights: pd.Series, true: np.ndarray, benchmark: str) -> np.ndarray:
+def usable(ensemble, true: np.ndarray, benchmark: str) -> np.ndarray:
     """Held-out points far enough above chance (:data:`benchcast.fitting.metrics.USABLE`).
 
     Parameters
     ----------
-    outcomes : dict
-        Law name to :class:`LawOutcome` (the first gives the chance score ``q_rand``).
-    weights : Series
-        The laws' weights (unused: every law of a cell shares its chance score).
+    ensemble : Ensemble
+        The cell's forecaster (its members share the chance score ``q_rand``).
     true : ndarray
         Held-out scores.
     benchmark : str
@@ -394,5 +314,5 @@ def usable(outcomes: dict[str, LawOutcome], weights: pd.Series, true: np.ndarray
     ndarray of bool
         One flag per held-out point.
     """
-    q_rand = next(iter(outcomes.values())).q_rand if outcomes else 0.0
+    q_rand = float(next(iter(ensemble.fits.values())).spec.q_rand)
     return usable_points(true, q_rand, benchmark)

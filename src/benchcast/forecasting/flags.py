@@ -19,7 +19,7 @@ Flagged, because the number may be right but rests on less than it seems:
   bound reached by the data, is information, not a flag: :func:`benchcast.fitting.diagnostics.bound_findings`);
 * a forecast over ``MAX_DECADES_BEYOND`` decades beyond the largest fitted run, beyond the fitted k, across TPRs;
 * a forecast that is no extrapolation: at a fitted run (the answer was fitted), below the smallest fitted run,
-  or inside the fitted runs' compute and TPR (an interpolation; :func:`~benchcast.forecasting.distance.placements`).
+  or inside the fitted runs' compute and TPR (an interpolation; :func:`~benchcast.forecasting.targets.placements`).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from benchcast.errors import BenchcastError
-from benchcast.forecasting.extent import ACROSS_TPRS, below_data, fitted_flops_min
+from benchcast.forecasting.targets import ACROSS_TPRS, beyond_k, fitted_k_max
 
 OUTSIDE_RANGE = "outside [0, 1]"
 ABOVE_LIMIT = "above the law's limit"
@@ -162,7 +162,7 @@ def value_flags(law: str, value: float, limit: float | None = None, meaning: str
 
 
 def flagged(pairs) -> tuple[Flag, ...]:
-    """Flags (not refusals) from the ``(kind, reason)`` pairs of a rule of :mod:`benchcast.forecasting.extent`.
+    """Flags (not refusals) from the ``(kind, reason)`` pairs of a rule of :mod:`benchcast.forecasting.targets`.
 
     Parameters
     ----------
@@ -212,7 +212,7 @@ def _limit(result) -> tuple[float | None, str]:
 
 def _placement_flags(fits, flops, tpr=None, params=None) -> list[tuple[Flag, ...]]:
     """Per point, its flag where it is no extrapolation: at a fitted run, below the data, an interpolation."""
-    from benchcast.forecasting.distance import placements  # (it fits TPR origins: loaded where asked)
+    from benchcast.forecasting.targets import placements
 
     return [(Flag(kind, reason, False),) if kind else () for kind, reason in placements(fits, flops, tpr, params)]
 
@@ -260,52 +260,48 @@ def _clipped(law: str, value: float) -> tuple[Flag, ...]:
     return (Flag(OUTSIDE_RANGE, f"{law} forecasts outside [0, 1] (clipped to {value:g}): not a score", True),)
 
 
-def strategy_flags(members: Mapping, predicted, decades, flops_max: float, flops=None, tpr=None, params=None):
-    """The flags of a strategy's forecasts: each weighted member's (a member's refusal refuses the
-    blend, which averages its number in), and the blend's own value; one tuple per point.
+def ensemble_flags(fits: Mapping, predicted: Mapping, blend, runs, k=None) -> list[tuple[Flag, ...]]:
+    """Every flag of an ensemble's forecasts, one tuple per point: each weighted member's (a member's refusal
+    refuses the blend, which averages its number in), the blend's own value, its distance beyond the data and
+    its placement among the fitted runs (at one, below them, between them), and a k beyond the fitted k.
 
     Parameters
     ----------
-    members : mapping of law name to a member
-        Each with ``predicted`` and, where known, ``fit`` (a FitResult: fit-level flags and the limit).
-    predicted : array_like (points,)
-        The blended forecasts.
-    decades : array_like (points,)
-        Each point's distance beyond the largest run a member was fitted to (decades of compute).
-    flops_max : float
-        That run's compute (FLOPs).
-    flops, tpr, params : array_like (points,), optional
-        Each point's compute, TPR and N, placing it among the members' fitted runs (None: not placed).
+    fits : mapping of law name to FitResult
+        The weighted members' fits.
+    predicted : mapping of law name to ndarray (points,)
+        Each member's forecasts.
+    blend : array_like (points,)
+        The weighted forecasts.
+    runs : PlannedRuns
+        The points (compute; N, D and TPR where known).
+    k : array_like (points,), optional
+        The k asked of a law of k.
 
     Returns
     -------
     list of tuple of Flag
     """
-    predicted = np.atleast_1d(np.asarray(predicted, float))
-    per_point: list[list[Flag]] = [[] for _ in predicted]
-    for law, member in members.items():
-        fit = getattr(member, "fit", None)
-        values = np.atleast_1d(np.asarray(member.predicted, float))
-        if fit is not None:
-            flags = forecast_flags(fit, values)  # no distance: the blend's is added once below
-        else:
-            flags = [value_flags(law, float(v)) for v in values]
-        for point, found in zip(per_point, flags, strict=True):
-            point.extend(found)
-    decades = np.broadcast_to(np.asarray(decades, float), predicted.shape)
-    fits = [m.fit for m in members.values() if getattr(m, "fit", None) is not None]
-    bottom = min((fitted_flops_min(fit) for fit in fits), default=math.nan)
-    for point, value, distance in zip(per_point, predicted, decades, strict=True):
-        if not refused(point):  # a refused member already says why; the blend averages its number in
+    from benchcast.forecasting.targets import distances  # targets imports the flag kinds from here
+
+    blend = np.atleast_1d(np.asarray(blend, float))
+    per_point: list[list[Flag]] = [[] for _ in blend]
+    for law, fit in fits.items():
+        for point, found in zip(per_point, forecast_flags(fit, predicted[law]), strict=True):
+            point.extend(found)  # no distance: the blend's is added once below
+    beyond, _, _ = distances(runs, fits.values())
+    top = max(float(fit.diagnostics.flops_max) for fit in fits.values())
+    for point, value, distance in zip(per_point, blend, beyond, strict=True):
+        if len(fits) > 1 and not refused(point):  # a refused member already says why
             point.extend(value_flags("the blend", float(value)))
-        point.extend(distance_flags(float(distance), float(flops_max)))
-    if flops is not None:  # placed among the members' runs: at one, below them, or between them
-        fits = [getattr(member, "fit", None) for member in members.values()]
-        for point, where in zip(per_point, _placement_flags(fits, flops, tpr, params), strict=True):
-            point.extend(where)
-    else:  # only the distance is known: below the data still says so
-        for point, distance in zip(per_point, decades, strict=True):
-            point.extend(flagged(below_data(float(flops_max) * 10.0 ** float(distance), bottom)))
+        point.extend(distance_flags(float(distance), top))
+    where = _placement_flags(list(fits.values()), runs.flops, runs.tpr, runs.params)
+    for point, found in zip(per_point, where, strict=True):
+        point.extend(found)
+    if k is not None:  # a law of k asked beyond the k it was fitted at
+        k_max = max(fitted_k_max(fit) for fit in fits.values())
+        for point, value in zip(per_point, np.broadcast_to(np.asarray(k, float), blend.shape), strict=True):
+            point.extend(flagged(beyond_k(value, k_max)))
     return [_ordered(point) for point in per_point]
 
 

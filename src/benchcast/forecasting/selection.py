@@ -1,23 +1,20 @@
-"""Law choice on the user's own runs, by rolling-origin forecasts inside them.
+"""The one law choice: which laws forecast a benchmark, and with what weights, from their rolling-origin
+forecasts inside the runs.
 
-Each candidate law is fitted to every run, then refitted from several origins below the largest
-run (:func:`benchcast.forecasting.calibration.rolling_origin`) to forecast the runs above each
-origin. Laws are compared on the inner points every candidate forecasts, by the mean (over
-origins) of the mean squared log-ratio error; ``stack`` weights each law by the inverse of
-that error, ``select`` keeps the best one, and ``ensemble`` (the default) weights every
-law with support equally. The error reported for the choice is nested: at each
-origin the choice is made from the deeper origins' forecasts of runs below it only, and scored on
-the runs above it, which it never saw.
+Each candidate law is fitted to every run and refitted from origins below the largest run
+(:func:`benchcast.forecasting.extrapolation.rolling_origin`) to forecast the runs above each origin. Laws
+are compared on the inner points every candidate forecasts, by the mean (over origins) of the mean squared
+log-ratio error; ``stack`` weights each law by the inverse of that error, ``select`` keeps the best one, and
+``ensemble`` (the default) weights every law with support equally. The error reported for the choice is
+nested: at each origin the choice is made from the deeper origins' forecasts of runs below it only.
 
-Which laws are candidates depends on the ladder, decided in one place (:func:`ladder_laws`): each law
-says whether it models tokens per parameter (``Law.models_tpr``); runs that separate parameters from
-tokens (several TPRs at one model size: :func:`benchcast.laws.questions.spans_tprs`) get the laws of N
-and D, any other ladder the laws of compute, so no law of compute alone is fitted across TPRs by the
-default. A combination uses the candidates with support (at least ``calibration.MIN_ORIGINS`` inner
-origins with usable points, on points they share) and names them; where none has it (a short ladder,
-scores near chance), the fallback law of that ladder (``power``; ``nd`` across TPRs) forecasts alone
-wherever it fits, its interval calibrated on its own origins or, with too few, on the spread pooled
-over the table's other benchmarks (the output says which). No forecast only where nothing fits.
+Which laws are candidates depends on the ladder (:func:`ladder_laws`): each law says whether it models
+tokens per parameter (``Law.models_tpr``); runs that separate parameters from tokens get the laws of N and
+D, any other ladder the laws of compute. A combination uses the candidates with support (at least
+``extrapolation.MIN_ORIGINS`` inner origins with usable points, on points they share); where none has it,
+the ladder's fallback law (``power``; ``nd`` across TPRs) forecasts alone. :func:`choose` is the one function
+that decides; ``recommend``, ``forecast DATA``, ``plan``, ``report`` and ``bench`` all call it through
+:class:`benchcast.forecasting.ensemble.Ensemble`.
 """
 
 from __future__ import annotations
@@ -25,37 +22,23 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from benchcast.data.table import within_compute
-from benchcast.errors import BenchcastError, SelectionError
+from benchcast.errors import BenchcastError
 from benchcast.fitting.spec import FitSpec, design
-from benchcast.forecasting import calibration as cal
-from benchcast.forecasting.candidates import (  # noqa: F401 (API)
-    DEFAULT_CANDIDATES,
-    DEFAULT_POOL,
-    FALLBACK_POOL,
-    across_tprs,
-    fit_laws,
-    ladder_laws,
-    pooled_over_table,
-    ranking_record,
-    too_short,
-)
-from benchcast.forecasting.convention import table_runs
-from benchcast.forecasting.intervals import check_replicates
-from benchcast.forecasting.law_comparison import (  # noqa: F401 (API)
-    SELECTION_RULES,
-    blend_errors,
-    common_errors,
-    inner_scores,
-    members_with_support,
-    nested_error,
-    pooled_spread,
-    weights_for,
-)
-from benchcast.forecasting.recommendation import Recommendation, StrategyForecast
-from benchcast.forecasting.strategy import StrategyFit
+from benchcast.forecasting import extrapolation as ext
+from benchcast.forecasting.results import Recommendation
 from benchcast.laws import available_laws, get_law
-from benchcast.validation import check_interval, check_law, check_level, check_positive
+from benchcast.laws.questions import spans_tprs
+
+SELECTION_RULES = ("ensemble", "stack", "select")
+# Candidates of the default choice: the laws with a ceiling below a perfect score (chosen by
+# `benchcast bench` on DCLM; README, "Which law should I use?"); each ladder takes those that fit its
+# shape (Law.models_tpr): DEFAULT_CANDIDATES are the one-TPR ones.
+DEFAULT_POOL = ("power_floor", "bnsl_monotone", "nd_floor", "power_floor_tpr")
+DEFAULT_CANDIDATES = ("power_floor", "bnsl_monotone")
+# What forecasts where no candidate has support: the plain power law (its two parameters fit a short
+# ladder; its rolling origins need the fewest runs), K4's nd across TPRs.
+FALLBACK_POOL = ("power", "nd")
+KEY = ["origin_decades", "run", "k"]
 
 
 def applicable_laws(table: pd.DataFrame, spec: FitSpec) -> list[str]:
@@ -80,293 +63,117 @@ def applicable_laws(table: pd.DataFrame, spec: FitSpec) -> list[str]:
     ]
 
 
-# -- the recommendation ----------------------------------------------------------------------
-
-
-def recommend(
-    table: pd.DataFrame,
-    benchmark: str,
-    metric: str | None = None,
-    k: int | None = None,
-    *,
-    laws: list[str] | None = None,
-    target_flops: float | None = None,
-    target_params: float | None = None,
-    target_tokens: float | None = None,
-    tpr: float | None = None,
-    min_flops: float | None = None,
-    max_flops: float | None = None,
-    flops_per_6nd: float | None = None,
-    proxy: str | None = None,
-    rule: str = "ensemble",
-    n_boot: int = 200,
-    level: float = 0.9,
-    interval: str = "extrapolation",
-    seed: int = 0,
-    n_jobs: int | None = None,
-    ray_address: str | None = None,
-) -> Recommendation:
-    """Weight (``rule='ensemble'``: equally; ``'stack'``: by inverse error) or choose (``'select'``)
-    laws with support, judged by rolling-origin forecasts inside the runs cheaper than
-    ``target_flops`` (all runs when None).
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        The runs (a table as :func:`benchcast.load` returns).
-    benchmark, metric, k : str, str or None, int or None
-        The selection; the metric defaults as in :func:`benchcast.fit`.
-    laws : list of str, optional
-        Laws to compare (default: those of ``DEFAULT_CANDIDATES`` that apply).
-    target_flops : float, optional
-        The planned run's compute: only cheaper runs are used, and the combination forecasts it.
-    target_params, target_tokens : float, optional
-        The planned run as N parameters trained on D tokens (both, and not with ``target_flops``): its
-        compute is C = 6 N D (the runs used, the interval's distance), laws of N and D are given N and D,
-        laws of compute C (the forecast says which law used which).
-    tpr, min_flops, max_flops, proxy, flops_per_6nd : optional
-        Further selection, as in :class:`benchcast.fitting.spec.FitSpec`; r in C = r 6 N D placing a planned run
-        (:func:`~benchcast.forecasting.convention.table_runs`).
-    rule : str
-        ``'ensemble'``, ``'stack'`` or ``'select'``.
-    n_boot : int
-        Bootstrap replicates of the forecast's interval (0: no interval).
-    level : float
-        The interval's level.
-    interval : str
-        ``'extrapolation'`` (bootstrap widened by the inner extrapolation error) or ``'bootstrap'``.
-    seed, n_jobs, ray_address
-        Random seed, and where the bootstrap's refits run.
-
-    Returns
-    -------
-    Recommendation
-        The ranking, weights, the choice's nested error and, with ``target_flops``, the forecast;
-        ``str()`` of it is the advice.
-    """
-    check_options(rule, interval, n_boot, level, laws)
-    check_positive("target_flops", target_flops)
-    target = None
-    if target_params is not None or target_tokens is not None:
-        check_positive("target_params", target_params)
-        check_positive("target_tokens", target_tokens)
-    selection = {"tpr": tpr, "min_flops": min_flops, "max_flops": max_flops}
-    if target_params is not None or target_tokens is not None or flops_per_6nd is not None:
-        target = table_runs(table, target_flops, target_params, target_tokens, **selection, given=flops_per_6nd)
-        target_flops = float(target.flops[0])
-    base = FitSpec("power", benchmark, metric, k=k, proxy=proxy, seed=seed, **selection)
-    data = runs_below(table, base, target_flops)
-    rec, strategy = compare_laws(data, base, laws=laws, rule=rule)
-    if strategy is not None and target_flops is not None:
-        rec.forecast = strategy.forecast_at(
-            float(target_flops) if target is None else target,
-            n_boot=n_boot,
-            seed=seed,
-            n_jobs=n_jobs,
-            interval=interval,
-            level=level,
-            tpr=tpr,
-            ray_address=ray_address,
-        )
-    return rec
-
-
-def check_options(rule: str, interval: str, n_boot: int, level: float, laws: list[str] | None) -> None:
-    """Refuse a rule, interval kind, replicate count, level or law name that does not exist.
-
-    Parameters
-    ----------
-    rule, interval : str
-    n_boot : int
-    level : float
-    laws : list of str or None
-
-    Returns
-    -------
-    None
-        Raises a BenchcastError naming what is wrong.
-    """
-    weights_for(rule, pd.Series({"x": 1.0}))  # validates the rule
-    check_interval(interval)
-    check_replicates(n_boot, allow_zero=True)
-    check_level(level)
-    for name in laws or ():
-        check_law(name, available_laws())
-
-
-def runs_below(table: pd.DataFrame, base: FitSpec, target_flops: float | None) -> pd.DataFrame:
-    """The runs a strategy may see for a forecast at ``target_flops``: those cheaper than it (all without one).
+def candidates(table: pd.DataFrame, spec: FitSpec, rows: pd.DataFrame, laws=None) -> tuple[list, list, bool]:
+    """The laws to fit for a choice on these runs: ``laws`` where given, else the ladder's that apply.
 
     Parameters
     ----------
     table : DataFrame
         The runs.
-    base : FitSpec
-        The benchmark, metric and selection.
-    target_flops : float or None
-        The compute to forecast.
+    spec : FitSpec
+        The selection.
+    rows : DataFrame
+        Its design rows.
+    laws : sequence of str, optional
+        The caller's candidates (no fallback, no judgement of the ladder's length).
 
     Returns
     -------
-    DataFrame
-        The rows of the cheaper runs (selection errors and data warnings surface here, once).
+    candidates, fallbacks : list of str
+    judge_length : bool
+        Whether a law is left out where the runs span fewer decades than it declares it needs.
     """
-    data = within_compute(table, below=target_flops)
-    try:
-        design(data, base)
-    except SelectionError:
-        if target_flops is None:
-            raise
-        rows, _ = design(table, base)  # empty without the target too: that error says which filter
-        raise SelectionError(
-            f"none of the {rows['run'].nunique()} runs selected for {base.benchmark} has compute below the target "
-            f"{target_flops:.3g} FLOPs (they span {rows['flops'].min():.3g} .. {rows['flops'].max():.3g} FLOPs): "
-            "laws are judged on the runs cheaper than the target."
-        ) from None
-    return data
-
-
-def forecast_default(
-    table: pd.DataFrame,
-    benchmark: str,
-    metric: str | None = None,
-    k: int | None = None,
-    *,
-    flops=None,
-    params=None,
-    tokens=None,
-    tpr: float | None = None,
-    min_flops: float | None = None,
-    max_flops: float | None = None,
-    flops_per_6nd: float | None = None,
-    proxy: str | None = None,
-    rule: str = "ensemble",
-    n_boot: int = 1000,
-    level: float = 0.9,
-    interval: str = "extrapolation",
-    seed: int = 0,
-    n_jobs: int | None = None,
-    ray_address: str | None = None,
-) -> StrategyForecast:
-    """The default strategy's forecast of runs of compute ``flops`` from a table: each exactly as
-    :func:`recommend` with ``target_flops`` gives it (laws compared and weighted on the runs cheaper
-    than it, the blend's interval), the comparison made once for targets that see the same runs.
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        The runs.
-    benchmark, metric, k : str, str or None, int or None
-        The selection; the metric defaults as in :func:`benchcast.fit`.
-    flops : float or sequence of float
-        Compute of each run to forecast.
-    params, tokens : float or sequence of float
-        Instead of ``flops``: each run as N parameters trained on D tokens (paired in order; C = 6 N D, as
-        :func:`recommend` takes ``target_params`` and ``target_tokens``).
-    tpr, min_flops, max_flops, proxy, flops_per_6nd : optional
-        Further selection, as in :class:`benchcast.fitting.spec.FitSpec`; r in C = r 6 N D placing a planned run
-        (:func:`~benchcast.forecasting.convention.table_runs`).
-    rule : str
-        ``'ensemble'`` (the default strategy), ``'stack'`` or ``'select'``.
-    n_boot, level, interval, seed, n_jobs, ray_address
-        As :func:`recommend` takes them.
-
-    Returns
-    -------
-    StrategyForecast
-        One row per target: the forecast and its interval, or why there is none.
-    """
-    if flops is not None and not len(np.atleast_1d(flops)):
-        raise BenchcastError("give at least one compute to forecast (flops=).")
-    check_options(rule, interval, n_boot, level, None)
-    selection = {"tpr": tpr, "min_flops": min_flops, "max_flops": max_flops}
-    runs = table_runs(table, flops, params, tokens, **selection, given=flops_per_6nd).by_compute()
-    base = FitSpec("power", benchmark, metric, k=k, proxy=proxy, seed=seed, **selection)
-    options = {"n_boot": n_boot, "seed": seed, "interval": interval, "tpr": tpr, "n_jobs": n_jobs}
-    rows, compared = [], {}
-    for i, target in enumerate(runs.flops):
-        data = runs_below(table, base, target)
-        if len(data) not in compared:  # the comparison depends only on the runs the target sees
-            compared[len(data)] = compare_laws(data, base, rule=rule)
-        rec, strategy = compared[len(data)]
-        if strategy is None:
-            row = {**runs.record(i), "prediction": np.nan, "level": level, "note": f"no forecast: {rec.reason}"}
-            rows.append(row)
-            continue
-        row = strategy.forecast_at(runs.take(i), level=level, ray_address=ray_address, **options)
-        if strategy.pooled is not None and "note" not in row:  # the output says where its interval comes from
-            row["note"] = "interval: extrapolation spread pooled over the table's other benchmarks"
-        rows.append({**row, "weights": dict(strategy.members)})
-    return StrategyForecast(benchmark, rule, level, interval, n_boot, pd.DataFrame(rows))
-
-
-def compare_laws(
-    data: pd.DataFrame, base: FitSpec, *, laws: list[str] | None = None, rule: str = "ensemble"
-) -> tuple[Recommendation, StrategyFit | None]:
-    """Fit each candidate law to ``data`` and compare them by rolling-origin forecasts inside the runs;
-    the rule combines those with support, or the ladder's fallback law where none has it.
-
-    Parameters
-    ----------
-    data : DataFrame
-        The runs the strategy may see (every benchmark of the table: the others pool a spread where
-        this one has too few rolling origins of its own).
-    base : FitSpec
-        The benchmark, metric and selection (its law is ignored).
-    laws : list of str, optional
-        Laws to compare (default: the ladder's candidates, :func:`ladder_laws`, that apply; then its
-        fallback where none has support).
-    rule : str
-        ``'ensemble'``, ``'stack'`` or ``'select'``.
-
-    Returns
-    -------
-    recommendation : Recommendation
-        The ranking, weights and nested error (no forecast); ``failures`` name the laws left out and why.
-    strategy : StrategyFit or None
-        The rule's laws fitted to every run, their weights and the blend's rolling-origin forecasts
-        (what its forecast needs); None where no law fits.
-    """
-    benchmark = base.benchmark
-    rows, _ = design(data, base)
     if laws:
-        candidates, fallbacks = list(laws), []
-    else:
-        usable = applicable_laws(data, base)
-        ladder, backup = ladder_laws(rows)
-        candidates, fallbacks = [law for law in ladder if law in usable], [law for law in backup if law in usable]
-    warned = [w for w in (across_tprs(rows, law) for law in candidates) if w]
-    errors, results, failures = fit_laws(data, base, candidates)
-    if not laws:  # the ladder's length, as each law declares what it needs
-        short = {law: reason for law in errors if (reason := too_short(law, results[law]))}
-        failures += list(short.values())
-        errors = {law: e for law, e in errors.items() if law not in short}
-    members = members_with_support(errors)
-    failures += [
-        f"{law}: fewer than {cal.MIN_ORIGINS} inner origins with usable points (shared with the other laws)"
-        for law in errors
-        if law not in members
-    ]
-    if not members and fallbacks:
-        more_errors, more_results, more_failures = fit_laws(data, base, fallbacks)
-        failures += more_failures
-        members = list(more_errors)[:1]  # the first fallback that fits: forecast wherever it does
-        errors.update(more_errors)
-        results.update(more_results)
-        if members:
-            failures.append(f"no candidate has support: the fallback {members[0]} forecasts alone")
-    failures = warned + failures
-    if not members:
-        reason = (
-            f"no law has support: no candidate has {cal.MIN_ORIGINS} rolling origins with usable points inside "
-            f"the runs, and no fallback law fits (scores too close to chance, or too few runs). {'; '.join(failures)}"
+        return list(laws), [], False
+    usable = applicable_laws(table, spec)
+    ladder, backup = ladder_laws(rows)
+    return [law for law in ladder if law in usable], [law for law in backup if law in usable], True
+
+
+def choose(members: dict, rule: str, *, fallbacks=(), judge_length: bool = True, rows=None) -> Recommendation:
+    """Members and weights from the laws' rolling-origin forecasts: the one law choice.
+
+    Parameters
+    ----------
+    members : dict of str to Member
+        Each law fitted (``fit``, ``errors``, ``error``), candidates first, then any fallback fitted.
+    rule : str
+        ``'ensemble'``, ``'stack'``, ``'select'``, or a law's name (that law alone, weight 1).
+    fallbacks : sequence of str
+        Laws used alone, the first fitted, where no candidate has support.
+    judge_length : bool
+        Leave out a candidate whose runs span fewer decades than it declares it needs.
+    rows : DataFrame, optional
+        The runs (a law of compute alone across several TPRs is warned about).
+
+    Returns
+    -------
+    Recommendation
+        Ranking, weights, nested error and failures; its ``errors`` are the blend's rolling-origin forecasts;
+        ``needs_fallback`` where no candidate has support and a fallback is not yet fitted.
+    """
+    fitted = {law: m for law, m in members.items() if m.fit is not None}
+    failures = [f"{law}: {m.error}" for law, m in members.items() if m.fit is None]
+    if rule not in SELECTION_RULES:  # one law, chosen by the caller
+        if rule not in fitted:
+            reason = members[rule].error if rule in members else "not fitted"
+            return _unsupported(rule, f"{rule} could not be fitted: {reason}", failures)
+        weights = {rule: 1.0}  # no ranking: one law, its rolling origins made only where an interval needs them
+        return Recommendation(
+            str(fitted[rule].fit.spec.benchmark),
+            rule,
+            True,
+            "",
+            pd.DataFrame(),
+            weights,
+            rule,
+            np.nan,
+            0,
+            0.0,
+            failures,
         )
-        rec = Recommendation(benchmark, rule, False, reason, pd.DataFrame(), {}, None, np.nan, 0, 0.0, failures)
-        return rec, None
-    wide = common_errors({law: errors[law] for law in members})
-    scores = inner_scores(wide, members) if len(wide) else pd.Series(np.nan, index=members)
-    weights = weights_for(rule, scores) if len(wide) else pd.Series(1.0 / len(members), index=members)
-    ranking = pd.DataFrame([ranking_record(law, errors[law], results[law]) for law in members]).set_index("law")
+    weights_for(rule, pd.Series({"x": 1.0}))  # validates the rule
+    pool = {law: m for law, m in fitted.items() if law not in fallbacks}
+    warned = [w for w in (across_tprs(rows, law) for law in pool) if w] if rows is not None else []
+    if judge_length:
+        short = {law: reason for law, m in pool.items() if (reason := too_short(law, m.fit))}
+        failures += list(short.values())
+        pool = {law: m for law, m in pool.items() if law not in short}
+    supported = members_with_support({law: _compute_rows(m.errors) for law, m in pool.items()})
+    failures += [
+        f"{law}: fewer than {ext.MIN_ORIGINS} inner origins with usable points (shared with the other laws)"
+        for law in pool
+        if law not in supported
+    ]
+    if not supported and fallbacks:
+        backup = [law for law in fallbacks if law in fitted]
+        if not backup and any(law not in members for law in fallbacks):
+            rec = _unsupported(rule, "no candidate has support", warned + failures)
+            rec.needs_fallback = True
+            return rec
+        if backup:
+            failures.append(f"no candidate has support: the fallback {backup[0]} forecasts alone")
+            return _recommendation(rule, {backup[0]: fitted[backup[0]]}, [backup[0]], rule, warned + failures)
+    if not supported:
+        reason = (
+            f"no law has support: no candidate has {ext.MIN_ORIGINS} rolling origins with usable points inside "
+            f"the runs, and no fallback law fits (scores too close to chance, or too few runs). "
+            f"{'; '.join(warned + failures)}"
+        )
+        return _unsupported(rule, reason, warned + failures)
+    return _recommendation(rule, pool, supported, rule, warned + failures)
+
+
+def _recommendation(name: str, pool: dict, laws: list, rule: str, failures: list) -> Recommendation:
+    """The ranking, weights and blended inner forecasts of ``laws`` (weight 1 for one law)."""
+    benchmark = str(pool[laws[0]].fit.spec.benchmark)
+    wide = common_errors({law: _compute_rows(pool[law].errors) for law in laws})
+    scores = inner_scores(wide, laws) if len(wide) else pd.Series(np.nan, index=laws)
+    if len(laws) == 1:
+        weights = pd.Series({laws[0]: 1.0})
+    else:
+        weights = weights_for(rule, scores) if len(wide) else pd.Series(1.0 / len(laws), index=laws)
+    ranking = pd.DataFrame([ranking_record(law, pool[law].errors, pool[law].fit) for law in laws]).set_index("law")
     ranking["inner_msle"] = scores
     ranking["inner_mre"] = [
         float(np.mean(np.abs(wide[law] - wide["true"]) / wide["true"]) * 100) if len(wide) else np.nan
@@ -374,27 +181,329 @@ def compare_laws(
     ]
     ranking["weight"] = weights
     ranking = ranking.sort_values("inner_msle").reset_index()
-    nested = nested_error(wide, members, rule) if len(wide) else {"mre": np.nan, "n_origins": 0}
-    own = blend_errors(wide, weights) if len(wide) else pd.DataFrame()
-    pooled = None
-    if not len(own) or cal.log_errors(own)["origin_decades"].nunique() < cal.MIN_ORIGINS:
-        pooled, n_pooled = pooled_over_table(data, base, weights)
-        if pooled is not None:
-            failures.append(
-                f"too few rolling origins of its own: its interval borrows the extrapolation spread pooled over "
-                f"{n_pooled} other benchmark(s) of the table (tau {pooled.tau:.3f} per decade)"
-            )
+    nested = (
+        nested_error(wide, laws, rule) if len(wide) and rule in SELECTION_RULES else {"mre": np.nan, "n_origins": 0}
+    )
+    order = sorted(((law, float(w)) for law, w in weights.items() if w > 0), key=lambda item: -item[1])
     rec = Recommendation(
         benchmark,
-        rule,
+        name,
         True,
         "",
         ranking,
-        {law: float(w) for law, w in weights.items()},
+        dict(order),
         str(ranking["law"].iloc[0]),
         nested["mre"],
         nested["n_origins"],
         float(wide["decades"].max()) if len(wide) else 0.0,
         failures,
     )
-    return rec, StrategyFit(rule, rec.weights, results, own, pooled=pooled)
+    rec.errors = _blended(pool, weights, wide)
+    return rec
+
+
+def _blended(pool: dict, weights: pd.Series, wide: pd.DataFrame) -> pd.DataFrame:
+    """The blend's rolling-origin forecasts: along compute on the points every member forecasts, and along TPR
+    (where the runs span TPRs) each member's own, weighted."""
+    frames = []
+    if len(weights) == 1:
+        return pd.DataFrame()  # one law: its own (Ensemble.errors_)
+    if len(wide):
+        frames.append(blend_errors(wide, weights))
+    tpr = {law: _tpr_rows(pool[law].errors) for law in weights.index if weights[law] > 0}
+    if all(len(frame) for frame in tpr.values()):
+        shared = common_errors(tpr)
+        if len(shared):
+            frames.append(blend_errors(shared, weights).assign(axis="tpr"))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def _unsupported(rule: str, reason: str, failures: list) -> Recommendation:
+    rec = Recommendation("", rule, False, reason, pd.DataFrame(), {}, None, np.nan, 0, 0.0, failures)
+    rec.errors = pd.DataFrame()
+    return rec
+
+
+def _compute_rows(errors: pd.DataFrame) -> pd.DataFrame:
+    if errors is None or not len(errors) or "axis" not in errors:
+        return errors
+    return errors[errors["axis"] == "compute"].reset_index(drop=True)
+
+
+def _tpr_rows(errors: pd.DataFrame) -> pd.DataFrame:
+    if errors is None or not len(errors) or "axis" not in errors:
+        return pd.DataFrame()
+    return errors[errors["axis"] == "tpr"].reset_index(drop=True)
+
+
+def ladder_laws(rows: pd.DataFrame) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The default's candidate laws and fallback laws for these runs: laws of parameters and tokens where
+    the runs separate them (several TPRs at one size), laws of compute otherwise.
+
+    Parameters
+    ----------
+    rows : DataFrame
+        The selected runs (columns ``params`` and ``tokens``, or ``tpr``).
+
+    Returns
+    -------
+    candidates, fallbacks : tuple of str
+        Law names, from ``DEFAULT_POOL`` and ``FALLBACK_POOL``.
+    """
+    several = spans_tprs(rows)
+    return (
+        tuple(law for law in DEFAULT_POOL if get_law(law).models_tpr == several),
+        tuple(law for law in FALLBACK_POOL if get_law(law).models_tpr == several),
+    )
+
+
+def too_short(law: str, result) -> str:
+    """Why a fitted law is no candidate of the default on these runs ('' when it is): the runs (used or
+    dropped by its filter) span fewer decades of compute than the law declares it needs.
+
+    Parameters
+    ----------
+    law : str
+        The law's name.
+    result : FitResult or None
+        Its fit (None: nothing to judge, '').
+
+    Returns
+    -------
+    str
+        The reason, or ''.
+    """
+    need = get_law(law).min_ladder_decades
+    if result is None or not need:
+        return ""
+    flops = [*result.points["flops"].to_numpy(float), *(float(d["flops"]) for d in result.dropped)]
+    span = float(np.log10(max(flops) / min(flops)))
+    if span >= need:
+        return ""
+    return f"{law}: the runs span {span:.2f} decades of compute; it needs {need:g} to be a candidate"
+
+
+def across_tprs(rows: pd.DataFrame, law: str) -> str:
+    """A warning where a law of compute alone is fitted to runs at several TPRs ('' otherwise).
+
+    Parameters
+    ----------
+    rows : DataFrame
+        The selected runs.
+    law : str
+        The law's name.
+
+    Returns
+    -------
+    str
+        The warning, or ''.
+    """
+    if get_law(law).models_tpr or not spans_tprs(rows):
+        return ""
+    return (
+        f"{law}: a law of compute alone fitted across several tokens-per-parameter ratios reads them as one "
+        "curve (give a TPR to fit one, or use a law of parameters and tokens)"
+    )
+
+
+def ranking_record(law: str, inner: pd.DataFrame, result) -> dict:
+    """A law's row of the ranking before it is scored.
+
+    Parameters
+    ----------
+    law : str
+        The law's name.
+    inner : DataFrame
+        Its rolling-origin forecasts.
+    result : FitResult
+        Its fit to every run.
+
+    Returns
+    -------
+    dict
+        ``law``, ``tau``, ``n_fit``, ``n_dropped`` (rows of the selection the fit left out, with their reasons:
+        ``'1 (score is NaN: 1)'``), ``decades_fitted``, ``converged`` and the bound findings.
+    """
+    try:
+        tau = ext.own_scale(inner)
+    except BenchcastError:
+        tau = float("nan")
+    return {
+        "law": law,
+        "tau": tau,
+        "n_fit": result.diagnostics.n_used,
+        "n_dropped": result.diagnostics.dropped,
+        "decades_fitted": result.diagnostics.decades,
+        "converged": result.converged,
+        # the law's own constraint active (information) apart from a search limit reached (a warning)
+        **result.bounds.columns(),
+    }
+
+
+def common_errors(errors: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Rolling-origin forecasts of every law on the inner points they all forecast: one column of
+    forecasts per law, plus origin_decades, origin, run, k, flops, decades, true and converged
+    (every law's inner refit converged there).
+
+    Parameters
+    ----------
+    errors : dict
+        Law name to its rolling-origin forecasts (:func:`benchcast.forecasting.calibration.rolling_origin`).
+
+    Returns
+    -------
+    DataFrame
+        One row per (origin, run, k) every law forecast finitely, with a positive true score; empty
+        where a law has no forecasts.
+    """
+    key = ["origin_decades", "run", "k"]
+    if not errors or any(e is None or e.empty for e in errors.values()):
+        return pd.DataFrame()
+    columns = [frame.set_index(key)["predicted"].rename(law) for law, frame in errors.items()]
+    base = next(iter(errors.values())).set_index(key)[["origin", "flops", "decades", "true"]]
+    base = base[~base.index.duplicated()]
+    converged = [
+        frame.set_index(key)["converged"].astype(bool).rename(f"converged {law}")
+        for law, frame in errors.items()
+        if "converged" in frame
+    ]
+    wide = pd.concat([base, *columns, *converged], axis=1, join="inner")
+    if converged:
+        flags = [c.name for c in converged]
+        wide["converged"] = wide[flags].all(axis=1)
+        wide = wide.drop(columns=flags)
+    wide = wide[np.isfinite(wide[list(errors)]).all(axis=1) & (wide["true"] > 0)]
+    return wide.reset_index()
+
+
+def inner_scores(wide: pd.DataFrame, laws: list[str]) -> pd.Series:
+    """Per law: mean over origins of the mean squared log-ratio error of its inner forecasts.
+
+    Parameters
+    ----------
+    wide : DataFrame
+        What :func:`common_errors` returns.
+    laws : list of str
+        The laws (columns of ``wide``) to score.
+
+    Returns
+    -------
+    Series
+        Law name to its score (squared log-ratio; lower is better).
+    """
+    true = np.log(wide["true"].to_numpy(float))
+    origin = wide["origin_decades"].to_numpy()
+    out = {}
+    for law in laws:
+        squared = (np.log(np.clip(wide[law].to_numpy(float), 1e-12, None)) - true) ** 2
+        out[law] = float(pd.Series(squared).groupby(origin).mean().mean())
+    return pd.Series(out)
+
+
+def weights_for(rule: str, scores: pd.Series) -> pd.Series:
+    """``ensemble``: equal weights over the laws with support; ``stack``: weights proportional to
+    1/score; ``select``: all weight on the lowest score.
+
+    Parameters
+    ----------
+    rule : {'ensemble', 'stack', 'select'}
+        The selection rule.
+    scores : Series
+        Law name to its score (:func:`inner_scores`).
+
+    Returns
+    -------
+    Series
+        Law name to its weight; the weights sum to 1.
+    """
+    if rule not in SELECTION_RULES:
+        raise BenchcastError(f"unknown selection rule {rule!r}; expected one of {', '.join(SELECTION_RULES)}.")
+    if rule == "ensemble":
+        return pd.Series(1.0 / len(scores), index=scores.index)
+    if rule == "select":
+        best = scores == scores.min()
+        return best.astype(float) / float(best.sum())
+    inverse = 1.0 / np.maximum(scores, 1e-12)
+    return inverse / inverse.sum()
+
+
+def blend_errors(wide: pd.DataFrame, weights: pd.Series) -> pd.DataFrame:
+    """The rolling-origin forecasts of a weighted combination of laws (for its own calibration).
+
+    Parameters
+    ----------
+    wide : DataFrame
+        What :func:`common_errors` returns.
+    weights : Series
+        Law name to weight (laws with weight <= 0 are left out).
+
+    Returns
+    -------
+    DataFrame
+        The shape of :func:`benchcast.forecasting.calibration.rolling_origin`'s, ``predicted`` blended.
+    """
+    kept = ["origin_decades", "origin", "run", "k", "flops", "decades", "true", "converged"]
+    out = wide[[c for c in kept if c in wide]].copy()
+    out["predicted"] = sum(w * wide[law].to_numpy(float) for law, w in weights.items() if w > 0)
+    return out
+
+
+def nested_error(wide: pd.DataFrame, laws: list[str], rule: str) -> dict:
+    """The choice's own out-of-sample error: at each origin, choose from the deeper origins'
+    forecasts of runs at or below it, then score the choice's forecasts of the runs above it.
+
+    Parameters
+    ----------
+    wide : DataFrame
+        What :func:`common_errors` returns.
+    laws : list of str
+        The candidate laws.
+    rule : {'ensemble', 'stack', 'select'}
+        The selection rule.
+
+    Returns
+    -------
+    dict
+        ``mre`` (percent, mean over the scored origins; NaN if none) and ``n_origins``.
+    """
+    records = []
+    for delta, group in wide.groupby("origin_decades"):
+        origin = float(group["origin"].iloc[0])
+        seen = wide[(wide["origin_decades"] > delta) & (wide["flops"] <= origin * (1 + 1e-9))]
+        if seen["origin_decades"].nunique() < ext.MIN_ORIGINS:
+            continue
+        weights = weights_for(rule, inner_scores(seen, laws))
+        predicted = sum(w * group[law].to_numpy(float) for law, w in weights.items() if w > 0)
+        true = group["true"].to_numpy(float)
+        records.append(float(np.mean(np.abs(predicted - true) / true) * 100))
+    return {"mre": float(np.mean(records)) if records else float("nan"), "n_origins": len(records)}
+
+
+def members_with_support(errors: dict[str, pd.DataFrame]) -> list[str]:
+    """The laws a combination can use: each with at least ``calibration.MIN_ORIGINS`` rolling origins
+    of its own, taken in the given order while the points they all forecast keep that many origins
+    (a law that would leave the others too few common origins is left out, not the combination).
+
+    Parameters
+    ----------
+    errors : dict
+        Law name to its rolling-origin forecasts (None or empty: the law has none).
+
+    Returns
+    -------
+    list of str
+        The supported laws, in the order of ``errors``; empty where none has support.
+    """
+    own = [
+        law
+        for law, frame in errors.items()
+        if frame is not None
+        and not frame.empty
+        and ext.log_errors(frame)["origin_decades"].nunique() >= ext.MIN_ORIGINS
+    ]
+    members: list[str] = []
+    for law in own:
+        wide = common_errors({name: errors[name] for name in (*members, law)})
+        if len(wide) and wide["origin_decades"].nunique() >= ext.MIN_ORIGINS:
+            members.append(law)
+    return members

@@ -1,20 +1,27 @@
-"""The runs a forecast is asked about: given by their compute C alone, or as planned runs of N
-parameters trained on D tokens ("my 7B on 4T tokens").
+"""The question a forecast answers: the runs asked about and where each sits among the fitted runs.
 
-A planned run's compute is C = r 6 N D, where r is the file's own FLOPs convention: the median of its runs'
-FLOPs / (6 N D) (:mod:`benchcast.forecasting.convention`; 1 where the file gives no FLOPs, or FLOPs = 6 N D),
-or a ratio the caller gives (``--flops-per-6nd``); the outputs say which. Its tokens per parameter TPR = D / N.
-A law of N and D is given N and D themselves; a law of compute alone is given C, and the output says that it
-ignores the allocation (:meth:`PlannedRuns.covariates`). A run given by its compute has an N and a D only where a
-tokens-per-parameter ratio places it (C = 6 N D at that ratio).
+Runs are given by their compute C alone, or as planned runs of N parameters trained on D tokens ("my 7B on 4T
+tokens"). A planned run's compute is C = r 6 N D, r the file's own FLOPs convention (the median FLOPs / (6 N D)
+of its selected runs; :func:`flops_convention`) or the caller's (``--flops-per-6nd``); its TPR = D / N. A law of
+N and D is given N and D; a law of compute alone is given C, and the output says that it ignores the allocation
+(:meth:`PlannedRuns.covariates`).
+
+Every distance is computed here, once, on the targets: decades of compute beyond the largest fitted run or below
+the smallest (:func:`outside_decades`, what the interval widens with), decades of TPR outside the fitted runs'
+range (:func:`tpr_decades`), and the placements that are no extrapolation — at a fitted run, below the data, an
+interpolation (:func:`placements`); beyond the largest fitted k (:func:`beyond_k`). :mod:`benchcast.forecasting.flags`
+turns them into flags.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
+from benchcast.data.table import at_tpr, runs, within_compute
 from benchcast.errors import BenchcastError
 from benchcast.validation import check_positive
 
@@ -342,3 +349,432 @@ def planned_runs(
         return PlannedRuns(c, np.full(len(c), np.nan), np.full(len(c), np.nan), np.zeros(len(c), bool))
     n = np.sqrt(c / (6.0 * tpr))  # as FittedLaw.covariates_at splits C
     return PlannedRuns(c, n, c / (6.0 * n), np.zeros(len(c), bool))
+
+
+BELOW_DATA = "below the data"
+BEYOND_K = "beyond the fitted k"
+ACROSS_TPRS = "across TPRs"
+BELOW_TOLERANCE = 0.01  # decades: a point within 2 % of the smallest run's compute is at it (rounded sizes)
+
+
+def below_data(flops: float, flops_min: float) -> list[tuple[str, str]]:
+    """The flag of a forecast below the smallest fitted run, with its distance in decades of compute.
+
+    Parameters
+    ----------
+    flops : float
+        The forecast's compute (FLOPs; NaN: unknown, no flag).
+    flops_min : float
+        The smallest fitted run's compute (FLOPs; NaN: not recorded, no flag).
+
+    Returns
+    -------
+    list of (kind, reason)
+    """
+    if not (math.isfinite(flops) and math.isfinite(flops_min) and flops > 0 and flops_min > 0):
+        return []
+    below = math.log10(flops_min / flops)
+    if below <= BELOW_TOLERANCE:
+        return []
+    return [
+        (
+            BELOW_DATA,
+            f"{below:.2f} decades of compute below the smallest fitted run ({flops_min:.3g} FLOPs): the law was "
+            "fitted above it and never checked going down; intervals there are widened by the error per decade "
+            "measured upward",
+        )
+    ]
+
+
+def beyond_k(k, k_max: float) -> list[tuple[str, str]]:
+    """The flag of a forecast (or plan) at a k above the largest fitted k, with the factor beyond it.
+
+    Parameters
+    ----------
+    k : float or None
+        The k asked at or solved for (None or NaN: no flag).
+    k_max : float
+        The largest k among the fitted points (NaN: unknown, no flag).
+
+    Returns
+    -------
+    list of (kind, reason)
+    """
+    if k is None or not (math.isfinite(float(k)) and math.isfinite(k_max) and k_max > 0):
+        return []
+    factor = float(k) / k_max
+    if factor <= 1.0 + 1e-9:
+        return []
+    return [
+        (
+            BEYOND_K,
+            f"k = {float(k):.4g} is {factor:.3g} times the largest fitted k ({k_max:g}): an extrapolation in k that no "
+            "backtest measured, and that the interval does not widen for",
+        )
+    ]
+
+
+def fitted_k_max(result) -> float:
+    """The largest k a fit of a law of k saw (NaN for a law without k as a covariate).
+
+    Parameters
+    ----------
+    result : FitResult
+        The fit.
+
+    Returns
+    -------
+    float
+    """
+    if "k" not in result.law_object.covariates or "k" not in result.points:
+        return math.nan
+    return float(np.nanmax(result.points["k"].to_numpy(float)))
+
+
+def outside_decades(flops, flops_min: float, flops_max: float) -> np.ndarray:
+    """Each point's distance outside the fitted compute range, the distance the extrapolation error grows
+    with in either direction: log10(C / largest) above it (negative inside), log10(smallest / C) below it.
+
+    Parameters
+    ----------
+    flops : array_like (points,)
+        The points' compute.
+    flops_min, flops_max : float
+        The fitted runs' smallest and largest compute (a NaN smallest: distances above only).
+
+    Returns
+    -------
+    ndarray (points,)
+    """
+    flops = np.atleast_1d(np.asarray(flops, float))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        above = np.log10(flops / flops_max)
+        below = np.log10(flops_min / flops) if math.isfinite(flops_min) else np.full(len(flops), -np.inf)
+    return np.where(below > BELOW_TOLERANCE, below, above)
+
+
+def fitted_flops_min(fit) -> float:
+    """The smallest fitted run's compute of a fit (NaN where the fit does not record it).
+
+    Parameters
+    ----------
+    fit : FitResult
+        The fit.
+
+    Returns
+    -------
+    float
+    """
+    return float(getattr(getattr(fit, "diagnostics", None), "flops_min", math.nan))
+
+
+CONVENTION_RTOL = 1e-3  # FLOPs within this of 6 N D are 6 N D (rounding of sizes written to a file)
+
+
+def flops_convention(table, *, tpr: float | None = None, min_flops=None, max_flops=None, given=None) -> tuple:
+    """How a file's FLOPs relate to its runs' 6 N D, so that a planned run given by N and D sits where the file's
+    runs of that size sit: the median ratio FLOPs / (6 N D) over the runs of the selection, or ``given``.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The runs (a table as :func:`benchcast.load` returns; C = 6 N D where the file gives no FLOPs).
+    tpr, min_flops, max_flops : float, optional
+        The selection of runs (as :class:`~benchcast.fitting.spec.FitSpec` takes it).
+    given : float, optional
+        The ratio r in C = r 6 N D, given by the caller (``--flops-per-6nd``): used as it is.
+
+    Returns
+    -------
+    (float, str)
+        The ratio r, and in words where it comes from (what outputs print).
+    """
+    if given is not None:
+        return _given(given)
+    by_run = runs(within_compute(table, min_flops, max_flops))
+    if tpr is not None:
+        by_run = by_run[at_tpr(by_run["tpr"], tpr)]
+    return _measured(by_run, "the file's own convention", "selected runs")
+
+
+def _given(given: float) -> tuple[float, str]:
+    ratio = check_positive("flops_per_6nd", given)
+    return ratio, f"C = {ratio:.4g} x 6 N D (given: --flops-per-6nd)"
+
+
+def _measured(frame, whose: str, what: str) -> tuple[float, str]:
+    """The median FLOPs / (6 N D) of a frame's rows (flops, params, tokens), with its source in words."""
+    ratios = (frame["flops"] / (6.0 * frame["params"] * frame["tokens"])).to_numpy(float)
+    ratios = ratios[np.isfinite(ratios)]
+    if not len(ratios) or np.allclose(ratios, 1.0, rtol=CONVENTION_RTOL, atol=0.0):
+        return 1.0, f"{SIX_ND} (the {what}' FLOPs are 6 N D)"
+    ratio = float(np.median(ratios))
+    return ratio, (
+        f"C = {ratio:.4g} x 6 N D: {whose}, the median FLOPs / (6 N D) of its {len(ratios)} {what} "
+        f"({ratios.min():.3g} .. {ratios.max():.3g}; --flops-per-6nd R gives another)"
+    )
+
+
+def fit_convention(result, given: float | None = None) -> tuple[float, str]:
+    """The FLOPs convention of the runs a fit was fitted to (its points), as :func:`flops_convention` measures
+    a table's; ``given`` as it takes it.
+
+    Parameters
+    ----------
+    result : FitResult
+        The fit (its points: ``flops``, and ``params`` and ``tokens`` where known).
+    given : float, optional
+        r in C = r 6 N D, given by the caller.
+
+    Returns
+    -------
+    (float, str)
+    """
+    if given is not None:
+        return _given(given)
+    points = result.points.drop_duplicates("run")
+    if not {"params", "tokens"} <= set(points.columns):
+        return 1.0, SIX_ND
+    return _measured(points, "the fit's runs' convention", "fitted runs")
+
+
+def placed_query(result, covariates: dict, given: float | None = None) -> tuple[dict, float | None, str]:
+    """A forecast's query as the fitted law is given it: a planned run (``params`` and ``tokens``, no ``flops``)
+    is placed at the compute C = r 6 N D of the fit's own runs' convention (:func:`fit_convention`), which a law
+    of compute alone is given; a law of N and D is given N and D as they are.
+
+    Parameters
+    ----------
+    result : FitResult
+        The fit.
+    covariates : dict
+        The query (``flops=``, or ``params=`` and ``tokens=``, ``k=``, ``gold=``).
+    given : float, optional
+        r in C = r 6 N D (``--flops-per-6nd``); refused for a query that is no planned run.
+
+    Returns
+    -------
+    (dict, float or None, str)
+        The covariates the law is given, r (None: no planned run) and the convention in words.
+    """
+    sized = covariates.get("params") is not None and covariates.get("tokens") is not None
+    if not sized or covariates.get("flops") is not None:
+        if given is not None:
+            raise BenchcastError(_NOT_PLANNED)
+        return covariates, None, ""
+    ratio, words = fit_convention(result, given)
+    law = result.law_object
+    if "flops" not in law.covariates:
+        return covariates, ratio, words
+    placed = {name: value for name, value in covariates.items() if name not in ("params", "tokens")}
+    placed["flops"] = ratio * 6.0 * np.asarray(covariates["params"], float) * np.asarray(covariates["tokens"], float)
+    return placed, ratio, words
+
+
+_NOT_PLANNED = (
+    "--flops-per-6nd (flops_per_6nd) places a planned run given by its size (--params N --tokens D) at C = r 6 N D; "
+    "a run given by its compute has no N and D to place: drop it, or give the run as --params N --tokens D."
+)
+
+
+def table_runs(
+    table, flops=None, params=None, tokens=None, *, tpr=None, min_flops=None, max_flops=None, given=None
+) -> PlannedRuns:
+    """The runs to forecast from a table's runs: as :func:`planned_runs`, a run given by its size placed at the
+    file's own FLOPs convention (:func:`flops_convention`), and a run given by its compute at ``tpr``.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The runs.
+    flops, params, tokens : float or array_like, optional
+        As :func:`planned_runs` takes them.
+    tpr, min_flops, max_flops : float, optional
+        The selection of runs (its TPR also places runs given by their compute).
+    given : float, optional
+        r in C = r 6 N D, given by the caller (``--flops-per-6nd``; refused for runs given by their compute).
+
+    Returns
+    -------
+    PlannedRuns
+    """
+    sized = params is not None or tokens is not None
+    if given is not None and not sized:
+        raise BenchcastError(_NOT_PLANNED)
+    selection = {"tpr": tpr, "min_flops": min_flops, "max_flops": max_flops}
+    convention = flops_convention(table, **selection, given=given) if sized else None
+    return planned_runs(flops, params, tokens, tpr=None if sized else tpr, convention=convention)
+
+
+def tpr_decades(tpr, fitted_tpr) -> np.ndarray:
+    """Each point's distance outside the fitted runs' tokens-per-parameter range, in decades of TPR.
+
+    Parameters
+    ----------
+    tpr : array_like (points,)
+        Tokens per parameter of each point (nan where unknown).
+    fitted_tpr : (float, float)
+        The smallest and largest TPR of the fitted runs (nan: unknown).
+
+    Returns
+    -------
+    ndarray (points,)
+        log10(TPR / largest) above the range, log10(smallest / TPR) below it, 0 inside it (within
+        ``TPR_TOLERANCE``: the data's TPRs are ratios of rounded sizes) or where unknown.
+    """
+    tpr = np.atleast_1d(np.asarray(tpr, float))
+    lo, hi = (float(v) for v in fitted_tpr)
+    out = np.zeros(len(tpr))
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return out
+    with np.errstate(invalid="ignore", divide="ignore"):
+        above, below = tpr > hi * (1 + TPR_TOLERANCE), tpr < lo / (1 + TPR_TOLERANCE)
+        out[above] = np.log10(tpr[above] / hi)
+        out[below] = np.log10(lo / tpr[below])
+    return out
+
+
+SAME_RUN_RTOL = 0.01  # a target within 1 % of a fitted run's compute (and TPR, where both are known) is that run
+
+
+def placements(fits, flops, tpr=None, params=None) -> list[tuple[str, str]]:
+    """Where each point lies relative to the runs some fits were fitted to, where that is not beyond them: at a
+    fitted run, below the smallest, or inside their compute and TPR ranges (an interpolation). The flags of
+    :mod:`benchcast.forecasting.flags` are made from these.
+
+    Parameters
+    ----------
+    fits : iterable of FitResult
+        The fits (their points: ``run``, ``flops``, and ``params`` and ``tokens`` where known).
+    flops : array_like (points,)
+        Compute of each point.
+    tpr : array_like (points,), optional
+        Tokens per parameter of each point (nan or None: unknown; compute alone decides).
+    params : array_like (points,), optional
+        Parameters N of each point (nan or None: unknown). A point with the N and TPR of a fitted run (within
+        ``SAME_RUN_RTOL``) is that run whatever its compute: a file's FLOPs vary around its convention
+        (1.15 .. 1.67 x 6 N D on a public ladder), so a planned run placed at the convention misses its own
+        run's FLOPs by more than 1 %.
+
+    Returns
+    -------
+    list of (str, str)
+        Per point ``(where, reason)``: ``where`` is ``'at a fitted run'``, ``'below the data'``,
+        ``'interpolation'`` or ``''`` (beyond the runs, or unknown), ``reason`` the words with the numbers.
+    """
+    fits = [fit for fit in fits if fit is not None and len(fit.points)]
+    flops = np.atleast_1d(np.asarray(flops, float))
+    tpr = np.full(len(flops), np.nan) if tpr is None else np.broadcast_to(np.asarray(tpr, float), flops.shape)
+    size = np.full(len(flops), np.nan) if params is None else np.broadcast_to(np.asarray(params, float), flops.shape)
+    if not fits:
+        return [("", "")] * len(flops)
+    points = pd.concat([fit.points for fit in fits], ignore_index=True)
+    names, fitted = points["run"].astype(str).to_numpy(), points["flops"].to_numpy(float)
+    sizes = {"params", "tokens"} <= set(points)
+    fitted_tpr = (points["tokens"] / points["params"]).to_numpy(float) if sizes else np.full(len(points), np.nan)
+    fitted_n = points["params"].to_numpy(float) if sizes else np.full(len(points), np.nan)
+    lo, hi, (tpr_lo, tpr_hi) = fitted.min(), fitted.max(), fitted_tpr_range(fits)
+    out = []
+    for c, t, n in zip(flops, tpr, size, strict=True):
+        same = np.isclose(fitted, c, rtol=SAME_RUN_RTOL, atol=0.0)
+        if np.isfinite(t):  # a run of the same compute at another TPR is another run
+            same &= ~np.isfinite(fitted_tpr) | np.isclose(fitted_tpr, t, rtol=SAME_RUN_RTOL)
+            if np.isfinite(n):  # the same N and D is the same run, whatever FLOPs each was counted at
+                same |= np.isclose(fitted_n, n, rtol=SAME_RUN_RTOL) & np.isclose(fitted_tpr, t, rtol=SAME_RUN_RTOL)
+        inside_tpr = tpr_decades([t], (tpr_lo, tpr_hi))[0] == 0
+        if same.any():
+            where = f"the target is fitted run {names[same][0]!r} ({fitted[same][0]:.3g} FLOPs)"
+            out.append(
+                (
+                    "at a fitted run",
+                    f"{where}: the fit's own value there, not a forecast (--max-flops leaves the run out)",
+                )
+            )
+        elif below := below_data(float(c), float(lo)):
+            out.append(below[0])
+        elif c <= hi and inside_tpr:
+            out.append(
+                (
+                    "interpolation",
+                    f"inside the fitted runs ({lo:.3g} .. {hi:.3g} FLOPs): an interpolation, "
+                    "not a forecast (its interval is calibrated on extrapolations)",
+                )
+            )
+        else:
+            out.append(("", ""))
+    return out
+
+
+def as_runs(runs, tpr: float | None = None) -> PlannedRuns:
+    """``runs`` as PlannedRuns: compute given as an array is placed at ``tpr`` (where given).
+
+    Parameters
+    ----------
+    runs : array_like or PlannedRuns
+        Compute of each point, or the runs themselves.
+    tpr : float, optional
+        Tokens per parameter splitting compute into N and D; refused with PlannedRuns (they carry their own).
+
+    Returns
+    -------
+    PlannedRuns
+    """
+    if isinstance(runs, PlannedRuns):
+        if tpr is not None:
+            raise BenchcastError("planned runs carry their own N and D: give tpr to planned_runs, not here.")
+        return runs
+    return planned_runs(flops=runs, tpr=tpr)
+
+
+def distances(runs: PlannedRuns, fits) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each run's distance from the runs some laws were fitted to: the one place distances are computed.
+
+    Parameters
+    ----------
+    runs : PlannedRuns
+        The runs asked about.
+    fits : iterable of FitResult
+        The fits (their largest and smallest runs, and TPR range).
+
+    Returns
+    -------
+    beyond : ndarray (runs,)
+        log10(C / largest fitted C): negative inside or below the data (the distance flags read).
+    outside : ndarray (runs,)
+        Decades of compute outside the fitted range either way (:func:`outside_decades`: what the interval
+        widens with).
+    tpr_outside : ndarray (runs,)
+        Decades of TPR outside the fitted runs' TPR range (:func:`tpr_decades`; 0 inside or where unknown).
+    """
+    fits = list(fits)
+    top = max(float(fit.diagnostics.flops_max) for fit in fits)
+    bottom = min(fitted_flops_min(fit) for fit in fits)
+    flops = np.atleast_1d(np.asarray(runs.flops, float))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        beyond = np.log10(flops / top)
+    return beyond, outside_decades(flops, bottom, top), tpr_decades(runs.tpr, fitted_tpr_range(fits))
+
+
+def frame_runs(frame: pd.DataFrame) -> tuple[PlannedRuns, dict]:
+    """Rows of a table (held-out runs) as runs to forecast, and their other covariates (``k``, ``gold``).
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Rows with ``flops`` and, where known, ``params``, ``tokens``, ``k``, ``gold``.
+
+    Returns
+    -------
+    runs : PlannedRuns
+        Each row's compute, and its N and D (``sized`` where both are known).
+    extra : dict of str to ndarray
+        ``k`` and ``gold`` where the frame has them.
+    """
+    size = len(frame)
+    missing = np.full(size, np.nan)
+    flops = frame["flops"].to_numpy(float)
+    params = frame["params"].to_numpy(float) if "params" in frame else missing
+    tokens = frame["tokens"].to_numpy(float) if "tokens" in frame else missing
+    runs = PlannedRuns(flops, params, tokens, np.isfinite(params) & np.isfinite(tokens))
+    extra = {name: frame[name].to_numpy(float) for name in ("k", "gold") if name in frame}
+    return runs, extra

@@ -23,9 +23,9 @@ from benchcast.errors import BenchcastError, InsufficientDataError, SelectionErr
 from benchcast.evaluation.backtest import BacktestResult, backtest
 from benchcast.fitting.result import FitResult
 from benchcast.fitting.spec import FitSpec, design
+from benchcast.forecasting.bootstrap import check_replicates
 from benchcast.forecasting.draws import LEVELS
-from benchcast.forecasting.flags import describe, withhold
-from benchcast.forecasting.intervals import check_replicates
+from benchcast.forecasting.flags import describe
 from benchcast.forecasting.selection import ladder_laws
 from benchcast.forecasting.targets import describe_run, fitted_tpr_range, planned_runs
 from benchcast.plots.labels import curve_tpr_note
@@ -173,7 +173,7 @@ def analyse_benchmark(
     target_params, target_tokens : list of float, optional
         Instead: planned runs of N parameters on D tokens (paired; laws of N and D are given them).
     convention : (float, str), optional
-        The planned runs' compute C = r 6 N D (:func:`~benchcast.forecasting.convention.flops_convention`; None:
+        The planned runs' compute C = r 6 N D (:func:`~benchcast.forecasting.targets.flops_convention`; None:
         6 N D).
     law : str
         A law name, or ``RECOMMENDED`` (the package's default strategy, as ``recommend`` makes it).
@@ -201,7 +201,7 @@ def analyse_benchmark(
     metric_name, k = parse_metric(metric) if metric else (None, None)
     spec = FitSpec("power", benchmark, metric_name, k=k, seed=seed)
     choice = choose_law(table, spec, law=law, tpr=tpr, n_jobs=n_jobs)
-    members = {name: choice.strategy.results[name] for name in choice.strategy.members}
+    members = choice.strategy.fits
     result = members[choice.law]  # the member the page details (runs, parameters)
     spec = FitSpec(choice.law, benchmark, metric_name, k=k, seed=seed)
     options = {"tpr": tpr, "n_boot": n_boot, "seed": seed, "n_jobs": n_jobs, "interval": interval}
@@ -227,14 +227,14 @@ def analyse_benchmark(
             "given": ["params_tokens" if sized else "flops" for sized in targets.sized],
             "flops_convention": [targets.convention if sized else None for sized in targets.sized],
             "decades": at_targets.decades,
-            "forecast": withhold(at_targets.predicted, at_targets.point_flags),  # a refused forecast is no number
+            "forecast": at_targets.prediction,  # a refused forecast is no number
             **{
-                f"{side}{int(level * 100)}": withhold(at_targets.intervals[level][i], at_targets.point_flags)
+                f"{side}{int(level * 100)}": at_targets.bounds(level)[i]
                 for level in LEVELS
                 for i, side in enumerate(("lower", "upper"))
             },
-            "flag": [flag or None for flag in at_targets.flags],
-            "flags": [describe(point) for point in at_targets.point_flags],
+            "flag": [flag or None for flag in at_targets.target_flags],
+            "flags": [describe(point) for point in at_targets.flags],
         }
     )
     report = BenchmarkReport(
@@ -245,21 +245,21 @@ def analyse_benchmark(
         fit=result,
         runs=run_table(result, table, spec, tpr),
         grid=grid,
-        curve=withhold(on_grid.predicted, on_grid.point_flags),
-        bands=on_grid.intervals,
+        curve=on_grid.prediction,
+        bands={level: on_grid.bounds(level) for level in LEVELS},
         forecasts=forecasts,
         validation=validation,
         profile=profile,
         n_boot=n_boot,
         members=members,
-        weights=dict(choice.strategy.members),
+        weights=dict(choice.strategy.weights_),
         member_curves=on_grid.members,
         interval=on_grid.interval,
         covariates=at_targets.used,
     )
     in_size = [name for name, fit in members.items() if {"params", "tokens"} <= set(fit.law_object.covariates)]
     report.curve_note = curve_tpr_note(forecast_tpr, fitted_tpr_range(members.values()), in_size)
-    flags = [f"{describe_run(targets.record(i))}: {flag}" for i, flag in enumerate(at_targets.flags) if flag]
+    flags = [f"{describe_run(targets.record(i))}: {flag}" for i, flag in enumerate(at_targets.target_flags) if flag]
     flags += [f"the forecast figure's {report.curve_note}"] if "OUTSIDE" in report.curve_note else []
     report.warnings = band_notes + flags + benchmark_warnings(report, float(result.spec.q_rand))
     if str(result.spec.metric) == "pass@k":
@@ -318,7 +318,7 @@ def judge(
     runs, _ = design(table, replace(spec, tpr=tpr))
     candidates, fallbacks = ladder_laws(runs)
     backtests = strategy_backtests(
-        table, spec, metric, choice.strategy.name, candidates, thresholds, seed=seed, fallbacks=fallbacks, **options
+        table, spec, metric, choice.strategy.rule, candidates, thresholds, seed=seed, fallbacks=fallbacks, **options
     )
     if not backtests or backtests[0].threshold != choice.validation_threshold:
         raise InsufficientDataError(

@@ -4,13 +4,11 @@ targets (runs given by compute, or planned runs of N parameters on D tokens), co
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 
-from benchcast.forecasting.draws import LEVELS
-from benchcast.forecasting.strategy import BlendedForecast, as_runs, blend_forecast, member_forecasts
-from benchcast.forecasting.targets import PlannedRuns, planned_runs, target_flags
+from benchcast.defaults import DEFAULT_LEVELS as LEVELS
+from benchcast.forecasting.bootstrap import Uncertainty
+from benchcast.forecasting.targets import PlannedRuns, as_runs, planned_runs
 from benchcast.report.law_choice import LawChoice
 
 
@@ -50,46 +48,26 @@ def strategy_bands(
 
     Returns
     -------
-    (BlendedForecast, BlendedForecast, list of str)
+    (Forecast, Forecast, list of str)
         Over the grid, at the targets (with the covariates each law was given and the TPR flags), and
         the warnings.
     """
-    # one bootstrap per member for the grid and the targets together: a point's draws do not depend
-    # on the other points asked (benchcast.utils.streams), so this is the two forecasts at half the cost
+    # one forecast of the grid and the targets together: a point's draws do not depend on the other points
+    # asked (benchcast.utils.streams), so this is the two forecasts at half the cost
     targets = targets if isinstance(targets, PlannedRuns) else as_runs(targets, tpr)
     runs = planned_runs(flops=grid, tpr=tpr).join(targets)
-    flops, strategy = runs.flops, choice.strategy
-    members = member_forecasts(strategy.results, strategy.weights, runs, n_boot=n_boot, seed=seed, n_jobs=n_jobs)
-    blend = {"interval": interval, "seed": seed, "pooled": strategy.pooled}  # as StrategyFit.forecast blends
-    blended, notes = blend_forecast(members, strategy.weights, strategy.errors, runs, **blend), []
-    if blended.note:  # no interval rather than a narrower one of another kind: as recommend and forecast answer
+    made = choice.strategy.predict(runs, Uncertainty(n_boot, seed, interval, LEVELS, n_jobs))
+    notes = []
+    if made.note:  # no interval rather than a narrower one of another kind: as recommend and forecast answer
         notes.append(
-            f"no prediction interval: {blended.note}"
+            f"no prediction interval: {made.note}"
             + (
                 "; --interval bootstrap gives the bootstrap alone, which leaves out the error of extrapolating"
                 if interval == "extrapolation"
                 else ""
             )
         )
-        missing = np.full(len(flops), np.nan)
-        blended = replace(blended, intervals={level: (missing, missing) for level in LEVELS})
-    used = {law: targets.covariates(strategy.results[law].fitted)[1] for law in blended.weights}
-    flags = target_flags(targets, {law: strategy.results[law] for law in blended.weights})
-    at_targets = replace(_points(blended, slice(len(grid), len(flops))), runs=targets, used=used, flags=flags)
-    return _points(blended, slice(0, len(grid))), at_targets, notes
-
-
-def _points(blended: BlendedForecast, which: slice) -> BlendedForecast:
-    """The forecast at some of its points."""
-    return replace(
-        blended,
-        flops=blended.flops[which],
-        predicted=blended.predicted[which],
-        intervals={level: (lo[which], hi[which]) for level, (lo, hi) in blended.intervals.items()},
-        members={law: np.asarray(curve)[which] for law, curve in blended.members.items()},
-        decades=blended.decades[which],
-        point_flags=blended.point_flags[which],
-    )
+    return made.take(slice(0, len(grid))), made.take(slice(len(grid), len(runs))), notes
 
 
 def curve_tpr(targets: PlannedRuns, forecast_tpr: float | None) -> float:

@@ -12,8 +12,7 @@ import pandas as pd
 from benchcast.errors import BenchcastError
 from benchcast.fitting.api import fit_rows
 from benchcast.fitting.spec import FitSpec, design
-from benchcast.forecasting.selection import compare_laws
-from benchcast.forecasting.strategy import StrategyFit
+from benchcast.forecasting.ensemble import Ensemble
 
 BACKTEST_FRACTION = 0.25  # the validation backtest the page shows holds out the top quarter of log C
 RECOMMENDED = "recommended"  # the package's default strategy (what recommend and bench call the default)
@@ -34,8 +33,8 @@ class LawChoice:
         The compared laws (None when the user named the law).
     validation_threshold : float
         The compute of the validation backtest the page shows.
-    strategy : StrategyFit
-        The strategy fitted to every run: its laws, weights and rolling-origin forecasts.
+    strategy : Ensemble
+        The one forecaster fitted to every run: its laws, weights and rolling-origin forecasts.
     named : bool
         True when the user named the law (``--law``).
     """
@@ -44,7 +43,7 @@ class LawChoice:
     reason: str
     ranking: pd.DataFrame | None  # one row per law compared (None when the user named the law)
     validation_threshold: float
-    strategy: StrategyFit | None = None
+    strategy: Ensemble | None = None
     named: bool = False
 
     @property
@@ -52,8 +51,8 @@ class LawChoice:
         """The strategy as the page names it: ``'ensemble (power_floor 0.50, bnsl_monotone 0.50)'``, or the law."""
         if self.named or self.strategy is None:
             return self.law
-        mix = ", ".join(f"{law} {w:.2f}" for law, w in self.strategy.members.items())
-        return f"{self.strategy.name} ({mix})"
+        mix = ", ".join(f"{law} {w:.2f}" for law, w in self.strategy.weights_.items())
+        return f"{self.strategy.rule} ({mix})"
 
 
 def choose_law(
@@ -100,11 +99,12 @@ def choose_law(
             warnings.simplefilter("ignore")
             rows, resolved = design(table, selected.replace(law=law))
             result = fit_rows(rows, resolved, quiet=True)
-        return LawChoice(law, "law chosen by you (--law)", None, threshold, StrategyFit.single(result), named=True)
-    rec, strategy = compare_laws(table, selected, rule=DEFAULT_RULE)
-    if strategy is None:
+        return LawChoice(law, "law chosen by you (--law)", None, threshold, Ensemble.of_fit(result), named=True)
+    strategy = Ensemble(DEFAULT_RULE).fit(table, selected)
+    rec = strategy.choice_
+    if not strategy.ok:
         raise BenchcastError(f"No forecast for {spec.benchmark}: {rec.reason}")
-    detailed = rec.best if rec.best in strategy.members else next(iter(strategy.members))
+    detailed = rec.best if rec.best in strategy.weights_ else next(iter(strategy.weights_))
     checked = (
         f"up to {rec.extrapolation_decades:.2f} decades ahead; the choice itself erred by {rec.nested_mre:.2f} % MRE "
         "there"

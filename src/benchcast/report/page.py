@@ -17,7 +17,7 @@ import benchcast.report.html as h
 from benchcast._version import __version__
 from benchcast.data.table import within_compute
 from benchcast.errors import BenchcastError
-from benchcast.forecasting.convention import flops_convention, table_runs
+from benchcast.forecasting.targets import flops_convention, table_runs
 from benchcast.forecasting.targets import describe_run
 from benchcast.report.analysis import RECOMMENDED, analyse_benchmark
 from benchcast.report.bands import curve_tpr
@@ -188,7 +188,7 @@ def build_report(
         The compute range of the runs used (FLOPs, inclusive): runs outside it are neither fitted nor backtested.
     flops_per_6nd : float, optional
         r in C = r 6 N D placing the planned runs (default: the file's own convention, measured from its runs:
-        :func:`~benchcast.forecasting.convention.table_runs`).
+        :func:`~benchcast.forecasting.targets.table_runs`).
     forecast_tpr : float, optional
         Tokens per parameter placing a run of compute C (laws of N and D): the curve's, and the targets' given
         by compute (default: the planned runs' TPR where they share one, else 20).

@@ -17,9 +17,8 @@ import numpy as np
 import pandas as pd
 
 from benchcast.evaluation.bench import Dataset, assemble, fit_cells
-from benchcast.evaluation.strategies import plan_strategy, with_interval
+from benchcast.evaluation.strategies import strategy_ensemble, with_interval
 from benchcast.fitting.spec import FitSpec, design
-from benchcast.forecasting.strategy import MemberForecast, blend_forecast
 from benchcast.plots.panels import curve, flops_grid
 from benchcast.report.profile import held_out_rows
 
@@ -176,7 +175,7 @@ def strategy_backtests(
             [data], (*laws, *fallbacks), choosers=[], n_boot=n_boot, seed=seed, n_jobs=n_jobs, progress=None
         )
         ladder = {(data.name, threshold): (laws, fallbacks) for threshold in thresholds}
-        rows, predictions = assemble([data], [name], outcomes, picks, held_out, seed, candidates=ladder)
+        rows, predictions = assemble([data], [name], outcomes, picks, held_out, seed, candidates=ladder, n_boot=n_boot)
     runs, _ = design(table, replace(spec, tpr=tpr))
     out = []
     for threshold in thresholds:
@@ -215,7 +214,7 @@ def cell_backtest(
     points : DataFrame
         Bench's predictions for the cell (held-out runs).
     cell : dict
-        Law -> its LawOutcome in the cell.
+        Law -> its Member (fit, rolling-origin forecasts, bootstrap) in the cell.
     laws : tuple of str
         The strategy's candidate laws.
     n_boot, seed : int
@@ -240,8 +239,8 @@ def cell_backtest(
     metrics["n_refused"] = int((frame["side"] == "test").sum()) if status.startswith("refused") else 0
     weights, members = {}, {}
     if status == "ok":
-        plan = plan_strategy(str(row["strategy"]), cell, {}, laws, fallbacks=fallbacks)
-        weights = {law: float(w) for law, w in plan.weights.sort_values(ascending=False).items() if w > 0}
+        made, _ = strategy_ensemble(str(row["strategy"]), cell, {}, laws, fallbacks=fallbacks)
+        weights = dict(made.weights_)
         members = {law: cell[law].fit for law in weights}
         held = points[["run", "flops", "predicted", *[c for c in points if c.startswith(("lower", "upper"))]]]
         frame = frame.merge(held, on=["run", "flops"], how="left")
@@ -267,12 +266,9 @@ def cell_backtest(
     if members and all(c is not None for c in curves.values()):
         grid = next(iter(curves.values()))[0]
         out.member_curves = {law: c[1] for law, c in curves.items()}
-        parts = {
-            law: MemberForecast(out.member_curves[law], None, fit.diagnostics.flops_max) for law, fit in members.items()
-        }
-        # the blend of the members' curves, by the one blending code (no draws: the curve alone)
+        # the blend of the members' curves, as the one forecaster weights them (no draws: the curve alone)
         out.grid = grid
-        out.curve = blend_forecast(parts, weights, None, grid, interval=interval, seed=seed).predicted
+        out.curve = sum(w * np.asarray(out.member_curves[law], float) for law, w in weights.items())
     return out
 
 

@@ -15,7 +15,7 @@ from rich.markup import escape
 from benchcast.data.example import EXAMPLE_THRESHOLD, TRUE_LAWS, load_example, true_score
 from benchcast.evaluation.backtest import backtest
 from benchcast.fitting.spec import FitSpec
-from benchcast.forecasting.selection import forecast_default
+from benchcast.forecasting.answers import forecast_default
 from benchcast.utils.jsonable import jsonable
 from benchcast.utils.rich_view import Markup, RichView, rich_table
 

@@ -26,12 +26,13 @@ did not converge are left out of the intervals and counted (``n_failed``, ``n_dr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 
 import numpy as np
 import pandas as pd
 
+from benchcast.defaults import DEFAULT_INTERVAL, DEFAULT_LEVELS, DEFAULT_REPLICATES, DEFAULT_SEED
 from benchcast.errors import BenchcastError
 from benchcast.fitting.engine.loss import make_loss
 from benchcast.fitting.engine.replicates import refit_weighted
@@ -43,8 +44,52 @@ from benchcast.utils.parallel import parallel_map, resolve_jobs
 from benchcast.utils.streams import RESIDUAL_STREAM, point_rng
 from benchcast.validation import check_level, check_replicates
 
-DEFAULT_REPLICATES = 1000
 CHEAP_IN_PROCESS = 2000  # replicates of a batched or closed-form law refitted in this process, not a pool
+
+
+@dataclass(frozen=True)
+class Uncertainty:
+    """How a forecast's uncertainty is computed: one value that every command passes on.
+
+    Parameters
+    ----------
+    n_boot : int
+        Bootstrap replicates over runs per law (0: no interval).
+    seed : int
+        Seed of the resampling and of the per-point draws.
+    interval : {'extrapolation', 'bootstrap'}
+        ``'extrapolation'``: the bootstrap widened by the extrapolation error (the default); ``'bootstrap'``:
+        the bootstrap alone.
+    levels : tuple of float
+        The interval levels, each in (0, 1).
+    n_jobs : int, optional
+        Worker processes of the bootstrap.
+    ray_address : str, optional
+        Run the bootstrap's batches as Ray tasks.
+    """
+
+    n_boot: int = DEFAULT_REPLICATES
+    seed: int = DEFAULT_SEED
+    interval: str = DEFAULT_INTERVAL
+    levels: tuple = field(default=DEFAULT_LEVELS)
+    n_jobs: int | None = None
+    ray_address: str | None = None
+
+    def __post_init__(self):
+        from benchcast.validation import check_interval
+
+        check_replicates(self.n_boot, allow_zero=True)
+        check_interval(self.interval)
+        object.__setattr__(self, "levels", tuple(float(check_level(v)) for v in np.atleast_1d(self.levels)))
+
+    def to_dict(self) -> dict:
+        """The settings as JSON-ready values.
+
+        Returns
+        -------
+        dict
+        """
+        return {"n_boot": self.n_boot, "seed": self.seed, "interval": self.interval, "levels": list(self.levels)}
 
 
 def resample_counts(result: FitResult, seed: int, indices) -> np.ndarray:

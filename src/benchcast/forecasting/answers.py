@@ -1,0 +1,704 @@
+"""The questions a user asks, each answered through the one forecaster
+(:class:`benchcast.forecasting.ensemble.Ensemble`): a fit's forecast (:func:`forecast`), the default strategy's
+forecast from a table (:func:`forecast_default`), which laws to use (:func:`recommend`), and the compute a
+target score needs (:func:`plan`, :func:`plan_default`). Settings travel as one
+:class:`~benchcast.forecasting.bootstrap.Uncertainty`, whose defaults are the same for every question.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from benchcast.data.table import within_compute
+from benchcast.errors import BenchcastError, SelectionError
+from benchcast.fitting.result import FitResult
+from benchcast.fitting.spec import FitSpec, design
+from benchcast.forecasting.bootstrap import DEFAULT_INTERVAL, DEFAULT_REPLICATES, Uncertainty, bootstrap
+from benchcast.forecasting.draws import Draws
+from benchcast.forecasting.ensemble import Ensemble
+from benchcast.forecasting.flags import (
+    AT_FITTED_RUN,
+    BELOW_DATA,
+    INTERPOLATION,
+    describe,
+    distance_flags,
+    fit_flags,
+    flagged,
+)
+from benchcast.forecasting.results import Forecast, PlanResult, Recommendation, StrategyForecast, StrategyPlan
+from benchcast.forecasting.selection import SELECTION_RULES
+from benchcast.forecasting.targets import (
+    PlannedRuns,
+    below_data,
+    beyond_k,
+    fitted_k_max,
+    placed_query,
+    placements,
+    planned_runs,
+    query_notes,
+    table_runs,
+)
+from benchcast.laws import available_laws
+from benchcast.laws.fitted import LOG_FLOPS_RANGE
+from benchcast.validation import check_count, check_law, check_positive, check_score
+from benchcast.validation import check_positive as _positive
+
+
+def forecast(
+    result: FitResult,
+    *,
+    level: float = 0.9,
+    n_boot: int = DEFAULT_REPLICATES,
+    seed: int = 0,
+    n_jobs: int | None = None,
+    interval: str = DEFAULT_INTERVAL,
+    ray_address: str | None = None,
+    flops_per_6nd: float | None = None,
+    **covariates,
+) -> Forecast:
+    """A fit's forecast with a prediction interval (a new run) and a confidence interval (the law), as a
+    one-member ensemble gives it.
+
+    Parameters
+    ----------
+    result : FitResult
+        The fit to forecast with.
+    level : float
+        The intervals' level, in (0, 1).
+    n_boot : int
+        Bootstrap replicates (0: no interval).
+    seed : int
+        Seed of the resampling and of the per-point streams.
+    n_jobs : int or None
+        Worker processes for the bootstrap.
+    interval : {'extrapolation', 'bootstrap'}
+        ``'extrapolation'`` widens the bootstrap by the extrapolation error measured inside the fit's runs.
+    ray_address : str, optional
+        Run the bootstrap's batches as Ray tasks.
+    flops_per_6nd : float, optional
+        r placing planned runs (params= and tokens=) at C = r 6 N D; default: the convention of the fit's own runs
+        (:func:`~benchcast.forecasting.targets.placed_query`), which the forecast names.
+    **covariates
+        The points: flops=, or params= and tokens=, k=, gold=.
+
+    Returns
+    -------
+    Forecast
+    """
+    unc = Uncertainty(n_boot, seed, interval, (level,), n_jobs, ray_address)
+    placed, ratio, convention = placed_query(result, covariates, flops_per_6nd)
+    runs, extra, shape = _query_runs(result, covariates, ratio, convention)
+    out = Ensemble.of_fit(result).predict(runs, unc, confidence=True, extra=extra)
+    out.query = {k: v for k, v in covariates.items() if v is not None} | ({"flops_per_6nd": ratio} if ratio else {})
+    out.shape = shape
+    out.run_notes = ([f"planned runs placed at {convention}"] if convention else []) + query_notes(
+        result, covariates, (ratio, convention) if ratio else None
+    )
+    return out
+
+
+def _query_runs(result: FitResult, covariates: dict, ratio, convention: str) -> tuple[PlannedRuns, dict, tuple]:
+    """A fit's query as runs (compute, N and D where known) and the other covariates, flattened; and its shape."""
+    names = [name for name in ("flops", "params", "tokens", "k", "gold") if covariates.get(name) is not None]
+    if not names:
+        raise BenchcastError("give the points to forecast: flops=, or params= and tokens= (and k=, gold= where used).")
+    arrays = np.broadcast_arrays(*(np.asarray(covariates[name], float) for name in names))
+    values = dict(zip(names, (a.ravel() for a in arrays), strict=True))
+    shape = arrays[0].shape if arrays[0].ndim > 1 else ()
+    size = arrays[0].size
+    missing = np.full(size, np.nan)
+    if "flops" in values:
+        tpr = result.spec.tpr
+        flops = values["flops"]
+        params = np.sqrt(flops / (6.0 * tpr)) if tpr else missing
+        runs = PlannedRuns(flops, params, flops / (6.0 * params) if tpr else missing, np.zeros(size, bool))
+    elif "params" in values and "tokens" in values:
+        n, d = values["params"], values["tokens"]
+        runs = PlannedRuns((ratio or 1.0) * 6.0 * n * d, n, d, np.ones(size, bool), convention)
+    else:
+        runs = PlannedRuns(missing, missing, missing, np.zeros(size, bool))
+    extra = {name: values[name] for name in ("k", "gold") if name in values}
+    return runs, extra, shape
+
+
+def runs_below(table: pd.DataFrame, base: FitSpec, target_flops: float | None) -> pd.DataFrame:
+    """The runs a forecaster may see for a forecast at ``target_flops``: those cheaper than it (all without one).
+
+    Parameters
+    ----------
+    table : DataFrame
+        The runs.
+    base : FitSpec
+        The benchmark, metric and selection.
+    target_flops : float or None
+        The compute to forecast.
+
+    Returns
+    -------
+    DataFrame
+        The rows of the cheaper runs (selection errors and data warnings surface here, once).
+    """
+    data = within_compute(table, below=target_flops)
+    try:
+        design(data, base)
+    except SelectionError:
+        if target_flops is None:
+            raise
+        rows, _ = design(table, base)  # empty without the target too: that error says which filter
+        raise SelectionError(
+            f"none of the {rows['run'].nunique()} runs selected for {base.benchmark} has compute below the target "
+            f"{target_flops:.3g} FLOPs (they span {rows['flops'].min():.3g} .. {rows['flops'].max():.3g} FLOPs): "
+            "laws are judged on the runs cheaper than the target."
+        ) from None
+    return data
+
+
+def check_options(rule: str, laws) -> None:
+    """Refuse a rule or law name that does not exist.
+
+    Parameters
+    ----------
+    rule : str
+    laws : list of str or None
+
+    Returns
+    -------
+    None
+        Raises a BenchcastError naming what is wrong.
+    """
+    if rule not in SELECTION_RULES:
+        raise BenchcastError(f"unknown selection rule {rule!r}; expected one of {', '.join(SELECTION_RULES)}.")
+    for name in laws or ():
+        check_law(name, available_laws())
+
+
+def recommend(
+    table: pd.DataFrame,
+    benchmark: str,
+    metric: str | None = None,
+    k: int | None = None,
+    *,
+    laws: list[str] | None = None,
+    target_flops: float | None = None,
+    target_params: float | None = None,
+    target_tokens: float | None = None,
+    tpr: float | None = None,
+    min_flops: float | None = None,
+    max_flops: float | None = None,
+    flops_per_6nd: float | None = None,
+    proxy: str | None = None,
+    rule: str = "ensemble",
+    n_boot: int = DEFAULT_REPLICATES,
+    level: float = 0.9,
+    interval: str = DEFAULT_INTERVAL,
+    seed: int = 0,
+    n_jobs: int | None = None,
+    ray_address: str | None = None,
+) -> Recommendation:
+    """Weight (``rule='ensemble'``: equally; ``'stack'``: by inverse error) or choose (``'select'``)
+    laws with support, judged by rolling-origin forecasts inside the runs cheaper than
+    ``target_flops`` (all runs when None).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The runs (a table as :func:`benchcast.load` returns).
+    benchmark, metric, k : str, str or None, int or None
+        The selection; the metric defaults as in :func:`benchcast.fit`.
+    laws : list of str, optional
+        Laws to compare (default: the ladder's candidates that apply).
+    target_flops : float, optional
+        The planned run's compute: only cheaper runs are used, and the combination forecasts it.
+    target_params, target_tokens : float, optional
+        The planned run as N parameters trained on D tokens (both, and not with ``target_flops``).
+    tpr, min_flops, max_flops, proxy, flops_per_6nd : optional
+        Further selection, as in :class:`benchcast.fitting.spec.FitSpec`; r in C = r 6 N D placing a planned run.
+    rule : str
+        ``'ensemble'``, ``'stack'`` or ``'select'``.
+    n_boot, level, interval, seed, n_jobs, ray_address
+        The forecast's uncertainty (:class:`~benchcast.forecasting.bootstrap.Uncertainty`; ``n_boot`` 0: none).
+
+    Returns
+    -------
+    Recommendation
+        The ranking, weights, the choice's nested error and, with a target, the forecast there.
+    """
+    check_options(rule, laws)
+    unc = Uncertainty(n_boot, seed, interval, (level,), n_jobs, ray_address)
+    check_positive("target_flops", target_flops)
+    target = None
+    if target_params is not None or target_tokens is not None:
+        check_positive("target_params", target_params)
+        check_positive("target_tokens", target_tokens)
+    selection = {"tpr": tpr, "min_flops": min_flops, "max_flops": max_flops}
+    if target_params is not None or target_tokens is not None or flops_per_6nd is not None:
+        target = table_runs(table, target_flops, target_params, target_tokens, **selection, given=flops_per_6nd)
+        target_flops = float(target.flops[0])
+    base = FitSpec("power", benchmark, metric, k=k, proxy=proxy, seed=seed, **selection)
+    ensemble = Ensemble(rule, laws).fit(runs_below(table, base, target_flops), base)
+    rec = ensemble.choice_
+    if ensemble.ok and target_flops is not None:
+        runs = target if target is not None else np.array([float(target_flops)])
+        rec.forecast = ensemble.predict(runs, unc, tpr=None if target is not None else tpr).record(0)
+    return rec
+
+
+def forecast_default(
+    table: pd.DataFrame,
+    benchmark: str,
+    metric: str | None = None,
+    k: int | None = None,
+    *,
+    flops=None,
+    params=None,
+    tokens=None,
+    tpr: float | None = None,
+    min_flops: float | None = None,
+    max_flops: float | None = None,
+    flops_per_6nd: float | None = None,
+    proxy: str | None = None,
+    rule: str = "ensemble",
+    n_boot: int = DEFAULT_REPLICATES,
+    level: float = 0.9,
+    interval: str = DEFAULT_INTERVAL,
+    seed: int = 0,
+    n_jobs: int | None = None,
+    ray_address: str | None = None,
+) -> StrategyForecast:
+    """The default strategy's forecast of runs of compute ``flops`` from a table: each exactly as
+    :func:`recommend` with ``target_flops`` gives it (laws compared and weighted on the runs cheaper
+    than it), the ensemble fitted once for targets that see the same runs.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The runs.
+    benchmark, metric, k : str, str or None, int or None
+        The selection; the metric defaults as in :func:`benchcast.fit`.
+    flops : float or sequence of float
+        Compute of each run to forecast.
+    params, tokens : float or sequence of float
+        Instead of ``flops``: each run as N parameters trained on D tokens (paired in order).
+    tpr, min_flops, max_flops, proxy, flops_per_6nd : optional
+        Further selection, as in :class:`benchcast.fitting.spec.FitSpec`; r in C = r 6 N D placing a planned run.
+    rule : str
+        ``'ensemble'`` (the default strategy), ``'stack'`` or ``'select'``.
+    n_boot, level, interval, seed, n_jobs, ray_address
+        As :func:`recommend` takes them.
+
+    Returns
+    -------
+    StrategyForecast
+        One row per target: the forecast and its interval, or why there is none.
+    """
+    if flops is not None and not len(np.atleast_1d(flops)):
+        raise BenchcastError("give at least one compute to forecast (flops=).")
+    check_options(rule, None)
+    unc = Uncertainty(n_boot, seed, interval, (level,), n_jobs, ray_address)
+    selection = {"tpr": tpr, "min_flops": min_flops, "max_flops": max_flops}
+    runs = table_runs(table, flops, params, tokens, **selection, given=flops_per_6nd).by_compute()
+    base = FitSpec("power", benchmark, metric, k=k, proxy=proxy, seed=seed, **selection)
+    rows, fitted = [], {}
+    for i, target in enumerate(runs.flops):
+        data = runs_below(table, base, target)
+        if len(data) not in fitted:  # the ensemble depends only on the runs the target sees
+            fitted[len(data)] = Ensemble(rule).fit(data, base)
+        ensemble = fitted[len(data)]
+        if not ensemble.ok:
+            row = {
+                **runs.record(i),
+                "prediction": np.nan,
+                "level": level,
+                "note": f"no forecast: {ensemble.choice_.reason}",
+            }
+            rows.append(row)
+            continue
+        rows.append(ensemble.predict(runs.take(i), unc).record(0))
+    return StrategyForecast(benchmark, rule, level, interval, n_boot, pd.DataFrame(rows))
+
+
+PLACEMENTS = (AT_FITTED_RUN, BELOW_DATA, INTERPOLATION)  # flags that already say the answer lies among the runs
+GRID_PER_DECADE = 8  # bracketing grid of log compute; a bracket is then refined
+XTOL_DECADES = 1e-4  # the point answer's precision in decades of compute (0.02 %)
+LOCAL_POINTS = 33  # computes across a bound's bracket that its crossing is fitted to
+
+
+def _band(ensemble: Ensemble, target: float, unc: Uncertainty, tpr, level: float, needed=None) -> dict:
+    """Where the ensemble's forecast (``needed``, unless given) and its bounds at ``level`` reach ``target``: the
+    forecast inverted. The point by bracketing on a grid of log compute and bisection; a bound (its draws carry
+    Monte-Carlo noise) by a line fitted across its bracket. Also the forecast at the answer and the grid's note."""
+
+    def at(flops) -> Forecast:
+        return ensemble.predict(planned_runs(flops=np.atleast_1d(flops), tpr=tpr), unc)
+
+    fits = ensemble.fits.values()
+    smallest = min(float(r.points["flops"].min()) for r in fits)
+    lo, hi = np.log10(smallest), LOG_FLOPS_RANGE[1] / np.log(10)
+    grid = 10 ** np.linspace(lo, hi, int(np.ceil((hi - lo) * GRID_PER_DECADE)) + 1)
+    on_grid = at(grid)
+    curves = {} if needed is not None else {"needed": on_grid.prediction}
+    if unc.n_boot and on_grid.intervals:
+        low, up = on_grid.bounds(level)
+        curves.update({"lower": up, "upper": low})  # the cheapest compute is where the upper bound reaches it
+    answers = {
+        name: _first_crossing(
+            grid, values, target, lambda c, n=name: _value(at(np.array([c])), n, level), smooth=name != "needed"
+        )
+        for name, values in curves.items()
+    }
+    if needed is not None:
+        answers["needed"] = needed
+    answers["note"] = on_grid.note
+    answers["forecast"] = at(np.array([answers["needed"]])) if np.isfinite(answers["needed"]) else None
+    answers["smallest"] = smallest
+    return answers
+
+
+def plan_default(
+    table: pd.DataFrame,
+    benchmark: str,
+    metric: str | None = None,
+    k: int | None = None,
+    *,
+    target: float,
+    tpr: float | None = None,
+    min_flops: float | None = None,
+    max_flops: float | None = None,
+    proxy: str | None = None,
+    rule: str = "ensemble",
+    n_boot: int = DEFAULT_REPLICATES,
+    level: float = 0.9,
+    interval: str = DEFAULT_INTERVAL,
+    seed: int = 0,
+    n_jobs: int | None = None,
+    ray_address: str | None = None,
+) -> StrategyPlan:
+    """The compute at which the default strategy's forecast (as :func:`forecast_default` gives it for a run
+    beyond the data) reaches ``target``, with the interval where its bounds at ``level`` reach it.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The runs.
+    benchmark, metric, k : str, str or None, int or None
+        The selection; the metric defaults as in :func:`benchcast.fit`.
+    target : float
+        The target score, in (0, 1) and above chance.
+    tpr, min_flops, max_flops, proxy : optional
+        Further selection; ``tpr`` also places the planned run of compute C for laws of N and D.
+    rule : str
+        ``'ensemble'`` (the default strategy), ``'stack'`` or ``'select'``.
+    n_boot, level, interval, seed, n_jobs, ray_address
+        As :func:`forecast_default` takes them (``n_boot=0``: no interval).
+
+    Returns
+    -------
+    StrategyPlan
+    """
+    check_score("target score", target)
+    check_options(rule, None)
+    unc = Uncertainty(n_boot, seed, interval, (level,), n_jobs, ray_address)
+    selection = {"tpr": tpr, "min_flops": min_flops, "max_flops": max_flops}
+    base = FitSpec("power", benchmark, metric, k=k, proxy=proxy, seed=seed, **selection)
+    ensemble = Ensemble(rule).fit(runs_below(table, base, None), base)
+    if not ensemble.ok:
+        raise BenchcastError(f"no plan for {benchmark}: {ensemble.choice_.reason}")
+    results = ensemble.fits
+    q_rand = max(float(r.spec.q_rand) for r in results.values())
+    if target <= q_rand:
+        raise BenchcastError(
+            f"target {target:g} is at or below the chance level {q_rand:g} of {benchmark}: a model reaches it "
+            "without training, so there is no compute to plan."
+        )
+    in_size = [law for law, r in results.items() if tpr is None and not _places_compute(r)]
+    if in_size:
+        tprs = sorted({round(float(v), 3) for r in results.values() for v in r.points["tokens"] / r.points["params"]})
+        raise BenchcastError(
+            f"the default strategy's laws for {benchmark} ({', '.join(in_size)}) are functions of parameters and "
+            f"tokens, fitted across the runs' TPRs ({', '.join(f'{v:g}' for v in tprs)}): a planned compute needs "
+            "a tokens-per-parameter ratio to split C = 6 N D into N and D. Give --tpr T (tpr=T), e.g. "
+            f"--tpr {tprs[len(tprs) // 2]:g}, to plan a run at that ratio (as `forecast DATA --flops C --tpr T` "
+            "forecasts one)."
+        )
+    band = _band(ensemble, target, unc, tpr, level)
+    out = StrategyPlan(benchmark, rule, target, level, interval, n_boot, tpr, dict(ensemble.weights_), band["needed"])
+    out.lower, out.upper = band.get("lower"), band.get("upper")
+    out.largest_run = max(float(r.diagnostics.flops_max) for r in results.values())
+    at = band["forecast"]
+    placed = at is not None and any(f.kind in PLACEMENTS for f in at.flags[0])  # its flag says where
+    out.remarks = _notes(out, band["note"] if n_boot else "", band["smallest"], ensemble.choice_.failures, placed)
+    if at is not None:
+        out.flags = describe(at.flags[0])
+        out.remarks += [f"flagged: {flag}" for flag in at.target_flags if flag]
+    return out
+
+
+def _places_compute(result) -> bool:
+    """Whether the fitted law places a run of compute C by itself (a law of N and D needs a TPR; the law says)."""
+    if not {"params", "tokens"} <= set(result.law_object.covariates):
+        return True
+    try:
+        result.fitted.covariates_at(np.array([float(result.points["flops"].max())]))
+    except BenchcastError:
+        return False
+    return True
+
+
+def _value(blend, name: str, level: float) -> float:
+    """The blended forecast's point (``needed``) or a bound (``lower``: the upper bound; ``upper``: the lower)."""
+    if name == "needed":
+        return float(blend.prediction[0])
+    low, up = blend.bounds(level)
+    return float((up if name == "lower" else low)[0])
+
+
+def _first_crossing(grid: np.ndarray, values: np.ndarray, target: float, at, smooth: bool = False) -> float:
+    """The smallest compute where ``at(C)`` reaches ``target``: bracketed on ``grid`` (where ``values`` are
+    ``at`` on the grid), then refined in log compute; the grid's floor where the first point already reaches
+    it, inf where none does.
+
+    The point forecast is smooth in C: bisection to ``XTOL_DECADES``. A bound is not (``smooth``): its draws
+    are keyed per point, so it moves by their Monte-Carlo noise between any two computes, and a bisection
+    would stop at a jump of that noise. Its crossing is that of a straight line fitted (in log C) to the bound
+    at ``LOCAL_POINTS`` computes across the bracket: where the bound reaches the target net of its noise.
+    """
+    reached = np.isfinite(values) & (values >= target)
+    if not reached.any():
+        return float("inf")
+    i = int(np.argmax(reached))
+    if i == 0:
+        return float(grid[0])
+    below, above = np.log10(grid[i - 1]), np.log10(grid[i])
+    if not np.isfinite(values[i - 1]):  # a refused point just below: the bracket's top is the answer we can give
+        return float(grid[i])
+    if smooth:
+        xs = np.linspace(below, above, LOCAL_POINTS)
+        ys = np.array([at(10**x) for x in xs])
+        ok = np.isfinite(ys)
+        slope, intercept = np.polyfit(xs[ok], ys[ok], 1)
+        root = (target - intercept) / slope if slope > 0 else above
+        return float(10 ** np.clip(root, below, above))
+    while above - below > XTOL_DECADES:
+        middle = 0.5 * (below + above)
+        value = at(10**middle)
+        below, above = (below, middle) if np.isfinite(value) and value >= target else (middle, above)
+    return float(10**above)
+
+
+def _notes(plan: StrategyPlan, interval_note: str, smallest: float, failures: list[str], placed: bool) -> list[str]:
+    """What the plan rests on, and where to read it with care."""
+    pct = int(round(plan.level * 100))
+    kind = "extrapolation-aware" if plan.interval == "extrapolation" else "bootstrap-only"
+    notes = [
+        f"the {plan.rule} (the default strategy) fitted to every selected run (largest {plan.largest_run:.3g} "
+        f"FLOPs), as `forecast DATA --flops C` forecasts a run beyond them; the interval is where that forecast's "
+        f"{pct} % {kind} prediction bounds reach the target ({plan.n_boot} bootstrap replicates per law)."
+    ]
+    if plan.tpr is not None:
+        notes.append(f"runs at TPR {plan.tpr:g}: the planned run is placed at that ratio.")
+    if not plan.n_boot:
+        notes.append("no interval: --n-boot 0.")
+    elif interval_note:
+        notes.append(interval_note)
+    if plan.reachable and plan.needed <= plan.largest_run and not placed:
+        notes.append(
+            f"the target is reached inside the fitted runs (at {plan.needed:.3g} <= {plan.largest_run:.3g} FLOPs): "
+            "an interpolation of the curve through them, not a forecast beyond them"
+            + (f" (at or below the smallest run, {smallest:.3g} FLOPs)" if plan.needed <= smallest else "")
+            + "."
+        )
+    if plan.upper is not None and not np.isfinite(plan.upper):
+        notes.append(
+            f"no upper end: the forecast's {pct} % lower bound does not reach the target within 1e40 FLOPs (the "
+            "interval widens with the distance beyond the runs faster than the forecast rises)."
+        )
+    if plan.lower is not None and smallest < plan.lower <= plan.largest_run:
+        notes.append(
+            f"the interval's lower end ({plan.lower:.3g} FLOPs) lies inside the fitted runs: read off the curve "
+            "fitted to every run (a forecast there from the cheaper runs alone may differ)."
+        )
+    if plan.lower is not None and plan.lower <= smallest:
+        notes.append("the interval's lower end is the smallest run's compute: the bound reaches the target there.")
+    return notes + list(failures)
+
+
+def _plan_flags(result: FitResult, flops: float, k, solved: bool = False) -> tuple:
+    """A plan's flags: the fit's, and how far its compute (solved for, or given) and its k lie outside the data;
+    a compute ``solved`` for among the fitted runs is an interpolation (or a fitted run), as ``plan DATA`` says."""
+    flops_max, flops_min = float(result.diagnostics.flops_max), float(result.diagnostics.flops_min)
+    decades = float(np.log10(flops / flops_max)) if np.isfinite(flops) and flops > 0 else np.nan
+    placed = flagged(p for p in placements([result], [flops]) if p[0]) if solved and np.isfinite(flops) else ()
+    below = () if placed else flagged(below_data(float(flops), flops_min))  # placements say below the data too
+    outside = (*placed, *below, *flagged(beyond_k(k, fitted_k_max(result))))
+    return (*fit_flags(result), *distance_flags(decades, flops_max), *outside)
+
+
+def _refuse_unused_question(result: FitResult, *, k: int | None, flops: float | None, tpr: float | None) -> None:
+    """Refuse ``k``, ``flops`` and ``tpr`` where the fitted law's covariates give them no use: the
+    answer would be the same without them, so taking them would mislead."""
+    law = result.law_object
+    covariates = set(law.covariates)
+    if tpr is not None and not {"params", "tokens"} <= covariates:
+        raise BenchcastError(
+            f"tpr (--tpr) splits a planned compute into N and D for laws of N and D; law {law.name!r} is a function "
+            f"of {', '.join(law.covariates)} alone, so the answer would not change: drop --tpr."
+        )
+    if "k" not in covariates:
+        if k is not None:
+            raise BenchcastError(
+                f"k (--k) is the number of attempts of laws with k as a covariate (passk_compute); law {law.name!r} "
+                f"has none (this fit is of {result.spec.benchmark} {result.spec.metric}, one metric at one k): "
+                "drop --k, or fit passk_compute to plan over k."
+            )
+        if flops is not None:
+            raise BenchcastError(
+                f"flops (--flops) asks a law with k as a covariate (passk_compute) for the k needed at that compute; "
+                f"law {law.name!r} has no k to solve for, and plan gives the compute it needs: drop --flops."
+            )
+    elif k is not None and flops is not None:
+        raise BenchcastError(
+            "give either k (--k: the compute needed at that k) or flops (--flops: the k needed at that compute), "
+            "not both."
+        )
+
+
+def _refuse_no_tpr(result: FitResult) -> None:
+    """Refuse to plan a compute for a law of N and D fitted across TPRs without a TPR to place the run at (a
+    law that places a run of compute C itself, on its compute-optimal envelope, needs none: the law says)."""
+    if not {"params", "tokens"} <= set(result.law_object.covariates):
+        return
+    try:
+        result.fitted.covariates_at(np.array([float(result.points["flops"].max())]))
+        return
+    except BenchcastError:
+        pass
+    points = result.points
+    tprs = sorted({round(float(v), 3) for v in points["tokens"] / points["params"]}) if "tokens" in points else []
+    listed = ", ".join(f"{v:g}" for v in tprs) if tprs else "unknown"
+    example = f"--tpr {tprs[len(tprs) // 2]:g}" if tprs else "--tpr 20"
+    raise BenchcastError(
+        f"law {result.law!r} is a function of parameters and tokens, and this fit of {result.spec.benchmark} has no "
+        f"single tokens-per-parameter ratio (its runs' TPRs: {listed}): a planned compute C needs a ratio to split "
+        f"C = 6 N D into N and D. Give the planned run's TPR with --tpr T (tpr=T), e.g. {example}."
+    )
+
+
+def plan(
+    result: FitResult,
+    target: float,
+    *,
+    k: int | None = None,
+    flops: float | None = None,
+    tpr: float | None = None,
+    level: float = 0.9,
+    n_boot: int = DEFAULT_REPLICATES,
+    seed: int = 0,
+    n_jobs: int | None = None,
+    interval: str = DEFAULT_INTERVAL,
+    ray_address: str | None = None,
+) -> PlanResult:
+    """Compute needed to reach ``target`` (or, for laws with k given ``flops``, the k needed), with a
+    bootstrap interval, or a statement that the target lies above the law's limit.
+
+    Parameters
+    ----------
+    result : FitResult
+        The fit to plan with.
+    target : float
+        The target score, in (0, 1) and above chance.
+    k : int, optional
+        Attempts (laws with k: the compute needed at this k).
+    flops : float, optional
+        Compute (laws with k: the k needed at this compute).
+    tpr : float, optional
+        Tokens per parameter placing a run of compute C for laws of N and D (default: the fit's).
+    level, n_boot, seed, n_jobs, interval, ray_address
+        As :func:`forecast` (``n_boot=0``: no interval). A compute's interval is where the fit's forecast (as
+        :func:`forecast` gives it) has its bounds at ``level`` reach the target; a k's, the bootstrap's.
+
+    Returns
+    -------
+    PlanResult
+    """
+    check_score("target score", target)
+    unc = Uncertainty(n_boot, seed, interval, (level,), n_jobs, ray_address)
+    flops, tpr = _positive("flops", flops), _positive("tpr", tpr)
+    k = check_count("k", k)
+    _refuse_unused_question(result, k=k, flops=flops, tpr=tpr)
+    fitted, spec = result.fitted, result.spec
+    if target <= spec.q_rand:
+        raise BenchcastError(
+            f"target {target:g} is at or below the chance level {spec.q_rand:g} of {spec.benchmark}: "
+            "a model reaches it without training, so there is no compute to plan."
+        )
+    tpr = spec.tpr if tpr is None else tpr
+    if tpr is None:  # a law of N and D fitted across TPRs: no ratio to place the planned run at
+        _refuse_no_tpr(result)
+    has_k = "k" in fitted.law.covariates
+    if has_k and k is None and flops is None:
+        raise BenchcastError(f"{result.law} plans need --k (to get compute) or --flops (to get k).")
+    solve_k = has_k and flops is not None and k is None
+    k = k if k is not None else spec.k
+
+    def solve(frozen) -> float:
+        return frozen.k_for(target, flops) if solve_k else frozen.compute_for(target, tpr=tpr, k=k)
+
+    if solve_k:
+        ceiling, meaning = fitted.law.limit_in_k(fitted.vector, spec.q_rand, flops)
+    else:
+        ceiling, meaning = fitted.law.limit(fitted.vector, spec.q_rand, k=k)
+    needed = solve(fitted)
+    flags = _plan_flags(result, flops if solve_k else needed, needed if solve_k else k, solved=not solve_k)
+    out = PlanResult(
+        law=result.law,
+        target=target,
+        solves_for="k" if solve_k else "flops",
+        ceiling=ceiling,
+        ceiling_meaning=meaning,
+        reachable=bool(np.isfinite(needed)),
+        needed=needed,
+        level=level,
+        k=k,
+        flops=flops,
+        tpr=tpr if {"params", "tokens"} <= set(fitted.law.covariates) else None,
+        flags=flags,
+    )
+    if not out.reachable:
+        out.message = (
+            f"target {target:g} is not reached by the fitted {result.law} law "
+            f"(its limit: {ceiling:.4g}, {meaning}): unreachable by scaling {'k' if solve_k else 'compute'} alone"
+            + ("" if solve_k else " within 1e40 FLOPs")
+            + "."
+        )
+    if not n_boot:
+        return out
+    if not solve_k:
+        band = _band(
+            Ensemble.of_fit(result), target, unc, tpr if "params" in fitted.law.covariates else None, level, needed
+        )
+        out.interval = interval
+        out.n_boot = n_boot
+        if band["note"] or "lower" not in band:
+            out.message = (out.message + " " if out.message else "") + (band["note"] or "no interval")
+            return out
+        at = band["forecast"]
+        if at is not None and at.error_model is not None:
+            out.extrapolation = at.error_model
+        out.lower, out.upper = float(band["lower"]), float(band["upper"])
+        return out
+    boot = bootstrap(result, n_boot, seed=seed, n_jobs=n_jobs, ray_address=ray_address)
+    thetas = boot.thetas[~np.isnan(boot.thetas).any(axis=1)]
+    draws = []
+    for theta in thetas:  # the k each replicate needs at this compute (the bootstrap's interval in k)
+        frozen = fitted.law.freeze(theta, spec.q_rand, k=k)
+        draws.append(frozen.k_for(target, flops))
+    draws = np.array(draws)
+    out.interval = "bootstrap"
+    out.n_boot, out.n_replicates = int(len(thetas)), int(len(boot.failed))
+    out.failed_refits, out.dropped_refits = boot.n_failed, boot.n_dropped
+    out.fraction_reachable = float(np.isfinite(draws).mean()) if len(draws) else 0.0
+    # unreachable replicates count as +inf (no interpolation, so a bound may be inf)
+    lower, upper = Draws(draws[:, None], method="inverted_cdf").interval(level)
+    out.lower, out.upper = float(lower[0]), float(upper[0])
+    return out

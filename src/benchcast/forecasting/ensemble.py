@@ -1,0 +1,402 @@
+"""The one forecaster: members chosen -> fitted -> bootstrapped -> blended -> widened by the extrapolation
+error -> flagged -> one :class:`~benchcast.forecasting.results.Forecast`.
+
+An :class:`Ensemble` is an estimator in the manner of scikit-learn's ``VotingRegressor``: ``fit(table,
+spec)`` fits the candidate laws, their rolling-origin forecasts inside the runs, chooses members and
+weights (:func:`benchcast.forecasting.selection.choose`) and estimates the blend's extrapolation error
+(:func:`benchcast.forecasting.extrapolation.estimate`); ``predict(runs, uncertainty)`` answers. A single law
+is a one-member ensemble (:meth:`Ensemble.of_fit`). Every command that shows a forecast — ``forecast``
+(artifact or data), ``recommend``, ``plan``, ``report``, ``bench``, ``backtest``, ``sweep``, ``cutoff`` —
+gets it from :meth:`Ensemble.predict`, with the settings of one :class:`Uncertainty`, so one question has
+one answer whichever command asks it. Nothing else blends, widens or clips a draw.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from benchcast.errors import BenchcastError
+from benchcast.fitting.api import fit_rows
+from benchcast.fitting.result import FitResult
+from benchcast.fitting.spec import FitSpec, design
+from benchcast.forecasting import extrapolation as ext
+from benchcast.forecasting import selection
+from benchcast.forecasting.bootstrap import Bootstrap, Uncertainty, bootstrap
+from benchcast.forecasting.draws import ScoreDraws, score_interval
+from benchcast.forecasting.flags import ensemble_flags, withhold
+from benchcast.forecasting.results import Forecast
+from benchcast.forecasting.targets import PlannedRuns, as_runs, distances, target_flags
+from benchcast.utils.progress import track
+
+
+@dataclass(eq=False)
+class Member:
+    """One law fitted to every run the forecaster may see, with its rolling-origin forecasts inside them.
+
+    Parameters
+    ----------
+    law : str
+        The law's name.
+    fit : FitResult or None
+        The fit (None where it failed: ``error`` says why).
+    errors : DataFrame
+        Its rolling-origin forecasts inside the runs (:func:`benchcast.forecasting.extrapolation.rolling_origin`).
+    error : str
+        Why the law could not be fitted ('' where it was).
+    boot : Bootstrap, optional
+        Its bootstrap, where one was made ahead (``bench`` makes them in its workers).
+    """
+
+    law: str
+    fit: FitResult | None
+    inner: pd.DataFrame | None = None
+    error: str = ""
+    boot: Bootstrap | None = None
+
+    @property
+    def errors(self) -> pd.DataFrame:
+        """The rolling-origin forecasts, made on first use (a fixed law's point forecast needs none)."""
+        if self.inner is None:
+            self.inner = ext.rolling_origin(self.fit) if self.fit is not None else pd.DataFrame()
+        return self.inner
+
+
+def fit_member(rows: pd.DataFrame, spec: FitSpec, *, uncertainty: Uncertainty | None = None) -> Member:
+    """Fit one law to design rows and forecast inside them from rolling origins (the expensive part).
+
+    Parameters
+    ----------
+    rows : DataFrame
+        The law's design rows (:func:`benchcast.fitting.spec.design`).
+    spec : FitSpec
+        The resolved spec.
+    uncertainty : Uncertainty, optional
+        Bootstrap the fit ahead with these settings (``bench`` does it in its workers).
+
+    Returns
+    -------
+    Member
+        With ``error`` set instead where the fit failed.
+    """
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = fit_rows(rows, spec, quiet=True)
+            errors = ext.rolling_origin(result)
+            boot = None
+            if uncertainty is not None and uncertainty.n_boot:
+                boot = bootstrap(result, uncertainty.n_boot, seed=uncertainty.seed, n_jobs=1, progress=False)
+    except (BenchcastError, ValueError, np.linalg.LinAlgError) as exc:
+        return Member(spec.law, None, error=str(exc))
+    return Member(spec.law, result, errors, boot=boot)
+
+
+def fit_members(table: pd.DataFrame, base: FitSpec, laws, *, progress: bool = True) -> dict[str, Member]:
+    """Each law fitted to the selection of ``base`` in ``table`` (:func:`fit_member`).
+
+    Parameters
+    ----------
+    table : DataFrame
+        The runs.
+    base : FitSpec
+        The benchmark, metric and selection (its law is replaced by each of ``laws``).
+    laws : iterable of str
+        The laws.
+    progress : bool
+        Show a progress bar.
+
+    Returns
+    -------
+    dict of str to Member
+    """
+    laws = list(laws)
+    out = {}
+    for law in track(laws, f"{base.benchmark}: laws fitted and backtested") if progress else laws:
+        try:
+            rows, resolved = design(table, base.replace(law=law))
+        except BenchcastError as exc:
+            out[law] = Member(law, None, error=str(exc))
+            continue
+        out[law] = fit_member(rows, resolved)
+    return out
+
+
+class Ensemble:
+    """Laws weighted into one forecast, with the interval of the blend.
+
+    Parameters
+    ----------
+    rule : {'ensemble', 'stack', 'select'} or a law's name
+        ``'ensemble'`` (the default) weights the candidates with support equally; ``'stack'`` by the inverse of
+        their rolling-origin error; ``'select'`` keeps the best; a law's name fits that law alone.
+    laws : sequence of str, optional
+        The candidates (default: the ladder's, :func:`benchcast.forecasting.selection.ladder_laws`).
+
+    Attributes
+    ----------
+    members_ : dict of str to Member
+        Every law fitted (candidates, and the fallback where one was needed).
+    weights_ : dict of str to float
+        The members with a positive weight, heaviest first.
+    choice_ : selection.Choice
+        The ranking, nested error and the reasons laws were left out.
+    errors_ : DataFrame
+        The blend's rolling-origin forecasts inside the runs.
+    error_model_ : ErrorModel or None
+        The blend's extrapolation error (None: none could be estimated; :attr:`interval_note` says why).
+    """
+
+    def __init__(self, rule: str = "ensemble", laws=None):
+        self.rule = rule
+        self.laws = tuple(laws) if laws else None
+
+    # -- fitting ------------------------------------------------------------------------------
+
+    def fit(self, table: pd.DataFrame, spec: FitSpec, *, progress: bool = True) -> Ensemble:
+        """Fit the candidates to the selection of ``spec`` in ``table``, choose members and weights and estimate
+        the blend's extrapolation error.
+
+        Parameters
+        ----------
+        table : DataFrame
+            The runs.
+        spec : FitSpec
+            The benchmark, metric and selection (its law is ignored unless ``rule`` names a law).
+        progress : bool
+            Show a progress bar.
+
+        Returns
+        -------
+        Ensemble
+            Fitted (``choice_.ok`` False where no law fits: :meth:`predict` then refuses).
+        """
+        rows, _ = design(table, spec)
+        if self.rule in selection.SELECTION_RULES:
+            candidates, fallbacks, usable = selection.candidates(table, spec, rows, self.laws)
+        else:
+            candidates, fallbacks, usable = [self.rule], [], True
+        members = fit_members(table, spec, candidates, progress=progress)
+        choice = selection.choose(members, self.rule, fallbacks=fallbacks, judge_length=usable, rows=rows)
+        if choice.needs_fallback:
+            members.update(fit_members(table, spec, fallbacks, progress=False))
+            choice = selection.choose(members, self.rule, fallbacks=fallbacks, judge_length=usable, rows=rows)
+        return self._set(spec.benchmark, members, choice)
+
+    @classmethod
+    def of_members(cls, benchmark: str, members: dict, rule: str = "ensemble", *, fallbacks=(), rows=None) -> Ensemble:
+        """An ensemble of members already fitted (``bench`` fits them in its workers).
+
+        Parameters
+        ----------
+        benchmark : str
+            The benchmark.
+        members : dict of str to Member
+            The laws fitted.
+        rule : str
+            The rule, or a law's name (that law alone).
+        fallbacks : tuple of str
+            Laws used alone, the first fitted, where no candidate has support.
+        rows : DataFrame, optional
+            The runs (a warning where a law of compute alone reads several TPRs as one curve).
+
+        Returns
+        -------
+        Ensemble
+        """
+        out = cls(rule)
+        choice = selection.choose(members, rule, fallbacks=fallbacks, judge_length=bool(fallbacks), rows=rows)
+        return out._set(benchmark, members, choice)
+
+    @classmethod
+    def of_fit(cls, result: FitResult, errors: pd.DataFrame | None = None) -> Ensemble:
+        """One law alone (weight 1), its interval calibrated on its own rolling-origin forecasts.
+
+        Parameters
+        ----------
+        result : FitResult
+            The law fitted to every run.
+        errors : DataFrame, optional
+            Its rolling-origin forecasts, where already made.
+
+        Returns
+        -------
+        Ensemble
+        """
+        member = Member(result.law, result, errors)
+        return cls.of_members(str(result.spec.benchmark), {result.law: member}, result.law)
+
+    def _set(self, benchmark: str, members: dict, choice) -> Ensemble:
+        self.benchmark = benchmark
+        self.members_, self.choice_ = members, choice
+        self.weights_ = dict(choice.weights)
+        choice.benchmark = benchmark
+        return self
+
+    @property
+    def errors_(self) -> pd.DataFrame:
+        """The blend's rolling-origin forecasts inside the runs (one law's: its own, made on first use)."""
+        if len(self.weights_) == 1 and not len(self.choice_.errors):
+            return self.members_[next(iter(self.weights_))].errors
+        return self.choice_.errors
+
+    @property
+    def error_model_(self):
+        """The blend's extrapolation error (None where it cannot be estimated: :attr:`interval_note` says why)."""
+        if "_error_model" not in self.__dict__:
+            self._error_model, self.interval_note = None, ""
+            try:
+                self._error_model = ext.estimate(self.errors_)
+            except BenchcastError as exc:
+                self.interval_note = f"no interval: {exc}"
+        return self._error_model
+
+    @property
+    def ok(self) -> bool:
+        """Whether some law forecasts (a member with a positive weight)."""
+        return bool(self.weights_)
+
+    @property
+    def fits(self) -> dict[str, FitResult]:
+        """Each weighted member's fit, heaviest first."""
+        return {law: self.members_[law].fit for law in self.weights_}
+
+    # -- forecasting ----------------------------------------------------------------------------
+
+    def predict(
+        self,
+        runs,
+        uncertainty: Uncertainty | None = None,
+        *,
+        tpr: float | None = None,
+        confidence: bool = False,
+        extra: dict | None = None,
+    ) -> Forecast:
+        """The ensemble's forecast of ``runs``, with its intervals and flags.
+
+        Parameters
+        ----------
+        runs : array_like or PlannedRuns
+            Compute of each point, or the points as runs (a law of N and D is given N and D, a law of compute C).
+        uncertainty : Uncertainty, optional
+            Replicates, seed, interval kind and levels (default: :class:`Uncertainty`'s, the same in every command).
+        tpr : float, optional
+            Tokens per parameter placing runs given by compute (laws of N and D); not with PlannedRuns.
+        confidence : bool
+            Also the interval of the mean (the law's curve) at each level.
+        extra : dict, optional
+            Further covariates of every point (``k``, ``gold``), one value per run.
+
+        Returns
+        -------
+        Forecast
+        """
+        if not self.ok:
+            raise BenchcastError(f"nothing was forecast for {self.benchmark}: {self.choice_.reason}")
+        unc = uncertainty or Uncertainty()
+        runs = as_runs(runs, tpr)
+        extra = {name: value for name, value in (extra or {}).items() if value is not None}
+        used, predicted = {}, {}
+        for law in self.weights_:
+            covariates, used[law] = self._covariates(law, runs, extra)
+            predicted[law] = np.atleast_1d(np.asarray(self.members_[law].fit.predict(**covariates), float)).ravel()
+        blend = sum(w * predicted[law] for law, w in self.weights_.items())
+        fits = self.fits
+        has_k = any("k" in fit.law_object.covariates for fit in fits.values())
+        flags = ensemble_flags(fits, predicted, blend, runs, k=extra.get("k") if has_k else None)
+        out = Forecast(
+            benchmark=self.benchmark,
+            name=self.rule,
+            runs=runs,
+            prediction=withhold(blend, flags),
+            weights=dict(self.weights_),
+            members=predicted,
+            used=used,
+            flags=flags,
+            target_flags=target_flags(runs, fits),
+            levels=tuple(unc.levels),
+            interval=unc.interval,
+            n_boot=unc.n_boot,
+            dropped={law: fit.diagnostics.dropped for law, fit in fits.items()},
+            choice_notes=list(self.choice_.failures),
+        )
+        out.decades = distances(runs, fits.values())[0]
+        if not unc.n_boot:
+            return out
+        draws = self._draws(runs, unc, "prediction", extra)
+        if draws is None:
+            return out
+        model = None
+        if unc.interval == "extrapolation":
+            if self.error_model_ is None:
+                out.note = self.interval_note or "no interval: the extrapolation error could not be estimated"
+                return out
+            model = self.error_model_
+            out.error_model = model.to_dict()
+        _, decades, beyond = distances(runs, fits.values())
+        kinds = [("prediction", None)] + ([("confidence", draws)] if confidence else [])
+        for kind, reference in kinds:
+            sample = draws if kind == "prediction" else self._draws(runs, unc, "confidence", extra)
+            ok = np.isfinite(sample.values).all(axis=0) & np.isfinite(out.prediction)
+            if model is not None:
+                ok &= np.isfinite(decades)  # no compute, no distance: no extrapolation-aware interval there
+            if not ok.any():
+                out.note = "no interval: no finite bootstrap draw"
+                return out
+            taken = sample.take(ok)
+            if model is not None:
+                ref = None if reference is None else reference.take(ok).values
+                taken = ScoreDraws(
+                    ext.widen(taken.values, decades[ok], model, unc.seed, tpr_decades=beyond[ok], reference=ref),
+                    taken.points,
+                )
+            bounds = {}
+            for level in unc.levels:
+                lower, upper = np.full(len(runs), np.nan), np.full(len(runs), np.nan)
+                lower[ok], upper[ok] = score_interval(taken, level)
+                bounds[level] = (lower, upper)
+            if kind == "prediction":
+                out.intervals = bounds
+            else:
+                out.mean_intervals = bounds
+        out.failed_refits = sum(self._boot(law, unc).n_failed for law in self.weights_)
+        out.dropped_refits = sum(self._boot(law, unc).n_dropped for law in self.weights_)
+        return out
+
+    def _boot(self, law: str, unc: Uncertainty) -> Bootstrap:
+        """The member's bootstrap with these settings, made once."""
+        member = self.members_[law]
+        cache = self.__dict__.setdefault("_boots", {})
+        key = (law, unc.n_boot, unc.seed)
+        if key not in cache:
+            made = member.boot
+            if made is None or len(made.failed) != unc.n_boot or made.seed != unc.seed:
+                made = bootstrap(
+                    member.fit, unc.n_boot, seed=unc.seed, n_jobs=unc.n_jobs, progress=None, ray_address=unc.ray_address
+                )
+            cache[key] = made
+        return cache[key]
+
+    def _covariates(self, law: str, runs: PlannedRuns, extra: dict) -> tuple[dict, str]:
+        """What member ``law`` is given for the runs: N and D, or C (:meth:`PlannedRuns.covariates`), and ``extra``;
+        a law of neither (gold NLL alone) is given ``extra`` only."""
+        fitted = self.members_[law].fit.fitted
+        extra = {name: value for name, value in extra.items() if name in fitted.law.covariates}
+        if not ({"flops", "params", "tokens"} & set(fitted.law.covariates)) or not np.isfinite(runs.flops).all():
+            return dict(extra), ", ".join(sorted(extra))
+        covariates, used = runs.covariates(fitted)
+        return {**covariates, **extra}, used
+
+    def _draws(self, runs: PlannedRuns, unc: Uncertainty, kind: str, extra: dict) -> ScoreDraws | None:
+        """The members' bootstrap draws at the runs, mixed replicate by replicate with the weights."""
+        parts = {}
+        for law in self.weights_:
+            covariates, _ = self._covariates(law, runs, extra)
+            boot = self._boot(law, unc)
+            if not boot.usable.any():
+                return None
+            parts[law] = boot.draws(kind, **covariates)
+        return ScoreDraws.blend(parts, self.weights_)
