@@ -84,7 +84,7 @@ def test_recommendation(ladder):
 
 
 def test_strategy_forecast():
-    from benchcast.forecasting.recommendation import StrategyForecast
+    from benchcast.forecasting.results import StrategyForecast
 
     rows = pd.DataFrame(
         [

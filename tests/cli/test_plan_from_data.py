@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 import benchcast as bc
 from benchcast.cli import app
-from benchcast.forecasting.selection import forecast_default
-from benchcast.forecasting.strategy_plan import plan_default
+from benchcast.forecasting.answers import forecast_default
+from benchcast.forecasting.answers import plan_default
 
 runner = CliRunner()
 N_BOOT = 100

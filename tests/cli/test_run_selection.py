@@ -131,7 +131,7 @@ def test_a_planned_run_sits_at_the_files_own_flops_convention(files):
 
 def test_an_artifact_forecast_places_a_planned_run_by_the_fits_runs_and_draws_it_there(files, tmp_path):
     from benchcast.fitting.result import FitResult
-    from benchcast.forecasting.forecast import forecast
+    from benchcast.forecasting.answers import forecast
     from benchcast.plots.results import forecast_x
 
     fit_file = tmp_path / "power.json"

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 import benchcast as bc
 from benchcast.cli import app
-from benchcast.forecasting.extent import BELOW_DATA, BEYOND_K, below_data, beyond_k, outside_decades
+from benchcast.forecasting.targets import BELOW_DATA, BEYOND_K, below_data, beyond_k, outside_decades
 from benchcast.forecasting.flags import strategy_flags
 from benchcast.forecasting.strategy import MemberForecast
 

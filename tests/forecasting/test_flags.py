@@ -119,7 +119,7 @@ def test_bench_flags_every_cell_far_beyond_its_data(monkeypatch):
 
 def test_a_strategy_with_a_member_outside_one_is_refused(above_one):
     """recommend's and forecast DATA's forecast (StrategyFit.forecast_at): no number, the reason instead."""
-    from benchcast.forecasting.recommendation import StrategyForecast
+    from benchcast.forecasting.results import StrategyForecast
     from benchcast.forecasting.strategy import StrategyFit
 
     strategy = StrategyFit.single(above_one)

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from benchcast.evaluation.strategies import LawOutcome, plan_strategy
-from benchcast.forecasting.law_comparison import members_with_support
+from benchcast.forecasting.selection import members_with_support
 from benchcast.forecasting.selection import DEFAULT_POOL, FALLBACK_POOL, across_tprs, ladder_laws
 from benchcast.laws import available_laws, get_law
 from benchcast.laws.questions import spans_tprs
@@ -111,7 +111,7 @@ def test_without_supported_candidates_the_fallback_forecasts_alone_and_nothing_f
 def test_a_law_declares_the_ladder_length_it_needs():
     from types import SimpleNamespace
 
-    from benchcast.forecasting.candidates import too_short
+    from benchcast.forecasting.selection import too_short
 
     def fit(low, high):
         return SimpleNamespace(points=pd.DataFrame({"flops": [low * 10, high]}), dropped=[{"flops": low}])
@@ -137,7 +137,7 @@ def test_a_short_ladder_forecasts_with_the_fallback_and_says_where_its_interval_
     2 decades, power_floor too few usable origins); power forecasts it, its interval pooled if need be."""
     import warnings
 
-    from benchcast.forecasting.selection import recommend
+    from benchcast.forecasting.answers import recommend
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # near-chance fits: their warnings are not under test

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from benchcast.evaluation.bench import Dataset, bench
-from benchcast.forecasting.selection import forecast_default, recommend
+from benchcast.forecasting.answers import forecast_default, recommend
 
 BENCHMARK, METRIC, TPR, TARGET, N_BOOT = "arc_easy", "acc_norm", 20.0, 1e23, 10  # as arc_easy_report
 RTOL = 1e-12

@@ -13,7 +13,7 @@ import pandas as pd
 from typer.testing import CliRunner
 
 from benchcast.cli import app
-from benchcast.forecasting.distance import placements
+from benchcast.forecasting.targets import placements
 
 N13, D13 = 13202396160.0, 5e12
 

@@ -92,7 +92,7 @@ def test_write_saves_the_figure_in_the_format_asked(tmp_path, figure_format, mag
 def test_strategy_forecast_plot_draws_the_targets_with_an_interval_and_names_the_others():
     import pandas as pd
 
-    from benchcast.forecasting.recommendation import StrategyForecast
+    from benchcast.forecasting.results import StrategyForecast
 
     rows = pd.DataFrame(
         {

@@ -209,7 +209,7 @@ def test_page_is_self_contained_and_complete(two_benchmark_page):
 def test_forecast_intervals_match_the_bootstrap(apple):
     """The page's numbers are those of the forecast module: same fit, same seed, same replicates."""
     import benchcast as bc
-    from benchcast.forecasting.forecast import forecast
+    from benchcast.forecasting.answers import forecast
 
     report = analyse_benchmark(apple, "arc_easy", "acc_norm", target_flops=[1e23], law="power", tpr=20, n_boot=30)
     result = bc.fit(apple, "power", "arc_easy", "acc_norm", tpr=20)

@@ -102,6 +102,7 @@ def score_split(
     frame["predicted"] = made.prediction  # a refused forecast is no number (its reason: flags)
     frame["flags"] = [describe(point) for point in flags]
     frame["flag_kinds"] = [short(point) for point in flags]
+    frame["refused"] = [refused(point) for point in flags]
     frame["side"] = np.where(train, "train", np.where(test, "test", "unused"))
     used = set(zip(result.points["run"], result.points["k"].astype(float), strict=True))
     fitted = np.array([(r, float(k)) in used for r, k in zip(rows["run"], rows["k"], strict=True)])

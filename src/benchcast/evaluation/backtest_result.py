@@ -137,11 +137,12 @@ class BacktestResult(RichView):
         if "flags" not in self.predictions:
             return []
         test = self.predictions[self.predictions["side"] == "test"]
-        counts = test["flags"][test["flags"] != ""].value_counts(sort=False)
+        flagged = test[test["flags"] != ""]
+        refused = flagged["refused"] if "refused" in flagged else pd.Series(False, index=flagged.index)
+        counts = flagged.assign(refused=refused.astype(bool)).groupby(["flags", "refused"], sort=False).size()
         return [
-            f"{self.law}: {n} held-out forecast(s) {text}"
-            + (" (no number, left out of the errors)" if text.startswith("refused") else "")
-            for text, n in counts.items()
+            f"{self.law}: {n} held-out forecast(s) {text}" + (" (no number, left out of the errors)" if no else "")
+            for (text, no), n in counts.items()
         ]
 
     def summary_row(self) -> list:

@@ -57,6 +57,7 @@ ROW_KEYS = (
     "decades",
     "flagged",
     "flags",
+    "refused",
 )
 
 

@@ -287,7 +287,7 @@ def _flag_columns(result, predictions: pd.DataFrame) -> dict:
     reasons = [t for t in dict.fromkeys(test.get("flags", pd.Series(dtype=str))) if t]
     return {
         "at_search_limit": ", ".join(result.bounds.at_search_limit),
-        "refused": any(k.startswith("refused") for k in kinds),
+        "refused": bool(test["refused"].any()) if "refused" in test else False,
         "flags": "; ".join(kinds),
         "flag_reasons": "; ".join(reasons),
     }

@@ -88,6 +88,7 @@ def forecast(
     """
     unc = Uncertainty(n_boot, seed, interval, (level,), n_jobs, ray_address)
     placed, ratio, convention = placed_query(result, covariates, flops_per_6nd)
+    result.covariates(**placed)  # the query as the fit takes it: a covariate it lacks is named here
     runs, extra, shape = _query_runs(result, covariates, ratio, convention)
     out = Ensemble.of_fit(result).predict(runs, unc, confidence=True, extra=extra)
     out.query = {k: v for k, v in covariates.items() if v is not None} | ({"flops_per_6nd": ratio} if ratio else {})

@@ -355,10 +355,11 @@ def cell_flags(points: list[tuple[Flag, ...]]) -> dict:
     Returns
     -------
     dict
+        ``flagged`` and ``refused`` (bools), ``flags`` (text) and, where refused, ``status``.
     """
     texts = list(dict.fromkeys(describe(point) for point in points if point))
-    out = {"flagged": bool(texts), "flags": "; ".join(texts)}
     refusals = [f.reason for point in points for f in point if f.refuses]
+    out = {"flagged": bool(texts), "flags": "; ".join(texts), "refused": bool(refusals)}
     if refusals:
         out["status"] = f"refused: {refusals[0]}"
     return out

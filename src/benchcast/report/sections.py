@@ -146,7 +146,7 @@ def backtested(report: BenchmarkReport) -> str:
     """
     if report.choice.named:
         return f"{report.strategy} (law chosen by you), fitted to the runs at or below each threshold"
-    laws = ", ".join(report.choice.strategy.weights)
+    laws = ", ".join(report.choice.strategy.weights_)
     return (
         f"the {judged(report)}, as bench backtests it: at each threshold its laws ({laws}) are fitted to the runs "
         "at or below it, weighted by their rolling-origin forecasts there, and their bootstrap draws blended"

@@ -236,7 +236,7 @@ def cell_backtest(
     metrics.update(n_boot=n_boot, interval=interval)
     status = str(row["status"])
     # a cell with a refused point gives no number: every held-out point of it counts as refused
-    metrics["n_refused"] = int((frame["side"] == "test").sum()) if status.startswith("refused") else 0
+    metrics["n_refused"] = int((frame["side"] == "test").sum()) if row.get("refused") in (True,) else 0
     weights, members = {}, {}
     if status == "ok":
         made, _ = strategy_ensemble(str(row["strategy"]), cell, {}, laws, fallbacks=fallbacks)
