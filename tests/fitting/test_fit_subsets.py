@@ -138,3 +138,42 @@ def test_a_point_of_weight_zero_need_not_be_finite():
 
 def test_fit_subsets_is_reachable_as_the_api_documents():
     assert bc.fitting.api.fit_subsets is fit_subsets
+
+
+@pytest.mark.parametrize("law", ["power_floor", "bnsl_monotone"])
+def test_subsets_in_any_pattern_are_their_cold_fits(apple, law):
+    """Masks need not be nested nor ordered: random halves of the runs (each point in some masks and not
+    others) are fitted as alone, within the solver's tolerance."""
+    rows, spec = design(apple, FitSpec(law=law, benchmark="arc_easy", metric="acc_norm", tpr=20, min_flops=3e18))
+    rng = np.random.default_rng(3)
+    masks = [rng.random(len(rows)) < 0.6 for _ in range(4)]
+    flops = rows["flops"].to_numpy(float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        batched = fit_subsets(rows, spec, masks)
+        alone = [
+            fit_rows(rows[m].reset_index(drop=True), replace(spec, max_flops=float(flops[m].max())), quiet=True)
+            for m in masks
+        ]
+    for a, b in zip(batched, alone, strict=True):
+        np.testing.assert_allclose(a.predict(flops=[1e22, 1e23]), b.predict(flops=[1e22, 1e23]), rtol=1e-6)
+        np.testing.assert_allclose(a.diagnostics.loss, b.diagnostics.loss, rtol=1e-9)
+
+
+def test_a_law_with_presolved_parameters_fits_each_subset_alone(apple):
+    """two_stage_logistic presolves its proxy stage per subset, so its subsets are not stacked: each is
+    minimize_law's own fit, bit for bit (the claim here is that it is the same code path)."""
+    spec = FitSpec(law="two_stage_logistic", benchmark="arc_easy", metric="acc_norm", tpr=20, proxy="dclm:loss")
+    rows, spec = design(apple, spec)
+    flops = rows["flops"].to_numpy(float)
+    masks = [flops <= flops.max() / 10**delta * (1 + 1e-9) for delta in (0.5, 1.0)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        batched = fit_subsets(rows, spec, masks)
+        alone = [
+            fit_rows(rows[m].reset_index(drop=True), replace(spec, max_flops=float(flops[m].max())), quiet=True)
+            for m in masks
+        ]
+    for a, b in zip(batched, alone, strict=True):
+        assert np.array_equal(a.fitted.vector, b.fitted.vector)
+        assert a.diagnostics.n_evaluations == b.diagnostics.n_evaluations
