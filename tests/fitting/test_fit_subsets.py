@@ -177,3 +177,25 @@ def test_a_law_with_presolved_parameters_fits_each_subset_alone(apple):
     for a, b in zip(batched, alone, strict=True):
         assert np.array_equal(a.fitted.vector, b.fitted.vector)
         assert a.diagnostics.n_evaluations == b.diagnostics.n_evaluations
+
+
+def test_subsets_beyond_one_stack_are_solved_in_several(apple, monkeypatch):
+    """More subsets than a stack holds are split into stacks; each is still its cold fit."""
+    import benchcast.fitting.engine.batch as batch
+
+    monkeypatch.setattr(batch, "MAX_STACK", 2)
+    rows, spec = design(
+        apple, FitSpec(law="power_floor", benchmark="arc_easy", metric="acc_norm", tpr=20, min_flops=3e18)
+    )
+    flops, masks = _origins(rows, spec)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        batched = fit_subsets(rows, spec, masks)
+        alone = [
+            fit_rows(rows[m].reset_index(drop=True), replace(spec, max_flops=float(flops[m].max())), quiet=True)
+            for m in masks
+        ]
+    assert len(batched) == 5
+    for a, b in zip(batched, alone, strict=True):
+        np.testing.assert_allclose(a.fitted.vector, b.fitted.vector, rtol=1e-6)
+        assert a.diagnostics.n_evaluations == b.diagnostics.n_evaluations

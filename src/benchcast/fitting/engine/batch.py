@@ -22,6 +22,10 @@ from benchcast.fitting.engine.solver import solve
 from benchcast.fitting.engine.starts import ranked_starts, refinement_starts
 from benchcast.laws.base import Law
 
+# subsets per stack: every row predicts every member's probe points, so a row's work grows with the
+# members (rows are independent: a subset's fit does not depend on how the subsets are chunked)
+MAX_STACK = 16
+
 
 class Stack(Problem):
     """Problems of one law on subsets of one set of points, as one problem whose solver rows each
@@ -154,8 +158,10 @@ def minimize_subsets(
                     problems[i] = (problem, ranked_starts(problem, law.search.n_screen, seed)[: law.search.n_starts])
             except Exception as error:  # noqa: BLE001 - the caller decides which errors a subset may have
                 out[i] = error
-        if problems:
-            _batched(law, problems, Xs, ys, members, out, with_stderr)
+        chunks = list(problems)
+        for begin in range(0, len(chunks), MAX_STACK):
+            part = {i: problems[i] for i in chunks[begin : begin + MAX_STACK]}
+            _batched(law, part, Xs, ys, members, out, with_stderr)
     return out
 
 
