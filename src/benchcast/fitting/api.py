@@ -8,36 +8,17 @@ against a table live in :mod:`benchcast.fitting.spec`).
 from __future__ import annotations
 
 import os
-import warnings
 from dataclasses import fields
 
 import numpy as np
 import pandas as pd
 
 from benchcast.data.readers import load
-from benchcast.data.table import is_score_metric
-from benchcast.errors import DataError, FitWarning, InsufficientDataError, SelectionError
-from benchcast.fitting.diagnostics import FitDiagnostics, bound_findings, plain_message
+from benchcast.errors import DataError, SelectionError
 from benchcast.fitting.engine.search import minimize_law
-from benchcast.fitting.metrics import r2, rmse
-from benchcast.fitting.result import FitResult, fingerprint
+from benchcast.fitting.result import FitResult
 from benchcast.fitting.spec import FitSpec, design
-from benchcast.laws import Law, get_law, to_target
-
-MIN_DECADES = 1.0  # less compute range than this is an interpolation, not a forecast
-
-
-def _drop_reasons(law: Law, rows: pd.DataFrame, spec: FitSpec) -> np.ndarray:
-    """Why each row is dropped ('' where it is fitted): the one account of dropped rows every fit gives."""
-    value = rows["value"].to_numpy(float)
-    reasons = law.point_filter(value, spec.q_rand, spec.margin or 0.0)
-    # a row the file gives no score (design keeps it so that it is counted, not lost)
-    reasons[np.isnan(value)] = f"{'score' if is_score_metric(str(spec.metric)) else 'value'} is NaN"
-    for column in set(law.covariates) | set(law.fit_covariates):
-        values = rows[column].to_numpy(float)
-        bad = ~(np.isfinite(values) & (values > 0)) & (reasons == "")
-        reasons[bad] = f"no positive {column} value"
-    return reasons
+from benchcast.fitting.stages import MIN_DECADES, finish_fit, fit_subsets, prepare_fit  # noqa: F401 (re-exported)
 
 
 def fit_rows(rows: pd.DataFrame, spec: FitSpec, *, quiet: bool = False) -> FitResult:
@@ -59,24 +40,7 @@ def fit_rows(rows: pd.DataFrame, spec: FitSpec, *, quiet: bool = False) -> FitRe
     FitResult
         The fitted parameters, the points used and dropped, and the fit's diagnostics.
     """
-    law = get_law(spec.law)
-    reasons = _drop_reasons(law, rows, spec)
-    used = rows[reasons == ""].reset_index(drop=True)
-    dropped = [
-        {"run": r.run, "flops": float(r.flops), "k": float(r.k), "value": float(r.value), "reason": why}
-        for r, why in zip(rows.itertuples(), reasons, strict=True)
-        if why
-    ]
-    if len(used) <= law.n_params - law.n_presolved:
-        why = pd.Series([item["reason"] for item in dropped], dtype=object).value_counts(sort=False)
-        reasons = "".join(f"; {reason}: {n}" for reason, n in why.items())
-        raise InsufficientDataError(
-            f"law {law.name!r} has {law.n_params} parameters but only {len(used)} usable points "
-            f"for {spec.benchmark} ({len(dropped)} dropped{reasons}); a fit needs more points than "
-            "parameters."
-        )
-    X = {c: used[c].to_numpy(float) for c in set(law.covariates) | set(law.fit_covariates)}
-    y = to_target(law.target, used["value"].to_numpy(float), spec.q_rand)
+    law, used, dropped, X, y, _ = prepare_fit(rows, spec)
     optimum = minimize_law(
         law,
         X,
@@ -86,64 +50,7 @@ def fit_rows(rows: pd.DataFrame, spec: FitSpec, *, quiet: bool = False) -> FitRe
         seed=spec.seed,
         with_stderr=not quiet,
     )
-    predict_X = {c: X[c] for c in law.covariates}
-    frozen = law.freeze(optimum.theta, spec.q_rand, k=spec.k)
-    fitted = law.predict_score(frozen.vector, predict_X, spec.q_rand)
-    observed = used["value"].to_numpy(float)
-    flops = used["flops"].to_numpy(float)
-    decades = float(np.log10(flops.max() / flops.min()))
-    counts: dict[str, int] = {}
-    for item in dropped:
-        counts[item["reason"]] = counts.get(item["reason"], 0) + 1
-    diagnostics = FitDiagnostics(
-        loss=float(optimum.loss),
-        n_used=len(used),
-        n_dropped=len(dropped),
-        dropped_reasons=counts,
-        converged=bool(optimum.converged),
-        message=plain_message(str(optimum.message)),
-        at_bound=tuple(optimum.at_bound),
-        rmse=rmse(observed, fitted),
-        r2=r2(observed, fitted),
-        flops_min=float(flops.min()),
-        flops_max=float(flops.max()),
-        decades=decades,
-        n_starts=int(optimum.n_starts),
-        n_evaluations=int(optimum.n_evaluations),
-    )
-    notes = []
-    if not optimum.converged:
-        notes.append(f"the optimiser did not report convergence: {plain_message(str(optimum.message))}")
-    # a law's own constraint reached is information (FitResult shows it), a search limit a warning
-    notes.extend(bound_findings(law, frozen.params, optimum.at_bound).limits)
-    free = law.n_params
-    if len(used) < 2 * free + 3:
-        notes.append(f"only {len(used)} points for {free} parameters: the fit is weakly constrained")
-    if across := law.across_tprs(used):  # a law of compute alone reads several TPRs as one curve
-        notes.append(across)
-    if modelled := _modelled_note(used):
-        notes.append(modelled)
-    if decades < MIN_DECADES:
-        notes.append(
-            f"the fitted runs span only {decades:.2f} decades of compute: extrapolation from this fit is not a forecast"
-        )
-    for note in [] if quiet else notes:
-        warnings.warn(f"{law.name} on {spec.benchmark}: {note}", FitWarning, stacklevel=3)
-    keep = [c for c in ("run", "flops", "params", "tokens", "k", "gold", "proxy", "value") if c in used]
-    points = used[keep].copy()
-    points["fitted"] = fitted
-    return FitResult(
-        spec=spec,
-        fitted=frozen,
-        stderr=dict(zip(law.param_names, map(float, optimum.stderr), strict=True))
-        if optimum.stderr is not None
-        else {},
-        diagnostics=diagnostics,
-        points=points,
-        dropped=dropped,
-        warnings=notes,
-        data_fingerprint="" if quiet else fingerprint(points),
-    )
+    return finish_fit(law, spec, used, dropped, X, optimum, quiet)
 
 
 SELECTION_AND_SETTINGS = tuple(f.name for f in fields(FitSpec) if f.name not in ("law", "benchmark", "q_rand_source"))
@@ -336,25 +243,3 @@ class Forecaster:
         if not hasattr(self, "result_"):
             raise SelectionError("this Forecaster is not fitted yet; call fit(table) first.")
         return self.result_.predict(flops=flops, params=params, tokens=tokens, k=k, gold=gold)
-
-
-def _modelled_note(rows) -> str:
-    """A fit to pass@k rows that ``passk --extrapolate-to`` modelled past the samples drawn says so: those
-    points are a distribution's tail (``source`` names its family), not measurements."""
-    if "source" not in rows:
-        return ""
-    source = rows["source"].astype("string").fillna("")
-    modelled = ~source.isin(["", "estimator"])
-    if not modelled.any():
-        return ""
-    families = ", ".join(sorted(set(source[modelled])))
-    where = (
-        f" (k = {', '.join(f'{k:g}' for k in sorted(set(rows.loc[modelled, 'k'].astype(float))))})"
-        if "k" in rows
-        else ""
-    )
-    return (
-        f"{int(modelled.sum())} of {len(rows)} points are pass@k modelled past the samples drawn{where} by a "
-        f"{families} distribution of per-problem success (passk --extrapolate-to), not measured: they rest on that "
-        "family's tail near p = 0"
-    )

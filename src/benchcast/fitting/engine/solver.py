@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from benchcast.fitting.engine.problem import PENALTY, Problem
+from benchcast.fitting.engine.rows import finite, solve_rows  # noqa: F401 (solve_rows: the solver's own, re-exported)
 from benchcast.fitting.engine.solution import Solution
 
 MAX_ITERATIONS = 1000
@@ -43,6 +44,7 @@ def solve(
     weights: np.ndarray | None = None,
     *,
     group_size: int = 1,
+    groups: np.ndarray | None = None,
     max_iterations: int = MAX_ITERATIONS,
 ) -> Solution:
     """Levenberg-Marquardt from every row of ``u`` at once.
@@ -59,6 +61,9 @@ def solve(
         Rows form consecutive groups of this size, the starts of one problem (1: each row its own).
         A row more than ``PRUNE_MARGIN`` above a converged row of its group stops: a local solve
         that far above another start's optimum is in a basin the search has already beaten.
+    groups : ndarray, optional
+        Each row's group (S,), in place of ``group_size``. Where ``problem`` is a
+        :class:`~benchcast.fitting.engine.batch.Stack`, a row's group is the problem it solves.
     max_iterations : int
         Iterations at most.
 
@@ -67,14 +72,18 @@ def solve(
     Solution
         Each row's end.
     """
-    lower, upper, y, loss = problem.lower, problem.upper, problem.y, problem.loss
-    u = np.clip(np.array(u, float, ndmin=2), lower, upper)
+    y, loss, u = problem.y, problem.loss, np.array(u, float, ndmin=2)
     S, m = u.shape
+    group = np.arange(S) // group_size if groups is None else np.asarray(groups, int)
+    # each row's box, target scale, loss floor and probe columns (None: all): its problem's
+    lower, upper, target_scale, loss_floor, probe_mask = _per_row(problem, group, m)
+    u = np.clip(u, lower, upper)
     w = np.ones((S, len(y))) if weights is None else np.asarray(weights, float)
     reach = SNAP * np.where(np.isfinite(upper - lower), upper - lower, 1.0)
     eye = np.eye(m)
     out_loss, reason, iterations = np.full(S, PENALTY), np.full(S, "iteration limit", dtype=object), np.zeros(S, int)
-    best_converged = np.full(S // group_size + 1, np.inf)
+    best_converged = np.full(int(group.max(initial=0)) + 1, np.inf)
+    count = getattr(problem, "count", None)  # a stack counts evaluations per problem
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
         probe = problem.predict_probed(u)
         # the active rows' state, compacted as rows finish (indexing every array by the active
@@ -83,13 +92,15 @@ def solve(
         state = {
             "w": w / w.sum(axis=1, keepdims=True),
             "probe": probe,
-            "scale": np.maximum(np.abs(probe), problem.target_scale),
+            "scale": np.maximum(np.abs(probe), target_scale),
             "damping": np.full(S, INITIAL_DAMPING),
             "movement": np.zeros((S, WINDOW)),  # relative probe movement of each of the last WINDOW iterations
             "restarted": np.full(S, np.inf),  # the iteration each row restarted its damping (never)
             "grad": np.zeros((S, m)),
             "gauss_newton": np.zeros((S, m, m)),
             "moved": np.ones(S, bool),  # rows whose derivatives must be evaluated again
+            **{"lower": lower, "upper": upper, "reach": reach, "target_scale": target_scale, "loss_floor": loss_floor},
+            **({} if probe_mask is None else {"probe_mask": probe_mask}),
         }
         value = _weighted_loss(loss, probe[:, : len(y)], y, state["w"])
         for iteration in range(max_iterations):
@@ -100,7 +111,10 @@ def solve(
                 state["grad"][moved], state["gauss_newton"][moved] = _derivatives(
                     problem, u[row[moved]], state["w"][moved]
                 )
+                if count:  # a Jacobian counts once for each problem whose rows it served
+                    count(np.unique(group[row[moved]]))
                 moved[:] = False
+            lower, upper, reach, loss_floor = state["lower"], state["upper"], state["reach"], state["loss_floor"]
             ua, grad, gauss_newton, damping = u[row], state["grad"], state["gauss_newton"], state["damping"]
             # a parameter within a hair of a bound, pushed out, is put on it and held: clipped steps
             # towards a bound would otherwise creep there, each cut short
@@ -112,7 +126,7 @@ def solve(
             # had a sliver of the row's largest curvature: an unscaled step there crosses the box
             diag = np.einsum("amm->am", gauss_newton)
             diag = np.maximum(diag, np.maximum(DIAGONAL_FLOOR * diag.max(axis=1, keepdims=True), 1e-300))
-            flat = np.sum(free_grad**2 / diag, axis=1) <= GRADIENT_TOLERANCE * (value + problem.loss_floor)
+            flat = np.sum(free_grad**2 / diag, axis=1) <= GRADIENT_TOLERANCE * (value + loss_floor)
             still = (iteration >= WINDOW) & (state["movement"].sum(axis=1) <= FORECAST_TOLERANCE)
             # still along a path is no proof (damping adapted to a valley's floor can creep): a row
             # that first looks converged restarts from the initial damping, and must stay still a window
@@ -122,8 +136,8 @@ def solve(
             converged = flat & still & (iteration - restarted >= WINDOW)
             done = converged | ~(value < PENALTY)
             if converged.any():
-                np.minimum.at(best_converged, row[converged] // group_size, value[converged])
-            beaten = ~done & (value > best_converged[row // group_size] * (1 + PRUNE_MARGIN))
+                np.minimum.at(best_converged, group[row[converged]], value[converged])
+            beaten = ~done & (value > best_converged[group[row]] * (1 + PRUNE_MARGIN))
             if done.any() or beaten.any():
                 stop = done | beaten
                 ended = row[stop]
@@ -136,18 +150,19 @@ def solve(
                 state = {name: x[keep] for name, x in state.items()}
                 if not row.size:
                     break
-                gauss_newton, damping = state["gauss_newton"], state["damping"]
+                gauss_newton, damping, lower, upper = (state[k] for k in ("gauss_newton", "damping", "lower", "upper"))
             lhs = np.where(~held[:, :, None] & ~held[:, None, :], gauss_newton, 0.0)
             lhs += eye * ((damping[:, None] * diag)[:, :, None] + held[:, :, None])
             trial = np.clip(ua + finite(-solve_rows(lhs, free_grad)), lower, upper)
             trial_probe = problem.predict_probed(trial)
             trial_value = _weighted_loss(loss, trial_probe[:, : len(y)], y, state["w"])
-            problem.n_evaluations += len(row)
+            count(group[row]) if count else setattr(problem, "n_evaluations", problem.n_evaluations + len(row))
             better = trial_value < value
             step_movement = np.zeros(len(row))
-            step_movement[better] = np.max(
-                np.abs(trial_probe[better] - state["probe"][better]) / state["scale"][better], axis=1
-            )
+            moves = np.abs(trial_probe[better] - state["probe"][better]) / state["scale"][better]
+            if probe_mask is not None:  # a row's own points and probes (another problem's need not be finite)
+                moves = np.where(state["probe_mask"][better], moves, 0.0)
+            step_movement[better] = np.max(moves, axis=1)
             step_movement[~np.isfinite(step_movement)] = np.inf  # a probe not finite is no sign of rest
             state["movement"][:, iteration % WINDOW] = step_movement
             u[row[better]], value[better], state["probe"][better] = (
@@ -155,7 +170,7 @@ def solve(
                 trial_value[better],
                 trial_probe[better],
             )
-            state["scale"][better] = np.maximum(np.abs(trial_probe[better]), problem.target_scale)
+            state["scale"][better] = np.maximum(np.abs(trial_probe[better]), state["target_scale"][better])
             state["moved"] |= better
             state["damping"] = np.where(better, np.maximum(damping / 10.0, 1e-12), damping * 4.0)
             stuck = state["damping"] > MAX_DAMPING
@@ -172,9 +187,27 @@ def solve(
     return Solution(u, out_loss, reason == "converged", iterations, reason)
 
 
+def _per_row(problem: Problem, group: np.ndarray, m: int) -> tuple:
+    """Each row's lower and upper bounds (S, m), target scale (S, 1), loss floor (S,) and probe columns
+    (S, n_probed; None where every row sees all): a stack's per problem, a plain problem's for all."""
+    if hasattr(problem, "probe_mask"):
+        return tuple(
+            x[group]
+            for x in (problem.lower, problem.upper, problem.target_scale, problem.loss_floor, problem.probe_mask)
+        )
+    S = len(group)
+    bounds = (np.broadcast_to(problem.lower, (S, m)), np.broadcast_to(problem.upper, (S, m)))
+    return (*bounds, np.full((S, 1), problem.target_scale), np.full(S, problem.loss_floor), None)
+
+
 def _weighted_loss(loss, pred: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Each row's weighted mean loss (``PENALTY`` where not finite)."""
-    value = np.sum(w * loss.per_point(pred - y), axis=-1)
+    """Each row's weighted mean loss (``PENALTY`` where not finite); a point of weight 0 is not in the
+    row's problem (a stack's other points, a point a replicate did not draw) and need not be finite."""
+    per_point = loss.per_point(pred - y)
+    value = np.sum(w * per_point, axis=-1)
+    if not (bad := ~np.isfinite(value)).any():
+        return value
+    value[bad] = np.sum(np.where(w[bad] > 0, w[bad] * per_point[bad], 0.0), axis=-1)  # 0 * inf is nan
     return np.where(np.isfinite(value), value, PENALTY)
 
 
@@ -185,49 +218,6 @@ def _derivatives(problem: Problem, u: np.ndarray, w: np.ndarray) -> tuple[np.nda
     residual = pred - problem.y
     jac = finite(jac)
     grad = (jac @ (w * finite(problem.loss.derivative(residual)))[:, :, None])[:, :, 0]
-    gauss_newton = (jac * (w * problem.loss.reweighting(residual))[:, None, :]) @ jac.transpose(0, 2, 1)
+    # a point of weight 0 need not have a finite residual
+    gauss_newton = (jac * finite(w * problem.loss.reweighting(residual))[:, None, :]) @ jac.transpose(0, 2, 1)
     return grad, gauss_newton
-
-
-def solve_rows(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    """``solve(lhs[a], rhs[a])`` for each row a; a singular row alone takes the diagonal step
-    ``rhs / diag(lhs)``, so that each row's path is independent of the others in its batch.
-
-    Parameters
-    ----------
-    lhs : ndarray
-        Matrices, shape (S, m, m).
-    rhs : ndarray
-        Right-hand sides, shape (S, m).
-
-    Returns
-    -------
-    ndarray
-        The solutions, shape (S, m).
-    """
-    try:
-        return np.linalg.solve(lhs, rhs[..., None])[..., 0]
-    except np.linalg.LinAlgError:
-        out = np.empty_like(rhs)
-        for row in range(len(rhs)):
-            try:
-                out[row] = np.linalg.solve(lhs[row], rhs[row])
-            except np.linalg.LinAlgError:
-                out[row] = rhs[row] / np.maximum(np.diagonal(lhs[row]), 1e-300)
-        return out
-
-
-def finite(values: np.ndarray) -> np.ndarray:
-    """``values`` with nan and infinities replaced by 0 (itself where all are finite, the common case).
-
-    Parameters
-    ----------
-    values : ndarray
-        Any array.
-
-    Returns
-    -------
-    ndarray
-        ``values`` or a finite copy.
-    """
-    return values if np.isfinite(values).all() else np.nan_to_num(values, nan=0.0, posinf=0.0, neginf=0.0)
