@@ -256,6 +256,9 @@ def add_intervals(
         pct = int(round(level * 100))
         lower, upper = made.bounds(level)
         frame[f"lower{pct}"], frame[f"upper{pct}"] = lower, upper
-        bt.metrics[f"coverage{pct}"] = coverage(frame["true"][test], lower[test], upper[test])
-        lower, upper = made.bounds(level, mean=True)
-        bt.metrics[f"coverage{pct}_confidence"] = coverage(frame["true"][test], lower[test], upper[test])
+        mean_lower, mean_upper = made.bounds(level, mean=True)
+        for suffix, (lo, hi) in (("", (lower, upper)), ("_confidence", (mean_lower, mean_upper))):
+            has = test & np.isfinite(lo) & np.isfinite(frame["true"].to_numpy(float))  # no interval, no score: no coverage
+            bt.metrics[f"coverage{pct}{suffix}"] = (
+                coverage(frame["true"][has], lo[has], hi[has]) if has.any() else float("nan")
+            )

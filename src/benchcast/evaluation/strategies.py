@@ -67,7 +67,9 @@ def law_outcome(train: pd.DataFrame, spec: FitSpec, n_boot: int, seed: int) -> M
         The fit, its rolling-origin forecasts and bootstrap; ``error`` set instead where the fit failed.
     """
     try:
-        rows, resolved = design(train, spec)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # bench warns of the data once, in the main process
+            rows, resolved = design(train, spec)
     except (BenchcastError, ValueError) as exc:
         return Member(spec.law, None, error=str(exc))
     return fit_member(rows, resolved, uncertainty=Uncertainty(n_boot, seed) if n_boot else None)

@@ -387,7 +387,7 @@ class Ensemble:
         extra = {name: value for name, value in extra.items() if name in fitted.law.covariates}
         if not ({"flops", "params", "tokens"} & set(fitted.law.covariates)) or not np.isfinite(runs.flops).all():
             return dict(extra), ", ".join(sorted(extra))
-        covariates, used = runs.covariates(fitted)
+        covariates, used = runs.covariates(fitted, k=1.0 if "k" in extra else None)  # each run's own k below
         return {**covariates, **extra}, used
 
     def _draws(self, runs: PlannedRuns, unc: Uncertainty, kind: str, extra: dict) -> ScoreDraws | None:

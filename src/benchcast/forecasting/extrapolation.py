@@ -245,6 +245,8 @@ def _split(errors):
 
 
 def own_scale(errors) -> float:
+    if errors is None or not len(errors):
+        return float("nan")
     try:
         return estimate_spread(_split(errors)[0]).tau
     except BenchcastError:

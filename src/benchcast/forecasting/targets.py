@@ -127,11 +127,13 @@ class PlannedRuns:
         placed = {"flops_convention": self.convention or SIX_ND} if self.sized[i] else {}
         return {**out, "given": "params_tokens" if self.sized[i] else "flops", **placed}
 
-    def covariates(self, fitted) -> tuple[dict, str]:
+    def covariates(self, fitted, k=None) -> tuple[dict, str]:
         """What a fitted law is given for these runs, and that in words.
 
         Parameters
         ----------
+        k : float, optional
+            The attempts of a law of k (default: the fit's own k).
         fitted : FittedLaw
             The law (its covariates decide: N and D, or C).
 
@@ -151,13 +153,13 @@ class PlannedRuns:
                     "splitting its compute C = 6 N D."
                 )
             # the law's own k (where it has one) from covariates_at; N and D as given (or as the TPR split C)
-            X = fitted.covariates_at(self.flops, tpr=1.0)
+            X = fitted.covariates_at(self.flops, tpr=1.0, k=k)
             X["params"], X["tokens"] = self.params.copy(), self.tokens.copy()
             if self.sized.all():
                 return X, "N, D"
             split = f"C split at TPR {self.tpr[~self.sized][0]:g}"
             return X, f"N, D ({'given, or ' if self.by_size else ''}{split})"
-        X = fitted.covariates_at(self.flops)
+        X = fitted.covariates_at(self.flops, k=k)
         if "flops" in law.covariates and self.by_size:
             six_nd = not self.convention or self.convention.startswith(SIX_ND)
             return X, f"C = {'6ND' if six_nd else 'r 6ND, the FLOPs convention'} (ignores tokens per parameter)"
