@@ -382,8 +382,8 @@ def test_forecast_and_plan_show_themselves(apple):
     result = bc.fit(apple, "power", "sciq", "acc_norm", tpr=20, max_flops=6e21)
     out = forecast(result, flops=np.array([1e22, 1e23]), n_boot=20, n_jobs=1, interval="bootstrap")
     assert list(out.to_dict()) == [
-        "law", "level", "interval", "n_boot", "failed_refits", "dropped_refits", "query",
-        "prediction", "lower", "upper", "lower_mean", "upper_mean", "flags",
+        "law", "benchmark", "weights", "level", "levels", "interval", "n_boot", "failed_refits", "dropped_refits",
+        "query", "prediction", "lower", "upper", "lower_mean", "upper_mean", "intervals", "flags",
     ]  # fmt: skip
     html = out._repr_html_()
     assert html.count("<tr>") == 3 and "<table>" in html
@@ -395,7 +395,7 @@ def test_forecast_and_plan_show_themselves(apple):
     html = planned._repr_html_()
     assert "<table>" in html and f"{planned.needed:.4g}" in html and f"{planned.upper:.4g}" in html
     assert f"needed for score 0.8: {planned.needed:.4g}" in str(planned)
-    assert "of 20 bootstrap replicates" in str(planned)
+    assert "where the forecast's 90 % bounds reach it; 20 bootstrap replicates per law" in str(planned)
     bare = plan(result, 0.8, n_boot=0)
     assert "lower" not in bare.to_dict() and "interval" not in bare.to_dict()
 

@@ -4,12 +4,14 @@ has it, and "no support" only where nothing fits."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pandas as pd
 import pytest
 
-from benchcast.evaluation.strategies import LawOutcome, plan_strategy
-from benchcast.forecasting.selection import members_with_support
+from benchcast.forecasting.ensemble import Member
+from benchcast.forecasting.selection import choose, members_with_support
 from benchcast.forecasting.selection import DEFAULT_POOL, FALLBACK_POOL, across_tprs, ladder_laws
 from benchcast.laws import available_laws, get_law
 from benchcast.laws.questions import spans_tprs
@@ -81,17 +83,33 @@ def test_members_with_support_leave_out_only_the_unsupported_law():
     assert members_with_support({"b": errors["b"], "d": pd.DataFrame()}) == []
 
 
-def _outcome(law: str, origins=(0.2, 0.4, 0.6), error: str = "") -> LawOutcome:
+def _outcome(law: str, origins=(0.2, 0.4, 0.6), error: str = "") -> Member:
+    """A law's fit as the one law choice reads it: its rolling-origin forecasts, and a stand-in fit (the runs it
+    spans, its diagnostics) where it was fitted."""
     if error:
-        return LawOutcome(law, error=error)
-    return LawOutcome(law, np.array([0.6]), None, _errors(origins), flops_max=1e22)
+        return Member(law, None, error=error)
+    fit = SimpleNamespace(
+        spec=SimpleNamespace(benchmark="b"),
+        points=pd.DataFrame({"flops": np.geomspace(1e18, 1e22, 9)}),
+        dropped=[],
+        diagnostics=SimpleNamespace(n_used=9, dropped="0", decades=4.0),
+        converged=True,
+        bounds=SimpleNamespace(columns=lambda: {}),
+    )
+    return Member(law, fit, _errors(origins))
+
+
+def _choose(strategy, outcomes, candidates, fallbacks=()):
+    pool = {law: outcomes[law] for law in (*candidates, *fallbacks) if law in outcomes}
+    return choose(pool, strategy, fallbacks=fallbacks, judge_length=bool(fallbacks))
 
 
 @pytest.mark.parametrize("strategy", ["ensemble", "stack", "select"])
 def test_a_selector_forecasts_with_the_members_that_have_support(strategy):
     outcomes = {"power_floor": _outcome("power_floor"), "bnsl_monotone": _outcome("bnsl_monotone", error="failed")}
-    plan = plan_strategy(strategy, outcomes, {}, ("power_floor", "bnsl_monotone"))
-    assert plan.status == "ok" and list(plan.weights.index) == ["power_floor"] and plan.weights.sum() == 1.0
+    choice = _choose(strategy, outcomes, ("power_floor", "bnsl_monotone"))
+    assert choice.supported and choice.weights == {"power_floor": 1.0}
+    assert any("bnsl_monotone: failed" in failure for failure in choice.failures)
 
 
 def test_without_supported_candidates_the_fallback_forecasts_alone_and_nothing_fitted_is_no_support():
@@ -101,11 +119,12 @@ def test_without_supported_candidates_the_fallback_forecasts_alone_and_nothing_f
         "power": _outcome("power", origins=(0.2,)),
     }
     candidates = ("power_floor", "bnsl_monotone")
-    plan = plan_strategy("ensemble", outcomes, {}, candidates, fallbacks=("power",))
-    assert plan.status == "ok" and plan.weights.to_dict() == {"power": 1.0}
-    assert plan_strategy("ensemble", outcomes, {}, candidates).status == "no support"  # no fallback given
+    choice = _choose("ensemble", outcomes, candidates, fallbacks=("power",))
+    assert choice.supported and choice.weights == {"power": 1.0}
+    assert "the fallback power forecasts alone" in "; ".join(choice.failures)
+    assert not _choose("ensemble", outcomes, candidates).supported  # no fallback given
     outcomes["power"] = _outcome("power", error="too few points")
-    assert plan_strategy("ensemble", outcomes, {}, candidates, fallbacks=("power",)).status == "no support"
+    assert not _choose("ensemble", outcomes, candidates, fallbacks=("power",)).supported
 
 
 def test_a_law_declares_the_ladder_length_it_needs():

@@ -129,7 +129,8 @@ def test_forecast_plot_draws_no_bar_and_no_label_for_an_interval_that_does_not_e
     fit = bc.fit(ladder(), law="power", benchmark="arc_easy", metric="acc_norm", max_flops=2e20)
     fc = bc.forecast(fit, flops=[1e21, 1e22], n_boot=20, interval="bootstrap")
     nan = np.array([np.nan, np.nan])
-    ax = replace(fc, lower=np.array([fc.lower[0], np.nan]), lower_mean=nan, upper_mean=nan).plot()
+    lower, upper = fc.bounds(0.9)
+    ax = replace(fc, intervals={0.9: (np.array([lower[0], np.nan]), upper)}, mean_intervals={0.9: (nan, nan)}).plot()
     labels = legend_texts(ax)
     assert not any("confidence interval" in label for label in labels)  # no bound anywhere: nothing named
     bars = [c for c in ax.containers if "prediction interval" in str(c.get_label())]

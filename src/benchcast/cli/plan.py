@@ -43,7 +43,7 @@ from benchcast.cli.options import (  # cli/report.py takes DEFAULT_INTERVAL and 
 )
 from benchcast.defaults import DEFAULT_LEVEL, DEFAULT_REPLICATES, DEFAULT_SEED  # noqa: E402
 from benchcast.errors import BenchcastError
-from benchcast.validation import MIN_REPLICATES
+from benchcast.validation import MIN_REPLICATES, check_replicates
 
 RECOMMEND_REPLICATES = DEFAULT_REPLICATES
 ForecastBoot = Annotated[
@@ -220,6 +220,7 @@ def forecast_artifact(
 
     if not flops and not params and gold is None:
         raise BenchcastError("give --flops C, or --params N and --tokens D (or --gold G for the gold law).")
+    check_replicates(boot, allow_zero=False)  # a fit's forecast is its interval (predict gives the number alone)
     result = FitResult.load(fit_file)
     out = forecast(
         result,

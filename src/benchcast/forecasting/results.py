@@ -472,13 +472,14 @@ class PlanResult(_Fields, RichView):
         else:
             line = escape(f"{self.law}: {what} needed for score {self.target:g}: ") + f"[bold]{self.needed:.4g}[/]"
             items = [Markup(line, highlight=False)]
-        if self.interval is not None:
-            items.append(
-                Markup(
-                    f"  {int(round(self.level * 100))} % interval: {self.lower:.4g} .. {self.upper:.4g} "
-                    f"(target reachable in {self.fraction_reachable:.0%} of {self.n_replicates} bootstrap replicates)"
-                )
-            )
+        if self.interval is not None and self.lower is not None:
+            pct = int(round(self.level * 100))
+            if self.fraction_reachable is not None:  # k: each replicate's own answer
+                how = f"target reachable in {self.fraction_reachable:.0%} of {self.n_replicates} bootstrap replicates"
+            else:  # compute: where the forecast's bounds reach the target (the forecast's own interval)
+                how = f"where the forecast's {pct} % bounds reach it; {self.n_boot} bootstrap replicates per law"
+            upper = f"{self.upper:.4g}" if np.isfinite(self.upper) else "not within 1e40 FLOPs"
+            items.append(Markup(escape(f"  {pct} % interval: {self.lower:.4g} .. {upper} ({how})"), highlight=False))
             if self.fraction_below_range:
                 items.append(
                     Markup(
