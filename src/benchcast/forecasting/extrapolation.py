@@ -1,0 +1,444 @@
+"""The extrapolation error: one rolling-origin loop, one error model, one pooling rule, one widening.
+
+The bootstrap over runs measures how much a fit moves when its runs are resampled, not how wrong the
+law is a decade past its data. That second term is measured on the ladder itself:
+
+1. **Rolling origins** (:func:`rolling_origin`): cold refits of the fit's own points up to an origin
+   ``ORIGIN_DECADES`` below its largest run forecast the larger points (``axis='compute'``); a law of N and D
+   fitted on runs at ``MIN_TPR_LEVELS`` or more TPRs is also refitted without the largest (smallest) TPR and
+   forecasts it (``axis='tpr'``). Every refit goes through :func:`_refit`.
+2. **The error model** (:func:`estimate`): the log-ratio error e = log(true / forecast) at d decades grows as
+   e ~ drift d + tau d eps. ``drift`` is the weighted least-squares slope of e on d, ``tau`` the NNLS fit of
+   the residuals' square on [1, d^2] (as the spread always was), each origin weighted equally. Both are pooled
+   by one rule: the benchmark's own values (m origins, none below ``MIN_ORIGINS``), the mean of the file's
+   other benchmarks (``BENCH_ORIGINS`` origins' weight) and the cross-ladder prior shipped in
+   ``extrapolation_prior.json`` (``PRIOR_ORIGINS``), tau on the log scale. Where the file cannot measure, the
+   prior alone gives it, and ``source`` says so. Tails are Student t with df = max(m, 2) + 1 (few origins:
+   heavy tails), its scale tau.
+3. **Widening** (:func:`widen`): each bootstrap draw Q_b at D decades becomes Q_b exp(drift D + s eps), s the
+   scale net of the bootstrap's own spread (:func:`benchcast.forecasting.draws.net_sd`), eps from the point's
+   own stream, clipped to [0, 1]. The point forecast is not a draw: drift moves the interval only.
+
+How the design was chosen (five designs scored on DCLM, checked on C4, the multi-TPR protocol and Pythia):
+``benchmarks/extrapolation_designs.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from benchcast.errors import BenchcastError, InsufficientDataError
+from benchcast.fitting.api import fit_rows
+from benchcast.forecasting.draws import DRAWS, net_sd
+from benchcast.utils.streams import EPS_STREAM, point_rng
+
+ORIGIN_DECADES = (0.2, 0.4, 0.6, 0.8, 1.0)  # inner origins: this far below the fit's largest run
+MIN_INNER_DECADES = 0.5  # an inner refit must span at least this much compute
+MIN_ORIGINS = 3  # fewer origins leave the two terms (noise, tau) unchecked: the benchmark's own is not used
+MIN_TPR_LEVELS = 3  # a TPR origin leaves out the largest (smallest) TPR: two others must remain to fit N and D
+TPR_LEVEL_TOLERANCE = 0.02  # TPRs within 2 % are one level (the data's TPRs are ratios of rounded sizes)
+BENCH_ORIGINS = 5.0  # the file's other benchmarks' weight, in origins (a benchmark has 3 to 5 of its own)
+PRIOR_ORIGINS = 5.0  # the cross-ladder prior's weight, in origins
+TAU_FLOOR = 1e-3  # a tau below this (an exact inner forecast) counts as it on the log scale
+PRIOR_FILE = Path(__file__).with_name("extrapolation_prior.json")
+COLUMNS = (
+    "axis", "origin_decades", "side", "origin", "run", "k", "flops", "decades", "tpr_decades", "true", "predicted",
+    "converged",
+)  # fmt: skip
+
+
+def _refit(points: pd.DataFrame, spec):
+    """The one inner refit: a cold fit of ``points`` with ``spec`` (None where it fails)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return fit_rows(points.reset_index(drop=True), spec, quiet=True)
+    except (BenchcastError, ValueError, np.linalg.LinAlgError):
+        return None
+
+
+def _frame(axis, delta, side, refit, ahead: pd.DataFrame, origin: float, decades, tpr_decades) -> pd.DataFrame:
+    try:
+        predicted = refit.predict_frame(ahead.reset_index(drop=True))
+    except (BenchcastError, ValueError, np.linalg.LinAlgError):
+        return pd.DataFrame(columns=list(COLUMNS))
+    n = len(ahead)
+    return pd.DataFrame(
+        {
+            "axis": axis, "origin_decades": delta, "side": side, "origin": origin, "run": ahead["run"].to_numpy(),
+            "k": ahead["k"].to_numpy(float), "flops": ahead["flops"].to_numpy(float),
+            "decades": np.broadcast_to(decades, n), "tpr_decades": np.broadcast_to(tpr_decades, n),
+            "true": ahead["value"].to_numpy(float), "predicted": predicted, "converged": bool(refit.converged),
+        }  # fmt: skip
+    )
+
+
+def rolling_origin(result, axes=("compute", "tpr"), origin_decades=ORIGIN_DECADES) -> pd.DataFrame:
+    """Pseudo-out-of-sample forecasts inside a fit's own points, each from a cold refit of the points on
+    the near side of its origin (never started from the full fit, which has seen the points it forecasts).
+
+    Parameters
+    ----------
+    result : FitResult
+        The fit whose points are refitted.
+    axes : tuple of {'compute', 'tpr'}
+        Origins along compute (every law) and along tokens per parameter (a law of N and D whose runs span
+        ``MIN_TPR_LEVELS`` TPRs or more).
+    origin_decades : sequence of float
+        Each compute origin's distance below the fit's largest run, in decades.
+
+    Returns
+    -------
+    DataFrame
+        ``COLUMNS``, one row per forecast point: ``decades`` beyond the refit's largest run (compute rows),
+        ``tpr_decades`` beyond its TPR range (TPR rows, ``side`` 'above' or 'below'), the true and forecast
+        score, and whether the refit converged (an unconverged refit's forecasts are kept: they are the method's).
+    """
+    points, law = result.points, result.law_object
+    flops = points["flops"].to_numpy(float)
+    frames = []
+    if "compute" in axes:
+        for delta in origin_decades:
+            origin = flops.max() / 10**delta
+            inner = flops <= origin * (1 + 1e-9)
+            if inner.sum() < law.n_params + 2 or not (~inner).any():
+                continue
+            if np.log10(flops[inner].max() / flops[inner].min()) < MIN_INNER_DECADES:
+                continue
+            refit = _refit(points[inner], replace(result.spec, max_flops=float(origin)))
+            if refit is not None:
+                top = flops[inner].max()
+                ahead = points[~inner]
+                decades = np.log10(ahead["flops"].to_numpy(float) / top)
+                frames.append(_frame("compute", delta, "", refit, ahead, float(top), decades, 0.0))
+    if "tpr" in axes and law.models_tpr and {"params", "tokens"} <= set(points.columns):
+        tpr = (points["tokens"] / points["params"]).to_numpy(float)
+        level = np.round(np.log10(tpr) / np.log10(1 + TPR_LEVEL_TOLERANCE))
+        levels = np.unique(level[np.isfinite(level)])
+        for side, held in (("above", levels[-1:]), ("below", levels[:1])):
+            ahead = level == held[0] if len(held) else np.zeros(len(points), bool)
+            inner = np.isfinite(level) & ~ahead
+            if len(levels) < MIN_TPR_LEVELS or inner.sum() < law.n_params + 2:
+                continue
+            refit = _refit(points[inner], result.spec)
+            if refit is not None:
+                edge = tpr[inner].max() if side == "above" else tpr[inner].min()
+                beyond = np.abs(np.log10(tpr[ahead] / edge))
+                frames.append(_frame("tpr", np.nan, side, refit, points[ahead], float(edge), 0.0, beyond))
+    frames = [f for f in frames if len(f)]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(COLUMNS))
+
+
+def log_errors(errors: pd.DataFrame, axis: str = "compute") -> pd.DataFrame:
+    """The forecasts along one axis with a finite log-ratio error: columns ``e`` = log(true / forecast) and
+    ``d`` (decades beyond the origin: of compute, or of TPR for ``axis='tpr'``).
+
+    Parameters
+    ----------
+    errors : DataFrame
+        Rolling-origin forecasts (:func:`rolling_origin`; a frame without ``axis`` is along compute).
+    axis : {'compute', 'tpr'}
+        Which origins.
+
+    Returns
+    -------
+    DataFrame
+        The rows with d > 0 and a finite e.
+    """
+    if errors is None or not len(errors):
+        return pd.DataFrame(columns=[*COLUMNS, "e", "d"])
+    rows = errors[errors["axis"] == axis] if "axis" in errors else (errors if axis == "compute" else errors[:0])
+    if not len(rows):
+        return pd.DataFrame(columns=[*COLUMNS, "e", "d"])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        e = np.log(rows["true"].to_numpy(float)) - np.log(rows["predicted"].to_numpy(float))
+    d = rows["decades" if axis == "compute" else "tpr_decades"].to_numpy(float)
+    keep = np.isfinite(e) & (d > 0)
+    out = rows[keep].copy()
+    out["e"], out["d"] = e[keep], d[keep]
+    return out
+
+
+@dataclass(frozen=True)
+class ErrorModel:
+    """The log-ratio error of a forecast D decades beyond its data: ~ drift D + tau D t_df.
+
+    Parameters
+    ----------
+    tau : float
+        Scale per decade of compute (df = inf: the sd).
+    drift : float
+        Mean log error per decade (positive: the law forecasts low).
+    df : float
+        Student t degrees of freedom of the tails (inf: normal).
+    tau_tpr : float or None
+        Scale per decade of TPR outside the fitted runs' range (None: tau).
+    source : str
+        Where the values come from, in words ('own', 'own+benchmarks+prior (3 ladders)', 'prior (3 ladders)').
+    n_origins, n_forecasts, n_unconverged : int
+        The benchmark's own origins used, their forecasts, and origins whose refit did not converge.
+    """
+
+    tau: float
+    drift: float = 0.0
+    df: float = float("inf")
+    tau_tpr: float | None = None
+    source: str = "own"
+    n_origins: int = 0
+    n_forecasts: int = 0
+    n_unconverged: int = 0
+
+    def to_dict(self) -> dict:
+        """The model as JSON-ready numbers.
+
+        Returns
+        -------
+        dict
+            The fields by name (``df`` None for normal tails).
+        """
+        out = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        out["df"] = None if not np.isfinite(self.df) else float(self.df)
+        return out
+
+
+@dataclass(frozen=True)
+class Prior:
+    """The cross-ladder prior: mean log tau and mean drift per decade over the ladders measured.
+
+    Parameters
+    ----------
+    log_tau, drift : float
+        Means over the ladders of each ladder's mean log tau and mean drift.
+    tau_tpr : float or None
+        Error per decade of TPR (None: not measured).
+    ladders : tuple of str
+        The ladders it is the mean of.
+    """
+
+    log_tau: float
+    drift: float
+    tau_tpr: float | None
+    ladders: tuple
+
+    @classmethod
+    def from_ladders(cls, ladders: dict, exclude=()) -> Prior | None:
+        """The prior pooled over per-ladder values (the JSON's ``ladders``), leaving some out.
+
+        Parameters
+        ----------
+        ladders : dict
+            Ladder name to ``{'log_tau', 'drift', 'tau_tpr' (optional)}``.
+        exclude : iterable of str
+            Ladders left out (a ladder must not judge a prior it shaped).
+
+        Returns
+        -------
+        Prior or None
+            None where no ladder is left.
+        """
+        kept = {k: v for k, v in ladders.items() if k not in set(exclude) and v.get("log_tau") is not None}
+        if not kept:
+            return None
+        tpr = [v["tau_tpr"] for v in kept.values() if v.get("tau_tpr") is not None]
+        return cls(
+            float(np.mean([v["log_tau"] for v in kept.values()])),
+            float(np.mean([v["drift"] for v in kept.values()])),
+            float(np.exp(np.mean(np.log(tpr)))) if tpr else None,
+            tuple(kept),
+        )
+
+
+def load_prior(path=None, exclude=()) -> Prior:
+    """The cross-ladder prior shipped with the package (``benchmarks/extrapolation_prior.py`` writes it).
+
+    Parameters
+    ----------
+    path : path, optional
+        Another prior file of the same form.
+    exclude : iterable of str
+        Ladders left out of the mean.
+
+    Returns
+    -------
+    Prior
+    """
+    path = Path(path) if path is not None else PRIOR_FILE
+    try:
+        ladders = json.loads(path.read_text())["ladders"]
+    except (OSError, ValueError, KeyError) as exc:
+        raise BenchcastError(f"{path}: not an extrapolation prior ({exc}).") from exc
+    prior = Prior.from_ladders(ladders, exclude)
+    if prior is None:
+        raise BenchcastError(f"{path}: no ladder left in the extrapolation prior after leaving out {list(exclude)}.")
+    return prior
+
+
+def _tau(residual, d, w) -> float:
+    """tau of the NNLS fit of residual^2 = s0^2 + tau^2 d^2 (s0: evaluation noise, in the bootstrap already)."""
+    from scipy.optimize import nnls  # here: scipy.optimize costs 0.3 s to import
+
+    residual, d, root = np.asarray(residual, float), np.asarray(d, float), np.sqrt(w)
+    (_, tau2), _ = nnls(np.column_stack([np.ones(len(d)), d**2]) * root[:, None], residual**2 * root)
+    return float(np.sqrt(tau2))
+
+
+def estimate(
+    errors: pd.DataFrame | None,
+    prior: Prior | None = None,
+    others=None,
+    *,
+    drift: bool = True,
+    tails: bool = True,
+    prior_origins: float = PRIOR_ORIGINS,
+    bench_origins: float = BENCH_ORIGINS,
+) -> ErrorModel:
+    """The one pooling rule: a benchmark's own error (m origins) shrunk toward the file's other benchmarks
+    and toward the cross-ladder prior, log tau and drift each the weighted mean
+    (m own + ``bench_origins`` others' mean + ``prior_origins`` prior) / (sum of the weights present).
+
+    Parameters
+    ----------
+    errors : DataFrame or None
+        The benchmark's rolling-origin forecasts (:func:`rolling_origin`; blended where the forecast blends laws).
+    prior : Prior, optional
+        The cross-ladder prior (:func:`load_prior`).
+    others : sequence of ErrorModel, optional
+        The file's other benchmarks' own models (source 'own'); fewer than two are not pooled.
+    drift : bool
+        Model the drift (False: drift 0, tau from e^2 as the spread was).
+    tails : bool
+        Student t tails with df = max(m, 2) + 1 (False: normal).
+    prior_origins, bench_origins : float
+        The prior's and the other benchmarks' weights, in origins.
+
+    Returns
+    -------
+    ErrorModel
+
+    Raises
+    ------
+    InsufficientDataError
+        Where the benchmark has fewer than ``MIN_ORIGINS`` origins and there is neither prior nor others.
+    """
+    rows = log_errors(errors)
+    n_own = int(rows["origin_decades"].nunique()) if len(rows) else 0
+    parts, source = [], []  # (weight, log tau (None: own, measured about the pooled drift), drift)
+    unconverged = 0
+    if n_own >= MIN_ORIGINS:
+        parts.append((float(n_own), None, float(np.mean(_slopes(rows)[0])) if drift else 0.0))
+        source.append("own")
+        unconverged = int((~rows.groupby("origin_decades")["converged"].all().astype(bool)).sum())
+    others = [o for o in (others or ()) if o is not None]
+    if len(others) >= 2 and bench_origins > 0:
+        logs = [np.log(max(o.tau, TAU_FLOOR)) for o in others]
+        parts.append((bench_origins, float(np.mean(logs)), float(np.mean([o.drift for o in others]))))
+        source.append(f"benchmarks ({len(others)})")
+    if prior is not None and prior_origins > 0:
+        parts.append((prior_origins, prior.log_tau, prior.drift))
+        source.append(f"prior ({len(prior.ladders)} ladder{'s' * (len(prior.ladders) != 1)})")
+    if not parts:
+        raise InsufficientDataError(
+            f"only {n_own} inner forecast origin(s) with usable points and no prior or other benchmarks to pool: "
+            "the extrapolation error cannot be estimated (the bootstrap-only interval is interval='bootstrap')."
+        )
+    weight = np.array([p[0] for p in parts]) / sum(p[0] for p in parts)
+    slope = float(np.dot(weight, [p[2] for p in parts])) if drift else 0.0
+    logs = [p[1] for p in parts]
+    if source[0] == "own":
+        logs[0] = np.log(max(_own_scale(rows, slope) if drift else _tau(rows["e"], rows["d"], _weights(rows)), TAU_FLOOR))
+    tau_tpr = _tpr_scale(errors)
+    if tau_tpr is None and prior is not None:
+        tau_tpr = prior.tau_tpr
+    own = source[0] == "own"
+    return ErrorModel(
+        float(np.exp(np.dot(weight, logs))), slope, float(max(n_own if own else 0, 2) + 1) if tails else np.inf,
+        tau_tpr, "+".join(source), n_own if own else 0, int(len(rows)) if own else 0, unconverged,
+    )  # fmt: skip
+
+
+def _slopes(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Each origin's drift (least-squares slope of e on d through 0), and each forecast's origin index."""
+    index = rows.groupby("origin_decades").ngroup().to_numpy()
+    e, d = rows["e"].to_numpy(float), rows["d"].to_numpy(float)
+    return np.bincount(index, e * d) / np.bincount(index, d * d), index
+
+
+def _own_scale(rows: pd.DataFrame, slope: float) -> float:
+    """The scale per decade about the drift ``slope``: the scatter within origins about their own drift, and
+    the origins' drifts about ``slope`` as a new origin's would scatter, var (1 + 1/m)."""
+    slopes, index = _slopes(rows)
+    d = rows["d"].to_numpy(float)
+    within = _tau(rows["e"].to_numpy(float) - slopes[index] * d, d, _weights(rows))
+    m = len(slopes)
+    between = np.sum((slopes - slope) ** 2) / max(m - 1, 1) * (1 + 1 / m)
+    return float(np.sqrt(within**2 + between))
+
+
+def _weights(rows: pd.DataFrame) -> np.ndarray:
+    """Each forecast's weight: 1 / its origin's forecasts (each origin weighs the same)."""
+    return 1.0 / rows.groupby("origin_decades")["e"].transform("size").to_numpy(float)
+
+
+def _tpr_scale(errors) -> float | None:
+    """Per decade of TPR: sqrt of the mean over the two TPR origins of the mean of (e / dTPR)^2."""
+    rows = log_errors(errors, "tpr")
+    if not len(rows):
+        return None
+    by_side = ((rows["e"] / rows["d"]) ** 2).groupby(rows["side"]).mean()
+    return float(np.sqrt(by_side.mean()))
+
+
+def widen(boot_draws, decades, model: ErrorModel, seed: int = 0, tpr_decades=None, below=None) -> np.ndarray:
+    """Bootstrap score draws turned into forecast draws: Q_b exp(drift D + s eps), clipped to [0, 1].
+
+    s is the model's scale at the point's distance (tau D, with tau_tpr for its distance in TPR, in
+    quadrature) net of the bootstrap's own spread; eps is normal or Student t (``model.df``) from a stream
+    keyed by the point's distance, so that a point's draws do not depend on the other points asked with it.
+    A replicate that is not finite at a point is left out there only (nan).
+
+    Parameters
+    ----------
+    boot_draws : array (replicates, points)
+        Bootstrap score draws.
+    decades : array (points,)
+        Each point's distance outside the fitted runs' compute, in decades (either direction).
+    model : ErrorModel
+        The extrapolation error.
+    seed : int
+        Seed of the per-point streams.
+    tpr_decades : array (points,), optional
+        Distance outside the fitted runs' TPR range (0 or None: inside).
+    below : array of bool (points,), optional
+        Points below the fitted runs, where the drift (measured upward) is not applied.
+
+    Returns
+    -------
+    array (ceil(DRAWS / replicates) * replicates, points)
+        The forecast draws.
+    """
+    boot = np.asarray(boot_draws, float)
+    if boot.ndim != 2 or not len(boot) or not np.isfinite(boot).any():
+        raise BenchcastError("no bootstrap draws to widen by the extrapolation error.")
+    boot = np.where(np.isfinite(boot), boot, np.nan)
+    base = np.tile(boot, (int(np.ceil(DRAWS / len(boot))), 1))
+    decades = np.maximum(np.asarray(decades, float), 0.0)
+    scale = model.tau * decades
+    if tpr_decades is not None:
+        per = model.tau if model.tau_tpr is None else model.tau_tpr
+        scale = np.hypot(scale, per * np.asarray(tpr_decades, float))
+    eps = np.empty((len(base), len(decades)))
+    for j, distance in enumerate(decades):
+        rng = point_rng(seed, EPS_STREAM, distance)
+        eps[:, j] = rng.standard_normal(len(base))
+        if np.isfinite(model.df):  # t = z / sqrt(chi2_df / df), from the same stream
+            eps[:, j] /= np.sqrt(rng.chisquare(model.df, len(base)) / model.df)
+    shift = model.drift * decades * (1.0 if below is None else ~np.asarray(below, bool))
+    with np.errstate(divide="ignore"):
+        log_draws = np.log(np.clip(base, 1e-12, None)) + shift[None, :] + eps * net_sd(boot, scale)[None, :]
+    return np.clip(np.exp(log_draws), 0.0, 1.0)
