@@ -23,7 +23,8 @@ from benchcast.evaluation.bench import fit_cells
 from benchcast.evaluation.bench_cells import Dataset, score_benchmarks
 from benchcast.forecasting.distance import members_decades, members_outside
 from benchcast.forecasting.draws import ScoreDraws
-from benchcast.forecasting.extrapolation import rolling_origin
+from benchcast.errors import InsufficientDataError
+from benchcast.forecasting.extrapolation import TAU_FLOOR, estimate, rolling_origin
 from benchcast.forecasting.strategy import MemberForecast
 from benchcast.laws.questions import spans_tprs
 from benchcast.studies.presets import preset_dataset
@@ -120,11 +121,11 @@ def _blend_tpr(cache: dict, key4: tuple, weights: dict) -> pd.DataFrame | None:
 
 def cells(cache: dict, seed: int = 0) -> list[Cell]:
     """The default ensemble per cell: members, weights, blended errors and draws at the held-out runs."""
-    out = []
+    out, dname = [], next(iter(cache["ladders"]))[0]
     for cutoff in cache["cutoffs"]:
-        laws, fallbacks = cache["ladders"][(cache["name"], cutoff)]
+        laws, fallbacks = cache["ladders"][(dname, cutoff)]
         for bench_name, metric in cache["benchmarks"]:
-            key4 = (cache["name"], bench_name, metric, cutoff)
+            key4 = (dname, bench_name, metric, cutoff)
             if key4 not in cache["held_out"]:
                 continue
             cell_outcomes = {k[4]: o for k, o in cache["outcomes"].items() if k[:4] == key4}
@@ -156,3 +157,51 @@ def cells(cache: dict, seed: int = 0) -> list[Cell]:
             cell.tpr_decades = beyond
             cell.usable = st.usable(cell_outcomes, plan.weights, cell.true, bench_name)
     return out
+
+
+def own_models(cell_list: list[Cell], *, drift: bool, tails: bool = False) -> dict:
+    """Each cell's own error model (no pooling; cells with fewer than MIN_ORIGINS origins left out)."""
+    out = {}
+    for cell in cell_list:
+        if cell.status != "ok" or cell.errors is None:
+            continue
+        try:
+            out[cell.benchmark] = estimate(with_tpr(cell), drift=drift, tails=tails)
+        except InsufficientDataError:
+            continue
+    return out
+
+
+def with_tpr(cell: Cell) -> pd.DataFrame:
+    """The cell's blended rolling-origin forecasts, along compute and (where any) along TPR."""
+    frames = [cell.errors.assign(axis="compute")]
+    if cell.tpr_errors is not None and len(cell.tpr_errors):
+        frames.append(cell.tpr_errors)
+    return pd.concat(frames, ignore_index=True)
+
+
+def ladder_summary(cell_list: list[Cell]) -> dict:
+    """One ladder's entry of the prior: means over its benchmarks of log tau (about the drift, and without
+    drift), drift and (geometric) tau_tpr, from the training side's rolling-origin forecasts only."""
+    with_drift, without = own_models(cell_list, drift=True), own_models(cell_list, drift=False)
+    names = sorted(with_drift)
+    if not names:
+        return {"log_tau": None, "n_benchmarks": 0, "n_origins": 0}
+    logs = [float(np.log(max(with_drift[b].tau, TAU_FLOOR))) for b in names]
+    logs0 = [float(np.log(max(without[b].tau, TAU_FLOOR))) for b in names]
+    tpr = [with_drift[b].tau_tpr for b in names if with_drift[b].tau_tpr is not None]
+    return {
+        "log_tau": float(np.mean(logs)),
+        "log_tau_nodrift": float(np.mean(logs0)),
+        "tau": float(np.exp(np.mean(logs))),
+        "tau_nodrift": float(np.exp(np.mean(logs0))),
+        "drift": float(np.mean([with_drift[b].drift for b in names])),
+        "tau_tpr": float(np.exp(np.mean(np.log(tpr)))) if tpr else None,
+        "n_benchmarks": len(names),
+        "n_origins": int(sum(with_drift[b].n_origins for b in names)),
+        "benchmarks": {
+            b: {"tau": with_drift[b].tau, "tau_nodrift": without[b].tau, "drift": with_drift[b].drift,
+                "tau_tpr": with_drift[b].tau_tpr, "n_origins": with_drift[b].n_origins}
+            for b in names
+        },  # fmt: skip
+    }

@@ -219,12 +219,15 @@ class Prior:
         Error per decade of TPR (None: not measured).
     ladders : tuple of str
         The ladders it is the mean of.
+    log_tau_nodrift : float, optional
+        Mean log tau of the error itself, about 0 (what a model without drift is shrunk toward; None: log_tau).
     """
 
     log_tau: float
     drift: float
     tau_tpr: float | None
     ladders: tuple
+    log_tau_nodrift: float | None = None
 
     @classmethod
     def from_ladders(cls, ladders: dict, exclude=()) -> Prior | None:
@@ -251,6 +254,7 @@ class Prior:
             float(np.mean([v["drift"] for v in kept.values()])),
             float(np.exp(np.mean(np.log(tpr)))) if tpr else None,
             tuple(kept),
+            float(np.mean([v.get("log_tau_nodrift", v["log_tau"]) for v in kept.values()])),
         )
 
 
@@ -340,7 +344,8 @@ def estimate(
         parts.append((bench_origins, float(np.mean(logs)), float(np.mean([o.drift for o in others]))))
         source.append(f"benchmarks ({len(others)})")
     if prior is not None and prior_origins > 0:
-        parts.append((prior_origins, prior.log_tau, prior.drift))
+        nodrift = prior.log_tau if prior.log_tau_nodrift is None else prior.log_tau_nodrift
+        parts.append((prior_origins, prior.log_tau if drift else nodrift, prior.drift))
         source.append(f"prior ({len(prior.ladders)} ladder{'s' * (len(prior.ladders) != 1)})")
     if not parts:
         raise InsufficientDataError(

@@ -1,0 +1,160 @@
+"""Designs of the extrapolation-error model compared by proper scores on held-out runs (issue 30, section 2).
+
+bench's ``fit_cells`` runs once per ladder (cached under /tmp: ``_extrapolation_cells.fitted_cells``); the
+default ensemble is rebuilt per cell as ``plan_strategy`` + ``blend_forecast`` build it; then each design widens
+the same blended bootstrap draws at the held-out runs and is scored there: coverage of the 50 % and 90 %
+intervals, mean 90 % width, WIS (``bench_result.weighted_interval_score``) and CRPS from the draws (both on
+the log score, in percent). Designs:
+
+* D0 today: own tau, shrunk on the log scale toward the file's other benchmarks (leave one benchmark out,
+  ``tau_pooling``), the pooled NNLS spread where the benchmark has too few origins; normal.
+* D1 own tau shrunk toward the cross-ladder prior (computed leaving the ladder's whole file out); normal.
+* D2 D1 + drift (per-origin slopes, their mean shrunk toward the prior's drift).
+* D3 D2 + Student t tails, df = max(own origins, 2) + 1.
+* D4 D3 also shrunk toward the file's other benchmarks (leave one out).
+* D5 D1 also shrunk toward the file's other benchmarks: the issue's pooling rule (own, benchmarks, prior)
+  without drift or tails (added after D2-D4 showed the inner drift does not carry forward); D6 D5 + t tails.
+
+    python benchmarks/extrapolation_designs.py [--n-boot 50] [--write]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _extrapolation_cells as xc  # noqa: E402
+
+from benchcast.errors import BenchcastError, InsufficientDataError  # noqa: E402
+from benchcast.evaluation.bench_result import SCORE_FLOOR, weighted_interval_score  # noqa: E402
+from benchcast.evaluation.scores import crps_draws  # noqa: E402
+from benchcast.forecasting import calibration as cal  # noqa: E402
+from benchcast.forecasting.draws import ScoreDraws, combine, score_interval  # noqa: E402
+from benchcast.forecasting.extrapolation import Prior, _tpr_scale, estimate, widen  # noqa: E402
+from benchcast.forecasting.law_comparison import pooled_spread  # noqa: E402
+from benchcast.forecasting.tau_pooling import leave_one_out_priors  # noqa: E402
+
+DESIGNS = ("D0", "D1", "D2", "D3", "D4", "D5", "D6")
+SETTINGS = {  # estimate()'s keywords per design (D0 is today's code path)
+    "D1": {"drift": False, "tails": False, "bench_origins": 0.0},
+    "D2": {"drift": True, "tails": False, "bench_origins": 0.0},
+    "D3": {"drift": True, "tails": True, "bench_origins": 0.0},
+    "D4": {"drift": True, "tails": True},
+    "D5": {"drift": False, "tails": False},
+    "D6": {"drift": False, "tails": True},
+}
+OUT = Path(__file__).with_suffix(".md")
+
+
+def _d0(cell, ok_cells, priors, pooled):
+    """Today's spread (blend_forecast's rule), its draws by draws.combine."""
+    try:
+        own = cal.estimate_spread(cell.errors)
+    except BenchcastError:
+        own = None
+    if own is None and pooled is None:
+        return None, "none"
+    prior = priors.get(cell.benchmark)
+    spread = prior.shrink(own) if prior is not None and own is not None else cal.shrink(own, pooled)
+    from dataclasses import replace
+
+    if (cell.tpr_decades > 0).any() and cell.tpr_errors is not None:
+        spread = replace(spread, tau_tpr=_tpr_scale(cell.tpr_errors))  # blend_forecast: tpr_error, same formula
+    return spread, spread.source
+
+
+def _score(cell, draws) -> dict:
+    sample = ScoreDraws(draws)
+    intervals = {level: score_interval(sample, level) for level in (0.5, 0.9)}
+    y = cell.true
+    inside = {lv: (y >= lo) & (y <= hi) for lv, (lo, hi) in intervals.items()}
+    logs = np.log(np.maximum(draws, SCORE_FLOOR))
+    return {
+        "cov50": float(np.mean(inside[0.5])),
+        "cov90": float(np.mean(inside[0.9])),
+        "width90": float(np.mean(intervals[0.9][1] - intervals[0.9][0])),
+        "wis": float(np.mean(weighted_interval_score(y, cell.predicted, intervals))),
+        "crps": float(np.mean(100 * crps_draws(logs, np.log(np.maximum(y, SCORE_FLOOR))))),
+    }
+
+
+def run_ladder(name: str, summaries: dict, n_boot: int, seed: int = 0) -> pd.DataFrame:
+    """Every design's scores per benchmark of one ladder."""
+    cells = xc.cells(xc.fitted_cells(name, n_boot), seed)
+    ok = [c for c in cells if c.status == "ok" and c.boot is not None]
+    loo = Prior.from_ladders(summaries, [k for k, f in xc.FILE_OF.items() if f == xc.FILE_OF[name]])
+    priors = leave_one_out_priors({c.benchmark: c.errors for c in ok})
+    pooled = pooled_spread([c.errors.assign(benchmark=c.benchmark) for c in ok])
+    own = {d: xc.own_models(ok, **{k: v for k, v in SETTINGS[d].items() if k != "bench_origins"}) for d in SETTINGS}
+    records = []
+    for cell in ok:
+        keep = np.isfinite(cell.boot).all(axis=0) & np.isfinite(cell.predicted)  # as blend_forecast takes them
+        for design in DESIGNS:
+            row = {"ladder": name, "benchmark": cell.benchmark, "design": design, "n": int(keep.sum())}
+            if design == "D0":
+                spread, source = _d0(cell, ok, priors, pooled)
+                if spread is None:
+                    records.append({**row, "source": "no interval"})
+                    continue
+                draws = combine(cell.boot[:, keep], cell.decades[keep], spread, seed=seed,
+                                tpr_decades=cell.tpr_decades[keep])  # fmt: skip
+                row.update(tau=spread.tau, drift=0.0, df=np.inf)
+            else:
+                others = [m for b, m in own[design].items() if b != cell.benchmark]
+                try:
+                    model = estimate(xc.with_tpr(cell), loo, others, **SETTINGS[design])
+                except InsufficientDataError:
+                    records.append({**row, "source": "no interval"})
+                    continue
+                draws = widen(cell.boot[:, keep], cell.decades[keep], model, seed, cell.tpr_decades[keep])
+                source = model.source
+                row.update(tau=model.tau, drift=model.drift, df=model.df)
+            sub = xc.Cell(**{**cell.__dict__, "true": cell.true[keep], "predicted": cell.predicted[keep]})
+            records.append({**row, "source": source, **_score(sub, draws)})
+    frame = pd.DataFrame(records)
+    frame.attrs["n_cells"], frame.attrs["n_forecast"] = len(cells), len(ok)
+    return frame
+
+
+def verdict(board: pd.DataFrame) -> pd.DataFrame:
+    """Per ladder and design: means over benchmarks, the worst benchmark, and the issue's targets."""
+    g = board.groupby(["ladder", "design"], sort=False)
+    out = g[["cov50", "cov90", "width90", "wis", "crps"]].mean()
+    out["min_cov90"], out["min_cov50"] = g["cov90"].min(), g["cov50"].min()
+    out["cells"] = g["cov90"].count()
+    out["no_interval"] = board[board["source"] == "no interval"].groupby(["ladder", "design"]).size()
+    out["no_interval"] = out["no_interval"].fillna(0).astype(int)
+    out["meets"] = (
+        out["cov90"].between(0.85, 0.95) & (out["min_cov90"] >= 0.6)
+        & out["cov50"].between(0.40, 0.60) & (out["min_cov50"] > 0)
+    )  # fmt: skip
+    return out.reset_index()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n-boot", type=int, default=50)
+    parser.add_argument("--write", action="store_true", help="write benchmarks/extrapolation_designs.md")
+    args = parser.parse_args()
+    start = time.perf_counter()
+    cells = {name: xc.cells(xc.fitted_cells(name, args.n_boot)) for name in xc.LADDERS}
+    summaries = {name: xc.ladder_summary(c) for name, c in cells.items()}
+    board = pd.concat([run_ladder(name, summaries, args.n_boot) for name in xc.LADDERS], ignore_index=True)
+    table = verdict(board)
+    pd.set_option("display.width", 200)
+    print(table.round(3).to_string(index=False))
+    board.to_pickle("/tmp/h30x_designs_board.pkl")
+    print(f"{time.perf_counter() - start:.1f} s")
+    if args.write:
+        (Path("/tmp") / "h30x_summaries.json").write_text(json.dumps(summaries, indent=1))
+
+
+if __name__ == "__main__":
+    main()
