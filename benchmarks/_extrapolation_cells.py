@@ -18,12 +18,12 @@ import numpy as np
 import pandas as pd
 
 from benchcast.data.readers import load
+from benchcast.errors import InsufficientDataError
 from benchcast.evaluation import strategies as st
 from benchcast.evaluation.bench import fit_cells
 from benchcast.evaluation.bench_cells import Dataset, score_benchmarks
 from benchcast.forecasting.distance import members_decades, members_outside
 from benchcast.forecasting.draws import ScoreDraws
-from benchcast.errors import InsufficientDataError
 from benchcast.forecasting.extrapolation import TAU_FLOOR, estimate, rolling_origin
 from benchcast.forecasting.strategy import MemberForecast
 from benchcast.laws.questions import spans_tprs
@@ -116,7 +116,8 @@ def _blend_tpr(cache: dict, key4: tuple, weights: dict) -> pd.DataFrame | None:
     wide = pd.concat([f["predicted"].rename(law) for law, f in frames.items()], axis=1, join="inner")
     wide = wide.join(first[["tpr_decades", "true", "converged"]])
     wide["predicted"] = sum(w * wide[law].to_numpy(float) for law, w in weights.items())
-    return wide.reset_index().assign(axis="tpr")[["axis", "side", "run", "k", "tpr_decades", "true", "predicted", "converged"]]
+    columns = ["axis", "side", "run", "k", "tpr_decades", "true", "predicted", "converged"]
+    return wide.reset_index().assign(axis="tpr")[columns]
 
 
 def cells(cache: dict, seed: int = 0) -> list[Cell]:
@@ -138,7 +139,9 @@ def cells(cache: dict, seed: int = 0) -> list[Cell]:
             weights = {law: float(w) for law, w in plan.weights.items() if w > 0}
             members = {
                 law: MemberForecast(
-                    cell_outcomes[law].predicted, cell_outcomes[law].boot, cell_outcomes[law].flops_max,
+                    cell_outcomes[law].predicted,
+                    cell_outcomes[law].boot,
+                    cell_outcomes[law].flops_max,
                     fit=cell_outcomes[law].fit,
                 )
                 for law in weights
@@ -200,8 +203,13 @@ def ladder_summary(cell_list: list[Cell]) -> dict:
         "n_benchmarks": len(names),
         "n_origins": int(sum(with_drift[b].n_origins for b in names)),
         "benchmarks": {
-            b: {"tau": with_drift[b].tau, "tau_nodrift": without[b].tau, "drift": with_drift[b].drift,
-                "tau_tpr": with_drift[b].tau_tpr, "n_origins": with_drift[b].n_origins}
+            b: {
+                "tau": with_drift[b].tau,
+                "tau_nodrift": without[b].tau,
+                "drift": with_drift[b].drift,
+                "tau_tpr": with_drift[b].tau_tpr,
+                "n_origins": with_drift[b].n_origins,
+            }
             for b in names
         },  # fmt: skip
     }

@@ -37,7 +37,7 @@ from benchcast.evaluation.bench_result import SCORE_FLOOR, weighted_interval_sco
 from benchcast.evaluation.scores import crps_draws  # noqa: E402
 from benchcast.forecasting import calibration as cal  # noqa: E402
 from benchcast.forecasting.draws import ScoreDraws, combine, score_interval  # noqa: E402
-from benchcast.forecasting.extrapolation import Prior, _tpr_scale, estimate, widen  # noqa: E402
+from benchcast.forecasting.extrapolation import _tpr_scale, estimate, load_prior, widen  # noqa: E402
 from benchcast.forecasting.law_comparison import pooled_spread  # noqa: E402
 from benchcast.forecasting.tau_pooling import leave_one_out_priors  # noqa: E402
 
@@ -87,9 +87,9 @@ def _score(cell, draws) -> dict:
 
 def run_ladder(name: str, summaries: dict, n_boot: int, seed: int = 0) -> pd.DataFrame:
     """Every design's scores per benchmark of one ladder."""
-    cells = xc.cells(xc.fitted_cells(name, n_boot), seed)
+    cells = xc.cells(xc.fitted_cells(name, n_boot))
     ok = [c for c in cells if c.status == "ok" and c.boot is not None]
-    loo = Prior.from_ladders(summaries, [k for k, f in xc.FILE_OF.items() if f == xc.FILE_OF[name]])
+    loo = load_prior(exclude=[k for k, f in xc.FILE_OF.items() if f == xc.FILE_OF[name]], ladders=summaries)
     priors = leave_one_out_priors({c.benchmark: c.errors for c in ok})
     pooled = pooled_spread([c.errors.assign(benchmark=c.benchmark) for c in ok])
     own = {d: xc.own_models(ok, **{k: v for k, v in SETTINGS[d].items() if k != "bench_origins"}) for d in SETTINGS}
@@ -141,12 +141,13 @@ def verdict(board: pd.DataFrame) -> pd.DataFrame:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n-boot", type=int, default=50)
+    parser.add_argument("--seed", type=int, default=0, help="seed of the widening's draws (the fits: 0)")
     parser.add_argument("--write", action="store_true", help="write benchmarks/extrapolation_designs.md")
     args = parser.parse_args()
     start = time.perf_counter()
     cells = {name: xc.cells(xc.fitted_cells(name, args.n_boot)) for name in xc.LADDERS}
     summaries = {name: xc.ladder_summary(c) for name, c in cells.items()}
-    board = pd.concat([run_ladder(name, summaries, args.n_boot) for name in xc.LADDERS], ignore_index=True)
+    board = pd.concat([run_ladder(name, summaries, args.n_boot, args.seed) for name in xc.LADDERS], ignore_index=True)
     table = verdict(board)
     pd.set_option("display.width", 200)
     print(table.round(3).to_string(index=False))

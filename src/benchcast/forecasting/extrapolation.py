@@ -1,26 +1,22 @@
 """The extrapolation error: one rolling-origin loop, one error model, one pooling rule, one widening.
 
-The bootstrap over runs measures how much a fit moves when its runs are resampled, not how wrong the
-law is a decade past its data. That second term is measured on the ladder itself:
-
-1. **Rolling origins** (:func:`rolling_origin`): cold refits of the fit's own points up to an origin
-   ``ORIGIN_DECADES`` below its largest run forecast the larger points (``axis='compute'``); a law of N and D
-   fitted on runs at ``MIN_TPR_LEVELS`` or more TPRs is also refitted without the largest (smallest) TPR and
-   forecasts it (``axis='tpr'``). Every refit goes through :func:`_refit`.
-2. **The error model** (:func:`estimate`): the log-ratio error e = log(true / forecast) at d decades grows as
-   e ~ drift d + tau d eps. ``drift`` is the weighted least-squares slope of e on d, ``tau`` the NNLS fit of
-   the residuals' square on [1, d^2] (as the spread always was), each origin weighted equally. Both are pooled
-   by one rule: the benchmark's own values (m origins, none below ``MIN_ORIGINS``), the mean of the file's
-   other benchmarks (``BENCH_ORIGINS`` origins' weight) and the cross-ladder prior shipped in
-   ``extrapolation_prior.json`` (``PRIOR_ORIGINS``), tau on the log scale. Where the file cannot measure, the
-   prior alone gives it, and ``source`` says so. Tails are Student t with df = max(m, 2) + 1 (few origins:
-   heavy tails), its scale tau.
-3. **Widening** (:func:`widen`): each bootstrap draw Q_b at D decades becomes Q_b exp(drift D + s eps), s the
-   scale net of the bootstrap's own spread (:func:`benchcast.forecasting.draws.net_sd`), eps from the point's
-   own stream, clipped to [0, 1]. The point forecast is not a draw: drift moves the interval only.
-
-How the design was chosen (five designs scored on DCLM, checked on C4, the multi-TPR protocol and Pythia):
-``benchmarks/extrapolation_designs.md``.
+The bootstrap measures how much a fit moves when its runs are resampled, not how wrong the law is a decade
+past its data; that is measured on the ladder itself:
+1. :func:`rolling_origin`: cold refits of the fit's points up to an origin ``ORIGIN_DECADES`` below its
+   largest run forecast the larger points (``axis='compute'``); a law of N and D fitted on ``MIN_TPR_LEVELS``
+   or more TPRs is refitted without the largest (smallest) TPR and forecasts it (``axis='tpr'``). Every
+   refit goes through :func:`_refit`.
+2. :func:`estimate`: e = log(true / forecast) at d decades ~ drift d + tau d eps; tau from the NNLS fit of
+   e^2 = s0^2 + tau^2 d^2, each origin weighted equally (s0, evaluation noise, is in the bootstrap). One
+   pooling rule: log tau is the weighted mean of the benchmark's own (m origins, none below ``MIN_ORIGINS``),
+   the mean of the file's other benchmarks (``BENCH_ORIGINS``) and the cross-ladder prior shipped in
+   ``extrapolation_prior.json`` (``PRIOR_ORIGINS``); where the file cannot measure, the prior alone gives
+   it and ``source`` says so. By default no drift and normal tails: the inner forecasts' drift (positive on
+   every ladder) did not carry forward to held-out runs, and t tails cost WIS on DCLM
+   (``benchmarks/extrapolation_designs.md``; ``drift=True``, ``tails=True`` keep those designs).
+3. :func:`widen`: a bootstrap draw Q_b at D decades becomes Q_b exp(drift D + s eps), s the scale net of the
+   bootstrap's own spread (:func:`benchcast.forecasting.draws.net_sd`), eps from the point's own stream,
+   clipped to [0, 1]. The point forecast is not a draw: drift moves the interval only.
 """
 
 from __future__ import annotations
@@ -68,20 +64,16 @@ def _frame(axis, delta, side, refit, ahead: pd.DataFrame, origin: float, decades
         predicted = refit.predict_frame(ahead.reset_index(drop=True))
     except (BenchcastError, ValueError, np.linalg.LinAlgError):
         return pd.DataFrame(columns=list(COLUMNS))
-    n = len(ahead)
-    return pd.DataFrame(
-        {
-            "axis": axis, "origin_decades": delta, "side": side, "origin": origin, "run": ahead["run"].to_numpy(),
-            "k": ahead["k"].to_numpy(float), "flops": ahead["flops"].to_numpy(float),
-            "decades": np.broadcast_to(decades, n), "tpr_decades": np.broadcast_to(tpr_decades, n),
-            "true": ahead["value"].to_numpy(float), "predicted": predicted, "converged": bool(refit.converged),
-        }  # fmt: skip
-    )
+    n, column = len(ahead), lambda name: ahead[name].to_numpy(float)
+    values = (axis, delta, side, origin, ahead["run"].to_numpy(), column("k"), column("flops"),
+              np.broadcast_to(decades, n), np.broadcast_to(tpr_decades, n), column("value"), predicted,
+              bool(refit.converged))  # fmt: skip
+    return pd.DataFrame(dict(zip(COLUMNS, values, strict=True)))
 
 
 def rolling_origin(result, axes=("compute", "tpr"), origin_decades=ORIGIN_DECADES) -> pd.DataFrame:
-    """Pseudo-out-of-sample forecasts inside a fit's own points, each from a cold refit of the points on
-    the near side of its origin (never started from the full fit, which has seen the points it forecasts).
+    """Forecasts inside a fit's own points, each from a cold refit of the points on the near side of its
+    origin (never from the full fit's optimum, which has seen the points it forecasts).
 
     Parameters
     ----------
@@ -96,9 +88,8 @@ def rolling_origin(result, axes=("compute", "tpr"), origin_decades=ORIGIN_DECADE
     Returns
     -------
     DataFrame
-        ``COLUMNS``, one row per forecast point: ``decades`` beyond the refit's largest run (compute rows),
-        ``tpr_decades`` beyond its TPR range (TPR rows, ``side`` 'above' or 'below'), the true and forecast
-        score, and whether the refit converged (an unconverged refit's forecasts are kept: they are the method's).
+        ``COLUMNS`` per forecast point: ``decades`` beyond the refit's largest run (compute rows), ``tpr_decades``
+        beyond its TPR range (``side`` 'above' or 'below'), and whether the refit converged (kept either way).
     """
     points, law = result.points, result.law_object
     flops = points["flops"].to_numpy(float)
@@ -107,26 +98,20 @@ def rolling_origin(result, axes=("compute", "tpr"), origin_decades=ORIGIN_DECADE
         for delta in origin_decades:
             origin = flops.max() / 10**delta
             inner = flops <= origin * (1 + 1e-9)
-            if inner.sum() < law.n_params + 2 or not (~inner).any():
-                continue
-            if np.log10(flops[inner].max() / flops[inner].min()) < MIN_INNER_DECADES:
+            if inner.sum() < law.n_params + 2 or inner.all() or np.ptp(np.log10(flops[inner])) < MIN_INNER_DECADES:
                 continue
             refit = _refit(points[inner], replace(result.spec, max_flops=float(origin)))
             if refit is not None:
-                top = flops[inner].max()
-                ahead = points[~inner]
-                decades = np.log10(ahead["flops"].to_numpy(float) / top)
-                frames.append(_frame("compute", delta, "", refit, ahead, float(top), decades, 0.0))
+                top = float(flops[inner].max())
+                decades = np.log10(flops[~inner] / top)
+                frames.append(_frame("compute", delta, "", refit, points[~inner], top, decades, 0.0))
     if "tpr" in axes and law.models_tpr and {"params", "tokens"} <= set(points.columns):
         tpr = (points["tokens"] / points["params"]).to_numpy(float)
         level = np.round(np.log10(tpr) / np.log10(1 + TPR_LEVEL_TOLERANCE))
         levels = np.unique(level[np.isfinite(level)])
-        for side, held in (("above", levels[-1:]), ("below", levels[:1])):
-            ahead = level == held[0] if len(held) else np.zeros(len(points), bool)
-            inner = np.isfinite(level) & ~ahead
-            if len(levels) < MIN_TPR_LEVELS or inner.sum() < law.n_params + 2:
-                continue
-            refit = _refit(points[inner], result.spec)
+        for side, held in (("above", levels[-1:]), ("below", levels[:1])) if len(levels) >= MIN_TPR_LEVELS else ():
+            ahead, inner = level == held[0], np.isfinite(level) & (level != held[0])
+            refit = _refit(points[inner], result.spec) if inner.sum() >= law.n_params + 2 else None
             if refit is not None:
                 edge = tpr[inner].max() if side == "above" else tpr[inner].min()
                 beyond = np.abs(np.log10(tpr[ahead] / edge))
@@ -151,9 +136,8 @@ def log_errors(errors: pd.DataFrame, axis: str = "compute") -> pd.DataFrame:
     DataFrame
         The rows with d > 0 and a finite e.
     """
-    if errors is None or not len(errors):
-        return pd.DataFrame(columns=[*COLUMNS, "e", "d"])
-    rows = errors[errors["axis"] == axis] if "axis" in errors else (errors if axis == "compute" else errors[:0])
+    rows = pd.DataFrame(columns=list(COLUMNS)) if errors is None else errors
+    rows = rows[rows["axis"] == axis] if "axis" in rows else rows.iloc[: len(rows) * (axis == "compute")]
     if not len(rows):
         return pd.DataFrame(columns=[*COLUMNS, "e", "d"])
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -171,10 +155,8 @@ class ErrorModel:
 
     Parameters
     ----------
-    tau : float
-        Scale per decade of compute (df = inf: the sd).
-    drift : float
-        Mean log error per decade (positive: the law forecasts low).
+    tau, drift : float
+        Scale per decade of compute (the sd where df is inf), and mean log error per decade (> 0: forecasts low).
     df : float
         Student t degrees of freedom of the tails (inf: normal).
     tau_tpr : float or None
@@ -203,8 +185,7 @@ class ErrorModel:
             The fields by name (``df`` None for normal tails).
         """
         out = {k: getattr(self, k) for k in self.__dataclass_fields__}
-        out["df"] = None if not np.isfinite(self.df) else float(self.df)
-        return out
+        return {**out, "df": None if self.df == np.inf else self.df}
 
 
 @dataclass(frozen=True)
@@ -214,13 +195,13 @@ class Prior:
     Parameters
     ----------
     log_tau, drift : float
-        Means over the ladders of each ladder's mean log tau and mean drift.
+        Means over the ladders of each ladder's mean log tau (the scale about its drift) and mean drift.
     tau_tpr : float or None
         Error per decade of TPR (None: not measured).
     ladders : tuple of str
         The ladders it is the mean of.
     log_tau_nodrift : float, optional
-        Mean log tau of the error itself, about 0 (what a model without drift is shrunk toward; None: log_tau).
+        Mean log tau about 0 (what a model without drift is shrunk toward; None: log_tau).
     """
 
     log_tau: float
@@ -229,44 +210,20 @@ class Prior:
     ladders: tuple
     log_tau_nodrift: float | None = None
 
-    @classmethod
-    def from_ladders(cls, ladders: dict, exclude=()) -> Prior | None:
-        """The prior pooled over per-ladder values (the JSON's ``ladders``), leaving some out.
 
-        Parameters
-        ----------
-        ladders : dict
-            Ladder name to ``{'log_tau', 'drift', 'tau_tpr' (optional)}``.
-        exclude : iterable of str
-            Ladders left out (a ladder must not judge a prior it shaped).
-
-        Returns
-        -------
-        Prior or None
-            None where no ladder is left.
-        """
-        kept = {k: v for k, v in ladders.items() if k not in set(exclude) and v.get("log_tau") is not None}
-        if not kept:
-            return None
-        tpr = [v["tau_tpr"] for v in kept.values() if v.get("tau_tpr") is not None]
-        return cls(
-            float(np.mean([v["log_tau"] for v in kept.values()])),
-            float(np.mean([v["drift"] for v in kept.values()])),
-            float(np.exp(np.mean(np.log(tpr)))) if tpr else None,
-            tuple(kept),
-            float(np.mean([v.get("log_tau_nodrift", v["log_tau"]) for v in kept.values()])),
-        )
-
-
-def load_prior(path=None, exclude=()) -> Prior:
-    """The cross-ladder prior shipped with the package (``benchmarks/extrapolation_prior.py`` writes it).
+def load_prior(path=None, exclude=(), ladders=None) -> Prior:
+    """The cross-ladder prior shipped with the package (``benchmarks/extrapolation_prior.py`` writes it): the
+    mean over its ladders of each ladder's entry.
 
     Parameters
     ----------
     path : path, optional
         Another prior file of the same form.
     exclude : iterable of str
-        Ladders left out of the mean.
+        Ladders left out of the mean (a ladder must not judge a prior it shaped).
+    ladders : dict, optional
+        Per-ladder entries to pool instead of the file's: name to ``{'log_tau', 'log_tau_nodrift', 'drift',
+        'tau_tpr'}`` (``log_tau`` None: the ladder could not measure).
 
     Returns
     -------
@@ -274,17 +231,19 @@ def load_prior(path=None, exclude=()) -> Prior:
     """
     path = Path(path) if path is not None else PRIOR_FILE
     try:
-        ladders = json.loads(path.read_text())["ladders"]
+        ladders = json.loads(path.read_text())["ladders"] if ladders is None else ladders
     except (OSError, ValueError, KeyError) as exc:
         raise BenchcastError(f"{path}: not an extrapolation prior ({exc}).") from exc
-    prior = Prior.from_ladders(ladders, exclude)
-    if prior is None:
-        raise BenchcastError(f"{path}: no ladder left in the extrapolation prior after leaving out {list(exclude)}.")
-    return prior
+    kept = {k: v for k, v in ladders.items() if k not in set(exclude) and v.get("log_tau") is not None}
+    if not kept:
+        raise BenchcastError(f"no ladder left in the extrapolation prior after leaving out {list(exclude)}.")
+    tpr = [v["tau_tpr"] for v in kept.values() if v.get("tau_tpr") is not None]
+    mean = lambda key: float(np.mean([v.get(key, v["log_tau"]) for v in kept.values()]))  # noqa: E731
+    return Prior(mean("log_tau"), mean("drift"), float(np.exp(np.mean(np.log(tpr)))) if tpr else None,
+                 tuple(kept), mean("log_tau_nodrift"))  # fmt: skip
 
 
 def _tau(residual, d, w) -> float:
-    """tau of the NNLS fit of residual^2 = s0^2 + tau^2 d^2 (s0: evaluation noise, in the bootstrap already)."""
     from scipy.optimize import nnls  # here: scipy.optimize costs 0.3 s to import
 
     residual, d, root = np.asarray(residual, float), np.asarray(d, float), np.sqrt(w)
@@ -297,38 +256,34 @@ def estimate(
     prior: Prior | None = None,
     others=None,
     *,
-    drift: bool = True,
-    tails: bool = True,
+    drift: bool = False,
+    tails: bool = False,
     prior_origins: float = PRIOR_ORIGINS,
     bench_origins: float = BENCH_ORIGINS,
 ) -> ErrorModel:
-    """The one pooling rule: a benchmark's own error (m origins) shrunk toward the file's other benchmarks
-    and toward the cross-ladder prior, log tau and drift each the weighted mean
-    (m own + ``bench_origins`` others' mean + ``prior_origins`` prior) / (sum of the weights present).
+    """The one pooling rule: log tau (and drift) the weighted mean of the benchmark's own (weight m, its origins),
+    the file's other benchmarks' mean (``bench_origins``) and the cross-ladder prior (``prior_origins``).
 
     Parameters
     ----------
     errors : DataFrame or None
         The benchmark's rolling-origin forecasts (:func:`rolling_origin`; blended where the forecast blends laws).
     prior : Prior, optional
-        The cross-ladder prior (:func:`load_prior`).
+        The cross-ladder prior (:func:`load_prior`; None: not pooled).
     others : sequence of ErrorModel, optional
         The file's other benchmarks' own models (source 'own'); fewer than two are not pooled.
     drift : bool
-        Model the drift (False: drift 0, tau from e^2 as the spread was).
+        Model the drift: per-origin slopes of e on d, their mean pooled like log tau, tau about it (default
+        False: drift 0, tau from e^2).
     tails : bool
-        Student t tails with df = max(m, 2) + 1 (False: normal).
+        Student t tails with df = max(m, 2) + 1, m the own origins (default False: normal).
     prior_origins, bench_origins : float
         The prior's and the other benchmarks' weights, in origins.
 
     Returns
     -------
     ErrorModel
-
-    Raises
-    ------
-    InsufficientDataError
-        Where the benchmark has fewer than ``MIN_ORIGINS`` origins and there is neither prior nor others.
+        InsufficientDataError where the benchmark has fewer than ``MIN_ORIGINS`` origins and nothing to pool.
     """
     rows = log_errors(errors)
     n_own = int(rows["origin_decades"].nunique()) if len(rows) else 0
@@ -355,12 +310,12 @@ def estimate(
     weight = np.array([p[0] for p in parts]) / sum(p[0] for p in parts)
     slope = float(np.dot(weight, [p[2] for p in parts])) if drift else 0.0
     logs = [p[1] for p in parts]
-    if source[0] == "own":
-        logs[0] = np.log(max(_own_scale(rows, slope) if drift else _tau(rows["e"], rows["d"], _weights(rows)), TAU_FLOOR))
-    tau_tpr = _tpr_scale(errors)
-    if tau_tpr is None and prior is not None:
-        tau_tpr = prior.tau_tpr
     own = source[0] == "own"
+    if own:  # the benchmark's own scatter, about the drift the model uses
+        tau = _own_scale(rows, slope) if drift else _tau(rows["e"], rows["d"], _weights(rows))
+        logs[0] = np.log(max(tau, TAU_FLOOR))
+    tau_tpr = _tpr_scale(errors)
+    tau_tpr = prior.tau_tpr if tau_tpr is None and prior is not None else tau_tpr
     return ErrorModel(
         float(np.exp(np.dot(weight, logs))), slope, float(max(n_own if own else 0, 2) + 1) if tails else np.inf,
         tau_tpr, "+".join(source), n_own if own else 0, int(len(rows)) if own else 0, unconverged,
@@ -368,59 +323,53 @@ def estimate(
 
 
 def _slopes(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """Each origin's drift (least-squares slope of e on d through 0), and each forecast's origin index."""
+    # each origin's drift (least-squares slope of e on d through 0), and each forecast's origin index
     index = rows.groupby("origin_decades").ngroup().to_numpy()
     e, d = rows["e"].to_numpy(float), rows["d"].to_numpy(float)
     return np.bincount(index, e * d) / np.bincount(index, d * d), index
 
 
 def _own_scale(rows: pd.DataFrame, slope: float) -> float:
-    """The scale per decade about the drift ``slope``: the scatter within origins about their own drift, and
-    the origins' drifts about ``slope`` as a new origin's would scatter, var (1 + 1/m)."""
-    slopes, index = _slopes(rows)
-    d = rows["d"].to_numpy(float)
+    # the scatter within origins about their own drift, and the origins' drifts about ``slope`` as a new
+    # origin's would scatter about it, var (1 + 1/m)
+    (slopes, index), d, m = _slopes(rows), rows["d"].to_numpy(float), rows["origin_decades"].nunique()
     within = _tau(rows["e"].to_numpy(float) - slopes[index] * d, d, _weights(rows))
-    m = len(slopes)
     between = np.sum((slopes - slope) ** 2) / max(m - 1, 1) * (1 + 1 / m)
     return float(np.sqrt(within**2 + between))
 
 
 def _weights(rows: pd.DataFrame) -> np.ndarray:
-    """Each forecast's weight: 1 / its origin's forecasts (each origin weighs the same)."""
+    # 1 / its origin's forecasts: each origin weighs the same
     return 1.0 / rows.groupby("origin_decades")["e"].transform("size").to_numpy(float)
 
 
 def _tpr_scale(errors) -> float | None:
-    """Per decade of TPR: sqrt of the mean over the two TPR origins of the mean of (e / dTPR)^2."""
+    # per decade of TPR: sqrt of the mean over the two TPR origins of the mean of (e / dTPR)^2
     rows = log_errors(errors, "tpr")
-    if not len(rows):
-        return None
     by_side = ((rows["e"] / rows["d"]) ** 2).groupby(rows["side"]).mean()
-    return float(np.sqrt(by_side.mean()))
+    return float(np.sqrt(by_side.mean())) if len(rows) else None
 
 
-def widen(boot_draws, decades, model: ErrorModel, seed: int = 0, tpr_decades=None, below=None) -> np.ndarray:
+def widen(boot_draws, decades, model: ErrorModel, seed: int = 0, tpr_decades=None) -> np.ndarray:
     """Bootstrap score draws turned into forecast draws: Q_b exp(drift D + s eps), clipped to [0, 1].
 
-    s is the model's scale at the point's distance (tau D, with tau_tpr for its distance in TPR, in
-    quadrature) net of the bootstrap's own spread; eps is normal or Student t (``model.df``) from a stream
-    keyed by the point's distance, so that a point's draws do not depend on the other points asked with it.
-    A replicate that is not finite at a point is left out there only (nan).
+    s: tau D (and tau_tpr times the distance in TPR, in quadrature) net of the bootstrap's own spread; eps
+    normal or Student t (``model.df``) from a stream keyed by the point's distance (a point's draws do not
+    depend on the points asked with it). A replicate not finite at a point is left out there only (nan).
 
     Parameters
     ----------
     boot_draws : array (replicates, points)
         Bootstrap score draws.
     decades : array (points,)
-        Each point's distance outside the fitted runs' compute, in decades (either direction).
+        Each point's distance outside the fitted runs' compute, in decades (either direction; the drift,
+        measured upward, applies to both).
     model : ErrorModel
         The extrapolation error.
     seed : int
         Seed of the per-point streams.
     tpr_decades : array (points,), optional
         Distance outside the fitted runs' TPR range (0 or None: inside).
-    below : array of bool (points,), optional
-        Points below the fitted runs, where the drift (measured upward) is not applied.
 
     Returns
     -------
@@ -433,17 +382,14 @@ def widen(boot_draws, decades, model: ErrorModel, seed: int = 0, tpr_decades=Non
     boot = np.where(np.isfinite(boot), boot, np.nan)
     base = np.tile(boot, (int(np.ceil(DRAWS / len(boot))), 1))
     decades = np.maximum(np.asarray(decades, float), 0.0)
-    scale = model.tau * decades
-    if tpr_decades is not None:
-        per = model.tau if model.tau_tpr is None else model.tau_tpr
-        scale = np.hypot(scale, per * np.asarray(tpr_decades, float))
+    per = model.tau if model.tau_tpr is None else model.tau_tpr
+    scale = np.hypot(model.tau * decades, per * (0.0 if tpr_decades is None else np.asarray(tpr_decades, float)))
     eps = np.empty((len(base), len(decades)))
     for j, distance in enumerate(decades):
         rng = point_rng(seed, EPS_STREAM, distance)
         eps[:, j] = rng.standard_normal(len(base))
         if np.isfinite(model.df):  # t = z / sqrt(chi2_df / df), from the same stream
             eps[:, j] /= np.sqrt(rng.chisquare(model.df, len(base)) / model.df)
-    shift = model.drift * decades * (1.0 if below is None else ~np.asarray(below, bool))
     with np.errstate(divide="ignore"):
-        log_draws = np.log(np.clip(base, 1e-12, None)) + shift[None, :] + eps * net_sd(boot, scale)[None, :]
+        log_draws = np.log(np.clip(base, 1e-12, None)) + model.drift * decades + eps * net_sd(boot, scale)
     return np.clip(np.exp(log_draws), 0.0, 1.0)
