@@ -8,7 +8,8 @@ rolling-origin forecasts inside those training runs, never a held-out run, give 
 per decade: tau without drift, tau about its drift and the drift (``forecasting.extrapolation.estimate``, own
 only), and tau per decade of TPR where the runs span TPRs. A ladder's entry is the mean over its benchmarks
 (log tau on the log scale, floored at TAU_FLOOR); the prior is the mean over the ladders that have one
-(``forecasting.extrapolation.load_prior``). A ladder whose benchmarks have too few origins (Pythia: 5 fitted runs) has no entry.
+(``forecasting.extrapolation.load_prior``). A ladder whose benchmarks have too few origins (Pythia: 5 fitted
+runs) has no entry.
 
     python benchmarks/extrapolation_prior.py [--n-boot 50] [--check]
 
