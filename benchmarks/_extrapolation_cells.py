@@ -104,6 +104,11 @@ class Cell:
     tpr_decades: np.ndarray | None = None
     usable: np.ndarray | None = None
 
+    @property
+    def label(self) -> str:
+        """The benchmark's name, with its metric where a file scores it by several (Pythia)."""
+        return self.benchmark if self.ladder != "pythia" else f"{self.benchmark} {self.metric}"
+
 
 def _blend_tpr(cache: dict, key4: tuple, weights: dict) -> pd.DataFrame | None:
     frames = {}
@@ -169,7 +174,7 @@ def own_models(cell_list: list[Cell], *, drift: bool, tails: bool = False) -> di
         if cell.status != "ok" or cell.errors is None:
             continue
         try:
-            out[cell.benchmark] = estimate(with_tpr(cell), drift=drift, tails=tails)
+            out[cell.label] = estimate(with_tpr(cell), drift=drift, tails=tails)
         except InsufficientDataError:
             continue
     return out
