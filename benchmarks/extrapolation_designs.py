@@ -158,6 +158,26 @@ def _markdown(table: pd.DataFrame, board: pd.DataFrame, n_boot: int) -> str:
     return "\n".join(out)
 
 
+def _robustness(table: pd.DataFrame, summaries: dict, n_boot: int, counts: list[int]) -> str:
+    """DCLM and C4 per design at several bootstrap replicate counts (the rolling origins do not change)."""
+    frames = [table.assign(n_boot=n_boot)]
+    for n in counts:
+        board = pd.concat([run_ladder(name, summaries, n) for name in ("dclm", "c4")], ignore_index=True)
+        frames.append(verdict(board).assign(n_boot=n))
+    both = pd.concat(frames, ignore_index=True)
+    both = both[both["ladder"].isin(["dclm", "c4"])].assign(
+        ladder=lambda f: f["ladder"].map({"dclm": "1 dclm", "c4": "2 c4"})
+    )
+    both["cell"] = [
+        f"{a:.2f} / {b:.2f} [{c:.2f}] / {w:.3f}"
+        for a, b, c, w in zip(both["cov50"], both["cov90"], both["min_cov90"], both["wis"], strict=True)
+    ]
+    wide = both.pivot(index=["ladder", "design"], columns="n_boot", values="cell").reset_index()
+    wide["ladder"] = wide["ladder"].str[2:]
+    wide.columns = [c if isinstance(c, str) else f"n_boot {c}: cov50 / cov90 [min] / WIS" for c in wide.columns]
+    return "### Robustness to the bootstrap's replicate count\n\n" + _md(wide)
+
+
 def _sources(board: pd.DataFrame, ladder: str, design: str) -> str:
     counts = board[(board["ladder"] == ladder) & (board["design"] == design)]["source"].value_counts()
     return "; ".join(f"{k} x{v}" for k, v in counts.items())
@@ -179,7 +199,8 @@ def _write(text: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n-boot", type=int, default=50)
+    parser.add_argument("--n-boot", type=int, default=200)
+    parser.add_argument("--also", default="", help="other replicate counts for the robustness table, e.g. 20,50")
     parser.add_argument("--seed", type=int, default=0, help="seed of the widening's draws (the fits: 0)")
     parser.add_argument("--write", action="store_true", help="write benchmarks/extrapolation_designs.md")
     args = parser.parse_args()
@@ -193,7 +214,11 @@ def main() -> None:
     board.to_pickle("/tmp/h30x_designs_board.pkl")
     print(f"{time.perf_counter() - start:.1f} s")
     if args.write:
-        _write(_markdown(table, board, args.n_boot))
+        text = _markdown(table, board, args.n_boot)
+        counts = [int(n) for n in args.also.split(",") if n]
+        if counts:
+            text += "\n\n" + _robustness(table, summaries, args.n_boot, counts)
+        _write(text)
 
 
 if __name__ == "__main__":

@@ -39,7 +39,6 @@ def prior_document(n_boot: int) -> dict:
     return {
         "about": "extrapolation error per decade of compute, from the default strategy's rolling-origin "
         "forecasts inside each ladder's training runs (benchmarks/extrapolation_prior.py)",
-        "n_boot": n_boot,
         "ladders": ladders,
         "pooled": {
             "tau": float(math.exp(pooled.log_tau)),
@@ -53,7 +52,7 @@ def prior_document(n_boot: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n-boot", type=int, default=50)
+    parser.add_argument("--n-boot", type=int, default=50, help="the cached fits' replicates (unused)")
     parser.add_argument("--check", action="store_true")
     args = parser.parse_args()
     start = time.perf_counter()
