@@ -173,3 +173,11 @@ def test_rolling_origins_along_tpr_forecast_the_largest_and_smallest_tpr_from_th
     model = x.estimate(errors)
     assert model.tau_tpr is not None and model.tau_tpr < 0.05
     assert x.log_errors(errors, "tpr")["d"].to_numpy() == pytest.approx(np.log10(2.0))
+
+
+def test_origins_whose_refit_did_not_converge_are_kept_and_counted():
+    errors = _errors([0.07] * 5, signs=(1, -1))
+    errors.loc[errors["origin_decades"] == 0.4, "converged"] = False
+    model = x.estimate(errors)
+    assert model.n_unconverged == 1 and model.n_origins == 5 and model.to_dict()["n_unconverged"] == 1
+    assert model.tau == pytest.approx(0.07, rel=1e-9)  # their forecasts stay in the error
