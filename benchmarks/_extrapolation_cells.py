@@ -125,8 +125,9 @@ def _blend_tpr(cache: dict, key4: tuple, weights: dict) -> pd.DataFrame | None:
     return wide.reset_index().assign(axis="tpr")[columns]
 
 
-def cells(cache: dict, seed: int = 0) -> list[Cell]:
-    """The default ensemble per cell: members, weights, blended errors and draws at the held-out runs."""
+def cells(cache: dict, strategy: str = "ensemble") -> list[Cell]:
+    """The default ensemble (or a fixed law fitted in the cache, e.g. ``'power'``) per cell: members, weights,
+    blended errors and draws at the held-out runs."""
     out, dname = [], next(iter(cache["ladders"]))[0]
     for cutoff in cache["cutoffs"]:
         laws, fallbacks = cache["ladders"][(dname, cutoff)]
@@ -135,7 +136,7 @@ def cells(cache: dict, seed: int = 0) -> list[Cell]:
             if key4 not in cache["held_out"]:
                 continue
             cell_outcomes = {k[4]: o for k, o in cache["outcomes"].items() if k[:4] == key4}
-            plan = st.plan_strategy("ensemble", cell_outcomes, {}, laws, None, fallbacks)
+            plan = st.plan_strategy(strategy, cell_outcomes, {}, laws, None, fallbacks)
             cell = Cell(cache["name"], bench_name, metric, plan.status)
             out.append(cell)
             if plan.status != "ok":

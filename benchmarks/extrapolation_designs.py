@@ -84,9 +84,9 @@ def _score(cell, draws) -> dict:
     }
 
 
-def run_ladder(name: str, summaries: dict, n_boot: int, seed: int = 0) -> pd.DataFrame:
+def run_ladder(name: str, summaries: dict, n_boot: int, seed: int = 0, strategy: str = "ensemble") -> pd.DataFrame:
     """Every design's scores per benchmark of one ladder."""
-    cells = xc.cells(xc.fitted_cells(name, n_boot))
+    cells = xc.cells(xc.fitted_cells(name, n_boot), strategy)
     ok = [c for c in cells if c.status == "ok" and c.boot is not None]
     loo = load_prior(exclude=[k for k, f in xc.FILE_OF.items() if f == xc.FILE_OF[name]], ladders=summaries)
     priors = leave_one_out_priors({c.label: c.errors for c in ok})
@@ -200,6 +200,7 @@ def _write(text: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n-boot", type=int, default=200)
+    parser.add_argument("--strategy", default="ensemble", help="or a fixed law the cache fitted (power)")
     parser.add_argument("--also", default="", help="other replicate counts for the robustness table, e.g. 20,50")
     parser.add_argument("--seed", type=int, default=0, help="seed of the widening's draws (the fits: 0)")
     parser.add_argument("--write", action="store_true", help="write benchmarks/extrapolation_designs.md")
@@ -207,7 +208,9 @@ def main() -> None:
     start = time.perf_counter()
     cells = {name: xc.cells(xc.fitted_cells(name, args.n_boot)) for name in xc.LADDERS}
     summaries = {name: xc.ladder_summary(c) for name, c in cells.items()}
-    board = pd.concat([run_ladder(name, summaries, args.n_boot, args.seed) for name in xc.LADDERS], ignore_index=True)
+    board = pd.concat(
+        [run_ladder(name, summaries, args.n_boot, args.seed, args.strategy) for name in xc.LADDERS], ignore_index=True
+    )
     table = verdict(board)
     pd.set_option("display.width", 200)
     print(table.round(3).to_string(index=False))
@@ -215,6 +218,10 @@ def main() -> None:
     print(f"{time.perf_counter() - start:.1f} s")
     if args.write:
         text = _markdown(table, board, args.n_boot)
+        if args.strategy == "ensemble":  # the same designs on a fixed law (the issue's backtest target: >= 0.80)
+            fixed = pd.concat([run_ladder(n, summaries, args.n_boot, args.seed, "power") for n in ("dclm", "c4")])
+            text += "\n\n### The fixed law `power` (a one-member ensemble), same designs\n\n"
+            text += _md(verdict(fixed).drop(columns=["no_interval"]).round(3))
         counts = [int(n) for n in args.also.split(",") if n]
         if counts:
             text += "\n\n" + _robustness(table, summaries, args.n_boot, counts)
