@@ -162,7 +162,7 @@ class ErrorModel:
     tau_tpr : float or None
         Scale per decade of TPR outside the fitted runs' range (None: tau).
     source : str
-        Where the values come from, in words ('own', 'own+benchmarks+prior (3 ladders)', 'prior (3 ladders)').
+        Where the values come from, in words ('own', 'own+benchmarks (10)+prior (3 ladders)', 'prior (3 ladders)').
     n_origins, n_forecasts, n_unconverged : int
         The benchmark's own origins used, their forecasts, and origins whose refit did not converge.
     """
