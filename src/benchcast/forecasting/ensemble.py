@@ -13,6 +13,7 @@ one answer whichever command asks it. Nothing else blends, widens or clips a dra
 
 from __future__ import annotations
 
+import functools
 import warnings
 from dataclasses import dataclass
 
@@ -123,6 +124,11 @@ def fit_members(table: pd.DataFrame, base: FitSpec, laws, *, progress: bool = Tr
             continue
         out[law] = fit_member(rows, resolved)
     return out
+
+
+@functools.cache
+def _prior():
+    return ext.load_prior()
 
 
 class Ensemble:
@@ -249,7 +255,8 @@ class Ensemble:
         if "_error_model" not in self.__dict__:
             self._error_model, self.interval_note = None, ""
             try:
-                self._error_model = ext.estimate(self.errors_)
+                # the one pooling rule: own error shrunk toward the cross-ladder prior shipped with the package
+                self._error_model = ext.estimate(self.errors_, prior=_prior())
             except BenchcastError as exc:
                 self.interval_note = f"no interval: {exc}"
         return self._error_model

@@ -1,371 +1,437 @@
-"""INTERIM: the extrapolation error behind the one pipeline (replaced by the error model of issue 30 §2)."""
+"""The extrapolation error: one rolling-origin loop, one error model, one pooling rule, one widening.
+
+The bootstrap measures how much a fit moves when its runs are resampled, not how wrong the law is a decade
+past its data; that is measured on the ladder itself:
+1. :func:`rolling_origin`: cold refits of the fit's points up to an origin ``ORIGIN_DECADES`` below its
+   largest run forecast the larger points (``axis='compute'``); a law of N and D fitted on ``MIN_TPR_LEVELS``
+   or more TPRs is refitted without the largest (smallest) TPR and forecasts it (``axis='tpr'``). Every
+   refit goes through :func:`_refit`.
+2. :func:`estimate`: e = log(true / forecast) at d decades ~ drift d + tau d eps; tau from the NNLS fit of
+   e^2 = s0^2 + tau^2 d^2, each origin weighted equally (s0, evaluation noise, is in the bootstrap). One
+   pooling rule: log tau is the weighted mean of the benchmark's own (m origins, none below ``MIN_ORIGINS``),
+   the mean of the file's other benchmarks (``BENCH_ORIGINS``) and the cross-ladder prior shipped in
+   ``extrapolation_prior.json`` (``PRIOR_ORIGINS``); where the file cannot measure, the prior alone gives
+   it and ``source`` says so. By default no drift and normal tails: the inner forecasts' drift (positive on
+   every ladder) did not carry forward to held-out runs, and t tails cost WIS on DCLM
+   (``benchmarks/extrapolation_designs.md``; ``drift=True``, ``tails=True`` keep those designs).
+3. :func:`widen`: a bootstrap draw Q_b at D decades becomes Q_b exp(drift D + s eps), s the scale net of the
+   bootstrap's own spread (:func:`benchcast.forecasting.draws.net_sd`), eps from the point's own stream,
+   clipped to [0, 1]. The point forecast is not a draw: drift moves the interval only.
+"""
 
 from __future__ import annotations
 
+import json
 import warnings
-import weakref
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from benchcast.errors import BenchcastError, InsufficientDataError
-from benchcast.fitting.api import fit_rows
-from benchcast.fitting.result import FitResult
-from benchcast.forecasting.draws import combine
-from benchcast.forecasting.targets import TPR_TOLERANCE
+from benchcast.fitting.api import fit_rows, fit_subsets
+from benchcast.forecasting.draws import DRAWS, net_sd
+from benchcast.utils.streams import EPS_STREAM, point_rng
 
-MIN_TPR_LEVELS = 3
-_ORIGINS: dict = {}
 ORIGIN_DECADES = (0.2, 0.4, 0.6, 0.8, 1.0)  # inner origins: this far below the fit's largest run
 MIN_INNER_DECADES = 0.5  # an inner refit must span at least this much compute
-MIN_ORIGINS = 3  # the spread has two parameters (s0, tau): fewer distances leave nothing to check it
-POOL_ORIGINS = 0  # M0: weight of the pooled spread, in origins (0: pooled only where own is missing)
-ERROR_COLUMNS = ("origin_decades", "origin", "run", "k", "flops", "decades", "true", "predicted", "converged")
+MIN_ORIGINS = 3  # fewer origins leave the two terms (noise, tau) unchecked: the benchmark's own is not used
+MIN_TPR_LEVELS = 3  # a TPR origin leaves out the largest (smallest) TPR: two others must remain to fit N and D
+TPR_LEVEL_TOLERANCE = 0.02  # TPRs within 2 % are one level (the data's TPRs are ratios of rounded sizes)
+BENCH_ORIGINS = 5.0  # the file's other benchmarks' weight, in origins (a benchmark has 3 to 5 of its own)
+PRIOR_ORIGINS = 5.0  # the cross-ladder prior's weight, in origins
+TAU_FLOOR = 1e-3  # a tau below this (an exact inner forecast) counts as it on the log scale
+PRIOR_FILE = Path(__file__).with_name("extrapolation_prior.json")
+COLUMNS = (
+    "axis", "origin_decades", "side", "origin", "run", "k", "flops", "decades", "tpr_decades", "true", "predicted",
+    "converged",
+)  # fmt: skip
 
 
-def _compute_origins(result: FitResult, origin_decades=ORIGIN_DECADES) -> pd.DataFrame:
-    """Pseudo-out-of-sample forecasts inside a fit's own points (one row per forecast point), each
-    from a cold fit of the points up to its origin (column ``converged``: that fit's convergence).
+def _refit(points: pd.DataFrame, spec):
+    """The one inner refit: a cold fit of ``points`` with ``spec`` (None where it fails)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return fit_rows(points.reset_index(drop=True), spec, quiet=True)
+    except (BenchcastError, ValueError, np.linalg.LinAlgError):
+        return None
+
+
+def _refits(points: pd.DataFrame, spec, origins: list) -> list:
+    """The compute origins' cold refits, solved together (:func:`benchcast.fitting.api.fit_subsets`: the same
+    fits as one :func:`_refit` each, their solver stages rows of one batch); one by one where the batch fails."""
+    if not origins:
+        return []
+    masks, tops = [inner for _, _, inner in origins], [origin for _, origin, _ in origins]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            made = fit_subsets(points.reset_index(drop=True), spec, masks, max_flops=tops, quiet=True)
+    except (BenchcastError, ValueError, np.linalg.LinAlgError):
+        return [_refit(points[inner], replace(spec, max_flops=origin)) for _, origin, inner in origins]
+    return [None if isinstance(fit, Exception) else fit for fit in made]
+
+
+def _frame(axis, delta, side, refit, ahead: pd.DataFrame, origin: float, decades, tpr_decades) -> pd.DataFrame:
+    try:
+        predicted = refit.predict_frame(ahead.reset_index(drop=True))
+    except (BenchcastError, ValueError, np.linalg.LinAlgError):
+        return pd.DataFrame(columns=list(COLUMNS))
+    n, column = len(ahead), lambda name: ahead[name].to_numpy(float)
+    values = (axis, delta, side, origin, ahead["run"].to_numpy(), column("k"), column("flops"),
+              np.broadcast_to(decades, n), np.broadcast_to(tpr_decades, n), column("value"), predicted,
+              bool(refit.converged))  # fmt: skip
+    return pd.DataFrame(dict(zip(COLUMNS, values, strict=True)))
+
+
+def rolling_origin(result, axes=("compute", "tpr"), origin_decades=ORIGIN_DECADES) -> pd.DataFrame:
+    """Forecasts inside a fit's own points, each from a cold refit of the points on the near side of its
+    origin (never from the full fit's optimum, which has seen the points it forecasts).
 
     Parameters
     ----------
     result : FitResult
         The fit whose points are refitted.
+    axes : tuple of {'compute', 'tpr'}
+        Origins along compute (every law) and along tokens per parameter (a law of N and D whose runs span
+        ``MIN_TPR_LEVELS`` TPRs or more).
     origin_decades : sequence of float
-        Each origin's distance below the fit's largest run, in decades of compute.
+        Each compute origin's distance below the fit's largest run, in decades.
 
     Returns
     -------
     DataFrame
-        ``ERROR_COLUMNS``: the origin, each point ahead of it (``decades`` beyond the origin's largest
-        run), its true and forecast score; empty where no origin has enough points.
+        ``COLUMNS`` per forecast point: ``decades`` beyond the refit's largest run (compute rows), ``tpr_decades``
+        beyond its TPR range (``side`` 'above' or 'below'), and whether the refit converged (kept either way).
     """
-    points = result.points
-    law = result.law_object
+    points, law = result.points, result.law_object
     flops = points["flops"].to_numpy(float)
-    top = flops.max()
-    records = []
-    for delta in origin_decades:
-        origin = top / 10**delta
-        inner = flops <= origin * (1 + 1e-9)
-        if inner.sum() < law.n_params + 2 or not (~inner).any():
-            continue
-        if np.log10(flops[inner].max() / flops[inner].min()) < MIN_INNER_DECADES:
-            continue
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                refit = fit_rows(
-                    points[inner].reset_index(drop=True),
-                    replace(result.spec, max_flops=float(origin)),
-                    quiet=True,
-                )
-        except (BenchcastError, ValueError, np.linalg.LinAlgError):
-            continue
-        ahead = points[~inner].reset_index(drop=True)
-        predicted = refit.predict_frame(ahead)
-        frame = pd.DataFrame(
-            {
-                "origin_decades": delta,
-                "origin": float(flops[inner].max()),
-                "run": ahead["run"].to_numpy(),
-                "k": ahead["k"].to_numpy(float),
-                "flops": ahead["flops"].to_numpy(float),
-                "decades": np.log10(ahead["flops"].to_numpy(float) / flops[inner].max()),
-                "true": ahead["value"].to_numpy(float),
-                "predicted": predicted,
-                "converged": refit.converged,
-            }
-        )
-        records.append(frame)
-    return pd.concat(records, ignore_index=True) if records else pd.DataFrame(columns=list(ERROR_COLUMNS))
+    frames = []
+    if "compute" in axes:
+        origins = []
+        for delta in origin_decades:
+            origin = flops.max() / 10**delta
+            inner = flops <= origin * (1 + 1e-9)
+            if inner.sum() < law.n_params + 2 or inner.all() or np.ptp(np.log10(flops[inner])) < MIN_INNER_DECADES:
+                continue
+            origins.append((delta, float(origin), inner))
+        for (delta, origin, inner), refit in zip(origins, _refits(points, result.spec, origins), strict=True):
+            if refit is not None:
+                top = float(flops[inner].max())
+                decades = np.log10(flops[~inner] / top)
+                frames.append(_frame("compute", delta, "", refit, points[~inner], top, decades, 0.0))
+    if "tpr" in axes and law.models_tpr and {"params", "tokens"} <= set(points.columns):
+        tpr = (points["tokens"] / points["params"]).to_numpy(float)
+        level = np.round(np.log10(tpr) / np.log10(1 + TPR_LEVEL_TOLERANCE))
+        levels = np.unique(level[np.isfinite(level)])
+        for side, held in (("above", levels[-1:]), ("below", levels[:1])) if len(levels) >= MIN_TPR_LEVELS else ():
+            ahead, inner = level == held[0], np.isfinite(level) & (level != held[0])
+            refit = _refit(points[inner], result.spec) if inner.sum() >= law.n_params + 2 else None
+            if refit is not None:
+                edge = tpr[inner].max() if side == "above" else tpr[inner].min()
+                beyond = np.abs(np.log10(tpr[ahead] / edge))
+                frames.append(_frame("tpr", np.nan, side, refit, points[ahead], float(edge), 0.0, beyond))
+    frames = [f for f in frames if len(f)]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(COLUMNS))
 
 
-def log_errors(errors: pd.DataFrame) -> pd.DataFrame:
-    """Rows with a finite log-ratio error, with columns ``e`` (log true/forecast) and ``d``.
+def log_errors(errors: pd.DataFrame, axis: str = "compute") -> pd.DataFrame:
+    """The forecasts along one axis with a finite log-ratio error: columns ``e`` = log(true / forecast) and
+    ``d`` (decades beyond the origin: of compute, or of TPR for ``axis='tpr'``).
 
     Parameters
     ----------
     errors : DataFrame
-        Rolling-origin forecasts (:func:`rolling_origin`).
+        Rolling-origin forecasts (:func:`rolling_origin`; a frame without ``axis`` is along compute).
+    axis : {'compute', 'tpr'}
+        Which origins.
 
     Returns
     -------
     DataFrame
-        The rows ahead of their origin (``decades`` > 0) with a finite ``e``; ``d`` is ``decades``.
+        The rows with d > 0 and a finite e.
     """
-    true, predicted = errors["true"].to_numpy(float), errors["predicted"].to_numpy(float)
+    rows = pd.DataFrame(columns=list(COLUMNS)) if errors is None else errors
+    rows = rows[rows["axis"] == axis] if "axis" in rows else rows.iloc[: len(rows) * (axis == "compute")]
+    if not len(rows):
+        return pd.DataFrame(columns=[*COLUMNS, "e", "d"])
     with np.errstate(divide="ignore", invalid="ignore"):
-        e = np.log(true) - np.log(predicted)
-    keep = np.isfinite(e) & (errors["decades"].to_numpy(float) > 0)
-    out = errors[keep].copy()
-    out["e"], out["d"] = e[keep], out["decades"].to_numpy(float)
+        e = np.log(rows["true"].to_numpy(float)) - np.log(rows["predicted"].to_numpy(float))
+    d = rows["decades" if axis == "compute" else "tpr_decades"].to_numpy(float)
+    keep = np.isfinite(e) & (d > 0)
+    out = rows[keep].copy()
+    out["e"], out["d"] = e[keep], d[keep]
     return out
-
-
-@dataclass(frozen=True)
-class Spread:
-    """Extrapolation error of a law: sd of log(Q_true / Q_forecast) is ``tau`` per decade."""
-
-    tau: float
-    noise: float  # s0: the part that does not grow with distance (reported, not added)
-    n_origins: int
-    n_forecasts: int
-    source: str  # 'own', 'pooled', 'own+pooled' or 'own+benchmarks' (tau_pooling)
-    n_unconverged: int = 0  # inner origins whose refit did not converge (their forecasts are kept)
-    n_pooled: int = 0  # other benchmarks its log tau was shrunk towards (benchcast.forecasting.tau_pooling)
-    tau_tpr: float | None = None  # per decade of TPR outside the fitted runs' (None: tau; forecasting.distance)
-
-    def sd(self, decades, tpr_decades=None) -> np.ndarray:
-        """The sd of the log-ratio error at a distance.
-
-        Parameters
-        ----------
-        decades : array_like
-            Distance beyond the largest fitted run, in decades of compute (negative counts as 0).
-        tpr_decades : array_like, optional
-            Distance outside the fitted runs' TPR range, in decades of TPR (0: inside).
-
-        Returns
-        -------
-        ndarray
-            ``tau * decades``; sqrt((tau decades)^2 + (tau_tpr tpr_decades)^2) outside the TPR range.
-        """
-        compute = self.tau * np.maximum(np.asarray(decades, float), 0.0)
-        if tpr_decades is None:
-            return compute
-        beyond = np.asarray(tpr_decades, float)
-        per = self.tau if self.tau_tpr is None else self.tau_tpr
-        return np.where(beyond > 0, np.hypot(compute, per * beyond), compute)
-
-    def to_dict(self) -> dict:
-        """The spread as JSON-ready numbers.
-
-        Returns
-        -------
-        dict
-            The fields by name.
-        """
-        return {
-            "tau": self.tau,
-            "noise": self.noise,
-            "n_origins": self.n_origins,
-            "n_forecasts": self.n_forecasts,
-            "source": self.source,
-            "n_unconverged": self.n_unconverged,
-            "n_pooled": self.n_pooled,
-            **({} if self.tau_tpr is None else {"tau_tpr": self.tau_tpr}),
-        }
-
-
-def estimate_spread(errors: pd.DataFrame, *, group: tuple[str, ...] = ("origin_decades",)) -> Spread:
-    """NNLS of e^2 on [1, d^2], each origin (each ``group``) weighted equally.
-
-    Parameters
-    ----------
-    errors : DataFrame
-        Rolling-origin forecasts (:func:`rolling_origin`).
-    group : tuple of str
-        Columns that name one origin (add ``benchmark`` to pool several benchmarks).
-
-    Returns
-    -------
-    Spread
-        ``tau`` (per decade) and ``noise`` (s0), source ``'own'``.
-
-    Raises
-    ------
-    InsufficientDataError
-        With fewer than ``MIN_ORIGINS`` origins.
-    """
-    rows = log_errors(errors)
-    keys = [c for c in group if c in rows]
-    n_origins = int(rows.groupby(keys).ngroups) if len(rows) else 0
-    if n_origins < MIN_ORIGINS:
-        raise InsufficientDataError(
-            f"only {n_origins} inner forecast origin(s) with usable points: the extrapolation error cannot be "
-            "estimated (the bootstrap-only interval is --interval bootstrap, interval='bootstrap' in Python; or pool "
-            "with other benchmarks)."
-        )
-    weight = 1.0 / rows.groupby(keys)["e"].transform("size").to_numpy(float)
-    root = np.sqrt(weight)
-    design = np.column_stack([np.ones(len(rows)), rows["d"].to_numpy(float) ** 2]) * root[:, None]
-    from scipy.optimize import nnls  # here: scipy.optimize costs 0.3 s to import
-
-    (noise2, tau2), _ = nnls(design, rows["e"].to_numpy(float) ** 2 * root)
-    unconverged = 0
-    if "converged" in rows:
-        unconverged = int((~rows.groupby(keys)["converged"].all().astype(bool)).sum())
-    return Spread(float(np.sqrt(tau2)), float(np.sqrt(noise2)), n_origins, int(len(rows)), "own", unconverged)
-
-
-
-
-def rolling_origin(result) -> pd.DataFrame:
-    compute = _compute_origins(result).assign(axis="compute")
-    tpr = rolling_origin_tpr(result)
-    if not len(tpr):
-        return compute
-    tpr = pd.DataFrame(
-        {
-            "origin_decades": np.where(tpr["side"] == "above", 1.0, -1.0),
-            "origin": np.nan,
-            "run": tpr["run"],
-            "k": tpr["k"],
-            "flops": np.nan,
-            "decades": tpr["tpr_decades"],
-            "true": tpr["true"],
-            "predicted": tpr["predicted"],
-            "converged": True,
-            "axis": "tpr",
-        }
-    )
-    return pd.concat([compute, tpr], ignore_index=True)
 
 
 @dataclass(frozen=True)
 class ErrorModel:
-    spread: Spread
+    """The log-ratio error of a forecast D decades beyond its data: ~ drift D + tau D t_df.
 
-    @property
-    def tau(self):
-        return self.spread.tau
+    Parameters
+    ----------
+    tau, drift : float
+        Scale per decade of compute (the sd where df is inf), and mean log error per decade (> 0: forecasts low).
+    df : float
+        Student t degrees of freedom of the tails (inf: normal).
+    tau_tpr : float or None
+        Scale per decade of TPR outside the fitted runs' range (None: tau).
+    source : str
+        Where the values come from, in words ('own', 'own+benchmarks (10)+prior (3 ladders)', 'prior (3 ladders)').
+    n_origins, n_forecasts, n_unconverged : int
+        The benchmark's own origins used, their forecasts, and origins whose refit did not converge.
+    """
 
-    def to_dict(self):
-        return self.spread.to_dict()
+    tau: float
+    drift: float = 0.0
+    df: float = float("inf")
+    tau_tpr: float | None = None
+    source: str = "own"
+    n_origins: int = 0
+    n_forecasts: int = 0
+    n_unconverged: int = 0
+
+    def to_dict(self) -> dict:
+        """The model as JSON-ready numbers.
+
+        Returns
+        -------
+        dict
+            The fields by name (``df`` None for normal tails).
+        """
+        out = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        return {**out, "df": None if self.df == np.inf else self.df}
 
 
-def _split(errors):
-    if errors is None or not len(errors):
-        return pd.DataFrame(), pd.DataFrame()
-    if "axis" not in errors:
-        return errors, pd.DataFrame()
-    return errors[errors["axis"] == "compute"], errors[errors["axis"] == "tpr"]
+@dataclass(frozen=True)
+class Prior:
+    """The cross-ladder prior: mean log tau and mean drift per decade over the ladders measured.
+
+    Parameters
+    ----------
+    log_tau, drift : float
+        Means over the ladders of each ladder's mean log tau (the scale about its drift) and mean drift.
+    tau_tpr : float or None
+        Error per decade of TPR (None: not measured).
+    ladders : tuple of str
+        The ladders it is the mean of.
+    log_tau_nodrift : float, optional
+        Mean log tau about 0 (what a model without drift is shrunk toward; None: log_tau).
+    """
+
+    log_tau: float
+    drift: float
+    tau_tpr: float | None
+    ladders: tuple
+    log_tau_nodrift: float | None = None
+
+
+def load_prior(path=None, exclude=(), ladders=None) -> Prior:
+    """The cross-ladder prior shipped with the package (``benchmarks/extrapolation_prior.py`` writes it): the
+    mean over its ladders of each ladder's entry.
+
+    Parameters
+    ----------
+    path : path, optional
+        Another prior file of the same form.
+    exclude : iterable of str
+        Ladders left out of the mean (a ladder must not judge a prior it shaped).
+    ladders : dict, optional
+        Per-ladder entries to pool instead of the file's: name to ``{'log_tau', 'log_tau_nodrift', 'drift',
+        'tau_tpr'}`` (``log_tau`` None: the ladder could not measure).
+
+    Returns
+    -------
+    Prior
+    """
+    path = Path(path) if path is not None else PRIOR_FILE
+    try:
+        ladders = json.loads(path.read_text())["ladders"] if ladders is None else ladders
+    except (OSError, ValueError, KeyError) as exc:
+        raise BenchcastError(f"{path}: not an extrapolation prior ({exc}).") from exc
+    kept = {k: v for k, v in ladders.items() if k not in set(exclude) and v.get("log_tau") is not None}
+    if not kept:
+        raise BenchcastError(f"no ladder left in the extrapolation prior after leaving out {list(exclude)}.")
+    tpr = [v["tau_tpr"] for v in kept.values() if v.get("tau_tpr") is not None]
+    mean = lambda key: float(np.mean([v.get(key, v["log_tau"]) for v in kept.values()]))  # noqa: E731
+    return Prior(mean("log_tau"), mean("drift"), float(np.exp(np.mean(np.log(tpr)))) if tpr else None,
+                 tuple(kept), mean("log_tau_nodrift"))  # fmt: skip
+
+
+def _tau(residual, d, w) -> float:
+    from scipy.optimize import nnls  # here: scipy.optimize costs 0.3 s to import
+
+    residual, d, root = np.asarray(residual, float), np.asarray(d, float), np.sqrt(w)
+    (_, tau2), _ = nnls(np.column_stack([np.ones(len(d)), d**2]) * root[:, None], residual**2 * root)
+    return float(np.sqrt(tau2))
+
+
+def estimate(
+    errors: pd.DataFrame | None,
+    prior: Prior | None = None,
+    others=None,
+    *,
+    drift: bool = False,
+    tails: bool = False,
+    prior_origins: float = PRIOR_ORIGINS,
+    bench_origins: float = BENCH_ORIGINS,
+) -> ErrorModel:
+    """The one pooling rule: log tau (and drift) the weighted mean of the benchmark's own (weight m, its origins),
+    the file's other benchmarks' mean (``bench_origins``) and the cross-ladder prior (``prior_origins``).
+
+    Parameters
+    ----------
+    errors : DataFrame or None
+        The benchmark's rolling-origin forecasts (:func:`rolling_origin`; blended where the forecast blends laws).
+    prior : Prior, optional
+        The cross-ladder prior (:func:`load_prior`; None: not pooled).
+    others : sequence of ErrorModel, optional
+        The file's other benchmarks' own models (source 'own'); fewer than two are not pooled.
+    drift : bool
+        Model the drift: per-origin slopes of e on d, their mean pooled like log tau, tau about it (default
+        False: drift 0, tau from e^2).
+    tails : bool
+        Student t tails with df = max(m, 2) + 1, m the own origins (default False: normal).
+    prior_origins, bench_origins : float
+        The prior's and the other benchmarks' weights, in origins.
+
+    Returns
+    -------
+    ErrorModel
+        InsufficientDataError where the benchmark has fewer than ``MIN_ORIGINS`` origins and nothing to pool.
+    """
+    rows = log_errors(errors)
+    n_own = int(rows["origin_decades"].nunique()) if len(rows) else 0
+    parts, source = [], []  # (weight, log tau (None: own, measured about the pooled drift), drift)
+    unconverged = 0
+    if n_own >= MIN_ORIGINS:
+        parts.append((float(n_own), None, float(np.mean(_slopes(rows)[0])) if drift else 0.0))
+        source.append("own")
+        unconverged = int((~rows.groupby("origin_decades")["converged"].all().astype(bool)).sum())
+    others = [o for o in (others or ()) if o is not None]
+    if len(others) >= 2 and bench_origins > 0:
+        logs = [np.log(max(o.tau, TAU_FLOOR)) for o in others]
+        parts.append((bench_origins, float(np.mean(logs)), float(np.mean([o.drift for o in others]))))
+        source.append(f"benchmarks ({len(others)})")
+    if prior is not None and prior_origins > 0:
+        nodrift = prior.log_tau if prior.log_tau_nodrift is None else prior.log_tau_nodrift
+        parts.append((prior_origins, prior.log_tau if drift else nodrift, prior.drift))
+        source.append(f"prior ({len(prior.ladders)} ladder{'s' * (len(prior.ladders) != 1)})")
+    if not parts:
+        raise InsufficientDataError(
+            f"only {n_own} inner forecast origin(s) with usable points and no prior or other benchmarks to pool: "
+            "the extrapolation error cannot be estimated (the bootstrap-only interval is interval='bootstrap')."
+        )
+    weight = np.array([p[0] for p in parts]) / sum(p[0] for p in parts)
+    slope = float(np.dot(weight, [p[2] for p in parts])) if drift else 0.0
+    logs = [p[1] for p in parts]
+    own = source[0] == "own"
+    if own:  # the benchmark's own scatter, about the drift the model uses
+        tau = _own_scale(rows, slope) if drift else _tau(rows["e"], rows["d"], _weights(rows))
+        logs[0] = np.log(max(tau, TAU_FLOOR))
+    tau_tpr = _tpr_scale(errors)
+    tau_tpr = prior.tau_tpr if tau_tpr is None and prior is not None else tau_tpr
+    return ErrorModel(
+        float(np.exp(np.dot(weight, logs))), slope, float(max(n_own if own else 0, 2) + 1) if tails else np.inf,
+        tau_tpr, "+".join(source), n_own if own else 0, int(len(rows)) if own else 0, unconverged,
+    )  # fmt: skip
+
+
+def _slopes(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    # each origin's drift (least-squares slope of e on d through 0), and each forecast's origin index
+    index = rows.groupby("origin_decades").ngroup().to_numpy()
+    e, d = rows["e"].to_numpy(float), rows["d"].to_numpy(float)
+    return np.bincount(index, e * d) / np.bincount(index, d * d), index
+
+
+def _own_scale(rows: pd.DataFrame, slope: float) -> float:
+    # the scatter within origins about their own drift, and the origins' drifts about ``slope`` as a new
+    # origin's would scatter about it, var (1 + 1/m)
+    (slopes, index), d, m = _slopes(rows), rows["d"].to_numpy(float), rows["origin_decades"].nunique()
+    within = _tau(rows["e"].to_numpy(float) - slopes[index] * d, d, _weights(rows))
+    between = np.sum((slopes - slope) ** 2) / max(m - 1, 1) * (1 + 1 / m)
+    return float(np.sqrt(within**2 + between))
+
+
+def _weights(rows: pd.DataFrame) -> np.ndarray:
+    # 1 / its origin's forecasts: each origin weighs the same
+    return 1.0 / rows.groupby("origin_decades")["e"].transform("size").to_numpy(float)
+
+
+def _tpr_scale(errors) -> float | None:
+    # per decade of TPR: sqrt of the mean over the two TPR origins of the mean of (e / dTPR)^2
+    rows = log_errors(errors, "tpr")
+    by_side = ((rows["e"] / rows["d"]) ** 2).groupby(rows["side"]).mean()
+    return float(np.sqrt(by_side.mean())) if len(rows) else None
+
+
+def widen(boot_draws, decades, model: ErrorModel, seed: int = 0, tpr_decades=None, reference=None) -> np.ndarray:
+    """Bootstrap score draws turned into forecast draws: Q_b exp(drift D + s eps), clipped to [0, 1].
+
+    s: tau D (and tau_tpr times the distance in TPR, in quadrature) net of the bootstrap's own spread; eps
+    normal or Student t (``model.df``) from a stream keyed by the point's distance (a point's draws do not
+    depend on the points asked with it). A replicate not finite at a point is left out there only (nan).
+
+    Parameters
+    ----------
+    boot_draws : array (replicates, points)
+        Bootstrap score draws.
+    decades : array (points,)
+        Each point's distance outside the fitted runs' compute, in decades (either direction; the drift,
+        measured upward, applies to both).
+    model : ErrorModel
+        The extrapolation error.
+    seed : int
+        Seed of the per-point streams.
+    tpr_decades : array (points,), optional
+        Distance outside the fitted runs' TPR range (0 or None: inside).
+    reference : array (replicates, points), optional
+        The draws whose spread the term is net of (default ``boot_draws``): a new run's draws when ``boot_draws``
+        are the law's curve's, so that both get the same term and a run's interval stays wider than the curve's.
+
+    Returns
+    -------
+    array (ceil(DRAWS / replicates) * replicates, points)
+        The forecast draws.
+    """
+    boot = np.asarray(boot_draws, float)
+    if boot.ndim != 2 or not len(boot) or not np.isfinite(boot).any():
+        raise BenchcastError("no bootstrap draws to widen by the extrapolation error.")
+    boot = np.where(np.isfinite(boot), boot, np.nan)
+    base = np.tile(boot, (int(np.ceil(DRAWS / len(boot))), 1))
+    decades = np.maximum(np.asarray(decades, float), 0.0)
+    per = model.tau if model.tau_tpr is None else model.tau_tpr
+    scale = np.hypot(model.tau * decades, per * (0.0 if tpr_decades is None else np.asarray(tpr_decades, float)))
+    eps = np.empty((len(base), len(decades)))
+    for j, distance in enumerate(decades):
+        rng = point_rng(seed, EPS_STREAM, distance)
+        eps[:, j] = rng.standard_normal(len(base))
+        if np.isfinite(model.df):  # t = z / sqrt(chi2_df / df), from the same stream
+            eps[:, j] /= np.sqrt(rng.chisquare(model.df, len(base)) / model.df)
+    with np.errstate(divide="ignore"):
+        log_draws = (
+            np.log(np.clip(base, 1e-12, None))
+            + model.drift * decades
+            + eps * net_sd(boot if reference is None else reference, scale)
+        )
+    return np.clip(np.exp(log_draws), 0.0, 1.0)
 
 
 def own_scale(errors) -> float:
-    if errors is None or not len(errors):
-        return float("nan")
+    """A law's own error per decade from its rolling-origin forecasts (NaN with fewer than ``MIN_ORIGINS``).
+
+    Parameters
+    ----------
+    errors : DataFrame or None
+        Its rolling-origin forecasts.
+
+    Returns
+    -------
+    float
+    """
     try:
-        return estimate_spread(_split(errors)[0]).tau
+        return float(estimate(errors).tau)
     except BenchcastError:
         return float("nan")
-
-
-def estimate(errors, prior=None, others=None, **_) -> ErrorModel:
-    compute, tpr = _split(errors)
-    spread = estimate_spread(compute) if len(compute) else None
-    if spread is None:
-        raise BenchcastError("no rolling-origin forecasts inside the runs")
-    if len(tpr):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            scaled = (np.log(tpr["true"].to_numpy(float)) - np.log(tpr["predicted"].to_numpy(float))) / tpr[
-                "decades"
-            ].to_numpy(float)
-        keep = np.isfinite(scaled)
-        if keep.any():
-            by = pd.Series(scaled[keep] ** 2).groupby(tpr["origin_decades"].to_numpy()[keep]).mean()
-            spread = replace(spread, tau_tpr=float(np.sqrt(by.mean())))
-    return ErrorModel(spread)
-
-
-def widen(values, decades, model, seed, tpr_decades=None, reference=None):
-    return combine(values, decades, model.spread, seed=seed, reference=reference, tpr_decades=tpr_decades)
-
-
-def rolling_origin_tpr(result) -> pd.DataFrame:
-    """Forecasts in TPR inside a fit's own points: a law of N and D fitted on runs at ``MIN_TPR_LEVELS`` or
-    more TPRs, refitted cold without the runs at the largest TPR, forecasts them (``side`` 'above'), and
-    without those at the smallest, forecasts those ('below'). Cached per fit.
-
-    Parameters
-    ----------
-    result : FitResult
-        The fit.
-
-    Returns
-    -------
-    DataFrame
-        ``side``, ``run``, ``k``, ``tpr_decades`` (beyond the refit's TPR range), ``true``, ``predicted``;
-        empty for a law of compute alone or fewer TPRs.
-    """
-    cached = _ORIGINS.get(id(result))
-    if cached is not None and cached[0]() is result:
-        return cached[1]
-    out = _tpr_origins(result)
-    _ORIGINS[id(result)] = (weakref.ref(result), out)
-    return out
-
-
-def _tpr_origins(result) -> pd.DataFrame:
-    columns = ["side", "run", "k", "tpr_decades", "true", "predicted"]
-    points = result.points
-    if not result.law_object.models_tpr or not {"params", "tokens"} <= set(points.columns):
-        return pd.DataFrame(columns=columns)
-    tpr = (points["tokens"] / points["params"]).to_numpy(float)
-    level = np.round(np.log10(tpr) / np.log10(1 + TPR_TOLERANCE))  # TPRs within the tolerance are one level
-    levels = np.unique(level[np.isfinite(level)])
-    frames = []
-    for side, held_level in (("above", levels[-1]), ("below", levels[0])):
-        ahead = level == held_level
-        inner = np.isfinite(level) & ~ahead
-        if len(levels) < MIN_TPR_LEVELS or inner.sum() < result.law_object.n_params + 2:
-            continue
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                refit = fit_rows(points[inner].reset_index(drop=True), result.spec, quiet=True)
-                predicted = refit.predict_frame(points[ahead].reset_index(drop=True))
-        except (BenchcastError, ValueError, np.linalg.LinAlgError):
-            continue
-        edge = tpr[inner].max() if side == "above" else tpr[inner].min()
-        frames.append(
-            pd.DataFrame(
-                {
-                    "side": side,
-                    "run": points.loc[ahead, "run"].to_numpy(),
-                    "k": points.loc[ahead, "k"].to_numpy(float),
-                    "tpr_decades": np.abs(np.log10(tpr[ahead] / edge)),
-                    "true": points.loc[ahead, "value"].to_numpy(float),
-                    "predicted": predicted,
-                }
-            )
-        )
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
-
-
-def tpr_error(members, weights) -> float | None:
-    """The blend's error per decade of TPR from its members' TPR origins (:func:`rolling_origin_tpr`):
-    sqrt of the mean over the two origins of the mean of (e / dTPR)^2, e the blend's log-ratio error.
-
-    Parameters
-    ----------
-    members : mapping of law name to member forecast
-        Objects with ``fit`` (FitResult or None).
-    weights : mapping of law name to float
-        The blend's positive weights.
-
-    Returns
-    -------
-    float or None
-        None where a member has no fit or no TPR origin (a law of compute alone, fewer than three TPRs).
-    """
-    frames = {}
-    for law in weights:
-        fit = getattr(members[law], "fit", None)
-        frame = rolling_origin_tpr(fit) if fit is not None else None
-        if frame is None or frame.empty:
-            return None
-        frames[law] = frame.set_index(["side", "run", "k"])
-    first = next(iter(frames.values()))
-    wide = pd.concat([frame["predicted"].rename(law) for law, frame in frames.items()], axis=1, join="inner")
-    wide = wide.join(first[["tpr_decades", "true"]])
-    blend = sum(w * wide[law].to_numpy(float) for law, w in weights.items())
-    with np.errstate(divide="ignore", invalid="ignore"):
-        scaled = (np.log(wide["true"].to_numpy(float)) - np.log(blend)) / wide["tpr_decades"].to_numpy(float)
-    keep = np.isfinite(scaled)
-    if not keep.any():
-        return None
-    by_side = pd.Series(scaled[keep] ** 2).groupby(wide.index.get_level_values("side")[keep]).mean()
-    return float(np.sqrt(by_side.mean()))

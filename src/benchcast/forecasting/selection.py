@@ -209,12 +209,20 @@ def _blended(pool: dict, weights: pd.Series, wide: pd.DataFrame) -> pd.DataFrame
     if len(weights) == 1:
         return pd.DataFrame()  # one law: its own (Ensemble.errors_)
     if len(wide):
-        frames.append(blend_errors(wide, weights))
+        frames.append(blend_errors(wide, weights).assign(axis="compute", side="", tpr_decades=0.0))
     tpr = {law: _tpr_rows(pool[law].errors) for law in weights.index if weights[law] > 0}
-    if all(len(frame) for frame in tpr.values()):
-        shared = common_errors(tpr)
-        if len(shared):
-            frames.append(blend_errors(shared, weights).assign(axis="tpr"))
+    if all(len(frame) for frame in tpr.values()):  # along TPR: the points every member forecast, blended
+        key = ["side", "run", "k"]
+        first = next(iter(tpr.values())).drop_duplicates(key).set_index(key)
+        wide = pd.concat(
+            [frame.drop_duplicates(key).set_index(key)["predicted"].rename(law) for law, frame in tpr.items()],
+            axis=1,
+            join="inner",
+        )
+        if len(wide):
+            out = first.loc[wide.index].copy()
+            out["predicted"] = sum(w * wide[law].to_numpy(float) for law, w in weights.items() if w > 0)
+            frames.append(out.reset_index())
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
@@ -348,7 +356,7 @@ def common_errors(errors: dict[str, pd.DataFrame]) -> pd.DataFrame:
     Parameters
     ----------
     errors : dict
-        Law name to its rolling-origin forecasts (:func:`benchcast.forecasting.calibration.rolling_origin`).
+        Law name to its rolling-origin forecasts (:func:`benchcast.forecasting.extrapolation.rolling_origin`).
 
     Returns
     -------
@@ -440,9 +448,21 @@ def blend_errors(wide: pd.DataFrame, weights: pd.Series) -> pd.DataFrame:
     Returns
     -------
     DataFrame
-        The shape of :func:`benchcast.forecasting.calibration.rolling_origin`'s, ``predicted`` blended.
+        The shape of :func:`benchcast.forecasting.extrapolation.rolling_origin`'s, ``predicted`` blended.
     """
-    kept = ["origin_decades", "origin", "run", "k", "flops", "decades", "true", "converged"]
+    kept = [
+        "axis",
+        "origin_decades",
+        "side",
+        "origin",
+        "run",
+        "k",
+        "flops",
+        "decades",
+        "tpr_decades",
+        "true",
+        "converged",
+    ]
     out = wide[[c for c in kept if c in wide]].copy()
     out["predicted"] = sum(w * wide[law].to_numpy(float) for law, w in weights.items() if w > 0)
     return out
@@ -480,7 +500,7 @@ def nested_error(wide: pd.DataFrame, laws: list[str], rule: str) -> dict:
 
 
 def members_with_support(errors: dict[str, pd.DataFrame]) -> list[str]:
-    """The laws a combination can use: each with at least ``calibration.MIN_ORIGINS`` rolling origins
+    """The laws a combination can use: each with at least ``extrapolation.MIN_ORIGINS`` rolling origins
     of its own, taken in the given order while the points they all forecast keep that many origins
     (a law that would leave the others too few common origins is left out, not the combination).
 
