@@ -257,8 +257,9 @@ def add_intervals(
         lower, upper = made.bounds(level)
         frame[f"lower{pct}"], frame[f"upper{pct}"] = lower, upper
         mean_lower, mean_upper = made.bounds(level, mean=True)
+        # coverage where there is an interval and a score (no interval is no miss)
         for suffix, (lo, hi) in (("", (lower, upper)), ("_confidence", (mean_lower, mean_upper))):
-            has = test & np.isfinite(lo) & np.isfinite(frame["true"].to_numpy(float))  # no interval, no score: no coverage
+            has = test & np.isfinite(lo) & np.isfinite(frame["true"].to_numpy(float))
             bt.metrics[f"coverage{pct}{suffix}"] = (
                 coverage(frame["true"][has], lo[has], hi[has]) if has.any() else float("nan")
             )

@@ -117,7 +117,7 @@ def rolling_origin(result, axes=("compute", "tpr"), origin_decades=ORIGIN_DECADE
             if inner.sum() < law.n_params + 2 or inner.all() or np.ptp(np.log10(flops[inner])) < MIN_INNER_DECADES:
                 continue
             origins.append((delta, float(origin), inner))
-        for (delta, origin, inner), refit in zip(origins, _refits(points, result.spec, origins), strict=True):
+        for (delta, _, inner), refit in zip(origins, _refits(points, result.spec, origins), strict=True):
             if refit is not None:
                 top = float(flops[inner].max())
                 decades = np.log10(flops[~inner] / top)

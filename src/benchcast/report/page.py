@@ -17,8 +17,7 @@ import benchcast.report.html as h
 from benchcast._version import __version__
 from benchcast.data.table import within_compute
 from benchcast.errors import BenchcastError
-from benchcast.forecasting.targets import flops_convention, table_runs
-from benchcast.forecasting.targets import describe_run
+from benchcast.forecasting.targets import describe_run, flops_convention, table_runs
 from benchcast.report.analysis import RECOMMENDED, analyse_benchmark
 from benchcast.report.bands import curve_tpr
 from benchcast.report.sections import anchor, benchmark_section, metric_label, summary_section
