@@ -11,9 +11,8 @@ from typer.testing import CliRunner
 
 import benchcast as bc
 from benchcast.cli import app
+from benchcast.forecasting.flags import ensemble_flags
 from benchcast.forecasting.targets import BELOW_DATA, BEYOND_K, below_data, beyond_k, outside_decades
-from benchcast.forecasting.flags import strategy_flags
-from benchcast.forecasting.strategy import MemberForecast
 
 
 @pytest.fixture(scope="module")
@@ -53,9 +52,9 @@ def test_a_forecast_three_decades_below_the_data_is_flagged_and_not_narrower_tha
 
 
 def test_a_strategy_forecast_below_the_data_is_flagged(arc20):
-    member = MemberForecast(np.array([0.2911]), None, float(arc20.diagnostics.flops_max), "flops", arc20)
-    decades = np.log10(1e15 / arc20.diagnostics.flops_max)
-    flags = strategy_flags({"power": member}, [0.2911], [decades], arc20.diagnostics.flops_max)[0]
+    from benchcast.forecasting.targets import planned_runs
+
+    flags = ensemble_flags({"power": arc20}, {"power": np.array([0.2911])}, [0.2911], planned_runs(flops=[1e15]))[0]
     assert BELOW_DATA in [f.kind for f in flags]
 
 

@@ -11,8 +11,14 @@ import pandas as pd
 import pytest
 
 from benchcast.forecasting.ensemble import Member
-from benchcast.forecasting.selection import choose, members_with_support
-from benchcast.forecasting.selection import DEFAULT_POOL, FALLBACK_POOL, across_tprs, ladder_laws
+from benchcast.forecasting.selection import (
+    DEFAULT_POOL,
+    FALLBACK_POOL,
+    across_tprs,
+    choose,
+    ladder_laws,
+    members_with_support,
+)
 from benchcast.laws import available_laws, get_law
 from benchcast.laws.questions import spans_tprs
 

@@ -110,5 +110,5 @@ def test_fixed_law_is_one_answer_from_backtest_forecast_and_bench(apple_path, be
     answers["forecast ARTIFACT"] = {"prediction": doc["prediction"][0], "lower": doc["lower"][0], "upper": doc["upper"][0]}
     first = answers["bench"]
     assert first["lower"] < first["prediction"] < first["upper"]
-    for name, answer in answers.items():
+    for answer in answers.values():
         _same(answer, first)

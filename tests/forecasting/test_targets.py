@@ -10,8 +10,10 @@ import pytest
 
 from benchcast.errors import BenchcastError
 from benchcast.fitting.spec import FitSpec
-from benchcast.forecasting.selection import compare_laws, forecast_default, recommend
-from benchcast.forecasting.targets import planned_runs
+from benchcast.forecasting.answers import forecast_default, recommend
+from benchcast.forecasting.bootstrap import Uncertainty
+from benchcast.forecasting.ensemble import Ensemble
+from benchcast.forecasting.targets import PlannedRuns, planned_runs
 from benchcast.report import analyse_benchmark
 
 BENCHMARK, METRIC, N_BOOT = "arc_easy", "acc_norm", 20
@@ -54,9 +56,15 @@ def test_planned_runs_refuse_a_missing_or_contradictory_combination(arguments, m
 @pytest.fixture(scope="module")
 def nd_strategy(apple):
     """The law of N and D (K4 nd) alone, fitted to every TPR of the ladder."""
-    rec, strategy = compare_laws(apple, FitSpec("power", BENCHMARK, METRIC, seed=0), laws=["nd"])
-    assert rec.supported and strategy is not None
+    strategy = Ensemble("ensemble", laws=["nd"]).fit(apple, FitSpec("power", BENCHMARK, METRIC, seed=0), progress=False)
+    assert strategy.ok and strategy.weights_ == {"nd": 1.0}
     return strategy
+
+
+def _at(strategy, run, tpr=None, n_boot=N_BOOT, seed=0, **_):
+    """The ensemble's forecast of one run, as recommend reports it."""
+    runs = run if isinstance(run, PlannedRuns) else [run]
+    return strategy.predict(runs, Uncertainty(n_boot, seed, levels=(0.9,)), tpr=tpr).record(0)
 
 
 def test_a_law_of_n_and_d_is_given_n_and_d(nd_strategy):
@@ -65,8 +73,8 @@ def test_a_law_of_n_and_d_is_given_n_and_d(nd_strategy):
     parameters on 4e11 tokens (TPR 400, beyond the ladder's 10 .. 160)."""
     params, tokens = 1e9, 4e11
     options = {"n_boot": N_BOOT, "seed": 0, "n_jobs": 1, "level": 0.9}
-    by_size = nd_strategy.forecast_at(planned_runs(params=params, tokens=tokens), **options)
-    by_compute = nd_strategy.forecast_at(6 * params * tokens, tpr=tokens / params, **options)
+    by_size = _at(nd_strategy, planned_runs(params=params, tokens=tokens), **options)
+    by_compute = _at(nd_strategy, 6 * params * tokens, tpr=tokens / params, **options)
     for key in ("prediction", "lower", "upper"):
         assert by_size[key] == pytest.approx(by_compute[key], rel=RTOL)
     assert by_size["lower"] < by_size["prediction"] < by_size["upper"]
@@ -78,14 +86,14 @@ def test_a_law_of_n_and_d_is_given_n_and_d(nd_strategy):
     assert by_size["flag"] == "target TPR 400 lies outside the fitted runs' TPR (10 .. 160); nd extrapolate(s) in TPR"
     assert by_size["flag"] == by_compute["flag"]
     # the allocation matters to a law of N and D: the same compute at TPR 40 (inside the runs') forecasts otherwise
-    at_40 = nd_strategy.forecast_at(2.4e21, tpr=40.0, **options)
+    at_40 = _at(nd_strategy, 2.4e21, tpr=40.0, **options)
     assert at_40["flops"] == 2.4e21 and "flag" not in at_40
     assert abs(at_40["prediction"] - by_size["prediction"]) > 1e-3
 
 
 def test_a_law_of_n_and_d_needs_a_size_or_a_tpr(nd_strategy):
     with pytest.raises(BenchcastError, match="give the planned run as its parameters and tokens"):
-        nd_strategy.forecast_at(FLOPS, n_boot=0, seed=0)
+        _at(nd_strategy, FLOPS, n_boot=0)
 
 
 @pytest.fixture(scope="module")

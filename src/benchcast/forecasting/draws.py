@@ -3,8 +3,8 @@
 A forecast's uncertainty is a set of draws per point: ``values`` of shape (replicates, points),
 the points' covariates, and (where known) their distance beyond the data in decades of compute.
 The bootstrap builds score draws through the fitted law (:meth:`FittedLaw.draw_scores`, the path of
-the point forecast); the extrapolation calibration widens them (:meth:`ScoreDraws.widen`); a
-combination of laws mixes them (:meth:`ScoreDraws.blend`); and every interval, quantile and
+the point forecast); a combination of laws mixes them (:meth:`ScoreDraws.blend`); the extrapolation error
+widens them (:func:`benchcast.forecasting.extrapolation.widen`); and every interval, quantile and
 coverage is read from them here, one way.
 """
 
@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from benchcast.errors import BenchcastError
-from benchcast.utils.streams import EPS_STREAM, point_rng
 from benchcast.validation import check_level
 
 LEVELS = (0.5, 0.9)  # the interval levels that backtests, bench and the report show
@@ -73,58 +72,6 @@ def net_sd(boot_draws: np.ndarray, total: np.ndarray) -> np.ndarray:
     logs = np.log(np.clip(boot_draws, 1e-12, None))
     b = (quantile(logs, NORMAL_84) - quantile(logs, 1 - NORMAL_84)) / 2
     return np.sqrt(np.maximum(np.asarray(total, float) ** 2 - np.nan_to_num(b) ** 2, 0.0))
-
-
-def combine(
-    boot_draws: np.ndarray, decades: np.ndarray, spread, *, seed: int = 0, reference=None, tpr_decades=None
-) -> np.ndarray:
-    """Score draws (n, points): bootstrap prediction draws times exp(s eps), clipped to [0, 1], with s
-    the extrapolation sd tau D net of the bootstrap's own (:func:`net_sd`), so that the draws' log sd is
-    about max(b, tau D) rather than sqrt(b^2 + tau^2 D^2).
-
-    Each point's draws are its own, so that its interval does not depend on which other points are
-    combined with it: its eps come from a stream keyed by its distance ``decades`` (points at the
-    same distance share them), and a replicate that is not finite at one point is left out there
-    only (nan, which the quantiles skip; a point with no finite replicate gets a nan interval).
-
-    Parameters
-    ----------
-    boot_draws : array (replicates, points)
-        Bootstrap prediction draws of the score.
-    decades : array (points,)
-        Each point's distance beyond the fit's largest run, in decades of compute.
-    spread : Spread
-        The extrapolation error (:class:`benchcast.forecasting.calibration.Spread`).
-    seed : int
-        Seed of the per-point streams of eps.
-    reference : array (replicates, points), optional
-        The draws whose spread the extrapolation term is net of (default ``boot_draws``): the
-        prediction draws when ``boot_draws`` are the mean's, so that both get the same term and the
-        interval of a run stays wider than the interval of the mean.
-    tpr_decades : array (points,), optional
-        Each point's distance outside the fitted runs' TPR range (:meth:`Spread.sd`; None: compute alone).
-
-    Returns
-    -------
-    array (ceil(DRAWS / replicates) * replicates, points)
-        The widened score draws.
-    """
-    boot_draws = np.asarray(boot_draws, float)
-    if boot_draws.ndim != 2 or not len(boot_draws) or (boot_draws.size and not np.isfinite(boot_draws).any()):
-        raise BenchcastError("no bootstrap draws to combine with the extrapolation error.")
-    boot_draws = np.where(np.isfinite(boot_draws), boot_draws, np.nan)  # +-inf would clip to 1 or 1e-12
-    repeats = int(np.ceil(DRAWS / len(boot_draws)))
-    base = np.tile(boot_draws, (repeats, 1))
-    decades = np.asarray(decades, float)
-    eps = np.empty((len(base), len(decades)))
-    for j, distance in enumerate(decades):
-        eps[:, j] = point_rng(seed, EPS_STREAM, distance).standard_normal(len(base))
-    with np.errstate(divide="ignore"):
-        log_draws = (
-            np.log(np.clip(base, 1e-12, None))
-            + eps * net_sd(boot_draws if reference is None else reference, spread.sd(decades, tpr_decades))[None, :]
-        )
-    return np.clip(np.exp(log_draws), 0.0, 1.0)
 
 
 @dataclass(frozen=True, eq=False)
@@ -251,46 +198,6 @@ class ScoreDraws(Draws):
         points = {name: np.asarray(v)[columns] for name, v in self.points.items()}
         decades = None if self.decades is None else np.asarray(self.decades)[columns]
         return ScoreDraws(self.values[:, columns], points, None, self.method, decades)
-
-    def widen(self, spread, seed: int = 0, decades=None, reference=None, tpr_decades=None) -> ScoreDraws:
-        """These draws with the extrapolation error added (:func:`combine`): each draw times
-        exp(tau D eps), eps from a stream per point, clipped to [0, 1].
-
-        Parameters
-        ----------
-        spread : Spread
-            The extrapolation error per decade.
-        seed : int
-            Seed of the per-point streams.
-        decades : array (points,), optional
-            Distances beyond the data (default: :attr:`decades`).
-        reference : ScoreDraws, optional
-            The draws whose spread the term is net of (default: these; :func:`combine`).
-        tpr_decades : array (points,), optional
-            Distances outside the fitted runs' TPR range (:func:`combine`).
-
-        Returns
-        -------
-        ScoreDraws
-            ceil(DRAWS / replicates) * replicates draws per point.
-        """
-        decades = self.decades if decades is None else np.asarray(decades, float)
-        if decades is None:
-            raise BenchcastError("widening draws by the extrapolation error needs each point's distance in decades.")
-        return ScoreDraws(
-            combine(
-                self.values,
-                decades,
-                spread,
-                seed=seed,
-                reference=None if reference is None else reference.values,
-                tpr_decades=tpr_decades,
-            ),
-            self.points,
-            self.shape,
-            self.method,
-            decades,
-        )
 
     @classmethod
     def blend(cls, parts: Mapping[str, ScoreDraws], weights: Mapping[str, float]) -> ScoreDraws:

@@ -1,0 +1,191 @@
+"""The extrapolation error inside the one forecaster: rolling origins that never see what they forecast,
+widening net of the bootstrap (the larger of the two spreads, not their sum), a point's interval independent of
+the points asked with it, the TPR term, and the prior where a ladder cannot measure (issue 30 §2). The error
+model's own estimator is tested in test_extrapolation_model.py."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import benchcast as bc
+from benchcast.forecasting import extrapolation as ext
+from benchcast.forecasting.bootstrap import Uncertainty
+from benchcast.forecasting.draws import DRAWS, ScoreDraws, net_sd
+from benchcast.forecasting.ensemble import Ensemble
+from benchcast.forecasting.selection import blend_errors, common_errors
+from benchcast.forecasting.targets import PlannedRuns
+from tests.conftest import law_table
+
+THETA = np.array([5000.0, 0.19])
+ND = np.array([[n, n * r] for n in (1e8, 2e8, 4e8, 8e8, 1.6e9) for r in (10.0, 20.0, 40.0, 80.0)])
+
+
+def lognormal_draws(sd: float, n: int = 4000, points: int = 2, seed: int = 0) -> np.ndarray:
+    return 0.5 * np.exp(sd * np.random.default_rng(seed).standard_normal((n, points)))
+
+
+@pytest.fixture(scope="module")
+def misspecified():
+    """A power law fitted to a law with a floor: its forecasts drift from the truth as compute grows."""
+    flops = np.geomspace(1e18, 1e21, 25)
+    table = law_table("power_floor", [3000.0, 0.2, 0.3], {"flops": flops}, q_rand=0.25, noise=0.01, seed=2)
+    return bc.fit(table, "power", "synthetic", "acc", q_rand=0.25)
+
+
+def test_rolling_origin_uses_only_runs_below_each_origin():
+    flops = np.geomspace(1e18, 1e21, 25)
+    table = law_table("power", THETA, {"flops": flops}, q_rand=0.25, noise=0.0)
+    result = bc.fit(table, "power", "synthetic", "acc", q_rand=0.25)
+    errors = ext.rolling_origin(result)
+    compute = errors[errors["axis"] == "compute"]
+    assert set(compute["origin_decades"]) == set(ext.ORIGIN_DECADES)
+    assert (compute["flops"] > compute["origin"]).all() and (compute["decades"] > 0).all()
+    assert (compute["origin"] <= 1e21 / 10 ** compute["origin_decades"] * (1 + 1e-9)).all()
+    np.testing.assert_allclose(compute["predicted"], compute["true"], rtol=1e-6)  # an exact law: no error
+    assert ext.estimate(errors).tau == pytest.approx(ext.TAU_FLOOR) and ext.estimate(errors).source == "own"
+
+
+def test_inner_forecasts_do_not_see_the_runs_they_forecast(apple):
+    """Each origin's forecast is a cold fit of the runs up to it (solved in one batch with the other origins):
+    changing the scores of the runs above every origin changes the full fit but no inner forecast."""
+    spec = {"tpr": 20, "min_flops": 3e18, "max_flops": 6e21}
+    result = bc.fit(apple, "power_floor", "winogrande", "acc", **spec)
+    top = result.points["flops"].max()
+    ahead = (apple["benchmark"] == "winogrande") & (apple["flops"] > top / 10 ** min(ext.ORIGIN_DECADES) * 1.001)
+    moved = apple.copy()
+    moved.loc[ahead, "value"] = moved.loc[ahead, "value"] + 0.02
+    other = bc.fit(moved, "power_floor", "winogrande", "acc", **spec)
+    assert not np.allclose(other.theta, result.theta, rtol=1e-3)  # the full fit did see the change
+    errors, errors_moved = ext.rolling_origin(result), ext.rolling_origin(other)
+    assert len(errors) and errors["converged"].all()
+    # the same runs enter each origin's fit: its forecasts agree to the solver's tolerance
+    np.testing.assert_allclose(errors["predicted"].to_numpy(), errors_moved["predicted"].to_numpy(), rtol=1e-9)
+    assert not np.array_equal(errors["true"].to_numpy(), errors_moved["true"].to_numpy())
+
+
+def test_the_batched_origins_are_the_one_by_one_cold_fits(apple):
+    result = bc.fit(apple, "bnsl_monotone", "arc_easy", "acc_norm", tpr=20, min_flops=3e18, max_flops=6e21)
+    batched = ext.rolling_origin(result, axes=("compute",))
+    for _, group in batched.groupby("origin_decades"):
+        inner = result.points[result.points["flops"] <= float(group["origin"].iloc[0]) * (1 + 1e-9)]
+        alone = ext._refit(inner, result.spec)
+        ahead = result.points[result.points["flops"] > float(group["origin"].iloc[0]) * (1 + 1e-9)]
+        np.testing.assert_allclose(group["predicted"], alone.predict_frame(ahead.reset_index(drop=True)), rtol=1e-6)
+
+
+def test_a_blend_is_unconverged_where_any_of_its_laws_is():
+    flops = np.geomspace(1e18, 1e21, 25)
+    table = law_table("power", THETA, {"flops": flops}, q_rand=0.25, noise=0.01, seed=1)
+    errors = ext.rolling_origin(bc.fit(table, "power", "synthetic", "acc", q_rand=0.25))
+    assert errors["converged"].all()
+    moved = errors.copy()
+    moved.loc[moved["origin_decades"] == 0.6, "converged"] = False
+    wide = common_errors({"a": moved, "b": errors})
+    assert (wide["converged"] == (wide["origin_decades"] != 0.6)).all()
+    blended = blend_errors(wide, pd.Series({"a": 0.5, "b": 0.5}))
+    assert ext.estimate(blended).n_unconverged == 1
+
+
+def test_widening_is_lognormal_around_the_bootstrap():
+    model = ext.ErrorModel(0.1)
+    boot = np.full((20, 2), 0.5)  # a bootstrap without spread: the interval is the extrapolation term alone
+    lower, upper = ScoreDraws(ext.widen(boot, np.array([0.0, 0.5]), model, seed=3)).interval(0.9)
+    assert lower[0] == pytest.approx(0.5) and upper[0] == pytest.approx(0.5)  # no distance, no widening
+    z = 1.6448536
+    assert lower[1] == pytest.approx(0.5 * np.exp(-z * 0.05), rel=0.01)
+    assert upper[1] == pytest.approx(0.5 * np.exp(z * 0.05), rel=0.01)
+
+
+def test_widened_draws_have_the_larger_of_the_two_spreads_not_their_sum():
+    boot = lognormal_draws(0.05, n=2000)
+    draws = ext.widen(boot, np.array([2.0, 0.3]), ext.ErrorModel(0.1), seed=1)  # tau d = 0.2 and 0.03
+    assert len(draws) == np.ceil(DRAWS / 2000) * 2000
+    log_sd = np.log(draws).std(axis=0)
+    assert log_sd[0] == pytest.approx(0.2, rel=0.05)  # not sqrt(0.05^2 + 0.2^2)
+    assert log_sd[1] == pytest.approx(0.05, rel=0.05)  # the bootstrap as it is
+    np.testing.assert_allclose(draws[:2000, 1], boot[:, 1], rtol=1e-12, atol=0)  # log and exp: to the last bits
+    assert net_sd(boot, np.array([0.13, 0.03]))[0] == pytest.approx(np.sqrt(0.13**2 - 0.05**2), rel=0.02)
+
+
+def test_the_curves_draws_get_the_term_a_runs_draws_get():
+    run = lognormal_draws(0.08, n=2000, points=1, seed=2)
+    mean = lognormal_draws(0.02, n=2000, points=1, seed=3)
+    model, decades = ext.ErrorModel(0.1), np.array([1.0])
+    shared = ext.widen(mean, decades, model, seed=1, reference=run)
+    assert np.log(shared).std() == pytest.approx(np.sqrt(0.02**2 + 0.1**2 - 0.08**2), rel=0.05)
+    assert np.log(shared).std() < np.log(ext.widen(run, decades, model, seed=1)).std()
+
+
+def test_widening_leaves_out_a_replicate_only_where_it_is_not_finite():
+    model = ext.ErrorModel(0.1)
+    boot = np.random.default_rng(0).uniform(0.4, 0.6, (20, 2))
+    holed = boot.copy()
+    holed[3, 1] = np.nan
+    full, with_hole = ext.widen(boot, np.array([0.5, 0.5]), model), ext.widen(holed, np.array([0.5, 0.5]), model)
+    np.testing.assert_array_equal(full[:, 0], with_hole[:, 0])  # bit for bit: the claim is batch independence
+    assert np.isnan(with_hole[:, 1]).sum() == np.ceil(DRAWS / 20)
+    with pytest.raises(bc.BenchcastError, match="no bootstrap draws"):
+        ext.widen(np.full((5, 2), np.nan), np.array([0.5, 0.5]), model)
+
+
+@pytest.mark.parametrize("interval", ["extrapolation", "bootstrap"])
+def test_a_points_interval_does_not_depend_on_the_other_points_asked_for(misspecified, interval):
+    alone = bc.forecast(misspecified, n_boot=30, n_jobs=1, flops=[1e22], interval=interval)
+    together = bc.forecast(misspecified, n_boot=30, n_jobs=1, flops=[3e22, 1e22, 1e23], interval=interval)
+    for key in ("lower", "upper", "lower_mean", "upper_mean"):
+        assert together[key][1] == alone[key][0], key  # bit for bit: the claim is batch independence
+
+
+def test_the_interval_widens_with_distance_and_is_the_forecasts_default(misspecified):
+    out = bc.forecast(misspecified, n_boot=30, n_jobs=1, flops=[2e21, 1e23])
+    assert out["interval"] == "extrapolation" and out["extrapolation"]["tau"] > 0
+    assert "own" in out["extrapolation"]["source"] and "prior" in out["extrapolation"]["source"]
+    width = out.upper - out.lower
+    boot = bc.forecast(misspecified, n_boot=30, n_jobs=1, flops=[2e21, 1e23], interval="bootstrap")
+    assert width[1] > width[0] and width[1] > boot.upper[1] - boot.lower[1]
+    with pytest.raises(bc.BenchcastError, match="unknown interval"):
+        bc.forecast(misspecified, n_boot=30, flops=1e23, interval="conformal")
+
+
+def test_a_ladder_too_short_to_measure_gets_the_prior_and_says_so():
+    """Five runs over a decade: fewer rolling origins than the error needs, yet the forecast has an interval, from
+    the cross-ladder prior shipped with the package; the output names its source."""
+    flops = np.geomspace(1e20, 1e21, 5)
+    table = law_table("power", THETA, {"flops": flops}, q_rand=0.25, noise=0.005, seed=4)
+    result = bc.fit(table, "power", "synthetic", "acc", q_rand=0.25)
+    assert ext.rolling_origin(result)["origin_decades"].nunique() < ext.MIN_ORIGINS
+    out = bc.forecast(result, n_boot=30, n_jobs=1, flops=[1e22])
+    prior = ext.load_prior()
+    assert out["extrapolation"]["source"] == f"prior ({len(prior.ladders)} ladders)"
+    assert out["extrapolation"]["tau"] == pytest.approx(np.exp(prior.log_tau_nodrift), rel=1e-12)
+    assert np.isfinite(out.lower[0]) and out.lower[0] < out.prediction[0] < out.upper[0]
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_a_run_at_a_tpr_outside_the_fitted_runs_gets_the_tpr_term():
+    table = law_table("nd", [1800.0, 0.38, 3300.0, 0.39], {"params": ND[:, 0], "tokens": ND[:, 1]}, q_rand=0.25)
+    result = bc.fit(table, "nd", "synthetic", "acc", q_rand=0.25)
+    errors = ext.rolling_origin(result)
+    tpr = errors[errors["axis"] == "tpr"]
+    assert set(tpr["side"]) == {"above", "below"} and np.allclose(tpr["tpr_decades"], np.log10(2.0))
+    assert np.abs(np.log(tpr["true"] / tpr["predicted"])).max() < 0.02  # noiseless: the left-out TPRs almost exact
+    ensemble = Ensemble.of_fit(result, errors)
+    model = ensemble.error_model_
+    assert model.tau_tpr is not None and model.tau_tpr < 0.1
+    # the same compute inside the fitted TPRs (16) and outside them (640): the latter is further away
+    n = np.array([1e9, 2.5e8])
+    runs = PlannedRuns(np.full(2, 6 * 1e9 * 1.6e10), n, 6 * 1e9 * 1.6e10 / (6 * n), np.ones(2, bool))
+    made = ensemble.predict(runs, Uncertainty(30, interval="extrapolation"))
+    lower, upper = made.bounds(0.9)
+    assert upper[1] - lower[1] > upper[0] - lower[0]
+    assert ext.rolling_origin(bc.fit(table, "power", "synthetic", "acc", q_rand=0.25)).query("axis == 'tpr'").empty
+
+
+def test_point_streams_are_their_own():
+    """numpy's seeding ignores trailing zero words: a naive key for the point 0.0, or for no point,
+    would be the stream [seed, purpose], which is bootstrap replicate ``purpose``'s resample."""
+    from benchcast.utils.streams import point_rng
+
+    for values in ((), 0.0, -0.0, [0.0, 0.0]):
+        assert not np.array_equal(point_rng(3, 11, values).random(4), np.random.default_rng([3, 11]).random(4))
+    assert np.array_equal(point_rng(3, 7, [1, 2]).random(4), point_rng(3, 7, [1.0, 2.0]).random(4))
