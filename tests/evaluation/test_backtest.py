@@ -199,17 +199,22 @@ def test_backtest_sweep_and_cutoff_results_show_themselves(apple):
 
 
 def test_a_missing_coverage_is_a_mark_and_its_reason_in_the_terminal():
-    """Too few runs to calibrate: the coverage does not exist; the terminal shows "—" and why, never "nan"."""
+    """Too few runs to measure the extrapolation error: the interval is the cross-ladder prior's, and says so.
+    Where a coverage does not exist (no interval) the terminal shows "—" and why, never "nan"."""
+    from dataclasses import replace
+
     from benchcast.data.example import load_example
     from benchcast.evaluation.backtest import compare_backtests
 
     example = load_example()
     spec = bc.FitSpec("power", "arc_easy", "acc_norm")
-    # two training runs' worth of range: no inner origin, so no extrapolation-aware interval
+    # two training runs' worth of range: no inner origin of its own, so the prior gives the error per decade
     with pytest.warns(bc.FitWarning):
         both = compare_backtests(example, [spec], threshold=3e18, n_boot=10)
     bt = both.backtests[0]
-    assert np.isnan(bt.metrics["coverage90"]) and bt.metrics["interval_note"]
+    assert np.isfinite(bt.metrics["coverage90"]) and "interval_note" not in bt.metrics
+    missing = dict(bt.metrics, coverage50=np.nan, coverage90=np.nan, interval_note="no interval: (a reason)")
+    both.backtests[0] = replace(bt, metrics=missing)
     text = str(both)
     assert "nan" not in text and "—" in text
     assert "no held-out run has an interval" in text and "--interval bootstrap" in text

@@ -118,7 +118,9 @@ def test_forecast_interval_contains_point(apple):
     result = bc.fit(apple, "power", "sciq", "acc_norm", tpr=20, max_flops=6e21)
     out = forecast(result, flops=np.array([1e22, 1e23]), n_boot=100, n_jobs=1)
     assert np.all(out["lower"] <= out["prediction"]) and np.all(out["prediction"] <= out["upper"])
-    assert np.all(out["upper"] - out["lower"] >= out["upper_mean"] - out["lower_mean"])
+    # a run's interval is at least the curve's (both widened by the same term: equal to Monte-Carlo noise where
+    # the extrapolation term dominates both)
+    assert np.all(out["upper"] - out["lower"] >= out["upper_mean"] - out["lower_mean"] - 1e-3)
 
 
 def test_backtest_reports_coverage(apple):

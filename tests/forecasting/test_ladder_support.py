@@ -159,7 +159,8 @@ def test_bench_takes_each_data_sets_candidates_from_its_ladder(apple):
 
 def test_a_short_ladder_forecasts_with_the_fallback_and_says_where_its_interval_comes_from(apple):
     """DCLM at TPR 20 cut to 1.5 decades: gsm8k's candidates have no support there (BNSL's break needs
-    2 decades, power_floor too few usable origins); power forecasts it, its interval pooled if need be."""
+    2 decades, power_floor too few usable origins); power forecasts it, its interval from its own origins shrunk
+    toward the cross-ladder prior, or the prior alone (the source says which)."""
     import warnings
 
     from benchcast.forecasting.answers import recommend
@@ -171,8 +172,9 @@ def test_a_short_ladder_forecasts_with_the_fallback_and_says_where_its_interval_
     notes = " ".join(rec.failures)
     assert "bnsl_monotone: the runs span" in notes and "the fallback power forecasts alone" in notes
     assert 0 < rec.forecast["prediction"] < 1
-    source = rec.forecast.get("extrapolation", {}).get("source")
-    assert source in ("own", "pooled") and (source != "pooled" or "pooled over" in notes)
+    source = rec.forecast["extrapolation"]["source"]
+    assert source in ("own+prior (3 ladders)", "prior (3 ladders)")
+    assert rec.forecast["lower"] < rec.forecast["prediction"] < rec.forecast["upper"]
 
 
 def test_bench_decides_a_cutoffs_ladder_on_its_training_runs_only(apple):

@@ -335,6 +335,11 @@ class Ensemble:
             return out
         draws = self._draws(runs, unc, "prediction", extra)
         if draws is None:
+            boots = [self._boot(law, unc) for law in self.weights_]
+            out.note = (
+                f"no interval: no bootstrap refit is usable ({sum(b.n_failed for b in boots)} failed, "
+                f"{sum(b.n_dropped for b in boots)} did not converge)"
+            )
             return out
         model = None
         if unc.interval == "extrapolation":
