@@ -197,7 +197,7 @@ def cutoff_command(
     tpr: Tpr = None,
     min_flops: MinFlops = None,
     proxy: Proxy = None,
-    boot: NBoot = 100,
+    boot: NBoot = DEFAULT_REPLICATES,
     interval: Interval = DEFAULT_INTERVAL,
     format: Format = "auto",
     metadata: Metadata = None,

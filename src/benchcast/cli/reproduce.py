@@ -22,6 +22,7 @@ from benchcast.cli.options import (
     read,
     refuse_interval_without_boot,
 )
+from benchcast.defaults import DEFAULT_REPLICATES
 from benchcast.errors import BenchcastError, did_you_mean
 
 STUDIES = ("krajewski2025",)
@@ -55,7 +56,7 @@ def reproduce_command(
         typer.Option(help="Sweep threshold in FLOPs (repeatable; default: the 13-point grid 6e19..5e22)."),
     ] = None,
     jobs: Jobs = None,
-    boot: NBoot = 100,
+    boot: NBoot = DEFAULT_REPLICATES,
     interval: Interval = DEFAULT_INTERVAL,
     ray: RayAddress = None,
     format: Format = "auto",

@@ -3,6 +3,7 @@ the text each of its tables and definitions carries (:mod:`benchcast.studies.kra
 
 from __future__ import annotations
 
+from benchcast.defaults import DEFAULT_REPLICATES
 from benchcast.evaluation.critical import CRITICAL_DEFINITION
 from benchcast.evaluation.sweep_result import SUCCESS_DEFINITION, SUCCESS_MRE
 from benchcast.fitting.metrics import USABLE
@@ -36,7 +37,7 @@ DIRECT_LAWS = tuple(dict.fromkeys(("power", BNSL, CONSTRAINED_BNSL)))
 INTERVAL_LAWS = DIRECT_LAWS
 SWEEP_LAWS = ("power", BNSL)
 TWO_STAGE_LAWS = ("two_stage_linear", "two_stage_logistic")
-DEFAULT_BOOT = 100  # replicates per direct-law interval
+DEFAULT_BOOT = DEFAULT_REPLICATES  # replicates per direct-law interval: the one default
 CORPUS_PROXIES = ("dclm:loss", "c4:loss", "fineweb:loss")
 
 PROTOCOL = {
