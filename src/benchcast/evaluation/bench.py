@@ -19,7 +19,9 @@ from benchcast.errors import BenchcastError
 from benchcast.evaluation import strategies as st
 from benchcast.evaluation.bench_cells import (  # noqa: F401 (API)
     QUERY_COLUMNS,
+    Cell,
     Dataset,
+    LawCell,
     ladder,
     queries_of,
     score_benchmarks,
@@ -225,13 +227,13 @@ def fit_cells(
                 train, held = split_for(data, bench_name, metric, cutoff)
                 if held.empty:
                     continue
-                held_out[(data.name, bench_name, metric, cutoff)] = (held, float(train["flops"].max()))
+                held_out[Cell(data.name, bench_name, metric, cutoff)] = (held, float(train["flops"].max()))
                 base = FitSpec("power", bench_name, metric, tpr=data.tpr, min_flops=data.min_flops, seed=seed)
                 for law in dict.fromkeys((*laws, *(extra_laws or {}).get(data.name, ()))):
-                    keys.append((data.name, bench_name, metric, cutoff, law))
+                    keys.append(LawCell(data.name, bench_name, metric, cutoff, law))
                     law_jobs.append((train, base.replace(law=law), n_boot, seed))
                 for chooser in choosers:
-                    pick_keys.append(((data.name, bench_name, metric, cutoff), chooser.name))
+                    pick_keys.append((Cell(data.name, bench_name, metric, cutoff), chooser.name))
                     pick_jobs.append((train, base, chooser))
     fitted = parallel_map(_law_job, law_jobs, description="bench: fit laws", **pool)
     outcomes = dict(zip(keys, fitted, strict=True))
@@ -241,7 +243,12 @@ def fit_cells(
         picks.setdefault(key, {})[name] = law
     # a chooser may pick a law outside the candidates: fit it too
     extra = sorted(
-        {(*key, law) for key, cell in picks.items() for law in cell.values() if law and (*key, law) not in outcomes}
+        {
+            LawCell(*key, law)
+            for key, cell in picks.items()
+            for law in cell.values()
+            if law and LawCell(*key, law) not in outcomes
+        }
     )
     if extra:
         jobs = []
@@ -342,7 +349,7 @@ def assemble(
                         choosers,
                         fallbacks,
                     )
-                    held, top = held_out[(data.name, bench_name, metric, cutoff)]
+                    held, top = held_out[Cell(data.name, bench_name, metric, cutoff)]
                     true = held["value"].to_numpy(float)
                     decades = np.log10(held["flops"].to_numpy(float) / top)
                     row = {

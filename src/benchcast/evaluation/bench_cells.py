@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -12,6 +13,25 @@ from benchcast.errors import BenchcastError, SelectionError
 
 MIN_TRAINING_RUNGS = 3  # a law of three parameters needs at least three computes to be fitted below the cutoff
 QUERY_COLUMNS = ("run", "flops", "params", "tokens", "tpr", "k", "gold", "proxy")
+
+
+class Cell(NamedTuple):
+    """One bench cell: a data set's benchmark and metric below one cutoff (the key of its held-out runs and picks)."""
+
+    dataset: str
+    benchmark: str
+    metric: str
+    cutoff: float
+
+
+class LawCell(NamedTuple):
+    """One law fitted in one cell (the key of bench's law outcomes)."""
+
+    dataset: str
+    benchmark: str
+    metric: str
+    cutoff: float
+    law: str
 
 
 @dataclass

@@ -148,8 +148,9 @@ class Ensemble:
         Every law fitted (candidates, and the fallback where one was needed).
     weights_ : dict of str to float
         The members with a positive weight, heaviest first.
-    choice_ : selection.Choice
-        The ranking, nested error and the reasons laws were left out.
+    choice_ : Recommendation
+        The choice (:func:`benchcast.forecasting.selection.choose`): ranking, weights, nested error, and the
+        reasons laws were left out.
     errors_ : DataFrame
         The blend's rolling-origin forecasts inside the runs.
     error_model_ : ErrorModel or None
@@ -159,6 +160,11 @@ class Ensemble:
     def __init__(self, rule: str = "ensemble", laws=None):
         self.rule = rule
         self.laws = tuple(laws) if laws else None
+
+    def __repr__(self) -> str:
+        weights = getattr(self, "weights_", None)
+        fitted = "" if weights is None else f", weights_={ {law: round(w, 3) for law, w in weights.items()} }"
+        return f"Ensemble(rule={self.rule!r}{', laws=' + repr(list(self.laws)) if self.laws else ''}{fitted})"
 
     # -- fitting ------------------------------------------------------------------------------
 
@@ -178,7 +184,7 @@ class Ensemble:
         Returns
         -------
         Ensemble
-            Fitted (``choice_.ok`` False where no law fits: :meth:`predict` then refuses).
+            Fitted (``ok`` False where no law fits: :meth:`predict` then refuses, saying why).
         """
         rows, _ = design(table, spec)
         if self.rule in selection.SELECTION_RULES:
