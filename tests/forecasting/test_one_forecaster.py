@@ -107,7 +107,11 @@ def test_fixed_law_is_one_answer_from_backtest_forecast_and_bench(apple_path, be
     out = run_cli("forecast", fit, "--flops", str(target), "--json")
     assert out.exit_code == 0, out.stderr
     doc = json.loads(out.stdout)
-    answers["forecast ARTIFACT"] = {"prediction": doc["prediction"][0], "lower": doc["lower"][0], "upper": doc["upper"][0]}
+    answers["forecast ARTIFACT"] = {
+        "prediction": doc["prediction"][0],
+        "lower": doc["lower"][0],
+        "upper": doc["upper"][0],
+    }
     first = answers["bench"]
     assert first["lower"] < first["prediction"] < first["upper"]
     for answer in answers.values():
