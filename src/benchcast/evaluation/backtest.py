@@ -155,7 +155,7 @@ def backtest(
     With ``n_boot`` > 0 the fit is bootstrapped over runs and the held-out rows get 50 % and 90 %
     prediction intervals, with their coverage in the metrics. ``interval='extrapolation'`` (the
     default) adds the extrapolation error estimated by rolling origins inside the training runs
-    (:mod:`benchcast.forecasting.calibration`); ``'bootstrap'`` is the bootstrap alone.
+    (:mod:`benchcast.forecasting.extrapolation`); ``'bootstrap'`` is the bootstrap alone.
 
     Parameters
     ----------

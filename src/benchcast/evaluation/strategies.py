@@ -11,7 +11,7 @@ Strategies (by name; candidate laws come from a list, so new laws join by name):
 * ``<law>``: one fixed law with the extrapolation-aware interval; ``<law>[bootstrap]``: the same
   forecasts with the bootstrap-only interval.
 * ``ensemble`` (the default): the equal-weight mean of the candidates with support (at least
-  ``calibration.MIN_ORIGINS`` rolling origins inside the training runs, on points they share), named in
+  ``extrapolation.MIN_ORIGINS`` rolling origins inside the training runs, on points they share), named in
   the row's ``laws``; where none has support, the ladder's fallback law alone (``power``; its interval
   from the spread pooled over the data set's benchmarks where it has too few origins of its own);
   no forecast only where nothing fits. Which laws are candidates depends on the ladder

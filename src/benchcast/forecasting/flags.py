@@ -50,7 +50,7 @@ MIN_POINTS_PER_PARAMETER = 2.0
 #   power_floor     1.8    3.0    5.6    5.6    6.2    5.3   (90th percentile 10.2 at 0.5-1, 21.8 at 1.5-2)
 # past 1.5 decades the default's members err 2-3 times as much as within one decade, and bnsl_monotone's
 # error then explodes; the rolling origins that calibrate the intervals reach 1 decade
-# (calibration.ORIGIN_DECADES), so beyond 1.5 the interval's growth is itself extrapolated by half again
+# (extrapolation.ORIGIN_DECADES), so beyond 1.5 the interval's growth is itself extrapolated by half again
 MAX_DECADES_BEYOND = 1.5
 LIMIT_TOLERANCE = 1e-6  # a forecast equal to the limit up to rounding is at it, not above it
 

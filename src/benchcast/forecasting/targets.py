@@ -271,7 +271,7 @@ def query_notes(result, covariates: dict, convention: tuple | None = None) -> li
     result : FitResult
         The fit.
     covariates : dict
-        The query, as :func:`benchcast.forecasting.forecast.forecast` takes it.
+        The query, as :func:`benchcast.forecasting.answers.forecast` takes it.
     convention : (float, str), optional
         The planned runs' FLOPs convention (:func:`planned_runs`).
 

@@ -44,7 +44,7 @@ class Law(LawQuestions):
     default_metric: str | None = None
     selectable: bool = True  # offered by law selection (recommend, bench)
     # a default-strategy candidate only on runs spanning at least this many decades of compute
-    # (the default's law choice reads it: benchcast.forecasting.candidates.too_short)
+    # (the default's law choice reads it: benchcast.forecasting.selection.too_short)
     min_ladder_decades: float = 0.0
     clip_scores: bool = False  # forecasts can leave [0, 1]: clip them and say so
     search: SearchSettings = SearchSettings()

@@ -25,7 +25,7 @@ def strategy_bands(
 ):
     """The strategy's forecast over ``grid`` and at ``targets``, with 50 % and 90 % prediction intervals:
     the one computation ``recommend``, ``forecast`` and ``bench`` make
-    (:meth:`benchcast.forecasting.strategy.StrategyFit.forecast`). Where there is no interval (the
+    (:meth:`benchcast.forecasting.ensemble.Ensemble.predict`). Where there is no interval (the
     extrapolation error cannot be estimated) the bands are missing (NaN) and a warning says why, as
     ``recommend`` and ``forecast`` give none there.
 

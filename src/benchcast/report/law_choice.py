@@ -1,5 +1,5 @@
 """What a report forecasts with, and why: the package's default strategy, as
-:func:`~benchcast.forecasting.selection.recommend` makes it, or one law the user names."""
+:func:`~benchcast.forecasting.answers.recommend` makes it, or one law the user names."""
 
 from __future__ import annotations
 
@@ -65,7 +65,7 @@ def choose_law(
     **unused,
 ) -> LawChoice:
     """What to forecast with, and why: by default the package's default strategy as
-    :func:`benchcast.forecasting.selection.recommend` makes it (the ``ensemble`` of its default
+    :func:`benchcast.forecasting.answers.recommend` makes it (the ``ensemble`` of its default
     candidates with support, fitted to every selected run), or the law the user names. The
     validation backtest the page shows holds out the top quarter of the log-compute range.
 
