@@ -1,6 +1,6 @@
 """Shared by ``extrapolation_prior.py`` and ``extrapolation_designs.py``: the four ladders, bench's
 ``fit_cells`` run once per ladder (cached to a pickle under /tmp), and the default ensemble rebuilt per
-cell exactly as ``evaluation.strategies.plan_strategy`` + ``forecasting.strategy.blend_forecast`` build it.
+cell exactly as bench builds it (``evaluation.strategies.strategy_ensemble``, ``Ensemble.predict``'s draws).
 
 Everything a cell's design may use comes from its training runs (the rolling-origin forecasts inside
 them); the held-out rows are only scored.
@@ -22,10 +22,9 @@ from benchcast.errors import InsufficientDataError
 from benchcast.evaluation import strategies as st
 from benchcast.evaluation.bench import fit_cells
 from benchcast.evaluation.bench_cells import Dataset, score_benchmarks
-from benchcast.forecasting.distance import members_decades, members_outside
-from benchcast.forecasting.draws import ScoreDraws
-from benchcast.forecasting.extrapolation import TAU_FLOOR, estimate, rolling_origin
-from benchcast.forecasting.strategy import MemberForecast
+from benchcast.forecasting.bootstrap import Uncertainty
+from benchcast.forecasting.extrapolation import TAU_FLOOR, estimate
+from benchcast.forecasting.targets import distances, frame_runs
 from benchcast.laws.questions import spans_tprs
 from benchcast.studies.presets import preset_dataset
 
@@ -56,7 +55,7 @@ def dataset(name: str) -> Dataset:
 
 def fitted_cells(name: str, n_boot: int = 50, seed: int = 0, n_jobs: int = 2, refresh: bool = False) -> dict:
     """bench's ``fit_cells`` on one ladder (the default's candidates and fallbacks only), cached."""
-    path = Path(f"/tmp/h30x_cells_{name}_{n_boot}_{seed}.pkl")
+    path = Path(f"/tmp/benchcast_cells_{name}_{n_boot}_{seed}.pkl")
     if path.exists() and not refresh:
         return pickle.loads(path.read_bytes())
     data = dataset(name)
@@ -76,11 +75,7 @@ def fitted_cells(name: str, n_boot: int = 50, seed: int = 0, n_jobs: int = 2, re
         "held_out": held_out,
         "seconds": time.perf_counter() - start,
         "n_boot": n_boot,
-    }
-    out["tpr_errors"] = {
-        key: rolling_origin(o.fit, axes=("tpr",))
-        for key, o in outcomes.items()
-        if o.fit is not None and not o.error and out["several"][key[3]]
+        "seed": seed,
     }
     path.write_bytes(pickle.dumps(out))
     return out
@@ -110,61 +105,42 @@ class Cell:
         return self.benchmark if self.ladder != "pythia" else f"{self.benchmark} {self.metric}"
 
 
-def _blend_tpr(cache: dict, key4: tuple, weights: dict) -> pd.DataFrame | None:
-    frames = {}
-    for law in weights:
-        frame = cache["tpr_errors"].get((*key4, law))
-        if frame is None or frame.empty:
-            return None
-        frames[law] = frame.set_index(["side", "run", "k"])
-    first = next(iter(frames.values()))
-    wide = pd.concat([f["predicted"].rename(law) for law, f in frames.items()], axis=1, join="inner")
-    wide = wide.join(first[["tpr_decades", "true", "converged"]])
-    wide["predicted"] = sum(w * wide[law].to_numpy(float) for law, w in weights.items())
-    columns = ["axis", "side", "run", "k", "tpr_decades", "true", "predicted", "converged"]
-    return wide.reset_index().assign(axis="tpr")[columns]
-
-
 def cells(cache: dict, strategy: str = "ensemble") -> list[Cell]:
-    """The default ensemble (or a fixed law fitted in the cache, e.g. ``'power'``) per cell: members, weights,
-    blended errors and draws at the held-out runs."""
+    """The default ensemble (or a fixed law fitted in the cache, e.g. ``'power'``) per cell, as bench builds it
+    (:func:`benchcast.evaluation.strategies.strategy_ensemble`): members, weights, blended rolling-origin forecasts,
+    and the blended bootstrap draws and distances at the held-out runs, as ``Ensemble.predict`` makes them before
+    it widens them (here each design widens them)."""
     out, dname = [], next(iter(cache["ladders"]))[0]
+    unc = Uncertainty(cache["n_boot"], cache.get("seed", 0))
     for cutoff in cache["cutoffs"]:
         laws, fallbacks = cache["ladders"][(dname, cutoff)]
         for bench_name, metric in cache["benchmarks"]:
             key4 = (dname, bench_name, metric, cutoff)
             if key4 not in cache["held_out"]:
                 continue
-            cell_outcomes = {k[4]: o for k, o in cache["outcomes"].items() if k[:4] == key4}
-            plan = st.plan_strategy(strategy, cell_outcomes, {}, laws, None, fallbacks)
-            cell = Cell(cache["name"], bench_name, metric, plan.status)
+            cell_outcomes = {k[4]: o for k, o in cache["outcomes"].items() if tuple(k[:4]) == key4}
+            made, _ = st.strategy_ensemble(strategy, cell_outcomes, {}, laws, None, fallbacks)
+            cell = Cell(cache["name"], bench_name, metric, made if isinstance(made, str) else "ok")
             out.append(cell)
-            if plan.status != "ok":
+            if isinstance(made, str):
                 continue
             held, _top = cache["held_out"][key4]
-            weights = {law: float(w) for law, w in plan.weights.items() if w > 0}
-            members = {
-                law: MemberForecast(
-                    cell_outcomes[law].predicted,
-                    cell_outcomes[law].boot,
-                    cell_outcomes[law].flops_max,
-                    fit=cell_outcomes[law].fit,
-                )
-                for law in weights
-            }
-            flops = held["flops"].to_numpy(float)
-            tpr = (held["tokens"] / held["params"]).to_numpy(float)
-            _, beyond = members_decades(list(members.values()), flops, tpr)
-            cell.weights, cell.errors = weights, plan.errors
-            cell.tpr_errors = _blend_tpr(cache, key4, weights) if (beyond > 0).any() else None
+            runs, extra = frame_runs(held)
+            _, outside, beyond = distances(runs, made.fits.values())
+            errors = made.errors_
+            axis = errors["axis"] if "axis" in errors else pd.Series("compute", index=errors.index)
+            cell.weights = dict(made.weights_)
+            cell.errors = errors[axis == "compute"]
+            tpr = errors[axis == "tpr"]
+            cell.tpr_errors = tpr if (beyond > 0).any() and len(tpr) else None
             cell.true = held["value"].to_numpy(float)
-            cell.predicted = sum(w * np.asarray(members[law].predicted, float) for law, w in weights.items())
-            if any(members[law].boot is None for law in weights):
+            cell.predicted = made.predict(runs, Uncertainty(0), extra=extra).members
+            cell.predicted = sum(w * cell.predicted[law] for law, w in cell.weights.items())
+            draws = made._draws(runs, unc, "prediction", extra)  # the draws predict widens (a study of widenings)
+            if draws is None:
                 continue
-            cell.boot = ScoreDraws.blend({law: members[law].boot for law in weights}, weights).values
-            cell.decades = members_outside(list(members.values()), flops)
-            cell.tpr_decades = beyond
-            cell.usable = st.usable(cell_outcomes, plan.weights, cell.true, bench_name)
+            cell.boot, cell.decades, cell.tpr_decades = draws.values, outside, beyond
+            cell.usable = st.usable(made, cell.true, bench_name)
     return out
 
 

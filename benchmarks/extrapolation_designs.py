@@ -1,13 +1,13 @@
 """Designs of the extrapolation-error model compared by proper scores on held-out runs (issue 30, section 2).
 
 bench's ``fit_cells`` runs once per ladder (cached under /tmp: ``_extrapolation_cells.fitted_cells``); the
-default ensemble is rebuilt per cell as ``plan_strategy`` + ``blend_forecast`` build it; then each design widens
+default ensemble is rebuilt per cell as bench builds it (``strategy_ensemble``); then each design widens
 the same blended bootstrap draws at the held-out runs and is scored there: coverage of the 50 % and 90 %
 intervals, mean 90 % width, WIS (``bench_result.weighted_interval_score``) and CRPS from the draws (both on
 the log score, in percent). Designs:
 
-* D0 today: own tau, shrunk on the log scale toward the file's other benchmarks (leave one benchmark out,
-  ``tau_pooling``), the pooled NNLS spread where the benchmark has too few origins; normal.
+* D0 the previous release: own tau, shrunk on the log scale toward the file's other benchmarks in bench only
+  (measured on that release's code, 30c3c4b: its rows in the md come from there).
 * D1 own tau shrunk toward the cross-ladder prior (computed leaving the ladder's whole file out); normal.
 * D2 D1 + drift (per-origin slopes, their mean shrunk toward the prior's drift).
 * D3 D2 + Student t tails, df = max(own origins, 2) + 1.
@@ -31,17 +31,16 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _extrapolation_cells as xc  # noqa: E402
 
-from benchcast.errors import BenchcastError, InsufficientDataError  # noqa: E402
+from benchcast.errors import InsufficientDataError  # noqa: E402
 from benchcast.evaluation.bench_result import SCORE_FLOOR, weighted_interval_score  # noqa: E402
 from benchcast.evaluation.scores import crps_draws  # noqa: E402
-from benchcast.forecasting import calibration as cal  # noqa: E402
-from benchcast.forecasting.draws import ScoreDraws, combine, score_interval  # noqa: E402
-from benchcast.forecasting.extrapolation import _tpr_scale, estimate, load_prior, widen  # noqa: E402
-from benchcast.forecasting.law_comparison import pooled_spread  # noqa: E402
-from benchcast.forecasting.tau_pooling import leave_one_out_priors  # noqa: E402
+from benchcast.forecasting.draws import ScoreDraws, score_interval  # noqa: E402
+from benchcast.forecasting.extrapolation import estimate, load_prior, widen  # noqa: E402
 
-DESIGNS = ("D0", "D1", "D2", "D3", "D4", "D5", "D6")
-SETTINGS = {  # estimate()'s keywords per design (D0 is today's code path)
+# D0 (the previous release's rule, forecasting.tau_pooling) was measured on that release's code (30c3c4b); its
+# rows in extrapolation_designs.md come from there, and `coverage_by_benchmark.py --src` measures it end to end
+DESIGNS = ("D1", "D2", "D3", "D4", "D5", "D6")
+SETTINGS = {  # estimate()'s keywords per design
     "D1": {"drift": False, "tails": False, "bench_origins": 0.0},
     "D2": {"drift": True, "tails": False, "bench_origins": 0.0},
     "D3": {"drift": True, "tails": True, "bench_origins": 0.0},
@@ -50,23 +49,6 @@ SETTINGS = {  # estimate()'s keywords per design (D0 is today's code path)
     "D6": {"drift": False, "tails": True},
 }
 OUT = Path(__file__).with_suffix(".md")
-
-
-def _d0(cell, ok_cells, priors, pooled):
-    """Today's spread (blend_forecast's rule), its draws by draws.combine."""
-    try:
-        own = cal.estimate_spread(cell.errors)
-    except BenchcastError:
-        own = None
-    if own is None and pooled is None:
-        return None, "none"
-    prior = priors.get(cell.label)
-    spread = prior.shrink(own) if prior is not None and own is not None else cal.shrink(own, pooled)
-    from dataclasses import replace
-
-    if (cell.tpr_decades > 0).any() and cell.tpr_errors is not None:
-        spread = replace(spread, tau_tpr=_tpr_scale(cell.tpr_errors))  # blend_forecast: tpr_error, same formula
-    return spread, spread.source
 
 
 def _score(cell, draws) -> dict:
@@ -89,32 +71,21 @@ def run_ladder(name: str, summaries: dict, n_boot: int, seed: int = 0, strategy:
     cells = xc.cells(xc.fitted_cells(name, n_boot), strategy)
     ok = [c for c in cells if c.status == "ok" and c.boot is not None]
     loo = load_prior(exclude=[k for k, f in xc.FILE_OF.items() if f == xc.FILE_OF[name]], ladders=summaries)
-    priors = leave_one_out_priors({c.label: c.errors for c in ok})
-    pooled = pooled_spread([c.errors.assign(benchmark=c.label) for c in ok])
     own = {d: xc.own_models(ok, **{k: v for k, v in SETTINGS[d].items() if k != "bench_origins"}) for d in SETTINGS}
     records = []
     for cell in ok:
-        keep = np.isfinite(cell.boot).all(axis=0) & np.isfinite(cell.predicted)  # as blend_forecast takes them
+        keep = np.isfinite(cell.boot).all(axis=0) & np.isfinite(cell.predicted)  # as Ensemble.predict takes them
         for design in DESIGNS:
             row = {"ladder": name, "benchmark": cell.label, "design": design, "n": int(keep.sum())}
-            if design == "D0":
-                spread, source = _d0(cell, ok, priors, pooled)
-                if spread is None:
-                    records.append({**row, "source": "no interval"})
-                    continue
-                draws = combine(cell.boot[:, keep], cell.decades[keep], spread, seed=seed,
-                                tpr_decades=cell.tpr_decades[keep])  # fmt: skip
-                row.update(tau=spread.tau, drift=0.0, df=np.inf)
-            else:
-                others = [m for b, m in own[design].items() if b != cell.label]
-                try:
-                    model = estimate(xc.with_tpr(cell), loo, others, **SETTINGS[design])
-                except InsufficientDataError:
-                    records.append({**row, "source": "no interval"})
-                    continue
-                draws = widen(cell.boot[:, keep], cell.decades[keep], model, seed, cell.tpr_decades[keep])
-                source = model.source
-                row.update(tau=model.tau, drift=model.drift, df=model.df)
+            others = [m for b, m in own[design].items() if b != cell.label]
+            try:
+                model = estimate(xc.with_tpr(cell), loo, others, **SETTINGS[design])
+            except InsufficientDataError:
+                records.append({**row, "source": "no interval"})
+                continue
+            draws = widen(cell.boot[:, keep], cell.decades[keep], model, seed, cell.tpr_decades[keep])
+            source = model.source
+            row.update(tau=model.tau, drift=model.drift, df=model.df)
             sub = xc.Cell(**{**cell.__dict__, "true": cell.true[keep], "predicted": cell.predicted[keep]})
             records.append({**row, "source": source, **_score(sub, draws)})
     frame = pd.DataFrame(records)
