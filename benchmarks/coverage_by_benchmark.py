@@ -50,7 +50,14 @@ def run(ladder: str, src: Path, n_boot: int | None, jobs: int) -> tuple[dict, fl
     seconds = time.perf_counter() - start
     if done.returncode:
         raise SystemExit(f"{ladder}: bench failed ({done.returncode}):\n{done.stderr[-2000:]}")
-    return json.loads(done.stdout[done.stdout.index("{") :]), seconds
+    return _document(done.stdout), seconds
+
+
+def _document(text: str) -> dict:
+    """bench's per-cell rows from its ``--json`` output (a list of records, or a document with ``rows``)."""
+    starts = [i for i in (text.find("["), text.find("{")) if i >= 0]
+    doc = json.loads(text[min(starts) :])
+    return doc if isinstance(doc, dict) else {"rows": doc}
 
 
 def summarize(doc: dict) -> dict:
@@ -103,9 +110,9 @@ def main() -> None:
     for ladder in args.ladders:
         doc, seconds = run(ladder, args.src, args.n_boot, args.jobs)
         summary = summarize(doc)
-        summary["seconds"], summary["n_boot"] = seconds, doc["settings"]["n_boot"]
+        summary["seconds"], summary["n_boot"] = seconds, args.n_boot or "default"
         results[ladder] = summary
-        print(f"\n## {ladder} ({seconds:.0f} s, {doc['settings']['n_boot']} replicates, load {os.getloadavg()[0]:.1f})")
+        print(f"\n## {ladder} ({seconds:.0f} s, {summary['n_boot']} replicates, load {os.getloadavg()[0]:.1f})")
         print("| strategy | cov50 mean [worst] | cov90 mean [worst] | width90 | WIS | forecast cells | no interval |")
         print("|---|---|---|---|---|---|---|")
         for strategy, s in ((k, summary[k]) for k in STRATEGIES):
