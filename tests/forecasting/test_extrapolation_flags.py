@@ -93,3 +93,15 @@ def test_plan_and_forecast_commands_print_the_distance(apple_path, tmp_path):
     below = runner.invoke(app, ["forecast", str(arc), "--flops", "1e15", "--n-boot", "100"])
     assert below.exit_code == 0, below.output
     assert "3.00 decades of compute below the smallest fitted run" in " ".join(below.output.split())
+
+
+def test_a_plan_at_k_reads_the_forecast_at_that_k(k5):
+    """plan --k K for a law of k: the compute where the forecast at k = K reaches the target, and the interval where
+    that forecast's bounds reach it (not the forecast at the fit's own k)."""
+    for k in (1, 16):
+        out = bc.plan(k5, 0.3, k=k, n_boot=30, seed=0)
+        assert out.solves_for == "flops" and out.reachable
+        at = bc.forecast(k5, flops=out.needed, k=k, n_boot=30, seed=0)
+        assert at.prediction[0] == pytest.approx(0.3, abs=1e-4)
+        assert out.lower < out.needed < out.upper
+    assert bc.plan(k5, 0.3, k=16, n_boot=0).needed < bc.plan(k5, 0.3, k=1, n_boot=0).needed  # more tries: less compute

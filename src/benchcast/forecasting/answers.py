@@ -325,13 +325,16 @@ XTOL_DECADES = 1e-4  # the point answer's precision in decades of compute (0.02 
 LOCAL_POINTS = 33  # computes across a bound's bracket that its crossing is fitted to
 
 
-def _band(ensemble: Ensemble, target: float, unc: Uncertainty, tpr, level: float, needed=None) -> dict:
+def _band(ensemble: Ensemble, target: float, unc: Uncertainty, tpr, level: float, needed=None, k=None) -> dict:
     """Where the ensemble's forecast (``needed``, unless given) and its bounds at ``level`` reach ``target``: the
     forecast inverted. The point by bracketing on a grid of log compute and bisection; a bound (its draws carry
-    Monte-Carlo noise) by a line fitted across its bracket. Also the forecast at the answer and the grid's note."""
+    Monte-Carlo noise) by a line fitted across its bracket. Also the forecast at the answer and the grid's note.
+    ``k``: the attempts a law of k is asked at (every point)."""
 
     def at(flops) -> Forecast:
-        return ensemble.predict(planned_runs(flops=np.atleast_1d(flops), tpr=tpr), unc)
+        flops = np.atleast_1d(flops)
+        extra = {} if k is None else {"k": np.full(len(flops), float(k))}
+        return ensemble.predict(planned_runs(flops=flops, tpr=tpr), unc, extra=extra)
 
     fits = ensemble.fits.values()
     smallest = min(float(r.points["flops"].min()) for r in fits)
@@ -675,9 +678,8 @@ def plan(
     if not n_boot:
         return out
     if not solve_k:
-        band = _band(
-            Ensemble.of_fit(result), target, unc, tpr if "params" in fitted.law.covariates else None, level, needed
-        )
+        placed = tpr if "params" in fitted.law.covariates else None
+        band = _band(Ensemble.of_fit(result), target, unc, placed, level, needed, k if has_k else None)
         out.interval = interval
         out.n_boot = n_boot
         if band["note"] or "lower" not in band:
