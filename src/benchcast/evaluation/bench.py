@@ -1,7 +1,7 @@
 """``bench``: a rolling-origin benchmark of forecasting strategies (laws, law choice, intervals).
 
 For each data set, benchmark and cutoff, every strategy sees only the runs at or below the cutoff
-(its law choice and its interval calibration included) and forecasts every run above it. The
+(its law choice and its extrapolation error included) and forecasts every run above it. The
 split is made here, once: the workers get the training runs and the held-out runs' covariates,
 never a held-out score; scoring happens afterwards in this process.
 """

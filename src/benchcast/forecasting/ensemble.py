@@ -338,6 +338,7 @@ class Ensemble:
         )
         out.decades = distances(runs, fits.values())[0]
         if not unc.n_boot:
+            out.note = "no interval: none asked for (0 bootstrap replicates)"
             return out
         draws = self._draws(runs, unc, "prediction", extra)
         if draws is None:

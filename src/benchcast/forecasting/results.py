@@ -231,8 +231,6 @@ class Forecast(_Fields, RichView):
         }
         if self.target_flags and self.target_flags[i]:
             out["flag"] = self.target_flags[i]
-        if not self.n_boot:
-            return out
         if self.note:
             out["note"] = self.note
             return out
@@ -721,10 +719,14 @@ class StrategyForecast(RichView):
         """What the forecast is, the laws and weights behind it, and why a target has no forecast or interval."""
         pct = int(round(self.level * 100))
         kind = "extrapolation-aware" if self.interval == "extrapolation" else "bootstrap-only"
+        interval = (
+            f"{pct} % {kind} prediction interval from {self.n_boot} bootstrap replicates per law"
+            if self.n_boot
+            else "no interval (0 bootstrap replicates asked for)"
+        )
         out = [
             f"The {self.rule} (the default strategy), as `recommend --target-flops` gives it: laws compared and "
-            f"weighted on the runs cheaper than each target; {pct} % {kind} prediction interval from {self.n_boot} "
-            "bootstrap replicates per law."
+            f"weighted on the runs cheaper than each target; {interval}."
         ]
         mixes: dict[str, list[str]] = {}
         for row in self.rows.to_dict("records"):

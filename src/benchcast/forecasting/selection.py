@@ -436,7 +436,7 @@ def weights_for(rule: str, scores: pd.Series) -> pd.Series:
 
 
 def blend_errors(wide: pd.DataFrame, weights: pd.Series) -> pd.DataFrame:
-    """The rolling-origin forecasts of a weighted combination of laws (for its own calibration).
+    """The rolling-origin forecasts of a weighted combination of laws (what its extrapolation error is measured on).
 
     Parameters
     ----------

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 # purpose tags, one per kind of draw (in one place, so that no two kinds share a stream)
-EPS_STREAM = 7  # calibration: extrapolation errors of each queried point
+EPS_STREAM = 7  # the extrapolation error drawn at each queried point (forecasting.extrapolation.widen)
 PLAN_STREAM = 11  # plan: extrapolation errors of the replicates' solutions
 RESIDUAL_STREAM = 2**31 - 1  # bootstrap: residuals added to each queried point
 
