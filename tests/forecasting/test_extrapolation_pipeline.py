@@ -189,3 +189,17 @@ def test_point_streams_are_their_own():
     for values in ((), 0.0, -0.0, [0.0, 0.0]):
         assert not np.array_equal(point_rng(3, 11, values).random(4), np.random.default_rng([3, 11]).random(4))
     assert np.array_equal(point_rng(3, 7, [1, 2]).random(4), point_rng(3, 7, [1.0, 2.0]).random(4))
+
+
+def test_a_forecast_without_compute_says_why_it_has_no_extrapolation_interval():
+    """A law of gold NLL alone: its points have no compute, so no distance for the extrapolation error; the forecast
+    says so (and the bootstrap-only interval exists)."""
+    law = bc.get_law("gold")
+    theta = [law.example_params[p.name] for p in law.parameters]
+    table = law_table("gold", theta, {"gold": np.linspace(0.6, 3.0, 20)}, q_rand=0.25, noise=0.005, seed=1)
+    result = bc.fit(table, "gold", "synthetic", "acc", q_rand=0.25)
+    out = bc.forecast(result, gold=[1.2], n_boot=30, n_jobs=1)
+    assert np.isnan(out.lower[0]) and "give no compute" in out.note and "--interval bootstrap" in out.note
+    assert "give no compute" in str(out)
+    boot = bc.forecast(result, gold=[1.2], n_boot=30, n_jobs=1, interval="bootstrap")
+    assert boot.lower[0] < boot.prediction[0] < boot.upper[0] and not boot.note

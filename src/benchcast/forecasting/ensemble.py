@@ -363,7 +363,12 @@ class Ensemble:
             if model is not None:
                 ok &= np.isfinite(decades)  # no compute, no distance: no extrapolation-aware interval there
             if not ok.any():
-                out.note = "no interval: no finite bootstrap draw"
+                out.note = (
+                    "no interval: the extrapolation error grows with the distance in compute, and these points give "
+                    "no compute (flops, or params and tokens); --interval bootstrap gives the bootstrap alone"
+                    if model is not None and not np.isfinite(decades).any()
+                    else "no interval: no finite bootstrap draw"
+                )
                 return out
             taken = sample.take(ok)
             if model is not None:
