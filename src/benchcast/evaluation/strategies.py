@@ -35,9 +35,9 @@ import pandas as pd
 from benchcast.data.table import at_tpr
 from benchcast.errors import BenchcastError
 from benchcast.fitting.metrics import usable_points
-from benchcast.fitting.spec import FitSpec, design
+from benchcast.fitting.spec import FitSpec
 from benchcast.forecasting.bootstrap import Uncertainty
-from benchcast.forecasting.ensemble import Ensemble, Member, fit_member
+from benchcast.forecasting.ensemble import Ensemble, Member, fit_members
 from benchcast.forecasting.selection import DEFAULT_CANDIDATES, ladder_laws  # noqa: F401 (API)
 from benchcast.validation import check_interval
 
@@ -66,13 +66,12 @@ def law_outcome(train: pd.DataFrame, spec: FitSpec, n_boot: int, seed: int) -> M
     Member
         The fit, its rolling-origin forecasts and bootstrap; ``error`` set instead where the fit failed.
     """
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # bench warns of the data once, in the main process
-            rows, resolved = design(train, spec)
-    except (BenchcastError, ValueError) as exc:
-        return Member(spec.law, None, error=str(exc))
-    return fit_member(rows, resolved, uncertainty=Uncertainty(n_boot, seed) if n_boot else None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # bench warns of the data once, in the main process
+        made = fit_members(
+            train, spec, [spec.law], progress=False, uncertainty=Uncertainty(n_boot, seed) if n_boot else None
+        )
+    return made[spec.law]
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Draws per forecast point, and every interval read from them.
 
 A forecast's uncertainty is a set of draws per point: ``values`` of shape (replicates, points),
-the points' covariates, and (where known) their distance beyond the data in decades of compute.
+the points' covariates (their distances live on the targets: :func:`benchcast.forecasting.targets.distances`).
 The bootstrap builds score draws through the fitted law (:meth:`FittedLaw.draw_scores`, the path of
 the point forecast); a combination of laws mixes them (:meth:`ScoreDraws.blend`); the extrapolation error
 widens them (:func:`benchcast.forecasting.extrapolation.widen`); and every interval, quantile and
@@ -19,7 +19,6 @@ import numpy as np
 from benchcast.errors import BenchcastError
 from benchcast.validation import check_level
 
-LEVELS = (0.5, 0.9)  # the interval levels that backtests, bench and the report show
 DRAWS = 4000  # score draws per point of a widened (extrapolation-aware) forecast
 NORMAL_84 = 0.8413447460685429  # Phi(1): the percentile one sd above a normal's median
 
@@ -177,12 +176,7 @@ class ScoreDraws(Draws):
     ----------
     values, points, shape, method
         As :class:`Draws`.
-    decades : array (points,), optional
-        Each point's distance beyond the fit's largest run, in decades of compute (what
-        :meth:`widen` needs).
     """
-
-    decades: np.ndarray | None = None
 
     def take(self, columns) -> ScoreDraws:
         """The draws at some of the points (a boolean mask or indices over the points), flat.
@@ -196,8 +190,7 @@ class ScoreDraws(Draws):
         ScoreDraws
         """
         points = {name: np.asarray(v)[columns] for name, v in self.points.items()}
-        decades = None if self.decades is None else np.asarray(self.decades)[columns]
-        return ScoreDraws(self.values[:, columns], points, None, self.method, decades)
+        return ScoreDraws(self.values[:, columns], points, None, self.method)
 
     @classmethod
     def blend(cls, parts: Mapping[str, ScoreDraws], weights: Mapping[str, float]) -> ScoreDraws:
@@ -214,7 +207,7 @@ class ScoreDraws(Draws):
         Returns
         -------
         ScoreDraws
-            The points and distances of the first law used.
+            The points of the first law used.
         """
         used = {name: float(w) for name, w in weights.items() if w > 0}
         if not used:
@@ -222,7 +215,7 @@ class ScoreDraws(Draws):
         first = parts[next(iter(used))]
         n = min(parts[name].n_replicates for name in used)
         values = sum(w * parts[name].values[:n] for name, w in used.items())
-        return cls(values, first.points, first.shape, first.method, first.decades)
+        return cls(values, first.points, first.shape, first.method)
 
 
 def score_interval(draws, level: float) -> tuple[np.ndarray, np.ndarray]:

@@ -96,7 +96,9 @@ def fit_member(rows: pd.DataFrame, spec: FitSpec, *, uncertainty: Uncertainty | 
     return Member(spec.law, result, errors, boot=boot)
 
 
-def fit_members(table: pd.DataFrame, base: FitSpec, laws, *, progress: bool = True) -> dict[str, Member]:
+def fit_members(
+    table: pd.DataFrame, base: FitSpec, laws, *, progress: bool = True, uncertainty: Uncertainty | None = None
+) -> dict[str, Member]:
     """Each law fitted to the selection of ``base`` in ``table`` (:func:`fit_member`).
 
     Parameters
@@ -109,6 +111,8 @@ def fit_members(table: pd.DataFrame, base: FitSpec, laws, *, progress: bool = Tr
         The laws.
     progress : bool
         Show a progress bar.
+    uncertainty : Uncertainty, optional
+        Bootstrap each fit ahead with these settings (:func:`fit_member`).
 
     Returns
     -------
@@ -119,10 +123,10 @@ def fit_members(table: pd.DataFrame, base: FitSpec, laws, *, progress: bool = Tr
     for law in track(laws, f"{base.benchmark}: laws fitted and backtested") if progress else laws:
         try:
             rows, resolved = design(table, base.replace(law=law))
-        except BenchcastError as exc:
+        except (BenchcastError, ValueError) as exc:
             out[law] = Member(law, None, error=str(exc))
             continue
-        out[law] = fit_member(rows, resolved)
+        out[law] = fit_member(rows, resolved, uncertainty=uncertainty)
     return out
 
 

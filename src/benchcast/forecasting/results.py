@@ -236,6 +236,8 @@ class Forecast(_Fields, RichView):
             return out
         if self.error_model is not None:
             out["extrapolation"] = self.error_model
+        if self.failed_refits or self.dropped_refits:  # the replicates behind the interval, as counted
+            out["failed_refits"], out["dropped_refits"] = self.failed_refits, self.dropped_refits
         lower, upper = self.bounds(level)
         out["lower"], out["upper"] = float(lower[i]), float(upper[i])
         return out
@@ -741,6 +743,12 @@ class StrategyForecast(RichView):
                 out.append(f"— at {row['flops']:.3g} FLOPs: {row['note']}")
             if isinstance(row.get("flags"), str) and row["flags"]:
                 out.append(f"at {row['flops']:.3g} FLOPs: {row['flags']}")
+            failed, dropped = row.get("failed_refits"), row.get("dropped_refits")
+            if isinstance(failed, (int, float)) and failed == failed and (failed or dropped):
+                out.append(
+                    f"at {row['flops']:.3g} FLOPs: {int(failed)} bootstrap refit(s) failed and {int(dropped)} did not "
+                    "converge: left out of the interval"
+                )
         return out
 
     def plot(self, ax=None, runs=None, **style):

@@ -19,12 +19,12 @@ import numpy as np
 import pandas as pd
 
 from benchcast.data.table import parse_metric
+from benchcast.defaults import DEFAULT_LEVELS as LEVELS
 from benchcast.errors import BenchcastError, InsufficientDataError, SelectionError
 from benchcast.evaluation.backtest import BacktestResult, backtest
 from benchcast.fitting.result import FitResult
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting.bootstrap import check_replicates
-from benchcast.forecasting.draws import LEVELS
 from benchcast.forecasting.flags import describe
 from benchcast.forecasting.selection import ladder_laws
 from benchcast.forecasting.targets import describe_run, fitted_tpr_range, planned_runs
