@@ -199,3 +199,25 @@ def test_subsets_beyond_one_stack_are_solved_in_several(apple, monkeypatch):
     for a, b in zip(batched, alone, strict=True):
         np.testing.assert_allclose(a.fitted.vector, b.fitted.vector, rtol=1e-6)
         assert a.diagnostics.n_evaluations == b.diagnostics.n_evaluations
+
+
+def test_subsets_of_the_same_runs_are_solved_once_and_keep_their_own_bounds(apple, monkeypatch):
+    """Two origins between the same compute levels select the same runs: the engine solves that subset once,
+    and each fit records its own compute bound."""
+    import benchcast.fitting.stages as stages
+
+    rows, spec = design(apple, FitSpec(law="power_floor", benchmark="arc_easy", metric="acc_norm", tpr=20.0))
+    flops = rows["flops"].to_numpy(float)
+    low, high = np.unique(flops)[-3:-1]  # two adjacent compute levels below the largest
+    masks = [flops <= low, flops <= low, flops <= high]
+    solved = []
+    monkeypatch.setattr(
+        stages,
+        "minimize_subsets",
+        lambda law, Xs, *a, **k: solved.append(len(Xs)) or minimize_subsets(law, Xs, *a, **k),
+    )
+    fits = fit_subsets(rows, spec, masks, max_flops=[low, (low + high) / 2, high])
+    assert solved == [2]
+    assert np.array_equal(fits[0].fitted.theta, fits[1].fitted.theta)
+    assert not np.array_equal(fits[0].fitted.theta, fits[2].fitted.theta)
+    assert [f.spec.max_flops for f in fits] == [low, (low + high) / 2, high]

@@ -8,6 +8,8 @@ import pandas as pd
 import pytest
 
 import benchcast as bc
+from benchcast.fitting.api import fit_rows
+from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting import extrapolation as ext
 from benchcast.forecasting.bootstrap import Uncertainty
 from benchcast.forecasting.draws import DRAWS, ScoreDraws, net_sd
@@ -68,9 +70,26 @@ def test_the_batched_origins_are_the_one_by_one_cold_fits(apple):
     batched = ext.rolling_origin(result, axes=("compute",))
     for _, group in batched.groupby("origin_decades"):
         inner = result.points[result.points["flops"] <= float(group["origin"].iloc[0]) * (1 + 1e-9)]
-        alone = ext._refit(inner, result.spec)
+        alone = fit_rows(inner.reset_index(drop=True), result.spec, quiet=True)
         ahead = result.points[result.points["flops"] > float(group["origin"].iloc[0]) * (1 + 1e-9)]
         np.testing.assert_allclose(group["predicted"], alone.predict_frame(ahead.reset_index(drop=True)), rtol=1e-6)
+
+
+@pytest.mark.parametrize("law, tpr", [("bnsl_monotone", 20.0), ("nd_floor", None)])
+def test_the_fit_and_its_origins_in_one_solve_are_the_fit_and_origins_one_by_one(apple, law, tpr):
+    """The full fit is one more subset of the origins' batch (issue 31 §1); along TPR as along compute."""
+    rows, spec = design(apple, FitSpec(law, "arc_easy", "acc_norm", tpr=tpr, min_flops=3e18, max_flops=6e21))
+    rows.loc[rows.index[3], "value"] = np.nan  # a row the fit drops and counts
+    together = ext.fit_with_rolling_origins(rows, spec)
+    alone = fit_rows(rows, spec, quiet=True)
+    np.testing.assert_allclose(together.predict_frame(rows), alone.predict_frame(rows), rtol=1e-8)
+    assert together.diagnostics.converged == alone.diagnostics.converged and together.spec == alone.spec
+    assert [(d["run"], d["reason"]) for d in together.dropped] == [(d["run"], d["reason"]) for d in alone.dropped]
+    assert len(alone.dropped) == 1
+    made, held = ext.rolling_origin(alone), ext.rolling_origin(together)
+    assert set(made["axis"]) == ({"compute", "tpr"} if tpr is None else {"compute"})
+    pd.testing.assert_frame_equal(held.drop(columns="predicted"), made.drop(columns="predicted"))
+    np.testing.assert_allclose(held["predicted"], made["predicted"], rtol=1e-6)
 
 
 def test_a_blend_is_unconverged_where_any_of_its_laws_is():
@@ -203,3 +222,25 @@ def test_a_forecast_without_compute_says_why_it_has_no_extrapolation_interval():
     assert "give no compute" in str(out)
     boot = bc.forecast(result, gold=[1.2], n_boot=30, n_jobs=1, interval="bootstrap")
     assert boot.lower[0] < boot.prediction[0] < boot.upper[0] and not boot.note
+
+
+def test_an_artifact_holds_its_rolling_origins_and_a_forecast_of_it_reads_them(misspecified, tmp_path, monkeypatch):
+    """``fit --out`` saves the rolling origins (issue 31: a forecast of the artifact does not refit them); read
+    back they are the table rolling_origin makes, NaN included, and give the same interval as made afresh."""
+    held = ext.with_rolling_origins(misspecified)
+    made = ext.rolling_origin(misspecified)
+    loaded = bc.load_fit(held.save(tmp_path / "fit.json"))
+    pd.testing.assert_frame_equal(ext.rolling_origin(loaded), made)
+    # the stored table is what the forecast reads: no refit is made
+    monkeypatch.setattr(ext, "fit_subsets", lambda *a, **k: pytest.fail("refitted the stored origins"))
+    uncertainty = Uncertainty(n_boot=50, seed=1)
+    stored = Ensemble.of_fit(loaded).predict([1e22], uncertainty)
+    monkeypatch.undo()
+    fresh = Ensemble.of_fit(misspecified).predict([1e22], uncertainty)
+    assert np.allclose(stored.bounds(0.9), fresh.bounds(0.9), rtol=1e-12, atol=0)
+    # other origins than those stored are made afresh; a stored table that lost a column is refused, saying so
+    assert len(ext.rolling_origin(loaded, origin_decades=(0.5,))) < len(made)
+    doc = loaded.to_dict()
+    del doc["rolling_origins"]["table"]["predicted"]
+    with pytest.raises(bc.BenchcastError, match="stored rolling origins have columns"):
+        ext.rolling_origin(bc.FitResult.from_dict(doc))

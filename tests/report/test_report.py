@@ -418,3 +418,21 @@ def test_a_benchmark_that_cannot_be_forecast_is_listed_not_fatal(tmp_path):
     assert not (tmp_path / "none.html").exists()
     with pytest.raises(BenchcastError, match="once per --benchmark"):
         parse_targets(["a", "b", "c"], ["acc", "acc_norm"])
+
+
+def test_benchmarks_analysed_in_workers_give_the_page_made_in_turn(tmp_path):
+    """report analyses each benchmark in a worker of its own (issue 31): the same page, in the order asked, with
+    a benchmark that cannot be forecast listed as in turn."""
+    from benchcast.data.example import load_example
+
+    table = load_example()
+    targets = parse_targets(["hellaswag:acc_norm", "no_such_benchmark:acc", "arc_easy:acc_norm"], None)
+    pages, summaries = [], []
+    for jobs in (1, 2):
+        out = tmp_path / f"r{jobs}.html"
+        summaries.append(build_report(table, targets, [1e22], out=out, law="power", n_boot=10, n_jobs=jobs, command=["x"]))
+        # the page's one moment: when it was made
+        pages.append(re.sub(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", "", out.read_text()))
+    assert [b["benchmark"] for b in summaries[1]["benchmarks"]] == ["hellaswag", "arc_easy"]
+    assert summaries[0]["benchmarks"] == summaries[1]["benchmarks"]
+    assert summaries[0]["not_forecast"] == summaries[1]["not_forecast"] and pages[0] == pages[1]

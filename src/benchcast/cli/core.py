@@ -306,7 +306,10 @@ def fit_command(
     for item in caught:  # the fit report lists the fit's own warnings: print each once, not also on stderr
         if json or not any(str(item.message).endswith(w) for w in result.warnings):
             warnings.warn_explicit(item.message, item.category, item.filename, item.lineno)
-    if out is not None:
+    if out is not None:  # the artifact holds the fit's rolling origins: a forecast of it reads them
+        from benchcast.forecasting.extrapolation import with_rolling_origins
+
+        result = with_rolling_origins(result)
         result.save(out)
     print_fit(result, json)
     if out is not None and not json:

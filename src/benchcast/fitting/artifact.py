@@ -19,6 +19,7 @@ from benchcast.validation import check_columns
 ARTIFACT_FORMAT = "benchcast-fit"
 ARTIFACT_VERSION = 2  # 2: 'settings' is the whole resolved FitSpec (selection included)
 POINT_COLUMNS = ("run", "flops", "params", "tokens", "k", "gold", "proxy", "value")
+TEXT_ORIGIN_COLUMNS = ["axis", "side", "run", "converged"]  # the stored rolling origins' columns that are not numbers
 
 
 def fingerprint(points: pd.DataFrame) -> str:
@@ -112,6 +113,14 @@ def artifact_fields(doc: dict, source: str = "artifact") -> dict:
             needed = ("run", "flops", "value", "fitted", *law.covariates, *law.fit_covariates)
             check_columns(points, needed, f"{source}: the training points", ArtifactError)
         stderr = doc.get("stderr") or {}
+        origins = doc.get("rolling_origins")
+        if origins is not None:
+            if not isinstance(origins, dict) or not {"origin_decades", "axes", "table"} <= set(origins):
+                raise ArtifactError(f"{source}: 'rolling_origins' must hold origin_decades, axes and table.")
+            table = pd.DataFrame(origins["table"])
+            for column in table.columns.difference(TEXT_ORIGIN_COLUMNS):
+                table[column] = pd.to_numeric(table[column], errors="raise")
+            origins = {**origins, "table": table}
         return dict(
             spec=spec,
             fitted=fitted,
@@ -122,6 +131,7 @@ def artifact_fields(doc: dict, source: str = "artifact") -> dict:
             warnings=list(doc.get("warnings") or []),
             data_fingerprint=str(doc.get("data_fingerprint", "")),
             version=str(doc.get("benchcast_version", "unknown")),
+            rolling_origins=origins,
         )
     except ArtifactError:
         raise

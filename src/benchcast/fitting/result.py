@@ -58,6 +58,10 @@ class FitResult(ResultView):
         sha256 of the fitted points (see :func:`fingerprint`).
     version : str
         The benchcast version that made the fit.
+    rolling_origins : dict, optional
+        The fit's forecasts of its own runs from rolling origins, where made ahead (``benchcast fit --out``
+        stores them, so that a forecast of the artifact does not refit them): ``origin_decades``, ``axes``
+        and ``table``, as :func:`benchcast.forecasting.extrapolation.rolling_origin` makes them.
     """
 
     spec: FitSpec  # resolved: every default filled in
@@ -69,6 +73,7 @@ class FitResult(ResultView):
     warnings: list[str] = field(default_factory=list)
     data_fingerprint: str = ""
     version: str = __version__
+    rolling_origins: dict | None = None
 
     # -- views -------------------------------------------------------------------------------
     @property
@@ -237,7 +242,12 @@ class FitResult(ResultView):
                 "warnings": self.warnings,
                 "data_fingerprint": self.data_fingerprint,
                 "dropped": self.dropped,
-                "points": self.points.astype(object).where(self.points.notna(), None).to_dict("list"),
+                "points": _columns(self.points),
+                **(
+                    {}
+                    if self.rolling_origins is None
+                    else {"rolling_origins": {**self.rolling_origins, "table": _columns(self.rolling_origins["table"])}}
+                ),
             }
         )
 
@@ -395,3 +405,8 @@ class FitResult(ResultView):
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise ArtifactError(f"{path}: not valid JSON ({exc}).") from exc
         return cls.from_dict(doc, str(path))
+
+
+def _columns(frame: pd.DataFrame) -> dict:
+    """A table as JSON lists per column (NaN as null)."""
+    return frame.astype(object).where(frame.notna(), None).to_dict("list")

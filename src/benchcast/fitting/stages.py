@@ -84,16 +84,21 @@ def fit_subsets(rows: pd.DataFrame, spec: FitSpec, masks, *, max_flops=None, qui
         except BenchcastError as error:
             out.append(error)
     ready = [i for i, o in enumerate(out) if o is None]
-    optima = minimize_subsets(
+    # subsets of the same runs (two origins between the same compute levels of a ladder) are solved once
+    first: dict[bytes, int] = {}
+    same = [first.setdefault(masks[i].tobytes(), k) for k, i in enumerate(ready)]
+    unique = sorted(set(same))
+    solved = minimize_subsets(
         get_law(spec.law),
-        [p[4] for p in prepared],
-        [p[5] for p in prepared],
-        [np.flatnonzero(masks[i])[p[6]] for i, p in zip(ready, prepared, strict=True)],
+        [prepared[k][4] for k in unique],
+        [prepared[k][5] for k in unique],
+        [np.flatnonzero(masks[ready[k]])[prepared[k][6]] for k in unique],
         loss=spec.loss,
         huber_delta=spec.huber_delta,
         seed=spec.seed,
         with_stderr=not quiet,
     )
+    optima = [solved[unique.index(k)] for k in same]
     for i, (sub, law, used, dropped, X, _, _), optimum in zip(ready, prepared, optima, strict=True):
         if isinstance(optimum, Exception) and not isinstance(optimum, BenchcastError):
             raise optimum

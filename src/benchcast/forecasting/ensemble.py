@@ -21,7 +21,6 @@ import numpy as np
 import pandas as pd
 
 from benchcast.errors import BenchcastError
-from benchcast.fitting.api import fit_rows
 from benchcast.fitting.result import FitResult
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting import extrapolation as ext
@@ -86,7 +85,7 @@ def fit_member(rows: pd.DataFrame, spec: FitSpec, *, uncertainty: Uncertainty | 
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            result = fit_rows(rows, spec, quiet=True)
+            result = ext.fit_with_rolling_origins(rows, spec)  # the fit and its origins: one batched solve
             errors = ext.rolling_origin(result)
             boot = None
             if uncertainty is not None and uncertainty.n_boot:

@@ -5,7 +5,7 @@ past its data; that is measured on the ladder itself:
 1. :func:`rolling_origin`: cold refits of the fit's points up to an origin ``ORIGIN_DECADES`` below its
    largest run forecast the larger points (``axis='compute'``); a law of N and D fitted on ``MIN_TPR_LEVELS``
    or more TPRs is refitted without the largest (smallest) TPR and forecasts it (``axis='tpr'``). Every
-   refit goes through :func:`_refit`.
+   refit goes through :func:`_refits`, as rows of one batched solve.
 2. :func:`estimate`: e = log(true / forecast) at d decades ~ drift d + tau d eps; tau from the NNLS fit of
    e^2 = s0^2 + tau^2 d^2, each origin weighted equally (s0, evaluation noise, is in the bootstrap). One
    pooling rule: log tau is the weighted mean of the benchmark's own (m origins, none below ``MIN_ORIGINS``),
@@ -29,12 +29,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchcast.errors import BenchcastError, InsufficientDataError
-from benchcast.fitting.api import fit_rows, fit_subsets
+from benchcast.errors import ArtifactError, BenchcastError, InsufficientDataError
+from benchcast.fitting.api import fit_rows, fit_subsets, prepare_fit
 from benchcast.forecasting.draws import DRAWS, net_sd
+from benchcast.laws import get_law
+from benchcast.laws.linalg import nnls
 from benchcast.utils.streams import EPS_STREAM, point_rng
 
 ORIGIN_DECADES = (0.2, 0.4, 0.6, 0.8, 1.0)  # inner origins: this far below the fit's largest run
+AXES = ("compute", "tpr")
 MIN_INNER_DECADES = 0.5  # an inner refit must span at least this much compute
 MIN_ORIGINS = 3  # fewer origins leave the two terms (noise, tau) unchecked: the benchmark's own is not used
 MIN_TPR_LEVELS = 3  # a TPR origin leaves out the largest (smallest) TPR: two others must remain to fit N and D
@@ -49,29 +52,77 @@ COLUMNS = (
 )  # fmt: skip
 
 
-def _refit(points: pd.DataFrame, spec):
-    """The one inner refit: a cold fit of ``points`` with ``spec`` (None where it fails)."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return fit_rows(points.reset_index(drop=True), spec, quiet=True)
-    except (BenchcastError, ValueError, np.linalg.LinAlgError):
-        return None
+@dataclass(frozen=True)
+class _Origin:
+    """One rolling origin: the points refitted (``inner``) and those it forecasts (``ahead``), over a fit's points."""
+
+    axis: str
+    delta: float  # decades below the largest run (compute); NaN along TPR
+    side: str  # 'above' or 'below' along TPR; '' along compute
+    inner: np.ndarray
+    ahead: np.ndarray
+    edge: float  # the refit's largest compute (compute), or its TPR nearest the forecast points (TPR)
+    max_flops: float | None  # the compute bound recorded in the refit's spec
+    decades: np.ndarray | float
+    tpr_decades: np.ndarray | float
 
 
-def _refits(points: pd.DataFrame, spec, origins: list) -> list:
-    """The compute origins' cold refits, solved together (:func:`benchcast.fitting.api.fit_subsets`: the same
-    fits as one :func:`_refit` each, their solver stages rows of one batch); one by one where the batch fails."""
-    if not origins:
+def _origins(points: pd.DataFrame, law, spec, axes, origin_decades) -> list[_Origin]:
+    """The rolling origins of a fit's points: along compute every ``origin_decades`` below its largest run, and
+    along TPR without its largest (smallest) TPR; only those leaving enough points to refit."""
+    flops = points["flops"].to_numpy(float)
+    out = []
+    if "compute" in axes:
+        for delta in origin_decades:
+            origin = flops.max() / 10**delta
+            inner = flops <= origin * (1 + 1e-9)
+            if inner.sum() < law.n_params + 2 or inner.all() or np.ptp(np.log10(flops[inner])) < MIN_INNER_DECADES:
+                continue
+            top = float(flops[inner].max())
+            out.append(
+                _Origin("compute", delta, "", inner, ~inner, top, float(origin), np.log10(flops[~inner] / top), 0.0)
+            )
+    if "tpr" in axes and law.models_tpr and {"params", "tokens"} <= set(points.columns):
+        tpr = (points["tokens"] / points["params"]).to_numpy(float)
+        level = np.round(np.log10(tpr) / np.log10(1 + TPR_LEVEL_TOLERANCE))
+        levels = np.unique(level[np.isfinite(level)])
+        for side, held in (("above", levels[-1:]), ("below", levels[:1])) if len(levels) >= MIN_TPR_LEVELS else ():
+            ahead, inner = level == held[0], np.isfinite(level) & (level != held[0])
+            if inner.sum() >= law.n_params + 2:
+                edge = tpr[inner].max() if side == "above" else tpr[inner].min()
+                beyond = np.abs(np.log10(tpr[ahead] / edge))
+                out.append(_Origin("tpr", np.nan, side, inner, ahead, float(edge), spec.max_flops, 0.0, beyond))
+    return out
+
+
+def _refits(rows: pd.DataFrame, spec, masks: list, tops: list) -> list:
+    """Cold fits of ``rows[mask]`` for each mask, solved together (:func:`benchcast.fitting.api.fit_subsets`: the
+    same fits as one :func:`~benchcast.fitting.api.fit_rows` each, their solver stages rows of one batch); one by one
+    where the batch fails. A fit that fails is None."""
+    if not masks:
         return []
-    masks, tops = [inner for _, _, inner in origins], [origin for _, origin, _ in origins]
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            made = fit_subsets(points.reset_index(drop=True), spec, masks, max_flops=tops, quiet=True)
-    except (BenchcastError, ValueError, np.linalg.LinAlgError):
-        return [_refit(points[inner], replace(spec, max_flops=origin)) for _, origin, inner in origins]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            made = fit_subsets(rows.reset_index(drop=True), spec, masks, max_flops=tops, quiet=True)
+        except (BenchcastError, ValueError, np.linalg.LinAlgError):
+            made = []
+            for mask, top in zip(masks, tops, strict=True):
+                try:
+                    made.append(fit_rows(rows[mask].reset_index(drop=True), replace(spec, max_flops=top), quiet=True))
+                except (BenchcastError, ValueError, np.linalg.LinAlgError) as error:
+                    made.append(error)
     return [None if isinstance(fit, Exception) else fit for fit in made]
+
+
+def _table(points: pd.DataFrame, origins: list[_Origin], refits: list) -> pd.DataFrame:
+    frames = [
+        _frame(o.axis, o.delta, o.side, refit, points[o.ahead], o.edge, o.decades, o.tpr_decades)
+        for o, refit in zip(origins, refits, strict=True)
+        if refit is not None
+    ]
+    frames = [f for f in frames if len(f)]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(COLUMNS))
 
 
 def _frame(axis, delta, side, refit, ahead: pd.DataFrame, origin: float, decades, tpr_decades) -> pd.DataFrame:
@@ -86,7 +137,7 @@ def _frame(axis, delta, side, refit, ahead: pd.DataFrame, origin: float, decades
     return pd.DataFrame(dict(zip(COLUMNS, values, strict=True)))
 
 
-def rolling_origin(result, axes=("compute", "tpr"), origin_decades=ORIGIN_DECADES) -> pd.DataFrame:
+def rolling_origin(result, axes=AXES, origin_decades=ORIGIN_DECADES) -> pd.DataFrame:
     """Forecasts inside a fit's own points, each from a cold refit of the points on the near side of its
     origin (never from the full fit's optimum, which has seen the points it forecasts).
 
@@ -105,36 +156,76 @@ def rolling_origin(result, axes=("compute", "tpr"), origin_decades=ORIGIN_DECADE
     DataFrame
         ``COLUMNS`` per forecast point: ``decades`` beyond the refit's largest run (compute rows), ``tpr_decades``
         beyond its TPR range (``side`` 'above' or 'below'), and whether the refit converged (kept either way).
+        Those the fit holds (:func:`fit_with_rolling_origins`, :func:`with_rolling_origins`: the same origins) are
+        read, not made again.
     """
-    points, law = result.points, result.law_object
-    flops = points["flops"].to_numpy(float)
-    frames = []
-    if "compute" in axes:
-        origins = []
-        for delta in origin_decades:
-            origin = flops.max() / 10**delta
-            inner = flops <= origin * (1 + 1e-9)
-            if inner.sum() < law.n_params + 2 or inner.all() or np.ptp(np.log10(flops[inner])) < MIN_INNER_DECADES:
-                continue
-            origins.append((delta, float(origin), inner))
-        for (delta, _, inner), refit in zip(origins, _refits(points, result.spec, origins), strict=True):
-            if refit is not None:
-                top = float(flops[inner].max())
-                decades = np.log10(flops[~inner] / top)
-                frames.append(_frame("compute", delta, "", refit, points[~inner], top, decades, 0.0))
-    if "tpr" in axes and law.models_tpr and {"params", "tokens"} <= set(points.columns):
-        tpr = (points["tokens"] / points["params"]).to_numpy(float)
-        level = np.round(np.log10(tpr) / np.log10(1 + TPR_LEVEL_TOLERANCE))
-        levels = np.unique(level[np.isfinite(level)])
-        for side, held in (("above", levels[-1:]), ("below", levels[:1])) if len(levels) >= MIN_TPR_LEVELS else ():
-            ahead, inner = level == held[0], np.isfinite(level) & (level != held[0])
-            refit = _refit(points[inner], result.spec) if inner.sum() >= law.n_params + 2 else None
-            if refit is not None:
-                edge = tpr[inner].max() if side == "above" else tpr[inner].min()
-                beyond = np.abs(np.log10(tpr[ahead] / edge))
-                frames.append(_frame("tpr", np.nan, side, refit, points[ahead], float(edge), 0.0, beyond))
-    frames = [f for f in frames if len(f)]
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(COLUMNS))
+    stored = getattr(result, "rolling_origins", None)
+    if (
+        stored is not None
+        and list(stored["origin_decades"]) == list(origin_decades)
+        and list(stored["axes"]) == list(axes)
+    ):
+        table = stored["table"]
+        if list(table.columns) != list(COLUMNS):
+            raise ArtifactError(
+                f"the fit's stored rolling origins have columns {list(table.columns)}, not {list(COLUMNS)}."
+            )
+        return table.copy()
+    points = result.points
+    origins = _origins(points, result.law_object, result.spec, axes, origin_decades)
+    refits = _refits(points, result.spec, [o.inner for o in origins], [o.max_flops for o in origins])
+    return _table(points, origins, refits)
+
+
+def fit_with_rolling_origins(rows: pd.DataFrame, spec):
+    """The fit of ``rows`` and its rolling origins' cold refits, solved together (one batched solve: the full fit
+    is one more subset of :func:`benchcast.fitting.api.fit_subsets`), the fit holding its rolling-origin forecasts.
+
+    Parameters
+    ----------
+    rows : DataFrame
+        The law's design rows (:func:`benchcast.fitting.spec.design`).
+    spec : FitSpec
+        The resolved spec.
+
+    Returns
+    -------
+    FitResult
+        As ``fit_rows(rows, spec, quiet=True)`` within the solver's tolerance, holding what :func:`rolling_origin`
+        makes of it.
+    """
+    _, used, _, _, _, kept = prepare_fit(rows, spec)  # the fit's points: its origins are placed among them
+    origins = _origins(used, get_law(spec.law), spec, AXES, ORIGIN_DECADES)
+    positions = np.flatnonzero(kept)  # each used point's row
+    masks = [np.ones(len(rows), bool)]  # the full fit sees every row, and counts those it drops
+    for o in origins:
+        mask = np.zeros(len(rows), bool)
+        mask[positions[o.inner]] = True
+        masks.append(mask)
+    made = _refits(rows, spec, masks, [spec.max_flops, *(o.max_flops for o in origins)])
+    if made[0] is None:  # the full fit failed: say why, as fit_rows does
+        fit_rows(rows, spec, quiet=True)
+    result = made[0]
+    table = _table(result.points, origins, made[1:])
+    return replace(result, rolling_origins={"origin_decades": list(ORIGIN_DECADES), "axes": list(AXES), "table": table})
+
+
+def with_rolling_origins(result):
+    """The fit holding its rolling-origin forecasts (what ``benchcast fit --out`` saves, so that a forecast of the
+    artifact reads them instead of refitting).
+
+    Parameters
+    ----------
+    result : FitResult
+        The fit.
+
+    Returns
+    -------
+    FitResult
+        A copy holding :func:`rolling_origin`'s table and the origins that made it.
+    """
+    table = rolling_origin(replace(result, rolling_origins=None))
+    return replace(result, rolling_origins={"origin_decades": list(ORIGIN_DECADES), "axes": list(AXES), "table": table})
 
 
 def log_errors(errors: pd.DataFrame, axis: str = "compute") -> pd.DataFrame:
@@ -261,10 +352,8 @@ def load_prior(path=None, exclude=(), ladders=None) -> Prior:
 
 
 def _tau(residual, d, w) -> float:
-    from scipy.optimize import nnls  # here: scipy.optimize costs 0.3 s to import
-
     residual, d, root = np.asarray(residual, float), np.asarray(d, float), np.sqrt(w)
-    (_, tau2), _ = nnls(np.column_stack([np.ones(len(d)), d**2]) * root[:, None], residual**2 * root)
+    _, tau2 = nnls(np.column_stack([np.ones(len(d)), d**2]) * root[:, None], residual**2 * root)
     return float(np.sqrt(tau2))
 
 

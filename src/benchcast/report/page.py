@@ -22,7 +22,7 @@ from benchcast.report.analysis import RECOMMENDED, analyse_benchmark
 from benchcast.report.bands import curve_tpr
 from benchcast.report.sections import anchor, benchmark_section, metric_label, summary_section
 from benchcast.utils.io import atomic_write_text
-from benchcast.utils.progress import track
+from benchcast.utils.parallel import parallel_map, resolve_jobs
 from benchcast.validation import check_interval
 
 
@@ -142,6 +142,16 @@ def runs_in_range(table: pd.DataFrame, min_flops: float | None, max_flops: float
     return out
 
 
+def _analysed(job: tuple):
+    """One benchmark's analysis and its page section, or None and why it could not be forecast."""
+    table, target, options, figure_format, dpi = job
+    try:
+        report = analyse_benchmark(table, target.benchmark, target.metric, **options)
+    except BenchcastError as exc:  # one benchmark the data cannot forecast does not sink the others
+        return None, {"benchmark": target.benchmark, "metric": target.metric, "error": str(exc)}
+    return report, benchmark_section(report, figure_format, dpi)
+
+
 def build_report(
     table: pd.DataFrame,
     targets: list[Target],
@@ -234,26 +244,20 @@ def build_report(
     runs = {"target_flops": target_flops or None, "target_params": target_params, "target_tokens": target_tokens}
     # the planned runs' FLOPs convention, measured once on the runs used (the same for every benchmark)
     runs["convention"] = flops_convention(table, tpr=tpr, given=flops_per_6nd) if planned.by_size else None
-    reports, failures = [], []
-    for t in track(targets, "report: benchmarks"):
-        try:
-            reports.append(
-                analyse_benchmark(
-                    table,
-                    t.benchmark,
-                    t.metric,
-                    **runs,
-                    law=law,
-                    tpr=tpr,
-                    forecast_tpr=forecast_tpr,
-                    n_boot=n_boot,
-                    seed=seed,
-                    n_jobs=n_jobs,
-                    interval=interval,
-                )
-            )
-        except BenchcastError as exc:  # one benchmark the data cannot forecast does not sink the others
-            failures.append({"benchmark": t.benchmark, "metric": t.metric, "error": str(exc)})
+    # each benchmark's analysis and section in a worker of its own (their fits inside it in turn): the analysis
+    # is a chain of steps of which only the backtests' fits ran in parallel, leaving a core idle the rest of the time
+    outer = len(targets) > 1 and resolve_jobs(n_jobs) > 1
+    options = {**runs, "law": law, "tpr": tpr, "forecast_tpr": forecast_tpr, "n_boot": n_boot, "seed": seed,
+               "n_jobs": 1 if outer else n_jobs, "interval": interval}  # fmt: skip
+    jobs = [(table, t, options, figure_format, dpi) for t in targets]
+    done = parallel_map(_analysed, jobs, n_jobs=n_jobs if outer else 1, description="report: benchmarks")
+    reports, failures, sections_of = [], [], {}
+    for report, section in done:
+        if report is None:
+            failures.append(section)
+        else:
+            reports.append(report)
+            sections_of[id(report)] = section
     if not reports:
         raise BenchcastError("no benchmark could be forecast: " + "; ".join(f["error"] for f in failures))
     settings = {
@@ -280,7 +284,7 @@ def build_report(
             )
             + "</section>"
         )
-    sections += [benchmark_section(r, figure_format, dpi) for r in reports]
+    sections += [sections_of[id(r)] for r in reports]
     sections.append('<section id="provenance"><h2>Provenance</h2>' + h.provenance(provenance(data, settings, command)))
     sections[-1] += "</section>"
     nav = [("summary", "Summary")] + [(anchor(r), r.benchmark) for r in reports] + [("provenance", "Provenance")]
