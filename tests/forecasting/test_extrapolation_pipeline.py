@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import benchcast as bc
-from benchcast.fitting.api import fit_rows
+from benchcast.fitting.api import fit_rows, fit_subsets
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting import extrapolation as ext
 from benchcast.forecasting.bootstrap import Uncertainty
@@ -76,11 +76,15 @@ def test_the_batched_origins_are_the_one_by_one_cold_fits(apple):
 
 
 @pytest.mark.parametrize("law, tpr", [("bnsl_monotone", 20.0), ("nd_floor", None)])
-def test_the_fit_and_its_origins_in_one_solve_are_the_fit_and_origins_one_by_one(apple, law, tpr):
+def test_the_fit_and_its_origins_in_one_solve_are_the_fit_and_origins_one_by_one(apple, law, tpr, monkeypatch):
     """The full fit is one more subset of the origins' batch (issue 31 §1); along TPR as along compute."""
     rows, spec = design(apple, FitSpec(law, "arc_easy", "acc_norm", tpr=tpr, min_flops=3e18, max_flops=6e21))
     rows.loc[rows.index[3], "value"] = np.nan  # a row the fit drops and counts
+    calls = []
+    monkeypatch.setattr(ext, "fit_subsets", lambda *a, **k: calls.append(len(a[2])) or fit_subsets(*a, **k))
     together = ext.fit_with_rolling_origins(rows, spec)
+    monkeypatch.undo()
+    assert len(calls) == 1 and calls[0] >= 6  # the full fit and every origin: one batch
     alone = fit_rows(rows, spec, quiet=True)
     np.testing.assert_allclose(together.predict_frame(rows), alone.predict_frame(rows), rtol=1e-8)
     assert together.diagnostics.converged == alone.diagnostics.converged and together.spec == alone.spec
@@ -226,7 +230,7 @@ def test_a_forecast_without_compute_says_why_it_has_no_extrapolation_interval():
 
 def test_an_artifact_holds_its_rolling_origins_and_a_forecast_of_it_reads_them(misspecified, tmp_path, monkeypatch):
     """``fit --out`` saves the rolling origins (issue 31: a forecast of the artifact does not refit them); read
-    back they are the table rolling_origin makes, NaN included, and give the same interval as made afresh."""
+    back they are the table rolling_origin makes and give the same interval as made afresh."""
     held = ext.with_rolling_origins(misspecified)
     made = ext.rolling_origin(misspecified)
     loaded = bc.load_fit(held.save(tmp_path / "fit.json"))
@@ -238,9 +242,25 @@ def test_an_artifact_holds_its_rolling_origins_and_a_forecast_of_it_reads_them(m
     monkeypatch.undo()
     fresh = Ensemble.of_fit(misspecified).predict([1e22], uncertainty)
     assert np.allclose(stored.bounds(0.9), fresh.bounds(0.9), rtol=1e-12, atol=0)
-    # other origins than those stored are made afresh; a stored table that lost a column is refused, saying so
+    # made for other origins, or for other points than the fit's (an edited artifact): made afresh
     assert len(ext.rolling_origin(loaded, origin_decades=(0.5,))) < len(made)
     doc = loaded.to_dict()
+    doc["points"] = {column: values[:-8] for column, values in doc["points"].items()}
+    fewer = bc.FitResult.from_dict(doc)
+    assert ext.rolling_origin(fewer)["flops"].max() <= fewer.points["flops"].max()
+    assert made["flops"].max() > fewer.points["flops"].max()
+    # a stored table that lost a column is refused on load, saying which columns it has
+    doc = loaded.to_dict()
     del doc["rolling_origins"]["table"]["predicted"]
-    with pytest.raises(bc.BenchcastError, match="stored rolling origins have columns"):
-        ext.rolling_origin(bc.FitResult.from_dict(doc))
+    with pytest.raises(bc.BenchcastError, match="rolling origins' table has columns"):
+        bc.FitResult.from_dict(doc)
+
+
+def test_rolling_origins_along_tpr_round_trip_with_their_nans(apple, tmp_path):
+    """TPR origins have no compute origin (NaN) and a side: the artifact gives them back as made."""
+    rows, spec = design(apple, FitSpec("nd_floor", "arc_easy", "acc_norm", min_flops=3e18, max_flops=6e21))
+    fit = ext.fit_with_rolling_origins(rows, spec)
+    table = fit.rolling_origins["table"]
+    assert table["origin_decades"].isna().any() and set(table["side"]) == {"", "above", "below"}
+    loaded = bc.load_fit(fit.save(tmp_path / "fit.json"))
+    pd.testing.assert_frame_equal(ext.rolling_origin(loaded), table, check_dtype=False)

@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -422,17 +423,26 @@ def test_a_benchmark_that_cannot_be_forecast_is_listed_not_fatal(tmp_path):
 
 def test_benchmarks_analysed_in_workers_give_the_page_made_in_turn(tmp_path):
     """report analyses each benchmark in a worker of its own (issue 31): the same page, in the order asked, with
-    a benchmark that cannot be forecast listed as in turn."""
+    a benchmark that cannot be forecast listed, and the workers' warnings said as in turn (here: a chance level
+    the data does not give)."""
+    from threadpoolctl import threadpool_limits
+
     from benchcast.data.example import load_example
 
     table = load_example()
-    targets = parse_targets(["hellaswag:acc_norm", "no_such_benchmark:acc", "arc_easy:acc_norm"], None)
-    pages, summaries = [], []
+    table["benchmark"] = table["benchmark"].replace({"hellaswag": "hellaswag_x"})  # no known chance level
+    targets = parse_targets(["hellaswag_x:acc_norm", "no_such_benchmark:acc", "arc_easy:acc_norm"], None)
+    pages, summaries, said = [], [], []
     for jobs in (1, 2):
         out = tmp_path / f"r{jobs}.html"
-        summaries.append(build_report(table, targets, [1e22], out=out, law="power", n_boot=10, n_jobs=jobs, command=["x"]))
+        # one BLAS thread in this process too, as in the workers: the claim is the same arithmetic
+        with threadpool_limits(1), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("default")
+            summaries.append(build_report(table, targets, [1e22], out=out, law="power", n_boot=10, n_jobs=jobs))
+        said.append(sorted({str(w.message) for w in caught}))
         # the page's one moment: when it was made
         pages.append(re.sub(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", "", out.read_text()))
-    assert [b["benchmark"] for b in summaries[1]["benchmarks"]] == ["hellaswag", "arc_easy"]
+    assert [b["benchmark"] for b in summaries[1]["benchmarks"]] == ["hellaswag_x", "arc_easy"]
     assert summaries[0]["benchmarks"] == summaries[1]["benchmarks"]
     assert summaries[0]["not_forecast"] == summaries[1]["not_forecast"] and pages[0] == pages[1]
+    assert said[0] == said[1] and any("chance level of hellaswag_x" in w for w in said[1])

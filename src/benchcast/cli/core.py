@@ -309,8 +309,7 @@ def fit_command(
     if out is not None:  # the artifact holds the fit's rolling origins: a forecast of it reads them
         from benchcast.forecasting.extrapolation import with_rolling_origins
 
-        result = with_rolling_origins(result)
-        result.save(out)
+        with_rolling_origins(result).save(out)
     print_fit(result, json)
     if out is not None and not json:
         console.print(escape(f"saved fit to {out}"))

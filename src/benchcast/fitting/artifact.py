@@ -19,7 +19,12 @@ from benchcast.validation import check_columns
 ARTIFACT_FORMAT = "benchcast-fit"
 ARTIFACT_VERSION = 2  # 2: 'settings' is the whole resolved FitSpec (selection included)
 POINT_COLUMNS = ("run", "flops", "params", "tokens", "k", "gold", "proxy", "value")
-TEXT_ORIGIN_COLUMNS = ["axis", "side", "run", "converged"]  # the stored rolling origins' columns that are not numbers
+# the table of a fit's rolling-origin forecasts (benchcast.forecasting.extrapolation.rolling_origin), as stored
+ROLLING_ORIGIN_COLUMNS = (
+    "axis", "origin_decades", "side", "origin", "run", "k", "flops", "decades", "tpr_decades", "true", "predicted",
+    "converged",
+)  # fmt: skip
+ROLLING_ORIGIN_TEXT = ("axis", "side", "run", "converged")  # its columns that are not numbers
 
 
 def fingerprint(points: pd.DataFrame) -> str:
@@ -115,10 +120,15 @@ def artifact_fields(doc: dict, source: str = "artifact") -> dict:
         stderr = doc.get("stderr") or {}
         origins = doc.get("rolling_origins")
         if origins is not None:
-            if not isinstance(origins, dict) or not {"origin_decades", "axes", "table"} <= set(origins):
-                raise ArtifactError(f"{source}: 'rolling_origins' must hold origin_decades, axes and table.")
+            if not isinstance(origins, dict) or not {"origin_decades", "axes", "made_for", "table"} <= set(origins):
+                raise ArtifactError(f"{source}: 'rolling_origins' must hold origin_decades, axes, made_for and table.")
             table = pd.DataFrame(origins["table"])
-            for column in table.columns.difference(TEXT_ORIGIN_COLUMNS):
+            if tuple(table.columns) != ROLLING_ORIGIN_COLUMNS:
+                raise ArtifactError(
+                    f"{source}: the rolling origins' table has columns {list(table.columns)}; expected "
+                    f"{list(ROLLING_ORIGIN_COLUMNS)}."
+                )
+            for column in set(ROLLING_ORIGIN_COLUMNS) - set(ROLLING_ORIGIN_TEXT):
                 table[column] = pd.to_numeric(table[column], errors="raise")
             origins = {**origins, "table": table}
         return dict(

@@ -60,8 +60,10 @@ class FitResult(ResultView):
         The benchcast version that made the fit.
     rolling_origins : dict, optional
         The fit's forecasts of its own runs from rolling origins, where made ahead (``benchcast fit --out``
-        stores them, so that a forecast of the artifact does not refit them): ``origin_decades``, ``axes``
-        and ``table``, as :func:`benchcast.forecasting.extrapolation.rolling_origin` makes them.
+        stores them, so that a forecast of the artifact does not refit them): ``origin_decades``, ``axes``,
+        ``made_for`` (a hash of the points, settings, law, origins and benchcast version they were made for:
+        a table made for anything else is made afresh) and ``table``, as
+        :func:`benchcast.forecasting.extrapolation.rolling_origin` makes it.
     """
 
     spec: FitSpec  # resolved: every default filled in

@@ -59,7 +59,8 @@ class Member:
 
     @property
     def errors(self) -> pd.DataFrame:
-        """The rolling-origin forecasts, made on first use (a fixed law's point forecast needs none)."""
+        """The rolling-origin forecasts, read from the fit or made on first use (a fixed law's point forecast needs
+        none)."""
         if self.inner is None:
             self.inner = ext.rolling_origin(self.fit) if self.fit is not None else pd.DataFrame()
         return self.inner
@@ -86,13 +87,12 @@ def fit_member(rows: pd.DataFrame, spec: FitSpec, *, uncertainty: Uncertainty | 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             result = ext.fit_with_rolling_origins(rows, spec)  # the fit and its origins: one batched solve
-            errors = ext.rolling_origin(result)
             boot = None
             if uncertainty is not None and uncertainty.n_boot:
                 boot = bootstrap(result, uncertainty.n_boot, seed=uncertainty.seed, n_jobs=1, progress=False)
     except (BenchcastError, ValueError, np.linalg.LinAlgError) as exc:
         return Member(spec.law, None, error=str(exc))
-    return Member(spec.law, result, errors, boot=boot)
+    return Member(spec.law, result, boot=boot)  # its errors: the table the fit holds, read on first use
 
 
 def fit_members(

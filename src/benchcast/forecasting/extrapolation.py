@@ -21,6 +21,7 @@ past its data; that is measured on the ladder itself:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import warnings
 from dataclasses import dataclass, replace
@@ -29,11 +30,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchcast.errors import ArtifactError, BenchcastError, InsufficientDataError
+from benchcast._version import __version__
+from benchcast.errors import BenchcastError, InsufficientDataError
 from benchcast.fitting.api import fit_rows, fit_subsets, prepare_fit
+from benchcast.fitting.artifact import ROLLING_ORIGIN_COLUMNS, fingerprint
 from benchcast.forecasting.draws import DRAWS, net_sd
 from benchcast.laws import get_law
 from benchcast.laws.linalg import nnls
+from benchcast.utils.jsonable import jsonable
 from benchcast.utils.streams import EPS_STREAM, point_rng
 
 ORIGIN_DECADES = (0.2, 0.4, 0.6, 0.8, 1.0)  # inner origins: this far below the fit's largest run
@@ -46,10 +50,7 @@ BENCH_ORIGINS = 5.0  # the file's other benchmarks' weight, in origins (a benchm
 PRIOR_ORIGINS = 5.0  # the cross-ladder prior's weight, in origins
 TAU_FLOOR = 1e-3  # a tau below this (an exact inner forecast) counts as it on the log scale
 PRIOR_FILE = Path(__file__).with_name("extrapolation_prior.json")
-COLUMNS = (
-    "axis", "origin_decades", "side", "origin", "run", "k", "flops", "decades", "tpr_decades", "true", "predicted",
-    "converged",
-)  # fmt: skip
+COLUMNS = ROLLING_ORIGIN_COLUMNS
 
 
 @dataclass(frozen=True)
@@ -160,17 +161,8 @@ def rolling_origin(result, axes=AXES, origin_decades=ORIGIN_DECADES) -> pd.DataF
         read, not made again.
     """
     stored = getattr(result, "rolling_origins", None)
-    if (
-        stored is not None
-        and list(stored["origin_decades"]) == list(origin_decades)
-        and list(stored["axes"]) == list(axes)
-    ):
-        table = stored["table"]
-        if list(table.columns) != list(COLUMNS):
-            raise ArtifactError(
-                f"the fit's stored rolling origins have columns {list(table.columns)}, not {list(COLUMNS)}."
-            )
-        return table.copy()
+    if stored is not None and stored.get("made_for") == _made_for(result, axes, origin_decades):
+        return stored["table"].copy()
     points = result.points
     origins = _origins(points, result.law_object, result.spec, axes, origin_decades)
     refits = _refits(points, result.spec, [o.inner for o in origins], [o.max_flops for o in origins])
@@ -203,11 +195,9 @@ def fit_with_rolling_origins(rows: pd.DataFrame, spec):
         mask[positions[o.inner]] = True
         masks.append(mask)
     made = _refits(rows, spec, masks, [spec.max_flops, *(o.max_flops for o in origins)])
-    if made[0] is None:  # the full fit failed: say why, as fit_rows does
-        fit_rows(rows, spec, quiet=True)
-    result = made[0]
-    table = _table(result.points, origins, made[1:])
-    return replace(result, rolling_origins={"origin_decades": list(ORIGIN_DECADES), "axes": list(AXES), "table": table})
+    # the full fit failed in the batch: alone it says why (or, where the two disagree, fits)
+    result = made[0] if made[0] is not None else fit_rows(rows, spec, quiet=True)
+    return _holding(result, _table(result.points, origins, made[1:]))
 
 
 def with_rolling_origins(result):
@@ -224,8 +214,27 @@ def with_rolling_origins(result):
     FitResult
         A copy holding :func:`rolling_origin`'s table and the origins that made it.
     """
-    table = rolling_origin(replace(result, rolling_origins=None))
-    return replace(result, rolling_origins={"origin_decades": list(ORIGIN_DECADES), "axes": list(AXES), "table": table})
+    return _holding(result, rolling_origin(replace(result, rolling_origins=None)))
+
+
+def _made_for(result, axes=AXES, origin_decades=ORIGIN_DECADES) -> str:
+    """What a fit's rolling origins depend on: its points, settings and law, the origins, and the benchcast that
+    made them (its engine and constants). A stored table made for anything else is made afresh."""
+    what = {
+        "points": fingerprint(result.points), "spec": result.spec.to_dict(), "law": result.law,
+        "origin_decades": list(origin_decades), "axes": list(axes), "benchcast": __version__,
+    }  # fmt: skip
+    return "sha256:" + hashlib.sha256(json.dumps(jsonable(what), sort_keys=True).encode()).hexdigest()[:32]
+
+
+def _holding(result, table: pd.DataFrame):
+    origins = {
+        "origin_decades": list(ORIGIN_DECADES),
+        "axes": list(AXES),
+        "made_for": _made_for(result),
+        "table": table,
+    }
+    return replace(result, rolling_origins=origins)
 
 
 def log_errors(errors: pd.DataFrame, axis: str = "compute") -> pd.DataFrame:

@@ -91,11 +91,13 @@ def nnls(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         The non-negative solution, shape (L,).
     """
     a, b = np.asarray(a, float), np.asarray(b, float)
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        raise ValueError("nnls: the design and the response must be finite.")
     n, L = a.shape
     x, passive = np.zeros(L), np.zeros(L, bool)
     tol = 10 * np.finfo(float).eps * np.abs(a).sum(axis=0).max(initial=0.0) * max(n, L)
     gradient = a.T @ b
-    for _ in range(10 * L + 10):  # Lawson-Hanson ends in finitely many steps (this bound is never reached here)
+    for _ in range(10 * L + 10):  # Lawson-Hanson ends in finitely many steps; a cap against cycling on degenerate input
         if passive.all() or not (gradient[~passive] > tol).any():
             break
         passive[np.argmax(np.where(passive, -np.inf, gradient))] = True

@@ -8,8 +8,10 @@ whichever backend ran it.
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 from typing import Any, TypeVar
 
 from threadpoolctl import threadpool_limits
@@ -117,7 +119,23 @@ def parallel_map(
     chunksize = 1  # tasks are whole fits: balance beats batching
     with ProcessPoolExecutor(max_workers=min(n_jobs, len(items)), initializer=_single_threaded_blas) as pool:
         total = None if sizes is not None else len(items)
-        return list(track(pool.map(func, items, chunksize=chunksize), description, total=total, **shown))
+        done = list(
+            track(pool.map(partial(_warned, func), items, chunksize=chunksize), description, total=total, **shown)
+        )
+    # a worker's warnings are said here, in the items' order, each distinct one once, as a loop would say them
+    registry: dict = {}
+    for _, said in done:
+        for category, message, filename, lineno in said:
+            warnings.warn_explicit(message, category, filename, lineno, registry=registry)
+    return [result for result, _ in done]
+
+
+def _warned(func: Callable[[T], R], item: T) -> tuple[R, list[tuple]]:
+    """``func(item)`` and the warnings it raised, to be said by the parent (a worker's own are lost: a caller
+    recording warnings records them in its own process only)."""
+    with warnings.catch_warnings(record=True) as caught:
+        result = func(item)
+    return result, [(w.category, str(w.message), w.filename, w.lineno) for w in caught]
 
 
 def import_ray() -> Any:
