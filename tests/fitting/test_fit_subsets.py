@@ -38,6 +38,16 @@ def _origins(rows, spec):
     return flops, [flops <= top / 10**delta * (1 + 1e-9) for delta in ORIGINS]
 
 
+def _batched_and_alone(rows, spec, masks):
+    """The subsets' fits solved together (``fit_subsets``) and one by one (``fit_rows``, each with its compute bound)."""
+    flops = rows["flops"].to_numpy(float)
+    alone = [
+        fit_rows(rows[m].reset_index(drop=True), replace(spec, max_flops=float(flops[m].max())), quiet=True)
+        for m in masks
+    ]
+    return fit_subsets(rows, spec, masks), alone
+
+
 @pytest.fixture(scope="module")
 def compared(apple):
     """Per case: the rows, the masks, the batched fits and the one-by-one fits (computed once)."""
@@ -50,11 +60,7 @@ def compared(apple):
             )
             assert get_law(law).applicable(rows) == ""
             flops, masks = _origins(rows, spec)
-            batched = fit_subsets(rows, spec, masks)
-            alone = [
-                fit_rows(rows[m].reset_index(drop=True), replace(spec, max_flops=float(flops[m].max())), quiet=True)
-                for m in masks
-            ]
+            batched, alone = _batched_and_alone(rows, spec, masks)
             out[law, benchmark] = rows, masks, batched, alone
     return out
 
@@ -147,14 +153,9 @@ def test_subsets_in_any_pattern_are_their_cold_fits(apple, law):
     rows, spec = design(apple, FitSpec(law=law, benchmark="arc_easy", metric="acc_norm", tpr=20, min_flops=3e18))
     rng = np.random.default_rng(3)
     masks = [rng.random(len(rows)) < 0.6 for _ in range(4)]
-    flops = rows["flops"].to_numpy(float)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        batched = fit_subsets(rows, spec, masks)
-        alone = [
-            fit_rows(rows[m].reset_index(drop=True), replace(spec, max_flops=float(flops[m].max())), quiet=True)
-            for m in masks
-        ]
+        batched, alone = _batched_and_alone(rows, spec, masks)
     for a, b in zip(batched, alone, strict=True):
         np.testing.assert_allclose(a.predict(flops=[1e22, 1e23]), b.predict(flops=[1e22, 1e23]), rtol=1e-6)
         np.testing.assert_allclose(a.diagnostics.loss, b.diagnostics.loss, rtol=1e-9)
@@ -169,11 +170,7 @@ def test_a_law_with_presolved_parameters_fits_each_subset_alone(apple):
     masks = [flops <= flops.max() / 10**delta * (1 + 1e-9) for delta in (0.5, 1.0)]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        batched = fit_subsets(rows, spec, masks)
-        alone = [
-            fit_rows(rows[m].reset_index(drop=True), replace(spec, max_flops=float(flops[m].max())), quiet=True)
-            for m in masks
-        ]
+        batched, alone = _batched_and_alone(rows, spec, masks)
     for a, b in zip(batched, alone, strict=True):
         assert np.array_equal(a.fitted.vector, b.fitted.vector)
         assert a.diagnostics.n_evaluations == b.diagnostics.n_evaluations
@@ -190,11 +187,7 @@ def test_subsets_beyond_one_stack_are_solved_in_several(apple, monkeypatch):
     flops, masks = _origins(rows, spec)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        batched = fit_subsets(rows, spec, masks)
-        alone = [
-            fit_rows(rows[m].reset_index(drop=True), replace(spec, max_flops=float(flops[m].max())), quiet=True)
-            for m in masks
-        ]
+        batched, alone = _batched_and_alone(rows, spec, masks)
     assert len(batched) == 5
     for a, b in zip(batched, alone, strict=True):
         np.testing.assert_allclose(a.fitted.vector, b.fitted.vector, rtol=1e-6)

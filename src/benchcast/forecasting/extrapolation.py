@@ -214,7 +214,7 @@ def with_rolling_origins(result):
     FitResult
         A copy holding :func:`rolling_origin`'s table and the origins that made it.
     """
-    return _holding(result, rolling_origin(replace(result, rolling_origins=None)))
+    return _holding(result, rolling_origin(result))  # a table it holds already (made for it) is read, not remade
 
 
 def _made_for(result, axes=AXES, origin_decades=ORIGIN_DECADES) -> str:
