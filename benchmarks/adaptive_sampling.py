@@ -5,7 +5,7 @@ Simulated ladders: for each generating distribution of per-problem success rates
 checkpoints would), 128 problems per rung, many replicates. Each replicate draws the problems'
 p, then their counts twice with the same total budget: uniform (budget / problems samples each)
 and adaptive (``benchcast.collect.budget``: a quarter of the even share first, then four rounds
-given to the problems with no success yet). ``BetaPassK`` (generative/passk.py) is fitted to each
+given to the problems with no success yet). The beta family (``fit_family("beta", ...)``) is fitted to each
 and forecasts pass@10^4; the truth is the mean over the rung's problems of 1 - (1 - p)^k.
 
     python benchmarks/adaptive_sampling.py [--reps 30] [--problems 128]
@@ -27,7 +27,7 @@ import numpy as np
 
 from benchcast.collect.budget import default_first_round, simulate
 from benchcast.errors import DataError
-from benchcast.generative.passk import BetaPassK
+from benchcast.generative.success import fit_family
 
 K = 10_000
 RUNG_SCALES = np.geomspace(0.1, 10.0, 5)  # the mean p of a rung relative to the family's own
@@ -49,7 +49,7 @@ FAMILIES = {
 
 def _forecast(n, c) -> float:
     try:
-        return float(BetaPassK().fit(n, c).pass_at_k([K])[0])
+        return float(fit_family("beta", n, c).pass_at_k([K])[0])
     except DataError:  # no problem solved: no forecast (counted, not scored)
         return np.nan
 
@@ -131,7 +131,7 @@ def main() -> None:
     start = time.perf_counter()
     budgets = [int(b) for b in args.budgets.split(",")]
     rows = run(args.reps, args.problems, budgets, first_share=args.first_share, target=args.target)
-    print(f"pass@{K} forecast by BetaPassK, {args.problems} problems per rung, 5 rungs x {args.reps} replicates")
+    print(f"pass@{K} forecast by the beta family, {args.problems} problems per rung, 5 rungs x {args.reps} replicates")
     print(f"adaptive: first round {args.first_share or 0.25:g} of the even share, then 4 rounds to c < {args.target}")
     header = (
         f"{'generating distribution':30s} {'n/prob':>6s} {'first':>5s} {'MAE unif':>9s} {'bias unif':>9s} "

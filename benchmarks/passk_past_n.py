@@ -1,21 +1,26 @@
-"""pass@k far past the samples drawn: error of each success-rate family, and of borrowing across runs.
+"""pass@k far past the samples drawn: every candidate of the pass@k-past-n forecaster, and its backtest-in-k
+choice (``auto``), against the aggregate power law in k (``power_k``, the simplest alternative).
 
-Three studies (about 3 minutes on one core):
+1. Simulated benchmarks of 128 problems, 8 runs each (difficulty rising along the runs), with heavy tails: a
+   log-uniform p down to 1e-6, a never-solvable share, two components, a code-contest shape (three in four
+   problems with p below 1e-3), a logit-normal ladder, and a beta. n = 100 and 1000 samples per problem; pass@k
+   forecast at 10 n and 100 n against the true 1 - mean((1 - p)^k) of the drawn problems: MAE, bias, 90 %
+   coverage, and how many runs were answered.
+2. A simulated ladder where the joint fit across runs (``--borrow``) answers the runs that solved nothing.
+3. The DCLM file's humaneval-py, lbpp and mbpp curves (aggregate pass@1..128 per run, no per-problem counts):
+   pass@128 from k <= 16 and pass@64 from k <= 8, by the power law in k and by each family's curve fit.
 
-1. Simulated benchmarks with a known distribution of per-problem success p (some in no fitted family):
-   n samples per problem (100, 1000), pass@k forecast at 10 n and 100 n by each family and by ``auto``
-   (least AIC), against the true 1 - mean((1 - p)^k) of the drawn problems.
-2. A simulated ladder of checkpoints whose distribution moves with log compute, n = 100: how many runs get
-   a pass@10^4 forecast alone and with borrowing across runs, and the error of each.
-3. The DCLM file's humaneval-py and lbpp curves (pass@1..128 per run, no per-problem counts): pass@64 and
-   pass@128 forecast from pass@1..16 by :func:`fit_curve`.
+4. The constants of the interval and the choice, on the simulations of 1: the origins' own RMS error per decade
+   (``TAU_PRIOR``), the power law's coverage with ``REACH`` times the shrunk error, and how often ``auto`` loses to
+   ``power_k`` at each ``FAMILY_MARGIN``.
 
-Usage: ``python benchmarks/passk_past_n.py [--reps 5] [--data PATH]``.
+Usage: ``python benchmarks/passk_past_n.py [--reps 3] [--data PATH] [--only 1,3]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -25,140 +30,258 @@ import pandas as pd
 
 import benchcast as bc
 from benchcast.errors import DataError
-from benchcast.generative.borrowing import borrow_across_runs
 from benchcast.generative.families import FAMILIES
-from benchcast.generative.success import SuccessModel, fit_curve
+from benchcast.generative.past_n import CANDIDATES, REACH, PassKPastN, _from_x, _power_fit, fit_candidate
+from benchcast.generative.success import fit_curve
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared/data/apple-downstream/metrics_dclm_data_mixture.subset.csv"
-PROBLEMS = 200
+PROBLEMS, RUNS = 128, 8
+
+
+def _logit_normal(r, m, mu):
+    return 1 / (1 + np.exp(-(mu + 3.0 * r.standard_normal(m))))
 
 
 def _generators():
-    """Distributions of p: name -> draw(rng, size)."""
+    """Distributions of p for run i of 8 (difficulty falls with i): name -> draw(rng, size, i)."""
+    scale = lambda i: 0.2 + 0.8 * i / (RUNS - 1)  # noqa: E731
     return {
-        "beta(0.3, 3)": lambda r, m: r.beta(0.3, 3, m),
-        "30% never + beta(0.5, 3)": lambda r, m: np.where(r.random(m) < 0.3, 0.0, r.beta(0.5, 3, m)),
-        "log-uniform [1e-6, 0.5]": lambda r, m: np.exp(r.uniform(np.log(1e-6), np.log(0.5), m)),
-        "kumaraswamy(0.3, 2)": lambda r, m: (1 - (1 - r.random(m)) ** (1 / 2)) ** (1 / 0.3),
-        "beta mix 0.6 beta(0.2, 20) + 0.4 beta(2, 2)": lambda r, m: np.where(
-            r.random(m) < 0.6, r.beta(0.2, 20, m), r.beta(2, 2, m)
-        ),
-    }
+        "log-uniform [1e-6, 0.5]": lambda r, m, i: scale(i) * np.exp(r.uniform(np.log(1e-6), np.log(0.5), m)),
+        "30% never + beta(0.5, 3)": lambda r, m, i: np.where(r.random(m) < 0.3, 0.0, scale(i) * r.beta(0.5, 3, m)),
+        "0.6 beta(0.2, 20) + 0.4 beta(2, 2)": lambda r, m, i: scale(i) * np.where(
+            r.random(m) < 0.6, r.beta(0.2, 20, m), r.beta(2, 2, m)),
+        "code contests: 75% log-uniform [1e-7, 1e-3]": lambda r, m, i: np.where(
+            r.random(m) < 0.75, np.exp(r.uniform(np.log(1e-7), np.log(1e-3), m)), scale(i) * r.beta(0.5, 2, m)),
+        "logit-normal ladder, mean -9 .. -2": lambda r, m, i: _logit_normal(r, m, -9 + i),
+        "beta(0.3, 3)": lambda r, m, i: scale(i) * r.beta(0.3, 3, m),
+    }  # fmt: skip
 
 
 def _truth(p, ks):
     return 1 - np.mean((1 - p[:, None]) ** np.asarray(ks, float)[None, :], axis=0)
 
 
-def study_families(reps: int) -> pd.DataFrame:
+def _simulated_cell(task) -> list[dict]:
+    """One simulated benchmark (a distribution, n, a replicate), forecast by ``auto`` and by each candidate."""
+    name, n, rep, n_boot = task
+    draw = _generators()[name]
+    ks = np.array([10.0 * n, 100.0 * n])
+    rng = np.random.default_rng([rep, n, len(name)])
+    frames, truth = [], {}
+    for i in range(RUNS):
+        p = np.clip(draw(rng, PROBLEMS, i), 0, 1)
+        frames.append(pd.DataFrame({"run": f"r{i}", "n": n, "c": rng.binomial(n, p)}))
+        truth[f"r{i}"] = _truth(p, ks)
+    counts = pd.concat(frames, ignore_index=True)
     rows = []
-    for name, draw in _generators().items():
-        for n in (100, 1000):
-            ks = np.array([10 * n, 100 * n])
-            for rep in range(reps):
-                rng = np.random.default_rng([rep, n])
-                p = draw(rng, PROBLEMS)
-                c = rng.binomial(n, p)
-                true = _truth(p, ks)
-                try:
-                    model = SuccessModel().fit(np.full(PROBLEMS, n), c)
-                except DataError:
-                    rows.append({"distribution": name, "n": n, "family": "none", "rep": rep})
-                    continue
-                for fam, fit in [*model.fits_.items(), ("auto", model.chosen_)]:
-                    err = fit.pass_at_k(ks) - true
-                    rows.append(
-                        {"distribution": name, "n": n, "family": fam, "rep": rep, "err10": err[0], "err100": err[1]}
-                    )
-    frame = pd.DataFrame(rows)
-    out = frame.groupby(["distribution", "n", "family"], sort=False).agg(
-        mae_10x=("err10", lambda e: np.abs(e).mean()),
-        bias_10x=("err10", "mean"),
-        mae_100x=("err100", lambda e: np.abs(e).mean()),
-        bias_100x=("err100", "mean"),
-    )
+    for how in ("auto", *CANDIDATES):
+        model = PassKPastN(how, n_boot=n_boot, seed=rep).fit(counts, name)
+        for r in model.predict(ks).itertuples():
+            for k in ks if r.source == "refused" else [r.k]:  # a refusal stands for every k asked
+                rows.append({"distribution": name, "n": n, "how": how, "chosen": model.chosen_,
+                             "step": int(round(k / n)), "run": r.run, "forecast": r.pass_at_k,
+                             "truth": truth[r.run][int(k == ks[1])], "lower": getattr(r, "lower", np.nan),
+                             "upper": getattr(r, "upper", np.nan)})  # fmt: skip
+    return rows
+
+
+def study_simulated(reps: int, n_boot: int = 200, workers: int = 2) -> pd.DataFrame:
+    from multiprocessing import Pool
+
+    tasks = [(name, n, rep, n_boot) for name in _generators() for n in (100, 1000) for rep in range(reps)]
+    rows = []
+    with Pool(workers) as pool:
+        for i, cell in enumerate(pool.imap_unordered(_simulated_cell, tasks), 1):
+            rows += cell
+            print(f"  {i}/{len(tasks)} simulated benchmarks", flush=True, file=sys.stderr)
+    return pd.DataFrame(rows)
+
+
+def summarise(frame: pd.DataFrame, by) -> pd.DataFrame:
+    answered = frame["forecast"].notna()
+    frame = frame.assign(err=frame["forecast"] - frame["truth"],
+                         covered=(frame["lower"] <= frame["truth"]) & (frame["truth"] <= frame["upper"]))  # fmt: skip
+    out = frame[answered].groupby(by, sort=False).agg(
+        answered=("err", "size"), mae=("err", lambda e: np.abs(e).mean()), bias=("err", "mean"),
+        coverage90=("covered", "mean"))  # fmt: skip
+    out["asked"] = frame.groupby(by, sort=False).size()
     return out.reset_index()
 
 
-def study_borrowing(reps: int) -> pd.DataFrame:
+def study_borrow(reps: int) -> pd.DataFrame:
+    """A ladder where a third of the runs solved nothing in 100 samples: how many get a borrowed forecast, and no
+    value is ever outside [0, 1]."""
     rows = []
     for rep in range(reps):
-        rng = np.random.default_rng([7, rep])
-        counts, flops, truth = [], {}, {}
-        for i, log_c in enumerate(np.linspace(19, 23, 8)):
-            mean = 1 / (1 + np.exp(-(-8.5 + 1.3 * (log_c - 19))))
-            never = 0.5 - 0.08 * (log_c - 19)  # the never-solved share falls with compute
-            p = np.where(rng.random(PROBLEMS) < never, 0.0, rng.beta(mean * 1.5, (1 - mean) * 1.5, PROBLEMS))
-            run = f"r{i}"
-            c = rng.binomial(100, p)
-            counts.append(pd.DataFrame({"run": run, "problem_id": np.arange(PROBLEMS), "n": 100, "c": c}))
-            flops[run], truth[run] = 10**log_c, float(_truth(p, [1e4])[0])
-        counts = pd.concat(counts, ignore_index=True)
+        rng = np.random.default_rng([11, rep])
+        frames, flops, truth = [], {}, {}
+        for i, log_c in enumerate(np.linspace(19, 23, RUNS)):
+            p = _logit_normal(rng, PROBLEMS, -17 + 2.2 * (log_c - 19))
+            frames.append(pd.DataFrame({"run": f"r{i}", "benchmark": "b", "problem_id": range(PROBLEMS), "n": 100,
+                                        "c": rng.binomial(100, p)}))  # fmt: skip
+            flops[f"r{i}"], truth[f"r{i}"] = 10**log_c, float(_truth(p, [1e4])[0])
+        counts = pd.concat(frames, ignore_index=True)
+        table = bc.passk_table(counts, [1], n_boot=50, extrapolate_to=10_000, borrow=flops)
+        past = table[(table["k"] == 10_000) | (table["source"] == "refused")]
+        for r in past.itertuples():
+            rows.append({"rep": rep, "run": r.run, "source": r.source, "forecast": r.pass_at_k,
+                         "truth": truth[r.run], "lower": r.lower, "upper": r.upper})  # fmt: skip
+    frame = pd.DataFrame(rows)
+    values = frame[["forecast", "lower", "upper"]].to_numpy(float)
+    outside = int((np.isfinite(values) & ((values < 0) | (values > 1))).sum())
+    frame["kind"] = np.where(frame["source"] == "refused", "refused",
+                             np.where(frame["source"].str.contains("joint"), "borrowed", "own counts"))  # fmt: skip
+    out = summarise(frame.assign(how=frame["kind"]), ["how"])
+    return out.assign(values_outside_0_1=outside)
+
+
+def _counts(name, n, rep):
+    """Study 1's simulated benchmark (the same draws) and each run's true pass@k at 10 n and 100 n."""
+    draw, ks = _generators()[name], np.array([10.0 * n, 100.0 * n])
+    rng = np.random.default_rng([rep, n, len(name)])
+    frames, truth = [], {}
+    for i in range(RUNS):
+        p = np.clip(draw(rng, PROBLEMS, i), 0, 1)
+        frames.append(pd.DataFrame({"run": f"r{i}", "n": n, "c": rng.binomial(n, p)}))
+        truth[f"r{i}"] = _truth(p, ks)
+    return pd.concat(frames, ignore_index=True), truth, ks
+
+
+def _constants_cell(task) -> dict:
+    """One simulated benchmark: the origins' RMS, the power law's coverage per multiple of tau, each candidate's
+    error at 10 n and 100 n, and the backtest's scores."""
+    name, n, rep = task
+    counts, truth, ks = _counts(name, n, rep)
+    model = PassKPastN("power_k", n_boot=200, seed=rep).fit(counts, name)
+    own = model.backtest_["error_x"].to_numpy(float)
+    shrunk = model.tau_ / REACH
+    covered = {}
+    for reach in (1.0, 1.5, 2.0):
+        model.tau_ = shrunk * reach
+        rows = model.predict(ks)
+        rows = rows[rows["source"] != "refused"]
+        true = np.array([truth[r.run][int(r.k == ks[1])] for r in rows.itertuples()])
+        covered[reach] = list(zip(rows["k"] / n, (rows["lower"] <= true) & (true <= rows["upper"]), strict=True))
+    scores = PassKPastN(n_boot=0, seed=rep).fit(counts, name).scores_
+    errors = {}
+    for candidate in CANDIDATES:
+        found = []
         for run, group in counts.groupby("run"):
             try:
-                alone = float(SuccessModel().fit(group["n"], group["c"]).pass_at_k([1e4])[0])
+                found.append(np.abs(_from_x(fit_candidate(candidate, group["n"], group["c"], ks).x) - truth[run]))
             except DataError:
-                alone = np.nan
-            rows.append({"rep": rep, "run": run, "how": "alone", "forecast": alone, "truth": truth[run]})
-        joint = borrow_across_runs(counts, flops, [1e4]).table
-        for r in joint.itertuples():
-            how = "borrowed" if r.borrowed else "joint"
-            rows.append({"rep": rep, "run": r.run, "how": how, "forecast": r.pass_at_k, "truth": truth[r.run]})
-    frame = pd.DataFrame(rows)
-    frame["abs_err"] = (frame["forecast"] - frame["truth"]).abs()
-    summary = frame.groupby("how").agg(
-        runs=("run", "size"), forecast=("forecast", lambda v: int(v.notna().sum())), mae=("abs_err", "mean")
-    )
-    return summary.reset_index()
+                continue
+        errors[candidate] = np.mean(found, axis=0)
+    return {"name": name, "n": n, "rms": float(np.sqrt(np.mean(own[np.isfinite(own)] ** 2))), "covered": covered,
+            "errors": errors, "scores": dict(zip(scores["candidate"], scores["mae"], strict=True))}  # fmt: skip
+
+
+def study_constants(reps: int, workers: int = 2) -> list[pd.DataFrame]:
+    from multiprocessing import Pool
+
+    tasks = [(name, n, rep) for name in _generators() for n in (100, 1000) for rep in range(reps)]
+    with Pool(workers) as pool:
+        cells = pool.map(_constants_cell, tasks)
+    rms = pd.DataFrame([{"distribution": c["name"], "n": c["n"], "rms": c["rms"]} for c in cells])
+    rms = rms.groupby(["distribution", "n"], sort=False)["rms"].mean().rename("origins_rms_per_decade").reset_index()
+    coverage = pd.DataFrame([{"reach": reach, "step": int(step), "covered": hit} for c in cells
+                             for reach, pairs in c["covered"].items() for step, hit in pairs])  # fmt: skip
+    coverage = coverage.groupby(["reach", "step"])["covered"].mean().unstack("step").reset_index()
+    margins = []
+    for margin in (1.0, 0.8, 0.67, 0.5, 0.4):
+        rows = []
+        for c in cells:
+            families = {k: v for k, v in c["scores"].items() if k != "power_k"}
+            best = min(families, key=families.get) if families else "power_k"
+            chosen = (
+                best if "power_k" in c["scores"] and families[best] < margin * c["scores"]["power_k"] else "power_k"
+            )
+            rows.append({"distribution": c["name"], "n": c["n"], "auto10": c["errors"][chosen][0],
+                         "auto100": c["errors"][chosen][1], "power10": c["errors"]["power_k"][0],
+                         "power100": c["errors"]["power_k"][1]})  # fmt: skip
+        frame = pd.DataFrame(rows).groupby(["distribution", "n"]).mean()
+        worse = int(
+            ((frame["auto10"] > frame["power10"] + 1e-12) | (frame["auto100"] > frame["power100"] + 1e-12)).sum()
+        )
+        margins.append({"margin": margin, "cells_where_auto_loses": worse, "of": len(frame),
+                        **frame[["auto10", "auto100", "power10", "power100"]].mean().to_dict()})  # fmt: skip
+    return [rms, coverage, pd.DataFrame(margins)]
+
+
+def _curve_forecast(name, ks, values, target):
+    if name == "power_k":
+        intercept, slope = _power_fit(np.log(ks), values[None, :])
+        return float(_from_x(intercept[0] + slope[0] * np.log(target)))
+    return float(fit_curve(ks, values, name).pass_at_k([target])[0])
 
 
 def study_curves(path: Path) -> pd.DataFrame:
     table = bc.read_apple(path)
-    table = table[table["benchmark"].isin(["humaneval-py", "lbpp"]) & (table["metric"] == "pass@k")]
+    table = table[table["benchmark"].isin(["humaneval-py", "lbpp", "mbpp"]) & (table["metric"] == "pass@k")]
     rows = []
-    for (bench, run), group in table.groupby(["benchmark", "run"]):
+    for (bench, _run), group in table.groupby(["benchmark", "run"]):
         curve = group.set_index(group["k"].astype(int))["value"].astype(float)
-        early = curve[curve.index <= 16]
-        if not early.any() or early.max() >= 1:
-            rows.append({"benchmark": bench, "run": run, "family": "none"})
-            continue
-        for fam in FAMILIES:
-            try:  # beta_mix has 5 parameters: pass@1..16 gives 5 points, too few
-                forecast = fit_curve(early.index.to_numpy(), early.to_numpy(), fam).pass_at_k([64, 128])
-            except DataError:
+        for reach, target in ((16, 128), (8, 64)):
+            early = curve[curve.index <= reach]
+            true = float(curve.get(target, np.nan))
+            if not np.isfinite(true):
                 continue
-            for k, value in zip((64, 128), forecast, strict=True):
-                true = float(curve.get(k, np.nan))
-                rows.append({"benchmark": bench, "run": run, "family": fam, "k": k, "err": value - true,
-                             "rel": (value - true) / true if true > 0 else np.nan})  # fmt: skip
-    frame = pd.DataFrame(rows)
-    skipped = frame[frame["family"] == "none"].groupby("benchmark").size().rename("runs_nothing_solved_by_16")
-    frame = frame[frame["family"] != "none"]
-    out = frame.groupby(["benchmark", "family", "k"]).agg(
-        runs=("err", "size"),
-        mae=("err", lambda e: np.abs(e).mean()),
-        bias=("err", "mean"),
-        mre_pct=("rel", lambda r: 100 * np.abs(r).mean()),
-    )
-    return out.reset_index().merge(skipped.reset_index(), on="benchmark", how="left")
+            for name in ("power_k", *FAMILIES):
+                try:  # beta_mix has 5 parameters: too many for 4-5 points
+                    if not early.any() or early.max() >= 1:
+                        raise DataError("nothing solved by the last k")
+                    value = _curve_forecast(name, early.index.to_numpy(float), early.to_numpy(), target)
+                except DataError:
+                    rows.append({"benchmark": bench, "step": f"{reach}->{target}", "how": name, "forecast": np.nan,
+                                 "truth": true})  # fmt: skip
+                    continue
+                rows.append({"benchmark": bench, "step": f"{reach}->{target}", "how": name, "forecast": value,
+                             "truth": true})  # fmt: skip
+    frame = pd.DataFrame(rows).assign(lower=np.nan, upper=np.nan)
+    return summarise(frame, ["benchmark", "step", "how"]).drop(columns="coverage90")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--only", default="1,2,3,4", help="Which studies, comma-separated.")
+    parser.add_argument("--save", type=Path, help="Write study 1's rows to this CSV.")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
-    pd.set_option("display.width", 160)
-    for title, study in (
-        ("1. families past n (simulated, 200 problems)", lambda: study_families(args.reps)),
-        ("2. borrowing across 8 checkpoints (simulated, n = 100, pass@1e4)", lambda: study_borrowing(args.reps)),
-        ("3. DCLM curves: pass@64, pass@128 from pass@1..16", lambda: study_curves(args.data)),
-    ):
+    pd.set_option("display.width", 200)
+    only = set(args.only.split(","))
+    fmt = lambda v: f"{v:.4f}"  # noqa: E731
+    if "1" in only:
         start = time.perf_counter()
-        frame = study()
-        print(f"\n{title}  ({time.perf_counter() - start:.0f} s)")
-        print(frame.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+        frame = study_simulated(args.reps)
+        if args.save:
+            frame.to_csv(args.save, index=False)
+        print(f"\n1. simulated benchmarks ({PROBLEMS} problems x {RUNS} runs, {args.reps} reps; "
+              f"{time.perf_counter() - start:.0f} s)")  # fmt: skip
+        print(summarise(frame, ["distribution", "n", "step", "how"]).to_string(index=False, float_format=fmt))
+        print("\nall simulated benchmarks")
+        print(summarise(frame, ["n", "step", "how"]).to_string(index=False, float_format=fmt))
+    if "2" in only:
+        start = time.perf_counter()
+        frame = study_borrow(args.reps)
+        print(
+            f"\n2. --borrow on a logit-normal ladder where a third of the runs solved nothing in 100 samples "
+            f"({time.perf_counter() - start:.0f} s)"
+        )
+        print(frame.to_string(index=False, float_format=fmt))
+    if "3" in only:
+        start = time.perf_counter()
+        frame = study_curves(args.data)
+        print(f"\n3. DCLM aggregate curves ({time.perf_counter() - start:.0f} s)")
+        print(frame.to_string(index=False, float_format=fmt))
+
+    if "4" in only:
+        start = time.perf_counter()
+        tables = study_constants(args.reps)
+        print(f"\n4. the interval's and the choice's constants ({time.perf_counter() - start:.0f} s)")
+        for table in tables:
+            print(table.to_string(index=False, float_format=fmt))
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ import benchcast as bc
 from benchcast.evaluation.bench import Dataset, bench
 from benchcast.fitting.diagnostics import FitDiagnostics
 from benchcast.generative.kscan import KScan, kscan
-from benchcast.generative.passk import BetaPassK, passk_table
+from benchcast.generative.past_n import passk_table
 from benchcast.generative.tables import OptimalPlan, PassKTable
 from benchcast.laws.envelope import Envelope
 from benchcast.studies.example import ExampleResult
@@ -157,15 +157,6 @@ def test_kscan_result():
     assert "change per doubling of k" in str(scan)
 
 
-def test_beta_passk():
-    rng = np.random.default_rng(0)
-    n = np.full(40, 20)
-    c = rng.binomial(n, rng.beta(0.5, 2.0, 40))
-    model = BetaPassK().fit(n, c)
-    doc = shows(model, model.a, *model.pass_at_k([1, 10]))
-    assert doc["n_problems"] == 40 and doc["a"] == model.a
-
-
 def test_passk_table():
     rng = np.random.default_rng(0)
     counts = pd.DataFrame(
@@ -242,13 +233,13 @@ def test_every_result_type_is_a_view_checked_here():
 
     found = {cls.__name__ for cls in subclasses(ResultView) if cls.__module__.startswith("benchcast.")}
     checked = {
-        "FitResult", "FitDiagnostics", "Recommendation", "BenchResult", "Reproduction", "KScan", "BetaPassK",
+        "FitResult", "FitDiagnostics", "Recommendation", "BenchResult", "Reproduction", "KScan",
         "PassKTable", "OptimalPlan", "ExampleResult",
         "BacktestComparison", "SweepComparison",  # above
         "Forecast", "PlanResult",  # tests/forecasting/test_intervals_planning.py
         "StrategyForecast",  # above
         "StrategyPlan",  # tests/cli/test_plan_from_data.py
-        "SuccessModel", "BorrowedSuccess",  # tests/generative/test_success_distributions.py
+        "PassKPastN", "BorrowedSuccess",  # tests/generative/test_success_distributions.py
         "BacktestResult", "Sweep", "CutoffResult",  # tests/evaluation/test_backtest.py
         "RichView",  # the base of the CLI-printed views
     }  # fmt: skip

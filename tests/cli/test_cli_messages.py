@@ -35,8 +35,8 @@ def test_no_nan_text_where_a_value_does_not_exist(apple_path, tmp_path):
     for command, output in outputs.items():
         assert not re.search(r"\bnan\b", output, re.IGNORECASE), (command, output)  # also 'nan%', '(nan)', '+nan'
     assert "not estimated (fits at fewer than two k)" in outputs["kscan"]
-    # past n the success-rate model has its own bootstrap interval now: no row of the table is left without one
-    assert "its interval refits it on resampled problems" in " ".join(outputs["passk"].split())
+    # past n the chosen candidate has its own interval: the bootstrap over problems widened by the error per decade
+    assert "added to the bootstrap over problems" in " ".join(outputs["passk"].split())
     assert "termination condition" not in outputs["fit"]
 
 

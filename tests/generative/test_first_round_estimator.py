@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from benchcast.errors import DataError
-from benchcast.generative.passk import pass_at_k, passk_table
+from benchcast.generative.passk import pass_at_k
+from benchcast.generative.past_n import passk_table
 from benchcast.generative.samples import read_counts
 
 

@@ -41,24 +41,27 @@ def passk_command(
     ],
     k: Annotated[str, typer.Option("--k", help="Comma-separated k values.")] = DEFAULT_KS,
     extrapolate_to: Annotated[
-        int | None, typer.Option(help="Extend pass@k beyond n with a model of the per-problem success rates.")
+        int | None, typer.Option(help="Forecast pass@k past n up to this k, with an interval (see --family).")
     ] = None,
     family: Annotated[
         str,
         typer.Option(
             "--family",
-            help="Distribution of per-problem success rates past n: auto (least AIC), beta, zi_beta (a never-solved "
-            "mass plus a beta), beta_mix (two betas).",
+            help="How pass@k is forecast past n: auto (the candidate of least error in a backtest in k inside the "
+            "samples: thin to n/10, forecast pass@n), power_k (-log pass@k = a k^-b, the aggregate power law in k), "
+            "or a distribution of per-problem success rates: beta, zi_beta (a never-solved mass plus a beta), "
+            "beta_mix (two betas).",
         ),
     ] = "auto",
     borrow: Annotated[
         bool,
         typer.Option(
             "--borrow",
-            help="Past n, one distribution for every run of a benchmark, linear in log compute (run sizes from the "
-            "sample file or --metadata): runs that solved nothing get a forecast, marked borrowed (no interval).",
+            help="A run that solved nothing borrows from its benchmark's other runs: one distribution for every run, "
+            "linear in log compute (run sizes from the sample file or --metadata); its rows are marked joint.",
         ),
     ] = False,
+    level: Annotated[float, typer.Option("--level", help="Interval level, in (0, 1).")] = 0.9,
     n_boot: Annotated[
         int, typer.Option("--n-boot", "--boot", help="Bootstrap replicates over problems (0: no interval).")
     ] = 1000,
@@ -91,7 +94,7 @@ def passk_command(
     overrides them. With --gold, the gold covariate is averaged over exactly the problems pass@k
     was computed on.
     """
-    from benchcast.generative.passk import MODEL_REPLICATES, passk_table
+    from benchcast.generative.past_n import passk_table
     from benchcast.generative.samples import read_counts
     from benchcast.generative.tables import PassKTable, passk_tidy
 
@@ -114,50 +117,25 @@ def passk_command(
                 f"{flag} {value!r} names the {column} of a sample file that has none, and {samples} has its own "
                 f"({', '.join(sorted(set(counts[column]))[:5])}): drop {flag}."
             )
-    if borrow:  # past n from the joint model: the estimator's rows alone first
-        from benchcast.generative.borrowing import borrow_rows
+    flops = None
+    if borrow:
         from benchcast.generative.tables import run_flops
 
-        table = passk_table(counts, parse_ks(k), n_boot=n_boot, seed=seed)
-        table = borrow_rows(table, counts, run_flops(samples, metadata), parse_ks(k), extrapolate_to, family=family)
-    else:
-        table = passk_table(counts, parse_ks(k), n_boot=n_boot, seed=seed, extrapolate_to=extrapolate_to, family=family)
+        flops = run_flops(samples, metadata)
+    table = passk_table(
+        counts, parse_ks(k), n_boot=n_boot, level=level, seed=seed, extrapolate_to=extrapolate_to, family=family,
+        borrow=flops,
+    )  # fmt: skip
     if out is not None:
         tidy = passk_tidy(
             table, samples, counts=counts, gold=gold, per_token=per_token, metadata=metadata, destination=out
         )
         atomic_write_text(out, tidy.to_csv(index=False))
-    result = PassKTable(table, str(samples), counts["problem_id"].nunique(), n_boot)
+    result = PassKTable(table, str(samples), counts["problem_id"].nunique(), n_boot, level)
     if json:
         emit_json(result.to_dict()["rows"])
         return
     console.print(result)
-    if "borrowed" in table and table["borrowed"].fillna(False).astype(bool).any():
-        borrowed = table[table["borrowed"].fillna(False).astype(bool)]
-        console.print(
-            f"borrowed (no problem solved in its own samples; past n from the ladder's joint model, no interval): "
-            f"{', '.join(dict.fromkeys(borrowed['run'].astype(str)))}",
-            highlight=False,
-        )
-    for note in dict.fromkeys(table["model_note"].dropna()) if "model_note" in table else ():
-        if note:
-            console.print(
-                f"warning: {note} (its pass@k past n rests on a value the counts did not place)", highlight=False
-            )
-    modelled = sorted(set(table["source"]) - {"estimator"})
-    if modelled:
-        console.print(
-            f"source {', '.join(modelled)}: pass@k beyond the sampled n, from that distribution of the per-problem "
-            "success rates (chosen by AIC with --family auto), fitted by likelihood with each problem's own n"
-            + (
-                f"; its interval refits it on resampled problems (at most {MODEL_REPLICATES} replicates)"
-                if n_boot
-                else ""
-            )
-            + ". k far past n rests on the family's tail near p = 0, which the samples cannot check: see the "
-            "extrapolation factor (k / largest n) in --json.",
-            highlight=False,
-        )
 
 
 @app.command("kscan")

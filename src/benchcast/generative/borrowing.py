@@ -5,6 +5,9 @@ distribution (:func:`benchcast.generative.success.fit_family` refuses it). Fitte
 runs, each unconstrained parameter of a family linear in log10 compute, it gets the distribution its
 neighbours in compute say it has; its forecast is marked ``borrowed``, and where it lies below every run that
 solved something, that it is extrapolated in compute too.
+
+A joint fit that does not converge, or puts a run's parameter on the family's limit, is not used: the other
+family is tried, and where neither holds, borrowing refuses with the reason (it once printed pass@k = -1.5e111).
 """
 
 from __future__ import annotations
@@ -17,12 +20,16 @@ import pandas as pd
 
 from benchcast.errors import DataError
 from benchcast.generative.families import get_family
-from benchcast.generative.success import _minimize, _on_bound, fit_family
+from benchcast.generative.success import BOUND_TOL, _minimize, _on_bound, fit_family
 from benchcast.utils.display import ResultView
 from benchcast.utils.jsonable import jsonable
 
 JOINT_FAMILIES = ("beta", "zi_beta")  # beta_mix has 10 coefficients jointly: more than a short ladder places
 MIN_SOLVED_RUNS = 2
+COEFFICIENT_BOX = (-60.0, 60.0)
+# A run's parameters may reach past the family's box (a run that solved nothing sits below it) up to this multiple
+# of it; past that the closed forms lose their digits, which is how pass@k = -1.5e111 was once printed.
+JOINT_REACH = 2.0
 
 
 @dataclass
@@ -32,7 +39,7 @@ class BorrowedSuccess(ResultView):
     Parameters
     ----------
     family : str
-        The family (least AIC among :data:`JOINT_FAMILIES`).
+        The family (least AIC among the :data:`JOINT_FAMILIES` whose joint fit holds).
     coefficients : ndarray (parameters, 2)
         Intercept and slope of each unconstrained parameter in standardised log10 compute.
     table : DataFrame
@@ -40,20 +47,21 @@ class BorrowedSuccess(ResultView):
         ``borrowed`` and ``note``.
     aic : dict of str to float
         Each joint family's AIC.
+    rejected : dict of str to str
+        Each family whose joint fit was not used, and why.
     """
 
     family: str
     coefficients: np.ndarray
     table: pd.DataFrame
     aic: dict = field(default_factory=dict)
-    converged: bool = True
-    on_bound: list = field(default_factory=list)
+    rejected: dict = field(default_factory=dict)
+    _fit: tuple | None = None
 
     def to_dict(self) -> dict:
-        """Family, AICs, convergence and the per-run rows."""
-        rows = self.table.to_dict("records")
-        out = {"family": self.family, "aic": self.aic, "converged": self.converged, "on_bound": self.on_bound}
-        return jsonable({**out, "rows": rows})
+        """Family, AICs, the families set aside and the per-run rows."""
+        out = {"family": self.family, "aic": self.aic, "rejected": self.rejected}
+        return jsonable({**out, "rows": self.table.to_dict("records")})
 
     def to_frame(self) -> pd.DataFrame:
         """The per-run, per-k table."""
@@ -65,29 +73,81 @@ class BorrowedSuccess(ResultView):
 
     @property
     def notes(self) -> list[str]:
-        """Which runs borrowed, and whether the joint fit converged."""
+        """Which runs borrowed, and which joint fits were set aside."""
         borrowed = sorted(set(self.table.loc[self.table["borrowed"], "run"]))
         notes = [f"borrowed (no problem solved in its own samples): {', '.join(borrowed)}"] if borrowed else []
-        if not self.converged:
-            notes.append("the joint likelihood's optimiser did not report convergence")
-        if self.on_bound:
-            notes.append(f"coefficients on their bound: {', '.join(self.on_bound)}")
-        return notes
+        return notes + [f"{name} joint fit not used: {why}" for name, why in self.rejected.items()]
 
 
-def _joint_fit(family: str, n, c, x, start):
+@dataclass(frozen=True)
+class _Ladder:
+    """A benchmark's counts as unique (run, n, c) cells with weights, and each run's standardised log compute."""
+
+    runs: list
+    run_index: np.ndarray
+    n: np.ndarray
+    c: np.ndarray
+    weight: np.ndarray
+    x_run: np.ndarray
+    centre: float
+    scale: float
+
+
+def _ladder(counts: pd.DataFrame, flops: Mapping[str, float], runs: list) -> _Ladder:
+    log_c = np.log10(np.array([float(flops[r]) for r in runs]))
+    centre, scale = float(log_c.mean()), float(log_c.std() or 1.0)
+    cells = counts.assign(run=counts["run"].astype(str)).groupby(["run", "n", "c"], sort=False).size().reset_index()
+    index = cells["run"].map({r: i for i, r in enumerate(runs)}).to_numpy()
+    return _Ladder(runs, index, cells["n"].to_numpy(float), cells["c"].to_numpy(float),
+                   cells[0].to_numpy(float), (log_c - centre) / scale, centre, scale)  # fmt: skip
+
+
+def _joint_fit(family: str, ladder: _Ladder, start: np.ndarray):
+    """Maximum likelihood of the coefficients; returns (theta, nll, doubts)."""
     fam = get_family(family)
     m = len(fam.parameters)
-    box = [(-60.0, 60.0)] * m + [(-30.0, 30.0)] * m  # coefficients of standardised log compute
+    lows, highs = JOINT_REACH * np.array(fam.box).T
+    x = ladder.x_run[ladder.run_index]
 
     def nll(theta):
         z = theta[:m, None] + theta[m:, None] * x[None, :]
-        value = -float(np.sum(fam.log_marginal(n, c, z)))
+        value = -float(np.sum(ladder.weight * fam.log_marginal(ladder.n, ladder.c, z)))
         return value if np.isfinite(value) else 1e300
 
-    best = _minimize(nll, [np.concatenate([start, np.zeros(m)])], box)
-    names = [f"{p}:{t}" for t in ("intercept", "slope") for p in fam.parameters]
-    return best, [names[i] for i in _on_bound(best.x, box)]
+    box = [COEFFICIENT_BOX] * (2 * m)
+    start = start if len(start) == 2 * m else np.concatenate([start, np.zeros(m)])  # intercepts: slopes start flat
+    best = _minimize(nll, [start], box)
+    theta = np.asarray(best.x, float)
+    z_runs = theta[:m, None] + theta[m:, None] * ladder.x_run[None, :]
+    doubts = [] if best.success else ["did not converge"]
+    if _on_bound(theta, box):
+        doubts.append("a coefficient on its search limit")
+    limit = (z_runs - lows[:, None] < BOUND_TOL) | (highs[:, None] - z_runs < BOUND_TOL)
+    if (z_runs < lows[:, None]).any() or (z_runs > highs[:, None]).any() or limit.any():
+        doubts.append("a run's parameter at or past the family's limit")
+    return theta, float(best.fun), doubts
+
+
+def _pass_at_k(family: str, theta: np.ndarray, x_runs: np.ndarray, ks) -> np.ndarray:
+    """pass@k (runs x ks) of the joint model."""
+    fam = get_family(family)
+    m = len(fam.parameters)
+    out = np.empty((len(x_runs), len(ks)))
+    for i, xr in enumerate(x_runs):
+        out[i] = -np.expm1(fam.log_miss(np.asarray(ks, float), theta[:m] + theta[m:] * xr))
+    return out
+
+
+def require_flops(counts: pd.DataFrame, flops: Mapping[str, float]) -> list[str]:
+    """The runs of ``counts``, each with a positive compute in ``flops``, or a DataError naming those without."""
+    runs = list(dict.fromkeys(counts["run"].astype(str)))
+    missing = [r for r in runs if r not in flops or not np.isfinite(flops[r]) or flops[r] <= 0]
+    if missing:
+        raise DataError(
+            f"borrowing across runs places each run by its compute: no positive FLOPs for run(s) "
+            f"{', '.join(missing[:5])}; give every run's size (params and tokens, or flops) in the run metadata."
+        )
+    return runs
 
 
 def borrow_across_runs(
@@ -105,106 +165,81 @@ def borrow_across_runs(
     ks : array_like
         Attempts to give pass@k at.
     family : str
-        ``'auto'`` (least AIC of :data:`JOINT_FAMILIES`) or one of them.
+        ``'auto'`` (least AIC of the :data:`JOINT_FAMILIES` whose fit holds) or one of them.
 
     Returns
     -------
     BorrowedSuccess
+
+    Raises
+    ------
+    DataError
+        Without run compute, with fewer than two runs that solved something, or when no joint fit holds
+        (not converged, or a run's parameter at the family's limit): the message says which and why.
     """
-    runs = list(dict.fromkeys(counts["run"].astype(str)))
-    missing = [r for r in runs if r not in flops or not np.isfinite(flops[r]) or flops[r] <= 0]
-    if missing:
-        raise DataError(
-            f"borrowing across runs places each run by its compute: no positive FLOPs for run(s) "
-            f"{', '.join(missing[:5])}; give every run's size (params and tokens, or flops) in the run metadata."
-        )
-    solved = counts.groupby("run", sort=False)["c"].apply(lambda s: int((s > 0).sum()))
-    solved.index = solved.index.astype(str)
+    runs = require_flops(counts, flops)
+    solved = counts.groupby(counts["run"].astype(str), sort=False)["c"].apply(lambda s: int((s > 0).sum()))
     if int((solved > 0).sum()) < MIN_SOLVED_RUNS:
         raise DataError(
             f"borrowing needs at least {MIN_SOLVED_RUNS} runs that solved some problem, to say how the distribution "
             f"moves with compute; {int((solved > 0).sum())} of {len(runs)} did: no forecast for a run that solved "
             "nothing."
         )
-    names = JOINT_FAMILIES if family == "auto" else (family,)
     if family != "auto" and family not in JOINT_FAMILIES:
         raise DataError(f"family {family!r} is not fitted jointly: expected one of {', '.join(JOINT_FAMILIES)}.")
-    log_c = np.log10(counts["run"].astype(str).map(dict(flops)).to_numpy(float))
-    centre, scale = log_c.mean(), log_c.std() or 1.0
-    x = (log_c - centre) / scale
-    n, c = counts["n"].to_numpy(float), counts["c"].to_numpy(float)
-    fits = {}
-    for name in names:
-        pooled = fit_family(name, n, c)  # every run pooled: the intercepts' start
-        best, bound = _joint_fit(name, n, c, x, pooled.z)
-        fits[name] = (best, bound, 2 * len(best.x) + 2 * float(best.fun))
-    chosen = min(fits, key=lambda k: fits[k][2])
-    best, bound, _ = fits[chosen]
-    fam, m = get_family(chosen), len(get_family(chosen).parameters)
+    ladder = _ladder(counts, flops, runs)
     ks = np.atleast_1d(np.asarray(ks, float))
+    fits, rejected = {}, {}
+    for name in JOINT_FAMILIES if family == "auto" else (family,):
+        pooled = fit_family(name, counts["n"].to_numpy(float), counts["c"].to_numpy(float))
+        theta, nll, doubts = _joint_fit(name, ladder, pooled.z)
+        values = _pass_at_k(name, theta, ladder.x_run, ks)
+        if not np.all(np.isfinite(values) & (values >= 0) & (values <= 1)):
+            doubts.append("pass@k outside [0, 1]")
+        if doubts:
+            rejected[name] = ", ".join(doubts)
+        else:
+            fits[name] = (theta, 2 * len(theta) + 2 * nll, values)
+    if not fits:
+        raise DataError(
+            "no joint fit across runs holds ("
+            + "; ".join(f"{name}: {why}" for name, why in rejected.items())
+            + "): no borrowed forecast for a run that solved nothing."
+        )
+    chosen = min(fits, key=lambda k: fits[k][1])
+    theta, _, values = fits[chosen]
     lowest_solved = min(float(flops[r]) for r in runs if solved[r] > 0)
     rows = []
-    for run in runs:
-        xr = (np.log10(float(flops[run])) - centre) / scale
-        z = best.x[:m] + best.x[m:] * xr
+    for i, run in enumerate(runs):
         borrowed = bool(solved[run] == 0)
         note = "borrowed" if borrowed else ""
         if borrowed and float(flops[run]) < lowest_solved:
             note = "borrowed, below every run that solved a problem (extrapolated in compute)"
-        for k, value in zip(ks, -np.expm1(fam.log_miss(ks, z)), strict=True):
+        for k, value in zip(ks, values[i], strict=True):
             rows.append(
                 {"run": run, "flops": float(flops[run]), "k": float(k), "pass_at_k": float(value),
                  "solved": int(solved[run]), "borrowed": borrowed, "note": note}
             )  # fmt: skip
-    aic = {name: fits[name][2] for name in fits}
-    coefficients = np.column_stack([best.x[:m], best.x[m:]])
-    return BorrowedSuccess(chosen, coefficients, pd.DataFrame(rows), aic, bool(best.success), bound)
+    m = len(get_family(chosen).parameters)
+    aic = {name: fits[name][1] for name in fits}
+    return BorrowedSuccess(chosen, np.column_stack([theta[:m], theta[m:]]), pd.DataFrame(rows), aic, rejected,
+                           (counts, ladder, theta))  # fmt: skip
 
 
-def borrow_rows(
-    table: pd.DataFrame, counts: pd.DataFrame, flops: Mapping[str, float], ks, extrapolate_to: int, *, family="auto"
-) -> pd.DataFrame:
-    """pass@k rows past each run's n from the joint model of its benchmark's runs (:func:`borrow_across_runs`),
-    added to the estimator's rows of :func:`~benchcast.generative.passk.passk_table`: runs that solved nothing
-    gain them too, marked ``borrowed``.
-
-    Parameters
-    ----------
-    table : DataFrame
-        ``passk_table``'s rows without extrapolation (the estimator's, up to each run's n).
-    counts : DataFrame
-        The per-problem counts it was computed from (``run``, ``benchmark``, ``problem_id``, ``n``, ``c``).
-    flops : mapping of str to float
-        Each run's compute.
-    ks : array_like
-        The k asked for.
-    extrapolate_to : int
-        The largest k (a geometric grid of k up to it is added, as ``passk_table`` does).
-    family : str
-        ``'auto'`` or one of :data:`JOINT_FAMILIES`.
-
-    Returns
-    -------
-    DataFrame
-        The estimator's rows as they were; past n, the joint model's point forecasts (``source`` the family
-        and ``joint``, no interval), with ``extrapolation``, ``borrowed`` and ``note``.
-    """
-    kept = [table[table["source"] == "estimator"]]
-    for bench, group in counts.groupby("benchmark", sort=False):
-        estimated = "n_first" if "n_first" in group else "n"  # the estimator's rows reach the first round's n
-        smallest = group.groupby("run", sort=False)[estimated].min().rename(index=str)
-        grid = np.geomspace(max(smallest.min(), 1), extrapolate_to, 8).round()
-        asked = np.unique(np.concatenate([np.asarray(ks, float), grid]))
-        asked = asked[(asked > smallest.min()) & (asked <= extrapolate_to)]
-        if not asked.size:
-            continue
-        joint = borrow_across_runs(group, flops, asked, family=family)
-        rows = joint.table.assign(benchmark=bench, source=f"{joint.family} joint")
-        doubts = ([] if joint.converged else ["did not converge"]) + [f"{p} on its bound" for p in joint.on_bound]
-        rows["model_note"] = f"{joint.family} joint: {', '.join(doubts)}" if doubts else ""
-        largest = group.groupby("run", sort=False)["n"].max().rename(index=str)
-        rows = rows[rows["k"] > rows["run"].map(smallest).astype(float)].copy()
-        rows["extrapolation"] = rows["k"] / rows["run"].map(largest).astype(float)
-        rows["problems"] = rows["run"].map(group.groupby("run")["problem_id"].nunique().rename(index=str))
-        kept.append(rows.drop(columns=["flops", "solved"]))
-    return pd.concat(kept, ignore_index=True).sort_values(["run", "benchmark", "k"], kind="stable")
+def borrowed_draws(result: BorrowedSuccess, runs: list, ks, *, replicates: int, seed: int) -> np.ndarray:
+    """pass@k (replicates x runs x ks) of the joint model refitted on problems resampled within each run; NaN where
+    a refit puts a run's parameter at the family's limit."""
+    counts, ladder, theta = result._fit
+    rng = np.random.default_rng(seed)
+    counts = counts.assign(run=counts["run"].astype(str))
+    groups = [g for _, g in counts.groupby("run", sort=False)]
+    x_runs = ladder.x_run[[ladder.runs.index(r) for r in runs]]
+    flops = dict(zip(ladder.runs, 10 ** (ladder.x_run * ladder.scale + ladder.centre), strict=True))
+    out = np.full((replicates, len(runs), len(np.atleast_1d(ks))), np.nan)
+    for b in range(replicates):
+        resampled = pd.concat([g.iloc[rng.integers(0, len(g), len(g))] for g in groups], ignore_index=True)
+        refit, _, doubts = _joint_fit(result.family, _ladder(resampled, flops, ladder.runs), theta)
+        values = _pass_at_k(result.family, refit, x_runs, ks)
+        if set(doubts) <= {"did not converge"} and np.all((values >= 0) & (values <= 1)):  # limits are not noise
+            out[b] = values
+    return out

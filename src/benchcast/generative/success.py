@@ -6,9 +6,9 @@ families of :mod:`benchcast.generative.families` differ in (the "Large Language 
 from that tail).
 
 Each family gives, in closed form, the likelihood of (n, c) per problem (each problem with its own n) and
-log E[(1 - p)^k] for any real k >= 0. :class:`SuccessModel` fits every family by maximum likelihood, keeps
-the one of least AIC, and bootstraps over problems for an interval; :func:`fit_curve` fits a family to an
-aggregate pass@1..pass@m curve instead (1 - pass@k = E[(1 - p)^k] is a moment of 1 - p).
+log E[(1 - p)^k] for any real k >= 0. :func:`fit_family` fits one by maximum likelihood (the candidates of
+:mod:`benchcast.generative.past_n` use it); :func:`fit_curve` fits a family to an aggregate pass@1..pass@m curve
+instead (1 - pass@k = E[(1 - p)^k] is a moment of 1 - p).
 """
 
 from __future__ import annotations
@@ -16,13 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 
 from benchcast.errors import DataError
-from benchcast.generative.families import FAMILIES, get_family
-from benchcast.utils.display import ResultView
-from benchcast.utils.jsonable import jsonable
-from benchcast.validation import check_level, check_replicates
+from benchcast.generative.families import get_family
 
 BOUND_TOL = 1e-4
 
@@ -129,149 +125,6 @@ def fit_family(family: str, n, c, *, starts=None) -> FittedFamily:
     best = _minimize(nll, starts if starts is not None else fam.starts(mean), fam.box)
     bound = [fam.parameters[i] for i in _on_bound(best.x, fam.box)]
     return FittedFamily(fam.name, np.asarray(best.x, float), -float(best.fun), bool(best.success), bound)
-
-
-@dataclass
-class SuccessModel(ResultView):
-    """The distribution of per-problem success probability that best explains the counts, by AIC.
-
-    Parameters
-    ----------
-    families : sequence of str or 'auto'
-        Families to compare ('auto': all of :data:`FAMILIES`).
-
-    Attributes
-    ----------
-    fits_ : dict of str to FittedFamily
-        Every family fitted.
-    chosen_ : FittedFamily
-        The one of least AIC.
-    n_max_ : int
-        The most samples drawn of one problem.
-    """
-
-    families: tuple[str, ...] | str = "auto"
-    fits_: dict = field(default_factory=dict)
-    chosen_: FittedFamily | None = None
-    n_problems_: int = 0
-    n_max_: int = 0
-    _n: np.ndarray | None = None
-    _c: np.ndarray | None = None
-
-    def fit(self, n, c) -> SuccessModel:
-        """Fit every family to the samples drawn (``n``) and correct (``c``) per problem.
-
-        Parameters
-        ----------
-        n, c : array_like of int
-            Per problem (n may differ between problems).
-
-        Returns
-        -------
-        SuccessModel
-            This model, fitted.
-        """
-        names = tuple(FAMILIES) if self.families == "auto" else tuple(self.families)
-        self._n, self._c = np.asarray(n, float), np.asarray(c, float)
-        self.fits_ = {name: fit_family(name, self._n, self._c) for name in names}
-        self.chosen_ = min(self.fits_.values(), key=lambda f: f.aic)
-        self.n_problems_, self.n_max_ = int(self._n.size), int(self._n.max())
-        return self
-
-    def pass_at_k(self, ks) -> np.ndarray:
-        """pass@k of the chosen family, for any k.
-
-        Parameters
-        ----------
-        ks : array_like
-            Attempts.
-
-        Returns
-        -------
-        ndarray
-        """
-        if self.chosen_ is None:
-            raise DataError("the model is not fitted: call fit(n, c) first.")
-        return self.chosen_.pass_at_k(ks)
-
-    def interval(self, ks, *, n_boot: int = 200, level: float = 0.9, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-        """An equal-tailed interval of pass@k by resampling problems and refitting the chosen family.
-
-        Parameters
-        ----------
-        ks : array_like
-            Attempts.
-        n_boot : int
-            Replicates.
-        level : float
-            Interval level, in (0, 1).
-        seed : int
-            Seed of the resampling.
-
-        Returns
-        -------
-        (lower, upper) : ndarray
-            Per k; a replicate whose resample solved nothing counts as pass@k = 0.
-        """
-        check_replicates(n_boot, allow_zero=False)
-        check_level(level)
-        chosen = self.pass_at_k(ks)  # raises if unfitted
-        rng = np.random.default_rng(seed)
-        draws = np.empty((n_boot, np.size(chosen)))
-        for i in range(n_boot):
-            pick = rng.integers(0, self.n_problems_, self.n_problems_)
-            n, c = self._n[pick], self._c[pick]
-            if not c.any():
-                draws[i] = 0.0
-                continue
-            draws[i] = fit_family(self.chosen_.family, n, c, starts=[self.chosen_.z]).pass_at_k(ks)
-        tail = (1 - level) / 2
-        return np.quantile(draws, tail, axis=0), np.quantile(draws, 1 - tail, axis=0)
-
-    def extrapolation_factor(self, ks) -> np.ndarray:
-        """How far past the samples each k is: k over the most samples drawn of one problem.
-
-        Parameters
-        ----------
-        ks : array_like
-            Attempts.
-
-        Returns
-        -------
-        ndarray
-        """
-        return np.asarray(ks, float) / max(self.n_max_, 1)
-
-    def to_dict(self) -> dict:
-        """The chosen family and every family's fit."""
-        chosen = None if self.chosen_ is None else self.chosen_.family
-        fits = {name: fit.to_dict() for name, fit in self.fits_.items()}
-        return jsonable({"chosen": chosen, "n_problems": self.n_problems_, "n_max": self.n_max_, "fits": fits})
-
-    def to_frame(self) -> pd.DataFrame:
-        """One row per family: log-likelihood, AIC, convergence, chosen."""
-        rows = [
-            {**{k: v for k, v in f.to_dict().items() if k in ("family", "log_likelihood", "aic", "converged")},
-             "chosen": self.chosen_ is f}
-            for f in self.fits_.values()
-        ]  # fmt: skip
-        return pd.DataFrame(rows)
-
-    @property
-    def title(self) -> str:
-        chosen = "unfitted" if self.chosen_ is None else self.chosen_.family
-        return f"Per-problem success distribution: {chosen} (least AIC of {len(self.fits_)})"
-
-    @property
-    def notes(self) -> list[str]:
-        """Fits that did not converge or sit on a bound."""
-        notes = [f"fitted on {self.n_problems_} problems, at most {self.n_max_} samples each"]
-        for f in self.fits_.values():
-            if not f.converged:
-                notes.append(f"{f.family}: the likelihood's optimiser did not report convergence")
-            if f.on_bound:
-                notes.append(f"{f.family}: {', '.join(f.on_bound)} on its bound (the counts do not place it)")
-        return notes
 
 
 def fit_curve(ks, pass_at_k, family: str = "beta") -> FittedFamily:

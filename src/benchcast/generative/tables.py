@@ -9,13 +9,14 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from rich.markup import escape
 
 from benchcast.collect.store import SIZES, run_sizes
 from benchcast.errors import BenchcastError, DataWarning
 from benchcast.utils.jsonable import jsonable
-from benchcast.utils.rich_view import RichView, rich_table
+from benchcast.utils.rich_view import Markup, RichView, rich_table
 
-PASSK_COLUMNS = ["run", "benchmark", "k", "pass@k", "lower", "upper", "source"]
+PASSK_COLUMNS = ["run", "benchmark", "k", "pass@k", "lower", "upper", "source", "note"]
 OPTIMAL_LABELS = {
     "flops": "compute budget C (FLOPs)",
     "optimal_params": "compute-optimal parameters N*",
@@ -48,9 +49,23 @@ def passk_rows(table: pd.DataFrame) -> list[list]:
         One row per (run, benchmark, k); lower and upper are nan without an interval.
     """
     return [
-        [r.run, r.benchmark, int(r.k), r.pass_at_k, getattr(r, "lower", np.nan), getattr(r, "upper", np.nan), r.source]
+        [
+            r.run,
+            r.benchmark,
+            int(r.k),
+            r.pass_at_k,
+            getattr(r, "lower", np.nan),
+            getattr(r, "upper", np.nan),
+            r.source,
+            _note(getattr(r, "note", "")),
+        ]
         for r in table.itertuples()
     ]
+
+
+def _note(value) -> str:
+    """A row's note as shown: empty where there is none."""
+    return value if isinstance(value, str) else ""
 
 
 def passk_tidy(
@@ -94,7 +109,8 @@ def passk_tidy(
     """
     from benchcast.data.readers import read_frame
 
-    tidy = table.rename(columns={"pass_at_k": "value"}).assign(metric="pass@k")
+    answered = table[table["source"] != "refused"]  # a refusal has no value to fit; the command printed why
+    tidy = answered.rename(columns={"pass_at_k": "value"}).assign(metric="pass@k")
     sources = [run_sizes(_sample_table(samples), str(samples))]
     if gold is not None:
         from benchcast.collect.scoring import gold_table
@@ -170,12 +186,15 @@ class PassKTable(RichView):
         Distinct problems in it.
     n_boot : int
         Bootstrap replicates over problems behind the intervals (0: none).
+    level : float
+        The intervals' level.
     """
 
     table: pd.DataFrame
     samples: str
     n_problems: int
     n_boot: int
+    level: float = 0.9
 
     def to_dict(self) -> dict:
         """``samples``, ``n_problems``, ``n_boot`` and ``rows`` (the table's records, what ``passk --json`` prints)."""
@@ -184,6 +203,8 @@ class PassKTable(RichView):
                 "samples": self.samples,
                 "n_problems": self.n_problems,
                 "n_boot": self.n_boot,
+                "level": self.level,
+                "rules": self.table.attrs.get("rules", []),
                 "rows": self.table.to_dict("records"),
             }
         )
@@ -195,9 +216,19 @@ class PassKTable(RichView):
     @property
     def title(self) -> str:
         return (
-            f"pass@k from {self.samples} ({self.n_problems} problems; 95 % interval from "
+            f"pass@k from {self.samples} ({self.n_problems} problems; {100 * self.level:g} % interval from "
             f"{self.n_boot} bootstrap replicates over problems)"
         )
+
+    @property
+    def notes(self) -> list[str]:
+        """How each benchmark was forecast past n, and every run refused there, with why."""
+        refused = self.table[self.table["source"] == "refused"] if "source" in self.table else self.table.iloc[0:0]
+        lines = [f"past n, {rule}; each row's replicates in --json" for rule in self.table.attrs.get("rules", [])]
+        if "source" in self.table and self.table["source"].str.endswith("joint").any():
+            lines.append("joint: no problem solved in the run's own samples; pass@k past n from one distribution "
+                         "of every run of its benchmark, linear in log compute (--borrow)")  # fmt: skip
+        return lines + [f"refused: {r.run} on {r.benchmark}: {r.note}" for r in refused.itertuples()]
 
     def rich_items(self) -> list:
         """The table of estimates.
@@ -207,7 +238,10 @@ class PassKTable(RichView):
         list
             One Rich table.
         """
-        return [rich_table(self.title, PASSK_COLUMNS, passk_rows(self.table))]
+        return [
+            rich_table(self.title, PASSK_COLUMNS, passk_rows(self.table)),
+            *(Markup(escape(line), highlight=False) for line in self.notes),
+        ]
 
 
 @dataclass
