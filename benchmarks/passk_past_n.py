@@ -64,15 +64,7 @@ def _truth(p, ks):
 def _simulated_cell(task) -> list[dict]:
     """One simulated benchmark (a distribution, n, a replicate), forecast by ``auto`` and by each candidate."""
     name, n, rep, n_boot = task
-    draw = _generators()[name]
-    ks = np.array([10.0 * n, 100.0 * n])
-    rng = np.random.default_rng([rep, n, len(name)])
-    frames, truth = [], {}
-    for i in range(RUNS):
-        p = np.clip(draw(rng, PROBLEMS, i), 0, 1)
-        frames.append(pd.DataFrame({"run": f"r{i}", "n": n, "c": rng.binomial(n, p)}))
-        truth[f"r{i}"] = _truth(p, ks)
-    counts = pd.concat(frames, ignore_index=True)
+    counts, truth, ks = _counts(name, n, rep)
     rows = []
     for how in ("auto", *CANDIDATES):
         model = PassKPastN(how, n_boot=n_boot, seed=rep).fit(counts, name)

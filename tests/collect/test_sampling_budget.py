@@ -58,7 +58,9 @@ def test_beta_fit_and_estimator_use_unequal_n():
     n, c = simulate(p, 3000 * 60, first_round=20, rng=rng)
     assert n.min() == 20 and n.max() > 100  # really unequal
     fitted = fit_family("beta", n, c)
-    assert fitted.to_dict()["a"] == pytest.approx(0.4, rel=0.12) and fitted.to_dict()["b"] == pytest.approx(6.0, rel=0.2)
+    assert fitted.to_dict()["a"] == pytest.approx(0.4, rel=0.12) and fitted.to_dict()["b"] == pytest.approx(
+        6.0, rel=0.2
+    )
     truth = np.mean(1 - (1 - p) ** 1000)
     assert float(fitted.pass_at_k([1000])[0]) == pytest.approx(truth, abs=0.03)
     counts = pd.DataFrame({"run": "r", "benchmark": "b", "problem_id": range(3000), "n": n, "c": c})
@@ -161,7 +163,9 @@ def test_sample_cli_budget_records_n_per_problem(tiny, problems, graded, tmp_pat
     assert payload["summary"][0]["samples"] == 40 and payload["summary"][0]["min_n"] >= 2
     assert sum(r["n"] for r in payload["per_problem"]) == 40
     # passk reads the unequal n: the estimator up to the smallest n, the beta model beyond it
-    passk = runner.invoke(app, ["passk", str(out), "--k", "1,2,40", "--extrapolate-to", "1000", "--family", "beta", "--json"])
+    passk = runner.invoke(
+        app, ["passk", str(out), "--k", "1,2,40", "--extrapolate-to", "1000", "--family", "beta", "--json"]
+    )
     assert passk.exit_code == 0, passk.output
     rows = {(r["k"], r["source"]) for r in json.loads(passk.output)}
     min_n = payload["summary"][0]["min_n"]
