@@ -232,3 +232,18 @@ def test_a_model_fit_on_its_bound_says_so_on_its_rows_and_in_the_cli(tmp_path):
     out = run_cli("passk", str(path), "--k", "1", "--extrapolate-to", "10000", "--family", "beta", "--n-boot", "0",
                   "-b", "b", "--run", "r")  # fmt: skip
     assert out.exit_code == 0 and "log_a on its bound" in " ".join(out.stdout.split())
+
+
+def test_borrowed_rows_count_their_own_runs_problems(tmp_path):
+    """A borrowed run's ``problems`` is its own count, not the ladder's mean."""
+    counts, meta = _counts_ladder(tmp_path)
+    frame = pd.read_csv(counts)
+    frame = frame[~((frame["run"] == "r0") & (frame["problem_id"].str[1:].astype(int) >= 60))]  # r0: 60 problems
+    frame.to_csv(counts, index=False)
+    out = run_cli("passk", str(counts), "--k", "1", "--extrapolate-to", "5000", "--borrow", "--metadata", str(meta),
+                  "--n-boot", "0", "--json")  # fmt: skip
+    assert out.exit_code == 0, out.stderr
+    rows = pd.DataFrame(json.loads(out.stdout))
+    borrowed = rows[(rows["run"] == "r0") & rows["source"].str.endswith("joint")]
+    assert len(borrowed) and (borrowed["problems"] == 60).all()
+    assert (rows.loc[rows["run"] == "r5", "problems"] == 100).all()

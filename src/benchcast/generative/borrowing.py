@@ -89,17 +89,19 @@ class _Ladder:
     c: np.ndarray
     weight: np.ndarray
     x_run: np.ndarray
-    centre: float
-    scale: float
 
 
-def _ladder(counts: pd.DataFrame, flops: Mapping[str, float], runs: list) -> _Ladder:
+def _standardised_log_compute(flops: Mapping[str, float], runs: list) -> np.ndarray:
+    """Each run's log10 compute, centred and scaled over the runs."""
     log_c = np.log10(np.array([float(flops[r]) for r in runs]))
-    centre, scale = float(log_c.mean()), float(log_c.std() or 1.0)
+    return (log_c - log_c.mean()) / (log_c.std() or 1.0)
+
+
+def _ladder(counts: pd.DataFrame, x_run: np.ndarray, runs: list) -> _Ladder:
     cells = counts.assign(run=counts["run"].astype(str)).groupby(["run", "n", "c"], sort=False).size().reset_index()
     index = cells["run"].map({r: i for i, r in enumerate(runs)}).to_numpy()
-    return _Ladder(runs, index, cells["n"].to_numpy(float), cells["c"].to_numpy(float),
-                   cells[0].to_numpy(float), (log_c - centre) / scale, centre, scale)  # fmt: skip
+    return _Ladder(runs, index, cells["n"].to_numpy(float), cells["c"].to_numpy(float), cells[0].to_numpy(float),
+                   x_run)  # fmt: skip
 
 
 def _joint_fit(family: str, ladder: _Ladder, start: np.ndarray):
@@ -187,7 +189,7 @@ def borrow_across_runs(
         )
     if family != "auto" and family not in JOINT_FAMILIES:
         raise DataError(f"family {family!r} is not fitted jointly: expected one of {', '.join(JOINT_FAMILIES)}.")
-    ladder = _ladder(counts, flops, runs)
+    ladder = _ladder(counts, _standardised_log_compute(flops, runs), runs)
     ks = np.atleast_1d(np.asarray(ks, float))
     fits, rejected = {}, {}
     for name in JOINT_FAMILIES if family == "auto" else (family,):
@@ -234,11 +236,10 @@ def borrowed_draws(result: BorrowedSuccess, runs: list, ks, *, replicates: int, 
     counts = counts.assign(run=counts["run"].astype(str))
     groups = [g for _, g in counts.groupby("run", sort=False)]
     x_runs = ladder.x_run[[ladder.runs.index(r) for r in runs]]
-    flops = dict(zip(ladder.runs, 10 ** (ladder.x_run * ladder.scale + ladder.centre), strict=True))
     out = np.full((replicates, len(runs), len(np.atleast_1d(ks))), np.nan)
     for b in range(replicates):
         resampled = pd.concat([g.iloc[rng.integers(0, len(g), len(g))] for g in groups], ignore_index=True)
-        refit, _, doubts = _joint_fit(result.family, _ladder(resampled, flops, ladder.runs), theta)
+        refit, _, doubts = _joint_fit(result.family, _ladder(resampled, ladder.x_run, ladder.runs), theta)
         values = _pass_at_k(result.family, refit, x_runs, ks)
         if set(doubts) <= {"did not converge"} and np.all((values >= 0) & (values <= 1)):  # limits are not noise
             out[b] = values

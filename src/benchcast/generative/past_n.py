@@ -181,7 +181,7 @@ def backtest_in_k(n, c, *, candidates=CANDIDATES, seed: int = 0) -> pd.DataFrame
     return pd.DataFrame(rows, columns=["origin_n", "k", "candidate", "forecast", "truth", "error", "error_x"])
 
 
-def _solved_text(n, c, k) -> str:
+def _solved_text(n, c) -> str:
     solved = int((np.asarray(c) > 0).sum())
     return f"{solved} of {len(c)} problems solved in {int(np.min(n))} samples"
 
@@ -323,7 +323,7 @@ class PassKPastN(ResultView):
         reach = float(n_est.min())
         if not c.any():
             raise DataError(
-                f"{_solved_text(n, c, ks.max())}: pass@{ks.max():.0f} is not identifiable from this run alone (the "
+                f"{_solved_text(n, c)}: pass@{ks.max():.0f} is not identifiable from this run alone (the "
                 "counts say only that p is below about 1/n on every problem); --borrow uses the benchmark's other "
                 "runs"
             )
@@ -348,7 +348,7 @@ class PassKPastN(ResultView):
                     out["upper"] = np.maximum(out["upper"], stack.max(axis=0))
                     notes.append("the interval spans every candidate's forecast")
         if int((c > 0).sum()) == 1:
-            notes.append(f"{_solved_text(n, c, ks.max())}: the forecast rests on one problem")
+            notes.append(f"{_solved_text(n, c)}: the forecast rests on one problem")
         out["note"] = "; ".join(notes)
         _require_probabilities(out)
         return out
@@ -555,8 +555,8 @@ def _borrowed(past: pd.DataFrame, group: pd.DataFrame, flops: dict, ks, model: P
     reach = pd.Series({str(r): int(_estimator_counts(g)[0].min()) for r, g in group.groupby("run", sort=False)})
     rows["extrapolation"] = rows["k"] / rows["run"].map(reach)
     rows = rows[rows["extrapolation"] > 1]
-    rows["source"], rows["tau"], rows["problems"] = f"{joint.family} joint", model.tau_, len(group) // group[
-        "run"].nunique()  # fmt: skip
+    problems = group.groupby(group["run"].astype(str)).size()  # one row per problem, as in predict
+    rows["source"], rows["tau"], rows["problems"] = f"{joint.family} joint", model.tau_, rows["run"].map(problems)
     if model.n_boot:
         replicates = min(model.n_boot, BORROW_REPLICATES)
         draws = borrowed_draws(joint, targets, ks, replicates=replicates, seed=model.seed)
