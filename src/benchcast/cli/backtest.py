@@ -54,12 +54,13 @@ def example_command(
     law: Annotated[str, typer.Option("--law", "-l", help="Law to fit.")] = "power",
     figure_format: FigureFormat = "png",
     dpi: Dpi = None,
+    jobs: Jobs = None,
     json: Json = False,
 ) -> None:
     """Run the main job on the bundled synthetic ladder: fit, backtest, forecast, plot."""
     from benchcast.studies.example import run_example
 
-    result = run_example(out, law, *figure_options(figure_format, dpi, writes=True))
+    result = run_example(out, law, *figure_options(figure_format, dpi, writes=True), n_jobs=jobs)
     if json:
         emit_json(result.to_dict())
         return

@@ -6,6 +6,7 @@ package's default (the ensemble of the laws with support, with its 90 % predicti
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +18,7 @@ from benchcast.evaluation.backtest import backtest
 from benchcast.fitting.spec import FitSpec
 from benchcast.forecasting.answers import forecast_default
 from benchcast.utils.jsonable import jsonable
+from benchcast.utils.parallel import parallel_map
 from benchcast.utils.rich_view import Markup, RichView, rich_table
 
 BENCHMARK_COLUMNS = ["benchmark", "metric", "fitted", "held out", "R2 (fit)", "MAE", "MRE %"]
@@ -120,8 +122,25 @@ class ExampleResult(RichView):
         ]
 
 
+def _benchmark_job(law: str, item: tuple) -> tuple:
+    """One benchmark of the example: its backtest of ``law`` and the default's forecasts of the held-out runs."""
+    bench, metric = item
+    table = load_example()
+    below = table[table["flops"] <= EXAMPLE_THRESHOLD]  # what the default may see: the runs below the threshold
+    bt = backtest(table, FitSpec(law=law, benchmark=bench, metric=metric), threshold=EXAMPLE_THRESHOLD)
+    test = bt.predictions[bt.predictions["side"] == "test"]
+    default = forecast_default(
+        below, bench, metric, flops=test["flops"].unique(), n_boot=DEFAULT_REPLICATES, level=DEFAULT_LEVEL, n_jobs=1
+    ).rows.set_index("flops")
+    return bt, default
+
+
 def run_example(
-    out_dir: str | Path = "benchcast-example", law: str = "power", figure_format: str = "png", dpi: int | None = None
+    out_dir: str | Path = "benchcast-example",
+    law: str = "power",
+    figure_format: str = "png",
+    dpi: int | None = None,
+    n_jobs: int | None = None,
 ) -> ExampleResult:
     """The main job end to end: fit each benchmark below the threshold, forecast the larger
     runs, report errors, save the fits and a figure.
@@ -136,6 +155,8 @@ def run_example(
         The figure's file format.
     dpi : int, optional
         Raster resolution (default :data:`benchcast.plots.options.DEFAULT_DPI`).
+    n_jobs : int, optional
+        Worker processes, one benchmark each (None: every core; each benchmark's work is the same wherever it runs).
 
     Returns
     -------
@@ -149,18 +170,13 @@ def run_example(
     from benchcast.plots.style import legend_outside, panel_grid, save_figure
 
     out_dir = Path(out_dir)
-    table = load_example()
-    results, forecasts = [], []
+    items = [(bench, metric) for bench, (metric, *_) in TRUE_LAWS.items()]
+    done = parallel_map(partial(_benchmark_job, law), items, n_jobs=n_jobs, description="example", progress=False)
+    results, forecasts, weights = [], [], {}
     fig, axes = panel_grid(len(TRUE_LAWS), 4.2, 3.4, max_cols=3)
-    below = table[table["flops"] <= EXAMPLE_THRESHOLD]  # what the default may see: the runs below the threshold
-    weights = {}
-    for ax, (bench, (metric, *_)) in zip(axes, TRUE_LAWS.items(), strict=True):
-        bt = backtest(table, FitSpec(law=law, benchmark=bench, metric=metric), threshold=EXAMPLE_THRESHOLD)
+    for ax, (bench, metric), (bt, default) in zip(axes, items, done, strict=True):
         bt.fit.save(out_dir / f"fit-{bench}.json")
         test = bt.predictions[bt.predictions["side"] == "test"]
-        default = forecast_default(
-            below, bench, metric, flops=test["flops"].unique(), n_boot=DEFAULT_REPLICATES, level=DEFAULT_LEVEL, n_jobs=1
-        ).rows.set_index("flops")
         weights[bench] = (
             next((w for w in default["weights"] if isinstance(w, dict)), {}) if "weights" in default else {}
         )
