@@ -78,7 +78,7 @@ def test_each_rolling_origin_is_its_cold_fit(compared, law, benchmark):
         assert len(ahead) > 0
         np.testing.assert_allclose(a.predict_frame(ahead), b.predict_frame(ahead), rtol=1e-6)
         np.testing.assert_allclose(a.diagnostics.loss, b.diagnostics.loss, rtol=1e-9)
-        assert a.converged and b.converged
+        assert a.converged == b.converged  # the same path (not a claim that real data converge everywhere)
         assert a.diagnostics.n_used == b.diagnostics.n_used
         assert a.diagnostics.n_used + a.diagnostics.n_dropped == int(mask.sum())
         assert a.dropped == b.dropped

@@ -321,7 +321,7 @@ def leaderboard(rows: pd.DataFrame) -> pd.DataFrame:
     board["no_support"] = (rows["status"] == "no support").groupby(keys, sort=False).sum()
     board["failed"] = rows["status"].str.startswith("failed").groupby(keys, sort=False).sum()
     board["flagged"] = ((rows["status"] == "ok") & flagged).groupby(keys, sort=False).sum()
-    refused = rows["refused"].fillna(False).astype(bool) if "refused" in rows else rows["status"] != rows["status"]
+    refused = rows["refused"].eq(True) if "refused" in rows else rows["status"] != rows["status"]
     board["refused"] = refused.groupby(keys, sort=False).sum()
     flagged_ok = (rows["status"] == "ok") & flagged  # forecast, with a number, but flagged
     board = board.join(
