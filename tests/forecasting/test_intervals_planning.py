@@ -421,3 +421,16 @@ def test_plan_refuses_a_question_the_law_cannot_tell_apart():
         plan(k5, 0.5, k=4, flops=1e22, n_boot=0)
     with pytest.raises(bc.BenchcastError, match="k must be an integer >= 1"):
         plan(k5, 0.5, k=2.5, n_boot=0)
+
+
+def test_batched_replicates_over_workers_are_the_in_process_replicates(apple):
+    """From 1000 replicates a batched law's bootstrap is one solve per worker: each replicate's refit
+    is its own, so the replicates are those of one solve in this process, bit for bit."""
+    from benchcast.forecasting.bootstrap import CHEAP_IN_PROCESS
+
+    fit = bc.fit(apple, "power_floor", "hellaswag", "acc_norm", tpr=20)
+    alone = bootstrap(fit, CHEAP_IN_PROCESS, seed=3, n_jobs=1, progress=False)
+    spread = bootstrap(fit, CHEAP_IN_PROCESS, seed=3, n_jobs=2, progress=False)
+    assert np.array_equal(alone.fitted_thetas, spread.fitted_thetas, equal_nan=True)
+    assert np.array_equal(alone.converged, spread.converged) and np.array_equal(alone.failed, spread.failed)
+    assert np.isfinite(alone.fitted_thetas).all(axis=1).mean() > 0.9  # the replicates were refitted
