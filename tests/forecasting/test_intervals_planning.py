@@ -423,14 +423,26 @@ def test_plan_refuses_a_question_the_law_cannot_tell_apart():
         plan(k5, 0.5, k=2.5, n_boot=0)
 
 
-def test_batched_replicates_over_workers_are_the_in_process_replicates(apple):
-    """From 1000 replicates a batched law's bootstrap is one solve per worker: each replicate's refit
-    is its own, so the replicates are those of one solve in this process, bit for bit."""
-    from benchcast.forecasting.bootstrap import CHEAP_IN_PROCESS
+def test_batched_replicates_over_workers_are_the_in_process_replicates(apple, monkeypatch):
+    """From 1000 replicates a batched law's bootstrap is one solve per local worker (below, one in this process;
+    over Ray, sixteen tasks); each replicate's refit is its own, so the replicates are the in-process ones."""
+    import benchcast.forecasting.bootstrap as boot
 
+    batches = []
+    real_map = boot.parallel_map
+
+    def recorded(func, items, **options):
+        batches.append([len(batch) for batch in items])
+        return real_map(func, items, **options)
+
+    monkeypatch.setattr(boot, "parallel_map", recorded)
     fit = bc.fit(apple, "power_floor", "hellaswag", "acc_norm", tpr=20)
-    alone = bootstrap(fit, CHEAP_IN_PROCESS, seed=3, n_jobs=1, progress=False)
-    spread = bootstrap(fit, CHEAP_IN_PROCESS, seed=3, n_jobs=2, progress=False)
-    assert np.array_equal(alone.fitted_thetas, spread.fitted_thetas, equal_nan=True)
+    n = boot.BATCHED_OVER_WORKERS
+    alone = bootstrap(fit, n, seed=3, n_jobs=1, progress=False)
+    spread = bootstrap(fit, n, seed=3, n_jobs=2, progress=False)
+    fewer = bootstrap(fit, n - 1, seed=3, n_jobs=2, progress=False)
+    assert batches == [[n], [n // 2, n // 2], [n - 1]]
+    np.testing.assert_allclose(alone.fitted_thetas, spread.fitted_thetas, rtol=1e-9)
     assert np.array_equal(alone.converged, spread.converged) and np.array_equal(alone.failed, spread.failed)
+    np.testing.assert_allclose(fewer.fitted_thetas, alone.fitted_thetas[: n - 1], rtol=1e-9)
     assert np.isfinite(alone.fitted_thetas).all(axis=1).mean() > 0.9  # the replicates were refitted

@@ -2,6 +2,7 @@ import json
 
 import numpy as np
 import pandas as pd
+import pytest
 from conftest import run_cli
 
 from benchcast.data.example import example_path, generate_ladder, load_example
@@ -27,7 +28,14 @@ def test_run_example_forecasts_close_to_truth(tmp_path):
     assert max(err) < 0.03
 
 
-def test_example_cli_json(tmp_path):
-    proc = run_cli("example", "--out", tmp_path, "--json")
+def test_example_cli_json_in_one_process_is_the_example_over_workers(tmp_path):
+    proc = run_cli("example", "--out", tmp_path / "one", "--json", "-j", "1")
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout)["figure"].endswith("example.png")
+    serial = json.loads(proc.stdout)
+    assert serial["figure"].endswith("example.png")
+    spread = run_example(tmp_path / "two", n_jobs=2).to_dict()
+    for key in ("benchmarks", "weights"):
+        assert serial[key] == json.loads(json.dumps(spread[key])), key
+    for one, two in zip(serial["forecasts"], spread["forecasts"], strict=True):
+        assert one.keys() == two.keys() and one["run"] == two["run"]
+        assert all(one[k] == pytest.approx(two[k], rel=1e-9) for k in one if isinstance(one[k], float))

@@ -215,8 +215,11 @@ def test_reproduction_fits_bnsl_on_the_authors_points(apple, apple_path):
     raw = raw[raw["tpr"] == 20]
     flops = 6 * (raw["tokens"] / raw["tpr"]) * raw["tokens"]
     raw = raw[(flops >= 3e18) & (flops <= 6e21)]
-    jobs = [j for j in plan_jobs(apple, n_boot=0) if j.key[:2] == ("direct", BNSL)]
-    assert len(jobs) == 12
+    planned = plan_jobs(apple, n_boot=0)
+    bnsl_jobs = [j for j in planned if j.spec.law in (BNSL, CONSTRAINED_BNSL)]
+    assert {j.key[0] for j in bnsl_jobs} == {"direct", "sweep"} and len(bnsl_jobs) == 12 * 3
+    assert all(j.spec.margin == 0.0 for j in bnsl_jobs)  # both forms, direct and sweep: the authors' filter
+    jobs = [j for j in planned if j.key[:2] == ("direct", BNSL)]
     points = {}
     for job in jobs:
         bench, metric = job.spec.benchmark, job.spec.metric

@@ -44,9 +44,10 @@ from benchcast.utils.parallel import parallel_map, resolve_jobs
 from benchcast.utils.streams import RESIDUAL_STREAM, point_rng
 from benchcast.validation import check_level, check_replicates
 
-# replicates of a batched or closed-form law refitted in this process below this many, one chunk per worker from
-# it: 1000 bnsl_monotone replicates over 2 workers took 0.87 of the in-process command's wall time (load 1.3)
-CHEAP_IN_PROCESS = 1000
+CHEAP_IN_PROCESS = 2000  # replicates of a closed-form law refitted in this process, not a pool
+# a batched law's replicates from this many are one solve per worker: 1000 bnsl_monotone replicates over 2 workers
+# took 0.86 of the in-process command's wall time (median pairwise ratio of 5, load 0.6-1.3)
+BATCHED_OVER_WORKERS = 1000
 
 
 @dataclass(frozen=True)
@@ -368,16 +369,21 @@ def bootstrap(
     law = get_law(result.law)
     strategy = law.replicate_strategy(result.spec.loss)
     cheap = strategy in ("closed", "batched")
-    # batched and closed-form refits are cheap: a few large chunks, in this process unless there
-    # are very many (starting workers costs more); cold refits are spread over the workers
-    if cheap and n_boot < CHEAP_IN_PROCESS and ray_address is None:
+    # cheap refits run in this process unless there are very many (starting workers costs more); cold refits are
+    # spread over the workers
+    alone_below = CHEAP_IN_PROCESS + 1 if strategy == "closed" else BATCHED_OVER_WORKERS if cheap else 0
+    if n_boot < alone_below and ray_address is None:
         n_jobs = 1
     in_process = ray_address is None and resolve_jobs(n_jobs) == 1
-    # a batched law's replicates are one solve per worker (its slow rows' tail paid once in each); cold
-    # refits are four chunks that mark progress in this process, sixteen over workers. Each replicate's
-    # refit is independent of its chunk, so the results are the same.
-    workers = 1 if in_process or ray_address is not None else resolve_jobs(n_jobs)
-    chunk = -(-n_boot // (workers if cheap else 4 if in_process else 16))
+    # in this process a cheap law's replicates are one chunk (a batched law's slow rows' tail paid once) and cold
+    # refits four that mark progress; over local workers a batched law's are one chunk per worker, anything else
+    # (Ray included) sixteen. Each replicate's refit is independent of its chunk, so the results are the same.
+    if in_process:
+        chunk = n_boot if cheap else max(1, n_boot // 4)
+    elif strategy == "batched" and ray_address is None:
+        chunk = -(-n_boot // resolve_jobs(n_jobs))
+    else:
+        chunk = max(1, n_boot // 16)
     batches = [list(range(start, min(start + chunk, n_boot))) for start in range(0, n_boot, chunk)]
     parts = parallel_map(
         partial(_replicates, result, seed),

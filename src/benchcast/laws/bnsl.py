@@ -58,9 +58,9 @@ class _BNSL(Law):
     target = "score"
     loss = "huber"
     # a replicate refits from the full fit's optimum and the best pool start by its own loss: without a second pool
-    # start 1000-replicate bounds of DCLM bnsl_monotone moved by 0-0.8 of their seed-to-seed spread on average (a new
-    # seed moves them 1.13), in 20-25 % less time; the unrestricted form keeps two (winogrande moved 1.42 spreads).
-    # benchmarks/replicate_starts.md
+    # start 1000-replicate bounds of DCLM bnsl_monotone moved by 0-0.80 of their seed-to-seed spread on average (at
+    # most 1.63, piqa), in 21-25 % less time; the unrestricted form keeps two (winogrande moved 1.42 spreads on
+    # average). benchmarks/replicate_starts.md
     search = SearchSettings(n_screen=2048, n_starts=32, n_replicate_starts=1)
     # a break needs runs on both sides of it: on DCLM cut to 1.5 decades (3e19..1e21, TPR 20)
     # bnsl_monotone forecast at 17 % MRE against 5.5 % for power; DCLM and C4 span 3.3 and 2.8

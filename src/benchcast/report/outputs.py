@@ -89,7 +89,7 @@ def bench_section(
         for key, g in grouped
     ]
     overall = (
-        frame.assign(refused=frame["refused"].fillna(False).astype(bool) if "refused" in frame else False)
+        frame.assign(refused=frame["refused"].eq(True) if "refused" in frame else False)
         .groupby("strategy")
         .agg(
             cutoffs=("cutoff", "size"),
