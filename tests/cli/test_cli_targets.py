@@ -31,7 +31,7 @@ def test_forecast_of_a_planned_run_is_the_forecast_at_its_compute():
     assert expected["params"] is None and expected["tpr"] is None and expected["given"] == "flops"
     ignores = "C = 6ND (ignores tokens per parameter)"
     assert row["covariates"] == {"power_floor": ignores, "bnsl_monotone": ignores}
-    assert row.get("flag") is None  # TPR 20: the ladder's own
+    assert "TPR" not in row["flags"]  # TPR 20: the ladder's own
     printed = run("forecast", data, "--params", "1e10", "--tokens", "2e11", *COMMON[:-1])
     assert printed.returncode == 0, printed.stderr
     text = " ".join(printed.stdout.split())
@@ -53,10 +53,10 @@ def test_recommend_gives_a_law_of_n_and_d_the_planned_run(apple_path):
     assert (forecast["flops"], forecast["params"], forecast["tokens"], forecast["tpr"]) == (4.8e22, 2e10, 4e11, 20.0)
     far = run(*args, "--params", "7e9", "--tokens", "4e12")  # TPR 571: beyond the TPR-20 runs fitted
     assert far.returncode == 0, far.stderr
-    assert json.loads(far.stdout)["forecast"]["flag"] == (
-        "target TPR 571 lies outside the fitted runs' TPR (20); power_floor (compute only) ignore(s) the allocation; "
-        "nd extrapolate(s) in TPR"
-    )
+    assert (
+        "flagged: target TPR 571 lies outside the fitted runs' TPR (20); power_floor (compute only) ignore(s) the "
+        "allocation; nd extrapolate(s) in TPR"
+    ) in json.loads(far.stdout)["forecast"]["flags"]
 
 
 def test_report_shows_the_planned_run(tmp_path):
@@ -130,4 +130,4 @@ def test_a_fit_artifact_refuses_compute_with_a_planned_run(tmp_path):
     assert far.returncode == 0, far.stderr
     text = " ".join(far.stdout.split())
     assert "N=7e+09, D=4e+12, TPR 571" in text
-    assert "warning: for 7e+09 parameters on 4e+12 tokens (C = 1.68e+23 FLOPs, TPR 571): target TPR 571 lies" in text
+    assert "flagged: target TPR 571 lies outside the fitted runs' TPR (20); power (compute only) ignore(s)" in text

@@ -83,11 +83,12 @@ def test_a_law_of_n_and_d_is_given_n_and_d(nd_strategy):
     assert (by_size["flops"], by_size["params"], by_size["tokens"], by_size["tpr"]) == (2.4e21, 1e9, 4e11, 400.0)
     assert by_size["given"] == "params_tokens" and by_compute["given"] == "flops"
     # TPR 400 lies beyond the ladder's runs: flagged, and a law of N and D says it extrapolates in TPR
-    assert by_size["flag"] == "target TPR 400 lies outside the fitted runs' TPR (10 .. 160); nd extrapolate(s) in TPR"
-    assert by_size["flag"] == by_compute["flag"]
+    tpr_flag = "flagged: target TPR 400 lies outside the fitted runs' TPR (10 .. 160); nd extrapolate(s) in TPR"
+    assert tpr_flag in by_size["flags"]  # one flag among the point's flags, not a second list
+    assert by_size["flags"] == by_compute["flags"]
     # the allocation matters to a law of N and D: the same compute at TPR 40 (inside the runs') forecasts otherwise
     at_40 = _at(nd_strategy, 2.4e21, tpr=40.0, **options)
-    assert at_40["flops"] == 2.4e21 and "flag" not in at_40
+    assert at_40["flops"] == 2.4e21 and "TPR" not in at_40["flags"]
     assert abs(at_40["prediction"] - by_size["prediction"]) > 1e-3
 
 
@@ -113,15 +114,16 @@ def test_a_compute_law_is_given_c_and_says_it_ignores_the_allocation(compute_onl
     ignores = "C = 6ND (ignores tokens per parameter)"
     assert by_size["covariates"] == {"power_floor": ignores, "bnsl_monotone": ignores}
     assert by_compute["covariates"] == {"power_floor": "C", "bnsl_monotone": "C"}
-    assert by_size["flag"] == (
-        "target TPR 571 lies outside the fitted runs' TPR (20); power_floor, bnsl_monotone (compute only) ignore(s) "
-        "the allocation"
+    tpr_flag = (
+        "flagged: target TPR 571 lies outside the fitted runs' TPR (20); power_floor, bnsl_monotone (compute only) "
+        "ignore(s) the allocation"
     )
-    assert "flag" not in by_compute  # its TPR is the selection's, where every fitted run is
+    assert tpr_flag in by_size["flags"]
+    assert "TPR" not in by_compute["flags"]  # its TPR is the selection's, where every fitted run is
     shown = str(compute_only[0])
     assert "For 7e+09 parameters on 4e+12 tokens (C = 1.68e+23 FLOPs, TPR 571) it forecasts" in shown
     assert f"covariates: power_floor: {ignores}; bnsl_monotone: {ignores}" in shown
-    assert "warning: for 7e+09 parameters on 4e+12 tokens" in shown
+    assert tpr_flag in " ".join(shown.split())  # in the advice, once: the flags of its forecast
 
 
 def test_forecast_of_planned_runs_is_recommends(apple, compute_only):
@@ -133,9 +135,9 @@ def test_forecast_of_planned_runs_is_recommends(apple, compute_only):
     row, expected = out.rows.iloc[1], compute_only[0].forecast
     for key in ("prediction", "lower", "upper"):
         assert row[key] == pytest.approx(expected[key], rel=RTOL)
-    assert row["covariates"] == expected["covariates"] and row["flag"] == expected["flag"]
-    assert not isinstance(out.rows.iloc[0]["flag"], str)  # TPR 20: inside the fitted runs'
-    assert out.to_frame().columns.tolist() == ["flops", "params", "tokens", "tpr", "prediction", "lower", "upper"]
+    assert row["covariates"] == expected["covariates"] and row["flags"] == expected["flags"]
+    assert "TPR" not in out.rows.iloc[0]["flags"]  # TPR 20: inside the fitted runs'
+    assert out.to_frame().columns.tolist() == ["flops", "params", "tokens", "tpr", "prediction", "lower", "upper", "flags"]
     records = out.to_dict()["forecasts"]
     assert records[1]["given"] == "params_tokens" and records[1]["tpr"] == pytest.approx(TPR, rel=RTOL)
     with pytest.raises(BenchcastError, match="not both"):
@@ -151,7 +153,7 @@ def test_report_forecasts_a_planned_run_as_recommend_does(apple, compute_only):
     assert row["lower90"] == pytest.approx(expected["lower"], rel=RTOL)
     assert row["upper90"] == pytest.approx(expected["upper"], rel=RTOL)
     assert (row["flops"], row["params"], row["tokens"], row["given"]) == (FLOPS, PARAMS, TOKENS, "params_tokens")
-    assert row["flag"] == expected["flag"] and report.covariates == expected["covariates"]
+    assert row["flags"] == expected["flags"] and report.covariates == expected["covariates"]
     assert any(w.startswith("7e+09 parameters on 4e+12 tokens") and "TPR 571" in w for w in report.warnings)
 
 

@@ -434,7 +434,6 @@ def plan_default(
     out.remarks = _notes(out, band["note"] if n_boot else "", band["smallest"], ensemble.choice_.failures, placed)
     if at is not None:
         out.flags = describe(at.flags[0])
-        out.remarks += [f"flagged: {flag}" for flag in at.target_flags if flag]
     return out
 
 

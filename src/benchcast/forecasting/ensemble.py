@@ -29,7 +29,7 @@ from benchcast.forecasting.bootstrap import Bootstrap, Uncertainty, bootstrap
 from benchcast.forecasting.draws import ScoreDraws, score_interval
 from benchcast.forecasting.flags import ensemble_flags, withhold
 from benchcast.forecasting.results import Forecast
-from benchcast.forecasting.targets import PlannedRuns, as_runs, distances, target_flags
+from benchcast.forecasting.targets import PlannedRuns, as_runs, distances
 from benchcast.utils.progress import track
 
 
@@ -332,7 +332,6 @@ class Ensemble:
             members=predicted,
             used=used,
             flags=flags,
-            target_flags=target_flags(runs, fits),
             levels=tuple(unc.levels),
             interval=unc.interval,
             n_boot=unc.n_boot,

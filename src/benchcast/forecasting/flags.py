@@ -31,13 +31,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from benchcast.errors import BenchcastError
-from benchcast.forecasting.targets import ACROSS_TPRS, beyond_k, fitted_k_max
+from benchcast.forecasting.targets import ACROSS_TPRS, beyond_k, fitted_k_max, target_flags
 
 OUTSIDE_RANGE = "outside [0, 1]"
 ABOVE_LIMIT = "above the law's limit"
 FEW_POINTS = "few points per parameter"
 SEARCH_LIMIT = "at search limit"
 FAR_BEYOND = "far beyond the data"
+OUTSIDE_TPR = "outside the fitted TPR"
+NEAR_CHANCE = "near-chance runs dropped"
 AT_FITTED_RUN, BELOW_DATA, INTERPOLATION = "at a fitted run", "below the data", "interpolation"
 
 # two points per free parameter: at least as many residual degrees of freedom as parameters (power_floor's
@@ -298,6 +300,9 @@ def ensemble_flags(fits: Mapping, predicted: Mapping, blend, runs, k=None) -> li
     where = _placement_flags(list(fits.values()), runs.flops, runs.tpr, runs.params)
     for point, found in zip(per_point, where, strict=True):
         point.extend(found)
+    for point, text in zip(per_point, target_flags(runs, fits), strict=True):
+        if text:  # a TPR outside the fitted runs': one flag among the others, not a second list
+            point.append(Flag(OUTSIDE_TPR, text, False))
     if k is not None:  # a law of k asked beyond the k it was fitted at
         k_max = max(fitted_k_max(fit) for fit in fits.values())
         for point, value in zip(per_point, np.broadcast_to(np.asarray(k, float), blend.shape), strict=True):

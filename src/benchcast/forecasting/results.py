@@ -60,9 +60,8 @@ class Forecast(_Fields, RichView):
     used : dict of str to str
         What each member was given, in words.
     flags : list of tuple of Flag
-        Per point, why its forecast is refused or doubtful (:mod:`benchcast.forecasting.flags`).
-    target_flags : list of str
-        Per point, a TPR outside the fitted runs' ('' where none).
+        Per point, every reason its forecast is refused or doubtful (:mod:`benchcast.forecasting.flags`), a TPR
+        outside the fitted runs' included.
     levels : tuple of float
         The interval levels.
     interval : {'extrapolation', 'bootstrap'}
@@ -98,7 +97,6 @@ class Forecast(_Fields, RichView):
     members: dict
     used: dict
     flags: list
-    target_flags: list
     levels: tuple
     interval: str
     n_boot: int
@@ -189,7 +187,6 @@ class Forecast(_Fields, RichView):
             prediction=self.prediction[index],
             members={law: np.asarray(v)[index] for law, v in self.members.items()},
             flags=[self.flags[i] for i in index],
-            target_flags=[self.target_flags[i] for i in index] if self.target_flags else [],
             intervals=cut,
             mean_intervals=mean,
             query={},
@@ -214,8 +211,8 @@ class Forecast(_Fields, RichView):
         -------
         dict
             The run (``flops``, ``params``, ``tokens``, ``tpr``: None where unknown; ``given``), ``prediction``,
-            ``level``, ``interval``, ``n_boot``, ``covariates`` and ``dropped``, ``flags`` (in words), ``flag`` (a
-            TPR outside the fitted runs'), ``extrapolation`` (the error model), ``lower``/``upper`` or a ``note``.
+            ``level``, ``interval``, ``n_boot``, ``covariates`` and ``dropped``, ``flags`` (every flag, in words),
+            ``extrapolation`` (the error model), ``lower``/``upper`` or a ``note``.
         """
         level = self.level if level is None else level
         out = {
@@ -229,8 +226,6 @@ class Forecast(_Fields, RichView):
             "flags": describe(self.flags[i]),
             "weights": dict(self.weights),
         }
-        if self.target_flags and self.target_flags[i]:
-            out["flag"] = self.target_flags[i]
         if self.note:
             out["note"] = self.note
             return out
@@ -335,8 +330,8 @@ class Forecast(_Fields, RichView):
 
     @property
     def notes(self) -> list[str]:
-        """Why there is no interval; for planned runs what the law was given and each flag on a run's TPR; then
-        one line per flagged or refused point, with every reason."""
+        """Why there is no interval; for planned runs what the law was given; then one line per flagged or refused
+        point, with every reason."""
         out = [self.note] if self.note else []
         return (
             out
@@ -603,7 +598,7 @@ class Recommendation(RichView):
         ]
 
     def _target_notes(self) -> list[str]:
-        """What each law was given for the planned run, and the flag on its TPR (nothing without a forecast)."""
+        """What each law was given for the planned run (nothing without a forecast)."""
         if self.forecast is None:
             return []
         return _covariate_notes([self.forecast])
@@ -681,7 +676,7 @@ class StrategyForecast(RichView):
     rows : pandas.DataFrame
         One row per target: the run (``flops``, ``params``, ``tokens``, ``tpr``, ``given``), ``prediction``,
         ``lower``/``upper`` (where there is an interval), ``weights``, ``covariates`` (what each law was given),
-        ``flag`` (a TPR outside the fitted runs'), ``note`` (why there is no forecast or no interval) and
+        ``note`` (why there is no forecast or no interval) and
         ``flags`` (why a forecast is refused, NaN then, or doubtful: :mod:`benchcast.forecasting.flags`), as
         :func:`recommend` gives them.
     """
@@ -797,8 +792,7 @@ class StrategyForecast(RichView):
 
 
 def _covariate_notes(records: list[dict]) -> list[str]:
-    """Where planned runs were placed and what each law was given (once per distinct answer), then each
-    target's TPR flag."""
+    """Where planned runs were placed and what each law was given (once per distinct answer)."""
     out, seen = [], set()
     for row in records:
         if isinstance(row.get("flops_convention"), str) and f"c:{row['flops_convention']}" not in seen:
@@ -816,9 +810,6 @@ def _covariate_notes(records: list[dict]) -> list[str]:
             if line not in seen:
                 seen.add(line)
                 out.append(line)
-    for row in records:
-        if isinstance(row.get("flag"), str) and row["flag"]:
-            out.append(f"warning: for {describe_run(row)}: {row['flag']}")
     return out
 
 

@@ -25,7 +25,7 @@ from benchcast.evaluation.backtest import BacktestResult, backtest
 from benchcast.fitting.result import FitResult
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting.bootstrap import check_replicates
-from benchcast.forecasting.flags import describe
+from benchcast.forecasting.flags import OUTSIDE_TPR, describe
 from benchcast.forecasting.selection import ladder_laws
 from benchcast.forecasting.targets import describe_run, fitted_tpr_range, planned_runs
 from benchcast.plots.labels import curve_tpr_note
@@ -233,7 +233,6 @@ def analyse_benchmark(
                 for level in LEVELS
                 for i, side in enumerate(("lower", "upper"))
             },
-            "flag": [flag or None for flag in at_targets.target_flags],
             "flags": [describe(point) for point in at_targets.flags],
         }
     )
@@ -259,7 +258,12 @@ def analyse_benchmark(
     )
     in_size = [name for name, fit in members.items() if {"params", "tokens"} <= set(fit.law_object.covariates)]
     report.curve_note = curve_tpr_note(forecast_tpr, fitted_tpr_range(members.values()), in_size)
-    flags = [f"{describe_run(targets.record(i))}: {flag}" for i, flag in enumerate(at_targets.target_flags) if flag]
+    flags = [
+        f"{describe_run(targets.record(i))}: {flag.reason}"
+        for i, point in enumerate(at_targets.flags)
+        for flag in point
+        if flag.kind == OUTSIDE_TPR
+    ]
     flags += [f"the forecast figure's {report.curve_note}"] if "OUTSIDE" in report.curve_note else []
     report.warnings = band_notes + flags + benchmark_warnings(report, float(result.spec.q_rand))
     if str(result.spec.metric) == "pass@k":
