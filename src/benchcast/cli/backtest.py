@@ -26,6 +26,7 @@ from benchcast.cli.options import (
     Jobs,
     Json,
     Laws,
+    Margin,
     Metadata,
     Metric,
     MinFlops,
@@ -85,6 +86,7 @@ def backtest_command(
     format: Format = "auto",
     metadata: Metadata = None,
     q_rand: QRand = None,
+    margin: Margin = None,
     out: OutDir = None,
     figure_format: FigureFormat = "png",
     dpi: Dpi = None,
@@ -105,7 +107,7 @@ def backtest_command(
         f"here neither is used (--protocol {protocol}, law(s) {', '.join(laws)}): drop it.",
     )
     refuse_interval_without_boot(boot, interval)
-    table = read(data, format, metadata, q_rand)
+    table = read(data, format, metadata, q_rand, margin=margin)
     specs = [FitSpec(law=name, benchmark=benchmark, metric=metric, proxy=proxy, max_k=max_k) for name in laws]
     results = compare_backtests(
         table,
@@ -150,6 +152,7 @@ def sweep_command(
     format: Format = "auto",
     metadata: Metadata = None,
     q_rand: QRand = None,
+    margin: Margin = None,
     out: OutDir = None,
     figure_format: FigureFormat = "png",
     dpi: Dpi = None,
@@ -163,7 +166,7 @@ def sweep_command(
     refuse_unused_proxy(law or ["power"], proxy)
     refuse_jobs_with_ray(jobs, ray)
     refuse_interval_without_boot(boot, interval)
-    table = read(data, format, metadata, q_rand)
+    table = read(data, format, metadata, q_rand, margin=margin)
     specs = [
         FitSpec(law=name, benchmark=bench, metric=metric, proxy=proxy)
         for bench in benchmark
@@ -203,6 +206,7 @@ def cutoff_command(
     format: Format = "auto",
     metadata: Metadata = None,
     q_rand: QRand = None,
+    margin: Margin = None,
     out: OutDir = None,
     figure_format: FigureFormat = "png",
     dpi: Dpi = None,
@@ -218,7 +222,7 @@ def cutoff_command(
     figures = figure_options(figure_format, dpi, writes=out is not None)
     refuse_unused_proxy(law or ["power"], proxy)
     refuse_interval_without_boot(boot, interval)
-    table = read(data, format, metadata, q_rand)
+    table = read(data, format, metadata, q_rand, margin=margin)
     # the terminal's table shows no coverage: bootstrap only where --json or --out will carry it
     shows_coverage = json or out is not None
     results = []

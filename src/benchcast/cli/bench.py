@@ -9,7 +9,19 @@ from rich.markup import escape
 
 from benchcast.cli.app import app
 from benchcast.cli.common import console, emit_json, refuse_jobs_with_ray, user_errors
-from benchcast.cli.options import Dpi, FigureFormat, Jobs, Json, OutDir, QRand, RayAddress, Seed, figure_options, read
+from benchcast.cli.options import (
+    Dpi,
+    FigureFormat,
+    Jobs,
+    Json,
+    Margin,
+    OutDir,
+    QRand,
+    RayAddress,
+    Seed,
+    figure_options,
+    read,
+)
 from benchcast.defaults import DEFAULT_REPLICATES
 from benchcast.errors import BenchcastError
 
@@ -134,6 +146,7 @@ def bench_command(
         typer.Option("--holdout-tpr", help="Hold out every run at this tokens-per-parameter ratio (repeat)."),
     ] = None,
     q_rand: QRand = None,
+    margin: Margin = None,
     n_boot: Annotated[
         int, typer.Option("--n-boot", "--boot", help="Bootstrap replicates per law fit.")
     ] = DEFAULT_REPLICATES,
@@ -186,7 +199,7 @@ def bench_command(
         for i, path in enumerate(data or []):
             fmt = format[i] if format and i < len(format) else "auto"
             meta = metadata[i] if metadata and i < len(metadata) else None
-            table = read(path, fmt, meta, q_rand)
+            table = read(path, fmt, meta, q_rand, margin=margin)
             pairs = _pairs(benchmark) or score_benchmarks(table)
             if threshold:
                 cuts = tuple(threshold)

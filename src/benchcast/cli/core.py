@@ -20,6 +20,7 @@ from benchcast.cli.options import (
     FlopsPer6ND,
     Format,
     Json,
+    Margin,
     MaxFlops,
     Metadata,
     Metric,
@@ -270,6 +271,7 @@ def fit_command(
     format: Format = "auto",
     metadata: Metadata = None,
     q_rand: QRand = None,
+    margin: Margin = None,
     max_flops: MaxFlops = None,
     min_flops: MinFlops = None,
     tpr: Tpr = None,
@@ -286,7 +288,7 @@ def fit_command(
     from benchcast.laws import get_law
 
     refuse_unused_settings(get_law(law), k=k, proxy=proxy, max_k=max_k, gold_metric=gold_metric)
-    table = read(data, format, metadata, q_rand)
+    table = read(data, format, metadata, q_rand, margin=margin)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", FitWarning)
         result = fit(

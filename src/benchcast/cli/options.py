@@ -37,9 +37,15 @@ Metric = Annotated[
 
 
 def read(
-    data: Path, format: str, metadata: Path | None, q_rand: list[str] | None = None, samples: Path | None = None
+    data: Path,
+    format: str,
+    metadata: Path | None,
+    q_rand: list[str] | None = None,
+    samples: Path | None = None,
+    margin: list[str] | None = None,
 ) -> "pd.DataFrame":
-    """The data a command works on, with the chance levels given by ``--q-rand`` attached.
+    """The data a command works on, with the chance levels given by ``--q-rand`` and the filter margins given by
+    ``--margin`` attached.
 
     Parameters
     ----------
@@ -53,13 +59,15 @@ def read(
         ``--q-rand`` values (see :func:`parse_q_rand`).
     samples : Path, optional
         ``--samples``: lm-eval samples files or their folder.
+    margin : list of str, optional
+        ``--margin`` values (as ``--q-rand``'s).
 
     Returns
     -------
     pandas.DataFrame
         The validated table.
     """
-    from benchcast.data.chance import with_chance_levels
+    from benchcast.data.chance import with_chance_levels, with_margins
     from benchcast.data.readers import detect_format, load
     from benchcast.errors import BenchcastError
 
@@ -70,7 +78,8 @@ def read(
                 f"--metadata {metadata}: run metadata is read only for lm-eval results, and {data} is read as "
                 f"{resolved} data (its run sizes come from its own columns); drop --metadata."
             )
-    return with_chance_levels(load(data, format, metadata=metadata, samples=samples), parse_q_rand(q_rand))
+    table = with_chance_levels(load(data, format, metadata=metadata, samples=samples), parse_q_rand(q_rand))
+    return with_margins(table, parse_q_rand(margin, "--margin"))
 
 
 Laws = Annotated[list[str] | None, typer.Option("--law", "-l", help="Law name; repeat to compare (default: power).")]
@@ -167,10 +176,11 @@ def refuse_interval_without_boot(boot: int, interval: str) -> None:
     )
 
 
-def parse_q_rand(values: list[str] | None) -> dict[str, float]:
+def parse_q_rand(values: list[str] | None, option: str = "--q-rand") -> dict[str, float]:
     """Chance levels given as ``--q-rand BENCHMARK=VALUE`` (repeatable; ``BENCHMARK:METRIC=VALUE`` for
     one metric only) as a mapping ``{'arc_easy': 0.25, 'piqa:acc_norm': 0.5}``; bad input raises
-    :class:`~benchcast.errors.DataError` naming it. Look a level up with :func:`q_rand_for`."""
+    :class:`~benchcast.errors.DataError` naming it. Look a level up with :func:`q_rand_for`. ``--margin``
+    values (``option``) take the same form and range."""
     import math
 
     from benchcast.errors import DataError
@@ -181,16 +191,16 @@ def parse_q_rand(values: list[str] | None) -> dict[str, float]:
         if not equals:  # a bare VALUE applies to every benchmark of the command
             name, equals = ALL_BENCHMARKS, "="
         if not name.strip():
-            raise DataError(f"--q-rand {text!r}: expected BENCHMARK=VALUE (or BENCHMARK:METRIC=VALUE), e.g. piqa=0.5.")
+            raise DataError(f"{option} {text!r}: expected BENCHMARK=VALUE (or BENCHMARK:METRIC=VALUE), e.g. piqa=0.5.")
         try:
             level = float(number)
         except ValueError:
-            raise DataError(f"--q-rand {text!r}: {number!r} is not a number.") from None
+            raise DataError(f"{option} {text!r}: {number!r} is not a number.") from None
         if not (math.isfinite(level) and 0.0 <= level < 1.0):
-            raise DataError(f"--q-rand {text!r}: a chance level must lie in [0, 1).")
+            raise DataError(f"{option} {text!r}: a value must lie in [0, 1).")
         key = name.strip()
         if key in levels and levels[key] != level:
-            raise DataError(f"--q-rand: {key!r} is given twice ({levels[key]} and {level}).")
+            raise DataError(f"{option}: {key!r} is given twice ({levels[key]} and {level}).")
         levels[key] = level
     return levels
 
@@ -207,6 +217,15 @@ QRand = Annotated[
     typer.Option(
         "--q-rand",
         help="Chance level Q_rand: BENCHMARK=VALUE or BENCHMARK:METRIC=VALUE (repeatable), or one VALUE for all.",
+    ),
+]
+Margin = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--margin",
+        metavar="M",
+        help="Chance filter: runs scoring at most chance + M are left out of the fits (default 0.05; LBPP 0.02; "
+        "0 keeps every run above chance). One M for all, or BENCHMARK=M / BENCHMARK:METRIC=M (repeatable).",
     ),
 ]
 # help text is Rich markup: a literal '[' is written '\\[' (or Rich drops '[ray]' as a tag)

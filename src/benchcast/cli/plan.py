@@ -25,6 +25,7 @@ from benchcast.cli.options import (  # cli/report.py takes DEFAULT_INTERVAL and 
     Jobs,
     Json,
     Level,
+    Margin,
     MaxFlops,
     Metadata,
     Metric,
@@ -113,6 +114,7 @@ def forecast_command(
     format: Format = "auto",
     metadata: Metadata = None,
     q_rand: QRand = None,
+    margin: Margin = None,
     json: Json = False,
 ) -> None:
     """The forecast score with its prediction (and, for a fit artifact, confidence) intervals.
@@ -136,6 +138,7 @@ def forecast_command(
         "--format": format != "auto",
         "--metadata": metadata is not None,
         "--q-rand": bool(q_rand),
+        "--margin": bool(margin),
     }
     check_runs(flops, params, tokens)
     if is_fit_artifact(source):
@@ -167,7 +170,7 @@ def forecast_command(
     refuse_unused_proxy(list(DEFAULT_CANDIDATES), proxy)
 
     out = forecast_default(
-        read(source, format, metadata, q_rand),
+        read(source, format, metadata, q_rand, margin=margin),
         benchmark,
         metric,
         k,
@@ -280,6 +283,7 @@ def recommend_command(
     format: Format = "auto",
     metadata: Metadata = None,
     q_rand: QRand = None,
+    margin: Margin = None,
     json: Json = False,
 ) -> None:
     """Compare laws by rolling-origin forecasts inside your runs; weight or pick them (and, with
@@ -316,7 +320,7 @@ def recommend_command(
     if law and all(name in available_laws() for name in law):  # an unknown one: recommend names it
         refuse_unused_proxy(law, proxy)
     rec = recommend(
-        read(data, format, metadata, q_rand),
+        read(data, format, metadata, q_rand, margin=margin),
         benchmark,
         metric,
         k,

@@ -14,6 +14,7 @@ from benchcast.cli.options import (
     Jobs,
     Json,
     Level,
+    Margin,
     MaxFlops,
     Metadata,
     Metric,
@@ -70,6 +71,7 @@ def plan_command(
     format: Format = "auto",
     metadata: Metadata = None,
     q_rand: QRand = None,
+    margin: Margin = None,
     json: Json = False,
 ) -> None:
     """Compute (or, for pass@k laws, k) needed to reach a target score, with an interval.
@@ -102,6 +104,7 @@ def plan_command(
                 "--format": format != "auto",
                 "--metadata": metadata is not None,
                 "--q-rand": bool(q_rand),
+                "--margin": bool(margin),
             },
             f"{source} is a fit artifact, whose law, benchmark and runs are fixed; {{them}} select(s) runs of a "
             "data file: drop {them}, or give the data file instead of the artifact.",
@@ -129,7 +132,7 @@ def plan_command(
 
         refuse_unused_proxy(list(DEFAULT_CANDIDATES), proxy)
         out = plan_default(
-            read(source, format, metadata, q_rand),
+            read(source, format, metadata, q_rand, margin=margin),
             benchmark,
             metric,
             k,

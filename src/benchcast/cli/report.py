@@ -14,6 +14,7 @@ from benchcast.cli.options import (
     Format,
     Jobs,
     Json,
+    Margin,
     MaxFlops,
     Metadata,
     MinFlops,
@@ -88,6 +89,7 @@ def report_command(
     format: Format = "auto",
     metadata: Metadata = None,
     q_rand: QRand = None,
+    margin: Margin = None,
     out: Annotated[Path, typer.Option("--out", "-o", help="The HTML file to write.")] = Path("report.html"),
     figure_format: Annotated[
         str, typer.Option("--figure-format", help="Figures embedded as svg, or png at --dpi (a page cannot show pdf).")
@@ -124,6 +126,7 @@ def report_command(
                 "--format": format != "auto",
                 "--metadata": metadata is not None,
                 "--q-rand": bool(q_rand),
+                "--margin": bool(margin),
             },
             f"--from {from_dir} builds the page from outputs already written, so the options that choose "
             "and fit the data have nothing to act on; drop {them}, or give the data file instead of --from.",
@@ -145,7 +148,7 @@ def report_command(
         from benchcast.report import build_report, parse_targets
 
         summary = build_report(
-            read(data, format, metadata, q_rand),
+            read(data, format, metadata, q_rand, margin=margin),
             parse_targets(benchmark, metric),
             list(target_flops) if target_flops else None,
             out=out,

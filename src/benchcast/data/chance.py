@@ -292,21 +292,38 @@ def with_chance_levels(table: pd.DataFrame, levels: dict[str, float]) -> pd.Data
         out["q_rand"] = np.nan
     if "q_rand_source" not in out.columns:  # else a given level would be credited to a q_rand column of the data
         out["q_rand_source"] = pd.Series(None, index=out.index, dtype=object)
-    known = set(out["benchmark"])
-    for key in sorted(levels, key=lambda k: (k != "*", ":" in k)):  # '*' first, then benchmark, then metric
-        bench, _, metric = key.partition(":")
-        if key == "*":
-            rows = np.ones(len(out), bool)
-        else:
-            if bench not in known:
-                raise DataError(f"--q-rand names benchmark {bench!r}, which is not in the data.")
-            rows = (out["benchmark"] == bench).to_numpy()
-            if metric:
-                rows &= (out["metric"] == metric).to_numpy()
+    for key, rows in _rows_by_key(out, levels, "--q-rand"):
         out.loc[rows, "q_rand"] = _check(levels[key], f"--q-rand {key}")
         # said where it came from (a measured level's source replaced too)
         out.loc[rows, "q_rand_source"] = "given (--q-rand option)" if key == "*" else f"given (--q-rand {key})"
     return out
+
+
+def with_margins(table: pd.DataFrame, margins: dict[str, float]) -> pd.DataFrame:
+    """``table`` with a ``margin`` column from ``--margin`` values (keys as :func:`with_chance_levels` takes them):
+    the near-chance filter margin every fit of those rows uses unless its spec names one."""
+    if not margins:
+        return table
+    out = table.assign(margin=table["margin"] if "margin" in table.columns else np.nan)
+    for key, rows in _rows_by_key(out, margins, "--margin"):
+        out.loc[rows, "margin"] = _check(margins[key], f"--margin {key}")
+    return out
+
+
+def _rows_by_key(table: pd.DataFrame, values: dict[str, float], option: str):
+    """(key, row mask) per key of ``values``: '*' first, then benchmark, then benchmark:metric, so the specific wins."""
+    known = set(table["benchmark"])
+    for key in sorted(values, key=lambda k: (k != "*", ":" in k)):
+        bench, _, metric = key.partition(":")
+        if key == "*":
+            yield key, np.ones(len(table), bool)
+            continue
+        if bench not in known:
+            raise DataError(f"{option} names benchmark {bench!r}, which is not in the data.")
+        rows = (table["benchmark"] == bench).to_numpy()
+        if metric:
+            rows &= (table["metric"] == metric).to_numpy()
+        yield key, rows
 
 
 def chance_summary(table: pd.DataFrame) -> dict[str, dict[str, dict]]:

@@ -111,6 +111,12 @@ class FitSpec:
         return replace(self, **changes)
 
 
+def _given_margin(rows: pd.DataFrame) -> float | None:
+    """The margin ``--margin`` set on these rows (a ``margin`` column, :func:`~benchcast.data.chance.with_margins`)."""
+    given = rows["margin"].dropna().unique() if "margin" in rows.columns else ()
+    return float(given[0]) if len(given) else None
+
+
 def _resolve_metric(law: Law, table: pd.DataFrame, spec: FitSpec) -> tuple[str | None, int | None]:
     metric, k = spec.metric, spec.k
     if metric is None and law.default_metric:
@@ -221,7 +227,7 @@ def design(table: pd.DataFrame, spec: FitSpec) -> tuple[pd.DataFrame, FitSpec]:
     q_rand, q_source = chance = chance_level(spec.benchmark, metric, spec.q_rand, table=table)
     if not chance.known:
         warn_unknown_chance(table, spec.benchmark, metric)
-    margin = law.margin_for(spec.benchmark, spec.margin)
+    margin = law.margin_for(spec.benchmark, spec.margin if spec.margin is not None else _given_margin(rows))
     resolved = replace(
         spec,
         metric=metric,

@@ -13,6 +13,7 @@ Flagged, because the number may be right but rests on less than it seems:
   the fitted law itself says it tends to): the curve overshoots its asymptote and falls back, which no
   training run does; the number is a score all the same (on DCLM the overshoot is often in the fourth
   decimal), so it is shown with the flag;
+* a fit whose chance filter left out more than a third of the runs (the rest may not show the trend);
 * a fit with fewer than ``MIN_POINTS_PER_PARAMETER`` points per free parameter (a fit with no more
   points than parameters is already refused by the fit itself);
 * a parameter at a search limit (the data did not place it; an active constraint of the law, its own
@@ -54,6 +55,7 @@ MIN_POINTS_PER_PARAMETER = 2.0
 # error then explodes; the rolling origins that calibrate the intervals reach 1 decade
 # (extrapolation.ORIGIN_DECADES), so beyond 1.5 the interval's growth is itself extrapolated by half again
 MAX_DECADES_BEYOND = 1.5
+NEAR_CHANCE_SHARE = 3  # flagged where the chance filter leaves out more than a third of the runs (issue #40)
 LIMIT_TOLERANCE = 1e-6  # a forecast equal to the limit up to rounding is at it, not above it
 
 
@@ -111,6 +113,17 @@ def fit_flags(result) -> tuple[Flag, ...]:
                 FEW_POINTS,
                 f"{result.law} fits {free} parameters to {n_used} points (fewer than "
                 f"{MIN_POINTS_PER_PARAMETER:g} per parameter): the data barely identify it",
+                False,
+            )
+        )
+    d = result.diagnostics
+    near = {why: n for why, n in d.dropped_reasons.items() if "chance" in why}
+    if sum(near.values()) * NEAR_CHANCE_SHARE > d.n_used + d.n_dropped:  # a fit on what is left of the ladder
+        out.append(
+            Flag(
+                NEAR_CHANCE,
+                f"{result.law}: the chance filter left out {sum(near.values())} of {d.n_used + d.n_dropped} runs "
+                f"({', '.join(f'{why}: {n}' for why, n in near.items())}); --margin sets its margin",
                 False,
             )
         )
