@@ -170,3 +170,31 @@ def refuse_nothing_forecast(predictions, reasons, what: str) -> None:
         return
     why = "; ".join(dict.fromkeys(str(r) for r in reasons if isinstance(r, str) and r)) or "no reason was given"
     raise BenchcastError(f"nothing was forecast for {what}: {why}")
+
+
+def print_answers(answers: list, json: bool) -> None:
+    """One answer as its own view; several (one per ``-b``) as one JSON list, or one table (a row per benchmark
+    and point: each answer's ``to_frame()``, flags as 'flagged'/'refused') followed by each answer's notes."""
+    if json:
+        emit_json(answers[0].to_dict() if len(answers) == 1 else [a.to_dict() for a in answers])
+        return
+    if len(answers) == 1:
+        console.print(answers[0])
+        return
+    import pandas as pd
+    from rich.markup import escape
+
+    frames = []
+    for answer in answers:
+        frame = answer.to_frame().copy()
+        flags = frame["flags"] if "flags" in frame else pd.Series(getattr(answer, "flags", ""), index=frame.index)
+        frame["flags"] = [str(f).split(":")[0] if isinstance(f, str) and f else "" for f in flags]
+        frames.append(frame.assign(benchmark=answer.benchmark))
+    table = pd.concat(frames, ignore_index=True)
+    table = table[["benchmark", *(c for c in table.columns if c != "benchmark")]]
+    rows = [[("—" if isinstance(v, float) and v != v else v) for v in row] for row in table.values.tolist()]
+    console.print(rich_table(answers[0].title.split(": ", 1)[-1], list(table.columns), rows))
+    for answer in answers:
+        own = getattr(answer, "flags", "")  # a plan's flags are its own, not a column of its frame
+        for note in [*answer.notes, *([own] if isinstance(own, str) and own else [])]:
+            console.print(escape(f"{answer.benchmark}: {note}"), highlight=False, soft_wrap=True)

@@ -31,6 +31,15 @@ Samples = Annotated[
 ]
 Json = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 Benchmark = Annotated[str, typer.Option("--benchmark", "-b", help="Benchmark name.")]
+Benchmarks = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--benchmark",
+        "-b",
+        help="With a data file: the benchmark (repeatable: one table, one JSON list); BENCHMARK:METRIC names its "
+        "metric, else -m's.",
+    ),
+]
 Metric = Annotated[
     str | None, typer.Option("--metric", "-m", help="Metric (acc, acc_norm, exact_match, pass@k, pass@8...).")
 ]
@@ -336,3 +345,18 @@ def option_values(values: list[float] | None):
     if not values:
         return None
     return float(values[0]) if len(values) == 1 else np.asarray(values, float)
+
+
+def benchmark_metrics(benchmarks: list[str], metric: str | None) -> list[tuple[str, str | None]]:
+    """``-b`` values as (benchmark, metric) pairs: ``NAME:METRIC`` names its own metric, ``NAME`` takes ``-m``'s."""
+    from benchcast.errors import BenchcastError
+
+    pairs = []
+    for text in benchmarks:
+        name, _, own = text.partition(":")
+        if not name.strip():
+            raise BenchcastError(f"-b {text!r}: expected BENCHMARK or BENCHMARK:METRIC.")
+        pairs.append((name.strip(), own.strip() or metric))
+    if len(set(pairs)) < len(pairs):
+        raise BenchcastError(f"-b: a benchmark is given twice ({', '.join(benchmarks)}).")
+    return pairs

@@ -9,6 +9,7 @@ from benchcast.cli.app import app
 from benchcast.cli.common import (
     console,
     emit_json,
+    print_answers,
     refuse_jobs_with_ray,
     refuse_nothing_forecast,
     refuse_options,
@@ -18,6 +19,7 @@ from benchcast.cli.core import refuse_unused_proxy
 from benchcast.cli.options import (  # cli/report.py takes DEFAULT_INTERVAL and Interval from here too
     DEFAULT_INTERVAL,
     Benchmark,
+    Benchmarks,
     Data,
     FlopsPer6ND,
     Format,
@@ -38,6 +40,7 @@ from benchcast.cli.options import (  # cli/report.py takes DEFAULT_INTERVAL and 
     RayAddress,
     Seed,
     Tpr,
+    benchmark_metrics,
     check_runs,
     option_values,
     read,
@@ -96,9 +99,7 @@ def forecast_command(
     tokens: PlannedTokens = None,
     k: Annotated[int | None, typer.Option(help="Attempts k (passk_compute; with a data file: of pass@k).")] = None,
     gold: Annotated[float | None, typer.Option(help="Gold NLL G (gold law).")] = None,
-    benchmark: Annotated[
-        str | None, typer.Option("--benchmark", "-b", help="With a data file: the benchmark to forecast.")
-    ] = None,
+    benchmark: Benchmarks = None,
     metric: Metric = None,
     tpr: Tpr = None,
     min_flops: MinFlops = None,
@@ -129,7 +130,7 @@ def forecast_command(
     """
     refuse_jobs_with_ray(jobs, ray)
     data_options = {
-        "-b/--benchmark": benchmark is not None,
+        "-b/--benchmark": bool(benchmark),
         "-m/--metric": metric is not None,
         "--tpr": tpr is not None,
         "--min-flops": min_flops is not None,
@@ -150,7 +151,7 @@ def forecast_command(
         points = (flops, params, tokens, k, gold, flops_per_6nd)
         forecast_artifact(source, *points, interval, level, boot, seed, jobs, ray, json)
         return
-    if benchmark is None:
+    if not benchmark:
         raise BenchcastError(
             f"{source} is not a fit artifact (`benchcast fit --out`): to forecast from a data file, name the "
             "benchmark with -b NAME (and -m METRIC): the default strategy's forecast, as `recommend` gives it."
@@ -169,33 +170,35 @@ def forecast_command(
 
     refuse_unused_proxy(list(DEFAULT_CANDIDATES), proxy)
 
-    out = forecast_default(
-        read(source, format, metadata, q_rand, margin=margin),
-        benchmark,
-        metric,
-        k,
-        flops=flops or None,
-        params=params or None,
-        tokens=tokens or None,
-        tpr=tpr,
-        min_flops=min_flops,
-        max_flops=max_flops,
-        flops_per_6nd=flops_per_6nd,
-        proxy=proxy,
-        n_boot=boot,
-        level=level,
-        interval=interval,
-        seed=seed,
-        n_jobs=jobs,
-        ray_address=ray,
-    )
-    if json:
-        emit_json(out.to_dict())
-    else:
-        console.print(out)
-    rows = out.rows.to_dict("records")
-    reasons = [r.get(key) for r in rows for key in ("note", "flags")]
-    refuse_nothing_forecast(out.rows["prediction"], reasons, f"{benchmark} from {source}")
+    table = read(source, format, metadata, q_rand, margin=margin)
+    outs = [
+        forecast_default(
+            table,
+            name,
+            own_metric,
+            k,
+            flops=flops or None,
+            params=params or None,
+            tokens=tokens or None,
+            tpr=tpr,
+            min_flops=min_flops,
+            max_flops=max_flops,
+            flops_per_6nd=flops_per_6nd,
+            proxy=proxy,
+            n_boot=boot,
+            level=level,
+            interval=interval,
+            seed=seed,
+            n_jobs=jobs,
+            ray_address=ray,
+        )
+        for name, own_metric in benchmark_metrics(benchmark, metric)
+    ]
+    print_answers(outs, json)
+    for out in outs:
+        rows = out.rows.to_dict("records")
+        reasons = [r.get(key) for r in rows for key in ("note", "flags")]
+        refuse_nothing_forecast(out.rows["prediction"], reasons, f"{out.benchmark} from {source}")
 
 
 def forecast_artifact(

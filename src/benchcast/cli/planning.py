@@ -6,9 +6,10 @@ from typing import Annotated
 import typer
 
 from benchcast.cli.app import app
-from benchcast.cli.common import console, emit_json, refuse_jobs_with_ray, refuse_options, user_errors
+from benchcast.cli.common import console, emit_json, print_answers, refuse_jobs_with_ray, refuse_options, user_errors
 from benchcast.cli.core import refuse_unused_proxy
 from benchcast.cli.options import (
+    Benchmarks,
     Format,
     Interval,
     Jobs,
@@ -24,6 +25,7 @@ from benchcast.cli.options import (
     QRand,
     RayAddress,
     Seed,
+    benchmark_metrics,
     read,
 )
 from benchcast.cli.plan import DEFAULT_INTERVAL, DEFAULT_LEVEL, DEFAULT_SEED, is_fit_artifact
@@ -55,9 +57,7 @@ def plan_command(
             "file, also only the runs at this ratio."
         ),
     ] = None,
-    benchmark: Annotated[
-        str | None, typer.Option("--benchmark", "-b", help="With a data file: the benchmark to plan for.")
-    ] = None,
+    benchmark: Benchmarks = None,
     metric: Metric = None,
     min_flops: MinFlops = None,
     max_flops: MaxFlops = None,
@@ -96,7 +96,7 @@ def plan_command(
     if is_fit_artifact(source):
         refuse_options(
             {
-                "-b/--benchmark": benchmark is not None,
+                "-b/--benchmark": bool(benchmark),
                 "-m/--metric": metric is not None,
                 "--min-flops": min_flops is not None,
                 "--max-flops": max_flops is not None,
@@ -115,7 +115,7 @@ def plan_command(
         options = {"level": level, "n_boot": boot, "seed": seed, "n_jobs": jobs, "ray_address": ray}
         out = plan(FitResult.load(source), target, k=k, flops=flops, tpr=tpr, interval=interval, **options)
     else:
-        if benchmark is None:
+        if not benchmark:
             raise BenchcastError(
                 f"{source} is not a fit artifact (`benchcast fit --out`): to plan from a data file, name the "
                 "benchmark with -b NAME (and -m METRIC): the default strategy's forecast, as `forecast DATA` gives "
@@ -131,23 +131,29 @@ def plan_command(
         from benchcast.forecasting.selection import DEFAULT_CANDIDATES
 
         refuse_unused_proxy(list(DEFAULT_CANDIDATES), proxy)
-        out = plan_default(
-            read(source, format, metadata, q_rand, margin=margin),
-            benchmark,
-            metric,
-            k,
-            target=target,
-            tpr=tpr,
-            min_flops=min_flops,
-            max_flops=max_flops,
-            proxy=proxy,
-            n_boot=boot,
-            level=level,
-            interval=interval,
-            seed=seed,
-            n_jobs=jobs,
-            ray_address=ray,
-        )
+        table = read(source, format, metadata, q_rand, margin=margin)
+        outs = [
+            plan_default(
+                table,
+                name,
+                own_metric,
+                k,
+                target=target,
+                tpr=tpr,
+                min_flops=min_flops,
+                max_flops=max_flops,
+                proxy=proxy,
+                n_boot=boot,
+                level=level,
+                interval=interval,
+                seed=seed,
+                n_jobs=jobs,
+                ray_address=ray,
+            )
+            for name, own_metric in benchmark_metrics(benchmark, metric)
+        ]
+        print_answers(outs, json)
+        return
     if json:
         emit_json(out.to_dict())
         return
