@@ -282,6 +282,8 @@ class ErrorModel:
         Where the values come from, in words ('own', 'own+benchmarks (10)+prior (3 ladders)', 'prior (3 ladders)').
     n_origins, n_forecasts, n_unconverged : int
         The benchmark's own origins used, their forecasts, and origins whose refit did not converge.
+    own_tau : float or None
+        The benchmark's own scale as measured, before ``TAU_FLOOR`` (None: not measured).
     """
 
     tau: float
@@ -292,6 +294,18 @@ class ErrorModel:
     n_origins: int = 0
     n_forecasts: int = 0
     n_unconverged: int = 0
+    own_tau: float | None = None
+
+    @property
+    def floor_note(self) -> str:
+        """Where the floor binds, in words ('' where it does not): an own tau below it counts as it."""
+        if self.own_tau is None or not self.own_tau < TAU_FLOOR:
+            return ""
+        return (
+            f"the benchmark's own extrapolation error ({self.own_tau:.2g} per decade) is below the floor "
+            f"{TAU_FLOOR:g} and counts as {TAU_FLOOR:g}"
+            + (f" before pooling ({self.source})" if "+" in self.source else "")
+        )
 
     def to_dict(self) -> dict:
         """The model as JSON-ready numbers.
@@ -302,7 +316,11 @@ class ErrorModel:
             The fields by name (``df`` None for normal tails).
         """
         out = {k: getattr(self, k) for k in self.__dataclass_fields__}
-        return {**out, "df": None if self.df == np.inf else self.df}
+        return {
+            **out,
+            "df": None if self.df == np.inf else self.df,
+            **({"floor": self.floor_note} if self.floor_note else {}),
+        }
 
 
 @dataclass(frozen=True)
@@ -434,6 +452,7 @@ def estimate(
     return ErrorModel(
         float(np.exp(np.dot(weight, logs))), slope, float(max(n_own if own else 0, 2) + 1) if tails else np.inf,
         tau_tpr, "+".join(source), n_own if own else 0, int(len(rows)) if own else 0, unconverged,
+        float(tau) if own else None,
     )  # fmt: skip
 
 
@@ -518,7 +537,8 @@ def widen(boot_draws, decades, model: ErrorModel, seed: int = 0, tpr_decades=Non
 
 
 def own_scale(errors) -> float:
-    """A law's own error per decade from its rolling-origin forecasts (NaN with fewer than ``MIN_ORIGINS``).
+    """A law's own error per decade from its rolling-origin forecasts, as measured (below ``TAU_FLOOR`` too; NaN
+    with fewer than ``MIN_ORIGINS``).
 
     Parameters
     ----------
@@ -530,6 +550,6 @@ def own_scale(errors) -> float:
     float
     """
     try:
-        return float(estimate(errors).tau)
+        return float(estimate(errors).own_tau)
     except BenchcastError:
         return float("nan")

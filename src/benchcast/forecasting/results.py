@@ -333,6 +333,8 @@ class Forecast(_Fields, RichView):
         """Why there is no interval; for planned runs what the law was given; then one line per flagged or refused
         point, with every reason."""
         out = [self.note] if self.note else []
+        if (self.error_model or {}).get("floor"):
+            out.append(f"extrapolation error: {self.error_model['floor']}")
         return (
             out
             + list(self.run_notes)
@@ -594,7 +596,19 @@ class Recommendation(RichView):
             self._advice(),
             *self._target_notes(),
             *self._search_limit_warnings(),
+            *self._floor_notes(),
             *(f"  note: {failure}" for failure in self.failures),
+        ]
+
+    def _floor_notes(self) -> list[str]:
+        """Laws whose own tau /decade lies below the floor the interval counts it at."""
+        from benchcast.forecasting.extrapolation import TAU_FLOOR
+
+        below = [r["law"] for r in self.ranking.to_dict("records") if r.get("tau", np.nan) < TAU_FLOOR]
+        if not below:
+            return []
+        return [
+            f"  note: tau /decade of {', '.join(below)} is below {TAU_FLOOR:g}; an interval counts it as {TAU_FLOOR:g}"
         ]
 
     def _target_notes(self) -> list[str]:
@@ -792,9 +806,14 @@ class StrategyForecast(RichView):
 
 
 def _covariate_notes(records: list[dict]) -> list[str]:
-    """Where planned runs were placed and what each law was given (once per distinct answer)."""
+    """Where planned runs were placed and what each law was given (once per distinct answer), and where the floor of
+    the extrapolation error binds."""
     out, seen = [], set()
     for row in records:
+        floor = (row.get("extrapolation") or {}).get("floor") if isinstance(row.get("extrapolation"), dict) else None
+        if floor and floor not in seen:
+            seen.add(floor)
+            out.append(f"extrapolation error: {floor}")
         if isinstance(row.get("flops_convention"), str) and f"c:{row['flops_convention']}" not in seen:
             seen.add(f"c:{row['flops_convention']}")
             out.append(f"planned runs placed at {row['flops_convention']}")
