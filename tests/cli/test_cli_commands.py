@@ -125,26 +125,26 @@ def test_chance_levels_on_every_fitting_command(tmp_path):
     command that fits data, and naming a benchmark that is not in the data is an error."""
     flops = np.geomspace(1e18, 1e23, 14)
     score = 0.2 + 0.8 * np.exp(-5000.0 * flops**-0.19)
-    path = tmp_path / "csqa.csv"
+    path = tmp_path / "quizbowl.csv"
     pd.DataFrame(
-        {"run": [f"r{i}" for i in range(14)], "flops": flops, "benchmark": "csqa", "metric": "acc", "value": score}
+        {"run": [f"r{i}" for i in range(14)], "flops": flops, "benchmark": "quizbowl", "metric": "acc", "value": score}
     ).to_csv(path, index=False)
     commands = {
-        "fit": ["-b", "csqa", "-m", "acc"],
-        "backtest": ["-b", "csqa", "-m", "acc", "--n-boot", "0", "--threshold", "1e21"],
-        "sweep": ["-b", "csqa", "-m", "acc", "--n-boot", "0"],
-        "cutoff": ["-b", "csqa", "-m", "acc", "--n-boot", "0"],
-        "recommend": ["-b", "csqa", "-m", "acc", "-l", "power", "--n-boot", "0"],
+        "fit": ["-b", "quizbowl", "-m", "acc"],
+        "backtest": ["-b", "quizbowl", "-m", "acc", "--n-boot", "0", "--threshold", "1e21"],
+        "sweep": ["-b", "quizbowl", "-m", "acc", "--n-boot", "0"],
+        "cutoff": ["-b", "quizbowl", "-m", "acc", "--n-boot", "0"],
+        "recommend": ["-b", "quizbowl", "-m", "acc", "-l", "power", "--n-boot", "0"],
     }
     for command, args in commands.items():
         plain = run(command, path, *args, "--json")
         assert plain.returncode == 0, (command, plain.stderr)
-        assert "chance level of csqa (acc) is unknown" in " ".join(plain.stderr.split()), command
-        given = run(command, path, *args, "--q-rand", "csqa=0.2", "--json")
+        assert "chance level of quizbowl (acc) is unknown" in " ".join(plain.stderr.split()), command
+        given = run(command, path, *args, "--q-rand", "quizbowl=0.2", "--json")
         assert given.returncode == 0 and "unknown" not in given.stderr, (command, given.stderr)
-    fitted = json.loads(run("fit", path, "-b", "csqa", "-m", "acc", "--q-rand", "0.2", "--json").stdout)
+    fitted = json.loads(run("fit", path, "-b", "quizbowl", "-m", "acc", "--q-rand", "0.2", "--json").stdout)
     assert fitted["settings"]["q_rand"] == 0.2 and fitted["params"]["alpha"] == pytest.approx(0.19, rel=1e-6)
-    wrong = run("fit", path, "-b", "csqa", "-m", "acc", "--q-rand", "csq=0.2")
+    wrong = run("fit", path, "-b", "quizbowl", "-m", "acc", "--q-rand", "csq=0.2")
     assert wrong.returncode == 2 and "'csq', which is not in the data" in wrong.stderr
 
 

@@ -143,7 +143,7 @@ def test_checkpointed_runs_from_a_step_in_the_file(tmp_path):
     meta = tmp_path / "runs.yaml"
     meta.write_text("tokens_per_step: 1000\nfinal_step: 2000\nruns:\n  - {run: m, params: 1.0e6, path: 'm/*.json'}\n")
     with pytest.warns(DataWarning, match="skipped 1 step-0"):
-        table = bc.load(tmp_path / "evals", metadata=meta)
+        table = bc.load(tmp_path / "evals", metadata=meta, checkpoints="all")
     assert sorted(table["run"]) == ["m@step1000", "m@step2000"]
     assert table.set_index("run")["tokens"].to_dict() == {"m@step1000": 1e6, "m@step2000": 2e6}
     assert table.set_index("run")["final"].to_dict() == {"m@step1000": False, "m@step2000": True}

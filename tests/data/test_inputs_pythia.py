@@ -52,7 +52,7 @@ def test_final_checkpoints_are_placed_on_the_ladder(final):
 
 def test_every_checkpoint_with_its_step(final):
     with pytest.warns(DataWarning, match="skipped 8 step-0"):
-        table = bc.load(PYTHIA, metadata=CHECKPOINTS)
+        table = bc.load(PYTHIA, metadata=CHECKPOINTS, checkpoints="all")
     assert table["run"].nunique() == 8 * 26  # 27 checkpoints each, step 0 has no compute
     row = table[(table["run"] == "pythia-410m@step13000") & (table["benchmark"] == "piqa")].iloc[0]
     assert row["tokens"] == 13000 * TOKENS_PER_STEP and row["series"] == "pythia-410m" and not row["final"]
@@ -70,3 +70,15 @@ def test_forecasting_the_large_models_from_the_small_ones(final):
     assert result.metrics["n_train"] == 5 and result.metrics["n_test"] == 3
     # measured: held-out MAE 0.026, MRE 4.2 % (the law overshoots the 6.9B and 12B models slightly)
     assert result.metrics["test_mae"] < 0.035 and result.metrics["test_mre"] < 6.0
+
+
+def test_a_fit_reads_each_runs_final_checkpoint_by_default(final):
+    """steps: all read as the fits read it: the 8 final checkpoints, named as their runs, the rest set aside."""
+    with pytest.warns(DataWarning) as caught:
+        table = bc.load(PYTHIA, metadata=CHECKPOINTS)
+    said = " ".join(str(w.message) for w in caught)
+    assert "200 earlier checkpoint(s) of 8 run(s) set aside" in said
+    assert sorted(table["run"].unique()) == sorted(final["run"].unique())
+    key = ["run", "benchmark", "metric"]
+    both = table.merge(final, on=key, suffixes=("", "_final"))
+    assert len(both) == len(final) and (both["value"] == both["value_final"]).all()

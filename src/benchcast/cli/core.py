@@ -80,18 +80,25 @@ def inspect_command(
     from benchcast.data.chance import chance_summary
     from benchcast.data.table import summary
 
-    table = read(data, format, metadata, samples=samples)
+    table = read(data, format, metadata, samples=samples, checkpoints="all")
+    checkpoints = checkpoint_summary(table)
+    if checkpoints and checkpoints["final_known"]:  # the runs are the final checkpoints, as every fit reads them
+        table = table[table["final"].astype(bool)].assign(run=table["series"])
     info = summary(table)
+    info |= {"checkpoints": checkpoints} if checkpoints else {}
     info["chance"] = chance_summary(table)
     info["chance_unknown"] = [f"{b}:{m}" for b, by in info["chance"].items() for m, e in by.items() if not e["known"]]
     if json:
         emit_json(info)
         return
+    tprs = ", ".join(f"{t:g} ({n})" for t, n in zip(info["tpr"], info["tpr_runs"], strict=True))
     console.print(
         f"[bold]{escape(str(data))}[/]: {info['runs']} runs, {info['rows']} rows; compute "
         f"{info['flops_min']:.3g} .. {info['flops_max']:.3g} FLOPs; params "
-        f"{info['params_min']:.3g} .. {info['params_max']:.3g}; TPR {info['tpr']}"
+        f"{info['params_min']:.3g} .. {info['params_max']:.3g}; TPR (runs) {tprs}"
     )
+    if checkpoints:
+        console.print(escape(_checkpoint_text(checkpoints)), highlight=False)
     if info["rows_without_value"]:
         console.print(
             f"{info['rows_without_value']} row(s) without a value (a NaN score): not fitted; every fit that selects "
@@ -135,6 +142,33 @@ def inspect_command(
             f"{escape(next(iter(families.values()))[0])}); --all lists every row, --json keeps everything",
             highlight=False,
         )
+
+
+def checkpoint_summary(table) -> dict:
+    """Checkpoints per run where a table has several steps per run ({} where it has none)."""
+    if "step" not in table.columns:
+        return {}
+    series = table["series"] if "series" in table.columns else table["run"]
+    per_run = table.groupby(series)["step"].nunique()
+    final_known = "final" in table.columns and bool(table["final"].notna().all())
+    finished = int(table.loc[table["final"].astype(bool), "run"].nunique()) if final_known else 0
+    return {
+        "runs": int(len(per_run)),
+        "checkpoints": int(per_run.sum()),
+        "per_run": [int(per_run.min()), int(per_run.max())],
+        "final_known": final_known,
+        "runs_with_final": finished,
+    }
+
+
+def _checkpoint_text(c: dict) -> str:
+    per_run = f"{c['per_run'][0]}" if c["per_run"][0] == c["per_run"][1] else f"{c['per_run'][0]}..{c['per_run'][1]}"
+    head = f"checkpoints: {c['checkpoints']} of {c['runs']} runs ({per_run} per run); "
+    if not c["final_known"]:
+        return head + "no 'final' column says which is each run's last: fits refuse this file until one is added"
+    return head + (
+        f"fits use each run's final checkpoint ({c['runs_with_final']} runs have one; the runs above are those)"
+    )
 
 
 def _chance_text(entry: dict | None) -> str:

@@ -15,11 +15,19 @@ if TYPE_CHECKING:
     import pandas as pd
 
 Data = Annotated[
-    Path, typer.Argument(help="Data file: tidy CSV/Parquet, Apple long CSV, or lm-eval results JSON/folder.")
+    Path,
+    typer.Argument(
+        help="Data: tidy CSV/Parquet, Apple long CSV, lm-eval results JSON/folder, or training-log exports (W&B "
+        "histories: a folder of per-run CSV/Parquet files, or one file with a run column)."
+    ),
 ]
 Format = Annotated[str, typer.Option("--format", help=f"Input format: {', '.join(FORMATS)}.")]
 Metadata = Annotated[
-    Path | None, typer.Option(help="Run metadata (YAML/CSV: run, params, tokens) for lm-eval results.")
+    Path | None,
+    typer.Option(
+        help="Run metadata (YAML/CSV: run, params, tokens) for lm-eval results; for training-log exports run, "
+        "params[, tokens or final_step: the final checkpoint]."
+    ),
 ]
 Samples = Annotated[
     Path | None,
@@ -52,6 +60,7 @@ def read(
     q_rand: list[str] | None = None,
     samples: Path | None = None,
     margin: list[str] | None = None,
+    checkpoints: str = "final",
 ) -> "pd.DataFrame":
     """The data a command works on, with the chance levels given by ``--q-rand`` and the filter margins given by
     ``--margin`` attached.
@@ -70,6 +79,8 @@ def read(
         ``--samples``: lm-eval samples files or their folder.
     margin : list of str, optional
         ``--margin`` values (as ``--q-rand``'s).
+    checkpoints : {'final', 'all'}
+        Where runs have several checkpoints: each run's final one (said on stderr), or all (``inspect``).
 
     Returns
     -------
@@ -82,12 +93,13 @@ def read(
 
     if metadata is not None and data.exists() and format in FORMATS:
         resolved = detect_format(data) if format == "auto" else format
-        if resolved != "lm-eval":
+        if resolved not in ("lm-eval", "wandb"):
             raise BenchcastError(
-                f"--metadata {metadata}: run metadata is read only for lm-eval results, and {data} is read as "
-                f"{resolved} data (its run sizes come from its own columns); drop --metadata."
+                f"--metadata {metadata}: run metadata is read only for lm-eval results and training-log exports, and "
+                f"{data} is read as {resolved} data (its run sizes come from its own columns); drop --metadata."
             )
-    table = with_chance_levels(load(data, format, metadata=metadata, samples=samples), parse_q_rand(q_rand))
+    table = load(data, format, metadata=metadata, samples=samples, checkpoints=checkpoints)
+    table = with_chance_levels(table, parse_q_rand(q_rand))
     return with_margins(table, parse_q_rand(margin, "--margin"))
 
 

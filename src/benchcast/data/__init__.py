@@ -4,4 +4,4 @@
 declares ``--format`` without loading pandas.
 """
 
-FORMATS = ("auto", "tidy", "apple", "lm-eval")
+FORMATS = ("auto", "tidy", "apple", "lm-eval", "wandb")

@@ -12,6 +12,7 @@ of the runs (:func:`estimate_chance`, the cheapest runs' mean, is above chance o
 
 from __future__ import annotations
 
+import re
 import warnings
 from typing import NamedTuple
 
@@ -40,10 +41,16 @@ DEFAULT_Q_RAND: dict[tuple[str, str], float] = {
 }
 # Tasks of the Pythia evaluations whose acc chance level is 1/choices (logiqa: 4 options;
 # wsc: 2; the MMLU subtasks, ``hendrycksTest-*`` in lm-eval v0.3, have 4).
-CHOICES: dict[str, int] = {"logiqa": 4, "wsc": 2, "wsc273": 2, "boolq": 2, "copa": 2, "openbookqa": 4}
+CHOICES: dict[str, int] = {
+    **{"logiqa": 4, "wsc": 2, "wsc273": 2, "boolq": 2, "copa": 2, "openbookqa": 4},
+    **{"csqa": 5, "commonsense_qa": 5, "socialiqa": 3, "social_iqa": 3},  # OLMo's ladder tasks
+}
 MMLU_PREFIXES = ("hendrycksTest-", "mmlu_")
 # Metrics scored by the choice a model ranks first (lm-eval's multiple_choice): chance is gold/choices.
-CHOICE_METRICS = ("acc", "acc_norm", "acc_bytes", "acc_mutual_info")
+CHOICE_METRICS = ("acc", "acc_norm", "acc_bytes", "acc_mutual_info", "len_norm")
+# a task named with its split, format or shots (training logs: hellaswag_val, arc_challenge_test_rc_5shot) is the
+# task it names: the suffixes are stripped only where what is left is a task this module knows
+TASK_SUFFIX = re.compile(r"_(?:val|validation|test|train|dev|rc|mc|\d+shot)$")
 # Generative metrics have no guessing floor.
 ZERO_CHANCE_METRICS = frozenset({"exact_match", "pass@k", "f1", "em"})
 # Filter margin above chance for the power-law family (LBPP is sparse near chance).
@@ -85,12 +92,24 @@ def builtin_choices(benchmark: str) -> int | None:
     int or None
         The number of choices.
     """
+    benchmark = known_task(benchmark)
     if benchmark in CHOICES:
         return CHOICES[benchmark]
     level = DEFAULT_Q_RAND.get((benchmark, "acc"))
     if level:  # lambada_openai's 0 is not a multiple-choice level
         return round(1.0 / level)
     return 4 if benchmark.startswith(MMLU_PREFIXES) else None
+
+
+def known_task(benchmark: str) -> str:
+    """The task a benchmark names with split, format or shot suffixes (``hellaswag_val`` -> ``hellaswag``), where
+    the stripped name is a task this module knows; the name itself otherwise."""
+    name = benchmark
+    while TASK_SUFFIX.search(name):
+        name = TASK_SUFFIX.sub("", name)
+        if name in CHOICES or any(task == name for task, _ in DEFAULT_Q_RAND) or name.startswith(MMLU_PREFIXES):
+            return name
+    return benchmark
 
 
 def _table_source(table: pd.DataFrame, benchmark: str, metric: str) -> tuple[str, float | None]:
@@ -182,12 +201,14 @@ def chance_level(
         return Chance(0.0, "generative metric")
     if not is_score_metric(base_metric):
         return Chance(0.0, "not a score metric (no chance level)")
-    if (benchmark, base_metric) in DEFAULT_Q_RAND:
-        return Chance(DEFAULT_Q_RAND[(benchmark, base_metric)], "Krajewski et al. 2025 default")
-    stated = builtin_choices(benchmark) if base_metric in CHOICE_METRICS else None
+    task = known_task(benchmark)
+    read_as = f" ({benchmark} read as task {task})" if task != benchmark else ""
+    if (task, base_metric) in DEFAULT_Q_RAND:
+        return Chance(DEFAULT_Q_RAND[(task, base_metric)], "Krajewski et al. 2025 default" + read_as)
+    stated = builtin_choices(task) if base_metric in CHOICE_METRICS else None
     if stated:  # a random pick among n choices is right 1/n of the time, however the choice is scored
-        mmlu = benchmark not in CHOICES and benchmark.startswith(MMLU_PREFIXES)
-        return Chance(1.0 / stated, f"1/{stated} choices" + (" (MMLU subtask)" if mmlu else ""))
+        mmlu = task not in CHOICES and task.startswith(MMLU_PREFIXES)
+        return Chance(1.0 / stated, f"1/{stated} choices" + (" (MMLU subtask)" if mmlu else "") + read_as)
     return Chance(
         0.0,
         f"{UNKNOWN}: no chance level known for {benchmark!r} {metric!r}; assumed 0 "

@@ -149,13 +149,15 @@ def _records_from_yaml(path: Path) -> tuple[list[dict], dict]:
     return raw, settings
 
 
-def read_metadata(path: str | Path) -> RunMetadata:
+def read_metadata(path: str | Path, params_only: bool = False) -> RunMetadata:
     """Read and check run metadata (YAML or CSV); see the module docstring for the schema.
 
     Parameters
     ----------
     path : str or Path
         The metadata file.
+    params_only : bool
+        Enough that a run has ``params`` (training-log exports log their tokens and compute).
 
     Returns
     -------
@@ -202,7 +204,9 @@ def read_metadata(path: str | Path) -> RunMetadata:
         )
         if checkpointed and not _present(record.get("params")):
             raise DataError(f"{where}: a checkpointed run (tokens_per_step) needs 'params'.")
-        if not (has_size or checkpointed):
+        if params_only and not _present(record.get("params")):
+            raise DataError(f"{where}: needs 'params' (tokens and FLOPs come from the training log's columns).")
+        if not (has_size or checkpointed or params_only):
             raise DataError(
                 f"{where}: needs 'params' and 'tokens' (or 'flops'), "
                 "or 'params' with 'tokens_per_step' for checkpoints."

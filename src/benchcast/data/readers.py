@@ -1,11 +1,13 @@
-"""Readers: tidy CSV/Parquet, Apple's long format, lm-evaluation-harness results JSON.
+"""Readers: tidy CSV/Parquet, Apple's long format, lm-evaluation-harness results JSON, training-log exports.
 
 Each returns a validated table (see :mod:`benchcast.data.table`); the lm-eval reader lives in
-:mod:`benchcast.data.lm_eval` and run metadata in :mod:`benchcast.data.metadata`.
+:mod:`benchcast.data.lm_eval`, run metadata in :mod:`benchcast.data.metadata`, the exports' reader in
+:mod:`benchcast.data.training_logs`. :func:`load` keeps each run's final checkpoint where a source has several.
 """
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +17,8 @@ from benchcast.data import FORMATS
 from benchcast.data.files import read_frame, read_frame_header
 from benchcast.data.lm_eval import read_lm_eval
 from benchcast.data.table import SIZE_ALIASES, require_names, validate
-from benchcast.errors import DataError
+from benchcast.data.training_logs import SUFFIXES, is_training_log, read_training_logs
+from benchcast.errors import DataError, DataWarning
 
 # Accepted spellings of the canonical columns in tidy files.
 ALIASES = {
@@ -51,7 +54,11 @@ def read_tidy(path: str | Path, columns: dict[str, str] | None = None) -> pd.Dat
     unknown = [c for c in (columns or {}) if c not in frame.columns]
     if unknown:
         raise DataError(f"{path}: column(s) {unknown} named in the column mapping are not in the file.")
-    return validate(frame.rename(columns=rename), source=str(path))
+    frame = frame.rename(columns=rename)
+    if "step" in frame.columns and "series" not in frame.columns and "run" in frame.columns:
+        # rows of a run at several steps are its checkpoints: each one its own run, the run their series
+        frame = frame.assign(series=frame["run"], run=frame["run"].astype(str) + "@step" + frame["step"].astype(str))
+    return validate(frame, source=str(path))
 
 
 def _run_name(params: float, tpr: float) -> str:
@@ -159,15 +166,57 @@ def detect_format(path: Path) -> str:
     Returns
     -------
     str
-        ``'tidy'``, ``'apple'`` or ``'lm-eval'``.
+        ``'tidy'``, ``'apple'``, ``'lm-eval'`` or ``'wandb'`` (training-log exports).
     """
-    if path.is_dir() or path.suffix.lower() == ".json":
+    if path.is_dir():
+        tables = [f for f in path.iterdir() if f.suffix.lower() in SUFFIXES]
+        return "wandb" if tables and not any(path.rglob("*.json")) else "lm-eval"
+    if path.suffix.lower() == ".json":
         return "lm-eval"
     if path.suffix.lower() in (".parquet", ".pq"):
         header = set(read_frame(path).columns)
     else:
         header = set(read_frame_header(path))
+    if is_training_log(header):
+        return "wandb"
     return "apple" if APPLE_COLUMNS <= header else "tidy"
+
+
+def final_checkpoints(table: pd.DataFrame, source: str, rule: str = "") -> pd.DataFrame:
+    """Each run's final checkpoint where a table has several (``series``/``step``/``final`` columns), named as
+    its run; a DataWarning says how many were set aside. A table of finished runs comes back unchanged."""
+    if not {"step", "final"} & set(table.columns):
+        return table
+    if "final" not in table.columns:
+        raise DataError(
+            f"{source}: column 'step' marks checkpoints, but no column says which is each run's final one: add a "
+            "'final' column (true on each run's last checkpoint)."
+        )
+    series = table["series"] if "series" in table.columns else table["run"]
+    unknown = table["final"].isna()
+    if unknown.any():
+        raise DataError(
+            f"{source}: the checkpoints of {series[unknown].iloc[0]!r} do not say which is final (column 'final' is "
+            "empty): give its final step ('final_step' in the metadata) or a 'final' column."
+        )
+    final = table["final"].astype(bool).to_numpy()
+    if final.all():
+        return table.assign(run=series.astype(str))
+    unfinished = sorted(set(series) - set(series[final]))
+    checkpoints = table.loc[~final].groupby(series[~final])["run"].nunique()
+    warnings.warn(
+        f"{source}: each run's final checkpoint is fitted ({rule or 'the final column'}); "
+        f"{int(checkpoints.sum())} earlier checkpoint(s) of {len(checkpoints)} run(s) set aside"
+        + (
+            f"; {len(unfinished)} run(s) with no final checkpoint left out ({', '.join(map(str, unfinished[:5]))})"
+            if unfinished
+            else ""
+        )  # fmt: skip
+        + " (`inspect` lists them).",
+        DataWarning,
+        stacklevel=3,
+    )
+    return table.loc[final].assign(run=series[final].astype(str)).reset_index(drop=True)
 
 
 def load(
@@ -177,6 +226,7 @@ def load(
     columns: dict[str, str] | None = None,
     metadata: str | Path | None = None,
     samples: str | Path | list | None = None,
+    checkpoints: str = "final",
 ) -> pd.DataFrame:
     """Read any supported file into a validated table.
 
@@ -193,6 +243,10 @@ def load(
     samples : str or Path or list of them, optional
         lm-eval ``--log_samples`` files or folders (besides those next to the results), whose answer
         choices give the multiple-choice tasks' chance levels (:mod:`benchcast.data.choices`).
+    checkpoints : {'final', 'all'}
+        Where a source has several checkpoints per run: each run's final one (the default, named as the run;
+        a DataWarning counts those set aside) or every one (named ``run@step<N>``, with ``series``, ``step``
+        and ``final`` columns).
 
     Returns
     -------
@@ -200,6 +254,8 @@ def load(
         The table: one row per (run, benchmark, metric[, k]) (see :mod:`benchcast.data.schema`).
     """
     path = Path(path)
+    if checkpoints not in ("final", "all"):
+        raise DataError(f"checkpoints must be 'final' or 'all', got {checkpoints!r}.")
     if format not in FORMATS:
         raise DataError(f"unknown format {format!r}; expected one of {', '.join(FORMATS)}.")
     if not path.exists():
@@ -208,8 +264,14 @@ def load(
         format = detect_format(path)
     if samples is not None and format != "lm-eval":
         raise DataError(f"samples files are read only with lm-eval results, and {path} is read as {format} data.")
+    rule = ""
     if format == "apple":
-        return read_apple(path)
-    if format == "lm-eval":
-        return read_lm_eval(path, metadata, samples)
-    return read_tidy(path, columns)
+        table = read_apple(path)
+    elif format == "lm-eval":
+        table = read_lm_eval(path, metadata, samples)
+    elif format == "wandb":
+        table = read_training_logs(path, metadata, columns)
+        rule = "an export's last evaluated step, unless --metadata gives its final_step or tokens"
+    else:
+        table = read_tidy(path, columns)
+    return table if checkpoints == "all" else final_checkpoints(table, str(path), rule)

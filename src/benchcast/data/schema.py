@@ -64,7 +64,10 @@ class MissingRows(tuple):
 
 
 # Metrics whose values are probabilities of success and must lie in [0, 1].
-SCORE_METRICS = frozenset({"acc", "acc_norm", "exact_match", "pass@k", "f1", "em", "mc1", "mc2", "accuracy", "score"})
+# len_norm: a training log's length-normalised multiple-choice accuracy (benchcast.data.training_logs)
+SCORE_METRICS = frozenset(
+    {"acc", "acc_norm", "len_norm", "exact_match", "pass@k", "f1", "em", "mc1", "mc2", "accuracy", "score"}
+)
 
 
 def is_score_metric(metric: str) -> bool:

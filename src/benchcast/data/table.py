@@ -267,7 +267,8 @@ def summary(table: pd.DataFrame) -> dict:
     dict
         JSON-ready counts of runs and rows (and of rows with no value, left out of every fit and counted
         as dropped there), the FLOPs and parameter ranges, the tokens-per-parameter
-        ratios, and each benchmark's metrics with their runs (and k).
+        ratios grouped into the levels the ladder holds (``tpr``, with ``tpr_runs``: :func:`tpr_levels`), and each
+        benchmark's metrics with their runs (and k).
     """
     benchmarks: dict[str, dict[str, object]] = {}
     for (bench, metric), rows in table.groupby(["benchmark", "metric"], sort=True):
@@ -283,6 +284,19 @@ def summary(table: pd.DataFrame) -> dict:
         "flops_max": float(by_run["flops"].max()),
         "params_min": float(by_run["params"].min()),
         "params_max": float(by_run["params"].max()),
-        "tpr": sorted({round(float(t), 6) for t in by_run["tpr"]}),
+        **dict(zip(("tpr", "tpr_runs"), map(list, zip(*tpr_levels(by_run["tpr"]), strict=True)), strict=True)),
         "benchmarks": benchmarks,
     }
+
+
+def tpr_levels(tprs, tolerance: float = 0.02) -> list[tuple[float, int]]:
+    """The ratios a ladder holds: TPRs within ``tolerance`` of a level's smallest are one level (runs' sizes are
+    rounded), each given as its median to 3 significant digits with its count of runs."""
+    values = np.sort(np.asarray(tprs, float)[np.isfinite(np.asarray(tprs, float))])
+    levels: list[list[float]] = []
+    for value in values:
+        if levels and value <= levels[-1][0] * (1 + tolerance):
+            levels[-1].append(value)
+        else:
+            levels.append([value])
+    return [(float(f"{np.median(level):.3g}"), len(level)) for level in levels]
