@@ -176,3 +176,13 @@ def test_the_leaderboard_reads_cells_never_flagged_as_unflagged():
     rows = pd.DataFrame([{**base, "benchmark": b, "status": "no support"} for b in ("a", "b")])
     board = leaderboard(rows).set_index("strategy")
     assert (board.loc["s", "cells"], board.loc["s", "no_support"], board.loc["s", "flagged"]) == (0, 2, 0)
+
+
+def test_a_protocol_s_premise_is_listed_but_not_counted_as_a_flag():
+    """bench --holdout-tpr: every held-out run lies outside the fitted TPRs by construction."""
+    outside = fl.Flag(fl.OUTSIDE_TPR, "target TPR 160 lies outside the fitted runs' TPR (10 .. 80)", False)
+    far = fl.Flag(fl.FAR_BEYOND, "1.6 decades of compute beyond the largest fitted run", False)
+    premise = fl.cell_flags([(outside,), (outside,)], premise=(fl.OUTSIDE_TPR,))
+    assert not premise["flagged"] and "TPR 160" in premise["flags"]
+    assert fl.cell_flags([(outside,), (outside,)])["flagged"]  # elsewhere it is a flag like any other
+    assert fl.cell_flags([(outside,), (outside, far)], premise=(fl.OUTSIDE_TPR,))["flagged"]

@@ -31,7 +31,7 @@ from benchcast.evaluation.bench_result import BenchResult, leaderboard, metrics,
 from benchcast.fitting.spec import FitSpec
 from benchcast.forecasting import extrapolation as ext
 from benchcast.forecasting.bootstrap import Uncertainty
-from benchcast.forecasting.flags import cell_flags, describe
+from benchcast.forecasting.flags import OUTSIDE_TPR, cell_flags, describe
 from benchcast.forecasting.targets import frame_runs
 from benchcast.laws import get_law
 from benchcast.laws.questions import spans_tprs
@@ -369,7 +369,8 @@ def assemble(
                     runs, extra = frame_runs(held)
                     forecast = made.predict(runs, Uncertainty(n_boot, seed, interval), extra=extra)
                     predicted, intervals = forecast.prediction, forecast.intervals
-                    row.update(cell_flags(forecast.flags))
+                    # a TPR held out lies outside the fitted TPRs by construction: the protocol's premise, not a flag
+                    row.update(cell_flags(forecast.flags, (OUTSIDE_TPR,) if data.holdout_tprs else ()))
                     if row["status"] != "ok":  # refused: no number, the status says why
                         records.append(row)
                         continue

@@ -361,7 +361,7 @@ def withhold(values, flags: list[tuple[Flag, ...]]) -> np.ndarray:
     return out
 
 
-def cell_flags(points: list[tuple[Flag, ...]]) -> dict:
+def cell_flags(points: list[tuple[Flag, ...]], premise: tuple[str, ...] = ()) -> dict:
     """A bench cell's flags from its points': ``flagged``, ``flags`` (every reason once) and, where a point
     is refused, ``status`` ``'refused: <reason>'`` (the cell then gives no number).
 
@@ -369,6 +369,9 @@ def cell_flags(points: list[tuple[Flag, ...]]) -> dict:
     ----------
     points : list of tuple of Flag
         One tuple per held-out point.
+    premise : tuple of str
+        Flag kinds the protocol gives every point by construction (a TPR held out is outside the fitted TPRs):
+        listed in ``flags``, not counted as ``flagged``.
 
     Returns
     -------
@@ -377,7 +380,8 @@ def cell_flags(points: list[tuple[Flag, ...]]) -> dict:
     """
     texts = list(dict.fromkeys(describe(point) for point in points if point))
     refusals = [f.reason for point in points for f in point if f.refuses]
-    out = {"flagged": bool(texts), "flags": "; ".join(texts), "refused": bool(refusals)}
+    flagged = any(f.kind not in premise for point in points for f in point)
+    out = {"flagged": flagged, "flags": "; ".join(texts), "refused": bool(refusals)}
     if refusals:
         out["status"] = f"refused: {refusals[0]}"
     return out
