@@ -51,7 +51,8 @@ def describe(name: str, change: np.ndarray) -> str:
     n = len(change)
     shares = [(label, np.mean(change <= bound)) for label, bound in (("identical", 0.0), ("<=1e-9", 1e-9),
               ("<=1e-6", 1e-6), ("<=1 %", 0.01))]  # fmt: skip
-    return f"| {name} | {n} | " + " | ".join(f"{share:.1%}" for _, share in shares) + f" | {np.max(change, initial=0):.2e} |"
+    cells = " | ".join(f"{share:.1%}" for _, share in shares)
+    return f"| {name} | {n} | {cells} | {np.max(change, initial=0):.2e} |"
 
 
 def compare_tables(label: str, before: pd.DataFrame, after: pd.DataFrame, key: list[str], values: list[str]) -> list:
@@ -68,8 +69,9 @@ def compare_tables(label: str, before: pd.DataFrame, after: pd.DataFrame, key: l
         lines.append(describe(f"{label} {value}", change))
         for i in np.flatnonzero(change > 0.01):
             row = merged.iloc[i]
-            moves.append(f"{label} {value}: " + ", ".join(f"{k}={row[k]}" for k in key)
-                         + f": {row[f'{value}_before']:.4g} -> {row[f'{value}_after']:.4g} ({change[i]:.1%})")  # fmt: skip
+            where = ", ".join(f"{k}={row[k]}" for k in key)
+            before, after = row[f"{value}_before"], row[f"{value}_after"]
+            moves.append(f"{label} {value}: {where}: {before:.4g} -> {after:.4g} ({change[i]:.1%})")
     return lines, moves
 
 

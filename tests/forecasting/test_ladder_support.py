@@ -43,7 +43,8 @@ def test_the_candidates_follow_the_ladder_as_each_law_declares():
     compute_laws, compute_fallback = ladder_laws(FIXED_TOKENS)
     nd_laws, nd_fallback = ladder_laws(MULTI_TPR)
     assert compute_laws == ("power_floor", "bnsl_monotone") and compute_fallback == ("power",)
-    assert set(nd_laws) == {"nd_floor", "power_floor_tpr"} and nd_fallback == ("nd",)
+    # two_stage_nd: a challenger, fitted where the data holds its proxy loss (selection.CHALLENGERS)
+    assert set(nd_laws) == {"nd_floor", "power_floor_tpr", "two_stage_nd"} and nd_fallback == ("nd",)
     assert all(get_law(law).models_tpr for law in (*nd_laws, *nd_fallback))
     assert not any(get_law(law).models_tpr for law in (*compute_laws, *compute_fallback))
     assert set(DEFAULT_POOL + FALLBACK_POOL) <= set(available_laws())
@@ -153,7 +154,7 @@ def test_bench_takes_each_data_sets_candidates_from_its_ladder(apple):
     pairs = (("arc_easy", "acc_norm"),)
     several = Dataset("tpr", apple, pairs, (6e21,), None, 3e18, (160.0,))
     one = Dataset("tpr20", apple, pairs, (6e21,), 20.0, 3e18)
-    assert ladder_candidates(several) == (("nd_floor", "power_floor_tpr"), ("nd",))
+    assert ladder_candidates(several) == (("nd_floor", "power_floor_tpr", "two_stage_nd"), ("nd",))
     assert ladder_candidates(one) == (("power_floor", "bnsl_monotone"), ("power",))
 
 
@@ -187,4 +188,4 @@ def test_bench_decides_a_cutoffs_ladder_on_its_training_runs_only(apple):
     data = Dataset("mixed", table, (("arc_easy", "acc_norm"),), (1e20,), None, 3e18)
     assert (runs_of(data, 1e20)["flops"] <= 1e20).all() and np.allclose(runs_of(data, 1e20)["tpr"], 20.0)
     assert ladder_candidates(data, 1e20) == (("power_floor", "bnsl_monotone"), ("power",))
-    assert ladder_candidates(data) == (("nd_floor", "power_floor_tpr"), ("nd",))  # every run: several TPRs
+    assert ladder_candidates(data) == (("nd_floor", "power_floor_tpr", "two_stage_nd"), ("nd",))  # several TPRs

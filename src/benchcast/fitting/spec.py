@@ -160,7 +160,7 @@ def warn_unknown_chance(table: pd.DataFrame, benchmark: str, metric: str) -> Non
     )
 
 
-def default_proxy(law: Law, spec: FitSpec) -> str | None:
+def default_proxy(law: Law, spec: FitSpec, table: pd.DataFrame | None = None) -> str | None:
     """The proxy loss a law reads when the spec names none: the law's ``default_proxy`` for this benchmark.
 
     Parameters
@@ -169,6 +169,8 @@ def default_proxy(law: Law, spec: FitSpec) -> str | None:
         The law (its ``default_proxy`` template, e.g. ``'{benchmark}:{gold_metric}'``).
     spec : FitSpec
         The spec (its benchmark and ``gold_metric``).
+    table : pandas.DataFrame, optional
+        The data: of several templates, the first whose rows it holds (None where it holds none).
 
     Returns
     -------
@@ -177,7 +179,12 @@ def default_proxy(law: Law, spec: FitSpec) -> str | None:
     """
     if law.default_proxy is None:
         return None
-    return law.default_proxy.format(benchmark=spec.benchmark, gold_metric=spec.gold_metric)
+    templates = (law.default_proxy,) if isinstance(law.default_proxy, str) else law.default_proxy
+    names = [t.format(benchmark=spec.benchmark, gold_metric=spec.gold_metric) for t in templates]
+    if table is None or len(names) == 1:
+        return names[0]
+    held = set(zip(table["benchmark"], table["metric"], strict=True))
+    return next((name for name in names if tuple(name.split(":", 1)) in held), None)
 
 
 def design(table: pd.DataFrame, spec: FitSpec) -> tuple[pd.DataFrame, FitSpec]:
@@ -214,7 +221,7 @@ def design(table: pd.DataFrame, spec: FitSpec) -> tuple[pd.DataFrame, FitSpec]:
     metric = str(rows["metric"].iloc[0])
     rows["k"] = rows["k"].astype(float).fillna(1.0)
     needed = set(law.covariates) | set(law.fit_covariates)
-    proxy = (spec.proxy or default_proxy(law, spec)) if "proxy" in needed else None
+    proxy = (spec.proxy or default_proxy(law, spec, table)) if "proxy" in needed else None
     try:
         rows = attach_covariates(rows, table, law, replace(spec, proxy=proxy))
     except SelectionError as exc:

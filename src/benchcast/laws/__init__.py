@@ -5,6 +5,7 @@ from benchcast.laws import (
     downstream,  # noqa: F401  (registers the laws)
     generative,  # noqa: F401  (registers the laws)
     tpr,  # noqa: F401  (registers the laws)
+    two_stage_nd,  # noqa: F401  (registers the laws)
 )
 from benchcast.laws.base import COVARIATES, Law, Parameter, to_score, to_target
 from benchcast.laws.registry import available_laws, get_law, register

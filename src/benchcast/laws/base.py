@@ -34,7 +34,7 @@ class Law(LawQuestions):
     fit_covariates: tuple[str, ...] = ()  # needed only to fit (e.g. a proxy loss)
     # the proxy loss a fit reads when none is given ('benchmark:metric', formatted with the fit's
     # benchmark and gold_metric); None: the caller must name one
-    default_proxy: str | None = None
+    default_proxy: str | tuple[str, ...] | None = None  # a tuple: the first the data holds
     target: str = "loglog"  # the fitted space: 'score', 'neglog' = -log Q', 'loglog' = log(-log Q')
     loss: str = "huber"  # 'huber' or 'lsq' (closed-form laws solve least squares exactly)
     huber_delta: float = 1e-3

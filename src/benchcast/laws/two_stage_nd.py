@@ -1,0 +1,152 @@
+"""The two-step law in N and D (OLMo's ladder method, Bhagia et al. 2024): a task's loss (bits per byte of the
+gold answer, or its negative log-likelihood) as a Chinchilla-form function of parameters and tokens, then a
+sigmoid from that loss to accuracy.
+
+Stage 1 is presolved on the proxy loss (held fixed while stage 2 is fitted on the observed loss), so a bootstrap
+replicate, a rolling origin or a cross-validation fold refits both stages on its own runs. Its exponents are
+profiled: for each (alpha, beta) on a grid the scales (E, A, B) are least squares, the best cell is refined.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.optimize import minimize
+
+from benchcast.errors import InsufficientDataError
+from benchcast.laws.base import Parameter, SearchSettings, stack_jacobian
+from benchcast.laws.downstream import TwoStageLogistic
+from benchcast.laws.registry import register
+
+GRID = np.linspace(0.05, 1.5, 30)  # exponents of N and D profiled over this grid, then refined
+
+
+def as_loss(proxy) -> np.ndarray:
+    """The proxy as a loss: bits per byte or a negative log-likelihood as they are, a log-likelihood (every
+    value <= 0) negated; a proxy of both signs is refused."""
+    proxy = np.asarray(proxy, float)
+    if np.all(proxy <= 0):
+        return -proxy
+    if np.any(proxy <= 0):
+        raise InsufficientDataError("two_stage_nd: the proxy loss has values of both signs; name a loss (--proxy).")
+    return proxy
+
+
+def _scales(alpha, beta, log_n, log_d, loss):
+    """Least-squares (E, A, B) of L = E + A N^-alpha + B D^-beta per (alpha, beta), and each fit's error."""
+    alpha, beta = np.atleast_1d(alpha)[:, None], np.atleast_1d(beta)[:, None]
+    ref_n, ref_d = log_n.mean(), log_d.mean()  # N and D about their geometric means: a well-conditioned system
+    design = np.stack(
+        [np.ones((len(alpha), len(loss))), np.exp(-alpha * (log_n - ref_n)), np.exp(-beta * (log_d - ref_d))], axis=-1
+    )
+    gram = design.transpose(0, 2, 1) @ design
+    coef = np.linalg.solve(gram + 1e-12 * np.eye(3), (design.transpose(0, 2, 1) @ loss)[..., None])[..., 0]
+    sse = np.sum(((design @ coef[..., None])[..., 0] - loss) ** 2, axis=1)
+    coef = coef * np.column_stack([np.ones(len(alpha)), np.exp(alpha[:, 0] * ref_n), np.exp(beta[:, 0] * ref_d)])
+    return coef, np.where(np.all(coef >= 0, axis=1), sse, np.inf)  # a negative scale is no Chinchilla fit
+
+
+def fit_stage1(params, tokens, loss) -> np.ndarray:
+    """(E, A, alpha, B, beta) of L = E + A / N^alpha + B / D^beta fitted to the losses, least squares."""
+    log_n, log_d, loss = np.log(params), np.log(tokens), np.asarray(loss, float)
+    if len(loss) < 6:
+        raise InsufficientDataError(f"two_stage_nd: stage 1 fits 5 parameters and has {len(loss)} runs.")
+    alpha, beta = (g.ravel() for g in np.meshgrid(GRID, GRID, indexing="ij"))
+    coef, sse = _scales(alpha, beta, log_n, log_d, loss)
+    if not np.isfinite(sse).any():
+        raise InsufficientDataError("two_stage_nd: no Chinchilla form with non-negative scales fits the proxy loss.")
+    best = int(np.argmin(sse))
+
+    def profile(x):
+        return float(_scales(x[0], x[1], log_n, log_d, loss)[1][0]) if np.all(x > 0) else np.inf
+
+    found = minimize(profile, [alpha[best], beta[best]], method="Nelder-Mead", options={"xatol": 1e-5, "fatol": 0})
+    a, b = found.x if found.fun <= sse[best] else (alpha[best], beta[best])
+    (e, scale_n, scale_d), _ = (c[0] for c in _scales(a, b, log_n, log_d, loss))
+    return np.array([e, scale_n, a, scale_d, b])
+
+
+@register
+class TwoStageND(TwoStageLogistic):
+    name = "two_stage_nd"
+    formula = "L = E + A/N^alpha + B/D^beta;  Q = a / (1 + exp(-k*(L - L0))) + b"
+    reference = "Bhagia et al. 2024 (OLMo ladder): task loss in N and D, then a sigmoid to accuracy"
+    description = (
+        "Parameters and tokens -> the task's loss (proxy: bits per byte, or the negative gold log-likelihood) -> "
+        "score (logistic); both stages refitted per bootstrap replicate and rolling origin."
+    )
+    covariates = ("params", "tokens")
+    # bits per byte where a training log has it, else the gold log-likelihood (the data's first that exists)
+    default_proxy = ("{benchmark}:bpb", "{benchmark}:{gold_metric}")
+    n_presolved = 5
+    search = SearchSettings(n_screen=1024)
+    example_params = {
+        **{"E": 0.5, "A": 40.0, "alpha": 0.3, "B": 150.0, "beta": 0.3},
+        **{"a": 0.7, "k": -8.0, "L0": 0.9, "b": 0.25},
+    }
+    example_covariates = {"params": (1e8, 3e9), "tokens": (2e9, 6e11)}
+    parameters = (
+        Parameter("E", 0.0, 1e6, 0.5, description="stage 1: irreducible loss", constraints=("lower",)),
+        Parameter("A", 1e-12, 1e12, 100.0, log=True, description="stage 1: parameter scale"),
+        Parameter("alpha", 0.0, 3.0, 0.3, description="stage 1: parameter exponent", constraints=("lower",)),
+        Parameter("B", 1e-12, 1e12, 100.0, log=True, description="stage 1: token scale"),
+        Parameter("beta", 0.0, 3.0, 0.3, description="stage 1: token exponent", constraints=("lower",)),
+        # a >= 0: the sigmoid's mirror image (-a, -k, a + b) is the same curve, so its sign is fixed here
+        Parameter("a", 0.0, 2.0, 0.5, linear=True, description="stage 2 amplitude", constraints=("lower",)),
+        Parameter("k", -200.0, 200.0, -5.0, description="stage 2 steepness"),
+        # on a log scale: a proxy's midpoint is ~1 in bits per byte and ~70 as a summed negative log-likelihood
+        Parameter("L0", 1e-3, 1e4, 3.0, log=True, description="stage 2 midpoint loss"),
+        Parameter("b", -2.0, 2.0, 0.25, linear=True, description="stage 2 offset"),
+    )
+
+    def proxy_loss(self, theta, X):
+        """Stage 2 reads the observed loss while fitting; predictions chain stage 1 at N and D."""
+        if "proxy" in X:
+            return as_loss(X["proxy"])
+        return self.proxy_jacobian(theta, X)[0]
+
+    def proxy_jacobian(self, theta, X):
+        """(L, dL/dE, dL/dA, dL/dalpha, dL/dB, dL/dbeta); the derivatives are 0 where the observed loss is read."""
+        if "proxy" in X:
+            loss = as_loss(X["proxy"])
+            zero = np.zeros(np.broadcast_shapes(np.shape(loss), np.shape(theta)[:-1] + (1,)))
+            return (loss, *([zero] * 5))
+        log_n, log_d = np.log(X["params"]), np.log(X["tokens"])
+        per_n = np.exp(-theta[..., 2:3] * log_n)
+        per_d = np.exp(-theta[..., 4:5] * log_d)
+        term_n, term_d = theta[..., 1:2] * per_n, theta[..., 3:4] * per_d
+        loss = theta[..., 0:1] + term_n + term_d
+        return loss, np.ones_like(loss), per_n, -log_n * term_n, per_d, -log_d * term_d
+
+    def forward(self, theta, X):
+        loss = self.proxy_loss(theta, X)
+        return theta[..., 5:6] / (1.0 + np.exp(-theta[..., 6:7] * (loss - theta[..., 7:8]))) + theta[..., 8:9]
+
+    def jacobian(self, theta, X):
+        loss, *stage1 = self.proxy_jacobian(theta, X)
+        amplitude, steep, mid = theta[..., 5:6], theta[..., 6:7], theta[..., 7:8]
+        gap = loss - mid
+        sigmoid = 0.5 * (1.0 + np.tanh(0.5 * steep * gap))  # = 1 / (1 + exp(-k (L - L0))), overflow-free
+        slope = amplitude * sigmoid * (1.0 - sigmoid)
+        return stack_jacobian(
+            self.forward(theta, X), *(slope * steep * d for d in stage1), sigmoid, slope * gap, -slope * steep, 1.0
+        )
+
+    def presolve(self, X, y):
+        e, a, alpha, b, beta = fit_stage1(X["params"], X["tokens"], as_loss(X["proxy"]))
+        return {"E": e, "A": a, "alpha": alpha, "B": b, "beta": beta}
+
+    def limit(self, theta, q_rand, k=None):
+        loss = theta[0]  # N and D grow: the loss falls to E
+        value = theta[5] / (1.0 + np.exp(-theta[6] * (loss - theta[7]))) + theta[8]
+        return float(np.clip(value, 0, 1)), "stage 2 at the irreducible loss E (clipped to [0, 1])"
+
+    def initial_guesses(self, X, y):
+        loss = as_loss(X["proxy"])
+        spread = max(float(np.ptp(loss)), 1e-6)
+        stage1 = [self.parameters[i].init for i in range(5)]
+        return np.array(
+            [
+                [*stage1, float(np.ptp(y)) or 0.5, -s / spread, float(np.median(loss)), float(y.min())]
+                for s in (2.0, 5.0, 10.0, 20.0)
+            ]
+        )
