@@ -76,3 +76,11 @@ def test_without_a_loss_column_it_is_refused():
     scores = table[table["metric"] == "len_norm"]
     with pytest.raises(BenchcastError, match="proxy"):
         bc.fit(scores, "two_stage_nd", "hellaswag_val", "len_norm")
+
+
+def test_the_report_says_stage_1_is_fitted_to_the_proxy():
+    result = bc.fit(bc.validate(_ladder()), "two_stage_nd", "hellaswag_val", "len_norm")
+    lines = {line.split("=")[0].strip(): line for line in result.report().splitlines() if " = " in line}
+    for name in ("E", "A", "alpha", "B", "beta"):
+        assert "stage 1, fitted to the proxy" in lines[name] and "not identified" not in lines[name]
+    assert "+/-" in lines["k"]  # stage 2's standard errors, from the fit to the scores

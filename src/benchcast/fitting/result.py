@@ -290,9 +290,16 @@ class FitResult(ResultView):
         width = max(len(n) for n in self.params)
         bounds = self.bounds
         identified = identified_stderr(self.params, self.stderr, self.diagnostics.rmse)
+        law = self.law_object
+        presolved = set(law.param_names[: law.n_presolved])  # a first stage, fitted to the proxy loss
         for name, value in self.params.items():
             err = identified.get(name)
-            err_text = f" +/- {err:.3g}" if err is not None else " +/- not identified" if self.stderr else ""
+            missing = (
+                " (stage 1, fitted to the proxy: the bootstrap gives its spread)"
+                if name in presolved
+                else (" +/- not identified")
+            )
+            err_text = f" +/- {err:.3g}" if err is not None else missing if self.stderr else ""
             flag = f"  ({bounds.flags[name]})" if name in bounds.flags else ""
             lines.append(f"    {name:<{width}} = {value:.6g}{err_text}{flag}")
         if bounds.constraints:

@@ -31,10 +31,12 @@ def parameter_table(fit) -> str:
     bounds = fit.bounds
     errors = identified_stderr(fit.params, fit.stderr, fit.diagnostics.rmse)
     rows = []
+    presolved = set(fit.law_object.param_names[: fit.law_object.n_presolved])  # a first stage, fitted to the proxy
     for name, value in fit.params.items():
         bound = f"constraint active: {bounds.active[name]}" if name in bounds.active else bounds.flags.get(name, "")
         error = errors.get(name)
-        rows.append([name, value, *([] if not fit.stderr else ["not identified" if error is None else error]), bound])
+        missing = "stage 1 (fitted to the proxy)" if name in presolved else "not identified"
+        rows.append([name, value, *([] if not fit.stderr else [missing if error is None else error]), bound])
     caption = f"Fitted parameters of {fit.law}"
     if not fit.stderr:  # the report's forecast fits skip them (recommend's fits, quiet)
         caption += " (standard errors not computed: the forecast's fits do not need them)"
