@@ -10,7 +10,6 @@ profiled: for each (alpha, beta) on a grid the scales (E, A, B) are least square
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import minimize
 
 from benchcast.errors import InsufficientDataError
 from benchcast.laws.base import Parameter, SearchSettings, stack_jacobian
@@ -58,6 +57,8 @@ def fit_stage1(params, tokens, loss) -> np.ndarray:
 
     def profile(x):
         return float(_scales(x[0], x[1], log_n, log_d, loss)[1][0]) if np.all(x > 0) else np.inf
+
+    from scipy.optimize import minimize  # loaded when a fit needs it: the package starts without scipy.optimize
 
     found = minimize(profile, [alpha[best], beta[best]], method="Nelder-Mead", options={"xatol": 1e-5, "fatol": 0})
     a, b = found.x if found.fun <= sse[best] else (alpha[best], beta[best])
