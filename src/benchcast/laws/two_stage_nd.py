@@ -4,7 +4,7 @@ sigmoid from that loss to accuracy.
 
 Stage 1 is presolved on the proxy loss (held fixed while stage 2 is fitted on the observed loss), so a bootstrap
 replicate, a rolling origin or a cross-validation fold refits both stages on its own runs. Its exponents are
-profiled: for each (alpha, beta) on a grid the scales (E, A, B) are least squares, the best cell is refined.
+profiled: for each (alpha, beta) on a grid the scales (E, A, B) are least squares; finer grids refine the best cell.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from benchcast.laws.base import Parameter, SearchSettings, stack_jacobian
 from benchcast.laws.downstream import TwoStageLogistic
 from benchcast.laws.registry import register
 
-GRID = np.linspace(0.05, 1.5, 30)  # exponents of N and D profiled over this grid, then refined
+GRID = np.linspace(0.05, 1.5, 30)  # exponents of N and D profiled over this grid, then over finer ones about the best
+REFINEMENTS, ZOOM = 3, 5  # each finer grid spans two cells of the last at a fifth of its spacing: 4e-4 at the end
 
 
 def as_loss(proxy) -> np.ndarray:
@@ -49,20 +50,18 @@ def fit_stage1(params, tokens, loss) -> np.ndarray:
     log_n, log_d, loss = np.log(params), np.log(tokens), np.asarray(loss, float)
     if len(loss) < 6:
         raise InsufficientDataError(f"two_stage_nd: stage 1 fits 5 parameters and has {len(loss)} runs.")
-    alpha, beta = (g.ravel() for g in np.meshgrid(GRID, GRID, indexing="ij"))
-    coef, sse = _scales(alpha, beta, log_n, log_d, loss)
-    if not np.isfinite(sse).any():
-        raise InsufficientDataError("two_stage_nd: no Chinchilla form with non-negative scales fits the proxy loss.")
-    best = int(np.argmin(sse))
-
-    def profile(x):
-        return float(_scales(x[0], x[1], log_n, log_d, loss)[1][0]) if np.all(x > 0) else np.inf
-
-    from scipy.optimize import minimize  # loaded when a fit needs it: the package starts without scipy.optimize
-
-    found = minimize(profile, [alpha[best], beta[best]], method="Nelder-Mead", options={"xatol": 1e-5, "fatol": 0})
-    a, b = found.x if found.fun <= sse[best] else (alpha[best], beta[best])
-    (e, scale_n, scale_d), _ = (c[0] for c in _scales(a, b, log_n, log_d, loss))
+    axes, step = (GRID, GRID), GRID[1] - GRID[0]
+    for _ in range(1 + REFINEMENTS):  # the grid, then finer grids about its best cell (vectorised, deterministic)
+        alpha, beta = (g.ravel() for g in np.meshgrid(*axes, indexing="ij"))
+        keep = (alpha > 0) & (beta > 0)
+        coef, sse = _scales(alpha[keep], beta[keep], log_n, log_d, loss)
+        if not np.isfinite(sse).any():
+            raise InsufficientDataError("two_stage_nd: no Chinchilla form with non-negative scales fits the proxy.")
+        i = int(np.argmin(sse))
+        best, (e, scale_n, scale_d) = (alpha[keep][i], beta[keep][i]), coef[i]
+        axes = tuple(center + np.linspace(-step, step, 2 * ZOOM + 1) for center in best)  # spacing step / ZOOM
+        step /= ZOOM
+    a, b = best
     return np.array([e, scale_n, a, scale_d, b])
 
 
@@ -79,7 +78,9 @@ class TwoStageND(TwoStageLogistic):
     # bits per byte where a training log has it, else the gold log-likelihood (the data's first that exists)
     default_proxy = ("{benchmark}:bpb", "{benchmark}:{gold_metric}")
     n_presolved = 5
-    search = SearchSettings(n_screen=1024)
+    # stage 2 has two nonlinear parameters (k, L0): 128 screened starts reach the losses and forecasts 1024 did on
+    # DCLM's hellaswag, arc_easy, piqa and sciq, and a replicate takes 11-20 ms instead of 21-30
+    search = SearchSettings(n_screen=128)
     example_params = {
         **{"E": 0.5, "A": 40.0, "alpha": 0.3, "B": 150.0, "beta": 0.3},
         **{"a": 0.7, "k": -8.0, "L0": 0.9, "b": 0.25},
