@@ -137,7 +137,16 @@ def test_forecast_of_planned_runs_is_recommends(apple, compute_only):
         assert row[key] == pytest.approx(expected[key], rel=RTOL)
     assert row["covariates"] == expected["covariates"] and row["flags"] == expected["flags"]
     assert "TPR" not in out.rows.iloc[0]["flags"]  # TPR 20: inside the fitted runs'
-    assert out.to_frame().columns.tolist() == ["flops", "params", "tokens", "tpr", "prediction", "lower", "upper", "flags"]
+    assert out.to_frame().columns.tolist() == [
+        "flops",
+        "params",
+        "tokens",
+        "tpr",
+        "prediction",
+        "lower",
+        "upper",
+        "flags",
+    ]
     records = out.to_dict()["forecasts"]
     assert records[1]["given"] == "params_tokens" and records[1]["tpr"] == pytest.approx(TPR, rel=RTOL)
     with pytest.raises(BenchcastError, match="not both"):
