@@ -95,6 +95,8 @@ BASE = {"_step": [10, 20], "throughput/total_tokens": [1e9, 2e9], "params": [1e8
         ({"eval/custom/thing_weird_stat": [0.3, 0.4]}, r"column 'eval/custom/thing_weird_stat': an eval/ column"),
         ({"eval/downstream/piqa_val_rc_5shot_len_norm": [0.5, 0.6], "eval/downstream/piqa_val_rc_0shot_len_norm": [0.5, 0.6]},
          r"are both piqa_val:len_norm; keep one of them"),
+        ({"eval/downstream/piqa_val_rc_5shot_len_norm": [0.5, 0.6], "throughput/total_training_Gflops": [6e8, np.nan]},
+         r"logs an evaluation \(eval/downstream/piqa_val_rc_5shot_len_norm\) in a row without 'total_training_Gflops'"),
     ],
 )  # fmt: skip
 def test_exports_the_rule_cannot_read_are_refused_by_file_and_column(tmp_path, columns, message):

@@ -130,9 +130,14 @@ def _long_rows(run: str, frame: pd.DataFrame, file: str, meta) -> pd.DataFrame:
     long = long[long["value"].notna()]  # a step without this evaluation logged: not a checkpoint of it
     if long.empty:
         raise DataError(f"{file}: run {run!r} logs no value in any eval/ column.")
-    if long["tokens"].isna().any():
-        step = long.loc[long["tokens"].isna(), "step"].iloc[0]
-        raise DataError(f"{file}: run {run!r} logs evaluations at step {step} without 'throughput/total_tokens'.")
+    for column, what in (("step", "_step"), ("tokens", "throughput/total_tokens"), ("gflops", "total_training_Gflops")):
+        # an evaluation without its step, tokens or (where the export logs it) compute cannot be placed: no 6ND guess
+        if column in long.columns and long[column].isna().any():
+            row = long.loc[long[column].isna()].iloc[0]
+            raise DataError(
+                f"{file}: run {run!r} logs an evaluation ({row['column']}) in a row without {what!r} "
+                f"(step {row['step']}); every evaluated row needs it."
+            )
     parts = pd.DataFrame([metric_columns[c] for c in long["column"]], index=long.index)
     out = pd.concat([long.drop(columns="column"), parts], axis=1)
     out["step"] = out["step"].astype(np.int64)
