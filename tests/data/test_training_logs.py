@@ -151,3 +151,25 @@ def test_split_and_shot_suffixes_resolve_to_the_known_task(benchmark, metric, le
 def test_a_suffix_on_an_unknown_task_stays_unknown():
     assert not chance_level("trivia_val", "len_norm").known  # 'trivia' is no task benchcast knows: no level guessed
     assert not chance_level("myeval_test", "acc").known
+
+
+def test_other_column_spellings_are_named_on_the_command_line(ladder, tmp_path):
+    exports, meta = ladder
+    renamed = tmp_path / "renamed"
+    renamed.mkdir()
+    for file in sorted(exports.glob("*.csv"))[:8]:
+        frame = pd.read_csv(file).rename(columns={"throughput/total_tokens": "tok"})
+        frame["throughput/total_flops"] = frame.pop("throughput/total_training_Gflops") * 1e9
+        frame.to_csv(renamed / file.name, index=False)
+    refused = run_cli("inspect", str(renamed), "--metadata", str(meta))
+    assert refused.exit_code == 2 and "name the one that holds it with --column COLUMN=tokens" in refused.stderr
+    args = ["--metadata", str(meta), "--column", "tok=tokens", "--column", "throughput/total_flops=flops", "--json"]
+    shown = run_cli("inspect", str(renamed), *args)
+    assert shown.exit_code == 0, shown.stderr
+    assert json.loads(shown.stdout)["runs"] == 8
+    with pytest.warns(DataWarning):
+        table = bc.load(renamed, metadata=meta, columns={"tok": "tokens", "throughput/total_flops": "flops"})
+    original = pd.read_csv(sorted(exports.glob("*.csv"))[0])
+    last = original.dropna(subset=["eval/c4_en/CrossEntropyLoss"]).iloc[-1]
+    run = table_runs(table).set_index("run").loc[sorted(exports.glob("*.csv"))[0].stem]
+    assert run["flops"] == pytest.approx(last["throughput/total_training_Gflops"] * 1e9)  # the column named, not 6ND

@@ -18,6 +18,7 @@ from benchcast.cli.core import refuse_unused_proxy
 from benchcast.cli.options import (
     DEFAULT_INTERVAL,
     Benchmark,
+    Columns,
     Data,
     Dpi,
     FigureFormat,
@@ -85,6 +86,7 @@ def backtest_command(
     interval: Interval = DEFAULT_INTERVAL,
     format: Format = "auto",
     metadata: Metadata = None,
+    column: Columns = None,
     q_rand: QRand = None,
     margin: Margin = None,
     out: OutDir = None,
@@ -107,7 +109,7 @@ def backtest_command(
         f"here neither is used (--protocol {protocol}, law(s) {', '.join(laws)}): drop it.",
     )
     refuse_interval_without_boot(boot, interval)
-    table = read(data, format, metadata, q_rand, margin=margin)
+    table = read(data, format, metadata, q_rand, margin=margin, columns=column)
     specs = [FitSpec(law=name, benchmark=benchmark, metric=metric, proxy=proxy, max_k=max_k) for name in laws]
     results = compare_backtests(
         table,
@@ -151,6 +153,7 @@ def sweep_command(
     ray: RayAddress = None,
     format: Format = "auto",
     metadata: Metadata = None,
+    column: Columns = None,
     q_rand: QRand = None,
     margin: Margin = None,
     out: OutDir = None,
@@ -166,7 +169,7 @@ def sweep_command(
     refuse_unused_proxy(law or ["power"], proxy)
     refuse_jobs_with_ray(jobs, ray)
     refuse_interval_without_boot(boot, interval)
-    table = read(data, format, metadata, q_rand, margin=margin)
+    table = read(data, format, metadata, q_rand, margin=margin, columns=column)
     specs = [
         FitSpec(law=name, benchmark=bench, metric=metric, proxy=proxy)
         for bench in benchmark
@@ -205,6 +208,7 @@ def cutoff_command(
     interval: Interval = DEFAULT_INTERVAL,
     format: Format = "auto",
     metadata: Metadata = None,
+    column: Columns = None,
     q_rand: QRand = None,
     margin: Margin = None,
     out: OutDir = None,
@@ -222,7 +226,7 @@ def cutoff_command(
     figures = figure_options(figure_format, dpi, writes=out is not None)
     refuse_unused_proxy(law or ["power"], proxy)
     refuse_interval_without_boot(boot, interval)
-    table = read(data, format, metadata, q_rand, margin=margin)
+    table = read(data, format, metadata, q_rand, margin=margin, columns=column)
     # the terminal's table shows no coverage: bootstrap only where --json or --out will carry it
     shows_coverage = json or out is not None
     results = []

@@ -16,6 +16,7 @@ from benchcast.cli.app import app
 from benchcast.cli.common import console, emit_json, refuse_nothing_forecast, rich_table, user_errors
 from benchcast.cli.options import (
     Benchmark,
+    Columns,
     Data,
     FlopsPer6ND,
     Format,
@@ -70,6 +71,7 @@ def inspect_command(
     data: Data,
     format: Format = "auto",
     metadata: Metadata = None,
+    column: Columns = None,
     every: Annotated[
         bool, typer.Option("--all", help="List every subtask of a family (MMLU, CrowS-Pairs...) on its own rows.")
     ] = False,
@@ -80,7 +82,7 @@ def inspect_command(
     from benchcast.data.chance import chance_summary
     from benchcast.data.table import summary
 
-    table = read(data, format, metadata, samples=samples, checkpoints="all")
+    table = read(data, format, metadata, samples=samples, checkpoints="all", columns=column)
     checkpoints = checkpoint_summary(table)
     if checkpoints and checkpoints["final_known"]:  # the runs are the final checkpoints, as every fit reads them
         table = table[table["final"].astype(bool)].assign(run=table["series"])
@@ -304,6 +306,7 @@ def fit_command(
     metric: Metric = None,
     format: Format = "auto",
     metadata: Metadata = None,
+    column: Columns = None,
     q_rand: QRand = None,
     margin: Margin = None,
     max_flops: MaxFlops = None,
@@ -322,7 +325,7 @@ def fit_command(
     from benchcast.laws import get_law
 
     refuse_unused_settings(get_law(law), k=k, proxy=proxy, max_k=max_k, gold_metric=gold_metric)
-    table = read(data, format, metadata, q_rand, margin=margin)
+    table = read(data, format, metadata, q_rand, margin=margin, columns=column)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", FitWarning)
         result = fit(

@@ -29,6 +29,15 @@ Metadata = Annotated[
         "params[, tokens or final_step: the final checkpoint]."
     ),
 ]
+Columns = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--column",
+        metavar="FILE_COLUMN=NAME",
+        help="Read a column of a tidy file or training-log export as one benchcast knows (run, params, tokens, flops, "
+        "step; e.g. --column throughput/total_flops=flops); repeatable.",
+    ),
+]
 Samples = Annotated[
     Path | None,
     typer.Option(
@@ -61,6 +70,7 @@ def read(
     samples: Path | None = None,
     margin: list[str] | None = None,
     checkpoints: str = "final",
+    columns: list[str] | None = None,
 ) -> "pd.DataFrame":
     """The data a command works on, with the chance levels given by ``--q-rand`` and the filter margins given by
     ``--margin`` attached.
@@ -81,6 +91,8 @@ def read(
         ``--margin`` values (as ``--q-rand``'s).
     checkpoints : {'final', 'all'}
         Where runs have several checkpoints: each run's final one (said on stderr), or all (``inspect``).
+    columns : list of str, optional
+        ``--column FILE_COLUMN=NAME`` values: a tidy file's or an export's columns read under benchcast's names.
 
     Returns
     -------
@@ -98,7 +110,13 @@ def read(
                 f"--metadata {metadata}: run metadata is read only for lm-eval results and training-log exports, and "
                 f"{data} is read as {resolved} data (its run sizes come from its own columns); drop --metadata."
             )
-    table = load(data, format, metadata=metadata, samples=samples, checkpoints=checkpoints)
+    renames = {}
+    for text in columns or []:
+        column, equals, name = str(text).rpartition("=")
+        if not (equals and column and name):
+            raise BenchcastError(f"--column {text!r}: expected FILE_COLUMN=NAME, e.g. throughput/total_flops=flops.")
+        renames[column] = name
+    table = load(data, format, metadata=metadata, samples=samples, checkpoints=checkpoints, columns=renames or None)
     table = with_chance_levels(table, parse_q_rand(q_rand))
     return with_margins(table, parse_q_rand(margin, "--margin"))
 

@@ -20,6 +20,7 @@ from benchcast.cli.options import (  # cli/report.py takes DEFAULT_INTERVAL and 
     DEFAULT_INTERVAL,
     Benchmark,
     Benchmarks,
+    Columns,
     Data,
     FlopsPer6ND,
     Format,
@@ -114,6 +115,7 @@ def forecast_command(
     ray: RayAddress = None,
     format: Format = "auto",
     metadata: Metadata = None,
+    column: Columns = None,
     q_rand: QRand = None,
     margin: Margin = None,
     json: Json = False,
@@ -138,6 +140,7 @@ def forecast_command(
         "--proxy": proxy is not None,
         "--format": format != "auto",
         "--metadata": metadata is not None,
+        "--column": bool(column),
         "--q-rand": bool(q_rand),
         "--margin": bool(margin),
     }
@@ -170,7 +173,7 @@ def forecast_command(
 
     refuse_unused_proxy(list(DEFAULT_CANDIDATES), proxy)
 
-    table = read(source, format, metadata, q_rand, margin=margin)
+    table = read(source, format, metadata, q_rand, margin=margin, columns=column)
     outs = [
         forecast_default(
             table,
@@ -285,6 +288,7 @@ def recommend_command(
     ray: RayAddress = None,
     format: Format = "auto",
     metadata: Metadata = None,
+    column: Columns = None,
     q_rand: QRand = None,
     margin: Margin = None,
     json: Json = False,
@@ -323,7 +327,7 @@ def recommend_command(
     if law and all(name in available_laws() for name in law):  # an unknown one: recommend names it
         refuse_unused_proxy(law, proxy)
     rec = recommend(
-        read(data, format, metadata, q_rand, margin=margin),
+        read(data, format, metadata, q_rand, margin=margin, columns=column),
         benchmark,
         metric,
         k,

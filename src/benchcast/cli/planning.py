@@ -10,6 +10,7 @@ from benchcast.cli.common import console, emit_json, print_answers, refuse_jobs_
 from benchcast.cli.core import refuse_unused_proxy
 from benchcast.cli.options import (
     Benchmarks,
+    Columns,
     Format,
     Interval,
     Jobs,
@@ -70,6 +71,7 @@ def plan_command(
     ray: RayAddress = None,
     format: Format = "auto",
     metadata: Metadata = None,
+    column: Columns = None,
     q_rand: QRand = None,
     margin: Margin = None,
     json: Json = False,
@@ -103,6 +105,7 @@ def plan_command(
                 "--proxy": proxy is not None,
                 "--format": format != "auto",
                 "--metadata": metadata is not None,
+                "--column": bool(column),
                 "--q-rand": bool(q_rand),
                 "--margin": bool(margin),
             },
@@ -131,7 +134,7 @@ def plan_command(
         from benchcast.forecasting.selection import DEFAULT_CANDIDATES
 
         refuse_unused_proxy(list(DEFAULT_CANDIDATES), proxy)
-        table = read(source, format, metadata, q_rand, margin=margin)
+        table = read(source, format, metadata, q_rand, margin=margin, columns=column)
         outs = [
             plan_default(
                 table,

@@ -10,6 +10,7 @@ from rich.markup import escape
 from benchcast.cli.app import app
 from benchcast.cli.common import console, emit_json, refuse_options, user_errors
 from benchcast.cli.options import (
+    Columns,
     FlopsPer6ND,
     Format,
     Jobs,
@@ -88,6 +89,7 @@ def report_command(
     ] = None,
     format: Format = "auto",
     metadata: Metadata = None,
+    column: Columns = None,
     q_rand: QRand = None,
     margin: Margin = None,
     out: Annotated[Path, typer.Option("--out", "-o", help="The HTML file to write.")] = Path("report.html"),
@@ -125,6 +127,7 @@ def report_command(
                 "--jobs": jobs is not None,
                 "--format": format != "auto",
                 "--metadata": metadata is not None,
+                "--column": bool(column),
                 "--q-rand": bool(q_rand),
                 "--margin": bool(margin),
             },
@@ -148,7 +151,7 @@ def report_command(
         from benchcast.report import build_report, parse_targets
 
         summary = build_report(
-            read(data, format, metadata, q_rand, margin=margin),
+            read(data, format, metadata, q_rand, margin=margin, columns=column),
             parse_targets(benchmark, metric),
             list(target_flops) if target_flops else None,
             out=out,

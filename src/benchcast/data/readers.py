@@ -264,6 +264,10 @@ def load(
         format = detect_format(path)
     if samples is not None and format != "lm-eval":
         raise DataError(f"samples files are read only with lm-eval results, and {path} is read as {format} data.")
+    if columns and format not in ("tidy", "wandb"):
+        raise DataError(
+            f"column renames are read for tidy files and training-log exports, and {path} is {format} data."
+        )
     rule = ""
     if format == "apple":
         table = read_apple(path)

@@ -6,7 +6,8 @@ the run's evaluated checkpoints. The columns read, by one rule:
 
 * ``_step`` -> ``step``; ``throughput/total_tokens`` -> ``tokens``; ``throughput/total_training_Gflops`` x 1e9 ->
   ``flops`` (without it C = 6 N D); ``params`` from a column of the file or from ``--metadata`` (run, params).
-  ``columns={'file column': 'step' | 'tokens' | 'flops' | 'params' | 'run'}`` names other spellings.
+  ``--column FILE_COLUMN=NAME`` (``columns={'file column': 'step' | 'tokens' | 'flops' | 'params' | 'run'}``) names
+  other spellings.
 * ``eval/downstream/<task>_<rc|mc>_<n>shot_<metric>`` -> benchmark ``<task>`` (its split kept: ``hellaswag_val``),
   metric ``<metric>`` as written (``len_norm``, ``acc``...), ``format`` and ``shots`` columns;
   ``eval/downstream_bpb/<task>_<rc|mc>_<n>shot_bpb[_bpb]`` -> metric ``bpb`` (bits per byte of the gold answer);
@@ -98,7 +99,10 @@ def _long_rows(run: str, frame: pd.DataFrame, file: str, meta) -> pd.DataFrame:
     frame = frame.rename(columns={k: v for k, v in DEFAULT_COLUMNS.items() if k in frame.columns})
     for needed, what in (("step", "_step"), ("tokens", "throughput/total_tokens")):
         if needed not in frame.columns:
-            raise DataError(f"{file}: run {run!r} has no {what!r} column (the {needed} of each checkpoint).")
+            raise DataError(
+                f"{file}: run {run!r} has no {what!r} column (the {needed} of each checkpoint); name the one that "
+                f"holds it with --column COLUMN={needed}."
+            )
     params = frame["params"].dropna().unique() if "params" in frame.columns else []
     if len(params) > 1:
         raise DataError(f"{file}: run {run!r} has several 'params' values {sorted(params)[:3]}.")
@@ -123,14 +127,15 @@ def _long_rows(run: str, frame: pd.DataFrame, file: str, meta) -> pd.DataFrame:
         keys[key] = column
     if not metric_columns:
         raise DataError(f"{file}: run {run!r} has no eval/ columns (no benchmark scores or losses).")
-    sizes = frame[["step", "tokens", *(["gflops"] if "gflops" in frame.columns else [])]]
+    sizes = frame[["step", "tokens", *(c for c in ("gflops", "flops") if c in frame.columns)]]
     long = sizes.join(frame[list(metric_columns)]).melt(
         id_vars=list(sizes.columns), var_name="column", value_name="value"
     )
     long = long[long["value"].notna()]  # a step without this evaluation logged: not a checkpoint of it
     if long.empty:
         raise DataError(f"{file}: run {run!r} logs no value in any eval/ column.")
-    for column, what in (("step", "_step"), ("tokens", "throughput/total_tokens"), ("gflops", "total_training_Gflops")):
+    for column, what in (("step", "_step"), ("tokens", "throughput/total_tokens"), ("gflops", "total_training_Gflops"),
+                         ("flops", "flops")):  # fmt: skip
         # an evaluation without its step, tokens or (where the export logs it) compute cannot be placed: no 6ND guess
         if column in long.columns and long[column].isna().any():
             row = long.loc[long[column].isna()].iloc[0]
