@@ -173,3 +173,61 @@ def test_other_column_spellings_are_named_on_the_command_line(ladder, tmp_path):
     last = original.dropna(subset=["eval/c4_en/CrossEntropyLoss"]).iloc[-1]
     run = table_runs(table).set_index("run").loc[sorted(exports.glob("*.csv"))[0].stem]
     assert run["flops"] == pytest.approx(last["throughput/total_training_Gflops"] * 1e9)  # the column named, not 6ND
+
+
+def _tidy(tmp_path, **columns) -> object:
+    frame = pd.DataFrame(
+        {"run": ["a", "a"], "step": [1, 2], "params": 1e8, "tokens": [1e9, 2e9], "benchmark": "piqa",
+         "metric": "acc", "value": [0.55, 0.6], **columns}
+    )  # fmt: skip
+    frame.to_csv(tmp_path / "tidy.csv", index=False)
+    return tmp_path / "tidy.csv"
+
+
+def test_final_must_be_one_true_or_false_per_run(tmp_path):
+    with pytest.raises(DataError, match=r"run 'a' has 2 checkpoints marked final; mark one"):
+        bc.load(_tidy(tmp_path, final=[True, True]))
+    with pytest.raises(DataError, match=r"column 'final' must hold true or false, got 'no'"):
+        bc.load(_tidy(tmp_path, final=["no", "yes"]))
+
+
+def test_metadata_that_names_no_logged_step_is_refused(ladder, tmp_path):
+    exports, meta = ladder
+    pd.read_csv(meta).assign(final_step=12345).to_csv(tmp_path / "runs.csv", index=False)
+    with pytest.raises(DataError, match=r"the metadata's final_step 12345 matches no evaluated step"):
+        bc.load(exports, metadata=tmp_path / "runs.csv")
+
+
+def test_a_task_not_scored_at_the_final_step_is_named(tmp_path):
+    frame = pd.DataFrame(
+        {"_step": [10, 20, 30], "throughput/total_tokens": [1e9, 2e9, 3e9], "params": 1e8,
+         "eval/downstream/piqa_val_rc_5shot_acc": [0.55, 0.6, np.nan],
+         "eval/downstream/boolq_val_rc_5shot_acc": [0.5, 0.55, 0.6]}
+    )  # fmt: skip
+    folder, _ = _folder(tmp_path, frame)
+    with pytest.warns(DataWarning, match=r"piqa_val not evaluated at its final step 30"):
+        bc.load(folder, checkpoints="all")
+
+
+@pytest.mark.parametrize(
+    ("frame", "message"),
+    [(pd.DataFrame({**BASE, "_step": [10.5, 20], "eval/downstream/piqa_val_rc_5shot_acc": [0.5, 0.6]}),
+      r"column '_step' must hold whole steps, got 10.5"),
+     (pd.DataFrame({**BASE, "eval/downstream/piqa_val_rc_5shot_acc": [0.5, 0.6], "other": 1}), r"\['nosuch'\] named by --column")],
+)  # fmt: skip
+def test_steps_and_column_names_are_checked(tmp_path, frame, message):
+    folder, _ = _folder(tmp_path, frame)
+    with pytest.raises(DataError, match=message):
+        bc.load(folder, columns={"nosuch": "tokens"} if "other" in frame else None)
+
+
+def test_a_json_beside_the_exports_does_not_make_them_lm_eval(ladder, tmp_path):
+    from benchcast.data.readers import detect_format
+
+    exports, _ = ladder
+    folder = tmp_path / "with-config"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    for file in sorted(exports.glob("*.csv"))[:2]:
+        (folder / file.name).write_text(file.read_text())
+    assert detect_format(folder) == "wandb"

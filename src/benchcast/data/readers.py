@@ -168,9 +168,9 @@ def detect_format(path: Path) -> str:
     str
         ``'tidy'``, ``'apple'``, ``'lm-eval'`` or ``'wandb'`` (training-log exports).
     """
-    if path.is_dir():
-        tables = [f for f in path.iterdir() if f.suffix.lower() in SUFFIXES]
-        return "wandb" if tables and not any(path.rglob("*.json")) else "lm-eval"
+    if path.is_dir():  # a folder of exports by their columns (a W&B config.json beside them is no lm-eval result)
+        tables = sorted(f for f in path.iterdir() if f.suffix.lower() in SUFFIXES)
+        return "wandb" if tables and detect_format(tables[0]) == "wandb" else "lm-eval"
     if path.suffix.lower() == ".json":
         return "lm-eval"
     if path.suffix.lower() in (".parquet", ".pq"):
@@ -199,7 +199,16 @@ def final_checkpoints(table: pd.DataFrame, source: str, rule: str = "") -> pd.Da
             f"{source}: the checkpoints of {series[unknown].iloc[0]!r} do not say which is final (column 'final' is "
             "empty): give its final step ('final_step' in the metadata) or a 'final' column."
         )
+    flags = table["final"]
+    if not (pd.api.types.is_bool_dtype(flags.dtype) or flags.map(lambda v: isinstance(v, bool | np.bool_)).all()):
+        shown = flags[~flags.map(lambda v: isinstance(v, bool | np.bool_))].iloc[0]
+        raise DataError(f"{source}: column 'final' must hold true or false, got {shown!r}.")  # 'no' would read True
     final = table["final"].astype(bool).to_numpy()
+    twice = table.loc[final].groupby(series[final])["run"].nunique()
+    if (twice > 1).any():
+        raise DataError(
+            f"{source}: run {twice[twice > 1].index[0]!r} has {int(twice.max())} checkpoints marked final; mark one."
+        )
     if final.all():
         return table.assign(run=series.astype(str))
     unfinished = sorted(set(series) - set(series[final]))

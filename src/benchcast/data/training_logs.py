@@ -22,6 +22,7 @@ which :func:`benchcast.data.readers.load` says when it sets the others aside.
 from __future__ import annotations
 
 import re
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +31,7 @@ import pandas as pd
 from benchcast.data.files import read_frame
 from benchcast.data.metadata import read_metadata
 from benchcast.data.schema import validate
-from benchcast.errors import DataError
+from benchcast.errors import DataError, DataWarning
 
 DOWNSTREAM = re.compile(r"^eval/downstream/(?P<task>.+?)_(?P<format>rc|mc)_(?P<shots>\d+)shot_(?P<metric>[a-z_]+)$")
 BPB = re.compile(r"^eval/downstream_bpb/(?P<task>.+?)(?:_(?P<format>rc|mc)_(?P<shots>\d+)shot)?_bpb(?:_bpb)?$")
@@ -75,22 +76,35 @@ def split_metric_column(column: str) -> dict | None:
     )
 
 
+def _renamed(frame: pd.DataFrame, columns: dict[str, str], file) -> pd.DataFrame:
+    """The export with ``columns`` renamed; a column named there that the file lacks is refused."""
+    unknown = [c for c in columns if c not in frame.columns]
+    if unknown:
+        raise DataError(f"{file}: column(s) {unknown} named by --column are not in the file.")
+    return frame.rename(columns=columns)
+
+
 def _exports(path: Path, columns: dict[str, str]) -> list[tuple[str, pd.DataFrame, str]]:
     """(run, frame, file) per run: each file of a folder, or each run of one long file."""
     if path.is_dir():
         files = sorted(f for f in path.iterdir() if f.suffix.lower() in SUFFIXES)
         if not files:
             raise DataError(f"{path}: no CSV or Parquet training-log exports in this folder.")
+        stems = pd.Series([f.stem for f in files])
+        if stems.duplicated().any():
+            raise DataError(f"{path}: two exports are named {stems[stems.duplicated()].iloc[0]!r}; keep one per run.")
         out = []
         for file in files:
-            frame = read_frame(file, "a training-log export").rename(columns=columns)
+            frame = _renamed(read_frame(file, "a training-log export"), columns, file)
             if "run" in frame.columns:
                 raise DataError(f"{file}: a per-run export names its run by its file name; drop its 'run' column.")
             out.append((file.stem, frame, str(file)))
         return out
-    frame = read_frame(path, "a training-log export").rename(columns=columns)
+    frame = _renamed(read_frame(path, "a training-log export"), columns, path)
     if "run" not in frame.columns:
         raise DataError(f"{path}: one long training-log file needs a 'run' column (or give a folder of per-run files).")
+    if frame["run"].isna().any():
+        raise DataError(f"{path}: row {int(frame['run'].isna().to_numpy().argmax())} has no 'run'; name its run.")
     return [(str(run), rows, str(path)) for run, rows in frame.groupby("run", sort=False)]
 
 
@@ -143,6 +157,10 @@ def _long_rows(run: str, frame: pd.DataFrame, file: str, meta) -> pd.DataFrame:
                 f"{file}: run {run!r} logs an evaluation ({row['column']}) in a row without {what!r} "
                 f"(step {row['step']}); every evaluated row needs it."
             )
+    steps = pd.to_numeric(long["step"], errors="coerce")
+    if (steps.isna() | (steps != steps.round())).any():
+        bad = long["step"][steps.isna() | (steps != steps.round())].iloc[0]
+        raise DataError(f"{file}: run {run!r}: column '_step' must hold whole steps, got {bad}.")
     parts = pd.DataFrame([metric_columns[c] for c in long["column"]], index=long.index)
     out = pd.concat([long.drop(columns="column"), parts], axis=1)
     out["step"] = out["step"].astype(np.int64)
@@ -158,11 +176,29 @@ def _final(run: str, rows: pd.DataFrame, file: str, meta) -> pd.Series:
     info = meta.row(run) if meta is not None and run in set(meta.runs["run"]) else {}
     step = rows["step"]
     if pd.notna(info.get("final_step")):
-        return step == int(info["final_step"])
-    if pd.notna(info.get("tokens")):
+        final = step == int(info["final_step"])
+        named = f"final_step {int(info['final_step'])}"
+    elif pd.notna(info.get("tokens")):
         reached = np.abs(rows["tokens"] / float(info["tokens"]) - 1) <= TPR_MATCH
-        return reached & (step == step[reached].max()) if reached.any() else pd.Series(False, index=rows.index)
-    return step == step.max()
+        final = reached & (step == step[reached].max()) if reached.any() else pd.Series(False, index=rows.index)
+        named = f"tokens {float(info['tokens']):.4g}"
+    else:
+        final = step == step.max()
+        named = ""
+    if named and not final.any():  # a typo would drop the run from the ladder: say so instead
+        raise DataError(
+            f"{file}: run {run!r}: the metadata's {named} matches no evaluated step (steps {int(step.min())} .. "
+            f"{int(step.max())}, tokens {rows['tokens'].min():.4g} .. {rows['tokens'].max():.4g})."
+        )
+    missing = sorted(set(rows["benchmark"]) - set(rows.loc[final, "benchmark"]))
+    if missing:  # evaluated less often than the run's final step: not at the finished model
+        warnings.warn(
+            f"{file}: run {run!r}: {', '.join(missing)} not evaluated at its final step {int(step[final].iloc[0])}: "
+            "no score of the finished run for them.",
+            DataWarning,
+            stacklevel=4,
+        )
+    return final
 
 
 def read_training_logs(
