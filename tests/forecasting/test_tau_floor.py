@@ -2,7 +2,6 @@
 
 import json
 
-import pytest
 from conftest import DCLM, require_shared, run_cli
 
 from benchcast.forecasting.extrapolation import TAU_FLOOR, ErrorModel
@@ -27,4 +26,4 @@ def test_recommend_shows_the_measured_tau_and_says_the_floor_binds():
     text = run_cli("recommend", str(require_shared(DCLM)), "-b", "sciq", "-m", "acc_norm", "--tpr", "20",
                    "--target-flops", "1e23", "--n-boot", "20")  # fmt: skip
     assert f"tau /decade of {', '.join(floored)} is below 0.001; an interval counts it as 0.001" in text.stdout
-    assert ranking[floored[0]]["tau"] == pytest.approx(0.0, abs=TAU_FLOOR)
+    assert all(r["tau"] >= TAU_FLOOR for law, r in ranking.items() if law not in floored)  # the note names only those

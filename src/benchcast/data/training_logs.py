@@ -120,6 +120,9 @@ def _long_rows(run: str, frame: pd.DataFrame, file: str, meta) -> pd.DataFrame:
     params = frame["params"].dropna().unique() if "params" in frame.columns else []
     if len(params) > 1:
         raise DataError(f"{file}: run {run!r} has several 'params' values {sorted(params)[:3]}.")
+    given = meta.row(run).get("params") if meta is not None and run in set(meta.runs["run"]) else None
+    if len(params) and pd.notna(given) and not np.isclose(float(given), float(params[0]), rtol=1e-9):
+        raise DataError(f"{file}: run {run!r} has params {params[0]:.6g} in the file and {given:.6g} in --metadata.")
     if not len(params):
         if meta is None or run not in set(meta.runs["run"]):
             raise DataError(

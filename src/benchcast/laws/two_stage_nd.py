@@ -78,8 +78,8 @@ class TwoStageND(TwoStageLogistic):
     # bits per byte where a training log has it, else the gold log-likelihood (the data's first that exists)
     default_proxy = ("{benchmark}:bpb", "{benchmark}:{gold_metric}")
     n_presolved = 5
-    # stage 2 has two nonlinear parameters (k, L0): 128 screened starts reach the losses and forecasts 1024 did on
-    # DCLM's hellaswag, arc_easy, piqa and sciq, and a replicate takes 11-20 ms instead of 21-30
+    # stage 2 has two nonlinear parameters (k, L0) and four starts of its own: fewer screened starts than
+    # two_stage_logistic's 1024 (benchmarks/two_stage_nd.md was written with 128)
     search = SearchSettings(n_screen=128)
     example_params = {
         **{"E": 0.5, "A": 40.0, "alpha": 0.3, "B": 150.0, "beta": 0.3},
