@@ -77,7 +77,7 @@ def test_a_parameter_at_a_search_limit_is_flagged_in_the_cutoff_table():
     assert len(cut) > 0
     assert (cut["at_search_limit"] == "alpha").all()
     # each held-out run is flagged at the search limit (and, its N fixed, at a TPR beyond the fitted runs')
-    assert cut["flags"].str.startswith(f"flagged: {fl.SEARCH_LIMIT}").all() and not cut["refused"].any()
+    assert (cut["flags"] == f"flagged: {fl.SEARCH_LIMIT}, {fl.OUTSIDE_TPR}").all() and not cut["refused"].any()
     assert cut["flag_reasons"].str.contains("flagged: power: alpha at a search limit").all()
     assert cut["converged"].all()  # the solver stopped: the flag says what converged does not
     assert cut.to_dict()["cutoffs"][0]["at_search_limit"] == "alpha"

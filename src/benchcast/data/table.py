@@ -30,6 +30,9 @@ from benchcast.errors import SelectionError, did_you_mean
 TPR_RTOL = 0.01
 
 
+TPR_LEVEL_TOLERANCE = 0.02  # TPRs within 2 % are one level (the data's TPRs are ratios of rounded sizes)
+
+
 def at_tpr(values, tpr: float) -> np.ndarray:
     """Which of ``values`` (tokens per parameter) are the ratio ``tpr``, within :data:`TPR_RTOL`: the one
     test every selection by TPR makes (``--tpr``, ``--holdout-tpr``).
@@ -289,14 +292,15 @@ def summary(table: pd.DataFrame) -> dict:
     }
 
 
-def tpr_levels(tprs, tolerance: float = 0.02) -> list[tuple[float, int]]:
-    """The ratios a ladder holds: TPRs within ``tolerance`` of a level's smallest are one level (runs' sizes are
-    rounded), each given as its median to 3 significant digits with its count of runs."""
-    values = np.sort(np.asarray(tprs, float)[np.isfinite(np.asarray(tprs, float))])
-    levels: list[list[float]] = []
-    for value in values:
-        if levels and value <= levels[-1][0] * (1 + tolerance):
-            levels[-1].append(value)
-        else:
-            levels.append([value])
-    return [(float(f"{np.median(level):.3g}"), len(level)) for level in levels]
+def tpr_level(tpr) -> np.ndarray:
+    """The level of each TPR: TPRs within ``TPR_LEVEL_TOLERANCE`` of each other share one (sizes are rounded), the
+    one grouping of the rolling origins along TPR and of ``inspect``."""
+    return np.round(np.log10(np.asarray(tpr, float)) / np.log10(1 + TPR_LEVEL_TOLERANCE))
+
+
+def tpr_levels(tprs) -> list[tuple[float, int]]:
+    """The ratios a ladder holds (:func:`tpr_level`), each as its median to 3 significant digits with its runs."""
+    values = np.asarray(tprs, float)
+    values = values[np.isfinite(values)]
+    levels = tpr_level(values)
+    return [(float(f"{np.median(values[levels == lv]):.3g}"), int((levels == lv).sum())) for lv in np.unique(levels)]

@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from benchcast._version import __version__
+from benchcast.data.table import tpr_level
 from benchcast.errors import BenchcastError, InsufficientDataError
 from benchcast.fitting.api import fit_rows, fit_subsets, prepare_fit
 from benchcast.fitting.artifact import ROLLING_ORIGIN_COLUMNS, fingerprint
@@ -45,7 +46,6 @@ AXES = ("compute", "tpr")
 MIN_INNER_DECADES = 0.5  # an inner refit must span at least this much compute
 MIN_ORIGINS = 3  # fewer origins leave the two terms (noise, tau) unchecked: the benchmark's own is not used
 MIN_TPR_LEVELS = 3  # a TPR origin leaves out the largest (smallest) TPR: two others must remain to fit N and D
-TPR_LEVEL_TOLERANCE = 0.02  # TPRs within 2 % are one level (the data's TPRs are ratios of rounded sizes)
 BENCH_ORIGINS = 5.0  # the file's other benchmarks' weight, in origins (a benchmark has 3 to 5 of its own)
 PRIOR_ORIGINS = 5.0  # the cross-ladder prior's weight, in origins
 TAU_FLOOR = 1e-3  # a tau below this (an exact inner forecast) counts as it on the log scale
@@ -85,7 +85,7 @@ def _origins(points: pd.DataFrame, law, spec, axes, origin_decades) -> list[_Ori
             )
     if "tpr" in axes and law.models_tpr and {"params", "tokens"} <= set(points.columns):
         tpr = (points["tokens"] / points["params"]).to_numpy(float)
-        level = np.round(np.log10(tpr) / np.log10(1 + TPR_LEVEL_TOLERANCE))
+        level = tpr_level(tpr)
         levels = np.unique(level[np.isfinite(level)])
         for side, held in (("above", levels[-1:]), ("below", levels[:1])) if len(levels) >= MIN_TPR_LEVELS else ():
             ahead, inner = level == held[0], np.isfinite(level) & (level != held[0])
