@@ -390,3 +390,9 @@ def benchmark_metrics(benchmarks: list[str], metric: str | None) -> list[tuple[s
     if len(set(pairs)) < len(pairs):
         raise BenchcastError(f"-b: a benchmark is given twice ({', '.join(benchmarks)}).")
     return pairs
+
+
+def forecast_settings(boot: int, level: float, interval: str, seed: int, jobs, ray, **selection) -> dict:
+    """The keywords forecast, plan and recommend pass the default forecaster: runs selected, then the interval's."""
+    return {**selection, "n_boot": boot, "level": level, "interval": interval, "seed": seed, "n_jobs": jobs,
+            "ray_address": ray}  # fmt: skip

@@ -43,6 +43,7 @@ from benchcast.cli.options import (  # cli/report.py takes DEFAULT_INTERVAL and 
     Tpr,
     benchmark_metrics,
     check_runs,
+    forecast_settings,
     option_values,
     read,
 )
@@ -174,6 +175,8 @@ def forecast_command(
     refuse_unused_proxy(list(DEFAULT_CANDIDATES), proxy)
 
     table = read(source, format, metadata, q_rand, margin=margin, columns=column)
+    selection = {"tpr": tpr, "min_flops": min_flops, "max_flops": max_flops, "proxy": proxy}
+    settings = forecast_settings(boot, level, interval, seed, jobs, ray, flops_per_6nd=flops_per_6nd, **selection)
     outs = [
         forecast_default(
             table,
@@ -183,17 +186,7 @@ def forecast_command(
             flops=flops or None,
             params=params or None,
             tokens=tokens or None,
-            tpr=tpr,
-            min_flops=min_flops,
-            max_flops=max_flops,
-            flops_per_6nd=flops_per_6nd,
-            proxy=proxy,
-            n_boot=boot,
-            level=level,
-            interval=interval,
-            seed=seed,
-            n_jobs=jobs,
-            ray_address=ray,
+            **settings,
         )
         for name, own_metric in benchmark_metrics(benchmark, metric)
     ]
@@ -335,19 +328,12 @@ def recommend_command(
         target_flops=target_flops,
         target_params=target_params,
         target_tokens=target_tokens,
-        tpr=tpr,
-        min_flops=min_flops,
-        max_flops=max_flops,
-        flops_per_6nd=flops_per_6nd,
-        proxy=proxy,
         rule=rule,
-        n_boot=boot,
-        level=level,
-        interval=interval,
-        seed=seed,
-        n_jobs=jobs,
-        ray_address=ray,
-    )
+        **forecast_settings(
+            boot, level, interval, seed, jobs, ray,
+            tpr=tpr, min_flops=min_flops, max_flops=max_flops, flops_per_6nd=flops_per_6nd, proxy=proxy,
+        ),
+    )  # fmt: skip
     if json:
         emit_json(rec.to_dict())
     else:

@@ -27,6 +27,7 @@ from benchcast.cli.options import (
     RayAddress,
     Seed,
     benchmark_metrics,
+    forecast_settings,
     read,
 )
 from benchcast.cli.plan import DEFAULT_INTERVAL, DEFAULT_LEVEL, DEFAULT_SEED, is_fit_artifact
@@ -142,17 +143,11 @@ def plan_command(
                 own_metric,
                 k,
                 target=target,
-                tpr=tpr,
-                min_flops=min_flops,
-                max_flops=max_flops,
-                proxy=proxy,
-                n_boot=boot,
-                level=level,
-                interval=interval,
-                seed=seed,
-                n_jobs=jobs,
-                ray_address=ray,
-            )
+                **forecast_settings(
+                    boot, level, interval, seed, jobs, ray, tpr=tpr, min_flops=min_flops, max_flops=max_flops,
+                    proxy=proxy,
+                ),
+            )  # fmt: skip
             for name, own_metric in benchmark_metrics(benchmark, metric)
         ]
         print_answers(outs, json)
