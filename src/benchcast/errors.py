@@ -34,25 +34,12 @@ class FitWarning(UserWarning):
 
 
 class DataWarning(UserWarning):
-    """The input was read, but something in it was handled in a way the user should know about
-    (a dropped exact duplicate, an unknown chance level assumed 0, a re-run superseded...)."""
+    """The input was read, but something in it was handled in a way the user should know about (a dropped exact
+    duplicate, an unknown chance level assumed 0, a re-run superseded...)."""
 
 
 def did_you_mean(value: str, choices: Iterable[str]) -> str:
-    """A ' Did you mean ...?' suffix listing close matches, or the available choices.
-
-    Parameters
-    ----------
-    value : str
-        What the user gave.
-    choices : iterable of str
-        The valid values.
-
-    Returns
-    -------
-    str
-        A suffix for an error message, starting with a space.
-    """
+    """A ' Did you mean ...?' suffix listing close matches, or the available choices."""
     import difflib  # only when there is an error to explain
 
     choices = sorted({str(c) for c in choices})

@@ -22,18 +22,7 @@ MIN_REPLICATES = 10  # fewer draws cannot place the tails of a 90 % interval
 
 
 def check_level(level: float) -> float:
-    """An interval level strictly between 0 and 1.
-
-    Parameters
-    ----------
-    level : float
-        The coverage asked of an interval, e.g. 0.9.
-
-    Returns
-    -------
-    float
-        ``level`` as a float.
-    """
+    """An interval level strictly between 0 and 1."""
     import numpy as np
 
     if isinstance(level, bool) or not (isinstance(level, (int, float, np.integer, np.floating)) and 0 < level < 1):
@@ -42,20 +31,7 @@ def check_level(level: float) -> float:
 
 
 def check_replicates(n_boot, *, allow_zero: bool) -> int:
-    """A bootstrap replicate count a percentile interval can stand on.
-
-    Parameters
-    ----------
-    n_boot : int
-        Number of replicates; at least ``MIN_REPLICATES``.
-    allow_zero : bool
-        Whether 0 (no interval at all) is accepted.
-
-    Returns
-    -------
-    int
-        ``n_boot`` as an int.
-    """
+    """A bootstrap replicate count a percentile interval can stand on."""
     import numpy as np
 
     if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)):
@@ -71,38 +47,14 @@ def check_replicates(n_boot, *, allow_zero: bool) -> int:
 
 
 def check_interval(name: str) -> str:
-    """The name of a kind of forecast interval (one of ``INTERVALS``).
-
-    Parameters
-    ----------
-    name : str
-        ``'extrapolation'`` or ``'bootstrap'``.
-
-    Returns
-    -------
-    str
-        ``name`` unchanged.
-    """
+    """The name of a kind of forecast interval (one of ``INTERVALS``)."""
     if name not in INTERVALS:
         raise BenchcastError(f"unknown interval {name!r}; expected one of {', '.join(INTERVALS)}.")
     return name
 
 
 def check_positive(name: str, value) -> float | None:
-    """An optional size (compute, tokens per parameter...) that must be a positive finite number.
-
-    Parameters
-    ----------
-    name : str
-        The argument's name, used in the message.
-    value : float or None
-        The value; None means "not given" and passes through.
-
-    Returns
-    -------
-    float or None
-        ``value`` as a float, or None.
-    """
+    """An optional size (compute, tokens per parameter...) that must be a positive finite number."""
     if value is None:
         return None
     import numpy as np
@@ -113,42 +65,14 @@ def check_positive(name: str, value) -> float | None:
 
 
 def check_score(name: str, value) -> float:
-    """A score strictly between 0 and 1 (a target to plan for).
-
-    Parameters
-    ----------
-    name : str
-        The argument's name, used in the message.
-    value : float
-        The score.
-
-    Returns
-    -------
-    float
-        ``value`` as a float.
-    """
+    """A score strictly between 0 and 1 (a target to plan for)."""
     if not (isinstance(value, (int, float)) and 0 < value < 1):
         raise BenchcastError(f"{name} must lie in (0, 1), got {value!r}.")
     return float(value)
 
 
 def check_count(name: str, value, *, minimum: int = 1) -> int | None:
-    """An optional whole number of at least ``minimum`` (k attempts, a number of cutoffs...).
-
-    Parameters
-    ----------
-    name : str
-        The argument's name, used in the message.
-    value : int or None
-        The value; None passes through. A float with an integral value (``8.0``) is accepted.
-    minimum : int
-        The smallest value allowed.
-
-    Returns
-    -------
-    int or None
-        ``value`` as an int, or None.
-    """
+    """An optional whole number of at least ``minimum`` (k attempts, a number of cutoffs...)."""
     if value is None:
         return None
     import numpy as np
@@ -160,18 +84,7 @@ def check_count(name: str, value, *, minimum: int = 1) -> int | None:
 
 
 def check_thresholds(thresholds) -> tuple[float, ...]:
-    """A grid of compute thresholds, sorted; each a positive finite number of FLOPs.
-
-    Parameters
-    ----------
-    thresholds : iterable of float
-        The thresholds (at least one).
-
-    Returns
-    -------
-    tuple of float
-        The thresholds in increasing order.
-    """
+    """A grid of compute thresholds, sorted; each a positive finite number of FLOPs."""
     grid = tuple(sorted(float(t) for t in thresholds))
     import numpy as np
 
@@ -182,20 +95,7 @@ def check_thresholds(thresholds) -> tuple[float, ...]:
 
 
 def check_law(name: str, available: Iterable[str]) -> str:
-    """A law name that is in the registry.
-
-    Parameters
-    ----------
-    name : str
-        The law's registry name.
-    available : iterable of str
-        The registered names (:func:`benchcast.laws.available_laws`).
-
-    Returns
-    -------
-    str
-        ``name`` unchanged.
-    """
+    """A law name that is in the registry."""
     available = list(available)
     if name not in available:
         raise BenchcastError(f"unknown law {name!r}." + did_you_mean(name, available))
@@ -203,20 +103,7 @@ def check_law(name: str, available: Iterable[str]) -> str:
 
 
 def check_columns(frame: pd.DataFrame, required: Iterable[str], where: str, error: type = BenchcastError) -> None:
-    """Refuse a table that lacks a column it needs, naming the missing and the present ones.
-
-    Parameters
-    ----------
-    frame : pandas.DataFrame
-        The table.
-    required : iterable of str
-        Columns it must have.
-    where : str
-        What the table holds, as a plural subject that starts the message ("fit.json: the training
-        points").
-    error : type
-        The :class:`~benchcast.errors.BenchcastError` subclass to raise.
-    """
+    """Refuse a table that lacks a column it needs, naming the missing and the present ones."""
     missing = [c for c in dict.fromkeys(required) if c not in frame.columns]
     if missing:
         found = ", ".join(repr(str(c)) for c in frame.columns) or "none"

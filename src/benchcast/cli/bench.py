@@ -39,8 +39,8 @@ def _pairs(items: list[str] | None) -> tuple[tuple[str, str], ...] | None:
 
 
 def preset_folders() -> list[str]:
-    """Where a preset's data file is looked for when --data does not give it: $BENCHCAST_DATA, then
-    the shared data folder of a checkout (this repository's layout, run from its root or beside it)."""
+    """Where a preset's data file is looked for when --data does not give it: $BENCHCAST_DATA, then the shared data
+    folder of a checkout (this repository's layout, run from its root or beside it)."""
     env = [os.environ["BENCHCAST_DATA"]] if os.environ.get("BENCHCAST_DATA") else []
     return [*env, "shared/data/apple-downstream", "../shared/data/apple-downstream"]
 

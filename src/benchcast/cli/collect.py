@@ -49,11 +49,7 @@ def _number(value, path: Path, run: str, field: str) -> float | None:
 
 
 def _read_runs(path: Path) -> list[dict]:
-    """Entries of a runs file: ``run`` (the name), ``model`` (HF id or path), params, tokens, flops.
-
-    YAML (a list of entries, ``{runs: [...]}``, or ``{run_name: {model: ..., params: ...}}``) or a
-    CSV/Parquet table with those columns.
-    """
+    """Entries of a runs file: ``run`` (the name), ``model`` (HF id or path), params, tokens, flops."""
     from benchcast.collect.store import SIZES
 
     if not path.exists():
@@ -94,11 +90,7 @@ def _checkpoints(
     shards: int = 1,
     ray: str | None = None,
 ) -> list[dict]:
-    """One entry per --model: the run name and sizes it is recorded under.
-
-    With ``--runs``, a model is matched to the entry whose ``model`` is that id or path (an
-    entry without ``model`` is matched on its ``run``); ``run`` stays the run's name. Refuses
-    ``--shards`` without ``--ray`` and ``--params``/``--tokens`` beside ``--runs`` (they would be dropped)."""
+    """One entry per --model: the run name and sizes it is recorded under."""
     if shards != 1 and ray is None:
         raise BenchcastError(
             f"--shards {shards} splits each checkpoint's problems into Ray tasks; without --ray they would run one "

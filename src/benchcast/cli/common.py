@@ -26,20 +26,7 @@ def emit_json(payload) -> None:
 
 
 def rich_table(title: str, columns: list[str], rows: list[list], floatfmt: str = ".4g"):
-    """:func:`benchcast.utils.rich_view.rich_table`, imported when a command prints a table.
-
-    Parameters
-    ----------
-    title : str
-    columns : list of str
-    rows : list of lists
-    floatfmt : str
-
-    Returns
-    -------
-    rich.table.Table
-        The table.
-    """
+    """:func:`benchcast.utils.rich_view.rich_table`, imported when a command prints a table."""
     from benchcast.utils.rich_view import rich_table as table
 
     return table(title, columns, rows, floatfmt)
@@ -92,40 +79,14 @@ def user_errors(command: Callable) -> Callable:
 
 
 def refuse_options(given: dict[str, bool], why: str) -> None:
-    """Refuse the options a command cannot honour in this combination, rather than drop them.
-
-    Parameters
-    ----------
-    given : dict of str to bool
-        Each option's flag (``'--level'``) and whether the user gave it a value other than its default.
-    why : str
-        Why they cannot apply and what to do instead; follows the options' names and a colon, and
-        ``{them}`` in it becomes 'it' or 'them'.
-
-    Returns
-    -------
-    None
-        Raises :class:`~benchcast.errors.BenchcastError` naming every option given.
-    """
+    """Refuse the options a command cannot honour in this combination, rather than drop them."""
     named = [name for name, was_given in given.items() if was_given]
     if named:
         raise BenchcastError(f"{', '.join(named)}: " + why.replace("{them}", "it" if len(named) == 1 else "them"))
 
 
 def refuse_jobs_with_ray(jobs: int | None, ray: str | None) -> None:
-    """Refuse ``--jobs`` beside ``--ray``: the Ray cluster places the tasks, so no local pool is sized.
-
-    Parameters
-    ----------
-    jobs : int or None
-        The ``--jobs`` given.
-    ray : str or None
-        The ``--ray`` address given.
-
-    Returns
-    -------
-    None
-    """
+    """Refuse ``--jobs`` beside ``--ray``: the Ray cluster places the tasks, so no local pool is sized."""
     refuse_options(
         {"--jobs": jobs is not None and ray is not None},
         f"it sizes the local process pool, and --ray {ray} runs the jobs as Ray tasks that the cluster places "
@@ -146,23 +107,8 @@ def parse_ks(text: str | None) -> list[int] | None:
 
 
 def refuse_nothing_forecast(predictions, reasons, what: str) -> None:
-    """After printing a result: where no point has a forecast, exit 2 saying why nothing was forecast (an
-    empty answer is not a success).
-
-    Parameters
-    ----------
-    predictions : array_like
-        The point forecasts (NaN where a point has none).
-    reasons : iterable of str
-        Why points have none (notes, flags), each said once.
-    what : str
-        What was asked, as the message names it.
-
-    Returns
-    -------
-    None
-        Raises a BenchcastError where no prediction is finite.
-    """
+    """After printing a result: where no point has a forecast, exit 2 saying why nothing was forecast (an empty answer
+    is not a success)."""
     import numpy as np
 
     values = np.asarray(predictions, float).ravel()
@@ -173,8 +119,8 @@ def refuse_nothing_forecast(predictions, reasons, what: str) -> None:
 
 
 def print_answers(answers: list, json: bool) -> None:
-    """One answer as its own view; several (one per ``-b``) as one JSON list, or one table (a row per benchmark
-    and point: each answer's ``to_frame()``, flags as 'flagged'/'refused') followed by each answer's notes."""
+    """One answer as its own view; several (one per ``-b``) as one JSON list, or one table (a row per benchmark and
+    point: each answer's ``to_frame()``, flags as 'flagged'/'refused') followed by each answer's notes."""
     if json:
         emit_json(answers[0].to_dict() if len(answers) == 1 else [a.to_dict() for a in answers])
         return

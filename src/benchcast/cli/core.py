@@ -187,21 +187,10 @@ KNOWN_FAMILIES = {"hendrycksTest-*": "MMLU", "mmlu_*": "MMLU", "crows_pairs_*": 
 
 
 def subtask_families(names: list[str]) -> dict[str, list[str]]:
-    """Benchmarks that are subtasks of one family (``hendrycksTest-anatomy``, ``crows_pairs_english_age``),
-    grouped under their shortest name prefix (cut at ``-`` or ``_``) that :data:`MIN_FAMILY` or more
-    benchmarks share, lengthened while it keeps the same members (``crows_pairs``, not ``crows``); a
-    family's members are sorted, and a benchmark in no family is left out.
-
-    Parameters
-    ----------
-    names : list of str
-        Benchmark names.
-
-    Returns
-    -------
-    dict[str, list[str]]
-        Family (its prefix, ending ``-*`` or ``_*``) to its members.
-    """
+    """Benchmarks that are subtasks of one family (``hendrycksTest-anatomy``, ``crows_pairs_english_age``), grouped
+    under their shortest name prefix (cut at ``-`` or ``_``) that :data:`MIN_FAMILY` or more benchmarks share,
+    lengthened while it keeps the same members (``crows_pairs``, not ``crows``); a family's members are sorted, and
+    a benchmark in no family is left out."""
 
     def sharing(prefix: str) -> set[str]:
         return {n for n in names if n == prefix or (n.startswith(prefix) and n[len(prefix)] in "-_")}
@@ -242,19 +231,7 @@ def print_fit(result: "FitResult", json: bool) -> None:
 def refuse_unused_settings(
     law, *, k: int | None = None, proxy: str | None = None, max_k: int | None = None, gold_metric: str = "loglikelihood"
 ) -> None:
-    """Refuse the fit options that ``law`` has no use for (they would be dropped without a word).
-
-    Parameters
-    ----------
-    law : Law
-        The law to be fitted (``get_law(name)``).
-    k, proxy, max_k, gold_metric
-        The ``--k``, ``--proxy``, ``--max-k`` and ``--gold-metric`` given (their defaults: not given).
-
-    Returns
-    -------
-    None
-    """
+    """Refuse the fit options that ``law`` has no use for (they would be dropped without a word)."""
     if k is not None and not law.per_k:
         raise BenchcastError(
             f"--k picks the one k a per-k law is fitted at; law {law.name!r} fits every k at once "
@@ -272,19 +249,7 @@ def refuse_unused_settings(
 
 
 def refuse_unused_proxy(laws: list[str], proxy: str | None) -> None:
-    """Refuse ``--proxy`` when none of the laws compared uses one (with several, one that does is enough).
-
-    Parameters
-    ----------
-    laws : list of str
-        The laws' names.
-    proxy : str or None
-        The ``--proxy`` given.
-
-    Returns
-    -------
-    None
-    """
+    """Refuse ``--proxy`` when none of the laws compared uses one (with several, one that does is enough)."""
     from benchcast.laws import get_law
 
     if proxy is None or any("proxy" in get_law(name).fit_covariates for name in laws):

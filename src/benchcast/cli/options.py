@@ -73,32 +73,7 @@ def read(
     columns: list[str] | None = None,
 ) -> "pd.DataFrame":
     """The data a command works on, with the chance levels given by ``--q-rand`` and the filter margins given by
-    ``--margin`` attached.
-
-    Parameters
-    ----------
-    data : Path
-        The data file or lm-eval folder.
-    format : str
-        One of ``FORMATS``.
-    metadata : Path or None
-        Run metadata; only lm-eval results read it, so it is refused for any other format.
-    q_rand : list of str, optional
-        ``--q-rand`` values (see :func:`parse_q_rand`).
-    samples : Path, optional
-        ``--samples``: lm-eval samples files or their folder.
-    margin : list of str, optional
-        ``--margin`` values (as ``--q-rand``'s).
-    checkpoints : {'final', 'all'}
-        Where runs have several checkpoints: each run's final one (said on stderr), or all (``inspect``).
-    columns : list of str, optional
-        ``--column FILE_COLUMN=NAME`` values: a tidy file's or an export's columns read under benchcast's names.
-
-    Returns
-    -------
-    pandas.DataFrame
-        The validated table.
-    """
+    ``--margin`` attached."""
     from benchcast.data.chance import with_chance_levels, with_margins
     from benchcast.data.readers import detect_format, load
     from benchcast.errors import BenchcastError
@@ -198,15 +173,7 @@ Interval = Annotated[
 
 
 def refuse_interval_without_boot(boot: int, interval: str) -> None:
-    """Refuse ``--interval`` given with ``--n-boot 0``: it would choose the kind of an interval none asked for.
-
-    Parameters
-    ----------
-    boot : int
-        ``--n-boot``.
-    interval : str
-        ``--interval``.
-    """
+    """Refuse ``--interval`` given with ``--n-boot 0``: it would choose the kind of an interval none asked for."""
     from benchcast.cli.common import refuse_options
 
     refuse_options(
@@ -216,10 +183,10 @@ def refuse_interval_without_boot(boot: int, interval: str) -> None:
 
 
 def parse_q_rand(values: list[str] | None, option: str = "--q-rand") -> dict[str, float]:
-    """Chance levels given as ``--q-rand BENCHMARK=VALUE`` (repeatable; ``BENCHMARK:METRIC=VALUE`` for
-    one metric only) as a mapping ``{'arc_easy': 0.25, 'piqa:acc_norm': 0.5}``; bad input raises
-    :class:`~benchcast.errors.DataError` naming it. Look a level up with :func:`q_rand_for`. ``--margin``
-    values (``option``) take the same form and range."""
+    """Chance levels given as ``--q-rand BENCHMARK=VALUE`` (repeatable; ``BENCHMARK:METRIC=VALUE`` for one metric only)
+    as a mapping ``{'arc_easy': 0.25, 'piqa:acc_norm': 0.5}``; bad input raises :class:`~benchcast.errors.DataError`
+    naming it. Look a level up with :func:`q_rand_for`. ``--margin`` values (``option``) take the same form and
+    range."""
     import math
 
     from benchcast.errors import DataError
@@ -245,8 +212,8 @@ def parse_q_rand(values: list[str] | None, option: str = "--q-rand") -> dict[str
 
 
 def q_rand_for(levels: dict[str, float], benchmark: str, metric: str | None = None) -> float | None:
-    """The level :func:`parse_q_rand` gave for (benchmark, metric): ``benchmark:metric`` first, then
-    ``benchmark``, then a bare VALUE given for every benchmark."""
+    """The level :func:`parse_q_rand` gave for (benchmark, metric): ``benchmark:metric`` first, then ``benchmark``,
+    then a bare VALUE given for every benchmark."""
     return levels.get(f"{benchmark}:{metric}", levels.get(benchmark, levels.get(ALL_BENCHMARKS)))
 
 
@@ -290,22 +257,7 @@ Dpi = Annotated[
 
 
 def figure_options(figure_format: str, dpi: int | None, writes: bool) -> tuple[str, int | None]:
-    """``--figure-format`` and ``--dpi`` checked before any work; refused where nothing is drawn.
-
-    Parameters
-    ----------
-    figure_format : str
-        The ``--figure-format`` given.
-    dpi : int or None
-        The ``--dpi`` given.
-    writes : bool
-        Whether the command will write figures (``--out`` given).
-
-    Returns
-    -------
-    tuple of (str, int or None)
-        The format in lower case and the resolution (None: the default of what is drawn).
-    """
+    """``--figure-format`` and ``--dpi`` checked before any work; refused where nothing is drawn."""
     from benchcast.cli.common import refuse_options
     from benchcast.plots.options import check_dpi, check_figure_format
 
@@ -321,21 +273,8 @@ def figure_options(figure_format: str, dpi: int | None, writes: bool) -> tuple[s
 def check_runs(
     flops: list[float] | None, params: list[float] | None, tokens: list[float] | None, compute_option: str = "--flops"
 ) -> None:
-    """Refuse a compute option given with --params/--tokens, one of --params and --tokens without the other,
-    or unpaired counts of them.
-
-    Parameters
-    ----------
-    flops, params, tokens : list of float or None
-        The options as given.
-    compute_option : str
-        The command's compute option (``--flops``, ``--target-flops``), as the message names it.
-
-    Returns
-    -------
-    None
-        Raises a BenchcastError naming the combination.
-    """
+    """Refuse a compute option given with --params/--tokens, one of --params and --tokens without the other, or
+    unpaired counts of them."""
     from benchcast.errors import BenchcastError
     from benchcast.forecasting.targets import planned_runs
 
@@ -359,17 +298,7 @@ def check_runs(
 
 
 def option_values(values: list[float] | None):
-    """A repeatable option's values as the API takes them: None, one number, or an array.
-
-    Parameters
-    ----------
-    values : list of float or None
-        The option as given.
-
-    Returns
-    -------
-    None, float or ndarray
-    """
+    """A repeatable option's values as the API takes them: None, one number, or an array."""
     import numpy as np
 
     if not values:

@@ -61,18 +61,7 @@ ForecastBoot = Annotated[
 
 
 def is_fit_artifact(path: Path) -> bool:
-    """Whether ``path`` is a fit artifact (``benchcast fit --out``) rather than a data file.
-
-    Parameters
-    ----------
-    path : Path
-        The command's first argument.
-
-    Returns
-    -------
-    bool
-        True for a JSON file whose ``format`` is the fit artifact's.
-    """
+    """Whether ``path`` is a fit artifact (``benchcast fit --out``) rather than a data file."""
     import json as jsonlib
 
     from benchcast.fitting.artifact import ARTIFACT_FORMAT
@@ -200,21 +189,7 @@ def forecast_command(
 def forecast_artifact(
     fit_file, flops, params, tokens, k, gold, flops_per_6nd, interval, level, boot, seed, jobs, ray, json
 ) -> None:
-    """``forecast`` from a fit artifact: that law's forecast, printed.
-
-    Parameters
-    ----------
-    fit_file : Path
-        The artifact.
-    flops, params, tokens, k, gold, flops_per_6nd
-        The points (and r placing planned runs at C = r 6 N D; default: the fit's runs' convention).
-    interval, level, boot, seed, jobs, ray, json
-        The command's options.
-
-    Returns
-    -------
-    None
-    """
+    """``forecast`` from a fit artifact: that law's forecast, printed."""
     import numpy as np
 
     from benchcast.fitting.result import FitResult

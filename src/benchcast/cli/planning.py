@@ -144,7 +144,15 @@ def plan_command(
                 k,
                 target=target,
                 **forecast_settings(
-                    boot, level, interval, seed, jobs, ray, tpr=tpr, min_flops=min_flops, max_flops=max_flops,
+                    boot,
+                    level,
+                    interval,
+                    seed,
+                    jobs,
+                    ray,
+                    tpr=tpr,
+                    min_flops=min_flops,
+                    max_flops=max_flops,
                     proxy=proxy,
                 ),
             )  # fmt: skip

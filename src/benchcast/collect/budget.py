@@ -19,43 +19,12 @@ from benchcast.errors import BenchcastError
 
 
 def default_first_round(budget: int, problems: int) -> int:
-    """The first round's samples per problem: a quarter of an even share, at least one.
-
-    Parameters
-    ----------
-    budget : int
-        Total samples for the problem set.
-    problems : int
-        Number of problems.
-
-    Returns
-    -------
-    int
-        Samples per problem in the first round.
-    """
+    """The first round's samples per problem: a quarter of an even share, at least one."""
     return max(1, budget // (4 * max(problems, 1)))
 
 
 def round_sizes(budget: int, problems: int, first_round: int, round_size: int | None = None) -> list[int]:
-    """Total samples of each round: the first round (``problems * first_round``), then adaptive rounds.
-
-    Parameters
-    ----------
-    budget : int
-        Total samples for the problem set; every one is spent.
-    problems : int
-        Number of problems.
-    first_round : int
-        Samples per problem in the first round.
-    round_size : int, optional
-        Samples per adaptive round (the last round takes what remains); by default the remainder
-        in four rounds.
-
-    Returns
-    -------
-    list of int
-        The first round's total, then each adaptive round's; they sum to ``budget``.
-    """
+    """Total samples of each round: the first round (``problems * first_round``), then adaptive rounds."""
     if problems < 1:
         raise BenchcastError("a sampling budget needs at least one problem.")
     if first_round < 1:
@@ -75,27 +44,7 @@ def round_sizes(budget: int, problems: int, first_round: int, round_size: int | 
 
 
 def allocate(n, c, extra: int, *, target: int = 1) -> np.ndarray:
-    """Samples each problem gets in one adaptive round.
-
-    The round's ``extra`` samples go in equal shares to the problems with fewer than ``target``
-    successes; when there are none, to the problems with the fewest successes. What does not divide
-    evenly goes one each to the eligible problems with the fewest samples so far (then the first
-    in order), so the result depends on ``n`` and ``c`` alone.
-
-    Parameters
-    ----------
-    n, c : array_like of int
-        Per problem: samples drawn so far and samples correct.
-    extra : int
-        Samples to give out in this round (>= 0).
-    target : int
-        Successes a problem needs before the adaptive rounds leave it alone (>= 1).
-
-    Returns
-    -------
-    ndarray of int
-        Extra samples per problem; they sum to ``extra``.
-    """
+    """Samples each problem gets in one adaptive round."""
     n = np.asarray(n, dtype=np.int64)
     c = np.asarray(c, dtype=np.int64)
     if n.shape != c.shape or n.ndim != 1 or n.size == 0:
@@ -117,28 +66,7 @@ def allocate(n, c, extra: int, *, target: int = 1) -> np.ndarray:
 
 
 def simulate(p, budget: int, *, first_round: int, round_size: int | None = None, target: int = 1, rng=None):
-    """Counts (n, c) that adaptive sampling would give problems of known success rates ``p``.
-
-    Parameters
-    ----------
-    p : array_like of float
-        Per-problem success probabilities, in [0, 1].
-    budget : int
-        Total samples.
-    first_round : int
-        Samples per problem in the first round.
-    round_size : int, optional
-        Samples per adaptive round (see :func:`round_sizes`).
-    target : int
-        See :func:`allocate`.
-    rng : numpy.random.Generator, optional
-        Source of the binomial draws.
-
-    Returns
-    -------
-    tuple of ndarray
-        ``n`` and ``c`` per problem.
-    """
+    """Counts (n, c) that adaptive sampling would give problems of known success rates ``p``."""
     p = np.asarray(p, dtype=float)
     rng = rng if rng is not None else np.random.default_rng(0)
     sizes = round_sizes(budget, p.size, first_round, round_size)

@@ -60,33 +60,7 @@ def run(
     shards: int = 1,
     **options,
 ) -> pd.DataFrame:
-    """Score (``kind='score'``) or sample (``kind='sample'``) every checkpoint on every problem.
-
-    Parameters
-    ----------
-    kind : {'score', 'sample'}
-        Gold-reference scoring (:func:`~benchcast.collect.scoring.score_gold`) or pass@k sampling
-        (:func:`~benchcast.collect.sampling.sample`).
-    checkpoints : list of dict
-        One per checkpoint: ``model`` (Hugging Face id or path), optional ``run`` and sizes
-        (``params``, ``tokens``, ``flops``) copied onto its rows.
-    problems : pandas.DataFrame
-        The problem set (``id``, ``prompt``, ``solution``, ``answer``).
-    out : str or Path, optional
-        Output file; rows already in it are kept and not redone, and the merged table is written there.
-    ray_address : str, optional
-        Ray cluster address ('local' starts one here); without it jobs run in this process.
-    shards : int
-        Problem shards per checkpoint (one job each); a sampling ``budget`` is split over them in
-        proportion to their problems, and each shard spends its part on its own problems.
-    **options
-        Passed on to ``score_gold`` or ``sample`` (backend, dtype, n, seed...).
-
-    Returns
-    -------
-    pandas.DataFrame
-        Previous and new rows, one per key (model, problem and, when sampling, sample).
-    """
+    """Score (``kind='score'``) or sample (``kind='sample'``) every checkpoint on every problem."""
     key = SCORE_KEY if kind == "score" else SAMPLE_KEY
     previous = store.read_existing(Path(out) if out else None, key)
     done = store.done_keys(previous, key)

@@ -38,30 +38,7 @@ def batch_size_for(
     free_bytes: float,
     cap: int = GPU_MAX_BATCH,
 ) -> int:
-    """Samples per batch that fit in a fraction of the free memory.
-
-    Per sample: the KV cache over prompt and completion (2 x layers x kv heads x head dim x length x
-    dtype bytes), the prefill's hidden states (a few times prompt length x hidden), and the
-    sampling step's buffers over the vocabulary (logits and three float64 arrays).
-
-    Parameters
-    ----------
-    layers, kv_heads, head_dim, hidden, vocab : int
-        The model's shape.
-    prompt_length, max_new_tokens : int
-        The longest prompt in the batch and the completion limit.
-    dtype_bytes : int
-        Bytes per model value (2 for bf16, 4 for fp32).
-    free_bytes : float
-        Memory available on the device.
-    cap : int
-        Largest batch returned.
-
-    Returns
-    -------
-    int
-        Batch size, at least 1.
-    """
+    """Samples per batch that fit in a fraction of the free memory."""
     length = prompt_length + max_new_tokens
     kv = 2 * layers * kv_heads * head_dim * length * dtype_bytes
     prefill = 6 * prompt_length * hidden * dtype_bytes
@@ -82,22 +59,7 @@ def _free_bytes(torch, device: str) -> tuple[float, int]:
 
 
 def auto_batch_size(model, device: str, prompt_length: int, max_new_tokens: int) -> int:
-    """:func:`batch_size_for` with the model's config and the device's free memory.
-
-    Parameters
-    ----------
-    model : transformers.PreTrainedModel
-        The causal LM.
-    device : str
-        Its torch device.
-    prompt_length, max_new_tokens : int
-        The longest prompt in the batch and the completion limit.
-
-    Returns
-    -------
-    int
-        Batch size, at least 1.
-    """
+    """:func:`batch_size_for` with the model's config and the device's free memory."""
     torch = require("torch", "score")
     config = model.config
     config = getattr(config, "text_config", None) or config
@@ -119,8 +81,8 @@ def auto_batch_size(model, device: str, prompt_length: int, max_new_tokens: int)
 
 
 def _keywords(model) -> tuple[str | None, str]:
-    """The forward's names for 'logits of the last position only' and for the KV cache (they moved
-    between transformers releases)."""
+    """The forward's names for 'logits of the last position only' and for the KV cache (they moved between transformers
+    releases)."""
     names = inspect.signature(model.forward).parameters
     logits = next((k for k in ("logits_to_keep", "num_logits_to_keep") if k in names), None)
     return logits, "cache" if "cache" in names else "past_key_values"
@@ -132,32 +94,7 @@ def _cache(result):
 
 
 def generate(model, prompts, keys, *, temperature, max_new_tokens, eos_ids, pad_id, device) -> list[list[int]]:
-    """New tokens of each row, decoded together (left padding, KV cache, one stream per row).
-
-    Parameters
-    ----------
-    model : transformers.PreTrainedModel
-        A causal LM in eval mode.
-    prompts : list of list of int
-        Each row's prompt token ids (non-empty).
-    keys : list of int
-        Each row's stream key (:func:`benchcast.collect.streams.sample_key`).
-    temperature : float
-        Softmax temperature (0: greedy).
-    max_new_tokens : int
-        Longest completion.
-    eos_ids : list of int
-        Tokens that end a completion (kept in the output; nothing is drawn after them).
-    pad_id : int
-        Padding token id.
-    device : str
-        The model's torch device.
-
-    Returns
-    -------
-    list of list of int
-        Each row's new tokens, up to and including its first end token.
-    """
+    """New tokens of each row, decoded together (left padding, KV cache, one stream per row)."""
     torch = require("torch", "score")
     rows, width = len(prompts), max(len(p) for p in prompts)
     ids = torch.full((rows, width), pad_id, dtype=torch.long)
@@ -221,20 +158,7 @@ def _is_oom(exc: BaseException) -> bool:
 
 
 def plan_batches(lengths: list[int], batch_size_of) -> list[list[int]]:
-    """Request indices cut into batches of similar prompt length (longest first).
-
-    Parameters
-    ----------
-    lengths : list of int
-        Each request's prompt length.
-    batch_size_of : callable
-        The batch size for a batch whose longest prompt has the given length.
-
-    Returns
-    -------
-    list of list of int
-        Batches of request indices, in order of decreasing prompt length (stable within a length).
-    """
+    """Request indices cut into batches of similar prompt length (longest first)."""
     order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
     batches, start = [], 0
     while start < len(order):
@@ -247,30 +171,7 @@ def plan_batches(lengths: list[int], batch_size_of) -> list[list[int]]:
 def run_requests(
     model, prompts, keys, *, batch_size=None, progress=None, description="sampling", **options
 ) -> dict[int, list[int] | str]:
-    """Every request's new tokens, in batches (halved on out-of-memory); a failure is its message.
-
-    Parameters
-    ----------
-    model : transformers.PreTrainedModel
-        A causal LM in eval mode.
-    prompts : list of list of int
-        Each request's prompt ids.
-    keys : list of int
-        Each request's stream key.
-    batch_size : int, optional
-        Samples per batch; by default from :func:`auto_batch_size`.
-    progress : bool, optional
-        Show a progress bar over the samples (None: when interactive).
-    description : str
-        The bar's label.
-    **options
-        ``temperature``, ``max_new_tokens``, ``eos_ids``, ``pad_id``, ``device`` (see :func:`generate`).
-
-    Returns
-    -------
-    dict
-        Request index -> its new tokens, or the error text of a batch that failed.
-    """
+    """Every request's new tokens, in batches (halved on out-of-memory); a failure is its message."""
     torch = require("torch", "score")
     lengths = [len(p) for p in prompts]
 

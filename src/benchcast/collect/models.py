@@ -35,15 +35,8 @@ LIBRARY_SWITCHES = (
 
 
 def quiet_libraries(verbose: bool = False) -> None:
-    """Silence the progress bars and info logs of transformers, huggingface_hub, datasets and tqdm
-    (benchcast shows its own progress), or give them back with ``verbose``. Libraries that are not
-    installed are left alone.
-
-    Parameters
-    ----------
-    verbose : bool
-        True: the libraries' own bars and logs, as they are by default.
-    """
+    """Silence the progress bars and info logs of transformers, huggingface_hub, datasets and tqdm (benchcast shows its
+    own progress), or give them back with ``verbose``. Libraries that are not installed are left alone."""
     if verbose:
         for name in QUIET_ENVIRONMENT:
             os.environ.pop(name, None)
@@ -58,20 +51,7 @@ def quiet_libraries(verbose: bool = False) -> None:
 
 
 def require(module: str, extra: str):
-    """Import an optional dependency, or say which extra installs it.
-
-    Parameters
-    ----------
-    module : str
-        Module to import (``torch``, ``transformers``, ``vllm``).
-    extra : str
-        The benchcast extra that provides it, named in the error.
-
-    Returns
-    -------
-    module
-        The imported module.
-    """
+    """Import an optional dependency, or say which extra installs it."""
     try:
         return __import__(module)
     except ImportError:
@@ -93,18 +73,7 @@ DTYPES = {
 
 
 def canonical_dtype(dtype: str) -> str:
-    """benchcast's canonical name for a dtype alias ("bf16" -> "bfloat16"; "auto" stays "auto").
-
-    Parameters
-    ----------
-    dtype : str
-        A key of ``DTYPES``.
-
-    Returns
-    -------
-    str
-        "auto", "float32", "bfloat16" or "float16".
-    """
+    """benchcast's canonical name for a dtype alias ("bf16" -> "bfloat16"; "auto" stays "auto")."""
     try:
         return DTYPES[dtype]
     except KeyError:
@@ -112,22 +81,7 @@ def canonical_dtype(dtype: str) -> str:
 
 
 def torch_dtype(torch, dtype: str, device: str):
-    """The torch dtype for a benchcast dtype name on a device ("auto": bf16 on CUDA, fp32 elsewhere).
-
-    Parameters
-    ----------
-    torch : module
-        The imported ``torch`` module.
-    dtype : str
-        A key of ``DTYPES``.
-    device : str
-        Torch device string ("cuda", "cuda:0", "cpu").
-
-    Returns
-    -------
-    torch.dtype
-        The dtype to load the model in.
-    """
+    """The torch dtype for a benchcast dtype name on a device ("auto": bf16 on CUDA, fp32 elsewhere)."""
     name = canonical_dtype(dtype)
     if name == "auto":
         return torch.bfloat16 if device.startswith("cuda") else torch.float32
@@ -135,42 +89,13 @@ def torch_dtype(torch, dtype: str, device: str):
 
 
 def vllm_dtype(dtype: str) -> str:
-    """The name vLLM's ``LLM(dtype=...)`` accepts ("float32", "bfloat16", "float16").
-
-    benchcast's "auto" means bf16 on GPU, where vLLM runs, so it is passed as "bfloat16" (vLLM's
-    own "auto" would follow the checkpoint's dtype, e.g. fp16 for an fp32 checkpoint).
-
-    Parameters
-    ----------
-    dtype : str
-        A key of ``DTYPES``.
-
-    Returns
-    -------
-    str
-        The dtype name for vLLM.
-    """
+    """The name vLLM's ``LLM(dtype=...)`` accepts ("float32", "bfloat16", "float16")."""
     name = canonical_dtype(dtype)
     return "bfloat16" if name == "auto" else name
 
 
 def load_transformers(model_id: str, dtype: str = "auto", device: str | None = None):
-    """(model, tokenizer, device) for a Hugging Face id or local path, in eval mode.
-
-    Parameters
-    ----------
-    model_id : str
-        Hugging Face model id or local checkpoint path.
-    dtype : str
-        A key of ``DTYPES``.
-    device : str, optional
-        Torch device; CUDA when available, else CPU.
-
-    Returns
-    -------
-    tuple
-        The causal LM (on ``device``, eval mode), its tokenizer (pad token set) and the device string.
-    """
+    """(model, tokenizer, device) for a Hugging Face id or local path, in eval mode."""
     torch = require("torch", "score")
     transformers = require("transformers", "score")
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
@@ -186,20 +111,7 @@ def load_transformers(model_id: str, dtype: str = "auto", device: str | None = N
 
 
 def load_vllm(model_id: str, dtype: str = "auto"):
-    """A vLLM engine for a Hugging Face id or local path.
-
-    Parameters
-    ----------
-    model_id : str
-        Hugging Face model id or local checkpoint path.
-    dtype : str
-        A key of ``DTYPES``.
-
-    Returns
-    -------
-    vllm.LLM
-        The loaded engine.
-    """
+    """A vLLM engine for a Hugging Face id or local path."""
     vllm = require("vllm", "vllm")
     try:
         return vllm.LLM(model=model_id, dtype=vllm_dtype(dtype))

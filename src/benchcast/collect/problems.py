@@ -28,30 +28,7 @@ ALIASES = {
 def load_problems(
     source: str | Path, *, split: str = "test", template: str | None = None, fewshot: str = "", limit: int | None = None
 ) -> pd.DataFrame:
-    """Problems with ``id``, ``prompt``, ``solution`` (gold reference) and ``answer``.
-
-    ``source`` is a file, or a Hugging Face dataset name (``name`` or ``name:config``) read with
-    ``datasets`` when installed. Without a ``prompt`` column the prompt is ``fewshot`` +
-    ``template`` (a built-in name or a format string with ``{question}``) applied to ``question``.
-
-    Parameters
-    ----------
-    source : str or Path
-        A table file, or a Hugging Face dataset name.
-    split : str
-        Dataset split to read (Hugging Face datasets only).
-    template : str, optional
-        A name in ``TEMPLATES`` or a format string with ``{question}``; "plain" by default.
-    fewshot : str
-        Text put before every templated prompt.
-    limit : int, optional
-        Keep only the first ``limit`` problems.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per problem, ``id`` as unique text, index reset.
-    """
+    """Problems with ``id``, ``prompt``, ``solution`` (gold reference) and ``answer``."""
     path = Path(source)
     if path.exists():
         frame = read_frame(path, "a problem set")

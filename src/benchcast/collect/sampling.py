@@ -30,23 +30,8 @@ COLUMNS = ["run", "benchmark", "round", "completion", "extracted", "correct", "e
 
 
 def sample_seed(seed: int, problem_id: str, index: int) -> int:
-    """The vLLM request seed of one sample, from (seed, problem id, sample index) only (the transformers
-    sampler keys its stream with :func:`benchcast.collect.streams.sample_key`).
-
-    Parameters
-    ----------
-    seed : int
-        The run's base seed.
-    problem_id : str
-        The problem's id.
-    index : int
-        The sample's index within the problem.
-
-    Returns
-    -------
-    int
-        A 32-bit seed.
-    """
+    """The vLLM request seed of one sample, from (seed, problem id, sample index) only (the transformers sampler keys
+    its stream with :func:`benchcast.collect.streams.sample_key`)."""
     digest = hashlib.sha256(f"{seed}/{problem_id}/{index}".encode()).digest()
     return int.from_bytes(digest[:4], "little")
 
@@ -173,67 +158,7 @@ def sample(
     verbose: bool = False,
     use_math_verify: bool = True,
 ) -> pd.DataFrame:
-    """Draw samples per problem, extract and grade the final answers; resumable via ``out``.
-
-    Without ``budget`` every problem gets ``n`` samples. With ``budget`` (total samples for the
-    problem set) a first round gives every problem ``first_round`` samples and later rounds of
-    ``round_size`` go to the problems with fewer than ``target_successes`` correct so far
-    (:mod:`benchcast.collect.budget`); each row records its ``round``. The schedule is a function
-    of the graded samples, and each sample of (seed, problem, index), so a resumed run draws what an
-    uninterrupted one would have.
-
-    Parameters
-    ----------
-    model_id : str
-        Hugging Face model id or local checkpoint path.
-    problems : pandas.DataFrame
-        The problem set (``id``, ``prompt``, ``answer``).
-    n : int
-        Samples per problem (without ``budget``).
-    budget : int, optional
-        Total samples for the problem set, spent in rounds.
-    first_round : int, optional
-        Samples per problem in the first round (default: a quarter of an even share).
-    round_size : int, optional
-        Samples per adaptive round (default: what remains, in four rounds).
-    target_successes : int
-        Adaptive rounds go to problems with fewer correct samples than this.
-    temperature : float
-        Softmax temperature (0: greedy).
-    max_new_tokens : int
-        Longest completion.
-    backend : {'transformers', 'vllm'}
-        Generation backend.
-    dtype : str
-        Model dtype (see :data:`benchcast.collect.models.DTYPES`).
-    device : str, optional
-        Torch device for transformers; CUDA when available.
-    seed : int
-        Base seed of every sample's own stream.
-    batch_size : int, optional
-        Samples decoded together (transformers); by default set by a memory estimate.
-    benchmark : str
-        Benchmark name written on each row.
-    run : str, optional
-        Run name written on each row; the model id by default.
-    out : str or Path, optional
-        Output file; samples already in it are kept and not drawn again (written after each round).
-    previous : pandas.DataFrame, optional
-        Samples already drawn (instead of reading ``out``), e.g. passed to a Ray worker.
-    progress : bool, optional
-        Show a progress bar (None: when interactive).
-    verbose : bool
-        Let transformers, vLLM, datasets and huggingface_hub show their own progress bars and logs
-        (default: quiet, :func:`~benchcast.collect.models.quiet_libraries`).
-    use_math_verify : bool
-        Grade with math-verify when installed.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per sample: ``model``, ``problem_id``, ``sample_id``, ``run``, ``benchmark``,
-        ``round``, ``completion``, ``extracted``, ``correct``, ``error``.
-    """
+    """Draw samples per problem, extract and grade the final answers; resumable via ``out``."""
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
     if budget is None and n < 1:
@@ -293,18 +218,7 @@ def _merge(frames: list[pd.DataFrame]) -> pd.DataFrame:
 
 
 def to_counts(samples: pd.DataFrame) -> pd.DataFrame:
-    """Per-problem (run, benchmark, problem_id, n, c) from graded samples (failed samples excluded).
-
-    Parameters
-    ----------
-    samples : pandas.DataFrame
-        Output of :func:`sample`.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per problem: samples drawn ``n`` and correct ``c``.
-    """
+    """Per-problem (run, benchmark, problem_id, n, c) from graded samples (failed samples excluded)."""
     ok = samples[samples["error"].isna()] if "error" in samples else samples
     grouped = ok.groupby(["run", "benchmark", "problem_id"], sort=False)["correct"]
     return grouped.agg(n="size", c=lambda s: int(s.astype(bool).sum())).reset_index()

@@ -22,22 +22,7 @@ KEY = ["model", "problem_id"]
 
 
 def encode(tokenizer, prompt: str, solution: str) -> tuple[list[int], list[int]]:
-    """Token ids of the prompt (with special tokens) and of the solution (without), tokenised apart.
-
-    Parameters
-    ----------
-    tokenizer : transformers.PreTrainedTokenizer
-        The model's tokenizer.
-    prompt : str
-        The conditioning text.
-    solution : str
-        The gold solution to score.
-
-    Returns
-    -------
-    tuple of (list of int, list of int)
-        Context ids (at least one: BOS or EOS for an empty prompt) and solution ids.
-    """
+    """Token ids of the prompt (with special tokens) and of the solution (without), tokenised apart."""
     context = tokenizer(prompt, add_special_tokens=True)["input_ids"]
     continuation = tokenizer(solution, add_special_tokens=False)["input_ids"]
     if not context:  # the first solution token needs something to condition on
@@ -51,24 +36,7 @@ def _is_oom(exc: BaseException) -> bool:
 
 
 def score_batch(model, pairs: list[tuple[list[int], list[int]]], pad_id: int, device: str) -> list[float]:
-    """Summed log-probabilities of each continuation given its context (one forward pass).
-
-    Parameters
-    ----------
-    model : transformers.PreTrainedModel
-        A causal LM in eval mode.
-    pairs : list of tuple of (list of int, list of int)
-        (context ids, continuation ids) per problem, from :func:`encode`.
-    pad_id : int
-        Padding token id.
-    device : str
-        Torch device of the model.
-
-    Returns
-    -------
-    list of float
-        log p(continuation | context) per pair, in order.
-    """
+    """Summed log-probabilities of each continuation given its context (one forward pass)."""
     torch = require("torch", "score")
     lengths = [len(c) + len(s) for c, s in pairs]
     width = max(lengths)
@@ -123,12 +91,7 @@ def _score_transformers(model_id, problems, batch_size, dtype, device, progress)
 
 
 def _score_vllm(model_id, problems, dtype, verbose):
-    """Gold log-probabilities from vLLM's prompt log-probabilities.
-
-    ``RequestOutput.prompt_logprobs`` holds, per prompt position, None for the first token and
-    then a dict token id -> ``Logprob`` that always contains the actual prompt token (plus the
-    top ``prompt_logprobs`` alternatives; 0 asks for none).
-    """
+    """Gold log-probabilities from vLLM's prompt log-probabilities."""
     vllm = require("vllm", "vllm")
     llm = load_vllm(model_id, dtype)
     tokenizer = llm.get_tokenizer()
@@ -169,45 +132,7 @@ def score_gold(
     progress: bool | None = None,
     verbose: bool = False,
 ) -> pd.DataFrame:
-    """One row per problem: gold log-probability, solution tokens, NLL (SPEC §1.3 rows).
-
-    With ``out`` an existing file is resumed: problems already scored for this model are skipped,
-    and the merged table is written atomically.
-
-    Parameters
-    ----------
-    model_id : str
-        Hugging Face model id or local checkpoint path.
-    problems : pandas.DataFrame
-        The problem set (``id``, ``prompt``, ``solution``).
-    backend : {'transformers', 'vllm'}
-        Scoring backend.
-    batch_size : int
-        Problems per forward pass (transformers; halved on out-of-memory).
-    dtype : str
-        Model dtype (see :data:`benchcast.collect.models.DTYPES`).
-    device : str, optional
-        Torch device for transformers; CUDA when available.
-    benchmark : str
-        Benchmark name written on each row.
-    run : str, optional
-        Run name written on each row; the model id by default.
-    params, tokens : float, optional
-        The model's parameters and training tokens, written on each row.
-    out : str or Path, optional
-        Output file to resume and write.
-    progress : bool, optional
-        Show a progress bar (None: when interactive).
-    verbose : bool
-        Let transformers, vLLM, datasets and huggingface_hub show their own progress bars and logs
-        (default: quiet, :func:`~benchcast.collect.models.quiet_libraries`).
-
-    Returns
-    -------
-    pandas.DataFrame
-        Previous and new rows: ``gold_logprob``, ``n_solution_tokens``, ``gold_nll``,
-        ``gold_nll_per_token`` and ``error`` per (model, problem).
-    """
+    """One row per problem: gold log-probability, solution tokens, NLL (SPEC §1.3 rows)."""
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
     quiet_libraries(verbose)  # here, so that Ray workers are quieted too
@@ -254,18 +179,7 @@ AGGREGATION_PER_TOKEN = "mean over problems of log p(gold solution | prompt) / s
 
 
 def gold_metric(per_token: bool = False) -> str:
-    """Metric name of the gold covariate rows (``fit --gold-metric``).
-
-    Parameters
-    ----------
-    per_token : bool
-        Whether log-probabilities are divided by solution tokens.
-
-    Returns
-    -------
-    str
-        ``loglikelihood`` or ``loglikelihood_per_token``.
-    """
+    """Metric name of the gold covariate rows (``fit --gold-metric``)."""
     return GOLD_METRIC_PER_TOKEN if per_token else GOLD_METRIC
 
 
@@ -276,34 +190,7 @@ def gold_table(
     problems: pd.DataFrame | None = None,
     source: str = "gold scores",
 ) -> pd.DataFrame:
-    """The benchmark-level gold covariate per (run, benchmark), as tidy rows for the gold law.
-
-    ``value`` is the mean over problems of log p(gold | prompt) (SPEC §1.3; with ``per_token``,
-    each problem's log-probability is first divided by its solution tokens). It is a
-    log-likelihood (<= 0), metric ``loglikelihood`` (``loglikelihood_per_token``): the default
-    ``gold_metric`` of the fit, which uses G = -value = mean -log GoldProb.
-
-    ``problems`` (columns run, benchmark, problem_id) restricts each group to those problems, e.g.
-    the ones pass@k was computed on, so that G and pass@k describe the same problems; a problem
-    in it without a successful gold score is an error, not silently left out of the mean.
-
-    Parameters
-    ----------
-    scores : pandas.DataFrame
-        Output of :func:`score_gold` (``run``, ``benchmark``, ``problem_id``, ``gold_logprob``,
-        ``n_solution_tokens``, optional ``error`` and sizes).
-    per_token : bool
-        Divide each problem's log-probability by its solution tokens.
-    problems : pandas.DataFrame, optional
-        The (run, benchmark, problem_id) to average over.
-    source : str
-        Where the scores came from, named in errors.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Per (run, benchmark): ``value``, ``problems``, ``failed``, sizes, ``metric``, ``aggregation``.
-    """
+    """The benchmark-level gold covariate per (run, benchmark), as tidy rows for the gold law."""
     missing = [c for c in ("run", "benchmark", "problem_id", "gold_logprob", "n_solution_tokens") if c not in scores]
     if missing:
         raise DataError(f"{source}: lacks column(s) {missing}; expected the output of `benchcast score-gold`.")

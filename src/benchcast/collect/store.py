@@ -12,20 +12,7 @@ from benchcast.utils.io import atomic_write
 
 
 def read_existing(path: Path | None, key: list[str]) -> pd.DataFrame:
-    """Rows of a previous run at ``path`` that succeeded (no error), or an empty frame.
-
-    Parameters
-    ----------
-    path : Path, optional
-        A CSV or parquet output of an earlier run; None or a missing file means nothing to resume.
-    key : list of str
-        Columns that identify a row (read as text).
-
-    Returns
-    -------
-    pandas.DataFrame
-        The rows without an ``error``; an empty frame with the ``key`` columns when there are none.
-    """
+    """Rows of a previous run at ``path`` that succeeded (no error), or an empty frame."""
     if path is None or not Path(path).exists():
         return pd.DataFrame(columns=key)
     try:
@@ -44,38 +31,12 @@ def read_existing(path: Path | None, key: list[str]) -> pd.DataFrame:
 
 
 def done_keys(frame: pd.DataFrame, key: list[str]) -> set[tuple]:
-    """The keys (as tuples of text) of the rows in ``frame``.
-
-    Parameters
-    ----------
-    frame : pandas.DataFrame
-        Rows of a previous run, from :func:`read_existing`.
-    key : list of str
-        Columns that identify a row.
-
-    Returns
-    -------
-    set of tuple
-        One tuple of strings per row.
-    """
+    """The keys (as tuples of text) of the rows in ``frame``."""
     return set(map(tuple, frame[key].astype(str).to_numpy().tolist())) if len(frame) else set()
 
 
 def write(frame: pd.DataFrame, path: Path) -> Path:
-    """Write an output table atomically: parquet for ``.parquet``/``.pq``, else fully quoted CSV.
-
-    Parameters
-    ----------
-    frame : pandas.DataFrame
-        The table to write.
-    path : Path
-        Destination file.
-
-    Returns
-    -------
-    Path
-        The path written.
-    """
+    """Write an output table atomically: parquet for ``.parquet``/``.pq``, else fully quoted CSV."""
     path = Path(path)
     if path.suffix in (".parquet", ".pq"):
         return atomic_write(path, lambda tmp: frame.to_parquet(tmp, index=False))
@@ -88,23 +49,7 @@ SIZES = ("params", "tokens", "flops")
 
 
 def run_sizes(frame: pd.DataFrame, source: str) -> pd.DataFrame:
-    """One row per run with the sizes (params, tokens, flops) that ``frame`` records for it.
-
-    Rows of one run must agree; a run recorded with two different sizes is an error naming
-    ``source`` (two checkpoints written under one run name).
-
-    Parameters
-    ----------
-    frame : pandas.DataFrame
-        Rows with a ``run`` column and any of ``params``, ``tokens``, ``flops``.
-    source : str
-        Where the rows came from, named in errors.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``run`` and the size columns that have values (only ``run`` when the frame records none).
-    """
+    """One row per run with the sizes (params, tokens, flops) that ``frame`` records for it."""
     present = [c for c in SIZES if c in frame.columns]
     if "run" not in frame.columns or not present:
         return pd.DataFrame(columns=["run"])

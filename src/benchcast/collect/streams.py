@@ -26,18 +26,7 @@ def _signed(value: int) -> int:
 
 
 def splitmix64(value: int) -> int:
-    """The splitmix64 finaliser of one unsigned 64-bit integer (the reference the tensor code matches).
-
-    Parameters
-    ----------
-    value : int
-        Any integer; taken modulo 2^64.
-
-    Returns
-    -------
-    int
-        The mixed value in [0, 2^64).
-    """
+    """The splitmix64 finaliser of one unsigned 64-bit integer (the reference the tensor code matches)."""
     z = value & MASK64
     z = ((z ^ (z >> 30)) * MIX1) & MASK64
     z = ((z ^ (z >> 27)) * MIX2) & MASK64
@@ -45,22 +34,7 @@ def splitmix64(value: int) -> int:
 
 
 def sample_key(seed: int, problem_id: str, index: int) -> int:
-    """The 64-bit key of one sample's stream, from (seed, problem id, sample index) only.
-
-    Parameters
-    ----------
-    seed : int
-        The run's base seed.
-    problem_id : str
-        The problem's id.
-    index : int
-        The sample's index within the problem.
-
-    Returns
-    -------
-    int
-        The key, as an int64 value (two's complement of the unsigned key).
-    """
+    """The 64-bit key of one sample's stream, from (seed, problem id, sample index) only."""
     digest = hashlib.sha256(f"benchcast-stream/{seed}/{problem_id}".encode()).digest()
     problem = int.from_bytes(digest[:8], "little")
     return _signed(splitmix64(problem + (index + 1) * GOLDEN))
@@ -72,66 +46,21 @@ def _shift_right(torch, x, bits: int):
 
 
 def mix(torch, x):
-    """splitmix64's finaliser applied elementwise to an int64 tensor (same bits as :func:`splitmix64`).
-
-    Parameters
-    ----------
-    torch : module
-        The imported ``torch`` module.
-    x : torch.Tensor
-        int64 values, read as unsigned 64-bit integers.
-
-    Returns
-    -------
-    torch.Tensor
-        The mixed values, int64 with the unsigned result's bits.
-    """
+    """splitmix64's finaliser applied elementwise to an int64 tensor (same bits as :func:`splitmix64`)."""
     x = torch.bitwise_xor(x, _shift_right(torch, x, 30)) * _signed(MIX1)
     x = torch.bitwise_xor(x, _shift_right(torch, x, 27)) * _signed(MIX2)
     return torch.bitwise_xor(x, _shift_right(torch, x, 31))
 
 
 def uniforms(torch, keys, steps):
-    """One uniform in [0, 1) per sample for its decoding step: a function of (key, step) alone.
-
-    Parameters
-    ----------
-    torch : module
-        The imported ``torch`` module.
-    keys : torch.Tensor
-        int64 sample keys (:func:`sample_key`), shape (batch,).
-    steps : torch.Tensor or int
-        Decoding step of each sample (0 for the first new token), broadcast against ``keys``.
-
-    Returns
-    -------
-    torch.Tensor
-        float64 uniforms with 53 random bits, shape (batch,).
-    """
+    """One uniform in [0, 1) per sample for its decoding step: a function of (key, step) alone."""
     counter = keys + (torch.as_tensor(steps, dtype=torch.int64, device=keys.device) + 1) * _signed(GOLDEN)
     bits = _shift_right(torch, mix(torch, counter), 11)  # the top 53 bits
     return bits.to(torch.float64) * (1.0 / (1 << 53))
 
 
 def draw(torch, logits, u, temperature: float):
-    """Tokens drawn from softmax(logits / temperature) by inverse CDF with the given uniforms.
-
-    Parameters
-    ----------
-    torch : module
-        The imported ``torch`` module.
-    logits : torch.Tensor
-        Next-token logits, shape (batch, vocabulary).
-    u : torch.Tensor
-        One uniform in [0, 1) per row (:func:`uniforms`).
-    temperature : float
-        Softmax temperature; 0 takes the most likely token (the uniforms are then unused).
-
-    Returns
-    -------
-    torch.Tensor
-        int64 token ids, shape (batch,).
-    """
+    """Tokens drawn from softmax(logits / temperature) by inverse CDF with the given uniforms."""
     if temperature <= 0:
         return logits.argmax(dim=-1)
     # probabilities in float32 (one fused softmax), accumulated in float64 (no drift over 10^5 tokens)

@@ -79,19 +79,8 @@ def _check(value: float, where: str) -> float:
 
 
 def builtin_choices(benchmark: str) -> int | None:
-    """The number of answer choices the built-in table states for a task (:data:`CHOICES`, the ``acc``
-    levels of :data:`DEFAULT_Q_RAND` as 1/choices, MMLU subtasks), or None.
-
-    Parameters
-    ----------
-    benchmark : str
-        The task.
-
-    Returns
-    -------
-    int or None
-        The number of choices.
-    """
+    """The number of answer choices the built-in table states for a task (:data:`CHOICES`, the ``acc`` levels of
+    :data:`DEFAULT_Q_RAND` as 1/choices, MMLU subtasks), or None."""
     benchmark = known_task(benchmark)
     if benchmark in CHOICES:
         return CHOICES[benchmark]
@@ -102,8 +91,8 @@ def builtin_choices(benchmark: str) -> int | None:
 
 
 def known_task(benchmark: str) -> str:
-    """The task a benchmark names with split, format or shot suffixes (``hellaswag_val`` -> ``hellaswag``), where
-    the stripped name is a task this module knows; the name itself otherwise."""
+    """The task a benchmark names with split, format or shot suffixes (``hellaswag_val`` -> ``hellaswag``), where the
+    stripped name is a task this module knows; the name itself otherwise."""
     name = benchmark
     while TASK_SUFFIX.search(name):
         name = TASK_SUFFIX.sub("", name)
@@ -137,22 +126,7 @@ def _check_builtin(benchmark: str, metric: str, value: float, source: str, typic
 
 
 def chance_from_table(table: pd.DataFrame, benchmark: str, metric: str) -> float | None:
-    """The chance level a table's ``q_rand`` column gives for (benchmark, metric), or None.
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        The data table (columns benchmark, metric, flops, value, ...).
-    benchmark : str
-        The benchmark.
-    metric : str
-        Its metric.
-
-    Returns
-    -------
-    float or None
-        The chance level, a score in [0, 1]; None when the table gives none.
-    """
+    """The chance level a table's ``q_rand`` column gives for (benchmark, metric), or None."""
     if "q_rand" not in table.columns:
         return None
     rows = table[(table["benchmark"] == benchmark) & (table["metric"] == metric)]["q_rand"].dropna().unique()
@@ -242,25 +216,10 @@ def estimate_chance(table: pd.DataFrame, benchmark: str, metric: str, n_smallest
 
 
 def suggested_chance(table: pd.DataFrame, benchmark: str, metric: str) -> tuple[float | None, str]:
-    """The chance level the data or the task state for a (benchmark, metric) whose level is otherwise unknown:
-    1/n from a ``choices`` column (n answer choices on every row) or from the built-in table of choices; never
-    a score of the runs (the cheapest runs of a ladder score above chance: DCLM's arc_easy runs at 1e18 FLOPs
-    average 0.47 on a 4-choice task, whose chance is 0.25).
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        The data table.
-    benchmark : str
-        The benchmark.
-    metric : str
-        Its metric.
-
-    Returns
-    -------
-    (level, where) : (float or None, str)
-        The level and where it was read; None and ``''`` where nothing states it.
-    """
+    """The chance level the data or the task state for a (benchmark, metric) whose level is otherwise unknown: 1/n from
+    a ``choices`` column (n answer choices on every row) or from the built-in table of choices; never a score of the
+    runs (the cheapest runs of a ladder score above chance: DCLM's arc_easy runs at 1e18 FLOPs average 0.47 on a
+    4-choice task, whose chance is 0.25)."""
     if metric.split("/")[0].lower() not in CHOICE_METRICS:
         return None, ""
     rows = table[(table["benchmark"] == benchmark) & (table["metric"] == metric)]
@@ -272,40 +231,14 @@ def suggested_chance(table: pd.DataFrame, benchmark: str, metric: str) -> tuple[
 
 
 def filter_margin(benchmark: str, override: float | None = None) -> float:
-    """The near-chance filter margin of a benchmark: points at or below chance + margin are dropped.
-
-    Parameters
-    ----------
-    benchmark : str
-        The benchmark.
-    override : float, optional
-        A margin given by the caller (wins).
-
-    Returns
-    -------
-    float
-        The margin, in score units.
-    """
+    """The near-chance filter margin of a benchmark: points at or below chance + margin are dropped."""
     return float(override) if override is not None else MARGINS.get(benchmark, DEFAULT_MARGIN)
 
 
 def with_chance_levels(table: pd.DataFrame, levels: dict[str, float]) -> pd.DataFrame:
-    """``table`` with its ``q_rand`` column set from ``levels`` (keys ``benchmark``,
-    ``benchmark:metric`` or ``*`` for every row; a more specific key wins). Unknown benchmarks
-    raise, so a typo cannot leave a chance level unset silently.
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        The data table.
-    levels : dict of str to float
-        Chance levels in [0, 1) by key.
-
-    Returns
-    -------
-    pandas.DataFrame
-        A copy with ``q_rand`` set (``table`` itself when ``levels`` is empty).
-    """
+    """``table`` with its ``q_rand`` column set from ``levels`` (keys ``benchmark``, ``benchmark:metric`` or ``*`` for
+    every row; a more specific key wins). Unknown benchmarks raise, so a typo cannot leave a chance level unset
+    silently."""
     if not levels:
         return table
     out = table.copy()
@@ -321,8 +254,8 @@ def with_chance_levels(table: pd.DataFrame, levels: dict[str, float]) -> pd.Data
 
 
 def with_margins(table: pd.DataFrame, margins: dict[str, float]) -> pd.DataFrame:
-    """``table`` with a ``margin`` column from ``--margin`` values (keys as :func:`with_chance_levels` takes them):
-    the near-chance filter margin every fit of those rows uses unless its spec names one."""
+    """``table`` with a ``margin`` column from ``--margin`` values (keys as :func:`with_chance_levels` takes them): the
+    near-chance filter margin every fit of those rows uses unless its spec names one."""
     if not margins:
         return table
     out = table.assign(margin=table["margin"] if "margin" in table.columns else np.nan)
@@ -348,19 +281,7 @@ def _rows_by_key(table: pd.DataFrame, values: dict[str, float], option: str):
 
 
 def chance_summary(table: pd.DataFrame) -> dict[str, dict[str, dict]]:
-    """Every score metric's chance level and its source, as ``inspect`` reports them.
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        The data table.
-
-    Returns
-    -------
-    dict
-        ``{benchmark: {metric: {"q_rand", "source", "known"}}}``; a level in conflict has ``known``
-        False and its error as ``source``.
-    """
+    """Every score metric's chance level and its source, as ``inspect`` reports them."""
     out: dict[str, dict[str, dict]] = {}
     for bench, metric in table[["benchmark", "metric"]].drop_duplicates().itertuples(index=False):
         if not is_score_metric(str(metric).split("/")[0]):
@@ -375,23 +296,8 @@ def chance_summary(table: pd.DataFrame) -> dict[str, dict[str, dict]]:
 
 
 def warn_unknown_chance(table: pd.DataFrame, pairs, where: str) -> list[str]:
-    """Warn once, naming them all, about the (benchmark, metric) pairs whose chance level is unknown (taken as 0),
-    for callers that fit many in workers whose own warnings are not shown (``bench``).
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        The data table.
-    pairs : iterable of (str, str)
-        The benchmarks and metrics to be fitted.
-    where : str
-        The data set's name, for the message.
-
-    Returns
-    -------
-    list of str
-        The pairs with an unknown level, as ``benchmark:metric``.
-    """
+    """Warn once, naming them all, about the (benchmark, metric) pairs whose chance level is unknown (taken as 0), for
+    callers that fit many in workers whose own warnings are not shown (``bench``)."""
     unknown = [f"{b}:{m}" for b, m in pairs if not chance_level(b, m, table=table).known]
     if unknown:
         warnings.warn(

@@ -42,18 +42,7 @@ TEMPLATE = re.compile(r"^\s*\{\{(?P<expression>.*)\}\}\s*$", re.DOTALL)
 
 
 def sample_records(path: Path):
-    """Each record of an lm-eval samples file, with its line number, checked to be a sample object.
-
-    Parameters
-    ----------
-    path : Path
-        A ``samples_<task>_<timestamp>.jsonl`` file.
-
-    Returns
-    -------
-    iterator of (int, dict)
-        The line number and the record, blank lines skipped.
-    """
+    """Each record of an lm-eval samples file, with its line number, checked to be a sample object."""
     try:
         with Path(path).open(encoding="utf-8") as handle:
             for number, line in enumerate(handle, 1):
@@ -71,20 +60,7 @@ def sample_records(path: Path):
 
 
 def task_and_stamp(path: Path) -> tuple[str | None, str | None]:
-    """The task and timestamp in lm-eval's samples file name, ``samples_<task>_<timestamp>.jsonl``.
-
-    Parameters
-    ----------
-    path : Path
-        The samples file.
-
-    Returns
-    -------
-    task : str or None
-        The task (None where the name does not follow lm-eval's).
-    stamp : str or None
-        The timestamp.
-    """
+    """The task and timestamp in lm-eval's samples file name, ``samples_<task>_<timestamp>.jsonl``."""
     stem = path.name.removesuffix(".jsonl").removesuffix(".json")
     found = SAMPLES_NAME.match(stem)
     return (found["task"], found["stamp"]) if found else (None, None)
@@ -110,25 +86,13 @@ class Choices:
         return min(Counter(self.counts).most_common(), key=lambda item: (-item[1], item[0]))[0]
 
     def describe(self) -> str:
-        """The counts in words, e.g. ``'4 choices'`` or ``'3-5 choices (mostly 4)'``.
-
-        Returns
-        -------
-        str
-            The description.
-        """
+        """The counts in words, e.g. ``'4 choices'`` or ``'3-5 choices (mostly 4)'``."""
         low, high = min(self.counts), max(self.counts)
         text = f"{low} choices" if low == high else f"{low}-{high} choices (mostly {self.typical})"
         return text + (", several gold answers on some documents" if max(self.golds) > 1 else "")
 
     def source(self) -> str:
-        """Where the chance level comes from, as :func:`benchcast.data.chance.chance_level` reports it.
-
-        Returns
-        -------
-        str
-            ``'measured: ...'``.
-        """
+        """Where the chance level comes from, as :func:`benchcast.data.chance.chance_level` reports it."""
         docs = f"mean gold/choices over {len(self.counts)} documents" if len(self.counts) > 1 else "1/choices"
         return f"{MEASURED}: {docs}, {self.describe()}, from {self.where}"
 
@@ -154,20 +118,7 @@ def _gold_count(target) -> int:
 
 
 def samples_choices(path: str | Path, task: str | None = None) -> Choices | None:
-    """The choices of every document in a ``--log_samples`` file; None where the task is not multiple-choice.
-
-    Parameters
-    ----------
-    path : str or Path
-        A ``samples_<task>_<timestamp>.jsonl`` file.
-    task : str, optional
-        The task (default: the one in the file name).
-
-    Returns
-    -------
-    Choices or None
-        Per-document counts; None for a generative or single-request (log-likelihood) task.
-    """
+    """The choices of every document in a ``--log_samples`` file; None where the task is not multiple-choice."""
     path = Path(path)
     task = task or task_and_stamp(path)[0]
     if task is None:
@@ -199,23 +150,7 @@ def samples_choices(path: str | Path, task: str | None = None) -> Choices | None
 
 
 def config_choices(task: str, config: dict, where: str) -> Choices | None:
-    """The choices a v0.4 task config states for every document; None where it does not state a number.
-
-    Parameters
-    ----------
-    task : str
-        The task.
-    config : dict
-        Its entry in a results file's ``configs``.
-    where : str
-        The results file, for messages.
-
-    Returns
-    -------
-    Choices or None
-        One count for every document; None for a task that is not multiple-choice, or whose choices
-        come from each document (a field name, a function, a prompt).
-    """
+    """The choices a v0.4 task config states for every document; None where it does not state a number."""
     if not isinstance(config, dict) or config.get("output_type") != "multiple_choice" or config.get("use_prompt"):
         return None
     choice = config.get("doc_to_choice")
@@ -236,21 +171,8 @@ def config_choices(task: str, config: dict, where: str) -> Choices | None:
 
 
 def find_samples(results_paths, samples_paths) -> dict[str, Path]:
-    """One samples file per task (its choices do not depend on the model): those given first, then
-    those beside the results files; the newest of a task's files by the timestamp in its name.
-
-    Parameters
-    ----------
-    results_paths : list of Path
-        The results files read (their folders are searched for ``samples_*.jsonl``).
-    samples_paths : str or Path or list of them, optional
-        Samples files or folders given by the caller (searched recursively).
-
-    Returns
-    -------
-    dict of str to Path
-        Task to its samples file.
-    """
+    """One samples file per task (its choices do not depend on the model): those given first, then those beside the
+    results files; the newest of a task's files by the timestamp in its name."""
     given: list[Path] = []
     for path in [samples_paths] if isinstance(samples_paths, (str, Path)) else samples_paths or []:
         path = Path(path)
@@ -276,20 +198,7 @@ def find_samples(results_paths, samples_paths) -> dict[str, Path]:
 
 
 def measured_choices(configs: dict[str, list[tuple[dict, str]]], samples: dict[str, Path]) -> dict[str, Choices]:
-    """Each task's measured choices: from its samples file, checked against its configs; else from its configs.
-
-    Parameters
-    ----------
-    configs : dict
-        Task to its configs, each with the results file that holds it.
-    samples : dict
-        Task to its samples file (:func:`find_samples`).
-
-    Returns
-    -------
-    dict of str to Choices
-        The tasks whose choices could be counted.
-    """
+    """Each task's measured choices: from its samples file, checked against its configs; else from its configs."""
     out: dict[str, Choices] = {}
     for task in sorted(set(configs) | set(samples)):
         counted = [c for c in (config_choices(task, *entry) for entry in configs.get(task, [])) if c]
@@ -313,21 +222,8 @@ def measured_choices(configs: dict[str, list[tuple[dict, str]]], samples: dict[s
 
 
 def with_measured_chance(table: pd.DataFrame, choices: dict[str, Choices]) -> pd.DataFrame:
-    """``table`` with ``q_rand``, ``q_rand_source`` and ``choices`` set on the rows of each measured
-    task's :data:`CHOICE_METRICS` (``acc``, ``acc/filter``, ``acc_norm``...).
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        The lm-eval table (benchmark = task).
-    choices : dict of str to Choices
-        What :func:`measured_choices` returns.
-
-    Returns
-    -------
-    pandas.DataFrame
-        A copy with the columns set (``table`` itself when nothing was measured).
-    """
+    """``table`` with ``q_rand``, ``q_rand_source`` and ``choices`` set on the rows of each measured task's
+    :data:`CHOICE_METRICS` (``acc``, ``acc/filter``, ``acc_norm``...)."""
     base = table["metric"].astype(str).str.split("/").str[0]
     rows = {task: (table["benchmark"] == task) & base.isin(CHOICE_METRICS) for task in choices}
     if not any(r.any() for r in rows.values()):

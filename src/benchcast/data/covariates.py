@@ -19,38 +19,12 @@ def _positive_loss(values: pd.Series) -> pd.Series:
 
 
 def gold_nll(table: pd.DataFrame, spec) -> pd.Series:
-    """G = -log GoldProb per run: the benchmark's own gold log-likelihood metric, negated.
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        The data table.
-    spec : FitSpec
-        The fit's spec (its benchmark, ``gold_metric`` and ``proxy``).
-
-    Returns
-    -------
-    pandas.Series
-        The positive negative log-likelihood, indexed by run.
-    """
+    """G = -log GoldProb per run: the benchmark's own gold log-likelihood metric, negated."""
     return _positive_loss(covariate_column(table, spec.benchmark, spec.gold_metric))
 
 
 def proxy_loss(table: pd.DataFrame, spec) -> pd.Series:
-    """A proxy loss per run, named 'benchmark:metric' (metric defaults to 'loss').
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        The data table.
-    spec : FitSpec
-        The fit's spec (its benchmark, ``gold_metric`` and ``proxy``).
-
-    Returns
-    -------
-    pandas.Series
-        The positive loss, indexed by run.
-    """
+    """A proxy loss per run, named 'benchmark:metric' (metric defaults to 'loss')."""
     if not spec.proxy:
         raise SelectionError(f"law {spec.law!r} needs a proxy loss: pass proxy='benchmark:metric'.")
     bench, _, metric = spec.proxy.partition(":")
@@ -61,24 +35,7 @@ BUILDERS = {"gold": gold_nll, "proxy": proxy_loss}
 
 
 def attach_covariates(rows: pd.DataFrame, table: pd.DataFrame, law, spec) -> pd.DataFrame:
-    """``rows`` with a column for every covariate the law needs that the table does not carry.
-
-    Parameters
-    ----------
-    rows : pandas.DataFrame
-        The selected rows of a fit (a ``run`` column); the columns are added in place.
-    table : pandas.DataFrame
-        The whole data table, where the covariates are read.
-    law : Law
-        The law, whose ``covariates`` and ``fit_covariates`` are attached.
-    spec : FitSpec
-        The fit's spec.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``rows`` itself.
-    """
+    """``rows`` with a column for every covariate the law needs that the table does not carry."""
     for name in (*law.covariates, *law.fit_covariates):
         if name in BUILDERS:
             rows[name] = rows["run"].map(BUILDERS[name](table, spec))

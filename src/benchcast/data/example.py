@@ -38,37 +38,13 @@ TRUE_LAWS = {
 
 
 def true_score(benchmark: str, flops: np.ndarray) -> np.ndarray:
-    """The score the example's true law gives a benchmark at ``flops`` (no noise).
-
-    Parameters
-    ----------
-    benchmark : str
-        One of the example's benchmarks (``TRUE_LAWS``).
-    flops : ndarray
-        Training compute, in FLOPs.
-
-    Returns
-    -------
-    ndarray
-        Scores in [0, 1].
-    """
+    """The score the example's true law gives a benchmark at ``flops`` (no noise)."""
     _, q_rand, scale, alpha, _ = TRUE_LAWS[benchmark]
     return q_rand + (1 - q_rand) * np.exp(-scale * np.asarray(flops, float) ** (-alpha))
 
 
 def generate_ladder(seed: int = EXAMPLE_SEED) -> pd.DataFrame:
-    """The example ladder: every run's scores drawn from the true laws with binomial noise.
-
-    Parameters
-    ----------
-    seed : int
-        The random seed (the bundled file uses ``EXAMPLE_SEED``).
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per run and benchmark (run, params, tokens, flops, benchmark, metric, value, stderr).
-    """
+    """The example ladder: every run's scores drawn from the true laws with binomial noise."""
     rng = np.random.default_rng(seed)
     sizes = np.geomspace(2e7, 4e9, 14)
     replicated = set(sizes[[3, 7, 11]])
@@ -98,24 +74,12 @@ def generate_ladder(seed: int = EXAMPLE_SEED) -> pd.DataFrame:
 
 
 def example_path() -> Path:
-    """The bundled example ladder's CSV file.
-
-    Returns
-    -------
-    Path
-        Its path.
-    """
+    """The bundled example ladder's CSV file."""
     return Path(str(resources.files("benchcast") / "example_data" / "ladder.csv"))
 
 
 def load_example() -> pd.DataFrame:
-    """The bundled example ladder, read as a tidy table.
-
-    Returns
-    -------
-    pandas.DataFrame
-        The table.
-    """
+    """The bundled example ladder, read as a tidy table."""
     return read_tidy(example_path())
 
 

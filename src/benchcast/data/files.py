@@ -11,20 +11,7 @@ from benchcast.errors import DataError
 
 
 def read_frame(path: Path, what: str = "a table") -> pd.DataFrame:
-    """Any CSV, Parquet or JSON-lines file as a DataFrame; every error names the file.
-
-    Parameters
-    ----------
-    path : Path
-        The file (its suffix picks the reader; CSV otherwise).
-    what : str
-        What the file should hold, named in error messages.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Its contents.
-    """
+    """Any CSV, Parquet or JSON-lines file as a DataFrame; every error names the file."""
     path = Path(path)
     if not path.exists():
         raise DataError(f"{path}: no such file.")
@@ -48,18 +35,7 @@ def read_frame(path: Path, what: str = "a table") -> pd.DataFrame:
 
 
 def read_frame_header(path: Path) -> list[str]:
-    """The column names of a CSV file, read without its rows.
-
-    Parameters
-    ----------
-    path : Path
-        The CSV file.
-
-    Returns
-    -------
-    list of str
-        Its header.
-    """
+    """The column names of a CSV file, read without its rows."""
     try:
         return list(pd.read_csv(path, nrows=0, encoding="utf-8").columns)
     except pd.errors.EmptyDataError as exc:
@@ -71,20 +47,7 @@ def read_frame_header(path: Path) -> list[str]:
 
 
 def read_json(file: Path, what: str = "JSON") -> object:
-    """A JSON document; every way it can fail names the file.
-
-    Parameters
-    ----------
-    file : Path
-        The JSON file.
-    what : str
-        What the file should be, named in error messages.
-
-    Returns
-    -------
-    object
-        The parsed document.
-    """
+    """A JSON document; every way it can fail names the file."""
     try:
         text = file.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:

@@ -8,18 +8,7 @@ NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:/\d+)?")
 
 
 def last_boxed(text: str) -> str | None:
-    """Content of the last \\boxed{...} (brace-matched).
-
-    Parameters
-    ----------
-    text : str
-        A completion.
-
-    Returns
-    -------
-    str or None
-        The box's content; None without a box.
-    """
+    """Content of the last \\boxed{...} (brace-matched)."""
     start = text.rfind("\\boxed{")
     if start < 0:
         return None
@@ -32,19 +21,7 @@ def last_boxed(text: str) -> str | None:
 
 
 def extract_answer(text: str) -> str | None:
-    """The final answer of a completion: \\boxed{}, then '#### x', then 'answer is x', then the
-    last number.
-
-    Parameters
-    ----------
-    text : str
-        A completion.
-
-    Returns
-    -------
-    str or None
-        The answer; None where none is found.
-    """
+    """The final answer of a completion: \\boxed{}, then '#### x', then 'answer is x', then the last number."""
     boxed = last_boxed(text)
     if boxed is not None:
         return boxed.strip()
@@ -57,18 +34,7 @@ def extract_answer(text: str) -> str | None:
 
 
 def normalise(answer: str) -> str:
-    """An answer in a comparable form: trimmed, no dollar signs or thousands commas, ``3.0`` as ``3``, lower case.
-
-    Parameters
-    ----------
-    answer : str
-        The answer.
-
-    Returns
-    -------
-    str
-        The normalised answer.
-    """
+    """An answer in a comparable form: trimmed, no dollar signs or thousands commas, ``3.0`` as ``3``, lower case."""
     answer = answer.strip().strip("$").replace(",", "").rstrip(".")
     if re.fullmatch(r"-?\d+\.0+", answer):
         answer = answer.split(".")[0]
@@ -76,22 +42,7 @@ def normalise(answer: str) -> str:
 
 
 def grade(predicted: str | None, gold: str, *, use_math_verify: bool = True) -> bool:
-    """True when the predicted final answer matches the gold answer.
-
-    Parameters
-    ----------
-    predicted : str or None
-        The extracted answer (None: no answer, graded wrong).
-    gold : str
-        The reference answer.
-    use_math_verify : bool
-        Also compare by ``math_verify`` where it is installed.
-
-    Returns
-    -------
-    bool
-        Whether the answer is right.
-    """
+    """True when the predicted final answer matches the gold answer."""
     if predicted is None:
         return False
     if normalise(predicted) == normalise(str(gold)):

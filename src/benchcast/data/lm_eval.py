@@ -39,18 +39,7 @@ PLACEMENT_FIELDS = ("run", "params", "tokens", "flops", "path", "steps", "tokens
 
 
 def results_document(file: Path) -> dict:
-    """A results file's top-level object, checked to hold a non-empty ``results`` mapping of mappings.
-
-    Parameters
-    ----------
-    file : Path
-        An lm-evaluation-harness results JSON file.
-
-    Returns
-    -------
-    dict
-        The document.
-    """
+    """A results file's top-level object, checked to hold a non-empty ``results`` mapping of mappings."""
     doc = read_json(file, "an lm-evaluation-harness results file")
     if not isinstance(doc, dict):
         raise DataError(
@@ -72,21 +61,7 @@ def results_document(file: Path) -> dict:
 
 
 def results_rows(doc: dict, file: Path) -> list[dict]:
-    """One row per (task, metric) with its value and stderr.
-
-    Parameters
-    ----------
-    doc : dict
-        The results file's top-level object.
-    file : Path
-        The results file (named in errors; its name and folder are read).
-
-    Returns
-    -------
-    list of dict
-        Rows with benchmark, metric (``name/filter`` where a filter is set), value and stderr
-        (None where lm-eval did not compute one).
-    """
+    """One row per (task, metric) with its value and stderr."""
     rows = []
     for task, metrics in doc["results"].items():
         values, errors = {}, {}
@@ -112,19 +87,8 @@ def results_rows(doc: dict, file: Path) -> list[dict]:
 
 
 def model_args(doc: dict) -> dict[str, str]:
-    """The ``model_args`` of a results file's ``config``, as a mapping (lm-eval writes a dict or
-    ``key=value,...`` text).
-
-    Parameters
-    ----------
-    doc : dict
-        The results file's top-level object.
-
-    Returns
-    -------
-    dict of str to str
-        The arguments by name (empty where there are none).
-    """
+    """The ``model_args`` of a results file's ``config``, as a mapping (lm-eval writes a dict or ``key=value,...``
+    text)."""
     args = (doc.get("config") or {}).get("model_args") if isinstance(doc.get("config"), dict) else None
     if isinstance(args, dict):
         return {str(k): str(v) for k, v in args.items()}
@@ -134,20 +98,7 @@ def model_args(doc: dict) -> dict[str, str]:
 
 
 def model_names(doc: dict, file: Path) -> set[str]:
-    """Names a results file may be known by: its model (``pretrained=``), lm-eval's model_name, its folder.
-
-    Parameters
-    ----------
-    doc : dict
-        The results file's top-level object.
-    file : Path
-        The results file (named in errors; its name and folder are read).
-
-    Returns
-    -------
-    set of str
-        The names.
-    """
+    """Names a results file may be known by: its model (``pretrained=``), lm-eval's model_name, its folder."""
     names = {file.parent.name, file.stem}
     for key in ("model_name", "model_name_sanitized"):
         if isinstance(doc.get(key), str):
@@ -159,40 +110,14 @@ def model_names(doc: dict, file: Path) -> set[str]:
 
 
 def checkpoint_step(doc: dict, file: Path) -> int | None:
-    """The training step of a checkpoint: ``revision=step<N>`` in model_args, else ``step<N>`` in the file name.
-
-    Parameters
-    ----------
-    doc : dict
-        The results file's top-level object.
-    file : Path
-        The results file (named in errors; its name and folder are read).
-
-    Returns
-    -------
-    int or None
-        The step; None where neither names one.
-    """
+    """The training step of a checkpoint: ``revision=step<N>`` in model_args, else ``step<N>`` in the file name."""
     revision = model_args(doc).get("revision", "")
     found = STEP_IN_NAME.search(revision) or STEP_IN_NAME.search(file.stem)
     return int(found.group(1)) if found else None
 
 
 def file_time(doc: dict, file: Path) -> float | None:
-    """When lm-eval wrote a results file: the timestamp in its name, else its ``date`` field.
-
-    Parameters
-    ----------
-    doc : dict
-        The results file's top-level object.
-    file : Path
-        The results file (named in errors; its name and folder are read).
-
-    Returns
-    -------
-    float or None
-        Seconds since the epoch (UTC); None where neither gives one.
-    """
+    """When lm-eval wrote a results file: the timestamp in its name, else its ``date`` field."""
     found = TIMESTAMP.search(file.name)
     if found:
         stamp = found.group(1)
@@ -203,19 +128,8 @@ def file_time(doc: dict, file: Path) -> float | None:
 
 
 def results_files(paths) -> list[Path]:
-    """The results JSON files named by ``paths``: files as they are, folders searched recursively
-    (``results*.json``, else any ``*.json``).
-
-    Parameters
-    ----------
-    paths : str or Path or iterable of them
-        Files and folders.
-
-    Returns
-    -------
-    list of Path
-        The files, in order (an error when there are none).
-    """
+    """The results JSON files named by ``paths``: files as they are, folders searched recursively (``results*.json``,
+    else any ``*.json``)."""
     files: list[Path] = []
     for path in [paths] if isinstance(paths, (str, Path)) else paths:
         path = Path(path)

@@ -43,36 +43,12 @@ EXACT_MATCH_OPTIONS = ("regexes_to_ignore", "ignore_case", "ignore_punctuation",
 
 
 def is_lm_eval_samples(head: dict) -> bool:
-    """Whether a JSON-lines file's first record is an lm-eval ``--log_samples`` record.
-
-    Parameters
-    ----------
-    head : dict
-        The first record.
-
-    Returns
-    -------
-    bool
-        True when it has ``doc_id`` and responses.
-    """
+    """Whether a JSON-lines file's first record is an lm-eval ``--log_samples`` record."""
     return isinstance(head, dict) and "doc_id" in head and ("resps" in head or "filtered_resps" in head)
 
 
 def sibling_results(path: Path, stamp: str | None) -> dict | None:
-    """The results file lm-eval wrote with this samples file (same folder, same timestamp if known).
-
-    Parameters
-    ----------
-    path : Path
-        The samples file.
-    stamp : str or None
-        Its timestamp (from :func:`task_and_stamp`).
-
-    Returns
-    -------
-    dict or None
-        The results document; None where there is none.
-    """
+    """The results file lm-eval wrote with this samples file (same folder, same timestamp if known)."""
     candidates = [path.parent / f"results_{stamp}.json"] if stamp else []
     candidates += sorted(path.parent.glob("results*.json"))
     for candidate in candidates:
@@ -95,20 +71,7 @@ def _run_name(results: dict | None, path: Path) -> str:
 
 
 def exact_match_options(results: dict | None, task: str | None) -> dict:
-    """The exact_match keyword arguments of ``task`` in a v0.4 results file's ``configs``.
-
-    Parameters
-    ----------
-    results : dict or None
-        The results document.
-    task : str or None
-        The task.
-
-    Returns
-    -------
-    dict
-        The options by name (``ignore_case``, ``regexes_to_ignore``, ...); empty where none are set.
-    """
+    """The exact_match keyword arguments of ``task`` in a v0.4 results file's ``configs``."""
     configs = (results or {}).get("configs")
     config = configs.get(task) if isinstance(configs, dict) and task else None
     for entry in (config or {}).get("metric_list") or []:
@@ -118,18 +81,7 @@ def exact_match_options(results: dict | None, task: str | None) -> dict:
 
 
 def exact_match_grader(options: dict) -> Callable[[str, object], bool]:
-    """lm-eval's exact match: the same normalisation applied to prediction and reference.
-
-    Parameters
-    ----------
-    options : dict
-        The exact_match options (from :func:`exact_match_options`).
-
-    Returns
-    -------
-    callable
-        ``grade(prediction, target) -> bool``; ``target`` may be a list of accepted answers.
-    """
+    """lm-eval's exact match: the same normalisation applied to prediction and reference."""
     regexes = options.get("regexes_to_ignore") or []
     drop = ""
     if options.get("ignore_punctuation"):
@@ -153,20 +105,7 @@ def exact_match_grader(options: dict) -> Callable[[str, object], bool]:
 
 
 def math_grader(prediction: str, target: object) -> bool:
-    """Whether a completion's final answer matches the target's (math grading).
-
-    Parameters
-    ----------
-    prediction : str
-        The completion.
-    target : object
-        The reference answer, or a list of accepted answers.
-
-    Returns
-    -------
-    bool
-        Whether any target matches.
-    """
+    """Whether a completion's final answer matches the target's (math grading)."""
     from benchcast.data.grading import extract_answer, grade
 
     targets = target if isinstance(target, list) else [target]
@@ -203,22 +142,7 @@ def _flag(value, where: str) -> int:
 
 
 def read_lm_eval_samples(path: str | Path, *, benchmark: str | None = None, run: str | None = None) -> pd.DataFrame:
-    """Per-problem (run, benchmark, problem_id, n, c) from one lm-eval ``--log_samples`` JSONL file.
-
-    Parameters
-    ----------
-    path : str or Path
-        The samples file.
-    benchmark : str, optional
-        The benchmark's name; by default the task in the file name.
-    run : str, optional
-        The run's name; by default the model the results file names.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per problem: attempts n and correct attempts c.
-    """
+    """Per-problem (run, benchmark, problem_id, n, c) from one lm-eval ``--log_samples`` JSONL file."""
     path = Path(path)
     task, stamp = task_and_stamp(path)
     task = benchmark or task

@@ -53,34 +53,12 @@ class RunMetadata:
     path: Path
 
     def is_checkpointed(self, run: str) -> bool:
-        """Whether a run is a series of checkpoints (tokens per step given, no total tokens or compute).
-
-        Parameters
-        ----------
-        run : str
-            The run's name.
-
-        Returns
-        -------
-        bool
-            True for a checkpointed run.
-        """
+        """Whether a run is a series of checkpoints (tokens per step given, no total tokens or compute)."""
         row = self.row(run)
         return _present(row.get("tokens_per_step")) and not (_present(row.get("tokens")) or _present(row.get("flops")))
 
     def row(self, run: str) -> dict:
-        """A run's metadata.
-
-        Parameters
-        ----------
-        run : str
-            The run's name.
-
-        Returns
-        -------
-        dict
-            Its fields by name.
-        """
+        """A run's metadata."""
         return self.runs[self.runs["run"] == run].iloc[0].to_dict()
 
 
@@ -89,22 +67,7 @@ def _present(value) -> bool:
 
 
 def number(value, field: str, where: str) -> float:
-    """A metadata number: int, float or numeric text (``'8.0e5'``); finite and positive.
-
-    Parameters
-    ----------
-    value : object
-        The field's value.
-    field : str
-        The field's name, for errors.
-    where : str
-        The file and run, for errors.
-
-    Returns
-    -------
-    float
-        The number.
-    """
+    """A metadata number: int, float or numeric text (``'8.0e5'``); finite and positive."""
     if isinstance(value, bool):
         raise DataError(f"{where}: field '{field}' must be a number, got {value!r}.")
     try:
@@ -150,20 +113,7 @@ def _records_from_yaml(path: Path) -> tuple[list[dict], dict]:
 
 
 def read_metadata(path: str | Path, params_only: bool = False) -> RunMetadata:
-    """Read and check run metadata (YAML or CSV); see the module docstring for the schema.
-
-    Parameters
-    ----------
-    path : str or Path
-        The metadata file.
-    params_only : bool
-        Enough that a run has ``params`` (training-log exports log their tokens and compute).
-
-    Returns
-    -------
-    RunMetadata
-        One row per run, and the file.
-    """
+    """Read and check run metadata (YAML or CSV); see the module docstring for the schema."""
     path = Path(path)
     if not path.exists():
         raise DataError(f"{path}: run metadata file not found.")

@@ -66,13 +66,7 @@ def _run_name(params: float, tpr: float) -> str:
 
 
 def _apple_run_ids(frame: pd.DataFrame) -> pd.Series:
-    """Name runs by their content, so that row order does not matter.
-
-    A run is identified by its sizes (tokens, tpr, and params/flops when given) and, among true
-    replicates with equal sizes, by occurrence: the i-th row of a (benchmark, metric) with those
-    sizes, in the order of the file's first column (the original row index) when it has one,
-    belongs to replicate i (named ``-rep<i>`` from the second on).
-    """
+    """Name runs by their content, so that row order does not matter."""
     sizes = [c for c in ("tokens", "tpr", "params", "flops") if c in frame.columns]
     occurrence = frame.groupby([*sizes, "benchmark", "metric_type"], sort=False).cumcount()
     params = frame["params"] if "params" in frame.columns else frame["tokens"] / frame["tpr"]
@@ -156,18 +150,7 @@ def read_apple(path: str | Path) -> pd.DataFrame:
 
 
 def detect_format(path: Path) -> str:
-    """The format of a data file or folder, by its extension and header.
-
-    Parameters
-    ----------
-    path : Path
-        The file or folder.
-
-    Returns
-    -------
-    str
-        ``'tidy'``, ``'apple'``, ``'lm-eval'`` or ``'wandb'`` (training-log exports).
-    """
+    """The format of a data file or folder, by its extension and header."""
     if path.is_dir():  # a folder of exports by their columns (a W&B config.json beside them is no lm-eval result)
         tables = sorted(f for f in path.iterdir() if f.suffix.lower() in SUFFIXES)
         return "wandb" if tables and detect_format(tables[0]) == "wandb" else "lm-eval"
@@ -183,8 +166,8 @@ def detect_format(path: Path) -> str:
 
 
 def final_checkpoints(table: pd.DataFrame, source: str, rule: str = "") -> pd.DataFrame:
-    """Each run's final checkpoint where a table has several (``series``/``step``/``final`` columns), named as
-    its run; a DataWarning says how many were set aside. A table of finished runs comes back unchanged."""
+    """Each run's final checkpoint where a table has several (``series``/``step``/``final`` columns), named as its run;
+    a DataWarning says how many were set aside. A table of finished runs comes back unchanged."""
     if not {"step", "final"} & set(table.columns):
         return table
     if "final" not in table.columns:

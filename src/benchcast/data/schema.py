@@ -55,9 +55,8 @@ MISSING_COLUMNS = ("run", "benchmark", "metric", "k", "params", "tokens", "flops
 
 
 class MissingRows(tuple):
-    """A table's rows with no value (tuples of :data:`MISSING_COLUMNS`), kept in ``table.attrs``. Immutable, so
-    pandas' deep copy of ``attrs`` on every operation returns it as it is (a copy of 1000 rows cost 5 ms an
-    operation)."""
+    """A table's rows with no value (tuples of :data:`MISSING_COLUMNS`), kept in ``table.attrs``. Immutable, so pandas'
+    deep copy of ``attrs`` on every operation returns it as it is (a copy of 1000 rows cost 5 ms an operation)."""
 
     def __deepcopy__(self, memo):
         return self
@@ -71,40 +70,13 @@ SCORE_METRICS = frozenset(
 
 
 def is_score_metric(metric: str) -> bool:
-    """Whether a metric is a probability of success (case-insensitive; a ``/filter`` suffix is ignored).
-
-    Parameters
-    ----------
-    metric : str
-        The metric's name.
-
-    Returns
-    -------
-    bool
-        True when its values must lie in [0, 1].
-    """
+    """Whether a metric is a probability of success (case-insensitive; a ``/filter`` suffix is ignored)."""
     name = str(metric).lower()
     return name in SCORE_METRICS or name.split("/")[0] in SCORE_METRICS
 
 
 def parse_metric(metric: str) -> tuple[str, int | None]:
-    """Split ``'pass@8'`` into ``('pass@k', 8)``; other names pass through with ``k=None``.
-
-    lm-eval's ``name,filter`` spelling becomes ``name/filter`` (``acc,none`` is ``acc``).
-    ``pass@`` followed by anything but a positive integer (``pass@1.5``) raises :class:`DataError`.
-
-    Parameters
-    ----------
-    metric : str
-        The metric's name, as written.
-
-    Returns
-    -------
-    metric : str
-        The canonical name.
-    k : int or None
-        The k of a ``pass@K`` name.
-    """
+    """Split ``'pass@8'`` into ``('pass@k', 8)``; other names pass through with ``k=None``."""
     metric = str(metric).strip()
     name, comma, filt = metric.partition(",")
     if comma:
@@ -218,19 +190,8 @@ def _check_q_rand(out: pd.DataFrame, source: str) -> None:
 
 
 def require_names(column: pd.Series, name: str, source: str) -> None:
-    """A column of names (run, benchmark, metric) with no missing or blank cell: one would otherwise
-    become the text 'nan' or '' (which of the two depends on the pandas version) and a run or
-    benchmark of its own.
-
-    Parameters
-    ----------
-    column : pandas.Series
-        The column.
-    name : str
-        Its name, for errors.
-    source : str
-        The file or table, for errors.
-    """
+    """A column of names (run, benchmark, metric) with no missing or blank cell: one would otherwise become the text
+    'nan' or '' (which of the two depends on the pandas version) and a run or benchmark of its own."""
     text = column.astype(str).str.strip()
     blank = column.isna().to_numpy() | (text == "").to_numpy()
     if blank.any():

@@ -34,20 +34,8 @@ TPR_LEVEL_TOLERANCE = 0.02  # TPRs within 2 % are one level (the data's TPRs are
 
 
 def at_tpr(values, tpr: float) -> np.ndarray:
-    """Which of ``values`` (tokens per parameter) are the ratio ``tpr``, within :data:`TPR_RTOL`: the one
-    test every selection by TPR makes (``--tpr``, ``--holdout-tpr``).
-
-    Parameters
-    ----------
-    values : array_like
-        Tokens per parameter of each row.
-    tpr : float
-        The ratio asked for.
-
-    Returns
-    -------
-    ndarray of bool
-    """
+    """Which of ``values`` (tokens per parameter) are the ratio ``tpr``, within :data:`TPR_RTOL`: the one test every
+    selection by TPR makes (``--tpr``, ``--holdout-tpr``)."""
     return np.isclose(np.asarray(values, float), tpr, rtol=TPR_RTOL, atol=0.0)
 
 
@@ -61,19 +49,8 @@ def _tprs_present(rows: pd.DataFrame) -> str:
 
 
 def missing_rows(table: pd.DataFrame) -> pd.DataFrame:
-    """The rows :func:`~benchcast.data.schema.validate` found with no value (a NaN score), which the table keeps
-    aside so that fits count them as dropped rather than lose them.
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        The table.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns run, benchmark, metric, k, params, tokens, flops, tpr and value (NaN); empty when none.
-    """
+    """The rows :func:`~benchcast.data.schema.validate` found with no value (a NaN score), which the table keeps aside
+    so that fits count them as dropped rather than lose them."""
     out = pd.DataFrame(list(table.attrs.get(MISSING_VALUES) or ()), columns=list(MISSING_COLUMNS))
     out["k"] = out["k"].astype(float).round().astype("Int64")
     return out.assign(value=np.nan)
@@ -180,23 +157,8 @@ def within_compute(
     *,
     below: float | None = None,
 ) -> pd.DataFrame:
-    """The table's runs within a compute range (``min_flops <= C <= max_flops``, and ``C < below``), its
-    rows with no value (:func:`missing_rows`) kept in step, so that a fit of the sub-table counts only its own.
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        The table.
-    min_flops, max_flops : float, optional
-        The range kept, inclusive (FLOPs).
-    below : float, optional
-        Keep only runs cheaper than this (FLOPs; a forecast's target).
-
-    Returns
-    -------
-    pandas.DataFrame
-        The rows kept (the table itself where nothing bounds it).
-    """
+    """The table's runs within a compute range (``min_flops <= C <= max_flops``, and ``C < below``), its rows with no
+    value (:func:`missing_rows`) kept in step, so that a fit of the sub-table counts only its own."""
     if min_flops is None and max_flops is None and below is None:
         return table
 
@@ -220,39 +182,13 @@ def within_compute(
 
 
 def runs(table: pd.DataFrame) -> pd.DataFrame:
-    """One row per run with its sizes, sorted by compute.
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        The table.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns run, params, tokens, flops (FLOPs) and tpr.
-    """
+    """One row per run with its sizes, sorted by compute."""
     cols = ["run", "params", "tokens", "flops", "tpr"]
     return table[cols].drop_duplicates("run").sort_values("flops").reset_index(drop=True)
 
 
 def covariate_column(table: pd.DataFrame, benchmark: str, metric: str) -> pd.Series:
-    """Per-run values of another (benchmark, metric) pair, e.g. a proxy loss, indexed by run.
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        The table.
-    benchmark : str
-        The benchmark holding the covariate.
-    metric : str
-        Its metric.
-
-    Returns
-    -------
-    pandas.Series
-        The mean value of each run.
-    """
+    """Per-run values of another (benchmark, metric) pair, e.g. a proxy loss, indexed by run."""
     rows = select(table, benchmark, metric)
     return rows.groupby("run")["value"].mean()
 
@@ -293,8 +229,8 @@ def summary(table: pd.DataFrame) -> dict:
 
 
 def tpr_level(tpr) -> np.ndarray:
-    """The level of each TPR: TPRs within ``TPR_LEVEL_TOLERANCE`` of each other share one (sizes are rounded), the
-    one grouping of the rolling origins along TPR and of ``inspect``."""
+    """The level of each TPR: TPRs within ``TPR_LEVEL_TOLERANCE`` of each other share one (sizes are rounded), the one
+    grouping of the rolling origins along TPR and of ``inspect``."""
     return np.round(np.log10(np.asarray(tpr, float)) / np.log10(1 + TPR_LEVEL_TOLERANCE))
 
 

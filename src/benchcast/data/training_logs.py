@@ -207,22 +207,7 @@ def _final(run: str, rows: pd.DataFrame, file: str, meta) -> pd.Series:
 def read_training_logs(
     path: str | Path, metadata: str | Path | None = None, columns: dict[str, str] | None = None
 ) -> pd.DataFrame:
-    """Training-log exports (a folder of per-run files, or one long file with a ``run`` column) as a table.
-
-    Parameters
-    ----------
-    path : str or Path
-        The folder or file.
-    metadata : str or Path, optional
-        Run metadata (run, params[, tokens, final_step]) for runs whose exports give no size.
-    columns : dict of str to str, optional
-        Other spellings of the columns read: ``{'file column': 'step' | 'tokens' | 'flops' | 'params' | 'run'}``.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Every evaluated checkpoint (``series``, ``step``, ``final``, ``format``, ``shots`` columns), validated.
-    """
+    """Training-log exports (a folder of per-run files, or one long file with a ``run`` column) as a table."""
     path = Path(path)
     meta = read_metadata(metadata, params_only=True) if metadata is not None else None
     rows = [_long_rows(run, frame, file, meta) for run, frame, file in _exports(path, dict(columns or {}))]

@@ -37,26 +37,7 @@ def split(
     max_k: int = 32,
     holdout_tpr: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Boolean (train, test) masks over design rows for a protocol.
-
-    Parameters
-    ----------
-    rows : DataFrame
-        Design rows (flops, tpr, k).
-    protocol : {'threshold', 'nd', 'passk'}
-    threshold : float
-        Compute of the split.
-    min_flops : float, optional
-        Smallest compute on the training side.
-    max_k : int
-        ``passk``: largest k fitted.
-    holdout_tpr : float, optional
-        ``nd``: the TPR held out (default: the largest).
-
-    Returns
-    -------
-    (train, test) : arrays of bool
-    """
+    """Boolean (train, test) masks over design rows for a protocol."""
     flops = rows["flops"].to_numpy(float)
     if protocol == "threshold":
         train, test = flops <= threshold, flops > threshold
@@ -78,21 +59,7 @@ def split(
 def score_split(
     result: FitResult, rows: pd.DataFrame, train: np.ndarray, test: np.ndarray
 ) -> tuple[pd.DataFrame, dict]:
-    """Predictions for every row (with its side of the split) and the error metrics.
-
-    Parameters
-    ----------
-    result : FitResult
-        The fit of the training side.
-    rows : DataFrame
-        Design rows of both sides.
-    train, test : arrays of bool
-        The split.
-
-    Returns
-    -------
-    (predictions, metrics)
-    """
+    """Predictions for every row (with its side of the split) and the error metrics."""
     runs, extra = frame_runs(rows)
     made = Ensemble.of_fit(result).predict(runs, Uncertainty(n_boot=0), extra=extra)
     flags = made.flags
@@ -196,20 +163,7 @@ def backtest(
 
 
 def compare_backtests(table: pd.DataFrame, specs: list[FitSpec], **options) -> BacktestComparison:
-    """The same backtest of several laws (what ``benchcast backtest`` runs).
-
-    Parameters
-    ----------
-    table : DataFrame
-    specs : list of FitSpec
-        One per law.
-    **options
-        As :func:`backtest` takes them.
-
-    Returns
-    -------
-    BacktestComparison
-    """
+    """The same backtest of several laws (what ``benchcast backtest`` runs)."""
     return BacktestComparison([backtest(table, spec, **options) for spec in track(specs, "backtest: laws")])
 
 
@@ -223,22 +177,9 @@ def add_intervals(
     levels=DEFAULT_LEVELS,
     interval: str = "extrapolation",
 ) -> None:
-    """The backtest fit's forecast of every row with its intervals, from the one forecaster (a one-member
-    ensemble: bootstrap, plus by default the extrapolation error estimated inside its training runs); their
-    held-out coverage. Where there is no interval the columns stay empty and ``metrics['interval_note']`` says why.
-
-    Parameters
-    ----------
-    bt : BacktestResult
-        Changed in place: interval columns in its predictions, coverage in its metrics.
-    rows : DataFrame
-        The design rows its predictions were made for.
-    n_boot, seed, n_jobs
-        Bootstrap replicates, seed and workers.
-    levels : tuple of float
-        Interval levels.
-    interval : {'extrapolation', 'bootstrap'}
-    """
+    """The backtest fit's forecast of every row with its intervals, from the one forecaster (a one-member ensemble:
+    bootstrap, plus by default the extrapolation error estimated inside its training runs); their held-out coverage.
+    Where there is no interval the columns stay empty and ``metrics['interval_note']`` says why."""
     unc = Uncertainty(n_boot, seed, interval, tuple(levels), n_jobs)
     runs, extra = frame_runs(rows)
     made = Ensemble.of_fit(bt.fit).predict(runs, unc, confidence=True, extra=extra)

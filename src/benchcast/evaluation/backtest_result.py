@@ -244,12 +244,7 @@ class BacktestResult(RichView):
 
 @dataclass
 class BacktestComparison(RichView):
-    """Backtests of several laws on the same benchmark and split (what ``benchcast backtest`` runs).
-
-    Parameters
-    ----------
-    backtests : list of BacktestResult
-    """
+    """Backtests of several laws on the same benchmark and split (what ``benchcast backtest`` runs)."""
 
     backtests: list[BacktestResult]
 
@@ -277,8 +272,8 @@ class BacktestComparison(RichView):
         )
 
     def rich_items(self) -> list:
-        """The summary table (a coverage that does not exist as "—", its reason below), then each
-        law's held-out predictions."""
+        """The summary table (a coverage that does not exist as "—", its reason below), then each law's held-out
+        predictions."""
         rows = [[MISSING if _missing(v) else v for v in bt.summary_row()] for bt in self.backtests]
         summary = rich_table(self.title, list(SUMMARY_COLUMNS), rows)
         laws_by_note: dict[str, list[str]] = {}
@@ -301,38 +296,15 @@ class BacktestComparison(RichView):
         return f"<div><strong>{html.escape(self.title)}</strong>{html_table(frame)}</div>"
 
     def plot(self, ax=None, **style):
-        """The backtest panel (:func:`benchcast.plots.plot_backtests`): runs by status, each law's curve
-        and held-out intervals in the law's colour, side by side, and the split.
-
-        Parameters
-        ----------
-        ax : matplotlib.axes.Axes, optional
-            The panel to draw into (default: a new figure).
-        **style
-            ``title`` replaces the panel's title.
-
-        Returns
-        -------
-        matplotlib.axes.Axes
-            The panel, to restyle or save (``ax.figure.savefig(...)``).
-        """
+        """The backtest panel (:func:`benchcast.plots.plot_backtests`): runs by status, each law's curve and held-out
+        intervals in the law's colour, side by side, and the split."""
         from benchcast.plots.results import plot_backtests  # matplotlib loads only when a figure is drawn
 
         return plot_backtests(self.backtests, ax, **style)
 
     def write(self, out: str | Path, figure_format: str = "png", dpi: int | None = None) -> None:
-        """``backtest-<benchmark>.csv`` (every law's predictions) and ``backtest-<benchmark>.<format>``
-        (the figure of :meth:`plot`) into the folder ``out``.
-
-        Parameters
-        ----------
-        out : path
-            The output folder (created, or added to: see :func:`benchcast.utils.io.output_folder`).
-        figure_format : {'png', 'svg', 'pdf'}
-            The figure's file format.
-        dpi : int, optional
-            Raster resolution (default :data:`benchcast.plots.options.DEFAULT_DPI`).
-        """
+        """``backtest-<benchmark>.csv`` (every law's predictions) and ``backtest-<benchmark>.<format>`` (the figure of
+        :meth:`plot`) into the folder ``out``."""
         from benchcast.plots.options import check_figure_options
         from benchcast.plots.style import save_figure
 

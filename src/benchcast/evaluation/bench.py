@@ -190,35 +190,8 @@ def fit_cells(
     ray_address: str | None = None,
     extra_laws: dict[str, tuple[str, ...]] | None = None,
 ) -> tuple[dict, dict, dict]:
-    """Fit every candidate law for every data set, benchmark and cutoff, and run each chooser:
-    (law outcomes, picks {cell key: {chooser: law}}, held-out rows with the largest training compute).
-
-    Parameters
-    ----------
-    datasets : list of Dataset
-        The data sets, each with its benchmarks and cutoffs.
-    laws : tuple of str
-        The laws fitted in every cell.
-    choosers : list of Chooser
-        Rules run on each cell's training runs; a law one picks outside ``laws`` is fitted too.
-    n_boot : int
-        Bootstrap replicates per law fit.
-    seed : int
-        Seed of the bootstrap draws.
-    n_jobs, progress, ray_address
-        Passed to :func:`benchcast.utils.parallel.parallel_map`.
-    extra_laws : dict, optional
-        Data set name to further laws fitted in its cells (its selectors' candidates and fallbacks).
-
-    Returns
-    -------
-    outcomes : dict
-        ``(dataset, benchmark, metric, cutoff, law)`` to its :class:`~benchcast.forecasting.ensemble.Member`.
-    picks : dict
-        ``(dataset, benchmark, metric, cutoff)`` to ``{chooser name: law or None}``.
-    held_out : dict
-        ``(dataset, benchmark, metric, cutoff)`` to (held-out rows, largest training compute in FLOPs).
-    """
+    """Fit every candidate law for every data set, benchmark and cutoff, and run each chooser: (law outcomes, picks
+    {cell key: {chooser: law}}, held-out rows with the largest training compute)."""
     pool = {"n_jobs": n_jobs, "progress": progress, "ray_address": ray_address}
     keys, law_jobs, pick_keys, pick_jobs, held_out = [], [], [], [], {}
     for data in datasets:
@@ -263,23 +236,8 @@ def fit_cells(
 
 
 def default_strategies(laws, choosers=(), interval: str | None = None) -> list[str]:
-    """Every law with both intervals, the selectors, the default with the bootstrap interval, the choosers
-    (with ``interval``: every law and selector once, with that interval).
-
-    Parameters
-    ----------
-    laws : iterable of str
-        The fitted laws.
-    choosers : iterable of str
-        The choosers' names.
-    interval : {'extrapolation', 'bootstrap'}, optional
-        One interval for every strategy (None: both).
-
-    Returns
-    -------
-    list of str
-        Strategy names, in the leaderboard's order.
-    """
+    """Every law with both intervals, the selectors, the default with the bootstrap interval, the choosers (with
+    ``interval``: every law and selector once, with that interval)."""
     if interval is not None:
         return [st.with_interval(name, interval) for name in (*laws, *st.SELECTORS)] + list(choosers)
     return [
@@ -303,32 +261,7 @@ def assemble(
     *,
     n_boot: int = DEFAULT_REPLICATES,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Turn law outcomes into each strategy's forecasts, intervals and metrics.
-
-    Parameters
-    ----------
-    datasets : list of Dataset
-        The data sets benched.
-    strategies : list of str
-        Strategy names.
-    outcomes, picks, held_out : dict
-        What :func:`fit_cells` returns.
-    seed : int
-        Seed of the interval draws.
-    candidates : tuple of str, or dict
-        The laws the selectors combine, or (data set name, cutoff) to (candidates, fallbacks).
-    choosers : dict, optional
-        Chooser name to :class:`Chooser`.
-    n_boot : int
-        Bootstrap replicates per law (as the members were bootstrapped in :func:`fit_cells`).
-
-    Returns
-    -------
-    rows : DataFrame
-        One row per (data set, benchmark, cutoff, strategy): status, laws and ``ROW_KEYS`` metrics.
-    predictions : DataFrame
-        One row per held-out point and strategy: truth, forecast, usability and interval bounds.
-    """
+    """Turn law outcomes into each strategy's forecasts, intervals and metrics."""
     records, points = [], []
     for data in datasets:
         for cutoff in data.cutoffs:

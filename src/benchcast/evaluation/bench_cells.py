@@ -48,24 +48,7 @@ class Dataset:
 
 
 def ladder(table: pd.DataFrame, n: int, *, tpr: float | None = None, top: float = 0.25, depth: float = 1.25) -> tuple:
-    """``n`` cutoffs spread in log compute from ``depth`` to ``top`` decades below the largest run.
-
-    Parameters
-    ----------
-    table : DataFrame
-        The runs (a ``flops`` column, and ``tpr`` when ``tpr`` is given).
-    n : int
-        How many cutoffs (at least 1; one cutoff sits ``top`` decades below the largest run).
-    tpr : float, optional
-        Only runs at this tokens-per-parameter ratio place the cutoffs.
-    top, depth : float
-        The nearest and farthest cutoff, in decades of compute below the largest run.
-
-    Returns
-    -------
-    tuple of float
-        The cutoffs in FLOPs, ascending.
-    """
+    """``n`` cutoffs spread in log compute from ``depth`` to ``top`` decades below the largest run."""
     if n < 1:
         raise BenchcastError(f"the number of cutoffs must be at least 1, got {n}.")
     flops = table["flops"] if tpr is None else table.loc[at_tpr(table["tpr"], tpr), "flops"]
@@ -78,28 +61,9 @@ def ladder(table: pd.DataFrame, n: int, *, tpr: float | None = None, top: float 
 def holdout_largest(
     table: pd.DataFrame, n: int, *, tpr: float | None = None, min_flops: float | None = None
 ) -> tuple[float, tuple[float, ...]]:
-    """The cutoff that holds out the ``n`` largest rungs of a ladder (its ``n`` largest distinct computes;
-    runs of one compute, such as seeds, are one rung) and fits on the rest: the geometric mean of the
-    ``n``-th and ``n+1``-th largest.
-
-    Parameters
-    ----------
-    table : DataFrame
-        The runs (``flops``, and ``tpr`` when ``tpr`` is given).
-    n : int
-        Rungs to hold out (at least 1, leaving at least ``MIN_TRAINING_RUNGS`` to fit on).
-    tpr : float, optional
-        Only runs at this tokens-per-parameter ratio are rungs.
-    min_flops : float, optional
-        Only runs with at least this compute are rungs.
-
-    Returns
-    -------
-    cutoff : float
-        The largest training compute, in FLOPs.
-    held : tuple of float
-        The held-out rungs' computes, largest first.
-    """
+    """The cutoff that holds out the ``n`` largest rungs of a ladder (its ``n`` largest distinct computes; runs of one
+    compute, such as seeds, are one rung) and fits on the rest: the geometric mean of the ``n``-th and ``n+1``-th
+    largest."""
     flops = table["flops"].to_numpy(float)
     keep = np.isfinite(flops) & (flops > 0)
     if tpr is not None:
@@ -119,18 +83,7 @@ def holdout_largest(
 
 
 def score_benchmarks(table: pd.DataFrame) -> tuple[tuple[str, str], ...]:
-    """Every (benchmark, score metric) pair of a table, pass@k as pass@1.
-
-    Parameters
-    ----------
-    table : DataFrame
-        Long-format scores (``benchmark``, ``metric``, ``k`` columns).
-
-    Returns
-    -------
-    tuple of (str, str)
-        (benchmark, metric) pairs, sorted; pass@k appears as ``pass@1`` where k = 1 was scored.
-    """
+    """Every (benchmark, score metric) pair of a table, pass@k as pass@1."""
     pairs = []
     for (bench, metric), rows in table.groupby(["benchmark", "metric"], sort=True):
         if not is_score_metric(metric):
@@ -140,26 +93,9 @@ def score_benchmarks(table: pd.DataFrame) -> tuple[tuple[str, str], ...]:
 
 
 def split_for(dataset: Dataset, bench: str, metric: str, cutoff: float) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(training table, held-out rows) for one benchmark and cutoff. The training table holds only
-    runs with min_flops <= C <= cutoff and a TPR outside ``holdout_tprs``; the held-out rows are the
-    benchmark's runs above the cutoff, and those at a held-out TPR with C >= min_flops.
-
-    Parameters
-    ----------
-    dataset : Dataset
-        The data set (its table, TPR and ``min_flops`` selection).
-    bench, metric : str
-        The benchmark and its metric (``pass@k`` as ``pass@<k>``).
-    cutoff : float
-        The largest training compute, in FLOPs.
-
-    Returns
-    -------
-    train : DataFrame
-        Every benchmark's rows of the runs at or below the cutoff.
-    held : DataFrame
-        The benchmark's rows above the cutoff, sorted by compute and run, ``k`` filled with 1.
-    """
+    """(training table, held-out rows) for one benchmark and cutoff. The training table holds only runs with min_flops
+    <= C <= cutoff and a TPR outside ``holdout_tprs``; the held-out rows are the benchmark's runs above the cutoff,
+    and those at a held-out TPR with C >= min_flops."""
     table = dataset.table
     flops = table["flops"].to_numpy(float)
     keep = flops <= cutoff
@@ -187,16 +123,5 @@ def _at_tprs(table: pd.DataFrame, tprs: tuple[float, ...]) -> np.ndarray:
 
 
 def queries_of(held: pd.DataFrame) -> pd.DataFrame:
-    """The held-out rows' covariates, without their scores (what a strategy may see of them).
-
-    Parameters
-    ----------
-    held : DataFrame
-        Held-out rows from :func:`split_for`.
-
-    Returns
-    -------
-    DataFrame
-        A copy holding only the ``QUERY_COLUMNS`` present in ``held``.
-    """
+    """The held-out rows' covariates, without their scores (what a strategy may see of them)."""
     return held[[c for c in QUERY_COLUMNS if c in held]].copy()

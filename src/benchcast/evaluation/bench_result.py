@@ -132,18 +132,7 @@ def _flagged_cell(value, n_flagged) -> str:
 
 
 def missing_notes(board: pd.DataFrame) -> list[str]:
-    """Why a leaderboard row has no error or no coverage (the terminal shows those as "—").
-
-    Parameters
-    ----------
-    board : DataFrame
-        The leaderboard's shown columns.
-
-    Returns
-    -------
-    list of str
-        One line per row with a missing value, and one for a missing common mean.
-    """
+    """Why a leaderboard row has no error or no coverage (the terminal shows those as "—")."""
     notes = []
     for row in board.to_dict("records"):
         name = f"{MISSING} {row['dataset']}, {row['strategy']}"
@@ -182,51 +171,17 @@ SCORE_FLOOR = 1e-4  # scores and bounds below this are read as it, so that the l
 
 
 def interval_score(true, lower, upper, level: float) -> np.ndarray:
-    """The interval score (Gneiting & Raftery 2007, eq. 43) of central ``level`` intervals, on the log
-    of the score, in percent: 100 [(ln u - ln l) + (2/a)(ln l - ln y)+ + (2/a)(ln y - ln u)+], a = 1 - level.
-
-    The log scale makes the score relative (comparable across benchmarks whose scores differ tenfold,
-    as MRE is) and keeps it proper: the quantiles of ln Y are the logs of the quantiles of Y, so the
-    interval a forecaster should give is the same on both scales (dividing by the true score would
-    weight each outcome by 1 / y, and reward intervals pulled towards low scores). For small errors it
-    is the interval score divided by the true score. Lower is better; a width of 10 % of the score
-    that contains the truth scores 10.
-
-    Parameters
-    ----------
-    true, lower, upper : array_like
-        Observed scores and the intervals' bounds (floored at ``SCORE_FLOOR``).
-    level : float
-        The intervals' level, in (0, 1).
-
-    Returns
-    -------
-    ndarray
-        One score per point (nan where a bound or the truth is not finite).
-    """
+    """The interval score (Gneiting & Raftery 2007, eq. 43) of central ``level`` intervals, on the log of the score, in
+    percent: 100 [(ln u - ln l) + (2/a)(ln l - ln y)+ + (2/a)(ln y - ln u)+], a = 1 - level."""
     alpha = 1.0 - float(level)
     y, lo, hi = (np.log(np.maximum(np.asarray(v, float), SCORE_FLOOR)) for v in (true, lower, upper))
     return 100.0 * ((hi - lo) + 2.0 / alpha * (np.maximum(lo - y, 0.0) + np.maximum(y - hi, 0.0)))
 
 
 def weighted_interval_score(true, predicted, intervals: dict) -> np.ndarray:
-    """The weighted interval score (Bracher et al. 2021) of a point forecast and its central intervals,
-    on the log of the score, in percent: (|ln y - ln m| / 2 + sum_k a_k / 2 IS_k) / (K + 1/2), a_k =
-    1 - level_k. It approximates the CRPS from K quantile pairs and the point forecast m (the median
-    of a symmetric forecast).
-
-    Parameters
-    ----------
-    true, predicted : array_like
-        Observed scores and point forecasts.
-    intervals : dict
-        Level to (lower, upper) arrays.
-
-    Returns
-    -------
-    ndarray
-        One score per point.
-    """
+    """The weighted interval score (Bracher et al. 2021) of a point forecast and its central intervals, on the log of
+    the score, in percent: (|ln y - ln m| / 2 + sum_k a_k / 2 IS_k) / (K + 1/2), a_k = 1 - level_k. It approximates
+    the CRPS from K quantile pairs and the point forecast m (the median of a symmetric forecast)."""
     y, m = (np.log(np.maximum(np.asarray(v, float), SCORE_FLOOR)) for v in (true, predicted))
     total = 50.0 * np.abs(y - m)
     for level, (lower, upper) in intervals.items():
@@ -235,25 +190,7 @@ def weighted_interval_score(true, predicted, intervals: dict) -> np.ndarray:
 
 
 def metrics(true: np.ndarray, predicted: np.ndarray, usable: np.ndarray, intervals: dict) -> dict:
-    """Error and interval metrics of one strategy's forecasts of the held-out points.
-
-    Parameters
-    ----------
-    true, predicted : ndarray
-        Held-out scores and their forecasts (non-finite forecasts are left out).
-    usable : ndarray of bool
-        Points where the forecast counts toward ``mre_usable``.
-    intervals : dict
-        Level (0.5, 0.9) to (lower, upper) arrays.
-
-    Returns
-    -------
-    dict
-        ``n_test``, ``mae``, ``mre``, ``n_usable``, ``mre_usable``, ``coverage50``, ``coverage90`` (in
-        [0, 1]), ``width90`` (median 90 % width, in score units), the interval scores ``is50``, ``is90``
-        and the weighted interval score ``wis`` (means over the points, in percent of the score:
-        :func:`interval_score`, :func:`weighted_interval_score`); NaN where there is no interval.
-    """
+    """Error and interval metrics of one strategy's forecasts of the held-out points."""
     ok = np.isfinite(predicted)
     out = {
         "n_test": int(ok.sum()),
@@ -288,21 +225,10 @@ def metrics(true: np.ndarray, predicted: np.ndarray, usable: np.ndarray, interva
 
 
 def leaderboard(rows: pd.DataFrame) -> pd.DataFrame:
-    """Per data set and strategy: means over benchmarks and cutoffs of the forecast cells that are not
-    flagged, over the unflagged cells every strategy forecast (``*_common``), over the flagged cells alone
-    (``*_flagged``: MRE and 90 % coverage), and how many cells had no support, failed, were flagged (forecast,
-    but left out of the other means: :mod:`benchcast.forecasting.flags`) or refused (no number).
-
-    Parameters
-    ----------
-    rows : DataFrame
-        Per-cell rows from :func:`bench`.
-
-    Returns
-    -------
-    DataFrame
-        One row per (data set, strategy), in the rows' order.
-    """
+    """Per data set and strategy: means over benchmarks and cutoffs of the forecast cells that are not flagged, over
+    the unflagged cells every strategy forecast (``*_common``), over the flagged cells alone (``*_flagged``: MRE and
+    90 % coverage), and how many cells had no support, failed, were flagged (forecast, but left out of the other
+    means: :mod:`benchcast.forecasting.flags`) or refused (no number)."""
     if rows.empty:
         return rows
     flagged = rows["flagged"].eq(True) if "flagged" in rows else pd.Series(False, index=rows.index)  # NaN: not flagged
@@ -335,26 +261,8 @@ def leaderboard(rows: pd.DataFrame) -> pd.DataFrame:
 def write_outputs(
     result: BenchResult, out: str | Path, figure_format: str = "png", dpi: int | None = None
 ) -> list[Path]:
-    """CSV tables and the figure of :meth:`BenchResult.plot` (error, coverage and interval width
-    against decades of extrapolation), written as one output folder (complete or absent; see
-    :func:`benchcast.utils.io.output_folder`).
-
-    Parameters
-    ----------
-    result : BenchResult
-        What :func:`bench` returned.
-    out : str or Path
-        The output folder (replaced whole).
-    figure_format : {'png', 'svg', 'pdf'}
-        The figure's file format.
-    dpi : int, optional
-        Raster resolution (default :data:`benchcast.plots.options.DEFAULT_DPI`).
-
-    Returns
-    -------
-    list of Path
-        The files written.
-    """
+    """CSV tables and the figure of :meth:`BenchResult.plot` (error, coverage and interval width against decades of
+    extrapolation), written as one output folder (complete or absent; see :func:`benchcast.utils.io.output_folder`)."""
     from benchcast.plots.options import check_figure_options
     from benchcast.utils.io import atomic_write_text, output_folder
 

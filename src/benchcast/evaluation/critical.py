@@ -30,18 +30,7 @@ def _logistic_crossing(x: np.ndarray, s: np.ndarray) -> float | None:
 
 
 def change_span(thresholds, success) -> tuple[float, float] | None:
-    """(lowest, highest) threshold next to a change of success along the sorted grid; None if none.
-
-    Parameters
-    ----------
-    thresholds : sequence of float
-    success : sequence of bool
-        Whether each threshold succeeded.
-
-    Returns
-    -------
-    tuple of float or None
-    """
+    """(lowest, highest) threshold next to a change of success along the sorted grid; None if none."""
     t = np.asarray(thresholds, float)
     order = np.argsort(t, kind="stable")
     t, s = t[order], np.asarray(success, bool)[order]
@@ -52,17 +41,7 @@ def change_span(thresholds, success) -> tuple[float, float] | None:
 
 
 def critical_threshold(thresholds, success) -> float | None:
-    """The critical threshold of :data:`CRITICAL_DEFINITION` (None where it is undefined).
-
-    Parameters
-    ----------
-    thresholds : sequence of float
-    success : sequence of bool
-
-    Returns
-    -------
-    float or None
-    """
+    """The critical threshold of :data:`CRITICAL_DEFINITION` (None where it is undefined)."""
     order = np.argsort(np.asarray(thresholds, float), kind="stable")  # the same answer for any order
     x = np.log10(np.asarray(thresholds, float)[order])
     s = np.asarray(success, float)[order]

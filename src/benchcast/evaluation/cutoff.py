@@ -279,9 +279,9 @@ def cutoff_backtest(
 
 
 def _flag_columns(result, predictions: pd.DataFrame) -> dict:
-    """A cutoff's flags: the parameters at a search limit (``converged`` says only that the solver
-    stopped), which rules its target forecasts break (``flags``: ``'refused: outside [0, 1]'``) and why
-    (``flag_reasons``; :mod:`benchcast.forecasting.flags`)."""
+    """A cutoff's flags: the parameters at a search limit (``converged`` says only that the solver stopped), which
+    rules its target forecasts break (``flags``: ``'refused: outside [0, 1]'``) and why (``flag_reasons``;
+    :mod:`benchcast.forecasting.flags`)."""
     test = predictions[predictions["side"] == "test"]
     kinds = [k for k in dict.fromkeys(test.get("flag_kinds", pd.Series(dtype=str))) if k]
     reasons = [t for t in dict.fromkeys(test.get("flags", pd.Series(dtype=str))) if t]
@@ -294,18 +294,7 @@ def _flag_columns(result, predictions: pd.DataFrame) -> dict:
 
 
 def interval_widths(predictions: pd.DataFrame) -> dict:
-    """Median width of the 50 % and 90 % prediction intervals at the held-out (target) runs.
-
-    Parameters
-    ----------
-    predictions : DataFrame
-        A backtest's predictions with ``side`` and the interval bounds.
-
-    Returns
-    -------
-    dict
-        ``width50`` and ``width90`` in score units (NaN without intervals).
-    """
+    """Median width of the 50 % and 90 % prediction intervals at the held-out (target) runs."""
     test = predictions[predictions["side"] == "test"]
     out = {}
     for pct in (50, 90):
@@ -316,22 +305,8 @@ def interval_widths(predictions: pd.DataFrame) -> dict:
 
 
 def settling(cutoffs: pd.DataFrame, param_names: list[str], tolerance: float = SETTLE_TOLERANCE) -> dict:
-    """Per parameter: the fewest decades of training compute after which every later fit stays
-    within ``tolerance`` (relative) of the final fit, and the extrapolation distance there.
-
-    Parameters
-    ----------
-    cutoffs : DataFrame or CutoffResult
-        One row per cutoff, with a column per parameter.
-    param_names : list of str
-    tolerance : float
-        Relative distance to the final fit that counts as settled.
-
-    Returns
-    -------
-    dict
-        Per parameter: ``final``, ``training_decades``, ``extrapolation_decades``, ``settled_before_final``.
-    """
+    """Per parameter: the fewest decades of training compute after which every later fit stays within ``tolerance``
+    (relative) of the final fit, and the extrapolation distance there."""
     out = {}
     if cutoffs.empty:
         return out

@@ -25,78 +25,27 @@ REFUSAL_RULE = (
 
 
 def refused_share(n_refused, n_total) -> float:
-    """The share of ``n_total`` points that were refused (NaN where there were none).
-
-    Parameters
-    ----------
-    n_refused : int
-        Points refused.
-    n_total : int
-        Points asked for, refused or not.
-
-    Returns
-    -------
-    float
-    """
+    """The share of ``n_total`` points that were refused (NaN where there were none)."""
     n_refused, n_total = float(n_refused), float(n_total)
     return n_refused / n_total if n_total > 0 else math.nan
 
 
 def too_many_refused(n_refused, n_total) -> bool:
-    """Whether more than ``MAX_REFUSED_SHARE`` of the points were refused (then the error over the rest does
-    not stand for them all: no success, ranked after the others).
-
-    Parameters
-    ----------
-    n_refused : int
-        Points refused.
-    n_total : int
-        Points asked for, refused or not (0: nothing refused too much).
-
-    Returns
-    -------
-    bool
-    """
+    """Whether more than ``MAX_REFUSED_SHARE`` of the points were refused (then the error over the rest does not stand
+    for them all: no success, ranked after the others)."""
     share = refused_share(n_refused, n_total)
     return bool(math.isfinite(share) and share > MAX_REFUSED_SHARE)
 
 
 def refused_cell(n_refused, n_total) -> str:
-    """A table's cell for the refusals: ``'24 of 33'`` (``'0'`` where none was refused).
-
-    Parameters
-    ----------
-    n_refused : int
-        Points refused.
-    n_total : int
-        Points asked for, refused or not.
-
-    Returns
-    -------
-    str
-    """
+    """A table's cell for the refusals: ``'24 of 33'`` (``'0'`` where none was refused)."""
     n_refused, n_total = int(n_refused), int(n_total)
     return f"{n_refused} of {n_total}" if n_refused else "0"
 
 
 def ranked(frame, error: str, refused: str, total: str):
-    """``frame`` ordered by the rule above: the rows that refused at most ``MAX_REFUSED_SHARE`` of their points
-    first, by ``error`` ascending, then the others by ``error``.
-
-    Parameters
-    ----------
-    frame : pandas.DataFrame
-        One row per law or strategy.
-    error : str
-        The column of the error to order by (lower is better; NaN last).
-    refused, total : str
-        The columns of the points refused and of all the points asked for.
-
-    Returns
-    -------
-    pandas.DataFrame
-        The rows in rank order.
-    """
+    """``frame`` ordered by the rule above: the rows that refused at most ``MAX_REFUSED_SHARE`` of their points first,
+    by ``error`` ascending, then the others by ``error``."""
     many = [too_many_refused(r, n) for r, n in zip(frame[refused], frame[total], strict=True)]
     order = frame.assign(_many=many).sort_values(["_many", error], kind="stable", na_position="last")
     return order.drop(columns="_many")

@@ -18,23 +18,7 @@ from benchcast.errors import BenchcastError
 
 
 def crps_draws(draws, observed, *, fair: bool = False) -> np.ndarray:
-    """The CRPS of forecast draws at each point, in the draws' units; nan draws are left out at their point.
-
-    Parameters
-    ----------
-    draws : array_like (draws, points) or (draws,)
-        Draws of the forecast distribution at each point.
-    observed : array_like (points,) or scalar
-        The observed value at each point.
-    fair : bool
-        Divide the spread term by n (n - 1) (the fair ensemble CRPS) instead of n^2.
-
-    Returns
-    -------
-    ndarray (points,) or float
-        Lower is better; nan where a point has no finite draw (or fewer than two, with ``fair``) or its
-        observation is not finite.
-    """
+    """The CRPS of forecast draws at each point, in the draws' units; nan draws are left out at their point."""
     values = np.asarray(draws, float)
     scalar = values.ndim == 1
     values = values[:, None] if scalar else values

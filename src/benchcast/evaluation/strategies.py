@@ -47,25 +47,8 @@ DEFAULT_STRATEGY = "ensemble"
 
 
 def law_outcome(train: pd.DataFrame, spec: FitSpec, n_boot: int, seed: int) -> Member:
-    """Fit ``spec`` to ``train`` (every run the strategy may see), forecast inside the training runs from
-    rolling origins and bootstrap the fit (the expensive part, done once per law and cell in a worker).
-
-    Parameters
-    ----------
-    train : DataFrame
-        The training runs' rows.
-    spec : FitSpec
-        The law and the cell's benchmark, metric and selection.
-    n_boot : int
-        Bootstrap replicates (0: none).
-    seed : int
-        Seed of the bootstrap.
-
-    Returns
-    -------
-    Member
-        The fit, its rolling-origin forecasts and bootstrap; ``error`` set instead where the fit failed.
-    """
+    """Fit ``spec`` to ``train`` (every run the strategy may see), forecast inside the training runs from rolling
+    origins and bootstrap the fit (the expensive part, done once per law and cell in a worker)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # bench warns of the data once, in the main process
         made = fit_members(
@@ -76,39 +59,14 @@ def law_outcome(train: pd.DataFrame, spec: FitSpec, n_boot: int, seed: int) -> M
 
 @dataclass(frozen=True)
 class Chooser:
-    """A strategy that picks one law per benchmark and cutoff from the training runs alone.
-
-    Parameters
-    ----------
-    name : str
-        The strategy's name in bench's tables.
-    choose : callable
-        ``choose(train, spec) -> law name``, given the training rows and a spec with the cell's
-        benchmark, metric and selection; it raises a BenchcastError where it cannot choose. It must
-        pickle (a module-level function or a ``functools.partial`` of one): bench runs it in workers.
-    interval : str
-        The interval its forecasts get: ``'extrapolation'`` or ``'bootstrap'``.
-    """
+    """A strategy that picks one law per benchmark and cutoff from the training runs alone."""
 
     name: str
     choose: Callable[[pd.DataFrame, FitSpec], str]
     interval: str = "extrapolation"
 
     def pick(self, train: pd.DataFrame, spec: FitSpec) -> str | None:
-        """The law chosen for these training runs, or None where the rule cannot choose.
-
-        Parameters
-        ----------
-        train : DataFrame
-            The cell's training rows.
-        spec : FitSpec
-            The cell's benchmark, metric and selection.
-
-        Returns
-        -------
-        str or None
-            A law name.
-        """
+        """The law chosen for these training runs, or None where the rule cannot choose."""
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -121,23 +79,8 @@ class Chooser:
 
 
 def with_interval(strategy: str, interval: str, choosers: dict[str, Chooser] | None = None) -> str:
-    """A strategy's name with ``interval`` made explicit: ``'[bootstrap]'`` added to a bare name; a name
-    with a suffix and a chooser's name are kept.
-
-    Parameters
-    ----------
-    strategy : str
-        A strategy name.
-    interval : {'extrapolation', 'bootstrap'}
-        The interval a bare name should get.
-    choosers : dict, optional
-        Chooser name to :class:`Chooser` (a chooser carries its own interval).
-
-    Returns
-    -------
-    str
-        The name as bench's tables show it (a bare name means the extrapolation-aware interval).
-    """
+    """A strategy's name with ``interval`` made explicit: ``'[bootstrap]'`` added to a bare name; a name with a suffix
+    and a chooser's name are kept."""
     check_interval(interval)
     if (choosers and strategy in choosers) or strategy.endswith("]") or interval == "extrapolation":
         return strategy
@@ -145,20 +88,7 @@ def with_interval(strategy: str, interval: str, choosers: dict[str, Chooser] | N
 
 
 def base_name(strategy: str, choosers: dict[str, Chooser] | None = None) -> tuple[str, str]:
-    """(strategy, interval) from a name such as 'power[bootstrap]'; a chooser's name is its own.
-
-    Parameters
-    ----------
-    strategy : str
-        A strategy name, with an optional ``[interval]`` suffix.
-    choosers : dict, optional
-        Chooser name to :class:`Chooser` (a chooser carries its own interval).
-
-    Returns
-    -------
-    name, interval : str
-        The strategy without the suffix; ``'extrapolation'`` or ``'bootstrap'``.
-    """
+    """(strategy, interval) from a name such as 'power[bootstrap]'; a chooser's name is its own."""
     if choosers and strategy in choosers:
         return strategy, choosers[strategy].interval
     if strategy.endswith("]") and "[" in strategy:
@@ -169,27 +99,7 @@ def base_name(strategy: str, choosers: dict[str, Chooser] | None = None) -> tupl
 
 def strategy_ensemble(strategy: str, members: dict, picks: dict, candidates, choosers=None, fallbacks=()):
     """The one forecaster of ``strategy`` in one cell, from the cell's fitted laws: a selector's ensemble of the
-    candidates (:func:`benchcast.forecasting.selection.choose`), a fixed law alone, or a chooser's pick alone.
-
-    Parameters
-    ----------
-    strategy : str
-        A strategy name (see :func:`base_name`).
-    members : dict of str to Member
-        The cell's laws.
-    picks : dict
-        Chooser name to its law for the cell (None: it could not choose).
-    candidates, fallbacks : tuple of str
-        The laws the selectors combine, and those used alone where none has support.
-    choosers : dict, optional
-        Chooser name to :class:`Chooser`.
-
-    Returns
-    -------
-    (Ensemble, str)
-        The ensemble (None where the strategy has nothing to forecast with) and the interval kind; or the
-        status in words in place of the ensemble.
-    """
+    candidates (:func:`benchcast.forecasting.selection.choose`), a fixed law alone, or a chooser's pick alone."""
     name, interval = base_name(strategy, choosers)
     some = next((m for m in members.values() if m.fit is not None), None)
     benchmark = str(some.fit.spec.benchmark) if some is not None else ""
@@ -207,21 +117,8 @@ def strategy_ensemble(strategy: str, members: dict, picks: dict, candidates, cho
 
 
 def runs_of(data, cutoff: float | None = None) -> pd.DataFrame:
-    """A data set's runs as its strategies see them: its TPR and compute floor, without held-out TPRs, and
-    at or below ``cutoff`` (the runs above it are held out: they must not shape a strategy).
-
-    Parameters
-    ----------
-    data : benchcast.evaluation.bench_cells.Dataset
-        The data set.
-    cutoff : float, optional
-        The largest training compute (None: every run).
-
-    Returns
-    -------
-    DataFrame
-        One row per run (columns of the table).
-    """
+    """A data set's runs as its strategies see them: its TPR and compute floor, without held-out TPRs, and at or below
+    ``cutoff`` (the runs above it are held out: they must not shape a strategy)."""
     table = data.table.drop_duplicates("run")
     flops = table["flops"].to_numpy(float)
     keep = np.ones(len(table), bool) if cutoff is None else flops <= cutoff
@@ -236,39 +133,14 @@ def runs_of(data, cutoff: float | None = None) -> pd.DataFrame:
 
 def ladder_candidates(data, cutoff: float | None = None) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The default's candidate and fallback laws for a data set's ladder below a cutoff
-    (:func:`benchcast.forecasting.selection.ladder_laws` on :func:`runs_of`, as ``recommend`` decides on
-    the runs below its target).
-
-    Parameters
-    ----------
-    data : benchcast.evaluation.bench_cells.Dataset
-        The data set.
-    cutoff : float, optional
-        The largest training compute (None: every run).
-
-    Returns
-    -------
-    candidates, fallbacks : tuple of str
-    """
+    (:func:`benchcast.forecasting.selection.ladder_laws` on :func:`runs_of`, as ``recommend`` decides on the runs
+    below its target)."""
     return ladder_laws(runs_of(data, cutoff))
 
 
 def cell_ladders(datasets, candidates=None) -> dict:
-    """Each data set's and cutoff's candidate and fallback laws: ``candidates`` where given (no fallback),
-    else its ladder below the cutoff (:func:`ladder_candidates`).
-
-    Parameters
-    ----------
-    datasets : list of Dataset
-        The data sets.
-    candidates : tuple of str, optional
-        The laws the selectors combine everywhere.
-
-    Returns
-    -------
-    dict
-        (data set name, cutoff) to (candidates, fallbacks).
-    """
+    """Each data set's and cutoff's candidate and fallback laws: ``candidates`` where given (no fallback), else its
+    ladder below the cutoff (:func:`ladder_candidates`)."""
     return {
         (d.name, c): (tuple(candidates), ()) if candidates else ladder_candidates(d, c)
         for d in datasets
@@ -277,20 +149,8 @@ def cell_ladders(datasets, candidates=None) -> dict:
 
 
 def ladder_settings(ladders: dict, which: int) -> dict:
-    """The candidates (``which`` 0) or fallbacks (1) of :func:`cell_ladders` as bench's settings show them:
-    by data set name, or by ``'name @ cutoff'`` where a data set has several cutoffs.
-
-    Parameters
-    ----------
-    ladders : dict
-        What :func:`cell_ladders` returns.
-    which : int
-        0: candidates; 1: fallbacks.
-
-    Returns
-    -------
-    dict of str to list of str
-    """
+    """The candidates (``which`` 0) or fallbacks (1) of :func:`cell_ladders` as bench's settings show them: by data set
+    name, or by ``'name @ cutoff'`` where a data set has several cutoffs."""
     names = [name for name, _ in ladders]
     return {
         name if names.count(name) == 1 else f"{name} @ {cutoff:.3g}": list(pair[which])
@@ -299,21 +159,6 @@ def ladder_settings(ladders: dict, which: int) -> dict:
 
 
 def usable(ensemble, true: np.ndarray, benchmark: str) -> np.ndarray:
-    """Held-out points far enough above chance (:data:`benchcast.fitting.metrics.USABLE`).
-
-    Parameters
-    ----------
-    ensemble : Ensemble
-        The cell's forecaster (its members share the chance score ``q_rand``).
-    true : ndarray
-        Held-out scores.
-    benchmark : str
-        The benchmark's name.
-
-    Returns
-    -------
-    ndarray of bool
-        One flag per held-out point.
-    """
+    """Held-out points far enough above chance (:data:`benchcast.fitting.metrics.USABLE`)."""
     q_rand = float(next(iter(ensemble.fits.values())).spec.q_rand)
     return usable_points(true, q_rand, benchmark)

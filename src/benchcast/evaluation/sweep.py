@@ -123,18 +123,5 @@ def sweep(
 
 
 def compare_sweeps(table: pd.DataFrame, specs: list[FitSpec], **options) -> SweepComparison:
-    """The same sweep for several laws and benchmarks (what ``benchcast sweep`` runs).
-
-    Parameters
-    ----------
-    table : DataFrame
-    specs : list of FitSpec
-        One per law and benchmark.
-    **options
-        As :func:`sweep` takes them.
-
-    Returns
-    -------
-    SweepComparison
-    """
+    """The same sweep for several laws and benchmarks (what ``benchcast sweep`` runs)."""
     return SweepComparison([sweep(table, spec, **options) for spec in specs])

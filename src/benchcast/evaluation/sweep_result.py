@@ -31,18 +31,8 @@ SUCCESS_DEFINITION = (
 
 
 def usable_errors(bt: BacktestResult) -> dict:
-    """Training and held-out errors over all points and over usable points (:data:`USABLE`, one
-    definition for every law, so that tables compare like with like).
-
-    Parameters
-    ----------
-    bt : BacktestResult
-
-    Returns
-    -------
-    dict
-        ``train_``/``test_`` MAE, MRE and usable MRE, the point counts, and the fit's RMSE and R².
-    """
+    """Training and held-out errors over all points and over usable points (:data:`USABLE`, one definition for every
+    law, so that tables compare like with like)."""
     frame = bt.predictions
     true, predicted = frame["true"].to_numpy(float), frame["predicted"].to_numpy(float)
     usable = usable_points(true, bt.fit.spec.q_rand, bt.benchmark)
@@ -65,20 +55,8 @@ def _refused(row) -> int:
 
 
 def succeeds(frame: pd.DataFrame, success_mre: float) -> pd.Series:
-    """Each threshold's success: held-out MRE below ``success_mre`` and at most ``MAX_REFUSED_SHARE`` of the
-    held-out points refused (:mod:`benchcast.evaluation.refusals`).
-
-    Parameters
-    ----------
-    frame : DataFrame
-        One row per threshold with ``test_mre``, ``n_test`` (forecasts made) and ``n_refused``.
-    success_mre : float
-        Percent.
-
-    Returns
-    -------
-    Series of bool
-    """
+    """Each threshold's success: held-out MRE below ``success_mre`` and at most ``MAX_REFUSED_SHARE`` of the held-out
+    points refused (:mod:`benchcast.evaluation.refusals`)."""
     refused = frame["n_refused"] if "n_refused" in frame else pd.Series(0, index=frame.index)
     many = [too_many_refused(r, n + r) for r, n in zip(refused, frame["n_test"], strict=True)]
     return (frame["test_mre"] < success_mre) & ~pd.Series(many, index=frame.index, dtype=bool)
@@ -204,12 +182,7 @@ class Sweep(RichView):
 
 @dataclass
 class SweepComparison(RichView):
-    """Sweeps of several laws and benchmarks (what ``benchcast sweep`` runs).
-
-    Parameters
-    ----------
-    sweeps : list of Sweep
-    """
+    """Sweeps of several laws and benchmarks (what ``benchcast sweep`` runs)."""
 
     sweeps: list[Sweep]
 
@@ -219,8 +192,8 @@ class SweepComparison(RichView):
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
     def to_dict(self) -> dict:
-        """The definitions, every row, each sweep's critical threshold and the thresholds left out;
-        ``intervals`` says whether interval coverage was computed."""
+        """The definitions, every row, each sweep's critical threshold and the thresholds left out; ``intervals`` says
+        whether interval coverage was computed."""
         n_boot, kind = self.sweeps[0].n_boot, self.sweeps[0].interval
         return {
             "definitions": self.sweeps[0].definitions,
@@ -286,19 +259,8 @@ class SweepComparison(RichView):
         return items
 
     def plot(self, ax=None):
-        """MRE versus threshold, one panel per benchmark, one line per law, with the success line
-        and each law's critical threshold (:func:`benchcast.plots.plot_sweep`).
-
-        Parameters
-        ----------
-        ax : sequence of matplotlib.axes.Axes, optional
-            One panel per benchmark (default: a new figure).
-
-        Returns
-        -------
-        matplotlib.figure.Figure
-            The figure, to restyle or save.
-        """
+        """MRE versus threshold, one panel per benchmark, one line per law, with the success line and each law's
+        critical threshold (:func:`benchcast.plots.plot_sweep`)."""
         from benchcast.plots.figures import plot_sweep  # matplotlib loads only when a figure is drawn
 
         critical = [{"law": s.law, "benchmark": s.benchmark, "critical_threshold": s.critical} for s in self.sweeps]
@@ -306,18 +268,8 @@ class SweepComparison(RichView):
         return plot_sweep(self.to_frame(), critical, self.sweeps[0].success_mre, titles, ax=ax)
 
     def write(self, out: str | Path, figure_format: str = "png", dpi: int | None = None) -> None:
-        """``sweep.csv`` and the figure of :meth:`plot` (``sweep.<format>``) into the folder ``out``;
-        nothing where no threshold had both fitted and held-out runs.
-
-        Parameters
-        ----------
-        out : path
-            The output folder.
-        figure_format : {'png', 'svg', 'pdf'}
-            The figure's file format.
-        dpi : int, optional
-            Raster resolution (default :data:`benchcast.plots.options.DEFAULT_DPI`).
-        """
+        """``sweep.csv`` and the figure of :meth:`plot` (``sweep.<format>``) into the folder ``out``; nothing where no
+        threshold had both fitted and held-out runs."""
         from benchcast.plots.options import check_figure_options
         from benchcast.plots.style import save_figure
 

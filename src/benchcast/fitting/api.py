@@ -57,18 +57,7 @@ SELECTION_AND_SETTINGS = tuple(f.name for f in fields(FitSpec) if f.name not in 
 
 
 def as_table(table: pd.DataFrame | str | os.PathLike) -> pd.DataFrame:
-    """The table to fit: a DataFrame as it is, a path read as :func:`benchcast.load` reads it.
-
-    Parameters
-    ----------
-    table : pandas.DataFrame or str or os.PathLike
-        A table (as :func:`benchcast.load` returns) or the path of a data file.
-
-    Returns
-    -------
-    pandas.DataFrame
-        The table.
-    """
+    """The table to fit: a DataFrame as it is, a path read as :func:`benchcast.load` reads it."""
     if isinstance(table, (str, os.PathLike)):
         return load(table)
     if not isinstance(table, pd.DataFrame):

@@ -28,39 +28,15 @@ ROLLING_ORIGIN_TEXT = ("axis", "side", "run", "converged")  # its columns that a
 
 
 def fingerprint(points: pd.DataFrame) -> str:
-    """sha256 of the fitted points (runs, covariates, values): identifies the data of a fit.
-
-    Parameters
-    ----------
-    points : pandas.DataFrame
-        The fitted points (the columns of ``POINT_COLUMNS`` it has are hashed).
-
-    Returns
-    -------
-    str
-        ``'sha256:'`` and the first 32 hex digits of the hash.
-    """
+    """sha256 of the fitted points (runs, covariates, values): identifies the data of a fit."""
     cols = [c for c in POINT_COLUMNS if c in points.columns]
     text = points[cols].to_csv(index=False, float_format="%.17g")
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
 def artifact_fields(doc: dict, source: str = "artifact") -> dict:
-    """The fields of a :class:`~benchcast.fitting.result.FitResult` read from an artifact, validating
-    every field a prediction depends on.
-
-    Parameters
-    ----------
-    doc : dict
-        The artifact's JSON document, as ``FitResult.to_dict`` writes it.
-    source : str
-        Where it came from, named in error messages.
-
-    Returns
-    -------
-    dict
-        ``FitResult``'s constructor arguments by name.
-    """
+    """The fields of a :class:`~benchcast.fitting.result.FitResult` read from an artifact, validating every field a
+    prediction depends on."""
     if not isinstance(doc, dict) or doc.get("format") != ARTIFACT_FORMAT:
         raise ArtifactError(f"{source}: not a benchcast fit artifact (no format '{ARTIFACT_FORMAT}').")
     version = doc.get("format_version")

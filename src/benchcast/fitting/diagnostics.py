@@ -128,20 +128,8 @@ class FitDiagnostics(ResultView):
 
 @dataclass(frozen=True)
 class BoundFindings:
-    """What the parameters on a bound mean: the law's own constraints that are active
-    (information), and the search limits a parameter reached (a warning: the fit did not find it).
-
-    Parameters
-    ----------
-    constraints : tuple[str, ...]
-        One sentence per active constraint (``the constraint a ≤ 1 is active ...``).
-    limits : tuple[str, ...]
-        One warning per parameter at a search limit, saying what to try.
-    flags : dict[str, str]
-        Per parameter on a bound: ``'constraint active'`` or ``'at search limit'``.
-    active : dict[str, str]
-        Per parameter at an active constraint: the constraint as an inequality (``'a ≤ 1'``).
-    """
+    """What the parameters on a bound mean: the law's own constraints that are active (information), and the search
+    limits a parameter reached (a warning: the fit did not find it)."""
 
     constraints: tuple[str, ...] = ()
     limits: tuple[str, ...] = ()
@@ -154,13 +142,8 @@ class BoundFindings:
         return tuple(name for name, flag in self.flags.items() if flag == "at search limit")
 
     def columns(self) -> dict[str, str]:
-        """The findings as two table cells: ``constraint_active`` (``'a ≤ 1'``: information) and
-        ``at_search_limit`` (``'d1'``: a warning), each empty when there is none.
-
-        Returns
-        -------
-        dict[str, str]
-        """
+        """The findings as two table cells: ``constraint_active`` (``'a ≤ 1'``: information) and ``at_search_limit``
+        (``'d1'``: a warning), each empty when there is none."""
         return {
             "constraint_active": ", ".join(self.active.values()),
             "at_search_limit": ", ".join(self.at_search_limit),
@@ -185,19 +168,9 @@ SOLVER_WORDS = (
 
 
 def plain_message(message: str) -> str:
-    """An optimiser's message in benchcast's words, its stage kept (``trust-region finish: `ftol`
-    termination condition is satisfied.`` reads ``trust-region finish: the loss stopped decreasing``);
-    a message with no known solver words is returned as it is.
-
-    Parameters
-    ----------
-    message : str
-        As the fitting engine recorded it (stage, colon, the solver's message).
-
-    Returns
-    -------
-    str
-    """
+    """An optimiser's message in benchcast's words, its stage kept (``trust-region finish: `ftol` termination condition
+    is satisfied.`` reads ``trust-region finish: the loss stopped decreasing``); a message with no known solver
+    words is returned as it is."""
     stage, colon, said = message.partition(": ")
     if not colon:
         stage, said = "", message
@@ -214,22 +187,8 @@ SEARCH_LIMIT_ADVICE = (
 
 
 def bound_findings(law, params: dict[str, float], at_bound) -> BoundFindings:
-    """Sort the parameters on a bound (``FitDiagnostics.at_bound``) into the law's own active
-    constraints and the search limits reached (the parameter's declaration says which bound is which).
-
-    Parameters
-    ----------
-    law : Law
-        The fitted law (its :class:`~benchcast.laws.parameters.Parameter` declarations).
-    params : dict[str, float]
-        The fitted values, natural units.
-    at_bound : iterable of str
-        The parameters the engine found on a bound.
-
-    Returns
-    -------
-    BoundFindings
-    """
+    """Sort the parameters on a bound (``FitDiagnostics.at_bound``) into the law's own active constraints and the
+    search limits reached (the parameter's declaration says which bound is which)."""
     declared = {p.name: p for p in law.parameters}
     constraints, limits, flags, active = [], [], {}, {}
     for name in at_bound:
@@ -259,23 +218,9 @@ def bound_findings(law, params: dict[str, float], at_bound) -> BoundFindings:
 
 
 def identified_stderr(params: dict[str, float], stderr: dict[str, float], rmse: float) -> dict[str, float | None]:
-    """Each parameter's standard error, None where the data do not identify it: a missing, infinite
-    or (on a fit with residuals) zero standard error is a direction the data say nothing about (the
-    pseudo-inverse gives it 0), not a certainty.
-
-    Parameters
-    ----------
-    params : dict[str, float]
-        The fitted values (their names and order).
-    stderr : dict[str, float]
-        The standard errors the fit estimated.
-    rmse : float
-        The fit's RMSE: with no residual every standard error is truly 0.
-
-    Returns
-    -------
-    dict[str, float or None]
-    """
+    """Each parameter's standard error, None where the data do not identify it: a missing, infinite or (on a fit with
+    residuals) zero standard error is a direction the data say nothing about (the pseudo-inverse gives it 0), not a
+    certainty."""
     exact = bool(rmse <= 1e-12)
     out = {}
     for name in params:

@@ -6,39 +6,13 @@ import numpy as np
 
 
 def mae(true: np.ndarray, predicted: np.ndarray) -> float:
-    """Mean absolute error.
-
-    Parameters
-    ----------
-    true : ndarray
-        Observed values (scores in [0, 1]).
-    predicted : ndarray
-        Forecasts of them, same shape.
-
-    Returns
-    -------
-    float
-        The error, in the values' units (nan without points).
-    """
+    """Mean absolute error."""
     true, predicted = np.asarray(true, float), np.asarray(predicted, float)
     return float(np.mean(np.abs(predicted - true))) if true.size else float("nan")
 
 
 def mre(true: np.ndarray, predicted: np.ndarray) -> float:
-    """Mean relative error in percent, over points with a positive true value.
-
-    Parameters
-    ----------
-    true : ndarray
-        Observed values (scores in [0, 1]).
-    predicted : ndarray
-        Forecasts of them, same shape.
-
-    Returns
-    -------
-    float
-        The error in percent (nan without a positive true value).
-    """
+    """Mean relative error in percent, over points with a positive true value."""
     true, predicted = np.asarray(true, float), np.asarray(predicted, float)
     keep = true > 0
     if not keep.any():
@@ -47,39 +21,13 @@ def mre(true: np.ndarray, predicted: np.ndarray) -> float:
 
 
 def rmse(true: np.ndarray, predicted: np.ndarray) -> float:
-    """Root mean squared error.
-
-    Parameters
-    ----------
-    true : ndarray
-        Observed values (scores in [0, 1]).
-    predicted : ndarray
-        Forecasts of them, same shape.
-
-    Returns
-    -------
-    float
-        The error, in the values' units (nan without points).
-    """
+    """Root mean squared error."""
     true, predicted = np.asarray(true, float), np.asarray(predicted, float)
     return float(np.sqrt(np.mean((predicted - true) ** 2))) if true.size else float("nan")
 
 
 def r2(true: np.ndarray, predicted: np.ndarray) -> float:
-    """Coefficient of determination (nan when the true values do not vary).
-
-    Parameters
-    ----------
-    true : ndarray
-        Observed values (scores in [0, 1]).
-    predicted : ndarray
-        Forecasts of them, same shape.
-
-    Returns
-    -------
-    float
-        1 - residual sum of squares / total sum of squares.
-    """
+    """Coefficient of determination (nan when the true values do not vary)."""
     true, predicted = np.asarray(true, float), np.asarray(predicted, float)
     total = float(np.sum((true - true.mean()) ** 2)) if true.size else 0.0
     if total == 0.0:
@@ -88,20 +36,7 @@ def r2(true: np.ndarray, predicted: np.ndarray) -> float:
 
 
 def coverage(true: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> float:
-    """Fraction of true values inside [lower, upper].
-
-    Parameters
-    ----------
-    true : ndarray
-        Observed values.
-    lower, upper : ndarray
-        The interval's bounds for each, same shape.
-
-    Returns
-    -------
-    float
-        The fraction in [0, 1] (nan without points).
-    """
+    """Fraction of true values inside [lower, upper]."""
     true = np.asarray(true, float)
     if not true.size:
         return float("nan")
@@ -112,23 +47,8 @@ USABLE = "usable: points with Q > Q_rand + margin (K1's near-chance filter of SP
 
 
 def usable_points(true: np.ndarray, q_rand: float, benchmark: str) -> np.ndarray:
-    """Points far enough above chance for a relative error to mean something (:data:`USABLE`): one
-    definition for every law and table, so that usable-point MREs compare like with like.
-
-    Parameters
-    ----------
-    true : ndarray
-        Observed scores in [0, 1].
-    q_rand : float
-        The benchmark's chance level, a score in [0, 1] (None: 0).
-    benchmark : str
-        The benchmark, whose near-chance filter margin applies.
-
-    Returns
-    -------
-    ndarray of bool
-        Whether each point is usable.
-    """
+    """Points far enough above chance for a relative error to mean something (:data:`USABLE`): one definition for every
+    law and table, so that usable-point MREs compare like with like."""
     from benchcast.data.chance import filter_margin
 
     return np.asarray(true, float) > (q_rand or 0.0) + filter_margin(benchmark)

@@ -134,17 +134,7 @@ def _resolve_metric(law: Law, table: pd.DataFrame, spec: FitSpec) -> tuple[str |
 
 
 def warn_unknown_chance(table: pd.DataFrame, benchmark: str, metric: str) -> None:
-    """Warn that a benchmark's chance level is unknown (taken as 0), with an estimate to give instead.
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        The data table.
-    benchmark : str
-        The benchmark.
-    metric : str
-        Its metric.
-    """
+    """Warn that a benchmark's chance level is unknown (taken as 0), with an estimate to give instead."""
     level, where = suggested_chance(table, benchmark, metric)
     # only what the data or the task state: the cheapest runs' mean score is above chance, not chance
     hint = (
@@ -161,22 +151,7 @@ def warn_unknown_chance(table: pd.DataFrame, benchmark: str, metric: str) -> Non
 
 
 def default_proxy(law: Law, spec: FitSpec, table: pd.DataFrame | None = None) -> str | None:
-    """The proxy loss a law reads when the spec names none: the law's ``default_proxy`` for this benchmark.
-
-    Parameters
-    ----------
-    law : Law
-        The law (its ``default_proxy`` template, e.g. ``'{benchmark}:{gold_metric}'``).
-    spec : FitSpec
-        The spec (its benchmark and ``gold_metric``).
-    table : pandas.DataFrame, optional
-        The data: of several templates, the first whose rows it holds (None where it holds none).
-
-    Returns
-    -------
-    str or None
-        ``'benchmark:metric'``; None where the law has no default.
-    """
+    """The proxy loss a law reads when the spec names none: the law's ``default_proxy`` for this benchmark."""
     if law.default_proxy is None:
         return None
     templates = (law.default_proxy,) if isinstance(law.default_proxy, str) else law.default_proxy

@@ -42,31 +42,8 @@ def _drop_reasons(law: Law, rows: pd.DataFrame, spec: FitSpec) -> np.ndarray:
 
 
 def fit_subsets(rows: pd.DataFrame, spec: FitSpec, masks, *, max_flops=None, quiet: bool = True) -> list:
-    """Cold fits of ``spec`` to several subsets of ``rows`` (rolling origins), their solver stages
-    solved as rows of one batch (:func:`benchcast.fitting.engine.batch.minimize_subsets`).
-
-    Each subset's result is what ``fit_rows(rows[mask].reset_index(drop=True), replace(spec,
-    max_flops=...), quiet=quiet)`` gives, within the solver's tolerance: the same stages, searched
-    cold from the subset's own starts.
-
-    Parameters
-    ----------
-    rows : pandas.DataFrame
-        The design rows, as :func:`design` returns them.
-    spec : FitSpec
-        The resolved spec.
-    masks : sequence of array_like of bool
-        One mask over ``rows`` per subset.
-    max_flops : sequence of float, optional
-        Each subset's compute bound, recorded in its spec (default: its largest run's FLOPs).
-    quiet : bool
-        As :func:`fit_rows`'s (default True: the light refits rolling origins make).
-
-    Returns
-    -------
-    list of FitResult or BenchcastError
-        One per mask: its fit, or the error its fit raises (too few usable points...).
-    """
+    """Cold fits of ``spec`` to several subsets of ``rows`` (rolling origins), their solver stages solved as rows of
+    one batch (:func:`benchcast.fitting.engine.batch.minimize_subsets`)."""
     flops = rows["flops"].to_numpy(float)
     masks = [np.asarray(mask) for mask in masks]
     for i, mask in enumerate(masks):
@@ -114,21 +91,7 @@ def fit_subsets(rows: pd.DataFrame, spec: FitSpec, masks, *, max_flops=None, qui
 
 
 def prepare_fit(rows: pd.DataFrame, spec: FitSpec) -> tuple:
-    """What a fit of ``rows`` solves: the rows a law cannot use dropped, each with why.
-
-    Parameters
-    ----------
-    rows : pandas.DataFrame
-        The design rows, as :func:`benchcast.fitting.spec.design` returns them.
-    spec : FitSpec
-        The resolved spec.
-
-    Returns
-    -------
-    tuple
-        (law, used rows, dropped rows as records with their reason, covariates of the used rows by
-        name, their targets in the law's target space, a boolean per row of ``rows``: used).
-    """
+    """What a fit of ``rows`` solves: the rows a law cannot use dropped, each with why."""
     law = get_law(spec.law)
     reasons = _drop_reasons(law, rows, spec)
     used = rows[reasons == ""].reset_index(drop=True)
@@ -153,30 +116,7 @@ def prepare_fit(rows: pd.DataFrame, spec: FitSpec) -> tuple:
 def finish_fit(
     law: Law, spec: FitSpec, used: pd.DataFrame, dropped: list, X: dict, optimum: Optimum, quiet: bool
 ) -> FitResult:
-    """The FitResult of an engine optimum: predictions, diagnostics and notes (warned unless quiet).
-
-    Parameters
-    ----------
-    law : Law
-        The law fitted.
-    spec : FitSpec
-        The resolved spec.
-    used : pandas.DataFrame
-        The rows fitted.
-    dropped : list of dict
-        The rows dropped, with their reason.
-    X : dict of str to ndarray
-        The covariates fitted.
-    optimum : Optimum
-        The engine's fit.
-    quiet : bool
-        A light refit: no FitWarnings, no data fingerprint.
-
-    Returns
-    -------
-    FitResult
-        The fit.
-    """
+    """The FitResult of an engine optimum: predictions, diagnostics and notes (warned unless quiet)."""
     predict_X = {c: X[c] for c in law.covariates}
     frozen = law.freeze(optimum.theta, spec.q_rand, k=spec.k)
     fitted = law.predict_score(frozen.vector, predict_X, spec.q_rand)
@@ -238,8 +178,8 @@ def finish_fit(
 
 
 def _modelled_note(rows) -> str:
-    """A fit to pass@k rows that ``passk --extrapolate-to`` modelled past the samples drawn says so: those
-    points are a distribution's tail (``source`` names its family), not measurements."""
+    """A fit to pass@k rows that ``passk --extrapolate-to`` modelled past the samples drawn says so: those points are a
+    distribution's tail (``source`` names its family), not measurements."""
     if "source" not in rows:
         return ""
     source = rows["source"].astype("string").fillna("")

@@ -124,22 +124,7 @@ def _query_runs(result: FitResult, covariates: dict, ratio, convention: str) -> 
 
 
 def runs_below(table: pd.DataFrame, base: FitSpec, target_flops: float | None) -> pd.DataFrame:
-    """The runs a forecaster may see for a forecast at ``target_flops``: those cheaper than it (all without one).
-
-    Parameters
-    ----------
-    table : DataFrame
-        The runs.
-    base : FitSpec
-        The benchmark, metric and selection.
-    target_flops : float or None
-        The compute to forecast.
-
-    Returns
-    -------
-    DataFrame
-        The rows of the cheaper runs (selection errors and data warnings surface here, once).
-    """
+    """The runs a forecaster may see for a forecast at ``target_flops``: those cheaper than it (all without one)."""
     data = within_compute(table, below=target_flops)
     try:
         design(data, base)
@@ -156,18 +141,7 @@ def runs_below(table: pd.DataFrame, base: FitSpec, target_flops: float | None) -
 
 
 def check_options(rule: str, laws) -> None:
-    """Refuse a rule or law name that does not exist.
-
-    Parameters
-    ----------
-    rule : str
-    laws : list of str or None
-
-    Returns
-    -------
-    None
-        Raises a BenchcastError naming what is wrong.
-    """
+    """Refuse a rule or law name that does not exist."""
     if rule not in SELECTION_RULES:
         raise BenchcastError(f"unknown selection rule {rule!r}; expected one of {', '.join(SELECTION_RULES)}.")
     for name in laws or ():
@@ -457,15 +431,9 @@ def _value(blend, name: str, level: float) -> float:
 
 
 def _first_crossing(grid: np.ndarray, values: np.ndarray, target: float, at, smooth: bool = False) -> float:
-    """The smallest compute where ``at(C)`` reaches ``target``: bracketed on ``grid`` (where ``values`` are
-    ``at`` on the grid), then refined in log compute; the grid's floor where the first point already reaches
-    it, inf where none does.
-
-    The point forecast is smooth in C: bisection to ``XTOL_DECADES``. A bound is not (``smooth``): its draws
-    are keyed per point, so it moves by their Monte-Carlo noise between any two computes, and a bisection
-    would stop at a jump of that noise. Its crossing is that of a straight line fitted (in log C) to the bound
-    at ``LOCAL_POINTS`` computes across the bracket: where the bound reaches the target net of its noise.
-    """
+    """The smallest compute where ``at(C)`` reaches ``target``: bracketed on ``grid`` (where ``values`` are ``at`` on
+    the grid), then refined in log compute; the grid's floor where the first point already reaches it, inf where
+    none does."""
     reached = np.isfinite(values) & (values >= target)
     if not reached.any():
         return float("inf")
@@ -527,8 +495,8 @@ def _notes(plan: StrategyPlan, interval_note: str, smallest: float, failures: li
 
 
 def _plan_flags(result: FitResult, flops: float, k, solved: bool = False) -> tuple:
-    """A plan's flags: the fit's, and how far its compute (solved for, or given) and its k lie outside the data;
-    a compute ``solved`` for among the fitted runs is an interpolation (or a fitted run), as ``plan DATA`` says."""
+    """A plan's flags: the fit's, and how far its compute (solved for, or given) and its k lie outside the data; a
+    compute ``solved`` for among the fitted runs is an interpolation (or a fitted run), as ``plan DATA`` says."""
     flops_max, flops_min = float(result.diagnostics.flops_max), float(result.diagnostics.flops_min)
     decades = float(np.log10(flops / flops_max)) if np.isfinite(flops) and flops > 0 else np.nan
     placed = flagged(p for p in placements([result], [flops]) if p[0]) if solved and np.isfinite(flops) else ()
@@ -538,8 +506,8 @@ def _plan_flags(result: FitResult, flops: float, k, solved: bool = False) -> tup
 
 
 def _refuse_unused_question(result: FitResult, *, k: int | None, flops: float | None, tpr: float | None) -> None:
-    """Refuse ``k``, ``flops`` and ``tpr`` where the fitted law's covariates give them no use: the
-    answer would be the same without them, so taking them would mislead."""
+    """Refuse ``k``, ``flops`` and ``tpr`` where the fitted law's covariates give them no use: the answer would be the
+    same without them, so taking them would mislead."""
     law = result.law_object
     covariates = set(law.covariates)
     if tpr is not None and not {"params", "tokens"} <= covariates:
@@ -567,8 +535,8 @@ def _refuse_unused_question(result: FitResult, *, k: int | None, flops: float | 
 
 
 def _refuse_no_tpr(result: FitResult) -> None:
-    """Refuse to plan a compute for a law of N and D fitted across TPRs without a TPR to place the run at (a
-    law that places a run of compute C itself, on its compute-optimal envelope, needs none: the law says)."""
+    """Refuse to plan a compute for a law of N and D fitted across TPRs without a TPR to place the run at (a law that
+    places a run of compute C itself, on its compute-optimal envelope, needs none: the law says)."""
     if not {"params", "tokens"} <= set(result.law_object.covariates):
         return
     try:

@@ -96,23 +96,8 @@ class Uncertainty:
 
 
 def resample_counts(result: FitResult, seed: int, indices) -> np.ndarray:
-    """How often each training point is drawn in each replicate, shape (len(indices), n_points):
-    runs are drawn with replacement, and a run's points come with it.
-
-    Parameters
-    ----------
-    result : FitResult
-        The fit whose points are resampled.
-    seed : int
-        Seed; replicate ``i`` draws from the stream ``[seed, i]``, whatever batch it is in.
-    indices : sequence of int
-        The replicates' numbers.
-
-    Returns
-    -------
-    ndarray
-        Float counts, shape (len(indices), n_points).
-    """
+    """How often each training point is drawn in each replicate, shape (len(indices), n_points): runs are drawn with
+    replacement, and a run's points come with it."""
     # runs numbered in order of first appearance, the order their draws have always used
     position, first = pd.factorize(result.points["run"])
     counts = np.zeros((len(indices), len(position)))
@@ -151,24 +136,7 @@ def _cold(data: _Data, spec, counts: np.ndarray) -> tuple[np.ndarray, float, boo
 
 
 def fit_replicates(result: FitResult, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Refit the fit's law to each reweighted replicate: (thetas, losses, converged, failed).
-
-    Parameters
-    ----------
-    result : FitResult
-        The fit (its law, spec and points).
-    counts : ndarray
-        Weight of each point in each replicate (:func:`resample_counts`), shape (replicates, n_points).
-
-    Returns
-    -------
-    thetas : ndarray
-        (replicates, n_params) as each refit ended (nan: failed).
-    losses : ndarray
-        (replicates,) each refit's loss on its own resample.
-    converged, failed : ndarray of bool
-        (replicates,) whether each refit converged, and refits that could not be made.
-    """
+    """Refit the fit's law to each reweighted replicate: (thetas, losses, converged, failed)."""
     data = _Data.of(result)
     law, spec = data.law, result.spec
     B = len(counts)
@@ -247,13 +215,7 @@ class Bootstrap:
         return int((~self.failed & ~self.usable).sum())
 
     def to_dict(self) -> dict:
-        """The replicate counts.
-
-        Returns
-        -------
-        dict
-            ``n_boot``, ``n_used``, ``n_failed`` and ``n_dropped``.
-        """
+        """The replicate counts."""
         return {
             "n_boot": int(len(self.failed)),
             "n_used": int(self.usable.sum()),
@@ -262,22 +224,8 @@ class Bootstrap:
         }
 
     def draws(self, kind: str = "prediction", **covariates) -> ScoreDraws:
-        """Score draws of the usable replicates at the covariates (flops=, params=, tokens=, k=, gold=),
-        made by the fitted law as its point forecast is (:meth:`FittedLaw.draw_scores`).
-
-        Parameters
-        ----------
-        kind : {'prediction', 'confidence'}
-            ``'prediction'``: each draw plus a resampled training residual (a new run's score);
-            ``'confidence'``: the law's curve alone.
-        **covariates
-            The points, as :meth:`FitResult.predict` takes them.
-
-        Returns
-        -------
-        ScoreDraws
-            (usable replicates, points), with the points' covariates and the query's shape.
-        """
+        """Score draws of the usable replicates at the covariates (flops=, params=, tokens=, k=, gold=), made by the
+        fitted law as its point forecast is (:meth:`FittedLaw.draw_scores`)."""
         if kind not in ("prediction", "confidence"):
             raise BenchcastError(f"interval kind must be 'prediction' or 'confidence', not {kind!r}.")
         X, shape = self.result.covariates(**covariates)
@@ -293,8 +241,8 @@ class Bootstrap:
         return ScoreDraws(np.reshape(values, (len(thetas), size)), X, shape)
 
     def _residual_draws(self, X: dict[str, np.ndarray], shape: tuple[int, ...]) -> np.ndarray:
-        """Residuals added to each replicate's forecast, (replicates, points); each point's column is
-        drawn from a stream keyed by its covariates (:func:`point_rng`)."""
+        """Residuals added to each replicate's forecast, (replicates, points); each point's column is drawn from a
+        stream keyed by its covariates (:func:`point_rng`)."""
         law = get_law(self.result.law)
         points = self.result.points
         q_rand = self.result.spec.q_rand
@@ -313,20 +261,7 @@ class Bootstrap:
         return out.reshape(shape)
 
     def interval(self, level: float = 0.9, kind: str = "prediction", **covariates) -> tuple[np.ndarray, np.ndarray]:
-        """Equal-tailed percentile interval (lower, upper) at ``level`` (see :meth:`draws`).
-
-        Parameters
-        ----------
-        level : float
-            In (0, 1).
-        kind : {'prediction', 'confidence'}
-        **covariates
-            The points.
-
-        Returns
-        -------
-        (lower, upper) : arrays in the query's shape
-        """
+        """Equal-tailed percentile interval (lower, upper) at ``level`` (see :meth:`draws`)."""
         check_level(level)  # before the draws are made
         return self.draws(kind, **covariates).interval(level)
 

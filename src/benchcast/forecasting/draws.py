@@ -24,20 +24,8 @@ NORMAL_84 = 0.8413447460685429  # Phi(1): the percentile one sd above a normal's
 
 
 def quantile(draws: np.ndarray, q: float) -> np.ndarray:
-    """``np.nanquantile(draws, q, axis=0)``, vectorised where there is no nan (nanquantile works
-    column by column in Python).
-
-    Parameters
-    ----------
-    draws : array (replicates, ...)
-    q : float
-        Quantile in [0, 1].
-
-    Returns
-    -------
-    array
-        One value per column; nan where a column has no finite draw.
-    """
+    """``np.nanquantile(draws, q, axis=0)``, vectorised where there is no nan (nanquantile works column by column in
+    Python)."""
     draws = np.asarray(draws, float)
     if not np.isnan(draws).any():
         return np.quantile(draws, q, axis=0)
@@ -47,27 +35,9 @@ def quantile(draws: np.ndarray, q: float) -> np.ndarray:
 
 
 def net_sd(boot_draws: np.ndarray, total: np.ndarray) -> np.ndarray:
-    """The sd of the log-ratio error to add to bootstrap draws so that their spread becomes ``total``:
-    sqrt(max(total^2 - b^2, 0)), b each point's sd of the log draws (half the distance between their
-    15.87th and 84.13th percentiles, robust to a few wild replicates).
-
-    The error per decade tau is measured on forecasts from inner fits of fewer runs, so it already
-    holds the fit's own variability at that distance, which is what the bootstrap measures; adding
-    the two counted it twice (on DCLM the 90 % intervals covered 0.97 of the held-out runs, and 0.92
-    net of it: README, "Intervals that account for extrapolation").
-
-    Parameters
-    ----------
-    boot_draws : array (replicates, points)
-        Bootstrap score draws (nan where a replicate has none).
-    total : array (points,)
-        The sd of the log-ratio error the extrapolation model gives each point (tau D).
-
-    Returns
-    -------
-    array (points,)
-        The sd to add; 0 where the bootstrap alone is as wide.
-    """
+    """The sd of the log-ratio error to add to bootstrap draws so that their spread becomes ``total``: sqrt(max(total^2
+    - b^2, 0)), b each point's sd of the log draws (half the distance between their 15.87th and 84.13th percentiles,
+    robust to a few wild replicates)."""
     logs = np.log(np.clip(boot_draws, 1e-12, None))
     b = (quantile(logs, NORMAL_84) - quantile(logs, 1 - NORMAL_84)) / 2
     return np.sqrt(np.maximum(np.asarray(total, float) ** 2 - np.nan_to_num(b) ** 2, 0.0))
@@ -75,20 +45,7 @@ def net_sd(boot_draws: np.ndarray, total: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class Draws:
-    """Draws of a quantity at each of several points, and the intervals they imply.
-
-    Parameters
-    ----------
-    values : array (replicates, points)
-        The draws; nan where a replicate gives nothing at a point (the quantiles skip it).
-    points : dict of str to array (points,)
-        The covariates of each point (may be empty).
-    shape : tuple of int, optional
-        The shape of the query; quantiles and intervals come back in it (default ``(points,)``).
-    method : str
-        ``numpy.quantile``'s method: ``'linear'`` (nan-aware, :func:`quantile`) or one that does not
-        interpolate, such as ``'inverted_cdf'``, for draws that may be infinite.
-    """
+    """Draws of a quantity at each of several points, and the intervals they imply."""
 
     values: np.ndarray
     points: dict = field(default_factory=dict)
@@ -219,19 +176,7 @@ class ScoreDraws(Draws):
 
 
 def score_interval(draws, level: float) -> tuple[np.ndarray, np.ndarray]:
-    """The draws' equal-tailed interval, within [0, 1]: a score cannot leave it, so a bound beyond it is
-    the same interval of the draws clipped to the scores possible (coverage of a score does not change).
-
-    Parameters
-    ----------
-    draws : ScoreDraws
-        Forecast draws in score units.
-    level : float
-        The interval's level, in (0, 1).
-
-    Returns
-    -------
-    (lower, upper) : arrays
-    """
+    """The draws' equal-tailed interval, within [0, 1]: a score cannot leave it, so a bound beyond it is the same
+    interval of the draws clipped to the scores possible (coverage of a score does not change)."""
     lower, upper = draws.interval(level)
     return np.clip(lower, 0.0, 1.0), np.clip(upper, 0.0, 1.0)

@@ -35,21 +35,7 @@ from benchcast.utils.progress import track
 
 @dataclass(eq=False)
 class Member:
-    """One law fitted to every run the forecaster may see, with its rolling-origin forecasts inside them.
-
-    Parameters
-    ----------
-    law : str
-        The law's name.
-    fit : FitResult or None
-        The fit (None where it failed: ``error`` says why).
-    errors : DataFrame
-        Its rolling-origin forecasts inside the runs (:func:`benchcast.forecasting.extrapolation.rolling_origin`).
-    error : str
-        Why the law could not be fitted ('' where it was).
-    boot : Bootstrap, optional
-        Its bootstrap, where one was made ahead (``bench`` makes them in its workers).
-    """
+    """One law fitted to every run the forecaster may see, with its rolling-origin forecasts inside them."""
 
     law: str
     fit: FitResult | None
@@ -67,22 +53,7 @@ class Member:
 
 
 def fit_member(rows: pd.DataFrame, spec: FitSpec, *, uncertainty: Uncertainty | None = None) -> Member:
-    """Fit one law to design rows and forecast inside them from rolling origins (the expensive part).
-
-    Parameters
-    ----------
-    rows : DataFrame
-        The law's design rows (:func:`benchcast.fitting.spec.design`).
-    spec : FitSpec
-        The resolved spec.
-    uncertainty : Uncertainty, optional
-        Bootstrap the fit ahead with these settings (``bench`` does it in its workers).
-
-    Returns
-    -------
-    Member
-        With ``error`` set instead where the fit failed.
-    """
+    """Fit one law to design rows and forecast inside them from rolling origins (the expensive part)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -98,25 +69,7 @@ def fit_member(rows: pd.DataFrame, spec: FitSpec, *, uncertainty: Uncertainty | 
 def fit_members(
     table: pd.DataFrame, base: FitSpec, laws, *, progress: bool = True, uncertainty: Uncertainty | None = None
 ) -> dict[str, Member]:
-    """Each law fitted to the selection of ``base`` in ``table`` (:func:`fit_member`).
-
-    Parameters
-    ----------
-    table : DataFrame
-        The runs.
-    base : FitSpec
-        The benchmark, metric and selection (its law is replaced by each of ``laws``).
-    laws : iterable of str
-        The laws.
-    progress : bool
-        Show a progress bar.
-    uncertainty : Uncertainty, optional
-        Bootstrap each fit ahead with these settings (:func:`fit_member`).
-
-    Returns
-    -------
-    dict of str to Member
-    """
+    """Each law fitted to the selection of ``base`` in ``table`` (:func:`fit_member`)."""
     laws = list(laws)
     out = {}
     for law in track(laws, f"{base.benchmark}: laws fitted and backtested") if progress else laws:
@@ -407,8 +360,8 @@ class Ensemble:
         return cache[key]
 
     def _covariates(self, law: str, runs: PlannedRuns, extra: dict) -> tuple[dict, str]:
-        """What member ``law`` is given for the runs: N and D, or C (:meth:`PlannedRuns.covariates`), and ``extra``;
-        a law of neither (gold NLL alone) is given ``extra`` only."""
+        """What member ``law`` is given for the runs: N and D, or C (:meth:`PlannedRuns.covariates`), and ``extra``; a
+        law of neither (gold NLL alone) is given ``extra`` only."""
         fitted = self.members_[law].fit.fitted
         extra = {name: value for name, value in extra.items() if name in fitted.law.covariates}
         if not ({"flops", "params", "tokens"} & set(fitted.law.covariates)) or not np.isfinite(runs.flops).all():

@@ -69,8 +69,8 @@ class _Origin:
 
 
 def _origins(points: pd.DataFrame, law, spec, axes, origin_decades) -> list[_Origin]:
-    """The rolling origins of a fit's points: along compute every ``origin_decades`` below its largest run, and
-    along TPR without its largest (smallest) TPR; only those leaving enough points to refit."""
+    """The rolling origins of a fit's points: along compute every ``origin_decades`` below its largest run, and along
+    TPR without its largest (smallest) TPR; only those leaving enough points to refit."""
     flops = points["flops"].to_numpy(float)
     out = []
     if "compute" in axes:
@@ -97,8 +97,8 @@ def _origins(points: pd.DataFrame, law, spec, axes, origin_decades) -> list[_Ori
 
 
 def _refits(rows: pd.DataFrame, spec, masks: list, tops: list) -> list:
-    """Cold fits of ``rows[mask]`` for each mask, solved together (:func:`benchcast.fitting.api.fit_subsets`: the
-    same fits as one :func:`~benchcast.fitting.api.fit_rows` each, their solver stages rows of one batch); one by one
+    """Cold fits of ``rows[mask]`` for each mask, solved together (:func:`benchcast.fitting.api.fit_subsets`: the same
+    fits as one :func:`~benchcast.fitting.api.fit_rows` each, their solver stages rows of one batch); one by one
     where the batch fails. A fit that fails is None."""
     if not masks:
         return []
@@ -139,27 +139,8 @@ def _frame(axis, delta, side, refit, ahead: pd.DataFrame, origin: float, decades
 
 
 def rolling_origin(result, axes=AXES, origin_decades=ORIGIN_DECADES) -> pd.DataFrame:
-    """Forecasts inside a fit's own points, each from a cold refit of the points on the near side of its
-    origin (never from the full fit's optimum, which has seen the points it forecasts).
-
-    Parameters
-    ----------
-    result : FitResult
-        The fit whose points are refitted.
-    axes : tuple of {'compute', 'tpr'}
-        Origins along compute (every law) and along tokens per parameter (a law of N and D whose runs span
-        ``MIN_TPR_LEVELS`` TPRs or more).
-    origin_decades : sequence of float
-        Each compute origin's distance below the fit's largest run, in decades.
-
-    Returns
-    -------
-    DataFrame
-        ``COLUMNS`` per forecast point: ``decades`` beyond the refit's largest run (compute rows), ``tpr_decades``
-        beyond its TPR range (``side`` 'above' or 'below'), and whether the refit converged (kept either way).
-        Those the fit holds (:func:`fit_with_rolling_origins`, :func:`with_rolling_origins`: the same origins) are
-        read, not made again.
-    """
+    """Forecasts inside a fit's own points, each from a cold refit of the points on the near side of its origin (never
+    from the full fit's optimum, which has seen the points it forecasts)."""
     stored = getattr(result, "rolling_origins", None)
     if stored is not None and stored.get("made_for") == _made_for(result, axes, origin_decades):
         return stored["table"].copy()
@@ -170,22 +151,8 @@ def rolling_origin(result, axes=AXES, origin_decades=ORIGIN_DECADES) -> pd.DataF
 
 
 def fit_with_rolling_origins(rows: pd.DataFrame, spec):
-    """The fit of ``rows`` and its rolling origins' cold refits, solved together (one batched solve: the full fit
-    is one more subset of :func:`benchcast.fitting.api.fit_subsets`), the fit holding its rolling-origin forecasts.
-
-    Parameters
-    ----------
-    rows : DataFrame
-        The law's design rows (:func:`benchcast.fitting.spec.design`).
-    spec : FitSpec
-        The resolved spec.
-
-    Returns
-    -------
-    FitResult
-        As ``fit_rows(rows, spec, quiet=True)`` within the solver's tolerance, holding what :func:`rolling_origin`
-        makes of it.
-    """
+    """The fit of ``rows`` and its rolling origins' cold refits, solved together (one batched solve: the full fit is
+    one more subset of :func:`benchcast.fitting.api.fit_subsets`), the fit holding its rolling-origin forecasts."""
     _, used, _, _, _, kept = prepare_fit(rows, spec)  # the fit's points: its origins are placed among them
     origins = _origins(used, get_law(spec.law), spec, AXES, ORIGIN_DECADES)
     positions = np.flatnonzero(kept)  # each used point's row
@@ -202,24 +169,13 @@ def fit_with_rolling_origins(rows: pd.DataFrame, spec):
 
 def with_rolling_origins(result):
     """The fit holding its rolling-origin forecasts (what ``benchcast fit --out`` saves, so that a forecast of the
-    artifact reads them instead of refitting).
-
-    Parameters
-    ----------
-    result : FitResult
-        The fit.
-
-    Returns
-    -------
-    FitResult
-        A copy holding :func:`rolling_origin`'s table and the origins that made it.
-    """
+    artifact reads them instead of refitting)."""
     return _holding(result, rolling_origin(result))  # a table it holds already (made for it) is read, not remade
 
 
 def _made_for(result, axes=AXES, origin_decades=ORIGIN_DECADES) -> str:
-    """What a fit's rolling origins depend on: its points, settings and law, the origins, and the benchcast that
-    made them (its engine and constants). A stored table made for anything else is made afresh."""
+    """What a fit's rolling origins depend on: its points, settings and law, the origins, and the benchcast that made
+    them (its engine and constants). A stored table made for anything else is made afresh."""
     what = {
         "points": fingerprint(result.points), "spec": result.spec.to_dict(), "law": result.law,
         "origin_decades": list(origin_decades), "axes": list(axes), "benchcast": __version__,
@@ -238,21 +194,8 @@ def _holding(result, table: pd.DataFrame):
 
 
 def log_errors(errors: pd.DataFrame, axis: str = "compute") -> pd.DataFrame:
-    """The forecasts along one axis with a finite log-ratio error: columns ``e`` = log(true / forecast) and
-    ``d`` (decades beyond the origin: of compute, or of TPR for ``axis='tpr'``).
-
-    Parameters
-    ----------
-    errors : DataFrame
-        Rolling-origin forecasts (:func:`rolling_origin`; a frame without ``axis`` is along compute).
-    axis : {'compute', 'tpr'}
-        Which origins.
-
-    Returns
-    -------
-    DataFrame
-        The rows with d > 0 and a finite e.
-    """
+    """The forecasts along one axis with a finite log-ratio error: columns ``e`` = log(true / forecast) and ``d``
+    (decades beyond the origin: of compute, or of TPR for ``axis='tpr'``)."""
     rows = pd.DataFrame(columns=list(COLUMNS)) if errors is None else errors
     rows = rows[rows["axis"] == axis] if "axis" in rows else rows.iloc[: len(rows) * (axis == "compute")]
     if not len(rows):
@@ -268,23 +211,7 @@ def log_errors(errors: pd.DataFrame, axis: str = "compute") -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class ErrorModel:
-    """The log-ratio error of a forecast D decades beyond its data: ~ drift D + tau D t_df.
-
-    Parameters
-    ----------
-    tau, drift : float
-        Scale per decade of compute (the sd where df is inf), and mean log error per decade (> 0: forecasts low).
-    df : float
-        Student t degrees of freedom of the tails (inf: normal).
-    tau_tpr : float or None
-        Scale per decade of TPR outside the fitted runs' range (None: tau).
-    source : str
-        Where the values come from, in words ('own', 'own+benchmarks (10)+prior (3 ladders)', 'prior (3 ladders)').
-    n_origins, n_forecasts, n_unconverged : int
-        The benchmark's own origins used, their forecasts, and origins whose refit did not converge.
-    own_tau : float or None
-        The benchmark's own scale as measured, before ``TAU_FLOOR`` (None: not measured).
-    """
+    """The log-ratio error of a forecast D decades beyond its data: ~ drift D + tau D t_df."""
 
     tau: float
     drift: float = 0.0
@@ -308,13 +235,7 @@ class ErrorModel:
         )
 
     def to_dict(self) -> dict:
-        """The model as JSON-ready numbers.
-
-        Returns
-        -------
-        dict
-            The fields by name (``df`` None for normal tails).
-        """
+        """The model as JSON-ready numbers."""
         out = {k: getattr(self, k) for k in self.__dataclass_fields__}
         return {
             **out,
@@ -325,19 +246,7 @@ class ErrorModel:
 
 @dataclass(frozen=True)
 class Prior:
-    """The cross-ladder prior: mean log tau and mean drift per decade over the ladders measured.
-
-    Parameters
-    ----------
-    log_tau, drift : float
-        Means over the ladders of each ladder's mean log tau (the scale about its drift) and mean drift.
-    tau_tpr : float or None
-        Error per decade of TPR (None: not measured).
-    ladders : tuple of str
-        The ladders it is the mean of.
-    log_tau_nodrift : float, optional
-        Mean log tau about 0 (what a model without drift is shrunk toward; None: log_tau).
-    """
+    """The cross-ladder prior: mean log tau and mean drift per decade over the ladders measured."""
 
     log_tau: float
     drift: float
@@ -347,23 +256,8 @@ class Prior:
 
 
 def load_prior(path=None, exclude=(), ladders=None) -> Prior:
-    """The cross-ladder prior shipped with the package (``benchmarks/extrapolation_prior.py`` writes it): the
-    mean over its ladders of each ladder's entry.
-
-    Parameters
-    ----------
-    path : path, optional
-        Another prior file of the same form.
-    exclude : iterable of str
-        Ladders left out of the mean (a ladder must not judge a prior it shaped).
-    ladders : dict, optional
-        Per-ladder entries to pool instead of the file's: name to ``{'log_tau', 'log_tau_nodrift', 'drift',
-        'tau_tpr'}`` (``log_tau`` None: the ladder could not measure).
-
-    Returns
-    -------
-    Prior
-    """
+    """The cross-ladder prior shipped with the package (``benchmarks/extrapolation_prior.py`` writes it): the mean over
+    its ladders of each ladder's entry."""
     path = Path(path) if path is not None else PRIOR_FILE
     try:
         ladders = json.loads(path.read_text())["ladders"] if ladders is None else ladders
@@ -394,30 +288,8 @@ def estimate(
     prior_origins: float = PRIOR_ORIGINS,
     bench_origins: float = BENCH_ORIGINS,
 ) -> ErrorModel:
-    """The one pooling rule: log tau (and drift) the weighted mean of the benchmark's own (weight m, its origins),
-    the file's other benchmarks' mean (``bench_origins``) and the cross-ladder prior (``prior_origins``).
-
-    Parameters
-    ----------
-    errors : DataFrame or None
-        The benchmark's rolling-origin forecasts (:func:`rolling_origin`; blended where the forecast blends laws).
-    prior : Prior, optional
-        The cross-ladder prior (:func:`load_prior`; None: not pooled).
-    others : sequence of ErrorModel, optional
-        The file's other benchmarks' own models (source 'own'); fewer than two are not pooled.
-    drift : bool
-        Model the drift: per-origin slopes of e on d, their mean pooled like log tau, tau about it (default
-        False: drift 0, tau from e^2).
-    tails : bool
-        Student t tails with df = max(m, 2) + 1, m the own origins (default False: normal).
-    prior_origins, bench_origins : float
-        The prior's and the other benchmarks' weights, in origins.
-
-    Returns
-    -------
-    ErrorModel
-        InsufficientDataError where the benchmark has fewer than ``MIN_ORIGINS`` origins and nothing to pool.
-    """
+    """The one pooling rule: log tau (and drift) the weighted mean of the benchmark's own (weight m, its origins), the
+    file's other benchmarks' mean (``bench_origins``) and the cross-ladder prior (``prior_origins``)."""
     rows = log_errors(errors)
     n_own = int(rows["origin_decades"].nunique()) if len(rows) else 0
     parts, source = [], []  # (weight, log tau (None: own, measured about the pooled drift), drift)
@@ -485,34 +357,7 @@ def _tpr_scale(errors) -> float | None:
 
 
 def widen(boot_draws, decades, model: ErrorModel, seed: int = 0, tpr_decades=None, reference=None) -> np.ndarray:
-    """Bootstrap score draws turned into forecast draws: Q_b exp(drift D + s eps), clipped to [0, 1].
-
-    s: tau D (and tau_tpr times the distance in TPR, in quadrature) net of the bootstrap's own spread; eps
-    normal or Student t (``model.df``) from a stream keyed by the point's distance (a point's draws do not
-    depend on the points asked with it). A replicate not finite at a point is left out there only (nan).
-
-    Parameters
-    ----------
-    boot_draws : array (replicates, points)
-        Bootstrap score draws.
-    decades : array (points,)
-        Each point's distance outside the fitted runs' compute, in decades (either direction; the drift,
-        measured upward, applies to both).
-    model : ErrorModel
-        The extrapolation error.
-    seed : int
-        Seed of the per-point streams.
-    tpr_decades : array (points,), optional
-        Distance outside the fitted runs' TPR range (0 or None: inside).
-    reference : array (replicates, points), optional
-        The draws whose spread the term is net of (default ``boot_draws``): a new run's draws when ``boot_draws``
-        are the law's curve's, so that both get the same term and a run's interval stays wider than the curve's.
-
-    Returns
-    -------
-    array (ceil(DRAWS / replicates) * replicates, points)
-        The forecast draws.
-    """
+    """Bootstrap score draws turned into forecast draws: Q_b exp(drift D + s eps), clipped to [0, 1]."""
     boot = np.asarray(boot_draws, float)
     if boot.ndim != 2 or not len(boot) or not np.isfinite(boot).any():
         raise BenchcastError("no bootstrap draws to widen by the extrapolation error.")
@@ -537,18 +382,8 @@ def widen(boot_draws, decades, model: ErrorModel, seed: int = 0, tpr_decades=Non
 
 
 def own_scale(errors) -> float:
-    """A law's own error per decade from its rolling-origin forecasts, as measured (below ``TAU_FLOOR`` too; NaN
-    with fewer than ``MIN_ORIGINS``).
-
-    Parameters
-    ----------
-    errors : DataFrame or None
-        Its rolling-origin forecasts.
-
-    Returns
-    -------
-    float
-    """
+    """A law's own error per decade from its rolling-origin forecasts, as measured (below ``TAU_FLOOR`` too; NaN with
+    fewer than ``MIN_ORIGINS``)."""
     try:
         return float(estimate(errors).own_tau)
     except BenchcastError:

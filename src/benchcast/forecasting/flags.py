@@ -61,17 +61,7 @@ LIMIT_TOLERANCE = 1e-6  # a forecast equal to the limit up to rounding is at it,
 
 @dataclass(frozen=True)
 class Flag:
-    """One reason to refuse or doubt a forecast.
-
-    Parameters
-    ----------
-    kind : str
-        Which rule (``OUTSIDE_RANGE``, ``ABOVE_LIMIT``, ``FEW_POINTS``, ``SEARCH_LIMIT``, ``FAR_BEYOND``).
-    reason : str
-        The reason in words, with the numbers behind it.
-    refuses : bool
-        True: the forecast is withheld; False: it is shown with this flag.
-    """
+    """One reason to refuse or doubt a forecast."""
 
     kind: str
     reason: str
@@ -81,28 +71,13 @@ class Flag:
         return f"{'refused' if self.refuses else 'flagged'}: {self.reason}"
 
     def to_dict(self) -> dict:
-        """The flag as JSON-ready values: ``kind``, ``reason``, ``refused``.
-
-        Returns
-        -------
-        dict
-        """
+        """The flag as JSON-ready values: ``kind``, ``reason``, ``refused``."""
         return {"kind": self.kind, "reason": self.reason, "refused": self.refuses}
 
 
 def fit_flags(result) -> tuple[Flag, ...]:
-    """The flags a fit gives every forecast made from it: too few points per parameter, and each
-    parameter at a search limit.
-
-    Parameters
-    ----------
-    result : FitResult
-        The fit.
-
-    Returns
-    -------
-    tuple of Flag
-    """
+    """The flags a fit gives every forecast made from it: too few points per parameter, and each parameter at a search
+    limit."""
     law = result.law_object
     free = law.n_params - law.n_presolved
     n_used = int(result.diagnostics.n_used)
@@ -143,23 +118,7 @@ def fit_flags(result) -> tuple[Flag, ...]:
 
 
 def value_flags(law: str, value: float, limit: float | None = None, meaning: str = "") -> tuple[Flag, ...]:
-    """The flags one forecast value earns: refused outside [0, 1], flagged above the law's own limit.
-
-    Parameters
-    ----------
-    law : str
-        Who made the forecast (a law or a strategy), named in the reason.
-    value : float
-        The forecast score.
-    limit : float, optional
-        The law's limit as compute grows (None: not asked); an infinite or NaN limit bounds nothing.
-    meaning : str
-        What the limit is, in words.
-
-    Returns
-    -------
-    tuple of Flag
-    """
+    """The flags one forecast value earns: refused outside [0, 1], flagged above the law's own limit."""
     if math.isnan(value):  # no forecast: nothing to refuse (an infinite one is outside [0, 1] below)
         return ()
     if not 0.0 <= value <= 1.0:
@@ -177,33 +136,12 @@ def value_flags(law: str, value: float, limit: float | None = None, meaning: str
 
 
 def flagged(pairs) -> tuple[Flag, ...]:
-    """Flags (not refusals) from the ``(kind, reason)`` pairs of a rule of :mod:`benchcast.forecasting.targets`.
-
-    Parameters
-    ----------
-    pairs : iterable of (str, str)
-
-    Returns
-    -------
-    tuple of Flag
-    """
+    """Flags (not refusals) from the ``(kind, reason)`` pairs of a rule of :mod:`benchcast.forecasting.targets`."""
     return tuple(Flag(kind, reason, False) for kind, reason in pairs)
 
 
 def distance_flags(decades: float, flops_max: float) -> tuple[Flag, ...]:
-    """The flag of a forecast far beyond the fitted runs.
-
-    Parameters
-    ----------
-    decades : float
-        log10 of the forecast's compute over the largest fitted run's.
-    flops_max : float
-        The largest fitted run's compute (FLOPs).
-
-    Returns
-    -------
-    tuple of Flag
-    """
+    """The flag of a forecast far beyond the fitted runs."""
     if not math.isfinite(decades) or decades <= MAX_DECADES_BEYOND:
         return ()
     return (
@@ -233,23 +171,7 @@ def _placement_flags(fits, flops, tpr=None, params=None) -> list[tuple[Flag, ...
 
 
 def forecast_flags(result, predicted, flops=None, tpr=None, params=None) -> list[tuple[Flag, ...]]:
-    """Every flag of a fit's forecasts, one tuple per point (fit, value, distance, placement; refusals first).
-
-    Parameters
-    ----------
-    result : FitResult
-        The fit that made the forecasts.
-    predicted : array_like (points,)
-        The forecasts.
-    flops : array_like (points,), optional
-        The points' compute (None: no distance flag).
-    tpr, params : array_like (points,), optional
-        The points' tokens per parameter and N (None: compute alone places them among the fitted runs).
-
-    Returns
-    -------
-    list of tuple of Flag
-    """
+    """Every flag of a fit's forecasts, one tuple per point (fit, value, distance, placement; refusals first)."""
     predicted = np.atleast_1d(np.asarray(predicted, float))
     flops_max = float(result.diagnostics.flops_max)
     flops = (
@@ -268,35 +190,17 @@ def forecast_flags(result, predicted, flops=None, tpr=None, params=None) -> list
 
 
 def _clipped(law: str, value: float) -> tuple[Flag, ...]:
-    """A law that clips its forecasts to [0, 1] (an unbounded last stage) gives exactly 0 or 1 only where it
-    clipped one outside: that number is outside [0, 1] all the same, refused."""
+    """A law that clips its forecasts to [0, 1] (an unbounded last stage) gives exactly 0 or 1 only where it clipped
+    one outside: that number is outside [0, 1] all the same, refused."""
     if value not in (0.0, 1.0):
         return ()
     return (Flag(OUTSIDE_RANGE, f"{law} forecasts outside [0, 1] (clipped to {value:g}): not a score", True),)
 
 
 def ensemble_flags(fits: Mapping, predicted: Mapping, blend, runs, k=None) -> list[tuple[Flag, ...]]:
-    """Every flag of an ensemble's forecasts, one tuple per point: each weighted member's (a member's refusal
-    refuses the blend, which averages its number in), the blend's own value, its distance beyond the data and
-    its placement among the fitted runs (at one, below them, between them), and a k beyond the fitted k.
-
-    Parameters
-    ----------
-    fits : mapping of law name to FitResult
-        The weighted members' fits.
-    predicted : mapping of law name to ndarray (points,)
-        Each member's forecasts.
-    blend : array_like (points,)
-        The weighted forecasts.
-    runs : PlannedRuns
-        The points (compute; N, D and TPR where known).
-    k : array_like (points,), optional
-        The k asked of a law of k.
-
-    Returns
-    -------
-    list of tuple of Flag
-    """
+    """Every flag of an ensemble's forecasts, one tuple per point: each weighted member's (a member's refusal refuses
+    the blend, which averages its number in), the blend's own value, its distance beyond the data and its placement
+    among the fitted runs (at one, below them, between them), and a k beyond the fitted k."""
     from benchcast.forecasting.targets import distances  # targets imports the flag kinds from here
 
     blend = np.atleast_1d(np.asarray(blend, float))
@@ -329,55 +233,20 @@ def _ordered(flags: Iterable[Flag]) -> tuple[Flag, ...]:
 
 
 def refused(flags: Iterable[Flag]) -> bool:
-    """Whether any of ``flags`` refuses the forecast.
-
-    Parameters
-    ----------
-    flags : iterable of Flag
-
-    Returns
-    -------
-    bool
-    """
+    """Whether any of ``flags`` refuses the forecast."""
     return any(f.refuses for f in flags)
 
 
 def withhold(values, flags: list[tuple[Flag, ...]]) -> np.ndarray:
-    """``values`` with NaN where the point's forecast is refused.
-
-    Parameters
-    ----------
-    values : array_like (points,)
-        Forecasts, or interval bounds, one per point.
-    flags : list of tuple of Flag
-        One tuple per point.
-
-    Returns
-    -------
-    ndarray
-    """
+    """``values`` with NaN where the point's forecast is refused."""
     out = np.array(np.atleast_1d(values), float, copy=True)
     out[[refused(point) for point in flags]] = np.nan
     return out
 
 
 def cell_flags(points: list[tuple[Flag, ...]], premise: tuple[str, ...] = ()) -> dict:
-    """A bench cell's flags from its points': ``flagged``, ``flags`` (every reason once) and, where a point
-    is refused, ``status`` ``'refused: <reason>'`` (the cell then gives no number).
-
-    Parameters
-    ----------
-    points : list of tuple of Flag
-        One tuple per held-out point.
-    premise : tuple of str
-        Flag kinds the protocol gives every point by construction (a TPR held out is outside the fitted TPRs):
-        listed in ``flags``, not counted as ``flagged``.
-
-    Returns
-    -------
-    dict
-        ``flagged`` and ``refused`` (bools), ``flags`` (text) and, where refused, ``status``.
-    """
+    """A bench cell's flags from its points': ``flagged``, ``flags`` (every reason once) and, where a point is refused,
+    ``status`` ``'refused: <reason>'`` (the cell then gives no number)."""
     texts = list(dict.fromkeys(describe(point) for point in points if point))
     refusals = [f.reason for point in points for f in point if f.refuses]
     flagged = any(f.kind not in premise for point in points for f in point)
@@ -388,30 +257,12 @@ def cell_flags(points: list[tuple[Flag, ...]], premise: tuple[str, ...] = ()) ->
 
 
 def describe(flags: Iterable[Flag]) -> str:
-    """The flags of one point as one cell of text (``''`` when there is none).
-
-    Parameters
-    ----------
-    flags : iterable of Flag
-
-    Returns
-    -------
-    str
-    """
+    """The flags of one point as one cell of text (``''`` when there is none)."""
     return "; ".join(str(f) for f in flags)
 
 
 def short(flags: Iterable[Flag]) -> str:
-    """The flags of one point as a table's short cell (``'refused: outside [0, 1]'``; '' when none).
-
-    Parameters
-    ----------
-    flags : iterable of Flag
-
-    Returns
-    -------
-    str
-    """
+    """The flags of one point as a table's short cell (``'refused: outside [0, 1]'``; '' when none)."""
     flags = list(flags)
     kinds = ", ".join(dict.fromkeys(f.kind for f in flags))
     if not flags:

@@ -47,20 +47,7 @@ KEY = ["origin_decades", "run", "k"]
 
 
 def applicable_laws(table: pd.DataFrame, spec: FitSpec) -> list[str]:
-    """Every registered law that can be fitted to this selection (each law says what it needs).
-
-    Parameters
-    ----------
-    table : DataFrame
-        Long-format scores.
-    spec : FitSpec
-        The benchmark, metric and selection (its law is ignored).
-
-    Returns
-    -------
-    list of str
-        Law names, in the registry's order.
-    """
+    """Every registered law that can be fitted to this selection (each law says what it needs)."""
     rows, resolved = design(table, spec)
     has_gold = bool(((table["benchmark"] == spec.benchmark) & (table["metric"] == resolved.gold_metric)).any())
     return [
@@ -69,25 +56,7 @@ def applicable_laws(table: pd.DataFrame, spec: FitSpec) -> list[str]:
 
 
 def candidates(table: pd.DataFrame, spec: FitSpec, rows: pd.DataFrame, laws=None) -> tuple[list, list, bool]:
-    """The laws to fit for a choice on these runs: ``laws`` where given, else the ladder's that apply.
-
-    Parameters
-    ----------
-    table : DataFrame
-        The runs.
-    spec : FitSpec
-        The selection.
-    rows : DataFrame
-        Its design rows.
-    laws : sequence of str, optional
-        The caller's candidates (no fallback, no judgement of the ladder's length).
-
-    Returns
-    -------
-    candidates, fallbacks : list of str
-    judge_length : bool
-        Whether a law is left out where the runs span fewer decades than it declares it needs.
-    """
+    """The laws to fit for a choice on these runs: ``laws`` where given, else the ladder's that apply."""
     if laws:
         return list(laws), [], False
     usable = applicable_laws(table, spec)
@@ -101,27 +70,7 @@ def candidates(table: pd.DataFrame, spec: FitSpec, rows: pd.DataFrame, laws=None
 
 
 def choose(members: dict, rule: str, *, fallbacks=(), judge_length: bool = True, rows=None) -> Recommendation:
-    """Members and weights from the laws' rolling-origin forecasts: the one law choice.
-
-    Parameters
-    ----------
-    members : dict of str to Member
-        Each law fitted (``fit``, ``errors``, ``error``), candidates first, then any fallback fitted.
-    rule : str
-        ``'ensemble'``, ``'stack'``, ``'select'``, or a law's name (that law alone, weight 1).
-    fallbacks : sequence of str
-        Laws used alone, the first fitted, where no candidate has support.
-    judge_length : bool
-        Leave out a candidate whose runs span fewer decades than it declares it needs.
-    rows : DataFrame, optional
-        The runs (a law of compute alone across several TPRs is warned about).
-
-    Returns
-    -------
-    Recommendation
-        Ranking, weights, nested error and failures; its ``errors`` are the blend's rolling-origin forecasts;
-        ``needs_fallback`` where no candidate has support and a fallback is not yet fitted.
-    """
+    """Members and weights from the laws' rolling-origin forecasts: the one law choice."""
     fitted = {law: m for law, m in members.items() if m.fit is not None}
     failures = [f"{law}: {m.error}" for law, m in members.items() if m.fit is None]
     if rule not in SELECTION_RULES:  # one law, chosen by the caller
@@ -233,8 +182,8 @@ def _recommendation(name: str, pool: dict, laws: list, rule: str, failures: list
 
 
 def _blended(pool: dict, weights: pd.Series, wide: pd.DataFrame) -> pd.DataFrame:
-    """The blend's rolling-origin forecasts: along compute on the points every member forecasts, and along TPR
-    (where the runs span TPRs) each member's own, weighted."""
+    """The blend's rolling-origin forecasts: along compute on the points every member forecasts, and along TPR (where
+    the runs span TPRs) each member's own, weighted."""
     frames = []
     if len(weights) == 1:
         return pd.DataFrame()  # one law: its own (Ensemble.errors_)
@@ -275,19 +224,8 @@ def _tpr_rows(errors: pd.DataFrame) -> pd.DataFrame:
 
 
 def ladder_laws(rows: pd.DataFrame) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The default's candidate laws and fallback laws for these runs: laws of parameters and tokens where
-    the runs separate them (several TPRs at one size), laws of compute otherwise.
-
-    Parameters
-    ----------
-    rows : DataFrame
-        The selected runs (columns ``params`` and ``tokens``, or ``tpr``).
-
-    Returns
-    -------
-    candidates, fallbacks : tuple of str
-        Law names, from ``DEFAULT_POOL`` and ``FALLBACK_POOL``.
-    """
+    """The default's candidate laws and fallback laws for these runs: laws of parameters and tokens where the runs
+    separate them (several TPRs at one size), laws of compute otherwise."""
     several = spans_tprs(rows)
     return (
         tuple(law for law in DEFAULT_POOL if get_law(law).models_tpr == several),
@@ -296,21 +234,8 @@ def ladder_laws(rows: pd.DataFrame) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 def too_short(law: str, result) -> str:
-    """Why a fitted law is no candidate of the default on these runs ('' when it is): the runs (used or
-    dropped by its filter) span fewer decades of compute than the law declares it needs.
-
-    Parameters
-    ----------
-    law : str
-        The law's name.
-    result : FitResult or None
-        Its fit (None: nothing to judge, '').
-
-    Returns
-    -------
-    str
-        The reason, or ''.
-    """
+    """Why a fitted law is no candidate of the default on these runs ('' when it is): the runs (used or dropped by its
+    filter) span fewer decades of compute than the law declares it needs."""
     need = get_law(law).min_ladder_decades
     if result is None or not need:
         return ""
@@ -322,20 +247,7 @@ def too_short(law: str, result) -> str:
 
 
 def across_tprs(rows: pd.DataFrame, law: str) -> str:
-    """A warning where a law of compute alone is fitted to runs at several TPRs ('' otherwise).
-
-    Parameters
-    ----------
-    rows : DataFrame
-        The selected runs.
-    law : str
-        The law's name.
-
-    Returns
-    -------
-    str
-        The warning, or ''.
-    """
+    """A warning where a law of compute alone is fitted to runs at several TPRs ('' otherwise)."""
     if get_law(law).models_tpr or not spans_tprs(rows):
         return ""
     return (
@@ -345,23 +257,7 @@ def across_tprs(rows: pd.DataFrame, law: str) -> str:
 
 
 def ranking_record(law: str, inner: pd.DataFrame, result) -> dict:
-    """A law's row of the ranking before it is scored.
-
-    Parameters
-    ----------
-    law : str
-        The law's name.
-    inner : DataFrame
-        Its rolling-origin forecasts.
-    result : FitResult
-        Its fit to every run.
-
-    Returns
-    -------
-    dict
-        ``law``, ``tau``, ``n_fit``, ``n_dropped`` (rows of the selection the fit left out, with their reasons:
-        ``'1 (score is NaN: 1)'``), ``decades_fitted``, ``converged`` and the bound findings.
-    """
+    """A law's row of the ranking before it is scored."""
     try:
         tau = ext.own_scale(inner)
     except BenchcastError:
@@ -379,21 +275,9 @@ def ranking_record(law: str, inner: pd.DataFrame, result) -> dict:
 
 
 def common_errors(errors: dict[str, pd.DataFrame]) -> pd.DataFrame:
-    """Rolling-origin forecasts of every law on the inner points they all forecast: one column of
-    forecasts per law, plus origin_decades, origin, run, k, flops, decades, true and converged
-    (every law's inner refit converged there).
-
-    Parameters
-    ----------
-    errors : dict
-        Law name to its rolling-origin forecasts (:func:`benchcast.forecasting.extrapolation.rolling_origin`).
-
-    Returns
-    -------
-    DataFrame
-        One row per (origin, run, k) every law forecast finitely, with a positive true score; empty
-        where a law has no forecasts.
-    """
+    """Rolling-origin forecasts of every law on the inner points they all forecast: one column of forecasts per law,
+    plus origin_decades, origin, run, k, flops, decades, true and converged (every law's inner refit converged
+    there)."""
     key = ["origin_decades", "run", "k"]
     if not errors or any(e is None or e.empty for e in errors.values()):
         return pd.DataFrame()
@@ -415,20 +299,7 @@ def common_errors(errors: dict[str, pd.DataFrame]) -> pd.DataFrame:
 
 
 def inner_scores(wide: pd.DataFrame, laws: list[str]) -> pd.Series:
-    """Per law: mean over origins of the mean squared log-ratio error of its inner forecasts.
-
-    Parameters
-    ----------
-    wide : DataFrame
-        What :func:`common_errors` returns.
-    laws : list of str
-        The laws (columns of ``wide``) to score.
-
-    Returns
-    -------
-    Series
-        Law name to its score (squared log-ratio; lower is better).
-    """
+    """Per law: mean over origins of the mean squared log-ratio error of its inner forecasts."""
     true = np.log(wide["true"].to_numpy(float))
     origin = wide["origin_decades"].to_numpy()
     out = {}
@@ -439,21 +310,8 @@ def inner_scores(wide: pd.DataFrame, laws: list[str]) -> pd.Series:
 
 
 def weights_for(rule: str, scores: pd.Series) -> pd.Series:
-    """``ensemble``: equal weights over the laws with support; ``stack``: weights proportional to
-    1/score; ``select``: all weight on the lowest score.
-
-    Parameters
-    ----------
-    rule : {'ensemble', 'stack', 'select'}
-        The selection rule.
-    scores : Series
-        Law name to its score (:func:`inner_scores`).
-
-    Returns
-    -------
-    Series
-        Law name to its weight; the weights sum to 1.
-    """
+    """``ensemble``: equal weights over the laws with support; ``stack``: weights proportional to 1/score; ``select``:
+    all weight on the lowest score."""
     if rule not in SELECTION_RULES:
         raise BenchcastError(f"unknown selection rule {rule!r}; expected one of {', '.join(SELECTION_RULES)}.")
     if rule == "ensemble":
@@ -466,20 +324,7 @@ def weights_for(rule: str, scores: pd.Series) -> pd.Series:
 
 
 def blend_errors(wide: pd.DataFrame, weights: pd.Series) -> pd.DataFrame:
-    """The rolling-origin forecasts of a weighted combination of laws (what its extrapolation error is measured on).
-
-    Parameters
-    ----------
-    wide : DataFrame
-        What :func:`common_errors` returns.
-    weights : Series
-        Law name to weight (laws with weight <= 0 are left out).
-
-    Returns
-    -------
-    DataFrame
-        The shape of :func:`benchcast.forecasting.extrapolation.rolling_origin`'s, ``predicted`` blended.
-    """
+    """The rolling-origin forecasts of a weighted combination of laws (what its extrapolation error is measured on)."""
     kept = [
         "axis",
         "origin_decades",
@@ -499,23 +344,8 @@ def blend_errors(wide: pd.DataFrame, weights: pd.Series) -> pd.DataFrame:
 
 
 def nested_error(wide: pd.DataFrame, laws: list[str], rule: str) -> dict:
-    """The choice's own out-of-sample error: at each origin, choose from the deeper origins'
-    forecasts of runs at or below it, then score the choice's forecasts of the runs above it.
-
-    Parameters
-    ----------
-    wide : DataFrame
-        What :func:`common_errors` returns.
-    laws : list of str
-        The candidate laws.
-    rule : {'ensemble', 'stack', 'select'}
-        The selection rule.
-
-    Returns
-    -------
-    dict
-        ``mre`` (percent, mean over the scored origins; NaN if none) and ``n_origins``.
-    """
+    """The choice's own out-of-sample error: at each origin, choose from the deeper origins' forecasts of runs at or
+    below it, then score the choice's forecasts of the runs above it."""
     records = []
     for delta, group in wide.groupby("origin_decades"):
         origin = float(group["origin"].iloc[0])
@@ -530,20 +360,9 @@ def nested_error(wide: pd.DataFrame, laws: list[str], rule: str) -> dict:
 
 
 def members_with_support(errors: dict[str, pd.DataFrame]) -> list[str]:
-    """The laws a combination can use: each with at least ``extrapolation.MIN_ORIGINS`` rolling origins
-    of its own, taken in the given order while the points they all forecast keep that many origins
-    (a law that would leave the others too few common origins is left out, not the combination).
-
-    Parameters
-    ----------
-    errors : dict
-        Law name to its rolling-origin forecasts (None or empty: the law has none).
-
-    Returns
-    -------
-    list of str
-        The supported laws, in the order of ``errors``; empty where none has support.
-    """
+    """The laws a combination can use: each with at least ``extrapolation.MIN_ORIGINS`` rolling origins of its own,
+    taken in the given order while the points they all forecast keep that many origins (a law that would leave the
+    others too few common origins is left out, not the combination)."""
     own = [
         law
         for law, frame in errors.items()

@@ -33,20 +33,7 @@ SIX_ND = "C = 6 N D"  # a planned run's compute where no other convention is giv
 
 @dataclass(frozen=True)
 class PlannedRuns:
-    """Runs to forecast, with what is known of each: its compute, and N and D where known.
-
-    Parameters
-    ----------
-    flops : ndarray (runs,)
-        Compute of each run (6 N D for a run given by its size).
-    params, tokens : ndarray (runs,)
-        Parameters N and tokens D (for a run given by its compute: split at a TPR, or nan without one).
-    sized : ndarray of bool (runs,)
-        Whether each run was given by its parameters and tokens (else by its compute).
-    convention : str
-        How the compute of a run given by its size was placed (:func:`flops_convention`; '' for C = 6 N D
-        by default).
-    """
+    """Runs to forecast, with what is known of each: its compute, and N and D where known."""
 
     flops: np.ndarray
     params: np.ndarray
@@ -68,82 +55,33 @@ class PlannedRuns:
         return len(self.flops)
 
     def take(self, which) -> PlannedRuns:
-        """Some of the runs.
-
-        Parameters
-        ----------
-        which : int, slice or array of int
-            The runs kept (in that order).
-
-        Returns
-        -------
-        PlannedRuns
-        """
+        """Some of the runs."""
         index = np.atleast_1d(np.arange(len(self))[which])
         return PlannedRuns(
             self.flops[index], self.params[index], self.tokens[index], self.sized[index], self.convention
         )
 
     def by_compute(self) -> PlannedRuns:
-        """The runs ordered by compute (a stable order: runs of equal compute keep theirs).
-
-        Returns
-        -------
-        PlannedRuns
-        """
+        """The runs ordered by compute (a stable order: runs of equal compute keep theirs)."""
         return self.take(np.argsort(self.flops, kind="stable"))
 
     def join(self, other: PlannedRuns) -> PlannedRuns:
-        """These runs, then ``other``'s.
-
-        Parameters
-        ----------
-        other : PlannedRuns
-
-        Returns
-        -------
-        PlannedRuns
-        """
+        """These runs, then ``other``'s."""
         fields = ("flops", "params", "tokens", "sized")
         convention = self.convention or other.convention
         return PlannedRuns(*(np.concatenate([getattr(self, f), getattr(other, f)]) for f in fields), convention)
 
     def record(self, i: int) -> dict:
-        """Run ``i`` as outputs show it: ``flops``, ``params``, ``tokens``, ``tpr`` (None where unknown) and
-        ``given`` (``'params_tokens'`` for a run given by its size, ``'flops'`` for one given by its compute),
-        and, for a run given by its size, ``flops_convention`` (how its compute was placed).
-
-        Parameters
-        ----------
-        i : int
-            The run.
-
-        Returns
-        -------
-        dict
-        """
+        """Run ``i`` as outputs show it: ``flops``, ``params``, ``tokens``, ``tpr`` (None where unknown) and ``given``
+        (``'params_tokens'`` for a run given by its size, ``'flops'`` for one given by its compute), and, for a run
+        given by its size, ``flops_convention`` (how its compute was placed)."""
         values = {"flops": self.flops[i], "params": self.params[i], "tokens": self.tokens[i], "tpr": self.tpr[i]}
         out = {name: float(v) if np.isfinite(v) else None for name, v in values.items()}
         placed = {"flops_convention": self.convention or SIX_ND} if self.sized[i] else {}
         return {**out, "given": "params_tokens" if self.sized[i] else "flops", **placed}
 
     def covariates(self, fitted, k=None) -> tuple[dict, str]:
-        """What a fitted law is given for these runs, and that in words.
-
-        Parameters
-        ----------
-        k : float, optional
-            The attempts of a law of k (default: the fit's own k).
-        fitted : FittedLaw
-            The law (its covariates decide: N and D, or C).
-
-        Returns
-        -------
-        covariates : dict of str to ndarray
-            As :meth:`FitResult.predict` takes them.
-        used : str
-            The covariates in words, e.g. ``'N, D'`` or ``'C = 6ND (ignores tokens per parameter)'``.
-        """
+        """What a fitted law is given for these runs, and that in words."""
         law = fitted.law
         if {"params", "tokens"} <= set(law.covariates):
             if not np.all(np.isfinite(self.params)):
@@ -166,20 +104,7 @@ class PlannedRuns:
         return X, "C"
 
     def tpr_flags(self, fitted_tpr: tuple[float, float], compute_only: list[str], in_size: list[str]) -> list[str]:
-        """A flag per run whose TPR lies outside the fitted runs' TPR range.
-
-        Parameters
-        ----------
-        fitted_tpr : (float, float)
-            The smallest and largest TPR among the runs the laws were fitted to.
-        compute_only, in_size : list of str
-            The laws of compute alone, and the laws of N and D, that forecast the runs.
-
-        Returns
-        -------
-        list of str
-            One message per run: empty where its TPR is inside the range or unknown.
-        """
+        """A flag per run whose TPR lies outside the fitted runs' TPR range."""
         lo, hi = fitted_tpr
         out = []
         for value in self.tpr:
@@ -199,18 +124,7 @@ class PlannedRuns:
 
 
 def fitted_tpr_range(results) -> tuple[float, float]:
-    """The smallest and largest TPR (D / N) among the runs some laws were fitted to.
-
-    Parameters
-    ----------
-    results : iterable of FitResult
-        The fits (their points have ``params`` and ``tokens``).
-
-    Returns
-    -------
-    (float, float)
-        (nan, nan) where no point has both sizes.
-    """
+    """The smallest and largest TPR (D / N) among the runs some laws were fitted to."""
     values = [
         (r.points["tokens"] / r.points["params"]).to_numpy(float)
         for r in results
@@ -222,18 +136,8 @@ def fitted_tpr_range(results) -> tuple[float, float]:
 
 
 def describe_run(record: dict) -> str:
-    """A run as a sentence names it: ``'7e+09 parameters on 4e+12 tokens (C = 1.68e+23 FLOPs, TPR 571)'``, or
-    ``'1e+23 FLOPs'`` for a run given by its compute (with its TPR split where one placed it).
-
-    Parameters
-    ----------
-    record : dict
-        :meth:`PlannedRuns.record` of the run.
-
-    Returns
-    -------
-    str
-    """
+    """A run as a sentence names it: ``'7e+09 parameters on 4e+12 tokens (C = 1.68e+23 FLOPs, TPR 571)'``, or ``'1e+23
+    FLOPs'`` for a run given by its compute (with its TPR split where one placed it)."""
     if record.get("given") == "params_tokens":
         return (
             f"{record['params']:.3g} parameters on {record['tokens']:.3g} tokens "
@@ -243,42 +147,15 @@ def describe_run(record: dict) -> str:
 
 
 def target_flags(runs: PlannedRuns, results) -> list[str]:
-    """A flag per run whose TPR lies outside the fitted runs' TPR (:meth:`PlannedRuns.tpr_flags`).
-
-    Parameters
-    ----------
-    runs : PlannedRuns
-        The runs forecast.
-    results : mapping of law name to FitResult
-        The laws forecasting them.
-
-    Returns
-    -------
-    list of str
-        One message per run, empty where there is nothing to flag.
-    """
+    """A flag per run whose TPR lies outside the fitted runs' TPR (:meth:`PlannedRuns.tpr_flags`)."""
     compute_only = [law for law, r in results.items() if "flops" in r.law_object.covariates]
     in_size = [law for law, r in results.items() if {"params", "tokens"} <= set(r.law_object.covariates)]
     return runs.tpr_flags(fitted_tpr_range(results.values()), compute_only, in_size)
 
 
 def query_notes(result, covariates: dict, convention: tuple | None = None) -> list[str]:
-    """For a fit's forecast of planned runs (``params`` and ``tokens`` given): what the law was given, and a
-    flag per run whose TPR lies outside the fitted runs'. Nothing for points given otherwise.
-
-    Parameters
-    ----------
-    result : FitResult
-        The fit.
-    covariates : dict
-        The query, as :func:`benchcast.forecasting.answers.forecast` takes it.
-    convention : (float, str), optional
-        The planned runs' FLOPs convention (:func:`planned_runs`).
-
-    Returns
-    -------
-    list of str
-    """
+    """For a fit's forecast of planned runs (``params`` and ``tokens`` given): what the law was given, and a flag per
+    run whose TPR lies outside the fitted runs'. Nothing for points given otherwise."""
     if covariates.get("params") is None or covariates.get("tokens") is None or covariates.get("flops") is not None:
         return []
     params, tokens = np.broadcast_arrays(
@@ -294,26 +171,7 @@ def query_notes(result, covariates: dict, convention: tuple | None = None) -> li
 def planned_runs(
     flops=None, params=None, tokens=None, *, tpr: float | None = None, convention: tuple | None = None
 ) -> PlannedRuns:
-    """Runs to forecast, given by their compute (``flops``) or as planned runs (``params`` and ``tokens``).
-
-    Parameters
-    ----------
-    flops : float or array_like, optional
-        Compute of each run (FLOPs); not with ``params``/``tokens``.
-    params, tokens : float or array_like, optional
-        Parameters N and training tokens D of each run, both or neither (paired in order).
-    tpr : float, optional
-        Tokens per parameter placing runs given by their compute (their N and D at that ratio).
-    convention : (float, str), optional
-        The FLOPs convention placing runs given by their size, C = r 6 N D, as :func:`flops_convention` gives
-        it (ratio, words); None: C = 6 N D.
-
-    Returns
-    -------
-    PlannedRuns
-        Raises a BenchcastError for a missing or contradictory combination, or a size that is not a positive
-        finite number.
-    """
+    """Runs to forecast, given by their compute (``flops``) or as planned runs (``params`` and ``tokens``)."""
     tpr = check_positive("tpr", tpr)
     has_size = params is not None or tokens is not None
     if flops is not None and has_size:
@@ -356,19 +214,7 @@ BELOW_TOLERANCE = 0.01  # decades: a point within 2 % of the smallest run's comp
 
 
 def below_data(flops: float, flops_min: float) -> list[tuple[str, str]]:
-    """The flag of a forecast below the smallest fitted run, with its distance in decades of compute.
-
-    Parameters
-    ----------
-    flops : float
-        The forecast's compute (FLOPs; NaN: unknown, no flag).
-    flops_min : float
-        The smallest fitted run's compute (FLOPs; NaN: not recorded, no flag).
-
-    Returns
-    -------
-    list of (kind, reason)
-    """
+    """The flag of a forecast below the smallest fitted run, with its distance in decades of compute."""
     if not (math.isfinite(flops) and math.isfinite(flops_min) and flops > 0 and flops_min > 0):
         return []
     below = math.log10(flops_min / flops)
@@ -385,19 +231,7 @@ def below_data(flops: float, flops_min: float) -> list[tuple[str, str]]:
 
 
 def beyond_k(k, k_max: float) -> list[tuple[str, str]]:
-    """The flag of a forecast (or plan) at a k above the largest fitted k, with the factor beyond it.
-
-    Parameters
-    ----------
-    k : float or None
-        The k asked at or solved for (None or NaN: no flag).
-    k_max : float
-        The largest k among the fitted points (NaN: unknown, no flag).
-
-    Returns
-    -------
-    list of (kind, reason)
-    """
+    """The flag of a forecast (or plan) at a k above the largest fitted k, with the factor beyond it."""
     if k is None or not (math.isfinite(float(k)) and math.isfinite(k_max) and k_max > 0):
         return []
     factor = float(k) / k_max
@@ -413,37 +247,15 @@ def beyond_k(k, k_max: float) -> list[tuple[str, str]]:
 
 
 def fitted_k_max(result) -> float:
-    """The largest k a fit of a law of k saw (NaN for a law without k as a covariate).
-
-    Parameters
-    ----------
-    result : FitResult
-        The fit.
-
-    Returns
-    -------
-    float
-    """
+    """The largest k a fit of a law of k saw (NaN for a law without k as a covariate)."""
     if "k" not in result.law_object.covariates or "k" not in result.points:
         return math.nan
     return float(np.nanmax(result.points["k"].to_numpy(float)))
 
 
 def outside_decades(flops, flops_min: float, flops_max: float) -> np.ndarray:
-    """Each point's distance outside the fitted compute range, the distance the extrapolation error grows
-    with in either direction: log10(C / largest) above it (negative inside), log10(smallest / C) below it.
-
-    Parameters
-    ----------
-    flops : array_like (points,)
-        The points' compute.
-    flops_min, flops_max : float
-        The fitted runs' smallest and largest compute (a NaN smallest: distances above only).
-
-    Returns
-    -------
-    ndarray (points,)
-    """
+    """Each point's distance outside the fitted compute range, the distance the extrapolation error grows with in
+    either direction: log10(C / largest) above it (negative inside), log10(smallest / C) below it."""
     flops = np.atleast_1d(np.asarray(flops, float))
     with np.errstate(divide="ignore", invalid="ignore"):
         above = np.log10(flops / flops_max)
@@ -452,17 +264,7 @@ def outside_decades(flops, flops_min: float, flops_max: float) -> np.ndarray:
 
 
 def fitted_flops_min(fit) -> float:
-    """The smallest fitted run's compute of a fit (NaN where the fit does not record it).
-
-    Parameters
-    ----------
-    fit : FitResult
-        The fit.
-
-    Returns
-    -------
-    float
-    """
+    """The smallest fitted run's compute of a fit (NaN where the fit does not record it)."""
     return float(getattr(getattr(fit, "diagnostics", None), "flops_min", math.nan))
 
 
@@ -470,23 +272,8 @@ CONVENTION_RTOL = 1e-3  # FLOPs within this of 6 N D are 6 N D (rounding of size
 
 
 def flops_convention(table, *, tpr: float | None = None, min_flops=None, max_flops=None, given=None) -> tuple:
-    """How a file's FLOPs relate to its runs' 6 N D, so that a planned run given by N and D sits where the file's
-    runs of that size sit: the median ratio FLOPs / (6 N D) over the runs of the selection, or ``given``.
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        The runs (a table as :func:`benchcast.load` returns; C = 6 N D where the file gives no FLOPs).
-    tpr, min_flops, max_flops : float, optional
-        The selection of runs (as :class:`~benchcast.fitting.spec.FitSpec` takes it).
-    given : float, optional
-        The ratio r in C = r 6 N D, given by the caller (``--flops-per-6nd``): used as it is.
-
-    Returns
-    -------
-    (float, str)
-        The ratio r, and in words where it comes from (what outputs print).
-    """
+    """How a file's FLOPs relate to its runs' 6 N D, so that a planned run given by N and D sits where the file's runs
+    of that size sit: the median ratio FLOPs / (6 N D) over the runs of the selection, or ``given``."""
     if given is not None:
         return _given(given)
     by_run = runs(within_compute(table, min_flops, max_flops))
@@ -514,20 +301,8 @@ def _measured(frame, whose: str, what: str) -> tuple[float, str]:
 
 
 def fit_convention(result, given: float | None = None) -> tuple[float, str]:
-    """The FLOPs convention of the runs a fit was fitted to (its points), as :func:`flops_convention` measures
-    a table's; ``given`` as it takes it.
-
-    Parameters
-    ----------
-    result : FitResult
-        The fit (its points: ``flops``, and ``params`` and ``tokens`` where known).
-    given : float, optional
-        r in C = r 6 N D, given by the caller.
-
-    Returns
-    -------
-    (float, str)
-    """
+    """The FLOPs convention of the runs a fit was fitted to (its points), as :func:`flops_convention` measures a
+    table's; ``given`` as it takes it."""
     if given is not None:
         return _given(given)
     points = result.points.drop_duplicates("run")
@@ -537,24 +312,9 @@ def fit_convention(result, given: float | None = None) -> tuple[float, str]:
 
 
 def placed_query(result, covariates: dict, given: float | None = None) -> tuple[dict, float | None, str]:
-    """A forecast's query as the fitted law is given it: a planned run (``params`` and ``tokens``, no ``flops``)
-    is placed at the compute C = r 6 N D of the fit's own runs' convention (:func:`fit_convention`), which a law
-    of compute alone is given; a law of N and D is given N and D as they are.
-
-    Parameters
-    ----------
-    result : FitResult
-        The fit.
-    covariates : dict
-        The query (``flops=``, or ``params=`` and ``tokens=``, ``k=``, ``gold=``).
-    given : float, optional
-        r in C = r 6 N D (``--flops-per-6nd``); refused for a query that is no planned run.
-
-    Returns
-    -------
-    (dict, float or None, str)
-        The covariates the law is given, r (None: no planned run) and the convention in words.
-    """
+    """A forecast's query as the fitted law is given it: a planned run (``params`` and ``tokens``, no ``flops``) is
+    placed at the compute C = r 6 N D of the fit's own runs' convention (:func:`fit_convention`), which a law of
+    compute alone is given; a law of N and D is given N and D as they are."""
     sized = covariates.get("params") is not None and covariates.get("tokens") is not None
     if not sized or covariates.get("flops") is not None:
         if given is not None:
@@ -578,24 +338,8 @@ _NOT_PLANNED = (
 def table_runs(
     table, flops=None, params=None, tokens=None, *, tpr=None, min_flops=None, max_flops=None, given=None
 ) -> PlannedRuns:
-    """The runs to forecast from a table's runs: as :func:`planned_runs`, a run given by its size placed at the
-    file's own FLOPs convention (:func:`flops_convention`), and a run given by its compute at ``tpr``.
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        The runs.
-    flops, params, tokens : float or array_like, optional
-        As :func:`planned_runs` takes them.
-    tpr, min_flops, max_flops : float, optional
-        The selection of runs (its TPR also places runs given by their compute).
-    given : float, optional
-        r in C = r 6 N D, given by the caller (``--flops-per-6nd``; refused for runs given by their compute).
-
-    Returns
-    -------
-    PlannedRuns
-    """
+    """The runs to forecast from a table's runs: as :func:`planned_runs`, a run given by its size placed at the file's
+    own FLOPs convention (:func:`flops_convention`), and a run given by its compute at ``tpr``."""
     sized = params is not None or tokens is not None
     if given is not None and not sized:
         raise BenchcastError(_NOT_PLANNED)
@@ -605,21 +349,7 @@ def table_runs(
 
 
 def tpr_decades(tpr, fitted_tpr) -> np.ndarray:
-    """Each point's distance outside the fitted runs' tokens-per-parameter range, in decades of TPR.
-
-    Parameters
-    ----------
-    tpr : array_like (points,)
-        Tokens per parameter of each point (nan where unknown).
-    fitted_tpr : (float, float)
-        The smallest and largest TPR of the fitted runs (nan: unknown).
-
-    Returns
-    -------
-    ndarray (points,)
-        log10(TPR / largest) above the range, log10(smallest / TPR) below it, 0 inside it (within
-        ``TPR_TOLERANCE``: the data's TPRs are ratios of rounded sizes) or where unknown.
-    """
+    """Each point's distance outside the fitted runs' tokens-per-parameter range, in decades of TPR."""
     tpr = np.atleast_1d(np.asarray(tpr, float))
     lo, hi = (float(v) for v in fitted_tpr)
     out = np.zeros(len(tpr))
@@ -636,30 +366,9 @@ SAME_RUN_RTOL = 0.01  # a target within 1 % of a fitted run's compute (and TPR, 
 
 
 def placements(fits, flops, tpr=None, params=None) -> list[tuple[str, str]]:
-    """Where each point lies relative to the runs some fits were fitted to, where that is not beyond them: at a
-    fitted run, below the smallest, or inside their compute and TPR ranges (an interpolation). The flags of
-    :mod:`benchcast.forecasting.flags` are made from these.
-
-    Parameters
-    ----------
-    fits : iterable of FitResult
-        The fits (their points: ``run``, ``flops``, and ``params`` and ``tokens`` where known).
-    flops : array_like (points,)
-        Compute of each point.
-    tpr : array_like (points,), optional
-        Tokens per parameter of each point (nan or None: unknown; compute alone decides).
-    params : array_like (points,), optional
-        Parameters N of each point (nan or None: unknown). A point with the N and TPR of a fitted run (within
-        ``SAME_RUN_RTOL``) is that run whatever its compute: a file's FLOPs vary around its convention
-        (1.15 .. 1.67 x 6 N D on a public ladder), so a planned run placed at the convention misses its own
-        run's FLOPs by more than 1 %.
-
-    Returns
-    -------
-    list of (str, str)
-        Per point ``(where, reason)``: ``where`` is ``'at a fitted run'``, ``'below the data'``,
-        ``'interpolation'`` or ``''`` (beyond the runs, or unknown), ``reason`` the words with the numbers.
-    """
+    """Where each point lies relative to the runs some fits were fitted to, where that is not beyond them: at a fitted
+    run, below the smallest, or inside their compute and TPR ranges (an interpolation). The flags of
+    :mod:`benchcast.forecasting.flags` are made from these."""
     fits = [fit for fit in fits if fit is not None and len(fit.points)]
     flops = np.atleast_1d(np.asarray(flops, float))
     tpr = np.full(len(flops), np.nan) if tpr is None else np.broadcast_to(np.asarray(tpr, float), flops.shape)
@@ -704,19 +413,7 @@ def placements(fits, flops, tpr=None, params=None) -> list[tuple[str, str]]:
 
 
 def as_runs(runs, tpr: float | None = None) -> PlannedRuns:
-    """``runs`` as PlannedRuns: compute given as an array is placed at ``tpr`` (where given).
-
-    Parameters
-    ----------
-    runs : array_like or PlannedRuns
-        Compute of each point, or the runs themselves.
-    tpr : float, optional
-        Tokens per parameter splitting compute into N and D; refused with PlannedRuns (they carry their own).
-
-    Returns
-    -------
-    PlannedRuns
-    """
+    """``runs`` as PlannedRuns: compute given as an array is placed at ``tpr`` (where given)."""
     if isinstance(runs, PlannedRuns):
         if tpr is not None:
             raise BenchcastError("planned runs carry their own N and D: give tpr to planned_runs, not here.")
@@ -725,25 +422,7 @@ def as_runs(runs, tpr: float | None = None) -> PlannedRuns:
 
 
 def distances(runs: PlannedRuns, fits) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each run's distance from the runs some laws were fitted to: the one place distances are computed.
-
-    Parameters
-    ----------
-    runs : PlannedRuns
-        The runs asked about.
-    fits : iterable of FitResult
-        The fits (their largest and smallest runs, and TPR range).
-
-    Returns
-    -------
-    beyond : ndarray (runs,)
-        log10(C / largest fitted C): negative inside or below the data (the distance flags read).
-    outside : ndarray (runs,)
-        Decades of compute outside the fitted range either way (:func:`outside_decades`: what the interval
-        widens with).
-    tpr_outside : ndarray (runs,)
-        Decades of TPR outside the fitted runs' TPR range (:func:`tpr_decades`; 0 inside or where unknown).
-    """
+    """Each run's distance from the runs some laws were fitted to: the one place distances are computed."""
     fits = list(fits)
     top = max(float(fit.diagnostics.flops_max) for fit in fits)
     bottom = min(fitted_flops_min(fit) for fit in fits)
@@ -754,20 +433,7 @@ def distances(runs: PlannedRuns, fits) -> tuple[np.ndarray, np.ndarray, np.ndarr
 
 
 def frame_runs(frame: pd.DataFrame) -> tuple[PlannedRuns, dict]:
-    """Rows of a table (held-out runs) as runs to forecast, and their other covariates (``k``, ``gold``).
-
-    Parameters
-    ----------
-    frame : DataFrame
-        Rows with ``flops`` and, where known, ``params``, ``tokens``, ``k``, ``gold``.
-
-    Returns
-    -------
-    runs : PlannedRuns
-        Each row's compute, and its N and D (``sized`` where both are known).
-    extra : dict of str to ndarray
-        ``k`` and ``gold`` where the frame has them.
-    """
+    """Rows of a table (held-out runs) as runs to forecast, and their other covariates (``k``, ``gold``)."""
     size = len(frame)
     missing = np.full(size, np.nan)
     flops = frame["flops"].to_numpy(float)

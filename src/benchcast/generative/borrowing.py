@@ -229,8 +229,8 @@ def borrow_across_runs(
 
 
 def borrowed_draws(result: BorrowedSuccess, runs: list, ks, *, replicates: int, seed: int) -> np.ndarray:
-    """pass@k (replicates x runs x ks) of the joint model refitted on problems resampled within each run; NaN where
-    a refit puts a run's parameter at the family's limit."""
+    """pass@k (replicates x runs x ks) of the joint model refitted on problems resampled within each run; NaN where a
+    refit puts a run's parameter at the family's limit."""
     counts, ladder, theta = result._fit
     rng = np.random.default_rng(seed)
     counts = counts.assign(run=counts["run"].astype(str))

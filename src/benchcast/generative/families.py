@@ -41,75 +41,26 @@ def _expit_log(z):
 
 
 class SuccessFamily:
-    """A family of distributions of p: its parameters on an unconstrained scale, their box, and two closed forms.
-
-    Subclasses declare ``name``, ``parameters`` (names of the unconstrained coordinates), ``box`` and
-    implement ``log_marginal`` and ``log_miss``; fitting, selection and the bootstrap are shared.
-    """
+    """A family of distributions of p: its parameters on an unconstrained scale, their box, and two closed forms."""
 
     name: str = ""
     parameters: tuple[str, ...] = ()
     box: tuple[tuple[float, float], ...] = ()
 
     def starts(self, mean: float) -> list[np.ndarray]:
-        """Starting points of the likelihood's search.
-
-        Parameters
-        ----------
-        mean : float
-            The benchmark's mean success rate, in (0, 1).
-
-        Returns
-        -------
-        list of ndarray
-            Unconstrained parameter vectors.
-        """
+        """Starting points of the likelihood's search."""
         raise NotImplementedError
 
     def log_marginal(self, n, c, z) -> np.ndarray:
-        """log P(c of n | z) per problem, the family's p integrated out.
-
-        Parameters
-        ----------
-        n, c : array_like
-            Samples drawn and correct, per problem.
-        z : ndarray
-            Unconstrained parameters (a trailing axis of points broadcasts against the problems).
-
-        Returns
-        -------
-        ndarray
-        """
+        """log P(c of n | z) per problem, the family's p integrated out."""
         raise NotImplementedError
 
     def log_miss(self, k, z) -> np.ndarray:
-        """log E[(1 - p)^k], so that pass@k = -expm1(log_miss).
-
-        Parameters
-        ----------
-        k : array_like
-            Attempts (real, >= 0).
-        z : ndarray
-            Unconstrained parameters.
-
-        Returns
-        -------
-        ndarray
-        """
+        """log E[(1 - p)^k], so that pass@k = -expm1(log_miss)."""
         raise NotImplementedError
 
     def natural(self, z) -> dict[str, float]:
-        """The parameters in their own units.
-
-        Parameters
-        ----------
-        z : ndarray
-            Unconstrained parameters.
-
-        Returns
-        -------
-        dict of str to float
-        """
+        """The parameters in their own units."""
         raise NotImplementedError
 
 
@@ -183,17 +134,7 @@ FAMILIES: dict[str, SuccessFamily] = {f.name: f for f in (Beta(), ZeroInflatedBe
 
 
 def get_family(name: str) -> SuccessFamily:
-    """The family called ``name``.
-
-    Parameters
-    ----------
-    name : str
-        One of :data:`FAMILIES`.
-
-    Returns
-    -------
-    SuccessFamily
-    """
+    """The family called ``name``."""
     if name not in FAMILIES:
         raise DataError(f"unknown family {name!r}: expected one of {', '.join(FAMILIES)} (or 'auto').")
     return FAMILIES[name]

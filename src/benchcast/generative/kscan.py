@@ -24,22 +24,7 @@ BOUND_COLUMNS = {"constraint_active": "constraint active", "at_search_limit": "a
 
 
 def available_ks(table: pd.DataFrame, benchmark: str, metric: str = "pass@k") -> list[int]:
-    """The k of a benchmark's rows of ``metric`` (``[1]`` when it has none).
-
-    Parameters
-    ----------
-    table : DataFrame
-        Long-format scores.
-    benchmark : str
-        The benchmark.
-    metric : str
-        The metric whose ``k`` column is read.
-
-    Returns
-    -------
-    list of int
-        The k values, ascending.
-    """
+    """The k of a benchmark's rows of ``metric`` (``[1]`` when it has none)."""
     rows = select(table, benchmark, metric)
     ks = sorted(int(k) for k in rows["k"].dropna().unique())
     return ks or [1]
@@ -322,20 +307,7 @@ def kscan(
 
 
 def trend(scan: pd.DataFrame, parameter: str) -> float:
-    """Slope of a parameter against log2 k (how it moves per doubling of k).
-
-    Parameters
-    ----------
-    scan : DataFrame
-        One row per k (``k`` and the law's parameters).
-    parameter : str
-        The parameter's column.
-
-    Returns
-    -------
-    float
-        The least-squares slope; NaN with fewer than two values.
-    """
+    """Slope of a parameter against log2 k (how it moves per doubling of k)."""
     ok = scan.dropna(subset=[parameter]) if parameter in scan else scan.iloc[0:0]
     if len(ok) < 2:
         return float("nan")

@@ -24,20 +24,7 @@ def _check_counts(n: np.ndarray, c: np.ndarray) -> None:
 
 
 def pass_at_k_per_problem(n, c, ks) -> np.ndarray:
-    """Unbiased pass@k for each problem (rows) and each k (columns).
-
-    Parameters
-    ----------
-    n, c : array_like of int
-        Samples drawn and samples correct, per problem.
-    ks : array_like of int
-        The k values (each in [1, min n]).
-
-    Returns
-    -------
-    ndarray
-        pass@k in [0, 1], shape (problems, len(ks)).
-    """
+    """Unbiased pass@k for each problem (rows) and each k (columns)."""
     n = np.atleast_1d(np.asarray(n, dtype=np.int64))
     c = np.atleast_1d(np.asarray(c, dtype=np.int64))
     ks = np.atleast_1d(np.asarray(ks, dtype=np.int64))
@@ -64,45 +51,13 @@ def pass_at_k_per_problem(n, c, ks) -> np.ndarray:
 
 
 def pass_at_k(n, c, ks) -> np.ndarray:
-    """Benchmark-level pass@k: the mean over problems of the unbiased estimator, one value per k.
-
-    Parameters
-    ----------
-    n, c : array_like of int
-        Samples drawn and samples correct, per problem.
-    ks : array_like of int
-        The k values (each in [1, min n]).
-
-    Returns
-    -------
-    ndarray
-        pass@k in [0, 1], one per k.
-    """
+    """Benchmark-level pass@k: the mean over problems of the unbiased estimator, one value per k."""
     return pass_at_k_per_problem(n, c, ks).mean(axis=0)
 
 
 def bootstrap_pass_at_k(n, c, ks, *, n_boot: int = 1000, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
-    """pass@k with a percentile bootstrap interval over problems (and its standard error);
-    ``n_boot=0`` gives the estimate alone (interval columns are NaN).
-
-    Parameters
-    ----------
-    n, c : array_like of int
-        Samples drawn and samples correct, per problem.
-    ks : array_like of int
-        The k values (each in [1, min n]).
-    n_boot : int
-        Bootstrap replicates over problems (0: none).
-    level : float
-        Interval level, in (0, 1).
-    seed : int
-        Seed of the resampling.
-
-    Returns
-    -------
-    DataFrame
-        One row per k: ``k``, ``pass_at_k``, ``stderr``, ``lower``, ``upper`` (in [0, 1]).
-    """
+    """pass@k with a percentile bootstrap interval over problems (and its standard error); ``n_boot=0`` gives the
+    estimate alone (interval columns are NaN)."""
     check_replicates(n_boot, allow_zero=True)
     per_problem = pass_at_k_per_problem(n, c, ks)
     if n_boot == 0:
@@ -132,21 +87,7 @@ def bootstrap_pass_at_k(n, c, ks, *, n_boot: int = 1000, level: float = 0.95, se
 
 
 def independence_bounds(q, k) -> dict[str, np.ndarray]:
-    """Bounds on pass@k for a single-attempt success probability q, assuming independence.
-
-    Parameters
-    ----------
-    q : array_like
-        Single-attempt success probability, in [0, 1].
-    k : array_like
-        Attempts.
-
-    Returns
-    -------
-    dict
-        ``lower_kq_exp`` (kq e^-kq), ``lower_exp`` (1 - e^-kq), ``independent`` (1 - (1 - q)^k) and
-        ``upper`` (min(kq, 1)), each an array broadcast over ``q`` and ``k``.
-    """
+    """Bounds on pass@k for a single-attempt success probability q, assuming independence."""
     q, k = np.asarray(q, float), np.asarray(k, float)
     kq = k * q
     return {

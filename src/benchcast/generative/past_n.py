@@ -68,8 +68,8 @@ def _from_x(x):
 
 
 def _x_error(forecast: float, truth: float) -> float:
-    """forecast - truth on the x scale, each clipped to +-X_LIMIT: a forecast of exactly 0 or 1 against a truth
-    inside (0, 1) is a large error that tau must see, not an infinite one it would drop."""
+    """forecast - truth on the x scale, each clipped to +-X_LIMIT: a forecast of exactly 0 or 1 against a truth inside
+    (0, 1) is a large error that tau must see, not an infinite one it would drop."""
     return float(np.clip(_to_x(forecast), -X_LIMIT, X_LIMIT) - np.clip(_to_x(truth), -X_LIMIT, X_LIMIT))
 
 
@@ -79,11 +79,7 @@ def _grid(n_min: int) -> np.ndarray:
 
 
 def _power_fit(log_k: np.ndarray, curves: np.ndarray):
-    """Least squares of x on log k per row of ``curves`` (replicates x grid); points at pass@k 0 or 1 set aside.
-
-    Returns (intercept, slope) per row: x = intercept + slope log k, so a = exp(intercept), b = -slope. A row with
-    fewer than two usable points gets NaN, or, when every point is 1, intercept -inf (pass@k = 1 at every k).
-    """
+    """Least squares of x on log k per row of ``curves`` (replicates x grid); points at pass@k 0 or 1 set aside."""
     x = _to_x(curves)
     usable = np.isfinite(x)
     w = usable.astype(float)
@@ -155,9 +151,9 @@ def _thin(n, c, step: int, rng) -> tuple[np.ndarray, np.ndarray]:
 
 
 def backtest_in_k(n, c, *, candidates=CANDIDATES, seed: int = 0) -> pd.DataFrame:
-    """The rolling origin in k inside one run's counts: per origin (n/10, n/100) and candidate, the forecast one
-    decade of k past the thinned n against the full counts' unbiased pass@k there (``error``, and ``error_x`` on
-    the x scale); an origin with too few samples, or whose thinned counts solved nothing, is left out."""
+    """The rolling origin in k inside one run's counts: per origin (n/10, n/100) and candidate, the forecast one decade
+    of k past the thinned n against the full counts' unbiased pass@k there (``error``, and ``error_x`` on the x
+    scale); an origin with too few samples, or whose thinned counts solved nothing, is left out."""
     n, c = np.asarray(n, np.int64), np.asarray(c, np.int64)
     rng = np.random.default_rng(seed)
     rows = []
@@ -414,8 +410,8 @@ def _try_candidate(name: str, n, c, ks, n_est, c_est) -> CandidateFit | None:
 
 
 def _band(x: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray, int]:
-    """Equal-tailed pass@k bounds of draws on the x scale (replicates x ks), replicates with a NaN set aside, and
-    how many were used (none: NaN bounds). Larger x is smaller pass@k, so the lower bound is the upper quantile."""
+    """Equal-tailed pass@k bounds of draws on the x scale (replicates x ks), replicates with a NaN set aside, and how
+    many were used (none: NaN bounds). Larger x is smaller pass@k, so the lower bound is the upper quantile."""
     x = x[~np.isnan(x).any(axis=1)]
     if not len(x):
         return np.full(x.shape[1], np.nan), np.full(x.shape[1], np.nan), 0
@@ -432,8 +428,8 @@ def _estimator_counts(group: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _require_probabilities(frame: pd.DataFrame) -> None:
-    """The last guard: a value that is not a probability is an error, never a printed number (a bound may be NaN:
-    no interval, which the row's note says)."""
+    """The last guard: a value that is not a probability is an error, never a printed number (a bound may be NaN: no
+    interval, which the row's note says)."""
     for column in ("pass_at_k", "lower", "upper"):
         if column in frame:
             values = frame[column].to_numpy(float)

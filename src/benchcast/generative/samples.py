@@ -51,20 +51,7 @@ def _first_line(path: Path) -> dict | None:
 
 
 def read_counts(path: str | Path, *, benchmark: str | None = None, run: str | None = None) -> pd.DataFrame:
-    """Per-problem (run, benchmark, problem_id, n, c) from any supported sample file.
-
-    Parameters
-    ----------
-    path : str or Path
-        A per-sample or per-problem table (CSV, Parquet, JSON lines) or lm-eval-harness samples.
-    benchmark, run : str, optional
-        Names for files that do not carry them (default: the file's stem, and ``'run'``).
-
-    Returns
-    -------
-    DataFrame
-        One row per (run, benchmark, problem): ``n`` samples drawn, ``c`` correct.
-    """
+    """Per-problem (run, benchmark, problem_id, n, c) from any supported sample file."""
     path = Path(path)
     if path.suffix.lower() in (".jsonl", ".json") and path.is_file():
         if is_lm_eval_samples(_first_line(path)):
@@ -114,9 +101,9 @@ def read_counts(path: str | Path, *, benchmark: str | None = None, run: str | No
 
 
 def _with_first_round(counts: pd.DataFrame, frame: pd.DataFrame, keys: list, path: Path) -> pd.DataFrame:
-    """Where samples were drawn in rounds (``sample --budget``), each problem's first-round counts too: a
-    problem's n in later rounds depends on its first round's outcome, so the unbiased estimator reads the
-    first round alone (every problem gets it), while a likelihood may read every round."""
+    """Where samples were drawn in rounds (``sample --budget``), each problem's first-round counts too: a problem's n
+    in later rounds depends on its first round's outcome, so the unbiased estimator reads the first round alone
+    (every problem gets it), while a likelihood may read every round."""
     if "round" not in frame.columns:
         return counts
     rounds = pd.to_numeric(frame["round"], errors="coerce")

@@ -64,47 +64,18 @@ class FittedFamily:
         return 2.0 * self.n_parameters - 2.0 * self.log_likelihood
 
     def pass_at_k(self, ks) -> np.ndarray:
-        """1 - E[(1 - p)^k] under the fitted distribution, for any real k >= 0.
-
-        Parameters
-        ----------
-        ks : array_like
-            Attempts.
-
-        Returns
-        -------
-        ndarray
-        """
+        """1 - E[(1 - p)^k] under the fitted distribution, for any real k >= 0."""
         return -np.expm1(get_family(self.family).log_miss(np.asarray(ks, float), self.z))
 
     def to_dict(self) -> dict:
-        """Family, parameters, log-likelihood, AIC, convergence and parameters on a bound.
-
-        Returns
-        -------
-        dict
-        """
+        """Family, parameters, log-likelihood, AIC, convergence and parameters on a bound."""
         params = get_family(self.family).natural(self.z)
         out = {"family": self.family, **params, "log_likelihood": self.log_likelihood, "aic": self.aic}
         return {**out, "converged": self.converged, "on_bound": list(self.on_bound)}
 
 
 def fit_family(family: str, n, c, *, starts=None) -> FittedFamily:
-    """Maximum-likelihood fit of one family to per-problem counts (each problem with its own n).
-
-    Parameters
-    ----------
-    family : str
-        A name in :data:`FAMILIES`.
-    n, c : array_like of int
-        Per problem: samples drawn and samples correct.
-    starts : list of ndarray, optional
-        Unconstrained starting points (default: the family's own).
-
-    Returns
-    -------
-    FittedFamily
-    """
+    """Maximum-likelihood fit of one family to per-problem counts (each problem with its own n)."""
     fam = get_family(family)
     n, c = np.asarray(n, float), np.asarray(c, float)
     _check_counts(n, c)

@@ -36,18 +36,7 @@ OPTIMAL_LABELS = {
 
 
 def passk_rows(table: pd.DataFrame) -> list[list]:
-    """The rows of a pass@k table as shown, in the order of ``PASSK_COLUMNS``.
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        :func:`benchcast.generative.passk.passk_table`'s result.
-
-    Returns
-    -------
-    list of list
-        One row per (run, benchmark, k); lower and upper are nan without an interval.
-    """
+    """The rows of a pass@k table as shown, in the order of ``PASSK_COLUMNS``."""
     return [
         [
             r.run,
@@ -78,35 +67,7 @@ def passk_tidy(
     metadata: Path | None = None,
     destination: str | Path = "the output",
 ) -> pd.DataFrame:
-    """pass@k estimates as tidy rows for `fit` and `kscan`, with run sizes and gold covariate rows.
-
-    Run sizes are those the sample file (and the gold scores) recorded, which must agree, or the
-    ``metadata`` file's when given. Runs whose compute stays unknown are named in a
-    :class:`~benchcast.errors.DataWarning`.
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        :func:`benchcast.generative.passk.passk_table`'s result.
-    samples : Path
-        The sample file the table was computed from (read again for the run sizes it records).
-    counts : pandas.DataFrame, optional
-        The per-problem counts (``read_counts``); needed with ``gold``, whose covariate is averaged
-        over exactly these problems.
-    gold : Path, optional
-        Per-problem gold scores (``score-gold --out``): adds each run's gold covariate rows.
-    per_token : bool
-        With ``gold``: per-token log-probabilities.
-    metadata : Path, optional
-        Run metadata (run, params, tokens) that overrides the recorded sizes.
-    destination : str or Path
-        Where the rows go, named in the warning.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Tidy rows (metric pass@k, value, k, run sizes; gold rows appended).
-    """
+    """pass@k estimates as tidy rows for `fit` and `kscan`, with run sizes and gold covariate rows."""
     from benchcast.data.readers import read_frame
 
     answered = table[table["source"] != "refused"]  # a refusal has no value to fit; the command printed why
@@ -123,21 +84,8 @@ def passk_tidy(
 
 
 def run_flops(samples: Path, metadata: Path | None = None) -> dict[str, float]:
-    """Each run's training compute, from the sizes the sample file recorded or ``metadata``: its flops, else
-    6 N D (the convention only shifts every run alike, which a law linear in log compute absorbs).
-
-    Parameters
-    ----------
-    samples : Path
-        The sample file (``sample --runs`` records params, tokens or flops per run).
-    metadata : Path, optional
-        Run metadata that overrides the recorded sizes.
-
-    Returns
-    -------
-    dict of str to float
-        Runs whose compute is known.
-    """
+    """Each run's training compute, from the sizes the sample file recorded or ``metadata``: its flops, else 6 N D (the
+    convention only shifts every run alike, which a law linear in log compute absorbs)."""
     sizes = _merge_sizes([run_sizes(_sample_table(Path(samples)), str(samples))], metadata)
     flops = sizes["flops"].astype(float) if "flops" in sizes.columns else pd.Series(np.nan, index=sizes.index)
     if {"params", "tokens"} <= set(sizes.columns):
@@ -147,18 +95,7 @@ def run_flops(samples: Path, metadata: Path | None = None) -> dict[str, float]:
 
 
 def optimal_rows(plan: dict) -> list[list]:
-    """A compute-optimal plan (``Envelope.plan``) as (quantity, value) rows, pass@k added.
-
-    Parameters
-    ----------
-    plan : dict
-        ``Envelope.plan``'s result.
-
-    Returns
-    -------
-    list of list
-        One [label, value] row per quantity; floats written with 6 significant digits.
-    """
+    """A compute-optimal plan (``Envelope.plan``) as (quantity, value) rows, pass@k added."""
     rows = [
         [OPTIMAL_LABELS.get(key, key), f"{value:.6g}" if isinstance(value, float) else value]
         for key, value in plan.items()
@@ -174,21 +111,7 @@ def optimal_rows(plan: dict) -> list[list]:
 
 @dataclass
 class PassKTable(RichView):
-    """pass@k estimates of a sample file, with their bootstrap intervals.
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        :func:`benchcast.generative.passk.passk_table`'s result.
-    samples : str
-        The sample file the estimates come from.
-    n_problems : int
-        Distinct problems in it.
-    n_boot : int
-        Bootstrap replicates over problems behind the intervals (0: none).
-    level : float
-        The intervals' level.
-    """
+    """pass@k estimates of a sample file, with their bootstrap intervals."""
 
     table: pd.DataFrame
     samples: str
@@ -231,13 +154,7 @@ class PassKTable(RichView):
         return lines + [f"refused: {r.run} on {r.benchmark}: {r.note}" for r in refused.itertuples()]
 
     def rich_items(self) -> list:
-        """The table of estimates.
-
-        Returns
-        -------
-        list
-            One Rich table.
-        """
+        """The table of estimates."""
         return [
             rich_table(self.title, PASSK_COLUMNS, passk_rows(self.table)),
             *(Markup(escape(line), highlight=False) for line in self.notes),
@@ -246,13 +163,7 @@ class PassKTable(RichView):
 
 @dataclass
 class OptimalPlan(RichView):
-    """A compute-optimal plan at one budget (and, optionally, one planned model size).
-
-    Parameters
-    ----------
-    plan : dict
-        :meth:`benchcast.laws.envelope.Envelope.plan`'s result.
-    """
+    """A compute-optimal plan at one budget (and, optionally, one planned model size)."""
 
     plan: dict
 
@@ -269,13 +180,7 @@ class OptimalPlan(RichView):
         return f"Compute-optimal plan at C = {self.plan['flops']:.3g} FLOPs"
 
     def rich_items(self) -> list:
-        """The plan's table.
-
-        Returns
-        -------
-        list
-            One Rich table.
-        """
+        """The plan's table."""
         return [rich_table(self.title, ["quantity", "value"], optimal_rows(self.plan))]
 
 

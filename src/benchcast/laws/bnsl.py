@@ -68,8 +68,8 @@ class _BNSL(Law):
     log_flops_ref = np.log(FLOPS_REF)  # computed once: forward and jacobian run thousands of times a fit
 
     def margin_for(self, benchmark, override=None):
-        """Points with Q > Q_rand, except where a benchmark has its own margin (LBPP: Q_rand + 0.02). The
-        reproduction fits the authors' points instead (Q > Q_rand everywhere: 26 on DCLM LBPP, not 11)."""
+        """Points with Q > Q_rand, except where a benchmark has its own margin (LBPP: Q_rand + 0.02). The reproduction
+        fits the authors' points instead (Q > Q_rand everywhere: 26 on DCLM LBPP, not 11)."""
         return float(override) if override is not None else MARGINS.get(benchmark, 0.0)
 
     # starting grid of the two exponent parameters (the law's 3rd and 4th), see initial_guesses
@@ -78,9 +78,9 @@ class _BNSL(Law):
     n_break_grid = 12
 
     def initial_guesses(self, X, y):
-        """A grid over the break: d1 across the fitted compute range (a sharp break between two
-        data points is its own local minimum, which random screening rarely samples), several
-        sharpnesses and exponents; a and b_ref are solved afterwards by the engine's projection."""
+        """A grid over the break: d1 across the fitted compute range (a sharp break between two data points is its own
+        local minimum, which random screening rarely samples), several sharpnesses and exponents; a and b_ref are
+        solved afterwards by the engine's projection."""
         log_c = np.log(X["flops"])
         breaks = np.exp(np.linspace(log_c.min(), log_c.max(), self.n_break_grid))
         first, second = self.exponent_grid
@@ -98,27 +98,7 @@ class _BNSL(Law):
     }
 
     def search_box(self, X):
-        """The break where the runs can place it, so that no fit chases a flat valley:
-
-        * d1 within ``BREAK_REACH`` (two decades) of the fitted compute range: a break far below
-          the runs leaves only the slope beyond it, one far above only the slope before it, and
-          the data cannot say where it is;
-        * f1 at least a quarter of the runs' median log-spacing g: the break's transition (within
-          2 f1 of d1 in log C, where the softplus is within e^-2 of its asymptotes) then spans a
-          run spacing; a sharper break puts its whole bend between two runs, where its sharpness
-          and its place in the gap are directions the data barely see;
-        * f1 at most the fitted log-compute range (and at least g): a break wider than the runs
-          is curvature, which c1 and f1 then trade along a valley.
-
-        Parameters
-        ----------
-        X : dict of str to ndarray
-            The fitted covariates ('flops').
-
-        Returns
-        -------
-        dict of str to (float, float)
-            The bounds of d1 and f1, natural units."""
+        """The break where the runs can place it, so that no fit chases a flat valley:"""
         log_c = np.unique(np.log(X["flops"]))
         gaps = np.diff(log_c)
         gaps = gaps[gaps >= MIN_LOG_GAP]
@@ -130,22 +110,9 @@ class _BNSL(Law):
         }
 
     def refinement_starts(self, theta, X):
-        """The fit with its break sharpened to a kink (f1 at its lower bound) in each gap of at
-        least 5 % (``MIN_LOG_GAP``) between neighbouring runs. A kink between two runs is a
-        minimum of its own, separated from a smoother break by a ridge that local solvers rarely
-        cross (DCLM sciq and webqs).
-
-        Parameters
-        ----------
-        theta : ndarray
-            The fitted optimum, natural units.
-        X : dict of str to ndarray
-            The fitted covariates.
-
-        Returns
-        -------
-        ndarray
-            Starts, natural units, one per wide gap."""
+        """The fit with its break sharpened to a kink (f1 at its lower bound) in each gap of at least 5 %
+        (``MIN_LOG_GAP``) between neighbouring runs. A kink between two runs is a minimum of its own, separated from
+        a smoother break by a ridge that local solvers rarely cross (DCLM sciq and webqs)."""
         log_c = np.unique(np.log(X["flops"]))
         # gaps between runs of nearly the same compute (a ladder with several TPRs) are skipped: a
         # kink there is a kink at that compute, and its neighbours' gaps hold the distinct starts
@@ -163,15 +130,8 @@ class _BNSL(Law):
         return a + b * np.exp(-c0 * (log_c - self.log_flops_ref) - c1 * f1 * log_break)
 
     def jacobian(self, theta, X):
-        """Exact derivatives. With E the broken power term (Q = a + b_ref E), L = log E,
-        z = (log C - log d1)/f1 and z_ref the same at C_ref, s = sigmoid (softplus' derivative):
-
-            dL/dc0 = -(log C - log C_ref),  dL/dc1 = -f1 B,  B = softplus(z) - softplus(z_ref),
-            dL/dlog d1 = -c1 (s(z_ref) - s(z)),  dL/df1 = -c1 (B - z s(z) + z_ref s(z_ref)),
-
-        taken with respect to the formula's coefficients and mapped to this form's parameters by
-        :meth:`chain` (the monotone form's c_inf = c0 + c1). The rows are written into one array:
-        at a few dozen points every numpy call costs more than its arithmetic."""
+        """Exact derivatives. With E the broken power term (Q = a + b_ref E), L = log E, z = (log C - log d1)/f1 and
+        z_ref the same at C_ref, s = sigmoid (softplus' derivative):"""
         a, b, c0, c1, d1, f1 = self.coefficients(theta)
         log_c, log_d1 = np.log(X["flops"]), np.log(d1)
         z, z_ref = (log_c - log_d1) / f1, (self.log_flops_ref - log_d1) / f1
@@ -193,8 +153,8 @@ class _BNSL(Law):
         return a + scaled, jac
 
     def chain(self, jac):
-        """Map derivatives in (a, b_ref, c0, c1, d1, f1), rows of ``jac`` (..., 6, n), in place to
-        this form's parameters."""
+        """Map derivatives in (a, b_ref, c0, c1, d1, f1), rows of ``jac`` (..., 6, n), in place to this form's
+        parameters."""
 
     def paper_coefficients(self, theta) -> dict[str, float]:
         """The coefficients of the paper's form, whose b multiplies C^-c0 with C in FLOPs."""

@@ -14,13 +14,7 @@ from benchcast.errors import BenchcastError
 
 @dataclass(frozen=True)
 class Envelope:
-    """S2 with C = 6 N D minimised over the N/D split: an S1 law E0 + C0_eff C^-alpha_eff.
-
-    Parameters
-    ----------
-    E0, N0, beta, D0, gamma : float
-        The S2 law's parameters: -log pass@k = E0 + N0 N^-beta + D0 D^-gamma (beta, gamma > 0).
-    """
+    """S2 with C = 6 N D minimised over the N/D split: an S1 law E0 + C0_eff C^-alpha_eff."""
 
     E0: float
     N0: float
@@ -44,124 +38,36 @@ class Envelope:
         return self.N0 * (1.0 + self.beta / self.gamma) * self.G ** (-self.beta) * 6.0**self.alpha_eff
 
     def optimal_params(self, flops) -> np.ndarray:
-        """N*(C) = G (C/6)^(gamma/(beta+gamma)), computed in log space.
-
-        Parameters
-        ----------
-        flops : array_like
-            Compute budgets C (FLOPs).
-
-        Returns
-        -------
-        numpy.ndarray
-            The compute-optimal number of parameters at each budget.
-        """
+        """N*(C) = G (C/6)^(gamma/(beta+gamma)), computed in log space."""
         log_c6 = np.log(np.asarray(flops, float) / 6.0)
         return np.exp(np.log(self.G) + self.gamma / (self.beta + self.gamma) * log_c6)
 
     def optimal_tokens(self, flops) -> np.ndarray:
-        """D*(C) = C / (6 N*(C)).
-
-        Parameters
-        ----------
-        flops : array_like
-            Compute budgets C (FLOPs).
-
-        Returns
-        -------
-        numpy.ndarray
-            The compute-optimal number of training tokens at each budget.
-        """
+        """D*(C) = C / (6 N*(C))."""
         return np.asarray(flops, float) / 6.0 / self.optimal_params(flops)
 
     def reducible(self, params, tokens) -> np.ndarray:
-        """N0 N^-beta + D0 D^-gamma.
-
-        Parameters
-        ----------
-        params, tokens : array_like
-            Model sizes N and training tokens D (broadcast together).
-
-        Returns
-        -------
-        numpy.ndarray
-            The reducible -log pass@k of each run.
-        """
+        """N0 N^-beta + D0 D^-gamma."""
         return self.N0 * np.asarray(params, float) ** (-self.beta) + self.D0 * np.asarray(tokens, float) ** (
             -self.gamma
         )
 
     def envelope_reducible(self, flops) -> np.ndarray:
-        """C0_eff C^-alpha_eff: the reducible term of a compute-optimal run.
-
-        Parameters
-        ----------
-        flops : array_like
-            Compute budgets C (FLOPs).
-
-        Returns
-        -------
-        numpy.ndarray
-            The reducible -log pass@k on the envelope.
-        """
+        """C0_eff C^-alpha_eff: the reducible term of a compute-optimal run."""
         return self.C0_eff * np.asarray(flops, float) ** (-self.alpha_eff)
 
     def penalty(self, x) -> np.ndarray:
-        """P(x) = (gamma x^-beta + beta x^gamma) / (beta + gamma) >= 1 for N = x N*(C).
-
-        Parameters
-        ----------
-        x : array_like
-            Model size as a multiple of the compute-optimal one.
-
-        Returns
-        -------
-        numpy.ndarray
-            The factor multiplying the envelope's reducible term.
-        """
+        """P(x) = (gamma x^-beta + beta x^gamma) / (beta + gamma) >= 1 for N = x N*(C)."""
         x = np.asarray(x, float)
         return (self.gamma * x ** (-self.beta) + self.beta * x**self.gamma) / (self.beta + self.gamma)
 
     def effective_flops(self, flops, params) -> np.ndarray:
-        """C_eff = C P(x)^(-1/alpha_eff): the compute of the optimal run that scores the same.
-
-        Parameters
-        ----------
-        flops : array_like
-            Compute budgets C (FLOPs).
-        params : array_like
-            Planned model sizes N.
-
-        Returns
-        -------
-        numpy.ndarray
-            The effective compute of each planned run.
-        """
+        """C_eff = C P(x)^(-1/alpha_eff): the compute of the optimal run that scores the same."""
         x = np.asarray(params, float) / self.optimal_params(flops)
         return np.asarray(flops, float) * self.penalty(x) ** (-1.0 / self.alpha_eff)
 
     def plan(self, flops: float, params: float | None = None) -> dict:
-        """Everything a planner wants at one budget (and, optionally, one planned model size).
-
-        Parameters
-        ----------
-        flops : float
-            The compute budget C (FLOPs), positive and finite.
-        params : float, optional
-            A planned model size N < C / 6 to assess against the optimum.
-
-        Returns
-        -------
-        dict
-            ``flops``, ``optimal_params``, ``optimal_tokens``, ``optimal_tokens_per_param``,
-            ``alpha_eff``, ``C0_eff``, ``E0`` and ``optimal_neg_log_passk``; with ``params`` also
-            ``params``, ``tokens``, ``x``, ``penalty``, ``effective_flops`` and ``neg_log_passk``.
-
-        Raises
-        ------
-        BenchcastError
-            If a size is not positive and finite, or the model cannot train on the budget.
-        """
+        """Everything a planner wants at one budget (and, optionally, one planned model size)."""
         for name, value in (("flops", flops), ("params", params)):
             if value is not None and not (isinstance(value, (int, float)) and np.isfinite(value) and value > 0):
                 raise BenchcastError(f"{name} must be a positive finite number, got {value!r}.")

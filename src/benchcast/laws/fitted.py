@@ -248,23 +248,6 @@ class FittedLaw:
 
 
 def to_unclipped(law: Law, theta: np.ndarray, X: dict, q_rand: float) -> np.ndarray:
-    """A law's scores before any clipping to [0, 1] (nan or out-of-range values left as they are).
-
-    Parameters
-    ----------
-    law : Law
-        The law.
-    theta : ndarray
-        Parameters in natural units, shape (..., n_params).
-    X : dict of str to ndarray
-        The covariates of the points by name, each shape (n,).
-    q_rand : float
-        The benchmark's chance level, a score in [0, 1].
-
-    Returns
-    -------
-    ndarray
-        Scores, shape (..., n).
-    """
+    """A law's scores before any clipping to [0, 1] (nan or out-of-range values left as they are)."""
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         return to_score(law.target, law.forward(np.asarray(theta, float), X), q_rand)

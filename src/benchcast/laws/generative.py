@@ -106,23 +106,7 @@ class ParamsTokensLaw(_PassKLaw):
         return [-np.log(X["params"]), -np.log(X["tokens"])]
 
     def envelope(self, theta) -> Envelope:
-        """The compute-optimal envelope of this law at ``theta``.
-
-        Parameters
-        ----------
-        theta : array_like
-            (E0, N0, beta, D0, gamma).
-
-        Returns
-        -------
-        Envelope
-            The law with the N/D split of every budget chosen optimally.
-
-        Raises
-        ------
-        BenchcastError
-            If an exponent is zero: no finite optimal split exists.
-        """
+        """The compute-optimal envelope of this law at ``theta``."""
         E0, N0, beta, D0, gamma = map(float, theta)
         if min(beta, gamma) <= 0:
             raise BenchcastError(

@@ -13,18 +13,7 @@ TARGETS = ("score", "neglog", "loglog")
 
 @dataclass(frozen=True)
 class SearchSettings:
-    """How the fitting engine searches a law's parameters (:mod:`benchcast.fitting.engine`).
-
-    Parameters
-    ----------
-    n_screen : int
-        Quasi-random screening points for the global search (0: the law's own starts alone).
-    n_starts : int or None
-        The best-ranked starts solved together (None: all of them).
-    n_replicate_starts : int
-        Starts of each bootstrap replicate besides the full-data optimum: the full data's best
-        candidates, chosen by the replicate's own loss.
-    """
+    """How the fitting engine searches a law's parameters (:mod:`benchcast.fitting.engine`)."""
 
     n_screen: int = 0
     n_starts: int | None = 8

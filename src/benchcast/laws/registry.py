@@ -11,20 +11,7 @@ _REGISTRY: dict[str, Callable[[], Law]] = {}
 
 
 def register(factory: Callable[[], Law], name: str | None = None) -> Callable[[], Law]:
-    """Add a law (class or zero-argument factory) to the registry under its name.
-
-    Parameters
-    ----------
-    factory : callable
-        A :class:`Law` subclass or a zero-argument function returning a law.
-    name : str, optional
-        The registry name; by default the ``name`` of the law ``factory`` makes.
-
-    Returns
-    -------
-    callable
-        ``factory`` itself, so that ``register`` can decorate a class.
-    """
+    """Add a law (class or zero-argument factory) to the registry under its name."""
     _REGISTRY[name or factory().name] = factory
     return factory
 

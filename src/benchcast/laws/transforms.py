@@ -6,40 +6,12 @@ import numpy as np
 
 
 def normalise(score: np.ndarray, q_rand: float) -> np.ndarray:
-    """Q' = (Q - Q_rand) / (1 - Q_rand).
-
-    Parameters
-    ----------
-    score : ndarray
-        Scores Q in [0, 1].
-    q_rand : float
-        The chance level Q_rand, a score in [0, 1).
-
-    Returns
-    -------
-    ndarray
-        The normalised scores Q' (0 at chance, 1 at a perfect score).
-    """
+    """Q' = (Q - Q_rand) / (1 - Q_rand)."""
     return (np.asarray(score, float) - q_rand) / (1.0 - q_rand)
 
 
 def to_target(kind: str, score: np.ndarray, q_rand: float = 0.0) -> np.ndarray:
-    """Map scores to the space a law is fitted in (invalid points give nan, never a warning).
-
-    Parameters
-    ----------
-    kind : str
-        The target space: 'score', 'neglog' (-log Q') or 'loglog' (log(-log Q')).
-    score : ndarray
-        Scores in [0, 1].
-    q_rand : float
-        The chance level, a score in [0, 1).
-
-    Returns
-    -------
-    ndarray
-        The scores in the target space.
-    """
+    """Map scores to the space a law is fitted in (invalid points give nan, never a warning)."""
     normed = normalise(score, q_rand)
     with np.errstate(divide="ignore", invalid="ignore"):
         if kind == "score":
@@ -53,22 +25,7 @@ def to_target(kind: str, score: np.ndarray, q_rand: float = 0.0) -> np.ndarray:
 
 
 def to_score(kind: str, target: np.ndarray, q_rand: float = 0.0) -> np.ndarray:
-    """Inverse of :func:`to_target`.
-
-    Parameters
-    ----------
-    kind : str
-        The target space: 'score', 'neglog' (-log Q') or 'loglog' (log(-log Q')).
-    target : ndarray
-        Values in the target space.
-    q_rand : float
-        The chance level, a score in [0, 1).
-
-    Returns
-    -------
-    ndarray
-        Scores.
-    """
+    """Inverse of :func:`to_target`."""
     target = np.asarray(target, float)
     if kind == "score":
         return target
@@ -80,17 +37,6 @@ def to_score(kind: str, target: np.ndarray, q_rand: float = 0.0) -> np.ndarray:
 
 
 def safe_log(values: np.ndarray) -> np.ndarray:
-    """log that maps 0 to -inf silently (a zero floor is a valid parameter value).
-
-    Parameters
-    ----------
-    values : ndarray
-        Non-negative values.
-
-    Returns
-    -------
-    ndarray
-        Their natural logarithm.
-    """
+    """log that maps 0 to -inf silently (a zero floor is a valid parameter value)."""
     with np.errstate(divide="ignore"):
         return np.log(np.asarray(values, float))

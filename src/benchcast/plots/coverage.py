@@ -17,23 +17,7 @@ LEVEL_COLORS = {90: "#d62728", 50: "#2ca02c"}  # one colour per level when a sin
 
 
 def coverage_table(frame: pd.DataFrame, x: str, edges: np.ndarray) -> pd.DataFrame:
-    """Coverage, median interval width and count of held-out points in bins of ``x``.
-
-    Parameters
-    ----------
-    frame : pandas.DataFrame
-        Held-out points: ``true`` and, per level, ``lower50``/``upper50``/``lower90``/``upper90``.
-    x : str
-        The column binned (e.g. decades of extrapolation).
-    edges : numpy.ndarray
-        Bin edges, ascending; points outside fall in the first or last bin.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per non-empty bin: ``x`` (mean of the bin), ``n`` (points with an interval),
-        ``coverage50``, ``coverage90``, ``width50``, ``width90``.
-    """
+    """Coverage, median interval width and count of held-out points in bins of ``x``."""
     values = frame[x].to_numpy(float)
     which = np.clip(np.digitize(values, edges) - 1, 0, len(edges) - 2)
     rows = []
@@ -54,20 +38,8 @@ def coverage_table(frame: pd.DataFrame, x: str, edges: np.ndarray) -> pd.DataFra
 
 
 def annotate_counts(ax, x, y, n, most: int = 8) -> None:
-    """Write ``n=<count>`` in a row along the top of the panel, above a few points (at most
-    ``most``, evenly spaced, so that labels stay apart and off the data).
-
-    Parameters
-    ----------
-    ax : matplotlib.axes.Axes
-        The panel (its top tenth is left free: coverage panels reach 1.12).
-    x, y : array-like
-        The points (a point without a finite y gets no label).
-    n : array-like of int
-        The count behind each point.
-    most : int
-        Most points labelled.
-    """
+    """Write ``n=<count>`` in a row along the top of the panel, above a few points (at most ``most``, evenly spaced, so
+    that labels stay apart and off the data)."""
     x, y, n = np.asarray(x, float), np.asarray(y, float), np.asarray(n, int)
     for i in np.unique(np.linspace(0, len(x) - 1, min(len(x), most)).round().astype(int)) if len(x) else []:
         if np.isfinite(y[i]):
@@ -94,32 +66,8 @@ def draw_coverage(
     color=None,
     label_n: bool = True,
 ) -> None:
-    """50 % and 90 % coverage against ``x`` with the n each point rests on (in the title when it is
-    the same everywhere, else written beside a few points), and the intervals' median width
-    against ``x`` on a second panel.
-
-    Parameters
-    ----------
-    ax_coverage, ax_width : matplotlib.axes.Axes
-        The coverage panel and the width panel.
-    x : array-like
-        Horizontal positions, one per row of ``summary``.
-    summary : pandas.DataFrame
-        ``coverage50``, ``coverage90`` and (where known) ``width50``, ``width90`` per position.
-    n : array-like of int
-        Held-out points each coverage rests on.
-    counts : str
-        What n counts (``"target runs per cutoff"``).
-    replicates : str
-        The replicates behind the intervals, added to the title (``"20 replicates"``).
-    name : str
-        Series name (a strategy or law): its lines are left out of the legend (the caller names the
-        series); '' for a single series, whose levels the legend names.
-    color : str, optional
-        The series' colour (default: one colour per level).
-    label_n : bool
-        Say what n is (the first series of a panel is enough).
-    """
+    """50 % and 90 % coverage against ``x`` with the n each point rests on (in the title when it is the same
+    everywhere, else written beside a few points), and the intervals' median width against ``x`` on a second panel."""
     x = np.asarray(x, float)
     n = np.asarray(n, int)
     for pct in (90, 50):

@@ -28,27 +28,8 @@ from benchcast.plots.ticks import readable_log_axis
 def plot_sweep(
     frame: pd.DataFrame, critical: list[dict], success_mre: float = 10.0, titles: dict | None = None, ax=None
 ):
-    """MRE versus threshold, one panel per benchmark, one line per law in its colour; the success
-    line and each law's critical threshold (``critical``: records with benchmark, law, critical_threshold).
-
-    Parameters
-    ----------
-    frame : pandas.DataFrame
-        Sweep rows: ``benchmark``, ``law``, ``threshold``, ``test_mre``.
-    critical : list of dict
-        Each law's critical threshold per benchmark (nan or missing: none found).
-    success_mre : float
-        The MRE (%) counted as success, drawn as a horizontal line.
-    titles : dict, optional
-        Benchmark -> panel title (default: the benchmark).
-    ax : sequence of matplotlib.axes.Axes, optional
-        One panel per benchmark to draw into (default: a new figure).
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        The figure.
-    """
+    """MRE versus threshold, one panel per benchmark, one line per law in its colour; the success line and each law's
+    critical threshold (``critical``: records with benchmark, law, critical_threshold)."""
     found = {(c["benchmark"], c["law"]): c["critical_threshold"] for c in critical}
     benchmarks = list(dict.fromkeys(frame["benchmark"]))
     fig, axes = given_axes(ax, len(benchmarks), 4.2, 3.2, max_cols=3)
@@ -70,30 +51,9 @@ def plot_sweep(
 
 
 def plot_cutoff(frame: pd.DataFrame, param_names: list[str], title: str, law: str | None = None, ax=None):
-    """Error, interval coverage and width (when bootstrapped) and every parameter versus decades of
-    extrapolation (cutoff backtest), all on one x range. Scale parameters are on log axes; fits at
-    a bound are marked. Coverage is drawn with the number of target runs it rests on.
-
-    Parameters
-    ----------
-    frame : pandas.DataFrame
-        One row per cutoff: ``extrapolation_decades``, ``mre``, one column per parameter and, when
-        bootstrapped, ``coverage50``, ``coverage90``, ``width50``, ``width90``, ``n_boot`` and
-        ``n_target_runs``.
-    param_names : list of str
-        Parameter columns to draw, one panel each.
-    title : str
-        Figure title.
-    law : str, optional
-        Registered law, for bound marks and log axes.
-    ax : sequence of matplotlib.axes.Axes, optional
-        The panels to draw into: 1 + (2 with coverage) + one per parameter.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        The figure.
-    """
+    """Error, interval coverage and width (when bootstrapped) and every parameter versus decades of extrapolation
+    (cutoff backtest), all on one x range. Scale parameters are on log axes; fits at a bound are marked. Coverage is
+    drawn with the number of target runs it rests on."""
     has_coverage = "coverage90" in frame and frame["coverage90"].notna().any()
     n_panels = len(param_names) + 1 + 2 * int(has_coverage)
     fig, axes = given_axes(ax, n_panels, 3.2, 2.6, max_cols=4 if n_panels % 4 == 0 or n_panels > 6 else 3)
@@ -128,28 +88,7 @@ def plot_cutoff(frame: pd.DataFrame, param_names: list[str], title: str, law: st
 def plot_reproduction_curves(
     backtests: dict, laws: list[tuple[str, str]], benchmarks, threshold: float, proxy: str = "", ax=None
 ):
-    """One panel per benchmark: training and held-out runs and each law's fitted curve.
-
-    Parameters
-    ----------
-    backtests : dict
-        (kind, law, benchmark, proxy) -> backtest result (``predictions`` and ``fit``).
-    laws : list of tuple of (str, str)
-        (kind, law) pairs to draw.
-    benchmarks : sequence of tuple of (str, str)
-        (benchmark, metric) pairs, one panel each (a benchmark without any backtest gets none).
-    threshold : float
-        The fit/held-out split in FLOPs.
-    proxy : str
-        Proxy benchmark of the two-stage backtests.
-    ax : sequence of matplotlib.axes.Axes, optional
-        One panel per benchmark that has a backtest.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        The figure.
-    """
+    """One panel per benchmark: training and held-out runs and each law's fitted curve."""
     drawn = []
     for bench, metric in benchmarks:
         found = {law: backtests.get((kind, law, bench, proxy if kind == "two_stage" else "")) for kind, law in laws}
@@ -168,28 +107,9 @@ def plot_reproduction_curves(
 
 
 def plot_kscan(scan: pd.DataFrame, fits: list, param_names: list[str], title: str | None = None, ax=None):
-    """Each parameter versus k (log2 axis), then -log pass@k versus the law's covariate, one colour
-    per k, points and fitted curves (the last panel's log axes stay readable when the covariate
-    spans less than a decade, as the gold law's G does).
-
-    Parameters
-    ----------
-    scan : pandas.DataFrame
-        One row per k: ``k``, one column per parameter and optional ``<name>_stderr`` columns.
-    fits : list of FitResult
-        The fit at each k, in order.
-    param_names : list of str
-        Parameter columns to draw.
-    title : str, optional
-        Figure title (default: the law, benchmark, metric and TPR of the fits).
-    ax : sequence of matplotlib.axes.Axes, optional
-        One panel per parameter, then the curves' panel.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        The figure.
-    """
+    """Each parameter versus k (log2 axis), then -log pass@k versus the law's covariate, one colour per k, points and
+    fitted curves (the last panel's log axes stay readable when the covariate spans less than a decade, as the gold
+    law's G does)."""
     n_panels = len(param_names) + 1
     fig, axes = given_axes(ax, n_panels, 3.2, 2.7, max_cols=4 if n_panels % 4 == 0 else 3)
     ok = scan.dropna(subset=[param_names[0]]) if param_names[0] in scan else scan.iloc[0:0]

@@ -5,44 +5,14 @@ from __future__ import annotations
 
 
 def metric_label(metric: str | None, k=None) -> str:
-    """``pass@8`` for the pass@k metric at k = 8, else the metric.
-
-    Parameters
-    ----------
-    metric : str or None
-        The metric.
-    k : int, optional
-        Its k.
-
-    Returns
-    -------
-    str
-        The label the figures use.
-    """
+    """``pass@8`` for the pass@k metric at k = 8, else the metric."""
     if metric == "pass@k" and k is not None:
         return f"pass@{int(k)}"
     return metric or "score"
 
 
 def figure_title(benchmark: str, metric: str | None = None, tpr: float | None = None, what: str = "") -> str:
-    """A title naming the benchmark, its metric and the runs' tokens per parameter.
-
-    Parameters
-    ----------
-    benchmark : str
-        The benchmark.
-    metric : str, optional
-        Its metric (``pass@k`` with a k reads as ``pass@8``).
-    tpr : float, optional
-        Tokens per parameter of the runs (None: all runs).
-    what : str
-        What the figure shows, put first (``"backtest at 6e21 FLOPs"``).
-
-    Returns
-    -------
-    str
-        E.g. ``"backtest at 6e+21 FLOPs: arc_easy, acc_norm, TPR 20"``.
-    """
+    """A title naming the benchmark, its metric and the runs' tokens per parameter."""
     parts = [benchmark]
     if metric:
         parts.append(str(metric))
@@ -51,22 +21,7 @@ def figure_title(benchmark: str, metric: str | None = None, tpr: float | None = 
 
 
 def curve_tpr_note(tpr: float | None, fitted: tuple[float, float], laws: list[str]) -> str:
-    """What TPR a forecast curve of laws of N and D is drawn at, and whether it lies outside the fitted runs'.
-
-    Parameters
-    ----------
-    tpr : float or None
-        Tokens per parameter placing each compute C of the curve (None: no law of the curve needs one).
-    fitted : (float, float)
-        The smallest and largest TPR of the runs the laws were fitted to (nan where unknown).
-    laws : list of str
-        The curve's laws of N and D (empty: the curve does not depend on the TPR).
-
-    Returns
-    -------
-    str
-        E.g. ``'curve at TPR 571: outside the fitted runs' TPR 10 .. 160'``; ``''`` where no law needs a TPR.
-    """
+    """What TPR a forecast curve of laws of N and D is drawn at, and whether it lies outside the fitted runs'."""
     if tpr is None or not laws:
         return ""
     lo, hi = fitted

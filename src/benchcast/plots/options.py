@@ -14,18 +14,7 @@ MAX_DPI = 1200
 
 
 def check_figure_format(figure_format: str) -> str:
-    """A figure format benchcast writes: ``png``, ``svg`` or ``pdf`` (case-insensitive).
-
-    Parameters
-    ----------
-    figure_format : str
-        The format asked for.
-
-    Returns
-    -------
-    str
-        The format in lower case.
-    """
+    """A figure format benchcast writes: ``png``, ``svg`` or ``pdf`` (case-insensitive)."""
     name = str(figure_format).lower().lstrip(".")
     if name not in FIGURE_FORMATS:
         raise BenchcastError(
@@ -36,18 +25,7 @@ def check_figure_format(figure_format: str) -> str:
 
 
 def check_page_figure_format(figure_format: str) -> str:
-    """A figure format an HTML page can show: ``png`` or ``svg`` (pdf is refused, not swapped for png).
-
-    Parameters
-    ----------
-    figure_format : str
-        The format asked for.
-
-    Returns
-    -------
-    str
-        The format in lower case.
-    """
+    """A figure format an HTML page can show: ``png`` or ``svg`` (pdf is refused, not swapped for png)."""
     name = check_figure_format(figure_format)
     if name == "pdf":
         raise BenchcastError(
@@ -58,18 +36,7 @@ def check_page_figure_format(figure_format: str) -> str:
 
 
 def check_dpi(dpi) -> int:
-    """A raster resolution in dots per inch: a whole number from 10 to ``MAX_DPI`` (None: ``DEFAULT_DPI``).
-
-    Parameters
-    ----------
-    dpi : int or None
-        The resolution asked for.
-
-    Returns
-    -------
-    int
-        The resolution.
-    """
+    """A raster resolution in dots per inch: a whole number from 10 to ``MAX_DPI`` (None: ``DEFAULT_DPI``)."""
     if dpi is None:
         return DEFAULT_DPI
     if isinstance(dpi, bool) or not isinstance(dpi, int) and not (isinstance(dpi, float) and dpi.is_integer()):
@@ -80,18 +47,5 @@ def check_dpi(dpi) -> int:
 
 
 def check_figure_options(figure_format: str = "png", dpi: int | None = None) -> tuple[str, int]:
-    """Both figure options, checked.
-
-    Parameters
-    ----------
-    figure_format : str
-        ``png``, ``svg`` or ``pdf``.
-    dpi : int, optional
-        Raster resolution (PNG files, and raster parts of vector files); default ``DEFAULT_DPI``.
-
-    Returns
-    -------
-    tuple of (str, int)
-        The format in lower case and the resolution.
-    """
+    """Both figure options, checked."""
     return check_figure_format(figure_format), check_dpi(dpi)

@@ -18,23 +18,9 @@ INTERVAL_OFFSET = 0.035  # decades between two laws' intervals drawn at the same
 
 
 def run_status(predictions: pd.DataFrame, dropped: list[dict] | None = None) -> pd.Series:
-    """What happened to each row of a backtest frame: 'fitted', 'held-out', 'not used' (outside
-    the selected compute range) or 'dropped: <reason>' (selected for the fit, removed by the law's
-    filter; the reason comes from the fit's ``dropped`` list).
-
-    Parameters
-    ----------
-    predictions : pandas.DataFrame
-        A backtest's predictions: columns ``run`` and ``side`` ('train', 'test' or other), optionally
-        ``fitted`` (bool) and ``k``.
-    dropped : list of dict, optional
-        The fit's dropped rows, each with ``run``, ``k`` and ``reason``.
-
-    Returns
-    -------
-    pandas.Series
-        One status string per row, on the frame's index.
-    """
+    """What happened to each row of a backtest frame: 'fitted', 'held-out', 'not used' (outside the selected compute
+    range) or 'dropped: <reason>' (selected for the fit, removed by the law's filter; the reason comes from the
+    fit's ``dropped`` list)."""
     reasons = {(d["run"], float(d["k"])): d["reason"] for d in dropped or []}
     side = predictions["side"].to_numpy()
     fitted = predictions["fitted"].to_numpy(bool) if "fitted" in predictions else side == "train"
@@ -53,19 +39,7 @@ def run_status(predictions: pd.DataFrame, dropped: list[dict] | None = None) -> 
 
 
 def draw_runs(ax, frame: pd.DataFrame, status: pd.Series, y: str = "true") -> None:
-    """Scatter runs by status, each with its own marker and a legend entry with its count.
-
-    Parameters
-    ----------
-    ax : matplotlib.axes.Axes
-        The panel to draw on.
-    frame : pandas.DataFrame
-        Runs with a ``flops`` column and the ``y`` column.
-    status : pandas.Series
-        Each row's status, from :func:`run_status`.
-    y : str
-        Column drawn on the vertical axis.
-    """
+    """Scatter runs by status, each with its own marker and a legend entry with its count."""
     for name in ("fitted", "held-out", "not used"):
         rows = frame[status == name]
         if len(rows):
@@ -81,24 +55,9 @@ def draw_runs(ax, frame: pd.DataFrame, status: pd.Series, y: str = "true") -> No
 def draw_intervals(
     ax, frame: pd.DataFrame, n_boot: int | None = None, law: str = "", slot: int = 0, n_slots: int = 1
 ) -> None:
-    """One law's 50 % (thick) and 90 % (thin) prediction intervals at the held-out runs, in the
-    law's colour; with several laws, each law's bars are shifted sideways by a fixed fraction of a
-    decade (``slot`` of ``n_slots``) so that two laws' intervals at one run stay apart.
-
-    Parameters
-    ----------
-    ax : matplotlib.axes.Axes
-        The panel to draw on.
-    frame : pandas.DataFrame
-        Backtest predictions: ``side``, ``flops`` and, when intervals were made, ``lower50``,
-        ``upper50``, ``lower90``, ``upper90``.
-    n_boot : int, optional
-        Bootstrap replicates behind the intervals, named in the legend.
-    law : str
-        The law whose intervals these are (its colour; named in the legend when given).
-    slot, n_slots : int
-        This law's place among the laws drawn on the panel.
-    """
+    """One law's 50 % (thick) and 90 % (thin) prediction intervals at the held-out runs, in the law's colour; with
+    several laws, each law's bars are shifted sideways by a fixed fraction of a decade (``slot`` of ``n_slots``) so
+    that two laws' intervals at one run stay apart."""
     test = frame[frame["side"] == "test"]
     if "lower90" not in test or test["lower90"].isna().all():
         return
@@ -130,23 +89,8 @@ def draw_intervals(
 
 
 def draw_band(ax, grid: np.ndarray, band: dict, color: str, label: str | None = "") -> None:
-    """Shade interval bands: ``band`` maps a level (0.5, 0.9) to (lower, upper) over ``grid``; the
-    90 % band is lighter and edged by thin lines of its colour, so that two laws' bands stay
-    distinguishable where they overlap.
-
-    Parameters
-    ----------
-    ax : matplotlib.axes.Axes
-        The panel to draw on.
-    grid : numpy.ndarray
-        Training compute (FLOPs) along the band.
-    band : dict
-        Level -> (lower, upper) arrays over ``grid``.
-    color : str
-        Matplotlib colour of the band.
-    label : str or None
-        Legend prefix; None leaves the band out of the legend.
-    """
+    """Shade interval bands: ``band`` maps a level (0.5, 0.9) to (lower, upper) over ``grid``; the 90 % band is lighter
+    and edged by thin lines of its colour, so that two laws' bands stay distinguishable where they overlap."""
     for level, alpha in ((0.9, 0.12), (0.5, 0.25)):
         if level in band:
             lo, hi = band[level]
@@ -168,32 +112,8 @@ def draw_backtest(
     dropped: list[dict] | None = None,
     n_boot: int | None = None,
 ) -> None:
-    """One panel: fitted, dropped (with why), held-out and unused runs; one curve per law in the
-    law's colour (flops -> score); optional bands (law -> {level: (lower, upper)}) and each law's
-    held-out intervals, side by side.
-
-    Parameters
-    ----------
-    ax : matplotlib.axes.Axes
-        The panel to draw on.
-    predictions : pandas.DataFrame or dict
-        A backtest's predictions (``run``, ``side``, ``flops``, ``true`` and optional interval columns),
-        or law name -> predictions, one per law (the runs are drawn from the first).
-    curves : dict
-        Law name -> (grid, predicted score), as from :func:`curve`.
-    title : str
-        Panel title.
-    threshold : float, optional
-        The fit/held-out split in FLOPs, drawn as a vertical line.
-    ylabel : str
-        Vertical axis label (the metric).
-    bands : dict, optional
-        Law name -> {level: (lower, upper)} (or a bare (lower, upper) pair, taken as 90 %).
-    dropped : list of dict, optional
-        The fit's dropped rows (``run``, ``k``, ``reason``).
-    n_boot : int, optional
-        Bootstrap replicates behind the intervals, named in the legend.
-    """
+    """One panel: fitted, dropped (with why), held-out and unused runs; one curve per law in the law's colour (flops ->
+    score); optional bands (law -> {level: (lower, upper)}) and each law's held-out intervals, side by side."""
     by_law = predictions if isinstance(predictions, dict) else {"": predictions}
     first = next(iter(by_law.values()))
     draw_runs(ax, first, run_status(first, dropped))
@@ -211,40 +131,14 @@ def draw_backtest(
 
 
 def flops_grid(predictions: pd.DataFrame, n: int = 200) -> np.ndarray:
-    """A log-spaced compute grid reaching a little past the runs on both sides.
-
-    Parameters
-    ----------
-    predictions : pandas.DataFrame
-        Runs with a ``flops`` column.
-    n : int
-        Number of grid points.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``n`` training-compute values (FLOPs).
-    """
+    """A log-spaced compute grid reaching a little past the runs on both sides."""
     flops = predictions["flops"].to_numpy(float)
     return np.geomspace(flops.min() / 1.5, flops.max() * 1.5, n)
 
 
 def curve(result, grid: np.ndarray):
-    """(grid, predicted score) along training compute; None where the law cannot place a run of
-    compute C by itself (laws of N and D fitted at several TPRs, the gold law).
-
-    Parameters
-    ----------
-    result : FitResult
-        A fitted law (``fitted`` and ``spec``).
-    grid : numpy.ndarray
-        Training compute (FLOPs) to predict at.
-
-    Returns
-    -------
-    tuple of (numpy.ndarray, numpy.ndarray) or None
-        The grid and the predicted score along it.
-    """
+    """(grid, predicted score) along training compute; None where the law cannot place a run of compute C by itself
+    (laws of N and D fitted at several TPRs, the gold law)."""
     try:
         X = result.fitted.covariates_at(grid, tpr=result.spec.tpr)
     except BenchcastError:

@@ -8,25 +8,8 @@ from benchcast.laws import get_law
 
 
 def bound_hits(law_name: str, name: str, values, kind: str | None = None) -> np.ndarray:
-    """Which values of a parameter sit on a bound of its range (the engine's tolerance, in the
-    space the optimiser sees: log for scale parameters).
-
-    Parameters
-    ----------
-    law_name : str
-        Registered law the parameter belongs to.
-    name : str
-        Parameter name.
-    values : array-like
-        Fitted values of the parameter.
-    kind : {'constraint', 'search'}, optional
-        Only the bounds of this kind: the law's own constraints, or the search limits (None: any).
-
-    Returns
-    -------
-    numpy.ndarray
-        Boolean mask, True where a value is at its lower or upper bound (of that kind).
-    """
+    """Which values of a parameter sit on a bound of its range (the engine's tolerance, in the space the optimiser
+    sees: log for scale parameters)."""
     param = next(p for p in get_law(law_name).parameters if p.name == name)
     lower, upper = param.at_bounds(values)
     if kind is None:
@@ -44,20 +27,8 @@ BOUND_MARKS = {
 
 
 def mark_bounds(ax, x, values, law_name: str, name: str) -> None:
-    """Mark the fits of a parameter that reached a search limit (red x) or the law's own constraint
-    (hollow circle), each with its own legend entry.
-
-    Parameters
-    ----------
-    ax : matplotlib.axes.Axes
-        The parameter's panel.
-    x, values : array-like
-        Where each fit is drawn, and its value of the parameter.
-    law_name : str
-        Registered law the parameter belongs to.
-    name : str
-        Parameter name.
-    """
+    """Mark the fits of a parameter that reached a search limit (red x) or the law's own constraint (hollow circle),
+    each with its own legend entry."""
     x, values = np.asarray(x), np.asarray(values, float)
     for kind, look in BOUND_MARKS.items():
         hits = bound_hits(law_name, name, values, kind=kind)
@@ -66,22 +37,7 @@ def mark_bounds(ax, x, values, law_name: str, name: str) -> None:
 
 
 def use_log_axis(law_name: str, name: str, values) -> bool:
-    """Scale parameters (declared log by the law), or positive values spanning over two decades.
-
-    Parameters
-    ----------
-    law_name : str
-        Registered law the parameter belongs to.
-    name : str
-        Parameter name.
-    values : array-like
-        Values to be drawn (non-finite ones are ignored).
-
-    Returns
-    -------
-    bool
-        Whether the axis should be logarithmic.
-    """
+    """Scale parameters (declared log by the law), or positive values spanning over two decades."""
     param = next((p for p in get_law(law_name).parameters if p.name == name), None)
     values = np.asarray(values, float)
     values = values[np.isfinite(values)]
@@ -91,25 +47,8 @@ def use_log_axis(law_name: str, name: str, values) -> bool:
 
 
 def param_errorbars(law_name: str, name: str, values: np.ndarray, stderr) -> np.ndarray | None:
-    """(2, n) error bars of ±1 s.e., cut at the parameter's bounds: a parameter that cannot be
-    negative gets a one-sided bar at 0, never one reaching below it.
-
-    Parameters
-    ----------
-    law_name : str
-        Registered law the parameter belongs to.
-    name : str
-        Parameter name.
-    values : numpy.ndarray
-        Fitted values.
-    stderr : array-like or None
-        Standard errors of ``values`` (nan read as 0).
-
-    Returns
-    -------
-    numpy.ndarray or None
-        Lower and upper bar lengths, or None without standard errors.
-    """
+    """(2, n) error bars of ±1 s.e., cut at the parameter's bounds: a parameter that cannot be negative gets a one-
+    sided bar at 0, never one reaching below it."""
     if stderr is None:
         return None
     err = np.nan_to_num(np.asarray(stderr, float), nan=0.0)

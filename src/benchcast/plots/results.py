@@ -28,24 +28,8 @@ def _new_axes(ax, width: float = 8.4, height: float = 4.2):
 
 
 def plot_fit(fit, ax=None, **style):
-    """The runs a fit saw (fitted, and dropped with the reason) and the fitted law along compute,
-    out to a little past the runs (where the law cannot place a run of compute C by itself, its
-    fitted values at the runs).
-
-    Parameters
-    ----------
-    fit : FitResult
-        The fit (``points``, ``dropped``, ``spec``, ``fitted``).
-    ax : matplotlib.axes.Axes, optional
-        The panel to draw into (default: a new figure).
-    **style
-        Matplotlib keywords of the fitted curve (``color``, ``lw``, ``label``...).
-
-    Returns
-    -------
-    matplotlib.axes.Axes
-        The panel.
-    """
+    """The runs a fit saw (fitted, and dropped with the reason) and the fitted law along compute, out to a little past
+    the runs (where the law cannot place a run of compute C by itself, its fitted values at the runs)."""
     given, ax = ax is not None, _new_axes(ax)
     spec = fit.spec
     runs = fit.points.assign(side="train", fitted=True, true=fit.points["value"])
@@ -68,19 +52,8 @@ def plot_fit(fit, ax=None, **style):
 
 
 def forecast_x(query: dict) -> tuple[np.ndarray, str]:
-    """Where a forecast's points lie on a figure: their compute (given, or r 6 N D at the FLOPs convention of
-    the fit's runs, ``query['flops_per_6nd']``), else their gold NLL; the label says which.
-
-    Parameters
-    ----------
-    query : dict
-        The forecast's covariates (``flops``, or ``params`` and ``tokens``, or ``gold``).
-
-    Returns
-    -------
-    tuple of (numpy.ndarray, str)
-        The positions and the axis' label.
-    """
+    """Where a forecast's points lie on a figure: their compute (given, or r 6 N D at the FLOPs convention of the fit's
+    runs, ``query['flops_per_6nd']``), else their gold NLL; the label says which."""
     if query.get("flops") is not None:
         return np.atleast_1d(np.asarray(query["flops"], float)), "training compute C (FLOPs)"
     if query.get("params") is not None and query.get("tokens") is not None:
@@ -93,24 +66,8 @@ def forecast_x(query: dict) -> tuple[np.ndarray, str]:
 
 
 def interval_bars(ax, x, predicted, lower, upper, color, label: str, **look) -> None:
-    """Error bars from ``lower`` to ``upper`` at the points that have both bounds; a point without an
-    interval gets no bar, and with none at all the label is not drawn (the legend names only what exists).
-
-    Parameters
-    ----------
-    ax : matplotlib.axes.Axes
-        The panel.
-    x, predicted : array-like
-        Where each point is and its forecast.
-    lower, upper : array-like
-        The interval's bounds (NaN where a point has none), broadcast to the points.
-    color : str
-        The bars' colour.
-    label : str
-        The legend entry.
-    **look
-        Matplotlib keywords of the bars (``lw``, ``capsize``, ``alpha``).
-    """
+    """Error bars from ``lower`` to ``upper`` at the points that have both bounds; a point without an interval gets no
+    bar, and with none at all the label is not drawn (the legend names only what exists)."""
     x, predicted = np.asarray(x, float), np.asarray(predicted, float)
     lower = np.broadcast_to(np.asarray(lower, float), predicted.shape)
     upper = np.broadcast_to(np.asarray(upper, float), predicted.shape)
@@ -121,25 +78,8 @@ def interval_bars(ax, x, predicted, lower, upper, color, label: str, **look) -> 
 
 
 def plot_forecast(forecast, fit=None, ax=None, **style):
-    """The forecast at each queried point with its prediction interval (thin) and confidence
-    interval (thick), over the fit's runs and curve when the fit is given.
-
-    Parameters
-    ----------
-    forecast : Forecast
-        The forecast (``query``, ``prediction``, ``lower``/``upper``, ``lower_mean``/``upper_mean``, ``level``).
-    fit : FitResult, optional
-        The fit it was made from: its runs and curve are drawn under the forecast.
-    ax : matplotlib.axes.Axes, optional
-        The panel to draw into (default: a new figure).
-    **style
-        Matplotlib keywords of the forecast markers (``color``, ``marker``...).
-
-    Returns
-    -------
-    matplotlib.axes.Axes
-        The panel.
-    """
+    """The forecast at each queried point with its prediction interval (thin) and confidence interval (thick), over the
+    fit's runs and curve when the fit is given."""
     given, ax = ax is not None, _new_axes(ax)
     x, xlabel = forecast_x(forecast.query)
     color = style.pop("color", law_color(forecast.law))
@@ -182,26 +122,8 @@ def plot_forecast(forecast, fit=None, ax=None, **style):
 
 
 def plot_strategy_forecast(forecast, runs=None, ax=None, **style):
-    """A strategy's forecast at each target compute with its prediction interval, over the runs it
-    was made from when they are given; a target without a forecast or an interval is left out of
-    the drawing and named in the legend.
-
-    Parameters
-    ----------
-    forecast : StrategyForecast
-        The forecast (``benchmark``, ``rule``, ``level``, ``interval``, ``n_boot``, ``rows``).
-    runs : pandas.DataFrame, optional
-        The runs (``flops`` and ``value``, e.g. from :func:`benchcast.select`), drawn as points.
-    ax : matplotlib.axes.Axes, optional
-        The panel to draw into (default: a new figure).
-    **style
-        Matplotlib keywords of the forecast markers (``color``, ``marker``...).
-
-    Returns
-    -------
-    matplotlib.axes.Axes
-        The panel.
-    """
+    """A strategy's forecast at each target compute with its prediction interval, over the runs it was made from when
+    they are given; a target without a forecast or an interval is left out of the drawing and named in the legend."""
     given, ax = ax is not None, _new_axes(ax)
     rows = forecast.rows
     color = style.pop("color", law_color(forecast.rule))
@@ -237,25 +159,8 @@ def plot_strategy_forecast(forecast, runs=None, ax=None, **style):
 
 
 def plot_backtests(backtests: list, ax=None, legend: str = "right", **style):
-    """The backtest panel of one benchmark: its runs by status, each law's curve and its held-out
-    intervals in the law's colour, side by side, and the split.
-
-    Parameters
-    ----------
-    backtests : list of BacktestResult
-        Backtests of one benchmark at one split (one per law).
-    ax : matplotlib.axes.Axes, optional
-        The panel to draw into (default: a new figure).
-    legend : {'right', 'below'}
-        Where the legend goes, outside the data.
-    **style
-        ``title`` replaces the panel's title.
-
-    Returns
-    -------
-    matplotlib.axes.Axes
-        The panel.
-    """
+    """The backtest panel of one benchmark: its runs by status, each law's curve and its held-out intervals in the
+    law's colour, side by side, and the split."""
     given, ax = ax is not None, _new_axes(ax)
     first = backtests[0]
     spec = first.fit.spec
@@ -272,26 +177,9 @@ def plot_backtests(backtests: list, ax=None, legend: str = "right", **style):
 
 
 def draw_bench(summaries: dict, ax=None, title: str = "", error_label: str = "mean relative error (%)"):
-    """Four panels against decades of extrapolation, one line per strategy in its colour (dashed
-    for a variant such as ``power[bootstrap]``): error, 90 % coverage, 50 % coverage (each with the
-    n its bins rest on) and the 90 % interval's median width.
-
-    Parameters
-    ----------
-    summaries : dict
-        Strategy -> DataFrame with ``x`` (decades), ``error``, ``n``, ``coverage50``, ``coverage90``, ``width90``.
-    ax : sequence of 4 matplotlib.axes.Axes, optional
-        The panels (default: a new figure).
-    title : str
-        Figure title.
-    error_label : str
-        The error panel's y label.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        The figure.
-    """
+    """Four panels against decades of extrapolation, one line per strategy in its colour (dashed for a variant such as
+    ``power[bootstrap]``): error, 90 % coverage, 50 % coverage (each with the n its bins rest on) and the 90 %
+    interval's median width."""
     fig, axes = given_axes(ax, 4, 3.6, 3.0, max_cols=4)
     for i, (strategy, table) in enumerate(summaries.items()):
         style = {"color": law_color(strategy), "ls": law_linestyle(strategy), "marker": "o", "ms": 3}
@@ -316,26 +204,8 @@ def draw_bench(summaries: dict, ax=None, title: str = "", error_label: str = "me
 
 
 def plot_bench(predictions: pd.DataFrame, bins: int = 6, ax=None, title: str = ""):
-    """Per strategy: mean relative error, 90 % and 50 % coverage (with the n each bin rests on) and
-    the 90 % interval's median width against decades of extrapolation (:func:`draw_bench`).
-
-    Parameters
-    ----------
-    predictions : DataFrame
-        Per-point predictions from :func:`benchcast.evaluation.bench.bench`: ``strategy``,
-        ``decades``, ``true``, ``predicted`` and the interval bounds.
-    bins : int
-        Bins of decades of extrapolation.
-    ax : sequence of 4 matplotlib.axes.Axes, optional
-        The panels (default: a new figure).
-    title : str
-        Figure title (default: the benchmarks).
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        The figure.
-    """
+    """Per strategy: mean relative error, 90 % and 50 % coverage (with the n each bin rests on) and the 90 % interval's
+    median width against decades of extrapolation (:func:`draw_bench`)."""
     edges = np.linspace(0.0, max(float(predictions["decades"].max()), 1e-3), bins + 1)
     summaries = {}
     for strategy, group in predictions.groupby("strategy", sort=False):

@@ -47,20 +47,9 @@ FONT = {"title": 9, "label": 8, "tick": 7, "legend": 7, "suptitle": 10}
 
 
 def law_color(name: str) -> str:
-    """The colour of a law or strategy, the same in every figure: laws in the registry's order,
-    combining strategies their own, anything else a fixed colour derived from its name. A suffix in
-    brackets (``power[bootstrap]``) keeps the colour of the name before it.
-
-    Parameters
-    ----------
-    name : str
-        A law or strategy name.
-
-    Returns
-    -------
-    str
-        A matplotlib colour.
-    """
+    """The colour of a law or strategy, the same in every figure: laws in the registry's order, combining strategies
+    their own, anything else a fixed colour derived from its name. A suffix in brackets (``power[bootstrap]``) keeps
+    the colour of the name before it."""
     base = str(name).split("[")[0].split(" (")[0].strip()
     if base in STRATEGY_COLORS:
         return STRATEGY_COLORS[base]
@@ -71,38 +60,12 @@ def law_color(name: str) -> str:
 
 
 def law_linestyle(name: str) -> str:
-    """Solid for a law or strategy, dashed for a variant of one (a name with a bracketed suffix).
-
-    Parameters
-    ----------
-    name : str
-        A law or strategy name.
-
-    Returns
-    -------
-    str
-        A matplotlib line style.
-    """
+    """Solid for a law or strategy, dashed for a variant of one (a name with a bracketed suffix)."""
     return "--" if str(name).rstrip().endswith("]") else "-"
 
 
 def style_axes(ax, xlabel: str = "", ylabel: str = "", title: str = "", xlog: bool = False, ylog: bool = False):
-    """Labels, title, readable log axes and tick sizes of one panel.
-
-    Parameters
-    ----------
-    ax : matplotlib.axes.Axes
-        The panel.
-    xlabel, ylabel, title : str
-        Its texts ('' leaves one as it is).
-    xlog, ylog : bool
-        Log scale (with :func:`~benchcast.plots.ticks.readable_log_axis`) on x, y.
-
-    Returns
-    -------
-    matplotlib.axes.Axes
-        ``ax``.
-    """
+    """Labels, title, readable log axes and tick sizes of one panel."""
     if xlog:
         readable_log_axis(ax, "x")
     if ylog:
@@ -118,22 +81,7 @@ def style_axes(ax, xlabel: str = "", ylabel: str = "", title: str = "", xlog: bo
 
 
 def legend_outside(ax, where: str = "right", ncol: int = 1):
-    """The panel's legend outside its data: to the right of the axes or below them.
-
-    Parameters
-    ----------
-    ax : matplotlib.axes.Axes
-        The panel.
-    where : {'right', 'below'}
-        Where the legend goes.
-    ncol : int
-        Columns of the legend.
-
-    Returns
-    -------
-    matplotlib.legend.Legend or None
-        The legend (None when nothing is labelled).
-    """
+    """The panel's legend outside its data: to the right of the axes or below them."""
     if not ax.get_legend_handles_labels()[1]:
         return None
     if where == "below":
@@ -144,27 +92,10 @@ def legend_outside(ax, where: str = "right", ncol: int = 1):
 
 
 def panel_legend(ax, given: bool, where: str = "right", ncol: int = 1):
-    """The legend of a panel ``result.plot(ax=)`` drew: outside its data (:func:`legend_outside`) when
-    the panel is alone in its figure or benchcast made the figure; in a caller's grid of several panels,
-    one legend for the whole figure (:func:`grid_legend`), since a legend beside one panel would cover
-    its neighbour, and one that constrained layout makes room for squeezes the panel to a sliver.
-
-    Parameters
-    ----------
-    ax : matplotlib.axes.Axes
-        The panel.
-    given : bool
-        Whether the caller gave the panel (``ax=``).
-    where : {'right', 'below'}
-        Where a panel's own legend goes.
-    ncol : int
-        Columns of a panel's own legend.
-
-    Returns
-    -------
-    matplotlib.legend.Legend or None
-        The legend (None when nothing is labelled).
-    """
+    """The legend of a panel ``result.plot(ax=)`` drew: outside its data (:func:`legend_outside`) when the panel is
+    alone in its figure or benchcast made the figure; in a caller's grid of several panels, one legend for the whole
+    figure (:func:`grid_legend`), since a legend beside one panel would cover its neighbour, and one that
+    constrained layout makes room for squeezes the panel to a sliver."""
     if given and len([a for a in ax.figure.axes if a.get_visible()]) > 1:
         if ax.get_legend() is not None:  # one drawn by a figure this one builds on (a forecast over its fit)
             ax.get_legend().remove()
@@ -174,8 +105,8 @@ def panel_legend(ax, given: bool, where: str = "right", ncol: int = 1):
 
 
 def _wrap_title(ax) -> None:
-    """Break a panel's title into lines as wide as the panel (a grid's narrow panels: titles would run into
-    their neighbours'); the width in characters is estimated from the panel's size and the title's font."""
+    """Break a panel's title into lines as wide as the panel (a grid's narrow panels: titles would run into their
+    neighbours'); the width in characters is estimated from the panel's size and the title's font."""
     import textwrap
 
     title = ax.get_title()
@@ -189,22 +120,9 @@ GRID_LEGEND = "_benchcast_grid_legend"  # marks the figure legend grid_legend ma
 
 
 def grid_legend(fig, ncol: int = 4):
-    """One legend below a caller's grid of panels, of every panel's entries (deduplicated by label),
-    replacing the one an earlier call made; the figure gets constrained layout (where it has no other
-    layout engine) so that the legend has its own room below the panels.
-
-    Parameters
-    ----------
-    fig : matplotlib.figure.Figure
-        The figure.
-    ncol : int
-        Most columns.
-
-    Returns
-    -------
-    matplotlib.legend.Legend or None
-        The legend (None when nothing is labelled).
-    """
+    """One legend below a caller's grid of panels, of every panel's entries (deduplicated by label), replacing the one
+    an earlier call made; the figure gets constrained layout (where it has no other layout engine) so that the
+    legend has its own room below the panels."""
     for old in [legend for legend in fig.legends if getattr(legend, GRID_LEGEND, False)]:
         old.remove()
     engine = fig.get_layout_engine()
@@ -220,22 +138,7 @@ def grid_legend(fig, ncol: int = 4):
 
 
 def figure_legend(fig, axes, ncol: int = 4):
-    """One legend below the whole figure for panels that share their entries (deduplicated by label).
-
-    Parameters
-    ----------
-    fig : matplotlib.figure.Figure
-        The figure (constrained layout).
-    axes : list of matplotlib.axes.Axes
-        The panels whose entries it gathers.
-    ncol : int
-        Most columns.
-
-    Returns
-    -------
-    matplotlib.legend.Legend or None
-        The legend (None when nothing is labelled).
-    """
+    """One legend below the whole figure for panels that share their entries (deduplicated by label)."""
     found = {}
     for ax in axes:
         for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
@@ -254,23 +157,8 @@ def figure_legend(fig, axes, ncol: int = 4):
 
 
 def panel_grid(n: int, width: float = 3.6, height: float = 2.9, max_cols: int = 4):
-    """A constrained-layout grid of exactly ``n`` panels, at most ``max_cols`` per row; the cells of
-    the last row that no panel fills are removed, not left empty.
-
-    Parameters
-    ----------
-    n : int
-        Number of panels.
-    width, height : float
-        Size of one panel in inches.
-    max_cols : int
-        Most panels in a row.
-
-    Returns
-    -------
-    tuple of (matplotlib.figure.Figure, list of matplotlib.axes.Axes)
-        The figure and its ``n`` Axes in reading order.
-    """
+    """A constrained-layout grid of exactly ``n`` panels, at most ``max_cols`` per row; the cells of the last row that
+    no panel fills are removed, not left empty."""
     cols = max(1, min(n, max_cols))
     rows = int(np.ceil(n / cols))
     fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False, layout="constrained")
@@ -280,23 +168,8 @@ def panel_grid(n: int, width: float = 3.6, height: float = 2.9, max_cols: int = 
 
 
 def given_axes(ax, n: int, width: float = 3.6, height: float = 2.9, max_cols: int = 4):
-    """The ``n`` panels to draw into: those given (one Axes when ``n`` is 1, else a sequence of
-    ``n``), or a new :func:`panel_grid`.
-
-    Parameters
-    ----------
-    ax : matplotlib.axes.Axes, sequence of Axes, or None
-        Where the caller wants the drawing.
-    n : int
-        Panels needed.
-    width, height, max_cols
-        The new grid's panel size and columns.
-
-    Returns
-    -------
-    tuple of (matplotlib.figure.Figure, list of matplotlib.axes.Axes)
-        The figure and the panels.
-    """
+    """The ``n`` panels to draw into: those given (one Axes when ``n`` is 1, else a sequence of ``n``), or a new
+    :func:`panel_grid`."""
     if ax is None:
         return panel_grid(n, width, height, max_cols)
     axes = [ax] if hasattr(ax, "plot") else list(ax)
@@ -308,22 +181,7 @@ def given_axes(ax, n: int, width: float = 3.6, height: float = 2.9, max_cols: in
 
 
 def figure_bytes(fig, figure_format: str = "png", dpi: int | None = None) -> bytes:
-    """The figure in a file format, as bytes (the figure stays open).
-
-    Parameters
-    ----------
-    fig : matplotlib.figure.Figure
-        The figure.
-    figure_format : {'png', 'svg', 'pdf'}
-        The format.
-    dpi : int, optional
-        Raster resolution (default :data:`~benchcast.plots.options.DEFAULT_DPI`).
-
-    Returns
-    -------
-    bytes
-        The file's content.
-    """
+    """The figure in a file format, as bytes (the figure stays open)."""
     figure_format, dpi = check_figure_options(figure_format, dpi)
     buffer = io.BytesIO()
     # no dates in the files: the same figure gives the same bytes
@@ -333,22 +191,7 @@ def figure_bytes(fig, figure_format: str = "png", dpi: int | None = None) -> byt
 
 
 def data_uri(fig, figure_format: str = "png", dpi: int | None = None) -> str:
-    """The figure as a base64 data URI (SVG or PNG, for an HTML page), and close it.
-
-    Parameters
-    ----------
-    fig : matplotlib.figure.Figure
-        The figure.
-    figure_format : {'png', 'svg'}
-        The embedded format (anything but svg is embedded as png; pages refuse pdf before drawing).
-    dpi : int, optional
-        Raster resolution of a PNG.
-
-    Returns
-    -------
-    str
-        ``data:image/svg+xml;base64,...`` or ``data:image/png;base64,...``.
-    """
+    """The figure as a base64 data URI (SVG or PNG, for an HTML page), and close it."""
     fmt = "svg" if figure_format == "svg" else "png"
     content = figure_bytes(fig, fmt, dpi)
     plt.close(fig)
@@ -357,25 +200,8 @@ def data_uri(fig, figure_format: str = "png", dpi: int | None = None) -> str:
 
 
 def save_figure(fig, path: str | Path, figure_format: str | None = None, dpi: int | None = None) -> Path:
-    """Save atomically and close the figure. The format is ``figure_format`` (the path's suffix is
-    replaced by it), else the path's suffix, else png.
-
-    Parameters
-    ----------
-    fig : matplotlib.figure.Figure
-        The figure to write.
-    path : str or Path
-        Where to write it.
-    figure_format : {'png', 'svg', 'pdf'}, optional
-        The file format.
-    dpi : int, optional
-        Raster resolution (default :data:`~benchcast.plots.options.DEFAULT_DPI`).
-
-    Returns
-    -------
-    Path
-        The path written.
-    """
+    """Save atomically and close the figure. The format is ``figure_format`` (the path's suffix is replaced by it),
+    else the path's suffix, else png."""
     path = Path(path)
     fmt = figure_format or path.suffix.lstrip(".") or "png"
     fmt, dpi = check_figure_options(fmt, dpi)

@@ -17,18 +17,7 @@ MAX_LABELS = 6
 
 
 def tick_label(value: float) -> str:
-    """A short label: ``10^n`` for powers of ten, plain digits for ordinary numbers, else ``m×10^n``.
-
-    Parameters
-    ----------
-    value : float
-        The tick's value.
-
-    Returns
-    -------
-    str
-        Matplotlib text (mathtext for powers).
-    """
+    """A short label: ``10^n`` for powers of ten, plain digits for ordinary numbers, else ``m×10^n``."""
     if not np.isfinite(value) or value == 0:
         return "0" if value == 0 else ""
     exponent = math.floor(math.log10(abs(value)) + 1e-9)
@@ -43,13 +32,7 @@ def tick_label(value: float) -> str:
 
 
 class ReadableLogLocator(Locator):
-    """Major ticks of a log axis: at most ``max_labels`` of them, whatever the span.
-
-    Parameters
-    ----------
-    max_labels : int
-        The most major (labelled) ticks.
-    """
+    """Major ticks of a log axis: at most ``max_labels`` of them, whatever the span."""
 
     def __init__(self, max_labels: int = MAX_LABELS):
         self.max_labels = max_labels
@@ -59,18 +42,7 @@ class ReadableLogLocator(Locator):
         return self.tick_values(vmin, vmax)
 
     def tick_values(self, vmin, vmax):
-        """The major ticks between ``vmin`` and ``vmax``.
-
-        Parameters
-        ----------
-        vmin, vmax : float
-            The axis' view limits.
-
-        Returns
-        -------
-        numpy.ndarray
-            Tick positions inside the limits.
-        """
+        """The major ticks between ``vmin`` and ``vmax``."""
         vmin, vmax = sorted((float(vmin), float(vmax)))
         if not (vmin > 0 and np.isfinite(vmax)):
             return np.array([])
@@ -101,17 +73,7 @@ class ReadableLogFormatter(Formatter):
 
 
 def readable_log_axis(ax, axis: str = "x", base: float = 10.0) -> None:
-    """Put ``ax``'s ``axis`` on a log scale whose labels never collide.
-
-    Parameters
-    ----------
-    ax : matplotlib.axes.Axes
-        The panel.
-    axis : {'x', 'y'}
-        Which axis.
-    base : float
-        Log base of the scale (2 for k; ticks stay at readable values).
-    """
+    """Put ``ax``'s ``axis`` on a log scale whose labels never collide."""
     (ax.set_xscale if axis == "x" else ax.set_yscale)("log", base=base)
     target = ax.xaxis if axis == "x" else ax.yaxis
     if base == 2:
@@ -125,8 +87,8 @@ def readable_log_axis(ax, axis: str = "x", base: float = 10.0) -> None:
 
 
 class MinorLogLocator(Locator):
-    """Unlabelled ticks at 2..9 times each power of ten, over spans of up to ``max_decades`` (beyond,
-    they would merge into a solid bar: none)."""
+    """Unlabelled ticks at 2..9 times each power of ten, over spans of up to ``max_decades`` (beyond, they would merge
+    into a solid bar: none)."""
 
     def __init__(self, max_decades: float = 8.0):
         self.max_decades = max_decades
@@ -136,18 +98,7 @@ class MinorLogLocator(Locator):
         return self.tick_values(*self.axis.get_view_interval())
 
     def tick_values(self, vmin, vmax):
-        """Minor ticks between ``vmin`` and ``vmax`` (none over a wide span).
-
-        Parameters
-        ----------
-        vmin, vmax : float
-            The axis' view limits.
-
-        Returns
-        -------
-        numpy.ndarray
-            Tick positions.
-        """
+        """Minor ticks between ``vmin`` and ``vmax`` (none over a wide span)."""
         vmin, vmax = sorted((float(vmin), float(vmax)))
         if not vmin > 0 or np.log10(vmax / vmin) > self.max_decades:
             return np.array([])
@@ -161,18 +112,7 @@ class PowerOfTwoLocator(Locator):
         return self.tick_values(*self.axis.get_view_interval())
 
     def tick_values(self, vmin, vmax):
-        """Powers of two between ``vmin`` and ``vmax``, at most 8 of them.
-
-        Parameters
-        ----------
-        vmin, vmax : float
-            The axis' view limits.
-
-        Returns
-        -------
-        numpy.ndarray
-            Tick positions.
-        """
+        """Powers of two between ``vmin`` and ``vmax``, at most 8 of them."""
         vmin, vmax = sorted((float(vmin), float(vmax)))
         if not vmin > 0:
             return np.array([])

@@ -70,24 +70,7 @@ class BenchmarkReport:
 
 
 def run_table(result: FitResult, table: pd.DataFrame, spec: FitSpec, tpr: float | None) -> pd.DataFrame:
-    """Every selected run with its status in the forecast fit: fitted, or dropped with the reason.
-
-    Parameters
-    ----------
-    result : FitResult
-        The forecast fit.
-    table : pandas.DataFrame
-        The tidy results table.
-    spec : FitSpec
-        Benchmark, metric and k selecting the runs.
-    tpr : float, optional
-        Tokens per parameter selecting the runs.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``run``, ``flops``, ``params``, ``tokens``, ``value`` and ``status`` per run.
-    """
+    """Every selected run with its status in the forecast fit: fitted, or dropped with the reason."""
     rows, _ = design(table, replace(spec, tpr=tpr))
     reasons = {(d["run"], float(d["k"])): d["reason"] for d in result.dropped}
     status = [
@@ -98,21 +81,7 @@ def run_table(result: FitResult, table: pd.DataFrame, spec: FitSpec, tpr: float 
 
 
 def benchmark_warnings(report: BenchmarkReport, q_rand: float) -> list[str]:
-    """Thin support, parameters at bounds, near-chance forecasts, and extrapolation beyond what
-    the backtests reached.
-
-    Parameters
-    ----------
-    report : BenchmarkReport
-        The benchmark's analysis (fit, forecasts, profile, validation).
-    q_rand : float
-        The metric's chance level.
-
-    Returns
-    -------
-    list of str
-        One sentence per warning.
-    """
+    """Thin support, parameters at bounds, near-chance forecasts, and extrapolation past the backtests."""
     out = [f"fit: {w}" for w in report.fit.warnings]
     d = report.fit.diagnostics
     if not d.converged:
@@ -158,44 +127,7 @@ def analyse_benchmark(
     n_jobs: int | None = 1,
     interval: str = "extrapolation",
 ) -> BenchmarkReport:
-    """Everything the page shows about one benchmark (see the module docstring).
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        The tidy results table.
-    benchmark : str
-        Benchmark to analyse.
-    metric : str, optional
-        Metric (``pass@4`` names k too); None lets the fit take it from the table.
-    target_flops : list of float, optional
-        Compute (FLOPs) to forecast at.
-    target_params, target_tokens : list of float, optional
-        Instead: planned runs of N parameters on D tokens (paired; laws of N and D are given them).
-    convention : (float, str), optional
-        The planned runs' compute C = r 6 N D (:func:`~benchcast.forecasting.targets.flops_convention`; None:
-        6 N D).
-    law : str
-        A law name, or ``RECOMMENDED`` (the package's default strategy, as ``recommend`` makes it).
-    tpr : float, optional
-        Tokens per parameter selecting the runs.
-    forecast_tpr : float, optional
-        Tokens per parameter placing a run of compute C (laws of N and D): the curve's, and the targets' given
-        by compute. Default: the planned runs' TPR where they share one, else 20.
-    n_boot : int
-        Bootstrap replicates (at least one).
-    seed : int
-        Seed of fits and bootstraps.
-    n_jobs : int, optional
-        Workers.
-    interval : {'extrapolation', 'bootstrap'}
-        The intervals' kind (forecast bands and backtests).
-
-    Returns
-    -------
-    BenchmarkReport
-        The choice, fit, runs, forecast curve and bands, forecasts, validation, profile and warnings.
-    """
+    """Everything the page shows about one benchmark (see the module docstring)."""
     check_replicates(n_boot, allow_zero=False)
     check_interval(interval)
     metric_name, k = parse_metric(metric) if metric else (None, None)
@@ -283,34 +215,9 @@ def judge(
     n_jobs: int | None,
     interval: str,
 ) -> tuple[StrategyBacktest | BacktestResult, pd.DataFrame]:
-    """The validation backtest and the extrapolation profile of what the page forecasts with: the
-    default strategy as ``bench`` backtests it (one bench cell per threshold, the validation's and the
-    profile's run together), or the law the user named (its threshold backtests).
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        The tidy results table.
-    choice : LawChoice
-        The strategy, or the named law.
-    spec : FitSpec
-        The law the page details, with the benchmark, metric, k and seed.
-    metric : str
-        The metric as bench names it (:func:`benchcast.report.strategy_backtest.bench_metric`).
-    tpr : float, optional
-        Tokens per parameter selecting the runs.
-    n_boot, seed : int
-        Bootstrap replicates per law and seed.
-    n_jobs : int, optional
-        Workers.
-    interval : {'extrapolation', 'bootstrap'}
-        The intervals' kind.
-
-    Returns
-    -------
-    (StrategyBacktest or BacktestResult, pandas.DataFrame)
-        The backtest at ``choice.validation_threshold`` and the profile's held-out rows.
-    """
+    """The validation backtest and the extrapolation profile of what the page forecasts with: the default strategy as
+    ``bench`` backtests it (one bench cell per threshold, the validation's and the profile's run together), or the
+    law the user named (its threshold backtests)."""
     options = {"tpr": tpr, "n_boot": n_boot, "n_jobs": n_jobs, "interval": interval}
     if choice.named:
         with warnings.catch_warnings():
@@ -332,23 +239,7 @@ def judge(
 
 
 def passk_scan(table: pd.DataFrame, benchmark: str, tpr: float | None) -> tuple[pd.DataFrame, list[FitResult]] | None:
-    """The compute law (S1) fitted at every k of the data: pass@k versus compute per k, and its
-    parameters versus k.
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        The tidy results table, with pass@k rows.
-    benchmark : str
-        Benchmark to scan.
-    tpr : float, optional
-        Tokens per parameter selecting the runs.
-
-    Returns
-    -------
-    tuple of (pandas.DataFrame, list of FitResult) or None
-        The scan table and the fit at each k; None when no k could be fitted.
-    """
+    """The compute law (S1) fitted at every k of the data: pass@k versus compute per k, and its parameters versus k."""
     from benchcast.generative.kscan import kscan
 
     try:

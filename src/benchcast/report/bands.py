@@ -23,35 +23,11 @@ def strategy_bands(
     interval: str,
     n_jobs: int | None = 1,
 ):
-    """The strategy's forecast over ``grid`` and at ``targets``, with 50 % and 90 % prediction intervals:
-    the one computation ``recommend``, ``forecast`` and ``bench`` make
-    (:meth:`benchcast.forecasting.ensemble.Ensemble.predict`). Where there is no interval (the
-    extrapolation error cannot be estimated) the bands are missing (NaN) and a warning says why, as
-    ``recommend`` and ``forecast`` give none there.
-
-    Parameters
-    ----------
-    choice : LawChoice
-        The strategy (or the law named by the user).
-    grid : ndarray
-        Compute of the curve.
-    targets : ndarray or PlannedRuns
-        Compute of the target runs, or the runs (N and D: :func:`~benchcast.forecasting.targets.planned_runs`).
-    tpr : float
-        Tokens per parameter placing a run of compute C (laws of N and D): the curve's, and the targets'
-        given by compute.
-    n_boot, seed : int
-        Bootstrap replicates per law and seed.
-    interval : {'extrapolation', 'bootstrap'}
-    n_jobs : int, optional
-        Workers of the bootstrap.
-
-    Returns
-    -------
-    (Forecast, Forecast, list of str)
-        Over the grid, at the targets (with the covariates each law was given and the TPR flags), and
-        the warnings.
-    """
+    """The strategy's forecast over ``grid`` and at ``targets``, with 50 % and 90 % prediction intervals: the one
+    computation ``recommend``, ``forecast`` and ``bench`` make
+    (:meth:`benchcast.forecasting.ensemble.Ensemble.predict`). Where there is no interval (the extrapolation error
+    cannot be estimated) the bands are missing (NaN) and a warning says why, as ``recommend`` and ``forecast`` give
+    none there."""
     # one forecast of the grid and the targets together: a point's draws do not depend on the other points
     # asked (benchcast.utils.streams), so this is the two forecasts at half the cost
     targets = targets if isinstance(targets, PlannedRuns) else as_runs(targets, tpr)
@@ -71,20 +47,7 @@ def strategy_bands(
 
 
 def curve_tpr(targets: PlannedRuns, forecast_tpr: float | None) -> float:
-    """The TPR placing the curve (and targets given by compute) for laws of N and D.
-
-    Parameters
-    ----------
-    targets : PlannedRuns
-        The targets.
-    forecast_tpr : float or None
-        The TPR asked for.
-
-    Returns
-    -------
-    float
-        ``forecast_tpr`` where given, else the planned runs' TPR where they share one, else 20 (Chinchilla's).
-    """
+    """The TPR placing the curve (and targets given by compute) for laws of N and D."""
     if forecast_tpr is not None:
         return forecast_tpr
     tpr = targets.tpr[targets.sized]

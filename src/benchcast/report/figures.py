@@ -21,35 +21,12 @@ PROFILE_BIN = 0.25  # decades per bin of the error and coverage profile
 
 
 def embed(fig, figure_format: str = "png", dpi: int | None = None) -> str:
-    """The figure as a data URI for the page (and close it): SVG when asked for svg, else PNG.
-
-    Parameters
-    ----------
-    fig : matplotlib.figure.Figure
-        The figure to embed.
-    figure_format : {'png', 'svg'}
-        The figure format (pages refuse pdf: :func:`benchcast.plots.options.check_page_figure_format`).
-    dpi : int, optional
-        PNG resolution (default :data:`REPORT_DPI`).
-
-    Returns
-    -------
-    str
-        A ``data:image/svg+xml;base64,...`` or ``data:image/png;base64,...`` URI.
-    """
+    """The figure as a data URI for the page (and close it): SVG when asked for svg, else PNG."""
     return data_uri(fig, figure_format, REPORT_DPI if dpi is None else dpi)
 
 
 def draw_forecast(ax, report: BenchmarkReport) -> None:
-    """Runs by status, the fitted law and its 50/90 % prediction bands out to the targets.
-
-    Parameters
-    ----------
-    ax : matplotlib.axes.Axes
-        The panel to draw on.
-    report : BenchmarkReport
-        The benchmark's analysis (runs, curve, bands, forecasts).
-    """
+    """Runs by status, the fitted law and its 50/90 % prediction bands out to the targets."""
     runs = report.runs.rename(columns={"value": "true"})
     draw_runs(ax, runs, runs["status"])
     color = law_color(report.strategy)
@@ -78,36 +55,17 @@ def draw_forecast(ax, report: BenchmarkReport) -> None:
 
 
 def judged(report: BenchmarkReport) -> str:
-    """What the page's backtests judge, as a figure names it: the strategy (``'ensemble'``;
-    ``'ensemble[bootstrap]'`` for the bootstrap-only interval) or the law chosen by the user.
-
-    Parameters
-    ----------
-    report : BenchmarkReport
-        The benchmark's analysis.
-
-    Returns
-    -------
-    str
-        The name (its colour is :func:`benchcast.plots.style.law_color` of it).
-    """
+    """What the page's backtests judge, as a figure names it: the strategy (``'ensemble'``; ``'ensemble[bootstrap]'``
+    for the bootstrap-only interval) or the law chosen by the user."""
     bt = report.validation
     return bt.strategy if isinstance(bt, StrategyBacktest) else bt.law
 
 
 def draw_validation(ax, report: BenchmarkReport) -> None:
-    """The validation backtest of what the page forecasts with. For the default strategy (bench's
-    cell at the threshold): the runs, the strategy's curve (its members' curves blended) and its
-    held-out 50/90 % prediction intervals in its colour, each member's curve thin and dashed; for a
-    law chosen by the user: :func:`benchcast.plots.plot_backtests`, as ``backtest.plot()`` draws it.
-
-    Parameters
-    ----------
-    ax : matplotlib.axes.Axes
-        The panel to draw on.
-    report : BenchmarkReport
-        The benchmark's analysis (its ``validation`` backtest).
-    """
+    """The validation backtest of what the page forecasts with. For the default strategy (bench's cell at the
+    threshold): the runs, the strategy's curve (its members' curves blended) and its held-out 50/90 % prediction
+    intervals in its colour, each member's curve thin and dashed; for a law chosen by the user:
+    :func:`benchcast.plots.plot_backtests`, as ``backtest.plot()`` draws it."""
     bt = report.validation
     mre = bt.metrics.get("test_mre", float("nan"))
     error = f"held-out MRE {mre:.2f} %" if np.isfinite(mre) else "no forecast"
@@ -130,36 +88,15 @@ def draw_validation(ax, report: BenchmarkReport) -> None:
 
 
 def profile_coverage(profile: pd.DataFrame, width: float = PROFILE_BIN) -> pd.DataFrame:
-    """Coverage, interval width and count per bin of ``width`` decades of the profile's held-out points.
-
-    Parameters
-    ----------
-    profile : pandas.DataFrame
-        The extrapolation profile (held-out points with ``decades`` and interval bounds).
-    width : float
-        Bin width in decades.
-
-    Returns
-    -------
-    pandas.DataFrame
-        As :func:`benchcast.plots.coverage.coverage_table`.
-    """
+    """Coverage, interval width and count per bin of ``width`` decades of the profile's held-out points."""
     low = np.floor(profile["decades"].min() / width) * width
     edges = np.arange(low, profile["decades"].max() + width, width)
     return coverage_table(profile, "decades", edges if len(edges) > 1 else np.array([low, low + width]))
 
 
 def draw_profile(ax_error, ax_coverage, ax_width, report: BenchmarkReport) -> None:
-    """Backtest error, interval coverage (with the n each bin rests on) and interval width versus
-    decades of extrapolation, of what the page forecasts with (in its colour; levels by line style).
-
-    Parameters
-    ----------
-    ax_error, ax_coverage, ax_width : matplotlib.axes.Axes
-        The panels for the absolute error, the coverage and the width.
-    report : BenchmarkReport
-        The benchmark's analysis (its ``profile``).
-    """
+    """Backtest error, interval coverage (with the n each bin rests on) and interval width versus decades of
+    extrapolation, of what the page forecasts with (in its colour; levels by line style)."""
     profile = report.profile
     xlabel = "decades beyond the largest fitted run"
     name = judged(report)
@@ -199,22 +136,7 @@ def draw_profile(ax_error, ax_coverage, ax_width, report: BenchmarkReport) -> No
 
 
 def benchmark_figure(report: BenchmarkReport, figure_format: str = "png", dpi: int | None = None) -> str:
-    """The benchmark's five panels: forecast, validation backtest; error, coverage and width profile.
-
-    Parameters
-    ----------
-    report : BenchmarkReport
-        The benchmark's analysis.
-    figure_format : {'png', 'svg'}
-        How the figure is embedded (:func:`embed`).
-    dpi : int, optional
-        PNG resolution.
-
-    Returns
-    -------
-    str
-        The figure as a data URI.
-    """
+    """The benchmark's five panels: forecast, validation backtest; error, coverage and width profile."""
     fig = plt.figure(figsize=(14.5, 10.5), layout="constrained")
     axes = fig.subplot_mosaic([["forecast"] * 3 + ["validation"] * 3, ["error"] * 2 + ["coverage"] * 2 + ["width"] * 2])
     draw_forecast(axes["forecast"], report)
@@ -228,23 +150,6 @@ def benchmark_figure(report: BenchmarkReport, figure_format: str = "png", dpi: i
 
 
 def passk_figure(scan: pd.DataFrame, fits: list, figure_format: str = "png", dpi: int | None = None) -> str:
-    """Every parameter of the compute law (S1) versus k, and -log pass@k versus compute with the
-    law fitted at each k (:func:`benchcast.plots.plot_kscan`, as ``kscan`` draws it).
-
-    Parameters
-    ----------
-    scan : pandas.DataFrame
-        The k-scan table: ``k``, one column per parameter, optional ``<name>_stderr``.
-    fits : list of FitResult
-        The compute law fitted at each k.
-    figure_format : {'png', 'svg'}
-        How the figure is embedded (:func:`embed`).
-    dpi : int, optional
-        PNG resolution.
-
-    Returns
-    -------
-    str
-        The figure as a data URI.
-    """
+    """Every parameter of the compute law (S1) versus k, and -log pass@k versus compute with the law fitted at each k
+    (:func:`benchcast.plots.plot_kscan`, as ``kscan`` draws it)."""
     return embed(plot_kscan(scan, fits, list(get_law("compute").param_names)), figure_format, dpi)

@@ -69,79 +69,25 @@ document.querySelectorAll('table.sortable').forEach(function (table) {
 
 
 def figure(uri: str, alt: str, caption: str) -> str:
-    """An embedded image with its caption.
-
-    Parameters
-    ----------
-    uri : str
-        The image as a data URI.
-    alt : str
-        Alternative text.
-    caption : str
-        Caption shown below.
-
-    Returns
-    -------
-    str
-        The figure's HTML.
-    """
+    """An embedded image with its caption."""
     return f'<figure><img src="{uri}" alt="{esc(alt)}"><figcaption>{esc(caption)}</figcaption></figure>'
 
 
 def warnings_list(items: Sequence[str]) -> str:
-    """A list of warnings, or a line saying there are none.
-
-    Parameters
-    ----------
-    items : sequence of str
-        The warnings.
-
-    Returns
-    -------
-    str
-        The list's HTML.
-    """
+    """A list of warnings, or a line saying there are none."""
     if not items:
         return '<p class="ok">No warnings.</p>'
     return '<ul class="warn">' + "".join(f"<li>{esc(w)}</li>" for w in items) + "</ul>"
 
 
 def provenance(entries: dict) -> str:
-    """A definition list of what the page was made from.
-
-    Parameters
-    ----------
-    entries : dict
-        Label -> value (file fingerprints, versions, options).
-
-    Returns
-    -------
-    str
-        The list's HTML.
-    """
+    """A definition list of what the page was made from."""
     rows = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in entries.items())
     return f'<dl class="prov">{rows}</dl>'
 
 
 def page(title: str, lead: str, sections: Sequence[str], nav: Sequence[tuple[str, str]] = ()) -> str:
-    """The whole document.
-
-    Parameters
-    ----------
-    title : str
-        Page title and heading.
-    lead : str
-        HTML of the line under the heading (not escaped).
-    sections : sequence of str
-        HTML of each section, in order.
-    nav : sequence of tuple of (str, str)
-        (anchor, label) of each contents link; no contents without them.
-
-    Returns
-    -------
-    str
-        The complete HTML page.
-    """
+    """The whole document."""
     links = "".join(f'<li><a href="#{esc(anchor)}">{esc(label)}</a></li>' for anchor, label in nav)
     nav_html = f'<nav aria-label="contents"><h2>Contents</h2><ul>{links}</ul></nav>' if nav else ""
     return (

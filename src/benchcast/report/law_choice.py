@@ -21,23 +21,7 @@ DEFAULT_RULE = "ensemble"
 
 @dataclass
 class LawChoice:
-    """What the report forecasts with: the package's default strategy or a law the user named.
-
-    Parameters
-    ----------
-    law : str
-        The member whose fit the page details (the one with the lowest inner error; the named law).
-    reason : str
-        Why, in words.
-    ranking : DataFrame or None
-        The compared laws (None when the user named the law).
-    validation_threshold : float
-        The compute of the validation backtest the page shows.
-    strategy : Ensemble
-        The one forecaster fitted to every run: its laws, weights and rolling-origin forecasts.
-    named : bool
-        True when the user named the law (``--law``).
-    """
+    """What the report forecasts with: the package's default strategy or a law the user named."""
 
     law: str
     reason: str
@@ -65,31 +49,9 @@ def choose_law(
     **unused,
 ) -> LawChoice:
     """What to forecast with, and why: by default the package's default strategy as
-    :func:`benchcast.forecasting.answers.recommend` makes it (the ``ensemble`` of its default
-    candidates with support, fitted to every selected run), or the law the user names. The
-    validation backtest the page shows holds out the top quarter of the log-compute range.
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        The tidy results table.
-    spec : FitSpec
-        Benchmark, metric, k and seed (its law is ignored).
-    law : str
-        A law name, or ``RECOMMENDED`` for the default strategy.
-    tpr : float, optional
-        Tokens per parameter selecting the runs.
-    n_jobs : int, optional
-        Workers (unused by the choice itself).
-    **unused
-        Accepted and ignored (``target_flops``, ``n_boot``: the choice does not depend on them).
-
-    Returns
-    -------
-    LawChoice
-        The strategy, the law the page details, the reason, the ranking (None for a named law) and
-        the validation threshold.
-    """
+    :func:`benchcast.forecasting.answers.recommend` makes it (the ``ensemble`` of its default candidates with
+    support, fitted to every selected run), or the law the user names. The validation backtest the page shows holds
+    out the top quarter of the log-compute range."""
     selected = replace(spec, tpr=tpr)
     rows, _ = design(table, selected)
     log_c = np.log10(rows["flops"].to_numpy(float))

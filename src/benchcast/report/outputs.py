@@ -52,26 +52,8 @@ def bench_section(
     dpi: int | None = None,
     predictions: pd.DataFrame | None = None,
 ) -> str:
-    """The rolling-origin benchmark: each strategy's error, coverage and interval width, overall
-    and versus decades of extrapolation.
-
-    Parameters
-    ----------
-    frame : pandas.DataFrame
-        ``bench`` output, with every column of ``BENCH_COLUMNS``.
-    source : str
-        The file's path in the folder, shown in the heading.
-    figure_format, dpi
-        How the figure is embedded (:func:`benchcast.report.figures.embed`).
-    predictions : pandas.DataFrame, optional
-        ``bench_predictions.csv`` beside it: the figure is drawn from it as ``bench --out`` draws it
-        (:func:`benchcast.plots.plot_bench`); without it the section has no figure.
-
-    Returns
-    -------
-    str
-        The section's HTML.
-    """
+    """The rolling-origin benchmark: each strategy's error, coverage and interval width, overall and versus decades of
+    extrapolation."""
     grouped = frame.groupby(["dataset", "benchmark", "metric", "strategy"], sort=True)
     rows = [
         [
@@ -149,22 +131,7 @@ def bench_section(
 
 
 def backtest_section(frame: pd.DataFrame, source: str, figure_format: str = "png", dpi: int | None = None) -> str:
-    """Held-out predictions of a backtest: the runs by status, each law's predictions, the metrics.
-
-    Parameters
-    ----------
-    frame : pandas.DataFrame
-        Backtest predictions, with every column of ``BACKTEST_COLUMNS`` and optional interval columns.
-    source : str
-        The file's path in the folder, shown in the heading.
-    figure_format, dpi
-        How the figure is embedded (:func:`benchcast.report.figures.embed`).
-
-    Returns
-    -------
-    str
-        The section's HTML.
-    """
+    """Held-out predictions of a backtest: the runs by status, each law's predictions, the metrics."""
     parts = [f"<section><h2>Backtest <span class=muted>({h.esc(source)})</span></h2>"]
     rows = []
     fig, axes = panel_grid(1, 8.4, 4.2)
@@ -213,20 +180,7 @@ def backtest_section(frame: pd.DataFrame, source: str, figure_format: str = "png
 
 
 def json_section(doc, source: str) -> str | None:
-    """A section for a ``fit --out`` document (parameters) or a ``recommend --json`` one (ranking).
-
-    Parameters
-    ----------
-    doc : object
-        The parsed JSON.
-    source : str
-        The file's path in the folder, shown in the heading.
-
-    Returns
-    -------
-    str or None
-        The section's HTML; None for JSON of another kind.
-    """
+    """A section for a ``fit --out`` document (parameters) or a ``recommend --json`` one (ranking)."""
     if isinstance(doc, dict) and doc.get("format") == "benchcast-fit":
         settings = doc.get("settings", {})
         title = f"Fit: {doc['law']} on {settings.get('benchmark')} ({settings.get('metric')})"
@@ -261,20 +215,7 @@ def json_section(doc, source: str) -> str | None:
 
 
 def generic_section(frame: pd.DataFrame, source: str) -> str:
-    """Any other table, shown as it is (its first ``MAX_TABLE_ROWS`` rows).
-
-    Parameters
-    ----------
-    frame : pandas.DataFrame
-        The table read from the file.
-    source : str
-        The file's path in the folder, used as heading and caption.
-
-    Returns
-    -------
-    str
-        The section's HTML.
-    """
+    """Any other table, shown as it is (its first ``MAX_TABLE_ROWS`` rows)."""
     shown = frame.head(MAX_TABLE_ROWS)
     note = "" if len(frame) <= MAX_TABLE_ROWS else f" (first {MAX_TABLE_ROWS} of {len(frame)} rows)"
     text_columns = sum(1 for c in frame.columns[:4] if frame[c].dtype == object)
@@ -291,20 +232,7 @@ def generic_section(frame: pd.DataFrame, source: str) -> str:
 
 
 def image_section(path: Path, source: str) -> str | None:
-    """A PNG or SVG figure embedded as a data URI (too large ones are named, not embedded).
-
-    Parameters
-    ----------
-    path : Path
-        The image file.
-    source : str
-        The file's path in the folder, used as heading and caption.
-
-    Returns
-    -------
-    str or None
-        The section's HTML.
-    """
+    """A PNG or SVG figure embedded as a data URI (too large ones are named, not embedded)."""
     data = path.read_bytes()
     if len(data) > MAX_IMAGE_BYTES:
         return f"<section><h2>{h.esc(source)}</h2><p class=warn>not embedded: {len(data) / 1e6:.1f} MB</p></section>"
@@ -321,26 +249,7 @@ def build_from_outputs(
     figure_format: str = "png",
     dpi: int | None = None,
 ) -> dict:
-    """Read every CSV, JSON and figure in ``folder`` (recursively) and lay them out on one page.
-
-    Parameters
-    ----------
-    folder : str or Path
-        Folder of benchcast outputs.
-    out : str or Path
-        The HTML file to write (skipped if it lies in ``folder``).
-    command : sequence of str, optional
-        The command line shown in the provenance.
-    figure_format : {'png', 'svg'}
-        Figures drawn from tables embedded as SVG for svg, else as PNG (figure files are embedded as they are).
-    dpi : int, optional
-        PNG resolution (default :data:`benchcast.report.figures.REPORT_DPI`).
-
-    Returns
-    -------
-    dict
-        ``out``, ``bytes`` and ``files`` (each file read with the kind of section made from it).
-    """
+    """Read every CSV, JSON and figure in ``folder`` (recursively) and lay them out on one page."""
     figure_format, dpi = check_page_figure_format(figure_format), None if dpi is None else check_dpi(dpi)
     folder = Path(folder)
     if not folder.is_dir():

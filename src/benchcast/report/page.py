@@ -27,18 +27,7 @@ from benchcast.validation import check_interval
 
 
 def file_fingerprint(path: str | Path) -> str:
-    """sha256 of a data file's bytes (of every file, in name order, for a folder).
-
-    Parameters
-    ----------
-    path : str or Path
-        A data file or folder.
-
-    Returns
-    -------
-    str
-        ``sha256:<hex digest>``.
-    """
+    """sha256 of a data file's bytes (of every file, in name order, for a folder)."""
     path = Path(path)
     digest = hashlib.sha256()
     files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
@@ -48,22 +37,7 @@ def file_fingerprint(path: str | Path) -> str:
 
 
 def provenance(data: str | Path | None, settings: dict, command: Sequence[str] | None = None) -> dict:
-    """Who made the page, from what, how: version, data fingerprint, command line, settings, date.
-
-    Parameters
-    ----------
-    data : str or Path, optional
-        The data file or folder read (fingerprinted); None when the page reads no data.
-    settings : dict
-        Options the page was made with, listed in key order.
-    command : sequence of str, optional
-        The command line; ``sys.argv`` by default.
-
-    Returns
-    -------
-    dict
-        Label -> value, for :func:`benchcast.report.html.provenance`.
-    """
+    """Who made the page, from what, how: version, data fingerprint, command line, settings, date."""
     entries = {
         "benchcast version": __version__,
         "python": platform.python_version(),
@@ -83,20 +57,7 @@ class Target:
 
 
 def parse_targets(benchmarks: Sequence[str], metrics: Sequence[str] | None) -> list[Target]:
-    """``-b bench`` or ``-b bench:metric``; ``-m`` once for every benchmark, or once per ``-b``.
-
-    Parameters
-    ----------
-    benchmarks : sequence of str
-        ``-b`` values, each ``bench`` or ``bench:metric``.
-    metrics : sequence of str, optional
-        ``-m`` values: none, one for every benchmark, or one per benchmark.
-
-    Returns
-    -------
-    list of Target
-        One per benchmark, with its metric (None: the table's default).
-    """
+    """``-b bench`` or ``-b bench:metric``; ``-m`` once for every benchmark, or once per ``-b``."""
     metrics = list(metrics or [])
     if metrics and len(metrics) not in (1, len(benchmarks)):
         raise BenchcastError(
@@ -120,19 +81,7 @@ def _range_words(min_flops: float | None, max_flops: float | None) -> str:
 
 
 def runs_in_range(table: pd.DataFrame, min_flops: float | None, max_flops: float | None) -> pd.DataFrame:
-    """The runs of ``table`` within ``--min-flops``/``--max-flops``; refused where none is.
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        The table.
-    min_flops, max_flops : float or None
-        The range (FLOPs, inclusive).
-
-    Returns
-    -------
-    pandas.DataFrame
-    """
+    """The runs of ``table`` within ``--min-flops``/``--max-flops``; refused where none is."""
     out = within_compute(table, min_flops, max_flops)
     if out.empty:
         raise BenchcastError(
@@ -175,55 +124,7 @@ def build_report(
     dpi: int | None = None,
     interval: str = "extrapolation",
 ) -> dict:
-    """Analyse every benchmark and write the page; returns a summary (path, size, benchmarks).
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        The tidy results table.
-    targets : list of Target
-        Benchmarks (and metrics) to forecast.
-    target_flops : list of float, optional
-        Compute (FLOPs, positive) to forecast at.
-    out : str or Path
-        The HTML file to write.
-    target_params, target_tokens : list of float, optional
-        Instead of ``target_flops``: planned runs of N parameters on D tokens (paired in order; C = 6 N D).
-    law : str
-        A law name, or ``RECOMMENDED`` for the package's default strategy (as ``recommend`` makes it).
-    tpr : float, optional
-        Tokens per parameter selecting the runs.
-    min_flops, max_flops : float, optional
-        The compute range of the runs used (FLOPs, inclusive): runs outside it are neither fitted nor backtested.
-    flops_per_6nd : float, optional
-        r in C = r 6 N D placing the planned runs (default: the file's own convention, measured from its runs:
-        :func:`~benchcast.forecasting.targets.table_runs`).
-    forecast_tpr : float, optional
-        Tokens per parameter placing a run of compute C (laws of N and D): the curve's, and the targets' given
-        by compute (default: the planned runs' TPR where they share one, else 20).
-    n_boot : int
-        Bootstrap replicates.
-    seed : int
-        Seed of fits and bootstraps.
-    n_jobs : int, optional
-        Workers.
-    data : str or Path, optional
-        The data file, fingerprinted in the provenance.
-    command : sequence of str, optional
-        The command line shown in the provenance.
-    figure_format : {'png', 'svg'} (pdf is refused: a page cannot show it)
-        Figures embedded as SVG for svg, else as PNG.
-    dpi : int, optional
-        PNG resolution (default :data:`benchcast.report.figures.REPORT_DPI`).
-    interval : {'extrapolation', 'bootstrap'}
-        The intervals' kind.
-
-    Returns
-    -------
-    dict
-        ``out``, ``bytes``, per-benchmark ``benchmarks`` (law, strategy, weights, why, forecasts, warnings),
-        ``not_forecast`` (benchmarks that failed, with the error) and ``n_boot``.
-    """
+    """Analyse every benchmark and write the page; returns a summary (path, size, benchmarks)."""
     from benchcast.plots.options import check_dpi, check_page_figure_format
 
     figure_format, dpi = check_page_figure_format(figure_format), None if dpi is None else check_dpi(dpi)

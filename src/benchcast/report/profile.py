@@ -29,33 +29,9 @@ def extrapolation_profile(
     done: Sequence[BacktestResult] = (),
     interval: str = "extrapolation",
 ) -> pd.DataFrame:
-    """Held-out predictions of threshold backtests (``done`` plus one per :data:`PROFILE_FRACTIONS`),
-    each with the decades it extrapolates beyond its largest fitted run, its absolute error and
-    whether its 50 % and 90 % prediction intervals cover the observed score.
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        The tidy results table.
-    spec : FitSpec
-        The law, benchmark, metric, k and seed to backtest.
-    tpr : float, optional
-        Tokens per parameter selecting the runs.
-    n_boot : int
-        Bootstrap replicates per backtest.
-    n_jobs : int, optional
-        Bootstrap workers.
-    done : sequence of BacktestResult
-        Backtests already run, included as they are.
-    interval : {'extrapolation', 'bootstrap'}
-        The intervals' kind.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Held-out rows of every backtest with ``threshold``, ``decades``, ``abs_error``,
-        ``covered50`` and ``covered90`` added; empty when no backtest could run.
-    """
+    """Held-out predictions of threshold backtests (``done`` plus one per :data:`PROFILE_FRACTIONS`), each with the
+    decades it extrapolates beyond its largest fitted run, its absolute error and whether its 50 % and 90 %
+    prediction intervals cover the observed score."""
     backtests = list(done)
     for threshold in profile_thresholds(table, spec, tpr):
         try:
@@ -79,23 +55,8 @@ def extrapolation_profile(
 
 
 def profile_thresholds(table: pd.DataFrame, spec: FitSpec, tpr: float | None) -> list[float]:
-    """The profile's further thresholds: one per :data:`PROFILE_FRACTIONS` of the log-compute range
-    held out, each leaving at least :data:`MIN_TRAINING_DECADES` of runs to fit.
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        The tidy results table.
-    spec : FitSpec
-        The benchmark, metric and k.
-    tpr : float, optional
-        Tokens per parameter selecting the runs.
-
-    Returns
-    -------
-    list of float
-        Thresholds in FLOPs, in the order of :data:`PROFILE_FRACTIONS`.
-    """
+    """The profile's further thresholds: one per :data:`PROFILE_FRACTIONS` of the log-compute range held out, each
+    leaving at least :data:`MIN_TRAINING_DECADES` of runs to fit."""
     rows, _ = design(table, replace(spec, tpr=tpr))
     log_c = np.log10(rows["flops"].to_numpy(float))
     span = log_c.max() - log_c.min()
@@ -104,23 +65,7 @@ def profile_thresholds(table: pd.DataFrame, spec: FitSpec, tpr: float | None) ->
 
 
 def held_out_rows(predictions: pd.DataFrame, threshold: float, largest: float) -> pd.DataFrame:
-    """A backtest's held-out rows with a forecast, as the profile holds them.
-
-    Parameters
-    ----------
-    predictions : pandas.DataFrame
-        The backtest's predictions: ``side``, ``flops``, ``true``, ``predicted`` and the interval bounds.
-    threshold : float
-        The backtest's split (FLOPs).
-    largest : float
-        The largest fitted run (FLOPs): where the extrapolation starts.
-
-    Returns
-    -------
-    pandas.DataFrame
-        The held-out rows with ``threshold``, ``decades``, ``abs_error``, ``covered50`` and ``covered90`` added
-        (a coverage flag is missing where the row has no interval).
-    """
+    """A backtest's held-out rows with a forecast, as the profile holds them."""
     test = predictions[(predictions["side"] == "test") & np.isfinite(predictions["predicted"])].copy()
     test["threshold"] = threshold
     test["decades"] = np.log10(test["flops"] / largest)
@@ -134,20 +79,7 @@ def held_out_rows(predictions: pd.DataFrame, threshold: float, largest: float) -
 
 
 def profile_summary(profile: pd.DataFrame, width: float = 0.25) -> pd.DataFrame:
-    """Mean absolute error and coverage of the profile in bins of ``width`` decades.
-
-    Parameters
-    ----------
-    profile : pandas.DataFrame
-        Output of :func:`extrapolation_profile`.
-    width : float
-        Bin width in decades of extrapolation.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per bin: ``decades`` (mean), ``n``, ``mae``, ``coverage50``, ``coverage90``.
-    """
+    """Mean absolute error and coverage of the profile in bins of ``width`` decades."""
     if profile.empty:
         return pd.DataFrame(columns=["decades", "n", "mae", "coverage50", "coverage90"])
     bins = np.floor(profile["decades"] / width) * width + width / 2

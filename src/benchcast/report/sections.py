@@ -12,20 +12,9 @@ from benchcast.report.figures import benchmark_figure, judged, passk_figure
 
 
 def parameter_table(fit) -> str:
-    """A fit's parameters: value, standard error where the fit estimated them ('not identified' where
-    the data do not give one, never a 0) and its bound: an active constraint (``constraint active:
-    a ≤ 1``, information) apart from a search limit reached (``at search limit``, a warning).
-
-    Parameters
-    ----------
-    fit : FitResult
-        A member law's fit.
-
-    Returns
-    -------
-    str
-        The table's HTML.
-    """
+    """A fit's parameters: value, standard error where the fit estimated them ('not identified' where the data do not
+    give one, never a 0) and its bound: an active constraint (``constraint active: a ≤ 1``, information) apart from
+    a search limit reached (``at search limit``, a warning)."""
     from benchcast.fitting.diagnostics import identified_stderr
 
     bounds = fit.bounds
@@ -51,25 +40,8 @@ def _interval(row, level: int) -> str:
 def summary_section(
     reports: list[BenchmarkReport], targets: list[float], n_boot: int, interval: str = "extrapolation"
 ) -> str:
-    """The summary: one sortable row per benchmark with its strategy (members and weights) or law,
-    forecasts, intervals and backtest.
-
-    Parameters
-    ----------
-    reports : list of BenchmarkReport
-        The benchmarks' analyses.
-    targets : list of float or str
-        Target compute (FLOPs), or the targets in words (planned runs), in the order of the forecast columns.
-    n_boot : int
-        Bootstrap replicates, named in the note.
-    interval : {'extrapolation', 'bootstrap'}
-        The intervals' kind, named in the note.
-
-    Returns
-    -------
-    str
-        The section's HTML.
-    """
+    """The summary: one sortable row per benchmark with its strategy (members and weights) or law, forecasts, intervals
+    and backtest."""
     # the table stays narrow (it scrolled sideways with rows 700 px tall: a planned run's description in each
     # header, the reason and the warnings in cells): targets by a short name with a key, words below the table
     named = [isinstance(c, str) for c in targets]
@@ -134,18 +106,7 @@ def summary_section(
 
 
 def backtested(report: BenchmarkReport) -> str:
-    """What the page's backtests judge, in a sentence: the forecaster the page shows.
-
-    Parameters
-    ----------
-    report : BenchmarkReport
-        A benchmark's analysis.
-
-    Returns
-    -------
-    str
-        E.g. 'the ensemble, as bench backtests it: at each threshold its laws (power_floor, bnsl_monotone) ...'.
-    """
+    """What the page's backtests judge, in a sentence: the forecaster the page shows."""
     if report.choice.named:
         return f"{report.strategy} (law chosen by you), fitted to the runs at or below each threshold"
     laws = ", ".join(report.choice.strategy.weights_)
@@ -158,72 +119,26 @@ def backtested(report: BenchmarkReport) -> str:
 
 
 def strategy_label(report: BenchmarkReport) -> str:
-    """The forecast's strategy as the page names it: 'ensemble (power_floor 0.50, bnsl_monotone 0.50)',
-    or 'power (law chosen by you)'.
-
-    Parameters
-    ----------
-    report : BenchmarkReport
-        A benchmark's analysis.
-
-    Returns
-    -------
-    str
-        The label.
-    """
+    """The forecast's strategy as the page names it: 'ensemble (power_floor 0.50, bnsl_monotone 0.50)', or 'power (law
+    chosen by you)'."""
     return f"{report.strategy} (law chosen by you)" if report.choice.named else report.strategy
 
 
 def metric_label(report: BenchmarkReport) -> str:
-    """'pass@1' for a pass@k metric at k = 1; the metric's name otherwise.
-
-    Parameters
-    ----------
-    report : BenchmarkReport
-        A benchmark's analysis.
-
-    Returns
-    -------
-    str
-        The metric as the page names it.
-    """
+    """'pass@1' for a pass@k metric at k = 1; the metric's name otherwise."""
     if report.metric == "pass@k" and report.k is not None:
         return f"pass@{report.k}"
     return report.metric
 
 
 def anchor(report: BenchmarkReport) -> str:
-    """The HTML id of a benchmark's section (non-alphanumerics as '-').
-
-    Parameters
-    ----------
-    report : BenchmarkReport
-        A benchmark's analysis.
-
-    Returns
-    -------
-    str
-        ``bench-<benchmark>``.
-    """
+    """The HTML id of a benchmark's section (non-alphanumerics as '-')."""
     return "bench-" + "".join(ch if ch.isalnum() else "-" for ch in report.benchmark)
 
 
 def benchmark_section(r: BenchmarkReport, figure_format: str = "png", dpi: int | None = None) -> str:
-    """One benchmark's section: the law and fit, figure, forecasts, runs, parameters, law ranking,
-    backtest profile, warnings and (for pass@k) the k-scan.
-
-    Parameters
-    ----------
-    r : BenchmarkReport
-        The benchmark's analysis.
-    figure_format, dpi
-        How the figures are embedded (:func:`benchcast.report.figures.embed`).
-
-    Returns
-    -------
-    str
-        The section's HTML.
-    """
+    """One benchmark's section: the law and fit, figure, forecasts, runs, parameters, law ranking, backtest profile,
+    warnings and (for pass@k) the k-scan."""
     fit, d = r.fit, r.fit.diagnostics
     counts = r.runs["status"].value_counts()
     run_rows = [[status, int(n)] for status, n in counts.items()]

@@ -36,36 +36,7 @@ ROW_METRICS = {  # bench's row -> the backtest metric the page reads (BacktestRe
 
 @dataclass
 class StrategyBacktest:
-    """The strategy backtested at one threshold: bench's cell for this benchmark, laid out for the page.
-
-    Parameters
-    ----------
-    strategy : str
-        Bench's name of the strategy (``'ensemble'``; ``'ensemble[bootstrap]'`` for the bootstrap-only interval).
-    benchmark : str
-        The benchmark.
-    threshold : float
-        The split in FLOPs: members fitted to the runs at or below it, forecasting the runs above it.
-    status : str
-        Bench's status of the cell (``'ok'``, ``'no support'``, ``'failed: ...'``).
-    predictions : DataFrame
-        Every selected run: ``run``, ``flops``, ``true``, ``side`` ('train' or 'test'), ``fitted`` (by a
-        member), and at the held-out runs the strategy's ``predicted`` and ``lower``/``upper`` 50 and 90 %.
-    metrics : dict
-        Bench's row under the names a backtest's metrics have (``test_mre``, ``coverage90``...), with
-        ``n_boot``, ``interval`` and, where there is no coverage, ``interval_note``.
-    members : dict
-        Law -> its FitResult below the threshold (the laws with a positive weight).
-    weights : dict
-        Law -> its weight at this threshold.
-    grid, curve : ndarray
-        The strategy's curve (its members' curves blended) along compute; empty where a member cannot
-        place a run of compute C by itself.
-    member_curves : dict
-        Law -> its own curve along ``grid``.
-    row : dict
-        Bench's row for the cell, as ``bench`` reports it.
-    """
+    """The strategy backtested at one threshold: bench's cell for this benchmark, laid out for the page."""
 
     strategy: str
     benchmark: str
@@ -104,18 +75,7 @@ class StrategyBacktest:
 
 
 def bench_metric(spec: FitSpec) -> str:
-    """The metric as bench names it: ``'pass@4'`` for pass@k at k = 4, else the metric's name.
-
-    Parameters
-    ----------
-    spec : FitSpec
-        A resolved spec (its ``metric`` and ``k``).
-
-    Returns
-    -------
-    str
-        The metric.
-    """
+    """The metric as bench names it: ``'pass@4'`` for pass@k at k = 4, else the metric's name."""
     return f"pass@{int(spec.k)}" if str(spec.metric) == "pass@k" and spec.k is not None else str(spec.metric)
 
 
@@ -134,39 +94,8 @@ def strategy_backtests(
     interval: str = "extrapolation",
     fallbacks: tuple[str, ...] = (),
 ) -> list[StrategyBacktest]:
-    """``strategy`` backtested at each threshold: one bench cell per threshold, run together (so the
-    thresholds' law fits run in one pool), each laid out by :func:`cell_backtest`.
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        The tidy results table.
-    spec : FitSpec
-        The benchmark, metric, k and a law whose rows are the runs drawn (the page's detailed member).
-    metric : str
-        The metric as bench names it (:func:`bench_metric`).
-    strategy : str
-        The strategy (``'ensemble'``, ``'stack'`` or ``'select'``).
-    laws : tuple of str
-        The laws it combines (bench's candidates).
-    thresholds : list of float
-        Splits in FLOPs.
-    tpr : float, optional
-        Tokens per parameter selecting the runs.
-    n_boot, seed : int
-        Bootstrap replicates per law and seed (bench's ``n_boot`` and ``seed``).
-    n_jobs : int, optional
-        Worker processes of the law fits.
-    interval : {'extrapolation', 'bootstrap'}
-        The intervals' kind.
-    fallbacks : tuple of str
-        Laws it uses alone where no candidate has support (bench's, for the default's ladder).
-
-    Returns
-    -------
-    list of StrategyBacktest
-        One per threshold with runs above it, in the order given.
-    """
+    """``strategy`` backtested at each threshold: one bench cell per threshold, run together (so the thresholds' law
+    fits run in one pool), each laid out by :func:`cell_backtest`."""
     name = with_interval(strategy, interval)
     data = Dataset(spec.benchmark, table, ((spec.benchmark, metric),), tuple(thresholds), tpr=tpr)
     with warnings.catch_warnings():
@@ -202,32 +131,8 @@ def cell_backtest(
     interval: str,
     fallbacks: tuple[str, ...] = (),
 ) -> StrategyBacktest:
-    """One bench cell as a backtest: its runs by side, the strategy's held-out predictions and
-    intervals, its metrics, and its members' curves blended with the strategy's weights.
-
-    Parameters
-    ----------
-    runs : DataFrame
-        Every selected run of the benchmark (design rows).
-    row : dict
-        Bench's row for the cell.
-    points : DataFrame
-        Bench's predictions for the cell (held-out runs).
-    cell : dict
-        Law -> its Member (fit, rolling-origin forecasts, bootstrap) in the cell.
-    laws : tuple of str
-        The strategy's candidate laws.
-    n_boot, seed : int
-        Bootstrap replicates and seed (the curve's blend uses no draws).
-    interval : {'extrapolation', 'bootstrap'}
-        The intervals' kind.
-    fallbacks : tuple of str
-        Laws it uses alone where no candidate has support.
-
-    Returns
-    -------
-    StrategyBacktest
-    """
+    """One bench cell as a backtest: its runs by side, the strategy's held-out predictions and intervals, its metrics,
+    and its members' curves blended with the strategy's weights."""
     threshold = float(row["cutoff"])
     frame = runs[[c for c in ("run", "flops", "params", "tokens", "tpr", "k", "value") if c in runs]].copy()
     frame = frame.rename(columns={"value": "true"})
@@ -273,18 +178,7 @@ def cell_backtest(
 
 
 def strategy_profile(backtests: list[StrategyBacktest]) -> pd.DataFrame:
-    """The extrapolation profile of the strategy's backtests: their held-out rows with a forecast,
-    each with its distance beyond the largest run a member was fitted to.
-
-    Parameters
-    ----------
-    backtests : list of StrategyBacktest
-        The strategy at several thresholds (cells without a forecast are left out).
-
-    Returns
-    -------
-    pandas.DataFrame
-        As :func:`benchcast.report.profile.extrapolation_profile`; empty when no cell has a forecast.
-    """
+    """The extrapolation profile of the strategy's backtests: their held-out rows with a forecast, each with its
+    distance beyond the largest run a member was fitted to."""
     frames = [held_out_rows(bt.predictions, bt.threshold, bt.largest_fitted) for bt in backtests if bt.members]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

@@ -28,26 +28,7 @@ DEFAULT_LEVEL, DEFAULT_REPLICATES = 0.9, 200  # the default's interval: 200 repl
 
 @dataclass
 class ExampleResult(RichView):
-    """What the bundled example measured: each benchmark's backtest and the held-out forecasts.
-
-    Parameters
-    ----------
-    law : str
-        The law fitted to every benchmark.
-    threshold : float
-        Runs with compute at most this (FLOPs) were fitted; the larger ones held out.
-    benchmarks : list of dict
-        Per benchmark: ``benchmark``, ``metric``, ``params`` and the backtest's metrics.
-    forecasts : list of dict
-        Per held-out run: ``benchmark``, ``run``, ``flops``, ``true``, ``predicted`` (the law's), ``default``,
-        ``default_lower``, ``default_upper`` (the default strategy's forecast and 90 % interval) and ``truth_law``.
-    weights : dict
-        Per benchmark, the default strategy's laws and weights.
-    figure : str
-        The figure's path.
-    out_dir : str
-        The folder of the saved fits and the figure.
-    """
+    """What the bundled example measured: each benchmark's backtest and the held-out forecasts."""
 
     law: str
     threshold: float
@@ -104,13 +85,7 @@ class ExampleResult(RichView):
         ]
 
     def rich_items(self) -> list:
-        """The backtest per benchmark, the held-out forecasts, and where the figure and fits are.
-
-        Returns
-        -------
-        list
-            Two Rich tables and a markup line.
-        """
+        """The backtest per benchmark, the held-out forecasts, and where the figure and fits are."""
         return [
             rich_table(self.title, BENCHMARK_COLUMNS, self._benchmark_rows()),
             rich_table(
@@ -142,27 +117,8 @@ def run_example(
     dpi: int | None = None,
     n_jobs: int | None = None,
 ) -> ExampleResult:
-    """The main job end to end: fit each benchmark below the threshold, forecast the larger
-    runs, report errors, save the fits and a figure.
-
-    Parameters
-    ----------
-    out_dir : str or Path
-        Folder for the saved fits and ``example.<figure_format>``.
-    law : str
-        The law fitted to every benchmark of the synthetic example.
-    figure_format : {'png', 'svg', 'pdf'}
-        The figure's file format.
-    dpi : int, optional
-        Raster resolution (default :data:`benchcast.plots.options.DEFAULT_DPI`).
-    n_jobs : int, optional
-        Worker processes, one benchmark each (None: every core; each benchmark's work is the same wherever it runs).
-
-    Returns
-    -------
-    ExampleResult
-        The law, the threshold (FLOPs), per-benchmark errors, the forecasts, the figure's path and ``out_dir``.
-    """
+    """The main job end to end: fit each benchmark below the threshold, forecast the larger runs, report errors, save
+    the fits and a figure."""
     from benchcast.plots.options import check_figure_options
 
     figure_format, dpi = check_figure_options(figure_format, dpi)  # before any work

@@ -92,20 +92,7 @@ def _run(table: pd.DataFrame, job: Job) -> BacktestResult | Sweep | str:
 
 
 def task_proxy(table: pd.DataFrame, benchmark: str) -> str | None:
-    """The benchmark's own log-likelihood as a proxy, where the table has it.
-
-    Parameters
-    ----------
-    table : DataFrame
-        Long-format scores.
-    benchmark : str
-        The benchmark.
-
-    Returns
-    -------
-    str or None
-        ``'<benchmark>:loglikelihood'``, or None.
-    """
+    """The benchmark's own log-likelihood as a proxy, where the table has it."""
     return f"{benchmark}:loglikelihood" if _has(table, benchmark, "loglikelihood") else None
 
 
@@ -121,26 +108,7 @@ def plan_jobs(
     n_boot: int = 0,
     interval: str = "extrapolation",
 ) -> list[Job]:
-    """Every job of the study: direct, two-stage and N-D backtests, sweeps, pass@k and averages.
-
-    Parameters
-    ----------
-    table : DataFrame
-        Long-format scores (which proxies and pass@k rows exist decides some jobs).
-    benchmarks : sequence of (str, str)
-        (benchmark, metric) pairs of the per-benchmark analyses.
-    thresholds : sequence of float
-        The sweeps' grid, in FLOPs.
-    n_boot : int
-        Bootstrap replicates behind the direct laws' intervals (0: none).
-    interval : {'extrapolation', 'bootstrap'}
-        The kind of the direct laws' intervals.
-
-    Returns
-    -------
-    list of Job
-        Independent jobs, in the order their results are tabulated.
-    """
+    """Every job of the study: direct, two-stage and N-D backtests, sweeps, pass@k and averages."""
     direct = {"threshold": THRESHOLD, "tpr": TPR, "min_flops": MIN_FLOPS}
     # intervals for the direct laws: bootstrapped inside the worker (no nested pools)
     with_intervals = {**direct, "n_boot": n_boot, "interval": interval, "n_jobs": 1}
@@ -198,43 +166,7 @@ def reproduce_krajewski2025(
     figure_format: str = "png",
     dpi: int | None = None,
 ) -> Reproduction:
-    """Run every protocol of the study; ``benchmarks`` and ``thresholds`` default to the paper's.
-
-    ``benchmarks`` selects the per-benchmark analyses; the benchmark averages (K8) always use
-    their own named sets. ``n_boot`` bootstrap replicates give the direct laws 50 % and 90 %
-    prediction intervals and their held-out coverage (0 turns intervals off). ``backend`` and
-    ``ray_address`` choose where the independent jobs run (see :func:`parallel_map`).
-
-    Parameters
-    ----------
-    table : DataFrame
-        The study's long-format scores.
-    out_dir : str or Path, optional
-        Folder for the tables and figures (None: nothing written).
-    n_jobs : int, optional
-        Worker processes (``None``: :func:`benchcast.utils.parallel.default_jobs`).
-    progress : bool, optional
-        Show a progress bar (``None``: only on a terminal).
-    benchmarks : sequence of (str, str)
-        (benchmark, metric) pairs.
-    thresholds : sequence of float
-        The sweeps' grid, in FLOPs.
-    n_boot : int
-        Bootstrap replicates per direct law (0: no intervals).
-    interval : {'extrapolation', 'bootstrap'}
-        The kind of the direct laws' intervals (:func:`~benchcast.evaluation.backtest.add_intervals`).
-    backend, ray_address : str, optional
-        Where the jobs run.
-    figure_format : {'png', 'svg', 'pdf'}
-        The figures' file format.
-    dpi : int, optional
-        Raster resolution (default :data:`benchcast.plots.options.DEFAULT_DPI`).
-
-    Returns
-    -------
-    Reproduction
-        Every table, backtest and sweep of the study, the figures written and the jobs that failed.
-    """
+    """Run every protocol of the study; ``benchmarks`` and ``thresholds`` default to the paper's."""
     from benchcast.plots.options import check_figure_options
 
     figure_format, dpi = check_figure_options(figure_format, dpi)  # before hours of work, not after

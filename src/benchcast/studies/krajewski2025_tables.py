@@ -64,31 +64,7 @@ def _shown_table(frame: pd.DataFrame, title: str, columns: list[str] | None):
 
 @dataclass
 class Reproduction(RichView):
-    """The study's tables, the backtests and sweeps behind them, and where its outputs went.
-
-    Parameters
-    ----------
-    tables : dict[str, pandas.DataFrame]
-        Every table of the study by name (:data:`TABLES` says what each one holds).
-    backtests : dict[tuple, Backtest]
-        The backtests by job key ``(kind, law, benchmark, proxy)``.
-    sweeps : dict[tuple, Sweep]
-        The threshold sweeps by job key.
-    seconds : float
-        Wall time of the whole study.
-    benchmarks : tuple
-        The (benchmark, metric) pairs analysed.
-    figures : list of str
-        Paths of the figures written (empty without an output folder).
-    failures : list of str
-        Jobs that could not run, and benchmarks the data lacks, each with its reason.
-    out : Path, optional
-        The folder the tables and figures were written to (None: none written).
-    n_boot : int, optional
-        Bootstrap replicates behind the direct laws' intervals.
-    interval : {'extrapolation', 'bootstrap'}, optional
-        The kind of the direct laws' intervals (None: none computed).
-    """
+    """The study's tables, the backtests and sweeps behind them, and where its outputs went."""
 
     tables: dict[str, pd.DataFrame]
     backtests: dict[tuple, BacktestResult]
@@ -102,8 +78,8 @@ class Reproduction(RichView):
     interval: str | None = None
 
     def to_dict(self) -> dict:
-        """The protocol, what each table holds, the wall time, the figures and every table as records
-        (what ``reproduce --json`` prints)."""
+        """The protocol, what each table holds, the wall time, the figures and every table as records (what ``reproduce
+        --json`` prints)."""
         return jsonable(
             {
                 "protocol": PROTOCOL,
@@ -133,14 +109,8 @@ class Reproduction(RichView):
         return [*notes, f"wall time {self.seconds:.1f} s"]
 
     def rich_items(self) -> list:
-        """What ``benchcast reproduce`` prints: each table with its chosen columns, the protocol's
-        definitions, the skipped jobs and where the outputs went.
-
-        Returns
-        -------
-        list
-            Rich tables and :class:`~benchcast.utils.rich_view.Markup` lines, in order.
-        """
+        """What ``benchcast reproduce`` prints: each table with its chosen columns, the protocol's definitions, the
+        skipped jobs and where the outputs went."""
         items = []
         for name, columns in SHOWN.items():
             if name in self.tables:
@@ -176,23 +146,8 @@ COMPARED = ["test_mre", "test_mre_usable", "test_mae", "train_rmse", "train_r2",
 
 
 def compare_methods(per_bench: pd.DataFrame, benchmarks: list[str], *, complete: bool) -> pd.DataFrame:
-    """Each method's errors averaged over ``benchmarks``; with ``complete`` only methods that ran
-    on every one of them (so no row mixes averages over different sets).
-
-    Parameters
-    ----------
-    per_bench : DataFrame
-        One row per (law, proxy, benchmark) with the ``COMPARED`` error columns.
-    benchmarks : list of str
-        The benchmarks averaged over.
-    complete : bool
-        Keep only methods that ran on every benchmark.
-
-    Returns
-    -------
-    DataFrame
-        One row per (law, proxy): mean errors and the benchmarks behind them.
-    """
+    """Each method's errors averaged over ``benchmarks``; with ``complete`` only methods that ran on every one of them
+    (so no row mixes averages over different sets)."""
     sub = per_bench[per_bench["benchmark"].isin(benchmarks)]
     rows = []
     for (law, proxy), group in sub.groupby(["law", "proxy"], sort=False):
@@ -292,19 +247,7 @@ def _proxy_table(table: pd.DataFrame, benchmarks) -> pd.DataFrame:
 
 
 def write_outputs(result: Reproduction, out_dir: Path, figure_format: str = "png", dpi: int | None = None) -> None:
-    """The study's tables (CSV) and figures into ``out_dir``.
-
-    Parameters
-    ----------
-    result : Reproduction
-        What :func:`benchcast.studies.krajewski2025.reproduce_krajewski2025` returned.
-    out_dir : Path
-        An existing folder.
-    figure_format : {'png', 'svg', 'pdf'}
-        The figures' file format.
-    dpi : int, optional
-        Raster resolution (default :data:`benchcast.plots.options.DEFAULT_DPI`).
-    """
+    """The study's tables (CSV) and figures into ``out_dir``."""
     from benchcast.plots.figures import plot_reproduction_curves, plot_sweep
     from benchcast.plots.style import figure_title, save_figure
 

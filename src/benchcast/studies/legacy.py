@@ -23,24 +23,7 @@ HOLDOUT_FRACTION = 0.25  # the top quarter of the log-compute range is held out
 def holdout_choice(
     table: pd.DataFrame, spec: FitSpec, *, laws: list[str] | None = None, holdout_fraction: float = HOLDOUT_FRACTION
 ) -> str:
-    """The law with the lowest held-out MRE at one cut near the top of the runs.
-
-    Parameters
-    ----------
-    table : DataFrame
-        The training runs.
-    spec : FitSpec
-        The benchmark, metric and selection (its law is ignored).
-    laws : list of str, optional
-        Laws to compare (default: every law applicable to the selection).
-    holdout_fraction : float
-        Share of the log-compute range held out at the top.
-
-    Returns
-    -------
-    str
-        The chosen law's name.
-    """
+    """The law with the lowest held-out MRE at one cut near the top of the runs."""
     rows, _ = design(table, spec.replace(law="power"))
     log_c = np.log10(rows["flops"].to_numpy(float))
     span = log_c.max() - log_c.min()

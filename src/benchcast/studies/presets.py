@@ -53,20 +53,7 @@ def _preset(name: str) -> dict:
 
 
 def locate(name: str, folders: list[str | Path]) -> Path:
-    """The preset's data file in the first of ``folders`` that holds it.
-
-    Parameters
-    ----------
-    name : str
-        A key of :data:`PRESETS`.
-    folders : list of path
-        Folders to look in, in order.
-
-    Returns
-    -------
-    Path
-        The file.
-    """
+    """The preset's data file in the first of ``folders`` that holds it."""
     preset = _preset(name)
     candidates = [Path(folder) / preset["file"] for folder in folders]
     for path in candidates:
@@ -79,20 +66,7 @@ def locate(name: str, folders: list[str | Path]) -> Path:
 
 
 def preset_dataset(name: str, data: str | Path) -> Dataset:
-    """A preset's data set, read from ``data``.
-
-    Parameters
-    ----------
-    name : str
-        A key of :data:`PRESETS` (``apple-dclm``, ``apple-dclm-tpr``, ``apple-c4``).
-    data : path
-        The preset's Apple long-format CSV, or a folder holding it under its published name.
-
-    Returns
-    -------
-    Dataset
-        The table with the preset's benchmarks, cutoffs, TPR and compute floor.
-    """
+    """A preset's data set, read from ``data``."""
     preset = _preset(name)
     path = Path(data)
     if path.is_dir():

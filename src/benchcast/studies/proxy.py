@@ -36,23 +36,7 @@ class ProxyLogistic(Law):
 
 
 def proxy_diagnostic(table: pd.DataFrame, benchmark: str, metric: str, proxy: str) -> dict:
-    """R² and RMSE of the logistic link from a proxy ('benchmark:metric') to the score.
-
-    Parameters
-    ----------
-    table : DataFrame
-        Long-format scores.
-    benchmark, metric : str
-        The score to explain.
-    proxy : str
-        The proxy, as ``'benchmark:metric'``.
-
-    Returns
-    -------
-    dict
-        ``benchmark``, ``metric``, ``proxy``, ``n`` (runs), the link's ``a`` and ``b``, ``r2`` and ``rmse``
-        (score units).
-    """
+    """R² and RMSE of the logistic link from a proxy ('benchmark:metric') to the score."""
     target = select(table, benchmark, metric).groupby("run")["value"].mean()
     bench, _, proxy_metric = proxy.partition(":")
     values = select(table, bench, proxy_metric).groupby("run")["value"].mean()
@@ -73,23 +57,8 @@ def proxy_diagnostic(table: pd.DataFrame, benchmark: str, metric: str, proxy: st
 
 
 def benchmark_average(table: pd.DataFrame, benchmarks: list[tuple[str, str]], name: str = "average") -> pd.DataFrame:
-    """A table of the mean chance-normalised score Q' over ``benchmarks`` per run (K8), keeping
-    only runs where every benchmark is above chance by its filter margin (0.05; LBPP 0.02).
-
-    Parameters
-    ----------
-    table : DataFrame
-        Long-format scores.
-    benchmarks : list of (str, str)
-        (benchmark, metric) pairs averaged.
-    name : str
-        The average's benchmark name.
-
-    Returns
-    -------
-    DataFrame
-        One row per kept run: its sizes, ``benchmark=name``, ``metric='score'`` and Q' in ``value``.
-    """
+    """A table of the mean chance-normalised score Q' over ``benchmarks`` per run (K8), keeping only runs where every
+    benchmark is above chance by its filter margin (0.05; LBPP 0.02)."""
     per_run = {}
     for bench, metric_name in benchmarks:
         metric, k = parse_metric(metric_name)

@@ -17,18 +17,7 @@ from benchcast.utils.html_table import table
 
 
 def format_cell(value) -> str:
-    """A table cell as a person reads it: 4 significant digits, '-' where a value does not exist.
-
-    Parameters
-    ----------
-    value : object
-        A number, bool, string, None or NA.
-
-    Returns
-    -------
-    str
-        The cell's text.
-    """
+    """A table cell as a person reads it: 4 significant digits, '-' where a value does not exist."""
     if value is None or value is pd.NA:
         return "-"
     if isinstance(value, (bool, np.bool_)):
@@ -43,18 +32,7 @@ def format_cell(value) -> str:
 
 
 def text_table(frame: pd.DataFrame) -> str:
-    """A plain, aligned text table (no index).
-
-    Parameters
-    ----------
-    frame : DataFrame
-        The table.
-
-    Returns
-    -------
-    str
-        Header and rows, one per line (``(no rows)`` when empty).
-    """
+    """A plain, aligned text table (no index)."""
     if frame.empty:
         return "(no rows)"
     header = [str(c) for c in frame.columns]
@@ -67,18 +45,7 @@ def text_table(frame: pd.DataFrame) -> str:
 
 
 def html_table(frame: pd.DataFrame) -> str:
-    """The frame as the report's HTML table (:func:`benchcast.utils.html_table.table`), numbers to 4 digits.
-
-    Parameters
-    ----------
-    frame : DataFrame
-        The table.
-
-    Returns
-    -------
-    str
-        A ``<table>`` element (in a scrolling ``<div>``).
-    """
+    """The frame as the report's HTML table (:func:`benchcast.utils.html_table.table`), numbers to 4 digits."""
     rows = ([v.item() if isinstance(v, np.generic) else v for v in record] for record in frame.itertuples(index=False))
     return table([str(c) for c in frame.columns], rows, spec=".4g")
 

@@ -9,36 +9,12 @@ from collections.abc import Iterable, Sequence
 
 
 def esc(value) -> str:
-    """HTML-escape any value's text (quotes too).
-
-    Parameters
-    ----------
-    value : object
-        Anything; its ``str`` is escaped.
-
-    Returns
-    -------
-    str
-        Escaped text.
-    """
+    """HTML-escape any value's text (quotes too)."""
     return html.escape(str(value), quote=True)
 
 
 def fmt(value, spec: str = ".3g") -> str:
-    """A number for a table cell; missing values show as an em dash, never as 'nan'.
-
-    Parameters
-    ----------
-    value : object
-        A number, bool, None or anything else (shown as its ``str``).
-    spec : str
-        Format spec for numbers.
-
-    Returns
-    -------
-    str
-        The text to show (not escaped).
-    """
+    """A number for a table cell; missing values show as an em dash, never as 'nan'."""
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "—"
     if isinstance(value, bool):
@@ -49,20 +25,7 @@ def fmt(value, spec: str = ".3g") -> str:
 
 
 def cell(value, spec: str = ".3g") -> str:
-    """One ``<td>``: numbers right-aligned with a sort key, text (or :class:`Markup`) left-aligned.
-
-    Parameters
-    ----------
-    value : object
-        The cell's value.
-    spec : str
-        Format spec for numbers.
-
-    Returns
-    -------
-    str
-        The cell's HTML.
-    """
+    """One ``<td>``: numbers right-aligned with a sort key, text (or :class:`Markup`) left-aligned."""
     if isinstance(value, int | float) and not isinstance(value, bool):
         sort = "" if not math.isfinite(float(value)) else f' data-sort="{float(value):.10g}"'
         return f"<td{sort}>{esc(fmt(value, spec))}</td>"
@@ -84,28 +47,7 @@ def table(
     text_columns: int = 1,
     spec: str = ".3g",
 ) -> str:
-    """A scrollable table, sortable by its headers when ``sortable``.
-
-    Parameters
-    ----------
-    columns : sequence of str
-        Header texts.
-    rows : iterable of sequence
-        Cell values, one sequence per row.
-    caption : str
-        Table caption (none when empty).
-    sortable : bool
-        Let the page's script sort by each column.
-    text_columns : int
-        Leading columns whose headers are left-aligned.
-    spec : str
-        Format spec for numbers.
-
-    Returns
-    -------
-    str
-        The table's HTML.
-    """
+    """A scrollable table, sortable by its headers when ``sortable``."""
     head = "".join(
         f'<th scope="col"{" class=text" if i < text_columns else ""}>{esc(c)}</th>' for i, c in enumerate(columns)
     )

@@ -40,8 +40,8 @@ class Terminated(BaseException):
 
 
 def _umask() -> int:
-    """The process umask, read without changing it where the OS allows (setting it to read it,
-    the portable way, would briefly let another thread create world-writable files)."""
+    """The process umask, read without changing it where the OS allows (setting it to read it, the portable way, would
+    briefly let another thread create world-writable files)."""
     try:
         with open("/proc/self/status", encoding="ascii") as status:
             for line in status:
@@ -63,8 +63,8 @@ _depth = 0  # nesting of _sigterm_raises (an atomic_write inside an output_folde
 
 @contextlib.contextmanager
 def _sigterm_raises() -> Iterator[None]:
-    """Turn SIGTERM into :class:`Terminated` for the duration, so ``finally`` blocks clean up;
-    the outermost level then re-delivers the signal, so the process still dies of SIGTERM."""
+    """Turn SIGTERM into :class:`Terminated` for the duration, so ``finally`` blocks clean up; the outermost level then
+    re-delivers the signal, so the process still dies of SIGTERM."""
     global _depth
     if threading.current_thread() is not threading.main_thread() or _depth:
         yield  # handlers can only be installed from the main thread; nested: already installed
@@ -98,8 +98,8 @@ def _failure(path: Path, tmp: Path | str, exc: BaseException) -> BenchcastError:
 
 
 def _make_parent(path: Path) -> None:
-    """Create ``path``'s folder, refusing first, by name, an ancestor that is a file (the OS says
-    only "File exists" or "Not a directory")."""
+    """Create ``path``'s folder, refusing first, by name, an ancestor that is a file (the OS says only "File exists" or
+    "Not a directory")."""
     for ancestor in path.parents:
         if ancestor.exists():
             if not ancestor.is_dir():
@@ -109,23 +109,7 @@ def _make_parent(path: Path) -> None:
 
 
 def atomic_write(path: str | Path, write: Callable[[Path], None]) -> Path:
-    """Call ``write(tmp_path)`` and move the result onto ``path`` only if it succeeded.
-
-    The temporary file lies beside ``path`` (same file system, so the rename is atomic) and is
-    removed on any failure or interruption. The file gets mode ``0o666 & ~umask``.
-
-    Parameters
-    ----------
-    path : str or Path
-        The file to write (its folder is created).
-    write : callable
-        ``write(tmp_path)`` writes the whole file at ``tmp_path``.
-
-    Returns
-    -------
-    Path
-        ``path``.
-    """
+    """Call ``write(tmp_path)`` and move the result onto ``path`` only if it succeeded."""
     path = Path(path)
     tmp: Path | str = path
     if path.is_dir():
@@ -149,20 +133,7 @@ def atomic_write(path: str | Path, write: Callable[[Path], None]) -> Path:
 
 
 def atomic_write_text(path: str | Path, text: str) -> Path:
-    """Write ``text`` (UTF-8) to ``path`` atomically (see :func:`atomic_write`).
-
-    Parameters
-    ----------
-    path : str or Path
-        The file to write.
-    text : str
-        Its whole content.
-
-    Returns
-    -------
-    Path
-        ``path``.
-    """
+    """Write ``text`` (UTF-8) to ``path`` atomically (see :func:`atomic_write`)."""
     return atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
@@ -176,30 +147,7 @@ def _digest(path: Path) -> str:
 
 @contextlib.contextmanager
 def output_folder(path: str | Path) -> Iterator[Path]:
-    """Write a multi-file output into a temporary sibling folder; put it in place at the end.
-
-    Yields the temporary folder to write into. When the block succeeds:
-
-    * ``path`` absent: the folder is renamed to ``path`` in one step;
-    * ``path`` present: every file written is moved onto its name in ``path`` (each move atomic).
-      Files already in ``path`` that this block did not write are left as they were: a user's
-      folder is never emptied or replaced.
-
-    Either way ``path/.benchcast-manifest.json`` is written last, listing each file with its size
-    and SHA-256; it is removed before the first file is replaced, so a folder without a manifest
-    (or whose files do not match it) is an incomplete output. On an error, Ctrl-C or SIGTERM the
-    temporary folder is deleted and ``path`` is untouched. Permissions follow the umask.
-
-    Parameters
-    ----------
-    path : str or Path
-        The output folder.
-
-    Yields
-    ------
-    Path
-        The temporary folder to write into.
-    """
+    """Write a multi-file output into a temporary sibling folder; put it in place at the end."""
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise BenchcastError(f"{path}: exists and is not a folder; --out needs a folder here.")

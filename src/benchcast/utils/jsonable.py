@@ -9,18 +9,7 @@ import pandas as pd
 
 
 def jsonable(value):
-    """JSON-safe copy: nan/inf and pandas NA -> None, numpy scalars and arrays -> Python.
-
-    Parameters
-    ----------
-    value : object
-        Nested dicts, lists, tuples, arrays, data frames and scalars.
-
-    Returns
-    -------
-    object
-        The same content in plain Python types (a data frame becomes a list of records).
-    """
+    """JSON-safe copy: nan/inf and pandas NA -> None, numpy scalars and arrays -> Python."""
     if isinstance(value, dict):
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

@@ -27,29 +27,12 @@ RAY_INSTALL = "pip install 'benchcast[ray]'"
 
 
 def default_jobs() -> int:
-    """Worker processes by default: every core this process may run on.
-
-    Returns
-    -------
-    int
-        At least 1.
-    """
+    """Worker processes by default: every core this process may run on."""
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
 
 
 def resolve_jobs(n_jobs: int | None) -> int:
-    """The number of local worker processes ``n_jobs`` asks for (None: every core; at least 1).
-
-    Parameters
-    ----------
-    n_jobs : int or None
-        Requested workers.
-
-    Returns
-    -------
-    int
-        Workers to start.
-    """
+    """The number of local worker processes ``n_jobs`` asks for (None: every core; at least 1)."""
     return default_jobs() if n_jobs is None else max(1, n_jobs)
 
 
@@ -71,41 +54,7 @@ def parallel_map(
     sizes: Sequence[int] | None = None,
     unit: str = "",
 ) -> list[R]:
-    """``[func(item) for item in items]``, in order, spread over workers.
-
-    ``backend`` is ``"process"`` (the default: ``n_jobs`` local processes; ``n_jobs=1`` or a single
-    item runs in this process) or ``"ray"`` (one Ray task per item on the cluster at
-    ``ray_address``: ``"auto"`` joins a running cluster, ``None`` reuses the Ray session this
-    process already has or starts a local one; ``n_jobs`` is then left to the cluster).
-    Giving ``ray_address`` alone selects Ray. ``func`` must be picklable (a module-level function
-    or a ``functools.partial`` of one).
-
-    Parameters
-    ----------
-    func : callable
-        Applied to each item.
-    items : iterable
-        The work.
-    n_jobs : int, optional
-        Local worker processes (None: every core).
-    description : str
-        The progress bar's label.
-    progress : bool, optional
-        Show progress (None: only on a terminal).
-    backend : {'process', 'ray'}, optional
-        Where the items run.
-    ray_address : str, optional
-        The Ray cluster.
-    sizes : sequence of int, optional
-        The work each item stands for, counted by the progress (default 1 each).
-    unit : str
-        What the progress counts (``"replicates"``).
-
-    Returns
-    -------
-    list
-        ``func(item)`` for each item, in the items' order.
-    """
+    """``[func(item) for item in items]``, in order, spread over workers."""
     items = list(items)
     backend = backend or ("ray" if ray_address is not None else "process")
     if backend not in BACKENDS:
@@ -131,21 +80,15 @@ def parallel_map(
 
 
 def _warned(func: Callable[[T], R], item: T) -> tuple[R, list[tuple]]:
-    """``func(item)`` and the warnings it raised, to be said by the parent (a worker's own are lost: a caller
-    recording warnings records them in its own process only)."""
+    """``func(item)`` and the warnings it raised, to be said by the parent (a worker's own are lost: a caller recording
+    warnings records them in its own process only)."""
     with warnings.catch_warnings(record=True) as caught:
         result = func(item)
     return result, [(w.category, str(w.message), w.filename, w.lineno) for w in caught]
 
 
 def import_ray() -> Any:
-    """The ``ray`` module, or a BenchcastError saying how to install it.
-
-    Returns
-    -------
-    module
-        ``ray``.
-    """
+    """The ``ray`` module, or a BenchcastError saying how to install it."""
     try:
         import ray
     except ImportError as exc:
@@ -154,18 +97,7 @@ def import_ray() -> Any:
 
 
 def connect_ray(address: str | None = None) -> Any:
-    """The ray module with a session: the one this process has, else ``ray.init(address)``.
-
-    Parameters
-    ----------
-    address : str, optional
-        The cluster (``'auto'``: a running one; None: a local cluster of this machine's cores).
-
-    Returns
-    -------
-    module
-        ``ray``, initialised.
-    """
+    """The ray module with a session: the one this process has, else ``ray.init(address)``."""
     ray = import_ray()
     if not ray.is_initialized():
         try:

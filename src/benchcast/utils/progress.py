@@ -32,13 +32,7 @@ _lock = threading.RLock()
 
 
 def report_when_piped(enabled: bool = True) -> None:
-    """Print plain progress lines on stderr when it is not a terminal (the CLI turns this on).
-
-    Parameters
-    ----------
-    enabled : bool
-        Switch the plain lines on or off.
-    """
+    """Print plain progress lines on stderr when it is not a terminal (the CLI turns this on)."""
     global _plain_when_piped
     _plain_when_piped = enabled
 
@@ -147,31 +141,9 @@ def track(
     sizes: Sequence[int] | None = None,
     unit: str = "",
 ) -> Iterator[T]:
-    """Iterate with progress on stderr once the loop has run :data:`DELAY_S` seconds: a bar on a
-    terminal, plain lines when piped (if switched on with :func:`report_when_piped`), nothing when
-    ``enabled`` is False or in a worker process (:func:`silence`).
-
-    Parameters
-    ----------
-    items : iterable
-        What to iterate over.
-    description : str
-        The bar's label.
-    total : int, optional
-        How much work in all (default: ``sum(sizes)``, else ``len(items)`` where it has one).
-    enabled : bool, optional
-        False: no progress; None: only on a terminal or when piped lines are on.
-    sizes : sequence of int, optional
-        How much work each item stands for (a batch of replicates: its size), so that the count is
-        of the work (replicates) rather than of the batches; default 1 each.
-    unit : str
-        What is counted (``"replicates"``), printed after the count.
-
-    Yields
-    ------
-    object
-        Each item, in order.
-    """
+    """Iterate with progress on stderr once the loop has run :data:`DELAY_S` seconds: a bar on a terminal, plain lines
+    when piped (if switched on with :func:`report_when_piped`), nothing when ``enabled`` is False or in a worker
+    process (:func:`silence`)."""
     if sizes is not None:
         sizes = [int(s) for s in sizes]
         total = sum(sizes) if total is None else total

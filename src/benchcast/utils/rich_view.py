@@ -30,19 +30,7 @@ def _shown(value, floatfmt: str) -> str:
 
 
 def rich_table(title: str, columns: list[str], rows: list[list], floatfmt: str = ".4g") -> Table:
-    """A Rich table: floats as ``floatfmt`` (NaN as a dash), every other cell escaped text, names left-aligned.
-
-    Parameters
-    ----------
-    title : str
-    columns : list of str
-    rows : list of lists
-    floatfmt : str
-
-    Returns
-    -------
-    rich.table.Table
-    """
+    """A Rich table: floats as ``floatfmt`` (NaN as a dash), every other cell escaped text, names left-aligned."""
     table = Table(title=escape(title), title_justify="left")
     for column in columns:
         table.add_column(escape(column), justify="left" if column in LEFT_COLUMNS else "right")

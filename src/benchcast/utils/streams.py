@@ -12,28 +12,10 @@ RESIDUAL_STREAM = 2**31 - 1  # bootstrap: residuals added to each queried point
 
 
 def point_rng(seed: int, purpose: int, values) -> np.random.Generator:
-    """A generator for one queried point: seeded by ``seed``, a ``purpose`` tag and the point's own
-    float values (their little-endian bit patterns). A point's draws are then the same whether it is
-    asked for alone or with others, and the points of one call get independent draws (so that a
-    coverage averaged over them does not share one Monte-Carlo error).
-
-    The key is prefix-free (its length first, a 1 last): numpy's seeding ignores trailing zero
-    words, so without the 1 the point 0.0 would share ``[seed, purpose]``'s stream.
-
-    Parameters
-    ----------
-    seed : int
-        The caller's seed.
-    purpose : int
-        A tag that keeps different uses of one seed apart.
-    values : array_like of float
-        The point's coordinates (e.g. its FLOPs, N, D, k).
-
-    Returns
-    -------
-    numpy.random.Generator
-        The point's own stream.
-    """
+    """A generator for one queried point: seeded by ``seed``, a ``purpose`` tag and the point's own float values (their
+    little-endian bit patterns). A point's draws are then the same whether it is asked for alone or with others, and
+    the points of one call get independent draws (so that a coverage averaged over them does not share one Monte-
+    Carlo error)."""
     values = np.asarray(values, np.float64).ravel() + 0.0  # + 0.0: -0.0 is 0.0
     words = np.ascontiguousarray(values.astype("<f8")).view("<u4")
     return np.random.default_rng([seed, purpose, len(words), *words.tolist(), 1])

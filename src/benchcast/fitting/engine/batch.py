@@ -28,21 +28,8 @@ MAX_STACK = 16
 
 
 class Stack(Problem):
-    """Problems of one law on subsets of one set of points, as one problem whose solver rows each
-    solve one member (the solver's ``groups``): the union's points, each member's box, target scale,
-    loss floor, probe points and weights.
-
-    Parameters
-    ----------
-    problems : list of Problem
-        The members, each built on its own subset (none with presolved parameters).
-    X : dict of str to ndarray
-        The union's covariates.
-    y : ndarray
-        The union's targets.
-    members : list of ndarray
-        Each member's points, as positions in the union, in the member's order.
-    """
+    """Problems of one law on subsets of one set of points, as one problem whose solver rows each solve one member (the
+    solver's ``groups``): the union's points, each member's box, target scale, loss floor, probe points and weights."""
 
     def __init__(self, problems: list[Problem], X: dict[str, np.ndarray], y: np.ndarray, members: list[np.ndarray]):
         first = problems[0]
@@ -67,30 +54,11 @@ class Stack(Problem):
         self.evaluations = np.zeros(len(problems), int)
 
     def count(self, groups: np.ndarray) -> None:
-        """Count one evaluation for each entry of ``groups`` (members, repeated as often as evaluated).
-
-        Parameters
-        ----------
-        groups : ndarray of int
-            Member indices.
-        """
+        """Count one evaluation for each entry of ``groups`` (members, repeated as often as evaluated)."""
         np.add.at(self.evaluations, groups, 1)
 
     def solve(self, starts: list[np.ndarray | None], stage: str) -> list:
-        """Each member's starts solved as rows of one batch; the lowest end of each, as a candidate.
-
-        Parameters
-        ----------
-        starts : list of ndarray or None
-            Internal starts per member (None: none).
-        stage : str
-            The stage's name, for the candidates' messages.
-
-        Returns
-        -------
-        list
-            A :class:`~benchcast.fitting.engine.search.Candidate` per member (None where it had no starts).
-        """
+        """Each member's starts solved as rows of one batch; the lowest end of each, as a candidate."""
         groups = np.concatenate([np.full(len(s), g) for g, s in enumerate(starts) if s is not None])
         solution = solve(self, np.vstack([s for s in starts if s is not None]), self.weights[groups], groups=groups)
         return [
@@ -110,34 +78,7 @@ def minimize_subsets(
     seed: int = 0,
     with_stderr: bool = False,
 ) -> list[Optimum | Exception]:
-    """Fit ``law`` cold to each of several subsets of one set of points, solver stages batched.
-
-    Parameters
-    ----------
-    law : Law
-        The law.
-    Xs : list of dict of str to ndarray
-        Each subset's covariates.
-    ys : list of ndarray
-        Each subset's targets, in the law's target space.
-    members : list of ndarray of int
-        Each subset's points as positions in one set of points (a point at the same position has
-        the same covariates and target in every subset).
-    loss : str, optional
-        ``'huber'`` or ``'lsq'`` (default: the law's).
-    huber_delta : float, optional
-        The Huber threshold (default: the law's).
-    seed : int
-        The screens' random shift.
-    with_stderr : bool
-        Whether to compute standard errors.
-
-    Returns
-    -------
-    list of Optimum or Exception
-        Each subset's fit, as :func:`~benchcast.fitting.engine.search.minimize_law` returns it alone
-        (within the solver's tolerance); a subset whose own stages raised has the exception.
-    """
+    """Fit ``law`` cold to each of several subsets of one set of points, solver stages batched."""
     kind = make_loss(loss or law.loss, law.huber_delta if huber_delta is None else huber_delta)
     out: list = [None] * len(Xs)
     problems = {}
@@ -166,8 +107,8 @@ def minimize_subsets(
 
 
 def _batched(law, problems: dict, Xs, ys, members, out: list, with_stderr: bool) -> None:
-    """The search's solver stages for ``problems`` (subset index -> (problem, ranked starts)) as one
-    stack; each subset's optimum is written to ``out``."""
+    """The search's solver stages for ``problems`` (subset index -> (problem, ranked starts)) as one stack; each
+    subset's optimum is written to ``out``."""
     index = list(problems)
     union = np.unique(np.concatenate([members[i] for i in index]))
     local = [np.searchsorted(union, members[i]) for i in index]

@@ -11,20 +11,7 @@ from benchcast.laws.parameters import BOUND_TOLERANCE
 
 def parameters_on_bounds(problem: Problem, u: np.ndarray) -> list[str]:
     """Names of the free parameters of u on a finite bound of the search (within the tolerance
-    :meth:`benchcast.laws.parameters.Parameter.at_bounds` uses, relative to the range).
-
-    Parameters
-    ----------
-    problem : Problem
-        The law, data and loss.
-    u : ndarray
-        One internal vector (free parameters, log-scale ones as logs), shape (n_free,).
-
-    Returns
-    -------
-    list of str
-        The parameters' names.
-    """
+    :meth:`benchcast.laws.parameters.Parameter.at_bounds` uses, relative to the range)."""
     span = np.where(np.isfinite(problem.upper - problem.lower), problem.upper - problem.lower, 1.0)
     tol = BOUND_TOLERANCE * np.maximum(span, 1.0)
     hits = (np.isfinite(problem.lower) & (u <= problem.lower + tol)) | (
@@ -34,20 +21,7 @@ def parameters_on_bounds(problem: Problem, u: np.ndarray) -> list[str]:
 
 
 def standard_errors(problem: Problem, u: np.ndarray) -> np.ndarray:
-    """Gauss-Newton standard errors in natural units (nan where not identifiable).
-
-    Parameters
-    ----------
-    problem : Problem
-        The law, data and loss.
-    u : ndarray
-        One internal vector (free parameters, log-scale ones as logs), shape (n_free,).
-
-    Returns
-    -------
-    ndarray
-        The standard error of each parameter, shape (n_params,) (nan for fixed ones).
-    """
+    """Gauss-Newton standard errors in natural units (nan where not identifiable)."""
     out = np.full(len(problem.params), np.nan)
     n, p = len(problem.y), len(u)
     if n <= p:

@@ -19,23 +19,7 @@ SCALE_COVARIATES, PROBE_FACTORS = ("flops", "params", "tokens"), (10.0, 100.0)  
 
 
 class Problem:
-    """A law, its data and loss, with the map between natural and internal parameters.
-
-    Parameters
-    ----------
-    law : Law
-        The law fitted.
-    X : dict of str to ndarray
-        Its covariates, one value per point.
-    y : ndarray
-        The targets, in the law's target space.
-    loss : str
-        ``'huber'`` or ``'lsq'``.
-    huber_delta : float
-        The Huber threshold.
-    fixed : dict of str to float, optional
-        Parameters held at a value (presolved); the others are free.
-    """
+    """A law, its data and loss, with the map between natural and internal parameters."""
 
     def __init__(
         self,
@@ -71,18 +55,7 @@ class Problem:
         self.loss_floor = (1e-6 * self.target_scale) ** 2  # a loss this small is an exact fit
 
     def natural(self, u: np.ndarray) -> np.ndarray:
-        """Natural parameter vectors (..., n_params) of internal ones (..., n_free).
-
-        Parameters
-        ----------
-        u : ndarray
-            Internal vectors (free parameters, log-scale ones as logs), shape (..., n_free).
-
-        Returns
-        -------
-        ndarray
-            Natural parameters, fixed ones at their values, shape (..., n_params).
-        """
+        """Natural parameter vectors (..., n_params) of internal ones (..., n_free)."""
         u = np.asarray(u, float)
         if self.all_free:
             theta = u.copy()
@@ -93,102 +66,34 @@ class Problem:
         return theta
 
     def internal(self, theta: np.ndarray) -> np.ndarray:
-        """Internal vectors (..., n_free) of natural ones (..., n_params).
-
-        Parameters
-        ----------
-        theta : ndarray
-            Natural parameter vectors, shape (..., n_params).
-
-        Returns
-        -------
-        ndarray
-            Internal vectors, shape (..., n_free).
-        """
+        """Internal vectors (..., n_free) of natural ones (..., n_params)."""
         free = np.asarray(theta, float)[..., self.free]
         with np.errstate(divide="ignore"):
             return np.where(self.is_log, np.log(np.maximum(free, 1e-300)), free)
 
     def inside(self, theta: np.ndarray) -> np.ndarray:
-        """Internal vectors of natural ones, clipped to the box (a batch: shape (S, n_free)).
-
-        Parameters
-        ----------
-        theta : ndarray
-            Natural parameter vectors, shape (n_params,) or (S, n_params).
-
-        Returns
-        -------
-        ndarray
-            Internal vectors inside the bounds, shape (S, n_free).
-        """
+        """Internal vectors of natural ones, clipped to the box (a batch: shape (S, n_free))."""
         return np.clip(self.internal(np.atleast_2d(theta)), self.lower, self.upper)
 
     def predict(self, u: np.ndarray) -> np.ndarray:
-        """The law's prediction at internal vectors u (..., n_free), shape (..., n_points).
-
-        Parameters
-        ----------
-        u : ndarray
-            Internal vectors (free parameters, log-scale ones as logs), shape (..., n_free).
-
-        Returns
-        -------
-        ndarray
-            The prediction in the law's target space, shape (..., n_points).
-        """
+        """The law's prediction at internal vectors u (..., n_free), shape (..., n_points)."""
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             return self.law.forward(self.natural(u), self.X)
 
     def predict_probed(self, u: np.ndarray) -> np.ndarray:
-        """The prediction at the fitted points followed by the probe points, shape (..., n_points + n_probes).
-
-        Parameters
-        ----------
-        u : ndarray
-            Internal vectors, shape (..., n_free).
-
-        Returns
-        -------
-        ndarray
-            Predictions in the law's target space; the first ``n_points`` are :meth:`predict`'s.
-        """
+        """The prediction at the fitted points followed by the probe points, shape (..., n_points + n_probes)."""
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             return self.law.forward(self.natural(u), self.X_probed)
 
     def objective(self, u: np.ndarray) -> np.ndarray:
-        """Loss of a batch of internal vectors, shape (..., n_free) -> (...).
-
-        Parameters
-        ----------
-        u : ndarray
-            Internal vectors (free parameters, log-scale ones as logs), shape (..., n_free).
-
-        Returns
-        -------
-        ndarray
-            The mean loss of each (``PENALTY`` where not finite), shape (...).
-        """
+        """Loss of a batch of internal vectors, shape (..., n_free) -> (...)."""
         self.n_evaluations += math.prod(np.shape(u)[:-1])
         values = self.loss.mean(self.predict(u) - self.y)
         return np.where(np.isfinite(values), values, PENALTY)
 
     def jacobian(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Prediction at u and its Jacobian (n_free, n_points) in internal units: the law's own
-        where it declares one, else central differences.
-
-        Parameters
-        ----------
-        u : ndarray
-            One internal vector (free parameters, log-scale ones as logs), shape (n_free,).
-
-        Returns
-        -------
-        pred : ndarray
-            The prediction in target space, shape (n_points,).
-        jac : ndarray
-            Its derivatives in the internal parameters, shape (n_free, n_points).
-        """
+        """Prediction at u and its Jacobian (n_free, n_points) in internal units: the law's own where it declares one,
+        else central differences."""
         theta = self.natural(u)
         with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
             exact = self.law.jacobian(theta, self.X)
@@ -228,8 +133,8 @@ class Problem:
 
 
 def _with_probes(X: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The covariates followed by the probe points: the largest run (by its first scale covariate)
-    with every scale covariate multiplied by ``PROBE_FACTORS``, its other covariates kept."""
+    """The covariates followed by the probe points: the largest run (by its first scale covariate) with every scale
+    covariate multiplied by ``PROBE_FACTORS``, its other covariates kept."""
     scales = [c for c in SCALE_COVARIATES if c in X]
     if not scales or not len(X[scales[0]]):
         return X
@@ -242,8 +147,8 @@ def _with_probes(X: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 
 
 def _as_slice(index: np.ndarray) -> slice | np.ndarray:
-    """``index`` as a slice where its positions are consecutive: indexing by a slice is a view,
-    several times cheaper than a copy at the sizes of a law's parameter vector."""
+    """``index`` as a slice where its positions are consecutive: indexing by a slice is a view, several times cheaper
+    than a copy at the sizes of a law's parameter vector."""
     if index.size and np.array_equal(index, np.arange(index[0], index[0] + index.size)):
         return slice(int(index[0]), int(index[0]) + index.size)
     return index

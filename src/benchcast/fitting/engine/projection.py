@@ -14,23 +14,9 @@ WELL_CONDITIONED = 1e-6  # Hadamard ratio above which box least squares trusts a
 
 
 def project_linear(problem: Problem, u: np.ndarray) -> np.ndarray:
-    """Solve the law's linear parameters exactly for a batch of internal vectors: least squares
-    within their bounds (the optimum of the convex problem), so that a projected point never
-    leaves the law's constraints; with a Huber loss, ``ROBUST_STEPS`` iteratively reweighted steps
-    then move the solution towards the Huber optimum.
-
-    Parameters
-    ----------
-    problem : Problem
-        The law, data and loss.
-    u : ndarray
-        Internal vectors, shape (S, n_free).
-
-    Returns
-    -------
-    ndarray
-        ``u`` with its linear parameters replaced (``u`` itself where the law has none).
-    """
+    """Solve the law's linear parameters exactly for a batch of internal vectors: least squares within their bounds
+    (the optimum of the convex problem), so that a projected point never leaves the law's constraints; with a Huber
+    loss, ``ROBUST_STEPS`` iteratively reweighted steps then move the solution towards the Huber optimum."""
     linear = [j for j, i in enumerate(problem.free) if problem.params[i].linear]
     if not linear:
         return u
@@ -63,31 +49,7 @@ def project_linear(problem: Problem, u: np.ndarray) -> np.ndarray:
 
 
 def box_least_squares(basis: np.ndarray, target: np.ndarray, lower, upper, init) -> np.ndarray:
-    """argmin_x ||x @ basis - target||^2 subject to lower <= x <= upper, for a batch.
-
-    L is small (a law's linear parameters), so every active set (each coefficient free, at its
-    lower or at its upper bound) is solved and the best feasible solution kept. The all-free set
-    comes first: where its solution is feasible and the system well conditioned, it is the optimum
-    of the convex problem, and that row's other active sets are not tried (the screen's rows
-    mostly). In a nearly singular system the small ridge of the solve leaves the free solution a
-    hair above the optimum, where a bounded set can be lower: those rows try all.
-
-    Parameters
-    ----------
-    basis : ndarray
-        Shape (S, L, n).
-    target : ndarray
-        Shape (S, n).
-    lower, upper : ndarray
-        Bounds of the L coefficients (infinite where unbounded).
-    init : ndarray
-        The coefficients (clipped) of a row with no finite solution.
-
-    Returns
-    -------
-    ndarray
-        The coefficients, shape (S, L).
-    """
+    """argmin_x ||x @ basis - target||^2 subject to lower <= x <= upper, for a batch."""
     n_batch, n_lin, _ = basis.shape
     gram = basis @ np.swapaxes(basis, 1, 2)  # (S, L, L)
     rhs = (basis @ target[..., None])[..., 0]  # (S, L)

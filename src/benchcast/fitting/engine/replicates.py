@@ -26,39 +26,7 @@ def refit_weighted(
     huber_delta: float | None = None,
     seed: int = 0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Refit ``law`` to many reweightings of one data set at once (bootstrap replicates).
-
-    Each replicate starts from ``warm`` (the full-data optimum) and from the
-    ``law.search.n_replicate_starts`` best, by the replicate's own loss, of a pool shared by all:
-    the full data's ``N_POOL`` best-ranked candidates (the law's grid and screen, linear parameters
-    projected, as a cold fit ranks them) and the law's refinement starts around ``warm``. A
-    replicate's fit is its lowest end, converged where that end met the solver's test.
-
-    Parameters
-    ----------
-    law : Law
-        The law.
-    X : dict of str to ndarray
-        The full data's covariates.
-    y : ndarray
-        The full data's targets, in the law's target space.
-    counts : ndarray
-        How often each point is drawn, shape (B, n_points).
-    warm : ndarray
-        The full-data optimum, natural units.
-    loss : str, optional
-        ``'huber'`` or ``'lsq'`` (default: the law's).
-    huber_delta : float, optional
-        The Huber threshold (default: the law's).
-    seed : int
-        The screen's random shift.
-
-    Returns
-    -------
-    tuple of ndarray
-        (thetas (B, n_params), losses (B,), converged (B,)); losses are the mean loss on the
-        resample, as a cold fit of it reports.
-    """
+    """Refit ``law`` to many reweightings of one data set at once (bootstrap replicates)."""
     problem = Problem(law, X, y, loss or law.loss, law.huber_delta if huber_delta is None else huber_delta)
     counts = np.asarray(counts, float)
     warm_u = problem.inside(warm)[0]
@@ -81,8 +49,8 @@ def refit_weighted(
 
 
 def _shared_pool(problem: Problem, seed: int, warm_u: np.ndarray) -> np.ndarray:
-    """The full data's ``N_POOL`` best-ranked candidates and the law's refinement starts around the
-    full-data optimum ``warm_u``: the starts every replicate chooses from."""
+    """The full data's ``N_POOL`` best-ranked candidates and the law's refinement starts around the full-data optimum
+    ``warm_u``: the starts every replicate chooses from."""
     pool = ranked_starts(problem, problem.law.search.n_screen, seed)[:N_POOL]
     extra = refinement_starts(problem, warm_u)
     return pool if extra is None else np.vstack([pool, extra])

@@ -6,21 +6,8 @@ import numpy as np
 
 
 def solve_rows(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    """``solve(lhs[a], rhs[a])`` for each row a; a singular row alone takes the diagonal step
-    ``rhs / diag(lhs)``, so that each row's path is independent of the others in its batch.
-
-    Parameters
-    ----------
-    lhs : ndarray
-        Matrices, shape (S, m, m).
-    rhs : ndarray
-        Right-hand sides, shape (S, m).
-
-    Returns
-    -------
-    ndarray
-        The solutions, shape (S, m).
-    """
+    """``solve(lhs[a], rhs[a])`` for each row a; a singular row alone takes the diagonal step ``rhs / diag(lhs)``, so
+    that each row's path is independent of the others in its batch."""
     try:
         return np.linalg.solve(lhs, rhs[..., None])[..., 0]
     except np.linalg.LinAlgError:
@@ -34,16 +21,5 @@ def solve_rows(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
 
 
 def finite(values: np.ndarray) -> np.ndarray:
-    """``values`` with nan and infinities replaced by 0 (itself where all are finite, the common case).
-
-    Parameters
-    ----------
-    values : ndarray
-        Any array.
-
-    Returns
-    -------
-    ndarray
-        ``values`` or a finite copy.
-    """
+    """``values`` with nan and infinities replaced by 0 (itself where all are finite, the common case)."""
     return values if np.isfinite(values).all() else np.nan_to_num(values, nan=0.0, posinf=0.0, neginf=0.0)

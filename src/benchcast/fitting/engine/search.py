@@ -30,19 +30,7 @@ from benchcast.laws.base import Law
 
 @dataclass(frozen=True)
 class Candidate:
-    """A point a search stage ended at.
-
-    Attributes
-    ----------
-    loss : float
-        Its mean loss.
-    u : ndarray
-        Internal parameters, shape (n_free,).
-    converged : bool
-        Whether its solve met the convergence test.
-    message : str
-        How it was reached.
-    """
+    """A point a search stage ended at."""
 
     loss: float
     u: np.ndarray
@@ -51,44 +39,13 @@ class Candidate:
 
 
 def lowest(candidates) -> Candidate:
-    """The lowest-loss candidate; a converged one on a tie (the first of equals otherwise).
-
-    Parameters
-    ----------
-    candidates : iterable of Candidate
-        The points the search stages ended at.
-
-    Returns
-    -------
-    Candidate
-        The best of them.
-    """
+    """The lowest-loss candidate; a converged one on a tie (the first of equals otherwise)."""
     return min(candidates, key=lambda c: (c.loss, not c.converged))
 
 
 @dataclass
 class Optimum:
-    """What the engine found, in natural parameter units.
-
-    Attributes
-    ----------
-    theta : ndarray
-        The fitted parameters.
-    loss : float
-        The mean loss there.
-    converged : bool
-        Whether the last solve's convergence test was met.
-    message : str
-        The last solve's message.
-    n_starts : int
-        Starts solved (the best-ranked; refinement starts are not counted).
-    n_evaluations : int
-        Evaluations of the law (a Jacobian counts as one where the law declares it).
-    at_bound : list of str
-        Parameters on (or, in closed form, outside) a bound of their range.
-    stderr : ndarray or None
-        Gauss-Newton standard errors (None where not asked for).
-    """
+    """What the engine found, in natural parameter units."""
 
     theta: np.ndarray
     loss: float
@@ -104,10 +61,7 @@ _BLAS = None
 
 
 def single_threaded_blas():
-    """A context in which BLAS runs on one thread.
-
-    The engine's matrices are tiny (a few parameters by a few hundred points): a threaded BLAS
-    only spins its threads for each call."""
+    """A context in which BLAS runs on one thread."""
     global _BLAS
     if _BLAS is None:
         from threadpoolctl import ThreadpoolController
@@ -126,30 +80,7 @@ def minimize_law(
     seed: int = 0,
     with_stderr: bool = True,
 ) -> Optimum:
-    """Fit ``law`` to targets ``y`` (already in the law's target space).
-
-    Parameters
-    ----------
-    law : Law
-        The law; its ``search`` settings shape the search.
-    X : dict of str to ndarray
-        Covariates, one value per point.
-    y : ndarray
-        Targets in the law's target space.
-    loss : str, optional
-        ``'huber'`` or ``'lsq'`` (default: the law's).
-    huber_delta : float, optional
-        The Huber threshold (default: the law's).
-    seed : int
-        The screen's random shift.
-    with_stderr : bool
-        Whether to compute standard errors.
-
-    Returns
-    -------
-    Optimum
-        The fit.
-    """
+    """Fit ``law`` to targets ``y`` (already in the law's target space)."""
     loss = make_loss(loss or law.loss, law.huber_delta if huber_delta is None else huber_delta)
     y = np.asarray(y, float)
     with single_threaded_blas():
@@ -197,8 +128,8 @@ def _best(solution: Solution, stage: str) -> Candidate:
 
 
 def _from_refinement_starts(problem: Problem, best: Candidate) -> Candidate:
-    """The law's own refinement starts around the best point, solved together; their lowest end is
-    kept only if it is lower than ``best`` (a fit can only improve)."""
+    """The law's own refinement starts around the best point, solved together; their lowest end is kept only if it is
+    lower than ``best`` (a fit can only improve)."""
     starts = refinement_starts(problem, best.u)
     if starts is None:
         return best

@@ -9,22 +9,7 @@ import numpy as np
 
 @dataclass
 class Solution:
-    """Where each row of a batched solve ended.
-
-    Attributes
-    ----------
-    u : ndarray
-        Internal parameter vectors, shape (S, n_free).
-    loss : ndarray
-        Each row's weighted mean loss, shape (S,) (``PENALTY`` where not finite).
-    converged : ndarray of bool
-        Whether the row met the convergence test, shape (S,).
-    iterations : ndarray of int
-        Iterations each row ran, shape (S,).
-    reason : ndarray of str
-        Why each row stopped: 'converged', 'iteration limit', 'no descent step', 'not finite' or
-        'above a converged start'.
-    """
+    """Where each row of a batched solve ended."""
 
     u: np.ndarray
     loss: np.ndarray
@@ -33,19 +18,8 @@ class Solution:
     reason: np.ndarray
 
     def best_of_groups(self, n_groups: int) -> Solution:
-        """The lowest-loss row of each of ``n_groups`` equal consecutive groups of rows (a replicate's
-        starts); a converged row wins a tie.
-
-        Parameters
-        ----------
-        n_groups : int
-            How many groups the rows split into.
-
-        Returns
-        -------
-        Solution
-            One row per group.
-        """
+        """The lowest-loss row of each of ``n_groups`` equal consecutive groups of rows (a replicate's starts); a
+        converged row wins a tie."""
         per = len(self.loss) // n_groups
         loss, converged = self.loss.reshape(n_groups, per), self.converged.reshape(n_groups, per)
         # the lowest loss; among equal losses, a converged row (lexsort: its last key sorts first)
@@ -53,16 +27,5 @@ class Solution:
         return self.take(rows)
 
     def take(self, rows) -> Solution:
-        """The solution's rows ``rows``.
-
-        Parameters
-        ----------
-        rows : array-like of int
-            Row indices.
-
-        Returns
-        -------
-        Solution
-            Those rows.
-        """
+        """The solution's rows ``rows``."""
         return Solution(self.u[rows], self.loss[rows], self.converged[rows], self.iterations[rows], self.reason[rows])

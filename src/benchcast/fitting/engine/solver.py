@@ -47,31 +47,7 @@ def solve(
     groups: np.ndarray | None = None,
     max_iterations: int = MAX_ITERATIONS,
 ) -> Solution:
-    """Levenberg-Marquardt from every row of ``u`` at once.
-
-    Parameters
-    ----------
-    problem : Problem
-        The law, data and loss.
-    u : ndarray
-        Internal starts, shape (S, n_free).
-    weights : ndarray, optional
-        Per-row point weights (S, n_points) (None: all 1); the loss is the weighted mean.
-    group_size : int
-        Rows form consecutive groups of this size, the starts of one problem (1: each row its own).
-        A row more than ``PRUNE_MARGIN`` above a converged row of its group stops: a local solve
-        that far above another start's optimum is in a basin the search has already beaten.
-    groups : ndarray, optional
-        Each row's group (S,), in place of ``group_size``. Where ``problem`` is a
-        :class:`~benchcast.fitting.engine.batch.Stack`, a row's group is the problem it solves.
-    max_iterations : int
-        Iterations at most.
-
-    Returns
-    -------
-    Solution
-        Each row's end.
-    """
+    """Levenberg-Marquardt from every row of ``u`` at once."""
     y, loss, u = problem.y, problem.loss, np.array(u, float, ndmin=2)
     S, m = u.shape
     group = np.arange(S) // group_size if groups is None else np.asarray(groups, int)
@@ -188,8 +164,8 @@ def solve(
 
 
 def _per_row(problem: Problem, group: np.ndarray, m: int) -> tuple:
-    """Each row's lower and upper bounds (S, m), target scale (S, 1), loss floor (S,) and probe columns
-    (S, n_probed; None where every row sees all): a stack's per problem, a plain problem's for all."""
+    """Each row's lower and upper bounds (S, m), target scale (S, 1), loss floor (S,) and probe columns (S, n_probed;
+    None where every row sees all): a stack's per problem, a plain problem's for all."""
     if hasattr(problem, "probe_mask"):
         return tuple(
             x[group]
@@ -201,8 +177,8 @@ def _per_row(problem: Problem, group: np.ndarray, m: int) -> tuple:
 
 
 def _weighted_loss(loss, pred: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Each row's weighted mean loss (``PENALTY`` where not finite); a point of weight 0 is not in the
-    row's problem (a stack's other points, a point a replicate did not draw) and need not be finite."""
+    """Each row's weighted mean loss (``PENALTY`` where not finite); a point of weight 0 is not in the row's problem (a
+    stack's other points, a point a replicate did not draw) and need not be finite."""
     per_point = loss.per_point(pred - y)
     value = np.sum(w * per_point, axis=-1)
     if not (bad := ~np.isfinite(value)).any():
@@ -212,8 +188,7 @@ def _weighted_loss(loss, pred: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.n
 
 
 def _derivatives(problem: Problem, u: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The gradient of the weighted loss and the Gauss-Newton matrix of its reweighted majorant,
-    for a batch of rows."""
+    """The gradient of the weighted loss and the Gauss-Newton matrix of its reweighted majorant, for a batch of rows."""
     pred, jac = problem.jacobian(u)  # (R, n), (R, m, n)
     residual = pred - problem.y
     jac = finite(jac)

@@ -12,23 +12,8 @@ SCREEN_SPAN = 60.0  # internal half-width where a bound is infinite (screening o
 
 
 def ranked_starts(problem: Problem, n_screen: int, seed: int) -> np.ndarray:
-    """The law's own starting points plus, with ``n_screen``, a screen of the free box, best (by
-    the problem's loss) first.
-
-    Parameters
-    ----------
-    problem : Problem
-        The law, data and loss.
-    n_screen : int
-        Quasi-random screening points (0: the law's own starts alone).
-    seed : int
-        The screen's random shift.
-
-    Returns
-    -------
-    ndarray
-        Internal starts, shape (S, n_free), in order of their loss (stable).
-    """
+    """The law's own starting points plus, with ``n_screen``, a screen of the free box, best (by the problem's loss)
+    first."""
     starts = problem.inside(problem.law.initial_guesses(problem.X, problem.y))
     if n_screen:
         starts = screen(problem, n_screen, seed, extra=starts)
@@ -36,25 +21,8 @@ def ranked_starts(problem: Problem, n_screen: int, seed: int) -> np.ndarray:
 
 
 def screen(problem: Problem, n_points: int, seed: int, extra: np.ndarray | None = None) -> np.ndarray:
-    """Low-discrepancy points over the free box, linear parameters projected, so the ranking is by
-    the loss being fitted.
-
-    Parameters
-    ----------
-    problem : Problem
-        The law, data and loss.
-    n_points : int
-        How many points.
-    seed : int
-        The sequence's random shift.
-    extra : ndarray, optional
-        Internal points put first (the law's own grid), projected with the others.
-
-    Returns
-    -------
-    ndarray
-        Internal points, shape (len(extra) + n_points, n_free).
-    """
+    """Low-discrepancy points over the free box, linear parameters projected, so the ranking is by the loss being
+    fitted."""
     lo = np.where(np.isfinite(problem.lower), problem.lower, -SCREEN_SPAN)
     hi = np.where(np.isfinite(problem.upper), problem.upper, SCREEN_SPAN)
     points = lo + (hi - lo) * _low_discrepancy(n_points, len(problem.free), seed)
@@ -64,21 +32,8 @@ def screen(problem: Problem, n_points: int, seed: int, extra: np.ndarray | None 
 
 
 def refinement_starts(problem: Problem, u: np.ndarray) -> np.ndarray | None:
-    """The law's refinement starts around internal point ``u`` (``Law.refinement_starts``: minima
-    a local search from it cannot reach), in internal units with the linear parameters projected.
-
-    Parameters
-    ----------
-    problem : Problem
-        The law, data and loss.
-    u : ndarray
-        An optimum, internal, shape (n_free,).
-
-    Returns
-    -------
-    ndarray or None
-        Internal starts, shape (S, n_free); None where the law has none.
-    """
+    """The law's refinement starts around internal point ``u`` (``Law.refinement_starts``: minima a local search from
+    it cannot reach), in internal units with the linear parameters projected."""
     extra = problem.law.refinement_starts(problem.natural(u), problem.X)
     if extra is None or not len(extra):
         return None
@@ -86,9 +41,8 @@ def refinement_starts(problem: Problem, u: np.ndarray) -> np.ndarray | None:
 
 
 def _low_discrepancy(n_points: int, dim: int, seed: int) -> np.ndarray:
-    """A randomly shifted R_d (Kronecker) sequence in [0, 1)^dim (Roberts 2018): low discrepancy
-    in any dimension, deterministic given ``seed``, and numpy only (scipy.stats.qmc takes
-    seconds to import)."""
+    """A randomly shifted R_d (Kronecker) sequence in [0, 1)^dim (Roberts 2018): low discrepancy in any dimension,
+    deterministic given ``seed``, and numpy only (scipy.stats.qmc takes seconds to import)."""
     phi = 2.0
     for _ in range(60):  # phi_d solves x^(d+1) = x + 1
         phi = (1.0 + phi) ** (1.0 / (dim + 1))
