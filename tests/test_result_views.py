@@ -3,6 +3,7 @@
 
 import json
 import warnings
+from dataclasses import replace
 from importlib import resources
 
 import numpy as np
@@ -75,7 +76,7 @@ def test_fit_notes_flag_parameters_at_bound():
 def test_recommendation(ladder):
     rec = bc.recommend(ladder, "arc_easy", "acc_norm", laws=["power", "power_floor"], target_flops=3e21, n_boot=0)
     assert rec.supported
-    forecast = rec.forecast["prediction"]
+    forecast = rec.forecast.records()[0]["prediction"]
     doc = shows(rec, *rec.ranking["inner_mre"], *rec.ranking["tau"])
     for number in (f"{forecast:.4f}", f"{rec.nested_mre:.2f} % MRE"):  # the advice's numbers
         assert number in str(rec) and number in rec._repr_html_()
@@ -83,16 +84,20 @@ def test_recommendation(ladder):
     assert list(rec.to_frame().columns)[:4] == ["law", "inner MRE %", "inner MSLE", "weight"]
 
 
-def test_strategy_forecast():
-    from benchcast.forecasting.results import StrategyForecast
+def test_forecast_of_several_targets():
+    from benchcast.forecasting.bootstrap import Uncertainty
+    from benchcast.forecasting.forecast import Forecast, make_forecast
+    from benchcast.forecasting.targets import planned_runs
 
-    rows = pd.DataFrame(
-        [
-            {"flops": 1e22, "prediction": 0.8123, "lower": 0.7512, "upper": 0.8834, "weights": {"power_floor": 0.5}},
-            {"flops": 1e19, "prediction": np.nan, "note": "no forecast: no law has support"},
-        ]
+    unc = Uncertainty(10, levels=(0.9,))
+    made = make_forecast(
+        "arc_easy", "ensemble", planned_runs(flops=1e22), [0.8123], [()], unc, weights={"power_floor": 0.5}
     )
-    result = StrategyForecast("arc_easy", "ensemble", 0.9, "extrapolation", 10, rows)
+    made = replace(made, points=made.points.assign(lower90=0.7512, upper90=0.8834))
+    none = make_forecast(
+        "arc_easy", "ensemble", planned_runs(flops=1e19), [np.nan], [()], unc, note="no forecast: no law has support"
+    )
+    result = Forecast.concat([made, none])
     doc = shows(result, 0.8123, 0.7512, 0.8834)
     assert doc["forecasts"][1]["prediction"] is None and doc["strategy"] == "ensemble"
     text = str(result)
@@ -237,7 +242,6 @@ def test_every_result_type_is_a_view_checked_here():
         "PassKTable", "OptimalPlan", "ExampleResult",
         "BacktestComparison", "SweepComparison",  # above
         "Forecast", "PlanResult",  # tests/forecasting/test_intervals_planning.py
-        "StrategyForecast",  # above
         "StrategyPlan",  # tests/cli/test_plan_from_data.py
         "PassKPastN", "BorrowedSuccess",  # tests/generative/test_success_distributions.py
         "BacktestResult", "Sweep", "CutoffResult",  # tests/evaluation/test_backtest.py

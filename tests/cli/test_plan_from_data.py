@@ -20,7 +20,7 @@ N_BOOT = 100
 
 def _forecast(table, flops: float) -> dict:
     out = forecast_default(table, "arc_easy", "acc_norm", flops=[flops], tpr=20, n_boot=N_BOOT, seed=0)
-    return out.rows.iloc[0].to_dict()
+    return out.records()[0]
 
 
 def test_plan_from_data_inverts_the_forecast_command(apple, apple_path):
@@ -52,7 +52,7 @@ def test_plan_from_data_inverts_the_forecast_command(apple, apple_path):
         around = forecast_default(
             apple, "arc_easy", "acc_norm", flops=list(plan["lower"] * np.linspace(0.98, 1.02, 21)), tpr=20,
             n_boot=N_BOOT, seed=0,
-        ).rows["upper"]  # fmt: skip
+        ).to_frame()["upper90"]  # fmt: skip
     assert around.mean() == pytest.approx(0.88, abs=7e-3)
     assert _forecast(apple, plan["lower"] / 2)["upper"] < 0.88 - 5e-3  # half the compute: clearly short of it
     # the forecast's lower bound widens with distance faster than the curve rises: it never reaches 0.88

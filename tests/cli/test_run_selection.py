@@ -138,7 +138,7 @@ def test_an_artifact_forecast_places_a_planned_run_by_the_fits_runs_and_draws_it
     assert run("fit", files["ladder"], "-b", "hellaswag", "-m", "acc", "--tpr", 20, "--out", fit_file).exit_code == 0
     out = forecast(FitResult.load(fit_file), n_boot=20, params=N_SMALL, tokens=D_SMALL)
     assert out.flags[0][0].kind == "at a fitted run"  # the r13 run, at its own 1.3 x 6ND FLOPs
-    assert out.run_notes[0].startswith("planned runs placed at C = 1.3 x 6 N D: the fit's runs' convention")
+    assert out.remarks[0].startswith("planned runs placed at C = 1.3 x 6 N D: the fit's runs' convention")
     x, label = forecast_x(out.query)
     assert x[0] == pytest.approx(FACTOR * 6 * N_SMALL * D_SMALL, rel=1e-9) and "6 N D (FLOPs)" not in label
     by_compute = forecast(FitResult.load(fit_file), n_boot=20, flops=FACTOR * 6 * N_SMALL * D_SMALL)

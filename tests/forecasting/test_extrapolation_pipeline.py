@@ -156,13 +156,13 @@ def test_a_points_interval_does_not_depend_on_the_other_points_asked_for(misspec
     alone = bc.forecast(misspecified, n_boot=30, n_jobs=1, flops=[1e22], interval=interval)
     together = bc.forecast(misspecified, n_boot=30, n_jobs=1, flops=[3e22, 1e22, 1e23], interval=interval)
     for key in ("lower", "upper", "lower_mean", "upper_mean"):
-        assert together[key][1] == alone[key][0], key  # bit for bit: the claim is batch independence
+        assert getattr(together, key)[1] == getattr(alone, key)[0], key  # bit for bit: the claim is batch independence
 
 
 def test_the_interval_widens_with_distance_and_is_the_forecasts_default(misspecified):
     out = bc.forecast(misspecified, n_boot=30, n_jobs=1, flops=[2e21, 1e23])
-    assert out["interval"] == "extrapolation" and out["extrapolation"]["tau"] > 0
-    assert "own" in out["extrapolation"]["source"] and "prior" in out["extrapolation"]["source"]
+    assert out.uncertainty.interval == "extrapolation" and out.error_model["tau"] > 0
+    assert "own" in out.error_model["source"] and "prior" in out.error_model["source"]
     width = out.upper - out.lower
     boot = bc.forecast(misspecified, n_boot=30, n_jobs=1, flops=[2e21, 1e23], interval="bootstrap")
     assert width[1] > width[0] and width[1] > boot.upper[1] - boot.lower[1]
@@ -179,8 +179,8 @@ def test_a_ladder_too_short_to_measure_gets_the_prior_and_says_so():
     assert ext.rolling_origin(result)["origin_decades"].nunique() < ext.MIN_ORIGINS
     out = bc.forecast(result, n_boot=30, n_jobs=1, flops=[1e22])
     prior = ext.load_prior()
-    assert out["extrapolation"]["source"] == f"prior ({len(prior.ladders)} ladders)"
-    assert out["extrapolation"]["tau"] == pytest.approx(np.exp(prior.log_tau_nodrift), rel=1e-12)
+    assert out.error_model["source"] == f"prior ({len(prior.ladders)} ladders)"
+    assert out.error_model["tau"] == pytest.approx(np.exp(prior.log_tau_nodrift), rel=1e-12)
     assert np.isfinite(out.lower[0]) and out.lower[0] < out.prediction[0] < out.upper[0]
 
 
@@ -199,7 +199,7 @@ def test_a_run_at_a_tpr_outside_the_fitted_runs_gets_the_tpr_term():
     n = np.array([1e9, 2.5e8])
     runs = PlannedRuns(np.full(2, 6 * 1e9 * 1.6e10), n, 6 * 1e9 * 1.6e10 / (6 * n), np.ones(2, bool))
     made = ensemble.predict(runs, Uncertainty(30, interval="extrapolation"))
-    lower, upper = made.bounds(0.9)
+    lower, upper = made.interval(0.9)
     assert upper[1] - lower[1] > upper[0] - lower[0]
     assert ext.rolling_origin(bc.fit(table, "power", "synthetic", "acc", q_rand=0.25)).query("axis == 'tpr'").empty
 
@@ -241,7 +241,7 @@ def test_an_artifact_holds_its_rolling_origins_and_a_forecast_of_it_reads_them(m
     stored = Ensemble.of_fit(loaded).predict([1e22], uncertainty)
     monkeypatch.undo()
     fresh = Ensemble.of_fit(misspecified).predict([1e22], uncertainty)
-    assert np.allclose(stored.bounds(0.9), fresh.bounds(0.9), rtol=1e-12, atol=0)
+    assert np.allclose(stored.interval(0.9), fresh.interval(0.9), rtol=1e-12, atol=0)
     # made for other origins, or for other points than the fit's (an edited artifact): made afresh
     assert len(ext.rolling_origin(loaded, origin_decades=(0.5,))) < len(made)
     doc = loaded.to_dict()

@@ -44,8 +44,8 @@ def test_a_forecast_above_one_is_refused_with_its_reason_in_json_and_table(above
     assert not any(f["refused"] for f in doc["flags"][0])
     text = str(fc)
     assert "refused: outside [0, 1]" in text and "(no number given)" in text
-    assert fc.to_frame()["flags"].iloc[1] == "refused: outside [0, 1]"
-    assert fc.to_frame()["forecast"].isna().tolist() == [False, True]
+    assert fl.short(fc.to_frame()["flags"].iloc[1]) == "refused: outside [0, 1]"
+    assert fc.to_frame()["prediction"].isna().tolist() == [False, True]
 
 
 def test_a_fit_with_fewer_than_two_points_per_parameter_is_flagged():
@@ -58,7 +58,9 @@ def test_a_fit_with_fewer_than_two_points_per_parameter_is_flagged():
     assert not fl.fit_flags(five)[0].refuses
     assert fl.fit_flags(six) == ()
     fc = bc.forecast(five, flops=2e18, n_boot=10, interval="bootstrap")
-    assert fc.to_frame()["flags"].iloc[0] == f"flagged: {fl.FEW_POINTS}, {fl.INTERPOLATION}"  # 2e18: inside the runs
+    assert (
+        fl.short(fc.to_frame()["flags"].iloc[0]) == f"flagged: {fl.FEW_POINTS}, {fl.INTERPOLATION}"
+    )  # 2e18: inside the runs
     assert np.isfinite(fc.prediction[0])  # flagged, not refused: the number is shown
 
 
@@ -124,15 +126,18 @@ def test_a_strategy_with_a_member_outside_one_is_refused(above_one):
     """recommend's and forecast DATA's forecast (Ensemble.predict): no number, the reason instead."""
     from benchcast.forecasting.bootstrap import Uncertainty
     from benchcast.forecasting.ensemble import Ensemble
-    from benchcast.forecasting.results import StrategyForecast
+    from benchcast.forecasting.forecast import Forecast
 
     strategy = Ensemble.of_fit(above_one)
-    row = strategy.predict([1e22], Uncertainty(0, interval="bootstrap")).record(0)
-    assert np.isnan(row["prediction"]) and row["flags"].startswith("refused: bnsl forecasts 1.")
-    kept = strategy.predict([1e19], Uncertainty(0, interval="bootstrap")).record(0)
+    made = strategy.predict([1e22], Uncertainty(0, interval="bootstrap"))
+    row = made.records()[0]
+    assert np.isnan(made.prediction[0]) and row["prediction"] is None
+    assert row["flags"].startswith("refused: bnsl forecasts 1.")
+    kept_made = strategy.predict([1e19], Uncertainty(0, interval="bootstrap"))
+    kept = kept_made.records()[0]
     assert kept["prediction"] == pytest.approx(float(above_one.predict(flops=1e19)))
     assert kept["flags"].startswith("flagged: inside the fitted runs")  # not refused: an interpolation
-    shown = StrategyForecast("synthetic", "bnsl", 0.9, "bootstrap", 0, pd.DataFrame([kept, row]))
+    shown = Forecast.concat([kept_made, made])
     text = str(shown)
     assert "refused" in text and "outside [0, 1]" in text
     assert json.loads(json.dumps(shown.to_dict()))["forecasts"][1]["prediction"] is None

@@ -84,8 +84,8 @@ def test_plan_inverts_forecast(apple, law, bench, metric, k, kwargs):
     result = bc.fit(apple, law, bench, metric, k, max_flops=6e21)
     target = 0.6 if bench != "humaneval-py" else 0.3
     out = plan(result, target, n_boot=0, **kwargs)
-    assert out["reachable"]
-    needed = out["needed"]
+    assert out.reachable
+    needed = out.needed
     if law == "nd":
         params = np.sqrt(needed / (6 * 20.0))
         score = result.predict(params=params, tokens=20.0 * params)
@@ -100,27 +100,27 @@ def test_plan_inverts_forecast(apple, law, bench, metric, k, kwargs):
 def test_plan_k_and_ceiling(apple):
     k5 = bc.fit(apple, "passk_compute", "humaneval-py", max_k=32)
     out = plan(k5, 0.7, flops=1e22, n_boot=0)
-    assert out["solves_for"] == "k"
-    k = out["needed"]
+    assert out.solves_for == "k"
+    k = out.needed
     assert k5.predict(flops=1e22, k=k) >= 0.7 > k5.predict(flops=1e22, k=k - 1)
     floor = bc.fit(apple, "power_floor", "piqa", "acc_norm", tpr=20, min_flops=3e18, max_flops=6e21)
     q_max = floor.settings["q_rand"] + (1 - floor.settings["q_rand"]) * np.exp(-floor.params["E"])
     out = plan(floor, min(0.999, q_max + 0.01), n_boot=0)
-    assert not out["reachable"] and "unreachable" in out["message"]
-    assert out["ceiling"] == pytest.approx(q_max) and "exp(-E)" in out["ceiling_meaning"]
+    assert not out.reachable and "unreachable" in out.message
+    assert out.ceiling == pytest.approx(q_max) and "exp(-E)" in out.ceiling_meaning
     # passk_compute: the limit in k at a compute is stated, not the score at a cap
     out = plan(k5, 0.999999, flops=1e22, n_boot=0)
     slope_in_log_k = k5.params["beta"] + k5.params["delta"] * np.log(1e22)
-    assert out["ceiling"] == (1.0 if slope_in_log_k < 0 else 0.0)
+    assert out.ceiling == (1.0 if slope_in_log_k < 0 else 0.0)
 
 
 def test_forecast_interval_contains_point(apple):
     result = bc.fit(apple, "power", "sciq", "acc_norm", tpr=20, max_flops=6e21)
     out = forecast(result, flops=np.array([1e22, 1e23]), n_boot=100, n_jobs=1)
-    assert np.all(out["lower"] <= out["prediction"]) and np.all(out["prediction"] <= out["upper"])
+    assert np.all(out.lower <= out.prediction) and np.all(out.prediction <= out.upper)
     # a run's interval is at least the curve's (both widened by the same term: equal to Monte-Carlo noise where
     # the extrapolation term dominates both)
-    assert np.all(out["upper"] - out["lower"] >= out["upper_mean"] - out["lower_mean"] - 1e-3)
+    assert np.all(out.upper - out.lower >= out.upper_mean - out.lower_mean - 1e-3)
 
 
 def test_backtest_reports_coverage(apple):
@@ -142,7 +142,7 @@ def test_recommend_weights_laws_by_rolling_origin_forecasts(apple):
     # deepest origin: 1 decade below the top run, plus at most one rung of the ladder (1/12 decade)
     assert 1.0 <= rec.extrapolation_decades <= 1.0 + 1 / 12 + 1e-6 and (rec.ranking["tau"] >= 0).all()
     # the planned run: the mean of the two laws' forecasts, inside its extrapolation-aware interval
-    f = rec.forecast
+    f = rec.forecast.records()[0]
     fits = {law: bc.fit(apple, law, "sciq", "acc_norm", tpr=20, min_flops=3e18, max_flops=1e22) for law in rec.weights}
     assert f["prediction"] == pytest.approx(np.mean([float(r.predict(flops=1e22)) for r in fits.values()]), rel=1e-6)
     assert f["lower"] < f["prediction"] < f["upper"] and f["interval"] == "extrapolation"
@@ -383,16 +383,17 @@ def test_forecast_and_plan_show_themselves(apple):
     result = bc.fit(apple, "power", "sciq", "acc_norm", tpr=20, max_flops=6e21)
     out = forecast(result, flops=np.array([1e22, 1e23]), n_boot=20, n_jobs=1, interval="bootstrap")
     assert list(out.to_dict()) == [
-        "law", "benchmark", "weights", "level", "levels", "interval", "n_boot", "failed_refits", "dropped_refits",
-        "query", "prediction", "lower", "upper", "lower_mean", "upper_mean", "intervals", "flags",
+        "law", "strategy", "benchmark", "weights", "level", "levels", "interval", "n_boot", "failed_refits",
+        "dropped_refits", "query", "prediction", "lower", "upper", "lower_mean", "upper_mean", "intervals", "flags",
+        "forecasts",
     ]  # fmt: skip
     html = out._repr_html_()
     assert html.count("<tr>") == 3 and "<table>" in html
     assert f"{out.prediction[1]:.4g}" in html and f"{out.upper[0]:.4g}" in html
     assert "forecast with 90 % intervals (20 bootstrap replicates" in str(out)
-    assert out["lower"] is out.lower and "extrapolation" not in out
+    assert out.error_model is None and len(out.to_dict()["forecasts"]) == 2
     planned = plan(result, 0.8, n_boot=20, n_jobs=1, interval="bootstrap")
-    assert planned.to_dict()["interval"] == "bootstrap" and planned["reachable"]
+    assert planned.to_dict()["interval"] == "bootstrap" and planned.reachable
     html = planned._repr_html_()
     assert "<table>" in html and f"{planned.needed:.4g}" in html and f"{planned.upper:.4g}" in html
     assert f"needed for score 0.8: {planned.needed:.4g}" in str(planned)
@@ -408,7 +409,7 @@ def test_plan_refuses_a_question_the_law_cannot_tell_apart():
 
     table = law_table("power", [2000.0, 0.17], {"flops": np.geomspace(1e19, 1e22, 12)}, benchmark="arc")
     power = bc.fit(table, "power", "arc")
-    baseline = plan(power, 0.7, n_boot=0)["needed"]
+    baseline = plan(power, 0.7, n_boot=0).needed
     assert np.isfinite(baseline)
     for question, word in (({"tpr": 20.0}, "tpr"), ({"k": 4}, "k (--k)"), ({"flops": 1e23}, "flops (--flops)")):
         with pytest.raises(bc.BenchcastError, match=re.escape(word) + ".*'power'"):

@@ -172,10 +172,14 @@ def test_a_short_ladder_forecasts_with_the_fallback_and_says_where_its_interval_
     assert rec.supported and rec.weights == {"power": 1.0}
     notes = " ".join(rec.failures)
     assert "bnsl_monotone: the runs span" in notes and "the fallback power forecasts alone" in notes
-    assert 0 < rec.forecast["prediction"] < 1
-    source = rec.forecast["extrapolation"]["source"]
+    assert 0 < rec.forecast.records()[0]["prediction"] < 1
+    source = rec.forecast.records()[0]["extrapolation"]["source"]
     assert source in ("own+prior (3 ladders)", "prior (3 ladders)")
-    assert rec.forecast["lower"] < rec.forecast["prediction"] < rec.forecast["upper"]
+    assert (
+        rec.forecast.records()[0]["lower"]
+        < rec.forecast.records()[0]["prediction"]
+        < rec.forecast.records()[0]["upper"]
+    )
 
 
 def test_bench_decides_a_cutoffs_ladder_on_its_training_runs_only(apple):

@@ -20,12 +20,12 @@ RTOL = 1e-12
 def recommended(apple):
     rec = recommend(apple, BENCHMARK, METRIC, tpr=TPR, target_flops=TARGET, n_boot=N_BOOT, seed=0, n_jobs=1)
     assert rec.supported and set(rec.weights) == {"power_floor", "bnsl_monotone"}
-    return rec.forecast
+    return rec.forecast.records()[0]
 
 
 def test_forecast_on_a_data_file_is_recommends_forecast(apple, recommended):
     out = forecast_default(apple, BENCHMARK, METRIC, flops=[TARGET], tpr=TPR, n_boot=N_BOOT, seed=0, n_jobs=1)
-    row = out.rows.iloc[0]
+    row = out.records()[0]
     for key in ("prediction", "lower", "upper"):
         assert row[key] == pytest.approx(recommended[key], rel=RTOL)
     assert row["lower"] < row["prediction"] < row["upper"]
@@ -35,8 +35,8 @@ def test_forecast_on_a_data_file_is_recommends_forecast(apple, recommended):
 
 def test_report_draws_recommends_forecast(arc_easy_report, recommended):
     report = arc_easy_report  # analyse_benchmark(apple, BENCHMARK, METRIC, target_flops=[TARGET], tpr=TPR, ...)
-    row = report.forecasts.iloc[0]
-    assert row["forecast"] == pytest.approx(recommended["prediction"], rel=RTOL)
+    row = report.forecast.records()[0]
+    assert row["prediction"] == pytest.approx(recommended["prediction"], rel=RTOL)
     assert row["lower90"] == pytest.approx(recommended["lower"], rel=RTOL)
     assert row["upper90"] == pytest.approx(recommended["upper"], rel=RTOL)
     # the page draws the strategy: its members with their weights, each member's curve, the blend between them
@@ -70,6 +70,6 @@ def test_bench_forecasts_a_held_out_run_as_recommend_does(apple):
             n_jobs=1,
             interval=interval,
         )
-        assert point["predicted"] == pytest.approx(rec.forecast["prediction"], rel=RTOL)
-        assert point["lower90"] == pytest.approx(rec.forecast["lower"], rel=RTOL)
-        assert point["upper90"] == pytest.approx(rec.forecast["upper"], rel=RTOL)
+        assert point["predicted"] == pytest.approx(rec.forecast.records()[0]["prediction"], rel=RTOL)
+        assert point["lower90"] == pytest.approx(rec.forecast.records()[0]["lower"], rel=RTOL)
+        assert point["upper90"] == pytest.approx(rec.forecast.records()[0]["upper"], rel=RTOL)

@@ -62,17 +62,20 @@ def _bench_row(benched, name, target) -> dict:
 
 def test_default_is_one_answer_from_forecast_recommend_report_and_bench(train, benched, target):
     answers = {"bench": _bench_row(benched, "ensemble", target)}
-    made = forecast_default(train, BENCHMARK, METRIC, flops=[target], tpr=TPR).rows.iloc[0]
-    answers["forecast DATA"] = made.to_dict()
-    answers["recommend"] = recommend(train, BENCHMARK, METRIC, tpr=TPR, target_flops=target).forecast
-    report = analyse_benchmark(train, BENCHMARK, METRIC, target_flops=[target], tpr=TPR).forecasts.iloc[0]
-    answers["report"] = {"prediction": report["forecast"], "lower": report["lower90"], "upper": report["upper90"]}
-    first = answers["bench"]
+    # every answer is a row of the one forecast table (Forecast.to_frame), bench's with the truth beside it
+    made = forecast_default(train, BENCHMARK, METRIC, flops=[target], tpr=TPR)
+    answers["forecast DATA"] = made.to_frame().iloc[0]
+    answers["recommend"] = recommend(train, BENCHMARK, METRIC, tpr=TPR, target_flops=target).forecast.to_frame().iloc[0]
+    report = analyse_benchmark(train, BENCHMARK, METRIC, target_flops=[target], tpr=TPR)
+    answers["report"] = report.forecast.to_frame().iloc[0]
+    first = answers.pop("bench")
     assert first["lower"] < first["prediction"] < first["upper"]
     for name, answer in answers.items():
         assert answer["prediction"] == pytest.approx(first["prediction"], rel=POINT), name
-        assert answer["lower"] == pytest.approx(first["lower"], abs=BOUND), name
-        assert answer["upper"] == pytest.approx(first["upper"], abs=BOUND), name
+        assert answer["lower90"] == pytest.approx(first["lower"], abs=BOUND), name
+        assert answer["upper90"] == pytest.approx(first["upper"], abs=BOUND), name
+    rows = [answers[name] for name in ("forecast DATA", "recommend", "report")]
+    assert all(row["flags"] == rows[0]["flags"] and row["weights"] == rows[0]["weights"] for row in rows)
 
 
 def test_plan_data_inverts_the_same_forecast(train, benched, target):
@@ -87,9 +90,9 @@ def test_plan_data_inverts_the_same_forecast(train, benched, target):
     # a bound's crossing, net of its Monte-Carlo noise (it moves between computes a few % apart): the mean of
     # the forecast's upper bound around the plan's lower end is the target
     near = plan.lower * np.array([0.98, 0.99, 1.0, 1.01, 1.02])
-    _, upper = ensemble.predict(near, tpr=TPR).bounds(0.9)
+    _, upper = ensemble.predict(near, tpr=TPR).interval(0.9)
     assert np.mean(upper) == pytest.approx(row["prediction"], abs=1e-2)
-    assert ensemble.predict([plan.lower / 3], tpr=TPR).bounds(0.9)[1][0] < row["prediction"] - 1e-2
+    assert ensemble.predict([plan.lower / 3], tpr=TPR).interval(0.9)[1][0] < row["prediction"] - 1e-2
 
 
 def test_fixed_law_is_one_answer_from_backtest_forecast_and_bench(apple_path, benched, target, tmp_path):

@@ -64,7 +64,7 @@ def nd_strategy(apple):
 def _at(strategy, run, tpr=None, n_boot=N_BOOT, seed=0, **_):
     """The ensemble's forecast of one run, as recommend reports it."""
     runs = run if isinstance(run, PlannedRuns) else [run]
-    return strategy.predict(runs, Uncertainty(n_boot, seed, levels=(0.9,)), tpr=tpr).record(0)
+    return strategy.predict(runs, Uncertainty(n_boot, seed, levels=(0.9,)), tpr=tpr).records()[0]
 
 
 def test_a_law_of_n_and_d_is_given_n_and_d(nd_strategy):
@@ -107,7 +107,7 @@ def compute_only(apple):
 
 
 def test_a_compute_law_is_given_c_and_says_it_ignores_the_allocation(compute_only):
-    by_size, by_compute = (rec.forecast for rec in compute_only)
+    by_size, by_compute = (rec.forecast.records()[0] for rec in compute_only)
     assert by_size["prediction"] == by_compute["prediction"]  # the same C: the same forecast, exactly
     # but a run at a TPR outside the fitted runs' is further from them: a wider interval (forecasting.distance)
     assert by_size["lower"] < by_compute["lower"] and by_size["upper"] > by_compute["upper"]
@@ -131,22 +131,14 @@ def test_forecast_of_planned_runs_is_recommends(apple, compute_only):
     out = forecast_default(
         apple, BENCHMARK, METRIC, params=[PARAMS, 1e9], tokens=[TOKENS, 2e10], tpr=20.0, n_boot=N_BOOT, n_jobs=1
     )
-    assert list(out.rows["flops"]) == [1.2e20, FLOPS] and list(out.rows["params"]) == [1e9, PARAMS]
-    row, expected = out.rows.iloc[1], compute_only[0].forecast
+    assert list(out.to_frame()["flops"]) == [1.2e20, FLOPS] and list(out.to_frame()["params"]) == [1e9, PARAMS]
+    row, expected = out.records()[1], compute_only[0].forecast.records()[0]
     for key in ("prediction", "lower", "upper"):
         assert row[key] == pytest.approx(expected[key], rel=RTOL)
     assert row["covariates"] == expected["covariates"] and row["flags"] == expected["flags"]
-    assert "TPR" not in out.rows.iloc[0]["flags"]  # TPR 20: inside the fitted runs'
-    assert out.to_frame().columns.tolist() == [
-        "flops",
-        "params",
-        "tokens",
-        "tpr",
-        "prediction",
-        "lower",
-        "upper",
-        "flags",
-    ]
+    assert "TPR" not in out.records()[0]["flags"]  # TPR 20: inside the fitted runs'
+    assert out.to_frame().columns[:6].tolist() == ["benchmark", "forecaster", "flops", "params", "tokens", "tpr"]
+    assert {"prediction", "lower90", "upper90", "decades", "flags", "weights"} <= set(out.to_frame())
     records = out.to_dict()["forecasts"]
     assert records[1]["given"] == "params_tokens" and records[1]["tpr"] == pytest.approx(TPR, rel=RTOL)
     with pytest.raises(BenchcastError, match="not both"):
@@ -157,8 +149,8 @@ def test_report_forecasts_a_planned_run_as_recommend_does(apple, compute_only):
     report = analyse_benchmark(
         apple, BENCHMARK, METRIC, target_params=[PARAMS], target_tokens=[TOKENS], tpr=20.0, n_boot=N_BOOT, n_jobs=1
     )
-    row, expected = report.forecasts.iloc[0], compute_only[0].forecast
-    assert row["forecast"] == pytest.approx(expected["prediction"], rel=RTOL)
+    row, expected = report.forecast.records()[0], compute_only[0].forecast.records()[0]
+    assert row["prediction"] == pytest.approx(expected["prediction"], rel=RTOL)
     assert row["lower90"] == pytest.approx(expected["lower"], rel=RTOL)
     assert row["upper90"] == pytest.approx(expected["upper"], rel=RTOL)
     assert (row["flops"], row["params"], row["tokens"], row["given"]) == (FLOPS, PARAMS, TOKENS, "params_tokens")

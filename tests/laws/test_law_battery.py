@@ -212,8 +212,8 @@ def test_plan_inverts_forecast(name):
         return
     target = float(result.predict(**result.fitted.covariates_at(flops, tpr=tpr, k=k))[0])
     out = plan(result, target, k=k, tpr=tpr, n_boot=0)
-    assert out["reachable"] and out["solves_for"] == "flops"
-    assert out["needed"] == pytest.approx(flops, rel=PLAN_RTOL)
+    assert out.reachable and out.solves_for == "flops"
+    assert out.needed == pytest.approx(flops, rel=PLAN_RTOL)
     if k is not None:  # a law across k also plans the k that reaches a score at a given compute
         out = plan(result, target, flops=flops, n_boot=0)
-        assert out["solves_for"] == "k" and out["needed"] == k
+        assert out.solves_for == "k" and out.needed == k

@@ -90,26 +90,21 @@ def test_write_saves_the_figure_in_the_format_asked(tmp_path, figure_format, mag
 
 
 def test_strategy_forecast_plot_draws_the_targets_with_an_interval_and_names_the_others():
-    import pandas as pd
+    from dataclasses import replace
 
-    from benchcast.forecasting.results import StrategyForecast
+    from benchcast.forecasting.bootstrap import Uncertainty
+    from benchcast.forecasting.forecast import make_forecast
+    from benchcast.forecasting.targets import planned_runs
 
-    rows = pd.DataFrame(
-        {
-            "flops": [1e21, 1e22, 1e23],
-            "prediction": [0.61, 0.70, np.nan],
-            "lower": [0.55, np.nan, np.nan],
-            "upper": [0.66, np.nan, np.nan],
-            "note": ["", "no interval: too few origins", "no law has support"],
-        }
-    )
-    fc = StrategyForecast("arc_easy", "ensemble", 0.9, "extrapolation", 20, rows)
+    runs = planned_runs(flops=np.array([1e21, 1e22, 1e23]))
+    fc = make_forecast("arc_easy", "ensemble", runs, [0.61, 0.70, np.nan], [], Uncertainty(20, levels=(0.9,)))
+    fc = replace(fc, points=fc.points.assign(lower90=[0.55, np.nan, np.nan], upper90=[0.66, np.nan, np.nan]))
     runs = bc.select(ladder(), "arc_easy", "acc_norm")
     ax = fc.plot(runs=runs)
     labels = legend_texts(ax)
     assert f"runs ({len(runs)})" in labels and "ensemble forecast" in labels
-    assert "90 % prediction interval (extrapolation, 20 replicates per law)" in labels
-    assert "no forecast at 1e+23 FLOPs" in labels  # named, not drawn at a made-up value
+    assert "90 % prediction interval (extrapolation, 20 replicates)" in labels
+    assert "no forecast at 1e+23" in labels  # named, not drawn at a made-up value
     stars = next(c for c in ax.collections if c.get_label() == "ensemble forecast")
     assert np.allclose(stars.get_offsets()[:, 0], [1e21, 1e22])
     assert ax.get_ylabel() == "acc_norm" and "arc_easy" in ax.get_title()
@@ -128,9 +123,9 @@ def test_forecast_plot_draws_no_bar_and_no_label_for_an_interval_that_does_not_e
 
     fit = bc.fit(ladder(), law="power", benchmark="arc_easy", metric="acc_norm", max_flops=2e20)
     fc = bc.forecast(fit, flops=[1e21, 1e22], n_boot=20, interval="bootstrap")
-    nan = np.array([np.nan, np.nan])
-    lower, upper = fc.bounds(0.9)
-    ax = replace(fc, intervals={0.9: (np.array([lower[0], np.nan]), upper)}, mean_intervals={0.9: (nan, nan)}).plot()
+    lower, upper = fc.interval(0.9)
+    points = fc.points.assign(lower90=[lower[0], np.nan], mean_lower90=np.nan, mean_upper90=np.nan)
+    ax = replace(fc, points=points).plot()
     labels = legend_texts(ax)
     assert not any("confidence interval" in label for label in labels)  # no bound anywhere: nothing named
     bars = [c for c in ax.containers if "prediction interval" in str(c.get_label())]

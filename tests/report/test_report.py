@@ -199,7 +199,7 @@ def test_page_is_self_contained_and_complete(two_benchmark_page):
     for bench in (arc, humaneval):
         for f in bench["forecasts"]:
             # nested intervals around the point forecast, all in [0, 1]
-            assert 0 <= f["lower90"] <= f["lower50"] <= f["forecast"] <= f["upper50"] <= f["upper90"] <= 1
+            assert 0 <= f["lower90"] <= f["lower50"] <= f["prediction"] <= f["upper50"] <= f["upper90"] <= 1
     # the forecast beyond the largest fitted run (3.8e22 FLOPs at TPR 20) counts its decades
     assert arc["forecasts"][1]["decades"] == pytest.approx(np.log10(1e23 / 3.8264e22), abs=0.01)
     for text in ("Summary", "Provenance", "sha256:", "40 bootstrap replicates", "<h3>pass@k</h3>", "dropped: "):
@@ -215,10 +215,10 @@ def test_forecast_intervals_match_the_bootstrap(apple):
     report = analyse_benchmark(apple, "arc_easy", "acc_norm", target_flops=[1e23], law="power", tpr=20, n_boot=30)
     result = bc.fit(apple, "power", "arc_easy", "acc_norm", tpr=20)
     expected = forecast(result, level=0.9, n_boot=30, seed=0, n_jobs=1, flops=np.array([1e23]))
-    row = report.forecasts.iloc[0]
-    assert row["forecast"] == pytest.approx(float(expected["prediction"][0]), rel=1e-12)
-    assert row["lower90"] == pytest.approx(float(expected["lower"][0]), rel=1e-9)
-    assert row["upper90"] == pytest.approx(float(expected["upper"][0]), rel=1e-9)
+    row = report.forecast.records()[0]
+    assert row["prediction"] == pytest.approx(float(expected.prediction[0]), rel=1e-12)
+    assert row["lower90"] == pytest.approx(float(expected.lower[0]), rel=1e-9)
+    assert row["upper90"] == pytest.approx(float(expected.upper[0]), rel=1e-9)
     # the profile is scored by hand: coverage is the share of held-out runs inside their interval
     summary = profile_summary(report.profile)
     profile = report.profile
@@ -371,7 +371,7 @@ def test_fit_report_sections_are_headings_not_markup(tmp_path):
     lines = out.splitlines()
     assert lines[0].startswith("Fit: law power") and "Parameters:" in lines
     text = cli("forecast", tmp_path / "a.json", "--flops", "1e21", "--n-boot", "20")
-    assert "prediction lower" in text and "confidence upper" in text and "run lower" not in text
+    assert "90 % lower" in text and "curve 90 % upper" in text and "run lower" not in text
     assert "20 bootstrap replicates" in text
     backtest = cli(
         "backtest", example_path(), "-b", "arc_easy", "-m", "acc_norm", "--threshold", "2e20", "--n-boot", "20"

@@ -130,11 +130,20 @@ def print_answers(answers: list, json: bool) -> None:
     import pandas as pd
     from rich.markup import escape
 
+    from benchcast.forecasting.flags import refused
+    from benchcast.forecasting.forecast import bound_column
+
     frames = []
     for answer in answers:
-        frame = answer.to_frame().copy()
-        flags = frame["flags"] if "flags" in frame else pd.Series(getattr(answer, "flags", ""), index=frame.index)
-        frame["flags"] = [str(f).split(":")[0] if isinstance(f, str) and f else "" for f in flags]
+        frame = answer.to_frame()
+        if "forecaster" in frame:  # a forecast: its runs, prediction, bounds at the widest level and flags
+            sizes = [c for c in ("params", "tokens", "tpr") if frame[c].notna().any()]
+            bounds = [bound_column(side, answer.level) for side in ("lower", "upper")]
+            marks = [("refused" if refused(f) else "flagged") if f else "" for f in frame["flags"]]
+            frame = frame[["flops", *sizes, "prediction", *bounds]].assign(flags=marks)
+        else:
+            flags = pd.Series(getattr(answer, "flags", ""), index=frame.index)
+            frame = frame.assign(flags=[str(f).split(":")[0] if isinstance(f, str) and f else "" for f in flags])
         frames.append(frame.assign(benchmark=answer.benchmark))
     table = pd.concat(frames, ignore_index=True)
     table = table[["benchmark", *(c for c in table.columns if c != "benchmark")]]

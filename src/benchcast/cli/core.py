@@ -349,9 +349,7 @@ def predict_command(
         result, n_boot=0, flops_per_6nd=flops_per_6nd, **{**query, "flops": flops and np.asarray(flops, float)}
     )
     score, flags = np.atleast_1d(made.prediction), made.flags
-    convention = next(
-        (n.removeprefix("planned runs placed at ") for n in made.run_notes if n.startswith("planned")), ""
-    )
+    convention = next((c for c in made.points["convention"] if c), "")
     if json:
         flag_docs = [[f.to_dict() for f in point] for point in flags]
         placement = {"flops_convention": convention} if convention else {}

@@ -181,9 +181,7 @@ def forecast_command(
     ]
     print_answers(outs, json)
     for out in outs:
-        rows = out.rows.to_dict("records")
-        reasons = [r.get(key) for r in rows for key in ("note", "flags")]
-        refuse_nothing_forecast(out.rows["prediction"], reasons, f"{out.benchmark} from {source}")
+        refuse_nothing_forecast(out.prediction, out.notes, f"{out.benchmark} from {source}")
 
 
 def forecast_artifact(
@@ -314,6 +312,6 @@ def recommend_command(
     else:
         console.print(rec)
     if target_flops is not None or target_params is not None:  # a forecast was asked
-        f = rec.forecast or {}
-        why = [rec.reason, f.get("note"), f.get("flags")]
-        refuse_nothing_forecast([f.get("prediction", float("nan"))], why, f"{benchmark} from {data}")
+        f = rec.forecast
+        why = [rec.reason, *([] if f is None else f.notes)]
+        refuse_nothing_forecast([float("nan")] if f is None else f.prediction, why, f"{benchmark} from {data}")

@@ -195,9 +195,9 @@ def add_intervals(
     test = (frame["side"] == "test").to_numpy()
     for level in levels:
         pct = int(round(level * 100))
-        lower, upper = made.bounds(level)
+        lower, upper = made.interval(level)
         frame[f"lower{pct}"], frame[f"upper{pct}"] = lower, upper
-        mean_lower, mean_upper = made.bounds(level, mean=True)
+        mean_lower, mean_upper = made.interval(level, mean=True)
         # coverage where there is an interval and a score (no interval is no miss)
         for suffix, (lo, hi) in (("", (lower, upper)), ("_confidence", (mean_lower, mean_upper))):
             has = test & np.isfinite(lo) & np.isfinite(frame["true"].to_numpy(float))

@@ -37,6 +37,9 @@ from benchcast.laws import get_law
 from benchcast.laws.questions import spans_tprs
 from benchcast.utils.parallel import parallel_map
 
+# bench's per-point columns, then the bounds at each level (lower50, upper90...)
+POINT_COLUMNS = ("run", "flops", "dataset", "benchmark", "metric", "strategy", "cutoff", "decades", "true")
+POINT_COLUMNS += ("predicted", "usable", "flags")
 ROW_KEYS = (
     "dataset",
     "benchmark",
@@ -314,10 +317,10 @@ def assemble(
                         row["laws"] += " (compute alone, across TPRs)"  # runs at several TPRs read as one curve
                     row["tau"] = forecast.error_model["tau"] if forecast.error_model is not None else np.nan
                     records.append(row)
-                    frame = held[["run", "flops"]].copy()
-                    frame = frame.assign(
+                    # the forecast's own table, with the held-out runs' truth
+                    frame = forecast.to_frame().assign(
+                        run=held["run"].to_numpy(),
                         dataset=data.name,
-                        benchmark=bench_name,
                         metric=metric,
                         strategy=strategy,
                         cutoff=cutoff,
@@ -327,11 +330,7 @@ def assemble(
                         usable=ok,
                         flags=[describe(point) for point in forecast.flags],
                     )
-                    for level in forecast.levels:
-                        lower, upper = forecast.bounds(level)
-                        pct = int(round(level * 100))
-                        frame[f"lower{pct}"], frame[f"upper{pct}"] = lower, upper
-                    points.append(frame)
+                    points.append(frame[[*POINT_COLUMNS, *(c for c in frame if c[:5] in ("lower", "upper"))]])
     rows = pd.DataFrame(records)
     for key in ROW_KEYS:
         if key not in rows:

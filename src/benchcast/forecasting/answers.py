@@ -7,6 +7,8 @@ target score needs (:func:`plan`, :func:`plan_default`). Settings travel as one
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 
@@ -26,7 +28,8 @@ from benchcast.forecasting.flags import (
     fit_flags,
     flagged,
 )
-from benchcast.forecasting.results import Forecast, PlanResult, Recommendation, StrategyForecast, StrategyPlan
+from benchcast.forecasting.forecast import Forecast, make_forecast
+from benchcast.forecasting.results import PlanResult, Recommendation, StrategyPlan
 from benchcast.forecasting.selection import SELECTION_RULES
 from benchcast.forecasting.targets import (
     PlannedRuns,
@@ -90,13 +93,13 @@ def forecast(
     placed, ratio, convention = placed_query(result, covariates, flops_per_6nd)
     result.covariates(**placed)  # the query as the fit takes it: a covariate it lacks is named here
     runs, extra, shape = _query_runs(result, covariates, ratio, convention)
-    out = Ensemble.of_fit(result).predict(runs, unc, confidence=True, extra=extra)
-    out.query = {k: v for k, v in covariates.items() if v is not None} | ({"flops_per_6nd": ratio} if ratio else {})
-    out.shape = shape
-    out.run_notes = ([f"planned runs placed at {convention}"] if convention else []) + query_notes(
+    query = {k: v for k, v in covariates.items() if v is not None} | ({"flops_per_6nd": ratio} if ratio else {})
+    notes = ([f"planned runs placed at {convention}"] if convention else []) + query_notes(
         result, covariates, (ratio, convention) if ratio else None
     )
-    return out
+    return Ensemble.of_fit(result).predict(
+        runs, unc, confidence=True, extra=extra, query=query, shape=shape, remarks=notes
+    )
 
 
 def _query_runs(result: FitResult, covariates: dict, ratio, convention: str) -> tuple[PlannedRuns, dict, tuple]:
@@ -215,7 +218,7 @@ def recommend(
     rec = ensemble.choice_
     if ensemble.ok and target_flops is not None:
         runs = target if target is not None else np.array([float(target_flops)])
-        rec.forecast = ensemble.predict(runs, unc, tpr=None if target is not None else tpr).record(0)
+        rec = replace(rec, forecast=ensemble.predict(runs, unc, tpr=None if target is not None else tpr))
     return rec
 
 
@@ -240,7 +243,7 @@ def forecast_default(
     seed: int = 0,
     n_jobs: int | None = None,
     ray_address: str | None = None,
-) -> StrategyForecast:
+) -> Forecast:
     """The default strategy's forecast of runs of compute ``flops`` from a table: each exactly as
     :func:`recommend` with ``target_flops`` gives it (laws compared and weighted on the runs cheaper
     than it), the ensemble fitted once for targets that see the same runs.
@@ -264,8 +267,8 @@ def forecast_default(
 
     Returns
     -------
-    StrategyForecast
-        One row per target: the forecast and its interval, or why there is none.
+    Forecast
+        One point per target: the forecast and its interval, or why there is none (``note``).
     """
     if flops is not None and not len(np.atleast_1d(flops)):
         raise BenchcastError("give at least one compute to forecast (flops=).")
@@ -274,23 +277,18 @@ def forecast_default(
     selection = {"tpr": tpr, "min_flops": min_flops, "max_flops": max_flops}
     runs = table_runs(table, flops, params, tokens, **selection, given=flops_per_6nd).by_compute()
     base = FitSpec("power", benchmark, metric, k=k, proxy=proxy, seed=seed, **selection)
-    rows, fitted = [], {}
+    parts, fitted = [], {}
     for i, target in enumerate(runs.flops):
         data = runs_below(table, base, target)
         if len(data) not in fitted:  # the ensemble depends only on the runs the target sees
             fitted[len(data)] = Ensemble(rule).fit(data, base)
         ensemble = fitted[len(data)]
-        if not ensemble.ok:
-            row = {
-                **runs.record(i),
-                "prediction": np.nan,
-                "level": level,
-                "note": f"no forecast: {ensemble.choice_.reason}",
-            }
-            rows.append(row)
-            continue
-        rows.append(ensemble.predict(runs.take(i), unc).record(0))
-    return StrategyForecast(benchmark, rule, level, interval, n_boot, pd.DataFrame(rows))
+        if ensemble.ok:
+            parts.append(ensemble.predict(runs.take(i), unc))
+        else:
+            why = f"no forecast: {ensemble.choice_.reason}"
+            parts.append(make_forecast(benchmark, rule, runs.take(i), [np.nan], [()], unc, note=why))
+    return Forecast.concat(parts)
 
 
 PLACEMENTS = (AT_FITTED_RUN, BELOW_DATA, INTERPOLATION)  # flags that already say the answer lies among the runs
@@ -317,7 +315,7 @@ def _band(ensemble: Ensemble, target: float, unc: Uncertainty, tpr, level: float
     on_grid = at(grid)
     curves = {} if needed is not None else {"needed": on_grid.prediction}
     if unc.n_boot and on_grid.intervals:
-        low, up = on_grid.bounds(level)
+        low, up = on_grid.interval(level)
         curves.update({"lower": up, "upper": low})  # the cheapest compute is where the upper bound reaches it
     answers = {
         name: _first_crossing(
@@ -426,7 +424,7 @@ def _value(blend, name: str, level: float) -> float:
     """The blended forecast's point (``needed``) or a bound (``lower``: the upper bound; ``upper``: the lower)."""
     if name == "needed":
         return float(blend.prediction[0])
-    low, up = blend.bounds(level)
+    low, up = blend.interval(level)
     return float((up if name == "lower" else low)[0])
 
 

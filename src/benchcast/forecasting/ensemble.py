@@ -1,5 +1,5 @@
 """The one forecaster: members chosen -> fitted -> bootstrapped -> blended -> widened by the extrapolation
-error -> flagged -> one :class:`~benchcast.forecasting.results.Forecast`.
+error -> flagged -> one :class:`~benchcast.forecasting.forecast.Forecast`.
 
 An :class:`Ensemble` is an estimator in the manner of scikit-learn's ``VotingRegressor``: ``fit(table,
 spec)`` fits the candidate laws, their rolling-origin forecasts inside the runs, chooses members and
@@ -26,11 +26,16 @@ from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting import extrapolation as ext
 from benchcast.forecasting import selection
 from benchcast.forecasting.bootstrap import Bootstrap, Uncertainty, bootstrap
-from benchcast.forecasting.draws import ScoreDraws, score_interval
+from benchcast.forecasting.draws import ScoreDraws
 from benchcast.forecasting.flags import ensemble_flags, withhold
-from benchcast.forecasting.results import Forecast
+from benchcast.forecasting.forecast import Forecast, make_forecast
 from benchcast.forecasting.targets import PlannedRuns, as_runs, distances
 from benchcast.utils.progress import track
+
+NO_COMPUTE = (
+    "no interval: the extrapolation error grows with the distance in compute, and these points give no compute "
+    "(flops, or params and tokens); --interval bootstrap gives the bootstrap alone"
+)
 
 
 @dataclass(eq=False)
@@ -243,6 +248,9 @@ class Ensemble:
         tpr: float | None = None,
         confidence: bool = False,
         extra: dict | None = None,
+        query: dict | None = None,
+        shape: tuple = (),
+        remarks=(),
     ) -> Forecast:
         """The ensemble's forecast of ``runs``, with its intervals and flags.
 
@@ -258,6 +266,8 @@ class Ensemble:
             Also the interval of the mean (the law's curve) at each level.
         extra : dict, optional
             Further covariates of every point (``k``, ``gold``), one value per run.
+        query, shape, remarks : optional
+            The question as asked (a fit's forecast), its shape, and notes on where the runs were placed.
 
         Returns
         -------
@@ -276,55 +286,62 @@ class Ensemble:
         fits = self.fits
         has_k = any("k" in fit.law_object.covariates for fit in fits.values())
         flags = ensemble_flags(fits, predicted, blend, runs, k=extra.get("k") if has_k else None)
-        out = Forecast(
-            benchmark=self.benchmark,
-            name=self.rule,
-            runs=runs,
-            prediction=withhold(blend, flags),
-            weights=dict(self.weights_),
+        prediction = withhold(blend, flags)
+        decades, widen_by, beyond = distances(runs, fits.values())
+        draws, model, note = self._interval_draws(runs, unc, extra, prediction, widen_by, beyond, confidence)
+        boots = [self._boot(law, unc) for law in self.weights_] if draws else []
+        return make_forecast(
+            self.benchmark,
+            self.rule,
+            runs,
+            prediction,
+            flags,
+            unc,
+            decades=decades,
+            weights=self.weights_,
             members=predicted,
             used=used,
-            flags=flags,
-            levels=tuple(unc.levels),
-            interval=unc.interval,
-            n_boot=unc.n_boot,
             dropped={law: fit.diagnostics.dropped for law, fit in fits.items()},
-            choice_notes=list(self.choice_.failures),
+            error_model=None if model is None else model.to_dict(),
+            note=note,
+            refits=(sum(b.n_failed for b in boots), sum(b.n_dropped for b in boots)),
+            draws=draws,
+            remarks=[*remarks, *self.choice_.failures],
+            query=query,
+            shape=shape,
         )
-        out.decades = distances(runs, fits.values())[0]
+
+    def _interval_draws(self, runs, unc: Uncertainty, extra: dict, prediction, decades, beyond, confidence: bool):
+        """The draws behind the intervals (widened by the error model where the interval is extrapolation-aware), the
+        error model, and why there is no interval ('' where there is)."""
         if not unc.n_boot:
-            out.note = "no interval: none asked for (0 bootstrap replicates)"
-            return out
+            return (), None, "no interval: none asked for (0 bootstrap replicates)"
         draws = self._draws(runs, unc, "prediction", extra)
         if draws is None:
             boots = [self._boot(law, unc) for law in self.weights_]
-            out.note = (
-                f"no interval: no bootstrap refit is usable ({sum(b.n_failed for b in boots)} failed, "
-                f"{sum(b.n_dropped for b in boots)} did not converge)"
+            return (
+                (),
+                None,
+                (
+                    f"no interval: no bootstrap refit is usable ({sum(b.n_failed for b in boots)} failed, "
+                    f"{sum(b.n_dropped for b in boots)} did not converge)"
+                ),
             )
-            return out
         model = None
         if unc.interval == "extrapolation":
             if self.error_model_ is None:
-                out.note = self.interval_note or "no interval: the extrapolation error could not be estimated"
-                return out
+                return (), None, self.interval_note or "no interval: the extrapolation error could not be estimated"
             model = self.error_model_
-            out.error_model = model.to_dict()
-        _, decades, beyond = distances(runs, fits.values())
+        out = []
         kinds = [("prediction", None)] + ([("confidence", draws)] if confidence else [])
         for kind, reference in kinds:
             sample = draws if kind == "prediction" else self._draws(runs, unc, "confidence", extra)
-            ok = np.isfinite(sample.values).all(axis=0) & np.isfinite(out.prediction)
+            ok = np.isfinite(sample.values).all(axis=0) & np.isfinite(prediction)
             if model is not None:
                 ok &= np.isfinite(decades)  # no compute, no distance: no extrapolation-aware interval there
             if not ok.any():
-                out.note = (
-                    "no interval: the extrapolation error grows with the distance in compute, and these points give "
-                    "no compute (flops, or params and tokens); --interval bootstrap gives the bootstrap alone"
-                    if model is not None and not np.isfinite(decades).any()
-                    else "no interval: no finite bootstrap draw"
-                )
-                return out
+                no_compute = model is not None and not np.isfinite(decades).any()
+                return (), model, NO_COMPUTE if no_compute else "no interval: no finite bootstrap draw"
             taken = sample.take(ok)
             if model is not None:
                 ref = None if reference is None else reference.take(ok).values
@@ -332,18 +349,8 @@ class Ensemble:
                     ext.widen(taken.values, decades[ok], model, unc.seed, tpr_decades=beyond[ok], reference=ref),
                     taken.points,
                 )
-            bounds = {}
-            for level in unc.levels:
-                lower, upper = np.full(len(runs), np.nan), np.full(len(runs), np.nan)
-                lower[ok], upper[ok] = score_interval(taken, level)
-                bounds[level] = (lower, upper)
-            if kind == "prediction":
-                out.intervals = bounds
-            else:
-                out.mean_intervals = bounds
-        out.failed_refits = sum(self._boot(law, unc).n_failed for law in self.weights_)
-        out.dropped_refits = sum(self._boot(law, unc).n_dropped for law in self.weights_)
-        return out
+            out.append((kind, np.flatnonzero(ok), taken))
+        return tuple(out), model, ""
 
     def _boot(self, law: str, unc: Uncertainty) -> Bootstrap:
         """The member's bootstrap with these settings, made once."""

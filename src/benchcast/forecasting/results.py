@@ -4,359 +4,20 @@ notebook), prints as the CLI prints it (``str``), and gives the CLI's JSON (``to
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 from rich.markup import escape
 
-from benchcast.forecasting.flags import describe, refused, short
+from benchcast.forecasting.forecast import Forecast
 from benchcast.forecasting.targets import describe_run
 from benchcast.utils.jsonable import jsonable
 from benchcast.utils.rich_view import Markup, RichView, rich_table
 
-FORECAST_COLUMNS = (
-    "query",
-    "forecast",
-    "prediction lower",
-    "prediction upper",
-    "confidence lower",
-    "confidence upper",
-    "flags",
-)
-
-
-class _Fields:
-    """``result["name"]`` reads the field ``name``, as the dicts these results replace were read."""
-
-    def __getitem__(self, key: str):
-        if key not in self.to_dict():
-            raise KeyError(key)
-        return getattr(self, key)
-
-    def __contains__(self, key: str) -> bool:
-        return key in self.to_dict()
-
 
 @dataclass
-class Forecast(_Fields, RichView):
-    """A forecast at each asked point: the prediction, its intervals, its flags, and the laws behind it. The one
-    type every command's forecast is (:meth:`benchcast.forecasting.ensemble.Ensemble.predict` makes it).
-
-    Parameters
-    ----------
-    benchmark : str
-        The benchmark forecast.
-    name : str
-        The strategy (``'ensemble'``...) or the law forecasting alone.
-    runs : PlannedRuns
-        The points: compute, and N, D and TPR where known.
-    prediction : ndarray (points,)
-        The weighted forecast (NaN where refused).
-    weights : dict of str to float
-        The members and their weights.
-    members : dict of str to ndarray
-        Each member's own forecast at the points.
-    used : dict of str to str
-        What each member was given, in words.
-    flags : list of tuple of Flag
-        Per point, every reason its forecast is refused or doubtful (:mod:`benchcast.forecasting.flags`), a TPR
-        outside the fitted runs' included.
-    levels : tuple of float
-        The interval levels.
-    interval : {'extrapolation', 'bootstrap'}
-        How the intervals were made.
-    n_boot : int
-        Bootstrap replicates per law (0: no interval).
-    dropped : dict of str to str
-        Rows of the selection each member's fit left out, with the reasons.
-    choice_notes : list of str
-        What the choice of laws left out, and why.
-    intervals, mean_intervals : dict of float to (ndarray, ndarray)
-        The prediction interval (a new run's score) and, where asked, the confidence interval (the law's curve)
-        at each level; empty where there is none (``note`` says why).
-    error_model : dict or None
-        The extrapolation error that widened the draws.
-    note : str
-        Why there is no interval ('' where there is one or none was asked).
-    failed_refits, dropped_refits : int
-        Bootstrap refits that failed, and that did not converge (left out).
-    query : dict
-        The covariates as asked (``forecast`` of a fit artifact), and their shape.
-    run_notes : list of str
-        Where planned runs were placed, what the law was given.
-    decades : ndarray (points,)
-        Each point's distance beyond the largest fitted run, in decades of compute (negative inside).
-    """
-
-    benchmark: str
-    name: str
-    runs: object
-    prediction: np.ndarray
-    weights: dict
-    members: dict
-    used: dict
-    flags: list
-    levels: tuple
-    interval: str
-    n_boot: int
-    dropped: dict = field(default_factory=dict)
-    choice_notes: list = field(default_factory=list)
-    intervals: dict = field(default_factory=dict)
-    mean_intervals: dict = field(default_factory=dict)
-    error_model: dict | None = None
-    note: str = ""
-    failed_refits: int = 0
-    dropped_refits: int = 0
-    query: dict = field(default_factory=dict)
-    shape: tuple = ()
-    run_notes: list = field(default_factory=list)
-    decades: np.ndarray = field(default_factory=lambda: np.array([]))
-
-    # -- the points, per level --------------------------------------------------------------------
-
-    @property
-    def law(self) -> str:
-        """The strategy or the law (a one-member forecast is its law's)."""
-        return self.name
-
-    @property
-    def level(self) -> float:
-        """The widest level asked (the one a single-level view shows)."""
-        return max(self.levels)
-
-    def bounds(self, level: float | None = None, mean: bool = False) -> tuple[np.ndarray, np.ndarray]:
-        """The interval at ``level`` (default: :attr:`level`), NaN where there is none.
-
-        Parameters
-        ----------
-        level : float, optional
-        mean : bool
-            The confidence interval of the law's curve instead of a new run's.
-
-        Returns
-        -------
-        (lower, upper) : ndarrays (points,)
-        """
-        level = self.level if level is None else level
-        found = (self.mean_intervals if mean else self.intervals).get(level)
-        if found is None:
-            missing = np.full(len(self.prediction), np.nan)
-            return missing, missing
-        return found
-
-    @property
-    def lower(self):
-        return self._shaped(self.bounds()[0])
-
-    @property
-    def upper(self):
-        return self._shaped(self.bounds()[1])
-
-    @property
-    def lower_mean(self):
-        return self._shaped(self.bounds(mean=True)[0])
-
-    @property
-    def upper_mean(self):
-        return self._shaped(self.bounds(mean=True)[1])
-
-    @property
-    def extrapolation(self) -> dict | None:
-        """The extrapolation error behind the interval (None: bootstrap alone, or no interval)."""
-        return self.error_model
-
-    def take(self, which) -> Forecast:
-        """The forecast at some of its points.
-
-        Parameters
-        ----------
-        which : slice or array of int
-            The points kept.
-
-        Returns
-        -------
-        Forecast
-        """
-        index = np.arange(len(self.prediction))[which]
-        cut = {level: (lo[index], hi[index]) for level, (lo, hi) in self.intervals.items()}
-        mean = {level: (lo[index], hi[index]) for level, (lo, hi) in self.mean_intervals.items()}
-        return replace(
-            self,
-            runs=self.runs.take(index),
-            prediction=self.prediction[index],
-            members={law: np.asarray(v)[index] for law, v in self.members.items()},
-            flags=[self.flags[i] for i in index],
-            intervals=cut,
-            mean_intervals=mean,
-            query={},
-            shape=(),
-            decades=np.asarray(self.decades)[index] if len(self.decades) else self.decades,
-        )
-
-    def _shaped(self, values):
-        return np.reshape(values, self.shape) if self.shape else values
-
-    def record(self, i: int, level: float | None = None) -> dict:
-        """Point ``i`` as ``recommend`` and ``forecast DATA`` report it.
-
-        Parameters
-        ----------
-        i : int
-            The point.
-        level : float, optional
-            The interval's level (default: :attr:`level`).
-
-        Returns
-        -------
-        dict
-            The run (``flops``, ``params``, ``tokens``, ``tpr``: None where unknown; ``given``), ``prediction``,
-            ``level``, ``interval``, ``n_boot``, ``covariates`` and ``dropped``, ``flags`` (every flag, in words),
-            ``extrapolation`` (the error model), ``lower``/``upper`` or a ``note``.
-        """
-        level = self.level if level is None else level
-        out = {
-            **self.runs.record(i),
-            "prediction": float(self.prediction[i]),
-            "level": level,
-            "interval": self.interval,
-            "n_boot": self.n_boot,
-            "covariates": dict(self.used),
-            "dropped": dict(self.dropped),
-            "flags": describe(self.flags[i]),
-            "weights": dict(self.weights),
-        }
-        if self.note:
-            out["note"] = self.note
-            return out
-        if self.error_model is not None:
-            out["extrapolation"] = self.error_model
-        if self.failed_refits or self.dropped_refits:  # the replicates behind the interval, as counted
-            out["failed_refits"], out["dropped_refits"] = self.failed_refits, self.dropped_refits
-        lower, upper = self.bounds(level)
-        out["lower"], out["upper"] = float(lower[i]), float(upper[i])
-        return out
-
-    # -- views ---------------------------------------------------------------------------------------
-
-    def to_dict(self) -> dict:
-        """The forecast as JSON-ready values (what ``benchcast forecast --json`` prints); a refused point's
-        values are null, and ``flags`` gives each point's reasons (``kind``, ``reason``, ``refused``)."""
-        return jsonable(
-            {
-                "law": self.name,
-                "benchmark": self.benchmark,
-                "weights": self.weights,
-                "level": self.level,
-                "levels": list(self.levels),
-                "interval": self.interval,
-                **({"extrapolation": self.error_model} if self.error_model is not None else {}),
-                **({"note": self.note} if self.note else {}),
-                "n_boot": self.n_boot,
-                "failed_refits": self.failed_refits,
-                "dropped_refits": self.dropped_refits,
-                "query": self.query or {"flops": self.runs.flops},
-                "prediction": self._shaped(self.prediction),
-                "lower": self.lower,
-                "upper": self.upper,
-                "lower_mean": self.lower_mean,
-                "upper_mean": self.upper_mean,
-                "intervals": {
-                    str(level): {"lower": self._shaped(lo), "upper": self._shaped(hi)}
-                    for level, (lo, hi) in self.intervals.items()
-                },
-                **({"notes": self.run_notes} if self.run_notes else {}),
-                "flags": [[f.to_dict() for f in point] for point in self.flags],
-            }
-        )
-
-    def plot(self, ax=None, fit=None, **style):
-        """The forecast at each point with its prediction and confidence intervals, over the fit's
-        runs and curve when ``fit`` is given (:func:`benchcast.plots.plot_forecast`).
-
-        Parameters
-        ----------
-        ax : matplotlib.axes.Axes, optional
-            The panel to draw into (default: a new figure).
-        fit : FitResult, optional
-            The fit the forecast was made from.
-        **style
-            Matplotlib keywords of the forecast markers (``color``, ``marker``...).
-
-        Returns
-        -------
-        matplotlib.axes.Axes
-            The panel, to restyle or save.
-        """
-        from benchcast.plots.results import plot_forecast  # matplotlib loads only when a figure is drawn
-
-        return plot_forecast(self, fit, ax, **style)
-
-    def labels(self) -> list[str]:
-        """How each point is named: its compute, else its N and D, else its gold NLL.
-
-        Returns
-        -------
-        list of str
-            One label per point.
-        """
-        query = self.query or {"flops": self.runs.flops}
-        if query.get("flops") is not None:
-            return [f"{c:.3g}" for c in np.atleast_1d(query["flops"]).ravel()]
-        if query.get("params") is not None:
-            if query.get("tokens") is None:
-                return [f"N={n:.3g}" for n in np.atleast_1d(np.asarray(query["params"], float)).ravel()]
-            params, tokens = (np.atleast_1d(a).ravel() for a in np.broadcast_arrays(query["params"], query["tokens"]))
-            return [f"N={n:.3g}, D={d:.3g}, TPR {d / n:.3g}" for n, d in zip(params, tokens, strict=True)]
-        return [f"G={g:.3g}" for g in np.atleast_1d(np.asarray(query.get("gold"), float)).ravel()]
-
-    def to_frame(self) -> pd.DataFrame:
-        """One row per point: the forecast, both intervals and its flags (``'refused: ...'``)."""
-        lower, upper = self.bounds()
-        lower_mean, upper_mean = self.bounds(mean=True)
-        values = (self.prediction, lower, upper, lower_mean, upper_mean)
-        flags = [short(point) for point in self.flags] or [""] * len(self.prediction)
-        rows = [list(row) for row in zip(self.labels(), *values, flags, strict=False)]
-        return pd.DataFrame(rows, columns=list(FORECAST_COLUMNS))
-
-    @property
-    def title(self) -> str:
-        members = "" if list(self.weights) == [self.name] else f" ({', '.join(self.weights)})"
-        return (
-            f"{self.name}{members} on {self.benchmark}: forecast with {int(round(self.level * 100))} % intervals "
-            f"({self.n_boot} bootstrap replicates over runs per law, {self.failed_refits} failed; "
-            f"interval: {self.interval})"
-        )
-
-    @property
-    def notes(self) -> list[str]:
-        """Why there is no interval; for planned runs what the law was given; then one line per flagged or refused
-        point, with every reason."""
-        out = [self.note] if self.note else []
-        if (self.error_model or {}).get("floor"):
-            out.append(f"extrapolation error: {self.error_model['floor']}")
-        return (
-            out
-            + list(self.run_notes)
-            + [
-                f"{label}: {describe(point)}" + (" (no number given)" if refused(point) else "")
-                for label, point in zip(self.labels(), self.flags, strict=False)
-                if point
-            ]
-        )
-
-    def rich_items(self) -> list:
-        """The CLI's table (a refused forecast as "—"), then the notes."""
-        rows = [
-            [label, *(float(v) if np.isfinite(v) else "—" for v in rest[:-1]), rest[-1]]
-            for label, *rest in self.to_frame().itertuples(index=False, name=None)
-        ]
-        notes = [Markup(escape(note), highlight=False) for note in self.notes]
-        return [rich_table(self.title, list(FORECAST_COLUMNS), rows), *notes]
-
-
-@dataclass
-class PlanResult(_Fields, RichView):
+class PlanResult(RichView):
     """The compute (or, for laws with k, the k) at which a fitted law reaches a target score, with a
     bootstrap interval, or a statement that the target lies above the law's limit.
 
@@ -535,7 +196,7 @@ class Recommendation(RichView):
         The furthest the inner forecasts reached beyond their training runs (decades of compute).
     failures : list of str
         Laws that could not be compared, each with its reason.
-    forecast : dict or None
+    forecast : Forecast or None
         With a target compute: the combination's forecast there and its interval.
     """
 
@@ -550,7 +211,7 @@ class Recommendation(RichView):
     nested_origins: int
     extrapolation_decades: float
     failures: list[str] = field(default_factory=list)
-    forecast: dict | None = None  # at target_flops: the combination's forecast and interval
+    forecast: Forecast | None = None  # at target_flops: the combination's forecast and interval
     errors: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)  # the blend's rolling-origin forecasts
     needs_fallback: bool = False  # no candidate has support and the ladder's fallback is not fitted yet
 
@@ -569,7 +230,7 @@ class Recommendation(RichView):
                 "extrapolation_decades": self.extrapolation_decades,
                 "ranking": self.ranking.to_dict("records"),
                 "failures": self.failures,
-                "forecast": self.forecast,
+                "forecast": None if self.forecast is None else self.forecast.records()[0],
             }
         )
 
@@ -613,9 +274,7 @@ class Recommendation(RichView):
 
     def _target_notes(self) -> list[str]:
         """What each law was given for the planned run (nothing without a forecast)."""
-        if self.forecast is None:
-            return []
-        return _covariate_notes([self.forecast])
+        return [] if self.forecast is None else self.forecast.context
 
     def _search_limit_warnings(self) -> list[str]:
         """One warning per law with a parameter at a search limit (an active constraint is only information)."""
@@ -649,7 +308,7 @@ class Recommendation(RichView):
         mix = ", ".join(f"{law} {w:.2f}" for law, w in self.weights.items() if w > 0)
         planned = ""
         if self.forecast is not None:
-            f = self.forecast
+            f = self.forecast.records()[0]
             where = f"For {describe_run(f)}" if f.get("given") == "params_tokens" else f"At {f['flops']:.3g} FLOPs"
             if not np.isfinite(f["prediction"]):  # refused: the reason instead of a number
                 planned = f" {where} there is no forecast ({f.get('flags') or f.get('note')})."
@@ -669,175 +328,6 @@ class Recommendation(RichView):
             f"(up to {self.extrapolation_decades:.2f} decades ahead); the choice itself, made without the runs it "
             f"was scored on, erred by {self.nested_mre:.2f} % MRE over {self.nested_origins} origin(s)." + planned
         )
-
-
-@dataclass
-class StrategyForecast(RichView):
-    """The default strategy's forecast of runs of given compute from a table (``benchcast forecast DATA -b``).
-
-    Parameters
-    ----------
-    benchmark : str
-        The benchmark forecast.
-    rule : str
-        The strategy (``'ensemble'`` by default).
-    level : float
-        The intervals' level.
-    interval : str
-        ``'extrapolation'`` or ``'bootstrap'``.
-    n_boot : int
-        Bootstrap replicates per law behind each interval (0: none).
-    rows : pandas.DataFrame
-        One row per target: the run (``flops``, ``params``, ``tokens``, ``tpr``, ``given``), ``prediction``,
-        ``lower``/``upper`` (where there is an interval), ``weights``, ``covariates`` (what each law was given),
-        ``note`` (why there is no forecast or no interval) and
-        ``flags`` (why a forecast is refused, NaN then, or doubtful: :mod:`benchcast.forecasting.flags`), as
-        :func:`recommend` gives them.
-    """
-
-    benchmark: str
-    rule: str
-    level: float
-    interval: str
-    n_boot: int
-    rows: pd.DataFrame
-
-    def to_dict(self) -> dict:
-        """The settings and one record per target (what ``forecast --json`` prints); NaN as None."""
-        return jsonable(
-            {
-                "benchmark": self.benchmark,
-                "strategy": self.rule,
-                "level": self.level,
-                "interval": self.interval,
-                "n_boot": self.n_boot,
-                "forecasts": self.rows.to_dict("records"),
-            }
-        )
-
-    def to_frame(self) -> pd.DataFrame:
-        """One row per target: the run (compute; N, D and TPR where known), forecast, interval bounds and flags."""
-        shown = ("flops", "params", "tokens", "tpr", "prediction", "lower", "upper", "flags")
-        known = self.rows.replace("", np.nan).notna().any()  # a column of empty flags is not shown either
-        return self.rows[[c for c in shown if c in self.rows and (c in ("flops", "prediction") or known[c])]]
-
-    @property
-    def title(self) -> str:
-        return f"{self.benchmark}: forecast of the {self.rule}"
-
-    @property
-    def notes(self) -> list[str]:
-        """What the forecast is, the laws and weights behind it, and why a target has no forecast or interval."""
-        pct = int(round(self.level * 100))
-        kind = "extrapolation-aware" if self.interval == "extrapolation" else "bootstrap-only"
-        interval = (
-            f"{pct} % {kind} prediction interval from {self.n_boot} bootstrap replicates per law"
-            if self.n_boot
-            else "no interval (0 bootstrap replicates asked for)"
-        )
-        out = [
-            f"The {self.rule} (the default strategy), as `recommend --target-flops` gives it: laws compared and "
-            f"weighted on the runs cheaper than each target; {interval}."
-        ]
-        mixes: dict[str, list[str]] = {}
-        for row in self.rows.to_dict("records"):
-            weights = row.get("weights")
-            if isinstance(weights, dict) and weights:
-                mix = ", ".join(f"{law} {w:.2f}" for law, w in weights.items())
-                mixes.setdefault(mix, []).append(f"{row['flops']:.3g}")
-        out += [f"weights at {', '.join(targets)} FLOPs: {mix}" for mix, targets in mixes.items()]
-        out += _covariate_notes(self.rows.to_dict("records"))
-        for row in self.rows.to_dict("records"):
-            if isinstance(row.get("note"), str) and row["note"]:
-                out.append(f"— at {row['flops']:.3g} FLOPs: {row['note']}")
-            if isinstance(row.get("flags"), str) and row["flags"]:
-                out.append(f"at {row['flops']:.3g} FLOPs: {row['flags']}")
-            failed, dropped = row.get("failed_refits"), row.get("dropped_refits")
-            if isinstance(failed, (int, float)) and failed == failed and (failed or dropped):
-                out.append(
-                    f"at {row['flops']:.3g} FLOPs: {int(failed)} bootstrap refit(s) failed and {int(dropped)} did not "
-                    "converge: left out of the interval"
-                )
-        return out
-
-    def plot(self, ax=None, runs=None, **style):
-        """The forecast at each target with its prediction interval, over ``runs`` when given
-        (:func:`benchcast.plots.plot_strategy_forecast`).
-
-        Parameters
-        ----------
-        ax : matplotlib.axes.Axes, optional
-            The panel to draw into (default: a new figure).
-        runs : pandas.DataFrame, optional
-            The runs to draw under it (``flops`` and ``value``, e.g. from :func:`benchcast.select`).
-        **style
-            Matplotlib keywords of the forecast markers.
-
-        Returns
-        -------
-        matplotlib.axes.Axes
-            The panel.
-        """
-        from benchcast.plots.results import plot_strategy_forecast  # matplotlib loads only when a figure is drawn
-
-        return plot_strategy_forecast(self, runs=runs, ax=ax, **style)
-
-    def rich_items(self) -> list:
-        """The forecasts (a value that does not exist as "—"), then the notes.
-
-        Returns
-        -------
-        list
-            A Rich table and one unhighlighted markup line per note.
-        """
-        pct = int(round(self.level * 100))
-        records = self.rows.to_dict("records")
-        sizes = [c for c in ("params", "tokens", "tpr") if any(_known(row.get(c)) for row in records)]
-        cells = []
-        for row in records:
-            values = [row.get("prediction"), row.get("lower"), row.get("upper")]
-            run = [f"{row['flops']:.3g}", *(f"{row[c]:.3g}" if _known(row.get(c)) else "—" for c in sizes)]
-            flags = row.get("flags") if isinstance(row.get("flags"), str) else ""
-            mark = ("refused" if _shown(values[0]) == "—" else "flagged") if flags else ""
-            cells.append([*run, *(_shown(v) for v in values), mark])
-        labels = {"params": "N", "tokens": "D", "tpr": "TPR"}
-        columns = ["C (FLOPs)", *(labels[c] for c in sizes), "forecast", f"{pct} % lower", f"{pct} % upper", "flags"]
-        return [rich_table(self.title, columns, cells)] + [Markup(escape(n), highlight=False) for n in self.notes]
-
-
-def _covariate_notes(records: list[dict]) -> list[str]:
-    """Where planned runs were placed and what each law was given (once per distinct answer), and where the floor of
-    the extrapolation error binds."""
-    out, seen = [], set()
-    for row in records:
-        floor = (row.get("extrapolation") or {}).get("floor") if isinstance(row.get("extrapolation"), dict) else None
-        if floor and floor not in seen:
-            seen.add(floor)
-            out.append(f"extrapolation error: {floor}")
-        if isinstance(row.get("flops_convention"), str) and f"c:{row['flops_convention']}" not in seen:
-            seen.add(f"c:{row['flops_convention']}")
-            out.append(f"planned runs placed at {row['flops_convention']}")
-        used = row.get("covariates")
-        if isinstance(used, dict) and used:
-            line = "covariates: " + "; ".join(f"{law}: {words}" for law, words in used.items())
-            if line not in seen:
-                seen.add(line)
-                out.append(line)
-        dropped = row.get("dropped")
-        if isinstance(dropped, dict) and any(v != "0" for v in dropped.values()):
-            line = "rows dropped from the fits: " + "; ".join(f"{law}: {words}" for law, words in dropped.items())
-            if line not in seen:
-                seen.add(line)
-                out.append(line)
-    return out
-
-
-def _known(value) -> bool:
-    return isinstance(value, (int, float)) and bool(np.isfinite(value))
-
-
-def _shown(value) -> float | str:
-    return float(value) if isinstance(value, (int, float)) and np.isfinite(value) else "—"
 
 
 @dataclass

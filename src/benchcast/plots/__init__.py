@@ -46,7 +46,6 @@ _LAZY = {
     "param_errorbars": "params",
     "plot_fit": "results",
     "plot_forecast": "results",
-    "plot_strategy_forecast": "results",
     "plot_backtests": "results",
     "plot_bench": "results",
     "metric_label": "labels",

@@ -77,12 +77,14 @@ def interval_bars(ax, x, predicted, lower, upper, color, label: str, **look) -> 
         ax.errorbar(x[drawn], predicted[drawn], yerr=yerr, fmt="none", ecolor=color, label=label, **look)
 
 
-def plot_forecast(forecast, fit=None, ax=None, **style):
-    """The forecast at each queried point with its prediction interval (thin) and confidence interval (thick), over the
-    fit's runs and curve when the fit is given."""
+def plot_forecast(forecast, fit=None, ax=None, runs=None, **style):
+    """The forecast at each point with its prediction interval (thin) and, where made, the curve's confidence interval
+    (thick), over the fit's runs and curve when the fit is given, or over ``runs``; a point without a forecast is
+    left out of the drawing and named in the legend."""
     given, ax = ax is not None, _new_axes(ax)
-    x, xlabel = forecast_x(forecast.query)
+    x, xlabel = forecast_x(forecast.query or {"flops": forecast.runs.flops})
     color = style.pop("color", law_color(forecast.law))
+    metric = tpr = None
     if fit is not None and "gold" not in forecast.query:
         plot_fit(fit, ax)
         top = float(fit.points["flops"].max())
@@ -91,44 +93,8 @@ def plot_forecast(forecast, fit=None, ax=None, **style):
             found = curve(fit, grid)
             if found is not None:
                 ax.plot(*found, color=law_color(fit.law), lw=1.2, ls=":", label=f"{fit.law} beyond the runs")
-    pct = int(round(forecast.level * 100))
-    pred = np.asarray(forecast.prediction, float)
-    bounds = {
-        f"{pct} % prediction interval ({forecast.interval}, {forecast.n_boot} replicates)": (
-            forecast.lower,
-            forecast.upper,
-            {"lw": 1, "capsize": 3},
-        ),
-        f"{pct} % confidence interval (mean curve)": (
-            forecast.lower_mean,
-            forecast.upper_mean,
-            {"lw": 3.5, "alpha": 0.6},
-        ),
-    }
-    for label, (lower, upper, look) in bounds.items():
-        if lower is not None and upper is not None:
-            interval_bars(ax, x, pred, lower, upper, color=color, label=label, **look)
-    options = {"marker": "*", "s": 90, "color": color, "edgecolors": "k", "zorder": 6, **style}
-    ax.scatter(x, pred, label=f"{forecast.law} forecast", **options)
-    ax.set_xscale("log")
-    title = figure_title(forecast.benchmark, None, None, f"{forecast.law} forecast")
-    if fit is not None:
-        spec = fit.spec
-        title = figure_title(spec.benchmark, metric_label(spec.metric, spec.k), spec.tpr, f"{forecast.law} forecast")
-    ylabel = metric_label(fit.spec.metric, fit.spec.k) if fit is not None else "score"
-    style_axes(ax, xlabel, ylabel, title, xlog=True)
-    panel_legend(ax, given)
-    return ax
-
-
-def plot_strategy_forecast(forecast, runs=None, ax=None, **style):
-    """A strategy's forecast at each target compute with its prediction interval, over the runs it was made from when
-    they are given; a target without a forecast or an interval is left out of the drawing and named in the legend."""
-    given, ax = ax is not None, _new_axes(ax)
-    rows = forecast.rows
-    color = style.pop("color", law_color(forecast.rule))
-    metric = tpr = None
-    if runs is not None and len(runs):
+        metric, tpr = metric_label(fit.spec.metric, fit.spec.k), fit.spec.tpr
+    elif runs is not None and len(runs):
         if "tpr" in runs and runs["tpr"].nunique() == 1:
             tpr = float(runs["tpr"].iloc[0])
         ax.scatter(runs["flops"], runs["value"], s=14, color="0.2", zorder=4, label=f"runs ({len(runs)})")
@@ -136,24 +102,25 @@ def plot_strategy_forecast(forecast, runs=None, ax=None, **style):
             one_k = "k" in runs and runs["k"].notna().all() and runs["k"].nunique() == 1
             k = runs["k"].iloc[0] if one_k else None
             metric = metric_label(str(runs["metric"].iloc[0]), None if k is None else int(k))
-    has_point = rows["prediction"].notna() if "prediction" in rows else pd.Series(False, index=rows.index)
-    shown = rows[has_point]
-    if "lower" in shown and "upper" in shown:
-        label = f"{int(round(forecast.level * 100))} % prediction interval ({forecast.interval}, "
-        label += f"{forecast.n_boot} replicates per law)"
-        pred = shown["prediction"].to_numpy(float)
-        interval_bars(
-            ax, shown["flops"].to_numpy(float), pred, shown["lower"], shown["upper"], color, label, lw=1, capsize=3
-        )
+    pct = int(round(forecast.level * 100))
+    pred = np.asarray(forecast.prediction, float)
+    shown = np.isfinite(pred)
+    bounds = {
+        f"{pct} % prediction interval ({forecast.uncertainty.interval}, {forecast.n_boot} replicates)": (
+            forecast.interval(),
+            {"lw": 1, "capsize": 3},
+        ),
+        f"{pct} % confidence interval (mean curve)": (forecast.interval(mean=True), {"lw": 3.5, "alpha": 0.6}),
+    }
+    for label, ((lower, upper), look) in bounds.items():
+        interval_bars(ax, x[shown], pred[shown], lower[shown], upper[shown], color=color, label=label, **look)
     options = {"marker": "*", "s": 90, "color": color, "edgecolors": "k", "zorder": 6, **style}
-    ax.scatter(shown["flops"], shown["prediction"], label=f"{forecast.rule} forecast", **options)
-    missing = rows[~has_point]
-    if len(missing):
-        targets = ", ".join(f"{c:.3g}" for c in missing["flops"])
-        ax.plot([], [], " ", label=f"no forecast at {targets} FLOPs")
+    ax.scatter(x[shown], pred[shown], label=f"{forecast.law} forecast", **options)
+    if not shown.all():
+        ax.plot([], [], " ", label=f"no forecast at {', '.join(f'{c:.3g}' for c in x[~shown])}")
     ax.set_xscale("log")
-    title = figure_title(forecast.benchmark, metric, tpr, f"{forecast.rule} forecast")
-    style_axes(ax, "training compute C (FLOPs)", metric or "score", title, xlog=True)
+    title = figure_title(forecast.benchmark, metric, tpr, f"{forecast.law} forecast")
+    style_axes(ax, xlabel, metric or "score", title, xlog=True)
     panel_legend(ax, given)
     return ax
 

@@ -26,6 +26,7 @@ from benchcast.fitting.result import FitResult
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting.bootstrap import check_replicates
 from benchcast.forecasting.flags import OUTSIDE_TPR, describe
+from benchcast.forecasting.forecast import Forecast
 from benchcast.forecasting.selection import ladder_laws
 from benchcast.forecasting.targets import describe_run, fitted_tpr_range, planned_runs
 from benchcast.plots.labels import curve_tpr_note
@@ -50,7 +51,7 @@ class BenchmarkReport:
     grid: np.ndarray
     curve: np.ndarray
     bands: dict  # level -> (lower, upper) over grid
-    forecasts: pd.DataFrame  # one row per target compute
+    forecast: Forecast  # at the targets
     validation: StrategyBacktest | BacktestResult  # the strategy (or named law) at the validation threshold
     profile: pd.DataFrame  # held-out predictions of its backtests at several thresholds
     n_boot: int
@@ -92,9 +93,9 @@ def benchmark_warnings(report: BenchmarkReport, q_rand: float) -> list[str]:
         out.append(
             "no backtest forecast a held-out run, so the forecast's error is unchecked" + (f": {note}" if note else "")
         )
-    for row in report.forecasts.itertuples():
-        if getattr(row, "flags", ""):
-            out.append(f"at {row.flops:.2g} FLOPs the forecast is {row.flags}")
+    for row in report.forecast.to_frame().itertuples():
+        if row.flags:
+            out.append(f"at {row.flops:.2g} FLOPs the forecast is {describe(row.flags)}")
         if row.decades > largest_seen + 0.25:
             out.append(
                 f"at {row.flops:.2g} FLOPs the forecast extrapolates {row.decades:.2f} decades; the backtests "
@@ -152,22 +153,6 @@ def analyse_benchmark(
     on_grid, at_targets, band_notes = strategy_bands(
         choice, grid, targets, tpr=forecast_tpr, n_boot=n_boot, seed=seed, interval=interval, n_jobs=n_jobs
     )
-    forecasts = pd.DataFrame(
-        {
-            "flops": targets.flops,
-            **{"params": targets.params, "tokens": targets.tokens, "tpr": targets.tpr},
-            "given": ["params_tokens" if sized else "flops" for sized in targets.sized],
-            "flops_convention": [targets.convention if sized else None for sized in targets.sized],
-            "decades": at_targets.decades,
-            "forecast": at_targets.prediction,  # a refused forecast is no number
-            **{
-                f"{side}{int(level * 100)}": at_targets.bounds(level)[i]
-                for level in LEVELS
-                for i, side in enumerate(("lower", "upper"))
-            },
-            "flags": [describe(point) for point in at_targets.flags],
-        }
-    )
     report = BenchmarkReport(
         benchmark=benchmark,
         metric=str(result.spec.metric),
@@ -177,22 +162,22 @@ def analyse_benchmark(
         runs=run_table(result, table, spec, tpr),
         grid=grid,
         curve=on_grid.prediction,
-        bands={level: on_grid.bounds(level) for level in LEVELS},
-        forecasts=forecasts,
+        bands={level: on_grid.interval(level) for level in LEVELS},
+        forecast=at_targets,
         validation=validation,
         profile=profile,
         n_boot=n_boot,
         members=members,
         weights=dict(choice.strategy.weights_),
         member_curves=on_grid.members,
-        interval=on_grid.interval,
+        interval=on_grid.uncertainty.interval,
         covariates=at_targets.used,
     )
     in_size = [name for name, fit in members.items() if {"params", "tokens"} <= set(fit.law_object.covariates)]
     report.curve_note = curve_tpr_note(forecast_tpr, fitted_tpr_range(members.values()), in_size)
     flags = [
-        f"{describe_run(targets.record(i))}: {flag.reason}"
-        for i, point in enumerate(at_targets.flags)
+        f"{describe_run(record)}: {flag.reason}"
+        for record, point in zip(at_targets.records(), at_targets.flags, strict=True)
         for flag in point
         if flag.kind == OUTSIDE_TPR
     ]

@@ -34,13 +34,13 @@ def draw_forecast(ax, report: BenchmarkReport) -> None:
         ax.plot(report.grid, member_curve, color=law_color(law), lw=0.8, ls="--", label=f"{law} (member)")
     ax.plot(report.grid, report.curve, color=color, lw=1.5, label=f"{report.strategy} (fitted on all runs)")
     draw_band(ax, report.grid, report.bands, color, "")
-    f = report.forecasts
+    f = report.forecast.to_frame()
     # the bar and its legend entry only where the interval exists (none where no spread was measurable)
     interval_bars(
-        ax, f["flops"], f["forecast"], f["lower90"], f["upper90"], color, "90 % interval at target", capsize=3
+        ax, f["flops"], f["prediction"], f["lower90"], f["upper90"], color, "90 % interval at target", capsize=3
     )
     ax.scatter(
-        f["flops"], f["forecast"], marker="*", s=90, color=color, edgecolors="k", zorder=6, label="forecast at target"
+        f["flops"], f["prediction"], marker="*", s=90, color=color, edgecolors="k", zorder=6, label="forecast at target"
     )
     largest = float(report.fit.points["flops"].max())
     ax.axvline(largest, color="0.5", ls=":", lw=0.8, label=f"largest fitted run {largest:.2g}")

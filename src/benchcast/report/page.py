@@ -212,7 +212,7 @@ def build_report(
                 "weights": r.weights,
                 "law_chosen_by_you": r.choice.named,
                 "why": r.choice.reason,
-                "forecasts": r.forecasts.to_dict("records"),
+                "forecasts": r.forecast.records(),
                 "covariates": r.covariates,
                 "warnings": r.warnings,
             }

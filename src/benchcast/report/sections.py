@@ -6,6 +6,7 @@ import numpy as np
 
 import benchcast.report.html as h
 from benchcast.evaluation.refusals import refused_cell
+from benchcast.forecasting.flags import describe
 from benchcast.laws import get_law
 from benchcast.report.analysis import BenchmarkReport, profile_summary
 from benchcast.report.figures import benchmark_figure, judged, passk_figure
@@ -55,9 +56,9 @@ def summary_section(
     rows, words = [], []
     for r in reports:
         row = [h.Markup(f'<a href="#{anchor(r)}">{h.esc(r.benchmark)}</a>'), metric_label(r), strategy_label(r)]
-        for f in r.forecasts.to_dict("records"):
+        for f in r.forecast.to_frame().to_dict("records"):
             intervals = h.Markup(f"{h.esc(_interval(f, 50))}<br>{h.esc(_interval(f, 90))}")
-            row += [f["forecast"], intervals, round(f["decades"], 2)]
+            row += [f["prediction"], intervals, round(f["decades"], 2)]
         m = r.validation.metrics
         coverage90 = m.get("coverage90", float("nan"))
         held_out = int((r.validation.predictions["side"] == "test").sum())
@@ -177,9 +178,9 @@ def benchmark_section(r: BenchmarkReport, figure_format: str = "png", dpi: int |
             + ["decades", "flags"],
             [
                 [f["flops"], *(f.get(c, np.nan) for c in ("params", "tokens", "tpr"))]
-                + [f["forecast"], f["lower50"], f["upper50"], f["lower90"], f["upper90"], f["decades"]]
-                + [f.get("flags", "")]
-                for f in r.forecasts.to_dict("records")
+                + [f["prediction"], f["lower50"], f["upper50"], f["lower90"], f["upper90"], f["decades"]]
+                + [describe(f["flags"])]
+                for f in r.forecast.to_frame().to_dict("records")
             ],
             caption=f"Forecasts ({r.n_boot} bootstrap replicates)",
             text_columns=0,

@@ -17,6 +17,7 @@ from benchcast.data.example import EXAMPLE_THRESHOLD, TRUE_LAWS, load_example, t
 from benchcast.evaluation.backtest import backtest
 from benchcast.fitting.spec import FitSpec
 from benchcast.forecasting.answers import forecast_default
+from benchcast.forecasting.forecast import bound_column
 from benchcast.utils.jsonable import jsonable
 from benchcast.utils.parallel import parallel_map
 from benchcast.utils.rich_view import Markup, RichView, rich_table
@@ -106,8 +107,9 @@ def _benchmark_job(law: str, item: tuple) -> tuple:
     test = bt.predictions[bt.predictions["side"] == "test"]
     default = forecast_default(
         below, bench, metric, flops=test["flops"].unique(), n_boot=DEFAULT_REPLICATES, level=DEFAULT_LEVEL, n_jobs=1
-    ).rows.set_index("flops")
-    return bt, default
+    ).to_frame()
+    bounds = {bound_column(side, DEFAULT_LEVEL): side for side in ("lower", "upper")}
+    return bt, default.rename(columns=bounds).set_index("flops")
 
 
 def run_example(
@@ -133,9 +135,7 @@ def run_example(
     for ax, (bench, metric), (bt, default) in zip(axes, items, done, strict=True):
         bt.fit.save(out_dir / f"fit-{bench}.json")
         test = bt.predictions[bt.predictions["side"] == "test"]
-        weights[bench] = (
-            next((w for w in default["weights"] if isinstance(w, dict)), {}) if "weights" in default else {}
-        )
+        weights[bench] = next((w for w in default["weights"] if w), {})
         for row in test.itertuples():
             at = default.loc[row.flops]
             forecasts.append(
@@ -146,8 +146,8 @@ def run_example(
                     "true": row.true,
                     "predicted": row.predicted,
                     "default": float(at["prediction"]),
-                    "default_lower": float(at.get("lower", np.nan)),
-                    "default_upper": float(at.get("upper", np.nan)),
+                    "default_lower": float(at["lower"]),
+                    "default_upper": float(at["upper"]),
                     "truth_law": float(true_score(bench, row.flops)),
                 }
             )
