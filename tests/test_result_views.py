@@ -241,8 +241,7 @@ def test_every_result_type_is_a_view_checked_here():
         "FitResult", "FitDiagnostics", "Recommendation", "BenchResult", "Reproduction", "KScan",
         "PassKTable", "OptimalPlan", "ExampleResult",
         "BacktestComparison", "SweepComparison",  # above
-        "Forecast", "PlanResult",  # tests/forecasting/test_intervals_planning.py
-        "StrategyPlan",  # tests/cli/test_plan_from_data.py
+        "Forecast", "Plan",  # tests/forecasting/test_intervals_planning.py, tests/cli/test_plan_from_data.py
         "PassKPastN", "BorrowedSuccess",  # tests/generative/test_success_distributions.py
         "BacktestResult", "Sweep", "CutoffResult",  # tests/evaluation/test_backtest.py
         "RichView",  # the base of the CLI-printed views

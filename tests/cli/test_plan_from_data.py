@@ -106,7 +106,7 @@ def test_plan_default_without_bootstrap_has_no_interval(apple):
     # the result's views: what --json prints, the terminal's text, a notebook's table
     doc = out.to_dict()
     assert doc["needed"] == out.needed and doc["lower"] is None and doc["solves_for"] == "flops"
-    assert f"{out.needed:.4g}" in str(out) and "compute for score 0.8 from the ensemble" in out._repr_html_()
+    assert f"{out.needed:.4g}" in str(out) and "plan for score 0.8 from the ensemble" in out._repr_html_()
 
 
 def test_plan_from_data_takes_the_run_selection_of_every_command_that_fits(apple):

@@ -130,7 +130,7 @@ def print_answers(answers: list, json: bool) -> None:
     import pandas as pd
     from rich.markup import escape
 
-    from benchcast.forecasting.flags import refused
+    from benchcast.forecasting.flags import describe, refused, short
     from benchcast.forecasting.forecast import bound_column
 
     frames = []
@@ -141,15 +141,14 @@ def print_answers(answers: list, json: bool) -> None:
             bounds = [bound_column(side, answer.level) for side in ("lower", "upper")]
             marks = [("refused" if refused(f) else "flagged") if f else "" for f in frame["flags"]]
             frame = frame[["flops", *sizes, "prediction", *bounds]].assign(flags=marks)
-        else:
-            flags = pd.Series(getattr(answer, "flags", ""), index=frame.index)
-            frame = frame.assign(flags=[str(f).split(":")[0] if isinstance(f, str) and f else "" for f in flags])
+        else:  # a plan: its flags are its own
+            frame = frame.assign(flags=short(answer.flags).split(":")[0])
         frames.append(frame.assign(benchmark=answer.benchmark))
     table = pd.concat(frames, ignore_index=True)
     table = table[["benchmark", *(c for c in table.columns if c != "benchmark")]]
     rows = [[("—" if isinstance(v, float) and v != v else v) for v in row] for row in table.values.tolist()]
     console.print(rich_table(answers[0].title.split(": ", 1)[-1], list(table.columns), rows))
     for answer in answers:
-        own = getattr(answer, "flags", "")  # a plan's flags are its own, not a column of its frame
-        for note in [*answer.notes, *([own] if isinstance(own, str) and own else [])]:
+        own = [] if "forecaster" in answer.to_frame() else [describe(answer.flags)]  # a plan's, not its frame's
+        for note in [*answer.notes, *(n for n in own if n)]:
             console.print(escape(f"{answer.benchmark}: {note}"), highlight=False, soft_wrap=True)

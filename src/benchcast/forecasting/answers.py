@@ -8,6 +8,7 @@ target score needs (:func:`plan`, :func:`plan_default`). Settings travel as one
 from __future__ import annotations
 
 from dataclasses import replace
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -23,13 +24,12 @@ from benchcast.forecasting.flags import (
     AT_FITTED_RUN,
     BELOW_DATA,
     INTERPOLATION,
-    describe,
     distance_flags,
     fit_flags,
     flagged,
 )
 from benchcast.forecasting.forecast import Forecast, make_forecast
-from benchcast.forecasting.results import PlanResult, Recommendation, StrategyPlan
+from benchcast.forecasting.results import Plan, Recommendation
 from benchcast.forecasting.selection import SELECTION_RULES
 from benchcast.forecasting.targets import (
     PlannedRuns,
@@ -349,7 +349,7 @@ def plan_default(
     seed: int = 0,
     n_jobs: int | None = None,
     ray_address: str | None = None,
-) -> StrategyPlan:
+) -> Plan:
     """The compute at which the default strategy's forecast (as :func:`forecast_default` gives it for a run
     beyond the data) reaches ``target``, with the interval where its bounds at ``level`` reach it.
 
@@ -370,7 +370,7 @@ def plan_default(
 
     Returns
     -------
-    StrategyPlan
+    Plan
     """
     check_score("target score", target)
     check_options(rule, None)
@@ -398,15 +398,26 @@ def plan_default(
             "forecasts one)."
         )
     band = _band(ensemble, target, unc, tpr, level)
-    out = StrategyPlan(benchmark, rule, target, level, interval, n_boot, tpr, dict(ensemble.weights_), band["needed"])
-    out.lower, out.upper = band.get("lower"), band.get("upper")
-    out.largest_run = max(float(r.diagnostics.flops_max) for r in results.values())
     at = band["forecast"]
-    placed = at is not None and any(f.kind in PLACEMENTS for f in at.flags[0])  # its flag says where
-    out.remarks = _notes(out, band["note"] if n_boot else "", band["smallest"], ensemble.choice_.failures, placed)
-    if at is not None:
-        out.flags = describe(at.flags[0])
-    return out
+    fields = {
+        "benchmark": benchmark,
+        "forecaster": rule,
+        "target": target,
+        "solves_for": "flops",
+        "needed": band["needed"],
+        "level": level,
+        "weights": dict(ensemble.weights_),
+        "lower": band.get("lower"),
+        "upper": band.get("upper"),
+        "interval": interval,
+        "n_boot": n_boot,
+        "tpr": tpr,
+        "largest_run": max(float(r.diagnostics.flops_max) for r in results.values()),
+        "flags": () if at is None else tuple(at.flags[0]),
+    }
+    placed = any(f.kind in PLACEMENTS for f in fields["flags"])  # its flag says where
+    notes = _notes(fields, band["note"] if n_boot else "", band["smallest"], ensemble.choice_.failures, placed)
+    return Plan(**fields, remarks=tuple(notes))
 
 
 def _places_compute(result) -> bool:
@@ -455,12 +466,13 @@ def _first_crossing(grid: np.ndarray, values: np.ndarray, target: float, at, smo
     return float(10**above)
 
 
-def _notes(plan: StrategyPlan, interval_note: str, smallest: float, failures: list[str], placed: bool) -> list[str]:
-    """What the plan rests on, and where to read it with care."""
+def _notes(plan: dict, interval_note: str, smallest: float, failures: list[str], placed: bool) -> list[str]:
+    """What the plan (its fields) rests on, and where to read it with care."""
+    plan = SimpleNamespace(**plan, reachable=bool(np.isfinite(plan["needed"])))
     pct = int(round(plan.level * 100))
     kind = "extrapolation-aware" if plan.interval == "extrapolation" else "bootstrap-only"
     notes = [
-        f"the {plan.rule} (the default strategy) fitted to every selected run (largest {plan.largest_run:.3g} "
+        f"the {plan.forecaster} (the default strategy) fitted to every selected run (largest {plan.largest_run:.3g} "
         f"FLOPs), as `forecast DATA --flops C` forecasts a run beyond them; the interval is where that forecast's "
         f"{pct} % {kind} prediction bounds reach the target ({plan.n_boot} bootstrap replicates per law)."
     ]
@@ -566,7 +578,7 @@ def plan(
     n_jobs: int | None = None,
     interval: str = DEFAULT_INTERVAL,
     ray_address: str | None = None,
-) -> PlanResult:
+) -> Plan:
     """Compute needed to reach ``target`` (or, for laws with k given ``flops``, the k needed), with a
     bootstrap interval, or a statement that the target lies above the law's limit.
 
@@ -588,7 +600,7 @@ def plan(
 
     Returns
     -------
-    PlanResult
+    Plan
     """
     check_score("target score", target)
     unc = Uncertainty(n_boot, seed, interval, (level,), n_jobs, ray_address)
@@ -619,54 +631,67 @@ def plan(
         ceiling, meaning = fitted.law.limit(fitted.vector, spec.q_rand, k=k)
     needed = solve(fitted)
     flags = _plan_flags(result, flops if solve_k else needed, needed if solve_k else k, solved=not solve_k)
-    out = PlanResult(
-        law=result.law,
-        target=target,
-        solves_for="k" if solve_k else "flops",
-        ceiling=ceiling,
-        ceiling_meaning=meaning,
-        reachable=bool(np.isfinite(needed)),
-        needed=needed,
-        level=level,
-        k=k,
-        flops=flops,
-        tpr=tpr if {"params", "tokens"} <= set(fitted.law.covariates) else None,
-        flags=flags,
-    )
-    if not out.reachable:
-        out.message = (
+    fields = {
+        "benchmark": str(spec.benchmark),
+        "forecaster": result.law,
+        "target": target,
+        "solves_for": "k" if solve_k else "flops",
+        "needed": needed,
+        "level": level,
+        "weights": {result.law: 1.0},
+        "k": k,
+        "flops": flops,
+        "tpr": tpr if {"params", "tokens"} <= set(fitted.law.covariates) else None,
+        "ceiling": ceiling,
+        "ceiling_meaning": meaning,
+        "largest_run": float(result.diagnostics.flops_max),
+        "flags": flags,
+    }
+    if not np.isfinite(needed):
+        fields["message"] = (
             f"target {target:g} is not reached by the fitted {result.law} law "
             f"(its limit: {ceiling:.4g}, {meaning}): unreachable by scaling {'k' if solve_k else 'compute'} alone"
             + ("" if solve_k else " within 1e40 FLOPs")
             + "."
         )
-    if not n_boot:
+    if n_boot:
+        interval = _k_interval(result, fields, unc) if solve_k else _plan_interval(result, target, unc, fields, has_k)
+        fields.update(interval)
+    return Plan(**fields)
+
+
+def _plan_interval(result: FitResult, target: float, unc: Uncertainty, fields: dict, has_k: bool) -> dict:
+    """A compute plan's interval: where the fit's forecast's bounds reach the target."""
+    placed = fields["tpr"] if "params" in result.law_object.covariates else None
+    k = fields["k"] if has_k else None
+    band = _band(Ensemble.of_fit(result), target, unc, placed, unc.levels[0], fields["needed"], k)
+    out = {"interval": unc.interval, "n_boot": unc.n_boot}
+    if band["note"] or "lower" not in band:
+        out["message"] = (fields.get("message", "") + " " if fields.get("message") else "") + (
+            band["note"] or "no interval"
+        )
         return out
-    if not solve_k:
-        placed = tpr if "params" in fitted.law.covariates else None
-        band = _band(Ensemble.of_fit(result), target, unc, placed, level, needed, k if has_k else None)
-        out.interval = interval
-        out.n_boot = n_boot
-        if band["note"] or "lower" not in band:
-            out.message = (out.message + " " if out.message else "") + (band["note"] or "no interval")
-            return out
-        at = band["forecast"]
-        if at is not None and at.error_model is not None:
-            out.extrapolation = at.error_model
-        out.lower, out.upper = float(band["lower"]), float(band["upper"])
-        return out
-    boot = bootstrap(result, n_boot, seed=seed, n_jobs=n_jobs, ray_address=ray_address)
+    at = band["forecast"]
+    if at is not None and at.error_model is not None:
+        out["extrapolation"] = at.error_model
+    return out | {"lower": float(band["lower"]), "upper": float(band["upper"])}
+
+
+def _k_interval(result: FitResult, fields: dict, unc: Uncertainty) -> dict:
+    """A k plan's interval: the k each bootstrap replicate needs at the compute (unreachable ones count as inf)."""
+    fitted, spec = result.fitted, result.spec
+    boot = bootstrap(result, unc.n_boot, seed=unc.seed, n_jobs=unc.n_jobs, ray_address=unc.ray_address)
     thetas = boot.thetas[~np.isnan(boot.thetas).any(axis=1)]
-    draws = []
-    for theta in thetas:  # the k each replicate needs at this compute (the bootstrap's interval in k)
-        frozen = fitted.law.freeze(theta, spec.q_rand, k=k)
-        draws.append(frozen.k_for(target, flops))
-    draws = np.array(draws)
-    out.interval = "bootstrap"
-    out.n_boot, out.n_replicates = int(len(thetas)), int(len(boot.failed))
-    out.failed_refits, out.dropped_refits = boot.n_failed, boot.n_dropped
-    out.fraction_reachable = float(np.isfinite(draws).mean()) if len(draws) else 0.0
-    # unreachable replicates count as +inf (no interpolation, so a bound may be inf)
-    lower, upper = Draws(draws[:, None], method="inverted_cdf").interval(level)
-    out.lower, out.upper = float(lower[0]), float(upper[0])
-    return out
+    frozen = (fitted.law.freeze(theta, spec.q_rand, k=fields["k"]) for theta in thetas)
+    draws = np.array([law.k_for(fields["target"], fields["flops"]) for law in frozen])
+    lower, upper = Draws(draws[:, None], method="inverted_cdf").interval(fields["level"])
+    return {
+        "interval": "bootstrap",
+        "n_boot": int(len(thetas)),
+        "n_replicates": int(len(boot.failed)),
+        "failed_refits": boot.n_failed,
+        "dropped_refits": boot.n_dropped,
+        "fraction_reachable": float(np.isfinite(draws).mean()) if len(draws) else 0.0,
+        "lower": float(lower[0]),
+        "upper": float(upper[0]),
+    }

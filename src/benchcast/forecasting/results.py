@@ -16,121 +16,163 @@ from benchcast.utils.jsonable import jsonable
 from benchcast.utils.rich_view import Markup, RichView, rich_table
 
 
-@dataclass
-class PlanResult(RichView):
-    """The compute (or, for laws with k, the k) at which a fitted law reaches a target score, with a
-    bootstrap interval, or a statement that the target lies above the law's limit.
+@dataclass(frozen=True)
+class Plan(RichView):
+    """The compute (or, for laws with k, the k) at which a forecaster reaches a target score, with an interval, or
+    why it does not: one type for a fitted law's plan (:func:`benchcast.plan`) and the default strategy's
+    (:func:`benchcast.plan_default`).
 
     Parameters
     ----------
-    law : str
+    benchmark : str
+    forecaster : str
+        The law, or the strategy (``'ensemble'``).
     target : float
         The target score.
     solves_for : {'flops', 'k'}
-    ceiling : float
-        The law's limit as compute (or k) grows; ``ceiling_meaning`` says what it is.
-    reachable : bool
     needed : float
-        The fitted law's answer (inf when unreachable).
+        The forecaster's answer (inf: not reached within 1e40 FLOPs, or above the law's limit).
     level : float
         The interval's level.
-    k, flops, tpr : float or None
-        The plan's fixed settings.
-    message : str or None
-        Why the target is unreachable.
+    weights : dict
+        The laws and their weights.
+    lower, upper : float or None
+        The interval (a bound may be inf; None: no interval).
     interval : str or None
         ``'extrapolation'`` or ``'bootstrap'``; None when no bootstrap was run.
+    n_boot : int or None
+        Bootstrap replicates per law (usable replicates, for a k).
+    k, flops, tpr : float or None
+        The plan's fixed settings (``tpr``: the planned run's tokens per parameter).
+    ceiling : float or None
+        The law's limit as compute (or k) grows; ``ceiling_meaning`` says what it is.
+    ceiling_meaning : str
+    largest_run : float
+        The largest run the laws were fitted to.
+    message : str or None
+        Why the target is unreachable, or why there is no interval.
     extrapolation : dict or None
-        The extrapolation error where it shifted the replicates' targets.
+        The extrapolation error where it widened the forecast that was inverted.
     fraction_below_range, fraction_reachable : float or None
-        Shares of the replicates that reach the target below 1e10 FLOPs, or at all.
-    n_boot, failed_refits, dropped_refits : int or None
-        Usable replicates, refits failed, refits not converged.
-    lower, upper : float or None
-        The interval (a bound may be inf).
-    n_replicates : int or None
-        Replicates made (usable or not).
+        Shares of a k plan's replicates that reach the target below 1e10 FLOPs, or at all.
+    n_replicates, failed_refits, dropped_refits : int or None
+        Replicates made, refits failed, refits not converged.
     flags : tuple of Flag
-        Why the answer may mislead (:mod:`benchcast.forecasting.flags`): the fit's flags, and its compute or
-        k outside the data (below the smallest run, far beyond the largest, beyond the largest fitted k).
+        Why the answer may mislead (:mod:`benchcast.forecasting.flags`).
+    remarks : tuple of str
+        What the answer rests on, and where it is read with care.
     """
 
-    law: str
+    benchmark: str
+    forecaster: str
     target: float
     solves_for: str
-    ceiling: float
-    ceiling_meaning: str
-    reachable: bool
     needed: float
     level: float
-    k: float | None
-    flops: float | None
-    tpr: float | None
-    message: str | None = None
-    interval: str | None = None
-    extrapolation: dict | None = None
-    fraction_below_range: float | None = None
-    n_boot: int | None = None
-    failed_refits: int | None = None
-    dropped_refits: int | None = None
-    fraction_reachable: float | None = None
+    weights: dict = field(default_factory=dict)
     lower: float | None = None
     upper: float | None = None
+    interval: str | None = None
+    n_boot: int | None = None
+    k: float | None = None
+    flops: float | None = None
+    tpr: float | None = None
+    ceiling: float | None = None
+    ceiling_meaning: str = ""
+    largest_run: float = np.nan
+    message: str | None = None
+    extrapolation: dict | None = None
+    fraction_below_range: float | None = None
+    fraction_reachable: float | None = None
     n_replicates: int | None = field(default=None, repr=False)
+    failed_refits: int | None = None
+    dropped_refits: int | None = None
     flags: tuple = ()
+    remarks: tuple = ()
+
+    law = property(lambda self: self.forecaster, doc="The law or strategy that planned.")
+    rule = property(lambda self: self.forecaster, doc="The law or strategy that planned.")
+
+    @property
+    def reachable(self) -> bool:
+        """Whether the target is reached (within 1e40 FLOPs, or below the law's limit)."""
+        return bool(np.isfinite(self.needed))
 
     def to_dict(self) -> dict:
-        """The plan as JSON-ready values (what ``benchcast plan --json`` prints)."""
+        """The plan as JSON-ready values (what ``benchcast plan --json`` prints).
+
+        Returns
+        -------
+        dict
+            Every field, ``reachable``, ``decades`` beyond the largest run, and ``flags`` as objects.
+        """
         out = {
-            "law": self.law,
+            "benchmark": self.benchmark,
+            "law": self.forecaster,
+            "strategy": self.forecaster,
             "target": self.target,
             "solves_for": self.solves_for,
-            "ceiling": self.ceiling,
-            "ceiling_meaning": self.ceiling_meaning,
             "reachable": self.reachable,
             "needed": self.needed,
             "level": self.level,
+            "lower": self.lower,
+            "upper": self.upper,
+            "interval": self.interval,
+            "n_boot": self.n_boot,
             "k": self.k,
             "flops": self.flops,
             "tpr": self.tpr,
+            "weights": self.weights,
+            "ceiling": self.ceiling,
+            "ceiling_meaning": self.ceiling_meaning,
+            "largest_run": self.largest_run,
+            "decades": float(np.log10(self.needed / self.largest_run))
+            if self.reachable and self.solves_for == "flops" and np.isfinite(self.largest_run)
+            else None,
             "flags": [f.to_dict() for f in self.flags],
+            "notes": list(self.remarks),
         }
-        if self.message is not None:
-            out["message"] = self.message
-        if self.interval is not None:
-            out["interval"] = self.interval
-            if self.extrapolation is not None:
-                out["extrapolation"] = self.extrapolation
-            for key in ("fraction_below_range", "n_boot", "failed_refits", "dropped_refits", "fraction_reachable"):
-                out[key] = getattr(self, key)
-            out["lower"], out["upper"] = self.lower, self.upper
+        optional = ("message", "extrapolation", "fraction_below_range", "fraction_reachable")
+        optional += ("failed_refits", "dropped_refits")
+        out.update({key: getattr(self, key) for key in optional if getattr(self, key) is not None})
         return jsonable(out)
 
     def to_frame(self) -> pd.DataFrame:
-        """One row: the target, the answer, its interval and the law's limit."""
+        """One row: the target, the answer, its interval and the law's limit.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         row = {"target": self.target, "solves for": self.solves_for, "needed": self.needed}
-        if self.interval is not None:
-            row.update({"lower": self.lower, "upper": self.upper, "reachable share": self.fraction_reachable})
-        row["limit"] = self.ceiling
+        row.update({"lower": self.lower, "upper": self.upper})
+        if self.fraction_reachable is not None:
+            row["reachable share"] = self.fraction_reachable
+        if self.ceiling is not None:
+            row["limit"] = self.ceiling
         return pd.DataFrame([row])
 
     @property
     def title(self) -> str:
-        return f"{self.law}: plan for score {self.target:g}"
+        return f"{self.benchmark}: plan for score {self.target:g} from the {self.forecaster}"
 
     @property
     def notes(self) -> list[str]:
-        return str(self).splitlines()
+        """What the answer rests on, and where it is read with care."""
+        return list(self.remarks)
 
     def rich_items(self) -> list:
-        """The CLI's lines."""
+        """The answer, its interval, the law's limit, the flags, then the notes."""
         what = "k" if self.solves_for == "k" else "compute (FLOPs)"
+        mix = ", ".join(f"{law} {w:.2f}" for law, w in self.weights.items() if w > 0)
+        who = escape(f"{self.forecaster}" + (f" ({mix})" if mix and list(self.weights) != [self.forecaster] else ""))
         if not self.reachable:
-            items = [Markup(f"[bold red]unreachable:[/] {escape(self.message)}", highlight=False)]
+            why = self.message or f"the forecast does not reach {self.target:g} within 1e40 FLOPs"
+            items = [Markup(f"[bold red]unreachable:[/] {who}: {escape(why)}", highlight=False)]
         else:
-            line = escape(f"{self.law}: {what} needed for score {self.target:g}: ") + f"[bold]{self.needed:.4g}[/]"
+            line = f"{who}: {escape(f'{what} needed for score {self.target:g}: ')}[bold]{self.needed:.4g}[/]"
             items = [Markup(line, highlight=False)]
-        if self.interval is not None and self.lower is not None:
+        if self.lower is not None:
             pct = int(round(self.level * 100))
             if self.fraction_reachable is not None:  # k: each replicate's own answer
                 how = f"target reachable in {self.fraction_reachable:.0%} of {self.n_replicates} bootstrap replicates"
@@ -145,9 +187,13 @@ class PlanResult(RichView):
                         "they count as 1e10, an upper bound on their compute"
                     )
                 )
-        items.append(Markup(escape(f"  the law's limit: {self.ceiling:.4g} ({self.ceiling_meaning})"), highlight=False))
+        elif self.message and self.reachable:
+            items.append(Markup(escape(f"  {self.message}"), highlight=False))
+        if self.ceiling is not None:
+            limit = f"  the law's limit: {self.ceiling:.4g} ({self.ceiling_meaning})"
+            items.append(Markup(escape(limit), highlight=False))
         items += [Markup("[yellow]" + escape(f"  {flag}") + "[/]", highlight=False) for flag in self.flags]
-        return items
+        return items + [Markup(escape(f"  {note}"), highlight=False) for note in self.notes]
 
 
 # the ranking's columns as a reader sees them (what the CLI and notebooks show)
@@ -328,118 +374,3 @@ class Recommendation(RichView):
             f"(up to {self.extrapolation_decades:.2f} decades ahead); the choice itself, made without the runs it "
             f"was scored on, erred by {self.nested_mre:.2f} % MRE over {self.nested_origins} origin(s)." + planned
         )
-
-
-@dataclass
-class StrategyPlan(RichView):
-    """The compute at which the default strategy's forecast reaches a target score, with an interval.
-
-    Parameters
-    ----------
-    benchmark : str
-    rule : str
-        The strategy (``'ensemble'`` by default).
-    target : float
-        The target score.
-    level : float
-        The interval's level.
-    interval : str
-        ``'extrapolation'`` or ``'bootstrap'``.
-    n_boot : int
-        Bootstrap replicates per law (0: no interval).
-    tpr : float or None
-        Tokens per parameter of the planned run (selecting the runs, and placing C for laws of N and D).
-    weights : dict
-        The strategy's laws and weights.
-    needed : float
-        Compute where the forecast equals the target (inf: not reached within 1e40 FLOPs).
-    lower, upper : float or None
-        Where the forecast's upper bound, and its lower bound, reach the target (inf: never; None: no interval).
-    largest_run : float
-        The largest run the laws were fitted to.
-    flags : str
-        Why the forecast at ``needed`` is doubtful (``''``: nothing).
-    remarks : list of str
-        What the answer rests on, and where it is read with care (:attr:`notes`).
-    """
-
-    benchmark: str
-    rule: str
-    target: float
-    level: float
-    interval: str
-    n_boot: int
-    tpr: float | None
-    weights: dict
-    needed: float
-    lower: float | None = None
-    upper: float | None = None
-    largest_run: float = np.nan
-    flags: str = ""
-    remarks: list = field(default_factory=list)
-
-    @property
-    def title(self) -> str:
-        return f"{self.benchmark}: compute for score {self.target:g} from the {self.rule}"
-
-    @property
-    def notes(self) -> list[str]:
-        """What the answer rests on, and where it is read with care."""
-        return list(self.remarks)
-
-    @property
-    def reachable(self) -> bool:
-        """Whether the forecast reaches the target within 1e40 FLOPs."""
-        return bool(np.isfinite(self.needed))
-
-    def to_dict(self) -> dict:
-        """The plan as JSON-ready values (what ``plan DATA --json`` prints)."""
-        return jsonable(
-            {
-                "benchmark": self.benchmark,
-                "strategy": self.rule,
-                "target": self.target,
-                "solves_for": "flops",
-                "reachable": self.reachable,
-                "needed": self.needed,
-                "level": self.level,
-                "interval": self.interval,
-                "n_boot": self.n_boot,
-                "lower": self.lower,
-                "upper": self.upper,
-                "tpr": self.tpr,
-                "weights": self.weights,
-                "largest_run": self.largest_run,
-                "decades": float(np.log10(self.needed / self.largest_run)) if self.reachable else None,
-                "flags": self.flags,
-                "notes": self.remarks,
-            }
-        )
-
-    def to_frame(self) -> pd.DataFrame:
-        """One row: the target, the compute needed and its interval."""
-        return pd.DataFrame([{"target": self.target, "needed": self.needed, "lower": self.lower, "upper": self.upper}])
-
-    def rich_items(self) -> list:
-        """The answer, its interval, then the notes."""
-        mix = ", ".join(f"{law} {w:.2f}" for law, w in self.weights.items())
-        head = f"{self.benchmark}: the {self.rule} ({mix}) forecast reaches {self.target:g} at "
-        if self.reachable:
-            items = [Markup(escape(head) + f"[bold]{self.needed:.4g}[/] FLOPs", highlight=False)]
-        else:
-            items = [
-                Markup(
-                    escape(
-                        f"{self.benchmark}: the {self.rule} ({mix}) forecast does not reach {self.target:g} "
-                        "within 1e40 FLOPs"
-                    ),
-                    highlight=False,
-                )
-            ]
-        if self.lower is not None:
-            pct = int(round(self.level * 100))
-            upper = f"{self.upper:.4g}" if np.isfinite(self.upper) else "not within 1e40 FLOPs"
-            items.append(Markup(escape(f"  {pct} % interval: {self.lower:.4g} .. {upper}"), highlight=False))
-        if self.flags:
-            items.append(Markup(escape(f"  {self.flags}"), highlight=False))  # each flag says flagged/refused
-        return items + [Markup(escape(f"  {note}"), highlight=False) for note in self.notes]
