@@ -12,7 +12,8 @@ from typer.testing import CliRunner
 
 import benchcast as bc
 from benchcast.cli import app
-from benchcast.forecasting.answers import forecast_default, plan_default
+from benchcast.forecasting.answers import forecast_default
+from benchcast.forecasting.planning import plan_default
 
 runner = CliRunner()
 N_BOOT = 100

@@ -9,9 +9,10 @@ import pandas as pd
 import pytest
 
 import benchcast as bc
-from benchcast.forecasting.answers import forecast, plan, recommend
+from benchcast.forecasting.answers import forecast, recommend
 from benchcast.forecasting.bootstrap import bootstrap
 from benchcast.forecasting.draws import Draws, ScoreDraws
+from benchcast.forecasting.planning import plan
 
 THETA = np.array([5000.0, 0.19])  # power law, -log Q' = A C^-alpha
 Q_RAND = 0.25

@@ -18,8 +18,9 @@ from conftest import run_cli
 from benchcast.defaults import DEFAULT_REPLICATES
 from benchcast.evaluation.bench import Dataset, bench
 from benchcast.fitting.spec import FitSpec
-from benchcast.forecasting.answers import forecast_default, plan_default, recommend
+from benchcast.forecasting.answers import forecast_default, recommend
 from benchcast.forecasting.ensemble import Ensemble
+from benchcast.forecasting.planning import plan_default
 from benchcast.report.analysis import analyse_benchmark
 
 BENCHMARK, METRIC, TPR, FLOOR, CUTOFF = "arc_easy", "acc_norm", 20.0, 3e18, 6e21

@@ -17,7 +17,7 @@ from conftest import law_table
 import benchcast as bc
 from benchcast.errors import BenchcastError
 from benchcast.fitting.result import FitResult
-from benchcast.forecasting.answers import plan
+from benchcast.forecasting.planning import plan
 from benchcast.laws import available_laws, get_law
 
 LAWS = available_laws()

@@ -114,7 +114,7 @@ def plan_command(
             "data file: drop {them}, or give the data file instead of the artifact.",
         )
         from benchcast.fitting.result import FitResult
-        from benchcast.forecasting.answers import plan
+        from benchcast.forecasting.planning import plan
 
         options = {"level": level, "n_boot": boot, "seed": seed, "n_jobs": jobs, "ray_address": ray}
         out = plan(FitResult.load(source), target, k=k, flops=flops, tpr=tpr, interval=interval, **options)
@@ -131,7 +131,7 @@ def plan_command(
             "law for the k needed at a compute: fit passk_compute with `benchcast fit --out` and plan from that "
             "artifact, or drop {them}.",
         )
-        from benchcast.forecasting.answers import plan_default
+        from benchcast.forecasting.planning import plan_default
         from benchcast.forecasting.selection import DEFAULT_CANDIDATES
 
         refuse_unused_proxy(list(DEFAULT_CANDIDATES), proxy)

@@ -1,0 +1,443 @@
+"""The compute (or k) a target score needs: a fitted law's (:func:`plan`) and the default strategy's
+(:func:`plan_default`), each the forecast of :mod:`benchcast.forecasting.answers` inverted, answered as one
+:class:`~benchcast.forecasting.results.Plan`."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+
+from benchcast.errors import BenchcastError
+from benchcast.fitting.result import FitResult
+from benchcast.fitting.spec import FitSpec
+from benchcast.forecasting.answers import check_options, runs_below
+from benchcast.forecasting.bootstrap import DEFAULT_INTERVAL, DEFAULT_REPLICATES, Uncertainty, bootstrap
+from benchcast.forecasting.draws import Draws
+from benchcast.forecasting.ensemble import Ensemble
+from benchcast.forecasting.flags import (
+    AT_FITTED_RUN,
+    BELOW_DATA,
+    INTERPOLATION,
+    distance_flags,
+    fit_flags,
+    flagged,
+)
+from benchcast.forecasting.forecast import Forecast
+from benchcast.forecasting.results import Plan
+from benchcast.forecasting.targets import (
+    below_data,
+    beyond_k,
+    fitted_k_max,
+    placements,
+    planned_runs,
+)
+from benchcast.laws.fitted import LOG_FLOPS_RANGE
+from benchcast.validation import check_count, check_score
+from benchcast.validation import check_positive as _positive
+
+PLACEMENTS = (AT_FITTED_RUN, BELOW_DATA, INTERPOLATION)  # flags that already say the answer lies among the runs
+GRID_PER_DECADE = 8  # bracketing grid of log compute; a bracket is then refined
+XTOL_DECADES = 1e-4  # the point answer's precision in decades of compute (0.02 %)
+LOCAL_POINTS = 33  # computes across a bound's bracket that its crossing is fitted to
+
+
+def _band(ensemble: Ensemble, target: float, unc: Uncertainty, tpr, level: float, needed=None, k=None) -> dict:
+    """Where the ensemble's forecast (``needed``, unless given) and its bounds at ``level`` reach ``target``: the
+    forecast inverted. The point by bracketing on a grid of log compute and bisection; a bound (its draws carry
+    Monte-Carlo noise) by a line fitted across its bracket. Also the forecast at the answer and the grid's note.
+    ``k``: the attempts a law of k is asked at (every point)."""
+
+    def at(flops) -> Forecast:
+        flops = np.atleast_1d(flops)
+        extra = {} if k is None else {"k": np.full(len(flops), float(k))}
+        return ensemble.predict(planned_runs(flops=flops, tpr=tpr), unc, extra=extra)
+
+    fits = ensemble.fits.values()
+    smallest = min(float(r.points["flops"].min()) for r in fits)
+    lo, hi = np.log10(smallest), LOG_FLOPS_RANGE[1] / np.log(10)
+    grid = 10 ** np.linspace(lo, hi, int(np.ceil((hi - lo) * GRID_PER_DECADE)) + 1)
+    on_grid = at(grid)
+    curves = {} if needed is not None else {"needed": on_grid.prediction}
+    if unc.n_boot and on_grid.intervals:
+        low, up = on_grid.interval(level)
+        curves.update({"lower": up, "upper": low})  # the cheapest compute is where the upper bound reaches it
+    answers = {
+        name: _first_crossing(
+            grid, values, target, lambda c, n=name: _value(at(np.array([c])), n, level), smooth=name != "needed"
+        )
+        for name, values in curves.items()
+    }
+    if needed is not None:
+        answers["needed"] = needed
+    answers["note"] = on_grid.note
+    answers["forecast"] = at(np.array([answers["needed"]])) if np.isfinite(answers["needed"]) else None
+    answers["smallest"] = smallest
+    return answers
+
+
+def plan_default(
+    table: pd.DataFrame,
+    benchmark: str,
+    metric: str | None = None,
+    k: int | None = None,
+    *,
+    target: float,
+    tpr: float | None = None,
+    min_flops: float | None = None,
+    max_flops: float | None = None,
+    proxy: str | None = None,
+    rule: str = "ensemble",
+    n_boot: int = DEFAULT_REPLICATES,
+    level: float = 0.9,
+    interval: str = DEFAULT_INTERVAL,
+    seed: int = 0,
+    n_jobs: int | None = None,
+    ray_address: str | None = None,
+) -> Plan:
+    """The compute at which the default strategy's forecast (as :func:`forecast_default` gives it for a run
+    beyond the data) reaches ``target``, with the interval where its bounds at ``level`` reach it.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The runs.
+    benchmark, metric, k : str, str or None, int or None
+        The selection; the metric defaults as in :func:`benchcast.fit`.
+    target : float
+        The target score, in (0, 1) and above chance.
+    tpr, min_flops, max_flops, proxy : optional
+        Further selection; ``tpr`` also places the planned run of compute C for laws of N and D.
+    rule : str
+        ``'ensemble'`` (the default strategy), ``'stack'`` or ``'select'``.
+    n_boot, level, interval, seed, n_jobs, ray_address
+        As :func:`forecast_default` takes them (``n_boot=0``: no interval).
+
+    Returns
+    -------
+    Plan
+    """
+    check_score("target score", target)
+    check_options(rule, None)
+    unc = Uncertainty(n_boot, seed, interval, (level,), n_jobs, ray_address)
+    selection = {"tpr": tpr, "min_flops": min_flops, "max_flops": max_flops}
+    base = FitSpec("power", benchmark, metric, k=k, proxy=proxy, seed=seed, **selection)
+    ensemble = Ensemble(rule).fit(runs_below(table, base, None), base)
+    if not ensemble.ok:
+        raise BenchcastError(f"no plan for {benchmark}: {ensemble.choice_.reason}")
+    results = ensemble.fits
+    q_rand = max(float(r.spec.q_rand) for r in results.values())
+    if target <= q_rand:
+        raise BenchcastError(
+            f"target {target:g} is at or below the chance level {q_rand:g} of {benchmark}: a model reaches it "
+            "without training, so there is no compute to plan."
+        )
+    in_size = [law for law, r in results.items() if tpr is None and not _places_compute(r)]
+    if in_size:
+        tprs = sorted({round(float(v), 3) for r in results.values() for v in r.points["tokens"] / r.points["params"]})
+        raise BenchcastError(
+            f"the default strategy's laws for {benchmark} ({', '.join(in_size)}) are functions of parameters and "
+            f"tokens, fitted across the runs' TPRs ({', '.join(f'{v:g}' for v in tprs)}): a planned compute needs "
+            "a tokens-per-parameter ratio to split C = 6 N D into N and D. Give --tpr T (tpr=T), e.g. "
+            f"--tpr {tprs[len(tprs) // 2]:g}, to plan a run at that ratio (as `forecast DATA --flops C --tpr T` "
+            "forecasts one)."
+        )
+    band = _band(ensemble, target, unc, tpr, level)
+    at = band["forecast"]
+    fields = {
+        "benchmark": benchmark,
+        "forecaster": rule,
+        "target": target,
+        "solves_for": "flops",
+        "needed": band["needed"],
+        "level": level,
+        "weights": dict(ensemble.weights_),
+        "lower": band.get("lower"),
+        "upper": band.get("upper"),
+        "interval": interval,
+        "n_boot": n_boot,
+        "tpr": tpr,
+        "largest_run": max(float(r.diagnostics.flops_max) for r in results.values()),
+        "flags": () if at is None else tuple(at.flags[0]),
+    }
+    placed = any(f.kind in PLACEMENTS for f in fields["flags"])  # its flag says where
+    notes = _notes(fields, band["note"] if n_boot else "", band["smallest"], ensemble.choice_.failures, placed)
+    return Plan(**fields, remarks=tuple(notes))
+
+
+def _places_compute(result) -> bool:
+    """Whether the fitted law places a run of compute C by itself (a law of N and D needs a TPR; the law says)."""
+    if not {"params", "tokens"} <= set(result.law_object.covariates):
+        return True
+    try:
+        result.fitted.covariates_at(np.array([float(result.points["flops"].max())]))
+    except BenchcastError:
+        return False
+    return True
+
+
+def _value(blend, name: str, level: float) -> float:
+    """The blended forecast's point (``needed``) or a bound (``lower``: the upper bound; ``upper``: the lower)."""
+    if name == "needed":
+        return float(blend.prediction[0])
+    low, up = blend.interval(level)
+    return float((up if name == "lower" else low)[0])
+
+
+def _first_crossing(grid: np.ndarray, values: np.ndarray, target: float, at, smooth: bool = False) -> float:
+    """The smallest compute where ``at(C)`` reaches ``target``: bracketed on ``grid`` (where ``values`` are ``at`` on
+    the grid), then refined in log compute; the grid's floor where the first point already reaches it, inf where
+    none does."""
+    reached = np.isfinite(values) & (values >= target)
+    if not reached.any():
+        return float("inf")
+    i = int(np.argmax(reached))
+    if i == 0:
+        return float(grid[0])
+    below, above = np.log10(grid[i - 1]), np.log10(grid[i])
+    if not np.isfinite(values[i - 1]):  # a refused point just below: the bracket's top is the answer we can give
+        return float(grid[i])
+    if smooth:
+        xs = np.linspace(below, above, LOCAL_POINTS)
+        ys = np.array([at(10**x) for x in xs])
+        ok = np.isfinite(ys)
+        slope, intercept = np.polyfit(xs[ok], ys[ok], 1)
+        root = (target - intercept) / slope if slope > 0 else above
+        return float(10 ** np.clip(root, below, above))
+    while above - below > XTOL_DECADES:
+        middle = 0.5 * (below + above)
+        value = at(10**middle)
+        below, above = (below, middle) if np.isfinite(value) and value >= target else (middle, above)
+    return float(10**above)
+
+
+def _notes(plan: dict, interval_note: str, smallest: float, failures: list[str], placed: bool) -> list[str]:
+    """What the plan (its fields) rests on, and where to read it with care."""
+    plan = SimpleNamespace(**plan, reachable=bool(np.isfinite(plan["needed"])))
+    pct = int(round(plan.level * 100))
+    kind = "extrapolation-aware" if plan.interval == "extrapolation" else "bootstrap-only"
+    notes = [
+        f"the {plan.forecaster} (the default strategy) fitted to every selected run (largest {plan.largest_run:.3g} "
+        f"FLOPs), as `forecast DATA --flops C` forecasts a run beyond them; the interval is where that forecast's "
+        f"{pct} % {kind} prediction bounds reach the target ({plan.n_boot} bootstrap replicates per law)."
+    ]
+    if plan.tpr is not None:
+        notes.append(f"runs at TPR {plan.tpr:g}: the planned run is placed at that ratio.")
+    if not plan.n_boot:
+        notes.append("no interval: --n-boot 0.")
+    elif interval_note:
+        notes.append(interval_note)
+    if plan.reachable and plan.needed <= plan.largest_run and not placed:
+        notes.append(
+            f"the target is reached inside the fitted runs (at {plan.needed:.3g} <= {plan.largest_run:.3g} FLOPs): "
+            "an interpolation of the curve through them, not a forecast beyond them"
+            + (f" (at or below the smallest run, {smallest:.3g} FLOPs)" if plan.needed <= smallest else "")
+            + "."
+        )
+    if plan.upper is not None and not np.isfinite(plan.upper):
+        notes.append(
+            f"no upper end: the forecast's {pct} % lower bound does not reach the target within 1e40 FLOPs (the "
+            "interval widens with the distance beyond the runs faster than the forecast rises)."
+        )
+    if plan.lower is not None and smallest < plan.lower <= plan.largest_run:
+        notes.append(
+            f"the interval's lower end ({plan.lower:.3g} FLOPs) lies inside the fitted runs: read off the curve "
+            "fitted to every run (a forecast there from the cheaper runs alone may differ)."
+        )
+    if plan.lower is not None and plan.lower <= smallest:
+        notes.append("the interval's lower end is the smallest run's compute: the bound reaches the target there.")
+    return notes + list(failures)
+
+
+def _plan_flags(result: FitResult, flops: float, k, solved: bool = False) -> tuple:
+    """A plan's flags: the fit's, and how far its compute (solved for, or given) and its k lie outside the data; a
+    compute ``solved`` for among the fitted runs is an interpolation (or a fitted run), as ``plan DATA`` says."""
+    flops_max, flops_min = float(result.diagnostics.flops_max), float(result.diagnostics.flops_min)
+    decades = float(np.log10(flops / flops_max)) if np.isfinite(flops) and flops > 0 else np.nan
+    placed = flagged(p for p in placements([result], [flops]) if p[0]) if solved and np.isfinite(flops) else ()
+    below = () if placed else flagged(below_data(float(flops), flops_min))  # placements say below the data too
+    outside = (*placed, *below, *flagged(beyond_k(k, fitted_k_max(result))))
+    return (*fit_flags(result), *distance_flags(decades, flops_max), *outside)
+
+
+def _refuse_unused_question(result: FitResult, *, k: int | None, flops: float | None, tpr: float | None) -> None:
+    """Refuse ``k``, ``flops`` and ``tpr`` where the fitted law's covariates give them no use: the answer would be the
+    same without them, so taking them would mislead."""
+    law = result.law_object
+    covariates = set(law.covariates)
+    if tpr is not None and not {"params", "tokens"} <= covariates:
+        raise BenchcastError(
+            f"tpr (--tpr) splits a planned compute into N and D for laws of N and D; law {law.name!r} is a function "
+            f"of {', '.join(law.covariates)} alone, so the answer would not change: drop --tpr."
+        )
+    if "k" not in covariates:
+        if k is not None:
+            raise BenchcastError(
+                f"k (--k) is the number of attempts of laws with k as a covariate (passk_compute); law {law.name!r} "
+                f"has none (this fit is of {result.spec.benchmark} {result.spec.metric}, one metric at one k): "
+                "drop --k, or fit passk_compute to plan over k."
+            )
+        if flops is not None:
+            raise BenchcastError(
+                f"flops (--flops) asks a law with k as a covariate (passk_compute) for the k needed at that compute; "
+                f"law {law.name!r} has no k to solve for, and plan gives the compute it needs: drop --flops."
+            )
+    elif k is not None and flops is not None:
+        raise BenchcastError(
+            "give either k (--k: the compute needed at that k) or flops (--flops: the k needed at that compute), "
+            "not both."
+        )
+
+
+def _refuse_no_tpr(result: FitResult) -> None:
+    """Refuse to plan a compute for a law of N and D fitted across TPRs without a TPR to place the run at (a law that
+    places a run of compute C itself, on its compute-optimal envelope, needs none: the law says)."""
+    if not {"params", "tokens"} <= set(result.law_object.covariates):
+        return
+    try:
+        result.fitted.covariates_at(np.array([float(result.points["flops"].max())]))
+        return
+    except BenchcastError:
+        pass
+    points = result.points
+    tprs = sorted({round(float(v), 3) for v in points["tokens"] / points["params"]}) if "tokens" in points else []
+    listed = ", ".join(f"{v:g}" for v in tprs) if tprs else "unknown"
+    example = f"--tpr {tprs[len(tprs) // 2]:g}" if tprs else "--tpr 20"
+    raise BenchcastError(
+        f"law {result.law!r} is a function of parameters and tokens, and this fit of {result.spec.benchmark} has no "
+        f"single tokens-per-parameter ratio (its runs' TPRs: {listed}): a planned compute C needs a ratio to split "
+        f"C = 6 N D into N and D. Give the planned run's TPR with --tpr T (tpr=T), e.g. {example}."
+    )
+
+
+def plan(
+    result: FitResult,
+    target: float,
+    *,
+    k: int | None = None,
+    flops: float | None = None,
+    tpr: float | None = None,
+    level: float = 0.9,
+    n_boot: int = DEFAULT_REPLICATES,
+    seed: int = 0,
+    n_jobs: int | None = None,
+    interval: str = DEFAULT_INTERVAL,
+    ray_address: str | None = None,
+) -> Plan:
+    """Compute needed to reach ``target`` (or, for laws with k given ``flops``, the k needed), with a
+    bootstrap interval, or a statement that the target lies above the law's limit.
+
+    Parameters
+    ----------
+    result : FitResult
+        The fit to plan with.
+    target : float
+        The target score, in (0, 1) and above chance.
+    k : int, optional
+        Attempts (laws with k: the compute needed at this k).
+    flops : float, optional
+        Compute (laws with k: the k needed at this compute).
+    tpr : float, optional
+        Tokens per parameter placing a run of compute C for laws of N and D (default: the fit's).
+    level, n_boot, seed, n_jobs, interval, ray_address
+        As :func:`forecast` (``n_boot=0``: no interval). A compute's interval is where the fit's forecast (as
+        :func:`forecast` gives it) has its bounds at ``level`` reach the target; a k's, the bootstrap's.
+
+    Returns
+    -------
+    Plan
+    """
+    check_score("target score", target)
+    unc = Uncertainty(n_boot, seed, interval, (level,), n_jobs, ray_address)
+    flops, tpr = _positive("flops", flops), _positive("tpr", tpr)
+    k = check_count("k", k)
+    _refuse_unused_question(result, k=k, flops=flops, tpr=tpr)
+    fitted, spec = result.fitted, result.spec
+    if target <= spec.q_rand:
+        raise BenchcastError(
+            f"target {target:g} is at or below the chance level {spec.q_rand:g} of {spec.benchmark}: "
+            "a model reaches it without training, so there is no compute to plan."
+        )
+    tpr = spec.tpr if tpr is None else tpr
+    if tpr is None:  # a law of N and D fitted across TPRs: no ratio to place the planned run at
+        _refuse_no_tpr(result)
+    has_k = "k" in fitted.law.covariates
+    if has_k and k is None and flops is None:
+        raise BenchcastError(f"{result.law} plans need --k (to get compute) or --flops (to get k).")
+    solve_k = has_k and flops is not None and k is None
+    k = k if k is not None else spec.k
+
+    def solve(frozen) -> float:
+        return frozen.k_for(target, flops) if solve_k else frozen.compute_for(target, tpr=tpr, k=k)
+
+    if solve_k:
+        ceiling, meaning = fitted.law.limit_in_k(fitted.vector, spec.q_rand, flops)
+    else:
+        ceiling, meaning = fitted.law.limit(fitted.vector, spec.q_rand, k=k)
+    needed = solve(fitted)
+    flags = _plan_flags(result, flops if solve_k else needed, needed if solve_k else k, solved=not solve_k)
+    fields = {
+        "benchmark": str(spec.benchmark),
+        "forecaster": result.law,
+        "target": target,
+        "solves_for": "k" if solve_k else "flops",
+        "needed": needed,
+        "level": level,
+        "weights": {result.law: 1.0},
+        "k": k,
+        "flops": flops,
+        "tpr": tpr if {"params", "tokens"} <= set(fitted.law.covariates) else None,
+        "ceiling": ceiling,
+        "ceiling_meaning": meaning,
+        "largest_run": float(result.diagnostics.flops_max),
+        "flags": flags,
+    }
+    if not np.isfinite(needed):
+        fields["message"] = (
+            f"target {target:g} is not reached by the fitted {result.law} law "
+            f"(its limit: {ceiling:.4g}, {meaning}): unreachable by scaling {'k' if solve_k else 'compute'} alone"
+            + ("" if solve_k else " within 1e40 FLOPs")
+            + "."
+        )
+    if n_boot:
+        interval = _k_interval(result, fields, unc) if solve_k else _plan_interval(result, target, unc, fields, has_k)
+        fields.update(interval)
+    return Plan(**fields)
+
+
+def _plan_interval(result: FitResult, target: float, unc: Uncertainty, fields: dict, has_k: bool) -> dict:
+    """A compute plan's interval: where the fit's forecast's bounds reach the target."""
+    placed = fields["tpr"] if "params" in result.law_object.covariates else None
+    k = fields["k"] if has_k else None
+    band = _band(Ensemble.of_fit(result), target, unc, placed, unc.levels[0], fields["needed"], k)
+    out = {"interval": unc.interval, "n_boot": unc.n_boot}
+    if band["note"] or "lower" not in band:
+        out["message"] = (fields.get("message", "") + " " if fields.get("message") else "") + (
+            band["note"] or "no interval"
+        )
+        return out
+    at = band["forecast"]
+    if at is not None and at.error_model is not None:
+        out["extrapolation"] = at.error_model
+    return out | {"lower": float(band["lower"]), "upper": float(band["upper"])}
+
+
+def _k_interval(result: FitResult, fields: dict, unc: Uncertainty) -> dict:
+    """A k plan's interval: the k each bootstrap replicate needs at the compute (unreachable ones count as inf)."""
+    fitted, spec = result.fitted, result.spec
+    boot = bootstrap(result, unc.n_boot, seed=unc.seed, n_jobs=unc.n_jobs, ray_address=unc.ray_address)
+    thetas = boot.thetas[~np.isnan(boot.thetas).any(axis=1)]
+    frozen = (fitted.law.freeze(theta, spec.q_rand, k=fields["k"]) for theta in thetas)
+    draws = np.array([law.k_for(fields["target"], fields["flops"]) for law in frozen])
+    lower, upper = Draws(draws[:, None], method="inverted_cdf").interval(fields["level"])
+    return {
+        "interval": "bootstrap",
+        "n_boot": int(len(thetas)),
+        "n_replicates": int(len(boot.failed)),
+        "failed_refits": boot.n_failed,
+        "dropped_refits": boot.n_dropped,
+        "fraction_reachable": float(np.isfinite(draws).mean()) if len(draws) else 0.0,
+        "lower": float(lower[0]),
+        "upper": float(upper[0]),
+    }
