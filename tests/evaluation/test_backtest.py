@@ -7,7 +7,8 @@ import pytest
 from conftest import law_table
 
 import benchcast as bc
-from benchcast.evaluation.backtest import backtest, split
+from benchcast.data.example import load_example as ladder
+from benchcast.evaluation.backtest import backtest
 from benchcast.evaluation.cutoff import cutoff_backtest, settling
 from benchcast.evaluation.sweep import change_span, critical_threshold, sweep
 from benchcast.fitting.metrics import coverage, mae, mre, r2, rmse
@@ -35,18 +36,39 @@ def _rows():
     )
 
 
-def test_split_protocols():
+def test_splitters_make_the_protocols_splits():
     rows = _rows()
-    train, test = split(rows, "threshold", 6e21)
-    assert list(rows["run"][train]) == ["a", "b", "c", "e"] and list(rows["run"][test]) == ["d", "f"]
-    train, test = split(rows, "threshold", 6e21, min_flops=5e19)
-    assert list(rows["run"][train]) == ["b", "c", "e"] and "a" not in set(rows["run"][test])
-    train, test = split(rows, "nd", 6e21)  # held out: C > 6e21 or the largest TPR
-    assert list(rows["run"][test]) == ["d", "e", "f"] and list(rows["run"][train]) == ["a", "b", "c"]
-    train, test = split(rows, "passk", 6e21, max_k=32)  # fit C < T and k <= 32
-    assert list(rows["run"][train]) == ["a", "b", "e"] and list(rows["run"][test]) == ["c", "d", "f"]
+
+    def sides(splitter):
+        ((_, train, test),) = splitter(rows)
+        return list(rows["run"][train]), list(rows["run"][test])
+
+    assert sides(bc.Threshold(6e21)) == (["a", "b", "c", "e"], ["d", "f"])
+    assert sides(bc.ThresholdOrTPR(6e21)) == (["a", "b", "c"], ["d", "e", "f"])  # C > 6e21 or the largest TPR
+    assert sides(bc.ThresholdAndK(6e21, max_k=32)) == (["a", "b", "e"], ["c", "d", "f"])  # fit C < T and k <= 32
+    assert sides(bc.AtTPR(160)) == (["a", "b", "c", "d"], ["e", "f"])
+    assert sides(bc.LargestRuns(2))[1] == ["d", "f"]
+    assert [label for label, _, _ in bc.Thresholds((1e20, 6e21))(rows)] == [1e20, 6e21]
+    with pytest.raises(bc.BenchcastError, match="parameters"):
+        bc.LargerModels(1e9)(rows)  # these rows carry no sizes: refused, not guessed
     with pytest.raises(bc.BenchcastError, match="unknown protocol"):
-        split(rows, "random")
+        backtest(ladder(), bc.FitSpec("power", "arc_easy", "acc_norm"), protocol="random")
+
+
+def test_evaluate_is_the_backtest_and_splits_by_model_size():
+    """backtest is evaluate's one split plus metrics: its held-out forecasts are evaluate's rows; a split by size
+    fits the smaller models and forecasts the larger, with min_flops limiting the training side only."""
+    table, spec = ladder(), bc.FitSpec("power", "arc_easy", "acc_norm", min_flops=5e18)
+    frame = bc.evaluate(spec, table, bc.Threshold(2e20))
+    bt = backtest(table, spec, threshold=2e20)
+    held = frame[frame["side"] == "test"]
+    np.testing.assert_allclose(held["prediction"], bt.predictions.loc[bt.predictions["side"] == "test", "predicted"])
+    assert (frame.loc[frame["side"] == "train", "flops"] >= 5e18).all() and (held["flops"] > 2e20).all()
+    by_size = bc.evaluate(spec, table, bc.LargerModels(1e9))
+    test = by_size[by_size["side"] == "test"]
+    assert len(test) and (test["params"] >= 1e9).all()
+    assert (by_size.loc[by_size["fitted"], "params"] < 1e9).all()
+    assert {"prediction", "lower90", "upper90", "flags", "true", "split"} <= set(by_size)
 
 
 def test_threshold_backtest_on_real_data(apple):

@@ -12,75 +12,35 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from benchcast.data.table import at_tpr
 from benchcast.defaults import DEFAULT_LEVELS
-from benchcast.errors import BenchcastError, InsufficientDataError
+from benchcast.errors import BenchcastError
 from benchcast.evaluation import DEFAULT_THRESHOLD, PROTOCOLS
 from benchcast.evaluation.backtest_result import BacktestComparison, BacktestResult
-from benchcast.fitting.api import fit_rows
-from benchcast.fitting.metrics import coverage, mae, mre, r2, rmse, usable_points
-from benchcast.fitting.result import FitResult
-from benchcast.fitting.spec import FitSpec, design
+from benchcast.evaluation.evaluate import PROTOCOL_SPLITTERS, evaluate
+from benchcast.fitting.metrics import coverage, mae, mre, r2, rmse
+from benchcast.fitting.spec import FitSpec
 from benchcast.forecasting.bootstrap import Uncertainty
-from benchcast.forecasting.ensemble import Ensemble
 from benchcast.forecasting.flags import describe, refused, short
-from benchcast.forecasting.targets import frame_runs
+from benchcast.forecasting.forecast import bound_column
 from benchcast.utils.progress import track
 
 
-def split(
-    rows: pd.DataFrame,
-    protocol: str = "threshold",
-    threshold: float = DEFAULT_THRESHOLD,
-    *,
-    min_flops: float | None = None,
-    max_k: int = 32,
-    holdout_tpr: float | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Boolean (train, test) masks over design rows for a protocol."""
-    flops = rows["flops"].to_numpy(float)
-    if protocol == "threshold":
-        train, test = flops <= threshold, flops > threshold
-    elif protocol == "nd":
-        tpr = rows["tpr"].to_numpy(float)
-        held_tpr = tpr.max() if holdout_tpr is None else holdout_tpr
-        test = (flops > threshold) | at_tpr(tpr, held_tpr)
-        train = ~test
-    elif protocol == "passk":
-        train = (flops < threshold) & (rows["k"].to_numpy(float) <= max_k)
-        test = ~train
-    else:
-        raise BenchcastError(f"unknown protocol {protocol!r}; expected one of {', '.join(PROTOCOLS)}.")
-    if min_flops is not None:
-        train &= flops >= min_flops
-    return train, test
-
-
-def score_split(
-    result: FitResult, rows: pd.DataFrame, train: np.ndarray, test: np.ndarray
-) -> tuple[pd.DataFrame, dict]:
-    """Predictions for every row (with its side of the split) and the error metrics."""
-    runs, extra = frame_runs(rows)
-    made = Ensemble.of_fit(result).predict(runs, Uncertainty(n_boot=0), extra=extra)
-    flags = made.flags
-    cols = [c for c in ("run", "flops", "params", "tokens", "tpr", "k") if c in rows]
-    frame = rows[cols].copy()
-    frame["true"] = rows["value"].to_numpy(float)
-    frame["predicted"] = made.prediction  # a refused forecast is no number (its reason: flags)
-    frame["flags"] = [describe(point) for point in flags]
-    frame["flag_kinds"] = [short(point) for point in flags]
-    frame["refused"] = [refused(point) for point in flags]
-    frame["side"] = np.where(train, "train", np.where(test, "test", "unused"))
-    used = set(zip(result.points["run"], result.points["k"].astype(float), strict=True))
-    fitted = np.array([(r, float(k)) in used for r, k in zip(rows["run"], rows["k"], strict=True)])
-    frame["fitted"] = fitted & train
-    # points far enough above chance for a relative error to mean something (one definition, USABLE)
-    spec = result.spec
-    frame["usable"] = usable_points(frame["true"].to_numpy(float), spec.q_rand, spec.benchmark)
-    tr = frame[frame["fitted"]]
-    held = frame["side"] == "test"
-    scored = np.isfinite(frame["true"])  # a held-out run with no score (NaN) has nothing to check: counted
-    te = frame[held & np.isfinite(frame["predicted"]) & scored]
+def _scored(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
+    """A split's forecast table as the backtest's predictions (the run, its truth, side and flags; bounds per
+    level), and the error metrics of the fitted and held-out runs."""
+    cols = [c for c in ("run", "flops", "params", "tokens", "tpr", "k") if c in frame]
+    out = frame[cols].copy()
+    out["true"] = frame["true"].to_numpy(float)
+    out["predicted"] = frame["prediction"].to_numpy(float)  # a refused forecast is no number (its reason: flags)
+    out["flags"] = [describe(point) for point in frame["flags"]]
+    out["flag_kinds"] = [short(point) for point in frame["flags"]]
+    out["refused"] = [refused(point) for point in frame["flags"]]
+    for column in ("side", "fitted", "usable"):
+        out[column] = frame[column].to_numpy()
+    tr = out[out["fitted"]]
+    held = out["side"] == "test"
+    scored = np.isfinite(out["true"])  # a held-out run with no score (NaN) has nothing to check: counted
+    te = out[held & np.isfinite(out["predicted"]) & scored]
     tu = te[te["usable"]]
     metrics = {
         "n_train": int(len(tr)),
@@ -96,11 +56,9 @@ def score_split(
         "n_test_usable": int(len(tu)),
         "test_mae_usable": mae(tu["true"], tu["predicted"]),
         "test_mre_usable": mre(tu["true"], tu["predicted"]),
-        "n_refused": int(
-            sum(refused(point) for point, side in zip(flags, frame["side"], strict=True) if side == "test")
-        ),
+        "n_refused": int(out.loc[held, "refused"].sum()),
     }
-    return frame, metrics
+    return out, metrics
 
 
 def backtest(
@@ -143,22 +101,20 @@ def backtest(
     BacktestResult
     """
     # the compute range and max_k limit the training side only: the held-out side keeps every run
-    tpr = spec.tpr if tpr is None else tpr
-    min_flops = spec.min_flops if min_flops is None else min_flops
-    rows, resolved = design(table, replace(spec, max_k=None, min_flops=None, max_flops=None, tpr=tpr))
-    train, test = split(rows, protocol, threshold, min_flops=min_flops, max_k=spec.max_k or 32, holdout_tpr=holdout_tpr)
-    if not train.any():
-        raise InsufficientDataError(f"{spec.benchmark}: no runs on the training side of {protocol} at {threshold:.3g}.")
-    if not test.any():
-        raise InsufficientDataError(f"{spec.benchmark}: no held-out runs above {threshold:.3g} FLOPs.")
-    training_spec = replace(
-        resolved, max_k=spec.max_k, min_flops=min_flops, max_flops=threshold if protocol != "nd" else None
+    spec = replace(
+        spec, tpr=spec.tpr if tpr is None else tpr, min_flops=spec.min_flops if min_flops is None else min_flops
     )
-    result = fit_rows(rows[train].reset_index(drop=True), training_spec)
-    predictions, metrics = score_split(result, rows, train, test)
+    if protocol not in PROTOCOLS:
+        raise BenchcastError(f"unknown protocol {protocol!r}; expected one of {', '.join(PROTOCOLS)}.")
+    options = {"nd": {"tpr": holdout_tpr}, "passk": {"max_k": spec.max_k or 32}}.get(protocol, {})
+    splitter = PROTOCOL_SPLITTERS[protocol](threshold, **options)
+    unc = Uncertainty(n_boot, seed, interval, tuple(DEFAULT_LEVELS), n_jobs)
+    frame, (model,) = evaluate(spec, table, splitter, uncertainty=unc, confidence=True, return_models=True)
+    predictions, metrics = _scored(frame)
+    result = next(iter(model.fits.values()))
     bt = BacktestResult(spec.law, spec.benchmark, protocol, threshold, result, predictions, metrics)
     if n_boot:
-        add_intervals(bt, rows, n_boot, seed=seed, n_jobs=n_jobs, interval=interval)
+        _interval_metrics(bt, frame, unc)
     return bt
 
 
@@ -167,40 +123,28 @@ def compare_backtests(table: pd.DataFrame, specs: list[FitSpec], **options) -> B
     return BacktestComparison([backtest(table, spec, **options) for spec in track(specs, "backtest: laws")])
 
 
-def add_intervals(
-    bt: BacktestResult,
-    rows: pd.DataFrame,
-    n_boot: int,
-    *,
-    seed: int = 0,
-    n_jobs: int | None = None,
-    levels=DEFAULT_LEVELS,
-    interval: str = "extrapolation",
-) -> None:
-    """The backtest fit's forecast of every row with its intervals, from the one forecaster (a one-member ensemble:
-    bootstrap, plus by default the extrapolation error estimated inside its training runs); their held-out coverage.
-    Where there is no interval the columns stay empty and ``metrics['interval_note']`` says why."""
-    unc = Uncertainty(n_boot, seed, interval, tuple(levels), n_jobs)
-    runs, extra = frame_runs(rows)
-    made = Ensemble.of_fit(bt.fit).predict(runs, unc, confidence=True, extra=extra)
-    frame = bt.predictions
-    bt.metrics["interval"] = interval
-    bt.metrics["n_boot"] = n_boot
-    bt.metrics["boot_failed"] = made.failed_refits
-    bt.metrics["boot_dropped"] = made.dropped_refits  # refits that did not converge: left out of the intervals
-    if made.error_model is not None:
-        bt.metrics["extrapolation_tau"] = made.error_model["tau"]
-    if not made.intervals:  # no interval rather than a wrong one: columns present, empty
-        bt.metrics["interval_note"] = made.note or "no interval"
-    test = (frame["side"] == "test").to_numpy()
-    for level in levels:
+def _interval_metrics(bt: BacktestResult, frame: pd.DataFrame, unc: Uncertainty) -> None:
+    """The held-out rows' bounds at each level and their coverage (a run's and the curve's); where there is no
+    interval the columns stay empty and ``metrics['interval_note']`` says why."""
+    predictions, metrics = bt.predictions, bt.metrics
+    metrics["interval"] = unc.interval
+    metrics["n_boot"] = unc.n_boot
+    metrics["boot_failed"] = int(frame["failed_refits"].max())
+    metrics["boot_dropped"] = int(frame["dropped_refits"].max())  # refits that did not converge: left out
+    error_model = frame["error_model"].iloc[0]
+    if error_model is not None:
+        metrics["extrapolation_tau"] = error_model["tau"]
+    if frame["note"].iloc[0]:  # no interval rather than a wrong one: columns present, empty
+        metrics["interval_note"] = frame["note"].iloc[0]
+    test = (predictions["side"] == "test").to_numpy()
+    true = predictions["true"].to_numpy(float)
+    for level in unc.levels:
         pct = int(round(level * 100))
-        lower, upper = made.interval(level)
-        frame[f"lower{pct}"], frame[f"upper{pct}"] = lower, upper
-        mean_lower, mean_upper = made.interval(level, mean=True)
+        lower, upper = (frame[bound_column(side, level)].to_numpy(float) for side in ("lower", "upper"))
+        predictions[f"lower{pct}"], predictions[f"upper{pct}"] = lower, upper
+        nan = np.full(len(frame), np.nan)
+        mean = tuple(np.asarray(frame.get(bound_column(side, level, True), nan), float) for side in ("lower", "upper"))
         # coverage where there is an interval and a score (no interval is no miss)
-        for suffix, (lo, hi) in (("", (lower, upper)), ("_confidence", (mean_lower, mean_upper))):
-            has = test & np.isfinite(lo) & np.isfinite(frame["true"].to_numpy(float))
-            bt.metrics[f"coverage{pct}{suffix}"] = (
-                coverage(frame["true"][has], lo[has], hi[has]) if has.any() else float("nan")
-            )
+        for suffix, (lo, hi) in (("", (lower, upper)), ("_confidence", mean)):
+            has = test & np.isfinite(lo) & np.isfinite(true)
+            metrics[f"coverage{pct}{suffix}"] = coverage(true[has], lo[has], hi[has]) if has.any() else float("nan")

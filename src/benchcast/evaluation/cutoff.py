@@ -11,15 +11,17 @@ import numpy as np
 import pandas as pd
 from rich.markup import escape
 
+from benchcast.data.table import within_compute
+from benchcast.defaults import DEFAULT_LEVELS
 from benchcast.errors import BenchcastError
-from benchcast.evaluation.backtest import BacktestResult, add_intervals, score_split
+from benchcast.evaluation.backtest import BacktestResult, _interval_metrics, _scored
+from benchcast.evaluation.evaluate import Cutoffs, evaluate
 from benchcast.evaluation.refusals import refused_cell
-from benchcast.fitting.api import fit_rows
 from benchcast.fitting.spec import FitSpec, design
+from benchcast.forecasting.bootstrap import Uncertainty
 from benchcast.laws import get_law
 from benchcast.plots.labels import figure_title, metric_label
 from benchcast.utils.io import atomic_write_text, output_folder
-from benchcast.utils.progress import track
 from benchcast.utils.rich_view import Markup, RichView, rich_table
 from benchcast.validation import check_interval
 
@@ -217,43 +219,37 @@ def cutoff_backtest(
     n_boot, seed
         Bootstrap replicates per cutoff (0: no intervals) and seed.
     interval : {'extrapolation', 'bootstrap'}
-        The kind of interval whose coverage is measured (see :func:`~benchcast.evaluation.backtest.add_intervals`).
+        The kind of interval whose coverage is measured (:class:`~benchcast.forecasting.bootstrap.Uncertainty`).
 
     Returns
     -------
     CutoffResult
     """
     check_interval(interval)
-    rows, resolved = design(table, replace(spec, tpr=spec.tpr if tpr is None else tpr))
-    law = get_law(spec.law)
-    # targets among the runs with a score (a run without one is counted as dropped by the fits, not forecast)
-    by_run = rows[rows["value"].notna()].groupby("run")["flops"].first().sort_values(kind="stable")
-    if n_targets < 1 or n_targets >= len(by_run):
-        raise BenchcastError(f"n_targets must lie in 1..{len(by_run) - 1} for {spec.benchmark}, got {n_targets}.")
-    chosen = by_run.to_numpy(float)[-n_targets:]
-    replicate = np.isclose(by_run.to_numpy(float)[:, None], chosen[None, :], rtol=1e-9, atol=0).any(axis=1)
-    targets = list(by_run.index[replicate])
-    pool = by_run[~replicate]
-    min_points = min_points or law.n_params + 2
-    records = []
-    levels = np.unique(pool.to_numpy(float))
-    # a cutoff needs at least min_points runs at or below it
-    cutoffs = [c for c in levels if int((pool.to_numpy(float) <= c).sum()) >= min_points]
-    target_rows = rows["run"].isin(targets).to_numpy()
+    spec = replace(spec, tpr=spec.tpr if tpr is None else tpr)
+    rows, resolved = design(table, spec)
+    splitter = Cutoffs(n_targets, min_points or get_law(spec.law).n_params + 2)
+    try:
+        by_run, replicate = splitter.targets(rows)
+    except BenchcastError as exc:
+        raise BenchcastError(f"{spec.benchmark}: {exc}") from None
+    targets, pool = list(by_run.index[replicate]), by_run[~replicate]
     target_flops = float(np.exp(np.mean(np.log(by_run[targets].to_numpy(float)))))
-    for cutoff in track(cutoffs, f"cutoffs {spec.law} {spec.benchmark}", enabled=progress):
-        train = (~target_rows) & (rows["flops"].to_numpy() <= cutoff)
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                result = fit_rows(rows[train].reset_index(drop=True), replace(resolved, max_flops=float(cutoff)))
-        except BenchcastError:
-            continue
-        bt = BacktestResult(
-            spec.law, spec.benchmark, "cutoff", float(cutoff), result, *score_split(result, rows, train, target_rows)
-        )
+    # the cutoff backtest's selection is the spec's whole selection (its compute range too), held-out side included
+    within = within_compute(table, spec.min_flops, spec.max_flops)
+    unc = Uncertainty(n_boot, seed, interval, tuple(DEFAULT_LEVELS), 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        frame, models = evaluate(
+            spec, within, splitter, uncertainty=unc, confidence=True, return_models=True, skip_failed=True,
+            progress=progress,
+        )  # fmt: skip
+    records = []
+    for (cutoff, split), model in zip(frame.groupby("split", sort=True), models, strict=True):
+        result = next(iter(model.fits.values()))
+        bt = BacktestResult(spec.law, spec.benchmark, "cutoff", float(cutoff), result, *_scored(split))
         if n_boot:
-            add_intervals(bt, rows, n_boot, seed=seed, n_jobs=1, interval=interval)
+            _interval_metrics(bt, split.reset_index(drop=True), unc)
         records.append(
             {
                 "cutoff_flops": float(cutoff),

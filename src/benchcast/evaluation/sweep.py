@@ -77,7 +77,7 @@ def sweep(
     n_boot : int
         Bootstrap replicates per threshold behind the interval coverage (0: none).
     interval : {'extrapolation', 'bootstrap'}
-        The kind of interval whose coverage is measured (see :func:`~benchcast.evaluation.backtest.add_intervals`).
+        The kind of interval whose coverage is measured (:class:`~benchcast.forecasting.bootstrap.Uncertainty`).
     seed : int
         Seed of the bootstrap.
     n_jobs, backend, ray_address

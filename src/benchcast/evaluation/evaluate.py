@@ -1,0 +1,246 @@
+"""One evaluation harness, in the manner of scikit-learn's ``cross_validate(estimator, X, y, cv=splitter)``:
+:func:`evaluate` fits a forecaster on the training side of each split a splitter makes and returns the forecast
+table (:meth:`benchcast.Forecast.to_frame`) of every run with its truth. The splitters are small values: a
+compute threshold (SPEC protocol 1), a threshold or the largest TPR (2), a threshold and the largest k (3), the
+largest runs, the larger models, a TPR, a grid of thresholds (4) and moving cutoffs below the largest runs (5)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+
+from benchcast.data.table import at_tpr
+from benchcast.errors import BenchcastError, InsufficientDataError
+from benchcast.fitting.api import fit_rows
+from benchcast.fitting.metrics import usable_points
+from benchcast.fitting.spec import FitSpec, design
+from benchcast.forecasting.bootstrap import Uncertainty
+from benchcast.forecasting.ensemble import Ensemble
+from benchcast.forecasting.targets import frame_runs
+from benchcast.utils.progress import track
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """Fit the runs at or below ``threshold`` FLOPs, forecast those above (SPEC protocol 1)."""
+
+    threshold: float
+
+    def __call__(self, rows: pd.DataFrame) -> list:
+        flops = rows["flops"].to_numpy(float)
+        return [(self.threshold, flops <= self.threshold, flops > self.threshold)]
+
+
+@dataclass(frozen=True)
+class ThresholdOrTPR:
+    """Forecast the runs above ``threshold`` and those at ``tpr`` (default: the largest TPR), fit the rest (SPEC
+    protocol 2)."""
+
+    threshold: float
+    tpr: float | None = None
+
+    def __call__(self, rows: pd.DataFrame) -> list:
+        tpr = rows["tpr"].to_numpy(float)
+        test = (rows["flops"].to_numpy(float) > self.threshold) | at_tpr(
+            tpr, tpr.max() if self.tpr is None else self.tpr
+        )
+        return [(self.threshold, ~test, test)]
+
+
+@dataclass(frozen=True)
+class ThresholdAndK:
+    """Fit the runs below ``threshold`` with k <= ``max_k``, forecast the rest (SPEC protocol 3, pass@k)."""
+
+    threshold: float
+    max_k: int = 32
+
+    def __call__(self, rows: pd.DataFrame) -> list:
+        train = (rows["flops"].to_numpy(float) < self.threshold) & (rows["k"].to_numpy(float) <= self.max_k)
+        return [(self.threshold, train, ~train)]
+
+
+@dataclass(frozen=True)
+class LargestRuns:
+    """Forecast the ``n`` largest rungs of the ladder (its ``n`` largest distinct computes), fit the rest."""
+
+    n: int
+
+    def __call__(self, rows: pd.DataFrame) -> list:
+        rungs = np.unique(np.round(np.log10(rows["flops"].to_numpy(float)), 6))[::-1]
+        if not 1 <= self.n < len(rungs):
+            raise BenchcastError(f"holding out the {self.n} largest runs needs more than {self.n} rungs: {len(rungs)}.")
+        cut = float(10 ** (0.5 * (rungs[self.n - 1] + rungs[self.n])))
+        flops = rows["flops"].to_numpy(float)
+        return [(cut, flops <= cut, flops > cut)]
+
+
+@dataclass(frozen=True)
+class LargerModels:
+    """Fit the runs with fewer than ``params`` parameters, forecast the rest ("fit up to 1B, forecast 3B")."""
+
+    params: float
+
+    def __call__(self, rows: pd.DataFrame) -> list:
+        if "params" not in rows or rows["params"].isna().any():
+            raise BenchcastError("a split by model size needs every run's parameters (column 'params').")
+        n = rows["params"].to_numpy(float)
+        return [(self.params, n < self.params, n >= self.params)]
+
+
+@dataclass(frozen=True)
+class AtTPR:
+    """Forecast the runs at tokens per parameter ``tpr``, fit the others."""
+
+    tpr: float
+
+    def __call__(self, rows: pd.DataFrame) -> list:
+        test = at_tpr(rows["tpr"].to_numpy(float), self.tpr)
+        return [(self.tpr, ~test, test)]
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """One :class:`Threshold` split per compute of a grid (SPEC protocol 4, the sweep)."""
+
+    thresholds: tuple
+
+    def __call__(self, rows: pd.DataFrame) -> list:
+        return [split for t in self.thresholds for split in Threshold(float(t))(rows)]
+
+
+@dataclass(frozen=True)
+class Cutoffs:
+    """Forecast the ``n_targets`` most expensive runs (and their replicates at the same compute) from every cutoff
+    below them with at least ``min_points`` runs at or below it (SPEC protocol 5)."""
+
+    n_targets: int = 1
+    min_points: int = 2
+
+    def targets(self, rows: pd.DataFrame) -> tuple[pd.Series, np.ndarray]:
+        """The scored runs' compute, cheapest first, and which of them are targets.
+
+        Parameters
+        ----------
+        rows : pandas.DataFrame
+            Design rows (``run``, ``flops``, ``value``).
+
+        Returns
+        -------
+        (pandas.Series, ndarray of bool)
+            Compute by run, and the targets among them (the largest runs, their replicates included).
+        """
+        by_run = rows[rows["value"].notna()].groupby("run")["flops"].first().sort_values(kind="stable")
+        if self.n_targets < 1 or self.n_targets >= len(by_run):
+            raise BenchcastError(f"n_targets must lie in 1..{len(by_run) - 1}, got {self.n_targets}.")
+        chosen = by_run.to_numpy(float)[-self.n_targets :]
+        return by_run, np.isclose(by_run.to_numpy(float)[:, None], chosen[None, :], rtol=1e-9, atol=0).any(axis=1)
+
+    def __call__(self, rows: pd.DataFrame) -> list:
+        by_run, replicate = self.targets(rows)
+        pool = by_run[~replicate].to_numpy(float)
+        test = rows["run"].isin(list(by_run.index[replicate])).to_numpy()
+        flops = rows["flops"].to_numpy(float)
+        cutoffs = [c for c in np.unique(pool) if int((pool <= c).sum()) >= self.min_points]
+        return [(float(c), ~test & (flops <= c), test) for c in cutoffs]
+
+
+PROTOCOL_SPLITTERS = {"threshold": Threshold, "nd": ThresholdOrTPR, "passk": ThresholdAndK}
+
+
+def evaluate(
+    spec: FitSpec,
+    table: pd.DataFrame,
+    splitter,
+    *,
+    forecaster: Ensemble | None = None,
+    uncertainty: Uncertainty | None = None,
+    confidence: bool = False,
+    return_models: bool = False,
+    skip_failed: bool = False,
+    progress: bool | None = False,
+):
+    """Fit a forecaster on the training side of each split and forecast every run of the selection.
+
+    Parameters
+    ----------
+    spec : FitSpec
+        The law (a fixed law's forecast) and the selection (benchmark, metric, TPR; its ``min_flops`` and
+        ``max_k`` limit the training side only).
+    table : pandas.DataFrame
+        The runs.
+    splitter : callable
+        A splitter (:class:`Threshold`, :class:`ThresholdOrTPR`, :class:`ThresholdAndK`, :class:`LargestRuns`,
+        :class:`LargerModels`, :class:`AtTPR`, :class:`Thresholds`), or any callable of the design rows returning
+        ``[(label, train mask, test mask), ...]``.
+    forecaster : Ensemble, optional
+        An unfitted ensemble (``Ensemble()``: the default strategy) fitted afresh on each training side; default:
+        ``spec``'s law alone.
+    uncertainty : Uncertainty, optional
+        Replicates, seed, interval method and levels (default: no interval).
+    confidence : bool
+        Also the interval of the law's curve.
+    return_models : bool
+        Also return each split's fitted ensemble.
+    skip_failed : bool
+        Leave out a split whose fit fails (default: raise its error).
+    progress : bool, optional
+        A progress bar over the splits (None: on a terminal).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The forecast table of every run (:meth:`~benchcast.Forecast.to_frame`), one block per split, with ``split``
+        (its label), ``run``, ``k``, ``true``, ``side`` (``'train'``, ``'test'``, ``'unused'``), ``fitted`` and
+        ``usable`` (far enough above chance for a relative error); with ``return_models``, also the list of fitted
+        ensembles.
+    """
+    unc = uncertainty or Uncertainty(n_boot=0)
+    rows, resolved = design(table, replace(spec, max_k=None, min_flops=None, max_flops=None))
+    frames, models = [], []
+    for label, train, test in track(splitter(rows), f"evaluate {spec.benchmark}", enabled=progress):
+        train = train & (rows["flops"].to_numpy(float) >= spec.min_flops) if spec.min_flops is not None else train
+        if not train.any():
+            raise InsufficientDataError(f"{spec.benchmark}: no runs on the training side of the split at {label:.3g}.")
+        if not test.any():
+            raise InsufficientDataError(f"{spec.benchmark}: no held-out runs at {label:.3g}.")
+        try:
+            model = _fit(forecaster, spec, resolved, table, rows, train, splitter, label)
+        except BenchcastError:
+            if not skip_failed:
+                raise
+            continue
+        runs, extra = frame_runs(rows)
+        made = model.predict(runs, unc, confidence=confidence, extra=extra)
+        frames.append(_with_truth(made.to_frame(), rows, train, test, label, model))
+        models.append(model)
+    out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    return (out, models) if return_models else out
+
+
+def _fit(forecaster, spec: FitSpec, resolved: FitSpec, table, rows, train, splitter, label) -> Ensemble:
+    """The forecaster fitted to the training side of one split."""
+    if forecaster is None:
+        top = label if isinstance(splitter, (Threshold, ThresholdAndK, LargestRuns, Thresholds, Cutoffs)) else None
+        training = replace(resolved, max_k=spec.max_k, min_flops=spec.min_flops, max_flops=top)
+        return Ensemble.of_fit(fit_rows(rows[train].reset_index(drop=True), training))
+    seen = table[table["run"].isin(set(rows["run"][train]))]
+    return Ensemble(forecaster.rule, forecaster.laws).fit(seen, replace(spec, law="power"), progress=False)
+
+
+def _with_truth(frame: pd.DataFrame, rows: pd.DataFrame, train, test, label, model: Ensemble) -> pd.DataFrame:
+    """A split's forecast table with the runs' truth, side and use."""
+    fit = next(iter(model.fits.values()))
+    used = set(zip(fit.points["run"], fit.points["k"].astype(float), strict=True))
+    fitted = np.array([(r, float(k)) in used for r, k in zip(rows["run"], rows["k"], strict=True)]) & train
+    true = rows["value"].to_numpy(float)
+    return frame.assign(
+        split=label,
+        run=rows["run"].to_numpy(),
+        k=rows["k"].to_numpy(float),
+        true=true,
+        side=np.where(train, "train", np.where(test, "test", "unused")),
+        fitted=fitted,
+        usable=usable_points(true, fit.spec.q_rand, fit.spec.benchmark),
+    )
