@@ -23,7 +23,18 @@ from benchcast.evaluation import strategies as st
 from benchcast.evaluation.bench import fit_cells
 from benchcast.evaluation.bench_cells import Dataset, score_benchmarks
 from benchcast.forecasting.bootstrap import Uncertainty
-from benchcast.forecasting.extrapolation import TAU_FLOOR, estimate
+from benchcast.forecasting.extrapolation import (
+    BENCH_ORIGINS,
+    MIN_ORIGINS,
+    PRIOR_ORIGINS,
+    TAU_FLOOR,
+    ErrorModel,
+    Prior,
+    _tau,
+    _tpr_scale,
+    _weights,
+    log_errors,
+)
 from benchcast.forecasting.targets import distances, frame_runs
 from benchcast.laws.questions import spans_tprs
 from benchcast.studies.presets import preset_dataset
@@ -151,7 +162,7 @@ def own_models(cell_list: list[Cell], *, drift: bool, tails: bool = False) -> di
         if cell.status != "ok" or cell.errors is None:
             continue
         try:
-            out[cell.label] = estimate(with_tpr(cell), drift=drift, tails=tails)
+            out[cell.label] = estimate_design(with_tpr(cell), drift=drift, tails=tails)
         except InsufficientDataError:
             continue
     return out
@@ -195,3 +206,73 @@ def ladder_summary(cell_list: list[Cell]) -> dict:
             for b in names
         },  # fmt: skip
     }
+
+
+# -- the designs studied (benchmarks/extrapolation_designs.md): the package's estimate() with the drift, Student-t
+# tails and the file's other benchmarks pooled in, which the package left out
+
+
+def estimate_design(
+    errors: pd.DataFrame | None,
+    prior: Prior | None = None,
+    others=None,
+    *,
+    drift: bool = False,
+    tails: bool = False,
+    prior_origins: float = PRIOR_ORIGINS,
+    bench_origins: float = BENCH_ORIGINS,
+) -> ErrorModel:
+    """The pooling rule of the studied designs: log tau (and drift) the weighted mean of the own, the other
+    benchmarks' and the prior's."""
+    rows = log_errors(errors)
+    n_own = int(rows["origin_decades"].nunique()) if len(rows) else 0
+    parts, source = [], []  # (weight, log tau (None: own, measured about the pooled drift), drift)
+    unconverged = 0
+    if n_own >= MIN_ORIGINS:
+        parts.append((float(n_own), None, float(np.mean(_slopes(rows)[0])) if drift else 0.0))
+        source.append("own")
+        unconverged = int((~rows.groupby("origin_decades")["converged"].all().astype(bool)).sum())
+    others = [o for o in (others or ()) if o is not None]
+    if len(others) >= 2 and bench_origins > 0:
+        logs = [np.log(max(o.tau, TAU_FLOOR)) for o in others]
+        parts.append((bench_origins, float(np.mean(logs)), float(np.mean([o.drift for o in others]))))
+        source.append(f"benchmarks ({len(others)})")
+    if prior is not None and prior_origins > 0:
+        nodrift = prior.log_tau if prior.log_tau_nodrift is None else prior.log_tau_nodrift
+        parts.append((prior_origins, prior.log_tau if drift else nodrift, prior.drift))
+        source.append(f"prior ({len(prior.ladders)} ladder{'s' * (len(prior.ladders) != 1)})")
+    if not parts:
+        raise InsufficientDataError(
+            f"only {n_own} inner forecast origin(s) with usable points and no prior or other benchmarks to pool: "
+            "the extrapolation error cannot be estimated (the bootstrap-only interval is interval='bootstrap')."
+        )
+    weight = np.array([p[0] for p in parts]) / sum(p[0] for p in parts)
+    slope = float(np.dot(weight, [p[2] for p in parts])) if drift else 0.0
+    logs = [p[1] for p in parts]
+    own = source[0] == "own"
+    if own:  # the benchmark's own scatter, about the drift the model uses
+        tau = _own_scale(rows, slope) if drift else _tau(rows["e"], rows["d"], _weights(rows))
+        logs[0] = np.log(max(tau, TAU_FLOOR))
+    tau_tpr = _tpr_scale(errors)
+    tau_tpr = prior.tau_tpr if tau_tpr is None and prior is not None else tau_tpr
+    return ErrorModel(
+        float(np.exp(np.dot(weight, logs))), slope, float(max(n_own if own else 0, 2) + 1) if tails else np.inf,
+        tau_tpr, "+".join(source), n_own if own else 0, int(len(rows)) if own else 0, unconverged,
+        float(tau) if own else None,
+    )  # fmt: skip
+
+
+def _slopes(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    # each origin's drift (least-squares slope of e on d through 0), and each forecast's origin index
+    index = rows.groupby("origin_decades").ngroup().to_numpy()
+    e, d = rows["e"].to_numpy(float), rows["d"].to_numpy(float)
+    return np.bincount(index, e * d) / np.bincount(index, d * d), index
+
+
+def _own_scale(rows: pd.DataFrame, slope: float) -> float:
+    # the scatter within origins about their own drift, and the origins' drifts about ``slope`` as a new
+    # origin's would scatter about it, var (1 + 1/m)
+    (slopes, index), d, m = _slopes(rows), rows["d"].to_numpy(float), rows["origin_decades"].nunique()
+    within = _tau(rows["e"].to_numpy(float) - slopes[index] * d, d, _weights(rows))
+    between = np.sum((slopes - slope) ** 2) / max(m - 1, 1) * (1 + 1 / m)
+    return float(np.sqrt(within**2 + between))

@@ -129,7 +129,8 @@ def main() -> None:
             for strategy in STRATEGIES:
                 c = summary[strategy]["cells"].get(name)
                 parts.append(
-                    "—" if c is None or c["status"] != "ok"
+                    "—"
+                    if c is None or c["status"] != "ok"
                     else f"{_fmt(c['coverage50'], 2)} / {_fmt(c['coverage90'], 2)} / {_fmt(c['wis'], 2)}"
                 )
             print(f"| {name} | " + " | ".join(parts) + " |")

@@ -35,7 +35,7 @@ from benchcast.errors import InsufficientDataError  # noqa: E402
 from benchcast.evaluation.bench_result import SCORE_FLOOR, weighted_interval_score  # noqa: E402
 from benchcast.evaluation.scores import crps_draws  # noqa: E402
 from benchcast.forecasting.draws import ScoreDraws, score_interval  # noqa: E402
-from benchcast.forecasting.extrapolation import estimate, load_prior, widen  # noqa: E402
+from benchcast.forecasting.extrapolation import load_prior, widen  # noqa: E402
 
 # D0 (the previous release's rule, forecasting.tau_pooling) was measured on that release's code (30c3c4b); its
 # rows in extrapolation_designs.md come from there, and `coverage_by_benchmark.py --src` measures it end to end
@@ -79,7 +79,7 @@ def run_ladder(name: str, summaries: dict, n_boot: int, seed: int = 0, strategy:
             row = {"ladder": name, "benchmark": cell.label, "design": design, "n": int(keep.sum())}
             others = [m for b, m in own[design].items() if b != cell.label]
             try:
-                model = estimate(xc.with_tpr(cell), loo, others, **SETTINGS[design])
+                model = xc.estimate_design(xc.with_tpr(cell), loo, others, **SETTINGS[design])
             except InsufficientDataError:
                 records.append({**row, "source": "no interval"})
                 continue

@@ -50,7 +50,6 @@ def prior_document(n_boot: int) -> dict:
     }
 
 
-
 def _max_rel_diff(a, b) -> float:
     """Largest relative difference between two JSON documents' numbers; inf where their shapes differ."""
     if isinstance(a, dict) and isinstance(b, dict):
@@ -64,6 +63,7 @@ def _max_rel_diff(a, b) -> float:
     if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
         return abs(a - b) / max(abs(a), abs(b), 1e-300) if a != b else 0.0
     return 0.0 if a == b else math.inf
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

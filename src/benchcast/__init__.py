@@ -1,7 +1,7 @@
 """benchcast: forecast LLM benchmark scores from cheaper runs with scaling laws.
 
 The top level is the whole public API: read data (:func:`load`), fit a law (:func:`fit`,
-:class:`Forecaster`), judge it out of sample (:func:`backtest`, :func:`sweep`,
+:class:`Ensemble`), judge it out of sample (:func:`backtest`, :func:`sweep`,
 :func:`cutoff_backtest`), and answer planning questions with intervals (:func:`forecast`,
 :func:`plan`, :func:`recommend`, :func:`bootstrap`). See ARCHITECTURE.md for the layout.
 """
@@ -22,7 +22,7 @@ _LAZY = {
     "read_tidy": "benchcast.data.readers",
     "select": "benchcast.data.table",
     "summary": "benchcast.data.table",
-    "validate": "benchcast.data.table",
+    "validate": "benchcast.data.schema",
     "backtest": "benchcast.evaluation.backtest",
     "BacktestResult": "benchcast.evaluation.backtest_result",
     "BenchResult": "benchcast.evaluation.bench_result",
@@ -46,7 +46,6 @@ _LAZY = {
     "Cutoffs": "benchcast.evaluation.evaluate",
     "evaluate": "benchcast.evaluation.evaluate",
     "bench": "benchcast.evaluation.bench",
-    "Forecaster": "benchcast.fitting.api",
     "fit": "benchcast.fitting.api",
     "fit_rows": "benchcast.fitting.api",
     "FitResult": "benchcast.fitting.result",
@@ -143,7 +142,6 @@ __all__ = [
     "FitSpec",
     "FitWarning",
     "FittedLaw",
-    "Forecaster",
     "InsufficientDataError",
     "Law",
     "Parameter",

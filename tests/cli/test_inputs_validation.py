@@ -239,7 +239,6 @@ def test_fit_accepts_the_path_of_a_data_file(ladder_csv):
     from_table = bc.fit(bc.load(ladder_csv), "power", "arc", q_rand=0.0)
     for given in (ladder_csv, str(ladder_csv)):
         assert bc.fit(given, "power", "arc", q_rand=0.0).params == from_table.params
-        assert bc.Forecaster("power", "arc", q_rand=0.0).fit(given).params_ == from_table.params
     with pytest.raises(DataError, match="expected a table"):
         bc.fit({"run": ["a"]}, "power", "arc")
 

@@ -9,7 +9,8 @@ from conftest import run_cli
 
 import benchcast as bc
 from benchcast.data.example import example_path, load_example
-from benchcast.evaluation.bench import Dataset, bench, leaderboard, metrics, queries_of, split_for
+from benchcast.evaluation.bench import Dataset, bench, leaderboard, metrics, split_for
+from benchcast.evaluation.bench_cells import queries_of
 
 CUTOFF = 2e20
 STRATEGIES = ["power", "power[bootstrap]", "select", "ensemble"]

@@ -5,7 +5,8 @@ import pytest
 
 import benchcast as bc
 from benchcast.errors import SelectionError
-from benchcast.evaluation.bench import Dataset, bench, queries_of, split_for
+from benchcast.evaluation.bench import Dataset, bench, split_for
+from benchcast.evaluation.bench_cells import queries_of
 from benchcast.evaluation.strategies import law_outcome
 
 TWO_STAGE = ("two_stage_linear", "two_stage_logistic")

@@ -148,30 +148,6 @@ def test_solver_messages_are_said_in_benchcast_words(apple):
     assert plain_message("closed form (least squares)") == "closed form (least squares)"
 
 
-def test_forecaster_estimator(apple):
-    est = bc.Forecaster("power", "arc_easy", "acc_norm", max_flops=6e21).fit(apple)
-    assert set(est.params_) == {"A", "alpha"}
-    assert 0.7 < float(est.predict(flops=1e22)) < 0.9
-    with pytest.raises(bc.BenchcastError, match="not fitted"):
-        bc.Forecaster("power", "arc_easy").predict(flops=1e22)
-    assert est.spec_.max_flops == 6e21 and est.spec_.q_rand == pytest.approx(0.291)
-
-
-def test_forecaster_follows_scikit_learn_conventions(apple):
-    sklearn_base = pytest.importorskip("sklearn.base")
-    est = bc.Forecaster("power_floor", "hellaswag", "acc_norm", max_flops=6e21, tpr=20.0, seed=3)
-    params = est.get_params()
-    assert params["law"] == "power_floor" and params["tpr"] == 20.0 and params["seed"] == 3
-    twin = sklearn_base.clone(est)
-    assert twin is not est and twin.get_params() == params and not hasattr(twin, "result_")
-    twin.set_params(law="power", seed=0)
-    assert twin.law == "power" and est.law == "power_floor"
-    with pytest.raises(ValueError, match="invalid parameter"):
-        twin.set_params(alpha=1.0)
-    fitted = twin.fit(apple)
-    assert fitted is twin and set(twin.params_) == {"A", "alpha"}
-
-
 def test_bound_hits_tell_constraints_from_search_limits():
     from benchcast.plots.params import bound_hits
 

@@ -9,14 +9,14 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-import benchcast as bc
 from benchcast.errors import DataError, InsufficientDataError
-from benchcast.fitting.api import fit_rows, fit_subsets
+from benchcast.fitting.api import fit_rows
 from benchcast.fitting.engine.batch import minimize_subsets
 from benchcast.fitting.engine.loss import make_loss
 from benchcast.fitting.engine.search import minimize_law
 from benchcast.fitting.engine.solver import _weighted_loss
 from benchcast.fitting.spec import FitSpec, design
+from benchcast.fitting.stages import fit_subsets
 from benchcast.laws import get_law, to_target
 
 ORIGINS = (0.2, 0.4, 0.6, 0.8, 1.0)  # decades below the largest fitted run, as rolling origins place them
@@ -140,10 +140,6 @@ def test_a_point_of_weight_zero_need_not_be_finite():
         value = _weighted_loss(loss, pred, np.zeros(3), w)
     assert value[0] == value[2] == pytest.approx(0.5 * loss.per_point(np.array([0.1, 0.2])).sum())
     assert value[1] == 1e10  # a weighted point not finite: the row is not finite (PENALTY)
-
-
-def test_fit_subsets_is_reachable_as_the_api_documents():
-    assert bc.fitting.api.fit_subsets is fit_subsets
 
 
 @pytest.mark.parametrize("law", ["power_floor", "bnsl_monotone"])

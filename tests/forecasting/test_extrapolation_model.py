@@ -39,14 +39,8 @@ def test_the_scale_per_decade_is_recovered_exactly_from_errors_that_grow_with_di
     assert (model.drift, model.df, model.source, model.n_origins, model.n_forecasts) == (0.0, np.inf, "own", 5, 20)
 
 
-def test_the_drift_and_the_scatter_of_the_origins_drifts_are_recovered():
-    # origins drifting 0.1 +- 0.04 per decade, exactly along their lines: drift 0.1; the scale is the drifts'
-    # scatter as a new origin's would be, sum((s - 0.1)^2) / (m - 1) (1 + 1/m) = 4 0.04^2 / 3 * 5 / 4
-    model = x.estimate(_errors([0.06, 0.14, 0.06, 0.14]), drift=True, tails=True)
-    assert model.drift == pytest.approx(0.1, rel=1e-12)
-    assert model.tau == pytest.approx(0.04 * np.sqrt(5 / 3), rel=1e-9)
-    assert model.df == 5.0  # df = max(own origins, 2) + 1: few origins, heavy tails
-    # without drift the same errors are all scatter: tau is their root mean square slope
+def test_without_drift_errors_of_different_slopes_are_all_scatter():
+    # tau is their root mean square slope (the drift design is studied in benchmarks/_extrapolation_cells.py)
     assert x.estimate(_errors([0.06, 0.14, 0.06, 0.14])).tau == pytest.approx(np.sqrt((0.06**2 + 0.14**2) / 2))
 
 
@@ -56,25 +50,18 @@ def test_the_prior_alone_gives_the_error_where_the_file_cannot_measure_it_and_sa
         assert model.source == "prior (3 ladders)" and model.n_origins == 0 and model.n_forecasts == 0
         assert model.tau == pytest.approx(0.08)  # the prior's scale without drift
         assert model.tau_tpr == 0.2  # and its error per decade of TPR
-        assert x.estimate(errors, PRIOR, drift=True).tau == pytest.approx(0.05)  # about its drift
-        assert x.estimate(errors, PRIOR, drift=True).drift == pytest.approx(0.1)
-        assert x.estimate(errors, PRIOR, tails=True).df == 3.0
+        assert (model.drift, model.df) == (0.0, np.inf)
     with pytest.raises(InsufficientDataError, match="only 2 inner forecast origin"):
         x.estimate(_errors([0.05, 0.05]))
 
 
-def test_one_pooling_rule_weights_own_other_benchmarks_and_prior_by_origins():
+def test_one_pooling_rule_weights_own_and_prior_by_origins():
     own = _errors([0.02] * 4, signs=(1, -1))  # tau 0.02 from 4 origins
-    others = [x.ErrorModel(0.1), x.ErrorModel(0.4), None]
-    model = x.estimate(own, PRIOR, others)
-    mean_others = np.mean(np.log([0.1, 0.4]))
-    expected = (4 * np.log(0.02) + x.BENCH_ORIGINS * mean_others + x.PRIOR_ORIGINS * np.log(0.08)) / (
-        4 + x.BENCH_ORIGINS + x.PRIOR_ORIGINS
-    )
+    model = x.estimate(own, PRIOR)
+    expected = (4 * np.log(0.02) + x.PRIOR_ORIGINS * np.log(0.08)) / (4 + x.PRIOR_ORIGINS)
     assert model.tau == pytest.approx(np.exp(expected), rel=1e-12)
-    assert model.source == "own+benchmarks (2)+prior (3 ladders)" and model.n_origins == 4
-    # one other benchmark is no mean to pool toward
-    assert x.estimate(own, None, others[:1]).tau == pytest.approx(0.02, rel=1e-9)
+    assert model.source == "own+prior (3 ladders)" and model.n_origins == 4 and model.own_tau == pytest.approx(0.02)
+    assert x.estimate(own).tau == pytest.approx(0.02, rel=1e-9)  # no prior: its own alone
 
 
 def test_the_shipped_prior_loads_and_leaves_ladders_out():

@@ -8,8 +8,9 @@ import pandas as pd
 import pytest
 
 import benchcast as bc
-from benchcast.fitting.api import fit_rows, fit_subsets
+from benchcast.fitting.api import fit_rows
 from benchcast.fitting.spec import FitSpec, design
+from benchcast.fitting.stages import fit_subsets
 from benchcast.forecasting import extrapolation as ext
 from benchcast.forecasting.bootstrap import Uncertainty
 from benchcast.forecasting.draws import DRAWS, ScoreDraws, net_sd

@@ -166,7 +166,9 @@ def bench_command(
     json: Json = False,
 ) -> None:
     """Rolling-origin backtests of forecasting strategies: error, interval coverage and width."""
-    from benchcast.evaluation.bench import Dataset, bench, ladder, score_benchmarks, write_outputs
+    from benchcast.evaluation.bench import Dataset, bench
+    from benchcast.evaluation.bench_cells import ladder, score_benchmarks
+    from benchcast.evaluation.bench_result import write_outputs
     from benchcast.evaluation.strategies import FIXED_LAWS
     from benchcast.studies.legacy import HOLDOUT
     from benchcast.studies.presets import locate, preset_dataset

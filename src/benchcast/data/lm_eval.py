@@ -28,7 +28,7 @@ import pandas as pd
 from benchcast.data.choices import find_samples, measured_choices, with_measured_chance
 from benchcast.data.files import read_json
 from benchcast.data.metadata import RunMetadata, read_metadata
-from benchcast.data.table import validate
+from benchcast.data.schema import validate
 from benchcast.errors import DataError, DataWarning
 
 TIMESTAMP = re.compile(r"(\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?)")

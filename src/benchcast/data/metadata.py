@@ -32,7 +32,7 @@ from pathlib import Path
 import pandas as pd
 
 from benchcast.data.files import read_frame
-from benchcast.data.table import SIZE_ALIASES
+from benchcast.data.schema import SIZE_ALIASES
 from benchcast.errors import DataError
 
 NUMERIC_FIELDS = ("params", "tokens", "flops", "tpr", "tokens_per_step", "final_step")

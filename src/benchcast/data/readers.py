@@ -16,7 +16,7 @@ import pandas as pd
 from benchcast.data import FORMATS
 from benchcast.data.files import read_frame, read_frame_header
 from benchcast.data.lm_eval import read_lm_eval
-from benchcast.data.table import SIZE_ALIASES, require_names, validate
+from benchcast.data.schema import SIZE_ALIASES, require_names, validate
 from benchcast.data.training_logs import SUFFIXES, is_training_log, read_training_logs
 from benchcast.errors import DataError, DataWarning
 

@@ -10,19 +10,7 @@ import numpy as np
 import pandas as pd
 
 # the schema's names are part of this module's API (readers and fits import them from here)
-from benchcast.data.schema import (  # noqa: F401
-    COLUMNS,
-    MISSING_COLUMNS,
-    MISSING_VALUES,
-    SCORE_METRICS,
-    SIZE_ALIASES,
-    SIZE_COLUMNS,
-    MissingRows,
-    is_score_metric,
-    parse_metric,
-    require_names,
-    validate,
-)
+from benchcast.data.schema import MISSING_COLUMNS, MISSING_VALUES, MissingRows, is_score_metric, parse_metric
 from benchcast.errors import SelectionError, did_you_mean
 
 # --tpr matches a run within this relative tolerance: a ladder's ratios are ratios of rounded sizes

@@ -17,21 +17,13 @@ from benchcast.data.chance import warn_unknown_chance
 from benchcast.defaults import DEFAULT_REPLICATES
 from benchcast.errors import BenchcastError
 from benchcast.evaluation import strategies as st
-from benchcast.evaluation.bench_cells import (  # noqa: F401 (API)
-    QUERY_COLUMNS,
-    Cell,
-    Dataset,
-    LawCell,
-    ladder,
-    queries_of,
-    score_benchmarks,
-    split_for,
-)
-from benchcast.evaluation.bench_result import BenchResult, leaderboard, metrics, write_outputs  # noqa: F401 (API)
+from benchcast.evaluation.bench_cells import Cell, Dataset, LawCell, split_for
+from benchcast.evaluation.bench_result import BenchResult, leaderboard, metrics
 from benchcast.fitting.spec import FitSpec
 from benchcast.forecasting import extrapolation as ext
 from benchcast.forecasting.bootstrap import Uncertainty
 from benchcast.forecasting.flags import OUTSIDE_TPR, cell_flags, describe
+from benchcast.forecasting.selection import DEFAULT_CANDIDATES
 from benchcast.forecasting.targets import frame_runs
 from benchcast.laws import get_law
 from benchcast.laws.questions import spans_tprs
@@ -259,7 +251,7 @@ def assemble(
     picks,
     held_out,
     seed,
-    candidates=st.DEFAULT_CANDIDATES,
+    candidates=DEFAULT_CANDIDATES,
     choosers=None,
     *,
     n_boot: int = DEFAULT_REPLICATES,

@@ -38,7 +38,7 @@ from benchcast.fitting.metrics import usable_points
 from benchcast.fitting.spec import FitSpec
 from benchcast.forecasting.bootstrap import Uncertainty
 from benchcast.forecasting.ensemble import Ensemble, Member, fit_members
-from benchcast.forecasting.selection import DEFAULT_CANDIDATES, ladder_laws  # noqa: F401 (API)
+from benchcast.forecasting.selection import ladder_laws
 from benchcast.validation import check_interval
 
 FIXED_LAWS = ("power", "power_floor", "bnsl", "bnsl_monotone")

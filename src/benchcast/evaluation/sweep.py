@@ -11,7 +11,7 @@ import pandas as pd
 
 from benchcast.errors import InsufficientDataError
 from benchcast.evaluation.backtest import backtest
-from benchcast.evaluation.critical import CRITICAL_DEFINITION, change_span, critical_threshold  # noqa: F401 (API)
+from benchcast.evaluation.critical import change_span, critical_threshold
 from benchcast.evaluation.sweep_result import (
     SUCCESS_MRE,
     SWEEP_THRESHOLDS,

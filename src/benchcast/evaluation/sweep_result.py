@@ -10,7 +10,7 @@ import pandas as pd
 from rich.markup import escape
 
 from benchcast.evaluation.backtest import BacktestResult
-from benchcast.evaluation.critical import CRITICAL_DEFINITION, change_span, critical_threshold  # noqa: F401 (API)
+from benchcast.evaluation.critical import CRITICAL_DEFINITION
 from benchcast.evaluation.refusals import MAX_REFUSED_SHARE, refused_cell, too_many_refused
 from benchcast.fitting.metrics import mae, mre, usable_points
 from benchcast.plots.labels import figure_title

@@ -11,7 +11,7 @@ import pandas as pd
 
 from benchcast._version import __version__
 from benchcast.errors import ArtifactError, BenchcastError
-from benchcast.fitting.artifact import ARTIFACT_FORMAT, ARTIFACT_VERSION, artifact_fields, fingerprint  # noqa: F401
+from benchcast.fitting.artifact import ARTIFACT_FORMAT, ARTIFACT_VERSION, artifact_fields
 from benchcast.fitting.diagnostics import (
     BoundFindings,
     FitDiagnostics,

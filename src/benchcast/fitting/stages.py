@@ -17,11 +17,12 @@ import pandas as pd
 
 from benchcast.data.table import is_score_metric
 from benchcast.errors import BenchcastError, DataError, FitWarning, InsufficientDataError
+from benchcast.fitting.artifact import fingerprint
 from benchcast.fitting.diagnostics import FitDiagnostics, bound_findings, plain_message
 from benchcast.fitting.engine.batch import minimize_subsets
 from benchcast.fitting.engine.search import Optimum
 from benchcast.fitting.metrics import r2, rmse
-from benchcast.fitting.result import FitResult, fingerprint
+from benchcast.fitting.result import FitResult
 from benchcast.fitting.spec import FitSpec
 from benchcast.laws import Law, get_law, to_target
 

@@ -6,14 +6,14 @@ past its data; that is measured on the ladder itself:
    largest run forecast the larger points (``axis='compute'``); a law of N and D fitted on ``MIN_TPR_LEVELS``
    or more TPRs is refitted without the largest (smallest) TPR and forecasts it (``axis='tpr'``). Every
    refit goes through :func:`_refits`, as rows of one batched solve.
-2. :func:`estimate`: e = log(true / forecast) at d decades ~ drift d + tau d eps; tau from the NNLS fit of
+2. :func:`estimate`: e = log(true / forecast) at d decades ~ tau d eps; tau from the NNLS fit of
    e^2 = s0^2 + tau^2 d^2, each origin weighted equally (s0, evaluation noise, is in the bootstrap). One
-   pooling rule: log tau is the weighted mean of the benchmark's own (m origins, none below ``MIN_ORIGINS``),
-   the mean of the file's other benchmarks (``BENCH_ORIGINS``) and the cross-ladder prior shipped in
-   ``extrapolation_prior.json`` (``PRIOR_ORIGINS``); where the file cannot measure, the prior alone gives
-   it and ``source`` says so. By default no drift and normal tails: the inner forecasts' drift (positive on
-   every ladder) did not carry forward to held-out runs, and t tails cost WIS on DCLM
-   (``benchmarks/extrapolation_designs.md``; ``drift=True``, ``tails=True`` keep those designs).
+   pooling rule: log tau is the weighted mean of the benchmark's own (m origins, none below ``MIN_ORIGINS``)
+   and the cross-ladder prior shipped in ``extrapolation_prior.json`` (``PRIOR_ORIGINS``); where the file
+   cannot measure, the prior alone gives it and ``source`` says so. No drift and normal tails: the inner
+   forecasts' drift (positive on every ladder) did not carry forward to held-out runs, and t tails cost WIS
+   on DCLM; those designs, and pooling the file's other benchmarks, are studied in
+   ``benchmarks/_extrapolation_cells.py`` (``benchmarks/extrapolation_designs.md``).
 3. :func:`widen`: a bootstrap draw Q_b at D decades becomes Q_b exp(drift D + s eps), s the scale net of the
    bootstrap's own spread (:func:`benchcast.forecasting.draws.net_sd`), eps from the point's own stream,
    clipped to [0, 1]. The point forecast is not a draw: drift moves the interval only.
@@ -33,8 +33,9 @@ import pandas as pd
 from benchcast._version import __version__
 from benchcast.data.table import tpr_level
 from benchcast.errors import BenchcastError, InsufficientDataError
-from benchcast.fitting.api import fit_rows, fit_subsets, prepare_fit
+from benchcast.fitting.api import fit_rows, prepare_fit
 from benchcast.fitting.artifact import ROLLING_ORIGIN_COLUMNS, fingerprint
+from benchcast.fitting.stages import fit_subsets
 from benchcast.forecasting.draws import DRAWS, net_sd
 from benchcast.laws import get_law
 from benchcast.laws.linalg import nnls
@@ -46,7 +47,7 @@ AXES = ("compute", "tpr")
 MIN_INNER_DECADES = 0.5  # an inner refit must span at least this much compute
 MIN_ORIGINS = 3  # fewer origins leave the two terms (noise, tau) unchecked: the benchmark's own is not used
 MIN_TPR_LEVELS = 3  # a TPR origin leaves out the largest (smallest) TPR: two others must remain to fit N and D
-BENCH_ORIGINS = 5.0  # the file's other benchmarks' weight, in origins (a benchmark has 3 to 5 of its own)
+BENCH_ORIGINS = 5.0  # the file's other benchmarks' weight, in origins (studied in benchmarks/ only)
 PRIOR_ORIGINS = 5.0  # the cross-ladder prior's weight, in origins
 TAU_FLOOR = 1e-3  # a tau below this (an exact inner forecast) counts as it on the log scale
 PRIOR_FILE = Path(__file__).with_name("extrapolation_prior.json")
@@ -97,7 +98,7 @@ def _origins(points: pd.DataFrame, law, spec, axes, origin_decades) -> list[_Ori
 
 
 def _refits(rows: pd.DataFrame, spec, masks: list, tops: list) -> list:
-    """Cold fits of ``rows[mask]`` for each mask, solved together (:func:`benchcast.fitting.api.fit_subsets`: the same
+    """Cold fits of ``rows[mask]`` for each mask, solved together (:func:`benchcast.fitting.stages.fit_subsets`: the same
     fits as one :func:`~benchcast.fitting.api.fit_rows` each, their solver stages rows of one batch); one by one
     where the batch fails. A fit that fails is None."""
     if not masks:
@@ -152,7 +153,7 @@ def rolling_origin(result, axes=AXES, origin_decades=ORIGIN_DECADES) -> pd.DataF
 
 def fit_with_rolling_origins(rows: pd.DataFrame, spec):
     """The fit of ``rows`` and its rolling origins' cold refits, solved together (one batched solve: the full fit is
-    one more subset of :func:`benchcast.fitting.api.fit_subsets`), the fit holding its rolling-origin forecasts."""
+    one more subset of :func:`benchcast.fitting.stages.fit_subsets`), the fit holding its rolling-origin forecasts."""
     _, used, _, _, _, kept = prepare_fit(rows, spec)  # the fit's points: its origins are placed among them
     origins = _origins(used, get_law(spec.law), spec, AXES, ORIGIN_DECADES)
     positions = np.flatnonzero(kept)  # each used point's row
@@ -279,69 +280,35 @@ def _tau(residual, d, w) -> float:
 
 
 def estimate(
-    errors: pd.DataFrame | None,
-    prior: Prior | None = None,
-    others=None,
-    *,
-    drift: bool = False,
-    tails: bool = False,
-    prior_origins: float = PRIOR_ORIGINS,
-    bench_origins: float = BENCH_ORIGINS,
+    errors: pd.DataFrame | None, prior: Prior | None = None, *, prior_origins: float = PRIOR_ORIGINS
 ) -> ErrorModel:
-    """The one pooling rule: log tau (and drift) the weighted mean of the benchmark's own (weight m, its origins), the
-    file's other benchmarks' mean (``bench_origins``) and the cross-ladder prior (``prior_origins``)."""
+    """The one pooling rule: log tau the weighted mean of the benchmark's own (weight m, its origins) and the
+    cross-ladder prior's (``prior_origins``); no drift, normal tails (the designs with them are studied in
+    ``benchmarks/_extrapolation_cells.py``)."""
     rows = log_errors(errors)
     n_own = int(rows["origin_decades"].nunique()) if len(rows) else 0
-    parts, source = [], []  # (weight, log tau (None: own, measured about the pooled drift), drift)
-    unconverged = 0
+    parts, source, unconverged, tau = [], [], 0, None  # (weight, log tau)
     if n_own >= MIN_ORIGINS:
-        parts.append((float(n_own), None, float(np.mean(_slopes(rows)[0])) if drift else 0.0))
+        tau = _tau(rows["e"], rows["d"], _weights(rows))
+        parts.append((float(n_own), np.log(max(tau, TAU_FLOOR))))
         source.append("own")
         unconverged = int((~rows.groupby("origin_decades")["converged"].all().astype(bool)).sum())
-    others = [o for o in (others or ()) if o is not None]
-    if len(others) >= 2 and bench_origins > 0:
-        logs = [np.log(max(o.tau, TAU_FLOOR)) for o in others]
-        parts.append((bench_origins, float(np.mean(logs)), float(np.mean([o.drift for o in others]))))
-        source.append(f"benchmarks ({len(others)})")
     if prior is not None and prior_origins > 0:
-        nodrift = prior.log_tau if prior.log_tau_nodrift is None else prior.log_tau_nodrift
-        parts.append((prior_origins, prior.log_tau if drift else nodrift, prior.drift))
+        parts.append((prior_origins, prior.log_tau if prior.log_tau_nodrift is None else prior.log_tau_nodrift))
         source.append(f"prior ({len(prior.ladders)} ladder{'s' * (len(prior.ladders) != 1)})")
     if not parts:
         raise InsufficientDataError(
-            f"only {n_own} inner forecast origin(s) with usable points and no prior or other benchmarks to pool: "
-            "the extrapolation error cannot be estimated (the bootstrap-only interval is interval='bootstrap')."
+            f"only {n_own} inner forecast origin(s) with usable points and no prior to pool: the extrapolation "
+            "error cannot be estimated (the bootstrap-only interval is interval='bootstrap')."
         )
     weight = np.array([p[0] for p in parts]) / sum(p[0] for p in parts)
-    slope = float(np.dot(weight, [p[2] for p in parts])) if drift else 0.0
-    logs = [p[1] for p in parts]
-    own = source[0] == "own"
-    if own:  # the benchmark's own scatter, about the drift the model uses
-        tau = _own_scale(rows, slope) if drift else _tau(rows["e"], rows["d"], _weights(rows))
-        logs[0] = np.log(max(tau, TAU_FLOOR))
     tau_tpr = _tpr_scale(errors)
     tau_tpr = prior.tau_tpr if tau_tpr is None and prior is not None else tau_tpr
+    own = tau is not None
     return ErrorModel(
-        float(np.exp(np.dot(weight, logs))), slope, float(max(n_own if own else 0, 2) + 1) if tails else np.inf,
-        tau_tpr, "+".join(source), n_own if own else 0, int(len(rows)) if own else 0, unconverged,
-        float(tau) if own else None,
+        float(np.exp(np.dot(weight, [p[1] for p in parts]))), 0.0, np.inf, tau_tpr, "+".join(source),
+        n_own if own else 0, int(len(rows)) if own else 0, unconverged, float(tau) if own else None,
     )  # fmt: skip
-
-
-def _slopes(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    # each origin's drift (least-squares slope of e on d through 0), and each forecast's origin index
-    index = rows.groupby("origin_decades").ngroup().to_numpy()
-    e, d = rows["e"].to_numpy(float), rows["d"].to_numpy(float)
-    return np.bincount(index, e * d) / np.bincount(index, d * d), index
-
-
-def _own_scale(rows: pd.DataFrame, slope: float) -> float:
-    # the scatter within origins about their own drift, and the origins' drifts about ``slope`` as a new
-    # origin's would scatter about it, var (1 + 1/m)
-    (slopes, index), d, m = _slopes(rows), rows["d"].to_numpy(float), rows["origin_decades"].nunique()
-    within = _tau(rows["e"].to_numpy(float) - slopes[index] * d, d, _weights(rows))
-    between = np.sum((slopes - slope) ** 2) / max(m - 1, 1) * (1 + 1 / m)
-    return float(np.sqrt(within**2 + between))
 
 
 def _weights(rows: pd.DataFrame) -> np.ndarray:

@@ -7,8 +7,10 @@ from benchcast.laws import (
     tpr,  # noqa: F401  (registers the laws)
     two_stage_nd,  # noqa: F401  (registers the laws)
 )
-from benchcast.laws.base import COVARIATES, Law, Parameter, to_score, to_target
+from benchcast.laws.base import Law, Parameter, to_score
+from benchcast.laws.parameters import COVARIATES
 from benchcast.laws.registry import available_laws, get_law, register
+from benchcast.laws.transforms import to_target
 
 __all__ = [
     "COVARIATES",

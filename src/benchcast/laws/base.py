@@ -16,10 +16,9 @@ from benchcast.data.chance import filter_margin
 
 # the names below are part of this module's API (laws import them from here)
 from benchcast.laws.fitted import FittedLaw
-from benchcast.laws.linalg import nnls_rows, stack_jacobian, weighted_ols  # noqa: F401
-from benchcast.laws.parameters import COVARIATES, TARGETS, Parameter, SearchSettings  # noqa: F401
+from benchcast.laws.parameters import Parameter, SearchSettings
 from benchcast.laws.questions import LawQuestions
-from benchcast.laws.transforms import normalise, safe_log, to_score, to_target  # noqa: F401
+from benchcast.laws.transforms import normalise, to_score
 
 
 class Law(LawQuestions):

@@ -6,16 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from benchcast.errors import InsufficientDataError
-from benchcast.laws.base import (
-    Law,
-    Parameter,
-    SearchSettings,
-    nnls_rows,
-    safe_log,
-    stack_jacobian,
-    weighted_ols,
-)
+from benchcast.laws.base import Law, Parameter, SearchSettings
+from benchcast.laws.linalg import nnls_rows, stack_jacobian, weighted_ols
 from benchcast.laws.registry import register
+from benchcast.laws.transforms import safe_log
 
 REF = "Krajewski et al. 2025"
 HUGE = 1e300

@@ -12,9 +12,11 @@ import itertools
 import numpy as np
 
 from benchcast.errors import BenchcastError
-from benchcast.laws.base import Law, Parameter, nnls_rows, safe_log, stack_jacobian
+from benchcast.laws.base import Law, Parameter
 from benchcast.laws.envelope import Envelope
+from benchcast.laws.linalg import nnls_rows, stack_jacobian
 from benchcast.laws.registry import register
+from benchcast.laws.transforms import safe_log
 
 REF = "Schaeffer, Levi, Miranda, Koyejo 2025"
 

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchcast.laws.base import Law, Parameter, nnls_rows, stack_jacobian
+from benchcast.laws.base import Law, Parameter
 from benchcast.laws.downstream import HUGE
+from benchcast.laws.linalg import nnls_rows, stack_jacobian
 from benchcast.laws.registry import register
 
 TPR_REF = 20.0  # T is measured from Chinchilla's 20 tokens per parameter, so A is C's scale there

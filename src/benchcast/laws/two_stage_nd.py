@@ -12,8 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 from benchcast.errors import InsufficientDataError
-from benchcast.laws.base import Parameter, SearchSettings, stack_jacobian
+from benchcast.laws.base import Parameter, SearchSettings
 from benchcast.laws.downstream import TwoStageLogistic
+from benchcast.laws.linalg import stack_jacobian
 from benchcast.laws.registry import register
 
 GRID = np.linspace(0.05, 1.5, 30)  # exponents of N and D profiled over this grid, then over finer ones about the best

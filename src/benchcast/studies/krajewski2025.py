@@ -26,7 +26,7 @@ from benchcast.evaluation.sweep import sweep
 from benchcast.evaluation.sweep_result import SWEEP_THRESHOLDS, Sweep
 from benchcast.evaluation.sweep_result import usable_errors as errors
 from benchcast.fitting.spec import FitSpec
-from benchcast.studies.krajewski2025_protocol import (  # noqa: F401 (the protocol is part of this module's API)
+from benchcast.studies.krajewski2025_protocol import (
     ACC_NORM,
     AVERAGE_DELTA,
     AVERAGE_LOSS,
@@ -35,22 +35,17 @@ from benchcast.studies.krajewski2025_protocol import (  # noqa: F401 (the protoc
     BNSL,
     BNSL_MARGIN,
     CONSTRAINED_BNSL,
-    CORPUS_PROXIES,
     DEFAULT_BOOT,
     DIRECT_LAWS,
-    GENERAL,
-    HEADLINE_ALL,
     INTERVAL_LAWS,
     MIN_FLOPS,
     PAPER_AVERAGE,
-    PROTOCOL,
     SWEEP_LAWS,
-    TABLES,
     THRESHOLD,
     TPR,
     TWO_STAGE_LAWS,
 )
-from benchcast.studies.krajewski2025_tables import (  # noqa: F401 (part of this module's API)
+from benchcast.studies.krajewski2025_tables import (
     Reproduction,
     _average_table,
     _direct_table,

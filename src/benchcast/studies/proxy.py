@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 
 from benchcast.data.chance import chance_level, filter_margin
-from benchcast.data.table import parse_metric, select, validate
+from benchcast.data.schema import validate
+from benchcast.data.table import parse_metric, select
 from benchcast.fitting.engine.search import minimize_law
 from benchcast.fitting.metrics import r2, rmse
 from benchcast.laws.base import Law, Parameter, SearchSettings

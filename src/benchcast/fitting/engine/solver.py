@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from benchcast.fitting.engine.problem import PENALTY, Problem
-from benchcast.fitting.engine.rows import finite, solve_rows  # noqa: F401 (solve_rows: the solver's own, re-exported)
+from benchcast.fitting.engine.rows import finite, solve_rows
 from benchcast.fitting.engine.solution import Solution
 
 MAX_ITERATIONS = 1000
