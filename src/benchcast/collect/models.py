@@ -72,7 +72,7 @@ DTYPES = {
 }
 
 
-def canonical_dtype(dtype: str) -> str:
+def _canonical_dtype(dtype: str) -> str:
     """benchcast's canonical name for a dtype alias ("bf16" -> "bfloat16"; "auto" stays "auto")."""
     try:
         return DTYPES[dtype]
@@ -80,17 +80,17 @@ def canonical_dtype(dtype: str) -> str:
         raise BenchcastError(f"unknown dtype {dtype!r}; use auto, float32, bfloat16 or float16.") from None
 
 
-def torch_dtype(torch, dtype: str, device: str):
+def _torch_dtype(torch, dtype: str, device: str):
     """The torch dtype for a benchcast dtype name on a device ("auto": bf16 on CUDA, fp32 elsewhere)."""
-    name = canonical_dtype(dtype)
+    name = _canonical_dtype(dtype)
     if name == "auto":
         return torch.bfloat16 if device.startswith("cuda") else torch.float32
     return getattr(torch, name)
 
 
-def vllm_dtype(dtype: str) -> str:
+def _vllm_dtype(dtype: str) -> str:
     """The name vLLM's ``LLM(dtype=...)`` accepts ("float32", "bfloat16", "float16")."""
-    name = canonical_dtype(dtype)
+    name = _canonical_dtype(dtype)
     return "bfloat16" if name == "auto" else name
 
 
@@ -101,7 +101,7 @@ def load_transformers(model_id: str, dtype: str = "auto", device: str | None = N
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
     try:
         tokenizer = transformers.AutoTokenizer.from_pretrained(model_id)
-        model = transformers.AutoModelForCausalLM.from_pretrained(model_id, dtype=torch_dtype(torch, dtype, device))
+        model = transformers.AutoModelForCausalLM.from_pretrained(model_id, dtype=_torch_dtype(torch, dtype, device))
     except (OSError, ValueError) as exc:
         raise BenchcastError(f"model {model_id!r} could not be loaded ({exc}).") from exc
     model.to(device).eval()
@@ -114,6 +114,6 @@ def load_vllm(model_id: str, dtype: str = "auto"):
     """A vLLM engine for a Hugging Face id or local path."""
     vllm = require("vllm", "vllm")
     try:
-        return vllm.LLM(model=model_id, dtype=vllm_dtype(dtype))
+        return vllm.LLM(model=model_id, dtype=_vllm_dtype(dtype))
     except (OSError, ValueError) as exc:
         raise BenchcastError(f"model {model_id!r} could not be loaded by vLLM ({exc}).") from exc

@@ -81,7 +81,7 @@ def _check(value: float, where: str) -> float:
 def builtin_choices(benchmark: str) -> int | None:
     """The number of answer choices the built-in table states for a task (:data:`CHOICES`, the ``acc`` levels of
     :data:`DEFAULT_Q_RAND` as 1/choices, MMLU subtasks), or None."""
-    benchmark = known_task(benchmark)
+    benchmark = _known_task(benchmark)
     if benchmark in CHOICES:
         return CHOICES[benchmark]
     level = DEFAULT_Q_RAND.get((benchmark, "acc"))
@@ -90,7 +90,7 @@ def builtin_choices(benchmark: str) -> int | None:
     return 4 if benchmark.startswith(MMLU_PREFIXES) else None
 
 
-def known_task(benchmark: str) -> str:
+def _known_task(benchmark: str) -> str:
     """The task a benchmark names with split, format or shot suffixes (``hellaswag_val`` -> ``hellaswag``), where the
     stripped name is a task this module knows; the name itself otherwise."""
     name = benchmark
@@ -125,7 +125,7 @@ def _check_builtin(benchmark: str, metric: str, value: float, source: str, typic
         )
 
 
-def chance_from_table(table: pd.DataFrame, benchmark: str, metric: str) -> float | None:
+def _chance_from_table(table: pd.DataFrame, benchmark: str, metric: str) -> float | None:
     """The chance level a table's ``q_rand`` column gives for (benchmark, metric), or None."""
     if "q_rand" not in table.columns:
         return None
@@ -165,7 +165,7 @@ def chance_level(
     if override is not None:
         return Chance(_check(override, f"{benchmark}/{metric}"), "given")
     if table is not None:
-        from_table = chance_from_table(table, benchmark, metric)
+        from_table = _chance_from_table(table, benchmark, metric)
         if from_table is not None:
             source, typical = _table_source(table, benchmark, metric)
             _check_builtin(benchmark, metric, from_table, source, typical)
@@ -175,7 +175,7 @@ def chance_level(
         return Chance(0.0, "generative metric")
     if not is_score_metric(base_metric):
         return Chance(0.0, "not a score metric (no chance level)")
-    task = known_task(benchmark)
+    task = _known_task(benchmark)
     read_as = f" ({benchmark} read as task {task})" if task != benchmark else ""
     if (task, base_metric) in DEFAULT_Q_RAND:
         return Chance(DEFAULT_Q_RAND[(task, base_metric)], "Krajewski et al. 2025 default" + read_as)

@@ -7,7 +7,7 @@ import re
 NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:/\d+)?")
 
 
-def last_boxed(text: str) -> str | None:
+def _last_boxed(text: str) -> str | None:
     """Content of the last \\boxed{...} (brace-matched)."""
     start = text.rfind("\\boxed{")
     if start < 0:
@@ -22,7 +22,7 @@ def last_boxed(text: str) -> str | None:
 
 def extract_answer(text: str) -> str | None:
     """The final answer of a completion: \\boxed{}, then '#### x', then 'answer is x', then the last number."""
-    boxed = last_boxed(text)
+    boxed = _last_boxed(text)
     if boxed is not None:
         return boxed.strip()
     for pattern in (r"####\s*([^\n]+)", r"answer is[:\s]*\$?([^\n$]+)"):

@@ -38,7 +38,7 @@ MISSING_STDERR = ("N/A", "n/a", "NA", "nan", "")
 PLACEMENT_FIELDS = ("run", "params", "tokens", "flops", "path", "steps", "tokens_per_step", "final_step")
 
 
-def results_document(file: Path) -> dict:
+def _results_document(file: Path) -> dict:
     """A results file's top-level object, checked to hold a non-empty ``results`` mapping of mappings."""
     doc = read_json(file, "an lm-evaluation-harness results file")
     if not isinstance(doc, dict):
@@ -60,7 +60,7 @@ def results_document(file: Path) -> dict:
     return doc
 
 
-def results_rows(doc: dict, file: Path) -> list[dict]:
+def _results_rows(doc: dict, file: Path) -> list[dict]:
     """One row per (task, metric) with its value and stderr."""
     rows = []
     for task, metrics in doc["results"].items():
@@ -97,7 +97,7 @@ def model_args(doc: dict) -> dict[str, str]:
     return {}
 
 
-def model_names(doc: dict, file: Path) -> set[str]:
+def _model_names(doc: dict, file: Path) -> set[str]:
     """Names a results file may be known by: its model (``pretrained=``), lm-eval's model_name, its folder."""
     names = {file.parent.name, file.stem}
     for key in ("model_name", "model_name_sanitized"):
@@ -109,14 +109,14 @@ def model_names(doc: dict, file: Path) -> set[str]:
     return {n for n in names if n}
 
 
-def checkpoint_step(doc: dict, file: Path) -> int | None:
+def _checkpoint_step(doc: dict, file: Path) -> int | None:
     """The training step of a checkpoint: ``revision=step<N>`` in model_args, else ``step<N>`` in the file name."""
     revision = model_args(doc).get("revision", "")
     found = STEP_IN_NAME.search(revision) or STEP_IN_NAME.search(file.stem)
     return int(found.group(1)) if found else None
 
 
-def file_time(doc: dict, file: Path) -> float | None:
+def _file_time(doc: dict, file: Path) -> float | None:
     """When lm-eval wrote a results file: the timestamp in its name, else its ``date`` field."""
     found = TIMESTAMP.search(file.name)
     if found:
@@ -127,7 +127,7 @@ def file_time(doc: dict, file: Path) -> float | None:
     return float(date) if isinstance(date, (int, float)) and not isinstance(date, bool) else None
 
 
-def results_files(paths) -> list[Path]:
+def _results_files(paths) -> list[Path]:
     """The results JSON files named by ``paths``: files as they are, folders searched recursively (``results*.json``,
     else any ``*.json``)."""
     files: list[Path] = []
@@ -163,7 +163,7 @@ def _matching_runs(meta: RunMetadata, doc: dict, file: Path) -> list[str]:
                 by_path.append(name)
         if by_path:
             return by_path
-    names = model_names(doc, file)
+    names = _model_names(doc, file)
     matches = [r for r in runs["run"] if r in names]
     if "model" in runs.columns:
         matches += [r for r, m in zip(runs["run"], runs["model"], strict=True) if isinstance(m, str) and m in names]
@@ -245,16 +245,16 @@ def read_lm_eval(
     rows: list[dict] = []
     untrained: list[str] = []
     configs: dict[str, list[tuple[dict, str]]] = {}
-    files = results_files(paths)
+    files = _results_files(paths)
     for file in files:
-        doc = results_document(file)
+        doc = _results_document(file)
         for task, config in (doc.get("configs") if isinstance(doc.get("configs"), dict) else {}).items():
             configs.setdefault(str(task), []).append((config, str(file)))
         matches = _matching_runs(meta, doc, file)
         if not matches:
             raise DataError(
                 f"{file}: no run in {meta.path} matches this results file (model names "
-                f"{sorted(model_names(doc, file))}); add a 'path' glob or a 'model' to its run's metadata."
+                f"{sorted(_model_names(doc, file))}); add a 'path' glob or a 'model' to its run's metadata."
             )
         if len(matches) > 1:
             raise DataError(f"{file}: several runs in {meta.path} match this results file: {matches}.")
@@ -263,7 +263,7 @@ def read_lm_eval(
         sizes = {k: info.get(k) for k in ("params", "tokens", "flops") if k in info}
         extra = {k: v for k, v in info.items() if k not in PLACEMENT_FIELDS}
         if meta.is_checkpointed(run):
-            step = checkpoint_step(doc, file)
+            step = _checkpoint_step(doc, file)
             if step is None:
                 raise DataError(
                     f"{file}: run {run!r} is checkpointed (tokens_per_step) but the file names no step "
@@ -279,8 +279,8 @@ def read_lm_eval(
             extra |= {"series": run, "step": step, "final": (step == int(final)) if pd.notna(final) else pd.NA}
             if not _single_step(info):
                 run = f"{run}@step{step}"
-        time = file_time(doc, file)
-        for row in results_rows(doc, file):
+        time = _file_time(doc, file)
+        for row in _results_rows(doc, file):
             rows.append({"run": run, **sizes, **extra, **row, "file": str(file), "time": time})
     if untrained:
         warnings.warn(

@@ -47,7 +47,7 @@ def is_lm_eval_samples(head: dict) -> bool:
     return isinstance(head, dict) and "doc_id" in head and ("resps" in head or "filtered_resps" in head)
 
 
-def sibling_results(path: Path, stamp: str | None) -> dict | None:
+def _sibling_results(path: Path, stamp: str | None) -> dict | None:
     """The results file lm-eval wrote with this samples file (same folder, same timestamp if known)."""
     candidates = [path.parent / f"results_{stamp}.json"] if stamp else []
     candidates += sorted(path.parent.glob("results*.json"))
@@ -70,7 +70,7 @@ def _run_name(results: dict | None, path: Path) -> str:
     return path.parent.name  # lm-eval's output folder is named after the model
 
 
-def exact_match_options(results: dict | None, task: str | None) -> dict:
+def _exact_match_options(results: dict | None, task: str | None) -> dict:
     """The exact_match keyword arguments of ``task`` in a v0.4 results file's ``configs``."""
     configs = (results or {}).get("configs")
     config = configs.get(task) if isinstance(configs, dict) and task else None
@@ -80,7 +80,7 @@ def exact_match_options(results: dict | None, task: str | None) -> dict:
     return {}
 
 
-def exact_match_grader(options: dict) -> Callable[[str, object], bool]:
+def _exact_match_grader(options: dict) -> Callable[[str, object], bool]:
     """lm-eval's exact match: the same normalisation applied to prediction and reference."""
     regexes = options.get("regexes_to_ignore") or []
     drop = ""
@@ -104,7 +104,7 @@ def exact_match_grader(options: dict) -> Callable[[str, object], bool]:
     return grade
 
 
-def math_grader(prediction: str, target: object) -> bool:
+def _math_grader(prediction: str, target: object) -> bool:
     """Whether a completion's final answer matches the target's (math grading)."""
     from benchcast.data.grading import extract_answer, grade
 
@@ -151,7 +151,7 @@ def read_lm_eval_samples(path: str | Path, *, benchmark: str | None = None, run:
             f"{path}: cannot tell the task: the name is not lm-eval's samples_<task>_<timestamp>.jsonl; "
             "pass the benchmark."
         )
-    results = sibling_results(path, stamp)
+    results = _sibling_results(path, stamp)
     run = run or _run_name(results, path)
     docs = list(sample_records(path))
     if not docs:
@@ -198,9 +198,9 @@ def read_lm_eval_samples(path: str | Path, *, benchmark: str | None = None, run:
         records.append({**record, "n": len(generations), "c": None})
 
     if to_grade:
-        options = exact_match_options(results, task)
-        graders = [(f"exact match {options or '(lm-eval defaults)'}", exact_match_grader(options))]
-        graders.append(("math answer grader", math_grader))
+        options = _exact_match_options(results, task)
+        graders = [(f"exact match {options or '(lm-eval defaults)'}", _exact_match_grader(options))]
+        graders.append(("math answer grader", _math_grader))
         failures = []
         for label, grader in graders:
             counts, failure = [], None

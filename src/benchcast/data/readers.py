@@ -165,7 +165,7 @@ def detect_format(path: Path) -> str:
     return "apple" if APPLE_COLUMNS <= header else "tidy"
 
 
-def final_checkpoints(table: pd.DataFrame, source: str, rule: str = "") -> pd.DataFrame:
+def _final_checkpoints(table: pd.DataFrame, source: str, rule: str = "") -> pd.DataFrame:
     """Each run's final checkpoint where a table has several (``series``/``step``/``final`` columns), named as its run;
     a DataWarning says how many were set aside. A table of finished runs comes back unchanged."""
     if not {"step", "final"} & set(table.columns):
@@ -270,4 +270,4 @@ def load(
         rule = "an export's last evaluated step, unless --metadata gives its final_step or tokens"
     else:
         table = read_tidy(path, columns)
-    return table if checkpoints == "all" else final_checkpoints(table, str(path), rule)
+    return table if checkpoints == "all" else _final_checkpoints(table, str(path), rule)

@@ -36,7 +36,7 @@ def _tprs_present(rows: pd.DataFrame) -> str:
     return ", ".join(f"{v:.5g}" for v in shown) or "none"
 
 
-def missing_rows(table: pd.DataFrame) -> pd.DataFrame:
+def _missing_rows(table: pd.DataFrame) -> pd.DataFrame:
     """The rows :func:`~benchcast.data.schema.validate` found with no value (a NaN score), which the table keeps aside
     so that fits count them as dropped rather than lose them."""
     out = pd.DataFrame(list(table.attrs.get(MISSING_VALUES) or ()), columns=list(MISSING_COLUMNS))
@@ -77,7 +77,7 @@ def select(
         none is, the error lists the ratios present.
 
     missing : bool
-        Also return the selection's rows with no value (:func:`missing_rows`, value NaN): a fit counts
+        Also return the selection's rows with no value (:func:`_missing_rows`, value NaN): a fit counts
         them as dropped, with the reason.
 
     Returns
@@ -86,7 +86,7 @@ def select(
         The selected rows.
     """
     if missing and table.attrs.get(MISSING_VALUES):
-        table = pd.concat([table, missing_rows(table)], ignore_index=True)
+        table = pd.concat([table, _missing_rows(table)], ignore_index=True)
     # compared as a column, not as a Python set of every row's name (14 ms on the Apple file)
     if table.empty:
         raise SelectionError(f"no rows to select benchmark {benchmark!r} from: the table is empty.")
@@ -146,7 +146,7 @@ def within_compute(
     below: float | None = None,
 ) -> pd.DataFrame:
     """The table's runs within a compute range (``min_flops <= C <= max_flops``, and ``C < below``), its rows with no
-    value (:func:`missing_rows`) kept in step, so that a fit of the sub-table counts only its own."""
+    value (:func:`_missing_rows`) kept in step, so that a fit of the sub-table counts only its own."""
     if min_flops is None and max_flops is None and below is None:
         return table
 
@@ -194,7 +194,7 @@ def summary(table: pd.DataFrame) -> dict:
     dict
         JSON-ready counts of runs and rows (and of rows with no value, left out of every fit and counted
         as dropped there), the FLOPs and parameter ranges, the tokens-per-parameter
-        ratios grouped into the levels the ladder holds (``tpr``, with ``tpr_runs``: :func:`tpr_levels`), and each
+        ratios grouped into the levels the ladder holds (``tpr``, with ``tpr_runs``: :func:`_tpr_levels`), and each
         benchmark's metrics with their runs (and k).
     """
     benchmarks: dict[str, dict[str, object]] = {}
@@ -211,7 +211,7 @@ def summary(table: pd.DataFrame) -> dict:
         "flops_max": float(by_run["flops"].max()),
         "params_min": float(by_run["params"].min()),
         "params_max": float(by_run["params"].max()),
-        **dict(zip(("tpr", "tpr_runs"), map(list, zip(*tpr_levels(by_run["tpr"]), strict=True)), strict=True)),
+        **dict(zip(("tpr", "tpr_runs"), map(list, zip(*_tpr_levels(by_run["tpr"]), strict=True)), strict=True)),
         "benchmarks": benchmarks,
     }
 
@@ -222,7 +222,7 @@ def tpr_level(tpr) -> np.ndarray:
     return np.round(np.log10(np.asarray(tpr, float)) / np.log10(1 + TPR_LEVEL_TOLERANCE))
 
 
-def tpr_levels(tprs) -> list[tuple[float, int]]:
+def _tpr_levels(tprs) -> list[tuple[float, int]]:
     """The ratios a ladder holds (:func:`tpr_level`), each as its median to 3 significant digits with its runs."""
     values = np.asarray(tprs, float)
     values = values[np.isfinite(values)]

@@ -52,7 +52,7 @@ def is_training_log(columns) -> bool:
     return "_step" in columns and any(c.startswith("eval/") for c in columns)
 
 
-def split_metric_column(column: str) -> dict | None:
+def _split_metric_column(column: str) -> dict | None:
     """A metric column's benchmark, metric, format and shots by the module's rule (None: not a metric column)."""
     if not column.startswith("eval/"):
         return None
@@ -131,7 +131,7 @@ def _long_rows(run: str, frame: pd.DataFrame, file: str, meta) -> pd.DataFrame:
             )
         params = [meta.row(run)["params"]]
     try:
-        metric_columns = {c: split_metric_column(c) for c in frame.columns if str(c).startswith("eval/")}
+        metric_columns = {c: _split_metric_column(c) for c in frame.columns if str(c).startswith("eval/")}
     except DataError as exc:
         raise DataError(f"{file}: {exc}") from None
     keys: dict[tuple, str] = {}

@@ -96,7 +96,7 @@ def bench(
         The data sets, each with its benchmarks and cutoffs.
     strategies : list of str, optional
         Strategy names (a law, ``ensemble``, ``stack``, ``select``, a chooser; ``[bootstrap]`` suffix
-        for the bootstrap-only interval); default :func:`default_strategies`.
+        for the bootstrap-only interval); default :func:`_default_strategies`.
     laws : tuple of str
         The laws fitted in every cell.
     candidates : tuple of str, optional
@@ -116,7 +116,7 @@ def bench(
     interval : {'extrapolation', 'bootstrap'}, optional
         One interval for every strategy: the default strategies once each with it, and a strategy
         named without a ``[...]`` suffix gets it (``'bootstrap'`` adds the suffix). None (default):
-        both intervals, as :func:`default_strategies` lists them, a bare name meaning extrapolation.
+        both intervals, as :func:`_default_strategies` lists them, a bare name meaning extrapolation.
 
     Returns
     -------
@@ -127,7 +127,7 @@ def bench(
     for data in datasets:  # the fits run in workers, whose warnings are not shown: a silent 0 would be
         warn_unknown_chance(data.table, data.benchmarks, data.name)
     by_name = {chooser.name: chooser for chooser in choosers}
-    strategies = list(strategies or default_strategies(laws, by_name, interval))
+    strategies = list(strategies or _default_strategies(laws, by_name, interval))
     if interval is not None:
         strategies = [st.with_interval(name, interval, by_name) for name in strategies]
     missing = sorted(set(candidates or ()) - set(laws))
@@ -230,7 +230,7 @@ def fit_cells(
     return outcomes, picks, held_out
 
 
-def default_strategies(laws, choosers=(), interval: str | None = None) -> list[str]:
+def _default_strategies(laws, choosers=(), interval: str | None = None) -> list[str]:
     """Every law with both intervals, the selectors, the default with the bootstrap interval, the choosers (with
     ``interval``: every law and selector once, with that interval)."""
     if interval is not None:

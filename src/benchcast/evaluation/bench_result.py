@@ -118,7 +118,7 @@ class BenchResult(RichView):
             for row in board.to_dict("records")
         ]
         table = rich_table(self.title, list(board.columns), cells, ".3g")  # escapes its cells
-        notes = [*self.notes, *missing_notes(board)]
+        notes = [*self.notes, *_missing_notes(board)]
         return [table, *(Markup(escape(note), highlight=False) for note in notes)]
 
 
@@ -131,7 +131,7 @@ def _flagged_cell(value, n_flagged) -> str:
     return MISSING if _missing(value) or not n_flagged else f"{value:.3g} ({int(n_flagged)} flagged)"
 
 
-def missing_notes(board: pd.DataFrame) -> list[str]:
+def _missing_notes(board: pd.DataFrame) -> list[str]:
     """Why a leaderboard row has no error or no coverage (the terminal shows those as "—")."""
     notes = []
     for row in board.to_dict("records"):

@@ -264,7 +264,7 @@ def cutoff_backtest(
                 "n_held_out": bt.metrics["n_test"] + bt.metrics["n_refused"],
                 # coverage, and why it is missing where the bootstrap gave no interval
                 **{key: v for key, v in bt.metrics.items() if key.startswith("coverage") or key == "interval_note"},
-                **({"interval": interval, **interval_widths(bt.predictions)} if n_boot else {}),
+                **({"interval": interval, **_interval_widths(bt.predictions)} if n_boot else {}),
                 "converged": result.converged,
                 **_flag_columns(result, bt.predictions),
                 **result.params,
@@ -289,7 +289,7 @@ def _flag_columns(result, predictions: pd.DataFrame) -> dict:
     }
 
 
-def interval_widths(predictions: pd.DataFrame) -> dict:
+def _interval_widths(predictions: pd.DataFrame) -> dict:
     """Median width of the 50 % and 90 % prediction intervals at the held-out (target) runs."""
     test = predictions[predictions["side"] == "test"]
     out = {}

@@ -24,7 +24,7 @@ REFUSAL_RULE = (
 )
 
 
-def refused_share(n_refused, n_total) -> float:
+def _refused_share(n_refused, n_total) -> float:
     """The share of ``n_total`` points that were refused (NaN where there were none)."""
     n_refused, n_total = float(n_refused), float(n_total)
     return n_refused / n_total if n_total > 0 else math.nan
@@ -33,7 +33,7 @@ def refused_share(n_refused, n_total) -> float:
 def too_many_refused(n_refused, n_total) -> bool:
     """Whether more than ``MAX_REFUSED_SHARE`` of the points were refused (then the error over the rest does not stand
     for them all: no success, ranked after the others)."""
-    share = refused_share(n_refused, n_total)
+    share = _refused_share(n_refused, n_total)
     return bool(math.isfinite(share) and share > MAX_REFUSED_SHARE)
 
 

@@ -55,7 +55,7 @@ def fit_rows(rows: pd.DataFrame, spec: FitSpec, *, quiet: bool = False) -> FitRe
 SELECTION_AND_SETTINGS = tuple(f.name for f in fields(FitSpec) if f.name not in ("law", "benchmark", "q_rand_source"))
 
 
-def as_table(table: pd.DataFrame | str | os.PathLike) -> pd.DataFrame:
+def _as_table(table: pd.DataFrame | str | os.PathLike) -> pd.DataFrame:
     """The table to fit: a DataFrame as it is, a path read as :func:`benchcast.load` reads it."""
     if isinstance(table, (str, os.PathLike)):
         return load(table)
@@ -103,7 +103,7 @@ def fit(
     unknown = sorted(set(selection_and_settings) - set(SELECTION_AND_SETTINGS))
     if unknown:
         raise TypeError(f"fit() got unexpected keyword argument(s) {unknown}; allowed: {SELECTION_AND_SETTINGS}")
-    table = as_table(table)
+    table = _as_table(table)
     spec = FitSpec(law=law, benchmark=benchmark, metric=metric, k=k, **selection_and_settings)
     rows, resolved = design(table, spec)
     return fit_rows(rows, resolved)

@@ -133,7 +133,7 @@ def _challengers_that_win(pool: dict, supported: list) -> tuple[list, dict[str, 
     kept, lost = list(supported), {}
     for law in [c for c in CHALLENGERS if c in supported]:
         wide = common_errors({m: _compute_rows(pool[m].errors) for m in [*others, law]})
-        scores = inner_scores(wide, [*others, law]) if len(wide) else None
+        scores = _inner_scores(wide, [*others, law]) if len(wide) else None
         if scores is None or not scores[law] < scores[others].min():
             kept.remove(law)
             best = scores[others].idxmin() if scores is not None else others[0]
@@ -147,12 +147,12 @@ def _recommendation(name: str, pool: dict, laws: list, rule: str, failures: list
     """The ranking, weights and blended inner forecasts of ``laws`` (weight 1 for one law)."""
     benchmark = str(pool[laws[0]].fit.spec.benchmark)
     wide = common_errors({law: _compute_rows(pool[law].errors) for law in laws})
-    scores = inner_scores(wide, laws) if len(wide) else pd.Series(np.nan, index=laws)
+    scores = _inner_scores(wide, laws) if len(wide) else pd.Series(np.nan, index=laws)
     if len(laws) == 1:
         weights = pd.Series({laws[0]: 1.0})
     else:
         weights = weights_for(rule, scores) if len(wide) else pd.Series(1.0 / len(laws), index=laws)
-    ranking = pd.DataFrame([ranking_record(law, pool[law].errors, pool[law].fit) for law in laws]).set_index("law")
+    ranking = pd.DataFrame([_ranking_record(law, pool[law].errors, pool[law].fit) for law in laws]).set_index("law")
     ranking["inner_msle"] = scores
     ranking["inner_mre"] = [
         float(np.mean(np.abs(wide[law] - wide["true"]) / wide["true"]) * 100) if len(wide) else np.nan
@@ -161,7 +161,7 @@ def _recommendation(name: str, pool: dict, laws: list, rule: str, failures: list
     ranking["weight"] = weights
     ranking = ranking.sort_values("inner_msle").reset_index()
     nested = (
-        nested_error(wide, laws, rule) if len(wide) and rule in SELECTION_RULES else {"mre": np.nan, "n_origins": 0}
+        _nested_error(wide, laws, rule) if len(wide) and rule in SELECTION_RULES else {"mre": np.nan, "n_origins": 0}
     )
     order = sorted(((law, float(w)) for law, w in weights.items() if w > 0), key=lambda item: -item[1])
     rec = Recommendation(
@@ -256,7 +256,7 @@ def across_tprs(rows: pd.DataFrame, law: str) -> str:
     )
 
 
-def ranking_record(law: str, inner: pd.DataFrame, result) -> dict:
+def _ranking_record(law: str, inner: pd.DataFrame, result) -> dict:
     """A law's row of the ranking before it is scored."""
     try:
         tau = ext.own_scale(inner)
@@ -298,7 +298,7 @@ def common_errors(errors: dict[str, pd.DataFrame]) -> pd.DataFrame:
     return wide.reset_index()
 
 
-def inner_scores(wide: pd.DataFrame, laws: list[str]) -> pd.Series:
+def _inner_scores(wide: pd.DataFrame, laws: list[str]) -> pd.Series:
     """Per law: mean over origins of the mean squared log-ratio error of its inner forecasts."""
     true = np.log(wide["true"].to_numpy(float))
     origin = wide["origin_decades"].to_numpy()
@@ -343,7 +343,7 @@ def blend_errors(wide: pd.DataFrame, weights: pd.Series) -> pd.DataFrame:
     return out
 
 
-def nested_error(wide: pd.DataFrame, laws: list[str], rule: str) -> dict:
+def _nested_error(wide: pd.DataFrame, laws: list[str], rule: str) -> dict:
     """The choice's own out-of-sample error: at each origin, choose from the deeper origins' forecasts of runs at or
     below it, then score the choice's forecasts of the runs above it."""
     records = []
@@ -352,7 +352,7 @@ def nested_error(wide: pd.DataFrame, laws: list[str], rule: str) -> dict:
         seen = wide[(wide["origin_decades"] > delta) & (wide["flops"] <= origin * (1 + 1e-9))]
         if seen["origin_decades"].nunique() < ext.MIN_ORIGINS:
             continue
-        weights = weights_for(rule, inner_scores(seen, laws))
+        weights = weights_for(rule, _inner_scores(seen, laws))
         predicted = sum(w * group[law].to_numpy(float) for law, w in weights.items() if w > 0)
         true = group["true"].to_numpy(float)
         records.append(float(np.mean(np.abs(predicted - true) / true) * 100))

@@ -263,7 +263,7 @@ def outside_decades(flops, flops_min: float, flops_max: float) -> np.ndarray:
     return np.where(below > BELOW_TOLERANCE, below, above)
 
 
-def fitted_flops_min(fit) -> float:
+def _fitted_flops_min(fit) -> float:
     """The smallest fitted run's compute of a fit (NaN where the fit does not record it)."""
     return float(getattr(getattr(fit, "diagnostics", None), "flops_min", math.nan))
 
@@ -300,7 +300,7 @@ def _measured(frame, whose: str, what: str) -> tuple[float, str]:
     )
 
 
-def fit_convention(result, given: float | None = None) -> tuple[float, str]:
+def _fit_convention(result, given: float | None = None) -> tuple[float, str]:
     """The FLOPs convention of the runs a fit was fitted to (its points), as :func:`flops_convention` measures a
     table's; ``given`` as it takes it."""
     if given is not None:
@@ -313,14 +313,14 @@ def fit_convention(result, given: float | None = None) -> tuple[float, str]:
 
 def placed_query(result, covariates: dict, given: float | None = None) -> tuple[dict, float | None, str]:
     """A forecast's query as the fitted law is given it: a planned run (``params`` and ``tokens``, no ``flops``) is
-    placed at the compute C = r 6 N D of the fit's own runs' convention (:func:`fit_convention`), which a law of
+    placed at the compute C = r 6 N D of the fit's own runs' convention (:func:`_fit_convention`), which a law of
     compute alone is given; a law of N and D is given N and D as they are."""
     sized = covariates.get("params") is not None and covariates.get("tokens") is not None
     if not sized or covariates.get("flops") is not None:
         if given is not None:
             raise BenchcastError(_NOT_PLANNED)
         return covariates, None, ""
-    ratio, words = fit_convention(result, given)
+    ratio, words = _fit_convention(result, given)
     law = result.law_object
     if "flops" not in law.covariates:
         return covariates, ratio, words
@@ -425,7 +425,7 @@ def distances(runs: PlannedRuns, fits) -> tuple[np.ndarray, np.ndarray, np.ndarr
     """Each run's distance from the runs some laws were fitted to: the one place distances are computed."""
     fits = list(fits)
     top = max(float(fit.diagnostics.flops_max) for fit in fits)
-    bottom = min(fitted_flops_min(fit) for fit in fits)
+    bottom = min(_fitted_flops_min(fit) for fit in fits)
     flops = np.atleast_1d(np.asarray(runs.flops, float))
     with np.errstate(divide="ignore", invalid="ignore"):
         beyond = np.log10(flops / top)

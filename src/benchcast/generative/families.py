@@ -40,7 +40,7 @@ def _expit_log(z):
     return -np.logaddexp(0.0, -z), -np.logaddexp(0.0, z)
 
 
-class SuccessFamily:
+class _SuccessFamily:
     """A family of distributions of p: its parameters on an unconstrained scale, their box, and two closed forms."""
 
     name: str = ""
@@ -64,7 +64,7 @@ class SuccessFamily:
         raise NotImplementedError
 
 
-class Beta(SuccessFamily):
+class Beta(_SuccessFamily):
     name, parameters, box = "beta", ("log_a", "log_b"), (LOG_SHAPE, LOG_SHAPE)
 
     def starts(self, mean):
@@ -80,7 +80,7 @@ class Beta(SuccessFamily):
         return {"a": float(np.exp(z[0])), "b": float(np.exp(z[1]))}
 
 
-class ZeroInflatedBeta(SuccessFamily):
+class _ZeroInflatedBeta(_SuccessFamily):
     name, parameters, box = "zi_beta", ("logit_pi", "log_a", "log_b"), (LOGIT, LOG_SHAPE, LOG_SHAPE)
 
     def starts(self, mean):
@@ -101,7 +101,7 @@ class ZeroInflatedBeta(SuccessFamily):
         return {"pi": float(np.exp(_expit_log(z[0])[0])), "a": float(np.exp(z[1])), "b": float(np.exp(z[2]))}
 
 
-class BetaMixture(SuccessFamily):
+class _BetaMixture(_SuccessFamily):
     name = "beta_mix"
     parameters = ("logit_w", "log_a1", "log_b1", "log_a2", "log_b2")
     box = (LOGIT, LOG_SHAPE, LOG_SHAPE, LOG_SHAPE, LOG_SHAPE)
@@ -130,10 +130,10 @@ class BetaMixture(SuccessFamily):
         return {"w": float(np.exp(_expit_log(z[0])[0])), "a1": a1, "b1": b1, "a2": a2, "b2": b2}
 
 
-FAMILIES: dict[str, SuccessFamily] = {f.name: f for f in (Beta(), ZeroInflatedBeta(), BetaMixture())}
+FAMILIES: dict[str, _SuccessFamily] = {f.name: f for f in (Beta(), _ZeroInflatedBeta(), _BetaMixture())}
 
 
-def get_family(name: str) -> SuccessFamily:
+def get_family(name: str) -> _SuccessFamily:
     """The family called ``name``."""
     if name not in FAMILIES:
         raise DataError(f"unknown family {name!r}: expected one of {', '.join(FAMILIES)} (or 'auto').")

@@ -23,7 +23,7 @@ from benchcast.utils.rich_view import Markup, RichView, rich_table
 BOUND_COLUMNS = {"constraint_active": "constraint active", "at_search_limit": "at search limit"}
 
 
-def available_ks(table: pd.DataFrame, benchmark: str, metric: str = "pass@k") -> list[int]:
+def _available_ks(table: pd.DataFrame, benchmark: str, metric: str = "pass@k") -> list[int]:
     """The k of a benchmark's rows of ``metric`` (``[1]`` when it has none)."""
     rows = select(table, benchmark, metric)
     ks = sorted(int(k) for k in rows["k"].dropna().unique())
@@ -278,7 +278,7 @@ def kscan(
         raise SelectionError(f"law {law!r} is not fitted per k; kscan needs compute, params_tokens or gold.")
     metric = metric or law_obj.default_metric or "pass@k"
     base, _ = parse_metric(metric)
-    scan = ks or (available_ks(table, benchmark, base) if base == "pass@k" else [None])
+    scan = ks or (_available_ks(table, benchmark, base) if base == "pass@k" else [None])
     rows, fits = [], []
     for k in scan:
         try:

@@ -94,7 +94,7 @@ def run_flops(samples: Path, metadata: Path | None = None) -> dict[str, float]:
     return dict(zip(sizes.loc[known, "run"].astype(str), flops[known].astype(float), strict=True))
 
 
-def optimal_rows(plan: dict) -> list[list]:
+def _optimal_rows(plan: dict) -> list[list]:
     """A compute-optimal plan (``Envelope.plan``) as (quantity, value) rows, pass@k added."""
     rows = [
         [OPTIMAL_LABELS.get(key, key), f"{value:.6g}" if isinstance(value, float) else value]
@@ -172,8 +172,8 @@ class OptimalPlan(RichView):
         return jsonable(self.plan)
 
     def to_frame(self) -> pd.DataFrame:
-        """One (quantity, value) row per quantity, pass@k added (see :func:`optimal_rows`)."""
-        return pd.DataFrame(optimal_rows(self.plan), columns=["quantity", "value"])
+        """One (quantity, value) row per quantity, pass@k added (see :func:`_optimal_rows`)."""
+        return pd.DataFrame(_optimal_rows(self.plan), columns=["quantity", "value"])
 
     @property
     def title(self) -> str:
@@ -181,7 +181,7 @@ class OptimalPlan(RichView):
 
     def rich_items(self) -> list:
         """The plan's table."""
-        return [rich_table(self.title, ["quantity", "value"], optimal_rows(self.plan))]
+        return [rich_table(self.title, ["quantity", "value"], _optimal_rows(self.plan))]
 
 
 def _sample_table(path: Path) -> pd.DataFrame:

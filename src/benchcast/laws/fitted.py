@@ -69,7 +69,7 @@ class FittedLaw:
         with np.errstate(over="ignore", under="ignore", invalid="ignore"):
             raw = self.law.predict_score(theta, X, self.q_rand)
         if self.law.clip_scores:
-            unclipped = to_unclipped(self.law, theta, X, self.q_rand)
+            unclipped = _to_unclipped(self.law, theta, X, self.q_rand)
             outside = np.asarray(unclipped)[(unclipped < 0) | (unclipped > 1)]
             if outside.size:
                 warnings.warn(
@@ -247,7 +247,7 @@ class FittedLaw:
         return float(high)
 
 
-def to_unclipped(law: Law, theta: np.ndarray, X: dict, q_rand: float) -> np.ndarray:
+def _to_unclipped(law: Law, theta: np.ndarray, X: dict, q_rand: float) -> np.ndarray:
     """A law's scores before any clipping to [0, 1] (nan or out-of-range values left as they are)."""
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         return to_score(law.target, law.forward(np.asarray(theta, float), X), q_rand)

@@ -21,7 +21,7 @@ GRID = np.linspace(0.05, 1.5, 30)  # exponents of N and D profiled over this gri
 REFINEMENTS, ZOOM = 3, 5  # each finer grid spans two cells of the last at a fifth of its spacing: 4e-4 at the end
 
 
-def as_loss(proxy) -> np.ndarray:
+def _as_loss(proxy) -> np.ndarray:
     """The proxy as a loss: bits per byte or a negative log-likelihood as they are, a log-likelihood (every value <= 0)
     negated; a proxy of both signs is refused."""
     proxy = np.asarray(proxy, float)
@@ -104,13 +104,13 @@ class TwoStageND(TwoStageLogistic):
     def proxy_loss(self, theta, X):
         """Stage 2 reads the observed loss while fitting; predictions chain stage 1 at N and D."""
         if "proxy" in X:
-            return as_loss(X["proxy"])
+            return _as_loss(X["proxy"])
         return self.proxy_jacobian(theta, X)[0]
 
     def proxy_jacobian(self, theta, X):
         """(L, dL/dE, dL/dA, dL/dalpha, dL/dB, dL/dbeta); the derivatives are 0 where the observed loss is read."""
         if "proxy" in X:
-            loss = as_loss(X["proxy"])
+            loss = _as_loss(X["proxy"])
             zero = np.zeros(np.broadcast_shapes(np.shape(loss), np.shape(theta)[:-1] + (1,)))
             return (loss, *([zero] * 5))
         log_n, log_d = np.log(X["params"]), np.log(X["tokens"])
@@ -135,7 +135,7 @@ class TwoStageND(TwoStageLogistic):
         )
 
     def presolve(self, X, y):
-        e, a, alpha, b, beta = fit_stage1(X["params"], X["tokens"], as_loss(X["proxy"]))
+        e, a, alpha, b, beta = fit_stage1(X["params"], X["tokens"], _as_loss(X["proxy"]))
         return {"E": e, "A": a, "alpha": alpha, "B": b, "beta": beta}
 
     def limit(self, theta, q_rand, k=None):
@@ -144,7 +144,7 @@ class TwoStageND(TwoStageLogistic):
         return float(np.clip(value, 0, 1)), "stage 2 at the irreducible loss E (clipped to [0, 1])"
 
     def initial_guesses(self, X, y):
-        loss = as_loss(X["proxy"])
+        loss = _as_loss(X["proxy"])
         spread = max(float(np.ptp(loss)), 1e-6)
         stage1 = [self.parameters[i].init for i in range(5)]
         return np.array(

@@ -3,7 +3,7 @@
 matplotlib's default log axis labels minor ticks when the axis spans less than about a decade,
 and those labels run into each other ("2×10⁰3×10⁰4×10⁰..."). :class:`ReadableLogLocator` picks
 at most a handful of major ticks for the span shown (powers of ten, then 1-2-5 steps, then plain
-steps), minor ticks are never labelled, and :func:`tick_label` writes short labels.
+steps), minor ticks are never labelled, and :func:`_tick_label` writes short labels.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from matplotlib.ticker import Formatter, Locator, LogLocator, MaxNLocator, NullF
 MAX_LABELS = 6
 
 
-def tick_label(value: float) -> str:
+def _tick_label(value: float) -> str:
     """A short label: ``10^n`` for powers of ten, plain digits for ordinary numbers, else ``m×10^n``."""
     if not np.isfinite(value) or value == 0:
         return "0" if value == 0 else ""
@@ -65,11 +65,11 @@ class ReadableLogLocator(Locator):
         return MaxNLocator(nbins=min(self.max_labels, 4), steps=[1, 2, 2.5, 5, 10]).tick_values(vmin, vmax)
 
 
-class ReadableLogFormatter(Formatter):
-    """Labels of :class:`ReadableLogLocator`'s ticks (see :func:`tick_label`)."""
+class _ReadableLogFormatter(Formatter):
+    """Labels of :class:`ReadableLogLocator`'s ticks (see :func:`_tick_label`)."""
 
     def __call__(self, x, pos=None):
-        return tick_label(x)
+        return _tick_label(x)
 
 
 def readable_log_axis(ax, axis: str = "x", base: float = 10.0) -> None:
@@ -77,16 +77,16 @@ def readable_log_axis(ax, axis: str = "x", base: float = 10.0) -> None:
     (ax.set_xscale if axis == "x" else ax.set_yscale)("log", base=base)
     target = ax.xaxis if axis == "x" else ax.yaxis
     if base == 2:
-        target.set_major_locator(PowerOfTwoLocator())
-        target.set_major_formatter(ReadableLogFormatter())
+        target.set_major_locator(_PowerOfTwoLocator())
+        target.set_major_formatter(_ReadableLogFormatter())
     else:
         target.set_major_locator(ReadableLogLocator())
-        target.set_major_formatter(ReadableLogFormatter())
-        target.set_minor_locator(MinorLogLocator())
+        target.set_major_formatter(_ReadableLogFormatter())
+        target.set_minor_locator(_MinorLogLocator())
     target.set_minor_formatter(NullFormatter())
 
 
-class MinorLogLocator(Locator):
+class _MinorLogLocator(Locator):
     """Unlabelled ticks at 2..9 times each power of ten, over spans of up to ``max_decades`` (beyond, they would merge
     into a solid bar: none)."""
 
@@ -105,7 +105,7 @@ class MinorLogLocator(Locator):
         return self._inner.tick_values(vmin, vmax)
 
 
-class PowerOfTwoLocator(Locator):
+class _PowerOfTwoLocator(Locator):
     """Powers of two (k = 1, 2, 4, ...), every second or fourth one when there are many."""
 
     def __call__(self):

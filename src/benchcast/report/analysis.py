@@ -70,7 +70,7 @@ class BenchmarkReport:
         return self.choice.label
 
 
-def run_table(result: FitResult, table: pd.DataFrame, spec: FitSpec, tpr: float | None) -> pd.DataFrame:
+def _run_table(result: FitResult, table: pd.DataFrame, spec: FitSpec, tpr: float | None) -> pd.DataFrame:
     """Every selected run with its status in the forecast fit: fitted, or dropped with the reason."""
     rows, _ = design(table, replace(spec, tpr=tpr))
     reasons = {(d["run"], float(d["k"])): d["reason"] for d in result.dropped}
@@ -81,7 +81,7 @@ def run_table(result: FitResult, table: pd.DataFrame, spec: FitSpec, tpr: float 
     return rows[["run", "flops", "params", "tokens", "value"]].assign(status=status)
 
 
-def benchmark_warnings(report: BenchmarkReport, q_rand: float) -> list[str]:
+def _benchmark_warnings(report: BenchmarkReport, q_rand: float) -> list[str]:
     """Thin support, parameters at bounds, near-chance forecasts, and extrapolation past the backtests."""
     out = [f"fit: {w}" for w in report.fit.warnings]
     d = report.fit.diagnostics
@@ -159,7 +159,7 @@ def analyse_benchmark(
         k=result.spec.k if result.spec.k is not None else k,
         choice=choice,
         fit=result,
-        runs=run_table(result, table, spec, tpr),
+        runs=_run_table(result, table, spec, tpr),
         grid=grid,
         curve=on_grid.prediction,
         bands={level: on_grid.interval(level) for level in LEVELS},
@@ -182,9 +182,9 @@ def analyse_benchmark(
         if flag.kind == OUTSIDE_TPR
     ]
     flags += [f"the forecast figure's {report.curve_note}"] if "OUTSIDE" in report.curve_note else []
-    report.warnings = band_notes + flags + benchmark_warnings(report, float(result.spec.q_rand))
+    report.warnings = band_notes + flags + _benchmark_warnings(report, float(result.spec.q_rand))
     if str(result.spec.metric) == "pass@k":
-        report.passk = passk_scan(table, benchmark, tpr)
+        report.passk = _passk_scan(table, benchmark, tpr)
     return report
 
 
@@ -223,7 +223,7 @@ def judge(
     return backtests[0], strategy_profile(backtests)
 
 
-def passk_scan(table: pd.DataFrame, benchmark: str, tpr: float | None) -> tuple[pd.DataFrame, list[FitResult]] | None:
+def _passk_scan(table: pd.DataFrame, benchmark: str, tpr: float | None) -> tuple[pd.DataFrame, list[FitResult]] | None:
     """The compute law (S1) fitted at every k of the data: pass@k versus compute per k, and its parameters versus k."""
     from benchcast.generative.kscan import kscan
 

@@ -61,7 +61,7 @@ def judged(report: BenchmarkReport) -> str:
     return bt.strategy if isinstance(bt, StrategyBacktest) else bt.law
 
 
-def draw_validation(ax, report: BenchmarkReport) -> None:
+def _draw_validation(ax, report: BenchmarkReport) -> None:
     """The validation backtest of what the page forecasts with. For the default strategy (bench's cell at the
     threshold): the runs, the strategy's curve (its members' curves blended) and its held-out 50/90 % prediction
     intervals in its colour, each member's curve thin and dashed; for a law chosen by the user:
@@ -87,14 +87,14 @@ def draw_validation(ax, report: BenchmarkReport) -> None:
     legend_outside(ax, "below", ncol=2)
 
 
-def profile_coverage(profile: pd.DataFrame, width: float = PROFILE_BIN) -> pd.DataFrame:
+def _profile_coverage(profile: pd.DataFrame, width: float = PROFILE_BIN) -> pd.DataFrame:
     """Coverage, interval width and count per bin of ``width`` decades of the profile's held-out points."""
     low = np.floor(profile["decades"].min() / width) * width
     edges = np.arange(low, profile["decades"].max() + width, width)
     return coverage_table(profile, "decades", edges if len(edges) > 1 else np.array([low, low + width]))
 
 
-def draw_profile(ax_error, ax_coverage, ax_width, report: BenchmarkReport) -> None:
+def _draw_profile(ax_error, ax_coverage, ax_width, report: BenchmarkReport) -> None:
     """Backtest error, interval coverage (with the n each bin rests on) and interval width versus decades of
     extrapolation, of what the page forecasts with (in its colour; levels by line style)."""
     profile = report.profile
@@ -122,7 +122,7 @@ def draw_profile(ax_error, ax_coverage, ax_width, report: BenchmarkReport) -> No
     ax_error.plot(
         errors["decades"], errors["mae"], color=color, lw=1.5, marker="o", ms=3, label=f"mean per {PROFILE_BIN} decade"
     )
-    summary = profile_coverage(profile)
+    summary = _profile_coverage(profile)
     style_axes(ax_error, xlabel, "|forecast - observed|", f"backtests of {name}: error vs extrapolation")
     legend_outside(ax_error, "below", ncol=2)
     counts, reps = f"held-out points per {PROFILE_BIN} decade", f"{report.n_boot} replicates"
@@ -140,8 +140,8 @@ def benchmark_figure(report: BenchmarkReport, figure_format: str = "png", dpi: i
     fig = plt.figure(figsize=(14.5, 10.5), layout="constrained")
     axes = fig.subplot_mosaic([["forecast"] * 3 + ["validation"] * 3, ["error"] * 2 + ["coverage"] * 2 + ["width"] * 2])
     draw_forecast(axes["forecast"], report)
-    draw_validation(axes["validation"], report)
-    draw_profile(axes["error"], axes["coverage"], axes["width"], report)
+    _draw_validation(axes["validation"], report)
+    _draw_profile(axes["error"], axes["coverage"], axes["width"], report)
     fig.suptitle(
         figure_title(report.benchmark, metric_label(report.metric, report.k), report.fit.spec.tpr, judged(report)),
         fontsize=11,

@@ -45,7 +45,7 @@ BENCH_FIGURE_STEM = "bench_extrapolation"
 MAX_IMAGE_BYTES = 1_500_000
 
 
-def bench_section(
+def _bench_section(
     frame: pd.DataFrame,
     source: str,
     figure_format: str = "png",
@@ -130,7 +130,7 @@ def bench_section(
     )
 
 
-def backtest_section(frame: pd.DataFrame, source: str, figure_format: str = "png", dpi: int | None = None) -> str:
+def _backtest_section(frame: pd.DataFrame, source: str, figure_format: str = "png", dpi: int | None = None) -> str:
     """Held-out predictions of a backtest: the runs by status, each law's predictions, the metrics."""
     parts = [f"<section><h2>Backtest <span class=muted>({h.esc(source)})</span></h2>"]
     rows = []
@@ -179,7 +179,7 @@ def backtest_section(frame: pd.DataFrame, source: str, figure_format: str = "png
     return "\n".join(parts) + "</section>"
 
 
-def json_section(doc, source: str) -> str | None:
+def _json_section(doc, source: str) -> str | None:
     """A section for a ``fit --out`` document (parameters) or a ``recommend --json`` one (ranking)."""
     if isinstance(doc, dict) and doc.get("format") == "benchcast-fit":
         settings = doc.get("settings", {})
@@ -214,7 +214,7 @@ def json_section(doc, source: str) -> str | None:
     return None
 
 
-def generic_section(frame: pd.DataFrame, source: str) -> str:
+def _generic_section(frame: pd.DataFrame, source: str) -> str:
     """Any other table, shown as it is (its first ``MAX_TABLE_ROWS`` rows)."""
     shown = frame.head(MAX_TABLE_ROWS)
     note = "" if len(frame) <= MAX_TABLE_ROWS else f" (first {MAX_TABLE_ROWS} of {len(frame)} rows)"
@@ -231,7 +231,7 @@ def generic_section(frame: pd.DataFrame, source: str) -> str:
     )
 
 
-def image_section(path: Path, source: str) -> str | None:
+def _image_section(path: Path, source: str) -> str | None:
     """A PNG or SVG figure embedded as a data URI (too large ones are named, not embedded)."""
     data = path.read_bytes()
     if len(data) > MAX_IMAGE_BYTES:
@@ -272,27 +272,27 @@ def build_from_outputs(
             if set(BENCH_COLUMNS) <= set(frame.columns):
                 beside = path.parent / BENCH_PREDICTIONS
                 predictions = pd.read_csv(beside) if beside.is_file() else None
-                sections.insert(0, bench_section(frame, source, figure_format, dpi, predictions))
+                sections.insert(0, _bench_section(frame, source, figure_format, dpi, predictions))
                 kinds.append(("bench", source))
             elif set(BACKTEST_COLUMNS) <= set(frame.columns):
-                sections.append(backtest_section(frame, source, figure_format, dpi))
+                sections.append(_backtest_section(frame, source, figure_format, dpi))
                 kinds.append(("backtest", source))
             else:
-                sections.append(generic_section(frame, source))
+                sections.append(_generic_section(frame, source))
                 kinds.append(("table", source))
         elif path.suffix.lower() == ".json":
             try:
                 doc = json.loads(path.read_text())
             except (json.JSONDecodeError, UnicodeDecodeError) as exc:
                 raise DataError(f"{path}: not valid JSON ({exc}).") from exc
-            section = json_section(doc, source)
+            section = _json_section(doc, source)
             if section is not None:
                 sections.append(section)
                 kinds.append(("json", source))
         elif path.with_suffix("") in drawn:
             continue
         else:
-            section = image_section(path, source)
+            section = _image_section(path, source)
             if section is not None:
                 sections.append(section)
                 kinds.append(("figure", source))

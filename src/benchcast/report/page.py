@@ -26,7 +26,7 @@ from benchcast.utils.parallel import parallel_map, resolve_jobs
 from benchcast.validation import check_interval
 
 
-def file_fingerprint(path: str | Path) -> str:
+def _file_fingerprint(path: str | Path) -> str:
     """sha256 of a data file's bytes (of every file, in name order, for a folder)."""
     path = Path(path)
     digest = hashlib.sha256()
@@ -46,7 +46,7 @@ def provenance(data: str | Path | None, settings: dict, command: Sequence[str] |
     }
     if data is not None:
         entries["data file"] = str(data)
-        entries["data fingerprint"] = file_fingerprint(data)
+        entries["data fingerprint"] = _file_fingerprint(data)
     return entries | {key: settings[key] for key in sorted(settings)}
 
 
@@ -80,7 +80,7 @@ def _range_words(min_flops: float | None, max_flops: float | None) -> str:
     return f"{lower}C" + ("" if max_flops is None else f" <= {max_flops:.3g}")
 
 
-def runs_in_range(table: pd.DataFrame, min_flops: float | None, max_flops: float | None) -> pd.DataFrame:
+def _runs_in_range(table: pd.DataFrame, min_flops: float | None, max_flops: float | None) -> pd.DataFrame:
     """The runs of ``table`` within ``--min-flops``/``--max-flops``; refused where none is."""
     out = within_compute(table, min_flops, max_flops)
     if out.empty:
@@ -138,7 +138,7 @@ def build_report(
     check_interval(interval)
     if target_flops and any(not (c > 0) for c in target_flops):
         raise BenchcastError(f"target compute must be positive FLOPs, got {target_flops}.")
-    table = runs_in_range(table, min_flops, max_flops)
+    table = _runs_in_range(table, min_flops, max_flops)
     sizes = (target_params or None, target_tokens or None)
     planned = table_runs(table, target_flops or None, *sizes, tpr=tpr, given=flops_per_6nd).by_compute()
     labels = [describe_run(planned.record(i)) for i in range(len(planned))]

@@ -55,7 +55,7 @@ def summary_section(
     columns += ["backtest MRE %", "backtest refused", "backtest 90 % coverage", "warnings"]
     rows, words = [], []
     for r in reports:
-        row = [h.Markup(f'<a href="#{anchor(r)}">{h.esc(r.benchmark)}</a>'), metric_label(r), strategy_label(r)]
+        row = [h.Markup(f'<a href="#{anchor(r)}">{h.esc(r.benchmark)}</a>'), metric_label(r), _strategy_label(r)]
         for f in r.forecast.to_frame().to_dict("records"):
             intervals = h.Markup(f"{h.esc(_interval(f, 50))}<br>{h.esc(_interval(f, 90))}")
             row += [f["prediction"], intervals, round(f["decades"], 2)]
@@ -119,7 +119,7 @@ def backtested(report: BenchmarkReport) -> str:
     )
 
 
-def strategy_label(report: BenchmarkReport) -> str:
+def _strategy_label(report: BenchmarkReport) -> str:
     """The forecast's strategy as the page names it: 'ensemble (power_floor 0.50, bnsl_monotone 0.50)', or 'power (law
     chosen by you)'."""
     return f"{report.strategy} (law chosen by you)" if report.choice.named else report.strategy
@@ -146,7 +146,7 @@ def benchmark_section(r: BenchmarkReport, figure_format: str = "png", dpi: int |
     parts = [
         f'<section class="bench" id="{anchor(r)}"><h2>{h.esc(r.benchmark)} '
         f'<span class="muted">({h.esc(metric_label(r))})</span></h2>',
-        f"<p><strong>Forecast by:</strong> {h.esc(strategy_label(r))}. "
+        f"<p><strong>Forecast by:</strong> {h.esc(_strategy_label(r))}. "
         f"<strong>Why:</strong> {h.esc(r.choice.reason)}.</p>",
         "<ul>"
         + "".join(
@@ -163,7 +163,7 @@ def benchmark_section(r: BenchmarkReport, figure_format: str = "png", dpi: int |
         h.warnings_list(r.warnings),
         h.figure(
             benchmark_figure(r, figure_format, dpi),
-            f"{r.benchmark}: runs, the forecast of {strategy_label(r)} with 50 and 90 % bands, backtest of "
+            f"{r.benchmark}: runs, the forecast of {_strategy_label(r)} with 50 and 90 % bands, backtest of "
             f"{judged(r)}, its error and coverage versus decades of extrapolation",
             "Top left: the forecast (fitted, dropped and held-out runs are drawn differently; the strategy's curve "
             "and its 50 %/90 % prediction bands out to the target compute, each member law as a thin dashed line). "

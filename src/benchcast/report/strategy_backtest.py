@@ -95,7 +95,7 @@ def strategy_backtests(
     fallbacks: tuple[str, ...] = (),
 ) -> list[StrategyBacktest]:
     """``strategy`` backtested at each threshold: one bench cell per threshold, run together (so the thresholds' law
-    fits run in one pool), each laid out by :func:`cell_backtest`."""
+    fits run in one pool), each laid out by :func:`_cell_backtest`."""
     name = with_interval(strategy, interval)
     data = Dataset(spec.benchmark, table, ((spec.benchmark, metric),), tuple(thresholds), tpr=tpr)
     with warnings.catch_warnings():
@@ -115,11 +115,11 @@ def strategy_backtests(
         row = rows[rows["cutoff"] == threshold].iloc[0].to_dict()
         points = predictions[predictions["cutoff"] == threshold] if len(predictions) else predictions
         options = {"n_boot": n_boot, "seed": seed, "interval": interval, "fallbacks": fallbacks}
-        out.append(cell_backtest(runs, row, points, cell, laws, **options))
+        out.append(_cell_backtest(runs, row, points, cell, laws, **options))
     return out
 
 
-def cell_backtest(
+def _cell_backtest(
     runs: pd.DataFrame,
     row: dict,
     points: pd.DataFrame,

@@ -86,7 +86,7 @@ def _run(table: pd.DataFrame, job: Job) -> BacktestResult | Sweep | str:
         return f"{'/'.join(map(str, job.key))}: {exc}"
 
 
-def task_proxy(table: pd.DataFrame, benchmark: str) -> str | None:
+def _task_proxy(table: pd.DataFrame, benchmark: str) -> str | None:
     """The benchmark's own log-likelihood as a proxy, where the table has it."""
     return f"{benchmark}:loglikelihood" if _has(table, benchmark, "loglikelihood") else None
 
@@ -112,7 +112,7 @@ def plan_jobs(
         for law in (*DIRECT_LAWS, "power_floor"):
             options = with_intervals if law in INTERVAL_LAWS else direct
             jobs.append(Job(("direct", law, bench, ""), _spec(law, bench, metric), options))
-        proxies = ["dclm:loss", *filter(None, [task_proxy(table, bench)])]
+        proxies = ["dclm:loss", *filter(None, [_task_proxy(table, bench)])]
         for law in TWO_STAGE_LAWS:
             for proxy in proxies:
                 jobs.append(Job(("two_stage", law, bench, proxy), FitSpec(law, bench, metric, proxy=proxy), direct))

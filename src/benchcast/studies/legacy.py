@@ -20,7 +20,7 @@ from benchcast.forecasting.selection import applicable_laws
 HOLDOUT_FRACTION = 0.25  # the top quarter of the log-compute range is held out
 
 
-def holdout_choice(
+def _holdout_choice(
     table: pd.DataFrame, spec: FitSpec, *, laws: list[str] | None = None, holdout_fraction: float = HOLDOUT_FRACTION
 ) -> str:
     """The law with the lowest held-out MRE at one cut near the top of the runs."""
@@ -46,4 +46,4 @@ def holdout_choice(
     return best
 
 
-HOLDOUT = Chooser("recommend[holdout]", holdout_choice, interval="bootstrap")
+HOLDOUT = Chooser("recommend[holdout]", _holdout_choice, interval="bootstrap")

@@ -14,7 +14,7 @@ from benchcast.fitting.metrics import r2, rmse
 from benchcast.laws.base import Law, Parameter, SearchSettings
 
 
-class ProxyLogistic(Law):
+class _ProxyLogistic(Law):
     """Q = 1 / (1 + exp(-(a * proxy + b))): the K7 diagnostic link (not a forecasting law)."""
 
     name = "proxy_logistic"
@@ -43,8 +43,8 @@ def proxy_diagnostic(table: pd.DataFrame, benchmark: str, metric: str, proxy: st
     values = select(table, bench, proxy_metric).groupby("run")["value"].mean()
     joined = pd.concat([target.rename("score"), values.rename("proxy")], axis=1, join="inner").dropna()
     X, y = {"proxy": joined["proxy"].to_numpy(float)}, joined["score"].to_numpy(float)
-    optimum = minimize_law(ProxyLogistic(), X, y)
-    fitted = ProxyLogistic().forward(optimum.theta, X)
+    optimum = minimize_law(_ProxyLogistic(), X, y)
+    fitted = _ProxyLogistic().forward(optimum.theta, X)
     return {
         "benchmark": benchmark,
         "metric": metric,

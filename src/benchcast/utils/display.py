@@ -31,7 +31,7 @@ def format_cell(value) -> str:
     return str(value)
 
 
-def text_table(frame: pd.DataFrame) -> str:
+def _text_table(frame: pd.DataFrame) -> str:
     """A plain, aligned text table (no index)."""
     if frame.empty:
         return "(no rows)"
@@ -84,7 +84,7 @@ class ResultView:
         return []
 
     def __str__(self) -> str:
-        parts = [self.title, text_table(self.to_frame())]
+        parts = [self.title, _text_table(self.to_frame())]
         parts += list(self.notes)
         return "\n".join(parts)
 

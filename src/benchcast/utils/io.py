@@ -11,7 +11,7 @@
           fig.savefig(folder / "plot.png")
 
 Both remove their temporaries on any exit (an error, Ctrl-C, or SIGTERM, which is turned into
-:class:`Terminated` while a write is open), create files with the permissions the umask allows
+:class:`_Terminated` while a write is open), create files with the permissions the umask allows
 (not ``mkstemp``'s 0600), and report failures as :class:`~benchcast.errors.BenchcastError` naming
 the user's path, never the temporary one. Only SIGKILL or a power cut can leave a temporary
 (``.NAME.*.tmp``) behind; the target itself is then still the previous version.
@@ -35,7 +35,7 @@ from benchcast.errors import BenchcastError
 MANIFEST = ".benchcast-manifest.json"
 
 
-class Terminated(BaseException):
+class _Terminated(BaseException):
     """SIGTERM arrived while an output was being written (raised so that cleanup runs)."""
 
 
@@ -63,7 +63,7 @@ _depth = 0  # nesting of _sigterm_raises (an atomic_write inside an output_folde
 
 @contextlib.contextmanager
 def _sigterm_raises() -> Iterator[None]:
-    """Turn SIGTERM into :class:`Terminated` for the duration, so ``finally`` blocks clean up; the outermost level then
+    """Turn SIGTERM into :class:`_Terminated` for the duration, so ``finally`` blocks clean up; the outermost level then
     re-delivers the signal, so the process still dies of SIGTERM."""
     global _depth
     if threading.current_thread() is not threading.main_thread() or _depth:
@@ -73,7 +73,7 @@ def _sigterm_raises() -> Iterator[None]:
     previous = signal.SIG_DFL if previous is None else previous  # None: set outside Python
 
     def handler(signum, frame):
-        raise Terminated(f"terminated by signal {signum}")
+        raise _Terminated(f"terminated by signal {signum}")
 
     def restore():
         global _depth
@@ -84,7 +84,7 @@ def _sigterm_raises() -> Iterator[None]:
     _depth = 1
     try:
         yield
-    except Terminated:
+    except _Terminated:
         restore()
         os.kill(os.getpid(), signal.SIGTERM)
         raise  # reached only when the previous handler does not end the process

@@ -87,7 +87,7 @@ def _warned(func: Callable[[T], R], item: T) -> tuple[R, list[tuple]]:
     return result, [(w.category, str(w.message), w.filename, w.lineno) for w in caught]
 
 
-def import_ray() -> Any:
+def _import_ray() -> Any:
     """The ``ray`` module, or a BenchcastError saying how to install it."""
     try:
         import ray
@@ -96,9 +96,9 @@ def import_ray() -> Any:
     return ray
 
 
-def connect_ray(address: str | None = None) -> Any:
+def _connect_ray(address: str | None = None) -> Any:
     """The ray module with a session: the one this process has, else ``ray.init(address)``."""
-    ray = import_ray()
+    ray = _import_ray()
     if not ray.is_initialized():
         try:
             if address is None:  # a local cluster of this machine's cores
@@ -127,7 +127,7 @@ def _completed(ray: Any, refs: list) -> Iterator[None]:
 def _ray_map(func: Callable[[T], R], items: list[T], address: str | None, description: str, shown: dict) -> list[R]:
     if not items:
         return []
-    ray = connect_ray(address)
+    ray = _connect_ray(address)
     task = ray.remote(_ray_call)
     shared = ray.put(func)  # the function (and e.g. the data table it carries) is shipped once
     refs = [task.remote(shared, item) for item in items]
