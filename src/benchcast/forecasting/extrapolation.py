@@ -98,9 +98,8 @@ def _origins(points: pd.DataFrame, law, spec, axes, origin_decades) -> list[_Ori
 
 
 def _refits(rows: pd.DataFrame, spec, masks: list, tops: list) -> list:
-    """Cold fits of ``rows[mask]`` for each mask, solved together (:func:`~benchcast.fitting.stages.fit_subsets`: the same
-    fits as one :func:`~benchcast.fitting.api.fit_rows` each, their solver stages rows of one batch); one by one
-    where the batch fails. A fit that fails is None."""
+    """Cold fits of ``rows[mask]`` for each mask, solved together (``fitting.stages.fit_subsets``); one by one where
+    the batch fails. A fit that fails is None."""
     if not masks:
         return []
     with warnings.catch_warnings():
