@@ -11,7 +11,7 @@ from __future__ import annotations
 import pickle
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -147,10 +147,14 @@ def cells(cache: dict, strategy: str = "ensemble") -> list[Cell]:
             cell.true = held["value"].to_numpy(float)
             cell.predicted = made.predict(runs, Uncertainty(0), extra=extra).members
             cell.predicted = sum(w * cell.predicted[law] for law, w in cell.weights.items())
-            draws = made._draws(runs, unc, "prediction", extra)  # the draws predict widens (a study of widenings)
-            if draws is None:
+            # the draws predict widens (a study of widenings): the bootstrap-only forecast's, kept by the Forecast
+            boot = made.predict(runs, replace(unc, interval="bootstrap"), extra=extra).draws
+            if not boot:
                 continue
-            cell.boot, cell.decades, cell.tpr_decades = draws.values, outside, beyond
+            _, index, draws = boot[0]
+            values = np.full((draws.values.shape[0], len(runs)), np.nan)
+            values[:, index] = draws.values
+            cell.boot, cell.decades, cell.tpr_decades = values, outside, beyond
             cell.usable = st.usable(made, cell.true, bench_name)
     return out
 

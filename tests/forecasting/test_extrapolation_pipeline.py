@@ -265,3 +265,17 @@ def test_rolling_origins_along_tpr_round_trip_with_their_nans(apple, tmp_path):
     assert table["origin_decades"].isna().any() and set(table["side"]) == {"", "above", "below"}
     loaded = bc.load_fit(fit.save(tmp_path / "fit.json"))
     pd.testing.assert_frame_equal(ext.rolling_origin(loaded), table, check_dtype=False)
+
+
+def test_the_error_model_is_a_value_passed_to_predict(misspecified):
+    """As statsforecast takes its interval method: a caller's error model widens the interval in place of the
+    ensemble's own, and the forecast records the one it used."""
+    from benchcast.forecasting.bootstrap import Uncertainty
+    from benchcast.forecasting.ensemble import Ensemble
+
+    ensemble, unc = Ensemble.of_fit(misspecified), Uncertainty(30, n_jobs=1)
+    own = ensemble.predict([1e23], unc)
+    wider = ensemble.predict([1e23], unc, error_model=ext.ErrorModel(4 * own.error_model["tau"]))
+    assert wider.error_model["tau"] == pytest.approx(4 * own.error_model["tau"])
+    assert np.diff(wider.interval(0.9), axis=0)[0, 0] > np.diff(own.interval(0.9), axis=0)[0, 0]
+    assert wider.prediction[0] == own.prediction[0]  # the point is not a draw

@@ -251,6 +251,7 @@ class Ensemble:
         query: dict | None = None,
         shape: tuple = (),
         remarks=(),
+        error_model: ext.ErrorModel | None = None,
     ) -> Forecast:
         """The ensemble's forecast of ``runs``, with its intervals and flags.
 
@@ -268,6 +269,9 @@ class Ensemble:
             Further covariates of every point (``k``, ``gold``), one value per run.
         query, shape, remarks : optional
             The question as asked (a fit's forecast), its shape, and notes on where the runs were placed.
+        error_model : ErrorModel, optional
+            The extrapolation error that widens an ``'extrapolation'`` interval (default: the ensemble's own,
+            :attr:`error_model_`), as statsforecast takes its interval method as a value.
 
         Returns
         -------
@@ -288,7 +292,9 @@ class Ensemble:
         flags = ensemble_flags(fits, predicted, blend, runs, k=extra.get("k") if has_k else None)
         prediction = withhold(blend, flags)
         decades, widen_by, beyond = distances(runs, fits.values())
-        draws, model, note = self._interval_draws(runs, unc, extra, prediction, widen_by, beyond, confidence)
+        draws, model, note = self._interval_draws(
+            runs, unc, extra, prediction, widen_by, beyond, confidence, error_model
+        )
         boots = [self._boot(law, unc) for law in self.weights_] if draws else []
         return make_forecast(
             self.benchmark,
@@ -311,7 +317,7 @@ class Ensemble:
             shape=shape,
         )
 
-    def _interval_draws(self, runs, unc: Uncertainty, extra: dict, prediction, decades, beyond, confidence: bool):
+    def _interval_draws(self, runs, unc: Uncertainty, extra, prediction, decades, beyond, confidence, given=None):
         """The draws behind the intervals (widened by the error model where the interval is extrapolation-aware), the
         error model, and why there is no interval ('' where there is)."""
         if not unc.n_boot:
@@ -329,9 +335,9 @@ class Ensemble:
             )
         model = None
         if unc.interval == "extrapolation":
-            if self.error_model_ is None:
+            model = given if given is not None else self.error_model_
+            if model is None:
                 return (), None, self.interval_note or "no interval: the extrapolation error could not be estimated"
-            model = self.error_model_
         out = []
         kinds = [("prediction", None)] + ([("confidence", draws)] if confidence else [])
         for kind, reference in kinds:
