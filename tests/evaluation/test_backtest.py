@@ -245,3 +245,15 @@ def test_a_missing_coverage_is_a_mark_and_its_reason_in_the_terminal():
         boot = compare_backtests(example, [spec], threshold=3e18, n_boot=10, interval="bootstrap")
     assert np.isfinite(boot.backtests[0].metrics["coverage90"])
     assert "bootstrap-only intervals" in " ".join(str(boot).split())
+
+
+def test_evaluate_fits_an_unfitted_ensemble_afresh_on_each_training_side():
+    """The default strategy as the forecaster: the same as an Ensemble fitted by hand to the smaller models."""
+    from benchcast.forecasting.ensemble import Ensemble
+
+    table, spec = ladder(), bc.FitSpec("power", "arc_easy", "acc_norm")
+    frame = bc.evaluate(spec, table, bc.LargerModels(1e9), forecaster=bc.Ensemble())
+    held = frame[frame["side"] == "test"]
+    by_hand = Ensemble().fit(table[table["params"] < 1e9], spec, progress=False)
+    assert held["weights"].iloc[0] == by_hand.weights_
+    np.testing.assert_allclose(held["prediction"], by_hand.predict(held["flops"].to_numpy()).prediction, rtol=1e-9)
