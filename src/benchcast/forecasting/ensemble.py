@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -204,9 +204,8 @@ class Ensemble:
 
     def _set(self, benchmark: str, members: dict, choice) -> Ensemble:
         self.benchmark = benchmark
-        self.members_, self.choice_ = members, choice
+        self.members_, self.choice_ = members, replace(choice, benchmark=benchmark)
         self.weights_ = dict(choice.weights)
-        choice.benchmark = benchmark
         return self
 
     @property

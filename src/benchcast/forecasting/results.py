@@ -210,7 +210,7 @@ RANKING_LABELS = {
 }
 
 
-@dataclass
+@dataclass(frozen=True)
 class Recommendation(RichView):
     """Which laws to use on a benchmark, judged by rolling-origin forecasts inside the user's runs.
 

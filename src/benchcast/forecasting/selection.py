@@ -109,9 +109,7 @@ def choose(members: dict, rule: str, *, fallbacks=(), judge_length: bool = True,
     if not supported and fallbacks:
         backup = [law for law in fallbacks if law in fitted]
         if not backup and any(law not in members for law in fallbacks):
-            rec = _unsupported(rule, "no candidate has support", warned + failures)
-            rec.needs_fallback = True
-            return rec
+            return _unsupported(rule, "no candidate has support", warned + failures, needs_fallback=True)
         if backup:
             failures.append(f"no candidate has support: the fallback {backup[0]} forecasts alone")
             return _recommendation(rule, {backup[0]: fitted[backup[0]]}, [backup[0]], rule, warned + failures)
@@ -164,7 +162,7 @@ def _recommendation(name: str, pool: dict, laws: list, rule: str, failures: list
         _nested_error(wide, laws, rule) if len(wide) and rule in SELECTION_RULES else {"mre": np.nan, "n_origins": 0}
     )
     order = sorted(((law, float(w)) for law, w in weights.items() if w > 0), key=lambda item: -item[1])
-    rec = Recommendation(
+    return Recommendation(
         benchmark,
         name,
         True,
@@ -176,9 +174,8 @@ def _recommendation(name: str, pool: dict, laws: list, rule: str, failures: list
         nested["n_origins"],
         float(wide["decades"].max()) if len(wide) else 0.0,
         failures,
+        errors=_blended(pool, weights, wide),
     )
-    rec.errors = _blended(pool, weights, wide)
-    return rec
 
 
 def _blended(pool: dict, weights: pd.Series, wide: pd.DataFrame) -> pd.DataFrame:
@@ -205,10 +202,10 @@ def _blended(pool: dict, weights: pd.Series, wide: pd.DataFrame) -> pd.DataFrame
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-def _unsupported(rule: str, reason: str, failures: list) -> Recommendation:
-    rec = Recommendation("", rule, False, reason, pd.DataFrame(), {}, None, np.nan, 0, 0.0, failures)
-    rec.errors = pd.DataFrame()
-    return rec
+def _unsupported(rule: str, reason: str, failures: list, needs_fallback: bool = False) -> Recommendation:
+    """No recommendation, and why."""
+    return Recommendation("", rule, False, reason, pd.DataFrame(), {}, None, np.nan, 0, 0.0, failures, None,
+                          pd.DataFrame(), needs_fallback)  # fmt: skip
 
 
 def _compute_rows(errors: pd.DataFrame) -> pd.DataFrame:
