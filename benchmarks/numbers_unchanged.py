@@ -1,4 +1,5 @@
-"""Issue #31 §3: speed work changes no forecast beyond the solver's tolerance.
+"""A change that should move no number (speed work, issue #31; the one forecast table and harness, issue #38):
+every forecast and bound before and after.
 
 Runs ``bench`` on its presets and ``reproduce krajewski2025`` with two source trees (same seeds and
 replicates, each as a subprocess with its own ``PYTHONPATH``) and prints the distribution of the change

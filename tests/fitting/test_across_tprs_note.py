@@ -9,8 +9,7 @@ from typer.testing import CliRunner
 
 import benchcast as bc
 from benchcast.cli import app
-from benchcast.forecasting.flags import fit_flags
-from benchcast.forecasting.targets import ACROSS_TPRS
+from benchcast.forecasting.flags import ACROSS_TPRS, fit_flags
 
 NOTE = "a law of compute alone fitted across 5 tokens-per-parameter ratios (10, 20, 40, 80, 160)"
 

@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 import benchcast as bc
 from benchcast.cli import app
-from benchcast.forecasting.flags import ensemble_flags
-from benchcast.forecasting.targets import BELOW_DATA, BEYOND_K, below_data, beyond_k, outside_decades
+from benchcast.forecasting.flags import BELOW_DATA, BEYOND_K, below_data, beyond_k, ensemble_flags
+from benchcast.forecasting.targets import outside_decades
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ import pandas as pd
 from typer.testing import CliRunner
 
 from benchcast.cli import app
-from benchcast.forecasting.targets import placements
+from benchcast.forecasting.flags import placements
 
 N13, D13 = 13202396160.0, 5e12
 

@@ -281,18 +281,22 @@ class Ensemble:
         unc = uncertainty or Uncertainty()
         runs = as_runs(runs, tpr)
         extra = {name: value for name, value in (extra or {}).items() if value is not None}
-        used, predicted = {}, {}
-        for law in self.weights_:
-            covariates, used[law] = self._covariates(law, runs, extra)
-            predicted[law] = np.atleast_1d(np.asarray(self.members_[law].fit.predict(**covariates), float)).ravel()
-        blend = sum(w * predicted[law] for law, w in self.weights_.items())
         fits = self.fits
-        has_k = any("k" in fit.law_object.covariates for fit in fits.values())
-        flags = ensemble_flags(fits, predicted, blend, runs, k=extra.get("k") if has_k else None)
-        prediction = withhold(blend, flags)
+        # the targets placed once: what each member is given, and the distances flags and widening read
+        placed = {law: self._covariates(law, runs, extra) for law in self.weights_}
+        used = {law: words for law, (_, words) in placed.items()}
         decades, widen_by, beyond = distances(runs, fits.values())
+        predicted = {
+            law: np.atleast_1d(np.asarray(self.members_[law].fit.predict(**covariates), float)).ravel()
+            for law, (covariates, _) in placed.items()
+        }
+        blend = sum(w * predicted[law] for law, w in self.weights_.items())
+        has_k = any("k" in fit.law_object.covariates for fit in fits.values())
+        flags = ensemble_flags(fits, predicted, blend, runs, k=extra.get("k") if has_k else None, decades=decades)
+        prediction = withhold(blend, flags)
+        covariates = {law: given for law, (given, _) in placed.items()}
         draws, model, note = self._interval_draws(
-            runs, unc, extra, prediction, widen_by, beyond, confidence, error_model
+            covariates, unc, prediction, widen_by, beyond, confidence, error_model
         )
         boots = [self._boot(law, unc) for law in self.weights_] if draws else []
         return make_forecast(
@@ -316,12 +320,12 @@ class Ensemble:
             shape=shape,
         )
 
-    def _interval_draws(self, runs, unc: Uncertainty, extra, prediction, decades, beyond, confidence, given=None):
+    def _interval_draws(self, covariates, unc: Uncertainty, prediction, decades, beyond, confidence, given=None):
         """The draws behind the intervals (widened by the error model where the interval is extrapolation-aware), the
         error model, and why there is no interval ('' where there is)."""
         if not unc.n_boot:
             return (), None, "no interval: none asked for (0 bootstrap replicates)"
-        draws = self._draws(runs, unc, "prediction", extra)
+        draws = self._draws(covariates, unc, "prediction")
         if draws is None:
             boots = [self._boot(law, unc) for law in self.weights_]
             return (
@@ -340,7 +344,7 @@ class Ensemble:
         out = []
         kinds = [("prediction", None)] + ([("confidence", draws)] if confidence else [])
         for kind, reference in kinds:
-            sample = draws if kind == "prediction" else self._draws(runs, unc, "confidence", extra)
+            sample = draws if kind == "prediction" else self._draws(covariates, unc, "confidence")
             ok = np.isfinite(sample.values).all(axis=0) & np.isfinite(prediction)
             if model is not None:
                 ok &= np.isfinite(decades)  # no compute, no distance: no extrapolation-aware interval there
@@ -381,13 +385,12 @@ class Ensemble:
         covariates, used = runs.covariates(fitted, k=1.0 if "k" in extra else None)  # each run's own k below
         return {**covariates, **extra}, used
 
-    def _draws(self, runs: PlannedRuns, unc: Uncertainty, kind: str, extra: dict) -> ScoreDraws | None:
-        """The members' bootstrap draws at the runs, mixed replicate by replicate with the weights."""
+    def _draws(self, covariates: dict, unc: Uncertainty, kind: str) -> ScoreDraws | None:
+        """The members' bootstrap draws at the placed runs, mixed replicate by replicate with the weights."""
         parts = {}
         for law in self.weights_:
-            covariates, _ = self._covariates(law, runs, extra)
             boot = self._boot(law, unc)
             if not boot.usable.any():
                 return None
-            parts[law] = boot.draws(kind, **covariates)
+            parts[law] = boot.draws(kind, **covariates[law])
         return ScoreDraws.blend(parts, self.weights_)

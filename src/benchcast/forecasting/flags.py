@@ -20,7 +20,7 @@ Flagged, because the number may be right but rests on less than it seems:
   bound reached by the data, is information, not a flag: :func:`benchcast.fitting.diagnostics.bound_findings`);
 * a forecast over ``MAX_DECADES_BEYOND`` decades beyond the largest fitted run, beyond the fitted k, across TPRs;
 * a forecast that is no extrapolation: at a fitted run (the answer was fitted), below the smallest fitted run,
-  or inside the fitted runs' compute and TPR (an interpolation; :func:`~benchcast.forecasting.targets.placements`).
+  or inside the fitted runs' compute and TPR (an interpolation; :func:`placements`).
 """
 
 from __future__ import annotations
@@ -30,9 +30,18 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from benchcast.errors import BenchcastError
-from benchcast.forecasting.targets import ACROSS_TPRS, beyond_k, fitted_k_max, target_flags
+from benchcast.forecasting.targets import (
+    BELOW_TOLERANCE,
+    TPR_TOLERANCE,
+    PlannedRuns,
+    distances,
+    fitted_k_max,
+    fitted_tpr_range,
+    tpr_decades,
+)
 
 OUTSIDE_RANGE = "outside [0, 1]"
 ABOVE_LIMIT = "above the law's limit"
@@ -42,6 +51,7 @@ FAR_BEYOND = "far beyond the data"
 OUTSIDE_TPR = "outside the fitted TPR"
 NEAR_CHANCE = "near-chance runs dropped"
 AT_FITTED_RUN, BELOW_DATA, INTERPOLATION = "at a fitted run", "below the data", "interpolation"
+BEYOND_K, ACROSS_TPRS = "beyond the fitted k", "across TPRs"
 
 # two points per free parameter: at least as many residual degrees of freedom as parameters (power_floor's
 # 3 parameters on Pythia's 5 runs up to 1.4B is the README's "correspondingly fragile" case)
@@ -165,8 +175,6 @@ def _limit(result) -> tuple[float | None, str]:
 
 def _placement_flags(fits, flops, tpr=None, params=None) -> list[tuple[Flag, ...]]:
     """Per point, its flag where it is no extrapolation: at a fitted run, below the data, an interpolation."""
-    from benchcast.forecasting.targets import placements
-
     return [(Flag(kind, reason, False),) if kind else () for kind, reason in placements(fits, flops, tpr, params)]
 
 
@@ -197,18 +205,18 @@ def _clipped(law: str, value: float) -> tuple[Flag, ...]:
     return (Flag(OUTSIDE_RANGE, f"{law} forecasts outside [0, 1] (clipped to {value:g}): not a score", True),)
 
 
-def ensemble_flags(fits: Mapping, predicted: Mapping, blend, runs, k=None) -> list[tuple[Flag, ...]]:
+def ensemble_flags(fits: Mapping, predicted: Mapping, blend, runs, k=None, decades=None) -> list[tuple[Flag, ...]]:
     """Every flag of an ensemble's forecasts, one tuple per point: each weighted member's (a member's refusal refuses
     the blend, which averages its number in), the blend's own value, its distance beyond the data and its placement
-    among the fitted runs (at one, below them, between them), and a k beyond the fitted k."""
-    from benchcast.forecasting.targets import distances  # targets imports the flag kinds from here
+    among the fitted runs (at one, below them, between them), and a k beyond the fitted k. ``decades``: the runs'
+    distance beyond the largest fitted run, where the caller has it (``targets.distances``)."""
 
     blend = np.atleast_1d(np.asarray(blend, float))
     per_point: list[list[Flag]] = [[] for _ in blend]
     for law, fit in fits.items():
         for point, found in zip(per_point, forecast_flags(fit, predicted[law]), strict=True):
             point.extend(found)  # no distance: the blend's is added once below
-    beyond, _, _ = distances(runs, fits.values())
+    beyond = distances(runs, fits.values())[0] if decades is None else decades
     top = max(float(fit.diagnostics.flops_max) for fit in fits.values())
     for point, value, distance in zip(per_point, blend, beyond, strict=True):
         if len(fits) > 1 and not refused(point):  # a refused member already says why
@@ -268,3 +276,116 @@ def short(flags: Iterable[Flag]) -> str:
     if not flags:
         return ""
     return f"{'refused' if refused(flags) else 'flagged'}: {kinds}"
+
+
+# -- where a point sits, in words (the distances are targets.py's) ------------------------------------------
+
+
+def below_data(flops: float, flops_min: float) -> list[tuple[str, str]]:
+    """The flag of a forecast below the smallest fitted run, with its distance in decades of compute."""
+    if not (math.isfinite(flops) and math.isfinite(flops_min) and flops > 0 and flops_min > 0):
+        return []
+    below = math.log10(flops_min / flops)
+    if below <= BELOW_TOLERANCE:
+        return []
+    return [
+        (
+            BELOW_DATA,
+            f"{below:.2f} decades of compute below the smallest fitted run ({flops_min:.3g} FLOPs): the law was "
+            "fitted above it and never checked going down; intervals there are widened by the error per decade "
+            "measured upward",
+        )
+    ]
+
+
+def beyond_k(k, k_max: float) -> list[tuple[str, str]]:
+    """The flag of a forecast (or plan) at a k above the largest fitted k, with the factor beyond it."""
+    if k is None or not (math.isfinite(float(k)) and math.isfinite(k_max) and k_max > 0):
+        return []
+    factor = float(k) / k_max
+    if factor <= 1.0 + 1e-9:
+        return []
+    return [
+        (
+            BEYOND_K,
+            f"k = {float(k):.4g} is {factor:.3g} times the largest fitted k ({k_max:g}): an extrapolation in k that no "
+            "backtest measured, and that the interval does not widen for",
+        )
+    ]
+
+
+SAME_RUN_RTOL = 0.01  # a target within 1 % of a fitted run's compute (and TPR, where both are known) is that run
+
+
+def placements(fits, flops, tpr=None, params=None) -> list[tuple[str, str]]:
+    """Where each point lies relative to the runs some fits were fitted to, where that is not beyond them: at a fitted
+    run, below the smallest, or inside their compute and TPR ranges (an interpolation). The flags of
+    :mod:`benchcast.forecasting.flags` are made from these."""
+    fits = [fit for fit in fits if fit is not None and len(fit.points)]
+    flops = np.atleast_1d(np.asarray(flops, float))
+    tpr = np.full(len(flops), np.nan) if tpr is None else np.broadcast_to(np.asarray(tpr, float), flops.shape)
+    size = np.full(len(flops), np.nan) if params is None else np.broadcast_to(np.asarray(params, float), flops.shape)
+    if not fits:
+        return [("", "")] * len(flops)
+    points = pd.concat([fit.points for fit in fits], ignore_index=True)
+    names, fitted = points["run"].astype(str).to_numpy(), points["flops"].to_numpy(float)
+    sizes = {"params", "tokens"} <= set(points)
+    fitted_tpr = (points["tokens"] / points["params"]).to_numpy(float) if sizes else np.full(len(points), np.nan)
+    fitted_n = points["params"].to_numpy(float) if sizes else np.full(len(points), np.nan)
+    lo, hi, (tpr_lo, tpr_hi) = fitted.min(), fitted.max(), fitted_tpr_range(fits)
+    out = []
+    for c, t, n in zip(flops, tpr, size, strict=True):
+        same = np.isclose(fitted, c, rtol=SAME_RUN_RTOL, atol=0.0)
+        if np.isfinite(t):  # a run of the same compute at another TPR is another run
+            same &= ~np.isfinite(fitted_tpr) | np.isclose(fitted_tpr, t, rtol=SAME_RUN_RTOL)
+            if np.isfinite(n):  # the same N and D is the same run, whatever FLOPs each was counted at
+                same |= np.isclose(fitted_n, n, rtol=SAME_RUN_RTOL) & np.isclose(fitted_tpr, t, rtol=SAME_RUN_RTOL)
+        inside_tpr = tpr_decades([t], (tpr_lo, tpr_hi))[0] == 0
+        if same.any():
+            where = f"the target is fitted run {names[same][0]!r} ({fitted[same][0]:.3g} FLOPs)"
+            out.append(
+                (
+                    AT_FITTED_RUN,
+                    f"{where}: the fit's own value there, not a forecast (--max-flops leaves the run out)",
+                )
+            )
+        elif below := below_data(float(c), float(lo)):
+            out.append(below[0])
+        elif c <= hi and inside_tpr:
+            out.append(
+                (
+                    INTERPOLATION,
+                    f"inside the fitted runs ({lo:.3g} .. {hi:.3g} FLOPs): an interpolation, "
+                    "not a forecast (its interval is calibrated on extrapolations)",
+                )
+            )
+        else:
+            out.append(("", ""))
+    return out
+
+
+def target_flags(runs: PlannedRuns, results) -> list[str]:
+    """A flag per run whose TPR lies outside the fitted runs' TPR ('' where it lies inside)."""
+    compute_only = [law for law, r in results.items() if "flops" in r.law_object.covariates]
+    in_size = [law for law, r in results.items() if {"params", "tokens"} <= set(r.law_object.covariates)]
+    return _tpr_reasons(runs, fitted_tpr_range(results.values()), compute_only, in_size)
+
+
+def _tpr_reasons(runs, fitted_tpr: tuple[float, float], compute_only: list[str], in_size: list[str]) -> list[str]:
+    """Why each run's TPR lies outside the fitted runs' TPR range ('' where it does not)."""
+    lo, hi = fitted_tpr
+    out = []
+    for value in runs.tpr:
+        if not (np.isfinite(value) and np.isfinite(lo)) or lo / (1 + TPR_TOLERANCE) <= value <= hi * (
+            1 + TPR_TOLERANCE
+        ):
+            out.append("")
+            continue
+        span = f"{lo:.3g}" if np.isclose(lo, hi, rtol=TPR_TOLERANCE) else f"{lo:.3g} .. {hi:.3g}"
+        text = f"target TPR {value:.3g} lies outside the fitted runs' TPR ({span})"
+        if compute_only:
+            text += f"; {', '.join(compute_only)} (compute only) ignore(s) the allocation"
+        if in_size:
+            text += f"; {', '.join(in_size)} extrapolate(s) in TPR"
+        out.append(text)
+    return out

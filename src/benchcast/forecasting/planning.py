@@ -20,17 +20,17 @@ from benchcast.forecasting.flags import (
     AT_FITTED_RUN,
     BELOW_DATA,
     INTERPOLATION,
+    below_data,
+    beyond_k,
     distance_flags,
     fit_flags,
     flagged,
+    placements,
 )
 from benchcast.forecasting.forecast import Forecast
 from benchcast.forecasting.results import Plan
 from benchcast.forecasting.targets import (
-    below_data,
-    beyond_k,
     fitted_k_max,
-    placements,
     planned_runs,
 )
 from benchcast.laws.fitted import LOG_FLOPS_RANGE

@@ -7,10 +7,9 @@ N and D is given N and D; a law of compute alone is given C, and the output says
 (:meth:`PlannedRuns.covariates`).
 
 Every distance is computed here, once, on the targets: decades of compute beyond the largest fitted run or below
-the smallest (:func:`outside_decades`, what the interval widens with), decades of TPR outside the fitted runs'
-range (:func:`tpr_decades`), and the placements that are no extrapolation — at a fitted run, below the data, an
-interpolation (:func:`placements`); beyond the largest fitted k (:func:`beyond_k`). :mod:`benchcast.forecasting.flags`
-turns them into flags.
+the smallest (:func:`outside_decades`, what the interval widens with) and decades of TPR outside the fitted runs'
+range (:func:`tpr_decades`). :mod:`benchcast.forecasting.flags` owns every word said about them (at a fitted run,
+below the data, an interpolation, beyond the fitted k, a TPR outside the fitted runs').
 """
 
 from __future__ import annotations
@@ -103,25 +102,6 @@ class PlannedRuns:
             return X, f"C = {'6ND' if six_nd else 'r 6ND, the FLOPs convention'} (ignores tokens per parameter)"
         return X, "C"
 
-    def tpr_flags(self, fitted_tpr: tuple[float, float], compute_only: list[str], in_size: list[str]) -> list[str]:
-        """A flag per run whose TPR lies outside the fitted runs' TPR range."""
-        lo, hi = fitted_tpr
-        out = []
-        for value in self.tpr:
-            if not (np.isfinite(value) and np.isfinite(lo)) or lo / (1 + TPR_TOLERANCE) <= value <= hi * (
-                1 + TPR_TOLERANCE
-            ):
-                out.append("")
-                continue
-            span = f"{lo:.3g}" if np.isclose(lo, hi, rtol=TPR_TOLERANCE) else f"{lo:.3g} .. {hi:.3g}"
-            text = f"target TPR {value:.3g} lies outside the fitted runs' TPR ({span})"
-            if compute_only:
-                text += f"; {', '.join(compute_only)} (compute only) ignore(s) the allocation"
-            if in_size:
-                text += f"; {', '.join(in_size)} extrapolate(s) in TPR"
-            out.append(text)
-        return out
-
 
 def fitted_tpr_range(results) -> tuple[float, float]:
     """The smallest and largest TPR (D / N) among the runs some laws were fitted to."""
@@ -144,13 +124,6 @@ def describe_run(record: dict) -> str:
             f"(C = {record['flops']:.3g} FLOPs, TPR {record['tpr']:.3g})"
         )
     return f"{record['flops']:.3g} FLOPs"
-
-
-def target_flags(runs: PlannedRuns, results) -> list[str]:
-    """A flag per run whose TPR lies outside the fitted runs' TPR (:meth:`PlannedRuns.tpr_flags`)."""
-    compute_only = [law for law, r in results.items() if "flops" in r.law_object.covariates]
-    in_size = [law for law, r in results.items() if {"params", "tokens"} <= set(r.law_object.covariates)]
-    return runs.tpr_flags(fitted_tpr_range(results.values()), compute_only, in_size)
 
 
 def query_notes(result, covariates: dict, convention: tuple | None = None) -> list[str]:
@@ -207,50 +180,14 @@ def planned_runs(
     return PlannedRuns(c, n, c / (6.0 * n), np.zeros(len(c), bool))
 
 
-BELOW_DATA = "below the data"
-BEYOND_K = "beyond the fitted k"
-ACROSS_TPRS = "across TPRs"
-BELOW_TOLERANCE = 0.01  # decades: a point within 2 % of the smallest run's compute is at it (rounded sizes)
-
-
-def below_data(flops: float, flops_min: float) -> list[tuple[str, str]]:
-    """The flag of a forecast below the smallest fitted run, with its distance in decades of compute."""
-    if not (math.isfinite(flops) and math.isfinite(flops_min) and flops > 0 and flops_min > 0):
-        return []
-    below = math.log10(flops_min / flops)
-    if below <= BELOW_TOLERANCE:
-        return []
-    return [
-        (
-            BELOW_DATA,
-            f"{below:.2f} decades of compute below the smallest fitted run ({flops_min:.3g} FLOPs): the law was "
-            "fitted above it and never checked going down; intervals there are widened by the error per decade "
-            "measured upward",
-        )
-    ]
-
-
-def beyond_k(k, k_max: float) -> list[tuple[str, str]]:
-    """The flag of a forecast (or plan) at a k above the largest fitted k, with the factor beyond it."""
-    if k is None or not (math.isfinite(float(k)) and math.isfinite(k_max) and k_max > 0):
-        return []
-    factor = float(k) / k_max
-    if factor <= 1.0 + 1e-9:
-        return []
-    return [
-        (
-            BEYOND_K,
-            f"k = {float(k):.4g} is {factor:.3g} times the largest fitted k ({k_max:g}): an extrapolation in k that no "
-            "backtest measured, and that the interval does not widen for",
-        )
-    ]
-
-
 def fitted_k_max(result) -> float:
     """The largest k a fit of a law of k saw (NaN for a law without k as a covariate)."""
     if "k" not in result.law_object.covariates or "k" not in result.points:
         return math.nan
     return float(np.nanmax(result.points["k"].to_numpy(float)))
+
+
+BELOW_TOLERANCE = 0.01  # decades: a point within 2 % of the smallest run's compute is at it (rounded sizes)
 
 
 def outside_decades(flops, flops_min: float, flops_max: float) -> np.ndarray:
@@ -359,56 +296,6 @@ def tpr_decades(tpr, fitted_tpr) -> np.ndarray:
         above, below = tpr > hi * (1 + TPR_TOLERANCE), tpr < lo / (1 + TPR_TOLERANCE)
         out[above] = np.log10(tpr[above] / hi)
         out[below] = np.log10(lo / tpr[below])
-    return out
-
-
-SAME_RUN_RTOL = 0.01  # a target within 1 % of a fitted run's compute (and TPR, where both are known) is that run
-
-
-def placements(fits, flops, tpr=None, params=None) -> list[tuple[str, str]]:
-    """Where each point lies relative to the runs some fits were fitted to, where that is not beyond them: at a fitted
-    run, below the smallest, or inside their compute and TPR ranges (an interpolation). The flags of
-    :mod:`benchcast.forecasting.flags` are made from these."""
-    fits = [fit for fit in fits if fit is not None and len(fit.points)]
-    flops = np.atleast_1d(np.asarray(flops, float))
-    tpr = np.full(len(flops), np.nan) if tpr is None else np.broadcast_to(np.asarray(tpr, float), flops.shape)
-    size = np.full(len(flops), np.nan) if params is None else np.broadcast_to(np.asarray(params, float), flops.shape)
-    if not fits:
-        return [("", "")] * len(flops)
-    points = pd.concat([fit.points for fit in fits], ignore_index=True)
-    names, fitted = points["run"].astype(str).to_numpy(), points["flops"].to_numpy(float)
-    sizes = {"params", "tokens"} <= set(points)
-    fitted_tpr = (points["tokens"] / points["params"]).to_numpy(float) if sizes else np.full(len(points), np.nan)
-    fitted_n = points["params"].to_numpy(float) if sizes else np.full(len(points), np.nan)
-    lo, hi, (tpr_lo, tpr_hi) = fitted.min(), fitted.max(), fitted_tpr_range(fits)
-    out = []
-    for c, t, n in zip(flops, tpr, size, strict=True):
-        same = np.isclose(fitted, c, rtol=SAME_RUN_RTOL, atol=0.0)
-        if np.isfinite(t):  # a run of the same compute at another TPR is another run
-            same &= ~np.isfinite(fitted_tpr) | np.isclose(fitted_tpr, t, rtol=SAME_RUN_RTOL)
-            if np.isfinite(n):  # the same N and D is the same run, whatever FLOPs each was counted at
-                same |= np.isclose(fitted_n, n, rtol=SAME_RUN_RTOL) & np.isclose(fitted_tpr, t, rtol=SAME_RUN_RTOL)
-        inside_tpr = tpr_decades([t], (tpr_lo, tpr_hi))[0] == 0
-        if same.any():
-            where = f"the target is fitted run {names[same][0]!r} ({fitted[same][0]:.3g} FLOPs)"
-            out.append(
-                (
-                    "at a fitted run",
-                    f"{where}: the fit's own value there, not a forecast (--max-flops leaves the run out)",
-                )
-            )
-        elif below := below_data(float(c), float(lo)):
-            out.append(below[0])
-        elif c <= hi and inside_tpr:
-            out.append(
-                (
-                    "interpolation",
-                    f"inside the fitted runs ({lo:.3g} .. {hi:.3g} FLOPs): an interpolation, "
-                    "not a forecast (its interval is calibrated on extrapolations)",
-                )
-            )
-        else:
-            out.append(("", ""))
     return out
 
 
