@@ -281,7 +281,8 @@ def power_fit(ladder_csv, tmp_path):
 @pytest.mark.parametrize(
     "options, needles",
     [
-        (["--tpr", "20"], ["--tpr", "'power'", "drop --tpr"]),
+        (["--tpr", "20"], ["--tpr", "fit artifact", "--forecast-tpr"]),
+        (["--forecast-tpr", "20"], ["--forecast-tpr", "'power'", "drop --forecast-tpr"]),
         (["--k", "4"], ["--k", "'power'", "drop --k"]),
         (["--flops", "1e23"], ["--flops", "'power'", "drop --flops"]),
         (["--n-boot", "0", "--level", "0.5", "--seed", "3"], ["--level, --seed:", "--n-boot 0"]),

@@ -89,8 +89,11 @@ def test_plan_of_a_fit_across_tprs_names_the_tpr_to_add(apple, tmp_path):
     result = runner.invoke(app, ["plan", str(path), "--target", "0.8", "--n-boot", "0"])
     assert result.exit_code == 2
     text = " ".join(result.output.split())
-    assert "got None" not in text and "--tpr T" in text and "10, 20, 40, 80, 160" in text
-    result = runner.invoke(app, ["plan", str(path), "--target", "0.8", "--n-boot", "0", "--tpr", "20", "--json"])
+    assert "got None" not in text and "--forecast-tpr T" in text and "10, 20, 40, 80, 160" in text
+    result = runner.invoke(app, ["plan", str(path), "--target", "0.8", "--n-boot", "0", "--tpr", "20"])
+    assert result.exit_code == 2 and "--forecast-tpr" in result.output  # an artifact's runs are fixed
+    args = ["plan", str(path), "--target", "0.8", "--n-boot", "0", "--forecast-tpr", "20", "--json"]
+    result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     answer = json.loads(result.output)["needed"]
     # the answer is the compute at TPR 20 where the law gives 0.8

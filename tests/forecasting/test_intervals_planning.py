@@ -75,7 +75,7 @@ def test_bootstrap_is_deterministic_and_parallel_safe():
         ("power", "arc_easy", "acc_norm", None, {}),
         ("bnsl", "arc_easy", "acc_norm", None, {}),
         ("power_floor", "hellaswag", "acc_norm", None, {}),
-        ("nd", "arc_easy", "acc_norm", None, {"k": None, "tpr": 20.0}),
+        ("nd", "arc_easy", "acc_norm", None, {"k": None, "forecast_tpr": 20.0}),
         ("compute", "humaneval-py", "pass@k", 8, {}),
         ("params_tokens", "humaneval-py", "pass@k", 1, {}),
         ("passk_compute", "humaneval-py", None, None, {"k": 16}),
@@ -90,6 +90,7 @@ def test_plan_inverts_forecast(apple, law, bench, metric, k, kwargs):
     if law == "nd":
         params = np.sqrt(needed / (6 * 20.0))
         score = result.predict(params=params, tokens=20.0 * params)
+        assert (out.params, out.tokens) == pytest.approx((params, 20.0 * params), rel=1e-12)  # the plan says N, D
     elif law == "params_tokens":
         n_opt = result.fitted.envelope().optimal_params(needed)
         score = result.predict(params=n_opt, tokens=needed / 6 / n_opt)
@@ -412,7 +413,11 @@ def test_plan_refuses_a_question_the_law_cannot_tell_apart():
     power = bc.fit(table, "power", "arc")
     baseline = plan(power, 0.7, n_boot=0).needed
     assert np.isfinite(baseline)
-    for question, word in (({"tpr": 20.0}, "tpr"), ({"k": 4}, "k (--k)"), ({"flops": 1e23}, "flops (--flops)")):
+    for question, word in (
+        ({"forecast_tpr": 20.0}, "forecast_tpr"),
+        ({"k": 4}, "k (--k)"),
+        ({"flops": 1e23}, "flops (--flops)"),
+    ):
         with pytest.raises(bc.BenchcastError, match=re.escape(word) + ".*'power'"):
             plan(power, 0.7, n_boot=0, **question)
     theta = [9.0, -0.19, 0.5, -0.013]

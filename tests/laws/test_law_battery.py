@@ -211,7 +211,7 @@ def test_plan_inverts_forecast(name):
             plan(result, 0.5, n_boot=0)
         return
     target = float(result.predict(**result.fitted.covariates_at(flops, tpr=tpr, k=k))[0])
-    out = plan(result, target, k=k, tpr=tpr, n_boot=0)
+    out = plan(result, target, k=k, forecast_tpr=tpr, n_boot=0)
     assert out.reachable and out.solves_for == "flops"
     assert out.needed == pytest.approx(flops, rel=PLAN_RTOL)
     if k is not None:  # a law across k also plans the k that reaches a score at a given compute

@@ -239,6 +239,14 @@ def recommend_command(
         typer.Option("--tokens", "-D", help="Planned run's training tokens D, with --params (TPR = D / N)."),
     ] = None,
     tpr: Tpr = None,
+    forecast_tpr: Annotated[
+        float | None,
+        typer.Option(
+            "--forecast-tpr",
+            help="Tokens per parameter of the run at --target-flops, inside the fitted runs' ratios or beyond them "
+            "(default: --tpr).",
+        ),
+    ] = None,
     min_flops: MinFlops = None,
     max_flops: MaxFlops = None,
     flops_per_6nd: FlopsPer6ND = None,
@@ -301,6 +309,7 @@ def recommend_command(
         target_flops=target_flops,
         target_params=target_params,
         target_tokens=target_tokens,
+        forecast_tpr=forecast_tpr,
         rule=rule,
         **forecast_settings(
             boot, level, interval, seed, jobs, ray,

@@ -53,10 +53,14 @@ def plan_command(
     ] = None,
     flops: Annotated[float | None, typer.Option("--flops", "-C", help="passk_compute: the k needed at this C.")] = None,
     tpr: Annotated[
+        float | None, typer.Option(help="With a data file: fit only the runs at this tokens-per-parameter ratio.")
+    ] = None,
+    forecast_tpr: Annotated[
         float | None,
         typer.Option(
-            help="Tokens per parameter of the planned run, for laws of N and D (default: the fit's TPR); with a data "
-            "file, also only the runs at this ratio."
+            "--forecast-tpr",
+            help="Tokens per parameter of the planned run, inside the fitted runs' ratios or beyond them (default: "
+            "--tpr, or the fit's TPR): it splits C into N and D, and the plan answers them.",
         ),
     ] = None,
     benchmark: Benchmarks = None,
@@ -101,6 +105,7 @@ def plan_command(
             {
                 "-b/--benchmark": bool(benchmark),
                 "-m/--metric": metric is not None,
+                "--tpr": tpr is not None,
                 "--min-flops": min_flops is not None,
                 "--max-flops": max_flops is not None,
                 "--proxy": proxy is not None,
@@ -111,13 +116,15 @@ def plan_command(
                 "--margin": bool(margin),
             },
             f"{source} is a fit artifact, whose law, benchmark and runs are fixed; {{them}} select(s) runs of a "
-            "data file: drop {them}, or give the data file instead of the artifact.",
+            "data file (the planned run's ratio is --forecast-tpr): drop {them}, or give the data file instead of the "
+            "artifact.",
         )
         from benchcast.fitting.result import FitResult
         from benchcast.forecasting.planning import plan
 
         options = {"level": level, "n_boot": boot, "seed": seed, "n_jobs": jobs, "ray_address": ray}
-        out = plan(FitResult.load(source), target, k=k, flops=flops, tpr=tpr, interval=interval, **options)
+        result = FitResult.load(source)
+        out = plan(result, target, k=k, flops=flops, forecast_tpr=forecast_tpr, interval=interval, **options)
     else:
         if not benchmark:
             raise BenchcastError(
@@ -143,6 +150,7 @@ def plan_command(
                 own_metric,
                 k,
                 target=target,
+                forecast_tpr=forecast_tpr,
                 **forecast_settings(
                     boot,
                     level,

@@ -145,6 +145,7 @@ def recommend(
     target_params: float | None = None,
     target_tokens: float | None = None,
     tpr: float | None = None,
+    forecast_tpr: float | None = None,
     min_flops: float | None = None,
     max_flops: float | None = None,
     flops_per_6nd: float | None = None,
@@ -175,6 +176,9 @@ def recommend(
         The planned run as N parameters trained on D tokens (both, and not with ``target_flops``).
     tpr, min_flops, max_flops, proxy, flops_per_6nd : optional
         Further selection, as in :class:`benchcast.fitting.spec.FitSpec`; r in C = r 6 N D placing a planned run.
+    forecast_tpr : float, optional
+        Tokens per parameter of a planned run given by ``target_flops`` (default: ``tpr``), inside the fitted runs'
+        ratios or beyond them.
     rule : str
         ``'ensemble'``, ``'stack'`` or ``'select'``.
     n_boot, level, interval, seed, n_jobs, ray_address
@@ -188,6 +192,11 @@ def recommend(
     check_options(rule, laws)
     unc = Uncertainty(n_boot, seed, interval, (level,), n_jobs, ray_address)
     check_positive("target_flops", target_flops)
+    if forecast_tpr is not None and (target_params is not None or target_tokens is not None):
+        raise BenchcastError(
+            "forecast_tpr (--forecast-tpr) places a planned run given by its compute (--target-flops); a run given by "
+            "--params N --tokens D has its own ratio D / N: drop one."
+        )
     target = None
     if target_params is not None or target_tokens is not None:
         check_positive("target_params", target_params)
@@ -201,7 +210,8 @@ def recommend(
     rec = ensemble.choice_
     if ensemble.ok and target_flops is not None:
         runs = target if target is not None else np.array([float(target_flops)])
-        rec = replace(rec, forecast=ensemble.predict(runs, unc, tpr=None if target is not None else tpr))
+        placed_at = tpr if forecast_tpr is None else check_positive("forecast_tpr", forecast_tpr)
+        rec = replace(rec, forecast=ensemble.predict(runs, unc, tpr=None if target is not None else placed_at))
     return rec
 
 

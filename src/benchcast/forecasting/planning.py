@@ -20,12 +20,15 @@ from benchcast.forecasting.flags import (
     AT_FITTED_RUN,
     BELOW_DATA,
     INTERPOLATION,
+    OUTSIDE_TPR,
+    Flag,
     below_data,
     beyond_k,
     distance_flags,
     fit_flags,
     flagged,
     placements,
+    target_flags,
 )
 from benchcast.forecasting.forecast import Forecast
 from benchcast.forecasting.results import Plan
@@ -85,6 +88,7 @@ def plan_default(
     *,
     target: float,
     tpr: float | None = None,
+    forecast_tpr: float | None = None,
     min_flops: float | None = None,
     max_flops: float | None = None,
     proxy: str | None = None,
@@ -108,7 +112,10 @@ def plan_default(
     target : float
         The target score, in (0, 1) and above chance.
     tpr, min_flops, max_flops, proxy : optional
-        Further selection; ``tpr`` also places the planned run of compute C for laws of N and D.
+        Further selection of the runs fitted.
+    forecast_tpr : float, optional
+        Tokens per parameter of the planned run, inside the fitted runs' TPRs or not (default: ``tpr``): it splits
+        the compute into N and D for laws of N and D, and the plan answers N and D at it.
     rule : str
         ``'ensemble'`` (the default strategy), ``'stack'`` or ``'select'``.
     n_boot, level, interval, seed, n_jobs, ray_address
@@ -122,6 +129,7 @@ def plan_default(
     check_options(rule, None)
     unc = Uncertainty(n_boot, seed, interval, (level,), n_jobs, ray_address)
     selection = {"tpr": tpr, "min_flops": min_flops, "max_flops": max_flops}
+    placed_at = _positive("forecast_tpr", forecast_tpr) if forecast_tpr is not None else tpr
     base = FitSpec("power", benchmark, metric, k=k, proxy=proxy, seed=seed, **selection)
     ensemble = Ensemble(rule).fit(runs_below(table, base, None), base)
     if not ensemble.ok:
@@ -133,17 +141,17 @@ def plan_default(
             f"target {target:g} is at or below the chance level {q_rand:g} of {benchmark}: a model reaches it "
             "without training, so there is no compute to plan."
         )
-    in_size = [law for law, r in results.items() if tpr is None and not _places_compute(r)]
+    in_size = [law for law, r in results.items() if placed_at is None and not _places_compute(r)]
     if in_size:
         tprs = sorted({round(float(v), 3) for r in results.values() for v in r.points["tokens"] / r.points["params"]})
         raise BenchcastError(
             f"the default strategy's laws for {benchmark} ({', '.join(in_size)}) are functions of parameters and "
             f"tokens, fitted across the runs' TPRs ({', '.join(f'{v:g}' for v in tprs)}): a planned compute needs "
-            "a tokens-per-parameter ratio to split C = 6 N D into N and D. Give --tpr T (tpr=T), e.g. "
-            f"--tpr {tprs[len(tprs) // 2]:g}, to plan a run at that ratio (as `forecast DATA --flops C --tpr T` "
-            "forecasts one)."
+            "a tokens-per-parameter ratio to split C = 6 N D into N and D. Give the planned run's ratio with "
+            f"--forecast-tpr T (forecast_tpr=T), e.g. --forecast-tpr {tprs[len(tprs) // 2]:g}, inside the runs' TPRs "
+            "or beyond them; --tpr T would also fit only the runs at T."
         )
-    band = _band(ensemble, target, unc, tpr, level)
+    band = _band(ensemble, target, unc, placed_at, level)
     at = band["forecast"]
     fields = {
         "benchmark": benchmark,
@@ -157,13 +165,22 @@ def plan_default(
         "upper": band.get("upper"),
         "interval": interval,
         "n_boot": n_boot,
-        "tpr": tpr,
+        "tpr": placed_at,
+        **_sizes(band["needed"], placed_at),
         "largest_run": max(float(r.diagnostics.flops_max) for r in results.values()),
         "flags": () if at is None else tuple(at.flags[0]),
     }
     placed = any(f.kind in PLACEMENTS for f in fields["flags"])  # its flag says where
     notes = _notes(fields, band["note"] if n_boot else "", band["smallest"], ensemble.choice_.failures, placed)
     return Plan(**fields, remarks=tuple(notes))
+
+
+def _sizes(flops: float, tpr: float | None) -> dict:
+    """N and D of a planned run of compute C at tokens per parameter T (C = 6 N D), where both are known."""
+    if tpr is None or not np.isfinite(flops):
+        return {}
+    params = float(np.sqrt(flops / (6.0 * tpr)))
+    return {"params": params, "tokens": float(tpr * params)}
 
 
 def _places_compute(result) -> bool:
@@ -222,8 +239,10 @@ def _notes(plan: dict, interval_note: str, smallest: float, failures: list[str],
         f"FLOPs), as `forecast DATA --flops C` forecasts a run beyond them; the interval is where that forecast's "
         f"{pct} % {kind} prediction bounds reach the target ({plan.n_boot} bootstrap replicates per law)."
     ]
-    if plan.tpr is not None:
-        notes.append(f"runs at TPR {plan.tpr:g}: the planned run is placed at that ratio.")
+    if plan.tpr is not None and getattr(plan, "params", None) is not None:
+        notes.append(
+            f"the planned run is placed at TPR {plan.tpr:g}: N = {plan.params:.3g}, D = {plan.tokens:.3g} (C = 6 N D)."
+        )
     if not plan.n_boot:
         notes.append("no interval: --n-boot 0.")
     elif interval_note:
@@ -250,7 +269,7 @@ def _notes(plan: dict, interval_note: str, smallest: float, failures: list[str],
     return notes + list(failures)
 
 
-def _plan_flags(result: FitResult, flops: float, k, solved: bool = False) -> tuple:
+def _plan_flags(result: FitResult, flops: float, k, solved: bool = False, tpr: float | None = None) -> tuple:
     """A plan's flags: the fit's, and how far its compute (solved for, or given) and its k lie outside the data; a
     compute ``solved`` for among the fitted runs is an interpolation (or a fitted run), as ``plan DATA`` says."""
     flops_max, flops_min = float(result.diagnostics.flops_max), float(result.diagnostics.flops_min)
@@ -258,6 +277,9 @@ def _plan_flags(result: FitResult, flops: float, k, solved: bool = False) -> tup
     placed = flagged(p for p in placements([result], [flops]) if p[0]) if solved and np.isfinite(flops) else ()
     below = () if placed else flagged(below_data(float(flops), flops_min))  # placements say below the data too
     outside = (*placed, *below, *flagged(beyond_k(k, fitted_k_max(result))))
+    if tpr is not None and np.isfinite(flops):  # the planned run's ratio outside the fitted runs', as forecast says
+        (words,) = target_flags(planned_runs(flops=[flops], tpr=tpr), {result.law: result})
+        outside += (Flag(OUTSIDE_TPR, words, False),) if words else ()
     return (*fit_flags(result), *distance_flags(decades, flops_max), *outside)
 
 
@@ -268,8 +290,9 @@ def _refuse_unused_question(result: FitResult, *, k: int | None, flops: float | 
     covariates = set(law.covariates)
     if tpr is not None and not {"params", "tokens"} <= covariates:
         raise BenchcastError(
-            f"tpr (--tpr) splits a planned compute into N and D for laws of N and D; law {law.name!r} is a function "
-            f"of {', '.join(law.covariates)} alone, so the answer would not change: drop --tpr."
+            f"forecast_tpr (--forecast-tpr) splits a planned compute into N and D for laws of N and D; law "
+            f"{law.name!r} is a function of {', '.join(law.covariates)} alone, so the answer would not change: drop "
+            "--forecast-tpr."
         )
     if "k" not in covariates:
         if k is not None:
@@ -303,11 +326,11 @@ def _refuse_no_tpr(result: FitResult) -> None:
     points = result.points
     tprs = sorted({round(float(v), 3) for v in points["tokens"] / points["params"]}) if "tokens" in points else []
     listed = ", ".join(f"{v:g}" for v in tprs) if tprs else "unknown"
-    example = f"--tpr {tprs[len(tprs) // 2]:g}" if tprs else "--tpr 20"
+    example = f"--forecast-tpr {tprs[len(tprs) // 2]:g}" if tprs else "--forecast-tpr 20"
     raise BenchcastError(
         f"law {result.law!r} is a function of parameters and tokens, and this fit of {result.spec.benchmark} has no "
         f"single tokens-per-parameter ratio (its runs' TPRs: {listed}): a planned compute C needs a ratio to split "
-        f"C = 6 N D into N and D. Give the planned run's TPR with --tpr T (tpr=T), e.g. {example}."
+        f"C = 6 N D into N and D. Give the planned run's TPR with --forecast-tpr T (forecast_tpr=T), e.g. {example}."
     )
 
 
@@ -317,7 +340,7 @@ def plan(
     *,
     k: int | None = None,
     flops: float | None = None,
-    tpr: float | None = None,
+    forecast_tpr: float | None = None,
     level: float = 0.9,
     n_boot: int = DEFAULT_REPLICATES,
     seed: int = 0,
@@ -338,8 +361,9 @@ def plan(
         Attempts (laws with k: the compute needed at this k).
     flops : float, optional
         Compute (laws with k: the k needed at this compute).
-    tpr : float, optional
-        Tokens per parameter placing a run of compute C for laws of N and D (default: the fit's).
+    forecast_tpr : float, optional
+        Tokens per parameter of the planned run, for laws of N and D (default: the fit's TPR): it splits C into N
+        and D, and the plan answers them; a ratio outside the fitted runs' is flagged.
     level, n_boot, seed, n_jobs, interval, ray_address
         As :func:`forecast` (``n_boot=0``: no interval). A compute's interval is where the fit's forecast (as
         :func:`forecast` gives it) has its bounds at ``level`` reach the target; a k's, the bootstrap's.
@@ -350,7 +374,7 @@ def plan(
     """
     check_score("target score", target)
     unc = Uncertainty(n_boot, seed, interval, (level,), n_jobs, ray_address)
-    flops, tpr = _positive("flops", flops), _positive("tpr", tpr)
+    flops, tpr = _positive("flops", flops), _positive("forecast_tpr", forecast_tpr)
     k = check_count("k", k)
     _refuse_unused_question(result, k=k, flops=flops, tpr=tpr)
     fitted, spec = result.fitted, result.spec
@@ -376,7 +400,9 @@ def plan(
     else:
         ceiling, meaning = fitted.law.limit(fitted.vector, spec.q_rand, k=k)
     needed = solve(fitted)
-    flags = _plan_flags(result, flops if solve_k else needed, needed if solve_k else k, solved=not solve_k)
+    in_size = {"params", "tokens"} <= set(fitted.law.covariates)
+    placed_at = tpr if in_size and not solve_k else None
+    flags = _plan_flags(result, flops if solve_k else needed, needed if solve_k else k, not solve_k, placed_at)
     fields = {
         "benchmark": str(spec.benchmark),
         "forecaster": result.law,
@@ -387,7 +413,8 @@ def plan(
         "weights": {result.law: 1.0},
         "k": k,
         "flops": flops,
-        "tpr": tpr if {"params", "tokens"} <= set(fitted.law.covariates) else None,
+        "tpr": tpr if in_size else None,
+        **_sizes(needed, placed_at),
         "ceiling": ceiling,
         "ceiling_meaning": meaning,
         "largest_run": float(result.diagnostics.flops_max),

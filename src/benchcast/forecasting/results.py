@@ -44,6 +44,8 @@ class Plan(RichView):
         Bootstrap replicates per law (usable replicates, for a k).
     k, flops, tpr : float or None
         The plan's fixed settings (``tpr``: the planned run's tokens per parameter).
+    params, tokens : float or None
+        The planned run's N and D at ``tpr`` (C = 6 N D), where the plan places one.
     ceiling : float or None
         The law's limit as compute (or k) grows; ``ceiling_meaning`` says what it is.
     ceiling_meaning : str
@@ -77,6 +79,8 @@ class Plan(RichView):
     k: float | None = None
     flops: float | None = None
     tpr: float | None = None
+    params: float | None = None
+    tokens: float | None = None
     ceiling: float | None = None
     ceiling_meaning: str = ""
     largest_run: float = np.nan
@@ -122,6 +126,8 @@ class Plan(RichView):
             "k": self.k,
             "flops": self.flops,
             "tpr": self.tpr,
+            "params": self.params,
+            "tokens": self.tokens,
             "weights": self.weights,
             "ceiling": self.ceiling,
             "ceiling_meaning": self.ceiling_meaning,
@@ -172,6 +178,9 @@ class Plan(RichView):
         else:
             line = f"{who}: {escape(f'{what} needed for score {self.target:g}: ')}[bold]{self.needed:.4g}[/]"
             items = [Markup(line, highlight=False)]
+            if self.params is not None:
+                size = f"  a run of N = {self.params:.3g} parameters on D = {self.tokens:.3g} tokens (TPR {self.tpr:g})"
+                items.append(Markup(escape(size), highlight=False))
         if self.lower is not None:
             pct = int(round(self.level * 100))
             if self.fraction_reachable is not None:  # k: each replicate's own answer

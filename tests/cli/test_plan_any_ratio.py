@@ -1,0 +1,65 @@
+"""Planning at a ratio the ladder never trained at (issue #39, item 1): the runs fitted (--tpr, --min-flops,
+--max-flops) and the planned run (--forecast-tpr) are separate; the plan answers C, N and D and carries the flags
+a forecast there carries."""
+
+import json
+
+import numpy as np
+import pytest
+from conftest import run_cli
+
+import benchcast as bc
+from benchcast.forecasting.answers import forecast_default
+from benchcast.forecasting.flags import OUTSIDE_TPR
+from benchcast.forecasting.planning import plan, plan_default
+
+BENCHMARK, METRIC, TARGET = "hellaswag", "acc_norm", 0.8  # at TPR 380: beyond the largest run, 3.8e22 FLOPs
+
+
+def test_plan_data_at_a_ratio_beyond_the_ladder_answers_c_n_d_and_inverts_the_forecast(apple):
+    """Every DCLM run (TPR 10-160) fitted, the planned run at TPR 380: before, no call could ask this."""
+    out = plan_default(apple, BENCHMARK, METRIC, target=TARGET, forecast_tpr=380, n_boot=0)
+    assert np.isfinite(out.needed) and out.tpr == 380
+    assert out.tokens / out.params == pytest.approx(380, rel=1e-9)
+    assert 6 * out.params * out.tokens == pytest.approx(out.needed, rel=1e-9)
+    assert OUTSIDE_TPR in [f.kind for f in out.flags]  # 380 is beyond the fitted 10-160, as forecast says
+    assert "N = " in str(out) and "TPR 380" in str(out)
+    # the plan's run, forecast back at its N and D, gives the target (a law of N and D is given N and D; the run
+    # lies beyond every run, so forecast DATA fits the same runs plan does)
+    assert out.needed > out.largest_run
+    back = forecast_default(apple, BENCHMARK, METRIC, params=[out.params], tokens=[out.tokens], n_boot=0)
+    assert back.prediction[0] == pytest.approx(TARGET, abs=1e-4)
+    # the ratio moves the answer: a more over-trained run of the same score needs more compute
+    at_20 = plan_default(apple, BENCHMARK, METRIC, target=TARGET, forecast_tpr=20, n_boot=0)
+    assert OUTSIDE_TPR not in [f.kind for f in at_20.flags] and at_20.needed < out.needed
+
+
+def test_plan_command_takes_the_planned_ratio_apart_from_the_runs_fitted(apple_path):
+    common = ["plan", str(apple_path), "-b", BENCHMARK, "-m", METRIC, "--target", str(TARGET), "--n-boot", "0"]
+    refused = run_cli(*common)
+    assert refused.exit_code == 2 and "--forecast-tpr" in refused.stderr  # laws of N and D need the ratio
+    done = run_cli(*common, "--forecast-tpr", "380", "--json")
+    assert done.exit_code == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["tpr"] == 380 and doc["params"] > 0 and doc["tokens"] == pytest.approx(380 * doc["params"])
+    assert OUTSIDE_TPR in [f["kind"] for f in doc["flags"]]
+    # --tpr 20 fits the TPR-20 runs only, and the planned run may still sit elsewhere
+    only_20 = json.loads(run_cli(*common, "--tpr", "20", "--forecast-tpr", "40", "--json").stdout)
+    assert only_20["tpr"] == 40 and only_20["needed"] != doc["needed"]
+
+
+def test_plan_of_a_fit_flags_a_ratio_outside_its_runs(apple):
+    fit = bc.fit(apple, "nd", BENCHMARK, METRIC, max_flops=6e21)
+    inside, beyond = (plan(fit, TARGET, forecast_tpr=t, n_boot=0) for t in (20, 1000))
+    assert OUTSIDE_TPR not in [f.kind for f in inside.flags] and OUTSIDE_TPR in [f.kind for f in beyond.flags]
+    assert beyond.tokens / beyond.params == pytest.approx(1000) and beyond.needed > inside.needed
+    with pytest.raises(bc.BenchcastError, match="forecast-tpr"):
+        plan(bc.fit(apple, "power", BENCHMARK, METRIC, tpr=20), TARGET, forecast_tpr=380, n_boot=0)
+
+
+def test_recommend_places_its_target_at_the_planned_ratio(apple):
+    common = {"target_flops": 1e23, "n_boot": 0}
+    at_380 = bc.recommend(apple, BENCHMARK, METRIC, forecast_tpr=380, **common).forecast.to_frame().iloc[0]
+    assert at_380["tpr"] == pytest.approx(380) and OUTSIDE_TPR in [f.kind for f in at_380["flags"]]
+    with pytest.raises(bc.BenchcastError, match="own ratio"):
+        bc.recommend(apple, BENCHMARK, METRIC, forecast_tpr=380, target_params=7e9, target_tokens=4e12, n_boot=0)
