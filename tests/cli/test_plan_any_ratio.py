@@ -63,3 +63,39 @@ def test_recommend_places_its_target_at_the_planned_ratio(apple):
     assert at_380["tpr"] == pytest.approx(380) and OUTSIDE_TPR in [f.kind for f in at_380["flags"]]
     with pytest.raises(bc.BenchcastError, match="own ratio"):
         bc.recommend(apple, BENCHMARK, METRIC, forecast_tpr=380, target_params=7e9, target_tokens=4e12, n_boot=0)
+
+
+# -- item 2: one FLOPs convention, a function of the run ----------------------------------------------------------
+
+
+def _ladder_with_a_falling_convention():
+    """The bundled ladder with FLOPs / (6 N D) falling with N as a real ladder's does: 1.67 at its smallest run."""
+    from benchcast.data.example import load_example
+
+    table = load_example()
+    n = table["params"].to_numpy(float)
+    ratio = 1.67 * (n / n.min()) ** -0.12
+    return table.assign(flops=ratio * 6 * n * table["tokens"].to_numpy(float)), n.min()
+
+
+def test_a_planned_run_is_placed_by_the_trend_of_the_files_flops_per_6nd_and_plan_inverts_it():
+    from benchcast.forecasting.targets import flops_convention
+
+    table, smallest = _ladder_with_a_falling_convention()
+    convention = flops_convention(table)
+    assert convention.slope == pytest.approx(-0.12, abs=1e-9) and convention.ratio(smallest) == pytest.approx(1.67)
+    far = 7e9  # beyond the ladder's largest model: the ratio extrapolated, and the words say how far
+    assert convention.ratio(far) == pytest.approx(1.67 * (far / smallest) ** -0.12, rel=1e-9)
+    assert "extrapolated" in convention.at(far) and "log-linear in N" in convention.words
+    fc = forecast_default(table, "arc_easy", "acc_norm", params=[far], tokens=[far * 300], n_boot=0)
+    assert fc.runs.flops[0] == pytest.approx(convention.ratio(far) * 6 * far * far * 300, rel=1e-9)
+    assert any("extrapolated" in note for note in fc.notes)
+    given = forecast_default(
+        table, "arc_easy", "acc_norm", params=[far], tokens=[far * 300], n_boot=0, flops_per_6nd=1.1
+    )
+    assert given.runs.flops[0] == pytest.approx(1.1 * 6 * far * far * 300, rel=1e-12)  # the override, one ratio
+    # plan places its run by the same rule: its C, N and D agree, and forecast back at N and D gives the target
+    target = float(fc.prediction[0])
+    out = plan_default(table, "arc_easy", "acc_norm", target=target, forecast_tpr=300, n_boot=0)
+    assert out.needed == pytest.approx(convention.ratio(out.params) * 6 * out.params * out.tokens, rel=1e-9)
+    assert out.params == pytest.approx(far, rel=1e-3)  # the same run, to the plan's precision in compute

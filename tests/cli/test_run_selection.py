@@ -121,7 +121,7 @@ def test_a_planned_run_sits_at_the_files_own_flops_convention(files):
     common = ["-b", "hellaswag", "-m", "acc", "-N", N_SMALL, "-D", D_SMALL, "--n-boot", 20, "--json"]
     row = as_json(run("forecast", files["ladder"], *common))["forecasts"][0]
     assert row["flops"] == pytest.approx(FACTOR * 6 * N_SMALL * D_SMALL, rel=1e-9)  # the r13 run's own FLOPs
-    assert row["flops_convention"].startswith("C = 1.3 x 6 N D: the file's own convention, the median")
+    assert row["flops_convention"].startswith("C = 1.3 x 6 N D: the file's own convention")
     given = as_json(run("forecast", files["ladder"], *common, "--flops-per-6nd", 1))["forecasts"][0]
     assert given["flops"] == pytest.approx(6 * N_SMALL * D_SMALL, rel=1e-12)
     assert given["flops_convention"] == "C = 1 x 6 N D (given: --flops-per-6nd)"
@@ -139,7 +139,7 @@ def test_an_artifact_forecast_places_a_planned_run_by_the_fits_runs_and_draws_it
     out = forecast(FitResult.load(fit_file), n_boot=20, params=N_SMALL, tokens=D_SMALL)
     assert out.flags[0][0].kind == "at a fitted run"  # the r13 run, at its own 1.3 x 6ND FLOPs
     assert out.remarks[0].startswith("planned runs placed at C = 1.3 x 6 N D: the fit's runs' convention")
-    x, label = forecast_x(out.query)
+    x, label = forecast_x(out.query, out.runs.flops)
     assert x[0] == pytest.approx(FACTOR * 6 * N_SMALL * D_SMALL, rel=1e-9) and "6 N D (FLOPs)" not in label
     by_compute = forecast(FitResult.load(fit_file), n_boot=20, flops=FACTOR * 6 * N_SMALL * D_SMALL)
     assert out.prediction[0] == pytest.approx(by_compute.prediction[0], rel=1e-12)  # a compute law: that C

@@ -24,6 +24,7 @@ from benchcast.forecasting.selection import SELECTION_RULES
 from benchcast.forecasting.targets import (
     PlannedRuns,
     placed_query,
+    planned_runs,
     query_notes,
     table_runs,
 )
@@ -73,19 +74,18 @@ def forecast(
     Forecast
     """
     unc = Uncertainty(n_boot, seed, interval, (level,), n_jobs, ray_address)
-    placed, ratio, convention = placed_query(result, covariates, flops_per_6nd)
+    placed, convention = placed_query(result, covariates, flops_per_6nd)
     result.covariates(**placed)  # the query as the fit takes it: a covariate it lacks is named here
-    runs, extra, shape = _query_runs(result, covariates, ratio, convention)
-    query = {k: v for k, v in covariates.items() if v is not None} | ({"flops_per_6nd": ratio} if ratio else {})
-    notes = ([f"planned runs placed at {convention}"] if convention else []) + query_notes(
-        result, covariates, (ratio, convention) if ratio else None
-    )
+    runs, extra, shape = _query_runs(result, covariates, convention)
+    query = {k: v for k, v in covariates.items() if v is not None}
+    words = [f"planned runs placed at {runs.convention}"] if convention is not None else []
+    notes = words + query_notes(result, covariates, convention)
     return Ensemble.of_fit(result).predict(
         runs, unc, confidence=True, extra=extra, query=query, shape=shape, remarks=notes
     )
 
 
-def _query_runs(result: FitResult, covariates: dict, ratio, convention: str) -> tuple[PlannedRuns, dict, tuple]:
+def _query_runs(result: FitResult, covariates: dict, convention) -> tuple[PlannedRuns, dict, tuple]:
     """A fit's query as runs (compute, N and D where known) and the other covariates, flattened; and its shape."""
     names = [name for name in ("flops", "params", "tokens", "k", "gold") if covariates.get(name) is not None]
     if not names:
@@ -101,8 +101,7 @@ def _query_runs(result: FitResult, covariates: dict, ratio, convention: str) -> 
         params = np.sqrt(flops / (6.0 * tpr)) if tpr else missing
         runs = PlannedRuns(flops, params, flops / (6.0 * params) if tpr else missing, np.zeros(size, bool))
     elif "params" in values and "tokens" in values:
-        n, d = values["params"], values["tokens"]
-        runs = PlannedRuns((ratio or 1.0) * 6.0 * n * d, n, d, np.ones(size, bool), convention)
+        runs = planned_runs(params=values["params"], tokens=values["tokens"], convention=convention)
     else:
         runs = PlannedRuns(missing, missing, missing, np.zeros(size, bool))
     extra = {name: values[name] for name in ("k", "gold") if name in values}

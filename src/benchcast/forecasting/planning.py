@@ -33,7 +33,9 @@ from benchcast.forecasting.flags import (
 from benchcast.forecasting.forecast import Forecast
 from benchcast.forecasting.results import Plan
 from benchcast.forecasting.targets import (
+    FlopsConvention,
     fitted_k_max,
+    flops_convention,
     planned_runs,
 )
 from benchcast.laws.fitted import LOG_FLOPS_RANGE
@@ -46,16 +48,19 @@ XTOL_DECADES = 1e-4  # the point answer's precision in decades of compute (0.02 
 LOCAL_POINTS = 33  # computes across a bound's bracket that its crossing is fitted to
 
 
-def _band(ensemble: Ensemble, target: float, unc: Uncertainty, tpr, level: float, needed=None, k=None) -> dict:
+def _band(
+    ensemble: Ensemble, target: float, unc: Uncertainty, tpr, level: float, needed=None, k=None, convention=None
+) -> dict:
     """Where the ensemble's forecast (``needed``, unless given) and its bounds at ``level`` reach ``target``: the
     forecast inverted. The point by bracketing on a grid of log compute and bisection; a bound (its draws carry
     Monte-Carlo noise) by a line fitted across its bracket. Also the forecast at the answer and the grid's note.
-    ``k``: the attempts a law of k is asked at (every point)."""
+    ``k``: the attempts a law of k is asked at (every point); ``convention``: the runs' FLOPs convention splitting a
+    compute into N and D at ``tpr``."""
 
     def at(flops) -> Forecast:
         flops = np.atleast_1d(flops)
         extra = {} if k is None else {"k": np.full(len(flops), float(k))}
-        return ensemble.predict(planned_runs(flops=flops, tpr=tpr), unc, extra=extra)
+        return ensemble.predict(planned_runs(flops=flops, tpr=tpr, convention=convention), unc, extra=extra)
 
     fits = ensemble.fits.values()
     smallest = min(float(r.points["flops"].min()) for r in fits)
@@ -151,7 +156,9 @@ def plan_default(
             f"--forecast-tpr T (forecast_tpr=T), e.g. --forecast-tpr {tprs[len(tprs) // 2]:g}, inside the runs' TPRs "
             "or beyond them; --tpr T would also fit only the runs at T."
         )
-    band = _band(ensemble, target, unc, placed_at, level)
+    # the planned run placed by the runs' own FLOPs convention, as forecast DATA places a run of N and D
+    convention = flops_convention(table, **selection) if placed_at is not None else None
+    band = _band(ensemble, target, unc, placed_at, level, convention=convention)
     at = band["forecast"]
     fields = {
         "benchmark": benchmark,
@@ -166,20 +173,25 @@ def plan_default(
         "interval": interval,
         "n_boot": n_boot,
         "tpr": placed_at,
-        **_sizes(band["needed"], placed_at),
+        **_sizes(band["needed"], placed_at, convention),
         "largest_run": max(float(r.diagnostics.flops_max) for r in results.values()),
         "flags": () if at is None else tuple(at.flags[0]),
     }
     placed = any(f.kind in PLACEMENTS for f in fields["flags"])  # its flag says where
-    notes = _notes(fields, band["note"] if n_boot else "", band["smallest"], ensemble.choice_.failures, placed)
+    words = convention.at(fields["params"]) if convention is not None and "params" in fields else ""
+    notes = _notes(
+        {**fields, "convention": words}, band["note"] if n_boot else "", band["smallest"], ensemble.choice_.failures,
+        placed,
+    )  # fmt: skip
     return Plan(**fields, remarks=tuple(notes))
 
 
-def _sizes(flops: float, tpr: float | None) -> dict:
-    """N and D of a planned run of compute C at tokens per parameter T (C = 6 N D), where both are known."""
+def _sizes(flops: float, tpr: float | None, convention=None) -> dict:
+    """N and D of a planned run of compute C at tokens per parameter T (C = r(N) 6 N D, the runs' FLOPs convention;
+    6 N D without one), where both are known."""
     if tpr is None or not np.isfinite(flops):
         return {}
-    params = float(np.sqrt(flops / (6.0 * tpr)))
+    params = float((convention or FlopsConvention()).split(flops, tpr))
     return {"params": params, "tokens": float(tpr * params)}
 
 

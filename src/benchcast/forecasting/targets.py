@@ -126,7 +126,7 @@ def describe_run(record: dict) -> str:
     return f"{record['flops']:.3g} FLOPs"
 
 
-def query_notes(result, covariates: dict, convention: tuple | None = None) -> list[str]:
+def query_notes(result, covariates: dict, convention: FlopsConvention | None = None) -> list[str]:
     """For a fit's forecast of planned runs (``params`` and ``tokens`` given): what the law was given, and a flag per
     run whose TPR lies outside the fitted runs'. Nothing for points given otherwise."""
     if covariates.get("params") is None or covariates.get("tokens") is None or covariates.get("flops") is not None:
@@ -142,9 +142,10 @@ def query_notes(result, covariates: dict, convention: tuple | None = None) -> li
 
 
 def planned_runs(
-    flops=None, params=None, tokens=None, *, tpr: float | None = None, convention: tuple | None = None
+    flops=None, params=None, tokens=None, *, tpr: float | None = None, convention: FlopsConvention | None = None
 ) -> PlannedRuns:
-    """Runs to forecast, given by their compute (``flops``) or as planned runs (``params`` and ``tokens``)."""
+    """Runs to forecast, given by their compute (``flops``) or as planned runs (``params`` and ``tokens``), placed by
+    one FLOPs convention (default: C = 6 N D) either way."""
     tpr = check_positive("tpr", tpr)
     has_size = params is not None or tokens is not None
     if flops is not None and has_size:
@@ -171,13 +172,13 @@ def planned_runs(
             raise BenchcastError(
                 f"give one tokens value per params value (paired in order): got {len(n)} params and {len(d)} tokens."
             )
-        ratio, words = convention if convention is not None else (1.0, SIX_ND)
-        return PlannedRuns(ratio * 6.0 * n * d, n, d, np.ones(len(n), bool), words)
+        convention = convention or FlopsConvention()
+        return PlannedRuns(convention.flops(n, d), n, d, np.ones(len(n), bool), convention.at(n))
     c = arrays["flops"]
     if tpr is None:
         return PlannedRuns(c, np.full(len(c), np.nan), np.full(len(c), np.nan), np.zeros(len(c), bool))
-    n = np.sqrt(c / (6.0 * tpr))  # as FittedLaw.covariates_at splits C
-    return PlannedRuns(c, n, c / (6.0 * n), np.zeros(len(c), bool))
+    n = (convention or FlopsConvention()).split(c, tpr)  # 6 N D: as FittedLaw.covariates_at splits C
+    return PlannedRuns(c, n, tpr * n, np.zeros(len(c), bool))
 
 
 def fitted_k_max(result) -> float:
@@ -208,9 +209,46 @@ def _fitted_flops_min(fit) -> float:
 CONVENTION_RTOL = 1e-3  # FLOPs within this of 6 N D are 6 N D (rounding of sizes written to a file)
 
 
-def flops_convention(table, *, tpr: float | None = None, min_flops=None, max_flops=None, given=None) -> tuple:
+@dataclass(frozen=True)
+class FlopsConvention:
+    """How a file's FLOPs relate to its runs' 6 N D: FLOPs / (6 N D) = r(N) = exp(a + b ln N), fitted by least squares
+    on the selected runs (b = 0: one ratio for every size; a = b = 0: plain 6 N D), or given."""
+
+    log_ratio: float = 0.0  # a
+    slope: float = 0.0  # b, per ln N
+    words: str = SIX_ND
+    params_range: tuple = (math.nan, math.nan)  # the sizes it was fitted on
+
+    def ratio(self, params) -> np.ndarray:
+        """r(N) at each N."""
+        return np.exp(self.log_ratio + self.slope * np.log(np.asarray(params, float)))
+
+    def flops(self, params, tokens) -> np.ndarray:
+        """C = r(N) 6 N D."""
+        params = np.asarray(params, float)
+        return self.ratio(params) * 6.0 * params * np.asarray(tokens, float)
+
+    def split(self, flops, tpr: float) -> np.ndarray:
+        """N of a run of compute C at tokens per parameter T: C = exp(a) N^b 6 T N^2 solved for N."""
+        return (np.asarray(flops, float) / (6.0 * tpr * np.exp(self.log_ratio))) ** (1.0 / (2.0 + self.slope))
+
+    def at(self, params) -> str:
+        """The ratio at the planned runs' sizes, and how far they lie outside the fitted sizes, in words."""
+        if not self.slope:
+            return self.words
+        params = np.atleast_1d(np.asarray(params, float))
+        lo, hi = self.params_range
+        beyond = np.maximum(np.log10(params / hi), np.log10(lo / params))
+        parts = [
+            f"r = {r:.3g} at N = {n:.3g}" + (f" (extrapolated {d:.2f} decades in N)" if d > 0.005 else "")
+            for n, r, d in zip(params, self.ratio(params), beyond, strict=True)
+        ]
+        return f"{self.words}; {', '.join(dict.fromkeys(parts))}"
+
+
+def flops_convention(table, *, tpr: float | None = None, min_flops=None, max_flops=None, given=None):
     """How a file's FLOPs relate to its runs' 6 N D, so that a planned run given by N and D sits where the file's runs
-    of that size sit: the median ratio FLOPs / (6 N D) over the runs of the selection, or ``given``."""
+    of that size sit (:class:`FlopsConvention`, fitted on the runs of the selection), or ``given``."""
     if given is not None:
         return _given(given)
     by_run = runs(within_compute(table, min_flops, max_flops))
@@ -219,36 +257,48 @@ def flops_convention(table, *, tpr: float | None = None, min_flops=None, max_flo
     return _measured(by_run, "the file's own convention", "selected runs")
 
 
-def _given(given: float) -> tuple[float, str]:
+def _given(given: float) -> FlopsConvention:
     ratio = check_positive("flops_per_6nd", given)
-    return ratio, f"C = {ratio:.4g} x 6 N D (given: --flops-per-6nd)"
+    return FlopsConvention(math.log(ratio), 0.0, f"C = {ratio:.4g} x 6 N D (given: --flops-per-6nd)")
 
 
-def _measured(frame, whose: str, what: str) -> tuple[float, str]:
-    """The median FLOPs / (6 N D) of a frame's rows (flops, params, tokens), with its source in words."""
+def _measured(frame, whose: str, what: str) -> FlopsConvention:
+    """FLOPs / (6 N D) of a frame's runs (flops, params, tokens) as a log-linear trend in N, with its source in words:
+    one ratio where the runs have one size or one ratio."""
+    frame = frame.drop_duplicates("run") if "run" in frame else frame
+    n = frame["params"].to_numpy(float)
     ratios = (frame["flops"] / (6.0 * frame["params"] * frame["tokens"])).to_numpy(float)
-    ratios = ratios[np.isfinite(ratios)]
+    ok = np.isfinite(ratios) & (ratios > 0) & np.isfinite(n) & (n > 0)
+    ratios, n = ratios[ok], n[ok]
     if not len(ratios) or np.allclose(ratios, 1.0, rtol=CONVENTION_RTOL, atol=0.0):
-        return 1.0, f"{SIX_ND} (the {what}' FLOPs are 6 N D)"
-    ratio = float(np.median(ratios))
-    return ratio, (
-        f"C = {ratio:.4g} x 6 N D: {whose}, the median FLOPs / (6 N D) of its {len(ratios)} {what} "
-        f"({ratios.min():.3g} .. {ratios.max():.3g}; --flops-per-6nd R gives another)"
+        return FlopsConvention(words=f"{SIX_ND} (the {what}' FLOPs are 6 N D)")
+    sizes = (float(n.min()), float(n.max()))
+    if np.unique(np.round(np.log(n), 6)).size < 2 or np.allclose(ratios, ratios[0], rtol=CONVENTION_RTOL, atol=0.0):
+        ratio = float(np.median(ratios))
+        words = f"C = {ratio:.4g} x 6 N D: {whose}, the FLOPs / (6 N D) of its {len(ratios)} {what}"
+        return FlopsConvention(math.log(ratio), 0.0, words + " (--flops-per-6nd R gives another)", sizes)
+    slope, log_ratio = np.polyfit(np.log(n), np.log(ratios), 1)
+    trend = FlopsConvention(float(log_ratio), float(slope), "", sizes)
+    lo, hi = trend.ratio([sizes[0], sizes[1]])
+    words = (
+        f"C = r(N) x 6 N D: {whose}, FLOPs / (6 N D) log-linear in N over its {len(ratios)} {what} "
+        f"(r = {lo:.3g} at N = {sizes[0]:.3g} .. {hi:.3g} at {sizes[1]:.3g}; --flops-per-6nd R gives one ratio)"
     )
+    return FlopsConvention(float(log_ratio), float(slope), words, sizes)
 
 
-def _fit_convention(result, given: float | None = None) -> tuple[float, str]:
+def _fit_convention(result, given: float | None = None) -> FlopsConvention:
     """The FLOPs convention of the runs a fit was fitted to (its points), as :func:`flops_convention` measures a
     table's; ``given`` as it takes it."""
     if given is not None:
         return _given(given)
     points = result.points.drop_duplicates("run")
     if not {"params", "tokens"} <= set(points.columns):
-        return 1.0, SIX_ND
+        return FlopsConvention()
     return _measured(points, "the fit's runs' convention", "fitted runs")
 
 
-def placed_query(result, covariates: dict, given: float | None = None) -> tuple[dict, float | None, str]:
+def placed_query(result, covariates: dict, given: float | None = None) -> tuple[dict, FlopsConvention | None]:
     """A forecast's query as the fitted law is given it: a planned run (``params`` and ``tokens``, no ``flops``) is
     placed at the compute C = r 6 N D of the fit's own runs' convention (:func:`_fit_convention`), which a law of
     compute alone is given; a law of N and D is given N and D as they are."""
@@ -256,14 +306,13 @@ def placed_query(result, covariates: dict, given: float | None = None) -> tuple[
     if not sized or covariates.get("flops") is not None:
         if given is not None:
             raise BenchcastError(_NOT_PLANNED)
-        return covariates, None, ""
-    ratio, words = _fit_convention(result, given)
-    law = result.law_object
-    if "flops" not in law.covariates:
-        return covariates, ratio, words
+        return covariates, None
+    convention = _fit_convention(result, given)
+    if "flops" not in result.law_object.covariates:
+        return covariates, convention
     placed = {name: value for name, value in covariates.items() if name not in ("params", "tokens")}
-    placed["flops"] = ratio * 6.0 * np.asarray(covariates["params"], float) * np.asarray(covariates["tokens"], float)
-    return placed, ratio, words
+    placed["flops"] = convention.flops(covariates["params"], covariates["tokens"])
+    return placed, convention
 
 
 _NOT_PLANNED = (
@@ -281,7 +330,7 @@ def table_runs(
     if given is not None and not sized:
         raise BenchcastError(_NOT_PLANNED)
     selection = {"tpr": tpr, "min_flops": min_flops, "max_flops": max_flops}
-    convention = flops_convention(table, **selection, given=given) if sized else None
+    convention = flops_convention(table, **selection, given=given) if sized or tpr is not None else None
     return planned_runs(flops, params, tokens, tpr=None if sized else tpr, convention=convention)
 
 

@@ -51,17 +51,17 @@ def plot_fit(fit, ax=None, **style):
     return ax
 
 
-def forecast_x(query: dict) -> tuple[np.ndarray, str]:
-    """Where a forecast's points lie on a figure: their compute (given, or r 6 N D at the FLOPs convention of the fit's
-    runs, ``query['flops_per_6nd']``), else their gold NLL; the label says which."""
+def forecast_x(query: dict, flops=None) -> tuple[np.ndarray, str]:
+    """Where a forecast's points lie on a figure: their compute (given, or, for planned runs, ``flops``: where the
+    forecast placed them, at the FLOPs convention of the runs), else their gold NLL; the label says which."""
     if query.get("flops") is not None:
         return np.atleast_1d(np.asarray(query["flops"], float)), "training compute C (FLOPs)"
-    if query.get("params") is not None and query.get("tokens") is not None:
-        ratio = float(query.get("flops_per_6nd") or 1.0)
-        flops = ratio * 6.0 * np.asarray(query["params"], float) * np.asarray(query["tokens"], float)
-        if ratio == 1.0:
-            return np.atleast_1d(flops), "training compute C = 6 N D (FLOPs)"
-        return np.atleast_1d(flops), f"training compute C (FLOPs, as the runs count them: {ratio:.3g} x 6 N D)"
+    if query.get("params") is not None and query.get("tokens") is not None and flops is not None:
+        flops = np.atleast_1d(np.asarray(flops, float))
+        six_nd = 6.0 * np.asarray(query["params"], float) * np.asarray(query["tokens"], float)
+        if np.allclose(flops, np.ravel(six_nd), rtol=1e-9):
+            return flops, "training compute C = 6 N D (FLOPs)"
+        return flops, "training compute C (FLOPs, as the runs count them: r(N) x 6 N D)"
     return np.atleast_1d(np.asarray(query.get("gold"), float)), "G = -log GoldProb"
 
 
@@ -82,7 +82,7 @@ def plot_forecast(forecast, fit=None, ax=None, runs=None, **style):
     (thick), over the fit's runs and curve when the fit is given, or over ``runs``; a point without a forecast is
     left out of the drawing and named in the legend."""
     given, ax = ax is not None, _new_axes(ax)
-    x, xlabel = forecast_x(forecast.query or {"flops": forecast.runs.flops})
+    x, xlabel = forecast_x(forecast.query or {"flops": forecast.runs.flops}, forecast.runs.flops)
     color = style.pop("color", law_color(forecast.law))
     metric = tpr = None
     if fit is not None and "gold" not in forecast.query:

@@ -119,7 +119,7 @@ def analyse_benchmark(
     target_flops: list[float] | None = None,
     target_params: list[float] | None = None,
     target_tokens: list[float] | None = None,
-    convention: tuple | None = None,
+    convention=None,
     law: str = RECOMMENDED,
     tpr: float | None = None,
     forecast_tpr: float | None = None,
