@@ -1,4 +1,4 @@
-"""Rolling origins solved as one batch (``fitting.api.fit_subsets``) against the loop of cold fits
+"""Rolling origins solved as one batch (``fitting.stages.fit_subsets``) against the loop of cold fits
 (``fit_rows`` per origin, as ``forecasting.calibration.rolling_origin`` does), on the DCLM ladder.
 
 For each law, arc_easy acc_norm, min_flops 3e18, TPR 20 (nd_floor separates N from D, so it is
@@ -40,7 +40,8 @@ from dataclasses import replace
 import numpy as np
 
 import benchcast as bc
-from benchcast.fitting.api import fit_rows, prepare_fit
+from benchcast.fitting.api import fit_rows
+from benchcast.fitting.stages import prepare_fit
 from benchcast.fitting.engine.problem import Problem
 from benchcast.fitting.engine.projection import project_linear
 from benchcast.fitting.engine.starts import ranked_starts

@@ -68,7 +68,7 @@ def quantiles(forecast, i: int) -> tuple[np.ndarray, np.ndarray]:
     """The predictive distribution of point i as (probabilities, quantiles) read from its central intervals."""
     probs, values = [0.5], [float(forecast.prediction[i])]
     for level in LEVELS:
-        lower, upper = forecast.bounds(level)
+        lower, upper = forecast.interval(level)
         probs += [(1 - level) / 2, (1 + level) / 2]
         values += [float(lower[i]), float(upper[i])]
     order = np.argsort(probs)

@@ -257,3 +257,13 @@ def test_evaluate_fits_an_unfitted_ensemble_afresh_on_each_training_side():
     by_hand = Ensemble().fit(table[table["params"] < 1e9], spec, progress=False)
     assert held["weights"].iloc[0] == by_hand.weights_
     np.testing.assert_allclose(held["prediction"], by_hand.predict(held["flops"].to_numpy()).prediction, rtol=1e-9)
+
+
+def test_cutoff_backtest_holds_its_k_to_max_k_on_both_sides():
+    """A law across k fitted with max_k: neither the fitted nor the held-out rows go above it."""
+    theta = [9.0, -0.19, 0.5, -0.013]
+    flops, ks = np.meshgrid(np.geomspace(1e18, 3e22, 10), [1, 2, 4, 8, 16])
+    table = law_table("passk_compute", theta, {"flops": flops.ravel(), "k": ks.ravel()}, metric="pass@k")
+    spec = bc.FitSpec("passk_compute", "synthetic", "pass@k", max_k=4)
+    result = cutoff_backtest(table, spec, n_targets=1)
+    assert len(result.table) and (result.table["n_held_out"] == 3).all()  # k = 1, 2, 4 of the largest run

@@ -279,3 +279,15 @@ def test_the_error_model_is_a_value_passed_to_predict(misspecified):
     assert wider.error_model["tau"] == pytest.approx(4 * own.error_model["tau"])
     assert np.diff(wider.interval(0.9), axis=0)[0, 0] > np.diff(own.interval(0.9), axis=0)[0, 0]
     assert wider.prediction[0] == own.prediction[0]  # the point is not a draw
+
+
+def test_a_forecast_answers_any_level_from_its_draws_and_keeps_them_when_taken(misspecified):
+    """interval(level) at a level not asked is the interval of a forecast asked at it; take() keeps each point's
+    draws, a point taken twice included; a level outside (0, 1) is refused."""
+    asked = bc.forecast(misspecified, n_boot=30, n_jobs=1, flops=[3e22, 1e23], level=0.8)
+    made = bc.forecast(misspecified, n_boot=30, n_jobs=1, flops=[3e22, 1e23])
+    np.testing.assert_allclose(made.interval(0.8), asked.interval(0.8), rtol=1e-12)
+    twice = made.take([1, 1, 0])
+    np.testing.assert_allclose(twice.interval(0.8)[0], made.interval(0.8)[0][[1, 1, 0]], rtol=1e-12)
+    with pytest.raises(bc.BenchcastError):
+        made.interval(1.5)

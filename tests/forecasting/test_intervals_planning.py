@@ -381,7 +381,7 @@ def test_two_stage_draws_lie_where_its_forecast_can(apple):
 
 
 def test_forecast_and_plan_show_themselves(apple):
-    """Forecast and PlanResult: the CLI's JSON keys, the CLI's text, and an HTML table with the numbers."""
+    """Forecast and Plan: the CLI's JSON keys, the CLI's text, and an HTML table with the numbers."""
     result = bc.fit(apple, "power", "sciq", "acc_norm", tpr=20, max_flops=6e21)
     out = forecast(result, flops=np.array([1e22, 1e23]), n_boot=20, n_jobs=1, interval="bootstrap")
     assert list(out.to_dict()) == [

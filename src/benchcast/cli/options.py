@@ -110,7 +110,7 @@ FlopsPer6ND = Annotated[
     typer.Option(
         "--flops-per-6nd",
         help="Place a planned run (--params N --tokens D) at C = R x 6 N D (default: the data's own convention, "
-        "the median FLOPs / (6 N D) of its selected runs; 1 where it gives no FLOPs).",
+        "FLOPs / (6 N D) of its selected runs, log-linear in N; 1 where it gives no FLOPs).",
         metavar="R",
     ),
 ]

@@ -237,6 +237,8 @@ def cutoff_backtest(
     target_flops = float(np.exp(np.mean(np.log(by_run[targets].to_numpy(float)))))
     # the cutoff backtest's selection is the spec's whole selection (its compute range too), held-out side included
     within = within_compute(table, spec.min_flops, spec.max_flops)
+    if spec.max_k is not None and "k" in within:  # the cutoff backtest's rows are the spec's k <= max_k, both sides
+        within = within[~(within["k"].to_numpy(float) > spec.max_k)]
     unc = Uncertainty(n_boot, seed, interval, tuple(DEFAULT_LEVELS), 1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

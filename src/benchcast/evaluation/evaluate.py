@@ -68,7 +68,8 @@ class LargestRuns:
     n: int
 
     def __call__(self, rows: pd.DataFrame) -> list:
-        rungs = np.unique(np.round(np.log10(rows["flops"].to_numpy(float)), 6))[::-1]
+        scored = rows["value"].notna().to_numpy() if "value" in rows else np.ones(len(rows), bool)
+        rungs = np.unique(np.round(np.log10(rows["flops"].to_numpy(float)[scored]), 6))[::-1]
         if not 1 <= self.n < len(rungs):
             raise BenchcastError(f"holding out the {self.n} largest runs needs more than {self.n} rungs: {len(rungs)}.")
         cut = float(10 ** (0.5 * (rungs[self.n - 1] + rungs[self.n])))
@@ -166,8 +167,8 @@ def evaluate(
     Parameters
     ----------
     spec : FitSpec
-        The law (a fixed law's forecast) and the selection (benchmark, metric, TPR; its ``min_flops`` and
-        ``max_k`` limit the training side only).
+        The law (a fixed law's forecast; ignored with ``forecaster``) and the selection (benchmark, metric, TPR; its
+        ``min_flops`` and ``max_flops`` limit the training side only, ``max_k`` with :class:`ThresholdAndK`).
     table : pandas.DataFrame
         The runs.
     splitter : callable
@@ -200,7 +201,9 @@ def evaluate(
     rows, resolved = design(table, replace(spec, max_k=None, min_flops=None, max_flops=None))
     frames, models = [], []
     for label, train, test in track(splitter(rows), f"evaluate {spec.benchmark}", enabled=progress):
-        train = train & (rows["flops"].to_numpy(float) >= spec.min_flops) if spec.min_flops is not None else train
+        flops = rows["flops"].to_numpy(float)  # the spec's compute range limits the training side only
+        train = train & (flops >= spec.min_flops) if spec.min_flops is not None else train
+        train = train & (flops <= spec.max_flops) if spec.max_flops is not None else train
         if not train.any():
             raise InsufficientDataError(f"{spec.benchmark}: no runs on the training side of the split at {label:.3g}.")
         if not test.any():
@@ -226,6 +229,8 @@ def _fit(forecaster, spec: FitSpec, resolved: FitSpec, table, rows, train, split
         training = replace(resolved, max_k=spec.max_k, min_flops=spec.min_flops, max_flops=top)
         return Ensemble.of_fit(fit_rows(rows[train].reset_index(drop=True), training))
     seen = table[table["run"].isin(set(rows["run"][train]))]
+    if spec.max_k is not None and "k" in seen:  # k above max_k is held out, never fitted
+        seen = seen[~(seen["k"].to_numpy(float) > spec.max_k)]
     return Ensemble(forecaster.rule, forecaster.laws).fit(seen, replace(spec, law="power"), progress=False)
 
 

@@ -348,6 +348,8 @@ class Ensemble:
             ok = np.isfinite(sample.values).all(axis=0) & np.isfinite(prediction)
             if model is not None:
                 ok &= np.isfinite(decades)  # no compute, no distance: no extrapolation-aware interval there
+            if not ok.any() and kind == "confidence":  # no interval of the curve: the run's still stands
+                continue
             if not ok.any():
                 no_compute = model is not None and not np.isfinite(decades).any()
                 return (), model, NO_COMPUTE if no_compute else "no interval: no finite bootstrap draw"

@@ -15,6 +15,7 @@ from benchcast.forecasting.flags import describe, refused, short
 from benchcast.forecasting.targets import SIX_ND, PlannedRuns
 from benchcast.utils.jsonable import jsonable
 from benchcast.utils.rich_view import Markup, RichView, rich_table
+from benchcast.validation import check_level
 
 RUN_COLUMNS = ("flops", "params", "tokens", "tpr")
 
@@ -162,7 +163,10 @@ class Forecast(RichView):
             return empty
         return values[0] if all(v == values[0] for v in values) else empty
 
-    weights = property(lambda self: self._shared("weights", {}), doc="The members and their weights.")
+    weights = property(
+        lambda self: self._shared("weights", {}) if len(self) else {},
+        doc="The members and their weights ({} where they differ by point: each row's ``weights`` says).",
+    )
     used = property(lambda self: self._shared("covariates", {}), doc="What each member was given, in words.")
     dropped = property(lambda self: self._shared("dropped", {}), doc="Rows each member's fit left out.")
     error_model = property(lambda self: self._shared("error_model"), doc="The extrapolation error that widened it.")
@@ -193,7 +197,7 @@ class Forecast(RichView):
         -------
         (lower, upper) : ndarrays (points,)
         """
-        level = self.level if level is None else float(level)
+        level = self.level if level is None else float(check_level(level))
         lower, upper = bound_column("lower", level, mean), bound_column("upper", level, mean)
         if lower in self.points:
             return self.points[lower].to_numpy(float), self.points[upper].to_numpy(float)
@@ -210,9 +214,8 @@ class Forecast(RichView):
     @property
     def intervals(self) -> dict:
         """The prediction interval at each asked level; empty where there is none (:attr:`note` says why)."""
-        if not any(kind == "prediction" for kind, _, _ in self.draws):
-            return {}
-        return {level: self.interval(level) for level in self.levels}
+        found = {level: self.interval(level) for level in self.levels}
+        return found if any(np.isfinite(lo).any() for lo, _ in found.values()) else {}
 
     lower = property(lambda self: self._shaped(self.interval()[0]))
     upper = property(lambda self: self._shaped(self.interval()[1]))
@@ -237,12 +240,13 @@ class Forecast(RichView):
         Forecast
         """
         index = np.atleast_1d(np.arange(len(self))[which])
-        where = {int(old): new for new, old in enumerate(index)}
         draws = []
         for kind, at, values in self.draws:
-            keep = np.isin(at, index)
-            if keep.any():
-                draws.append((kind, np.array([where[int(i)] for i in at[keep]]), values.take(keep)))
+            column = {int(point): j for j, point in enumerate(at)}  # the part's column of each point it has
+            kept = [(new, column[int(old)]) for new, old in enumerate(index) if int(old) in column]
+            if kept:
+                new, columns = (np.array(v) for v in zip(*kept, strict=True))
+                draws.append((kind, new, values.take(columns)))
         points = self.points.iloc[index].reset_index(drop=True)
         return replace(self, points=points, draws=tuple(draws), query={}, shape=())
 
@@ -352,7 +356,7 @@ class Forecast(RichView):
                 "law": self.name,
                 "strategy": self.name,
                 "benchmark": self.benchmark,
-                "weights": self.weights,
+                "weights": self.weights if self._shared("weights") is not None else None,  # else per record
                 "level": self.level,
                 "levels": list(self.levels),
                 "interval": self.uncertainty.interval,
