@@ -41,12 +41,11 @@ import numpy as np
 
 import benchcast as bc
 from benchcast.fitting.api import fit_rows
-from benchcast.fitting.stages import prepare_fit
 from benchcast.fitting.engine.problem import Problem
 from benchcast.fitting.engine.projection import project_linear
 from benchcast.fitting.engine.starts import ranked_starts
 from benchcast.fitting.spec import FitSpec, design
-from benchcast.fitting.stages import fit_subsets
+from benchcast.fitting.stages import fit_subsets, prepare_fit
 from benchcast.laws import Law, get_law, to_target
 
 DATA = "../shared/data/apple-downstream/metrics_dclm_data_mixture.subset.csv"
