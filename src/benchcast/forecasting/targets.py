@@ -2,14 +2,15 @@
 
 Runs are given by their compute C alone, or as planned runs of N parameters trained on D tokens ("my 7B on 4T
 tokens"). A planned run's compute is C = r(N) 6 N D, r the file's own FLOPs convention (FLOPs / (6 N D) of its
-selected runs, log-linear in N; :class:`FlopsConvention`) or the caller's (``--flops-per-6nd``); its TPR = D / N. A law of
-N and D is given N and D; a law of compute alone is given C, and the output says that it ignores the allocation
-(:meth:`PlannedRuns.covariates`).
+selected runs, log-linear in N; :class:`FlopsConvention`) or the caller's (``--flops-per-6nd``); its TPR = D / N.
+A law of N and D is given N and D; a law of compute alone is given C, and the output says that it ignores the
+allocation (:meth:`PlannedRuns.covariates`).
 
-Every distance is computed here, once per forecast (``Ensemble.predict`` hands them to the flags and the widening):
-decades of compute beyond the largest fitted run or below the smallest (:func:`outside_decades`, what the interval widens with) and decades of TPR outside the fitted runs'
-range (:func:`tpr_decades`). :mod:`benchcast.forecasting.flags` owns every word said about them (at a fitted run,
-below the data, an interpolation, beyond the fitted k, a TPR outside the fitted runs').
+Every distance is computed here, once per forecast (``Ensemble.predict`` hands them to the flags and the
+widening): decades of compute beyond the largest fitted run or below the smallest (:func:`outside_decades`, what
+the interval widens with) and decades of TPR outside the fitted runs' range (:func:`tpr_decades`).
+:mod:`benchcast.forecasting.flags` owns every word said about them (at a fitted run, below the data, an
+interpolation, beyond the fitted k, a TPR outside the fitted runs').
 """
 
 from __future__ import annotations
