@@ -99,3 +99,46 @@ def test_a_planned_run_is_placed_by_the_trend_of_the_files_flops_per_6nd_and_pla
     out = plan_default(table, "arc_easy", "acc_norm", target=target, forecast_tpr=300, n_boot=0)
     assert out.needed == pytest.approx(convention.ratio(out.params) * 6 * out.params * out.tokens, rel=1e-9)
     assert out.params == pytest.approx(far, rel=1e-3)  # the same run, to the plan's precision in compute
+
+
+# -- item 3: backtests at the question's distance --------------------------------------------------------------
+
+
+def test_bench_and_backtest_hold_out_the_larger_models(tmp_path):
+    """--holdout-params N: fit the models smaller than N, forecast the larger ones, on bench and backtest alike."""
+    from benchcast.data.example import load_example
+
+    table = load_example()
+    path = tmp_path / "ladder.csv"
+    table.to_csv(path, index=False)
+    args = ["bench", "--data", str(path), "-b", "arc_easy:acc_norm", "-l", "power", "-s", "power", "--n-boot", "10"]
+    done = run_cli(*args, "--holdout-params", "1e9", "-j", "1", "--json")
+    assert done.exit_code == 0, done.stderr
+    (row,) = json.loads(done.stdout[done.stdout.index("[") :])
+    larger = table[(table["params"] >= 1e9) & (table["benchmark"] == "arc_easy") & (table["metric"] == "acc_norm")]
+    assert row["n_test"] == larger["run"].nunique()  # every larger model, whatever its compute
+    assert row["cutoff"] == pytest.approx(table.loc[table["params"] < 1e9, "flops"].max())
+    bt = bc.backtest(table, bc.FitSpec("power", "arc_easy", "acc_norm"), holdout_params=1e9)
+    held = bt.predictions[bt.predictions["side"] == "test"]
+    assert bt.protocol == "params" and set(held["run"]) == set(larger["run"])
+    assert bt.fit.points["params"].max() < 1e9 and bt.threshold == pytest.approx(bt.fit.diagnostics.flops_max)
+    refused = run_cli("backtest", str(path), "-b", "arc_easy", "--holdout-params", "1e9", "--threshold", "1e20")
+    assert refused.exit_code == 2 and "--threshold" in refused.stderr
+
+
+def test_bench_on_a_multi_tpr_ladder_benches_the_forecasters_own_candidates(apple_path, tmp_path):
+    common = [
+        "bench",
+        "--data",
+        str(apple_path),
+        "-b",
+        "arc_easy:acc_norm",
+        "--n-boot",
+        "10",
+        "--interval",
+        "bootstrap",
+    ]
+    done = run_cli(*common, "--threshold", "6e21", "-j", "2", "--json")
+    assert done.exit_code == 0, done.stderr
+    strategies = {row["strategy"].split("[")[0] for row in json.loads(done.stdout[done.stdout.index("[") :])}
+    assert {"nd_floor", "power_floor_tpr", "power"} <= strategies  # the candidates beside the simplest alternative

@@ -81,6 +81,14 @@ def backtest_command(
     min_flops: MinFlops = None,
     protocol: Annotated[str, typer.Option(help=f"Split protocol: {', '.join(PROTOCOLS)}.")] = "threshold",
     max_k: Annotated[int, typer.Option(help="Largest k fitted (passk protocol, or laws with k).")] = DEFAULT_MAX_K,
+    holdout_params: Annotated[
+        float | None,
+        typer.Option(
+            "--holdout-params",
+            help="Fit the runs with fewer than N parameters, forecast the rest (in place of --threshold).",
+            metavar="N",
+        ),
+    ] = None,
     proxy: Proxy = None,
     boot: NBoot = DEFAULT_REPLICATES,
     interval: Interval = DEFAULT_INTERVAL,
@@ -109,6 +117,11 @@ def backtest_command(
         f"here neither is used (--protocol {protocol}, law(s) {', '.join(laws)}): drop it.",
     )
     refuse_interval_without_boot(boot, interval)
+    refuse_options(
+        {"--threshold": threshold != DEFAULT_THRESHOLD and holdout_params is not None,
+         "--protocol": protocol != "threshold" and holdout_params is not None},
+        "--holdout-params splits the runs by their size; {them} split(s) them otherwise: give one or the other.",
+    )  # fmt: skip
     table = read(data, format, metadata, q_rand, margin=margin, columns=column)
     specs = [FitSpec(law=name, benchmark=benchmark, metric=metric, proxy=proxy, max_k=max_k) for name in laws]
     results = compare_backtests(
@@ -118,6 +131,7 @@ def backtest_command(
         threshold=threshold,
         tpr=tpr,
         min_flops=min_flops,
+        holdout_params=holdout_params,
         n_boot=boot,
         interval=interval,
     )

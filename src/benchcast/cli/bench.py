@@ -145,6 +145,15 @@ def bench_command(
         list[float] | None,
         typer.Option("--holdout-tpr", help="Hold out every run at this tokens-per-parameter ratio (repeat)."),
     ] = None,
+    holdout_params: Annotated[
+        float | None,
+        typer.Option(
+            "--holdout-params",
+            help='Hold out every run of N parameters or more and fit the smaller models ("fit < 1B, forecast 3B"); '
+            "alone, the one cutoff is the largest smaller model's compute.",
+            metavar="N",
+        ),
+    ] = None,
     q_rand: QRand = None,
     margin: Margin = None,
     n_boot: Annotated[
@@ -241,7 +250,18 @@ def bench_command(
             held_out.append(
                 f"{d.name}: held out the {holdout_largest} largest rung(s) (C = {shown} FLOPs); fit on C <= {cut:.3g}"
             )
-    laws = tuple(law or FIXED_LAWS)
+    if holdout_params is not None:
+        from dataclasses import replace
+
+        from benchcast.evaluation.bench_cells import size_cutoff
+
+        for i, d in enumerate(datasets):
+            own = threshold or cutoffs is not None or holdout_largest is not None
+            cuts = d.cutoffs if own else (size_cutoff(d.table, holdout_params, tpr=d.tpr, min_flops=d.min_flops),)
+            datasets[i] = replace(d, cutoffs=cuts, holdout_params=holdout_params)
+            held_out.append(f"{d.name}: held out every run of {holdout_params:.3g} parameters or more")
+    # the simplest alternatives, and on a ladder across TPRs the forecaster's own candidates for it
+    laws = tuple(law or dict.fromkeys((*FIXED_LAWS, *(c for d in datasets for c in _tpr_candidates(d)))))
     candidates = tuple(candidate) if candidate else None  # None: each data set's ladder decides (and its fallback)
     result = bench(
         datasets,
@@ -264,3 +284,11 @@ def bench_command(
     console.print(result)
     for path in written:
         console.print(escape(f"wrote {path}"))
+
+
+def _tpr_candidates(data) -> tuple[str, ...]:
+    """The default forecaster's candidates for a data set whose runs span TPRs (none at one TPR)."""
+    from benchcast.evaluation.strategies import ladder_candidates, runs_of
+    from benchcast.laws.questions import spans_tprs
+
+    return ladder_candidates(data)[0] if spans_tprs(runs_of(data)) else ()

@@ -16,7 +16,7 @@ from benchcast.defaults import DEFAULT_LEVELS
 from benchcast.errors import BenchcastError
 from benchcast.evaluation import DEFAULT_THRESHOLD, PROTOCOLS
 from benchcast.evaluation.backtest_result import BacktestComparison, BacktestResult
-from benchcast.evaluation.evaluate import PROTOCOL_SPLITTERS, evaluate
+from benchcast.evaluation.evaluate import PROTOCOL_SPLITTERS, LargerModels, evaluate
 from benchcast.fitting.metrics import coverage, mae, mre, r2, rmse
 from benchcast.fitting.spec import FitSpec
 from benchcast.forecasting.bootstrap import Uncertainty
@@ -70,6 +70,7 @@ def backtest(
     min_flops: float | None = None,
     tpr: float | None = None,
     holdout_tpr: float | None = None,
+    holdout_params: float | None = None,
     n_boot: int = 0,
     seed: int = 0,
     n_jobs: int | None = None,
@@ -93,6 +94,9 @@ def backtest(
         Compute of the split, in FLOPs.
     min_flops, tpr, holdout_tpr
         The training side's smallest compute, the runs' TPR, and the ``nd`` protocol's held-out TPR.
+    holdout_params : float, optional
+        Split by size instead (protocol ``'params'``): fit the runs with fewer parameters, forecast the rest
+        (:class:`~benchcast.evaluation.evaluate.LargerModels`); ``threshold`` becomes the largest fitted compute.
     n_boot, seed, n_jobs, interval
         Bootstrap replicates (0: no intervals), seed, workers and interval kind.
 
@@ -108,10 +112,14 @@ def backtest(
         raise BenchcastError(f"unknown protocol {protocol!r}; expected one of {', '.join(PROTOCOLS)}.")
     options = {"nd": {"tpr": holdout_tpr}, "passk": {"max_k": spec.max_k or 32}}.get(protocol, {})
     splitter = PROTOCOL_SPLITTERS[protocol](threshold, **options)
+    if holdout_params is not None:
+        splitter, protocol = LargerModels(holdout_params), "params"
     unc = Uncertainty(n_boot, seed, interval, tuple(DEFAULT_LEVELS), n_jobs)
     frame, (model,) = evaluate(spec, table, splitter, uncertainty=unc, confidence=True, return_models=True)
     predictions, metrics = _scored(frame)
     result = next(iter(model.fits.values()))
+    if holdout_params is not None:  # the split's compute, for tables and figures: the largest fitted run
+        threshold = float(result.diagnostics.flops_max)
     bt = BacktestResult(spec.law, spec.benchmark, protocol, threshold, result, predictions, metrics)
     if n_boot:
         _interval_metrics(bt, frame, unc)

@@ -45,6 +45,7 @@ class Dataset:
     tpr: float | None = None
     min_flops: float | None = None
     holdout_tprs: tuple[float, ...] = ()  # runs at these TPRs are held out whatever their compute (K4's protocol)
+    holdout_params: float | None = None  # runs of this many parameters or more are held out ("fit < 1B, forecast 3B")
 
 
 def ladder(table: pd.DataFrame, n: int, *, tpr: float | None = None, top: float = 0.25, depth: float = 1.25) -> tuple:
@@ -101,17 +102,42 @@ def split_for(dataset: Dataset, bench: str, metric: str, cutoff: float) -> tuple
     keep = flops <= cutoff
     if dataset.min_flops is not None:
         keep &= flops >= dataset.min_flops
-    held_tpr = _at_tprs(table, dataset.holdout_tprs)
+    held_tpr = _at_tprs(table, dataset.holdout_tprs) | _larger(table, dataset.holdout_params)
     train = table[keep & ~held_tpr].reset_index(drop=True)
     name, k = parse_metric(metric)
     rows = select(table, bench, name, k, tpr=dataset.tpr)
     above = rows["flops"].to_numpy(float) > cutoff
-    at_tpr = _at_tprs(rows, dataset.holdout_tprs)
+    at_tpr = _at_tprs(rows, dataset.holdout_tprs) | _larger(rows, dataset.holdout_params)
     if dataset.min_flops is not None:
         at_tpr &= rows["flops"].to_numpy(float) >= dataset.min_flops
     held = rows[above | at_tpr].copy()
     held["k"] = held["k"].astype(float).fillna(1.0)
     return train, held.sort_values(["flops", "run"]).reset_index(drop=True)
+
+
+def _larger(table: pd.DataFrame, params: float | None) -> np.ndarray:
+    """Rows of runs with ``params`` parameters or more (none where no size is held out)."""
+    if params is None:
+        return np.zeros(len(table), bool)
+    return table["params"].to_numpy(float) >= params
+
+
+def size_cutoff(table: pd.DataFrame, params: float, *, tpr=None, min_flops=None) -> float:
+    """The one cutoff of a hold-out by size: the largest compute of the runs smaller than ``params`` (they are the
+    training side; the larger runs are held out whatever their compute)."""
+    keep = table["params"].to_numpy(float) < params
+    if tpr is not None:
+        keep &= at_tpr(table["tpr"].to_numpy(float), tpr)
+    if min_flops is not None:
+        keep &= table["flops"].to_numpy(float) >= min_flops
+    larger = int(np.unique(table.loc[~keep, "run"]).size) if "run" in table else 0
+    if not keep.any() or not larger:
+        sizes = np.unique(table["params"].to_numpy(float))
+        raise BenchcastError(
+            f"--holdout-params {params:.3g} must leave runs on both sides: the runs' sizes are "
+            f"{', '.join(f'{n:.3g}' for n in sizes)}."
+        )
+    return float(table["flops"].to_numpy(float)[keep].max())
 
 
 def _at_tprs(table: pd.DataFrame, tprs: tuple[float, ...]) -> np.ndarray:

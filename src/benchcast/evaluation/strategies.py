@@ -128,6 +128,8 @@ def runs_of(data, cutoff: float | None = None) -> pd.DataFrame:
         keep &= flops >= data.min_flops
     for held in data.holdout_tprs:
         keep &= ~at_tpr(table["tpr"], held)
+    if data.holdout_params is not None:  # the larger models are held out: they must not shape a strategy either
+        keep &= ~(table["params"].to_numpy(float) >= data.holdout_params)
     return table[keep]
 
 
