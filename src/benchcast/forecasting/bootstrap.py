@@ -41,7 +41,7 @@ from benchcast.fitting.result import FitResult
 from benchcast.forecasting.draws import ScoreDraws
 from benchcast.laws import get_law, to_target
 from benchcast.utils.parallel import parallel_map, resolve_jobs
-from benchcast.utils.streams import RESIDUAL_STREAM, point_rng
+from benchcast.utils.streams import RESIDUAL_STREAM, common_rng
 from benchcast.validation import check_level, check_replicates
 
 CHEAP_IN_PROCESS = 2000  # replicates of a closed-form law refitted in this process, not a pool
@@ -241,8 +241,8 @@ class Bootstrap:
         return ScoreDraws(np.reshape(values, (len(thetas), size)), X, shape)
 
     def _residual_draws(self, X: dict[str, np.ndarray], shape: tuple[int, ...]) -> np.ndarray:
-        """Residuals added to each replicate's forecast, (replicates, points); each point's column is drawn from a
-        stream keyed by its covariates (:func:`point_rng`)."""
+        """Residuals added to each replicate's forecast, (replicates, points): replicate b adds the same residual at
+        every point (common random numbers, :func:`~benchcast.utils.streams.common_rng`)."""
         law = get_law(self.result.law)
         points = self.result.points
         q_rand = self.result.spec.q_rand
@@ -253,12 +253,8 @@ class Bootstrap:
             return np.zeros(shape)
         n, p = residuals.size, law.n_params
         residuals = (residuals - residuals.mean()) * np.sqrt(n / max(n - p, 1))
-        names = sorted(X)
-        queried = np.column_stack([np.broadcast_to(np.asarray(X[c], float), shape[1:]).ravel() for c in names])
-        out = np.empty((shape[0], len(queried)))
-        for j, point in enumerate(queried):
-            out[:, j] = point_rng(self.seed, RESIDUAL_STREAM, point).choice(residuals, size=shape[0], replace=True)
-        return out.reshape(shape)
+        drawn = common_rng(self.seed, RESIDUAL_STREAM).choice(residuals, size=shape[0], replace=True)
+        return np.broadcast_to(drawn.reshape((shape[0],) + (1,) * (len(shape) - 1)), shape).copy()
 
     def interval(self, level: float = 0.9, kind: str = "prediction", **covariates) -> tuple[np.ndarray, np.ndarray]:
         """Equal-tailed percentile interval (lower, upper) at ``level`` (see :meth:`draws`)."""

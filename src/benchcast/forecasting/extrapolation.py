@@ -40,7 +40,7 @@ from benchcast.forecasting.draws import DRAWS, net_sd
 from benchcast.laws import get_law
 from benchcast.laws.linalg import nnls
 from benchcast.utils.jsonable import jsonable
-from benchcast.utils.streams import EPS_STREAM, point_rng
+from benchcast.utils.streams import EPS_STREAM, common_rng
 
 ORIGIN_DECADES = (0.2, 0.4, 0.6, 0.8, 1.0)  # inner origins: this far below the fit's largest run
 AXES = ("compute", "tpr")
@@ -332,12 +332,11 @@ def widen(boot_draws, decades, model: ErrorModel, seed: int = 0, tpr_decades=Non
     decades = np.maximum(np.asarray(decades, float), 0.0)
     per = model.tau if model.tau_tpr is None else model.tau_tpr
     scale = np.hypot(model.tau * decades, per * (0.0 if tpr_decades is None else np.asarray(tpr_decades, float)))
-    eps = np.empty((len(base), len(decades)))
-    for j, distance in enumerate(decades):
-        rng = point_rng(seed, EPS_STREAM, distance)
-        eps[:, j] = rng.standard_normal(len(base))
-        if np.isfinite(model.df):  # t = z / sqrt(chi2_df / df), from the same stream
-            eps[:, j] /= np.sqrt(rng.chisquare(model.df, len(base)) / model.df)
+    rng = common_rng(seed, EPS_STREAM)  # one draw per replicate, shared by every point (common random numbers)
+    common = rng.standard_normal(len(base))
+    if np.isfinite(model.df):  # t = z / sqrt(chi2_df / df), from the same stream
+        common /= np.sqrt(rng.chisquare(model.df, len(base)) / model.df)
+    eps = np.broadcast_to(common[:, None], (len(base), len(decades)))
     with np.errstate(divide="ignore"):
         log_draws = (
             np.log(np.clip(base, 1e-12, None))

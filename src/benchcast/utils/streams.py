@@ -11,11 +11,9 @@ PLAN_STREAM = 11  # plan: extrapolation errors of the replicates' solutions
 RESIDUAL_STREAM = 2**31 - 1  # bootstrap: residuals added to each queried point
 
 
-def point_rng(seed: int, purpose: int, values) -> np.random.Generator:
-    """A generator for one queried point: seeded by ``seed``, a ``purpose`` tag and the point's own float values (their
-    little-endian bit patterns). A point's draws are then the same whether it is asked for alone or with others, and
-    the points of one call get independent draws (so that a coverage averaged over them does not share one Monte-
-    Carlo error)."""
-    values = np.asarray(values, np.float64).ravel() + 0.0  # + 0.0: -0.0 is 0.0
-    words = np.ascontiguousarray(values.astype("<f8")).view("<u4")
-    return np.random.default_rng([seed, purpose, len(words), *words.tolist(), 1])
+def common_rng(seed: int, purpose: int) -> np.random.Generator:
+    """The generator every queried point of a forecast shares (common random numbers): seeded by ``seed`` and a
+    ``purpose`` tag alone. Replicate b gets the same draw at every point, so bounds move smoothly along a grid of N, D
+    or C (monotone where the forecast is), and a point's draws are the same whether it is asked alone or with
+    others."""
+    return np.random.default_rng([seed, purpose, 1])
