@@ -15,7 +15,7 @@ past its data; that is measured on the ladder itself:
    on DCLM; those designs, and pooling the file's other benchmarks, are studied in
    ``benchmarks/_extrapolation_cells.py`` (``benchmarks/extrapolation_designs.md``).
 3. :func:`widen`: a bootstrap draw Q_b at D decades becomes Q_b exp(drift D + s eps), s the scale net of the
-   bootstrap's own spread (:func:`benchcast.forecasting.draws.net_sd`), eps from the point's own stream,
+   bootstrap's own spread (:func:`benchcast.forecasting.draws.net_sd`), eps one per replicate, shared by the points,
    clipped to [0, 1]. The point forecast is not a draw: drift moves the interval only.
 """
 
