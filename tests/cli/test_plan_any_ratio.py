@@ -99,6 +99,7 @@ def test_a_planned_run_is_placed_by_the_trend_of_the_files_flops_per_6nd_and_pla
     out = plan_default(table, "arc_easy", "acc_norm", target=target, forecast_tpr=300, n_boot=0)
     assert out.needed == pytest.approx(convention.ratio(out.params) * 6 * out.params * out.tokens, rel=1e-9)
     assert out.params == pytest.approx(far, rel=1e-3)  # the same run, to the plan's precision in compute
+    assert any("r(N) x 6 N D" in note and "r = " in note for note in out.notes)  # the plan says how it placed it
 
 
 # -- item 3: backtests at the question's distance --------------------------------------------------------------

@@ -252,9 +252,9 @@ def _notes(plan: dict, interval_note: str, smallest: float, failures: list[str],
         f"{pct} % {kind} prediction bounds reach the target ({plan.n_boot} bootstrap replicates per law)."
     ]
     if plan.tpr is not None and getattr(plan, "params", None) is not None:
-        notes.append(
-            f"the planned run is placed at TPR {plan.tpr:g}: N = {plan.params:.3g}, D = {plan.tokens:.3g} (C = 6 N D)."
-        )
+        placed_by = getattr(plan, "convention", "") or "C = 6 N D"
+        size = f"N = {plan.params:.3g}, D = {plan.tokens:.3g}"
+        notes.append(f"the planned run is placed at TPR {plan.tpr:g}: {size} ({placed_by}).")
     if not plan.n_boot:
         notes.append("no interval: --n-boot 0.")
     elif interval_note:
