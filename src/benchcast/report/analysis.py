@@ -24,7 +24,7 @@ from benchcast.errors import BenchcastError, InsufficientDataError, SelectionErr
 from benchcast.evaluation.backtest import BacktestResult, backtest
 from benchcast.fitting.result import FitResult
 from benchcast.fitting.spec import FitSpec, design
-from benchcast.forecasting.bootstrap import check_replicates
+from benchcast.forecasting.bootstrap import Uncertainty, check_replicates
 from benchcast.forecasting.flags import OUTSIDE_TPR, describe
 from benchcast.forecasting.forecast import Forecast
 from benchcast.forecasting.selection import ladder_laws
@@ -63,6 +63,7 @@ class BenchmarkReport:
     interval: str = "extrapolation"  # the interval the bands are: 'extrapolation' or 'bootstrap'
     covariates: dict = field(default_factory=dict)  # law -> the covariates it was given at the targets, in words
     curve_note: str = ""  # the TPR the curve of laws of N and D is drawn at (and if outside the fitted runs')
+    ratio_curves: dict = field(default_factory=dict)  # a planned target's TPR -> (curve, bands) at it, where it differs
 
     @property
     def strategy(self) -> str:
@@ -175,6 +176,11 @@ def analyse_benchmark(
     )
     in_size = [name for name, fit in members.items() if {"params", "tokens"} <= set(fit.law_object.covariates)]
     report.curve_note = curve_tpr_note(forecast_tpr, fitted_tpr_range(members.values()), in_size)
+    if in_size:  # a planned run at another ratio sits on its own curve: one curve and band per target ratio
+        unc = Uncertainty(n_boot, seed, interval, LEVELS, n_jobs)
+        for ratio in sorted({float(t) for t in targets.tpr[targets.sized]} - {float(forecast_tpr)}):
+            made = choice.strategy.predict(planned_runs(flops=grid, tpr=ratio, convention=convention), unc)
+            report.ratio_curves[ratio] = (made.prediction, {level: made.interval(level) for level in LEVELS})
     flags = [
         f"{describe_run(record)}: {flag.reason}"
         for record, point in zip(at_targets.records(), at_targets.flags, strict=True)

@@ -34,6 +34,9 @@ def draw_forecast(ax, report: BenchmarkReport) -> None:
         ax.plot(report.grid, member_curve, color=law_color(law), lw=0.8, ls="--", label=f"{law} (member)")
     ax.plot(report.grid, report.curve, color=color, lw=1.5, label=f"{report.strategy} (fitted on all runs)")
     draw_band(ax, report.grid, report.bands, color, "")
+    for ratio, (curve, bands) in report.ratio_curves.items():  # a planned target at another TPR: its own curve
+        ax.plot(report.grid, curve, color=color, lw=1.2, ls="-.", label=f"{report.strategy} at TPR {ratio:.3g}")
+        draw_band(ax, report.grid, bands, color, None)
     f = report.forecast.to_frame()
     # the bar and its legend entry only where the interval exists (none where no spread was measurable)
     interval_bars(
