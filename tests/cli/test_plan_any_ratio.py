@@ -143,3 +143,25 @@ def test_bench_on_a_multi_tpr_ladder_benches_the_forecasters_own_candidates(appl
     assert done.exit_code == 0, done.stderr
     strategies = {row["strategy"].split("[")[0] for row in json.loads(done.stdout[done.stdout.index("[") :])}
     assert {"nd_floor", "power_floor_tpr", "power"} <= strategies  # the candidates beside the simplest alternative
+
+
+def test_a_backtest_like_the_target_reaches_as_far_as_the_ladder_allows(apple, apple_path):
+    """LikeTarget / bench --like-target: the largest runs and the highest TPRs held out, so that the backtest reaches
+    beyond its fitted runs about as far as a 7B run on 4T tokens (TPR 571) lies beyond DCLM's ladder (TPR 10-160)."""
+    from benchcast.fitting.spec import design
+
+    rows, _ = design(apple, bc.FitSpec("power", BENCHMARK, METRIC))
+    target = bc.LikeTarget(6 * 7e9 * 4e12, 4e12 / 7e9)
+    ((_, train, test),) = target(rows)
+    asked_c = np.log10(target.flops / rows["flops"].max())
+    asked_t = np.log10(target.tpr / rows["tpr"].max())
+    got_c = np.log10(rows["flops"].max() / rows.loc[train, "flops"].max())
+    got_t = np.log10(rows["tpr"].max() / rows.loc[train, "tpr"].max())
+    assert got_c == pytest.approx(asked_c, abs=0.1) and got_t == pytest.approx(np.log10(4), abs=0.01)  # 160 -> 40
+    assert abs(got_t - asked_t) < abs(np.log10(2) - asked_t)  # the ratio nearest the asked distance, not 80
+    assert (rows.loc[test, "tpr"] > 41).sum() == (rows["tpr"] > 41).sum() and train.sum() >= target.min_train
+    assert f"{got_c:.2f} decades of compute" in target.reach(rows)
+    args = ["bench", "--data", str(apple_path), "-b", f"{BENCHMARK}:{METRIC}", "-l", "power", "-s", "power"]
+    done = run_cli(*args, "--n-boot", "10", "--like-target", "7e9", "4e12", "-j", "1")
+    assert done.exit_code == 0, done.stderr
+    assert "the backtest reaches" in " ".join(done.stdout.split())

@@ -154,6 +154,16 @@ def bench_command(
             metavar="N",
         ),
     ] = None,
+    like_target: Annotated[
+        tuple[float, float] | None,
+        typer.Option(
+            "--like-target",
+            help="A planned run N D (e.g. 7e9 4e12): hold out the largest runs and the highest TPRs so that the "
+            "backtest reaches as far beyond its fitted runs, in compute and in TPR, as the run lies beyond the ladder, "
+            "and say how far short it falls.",
+            metavar="N D",
+        ),
+    ] = None,
     q_rand: QRand = None,
     margin: Margin = None,
     n_boot: Annotated[
@@ -260,6 +270,15 @@ def bench_command(
             cuts = d.cutoffs if own else (size_cutoff(d.table, holdout_params, tpr=d.tpr, min_flops=d.min_flops),)
             datasets[i] = replace(d, cutoffs=cuts, holdout_params=holdout_params)
             held_out.append(f"{d.name}: held out every run of {holdout_params:.3g} parameters or more")
+    if like_target is not None:
+        if threshold or cutoffs is not None or holdout_largest is not None or holdout_params is not None:
+            raise BenchcastError("--like-target places its own split: give it without --threshold, --cutoffs, "
+                                 "--holdout-largest or --holdout-params.")  # fmt: skip
+        from dataclasses import replace
+
+        for i, d in enumerate(datasets):
+            datasets[i], words = _like_target(d, *like_target)
+            held_out.append(f"{d.name}: {words}")
     # the simplest alternatives, and on a ladder across TPRs the forecaster's own candidates for it
     laws = tuple(law or dict.fromkeys((*FIXED_LAWS, *(c for d in datasets for c in _tpr_candidates(d)))))
     candidates = tuple(candidate) if candidate else None  # None: each data set's ladder decides (and its fallback)
@@ -292,3 +311,22 @@ def _tpr_candidates(data) -> tuple[str, ...]:
     from benchcast.laws.questions import spans_tprs
 
     return ladder_candidates(data)[0] if spans_tprs(runs_of(data)) else ()
+
+
+def _like_target(data, params: float, tokens: float):
+    """A data set split like a planned run of N parameters on D tokens (placed by the file's FLOPs convention): its
+    one cutoff, its higher TPRs held out, and how far the backtest reaches, in words."""
+    from dataclasses import replace
+
+    from benchcast.evaluation.evaluate import LikeTarget
+    from benchcast.evaluation.strategies import runs_of
+    from benchcast.forecasting.targets import flops_convention
+    from benchcast.validation import check_positive
+
+    params, tokens = check_positive("--like-target N", params), check_positive("--like-target D", tokens)
+    runs = runs_of(data)
+    flops = float(flops_convention(runs, tpr=data.tpr).flops(params, tokens))
+    splitter = LikeTarget(flops, tokens / params)
+    cutoff, top_tpr = splitter.cuts(runs)
+    higher = tuple(sorted({float(t) for t in runs["tpr"] if t > top_tpr * (1 + 1e-6)}))
+    return replace(data, cutoffs=(cutoff,), holdout_tprs=data.holdout_tprs + higher), splitter.reach(runs)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from benchcast.data.table import at_tpr
+from benchcast.data.table import at_tpr, tpr_level
 from benchcast.errors import BenchcastError, InsufficientDataError
 from benchcast.fitting.api import fit_rows
 from benchcast.fitting.metrics import usable_points
@@ -147,6 +147,77 @@ class Cutoffs:
         return [(float(c), ~test & (flops <= c), test) for c in cutoffs]
 
 
+@dataclass(frozen=True)
+class LikeTarget:
+    """Hold out the largest runs and the highest TPRs so that the backtest reaches as far beyond its training runs, in
+    decades of compute and of TPR, as the asked target (``flops``, ``tpr``) lies beyond the whole ladder, as far as the
+    ladder allows while ``min_train`` runs stay to fit (:meth:`reach` says how far short it falls)."""
+
+    flops: float
+    tpr: float
+    min_train: int = 6
+
+    def cuts(self, rows: pd.DataFrame) -> tuple[float, float]:
+        """The compute and the TPR the training side stops at.
+
+        Parameters
+        ----------
+        rows : pandas.DataFrame
+            Design rows (``flops``, ``tpr``).
+
+        Returns
+        -------
+        (float, float)
+            The largest compute and the largest TPR fitted.
+        """
+        flops, tpr = rows["flops"].to_numpy(float), rows["tpr"].to_numpy(float)
+        want_c = max(np.log10(self.flops / flops.max()), 0.0)
+        want_t = max(np.log10(self.tpr / tpr.max()), 0.0)
+        levels = np.unique([float(np.max(tpr[tpr_level(tpr) == lv])) for lv in np.unique(tpr_level(tpr))])
+        t_cut = float(levels[-1])
+        if want_t > 0 and len(levels) > 1:  # the ratio held out nearest the asked distance in TPR (one at least)
+            lower = levels[:-1]
+            t_cut = float(lower[np.argmin(np.abs(np.log10(levels[-1] / lower) - want_t))])
+        at_ratio = tpr <= t_cut * (1 + 1e-6)
+        computes = np.sort(np.unique(flops[at_ratio]))[::-1]
+        c_cut = flops[at_ratio].max() / 10**want_c
+        enough = [c for c in computes if int((at_ratio & (flops <= c)).sum()) >= self.min_train]
+        c_cut = min(max(c_cut, min(enough)) if enough else computes[-1], computes[0])
+        return float(c_cut), t_cut
+
+    def reach(self, rows: pd.DataFrame) -> str:
+        """How far the backtest reaches beyond its training runs, against how far the target lies, in words.
+
+        Parameters
+        ----------
+        rows : pandas.DataFrame
+            Design rows.
+
+        Returns
+        -------
+        str
+        """
+        flops, tpr = rows["flops"].to_numpy(float), rows["tpr"].to_numpy(float)
+        c_cut, t_cut = self.cuts(rows)
+        train = (flops <= c_cut) & (tpr <= t_cut * (1 + 1e-6))
+        got_c, got_t = np.log10(flops.max() / flops[train].max()), np.log10(tpr.max() / tpr[train].max())
+        want_c, want_t = np.log10(self.flops / flops.max()), np.log10(self.tpr / tpr.max())
+        short = [f"{w - g:.2f} decades of {what} short" for w, g, what in
+                 ((want_c, got_c, "compute"), (want_t, got_t, "TPR")) if w - g > 0.01]  # fmt: skip
+        return (
+            f"the backtest reaches {got_c:.2f} decades of compute and {got_t:.2f} of TPR beyond its fitted runs; the "
+            f"target lies {want_c:.2f} and {max(want_t, 0.0):.2f} beyond the ladder"
+            + (f" (the nearest the ladder's runs and ratios allow: {', '.join(short)})" if short else "")
+        )
+
+    def __call__(self, rows: pd.DataFrame) -> list:
+        c_cut, t_cut = self.cuts(rows)
+        flops, tpr = rows["flops"].to_numpy(float), rows["tpr"].to_numpy(float)
+        train = (flops <= c_cut) & (tpr <= t_cut * (1 + 1e-6))
+        return [(c_cut, train, ~train)]
+
+
+BY_COMPUTE = (Threshold, ThresholdAndK, LargestRuns, Thresholds, Cutoffs, LikeTarget)  # label: the top compute fitted
 PROTOCOL_SPLITTERS = {"threshold": Threshold, "nd": ThresholdOrTPR, "passk": ThresholdAndK}
 
 
@@ -225,7 +296,11 @@ def evaluate(
 def _fit(forecaster, spec: FitSpec, resolved: FitSpec, table, rows, train, splitter, label) -> Ensemble:
     """The forecaster fitted to the training side of one split."""
     if forecaster is None:
-        top = label if isinstance(splitter, (Threshold, ThresholdAndK, LargestRuns, Thresholds, Cutoffs)) else None
+        top = (
+            label
+            if isinstance(splitter, (Threshold, ThresholdAndK, LargestRuns, Thresholds, Cutoffs, LikeTarget))
+            else None
+        )
         training = replace(resolved, max_k=spec.max_k, min_flops=spec.min_flops, max_flops=top)
         return Ensemble.of_fit(fit_rows(rows[train].reset_index(drop=True), training))
     seen = table[table["run"].isin(set(rows["run"][train]))]
