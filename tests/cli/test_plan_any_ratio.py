@@ -161,6 +161,8 @@ def test_a_backtest_like_the_target_reaches_as_far_as_the_ladder_allows(apple, a
     assert abs(got_t - asked_t) < abs(np.log10(2) - asked_t)  # the ratio nearest the asked distance, not 80
     assert (rows.loc[test, "tpr"] > 41).sum() == (rows["tpr"] > 41).sum() and train.sum() >= target.min_train
     assert f"{got_c:.2f} decades of compute" in target.reach(rows)
+    with pytest.raises(bc.BenchcastError, match="keeps at least 1000 runs"):  # refused, not fitted on fewer
+        bc.LikeTarget(target.flops, target.tpr, min_train=1000)(rows)
     args = ["bench", "--data", str(apple_path), "-b", f"{BENCHMARK}:{METRIC}", "-l", "power", "-s", "power"]
     done = run_cli(*args, "--n-boot", "10", "--like-target", "7e9", "4e12", "-j", "1")
     assert done.exit_code == 0, done.stderr

@@ -13,6 +13,7 @@ import pandas as pd
 
 from benchcast.data.table import at_tpr, tpr_level
 from benchcast.errors import BenchcastError, InsufficientDataError
+from benchcast.evaluation.bench_cells import holdout_largest
 from benchcast.fitting.api import fit_rows
 from benchcast.fitting.metrics import usable_points
 from benchcast.fitting.spec import FitSpec, design
@@ -68,11 +69,8 @@ class LargestRuns:
     n: int
 
     def __call__(self, rows: pd.DataFrame) -> list:
-        scored = rows["value"].notna().to_numpy() if "value" in rows else np.ones(len(rows), bool)
-        rungs = np.unique(np.round(np.log10(rows["flops"].to_numpy(float)[scored]), 6))[::-1]
-        if not 1 <= self.n < len(rungs):
-            raise BenchcastError(f"holding out the {self.n} largest runs needs more than {self.n} rungs: {len(rungs)}.")
-        cut = float(10 ** (0.5 * (rungs[self.n - 1] + rungs[self.n])))
+        scored = rows[rows["value"].notna()] if "value" in rows else rows
+        cut, _ = holdout_largest(scored, self.n)  # bench's rung rule, its refusal included
         flops = rows["flops"].to_numpy(float)
         return [(cut, flops <= cut, flops > cut)]
 
@@ -182,7 +180,12 @@ class LikeTarget:
         computes = np.sort(np.unique(flops[at_ratio]))[::-1]
         c_cut = flops[at_ratio].max() / 10**want_c
         enough = [c for c in computes if int((at_ratio & (flops <= c)).sum()) >= self.min_train]
-        c_cut = min(max(c_cut, min(enough)) if enough else computes[-1], computes[0])
+        if not enough:
+            raise BenchcastError(
+                f"a split like the target keeps at least {self.min_train} runs to fit; the ladder has "
+                f"{int(at_ratio.sum())} at TPR <= {t_cut:.3g}."
+            )
+        c_cut = min(max(c_cut, min(enough)), computes[0])
         return float(c_cut), t_cut
 
     def reach(self, rows: pd.DataFrame) -> str:

@@ -164,7 +164,7 @@ class Forecast(RichView):
         return values[0] if all(v == values[0] for v in values) else empty
 
     weights = property(
-        lambda self: self._shared("weights", {}) if len(self) else {},
+        lambda self: self._shared("weights", {}),
         doc="The members and their weights ({} where they differ by point: each row's ``weights`` says).",
     )
     used = property(lambda self: self._shared("covariates", {}), doc="What each member was given, in words.")

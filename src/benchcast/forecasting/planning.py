@@ -33,7 +33,6 @@ from benchcast.forecasting.flags import (
 from benchcast.forecasting.forecast import Forecast
 from benchcast.forecasting.results import Plan
 from benchcast.forecasting.targets import (
-    FlopsConvention,
     fitted_k_max,
     flops_convention,
     planned_runs,
@@ -191,8 +190,8 @@ def _sizes(flops: float, tpr: float | None, convention=None) -> dict:
     6 N D without one), where both are known."""
     if tpr is None or not np.isfinite(flops):
         return {}
-    params = float((convention or FlopsConvention()).split(flops, tpr))
-    return {"params": params, "tokens": float(tpr * params)}
+    run = planned_runs(flops=[flops], tpr=tpr, convention=convention)  # as the forecast inverted placed it
+    return {"params": float(run.params[0]), "tokens": float(run.tokens[0])}
 
 
 def _places_compute(result) -> bool:
