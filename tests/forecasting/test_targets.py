@@ -115,15 +115,15 @@ def test_a_compute_law_is_given_c_and_says_it_ignores_the_allocation(compute_onl
     assert by_size["covariates"] == {"power_floor": ignores, "bnsl_monotone": ignores}
     assert by_compute["covariates"] == {"power_floor": "C", "bnsl_monotone": "C"}
     tpr_flag = (
-        "flagged: target TPR 571 lies outside the fitted runs' TPR (20); power_floor, bnsl_monotone (compute only) "
-        "ignore(s) the allocation"
+        "flagged: target TPR 571 lies outside the fitted runs' TPR (20); {} (compute only) ignore(s) the allocation"
     )
-    assert tpr_flag in by_size["flags"]
+    members = ", ".join(by_size["weights"])  # in the order of their weights
+    assert set(by_size["weights"]) == {"power_floor", "bnsl_monotone"} and tpr_flag.format(members) in by_size["flags"]
     assert "TPR" not in by_compute["flags"]  # its TPR is the selection's, where every fitted run is
     shown = str(compute_only[0])
     assert "For 7e+09 parameters on 4e+12 tokens (C = 1.68e+23 FLOPs, TPR 571) it forecasts" in shown
-    assert f"covariates: power_floor: {ignores}; bnsl_monotone: {ignores}" in shown
-    assert tpr_flag in " ".join(shown.split())  # in the advice, once: the flags of its forecast
+    assert f"covariates: {'; '.join(f'{law}: {ignores}' for law in by_size['weights'])}" in shown
+    assert tpr_flag.format(members) in " ".join(shown.split())  # in the advice, once: the flags of its forecast
 
 
 def test_forecast_of_planned_runs_is_recommends(apple, compute_only):

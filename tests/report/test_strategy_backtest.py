@@ -36,7 +36,8 @@ def benched(apple, report):
 def test_validation_is_benchs_ensemble_cell(report, benched):
     validation = report.validation
     assert isinstance(validation, StrategyBacktest) and validation.strategy == "ensemble"
-    assert validation.weights == {"power_floor": 0.5, "bnsl_monotone": 0.5}
+    assert set(validation.weights) == {"power_floor", "bnsl_monotone"}
+    assert sum(validation.weights.values()) == pytest.approx(1.0)
     row = benched.rows[benched.rows["cutoff"] == validation.threshold].iloc[0]
     assert row["status"] == "ok"
     metrics = validation.metrics
@@ -96,7 +97,8 @@ def test_figure_draws_the_blend_in_the_strategy_colour(report, monkeypatch):
         forecast, validation, error, coverage, width = fig.axes
         assert validation.get_title().startswith("backtest of the ensemble: members fitted below ")
         entries = legend_texts(validation)
-        assert "ensemble (power_floor 0.50, bnsl_monotone 0.50)" in entries
+        weights = sorted(report.validation.weights.items(), key=lambda item: -item[1])
+        assert f"ensemble ({', '.join(f'{law} {w:.2f}' for law, w in weights)})" in entries
         assert {"power_floor (member)", "bnsl_monotone (member)"} <= set(entries)
         assert f"ensemble 90 % prediction interval, {N_BOOT} replicates" in entries
         colour = to_rgba(law_color("ensemble"))

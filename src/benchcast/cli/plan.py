@@ -108,6 +108,15 @@ def forecast_command(
     column: Columns = None,
     q_rand: QRand = None,
     margin: Margin = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="With a data file: a figure (.png/.svg/.pdf), per benchmark the runs coloured by "
+            "tokens per parameter and, per target ratio, the curve and 50/90 % bands through the targets.",
+        ),
+    ] = None,
     json: Json = False,
 ) -> None:
     """The forecast score with its prediction (and, for a fit artifact, confidence) intervals.
@@ -136,6 +145,7 @@ def forecast_command(
     }
     check_runs(flops, params, tokens)
     if is_fit_artifact(source):
+        data_options["--out"] = out is not None  # an artifact's figure: `benchcast fit --plot`
         refuse_options(
             data_options,
             f"{source} is a fit artifact, whose law, benchmark and runs are fixed; {{them}} select(s) runs of a "
@@ -158,13 +168,15 @@ def forecast_command(
         raise BenchcastError(
             "give the runs to forecast with --flops C (repeatable), or a planned run with --params N --tokens D."
         )
+    from benchcast.data.table import select
     from benchcast.forecasting.answers import forecast_default
     from benchcast.forecasting.selection import DEFAULT_CANDIDATES
 
     refuse_unused_proxy(list(DEFAULT_CANDIDATES), proxy)
 
     table = read(source, format, metadata, q_rand, margin=margin, columns=column)
-    selection = {"tpr": tpr, "min_flops": min_flops, "max_flops": max_flops, "proxy": proxy}
+    within = {"tpr": tpr, "min_flops": min_flops, "max_flops": max_flops}
+    selection = {**within, "proxy": proxy}
     settings = forecast_settings(boot, level, interval, seed, jobs, ray, flops_per_6nd=flops_per_6nd, **selection)
     outs = [
         forecast_default(
@@ -175,13 +187,30 @@ def forecast_command(
             flops=flops or None,
             params=params or None,
             tokens=tokens or None,
+            curves=out is not None,
             **settings,
         )
         for name, own_metric in benchmark_metrics(benchmark, metric)
     ]
+    if out is not None:
+        asked = benchmark_metrics(benchmark, metric)
+        written = write_forecast_figure(out, outs, [select(table, *name, k, **within) for name in asked])
+        if not json:
+            console.print(f"wrote {written}")
     print_answers(outs, json)
     for out in outs:
         refuse_nothing_forecast(out.prediction, out.notes, f"{out.benchmark} from {source}")
+
+
+def write_forecast_figure(path: Path, outs: list, runs: list) -> Path:
+    """One panel per benchmark: its runs (coloured by tokens per parameter), each target ratio's curve and bands, and
+    the targets with their values; written atomically."""
+    from benchcast.plots.style import panel_grid, save_figure
+
+    fig, axes = panel_grid(len(outs), 8.4, 4.6, max_cols=2)
+    for ax, out, rows in zip(axes, outs, runs, strict=True):
+        out.plot(ax=ax, runs=rows)
+    return save_figure(fig, path)
 
 
 def forecast_artifact(
@@ -252,7 +281,12 @@ def recommend_command(
     flops_per_6nd: FlopsPer6ND = None,
     proxy: Proxy = None,
     rule: Annotated[
-        str, typer.Option("--rule", help="'ensemble' (equal weights), 'stack' (inverse-error weights), 'select'.")
+        str,
+        typer.Option(
+            "--rule",
+            help="'ensemble' (equal weights unless the errors separate the laws), 'stack' (inverse-error "
+            "weights), 'select'.",
+        ),
     ] = "ensemble",
     interval: Interval = DEFAULT_INTERVAL,
     level: Level = DEFAULT_LEVEL,

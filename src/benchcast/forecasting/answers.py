@@ -157,8 +157,8 @@ def recommend(
     n_jobs: int | None = None,
     ray_address: str | None = None,
 ) -> Recommendation:
-    """Weight (``rule='ensemble'``: equally; ``'stack'``: by inverse error) or choose (``'select'``)
-    laws with support, judged by rolling-origin forecasts inside the runs cheaper than
+    """Weight (``rule='ensemble'``: equally unless their errors separate the laws; ``'stack'``: by inverse error) or
+    choose (``'select'``) laws with support, judged by rolling-origin forecasts inside the runs cheaper than
     ``target_flops`` (all runs when None).
 
     Parameters
@@ -214,6 +214,23 @@ def recommend(
     return rec
 
 
+CURVE_POINTS = 60  # a curve's grid of compute, the targets added to it
+
+
+def _ratio_curves(ensemble: Ensemble, runs: PlannedRuns, i: int, unc: Uncertainty, several: bool) -> dict:
+    """The ensemble's forecast along compute at target ``i``'s ratio, through every target at that ratio it forecasts
+    (50 and 90 % intervals), keyed by a label; with ``several`` ensembles, the label names the runs it was fitted on."""
+    tpr = float(runs.tpr[i])
+    same = np.isclose(runs.tpr, tpr, rtol=1e-6) if np.isfinite(tpr) else ~np.isfinite(runs.tpr)
+    through = runs.flops[same & (runs.flops <= runs.flops[i] * (1 + 1e-9))]
+    lowest = min(float(fit.points["flops"].min()) for fit in ensemble.fits.values())
+    grid = np.unique(np.concatenate([np.geomspace(lowest, runs.flops[i] * 1.5, CURVE_POINTS), through]))
+    along = planned_runs(flops=grid, tpr=tpr, convention=runs.rule) if np.isfinite(tpr) else planned_runs(flops=grid)
+    label = f"TPR {tpr:.3g}" if np.isfinite(tpr) else "by compute"
+    label += f", fitted below {runs.flops[i]:.3g}" if several else ""
+    return {label: ensemble.predict(along, replace(unc, levels=(0.5, 0.9)))}
+
+
 def forecast_default(
     table: pd.DataFrame,
     benchmark: str,
@@ -235,6 +252,7 @@ def forecast_default(
     seed: int = 0,
     n_jobs: int | None = None,
     ray_address: str | None = None,
+    curves: bool = False,
 ) -> Forecast:
     """The default strategy's forecast of runs of compute ``flops`` from a table: each exactly as
     :func:`recommend` with ``target_flops`` gives it (laws compared and weighted on the runs cheaper
@@ -256,6 +274,9 @@ def forecast_default(
         ``'ensemble'`` (the default strategy), ``'stack'`` or ``'select'``.
     n_boot, level, interval, seed, n_jobs, ray_address
         As :func:`recommend` takes them.
+    curves : bool
+        Also the forecast along compute at each target's ratio, through the targets (:attr:`Forecast.curves`,
+        what :meth:`Forecast.plot` draws).
 
     Returns
     -------
@@ -269,7 +290,7 @@ def forecast_default(
     selection = {"tpr": tpr, "min_flops": min_flops, "max_flops": max_flops}
     runs = table_runs(table, flops, params, tokens, **selection, given=flops_per_6nd).by_compute()
     base = FitSpec("power", benchmark, metric, k=k, proxy=proxy, seed=seed, **selection)
-    parts, fitted = [], {}
+    parts, fitted, last = [], {}, {}
     for i, target in enumerate(runs.flops):
         data = runs_below(table, base, target)
         if len(data) not in fitted:  # the ensemble depends only on the runs the target sees
@@ -277,7 +298,11 @@ def forecast_default(
         ensemble = fitted[len(data)]
         if ensemble.ok:
             parts.append(ensemble.predict(runs.take(i), unc))
+            ratio = float(runs.tpr[i])
+            last[(len(data), round(ratio, 6) if np.isfinite(ratio) else None)] = i
         else:
             why = f"no forecast: {ensemble.choice_.reason}"
             parts.append(make_forecast(benchmark, rule, runs.take(i), [np.nan], [()], unc, note=why))
+    for (seen, _), i in last.items() if curves else ():  # the last target of a ratio and runs: its curve through all
+        parts[i] = replace(parts[i], curves=_ratio_curves(fitted[seen], runs, i, unc, len(fitted) > 1))
     return Forecast.concat(parts)

@@ -98,8 +98,9 @@ class Ensemble:
     Parameters
     ----------
     rule : {'ensemble', 'stack', 'select'} or a law's name
-        ``'ensemble'`` (the default) weights the candidates with support equally; ``'stack'`` by the inverse of
-        their rolling-origin error; ``'select'`` keeps the best; a law's name fits that law alone.
+        ``'ensemble'`` (the default) weights the candidates with support equally unless their rolling-origin errors
+        separate them (then as ``'stack'``); ``'stack'`` by the inverse of their rolling-origin error; ``'select'``
+        keeps the best; a law's name fits that law alone.
     laws : sequence of str, optional
         The candidates (default: the ladder's, :func:`benchcast.forecasting.selection.ladder_laws`).
 

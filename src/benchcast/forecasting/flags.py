@@ -52,6 +52,7 @@ OUTSIDE_TPR = "outside the fitted TPR"
 NEAR_CHANCE = "near-chance runs dropped"
 AT_FITTED_RUN, BELOW_DATA, INTERPOLATION = "at a fitted run", "below the data", "interpolation"
 BEYOND_K, ACROSS_TPRS = "beyond the fitted k", "across TPRs"
+SKEWED = "outside its 50 % interval"
 
 # two points per free parameter: at least as many residual degrees of freedom as parameters (power_floor's
 # 3 parameters on Pythia's 5 runs up to 1.4B is the README's "correspondingly fragile" case)
@@ -389,3 +390,14 @@ def _tpr_reasons(runs, fitted_tpr: tuple[float, float], compute_only: list[str],
             text += f"; {', '.join(in_size)} extrapolate(s) in TPR"
         out.append(text)
     return out
+
+
+def skewed(point: float, lower: float, upper: float, median: float) -> Flag:
+    """A point outside its own 50 % interval: the bootstrap is skewed, and the draws' median is given beside it. The
+    point is kept: the median in its place lost WIS on DCLM and across TPRs (benchmarks/point_or_median.md)."""
+    return Flag(
+        SKEWED,
+        f"the forecast {point:.4g} lies outside its own 50 % interval ({lower:.4g} .. {upper:.4g}): the bootstrap "
+        f"is skewed; the draws' median is {median:.4g}",
+        False,
+    )

@@ -11,13 +11,14 @@ from rich.markup import escape
 
 from benchcast.forecasting.bootstrap import Uncertainty
 from benchcast.forecasting.draws import score_interval
-from benchcast.forecasting.flags import describe, refused, short
+from benchcast.forecasting.flags import describe, refused, short, skewed
 from benchcast.forecasting.targets import SIX_ND, PlannedRuns
 from benchcast.utils.jsonable import jsonable
 from benchcast.utils.rich_view import Markup, RichView, rich_table
 from benchcast.validation import check_level
 
 RUN_COLUMNS = ("flops", "params", "tokens", "tpr")
+MEDIAN_WIDTH = 1e-6  # the central interval this narrow is the draws' median
 
 
 def bound_column(side: str, level: float, mean: bool = False) -> str:
@@ -78,6 +79,10 @@ def make_forecast(
                 lower, upper = out._from_draws(level, mean)
                 frame[bound_column("lower", level, mean)] = lower
                 frame[bound_column("upper", level, mean)] = upper
+    (lower, upper), (below, above) = out._from_draws(0.5, False), out._from_draws(MEDIAN_WIDTH, False)
+    point = frame["prediction"].to_numpy(float)
+    for i in np.flatnonzero(np.isfinite(lower) & ((point < lower) | (point > upper))):  # a skewed bootstrap says so
+        frame.at[i, "flags"] = (*frame.at[i, "flags"], skewed(point[i], lower[i], upper[i], (below[i] + above[i]) / 2))
     return out
 
 
@@ -109,6 +114,10 @@ class Forecast(RichView):
         The covariates as asked (a fit's forecast) and ``shape``, their shape.
     shape : tuple
         The query's shape (arrays of the forecast are reshaped to it).
+    curves : dict
+        Where asked (``forecast_default(..., curves=True)``): per target ratio (tokens per parameter; NaN for runs
+        given by compute alone), the forecast along a grid of compute at that ratio through the targets, with 50
+        and 90 % intervals (what :meth:`plot` draws).
     """
 
     benchmark: str
@@ -119,6 +128,7 @@ class Forecast(RichView):
     remarks: tuple = ()
     query: dict = field(default_factory=dict)
     shape: tuple = ()
+    curves: dict = field(default_factory=dict, repr=False)
 
     # -- the points -------------------------------------------------------------------------------
 
@@ -269,8 +279,10 @@ class Forecast(RichView):
             offset += len(part)
         points = pd.concat([p.points for p in parts], ignore_index=True)
         remarks = dict.fromkeys(r for p in parts for r in p.remarks)
-        first = parts[0]
-        return cls(first.benchmark, first.name, points, first.uncertainty, tuple(draws), tuple(remarks))
+        first, curves = parts[0], {}
+        for part in parts:  # a ratio seen by several parts (each fitted on other runs): the curve through the last
+            curves.update(part.curves)
+        return cls(first.benchmark, first.name, points, first.uncertainty, tuple(draws), tuple(remarks), curves=curves)
 
     # -- views ---------------------------------------------------------------------------------------
 
@@ -383,7 +395,9 @@ class Forecast(RichView):
 
     def plot(self, ax=None, fit=None, runs=None, **style):
         """The forecast at each point with its prediction (and, where made, confidence) interval, over the fit's runs
-        and curve when ``fit`` is given, or over ``runs`` (:func:`benchcast.plots.plot_forecast`).
+        and curve when ``fit`` is given, or over ``runs`` (coloured by tokens per parameter where they span several);
+        where the forecast holds :attr:`curves`, one curve and 50/90 % band per target ratio through its targets, each
+        target's value written beside it (:func:`benchcast.plots.plot_forecast`).
 
         Parameters
         ----------

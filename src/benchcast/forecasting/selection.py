@@ -3,10 +3,12 @@ forecasts inside the runs.
 
 Each candidate law is fitted to every run and refitted from origins below the largest run
 (:func:`benchcast.forecasting.extrapolation.rolling_origin`) to forecast the runs above each origin. Laws
-are compared on the inner points every candidate forecasts, by the mean (over origins) of the mean squared
-log-ratio error; ``stack`` weights each law by the inverse of that error, ``select`` keeps the best one, and
-``ensemble`` (the default) weights every law with support equally. The error reported for the choice is
-nested: at each origin the choice is made from the deeper origins' forecasts of runs below it only.
+are compared on the inner points every candidate forecasts, by the mean (over origins, along compute and, for laws of N
+and D, along TPR) of the mean squared log-ratio error; ``stack`` weights each law by the inverse of that error,
+``select`` keeps the best one, and ``ensemble`` (the default) weights the laws with support equally unless their errors,
+origin by origin, separate them (:func:`separated`), then as ``stack``; the choice's note says which. Equal weights
+everywhere lost to it on 5 of 6 splits and won on DCLM at TPR 20 (benchmarks/member_designs.md). The error reported
+for the choice is nested: at each origin the choice is made from the deeper origins' forecasts of runs below it only.
 
 Which laws are candidates depends on the ladder (:func:`ladder_laws`): each law says whether it models
 tokens per parameter (``Law.models_tpr``); runs that separate parameters from tokens get the laws of N and
@@ -131,7 +133,7 @@ def _challengers_that_win(pool: dict, supported: list) -> tuple[list, dict[str, 
     kept, lost = list(supported), {}
     for law in [c for c in CHALLENGERS if c in supported]:
         wide = common_errors({m: _compute_rows(pool[m].errors) for m in [*others, law]})
-        scores = _inner_scores(wide, [*others, law]) if len(wide) else None
+        scores = _scores(pool, wide, [*others, law]).mean() if len(wide) else None
         if scores is None or not scores[law] < scores[others].min():
             kept.remove(law)
             best = scores[others].idxmin() if scores is not None else others[0]
@@ -145,11 +147,13 @@ def _recommendation(name: str, pool: dict, laws: list, rule: str, failures: list
     """The ranking, weights and blended inner forecasts of ``laws`` (weight 1 for one law)."""
     benchmark = str(pool[laws[0]].fit.spec.benchmark)
     wide = common_errors({law: _compute_rows(pool[law].errors) for law in laws})
-    scores = _inner_scores(wide, laws) if len(wide) else pd.Series(np.nan, index=laws)
+    per_origin = _scores(pool, wide, laws) if len(wide) else pd.DataFrame(columns=laws)
+    scores = per_origin.mean() if len(wide) else pd.Series(np.nan, index=laws)
     if len(laws) == 1:
         weights = pd.Series({laws[0]: 1.0})
     else:
-        weights = weights_for(rule, scores) if len(wide) else pd.Series(1.0 / len(laws), index=laws)
+        weights = weights_for(rule, scores, per_origin) if len(wide) else pd.Series(1.0 / len(laws), index=laws)
+        failures = [*failures, evidence_words(rule, per_origin)]
     ranking = pd.DataFrame([_ranking_record(law, pool[law].errors, pool[law].fit) for law in laws]).set_index("law")
     ranking["inner_msle"] = scores
     ranking["inner_mre"] = [
@@ -295,29 +299,67 @@ def common_errors(errors: dict[str, pd.DataFrame]) -> pd.DataFrame:
     return wide.reset_index()
 
 
-def _inner_scores(wide: pd.DataFrame, laws: list[str]) -> pd.Series:
-    """Per law: mean over origins of the mean squared log-ratio error of its inner forecasts."""
+def _scores(pool: dict, wide: pd.DataFrame, laws: list[str]) -> pd.DataFrame:
+    """Per origin (a row), along compute and (where every law has them) along TPR, and per law: the mean squared
+    log-ratio error of its forecasts of the points every law forecasts from that origin."""
+    per_origin = [_per_origin(wide, laws)]
+    tpr = {law: _tpr_rows(pool[law].errors) for law in laws}
+    if all(len(frame) for frame in tpr.values()):
+        key = ["side", "run", "k"]
+        columns = [frame.drop_duplicates(key).set_index(key)["predicted"].rename(law) for law, frame in tpr.items()]
+        base = next(iter(tpr.values())).drop_duplicates(key).set_index(key)[["true"]]
+        along = pd.concat([base, *columns], axis=1, join="inner").reset_index()
+        along = along[np.isfinite(along[laws]).all(axis=1) & (along["true"] > 0)]
+        if len(along):
+            per_origin.append(_per_origin(along.rename(columns={"side": "origin_decades"}), laws))
+    return pd.concat(per_origin)
+
+
+def _per_origin(wide: pd.DataFrame, laws: list[str]) -> pd.DataFrame:
+    """Each origin's mean squared log-ratio error per law (a row per origin)."""
     true = np.log(wide["true"].to_numpy(float))
-    origin = wide["origin_decades"].to_numpy()
-    out = {}
-    for law in laws:
-        squared = (np.log(np.clip(wide[law].to_numpy(float), 1e-12, None)) - true) ** 2
-        out[law] = float(pd.Series(squared).groupby(origin).mean().mean())
-    return pd.Series(out)
+    squared = {law: (np.log(np.clip(wide[law].to_numpy(float), 1e-12, None)) - true) ** 2 for law in laws}
+    return pd.DataFrame(squared).groupby(wide["origin_decades"].to_numpy()).mean()
 
 
-def weights_for(rule: str, scores: pd.Series) -> pd.Series:
-    """``ensemble``: equal weights over the laws with support; ``stack``: weights proportional to 1/score; ``select``:
-    all weight on the lowest score."""
+def _inner_scores(wide: pd.DataFrame, laws: list[str]) -> pd.Series:
+    """Per law: mean over compute origins of the mean squared log-ratio error of its inner forecasts."""
+    return _per_origin(wide, laws).mean()
+
+
+def weights_for(rule: str, scores: pd.Series, per_origin: pd.DataFrame | None = None) -> pd.Series:
+    """``ensemble``: equal weights over the laws with support, unless their errors origin by origin separate them
+    (:func:`separated`), then as ``stack``; ``stack``: weights proportional to 1/score; ``select``: all weight on the
+    lowest score."""
     if rule not in SELECTION_RULES:
         raise BenchcastError(f"unknown selection rule {rule!r}; expected one of {', '.join(SELECTION_RULES)}.")
-    if rule == "ensemble":
+    if rule == "ensemble" and (per_origin is None or not separated(per_origin)):
         return pd.Series(1.0 / len(scores), index=scores.index)
     if rule == "select":
         best = scores == scores.min()
         return best.astype(float) / float(best.sum())
     inverse = 1.0 / np.maximum(scores, 1e-12)
     return inverse / inverse.sum()
+
+
+def separated(per_origin: pd.DataFrame) -> bool:
+    """Whether the laws' errors tell them apart: the best law's log error is below another's by more than twice the
+    standard error of the mean paired difference over the origins (``MIN_ORIGINS`` at least)."""
+    logs = np.log(np.maximum(per_origin.to_numpy(float), 1e-12))
+    if len(logs) < ext.MIN_ORIGINS or logs.shape[1] < 2:
+        return False
+    best = int(np.argmin(logs.mean(axis=0)))
+    gaps = np.delete(logs, best, axis=1) - logs[:, [best]]
+    return bool((gaps.mean(axis=0) > 2 * gaps.std(axis=0, ddof=1) / np.sqrt(len(logs))).any())
+
+
+def evidence_words(rule: str, per_origin: pd.DataFrame) -> str:
+    """What the origins say about the members' weights (a note of the choice)."""
+    n, apart = len(per_origin), separated(per_origin)
+    how = "separate" if apart else "cannot separate"
+    then = {"ensemble": "weights by inverse error" if apart else "equal weights", "stack": "weights by inverse error",
+            "select": "the best alone"}[rule]  # fmt: skip
+    return f"the rolling-origin errors ({n} origins, along compute and TPR) {how} the members: {then}"
 
 
 def blend_errors(wide: pd.DataFrame, weights: pd.Series) -> pd.DataFrame:
@@ -349,7 +391,7 @@ def _nested_error(wide: pd.DataFrame, laws: list[str], rule: str) -> dict:
         seen = wide[(wide["origin_decades"] > delta) & (wide["flops"] <= origin * (1 + 1e-9))]
         if seen["origin_decades"].nunique() < ext.MIN_ORIGINS:
             continue
-        weights = weights_for(rule, _inner_scores(seen, laws))
+        weights = weights_for(rule, _inner_scores(seen, laws), _per_origin(seen, laws))
         predicted = sum(w * group[law].to_numpy(float) for law, w in weights.items() if w > 0)
         true = group["true"].to_numpy(float)
         records.append(float(np.mean(np.abs(predicted - true) / true) * 100))

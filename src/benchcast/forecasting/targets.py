@@ -16,7 +16,7 @@ interpolation, beyond the fitted k, a TPR outside the fitted runs').
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -40,6 +40,7 @@ class PlannedRuns:
     tokens: np.ndarray
     sized: np.ndarray
     convention: str = ""
+    rule: FlopsConvention | None = field(default=None, compare=False)  # what placed them: a curve is placed alike
 
     @property
     def tpr(self) -> np.ndarray:
@@ -58,7 +59,7 @@ class PlannedRuns:
         """Some of the runs."""
         index = np.atleast_1d(np.arange(len(self))[which])
         return PlannedRuns(
-            self.flops[index], self.params[index], self.tokens[index], self.sized[index], self.convention
+            self.flops[index], self.params[index], self.tokens[index], self.sized[index], self.convention, self.rule
         )
 
     def by_compute(self) -> PlannedRuns:
@@ -69,7 +70,8 @@ class PlannedRuns:
         """These runs, then ``other``'s."""
         fields = ("flops", "params", "tokens", "sized")
         convention = self.convention or other.convention
-        return PlannedRuns(*(np.concatenate([getattr(self, f), getattr(other, f)]) for f in fields), convention)
+        rule = self.rule or other.rule
+        return PlannedRuns(*(np.concatenate([getattr(self, f), getattr(other, f)]) for f in fields), convention, rule)
 
     def record(self, i: int) -> dict:
         """Run ``i`` as outputs show it: ``flops``, ``params``, ``tokens``, ``tpr`` (None where unknown) and ``given``
@@ -174,12 +176,13 @@ def planned_runs(
                 f"give one tokens value per params value (paired in order): got {len(n)} params and {len(d)} tokens."
             )
         convention = convention or FlopsConvention()
-        return PlannedRuns(convention.flops(n, d), n, d, np.ones(len(n), bool), convention.at(n))
+        return PlannedRuns(convention.flops(n, d), n, d, np.ones(len(n), bool), convention.at(n), convention)
     c = arrays["flops"]
     if tpr is None:
         return PlannedRuns(c, np.full(len(c), np.nan), np.full(len(c), np.nan), np.zeros(len(c), bool))
-    n = (convention or FlopsConvention()).split(c, tpr)  # 6 N D: as FittedLaw.covariates_at splits C
-    return PlannedRuns(c, n, tpr * n, np.zeros(len(c), bool))
+    convention = convention or FlopsConvention()
+    n = convention.split(c, tpr)  # 6 N D: as FittedLaw.covariates_at splits C
+    return PlannedRuns(c, n, tpr * n, np.zeros(len(c), bool), rule=convention)
 
 
 def fitted_k_max(result) -> float:

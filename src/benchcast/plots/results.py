@@ -8,7 +8,7 @@ import pandas as pd
 
 from benchcast.plots.coverage import annotate_counts, coverage_table
 from benchcast.plots.labels import metric_label
-from benchcast.plots.panels import curve, draw_backtest, draw_runs, flops_grid, run_status
+from benchcast.plots.panels import curve, draw_backtest, draw_band, draw_runs, flops_grid, run_status
 from benchcast.plots.style import (
     figure_legend,
     figure_title,
@@ -65,6 +65,22 @@ def forecast_x(query: dict, flops=None) -> tuple[np.ndarray, str]:
     return np.atleast_1d(np.asarray(query.get("gold"), float)), "G = -log GoldProb"
 
 
+CURVE_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e")
+
+
+def _draw_runs_by_tpr(ax, runs: pd.DataFrame) -> None:
+    """The runs, coloured by tokens per parameter where they span several (a colour bar says which)."""
+    label = f"runs ({len(runs)})"
+    if "tpr" not in runs or runs["tpr"].nunique() < 2:
+        ax.scatter(runs["flops"], runs["value"], s=14, color="0.2", zorder=4, label=label)
+        return
+    from matplotlib.colors import LogNorm
+
+    tpr = runs["tpr"].to_numpy(float)
+    dots = ax.scatter(runs["flops"], runs["value"], s=16, c=tpr, cmap="viridis", norm=LogNorm(), zorder=4, label=label)
+    ax.figure.colorbar(dots, ax=ax, pad=0.01).set_label("tokens per parameter")
+
+
 def interval_bars(ax, x, predicted, lower, upper, color, label: str, **look) -> None:
     """Error bars from ``lower`` to ``upper`` at the points that have both bounds; a point without an interval gets no
     bar, and with none at all the label is not drawn (the legend names only what exists)."""
@@ -97,7 +113,7 @@ def plot_forecast(forecast, fit=None, ax=None, runs=None, **style):
     elif runs is not None and len(runs):
         if "tpr" in runs and runs["tpr"].nunique() == 1:
             tpr = float(runs["tpr"].iloc[0])
-        ax.scatter(runs["flops"], runs["value"], s=14, color="0.2", zorder=4, label=f"runs ({len(runs)})")
+        _draw_runs_by_tpr(ax, runs)
         if "metric" in runs and runs["metric"].nunique() == 1:
             one_k = "k" in runs and runs["k"].notna().all() and runs["k"].nunique() == 1
             k = runs["k"].iloc[0] if one_k else None
@@ -114,8 +130,14 @@ def plot_forecast(forecast, fit=None, ax=None, runs=None, **style):
     }
     for label, ((lower, upper), look) in bounds.items():
         interval_bars(ax, x[shown], pred[shown], lower[shown], upper[shown], color=color, label=label, **look)
+    for i, (label, along) in enumerate(forecast.curves.items()):  # one curve and band per target ratio
+        grid, tone = along.points["flops"].to_numpy(float), CURVE_COLORS[i % len(CURVE_COLORS)]
+        ax.plot(grid, along.prediction, color=tone, lw=1.4, label=f"{forecast.law} at {label}")
+        draw_band(ax, grid, {level: along.interval(level) for level in (0.5, 0.9)}, tone, None)
     options = {"marker": "*", "s": 90, "color": color, "edgecolors": "k", "zorder": 6, **style}
     ax.scatter(x[shown], pred[shown], label=f"{forecast.law} forecast", **options)
+    for at, value in zip(x[shown], pred[shown], strict=True) if forecast.curves else ():
+        ax.annotate(f"{value:.3f}", (at, value), textcoords="offset points", xytext=(6, 6), fontsize=8)
     if not shown.all():
         ax.plot([], [], " ", label=f"no forecast at {', '.join(f'{c:.3g}' for c in x[~shown])}")
     ax.set_xscale("log")

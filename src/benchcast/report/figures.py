@@ -45,6 +45,9 @@ def draw_forecast(ax, report: BenchmarkReport) -> None:
     ax.scatter(
         f["flops"], f["prediction"], marker="*", s=90, color=color, edgecolors="k", zorder=6, label="forecast at target"
     )
+    for at, value in zip(f["flops"], f["prediction"], strict=True):  # each target's value beside its star
+        if np.isfinite(value):
+            ax.annotate(f"{value:.3f}", (at, value), textcoords="offset points", xytext=(6, 6), fontsize=8)
     largest = float(report.fit.points["flops"].max())
     ax.axvline(largest, color="0.5", ls=":", lw=0.8, label=f"largest fitted run {largest:.2g}")
     style_axes(
