@@ -81,6 +81,13 @@ def _draw_runs_by_tpr(ax, runs: pd.DataFrame) -> None:
     ax.figure.colorbar(dots, ax=ax, pad=0.01).set_label("tokens per parameter")
 
 
+def value_labels(ax, x, values) -> None:
+    """Each target's value written beside its star (below right, clear of its interval's cap)."""
+    for at, value in zip(x, values, strict=True):
+        if np.isfinite(value):
+            ax.annotate(f"{value:.3f}", (at, value), textcoords="offset points", xytext=(5, -14), fontsize=8)
+
+
 def interval_bars(ax, x, predicted, lower, upper, color, label: str, **look) -> None:
     """Error bars from ``lower`` to ``upper`` at the points that have both bounds; a point without an interval gets no
     bar, and with none at all the label is not drawn (the legend names only what exists)."""
@@ -136,8 +143,8 @@ def plot_forecast(forecast, fit=None, ax=None, runs=None, **style):
         draw_band(ax, grid, {level: along.interval(level) for level in (0.5, 0.9)}, tone, None)
     options = {"marker": "*", "s": 90, "color": color, "edgecolors": "k", "zorder": 6, **style}
     ax.scatter(x[shown], pred[shown], label=f"{forecast.law} forecast", **options)
-    for at, value in zip(x[shown], pred[shown], strict=True) if forecast.curves else ():
-        ax.annotate(f"{value:.3f}", (at, value), textcoords="offset points", xytext=(6, 6), fontsize=8)
+    if forecast.curves:
+        value_labels(ax, x[shown], pred[shown])
     if not shown.all():
         ax.plot([], [], " ", label=f"no forecast at {', '.join(f'{c:.3g}' for c in x[~shown])}")
     ax.set_xscale("log")

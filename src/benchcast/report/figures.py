@@ -10,7 +10,7 @@ from benchcast.laws import get_law
 from benchcast.plots.coverage import coverage_table, draw_coverage
 from benchcast.plots.figures import plot_kscan
 from benchcast.plots.panels import draw_backtest, draw_band, draw_runs
-from benchcast.plots.results import interval_bars, metric_label, plot_backtests
+from benchcast.plots.results import interval_bars, metric_label, plot_backtests, value_labels
 from benchcast.plots.style import FONT, data_uri, figure_title, law_color, legend_outside, plt, style_axes
 from benchcast.report.analysis import BenchmarkReport
 from benchcast.report.profile import profile_summary
@@ -45,9 +45,7 @@ def draw_forecast(ax, report: BenchmarkReport) -> None:
     ax.scatter(
         f["flops"], f["prediction"], marker="*", s=90, color=color, edgecolors="k", zorder=6, label="forecast at target"
     )
-    for at, value in zip(f["flops"], f["prediction"], strict=True):  # each target's value beside its star
-        if np.isfinite(value):
-            ax.annotate(f"{value:.3f}", (at, value), textcoords="offset points", xytext=(6, 6), fontsize=8)
+    value_labels(ax, f["flops"].to_numpy(float), f["prediction"].to_numpy(float))
     largest = float(report.fit.points["flops"].max())
     ax.axvline(largest, color="0.5", ls=":", lw=0.8, label=f"largest fitted run {largest:.2g}")
     style_axes(
