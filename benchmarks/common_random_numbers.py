@@ -27,8 +27,9 @@ TPR, SEEDS, AT = 380.0, range(5), 1.3e10
 
 
 def main() -> None:
-    table = bc.load(sys.argv[1] if len(sys.argv) > 1 else DCLM)
-    ensemble = Ensemble().fit(table, FitSpec("power", "hellaswag", "acc_norm"), progress=False)
+    table = bc.load(sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] != "-" else DCLM)
+    benchmark = sys.argv[2] if len(sys.argv) > 2 else "hellaswag"
+    ensemble = Ensemble().fit(table, FitSpec("power", benchmark, "acc_norm"), progress=False)
     falls, at = [], []
     for seed in SEEDS:
         unc = Uncertainty(200, seed, n_jobs=1)

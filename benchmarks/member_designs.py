@@ -14,9 +14,12 @@ forecast (flagged cells included: the question is the forecast at that distance,
 The strategies: ``ensemble`` (the default), ``stack`` (weights by inverse rolling-origin error, always), ``select``
 (the best alone), each candidate law alone, and ``power`` (compute alone: what a user would fit instead).
 
-    python benchmarks/member_designs.py [--out /tmp/member_designs] [--write]
+    python benchmarks/member_designs.py [--out /tmp/member_designs] [--fresh] [--write]
 
-Load: two workers, alone on a 2-core machine, about 7 minutes for the seven runs.
+``--out`` keeps each split's bench rows; a second call reads them (``--fresh`` runs bench again: do so after any
+change to the package).
+
+Load: two workers on a 2-core machine, about 6 minutes for the seven runs (load 2-3).
 """
 
 from __future__ import annotations
@@ -50,10 +53,10 @@ SHOWN = ("ensemble", "stack", "select", *LAWS)
 KEY = ["benchmark", "metric", "cutoff"]
 
 
-def run(split: str, out: Path) -> pd.DataFrame:
-    """bench on one split; its per-cell rows."""
+def run(split: str, out: Path, fresh: bool = False) -> pd.DataFrame:
+    """bench on one split (its rows kept under ``out``, read again unless ``fresh``); its per-cell rows."""
     folder = out / split
-    if not (folder / "bench_rows.csv").exists():
+    if fresh or not (folder / "bench_rows.csv").exists():
         laws = [arg for law in LAWS for arg in ("-l", law)]
         command = [sys.executable, "-m", "benchcast", "bench", *SPLITS[split], *laws, "-j", "2", "-o", str(folder)]
         start = time.perf_counter()
@@ -84,8 +87,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("/tmp/member_designs"))
     parser.add_argument("--write", action="store_true", help="write the table into benchmarks/member_designs.md")
+    parser.add_argument("--fresh", action="store_true", help="run bench again where --out holds an earlier run")
     args = parser.parse_args()
-    table = pd.concat([scored(run(split, args.out), split) for split in SPLITS], ignore_index=True)
+    table = pd.concat([scored(run(split, args.out, args.fresh), split) for split in SPLITS], ignore_index=True)
     text = markdown(table.round(3).set_index("split"))
     print(text)
     if args.write:

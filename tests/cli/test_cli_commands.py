@@ -163,7 +163,12 @@ def test_forecast_on_a_data_file_is_recommends_answer(tmp_path):
     for key in ("prediction", "lower", "upper"):
         assert row[key] == pytest.approx(expected[key], rel=1e-12)
     assert set(row["weights"]) == {"power_floor", "bnsl_monotone"} and row["weights"] == expected["weights"]
-    assert sum(row["weights"].values()) == pytest.approx(1.0)
+    # the rule, end to end: equal weights where the note says the origins cannot separate the laws, else 1 / error
+    advice = json.loads(recommend.stdout)
+    note = next(f for f in advice["failures"] if "rolling-origin errors" in f)
+    inverse = {r["law"]: 1 / r["inner_msle"] for r in advice["ranking"]}
+    rule = {law: 0.5 for law in inverse} if "cannot separate" in note else inverse
+    assert row["weights"] == pytest.approx({law: w / sum(rule.values()) for law, w in rule.items()}, rel=1e-9)
     artifact = tmp_path / "fit.json"
     assert run("fit", data, "-l", "power", "-b", "arc_easy", "-m", "acc_norm", "--out", artifact).returncode == 0
     refused = run("forecast", artifact, "--flops", "1e22", "-b", "arc_easy")

@@ -22,7 +22,7 @@ def test_each_target_lies_on_the_curve_of_its_own_ratio(with_curves):
     fc = with_curves
     assert len(fc.curves) == 2  # one per ratio
     for i, (n, d) in enumerate(zip(PARAMS, TOKENS, strict=True)):
-        along = next(c for label, c in fc.curves.items() if label == f"TPR {d / n:.3g}")
+        along = next(c for label, c in fc.curves.items() if label == f"TPR {d / n:.4g}")
         p = along.points
         assert np.allclose(p["tokens"] / p["params"], d / n, rtol=1e-9)  # the whole curve at the target's ratio
         at = int(np.argmin(np.abs(np.log(p["flops"].to_numpy(float) / fc.points["flops"][i]))))

@@ -39,6 +39,7 @@ def test_validation_is_benchs_ensemble_cell(report, benched):
     assert set(validation.weights) == {"power_floor", "bnsl_monotone"}
     assert sum(validation.weights.values()) == pytest.approx(1.0)
     row = benched.rows[benched.rows["cutoff"] == validation.threshold].iloc[0]
+    assert row["laws"] == ",".join(f"{law}:{w:.2f}" for law, w in validation.weights.items())  # bench's weights
     assert row["status"] == "ok"
     metrics = validation.metrics
     for ours, theirs in (("test_mae", "mae"), ("test_mre", "mre"), ("coverage50", "coverage50")):

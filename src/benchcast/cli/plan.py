@@ -9,6 +9,7 @@ from benchcast.cli.app import app
 from benchcast.cli.common import (
     console,
     emit_json,
+    err_console,
     print_answers,
     refuse_jobs_with_ray,
     refuse_nothing_forecast,
@@ -144,8 +145,16 @@ def forecast_command(
         "--margin": bool(margin),
     }
     check_runs(flops, params, tokens)
+    if out is not None:  # before any forecast is made: a figure benchcast cannot write is refused first
+        from benchcast.plots.options import check_figure_format
+
+        check_figure_format(out.suffix or "png")
     if is_fit_artifact(source):
-        data_options["--out"] = out is not None  # an artifact's figure: `benchcast fit --plot`
+        if out is not None:
+            raise BenchcastError(
+                f"--out draws the default's forecast from a data file; {source} is a fit artifact: draw its forecast "
+                "in Python, bc.forecast(fit).plot(fit=fit) with fit = FitResult.load(path)."
+            )
         refuse_options(
             data_options,
             f"{source} is a fit artifact, whose law, benchmark and runs are fixed; {{them}} select(s) runs of a "
@@ -195,8 +204,7 @@ def forecast_command(
     if out is not None:
         asked = benchmark_metrics(benchmark, metric)
         written = write_forecast_figure(out, outs, [select(table, *name, k, **within) for name in asked])
-        if not json:
-            console.print(f"wrote {written}")
+        (err_console if json else console).print(f"wrote {written}")  # stdout stays JSON with --json
     print_answers(outs, json)
     for out in outs:
         refuse_nothing_forecast(out.prediction, out.notes, f"{out.benchmark} from {source}")

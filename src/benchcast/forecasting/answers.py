@@ -221,12 +221,12 @@ def _ratio_curves(ensemble: Ensemble, runs: PlannedRuns, i: int, unc: Uncertaint
     """The ensemble's forecast along compute at target ``i``'s ratio, through every target at that ratio it forecasts
     (50 and 90 % intervals), keyed by a label; with ``several`` ensembles, the label names the runs it was fitted on."""
     tpr = float(runs.tpr[i])
-    same = np.isclose(runs.tpr, tpr, rtol=1e-6) if np.isfinite(tpr) else ~np.isfinite(runs.tpr)
+    same = np.round(runs.tpr, 6) == round(tpr, 6) if np.isfinite(tpr) else ~np.isfinite(runs.tpr)  # as grouped
     through = runs.flops[same & (runs.flops <= runs.flops[i] * (1 + 1e-9))]
     lowest = min(float(fit.points["flops"].min()) for fit in ensemble.fits.values())
     grid = np.unique(np.concatenate([np.geomspace(lowest, runs.flops[i] * 1.5, CURVE_POINTS), through]))
     along = planned_runs(flops=grid, tpr=tpr, convention=runs.rule) if np.isfinite(tpr) else planned_runs(flops=grid)
-    label = f"TPR {tpr:.3g}" if np.isfinite(tpr) else "by compute"
+    label = f"TPR {tpr:.4g}" if np.isfinite(tpr) else "by compute"
     label += f", fitted below {runs.flops[i]:.3g}" if several else ""
     return {label: ensemble.predict(along, replace(unc, levels=(0.5, 0.9)))}
 

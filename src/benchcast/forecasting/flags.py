@@ -394,7 +394,7 @@ def _tpr_reasons(runs, fitted_tpr: tuple[float, float], compute_only: list[str],
 
 def skewed(point: float, lower: float, upper: float, median: float) -> Flag:
     """A point outside its own 50 % interval: the bootstrap is skewed, and the draws' median is given beside it. The
-    point is kept: the median in its place lost WIS on DCLM and across TPRs (benchmarks/point_or_median.md)."""
+    point is kept: the median in its place won WIS on some ladders, lost on others (benchmarks/point_or_median.md)."""
     return Flag(
         SKEWED,
         f"the forecast {point:.4g} lies outside its own 50 % interval ({lower:.4g} .. {upper:.4g}): the bootstrap "

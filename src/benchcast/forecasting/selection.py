@@ -344,8 +344,10 @@ def weights_for(rule: str, scores: pd.Series, per_origin: pd.DataFrame | None = 
 
 def separated(per_origin: pd.DataFrame) -> bool:
     """Whether the laws' errors tell them apart: the best law's log error is below another's by more than twice the
-    standard error of the mean paired difference over the origins (``MIN_ORIGINS`` at least)."""
+    standard error of the mean paired difference over the origins (``MIN_ORIGINS`` at least). Rolling origins share
+    runs, so the origins are less independent than the test assumes: it separates more readily than it should."""
     logs = np.log(np.maximum(per_origin.to_numpy(float), 1e-12))
+    logs = logs[np.isfinite(logs).all(axis=1)]
     if len(logs) < ext.MIN_ORIGINS or logs.shape[1] < 2:
         return False
     best = int(np.argmin(logs.mean(axis=0)))
@@ -355,11 +357,12 @@ def separated(per_origin: pd.DataFrame) -> bool:
 
 def evidence_words(rule: str, per_origin: pd.DataFrame) -> str:
     """What the origins say about the members' weights (a note of the choice)."""
-    n, apart = len(per_origin), separated(per_origin)
-    how = "separate" if apart else "cannot separate"
-    then = {"ensemble": "weights by inverse error" if apart else "equal weights", "stack": "weights by inverse error",
-            "select": "the best alone"}[rule]  # fmt: skip
-    return f"the rolling-origin errors ({n} origins, along compute and TPR) {how} the members: {then}"
+    along_tpr = int(sum(isinstance(origin, str) for origin in per_origin.index))  # TPR origins are named by side
+    where = f"{len(per_origin) - along_tpr} along compute" + (f", {along_tpr} along TPR" if along_tpr else "")
+    how = "separate" if separated(per_origin) else "cannot separate"
+    then = {"ensemble": "weights by inverse error" if how == "separate" else "equal weights",
+            "stack": "weights by inverse error", "select": "the best alone"}[rule]  # fmt: skip
+    return f"the rolling-origin errors at {len(per_origin)} origins ({where}) {how} the members: {then}"
 
 
 def blend_errors(wide: pd.DataFrame, weights: pd.Series) -> pd.DataFrame:
@@ -384,7 +387,8 @@ def blend_errors(wide: pd.DataFrame, weights: pd.Series) -> pd.DataFrame:
 
 def _nested_error(wide: pd.DataFrame, laws: list[str], rule: str) -> dict:
     """The choice's own out-of-sample error: at each origin, choose from the deeper origins' forecasts of runs at or
-    below it, then score the choice's forecasts of the runs above it."""
+    below it, then score the choice's forecasts of the runs above it (along compute only: a nested choice has no TPR
+    origins of its own, so its weights may differ from the choice's)."""
     records = []
     for delta, group in wide.groupby("origin_decades"):
         origin = float(group["origin"].iloc[0])

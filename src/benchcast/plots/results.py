@@ -77,7 +77,11 @@ def _draw_runs_by_tpr(ax, runs: pd.DataFrame) -> None:
     from matplotlib.colors import LogNorm
 
     tpr = runs["tpr"].to_numpy(float)
-    dots = ax.scatter(runs["flops"], runs["value"], s=16, c=tpr, cmap="viridis", norm=LogNorm(), zorder=4, label=label)
+    known = np.isfinite(tpr) & (tpr > 0)
+    dots = ax.scatter(runs["flops"][known], runs["value"][known], s=16, c=tpr[known], cmap="viridis", norm=LogNorm(),
+                      zorder=4, label=label)  # fmt: skip
+    if not known.all():  # a run without a ratio is drawn, in grey
+        ax.scatter(runs["flops"][~known], runs["value"][~known], s=16, color="0.5", zorder=4, label="runs, TPR unknown")
     ax.figure.colorbar(dots, ax=ax, pad=0.01).set_label("tokens per parameter")
 
 
