@@ -1,7 +1,8 @@
 """Issue #39 item 5: common random numbers across a forecast's points.
 
 On DCLM (every run, TPR 10-160), the default ensemble of hellaswag forecasts a 13B-class model trained at TPR 380
-along a grid of N (1.05e10 .. 1.15e10, D = 380 N), at the default replicate count (200), for seeds 0-4. It prints
+along a grid of N (1.05e10 .. 1.15e10, D = 380 N), at the default replicate count, for seeds 0-4 (a benchmark other
+than hellaswag: ``python benchmarks/common_random_numbers.py - arc_challenge``). It prints
 how often the 90 % upper bound falls as N grows along the grid, and how far the bounds at N = 1.3e10 move between
 seeds (max - min over the seeds). Run it with each tree's ``src`` on ``PYTHONPATH`` to compare them::
 
@@ -16,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 import benchcast as bc
+from benchcast.defaults import DEFAULT_REPLICATES
 from benchcast.fitting.spec import FitSpec
 from benchcast.forecasting.bootstrap import Uncertainty
 from benchcast.forecasting.ensemble import Ensemble
@@ -32,13 +34,13 @@ def main() -> None:
     ensemble = Ensemble().fit(table, FitSpec("power", benchmark, "acc_norm"), progress=False)
     falls, at = [], []
     for seed in SEEDS:
-        unc = Uncertainty(200, seed, n_jobs=1)
+        unc = Uncertainty(DEFAULT_REPLICATES, seed, n_jobs=1)
         grid = ensemble.predict(planned_runs(params=GRID, tokens=TPR * GRID), unc).intervals[0.9]
         falls.append(int((np.diff(grid[1]) < 0).sum()))
         point = ensemble.predict(planned_runs(params=[AT], tokens=[TPR * AT]), unc).intervals[0.9]
         at.append((float(point[0][0]), float(point[1][0])))
     lower, upper = np.array(at).T
-    print(f"weights {ensemble.weights_}")
+    print(f"{benchmark}, {DEFAULT_REPLICATES} replicates per law; weights {ensemble.weights_}")
     print(f"upper bound falling along the {len(GRID)}-point grid, per seed: {falls}")
     print(f"at N = {AT:.3g}, TPR {TPR:g}: lower {np.round(lower, 4).tolist()}, upper {np.round(upper, 4).tolist()}")
     print(f"seed-to-seed range: lower {np.ptp(lower):.4f}, upper {np.ptp(upper):.4f}")

@@ -20,6 +20,7 @@ import pandas as pd
 
 from benchcast.data.table import parse_metric
 from benchcast.defaults import DEFAULT_LEVELS as LEVELS
+from benchcast.defaults import DEFAULT_REPLICATES
 from benchcast.errors import BenchcastError, InsufficientDataError, SelectionError
 from benchcast.evaluation.backtest import BacktestResult, backtest
 from benchcast.fitting.result import FitResult
@@ -124,7 +125,7 @@ def analyse_benchmark(
     law: str = RECOMMENDED,
     tpr: float | None = None,
     forecast_tpr: float | None = None,
-    n_boot: int = 200,
+    n_boot: int = DEFAULT_REPLICATES,
     seed: int = 0,
     n_jobs: int | None = 1,
     interval: str = "extrapolation",

@@ -16,6 +16,7 @@ import pandas as pd
 import benchcast.report.html as h
 from benchcast._version import __version__
 from benchcast.data.table import within_compute
+from benchcast.defaults import DEFAULT_REPLICATES
 from benchcast.errors import BenchcastError
 from benchcast.forecasting.targets import describe_run, flops_convention, table_runs
 from benchcast.report.analysis import RECOMMENDED, analyse_benchmark
@@ -115,7 +116,7 @@ def build_report(
     max_flops: float | None = None,
     flops_per_6nd: float | None = None,
     forecast_tpr: float | None = None,
-    n_boot: int = 200,
+    n_boot: int = DEFAULT_REPLICATES,
     seed: int = 0,
     n_jobs: int | None = 1,
     data: str | Path | None = None,
