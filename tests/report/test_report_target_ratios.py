@@ -29,4 +29,8 @@ def test_each_planned_target_sits_on_the_curve_at_its_own_ratio(apple):
     draw_forecast(ax, report)
     labels = [line.get_label() for line in ax.get_lines()]
     assert all(any(f"TPR {ratio:.3g}" in label for label in labels) for ratio in report.ratio_curves)
+    # the fitted runs coloured by their ratio (a colour bar), each target's value beside its star
+    assert any(other.get_ylabel() == "tokens per parameter" for other in fig.axes if other is not ax)
+    texts = [t.get_text() for t in ax.texts]
+    assert all(f"{value:.3f}" in texts for value in made["prediction"])
     plt.close(fig)

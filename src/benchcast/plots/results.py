@@ -68,9 +68,9 @@ def forecast_x(query: dict, flops=None) -> tuple[np.ndarray, str]:
 CURVE_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e")
 
 
-def _draw_runs_by_tpr(ax, runs: pd.DataFrame) -> None:
+def runs_by_tpr(ax, runs: pd.DataFrame, name: str = "runs") -> None:
     """The runs, coloured by tokens per parameter where they span several (a colour bar says which)."""
-    label = f"runs ({len(runs)})"
+    label = f"{name} ({len(runs)})"
     if "tpr" not in runs or runs["tpr"].nunique() < 2:
         ax.scatter(runs["flops"], runs["value"], s=14, color="0.2", zorder=4, label=label)
         return
@@ -124,7 +124,7 @@ def plot_forecast(forecast, fit=None, ax=None, runs=None, **style):
     elif runs is not None and len(runs):
         if "tpr" in runs and runs["tpr"].nunique() == 1:
             tpr = float(runs["tpr"].iloc[0])
-        _draw_runs_by_tpr(ax, runs)
+        runs_by_tpr(ax, runs)
         if "metric" in runs and runs["metric"].nunique() == 1:
             one_k = "k" in runs and runs["k"].notna().all() and runs["k"].nunique() == 1
             k = runs["k"].iloc[0] if one_k else None

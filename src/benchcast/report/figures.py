@@ -10,7 +10,7 @@ from benchcast.laws import get_law
 from benchcast.plots.coverage import coverage_table, draw_coverage
 from benchcast.plots.figures import plot_kscan
 from benchcast.plots.panels import draw_backtest, draw_band, draw_runs
-from benchcast.plots.results import interval_bars, metric_label, plot_backtests, value_labels
+from benchcast.plots.results import interval_bars, metric_label, plot_backtests, runs_by_tpr, value_labels
 from benchcast.plots.style import FONT, data_uri, figure_title, law_color, legend_outside, plt, style_axes
 from benchcast.report.analysis import BenchmarkReport
 from benchcast.report.profile import profile_summary
@@ -28,7 +28,13 @@ def embed(fig, figure_format: str = "png", dpi: int | None = None) -> str:
 def draw_forecast(ax, report: BenchmarkReport) -> None:
     """Runs by status, the fitted law and its 50/90 % prediction bands out to the targets."""
     runs = report.runs.rename(columns={"value": "true"})
-    draw_runs(ax, runs, runs["status"])
+    fitted = (runs["status"] == "fitted").to_numpy()
+    tpr = (runs["tokens"] / runs["params"]).to_numpy(float)
+    if np.unique(np.round(tpr[fitted], 6)).size > 1:  # a ladder across TPRs: its fitted runs coloured by their ratio
+        draw_runs(ax, runs[~fitted], runs["status"][~fitted])
+        runs_by_tpr(ax, runs[fitted].assign(tpr=tpr[fitted], value=runs["true"][fitted]), "fitted runs")
+    else:
+        draw_runs(ax, runs, runs["status"])
     color = law_color(report.strategy)
     for law, member_curve in report.member_curves.items() if len(report.member_curves) > 1 else ():
         ax.plot(report.grid, member_curve, color=law_color(law), lw=0.8, ls="--", label=f"{law} (member)")
