@@ -167,3 +167,25 @@ def test_a_backtest_like_the_target_reaches_as_far_as_the_ladder_allows(apple, a
     done = run_cli(*args, "--n-boot", "10", "--like-target", "7e9", "4e12", "-j", "1")
     assert done.exit_code == 0, done.stderr
     assert "the backtest reaches" in " ".join(done.stdout.split())
+
+
+def test_backtest_like_the_target_holds_out_what_the_splitter_holds_out(apple, apple_path):
+    """backtest --like-target N D (#39 item 3 on backtest too): the held-out runs are LikeTarget's, placed by the
+    file's FLOPs convention, and the output says how far the split reaches."""
+    from benchcast.evaluation.backtest import backtest
+    from benchcast.fitting.spec import design
+
+    spec = bc.FitSpec("nd_floor", BENCHMARK, METRIC, min_flops=3e18)
+    done = backtest(apple, spec, like_target=(13e9, 5e12))
+    rows, _ = design(apple, bc.FitSpec("nd_floor", BENCHMARK, METRIC))  # every run: min_flops limits the fit only
+    target = bc.LikeTarget(6 * 13e9 * 5e12, 5e12 / 13e9)  # DCLM's FLOPs are 6 N D
+    ((cut, train, test),) = target(rows)
+    assert done.protocol == "like-target" and done.metrics["reach"] == target.reach(rows)
+    held = done.predictions[done.predictions["side"] == "test"]
+    assert set(held["run"]) == set(rows.loc[test, "run"]) and not set(held["run"]) & set(done.fit.points["run"])
+    assert done.threshold <= cut and (rows.loc[test, "tpr"] > 150).any()  # TPR 160 among the held-out runs
+    args = ["backtest", str(apple_path), "-b", BENCHMARK, "-m", METRIC, "-l", "nd_floor", "--min-flops", "3e18"]
+    shown = run_cli(*args, "--like-target", "13e9", "5e12", "--n-boot", "0")
+    assert shown.exit_code == 0 and "split like the target: the backtest reaches" in " ".join(shown.stdout.split())
+    both = run_cli(*args, "--like-target", "13e9", "5e12", "--holdout-params", "5e9")
+    assert both.exit_code == 2 and "--holdout-params" in both.stderr

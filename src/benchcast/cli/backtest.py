@@ -89,6 +89,15 @@ def backtest_command(
             metavar="N",
         ),
     ] = None,
+    like_target: Annotated[
+        tuple[float, float] | None,
+        typer.Option(
+            "--like-target",
+            help="A planned run N D (e.g. 7e9 4e12): hold out the largest runs and the highest TPRs so that the "
+            "backtest reaches as far beyond its fitted runs as the run lies beyond the ladder (not with --threshold).",
+            metavar="N D",
+        ),
+    ] = None,
     proxy: Proxy = None,
     boot: NBoot = DEFAULT_REPLICATES,
     interval: Interval = DEFAULT_INTERVAL,
@@ -117,11 +126,13 @@ def backtest_command(
         f"here neither is used (--protocol {protocol}, law(s) {', '.join(laws)}): drop it.",
     )
     refuse_interval_without_boot(boot, interval)
-    refuse_options(
-        {"--threshold": threshold != DEFAULT_THRESHOLD and holdout_params is not None,
-         "--protocol": protocol != "threshold" and holdout_params is not None},
-        "--holdout-params splits the runs by their size; {them} split(s) them otherwise: give one or the other.",
-    )  # fmt: skip
+    for option, given in (("--holdout-params", holdout_params), ("--like-target", like_target)):
+        refuse_options(
+            {"--threshold": threshold != DEFAULT_THRESHOLD and given is not None,
+             "--protocol": protocol != "threshold" and given is not None,
+             "--holdout-params": option == "--like-target" and given is not None and holdout_params is not None},
+            f"{option} places its own split; {{them}} split(s) the runs otherwise: give one or the other.",
+        )  # fmt: skip
     table = read(data, format, metadata, q_rand, margin=margin, columns=column)
     specs = [FitSpec(law=name, benchmark=benchmark, metric=metric, proxy=proxy, max_k=max_k) for name in laws]
     results = compare_backtests(
@@ -132,6 +143,7 @@ def backtest_command(
         tpr=tpr,
         min_flops=min_flops,
         holdout_params=holdout_params,
+        like_target=like_target,
         n_boot=boot,
         interval=interval,
     )
@@ -141,6 +153,8 @@ def backtest_command(
         emit_json([bt.to_dict() for bt in results.backtests])
         return
     console.print(results)
+    if like_target is not None:
+        console.print(f"split like the target: {results.backtests[0].metrics['reach']}")
 
 
 @app.command("sweep")

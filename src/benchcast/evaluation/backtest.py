@@ -16,13 +16,15 @@ from benchcast.defaults import DEFAULT_LEVELS
 from benchcast.errors import BenchcastError
 from benchcast.evaluation import DEFAULT_THRESHOLD, PROTOCOLS
 from benchcast.evaluation.backtest_result import BacktestComparison, BacktestResult
-from benchcast.evaluation.evaluate import PROTOCOL_SPLITTERS, LargerModels, evaluate
+from benchcast.evaluation.evaluate import PROTOCOL_SPLITTERS, LargerModels, LikeTarget, evaluate
 from benchcast.fitting.metrics import coverage, mae, mre, r2, rmse
-from benchcast.fitting.spec import FitSpec
+from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting.bootstrap import Uncertainty
 from benchcast.forecasting.flags import describe, refused, short
 from benchcast.forecasting.forecast import bound_column
+from benchcast.forecasting.targets import flops_convention
 from benchcast.utils.progress import track
+from benchcast.validation import check_positive
 
 
 def _scored(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
@@ -71,6 +73,7 @@ def backtest(
     tpr: float | None = None,
     holdout_tpr: float | None = None,
     holdout_params: float | None = None,
+    like_target: tuple[float, float] | None = None,
     n_boot: int = 0,
     seed: int = 0,
     n_jobs: int | None = None,
@@ -97,6 +100,9 @@ def backtest(
     holdout_params : float, optional
         Split by size instead (protocol ``'params'``): fit the runs with fewer parameters, forecast the rest
         (:class:`~benchcast.evaluation.evaluate.LargerModels`); ``threshold`` becomes the largest fitted compute.
+    like_target : (float, float), optional
+        A planned run (N, D), placed by the file's FLOPs convention: split like it instead (protocol ``'like-target'``,
+        :class:`~benchcast.evaluation.evaluate.LikeTarget`); ``metrics['reach']`` says how far the split reaches.
     n_boot, seed, n_jobs, interval
         Bootstrap replicates (0: no intervals), seed, workers and interval kind.
 
@@ -114,16 +120,32 @@ def backtest(
     splitter = PROTOCOL_SPLITTERS[protocol](threshold, **options)
     if holdout_params is not None:
         splitter, protocol = LargerModels(holdout_params), "params"
+    reach = ""
+    if like_target is not None:
+        splitter, reach = _like_target(table, spec, *like_target)
+        protocol = "like-target"
     unc = Uncertainty(n_boot, seed, interval, tuple(DEFAULT_LEVELS), n_jobs)
     frame, (model,) = evaluate(spec, table, splitter, uncertainty=unc, confidence=True, return_models=True)
     predictions, metrics = _scored(frame)
+    metrics.update({"reach": reach} if reach else {})
     result = next(iter(model.fits.values()))
-    if holdout_params is not None:  # the split's compute, for tables and figures: the largest fitted run
+    if holdout_params is not None or like_target is not None:  # the split's compute: the largest fitted run
         threshold = float(result.diagnostics.flops_max)
     bt = BacktestResult(spec.law, spec.benchmark, protocol, threshold, result, predictions, metrics)
     if n_boot:
         _interval_metrics(bt, frame, unc)
     return bt
+
+
+def _like_target(table: pd.DataFrame, spec: FitSpec, params: float, tokens: float) -> tuple[LikeTarget, str]:
+    """The split like a planned run of N parameters on D tokens (placed by the selection's FLOPs convention), and how
+    far it reaches, in words."""
+    params, tokens = check_positive("like_target N", params), check_positive("like_target D", tokens)
+    rows, _ = design(table, replace(spec, max_k=None, min_flops=None, max_flops=None))  # the rows evaluate splits
+    flops = float(flops_convention(table, tpr=spec.tpr, min_flops=spec.min_flops, max_flops=spec.max_flops).flops(
+        params, tokens))  # fmt: skip
+    splitter = LikeTarget(flops, tokens / params)
+    return splitter, splitter.reach(rows)
 
 
 def compare_backtests(table: pd.DataFrame, specs: list[FitSpec], **options) -> BacktestComparison:
