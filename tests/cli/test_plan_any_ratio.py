@@ -189,3 +189,8 @@ def test_backtest_like_the_target_holds_out_what_the_splitter_holds_out(apple, a
     assert shown.exit_code == 0 and "split like the target: the backtest reaches" in " ".join(shown.stdout.split())
     both = run_cli(*args, "--like-target", "13e9", "5e12", "--holdout-params", "5e9")
     assert both.exit_code == 2 and "--holdout-params" in both.stderr
+    with pytest.raises(bc.BenchcastError, match="not both"):
+        backtest(apple, spec, like_target=(13e9, 5e12), holdout_params=5e9)
+    unsized = rows.assign(tpr=np.where(rows["run"] == rows["run"].iloc[0], np.nan, rows["tpr"]))
+    with pytest.raises(bc.BenchcastError, match="1 of .* runs have no tokens per parameter"):
+        target(unsized)  # refused, not a raw error from an empty maximum

@@ -118,6 +118,8 @@ def backtest(
         raise BenchcastError(f"unknown protocol {protocol!r}; expected one of {', '.join(PROTOCOLS)}.")
     options = {"nd": {"tpr": holdout_tpr}, "passk": {"max_k": spec.max_k or 32}}.get(protocol, {})
     splitter = PROTOCOL_SPLITTERS[protocol](threshold, **options)
+    if holdout_params is not None and like_target is not None:
+        raise BenchcastError("give holdout_params or like_target, not both: each places its own split.")
     if holdout_params is not None:
         splitter, protocol = LargerModels(holdout_params), "params"
     reach = ""
@@ -144,7 +146,7 @@ def _like_target(table: pd.DataFrame, spec: FitSpec, params: float, tokens: floa
     rows, _ = design(table, replace(spec, max_k=None, min_flops=None, max_flops=None))  # the rows evaluate splits
     flops = float(flops_convention(table, tpr=spec.tpr, min_flops=spec.min_flops, max_flops=spec.max_flops).flops(
         params, tokens))  # fmt: skip
-    splitter = LikeTarget(flops, tokens / params)
+    splitter = LikeTarget(flops, tokens / params, min_flops=spec.min_flops)
     return splitter, splitter.reach(rows)
 
 

@@ -154,6 +154,7 @@ class LikeTarget:
     flops: float
     tpr: float
     min_train: int = 6
+    min_flops: float | None = None  # runs below it are not fitted (the spec's range): they do not count to min_train
 
     def cuts(self, rows: pd.DataFrame) -> tuple[float, float]:
         """The compute and the TPR the training side stops at.
@@ -169,6 +170,11 @@ class LikeTarget:
             The largest compute and the largest TPR fitted.
         """
         flops, tpr = rows["flops"].to_numpy(float), rows["tpr"].to_numpy(float)
+        if not len(tpr) or not np.isfinite(tpr).all():
+            raise BenchcastError(
+                f"a split like a target needs every run's parameters and tokens; {int((~np.isfinite(tpr)).sum())} of "
+                f"{len(tpr)} runs have no tokens per parameter (give params and tokens, or split by --threshold)."
+            )
         want_c = max(np.log10(self.flops / flops.max()), 0.0)
         want_t = max(np.log10(self.tpr / tpr.max()), 0.0)
         levels = np.unique([float(np.max(tpr[tpr_level(tpr) == lv])) for lv in np.unique(tpr_level(tpr))])
@@ -179,11 +185,12 @@ class LikeTarget:
         at_ratio = tpr <= t_cut * (1 + 1e-6)
         computes = np.sort(np.unique(flops[at_ratio]))[::-1]
         c_cut = flops[at_ratio].max() / 10**want_c
-        enough = [c for c in computes if int((at_ratio & (flops <= c)).sum()) >= self.min_train]
+        fitted = at_ratio & (flops >= (self.min_flops or 0.0))
+        enough = [c for c in computes if int((fitted & (flops <= c)).sum()) >= self.min_train]
         if not enough:
             raise BenchcastError(
                 f"a split like the target keeps at least {self.min_train} runs to fit; the ladder has "
-                f"{int(at_ratio.sum())} at TPR <= {t_cut:.3g}."
+                f"{int(fitted.sum())} at TPR <= {t_cut:.3g}."
             )
         c_cut = min(max(c_cut, min(enough)), computes[0])
         return float(c_cut), t_cut

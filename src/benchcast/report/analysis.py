@@ -80,7 +80,7 @@ def _run_table(result: FitResult, table: pd.DataFrame, spec: FitSpec, tpr: float
         "fitted" if (r, float(k)) not in reasons else f"dropped: {reasons[(r, float(k))]}"
         for r, k in zip(rows["run"], rows["k"], strict=True)
     ]
-    return rows[["run", "flops", "params", "tokens", "value"]].assign(status=status)
+    return rows[["run", "flops", "params", "tokens", "tpr", "value"]].assign(status=status)
 
 
 def _benchmark_warnings(report: BenchmarkReport, q_rand: float) -> list[str]:

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from benchcast.laws import get_law
+from benchcast.laws.questions import spans_tprs
 from benchcast.plots.coverage import coverage_table, draw_coverage
 from benchcast.plots.figures import plot_kscan
 from benchcast.plots.panels import draw_backtest, draw_band, draw_runs
@@ -29,10 +30,9 @@ def draw_forecast(ax, report: BenchmarkReport) -> None:
     """Runs by status, the fitted law and its 50/90 % prediction bands out to the targets."""
     runs = report.runs.rename(columns={"value": "true"})
     fitted = (runs["status"] == "fitted").to_numpy()
-    tpr = (runs["tokens"] / runs["params"]).to_numpy(float)
-    if np.unique(np.round(tpr[fitted], 6)).size > 1:  # a ladder across TPRs: its fitted runs coloured by their ratio
+    if spans_tprs(runs[fitted]):  # a ladder across TPRs: its fitted runs coloured by their ratio (as the table has it)
         draw_runs(ax, runs[~fitted], runs["status"][~fitted])
-        runs_by_tpr(ax, runs[fitted].assign(tpr=tpr[fitted], value=runs["true"][fitted]), "fitted runs")
+        runs_by_tpr(ax, runs[fitted].assign(value=runs["true"][fitted]), "fitted runs")
     else:
         draw_runs(ax, runs, runs["status"])
     color = law_color(report.strategy)
