@@ -27,6 +27,7 @@ from benchcast.cli.options import (
     Jobs,
     Json,
     Laws,
+    LikeTargetRun,
     Margin,
     Metadata,
     Metric,
@@ -89,15 +90,7 @@ def backtest_command(
             metavar="N",
         ),
     ] = None,
-    like_target: Annotated[
-        tuple[float, float] | None,
-        typer.Option(
-            "--like-target",
-            help="A planned run N D (e.g. 7e9 4e12): hold out the largest runs and the highest TPRs so that the "
-            "backtest reaches as far beyond its fitted runs as the run lies beyond the ladder (not with --threshold).",
-            metavar="N D",
-        ),
-    ] = None,
+    like_target: LikeTargetRun = None,
     proxy: Proxy = None,
     boot: NBoot = DEFAULT_REPLICATES,
     interval: Interval = DEFAULT_INTERVAL,

@@ -14,6 +14,7 @@ from benchcast.cli.options import (
     FigureFormat,
     Jobs,
     Json,
+    LikeTargetRun,
     Margin,
     OutDir,
     QRand,
@@ -154,16 +155,7 @@ def bench_command(
             metavar="N",
         ),
     ] = None,
-    like_target: Annotated[
-        tuple[float, float] | None,
-        typer.Option(
-            "--like-target",
-            help="A planned run N D (e.g. 7e9 4e12): hold out the largest runs and the highest TPRs so that the "
-            "backtest reaches as far beyond its fitted runs, in compute and in TPR, as the run lies beyond the ladder, "
-            "and say how far short it falls.",
-            metavar="N D",
-        ),
-    ] = None,
+    like_target: LikeTargetRun = None,
     q_rand: QRand = None,
     margin: Margin = None,
     n_boot: Annotated[
@@ -321,12 +313,9 @@ def _like_target(data, params: float, tokens: float):
     from benchcast.evaluation.evaluate import LikeTarget
     from benchcast.evaluation.strategies import runs_of
     from benchcast.forecasting.targets import flops_convention
-    from benchcast.validation import check_positive
 
-    params, tokens = check_positive("--like-target N", params), check_positive("--like-target D", tokens)
-    runs = runs_of(data)
-    flops = float(flops_convention(runs, tpr=data.tpr).flops(params, tokens))
-    splitter = LikeTarget(flops, tokens / params)
+    runs = runs_of(data)  # the data set's compute floor and TPR already applied
+    splitter = LikeTarget.of_run(params, tokens, flops_convention(runs, tpr=data.tpr))
     cutoff, top_tpr = splitter.cuts(runs)
     higher = tuple(sorted({float(t) for t in runs["tpr"] if t > top_tpr * (1 + 1e-6)}))
     return replace(data, cutoffs=(cutoff,), holdout_tprs=data.holdout_tprs + higher), splitter.reach(runs)

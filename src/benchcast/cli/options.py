@@ -138,6 +138,16 @@ Proxy = Annotated[
     str | None,
     typer.Option(help="Proxy 'benchmark:metric' for two-stage laws (default: the benchmark's own loglikelihood)."),
 ]
+LikeTargetRun = Annotated[
+    tuple[float, float] | None,
+    typer.Option(
+        "--like-target",
+        help="A planned run N D (e.g. 7e9 4e12): hold out the largest runs and the highest TPRs so that the backtest "
+        "reaches as far beyond its fitted runs, in compute and in TPR, as the run lies beyond the ladder, and say how "
+        "far short it falls (not with --threshold).",
+        metavar="N D",
+    ),
+]
 OutDir = Annotated[Path | None, typer.Option("--out", "-o", help="Folder for CSV tables and figures.")]
 NBoot = Annotated[
     int, typer.Option("--n-boot", "--boot", help="Bootstrap replicates over runs for the intervals (0: none).")

@@ -24,7 +24,6 @@ from benchcast.forecasting.flags import describe, refused, short
 from benchcast.forecasting.forecast import bound_column
 from benchcast.forecasting.targets import flops_convention
 from benchcast.utils.progress import track
-from benchcast.validation import check_positive
 
 
 def _scored(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
@@ -142,11 +141,9 @@ def backtest(
 def _like_target(table: pd.DataFrame, spec: FitSpec, params: float, tokens: float) -> tuple[LikeTarget, str]:
     """The split like a planned run of N parameters on D tokens (placed by the selection's FLOPs convention), and how
     far it reaches, in words."""
-    params, tokens = check_positive("like_target N", params), check_positive("like_target D", tokens)
     rows, _ = design(table, replace(spec, max_k=None, min_flops=None, max_flops=None))  # the rows evaluate splits
-    flops = float(flops_convention(table, tpr=spec.tpr, min_flops=spec.min_flops, max_flops=spec.max_flops).flops(
-        params, tokens))  # fmt: skip
-    splitter = LikeTarget(flops, tokens / params, min_flops=spec.min_flops)
+    convention = flops_convention(table, tpr=spec.tpr, min_flops=spec.min_flops, max_flops=spec.max_flops)
+    splitter = LikeTarget.of_run(params, tokens, convention, min_flops=spec.min_flops)
     return splitter, splitter.reach(rows)
 
 

@@ -21,6 +21,7 @@ from benchcast.forecasting.bootstrap import Uncertainty
 from benchcast.forecasting.ensemble import Ensemble
 from benchcast.forecasting.targets import frame_runs
 from benchcast.utils.progress import track
+from benchcast.validation import check_positive
 
 
 @dataclass(frozen=True)
@@ -155,6 +156,13 @@ class LikeTarget:
     tpr: float
     min_train: int = 6
     min_flops: float | None = None  # runs below it are not fitted (the spec's range): they do not count to min_train
+
+    @classmethod
+    def of_run(cls, params: float, tokens: float, convention, *, min_flops: float | None = None) -> LikeTarget:
+        """The split like a planned run of N parameters on D tokens, placed by ``convention`` (the file's
+        :class:`~benchcast.forecasting.targets.FlopsConvention`), as ``bench`` and ``backtest`` ask it."""
+        params, tokens = check_positive("like-target N", params), check_positive("like-target D", tokens)
+        return cls(float(convention.flops(params, tokens)), tokens / params, min_flops=min_flops)
 
     def cuts(self, rows: pd.DataFrame) -> tuple[float, float]:
         """The compute and the TPR the training side stops at.
