@@ -159,8 +159,22 @@ class LikeTarget:
 
     @classmethod
     def of_run(cls, params: float, tokens: float, convention, *, min_flops: float | None = None) -> LikeTarget:
-        """The split like a planned run of N parameters on D tokens, placed by ``convention`` (the file's
-        :class:`~benchcast.forecasting.targets.FlopsConvention`), as ``bench`` and ``backtest`` ask it."""
+        """The split like a planned run of N parameters on D tokens, placed by ``convention``, as ``bench`` and
+        ``backtest`` ask it.
+
+        Parameters
+        ----------
+        params, tokens : float
+            The planned run's N and D (positive).
+        convention : FlopsConvention
+            The file's FLOPs per 6 N D (:func:`benchcast.forecasting.targets.flops_convention`).
+        min_flops : float, optional
+            The fit's compute floor: runs below it do not count to ``min_train``.
+
+        Returns
+        -------
+        LikeTarget
+        """
         params, tokens = check_positive("like-target N", params), check_positive("like-target D", tokens)
         return cls(float(convention.flops(params, tokens)), tokens / params, min_flops=min_flops)
 
