@@ -17,7 +17,7 @@ from benchcast.data import FORMATS
 from benchcast.data.files import read_frame, read_frame_header
 from benchcast.data.lm_eval import read_lm_eval
 from benchcast.data.schema import SIZE_ALIASES, require_names, validate
-from benchcast.data.training_logs import SUFFIXES, is_training_log, read_training_logs
+from benchcast.data.training_logs import export_files, is_training_log, read_training_logs
 from benchcast.errors import DataError, DataWarning
 
 # Accepted spellings of the canonical columns in tidy files.
@@ -152,8 +152,8 @@ def read_apple(path: str | Path) -> pd.DataFrame:
 def detect_format(path: Path) -> str:
     """The format of a data file or folder, by its extension and header."""
     if path.is_dir():  # a folder of exports by their columns (a W&B config.json beside them is no lm-eval result)
-        tables = sorted(f for f in path.iterdir() if f.suffix.lower() in SUFFIXES)
-        return "wandb" if tables and detect_format(tables[0]) == "wandb" else "lm-eval"
+        tables = [file for _, file, _ in export_files(path)]
+        return "wandb" if any(detect_format(f) == "wandb" for f in tables[:3]) else "lm-eval"
     if path.suffix.lower() == ".json":
         return "lm-eval"
     if path.suffix.lower() in (".parquet", ".pq"):

@@ -1,18 +1,23 @@
 """Training-log exports (W&B run histories) as a table: one row per run, checkpoint, benchmark and metric.
 
-A source is a folder of per-run CSV/Parquet files (the run is the file's stem) or one long file with a ``run``
-column. Every row of an export is one logged step; the steps where an ``eval/...`` column holds a value are
-the run's evaluated checkpoints. The columns read, by one rule:
+A source is a folder of per-run CSV/Parquet files (the run is the file's stem; the ``--metadata`` file may sit
+beside them), W&B's own layout (a folder per run holding its history table and ``config.yaml``/``config.json``,
+the run the folder's name), or one long file with a ``run`` column. Every row of an export is one logged step;
+the steps where an evaluation column holds a value are the run's evaluated checkpoints. The columns read:
 
 * ``_step`` -> ``step``; ``throughput/total_tokens`` -> ``tokens``; ``throughput/total_training_Gflops`` x 1e9 ->
-  ``flops`` (without it C = 6 N D); ``params`` from a column of the file or from ``--metadata`` (run, params).
-  ``--column FILE_COLUMN=NAME`` (``columns={'file column': 'step' | 'tokens' | 'flops' | 'params' | 'run'}``) names
-  other spellings.
-* ``eval/downstream/<task>_<rc|mc>_<n>shot_<metric>`` -> benchmark ``<task>`` (its split kept: ``hellaswag_val``),
-  metric ``<metric>`` as written (``len_norm``, ``acc``...), ``format`` and ``shots`` columns;
-  ``eval/downstream_bpb/<task>_<rc|mc>_<n>shot_bpb[_bpb]`` -> metric ``bpb`` (bits per byte of the gold answer);
-  ``eval/<corpus>/CrossEntropyLoss`` -> benchmark ``<corpus>``, metric ``loss`` (``Perplexity`` -> ``ppl``).
-* Any other ``eval/`` column is refused by name; columns outside ``eval/`` (optim/, throughput/...) are not read.
+  ``flops`` (without it C = 6 N D); ``params`` from a column of the file, from ``--metadata`` (run, params) or
+  from the run's config (:data:`PARAM_KEYS`); the ``params_source`` column says which. ``--column
+  FILE_COLUMN=NAME`` (``columns={'file column': 'step' | 'tokens' | 'flops' | 'params' | 'run'}``) names other
+  spellings.
+* Evaluation columns by the families of :data:`FAMILIES` (each row keeps its ``family``): the benchmark is the task
+  (its split kept: ``hellaswag_val``), the metric as the family names it (``len_norm``, ``acc``, ``bpb``, ``soft``
+  = probability of the correct answer, ``soft_log`` its log, ``loss`` = cross-entropy in nats, ``ppl``); only
+  ``acc``-like metrics are scores in [0, 1] (:data:`benchcast.data.schema.SCORE_METRICS`), a loss is read and
+  never taken for one. ``*_stderr`` columns of lm-evaluation-harness become the ``stderr`` of their metric.
+* An ``eval/`` column (or lm-eval ``task/metric,filter`` one) that no family reads, or that holds text, is skipped
+  with one :class:`~benchcast.errors.DataWarning` per family naming it and its column count; columns outside them
+  (``optim/``, the other ``throughput/``...) are not read.
 
 Checkpoints get ``series`` (the run), ``step`` and ``final``: the final checkpoint is the step ``--metadata``
 names (``final_step``) or the one that reaches its ``tokens``; otherwise the last evaluated step of the export,
@@ -28,52 +33,83 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchcast.data.files import read_frame
-from benchcast.data.metadata import read_metadata
+from benchcast.data.files import read_frame, read_json
+from benchcast.data.metadata import number, read_metadata
 from benchcast.data.schema import validate
 from benchcast.errors import DataError, DataWarning
 
-DOWNSTREAM = re.compile(r"^eval/downstream/(?P<task>.+?)_(?P<format>rc|mc)_(?P<shots>\d+)shot_(?P<metric>[a-z_]+)$")
-BPB = re.compile(r"^eval/downstream_bpb/(?P<task>.+?)(?:_(?P<format>rc|mc)_(?P<shots>\d+)shot)?_bpb(?:_bpb)?$")
-CORPUS = re.compile(r"^eval/(?P<task>[^/]+)/(?P<metric>CrossEntropyLoss|Perplexity)$")
-CORPUS_METRICS = {"CrossEntropyLoss": "loss", "Perplexity": "ppl"}
+LM_EVAL = re.compile(r"^(?:eval/)?(?P<task>[^/,]+)/(?P<metric>[^/,]+),(?P<filter>[^/,]+)$")
+_SHOTS = r"(?:_(?P<format>rc|mc)_(?P<shots>\d+)shot)?"
+# (family, pattern, metric): a column of the family is read as benchmark <task>, metric <metric> (the pattern's
+# own group where None); the first family that matches reads the column
+FAMILIES = (
+    ("eval/downstream_bpb", re.compile(rf"^eval/downstream_bpb/(?P<task>.+?){_SHOTS}_bpb(?:_bpb)?$"), "bpb"),
+    ("eval/downstream_soft", re.compile(rf"^eval/downstream_soft/(?P<task>.+?){_SHOTS}_soft$"), "soft"),
+    ("eval/downstream_soft_log", re.compile(rf"^eval/downstream_soft_log/(?P<task>.+?){_SHOTS}_soft_log$"), "soft_log"),
+    ("eval/downstream", re.compile(r"^eval/downstream/(?P<task>.+?)_(?P<format>rc|mc)_(?P<shots>\d+)shot_(?P<metric>[a-z_]+)$"), None),
+    ("eval/downstream/<task> (<metric>)", re.compile(r"^eval/downstream/(?P<task>[^/()]+?)\s*\((?P<metric>[^()]+)\)$"), None),
+    ("eval/lm/<corpus>/<loss>", re.compile(r"^eval/lm/(?P<task>[^/]+)/(?P<metric>CE loss|PPL)$"), None),
+    ("eval/<corpus>/CrossEntropyLoss", re.compile(r"^eval/(?P<task>[^/]+)/(?P<metric>CrossEntropyLoss|Perplexity)$"), None),
+    ("lm-eval <task>/<metric>,<filter>", LM_EVAL, None),
+    ("eval/<task>/<metric>", re.compile(r"^eval/(?!downstream)(?P<task>[^/]+)/(?P<metric>[A-Za-z][\w@.-]*)$"), None),
+)  # fmt: skip
+METRIC_NAMES = {  # the metric names written out by the evaluators, as benchcast names them
+    "crossentropyloss": "loss", "ce loss": "loss", "perplexity": "ppl", "ppl": "ppl", "accuracy": "acc",
+    "length-normalized accuracy": "len_norm", "bpb": "bpb", "soft loss": "soft", "log soft loss": "soft_log",
+}  # fmt: skip
+# the range a value of these metrics lies in (a loss or bits per byte is no score, but is never negative)
+BOUNDS = {"soft": (0.0, 1.0), "soft_log": (-np.inf, 0.0), "bpb": (0.0, np.inf), "loss": (0.0, np.inf)}
 DEFAULT_COLUMNS = {
     "_step": "step",
     "throughput/total_tokens": "tokens",
     "throughput/total_training_Gflops": "gflops",
 }
+# keys of a run's config that give its parameter count, in the order they are taken (the last part of a nested key)
+PARAM_KEYS = ("non_embedding_params", "num_non_embedding_params", "n_params", "num_params", "num_parameters",
+              "n_parameters", "params", "parameter_count", "model_params")  # fmt: skip
+CONFIGS = ("config.yaml", "config.yml", "config.json", "files/config.yaml", "files/config.json")
 SUFFIXES = (".csv", ".parquet", ".pq")
 TPR_MATCH = 0.01  # a checkpoint within 1 % of the planned tokens reaches them
+MAX_STEP = 2**53  # beyond it a step is no longer a whole number as a float (and 1e30 would wrap int64)
 
 
 def is_training_log(columns) -> bool:
-    """Whether a header is a training-log export's (a ``_step`` column and some ``eval/`` columns)."""
+    """Whether a header is a training-log export's (a ``_step`` column and some evaluation columns)."""
     columns = [str(c) for c in columns]
-    return "_step" in columns and any(c.startswith("eval/") for c in columns)
+    return "_step" in columns and any(_is_eval(c) for c in columns)
 
 
-def _split_metric_column(column: str) -> dict | None:
-    """A metric column's benchmark, metric, format and shots by the module's rule (None: not a metric column)."""
-    if not column.startswith("eval/"):
-        return None
-    for pattern in (DOWNSTREAM, BPB):
+def _is_eval(column: str) -> bool:
+    """Whether a column is an evaluation's (``eval/...``, or lm-eval's ``task/metric,filter``)."""
+    return column.startswith("eval/") or bool(LM_EVAL.match(column))
+
+
+def split_column(column: str) -> dict | None:
+    """An evaluation column's family, benchmark, metric, format, shots and whether it is a stderr (None: no family
+    reads it)."""
+    for family, pattern, metric in FAMILIES:
         found = pattern.match(column)
         if found:
             parts = found.groupdict()
+            name = metric or parts["metric"].strip()
+            stderr = name.endswith("_stderr")
+            name = METRIC_NAMES.get(name.removesuffix("_stderr").lower(), name.removesuffix("_stderr"))
+            if parts.get("filter") and parts["filter"] != "none":
+                name = f"{name}/{parts['filter']}"
             return {
-                "benchmark": parts["task"],
-                "metric": parts.get("metric") or "bpb",
-                "format": parts["format"],
-                "shots": int(parts["shots"]) if parts["shots"] else None,
+                "family": family,
+                "benchmark": parts["task"].strip(),
+                "metric": name,
+                "format": parts.get("format"),
+                "shots": int(parts["shots"]) if parts.get("shots") else None,
+                "stderr": stderr,
             }
-    found = CORPUS.match(column)
-    if found:
-        return {"benchmark": found["task"], "metric": CORPUS_METRICS[found["metric"]], "format": None, "shots": None}
-    raise DataError(
-        f"column {column!r}: an eval/ column benchcast cannot split into benchmark and metric (expected "
-        "eval/downstream/<task>_<rc|mc>_<n>shot_<metric>, eval/downstream_bpb/<task>_<rc|mc>_<n>shot_bpb or "
-        "eval/<corpus>/CrossEntropyLoss); rename or drop it."
-    )
+    return None
+
+
+def _family_of(column: str) -> str:
+    """The name a skipped column's family is reported by: its first two path parts."""
+    return "/".join(column.split("/")[:2]) + ("/..." if column.count("/") > 1 else "")
 
 
 def _renamed(frame: pd.DataFrame, columns: dict[str, str], file) -> pd.DataFrame:
@@ -84,31 +120,122 @@ def _renamed(frame: pd.DataFrame, columns: dict[str, str], file) -> pd.DataFrame
     return frame.rename(columns=columns)
 
 
-def _exports(path: Path, columns: dict[str, str]) -> list[tuple[str, pd.DataFrame, str]]:
-    """(run, frame, file) per run: each file of a folder, or each run of one long file."""
+def _tables(folder: Path) -> list[Path]:
+    """The CSV/Parquet files directly in a folder."""
+    return sorted(f for f in folder.iterdir() if f.is_file() and f.suffix.lower() in SUFFIXES)
+
+
+def export_files(path: Path, metadata: Path | None = None) -> list[tuple[str, Path, Path | None]]:
+    """(run, history file, config or None) per run of a folder: its tables (the ``metadata`` file not one of them),
+    then W&B's layout of a subfolder per run with its history table and config."""
+    skip = metadata.resolve() if metadata is not None else None
+    out = [(f.stem, f, None) for f in _tables(path) if f.resolve() != skip]
+    for sub in sorted(d for d in path.iterdir() if d.is_dir()):
+        found = _tables(sub) + (_tables(sub / "files") if (sub / "files").is_dir() else [])
+        history = [f for f in found if "history" in f.stem.lower()] or found
+        if len(history) > 1:
+            raise DataError(f"{sub}: several tables ({', '.join(f.name for f in history[:4])}); keep one history.")
+        if history:
+            config = next((sub / c for c in CONFIGS if (sub / c).is_file()), None)
+            out.append((sub.name, history[0], config))
+    return out
+
+
+def _config_params(config: Path) -> tuple[float, str] | None:
+    """The parameter count a run's config gives (W&B's ``{key: {value: ...}}`` unwrapped) and the key, or None."""
+    if config.suffix == ".json":
+        raw = read_json(config, "a run config")
+    else:
+        import yaml  # here, not at the top: only a W&B run folder pays for it
+
+        try:
+            raw = yaml.safe_load(config.read_text(encoding="utf-8"))
+        except (yaml.YAMLError, OSError, UnicodeDecodeError) as exc:
+            raise DataError(f"{config}: could not be read as a run config ({exc}).") from None
+    flat: dict[str, object] = {}
+
+    def walk(node, prefix: str) -> None:
+        """Flatten nested mappings into dotted keys."""
+        if isinstance(node, dict) and set(node) <= {"value", "desc"} and "value" in node:
+            node = node["value"]
+        if isinstance(node, dict):
+            for key, value in node.items():
+                walk(value, f"{prefix}.{key}" if prefix else str(key))
+        else:
+            flat[prefix] = node
+
+    walk(raw, "")
+    for wanted in PARAM_KEYS:
+        for key, value in flat.items():
+            if key.split(".")[-1].lower() == wanted and value is not None:
+                return number(value, key, str(config)), key
+    return None
+
+
+def _exports(path: Path, columns: dict[str, str], metadata: Path | None) -> list[tuple[str, pd.DataFrame, str, object]]:
+    """(run, frame, file, config) per run: each export of a folder, or each run of one long file."""
     if path.is_dir():
-        files = sorted(f for f in path.iterdir() if f.suffix.lower() in SUFFIXES)
-        if not files:
-            raise DataError(f"{path}: no CSV or Parquet training-log exports in this folder.")
-        stems = pd.Series([f.stem for f in files])
-        if stems.duplicated().any():
-            raise DataError(f"{path}: two exports are named {stems[stems.duplicated()].iloc[0]!r}; keep one per run.")
+        found = export_files(path, metadata)
+        if not found:
+            raise DataError(f"{path}: no CSV or Parquet training-log exports in this folder (nor a folder per run).")
+        names = pd.Series([run for run, _, _ in found])
+        if names.duplicated().any():
+            raise DataError(f"{path}: two exports are named {names[names.duplicated()].iloc[0]!r}; keep one per run.")
         out = []
-        for file in files:
+        for run, file, config in found:
             frame = _renamed(read_frame(file, "a training-log export"), columns, file)
             if "run" in frame.columns:
                 raise DataError(f"{file}: a per-run export names its run by its file name; drop its 'run' column.")
-            out.append((file.stem, frame, str(file)))
+            out.append((run, frame, str(file), config))
         return out
     frame = _renamed(read_frame(path, "a training-log export"), columns, path)
     if "run" not in frame.columns:
         raise DataError(f"{path}: one long training-log file needs a 'run' column (or give a folder of per-run files).")
-    if frame["run"].isna().any():
-        raise DataError(f"{path}: row {int(frame['run'].isna().to_numpy().argmax())} has no 'run'; name its run.")
-    return [(str(run), rows, str(path)) for run, rows in frame.groupby("run", sort=False)]
+    blank = frame["run"].isna().to_numpy() | (frame["run"].astype(str).str.strip() == "").to_numpy()
+    if blank.any():
+        row = int(np.flatnonzero(blank)[0])
+        raise DataError(f"{path}: row {row} has no 'run' (it holds {frame['run'].iloc[row]!r}); name its run.")
+    return [(str(run), rows, str(path), None) for run, rows in frame.groupby("run", sort=False)]
 
 
-def _long_rows(run: str, frame: pd.DataFrame, file: str, meta) -> pd.DataFrame:
+def _params(run: str, frame: pd.DataFrame, file: str, meta, config) -> tuple[float, str]:
+    """A run's N and where it came from: a ``params`` column, the metadata or the run's config (those given agree)."""
+    given = []
+    values = frame["params"].dropna().unique() if "params" in frame.columns else []
+    if len(values) > 1:
+        raise DataError(f"{file}: run {run!r} has several 'params' values {sorted(values)[:3]}.")
+    if len(values):
+        given.append((float(number(values[0], "params", f"{file}, run {run!r}")), "the file's params column"))
+    if meta is not None and run in set(meta.runs["run"]) and pd.notna(meta.row(run).get("params")):
+        given.append((float(meta.row(run)["params"]), f"--metadata {meta.path.name}"))
+    found = _config_params(config) if config is not None else None
+    if found:
+        given.append((found[0], f"config {config.name} ({found[1]})"))
+    if not given:
+        raise DataError(
+            f"{file}: run {run!r} has no size: add a 'params' column, or give --metadata with a row "
+            f"'run: {run}, params: N'."
+        )
+    for value, source in given[1:]:
+        if not np.isclose(value, given[0][0], rtol=1e-9):
+            raise DataError(
+                f"{file}: run {run!r} has params {given[0][0]:.6g} in {given[0][1]} and {value:.6g} in {source}."
+            )
+    return given[0]
+
+
+def _steps(run: str, long: pd.DataFrame, file: str) -> np.ndarray:
+    """The rows' steps as whole, non-negative numbers below :data:`MAX_STEP` (no int64 wrap), or refused."""
+    steps = pd.to_numeric(long["step"], errors="coerce").to_numpy(float)
+    for bad, expected in ((~np.isfinite(steps) | (steps != np.round(steps)), "whole steps"),
+                          (steps < 0, "steps >= 0"), (steps >= MAX_STEP, f"steps below 2**53 ({MAX_STEP:.3g})")):  # fmt: skip
+        if bad.any():
+            shown = long["step"].to_numpy()[np.flatnonzero(bad)[0]]
+            raise DataError(f"{file}: run {run!r}: column '_step' must hold {expected}, got {shown!r}.")
+    return steps.astype(np.int64)
+
+
+def _long_rows(run: str, frame: pd.DataFrame, file: str, meta, config, skipped: dict) -> pd.DataFrame:
     """One run's evaluated checkpoints as long rows (run, sizes, benchmark, metric, value, series, step)."""
     frame = frame.rename(columns={k: v for k, v in DEFAULT_COLUMNS.items() if k in frame.columns})
     for needed, what in (("step", "_step"), ("tokens", "throughput/total_tokens")):
@@ -117,57 +244,54 @@ def _long_rows(run: str, frame: pd.DataFrame, file: str, meta) -> pd.DataFrame:
                 f"{file}: run {run!r} has no {what!r} column (the {needed} of each checkpoint); name the one that "
                 f"holds it with --column COLUMN={needed}."
             )
-    params = frame["params"].dropna().unique() if "params" in frame.columns else []
-    if len(params) > 1:
-        raise DataError(f"{file}: run {run!r} has several 'params' values {sorted(params)[:3]}.")
-    given = meta.row(run).get("params") if meta is not None and run in set(meta.runs["run"]) else None
-    if len(params) and pd.notna(given) and not np.isclose(float(given), float(params[0]), rtol=1e-9):
-        raise DataError(f"{file}: run {run!r} has params {params[0]:.6g} in the file and {given:.6g} in --metadata.")
-    if not len(params):
-        if meta is None or run not in set(meta.runs["run"]):
-            raise DataError(
-                f"{file}: run {run!r} has no size: add a 'params' column, or give --metadata with a row "
-                f"'run: {run}, params: N'."
-            )
-        params = [meta.row(run)["params"]]
-    try:
-        metric_columns = {c: _split_metric_column(c) for c in frame.columns if str(c).startswith("eval/")}
-    except DataError as exc:
-        raise DataError(f"{file}: {exc}") from None
+    params, source = _params(run, frame, file, meta, config)
+    read: dict[str, dict] = {}
+    for column in (str(c) for c in frame.columns):
+        parts = split_column(column) if _is_eval(column) else None
+        numeric = pd.api.types.is_numeric_dtype(frame[column]) or frame[column].isna().all()
+        if parts is None or not numeric:
+            if _is_eval(column):
+                skipped.setdefault(_family_of(column) + ("" if numeric else " (text)"), set()).add(column)
+            continue
+        read[column] = parts
     keys: dict[tuple, str] = {}
-    for column, parts in metric_columns.items():
-        key = (parts["benchmark"], parts["metric"])
+    for column, parts in read.items():
+        key = (parts["benchmark"], parts["metric"], parts["stderr"])
         if key in keys:
-            raise DataError(
-                f"{file}: columns {keys[key]!r} and {column!r} are both {key[0]}:{key[1]}; keep one of them."
-            )
+            raise DataError(f"{file}: columns {keys[key]!r} and {column!r} are both {key[0]}:{key[1]}; keep one of them.")
         keys[key] = column
-    if not metric_columns:
-        raise DataError(f"{file}: run {run!r} has no eval/ columns (no benchmark scores or losses).")
     sizes = frame[["step", "tokens", *(c for c in ("gflops", "flops") if c in frame.columns)]]
-    long = sizes.join(frame[list(metric_columns)]).melt(
-        id_vars=list(sizes.columns), var_name="column", value_name="value"
-    )
-    long = long[long["value"].notna()]  # a step without this evaluation logged: not a checkpoint of it
+    pieces = []
+    for column, parts in read.items():
+        if parts["stderr"]:
+            continue
+        error = keys.get((parts["benchmark"], parts["metric"], True))
+        piece = sizes.assign(value=frame[column], stderr=frame[error] if error else np.nan)
+        piece = piece[piece["value"].notna()]  # a step without this evaluation logged: not a checkpoint of it
+        pieces.append(piece.assign(**{k: v for k, v in parts.items() if k != "stderr"}, _column=column))
+    long = pd.concat(pieces, ignore_index=True) if pieces else pd.DataFrame()
     if long.empty:
-        raise DataError(f"{file}: run {run!r} logs no value in any eval/ column.")
+        raise DataError(f"{file}: run {run!r} logs no value in any evaluation column it can read (eval/...).")
     for column, what in (("step", "_step"), ("tokens", "throughput/total_tokens"), ("gflops", "total_training_Gflops"),
                          ("flops", "flops")):  # fmt: skip
         # an evaluation without its step, tokens or (where the export logs it) compute cannot be placed: no 6ND guess
         if column in long.columns and long[column].isna().any():
             row = long.loc[long[column].isna()].iloc[0]
             raise DataError(
-                f"{file}: run {run!r} logs an evaluation ({row['column']}) in a row without {what!r} "
+                f"{file}: run {run!r} logs an evaluation ({row['_column']}) in a row without {what!r} "
                 f"(step {row['step']}); every evaluated row needs it."
             )
-    steps = pd.to_numeric(long["step"], errors="coerce")
-    if (steps.isna() | (steps != steps.round())).any():
-        bad = long["step"][steps.isna() | (steps != steps.round())].iloc[0]
-        raise DataError(f"{file}: run {run!r}: column '_step' must hold whole steps, got {bad}.")
-    parts = pd.DataFrame([metric_columns[c] for c in long["column"]], index=long.index)
-    out = pd.concat([long.drop(columns="column"), parts], axis=1)
-    out["step"] = out["step"].astype(np.int64)
-    out = out.assign(series=run, params=float(params[0]), run=[f"{run}@step{s}" for s in out["step"]])
+    for metric, (lo, hi) in BOUNDS.items():
+        outside = (long["metric"] == metric) & ~long["value"].between(lo, hi)
+        if outside.any():
+            row = long.loc[outside].iloc[0]
+            raise DataError(
+                f"{file}: run {run!r}, column {row['_column']!r} at step {row['step']}: {metric} must lie in "
+                f"[{lo:g}, {hi:g}], got {row['value']!r}."
+            )
+    out = long.drop(columns="_column")
+    out["step"] = _steps(run, long, file)
+    out = out.assign(series=run, params=params, params_source=source, run=[f"{run}@step{s}" for s in out["step"]])
     if "gflops" in out.columns:
         out = out.assign(flops=out.pop("gflops") * 1e9)
     out["final"] = _final(run, out, file, meta)
@@ -207,8 +331,18 @@ def _final(run: str, rows: pd.DataFrame, file: str, meta) -> pd.Series:
 def read_training_logs(
     path: str | Path, metadata: str | Path | None = None, columns: dict[str, str] | None = None
 ) -> pd.DataFrame:
-    """Training-log exports (a folder of per-run files, or one long file with a ``run`` column) as a table."""
+    """Training-log exports (a folder of per-run files or run folders, or one long file with a ``run`` column) as a
+    table; every column family skipped is named in one DataWarning."""
     path = Path(path)
     meta = read_metadata(metadata, params_only=True) if metadata is not None else None
-    rows = [_long_rows(run, frame, file, meta) for run, frame, file in _exports(path, dict(columns or {}))]
+    skipped: dict[str, set] = {}
+    exports = _exports(path, dict(columns or {}), Path(metadata) if metadata is not None else None)
+    rows = [_long_rows(run, frame, file, meta, config, skipped) for run, frame, file, config in exports]
+    for family, names in skipped.items():
+        warnings.warn(
+            f"{path}: column family {family} skipped ({len(names)} column(s), e.g. {sorted(names)[0]}): benchcast "
+            "cannot split it into benchmark and metric, so it is not read.",
+            DataWarning,
+            stacklevel=3,
+        )
     return validate(pd.concat(rows, ignore_index=True), source=str(path))
