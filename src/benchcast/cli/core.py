@@ -80,14 +80,15 @@ def inspect_command(
 ) -> None:
     """Show the runs, benchmarks, metrics, chance levels and compute range found in a data file."""
     from benchcast.data.chance import chance_summary
+    from benchcast.data.readers import final_checkpoints
     from benchcast.data.table import summary
 
     table = read(data, format, metadata, samples=samples, checkpoints="all", columns=column)
     checkpoints = checkpoint_summary(table)
-    if checkpoints and checkpoints["final_known"]:  # the runs are the final checkpoints, as every fit reads them
-        table = table[table["final"].astype(bool)].assign(run=table["series"])
+    table = final_checkpoints(table, str(data))  # the runs are the final checkpoints, by every fit's rule
     info = summary(table)
-    info |= {"checkpoints": checkpoints} if checkpoints else {}
+    info |= {"checkpoints": checkpoints | {"runs_with_final": int(table["run"].nunique())}} if checkpoints else {}
+    info |= read_from(table)
     info["chance"] = chance_summary(table)
     info["chance_unknown"] = [f"{b}:{m}" for b, by in info["chance"].items() for m, e in by.items() if not e["known"]]
     if json:
@@ -100,7 +101,13 @@ def inspect_command(
         f"{info['params_min']:.3g} .. {info['params_max']:.3g}; TPR (runs) {tprs}"
     )
     if checkpoints:
-        console.print(escape(_checkpoint_text(checkpoints)), highlight=False)
+        console.print(escape(_checkpoint_text(info["checkpoints"])), highlight=False)
+    if "families" in info:
+        families_read = "; ".join(f"{f} ({e['columns']}: {', '.join(e['metrics'])})" for f, e in info["families"].items())
+        console.print(escape(f"columns read: {families_read}"), highlight=False)
+    if "params_source" in info:
+        sources = ", ".join(f"{source} ({n} runs)" for source, n in info["params_source"].items())
+        console.print(escape(f"N (params) from: {sources}"), highlight=False)
     if info["rows_without_value"]:
         console.print(
             f"{info['rows_without_value']} row(s) without a value (a NaN score): not fitted; every fit that selects "
@@ -152,25 +159,32 @@ def checkpoint_summary(table) -> dict:
         return {}
     series = table["series"] if "series" in table.columns else table["run"]
     per_run = table.groupby(series)["step"].nunique()
-    final_known = "final" in table.columns and bool(table["final"].notna().all())
-    finished = int(table.loc[table["final"].astype(bool), "run"].nunique()) if final_known else 0
-    return {
-        "runs": int(len(per_run)),
-        "checkpoints": int(per_run.sum()),
-        "per_run": [int(per_run.min()), int(per_run.max())],
-        "final_known": final_known,
-        "runs_with_final": finished,
-    }
+    return {"runs": int(len(per_run)), "checkpoints": int(per_run.sum()), "per_run": [int(per_run.min()), int(per_run.max())]}
 
 
 def _checkpoint_text(c: dict) -> str:
+    """The checkpoints line of ``inspect``."""
     per_run = f"{c['per_run'][0]}" if c["per_run"][0] == c["per_run"][1] else f"{c['per_run'][0]}..{c['per_run'][1]}"
-    head = f"checkpoints: {c['checkpoints']} of {c['runs']} runs ({per_run} per run); "
-    if not c["final_known"]:
-        return head + "no 'final' column says which is each run's last: fits refuse this file until one is added"
-    return head + (
-        f"fits use each run's final checkpoint ({c['runs_with_final']} runs have one; the runs above are those)"
+    return (
+        f"checkpoints: {c['checkpoints']} of {c['runs']} runs ({per_run} per run); fits use each run's final "
+        f"checkpoint ({c['runs_with_final']} runs have one; the runs above are those)"
     )
+
+
+def read_from(table) -> dict:
+    """Where a training-log table's rows and sizes came from: its column families (columns and metrics of each) and
+    the source of each run's N ({} for other tables)."""
+    out = {}
+    if "family" in table.columns:
+        out["families"] = {
+            str(family): {"columns": int(rows[["benchmark", "metric"]].drop_duplicates().shape[0]),
+                          "metrics": sorted(map(str, rows["metric"].unique()))}
+            for family, rows in table.groupby("family", sort=True)
+        }  # fmt: skip
+    if "params_source" in table.columns:
+        by_run = table.drop_duplicates("run")
+        out["params_source"] = {str(k): int(v) for k, v in by_run["params_source"].value_counts().items()}
+    return out
 
 
 def _chance_text(entry: dict | None) -> str:

@@ -165,11 +165,16 @@ def detect_format(path: Path) -> str:
     return "apple" if APPLE_COLUMNS <= header else "tidy"
 
 
-def _final_checkpoints(table: pd.DataFrame, source: str, rule: str = "") -> pd.DataFrame:
+EXPORT_RULE = "an export's last evaluated step, unless --metadata gives its final_step or tokens"
+
+
+def final_checkpoints(table: pd.DataFrame, source: str) -> pd.DataFrame:
     """Each run's final checkpoint where a table has several (``series``/``step``/``final`` columns), named as its run;
-    a DataWarning says how many were set aside. A table of finished runs comes back unchanged."""
+    a DataWarning says how many were set aside. A table of finished runs comes back unchanged. The one rule of every
+    command, ``inspect`` included: a missing, non-boolean, doubled or absent ``final`` is refused."""
     if not {"step", "final"} & set(table.columns):
         return table
+    rule = EXPORT_RULE if "family" in table.columns else ""
     if "final" not in table.columns:
         raise DataError(
             f"{source}: column 'step' marks checkpoints, but no column says which is each run's final one: add a "
@@ -191,6 +196,11 @@ def _final_checkpoints(table: pd.DataFrame, source: str, rule: str = "") -> pd.D
     if (twice > 1).any():
         raise DataError(
             f"{source}: run {twice[twice > 1].index[0]!r} has {int(twice.max())} checkpoints marked final; mark one."
+        )
+    if not final.any():
+        raise DataError(
+            f"{source}: no checkpoint of any of the {series.nunique()} run(s) is marked final (column 'final' is false "
+            "everywhere): mark each run's last checkpoint, or give its final_step in the metadata."
         )
     if final.all():
         return table.assign(run=series.astype(str))
@@ -227,7 +237,7 @@ def load(
     path : str or Path
         The data file, or a folder of lm-evaluation-harness results.
     format : str
-        ``'auto'`` (by extension and header), ``'tidy'``, ``'apple'`` or ``'lm-eval'``.
+        ``'auto'`` (by extension and header), ``'tidy'``, ``'apple'``, ``'lm-eval'`` or ``'wandb'``.
     columns : dict of str to str, optional
         Renames of a tidy file's columns (``{'model': 'run'}``).
     metadata : str or Path, optional
@@ -260,14 +270,12 @@ def load(
         raise DataError(
             f"column renames are read for tidy files and training-log exports, and {path} is {format} data."
         )
-    rule = ""
     if format == "apple":
         table = read_apple(path)
     elif format == "lm-eval":
         table = read_lm_eval(path, metadata, samples)
     elif format == "wandb":
         table = read_training_logs(path, metadata, columns)
-        rule = "an export's last evaluated step, unless --metadata gives its final_step or tokens"
     else:
         table = read_tidy(path, columns)
-    return table if checkpoints == "all" else _final_checkpoints(table, str(path), rule)
+    return table if checkpoints == "all" else final_checkpoints(table, str(path))
