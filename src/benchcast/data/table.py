@@ -13,27 +13,41 @@ import pandas as pd
 from benchcast.data.schema import MISSING_COLUMNS, MISSING_VALUES, MissingRows, is_score_metric, parse_metric
 from benchcast.errors import SelectionError, did_you_mean
 
-# --tpr matches a run within this relative tolerance: a ladder's ratios are ratios of rounded sizes
-# (20.013 for a "TPR 20" run), while two TPRs of one ladder differ by far more than 1 %
+# ratios within this relative tolerance are one: a ladder's ratios are ratios of rounded sizes (20.013 for a "TPR 20"
+# run), while two TPRs of one ladder differ by far more than 1 %
 TPR_RTOL = 0.01
 
 
-TPR_LEVEL_TOLERANCE = 0.02  # TPRs within 2 % are one level (the data's TPRs are ratios of rounded sizes)
+def tpr_level(tpr) -> np.ndarray:
+    """The ratio group of each TPR (0, 1, ... in increasing ratio; NaN where it is not finite and positive): sorted
+    ratios within :data:`TPR_RTOL` of the previous one are one group, chains included (99.8, 99.9, 100.1), so no
+    rounding splits a ratio. The one grouping of ``inspect``, ``--tpr``, the rolling origins and the figures."""
+    values = np.asarray(tpr, float)
+    out = np.full(values.shape, np.nan)
+    ok = np.isfinite(values) & (values > 0)
+    order = np.argsort(values[ok], kind="stable")
+    logs = np.log(values[ok][order])
+    starts = np.concatenate([[0], np.diff(logs) > np.log1p(TPR_RTOL)]) if len(logs) else np.zeros(0)
+    group = np.empty(len(logs))
+    group[order] = np.cumsum(starts)
+    out[ok] = group
+    return out
 
 
 def at_tpr(values, tpr: float) -> np.ndarray:
-    """Which of ``values`` (tokens per parameter) are the ratio ``tpr``, within :data:`TPR_RTOL`: the one test every
-    selection by TPR makes (``--tpr``, ``--holdout-tpr``)."""
-    return np.isclose(np.asarray(values, float), tpr, rtol=TPR_RTOL, atol=0.0)
+    """Which of ``values`` (tokens per parameter) are the ratio ``tpr``: those of a group (:func:`tpr_level`) with a
+    member within :data:`TPR_RTOL` of it; the one test every selection by TPR makes (``--tpr``, ``--holdout-tpr``)."""
+    values = np.asarray(values, float)
+    near = np.isclose(values, tpr, rtol=TPR_RTOL, atol=0.0)
+    if not near.any():
+        return near
+    level = tpr_level(values)
+    return np.isin(level, level[near])
 
 
 def _tprs_present(rows: pd.DataFrame) -> str:
-    """The distinct TPRs of some rows, as an error lists them (ratios within TPR_RTOL shown once)."""
-    shown: list[float] = []
-    for value in sorted(float(v) for v in rows["tpr"].dropna().unique()):
-        if not shown or not at_tpr([value], shown[-1])[0]:
-            shown.append(value)
-    return ", ".join(f"{v:.5g}" for v in shown) or "none"
+    """The ratio groups of some rows, as an error lists them (:func:`_tpr_levels`)."""
+    return ", ".join(f"{v:.5g}" for v, _ in _tpr_levels(rows["tpr"].dropna().unique())) or "none"
 
 
 def _missing_rows(table: pd.DataFrame) -> pd.DataFrame:
@@ -216,15 +230,8 @@ def summary(table: pd.DataFrame) -> dict:
     }
 
 
-def tpr_level(tpr) -> np.ndarray:
-    """The level of each TPR: TPRs within ``TPR_LEVEL_TOLERANCE`` of each other share one (sizes are rounded), the one
-    grouping of the rolling origins along TPR and of ``inspect``."""
-    return np.round(np.log10(np.asarray(tpr, float)) / np.log10(1 + TPR_LEVEL_TOLERANCE))
-
-
 def _tpr_levels(tprs) -> list[tuple[float, int]]:
     """The ratios a ladder holds (:func:`tpr_level`), each as its median to 3 significant digits with its runs."""
     values = np.asarray(tprs, float)
-    values = values[np.isfinite(values)]
     levels = tpr_level(values)
-    return [(float(f"{np.median(values[levels == lv]):.3g}"), int((levels == lv).sum())) for lv in np.unique(levels)]
+    return [(float(f"{np.median(values[levels == lv]):.3g}"), int((levels == lv).sum())) for lv in np.unique(levels[np.isfinite(levels)])]

@@ -21,13 +21,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from benchcast.data.table import at_tpr, runs, within_compute
+from benchcast.data.table import TPR_RTOL, at_tpr, runs, within_compute
 from benchcast.errors import BenchcastError
 from benchcast.validation import check_positive
 
 # a target's TPR this far (relative) outside the fitted runs' range is flagged: the data's TPRs are
-# themselves ratios of rounded sizes, so an exact comparison would flag a run at the ladder's own TPR
-TPR_TOLERANCE = 0.02
+# themselves ratios of rounded sizes, so an exact comparison would flag a run at the ladder's own TPR (one ratio group)
+TPR_TOLERANCE = TPR_RTOL
 SIX_ND = "C = 6 N D"  # a planned run's compute where no other convention is given
 
 

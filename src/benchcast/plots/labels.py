@@ -3,6 +3,8 @@ their metric without loading it)."""
 
 from __future__ import annotations
 
+from benchcast.data.table import TPR_RTOL
+
 
 def metric_label(metric: str | None, k=None) -> str:
     """``pass@8`` for the pass@k metric at k = 8, else the metric."""
@@ -28,7 +30,7 @@ def curve_tpr_note(tpr: float | None, fitted: tuple[float, float], laws: list[st
     text = f"curve of {', '.join(laws)} at TPR {tpr:.3g}"
     if not (lo == lo and hi == hi):  # nan: the runs' TPR is unknown
         return text
-    span = f"{lo:.3g}" if abs(hi - lo) <= 0.02 * lo else f"{lo:.3g} .. {hi:.3g}"
-    if lo / 1.02 <= tpr <= hi * 1.02:  # as forecasting.targets.TPR_TOLERANCE reads a ratio of rounded sizes
+    span = f"{lo:.3g}" if abs(hi - lo) <= TPR_RTOL * lo else f"{lo:.3g} .. {hi:.3g}"
+    if lo / (1 + TPR_RTOL) <= tpr <= hi * (1 + TPR_RTOL):  # one ratio group, as data.table.tpr_level reads them
         return f"{text} (fitted runs' TPR {span})"
     return f"{text}: OUTSIDE the fitted runs' TPR {span}"

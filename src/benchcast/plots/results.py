@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from benchcast.data.table import tpr_level
 from benchcast.plots.coverage import annotate_counts, coverage_table
 from benchcast.plots.labels import metric_label
 from benchcast.plots.panels import curve, draw_backtest, draw_band, draw_runs, flops_grid, run_status
@@ -68,10 +69,16 @@ def forecast_x(query: dict, flops=None) -> tuple[np.ndarray, str]:
 CURVE_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e")
 
 
+def _ratio_groups(tpr) -> int:
+    """How many ratio groups (:func:`benchcast.data.table.tpr_level`) some runs' TPRs make."""
+    level = tpr_level(tpr)
+    return len(np.unique(level[np.isfinite(level)]))
+
+
 def runs_by_tpr(ax, runs: pd.DataFrame, name: str = "runs") -> None:
     """The runs, coloured by tokens per parameter where they span several (a colour bar says which)."""
     label = f"{name} ({len(runs)})"
-    if "tpr" not in runs or runs["tpr"].nunique() < 2:
+    if "tpr" not in runs or _ratio_groups(runs["tpr"]) < 2:
         ax.scatter(runs["flops"], runs["value"], s=14, color="0.2", zorder=4, label=label)
         return
     from matplotlib.colors import LogNorm
@@ -122,8 +129,8 @@ def plot_forecast(forecast, fit=None, ax=None, runs=None, **style):
                 ax.plot(*found, color=law_color(fit.law), lw=1.2, ls=":", label=f"{fit.law} beyond the runs")
         metric, tpr = metric_label(fit.spec.metric, fit.spec.k), fit.spec.tpr
     elif runs is not None and len(runs):
-        if "tpr" in runs and runs["tpr"].nunique() == 1:
-            tpr = float(runs["tpr"].iloc[0])
+        if "tpr" in runs and _ratio_groups(runs["tpr"]) == 1 and runs["tpr"].notna().all():
+            tpr = float(runs["tpr"].median())
         runs_by_tpr(ax, runs)
         if "metric" in runs and runs["metric"].nunique() == 1:
             one_k = "k" in runs and runs["k"].notna().all() and runs["k"].nunique() == 1
