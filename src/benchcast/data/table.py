@@ -50,6 +50,82 @@ def _tprs_present(rows: pd.DataFrame) -> str:
     return ", ".join(f"{v:.5g}" for v, _ in _tpr_levels(rows["tpr"].dropna().unique())) or "none"
 
 
+SPLITS = ("val", "validation", "test", "dev", "train")  # a task name's last part that names its split
+
+
+def task_group(names, name: str) -> list[str]:
+    """The subtasks a name that is no benchmark of a table groups: ``mmlu_val`` the ``mmlu_<subtask>_val``, ``mmlu`` the
+    ``mmlu_<subtask>`` ([] where it groups fewer than two). A group whose subtasks span several splits, or nest (a
+    subtask that is the prefix of another), is refused with its subtasks listed."""
+    names = sorted({str(n) for n in names})
+    base, _, split = name.rpartition("_")
+    members = [n for n in names if n.startswith(name + "_")]
+    if not members and base and split in SPLITS:
+        members = [n for n in names if n.startswith(base + "_") and n.endswith("_" + split)]
+    if len(members) < 2:
+        return []
+    splits: dict[str, list[str]] = {}
+    for member in members:
+        last = member.rpartition("_")[2]
+        splits.setdefault(last if last in SPLITS else "", []).append(member)
+    if len(splits) > 1:
+        shown = "; ".join(f"{name}_{sp} ({', '.join(m)})" if sp else ", ".join(m) for sp, m in splits.items())
+        raise SelectionError(
+            f"benchmark {name!r} is a task group whose subtasks span several splits: {shown}; name one group "
+            f"(e.g. -b {name}_{next(sp for sp in splits if sp)}) or a subtask."
+        )
+    nested = [(a, b) for a in members for b in members if b != a and b.startswith(a + "_")]
+    if nested:
+        raise SelectionError(
+            f"benchmark {name!r} is a task group whose subtasks nest ({nested[0][0]!r} and {nested[0][1]!r}), so their "
+            f"mean is not defined; its subtasks: {', '.join(members)}. Name one."
+        )
+    return members
+
+
+def group_mean(table: pd.DataFrame, name: str, members: list[str]) -> pd.DataFrame:
+    """Rows of benchmark ``name``: per run, metric and k the unweighted mean of its subtasks' values (stderr: of the
+    mean), only where every subtask has a value; a DataWarning states it and counts the runs left out."""
+    rows = table[table["benchmark"].isin(members)]
+    key = ["run", "metric", "k"]
+    counts = rows.groupby(key, dropna=False)["benchmark"].nunique()
+    whole = counts[counts == len(members)].index
+    keyed = rows.set_index(key)
+    complete = keyed[keyed.index.isin(whole)]
+    firsts = complete.groupby(level=key, dropna=False).first()
+    out = firsts.assign(
+        benchmark=name,
+        value=complete.groupby(level=key, dropna=False)["value"].mean(),
+        stderr=np.sqrt((complete["stderr"] ** 2).groupby(level=key, dropna=False).sum(min_count=len(members)))
+        / len(members),
+    )
+    if "q_rand" in complete.columns:
+        out["q_rand"] = complete.groupby(level=key, dropna=False)["q_rand"].mean().where(
+            complete["q_rand"].notna().groupby(level=key, dropna=False).all()
+        )
+    out = out.reset_index()
+    out["k"] = out["k"].astype("Int64")
+    short = sorted(set(rows["run"]) - set(out["run"]))
+    if out.empty:
+        raise SelectionError(
+            f"benchmark {name!r} is the mean of its {len(members)} subtasks ({', '.join(members)}), but no run has a "
+            "value of every one of them with one metric."
+        )
+    import warnings
+
+    from benchcast.errors import DataWarning
+
+    warnings.warn(
+        f"benchmark {name!r} is the unweighted mean of its {len(members)} subtasks ({', '.join(members)}), at each "
+        f"run that has all of them ({out['run'].nunique()} runs)"
+        + (f"; {len(short)} run(s) lacking one left out ({', '.join(short[:3])})" if short else "")
+        + ".",
+        DataWarning,
+        stacklevel=3,
+    )
+    return out
+
+
 def _missing_rows(table: pd.DataFrame) -> pd.DataFrame:
     """The rows :func:`~benchcast.data.schema.validate` found with no value (a NaN score), which the table keeps aside
     so that fits count them as dropped rather than lose them."""
@@ -105,9 +181,13 @@ def select(
     if table.empty:
         raise SelectionError(f"no rows to select benchmark {benchmark!r} from: the table is empty.")
     in_benchmark = (table["benchmark"] == benchmark).to_numpy(bool)
-    if not in_benchmark.any():
-        raise SelectionError(f"unknown benchmark {benchmark!r}." + did_you_mean(benchmark, table["benchmark"]))
-    rows = table[in_benchmark]
+    if in_benchmark.any():
+        rows = table[in_benchmark]
+    else:
+        members = task_group(table["benchmark"].unique(), benchmark)
+        if not members:
+            raise SelectionError(f"unknown benchmark {benchmark!r}." + did_you_mean(benchmark, table["benchmark"]))
+        rows = group_mean(table, benchmark, members)
     if metric is None:
         scores = sorted({m for m in rows["metric"] if is_score_metric(m)})
         if len(scores) != 1:
