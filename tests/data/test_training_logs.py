@@ -92,7 +92,7 @@ BASE = {"_step": [10, 20], "throughput/total_tokens": [1e9, 2e9], "params": [1e8
     [
         ({"eval/downstream/hellaswag_val_rc_5shot_len_norm": [0.3, 0.4], "params": [np.nan] * 2},
          r"run 'run-a' has no size: add a 'params' column, or give --metadata"),
-        ({"eval/custom/thing_weird_stat": [0.3, 0.4]}, r"column 'eval/custom/thing_weird_stat': an eval/ column"),
+        ({"eval/custom/a/weird": [0.3, 0.4]}, r"logs no value in any evaluation column it can read"),
         ({"eval/downstream/piqa_val_rc_5shot_len_norm": [0.5, 0.6], "eval/downstream/piqa_val_rc_0shot_len_norm": [0.5, 0.6]},
          r"are both piqa_val:len_norm; keep one of them"),
         ({"eval/downstream/piqa_val_rc_5shot_len_norm": [0.5, 0.6], "throughput/total_training_Gflops": [6e8, np.nan]},
@@ -236,5 +236,5 @@ def test_a_json_beside_the_exports_does_not_make_them_lm_eval(ladder, tmp_path):
 def test_a_size_in_the_file_and_another_in_the_metadata_is_refused(tmp_path):
     folder, _ = _folder(tmp_path, pd.DataFrame({**BASE, "eval/downstream/piqa_val_rc_5shot_acc": [0.5, 0.6]}))
     pd.DataFrame({"run": ["run-a"], "params": [2e8]}).to_csv(tmp_path / "runs.csv", index=False)
-    with pytest.raises(DataError, match=r"run 'run-a' has params 1e\+08 in the file and 2e\+08 in --metadata"):
+    with pytest.raises(DataError, match=r"run 'run-a' has params 1e\+08 in the file's params column and 2e\+08 in --metadata"):
         bc.load(folder, metadata=tmp_path / "runs.csv")

@@ -3,6 +3,11 @@
 30 runs, 190M-3B parameters at 10-200 tokens per parameter, plus a rerun of each 20 TPR run; every export logs
 100 steps and evaluates every 10th (checkpoints). Task bits per byte follow L = E + A / N^a + B / D^b (a little
 higher before the learning rate has decayed), accuracy a sigmoid of it above chance, plus evaluation noise.
+
+:func:`write_published_ladder` writes 30 runs in the published format of ``../shared/data/olmo-exports`` (issue
+#49): the same column families (soft and soft_log columns, corpus losses ``eval/<corpus>-validation/...``, MMLU
+subtasks, optim/ and other unread columns), the sizes file inside the export folder, and ratios that rounding splits
+(each run's tokens off its planned ratio by up to 0.4 %, so 100 reads 99.6 .. 100.4).
 """
 
 from __future__ import annotations
@@ -30,8 +35,14 @@ def _run_name(params: float, tpr: int, rerun: bool) -> str:
     return f"ladder-{size}-{tpr}xN" + ("-rerun" if rerun else "")
 
 
-def _export(params: float, tpr: int, rng: np.random.Generator, log_every_pct: int = 1) -> pd.DataFrame:
-    total = params * tpr
+MMLU = {f"mmlu_{s}_val": (0.25, 5.0, 0.9 + 0.05 * i, 0.65, 70.0, 220.0, "len_norm")
+        for i, s in enumerate(("stem", "humanities", "social_sciences", "other"))}  # fmt: skip
+PUBLISHED_SIZES = (190e6, 370e6, 760e6, 1.3e9, 3.2e9)
+
+
+def _export(params: float, tpr: int, rng: np.random.Generator, log_every_pct: int = 1, published: bool = False):
+    """One run's history: a row per logged step, evaluations every 10th (the lab's published columns if asked)."""
+    total = params * tpr * (1 + rng.uniform(-0.004, 0.004) if published else 1)
     steps = np.linspace(total / TOKENS_PER_STEP / 100, total / TOKENS_PER_STEP, 100 // log_every_pct).round()
     tokens = steps * TOKENS_PER_STEP
     progress = tokens / total
@@ -46,16 +57,40 @@ def _export(params: float, tpr: int, rng: np.random.Generator, log_every_pct: in
     )
     evaluated = np.arange(len(frame)) % 10 == 9  # every 10th logged step, the last one included
     undecayed = 0.04 * (1 - progress)  # a checkpoint before the learning rate decayed is worse than a finished run
-    for task, (chance, slope, mid, e, a, b, kind) in TASKS.items():
+    for task, (chance, slope, mid, e, a, b, kind) in (TASKS | MMLU if published else TASKS).items():
         bpb = e + a / params**ALPHA + b / tokens**BETA + undecayed
         bpb = bpb + rng.normal(0, 0.004, len(frame))
         score = chance + (1 - chance) / (1 + np.exp(slope * (bpb - mid)))
         score = np.clip(score + rng.normal(0, 0.006, len(frame)), 0, 1)
         frame[f"eval/downstream/{task}_rc_5shot_{kind}"] = np.where(evaluated, score, np.nan)
-        frame[f"eval/downstream_bpb/{task}_rc_5shot_bpb_bpb"] = np.where(evaluated, bpb, np.nan)
+        frame[f"eval/downstream_bpb/{task}_rc_5shot_bpb" + ("" if published else "_bpb")] = np.where(evaluated, bpb, np.nan)
+        if published:  # the probability of the correct answer and its log
+            soft = np.where(evaluated, np.exp(-bpb), np.nan)
+            frame[f"eval/downstream_soft/{task}_rc_5shot_soft"] = soft
+            frame[f"eval/downstream_soft_log/{task}_rc_5shot_soft_log"] = np.log(soft)
     loss = 1.7 + 400 / params**0.34 + 410 / tokens**0.28 + undecayed
-    frame["eval/c4_en/CrossEntropyLoss"] = np.where(evaluated, loss + rng.normal(0, 0.003, len(frame)), np.nan)
+    for corpus in ("c4_en-validation", "pile-validation") if published else ("c4_en",):
+        frame[f"eval/{corpus}/CrossEntropyLoss"] = np.where(evaluated, loss + rng.normal(0, 0.003, len(frame)), np.nan)
+    if published:
+        frame = frame.assign(learning_rate_peak=3e-3, batch_size_in_tokens=TOKENS_PER_STEP)
     return frame
+
+
+def write_published_ladder(folder: Path, seed: int = 0) -> tuple[Path, Path]:
+    """30 runs (5 sizes x TPR 10, 20, 50, 100, 200, and a rerun of each 20 TPR run) exported as the lab publishes
+    them, with ``runs.csv`` (run, params) inside the export folder; returns (folder, runs.csv)."""
+    rng = np.random.default_rng(seed)
+    folder = Path(folder) / "published"
+    folder.mkdir(parents=True, exist_ok=True)
+    meta = []
+    for params in PUBLISHED_SIZES:
+        for tpr in TPRS:
+            for rerun in (False, True) if tpr == 20 else (False,):
+                name = _run_name(params, tpr, rerun)
+                _export(params, tpr, rng, published=True).to_csv(folder / f"{name}.csv", index=False)
+                meta.append({"run": name, "params": params})
+    pd.DataFrame(meta).to_csv(folder / "runs.csv", index=False)
+    return folder, folder / "runs.csv"
 
 
 def write_ladder(folder: Path, seed: int = 0) -> tuple[Path, Path]:

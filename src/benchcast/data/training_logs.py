@@ -231,7 +231,8 @@ def _steps(run: str, long: pd.DataFrame, file: str) -> np.ndarray:
                           (steps < 0, "steps >= 0"), (steps >= MAX_STEP, f"steps below 2**53 ({MAX_STEP:.3g})")):  # fmt: skip
         if bad.any():
             shown = long["step"].to_numpy()[np.flatnonzero(bad)[0]]
-            raise DataError(f"{file}: run {run!r}: column '_step' must hold {expected}, got {shown!r}.")
+            shown = f"{float(shown):.6g}" if isinstance(shown, int | float | np.number) else repr(shown)
+            raise DataError(f"{file}: run {run!r}: column '_step' must hold {expected}, got {shown}.")
     return steps.astype(np.int64)
 
 

@@ -1,0 +1,223 @@
+"""A lab's exports as they are published (issue #49): every column family read, W&B run folders, N from a config,
+the checkpoint rule of inspect, reader edge values, ratio groups, task groups and the whole flow on the fixture."""
+
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import SHARED, require_shared, run_cli
+from training_logs_ladder import write_published_ladder
+
+import benchcast as bc
+from benchcast.data.table import at_tpr, summary, tpr_level
+from benchcast.errors import DataError, DataWarning, SelectionError
+
+OLMO = SHARED.parent / "olmo-exports"
+
+
+def _quiet_load(path, **options):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataWarning)
+        return bc.load(path, **options)
+
+
+@pytest.fixture(scope="module")
+def olmo():
+    folder = require_shared(OLMO)
+    return folder, folder / "runs.csv", _quiet_load(folder, metadata=folder / "runs.csv")
+
+
+@pytest.fixture(scope="module")
+def published(tmp_path_factory):
+    return write_published_ladder(tmp_path_factory.mktemp("published"))
+
+
+def test_the_published_exports_read_every_family_and_the_sizes_file_is_no_run(olmo):
+    folder, meta, table = olmo
+    assert sorted(table["run"].unique()) == sorted(pd.read_csv(meta)["run"])  # runs.csv in the folder: not a run
+    assert set(table["family"]) == {"eval/downstream", "eval/downstream_bpb", "eval/downstream_soft",
+                                    "eval/downstream_soft_log", "eval/<corpus>/CrossEntropyLoss"}  # fmt: skip
+    assert set(table["metric"]) == {"len_norm", "acc", "bpb", "soft", "soft_log", "loss"}
+    assert set(table["params_source"]) == {"--metadata runs.csv"}
+    loss = bc.select(table, "c4_en-validation", "loss")
+    assert (loss["value"] > 1).all()  # a loss in nats, read and never range-checked as a score
+    soft = bc.select(table, "hellaswag_val", "soft")["value"]
+    log = bc.select(table, "hellaswag_val", "soft_log")["value"]
+    # the mean probability of the answer and the mean of its log, paired by run: the log of a mean is never below it
+    assert ((log <= np.log(soft)) & (log > np.log(soft) - 0.05)).all()
+    assert bc.select(table, "hellaswag_val")["metric"].eq("len_norm").all()  # the one score metric, no --metric
+
+
+def _folder(tmp_path, columns: dict, name: str = "run-a"):
+    folder = tmp_path / "exports"
+    folder.mkdir(exist_ok=True)
+    base = {"_step": [10, 20], "throughput/total_tokens": [1e9, 2e9], "params": [1e8, 1e8]}
+    pd.DataFrame({**base, **columns}).to_csv(folder / f"{name}.csv", index=False)
+    return folder
+
+
+def test_a_family_no_rule_reads_is_skipped_with_one_note(tmp_path):
+    folder = _folder(tmp_path, {"eval/downstream/piqa_val_rc_5shot_acc": [0.5, 0.6],
+                                "eval/downstream_weird/a/piqa": [1.0, 2.0], "eval/downstream_weird/b/piqa": [1.0, 2.0],
+                                "eval/notes": ["ok", "ok"]})  # fmt: skip
+    with pytest.warns(DataWarning) as caught:
+        table = bc.load(folder)
+    notes = [str(w.message) for w in caught if "skipped" in str(w.message)]
+    assert len(notes) == 2, notes
+    assert any("eval/downstream_weird/... skipped (2 column(s)" in n for n in notes)
+    assert any("eval/notes" in n and "(1 column(s)" in n for n in notes)
+    assert set(table["benchmark"]) == {"piqa_val"}
+
+
+def test_lm_eval_and_other_evaluator_names_are_read(tmp_path):
+    folder = _folder(tmp_path, {"hellaswag/acc_norm,none": [0.3, 0.4], "hellaswag/acc_norm_stderr,none": [0.01, 0.02],
+                                "hellaswag/alias": ["hellaswag", "hellaswag"], "eval/lm/c4_en/CE loss": [3.1, 2.9],
+                                "eval/downstream/piqa_rc_0shot (length-normalized accuracy)": [0.55, 0.6],
+                                "eval/arc_easy/acc": [0.4, 0.5]})  # fmt: skip
+    table = bc.load(folder, checkpoints="all")  # hellaswag/alias (text, no filter) is no evaluation column: not read
+    got = {(b, m) for b, m in zip(table["benchmark"], table["metric"], strict=True)}
+    assert got == {("hellaswag", "acc_norm"), ("c4_en", "loss"), ("piqa_rc_0shot", "len_norm"), ("arc_easy", "acc")}
+    assert table.loc[table["benchmark"] == "hellaswag", "stderr"].tolist() == pytest.approx([0.01, 0.02])
+
+
+def test_a_wandb_run_folder_gives_its_size_from_its_config(tmp_path):
+    root = tmp_path / "wandb"
+    for name, size in (("run-a", 1e8), ("run-b", 3e8)):
+        (root / name / "files").mkdir(parents=True)
+        pd.DataFrame({"_step": [10, 20], "throughput/total_tokens": [1e9, 2e9],
+                      "eval/downstream/piqa_val_rc_5shot_acc": [0.5, 0.6]}).to_csv(root / name / "history.csv", index=False)  # fmt: skip
+        (root / name / "files" / "config.yaml").write_text(f"model:\n  value:\n    n_params: {size:g}\n    d_model: 64\n")
+    table = _quiet_load(root)
+    assert dict(zip(table["run"], table["params"], strict=True)) == {"run-a": 1e8, "run-b": 3e8}
+    shown = run_cli("inspect", str(root))
+    assert shown.exit_code == 0, shown.stderr
+    assert "N (params) from: config config.yaml (model.n_params) (2 runs)" in " ".join(shown.stdout.split())
+    pd.DataFrame({"run": ["run-a"], "params": [2e8]}).to_csv(tmp_path / "runs.csv", index=False)
+    with pytest.raises(DataError, match=r"run 'run-a' has params 2e\+08 in --metadata runs.csv and 1e\+08 in config"):
+        bc.load(root, metadata=tmp_path / "runs.csv")
+
+
+@pytest.mark.parametrize(
+    ("step", "message"),
+    [(1e30, r"'_step' must hold steps below 2\*\*53 .*got 1e\+30"), (-10, r"'_step' must hold steps >= 0, got -10")],
+)
+def test_steps_that_would_move_the_final_checkpoint_are_refused(tmp_path, step, message):
+    folder = _folder(tmp_path, {"_step": [10, step], "eval/downstream/piqa_val_rc_5shot_acc": [0.5, 0.6]})
+    with pytest.raises(DataError, match=message) as caught:
+        bc.load(folder)
+    assert "run-a.csv: run 'run-a'" in str(caught.value)
+
+
+def test_a_blank_run_name_in_one_long_file_is_refused(tmp_path):
+    pd.DataFrame({"run": ["a", "  "], "_step": [10, 20], "throughput/total_tokens": [1e9, 2e9], "params": 1e8,
+                  "eval/downstream/piqa_val_rc_5shot_acc": [0.5, 0.6]}).to_csv(tmp_path / "h.csv", index=False)  # fmt: skip
+    with pytest.raises(DataError, match=r"h.csv: row 1 has no 'run' \(it holds '  '\)"):
+        bc.load(tmp_path / "h.csv")
+
+
+@pytest.mark.parametrize(
+    ("final", "message"),
+    [(["True", "True"], "has 2 checkpoints marked final; mark one"), (["no", "yes"], "must hold true or false, got 'no'"),
+     (["False", "False"], "no checkpoint of any of the 1 run")],
+)  # fmt: skip
+def test_inspect_reads_checkpoints_by_the_rule_of_fit(tmp_path, final, message):
+    pd.DataFrame({"run": "a", "step": [1, 2], "params": 1e8, "tokens": [1e9, 2e9], "benchmark": "piqa", "metric": "acc",
+                  "value": [0.55, 0.6], "final": final}).to_csv(tmp_path / "t.csv", index=False)  # fmt: skip
+    outs = [run_cli(command, str(tmp_path / "t.csv"), *extra) for command, extra in (("inspect", ()), ("fit", ("-b", "piqa")))]
+    for out in outs:
+        assert out.exit_code == 2 and message in out.stderr and "Traceback" not in out.stderr
+    assert outs[0].stderr == outs[1].stderr
+
+
+def test_ratios_within_one_percent_are_one_group_chains_included():
+    tpr = [10, 10.05, 20, 99.6, 99.9, 100.3, 100.6, 199.8, 200.4, np.nan]
+    level = tpr_level(tpr)
+    assert np.array_equal(level[:-1], [0, 0, 1, 2, 2, 2, 2, 3, 3]) and np.isnan(level[-1])
+    assert at_tpr(tpr, 100).tolist() == [False] * 3 + [True] * 4 + [False] * 3  # 100.6 is 0.6 % from 100: the group
+    assert not at_tpr(tpr, 150).any()
+
+
+def test_the_published_ladder_groups_its_rounded_ratios(published):
+    folder, meta = published
+    table = _quiet_load(folder, metadata=meta)
+    tprs = table.drop_duplicates("run")["tpr"].to_numpy()
+    assert tprs.max() / tprs.min() > 1  # the ratios are split by rounding (e.g. 99.8 and 100.4) ...
+    info = summary(table)
+    assert info["tpr"] == pytest.approx([10, 20, 50, 100, 200], rel=0.01) and info["tpr_runs"] == [5, 10, 5, 5, 5]
+    rows = bc.select(table, "hellaswag_val", "len_norm", tpr=100)  # ... and --tpr takes the whole group
+    assert rows["run"].nunique() == 5
+
+
+def _groups_table():
+    rows = []
+    for run, scale in (("r1", 1.0), ("r2", 2.0), ("r3", 3.0)):
+        for sub, value in (("stem", 0.3), ("humanities", 0.4), ("other", 0.5)):
+            if run == "r3" and sub == "other":
+                continue  # r3 lacks a subtask: no mean of the group there
+            for split in ("val", "test"):
+                rows.append({"run": run, "params": 1e8 * scale, "tokens": 2e9 * scale, "benchmark": f"mmlu_{sub}_{split}",
+                             "metric": "acc", "value": value * scale / 3, "stderr": 0.01})  # fmt: skip
+    return bc.validate(pd.DataFrame(rows))
+
+
+def test_a_task_group_is_the_mean_of_its_subtasks_where_each_is_present():
+    table = _groups_table()
+    with pytest.warns(DataWarning, match=r"'mmlu_val' is the unweighted mean of its 3 subtasks .*\(2 runs\); 1 run\(s\)"):
+        rows = bc.select(table, "mmlu_val")
+    assert rows.set_index("run")["value"].to_dict() == pytest.approx({"r1": 0.4 / 3, "r2": 0.8 / 3})
+    assert rows["stderr"].to_numpy() == pytest.approx(np.sqrt(3 * 0.01**2) / 3)
+    with pytest.raises(SelectionError, match=r"'mmlu' is a task group whose subtasks span several splits: mmlu_test .*; mmlu_val"):
+        bc.select(table, "mmlu")
+    with pytest.raises(SelectionError, match=r"unknown benchmark 'mmlu_dev'"):
+        bc.select(table, "mmlu_dev")
+
+
+FLOW = ("-b", "hellaswag_val:len_norm", "-b", "arc_easy_val:len_norm", "-b", "mmlu_val:len_norm", "-b", "boolq_val:acc",
+        "-N", "6.9e9", "-D", "3.9e12", "-N", "13e9", "-D", "5e12", "--n-boot", "10")  # fmt: skip
+
+
+def _flow(folder, meta, tmp_path, benchmarks) -> dict:
+    """inspect, a forecast of several tasks for two planned runs, plan --forecast-tpr 380 and report: each exits 0."""
+    args = (str(folder), "--metadata", str(meta))
+    shown = run_cli("inspect", *args)
+    assert shown.exit_code == 0, shown.stderr
+    forecast = run_cli("forecast", *args, *benchmarks, "--json")
+    assert forecast.exit_code == 0, forecast.stderr
+    plan = run_cli("plan", *args, "-b", "hellaswag_val:len_norm", "--target", "0.9", "--forecast-tpr", "380",
+                   "--n-boot", "10")  # fmt: skip
+    assert plan.exit_code in (0, 2) and "Traceback" not in plan.stderr and (plan.stdout or plan.stderr).strip()
+    report = run_cli("report", *args, *benchmarks, "-o", str(tmp_path / "report.html"))
+    assert report.exit_code == 0, report.stderr
+    assert (tmp_path / "report.html").stat().st_size > 10_000
+    return {"inspect": " ".join(shown.stdout.split()), "forecast": json.loads(forecast.stdout), "plan": plan,
+            "stderr": " ".join(forecast.stderr.split())}  # fmt: skip
+
+
+def _check_answers(answers, benchmarks) -> None:
+    assert [a["benchmark"] for a in answers] == benchmarks
+    for answer in answers:
+        assert len(answer["forecasts"]) == 2
+        for point in answer["forecasts"]:
+            assert 0 <= point["prediction"] <= 1 and point["flags"]  # beyond the ladder's one TPR: flagged, named
+
+
+@pytest.mark.slow
+def test_the_whole_flow_on_the_published_fixture(olmo, tmp_path):
+    folder, meta, _ = olmo
+    out = _flow(folder, meta, tmp_path, FLOW)
+    assert "TPR (runs) 200 (5)" in out["inspect"] and "N (params) from: --metadata runs.csv (5 runs)" in out["inspect"]
+    assert "eval/downstream_soft (20: soft)" in out["inspect"]
+    _check_answers(out["forecast"], ["hellaswag_val", "arc_easy_val", "mmlu_val", "boolq_val"])
+    assert "'mmlu_val' is the unweighted mean of its 4 subtasks" in out["stderr"]
+
+
+@pytest.mark.slow
+def test_the_whole_flow_on_a_synthetic_ladder_in_the_published_format(published, tmp_path):
+    folder, meta = published
+    benchmarks = [a for a in FLOW if a != "-b" and ":" in a and not a.startswith("arc_easy_val")]
+    args = [x for b in benchmarks for x in ("-b", b)] + list(FLOW[FLOW.index("-N"):])
+    out = _flow(folder, meta, tmp_path, args)
+    assert "TPR (runs) 10 (5), 20 (10), 50 (5), 100 (5), 200 (5)" in out["inspect"]
+    _check_answers(out["forecast"], [b.split(":")[0] for b in benchmarks])
