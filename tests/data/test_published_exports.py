@@ -88,7 +88,9 @@ def test_a_wandb_run_folder_gives_its_size_from_its_config(tmp_path):
         (root / name / "files").mkdir(parents=True)
         pd.DataFrame({"_step": [10, 20], "throughput/total_tokens": [1e9, 2e9],
                       "eval/downstream/piqa_val_rc_5shot_acc": [0.5, 0.6]}).to_csv(root / name / "history.csv", index=False)  # fmt: skip
-        (root / name / "files" / "config.yaml").write_text(f"model:\n  value:\n    n_params: {size:g}\n    d_model: 64\n")
+        (root / name / "files" / "config.yaml").write_text(
+            f"model:\n  value:\n    n_params: {size:g}\n    d_model: 64\n"
+        )
     table = _quiet_load(root)
     assert dict(zip(table["run"], table["params"], strict=True)) == {"run-a": 1e8, "run-b": 3e8}
     shown = run_cli("inspect", str(root))
@@ -125,7 +127,10 @@ def test_a_blank_run_name_in_one_long_file_is_refused(tmp_path):
 def test_inspect_reads_checkpoints_by_the_rule_of_fit(tmp_path, final, message):
     pd.DataFrame({"run": "a", "step": [1, 2], "params": 1e8, "tokens": [1e9, 2e9], "benchmark": "piqa", "metric": "acc",
                   "value": [0.55, 0.6], "final": final}).to_csv(tmp_path / "t.csv", index=False)  # fmt: skip
-    outs = [run_cli(command, str(tmp_path / "t.csv"), *extra) for command, extra in (("inspect", ()), ("fit", ("-b", "piqa")))]
+    outs = [
+        run_cli(command, str(tmp_path / "t.csv"), *extra)
+        for command, extra in (("inspect", ()), ("fit", ("-b", "piqa")))
+    ]
     for out in outs:
         assert out.exit_code == 2 and message in out.stderr and "Traceback" not in out.stderr
     assert outs[0].stderr == outs[1].stderr
@@ -164,11 +169,15 @@ def _groups_table():
 
 def test_a_task_group_is_the_mean_of_its_subtasks_where_each_is_present():
     table = _groups_table()
-    with pytest.warns(DataWarning, match=r"'mmlu_val' is the unweighted mean of its 3 subtasks .*\(2 runs\); 1 run\(s\)"):
+    with pytest.warns(
+        DataWarning, match=r"'mmlu_val' is the unweighted mean of its 3 subtasks .*\(2 runs\); 1 run\(s\)"
+    ):
         rows = bc.select(table, "mmlu_val")
     assert rows.set_index("run")["value"].to_dict() == pytest.approx({"r1": 0.4 / 3, "r2": 0.8 / 3})
     assert rows["stderr"].to_numpy() == pytest.approx(np.sqrt(3 * 0.01**2) / 3)
-    with pytest.raises(SelectionError, match=r"'mmlu' is a task group whose subtasks span several splits: mmlu_test .*; mmlu_val"):
+    with pytest.raises(
+        SelectionError, match=r"'mmlu' is a task group whose subtasks span several splits: mmlu_test .*; mmlu_val"
+    ):
         bc.select(table, "mmlu")
     with pytest.raises(SelectionError, match=r"unknown benchmark 'mmlu_dev'"):
         bc.select(table, "mmlu_dev")
@@ -217,7 +226,7 @@ def test_the_whole_flow_on_the_published_fixture(olmo, tmp_path):
 def test_the_whole_flow_on_a_synthetic_ladder_in_the_published_format(published, tmp_path):
     folder, meta = published
     benchmarks = [a for a in FLOW if a != "-b" and ":" in a and not a.startswith("arc_easy_val")]
-    args = [x for b in benchmarks for x in ("-b", b)] + list(FLOW[FLOW.index("-N"):])
+    args = [x for b in benchmarks for x in ("-b", b)] + list(FLOW[FLOW.index("-N") :])
     out = _flow(folder, meta, tmp_path, args)
     assert "TPR (runs) 10 (5), 20 (10), 50 (5), 100 (5), 200 (5)" in out["inspect"]
     _check_answers(out["forecast"], [b.split(":")[0] for b in benchmarks])

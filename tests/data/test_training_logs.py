@@ -236,5 +236,7 @@ def test_a_json_beside_the_exports_does_not_make_them_lm_eval(ladder, tmp_path):
 def test_a_size_in_the_file_and_another_in_the_metadata_is_refused(tmp_path):
     folder, _ = _folder(tmp_path, pd.DataFrame({**BASE, "eval/downstream/piqa_val_rc_5shot_acc": [0.5, 0.6]}))
     pd.DataFrame({"run": ["run-a"], "params": [2e8]}).to_csv(tmp_path / "runs.csv", index=False)
-    with pytest.raises(DataError, match=r"run 'run-a' has params 1e\+08 in the file's params column and 2e\+08 in --metadata"):
+    with pytest.raises(
+        DataError, match=r"run 'run-a' has params 1e\+08 in the file's params column and 2e\+08 in --metadata"
+    ):
         bc.load(folder, metadata=tmp_path / "runs.csv")

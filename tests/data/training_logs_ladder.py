@@ -63,7 +63,9 @@ def _export(params: float, tpr: int, rng: np.random.Generator, log_every_pct: in
         score = chance + (1 - chance) / (1 + np.exp(slope * (bpb - mid)))
         score = np.clip(score + rng.normal(0, 0.006, len(frame)), 0, 1)
         frame[f"eval/downstream/{task}_rc_5shot_{kind}"] = np.where(evaluated, score, np.nan)
-        frame[f"eval/downstream_bpb/{task}_rc_5shot_bpb" + ("" if published else "_bpb")] = np.where(evaluated, bpb, np.nan)
+        frame[f"eval/downstream_bpb/{task}_rc_5shot_bpb" + ("" if published else "_bpb")] = np.where(
+            evaluated, bpb, np.nan
+        )
         if published:  # the probability of the correct answer and its log
             soft = np.where(evaluated, np.exp(-bpb), np.nan)
             frame[f"eval/downstream_soft/{task}_rc_5shot_soft"] = soft

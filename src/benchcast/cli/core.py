@@ -103,7 +103,9 @@ def inspect_command(
     if checkpoints:
         console.print(escape(_checkpoint_text(info["checkpoints"])), highlight=False)
     if "families" in info:
-        families_read = "; ".join(f"{f} ({e['columns']}: {', '.join(e['metrics'])})" for f, e in info["families"].items())
+        families_read = "; ".join(
+            f"{f} ({e['columns']}: {', '.join(e['metrics'])})" for f, e in info["families"].items()
+        )
         console.print(escape(f"columns read: {families_read}"), highlight=False)
     if "params_source" in info:
         sources = ", ".join(f"{source} ({n} runs)" for source, n in info["params_source"].items())
@@ -159,7 +161,11 @@ def checkpoint_summary(table) -> dict:
         return {}
     series = table["series"] if "series" in table.columns else table["run"]
     per_run = table.groupby(series)["step"].nunique()
-    return {"runs": int(len(per_run)), "checkpoints": int(per_run.sum()), "per_run": [int(per_run.min()), int(per_run.max())]}
+    return {
+        "runs": int(len(per_run)),
+        "checkpoints": int(per_run.sum()),
+        "per_run": [int(per_run.min()), int(per_run.max())],
+    }
 
 
 def _checkpoint_text(c: dict) -> str:

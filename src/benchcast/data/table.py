@@ -100,8 +100,10 @@ def group_mean(table: pd.DataFrame, name: str, members: list[str]) -> pd.DataFra
         / len(members),
     )
     if "q_rand" in complete.columns:
-        out["q_rand"] = complete.groupby(level=key, dropna=False)["q_rand"].mean().where(
-            complete["q_rand"].notna().groupby(level=key, dropna=False).all()
+        out["q_rand"] = (
+            complete.groupby(level=key, dropna=False)["q_rand"]
+            .mean()
+            .where(complete["q_rand"].notna().groupby(level=key, dropna=False).all())
         )
     out = out.reset_index()
     out["k"] = out["k"].astype("Int64")
@@ -314,4 +316,7 @@ def _tpr_levels(tprs) -> list[tuple[float, int]]:
     """The ratios a ladder holds (:func:`tpr_level`), each as its median to 3 significant digits with its runs."""
     values = np.asarray(tprs, float)
     levels = tpr_level(values)
-    return [(float(f"{np.median(values[levels == lv]):.3g}"), int((levels == lv).sum())) for lv in np.unique(levels[np.isfinite(levels)])]
+    return [
+        (float(f"{np.median(values[levels == lv]):.3g}"), int((levels == lv).sum()))
+        for lv in np.unique(levels[np.isfinite(levels)])
+    ]

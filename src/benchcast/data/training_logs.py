@@ -42,14 +42,16 @@ LM_EVAL = re.compile(r"^(?:eval/)?(?P<task>[^/,]+)/(?P<metric>[^/,]+),(?P<filter
 _SHOTS = r"(?:_(?P<format>rc|mc)_(?P<shots>\d+)shot)?"
 # (family, pattern, metric): a column of the family is read as benchmark <task>, metric <metric> (the pattern's
 # own group where None); the first family that matches reads the column
+_D = r"^eval/downstream"
 FAMILIES = (
-    ("eval/downstream_bpb", re.compile(rf"^eval/downstream_bpb/(?P<task>.+?){_SHOTS}_bpb(?:_bpb)?$"), "bpb"),
-    ("eval/downstream_soft", re.compile(rf"^eval/downstream_soft/(?P<task>.+?){_SHOTS}_soft$"), "soft"),
-    ("eval/downstream_soft_log", re.compile(rf"^eval/downstream_soft_log/(?P<task>.+?){_SHOTS}_soft_log$"), "soft_log"),
-    ("eval/downstream", re.compile(r"^eval/downstream/(?P<task>.+?)_(?P<format>rc|mc)_(?P<shots>\d+)shot_(?P<metric>[a-z_]+)$"), None),
-    ("eval/downstream/<task> (<metric>)", re.compile(r"^eval/downstream/(?P<task>[^/()]+?)\s*\((?P<metric>[^()]+)\)$"), None),
+    ("eval/downstream_bpb", re.compile(rf"{_D}_bpb/(?P<task>.+?){_SHOTS}_bpb(?:_bpb)?$"), "bpb"),
+    ("eval/downstream_soft", re.compile(rf"{_D}_soft/(?P<task>.+?){_SHOTS}_soft$"), "soft"),
+    ("eval/downstream_soft_log", re.compile(rf"{_D}_soft_log/(?P<task>.+?){_SHOTS}_soft_log$"), "soft_log"),
+    ("eval/downstream", re.compile(rf"{_D}/(?P<task>.+?)_(?P<format>rc|mc)_(?P<shots>\d+)shot_(?P<metric>\w+)$"), None),
+    ("eval/downstream/<task> (<metric>)", re.compile(rf"{_D}/(?P<task>[^/()]+?)\s*\((?P<metric>[^()]+)\)$"), None),
     ("eval/lm/<corpus>/<loss>", re.compile(r"^eval/lm/(?P<task>[^/]+)/(?P<metric>CE loss|PPL)$"), None),
-    ("eval/<corpus>/CrossEntropyLoss", re.compile(r"^eval/(?P<task>[^/]+)/(?P<metric>CrossEntropyLoss|Perplexity)$"), None),
+    ("eval/<corpus>/CrossEntropyLoss",
+     re.compile(r"^eval/(?P<task>[^/]+)/(?P<metric>CrossEntropyLoss|Perplexity)$"), None),
     ("lm-eval <task>/<metric>,<filter>", LM_EVAL, None),
     ("eval/<task>/<metric>", re.compile(r"^eval/(?!downstream)(?P<task>[^/]+)/(?P<metric>[A-Za-z][\w@.-]*)$"), None),
 )  # fmt: skip
@@ -227,8 +229,12 @@ def _params(run: str, frame: pd.DataFrame, file: str, meta, config) -> tuple[flo
 def _steps(run: str, long: pd.DataFrame, file: str) -> np.ndarray:
     """The rows' steps as whole, non-negative numbers below :data:`MAX_STEP` (no int64 wrap), or refused."""
     steps = pd.to_numeric(long["step"], errors="coerce").to_numpy(float)
-    for bad, expected in ((~np.isfinite(steps) | (steps != np.round(steps)), "whole steps"),
-                          (steps < 0, "steps >= 0"), (steps >= MAX_STEP, f"steps below 2**53 ({MAX_STEP:.3g})")):  # fmt: skip
+    checks = (
+        (~np.isfinite(steps) | (steps != np.round(steps)), "whole steps"),
+        (steps < 0, "steps >= 0"),
+        (steps >= MAX_STEP, f"steps below 2**53 ({MAX_STEP:.3g})"),
+    )
+    for bad, expected in checks:
         if bad.any():
             shown = long["step"].to_numpy()[np.flatnonzero(bad)[0]]
             shown = f"{float(shown):.6g}" if isinstance(shown, int | float | np.number) else repr(shown)
@@ -259,7 +265,9 @@ def _long_rows(run: str, frame: pd.DataFrame, file: str, meta, config, skipped: 
     for column, parts in read.items():
         key = (parts["benchmark"], parts["metric"], parts["stderr"])
         if key in keys:
-            raise DataError(f"{file}: columns {keys[key]!r} and {column!r} are both {key[0]}:{key[1]}; keep one of them.")
+            raise DataError(
+                f"{file}: columns {keys[key]!r} and {column!r} are both {key[0]}:{key[1]}; keep one of them."
+            )
         keys[key] = column
     sizes = frame[["step", "tokens", *(c for c in ("gflops", "flops") if c in frame.columns)]]
     pieces = []
