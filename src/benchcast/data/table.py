@@ -46,8 +46,10 @@ def at_tpr(values, tpr: float) -> np.ndarray:
 
 
 def _tprs_present(rows: pd.DataFrame) -> str:
-    """The ratio groups of some rows, as an error lists them (:func:`_tpr_levels`)."""
-    return ", ".join(f"{v:.5g}" for v, _ in _tpr_levels(rows["tpr"].dropna().unique())) or "none"
+    """The ratio groups of some rows (:func:`tpr_level`), each by its smallest ratio, as an error lists them."""
+    values = rows["tpr"].dropna().unique().astype(float)
+    level = tpr_level(values)
+    return ", ".join(f"{values[level == lv].min():.5g}" for lv in np.unique(level[np.isfinite(level)])) or "none"
 
 
 SPLITS = ("val", "validation", "test", "dev", "train")  # a task name's last part that names its split
