@@ -152,7 +152,10 @@ def read_apple(path: str | Path) -> pd.DataFrame:
 def detect_format(path: Path) -> str:
     """The format of a data file or folder, by its extension and header."""
     if path.is_dir():  # a folder of exports by their columns (a W&B config.json beside them is no lm-eval result)
-        tables = [file for _, file, _ in export_files(path)]
+        try:
+            tables = [file for _, file, _ in export_files(path)]
+        except DataError:  # a run folder with several tables: detected by the folder's own tables, refused on reading
+            tables = sorted(f for f in path.iterdir() if f.suffix.lower() in (".csv", ".parquet", ".pq"))
         return "wandb" if any(detect_format(f) == "wandb" for f in tables[:3]) else "lm-eval"
     if path.suffix.lower() == ".json":
         return "lm-eval"

@@ -6,12 +6,14 @@ from here too).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
 # the schema's names are part of this module's API (readers and fits import them from here)
 from benchcast.data.schema import MISSING_COLUMNS, MISSING_VALUES, MissingRows, is_score_metric, parse_metric
-from benchcast.errors import SelectionError, did_you_mean
+from benchcast.errors import DataWarning, SelectionError, did_you_mean
 
 # ratios within this relative tolerance are one: a ladder's ratios are ratios of rounded sizes (20.013 for a "TPR 20"
 # run), while two TPRs of one ladder differ by far more than 1 %
@@ -88,25 +90,20 @@ def task_group(names, name: str) -> list[str]:
 def group_mean(table: pd.DataFrame, name: str, members: list[str]) -> pd.DataFrame:
     """Rows of benchmark ``name``: per run, metric and k the unweighted mean of its subtasks' values (stderr: of the
     mean), only where every subtask has a value; a DataWarning states it and counts the runs left out."""
-    rows = table[table["benchmark"].isin(members)]
+    rows = table[table["benchmark"].isin(members) & table["value"].notna()]  # a NaN score: that subtask is absent
     key = ["run", "metric", "k"]
     counts = rows.groupby(key, dropna=False)["benchmark"].nunique()
-    whole = counts[counts == len(members)].index
     keyed = rows.set_index(key)
-    complete = keyed[keyed.index.isin(whole)]
-    firsts = complete.groupby(level=key, dropna=False).first()
-    out = firsts.assign(
+    complete = keyed[keyed.index.isin(counts[counts == len(members)].index)]
+    by = complete.groupby(level=key, dropna=False)
+    out = by.first().assign(
         benchmark=name,
-        value=complete.groupby(level=key, dropna=False)["value"].mean(),
+        value=by["value"].mean(),
         stderr=np.sqrt((complete["stderr"] ** 2).groupby(level=key, dropna=False).sum(min_count=len(members)))
         / len(members),
     )
-    if "q_rand" in complete.columns:
-        out["q_rand"] = (
-            complete.groupby(level=key, dropna=False)["q_rand"]
-            .mean()
-            .where(complete["q_rand"].notna().groupby(level=key, dropna=False).all())
-        )
+    if "q_rand" in complete.columns:  # the mean chance level, where every subtask has one
+        out["q_rand"] = by["q_rand"].mean().where(by["q_rand"].count() == len(members))
     out = out.reset_index()
     out["k"] = out["k"].astype("Int64")
     short = sorted(set(rows["run"]) - set(out["run"]))
@@ -115,10 +112,6 @@ def group_mean(table: pd.DataFrame, name: str, members: list[str]) -> pd.DataFra
             f"benchmark {name!r} is the mean of its {len(members)} subtasks ({', '.join(members)}), but no run has a "
             "value of every one of them with one metric."
         )
-    import warnings
-
-    from benchcast.errors import DataWarning
-
     warnings.warn(
         f"benchmark {name!r} is the unweighted mean of its {len(members)} subtasks ({', '.join(members)}), at each "
         f"run that has all of them ({out['run'].nunique()} runs)"
