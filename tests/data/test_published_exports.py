@@ -148,7 +148,8 @@ def test_the_published_ladder_groups_its_rounded_ratios(published):
     folder, meta = published
     table = _quiet_load(folder, metadata=meta)
     tprs = table.drop_duplicates("run")["tpr"].to_numpy()
-    assert tprs.max() / tprs.min() > 1  # the ratios are split by rounding (e.g. 99.8 and 100.4) ...
+    hundred = tprs[(tprs > 90) & (tprs < 110)]
+    assert hundred.max() / hundred.min() > 1.005  # the ratios are spread by rounding (99.8 .. 100.4) ...
     info = summary(table)
     assert info["tpr"] == pytest.approx([10, 20, 50, 100, 200], rel=0.01) and info["tpr_runs"] == [5, 10, 5, 5, 5]
     rows = bc.select(table, "hellaswag_val", "len_norm", tpr=100)  # ... and --tpr takes the whole group

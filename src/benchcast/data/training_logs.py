@@ -270,15 +270,16 @@ def _long_rows(run: str, frame: pd.DataFrame, file: str, meta, config, skipped: 
             )
         keys[key] = column
     sizes = frame[["step", "tokens", *(c for c in ("gflops", "flops") if c in frame.columns)]]
-    pieces = []
-    for column, parts in read.items():
-        if parts["stderr"]:
-            continue
-        error = keys.get((parts["benchmark"], parts["metric"], True))
-        piece = sizes.assign(value=frame[column], stderr=frame[error] if error else np.nan)
-        piece = piece[piece["value"].notna()]  # a step without this evaluation logged: not a checkpoint of it
-        pieces.append(piece.assign(**{k: v for k, v in parts.items() if k != "stderr"}, _column=column))
-    long = pd.concat(pieces, ignore_index=True) if pieces else pd.DataFrame()
+    columns = [c for c, parts in read.items() if not parts["stderr"]]
+    values = frame[columns].to_numpy(float)
+    errors = [keys.get((read[c]["benchmark"], read[c]["metric"], True)) for c in columns]
+    stderrs = np.column_stack([frame[e].to_numpy(float) if e else np.full(len(frame), np.nan) for e in errors] or [[]])
+    at, of = np.nonzero(~np.isnan(values))  # a step without this evaluation logged: not a checkpoint of it
+    long = sizes.iloc[at].reset_index(drop=True).assign(value=values[at, of], stderr=stderrs[at, of] if len(at) else [])
+    for part in ("family", "benchmark", "metric", "format", "shots"):
+        long[part] = np.array([read[c][part] for c in columns] or [None], dtype=object)[of]
+    long["_column"] = np.array(columns or [None], dtype=object)[of]
+    long["shots"] = long["shots"].astype("Int64")
     if long.empty:
         raise DataError(f"{file}: run {run!r} logs no value in any evaluation column it can read (eval/...).")
     for column, what in (("step", "_step"), ("tokens", "throughput/total_tokens"), ("gflops", "total_training_Gflops"),
