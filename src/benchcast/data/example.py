@@ -85,3 +85,35 @@ def load_example() -> pd.DataFrame:
 
 if __name__ == "__main__":  # regenerate the bundled file: python -m benchcast.data.example
     generate_ladder().to_csv(example_path(), index=False, float_format="%.10g")
+
+
+def recipe_ladders(
+    multipliers: dict[str, float], *, alphas: dict[str, float] | None = None, sizes: int = 10, seed: int = 0,
+    benchmarks: tuple[str, ...] = ("arc_easy", "hellaswag"), top: float = 4e9,
+) -> pd.DataFrame:
+    """Synthetic recipes with known effective-compute multipliers: recipe r scores as the example's true law at
+    m_r x C (with its own exponent where ``alphas`` gives one: curves that cross), binomial noise, column ``recipe``.
+    """
+    rng = np.random.default_rng(seed)
+    rows = []
+    for name, m in multipliers.items():
+        for n_params in np.geomspace(2e7, top, sizes):
+            tokens = 20.0 * n_params
+            flops = 6.0 * n_params * tokens
+            for bench in benchmarks:
+                q = float(recipe_score(bench, flops, m, (alphas or {}).get(name)))
+                problems = TRUE_LAWS[bench][4]
+                value = rng.binomial(problems, q) / problems
+                rows.append({"run": f"{name}-{n_params / 1e6:.0f}M", "params": n_params, "tokens": tokens,
+                             "flops": flops, "benchmark": bench, "metric": TRUE_LAWS[bench][0], "value": value,
+                             "q_rand": TRUE_LAWS[bench][1], "recipe": name})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def recipe_score(benchmark: str, flops, multiplier: float = 1.0, alpha: float | None = None) -> np.ndarray:
+    """A synthetic recipe's true score at ``flops``: the example's law at ``multiplier`` x C, its exponent
+    ``alpha`` (default the law's) pinned to the same score at 1e20 FLOPs."""
+    _, q_rand, scale, base, _ = TRUE_LAWS[benchmark]
+    alpha = base if alpha is None else alpha
+    scale = scale * 1e20 ** (alpha - base)  # the same score at 1e20 FLOPs whatever the exponent
+    return q_rand + (1 - q_rand) * np.exp(-scale * (multiplier * np.asarray(flops, float)) ** (-alpha))

@@ -1,0 +1,417 @@
+"""Which recipe wins at a planned run: each recipe's default forecast (:func:`~benchcast.forecasting.answers.
+forecast_default`, exactly as ``forecast`` gives it), the probability of each ordering from the forecasts' draws, the
+effective-compute multiplier against a reference, where the curves cross, and the simplest alternative's ranking (each
+recipe's best run at the ladder's largest common budget) beside it."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+from rich.markup import escape
+
+from benchcast.data.table import select
+from benchcast.errors import BenchcastError
+from benchcast.forecasting.answers import forecast_default
+from benchcast.forecasting.bootstrap import DEFAULT_INTERVAL, DEFAULT_REPLICATES
+from benchcast.forecasting.flags import short
+from benchcast.utils.jsonable import jsonable
+from benchcast.utils.rich_view import Markup, RichView, rich_table
+from benchcast.validation import check_level
+
+REACH = 30.0  # the curves run to this multiple of the planned compute (a worse recipe's compute for the same score)
+BAND = 1.5  # runs within this factor of the largest common budget are "at" it (the simplest alternative)
+ERRORS = ("common", "independent")
+
+
+@dataclass(frozen=True, eq=False)
+class Comparison(RichView):
+    """Recipes compared at a planned run (:func:`compare`).
+
+    Parameters
+    ----------
+    by : str
+        The column naming each run's recipe.
+    recipes : pandas.DataFrame
+        Per benchmark and recipe: ``prediction``, ``lower``/``upper`` (at ``level``), ``flags``, ``note`` (why there
+        is no forecast), ``rank``, and the simplest alternative's ``baseline`` score and ``baseline_rank``.
+    pairs : pandas.DataFrame
+        Per benchmark and pair ``a``, ``b``: ``p_a_better``, ``decision`` (the better recipe, or ``'undecided'``),
+        ``baseline_a_better``, ``disagree``, ``crosses_at`` (FLOPs) and ``reason`` where a recipe has no forecast.
+    multipliers : pandas.DataFrame
+        Per benchmark and recipe: ``multiplier`` = C_ref / C_recipe at the reference's planned score, its interval,
+        ``crosses_at``.
+    level, decide : float
+        The intervals' level; a pair is decided where ``p_a_better`` >= ``decide`` or <= 1 - ``decide``.
+    errors : str
+        ``'common'`` (replicate b's extrapolation error shared by every recipe) or ``'independent'``.
+    curves : dict
+        Per (benchmark, recipe): the compute grid, the prediction and its band there (what :meth:`plot` draws).
+    """
+
+    by: str
+    recipes: pd.DataFrame
+    pairs: pd.DataFrame
+    multipliers: pd.DataFrame
+    level: float
+    decide: float
+    errors: str
+    curves: dict
+    target: dict
+
+    def to_frame(self) -> pd.DataFrame:
+        """The recipes' table (``pairs`` and ``multipliers`` are attributes).
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        return self.recipes.copy()
+
+    def to_dict(self) -> dict:
+        """The three tables as JSON records (what ``benchcast compare --json`` prints).
+
+        Returns
+        -------
+        dict
+        """
+        recipes = self.recipes.assign(flags=[short(f) for f in self.recipes["flags"]])
+        return jsonable(
+            {
+                "by": self.by, "target": self.target, "level": self.level, "decide": self.decide,
+                "errors": self.errors, "recipes": recipes.to_dict("records"),
+                "pairs": self.pairs.to_dict("records"), "multipliers": self.multipliers.to_dict("records"),
+            }
+        )  # fmt: skip
+
+    @property
+    def title(self) -> str:
+        return f"recipes ({self.by}) compared at {_target_words(self.target)}"
+
+    @property
+    def notes(self) -> list[str]:
+        """The rule of the pairs' probabilities and of the decisions, the recipes without forecasts."""
+        how = {
+            "common": "common random numbers: replicate b's extrapolation error is one draw shared by every recipe "
+            "(scaled by each recipe's own error); the bootstraps over runs are independent",
+            "independent": "independent draws: each recipe's draws in an order of their own",
+        }[self.errors]
+        out = [f"p_a_better: the share of joint draws where a scores higher at the planned run ({how})",
+               f"decided where p >= {self.decide:g} or p <= {1 - self.decide:.2g}, else undecided"]  # fmt: skip
+        out += [f"{r.benchmark}: {r.recipe}: {r.note}" for r in self.recipes.itertuples() if r.note]
+        return out
+
+    def rich_items(self) -> list:
+        """The recipes', pairs' and multipliers' tables, then the notes."""
+        pct = int(round(self.level * 100))
+        r = self.recipes
+        rows = [[x.benchmark, x.recipe, x.prediction, x.lower, x.upper, _rank(x.rank), x.baseline,
+                 _rank(x.baseline_rank), short(x.flags)] for x in r.itertuples()]  # fmt: skip
+        head = ["benchmark", "recipe", "forecast", f"{pct} % lower", f"{pct} % upper", "rank", "baseline",
+                "baseline rank", "flags"]  # fmt: skip
+        items = [rich_table(self.title, head, rows)]
+        rows = [[x.benchmark, x.a, x.b, x.p_a_better, x.decision, "yes" if x.disagree else "", _flops(x.crosses_at),
+                 x.reason] for x in self.pairs.itertuples()]  # fmt: skip
+        items.append(rich_table("pairs", ["benchmark", "a", "b", "p_a_better", "decision", "baseline disagrees",
+                                          "curves cross at", "reason"], rows))  # fmt: skip
+        rows = [[x.benchmark, x.recipe, x.reference, x.multiplier, x.lower, x.upper, _flops(x.crosses_at)]
+                for x in self.multipliers.itertuples()]  # fmt: skip
+        items.append(rich_table("effective-compute multipliers (C_ref / C_recipe at the reference's planned score)",
+                                ["benchmark", "recipe", "reference", "multiplier", f"{pct} % lower", f"{pct} % upper",
+                                 "crosses reference at"], rows))  # fmt: skip
+        return items + [Markup(escape(n), highlight=False) for n in self.notes]
+
+    def plot(self, benchmark: str | None = None, axes=None):
+        """Each recipe's curve and band to the planned run (marked), the crossings, and the pairwise probabilities.
+
+        Parameters
+        ----------
+        benchmark : str, optional
+            The benchmark drawn (default: the first).
+        axes : pair of matplotlib.axes.Axes, optional
+            The curves' and the matrix's panels (default: a new figure).
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+        """
+        from benchcast.plots.compare import plot_comparison  # matplotlib loads only when a figure is drawn
+
+        return plot_comparison(self, benchmark, axes)
+
+
+def _rank(value) -> str:
+    """A rank as text ('—' where none)."""
+    return "—" if not np.isfinite(value) else str(int(value))
+
+
+def _flops(value) -> str:
+    """A compute as text ('' where none)."""
+    return "" if not np.isfinite(value) else f"{value:.3g}"
+
+
+def _target_words(target: dict) -> str:
+    """The planned run in words."""
+    if target.get("params") is not None:
+        return f"N = {target['params']:.3g}, D = {target['tokens']:.3g}"
+    return f"C = {target['flops']:.3g} FLOPs"
+
+
+def compare(
+    table: pd.DataFrame,
+    by: str,
+    benchmark,
+    metric: str | None = None,
+    *,
+    flops: float | None = None,
+    params: float | None = None,
+    tokens: float | None = None,
+    reference: str | None = None,
+    decide: float = 0.9,
+    errors: str = "common",
+    n_boot: int = DEFAULT_REPLICATES,
+    level: float = 0.9,
+    interval: str = DEFAULT_INTERVAL,
+    seed: int = 0,
+    **settings,
+) -> Comparison:
+    """Compare the recipes of column ``by`` at one planned run: each recipe's default forecast, who wins and how sure,
+    and the compute each is worth against a reference.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The runs, with a column ``by`` naming each run's recipe.
+    by : str
+        The recipe column (a column of a tidy file, or of ``--metadata``).
+    benchmark : str or list of str
+        The benchmark(s); ``'NAME:METRIC'`` names its metric.
+    metric : str, optional
+        The metric of benchmarks that name none.
+    flops : float, optional
+        The planned run's compute.
+    params, tokens : float, optional
+        Instead: the planned run as N parameters on D tokens.
+    reference : str, optional
+        The recipe the multipliers are stated against (default: the best forecast, per benchmark).
+    decide : float
+        A pair's order is decided where ``p_a_better`` >= ``decide`` or <= 1 - ``decide``.
+    errors : {'common', 'independent'}
+        Whether replicate b's extrapolation error is shared by every recipe (common random numbers: the forecaster's
+        own streams, one seed for all) or each recipe's draws are independent.
+    n_boot, level, interval, seed
+        The forecasts' uncertainty, as :func:`benchcast.forecast_default` takes it.
+    **settings
+        Further keywords of :func:`benchcast.forecast_default` (``tpr``, ``min_flops``, ``n_jobs``...).
+
+    Returns
+    -------
+    Comparison
+    """
+    check_level(level)
+    if not 0.5 < decide < 1:
+        raise BenchcastError(f"decide must be in (0.5, 1), got {decide}.")
+    if errors not in ERRORS:
+        raise BenchcastError(f"errors must be one of {', '.join(ERRORS)}, not {errors!r}.")
+    if (flops is None) == (params is None or tokens is None):
+        raise BenchcastError("give the planned run: flops=, or params= and tokens=.")
+    names = _recipes(table, by)
+    asked = [benchmark] if isinstance(benchmark, str | tuple) else list(benchmark)
+    asked = [b if isinstance(b, tuple) else (b.partition(":")[0], b.partition(":")[2] or metric) for b in asked]
+    shared = [b for b, _ in asked if table.loc[table["benchmark"] == b, by].nunique() >= 2]
+    if not shared:
+        raise BenchcastError(
+            f"no benchmark asked ({', '.join(b for b, _ in asked)}) is measured on two or more recipes of '{by}': "
+            "the recipes share no benchmark to compare them on."
+        )
+    if reference is not None and reference not in names:
+        raise BenchcastError(f"reference {reference!r} is no recipe of '{by}' ({', '.join(map(str, names))}).")
+    target = {"flops": flops, "params": params, "tokens": tokens}
+    reach = {"flops": [flops, flops * REACH]} if flops is not None else {
+        "params": [params, params * REACH**0.5], "tokens": [tokens, tokens * REACH**0.5]}  # fmt: skip
+    unc = {"n_boot": n_boot, "level": level, "interval": interval, "seed": seed}
+    parts, curves = ([], [], []), {}
+    for name, own in asked:
+        *one, planned = _benchmark(table, by, names, name, own, reach, reference, decide, errors, unc, settings, curves)
+        for out, frame in zip(parts, one, strict=True):
+            out.append(frame)
+        target.setdefault("planned_flops", planned)
+    recipes, pairs, multipliers = (pd.concat(p, ignore_index=True) for p in parts)
+    return Comparison(by, recipes, pairs, multipliers, level, decide, errors, curves, target)
+
+
+def _recipes(table: pd.DataFrame, by: str) -> list:
+    """The recipes of column ``by``, refused where the column is missing or holds one value."""
+    if by not in table.columns:
+        extra = [c for c in table.columns if c not in ("run", "params", "tokens", "flops", "tpr", "benchmark",
+                                                        "metric", "k", "value", "stderr", "q_rand")]  # fmt: skip
+        raise BenchcastError(
+            f"no column '{by}' to compare recipes by; the data's other columns: {', '.join(extra) or 'none'} "
+            "(lm-eval results and training logs take it from --metadata)."
+        )
+    names = sorted(table[by].dropna().unique(), key=str)
+    if len(names) < 2:
+        raise BenchcastError(f"column '{by}' holds {len(names)} recipe(s) ({', '.join(map(str, names))}): "
+                             "a comparison needs two or more.")  # fmt: skip
+    return names
+
+
+def _benchmark(table, by, names, benchmark, metric, reach, reference, decide, errors, unc, settings, curves):
+    """One benchmark's three tables; fills ``curves``."""
+    rows, draws, grids, planned = [], {}, {}, [None]
+    for i, name in enumerate(names):
+        runs = table[table[by] == name]
+        row = {"benchmark": benchmark, "recipe": name, "n_runs": 0, "prediction": np.nan, "lower": np.nan,
+               "upper": np.nan, "flags": (), "note": ""}  # fmt: skip
+        try:
+            chosen = select(runs, benchmark, metric, settings.get("k"))
+            row["metric"], row["n_runs"] = str(chosen["metric"].iloc[0]), int(chosen["run"].nunique())
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the forecast's own notes and flags say what matters here
+                out = forecast_default(runs, benchmark, metric, curves=True, **reach, **unc, **settings)
+        except BenchcastError as exc:
+            row["note"] = f"no forecast: {exc}"
+            rows.append(row)
+            continue
+        point = out.take([0])
+        lower, upper = point.interval(unc["level"])
+        row.update(prediction=float(point.prediction[0]), lower=float(lower[0]), upper=float(upper[0]),
+                   flags=tuple(point.flags[0]), note=str(point.points["note"].iloc[0]))  # fmt: skip
+        row["baseline_runs"] = chosen
+        rows.append(row)
+        if np.isfinite(row["prediction"]) and out.curves:
+            curve = list(out.curves.values())[-1]
+            grid, values = curve.runs.flops, _matrix(curve)
+            if errors == "independent":
+                values = values[np.random.default_rng([unc["seed"], i, 52]).permutation(len(values))]
+            at = int(np.argmin(np.abs(np.log(grid) - np.log(out.runs.flops[0]))))
+            draws[name], grids[name], planned[0] = values[:, at], (grid, values), planned[0] or float(grid[at])
+            lo, hi = curve.interval(0.9)
+            curves[(benchmark, name)] = {"flops": grid, "prediction": curve.prediction, "lower": lo, "upper": hi,
+                                         "runs": chosen[["flops", "value"]]}  # fmt: skip
+    frame = pd.DataFrame(rows)
+    planned = planned[0]
+    frame["rank"] = frame["prediction"].rank(ascending=False, method="min")
+    frame["baseline"] = _baseline(frame)
+    frame["baseline_rank"] = frame["baseline"].rank(ascending=False, method="min")
+    frame = frame.drop(columns="baseline_runs", errors="ignore")
+    point_curves = {n: (g, np.interp(np.log(g), np.log(curves[(benchmark, n)]["flops"]),
+                                     curves[(benchmark, n)]["prediction"])) for n, (g, _) in grids.items()}  # fmt: skip
+    pairs = _pairs(frame, draws, point_curves, planned, decide, benchmark)
+    ok = frame.loc[frame["prediction"].notna(), "recipe"].tolist()
+    ref = reference if reference in ok else (frame.loc[frame["prediction"].idxmax(), "recipe"] if ok else None)
+    mults = _multipliers(benchmark, ref, draws, grids, point_curves, planned, unc["level"], frame)
+    return frame, pairs, mults, planned
+
+
+def _matrix(curve) -> np.ndarray:
+    """A curve's prediction draws as one (draws, points) matrix."""
+    parts = [(index, d.values) for kind, index, d in curve.draws if kind == "prediction"]
+    n = min(v.shape[0] for _, v in parts)
+    out = np.full((n, len(curve)), np.nan)
+    for index, values in parts:
+        out[:, index] = values[:n]
+    return out
+
+
+def _baseline(frame: pd.DataFrame) -> np.ndarray:
+    """The simplest alternative: each recipe's best run within ``BAND`` of the ladder's largest common budget."""
+    if "baseline_runs" not in frame:
+        return np.full(len(frame), np.nan)
+    runs = [r if isinstance(r, pd.DataFrame) else None for r in frame["baseline_runs"]]
+    tops = [float(r["flops"].max()) for r in runs if r is not None and len(r)]
+    if not tops:
+        return np.full(len(frame), np.nan)
+    budget = min(tops)
+    out = []
+    for r in runs:
+        near = None if r is None else r[(r["flops"] <= budget * BAND) & (r["flops"] >= budget / BAND)]
+        out.append(float(near["value"].max()) if near is not None and len(near) else np.nan)
+    return np.asarray(out)
+
+
+def _pairs(frame, draws, point_curves, planned, decide, benchmark) -> pd.DataFrame:
+    """Every pair of recipes: the probability that ``a`` scores higher, the decision, the baseline, the crossing."""
+    rows = []
+    info = frame.set_index("recipe")
+    for a, b in combinations(frame["recipe"], 2):
+        row = {"benchmark": benchmark, "a": a, "b": b, "p_a_better": np.nan, "decision": "", "baseline_a_better":
+               np.nan, "disagree": False, "crosses_at": np.nan, "reason": ""}  # fmt: skip
+        missing = [r for r in (a, b) if r not in draws]
+        base_a, base_b = info.at[a, "baseline"], info.at[b, "baseline"]
+        if np.isfinite(base_a) and np.isfinite(base_b):
+            row["baseline_a_better"] = 1.0 if base_a > base_b else 0.0 if base_a < base_b else 0.5
+        if missing:
+            row["reason"] = f"left out: {' and '.join(map(str, missing))} has no forecast"
+            row["decision"] = "refused"
+            rows.append(row)
+            continue
+        n = min(len(draws[a]), len(draws[b]))
+        da, db = draws[a][:n], draws[b][:n]
+        p = float(np.mean(da > db) + 0.5 * np.mean(da == db))
+        row["p_a_better"] = p
+        row["decision"] = a if p >= decide else b if p <= 1 - decide else "undecided"
+        if np.isfinite(row["baseline_a_better"]) and row["baseline_a_better"] != 0.5:
+            row["disagree"] = (p > 0.5) != (row["baseline_a_better"] > 0.5)
+        row["crosses_at"] = _crossing(point_curves[a], point_curves[b], planned)
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["benchmark", "a", "b", "p_a_better", "decision", "baseline_a_better",
+                                       "disagree", "crosses_at", "reason"])  # fmt: skip
+
+
+def _crossing(a, b, planned: float | None) -> float:
+    """The largest compute up to the planned run where two point curves cross (NaN: they do not)."""
+    low = max(a[0][0], b[0][0])
+    high = planned if planned is not None else min(a[0][-1], b[0][-1])
+    grid = np.geomspace(low, high, 200) if high > low else np.array([])
+    if not len(grid):
+        return np.nan
+    diff = np.interp(np.log(grid), np.log(a[0]), a[1]) - np.interp(np.log(grid), np.log(b[0]), b[1])
+    change = np.flatnonzero(np.sign(diff[:-1]) * np.sign(diff[1:]) < 0)
+    if not len(change):
+        return np.nan
+    i = change[-1]
+    t = diff[i] / (diff[i] - diff[i + 1])
+    return float(np.exp(np.log(grid[i]) + t * (np.log(grid[i + 1]) - np.log(grid[i]))))
+
+
+def _inverse(grid: np.ndarray, values: np.ndarray, score) -> np.ndarray:
+    """Per draw (row), the compute where the curve first reaches ``score``: 0 below the grid, inf beyond it."""
+    values = np.fmax.accumulate(np.nan_to_num(values, nan=-np.inf), axis=1)
+    score = np.broadcast_to(np.asarray(score, float), (len(values),))
+    out = np.full(len(values), np.inf)
+    logs = np.log(grid)
+    for b in range(len(values)):
+        v, s = values[b], score[b]
+        if not np.isfinite(s):
+            out[b] = np.nan
+        elif s <= v[0]:
+            out[b] = 0.0
+        elif s <= v[-1]:
+            j = int(np.searchsorted(v, s))
+            t = (s - v[j - 1]) / (v[j] - v[j - 1]) if v[j] > v[j - 1] else 0.0
+            out[b] = np.exp(logs[j - 1] + t * (logs[j] - logs[j - 1]))
+    return out
+
+
+def _multipliers(benchmark, ref, draws, grids, point_curves, planned, level, frame) -> pd.DataFrame:
+    """Per recipe: C_ref / C_recipe at the reference's planned score, with its interval, and the crossing."""
+    columns = ["benchmark", "recipe", "reference", "multiplier", "lower", "upper", "crosses_at"]
+    if ref is None or planned is None:
+        return pd.DataFrame(columns=columns)
+    rows, target = [], frame.set_index("recipe").at[ref, "prediction"]
+    for name, (grid, values) in grids.items():
+        n = min(len(values), len(draws[ref]))
+        need = _inverse(grid, values[:n], draws[ref][:n])
+        point = _inverse(point_curves[name][0], point_curves[name][1][None, :], target)[0]
+        with np.errstate(divide="ignore"):
+            ratio = np.log(planned) - np.log(need)
+            tail = (1 - level) / 2
+            lo, hi = (np.exp(np.quantile(ratio[~np.isnan(ratio)], q, method="inverted_cdf")) for q in (tail, 1 - tail))
+            mult = planned / point if point > 0 else np.inf
+        cross = _crossing(point_curves[name], point_curves[ref], planned) if name != ref else np.nan
+        rows.append([benchmark, name, ref, float(mult), float(lo), float(hi), cross])
+    return pd.DataFrame(rows, columns=columns)
