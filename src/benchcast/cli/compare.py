@@ -84,7 +84,7 @@ def compare_command(
     margin: Margin = None,
     out: Annotated[
         Path | None,
-        typer.Option("--out", "-o", help="A figure (.png/.svg/.pdf): the recipes' curves and the pairs' probabilities."),
+        typer.Option("--out", "-o", help="A figure (.png/.svg/.pdf): the curves and the pairs' probabilities."),
     ] = None,
     json: Json = False,
 ) -> None:

@@ -282,9 +282,12 @@ def _benchmark(table, by, names, benchmark, metric, reach, reference, decide, er
                    flags=tuple(point.flags[0]), note=str(point.points["note"].iloc[0]))  # fmt: skip
         row["baseline_runs"] = chosen
         rows.append(row)
-        if np.isfinite(row["prediction"]) and out.curves:
-            curve = list(out.curves.values())[-1]
-            grid, values = curve.runs.flops, _matrix(curve)
+        curve = list(out.curves.values())[-1] if np.isfinite(row["prediction"]) and out.curves else None
+        values = None if curve is None else _matrix(curve)
+        if values is None and np.isfinite(row["prediction"]):
+            row["note"] = row["note"] or "no draws behind the forecast (no interval): left out of the pairs"
+        if values is not None:
+            grid = curve.runs.flops
             if errors == "independent":
                 values = values[np.random.default_rng([unc["seed"], i, 52]).permutation(len(values))]
             at = int(np.argmin(np.abs(np.log(grid) - np.log(out.runs.flops[0]))))
@@ -307,9 +310,11 @@ def _benchmark(table, by, names, benchmark, metric, reach, reference, decide, er
     return frame, pairs, mults, planned
 
 
-def _matrix(curve) -> np.ndarray:
-    """A curve's prediction draws as one (draws, points) matrix."""
+def _matrix(curve) -> np.ndarray | None:
+    """A curve's prediction draws as one (draws, points) matrix (None: it has none)."""
     parts = [(index, d.values) for kind, index, d in curve.draws if kind == "prediction"]
+    if not parts:
+        return None
     n = min(v.shape[0] for _, v in parts)
     out = np.full((n, len(curve)), np.nan)
     for index, values in parts:
