@@ -9,7 +9,6 @@ import time
 import warnings
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 from scipy.optimize import brentq
 

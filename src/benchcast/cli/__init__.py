@@ -5,9 +5,9 @@ Importing this package registers every command on :data:`app`.
 
 from benchcast.cli import (  # noqa: F401  (register commands)
     backtest,
-    compare,
     bench,
     collect,
+    compare,
     core,
     passk,
     plan,

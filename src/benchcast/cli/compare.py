@@ -58,6 +58,15 @@ def compare_command(
             "--errors", help="'common': one extrapolation error per replicate shared by every recipe; 'independent'."
         ),
     ] = "common",
+    shape: Annotated[
+        str,
+        typer.Option(
+            "--shape",
+            help="'default': each recipe's default forecast; 'shared': one exponent for every recipe and an offset each "
+            "(or a line per recipe where holding out each recipe's largest size says so); 'auto': shared where recipes "
+            "have fewer than 4 sizes.",
+        ),
+    ] = "auto",
     backtest: Annotated[
         bool,
         typer.Option(
@@ -105,7 +114,7 @@ def compare_command(
     table = read(data, format, metadata, q_rand, margin=margin, columns=column)
     settings = forecast_settings(boot, level, interval, seed, jobs, ray, tpr=tpr, min_flops=min_flops,
                                  max_flops=max_flops, flops_per_6nd=flops_per_6nd, proxy=proxy)  # fmt: skip
-    options = {"reference": reference, "decide": decide, "errors": errors, **settings}
+    options = {"reference": reference, "decide": decide, "errors": errors, "shape": shape, **settings}
     if backtest:
         from benchcast.evaluation.compare_backtest import compare_backtest
 

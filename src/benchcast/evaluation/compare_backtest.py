@@ -16,8 +16,8 @@ from benchcast.forecasting.compare import BAND, Comparison, compare
 from benchcast.utils.jsonable import jsonable
 from benchcast.utils.rich_view import Markup, RichView, rich_table
 
-SCORES = ["benchmark", "pairs", "decision_accuracy", "baseline_accuracy", "brier", "decided", "decided_accuracy",
-          "multiplier_coverage", "n_multipliers"]  # fmt: skip
+SCORES = ["benchmark", "pairs", "answered", "decision_accuracy", "baseline_accuracy", "baseline_all", "brier", "decided",
+          "decided_accuracy", "multiplier_coverage", "n_multipliers"]  # fmt: skip
 
 
 @dataclass(frozen=True, eq=False)
@@ -27,9 +27,10 @@ class CompareBacktest(RichView):
     Parameters
     ----------
     scores : pandas.DataFrame
-        Per benchmark, then ``'pooled'``: ``pairs`` judged, ``decision_accuracy`` (share of pairs ordered right:
-        p_a_better > 0.5 where a scored higher), ``baseline_accuracy`` (the simplest alternative's), ``brier`` (of
-        p_a_better), ``decided`` (share decided at the comparison's level) and ``decided_accuracy``,
+        Per benchmark, then ``'pooled'``: ``pairs`` with a truth, ``answered`` (with a p_a_better),
+        ``decision_accuracy`` (share of answered pairs ordered right: p_a_better > 0.5 where a scored higher),
+        ``baseline_accuracy`` (the simplest alternative's on the same pairs; ``baseline_all`` on every pair with a
+        truth), ``brier`` (of p_a_better), ``decided`` (share decided at the comparison's level) and ``decided_accuracy``,
         ``multiplier_coverage`` where true multipliers were given.
     pairs : pandas.DataFrame
         Every pair with ``truth_a_better`` beside the comparison's columns.
@@ -142,16 +143,23 @@ def _coverage(comparison: Comparison, truth, top: float) -> dict:
 
 def _scores(name: str, pairs: pd.DataFrame, covered) -> list:
     """One row of scores over ``pairs``."""
-    ok = pairs[pairs["p_a_better"].notna() & pairs["truth_a_better"].notna()]
+    known = pairs[pairs["truth_a_better"].notna() & pairs["baseline_a_better"].notna()]
+    ok = known[known["p_a_better"].notna()]
     p, y = ok["p_a_better"].to_numpy(float), ok["truth_a_better"].to_numpy(float)
     right = (p > 0.5) == (y > 0.5)
-    base = ok["baseline_a_better"].to_numpy(float)
     decided = ok["decision"].to_numpy(str) != "undecided"
     nan = float("nan")
     return [
-        name, len(ok), float(np.mean(right)) if len(ok) else nan,
-        float(np.mean(np.where(base == 0.5, 0.5, (base > 0.5) == (y > 0.5)))) if len(ok) else nan,
-        float(np.mean((p - y) ** 2)) if len(ok) else nan, float(np.mean(decided)) if len(ok) else nan,
-        float(np.mean(right[decided])) if decided.any() else nan,
+        name, len(known), len(ok), float(np.mean(right)) if len(ok) else nan, _baseline_accuracy(ok),
+        _baseline_accuracy(known), float(np.mean((p - y) ** 2)) if len(ok) else nan,
+        float(np.mean(decided)) if len(ok) else nan, float(np.mean(right[decided])) if decided.any() else nan,
         float(np.mean(covered)) if covered else nan, len(covered) if covered else 0,
     ]  # fmt: skip
+
+
+def _baseline_accuracy(pairs: pd.DataFrame) -> float:
+    """Share of ``pairs`` the simplest alternative orders right (a tie counts half)."""
+    if not len(pairs):
+        return float("nan")
+    base, y = pairs["baseline_a_better"].to_numpy(float), pairs["truth_a_better"].to_numpy(float)
+    return float(np.mean(np.where(base == 0.5, 0.5, (base > 0.5) == (y > 0.5))))

@@ -13,11 +13,15 @@ import numpy as np
 import pandas as pd
 from rich.markup import escape
 
+from benchcast.data.chance import chance_level
 from benchcast.data.table import select
 from benchcast.errors import BenchcastError
 from benchcast.forecasting.answers import forecast_default
 from benchcast.forecasting.bootstrap import DEFAULT_INTERVAL, DEFAULT_REPLICATES
+from benchcast.forecasting.draws import Draws, score_interval
+from benchcast.forecasting.extrapolation import estimate, load_prior, widen
 from benchcast.forecasting.flags import short
+from benchcast.forecasting.targets import table_runs
 from benchcast.utils.jsonable import jsonable
 from benchcast.utils.rich_view import Markup, RichView, rich_table
 from benchcast.validation import check_level
@@ -25,6 +29,10 @@ from benchcast.validation import check_level
 REACH = 30.0  # the curves run to this multiple of the planned compute (a worse recipe's compute for the same score)
 BAND = 1.5  # runs within this factor of the largest common budget are "at" it (the simplest alternative)
 ERRORS = ("common", "independent")
+SHAPES = ("auto", "default", "shared")
+MIN_SIZES = 4  # shape='auto': recipes with fewer sizes below the plan (median) borrow a shared shape
+SHARE_RANGE = (0.02, 0.98)  # chance-normalised scores the joint fit's log(-log Q') takes
+CURVE_POINTS = 60
 
 
 @dataclass(frozen=True, eq=False)
@@ -96,11 +104,14 @@ class Comparison(RichView):
         """The rule of the pairs' probabilities and of the decisions, the recipes without forecasts."""
         how = {
             "common": "common random numbers: replicate b's extrapolation error is one draw shared by every recipe "
-            "(scaled by each recipe's own error); the bootstraps over runs are independent",
+            "(scaled by each recipe's own error and distance); the default forecasts' bootstraps over runs are "
+            "independent, the shared shape's coefficients drawn jointly",
             "independent": "independent draws: each recipe's draws in an order of their own",
         }[self.errors]
         out = [f"p_a_better: the share of joint draws where a scores higher at the planned run ({how})",
                f"decided where p >= {self.decide:g} or p <= {1 - self.decide:.2g}, else undecided"]  # fmt: skip
+        methods = self.recipes.loc[self.recipes["method"] != "", ["benchmark", "method"]].drop_duplicates()
+        out += [f"{r.benchmark}: forecasts by the {r.method}" for r in methods.itertuples() if r.method != "default"]
         out += [f"{r.benchmark}: {r.recipe}: {r.note}" for r in self.recipes.itertuples() if r.note]
         return out
 
@@ -172,6 +183,7 @@ def compare(
     reference: str | None = None,
     decide: float = 0.9,
     errors: str = "common",
+    shape: str = "auto",
     n_boot: int = DEFAULT_REPLICATES,
     level: float = 0.9,
     interval: str = DEFAULT_INTERVAL,
@@ -202,6 +214,11 @@ def compare(
     errors : {'common', 'independent'}
         Whether replicate b's extrapolation error is shared by every recipe (common random numbers: the forecaster's
         own streams, one seed for all) or each recipe's draws are independent.
+    shape : {'auto', 'default', 'shared'}
+        ``'default'``: each recipe's default forecast; ``'shared'``: the joint fit, log(-log Q') linear in log C with
+        one exponent for every recipe and an offset each, or a line per recipe where forecasting each recipe's largest
+        size from the rest says so; ``'auto'``: the joint fit where recipes have (median) fewer than 4 sizes below
+        the planned run.
     n_boot, level, interval, seed
         The forecasts' uncertainty, as :func:`benchcast.forecast_default` takes it.
     **settings
@@ -214,6 +231,8 @@ def compare(
     check_level(level)
     if not 0.5 < decide < 1:
         raise BenchcastError(f"decide must be in (0.5, 1), got {decide}.")
+    if shape not in SHAPES:
+        raise BenchcastError(f"shape must be one of {', '.join(SHAPES)}, not {shape!r}.")
     if errors not in ERRORS:
         raise BenchcastError(f"errors must be one of {', '.join(ERRORS)}, not {errors!r}.")
     if (flops is None) == (params is None or tokens is None):
@@ -235,7 +254,8 @@ def compare(
     unc = {"n_boot": n_boot, "level": level, "interval": interval, "seed": seed}
     parts, curves = ([], [], []), {}
     for name, own in asked:
-        *one, planned = _benchmark(table, by, names, name, own, reach, reference, decide, errors, unc, settings, curves)
+        *one, planned = _benchmark(table, by, names, name, own, reach, reference, decide, errors, unc, settings,
+                                   curves, shape)
         for out, frame in zip(parts, one, strict=True):
             out.append(frame)
         target.setdefault("planned_flops", planned)
@@ -259,55 +279,177 @@ def _recipes(table: pd.DataFrame, by: str) -> list:
     return names
 
 
-def _benchmark(table, by, names, benchmark, metric, reach, reference, decide, errors, unc, settings, curves):
-    """One benchmark's three tables; fills ``curves``."""
-    rows, draws, grids, planned = [], {}, {}, [None]
-    for i, name in enumerate(names):
-        runs = table[table[by] == name]
-        row = {"benchmark": benchmark, "recipe": name, "n_runs": 0, "prediction": np.nan, "lower": np.nan,
-               "upper": np.nan, "flags": (), "note": ""}  # fmt: skip
+def _benchmark(table, by, names, benchmark, metric, reach, reference, decide, errors, unc, settings, curves, shape):
+    """One benchmark's three tables and the planned compute; fills ``curves``."""
+    k = settings.get("k")
+    chosen = {}
+    for name in names:
         try:
-            chosen = select(runs, benchmark, metric, settings.get("k"))
-            row["metric"], row["n_runs"] = str(chosen["metric"].iloc[0]), int(chosen["run"].nunique())
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # the forecast's own notes and flags say what matters here
-                out = forecast_default(runs, benchmark, metric, curves=True, **reach, **unc, **settings)
+            chosen[name] = select(table[table[by] == name], benchmark, metric, k, tpr=settings.get("tpr"))
         except BenchcastError as exc:
-            row["note"] = f"no forecast: {exc}"
-            rows.append(row)
-            continue
-        point = out.take([0])
-        lower, upper = point.interval(unc["level"])
-        row.update(prediction=float(point.prediction[0]), lower=float(lower[0]), upper=float(upper[0]),
-                   flags=tuple(point.flags[0]), note=str(point.points["note"].iloc[0]))  # fmt: skip
-        row["baseline_runs"] = chosen
-        rows.append(row)
-        curve = list(out.curves.values())[-1] if np.isfinite(row["prediction"]) and out.curves else None
-        values = None if curve is None else _matrix(curve)
-        if values is None and np.isfinite(row["prediction"]):
-            row["note"] = row["note"] or "no draws behind the forecast (no interval): left out of the pairs"
-        if values is not None:
-            grid = curve.runs.flops
-            if errors == "independent":
-                values = values[np.random.default_rng([unc["seed"], i, 52]).permutation(len(values))]
-            at = int(np.argmin(np.abs(np.log(grid) - np.log(out.runs.flops[0]))))
-            draws[name], grids[name], planned[0] = values[:, at], (grid, values), planned[0] or float(grid[at])
-            lo, hi = curve.interval(0.9)
-            curves[(benchmark, name)] = {"flops": grid, "prediction": curve.prediction, "lower": lo, "upper": hi,
-                                         "runs": chosen[["flops", "value"]]}  # fmt: skip
+            chosen[name] = str(exc)
+    planned = float(table_runs(table, reach.get("flops", [None])[0], reach.get("params", [None])[0],
+                               reach.get("tokens", [None])[0], given=settings.get("flops_per_6nd")).flops[0])  # fmt: skip
+    sizes = [r.loc[r["flops"] < planned, "flops"].nunique() for r in chosen.values() if isinstance(r, pd.DataFrame)]
+    joint = shape == "shared" or (shape == "auto" and sizes and np.median(sizes) < MIN_SIZES)
+    how = _joint if joint else _each
+    rows, draws, grids = how(table, by, names, benchmark, metric, reach, planned, errors, unc, settings, chosen, curves)
     frame = pd.DataFrame(rows)
-    planned = planned[0]
     frame["rank"] = frame["prediction"].rank(ascending=False, method="min")
-    frame["baseline"] = _baseline(frame)
+    frame["baseline"] = _baseline([chosen[n] for n in frame["recipe"]], planned)
     frame["baseline_rank"] = frame["baseline"].rank(ascending=False, method="min")
-    frame = frame.drop(columns="baseline_runs", errors="ignore")
     point_curves = {n: (g, np.interp(np.log(g), np.log(curves[(benchmark, n)]["flops"]),
                                      curves[(benchmark, n)]["prediction"])) for n, (g, _) in grids.items()}  # fmt: skip
     pairs = _pairs(frame, draws, point_curves, planned, decide, benchmark)
-    ok = frame.loc[frame["prediction"].notna(), "recipe"].tolist()
-    ref = reference if reference in ok else (frame.loc[frame["prediction"].idxmax(), "recipe"] if ok else None)
+    ok = [n for n in frame.loc[frame["prediction"].notna(), "recipe"] if n in draws]
+    best = frame[frame["recipe"].isin(ok)]
+    ref = reference if reference in ok else (best.loc[best["prediction"].idxmax(), "recipe"] if ok else None)
     mults = _multipliers(benchmark, ref, draws, grids, point_curves, planned, unc["level"], frame)
     return frame, pairs, mults, planned
+
+
+def _row(benchmark, name, chosen) -> dict:
+    """A recipe's row before its forecast."""
+    row = {"benchmark": benchmark, "recipe": name, "metric": "", "n_runs": 0, "method": "", "prediction": np.nan,
+           "lower": np.nan, "upper": np.nan, "flags": (), "note": ""}  # fmt: skip
+    if isinstance(chosen, pd.DataFrame):
+        row["metric"], row["n_runs"] = str(chosen["metric"].iloc[0]), int(chosen["run"].nunique())
+    else:
+        row["note"] = f"no forecast: {chosen}"
+    return row
+
+
+def _each(table, by, names, benchmark, metric, reach, planned, errors, unc, settings, chosen, curves):
+    """Each recipe's default forecast (the one forecaster, as ``forecast`` gives it) and its draws along compute."""
+    rows, draws, grids = [], {}, {}
+    for i, name in enumerate(names):
+        row = _row(benchmark, name, chosen[name])
+        rows.append(row)
+        if row["note"]:
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the forecast's own notes and flags say what matters here
+                out = forecast_default(table[table[by] == name], benchmark, metric, curves=True, **reach, **unc,
+                                       **settings)  # fmt: skip
+        except BenchcastError as exc:
+            row["note"] = f"no forecast: {exc}"
+            continue
+        point = out.take([0])
+        lower, upper = point.interval(unc["level"])
+        row.update(method="default", prediction=float(point.prediction[0]), lower=float(lower[0]),
+                   upper=float(upper[0]), flags=tuple(point.flags[0]), note=str(point.points["note"].iloc[0]))  # fmt: skip
+        curve = list(out.curves.values())[-1] if np.isfinite(row["prediction"]) and out.curves else None
+        values = None if curve is None else _matrix(curve)
+        if values is None:
+            row["note"] = row["note"] or "no draws behind the forecast (no interval): left out of the pairs"
+            continue
+        grid = curve.runs.flops
+        at = int(np.argmin(np.abs(np.log(grid) - np.log(out.runs.flops[0]))))
+        values = _order(values, errors, unc["seed"], i)
+        draws[name], grids[name] = values[:, at], (grid, values)
+        lo, hi = curve.interval(0.9)
+        curves[(benchmark, name)] = {"flops": grid, "prediction": curve.prediction, "lower": lo, "upper": hi,
+                                     "runs": chosen[name][["flops", "value"]]}  # fmt: skip
+    return rows, draws, grids
+
+
+def _order(values: np.ndarray, errors: str, seed: int, i: int) -> np.ndarray:
+    """A recipe's draws in their own order (``errors='independent'``) or as made (common random numbers)."""
+    return values if errors == "common" else values[np.random.default_rng([seed, i, 52]).permutation(len(values))]
+
+
+def _joint(table, by, names, benchmark, metric, reach, planned, errors, unc, settings, chosen, curves):
+    """The shared shape: log(-log Q') = a_recipe - alpha log10 C on the chance-normalised score Q', one exponent for
+    every recipe (or a line per recipe, where holding out each recipe's largest size says so), least squares; draws
+    from the coefficients' normal law and a new run's residual, widened by the cross-ladder extrapolation error."""
+    rows = [_row(benchmark, n, chosen[n]) for n in names]
+    points = []
+    for i, name in enumerate(names):
+        runs = chosen[name]
+        if not isinstance(runs, pd.DataFrame):
+            continue
+        runs = runs[runs["flops"] < planned]
+        q = chance_level(benchmark, str(runs["metric"].iloc[0]) if len(runs) else "", table=runs).value
+        share = (runs["value"].to_numpy(float) - q) / (1 - q)
+        keep = (share > SHARE_RANGE[0]) & (share < SHARE_RANGE[1])
+        points += [(i, np.log10(c), np.log(-np.log(v)), q) for c, v in zip(runs["flops"][keep], share[keep],
+                                                                              strict=True)]  # fmt: skip
+    pts = np.array(points, float).reshape(-1, 4)
+    used = sorted({int(i) for i in pts[:, 0]})
+    sizes = {i: len(np.unique(pts[pts[:, 0] == i, 1])) for i in used}
+    for i, row in enumerate(rows):
+        if not row["note"] and i not in used:
+            row["note"] = "no forecast: no run above chance (+2 %) below the planned run"
+    kind, words = _choose_shape(pts, used, sizes)
+    fit = _lines(pts, used, kind)
+    if fit is None:
+        for row in rows:
+            row["note"] = row["note"] or f"no forecast: the joint fit ({kind}) has no residual degree of freedom"
+        return rows, {}, {}
+    grid = np.unique(np.append(np.geomspace(10 ** pts[:, 1].min(), planned * REACH * 1.5, CURVE_POINTS), planned))
+    at = int(np.searchsorted(grid, planned))
+    rng = np.random.default_rng([unc["seed"], 52])
+    theta = rng.multivariate_normal(fit[0], fit[1], size=max(unc["n_boot"], 1))
+    model = estimate(None, load_prior())
+    draws, grids = {}, {}
+    for i in used:
+        if kind == "separate" and sizes[i] < 2:
+            rows[i]["note"] = "no forecast: one size, no line of its own"
+            continue
+        q = float(pts[pts[:, 0] == i, 3][0])
+        top = 10 ** pts[pts[:, 0] == i, 1].max()
+        x = _design(np.full(len(grid), i), np.log10(grid), used, kind)
+        z = theta @ x.T + rng.normal(0, np.sqrt(fit[2]), (len(theta), 1))  # a new run's residual per draw
+        score = q + (1 - q) * np.exp(-np.exp(z))
+        decades = np.maximum(np.log10(grid / top), 0)
+        values = widen(score, decades, model, unc["seed"]) if unc["interval"] == "extrapolation" else score
+        values = _order(values, errors, unc["seed"], i)
+        point = q + (1 - q) * np.exp(-np.exp(x @ fit[0]))
+        lo, hi = score_interval(Draws(values), unc["level"])
+        band = score_interval(Draws(values), 0.9)
+        rows[i].update(method=words, prediction=float(point[at]), lower=float(lo[at]), upper=float(hi[at]))
+        draws[names[i]], grids[names[i]] = values[:, at], (grid, values)
+        curves[(benchmark, names[i])] = {"flops": grid, "prediction": point, "lower": band[0], "upper": band[1],
+                                         "runs": chosen[names[i]][["flops", "value"]]}  # fmt: skip
+    return rows, draws, grids
+
+
+def _design(recipe: np.ndarray, x: np.ndarray, used: list, kind: str) -> np.ndarray:
+    """The joint fit's design: a column per recipe's offset, then -log10 C (shared) or -log10 C per recipe."""
+    onehot = (np.asarray(recipe)[:, None] == np.asarray(used)[None, :]).astype(float)
+    slopes = -x[:, None] if kind == "shared" else -x[:, None] * onehot
+    return np.hstack([onehot, slopes])
+
+
+def _lines(pts: np.ndarray, used: list, kind: str):
+    """Least squares of the joint fit: coefficients, their covariance, the residual variance (None: no dof)."""
+    X, y = _design(pts[:, 0], pts[:, 1], used, kind), pts[:, 2]
+    coef, *_ = np.linalg.lstsq(X, y, rcond=None)
+    dof = len(y) - np.linalg.matrix_rank(X)
+    if dof < 1:
+        return None
+    var = float(np.sum((y - X @ coef) ** 2) / dof)
+    return coef, var * np.linalg.pinv(X.T @ X), var
+
+
+def _choose_shape(pts: np.ndarray, used: list, sizes: dict) -> tuple[str, str]:
+    """Shared exponent or a line per recipe, by the error forecasting each recipe's largest size from the rest."""
+    errors = {"shared": [], "separate": []}
+    for i in (i for i in used if sizes[i] >= 3):
+        top = pts[:, 1] == pts[pts[:, 0] == i, 1].max()
+        held = (pts[:, 0] == i) & top
+        for kind in errors:
+            fit = _lines(pts[~held], used, kind)
+            if fit is not None:
+                z = _design(pts[held, 0], pts[held, 1], used, kind) @ fit[0]
+                errors[kind].append(np.mean(np.abs(np.exp(-np.exp(z)) - np.exp(-np.exp(pts[held, 2])))))
+    if not errors["separate"]:
+        return "shared", "shared shape (a line per recipe is underdetermined: no recipe has 3 sizes to test it)"
+    shared, separate = np.mean(errors["shared"]), np.mean(errors["separate"])
+    kind = "shared" if shared <= separate else "separate"
+    return kind, (f"{'shared shape' if kind == 'shared' else 'a line per recipe'} (error forecasting each recipe's "
+                  f"largest size: shared {shared:.3g}, per recipe {separate:.3g})")  # fmt: skip
 
 
 def _matrix(curve) -> np.ndarray | None:
@@ -322,14 +464,12 @@ def _matrix(curve) -> np.ndarray | None:
     return out
 
 
-def _baseline(frame: pd.DataFrame) -> np.ndarray:
-    """The simplest alternative: each recipe's best run within ``BAND`` of the ladder's largest common budget."""
-    if "baseline_runs" not in frame:
-        return np.full(len(frame), np.nan)
-    runs = [r if isinstance(r, pd.DataFrame) else None for r in frame["baseline_runs"]]
+def _baseline(chosen: list, planned: float) -> np.ndarray:
+    """The simplest alternative: each recipe's best run within ``BAND`` of the largest common budget below the plan."""
+    runs = [r[r["flops"] < planned] if isinstance(r, pd.DataFrame) else None for r in chosen]
     tops = [float(r["flops"].max()) for r in runs if r is not None and len(r)]
     if not tops:
-        return np.full(len(frame), np.nan)
+        return np.full(len(chosen), np.nan)
     budget = min(tops)
     out = []
     for r in runs:
