@@ -3,7 +3,8 @@
 The top level is the whole public API: read data (:func:`load`), fit a law (:func:`fit`,
 :class:`Ensemble`), judge it out of sample (:func:`backtest`, :func:`sweep`,
 :func:`cutoff_backtest`), and answer planning questions with intervals (:func:`forecast`,
-:func:`plan`, :func:`recommend`, :func:`bootstrap`), and choose between recipes (:func:`compare`). See ARCHITECTURE.md for the layout.
+:func:`plan`, :func:`recommend`, :func:`bootstrap`), and choose between recipes (:func:`compare`).
+See ARCHITECTURE.md for the layout.
 """
 
 import importlib

@@ -33,8 +33,21 @@ def test_bad_input_is_refused_by_name(ladder_file, args, words):
 
 def test_three_sizes_take_the_joint_fit_and_print_json_and_a_figure(ladder_file, tmp_path):
     fig = tmp_path / "compare.png"
-    out = run_cli("compare", ladder_file, "--by", "recipe", "-b", "hellaswag", "--flops", "1e22", "--n-boot", "50",
-                  "--json", "--out", fig)  # fmt: skip
+    out = run_cli(
+        "compare",
+        ladder_file,
+        "--by",
+        "recipe",
+        "-b",
+        "hellaswag",
+        "--flops",
+        "1e22",
+        "--n-boot",
+        "50",
+        "--json",
+        "--out",
+        fig,
+    )
     assert out.exit_code == 0, out.stderr
     doc = json.loads(out.stdout)
     assert doc["recipes"][0]["method"].startswith(("shared shape", "a line per recipe"))  # the joint fit, stated

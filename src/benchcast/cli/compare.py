@@ -62,9 +62,9 @@ def compare_command(
         str,
         typer.Option(
             "--shape",
-            help="'default': each recipe's default forecast; 'shared': one exponent for every recipe and an offset each "
-            "(or a line per recipe where holding out each recipe's largest size says so); 'auto': shared where recipes "
-            "have fewer than 4 sizes.",
+            help="'default': each recipe's default forecast; 'shared': one exponent for every recipe and an offset "
+            "each (or a line per recipe where holding out each recipe's largest size says so); 'auto': shared where "
+            "recipes have fewer than 4 sizes.",
         ),
     ] = "auto",
     backtest: Annotated[
@@ -112,8 +112,19 @@ def compare_command(
 
         check_figure_format(out.suffix or "png")
     table = read(data, format, metadata, q_rand, margin=margin, columns=column)
-    settings = forecast_settings(boot, level, interval, seed, jobs, ray, tpr=tpr, min_flops=min_flops,
-                                 max_flops=max_flops, flops_per_6nd=flops_per_6nd, proxy=proxy)  # fmt: skip
+    settings = forecast_settings(
+        boot,
+        level,
+        interval,
+        seed,
+        jobs,
+        ray,
+        tpr=tpr,
+        min_flops=min_flops,
+        max_flops=max_flops,
+        flops_per_6nd=flops_per_6nd,
+        proxy=proxy,
+    )
     options = {"reference": reference, "decide": decide, "errors": errors, "shape": shape, **settings}
     if backtest:
         from benchcast.evaluation.compare_backtest import compare_backtest

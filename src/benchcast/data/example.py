@@ -88,8 +88,13 @@ if __name__ == "__main__":  # regenerate the bundled file: python -m benchcast.d
 
 
 def recipe_ladders(
-    multipliers: dict[str, float], *, alphas: dict[str, float] | None = None, sizes: int = 10, seed: int = 0,
-    benchmarks: tuple[str, ...] = ("arc_easy", "hellaswag"), top: float = 4e9,
+    multipliers: dict[str, float],
+    *,
+    alphas: dict[str, float] | None = None,
+    sizes: int = 10,
+    seed: int = 0,
+    benchmarks: tuple[str, ...] = ("arc_easy", "hellaswag"),
+    top: float = 4e9,
 ) -> pd.DataFrame:
     """Synthetic recipes with known effective-compute multipliers: recipe r scores as the example's true law at
     m_r x C (with its own exponent where ``alphas`` gives one: curves that cross), binomial noise, column ``recipe``.

@@ -16,8 +16,19 @@ from benchcast.forecasting.compare import BAND, Comparison, compare
 from benchcast.utils.jsonable import jsonable
 from benchcast.utils.rich_view import Markup, RichView, rich_table
 
-SCORES = ["benchmark", "pairs", "answered", "decision_accuracy", "baseline_accuracy", "baseline_all", "brier", "decided",
-          "decided_accuracy", "multiplier_coverage", "n_multipliers"]  # fmt: skip
+SCORES = [
+    "benchmark",
+    "pairs",
+    "answered",
+    "decision_accuracy",
+    "baseline_accuracy",
+    "baseline_all",
+    "brier",
+    "decided",
+    "decided_accuracy",
+    "multiplier_coverage",
+    "n_multipliers",
+]
 
 
 @dataclass(frozen=True, eq=False)
@@ -30,8 +41,8 @@ class CompareBacktest(RichView):
         Per benchmark, then ``'pooled'``: ``pairs`` with a truth, ``answered`` (with a p_a_better),
         ``decision_accuracy`` (share of answered pairs ordered right: p_a_better > 0.5 where a scored higher),
         ``baseline_accuracy`` (the simplest alternative's on the same pairs; ``baseline_all`` on every pair with a
-        truth), ``brier`` (of p_a_better), ``decided`` (share decided at the comparison's level) and ``decided_accuracy``,
-        ``multiplier_coverage`` where true multipliers were given.
+        truth), ``brier`` (of p_a_better), ``decided`` (share decided at the comparison's level) and
+        ``decided_accuracy``, ``multiplier_coverage`` where true multipliers were given.
     pairs : pandas.DataFrame
         Every pair with ``truth_a_better`` beside the comparison's columns.
     comparison : Comparison
@@ -61,8 +72,13 @@ class CompareBacktest(RichView):
         -------
         dict
         """
-        return jsonable({"holdout_flops": self.holdout_flops, "scores": self.scores.to_dict("records"),
-                         "pairs": self.pairs.to_dict("records")})  # fmt: skip
+        return jsonable(
+            {
+                "holdout_flops": self.holdout_flops,
+                "scores": self.scores.to_dict("records"),
+                "pairs": self.pairs.to_dict("records"),
+            }
+        )
 
     @property
     def title(self) -> str:
@@ -71,14 +87,17 @@ class CompareBacktest(RichView):
     def rich_items(self) -> list:
         """The scores' table and how they were made."""
         rows = [list(r) for r in self.scores[SCORES].itertuples(index=False)]
-        notes = [f"fitted on the runs below {self.holdout_flops / BAND:.3g} FLOPs; truth: each recipe's mean score "
-                 f"within a factor {BAND:g} of {self.holdout_flops:.3g} FLOPs",
-                 "baseline: each recipe's best run at the largest common budget of the runs fitted"]  # fmt: skip
+        notes = [
+            f"fitted on the runs below {self.holdout_flops / BAND:.3g} FLOPs; truth: each recipe's mean score "
+            f"within a factor {BAND:g} of {self.holdout_flops:.3g} FLOPs",
+            "baseline: each recipe's best run at the largest common budget of the runs fitted",
+        ]
         return [rich_table(self.title, SCORES, rows, ".3g"), *(Markup(escape(n), highlight=False) for n in notes)]
 
 
-def compare_backtest(table: pd.DataFrame, by: str, benchmark, metric: str | None = None, *, true_multipliers=None,
-                     **options) -> CompareBacktest:  # fmt: skip
+def compare_backtest(
+    table: pd.DataFrame, by: str, benchmark, metric: str | None = None, *, true_multipliers=None, **options
+) -> CompareBacktest:
     """Hold out each recipe's runs at the ladder's largest common budget, compare the recipes there from the rest
     (:func:`benchcast.compare`), and score the decisions against the runs held out.
 
@@ -150,11 +169,18 @@ def _scores(name: str, pairs: pd.DataFrame, covered) -> list:
     decided = ok["decision"].to_numpy(str) != "undecided"
     nan = float("nan")
     return [
-        name, len(known), len(ok), float(np.mean(right)) if len(ok) else nan, _baseline_accuracy(ok),
-        _baseline_accuracy(known), float(np.mean((p - y) ** 2)) if len(ok) else nan,
-        float(np.mean(decided)) if len(ok) else nan, float(np.mean(right[decided])) if decided.any() else nan,
-        float(np.mean(covered)) if covered else nan, len(covered) if covered else 0,
-    ]  # fmt: skip
+        name,
+        len(known),
+        len(ok),
+        float(np.mean(right)) if len(ok) else nan,
+        _baseline_accuracy(ok),
+        _baseline_accuracy(known),
+        float(np.mean((p - y) ** 2)) if len(ok) else nan,
+        float(np.mean(decided)) if len(ok) else nan,
+        float(np.mean(right[decided])) if decided.any() else nan,
+        float(np.mean(covered)) if covered else nan,
+        len(covered) if covered else 0,
+    ]
 
 
 def _baseline_accuracy(pairs: pd.DataFrame) -> float:

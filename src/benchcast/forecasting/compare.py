@@ -89,11 +89,16 @@ class Comparison(RichView):
         recipes = self.recipes.assign(flags=[short(f) for f in self.recipes["flags"]])
         return jsonable(
             {
-                "by": self.by, "target": self.target, "level": self.level, "decide": self.decide,
-                "errors": self.errors, "recipes": recipes.to_dict("records"),
-                "pairs": self.pairs.to_dict("records"), "multipliers": self.multipliers.to_dict("records"),
+                "by": self.by,
+                "target": self.target,
+                "level": self.level,
+                "decide": self.decide,
+                "errors": self.errors,
+                "recipes": recipes.to_dict("records"),
+                "pairs": self.pairs.to_dict("records"),
+                "multipliers": self.multipliers.to_dict("records"),
             }
-        )  # fmt: skip
+        )
 
     @property
     def title(self) -> str:
@@ -108,8 +113,10 @@ class Comparison(RichView):
             "independent, the shared shape's coefficients drawn jointly",
             "independent": "independent draws: each recipe's draws in an order of their own",
         }[self.errors]
-        out = [f"p_a_better: the share of joint draws where a scores higher at the planned run ({how})",
-               f"decided where p >= {self.decide:g} or p <= {1 - self.decide:.2g}, else undecided"]  # fmt: skip
+        out = [
+            f"p_a_better: the share of joint draws where a scores higher at the planned run ({how})",
+            f"decided where p >= {self.decide:g} or p <= {1 - self.decide:.2g}, else undecided",
+        ]
         methods = self.recipes.loc[self.recipes["method"] != "", ["benchmark", "method"]].drop_duplicates()
         out += [f"{r.benchmark}: forecasts by the {r.method}" for r in methods.itertuples() if r.method != "default"]
         out += [f"{r.benchmark}: {r.recipe}: {r.note}" for r in self.recipes.itertuples() if r.note]
@@ -119,20 +126,71 @@ class Comparison(RichView):
         """The recipes', pairs' and multipliers' tables, then the notes."""
         pct = int(round(self.level * 100))
         r = self.recipes
-        rows = [[x.benchmark, x.recipe, x.prediction, x.lower, x.upper, _rank(x.rank), x.baseline,
-                 _rank(x.baseline_rank), short(x.flags)] for x in r.itertuples()]  # fmt: skip
-        head = ["benchmark", "recipe", "forecast", f"{pct} % lower", f"{pct} % upper", "rank", "baseline",
-                "baseline rank", "flags"]  # fmt: skip
+        rows = [
+            [
+                x.benchmark,
+                x.recipe,
+                x.prediction,
+                x.lower,
+                x.upper,
+                _rank(x.rank),
+                x.baseline,
+                _rank(x.baseline_rank),
+                short(x.flags),
+            ]
+            for x in r.itertuples()
+        ]
+        head = [
+            "benchmark",
+            "recipe",
+            "forecast",
+            f"{pct} % lower",
+            f"{pct} % upper",
+            "rank",
+            "baseline",
+            "baseline rank",
+            "flags",
+        ]
         items = [rich_table(self.title, head, rows)]
-        rows = [[x.benchmark, x.a, x.b, x.p_a_better, x.decision, "yes" if x.disagree else "", _flops(x.crosses_at),
-                 x.reason] for x in self.pairs.itertuples()]  # fmt: skip
-        items.append(rich_table("pairs", ["benchmark", "a", "b", "p_a_better", "decision", "baseline disagrees",
-                                          "curves cross at", "reason"], rows))  # fmt: skip
-        rows = [[x.benchmark, x.recipe, x.reference, x.multiplier, x.lower, x.upper, _flops(x.crosses_at)]
-                for x in self.multipliers.itertuples()]  # fmt: skip
-        items.append(rich_table("effective-compute multipliers (C_ref / C_recipe at the reference's planned score)",
-                                ["benchmark", "recipe", "reference", "multiplier", f"{pct} % lower", f"{pct} % upper",
-                                 "crosses reference at"], rows))  # fmt: skip
+        rows = [
+            [
+                x.benchmark,
+                x.a,
+                x.b,
+                x.p_a_better,
+                x.decision,
+                "yes" if x.disagree else "",
+                _flops(x.crosses_at),
+                x.reason,
+            ]
+            for x in self.pairs.itertuples()
+        ]
+        items.append(
+            rich_table(
+                "pairs",
+                ["benchmark", "a", "b", "p_a_better", "decision", "baseline disagrees", "curves cross at", "reason"],
+                rows,
+            )
+        )
+        rows = [
+            [x.benchmark, x.recipe, x.reference, x.multiplier, x.lower, x.upper, _flops(x.crosses_at)]
+            for x in self.multipliers.itertuples()
+        ]
+        items.append(
+            rich_table(
+                "effective-compute multipliers (C_ref / C_recipe at the reference's planned score)",
+                [
+                    "benchmark",
+                    "recipe",
+                    "reference",
+                    "multiplier",
+                    f"{pct} % lower",
+                    f"{pct} % upper",
+                    "crosses reference at",
+                ],
+                rows,
+            )
+        )
         return items + [Markup(escape(n), highlight=False) for n in self.notes]
 
     def plot(self, benchmark: str | None = None, axes=None):
@@ -249,13 +307,17 @@ def compare(
     if reference is not None and reference not in names:
         raise BenchcastError(f"reference {reference!r} is no recipe of '{by}' ({', '.join(map(str, names))}).")
     target = {"flops": flops, "params": params, "tokens": tokens}
-    reach = {"flops": [flops, flops * REACH]} if flops is not None else {
-        "params": [params, params * REACH**0.5], "tokens": [tokens, tokens * REACH**0.5]}  # fmt: skip
+    reach = (
+        {"flops": [flops, flops * REACH]}
+        if flops is not None
+        else {"params": [params, params * REACH**0.5], "tokens": [tokens, tokens * REACH**0.5]}
+    )
     unc = {"n_boot": n_boot, "level": level, "interval": interval, "seed": seed}
     parts, curves = ([], [], []), {}
     for name, own in asked:
-        *one, planned = _benchmark(table, by, names, name, own, reach, reference, decide, errors, unc, settings,
-                                   curves, shape)
+        *one, planned = _benchmark(
+            table, by, names, name, own, reach, reference, decide, errors, unc, settings, curves, shape
+        )
         for out, frame in zip(parts, one, strict=True):
             out.append(frame)
         target.setdefault("planned_flops", planned)
@@ -266,16 +328,22 @@ def compare(
 def _recipes(table: pd.DataFrame, by: str) -> list:
     """The recipes of column ``by``, refused where the column is missing or holds one value."""
     if by not in table.columns:
-        extra = [c for c in table.columns if c not in ("run", "params", "tokens", "flops", "tpr", "benchmark",
-                                                        "metric", "k", "value", "stderr", "q_rand")]  # fmt: skip
+        extra = [
+            c
+            for c in table.columns
+            if c
+            not in ("run", "params", "tokens", "flops", "tpr", "benchmark", "metric", "k", "value", "stderr", "q_rand")
+        ]
         raise BenchcastError(
             f"no column '{by}' to compare recipes by; the data's other columns: {', '.join(extra) or 'none'} "
             "(lm-eval results and training logs take it from --metadata)."
         )
     names = sorted(table[by].dropna().unique(), key=str)
     if len(names) < 2:
-        raise BenchcastError(f"column '{by}' holds {len(names)} recipe(s) ({', '.join(map(str, names))}): "
-                             "a comparison needs two or more.")  # fmt: skip
+        raise BenchcastError(
+            f"column '{by}' holds {len(names)} recipe(s) ({', '.join(map(str, names))}): "
+            "a comparison needs two or more."
+        )
     return names
 
 
@@ -288,8 +356,15 @@ def _benchmark(table, by, names, benchmark, metric, reach, reference, decide, er
             chosen[name] = select(table[table[by] == name], benchmark, metric, k, tpr=settings.get("tpr"))
         except BenchcastError as exc:
             chosen[name] = str(exc)
-    planned = float(table_runs(table, reach.get("flops", [None])[0], reach.get("params", [None])[0],
-                               reach.get("tokens", [None])[0], given=settings.get("flops_per_6nd")).flops[0])  # fmt: skip
+    planned = float(
+        table_runs(
+            table,
+            reach.get("flops", [None])[0],
+            reach.get("params", [None])[0],
+            reach.get("tokens", [None])[0],
+            given=settings.get("flops_per_6nd"),
+        ).flops[0]
+    )
     sizes = [r.loc[r["flops"] < planned, "flops"].nunique() for r in chosen.values() if isinstance(r, pd.DataFrame)]
     joint = shape == "shared" or (shape == "auto" and sizes and np.median(sizes) < MIN_SIZES)
     how = _joint if joint else _each
@@ -298,8 +373,10 @@ def _benchmark(table, by, names, benchmark, metric, reach, reference, decide, er
     frame["rank"] = frame["prediction"].rank(ascending=False, method="min")
     frame["baseline"] = _baseline([chosen[n] for n in frame["recipe"]], planned)
     frame["baseline_rank"] = frame["baseline"].rank(ascending=False, method="min")
-    point_curves = {n: (g, np.interp(np.log(g), np.log(curves[(benchmark, n)]["flops"]),
-                                     curves[(benchmark, n)]["prediction"])) for n, (g, _) in grids.items()}  # fmt: skip
+    point_curves = {
+        n: (g, np.interp(np.log(g), np.log(curves[(benchmark, n)]["flops"]), curves[(benchmark, n)]["prediction"]))
+        for n, (g, _) in grids.items()
+    }
     pairs = _pairs(frame, draws, point_curves, planned, decide, benchmark)
     ok = [n for n in frame.loc[frame["prediction"].notna(), "recipe"] if n in draws]
     best = frame[frame["recipe"].isin(ok)]
@@ -310,8 +387,18 @@ def _benchmark(table, by, names, benchmark, metric, reach, reference, decide, er
 
 def _row(benchmark, name, chosen) -> dict:
     """A recipe's row before its forecast."""
-    row = {"benchmark": benchmark, "recipe": name, "metric": "", "n_runs": 0, "method": "", "prediction": np.nan,
-           "lower": np.nan, "upper": np.nan, "flags": (), "note": ""}  # fmt: skip
+    row = {
+        "benchmark": benchmark,
+        "recipe": name,
+        "metric": "",
+        "n_runs": 0,
+        "method": "",
+        "prediction": np.nan,
+        "lower": np.nan,
+        "upper": np.nan,
+        "flags": (),
+        "note": "",
+    }
     if isinstance(chosen, pd.DataFrame):
         row["metric"], row["n_runs"] = str(chosen["metric"].iloc[0]), int(chosen["run"].nunique())
     else:
@@ -330,15 +417,22 @@ def _each(table, by, names, benchmark, metric, reach, planned, errors, unc, sett
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # the forecast's own notes and flags say what matters here
-                out = forecast_default(table[table[by] == name], benchmark, metric, curves=True, **reach, **unc,
-                                       **settings)  # fmt: skip
+                out = forecast_default(
+                    table[table[by] == name], benchmark, metric, curves=True, **reach, **unc, **settings
+                )
         except BenchcastError as exc:
             row["note"] = f"no forecast: {exc}"
             continue
         point = out.take([0])
         lower, upper = point.interval(unc["level"])
-        row.update(method="default", prediction=float(point.prediction[0]), lower=float(lower[0]),
-                   upper=float(upper[0]), flags=tuple(point.flags[0]), note=str(point.points["note"].iloc[0]))  # fmt: skip
+        row.update(
+            method="default",
+            prediction=float(point.prediction[0]),
+            lower=float(lower[0]),
+            upper=float(upper[0]),
+            flags=tuple(point.flags[0]),
+            note=str(point.points["note"].iloc[0]),
+        )
         curve = list(out.curves.values())[-1] if np.isfinite(row["prediction"]) and out.curves else None
         values = None if curve is None else _matrix(curve)
         if values is None:
@@ -349,8 +443,13 @@ def _each(table, by, names, benchmark, metric, reach, planned, errors, unc, sett
         values = _order(values, errors, unc["seed"], i)
         draws[name], grids[name] = values[:, at], (grid, values)
         lo, hi = curve.interval(0.9)
-        curves[(benchmark, name)] = {"flops": grid, "prediction": curve.prediction, "lower": lo, "upper": hi,
-                                     "runs": chosen[name][["flops", "value"]]}  # fmt: skip
+        curves[(benchmark, name)] = {
+            "flops": grid,
+            "prediction": curve.prediction,
+            "lower": lo,
+            "upper": hi,
+            "runs": chosen[name][["flops", "value"]],
+        }
     return rows, draws, grids
 
 
@@ -373,8 +472,9 @@ def _joint(table, by, names, benchmark, metric, reach, planned, errors, unc, set
         q = chance_level(benchmark, str(runs["metric"].iloc[0]) if len(runs) else "", table=runs).value
         share = (runs["value"].to_numpy(float) - q) / (1 - q)
         keep = (share > SHARE_RANGE[0]) & (share < SHARE_RANGE[1])
-        points += [(i, np.log10(c), np.log(-np.log(v)), q) for c, v in zip(runs["flops"][keep], share[keep],
-                                                                              strict=True)]  # fmt: skip
+        points += [
+            (i, np.log10(c), np.log(-np.log(v)), q) for c, v in zip(runs["flops"][keep], share[keep], strict=True)
+        ]
     pts = np.array(points, float).reshape(-1, 4)
     used = sorted({int(i) for i in pts[:, 0]})
     sizes = {i: len(np.unique(pts[pts[:, 0] == i, 1])) for i in used}
@@ -410,8 +510,13 @@ def _joint(table, by, names, benchmark, metric, reach, planned, errors, unc, set
         band = score_interval(Draws(values), 0.9)
         rows[i].update(method=words, prediction=float(point[at]), lower=float(lo[at]), upper=float(hi[at]))
         draws[names[i]], grids[names[i]] = values[:, at], (grid, values)
-        curves[(benchmark, names[i])] = {"flops": grid, "prediction": point, "lower": band[0], "upper": band[1],
-                                         "runs": chosen[names[i]][["flops", "value"]]}  # fmt: skip
+        curves[(benchmark, names[i])] = {
+            "flops": grid,
+            "prediction": point,
+            "lower": band[0],
+            "upper": band[1],
+            "runs": chosen[names[i]][["flops", "value"]],
+        }
     return rows, draws, grids
 
 
@@ -448,8 +553,10 @@ def _choose_shape(pts: np.ndarray, used: list, sizes: dict) -> tuple[str, str]:
         return "shared", "shared shape (a line per recipe is underdetermined: no recipe has 3 sizes to test it)"
     shared, separate = np.mean(errors["shared"]), np.mean(errors["separate"])
     kind = "shared" if shared <= separate else "separate"
-    return kind, (f"{'shared shape' if kind == 'shared' else 'a line per recipe'} (error forecasting each recipe's "
-                  f"largest size: shared {shared:.3g}, per recipe {separate:.3g})")  # fmt: skip
+    return kind, (
+        f"{'shared shape' if kind == 'shared' else 'a line per recipe'} (error forecasting each recipe's "
+        f"largest size: shared {shared:.3g}, per recipe {separate:.3g})"
+    )
 
 
 def _matrix(curve) -> np.ndarray | None:
@@ -483,8 +590,17 @@ def _pairs(frame, draws, point_curves, planned, decide, benchmark) -> pd.DataFra
     rows = []
     info = frame.set_index("recipe")
     for a, b in combinations(frame["recipe"], 2):
-        row = {"benchmark": benchmark, "a": a, "b": b, "p_a_better": np.nan, "decision": "", "baseline_a_better":
-               np.nan, "disagree": False, "crosses_at": np.nan, "reason": ""}  # fmt: skip
+        row = {
+            "benchmark": benchmark,
+            "a": a,
+            "b": b,
+            "p_a_better": np.nan,
+            "decision": "",
+            "baseline_a_better": np.nan,
+            "disagree": False,
+            "crosses_at": np.nan,
+            "reason": "",
+        }
         missing = [r for r in (a, b) if r not in draws]
         base_a, base_b = info.at[a, "baseline"], info.at[b, "baseline"]
         if np.isfinite(base_a) and np.isfinite(base_b):
@@ -503,8 +619,20 @@ def _pairs(frame, draws, point_curves, planned, decide, benchmark) -> pd.DataFra
             row["disagree"] = (p > 0.5) != (row["baseline_a_better"] > 0.5)
         row["crosses_at"] = _crossing(point_curves[a], point_curves[b], planned)
         rows.append(row)
-    return pd.DataFrame(rows, columns=["benchmark", "a", "b", "p_a_better", "decision", "baseline_a_better",
-                                       "disagree", "crosses_at", "reason"])  # fmt: skip
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "benchmark",
+            "a",
+            "b",
+            "p_a_better",
+            "decision",
+            "baseline_a_better",
+            "disagree",
+            "crosses_at",
+            "reason",
+        ],
+    )
 
 
 def _crossing(a, b, planned: float | None) -> float:

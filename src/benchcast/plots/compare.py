@@ -34,9 +34,15 @@ def plot_comparison(comparison, benchmark: str | None = None, axes=None):
     pairs = comparison.pairs[comparison.pairs["benchmark"] == benchmark]
     for x in pairs["crosses_at"].dropna():
         curve_ax.axvline(x, color="0.6", ls=":", lw=1)
-    style_axes(curve_ax, "training compute C (FLOPs)", f"{benchmark} ({row['metric'].dropna().iloc[0]})"
-               if "metric" in row and row["metric"].notna().any() else benchmark, "forecast per recipe (90 % band); "
-               "dotted: curves cross", xlog=True)  # fmt: skip
+    style_axes(
+        curve_ax,
+        "training compute C (FLOPs)",
+        f"{benchmark} ({row['metric'].dropna().iloc[0]})"
+        if "metric" in row and row["metric"].notna().any()
+        else benchmark,
+        "forecast per recipe (90 % band); dotted: curves cross",
+        xlog=True,
+    )
     readable_log_axis(curve_ax)
     legend_outside(curve_ax, "bottom", ncol=min(4, max(1, len(names))))
     _matrix(matrix_ax, names, pairs, comparison.decide)
@@ -56,8 +62,15 @@ def _matrix(ax, names: list, pairs, decide: float) -> None:
         for j in range(n):
             if np.isfinite(grid[i, j]):
                 strong = grid[i, j] >= decide or grid[i, j] <= 1 - decide
-                ax.text(j, i, f"{grid[i, j]:.2f}", ha="center", va="center", fontsize=8,
-                        fontweight="bold" if strong else "normal")  # fmt: skip
+                ax.text(
+                    j,
+                    i,
+                    f"{grid[i, j]:.2f}",
+                    ha="center",
+                    va="center",
+                    fontsize=8,
+                    fontweight="bold" if strong else "normal",
+                )
     labels = [str(name)[:24] for name in names]
     ax.set_xticks(range(n), labels, rotation=45, ha="right", fontsize=8)
     ax.set_yticks(range(n), labels, fontsize=8)
