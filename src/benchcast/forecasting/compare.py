@@ -16,9 +16,10 @@ from rich.markup import escape
 from benchcast.data.chance import chance_level
 from benchcast.data.table import select
 from benchcast.errors import BenchcastError
+from benchcast.fitting.shared_shape import choose_shape, common_draws, fit_shape, shape_draws
 from benchcast.forecasting.answers import forecast_default
 from benchcast.forecasting.bootstrap import DEFAULT_INTERVAL, DEFAULT_REPLICATES
-from benchcast.forecasting.draws import Draws, score_interval
+from benchcast.forecasting.draws import DRAWS, Draws, score_interval
 from benchcast.forecasting.extrapolation import estimate, load_prior, widen
 from benchcast.forecasting.flags import short
 from benchcast.forecasting.targets import table_runs
@@ -125,72 +126,22 @@ class Comparison(RichView):
     def rich_items(self) -> list:
         """The recipes', pairs' and multipliers' tables, then the notes."""
         pct = int(round(self.level * 100))
-        r = self.recipes
-        rows = [
-            [
-                x.benchmark,
-                x.recipe,
-                x.prediction,
-                x.lower,
-                x.upper,
-                _rank(x.rank),
-                x.baseline,
-                _rank(x.baseline_rank),
-                short(x.flags),
-            ]
-            for x in r.itertuples()
-        ]
-        head = [
-            "benchmark",
-            "recipe",
-            "forecast",
-            f"{pct} % lower",
-            f"{pct} % upper",
-            "rank",
-            "baseline",
-            "baseline rank",
-            "flags",
-        ]
-        items = [rich_table(self.title, head, rows)]
-        rows = [
-            [
-                x.benchmark,
-                x.a,
-                x.b,
-                x.p_a_better,
-                x.decision,
-                "yes" if x.disagree else "",
-                _flops(x.crosses_at),
-                x.reason,
-            ]
-            for x in self.pairs.itertuples()
-        ]
-        items.append(
-            rich_table(
-                "pairs",
-                ["benchmark", "a", "b", "p_a_better", "decision", "baseline disagrees", "curves cross at", "reason"],
-                rows,
-            )
-        )
-        rows = [
-            [x.benchmark, x.recipe, x.reference, x.multiplier, x.lower, x.upper, _flops(x.crosses_at)]
-            for x in self.multipliers.itertuples()
-        ]
-        items.append(
-            rich_table(
-                "effective-compute multipliers (C_ref / C_recipe at the reference's planned score)",
-                [
-                    "benchmark",
-                    "recipe",
-                    "reference",
-                    "multiplier",
-                    f"{pct} % lower",
-                    f"{pct} % upper",
-                    "crosses reference at",
-                ],
-                rows,
-            )
-        )
+        bounds = [f"{pct} % lower", f"{pct} % upper"]
+        r = self.recipes.assign(rank=self.recipes["rank"].map(_rank), flags=self.recipes["flags"].map(short))
+        r["baseline_rank"] = r["baseline_rank"].map(_rank)
+        columns = ["benchmark", "recipe", "prediction", "lower", "upper", "rank", "baseline", "baseline_rank", "flags"]
+        head = ["benchmark", "recipe", "forecast", *bounds, "rank", "baseline", "baseline rank", "flags"]
+        items = [rich_table(self.title, head, r[columns].values.tolist())]
+        p = self.pairs.assign(disagree=self.pairs["disagree"].map({True: "yes", False: ""}))
+        p["crosses_at"] = p["crosses_at"].map(_flops)
+        head = ["benchmark", "a", "b", "p_a_better", "decision", "baseline disagrees", "curves cross at", "reason"]
+        columns = ["benchmark", "a", "b", "p_a_better", "decision", "disagree", "crosses_at", "reason"]
+        items.append(rich_table("pairs", head, p[columns].values.tolist()))
+        m = self.multipliers.assign(crosses_at=self.multipliers["crosses_at"].map(_flops))
+        title = "effective-compute multipliers (C_ref / C_recipe at the reference's planned score)"
+        head = ["benchmark", "recipe", "reference", "multiplier", *bounds, "crosses reference at"]
+        columns = ["benchmark", "recipe", "reference", "multiplier", "lower", "upper", "crosses_at"]
+        items.append(rich_table(title, head, m[columns].values.tolist()))
         return items + [Markup(escape(n), highlight=False) for n in self.notes]
 
     def plot(self, benchmark: str | None = None, axes=None):
@@ -273,10 +224,10 @@ def compare(
         Whether replicate b's extrapolation error is shared by every recipe (common random numbers: the forecaster's
         own streams, one seed for all) or each recipe's draws are independent.
     shape : {'auto', 'default', 'shared'}
-        ``'default'``: each recipe's default forecast; ``'shared'``: the joint fit, log(-log Q') linear in log C with
-        one exponent for every recipe and an offset each, or a line per recipe where forecasting each recipe's largest
-        size from the rest says so; ``'auto'``: the joint fit where recipes have (median) fewer than 4 sizes below
-        the planned run.
+        ``'default'``: each recipe's default forecast; ``'shared'``: the joint fit of
+        :mod:`benchcast.fitting.shared_shape` (one exponent for every recipe, or a line per recipe, as forecasting
+        each recipe's largest size from the rest says); ``'auto'``: the joint fit where recipes have (median) fewer
+        than 4 sizes below the planned run.
     n_boot, level, interval, seed
         The forecasts' uncertainty, as :func:`benchcast.forecast_default` takes it.
     **settings
@@ -459,104 +410,59 @@ def _order(values: np.ndarray, errors: str, seed: int, i: int) -> np.ndarray:
 
 
 def _joint(table, by, names, benchmark, metric, reach, planned, errors, unc, settings, chosen, curves):
-    """The shared shape: log(-log Q') = a_recipe - alpha log10 C on the chance-normalised score Q', one exponent for
-    every recipe (or a line per recipe, where holding out each recipe's largest size says so), least squares; draws
-    from the coefficients' normal law and a new run's residual, widened by the cross-ladder extrapolation error."""
+    """The shared shape (:mod:`benchcast.fitting.shared_shape`) fitted to every recipe's runs below the plan, its draws
+    widened by the cross-ladder extrapolation error (common random numbers) as the default's are."""
     rows = [_row(benchmark, n, chosen[n]) for n in names]
-    points = []
-    for i, name in enumerate(names):
-        runs = chosen[name]
-        if not isinstance(runs, pd.DataFrame):
-            continue
-        runs = runs[runs["flops"] < planned]
-        q = chance_level(benchmark, str(runs["metric"].iloc[0]) if len(runs) else "", table=runs).value
-        share = (runs["value"].to_numpy(float) - q) / (1 - q)
-        keep = (share > SHARE_RANGE[0]) & (share < SHARE_RANGE[1])
-        points += [
-            (i, np.log10(c), np.log(-np.log(v)), q) for c, v in zip(runs["flops"][keep], share[keep], strict=True)
-        ]
-    pts = np.array(points, float).reshape(-1, 4)
-    used = sorted({int(i) for i in pts[:, 0]})
-    sizes = {i: len(np.unique(pts[pts[:, 0] == i, 1])) for i in used}
+    pts, chance = _points(names, chosen, benchmark, planned)
     for i, row in enumerate(rows):
-        if not row["note"] and i not in used:
-            row["note"] = "no forecast: no run above chance (+2 %) below the planned run"
-    kind, words = _choose_shape(pts, used, sizes)
-    fit = _lines(pts, used, kind)
-    if fit is None:
+        if not row["note"] and i not in chance:
+            row["note"] = f"no forecast: no run above chance (+{SHARE_RANGE[0]:.0%}) below the planned run"
+    kind, words = choose_shape(pts)
+    shape = fit_shape(pts, kind) if len(chance) > 1 else None
+    if shape is None:
         for row in rows:
             row["note"] = row["note"] or f"no forecast: the joint fit ({kind}) has no residual degree of freedom"
         return rows, {}, {}
     grid = np.unique(np.append(np.geomspace(10 ** pts[:, 1].min(), planned * REACH * 1.5, CURVE_POINTS), planned))
-    at = int(np.searchsorted(grid, planned))
-    rng = np.random.default_rng([unc["seed"], 52])
-    theta = rng.multivariate_normal(fit[0], fit[1], size=max(unc["n_boot"], 1))
+    at, x = int(np.searchsorted(grid, planned)), np.log10(grid)
+    common = common_draws(shape, DRAWS, np.random.default_rng([unc["seed"], 52]))  # parametric: cheap, many
     model = estimate(None, load_prior())
     draws, grids = {}, {}
-    for i in used:
-        if kind == "separate" and sizes[i] < 2:
+    for i, q in chance.items():
+        if kind == "separate" and len(np.unique(pts[pts[:, 0] == i, 1])) < 2:
             rows[i]["note"] = "no forecast: one size, no line of its own"
             continue
-        q = float(pts[pts[:, 0] == i, 3][0])
-        top = 10 ** pts[pts[:, 0] == i, 1].max()
-        x = _design(np.full(len(grid), i), np.log10(grid), used, kind)
-        z = theta @ x.T + rng.normal(0, np.sqrt(fit[2]), (len(theta), 1))  # a new run's residual per draw
-        score = q + (1 - q) * np.exp(-np.exp(z))
-        decades = np.maximum(np.log10(grid / top), 0)
-        values = widen(score, decades, model, unc["seed"]) if unc["interval"] == "extrapolation" else score
+        z = shape_draws(shape, i, x, common, np.random.default_rng([unc["seed"], 52, i]))
+        decades = np.maximum(x - shape.tops[i][0], 0)
+        values = q + (1 - q) * np.exp(-np.exp(z))
+        values = widen(values, decades, model, unc["seed"]) if unc["interval"] == "extrapolation" else values
         values = _order(values, errors, unc["seed"], i)
-        point = q + (1 - q) * np.exp(-np.exp(x @ fit[0]))
-        lo, hi = score_interval(Draws(values), unc["level"])
-        band = score_interval(Draws(values), 0.9)
+        point = q + (1 - q) * np.exp(-np.exp(shape.predict(i, x)))
+        (lo, hi), band = score_interval(Draws(values), unc["level"]), score_interval(Draws(values), 0.9)
         rows[i].update(method=words, prediction=float(point[at]), lower=float(lo[at]), upper=float(hi[at]))
         draws[names[i]], grids[names[i]] = values[:, at], (grid, values)
-        curves[(benchmark, names[i])] = {
-            "flops": grid,
-            "prediction": point,
-            "lower": band[0],
-            "upper": band[1],
-            "runs": chosen[names[i]][["flops", "value"]],
-        }
+        runs = chosen[names[i]][["flops", "value"]]
+        curves[(benchmark, names[i])] = {"flops": grid, "prediction": point, "lower": band[0], "upper": band[1],
+                                         "runs": runs}  # fmt: skip
     return rows, draws, grids
 
 
-def _design(recipe: np.ndarray, x: np.ndarray, used: list, kind: str) -> np.ndarray:
-    """The joint fit's design: a column per recipe's offset, then -log10 C (shared) or -log10 C per recipe."""
-    onehot = (np.asarray(recipe)[:, None] == np.asarray(used)[None, :]).astype(float)
-    slopes = -x[:, None] if kind == "shared" else -x[:, None] * onehot
-    return np.hstack([onehot, slopes])
-
-
-def _lines(pts: np.ndarray, used: list, kind: str):
-    """Least squares of the joint fit: coefficients, their covariance, the residual variance (None: no dof)."""
-    X, y = _design(pts[:, 0], pts[:, 1], used, kind), pts[:, 2]
-    coef, *_ = np.linalg.lstsq(X, y, rcond=None)
-    dof = len(y) - np.linalg.matrix_rank(X)
-    if dof < 1:
-        return None
-    var = float(np.sum((y - X @ coef) ** 2) / dof)
-    return coef, var * np.linalg.pinv(X.T @ X), var
-
-
-def _choose_shape(pts: np.ndarray, used: list, sizes: dict) -> tuple[str, str]:
-    """Shared exponent or a line per recipe, by the error forecasting each recipe's largest size from the rest."""
-    errors = {"shared": [], "separate": []}
-    for i in (i for i in used if sizes[i] >= 3):
-        top = pts[:, 1] == pts[pts[:, 0] == i, 1].max()
-        held = (pts[:, 0] == i) & top
-        for kind in errors:
-            fit = _lines(pts[~held], used, kind)
-            if fit is not None:
-                z = _design(pts[held, 0], pts[held, 1], used, kind) @ fit[0]
-                errors[kind].append(np.mean(np.abs(np.exp(-np.exp(z)) - np.exp(-np.exp(pts[held, 2])))))
-    if not errors["separate"]:
-        return "shared", "shared shape (a line per recipe is underdetermined: no recipe has 3 sizes to test it)"
-    shared, separate = np.mean(errors["shared"]), np.mean(errors["separate"])
-    kind = "shared" if shared <= separate else "separate"
-    return kind, (
-        f"{'shared shape' if kind == 'shared' else 'a line per recipe'} (error forecasting each recipe's "
-        f"largest size: shared {shared:.3g}, per recipe {separate:.3g})"
-    )
+def _points(names, chosen, benchmark, planned) -> tuple[np.ndarray, dict]:
+    """The joint fit's points (recipe index, log10 C, log(-log Q') of each compute's best run) below the plan, and each
+    recipe's chance level."""
+    points, chance = [], {}
+    for i, name in enumerate(names):
+        runs = chosen[name]
+        runs = runs[runs["flops"] < planned] if isinstance(runs, pd.DataFrame) else runs
+        if not isinstance(runs, pd.DataFrame) or not len(runs):
+            continue
+        q = chance_level(benchmark, str(runs["metric"].iloc[0]), table=runs).value
+        best = runs.groupby("flops")["value"].max()  # each size's best run (its best settings), as the baseline's
+        share = (best.to_numpy(float) - q) / (1 - q)
+        keep = (share > SHARE_RANGE[0]) & (share < SHARE_RANGE[1])
+        points += [(i, np.log10(c), np.log(-np.log(v))) for c, v in zip(best.index[keep], share[keep], strict=True)]
+        chance.update({i: q} if keep.any() else {})
+    return np.array(points, float).reshape(-1, 3), chance
 
 
 def _matrix(curve) -> np.ndarray | None:
@@ -677,6 +583,9 @@ def _multipliers(benchmark, ref, draws, grids, point_curves, planned, level, fra
         return pd.DataFrame(columns=columns)
     rows, target = [], frame.set_index("recipe").at[ref, "prediction"]
     for name, (grid, values) in grids.items():
+        if name == ref:  # its own multiplier is 1 by definition
+            rows.append([benchmark, name, ref, 1.0, 1.0, 1.0, np.nan])
+            continue
         n = min(len(values), len(draws[ref]))
         need = _inverse(grid, values[:n], draws[ref][:n])
         point = _inverse(point_curves[name][0], point_curves[name][1][None, :], target)[0]
@@ -685,6 +594,6 @@ def _multipliers(benchmark, ref, draws, grids, point_curves, planned, level, fra
             tail = (1 - level) / 2
             lo, hi = (np.exp(np.quantile(ratio[~np.isnan(ratio)], q, method="inverted_cdf")) for q in (tail, 1 - tail))
             mult = planned / point if point > 0 else np.inf
-        cross = _crossing(point_curves[name], point_curves[ref], planned) if name != ref else np.nan
+        cross = _crossing(point_curves[name], point_curves[ref], planned)
         rows.append([benchmark, name, ref, float(mult), float(lo), float(hi), cross])
     return pd.DataFrame(rows, columns=columns)
