@@ -16,14 +16,15 @@ import benchcast as bc
 from benchcast.data.example import recipe_ladders, recipe_score
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
-M = {"A": 1.0, "B": 2.0, "C": 1.0, "D": 0.5}  # known multipliers; C has its own exponent (crosses A and B)
-ALPHAS = {"C": 0.25}
+M = {"A": 1.0, "B": 2.0, "C": 1.0, "D": 0.5}  # known multipliers; C's exponent is 0.04 larger: it crosses A at PIVOT
+DELTAS = {"C": 0.04}
+PIVOT = 1e22  # between the ladder fitted (below 1.5e21 far, 9e21 near) and the held-out budget (3.1e22)
 
 
 def true_multiplier(bench, recipe, reference, flops):
     """C_ref / C_recipe at the reference's true score at ``flops``."""
-    score = recipe_score(bench, flops, M[reference], ALPHAS.get(reference))
-    need = brentq(lambda lc: recipe_score(bench, 10**lc, M[recipe], ALPHAS.get(recipe)) - score, 5, 40)
+    score = recipe_score(bench, flops, M[reference], DELTAS.get(reference, 0.0), PIVOT)
+    need = brentq(lambda lc: recipe_score(bench, 10**lc, M[recipe], DELTAS.get(recipe, 0.0), PIVOT) - score, 5, 40)
     return flops / 10**need
 
 
@@ -51,11 +52,18 @@ def run(which: str, n_boot: int) -> pd.DataFrame:
             out.append(b.scores.assign(data="dclm-recipes (9 recipes)", errors=errors, holdout=b.holdout_flops))
     else:
         for seed in range(4):
-            table = bc.validate(recipe_ladders(M, alphas=ALPHAS, sizes=12, seed=seed, top=1.6e10), "synthetic")
-            for errors in ("common", "independent"):
-                b = bc.compare_backtest(table, "recipe", ["arc_easy", "hellaswag"], n_boot=n_boot, errors=errors,
-                                        true_multipliers=true_multiplier, seed=seed)  # fmt: skip
-                out.append(b.scores.assign(data=f"synthetic seed {seed}", errors=errors, holdout=b.holdout_flops))
+            table = recipe_ladders(M, alphas=DELTAS, pivot=PIVOT, sizes=12, seed=seed, top=1.6e10)
+            table = bc.validate(table, "synthetic")
+            for label, below, modes in (("near", None, ("common",)), ("20x", 1.55e21, ("common", "independent"))):
+                for errors in modes:
+                    b = bc.compare_backtest(
+                        table, "recipe", ["arc_easy", "hellaswag"], n_boot=n_boot, errors=errors, seed=seed,
+                        fit_below=below, true_multipliers=true_multiplier,
+                    )  # fmt: skip
+                    data = f"synthetic {label} seed {seed}"
+                    out.append(
+                        b.scores.assign(data=data, errors=errors, holdout=b.holdout_flops, fit_below=b.fit_below)
+                    )
     return pd.concat(out, ignore_index=True)
 
 

@@ -49,12 +49,15 @@ class CompareBacktest(RichView):
         The comparison made from the runs below the held-out budget.
     holdout_flops : float
         The compute held out and forecast (the largest common budget).
+    fit_below : float
+        The runs fitted are those below this compute.
     """
 
     scores: pd.DataFrame
     pairs: pd.DataFrame
     comparison: Comparison
     holdout_flops: float
+    fit_below: float
 
     def to_frame(self) -> pd.DataFrame:
         """The scores' table.
@@ -74,6 +77,7 @@ class CompareBacktest(RichView):
         """
         return jsonable(
             {
+                "fit_below": self.fit_below,
                 "holdout_flops": self.holdout_flops,
                 "scores": self.scores.to_dict("records"),
                 "pairs": self.pairs.to_dict("records"),
@@ -88,7 +92,7 @@ class CompareBacktest(RichView):
         """The scores' table and how they were made."""
         rows = [list(r) for r in self.scores[SCORES].itertuples(index=False)]
         notes = [
-            f"fitted on the runs below {self.holdout_flops / BAND:.3g} FLOPs; truth: each recipe's best run "
+            f"fitted on the runs below {self.fit_below:.3g} FLOPs; truth: each recipe's best run "
             f"within a factor {BAND:g} of {self.holdout_flops:.3g} FLOPs",
             "baseline: each recipe's best run at the largest common budget of the runs fitted",
         ]
@@ -96,7 +100,14 @@ class CompareBacktest(RichView):
 
 
 def compare_backtest(
-    table: pd.DataFrame, by: str, benchmark, metric: str | None = None, *, true_multipliers=None, **options
+    table: pd.DataFrame,
+    by: str,
+    benchmark,
+    metric: str | None = None,
+    *,
+    fit_below: float | None = None,
+    true_multipliers=None,
+    **options,
 ) -> CompareBacktest:
     """Hold out each recipe's runs at the ladder's largest common budget, compare the recipes there from the rest
     (:func:`benchcast.compare`), and score the decisions against the runs held out.
@@ -107,6 +118,8 @@ def compare_backtest(
         The runs, with a recipe column ``by``.
     by, benchmark, metric
         As :func:`benchcast.compare` takes them.
+    fit_below : float, optional
+        Fit only the runs below this compute (default: the held-out budget / 1.5), to forecast further.
     true_multipliers : callable, optional
         ``f(benchmark, recipe, reference, flops)`` -> the true multiplier (synthetic ladders): its coverage is scored.
     **options
@@ -130,7 +143,8 @@ def compare_backtest(
     if not tops:
         raise BenchcastError(f"no recipe of '{by}' has runs of two or more computes to hold out its largest.")
     top = min(tops.values())
-    train = table[table["flops"] < top / BAND]
+    below = top / BAND if fit_below is None else min(fit_below, top / BAND)
+    train = table[table["flops"] < below]
     comparison = compare(train, by, [f"{b}:{m}" if m else b for b, m in pairs], flops=top, **options)
     truth = {}
     for (name, bench), runs in table.groupby([by, "benchmark"]):
@@ -147,7 +161,7 @@ def compare_backtest(
     coverage = _coverage(comparison, true_multipliers, top)
     rows = [_scores(bench, judged[judged["benchmark"] == bench], coverage.get(bench)) for bench, _ in pairs]
     rows.append(_scores("pooled", judged, [c for v in coverage.values() for c in v] if coverage else None))
-    return CompareBacktest(pd.DataFrame(rows, columns=SCORES), judged, comparison, top)
+    return CompareBacktest(pd.DataFrame(rows, columns=SCORES), judged, comparison, top, below)
 
 
 def _coverage(comparison: Comparison, truth, top: float) -> dict:

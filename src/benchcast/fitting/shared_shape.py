@@ -64,17 +64,18 @@ def fit_shape(pts: np.ndarray, kind: str) -> Shape | None:
     return Shape(kind, recipes, coef, var * np.linalg.pinv(X.T @ X), var, tops, spread)
 
 
-def shape_draws(shape: Shape, recipe: int, x: np.ndarray, common: np.ndarray, rng) -> np.ndarray:
-    """z draws (replicates, points) for ``recipe`` along ``x``: ``common`` the coefficients' draws shared by every
-    recipe (:func:`common_draws`); ``rng`` the recipe's own stream (its slope's spread, level, a new run's residual)."""
+def shape_draws(shape: Shape, recipe: int, x: np.ndarray, common: np.ndarray, rng) -> tuple[np.ndarray, np.ndarray]:
+    """The law's z draws (replicates, points) for ``recipe`` along ``x`` and a new run's residual (replicates, 1):
+    ``common`` the coefficients' draws shared by every recipe (:func:`common_draws`); ``rng`` the recipe's own stream
+    (its slope's spread, its level, the residual)."""
     n = len(common)
     residual = rng.normal(0.0, np.sqrt(shape.var), (n, 1))
     if shape.kind != "anchored":
-        return common @ _design(np.full(len(x), recipe), x, shape.recipes, shape.kind).T + residual
+        return common @ _design(np.full(len(x), recipe), x, shape.recipes, shape.kind).T, residual
     top, level, runs = shape.tops[recipe]
     slope = common[:, -1:] + rng.normal(0.0, np.sqrt(shape.spread), (n, 1))
     level = level + rng.normal(0.0, np.sqrt(shape.var / runs), (n, 1))
-    return level - slope * (x[None, :] - top) + residual
+    return level - slope * (x[None, :] - top), residual
 
 
 def common_draws(shape: Shape, n: int, rng) -> np.ndarray:

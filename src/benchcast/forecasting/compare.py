@@ -369,7 +369,7 @@ def _each(table, by, names, benchmark, metric, reach, planned, errors, unc, sett
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # the forecast's own notes and flags say what matters here
                 out = forecast_default(
-                    table[table[by] == name], benchmark, metric, curves=True, **reach, **unc, **settings
+                    table[table[by] == name], benchmark, metric, curves="confidence", **reach, **unc, **settings
                 )
         except BenchcastError as exc:
             row["note"] = f"no forecast: {exc}"
@@ -391,8 +391,10 @@ def _each(table, by, names, benchmark, metric, reach, planned, errors, unc, sett
             continue
         grid = curve.runs.flops
         at = int(np.argmin(np.abs(np.log(grid) - np.log(out.runs.flops[0]))))
-        values = _order(values, errors, unc["seed"], i)
-        draws[name], grids[name] = values[:, at], (grid, values)
+        law = _matrix(curve, "confidence")  # the law's curve (no new run's residual): the multipliers' draws
+        law = values if law is None or law.shape != values.shape else law
+        values, law = _order(values, errors, unc["seed"], i), _order(law, errors, unc["seed"], i)
+        draws[name], grids[name] = values[:, at], (grid, law)
         lo, hi = curve.interval(0.9)
         curves[(benchmark, name)] = {
             "flops": grid,
@@ -432,15 +434,16 @@ def _joint(table, by, names, benchmark, metric, reach, planned, errors, unc, set
         if kind == "separate" and len(np.unique(pts[pts[:, 0] == i, 1])) < 2:
             rows[i]["note"] = "no forecast: one size, no line of its own"
             continue
-        z = shape_draws(shape, i, x, common, np.random.default_rng([unc["seed"], 52, i]))
+        z, residual = shape_draws(shape, i, x, common, np.random.default_rng([unc["seed"], 52, i]))
         decades = np.maximum(x - shape.tops[i][0], 0)
-        values = q + (1 - q) * np.exp(-np.exp(z))
-        values = widen(values, decades, model, unc["seed"]) if unc["interval"] == "extrapolation" else values
-        values = _order(values, errors, unc["seed"], i)
+        values, law = (q + (1 - q) * np.exp(-np.exp(v)) for v in (z + residual, z))
+        if unc["interval"] == "extrapolation":
+            values, law = (widen(v, decades, model, unc["seed"]) for v in (values, law))
+        values, law = _order(values, errors, unc["seed"], i), _order(law, errors, unc["seed"], i)
         point = q + (1 - q) * np.exp(-np.exp(shape.predict(i, x)))
         (lo, hi), band = score_interval(Draws(values), unc["level"]), score_interval(Draws(values), 0.9)
         rows[i].update(method=words, prediction=float(point[at]), lower=float(lo[at]), upper=float(hi[at]))
-        draws[names[i]], grids[names[i]] = values[:, at], (grid, values)
+        draws[names[i]], grids[names[i]] = values[:, at], (grid, law)
         runs = chosen[names[i]][["flops", "value"]]
         curves[(benchmark, names[i])] = {"flops": grid, "prediction": point, "lower": band[0], "upper": band[1],
                                          "runs": runs}  # fmt: skip
@@ -465,9 +468,9 @@ def _points(names, chosen, benchmark, planned) -> tuple[np.ndarray, dict]:
     return np.array(points, float).reshape(-1, 3), chance
 
 
-def _matrix(curve) -> np.ndarray | None:
-    """A curve's prediction draws as one (draws, points) matrix (None: it has none)."""
-    parts = [(index, d.values) for kind, index, d in curve.draws if kind == "prediction"]
+def _matrix(curve, kind: str = "prediction") -> np.ndarray | None:
+    """A curve's draws of ``kind`` as one (draws, points) matrix (None: it has none)."""
+    parts = [(index, d.values) for k, index, d in curve.draws if k == kind]
     if not parts:
         return None
     n = min(v.shape[0] for _, v in parts)
@@ -586,8 +589,10 @@ def _multipliers(benchmark, ref, draws, grids, point_curves, planned, level, fra
         if name == ref:  # its own multiplier is 1 by definition
             rows.append([benchmark, name, ref, 1.0, 1.0, 1.0, np.nan])
             continue
-        n = min(len(values), len(draws[ref]))
-        need = _inverse(grid, values[:n], draws[ref][:n])
+        ref_grid, ref_law = grids[ref]
+        score = ref_law[:, int(np.argmin(np.abs(np.log(ref_grid / planned))))]  # the reference's law at the plan
+        n = min(len(values), len(score))
+        need = _inverse(grid, values[:n], score[:n])
         point = _inverse(point_curves[name][0], point_curves[name][1][None, :], target)[0]
         with np.errstate(divide="ignore"):
             ratio = np.log(planned) - np.log(need)
