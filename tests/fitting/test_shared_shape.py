@@ -1,5 +1,7 @@
 """The shape recipes measured on few sizes share (issue 52): fitted back, chosen by held-out error, stated."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -54,4 +56,5 @@ def test_the_backtest_of_decisions_scores_its_pairs_beside_the_simplest_alternat
     assert list(scores.index) == ["arc_easy", "hellaswag", "pooled"] and scores.at["pooled", "pairs"] == 6
     for column in ("decision_accuracy", "baseline_accuracy", "brier"):
         assert 0 <= scores.at["pooled", column] <= 1
-    assert "backtest of the decisions" in str(result)
+    assert "backtest of the decisions" in str(result) and "<table" in result._repr_html_()
+    assert json.loads(json.dumps(result.to_dict(), allow_nan=False))["scores"][-1]["benchmark"] == "pooled"

@@ -1,6 +1,8 @@
 """benchcast.compare (issue 52): recipes at a planned run from the one forecaster, the probability of each order, the
 effective-compute multiplier, the simplest alternative beside it, and the refusals by name."""
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -52,7 +54,7 @@ def test_the_simplest_alternative_and_the_views(comparison):
     text = str(comparison)
     assert "p_a_better" in text and "common random numbers" in text and "undecided" in text
     assert "<table" in comparison._repr_html_()
-    doc = comparison.to_dict()
+    doc = json.loads(json.dumps(comparison.to_dict(), allow_nan=False))
     assert {"recipes", "pairs", "multipliers"} <= set(doc) and 0 <= doc["pairs"][0]["p_a_better"] <= 1
 
 
