@@ -301,10 +301,11 @@ def _recipes(table: pd.DataFrame, by: str) -> list:
 def _benchmark(table, by, names, benchmark, metric, reach, reference, decide, errors, unc, settings, curves, shape):
     """One benchmark's three tables and the planned compute; fills ``curves``."""
     k = settings.get("k")
+    within = {key: settings.get(key) for key in ("tpr", "min_flops", "max_flops")}
     chosen = {}
     for name in names:
         try:
-            chosen[name] = select(table[table[by] == name], benchmark, metric, k, tpr=settings.get("tpr"))
+            chosen[name] = select(table[table[by] == name], benchmark, metric, k, **within)
         except BenchcastError as exc:
             chosen[name] = str(exc)
     planned = float(

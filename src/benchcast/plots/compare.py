@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchcast.plots.style import LAW_PALETTE, legend_outside, plt, readable_log_axis, style_axes
+from benchcast.plots.style import LAW_PALETTE, plt, readable_log_axis, style_axes
+
+SHOWN = 3.0  # the curves are drawn to this multiple of the planned compute
 
 
 def plot_comparison(comparison, benchmark: str | None = None, axes=None):
@@ -13,7 +15,7 @@ def plot_comparison(comparison, benchmark: str | None = None, axes=None):
     recipes = comparison.recipes
     benchmark = benchmark or str(recipes["benchmark"].iloc[0])
     if axes is None:
-        fig, axes = plt.subplots(1, 2, figsize=(12.5, 4.8), layout="constrained", width_ratios=[1.5, 1])
+        fig, axes = plt.subplots(1, 2, figsize=(13.5, 5.6), layout="constrained", width_ratios=[1.5, 1])
     curve_ax, matrix_ax = axes
     fig = curve_ax.figure
     names = recipes.loc[recipes["benchmark"] == benchmark, "recipe"].tolist()
@@ -23,10 +25,12 @@ def plot_comparison(comparison, benchmark: str | None = None, axes=None):
         if curve is None:
             continue
         color = LAW_PALETTE[i % len(LAW_PALETTE)]
+        shown = curve["flops"] <= (planned or np.inf) * SHOWN
         runs = curve["runs"]
         curve_ax.scatter(runs["flops"], runs["value"], s=14, color=color, alpha=0.7)
-        curve_ax.plot(curve["flops"], curve["prediction"], color=color, label=str(name))
-        curve_ax.fill_between(curve["flops"], curve["lower"], curve["upper"], color=color, alpha=0.15, lw=0)
+        curve_ax.plot(curve["flops"][shown], curve["prediction"][shown], color=color, label=str(name)[:32])
+        lower, upper = curve["lower"][shown], curve["upper"][shown]
+        curve_ax.fill_between(curve["flops"][shown], lower, upper, color=color, alpha=0.06, lw=0)
     row = recipes[recipes["benchmark"] == benchmark]
     if planned is not None:
         curve_ax.axvline(planned, color="0.3", ls="--", lw=1)
@@ -44,7 +48,7 @@ def plot_comparison(comparison, benchmark: str | None = None, axes=None):
         xlog=True,
     )
     readable_log_axis(curve_ax)
-    legend_outside(curve_ax, "bottom", ncol=min(4, max(1, len(names))))
+    curve_ax.legend(fontsize=7, loc="lower right", framealpha=0.8)
     _matrix(matrix_ax, names, pairs, comparison.decide)
     return fig
 
@@ -72,6 +76,6 @@ def _matrix(ax, names: list, pairs, decide: float) -> None:
                     fontweight="bold" if strong else "normal",
                 )
     labels = [str(name)[:24] for name in names]
-    ax.set_xticks(range(n), labels, rotation=45, ha="right", fontsize=8)
-    ax.set_yticks(range(n), labels, fontsize=8)
+    ax.set_xticks(range(n), labels, rotation=45, ha="right", fontsize=7)
+    ax.set_yticks(range(n), labels, fontsize=7)
     ax.set_title(f"P(row beats column) at the planned run; bold: decided (p >= {decide:g})", fontsize=9)
