@@ -14,6 +14,7 @@ import pandas as pd
 from rich.markup import escape
 
 from benchcast.data.chance import chance_level
+from benchcast.data.schema import COLUMNS
 from benchcast.data.table import select
 from benchcast.errors import BenchcastError
 from benchcast.fitting.shared_shape import choose_shape, common_draws, fit_shape, shape_draws
@@ -279,12 +280,7 @@ def compare(
 def _recipes(table: pd.DataFrame, by: str) -> list:
     """The recipes of column ``by``, refused where the column is missing or holds one value."""
     if by not in table.columns:
-        extra = [
-            c
-            for c in table.columns
-            if c
-            not in ("run", "params", "tokens", "flops", "tpr", "benchmark", "metric", "k", "value", "stderr", "q_rand")
-        ]
+        extra = [c for c in table.columns if c not in (*COLUMNS, "q_rand")]
         raise BenchcastError(
             f"no column '{by}' to compare recipes by; the data's other columns: {', '.join(extra) or 'none'} "
             "(lm-eval results and training logs take it from --metadata)."
@@ -308,15 +304,8 @@ def _benchmark(table, by, names, benchmark, metric, reach, reference, decide, er
             chosen[name] = select(table[table[by] == name], benchmark, metric, k, **within)
         except BenchcastError as exc:
             chosen[name] = str(exc)
-    planned = float(
-        table_runs(
-            table,
-            reach.get("flops", [None])[0],
-            reach.get("params", [None])[0],
-            reach.get("tokens", [None])[0],
-            given=settings.get("flops_per_6nd"),
-        ).flops[0]
-    )
+    first = {key: values[0] for key, values in reach.items()}
+    planned = float(table_runs(table, **first, given=settings.get("flops_per_6nd")).flops[0])
     sizes = [r.loc[r["flops"] < planned, "flops"].nunique() for r in chosen.values() if isinstance(r, pd.DataFrame)]
     joint = shape == "shared" or (shape == "auto" and sizes and np.median(sizes) < MIN_SIZES)
     how = _joint if joint else _each
@@ -325,10 +314,7 @@ def _benchmark(table, by, names, benchmark, metric, reach, reference, decide, er
     frame["rank"] = frame["prediction"].rank(ascending=False, method="min")
     frame["baseline"] = _baseline([chosen[n] for n in frame["recipe"]], planned)
     frame["baseline_rank"] = frame["baseline"].rank(ascending=False, method="min")
-    point_curves = {
-        n: (g, np.interp(np.log(g), np.log(curves[(benchmark, n)]["flops"]), curves[(benchmark, n)]["prediction"]))
-        for n, (g, _) in grids.items()
-    }
+    point_curves = {n: (grid, curves[(benchmark, n)]["prediction"]) for n, (grid, _) in grids.items()}
     pairs = _pairs(frame, draws, point_curves, planned, decide, benchmark)
     ok = [n for n in frame.loc[frame["prediction"].notna(), "recipe"] if n in draws]
     best = frame[frame["recipe"].isin(ok)]
