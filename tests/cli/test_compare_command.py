@@ -58,3 +58,12 @@ def test_three_sizes_take_the_joint_fit_and_print_json_and_a_figure(ladder_file,
     a = next(m for m in doc["multipliers"] if m["recipe"] == "A")
     assert a["lower"] <= 0.5 <= a["upper"]  # A is worth half of B's compute
     assert fig.stat().st_size > 10_000
+
+
+def test_the_backtest_flag_scores_the_decisions(ladder_file):
+    out = run_cli("compare", ladder_file, "--by", "recipe", "-b", "hellaswag", "--backtest", "--n-boot", "50", "--json")
+    assert out.exit_code == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["scores"][-1]["benchmark"] == "pooled" and doc["scores"][-1]["pairs"] == 1
+    refused = run_cli("compare", ladder_file, "--by", "recipe", "-b", "hellaswag", "--backtest", "--flops", "1e22")
+    assert refused.exit_code == 2 and "--backtest forecasts the held-out budget itself" in refused.stderr
