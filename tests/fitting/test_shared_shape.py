@@ -58,3 +58,12 @@ def test_the_backtest_of_decisions_scores_its_pairs_beside_the_simplest_alternat
         assert 0 <= scores.at["pooled", column] <= 1
     assert "backtest of the decisions" in str(result) and "<table" in result._repr_html_()
     assert json.loads(json.dumps(result.to_dict(), allow_nan=False))["scores"][-1]["benchmark"] == "pooled"
+
+
+def test_a_comparison_is_the_same_given_its_seed():
+    table = bc.validate(recipe_ladders({"A": 1.0, "B": 1.2}, sizes=2, seed=6, benchmarks=("hellaswag",)), "synthetic")
+    first, again = (bc.compare(table, "recipe", "hellaswag", flops=1e22, n_boot=20, seed=3) for _ in range(2))
+    assert first.pairs["p_a_better"].tolist() == pytest.approx(again.pairs["p_a_better"].tolist(), rel=1e-12)
+    assert first.multipliers["lower"].tolist() == pytest.approx(again.multipliers["lower"].tolist(), rel=1e-12)
+    other = bc.compare(table, "recipe", "hellaswag", flops=1e22, n_boot=20, seed=4)
+    assert other.pairs["p_a_better"].iloc[0] != first.pairs["p_a_better"].iloc[0]
