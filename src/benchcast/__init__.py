@@ -3,7 +3,8 @@
 The top level is the whole public API: read data (:func:`load`), fit a law (:func:`fit`,
 :class:`Ensemble`), judge it out of sample (:func:`backtest`, :func:`sweep`,
 :func:`cutoff_backtest`), and answer planning questions with intervals (:func:`forecast`,
-:func:`plan`, :func:`recommend`, :func:`bootstrap`). See ARCHITECTURE.md for the layout.
+:func:`plan`, :func:`recommend`, :func:`bootstrap`), and choose between recipes (:func:`compare`).
+See ARCHITECTURE.md for the layout.
 """
 
 import importlib
@@ -53,6 +54,10 @@ _LAZY = {
     "FitSpec": "benchcast.fitting.spec",
     "design": "benchcast.fitting.spec",
     "forecast": "benchcast.forecasting.answers",
+    "compare": "benchcast.forecasting.compare",
+    "Comparison": "benchcast.forecasting.compare",
+    "compare_backtest": "benchcast.evaluation.compare_backtest",
+    "CompareBacktest": "benchcast.evaluation.compare_backtest",
     "plan": "benchcast.forecasting.planning",
     "bootstrap": "benchcast.forecasting.bootstrap",
     "recommend": "benchcast.forecasting.answers",
@@ -153,6 +158,10 @@ __all__ = [
     "bench",
     "bootstrap",
     "chance_level",
+    "compare",
+    "Comparison",
+    "compare_backtest",
+    "CompareBacktest",
     "cutoff_backtest",
     "design",
     "estimate_chance",

@@ -7,6 +7,7 @@ from benchcast.cli import (  # noqa: F401  (register commands)
     backtest,
     bench,
     collect,
+    compare,
     core,
     passk,
     plan,

@@ -85,3 +85,40 @@ def load_example() -> pd.DataFrame:
 
 if __name__ == "__main__":  # regenerate the bundled file: python -m benchcast.data.example
     generate_ladder().to_csv(example_path(), index=False, float_format="%.10g")
+
+
+def recipe_ladders(
+    multipliers: dict[str, float],
+    *,
+    alphas: dict[str, float] | None = None,
+    pivot: float = 1e20,
+    sizes: int = 10,
+    seed: int = 0,
+    benchmarks: tuple[str, ...] = ("arc_easy", "hellaswag"),
+    top: float = 4e9,
+) -> pd.DataFrame:
+    """Synthetic recipes with known effective-compute multipliers: recipe r scores as the example's true law at
+    m_r x C (its exponent changed by ``alphas[r]``, the same score at ``pivot`` FLOPs: curves that cross there), with
+    binomial noise, 20 tokens per parameter, ``sizes`` sizes from 20M to ``top`` parameters, column ``recipe``."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for name, m in multipliers.items():
+        for n_params in np.geomspace(2e7, top, sizes):
+            tokens = 20.0 * n_params
+            flops = 6.0 * n_params * tokens
+            for bench in benchmarks:
+                q = float(recipe_score(bench, flops, m, (alphas or {}).get(name, 0.0), pivot))
+                metric, q_rand, _, _, problems = TRUE_LAWS[bench]
+                value = rng.binomial(problems, q) / problems
+                rows.append({"run": f"{name}-{n_params / 1e6:.0f}M", "params": n_params, "tokens": tokens,
+                             "flops": flops, "benchmark": bench, "metric": metric, "value": value, "q_rand": q_rand,
+                             "recipe": name})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def recipe_score(benchmark: str, flops, multiplier: float = 1.0, delta: float = 0.0, pivot: float = 1e20):
+    """A synthetic recipe's true score at ``flops``: the example's law at ``multiplier`` x C, its exponent changed by
+    ``delta`` with the score at ``pivot`` FLOPs kept."""
+    _, q_rand, scale, alpha, _ = TRUE_LAWS[benchmark]
+    scale = scale * pivot**delta  # A C^-a = A' C^-(a + delta) at C = pivot
+    return q_rand + (1 - q_rand) * np.exp(-scale * (multiplier * np.asarray(flops, float)) ** (-(alpha + delta)))

@@ -217,7 +217,9 @@ def recommend(
 CURVE_POINTS = 60  # a curve's grid of compute, the targets added to it
 
 
-def _ratio_curves(ensemble: Ensemble, runs: PlannedRuns, i: int, unc: Uncertainty, several: bool) -> dict:
+def _ratio_curves(
+    ensemble: Ensemble, runs: PlannedRuns, i: int, unc: Uncertainty, several: bool, confidence: bool = False
+) -> dict:
     """The ensemble's forecast along compute at target ``i``'s ratio, through every target at that ratio it forecasts
     (50 and 90 % intervals), keyed by a label; with ``several`` ensembles, the label names the runs it was fitted on."""
     tpr = float(runs.tpr[i])
@@ -228,7 +230,7 @@ def _ratio_curves(ensemble: Ensemble, runs: PlannedRuns, i: int, unc: Uncertaint
     along = planned_runs(flops=grid, tpr=tpr, convention=runs.rule) if np.isfinite(tpr) else planned_runs(flops=grid)
     label = f"TPR {tpr:.4g}" if np.isfinite(tpr) else "by compute"
     label += f", fitted below {runs.flops[i]:.3g}" if several else ""
-    return {label: ensemble.predict(along, replace(unc, levels=(0.5, 0.9)))}
+    return {label: ensemble.predict(along, replace(unc, levels=(0.5, 0.9)), confidence=confidence)}
 
 
 def forecast_default(
@@ -252,7 +254,7 @@ def forecast_default(
     seed: int = 0,
     n_jobs: int | None = None,
     ray_address: str | None = None,
-    curves: bool = False,
+    curves: bool | str = False,
 ) -> Forecast:
     """The default strategy's forecast of runs of compute ``flops`` from a table: each exactly as
     :func:`recommend` with ``target_flops`` gives it (laws compared and weighted on the runs cheaper
@@ -276,7 +278,7 @@ def forecast_default(
         As :func:`recommend` takes them.
     curves : bool
         Also the forecast along compute at each target's ratio, through the targets (:attr:`Forecast.curves`,
-        what :meth:`Forecast.plot` draws).
+        what :meth:`Forecast.plot` draws); ``'confidence'``: with the law's (confidence) draws too.
 
     Returns
     -------
@@ -304,5 +306,6 @@ def forecast_default(
             why = f"no forecast: {ensemble.choice_.reason}"
             parts.append(make_forecast(benchmark, rule, runs.take(i), [np.nan], [()], unc, note=why))
     for (seen, _), i in last.items() if curves else ():  # the last target of a ratio and runs: its curve through all
-        parts[i] = replace(parts[i], curves=_ratio_curves(fitted[seen], runs, i, unc, len(fitted) > 1))
+        along = _ratio_curves(fitted[seen], runs, i, unc, len(fitted) > 1, curves == "confidence")
+        parts[i] = replace(parts[i], curves=along)
     return Forecast.concat(parts)

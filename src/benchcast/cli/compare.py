@@ -1,0 +1,146 @@
+"""CLI command: compare (which recipe wins at a planned run, and the backtest of that decision)."""
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from benchcast.cli.app import app
+from benchcast.cli.common import console, emit_json, err_console, refuse_jobs_with_ray, user_errors
+from benchcast.cli.options import (
+    DEFAULT_INTERVAL,
+    Benchmarks,
+    Columns,
+    Data,
+    FlopsPer6ND,
+    Format,
+    Interval,
+    Jobs,
+    Json,
+    Level,
+    Margin,
+    MaxFlops,
+    Metadata,
+    Metric,
+    MinFlops,
+    NBoot,
+    Proxy,
+    QRand,
+    RayAddress,
+    Seed,
+    Tpr,
+    forecast_settings,
+    read,
+)
+from benchcast.defaults import DEFAULT_LEVEL, DEFAULT_REPLICATES, DEFAULT_SEED
+from benchcast.errors import BenchcastError
+
+
+@app.command("compare")
+@user_errors
+def compare_command(
+    data: Data,
+    by: Annotated[str, typer.Option("--by", help="The column naming each run's recipe (data mixture, recipe).")],
+    benchmark: Benchmarks = None,
+    metric: Metric = None,
+    flops: Annotated[float | None, typer.Option("--flops", "-C", help="The planned run's compute.")] = None,
+    params: Annotated[float | None, typer.Option("--params", "-N", help="The planned run's parameters N.")] = None,
+    tokens: Annotated[float | None, typer.Option("--tokens", "-D", help="The planned run's tokens D.")] = None,
+    reference: Annotated[
+        str | None, typer.Option("--reference", help="The recipe multipliers are stated against (default: the best).")
+    ] = None,
+    decide: Annotated[
+        float, typer.Option("--decide", help="A pair is decided where p_a_better >= this or <= 1 - this.")
+    ] = 0.9,
+    errors: Annotated[
+        str,
+        typer.Option(
+            "--errors", help="'common': one extrapolation error per replicate shared by every recipe; 'independent'."
+        ),
+    ] = "common",
+    shape: Annotated[
+        str,
+        typer.Option(
+            "--shape",
+            help="'default': each recipe's default forecast; 'shared': one exponent for every recipe and an offset "
+            "each (or a line per recipe where holding out each recipe's largest size says so); 'auto': shared where "
+            "recipes have fewer than 4 sizes.",
+        ),
+    ] = "auto",
+    backtest: Annotated[
+        bool,
+        typer.Option(
+            "--backtest",
+            help="Hold out each recipe's runs at the largest common budget, compare there from the rest, and score "
+            "the decisions (decision accuracy, Brier score) beside the simplest alternative's.",
+        ),
+    ] = False,
+    tpr: Tpr = None,
+    min_flops: MinFlops = None,
+    max_flops: MaxFlops = None,
+    flops_per_6nd: FlopsPer6ND = None,
+    proxy: Proxy = None,
+    interval: Interval = DEFAULT_INTERVAL,
+    level: Level = DEFAULT_LEVEL,
+    boot: NBoot = DEFAULT_REPLICATES,
+    seed: Seed = DEFAULT_SEED,
+    jobs: Jobs = None,
+    ray: RayAddress = None,
+    format: Format = "auto",
+    metadata: Metadata = None,
+    column: Columns = None,
+    q_rand: QRand = None,
+    margin: Margin = None,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="A figure (.png/.svg/.pdf): the curves and the pairs' probabilities."),
+    ] = None,
+    json: Json = False,
+) -> None:
+    """Which recipe wins at a planned run: each recipe's default forecast (as `forecast` gives it), the probability
+    that each recipe of a pair scores higher, the effective-compute multiplier against a reference, where the curves
+    cross, and the simplest alternative's ranking (each recipe's best run at the largest common budget) beside it."""
+    refuse_jobs_with_ray(jobs, ray)
+    if not benchmark:
+        raise BenchcastError("name the benchmark(s) to compare the recipes on with -b NAME (repeatable).")
+    if backtest and (flops is not None or params is not None):
+        raise BenchcastError("--backtest forecasts the held-out budget itself: drop --flops / --params --tokens.")
+    if not backtest and (flops is None) == (params is None or tokens is None):
+        raise BenchcastError("give the planned run: --flops C, or --params N --tokens D (not both).")
+    if out is not None:
+        from benchcast.plots.options import check_figure_format
+
+        check_figure_format(out.suffix or "png")
+    table = read(data, format, metadata, q_rand, margin=margin, columns=column)
+    settings = forecast_settings(
+        boot,
+        level,
+        interval,
+        seed,
+        jobs,
+        ray,
+        tpr=tpr,
+        min_flops=min_flops,
+        max_flops=max_flops,
+        flops_per_6nd=flops_per_6nd,
+        proxy=proxy,
+    )
+    options = {"reference": reference, "decide": decide, "errors": errors, "shape": shape, **settings}
+    if backtest:
+        from benchcast.evaluation.compare_backtest import compare_backtest
+
+        result = compare_backtest(table, by, benchmark, metric, **options)
+        shown = result.comparison
+    else:
+        from benchcast.forecasting.compare import compare
+
+        result = shown = compare(table, by, benchmark, metric, flops=flops, params=params, tokens=tokens, **options)
+    if out is not None:
+        from benchcast.plots.style import save_figure
+
+        written = save_figure(shown.plot(), out)
+        (err_console if json else console).print(f"wrote {written}")
+    if json:
+        emit_json(result.to_dict())
+    else:
+        console.print(result)

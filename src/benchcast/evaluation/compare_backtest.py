@@ -1,0 +1,205 @@
+"""A backtest of :func:`~benchcast.forecasting.compare.compare`'s decisions: hold out each recipe's runs at the
+ladder's largest common budget, compare the recipes there from the rest, and score the order against the runs held
+out, beside the simplest alternative (rank by each recipe's best remaining run at the largest common budget)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from rich.markup import escape
+
+from benchcast.data.table import select
+from benchcast.errors import BenchcastError
+from benchcast.forecasting.compare import BAND, Comparison, compare
+from benchcast.utils.jsonable import jsonable
+from benchcast.utils.rich_view import Markup, RichView, rich_table
+
+SCORES = [
+    "benchmark",
+    "pairs",
+    "answered",
+    "decision_accuracy",
+    "baseline_accuracy",
+    "baseline_all",
+    "brier",
+    "decided",
+    "decided_accuracy",
+    "multiplier_coverage",
+    "n_multipliers",
+]
+
+
+@dataclass(frozen=True, eq=False)
+class CompareBacktest(RichView):
+    """Decisions of :func:`compare` scored against held-out runs (:func:`compare_backtest`).
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        Per benchmark, then ``'pooled'``: ``pairs`` with a truth, ``answered`` (with a p_a_better),
+        ``decision_accuracy`` (share of answered pairs ordered right: p_a_better > 0.5 where a scored higher),
+        ``baseline_accuracy`` (the simplest alternative's on the same pairs; ``baseline_all`` on every pair with a
+        truth), ``brier`` (of p_a_better), ``decided`` (share decided at the comparison's level) and
+        ``decided_accuracy``, ``multiplier_coverage`` where true multipliers were given.
+    pairs : pandas.DataFrame
+        Every pair with ``truth_a_better`` beside the comparison's columns.
+    comparison : Comparison
+        The comparison made from the runs below the held-out budget.
+    holdout_flops : float
+        The compute held out and forecast (the largest common budget).
+    fit_below : float
+        The runs fitted are those below this compute.
+    """
+
+    scores: pd.DataFrame
+    pairs: pd.DataFrame
+    comparison: Comparison
+    holdout_flops: float
+    fit_below: float
+
+    def to_frame(self) -> pd.DataFrame:
+        """The scores' table.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        return self.scores.copy()
+
+    def to_dict(self) -> dict:
+        """The scores and pairs as JSON records.
+
+        Returns
+        -------
+        dict
+        """
+        return jsonable(
+            {
+                "fit_below": self.fit_below,
+                "holdout_flops": self.holdout_flops,
+                "scores": self.scores.to_dict("records"),
+                "pairs": self.pairs.to_dict("records"),
+            }
+        )
+
+    @property
+    def title(self) -> str:
+        return f"backtest of the decisions between recipes ({self.comparison.by}) at {self.holdout_flops:.3g} FLOPs"
+
+    def rich_items(self) -> list:
+        """The scores' table and how they were made."""
+        rows = [list(r) for r in self.scores[SCORES].itertuples(index=False)]
+        notes = [
+            f"fitted on the runs below {self.fit_below:.3g} FLOPs; truth: each recipe's best run "
+            f"within a factor {BAND:g} of {self.holdout_flops:.3g} FLOPs",
+            "baseline: each recipe's best run at the largest common budget of the runs fitted",
+        ]
+        return [rich_table(self.title, SCORES, rows, ".3g"), *(Markup(escape(n), highlight=False) for n in notes)]
+
+
+def compare_backtest(
+    table: pd.DataFrame,
+    by: str,
+    benchmark,
+    metric: str | None = None,
+    *,
+    fit_below: float | None = None,
+    true_multipliers=None,
+    **options,
+) -> CompareBacktest:
+    """Hold out each recipe's runs at the ladder's largest common budget, compare the recipes there from the rest
+    (:func:`benchcast.compare`), and score the decisions against the runs held out.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The runs, with a recipe column ``by``.
+    by, benchmark, metric
+        As :func:`benchcast.compare` takes them.
+    fit_below : float, optional
+        Fit only the runs below this compute (default: the held-out budget / 1.5), to forecast further.
+    true_multipliers : callable, optional
+        ``f(benchmark, recipe, reference, flops)`` -> the true multiplier (synthetic ladders): its coverage is scored.
+    **options
+        Further keywords of :func:`benchcast.compare` (``n_boot``, ``errors``, ``decide``, ``tpr``...).
+
+    Returns
+    -------
+    CompareBacktest
+    """
+    if "flops" in options or "params" in options:
+        raise BenchcastError("a backtest forecasts the held-out budget itself: drop flops= / params= and tokens=.")
+    asked = [benchmark] if isinstance(benchmark, str) else list(benchmark)
+    pairs = [(b.partition(":")[0], b.partition(":")[2] or metric) for b in asked]
+    k, tpr = options.get("k"), options.get("tpr")
+    tops = {}
+    for name, runs in table.groupby(by):
+        for bench, own in pairs:
+            rows = select(runs, bench, own, k, tpr=tpr)
+            if len(rows) and rows["flops"].nunique() > 1:
+                tops[(bench, name)] = float(rows["flops"].max())
+    if not tops:
+        raise BenchcastError(f"no recipe of '{by}' has runs of two or more computes to hold out its largest.")
+    top = min(tops.values())
+    below = top / BAND if fit_below is None else min(fit_below, top / BAND)
+    train = table[table["flops"] < below]
+    comparison = compare(train, by, [f"{b}:{m}" if m else b for b, m in pairs], flops=top, **options)
+    truth = {}
+    for (name, bench), runs in table.groupby([by, "benchmark"]):
+        if bench not in dict(pairs):
+            continue
+        rows = select(runs, bench, dict(pairs)[bench], k, tpr=tpr)
+        near = rows[(rows["flops"] >= top / BAND) & (rows["flops"] <= top * BAND)]
+        if len(near):
+            truth[(bench, name)] = float(near["value"].max())  # the recipe's best run there, as the baseline takes
+    judged = comparison.pairs.copy()
+    ta = np.array([truth.get((r.benchmark, r.a), np.nan) for r in judged.itertuples()])
+    tb = np.array([truth.get((r.benchmark, r.b), np.nan) for r in judged.itertuples()])
+    judged["truth_a_better"] = np.where(np.isfinite(ta - tb) & (ta != tb), (ta > tb).astype(float), np.nan)
+    coverage = _coverage(comparison, true_multipliers, top)
+    rows = [_scores(bench, judged[judged["benchmark"] == bench], coverage.get(bench)) for bench, _ in pairs]
+    rows.append(_scores("pooled", judged, [c for v in coverage.values() for c in v] if coverage else None))
+    return CompareBacktest(pd.DataFrame(rows, columns=SCORES), judged, comparison, top, below)
+
+
+def _coverage(comparison: Comparison, truth, top: float) -> dict:
+    """Per benchmark: whether each non-reference multiplier's interval holds the true one."""
+    out = {}
+    for r in comparison.multipliers.itertuples() if truth is not None else ():
+        if r.recipe != r.reference:
+            m = truth(r.benchmark, r.recipe, r.reference, top)
+            out.setdefault(r.benchmark, []).append(bool(r.lower <= m <= r.upper))
+    return out
+
+
+def _scores(name: str, pairs: pd.DataFrame, covered) -> list:
+    """One row of scores over ``pairs``."""
+    known = pairs[pairs["truth_a_better"].notna() & pairs["baseline_a_better"].notna()]
+    ok = known[known["p_a_better"].notna()]
+    p, y = ok["p_a_better"].to_numpy(float), ok["truth_a_better"].to_numpy(float)
+    right = (p > 0.5) == (y > 0.5)
+    decided = ok["decision"].to_numpy(str) != "undecided"
+    nan = float("nan")
+    return [
+        name,
+        len(known),
+        len(ok),
+        float(np.mean(right)) if len(ok) else nan,
+        _baseline_accuracy(ok),
+        _baseline_accuracy(known),
+        float(np.mean((p - y) ** 2)) if len(ok) else nan,
+        float(np.mean(decided)) if len(ok) else nan,
+        float(np.mean(right[decided])) if decided.any() else nan,
+        float(np.mean(covered)) if covered else nan,
+        len(covered) if covered else 0,
+    ]
+
+
+def _baseline_accuracy(pairs: pd.DataFrame) -> float:
+    """Share of ``pairs`` the simplest alternative orders right (a tie counts half)."""
+    if not len(pairs):
+        return float("nan")
+    base, y = pairs["baseline_a_better"].to_numpy(float), pairs["truth_a_better"].to_numpy(float)
+    return float(np.mean(np.where(base == 0.5, 0.5, (base > 0.5) == (y > 0.5))))

@@ -1,0 +1,591 @@
+"""Which recipe wins at a planned run: each recipe's default forecast (:func:`~benchcast.forecasting.answers.
+forecast_default`, exactly as ``forecast`` gives it), the probability of each ordering from the forecasts' draws, the
+effective-compute multiplier against a reference, where the curves cross, and the simplest alternative's ranking (each
+recipe's best run at the ladder's largest common budget) beside it."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+from rich.markup import escape
+
+from benchcast.data.chance import chance_level
+from benchcast.data.schema import COLUMNS
+from benchcast.data.table import select
+from benchcast.errors import BenchcastError
+from benchcast.fitting.shared_shape import choose_shape, common_draws, fit_shape, shape_draws
+from benchcast.forecasting.answers import forecast_default
+from benchcast.forecasting.bootstrap import DEFAULT_INTERVAL, DEFAULT_REPLICATES
+from benchcast.forecasting.draws import DRAWS, Draws, score_interval
+from benchcast.forecasting.extrapolation import estimate, load_prior, widen
+from benchcast.forecasting.flags import short
+from benchcast.forecasting.targets import table_runs
+from benchcast.utils.jsonable import jsonable
+from benchcast.utils.rich_view import Markup, RichView, rich_table
+from benchcast.validation import check_level
+
+REACH = 30.0  # the curves run to this multiple of the planned compute (a worse recipe's compute for the same score)
+BAND = 1.5  # runs within this factor of the largest common budget are "at" it (the simplest alternative)
+ERRORS = ("common", "independent")
+SHAPES = ("auto", "default", "shared")
+MIN_SIZES = 4  # shape='auto': recipes with fewer sizes below the plan (median) borrow a shared shape
+SHARE_RANGE = (0.02, 0.98)  # chance-normalised scores the joint fit's log(-log Q') takes
+CURVE_POINTS = 60
+
+
+@dataclass(frozen=True, eq=False)
+class Comparison(RichView):
+    """Recipes compared at a planned run (:func:`compare`).
+
+    Parameters
+    ----------
+    by : str
+        The column naming each run's recipe.
+    recipes : pandas.DataFrame
+        Per benchmark and recipe: ``prediction``, ``lower``/``upper`` (at ``level``), ``flags``, ``note`` (why there
+        is no forecast), ``rank``, and the simplest alternative's ``baseline`` score and ``baseline_rank``.
+    pairs : pandas.DataFrame
+        Per benchmark and pair ``a``, ``b``: ``p_a_better``, ``decision`` (the better recipe, or ``'undecided'``),
+        ``baseline_a_better``, ``disagree``, ``crosses_at`` (FLOPs) and ``reason`` where a recipe has no forecast.
+    multipliers : pandas.DataFrame
+        Per benchmark and recipe: ``multiplier`` = C_ref / C_recipe at the reference's planned score, its interval,
+        ``crosses_at``.
+    level, decide : float
+        The intervals' level; a pair is decided where ``p_a_better`` >= ``decide`` or <= 1 - ``decide``.
+    errors : str
+        ``'common'`` (replicate b's extrapolation error shared by every recipe) or ``'independent'``.
+    curves : dict
+        Per (benchmark, recipe): the compute grid, the prediction and its band there (what :meth:`plot` draws).
+    """
+
+    by: str
+    recipes: pd.DataFrame
+    pairs: pd.DataFrame
+    multipliers: pd.DataFrame
+    level: float
+    decide: float
+    errors: str
+    curves: dict
+    target: dict
+
+    def to_frame(self) -> pd.DataFrame:
+        """The recipes' table (``pairs`` and ``multipliers`` are attributes).
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        return self.recipes.copy()
+
+    def to_dict(self) -> dict:
+        """The three tables as JSON records (what ``benchcast compare --json`` prints).
+
+        Returns
+        -------
+        dict
+        """
+        recipes = self.recipes.assign(flags=[short(f) for f in self.recipes["flags"]])
+        return jsonable(
+            {
+                "by": self.by,
+                "target": self.target,
+                "level": self.level,
+                "decide": self.decide,
+                "errors": self.errors,
+                "recipes": recipes.to_dict("records"),
+                "pairs": self.pairs.to_dict("records"),
+                "multipliers": self.multipliers.to_dict("records"),
+            }
+        )
+
+    @property
+    def title(self) -> str:
+        return f"recipes ({self.by}) compared at {_target_words(self.target)}"
+
+    @property
+    def notes(self) -> list[str]:
+        """The rule of the pairs' probabilities and of the decisions, the recipes without forecasts."""
+        how = {
+            "common": "common random numbers: replicate b's extrapolation error is one draw shared by every recipe "
+            "(scaled by each recipe's own error and distance); the default forecasts' bootstraps over runs are "
+            "independent, the shared shape's coefficients drawn jointly",
+            "independent": "independent draws: each recipe's draws in an order of their own",
+        }[self.errors]
+        out = [
+            f"p_a_better: the share of joint draws where a scores higher at the planned run ({how})",
+            f"decided where p >= {self.decide:g} or p <= {1 - self.decide:.2g}, else undecided",
+        ]
+        methods = self.recipes.loc[self.recipes["method"] != "", ["benchmark", "method"]].drop_duplicates()
+        out += [f"{r.benchmark}: forecasts by the {r.method}" for r in methods.itertuples() if r.method != "default"]
+        out += [f"{r.benchmark}: {r.recipe}: {r.note}" for r in self.recipes.itertuples() if r.note]
+        return out
+
+    def rich_items(self) -> list:
+        """The recipes', pairs' and multipliers' tables, then the notes."""
+        pct = int(round(self.level * 100))
+        bounds = [f"{pct} % lower", f"{pct} % upper"]
+        r = self.recipes.assign(rank=self.recipes["rank"].map(_rank), flags=self.recipes["flags"].map(short))
+        r["baseline_rank"] = r["baseline_rank"].map(_rank)
+        columns = ["benchmark", "recipe", "prediction", "lower", "upper", "rank", "baseline", "baseline_rank", "flags"]
+        head = ["benchmark", "recipe", "forecast", *bounds, "rank", "baseline", "baseline rank", "flags"]
+        items = [rich_table(self.title, head, r[columns].values.tolist())]
+        p = self.pairs.assign(disagree=self.pairs["disagree"].map({True: "yes", False: ""}))
+        p["crosses_at"] = p["crosses_at"].map(_flops)
+        head = ["benchmark", "a", "b", "p_a_better", "decision", "baseline disagrees", "curves cross at", "reason"]
+        columns = ["benchmark", "a", "b", "p_a_better", "decision", "disagree", "crosses_at", "reason"]
+        items.append(rich_table("pairs", head, p[columns].values.tolist()))
+        m = self.multipliers.assign(crosses_at=self.multipliers["crosses_at"].map(_flops))
+        title = "effective-compute multipliers (C_ref / C_recipe at the reference's planned score)"
+        head = ["benchmark", "recipe", "reference", "multiplier", *bounds, "crosses reference at"]
+        columns = ["benchmark", "recipe", "reference", "multiplier", "lower", "upper", "crosses_at"]
+        items.append(rich_table(title, head, m[columns].values.tolist()))
+        return items + [Markup(escape(n), highlight=False) for n in self.notes]
+
+    def plot(self, benchmark: str | None = None, axes=None):
+        """Each recipe's curve and band to the planned run (marked), the crossings, and the pairwise probabilities.
+
+        Parameters
+        ----------
+        benchmark : str, optional
+            The benchmark drawn (default: the first).
+        axes : pair of matplotlib.axes.Axes, optional
+            The curves' and the matrix's panels (default: a new figure).
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+        """
+        from benchcast.plots.compare import plot_comparison  # matplotlib loads only when a figure is drawn
+
+        return plot_comparison(self, benchmark, axes)
+
+
+def _rank(value) -> str:
+    """A rank as text ('—' where none)."""
+    return "—" if not np.isfinite(value) else str(int(value))
+
+
+def _flops(value) -> str:
+    """A compute as text ('' where none)."""
+    return "" if not np.isfinite(value) else f"{value:.3g}"
+
+
+def _target_words(target: dict) -> str:
+    """The planned run in words."""
+    if target.get("params") is not None:
+        return f"N = {target['params']:.3g}, D = {target['tokens']:.3g}"
+    return f"C = {target['flops']:.3g} FLOPs"
+
+
+def compare(
+    table: pd.DataFrame,
+    by: str,
+    benchmark,
+    metric: str | None = None,
+    *,
+    flops: float | None = None,
+    params: float | None = None,
+    tokens: float | None = None,
+    reference: str | None = None,
+    decide: float = 0.9,
+    errors: str = "common",
+    shape: str = "auto",
+    n_boot: int = DEFAULT_REPLICATES,
+    level: float = 0.9,
+    interval: str = DEFAULT_INTERVAL,
+    seed: int = 0,
+    **settings,
+) -> Comparison:
+    """Compare the recipes of column ``by`` at one planned run: each recipe's default forecast, who wins and how sure,
+    and the compute each is worth against a reference.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The runs, with a column ``by`` naming each run's recipe.
+    by : str
+        The recipe column (a column of a tidy file, or of ``--metadata``).
+    benchmark : str or list of str
+        The benchmark(s); ``'NAME:METRIC'`` names its metric.
+    metric : str, optional
+        The metric of benchmarks that name none.
+    flops : float, optional
+        The planned run's compute.
+    params, tokens : float, optional
+        Instead: the planned run as N parameters on D tokens.
+    reference : str, optional
+        The recipe the multipliers are stated against (default: the best forecast, per benchmark).
+    decide : float
+        A pair's order is decided where ``p_a_better`` >= ``decide`` or <= 1 - ``decide``.
+    errors : {'common', 'independent'}
+        Whether replicate b's extrapolation error is shared by every recipe (common random numbers: the forecaster's
+        own streams, one seed for all) or each recipe's draws are independent.
+    shape : {'auto', 'default', 'shared'}
+        ``'default'``: each recipe's default forecast; ``'shared'``: the joint fit of
+        :mod:`benchcast.fitting.shared_shape` (one exponent for every recipe, or a line per recipe, as forecasting
+        each recipe's largest size from the rest says); ``'auto'``: the joint fit where recipes have (median) fewer
+        than 4 sizes below the planned run.
+    n_boot, level, interval, seed
+        The forecasts' uncertainty, as :func:`benchcast.forecast_default` takes it.
+    **settings
+        Further keywords of :func:`benchcast.forecast_default` (``tpr``, ``min_flops``, ``n_jobs``...).
+
+    Returns
+    -------
+    Comparison
+    """
+    check_level(level)
+    if not 0.5 < decide < 1:
+        raise BenchcastError(f"decide must be in (0.5, 1), got {decide}.")
+    if shape not in SHAPES:
+        raise BenchcastError(f"shape must be one of {', '.join(SHAPES)}, not {shape!r}.")
+    if errors not in ERRORS:
+        raise BenchcastError(f"errors must be one of {', '.join(ERRORS)}, not {errors!r}.")
+    if (flops is None) == (params is None or tokens is None):
+        raise BenchcastError("give the planned run: flops=, or params= and tokens=.")
+    names = _recipes(table, by)
+    asked = [benchmark] if isinstance(benchmark, str | tuple) else list(benchmark)
+    asked = [b if isinstance(b, tuple) else (b.partition(":")[0], b.partition(":")[2] or metric) for b in asked]
+    shared = [b for b, _ in asked if table.loc[table["benchmark"] == b, by].nunique() >= 2]
+    if not shared:
+        raise BenchcastError(
+            f"no benchmark asked ({', '.join(b for b, _ in asked)}) is measured on two or more recipes of '{by}': "
+            "the recipes share no benchmark to compare them on."
+        )
+    if reference is not None and reference not in names:
+        raise BenchcastError(f"reference {reference!r} is no recipe of '{by}' ({', '.join(map(str, names))}).")
+    target = {"flops": flops, "params": params, "tokens": tokens}
+    reach = (
+        {"flops": [flops, flops * REACH]}
+        if flops is not None
+        else {"params": [params, params * REACH**0.5], "tokens": [tokens, tokens * REACH**0.5]}
+    )
+    unc = {"n_boot": n_boot, "level": level, "interval": interval, "seed": seed}
+    parts, curves = ([], [], []), {}
+    for name, own in asked:
+        *one, planned = _benchmark(
+            table, by, names, name, own, reach, reference, decide, errors, unc, settings, curves, shape
+        )
+        for out, frame in zip(parts, one, strict=True):
+            out.append(frame)
+        target.setdefault("planned_flops", planned)
+    recipes, pairs, multipliers = (pd.concat(p, ignore_index=True) for p in parts)
+    return Comparison(by, recipes, pairs, multipliers, level, decide, errors, curves, target)
+
+
+def _recipes(table: pd.DataFrame, by: str) -> list:
+    """The recipes of column ``by``, refused where the column is missing or holds one value."""
+    if by not in table.columns:
+        extra = [c for c in table.columns if c not in (*COLUMNS, "q_rand")]
+        raise BenchcastError(
+            f"no column '{by}' to compare recipes by; the data's other columns: {', '.join(extra) or 'none'} "
+            "(lm-eval results and training logs take it from --metadata)."
+        )
+    names = sorted(table[by].dropna().unique(), key=str)
+    if len(names) < 2:
+        raise BenchcastError(
+            f"column '{by}' holds {len(names)} recipe(s) ({', '.join(map(str, names))}): "
+            "a comparison needs two or more."
+        )
+    return names
+
+
+def _benchmark(table, by, names, benchmark, metric, reach, reference, decide, errors, unc, settings, curves, shape):
+    """One benchmark's three tables and the planned compute; fills ``curves``."""
+    k = settings.get("k")
+    within = {key: settings.get(key) for key in ("tpr", "min_flops", "max_flops")}
+    chosen = {}
+    for name in names:
+        try:
+            chosen[name] = select(table[table[by] == name], benchmark, metric, k, **within)
+        except BenchcastError as exc:
+            chosen[name] = str(exc)
+    first = {key: values[0] for key, values in reach.items()}
+    planned = float(table_runs(table, **first, given=settings.get("flops_per_6nd")).flops[0])
+    sizes = [r.loc[r["flops"] < planned, "flops"].nunique() for r in chosen.values() if isinstance(r, pd.DataFrame)]
+    joint = shape == "shared" or (shape == "auto" and sizes and np.median(sizes) < MIN_SIZES)
+    how = _joint if joint else _each
+    rows, draws, grids = how(table, by, names, benchmark, metric, reach, planned, errors, unc, settings, chosen, curves)
+    frame = pd.DataFrame(rows)
+    frame["rank"] = frame["prediction"].rank(ascending=False, method="min")
+    frame["baseline"] = _baseline([chosen[n] for n in frame["recipe"]], planned)
+    frame["baseline_rank"] = frame["baseline"].rank(ascending=False, method="min")
+    point_curves = {n: (grid, curves[(benchmark, n)]["prediction"]) for n, (grid, _) in grids.items()}
+    pairs = _pairs(frame, draws, point_curves, planned, decide, benchmark)
+    ok = [n for n in frame.loc[frame["prediction"].notna(), "recipe"] if n in draws]
+    best = frame[frame["recipe"].isin(ok)]
+    ref = reference if reference in ok else (best.loc[best["prediction"].idxmax(), "recipe"] if ok else None)
+    mults = _multipliers(benchmark, ref, draws, grids, point_curves, planned, unc["level"], frame)
+    return frame, pairs, mults, planned
+
+
+def _row(benchmark, name, chosen) -> dict:
+    """A recipe's row before its forecast."""
+    row = {
+        "benchmark": benchmark,
+        "recipe": name,
+        "metric": "",
+        "n_runs": 0,
+        "method": "",
+        "prediction": np.nan,
+        "lower": np.nan,
+        "upper": np.nan,
+        "flags": (),
+        "note": "",
+    }
+    if isinstance(chosen, pd.DataFrame):
+        row["metric"], row["n_runs"] = str(chosen["metric"].iloc[0]), int(chosen["run"].nunique())
+    else:
+        row["note"] = f"no forecast: {chosen}"
+    return row
+
+
+def _each(table, by, names, benchmark, metric, reach, planned, errors, unc, settings, chosen, curves):
+    """Each recipe's default forecast (the one forecaster, as ``forecast`` gives it) and its draws along compute."""
+    rows, draws, grids = [], {}, {}
+    for i, name in enumerate(names):
+        row = _row(benchmark, name, chosen[name])
+        rows.append(row)
+        if row["note"]:
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the forecast's own notes and flags say what matters here
+                out = forecast_default(
+                    table[table[by] == name], benchmark, metric, curves="confidence", **reach, **unc, **settings
+                )
+        except BenchcastError as exc:
+            row["note"] = f"no forecast: {exc}"
+            continue
+        point = out.take([0])
+        lower, upper = point.interval(unc["level"])
+        row.update(
+            method="default",
+            prediction=float(point.prediction[0]),
+            lower=float(lower[0]),
+            upper=float(upper[0]),
+            flags=tuple(point.flags[0]),
+            note=str(point.points["note"].iloc[0]),
+        )
+        curve = list(out.curves.values())[-1] if np.isfinite(row["prediction"]) and out.curves else None
+        values = None if curve is None else _matrix(curve)
+        if values is None:
+            row["note"] = row["note"] or "no draws behind the forecast (no interval): left out of the pairs"
+            continue
+        grid = curve.runs.flops
+        at = int(np.argmin(np.abs(np.log(grid) - np.log(out.runs.flops[0]))))
+        law = _matrix(curve, "confidence")  # the law's curve (no new run's residual): the multipliers' draws
+        law = values if law is None or law.shape != values.shape else law
+        values, law = _order(values, errors, unc["seed"], i), _order(law, errors, unc["seed"], i)
+        draws[name], grids[name] = values[:, at], (grid, law)
+        lo, hi = curve.interval(0.9)
+        curves[(benchmark, name)] = {
+            "flops": grid,
+            "prediction": curve.prediction,
+            "lower": lo,
+            "upper": hi,
+            "runs": chosen[name][["flops", "value"]],
+        }
+    return rows, draws, grids
+
+
+def _order(values: np.ndarray, errors: str, seed: int, i: int) -> np.ndarray:
+    """A recipe's draws in their own order (``errors='independent'``) or as made (common random numbers)."""
+    return values if errors == "common" else values[np.random.default_rng([seed, i, 52]).permutation(len(values))]
+
+
+def _joint(table, by, names, benchmark, metric, reach, planned, errors, unc, settings, chosen, curves):
+    """The shared shape (:mod:`benchcast.fitting.shared_shape`) fitted to every recipe's runs below the plan, its draws
+    widened by the cross-ladder extrapolation error (common random numbers) as the default's are."""
+    rows = [_row(benchmark, n, chosen[n]) for n in names]
+    pts, chance = _points(names, chosen, benchmark, planned)
+    for i, row in enumerate(rows):
+        if not row["note"] and i not in chance:
+            row["note"] = f"no forecast: no run above chance (+{SHARE_RANGE[0]:.0%}) below the planned run"
+    kind, words = choose_shape(pts)
+    shape = fit_shape(pts, kind) if len(chance) > 1 else None
+    if shape is None:
+        for row in rows:
+            row["note"] = row["note"] or f"no forecast: the joint fit ({kind}) has no residual degree of freedom"
+        return rows, {}, {}
+    grid = np.unique(np.append(np.geomspace(10 ** pts[:, 1].min(), planned * REACH * 1.5, CURVE_POINTS), planned))
+    at, x = int(np.searchsorted(grid, planned)), np.log10(grid)
+    common = common_draws(shape, DRAWS, np.random.default_rng([unc["seed"], 52]))  # parametric: cheap, many
+    model = estimate(None, load_prior())
+    draws, grids = {}, {}
+    for i, q in chance.items():
+        if kind == "separate" and len(np.unique(pts[pts[:, 0] == i, 1])) < 2:
+            rows[i]["note"] = "no forecast: one size, no line of its own"
+            continue
+        z, residual = shape_draws(shape, i, x, common, np.random.default_rng([unc["seed"], 52, i]))
+        decades = np.maximum(x - shape.tops[i][0], 0)
+        values, law = (q + (1 - q) * np.exp(-np.exp(v)) for v in (z + residual, z))
+        if unc["interval"] == "extrapolation":
+            values, law = (widen(v, decades, model, unc["seed"]) for v in (values, law))
+        values, law = _order(values, errors, unc["seed"], i), _order(law, errors, unc["seed"], i)
+        point = q + (1 - q) * np.exp(-np.exp(shape.predict(i, x)))
+        (lo, hi), band = score_interval(Draws(values), unc["level"]), score_interval(Draws(values), 0.9)
+        rows[i].update(method=words, prediction=float(point[at]), lower=float(lo[at]), upper=float(hi[at]))
+        draws[names[i]], grids[names[i]] = values[:, at], (grid, law)
+        runs = chosen[names[i]][["flops", "value"]]
+        curves[(benchmark, names[i])] = {"flops": grid, "prediction": point, "lower": band[0], "upper": band[1],
+                                         "runs": runs}  # fmt: skip
+    return rows, draws, grids
+
+
+def _points(names, chosen, benchmark, planned) -> tuple[np.ndarray, dict]:
+    """The joint fit's points (recipe index, log10 C, log(-log Q') of each compute's best run) below the plan, and each
+    recipe's chance level."""
+    points, chance = [], {}
+    for i, name in enumerate(names):
+        runs = chosen[name]
+        runs = runs[runs["flops"] < planned] if isinstance(runs, pd.DataFrame) else runs
+        if not isinstance(runs, pd.DataFrame) or not len(runs):
+            continue
+        q = chance_level(benchmark, str(runs["metric"].iloc[0]), table=runs).value
+        best = runs.groupby("flops")["value"].max()  # each size's best run (its best settings), as the baseline's
+        share = (best.to_numpy(float) - q) / (1 - q)
+        keep = (share > SHARE_RANGE[0]) & (share < SHARE_RANGE[1])
+        points += [(i, np.log10(c), np.log(-np.log(v))) for c, v in zip(best.index[keep], share[keep], strict=True)]
+        chance.update({i: q} if keep.any() else {})
+    return np.array(points, float).reshape(-1, 3), chance
+
+
+def _matrix(curve, kind: str = "prediction") -> np.ndarray | None:
+    """A curve's draws of ``kind`` as one (draws, points) matrix (None: it has none)."""
+    parts = [(index, d.values) for k, index, d in curve.draws if k == kind]
+    if not parts:
+        return None
+    n = min(v.shape[0] for _, v in parts)
+    out = np.full((n, len(curve)), np.nan)
+    for index, values in parts:
+        out[:, index] = values[:n]
+    return out
+
+
+def _baseline(chosen: list, planned: float) -> np.ndarray:
+    """The simplest alternative: each recipe's best run within ``BAND`` of the largest common budget below the plan."""
+    runs = [r[r["flops"] < planned] if isinstance(r, pd.DataFrame) else None for r in chosen]
+    tops = [float(r["flops"].max()) for r in runs if r is not None and len(r)]
+    if not tops:
+        return np.full(len(chosen), np.nan)
+    budget = min(tops)
+    out = []
+    for r in runs:
+        near = None if r is None else r[(r["flops"] <= budget * BAND) & (r["flops"] >= budget / BAND)]
+        out.append(float(near["value"].max()) if near is not None and len(near) else np.nan)
+    return np.asarray(out)
+
+
+def _pairs(frame, draws, point_curves, planned, decide, benchmark) -> pd.DataFrame:
+    """Every pair of recipes: the probability that ``a`` scores higher, the decision, the baseline, the crossing."""
+    rows = []
+    info = frame.set_index("recipe")
+    for a, b in combinations(frame["recipe"], 2):
+        row = {
+            "benchmark": benchmark,
+            "a": a,
+            "b": b,
+            "p_a_better": np.nan,
+            "decision": "",
+            "baseline_a_better": np.nan,
+            "disagree": False,
+            "crosses_at": np.nan,
+            "reason": "",
+        }
+        missing = [r for r in (a, b) if r not in draws]
+        base_a, base_b = info.at[a, "baseline"], info.at[b, "baseline"]
+        if np.isfinite(base_a) and np.isfinite(base_b):
+            row["baseline_a_better"] = 1.0 if base_a > base_b else 0.0 if base_a < base_b else 0.5
+        if missing:
+            row["reason"] = f"left out: {' and '.join(map(str, missing))} has no forecast"
+            row["decision"] = "refused"
+            rows.append(row)
+            continue
+        n = min(len(draws[a]), len(draws[b]))
+        da, db = draws[a][:n], draws[b][:n]
+        p = float(np.mean(da > db) + 0.5 * np.mean(da == db))
+        row["p_a_better"] = p
+        row["decision"] = a if p >= decide else b if p <= 1 - decide else "undecided"
+        if np.isfinite(row["baseline_a_better"]) and row["baseline_a_better"] != 0.5:
+            row["disagree"] = (p > 0.5) != (row["baseline_a_better"] > 0.5)
+        row["crosses_at"] = _crossing(point_curves[a], point_curves[b], planned)
+        rows.append(row)
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "benchmark",
+            "a",
+            "b",
+            "p_a_better",
+            "decision",
+            "baseline_a_better",
+            "disagree",
+            "crosses_at",
+            "reason",
+        ],
+    )
+
+
+def _crossing(a, b, planned: float | None) -> float:
+    """The largest compute up to the planned run where two point curves cross (NaN: they do not)."""
+    low = max(a[0][0], b[0][0])
+    high = planned if planned is not None else min(a[0][-1], b[0][-1])
+    grid = np.geomspace(low, high, 200) if high > low else np.array([])
+    if not len(grid):
+        return np.nan
+    diff = np.interp(np.log(grid), np.log(a[0]), a[1]) - np.interp(np.log(grid), np.log(b[0]), b[1])
+    change = np.flatnonzero(np.sign(diff[:-1]) * np.sign(diff[1:]) < 0)
+    if not len(change):
+        return np.nan
+    i = change[-1]
+    t = diff[i] / (diff[i] - diff[i + 1])
+    return float(np.exp(np.log(grid[i]) + t * (np.log(grid[i + 1]) - np.log(grid[i]))))
+
+
+def _inverse(grid: np.ndarray, values: np.ndarray, score) -> np.ndarray:
+    """Per draw (row), the compute where the curve first reaches ``score``: 0 below the grid, inf beyond it."""
+    values = np.fmax.accumulate(np.nan_to_num(values, nan=-np.inf), axis=1)
+    score = np.broadcast_to(np.asarray(score, float), (len(values),))
+    out = np.full(len(values), np.inf)
+    logs = np.log(grid)
+    for b in range(len(values)):
+        v, s = values[b], score[b]
+        if not np.isfinite(s):
+            out[b] = np.nan
+        elif s <= v[0]:
+            out[b] = 0.0
+        elif s <= v[-1]:
+            j = int(np.searchsorted(v, s))
+            t = (s - v[j - 1]) / (v[j] - v[j - 1]) if v[j] > v[j - 1] else 0.0
+            out[b] = np.exp(logs[j - 1] + t * (logs[j] - logs[j - 1]))
+    return out
+
+
+def _multipliers(benchmark, ref, draws, grids, point_curves, planned, level, frame) -> pd.DataFrame:
+    """Per recipe: C_ref / C_recipe at the reference's planned score, with its interval, and the crossing."""
+    columns = ["benchmark", "recipe", "reference", "multiplier", "lower", "upper", "crosses_at"]
+    if ref is None or planned is None:
+        return pd.DataFrame(columns=columns)
+    rows, target = [], frame.set_index("recipe").at[ref, "prediction"]
+    for name, (grid, values) in grids.items():
+        if name == ref:  # its own multiplier is 1 by definition
+            rows.append([benchmark, name, ref, 1.0, 1.0, 1.0, np.nan])
+            continue
+        ref_grid, ref_law = grids[ref]
+        score = ref_law[:, int(np.argmin(np.abs(np.log(ref_grid / planned))))]  # the reference's law at the plan
+        n = min(len(values), len(score))
+        need = _inverse(grid, values[:n], score[:n])
+        point = _inverse(point_curves[name][0], point_curves[name][1][None, :], target)[0]
+        with np.errstate(divide="ignore"):
+            ratio = np.log(planned) - np.log(need)
+            tail = (1 - level) / 2
+            lo, hi = (np.exp(np.quantile(ratio[~np.isnan(ratio)], q, method="inverted_cdf")) for q in (tail, 1 - tail))
+            mult = planned / point if point > 0 else np.inf
+        cross = _crossing(point_curves[name], point_curves[ref], planned)
+        rows.append([benchmark, name, ref, float(mult), float(lo), float(hi), cross])
+    return pd.DataFrame(rows, columns=columns)

@@ -1,0 +1,81 @@
+"""The figure of a comparison of recipes: each recipe's curve and 90 % band to the planned run (marked), where the
+curves cross, and the matrix of the pairs' probabilities."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from benchcast.plots.style import LAW_PALETTE, plt, readable_log_axis, style_axes
+
+SHOWN = 3.0  # the curves are drawn to this multiple of the planned compute
+
+
+def plot_comparison(comparison, benchmark: str | None = None, axes=None):
+    """Curves, bands and runs per recipe (left), P(row beats column) at the planned run (right); the figure."""
+    recipes = comparison.recipes
+    benchmark = benchmark or str(recipes["benchmark"].iloc[0])
+    if axes is None:
+        fig, axes = plt.subplots(1, 2, figsize=(13.5, 5.6), layout="constrained", width_ratios=[1.5, 1])
+    curve_ax, matrix_ax = axes
+    fig = curve_ax.figure
+    names = recipes.loc[recipes["benchmark"] == benchmark, "recipe"].tolist()
+    planned = comparison.target.get("planned_flops")
+    for i, name in enumerate(names):
+        curve = comparison.curves.get((benchmark, name))
+        if curve is None:
+            continue
+        color = LAW_PALETTE[i % len(LAW_PALETTE)]
+        shown = curve["flops"] <= (planned or np.inf) * SHOWN
+        runs = curve["runs"]
+        curve_ax.scatter(runs["flops"], runs["value"], s=14, color=color, alpha=0.7)
+        curve_ax.plot(curve["flops"][shown], curve["prediction"][shown], color=color, label=str(name)[:32])
+        lower, upper = curve["lower"][shown], curve["upper"][shown]
+        curve_ax.fill_between(curve["flops"][shown], lower, upper, color=color, alpha=0.06, lw=0)
+    row = recipes[recipes["benchmark"] == benchmark]
+    if planned is not None:
+        curve_ax.axvline(planned, color="0.3", ls="--", lw=1)
+        curve_ax.text(planned, 0.02, " planned run", transform=curve_ax.get_xaxis_transform(), fontsize=8)
+    pairs = comparison.pairs[comparison.pairs["benchmark"] == benchmark]
+    for x in pairs["crosses_at"].dropna():
+        curve_ax.axvline(x, color="0.6", ls=":", lw=1)
+    style_axes(
+        curve_ax,
+        "training compute C (FLOPs)",
+        f"{benchmark} ({row['metric'].dropna().iloc[0]})"
+        if "metric" in row and row["metric"].notna().any()
+        else benchmark,
+        "forecast per recipe (90 % band); dotted: curves cross",
+        xlog=True,
+    )
+    readable_log_axis(curve_ax)
+    curve_ax.legend(fontsize=7, loc="lower right", framealpha=0.8)
+    _matrix(matrix_ax, names, pairs, comparison.decide)
+    return fig
+
+
+def _matrix(ax, names: list, pairs, decide: float) -> None:
+    """P(row recipe scores higher than column recipe) at the planned run, decided cells in bold."""
+    n = len(names)
+    grid = np.full((n, n), np.nan)
+    index = {name: i for i, name in enumerate(names)}
+    for r in pairs.itertuples():
+        i, j = index[r.a], index[r.b]
+        grid[i, j], grid[j, i] = r.p_a_better, 1 - r.p_a_better
+    ax.imshow(grid, vmin=0, vmax=1, cmap="RdBu_r")
+    for i in range(n):
+        for j in range(n):
+            if np.isfinite(grid[i, j]):
+                strong = grid[i, j] >= decide or grid[i, j] <= 1 - decide
+                ax.text(
+                    j,
+                    i,
+                    f"{grid[i, j]:.2f}",
+                    ha="center",
+                    va="center",
+                    fontsize=8,
+                    fontweight="bold" if strong else "normal",
+                )
+    labels = [str(name)[:24] for name in names]
+    ax.set_xticks(range(n), labels, rotation=45, ha="right", fontsize=7)
+    ax.set_yticks(range(n), labels, fontsize=7)
+    ax.set_title(f"P(row beats column) at the planned run; bold: decided (p >= {decide:g})", fontsize=9)

@@ -1,0 +1,69 @@
+"""`benchcast compare` (issue 52): the recipe column from the file, refusals by name with exit 2, JSON and a figure."""
+
+import json
+
+import pytest
+
+from benchcast.data.example import recipe_ladders
+from tests.conftest import run_cli
+
+
+@pytest.fixture(scope="module")
+def ladder_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("compare") / "recipes.csv"
+    recipe_ladders({"A": 1.0, "B": 2.0}, sizes=3, seed=5, benchmarks=("hellaswag",)).to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--by", "mixture"], "no column 'mixture'"),
+        (["--by", "metric"], "holds 1 recipe"),
+        (["--by", "recipe", "--flops", "1e22", "--params", "1e9", "--tokens", "2e10"], "not both"),
+        (["--by", "recipe", "--reference", "Z"], "reference 'Z'"),
+    ],
+)
+def test_bad_input_is_refused_by_name(ladder_file, args, words):
+    flops = [] if "--flops" in args else ["--flops", "1e22"]
+    out = run_cli("compare", ladder_file, "-b", "hellaswag", *args, *flops)
+    assert out.exit_code == 2, out.stderr
+    assert words in " ".join(out.stderr.split()) and "Traceback" not in out.stderr
+
+
+def test_three_sizes_take_the_joint_fit_and_print_json_and_a_figure(ladder_file, tmp_path):
+    fig = tmp_path / "compare.png"
+    out = run_cli(
+        "compare",
+        ladder_file,
+        "--by",
+        "recipe",
+        "-b",
+        "hellaswag",
+        "--flops",
+        "1e22",
+        "--n-boot",
+        "50",
+        "--json",
+        "--out",
+        fig,
+    )
+    assert out.exit_code == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["recipes"][0]["method"].startswith(("shared", "anchored", "separate"))  # the joint fit, stated
+    p = doc["pairs"][0]["p_a_better"]
+    assert 0 <= p < 0.5  # B, twice as efficient, wins
+    b = next(m for m in doc["multipliers"] if m["recipe"] == "B")
+    assert b["reference"] == "B" and b["multiplier"] == pytest.approx(1.0)
+    a = next(m for m in doc["multipliers"] if m["recipe"] == "A")
+    assert a["lower"] <= 0.5 <= a["upper"]  # A is worth half of B's compute
+    assert fig.stat().st_size > 10_000
+
+
+def test_the_backtest_flag_scores_the_decisions(ladder_file):
+    out = run_cli("compare", ladder_file, "--by", "recipe", "-b", "hellaswag", "--backtest", "--n-boot", "50", "--json")
+    assert out.exit_code == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["scores"][-1]["benchmark"] == "pooled" and doc["scores"][-1]["pairs"] == 1
+    refused = run_cli("compare", ladder_file, "--by", "recipe", "-b", "hellaswag", "--backtest", "--flops", "1e22")
+    assert refused.exit_code == 2 and "--backtest forecasts the held-out budget itself" in refused.stderr

@@ -1,0 +1,69 @@
+"""The shape recipes measured on few sizes share (issue 52): fitted back, chosen by held-out error, stated."""
+
+import json
+
+import numpy as np
+import pytest
+
+import benchcast as bc
+from benchcast.data.example import recipe_ladders
+from benchcast.fitting.shared_shape import choose_shape, common_draws, fit_shape, shape_draws
+
+
+def _points(sizes: int, noise: float, seed: int = 0) -> np.ndarray:
+    """Three recipes on one slope (0.4 per decade), offsets 0, 0.3, 0.6, plus noise: (recipe, x, z)."""
+    rng = np.random.default_rng(seed)
+    x = np.linspace(19, 21, sizes)
+    return np.array([(r, xi, 10 + 0.3 * r - 0.4 * xi + rng.normal(0, noise)) for r in range(3) for xi in x])
+
+
+def test_the_shared_slope_is_fitted_back_and_its_draws_are_joint():
+    shape = fit_shape(_points(4, 0.01), "shared")
+    assert shape.coef[-1] == pytest.approx(0.4, abs=0.03)
+    assert shape.coef[1] - shape.coef[0] == pytest.approx(0.3, abs=0.03)
+    common = common_draws(shape, 500, np.random.default_rng(0))
+    z, residual = shape_draws(shape, 1, np.array([20.0, 22.0]), common, np.random.default_rng(1))
+    assert z.shape == (500, 2) and residual.shape == (500, 1)
+    assert np.all(np.diff(np.median(z, axis=0)) < 0)  # z falls with compute: the score rises
+
+
+def test_two_sizes_cannot_test_the_shapes_and_say_so():
+    kind, words = choose_shape(_points(2, 0.01))
+    assert kind == "anchored" and "no recipe has 3 sizes" in words
+
+
+def test_three_sizes_choose_by_held_out_error():
+    kind, words = choose_shape(_points(3, 0.05))
+    assert kind in ("shared", "anchored", "separate") and "error forecasting each recipe's largest size" in words
+    assert fit_shape(_points(2, 0.01)[:4], "separate") is None  # no residual degree of freedom
+
+
+def test_a_recipe_sweep_on_two_sizes_borrows_the_shape_and_finds_the_multiplier():
+    table = recipe_ladders({"A": 1.0, "B": 2.0, "C": 1.0}, sizes=2, seed=2, benchmarks=("hellaswag",), top=1e9)
+    table = bc.validate(table, "synthetic")
+    out = bc.compare(table, "recipe", "hellaswag", flops=1e22, reference="A", n_boot=50)
+    assert out.recipes["method"].str.startswith("shared exponent").all()
+    b = out.multipliers.set_index("recipe").loc["B"]
+    assert b["lower"] <= 2.0 <= b["upper"]
+    p = out.pairs.set_index(["a", "b"])["p_a_better"]
+    assert ((p >= 0) & (p <= 1)).all() and p.loc[("A", "B")] < 0.5
+
+
+def test_the_backtest_of_decisions_scores_its_pairs_beside_the_simplest_alternative():
+    table = bc.validate(recipe_ladders({"A": 1.0, "B": 2.0, "D": 0.5}, sizes=3, seed=4, top=1e9), "synthetic")
+    result = bc.compare_backtest(table, "recipe", ["arc_easy", "hellaswag"], n_boot=50)
+    scores = result.scores.set_index("benchmark")
+    assert list(scores.index) == ["arc_easy", "hellaswag", "pooled"] and scores.at["pooled", "pairs"] == 6
+    for column in ("decision_accuracy", "baseline_accuracy", "brier"):
+        assert 0 <= scores.at["pooled", column] <= 1
+    assert "backtest of the decisions" in str(result) and "<table" in result._repr_html_()
+    assert json.loads(json.dumps(result.to_dict(), allow_nan=False))["scores"][-1]["benchmark"] == "pooled"
+
+
+def test_a_comparison_is_the_same_given_its_seed():
+    table = bc.validate(recipe_ladders({"A": 1.0, "B": 1.2}, sizes=2, seed=6, benchmarks=("hellaswag",)), "synthetic")
+    first, again = (bc.compare(table, "recipe", "hellaswag", flops=1e22, n_boot=20, seed=3) for _ in range(2))
+    assert first.pairs["p_a_better"].tolist() == pytest.approx(again.pairs["p_a_better"].tolist(), rel=1e-12)
+    assert first.multipliers["lower"].tolist() == pytest.approx(again.multipliers["lower"].tolist(), rel=1e-12)
+    other = bc.compare(table, "recipe", "hellaswag", flops=1e22, n_boot=20, seed=4)
+    assert other.pairs["p_a_better"].iloc[0] != first.pairs["p_a_better"].iloc[0]

@@ -1,0 +1,87 @@
+"""benchcast.compare (issue 52): recipes at a planned run from the one forecaster, the probability of each order, the
+effective-compute multiplier, the simplest alternative beside it, and the refusals by name."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import benchcast as bc
+from benchcast.data.example import recipe_ladders
+from benchcast.errors import BenchcastError
+
+N_BOOT = 40
+PLANNED = 1e22  # five times the ladder's largest run
+
+
+@pytest.fixture(scope="module")
+def ladders() -> pd.DataFrame:
+    """Recipe B is truly 2x as compute-efficient as A (same exponent), on one benchmark."""
+    return bc.validate(recipe_ladders({"A": 1.0, "B": 2.0}, sizes=12, seed=3, benchmarks=("hellaswag",)), "synthetic")
+
+
+@pytest.fixture(scope="module")
+def comparison(ladders):
+    return bc.compare(ladders, "recipe", "hellaswag", flops=PLANNED, reference="A", n_boot=N_BOOT, n_jobs=1)
+
+
+def test_the_truly_better_recipe_wins_and_its_multiplier_interval_holds_two(comparison):
+    pair = comparison.pairs.iloc[0]
+    assert (pair["a"], pair["b"]) == ("A", "B")
+    assert 0.0 <= pair["p_a_better"] < 0.5  # B wins
+    assert pair["decision"] in ("B", "undecided")
+    rows = comparison.recipes.set_index("recipe")
+    assert rows.at["B", "rank"] == 1 and rows.at["A", "rank"] == 2
+    b = comparison.multipliers.set_index("recipe").loc["B"]
+    assert b["reference"] == "A" and b["lower"] <= 2.0 <= b["upper"] and b["multiplier"] > 1
+    a = comparison.multipliers.set_index("recipe").loc["A"]
+    assert a["multiplier"] == pytest.approx(1.0, rel=1e-6)
+
+
+def test_each_recipe_forecast_is_the_default_forecast_of_its_runs(ladders, comparison):
+    alone = bc.forecast_default(ladders[ladders["recipe"] == "B"], "hellaswag", flops=PLANNED, n_boot=N_BOOT, n_jobs=1)
+    row = comparison.recipes.set_index("recipe").loc["B"]
+    assert row["prediction"] == pytest.approx(float(alone.prediction[0]), rel=1e-9)
+    lower, upper = alone.interval(0.9)
+    assert row["lower"] == pytest.approx(float(lower[0]), rel=1e-6) and row["upper"] == pytest.approx(float(upper[0]))
+
+
+def test_the_simplest_alternative_and_the_views(comparison):
+    rows = comparison.recipes
+    assert rows["baseline"].notna().all() and set(rows["baseline_rank"]) == {1.0, 2.0}
+    assert comparison.pairs["baseline_a_better"].isin([0.0, 0.5, 1.0]).all()
+    text = str(comparison)
+    assert "p_a_better" in text and "common random numbers" in text and "undecided" in text
+    assert "<table" in comparison._repr_html_()
+    doc = json.loads(json.dumps(comparison.to_dict(), allow_nan=False))
+    assert {"recipes", "pairs", "multipliers"} <= set(doc) and 0 <= doc["pairs"][0]["p_a_better"] <= 1
+
+
+def test_a_recipe_with_too_few_runs_is_reported_and_left_out_of_the_pairs(ladders):
+    few = ladders[ladders["recipe"] == "A"].head(2).assign(recipe="C", run=lambda f: "C-" + f["run"])
+    table = pd.concat([ladders, few], ignore_index=True)
+    out = bc.compare(table, "recipe", "hellaswag", flops=PLANNED, n_boot=N_BOOT, n_jobs=1, errors="independent")
+    row = out.recipes.set_index("recipe").loc["C"]
+    assert np.isnan(row["prediction"]) and row["note"].startswith("no forecast")
+    with_c = out.pairs[(out.pairs["a"] == "C") | (out.pairs["b"] == "C")]
+    assert len(with_c) == 2 and with_c["p_a_better"].isna().all() and with_c["reason"].str.contains("C").all()
+    assert "independent" in str(out)
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        (lambda t: t.drop(columns="recipe"), "no column 'recipe'"),
+        (lambda t: t.assign(recipe="A"), "holds 1 recipe"),
+        (lambda t: t.assign(benchmark=np.where(t["recipe"] == "A", "hellaswag", "arc_easy")), "share no benchmark"),
+    ],
+)
+def test_bad_recipe_columns_are_refused_by_name(ladders, change, words):
+    with pytest.raises(BenchcastError, match=words):
+        bc.compare(change(ladders), "recipe", "hellaswag", flops=PLANNED, n_boot=N_BOOT)
+
+
+def test_a_reference_that_is_no_recipe_is_refused(ladders):
+    with pytest.raises(BenchcastError, match="reference 'Z'"):
+        bc.compare(ladders, "recipe", "hellaswag", flops=PLANNED, reference="Z")
