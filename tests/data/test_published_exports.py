@@ -136,12 +136,17 @@ def test_inspect_reads_checkpoints_by_the_rule_of_fit(tmp_path, final, message):
     assert outs[0].stderr == outs[1].stderr
 
 
-def test_ratios_within_one_percent_are_one_group_chains_included():
+def test_ratios_within_one_percent_are_one_group_and_a_chain_is_bounded():
     tpr = [10, 10.05, 20, 99.6, 99.9, 100.3, 100.6, 199.8, 200.4, np.nan]
     level = tpr_level(tpr)
     assert np.array_equal(level[:-1], [0, 0, 1, 2, 2, 2, 2, 3, 3]) and np.isnan(level[-1])
     assert at_tpr(tpr, 100).tolist() == [False] * 3 + [True] * 4 + [False] * 3  # 100.6 is 0.6 % from 100: the group
     assert not at_tpr(tpr, 150).any()
+    chain = np.geomspace(10, 12, 21)  # steps of 0.92 %: each within 1 % of the previous, but 20 % end to end
+    level = tpr_level(chain)
+    assert np.unique(level).size > 1  # the chain is split: no group spans more than 1 % either side of its centre
+    assert all(chain[level == lv].max() / chain[level == lv].min() <= 1.01**2 for lv in np.unique(level))
+    assert chain[at_tpr(chain, 10)].max() < 10.1 * 1.01
 
 
 def test_the_published_ladder_groups_its_rounded_ratios(published):
