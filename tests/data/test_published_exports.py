@@ -71,6 +71,21 @@ def test_a_family_no_rule_reads_is_skipped_with_one_note(tmp_path):
     assert set(table["benchmark"]) == {"piqa_val"}
 
 
+def test_a_task_at_two_shot_counts_is_two_benchmarks_and_its_bare_name_is_refused(tmp_path):
+    folder = _folder(tmp_path, {"eval/downstream/piqa_val_rc_0shot_len_norm": [0.55, 0.6],
+                                "eval/downstream/piqa_val_rc_5shot_len_norm": [0.57, 0.63],
+                                "eval/downstream/hellaswag_val_rc_5shot_len_norm": [0.3, 0.35]})  # fmt: skip
+    with pytest.warns(DataWarning, match=r"one benchmark per count \(<task>_<n>shot\): piqa_val at 0, 5 shots"):
+        table = bc.load(folder, checkpoints="all")  # the file is read, not refused
+    assert set(table["benchmark"]) == {"piqa_val_0shot", "piqa_val_5shot", "hellaswag_val"}
+    five = bc.select(table, "piqa_val_5shot")
+    assert five["value"].tolist() == pytest.approx([0.57, 0.63]) and (five["shots"] == 5).all()
+    assert bc.select(table, "hellaswag_val")["value"].tolist() == pytest.approx([0.3, 0.35])
+    with pytest.raises(SelectionError, match=r"'piqa_val' is evaluated at several shot counts \(0, 5\): name one "
+                       r"\(-b piqa_val_0shot, -b piqa_val_5shot\)"):  # fmt: skip
+        bc.select(table, "piqa_val")
+
+
 def test_lm_eval_and_other_evaluator_names_are_read(tmp_path):
     folder = _folder(tmp_path, {"hellaswag/acc_norm,none": [0.3, 0.4], "hellaswag/acc_norm_stderr,none": [0.01, 0.02],
                                 "hellaswag/alias": ["hellaswag", "hellaswag"], "eval/lm/c4_en/CE loss": [3.1, 2.9],

@@ -6,6 +6,7 @@ from here too).
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -66,7 +67,8 @@ SPLITS = ("val", "validation", "test", "dev", "train")  # a task name's last par
 def task_group(names, name: str) -> list[str]:
     """The subtasks a name that is no benchmark of a table groups: ``mmlu_val`` the ``mmlu_<subtask>_val``, ``mmlu`` the
     ``mmlu_<subtask>`` ([] where it groups fewer than two). A group whose subtasks span several splits, or nest (a
-    subtask that is the prefix of another), is refused with its subtasks listed."""
+    subtask that is the prefix of another), is refused with its subtasks listed, and so is one task at several shot
+    counts (``<name>_<n>shot``), with the counts."""
     names = sorted({str(n) for n in names})
     base, _, split = name.rpartition("_")
     members = [n for n in names if n.startswith(name + "_")]
@@ -74,6 +76,13 @@ def task_group(names, name: str) -> list[str]:
         members = [n for n in names if n.startswith(base + "_") and n.endswith("_" + split)]
     if len(members) < 2:
         return []
+    shots = [re.fullmatch(r"(\d+)shot", m.removeprefix(name + "_")) for m in members]
+    if all(shots):  # one task at several shot counts (the reader's piqa_val_0shot, piqa_val_5shot): no mean of them
+        counts = sorted(int(n[1]) for n in shots)
+        raise SelectionError(
+            f"benchmark {name!r} is evaluated at several shot counts ({', '.join(map(str, counts))}): name one "
+            f"({', '.join(f'-b {name}_{n}shot' for n in counts)})."
+        )
     splits: dict[str, list[str]] = {}
     for member in members:
         last = member.rpartition("_")[2]

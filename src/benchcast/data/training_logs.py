@@ -11,8 +11,9 @@ the steps where an evaluation column holds a value are the run's evaluated check
   FILE_COLUMN=NAME`` (``columns={'file column': 'step' | 'tokens' | 'flops' | 'params' | 'run'}``) names other
   spellings.
 * Evaluation columns by the families of :data:`FAMILIES` (each row keeps its ``family``): the benchmark is the task
-  (its split kept: ``hellaswag_val``), the metric as the family names it (``len_norm``, ``acc``, ``bpb``, ``soft``
-  = probability of the correct answer, ``soft_log`` its log, ``loss`` = cross-entropy in nats, ``ppl``); only
+  (its split kept: ``hellaswag_val``; ``<task>_<n>shot`` where the source has it at several shot counts), the
+  metric as the family names it (``len_norm``, ``acc``, ``bpb``, ``soft`` = probability of the correct answer,
+  ``soft_log`` its log, ``loss`` = cross-entropy in nats, ``ppl``); only
   ``acc``-like metrics are scores in [0, 1] (:data:`benchcast.data.schema.SCORE_METRICS`), a loss is read and
   never taken for one. ``*_stderr`` columns of lm-evaluation-harness become the ``stderr`` of their metric.
 * An ``eval/`` column (or lm-eval ``task/metric,filter`` one) that no family reads, or that holds text, is skipped
@@ -263,16 +264,16 @@ def _long_rows(run: str, frame: pd.DataFrame, file: str, meta, config, skipped: 
         read[column] = parts
     keys: dict[tuple, str] = {}
     for column, parts in read.items():
-        key = (parts["benchmark"], parts["metric"], parts["stderr"])
+        key = (parts["benchmark"], parts["shots"], parts["metric"], parts["stderr"])  # 0 and 5 shots: two keys
         if key in keys:
             raise DataError(
-                f"{file}: columns {keys[key]!r} and {column!r} are both {key[0]}:{key[1]}; keep one of them."
+                f"{file}: columns {keys[key]!r} and {column!r} are both {key[0]}:{key[2]}; keep one of them."
             )
         keys[key] = column
     sizes = frame[["step", "tokens", *(c for c in ("gflops", "flops") if c in frame.columns)]]
     columns = [c for c, parts in read.items() if not parts["stderr"]]
     values = frame[columns].to_numpy(float)
-    errors = [keys.get((read[c]["benchmark"], read[c]["metric"], True)) for c in columns]
+    errors = [keys.get((read[c]["benchmark"], read[c]["shots"], read[c]["metric"], True)) for c in columns]
     stderrs = np.column_stack([frame[e].to_numpy(float) if e else np.full(len(frame), np.nan) for e in errors] or [[]])
     at, of = np.nonzero(~np.isnan(values))  # a step without this evaluation logged: not a checkpoint of it
     long = sizes.iloc[at].reset_index(drop=True).assign(value=values[at, of], stderr=stderrs[at, of] if len(at) else [])
@@ -355,4 +356,26 @@ def read_training_logs(
             DataWarning,
             stacklevel=3,
         )
-    return validate(pd.concat(rows, ignore_index=True), source=str(path))
+    return validate(_by_shots(pd.concat(rows, ignore_index=True), path), source=str(path))
+
+
+def _by_shots(table: pd.DataFrame, path: Path) -> pd.DataFrame:
+    """The table with each task evaluated at several shot counts named with its count (``piqa_val_0shot``,
+    ``piqa_val_5shot``), in every run, so that no two are one benchmark; one DataWarning says so."""
+    shots = table.dropna(subset=["shots"]).groupby("benchmark")["shots"].unique()
+    several = {name: sorted(int(n) for n in counts) for name, counts in shots.items() if len(counts) > 1}
+    if not several:
+        return table
+    renamed = table["benchmark"].isin(list(several)) & table["shots"].notna()
+    table.loc[renamed, "benchmark"] = [
+        f"{name}_{int(n)}shot"
+        for name, n in zip(table.loc[renamed, "benchmark"], table.loc[renamed, "shots"], strict=True)
+    ]
+    shown = "; ".join(f"{name} at {', '.join(map(str, n))} shots" for name, n in sorted(several.items()))
+    warnings.warn(
+        f"{path}: tasks evaluated at several shot counts are read as one benchmark per count (<task>_<n>shot): "
+        f"{shown}.",
+        DataWarning,
+        stacklevel=3,
+    )
+    return table
