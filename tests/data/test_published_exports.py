@@ -11,7 +11,7 @@ from conftest import SHARED, require_shared, run_cli
 from training_logs_ladder import write_published_ladder
 
 import benchcast as bc
-from benchcast.data.table import at_tpr, summary, tpr_level
+from benchcast.data.table import at_tpr, group_mean, summary, tpr_level
 from benchcast.errors import DataError, DataWarning, SelectionError
 
 OLMO = SHARED.parent / "olmo-exports"
@@ -202,6 +202,20 @@ def test_a_task_group_is_the_mean_of_its_subtasks_where_each_is_present():
         bc.select(table, "mmlu")
     with pytest.raises(SelectionError, match=r"unknown benchmark 'mmlu_dev'"):
         bc.select(table, "mmlu_dev")
+
+
+def test_a_task_group_mean_keeps_checkpoints_apart_and_names_its_own_sources():
+    rows = [{"run": "r1", "step": step, "params": 1e8, "tokens": 1e9 * step, "benchmark": f"mmlu_{sub}_val",
+             "metric": "acc", "k": pd.NA, "value": value * step, "stderr": 0.01, "q_rand": 0.25,
+             "q_rand_source": f"measured ({sub})", "family": family, "shots": shots}
+            for step in (1, 2)
+            for sub, value, family, shots in (("stem", 0.1, "eval/downstream", 5), ("other", 0.3, "eval/x", 0))]  # fmt: skip
+    with pytest.warns(DataWarning, match="unweighted mean of its 2 subtasks"):
+        out = group_mean(pd.DataFrame(rows), "mmlu_val", ["mmlu_other_val", "mmlu_stem_val"])
+    assert out.set_index("step")["value"].to_dict() == pytest.approx({1: 0.2, 2: 0.4})  # per checkpoint, not pooled
+    assert out["family"].eq("eval/downstream + eval/x").all()
+    assert out["q_rand_source"].eq("mean of its 2 subtasks' levels (measured (other); measured (stem))").all()
+    assert out["shots"].isna().all()  # the subtasks disagree: not the first one's
 
 
 FLOW = ("-b", "hellaswag_val:len_norm", "-b", "arc_easy_val:len_norm", "-b", "mmlu_val:len_norm", "-b", "boolq_val:acc",

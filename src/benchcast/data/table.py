@@ -103,10 +103,12 @@ def task_group(names, name: str) -> list[str]:
 
 
 def group_mean(table: pd.DataFrame, name: str, members: list[str]) -> pd.DataFrame:
-    """Rows of benchmark ``name``: per run, metric and k the unweighted mean of its subtasks' values (stderr: of the
-    mean), only where every subtask has a value; a DataWarning states it and counts the runs left out."""
+    """Rows of benchmark ``name``: per run, checkpoint (``step``, where the table has one), metric and k the
+    unweighted mean of its subtasks' values (stderr: of the mean), only where every subtask has a value; a
+    DataWarning states it and counts the runs left out. The group's own ``family`` and ``q_rand_source`` say that
+    they are its subtasks'; another column the subtasks disagree on is left empty."""
     rows = table[table["benchmark"].isin(members) & table["value"].notna()]  # a NaN score: that subtask is absent
-    key = ["run", "metric", "k"]
+    key = ["run", "metric", "k"] + (["step"] if "step" in rows.columns else [])  # checkpoints are never averaged
     counts = rows.groupby(key, dropna=False)["benchmark"].nunique()
     keyed = rows.set_index(key)
     complete = keyed[keyed.index.isin(counts[counts == len(members)].index)]
@@ -117,8 +119,21 @@ def group_mean(table: pd.DataFrame, name: str, members: list[str]) -> pd.DataFra
         stderr=np.sqrt((complete["stderr"] ** 2).groupby(level=key, dropna=False).sum(min_count=len(members)))
         / len(members),
     )
+    own = {"benchmark", "value", "stderr", "q_rand", "q_rand_source", "family"}
+    for column in (c for c in complete.columns if c not in own):  # the first subtask's value is not the group's
+        varies = by[column].nunique(dropna=False) > 1
+        if varies.any():
+            out[column] = out[column].where(~varies)
+    if "family" in complete.columns:
+        out["family"] = by["family"].agg(lambda f: " + ".join(sorted({str(v) for v in f.dropna()})) or None)
     if "q_rand" in complete.columns:  # the mean chance level, where every subtask has one
         out["q_rand"] = by["q_rand"].mean().where(by["q_rand"].count() == len(members))
+        given = complete["q_rand_source"] if "q_rand_source" in complete.columns else complete["q_rand"] * np.nan
+        sources = given.groupby(level=key, dropna=False).agg(lambda f: "; ".join(sorted({str(v) for v in f.dropna()})))
+        text = f"mean of its {len(members)} subtasks' levels" + (" (" + sources + ")").where(sources != "", "")
+        out["q_rand_source"] = text.where(out["q_rand"].notna(), None)
+    elif "q_rand_source" in complete.columns:
+        out["q_rand_source"] = None
     out = out.reset_index()
     out["k"] = out["k"].astype("Int64")
     short = sorted(set(rows["run"]) - set(out["run"]))
