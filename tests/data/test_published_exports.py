@@ -103,14 +103,16 @@ def test_a_wandb_run_folder_gives_its_size_from_its_config(tmp_path):
         (root / name / "files").mkdir(parents=True)
         pd.DataFrame({"_step": [10, 20], "throughput/total_tokens": [1e9, 2e9],
                       "eval/downstream/piqa_val_rc_5shot_acc": [0.5, 0.6]}).to_csv(root / name / "history.csv", index=False)  # fmt: skip
+        total = f"    n_params: {size:g}\n" if name == "run-a" else ""  # run-b's config gives only its non-embedding N
         (root / name / "files" / "config.yaml").write_text(
-            f"model:\n  value:\n    n_params: {size:g}\n    d_model: 64\n"
+            f"model:\n  value:\n    non_embedding_params: {size * 0.8:g}\n{total}    d_model: 64\n"
         )
     table = _quiet_load(root)
-    assert dict(zip(table["run"], table["params"], strict=True)) == {"run-a": 1e8, "run-b": 3e8}
+    assert dict(zip(table["run"], table["params"], strict=True)) == {"run-a": 1e8, "run-b": 2.4e8}  # total first
     shown = run_cli("inspect", str(root))
     assert shown.exit_code == 0, shown.stderr
-    assert "N (params) from: config config.yaml (model.n_params) (2 runs)" in " ".join(shown.stdout.split())
+    assert ("N (params) from: config config.yaml (model.n_params, total N) (1 runs), config config.yaml "
+            "(model.non_embedding_params, non-embedding N) (1 runs)") in " ".join(shown.stdout.split())  # fmt: skip
     pd.DataFrame({"run": ["run-a"], "params": [2e8]}).to_csv(tmp_path / "runs.csv", index=False)
     with pytest.raises(DataError, match=r"run 'run-a' has params 2e\+08 in --metadata runs.csv and 1e\+08 in config"):
         bc.load(root, metadata=tmp_path / "runs.csv")

@@ -7,7 +7,8 @@ the steps where an evaluation column holds a value are the run's evaluated check
 
 * ``_step`` -> ``step``; ``throughput/total_tokens`` -> ``tokens``; ``throughput/total_training_Gflops`` x 1e9 ->
   ``flops`` (without it C = 6 N D); ``params`` from a column of the file, from ``--metadata`` (run, params) or
-  from the run's config (:data:`PARAM_KEYS`); the ``params_source`` column says which. ``--column
+  from the run's config (:data:`PARAM_KEYS`, the total count before a non-embedding one); the ``params_source``
+  column says which, and of a config the key and the kind of N (total or non-embedding). ``--column
   FILE_COLUMN=NAME`` (``columns={'file column': 'step' | 'tokens' | 'flops' | 'params' | 'run'}``) names other
   spellings.
 * Evaluation columns by the families of :data:`FAMILIES` (each row keeps its ``family``): the benchmark is the task
@@ -67,9 +68,11 @@ DEFAULT_COLUMNS = {
     "throughput/total_tokens": "tokens",
     "throughput/total_training_Gflops": "gflops",
 }
-# keys of a run's config that give its parameter count, in the order they are taken (the last part of a nested key)
-PARAM_KEYS = ("non_embedding_params", "num_non_embedding_params", "n_params", "num_params", "num_parameters",
-              "n_parameters", "params", "parameter_count", "model_params")  # fmt: skip
+# keys of a run's config that give its parameter count, in the order they are taken (the last part of a nested key):
+# the total count first (as --metadata and a params column give it), the non-embedding count only without one
+PARAM_KEYS = ("n_params", "num_params", "num_parameters", "n_parameters", "params", "parameter_count", "model_params",
+              "non_embedding_params", "num_non_embedding_params")  # fmt: skip
+NON_EMBEDDING = frozenset({"non_embedding_params", "num_non_embedding_params"})
 CONFIGS = ("config.yaml", "config.yml", "config.json", "files/config.yaml", "files/config.json")
 SUFFIXES = (".csv", ".parquet", ".pq")
 TPR_MATCH = 0.01  # a checkpoint within 1 % of the planned tokens reaches them
@@ -213,7 +216,8 @@ def _params(run: str, frame: pd.DataFrame, file: str, meta, config) -> tuple[flo
         given.append((float(meta.row(run)["params"]), f"--metadata {meta.path.name}"))
     found = _config_params(config) if config is not None else None
     if found:
-        given.append((found[0], f"config {config.name} ({found[1]})"))
+        kind = "non-embedding N" if found[1].split(".")[-1].lower() in NON_EMBEDDING else "total N"
+        given.append((found[0], f"config {config.name} ({found[1]}, {kind})"))
     if not given:
         raise DataError(
             f"{file}: run {run!r} has no size: add a 'params' column, or give --metadata with a row "
