@@ -95,6 +95,10 @@ def test_lm_eval_and_other_evaluator_names_are_read(tmp_path):
     got = {(b, m) for b, m in zip(table["benchmark"], table["metric"], strict=True)}
     assert got == {("hellaswag", "acc_norm"), ("c4_en", "loss"), ("piqa_rc_0shot", "len_norm"), ("arc_easy", "acc")}
     assert table.loc[table["benchmark"] == "hellaswag", "stderr"].tolist() == pytest.approx([0.01, 0.02])
+    shown = run_cli("inspect", str(folder), "--json")
+    assert shown.exit_code == 0, shown.stderr
+    families = json.loads(shown.stdout)["families"]  # the columns read, the stderr column among them
+    assert families["lm-eval <task>/<metric>,<filter>"] == {"columns": 2, "metrics": ["acc_norm"]}
 
 
 def test_a_wandb_run_folder_gives_its_size_from_its_config(tmp_path):

@@ -104,7 +104,9 @@ def inspect_command(
         console.print(escape(_checkpoint_text(info["checkpoints"])), highlight=False)
     if "families" in info:
         families_read = "; ".join(
-            f"{f} ({e['columns']}: {', '.join(e['metrics'])})" for f, e in info["families"].items()
+            f"{f} ({e['columns'] if 'columns' in e else str(e['pairs']) + ' (benchmark, metric) pairs'}: "
+            f"{', '.join(e['metrics'])})"
+            for f, e in info["families"].items()
         )
         console.print(escape(f"columns read: {families_read}"), highlight=False)
     if "params_source" in info:
@@ -178,12 +180,17 @@ def _checkpoint_text(c: dict) -> str:
 
 
 def read_from(table) -> dict:
-    """Where a training-log table's rows and sizes came from: its column families (columns and metrics of each) and
-    the source of each run's N ({} for other tables)."""
+    """Where a training-log table's rows and sizes came from: its column families (the columns the reader read of
+    each, stderr ones included, and their metrics) and the source of each run's N ({} for other tables). A table
+    without the reader's count gives its (benchmark, metric) pairs instead, under ``pairs``."""
+    from benchcast.data.training_logs import COLUMNS_READ
+
     out = {}
     if "family" in table.columns:
+        read = dict(table.attrs.get(COLUMNS_READ) or ())
         out["families"] = {
-            str(family): {"columns": int(rows[["benchmark", "metric"]].drop_duplicates().shape[0]),
+            str(family): {**({"columns": int(read[family])} if family in read else
+                             {"pairs": int(rows[["benchmark", "metric"]].drop_duplicates().shape[0])}),
                           "metrics": sorted(map(str, rows["metric"].unique()))}
             for family, rows in table.groupby("family", sort=True)
         }  # fmt: skip

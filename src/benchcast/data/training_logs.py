@@ -76,6 +76,7 @@ NON_EMBEDDING = frozenset({"non_embedding_params", "num_non_embedding_params"})
 CONFIGS = ("config.yaml", "config.yml", "config.json", "files/config.yaml", "files/config.json")
 SUFFIXES = (".csv", ".parquet", ".pq")
 TPR_MATCH = 0.01  # a checkpoint within 1 % of the planned tokens reaches them
+COLUMNS_READ = "benchcast_columns_read"  # table.attrs: (family, distinct columns read) of a training-log source
 MAX_STEP = 2**53  # beyond it a step is no longer a whole number as a float (and 1e30 would wrap int64)
 
 
@@ -247,8 +248,9 @@ def _steps(run: str, long: pd.DataFrame, file: str) -> np.ndarray:
     return steps.astype(np.int64)
 
 
-def _long_rows(run: str, frame: pd.DataFrame, file: str, meta, config, skipped: dict) -> pd.DataFrame:
-    """One run's evaluated checkpoints as long rows (run, sizes, benchmark, metric, value, series, step)."""
+def _long_rows(run: str, frame: pd.DataFrame, file: str, meta, config, skipped: dict, taken: dict) -> pd.DataFrame:
+    """One run's evaluated checkpoints as long rows (run, sizes, benchmark, metric, value, series, step); the columns
+    read are added to ``taken`` by family, those skipped to ``skipped``."""
     frame = frame.rename(columns={k: v for k, v in DEFAULT_COLUMNS.items() if k in frame.columns})
     for needed, what in (("step", "_step"), ("tokens", "throughput/total_tokens")):
         if needed not in frame.columns:
@@ -266,6 +268,7 @@ def _long_rows(run: str, frame: pd.DataFrame, file: str, meta, config, skipped: 
                 skipped.setdefault(_family_of(column) + ("" if numeric else " (text)"), set()).add(column)
             continue
         read[column] = parts
+        taken.setdefault(parts["family"], set()).add(column)
     keys: dict[tuple, str] = {}
     for column, parts in read.items():
         key = (parts["benchmark"], parts["shots"], parts["metric"], parts["stderr"])  # 0 and 5 shots: two keys
@@ -351,8 +354,9 @@ def read_training_logs(
     path = Path(path)
     meta = read_metadata(metadata, params_only=True) if metadata is not None else None
     skipped: dict[str, set] = {}
+    taken: dict[str, set] = {}
     exports = _exports(path, dict(columns or {}), Path(metadata) if metadata is not None else None)
-    rows = [_long_rows(run, frame, file, meta, config, skipped) for run, frame, file, config in exports]
+    rows = [_long_rows(run, frame, file, meta, config, skipped, taken) for run, frame, file, config in exports]
     for family, names in skipped.items():
         warnings.warn(
             f"{path}: column family {family} skipped ({len(names)} column(s), e.g. {sorted(names)[0]}): benchcast "
@@ -360,7 +364,11 @@ def read_training_logs(
             DataWarning,
             stacklevel=3,
         )
-    return validate(_by_shots(pd.concat(rows, ignore_index=True), path), source=str(path))
+    out = validate(_by_shots(pd.concat(rows, ignore_index=True), path), source=str(path))
+    # the evaluation columns read per family (stderr columns included), as inspect counts them; a tuple: pandas
+    # copies attrs on every operation, and an immutable one costs nothing
+    out.attrs = {**out.attrs, COLUMNS_READ: tuple(sorted((family, len(names)) for family, names in taken.items()))}
+    return out
 
 
 def _by_shots(table: pd.DataFrame, path: Path) -> pd.DataFrame:
