@@ -2,6 +2,7 @@
 the checkpoint rule of inspect, reader edge values, ratio groups, task groups and the whole flow on the fixture."""
 
 import json
+import re
 import warnings
 
 import numpy as np
@@ -43,8 +44,10 @@ def test_the_published_exports_read_every_family_and_the_sizes_file_is_no_run(ol
     assert set(table["params_source"]) == {"--metadata runs.csv"}
     loss = bc.select(table, "c4_en-validation", "loss")
     assert (loss["value"] > 1).all()  # a loss in nats, read and never range-checked as a score
-    soft = bc.select(table, "hellaswag_val", "soft")["value"]
-    log = bc.select(table, "hellaswag_val", "soft_log")["value"]
+    soft = bc.select(table, "hellaswag_val", "soft").set_index("run")["value"]
+    log = bc.select(table, "hellaswag_val", "soft_log").set_index("run")["value"]
+    assert sorted(soft.index) == sorted(log.index) and len(soft) == 5
+    log = log.reindex(soft.index)
     # the mean probability of the answer and the mean of its log, paired by run: the log of a mean is never below it
     assert ((log <= np.log(soft)) & (log > np.log(soft) - 0.05)).all()
     assert bc.select(table, "hellaswag_val")["metric"].eq("len_norm").all()  # the one score metric, no --metric
@@ -229,7 +232,8 @@ FLOW = ("-b", "hellaswag_val:len_norm", "-b", "arc_easy_val:len_norm", "-b", "mm
 
 
 def _flow(folder, meta, tmp_path, benchmarks) -> dict:
-    """inspect, a forecast of several tasks for two planned runs, plan --forecast-tpr 380 and report: each exits 0."""
+    """inspect, a forecast of several tasks for two planned runs, plan --forecast-tpr 380 (a compute for the target
+    at TPR 380) and report: each exits 0."""
     args = (str(folder), "--metadata", str(meta))
     shown = run_cli("inspect", *args)
     assert shown.exit_code == 0, shown.stderr
@@ -237,7 +241,9 @@ def _flow(folder, meta, tmp_path, benchmarks) -> dict:
     assert forecast.exit_code == 0, forecast.stderr
     plan = run_cli("plan", *args, "-b", "hellaswag_val:len_norm", "--target", "0.9", "--forecast-tpr", "380",
                    "--n-boot", "10")  # fmt: skip
-    assert plan.exit_code in (0, 2) and "Traceback" not in plan.stderr and (plan.stdout or plan.stderr).strip()
+    assert plan.exit_code == 0, plan.stderr
+    assert re.search(r"compute \(FLOPs\) needed for score 0\.9: \d\.\d+e\+\d+", plan.stdout), plan.stdout
+    assert "(TPR 380)" in plan.stdout
     report = run_cli("report", *args, *benchmarks, "-o", str(tmp_path / "report.html"))
     assert report.exit_code == 0, report.stderr
     assert (tmp_path / "report.html").stat().st_size > 10_000
@@ -249,8 +255,11 @@ def _check_answers(answers, benchmarks) -> None:
     assert [a["benchmark"] for a in answers] == benchmarks
     for answer in answers:
         assert len(answer["forecasts"]) == 2
-        for point in answer["forecasts"]:
-            assert 0 <= point["prediction"] <= 1 and point["flags"]  # beyond the ladder's one TPR: flagged, named
+        for point, tpr in zip(answer["forecasts"], (565, 385), strict=True):  # 3.9e12 / 6.9e9 and 5e12 / 13e9
+            assert 0 <= point["prediction"] <= 1
+            # beyond the ladder's TPRs (at most 200): the TPR-extrapolation flag, by name
+            outside = rf"flagged: target TPR {tpr} lies outside the fitted runs' TPR \("
+            assert re.search(outside, point["flags"]), point["flags"]  # the point's flags, as one text
 
 
 @pytest.mark.slow
