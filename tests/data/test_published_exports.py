@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import SHARED, require_shared, run_cli
-from training_logs_ladder import write_published_ladder
+from training_logs_ladder import write_ladder
 
 import benchcast as bc
 from benchcast.data.table import at_tpr, group_mean, summary, tpr_level
@@ -32,7 +32,7 @@ def olmo():
 
 @pytest.fixture(scope="module")
 def published(tmp_path_factory):
-    return write_published_ladder(tmp_path_factory.mktemp("published"))
+    return write_ladder(tmp_path_factory.mktemp("published"), published=True)
 
 
 def test_the_published_exports_read_every_family_and_the_sizes_file_is_no_run(olmo):

@@ -4,7 +4,7 @@
 100 steps and evaluates every 10th (checkpoints). Task bits per byte follow L = E + A / N^a + B / D^b (a little
 higher before the learning rate has decayed), accuracy a sigmoid of it above chance, plus evaluation noise.
 
-:func:`write_published_ladder` writes 30 runs in the published format of ``../shared/data/olmo-exports`` (issue
+``write_ladder(..., published=True)`` writes 30 runs in the published format of ``../shared/data/olmo-exports`` (issue
 #49): the same column families (soft and soft_log columns, corpus losses ``eval/<corpus>-validation/...``, MMLU
 subtasks, optim/ and other unread columns), the sizes file inside the export folder, and ratios that rounding splits
 (each run's tokens off its planned ratio by up to 0.4 %, so 100 reads 99.6 .. 100.4).
@@ -78,37 +78,23 @@ def _export(params: float, tpr: int, rng: np.random.Generator, log_every_pct: in
     return frame
 
 
-def write_published_ladder(folder: Path, seed: int = 0) -> tuple[Path, Path]:
-    """30 runs (5 sizes x TPR 10, 20, 50, 100, 200, and a rerun of each 20 TPR run) exported as the lab publishes
-    them, with ``runs.csv`` (run, params) inside the export folder; returns (folder, runs.csv)."""
+def write_ladder(folder: Path, seed: int = 0, *, published: bool = False) -> tuple[Path, Path]:
+    """Write the exports into ``folder/exports`` and the run metadata (run, params) to ``folder/runs.csv``; returns
+    (exports, runs.csv). ``published``: 30 runs (5 sizes x TPR 10, 20, 50, 100, 200, and a rerun of each 20 TPR run)
+    exported as the lab publishes them into ``folder/published``, with ``runs.csv`` inside that folder."""
     rng = np.random.default_rng(seed)
-    folder = Path(folder) / "published"
-    folder.mkdir(parents=True, exist_ok=True)
-    meta = []
-    for params in PUBLISHED_SIZES:
-        for tpr in TPRS:
-            for rerun in (False, True) if tpr == 20 else (False,):
-                name = _run_name(params, tpr, rerun)
-                _export(params, tpr, rng, published=True).to_csv(folder / f"{name}.csv", index=False)
-                meta.append({"run": name, "params": params})
-    pd.DataFrame(meta).to_csv(folder / "runs.csv", index=False)
-    return folder, folder / "runs.csv"
-
-
-def write_ladder(folder: Path, seed: int = 0) -> tuple[Path, Path]:
-    """Write the exports into ``folder/exports`` and the run metadata (run, params) to ``folder/runs.csv``."""
-    rng = np.random.default_rng(seed)
-    exports = Path(folder) / "exports"
+    exports = Path(folder) / ("published" if published else "exports")
     exports.mkdir(parents=True, exist_ok=True)
     meta = []
-    for params in SIZES:
+    for params in PUBLISHED_SIZES if published else SIZES:
         for tpr in TPRS:
             for rerun in (False, True) if tpr == 20 else (False,):
                 name = _run_name(params, tpr, rerun)
-                _export(params, tpr, rng).to_csv(exports / f"{name}.csv", index=False)
+                _export(params, tpr, rng, published=published).to_csv(exports / f"{name}.csv", index=False)
                 meta.append({"run": name, "params": params})
-    pd.DataFrame(meta).to_csv(Path(folder) / "runs.csv", index=False)
-    return exports, Path(folder) / "runs.csv"
+    runs = (exports if published else Path(folder)) / "runs.csv"
+    pd.DataFrame(meta).to_csv(runs, index=False)
+    return exports, runs
 
 
 if __name__ == "__main__":
