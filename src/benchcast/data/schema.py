@@ -309,7 +309,9 @@ def validate(frame: pd.DataFrame, source: str = "table") -> pd.DataFrame:
     if outside.any():  # the first such (benchmark, metric), all its scores judged (percentages?)
         row = out.iloc[_first(outside)]
         rows = out[(out["benchmark"] == row["benchmark"]) & (out["metric"] == row["metric"])]
-        check_scores(rows["value"], rows["run"], f"score metric '{row['metric']}' of benchmark '{row['benchmark']}'", source)
+        check_scores(
+            rows["value"], rows["run"], f"score metric '{row['metric']}' of benchmark '{row['benchmark']}'", source
+        )
     for extra in frame.columns:
         if extra not in out.columns and extra not in ("k",):
             out[extra] = frame[extra]

@@ -57,7 +57,9 @@ def _count_unit(value: float, column: str) -> str:
     """The units (thousands, millions...) a count below its range may be in, as a clause of an error, or ''."""
     lo, hi = _TYPICAL[column]
     units = [words for factor, words in _COUNT_UNITS if value > 0 and lo <= value / factor <= hi]
-    return f" - it looks like {' or '.join(units)} of {'parameters' if column == 'params' else 'tokens'}" if units else ""
+    return (
+        f" - it looks like {' or '.join(units)} of {'parameters' if column == 'params' else 'tokens'}" if units else ""
+    )
 
 
 def _refuse(source: str, run: str, column: str, value: float, lo: float, hi: float, likely: str) -> None:
