@@ -36,6 +36,7 @@ from benchcast.cli.options import (
     Seed,
     benchmark_metrics,
     forecast_settings,
+    positive_option,
     read,
 )
 from benchcast.cli.plan import DEFAULT_INTERVAL, DEFAULT_LEVEL, DEFAULT_SEED, is_fit_artifact
@@ -69,6 +70,7 @@ def plan_command(
             "--forecast-tpr",
             help="Tokens per parameter of the planned run, inside the fitted runs' ratios or beyond them (default: "
             "--tpr, or the fit's TPR): it splits C into N and D, and the plan answers them.",
+            callback=positive_option,
         ),
     ] = None,
     benchmark: Benchmarks = None,
