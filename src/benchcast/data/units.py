@@ -20,7 +20,7 @@ PARAMS_RANGE = (1e5, 1e14)
 # D: Pythia's first checkpoints saw 2 M tokens; the longest published runs 15 T (1.5e13)
 TOKENS_RANGE = (1e5, 1e15)
 # D / N: the longest-trained small models sit near 6e4 tokens per parameter (Qwen3-0.6B on 36 T tokens); a backstop
-# behind the N range (parameters in thousands of a 10 B model), wide enough for a one-size synthetic ladder to 1e23 FLOPs
+# behind the N range (N in thousands of a 10 B model), wide enough for a one-size synthetic ladder to 1e23 FLOPs
 TPR_MAX = 1e7
 # C where no N and D say otherwise: 6 N D at the bounds above, and 20x beyond the largest run trained (5e26)
 FLOPS_RANGE = (6.0 * PARAMS_RANGE[0] * TOKENS_RANGE[0], 1e28)
