@@ -144,7 +144,6 @@ PlannedParams = Annotated[
         "-N",
         help="Parameters N of a planned run, with --tokens (repeatable, paired in order).",
         metavar="N",
-        callback=positive_option,
     ),
 ]
 PlannedTokens = Annotated[
@@ -155,7 +154,6 @@ PlannedTokens = Annotated[
         help="Training tokens D of a planned run, with --params (C = 6 N D at the data's FLOPs convention, "
         "TPR = D / N).",
         metavar="D",
-        callback=positive_option,
     ),
 ]
 Proxy = Annotated[
