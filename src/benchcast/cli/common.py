@@ -172,16 +172,16 @@ def _unanswered(answer, source: str) -> str:
     return ""
 
 
-def _finish_answers(answers: list, why: dict) -> None:
+def _finish_answers(answers: list, why: list[str]) -> None:
     """After printing: exit 2 where nothing was answered, :data:`EXIT_SOME_REFUSED` where several benchmarks were asked
     and some refused (each named on stderr), else return (exit 0)."""
-    refused = [name for name, reason in why.items() if reason]
+    refused = [answer.benchmark for answer, reason in zip(answers, why, strict=True) if reason]
     if not refused:
         return
     if len(answers) == 1:
-        raise BenchcastError(why[refused[0]])
+        raise BenchcastError(why[0])
     if len(refused) == len(answers):
-        raise BenchcastError(f"none of the {len(answers)} benchmarks was answered: " + "; ".join(why.values()))
+        raise BenchcastError(f"none of the {len(answers)} benchmarks was answered: " + "; ".join(why))
     print_error(
         f"{len(refused)} of {len(answers)} benchmarks refused ({', '.join(refused)}; each row says why), the others "
         f"answered: exit status {EXIT_SOME_REFUSED}."
@@ -194,9 +194,9 @@ def print_answers(answers: list, json: bool, source: str) -> None:
     or one table (a row per benchmark and point: each answer's ``to_frame()``, flags as 'flagged'/'refused'; an
     unanswered benchmark's row 'refused') followed by each answer's notes (a refusal's reason). Then the exit status
     says which were answered (:func:`_finish_answers`)."""
-    why = {a.benchmark: _unanswered(a, source) for a in answers}
+    why = [_unanswered(a, source) for a in answers]  # by position: one benchmark may be asked with two metrics
     if json:
-        docs = [a.to_dict() | ({"refused": why[a.benchmark]} if why[a.benchmark] else {}) for a in answers]
+        docs = [a.to_dict() | ({"refused": w} if w else {}) for a, w in zip(answers, why, strict=True)]
         emit_json(answers[0].to_dict() if len(answers) == 1 else docs)
     elif len(answers) == 1:
         console.print(answers[0])
@@ -205,7 +205,7 @@ def print_answers(answers: list, json: bool, source: str) -> None:
     _finish_answers(answers, why)
 
 
-def _print_table(answers: list, why: dict) -> None:
+def _print_table(answers: list, why: list[str]) -> None:
     """Several answers as one table, a row per benchmark and point, then each one's notes."""
     import pandas as pd
     from rich.markup import escape
@@ -214,7 +214,7 @@ def _print_table(answers: list, why: dict) -> None:
     from benchcast.forecasting.forecast import bound_column
 
     frames = []
-    for answer in answers:
+    for answer, unanswered in zip(answers, why, strict=True):
         if isinstance(answer, Refusal):
             frames.append(pd.DataFrame({"benchmark": [answer.benchmark], "flags": ["refused"]}))
             continue
@@ -223,7 +223,7 @@ def _print_table(answers: list, why: dict) -> None:
             sizes = [c for c in ("params", "tokens", "tpr") if frame[c].notna().any()]
             bounds = [bound_column(side, answer.level) for side in ("lower", "upper")]
             marks = [("refused" if refused(f) else "flagged") if f else "" for f in frame["flags"]]
-            marks = ["refused" if why[answer.benchmark] else mark for mark in marks]
+            marks = ["refused" if unanswered else mark for mark in marks]
             frame = frame[["flops", *sizes, "prediction", *bounds]].assign(flags=marks)
         else:  # a plan: its flags are its own
             frame = frame.assign(flags=short(answer.flags).split(":")[0])
