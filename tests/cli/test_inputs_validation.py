@@ -383,3 +383,71 @@ def test_selecting_from_an_empty_table_says_it_is_empty():
     empty = pd.DataFrame(columns=["run", "benchmark", "metric", "value", "flops"])
     with pytest.raises(bc.SelectionError, match="the table is empty"):
         select(empty, "arc_easy", "acc_norm")
+
+
+# -- issue 49: the reason kept when a command fails, and edge values refused by name ----------------------
+
+
+def test_warnings_gathered_before_a_failure_are_printed_with_it(tmp_path):
+    path = tmp_path / "t.csv"
+    tidy(run=["a", "a"], params=[1e8, 1e8], tokens=[2e9, 2e9], value=[0.3, 0.3]).to_csv(path, index=False)
+    out = _cli("fit", path, "-b", "nosuch")
+    _refused_after_warning = out.stderr.split("error:")
+    assert out.returncode == 2 and len(_refused_after_warning) == 2, out.stderr
+    assert "repeat an earlier row exactly" in _refused_after_warning[0]
+    assert "unknown benchmark 'nosuch'" in _refused_after_warning[1]
+
+
+@pytest.fixture(scope="module")
+def example_csv() -> str:
+    from benchcast.data.example import example_path
+
+    return str(example_path())
+
+
+@pytest.mark.parametrize(
+    ("args", "needles"),
+    [
+        (("inspect", "{data}", "--column", "stderr=bogus"), ("column 'stderr' is renamed to 'bogus'", "stderr")),
+        (("bench", "--data", "{data}", "--cutoffs", "0"), ("--cutoffs must be an integer >= 1, got 0",)),
+        (
+            ("bench", "--data", "{data}", "-b", "hellaswag:acc_norm", "--holdout-tpr", "37"),
+            ("--holdout-tpr) 37 is none of the data's tokens-per-parameter ratios (20",),
+        ),
+        (("backtest", "{data}", "-b", "hellaswag", "--threshold", "nan"), ("--threshold", "got nan")),
+    ],
+)
+def test_edge_values_are_refused_naming_the_option(example_csv, args, needles):
+    _refused(_cli(*(a.format(data=example_csv) for a in args)), *needles)
+
+
+@pytest.mark.parametrize(
+    ("command", "option", "value"),
+    [("report", "--forecast-tpr", "0"), ("plan", "--forecast-tpr", "-1"), ("forecast", "--tpr", "nan")],
+)
+def test_size_options_are_checked_before_the_data_is_read(example_csv, tmp_path, command, option, value):
+    args = {"report": ("-b", "hellaswag", "-C", "1e23", "-o", str(tmp_path / "r.html")), "plan": ("--target", "0.6")}
+    args |= {"forecast": ("-b", "hellaswag", "-C", "1e23")}
+    out = _cli(command, example_csv, *args[command], option, value, *(() if command == "forecast" else ("-b", "x")))
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    text = " ".join(out.stderr.replace("│", " ").split())
+    assert f"Invalid value for '{option}'" in text and "must be a positive finite number" in text, text
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_a_dollar_in_a_benchmark_name_is_drawn_as_written():
+    """'$arc^^e$' (a benchmark, a legend entry) is no mathtext: the figure is drawn, its log ticks still mathtext."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from benchcast.plots.style import figure_bytes
+
+    fig, ax = plt.subplots()
+    ax.plot([1e20, 1e22], [0.3, 0.5], label="$arc^^e$ runs")
+    ax.set(xscale="log", title="$arc^^e$: forecast")
+    ax.legend()
+    assert figure_bytes(fig, "png")[:4] == b"\x89PNG"
+    assert any("$" in t.get_text() and t.get_parse_math() for t in ax.xaxis.get_ticklabels())
+    plt.close(fig)

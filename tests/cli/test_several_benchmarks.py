@@ -49,3 +49,39 @@ def test_plan_of_several_benchmarks_is_one_json_list(ladder):
 def test_bad_benchmark_lists_are_refused(ladder, flags, message):
     out = run_cli("forecast", ladder, *flags, "--flops", "1e22", "--n-boot", "0")
     assert out.exit_code == 2 and message in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.fixture(scope="module")
+def with_one_at_chance(tmp_path_factory) -> str:
+    """The example ladder and a benchmark whose every run scores its chance level: nothing can be fitted to it."""
+    import pandas as pd
+
+    table = pd.read_csv(example_path())
+    flat = table[table["benchmark"] == "hellaswag"].assign(benchmark="flat", value=0.25, q_rand=0.25)
+    path = tmp_path_factory.mktemp("flat") / "ladder.csv"
+    pd.concat([table, flat]).to_csv(path, index=False)
+    return str(path)
+
+
+@pytest.mark.slow  # two forecasts of the ladder: ~6 s
+def test_each_benchmark_is_answered_or_refused_in_its_own_row(with_one_at_chance):
+    """One benchmark with no usable runs, one unknown: the other is still answered; exit 3 says some were refused."""
+    asked = ("-b", "arc_easy", "-b", "flat", "-b", "nosuch", "--flops", "1e22", *COMMON)
+    out = run_cli("forecast", with_one_at_chance, *asked, "--json")
+    assert out.exit_code == 3, out.stderr
+    answers = {a["benchmark"]: a for a in json.loads(out.stdout)}
+    assert list(answers) == ["arc_easy", "flat", "nosuch"]
+    assert "refused" not in answers["arc_easy"] and 0 < answers["arc_easy"]["forecasts"][0]["prediction"] < 1
+    assert "no law has support" in answers["flat"]["refused"]
+    assert "unknown benchmark 'nosuch'" in answers["nosuch"]["refused"]
+    assert "2 of 3 benchmarks refused (flat, nosuch" in out.stderr
+    table = run_cli("forecast", with_one_at_chance, *asked)
+    assert table.exit_code == 3
+    rows = {line.split("│")[1].strip(): line for line in table.stdout.splitlines() if line.startswith("│")}
+    assert "refused" in rows["flat"] and "refused" in rows["nosuch"] and "refused" not in rows["arc_easy"]
+    assert "nosuch: refused: unknown benchmark 'nosuch'" in table.stdout
+
+
+def test_every_benchmark_refused_is_exit_2(with_one_at_chance):
+    out = run_cli("plan", with_one_at_chance, "-b", "flat", "-b", "nosuch", "--target", "0.6", *COMMON)
+    assert out.exit_code == 2 and "none of the 2 benchmarks was answered" in out.stderr, out.stderr

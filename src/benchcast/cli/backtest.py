@@ -185,6 +185,7 @@ def sweep_command(
     """Threshold sweep (6e19 .. 5e22): held-out MRE per threshold and the critical threshold."""
     from benchcast.evaluation.sweep import compare_sweeps
     from benchcast.fitting.api import FitSpec
+    from benchcast.fitting.spec import design
 
     figures = figure_options(figure_format, dpi, writes=out is not None)
     refuse_unused_proxy(law or ["power"], proxy)
@@ -196,6 +197,8 @@ def sweep_command(
         for bench in benchmark
         for name in law or ["power"]
     ]
+    for spec in specs:  # a benchmark or metric the data lack is refused before any sweep, not after the others
+        design(table, spec)
     sweeps = compare_sweeps(
         table, specs, min_flops=min_flops, tpr=tpr, n_boot=boot, interval=interval, n_jobs=jobs, ray_address=ray
     )

@@ -183,9 +183,10 @@ def bench_command(
     from benchcast.evaluation.strategies import FIXED_LAWS
     from benchcast.studies.legacy import HOLDOUT
     from benchcast.studies.presets import locate, preset_dataset
-    from benchcast.validation import check_interval, check_replicates
+    from benchcast.validation import check_count, check_interval, check_replicates
 
     check_replicates(n_boot, allow_zero=False)
+    check_count("--cutoffs", cutoffs)
     figures = figure_options(figure_format, dpi, writes=bool(out))
     if interval is not None:
         check_interval(interval)

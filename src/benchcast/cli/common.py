@@ -17,6 +17,7 @@ if not console.is_terminal:  # pipes and files get whole tables, not 80-column t
     console = Console(width=200)
 err_console = Console(stderr=True)
 EXIT_USER_ERROR = 2
+EXIT_SOME_REFUSED = 3  # several benchmarks asked, some answered, the others refused in their rows
 
 
 def emit_json(payload) -> None:
@@ -51,7 +52,8 @@ def _describe(exc: BaseException) -> str:
 
 
 def user_errors(command: Callable) -> Callable:
-    """Run a command; user errors print one paragraph and exit 2; fit warnings go to stderr."""
+    """Run a command; user errors print one paragraph and exit 2; fit and data warnings go to stderr, those gathered
+    before a failure too (printed before its error: the reason is often among them)."""
 
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
@@ -61,21 +63,32 @@ def user_errors(command: Callable) -> Callable:
             try:
                 result = command(*args, **kwargs)
             except BenchcastError as exc:
+                _print_warnings(caught)
                 print_error(str(exc))
                 raise typer.Exit(EXIT_USER_ERROR) from None
             except (OSError, ValueError) as exc:
                 if os.environ.get("BENCHCAST_DEBUG"):
                     raise
+                _print_warnings(caught)
                 print_error(_describe(exc))
                 raise typer.Exit(EXIT_USER_ERROR) from None
-        shown = set()
-        for item in caught:
-            if issubclass(item.category, (FitWarning, DataWarning)) and str(item.message) not in shown:
-                shown.add(str(item.message))
-                print_warning(str(item.message))
-        return result
+            except typer.Exit:  # a command's own exit status (some benchmarks refused): its warnings still count
+                _print_warnings(caught)
+                raise
+            _print_warnings(caught)
+            return result
 
     return wrapper
+
+
+def _print_warnings(caught) -> None:
+    """Each fit or data warning a command gathered, once."""
+    shown = set()
+    for item in caught:
+        if issubclass(item.category, (FitWarning, DataWarning)) and str(item.message) not in shown:
+            shown.add(str(item.message))
+            print_warning(str(item.message))
+    caught.clear()
 
 
 def refuse_options(given: dict[str, bool], why: str) -> None:
@@ -118,15 +131,82 @@ def refuse_nothing_forecast(predictions, reasons, what: str) -> None:
     raise BenchcastError(f"nothing was forecast for {what}: {why}")
 
 
-def print_answers(answers: list, json: bool) -> None:
-    """One answer as its own view; several (one per ``-b``) as one JSON list, or one table (a row per benchmark and
-    point: each answer's ``to_frame()``, flags as 'flagged'/'refused') followed by each answer's notes."""
-    if json:
-        emit_json(answers[0].to_dict() if len(answers) == 1 else [a.to_dict() for a in answers])
+class Refusal:
+    """A benchmark a multi-benchmark command could not answer: its row says why."""
+
+    flags = ()
+    notes = ()
+
+    def __init__(self, benchmark: str, metric: str | None, reason: str):
+        self.benchmark, self.metric, self.reason = benchmark, metric, reason
+
+    def to_dict(self) -> dict:
+        """Its JSON entry: the benchmark, the metric asked and the reason."""
+        return {"benchmark": self.benchmark, "metric": self.metric, "refused": self.reason}
+
+
+def answer_each(pairs: list, make: Callable) -> list:
+    """``make(benchmark, metric)`` for each pair; with several, a benchmark that cannot be answered becomes a
+    :class:`Refusal` rather than sink the others (one alone raises its error, as it always did)."""
+    if len(pairs) == 1:
+        return [make(*pairs[0])]
+    out = []
+    for name, metric in pairs:
+        try:
+            out.append(make(name, metric))
+        except BenchcastError as exc:
+            out.append(Refusal(name, metric, str(exc)))
+    return out
+
+
+def _unanswered(answer, source: str) -> str:
+    """Why an answer holds no number ('' where it holds one): a refusal's reason, or a forecast with none."""
+    if isinstance(answer, Refusal):
+        return answer.reason
+    if not hasattr(answer, "prediction"):  # a plan: an answer of its own
+        return ""
+    try:
+        refuse_nothing_forecast(answer.prediction, answer.notes, f"{answer.benchmark} from {source}")
+    except BenchcastError as exc:
+        return str(exc)
+    return ""
+
+
+def _finish_answers(answers: list, why: list[str]) -> None:
+    """After printing: exit 2 where nothing was answered, :data:`EXIT_SOME_REFUSED` where several benchmarks were asked
+    and some refused (each named on stderr), else return (exit 0)."""
+    refused = [answer.benchmark for answer, reason in zip(answers, why, strict=True) if reason]
+    if not refused:
         return
     if len(answers) == 1:
+        raise BenchcastError(why[0])
+    if len(refused) == len(answers):
+        raise BenchcastError(f"none of the {len(answers)} benchmarks was answered: " + "; ".join(why))
+    print_error(
+        f"{len(refused)} of {len(answers)} benchmarks refused ({', '.join(refused)}; each row says why), the others "
+        f"answered: exit status {EXIT_SOME_REFUSED}."
+    )
+    raise typer.Exit(EXIT_SOME_REFUSED)
+
+
+def print_answers(answers: list, json: bool, source: str) -> None:
+    """One answer as its own view; several (one per ``-b``) as one JSON list (an unanswered one with ``refused``: why),
+    or one table (a row per benchmark and point: each answer's ``to_frame()``, flags as 'flagged'/'refused'; an
+    unanswered benchmark's row 'refused') followed by each answer's notes (a refusal's reason). Then the exit status
+    says which were answered (:func:`_finish_answers`)."""
+    why = [_unanswered(a, source) for a in answers]  # by position: one benchmark may be asked with two metrics
+    if json:
+        docs = [a.to_dict() | ({"refused": w} if w else {}) for a, w in zip(answers, why, strict=True)]
+        emit_json(answers[0].to_dict() if len(answers) == 1 else docs)
+    elif len(answers) == 1:
         console.print(answers[0])
-        return
+    else:
+        _print_table(answers, why)
+    _finish_answers(answers, why)
+
+
+def _print_table(answers: list, why: list[str]) -> None:
+    """Several answers as one table, a row per benchmark and point, then each one's notes."""
     import pandas as pd
     from rich.markup import escape
 
@@ -134,21 +214,29 @@ def print_answers(answers: list, json: bool) -> None:
     from benchcast.forecasting.forecast import bound_column
 
     frames = []
-    for answer in answers:
+    for answer, unanswered in zip(answers, why, strict=True):
+        if isinstance(answer, Refusal):
+            frames.append(pd.DataFrame({"benchmark": [answer.benchmark], "flags": ["refused"]}))
+            continue
         frame = answer.to_frame()
         if "forecaster" in frame:  # a forecast: its runs, prediction, bounds at the widest level and flags
             sizes = [c for c in ("params", "tokens", "tpr") if frame[c].notna().any()]
             bounds = [bound_column(side, answer.level) for side in ("lower", "upper")]
             marks = [("refused" if refused(f) else "flagged") if f else "" for f in frame["flags"]]
+            marks = ["refused" if unanswered else mark for mark in marks]
             frame = frame[["flops", *sizes, "prediction", *bounds]].assign(flags=marks)
         else:  # a plan: its flags are its own
             frame = frame.assign(flags=short(answer.flags).split(":")[0])
         frames.append(frame.assign(benchmark=answer.benchmark))
     table = pd.concat(frames, ignore_index=True)
-    table = table[["benchmark", *(c for c in table.columns if c != "benchmark")]]
+    table = table[["benchmark", *(c for c in table.columns if c not in ("benchmark", "flags")), "flags"]]
     rows = [[("—" if isinstance(v, float) and v != v else v) for v in row] for row in table.values.tolist()]
-    console.print(rich_table(answers[0].title.split(": ", 1)[-1], list(table.columns), rows))
+    title = next((a.title for a in answers if not isinstance(a, Refusal)), "refused: every benchmark")
+    console.print(rich_table(title.split(": ", 1)[-1], list(table.columns), rows))
     for answer in answers:
+        if isinstance(answer, Refusal):
+            console.print(escape(f"{answer.benchmark}: refused: {answer.reason}"), highlight=False, soft_wrap=True)
+            continue
         own = [] if "forecaster" in answer.to_frame() else [describe(answer.flags)]  # a plan's, not its frame's
         for note in [*answer.notes, *(n for n in own if n)]:
             console.print(escape(f"{answer.benchmark}: {note}"), highlight=False, soft_wrap=True)

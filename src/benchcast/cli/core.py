@@ -318,22 +318,28 @@ def fit_command(
 
     refuse_unused_settings(get_law(law), k=k, proxy=proxy, max_k=max_k, gold_metric=gold_metric)
     table = read(data, format, metadata, q_rand, margin=margin, columns=column)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", FitWarning)
-        result = fit(
-            table,
-            law,
-            benchmark,
-            metric,
-            k,
-            max_flops=max_flops,
-            min_flops=min_flops,
-            tpr=tpr,
-            max_k=max_k,
-            proxy=proxy,
-            gold_metric=gold_metric,
-            seed=seed,
-        )
+    caught: list = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", FitWarning)
+            result = fit(
+                table,
+                law,
+                benchmark,
+                metric,
+                k,
+                max_flops=max_flops,
+                min_flops=min_flops,
+                tpr=tpr,
+                max_k=max_k,
+                proxy=proxy,
+                gold_metric=gold_metric,
+                seed=seed,
+            )
+    except BenchcastError:  # the warnings it gave first are said with its error: they often say why
+        for item in caught:
+            warnings.warn_explicit(item.message, item.category, item.filename, item.lineno)
+        raise
     for item in caught:  # the fit report lists the fit's own warnings: print each once, not also on stderr
         if json or not any(str(item.message).endswith(w) for w in result.warnings):
             warnings.warn_explicit(item.message, item.category, item.filename, item.lineno)

@@ -98,13 +98,34 @@ def read(
 
 Laws = Annotated[list[str] | None, typer.Option("--law", "-l", help="Law name; repeat to compare (default: power).")]
 Threshold = Annotated[float, typer.Option(help="Compute threshold T (FLOPs): fit C <= T, test C > T.")]
+
+
 # the run selection of every command that fits (fit, backtest, forecast, recommend, report...): one definition
+def positive_option(ctx: typer.Context, param, value):
+    """A size option's value(s) (a ratio, FLOPs, N, D), refused where one is not a positive finite number: named as
+    the option, before any data is read."""
+    from benchcast.errors import BenchcastError
+    from benchcast.validation import check_positive
+
+    if ctx.resilient_parsing:
+        return value
+    for item in value if isinstance(value, (list, tuple)) else [value]:
+        try:
+            check_positive(param.opts[0].lstrip("-"), item)
+        except BenchcastError as exc:
+            raise typer.BadParameter(str(exc)) from None
+    return value
+
+
 Tpr = Annotated[
     float | None,
-    typer.Option(help="Use only runs with this tokens-per-parameter ratio (matched within 1 %: 20 selects 20.013)."),
+    typer.Option(
+        help="Use only runs with this tokens-per-parameter ratio (matched within 1 %: 20 selects 20.013).",
+        callback=positive_option,
+    ),
 ]
-MinFlops = Annotated[float | None, typer.Option(help="Fit only runs with C >= this.")]
-MaxFlops = Annotated[float | None, typer.Option(help="Fit only runs with C <= this.")]
+MinFlops = Annotated[float | None, typer.Option(help="Fit only runs with C >= this.", callback=positive_option)]
+MaxFlops = Annotated[float | None, typer.Option(help="Fit only runs with C <= this.", callback=positive_option)]
 FlopsPer6ND = Annotated[
     float | None,
     typer.Option(
@@ -112,6 +133,7 @@ FlopsPer6ND = Annotated[
         help="Place a planned run (--params N --tokens D) at C = R x 6 N D (default: the data's own convention, "
         "FLOPs / (6 N D) of its selected runs, log-linear in N; 1 where it gives no FLOPs).",
         metavar="R",
+        callback=positive_option,
     ),
 ]
 # a planned run given by its size ("my 7B on 4T tokens"): C = 6 N D, TPR = D / N; not with the compute options

@@ -7,6 +7,8 @@ import typer
 
 from benchcast.cli.app import app
 from benchcast.cli.common import (
+    Refusal,
+    answer_each,
     console,
     emit_json,
     err_console,
@@ -187,8 +189,10 @@ def forecast_command(
     within = {"tpr": tpr, "min_flops": min_flops, "max_flops": max_flops}
     selection = {**within, "proxy": proxy}
     settings = forecast_settings(boot, level, interval, seed, jobs, ray, flops_per_6nd=flops_per_6nd, **selection)
-    outs = [
-        forecast_default(
+    pairs = benchmark_metrics(benchmark, metric)
+    outs = answer_each(
+        pairs,
+        lambda name, own_metric: forecast_default(
             table,
             name,
             own_metric,
@@ -198,16 +202,14 @@ def forecast_command(
             tokens=tokens or None,
             curves=out is not None,
             **settings,
-        )
-        for name, own_metric in benchmark_metrics(benchmark, metric)
-    ]
-    if out is not None:
-        asked = benchmark_metrics(benchmark, metric)
-        written = write_forecast_figure(out, outs, [select(table, *name, k, **within) for name in asked])
+        ),
+    )
+    answered = [(o, pair) for o, pair in zip(outs, pairs, strict=True) if not isinstance(o, Refusal)]
+    if out is not None and answered:
+        shown = [select(table, *pair, k, **within) for _, pair in answered]
+        written = write_forecast_figure(out, [o for o, _ in answered], shown)
         (err_console if json else console).print(f"wrote {written}")  # stdout stays JSON with --json
-    print_answers(outs, json)
-    for out in outs:
-        refuse_nothing_forecast(out.prediction, out.notes, f"{out.benchmark} from {source}")
+    print_answers(outs, json, str(source))
 
 
 def write_forecast_figure(path: Path, outs: list, runs: list) -> Path:

@@ -6,7 +6,15 @@ from typing import Annotated
 import typer
 
 from benchcast.cli.app import app
-from benchcast.cli.common import console, emit_json, print_answers, refuse_jobs_with_ray, refuse_options, user_errors
+from benchcast.cli.common import (
+    answer_each,
+    console,
+    emit_json,
+    print_answers,
+    refuse_jobs_with_ray,
+    refuse_options,
+    user_errors,
+)
 from benchcast.cli.core import refuse_unused_proxy
 from benchcast.cli.options import (
     Benchmarks,
@@ -28,6 +36,7 @@ from benchcast.cli.options import (
     Seed,
     benchmark_metrics,
     forecast_settings,
+    positive_option,
     read,
 )
 from benchcast.cli.plan import DEFAULT_INTERVAL, DEFAULT_LEVEL, DEFAULT_SEED, is_fit_artifact
@@ -61,6 +70,7 @@ def plan_command(
             "--forecast-tpr",
             help="Tokens per parameter of the planned run, inside the fitted runs' ratios or beyond them (default: "
             "--tpr, or the fit's TPR): it splits C into N and D, and the plan answers them.",
+            callback=positive_option,
         ),
     ] = None,
     benchmark: Benchmarks = None,
@@ -143,30 +153,16 @@ def plan_command(
 
         refuse_unused_proxy(list(DEFAULT_CANDIDATES), proxy)
         table = read(source, format, metadata, q_rand, margin=margin, columns=column)
-        outs = [
-            plan_default(
-                table,
-                name,
-                own_metric,
-                k,
-                target=target,
-                forecast_tpr=forecast_tpr,
-                **forecast_settings(
-                    boot,
-                    level,
-                    interval,
-                    seed,
-                    jobs,
-                    ray,
-                    tpr=tpr,
-                    min_flops=min_flops,
-                    max_flops=max_flops,
-                    proxy=proxy,
-                ),
-            )  # fmt: skip
-            for name, own_metric in benchmark_metrics(benchmark, metric)
-        ]
-        print_answers(outs, json)
+        settings = forecast_settings(
+            boot, level, interval, seed, jobs, ray, tpr=tpr, min_flops=min_flops, max_flops=max_flops, proxy=proxy
+        )
+        outs = answer_each(
+            benchmark_metrics(benchmark, metric),
+            lambda name, own_metric: plan_default(
+                table, name, own_metric, k, target=target, forecast_tpr=forecast_tpr, **settings
+            ),
+        )
+        print_answers(outs, json, str(source))
         return
     if json:
         emit_json(out.to_dict())

@@ -26,6 +26,7 @@ from benchcast.cli.options import (
     Tpr,
     check_runs,
     figure_options,
+    positive_option,
     read,
 )
 from benchcast.cli.plan import DEFAULT_INTERVAL, Interval
@@ -74,7 +75,8 @@ def report_command(
         float | None,
         typer.Option(
             help="Tokens per parameter splitting a target C (and the curve) into N and D for laws in N, D "
-            "(default: the planned runs' TPR where they share one, else 20)."
+            "(default: the planned runs' TPR where they share one, else 20).",
+            callback=positive_option,
         ),
     ] = None,
     n_boot: Annotated[

@@ -274,9 +274,10 @@ def _rows_by_key(table: pd.DataFrame, values: dict[str, float], option: str):
             continue
         if bench not in known:
             raise DataError(f"{option} names benchmark {bench!r}, which is not in the data.")
-        rows = (table["benchmark"] == bench).to_numpy()
+        rows = table["benchmark"] == bench
         if metric:
-            rows &= (table["metric"] == metric).to_numpy()
+            rows = rows & (table["metric"] == metric)  # a new mask: a frame's own array is read-only in pandas 3
+        rows = rows.to_numpy(bool)
         yield key, rows
 
 

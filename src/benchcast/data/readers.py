@@ -16,7 +16,7 @@ import pandas as pd
 from benchcast.data import FORMATS
 from benchcast.data.files import read_frame, read_frame_header
 from benchcast.data.lm_eval import read_lm_eval
-from benchcast.data.schema import SIZE_ALIASES, require_names, validate
+from benchcast.data.schema import COLUMNS, SIZE_ALIASES, require_names, validate
 from benchcast.data.training_logs import export_files, is_training_log, read_training_logs
 from benchcast.errors import DataError, DataWarning
 
@@ -29,6 +29,9 @@ ALIASES = {
     "model": "run",  # only when the file has no 'run' column
     "run_id": "run",
 }
+# what a column may be renamed to (``columns=``, ``--column FILE_COLUMN=NAME``): the table's columns and those a reader
+# reads besides (checkpoints, chance levels); a name outside them would be carried as an unread column, its values lost
+RENAME_TARGETS = (*COLUMNS, "q_rand", "choices", "step", "series", "final")
 APPLE_COLUMNS = {"tokens", "benchmark", "metric_type", "score", "tpr"}
 
 
@@ -272,6 +275,13 @@ def load(
     if columns and format not in ("tidy", "wandb"):
         raise DataError(
             f"column renames are read for tidy files and training-log exports, and {path} is {format} data."
+        )
+    unread = {old: new for old, new in (columns or {}).items() if new not in RENAME_TARGETS}
+    if unread:
+        old, new = next(iter(unread.items()))
+        raise DataError(
+            f"{path}: column {old!r} is renamed to {new!r}, a column benchcast does not read (its values would be "
+            f"dropped); rename to one of {', '.join(RENAME_TARGETS)}."
         )
     if format == "apple":
         table = read_apple(path)

@@ -34,6 +34,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from benchcast.data.units import check_scores, check_sizes
 from benchcast.errors import DataError, DataWarning
 
 # Accepted spellings of the size columns, in tidy tables and in run metadata alike.
@@ -239,6 +240,9 @@ def validate(frame: pd.DataFrame, source: str = "table") -> pd.DataFrame:
     out["run"] = frame["run"].astype(str)
     for column in SIZE_COLUMNS:
         out[column] = _numeric(frame, column, source) if column in frame.columns else np.nan
+    given = pd.DataFrame({c: out[c].notna() for c in SIZE_COLUMNS})  # the sizes the file gave, not derived
+    if "tpr" in frame.columns:
+        given["tpr"] = frame["tpr"].notna()
     derived_flops = 6.0 * out["params"] * out["tokens"]
     out["flops"] = out["flops"].fillna(derived_flops)
     out["params"] = out["params"].fillna(out["flops"] / (6.0 * out["tokens"]))
@@ -263,6 +267,7 @@ def validate(frame: pd.DataFrame, source: str = "table") -> pd.DataFrame:
     if bad_tpr.any():
         row = _first(bad_tpr)
         raise DataError(f"{source}: column 'tpr' must be positive, but row {row} holds {out['tpr'].iloc[row]!r}.")
+    check_sizes(out, given, source)
     out["benchmark"] = frame["benchmark"].astype(str)
     metric = frame["metric"].astype(str)
     if "k" in frame.columns and (pd.api.types.is_bool_dtype(frame["k"].dtype)):
@@ -301,20 +306,11 @@ def validate(frame: pd.DataFrame, source: str = "table") -> pd.DataFrame:
     codes, names = pd.factorize(out["metric"], use_na_sentinel=False)
     scores = pd.Series(np.array([is_score_metric(name) for name in names], bool)[codes], index=out.index)
     outside = scores & ~out["value"].between(0.0, 1.0) & out["value"].notna()
-    if outside.any():
-        row = int(np.flatnonzero(outside.to_numpy())[0])
-        value = float(out["value"].iloc[row])  # a plain number in the message, not np.float64(...)
-        shown = out.loc[outside, "value"]
-        percent = bool(shown.between(0.0, 100.0).all() and shown.max() > 2.0)
-        raise DataError(
-            f"{source}: score metric '{out['metric'].iloc[row]}' of benchmark "
-            f"'{out['benchmark'].iloc[row]}' must lie in [0, 1], but run "
-            f"{out['run'].iloc[row]!r} has {value:.6g}"
-            + (
-                f" ({int(outside.sum())} score(s) above 1, all within 0 .. 100: percentages? divide the column by 100)."
-                if percent
-                else "."
-            )
+    if outside.any():  # the first such (benchmark, metric), all its scores judged (percentages?)
+        row = out.iloc[_first(outside)]
+        rows = out[(out["benchmark"] == row["benchmark"]) & (out["metric"] == row["metric"])]
+        check_scores(
+            rows["value"], rows["run"], f"score metric '{row['metric']}' of benchmark '{row['benchmark']}'", source
         )
     for extra in frame.columns:
         if extra not in out.columns and extra not in ("k",):

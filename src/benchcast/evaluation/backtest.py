@@ -24,6 +24,7 @@ from benchcast.forecasting.flags import describe, refused, short
 from benchcast.forecasting.forecast import bound_column
 from benchcast.forecasting.targets import flops_convention
 from benchcast.utils.progress import track
+from benchcast.validation import check_positive
 
 
 def _scored(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
@@ -115,6 +116,7 @@ def backtest(
     )
     if protocol not in PROTOCOLS:
         raise BenchcastError(f"unknown protocol {protocol!r}; expected one of {', '.join(PROTOCOLS)}.")
+    check_positive("the split's threshold (--threshold, FLOPs)", threshold)
     options = {"nd": {"tpr": holdout_tpr}, "passk": {"max_k": spec.max_k or 32}}.get(protocol, {})
     splitter = PROTOCOL_SPLITTERS[protocol](threshold, **options)
     if holdout_params is not None and like_target is not None:

@@ -8,7 +8,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from benchcast.data.table import at_tpr, is_score_metric, parse_metric, select
+from benchcast.data.table import TPR_RTOL, _tprs_present, at_tpr, is_score_metric, parse_metric, select
 from benchcast.errors import BenchcastError, SelectionError
 
 MIN_TRAINING_RUNGS = 3  # a law of three parameters needs at least three computes to be fitted below the cutoff
@@ -46,6 +46,15 @@ class Dataset:
     min_flops: float | None = None
     holdout_tprs: tuple[float, ...] = ()  # runs at these TPRs are held out whatever their compute (K4's protocol)
     holdout_params: float | None = None  # runs of this many parameters or more are held out ("fit < 1B, forecast 3B")
+
+    def __post_init__(self):
+        """Refuse a held-out TPR the data do not have: it would hold out nothing, without a word."""
+        for held in self.holdout_tprs:
+            if not at_tpr(self.table["tpr"], held).any():
+                raise SelectionError(
+                    f"{self.name}: holdout TPR (--holdout-tpr) {held:g} is none of the data's tokens-per-parameter "
+                    f"ratios ({_tprs_present(self.table)}; matched within {TPR_RTOL:.0%}): give one of them."
+                )
 
 
 def ladder(table: pd.DataFrame, n: int, *, tpr: float | None = None, top: float = 0.25, depth: float = 1.25) -> tuple:

@@ -18,6 +18,7 @@ import pandas as pd
 from benchcast.data.chance import chance_level, suggested_chance
 from benchcast.data.covariates import attach_covariates
 from benchcast.data.table import parse_metric, select
+from benchcast.data.units import check_scores
 from benchcast.errors import BenchcastError, DataWarning, SelectionError
 from benchcast.laws import Law, get_law
 
@@ -194,6 +195,9 @@ def design(table: pd.DataFrame, spec: FitSpec) -> tuple[pd.DataFrame, FitSpec]:
         raise SelectionError(f"no rows left for {spec.benchmark!r} after selecting runs.")
     rows = rows.copy()
     metric = str(rows["metric"].iloc[0])
+    # every law forecasts a probability of success: a metric on another scale (percent, a loss) is refused by name
+    what = f"metric {metric!r}, forecast as a score (a probability of success),"
+    check_scores(rows["value"], rows["run"], what, f"benchmark {spec.benchmark!r}")
     rows["k"] = rows["k"].astype(float).fillna(1.0)
     needed = set(law.covariates) | set(law.fit_covariates)
     proxy = (spec.proxy or default_proxy(law, spec, table)) if "proxy" in needed else None

@@ -180,9 +180,27 @@ def given_axes(ax, n: int, width: float = 3.6, height: float = 2.9, max_cols: in
     return axes[0].figure, axes
 
 
+def _literal_text(fig) -> None:
+    """Every title, label, legend and note drawn as written: a '$' in a benchmark or run name ('$arc$') is a dollar,
+    not mathtext that fails to parse; only the tick labels (:mod:`benchcast.plots.ticks`) are mathtext."""
+    from matplotlib.text import Text
+
+    ticks = {
+        id(label)
+        for ax in fig.axes
+        for axis in (ax.xaxis, ax.yaxis)
+        for tick in (*axis.get_major_ticks(), *axis.get_minor_ticks())
+        for label in (tick.label1, tick.label2)
+    }
+    for text in fig.findobj(Text):
+        if id(text) not in ticks:
+            text.set_parse_math(False)
+
+
 def figure_bytes(fig, figure_format: str = "png", dpi: int | None = None) -> bytes:
     """The figure in a file format, as bytes (the figure stays open)."""
     figure_format, dpi = check_figure_options(figure_format, dpi)
+    _literal_text(fig)
     buffer = io.BytesIO()
     # no dates in the files: the same figure gives the same bytes
     metadata = {"png": {"Software": None}, "svg": {"Date": None}, "pdf": {"CreationDate": None}}[figure_format]

@@ -8,6 +8,7 @@ whichever backend ran it.
 from __future__ import annotations
 
 import os
+import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -36,10 +37,43 @@ def resolve_jobs(n_jobs: int | None) -> int:
     return default_jobs() if n_jobs is None else max(1, n_jobs)
 
 
-def _single_threaded_blas() -> None:
+PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent dies (Linux)
+WATCH_SECONDS = 1.0  # how often a worker checks that its parent is alive where prctl is not there
+
+
+def _worker_start(parent: int) -> None:
+    """A pool worker's start: single-threaded BLAS, no progress bars of its own, and an end with its parent."""
     # Fits use tiny matrices: BLAS threads only spin against the other workers (a 3-4x slowdown).
     threadpool_limits(1)
     silence()  # the parent counts the workers' results; a worker's own bars would fight over the terminal
+    _end_with_parent(parent)
+
+
+def _end_with_parent(parent: int) -> None:
+    """End this process when ``parent`` dies, ``kill -9`` included (no pool shutdown runs then): the kernel sends
+    SIGTERM on Linux (prctl PR_SET_PDEATHSIG), and a watchdog thread exits once the parent is gone, wherever the
+    kernel cannot (another OS) or did not (the parent died before the prctl)."""
+    import ctypes
+    import ctypes.util
+    import signal
+    import threading
+
+    signal.signal(
+        signal.SIGTERM, signal.SIG_DFL
+    )  # a parent's handler (utils.io's, while it writes) is not the worker's
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux: the watchdog alone
+        pass
+
+    def watch() -> None:
+        """Exit at once (no cleanup: the parent that wanted the results is gone) when the parent changes."""
+        while os.getppid() == parent:
+            time.sleep(WATCH_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="benchcast-parent-watch", daemon=True).start()
 
 
 def parallel_map(
@@ -66,7 +100,9 @@ def parallel_map(
     if n_jobs == 1 or len(items) <= 1:
         return [func(item) for item in track(items, description, **shown)]
     chunksize = 1  # tasks are whole fits: balance beats batching
-    with ProcessPoolExecutor(max_workers=min(n_jobs, len(items)), initializer=_single_threaded_blas) as pool:
+    with ProcessPoolExecutor(
+        max_workers=min(n_jobs, len(items)), initializer=_worker_start, initargs=(os.getpid(),)
+    ) as pool:
         total = None if sizes is not None else len(items)
         done = list(
             track(pool.map(partial(_warned, func), items, chunksize=chunksize), description, total=total, **shown)
