@@ -50,7 +50,9 @@ def test_each_recipe_forecast_is_the_default_forecast_of_its_runs(ladders, compa
 def test_the_simplest_alternative_and_the_views(comparison):
     rows = comparison.recipes
     assert rows["baseline"].notna().all() and set(rows["baseline_rank"]) == {1.0, 2.0}
-    assert comparison.pairs["baseline_a_better"].isin([0.0, 0.5, 1.0]).all()
+    pair = comparison.pairs.iloc[0]
+    assert pair["baseline_a_better"] == 0.0 and not pair["disagree"]  # B, twice as efficient, is better at the top
+    assert rows["baseline_flops"].nunique() == 1 and (rows["baseline_note"] == "").all()
     text = str(comparison)
     assert "p_a_better" in text and "common random numbers" in text and "undecided" in text
     assert "<table" in comparison._repr_html_()
@@ -85,3 +87,28 @@ def test_bad_recipe_columns_are_refused_by_name(ladders, change, words):
 def test_a_reference_that_is_no_recipe_is_refused(ladders):
     with pytest.raises(BenchcastError, match="reference 'Z'"):
         bc.compare(ladders, "recipe", "hellaswag", flops=PLANNED, reference="Z")
+
+
+def _group(ladders: pd.DataFrame) -> pd.DataFrame:
+    """The ladders' hellaswag scores as two MMLU subtasks (a task group, ``mmlu_val``, the mean of both)."""
+    one = ladders.assign(benchmark="mmlu_stem_val")
+    two = ladders.assign(benchmark="mmlu_humanities_val", value=ladders["value"] * 0.98)
+    return pd.concat([one, two], ignore_index=True).drop(columns="q_rand").assign(q_rand=0.25)
+
+
+def test_a_task_group_is_compared_and_backtested(ladders):
+    table = _group(ladders)
+    out = bc.compare(table, "recipe", "mmlu_val", flops=PLANNED, n_boot=N_BOOT, n_jobs=1)
+    assert out.recipes["prediction"].notna().all() and set(out.recipes["benchmark"]) == {"mmlu_val"}
+    result = bc.compare_backtest(table, "recipe", "mmlu_val", n_boot=N_BOOT, n_jobs=1)
+    pooled = result.scores.set_index("benchmark").loc["pooled"]
+    assert pooled["pairs"] == 1 and pooled["answered"] == 1  # the group's held-out runs are the truth
+
+
+def test_a_recipe_missing_a_benchmark_is_a_reason_not_an_abort(ladders):
+    table = pd.concat([ladders, ladders[ladders["recipe"] == "A"].assign(benchmark="arc_easy")], ignore_index=True)
+    result = bc.compare_backtest(table, "recipe", ["hellaswag", "arc_easy"], n_boot=N_BOOT, n_jobs=1)
+    scores = result.scores.set_index("benchmark")
+    assert scores.at["hellaswag", "pairs"] == 1 and scores.at["arc_easy", "pairs"] == 0
+    arc = result.pairs[result.pairs["benchmark"] == "arc_easy"].iloc[0]
+    assert "B:" in arc["truth_note"]

@@ -1,7 +1,7 @@
 """Which recipe wins at a planned run: each recipe's default forecast (:func:`~benchcast.forecasting.answers.
 forecast_default`, exactly as ``forecast`` gives it), the probability of each ordering from the forecasts' draws, the
 effective-compute multiplier against a reference, where the curves cross, and the simplest alternative's ranking (each
-recipe's best run at the ladder's largest common budget) beside it."""
+recipe's best run at the largest compute every recipe with a forecast reaches) beside it."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from rich.markup import escape
 from benchcast.data.chance import chance_level
 from benchcast.data.schema import COLUMNS
 from benchcast.data.table import select
-from benchcast.errors import BenchcastError
+from benchcast.errors import BenchcastError, DataWarning
 from benchcast.fitting.shared_shape import choose_shape, common_draws, fit_shape, shape_draws
 from benchcast.forecasting.answers import forecast_default
 from benchcast.forecasting.bootstrap import DEFAULT_INTERVAL, DEFAULT_REPLICATES
@@ -29,7 +29,7 @@ from benchcast.utils.rich_view import Markup, RichView, rich_table
 from benchcast.validation import check_level
 
 REACH = 30.0  # the curves run to this multiple of the planned compute (a worse recipe's compute for the same score)
-BAND = 1.5  # runs within this factor of the largest common budget are "at" it (the simplest alternative)
+BAND = 1.1  # runs within this factor of the largest common budget are "at" it (the simplest alternative)
 ERRORS = ("common", "independent")
 SHAPES = ("auto", "default", "shared")
 MIN_SIZES = 4  # shape='auto': recipes with fewer sizes below the plan (median) borrow a shared shape
@@ -47,7 +47,9 @@ class Comparison(RichView):
         The column naming each run's recipe.
     recipes : pandas.DataFrame
         Per benchmark and recipe: ``prediction``, ``lower``/``upper`` (at ``level``), ``flags``, ``note`` (why there
-        is no forecast), ``rank``, and the simplest alternative's ``baseline`` score and ``baseline_rank``.
+        is no forecast), ``rank``, and the simplest alternative's ``baseline`` score (each recipe's best run at
+        ``baseline_flops``, the largest compute below the plan every recipe with a forecast reaches; see
+        :func:`best_at`), ``baseline_rank`` and ``baseline_note`` (why a recipe has no baseline).
     pairs : pandas.DataFrame
         Per benchmark and pair ``a``, ``b``: ``p_a_better``, ``decision`` (the better recipe, or ``'undecided'``),
         ``baseline_a_better``, ``disagree``, ``crosses_at`` (FLOPs) and ``reason`` where a recipe has no forecast.
@@ -121,7 +123,15 @@ class Comparison(RichView):
         ]
         methods = self.recipes.loc[self.recipes["method"] != "", ["benchmark", "method"]].drop_duplicates()
         out += [f"{r.benchmark}: forecasts by the {r.method}" for r in methods.itertuples() if r.method != "default"]
+        budgets = self.recipes[["benchmark", "baseline_flops"]].drop_duplicates()
+        out += [
+            f"{r.benchmark}: baseline: each recipe's best run at {r.baseline_flops:.3g} FLOPs (the largest compute "
+            f"below the plan every recipe with a forecast reaches; within x{BAND:g}, else interpolated in log C)"
+            for r in budgets.itertuples()
+            if np.isfinite(r.baseline_flops)
+        ]
         out += [f"{r.benchmark}: {r.recipe}: {r.note}" for r in self.recipes.itertuples() if r.note]
+        out += [f"{r.benchmark}: {r.recipe}: {r.baseline_note}" for r in self.recipes.itertuples() if r.baseline_note]
         return out
 
     def rich_items(self) -> list:
@@ -250,7 +260,9 @@ def compare(
     names = _recipes(table, by)
     asked = [benchmark] if isinstance(benchmark, str | tuple) else list(benchmark)
     asked = [b if isinstance(b, tuple) else (b.partition(":")[0], b.partition(":")[2] or metric) for b in asked]
-    shared = [b for b, _ in asked if table.loc[table["benchmark"] == b, by].nunique() >= 2]
+    settings_k = {key: settings.get(key) for key in ("k", "tpr", "min_flops", "max_flops")}
+    chosen = {(b, m): select_each(table, by, names, b, m, **settings_k) for b, m in asked}
+    shared = [b for (b, m) in asked if sum(isinstance(r, pd.DataFrame) for r in chosen[(b, m)].values()) >= 2]
     if not shared:
         raise BenchcastError(
             f"no benchmark asked ({', '.join(b for b, _ in asked)}) is measured on two or more recipes of '{by}': "
@@ -268,7 +280,20 @@ def compare(
     parts, curves = ([], [], []), {}
     for name, own in asked:
         *one, planned = _benchmark(
-            table, by, names, name, own, reach, reference, decide, errors, unc, settings, curves, shape
+            table,
+            by,
+            names,
+            name,
+            own,
+            reach,
+            reference,
+            decide,
+            errors,
+            unc,
+            settings,
+            curves,
+            shape,
+            chosen[(name, own)],
         )
         for out, frame in zip(parts, one, strict=True):
             out.append(frame)
@@ -294,16 +319,24 @@ def _recipes(table: pd.DataFrame, by: str) -> list:
     return names
 
 
-def _benchmark(table, by, names, benchmark, metric, reach, reference, decide, errors, unc, settings, curves, shape):
-    """One benchmark's three tables and the planned compute; fills ``curves``."""
-    k = settings.get("k")
-    within = {key: settings.get(key) for key in ("tpr", "min_flops", "max_flops")}
+def select_each(table, by, names, benchmark, metric, k=None, **within) -> dict:
+    """Per recipe: its runs of ``benchmark`` as :func:`~benchcast.data.table.select` gives them (a task group's mean
+    included), or the reason there are none (the group's own notice is kept for the forecast to give once)."""
     chosen = {}
     for name in names:
         try:
-            chosen[name] = select(table[table[by] == name], benchmark, metric, k, **within)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DataWarning)  # a task group's mean: its forecast says it again
+                chosen[name] = select(table[table[by] == name], benchmark, metric, k, **within)
         except BenchcastError as exc:
             chosen[name] = str(exc)
+    return chosen
+
+
+def _benchmark(
+    table, by, names, benchmark, metric, reach, reference, decide, errors, unc, settings, curves, shape, chosen
+):
+    """One benchmark's three tables and the planned compute; fills ``curves``."""
     first = {key: values[0] for key, values in reach.items()}
     planned = float(table_runs(table, **first, given=settings.get("flops_per_6nd")).flops[0])
     sizes = [r.loc[r["flops"] < planned, "flops"].nunique() for r in chosen.values() if isinstance(r, pd.DataFrame)]
@@ -312,7 +345,10 @@ def _benchmark(table, by, names, benchmark, metric, reach, reference, decide, er
     rows, draws, grids = how(table, by, names, benchmark, metric, reach, planned, errors, unc, settings, chosen, curves)
     frame = pd.DataFrame(rows)
     frame["rank"] = frame["prediction"].rank(ascending=False, method="min")
-    frame["baseline"] = _baseline([chosen[n] for n in frame["recipe"]], planned)
+    budget, frame["baseline"], frame["baseline_note"] = _baseline(
+        [chosen[n] for n in frame["recipe"]], planned, frame["prediction"].notna().to_numpy()
+    )
+    frame["baseline_flops"] = budget
     frame["baseline_rank"] = frame["baseline"].rank(ascending=False, method="min")
     point_curves = {n: (grid, curves[(benchmark, n)]["prediction"]) for n, (grid, _) in grids.items()}
     pairs = _pairs(frame, draws, point_curves, planned, decide, benchmark)
@@ -467,18 +503,33 @@ def _matrix(curve, kind: str = "prediction") -> np.ndarray | None:
     return out
 
 
-def _baseline(chosen: list, planned: float) -> np.ndarray:
-    """The simplest alternative: each recipe's best run within ``BAND`` of the largest common budget below the plan."""
+def best_at(runs: pd.DataFrame, budget: float) -> float:
+    """A recipe's best-run score at compute ``budget``: its best run within a factor ``BAND`` of it, else its best run
+    of each compute interpolated in log C between the two computes around it (NaN outside its computes)."""
+    best = runs.groupby("flops")["value"].max().dropna() if len(runs) else pd.Series(dtype=float)
+    c, v = best.index.to_numpy(float), best.to_numpy(float)
+    near = np.abs(np.log(c / budget)) <= np.log(BAND) if len(c) else np.array([], bool)
+    if near.any():
+        return float(v[near].max())
+    if not len(c) or budget < c.min() or budget > c.max():
+        return float("nan")
+    return float(np.interp(np.log(budget), np.log(c), v))
+
+
+def _baseline(chosen: list, planned: float, forecast: np.ndarray) -> tuple[float, np.ndarray, list]:
+    """The simplest alternative: the largest compute below the plan that every recipe with a forecast reaches, and
+    each recipe's best-run score there (:func:`best_at`), with why a recipe has none."""
     runs = [r[r["flops"] < planned] if isinstance(r, pd.DataFrame) else None for r in chosen]
-    tops = [float(r["flops"].max()) for r in runs if r is not None and len(r)]
+    tops = [float(r["flops"].max()) for r, ok in zip(runs, forecast, strict=True) if ok and r is not None and len(r)]
     if not tops:
-        return np.full(len(chosen), np.nan)
+        return float("nan"), np.full(len(chosen), np.nan), ["no baseline: no recipe has a forecast"] * len(chosen)
     budget = min(tops)
-    out = []
-    for r in runs:
-        near = None if r is None else r[(r["flops"] <= budget * BAND) & (r["flops"] >= budget / BAND)]
-        out.append(float(near["value"].max()) if near is not None and len(near) else np.nan)
-    return np.asarray(out)
+    values = np.array([np.nan if r is None else best_at(r, budget) for r in runs])
+    notes = [
+        "" if np.isfinite(v) else f"no baseline: no run at {budget:.3g} FLOPs (nor around it to interpolate)"
+        for v in values
+    ]
+    return budget, values, notes
 
 
 def _pairs(frame, draws, point_curves, planned, decide, benchmark) -> pd.DataFrame:
