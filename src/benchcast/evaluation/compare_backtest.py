@@ -181,9 +181,10 @@ def _coverage(comparison: Comparison, truth, top: float) -> dict:
     """Per benchmark: whether each non-reference multiplier's interval holds the true one."""
     out = {}
     for r in comparison.multipliers.itertuples() if truth is not None else ():
-        if r.recipe != r.reference:
+        if r.recipe != r.reference and np.isfinite(r.lower) and np.isfinite(r.upper):
             m = truth(r.benchmark, r.recipe, r.reference, top)
-            out.setdefault(r.benchmark, []).append(bool(r.lower <= m <= r.upper))
+            lower, upper = 0.0 if r.lower_censored else r.lower, np.inf if r.upper_censored else r.upper
+            out.setdefault(r.benchmark, []).append(bool(lower <= m <= upper))
     return out
 
 

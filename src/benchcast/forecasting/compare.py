@@ -54,8 +54,10 @@ class Comparison(RichView):
         Per benchmark and pair ``a``, ``b``: ``p_a_better``, ``decision`` (the better recipe, or ``'undecided'``),
         ``baseline_a_better``, ``disagree``, ``crosses_at`` (FLOPs) and ``reason`` where a recipe has no forecast.
     multipliers : pandas.DataFrame
-        Per benchmark and recipe: ``multiplier`` = C_ref / C_recipe at the reference's planned score, its interval,
-        ``crosses_at``.
+        Per benchmark and recipe: ``multiplier`` = C_ref / C_recipe at the reference's planned score, its interval
+        ``lower``/``upper``, ``crosses_at``; ``lower_censored``/``upper_censored`` (and ``point_censored``, ``'<'``
+        or ``'>'``) where the value is a bound (the curve does not reach the score within ``REACH`` x the plan, or
+        already scores it at its grid's start); ``note`` (why there is none, or what bounds it).
     level, decide : float
         The intervals' level; a pair is decided where ``p_a_better`` >= ``decide`` or <= 1 - ``decide``.
     errors : str
@@ -132,6 +134,8 @@ class Comparison(RichView):
         ]
         out += [f"{r.benchmark}: {r.recipe}: {r.note}" for r in self.recipes.itertuples() if r.note]
         out += [f"{r.benchmark}: {r.recipe}: {r.baseline_note}" for r in self.recipes.itertuples() if r.baseline_note]
+        said = self.multipliers.loc[~self.multipliers["note"].isin(["", "the reference"])]
+        out += [f"{r.benchmark}: {r.recipe} vs {r.reference}: {r.note}" for r in said.itertuples()]
         return out
 
     def rich_items(self) -> list:
@@ -148,10 +152,16 @@ class Comparison(RichView):
         head = ["benchmark", "a", "b", "p_a_better", "decision", "baseline disagrees", "curves cross at", "reason"]
         columns = ["benchmark", "a", "b", "p_a_better", "decision", "disagree", "crosses_at", "reason"]
         items.append(rich_table("pairs", head, p[columns].values.tolist()))
-        m = self.multipliers.assign(crosses_at=self.multipliers["crosses_at"].map(_flops))
+        mm = self.multipliers
+        m = mm.assign(
+            crosses_at=mm["crosses_at"].map(_flops),
+            multiplier=[_bound(v, c) for v, c in zip(mm["multiplier"], mm["point_censored"], strict=True)],
+            lower=[_bound(v, "<" if c else "") for v, c in zip(mm["lower"], mm["lower_censored"], strict=True)],
+            upper=[_bound(v, ">" if c else "") for v, c in zip(mm["upper"], mm["upper_censored"], strict=True)],
+        )
         title = "effective-compute multipliers (C_ref / C_recipe at the reference's planned score)"
-        head = ["benchmark", "recipe", "reference", "multiplier", *bounds, "crosses reference at"]
-        columns = ["benchmark", "recipe", "reference", "multiplier", "lower", "upper", "crosses_at"]
+        head = ["benchmark", "recipe", "reference", "multiplier", *bounds, "crosses reference at", "note"]
+        columns = ["benchmark", "recipe", "reference", "multiplier", "lower", "upper", "crosses_at", "note"]
         items.append(rich_table(title, head, m[columns].values.tolist()))
         return items + [Markup(escape(n), highlight=False) for n in self.notes]
 
@@ -354,8 +364,13 @@ def _benchmark(
     pairs = _pairs(frame, draws, point_curves, planned, decide, benchmark)
     ok = [n for n in frame.loc[frame["prediction"].notna(), "recipe"] if n in draws]
     best = frame[frame["recipe"].isin(ok)]
-    ref = reference if reference in ok else (best.loc[best["prediction"].idxmax(), "recipe"] if ok else None)
-    mults = _multipliers(benchmark, ref, draws, grids, point_curves, planned, unc["level"], frame)
+    if reference is not None and reference not in ok:  # never silently swapped for another recipe
+        mults = _no_multipliers(benchmark, reference, frame, f"reference {reference} has no forecast on {benchmark}")
+    elif not ok:
+        mults = _no_multipliers(benchmark, None, frame, "no recipe has a forecast")
+    else:
+        ref = reference if reference is not None else best.loc[best["prediction"].idxmax(), "recipe"]
+        mults = _multipliers(benchmark, ref, draws, grids, point_curves, planned, unc["level"], frame)
     return frame, pairs, mults, planned
 
 
@@ -617,26 +632,65 @@ def _inverse(grid: np.ndarray, values: np.ndarray, score) -> np.ndarray:
     return out
 
 
+MULTIPLIER_COLUMNS = [
+    "benchmark", "recipe", "reference", "multiplier", "lower", "upper", "point_censored", "lower_censored",
+    "upper_censored", "crosses_at", "note",
+]  # fmt: skip
+
+
+def _no_multipliers(benchmark, ref, frame, why: str) -> pd.DataFrame:
+    """A row per recipe saying why there are no multipliers on ``benchmark``."""
+    rows = [[benchmark, n, ref, np.nan, np.nan, np.nan, "", False, False, np.nan, f"no multiplier: {why}"]
+            for n in frame["recipe"]]  # fmt: skip
+    return pd.DataFrame(rows, columns=MULTIPLIER_COLUMNS)
+
+
 def _multipliers(benchmark, ref, draws, grids, point_curves, planned, level, frame) -> pd.DataFrame:
-    """Per recipe: C_ref / C_recipe at the reference's planned score, with its interval, and the crossing."""
-    columns = ["benchmark", "recipe", "reference", "multiplier", "lower", "upper", "crosses_at"]
-    if ref is None or planned is None:
-        return pd.DataFrame(columns=columns)
+    """Per recipe: C_ref / C_recipe at the reference's planned score, with its interval, and the crossing. Where a
+    curve does not reach the score within its grid (REACH x the plan) or already scores it at the grid's start, the
+    value is a bound: it is set to that bound and marked censored (``<`` / ``>`` in the text)."""
     rows, target = [], frame.set_index("recipe").at[ref, "prediction"]
-    for name, (grid, values) in grids.items():
+    for name in frame["recipe"]:
+        if name not in grids:
+            rows.append([benchmark, name, ref, np.nan, np.nan, np.nan, "", False, False, np.nan,
+                         "no multiplier: no forecast"])  # fmt: skip
+            continue
+        grid, values = grids[name]
         if name == ref:  # its own multiplier is 1 by definition
-            rows.append([benchmark, name, ref, 1.0, 1.0, 1.0, np.nan])
+            rows.append([benchmark, name, ref, 1.0, 1.0, 1.0, "", False, False, np.nan, "the reference"])
             continue
         ref_grid, ref_law = grids[ref]
         score = ref_law[:, int(np.argmin(np.abs(np.log(ref_grid / planned))))]  # the reference's law at the plan
         n = min(len(values), len(score))
         need = _inverse(grid, values[:n], score[:n])
         point = _inverse(point_curves[name][0], point_curves[name][1][None, :], target)[0]
+        floor, ceiling = planned / grid[-1], planned / grid[0]  # the multipliers a grid can tell apart
         with np.errstate(divide="ignore"):
-            ratio = np.log(planned) - np.log(need)
+            ratio = np.log(planned) - np.log(need[np.isfinite(need) | (need == np.inf)])
             tail = (1 - level) / 2
-            lo, hi = (np.exp(np.quantile(ratio[~np.isnan(ratio)], q, method="inverted_cdf")) for q in (tail, 1 - tail))
+            lo, hi = (
+                (float(np.exp(np.quantile(ratio, q, method="inverted_cdf"))) for q in (tail, 1 - tail))
+                if len(ratio)
+                else (np.nan, np.nan)
+            )
             mult = planned / point if point > 0 else np.inf
+        low_c, high_c = lo <= floor, hi >= ceiling
+        lo, hi = max(lo, floor), min(hi, ceiling)
+        censored = "<" if mult <= floor else ">" if mult >= ceiling else ""
+        mult = float(np.clip(mult, floor, ceiling))
+        note = []
+        if low_c or high_c or censored:
+            note.append(f"bounds held by the curves' reach ({floor:.3g} to {ceiling:.3g})")
+        if not lo <= mult <= hi:
+            note.append("the point (from the forecast's curve) lies outside the interval (from the law's draws)")
         cross = _crossing(point_curves[name], point_curves[ref], planned)
-        rows.append([benchmark, name, ref, float(mult), float(lo), float(hi), cross])
-    return pd.DataFrame(rows, columns=columns)
+        rows.append([benchmark, name, ref, mult, lo, hi, censored, low_c, high_c, cross, "; ".join(note)])
+    return pd.DataFrame(rows, columns=MULTIPLIER_COLUMNS)
+
+
+def _bound(value: float, censored) -> str:
+    """A multiplier as text: ``< x`` / ``> x`` where it is a bound, '' where none."""
+    if not np.isfinite(value):
+        return ""
+    text = f"1/{1 / value:.3g}" if value < 1 else f"{value:.3g}"
+    return {"<": f"< {text}", ">": f"> {text}"}.get(censored, text)
