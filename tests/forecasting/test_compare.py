@@ -121,6 +121,8 @@ def test_a_task_group_is_compared_and_backtested(ladders):
     table = _group(ladders)
     out = bc.compare(table, "recipe", "mmlu_val", flops=PLANNED, n_boot=N_BOOT, n_jobs=1)
     assert out.recipes["prediction"].notna().all() and set(out.recipes["benchmark"]) == {"mmlu_val"}
+    said = out.recipes.iloc[0]["warnings"]  # the forecast's own warnings are kept, not swallowed
+    assert any("unweighted mean of its 2 subtasks" in w for w in said) and "warning: benchmark 'mmlu_val'" in str(out)
     result = bc.compare_backtest(table, "recipe", "mmlu_val", n_boot=N_BOOT, n_jobs=1)
     pooled = result.scores.set_index("benchmark").loc["pooled"]
     assert pooled["pairs"] == 1 and pooled["answered"] == 1  # the group's held-out runs are the truth
@@ -133,3 +135,17 @@ def test_a_recipe_missing_a_benchmark_is_a_reason_not_an_abort(ladders):
     assert scores.at["hellaswag", "pairs"] == 1 and scores.at["arc_easy", "pairs"] == 0
     arc = result.pairs[result.pairs["benchmark"] == "arc_easy"].iloc[0]
     assert "B:" in arc["truth_note"]
+
+
+def test_draws_without_a_score_are_dropped_and_an_even_pair_counts_half():
+    from benchcast.evaluation.compare_backtest import _scores
+    from benchcast.forecasting.compare import _pairs
+
+    frame = pd.DataFrame({"recipe": ["A", "B"], "baseline": [0.5, 0.6]})
+    draws = {"A": np.array([1.0, np.nan, 1.0, np.nan]), "B": np.array([0.0, 2.0, 0.0, 2.0])}
+    grid = (np.array([1.0, 10.0]), np.array([0.1, 0.2]))
+    row = _pairs(frame, draws, {"A": grid, "B": grid}, 10.0, 0.9, "x").iloc[0]
+    assert row["p_a_better"] == 1.0 and "2 of 4" in row["reason"]  # was 0.5: a NaN counted as "b better"
+    even = pd.DataFrame({"p_a_better": [0.5, 0.9], "truth_a_better": [1.0, 1.0], "baseline_a_better": [1.0, 1.0],
+                         "decision": ["undecided", "A"]})  # fmt: skip
+    assert _scores("x", even, None)[3] == pytest.approx(0.75)  # p = 1/2 counts half, as the baseline's tie

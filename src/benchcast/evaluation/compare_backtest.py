@@ -39,7 +39,8 @@ class CompareBacktest(RichView):
     ----------
     scores : pandas.DataFrame
         Per benchmark, then ``'pooled'``: ``pairs`` with a truth, ``answered`` (with a p_a_better),
-        ``decision_accuracy`` (share of answered pairs ordered right: p_a_better > 0.5 where a scored higher),
+        ``decision_accuracy`` (share of answered pairs ordered right: p_a_better > 0.5 where a scored higher; 0.5
+        counts half),
         ``baseline_accuracy`` (the simplest alternative's on the same pairs; ``baseline_all`` on every pair with a
         truth), ``brier`` (of p_a_better), ``decided`` (share decided at the comparison's level) and
         ``decided_accuracy``, ``multiplier_coverage`` where true multipliers were given.
@@ -193,7 +194,7 @@ def _scores(name: str, pairs: pd.DataFrame, covered) -> list:
     known = pairs[pairs["truth_a_better"].notna() & pairs["baseline_a_better"].notna()]
     ok = known[known["p_a_better"].notna()]
     p, y = ok["p_a_better"].to_numpy(float), ok["truth_a_better"].to_numpy(float)
-    right = (p > 0.5) == (y > 0.5)
+    right = np.where(p == 0.5, 0.5, ((p > 0.5) == (y > 0.5)).astype(float))  # p = 1/2 counts half, as a tie
     decided = ok["decision"].to_numpy(str) != "undecided"
     nan = float("nan")
     return [
@@ -205,7 +206,7 @@ def _scores(name: str, pairs: pd.DataFrame, covered) -> list:
         _baseline_accuracy(known),
         float(np.mean((p - y) ** 2)) if len(ok) else nan,
         float(np.mean(decided)) if len(ok) else nan,
-        float(np.mean(right[decided])) if decided.any() else nan,
+        float(np.mean(right[decided])) if decided.any() else nan,  # a decided pair has p != 1/2
         float(np.mean(covered)) if covered else nan,
         len(covered) if covered else 0,
     ]

@@ -47,9 +47,10 @@ class Comparison(RichView):
         The column naming each run's recipe.
     recipes : pandas.DataFrame
         Per benchmark and recipe: ``prediction``, ``lower``/``upper`` (at ``level``), ``flags``, ``note`` (why there
-        is no forecast), ``rank``, and the simplest alternative's ``baseline`` score (each recipe's best run at
-        ``baseline_flops``, the largest compute below the plan every recipe with a forecast reaches; see
-        :func:`best_at`), ``baseline_rank`` and ``baseline_note`` (why a recipe has no baseline).
+        is no forecast, and what the draws behind it are), ``warnings`` (the forecast's own, kept), ``rank``, and the
+        simplest alternative's ``baseline`` score (each recipe's best run at ``baseline_flops``, the largest compute
+        below the plan every recipe with a forecast reaches; see :func:`best_at`), ``baseline_rank`` and
+        ``baseline_note`` (why a recipe has no baseline).
     pairs : pandas.DataFrame
         Per benchmark and pair ``a``, ``b``: ``p_a_better``, ``decision`` (the better recipe, or ``'undecided'``),
         ``baseline_a_better``, ``disagree``, ``crosses_at`` (FLOPs) and ``reason`` where a recipe has no forecast.
@@ -133,6 +134,7 @@ class Comparison(RichView):
             if np.isfinite(r.baseline_flops)
         ]
         out += [f"{r.benchmark}: {r.recipe}: {r.note}" for r in self.recipes.itertuples() if r.note]
+        out += [f"{r.benchmark}: {r.recipe}: warning: {w}" for r in self.recipes.itertuples() for w in r.warnings]
         out += [f"{r.benchmark}: {r.recipe}: {r.baseline_note}" for r in self.recipes.itertuples() if r.baseline_note]
         said = self.multipliers.loc[~self.multipliers["note"].isin(["", "the reference"])]
         out += [f"{r.benchmark}: {r.recipe} vs {r.reference}: {r.note}" for r in said.itertuples()]
@@ -387,6 +389,7 @@ def _row(benchmark, name, chosen) -> dict:
         "upper": np.nan,
         "flags": (),
         "note": "",
+        "warnings": (),
     }
     if isinstance(chosen, pd.DataFrame):
         row["metric"], row["n_runs"] = str(chosen["metric"].iloc[0]), int(chosen["run"].nunique())
@@ -404,14 +407,16 @@ def _each(table, by, names, benchmark, metric, reach, planned, errors, unc, sett
         if row["note"]:
             continue
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # the forecast's own notes and flags say what matters here
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")  # kept in the recipe's row and the notes, once each
                 out = forecast_default(
                     table[table[by] == name], benchmark, metric, curves="confidence", **reach, **unc, **settings
                 )
         except BenchcastError as exc:
             row["note"] = f"no forecast: {exc}"
             continue
+        finally:
+            row["warnings"] = tuple(dict.fromkeys(" ".join(str(w.message).split()) for w in caught))
         point = out.take([0])
         lower, upper = point.interval(unc["level"])
         row.update(
@@ -423,14 +428,18 @@ def _each(table, by, names, benchmark, metric, reach, planned, errors, unc, sett
             note=str(point.points["note"].iloc[0]),
         )
         curve = list(out.curves.values())[-1] if np.isfinite(row["prediction"]) and out.curves else None
-        values = None if curve is None else _matrix(curve)
+        values, cut = (None, "") if curve is None else _matrix(curve)
         if values is None:
             row["note"] = row["note"] or "no draws behind the forecast (no interval): left out of the pairs"
             continue
         grid = curve.runs.flops
         at = int(np.argmin(np.abs(np.log(grid) - np.log(out.runs.flops[0]))))
-        law = _matrix(curve, "confidence")  # the law's curve (no new run's residual): the multipliers' draws
-        law = values if law is None or law.shape != values.shape else law
+        law, law_cut = _matrix(curve, "confidence")  # the law's curve (no new run's residual): the multipliers' draws
+        said = [cut or law_cut]
+        if law is None or law.shape != values.shape:
+            law = values
+            said.append("multipliers from the prediction draws (a new run's residual included): no law draws")
+        row["note"] = "; ".join(n for n in (row["note"], *said) if n)
         values, law = _order(values, errors, unc["seed"], i), _order(law, errors, unc["seed"], i)
         draws[name], grids[name] = values[:, at], (grid, law)
         lo, hi = curve.interval(0.9)
@@ -506,16 +515,19 @@ def _points(names, chosen, benchmark, planned) -> tuple[np.ndarray, dict]:
     return np.array(points, float).reshape(-1, 3), chance
 
 
-def _matrix(curve, kind: str = "prediction") -> np.ndarray | None:
-    """A curve's draws of ``kind`` as one (draws, points) matrix (None: it has none)."""
+def _matrix(curve, kind: str = "prediction") -> tuple[np.ndarray | None, str]:
+    """A curve's draws of ``kind`` as one (draws, points) matrix (None: it has none), and a note where its parts had
+    different numbers of draws (each cut to the smallest)."""
     parts = [(index, d.values) for k, index, d in curve.draws if k == kind]
     if not parts:
-        return None
-    n = min(v.shape[0] for _, v in parts)
+        return None, ""
+    counts = [v.shape[0] for _, v in parts]
+    n = min(counts)
     out = np.full((n, len(curve)), np.nan)
     for index, values in parts:
         out[:, index] = values[:n]
-    return out
+    cut = f"{kind} draws cut to {n} (the fewest of the curve's parts; up to {max(counts)})" if max(counts) > n else ""
+    return out, cut
 
 
 def best_at(runs: pd.DataFrame, budget: float) -> float:
@@ -574,10 +586,18 @@ def _pairs(frame, draws, point_curves, planned, decide, benchmark) -> pd.DataFra
             continue
         n = min(len(draws[a]), len(draws[b]))
         da, db = draws[a][:n], draws[b][:n]
+        finite = np.isfinite(da) & np.isfinite(db)  # a draw without a score says nothing of the order
+        if not finite.any():
+            row["decision"], row["reason"] = "refused", "no joint draw where both recipes have a score"
+            rows.append(row)
+            continue
+        da, db = da[finite], db[finite]
         p = float(np.mean(da > db) + 0.5 * np.mean(da == db))
         row["p_a_better"] = p
+        if not finite.all():
+            row["reason"] = f"from the {finite.sum()} of {n} joint draws where both have a score"
         row["decision"] = a if p >= decide else b if p <= 1 - decide else "undecided"
-        if np.isfinite(row["baseline_a_better"]) and row["baseline_a_better"] != 0.5:
+        if np.isfinite(row["baseline_a_better"]) and row["baseline_a_better"] != 0.5 and p != 0.5:
             row["disagree"] = (p > 0.5) != (row["baseline_a_better"] > 0.5)
         row["crosses_at"] = _crossing(point_curves[a], point_curves[b], planned)
         rows.append(row)
