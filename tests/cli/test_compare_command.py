@@ -63,8 +63,10 @@ def test_three_sizes_take_the_joint_fit_and_print_json_and_a_figure(ladder_file,
     assert fig.stat().st_size > 10_000
 
 
-def test_the_backtest_flag_scores_the_decisions(ladder_file):
-    out = run_cli("compare", ladder_file, "--by", "recipe", "-b", "hellaswag", "--backtest", "--n-boot", "50", "--json")
+def test_the_backtest_flag_scores_the_decisions(ladder_file, tmp_path):
+    four = tmp_path / "four.csv"  # four sizes: two above the near-chance margin below the one held out
+    recipe_ladders({"A": 1.0, "B": 2.0}, sizes=4, seed=5, benchmarks=("hellaswag",)).to_csv(four, index=False)
+    out = run_cli("compare", four, "--by", "recipe", "-b", "hellaswag", "--backtest", "--n-boot", "50", "--json")
     assert out.exit_code == 0, out.stderr
     doc = json.loads(out.stdout)
     pooled = doc["scores"][-1]

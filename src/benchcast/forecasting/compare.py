@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from rich.markup import escape
 
-from benchcast.data.chance import chance_level
+from benchcast.data.chance import chance_level, filter_margin
 from benchcast.data.schema import COLUMNS
 from benchcast.data.table import select
 from benchcast.errors import BenchcastError, DataWarning
@@ -33,7 +33,6 @@ BAND = 1.1  # runs within this factor of the largest common budget are "at" it (
 ERRORS = ("common", "independent")
 SHAPES = ("auto", "default", "shared")
 MIN_SIZES = 4  # shape='auto': recipes with fewer sizes below the plan (median) borrow a shared shape
-SHARE_RANGE = (0.02, 0.98)  # chance-normalised scores the joint fit's log(-log Q') takes
 CURVE_POINTS = 60
 
 
@@ -351,7 +350,7 @@ def _benchmark(
     """One benchmark's three tables and the planned compute; fills ``curves``."""
     first = {key: values[0] for key, values in reach.items()}
     planned = float(table_runs(table, **first, given=settings.get("flops_per_6nd")).flops[0])
-    sizes = [r.loc[r["flops"] < planned, "flops"].nunique() for r in chosen.values() if isinstance(r, pd.DataFrame)]
+    sizes = [r.loc[r["flops"] < planned, "params"].nunique() for r in chosen.values() if isinstance(r, pd.DataFrame)]
     joint = shape == "shared" or (shape == "auto" and sizes and np.median(sizes) < MIN_SIZES)
     how = _joint if joint else _each
     rows, draws, grids = how(table, by, names, benchmark, metric, reach, planned, errors, unc, settings, chosen, curves)
@@ -462,15 +461,20 @@ def _joint(table, by, names, benchmark, metric, reach, planned, errors, unc, set
     """The shared shape (:mod:`benchcast.fitting.shared_shape`) fitted to every recipe's runs below the plan, its draws
     widened by the cross-ladder extrapolation error (common random numbers) as the default's are."""
     rows = [_row(benchmark, n, chosen[n]) for n in names]
-    pts, chance = _points(names, chosen, benchmark, planned)
+    pts, chance, why = _points(names, chosen, benchmark, planned)
     for i, row in enumerate(rows):
         if not row["note"] and i not in chance:
-            row["note"] = f"no forecast: no run above chance (+{SHARE_RANGE[0]:.0%}) below the planned run"
+            row["note"] = f"no forecast: {why.get(i, 'no run below the planned run')}"
     kind, words = choose_shape(pts)
     shape = fit_shape(pts, kind) if len(chance) > 1 else None
     if shape is None:
+        reason = (
+            f"the joint fit ({kind}) has no residual degree of freedom"
+            if len(chance) > 1
+            else f"the joint fit needs two or more recipes with runs above chance + margin; {len(chance)} has them"
+        )
         for row in rows:
-            row["note"] = row["note"] or f"no forecast: the joint fit ({kind}) has no residual degree of freedom"
+            row["note"] = row["note"] or f"no forecast: {reason}"
         return rows, {}, {}
     grid = np.unique(np.append(np.geomspace(10 ** pts[:, 1].min(), planned * REACH * 1.5, CURVE_POINTS), planned))
     at, x = int(np.searchsorted(grid, planned)), np.log10(grid)
@@ -497,22 +501,33 @@ def _joint(table, by, names, benchmark, metric, reach, planned, errors, unc, set
     return rows, draws, grids
 
 
-def _points(names, chosen, benchmark, planned) -> tuple[np.ndarray, dict]:
-    """The joint fit's points (recipe index, log10 C, log(-log Q') of each compute's best run) below the plan, and each
-    recipe's chance level."""
-    points, chance = [], {}
+def _points(names, chosen, benchmark, planned, margin=None) -> tuple[np.ndarray, dict, dict]:
+    """The joint fit's points (recipe index, log10 C, log(-log Q') of each compute's best run) below the plan, each
+    recipe's chance level, and why a recipe has none: its chance level unknown, or no run above chance + the
+    benchmark's near-chance margin (:func:`~benchcast.data.chance.filter_margin`, ``--margin`` or a ``margin``
+    column), the rule every fit uses."""
+    points, chance, why = [], {}, {}
     for i, name in enumerate(names):
         runs = chosen[name]
         runs = runs[runs["flops"] < planned] if isinstance(runs, pd.DataFrame) else runs
         if not isinstance(runs, pd.DataFrame) or not len(runs):
             continue
-        q = chance_level(benchmark, str(runs["metric"].iloc[0]), table=runs).value
+        level = chance_level(benchmark, str(runs["metric"].iloc[0]), table=runs)
+        if not level.known:
+            why[i] = f"chance level unknown ({level.source}); the joint fit needs it: give --q-rand"
+            continue
+        q = level.value
+        given = runs["margin"].dropna().unique() if "margin" in runs.columns else ()
+        m = filter_margin(benchmark, margin if margin is not None else (given[0] if len(given) == 1 else None))
         best = runs.groupby("flops")["value"].max()  # each size's best run (its best settings), as the baseline's
         share = (best.to_numpy(float) - q) / (1 - q)
-        keep = (share > SHARE_RANGE[0]) & (share < SHARE_RANGE[1])
+        keep = (best.to_numpy(float) > q + m) & (share < 1)  # log(-log Q') needs Q' below 1
+        if not keep.any():
+            why[i] = f"no run above chance + margin ({q:.3g} + {m:.3g}) below the planned run"
+            continue
         points += [(i, np.log10(c), np.log(-np.log(v))) for c, v in zip(best.index[keep], share[keep], strict=True)]
-        chance.update({i: q} if keep.any() else {})
-    return np.array(points, float).reshape(-1, 3), chance
+        chance[i] = q
+    return np.array(points, float).reshape(-1, 3), chance, why
 
 
 def _matrix(curve, kind: str = "prediction") -> tuple[np.ndarray | None, str]:
