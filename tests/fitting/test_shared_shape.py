@@ -11,11 +11,11 @@ from benchcast.data.example import recipe_ladders
 from benchcast.fitting.shared_shape import choose_shape, common_draws, fit_shape, shape_draws
 
 
-def _points(sizes: int, noise: float, seed: int = 0) -> np.ndarray:
-    """Three recipes on one slope (0.4 per decade), offsets 0, 0.3, 0.6, plus noise: (recipe, x, z)."""
+def _points(sizes: int, noise: float, seed: int = 0, recipes: int = 3) -> np.ndarray:
+    """Recipes on one slope (0.4 per decade), offsets 0, 0.3, 0.6..., plus noise: (recipe, x, z)."""
     rng = np.random.default_rng(seed)
     x = np.linspace(19, 21, sizes)
-    return np.array([(r, xi, 10 + 0.3 * r - 0.4 * xi + rng.normal(0, noise)) for r in range(3) for xi in x])
+    return np.array([(r, xi, 10 + 0.3 * r - 0.4 * xi + rng.normal(0, noise)) for r in range(recipes) for xi in x])
 
 
 def _two_sizes(multipliers: dict, seed: int, **options) -> pd.DataFrame:
@@ -40,8 +40,11 @@ def test_two_sizes_cannot_test_the_shapes_and_say_so():
 
 
 def test_three_sizes_choose_by_held_out_error():
-    kind, words = choose_shape(_points(3, 0.05))
-    assert kind in ("shared", "anchored", "separate") and "error forecasting each recipe's largest size" in words
+    kind, words = choose_shape(_points(3, 0.05, recipes=6))  # one slope: a line per recipe only adds noise
+    assert kind != "separate" and "squared log-ratio error forecasting each recipe's largest size" in words
+    x = np.linspace(19, 21, 3)
+    apart = np.array([(r, xi, 10 - (0.2 + 0.3 * r) * xi) for r in range(3) for xi in x])  # slopes 0.2, 0.5, 0.8
+    assert choose_shape(apart)[0] == "separate"
     assert fit_shape(_points(2, 0.01)[:4], "separate") is None  # no residual degree of freedom
 
 

@@ -465,7 +465,7 @@ def _joint(table, by, names, benchmark, metric, reach, planned, errors, unc, set
     for i, row in enumerate(rows):
         if not row["note"] and i not in chance:
             row["note"] = f"no forecast: {why.get(i, 'no run below the planned run')}"
-    kind, words = choose_shape(pts)
+    kind, words = choose_shape(pts, chance)
     shape = fit_shape(pts, kind) if len(chance) > 1 else None
     if shape is None:
         reason = (
