@@ -87,6 +87,7 @@ class CompareBacktest(RichView):
 
     @property
     def title(self) -> str:
+        """The scores' table's title: the recipe column and the held-out compute."""
         return f"backtest of the decisions between recipes ({self.comparison.by}) at {self.holdout_flops:.3g} FLOPs"
 
     def rich_items(self) -> list:

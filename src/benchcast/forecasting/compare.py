@@ -64,6 +64,9 @@ class Comparison(RichView):
         ``'common'`` (replicate b's extrapolation error shared by every recipe) or ``'independent'``.
     curves : dict
         Per (benchmark, recipe): the compute grid, the prediction and its band there (what :meth:`plot` draws).
+    target : dict
+        The planned run: ``flops``, or ``params`` and ``tokens`` (the others None), and ``planned_flops``, its
+        compute.
     """
 
     by: str
@@ -108,6 +111,7 @@ class Comparison(RichView):
 
     @property
     def title(self) -> str:
+        """The recipes' table's title: the recipe column and the planned run."""
         return f"recipes ({self.by}) compared at {_target_words(self.target)}"
 
     @property
