@@ -91,6 +91,7 @@ def _three_sizes(seed: int = 5):
 def test_sizes_are_counted_by_parameters_not_by_compute():
     table = _three_sizes()
     jittered = table.assign(tokens=table["tokens"] * 1.004, run=table["run"] + "-j")  # a second run of each size
+    jittered["flops"] = 6 * jittered["params"] * jittered["tokens"]  # its own compute: six computes, three sizes
     table = bc.validate(pd.concat([table, jittered], ignore_index=True), "synthetic")
     out = bc.compare(table, "recipe", "hellaswag", flops=1e22, n_boot=20)
     assert out.recipes["method"].str.startswith(("shared", "anchored", "separate")).all()  # 3 sizes: the joint fit
