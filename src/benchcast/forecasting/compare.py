@@ -563,12 +563,15 @@ def best_at(runs: pd.DataFrame, budget: float) -> float:
 
 
 def _baseline(chosen: list, planned: float, forecast: np.ndarray) -> tuple[float, np.ndarray, list]:
-    """The simplest alternative: the largest compute below the plan that every recipe with a forecast reaches, and
-    each recipe's best-run score there (:func:`best_at`), with why a recipe has none."""
+    """The simplest alternative: the largest compute below the plan that every recipe with a forecast reaches (where
+    none has one: every recipe with runs), and each recipe's best-run score there (:func:`best_at`), with why a
+    recipe has none."""
     runs = [r[r["flops"] < planned] if isinstance(r, pd.DataFrame) else None for r in chosen]
     tops = [float(r["flops"].max()) for r, ok in zip(runs, forecast, strict=True) if ok and r is not None and len(r)]
+    if not tops:  # no forecast: the simplest alternative still ranks the recipes with runs
+        tops = [float(r["flops"].max()) for r in runs if r is not None and len(r)]
     if not tops:
-        return float("nan"), np.full(len(chosen), np.nan), ["no baseline: no recipe has a forecast"] * len(chosen)
+        return float("nan"), np.full(len(chosen), np.nan), ["no baseline: no run below the planned run"] * len(chosen)
     budget = min(tops)
     values = np.array([np.nan if r is None else best_at(r, budget) for r in runs])
     notes = [
