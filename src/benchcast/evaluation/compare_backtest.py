@@ -10,12 +10,12 @@ import numpy as np
 import pandas as pd
 from rich.markup import escape
 
-from benchcast.data.table import select
 from benchcast.errors import BenchcastError
-from benchcast.forecasting.compare import BAND, Comparison, compare
+from benchcast.forecasting.compare import BAND, Comparison, best_at, compare, select_each
 from benchcast.utils.jsonable import jsonable
 from benchcast.utils.rich_view import Markup, RichView, rich_table
 
+GAP = 1.5  # the runs fitted lie below the held-out budget / GAP (default)
 SCORES = [
     "benchmark",
     "pairs",
@@ -39,12 +39,13 @@ class CompareBacktest(RichView):
     ----------
     scores : pandas.DataFrame
         Per benchmark, then ``'pooled'``: ``pairs`` with a truth, ``answered`` (with a p_a_better),
-        ``decision_accuracy`` (share of answered pairs ordered right: p_a_better > 0.5 where a scored higher),
+        ``decision_accuracy`` (share of answered pairs ordered right: p_a_better > 0.5 where a scored higher; 0.5
+        counts half),
         ``baseline_accuracy`` (the simplest alternative's on the same pairs; ``baseline_all`` on every pair with a
         truth), ``brier`` (of p_a_better), ``decided`` (share decided at the comparison's level) and
         ``decided_accuracy``, ``multiplier_coverage`` where true multipliers were given.
     pairs : pandas.DataFrame
-        Every pair with ``truth_a_better`` beside the comparison's columns.
+        Every pair with ``truth_a_better`` (and ``truth_note``: why there is none) beside the comparison's columns.
     comparison : Comparison
         The comparison made from the runs below the held-out budget.
     holdout_flops : float
@@ -86,15 +87,22 @@ class CompareBacktest(RichView):
 
     @property
     def title(self) -> str:
+        """The scores' table's title: the recipe column and the held-out compute."""
         return f"backtest of the decisions between recipes ({self.comparison.by}) at {self.holdout_flops:.3g} FLOPs"
 
     def rich_items(self) -> list:
         """The scores' table and how they were made."""
         rows = [list(r) for r in self.scores[SCORES].itertuples(index=False)]
         notes = [
-            f"fitted on the runs below {self.fit_below:.3g} FLOPs; truth: each recipe's best run "
-            f"within a factor {BAND:g} of {self.holdout_flops:.3g} FLOPs",
-            "baseline: each recipe's best run at the largest common budget of the runs fitted",
+            f"fitted on the runs below {self.fit_below:.3g} FLOPs; truth: each recipe's best run at "
+            f"{self.holdout_flops:.3g} FLOPs (within a factor {BAND:g}, else interpolated in log C)",
+            "baseline: each recipe's best run at the largest compute of the runs fitted that every recipe with a "
+            "forecast reaches (the same rule)",
+            *(
+                f"{r.benchmark}: {r.a} vs {r.b}: no truth: {r.truth_note}"
+                for r in self.pairs.itertuples()
+                if r.truth_note
+            ),
         ]
         return [rich_table(self.title, SCORES, rows, ".3g"), *(Markup(escape(n), highlight=False) for n in notes)]
 
@@ -119,7 +127,7 @@ def compare_backtest(
     by, benchmark, metric
         As :func:`benchcast.compare` takes them.
     fit_below : float, optional
-        Fit only the runs below this compute (default: the held-out budget / 1.5), to forecast further.
+        Fit only the runs below this compute (default and at most: the held-out budget / 1.5).
     true_multipliers : callable, optional
         ``f(benchmark, recipe, reference, flops)`` -> the true multiplier (synthetic ladders): its coverage is scored.
     **options
@@ -134,30 +142,37 @@ def compare_backtest(
     asked = [benchmark] if isinstance(benchmark, str) else list(benchmark)
     pairs = [(b.partition(":")[0], b.partition(":")[2] or metric) for b in asked]
     k, tpr = options.get("k"), options.get("tpr")
+    names = sorted(table[by].dropna().unique(), key=str)
+    chosen = {(bench, own): select_each(table, by, names, bench, own, k, tpr=tpr) for bench, own in pairs}
     tops = {}
-    for name, runs in table.groupby(by):
-        for bench, own in pairs:
-            rows = select(runs, bench, own, k, tpr=tpr)
-            if len(rows) and rows["flops"].nunique() > 1:
+    for (bench, _), per in chosen.items():
+        for name, rows in per.items():
+            if isinstance(rows, pd.DataFrame) and rows["flops"].nunique() > 1:
                 tops[(bench, name)] = float(rows["flops"].max())
     if not tops:
         raise BenchcastError(f"no recipe of '{by}' has runs of two or more computes to hold out its largest.")
     top = min(tops.values())
-    below = top / BAND if fit_below is None else min(fit_below, top / BAND)
+    below = top / GAP if fit_below is None else min(fit_below, top / GAP)
     train = table[table["flops"] < below]
     comparison = compare(train, by, [f"{b}:{m}" if m else b for b, m in pairs], flops=top, **options)
-    truth = {}
-    for (name, bench), runs in table.groupby([by, "benchmark"]):
-        if bench not in dict(pairs):
-            continue
-        rows = select(runs, bench, dict(pairs)[bench], k, tpr=tpr)
-        near = rows[(rows["flops"] >= top / BAND) & (rows["flops"] <= top * BAND)]
-        if len(near):
-            truth[(bench, name)] = float(near["value"].max())  # the recipe's best run there, as the baseline takes
+    truth, why = {}, {}  # per (benchmark, recipe): the recipe's best held-out run at the budget, or why none
+    for (bench, _), per in chosen.items():
+        for name, rows in per.items():
+            if not isinstance(rows, pd.DataFrame):
+                why[(bench, name)] = f"{name}: {rows}"
+                continue
+            truth[(bench, name)] = best_at(rows, top)  # as the baseline takes it, on every run
+            if not np.isfinite(truth[(bench, name)]):
+                why[(bench, name)] = f"{name}: no run at {top:.3g} FLOPs (nor around it to interpolate)"
     judged = comparison.pairs.copy()
     ta = np.array([truth.get((r.benchmark, r.a), np.nan) for r in judged.itertuples()])
     tb = np.array([truth.get((r.benchmark, r.b), np.nan) for r in judged.itertuples()])
     judged["truth_a_better"] = np.where(np.isfinite(ta - tb) & (ta != tb), (ta > tb).astype(float), np.nan)
+    judged["truth_note"] = [
+        "; ".join(why[key] for key in ((r.benchmark, r.a), (r.benchmark, r.b)) if key in why)
+        or ("a tie held out" if np.isfinite(a - b) and a == b else "")
+        for r, a, b in zip(judged.itertuples(), ta, tb, strict=True)
+    ]
     coverage = _coverage(comparison, true_multipliers, top)
     rows = [_scores(bench, judged[judged["benchmark"] == bench], coverage.get(bench)) for bench, _ in pairs]
     rows.append(_scores("pooled", judged, [c for v in coverage.values() for c in v] if coverage else None))
@@ -168,9 +183,10 @@ def _coverage(comparison: Comparison, truth, top: float) -> dict:
     """Per benchmark: whether each non-reference multiplier's interval holds the true one."""
     out = {}
     for r in comparison.multipliers.itertuples() if truth is not None else ():
-        if r.recipe != r.reference:
+        if r.recipe != r.reference and np.isfinite(r.lower) and np.isfinite(r.upper):
             m = truth(r.benchmark, r.recipe, r.reference, top)
-            out.setdefault(r.benchmark, []).append(bool(r.lower <= m <= r.upper))
+            lower, upper = 0.0 if r.lower_censored else r.lower, np.inf if r.upper_censored else r.upper
+            out.setdefault(r.benchmark, []).append(bool(lower <= m <= upper))
     return out
 
 
@@ -179,7 +195,7 @@ def _scores(name: str, pairs: pd.DataFrame, covered) -> list:
     known = pairs[pairs["truth_a_better"].notna() & pairs["baseline_a_better"].notna()]
     ok = known[known["p_a_better"].notna()]
     p, y = ok["p_a_better"].to_numpy(float), ok["truth_a_better"].to_numpy(float)
-    right = (p > 0.5) == (y > 0.5)
+    right = np.where(p == 0.5, 0.5, ((p > 0.5) == (y > 0.5)).astype(float))  # p = 1/2 counts half, as a tie
     decided = ok["decision"].to_numpy(str) != "undecided"
     nan = float("nan")
     return [
@@ -191,7 +207,7 @@ def _scores(name: str, pairs: pd.DataFrame, covered) -> list:
         _baseline_accuracy(known),
         float(np.mean((p - y) ** 2)) if len(ok) else nan,
         float(np.mean(decided)) if len(ok) else nan,
-        float(np.mean(right[decided])) if decided.any() else nan,
+        float(np.mean(right[decided])) if decided.any() else nan,  # a decided pair has p != 1/2
         float(np.mean(covered)) if covered else nan,
         len(covered) if covered else 0,
     ]

@@ -11,6 +11,12 @@ def mae(true: np.ndarray, predicted: np.ndarray) -> float:
     return float(np.mean(np.abs(predicted - true))) if true.size else float("nan")
 
 
+def squared_log_ratio(true: np.ndarray, predicted: np.ndarray) -> np.ndarray:
+    """Per point, the squared log-ratio error of a forecast (predictions clipped at 1e-12): the measure the one law
+    choice (:mod:`benchcast.forecasting.selection`) and the shared shape's choice both average."""
+    return (np.log(np.clip(np.asarray(predicted, float), 1e-12, None)) - np.log(np.asarray(true, float))) ** 2
+
+
 def mre(true: np.ndarray, predicted: np.ndarray) -> float:
     """Mean relative error in percent, over points with a positive true value."""
     true, predicted = np.asarray(true, float), np.asarray(predicted, float)

@@ -1,7 +1,8 @@
 """A shape shared by several recipes measured on few sizes: z = log(-log Q') linear in x = log10 C on the
 chance-normalised score Q' (the Krajewski et al. floor law's form), by least squares over every recipe's runs.
 
-Three shapes, chosen by the error forecasting each recipe's largest size from the rest (:func:`choose_shape`):
+Three shapes, chosen by the squared log-ratio error forecasting each recipe's largest size from the rest
+(:func:`choose_shape`):
 ``shared`` (one exponent, an offset per recipe fitted on all its sizes), ``anchored`` (one exponent, each recipe's
 level at its own largest size, its slope spread as the recipes' own slopes spread) and ``separate`` (a line per
 recipe). Draws (:func:`shape_draws`) are normal in the coefficients, plus a new run's residual.
@@ -12,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from benchcast.fitting.metrics import squared_log_ratio
 
 KINDS = ("shared", "anchored", "separate")
 
@@ -83,9 +86,12 @@ def common_draws(shape: Shape, n: int, rng) -> np.ndarray:
     return rng.multivariate_normal(shape.coef, shape.cov, size=n)
 
 
-def choose_shape(pts: np.ndarray) -> tuple[str, str]:
-    """The shape with the least mean error (in Q') forecasting each recipe's largest size from the rest, over the
-    recipes with 3 or more sizes; ``anchored`` where none has 3 (stated)."""
+def choose_shape(pts: np.ndarray, chance: dict | None = None) -> tuple[str, str]:
+    """The shape with the least mean squared log-ratio error of the score (the one law choice's measure,
+    :func:`~benchcast.fitting.metrics.squared_log_ratio`) forecasting each recipe's largest size from the rest, over
+    the recipes with 3 or more sizes (one origin per recipe: the law choice's rolling origins need more sizes than a
+    recipe sweep has); ``anchored`` where none has 3 (stated). ``chance``: each recipe's chance level (default 0),
+    which turns Q' back into the score."""
     errors = {kind: [] for kind in KINDS}
     for i in sorted({int(i) for i in pts[:, 0]}):
         own = pts[:, 0] == i
@@ -94,9 +100,11 @@ def choose_shape(pts: np.ndarray) -> tuple[str, str]:
         held = own & (pts[:, 1] == pts[own, 1].max())
         fits = {kind: fit_shape(pts[~held], kind) for kind in KINDS}
         if all(fit is not None for fit in fits.values()):
-            truth = np.exp(-np.exp(pts[held, 2]))
+            q = (chance or {}).get(i, 0.0)
+            truth = q + (1 - q) * np.exp(-np.exp(pts[held, 2]))
             for kind, fit in fits.items():
-                errors[kind].append(np.mean(np.abs(np.exp(-np.exp(fit.predict(i, pts[held, 1]))) - truth)))
+                predicted = q + (1 - q) * np.exp(-np.exp(fit.predict(i, pts[held, 1])))
+                errors[kind].append(np.mean(squared_log_ratio(truth, predicted)))
     if not errors["shared"]:
         return "anchored", (
             "shared exponent, each recipe's level at its largest size (no recipe has 3 sizes to choose the shape by "
@@ -105,4 +113,6 @@ def choose_shape(pts: np.ndarray) -> tuple[str, str]:
     means = {kind: float(np.mean(v)) for kind, v in errors.items()}
     kind = min(means, key=means.get)
     words = ", ".join(f"{k} {v:.3g}" for k, v in means.items())
-    return kind, f"{kind} shape (error forecasting each recipe's largest size from the rest: {words})"
+    return kind, (
+        f"{kind} shape (mean squared log-ratio error forecasting each recipe's largest size from the rest: {words})"
+    )

@@ -1,7 +1,7 @@
 """Which recipe wins at a planned run: each recipe's default forecast (:func:`~benchcast.forecasting.answers.
 forecast_default`, exactly as ``forecast`` gives it), the probability of each ordering from the forecasts' draws, the
 effective-compute multiplier against a reference, where the curves cross, and the simplest alternative's ranking (each
-recipe's best run at the ladder's largest common budget) beside it."""
+recipe's best run at the largest compute every recipe with a forecast reaches) beside it."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ import numpy as np
 import pandas as pd
 from rich.markup import escape
 
-from benchcast.data.chance import chance_level
+from benchcast.data.chance import chance_level, filter_margin
 from benchcast.data.schema import COLUMNS
 from benchcast.data.table import select
-from benchcast.errors import BenchcastError
+from benchcast.errors import BenchcastError, DataWarning
 from benchcast.fitting.shared_shape import choose_shape, common_draws, fit_shape, shape_draws
 from benchcast.forecasting.answers import forecast_default
 from benchcast.forecasting.bootstrap import DEFAULT_INTERVAL, DEFAULT_REPLICATES
@@ -29,11 +29,10 @@ from benchcast.utils.rich_view import Markup, RichView, rich_table
 from benchcast.validation import check_level
 
 REACH = 30.0  # the curves run to this multiple of the planned compute (a worse recipe's compute for the same score)
-BAND = 1.5  # runs within this factor of the largest common budget are "at" it (the simplest alternative)
+BAND = 1.1  # runs within this factor of the largest common budget are "at" it (the simplest alternative)
 ERRORS = ("common", "independent")
 SHAPES = ("auto", "default", "shared")
 MIN_SIZES = 4  # shape='auto': recipes with fewer sizes below the plan (median) borrow a shared shape
-SHARE_RANGE = (0.02, 0.98)  # chance-normalised scores the joint fit's log(-log Q') takes
 CURVE_POINTS = 60
 
 
@@ -47,19 +46,27 @@ class Comparison(RichView):
         The column naming each run's recipe.
     recipes : pandas.DataFrame
         Per benchmark and recipe: ``prediction``, ``lower``/``upper`` (at ``level``), ``flags``, ``note`` (why there
-        is no forecast), ``rank``, and the simplest alternative's ``baseline`` score and ``baseline_rank``.
+        is no forecast, and what the draws behind it are), ``warnings`` (the forecast's own, kept), ``rank``, and the
+        simplest alternative's ``baseline`` score (each recipe's best run at ``baseline_flops``, the largest compute
+        below the plan every recipe with a forecast reaches; see :func:`best_at`), ``baseline_rank`` and
+        ``baseline_note`` (why a recipe has no baseline).
     pairs : pandas.DataFrame
         Per benchmark and pair ``a``, ``b``: ``p_a_better``, ``decision`` (the better recipe, or ``'undecided'``),
         ``baseline_a_better``, ``disagree``, ``crosses_at`` (FLOPs) and ``reason`` where a recipe has no forecast.
     multipliers : pandas.DataFrame
-        Per benchmark and recipe: ``multiplier`` = C_ref / C_recipe at the reference's planned score, its interval,
-        ``crosses_at``.
+        Per benchmark and recipe: ``multiplier`` = C_ref / C_recipe at the reference's planned score, its interval
+        ``lower``/``upper``, ``crosses_at``; ``lower_censored``/``upper_censored`` (and ``point_censored``, ``'<'``
+        or ``'>'``) where the value is a bound (the curve does not reach the score within ``REACH`` x the plan, or
+        already scores it at its grid's start); ``note`` (why there is none, or what bounds it).
     level, decide : float
         The intervals' level; a pair is decided where ``p_a_better`` >= ``decide`` or <= 1 - ``decide``.
     errors : str
         ``'common'`` (replicate b's extrapolation error shared by every recipe) or ``'independent'``.
     curves : dict
         Per (benchmark, recipe): the compute grid, the prediction and its band there (what :meth:`plot` draws).
+    target : dict
+        The planned run: ``flops``, or ``params`` and ``tokens`` (the others None), and ``planned_flops``, its
+        compute.
     """
 
     by: str
@@ -104,6 +111,7 @@ class Comparison(RichView):
 
     @property
     def title(self) -> str:
+        """The recipes' table's title: the recipe column and the planned run."""
         return f"recipes ({self.by}) compared at {_target_words(self.target)}"
 
     @property
@@ -121,7 +129,18 @@ class Comparison(RichView):
         ]
         methods = self.recipes.loc[self.recipes["method"] != "", ["benchmark", "method"]].drop_duplicates()
         out += [f"{r.benchmark}: forecasts by the {r.method}" for r in methods.itertuples() if r.method != "default"]
+        budgets = self.recipes[["benchmark", "baseline_flops"]].drop_duplicates()
+        out += [
+            f"{r.benchmark}: baseline: each recipe's best run at {r.baseline_flops:.3g} FLOPs (the largest compute "
+            f"below the plan every recipe with a forecast reaches; within x{BAND:g}, else interpolated in log C)"
+            for r in budgets.itertuples()
+            if np.isfinite(r.baseline_flops)
+        ]
         out += [f"{r.benchmark}: {r.recipe}: {r.note}" for r in self.recipes.itertuples() if r.note]
+        out += [f"{r.benchmark}: {r.recipe}: warning: {w}" for r in self.recipes.itertuples() for w in r.warnings]
+        out += [f"{r.benchmark}: {r.recipe}: {r.baseline_note}" for r in self.recipes.itertuples() if r.baseline_note]
+        said = self.multipliers.loc[~self.multipliers["note"].isin(["", "the reference"])]
+        out += [f"{r.benchmark}: {r.recipe} vs {r.reference}: {r.note}" for r in said.itertuples()]
         return out
 
     def rich_items(self) -> list:
@@ -138,10 +157,16 @@ class Comparison(RichView):
         head = ["benchmark", "a", "b", "p_a_better", "decision", "baseline disagrees", "curves cross at", "reason"]
         columns = ["benchmark", "a", "b", "p_a_better", "decision", "disagree", "crosses_at", "reason"]
         items.append(rich_table("pairs", head, p[columns].values.tolist()))
-        m = self.multipliers.assign(crosses_at=self.multipliers["crosses_at"].map(_flops))
+        mm = self.multipliers
+        m = mm.assign(
+            crosses_at=mm["crosses_at"].map(_flops),
+            multiplier=[_bound(v, c) for v, c in zip(mm["multiplier"], mm["point_censored"], strict=True)],
+            lower=[_bound(v, "<" if c else "") for v, c in zip(mm["lower"], mm["lower_censored"], strict=True)],
+            upper=[_bound(v, ">" if c else "") for v, c in zip(mm["upper"], mm["upper_censored"], strict=True)],
+        )
         title = "effective-compute multipliers (C_ref / C_recipe at the reference's planned score)"
-        head = ["benchmark", "recipe", "reference", "multiplier", *bounds, "crosses reference at"]
-        columns = ["benchmark", "recipe", "reference", "multiplier", "lower", "upper", "crosses_at"]
+        head = ["benchmark", "recipe", "reference", "multiplier", *bounds, "crosses reference at", "note"]
+        columns = ["benchmark", "recipe", "reference", "multiplier", "lower", "upper", "crosses_at", "note"]
         items.append(rich_table(title, head, m[columns].values.tolist()))
         return items + [Markup(escape(n), highlight=False) for n in self.notes]
 
@@ -250,7 +275,9 @@ def compare(
     names = _recipes(table, by)
     asked = [benchmark] if isinstance(benchmark, str | tuple) else list(benchmark)
     asked = [b if isinstance(b, tuple) else (b.partition(":")[0], b.partition(":")[2] or metric) for b in asked]
-    shared = [b for b, _ in asked if table.loc[table["benchmark"] == b, by].nunique() >= 2]
+    settings_k = {key: settings.get(key) for key in ("k", "tpr", "min_flops", "max_flops")}
+    chosen = {(b, m): select_each(table, by, names, b, m, **settings_k) for b, m in asked}
+    shared = [b for (b, m) in asked if sum(isinstance(r, pd.DataFrame) for r in chosen[(b, m)].values()) >= 2]
     if not shared:
         raise BenchcastError(
             f"no benchmark asked ({', '.join(b for b, _ in asked)}) is measured on two or more recipes of '{by}': "
@@ -268,7 +295,20 @@ def compare(
     parts, curves = ([], [], []), {}
     for name, own in asked:
         *one, planned = _benchmark(
-            table, by, names, name, own, reach, reference, decide, errors, unc, settings, curves, shape
+            table,
+            by,
+            names,
+            name,
+            own,
+            reach,
+            reference,
+            decide,
+            errors,
+            unc,
+            settings,
+            curves,
+            shape,
+            chosen[(name, own)],
         )
         for out, frame in zip(parts, one, strict=True):
             out.append(frame)
@@ -294,32 +334,48 @@ def _recipes(table: pd.DataFrame, by: str) -> list:
     return names
 
 
-def _benchmark(table, by, names, benchmark, metric, reach, reference, decide, errors, unc, settings, curves, shape):
-    """One benchmark's three tables and the planned compute; fills ``curves``."""
-    k = settings.get("k")
-    within = {key: settings.get(key) for key in ("tpr", "min_flops", "max_flops")}
+def select_each(table, by, names, benchmark, metric, k=None, **within) -> dict:
+    """Per recipe: its runs of ``benchmark`` as :func:`~benchcast.data.table.select` gives them (a task group's mean
+    included), or the reason there are none (the group's own notice is kept for the forecast to give once)."""
     chosen = {}
     for name in names:
         try:
-            chosen[name] = select(table[table[by] == name], benchmark, metric, k, **within)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DataWarning)  # a task group's mean: its forecast says it again
+                chosen[name] = select(table[table[by] == name], benchmark, metric, k, **within)
         except BenchcastError as exc:
             chosen[name] = str(exc)
+    return chosen
+
+
+def _benchmark(
+    table, by, names, benchmark, metric, reach, reference, decide, errors, unc, settings, curves, shape, chosen
+):
+    """One benchmark's three tables and the planned compute; fills ``curves``."""
     first = {key: values[0] for key, values in reach.items()}
     planned = float(table_runs(table, **first, given=settings.get("flops_per_6nd")).flops[0])
-    sizes = [r.loc[r["flops"] < planned, "flops"].nunique() for r in chosen.values() if isinstance(r, pd.DataFrame)]
+    sizes = [r.loc[r["flops"] < planned, "params"].nunique() for r in chosen.values() if isinstance(r, pd.DataFrame)]
     joint = shape == "shared" or (shape == "auto" and sizes and np.median(sizes) < MIN_SIZES)
     how = _joint if joint else _each
     rows, draws, grids = how(table, by, names, benchmark, metric, reach, planned, errors, unc, settings, chosen, curves)
     frame = pd.DataFrame(rows)
     frame["rank"] = frame["prediction"].rank(ascending=False, method="min")
-    frame["baseline"] = _baseline([chosen[n] for n in frame["recipe"]], planned)
+    budget, frame["baseline"], frame["baseline_note"] = _baseline(
+        [chosen[n] for n in frame["recipe"]], planned, frame["prediction"].notna().to_numpy()
+    )
+    frame["baseline_flops"] = budget
     frame["baseline_rank"] = frame["baseline"].rank(ascending=False, method="min")
     point_curves = {n: (grid, curves[(benchmark, n)]["prediction"]) for n, (grid, _) in grids.items()}
     pairs = _pairs(frame, draws, point_curves, planned, decide, benchmark)
     ok = [n for n in frame.loc[frame["prediction"].notna(), "recipe"] if n in draws]
     best = frame[frame["recipe"].isin(ok)]
-    ref = reference if reference in ok else (best.loc[best["prediction"].idxmax(), "recipe"] if ok else None)
-    mults = _multipliers(benchmark, ref, draws, grids, point_curves, planned, unc["level"], frame)
+    if reference is not None and reference not in ok:  # never silently swapped for another recipe
+        mults = _no_multipliers(benchmark, reference, frame, f"reference {reference} has no forecast on {benchmark}")
+    elif not ok:
+        mults = _no_multipliers(benchmark, None, frame, "no recipe has a forecast")
+    else:
+        ref = reference if reference is not None else best.loc[best["prediction"].idxmax(), "recipe"]
+        mults = _multipliers(benchmark, ref, draws, grids, point_curves, planned, unc["level"], frame)
     return frame, pairs, mults, planned
 
 
@@ -336,6 +392,7 @@ def _row(benchmark, name, chosen) -> dict:
         "upper": np.nan,
         "flags": (),
         "note": "",
+        "warnings": (),
     }
     if isinstance(chosen, pd.DataFrame):
         row["metric"], row["n_runs"] = str(chosen["metric"].iloc[0]), int(chosen["run"].nunique())
@@ -353,14 +410,16 @@ def _each(table, by, names, benchmark, metric, reach, planned, errors, unc, sett
         if row["note"]:
             continue
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # the forecast's own notes and flags say what matters here
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")  # kept in the recipe's row and the notes, once each
                 out = forecast_default(
                     table[table[by] == name], benchmark, metric, curves="confidence", **reach, **unc, **settings
                 )
         except BenchcastError as exc:
             row["note"] = f"no forecast: {exc}"
             continue
+        finally:
+            row["warnings"] = tuple(dict.fromkeys(" ".join(str(w.message).split()) for w in caught))
         point = out.take([0])
         lower, upper = point.interval(unc["level"])
         row.update(
@@ -372,14 +431,18 @@ def _each(table, by, names, benchmark, metric, reach, planned, errors, unc, sett
             note=str(point.points["note"].iloc[0]),
         )
         curve = list(out.curves.values())[-1] if np.isfinite(row["prediction"]) and out.curves else None
-        values = None if curve is None else _matrix(curve)
+        values, cut = (None, "") if curve is None else _matrix(curve)
         if values is None:
             row["note"] = row["note"] or "no draws behind the forecast (no interval): left out of the pairs"
             continue
         grid = curve.runs.flops
         at = int(np.argmin(np.abs(np.log(grid) - np.log(out.runs.flops[0]))))
-        law = _matrix(curve, "confidence")  # the law's curve (no new run's residual): the multipliers' draws
-        law = values if law is None or law.shape != values.shape else law
+        law, law_cut = _matrix(curve, "confidence")  # the law's curve (no new run's residual): the multipliers' draws
+        said = [cut or law_cut]
+        if law is None or law.shape != values.shape:
+            law = values
+            said.append("multipliers from the prediction draws (a new run's residual included): no law draws")
+        row["note"] = "; ".join(n for n in (row["note"], *said) if n)
         values, law = _order(values, errors, unc["seed"], i), _order(law, errors, unc["seed"], i)
         draws[name], grids[name] = values[:, at], (grid, law)
         lo, hi = curve.interval(0.9)
@@ -402,15 +465,20 @@ def _joint(table, by, names, benchmark, metric, reach, planned, errors, unc, set
     """The shared shape (:mod:`benchcast.fitting.shared_shape`) fitted to every recipe's runs below the plan, its draws
     widened by the cross-ladder extrapolation error (common random numbers) as the default's are."""
     rows = [_row(benchmark, n, chosen[n]) for n in names]
-    pts, chance = _points(names, chosen, benchmark, planned)
+    pts, chance, why = _points(names, chosen, benchmark, planned)
     for i, row in enumerate(rows):
         if not row["note"] and i not in chance:
-            row["note"] = f"no forecast: no run above chance (+{SHARE_RANGE[0]:.0%}) below the planned run"
-    kind, words = choose_shape(pts)
+            row["note"] = f"no forecast: {why.get(i, 'no run below the planned run')}"
+    kind, words = choose_shape(pts, chance)
     shape = fit_shape(pts, kind) if len(chance) > 1 else None
     if shape is None:
+        reason = (
+            f"the joint fit ({kind}) has no residual degree of freedom"
+            if len(chance) > 1
+            else f"the joint fit needs two or more recipes with runs above chance + margin; {len(chance)} has them"
+        )
         for row in rows:
-            row["note"] = row["note"] or f"no forecast: the joint fit ({kind}) has no residual degree of freedom"
+            row["note"] = row["note"] or f"no forecast: {reason}"
         return rows, {}, {}
     grid = np.unique(np.append(np.geomspace(10 ** pts[:, 1].min(), planned * REACH * 1.5, CURVE_POINTS), planned))
     at, x = int(np.searchsorted(grid, planned)), np.log10(grid)
@@ -437,48 +505,80 @@ def _joint(table, by, names, benchmark, metric, reach, planned, errors, unc, set
     return rows, draws, grids
 
 
-def _points(names, chosen, benchmark, planned) -> tuple[np.ndarray, dict]:
-    """The joint fit's points (recipe index, log10 C, log(-log Q') of each compute's best run) below the plan, and each
-    recipe's chance level."""
-    points, chance = [], {}
+def _points(names, chosen, benchmark, planned, margin=None) -> tuple[np.ndarray, dict, dict]:
+    """The joint fit's points (recipe index, log10 C, log(-log Q') of each compute's best run) below the plan, each
+    recipe's chance level, and why a recipe has none: its chance level unknown, or no run above chance + the
+    benchmark's near-chance margin (:func:`~benchcast.data.chance.filter_margin`, ``--margin`` or a ``margin``
+    column), the rule every fit uses."""
+    points, chance, why = [], {}, {}
     for i, name in enumerate(names):
         runs = chosen[name]
         runs = runs[runs["flops"] < planned] if isinstance(runs, pd.DataFrame) else runs
         if not isinstance(runs, pd.DataFrame) or not len(runs):
             continue
-        q = chance_level(benchmark, str(runs["metric"].iloc[0]), table=runs).value
+        level = chance_level(benchmark, str(runs["metric"].iloc[0]), table=runs)
+        if not level.known:
+            why[i] = f"chance level unknown ({level.source}); the joint fit needs it: give --q-rand"
+            continue
+        q = level.value
+        given = runs["margin"].dropna().unique() if "margin" in runs.columns else ()
+        m = filter_margin(benchmark, margin if margin is not None else (given[0] if len(given) == 1 else None))
         best = runs.groupby("flops")["value"].max()  # each size's best run (its best settings), as the baseline's
         share = (best.to_numpy(float) - q) / (1 - q)
-        keep = (share > SHARE_RANGE[0]) & (share < SHARE_RANGE[1])
+        keep = (best.to_numpy(float) > q + m) & (share < 1)  # log(-log Q') needs Q' below 1
+        if not keep.any():
+            why[i] = f"no run above chance + margin ({q:.3g} + {m:.3g}) below the planned run"
+            continue
         points += [(i, np.log10(c), np.log(-np.log(v))) for c, v in zip(best.index[keep], share[keep], strict=True)]
-        chance.update({i: q} if keep.any() else {})
-    return np.array(points, float).reshape(-1, 3), chance
+        chance[i] = q
+    return np.array(points, float).reshape(-1, 3), chance, why
 
 
-def _matrix(curve, kind: str = "prediction") -> np.ndarray | None:
-    """A curve's draws of ``kind`` as one (draws, points) matrix (None: it has none)."""
+def _matrix(curve, kind: str = "prediction") -> tuple[np.ndarray | None, str]:
+    """A curve's draws of ``kind`` as one (draws, points) matrix (None: it has none), and a note where its parts had
+    different numbers of draws (each cut to the smallest)."""
     parts = [(index, d.values) for k, index, d in curve.draws if k == kind]
     if not parts:
-        return None
-    n = min(v.shape[0] for _, v in parts)
+        return None, ""
+    counts = [v.shape[0] for _, v in parts]
+    n = min(counts)
     out = np.full((n, len(curve)), np.nan)
     for index, values in parts:
         out[:, index] = values[:n]
-    return out
+    cut = f"{kind} draws cut to {n} (the fewest of the curve's parts; up to {max(counts)})" if max(counts) > n else ""
+    return out, cut
 
 
-def _baseline(chosen: list, planned: float) -> np.ndarray:
-    """The simplest alternative: each recipe's best run within ``BAND`` of the largest common budget below the plan."""
+def best_at(runs: pd.DataFrame, budget: float) -> float:
+    """A recipe's best-run score at compute ``budget``: its best run within a factor ``BAND`` of it, else its best run
+    of each compute interpolated in log C between the two computes around it (NaN outside its computes)."""
+    best = runs.groupby("flops")["value"].max().dropna() if len(runs) else pd.Series(dtype=float)
+    c, v = best.index.to_numpy(float), best.to_numpy(float)
+    near = np.abs(np.log(c / budget)) <= np.log(BAND) if len(c) else np.array([], bool)
+    if near.any():
+        return float(v[near].max())
+    if not len(c) or budget < c.min() or budget > c.max():
+        return float("nan")
+    return float(np.interp(np.log(budget), np.log(c), v))
+
+
+def _baseline(chosen: list, planned: float, forecast: np.ndarray) -> tuple[float, np.ndarray, list]:
+    """The simplest alternative: the largest compute below the plan that every recipe with a forecast reaches (where
+    none has one: every recipe with runs), and each recipe's best-run score there (:func:`best_at`), with why a
+    recipe has none."""
     runs = [r[r["flops"] < planned] if isinstance(r, pd.DataFrame) else None for r in chosen]
-    tops = [float(r["flops"].max()) for r in runs if r is not None and len(r)]
+    tops = [float(r["flops"].max()) for r, ok in zip(runs, forecast, strict=True) if ok and r is not None and len(r)]
+    if not tops:  # no forecast: the simplest alternative still ranks the recipes with runs
+        tops = [float(r["flops"].max()) for r in runs if r is not None and len(r)]
     if not tops:
-        return np.full(len(chosen), np.nan)
+        return float("nan"), np.full(len(chosen), np.nan), ["no baseline: no run below the planned run"] * len(chosen)
     budget = min(tops)
-    out = []
-    for r in runs:
-        near = None if r is None else r[(r["flops"] <= budget * BAND) & (r["flops"] >= budget / BAND)]
-        out.append(float(near["value"].max()) if near is not None and len(near) else np.nan)
-    return np.asarray(out)
+    values = np.array([np.nan if r is None else best_at(r, budget) for r in runs])
+    notes = [
+        "" if np.isfinite(v) else f"no baseline: no run at {budget:.3g} FLOPs (nor around it to interpolate)"
+        for v in values
+    ]
+    return budget, values, notes
 
 
 def _pairs(frame, draws, point_curves, planned, decide, benchmark) -> pd.DataFrame:
@@ -508,10 +608,18 @@ def _pairs(frame, draws, point_curves, planned, decide, benchmark) -> pd.DataFra
             continue
         n = min(len(draws[a]), len(draws[b]))
         da, db = draws[a][:n], draws[b][:n]
+        finite = np.isfinite(da) & np.isfinite(db)  # a draw without a score says nothing of the order
+        if not finite.any():
+            row["decision"], row["reason"] = "refused", "no joint draw where both recipes have a score"
+            rows.append(row)
+            continue
+        da, db = da[finite], db[finite]
         p = float(np.mean(da > db) + 0.5 * np.mean(da == db))
         row["p_a_better"] = p
+        if not finite.all():
+            row["reason"] = f"from the {finite.sum()} of {n} joint draws where both have a score"
         row["decision"] = a if p >= decide else b if p <= 1 - decide else "undecided"
-        if np.isfinite(row["baseline_a_better"]) and row["baseline_a_better"] != 0.5:
+        if np.isfinite(row["baseline_a_better"]) and row["baseline_a_better"] != 0.5 and p != 0.5:
             row["disagree"] = (p > 0.5) != (row["baseline_a_better"] > 0.5)
         row["crosses_at"] = _crossing(point_curves[a], point_curves[b], planned)
         rows.append(row)
@@ -566,26 +674,65 @@ def _inverse(grid: np.ndarray, values: np.ndarray, score) -> np.ndarray:
     return out
 
 
+MULTIPLIER_COLUMNS = [
+    "benchmark", "recipe", "reference", "multiplier", "lower", "upper", "point_censored", "lower_censored",
+    "upper_censored", "crosses_at", "note",
+]  # fmt: skip
+
+
+def _no_multipliers(benchmark, ref, frame, why: str) -> pd.DataFrame:
+    """A row per recipe saying why there are no multipliers on ``benchmark``."""
+    rows = [[benchmark, n, ref, np.nan, np.nan, np.nan, "", False, False, np.nan, f"no multiplier: {why}"]
+            for n in frame["recipe"]]  # fmt: skip
+    return pd.DataFrame(rows, columns=MULTIPLIER_COLUMNS)
+
+
 def _multipliers(benchmark, ref, draws, grids, point_curves, planned, level, frame) -> pd.DataFrame:
-    """Per recipe: C_ref / C_recipe at the reference's planned score, with its interval, and the crossing."""
-    columns = ["benchmark", "recipe", "reference", "multiplier", "lower", "upper", "crosses_at"]
-    if ref is None or planned is None:
-        return pd.DataFrame(columns=columns)
+    """Per recipe: C_ref / C_recipe at the reference's planned score, with its interval, and the crossing. Where a
+    curve does not reach the score within its grid (REACH x the plan) or already scores it at the grid's start, the
+    value is a bound: it is set to that bound and marked censored (``<`` / ``>`` in the text)."""
     rows, target = [], frame.set_index("recipe").at[ref, "prediction"]
-    for name, (grid, values) in grids.items():
+    for name in frame["recipe"]:
+        if name not in grids:
+            rows.append([benchmark, name, ref, np.nan, np.nan, np.nan, "", False, False, np.nan,
+                         "no multiplier: no forecast"])  # fmt: skip
+            continue
+        grid, values = grids[name]
         if name == ref:  # its own multiplier is 1 by definition
-            rows.append([benchmark, name, ref, 1.0, 1.0, 1.0, np.nan])
+            rows.append([benchmark, name, ref, 1.0, 1.0, 1.0, "", False, False, np.nan, "the reference"])
             continue
         ref_grid, ref_law = grids[ref]
         score = ref_law[:, int(np.argmin(np.abs(np.log(ref_grid / planned))))]  # the reference's law at the plan
         n = min(len(values), len(score))
         need = _inverse(grid, values[:n], score[:n])
         point = _inverse(point_curves[name][0], point_curves[name][1][None, :], target)[0]
+        floor, ceiling = planned / grid[-1], planned / grid[0]  # the multipliers a grid can tell apart
         with np.errstate(divide="ignore"):
-            ratio = np.log(planned) - np.log(need)
+            ratio = np.log(planned) - np.log(need[np.isfinite(need) | (need == np.inf)])
             tail = (1 - level) / 2
-            lo, hi = (np.exp(np.quantile(ratio[~np.isnan(ratio)], q, method="inverted_cdf")) for q in (tail, 1 - tail))
+            lo, hi = (
+                (float(np.exp(np.quantile(ratio, q, method="inverted_cdf"))) for q in (tail, 1 - tail))
+                if len(ratio)
+                else (np.nan, np.nan)
+            )
             mult = planned / point if point > 0 else np.inf
+        low_c, high_c = lo <= floor, hi >= ceiling
+        lo, hi = max(lo, floor), min(hi, ceiling)
+        censored = "<" if mult <= floor else ">" if mult >= ceiling else ""
+        mult = float(np.clip(mult, floor, ceiling))
+        note = []
+        if low_c or high_c or censored:
+            note.append(f"bounds held by the curves' reach ({floor:.3g} to {ceiling:.3g})")
+        if not lo <= mult <= hi:
+            note.append("the point (from the forecast's curve) lies outside the interval (from the law's draws)")
         cross = _crossing(point_curves[name], point_curves[ref], planned)
-        rows.append([benchmark, name, ref, float(mult), float(lo), float(hi), cross])
-    return pd.DataFrame(rows, columns=columns)
+        rows.append([benchmark, name, ref, mult, lo, hi, censored, low_c, high_c, cross, "; ".join(note)])
+    return pd.DataFrame(rows, columns=MULTIPLIER_COLUMNS)
+
+
+def _bound(value: float, censored) -> str:
+    """A multiplier as text: ``< x`` / ``> x`` where it is a bound, '' where none."""
+    if not np.isfinite(value):
+        return ""
+    text = f"1/{1 / value:.3g}" if value < 1 else f"{value:.3g}"
+    return {"<": f"< {text}", ">": f"> {text}"}.get(censored, text)

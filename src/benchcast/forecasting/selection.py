@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from benchcast.errors import BenchcastError
+from benchcast.fitting.metrics import squared_log_ratio
 from benchcast.fitting.spec import FitSpec, default_proxy, design
 from benchcast.forecasting import extrapolation as ext
 from benchcast.forecasting.results import Recommendation
@@ -317,8 +318,8 @@ def _scores(pool: dict, wide: pd.DataFrame, laws: list[str]) -> pd.DataFrame:
 
 def _per_origin(wide: pd.DataFrame, laws: list[str]) -> pd.DataFrame:
     """Each origin's mean squared log-ratio error per law (a row per origin)."""
-    true = np.log(wide["true"].to_numpy(float))
-    squared = {law: (np.log(np.clip(wide[law].to_numpy(float), 1e-12, None)) - true) ** 2 for law in laws}
+    true = wide["true"].to_numpy(float)
+    squared = {law: squared_log_ratio(true, wide[law].to_numpy(float)) for law in laws}
     return pd.DataFrame(squared).groupby(wide["origin_decades"].to_numpy()).mean()
 
 
