@@ -14,6 +14,7 @@ from benchcast.errors import DataError
 from benchcast.generative.passk import pass_at_k
 from benchcast.generative.past_n import (
     FAMILY_MARGIN,
+    PER_RUN,
     PRIOR_WEIGHT,
     REACH,
     TAU_PRIOR,
@@ -72,7 +73,7 @@ def test_the_backtest_thins_each_problem_and_forecasts_one_decade_on():
 def test_the_choice_is_the_least_error_in_the_backtest_and_power_k_unless_clearly_beaten():
     rng = np.random.default_rng(2)
     counts, _ = _benchmark(rng, 1000)
-    model = PassKPastN(n_boot=0).fit(counts, "gsm")
+    model = PassKPastN(PER_RUN, n_boot=0).fit(counts, "gsm")  # the joint model's rule: tests/generative/test_ladder.py
     scores = model.scores_.set_index("candidate")
     best = scores["mae"].idxmin()
     wins = scores.loc[best, "mae"] < FAMILY_MARGIN * scores.loc["power_k", "mae"]
@@ -88,7 +89,7 @@ def test_the_choice_is_the_least_error_in_the_backtest_and_power_k_unless_clearl
     assert model.chosen_ in model.rule() and f"{model.tau_:.3f}" in model.rule()
     # with no origin to judge by (n below 40), the simplest alternative
     few, _ = _benchmark(rng, 20)
-    assert PassKPastN(n_boot=0).fit(few).chosen_ == "power_k"
+    assert PassKPastN(PER_RUN, n_boot=0).fit(few).chosen_ == "power_k"
 
 
 def test_the_interval_covers_on_a_heavy_tailed_ladder_and_is_a_probability():

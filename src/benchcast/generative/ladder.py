@@ -32,6 +32,7 @@ SPREAD_FLOOR = 0.25  # the sd of an ability around its compute line, at least (a
 SD_FLOOR = 0.5  # a difficulty component's sd, at least the grid's step
 MAX_ITER = 3000
 TOL = 1e-7  # EM stops when the objective moves less than this per problem
+ABILITY_LIMIT = 15.0  # |eta| beyond this leaves the grid no room: the fit has not converged
 MAX_STEP = 1.0  # an ability moves at most one logit per Newton step
 JOINT_REPLICATES = 50  # bootstrap refits of the whole ladder (each warm-started from the fit)
 ACROSS_SHARE = 1 / 3  # the across-runs origin thins the largest third of the runs (by compute) to n/10
@@ -183,8 +184,8 @@ def _fit(n, c, x, distribution: str, start: LadderFit | None = None, max_iter: i
         centre, trend = _trend(eta, x)
         posterior, log_likelihood = _e_step(n, c, eta, _grid_log_weights(components, never), unsolved)
         objective = log_likelihood - 0.5 * np.sum((eta - centre) ** 2) / trend[2] ** 2
-        if not np.isfinite(objective):
-            break
+        if not np.isfinite(objective) or np.abs(eta).max() > ABILITY_LIMIT:
+            break  # an ability past the grid's reach: the counts push it to infinity (all or nothing solved)
         if abs(objective - previous) < TOL * len(n):
             converged = True
             break

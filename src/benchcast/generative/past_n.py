@@ -284,7 +284,7 @@ class PassKPastN(ResultView):
         self.chosen_ = self._choose(judged, names)
         if self.chosen_ == "joint" and not self.joint_.usable:
             self.fallback_ = f"{self.joint_.doubt}: the per-run forecaster instead"
-            self.chosen_ = self._choose(judged[judged["candidate"] != "joint"], per_run)
+            self.chosen_ = self._choose(judged[judged["candidate"] != "joint"], per_run or ("power_k",))
         self.tau_ = _tau(judged, self.chosen_)
         self.joint_tau_ = _tau(self.backtest_, "joint")
         return self
@@ -467,8 +467,10 @@ class PassKPastN(ResultView):
 
 
 def _tau(judged: pd.DataFrame, candidate: str) -> float:
-    """A candidate's error per decade of k: its origins' RMS on the x scale shrunk toward TAU_PRIOR, times REACH."""
-    own = judged.loc[judged["candidate"] == candidate, "error_x"].to_numpy(float) if len(judged) else np.zeros(0)
+    """A candidate's error per decade of k: its origins' RMS on the x scale shrunk toward TAU_PRIOR, times REACH (the
+    origins whose truth is 0 or 1, where x is infinite, set aside)."""
+    inside = (judged["candidate"] == candidate) & (judged["truth"] > 0) & (judged["truth"] < 1) if len(judged) else []
+    own = judged.loc[inside, "error_x"].to_numpy(float) if len(judged) else np.zeros(0)  # x is infinite at 0 and 1
     own = own[np.isfinite(own)]
     return float(REACH * np.sqrt((np.sum(own**2) + PRIOR_WEIGHT * TAU_PRIOR**2) / (len(own) + PRIOR_WEIGHT)))
 
