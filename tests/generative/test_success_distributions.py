@@ -91,7 +91,7 @@ def test_a_run_that_solved_nothing_is_refused_alone_and_placed_by_its_ladder():
     counts = pd.concat(frames, ignore_index=True)
     with pytest.raises(DataError, match="no problem was ever solved"):
         fit_family("beta", counts.loc[counts.run == "r0", "n"], counts.loc[counts.run == "r0", "c"])
-    table = passk_table(counts, [1], n_boot=0, extrapolate_to=1000, compute=flops)
+    table = passk_table(counts, [1], n_boot=0, extrapolate_to=1000, compute=flops, family="power_k")
     rows = table[table["k"] == 1000].set_index("run")
     assert rows.loc["r0", "source"] == "joint" and "placed on the ladder by its compute" in rows.loc["r0", "note"]
     assert rows.loc["r5", "source"] != "joint"  # a run that solved something keeps the chosen forecaster
@@ -175,7 +175,7 @@ def _counts_ladder(tmp_path):
     rng = np.random.default_rng(2)
     rows, runs = [], []
     for i, log_c in enumerate(np.linspace(19, 23, 6)):
-        mean = 1 / (1 + np.exp(-(-9.5 + 1.6 * (log_c - 19))))
+        mean = 1 / (1 + np.exp(-(-7.5 + 1.6 * (log_c - 19))))  # r0 made to solve nothing, the others solve some
         c = rng.binomial(50, rng.beta(mean * 2, (1 - mean) * 2, 100))
         if i == 0:
             c[:] = 0
@@ -191,12 +191,13 @@ def _counts_ladder(tmp_path):
 
 def test_passk_places_a_run_that_solved_nothing_by_its_run_size_or_refuses_it_in_its_row(tmp_path):
     counts, meta = _counts_ladder(tmp_path)
-    alone = run_cli("passk", str(counts), "--k", "1,8", "--extrapolate-to", "5000", "--n-boot", "0", "--json")
+    alone = run_cli("passk", str(counts), "--k", "1,8", "--extrapolate-to", "5000", "--n-boot", "0", "--family",
+                    "power_k", "--json")  # fmt: skip
     assert alone.exit_code == 0
     refused = [r for r in json.loads(alone.stdout) if r["run"] == "r0" and r["source"] != "estimator"]
     assert [r["source"] for r in refused] == ["refused"] and "compute is unknown" in refused[0]["note"]
     out = run_cli("passk", str(counts), "--k", "1,8", "--extrapolate-to", "5000", "--metadata", str(meta),
-                  "--n-boot", "20", "--json")  # fmt: skip
+                  "--n-boot", "20", "--family", "power_k", "--json")  # fmt: skip  (placed under any choice)
     assert out.exit_code == 0, out.stderr
     rows = pd.DataFrame(json.loads(out.stdout))
     r0 = rows[(rows["run"] == "r0") & (rows["source"] != "estimator")]
@@ -206,7 +207,7 @@ def test_passk_places_a_run_that_solved_nothing_by_its_run_size_or_refuses_it_in
     last = rows[(rows["run"] == "r5") & (rows["k"] == 5000)]
     assert float(last["pass_at_k"].iloc[0]) > float(r0["pass_at_k"].iloc[-1])
     text = run_cli("passk", str(counts), "--k", "1", "--extrapolate-to", "500", "--metadata", str(meta),
-                   "--n-boot", "0")  # fmt: skip
+                   "--n-boot", "0", "--family", "power_k")  # fmt: skip
     assert text.exit_code == 0 and "joint: logistic link" in " ".join(text.stdout.split())
 
 
@@ -233,7 +234,7 @@ def test_rows_placed_on_the_ladder_count_their_own_runs_problems(tmp_path):
     frame = frame[~((frame["run"] == "r0") & (frame["problem_id"].str[1:].astype(int) >= 60))]  # r0: 60 problems
     frame.to_csv(counts, index=False)
     out = run_cli("passk", str(counts), "--k", "1", "--extrapolate-to", "5000", "--metadata", str(meta),
-                  "--n-boot", "0", "--json")  # fmt: skip
+                  "--n-boot", "0", "--family", "power_k", "--json")  # fmt: skip
     assert out.exit_code == 0, out.stderr
     rows = pd.DataFrame(json.loads(out.stdout))
     borrowed = rows[(rows["run"] == "r0") & (rows["source"] == "joint")]

@@ -31,10 +31,11 @@ DISTRIBUTIONS = ("normal", "normal_mix")
 SPREAD_FLOOR = 0.25  # the sd of an ability around its compute line, at least (a line through two runs is exact)
 SD_FLOOR = 0.5  # a difficulty component's sd, at least the grid's step
 MAX_ITER = 3000
-TOL = 1e-7  # EM stops when the objective moves less than this per problem
+TOL = 1e-6  # EM stops when the objective moves less than this per problem (pass@k moves in the 4th digit)
 ABILITY_LIMIT = 15.0  # |eta| beyond this leaves the grid no room: the fit has not converged
 MAX_STEP = 1.0  # an ability moves at most one logit per Newton step
-JOINT_REPLICATES = 50  # bootstrap refits of the whole ladder (each warm-started from the fit)
+JOINT_REPLICATES = 40  # bootstrap refits of the whole ladder (each warm-started from the fit, at most REFIT_ITER)
+REFIT_ITER = 150
 ACROSS_SHARE = 1 / 3  # the across-runs origin thins the largest third of the runs (by compute) to n/10
 
 
@@ -167,6 +168,14 @@ def _trend(eta, x):
 
 def _fit(n, c, x, distribution: str, start: LadderFit | None = None, max_iter: int | None = None) -> LadderFit:
     """Generalised EM of the ladder model on (problems x runs) counts ``n``, ``c``; abilities' prior from ``x``."""
+    from benchcast.fitting.engine.search import single_threaded_blas
+
+    with single_threaded_blas():  # (problems x runs) @ (runs x grid) is small: BLAS threads only spin on a busy machine
+        return _em(n, c, x, distribution, start, max_iter)
+
+
+def _em(n, c, x, distribution: str, start: LadderFit | None, max_iter: int | None) -> LadderFit:
+    """The EM iterations of :func:`_fit`."""
     unsolved = ~(c > 0).any(axis=1)
     if start is not None:
         eta, components, never = start.eta.copy(), start.components.copy(), start.never
@@ -263,7 +272,7 @@ def fit_ladder(n, c, x, *, distribution: str = "auto", max_iter: int | None = No
     return min(held, key=lambda f: f.bic(len(n)))
 
 
-def refit(fit: LadderFit, n, c, max_iter: int = 300) -> LadderFit:
+def refit(fit: LadderFit, n, c, max_iter: int = REFIT_ITER) -> LadderFit:
     """The same model refitted on other counts (a bootstrap replicate), started from ``fit``."""
     return _fit(np.asarray(n, float), np.asarray(c, float), fit.x, fit.distribution, start=fit, max_iter=max_iter)
 
@@ -292,14 +301,14 @@ def _runs(counts: pd.DataFrame) -> list:
     return list(dict.fromkeys(counts["run"].astype(str)))
 
 
-def _origin_rows(frames: dict, full: dict, x_of: dict, judged: list, origin: str) -> list[dict]:
+def _origin_rows(frames: dict, full: dict, x_of: dict, judged: list, origin: str, distribution: str) -> list[dict]:
     """Fit the ladder on thinned counts ``frames`` (run -> counts) and judge each run of ``judged`` one decade of k
     past its thinned n against its ``full`` estimator counts; none when the fit does not converge."""
     runs = list(frames)
     n, c = ladder_matrix(pd.concat([f.assign(run=r) for r, f in frames.items()], ignore_index=True), runs)
     if not (c > 0).any():
         return []
-    fit = fit_ladder(n, c, np.array([x_of[r] for r in runs]))
+    fit = fit_ladder(n, c, np.array([x_of[r] for r in runs]), distribution=distribution)
     if not fit.converged:
         return []
     rows = []
@@ -314,10 +323,12 @@ def _origin_rows(frames: dict, full: dict, x_of: dict, judged: list, origin: str
     return rows
 
 
-def joint_backtest(counts: pd.DataFrame, compute: dict | None, seed: int, min_samples: int) -> pd.DataFrame:
+def joint_backtest(counts: pd.DataFrame, compute: dict | None, seed: int, min_samples: int,
+                   distribution: str = "auto") -> pd.DataFrame:  # fmt: skip
     """The ladder model's backtest in k: every run thinned to n/10 (and n/100) as the per-run candidates are (the
     same seeds), and an origin across runs (the largest third by compute thinned to n/10, the rest kept whole);
-    rows as :func:`benchcast.generative.past_n.backtest_in_k`'s, with ``run``."""
+    rows as :func:`benchcast.generative.past_n.backtest_in_k`'s, with ``run``. ``distribution``: the difficulties'
+    (the full fit's choice, so that each origin is one fit)."""
     runs = _runs(counts)
     groups = {str(r): g for r, g in counts.groupby(counts["run"].astype(str), sort=False)}
     full = {r: estimator_counts(groups[r]) for r in runs}
@@ -333,7 +344,7 @@ def joint_backtest(counts: pd.DataFrame, compute: dict | None, seed: int, min_sa
     for step, origin in enumerate(("n/10", "n/100")):
         keep = [r for r in runs if len(origins[r]) > step]
         if keep:
-            rows += _origin_rows({r: thinned(r, step) for r in keep}, full, x_of, keep, origin)
+            rows += _origin_rows({r: thinned(r, step) for r in keep}, full, x_of, keep, origin, distribution)
     known = [r for r in runs if np.isfinite(x_of[r])]
     held = sorted(known, key=x_of.get)[-max(1, int(round(ACROSS_SHARE * len(known)))):] if len(known) >= 3 else []
     held = [r for r in held if origins[r]]
@@ -341,7 +352,7 @@ def joint_backtest(counts: pd.DataFrame, compute: dict | None, seed: int, min_sa
         frames = {r: thinned(r, 0) if r in held else
                   pd.DataFrame({"problem_id": groups[r]["problem_id"].to_numpy(), "n": full[r][0], "c": full[r][1]})
                   for r in runs}  # fmt: skip
-        rows += _origin_rows(frames, full, x_of, held, "across runs")
+        rows += _origin_rows(frames, full, x_of, held, "across runs", distribution)
     return pd.DataFrame(rows)
 
 

@@ -258,10 +258,12 @@ class PassKPastN(ResultView):
             if per_run:
                 n, c = _estimator_counts(group)
                 frames.append(backtest_in_k(n, c, candidates=per_run, seed=self.seed + i).assign(run=str(run)))
-        if "joint" in names:
+        nothing = any(not _estimator_counts(g)[1].any() for _, g in counts.groupby("run", sort=False))
+        if "joint" in names or nothing:  # the joint model answers the runs a per-run candidate cannot
             self.joint_ = fit_joint(counts, self.compute)
-            if self.joint_.usable:
-                joint = joint_backtest(counts, self.compute, self.seed, MIN_ORIGIN_SAMPLES)
+            if "joint" in names and self.joint_.usable:
+                joint = joint_backtest(counts, self.compute, self.seed, MIN_ORIGIN_SAMPLES,
+                                       self.joint_.fit.distribution)  # fmt: skip
                 across = set(joint["run"][joint["origin"] == "across runs"]) if len(joint) else set()
                 mine = [f[f["run"].isin(across) & (f["origin"] == "n/10")].assign(origin="across runs")
                         for f in frames]  # fmt: skip
@@ -365,8 +367,8 @@ class PassKPastN(ResultView):
         if self.joint_ is not None and self.chosen_ != "joint":
             try:
                 out = self._joint_rows(run, ks, reach, all_ks, cache, seed=seed)
-                out["note"] = [f"{self.chosen_} refused ({why}); {note}" if note else f"{self.chosen_} refused ({why})"
-                               for note in out["note"]]  # fmt: skip
+                if self.joint_.solved.get(run, 0):  # (a run that solved nothing: its note says so)
+                    out["note"] = [f"{self.chosen_} refused ({why}){'; ' + note if note else ''}" for note in out["note"]]
                 return out
             except DataError as exc:
                 why = f"{why}; {exc}"
