@@ -50,9 +50,11 @@ def main() -> None:
             seconds = time.perf_counter() - start
             rows = pd.read_json(__import__("io").StringIO(done.stdout)) if done.returncode == 0 else pd.DataFrame()
             past = rows[rows["source"] != "estimator"] if len(rows) else rows
-            print(f"--family {family}: {seconds:.1f} s (exit {done.returncode}; load {load:.1f} at the start, "
-                  f"{os.getloadavg()[0]:.1f} at the end); {args.runs} runs x {args.problems} problems x n = {args.n}; "
-                  f"rows past n {len(past)}, sources {past['source'].value_counts().to_dict() if len(past) else {}}")
+            print(
+                f"--family {family}: {seconds:.1f} s (exit {done.returncode}; load {load:.1f} at the start, "
+                f"{os.getloadavg()[0]:.1f} at the end); {args.runs} runs x {args.problems} problems x n = {args.n}; "
+                f"rows past n {len(past)}, sources {past['source'].value_counts().to_dict() if len(past) else {}}"
+            )
             if done.returncode:
                 print(done.stderr[-2000:])
             values = past[["pass_at_k", "lower", "upper"]].to_numpy(float) if len(past) else np.zeros((0, 3))

@@ -196,8 +196,21 @@ def test_passk_places_a_run_that_solved_nothing_by_its_run_size_or_refuses_it_in
     assert alone.exit_code == 0
     refused = [r for r in json.loads(alone.stdout) if r["run"] == "r0" and r["source"] != "estimator"]
     assert [r["source"] for r in refused] == ["refused"] and "compute is unknown" in refused[0]["note"]
-    out = run_cli("passk", str(counts), "--k", "1,8", "--extrapolate-to", "5000", "--metadata", str(meta),
-                  "--n-boot", "20", "--family", "power_k", "--json")  # fmt: skip  (placed under any choice)
+    out = run_cli(
+        "passk",
+        str(counts),
+        "--k",
+        "1,8",
+        "--extrapolate-to",
+        "5000",
+        "--metadata",
+        str(meta),
+        "--n-boot",
+        "20",
+        "--family",
+        "power_k",
+        "--json",
+    )  # fmt: skip  (placed under any choice)
     assert out.exit_code == 0, out.stderr
     rows = pd.DataFrame(json.loads(out.stdout))
     r0 = rows[(rows["run"] == "r0") & (rows["source"] != "estimator")]

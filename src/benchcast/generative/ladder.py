@@ -346,7 +346,7 @@ def joint_backtest(counts: pd.DataFrame, compute: dict | None, seed: int, min_sa
         if keep:
             rows += _origin_rows({r: thinned(r, step) for r in keep}, full, x_of, keep, origin, distribution)
     known = [r for r in runs if np.isfinite(x_of[r])]
-    held = sorted(known, key=x_of.get)[-max(1, int(round(ACROSS_SHARE * len(known)))):] if len(known) >= 3 else []
+    held = sorted(known, key=x_of.get)[-max(1, int(round(ACROSS_SHARE * len(known)))) :] if len(known) >= 3 else []
     held = [r for r in held if origins[r]]
     if held:
         frames = {r: thinned(r, 0) if r in held else

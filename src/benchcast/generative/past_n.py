@@ -368,7 +368,8 @@ class PassKPastN(ResultView):
             try:
                 out = self._joint_rows(run, ks, reach, all_ks, cache, seed=seed)
                 if self.joint_.solved.get(run, 0):  # (a run that solved nothing: its note says so)
-                    out["note"] = [f"{self.chosen_} refused ({why}){'; ' + note if note else ''}" for note in out["note"]]
+                    out["note"] = [f"{self.chosen_} refused ({why})" + (f"; {note}" if note else "")
+                                   for note in out["note"]]  # fmt: skip
                 return out
             except DataError as exc:
                 why = f"{why}; {exc}"
