@@ -251,9 +251,10 @@ def _ladder_cell(task) -> list[dict]:
         boot = 0 if how in FAMILIES else n_boot
         model = PassKPastN(how, n_boot=boot, seed=rep, compute=compute).fit(counts, name)
         for r in model.predict(ks).itertuples():
-            for k in ks if r.source == "refused" else [r.k]:
+            alone = r.source == "refused" or (how not in ("auto", "joint") and r.source == "joint")
+            for k in ks if r.source == "refused" else [r.k]:  # a per-run candidate alone: the ladder's rows left out
                 rows.append({"distribution": name, "n": n, "how": how, "chosen": model.chosen_, "source": r.source,
-                             "step": int(round(k / n)), "run": r.run, "forecast": r.pass_at_k,
+                             "step": int(round(k / n)), "run": r.run, "forecast": np.nan if alone else r.pass_at_k,
                              "truth": truth[r.run][int(k == ks[1])], "lower": getattr(r, "lower", np.nan),
                              "upper": getattr(r, "upper", np.nan), "seconds": time.perf_counter() - start})  # fmt: skip
     return rows
