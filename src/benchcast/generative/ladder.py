@@ -77,6 +77,8 @@ class LadderFit:
         Whether EM met its tolerance within :data:`MAX_ITER` iterations.
     iterations : int
         EM iterations taken.
+    present : ndarray (problems, runs) of bool
+        Which problems each run has (its pass@k is the mean over those).
     """
 
     runs: list
@@ -90,6 +92,7 @@ class LadderFit:
     log_likelihood: float
     converged: bool
     iterations: int
+    present: np.ndarray | None = None
 
     @property
     def n_parameters(self) -> int:
@@ -117,9 +120,11 @@ class LadderFit:
         """
         eta = self.eta if eta is None else np.asarray(eta, float)
         ks = np.atleast_1d(np.asarray(ks, float))
-        weight = self.posterior[:, :-1].mean(axis=0)  # the atom's problems are never solved
+        present = np.ones((len(self.posterior), len(eta)), bool) if self.present is None else self.present
+        # each run's mean over its own problems of the posterior on the grid (the atom's problems are never solved)
+        weight = (present.T @ self.posterior[:, :-1]) / np.maximum(present.sum(axis=0), 1)[:, None]
         log_miss = _log_miss_one(eta[:, None] - GRID[None, :])[:, :, None] * ks[None, None, :]
-        return np.clip(np.einsum("g,rgk->rk", weight, -np.expm1(log_miss)), 0.0, 1.0)
+        return np.clip(np.einsum("rg,rgk->rk", weight, -np.expm1(log_miss)), 0.0, 1.0)
 
 
 def _grid_log_weights(components: np.ndarray, never: float) -> np.ndarray:
@@ -214,7 +219,7 @@ def _em(n, c, x, distribution: str, start: LadderFit | None, max_iter: int | Non
     centre, trend = _trend(eta, x)
     posterior, log_likelihood = _e_step(n, c, eta, _grid_log_weights(components, never), unsolved)
     return LadderFit([], eta, trend, x, distribution, components, never, posterior, log_likelihood,
-                     converged and np.isfinite(log_likelihood), iteration)  # fmt: skip
+                     converged and np.isfinite(log_likelihood), iteration, n > 0)  # fmt: skip
 
 
 def ladder_matrix(counts: pd.DataFrame, runs: list) -> tuple[np.ndarray, np.ndarray]:
