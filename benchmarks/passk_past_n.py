@@ -243,27 +243,29 @@ def ladder_counts(name, n, rep, runs=LADDER_RUNS, problems=LADDER_PROBLEMS):
 
 def _ladder_cell(task) -> list[dict]:
     """One simulated ladder forecast by every candidate (families without an interval: each replicate a refit)."""
-    name, n, rep, n_boot = task
+    name, n, rep, n_boot, candidates = task
     counts, compute, truth, ks = ladder_counts(name, n, rep)
     rows = []
-    for how in LADDER_CANDIDATES:
+    for how in candidates:
         start = time.perf_counter()
         boot = 0 if how in FAMILIES else n_boot
         model = PassKPastN(how, n_boot=boot, seed=rep, compute=compute).fit(counts, name)
         for r in model.predict(ks).itertuples():
             alone = r.source == "refused" or (how not in ("auto", "joint") and r.source == "joint")
             for k in ks if r.source == "refused" else [r.k]:  # a per-run candidate alone: the ladder's rows left out
-                rows.append({"distribution": name, "n": n, "how": how, "chosen": model.chosen_, "source": r.source,
+                rows.append({"distribution": name, "n": n, "rep": rep, "how": how, "chosen": model.chosen_,
+                             "source": r.source,
                              "step": int(round(k / n)), "run": r.run, "forecast": np.nan if alone else r.pass_at_k,
                              "truth": truth[r.run][int(k == ks[1])], "lower": getattr(r, "lower", np.nan),
                              "upper": getattr(r, "upper", np.nan), "seconds": time.perf_counter() - start})  # fmt: skip
     return rows
 
 
-def study_ladders(reps: int, n_boot: int = 100, workers: int = 2) -> pd.DataFrame:
+def study_ladders(reps: int, n_boot: int = 100, workers: int = 2, candidates=LADDER_CANDIDATES) -> pd.DataFrame:
     from multiprocessing import Pool
 
-    tasks = [(name, n, rep, n_boot) for name in _ladder_bases() for n in (100, 1000) for rep in range(reps)]
+    tasks = [(name, n, rep, n_boot, candidates) for name in _ladder_bases() for n in (100, 1000)
+             for rep in range(reps)]  # fmt: skip
     rows = []
     with Pool(workers) as pool:
         for i, cell in enumerate(pool.imap_unordered(_ladder_cell, tasks), 1):
@@ -276,7 +278,7 @@ def summarise_ladders(frame: pd.DataFrame, by) -> pd.DataFrame:
     """``summarise`` plus the MAE on the runs power_k answered (the same runs for every candidate)."""
     out = summarise(frame, by)
     out.loc[out["how"].isin(list(FAMILIES)), "coverage90"] = np.nan  # forecast without an interval here
-    key = [c for c in ("distribution", "n", "step", "run") if c in frame.columns]
+    key = [c for c in ("distribution", "n", "rep", "step", "run") if c in frame.columns]
     power = frame[(frame["how"] == "power_k") & frame["forecast"].notna()][key].drop_duplicates()
     common = frame.merge(power.assign(common=True), on=key, how="left")
     common = common[common["common"].fillna(False).astype(bool) & common["forecast"].notna()]
@@ -290,6 +292,7 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--only", default="1,3,4,5", help="Which studies, comma-separated.")
     parser.add_argument("--save", type=Path, help="Write study 1's rows to this CSV.")
+    parser.add_argument("--ladder-candidates", default=",".join(LADDER_CANDIDATES), help="Study 5's candidates.")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     pd.set_option("display.width", 200)
@@ -313,7 +316,7 @@ def main() -> None:
 
     if "5" in only:
         start = time.perf_counter()
-        frame = study_ladders(args.reps)
+        frame = study_ladders(args.reps, candidates=tuple(args.ladder_candidates.split(",")))
         if args.save:
             frame.to_csv(args.save.with_suffix(".ladders.csv"), index=False)
         print(f"\n5. simulated ladders ({LADDER_RUNS} runs x {LADDER_PROBLEMS} problems, shared difficulty, "
@@ -321,7 +324,7 @@ def main() -> None:
         print(summarise_ladders(frame, ["distribution", "n", "step", "how"]).to_string(index=False, float_format=fmt))
         print("\nall simulated ladders")
         print(summarise_ladders(frame, ["n", "step", "how"]).to_string(index=False, float_format=fmt))
-        chosen = frame.drop_duplicates(["distribution", "n", "how", "chosen"])
+        chosen = frame.drop_duplicates(["distribution", "n", "rep", "how", "chosen"])
         print("\nchosen by auto:", chosen[chosen["how"] == "auto"].groupby("chosen").size().to_dict())
         seconds = frame.groupby(["distribution", "n", "how"])["seconds"].max().groupby("how").median()
         print("median seconds per ladder:", seconds.round(1).to_dict())
