@@ -96,6 +96,11 @@ def passk_command(
         raise BenchcastError("--gold/--per-token add rows to the --out table; give --out too.")
     if per_token and gold is None:
         raise BenchcastError("--per-token says how --gold's scores are averaged; give --gold too.")
+    if metadata is not None and out is None and extrapolate_to is None:
+        raise BenchcastError(
+            "--metadata gives the run sizes written to the --out table, or with --extrapolate-to the "
+            "compute that places runs on the ladder past n; give --out too (or --extrapolate-to)."
+        )
     refuse_options(
         {"--seed": n_boot == 0 and seed != 0},
         "it seeds the bootstrap over problems, and --n-boot 0 asks for none; drop it, or give --n-boot N.",
