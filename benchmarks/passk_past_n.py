@@ -6,13 +6,18 @@ choice (``auto``), against the aggregate power law in k (``power_k``, the simple
    problems with p below 1e-3), a logit-normal ladder, and a beta. n = 100 and 1000 samples per problem; pass@k
    forecast at 10 n and 100 n against the true 1 - mean((1 - p)^k) of the drawn problems: MAE, bias, 90 %
    coverage, and how many runs were answered.
-2. A simulated ladder where the joint fit across runs (``--borrow``) answers the runs that solved nothing.
+2. (``--borrow``, replaced by the joint model of study 5.)
 3. The DCLM file's humaneval-py, lbpp and mbpp curves (aggregate pass@1..128 per run, no per-problem counts):
    pass@128 from k <= 16 and pass@64 from k <= 8, by the power law in k and by each family's curve fit.
 
 4. The constants of the interval and the choice, on the simulations of 1: the origins' own RMS error per decade
    (``TAU_PRIOR``), the power law's coverage with ``REACH`` times the shrunk error, and how often ``auto`` loses to
    ``power_k`` at each ``FAMILY_MARGIN``.
+5. Ladders (issue 53): 20 runs x 160 problems whose difficulty is shared across the runs, each run's p the problem's
+   base p times a factor rising with compute (1e-3 .. 1 over three decades of FLOPs); bases log-uniform [1e-6, 0.5],
+   the same with 30 % never solvable, code contests (75 % log-uniform [1e-7, 1e-3]) and logit-normal. n = 100 and
+   1000; the candidates (``auto`` with the joint model, ``joint``, ``power_k``, ``zi_beta``) at 10 n and
+   100 n against the true pass@k: runs answered, MAE, bias, 90 % coverage, and MAE on the runs ``power_k`` answered.
 
 Usage: ``python benchmarks/passk_past_n.py [--reps 3] [--data PATH] [--only 1,3]``.
 """
@@ -98,33 +103,6 @@ def summarise(frame: pd.DataFrame, by) -> pd.DataFrame:
         coverage90=("covered", "mean"))  # fmt: skip
     out["asked"] = frame.groupby(by, sort=False).size()
     return out.reset_index()
-
-
-def study_borrow(reps: int) -> pd.DataFrame:
-    """A ladder where a third of the runs solved nothing in 100 samples: how many get a borrowed forecast, and no
-    value is ever outside [0, 1]."""
-    rows = []
-    for rep in range(reps):
-        rng = np.random.default_rng([11, rep])
-        frames, flops, truth = [], {}, {}
-        for i, log_c in enumerate(np.linspace(19, 23, RUNS)):
-            p = _logit_normal(rng, PROBLEMS, -17 + 2.2 * (log_c - 19))
-            frames.append(pd.DataFrame({"run": f"r{i}", "benchmark": "b", "problem_id": range(PROBLEMS), "n": 100,
-                                        "c": rng.binomial(100, p)}))  # fmt: skip
-            flops[f"r{i}"], truth[f"r{i}"] = 10**log_c, float(_truth(p, [1e4])[0])
-        counts = pd.concat(frames, ignore_index=True)
-        table = bc.passk_table(counts, [1], n_boot=50, extrapolate_to=10_000, borrow=flops)
-        past = table[(table["k"] == 10_000) | (table["source"] == "refused")]
-        for r in past.itertuples():
-            rows.append({"rep": rep, "run": r.run, "source": r.source, "forecast": r.pass_at_k,
-                         "truth": truth[r.run], "lower": r.lower, "upper": r.upper})  # fmt: skip
-    frame = pd.DataFrame(rows)
-    values = frame[["forecast", "lower", "upper"]].to_numpy(float)
-    outside = int((np.isfinite(values) & ((values < 0) | (values > 1))).sum())
-    frame["kind"] = np.where(frame["source"] == "refused", "refused",
-                             np.where(frame["source"].str.contains("joint"), "borrowed", "own counts"))  # fmt: skip
-    out = summarise(frame.assign(how=frame["kind"]), ["how"])
-    return out.assign(values_outside_0_1=outside)
 
 
 def _counts(name, n, rep):
@@ -233,12 +211,88 @@ def study_curves(path: Path) -> pd.DataFrame:
     return summarise(frame, ["benchmark", "step", "how"]).drop(columns="coverage90")
 
 
+LADDER_RUNS, LADDER_PROBLEMS = 20, 160
+LADDER_CANDIDATES = ("auto", "joint", "power_k", "zi_beta")  # beta and beta_mix: judged inside auto
+
+
+def _ladder_bases():
+    """Shared base p per problem: name -> draw(rng, problems)."""
+    log_uniform = lambda r, m, lo=1e-6, hi=0.5: np.exp(r.uniform(np.log(lo), np.log(hi), m))  # noqa: E731
+    return {
+        "log-uniform [1e-6, 0.5]": log_uniform,
+        "30% never + log-uniform": lambda r, m: np.where(r.random(m) < 0.3, 0.0, log_uniform(r, m)),
+        "code contests: 75% log-uniform [1e-7, 1e-3]": lambda r, m: np.where(
+            r.random(m) < 0.75, log_uniform(r, m, 1e-7, 1e-3), r.beta(0.5, 2, m)),
+        "logit-normal (-6, 3)": lambda r, m: 1 / (1 + np.exp(6 - 3 * r.standard_normal(m))),
+    }  # fmt: skip
+
+
+def ladder_counts(name, n, rep, runs=LADDER_RUNS, problems=LADDER_PROBLEMS):
+    """A simulated ladder: counts (run, problem_id, n, c), each run's compute, and true pass@k at 10 n and 100 n."""
+    rng = np.random.default_rng([53, rep, n, len(name)])
+    base = _ladder_bases()[name](rng, problems)
+    factor = np.geomspace(1e-3, 1.0, runs)
+    p = np.clip(base[:, None] * factor[None, :], 0, 1)
+    names = [f"r{i:02d}" for i in range(runs)]
+    counts = pd.DataFrame({"run": np.repeat(names, problems), "problem_id": np.tile(np.arange(problems), runs),
+                           "n": n, "c": rng.binomial(n, p).T.ravel()})  # fmt: skip
+    ks = np.array([10.0 * n, 100.0 * n])
+    truth = {r: 1 - np.mean((1 - p[:, i, None]) ** ks[None, :], axis=0) for i, r in enumerate(names)}
+    return counts, dict(zip(names, np.geomspace(1e19, 1e22, runs), strict=True)), truth, ks
+
+
+def _ladder_cell(task) -> list[dict]:
+    """One simulated ladder forecast by every candidate (families without an interval: each replicate a refit)."""
+    name, n, rep, n_boot, candidates = task
+    counts, compute, truth, ks = ladder_counts(name, n, rep)
+    rows = []
+    for how in candidates:
+        start = time.perf_counter()
+        boot = 0 if how in FAMILIES else n_boot
+        model = PassKPastN(how, n_boot=boot, seed=rep, compute=compute).fit(counts, name)
+        for r in model.predict(ks).itertuples():
+            alone = r.source == "refused" or (how not in ("auto", "joint") and r.source == "joint")
+            for k in ks if r.source == "refused" else [r.k]:  # a per-run candidate alone: the ladder's rows left out
+                rows.append({"distribution": name, "n": n, "rep": rep, "how": how, "chosen": model.chosen_,
+                             "source": r.source,
+                             "step": int(round(k / n)), "run": r.run, "forecast": np.nan if alone else r.pass_at_k,
+                             "truth": truth[r.run][int(k == ks[1])], "lower": getattr(r, "lower", np.nan),
+                             "upper": getattr(r, "upper", np.nan), "seconds": time.perf_counter() - start})  # fmt: skip
+    return rows
+
+
+def study_ladders(reps: int, n_boot: int = 100, workers: int = 2, candidates=LADDER_CANDIDATES) -> pd.DataFrame:
+    from multiprocessing import Pool
+
+    tasks = [(name, n, rep, n_boot, candidates) for name in _ladder_bases() for n in (100, 1000)
+             for rep in range(reps)]  # fmt: skip
+    rows = []
+    with Pool(workers) as pool:
+        for i, cell in enumerate(pool.imap_unordered(_ladder_cell, tasks), 1):
+            rows += cell
+            print(f"  {i}/{len(tasks)} simulated ladders", flush=True, file=sys.stderr)
+    return pd.DataFrame(rows)
+
+
+def summarise_ladders(frame: pd.DataFrame, by) -> pd.DataFrame:
+    """``summarise`` plus the MAE on the runs power_k answered (the same runs for every candidate)."""
+    out = summarise(frame, by)
+    out.loc[out["how"].isin(list(FAMILIES)), "coverage90"] = np.nan  # forecast without an interval here
+    key = [c for c in ("distribution", "n", "rep", "step", "run") if c in frame.columns]
+    power = frame[(frame["how"] == "power_k") & frame["forecast"].notna()][key].drop_duplicates()
+    common = frame.merge(power.assign(common=True), on=key, how="left")
+    common = common[common["common"].fillna(False).astype(bool) & common["forecast"].notna()]
+    mae = common.assign(err=(common["forecast"] - common["truth"]).abs()).groupby(by, sort=False)["err"].mean()
+    return out.merge(mae.rename("mae_on_power_k_runs").reset_index(), on=by, how="left")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--data", type=Path, default=DATA)
-    parser.add_argument("--only", default="1,2,3,4", help="Which studies, comma-separated.")
+    parser.add_argument("--only", default="1,3,4,5", help="Which studies, comma-separated.")
     parser.add_argument("--save", type=Path, help="Write study 1's rows to this CSV.")
+    parser.add_argument("--ladder-candidates", default=",".join(LADDER_CANDIDATES), help="Study 5's candidates.")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     pd.set_option("display.width", 200)
@@ -254,20 +308,26 @@ def main() -> None:
         print(summarise(frame, ["distribution", "n", "step", "how"]).to_string(index=False, float_format=fmt))
         print("\nall simulated benchmarks")
         print(summarise(frame, ["n", "step", "how"]).to_string(index=False, float_format=fmt))
-    if "2" in only:
-        start = time.perf_counter()
-        frame = study_borrow(args.reps)
-        print(
-            f"\n2. --borrow on a logit-normal ladder where a third of the runs solved nothing in 100 samples "
-            f"({time.perf_counter() - start:.0f} s)"
-        )
-        print(frame.to_string(index=False, float_format=fmt))
     if "3" in only:
         start = time.perf_counter()
         frame = study_curves(args.data)
         print(f"\n3. DCLM aggregate curves ({time.perf_counter() - start:.0f} s)")
         print(frame.to_string(index=False, float_format=fmt))
 
+    if "5" in only:
+        start = time.perf_counter()
+        frame = study_ladders(args.reps, candidates=tuple(args.ladder_candidates.split(",")))
+        if args.save:
+            frame.to_csv(args.save.with_suffix(".ladders.csv"), index=False)
+        print(f"\n5. simulated ladders ({LADDER_RUNS} runs x {LADDER_PROBLEMS} problems, shared difficulty, "
+              f"{args.reps} reps; {time.perf_counter() - start:.0f} s)")  # fmt: skip
+        print(summarise_ladders(frame, ["distribution", "n", "step", "how"]).to_string(index=False, float_format=fmt))
+        print("\nall simulated ladders")
+        print(summarise_ladders(frame, ["n", "step", "how"]).to_string(index=False, float_format=fmt))
+        chosen = frame.drop_duplicates(["distribution", "n", "rep", "how", "chosen"])
+        print("\nchosen by auto:", chosen[chosen["how"] == "auto"].groupby("chosen").size().to_dict())
+        seconds = frame.groupby(["distribution", "n", "how"])["seconds"].max().groupby("how").median()
+        print("median seconds per ladder:", seconds.round(1).to_dict())
     if "4" in only:
         start = time.perf_counter()
         tables = study_constants(args.reps)

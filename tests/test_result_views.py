@@ -242,7 +242,7 @@ def test_every_result_type_is_a_view_checked_here():
         "PassKTable", "OptimalPlan", "ExampleResult",
         "BacktestComparison", "SweepComparison",  # above
         "Forecast", "Plan",  # tests/forecasting/test_intervals_planning.py, tests/cli/test_plan_from_data.py
-        "PassKPastN", "BorrowedSuccess",  # tests/generative/test_success_distributions.py
+        "PassKPastN",  # tests/generative/test_past_n.py
         "BacktestResult", "Sweep", "CutoffResult",  # tests/evaluation/test_backtest.py
         "Comparison", "CompareBacktest",  # tests/forecasting/test_compare.py, tests/fitting/test_shared_shape.py
         "RichView",  # the base of the CLI-printed views

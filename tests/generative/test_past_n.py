@@ -14,6 +14,7 @@ from benchcast.errors import DataError
 from benchcast.generative.passk import pass_at_k
 from benchcast.generative.past_n import (
     FAMILY_MARGIN,
+    PER_RUN,
     PRIOR_WEIGHT,
     REACH,
     TAU_PRIOR,
@@ -72,7 +73,7 @@ def test_the_backtest_thins_each_problem_and_forecasts_one_decade_on():
 def test_the_choice_is_the_least_error_in_the_backtest_and_power_k_unless_clearly_beaten():
     rng = np.random.default_rng(2)
     counts, _ = _benchmark(rng, 1000)
-    model = PassKPastN(n_boot=0).fit(counts, "gsm")
+    model = PassKPastN(PER_RUN, n_boot=0).fit(counts, "gsm")  # the joint model's rule: tests/generative/test_ladder.py
     scores = model.scores_.set_index("candidate")
     best = scores["mae"].idxmin()
     wins = scores.loc[best, "mae"] < FAMILY_MARGIN * scores.loc["power_k", "mae"]
@@ -88,7 +89,7 @@ def test_the_choice_is_the_least_error_in_the_backtest_and_power_k_unless_clearl
     assert model.chosen_ in model.rule() and f"{model.tau_:.3f}" in model.rule()
     # with no origin to judge by (n below 40), the simplest alternative
     few, _ = _benchmark(rng, 20)
-    assert PassKPastN(n_boot=0).fit(few).chosen_ == "power_k"
+    assert PassKPastN(PER_RUN, n_boot=0).fit(few).chosen_ == "power_k"
 
 
 def test_the_interval_covers_on_a_heavy_tailed_ladder_and_is_a_probability():
@@ -139,8 +140,10 @@ def test_rounds_whose_first_solved_nothing_and_runs_that_solved_all_are_answered
     rng = np.random.default_rng(6)
     c = rng.binomial(200, 0.05, 64)
     rounds = pd.DataFrame({"run": "r", "problem_id": range(64), "n_first": 10, "c_first": 0, "n": 200, "c": c})
-    refused = PassKPastN(n_boot=20).fit(rounds).predict([1000])
-    assert list(refused["source"]) == ["refused"] and "first round's samples solved nothing" in refused["note"][0]
+    # the power law refuses it (its curve is the first round's); the joint model answers from every round, and says why
+    joint = PassKPastN("power_k", n_boot=20).fit(rounds).predict([1000])
+    assert list(joint["source"]) == ["joint"]
+    assert "power_k refused (the first round's samples solved nothing" in joint["note"][0]
     beta = PassKPastN("beta", n_boot=0).fit(rounds).predict([20])
     assert beta["source"].iloc[0] == "beta" and 0 < beta["pass_at_k"].iloc[0] < 1
     easy = pd.DataFrame({"run": "r", "problem_id": range(64), "n": 100, "c": 99})
@@ -187,21 +190,29 @@ def _stubborn_ladder(tmp_path):
     return counts, meta
 
 
-def test_borrow_where_the_joint_fit_cannot_hold_refuses_and_prints_no_impossible_number(tmp_path):
+def test_a_ladder_of_all_or_nothing_runs_prints_no_impossible_number(tmp_path):
     counts, meta = _stubborn_ladder(tmp_path)
-    out = run_cli("passk", str(counts), "--k", "1", "--extrapolate-to", "10000", "--borrow", "--metadata", str(meta),
+    out = run_cli("passk", str(counts), "--k", "1", "--extrapolate-to", "10000", "--metadata", str(meta),
                   "--n-boot", "20", "--json")  # fmt: skip
     assert out.exit_code == 0, out.stderr
     rows = pd.DataFrame(json.loads(out.stdout))
     values = rows[["pass_at_k", "lower", "upper"]].to_numpy(float)
     assert not np.any(np.isfinite(values) & ((values < 0) | (values > 1)))
-    refused = rows[rows["source"] == "refused"]
-    assert set(refused["run"]) == {"r0", "r1", "r2"}
-    assert refused["note"].str.contains("no joint fit across runs holds").all()
-    text = run_cli("passk", str(counts), "--k", "1", "--extrapolate-to", "10000", "--borrow", "--metadata", str(meta),
-                   "--n-boot", "0")  # fmt: skip
-    flat = " ".join(text.stdout.split())
-    assert text.exit_code == 0 and "refused: r0 on b: 0 of 40 problems solved in 50 samples" in flat
+    nothing = rows[rows["run"].isin(["r0", "r1", "r2"]) & (rows["source"] != "estimator")]
+    assert set(nothing["run"]) == {"r0", "r1", "r2"}  # each answered from the ladder or refused in its row
+    assert ((nothing["source"] == "joint") | ((nothing["source"] == "refused") & (nothing["note"] != ""))).all()
+
+
+def test_counts_where_nothing_was_ever_solved_asked_past_n_are_refused_in_their_rows(tmp_path):
+    """Once a traceback (AttributeError: 'Pandas' object has no attribute 'pass_at_k'): every row a refusal."""
+    path = tmp_path / "none.csv"
+    pd.DataFrame({"run": ["a"] * 20 + ["b"] * 20, "problem_id": list(range(20)) * 2, "n": 10, "c": 0}).to_csv(path)
+    out = run_cli("passk", str(path), "--k", "1,100", "--n-boot", "0")
+    assert out.exit_code == 0, out.stderr
+    flat = " ".join(out.stdout.split())
+    assert "refused: a on none: 0 of 20 problems solved in 10 samples" in flat and "no run solved any problem" in flat
+    rows = json.loads(run_cli("passk", str(path), "--k", "1,100", "--n-boot", "0", "--json").stdout)
+    assert {r["source"] for r in rows if r["k"] == 100} == {"refused"}
 
 
 def test_a_value_outside_zero_one_is_an_error_never_a_row():

@@ -1,5 +1,5 @@
 """Distributions of per-problem success past the samples drawn (issue 33 §1): families fitted by likelihood
-with each problem's own n, borrowed across runs, fitted to aggregate curves."""
+with each problem's own n, a run that solved nothing placed on its ladder, fitted to aggregate curves."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 from conftest import run_cli
 
 from benchcast.errors import DataError
-from benchcast.generative.borrowing import borrow_across_runs
 from benchcast.generative.families import get_family
+from benchcast.generative.ladder import fit_joint
 from benchcast.generative.past_n import passk_table
 from benchcast.generative.success import fit_curve, fit_family
 
@@ -76,7 +76,7 @@ def test_unequal_n_enters_the_likelihood_per_problem():
     assert mean(same) < 0.7 * mean(own)
 
 
-def test_a_run_that_solved_nothing_is_refused_alone_and_borrowed_with_its_ladder():
+def test_a_run_that_solved_nothing_is_refused_alone_and_placed_by_its_ladder():
     rng = np.random.default_rng(2)
     frames, flops = [], {}
     for i, log_c in enumerate(np.linspace(19, 23, 6)):
@@ -86,27 +86,28 @@ def test_a_run_that_solved_nothing_is_refused_alone_and_borrowed_with_its_ladder
         c = rng.binomial(50, p)
         if i == 0:
             c[:] = 0  # the smallest run solved nothing
-        frames.append(pd.DataFrame({"run": run, "problem_id": range(300), "n": 50, "c": c}))
+        frames.append(pd.DataFrame({"run": run, "benchmark": "b", "problem_id": range(300), "n": 50, "c": c}))
         flops[run] = 10**log_c
     counts = pd.concat(frames, ignore_index=True)
     with pytest.raises(DataError, match="no problem was ever solved"):
         fit_family("beta", counts.loc[counts.run == "r0", "n"], counts.loc[counts.run == "r0", "c"])
-    out = borrow_across_runs(counts, flops, [1000])
-    rows = out.table.set_index("run")
-    assert rows.loc["r0", "borrowed"] and "below every run that solved" in rows.loc["r0", "note"]
-    assert not rows.loc["r5", "borrowed"]
-    # the borrowed forecast follows the ladder: below the next run's and above zero
+    table = passk_table(counts, [1], n_boot=0, extrapolate_to=1000, compute=flops, family="power_k")
+    rows = table[table["k"] == 1000].set_index("run")
+    assert rows.loc["r0", "source"] == "joint" and "placed on the ladder by its compute" in rows.loc["r0", "note"]
+    assert rows.loc["r5", "source"] != "joint"  # a run that solved something keeps the chosen forecaster
+    # the placed forecast follows the ladder: below the next run's and above zero
     assert 0 < rows.loc["r0", "pass_at_k"] < rows.loc["r1", "pass_at_k"] < rows.loc["r5", "pass_at_k"]
-    assert any("borrowed" in note for note in out.notes)
-    assert "r0" in str(out) and "<table" in out._repr_html_() and json.dumps(out.to_dict())
 
 
-def test_borrowing_refuses_without_two_solved_runs_or_without_compute():
+def test_the_ladder_refuses_a_run_it_cannot_place_and_says_why():
     counts = pd.DataFrame({"run": ["a"] * 3 + ["b"] * 3, "problem_id": [0, 1, 2] * 2, "n": 10, "c": [0, 0, 0, 2, 0, 1]})
-    with pytest.raises(DataError, match="at least 2 runs that solved"):
-        borrow_across_runs(counts, {"a": 1e20, "b": 1e21}, [100])
-    with pytest.raises(DataError, match="no positive FLOPs for run"):
-        borrow_across_runs(counts, {"a": 1e20}, [100])
+    assert "fewer than two runs that solved something" in fit_joint(counts, {"a": 1e20, "b": 1e21}).refusal("a")
+    assert "compute is unknown" in fit_joint(counts, {"b": 1e21}).refusal("a")
+    assert fit_joint(counts, None).refusal("b") == ""  # a run that solved something is placed by its own counts
+    three = pd.concat([counts, counts[counts.run == "b"].assign(run="c", c=[4, 1, 2])], ignore_index=True)
+    far = fit_joint(three, {"a": 1e10, "b": 1e20, "c": 1e21})
+    assert "outside the ladder's range" in far.refusal("a")
+    assert fit_joint(three, {"a": 1e19, "b": 1e20, "c": 1e21}).refusal("a") == ""
 
 
 def test_a_curve_fit_forecasts_pass_at_k_at_eight_times_its_last_k():
@@ -174,7 +175,7 @@ def _counts_ladder(tmp_path):
     rng = np.random.default_rng(2)
     rows, runs = [], []
     for i, log_c in enumerate(np.linspace(19, 23, 6)):
-        mean = 1 / (1 + np.exp(-(-9.5 + 1.6 * (log_c - 19))))
+        mean = 1 / (1 + np.exp(-(-7.5 + 1.6 * (log_c - 19))))  # r0 made to solve nothing, the others solve some
         c = rng.binomial(50, rng.beta(mean * 2, (1 - mean) * 2, 100))
         if i == 0:
             c[:] = 0
@@ -188,34 +189,39 @@ def _counts_ladder(tmp_path):
     return counts, meta
 
 
-def test_passk_borrow_gives_a_run_that_solved_nothing_a_forecast_past_n(tmp_path):
+def test_passk_places_a_run_that_solved_nothing_by_its_run_size_or_refuses_it_in_its_row(tmp_path):
     counts, meta = _counts_ladder(tmp_path)
-    alone = run_cli("passk", str(counts), "--k", "1,8", "--extrapolate-to", "5000", "--n-boot", "0", "--json")
+    alone = run_cli("passk", str(counts), "--k", "1,8", "--extrapolate-to", "5000", "--n-boot", "0", "--family",
+                    "power_k", "--json")  # fmt: skip
     assert alone.exit_code == 0
     refused = [r for r in json.loads(alone.stdout) if r["run"] == "r0" and r["source"] != "estimator"]
-    assert [r["source"] for r in refused] == ["refused"] and "--borrow" in refused[0]["note"]
-    out = run_cli("passk", str(counts), "--k", "1,8", "--extrapolate-to", "5000", "--borrow", "--metadata", str(meta),
-                  "--n-boot", "20", "--json")  # fmt: skip
+    assert [r["source"] for r in refused] == ["refused"] and "compute is unknown" in refused[0]["note"]
+    out = run_cli(
+        "passk",
+        str(counts),
+        "--k",
+        "1,8",
+        "--extrapolate-to",
+        "5000",
+        "--metadata",
+        str(meta),
+        "--n-boot",
+        "20",
+        "--family",
+        "power_k",
+        "--json",
+    )  # fmt: skip  (placed under any choice)
     assert out.exit_code == 0, out.stderr
     rows = pd.DataFrame(json.loads(out.stdout))
     r0 = rows[(rows["run"] == "r0") & (rows["source"] != "estimator")]
-    assert len(r0) and (r0["k"].max() == 5000) and r0["source"].str.endswith("joint").all()
+    assert len(r0) and (r0["k"].max() == 5000) and (r0["source"] == "joint").all()
     assert r0["pass_at_k"].is_monotonic_increasing
-    assert ((r0["lower"] <= r0["pass_at_k"]) & (r0["pass_at_k"] <= r0["upper"])).all()  # borrowed, with an interval
+    assert ((r0["lower"] <= r0["pass_at_k"]) & (r0["pass_at_k"] <= r0["upper"])).all()  # placed, with an interval
     last = rows[(rows["run"] == "r5") & (rows["k"] == 5000)]
-    assert not last["source"].str.endswith("joint").any()  # a run that solved something keeps its own forecast
     assert float(last["pass_at_k"].iloc[0]) > float(r0["pass_at_k"].iloc[-1])
-    text = run_cli("passk", str(counts), "--k", "1", "--extrapolate-to", "500", "--borrow", "--metadata", str(meta),
-                   "--n-boot", "0")  # fmt: skip
-    assert text.exit_code == 0 and "joint: no problem solved in the run's own samples" in " ".join(text.stdout.split())
-
-
-def test_passk_borrow_refuses_without_run_sizes_or_without_extrapolation(tmp_path):
-    counts, _ = _counts_ladder(tmp_path)
-    no_sizes = run_cli("passk", str(counts), "--extrapolate-to", "500", "--borrow", "--n-boot", "0")
-    assert no_sizes.exit_code == 2 and "no positive FLOPs for run" in no_sizes.stderr
-    no_k = run_cli("passk", str(counts), "--borrow", "--n-boot", "0")
-    assert no_k.exit_code == 2 and "--extrapolate-to" in no_k.stderr
+    text = run_cli("passk", str(counts), "--k", "1", "--extrapolate-to", "500", "--metadata", str(meta),
+                   "--n-boot", "0", "--family", "power_k")  # fmt: skip
+    assert text.exit_code == 0 and "joint: logistic link" in " ".join(text.stdout.split())
 
 
 def test_a_model_fit_on_its_bound_says_so_on_its_rows_and_in_the_cli(tmp_path):
@@ -234,16 +240,16 @@ def test_a_model_fit_on_its_bound_says_so_on_its_rows_and_in_the_cli(tmp_path):
     assert out.exit_code == 0 and "log_a on its bound" in " ".join(out.stdout.split())
 
 
-def test_borrowed_rows_count_their_own_runs_problems(tmp_path):
-    """A borrowed run's ``problems`` is its own count, not the ladder's mean."""
+def test_rows_placed_on_the_ladder_count_their_own_runs_problems(tmp_path):
+    """A placed run's ``problems`` is its own count, not the ladder's mean."""
     counts, meta = _counts_ladder(tmp_path)
     frame = pd.read_csv(counts)
     frame = frame[~((frame["run"] == "r0") & (frame["problem_id"].str[1:].astype(int) >= 60))]  # r0: 60 problems
     frame.to_csv(counts, index=False)
-    out = run_cli("passk", str(counts), "--k", "1", "--extrapolate-to", "5000", "--borrow", "--metadata", str(meta),
-                  "--n-boot", "0", "--json")  # fmt: skip
+    out = run_cli("passk", str(counts), "--k", "1", "--extrapolate-to", "5000", "--metadata", str(meta),
+                  "--n-boot", "0", "--family", "power_k", "--json")  # fmt: skip
     assert out.exit_code == 0, out.stderr
     rows = pd.DataFrame(json.loads(out.stdout))
-    borrowed = rows[(rows["run"] == "r0") & rows["source"].str.endswith("joint")]
+    borrowed = rows[(rows["run"] == "r0") & (rows["source"] == "joint")]
     assert len(borrowed) and (borrowed["problems"] == 60).all()
     assert (rows.loc[rows["run"] == "r5", "problems"] == 100).all()

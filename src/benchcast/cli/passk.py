@@ -49,18 +49,12 @@ def passk_command(
             "--family",
             help="How pass@k is forecast past n: auto (the candidate of least error in a backtest in k inside the "
             "samples: thin to n/10, forecast pass@n), power_k (-log pass@k = a k^-b, the aggregate power law in k), "
-            "or a distribution of per-problem success rates: beta, zi_beta (a never-solved mass plus a beta), "
-            "beta_mix (two betas).",
+            "a distribution of per-problem success rates: beta, zi_beta (a never-solved mass plus a beta), "
+            "beta_mix (two betas), or joint (one item-response model of every run of the benchmark: problems keep "
+            "their difficulty across runs, abilities follow log compute from the sample file's run sizes or "
+            "--metadata). Under any choice, a run that solved nothing is answered by the joint model.",
         ),
     ] = "auto",
-    borrow: Annotated[
-        bool,
-        typer.Option(
-            "--borrow",
-            help="A run that solved nothing borrows from its benchmark's other runs: one distribution for every run, "
-            "linear in log compute (run sizes from the sample file or --metadata); its rows are marked joint.",
-        ),
-    ] = False,
     level: Annotated[float, typer.Option("--level", help="Interval level, in (0, 1).")] = 0.9,
     n_boot: Annotated[
         int, typer.Option("--n-boot", "--boot", help="Bootstrap replicates over problems (0: no interval).")
@@ -102,10 +96,11 @@ def passk_command(
         raise BenchcastError("--gold/--per-token add rows to the --out table; give --out too.")
     if per_token and gold is None:
         raise BenchcastError("--per-token says how --gold's scores are averaged; give --gold too.")
-    if borrow and extrapolate_to is None:
-        raise BenchcastError("--borrow forecasts pass@k past each run's n: give --extrapolate-to K too.")
-    if metadata is not None and out is None and not borrow:
-        raise BenchcastError("--metadata gives the run sizes written to the --out table; give --out too.")
+    if metadata is not None and out is None and extrapolate_to is None:
+        raise BenchcastError(
+            "--metadata gives the run sizes written to the --out table, or with --extrapolate-to the "
+            "compute that places runs on the ladder past n; give --out too (or --extrapolate-to)."
+        )
     refuse_options(
         {"--seed": n_boot == 0 and seed != 0},
         "it seeds the bootstrap over problems, and --n-boot 0 asks for none; drop it, or give --n-boot N.",
@@ -117,14 +112,11 @@ def passk_command(
                 f"{flag} {value!r} names the {column} of a sample file that has none, and {samples} has its own "
                 f"({', '.join(sorted(set(counts[column]))[:5])}): drop {flag}."
             )
-    flops = None
-    if borrow:
-        from benchcast.generative.tables import run_flops
+    from benchcast.generative.tables import run_flops
 
-        flops = run_flops(samples, metadata)
     table = passk_table(
         counts, parse_ks(k), n_boot=n_boot, level=level, seed=seed, extrapolate_to=extrapolate_to, family=family,
-        borrow=flops,
+        compute=run_flops(samples, metadata),
     )  # fmt: skip
     if out is not None:
         tidy = passk_tidy(

@@ -7,6 +7,11 @@ Candidates (:data:`CANDIDATES`):
   squares of x = log(-log pass@k) on log k to the unbiased pass@k curve at k <= n; the simplest alternative.
 * ``beta``, ``zi_beta``, ``beta_mix``: distributions of the per-problem success rate
   (:mod:`benchcast.generative.families`), fitted by likelihood with each problem's own n.
+* ``joint``: one item-response model of every run of the benchmark at once (:mod:`benchcast.generative.ladder`):
+  problems keep their difficulty across runs, abilities follow log compute. Besides the origins inside each run it
+  is judged on an origin across runs (the largest runs thinned to n/10, the rest whole), and chosen only where its
+  paired errors beat ``power_k``'s by :data:`JOINT_Z` standard errors. Whatever is chosen, a run the chosen
+  candidate refuses (it solved nothing) is answered by the joint model where its compute places it on the ladder.
 
 The backtest in k is a rolling origin inside each run's samples: thin every problem's samples to n/10
 (hypergeometric, seeded) and forecast the unbiased pass@k at ten times the thinned n from the full counts; where
@@ -29,13 +34,23 @@ import pandas as pd
 
 from benchcast.errors import DataError
 from benchcast.generative.families import FAMILIES
+from benchcast.generative.ladder import JOINT_REPLICATES, JointForecast, fit_joint, joint_backtest
 from benchcast.generative.passk import pass_at_k_per_problem
 from benchcast.generative.success import fit_family
+from benchcast.generative.xscale import band as _band
+from benchcast.generative.xscale import estimator_counts as _estimator_counts
+from benchcast.generative.xscale import from_x as _from_x
+from benchcast.generative.xscale import thinned_origins
+from benchcast.generative.xscale import to_x as _to_x
+from benchcast.generative.xscale import x_error as _x_error
 from benchcast.utils.display import ResultView
 from benchcast.utils.jsonable import jsonable
 from benchcast.validation import check_level, check_replicates
 
-CANDIDATES = ("power_k", *FAMILIES)
+PER_RUN = ("power_k", *FAMILIES)
+CANDIDATES = (*PER_RUN, "joint")  # joint: the ladder model of every run at once (benchcast.generative.ladder)
+ORIGINS = ("n/10", "n/100")
+BACKTEST_COLUMNS = ["origin", "origin_n", "k", "candidate", "forecast", "truth", "error", "error_x"]
 MIN_ORIGIN_SAMPLES = 4  # a thinned run needs pass@1, @2, @4 for the power law's two parameters and one to spare
 # Study 4 of benchmarks/passk_past_n.py (the simulated benchmarks of study 1, 3 replicates) sets these constants.
 # TAU_PRIOR: the error per decade of k on x = log(-log pass@k) that a benchmark's origins are shrunk toward; the
@@ -50,27 +65,10 @@ REACH = 1.5
 # one-decade origins judge the families poorly, and auto lost to power_k on 5, 4, 3 and 1 of 12 distribution x n
 # cells at margins 1, 0.8, 0.67 and 0.5; on none at 0.4 (where it chose power_k on every cell).
 FAMILY_MARGIN = 0.4
-X_LIMIT = 10.0  # |log(-log p)| <= 10 spans p in [exp(-e^10), exp(-e^-10)]: 0 and 1 to any printed digit
+# The joint model replaces the power law in k only where the evidence separates them: its absolute errors below
+# power_k's on the same origins by more than JOINT_Z standard errors of the paired difference.
+JOINT_Z = 2.0
 FAMILY_REPLICATES = 100  # each family replicate is a likelihood refit; power_k's are one vectorised solve
-BORROW_REPLICATES = 50  # each a joint refit across the ladder
-
-
-def _to_x(p):
-    """x = log(-log p): +inf at p = 0, -inf at p = 1."""
-    with np.errstate(divide="ignore"):
-        return np.log(-np.log(np.asarray(p, float)))
-
-
-def _from_x(x):
-    """pass@k = exp(-exp(x)), always in [0, 1]."""
-    with np.errstate(over="ignore"):
-        return np.exp(-np.exp(np.asarray(x, float)))
-
-
-def _x_error(forecast: float, truth: float) -> float:
-    """forecast - truth on the x scale, each clipped to +-X_LIMIT: a forecast of exactly 0 or 1 against a truth inside
-    (0, 1) is a large error that tau must see, not an infinite one it would drop."""
-    return float(np.clip(_to_x(forecast), -X_LIMIT, X_LIMIT) - np.clip(_to_x(truth), -X_LIMIT, X_LIMIT))
 
 
 def _grid(n_min: int) -> np.ndarray:
@@ -124,8 +122,9 @@ class CandidateFit:
 def fit_candidate(candidate: str, n, c, ks, *, n_est=None, c_est=None) -> CandidateFit:
     """One candidate fitted to one run's counts: its x = log(-log pass@k) at ``ks`` (the power law on the unbiased
     curve of ``n_est``, ``c_est``: the first round's where samples were drawn in rounds)."""
-    if candidate not in CANDIDATES:
-        raise DataError(f"unknown candidate {candidate!r}: expected one of {', '.join(CANDIDATES)} (or 'auto').")
+    if candidate not in PER_RUN:
+        raise DataError(f"unknown candidate {candidate!r}: expected one of {', '.join(PER_RUN)} (the joint model is "
+                        "fitted to every run at once, by PassKPastN).")  # fmt: skip
     n, c = np.asarray(n, float), np.asarray(c, float)
     if candidate == "power_k":
         n_est, c_est = (n, c) if n_est is None else (np.asarray(n_est, float), np.asarray(c_est, float))
@@ -144,23 +143,13 @@ def fit_candidate(candidate: str, n, c, ks, *, n_est=None, c_est=None) -> Candid
     return CandidateFit(candidate, x, tuple(doubts), fitted.z)
 
 
-def _thin(n, c, step: int, rng) -> tuple[np.ndarray, np.ndarray]:
-    """Each problem's samples thinned to n // step without replacement (hypergeometric)."""
-    m = n // step
-    return m, rng.hypergeometric(c, n - c, m)
-
-
-def backtest_in_k(n, c, *, candidates=CANDIDATES, seed: int = 0) -> pd.DataFrame:
+def backtest_in_k(n, c, *, candidates=PER_RUN, seed: int = 0) -> pd.DataFrame:
     """The rolling origin in k inside one run's counts: per origin (n/10, n/100) and candidate, the forecast one decade
     of k past the thinned n against the full counts' unbiased pass@k there (``error``, and ``error_x`` on the x
     scale); an origin with too few samples, or whose thinned counts solved nothing, is left out."""
     n, c = np.asarray(n, np.int64), np.asarray(c, np.int64)
-    rng = np.random.default_rng(seed)
     rows = []
-    for step in (10, 100):
-        m, thinned = _thin(n, c, step, rng)
-        if m.min() < MIN_ORIGIN_SAMPLES:
-            break
+    for origin, (m, thinned) in zip(ORIGINS, thinned_origins(n, c, seed, MIN_ORIGIN_SAMPLES), strict=False):
         if not thinned.any():
             continue
         k = 10 * int(m.min())
@@ -171,10 +160,10 @@ def backtest_in_k(n, c, *, candidates=CANDIDATES, seed: int = 0) -> pd.DataFrame
             except DataError:
                 continue
             rows.append(
-                {"origin_n": int(m.min()), "k": k, "candidate": name, "forecast": forecast, "truth": truth,
-                 "error": forecast - truth, "error_x": _x_error(forecast, truth)}
+                {"origin": origin, "origin_n": int(m.min()), "k": k, "candidate": name, "forecast": forecast,
+                 "truth": truth, "error": forecast - truth, "error_x": _x_error(forecast, truth)}
             )  # fmt: skip
-    return pd.DataFrame(rows, columns=["origin_n", "k", "candidate", "forecast", "truth", "error", "error_x"])
+    return pd.DataFrame(rows, columns=BACKTEST_COLUMNS)
 
 
 def _solved_text(n, c) -> str:
@@ -197,6 +186,8 @@ class PassKPastN(ResultView):
         :data:`FAMILY_REPLICATES` of them.
     seed : int
         Seed of the thinning, the resampling and the extrapolation error.
+    compute : dict of str to float, optional
+        Each run's training compute (FLOPs), which places the runs on the joint model's line of ability.
 
     Attributes
     ----------
@@ -205,8 +196,12 @@ class PassKPastN(ResultView):
     scores_ : DataFrame
         Per candidate: origins judged, MAE and bias of the forecast at one decade past the origin.
     chosen_ : str
-        The candidate of least MAE; ``power_k`` unless a family's is below :data:`FAMILY_MARGIN` times its own, and
-        without origins.
+        The candidate of least MAE; ``power_k`` unless a family's is below :data:`FAMILY_MARGIN` times its own or
+        the joint model's paired errors beat it by :data:`JOINT_Z` standard errors, and without origins.
+    joint_ : JointForecast or None
+        The joint model on the full counts (:func:`benchcast.generative.ladder.fit_joint`).
+    evidence_ : str
+        The joint model against ``power_k`` in the backtest, in one sentence.
     tau_ : float
         The chosen candidate's error per decade of k on the x scale, shrunk toward :data:`TAU_PRIOR` and scaled
         by :data:`REACH` (a forecast reaches further than the origins).
@@ -216,11 +211,16 @@ class PassKPastN(ResultView):
     level: float = 0.9
     n_boot: int = 200
     seed: int = 0
+    compute: dict | None = None
     backtest_: pd.DataFrame = field(default_factory=pd.DataFrame)
     scores_: pd.DataFrame = field(default_factory=pd.DataFrame)
     chosen_: str = ""
     tau_: float = float("nan")
     benchmark_: str = ""
+    joint_: JointForecast | None = None
+    evidence_: str = ""
+    joint_tau_: float = float("nan")
+    fallback_: str = ""
     _counts: pd.DataFrame | None = None
 
     def _names(self) -> tuple[str, ...]:
@@ -252,15 +252,28 @@ class PassKPastN(ResultView):
         check_replicates(self.n_boot, allow_zero=True)
         names = self._names()
         self._counts, self.benchmark_ = counts, benchmark
+        per_run = tuple(name for name in names if name != "joint")
         frames = []
         for i, (run, group) in enumerate(counts.groupby("run", sort=False)):
-            n, c = _estimator_counts(group)
-            origins = backtest_in_k(n, c, candidates=names, seed=self.seed + i)
-            frames.append(origins.assign(run=run))
-        self.backtest_ = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+            if per_run:
+                n, c = _estimator_counts(group)
+                frames.append(backtest_in_k(n, c, candidates=per_run, seed=self.seed + i).assign(run=str(run)))
+        nothing = any(not _estimator_counts(g)[1].any() for _, g in counts.groupby("run", sort=False))
+        if "joint" in names or nothing:  # the joint model answers the runs a per-run candidate cannot
+            self.joint_ = fit_joint(counts, self.compute)
+            if "joint" in names and self.joint_.usable:
+                joint = joint_backtest(counts, self.compute, self.seed, MIN_ORIGIN_SAMPLES,
+                                       self.joint_.fit.distribution)  # fmt: skip
+                across = set(joint["run"][joint["origin"] == "across runs"]) if len(joint) else set()
+                mine = [f[f["run"].isin(across) & (f["origin"] == "n/10")].assign(origin="across runs")
+                        for f in frames]  # fmt: skip
+                frames += [*mine, joint]
+        frames = [f for f in frames if len(f)]
+        self.backtest_ = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=[*BACKTEST_COLUMNS,
+                                                                                                  "run"])  # fmt: skip
         judged = self.backtest_
         if len(names) > 1 and not judged.empty:  # compare on the origins every candidate answered
-            answered = judged.groupby(["run", "origin_n"])["candidate"].transform("nunique") == len(names)
+            answered = judged.groupby(["run", "origin"])["candidate"].transform("nunique") == len(names)
             judged = judged[answered]
         if judged.empty:
             self.scores_ = pd.DataFrame(columns=["candidate", "origins", "mae", "bias"])
@@ -270,16 +283,34 @@ class PassKPastN(ResultView):
                 .agg(origins="size", mae=lambda e: float(np.abs(e).mean()), bias="mean")
                 .reset_index()
             )
-        mae = dict(zip(self.scores_["candidate"], self.scores_["mae"], strict=True))
-        default = "power_k" if "power_k" in names else names[0]
-        best = min(mae, key=mae.get) if mae else default
-        margin = FAMILY_MARGIN if default == "power_k" else 1.0
-        self.chosen_ = best if default not in mae or mae[best] < margin * mae[default] else default
-        own = judged.loc[judged["candidate"] == self.chosen_, "error_x"].to_numpy(float) if len(judged) else np.zeros(0)
-        own = own[np.isfinite(own)]
-        pooled = np.sqrt((np.sum(own**2) + PRIOR_WEIGHT * TAU_PRIOR**2) / (len(own) + PRIOR_WEIGHT))
-        self.tau_ = float(REACH * pooled)
+        self.chosen_ = self._choose(judged, names)
+        if self.chosen_ == "joint" and not self.joint_.usable:
+            self.fallback_ = f"{self.joint_.doubt}: the per-run forecaster instead"
+            self.chosen_ = self._choose(judged[judged["candidate"] != "joint"], per_run or ("power_k",))
+        self.tau_ = _tau(judged, self.chosen_)
+        self.joint_tau_ = _tau(self.backtest_, "joint")
         return self
+
+    def _choose(self, judged: pd.DataFrame, names: tuple) -> str:
+        """The rule: least MAE, ``power_k`` unless a family beats it by the margin or the joint model by JOINT_Z."""
+        mae = dict(zip(self.scores_["candidate"], self.scores_["mae"], strict=True))
+        mae = {k: v for k, v in mae.items() if k in names}
+        default = "power_k" if "power_k" in names else names[0]
+        if default != "power_k" or default not in mae:
+            return min(mae, key=mae.get) if mae and default != "power_k" else default
+        qualified = [default] + [f for f in FAMILIES if f in mae and mae[f] < FAMILY_MARGIN * mae[default]]
+        if "joint" in mae:
+            wide = judged.pivot_table(index=["run", "origin"], columns="candidate", values="error", aggfunc="first")
+            gain = (wide[default].abs() - wide["joint"].abs()).dropna().to_numpy(float)
+            z = gain.mean() / (gain.std(ddof=1) / np.sqrt(len(gain))) if len(gain) > 1 and gain.std() > 0 else 0.0
+            separated = mae["joint"] < mae[default] and z > JOINT_Z
+            self.evidence_ = (
+                f"joint MAE {mae['joint']:.3f} vs power_k {mae[default]:.3f} on {len(gain)} origins (paired z = "
+                f"{z:.1f}): " + ("the joint model chosen" if separated else
+                                 f"not separated by {JOINT_Z:g} standard errors, the power law in k stays")
+            )  # fmt: skip
+            qualified += ["joint"] if separated else []
+        return min(qualified, key=mae.get)
 
     def predict(self, ks) -> pd.DataFrame:
         """pass@k past each run's n, with its interval; a run that cannot be forecast gets a refusal row.
@@ -299,18 +330,50 @@ class PassKPastN(ResultView):
         if self._counts is None:
             raise DataError("the forecaster is not fitted: call fit(counts) first.")
         ks = np.unique(np.asarray(ks, float))
-        rows = []
+        rows, cache = [], {}
         for i, (run, group) in enumerate(self._counts.groupby("run", sort=False)):
             n_est, c_est = _estimator_counts(group)
             beyond = ks[ks > n_est.min()]
             if not beyond.size:
                 continue
             try:
-                frame = self._run_rows(group, beyond, seed=self.seed + i)
+                if self.chosen_ == "joint":
+                    frame = self._joint_rows(str(run), beyond, float(n_est.min()), ks, cache, seed=self.seed + i)
+                else:
+                    frame = self._run_rows(group, beyond, seed=self.seed + i)
             except DataError as exc:
-                frame = pd.DataFrame([{"k": beyond.max(), "source": "refused", "note": str(exc)}])
+                frame = self._from_ladder(str(run), beyond, float(n_est.min()), ks, cache, str(exc), self.seed + i)
+            if self.fallback_:
+                frame["note"] = [f"{note}; {self.fallback_}" if note else self.fallback_ for note in frame["note"]]
             rows.append(frame.assign(run=run, problems=len(group)))
         return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
+
+    def _joint_rows(self, run: str, ks, reach: float, all_ks, cache: dict, *, seed: int) -> pd.DataFrame:
+        """One run's rows from the joint model, its bootstrap drawn once for every run (kept in ``cache``)."""
+        reason = self.joint_.refusal(run)
+        if reason:
+            raise DataError(f"the ladder cannot answer it: {reason}")
+        if self.n_boot and "draws" not in cache:
+            cache["draws"] = self.joint_.draws(all_ks, min(self.n_boot, JOINT_REPLICATES), self.seed)
+        tau = self.tau_ if self.chosen_ == "joint" else self.joint_tau_
+        out = self.joint_.rows(run, ks, reach, tau=tau, draws=cache.get("draws"), level=self.level, all_ks=all_ks,
+                               seed=seed)  # fmt: skip
+        _require_probabilities(out)
+        return out
+
+    def _from_ladder(self, run: str, ks, reach: float, all_ks, cache: dict, why: str, seed: int) -> pd.DataFrame:
+        """A run the chosen candidate refused: answered by the joint model where it can, else refused with both
+        reasons."""
+        if self.joint_ is not None and self.chosen_ != "joint":
+            try:
+                out = self._joint_rows(run, ks, reach, all_ks, cache, seed=seed)
+                if self.joint_.solved.get(run, 0):  # (a run that solved nothing: its note says so)
+                    out["note"] = [f"{self.chosen_} refused ({why})" + (f"; {note}" if note else "")
+                                   for note in out["note"]]  # fmt: skip
+                return out
+            except DataError as exc:
+                why = f"{why}; {exc}"
+        return pd.DataFrame([{"k": ks.max(), "pass_at_k": np.nan, "source": "refused", "note": why}])
 
     def _run_rows(self, group: pd.DataFrame, ks: np.ndarray, *, seed: int) -> pd.DataFrame:
         """One run's rows past n: the chosen candidate's point, the widened bootstrap interval, its notes."""
@@ -320,8 +383,7 @@ class PassKPastN(ResultView):
         if not c.any():
             raise DataError(
                 f"{_solved_text(n, c)}: pass@{ks.max():.0f} is not identifiable from this run alone (the "
-                "counts say only that p is below about 1/n on every problem); --borrow uses the benchmark's other "
-                "runs"
+                "counts say only that p is below about 1/n on every problem)"
             )
         chosen = fit_candidate(self.chosen_, n, c, ks, n_est=n_est, c_est=c_est)
         decades = np.log10(ks / reach)
@@ -397,8 +459,23 @@ class PassKPastN(ResultView):
             f"origins; a family only below {FAMILY_MARGIN:g} x power_k's); error per decade of k {self.tau_:.3f} on "
             "log(-log pass@k) "
             f"({REACH:g} x the origins' RMS shrunk toward {TAU_PRIOR} by {PRIOR_WEIGHT:g} origins), added to the "
-            "bootstrap over problems"
+            "bootstrap over problems" + "".join(f"; {part}" for part in self._joint_parts())
         )
+
+    def _joint_parts(self) -> list[str]:
+        """The joint model, its evidence and its fallback, as the rule prints them."""
+        if self.joint_ is None:
+            return []
+        return [part for part in (self.joint_.describe(), self.evidence_, self.fallback_) if part]
+
+
+def _tau(judged: pd.DataFrame, candidate: str) -> float:
+    """A candidate's error per decade of k: its origins' RMS on the x scale shrunk toward TAU_PRIOR, times REACH (the
+    origins whose truth is 0 or 1, where x is infinite, set aside)."""
+    inside = (judged["candidate"] == candidate) & (judged["truth"] > 0) & (judged["truth"] < 1) if len(judged) else []
+    own = judged.loc[inside, "error_x"].to_numpy(float) if len(judged) else np.zeros(0)  # x is infinite at 0 and 1
+    own = own[np.isfinite(own)]
+    return float(REACH * np.sqrt((np.sum(own**2) + PRIOR_WEIGHT * TAU_PRIOR**2) / (len(own) + PRIOR_WEIGHT)))
 
 
 def _try_candidate(name: str, n, c, ks, n_est, c_est) -> CandidateFit | None:
@@ -407,24 +484,6 @@ def _try_candidate(name: str, n, c, ks, n_est, c_est) -> CandidateFit | None:
         return fit_candidate(name, n, c, ks, n_est=n_est, c_est=c_est)
     except DataError:
         return None
-
-
-def _band(x: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray, int]:
-    """Equal-tailed pass@k bounds of draws on the x scale (replicates x ks), replicates with a NaN set aside, and how
-    many were used (none: NaN bounds). Larger x is smaller pass@k, so the lower bound is the upper quantile."""
-    x = x[~np.isnan(x).any(axis=1)]
-    if not len(x):
-        return np.full(x.shape[1], np.nan), np.full(x.shape[1], np.nan), 0
-    tail = (1 - level) / 2
-    lower = _from_x(np.quantile(x, 1 - tail, axis=0, method="inverted_cdf"))
-    return lower, _from_x(np.quantile(x, tail, axis=0, method="inverted_cdf")), len(x)
-
-
-def _estimator_counts(group: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """The counts of the unbiased estimator: the first round's where samples were drawn in rounds."""
-    if "n_first" in group:
-        return group["n_first"].to_numpy(np.int64), group["c_first"].to_numpy(np.int64)
-    return group["n"].to_numpy(np.int64), group["c"].to_numpy(np.int64)
 
 
 def _require_probabilities(frame: pd.DataFrame) -> None:
@@ -448,7 +507,7 @@ def passk_table(
     seed: int = 0,
     extrapolate_to: int | None = None,
     family: str = "auto",
-    borrow: dict | None = None,
+    compute: dict | None = None,
 ) -> pd.DataFrame:
     """pass@k per (run, benchmark): the unbiased estimator with its bootstrap interval up to each run's n, and past
     it (the asked k, and a geometric grid up to ``extrapolate_to``) the forecaster of :class:`PassKPastN`, fitted
@@ -471,15 +530,15 @@ def passk_table(
         Largest k forecast past n (adds a geometric grid of k up to it).
     family : str
         ``'auto'`` (chosen by the backtest in k) or one of :data:`CANDIDATES`.
-    borrow : dict of str to float, optional
-        Each run's compute: a run that solved nothing borrows from its benchmark's other runs
-        (:func:`benchcast.generative.borrowing.borrow_across_runs`) instead of being refused.
+    compute : dict of str to float, optional
+        Each run's training compute (FLOPs): the joint model's line of ability (a run that solved nothing is placed
+        on it; without it such a run is refused).
 
     Returns
     -------
     DataFrame
         One row per (run, benchmark, k): ``pass_at_k`` in [0, 1] with ``lower``/``upper``, ``source``
-        (``estimator``, the candidate, ``<family> joint`` when borrowed, or ``refused``), ``problems``, and past n
+        (``estimator``, the candidate, ``joint``, or ``refused``), ``problems``, and past n
         ``extrapolation`` (k / n), ``tau`` and ``note``.
     """
     from benchcast.generative.passk import bootstrap_pass_at_k
@@ -504,11 +563,9 @@ def passk_table(
             asked = asked[(asked > reach.min()) & (asked <= max(extrapolate_to, ks.max()))]
         if not asked.size:
             continue
-        model = PassKPastN(family, level, n_boot, seed).fit(group, str(bench))
+        model = PassKPastN(family, level, n_boot, seed, compute).fit(group, str(bench))
         rules.append(model.rule())
         past = model.predict(asked)
-        if borrow is not None:
-            past = _with_borrowed(past, group, borrow, asked, model)
         frames.append(past.assign(benchmark=bench))
     if not frames:
         raise DataError("no (run, benchmark) group has enough samples for the requested k.")
@@ -520,53 +577,3 @@ def passk_table(
     out = out.sort_values(["run", "benchmark", "k"], kind="stable", ignore_index=True)
     out.attrs["rules"] = rules  # how each benchmark's runs were forecast past n, as the command prints it
     return out
-
-
-def _with_borrowed(past: pd.DataFrame, group: pd.DataFrame, flops: dict, ks, model: PassKPastN) -> pd.DataFrame:
-    """The refused runs that solved nothing, answered by the joint model across the benchmark's runs."""
-    from benchcast.generative.borrowing import require_flops
-
-    require_flops(group, flops)  # a missing size is the user's to fix, not a refusal
-    nothing = [str(r) for r, g in group.groupby("run", sort=False) if not g["c"].any()]
-    refused = past["source"] == "refused"
-    targets = [r for r in nothing if r in set(past.loc[refused, "run"].astype(str))]
-    if not targets:
-        return past
-    try:
-        return _borrowed(past, group, flops, ks, model, targets)
-    except DataError as exc:  # the runs stay refused, with borrowing's reason beside their own
-        past = past.copy()
-        theirs = refused & past["run"].astype(str).isin(targets)
-        past.loc[theirs, "note"] = past.loc[theirs, "note"] + f"; borrowing across runs: {exc}"
-        return past
-
-
-def _borrowed(past: pd.DataFrame, group: pd.DataFrame, flops: dict, ks, model: PassKPastN, targets: list):
-    """``past`` with the ``targets``' refusals replaced by the joint model's rows and their interval."""
-    from benchcast.generative.borrowing import JOINT_FAMILIES, borrow_across_runs, borrowed_draws
-
-    family = model.candidates if model.candidates in JOINT_FAMILIES else "auto"
-    joint = borrow_across_runs(group, flops, ks, family=family)
-    rows = joint.table[joint.table["run"].isin(targets)].copy()
-    reach = pd.Series({str(r): int(_estimator_counts(g)[0].min()) for r, g in group.groupby("run", sort=False)})
-    rows["extrapolation"] = rows["k"] / rows["run"].map(reach)
-    rows = rows[rows["extrapolation"] > 1]
-    problems = group.groupby(group["run"].astype(str)).size()  # one row per problem, as in predict
-    rows["source"], rows["tau"], rows["problems"] = f"{joint.family} joint", model.tau_, rows["run"].map(problems)
-    if model.n_boot:
-        replicates = min(model.n_boot, BORROW_REPLICATES)
-        draws = borrowed_draws(joint, targets, ks, replicates=replicates, seed=model.seed)
-        rng = np.random.default_rng(model.seed)
-        for i, run in enumerate(targets):
-            mine = rows["run"] == run
-            k = rows.loc[mine, "k"].to_numpy(float)
-            x = _to_x(draws[:, i, :][:, np.isin(ks, k)])
-            x = x + rng.standard_normal(len(x))[:, None] * model.tau_ * np.log10(k / reach[run])[None, :]
-            lower, upper, used = _band(x, model.level)
-            rows.loc[mine, "lower"], rows.loc[mine, "upper"], rows.loc[mine, "replicates"] = lower, upper, used
-            if not used:
-                rows.loc[mine, "note"] += "; no joint refit held: no interval"
-    rows["note"] = rows["note"] + "; no problem solved in its own samples"
-    _require_probabilities(rows)
-    kept = past[~((past["source"] == "refused") & past["run"].astype(str).isin(targets))]
-    return pd.concat([kept, rows.drop(columns=["flops", "solved", "borrowed"])], ignore_index=True)

@@ -82,8 +82,8 @@ def fit_family(family: str, n, c, *, starts=None) -> FittedFamily:
     if not c.any():
         raise DataError(
             "no problem was ever solved: the counts say only that p is below about 1/n on every problem, not how "
-            "far below, so no distribution of p (and no pass@k past n) is identified; draw more samples, or borrow "
-            "from the benchmark's other runs (benchcast.generative.borrowing)."
+            "far below, so no distribution of p (and no pass@k past n) is identified; draw more samples, or fit "
+            "the benchmark's runs together (benchcast.generative.ladder)."
         )
     pairs, weight = np.unique(np.column_stack([n, c]), axis=0, return_counts=True)
     un, uc = pairs[:, 0], pairs[:, 1]

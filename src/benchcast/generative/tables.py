@@ -42,7 +42,7 @@ def passk_rows(table: pd.DataFrame) -> list[list]:
             r.run,
             r.benchmark,
             int(r.k),
-            r.pass_at_k,
+            getattr(r, "pass_at_k", np.nan),  # a table of refusals alone has no value column
             getattr(r, "lower", np.nan),
             getattr(r, "upper", np.nan),
             r.source,
@@ -148,9 +148,6 @@ class PassKTable(RichView):
         """How each benchmark was forecast past n, and every run refused there, with why."""
         refused = self.table[self.table["source"] == "refused"] if "source" in self.table else self.table.iloc[0:0]
         lines = [f"past n, {rule}; each row's replicates in --json" for rule in self.table.attrs.get("rules", [])]
-        if "source" in self.table and self.table["source"].str.endswith("joint").any():
-            lines.append("joint: no problem solved in the run's own samples; pass@k past n from one distribution "
-                         "of every run of its benchmark, linear in log compute (--borrow)")  # fmt: skip
         return lines + [f"refused: {r.run} on {r.benchmark}: {r.note}" for r in refused.itertuples()]
 
     def rich_items(self) -> list:

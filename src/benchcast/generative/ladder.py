@@ -1,0 +1,484 @@
+"""One model of a benchmark's whole ladder of runs: problems keep their difficulty across runs, and a run's ability
+follows its compute.
+
+Problem j of run i is solved with probability p_ij = sigmoid(eta_i - d_j) (a Rasch item-response model on the
+logit scale). The difficulties d_j are drawn from one distribution, integrated out on a fixed grid
+(:data:`GRID`): a share ``pi`` of problems never solvable (p = 0 for every run) plus a normal, or a mixture of
+two normals (:data:`DISTRIBUTIONS`, chosen by BIC). Each ability eta_i has a normal prior around a line in the
+run's standardised log10 compute, its spread estimated from the runs (at least :data:`SPREAD_FLOOR`): a run that
+solved nothing is placed by its neighbours in compute, a run that solved much by its own counts.
+
+The fit is generalised EM on the binomial counts of all runs at once (each (run, problem) with its own n, a
+problem a run lacks left out): the posterior of each problem's difficulty given every run's counts, then the
+distribution's moments and one Newton step per ability. All of it in log space, vectorised as (problems x runs)
+@ (runs x grid) products. pass@k of run i at any k is the mean over problems of E[1 - (1 - p_ij)^k] under each
+problem's posterior: a problem a run solved once is known to be rare from the runs that solved it more often.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+
+from benchcast.errors import DataError
+from benchcast.generative.passk import pass_at_k_per_problem
+from benchcast.generative.xscale import band, estimator_counts, thinned_origins, to_x, x_error
+
+GRID = np.arange(-20.0, 30.01, 0.5)  # difficulty on the logit scale: p from sigmoid(+-8) at abilities +-8 .. 1e-16
+DISTRIBUTIONS = ("normal", "normal_mix")
+SPREAD_FLOOR = 0.25  # the sd of an ability around its compute line, at least (a line through two runs is exact)
+SD_FLOOR = 0.5  # a difficulty component's sd, at least the grid's step
+MAX_ITER = 3000
+TOL = 1e-6  # EM stops when the objective moves less than this per problem (pass@k moves in the 4th digit)
+ABILITY_LIMIT = 15.0  # |eta| beyond this leaves the grid no room: the fit has not converged
+MAX_STEP = 1.0  # an ability moves at most one logit per Newton step
+JOINT_REPLICATES = 40  # bootstrap refits of the whole ladder (each warm-started from the fit, at most REFIT_ITER)
+REFIT_ITER = 150
+ACROSS_SHARE = 1 / 3  # the across-runs origin thins the largest third of the runs (by compute) to n/10
+
+
+def _log_sig(z):
+    """log sigmoid(z), without overflow."""
+    return -np.logaddexp(0.0, -z)
+
+
+def _log_miss_one(z):
+    """log(1 - sigmoid(z)), without overflow."""
+    return -np.logaddexp(0.0, z)
+
+
+@dataclass(frozen=True)
+class LadderFit:
+    """A fitted ladder model (see the module's docstring).
+
+    Parameters
+    ----------
+    runs : list of str
+        The runs, in the order of ``eta``.
+    eta : ndarray
+        Each run's ability on the logit scale.
+    trend : tuple of float
+        Intercept, slope (per sd of log10 compute) and spread of the abilities' prior.
+    x : ndarray
+        Each run's standardised log10 compute (NaN: unknown).
+    distribution : str
+        One of :data:`DISTRIBUTIONS`.
+    components : ndarray (components, 3)
+        Weight, mean and sd of each normal of the difficulties.
+    never : float
+        The share of problems never solvable.
+    posterior : ndarray (problems, grid + 1)
+        Each problem's posterior over :data:`GRID` and the never-solvable atom (last column).
+    log_likelihood : float
+        The marginal log-likelihood of the counts (binomial coefficients left out).
+    converged : bool
+        Whether EM met its tolerance within :data:`MAX_ITER` iterations.
+    iterations : int
+        EM iterations taken.
+    present : ndarray (problems, runs) of bool
+        Which problems each run has (its pass@k is the mean over those).
+    """
+
+    runs: list
+    eta: np.ndarray
+    trend: tuple
+    x: np.ndarray
+    distribution: str
+    components: np.ndarray
+    never: float
+    posterior: np.ndarray
+    log_likelihood: float
+    converged: bool
+    iterations: int
+    present: np.ndarray | None = None
+
+    @property
+    def n_parameters(self) -> int:
+        """Free parameters: abilities, the line and its spread, the distribution's."""
+        return len(self.eta) + 3 + 1 + 3 * len(self.components) - 1
+
+    def bic(self, problems: int) -> float:
+        """-2 log L + parameters x log(problems)."""
+        return -2 * self.log_likelihood + self.n_parameters * np.log(max(problems, 2))
+
+    def pass_at_k(self, ks, eta=None) -> np.ndarray:
+        """pass@k (runs x ks): the mean over problems of E[1 - (1 - p)^k] under each problem's posterior.
+
+        Parameters
+        ----------
+        ks : array_like
+            Attempts, any real k >= 0.
+        eta : array_like, optional
+            Abilities to evaluate at (default: the fitted ones).
+
+        Returns
+        -------
+        ndarray
+            Values in [0, 1].
+        """
+        eta = self.eta if eta is None else np.asarray(eta, float)
+        ks = np.atleast_1d(np.asarray(ks, float))
+        present = np.ones((len(self.posterior), len(eta)), bool) if self.present is None else self.present
+        # each run's mean over its own problems of the posterior on the grid (the atom's problems are never solved)
+        weight = (present.T @ self.posterior[:, :-1]) / np.maximum(present.sum(axis=0), 1)[:, None]
+        log_miss = _log_miss_one(eta[:, None] - GRID[None, :])[:, :, None] * ks[None, None, :]
+        return np.clip(np.einsum("rg,rgk->rk", weight, -np.expm1(log_miss)), 0.0, 1.0)
+
+
+def _grid_log_weights(components: np.ndarray, never: float) -> np.ndarray:
+    """log prior weight of each grid point (the normals, normalised on the grid) and of the atom."""
+    w, mu, sd = components.T
+    density = (w[:, None] / sd[:, None] * np.exp(-0.5 * ((GRID[None, :] - mu[:, None]) / sd[:, None]) ** 2)).sum(0)
+    density = density / density.sum()
+    with np.errstate(divide="ignore"):
+        return np.concatenate([np.log1p(-never) + np.log(np.maximum(density, 1e-300)), [np.log(never)]])
+
+
+def _e_step(n, c, eta, log_w, unsolved):
+    """Each problem's posterior over the grid and the atom, and the marginal log-likelihood."""
+    z = eta[:, None] - GRID[None, :]
+    log_joint = np.empty((n.shape[0], len(GRID) + 1))
+    log_joint[:, :-1] = c @ _log_sig(z) + (n - c) @ _log_miss_one(z)
+    log_joint[:, -1] = np.where(unsolved, 0.0, -np.inf)
+    log_joint += log_w[None, :]
+    top = log_joint.max(axis=1, keepdims=True)
+    log_marginal = top[:, 0] + np.log(np.exp(log_joint - top).sum(axis=1))
+    return np.exp(log_joint - log_marginal[:, None]), float(log_marginal.sum())
+
+
+def _m_components(mass: np.ndarray, components: np.ndarray) -> np.ndarray:
+    """The normals' weights, means and sds from the posterior mass on the grid (one EM step of the mixture)."""
+    w, mu, sd = components.T
+    density = w[:, None] / sd[:, None] * np.exp(-0.5 * ((GRID[None, :] - mu[:, None]) / sd[:, None]) ** 2)
+    share = density / np.maximum(density.sum(0, keepdims=True), 1e-300) * mass[None, :]
+    total = np.maximum(share.sum(1), 1e-12)
+    mu = (share * GRID).sum(1) / total
+    sd = np.maximum(np.sqrt((share * (GRID[None, :] - mu[:, None]) ** 2).sum(1) / total), SD_FLOOR)
+    return np.column_stack([total / total.sum(), mu, sd])
+
+
+def _trend(eta, x):
+    """The abilities' line in compute (least squares over runs of known compute) and its spread."""
+    known = np.isfinite(x)
+    if known.sum() >= 2 and np.ptp(x[known]) > 0:
+        slope, intercept = np.polyfit(x[known], eta[known], 1)
+    else:
+        slope, intercept = 0.0, float(np.mean(eta))
+    centre = np.where(known, intercept + slope * np.nan_to_num(x), intercept)
+    spread = max(float(np.sqrt(np.mean((eta - centre) ** 2))), SPREAD_FLOOR)
+    return centre, (float(intercept), float(slope), spread)
+
+
+def _fit(n, c, x, distribution: str, start: LadderFit | None = None, max_iter: int | None = None) -> LadderFit:
+    """Generalised EM of the ladder model on (problems x runs) counts ``n``, ``c``; abilities' prior from ``x``."""
+    from benchcast.fitting.engine.search import single_threaded_blas
+
+    with single_threaded_blas():  # (problems x runs) @ (runs x grid) is small: BLAS threads only spin on a busy machine
+        return _em(n, c, x, distribution, start, max_iter)
+
+
+def _em(n, c, x, distribution: str, start: LadderFit | None, max_iter: int | None) -> LadderFit:
+    """The EM iterations of :func:`_fit`."""
+    unsolved = ~(c > 0).any(axis=1)
+    if start is not None:
+        eta, components, never = start.eta.copy(), start.components.copy(), start.never
+    else:
+        rate = np.clip(c.sum(0) / np.maximum(n.sum(0), 1), 1e-5, 1 - 1e-5)
+        eta = np.log(rate / (1 - rate))
+        eta -= eta.mean()
+        spread = 3.0
+        components = np.array([[1.0, 2.0, spread]]) if distribution == "normal" else \
+            np.array([[0.5, -1.0, spread], [0.5, 6.0, spread]])  # fmt: skip
+        never = float(np.clip(0.5 * unsolved.mean(), 1e-6, 0.5))
+    previous, converged, iteration = -np.inf, False, 0
+    limit = MAX_ITER if max_iter is None else max_iter
+    for iteration in range(1, limit + 1):  # noqa: B007  (how many it took is part of the fit)
+        centre, trend = _trend(eta, x)
+        posterior, log_likelihood = _e_step(n, c, eta, _grid_log_weights(components, never), unsolved)
+        objective = log_likelihood - 0.5 * np.sum((eta - centre) ** 2) / trend[2] ** 2
+        if not np.isfinite(objective) or np.abs(eta).max() > ABILITY_LIMIT:
+            break  # an ability past the grid's reach: the counts push it to infinity (all or nothing solved)
+        if abs(objective - previous) < TOL * len(n):
+            converged = True
+            break
+        previous = objective
+        mass = posterior.sum(0)
+        never = float(np.clip(mass[-1] / len(n), 1e-8, 1 - 1e-8))
+        components = _m_components(mass[:-1], components)
+        z = eta[:, None] - GRID[None, :]
+        s = np.exp(_log_sig(z))
+        trials, wins = n.T @ posterior[:, :-1], c.T @ posterior[:, :-1]
+        precision = 1.0 / trend[2] ** 2
+        gradient = (wins - trials * s).sum(1) - precision * (eta - centre)
+        curvature = (trials * s * (1 - s)).sum(1) + precision
+        eta = eta + np.clip(gradient / curvature, -MAX_STEP, MAX_STEP)
+        shift = eta.mean()  # abilities and difficulties move together: hold the abilities' mean at 0
+        eta, components[:, 1] = eta - shift, components[:, 1] - shift
+    centre, trend = _trend(eta, x)
+    posterior, log_likelihood = _e_step(n, c, eta, _grid_log_weights(components, never), unsolved)
+    return LadderFit([], eta, trend, x, distribution, components, never, posterior, log_likelihood,
+                     converged and np.isfinite(log_likelihood), iteration, n > 0)  # fmt: skip
+
+
+def ladder_matrix(counts: pd.DataFrame, runs: list) -> tuple[np.ndarray, np.ndarray]:
+    """(problems x runs) n and c from per-problem counts with ``run``, ``problem_id``, ``n``, ``c`` (0 where a run
+    lacks a problem)."""
+    frame = counts.assign(run=counts["run"].astype(str), problem_id=counts["problem_id"].astype(str))
+    if frame.duplicated(["run", "problem_id"]).any():
+        raise DataError("a run lists one problem twice: the ladder model needs one (n, c) per run and problem.")
+    n = frame.pivot(index="problem_id", columns="run", values="n").reindex(columns=runs).fillna(0.0)
+    c = frame.pivot(index="problem_id", columns="run", values="c").reindex(columns=runs).fillna(0.0)
+    return n.to_numpy(float), c.to_numpy(float)
+
+
+def standardised_log_compute(compute: dict | None, runs: list) -> np.ndarray:
+    """Each run's log10 compute, centred and scaled over the runs that have one (NaN where unknown)."""
+    compute = compute or {}
+    values = np.array([float(compute.get(r, np.nan)) for r in runs])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_c = np.where(values > 0, np.log10(values), np.nan)
+    known = np.isfinite(log_c)
+    if not known.any():
+        return log_c
+    return (log_c - log_c[known].mean()) / (log_c[known].std() or 1.0)
+
+
+def fit_ladder(n, c, x, *, distribution: str = "auto", max_iter: int | None = None) -> LadderFit:
+    """Fit the ladder model to every run's counts at once.
+
+    Parameters
+    ----------
+    n, c : ndarray (problems, runs)
+        Samples and successes per problem and run (n = 0 where a run lacks the problem).
+    x : ndarray (runs,)
+        Each run's standardised log compute (NaN: unknown; the abilities' prior is then their mean).
+    distribution : str
+        ``'auto'`` (least BIC of :data:`DISTRIBUTIONS`) or one of them.
+    max_iter : int, optional
+        EM iterations at most (default :data:`MAX_ITER`).
+
+    Returns
+    -------
+    LadderFit
+
+    Raises
+    ------
+    DataError
+        Where no problem was solved by any run: nothing places the difficulties.
+    """
+    n, c = np.asarray(n, float), np.asarray(c, float)
+    if not (c > 0).any():
+        raise DataError("no run solved any problem: the ladder places no difficulty.")
+    names = DISTRIBUTIONS if distribution == "auto" else (distribution,)
+    fits = [_fit(n, c, np.asarray(x, float), name, max_iter=max_iter) for name in names]
+    held = [f for f in fits if f.converged] or fits
+    return min(held, key=lambda f: f.bic(len(n)))
+
+
+def refit(fit: LadderFit, n, c, max_iter: int = REFIT_ITER) -> LadderFit:
+    """The same model refitted on other counts (a bootstrap replicate), started from ``fit``."""
+    return _fit(np.asarray(n, float), np.asarray(c, float), fit.x, fit.distribution, start=fit, max_iter=max_iter)
+
+
+def bootstrap_ladder(fit: LadderFit, n, c, ks, *, replicates: int, rng, borrowed=None) -> np.ndarray:
+    """pass@k (replicates x runs x ks) of refits on problems resampled with replacement (each problem's runs kept
+    together); a run in ``borrowed`` (placed by its compute, not its counts) also draws its ability from its prior
+    around the line, so that its interval widens by how far runs stray from it. NaN: a refit that failed."""
+    n, c = np.asarray(n, float), np.asarray(c, float)
+    borrowed = np.zeros(len(fit.eta), bool) if borrowed is None else np.asarray(borrowed, bool)
+    out = np.full((replicates, len(fit.eta), len(np.atleast_1d(ks))), np.nan)
+    for b in range(replicates):
+        pick = rng.integers(0, len(n), len(n))
+        if not (c[pick] > 0).any():
+            out[b] = 0.0
+            continue
+        again = refit(fit, n[pick], c[pick])
+        eta = again.eta + borrowed * again.trend[2] * rng.standard_normal(len(fit.eta))
+        if np.all(np.isfinite(eta)):
+            out[b] = again.pass_at_k(ks, eta)
+    return out
+
+
+def _runs(counts: pd.DataFrame) -> list:
+    """The runs of ``counts`` as strings, in order of appearance."""
+    return list(dict.fromkeys(counts["run"].astype(str)))
+
+
+def _origin_rows(frames: dict, full: dict, x_of: dict, judged: list, origin: str, distribution: str) -> list[dict]:
+    """Fit the ladder on thinned counts ``frames`` (run -> counts) and judge each run of ``judged`` one decade of k
+    past its thinned n against its ``full`` estimator counts; none when the fit does not converge."""
+    runs = list(frames)
+    n, c = ladder_matrix(pd.concat([f.assign(run=r) for r, f in frames.items()], ignore_index=True), runs)
+    if not (c > 0).any():
+        return []
+    fit = fit_ladder(n, c, np.array([x_of[r] for r in runs]), distribution=distribution)
+    if not fit.converged:
+        return []
+    rows = []
+    for run in judged:
+        m = int(frames[run]["n"].min())
+        k = 10 * m
+        truth = float(pass_at_k_per_problem(*full[run], [k]).mean())
+        forecast = float(fit.pass_at_k([k])[runs.index(run), 0])
+        rows.append({"origin": origin, "origin_n": m, "k": k, "candidate": "joint", "forecast": forecast,
+                     "truth": truth, "error": forecast - truth, "error_x": x_error(forecast, truth),
+                     "run": run})  # fmt: skip
+    return rows
+
+
+def joint_backtest(counts: pd.DataFrame, compute: dict | None, seed: int, min_samples: int,
+                   distribution: str = "auto") -> pd.DataFrame:  # fmt: skip
+    """The ladder model's backtest in k: every run thinned to n/10 (and n/100) as the per-run candidates are (the
+    same seeds), and an origin across runs (the largest third by compute thinned to n/10, the rest kept whole);
+    rows as :func:`benchcast.generative.past_n.backtest_in_k`'s, with ``run``. ``distribution``: the difficulties'
+    (the full fit's choice, so that each origin is one fit)."""
+    runs = _runs(counts)
+    groups = {str(r): g for r, g in counts.groupby(counts["run"].astype(str), sort=False)}
+    full = {r: estimator_counts(groups[r]) for r in runs}
+    origins = {r: thinned_origins(*full[r], seed + i, min_samples) for i, r in enumerate(runs)}
+    x = standardised_log_compute(compute, runs)
+    x_of = dict(zip(runs, x, strict=True))
+
+    def thinned(run, step):
+        m, c = origins[run][step]
+        return pd.DataFrame({"problem_id": groups[run]["problem_id"].to_numpy(), "n": m, "c": c})
+
+    rows = []
+    for step, origin in enumerate(("n/10", "n/100")):
+        keep = [r for r in runs if len(origins[r]) > step]
+        if keep:
+            rows += _origin_rows({r: thinned(r, step) for r in keep}, full, x_of, keep, origin, distribution)
+    known = [r for r in runs if np.isfinite(x_of[r])]
+    held = sorted(known, key=x_of.get)[-max(1, int(round(ACROSS_SHARE * len(known)))) :] if len(known) >= 3 else []
+    held = [r for r in held if origins[r]]
+    if held:
+        frames = {r: thinned(r, 0) if r in held else
+                  pd.DataFrame({"problem_id": groups[r]["problem_id"].to_numpy(), "n": full[r][0], "c": full[r][1]})
+                  for r in runs}  # fmt: skip
+        rows += _origin_rows(frames, full, x_of, held, "across runs", distribution)
+    return pd.DataFrame(rows)
+
+
+@dataclass
+class JointForecast:
+    """The ladder model fitted to a benchmark's full counts, and what it can answer.
+
+    Parameters
+    ----------
+    fit : LadderFit or None
+        None where the model could not be fitted (``doubt`` says why).
+    runs : list of str
+        The runs in the fit (a run that solved nothing and has no compute is left out).
+    log_compute : dict of str to float
+        Each run's log10 compute (NaN: unknown).
+    solved : dict of str to int
+        Problems each run solved at least once.
+    doubt : str
+        Why the model is not used (empty: it is).
+    """
+
+    fit: LadderFit | None
+    runs: list
+    log_compute: dict
+    solved: dict
+    doubt: str = ""
+    _matrix: tuple | None = None
+
+    @property
+    def usable(self) -> bool:
+        """Fitted and converged."""
+        return self.fit is not None and not self.doubt
+
+    def refusal(self, run: str) -> str:
+        """Why the ladder cannot answer ``run`` (empty: it can): a run that solved nothing is placed by its compute,
+        which must be known and inside the range of the runs that solved something, extended by its width."""
+        if not self.usable:
+            return self.doubt
+        if self.solved.get(run, 0):
+            return ""
+        log_c = self.log_compute.get(run, np.nan)
+        if not np.isfinite(log_c):
+            return "it solved nothing and its compute is unknown (give run sizes: params and tokens, or flops)"
+        placed = np.array([v for r, v in self.log_compute.items() if self.solved.get(r, 0) and np.isfinite(v)])
+        if len(np.unique(placed)) < 2:
+            return "fewer than two runs that solved something have a known, distinct compute: no line to place it on"
+        low, high = placed.min(), placed.max()
+        span = high - low
+        if not low - span <= log_c <= high + span:
+            return (f"its compute (log10 C = {log_c:.2f}) lies outside the ladder's range [{low - span:.2f}, "
+                    f"{high + span:.2f}] (the runs that solved something, extended by their span)")  # fmt: skip
+        return ""
+
+    def draws(self, ks, replicates: int, seed: int) -> np.ndarray:
+        """Bootstrap pass@k (replicates x runs x ks), runs that solved nothing drawing their ability too."""
+        n, c = self._matrix
+        borrowed = np.array([not self.solved.get(r, 0) for r in self.runs])
+        return bootstrap_ladder(self.fit, n, c, ks, replicates=replicates, rng=np.random.default_rng(seed),
+                                borrowed=borrowed)  # fmt: skip
+
+    def rows(self, run: str, ks, reach: float, *, tau: float, draws, level: float, all_ks, seed: int) -> pd.DataFrame:
+        """One run's rows past its n: the point, and the interval of ``draws`` (at ``all_ks``) plus the error in k."""
+        i = self.runs.index(run)
+        ks = np.asarray(ks, float)
+        out = pd.DataFrame({"k": ks, "pass_at_k": self.fit.pass_at_k(ks)[i], "source": "joint"})
+        out["extrapolation"], out["tau"] = ks / reach, tau
+        notes = []
+        if not self.solved.get(run, 0):
+            notes.append("no problem solved in its own samples: placed on the ladder by its compute")
+        if draws is not None:
+            x = to_x(draws[:, i, np.searchsorted(np.asarray(all_ks, float), ks)])
+            z = np.random.default_rng(seed).standard_normal(len(x))
+            x = x + z[:, None] * tau * np.log10(ks / reach)[None, :]
+            out["lower"], out["upper"], out["replicates"] = band(x, level)
+            if not out["replicates"].iloc[0]:
+                notes.append("no bootstrap refit of the ladder held: no interval")
+        out["note"] = "; ".join(notes)
+        return out
+
+    def describe(self) -> str:
+        """The model in one clause."""
+        if self.fit is None:
+            return f"joint: {self.doubt}"
+        f = self.fit
+        return (f"joint: logistic link, difficulties {f.distribution} + {100 * f.never:.0f} % never solvable, "
+                f"abilities on a line in log compute (slope {f.trend[1]:.2f} per sd, spread {f.trend[2]:.2f})"
+                + (f"; {self.doubt}" if self.doubt else ""))  # fmt: skip
+
+
+def fit_joint(counts: pd.DataFrame, compute: dict | None) -> JointForecast:
+    """The ladder model on a benchmark's counts (``run``, ``problem_id``, ``n``, ``c``: every round) and each run's
+    compute (FLOPs; may be None or partial).
+
+    Parameters
+    ----------
+    counts : DataFrame
+        Per-problem counts of one benchmark.
+    compute : dict of str to float, optional
+        Each run's training compute.
+
+    Returns
+    -------
+    JointForecast
+        With ``doubt`` set (and no use made of it) where the fit did not converge or cannot be made.
+    """
+    runs = _runs(counts)
+    compute = compute or {}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_compute = {r: float(np.log10(compute[r])) if float(compute.get(r, 0) or 0) > 0 else np.nan for r in runs}
+    solved = counts.groupby(counts["run"].astype(str), sort=False)["c"].apply(lambda s: int((s > 0).sum())).to_dict()
+    if "problem_id" not in counts:
+        return JointForecast(None, runs, log_compute, solved, "no problem_id: problems cannot be matched across runs")
+    fitted = [r for r in runs if solved[r] or np.isfinite(log_compute[r])]
+    if not any(solved[r] for r in fitted):
+        return JointForecast(None, fitted, log_compute, solved, "no run solved any problem")
+    n, c = ladder_matrix(counts[counts["run"].astype(str).isin(fitted)], fitted)
+    fit = with_runs(fit_ladder(n, c, standardised_log_compute(compute, fitted)), fitted)
+    doubt = "" if fit.converged else f"the joint fit across runs did not converge in {fit.iterations} iterations"
+    return JointForecast(fit, fitted, log_compute, solved, doubt, (n, c))
+
+
+def with_runs(fit: LadderFit, runs: list) -> LadderFit:
+    """``fit`` with its runs named."""
+    return replace(fit, runs=list(runs))
