@@ -139,7 +139,7 @@ def test_a_recipe_missing_a_benchmark_is_a_reason_not_an_abort(ladders):
 
 def test_draws_without_a_score_are_dropped_and_an_even_pair_counts_half():
     from benchcast.evaluation.compare_backtest import _scores
-    from benchcast.forecasting.compare import _pairs
+    from benchcast.forecasting.compare_draws import _pairs
 
     frame = pd.DataFrame({"recipe": ["A", "B"], "baseline": [0.5, 0.6]})
     draws = {"A": np.array([1.0, np.nan, 1.0, np.nan]), "B": np.array([0.0, 2.0, 0.0, 2.0])}

@@ -11,7 +11,8 @@ import pandas as pd
 from rich.markup import escape
 
 from benchcast.errors import BenchcastError
-from benchcast.forecasting.compare import BAND, Comparison, best_at, compare, select_each
+from benchcast.forecasting.compare import Comparison, compare, select_each
+from benchcast.forecasting.compare_draws import BAND, best_at
 from benchcast.utils.jsonable import jsonable
 from benchcast.utils.rich_view import Markup, RichView, rich_table
 
