@@ -11,8 +11,10 @@ forecast (flagged cells included: the question is the forecast at that distance,
   t7      DCLM: --like-target 7e9 4e12 (a 7B on 4T tokens, TPR 571: the largest runs and highest TPRs held out)
   t13     DCLM: --like-target 13e9 5e12 (a 13B on 5T tokens, TPR 385)
 
-The strategies: ``ensemble`` (the default), ``stack`` (weights by inverse rolling-origin error, always), ``select``
-(the best alone), each candidate law alone, and ``power`` (compute alone: what a user would fit instead).
+The strategies: ``ensemble`` (the default), ``switch`` (the default, or the simplest alternative alone where the
+cell's rolling origins favour it: issue #50 item 4), ``stack`` (weights by inverse rolling-origin error, always),
+``select`` (the best alone), each candidate law alone, ``power`` (compute alone: what a user would fit instead) and
+``power_envelope`` (the same law on each compute budget's best run: the simplest alternative on an IsoFLOP sweep).
 
     python benchmarks/member_designs.py [--out /tmp/member_designs] [--fresh] [--write]
 
@@ -48,8 +50,8 @@ SPLITS = {
     "t7": ["--data", DCLM, "--min-flops", "3e18", "--like-target", "7e9", "4e12"],
     "t13": ["--data", DCLM, "--min-flops", "3e18", "--like-target", "13e9", "5e12"],
 }
-LAWS = ("power", "power_floor", "bnsl_monotone", "nd_floor", "power_floor_tpr")
-SHOWN = ("ensemble", "stack", "select", *LAWS)
+LAWS = ("power", "power_envelope", "power_floor", "bnsl_monotone", "nd_floor", "power_floor_tpr")
+SHOWN = ("ensemble", "switch", "stack", "select", *LAWS)
 KEY = ["benchmark", "metric", "cutoff"]
 
 
@@ -79,6 +81,8 @@ def scored(rows: pd.DataFrame, split: str) -> pd.DataFrame:
             "coverage90": cells["coverage90"].mean(), "coverage50": cells["coverage50"].mean(),
             "width90": cells["width90"].mean(), "flagged": int(cells["flagged"].sum()),
             "wins_vs_power": int((cells["wis"] < ok["power"].loc[cells.index]).sum()) if "power" in ok else np.nan,
+            "wins_mre_vs_power": int((cells["mre"] < rows[rows["strategy"] == "power"].set_index(KEY).loc[
+                cells.index, "mre"]).sum()) if "power" in ok else np.nan,
         })  # fmt: skip
     return pd.DataFrame(out)
 

@@ -21,6 +21,7 @@ from benchcast.evaluation.bench_cells import Cell, Dataset, LawCell, split_for
 from benchcast.evaluation.bench_result import BenchResult, leaderboard, metrics
 from benchcast.fitting.spec import FitSpec
 from benchcast.forecasting import extrapolation as ext
+from benchcast.forecasting.alternative import alternative_law
 from benchcast.forecasting.bootstrap import Uncertainty
 from benchcast.forecasting.flags import OUTSIDE_TPR, cell_flags, describe
 from benchcast.forecasting.selection import DEFAULT_CANDIDATES
@@ -133,9 +134,11 @@ def bench(
     missing = sorted(set(candidates or ()) - set(laws))
     if missing and any(st.base_name(name, by_name)[0] in st.SELECTORS for name in strategies):
         raise BenchcastError(f"candidate law(s) {missing} are not among the fitted laws {list(laws)}.")
-    selected = any(st.base_name(name, by_name)[0] in st.SELECTORS for name in strategies)
+    selected = any(st.base_name(name, by_name)[0] in (*st.SELECTORS, st.SWITCH) for name in strategies)
     ladders = st.cell_ladders(datasets, candidates)  # each cutoff's, from its training runs only
     extra = {d.name: sum((sum(p, ()) for (n, _), p in ladders.items() if n == d.name), ()) for d in datasets}
+    if any(st.base_name(name, by_name)[0] == st.SWITCH for name in strategies):  # each cutoff's simplest alternative
+        extra = {d.name: (*extra[d.name], *(alternative_law(st.runs_of(d, c)) for c in d.cutoffs)) for d in datasets}
     outcomes, picks, held_out = fit_cells(
         datasets,
         laws,
@@ -239,6 +242,7 @@ def _default_strategies(laws, choosers=(), interval: str | None = None) -> list[
         *laws,
         *(f"{law}[bootstrap]" for law in laws),
         *st.SELECTORS,
+        st.SWITCH,
         f"{st.DEFAULT_STRATEGY}[bootstrap]",
         *choosers,
     ]
@@ -262,6 +266,7 @@ def assemble(
         for cutoff in data.cutoffs:
             laws, fallbacks = candidates[data.name, cutoff] if isinstance(candidates, dict) else (tuple(candidates), ())
             several = spans_tprs(st.runs_of(data, cutoff))
+            simplest = alternative_law(st.runs_of(data, cutoff))
             cells = [(b, m) for b, m in data.benchmarks if (data.name, b, m, cutoff) in held_out]
             by_cell = {
                 (b, m): {key[4]: o for key, o in outcomes.items() if key[:4] == (data.name, b, m, cutoff)}
@@ -276,6 +281,7 @@ def assemble(
                         laws,
                         choosers,
                         fallbacks,
+                        simplest,
                     )
                     held, top = held_out[Cell(data.name, bench_name, metric, cutoff)]
                     true = held["value"].to_numpy(float)
