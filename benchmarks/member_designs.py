@@ -55,12 +55,15 @@ SHOWN = ("ensemble", "switch", "stack", "select", *LAWS)
 KEY = ["benchmark", "metric", "cutoff"]
 
 
-def run(split: str, out: Path, fresh: bool = False) -> pd.DataFrame:
+def run(split: str, out: Path, fresh: bool = False, n_boot: int | None = None) -> pd.DataFrame:
     """bench on one split (its rows kept under ``out``, read again unless ``fresh``); its per-cell rows."""
     folder = out / split
     if fresh or not (folder / "bench_rows.csv").exists():
         laws = [arg for law in LAWS for arg in ("-l", law)]
-        command = [sys.executable, "-m", "benchcast", "bench", *SPLITS[split], *laws, "-j", "2", "-o", str(folder)]
+        strategies = [arg for name in (*SHOWN, "ensemble[bootstrap]") for arg in ("-s", name)]
+        replicates = ["--n-boot", str(n_boot)] if n_boot else []
+        command = [sys.executable, "-m", "benchcast", "bench", *SPLITS[split], *laws, *strategies, *replicates, "-j",
+                   "2", "-o", str(folder)]  # fmt: skip
         start = time.perf_counter()
         subprocess.run(command, check=True, capture_output=True)
         print(f"{split}: {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
@@ -92,8 +95,11 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("/tmp/member_designs"))
     parser.add_argument("--write", action="store_true", help="write the table into benchmarks/member_designs.md")
     parser.add_argument("--fresh", action="store_true", help="run bench again where --out holds an earlier run")
+    parser.add_argument("--n-boot", type=int, default=None, help="bootstrap replicates per law fit (bench's default)")
+    parser.add_argument("--splits", nargs="+", default=list(SPLITS), choices=list(SPLITS))
     args = parser.parse_args()
-    table = pd.concat([scored(run(split, args.out, args.fresh), split) for split in SPLITS], ignore_index=True)
+    runs = [scored(run(split, args.out, args.fresh, args.n_boot), split) for split in args.splits]
+    table = pd.concat(runs, ignore_index=True)
     text = markdown(table.round(3).set_index("split"))
     print(text)
     if args.write:

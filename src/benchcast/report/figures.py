@@ -3,6 +3,8 @@ commands use) and embedded as SVG or PNG data."""
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 import pandas as pd
 
@@ -41,13 +43,13 @@ def draw_forecast(ax, report: BenchmarkReport) -> None:
     ax.plot(report.grid, report.curve, color=color, lw=1.5, label=f"{report.strategy} (fitted on all runs)")
     draw_band(ax, report.grid, report.bands, color, "")
     styles = ("-.", (0, (5, 2)), (0, (1, 1)), (0, (3, 1, 1, 1, 1, 1)))
-    for (ratio, (curve, bands)), ls in zip(report.ratio_curves.items(), styles * 8, strict=False):
-        # a planned target at another TPR: its own curve, named at its end as well as in the legend
+    for k, ((ratio, (curve, bands)), ls) in enumerate(zip(report.ratio_curves.items(), styles * 8, strict=False)):
+        # a planned target at another TPR: its own curve, named on the curve (staggered along it) and in the legend
         ax.plot(report.grid, curve, color=color, lw=1.2, ls=ls, label=f"{report.strategy} at TPR {ratio:.3g}")
         draw_band(ax, report.grid, bands, color, None)
-        curve_label(ax, report.grid, curve, f"TPR {ratio:.3g}")
+        curve_label(ax, report.grid, curve, f"TPR {ratio:.3g}", 0.45 + 0.12 * (k % 4), below=True)
     if report.ratio_curves and report.curve_tpr is not None:
-        curve_label(ax, report.grid, report.curve, f"TPR {report.curve_tpr:.3g}")
+        curve_label(ax, report.grid, report.curve, f"TPR {report.curve_tpr:.3g}", 0.3)
     f = report.forecast.to_frame()
     # the bar and its legend entry only where the interval exists (none where no spread was measurable)
     interval_bars(
@@ -67,19 +69,22 @@ def draw_forecast(ax, report: BenchmarkReport) -> None:
         ax,
         "training compute C (FLOPs)",
         metric_label(report.metric, report.k),
-        f"forecast ({report.n_boot} bootstrap replicates)" + (f"\n{note}" if note else ""),
+        f"forecast ({report.n_boot} bootstrap replicates)" + (f"\n{textwrap.fill(note, 90)}" if note else ""),
         xlog=True,
     )
     legend_outside(ax, "below", ncol=2)
 
 
-def curve_label(ax, grid, curve, text) -> None:
-    """A curve named at its right end (a ratio's curve: which target sits on it)."""
-    finite = np.isfinite(np.asarray(curve, float))
-    if finite.any():
-        i = int(np.flatnonzero(finite)[-1])
-        ax.annotate(text, (grid[i], curve[i]), textcoords="offset points", xytext=(3, 0), fontsize=FONT["legend"],
-                    va="center", ha="left", annotation_clip=False)  # fmt: skip
+def curve_label(ax, grid, curve, text: str, where: float, below: bool = False) -> None:
+    """A curve named on itself, ``where`` of the way along its grid (above it, or below with ``below``): which
+    ratio's curve a target sits on."""
+    values = np.asarray(curve, float)
+    finite = np.flatnonzero(np.isfinite(values))
+    if len(finite):
+        i = int(finite[min(int(where * len(finite)), len(finite) - 1)])
+        ax.annotate(text, (grid[i], values[i]), textcoords="offset points", xytext=(0, -4 if below else 4),
+                    fontsize=FONT["legend"], ha="center", va="top" if below else "bottom", zorder=7,
+                    bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.8})  # fmt: skip
 
 
 def judged(report: BenchmarkReport) -> str:
