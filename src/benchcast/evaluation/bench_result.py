@@ -141,7 +141,7 @@ def _missing_notes(board: pd.DataFrame) -> list[str]:
     for row in board.to_dict("records"):
         name = f"{MISSING} {row['dataset']}, {row['strategy']}"
         if not row.get("cells"):
-            flagged, refused = row.get("flagged", 0), row.get("refused", 0)
+            refused = row.get("refused", 0)
             notes.append(
                 f"{name}: no cell forecast ({row['no_support']} without support, {row['failed']} failed"
                 + (f", {refused} refused)." if refused else ").")

@@ -88,7 +88,8 @@ def compare(default, alternative) -> Comparison:
     """The default ensemble against the alternative (a one-law :class:`~benchcast.forecasting.ensemble.Ensemble`),
     both fitted, on the rolling-origin points along compute that both forecast."""
     law = next(iter(alternative.weights_), "power") if alternative.ok else "power"
-    errors = {name: selection._compute_rows(model.errors_) for name, model in (("default", default), ("alternative", alternative))}
+    models = {"default": default, "alternative": alternative}
+    errors = {name: selection._compute_rows(model.errors_) for name, model in models.items()}
     wide = selection.common_errors(errors) if default.ok and alternative.ok else pd.DataFrame()
     if not len(wide):
         return Comparison(law, np.nan, np.nan, 0, 0, "")
@@ -102,7 +103,6 @@ def compare(default, alternative) -> Comparison:
                       favours)  # fmt: skip
 
 
-
 def fit_alternative(table: pd.DataFrame, spec):
     """The simplest alternative fitted to the runs the default sees (a one-law ensemble; ``ok`` False where it does
     not fit)."""
@@ -113,13 +113,11 @@ def fit_alternative(table: pd.DataFrame, spec):
     return Ensemble(alternative_law(rows)).fit(table, spec, progress=False)
 
 
-def beside(forecast, default, table: pd.DataFrame, spec, runs):
-    """``forecast`` (the default's, of ``runs``) with the simplest alternative's point at each run and both one's
-    rolling-origin errors (:meth:`~benchcast.forecasting.forecast.Forecast.with_alternative`)."""
+def beside(forecast, alternative, versus: Comparison, runs):
+    """``forecast`` (the default's, of ``runs``) with the fitted ``alternative``'s point at each run and ``versus``,
+    both one's rolling-origin errors (:meth:`~benchcast.forecasting.forecast.Forecast.with_alternative`)."""
     from benchcast.forecasting.bootstrap import Uncertainty
 
-    alternative = fit_alternative(table, spec)
-    versus = compare(default, alternative)
     point = np.full(len(forecast), np.nan)
     if alternative.ok:
         point = alternative.predict(runs, Uncertainty(n_boot=0)).prediction

@@ -218,9 +218,7 @@ def recommend(
         runs = target if target is not None else np.array([float(target_flops)])
         placed_at = tpr if forecast_tpr is None else check_positive("forecast_tpr", forecast_tpr)
         runs = as_runs(runs, None if target is not None else placed_at)
-        made = ensemble.predict(runs, unc)
-        point = alternative.predict(runs, Uncertainty(n_boot=0)).prediction if alternative.ok else [np.nan]
-        rec = replace(rec, forecast=made.with_alternative(point, rec.versus))
+        rec = replace(rec, forecast=beside(ensemble.predict(runs, unc), alternative, rec.versus, runs))
     return rec
 
 
@@ -300,14 +298,16 @@ def forecast_default(
     selection = {"tpr": tpr, "min_flops": min_flops, "max_flops": max_flops}
     runs = table_runs(table, flops, params, tokens, **selection, given=flops_per_6nd).by_compute()
     base = FitSpec("power", benchmark, metric, k=k, proxy=proxy, seed=seed, **selection)
-    parts, fitted, last = [], {}, {}
+    parts, fitted, last, alternatives = [], {}, {}, {}
     for i, target in enumerate(runs.flops):
         data = runs_below(table, base, target)
         if len(data) not in fitted:  # the ensemble depends only on the runs the target sees
             fitted[len(data)] = Ensemble(rule).fit(data, base)
         ensemble = fitted[len(data)]
         if ensemble.ok:
-            parts.append(beside(ensemble.predict(runs.take(i), unc), ensemble, data, base, runs.take(i)))
+            if len(data) not in alternatives:  # the simplest alternative on the same runs, with its comparison
+                alternatives[len(data)] = (alternative := fit_alternative(data, base)), compare(ensemble, alternative)
+            parts.append(beside(ensemble.predict(runs.take(i), unc), *alternatives[len(data)], runs.take(i)))
             ratio = float(runs.tpr[i])
             last[(len(data), round(ratio, 6) if np.isfinite(ratio) else None)] = i
         else:

@@ -269,7 +269,9 @@ class Recommendation(RichView):
     forecast: Forecast | None = None  # at target_flops: the combination's forecast and interval
     errors: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)  # the blend's rolling-origin forecasts
     needs_fallback: bool = False  # no candidate has support and the ladder's fallback is not fitted yet
-    versus: object = None  # the default against the simplest alternative on the rolling origins (alternative.Comparison)
+    versus: object = (
+        None  # the default against the simplest alternative on its rolling origins (alternative.Comparison)
+    )
 
     def to_dict(self) -> dict:
         """Every field, the ranking as records (what ``recommend --json`` prints); NaN as None."""
@@ -373,7 +375,8 @@ class Recommendation(RichView):
             else:
                 planned = f" {where} it forecasts {f['prediction']:.4f}"
                 if "alternative" in f:
-                    planned += f" ({f['alternative']['law']}, the simplest alternative: {f['alternative']['prediction']:.4f})"
+                    other = f["alternative"]
+                    planned += f" ({other['law']}, the simplest alternative: {other['prediction']:.4f})"
                 if "lower" in f:
                     planned += f" ({int(round(f['level'] * 100))} % interval {f['lower']:.4f} .. {f['upper']:.4f})"
                 planned += f"{'; ' + f['note'] if f.get('note') else ''}"

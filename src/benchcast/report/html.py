@@ -26,7 +26,8 @@ caption { text-align: left; font-weight: 600; padding: .2rem 0; }
 th button { font: inherit; font-weight: 600; background: none; border: 0; padding: 0; cursor: pointer; }
 th button::after { content: " \\2195"; color: #888; }
 a:focus, button:focus { outline: 3px solid #1a73e8; outline-offset: 2px; }
-figure { margin: .5rem 0 1rem; } figure img { max-width: 100%; height: auto; border: 1px solid #eee; box-sizing: border-box; }
+figure { margin: .5rem 0 1rem; }
+figure img { max-width: 100%; height: auto; border: 1px solid #eee; box-sizing: border-box; }
 figcaption { font-size: .85rem; color: #444; }
 .warn { color: #8a4b00; } ul.warn { padding-left: 1.2rem; }
 .ok { color: #1b6e1b; } .muted { color: #666; }
