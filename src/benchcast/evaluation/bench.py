@@ -242,7 +242,6 @@ def _default_strategies(laws, choosers=(), interval: str | None = None) -> list[
         *laws,
         *(f"{law}[bootstrap]" for law in laws),
         *st.SELECTORS,
-        st.SWITCH,
         f"{st.DEFAULT_STRATEGY}[bootstrap]",
         *choosers,
     ]

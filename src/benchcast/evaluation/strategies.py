@@ -18,6 +18,8 @@ Strategies (by name; candidate laws come from a list, so new laws join by name):
   (:func:`benchcast.forecasting.selection.ladder_laws`).
 * ``stack``: candidates weighted by the inverse of their rolling-origin mean squared log error.
 * ``select``: the candidate with the lowest rolling-origin error inside the training runs.
+* ``switch``: the default, or the cell's simplest alternative (``power``; ``power_envelope`` on an IsoFLOP sweep) alone
+  where the rolling origins favour it (:func:`benchcast.forecasting.alternative.compare`).
 * a :class:`Chooser`: a rule, given by the caller, that picks one law per benchmark and cutoff
   from the training runs (e.g. :data:`benchcast.studies.legacy.HOLDOUT`, the law choice of an
   earlier release); its forecasts are that law's.
@@ -46,7 +48,7 @@ FIXED_LAWS = ("power", "power_floor", "bnsl", "bnsl_monotone")
 SELECTORS = ("ensemble", "stack", "select")
 DEFAULT_STRATEGY = "ensemble"
 # the default, or the simplest alternative alone where the cell's rolling origins favour it (alternative.compare):
-# the rule measured against the default (benchmarks/member_designs.md)
+# a rule measured against the default (benchmarks/member_designs.md), by name only (-s switch), not a default row
 SWITCH = "switch"
 
 
