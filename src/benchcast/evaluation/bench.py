@@ -264,8 +264,8 @@ def assemble(
     for data in datasets:
         for cutoff in data.cutoffs:
             laws, fallbacks = candidates[data.name, cutoff] if isinstance(candidates, dict) else (tuple(candidates), ())
-            several = spans_tprs(st.runs_of(data, cutoff))
-            simplest = alternative_law(st.runs_of(data, cutoff))
+            seen = st.runs_of(data, cutoff)
+            several, simplest = spans_tprs(seen), alternative_law(seen)
             cells = [(b, m) for b, m in data.benchmarks if (data.name, b, m, cutoff) in held_out]
             by_cell = {
                 (b, m): {key[4]: o for key, o in outcomes.items() if key[:4] == (data.name, b, m, cutoff)}
@@ -310,7 +310,7 @@ def assemble(
                     ok = st.usable(made, true, bench_name)
                     row.update(metrics(true, predicted, ok, intervals))
                     row["laws"] = ",".join(f"{law}:{w:.2f}" for law, w in made.weights_.items() if w > 0)
-                    if several and not all(get_law(law).models_tpr for law in made.weights_):
+                    if several and any(get_law(law).across_tprs(seen) for law in made.weights_):
                         row["laws"] += " (compute alone, across TPRs)"  # runs at several TPRs read as one curve
                     row["tau"] = forecast.error_model["tau"] if forecast.error_model is not None else np.nan
                     records.append(row)
