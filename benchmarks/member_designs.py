@@ -11,8 +11,10 @@ forecast (flagged cells included: the question is the forecast at that distance,
   t7      DCLM: --like-target 7e9 4e12 (a 7B on 4T tokens, TPR 571: the largest runs and highest TPRs held out)
   t13     DCLM: --like-target 13e9 5e12 (a 13B on 5T tokens, TPR 385)
 
-The strategies: ``ensemble`` (the default), ``stack`` (weights by inverse rolling-origin error, always), ``select``
-(the best alone), each candidate law alone, and ``power`` (compute alone: what a user would fit instead).
+The strategies: ``ensemble`` (the default), ``switch`` (the default, or the simplest alternative alone where the
+cell's rolling origins favour it: issue #50 item 4), ``stack`` (weights by inverse rolling-origin error, always),
+``select`` (the best alone), each candidate law alone, ``power`` (compute alone: what a user would fit instead) and
+``power_envelope`` (the same law on each compute budget's best run: the simplest alternative on an IsoFLOP sweep).
 
     python benchmarks/member_designs.py [--out /tmp/member_designs] [--fresh] [--write]
 
@@ -48,17 +50,20 @@ SPLITS = {
     "t7": ["--data", DCLM, "--min-flops", "3e18", "--like-target", "7e9", "4e12"],
     "t13": ["--data", DCLM, "--min-flops", "3e18", "--like-target", "13e9", "5e12"],
 }
-LAWS = ("power", "power_floor", "bnsl_monotone", "nd_floor", "power_floor_tpr")
-SHOWN = ("ensemble", "stack", "select", *LAWS)
+LAWS = ("power", "power_envelope", "power_floor", "bnsl_monotone", "nd_floor", "power_floor_tpr")
+SHOWN = ("ensemble", "switch", "stack", "select", *LAWS)
 KEY = ["benchmark", "metric", "cutoff"]
 
 
-def run(split: str, out: Path, fresh: bool = False) -> pd.DataFrame:
+def run(split: str, out: Path, fresh: bool = False, n_boot: int | None = None) -> pd.DataFrame:
     """bench on one split (its rows kept under ``out``, read again unless ``fresh``); its per-cell rows."""
     folder = out / split
     if fresh or not (folder / "bench_rows.csv").exists():
         laws = [arg for law in LAWS for arg in ("-l", law)]
-        command = [sys.executable, "-m", "benchcast", "bench", *SPLITS[split], *laws, "-j", "2", "-o", str(folder)]
+        strategies = [arg for name in (*SHOWN, "ensemble[bootstrap]") for arg in ("-s", name)]
+        replicates = ["--n-boot", str(n_boot)] if n_boot else []
+        command = [sys.executable, "-m", "benchcast", "bench", *SPLITS[split], *laws, *strategies, *replicates, "-j",
+                   "2", "-o", str(folder)]  # fmt: skip
         start = time.perf_counter()
         subprocess.run(command, check=True, capture_output=True)
         print(f"{split}: {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
@@ -79,6 +84,8 @@ def scored(rows: pd.DataFrame, split: str) -> pd.DataFrame:
             "coverage90": cells["coverage90"].mean(), "coverage50": cells["coverage50"].mean(),
             "width90": cells["width90"].mean(), "flagged": int(cells["flagged"].sum()),
             "wins_vs_power": int((cells["wis"] < ok["power"].loc[cells.index]).sum()) if "power" in ok else np.nan,
+            "wins_mre_vs_power": int((cells["mre"] < rows[rows["strategy"] == "power"].set_index(KEY).loc[
+                cells.index, "mre"]).sum()) if "power" in ok else np.nan,
         })  # fmt: skip
     return pd.DataFrame(out)
 
@@ -88,8 +95,11 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("/tmp/member_designs"))
     parser.add_argument("--write", action="store_true", help="write the table into benchmarks/member_designs.md")
     parser.add_argument("--fresh", action="store_true", help="run bench again where --out holds an earlier run")
+    parser.add_argument("--n-boot", type=int, default=None, help="bootstrap replicates per law fit (bench's default)")
+    parser.add_argument("--splits", nargs="+", default=list(SPLITS), choices=list(SPLITS))
     args = parser.parse_args()
-    table = pd.concat([scored(run(split, args.out, args.fresh), split) for split in SPLITS], ignore_index=True)
+    runs = [scored(run(split, args.out, args.fresh, args.n_boot), split) for split in args.splits]
+    table = pd.concat(runs, ignore_index=True)
     text = markdown(table.round(3).set_index("split"))
     print(text)
     if args.write:

@@ -59,7 +59,7 @@ def test_bench_holdout_largest_on_a_synthetic_ladder(ladder, tmp_path):
     assert result.exit_code == 0, result.output
     text = result.output
     assert "held out the 2 largest rung(s) (C = 2e+22, 1e+22 FLOPs); fit on C <= 1e+21" in text
-    assert rows[0]["flagged"] and "(1 flagged)" in text and f"{rows[0]['mre']:.3g} (1 flagged)" in text
+    assert rows[0]["flagged"] and f"{rows[0]['mre']:.3g}" in text  # a flagged cell's number stays in the means
     # --threshold places other cutoffs: refused, exit 2
     both = runner.invoke(app, [*args, "--holdout-largest", "2", "--threshold", "1e20"])
     assert both.exit_code == 2 and "--threshold" in both.output and "Traceback" not in both.output
@@ -67,31 +67,25 @@ def test_bench_holdout_largest_on_a_synthetic_ladder(ladder, tmp_path):
     assert too_many.exit_code == 2 and "has 10 rungs" in " ".join(too_many.output.split())
 
 
-def test_flagged_cells_are_shown_with_their_count():
+def test_flagged_cells_stay_in_the_means_with_their_count():
+    """A flag qualifies a number, it does not erase it (#50 item 3): every strategy's means over the same cells."""
     base = {"dataset": "d", "metric": "acc", "cutoff": 1.0, "mae": 0.1, "coverage50": 0.5, "width90": 0.1}
     rows = pd.DataFrame(
         [
             {**base, "benchmark": "a", "strategy": "s", "status": "ok", "mre": 4.0, "coverage90": 1.0, "flagged": True},
             {**base, "benchmark": "b", "strategy": "s", "status": "ok", "mre": 8.0, "coverage90": 0.5, "flagged": True},
-            {
-                **base,
-                "benchmark": "a",
-                "strategy": "t",
-                "status": "ok",
-                "mre": 1.0,
-                "coverage90": 1.0,
-                "flagged": False,
-            },
+            {**base, "benchmark": "a", "strategy": "t", "status": "ok", "mre": 1.0, "coverage90": 1.0},
             {**base, "benchmark": "b", "strategy": "t", "status": "ok", "mre": 3.0, "coverage90": 0.0, "flagged": True},
         ]
     )
+    rows["flagged"] = rows["flagged"].eq(True)
     board = leaderboard(rows).set_index("strategy")
-    assert board.loc["s", "cells"] == 0 and np.isnan(board.loc["s", "mre"])  # flagged: left out of the means
-    assert board.loc["s", "mre_flagged"] == pytest.approx(6.0) and board.loc["s", "coverage90_flagged"] == 0.75
-    assert board.loc["t", "mre"] == pytest.approx(1.0) and board.loc["t", "mre_flagged"] == pytest.approx(3.0)
+    assert (board.loc["s", "cells"], board.loc["s", "flagged"]) == (2, 2)
+    assert board.loc["s", "mre"] == pytest.approx(6.0) and board.loc["s", "coverage90"] == pytest.approx(0.75)
+    assert (board.loc["t", "cells"], board.loc["t", "flagged"]) == (2, 1) and board.loc["t", "mre"] == pytest.approx(2)
+    assert board.loc["s", "mre_common"] == pytest.approx(6.0)  # both strategies forecast both cells
     text = str(BenchResult(rows, pd.DataFrame(), leaderboard(rows), 0.0))
-    assert "6 (2 flagged)" in text and "0.75 (2 flagged)" in text and "3 (1 flagged)" in text
-    assert "mre_flagged, coverage90_flagged: the means over the flagged cells alone" in text
+    assert "—" not in text.split("flagged:")[0]  # no number hidden behind a flag
 
 
 def test_bench_holdout_largest_on_dclm(apple, apple_path):

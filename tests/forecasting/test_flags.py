@@ -86,7 +86,7 @@ def test_a_parameter_at_a_search_limit_is_flagged_in_the_cutoff_table():
     assert "flagged: at search limit" in str(cut) and "power: alpha at a search limit" in str(cut)
 
 
-def test_the_leaderboard_leaves_a_flagged_cell_out_of_its_means_and_counts_it():
+def test_the_leaderboard_keeps_a_flagged_cell_in_its_means_and_counts_it():
     base = {"dataset": "d", "metric": "acc", "cutoff": 1.0, "mre_usable": 1.0, "mae": 0.1, "coverage50": 0.5}
     base |= {"coverage90": 0.9, "width90": 0.1, "decades": 0.5}
     rows = pd.DataFrame(
@@ -99,13 +99,13 @@ def test_the_leaderboard_leaves_a_flagged_cell_out_of_its_means_and_counts_it():
     rows["refused"] = rows["status"] == "refused: x"  # bench's rows say it as a flag, not in a string to re-parse
     rows = rows[list(rows)]
     board = leaderboard(rows).set_index("strategy")
-    assert board.loc["s", "mre"] == pytest.approx(2.0)
-    assert (board.loc["s", "cells"], board.loc["s", "flagged"], board.loc["s", "refused"]) == (1, 1, 1)
+    assert board.loc["s", "mre"] == pytest.approx(21.0)  # the flagged cell's 40 % counts; the refused has no number
+    assert (board.loc["s", "cells"], board.loc["s", "flagged"], board.loc["s", "refused"]) == (2, 1, 1)
 
 
 def test_bench_flags_every_cell_far_beyond_its_data(monkeypatch):
     """With the distance threshold at 0 every held-out forecast is 'far beyond': bench still forecasts each
-    cell, shows its flags, and leaves it out of the leaderboard's means."""
+    cell, shows its flags, and keeps it in the leaderboard's means (counted in ``flagged``)."""
     data = Dataset("example", load_example(), (("arc_easy", "acc_norm"),), (2e20,), tpr=20.0)
     options = {"laws": ("power",), "candidates": ("power",), "n_boot": 0, "n_jobs": 1, "progress": False}
     plain = bench([data], ["power"], **options)
@@ -115,8 +115,8 @@ def test_bench_flags_every_cell_far_beyond_its_data(monkeypatch):
     row = flagged.rows.iloc[0]
     assert row["status"] == "ok" and bool(row["flagged"])
     assert "decades of compute beyond the largest fitted run" in row["flags"]
-    assert flagged.leaderboard["flagged"].tolist() == [1] and flagged.leaderboard["cells"].tolist() == [0]
-    assert np.isnan(flagged.leaderboard["mre"].iloc[0])
+    assert flagged.leaderboard["flagged"].tolist() == [1] and flagged.leaderboard["cells"].tolist() == [1]
+    assert flagged.leaderboard["mre"].iloc[0] == pytest.approx(plain.leaderboard["mre"].iloc[0], rel=1e-6)
     assert flagged.predictions["flags"].str.startswith("flagged").all()
     # bit for bit: a flag only labels the forecast; the number is the same computation
     np.testing.assert_array_equal(flagged.predictions["predicted"], plain.predictions["predicted"])

@@ -1,6 +1,6 @@
 """Shared data and checks of the figure tests (a conftest.py here would shadow the top-level one,
 which other tests import by name): fast backtests on the bundled ladder and checks of what a
-reader sees (legend entries, visible panels, labels that do not overlap)."""
+reader sees (legend entries, visible panels, labels and panels that do not overlap)."""
 
 from __future__ import annotations
 
@@ -69,6 +69,42 @@ def legend_outside_axes(ax) -> bool:
     renderer = fig.canvas.get_renderer()
     legend = ax.get_legend().get_window_extent(renderer)
     return not legend.overlaps(ax.get_window_extent(renderer))
+
+
+def _owner(ax):
+    """The panel a colour bar belongs to (itself for a panel)."""
+    bar = getattr(ax, "_colorbar", None)
+    mappable = getattr(bar, "mappable", None)
+    return getattr(mappable, "axes", None) or ax
+
+
+def overlaps(fig, pad: float = 0.5) -> list[str]:
+    """Each pair of panels whose tight extents (their legend, colour bar label, title and tick labels included)
+    intersect by more than ``pad`` pixels, and each panel or legend that reaches outside the figure, in words."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    axes = [a for a in fig.axes if a.get_visible()]
+    boxes = {a: a.get_tightbbox(renderer) for a in axes}
+    out = []
+    for i, a in enumerate(axes):
+        for b in axes[i + 1 :]:
+            if _owner(a) is b or _owner(b) is a or _owner(a) is _owner(b):
+                continue  # a colour bar beside its own panel
+            one, two = boxes[a], boxes[b]
+            width = min(one.x1, two.x1) - max(one.x0, two.x0)
+            height = min(one.y1, two.y1) - max(one.y0, two.y0)
+            if width > pad and height > pad:
+                out.append(f"{_name(a)} and {_name(b)} overlap by {width:.0f} x {height:.0f} px")
+    page = fig.bbox
+    for a in axes:
+        box = boxes[a]
+        if box.x0 < page.x0 - pad or box.y0 < page.y0 - pad or box.x1 > page.x1 + pad or box.y1 > page.y1 + pad:
+            out.append(f"{_name(a)} reaches outside the figure")
+    return out
+
+
+def _name(ax) -> str:
+    return repr(ax.get_title() or ax.get_ylabel() or ax.get_xlabel() or "a panel")
 
 
 def close_all() -> None:

@@ -140,6 +140,7 @@ def render(page: Path, screenshot: Path, profile: Path, width: int = 1280, heigh
         text = chrome.send(
             "Runtime.evaluate", {"expression": "document.body.innerText", "returnByValue": True}, session=session
         )["result"]["value"]
+        layout = chrome.send("Runtime.evaluate", {"expression": LAYOUT_JS, "returnByValue": True}, session=session)
         sort_buttons = chrome.send(
             "Runtime.evaluate",
             {"expression": "document.querySelectorAll('table.sortable th button').length", "returnByValue": True},
@@ -167,7 +168,24 @@ def render(page: Path, screenshot: Path, profile: Path, width: int = 1280, heigh
         "images": images,
         "text": text,
         "sort_buttons": sort_buttons,
+        "layout": layout["result"]["value"],
     }
+
+
+# What a reader would see cut off or collide: tables wider than their box (a scroll bar hides columns), images that
+# intersect one another or run past the page's text column
+LAYOUT_JS = """(() => {
+  const body = document.querySelector('main').getBoundingClientRect();
+  const wide = Array.from(document.querySelectorAll('div.scroll, table')).filter(
+    e => e.scrollWidth > e.clientWidth + 1).map(e => (e.querySelector('caption') || e).textContent.slice(0, 60));
+  const boxes = Array.from(document.images).map(i => i.getBoundingClientRect());
+  const hit = [];
+  boxes.forEach((a, i) => boxes.slice(i + 1).forEach((b, j) => {
+    if (a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom) hit.push([i, i + 1 + j]);
+  }));
+  const outside = boxes.filter(b => b.left < body.left - 1 || b.right > body.right + 1).length;
+  return {wide: wide, intersecting: hit, outside: outside};
+})()"""
 
 
 @pytest.fixture(scope="module")
@@ -235,6 +253,9 @@ def test_page_in_a_real_browser(two_benchmark_page, tmp_path, capsys):
         )
     out, _ = two_benchmark_page
     screenshot = tmp_path / "report-screenshot.png"
+    for width in (1024, 1400):  # nothing cut off or overlapping at common widths (#50 item 6)
+        layout = render(out, tmp_path / f"shot-{width}.png", tmp_path / f"profile-{width}", width=width)["layout"]
+        assert layout == {"wide": [], "intersecting": [], "outside": 0}, width
     seen = render(out, screenshot, tmp_path / "profile")
     assert seen["errors"] == []
     assert [url for url in seen["requests"] if not url.startswith(("file:", "data:"))] == []

@@ -3,9 +3,10 @@ on a curve and band of its own, drawn at its ratio, not off the TPR-20 curve."""
 
 import numpy as np
 import pytest
+from plots.figure_checks import overlaps  # the figure tests' shared checks
 
 from benchcast.report.analysis import analyse_benchmark
-from benchcast.report.figures import draw_forecast
+from benchcast.report.figures import benchmark_panels, draw_forecast
 
 
 @pytest.mark.slow
@@ -29,8 +30,18 @@ def test_each_planned_target_sits_on_the_curve_at_its_own_ratio(apple):
     draw_forecast(ax, report)
     labels = [line.get_label() for line in ax.get_lines()]
     assert all(any(f"TPR {ratio:.3g}" in label for label in labels) for ratio in report.ratio_curves)
-    # the fitted runs coloured by their ratio (a colour bar), each target's value beside its star
-    assert any(other.get_ylabel() == "tokens per parameter" for other in fig.axes if other is not ax)
+    # the fitted runs coloured by their ratio (a colour bar inside the panel), each target's value beside its star
+    assert any(inset.get_xlabel() == "tokens per parameter" for inset in ax.child_axes)
     texts = [t.get_text() for t in ax.texts]
     assert all(f"{value:.3f}" in texts for value in made["prediction"])
+    # each ratio's curve named on it, the main one too (#50 item 6), the names clear of one another
+    assert {f"TPR {ratio:.3g}" for ratio in report.ratio_curves} | {"TPR 20"} <= set(texts)
+    fig.canvas.draw()
+    named = [t.get_window_extent() for t in ax.texts if t.get_text().startswith("TPR ")]
+    assert not any(a.overlaps(b) for i, a in enumerate(named) for b in named[i + 1 :])
     plt.close(fig)
+    # the page's five panels as a reader sees them: no legend, colour bar or title runs into another panel
+    page = benchmark_panels(report)
+    assert overlaps(page) == []
+    assert "targets on the curves at their own TPR" in " ".join(page.axes[0].get_title().split())
+    plt.close(page)

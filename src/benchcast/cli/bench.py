@@ -307,16 +307,18 @@ def _tpr_candidates(data) -> tuple[str, ...]:
 
 
 def _like_target(data, params: float, tokens: float):
-    """A data set split like a planned run of N parameters on D tokens (placed by the file's FLOPs convention): its
-    one cutoff, its higher TPRs held out, and how far the backtest reaches, in words."""
+    """A data set split like a planned run of N parameters on D tokens, as ``backtest --like-target`` splits it (the
+    file's FLOPs convention on the selected runs, the compute floor counted by the splitter): its one cutoff, its
+    higher TPRs held out, and how far the backtest reaches, in words."""
     from dataclasses import replace
 
     from benchcast.evaluation.evaluate import LikeTarget
     from benchcast.evaluation.strategies import runs_of
     from benchcast.forecasting.targets import flops_convention
 
-    runs = runs_of(data)  # the data set's compute floor and TPR already applied
-    splitter = LikeTarget.of_run(params, tokens, flops_convention(runs, tpr=data.tpr))
+    runs = runs_of(replace(data, min_flops=None))  # the data set's TPR applied; its floor counted by the splitter
+    convention = flops_convention(data.table, tpr=data.tpr, min_flops=data.min_flops)
+    splitter = LikeTarget.of_run(params, tokens, convention, min_flops=data.min_flops)
     cutoff, top_tpr = splitter.cuts(runs)
     higher = tuple(sorted({float(t) for t in runs["tpr"] if t > top_tpr * (1 + 1e-6)}))
     return replace(data, cutoffs=(cutoff,), holdout_tprs=data.holdout_tprs + higher), splitter.reach(runs)

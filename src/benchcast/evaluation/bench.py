@@ -21,6 +21,7 @@ from benchcast.evaluation.bench_cells import Cell, Dataset, LawCell, split_for
 from benchcast.evaluation.bench_result import BenchResult, leaderboard, metrics
 from benchcast.fitting.spec import FitSpec
 from benchcast.forecasting import extrapolation as ext
+from benchcast.forecasting.alternative import alternative_law
 from benchcast.forecasting.bootstrap import Uncertainty
 from benchcast.forecasting.flags import OUTSIDE_TPR, cell_flags, describe
 from benchcast.forecasting.selection import DEFAULT_CANDIDATES
@@ -133,9 +134,11 @@ def bench(
     missing = sorted(set(candidates or ()) - set(laws))
     if missing and any(st.base_name(name, by_name)[0] in st.SELECTORS for name in strategies):
         raise BenchcastError(f"candidate law(s) {missing} are not among the fitted laws {list(laws)}.")
-    selected = any(st.base_name(name, by_name)[0] in st.SELECTORS for name in strategies)
+    selected = any(st.base_name(name, by_name)[0] in (*st.SELECTORS, st.SWITCH) for name in strategies)
     ladders = st.cell_ladders(datasets, candidates)  # each cutoff's, from its training runs only
     extra = {d.name: sum((sum(p, ()) for (n, _), p in ladders.items() if n == d.name), ()) for d in datasets}
+    if any(st.base_name(name, by_name)[0] == st.SWITCH for name in strategies):  # each cutoff's simplest alternative
+        extra = {d.name: (*extra[d.name], *(alternative_law(st.runs_of(d, c)) for c in d.cutoffs)) for d in datasets}
     outcomes, picks, held_out = fit_cells(
         datasets,
         laws,
@@ -261,7 +264,8 @@ def assemble(
     for data in datasets:
         for cutoff in data.cutoffs:
             laws, fallbacks = candidates[data.name, cutoff] if isinstance(candidates, dict) else (tuple(candidates), ())
-            several = spans_tprs(st.runs_of(data, cutoff))
+            seen = st.runs_of(data, cutoff)
+            several, simplest = spans_tprs(seen), alternative_law(seen)
             cells = [(b, m) for b, m in data.benchmarks if (data.name, b, m, cutoff) in held_out]
             by_cell = {
                 (b, m): {key[4]: o for key, o in outcomes.items() if key[:4] == (data.name, b, m, cutoff)}
@@ -276,6 +280,7 @@ def assemble(
                         laws,
                         choosers,
                         fallbacks,
+                        simplest,
                     )
                     held, top = held_out[Cell(data.name, bench_name, metric, cutoff)]
                     true = held["value"].to_numpy(float)
@@ -305,7 +310,7 @@ def assemble(
                     ok = st.usable(made, true, bench_name)
                     row.update(metrics(true, predicted, ok, intervals))
                     row["laws"] = ",".join(f"{law}:{w:.2f}" for law, w in made.weights_.items() if w > 0)
-                    if several and not all(get_law(law).models_tpr for law in made.weights_):
+                    if several and any(get_law(law).across_tprs(seen) for law in made.weights_):
                         row["laws"] += " (compute alone, across TPRs)"  # runs at several TPRs read as one curve
                     row["tau"] = forecast.error_model["tau"] if forecast.error_model is not None else np.nan
                     records.append(row)

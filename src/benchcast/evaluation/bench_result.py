@@ -30,10 +30,10 @@ LEADERBOARD_COLUMNS = (
     "width90",
     "wis",
     "decades",
-    "mre_flagged",
-    "coverage90_flagged",
 )
-FLAGGED_COLUMNS = ("mre_flagged", "coverage90_flagged")  # means over the flagged cells, shown with their count
+ALTERNATIVE = "power"  # the simplest alternative: a power law in compute alone, what a user would fit by hand
+VERSUS_COLUMNS = ("dataset", "default", "alternative", "cells", "flagged", "wins_wis", "losses_wis", "wins_mre",
+                  "losses_mre", "wis", "wis_alternative", "mre", "mre_alternative")  # fmt: skip
 
 
 @dataclass
@@ -60,6 +60,11 @@ class BenchResult(RichView):
     seconds: float
     settings: dict = field(default_factory=dict)
 
+    @property
+    def versus(self) -> pd.DataFrame:
+        """The default against the simplest alternative, cell by cell (:func:`head_to_head`)."""
+        return head_to_head(self.rows)
+
     def to_dict(self) -> dict:
         """``rows`` (the per-cell records, what ``bench --json`` prints), ``leaderboard``, ``settings``
         and ``seconds``; the per-point predictions are left to :func:`write_outputs`."""
@@ -67,6 +72,7 @@ class BenchResult(RichView):
             {
                 "rows": self.rows.replace({np.nan: None}).to_dict("records"),
                 "leaderboard": self.leaderboard.to_dict("records"),
+                "versus": self.versus.to_dict("records"),
                 "settings": self.settings,
                 "seconds": self.seconds,
             }
@@ -102,33 +108,31 @@ class BenchResult(RichView):
         return plot_bench(self.predictions, ax=ax)
 
     def rich_items(self) -> list:
-        """The leaderboard (numbers to 3 significant digits), then the notes.
+        """The leaderboard (numbers to 3 significant digits), the default against the simplest alternative, then
+        the notes.
 
         Returns
         -------
         list
-            A Rich table and one unhighlighted markup line per note.
+            Rich tables and one unhighlighted markup line per note.
         """
         board = self.to_frame()
-        cells = [
-            [
-                _flagged_cell(v, row.get("flagged", 0)) if c in FLAGGED_COLUMNS else MISSING if _missing(v) else v
-                for c, v in row.items()
-            ]
-            for row in board.to_dict("records")
-        ]
-        table = rich_table(self.title, list(board.columns), cells, ".3g")  # escapes its cells
+        cells = [[MISSING if _missing(v) else v for v in row.values()] for row in board.to_dict("records")]
+        tables = [rich_table(self.title, list(board.columns), cells, ".3g")]  # escapes its cells
+        versus = self.versus
+        if len(versus):
+            title = (
+                f"{DEFAULT_STRATEGY} against {ALTERNATIVE} (compute alone), cell by cell: wins and losses by WIS and "
+                "by MRE, and both one's means on the same cells"
+            )
+            rows = [[MISSING if _missing(v) else v for v in row.values()] for row in versus.to_dict("records")]
+            tables.append(rich_table(title, list(versus.columns), rows, ".3g"))
         notes = [*self.notes, *_missing_notes(board)]
-        return [table, *(Markup(escape(note), highlight=False) for note in notes)]
+        return [*tables, *(Markup(escape(note), highlight=False) for note in notes)]
 
 
 def _missing(value) -> bool:
     return isinstance(value, float) and not np.isfinite(value)
-
-
-def _flagged_cell(value, n_flagged) -> str:
-    """A mean over flagged cells, marked with how many it rests on: ``'4.21 (2 flagged)'``."""
-    return MISSING if _missing(value) or not n_flagged else f"{value:.3g} ({int(n_flagged)} flagged)"
 
 
 def _missing_notes(board: pd.DataFrame) -> list[str]:
@@ -137,11 +141,10 @@ def _missing_notes(board: pd.DataFrame) -> list[str]:
     for row in board.to_dict("records"):
         name = f"{MISSING} {row['dataset']}, {row['strategy']}"
         if not row.get("cells"):
-            flagged, refused = row.get("flagged", 0), row.get("refused", 0)
+            refused = row.get("refused", 0)
             notes.append(
-                f"{name}: no cell {'counted' if flagged or refused else 'forecast'} ({row['no_support']} without "
-                f"support, {row['failed']} failed"
-                + (f", {flagged} flagged, {refused} refused)." if flagged or refused else ").")
+                f"{name}: no cell forecast ({row['no_support']} without support, {row['failed']} failed"
+                + (f", {refused} refused)." if refused else ").")
             )
         elif _missing(row.get("coverage90", 0.0)) or _missing(row.get("coverage50", 0.0)):
             why = (
@@ -153,14 +156,10 @@ def _missing_notes(board: pd.DataFrame) -> list[str]:
             notes.append(f"{name}: no held-out run has an interval: {why}.")
     if {"flagged", "refused"} <= set(board) and (board["flagged"] + board["refused"]).sum():
         notes.append(
-            "flagged: cells forecast but left out of the means (a fit with few points per parameter, a parameter at "
-            "a search limit, a forecast above the law's own limit or far beyond the data); refused: no number (a "
-            "forecast outside [0, 1]). Each cell's reasons: the rows' flags and status (--json, bench_rows.csv)."
-        )
-    if set(FLAGGED_COLUMNS) <= set(board) and board[list(FLAGGED_COLUMNS)].notna().any().any():
-        notes.append(
-            "mre_flagged, coverage90_flagged: the means over the flagged cells alone (beside how many), which the "
-            "other columns leave out: what each strategy did where its forecasts are flagged, to read with the flags."
+            "flagged: how many of the cells counted carry a flag (a fit with few points per parameter, a parameter "
+            "at a search limit, a forecast above the law's own limit, far beyond the data, a law of compute alone "
+            "across TPRs): a flag qualifies the number, it stays in the means; refused: no number (a forecast "
+            "outside [0, 1]). Each cell's reasons: the rows' flags and status (--json, bench_rows.csv)."
         )
     if "mre_common" in board and board["mre_common"].isna().any() and (board["cells"] > 0).any():
         notes.append(f"{MISSING} mre_common: no benchmark and cutoff was forecast by every strategy.")
@@ -225,14 +224,14 @@ def metrics(true: np.ndarray, predicted: np.ndarray, usable: np.ndarray, interva
 
 
 def leaderboard(rows: pd.DataFrame) -> pd.DataFrame:
-    """Per data set and strategy: means over benchmarks and cutoffs of the forecast cells that are not flagged, over
-    the unflagged cells every strategy forecast (``*_common``), over the flagged cells alone (``*_flagged``: MRE and
-    90 % coverage), and how many cells had no support, failed, were flagged (forecast, but left out of the other
-    means: :mod:`benchcast.forecasting.flags`) or refused (no number)."""
+    """Per data set and strategy: means over benchmarks and cutoffs of every cell forecast with a number, flagged cells
+    included (a flag qualifies a number, it does not erase it: ``flagged`` counts them), over the cells every
+    strategy forecast (``*_common``), and how many cells had no support, failed, were flagged or refused (no
+    number)."""
     if rows.empty:
         return rows
     flagged = rows["flagged"].eq(True) if "flagged" in rows else pd.Series(False, index=rows.index)  # NaN: not flagged
-    counted = (rows["status"] == "ok") & ~flagged  # a flagged cell's number is shown, not averaged in
+    counted = rows["status"] == "ok"
     ok = rows[counted]
     cell = ["dataset", "benchmark", "metric", "cutoff"]
     n_strategies = rows.groupby("dataset")["strategy"].nunique()
@@ -246,16 +245,36 @@ def leaderboard(rows: pd.DataFrame) -> pd.DataFrame:
     board["cells"] = counted.groupby(keys, sort=False).sum()
     board["no_support"] = (rows["status"] == "no support").groupby(keys, sort=False).sum()
     board["failed"] = rows["status"].str.startswith("failed").groupby(keys, sort=False).sum()
-    board["flagged"] = ((rows["status"] == "ok") & flagged).groupby(keys, sort=False).sum()
+    board["flagged"] = (counted & flagged).groupby(keys, sort=False).sum()
     refused = rows["refused"].eq(True) if "refused" in rows else rows["status"] != rows["status"]
     board["refused"] = refused.groupby(keys, sort=False).sum()
-    flagged_ok = (rows["status"] == "ok") & flagged  # forecast, with a number, but flagged
-    board = board.join(
-        rows[["mre", "coverage90"]].where(flagged_ok).groupby(keys, sort=False).mean().add_suffix("_flagged")
-    )
     common_board = common.groupby(["dataset", "strategy"], sort=False)[["mre", "coverage50", "coverage90"]].mean()
     board = board.join(common_board.add_suffix("_common"))
     return board.reset_index()
+
+
+def head_to_head(rows: pd.DataFrame, default: str = DEFAULT_STRATEGY, alternative: str = ALTERNATIVE) -> pd.DataFrame:
+    """Per data set, ``default`` against ``alternative`` on the cells both forecast with a number (flagged ones
+    included, counted in ``flagged``): how many cells each wins by WIS and by MRE (``wins_*``: the default lower,
+    ``losses_*``: the alternative lower; a tie is neither), and both one's means on those cells. Empty where either
+    strategy is not among the rows."""
+    if rows.empty or not {default, alternative} <= set(rows["strategy"]):
+        return pd.DataFrame(columns=list(VERSUS_COLUMNS))
+    cell = ["dataset", "benchmark", "metric", "cutoff"]
+    ok = rows[rows["status"] == "ok"]
+    pair = ok[ok["strategy"] == default].merge(ok[ok["strategy"] == alternative], on=cell, suffixes=("", "_alt"))
+    out = []
+    for name, group in pair.groupby("dataset", sort=False):
+        record = {"dataset": name, "default": default, "alternative": alternative, "cells": len(group)}
+        record["flagged"] = int((group["flagged"].eq(True) | group["flagged_alt"].eq(True)).sum())
+        for score in ("wis", "mre"):
+            mine, theirs = group[score].to_numpy(float), group[f"{score}_alt"].to_numpy(float)
+            record[f"wins_{score}"], record[f"losses_{score}"] = int((mine < theirs).sum()), int((theirs < mine).sum())
+        for score in ("wis", "mre"):
+            record[score] = float(group[score].mean())
+            record[f"{score}_alternative"] = float(group[f"{score}_alt"].mean())
+        out.append(record)
+    return pd.DataFrame(out, columns=list(VERSUS_COLUMNS))
 
 
 def write_outputs(
@@ -273,6 +292,7 @@ def write_outputs(
         for name, frame in (
             ("bench_rows", result.rows),
             ("bench_leaderboard", result.leaderboard),
+            ("bench_versus", result.versus),
             ("bench_predictions", result.predictions),
         ):
             atomic_write_text(folder / f"{name}.csv", frame.to_csv(index=False))

@@ -18,6 +18,8 @@ Strategies (by name; candidate laws come from a list, so new laws join by name):
   (:func:`benchcast.forecasting.selection.ladder_laws`).
 * ``stack``: candidates weighted by the inverse of their rolling-origin mean squared log error.
 * ``select``: the candidate with the lowest rolling-origin error inside the training runs.
+* ``switch``: the default, or the cell's simplest alternative (``power``; ``power_envelope`` on an IsoFLOP sweep) alone
+  where the rolling origins favour it (:func:`benchcast.forecasting.alternative.compare`).
 * a :class:`Chooser`: a rule, given by the caller, that picks one law per benchmark and cutoff
   from the training runs (e.g. :data:`benchcast.studies.legacy.HOLDOUT`, the law choice of an
   earlier release); its forecasts are that law's.
@@ -36,6 +38,7 @@ from benchcast.data.table import at_tpr
 from benchcast.errors import BenchcastError
 from benchcast.fitting.metrics import usable_points
 from benchcast.fitting.spec import FitSpec
+from benchcast.forecasting.alternative import compare
 from benchcast.forecasting.bootstrap import Uncertainty
 from benchcast.forecasting.ensemble import Ensemble, Member, fit_members
 from benchcast.forecasting.selection import ladder_laws
@@ -44,6 +47,9 @@ from benchcast.validation import check_interval
 FIXED_LAWS = ("power", "power_floor", "bnsl", "bnsl_monotone")
 SELECTORS = ("ensemble", "stack", "select")
 DEFAULT_STRATEGY = "ensemble"
+# the default, or the simplest alternative alone where the cell's rolling origins favour it (alternative.compare):
+# a rule measured against the default (benchmarks/member_designs.md), by name only (-s switch), not a default row
+SWITCH = "switch"
 
 
 def law_outcome(train: pd.DataFrame, spec: FitSpec, n_boot: int, seed: int) -> Member:
@@ -97,15 +103,23 @@ def base_name(strategy: str, choosers: dict[str, Chooser] | None = None) -> tupl
     return strategy, "extrapolation"
 
 
-def strategy_ensemble(strategy: str, members: dict, picks: dict, candidates, choosers=None, fallbacks=()):
+def strategy_ensemble(
+    strategy: str, members: dict, picks: dict, candidates, choosers=None, fallbacks=(), alternative: str = "power"
+):
     """The one forecaster of ``strategy`` in one cell, from the cell's fitted laws: a selector's ensemble of the
-    candidates (:func:`benchcast.forecasting.selection.choose`), a fixed law alone, or a chooser's pick alone."""
+    candidates (:func:`benchcast.forecasting.selection.choose`), a fixed law alone, a chooser's pick alone, or
+    (``SWITCH``) the default or the cell's simplest ``alternative`` law, as the rolling origins favour."""
     name, interval = base_name(strategy, choosers)
     some = next((m for m in members.values() if m.fit is not None), None)
     benchmark = str(some.fit.spec.benchmark) if some is not None else ""
-    if name in SELECTORS:
+    if name in (*SELECTORS, SWITCH):
         pool = {law: members[law] for law in (*candidates, *fallbacks) if law in members}
-        made = Ensemble.of_members(benchmark, pool, name, fallbacks=tuple(fallbacks))
+        made = Ensemble.of_members(benchmark, pool, DEFAULT_STRATEGY if name == SWITCH else name,
+                                   fallbacks=tuple(fallbacks))  # fmt: skip
+        other = members.get(alternative)
+        if name == SWITCH and made.ok and other is not None and other.fit is not None:
+            plain = Ensemble.of_members(benchmark, {alternative: other}, alternative)
+            made = plain if compare(made, plain).favours == "alternative" else made
         return (made if made.ok else "no support"), interval
     law = picks.get(name) if choosers and name in choosers else name
     if law is None:

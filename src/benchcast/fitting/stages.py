@@ -33,6 +33,7 @@ def _drop_reasons(law: Law, rows: pd.DataFrame, spec: FitSpec) -> np.ndarray:
     """Why each row is dropped ('' where it is fitted): the one account of dropped rows every fit gives."""
     value = rows["value"].to_numpy(float)
     reasons = law.point_filter(value, spec.q_rand, spec.margin or 0.0)
+    reasons = np.where(reasons == "", law.row_filter(rows), reasons)
     # a row the file gives no score (design keeps it so that it is counted, not lost)
     reasons[np.isnan(value)] = f"{'score' if is_score_metric(str(spec.metric)) else 'value'} is NaN"
     for column in set(law.covariates) | set(law.fit_covariates):

@@ -16,6 +16,7 @@ from benchcast.data.table import within_compute
 from benchcast.errors import BenchcastError, SelectionError
 from benchcast.fitting.result import FitResult
 from benchcast.fitting.spec import FitSpec, design
+from benchcast.forecasting.alternative import beside, compare, fit_alternative
 from benchcast.forecasting.bootstrap import DEFAULT_INTERVAL, DEFAULT_REPLICATES, Uncertainty
 from benchcast.forecasting.ensemble import Ensemble
 from benchcast.forecasting.forecast import Forecast, make_forecast
@@ -23,6 +24,7 @@ from benchcast.forecasting.results import Recommendation
 from benchcast.forecasting.selection import SELECTION_RULES
 from benchcast.forecasting.targets import (
     PlannedRuns,
+    as_runs,
     placed_query,
     planned_runs,
     query_notes,
@@ -205,12 +207,18 @@ def recommend(
         target = table_runs(table, target_flops, target_params, target_tokens, **selection, given=flops_per_6nd)
         target_flops = float(target.flops[0])
     base = FitSpec("power", benchmark, metric, k=k, proxy=proxy, seed=seed, **selection)
-    ensemble = Ensemble(rule, laws).fit(runs_below(table, base, target_flops), base)
+    data = runs_below(table, base, target_flops)
+    ensemble = Ensemble(rule, laws).fit(data, base)
     rec = ensemble.choice_
-    if ensemble.ok and target_flops is not None:
+    if not ensemble.ok:
+        return rec
+    alternative = fit_alternative(data, base)
+    rec = replace(rec, versus=compare(ensemble, alternative))
+    if target_flops is not None:
         runs = target if target is not None else np.array([float(target_flops)])
         placed_at = tpr if forecast_tpr is None else check_positive("forecast_tpr", forecast_tpr)
-        rec = replace(rec, forecast=ensemble.predict(runs, unc, tpr=None if target is not None else placed_at))
+        runs = as_runs(runs, None if target is not None else placed_at)
+        rec = replace(rec, forecast=beside(ensemble.predict(runs, unc), alternative, rec.versus, runs))
     return rec
 
 
@@ -292,14 +300,16 @@ def forecast_default(
     selection = {"tpr": tpr, "min_flops": min_flops, "max_flops": max_flops}
     runs = table_runs(table, flops, params, tokens, **selection, given=flops_per_6nd).by_compute()
     base = FitSpec("power", benchmark, metric, k=k, proxy=proxy, seed=seed, **selection)
-    parts, fitted, last = [], {}, {}
+    parts, fitted, last, alternatives = [], {}, {}, {}
     for i, target in enumerate(runs.flops):
         data = runs_below(table, base, target)
         if len(data) not in fitted:  # the ensemble depends only on the runs the target sees
             fitted[len(data)] = Ensemble(rule).fit(data, base)
         ensemble = fitted[len(data)]
         if ensemble.ok:
-            parts.append(ensemble.predict(runs.take(i), unc))
+            if len(data) not in alternatives:  # the simplest alternative on the same runs, with its comparison
+                alternatives[len(data)] = (alternative := fit_alternative(data, base)), compare(ensemble, alternative)
+            parts.append(beside(ensemble.predict(runs.take(i), unc), *alternatives[len(data)], runs.take(i)))
             ratio = float(runs.tpr[i])
             last[(len(data), round(ratio, 6) if np.isfinite(ratio) else None)] = i
         else:

@@ -284,6 +284,26 @@ class Forecast(RichView):
             curves.update(part.curves)
         return cls(first.benchmark, first.name, points, first.uncertainty, tuple(draws), tuple(remarks), curves=curves)
 
+    def with_alternative(self, point, versus) -> Forecast:
+        """This forecast with the simplest alternative's point at each run (``alternative``) and the comparison of
+        both on the rolling origins (``versus``: :class:`~benchcast.forecasting.alternative.Comparison`'s record,
+        with ``words``).
+
+        Parameters
+        ----------
+        point : array_like
+            The alternative's forecast of each point.
+        versus : Comparison
+            The default against the alternative on the user's rolling origins.
+
+        Returns
+        -------
+        Forecast
+        """
+        record = {**versus.to_dict(), "words": versus.words()}
+        points = self.points.assign(alternative=np.asarray(point, float), versus=[record] * len(self))
+        return replace(self, points=points)
+
     # -- views ---------------------------------------------------------------------------------------
 
     def to_frame(self) -> pd.DataFrame:
@@ -338,6 +358,8 @@ class Forecast(RichView):
                 "flags": describe(row["flags"]),
                 "weights": row["weights"],
             }
+            if isinstance(row.get("versus"), dict):
+                record["alternative"] = {"prediction": row["alternative"], **row["versus"]}
             if row["note"]:
                 record["note"] = row["note"]
             else:
@@ -448,6 +470,8 @@ class Forecast(RichView):
         placed = any(r.startswith("planned runs placed at") for r in self.remarks)  # a fit's own words for it
         out += [f"planned runs placed at {c}" for c in _distinct(self.points["convention"]) if c and not placed]
         out += list(self.remarks)
+        if "versus" in self.points:
+            out += [v["words"] for v in _distinct(self.points["versus"]) if isinstance(v, dict)]
         for column, what in (("covariates", "covariates"), ("dropped", "rows dropped from the fits")):
             for words in _distinct(self.points[column]):
                 if words and (column != "dropped" or any(v != "0" for v in words.values())):
@@ -472,10 +496,13 @@ class Forecast(RichView):
         head = ["C (FLOPs)", *({"params": "N", "tokens": "D", "tpr": "TPR"}[c] for c in sizes)] if by_run else ["G"]
         bounds = [(False, "")] + ([(True, "curve ")] if bound_column("lower", self.level, True) in p else [])
         columns = [*head, "forecast"] + [f"{w}{pct} % {side}" for _, w in bounds for side in ("lower", "upper")]
+        laws = [v["law"] for v in p["versus"] if isinstance(v, dict)] if "versus" in p else []
+        if laws:  # the simplest alternative's point beside the default's
+            columns.insert(len(head) + 1, f"{laws[0]} (simplest)")
         cells = []
         for i, label in enumerate(self.labels()):
             run = [f"{p['flops'].iloc[i]:.3g}", *(_shown(p[c].iloc[i]) for c in sizes)] if by_run else [label]
-            values = [p["prediction"].iloc[i]]
+            values = [p["prediction"].iloc[i], *([p["alternative"].iloc[i]] if laws else [])]
             for mean, _ in bounds:
                 values += [v[i] for v in self.interval(mean=mean)]
             cells.append([*run, *(_shown(v) for v in values), short(p["flags"].iloc[i])])

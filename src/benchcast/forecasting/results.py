@@ -269,6 +269,9 @@ class Recommendation(RichView):
     forecast: Forecast | None = None  # at target_flops: the combination's forecast and interval
     errors: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)  # the blend's rolling-origin forecasts
     needs_fallback: bool = False  # no candidate has support and the ladder's fallback is not fitted yet
+    versus: object = (
+        None  # the default against the simplest alternative on its rolling origins (alternative.Comparison)
+    )
 
     def to_dict(self) -> dict:
         """Every field, the ranking as records (what ``recommend --json`` prints); NaN as None."""
@@ -286,6 +289,7 @@ class Recommendation(RichView):
                 "ranking": self.ranking.to_dict("records"),
                 "failures": self.failures,
                 "forecast": None if self.forecast is None else self.forecast.records()[0],
+                "alternative": None if self.versus is None else self.versus.to_dict(),
             }
         )
 
@@ -310,6 +314,7 @@ class Recommendation(RichView):
         limit, then each law left out (and why) and where the interval's spread comes from."""
         return [
             self._advice(),
+            *([] if self.versus is None or self.forecast is not None else [self.versus.words()]),
             *self._target_notes(),
             *self._search_limit_warnings(),
             *self._floor_notes(),
@@ -369,6 +374,9 @@ class Recommendation(RichView):
                 planned = f" {where} there is no forecast ({f.get('flags') or f.get('note')})."
             else:
                 planned = f" {where} it forecasts {f['prediction']:.4f}"
+                if "alternative" in f:
+                    other = f["alternative"]
+                    planned += f" ({other['law']}, the simplest alternative: {other['prediction']:.4f})"
                 if "lower" in f:
                     planned += f" ({int(round(f['level'] * 100))} % interval {f['lower']:.4f} .. {f['upper']:.4f})"
                 planned += f"{'; ' + f['note'] if f.get('note') else ''}"

@@ -241,6 +241,21 @@ class Law(LawQuestions):
         """
         return np.array([[p.init for p in self.parameters]])
 
+    def row_filter(self, rows) -> np.ndarray:
+        """Why each design row is left out for the law's own reason beyond its score ('' where kept; none by default:
+        the compute-optimal envelope keeps each budget's best run).
+
+        Parameters
+        ----------
+        rows : pandas.DataFrame
+            The rows a fit is given (``flops``, ``value``, ``k``).
+
+        Returns
+        -------
+        ndarray of str
+        """
+        return np.full(len(rows), "", dtype=object)
+
     def point_filter(self, score: np.ndarray, q_rand: float, margin: float) -> np.ndarray:
         """Why each point cannot be used ('' where it can).
 

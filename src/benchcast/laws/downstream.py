@@ -4,6 +4,7 @@ the broken neural scaling law (K3) lives in :mod:`benchcast.laws.bnsl`."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from benchcast.errors import InsufficientDataError
 from benchcast.laws.base import Law, Parameter, SearchSettings
@@ -58,6 +59,50 @@ class PowerLaw(Law):
         if alpha > 0:
             return 1.0, "1: -log Q' = A C^-alpha vanishes as C grows"
         return float(q_rand + (1 - q_rand) * np.exp(-scale)), "alpha = 0: the score does not change with compute"
+
+
+BUDGET_DECADES = 0.1  # runs within a tenth of a decade of compute of a budget's cheapest are one budget (IsoFLOP)
+
+
+def budgets(flops) -> np.ndarray:
+    """Each run's compute budget: runs sorted by compute, a new budget where one lies more than ``BUDGET_DECADES``
+    above the current budget's cheapest run (an IsoFLOP sweep's sizes at one budget; a grid of sizes x ratios read as
+    budgets)."""
+    logs = np.log10(np.asarray(flops, float))
+    out, start, label = np.zeros(len(logs), int), -np.inf, -1
+    for i in np.argsort(logs, kind="stable"):
+        if logs[i] > start + BUDGET_DECADES:
+            start, label = logs[i], label + 1
+        out[i] = label
+    return out
+
+
+@register
+class PowerEnvelopeLaw(PowerLaw):
+    name = "power_envelope"
+    formula = "-log Q' = A * C^(-alpha), on each compute budget's best run"
+    description = (
+        "The compute-alone power law fitted to the compute-optimal envelope: per budget (runs within 0.1 decade of "
+        "compute), the run that scores best. The simplest alternative on an IsoFLOP sweep."
+    )
+    selectable = False  # the alternative a forecast is shown beside, not a candidate of the default
+
+    def row_filter(self, rows) -> np.ndarray:
+        value = rows["value"].to_numpy(float)
+        reasons = np.full(len(rows), "not the best run of its compute budget (the envelope)", dtype=object)
+        ok = np.isfinite(value) & np.isfinite(rows["flops"].to_numpy(float))
+        if not ok.any():
+            return np.full(len(rows), "", dtype=object)
+        k = rows["k"].to_numpy(float) if "k" in rows else np.ones(len(rows))
+        frame = pd.DataFrame({"budget": -1, "k": k, "value": np.where(ok, value, -np.inf)})
+        frame.loc[ok, "budget"] = budgets(rows["flops"].to_numpy(float)[ok])
+        best = frame[ok].groupby(["budget", "k"])["value"].idxmax().to_numpy()
+        reasons[best] = ""
+        reasons[~ok] = ""  # a row without a score or compute is dropped for that reason
+        return reasons
+
+    def across_tprs(self, rows) -> str:
+        return ""  # each budget's best run, whatever its TPR: the envelope is one curve in compute
 
 
 @register

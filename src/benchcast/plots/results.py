@@ -11,6 +11,7 @@ from benchcast.plots.coverage import annotate_counts, coverage_table
 from benchcast.plots.labels import metric_label
 from benchcast.plots.panels import curve, draw_backtest, draw_band, draw_runs, flops_grid, run_status
 from benchcast.plots.style import (
+    FONT,
     figure_legend,
     figure_title,
     given_axes,
@@ -89,7 +90,11 @@ def runs_by_tpr(ax, runs: pd.DataFrame, name: str = "runs") -> None:
                       zorder=4, label=label)  # fmt: skip
     if not known.all():  # a run without a ratio is drawn, in grey
         ax.scatter(runs["flops"][~known], runs["value"][~known], s=16, color="0.5", zorder=4, label="runs, TPR unknown")
-    ax.figure.colorbar(dots, ax=ax, pad=0.01).set_label("tokens per parameter")
+    # the colour bar inside the panel's upper left (where a rising score leaves room): beside the panel, its label
+    # ran into the neighbouring panel's axis
+    bar = ax.figure.colorbar(dots, cax=ax.inset_axes((0.04, 0.9, 0.28, 0.03)), orientation="horizontal")
+    bar.set_label("tokens per parameter", fontsize=FONT["legend"], labelpad=1)
+    bar.ax.tick_params(labelsize=FONT["legend"] - 1, pad=1)
 
 
 def value_labels(ax, x, values) -> None:

@@ -65,6 +65,7 @@ class BenchmarkReport:
     covariates: dict = field(default_factory=dict)  # law -> the covariates it was given at the targets, in words
     curve_note: str = ""  # the TPR the curve of laws of N and D is drawn at (and if outside the fitted runs')
     ratio_curves: dict = field(default_factory=dict)  # a planned target's TPR -> (curve, bands) at it, where it differs
+    curve_tpr: float | None = None  # the TPR the main curve is drawn at (laws of N and D)
 
     @property
     def strategy(self) -> str:
@@ -177,6 +178,7 @@ def analyse_benchmark(
     )
     in_size = [name for name, fit in members.items() if {"params", "tokens"} <= set(fit.law_object.covariates)]
     report.curve_note = curve_tpr_note(forecast_tpr, fitted_tpr_range(members.values()), in_size)
+    report.curve_tpr = forecast_tpr if in_size else None
     if in_size:  # a planned run at another ratio sits on its own curve: one curve and band per target ratio
         unc = Uncertainty(n_boot, seed, interval, LEVELS, n_jobs)
         for ratio in sorted({float(t) for t in targets.tpr[targets.sized]} - {float(forecast_tpr)}):

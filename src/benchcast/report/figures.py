@@ -3,6 +3,8 @@ commands use) and embedded as SVG or PNG data."""
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 import pandas as pd
 
@@ -40,9 +42,14 @@ def draw_forecast(ax, report: BenchmarkReport) -> None:
         ax.plot(report.grid, member_curve, color=law_color(law), lw=0.8, ls="--", label=f"{law} (member)")
     ax.plot(report.grid, report.curve, color=color, lw=1.5, label=f"{report.strategy} (fitted on all runs)")
     draw_band(ax, report.grid, report.bands, color, "")
-    for ratio, (curve, bands) in report.ratio_curves.items():  # a planned target at another TPR: its own curve
-        ax.plot(report.grid, curve, color=color, lw=1.2, ls="-.", label=f"{report.strategy} at TPR {ratio:.3g}")
+    styles = ("-.", (0, (5, 2)), (0, (1, 1)), (0, (3, 1, 1, 1, 1, 1)))
+    for k, ((ratio, (curve, bands)), ls) in enumerate(zip(report.ratio_curves.items(), styles * 8, strict=False)):
+        # a planned target at another TPR: its own curve, named on the curve (staggered along it) and in the legend
+        ax.plot(report.grid, curve, color=color, lw=1.2, ls=ls, label=f"{report.strategy} at TPR {ratio:.3g}")
         draw_band(ax, report.grid, bands, color, None)
+        curve_label(ax, report.grid, curve, f"TPR {ratio:.3g}", 0.45 + 0.12 * (k % 4), below=True)
+    if report.ratio_curves and report.curve_tpr is not None:
+        curve_label(ax, report.grid, report.curve, f"TPR {report.curve_tpr:.3g}", 0.3)
     f = report.forecast.to_frame()
     # the bar and its legend entry only where the interval exists (none where no spread was measurable)
     interval_bars(
@@ -54,14 +61,30 @@ def draw_forecast(ax, report: BenchmarkReport) -> None:
     value_labels(ax, f["flops"].to_numpy(float), f["prediction"].to_numpy(float))
     largest = float(report.fit.points["flops"].max())
     ax.axvline(largest, color="0.5", ls=":", lw=0.8, label=f"largest fitted run {largest:.2g}")
+    note = report.curve_note
+    if report.ratio_curves:  # the targets sit on their own ratios' curves, not on the one the note names
+        shown = ", ".join(f"{ratio:.3g}" for ratio in report.ratio_curves)
+        note = (note + "; " if note else "") + f"targets on the curves at their own TPR ({shown})"
     style_axes(
         ax,
         "training compute C (FLOPs)",
         metric_label(report.metric, report.k),
-        f"forecast ({report.n_boot} bootstrap replicates)" + (f"\n{report.curve_note}" if report.curve_note else ""),
+        f"forecast ({report.n_boot} bootstrap replicates)" + (f"\n{textwrap.fill(note, 90)}" if note else ""),
         xlog=True,
     )
     legend_outside(ax, "below", ncol=2)
+
+
+def curve_label(ax, grid, curve, text: str, where: float, below: bool = False) -> None:
+    """A curve named on itself, ``where`` of the way along its grid (above it, or below with ``below``): which
+    ratio's curve a target sits on."""
+    values = np.asarray(curve, float)
+    finite = np.flatnonzero(np.isfinite(values))
+    if len(finite):
+        i = int(finite[min(int(where * len(finite)), len(finite) - 1)])
+        ax.annotate(text, (grid[i], values[i]), textcoords="offset points", xytext=(0, -4 if below else 4),
+                    fontsize=FONT["legend"], ha="center", va="top" if below else "bottom", zorder=7,
+                    bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.8})  # fmt: skip
 
 
 def judged(report: BenchmarkReport) -> str:
@@ -146,6 +169,11 @@ def _draw_profile(ax_error, ax_coverage, ax_width, report: BenchmarkReport) -> N
 
 
 def benchmark_figure(report: BenchmarkReport, figure_format: str = "png", dpi: int | None = None) -> str:
+    """The benchmark's five panels (:func:`benchmark_panels`) as the page embeds them."""
+    return embed(benchmark_panels(report), figure_format, dpi)
+
+
+def benchmark_panels(report: BenchmarkReport):
     """The benchmark's five panels: forecast, validation backtest; error, coverage and width profile."""
     fig = plt.figure(figsize=(14.5, 10.5), layout="constrained")
     axes = fig.subplot_mosaic([["forecast"] * 3 + ["validation"] * 3, ["error"] * 2 + ["coverage"] * 2 + ["width"] * 2])
@@ -156,7 +184,7 @@ def benchmark_figure(report: BenchmarkReport, figure_format: str = "png", dpi: i
         figure_title(report.benchmark, metric_label(report.metric, report.k), report.fit.spec.tpr, judged(report)),
         fontsize=11,
     )
-    return embed(fig, figure_format, dpi)
+    return fig
 
 
 def passk_figure(scan: pd.DataFrame, fits: list, figure_format: str = "png", dpi: int | None = None) -> str:

@@ -17,15 +17,17 @@ body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
 h1 { font-size: 1.6rem; margin-bottom: .2rem; } h2 { margin-top: 2.2rem; border-bottom: 2px solid #ddd; }
 h3 { margin: 1.4rem 0 .4rem; font-size: 1.05rem; }
 p.lead { color: #444; margin-top: 0; }
-table { border-collapse: collapse; margin: .5rem 0 1rem; font-size: .85rem; }
+table { border-collapse: collapse; margin: .5rem 0 1rem; font-size: .85rem; max-width: 100%; }
 th, td { border: 1px solid #ccc; padding: .25rem .5rem; text-align: right; vertical-align: top; }
 th { background: #f2f2f2; } td.text, th.text { text-align: left; } td.text { min-width: 5em; }
+th, td.text { overflow-wrap: anywhere; hyphens: auto; }  /* long names and flags wrap: no column cut off */
 div.scroll { overflow-x: auto; }
 caption { text-align: left; font-weight: 600; padding: .2rem 0; }
 th button { font: inherit; font-weight: 600; background: none; border: 0; padding: 0; cursor: pointer; }
 th button::after { content: " \\2195"; color: #888; }
 a:focus, button:focus { outline: 3px solid #1a73e8; outline-offset: 2px; }
-figure { margin: .5rem 0 1rem; } figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
+figure { margin: .5rem 0 1rem; }
+figure img { max-width: 100%; height: auto; border: 1px solid #eee; box-sizing: border-box; }
 figcaption { font-size: .85rem; color: #444; }
 .warn { color: #8a4b00; } ul.warn { padding-left: 1.2rem; }
 .ok { color: #1b6e1b; } .muted { color: #666; }

@@ -1,0 +1,71 @@
+"""bench --like-target and backtest --like-target split one target's ladder alike (issue #50, item 3)."""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+import benchcast as bc
+from benchcast.cli.bench import _like_target
+from benchcast.evaluation.backtest import _like_target as backtest_like_target
+from benchcast.evaluation.bench import Dataset
+from benchcast.evaluation.bench_cells import split_for
+from benchcast.fitting.spec import design
+
+BENCHMARK, METRIC = "hellaswag", "acc_norm"
+
+
+def _bench_runs(table, target, min_flops):
+    data = Dataset("d", table, ((BENCHMARK, METRIC),), (1.0,), min_flops=min_flops)
+    split, _ = _like_target(data, *target)
+    train, held = split_for(split, BENCHMARK, METRIC, split.cutoffs[0])
+    train = train[(train["benchmark"] == BENCHMARK) & (train["metric"] == METRIC)]
+    return set(train["run"]), set(held["run"])
+
+
+def _backtest_runs(table, target, min_flops):
+    spec = bc.FitSpec("power", BENCHMARK, METRIC, min_flops=min_flops)
+    splitter, _ = backtest_like_target(table, spec, *target)
+    rows, _ = design(table, replace(spec, min_flops=None))
+    ((_, train, test),) = splitter(rows)
+    train = train & (rows["flops"].to_numpy(float) >= min_flops)  # evaluate's compute floor on the training side
+    return set(rows.loc[train, "run"]), set(rows.loc[test, "run"])
+
+
+@pytest.mark.parametrize("target", [(7e9, 4e12), (13e9, 5e12), (1.4e9, 2.8e11)])
+def test_bench_and_backtest_like_target_fit_and_forecast_the_same_runs(apple, target):
+    """DCLM (TPR 10-160), and the same ladder with its TPR-80 runs split by rounding (80 and 79.9, as a lab's exports
+    give them): both commands fit one set of runs and forecast one set."""
+    rounded = apple.copy()
+    at_80 = np.isclose(rounded["tpr"], 80, rtol=1e-3) & (rounded["params"] > rounded["params"].median())
+    rounded.loc[at_80, "tokens"] *= 0.999
+    rounded.loc[at_80, "tpr"] *= 0.999
+    for table in (apple, rounded):
+        bench_train, bench_held = _bench_runs(table, target, 3e18)
+        back_train, back_held = _backtest_runs(table, target, 3e18)
+        assert len(bench_train) >= 6 and bench_held
+        assert bench_train == back_train
+        assert bench_held == back_held - {r for r in back_held if r in set(table.loc[table["flops"] < 3e18, "run"])}
+
+
+def test_the_head_to_head_counts_wins_by_wis_and_mre_on_the_cells_both_forecast():
+    import pandas as pd
+
+    from benchcast.evaluation.bench_result import BenchResult, head_to_head, leaderboard
+
+    base = {"dataset": "d", "metric": "acc", "cutoff": 1.0, "status": "ok", "coverage50": 0.5, "coverage90": 0.9}
+    cells = {"a": ((1.0, 2.0), (3.0, 1.5)), "b": ((4.0, 3.0), (2.0, 2.5)), "c": ((1.0, 1.0), (1.0, 1.0))}
+    rows = [
+        {**base, "benchmark": b, "strategy": s, "mre": mre, "wis": wis, "flagged": s == "power"}
+        for b, pair in cells.items()
+        for s, (mre, wis) in zip(("ensemble", "power"), pair, strict=True)
+    ]
+    rows.append({**base, "benchmark": "d", "strategy": "ensemble", "status": "no support", "mre": np.nan})
+    rows = pd.DataFrame(rows)
+    row = head_to_head(rows).iloc[0]
+    assert row["cells"] == 3 and row["flagged"] == 3  # flagged cells are compared, and counted
+    assert (row["wins_mre"], row["losses_mre"]) == (1, 1) and (row["wins_wis"], row["losses_wis"]) == (0, 2)
+    assert row["mre"] == pytest.approx(2.0) and row["wis_alternative"] == pytest.approx(5.0 / 3)
+    text = " ".join(str(BenchResult(rows, pd.DataFrame(), leaderboard(rows), 0.0)).split())
+    assert "ensemble against power (compute alone)" in text
+    assert head_to_head(rows[rows["strategy"] != "power"]).empty
