@@ -72,9 +72,9 @@ MIN_POINTS_PER_PARAMETER = 2.0
 MAX_DECADES_BEYOND = 1.5
 NEAR_CHANCE_SHARE = 3  # flagged where the chance filter leaves out more than a third of the runs (issue #40)
 LIMIT_TOLERANCE = 1e-6  # a forecast equal to the limit up to rounding is at it, not above it
-# a 90 % interval wider than half the range from chance to 1 cannot tell a strong model from a weak one: on the seven
-# development splits (benchmarks/member_designs.md) the default's 90 % intervals span at most <see doc> of it; the
-# lab ladder of issue 50 spanned all of it (0 .. 1)
+# a 90 % interval wider than half the range from chance to 1 cannot tell a strong model from a weak one: on the
+# development splits (benchmarks/error_model_coverage.md) the default's widest are 0.06-0.26 in score, under half of
+# their range but on 2 of Pythia's 32 cells (PIQA, chance 0.5, width 0.248); the lab ladder of issue 50 gave 0 .. 1
 UNINFORMATIVE_LEVEL = 0.9
 UNINFORMATIVE_SHARE = 0.5
 PLAN_DECADES = 1.0  # a plan's compute interval informs where both ends lie within a decade of its point
