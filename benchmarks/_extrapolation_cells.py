@@ -30,10 +30,11 @@ from benchcast.forecasting.extrapolation import (
     TAU_FLOOR,
     ErrorModel,
     Prior,
+    _shrunk,
     _tau,
-    _tpr_scale,
     _weights,
     log_errors,
+    tpr_scale,
 )
 from benchcast.forecasting.targets import distances, frame_runs
 from benchcast.laws.questions import spans_tprs
@@ -257,8 +258,8 @@ def estimate_design(
     if own:  # the benchmark's own scatter, about the drift the model uses
         tau = _own_scale(rows, slope) if drift else _tau(rows["e"], rows["d"], _weights(rows))
         logs[0] = np.log(max(tau, TAU_FLOOR))
-    tau_tpr = _tpr_scale(errors)
-    tau_tpr = prior.tau_tpr if tau_tpr is None and prior is not None else tau_tpr
+    own_tpr, reach = tpr_scale(errors)
+    tau_tpr = _shrunk(own_tpr, reach, None if prior is None else prior.tau_tpr)
     return ErrorModel(
         float(np.exp(np.dot(weight, logs))), slope, float(max(n_own if own else 0, 2) + 1) if tails else np.inf,
         tau_tpr, "+".join(source), n_own if own else 0, int(len(rows)) if own else 0, unconverged,

@@ -55,11 +55,11 @@ SHOWN = ("ensemble", "switch", "stack", "select", *LAWS)
 KEY = ["benchmark", "metric", "cutoff"]
 
 
-def run(split: str, out: Path, fresh: bool = False, n_boot: int | None = None) -> pd.DataFrame:
+def run(split: str, out: Path, fresh: bool = False, n_boot: int | None = None, laws=LAWS) -> pd.DataFrame:
     """bench on one split (its rows kept under ``out``, read again unless ``fresh``); its per-cell rows."""
     folder = out / split
     if fresh or not (folder / "bench_rows.csv").exists():
-        laws = [arg for law in LAWS for arg in ("-l", law)]
+        laws = [arg for law in laws for arg in ("-l", law)]
         strategies = [arg for name in (*SHOWN, "ensemble[bootstrap]") for arg in ("-s", name)]
         replicates = ["--n-boot", str(n_boot)] if n_boot else []
         command = [sys.executable, "-m", "benchcast", "bench", *SPLITS[split], *laws, *strategies, *replicates, "-j",
@@ -71,7 +71,8 @@ def run(split: str, out: Path, fresh: bool = False, n_boot: int | None = None) -
 
 
 def scored(rows: pd.DataFrame, split: str) -> pd.DataFrame:
-    """Per strategy, means over the cells every shown strategy forecast: WIS, MRE, coverage and width."""
+    """Per strategy, means over the cells every shown strategy forecast: WIS, MRE, coverage, the worst benchmark's
+    90 % coverage, the mean and median 90 % width, and the cells flagged uninformative."""
     rows = rows[rows["strategy"].isin(SHOWN)]
     ok = rows[rows["status"] == "ok"].pivot_table(index=KEY, columns="strategy", values="wis")
     ok = ok[[s for s in SHOWN if s in ok and ok[s].notna().any()]].dropna()
@@ -82,7 +83,10 @@ def scored(rows: pd.DataFrame, split: str) -> pd.DataFrame:
             "split": split, "strategy": strategy, "cells": len(cells), "wis": cells["wis"].mean(),
             "wis_median": cells["wis"].median(), "mre": cells["mre"].mean(), "mre_median": cells["mre"].median(),
             "coverage90": cells["coverage90"].mean(), "coverage50": cells["coverage50"].mean(),
-            "width90": cells["width90"].mean(), "flagged": int(cells["flagged"].sum()),
+            "cov90_worst": cells.groupby("benchmark")["coverage90"].mean().min(),
+            "width90": cells["width90"].mean(), "width90_median": cells["width90"].median(),
+            "flagged": int(cells["flagged"].sum()),
+            "uninformative": int(cells["flags"].fillna("").str.contains("uninformative").sum()),
             "wins_vs_power": int((cells["wis"] < ok["power"].loc[cells.index]).sum()) if "power" in ok else np.nan,
             "wins_mre_vs_power": int((cells["mre"] < rows[rows["strategy"] == "power"].set_index(KEY).loc[
                 cells.index, "mre"]).sum()) if "power" in ok else np.nan,
@@ -96,9 +100,10 @@ def main() -> None:
     parser.add_argument("--write", action="store_true", help="write the table into benchmarks/member_designs.md")
     parser.add_argument("--fresh", action="store_true", help="run bench again where --out holds an earlier run")
     parser.add_argument("--n-boot", type=int, default=None, help="bootstrap replicates per law fit (bench's default)")
+    parser.add_argument("--laws", nargs="*", default=list(LAWS), help="the laws benched alone (default: all five)")
     parser.add_argument("--splits", nargs="+", default=list(SPLITS), choices=list(SPLITS))
     args = parser.parse_args()
-    runs = [scored(run(split, args.out, args.fresh, args.n_boot), split) for split in args.splits]
+    runs = [scored(run(split, args.out, args.fresh, args.n_boot, args.laws), split) for split in args.splits]
     table = pd.concat(runs, ignore_index=True)
     text = markdown(table.round(3).set_index("split"))
     print(text)

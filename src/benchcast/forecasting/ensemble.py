@@ -296,7 +296,7 @@ class Ensemble:
         flags = ensemble_flags(fits, predicted, blend, runs, k=extra.get("k") if has_k else None, decades=decades)
         prediction = withhold(blend, flags)
         covariates = {law: given for law, (given, _) in placed.items()}
-        draws, model, note = self._interval_draws(
+        draws, model, note, spread = self._interval_draws(
             covariates, unc, prediction, widen_by, beyond, confidence, error_model
         )
         boots = [self._boot(law, unc) for law in self.weights_] if draws else []
@@ -319,13 +319,15 @@ class Ensemble:
             remarks=[*remarks, *self.choice_.failures],
             query=query,
             shape=shape,
+            chance=max(float(fit.spec.q_rand) for fit in fits.values()),
+            spread=spread,
         )
 
     def _interval_draws(self, covariates, unc: Uncertainty, prediction, decades, beyond, confidence, given=None):
         """The draws behind the intervals (widened by the error model where the interval is extrapolation-aware), the
-        error model, and why there is no interval ('' where there is)."""
+        error model, why there is no interval ('' where there is), and each point's error terms (:func:`_spread`)."""
         if not unc.n_boot:
-            return (), None, "no interval: none asked for (0 bootstrap replicates)"
+            return (), None, "no interval: none asked for (0 bootstrap replicates)", {}
         draws = self._draws(covariates, unc, "prediction")
         if draws is None:
             boots = [self._boot(law, unc) for law in self.weights_]
@@ -336,13 +338,14 @@ class Ensemble:
                     f"no interval: no bootstrap refit is usable ({sum(b.n_failed for b in boots)} failed, "
                     f"{sum(b.n_dropped for b in boots)} did not converge)"
                 ),
+                {},
             )
         model = None
         if unc.interval == "extrapolation":
             model = given if given is not None else self.error_model_
             if model is None:
-                return (), None, self.interval_note or "no interval: the extrapolation error could not be estimated"
-        out = []
+                return (), None, self.interval_note or "no interval: the extrapolation error could not be estimated", {}
+        out, spread = [], {}
         kinds = [("prediction", None)] + ([("confidence", draws)] if confidence else [])
         for kind, reference in kinds:
             sample = draws if kind == "prediction" else self._draws(covariates, unc, "confidence")
@@ -353,8 +356,10 @@ class Ensemble:
                 continue
             if not ok.any():
                 no_compute = model is not None and not np.isfinite(decades).any()
-                return (), model, NO_COMPUTE if no_compute else "no interval: no finite bootstrap draw"
+                return (), model, NO_COMPUTE if no_compute else "no interval: no finite bootstrap draw", {}
             taken = sample.take(ok)
+            if kind == "prediction":
+                spread = _spread(taken.values, np.flatnonzero(ok), model, decades, beyond)
             if model is not None:
                 ref = None if reference is None else reference.take(ok).values
                 taken = ScoreDraws(
@@ -362,7 +367,7 @@ class Ensemble:
                     taken.points,
                 )
             out.append((kind, np.flatnonzero(ok), taken))
-        return tuple(out), model, ""
+        return tuple(out), model, "", spread
 
     def _boot(self, law: str, unc: Uncertainty) -> Bootstrap:
         """The member's bootstrap with these settings, made once."""
@@ -397,3 +402,21 @@ class Ensemble:
                 return None
             parts[law] = boot.draws(kind, **covariates[law])
         return ScoreDraws.blend(parts, self.weights_)
+
+
+def _spread(boot: np.ndarray, index: np.ndarray, model, decades, beyond) -> dict:
+    """Per point (its index), the interval's error terms on the log score: the bootstrap's spread (sd of its log
+    draws), and the model's tau D along compute and tau_tpr D_tpr along TPR, each with its words."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sd = np.nanstd(np.log(np.clip(boot, 1e-12, None)), axis=0)
+    out = {}
+    for j, i in enumerate(index):
+        terms = {"bootstrap": (float(sd[j]), f"{sd[j]:.2g}")}
+        if model is not None:
+            d, t = max(float(decades[i]), 0.0), float(beyond[i])
+            per = model.tau if model.tau_tpr is None else model.tau_tpr
+            terms["compute-extrapolation"] = (model.tau * d, f"{model.tau:.3g}/decade x {d:.2f} = {model.tau * d:.2g}")
+            if t > 0:
+                terms["TPR-extrapolation"] = (per * t, f"{per:.3g}/decade of TPR x {t:.2f} = {per * t:.2g}")
+        out[int(i)] = terms
+    return out

@@ -10,7 +10,11 @@ past its data; that is measured on the ladder itself:
    e^2 = s0^2 + tau^2 d^2, each origin weighted equally (s0, evaluation noise, is in the bootstrap). One
    pooling rule: log tau is the weighted mean of the benchmark's own (m origins, none below ``MIN_ORIGINS``)
    and the cross-ladder prior shipped in ``extrapolation_prior.json`` (``PRIOR_ORIGINS``); where the file
-   cannot measure, the prior alone gives it and ``source`` says so. No drift and normal tails: the inner
+   cannot measure, the prior alone gives it and ``source`` says so. Along TPR (:func:`tpr_scale`) only forecasts
+   at least ``MIN_TPR_DECADES`` from their origin's data count, pooled as a ratio of sums (never an error divided
+   by one point's distance), and log tau_tpr is shrunk toward the prior's by the decades the origins reach against
+   ``PRIOR_TPR_DECADES``. An own scale more than ``FINDING_FACTOR`` from the prior's is a finding the forecast
+   states (:attr:`ErrorModel.findings`), not a silent multiplier. No drift and normal tails: the inner
    forecasts' drift (positive on every ladder) did not carry forward to held-out runs, and t tails cost WIS
    on DCLM; those designs, and pooling the file's other benchmarks, are studied in
    ``benchmarks/_extrapolation_cells.py`` (``benchmarks/extrapolation_designs.md``).
@@ -50,6 +54,17 @@ MIN_TPR_LEVELS = 3  # a TPR origin leaves out the largest (smallest) TPR: two ot
 BENCH_ORIGINS = 5.0  # the file's other benchmarks' weight, in origins (studied in benchmarks/ only)
 PRIOR_ORIGINS = 5.0  # the cross-ladder prior's weight, in origins
 TAU_FLOOR = 1e-3  # a tau below this (an exact inner forecast) counts as it on the log scale
+# along TPR, a forecast this near its origin's data measures noise, not an error per decade: a ladder whose ratios
+# come in rounding-split groups (99.9 and 100.03) held out one half of a group at 1e-4 decades and measured 39-81 per
+# decade against the prior's 0.13 (docs/methods/intervals.md); a ratio a quarter apart (0.1 decade) is the nearest
+# a ladder designs on purpose
+MIN_TPR_DECADES = 0.1
+# the prior's weight along TPR, in decades of TPR reached by the origins: two origins one doubling out (0.3 decade
+# each, DCLM's 10..160) weigh as much as the prior, measured on one ladder
+PRIOR_TPR_DECADES = 0.6
+# an own scale this far from the prior's (above or below) is stated: the prior's own benchmarks lie within a factor
+# 4.3 of its TPR scale, and 27 of 30 within 10 of its compute scale
+FINDING_FACTOR = 10.0
 PRIOR_FILE = Path(__file__).with_name("extrapolation_prior.json")
 COLUMNS = ROLLING_ORIGIN_COLUMNS
 
@@ -222,6 +237,8 @@ class ErrorModel:
     n_forecasts: int = 0
     n_unconverged: int = 0
     own_tau: float | None = None
+    own_tau_tpr: float | None = None
+    findings: tuple = ()
 
     @property
     def floor_note(self) -> str:
@@ -239,6 +256,7 @@ class ErrorModel:
         out = {k: getattr(self, k) for k in self.__dataclass_fields__}
         return {
             **out,
+            "findings": list(self.findings),
             "df": None if self.df == np.inf else self.df,
             **({"floor": self.floor_note} if self.floor_note else {}),
         }
@@ -301,13 +319,49 @@ def estimate(
             "error cannot be estimated (the bootstrap-only interval is interval='bootstrap')."
         )
     weight = np.array([p[0] for p in parts]) / sum(p[0] for p in parts)
-    tau_tpr = _tpr_scale(errors)
-    tau_tpr = prior.tau_tpr if tau_tpr is None and prior is not None else tau_tpr
+    own_tpr, reach = tpr_scale(errors)
+    prior_tpr = None if prior is None else prior.tau_tpr
+    tau_tpr = _shrunk(own_tpr, reach, prior_tpr)
     own = tau is not None
+    pooled = float(np.exp(np.dot(weight, [p[1] for p in parts])))
+    prior_tau = None if prior is None else float(np.exp(parts[-1][1]))
+    findings = (
+        *_finding("compute", tau if own else None, prior_tau, pooled, f"{n_own} origins"),
+        *_finding("TPR", own_tpr, prior_tpr, tau_tpr, f"origins reaching {reach:.2g} decades of TPR"),
+    )
     return ErrorModel(
-        float(np.exp(np.dot(weight, [p[1] for p in parts]))), 0.0, np.inf, tau_tpr, "+".join(source),
-        n_own if own else 0, int(len(rows)) if own else 0, unconverged, float(tau) if own else None,
+        pooled, 0.0, np.inf, tau_tpr, "+".join(source), n_own if own else 0, int(len(rows)) if own else 0,
+        unconverged, float(tau) if own else None, own_tpr, findings,
     )  # fmt: skip
+
+
+def _shrunk(own: float | None, reach: float, prior: float | None) -> float | None:
+    """log tau_tpr: the own scale's (weight: the decades its origins reach) and the prior's (``PRIOR_TPR_DECADES``)
+    weighted mean; either alone where the other is missing."""
+    if own is None:
+        return prior
+    if prior is None:
+        return max(own, TAU_FLOOR)
+    log = (reach * np.log(max(own, TAU_FLOOR)) + PRIOR_TPR_DECADES * np.log(prior)) / (reach + PRIOR_TPR_DECADES)
+    return float(np.exp(log))
+
+
+def _finding(axis: str, own: float | None, prior: float | None, used: float | None, evidence: str) -> tuple[str, ...]:
+    """The finding of an own scale more than ``FINDING_FACTOR`` from the prior's (none where either is missing)."""
+    # an own scale below TAU_FLOOR is stated by ErrorModel.floor_note
+    if (
+        own is None
+        or prior is None
+        or not (prior > 0 and own >= TAU_FLOOR)
+        or 1 / FINDING_FACTOR <= own / prior <= FINDING_FACTOR
+    ):
+        return ()
+    side = "above" if own > prior else "below"
+    return (
+        f"the {axis} extrapolation error measured on this ladder ({own:.3g} per decade, {evidence}) lies more than "
+        f"{FINDING_FACTOR:g} times {side} the cross-ladder prior's ({prior:.3g}); the interval uses {used:.3g}, "
+        "the two pooled by their evidence",
+    )
 
 
 def _weights(rows: pd.DataFrame) -> np.ndarray:
@@ -315,11 +369,17 @@ def _weights(rows: pd.DataFrame) -> np.ndarray:
     return 1.0 / rows.groupby("origin_decades")["e"].transform("size").to_numpy(float)
 
 
-def _tpr_scale(errors) -> float | None:
-    # per decade of TPR: sqrt of the mean over the two TPR origins of the mean of (e / dTPR)^2
+def tpr_scale(errors) -> tuple[float | None, float]:
+    """The own error per decade of TPR and the decades of TPR its origins reach (None, 0 where none is measured):
+    over the forecasts at least ``MIN_TPR_DECADES`` from their origin's data, each origin weighted equally,
+    tau_tpr^2 = sum w e^2 / sum w d^2 (a ratio of sums: a forecast near its data weighs as little as it says)."""
     rows = log_errors(errors, "tpr")
-    by_side = ((rows["e"] / rows["d"]) ** 2).groupby(rows["side"]).mean()
-    return float(np.sqrt(by_side.mean())) if len(rows) else None
+    rows = rows[rows["d"] >= MIN_TPR_DECADES]
+    if not len(rows):
+        return None, 0.0
+    w = 1.0 / rows.groupby("side")["e"].transform("size").to_numpy(float)
+    e, d = rows["e"].to_numpy(float), rows["d"].to_numpy(float)
+    return float(np.sqrt(np.sum(w * e**2) / np.sum(w * d**2))), float(np.sum(w * d))
 
 
 def widen(boot_draws, decades, model: ErrorModel, seed: int = 0, tpr_decades=None, reference=None) -> np.ndarray:

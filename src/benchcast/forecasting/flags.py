@@ -20,7 +20,10 @@ Flagged, because the number may be right but rests on less than it seems:
   bound reached by the data, is information, not a flag: :func:`benchcast.fitting.diagnostics.bound_findings`);
 * a forecast over ``MAX_DECADES_BEYOND`` decades beyond the largest fitted run, beyond the fitted k, across TPRs;
 * a forecast that is no extrapolation: at a fitted run (the answer was fitted), below the smallest fitted run,
-  or inside the fitted runs' compute and TPR (an interpolation; :func:`placements`).
+  or inside the fitted runs' compute and TPR (an interpolation; :func:`placements`);
+* an uninformative interval (:func:`uninformative`): a 90 % interval spanning more than ``UNINFORMATIVE_SHARE`` of
+  the range from chance to 1, with the error term that makes it so; a plan's compute interval with an end more than
+  ``PLAN_DECADES`` from its point (or none), with the one-sided answer it can give (:func:`plan_interval_flags`).
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ NEAR_CHANCE = "near-chance runs dropped"
 AT_FITTED_RUN, BELOW_DATA, INTERPOLATION = "at a fitted run", "below the data", "interpolation"
 BEYOND_K, ACROSS_TPRS = "beyond the fitted k", "across TPRs"
 SKEWED = "outside its 50 % interval"
+UNINFORMATIVE = "uninformative"
 
 # two points per free parameter: at least as many residual degrees of freedom as parameters (power_floor's
 # 3 parameters on Pythia's 5 runs up to 1.4B is the README's "correspondingly fragile" case)
@@ -68,6 +72,12 @@ MIN_POINTS_PER_PARAMETER = 2.0
 MAX_DECADES_BEYOND = 1.5
 NEAR_CHANCE_SHARE = 3  # flagged where the chance filter leaves out more than a third of the runs (issue #40)
 LIMIT_TOLERANCE = 1e-6  # a forecast equal to the limit up to rounding is at it, not above it
+# a 90 % interval wider than half the range from chance to 1 cannot tell a strong model from a weak one: on the
+# development splits (benchmarks/error_model_coverage.md) the default's widest are 0.06-0.26 in score, under half of
+# their range but on 2 of Pythia's 32 cells (PIQA, chance 0.5, width 0.248); the lab ladder of issue 50 gave 0 .. 1
+UNINFORMATIVE_LEVEL = 0.9
+UNINFORMATIVE_SHARE = 0.5
+PLAN_DECADES = 1.0  # a plan's compute interval informs where both ends lie within a decade of its point
 
 
 @dataclass(frozen=True)
@@ -400,4 +410,54 @@ def skewed(point: float, lower: float, upper: float, median: float) -> Flag:
         f"the forecast {point:.4g} lies outside its own 50 % interval ({lower:.4g} .. {upper:.4g}): the bootstrap "
         f"is skewed; the draws' median is {median:.4g}",
         False,
+    )
+
+
+def uninformative(lower: float, upper: float, chance: float, terms: Mapping | None = None) -> Flag | None:
+    """The flag of a 90 % interval (``lower`` .. ``upper``) spanning more than ``UNINFORMATIVE_SHARE`` of the range
+    from ``chance`` to 1, naming its largest error term (``terms``: name -> (log-score spread, words)); None where
+    the interval informs."""
+    span = 1.0 - min(max(float(chance), 0.0), 0.99)
+    if not (math.isfinite(lower) and math.isfinite(upper)) or upper - lower <= UNINFORMATIVE_SHARE * span:
+        return None
+    ranked = sorted((terms or {}).items(), key=lambda item: -item[1][0])
+    cause = "; ".join(f"{name} {words}" for name, (_, words) in ranked)
+    extreme = " (it touches 0 and 1)" if lower <= 1e-6 and upper >= 1 - 1e-6 else ""
+    share = (upper - lower) / span
+    return Flag(
+        UNINFORMATIVE,
+        f"uninformative: the {UNINFORMATIVE_LEVEL * 100:g} % interval {lower:.3g} .. {upper:.3g} is "
+        + ("wider than" if share >= 1 else f"{share * 100:.0f} % of")
+        + f" the range from chance ({chance:g}) to 1{extreme}, more than {UNINFORMATIVE_SHARE * 100:g} %"
+        + (f"; mostly the {ranked[0][0]} error (log-score spread: {cause})" if ranked else ""),
+        False,
+    )
+
+
+def plan_interval_flags(needed: float, lower: float | None, upper: float | None, level: float) -> tuple[Flag, ...]:
+    """The flag of a plan's compute interval with an end more than ``PLAN_DECADES`` from its point (or none at all),
+    with the one-sided answer it can give."""
+    if lower is None or upper is None or not (math.isfinite(needed) and needed > 0):
+        return ()
+    far = lambda end: not (math.isfinite(end) and end > 0 and abs(math.log10(end / needed)) <= PLAN_DECADES)  # noqa: E731
+    low_far, up_far = far(lower), far(upper)
+    if not (low_far or up_far):
+        return ()
+    pct, one = f"{level * 100:g} %", f"{(1 + level) * 50:g} % one-sided bound"
+    if not math.isfinite(upper):
+        answer = f"the one-sided answer it can give: at least {lower:.3g} FLOPs ({one}); no upper bound"
+    elif up_far and not low_far:
+        answer = f"the one-sided answer it can give: at least {lower:.3g} FLOPs ({one})"
+    elif low_far and not up_far:
+        answer = f"the one-sided answer it can give: at most {upper:.3g} FLOPs ({one})"
+    else:
+        answer = f"at least {lower:.3g} and at most {upper:.3g} FLOPs ({one} each), neither within a decade"
+    ends = f"{lower:.3g} .. " + (f"{upper:.3g}" if math.isfinite(upper) else "not within 1e40") + " FLOPs"
+    return (
+        Flag(
+            UNINFORMATIVE,
+            f"uninformative: the {pct} compute interval {ends} reaches more than {PLAN_DECADES:g} decade from the "
+            f"plan's {needed:.3g} FLOPs; {answer}",
+            False,
+        ),
     )

@@ -11,7 +11,7 @@ from rich.markup import escape
 
 from benchcast.forecasting.bootstrap import Uncertainty
 from benchcast.forecasting.draws import score_interval
-from benchcast.forecasting.flags import describe, refused, short, skewed
+from benchcast.forecasting.flags import UNINFORMATIVE_LEVEL, describe, refused, short, skewed, uninformative
 from benchcast.forecasting.targets import SIX_ND, PlannedRuns
 from benchcast.utils.jsonable import jsonable
 from benchcast.utils.rich_view import Markup, RichView, rich_table
@@ -46,9 +46,13 @@ def make_forecast(
     remarks=(),
     query: dict | None = None,
     shape: tuple = (),
+    chance: float = 0.0,
+    spread: dict | None = None,
 ) -> Forecast:
     """The one constructor of a :class:`Forecast`: the points' table, with its bounds at every asked level read off
-    ``draws`` (``(kind, point index, ScoreDraws)`` with kind ``'prediction'`` or ``'confidence'``)."""
+    ``draws`` (``(kind, point index, ScoreDraws)`` with kind ``'prediction'`` or ``'confidence'``), and the flags
+    its intervals earn (skewed; uninformative above ``chance``, naming the terms of ``spread``: point -> term ->
+    (log spread, words))."""
     n = len(runs)
     members = members or {}
     frame = pd.DataFrame(
@@ -83,6 +87,10 @@ def make_forecast(
     point = frame["prediction"].to_numpy(float)
     for i in np.flatnonzero(np.isfinite(lower) & ((point < lower) | (point > upper))):  # a skewed bootstrap says so
         frame.at[i, "flags"] = (*frame.at[i, "flags"], skewed(point[i], lower[i], upper[i], (below[i] + above[i]) / 2))
+    lower, upper = out._from_draws(UNINFORMATIVE_LEVEL, False)
+    for i in np.flatnonzero(np.isfinite(lower) & np.isfinite(point)):
+        if flag := uninformative(lower[i], upper[i], chance, (spread or {}).get(int(i))):
+            frame.at[i, "flags"] = (*frame.at[i, "flags"], flag)
     return out
 
 
@@ -466,7 +474,8 @@ class Forecast(RichView):
         ]
         out += list(dict.fromkeys(n for n in self.points["note"] if n))
         floors = {(m or {}).get("floor") for m in self.points["error_model"]} - {None, ""}
-        out += [f"extrapolation error: {floor}" for floor in sorted(floors)]
+        findings = dict.fromkeys(f for m in self.points["error_model"] for f in (m or {}).get("findings", ()))
+        out += [f"extrapolation error: {text}" for text in [*sorted(floors), *findings]]
         placed = any(r.startswith("planned runs placed at") for r in self.remarks)  # a fit's own words for it
         out += [f"planned runs placed at {c}" for c in _distinct(self.points["convention"]) if c and not placed]
         out += list(self.remarks)

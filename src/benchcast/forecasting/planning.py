@@ -28,6 +28,7 @@ from benchcast.forecasting.flags import (
     fit_flags,
     flagged,
     placements,
+    plan_interval_flags,
     target_flags,
 )
 from benchcast.forecasting.forecast import Forecast
@@ -174,7 +175,8 @@ def plan_default(
         "tpr": placed_at,
         **_sizes(band["needed"], placed_at, convention),
         "largest_run": max(float(r.diagnostics.flops_max) for r in results.values()),
-        "flags": () if at is None else tuple(at.flags[0]),
+        "flags": (() if at is None else tuple(at.flags[0]))
+        + plan_interval_flags(band["needed"], band.get("lower"), band.get("upper"), level),
     }
     placed = any(f.kind in PLACEMENTS for f in fields["flags"])  # its flag says where
     words = convention.at(fields["params"]) if convention is not None and "params" in fields else ""
@@ -441,6 +443,8 @@ def plan(
     if n_boot:
         interval = _k_interval(result, fields, unc) if solve_k else _plan_interval(result, target, unc, fields, has_k)
         fields.update(interval)
+        if not solve_k:
+            fields["flags"] += plan_interval_flags(needed, fields.get("lower"), fields.get("upper"), level)
     return Plan(**fields)
 
 

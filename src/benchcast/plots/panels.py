@@ -88,17 +88,33 @@ def draw_intervals(
     )
 
 
-def draw_band(ax, grid: np.ndarray, band: dict, color: str, label: str | None = "") -> None:
+UNINFORMATIVE_LABEL = "uninformative: 90 % interval wider than half of chance .. 1 (not a result)"
+
+
+def draw_band(ax, grid: np.ndarray, band: dict, color: str, label: str | None = "", faint=None) -> None:
     """Shade interval bands: ``band`` maps a level (0.5, 0.9) to (lower, upper) over ``grid``; the 90 % band is lighter
-    and edged by thin lines of its colour, so that two laws' bands stay distinguishable where they overlap."""
+    and edged by thin lines of its colour, so that two laws' bands stay distinguishable where they overlap. Where
+    ``faint`` (a mask over ``grid``: the forecast is flagged uninformative) no band is shaded: the 90 % band is only
+    hatched and labelled so (no solid band presented as a result)."""
+    faint = np.zeros(len(grid), bool) if faint is None else np.asarray(faint, bool)
     for level, alpha in ((0.9, 0.12), (0.5, 0.25)):
         if level in band:
             lo, hi = band[level]
-            text = f"{label}{int(round(level * 100))} % interval" if label is not None else None
-            ax.fill_between(grid, lo, hi, color=color, alpha=alpha, lw=0, label=text)
+            text = f"{label}{int(round(level * 100))} % interval" if label is not None and not faint.all() else None
+            if not faint.all():
+                ax.fill_between(grid, lo, hi, where=~faint, color=color, alpha=alpha, lw=0, label=text)
+            if level == 0.9 and faint.any():
+                hatched = UNINFORMATIVE_LABEL if UNINFORMATIVE_LABEL not in ax.get_legend_handles_labels()[1] else None
+                ax.fill_between(grid, lo, hi, where=faint, facecolor="none", edgecolor=color, hatch="//", lw=0,
+                                alpha=0.35, label=hatched)  # fmt: skip
             if level == 0.9:
                 for edge in (lo, hi):
-                    ax.plot(grid, edge, color=color, lw=0.5, alpha=0.6)
+                    ax.plot(grid, np.where(faint, np.nan, edge), color=color, lw=0.5, alpha=0.6)
+
+
+def uninformative_points(flags) -> np.ndarray:
+    """Per point, whether its forecast is flagged uninformative (``flags``: a Forecast's, one tuple per point)."""
+    return np.array([any(getattr(f, "kind", "") == "uninformative" for f in point) for point in flags], bool)
 
 
 def draw_backtest(

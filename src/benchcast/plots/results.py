@@ -9,7 +9,16 @@ import pandas as pd
 from benchcast.data.table import tpr_level
 from benchcast.plots.coverage import annotate_counts, coverage_table
 from benchcast.plots.labels import metric_label
-from benchcast.plots.panels import curve, draw_backtest, draw_band, draw_runs, flops_grid, run_status
+from benchcast.plots.panels import (
+    UNINFORMATIVE_LABEL,
+    curve,
+    draw_backtest,
+    draw_band,
+    draw_runs,
+    flops_grid,
+    run_status,
+    uninformative_points,
+)
 from benchcast.plots.style import (
     FONT,
     figure_legend,
@@ -151,12 +160,18 @@ def plot_forecast(forecast, fit=None, ax=None, runs=None, **style):
         ),
         f"{pct} % confidence interval (mean curve)": (forecast.interval(mean=True), {"lw": 3.5, "alpha": 0.6}),
     }
-    for label, ((lower, upper), look) in bounds.items():
-        interval_bars(ax, x[shown], pred[shown], lower[shown], upper[shown], color=color, label=label, **look)
+    faint = uninformative_points(forecast.flags)
+    for label, ((lower, upper), look) in bounds.items():  # an uninformative interval: dashed, faint, labelled so
+        sure, vague = shown & ~faint, shown & faint
+        interval_bars(ax, x[sure], pred[sure], lower[sure], upper[sure], color=color, label=label, **look)
+        named = UNINFORMATIVE_LABEL in ax.get_legend_handles_labels()[1]
+        interval_bars(ax, x[vague], pred[vague], lower[vague], upper[vague], color=color,
+                      label=None if named else UNINFORMATIVE_LABEL, **{**look, "alpha": 0.3})  # fmt: skip
     for i, (label, along) in enumerate(forecast.curves.items()):  # one curve and band per target ratio
         grid, tone = along.points["flops"].to_numpy(float), CURVE_COLORS[i % len(CURVE_COLORS)]
         ax.plot(grid, along.prediction, color=tone, lw=1.4, label=f"{forecast.law} at {label}")
-        draw_band(ax, grid, {level: along.interval(level) for level in (0.5, 0.9)}, tone, None)
+        bands = {level: along.interval(level) for level in (0.5, 0.9)}
+        draw_band(ax, grid, bands, tone, None, faint=uninformative_points(along.flags))
     options = {"marker": "*", "s": 90, "color": color, "edgecolors": "k", "zorder": 6, **style}
     ax.scatter(x[shown], pred[shown], label=f"{forecast.law} forecast", **options)
     if forecast.curves:

@@ -26,7 +26,7 @@ from benchcast.evaluation.backtest import BacktestResult, backtest
 from benchcast.fitting.result import FitResult
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting.bootstrap import Uncertainty, check_replicates
-from benchcast.forecasting.flags import OUTSIDE_TPR, describe
+from benchcast.forecasting.flags import OUTSIDE_TPR, UNINFORMATIVE, describe
 from benchcast.forecasting.forecast import Forecast
 from benchcast.forecasting.selection import ladder_laws
 from benchcast.forecasting.targets import describe_run, fitted_tpr_range, planned_runs
@@ -104,7 +104,7 @@ def _benchmark_warnings(report: BenchmarkReport, q_rand: float) -> list[str]:
                 f"at {row.flops:.2g} FLOPs the forecast extrapolates {row.decades:.2f} decades; the backtests "
                 f"checked at most {largest_seen:.2f}: its interval is not checked that far"
             )
-        if row.lower90 - q_rand < NEAR_CHANCE:
+        if row.lower90 - q_rand < NEAR_CHANCE and not any(f.kind == UNINFORMATIVE for f in row.flags):
             out.append(f"at {row.flops:.2g} FLOPs the 90 % interval reaches down to chance ({q_rand:.3g})")
     coverage90 = report.validation.metrics.get("coverage90")
     if coverage90 is not None and np.isfinite(coverage90) and coverage90 < 0.75:

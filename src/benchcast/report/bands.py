@@ -43,6 +43,8 @@ def strategy_bands(
                 else ""
             )
         )
+    findings = (made.error_model or {}).get("findings", ())
+    notes += [f"extrapolation error: {finding}" for finding in findings]  # a scale far from the prior, stated
     return made.take(slice(0, len(grid))), made.take(slice(len(grid), len(runs))), notes
 
 

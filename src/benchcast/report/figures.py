@@ -8,11 +8,12 @@ import textwrap
 import numpy as np
 import pandas as pd
 
+from benchcast.forecasting.flags import UNINFORMATIVE_LEVEL, uninformative
 from benchcast.laws import get_law
 from benchcast.laws.questions import spans_tprs
 from benchcast.plots.coverage import coverage_table, draw_coverage
 from benchcast.plots.figures import plot_kscan
-from benchcast.plots.panels import draw_backtest, draw_band, draw_runs
+from benchcast.plots.panels import UNINFORMATIVE_LABEL, draw_backtest, draw_band, draw_runs, uninformative_points
 from benchcast.plots.results import interval_bars, metric_label, plot_backtests, runs_by_tpr, value_labels
 from benchcast.plots.style import FONT, data_uri, figure_title, law_color, legend_outside, plt, style_axes
 from benchcast.report.analysis import BenchmarkReport
@@ -41,20 +42,23 @@ def draw_forecast(ax, report: BenchmarkReport) -> None:
     for law, member_curve in report.member_curves.items() if len(report.member_curves) > 1 else ():
         ax.plot(report.grid, member_curve, color=law_color(law), lw=0.8, ls="--", label=f"{law} (member)")
     ax.plot(report.grid, report.curve, color=color, lw=1.5, label=f"{report.strategy} (fitted on all runs)")
-    draw_band(ax, report.grid, report.bands, color, "")
+    chance = float(report.fit.spec.q_rand)
+    draw_band(ax, report.grid, report.bands, color, "", faint=_uninformative(report.bands, chance))
     styles = ("-.", (0, (5, 2)), (0, (1, 1)), (0, (3, 1, 1, 1, 1, 1)))
     for k, ((ratio, (curve, bands)), ls) in enumerate(zip(report.ratio_curves.items(), styles * 8, strict=False)):
         # a planned target at another TPR: its own curve, named on the curve (staggered along it) and in the legend
         ax.plot(report.grid, curve, color=color, lw=1.2, ls=ls, label=f"{report.strategy} at TPR {ratio:.3g}")
-        draw_band(ax, report.grid, bands, color, None)
+        draw_band(ax, report.grid, bands, color, None, faint=_uninformative(bands, chance))
         curve_label(ax, report.grid, curve, f"TPR {ratio:.3g}", 0.45 + 0.12 * (k % 4), below=True)
     if report.ratio_curves and report.curve_tpr is not None:
         curve_label(ax, report.grid, report.curve, f"TPR {report.curve_tpr:.3g}", 0.3)
     f = report.forecast.to_frame()
-    # the bar and its legend entry only where the interval exists (none where no spread was measurable)
-    interval_bars(
-        ax, f["flops"], f["prediction"], f["lower90"], f["upper90"], color, "90 % interval at target", capsize=3
-    )
+    # the bar and its legend entry only where the interval exists (none where no spread was measurable); an
+    # uninformative one faint and labelled so
+    vague = uninformative_points(f["flags"])
+    for part, label, look in ((~vague, "90 % interval at target", {}), (vague, UNINFORMATIVE_LABEL, {"alpha": 0.3})):
+        g = f[part]
+        interval_bars(ax, g["flops"], g["prediction"], g["lower90"], g["upper90"], color, label, capsize=3, **look)
     ax.scatter(
         f["flops"], f["prediction"], marker="*", s=90, color=color, edgecolors="k", zorder=6, label="forecast at target"
     )
@@ -85,6 +89,14 @@ def curve_label(ax, grid, curve, text: str, where: float, below: bool = False) -
         ax.annotate(text, (grid[i], values[i]), textcoords="offset points", xytext=(0, -4 if below else 4),
                     fontsize=FONT["legend"], ha="center", va="top" if below else "bottom", zorder=7,
                     bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.8})  # fmt: skip
+
+
+def _uninformative(bands: dict, chance: float) -> np.ndarray | None:
+    """Where along the grid the band's 90 % interval is uninformative (the flags' own rule), None without one."""
+    if UNINFORMATIVE_LEVEL not in bands:
+        return None
+    lower, upper = bands[UNINFORMATIVE_LEVEL]
+    return np.array([uninformative(lo, hi, chance) is not None for lo, hi in zip(lower, upper, strict=True)], bool)
 
 
 def judged(report: BenchmarkReport) -> str:
