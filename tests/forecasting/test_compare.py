@@ -149,3 +149,20 @@ def test_draws_without_a_score_are_dropped_and_an_even_pair_counts_half():
     even = pd.DataFrame({"p_a_better": [0.5, 0.9], "truth_a_better": [1.0, 1.0], "baseline_a_better": [1.0, 1.0],
                          "decision": ["undecided", "A"]})  # fmt: skip
     assert _scores("x", even, None)[3] == pytest.approx(0.75)  # p = 1/2 counts half, as the baseline's tie
+
+
+@pytest.mark.parametrize(
+    ("benchmark", "words"),
+    [
+        ("hellaswg", "unknown benchmark 'hellaswg'. Did you mean 'hellaswag'"),
+        ("hellaswag:acc_nrm", "no metric 'acc_nrm'. Did you mean 'acc_norm'"),
+    ],
+)
+def test_a_typo_gets_the_selection_error_forecast_gives(ladders, benchmark, words):
+    with pytest.raises(BenchcastError) as compared:
+        bc.compare(ladders, "recipe", benchmark, flops=PLANNED, n_boot=N_BOOT)
+    with pytest.raises(BenchcastError) as forecast:
+        name, _, metric = benchmark.partition(":")
+        bc.forecast_default(ladders, name, metric or None, flops=PLANNED, n_boot=N_BOOT)
+    assert words in str(compared.value) and str(compared.value) == str(forecast.value)
+    assert "share no benchmark" not in str(compared.value)

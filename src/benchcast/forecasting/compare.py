@@ -276,6 +276,10 @@ def compare(
     asked = [benchmark] if isinstance(benchmark, str | tuple) else list(benchmark)
     asked = [b if isinstance(b, tuple) else (b.partition(":")[0], b.partition(":")[2] or metric) for b in asked]
     settings_k = {key: settings.get(key) for key in ("k", "tpr", "min_flops", "max_flops")}
+    for b, m in asked:  # a benchmark or metric no recipe has: the selection error `forecast` gives (its suggestion)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DataWarning)
+            select(table, b, m, settings_k["k"])
     chosen = {(b, m): select_each(table, by, names, b, m, **settings_k) for b, m in asked}
     shared = [b for (b, m) in asked if sum(isinstance(r, pd.DataFrame) for r in chosen[(b, m)].values()) >= 2]
     if not shared:
