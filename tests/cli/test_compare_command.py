@@ -88,3 +88,14 @@ def test_two_recipes_that_share_run_names_are_compared_from_one_file(tmp_path):
     doc = json.loads(out.stdout)
     assert sorted(r["recipe"] for r in doc["recipes"]) == ["A", "B"] and all(r["n_runs"] == 3 for r in doc["recipes"])
     assert doc["pairs"][0]["p_a_better"] < 0.5  # B, twice as efficient, wins as with distinct names
+
+
+def test_a_column_of_sizes_is_refused_not_compared(tmp_path):
+    table = recipe_ladders({"A": 1.0, "B": 2.0}, sizes=3, seed=5, benchmarks=("hellaswag",))
+    path = tmp_path / "scale.csv"
+    table.assign(scale=table["run"].str.split("-").str[-1]).to_csv(path, index=False)
+    out = run_cli("compare", path, "--by", "scale", "-b", "hellaswag", "--flops", "1e22", "--n-boot", "20")
+    said = " ".join(out.stderr.split())
+    assert out.exit_code == 2 and "Traceback" not in out.stderr, out.stderr
+    assert "no recipe of 'scale' has a forecast" in said and "holds runs of one size" in said
+    assert "None" not in said and "--by" in said

@@ -318,6 +318,8 @@ def compare(
             out.append(frame)
         target.setdefault("planned_flops", planned)
     recipes, pairs, multipliers = (pd.concat(p, ignore_index=True) for p in parts)
+    if recipes["prediction"].isna().all():
+        _refuse_no_forecast(table, by, recipes, chosen)
     return Comparison(by, recipes, pairs, multipliers, level, decide, errors, curves, target)
 
 
@@ -336,6 +338,29 @@ def _recipes(table: pd.DataFrame, by: str) -> list:
             "a comparison needs two or more."
         )
     return names
+
+
+def _refuse_no_forecast(table, by, recipes, chosen) -> None:
+    """No recipe of ``by`` has a forecast on any benchmark asked: refused (nothing to compare), naming the column, how
+    many sizes each of its values spans, and the forecasts' own reasons."""
+    sizes = {}
+    for runs in chosen.values():
+        for name, rows in runs.items():
+            if isinstance(rows, pd.DataFrame):
+                count = int(np.unique(np.round(np.log10(rows["params"].to_numpy(float)), 1)).size)
+                sizes[name] = max(sizes.get(name, 0), count)
+    one = [str(n) for n, c in sizes.items() if c < 2]
+    spans = (
+        f"every value of '{by}' ({', '.join(one[:4])}{', ...' if len(one) > 4 else ''}) holds runs of one size, so "
+        f"'{by}' looks like a column of sizes, not of recipes; "
+        if sizes and len(one) == len(sizes)
+        else ""
+    )
+    reasons = list(dict.fromkeys(str(n).removeprefix("no forecast: ") for n in recipes["note"] if n))
+    raise BenchcastError(
+        f"no recipe of '{by}' has a forecast, so there is nothing to compare: {spans}"
+        f"{'; '.join(reasons[:3]) or 'no forecast'}. Name the column that holds each run's recipe with --by."
+    )
 
 
 def select_each(table, by, names, benchmark, metric, k=None, **within) -> dict:
