@@ -166,3 +166,21 @@ def test_a_typo_gets_the_selection_error_forecast_gives(ladders, benchmark, word
         bc.forecast_default(ladders, name, metric or None, flops=PLANNED, n_boot=N_BOOT)
     assert words in str(compared.value) and str(compared.value) == str(forecast.value)
     assert "share no benchmark" not in str(compared.value)
+
+
+def test_the_joint_fit_flags_a_recipe_as_forecast_flags_its_own_fit():
+    table = bc.validate(recipe_ladders({"A": 1.0, "B": 2.0}, sizes=3, seed=5, benchmarks=("hellaswag",)), "synthetic")
+    one = table[table["recipe"] == "A"].nlargest(1, "flops").assign(recipe="C", run="C-one")
+    table = pd.concat([table, one], ignore_index=True)
+    top = float(table["flops"].max())
+    # the planned run 0.5 % above the largest runs: each recipe's own largest run is in the fit, as forecast flags it
+    at = bc.compare(table, "recipe", "hellaswag", flops=top * 1.005, shape="shared", n_boot=N_BOOT, n_jobs=1)
+    rows = at.recipes.set_index("recipe")
+    assert rows["prediction"].notna().all()
+    assert all(any(f.kind == "at a fitted run" for f in rows.at[r, "flags"]) for r in "ABC")
+    far = bc.compare(table, "recipe", "hellaswag", flops=top * 10, shape="shared", n_boot=N_BOOT, n_jobs=1)
+    rows = far.recipes.set_index("recipe")
+    assert rows.at["A", "flags"] == () and rows.at["B", "flags"] == ()  # three sizes each, an extrapolation: unflagged
+    (borrowed,) = rows.at["C", "flags"]  # one run: its forecast is never unflagged
+    assert borrowed.kind == "slope borrowed" and "borrowed from the other recipes" in borrowed.reason
+    assert "flagged: slope borrowed" in str(far)

@@ -22,7 +22,7 @@ from benchcast.forecasting.bootstrap import DEFAULT_INTERVAL, DEFAULT_REPLICATES
 from benchcast.forecasting.compare_draws import BAND, _baseline, _matrix, _multipliers, _no_multipliers, _pairs
 from benchcast.forecasting.draws import DRAWS, Draws, score_interval
 from benchcast.forecasting.extrapolation import estimate, load_prior, widen
-from benchcast.forecasting.flags import short
+from benchcast.forecasting.flags import shared_shape_flags, short
 from benchcast.forecasting.targets import table_runs
 from benchcast.utils.jsonable import jsonable
 from benchcast.utils.rich_view import Markup, RichView, rich_table
@@ -494,7 +494,10 @@ def _joint(table, by, names, benchmark, metric, reach, planned, errors, unc, set
     """The shared shape (:mod:`benchcast.fitting.shared_shape`) fitted to every recipe's runs below the plan, its draws
     widened by the cross-ladder extrapolation error (common random numbers) as the default's are."""
     rows = [_row(benchmark, n, chosen[n]) for n in names]
-    pts, chance, why = _points(names, chosen, benchmark, planned)
+    pts, chance, why, fitted = _points(names, chosen, benchmark, planned)
+    first = {key: values[0] for key, values in reach.items()}
+    target = table_runs(table, **first, given=settings.get("flops_per_6nd"))
+    target_tpr, target_n = float(target.tpr[0]), float(target.params[0])
     for i, row in enumerate(rows):
         if not row["note"] and i not in chance:
             row["note"] = f"no forecast: {why.get(i, 'no run below the planned run')}"
@@ -526,7 +529,13 @@ def _joint(table, by, names, benchmark, metric, reach, planned, errors, unc, set
         values, law = _order(values, errors, unc["seed"], i), _order(law, errors, unc["seed"], i)
         point = q + (1 - q) * np.exp(-np.exp(shape.predict(i, x)))
         (lo, hi), band = score_interval(Draws(values), unc["level"]), score_interval(Draws(values), 0.9)
-        rows[i].update(method=words, prediction=float(point[at]), lower=float(lo[at]), upper=float(hi[at]))
+        flags = shared_shape_flags(
+            fitted[i],
+            planned,
+            target_tpr if np.isfinite(target_tpr) else None,
+            target_n if np.isfinite(target_n) else None,
+        )
+        rows[i].update(method=words, prediction=float(point[at]), lower=float(lo[at]), upper=float(hi[at]), flags=flags)
         draws[names[i]], grids[names[i]] = values[:, at], (grid, law)
         runs = chosen[names[i]][["flops", "value"]]
         curves[(benchmark, names[i])] = {"flops": grid, "prediction": point, "lower": band[0], "upper": band[1],
@@ -534,12 +543,12 @@ def _joint(table, by, names, benchmark, metric, reach, planned, errors, unc, set
     return rows, draws, grids
 
 
-def _points(names, chosen, benchmark, planned, margin=None) -> tuple[np.ndarray, dict, dict]:
+def _points(names, chosen, benchmark, planned, margin=None) -> tuple[np.ndarray, dict, dict, dict]:
     """The joint fit's points (recipe index, log10 C, log(-log Q') of each compute's best run) below the plan, each
     recipe's chance level, and why a recipe has none: its chance level unknown, or no run above chance + the
     benchmark's near-chance margin (:func:`~benchcast.data.chance.filter_margin`, ``--margin`` or a ``margin``
-    column), the rule every fit uses."""
-    points, chance, why = [], {}, {}
+    column), the rule every fit uses; and each recipe's runs behind its points (the runs its flags are placed by)."""
+    points, chance, why, fitted = [], {}, {}, {}
     for i, name in enumerate(names):
         runs = chosen[name]
         runs = runs[runs["flops"] < planned] if isinstance(runs, pd.DataFrame) else runs
@@ -560,7 +569,8 @@ def _points(names, chosen, benchmark, planned, margin=None) -> tuple[np.ndarray,
             continue
         points += [(i, np.log10(c), np.log(-np.log(v))) for c, v in zip(best.index[keep], share[keep], strict=True)]
         chance[i] = q
-    return np.array(points, float).reshape(-1, 3), chance, why
+        fitted[i] = runs[runs["flops"].isin(best.index[keep])]
+    return np.array(points, float).reshape(-1, 3), chance, why, fitted
 
 
 def _bound(value: float, censored) -> str:
