@@ -184,3 +184,23 @@ def test_the_joint_fit_flags_a_recipe_as_forecast_flags_its_own_fit():
     (borrowed,) = rows.at["C", "flags"]  # one run: its forecast is never unflagged
     assert borrowed.kind == "slope borrowed" and "borrowed from the other recipes" in borrowed.reason
     assert "flagged: slope borrowed" in str(far)
+
+
+def test_long_recipe_names_that_share_a_prefix_are_never_cut_alike():
+    prefix = "cc_v4_resiliparse_rw_v2_bff_minngram20_"  # 39 characters, as the DCLM recipes share
+    renames = {"A": prefix + "10shards_shard3_OH_eli5", "B": prefix + "32shards_shard3_OH_eli5"}
+    table = bc.validate(recipe_ladders({"A": 1.0, "B": 2.0}, sizes=3, seed=5, benchmarks=("hellaswag",)), "synthetic")
+    out = bc.compare(table.assign(recipe=table["recipe"].map(renames)), "recipe", "hellaswag", flops=1e22, n_boot=20)
+    text = str(out)
+    assert "…" not in text  # wrapped, not cut to the shared prefix
+    flat = "".join(text.split())
+    assert all(name in flat for name in renames.values())
+    from benchcast.plots.compare import unique_labels
+
+    labels = unique_labels([*renames.values(), "dolma"], 24)
+    assert len(set(labels)) == 3 and labels[2] == "dolma" and all(len(x) <= 25 for x in "\n".join(labels).split("\n"))
+    figure = out.plot()
+    ticks = [t.get_text() for t in figure.axes[1].get_yticklabels()]
+    assert len(set(ticks)) == 2 and all(
+        t.replace("\n", "").rstrip("…") in name for t, name in zip(ticks, renames.values(), strict=True)
+    )
