@@ -358,9 +358,10 @@ def _refuse_no_forecast(table, by, recipes, chosen) -> None:
         else ""
     )
     reasons = list(dict.fromkeys(str(n).removeprefix("no forecast: ") for n in recipes["note"] if n))
+    hint = " Name the column that holds each run's recipe with --by." if spans else ""
     raise BenchcastError(
         f"no recipe of '{by}' has a forecast, so there is nothing to compare: {spans}"
-        f"{'; '.join(reasons[:3]) or 'no forecast'}. Name the column that holds each run's recipe with --by."
+        f"{'; '.join(reasons[:3]) or 'no forecast'}.{hint}"
     )
 
 
