@@ -73,3 +73,29 @@ def test_the_backtest_flag_scores_the_decisions(ladder_file, tmp_path):
     assert pooled["benchmark"] == "pooled" and pooled["pairs"] == 1 and pooled["decision_accuracy"] == 1.0  # 2x apart
     refused = run_cli("compare", ladder_file, "--by", "recipe", "-b", "hellaswag", "--backtest", "--flops", "1e22")
     assert refused.exit_code == 2 and "--backtest forecasts the held-out budget itself" in refused.stderr
+
+
+def test_two_recipes_that_share_run_names_are_compared_from_one_file(tmp_path):
+    # two recipes' files joined (as the guide joins the Apple DCLM and C4 ladders): the same run names in both
+    table = recipe_ladders({"A": 1.0, "B": 2.0}, sizes=3, seed=5, benchmarks=("hellaswag",))
+    table = table.assign(run=table["run"].str.split("-").str[-1])  # A-20M and B-20M both named 20M
+    assert table.duplicated(["run", "benchmark", "metric"]).any()
+    path = tmp_path / "joined.csv"
+    table.to_csv(path, index=False)
+    out = run_cli("compare", path, "--by", "recipe", "-b", "hellaswag", "--flops", "1e22", "--n-boot", "30", "--json")
+    assert out.exit_code == 0, out.stderr
+    assert "'<recipe>/<run>'" in " ".join(out.stderr.split())
+    doc = json.loads(out.stdout)
+    assert sorted(r["recipe"] for r in doc["recipes"]) == ["A", "B"] and all(r["n_runs"] == 3 for r in doc["recipes"])
+    assert doc["pairs"][0]["p_a_better"] < 0.5  # B, twice as efficient, wins as with distinct names
+
+
+def test_a_column_of_sizes_is_refused_not_compared(tmp_path):
+    table = recipe_ladders({"A": 1.0, "B": 2.0}, sizes=3, seed=5, benchmarks=("hellaswag",))
+    path = tmp_path / "scale.csv"
+    table.assign(scale=table["run"].str.split("-").str[-1]).to_csv(path, index=False)
+    out = run_cli("compare", path, "--by", "scale", "-b", "hellaswag", "--flops", "1e22", "--n-boot", "20")
+    said = " ".join(out.stderr.split())
+    assert out.exit_code == 2 and "Traceback" not in out.stderr, out.stderr
+    assert "no recipe of 'scale' has a forecast" in said and "holds runs of one size" in said
+    assert "None" not in said and "--by" in said

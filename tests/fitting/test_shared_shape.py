@@ -8,6 +8,7 @@ import pytest
 
 import benchcast as bc
 from benchcast.data.example import recipe_ladders
+from benchcast.errors import BenchcastError
 from benchcast.fitting.shared_shape import choose_shape, common_draws, fit_shape, shape_draws
 
 
@@ -99,13 +100,14 @@ def test_sizes_are_counted_by_parameters_not_by_compute():
 
 def test_the_joint_fit_refuses_an_unknown_chance_level_and_says_why():
     table = bc.validate(_three_sizes().drop(columns="q_rand").assign(benchmark="mytask"), "synthetic")
-    out = bc.compare(table, "recipe", "mytask", flops=1e22, n_boot=20, shape="shared")
-    assert out.recipes["prediction"].isna().all()
-    assert out.recipes["note"].str.contains("chance level unknown").all()
-    assert out.recipes["note"].str.contains("needs two or more recipes").sum() == 0  # the real reason, not a dof
+    with pytest.raises(BenchcastError) as refused:  # no recipe has a forecast: refused, with the reason
+        bc.compare(table, "recipe", "mytask", flops=1e22, n_boot=20, shape="shared")
+    said = str(refused.value)
+    assert "no recipe of 'recipe' has a forecast" in said and "chance level unknown" in said
+    assert "needs two or more recipes" not in said  # the real reason, not a dof
 
 
 def test_the_joint_fit_drops_runs_by_the_margin_rule():
     table = bc.validate(_three_sizes().assign(margin=0.95), "synthetic")  # every run within chance + 0.95
-    out = bc.compare(table, "recipe", "hellaswag", flops=1e22, n_boot=20, shape="shared")
-    assert out.recipes["note"].str.contains(r"no run above chance \+ margin \(0.252 \+ 0.95\)").all()
+    with pytest.raises(BenchcastError, match=r"no run above chance \+ margin \(0.252 \+ 0.95\)"):
+        bc.compare(table, "recipe", "hellaswag", flops=1e22, n_boot=20, shape="shared")

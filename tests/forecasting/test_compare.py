@@ -149,3 +149,58 @@ def test_draws_without_a_score_are_dropped_and_an_even_pair_counts_half():
     even = pd.DataFrame({"p_a_better": [0.5, 0.9], "truth_a_better": [1.0, 1.0], "baseline_a_better": [1.0, 1.0],
                          "decision": ["undecided", "A"]})  # fmt: skip
     assert _scores("x", even, None)[3] == pytest.approx(0.75)  # p = 1/2 counts half, as the baseline's tie
+
+
+@pytest.mark.parametrize(
+    ("benchmark", "words"),
+    [
+        ("hellaswg", "unknown benchmark 'hellaswg'. Did you mean 'hellaswag'"),
+        ("hellaswag:acc_nrm", "no metric 'acc_nrm'. Did you mean 'acc_norm'"),
+    ],
+)
+def test_a_typo_gets_the_selection_error_forecast_gives(ladders, benchmark, words):
+    with pytest.raises(BenchcastError) as compared:
+        bc.compare(ladders, "recipe", benchmark, flops=PLANNED, n_boot=N_BOOT)
+    with pytest.raises(BenchcastError) as forecast:
+        name, _, metric = benchmark.partition(":")
+        bc.forecast_default(ladders, name, metric or None, flops=PLANNED, n_boot=N_BOOT)
+    assert words in str(compared.value) and str(compared.value) == str(forecast.value)
+    assert "share no benchmark" not in str(compared.value)
+
+
+def test_the_joint_fit_flags_a_recipe_as_forecast_flags_its_own_fit():
+    table = bc.validate(recipe_ladders({"A": 1.0, "B": 2.0}, sizes=3, seed=5, benchmarks=("hellaswag",)), "synthetic")
+    one = table[table["recipe"] == "A"].nlargest(1, "flops").assign(recipe="C", run="C-one")
+    table = pd.concat([table, one], ignore_index=True)
+    top = float(table["flops"].max())
+    # the planned run 0.5 % above the largest runs: each recipe's own largest run is in the fit, as forecast flags it
+    at = bc.compare(table, "recipe", "hellaswag", flops=top * 1.005, shape="shared", n_boot=N_BOOT, n_jobs=1)
+    rows = at.recipes.set_index("recipe")
+    assert rows["prediction"].notna().all()
+    assert all(any(f.kind == "at a fitted run" for f in rows.at[r, "flags"]) for r in "ABC")
+    far = bc.compare(table, "recipe", "hellaswag", flops=top * 10, shape="shared", n_boot=N_BOOT, n_jobs=1)
+    rows = far.recipes.set_index("recipe")
+    assert rows.at["A", "flags"] == () and rows.at["B", "flags"] == ()  # three sizes each, an extrapolation: unflagged
+    (borrowed,) = rows.at["C", "flags"]  # one run: its forecast is never unflagged
+    assert borrowed.kind == "slope borrowed" and "borrowed from the other recipes" in borrowed.reason
+    assert "flagged: slope borrowed" in str(far)
+
+
+def test_long_recipe_names_that_share_a_prefix_are_never_cut_alike():
+    prefix = "cc_v4_resiliparse_rw_v2_bff_minngram20_"  # 39 characters, as the DCLM recipes share
+    renames = {"A": prefix + "10shards_shard3_OH_eli5", "B": prefix + "32shards_shard3_OH_eli5"}
+    table = bc.validate(recipe_ladders({"A": 1.0, "B": 2.0}, sizes=3, seed=5, benchmarks=("hellaswag",)), "synthetic")
+    out = bc.compare(table.assign(recipe=table["recipe"].map(renames)), "recipe", "hellaswag", flops=1e22, n_boot=20)
+    text = str(out)
+    assert "…" not in text  # wrapped, not cut to the shared prefix
+    flat = "".join(text.split())
+    assert all(name in flat for name in renames.values())
+    from benchcast.plots.compare import unique_labels
+
+    labels = unique_labels([*renames.values(), "dolma"], 24)
+    assert len(set(labels)) == 3 and labels[2] == "dolma" and all(len(x) <= 25 for x in "\n".join(labels).split("\n"))
+    figure = out.plot()
+    ticks = [t.get_text() for t in figure.axes[1].get_yticklabels()]
+    assert len(set(ticks)) == 2 and all(
+        t.replace("\n", "").rstrip("…") in name for t, name in zip(ticks, renames.values(), strict=True)
+    )

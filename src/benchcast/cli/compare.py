@@ -111,7 +111,7 @@ def compare_command(
         from benchcast.plots.options import check_figure_format
 
         check_figure_format(out.suffix or "png")
-    table = read(data, format, metadata, q_rand, margin=margin, columns=column)
+    table = read(data, format, metadata, q_rand, margin=margin, columns=column, group=by)
     settings = forecast_settings(
         boot,
         level,

@@ -71,6 +71,7 @@ def read(
     margin: list[str] | None = None,
     checkpoints: str = "final",
     columns: list[str] | None = None,
+    group: str | None = None,
 ) -> "pd.DataFrame":
     """The data a command works on, with the chance levels given by ``--q-rand`` and the filter margins given by
     ``--margin`` attached."""
@@ -91,7 +92,9 @@ def read(
         if not (equals and column and name):
             raise BenchcastError(f"--column {text!r}: expected FILE_COLUMN=NAME, e.g. throughput/total_flops=flops.")
         renames[column] = name
-    table = load(data, format, metadata=metadata, samples=samples, checkpoints=checkpoints, columns=renames or None)
+    table = load(
+        data, format, metadata=metadata, samples=samples, checkpoints=checkpoints, columns=renames or None, group=group
+    )
     table = with_chance_levels(table, parse_q_rand(q_rand))
     return with_margins(table, parse_q_rand(margin, "--margin"))
 

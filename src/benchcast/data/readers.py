@@ -35,7 +35,7 @@ RENAME_TARGETS = (*COLUMNS, "q_rand", "choices", "step", "series", "final")
 APPLE_COLUMNS = {"tokens", "benchmark", "metric_type", "score", "tpr"}
 
 
-def read_tidy(path: str | Path, columns: dict[str, str] | None = None) -> pd.DataFrame:
+def read_tidy(path: str | Path, columns: dict[str, str] | None = None, group: str | None = None) -> pd.DataFrame:
     """A tidy table with one row per (run, benchmark, metric[, k]); ``columns`` renames.
 
     Parameters
@@ -44,6 +44,9 @@ def read_tidy(path: str | Path, columns: dict[str, str] | None = None) -> pd.Dat
         A CSV, Parquet or JSON-lines file.
     columns : dict of str to str, optional
         The file's column names mapped to the table's (``{'model': 'run'}``).
+    group : str, optional
+        A column that, with the run name, identifies a run (``compare --by``; see
+        :func:`~benchcast.data.schema.validate`).
 
     Returns
     -------
@@ -61,7 +64,7 @@ def read_tidy(path: str | Path, columns: dict[str, str] | None = None) -> pd.Dat
     if "step" in frame.columns and "series" not in frame.columns and "run" in frame.columns:
         # rows of a run at several steps are its checkpoints: each one its own run, the run their series
         frame = frame.assign(series=frame["run"], run=frame["run"].astype(str) + "@step" + frame["step"].astype(str))
-    return validate(frame, source=str(path))
+    return validate(frame, source=str(path), group=group)
 
 
 def _run_name(params: float, tpr: float) -> str:
@@ -235,6 +238,7 @@ def load(
     metadata: str | Path | None = None,
     samples: str | Path | list | None = None,
     checkpoints: str = "final",
+    group: str | None = None,
 ) -> pd.DataFrame:
     """Read any supported file into a validated table.
 
@@ -255,6 +259,9 @@ def load(
         Where a source has several checkpoints per run: each run's final one (the default, named as the run;
         a DataWarning counts those set aside) or every one (named ``run@step<N>``, with ``series``, ``step``
         and ``final`` columns).
+    group : str, optional
+        A tidy file's column that, with the run name, identifies a run (a recipe, ``compare --by``): run names
+        shared by several of its values are read as ``<group>/<run>``.
 
     Returns
     -------
@@ -290,5 +297,5 @@ def load(
     elif format == "wandb":
         table = read_training_logs(path, metadata, columns)
     else:
-        table = read_tidy(path, columns)
+        table = read_tidy(path, columns, group)
     return table if checkpoints == "all" else final_checkpoints(table, str(path))

@@ -200,7 +200,30 @@ def require_names(column: pd.Series, name: str, source: str) -> None:
         raise DataError(f"{source}: column '{name}' has no value in row {row}; every row needs one.")
 
 
-def validate(frame: pd.DataFrame, source: str = "table") -> pd.DataFrame:
+def qualify_runs(frame: pd.DataFrame, group: str, source: str) -> pd.DataFrame:
+    """Runs named by (``group``, run): where one run name appears under two or more values of column ``group`` (two
+    recipes' files that both name their runs ``91M-tpr20``), each such run is renamed ``<group value>/<run>`` (a
+    DataWarning says so); other runs keep their names."""
+    if group not in frame.columns or "run" not in frame.columns:
+        return frame
+    spread = frame.dropna(subset=[group]).groupby(frame["run"].astype(str))[group].nunique()
+    shared = spread.index[spread > 1]
+    if not len(shared):
+        return frame
+    hit = frame["run"].astype(str).isin(shared) & frame[group].notna()
+    frame = frame.copy()
+    frame["run"] = frame["run"].astype(str).where(~hit, frame[group].astype(str) + "/" + frame["run"].astype(str))
+    warnings.warn(
+        f"{source}: {len(shared)} run name(s) ({', '.join(map(repr, list(shared)[:3]))}"
+        f"{', ...' if len(shared) > 3 else ''}) appear under several values of '{group}': a run is identified by "
+        f"('{group}', run), so each is named '<{group}>/<run>' here.",
+        DataWarning,
+        stacklevel=3,
+    )
+    return frame
+
+
+def validate(frame: pd.DataFrame, source: str = "table", group: str | None = None) -> pd.DataFrame:
     """Check and complete a table: derive missing sizes, coerce types, check ranges.
 
     Raises :class:`DataError` naming ``source``, the column and the offending value.
@@ -211,6 +234,9 @@ def validate(frame: pd.DataFrame, source: str = "table") -> pd.DataFrame:
         A table as read (columns of :data:`COLUMNS`; sizes may be partly missing).
     source : str
         Where it came from, named in errors.
+    group : str, optional
+        A column (a recipe) that, with the run name, identifies a run: run names shared by several of its values
+        are qualified as ``<group>/<run>`` (:func:`qualify_runs`) before duplicates are checked.
 
     Returns
     -------
@@ -236,6 +262,8 @@ def validate(frame: pd.DataFrame, source: str = "table") -> pd.DataFrame:
         raise DataError(f"{source}: the table has no rows.")
     for column in ("run", "benchmark", "metric"):
         require_names(frame[column], column, source)
+    if group is not None:
+        frame = qualify_runs(frame, group, source)
     out = pd.DataFrame(index=frame.index)
     out["run"] = frame["run"].astype(str)
     for column in SIZE_COLUMNS:

@@ -22,7 +22,7 @@ from benchcast.forecasting.bootstrap import DEFAULT_INTERVAL, DEFAULT_REPLICATES
 from benchcast.forecasting.compare_draws import BAND, _baseline, _matrix, _multipliers, _no_multipliers, _pairs
 from benchcast.forecasting.draws import DRAWS, Draws, score_interval
 from benchcast.forecasting.extrapolation import estimate, load_prior, widen
-from benchcast.forecasting.flags import short
+from benchcast.forecasting.flags import shared_shape_flags, short
 from benchcast.forecasting.targets import table_runs
 from benchcast.utils.jsonable import jsonable
 from benchcast.utils.rich_view import Markup, RichView, rich_table
@@ -151,12 +151,13 @@ class Comparison(RichView):
         r["baseline_rank"] = r["baseline_rank"].map(_rank)
         columns = ["benchmark", "recipe", "prediction", "lower", "upper", "rank", "baseline", "baseline_rank", "flags"]
         head = ["benchmark", "recipe", "forecast", *bounds, "rank", "baseline", "baseline rank", "flags"]
-        items = [rich_table(self.title, head, r[columns].values.tolist())]
+        names = ("recipe", "a", "b", "decision", "reference")  # wrapped where too long, never cut to a shared prefix
+        items = [rich_table(self.title, head, r[columns].values.tolist(), fold=names)]
         p = self.pairs.assign(disagree=self.pairs["disagree"].map({True: "yes", False: ""}))
         p["crosses_at"] = p["crosses_at"].map(_flops)
         head = ["benchmark", "a", "b", "p_a_better", "decision", "baseline disagrees", "curves cross at", "reason"]
         columns = ["benchmark", "a", "b", "p_a_better", "decision", "disagree", "crosses_at", "reason"]
-        items.append(rich_table("pairs", head, p[columns].values.tolist()))
+        items.append(rich_table("pairs", head, p[columns].values.tolist(), fold=names))
         mm = self.multipliers
         m = mm.assign(
             crosses_at=mm["crosses_at"].map(_flops),
@@ -167,7 +168,7 @@ class Comparison(RichView):
         title = "effective-compute multipliers (C_ref / C_recipe at the reference's planned score)"
         head = ["benchmark", "recipe", "reference", "multiplier", *bounds, "crosses reference at", "note"]
         columns = ["benchmark", "recipe", "reference", "multiplier", "lower", "upper", "crosses_at", "note"]
-        items.append(rich_table(title, head, m[columns].values.tolist()))
+        items.append(rich_table(title, head, m[columns].values.tolist(), fold=names))
         return items + [Markup(escape(n), highlight=False) for n in self.notes]
 
     def plot(self, benchmark: str | None = None, axes=None):
@@ -276,6 +277,10 @@ def compare(
     asked = [benchmark] if isinstance(benchmark, str | tuple) else list(benchmark)
     asked = [b if isinstance(b, tuple) else (b.partition(":")[0], b.partition(":")[2] or metric) for b in asked]
     settings_k = {key: settings.get(key) for key in ("k", "tpr", "min_flops", "max_flops")}
+    for b, m in asked:  # a benchmark or metric no recipe has: the selection error `forecast` gives (its suggestion)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DataWarning)
+            select(table, b, m, settings_k["k"])
     chosen = {(b, m): select_each(table, by, names, b, m, **settings_k) for b, m in asked}
     shared = [b for (b, m) in asked if sum(isinstance(r, pd.DataFrame) for r in chosen[(b, m)].values()) >= 2]
     if not shared:
@@ -314,6 +319,8 @@ def compare(
             out.append(frame)
         target.setdefault("planned_flops", planned)
     recipes, pairs, multipliers = (pd.concat(p, ignore_index=True) for p in parts)
+    if recipes["prediction"].isna().all():
+        _refuse_no_forecast(table, by, recipes, chosen)
     return Comparison(by, recipes, pairs, multipliers, level, decide, errors, curves, target)
 
 
@@ -332,6 +339,30 @@ def _recipes(table: pd.DataFrame, by: str) -> list:
             "a comparison needs two or more."
         )
     return names
+
+
+def _refuse_no_forecast(table, by, recipes, chosen) -> None:
+    """No recipe of ``by`` has a forecast on any benchmark asked: refused (nothing to compare), naming the column, how
+    many sizes each of its values spans, and the forecasts' own reasons."""
+    sizes = {}
+    for runs in chosen.values():
+        for name, rows in runs.items():
+            if isinstance(rows, pd.DataFrame):
+                count = int(np.unique(np.round(np.log10(rows["params"].to_numpy(float)), 1)).size)
+                sizes[name] = max(sizes.get(name, 0), count)
+    one = [str(n) for n, c in sizes.items() if c < 2]
+    spans = (
+        f"every value of '{by}' ({', '.join(one[:4])}{', ...' if len(one) > 4 else ''}) holds runs of one size, so "
+        f"'{by}' looks like a column of sizes, not of recipes; "
+        if sizes and len(one) == len(sizes)
+        else ""
+    )
+    reasons = list(dict.fromkeys(str(n).removeprefix("no forecast: ") for n in recipes["note"] if n))
+    hint = " Name the column that holds each run's recipe with --by." if spans else ""
+    raise BenchcastError(
+        f"no recipe of '{by}' has a forecast, so there is nothing to compare: {spans}"
+        f"{'; '.join(reasons[:3]) or 'no forecast'}.{hint}"
+    )
 
 
 def select_each(table, by, names, benchmark, metric, k=None, **within) -> dict:
@@ -465,7 +496,10 @@ def _joint(table, by, names, benchmark, metric, reach, planned, errors, unc, set
     """The shared shape (:mod:`benchcast.fitting.shared_shape`) fitted to every recipe's runs below the plan, its draws
     widened by the cross-ladder extrapolation error (common random numbers) as the default's are."""
     rows = [_row(benchmark, n, chosen[n]) for n in names]
-    pts, chance, why = _points(names, chosen, benchmark, planned)
+    pts, chance, why, fitted = _points(names, chosen, benchmark, planned)
+    first = {key: values[0] for key, values in reach.items()}
+    target = table_runs(table, **first, given=settings.get("flops_per_6nd"))
+    target_tpr, target_n = float(target.tpr[0]), float(target.params[0])
     for i, row in enumerate(rows):
         if not row["note"] and i not in chance:
             row["note"] = f"no forecast: {why.get(i, 'no run below the planned run')}"
@@ -497,7 +531,13 @@ def _joint(table, by, names, benchmark, metric, reach, planned, errors, unc, set
         values, law = _order(values, errors, unc["seed"], i), _order(law, errors, unc["seed"], i)
         point = q + (1 - q) * np.exp(-np.exp(shape.predict(i, x)))
         (lo, hi), band = score_interval(Draws(values), unc["level"]), score_interval(Draws(values), 0.9)
-        rows[i].update(method=words, prediction=float(point[at]), lower=float(lo[at]), upper=float(hi[at]))
+        flags = shared_shape_flags(
+            fitted[i],
+            planned,
+            target_tpr if np.isfinite(target_tpr) else None,
+            target_n if np.isfinite(target_n) else None,
+        )
+        rows[i].update(method=words, prediction=float(point[at]), lower=float(lo[at]), upper=float(hi[at]), flags=flags)
         draws[names[i]], grids[names[i]] = values[:, at], (grid, law)
         runs = chosen[names[i]][["flops", "value"]]
         curves[(benchmark, names[i])] = {"flops": grid, "prediction": point, "lower": band[0], "upper": band[1],
@@ -505,12 +545,12 @@ def _joint(table, by, names, benchmark, metric, reach, planned, errors, unc, set
     return rows, draws, grids
 
 
-def _points(names, chosen, benchmark, planned, margin=None) -> tuple[np.ndarray, dict, dict]:
+def _points(names, chosen, benchmark, planned, margin=None) -> tuple[np.ndarray, dict, dict, dict]:
     """The joint fit's points (recipe index, log10 C, log(-log Q') of each compute's best run) below the plan, each
     recipe's chance level, and why a recipe has none: its chance level unknown, or no run above chance + the
     benchmark's near-chance margin (:func:`~benchcast.data.chance.filter_margin`, ``--margin`` or a ``margin``
-    column), the rule every fit uses."""
-    points, chance, why = [], {}, {}
+    column), the rule every fit uses; and each recipe's runs behind its points (the runs its flags are placed by)."""
+    points, chance, why, fitted = [], {}, {}, {}
     for i, name in enumerate(names):
         runs = chosen[name]
         runs = runs[runs["flops"] < planned] if isinstance(runs, pd.DataFrame) else runs
@@ -531,7 +571,8 @@ def _points(names, chosen, benchmark, planned, margin=None) -> tuple[np.ndarray,
             continue
         points += [(i, np.log10(c), np.log(-np.log(v))) for c, v in zip(best.index[keep], share[keep], strict=True)]
         chance[i] = q
-    return np.array(points, float).reshape(-1, 3), chance, why
+        fitted[i] = runs[runs["flops"].isin(best.index[keep])]
+    return np.array(points, float).reshape(-1, 3), chance, why, fitted
 
 
 def _bound(value: float, censored) -> str:

@@ -81,7 +81,8 @@ def _pairs(frame, draws, point_curves, planned, decide, benchmark) -> pd.DataFra
         if np.isfinite(base_a) and np.isfinite(base_b):
             row["baseline_a_better"] = 1.0 if base_a > base_b else 0.0 if base_a < base_b else 0.5
         if missing:
-            row["reason"] = f"left out: {' and '.join(map(str, missing))} has no forecast"
+            verb = "have" if len(missing) > 1 else "has"
+            row["reason"] = f"left out: {' and '.join(map(str, missing))} {verb} no forecast"
             row["decision"] = "refused"
             rows.append(row)
             continue

@@ -24,6 +24,8 @@ Flagged, because the number may be right but rests on less than it seems:
 * an uninformative interval (:func:`uninformative`): a 90 % interval spanning more than ``UNINFORMATIVE_SHARE`` of
   the range from chance to 1, with the error term that makes it so; a plan's compute interval with an end more than
   ``PLAN_DECADES`` from its point (or none), with the one-sided answer it can give (:func:`plan_interval_flags`).
+* a recipe's forecast from a joint fit (``compare``'s shared shape) that rests on runs of one size: its slope is
+  the other recipes' (:func:`shared_shape_flags`).
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ FAR_BEYOND = "far beyond the data"
 OUTSIDE_TPR = "outside the fitted TPR"
 NEAR_CHANCE = "near-chance runs dropped"
 AT_FITTED_RUN, BELOW_DATA, INTERPOLATION = "at a fitted run", "below the data", "interpolation"
+BORROWED_SLOPE = "slope borrowed"
 BEYOND_K, ACROSS_TPRS = "beyond the fitted k", "across TPRs"
 SKEWED = "outside its 50 % interval"
 UNINFORMATIVE = "uninformative"
@@ -400,6 +403,39 @@ def _tpr_reasons(runs, fitted_tpr: tuple[float, float], compute_only: list[str],
             text += f"; {', '.join(in_size)} extrapolate(s) in TPR"
         out.append(text)
     return out
+
+
+@dataclass(frozen=True)
+class _Runs:
+    """Runs in the place of a fit (what :func:`placements` and :func:`fitted_tpr_range` read: ``points``)."""
+
+    points: pd.DataFrame
+
+
+def shared_shape_flags(runs: pd.DataFrame, flops: float, tpr=None, params=None) -> tuple[Flag, ...]:
+    """The flags of one recipe's forecast from a joint fit (``compare``'s shared shape), by the rules a forecast's
+    own fit is flagged by: at one of the recipe's fitted ``runs``, below or inside them (:func:`placements`), far
+    beyond them, at a TPR outside theirs (the joint fit is in compute only), and, where the runs are of one size, the
+    slope borrowed from the other recipes (only the level is the recipe's own)."""
+    fit = _Runs(runs.reset_index(drop=True))
+    flops_max = float(runs["flops"].max())
+    decades = math.log10(flops / flops_max) if flops > 0 and flops_max > 0 else math.nan
+    (where,) = _placement_flags([fit], [flops], None if tpr is None else [tpr], None if params is None else [params])
+    out = [*distance_flags(decades, flops_max), *where]
+    planned = type("Planned", (), {"tpr": np.array([np.nan if tpr is None else float(tpr)])})
+    (words,) = _tpr_reasons(planned, fitted_tpr_range([fit]), ["the shared shape"], [])
+    out += [Flag(OUTSIDE_TPR, words, False)] if words else []
+    sizes = np.unique(np.round(np.log10(runs["flops"].to_numpy(float)), 3))
+    if len(sizes) < 2:
+        out.append(
+            Flag(
+                BORROWED_SLOPE,
+                f"one run size ({len(runs)} run(s) at {10 ** sizes[0]:.3g} FLOPs): the slope is borrowed from the "
+                "other recipes (the shared shape's exponent); only the level is this recipe's own",
+                False,
+            )
+        )
+    return _ordered(out)
 
 
 def skewed(point: float, lower: float, upper: float, median: float) -> Flag:

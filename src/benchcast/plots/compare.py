@@ -3,6 +3,8 @@ curves cross, and the matrix of the pairs' probabilities."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from benchcast.plots.style import LAW_PALETTE, plt, readable_log_axis, style_axes
@@ -19,6 +21,7 @@ def plot_comparison(comparison, benchmark: str | None = None, axes=None):
     curve_ax, matrix_ax = axes
     fig = curve_ax.figure
     names = recipes.loc[recipes["benchmark"] == benchmark, "recipe"].tolist()
+    legend = unique_labels(names, 32)
     planned = comparison.target.get("planned_flops")
     for i, name in enumerate(names):
         curve = comparison.curves.get((benchmark, name))
@@ -28,7 +31,7 @@ def plot_comparison(comparison, benchmark: str | None = None, axes=None):
         shown = curve["flops"] <= (planned or np.inf) * SHOWN
         runs = curve["runs"]
         curve_ax.scatter(runs["flops"], runs["value"], s=14, color=color, alpha=0.7)
-        curve_ax.plot(curve["flops"][shown], curve["prediction"][shown], color=color, label=str(name)[:32])
+        curve_ax.plot(curve["flops"][shown], curve["prediction"][shown], color=color, label=legend[i])
         lower, upper = curve["lower"][shown], curve["upper"][shown]
         curve_ax.fill_between(curve["flops"][shown], lower, upper, color=color, alpha=0.06, lw=0)
     row = recipes[recipes["benchmark"] == benchmark]
@@ -53,6 +56,21 @@ def plot_comparison(comparison, benchmark: str | None = None, axes=None):
     return fig
 
 
+def unique_labels(names: list, width: int) -> list[str]:
+    """Each name as a label of lines of at most ``width`` characters: cut after ``width`` characters only where the cut
+    name stays unique (else after the first character that tells it from every other name, marked '…'), never to a
+    prefix two names share."""
+    texts = [str(name) for name in names]
+    out = []
+    for i, text in enumerate(texts):
+        shared = max((len(os.path.commonprefix([text, other])) for j, other in enumerate(texts) if j != i), default=0)
+        keep = max(width, shared + 1)
+        cut = text[:keep]
+        lines = "\n".join(cut[k : k + width] for k in range(0, len(cut), width))
+        out.append(lines + ("…" if keep < len(text) else ""))
+    return out
+
+
 def _matrix(ax, names: list, pairs, decide: float) -> None:
     """P(row recipe scores higher than column recipe) at the planned run, decided cells in bold."""
     n = len(names)
@@ -75,7 +93,7 @@ def _matrix(ax, names: list, pairs, decide: float) -> None:
                     fontsize=8,
                     fontweight="bold" if strong else "normal",
                 )
-    labels = [str(name)[:24] for name in names]
+    labels = unique_labels(names, 24)
     ax.set_xticks(range(n), labels, rotation=45, ha="right", fontsize=7)
     ax.set_yticks(range(n), labels, fontsize=7)
     ax.set_title(f"P(row beats column) at the planned run; bold: decided (p >= {decide:g})", fontsize=9)

@@ -29,11 +29,14 @@ def _shown(value, floatfmt: str) -> str:
     return escape(str(value))
 
 
-def rich_table(title: str, columns: list[str], rows: list[list], floatfmt: str = ".4g") -> Table:
-    """A Rich table: floats as ``floatfmt`` (NaN as a dash), every other cell escaped text, names left-aligned."""
+def rich_table(title: str, columns: list[str], rows: list[list], floatfmt: str = ".4g", fold=()) -> Table:
+    """A Rich table: floats as ``floatfmt`` (NaN as a dash), every other cell escaped text, names left-aligned; the
+    columns named in ``fold`` wrap a long cell onto further lines where it does not fit (never cut to an ellipsis:
+    names that share a long prefix would read alike)."""
     table = Table(title=escape(title), title_justify="left")
     for column in columns:
-        table.add_column(escape(column), justify="left" if column in LEFT_COLUMNS else "right")
+        justify = "left" if column in LEFT_COLUMNS else "right"
+        table.add_column(escape(column), justify=justify, overflow="fold" if column in fold else "ellipsis")
     for row in rows:
         table.add_row(*[_shown(v, floatfmt) for v in row])
     return table
