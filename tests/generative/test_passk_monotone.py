@@ -60,3 +60,28 @@ def test_every_candidate_past_n_is_at_least_the_measured_pass_at_n_and_non_decre
         assert np.all(past["lower"].to_numpy(float) <= values + 1e-12)
         assert np.all(values <= past["upper"].to_numpy(float) + 1e-12)
     assert set(near) <= set(table["run"])
+
+
+def _evidence(power_errors, joint_errors):
+    """The joint-vs-power_k sentence of _choose on origins with these errors."""
+    from benchcast.generative.past_n import PassKPastN
+
+    rows = [{"run": f"r{i}", "origin": "n/10", "candidate": name, "error": e}
+            for name, errors in (("power_k", power_errors), ("joint", joint_errors))
+            for i, e in enumerate(errors)]  # fmt: skip
+    judged = pd.DataFrame(rows)
+    model = PassKPastN(("power_k", "joint"))
+    model.scores_ = judged.groupby("candidate")["error"].agg(mae=lambda e: float(np.abs(e).mean())).reset_index()
+    chosen = model._choose(judged, ("power_k", "joint"))
+    return chosen, model.evidence_
+
+
+def test_the_paired_z_sentence_agrees_with_its_sign():
+    small, large = [0.006, 0.007, 0.008, 0.007, 0.006], [0.08, 0.09, 0.085, 0.09, 0.087]
+    chosen, text = _evidence(small, large)  # the trial's case: power_k far better
+    assert chosen == "power_k" and "paired z = -" in text
+    assert "power_k's errors smaller by" in text and "not separated" not in text
+    chosen, text = _evidence(large, small)
+    assert chosen == "joint" and "paired z = +" in text and "the joint model chosen" in text
+    chosen, text = _evidence([0.01, 0.03, 0.02, 0.01], [0.02, 0.01, 0.02, 0.02])
+    assert chosen == "power_k" and "not separated by 2 standard errors" in text

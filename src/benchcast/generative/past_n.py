@@ -330,11 +330,17 @@ class PassKPastN(ResultView):
             gain = (wide[default].abs() - wide["joint"].abs()).dropna().to_numpy(float)
             z = gain.mean() / (gain.std(ddof=1) / np.sqrt(len(gain))) if len(gain) > 1 and gain.std() > 0 else 0.0
             separated = mae["joint"] < mae[default] and z > JOINT_Z
+            # z > 0: the joint model's absolute errors are the smaller; |z| > JOINT_Z: the two are separated
+            if separated:
+                verdict = f"the joint model's errors smaller by {z:.1f} standard errors: the joint model chosen"
+            elif z < -JOINT_Z:
+                verdict = f"power_k's errors smaller by {-z:.1f} standard errors: the power law in k stays"
+            else:
+                verdict = f"not separated by {JOINT_Z:g} standard errors, the power law in k stays"
             self.evidence_ = (
                 f"joint MAE {mae['joint']:.3f} vs power_k {mae[default]:.3f} on {len(gain)} origins (paired z = "
-                f"{z:.1f}): " + ("the joint model chosen" if separated else
-                                 f"not separated by {JOINT_Z:g} standard errors, the power law in k stays")
-            )  # fmt: skip
+                f"{z:+.1f}, > 0 where the joint model's errors are smaller): {verdict}"
+            )
             qualified += ["joint"] if separated else []
         return min(qualified, key=mae.get)
 
