@@ -472,9 +472,11 @@ class JointForecast:
         if self.fit is None:
             return f"joint: {self.doubt}"
         f = self.fit
+        placed = np.isfinite(np.asarray(f.x, float)).sum() >= 2
+        line = (f"abilities on a line in log compute (slope {f.trend[1]:.2f} per sd, spread {f.trend[2]:.2f})"
+                if placed else f"abilities around their mean (spread {f.trend[2]:.2f}; no compute for two runs)")
         return (f"joint: logistic link, difficulties {f.distribution} + {100 * f.never:.0f} % never solvable, "
-                f"abilities on a line in log compute (slope {f.trend[1]:.2f} per sd, spread {f.trend[2]:.2f})"
-                + (f"; {self.doubt}" if self.doubt else ""))  # fmt: skip
+                + line + (f"; {self.doubt}" if self.doubt else ""))  # fmt: skip
 
 
 def fit_joint(counts: pd.DataFrame, compute: dict | None) -> JointForecast:
