@@ -473,8 +473,11 @@ class JointForecast:
             return f"joint: {self.doubt}"
         f = self.fit
         placed = np.isfinite(np.asarray(f.x, float)).sum() >= 2
-        line = (f"abilities on a line in log compute (slope {f.trend[1]:.2f} per sd, spread {f.trend[2]:.2f})"
-                if placed else f"abilities around their mean (spread {f.trend[2]:.2f}; no compute for two runs)")
+        line = (
+            f"abilities on a line in log compute (slope {f.trend[1]:.2f} per sd, spread {f.trend[2]:.2f})"
+            if placed
+            else f"abilities around their mean (spread {f.trend[2]:.2f}; no compute for two runs)"
+        )
         return (f"joint: logistic link, difficulties {f.distribution} + {100 * f.never:.0f} % never solvable, "
                 + line + (f"; {self.doubt}" if self.doubt else ""))  # fmt: skip
 
