@@ -24,7 +24,16 @@ import pandas as pd
 
 from benchcast.errors import DataError
 from benchcast.generative.passk import pass_at_k_per_problem
-from benchcast.generative.xscale import band, estimator_counts, thinned_origins, to_x, x_error
+from benchcast.generative.xscale import (
+    anchor,
+    band,
+    estimator_counts,
+    from_x,
+    monotone,
+    thinned_origins,
+    to_x,
+    x_error,
+)
 
 GRID = np.arange(-20.0, 30.01, 0.5)  # difficulty on the logit scale: p from sigmoid(+-8) at abilities +-8 .. 1e-16
 DISTRIBUTIONS = ("normal", "normal_mix")
@@ -308,7 +317,8 @@ def _runs(counts: pd.DataFrame) -> list:
 
 def _origin_rows(frames: dict, full: dict, x_of: dict, judged: list, origin: str, distribution: str) -> list[dict]:
     """Fit the ladder on thinned counts ``frames`` (run -> counts) and judge each run of ``judged`` one decade of k
-    past its thinned n against its ``full`` estimator counts; none when the fit does not converge."""
+    past its thinned n (anchored there to its thinned counts' pass@n) against its ``full`` estimator counts; none
+    when the fit does not converge."""
     runs = list(frames)
     n, c = ladder_matrix(pd.concat([f.assign(run=r) for r, f in frames.items()], ignore_index=True), runs)
     if not (c > 0).any():
@@ -321,7 +331,12 @@ def _origin_rows(frames: dict, full: dict, x_of: dict, judged: list, origin: str
         m = int(frames[run]["n"].min())
         k = 10 * m
         truth = float(pass_at_k_per_problem(*full[run], [k]).mean())
-        forecast = float(fit.pass_at_k([k])[runs.index(run), 0])
+        model = fit.pass_at_k([m, k])[runs.index(run)]
+        thinned = frames[run]["n"].to_numpy(np.int64), frames[run]["c"].to_numpy(np.int64)
+        forecast = float(model[1])
+        if thinned[1].any():  # anchored at the thinned counts' measured pass@m, as the forecasts past n are
+            measured = pass_at_k_per_problem(*thinned, [m]).mean()
+            forecast = float(from_x(anchor(to_x(model[1:]), to_x(model[0]), to_x(measured))[0, 0]))
         rows.append({"origin": origin, "origin_n": m, "k": k, "candidate": "joint", "forecast": forecast,
                      "truth": truth, "error": forecast - truth, "error_x": x_error(forecast, truth),
                      "run": run})  # fmt: skip
@@ -418,11 +433,26 @@ class JointForecast:
         return bootstrap_ladder(self.fit, n, c, ks, replicates=replicates, rng=np.random.default_rng(seed),
                                 borrowed=borrowed)  # fmt: skip
 
-    def rows(self, run: str, ks, reach: float, *, tau: float, draws, level: float, all_ks, seed: int) -> pd.DataFrame:
-        """One run's rows past its n: the point, and the interval of ``draws`` (at ``all_ks``) plus the error in k."""
+    def rows(self, run: str, ks, reach: float, *, tau: float, draws, level: float, all_ks, seed: int,
+             measured: float | None = None) -> pd.DataFrame:  # fmt: skip
+        """One run's rows past its n: the point, and the interval of ``draws`` (at ``all_ks``) plus the error in k.
+
+        A run that solved something is anchored to its ``measured`` unbiased pass@n (at ``reach``): the model's
+        pass@n is a mean over problem posteriors shared by every run, not this run's own counts, and can lie above
+        the measured value, so that its own curve past n would start below what was measured. The forecast is the
+        measured x at n plus the model's step from n to k (:func:`benchcast.generative.xscale.anchor`); every
+        replicate moves by the same shift, then is made non-decreasing in k."""
         i = self.runs.index(run)
         ks = np.asarray(ks, float)
-        out = pd.DataFrame({"k": ks, "pass_at_k": self.fit.pass_at_k(ks)[i], "source": "joint"})
+        x_point = to_x(self.fit.pass_at_k(ks)[i])
+        shift = 0.0
+        if measured is not None and self.solved.get(run, 0):
+            at_n = to_x(self.fit.pass_at_k([reach])[i, 0])
+            anchored = anchor(x_point, at_n, to_x(measured))[0]
+            with np.errstate(invalid="ignore"):
+                shift = np.where(np.isfinite(anchored) & np.isfinite(x_point), anchored - x_point, 0.0)
+            x_point = anchored
+        out = pd.DataFrame({"k": ks, "pass_at_k": from_x(monotone(x_point)[0]), "source": "joint"})
         out["extrapolation"], out["tau"] = ks / reach, tau
         notes = []
         if not self.solved.get(run, 0):
@@ -430,7 +460,7 @@ class JointForecast:
         if draws is not None:
             x = to_x(draws[:, i, np.searchsorted(np.asarray(all_ks, float), ks)])
             z = np.random.default_rng(seed).standard_normal(len(x))
-            x = x + z[:, None] * tau * np.log10(ks / reach)[None, :]
+            x = monotone(x + shift + z[:, None] * tau * np.log10(ks / reach)[None, :])
             out["lower"], out["upper"], out["replicates"] = band(x, level)
             if not out["replicates"].iloc[0]:
                 notes.append("no bootstrap refit of the ladder held: no interval")
@@ -442,9 +472,14 @@ class JointForecast:
         if self.fit is None:
             return f"joint: {self.doubt}"
         f = self.fit
+        placed = np.isfinite(np.asarray(f.x, float)).sum() >= 2
+        line = (
+            f"abilities on a line in log compute (slope {f.trend[1]:.2f} per sd, spread {f.trend[2]:.2f})"
+            if placed
+            else f"abilities around their mean (spread {f.trend[2]:.2f}; no compute for two runs)"
+        )
         return (f"joint: logistic link, difficulties {f.distribution} + {100 * f.never:.0f} % never solvable, "
-                f"abilities on a line in log compute (slope {f.trend[1]:.2f} per sd, spread {f.trend[2]:.2f})"
-                + (f"; {self.doubt}" if self.doubt else ""))  # fmt: skip
+                + line + (f"; {self.doubt}" if self.doubt else ""))  # fmt: skip
 
 
 def fit_joint(counts: pd.DataFrame, compute: dict | None) -> JointForecast:

@@ -37,9 +37,11 @@ from benchcast.generative.families import FAMILIES
 from benchcast.generative.ladder import JOINT_REPLICATES, JointForecast, fit_joint, joint_backtest
 from benchcast.generative.passk import pass_at_k_per_problem
 from benchcast.generative.success import fit_family
+from benchcast.generative.xscale import anchor as _anchor
 from benchcast.generative.xscale import band as _band
 from benchcast.generative.xscale import estimator_counts as _estimator_counts
 from benchcast.generative.xscale import from_x as _from_x
+from benchcast.generative.xscale import monotone as _monotone
 from benchcast.generative.xscale import thinned_origins
 from benchcast.generative.xscale import to_x as _to_x
 from benchcast.generative.xscale import x_error as _x_error
@@ -98,15 +100,38 @@ def _power_fit(log_k: np.ndarray, curves: np.ndarray):
     return intercept, np.minimum(slope, 0.0)
 
 
-def _power_x(n, c, ks, picks=None) -> np.ndarray:
-    """x of the power law in k at ``ks``, from the counts (rows: one per resample of problems in ``picks``)."""
+def _power_x(n, c, ks, picks=None) -> tuple[np.ndarray, np.ndarray]:
+    """x of the power law in k at ``ks``, from the counts (rows: one per resample of problems in ``picks``), and each
+    row's measured x at n (the unbiased pass@n of its problems). Past n the line is anchored there
+    (:func:`benchcast.generative.xscale.anchor`): the least-squares line need not pass through the measured pass@n,
+    and a line below it would forecast a pass@k that falls from the measured value as k rises."""
     grid = _grid(int(np.min(n)))
     per_problem = pass_at_k_per_problem(n, c, grid)
     curves = per_problem.mean(axis=0)[None, :] if picks is None else per_problem[picks].mean(axis=1)
     intercept, slope = _power_fit(np.log(grid), curves)
-    x = intercept[:, None] + slope[:, None] * np.log(np.asarray(ks, float))[None, :]
+    log_ks = np.log(np.asarray(ks, float))
+    x = intercept[:, None] + slope[:, None] * log_ks[None, :]
+    measured = _to_x(curves[:, -1])
+    past = np.asarray(ks, float) > grid[-1]
+    if past.any():
+        with np.errstate(invalid="ignore"):
+            at_n = intercept + slope * np.log(grid[-1])
+        x[:, past] = _anchor(x[:, past], at_n, measured)
     nothing = ~(curves > 0).any(axis=1)  # a resample that solved nothing: pass@k = 0
-    return np.where(nothing[:, None], np.inf, x)
+    return np.where(nothing[:, None], np.inf, x), measured
+
+
+def _anchored_family(fitted, ks, n_est, c_est, reach=None) -> np.ndarray:
+    """x of a fitted family at ``ks``, anchored past ``reach`` (the estimator's n) to the measured pass@n there."""
+    reach = float(np.min(n_est)) if reach is None else reach
+    ks = np.asarray(ks, float)
+    x = _to_x(fitted.pass_at_k(ks))
+    past = ks > reach
+    if past.any():
+        at_n = _to_x(fitted.pass_at_k([reach]))
+        measured = _to_x(pass_at_k_per_problem(n_est, c_est, [int(reach)]).mean())
+        x[past] = _anchor(x[past], at_n, measured)[0]
+    return x
 
 
 @dataclass(frozen=True)
@@ -133,13 +158,14 @@ def fit_candidate(candidate: str, n, c, ks, *, n_est=None, c_est=None) -> Candid
                 "the first round's samples solved nothing (later rounds did): the unbiased pass@k curve the power law "
                 "in k is fitted to is 0 at every k; a family (--family beta) reads every round"
             )
-        x = _power_x(n_est.astype(int), c_est.astype(int), ks)[0]
+        x = _power_x(n_est.astype(int), c_est.astype(int), ks)[0][0]
         if np.isnan(x).any():
             raise DataError("the unbiased pass@k curve has fewer than two points strictly between 0 and 1.")
         return CandidateFit(candidate, x)
     fitted = fit_family(candidate, n, c)
     doubts = ([] if fitted.converged else ["did not converge"]) + [f"{p} on its bound" for p in fitted.on_bound]
-    x = _to_x(fitted.pass_at_k(ks))
+    n_est, c_est = (n, c) if n_est is None else (np.asarray(n_est, float), np.asarray(c_est, float))
+    x = _anchored_family(fitted, ks, n_est.astype(int), c_est.astype(int))
     return CandidateFit(candidate, x, tuple(doubts), fitted.z)
 
 
@@ -304,11 +330,17 @@ class PassKPastN(ResultView):
             gain = (wide[default].abs() - wide["joint"].abs()).dropna().to_numpy(float)
             z = gain.mean() / (gain.std(ddof=1) / np.sqrt(len(gain))) if len(gain) > 1 and gain.std() > 0 else 0.0
             separated = mae["joint"] < mae[default] and z > JOINT_Z
+            # z > 0: the joint model's absolute errors are the smaller; |z| > JOINT_Z: the two are separated
+            if separated:
+                verdict = f"the joint model's errors smaller by {z:.1f} standard errors: the joint model chosen"
+            elif z < -JOINT_Z:
+                verdict = f"power_k's errors smaller by {-z:.1f} standard errors: the power law in k stays"
+            else:
+                verdict = f"not separated by {JOINT_Z:g} standard errors, the power law in k stays"
             self.evidence_ = (
                 f"joint MAE {mae['joint']:.3f} vs power_k {mae[default]:.3f} on {len(gain)} origins (paired z = "
-                f"{z:.1f}): " + ("the joint model chosen" if separated else
-                                 f"not separated by {JOINT_Z:g} standard errors, the power law in k stays")
-            )  # fmt: skip
+                f"{z:+.1f}, > 0 where the joint model's errors are smaller): {verdict}"
+            )
             qualified += ["joint"] if separated else []
         return min(qualified, key=mae.get)
 
@@ -356,8 +388,11 @@ class PassKPastN(ResultView):
         if self.n_boot and "draws" not in cache:
             cache["draws"] = self.joint_.draws(all_ks, min(self.n_boot, JOINT_REPLICATES), self.seed)
         tau = self.tau_ if self.chosen_ == "joint" else self.joint_tau_
+        group = self._counts[self._counts["run"].astype(str) == run]
+        n_est, c_est = _estimator_counts(group)
+        measured = float(pass_at_k_per_problem(n_est, c_est, [int(reach)]).mean()) if len(group) else None
         out = self.joint_.rows(run, ks, reach, tau=tau, draws=cache.get("draws"), level=self.level, all_ks=all_ks,
-                               seed=seed)  # fmt: skip
+                               seed=seed, measured=measured)  # fmt: skip
         _require_probabilities(out)
         return out
 
@@ -392,9 +427,12 @@ class PassKPastN(ResultView):
         notes = [f"{self.chosen_}: {', '.join(chosen.doubts)}"] if chosen.doubts else []
         if self.n_boot:
             rng = np.random.default_rng(seed)
-            draws = self._draws(chosen, n, c, n_est, c_est, ks, rng)
+            draws, measured = self._draws(chosen, n, c, n_est, c_est, ks, rng)
             errors = rng.standard_normal(len(draws))[:, None] * self.tau_ * decades[None, :]
-            out["lower"], out["upper"], out["replicates"] = _band(draws + errors, self.level)
+            # each replicate from its own measured pass@n on: never below it, and non-decreasing in k (an error
+            # of the sign that lowers pass@k cannot take it below what that replicate's problems measured)
+            paths = _monotone(np.column_stack([measured, draws + errors]))[:, 1:]
+            out["lower"], out["upper"], out["replicates"] = _band(paths, self.level)
             if not out["replicates"].iloc[0]:
                 notes.append("no bootstrap replicate could be refitted: no interval")
             if chosen.doubts:  # as wide as the candidates disagree
@@ -411,19 +449,22 @@ class PassKPastN(ResultView):
         _require_probabilities(out)
         return out
 
-    def _draws(self, chosen: CandidateFit, n, c, n_est, c_est, ks, rng) -> np.ndarray:
-        """x of the chosen candidate refitted on problems resampled with replacement (replicates x ks)."""
+    def _draws(self, chosen: CandidateFit, n, c, n_est, c_est, ks, rng) -> tuple[np.ndarray, np.ndarray]:
+        """x of the chosen candidate refitted on problems resampled with replacement (replicates x ks), each anchored
+        to its resample's measured pass@n, and that measured x (replicates)."""
         replicates = self.n_boot if chosen.candidate == "power_k" else min(self.n_boot, FAMILY_REPLICATES)
         picks = rng.integers(0, len(n), size=(replicates, len(n)))
         if chosen.candidate == "power_k":
-            x = _power_x(n_est, c_est, ks, picks)
-            return x  # NaN: a resample with one usable point, which _band sets aside
+            return _power_x(n_est, c_est, ks, picks)  # NaN: a resample with one usable point, which _band sets aside
+        reach = float(n_est.min())
+        measured = _to_x(pass_at_k_per_problem(n_est, c_est, [int(reach)])[picks, 0].mean(axis=1))
         draws = np.full((replicates, len(ks)), np.inf)  # a resample that solved nothing: pass@k = 0
         for i, pick in enumerate(picks):
             if c[pick].any():
                 refit = fit_family(chosen.candidate, n[pick], c[pick], starts=[chosen.family_z])
-                draws[i] = _to_x(refit.pass_at_k(ks))  # NaN where the refit failed: set aside by _band
-        return draws
+                # NaN where the refit failed: set aside by _band
+                draws[i] = _anchored_family(refit, ks, n_est[pick], c_est[pick], reach)
+        return draws, measured
 
     def to_dict(self) -> dict:
         """The choice, the error per decade and the backtest's scores."""

@@ -63,3 +63,29 @@ def thinned_origins(n, c, seed: int, min_samples: int) -> list[tuple[np.ndarray,
             break
         out.append((m, thinned))
     return out
+
+
+def anchor(x, x_model_at_n, x_measured_at_n):
+    """A model's x past n (rows x ks, ks ascending, each k >= n) anchored to the measured pass@n: the measured x at n
+    plus the model's own step from n to k, never positive (pass@k cannot fall as k grows), then made non-increasing
+    in k. So the forecast equals the measured pass@n at k = n and rises from it however far the model's own pass@n
+    lies from the measured one. A step between two infinities of one sign (the model at 1 or 0 from n on) is none;
+    a measured pass@n of 0 anchors nothing (the model's own x is kept: samples drawn in rounds whose first solved
+    nothing, where the model reads the later rounds); NaN (a failed refit) stays NaN."""
+    x = np.atleast_2d(np.asarray(x, float))
+    at_n = np.asarray(x_model_at_n, float).reshape(-1, 1)
+    measured = np.asarray(x_measured_at_n, float).reshape(-1, 1)
+    with np.errstate(invalid="ignore"):
+        step = x - at_n
+    step = np.where(np.isnan(step) & ~np.isnan(x) & ~np.isnan(at_n), 0.0, step)
+    step = np.minimum(step, 0.0)
+    with np.errstate(invalid="ignore"):
+        out = np.where(np.isposinf(measured), x, measured + step)
+    return monotone(out)
+
+
+def monotone(x):
+    """x (rows x ks, ks ascending) made non-increasing in k row by row (pass@k non-decreasing); NaN stays NaN."""
+    x = np.atleast_2d(np.asarray(x, float))
+    nan = np.isnan(x)
+    return np.where(nan, np.nan, np.minimum.accumulate(np.where(nan, np.inf, x), axis=-1))
