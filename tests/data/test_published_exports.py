@@ -53,6 +53,37 @@ def test_the_published_exports_read_every_family_and_the_sizes_file_is_no_run(ol
     assert bc.select(table, "hellaswag_val")["metric"].eq("len_norm").all()  # the one score metric, no --metric
 
 
+def test_the_sizes_file_in_the_folder_is_no_run_without_metadata_or_with_a_copy_elsewhere(olmo, tmp_path):
+    folder, meta, table = olmo
+    with pytest.warns(DataWarning, match=r"runs\.csv looks like a sizes table \(run, params\), not a run history"):
+        with pytest.raises(
+            DataError,
+            match=r"runs\.csv beside it looks like the sizes \(run, params\): pass it with "
+            r"--metadata .*runs\.csv",
+        ) as raised:
+            bc.load(folder)
+    assert "drop its 'run' column" not in str(raised.value)
+    copy = tmp_path / "olmo"
+    copy.mkdir()
+    for file in folder.glob("*.csv"):
+        (copy / file.name).write_bytes(file.read_bytes())
+    (tmp_path / "runs_copy.csv").write_bytes(meta.read_bytes())
+    with pytest.warns(DataWarning, match=r"runs\.csv looks like a sizes table .*not read \(--metadata runs_copy\.csv"):
+        again = bc.load(copy, metadata=tmp_path / "runs_copy.csv", checkpoints="all")
+    assert sorted(again["series"].unique()) == sorted(pd.read_csv(meta)["run"])
+    assert set(again["params_source"]) == {"--metadata runs_copy.csv"}
+    cli = run_cli("inspect", str(folder))
+    assert cli.exit_code == 2 and "pass it with --metadata" in cli.stderr and "drop its" not in cli.stderr
+
+
+def test_a_table_of_the_folder_without_steps_or_evaluations_is_skipped_with_a_note(tmp_path):
+    folder = _folder(tmp_path, {"eval/downstream/piqa_val_rc_0shot_len_norm": [0.6, 0.65]})
+    pd.DataFrame({"run": ["run-a"], "recipe": ["x"]}).to_csv(folder / "notes.csv", index=False)
+    with pytest.warns(DataWarning, match=r"notes\.csv looks like a table \(run, recipe\), not a run history.*skipped"):
+        table = bc.load(folder, checkpoints="all")
+    assert set(table["series"]) == {"run-a"}
+
+
 def _folder(tmp_path, columns: dict, name: str = "run-a"):
     folder = tmp_path / "exports"
     folder.mkdir(exist_ok=True)
