@@ -84,6 +84,21 @@ def test_a_table_of_the_folder_without_steps_or_evaluations_is_skipped_with_a_no
     assert set(table["series"]) == {"run-a"}
 
 
+def test_a_forecast_names_the_metric_it_used_in_its_table_and_json(olmo):
+    folder, meta, _ = olmo
+    args = (str(folder), "--metadata", str(meta), "-N", "6.9e9", "-D", "3.9e12", "--n-boot", "10")
+    one = run_cli("forecast", *args, "-b", "hellaswag_val", "--json")  # no metric asked: the one score metric
+    assert one.exit_code == 0, one.stderr
+    doc = json.loads(one.stdout)
+    assert doc["metric"] == "len_norm" and [r["metric"] for r in doc["forecasts"]] == ["len_norm"]
+    shown = run_cli("forecast", *args, "-b", "hellaswag_val")
+    assert "hellaswag_val (len_norm): forecast of the" in shown.stdout
+    several = run_cli("forecast", *args, "-b", "hellaswag_val", "-b", "boolq_val:acc")
+    assert several.exit_code == 0, several.stderr
+    assert re.search(r"hellaswag_val\s*│\s*len_norm", several.stdout), several.stdout
+    assert re.search(r"boolq_val\s*│\s*acc", several.stdout), several.stdout
+
+
 def _folder(tmp_path, columns: dict, name: str = "run-a"):
     folder = tmp_path / "exports"
     folder.mkdir(exist_ok=True)

@@ -318,6 +318,7 @@ class Ensemble:
             draws=draws,
             remarks=[*remarks, *self.choice_.failures],
             query=query,
+            metric=next((fit.spec.metric for fit in fits.values() if fit.spec.metric), ""),
             shape=shape,
         )
 
