@@ -131,3 +131,16 @@ def test_a_fit_artifact_refuses_compute_with_a_planned_run(tmp_path):
     text = " ".join(far.stdout.split())
     assert "N=7e+09, D=4e+12, TPR 571" in text
     assert "flagged: target TPR 571 lies outside the fitted runs' TPR (20); power (compute only) ignore(s)" in text
+
+
+def test_recommend_reads_benchmark_colon_metric_as_forecast_does():
+    """-b NAME:METRIC is -b NAME -m METRIC (the README's form), for recommend as for forecast; a different -m beside
+    it is refused."""
+    data = example_path()
+    common = ["--law", "power", "--law", "power_floor", "--target-flops", "1e22", "--n-boot", "10", "--json"]
+    colon = run("recommend", data, "-b", "arc_easy:acc_norm", *common)
+    split = run("recommend", data, "-b", "arc_easy", "-m", "acc_norm", *common)
+    assert colon.returncode == 0 and split.returncode == 0, colon.stderr + split.stderr
+    assert json.loads(colon.stdout)["forecast"]["prediction"] == json.loads(split.stdout)["forecast"]["prediction"]
+    both = run("recommend", data, "-b", "arc_easy:acc_norm", "-m", "acc", *common)
+    assert both.returncode == 2 and "names metric 'acc_norm' and -m names 'acc'" in both.stderr

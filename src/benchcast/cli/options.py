@@ -353,6 +353,17 @@ def benchmark_metrics(benchmarks: list[str], metric: str | None) -> list[tuple[s
     return pairs
 
 
+def benchmark_metric(benchmark: str, metric: str | None) -> tuple[str, str | None]:
+    """One ``-b`` value as (benchmark, metric), as :func:`benchmark_metrics` reads each: ``NAME:METRIC`` names its
+    own metric (a different ``-m`` beside it is refused), ``NAME`` takes ``-m``'s."""
+    from benchcast.errors import BenchcastError
+
+    ((name, own),) = benchmark_metrics([benchmark], None)
+    if own is not None and metric is not None and own != metric:
+        raise BenchcastError(f"-b {benchmark!r} names metric {own!r} and -m names {metric!r}: give one.")
+    return name, own if own is not None else metric
+
+
 def forecast_settings(boot: int, level: float, interval: str, seed: int, jobs, ray, **selection) -> dict:
     """The keywords forecast, plan and recommend pass the default forecaster: runs selected, then the interval's."""
     return {**selection, "n_boot": boot, "level": level, "interval": interval, "seed": seed, "n_jobs": jobs,
