@@ -144,3 +144,17 @@ def test_recommend_reads_benchmark_colon_metric_as_forecast_does():
     assert json.loads(colon.stdout)["forecast"]["prediction"] == json.loads(split.stdout)["forecast"]["prediction"]
     both = run("recommend", data, "-b", "arc_easy:acc_norm", "-m", "acc", *common)
     assert both.returncode == 2 and "names metric 'acc_norm' and -m names 'acc'" in both.stderr
+
+
+@pytest.mark.parametrize(
+    ("given", "hint"),
+    [
+        (["--params", "7000", "--tokens", "4e12"], "--params 7000 is below 1e+05, smaller than any language model - it "
+         "looks like millions of parameters?"),
+        (["--params", "7e9", "--tokens", "4000"], "--tokens 4000 is below 1e+05"),
+    ],
+)  # fmt: skip
+def test_a_planned_run_in_millions_gets_the_unit_hint(given, hint):
+    for command in ("forecast", "recommend"):
+        out = run(command, example_path(), "-b", "arc_easy:acc_norm", *given, "--n-boot", "10")
+        assert out.returncode == 2 and hint in out.stderr, out.stderr

@@ -307,6 +307,7 @@ def check_runs(
 ) -> None:
     """Refuse a compute option given with --params/--tokens, one of --params and --tokens without the other, or
     unpaired counts of them."""
+    from benchcast.data.units import check_planned
     from benchcast.errors import BenchcastError
     from benchcast.forecasting.targets import planned_runs
 
@@ -327,6 +328,7 @@ def check_runs(
         )
     if flops or params:
         planned_runs(flops or None, params or None, tokens or None)  # sizes positive and finite
+        check_planned(params or None, tokens or None)  # --params 7000: in millions?
 
 
 def option_values(values: list[float] | None):
