@@ -99,6 +99,18 @@ def test_a_forecast_names_the_metric_it_used_in_its_table_and_json(olmo):
     assert re.search(r"boolq_val\s*│\s*acc", several.stdout), several.stdout
 
 
+def test_a_forecast_whose_bootstrap_refits_mostly_fail_is_flagged_with_the_count(olmo):
+    folder, meta, _ = olmo  # mmlu_val: 3 runs above chance for 2 parameters, most resamples cannot be refitted
+    args = (str(folder), "--metadata", str(meta), "-b", "mmlu_val", "-N", "6.9e9", "-D", "3.9e12", "--n-boot", "40")
+    out = run_cli("forecast", *args, "--json")
+    assert out.exit_code == 0, out.stderr
+    doc = json.loads(out.stdout)
+    failed = doc["failed_refits"] + doc["dropped_refits"]
+    assert failed > 10
+    flag = f"flagged: interval from {40 - failed} of 40 replicates: {doc['failed_refits']} refits failed"
+    assert flag in doc["forecasts"][0]["flags"]
+
+
 def _folder(tmp_path, columns: dict, name: str = "run-a"):
     folder = tmp_path / "exports"
     folder.mkdir(exist_ok=True)
