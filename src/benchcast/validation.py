@@ -25,8 +25,11 @@ def check_level(level: float) -> float:
     """An interval level strictly between 0 and 1."""
     import numpy as np
 
-    if isinstance(level, bool) or not (isinstance(level, (int, float, np.integer, np.floating)) and 0 < level < 1):
-        raise BenchcastError(f"interval level must lie strictly between 0 and 1 (e.g. 0.9), got {level!r}.")
+    number = isinstance(level, (int, float, np.integer, np.floating)) and not isinstance(level, bool)
+    if not (number and 0 < level < 1):
+        shown = f"{float(level):g}" if number else repr(level)  # 90, not np.float64(90.0)
+        hint = f" ({shown} %? give {float(level) / 100:g})" if number and 1 < level < 100 else ""
+        raise BenchcastError(f"interval level must lie strictly between 0 and 1 (e.g. 0.9), got {shown}{hint}.")
     return float(level)
 
 

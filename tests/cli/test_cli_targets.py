@@ -131,3 +131,30 @@ def test_a_fit_artifact_refuses_compute_with_a_planned_run(tmp_path):
     text = " ".join(far.stdout.split())
     assert "N=7e+09, D=4e+12, TPR 571" in text
     assert "flagged: target TPR 571 lies outside the fitted runs' TPR (20); power (compute only) ignore(s)" in text
+
+
+def test_recommend_reads_benchmark_colon_metric_as_forecast_does():
+    """-b NAME:METRIC is -b NAME -m METRIC (the README's form), for recommend as for forecast; a different -m beside
+    it is refused."""
+    data = example_path()
+    common = ["--law", "power", "--law", "power_floor", "--target-flops", "1e22", "--n-boot", "10", "--json"]
+    colon = run("recommend", data, "-b", "arc_easy:acc_norm", *common)
+    split = run("recommend", data, "-b", "arc_easy", "-m", "acc_norm", *common)
+    assert colon.returncode == 0 and split.returncode == 0, colon.stderr + split.stderr
+    assert json.loads(colon.stdout)["forecast"]["prediction"] == json.loads(split.stdout)["forecast"]["prediction"]
+    both = run("recommend", data, "-b", "arc_easy:acc_norm", "-m", "acc", *common)
+    assert both.returncode == 2 and "names metric 'acc_norm' and -m names 'acc'" in both.stderr
+
+
+@pytest.mark.parametrize(
+    ("given", "hint"),
+    [
+        (["--params", "7000", "--tokens", "4e12"], "--params 7000 is below 1e+05, smaller than any language model - it "
+         "looks like millions of parameters?"),
+        (["--params", "7e9", "--tokens", "4000"], "--tokens 4000 is below 1e+05"),
+    ],
+)  # fmt: skip
+def test_a_planned_run_in_millions_gets_the_unit_hint(given, hint):
+    for command in ("forecast", "recommend"):
+        out = run(command, example_path(), "-b", "arc_easy:acc_norm", *given, "--n-boot", "10")
+        assert out.returncode == 2 and hint in out.stderr, out.stderr

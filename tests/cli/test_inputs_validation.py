@@ -252,6 +252,8 @@ def test_the_validation_module_checks_each_argument_kind():
     assert v.check_law("power", bc.available_laws()) == "power" and v.check_interval("bootstrap") == "bootstrap"
     bad = [
         (lambda: v.check_level(1.0), "strictly between 0 and 1"),
+        (lambda: v.check_level(np.float64(90.0)), "got 90 (90 %? give 0.9)."),  # no np.float64(...) repr
+        (lambda: v.check_level("0.9"), "got '0.9'"),
         (lambda: v.check_replicates(5, allow_zero=False), "at least 10"),
         (lambda: v.check_replicates(2.5, allow_zero=True), "must be an integer"),
         (lambda: v.check_interval("wide"), "unknown interval 'wide'"),

@@ -53,6 +53,64 @@ def test_the_published_exports_read_every_family_and_the_sizes_file_is_no_run(ol
     assert bc.select(table, "hellaswag_val")["metric"].eq("len_norm").all()  # the one score metric, no --metric
 
 
+def test_the_sizes_file_in_the_folder_is_no_run_without_metadata_or_with_a_copy_elsewhere(olmo, tmp_path):
+    folder, meta, table = olmo
+    with pytest.warns(DataWarning, match=r"runs\.csv looks like a sizes table \(run, params\), not a run history"):
+        with pytest.raises(
+            DataError,
+            match=r"runs\.csv beside it looks like the sizes \(run, params\): pass it with "
+            r"--metadata .*runs\.csv",
+        ) as raised:
+            bc.load(folder)
+    assert "drop its 'run' column" not in str(raised.value)
+    copy = tmp_path / "olmo"
+    copy.mkdir()
+    for file in folder.glob("*.csv"):
+        (copy / file.name).write_bytes(file.read_bytes())
+    (tmp_path / "runs_copy.csv").write_bytes(meta.read_bytes())
+    with pytest.warns(DataWarning, match=r"runs\.csv looks like a sizes table .*not read \(--metadata runs_copy\.csv"):
+        again = bc.load(copy, metadata=tmp_path / "runs_copy.csv", checkpoints="all")
+    assert sorted(again["series"].unique()) == sorted(pd.read_csv(meta)["run"])
+    assert set(again["params_source"]) == {"--metadata runs_copy.csv"}
+    cli = run_cli("inspect", str(folder))
+    assert cli.exit_code == 2 and "pass it with --metadata" in cli.stderr and "drop its" not in cli.stderr
+
+
+def test_a_table_of_the_folder_without_steps_or_evaluations_is_skipped_with_a_note(tmp_path):
+    folder = _folder(tmp_path, {"eval/downstream/piqa_val_rc_0shot_len_norm": [0.6, 0.65]})
+    pd.DataFrame({"run": ["run-a"], "recipe": ["x"]}).to_csv(folder / "notes.csv", index=False)
+    with pytest.warns(DataWarning, match=r"notes\.csv looks like a table \(run, recipe\), not a run history.*skipped"):
+        table = bc.load(folder, checkpoints="all")
+    assert set(table["series"]) == {"run-a"}
+
+
+def test_a_forecast_names_the_metric_it_used_in_its_table_and_json(olmo):
+    folder, meta, _ = olmo
+    args = (str(folder), "--metadata", str(meta), "-N", "6.9e9", "-D", "3.9e12", "--n-boot", "10")
+    one = run_cli("forecast", *args, "-b", "hellaswag_val", "--json")  # no metric asked: the one score metric
+    assert one.exit_code == 0, one.stderr
+    doc = json.loads(one.stdout)
+    assert doc["metric"] == "len_norm" and [r["metric"] for r in doc["forecasts"]] == ["len_norm"]
+    shown = run_cli("forecast", *args, "-b", "hellaswag_val")
+    assert "hellaswag_val (len_norm): forecast of the" in shown.stdout
+    several = run_cli("forecast", *args, "-b", "hellaswag_val", "-b", "boolq_val:acc")
+    assert several.exit_code == 0, several.stderr
+    assert re.search(r"hellaswag_val\s*│\s*len_norm", several.stdout), several.stdout
+    assert re.search(r"boolq_val\s*│\s*acc", several.stdout), several.stdout
+
+
+def test_a_forecast_whose_bootstrap_refits_mostly_fail_is_flagged_with_the_count(olmo):
+    folder, meta, _ = olmo  # mmlu_val: 3 runs above chance for 2 parameters, most resamples cannot be refitted
+    args = (str(folder), "--metadata", str(meta), "-b", "mmlu_val", "-N", "6.9e9", "-D", "3.9e12", "--n-boot", "40")
+    out = run_cli("forecast", *args, "--json")
+    assert out.exit_code == 0, out.stderr
+    doc = json.loads(out.stdout)
+    failed = doc["failed_refits"] + doc["dropped_refits"]
+    assert failed > 10
+    flag = f"flagged: interval from {40 - failed} of 40 replicates: {doc['failed_refits']} refits failed"
+    assert flag in doc["forecasts"][0]["flags"]
+
+
 def _folder(tmp_path, columns: dict, name: str = "run-a"):
     folder = tmp_path / "exports"
     folder.mkdir(exist_ok=True)

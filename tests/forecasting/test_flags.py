@@ -17,6 +17,7 @@ from benchcast.data.example import load_example
 from benchcast.evaluation.bench import Dataset, bench, leaderboard
 from benchcast.evaluation.cutoff import cutoff_backtest
 from benchcast.forecasting import flags as fl
+from benchcast.forecasting.flags import describe
 
 FLOPS = np.geomspace(1e18, 1e21, 10)
 
@@ -58,9 +59,13 @@ def test_a_fit_with_fewer_than_two_points_per_parameter_is_flagged():
     assert not fl.fit_flags(five)[0].refuses
     assert fl.fit_flags(six) == ()
     fc = bc.forecast(five, flops=2e18, n_boot=10, interval="bootstrap")
-    assert (
-        fl.short(fc.to_frame()["flags"].iloc[0]) == f"flagged: {fl.FEW_POINTS}, {fl.INTERPOLATION}"
-    )  # 2e18: inside the runs
+    # 2e18: inside the runs; 5 of the 10 refits on 5 points fail, so the interval rests on the other 5
+    assert fl.short(fc.to_frame()["flags"].iloc[0]) == (
+        f"flagged: {fl.FEW_POINTS}, {fl.INTERPOLATION}, {fl.FEW_REPLICATES}"
+    )
+    assert f"interval from {10 - fc.failed_refits} of 10 replicates: {fc.failed_refits} refits failed" in describe(
+        fc.to_frame()["flags"].iloc[0]
+    )
     assert np.isfinite(fc.prediction[0])  # flagged, not refused: the number is shown
 
 
@@ -191,3 +196,14 @@ def test_a_protocol_s_premise_is_listed_but_not_counted_as_a_flag():
     assert not premise["flagged"] and "TPR 160" in premise["flags"]
     assert fl.cell_flags([(outside,), (outside,)])["flagged"]  # elsewhere it is a flag like any other
     assert fl.cell_flags([(outside,), (outside, far)], premise=(fl.OUTSIDE_TPR,))["flagged"]
+
+
+def test_an_interval_from_few_replicates_is_flagged_with_its_counts():
+    from benchcast.forecasting.flags import FEW_REPLICATES, refit_flags
+
+    assert refit_flags(200, 50) == () and refit_flags(0, 0) == ()  # a quarter failed: not flagged
+    (flag,) = refit_flags(200, 152)
+    assert flag.kind == FEW_REPLICATES and not flag.refuses
+    assert flag.reason == "interval from 48 of 200 replicates: 152 refits failed"
+    (flag,) = refit_flags(400, 90, 20)
+    assert flag.reason == "interval from 290 of 400 replicates: 90 refits failed, 20 did not converge"

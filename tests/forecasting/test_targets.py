@@ -137,7 +137,10 @@ def test_forecast_of_planned_runs_is_recommends(apple, compute_only):
         assert row[key] == pytest.approx(expected[key], rel=RTOL)
     assert row["covariates"] == expected["covariates"] and row["flags"] == expected["flags"]
     assert "TPR" not in out.records()[0]["flags"]  # TPR 20: inside the fitted runs'
-    assert out.to_frame().columns[:6].tolist() == ["benchmark", "forecaster", "flops", "params", "tokens", "tpr"]
+    assert out.to_frame().columns[:7].tolist() == [
+        "benchmark", "metric", "forecaster", "flops", "params", "tokens", "tpr"
+    ]  # fmt: skip
+    assert set(out.to_frame()["metric"]) == {METRIC} and out.to_dict()["metric"] == METRIC
     assert {"prediction", "lower90", "upper90", "decades", "flags", "weights"} <= set(out.to_frame())
     records = out.to_dict()["forecasts"]
     assert records[1]["given"] == "params_tokens" and records[1]["tpr"] == pytest.approx(TPR, rel=RTOL)

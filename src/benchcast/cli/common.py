@@ -224,7 +224,8 @@ def _print_table(answers: list, why: list[str]) -> None:
             bounds = [bound_column(side, answer.level) for side in ("lower", "upper")]
             marks = [("refused" if refused(f) else "flagged") if f else "" for f in frame["flags"]]
             marks = ["refused" if unanswered else mark for mark in marks]
-            frame = frame[["flops", *sizes, "prediction", *bounds]].assign(flags=marks)
+            metric = ["metric"] if frame["metric"].astype(bool).any() else []  # which of the benchmark's metrics
+            frame = frame[[*metric, "flops", *sizes, "prediction", *bounds]].assign(flags=marks)
         else:  # a plan: its flags are its own
             frame = frame.assign(flags=short(answer.flags).split(":")[0])
         frames.append(frame.assign(benchmark=answer.benchmark))

@@ -310,6 +310,7 @@ def check_runs(
 ) -> None:
     """Refuse a compute option given with --params/--tokens, one of --params and --tokens without the other, or
     unpaired counts of them."""
+    from benchcast.data.units import check_planned
     from benchcast.errors import BenchcastError
     from benchcast.forecasting.targets import planned_runs
 
@@ -330,6 +331,7 @@ def check_runs(
         )
     if flops or params:
         planned_runs(flops or None, params or None, tokens or None)  # sizes positive and finite
+        check_planned(params or None, tokens or None)  # --params 7000: in millions?
 
 
 def option_values(values: list[float] | None):
@@ -354,6 +356,17 @@ def benchmark_metrics(benchmarks: list[str], metric: str | None) -> list[tuple[s
     if len(set(pairs)) < len(pairs):
         raise BenchcastError(f"-b: a benchmark is given twice ({', '.join(benchmarks)}).")
     return pairs
+
+
+def benchmark_metric(benchmark: str, metric: str | None) -> tuple[str, str | None]:
+    """One ``-b`` value as (benchmark, metric), as :func:`benchmark_metrics` reads each: ``NAME:METRIC`` names its
+    own metric (a different ``-m`` beside it is refused), ``NAME`` takes ``-m``'s."""
+    from benchcast.errors import BenchcastError
+
+    ((name, own),) = benchmark_metrics([benchmark], None)
+    if own is not None and metric is not None and own != metric:
+        raise BenchcastError(f"-b {benchmark!r} names metric {own!r} and -m names {metric!r}: give one.")
+    return name, own if own is not None else metric
 
 
 def forecast_settings(boot: int, level: float, interval: str, seed: int, jobs, ray, **selection) -> dict:

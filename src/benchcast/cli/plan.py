@@ -44,6 +44,7 @@ from benchcast.cli.options import (  # cli/report.py takes DEFAULT_INTERVAL and 
     RayAddress,
     Seed,
     Tpr,
+    benchmark_metric,
     benchmark_metrics,
     check_runs,
     forecast_settings,
@@ -344,6 +345,7 @@ def recommend_command(
     refuse_jobs_with_ray(jobs, ray)
     if law and all(name in available_laws() for name in law):  # an unknown one: recommend names it
         refuse_unused_proxy(law, proxy)
+    benchmark, metric = benchmark_metric(benchmark, metric)  # -b NAME:METRIC, as forecast reads it
     rec = recommend(
         read(data, format, metadata, q_rand, margin=margin, columns=column),
         benchmark,

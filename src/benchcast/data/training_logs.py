@@ -1,9 +1,11 @@
 """Training-log exports (W&B run histories) as a table: one row per run, checkpoint, benchmark and metric.
 
-A source is a folder of per-run CSV/Parquet files (the run is the file's stem; the ``--metadata`` file may sit
-beside them), W&B's own layout (a folder per run holding its history table and ``config.yaml``/``config.json``,
-the run the folder's name), or one long file with a ``run`` column. Every row of an export is one logged step;
-the steps where an evaluation column holds a value are the run's evaluated checkpoints. The columns read:
+A source is a folder of per-run CSV/Parquet files (the run is the file's stem; a table beside them with neither a
+``_step`` nor an ``eval/`` column, such as a (run, params) sizes table, is no run: it is skipped with a note, and
+read only as ``--metadata``), W&B's own layout (a folder per run holding its history table and
+``config.yaml``/``config.json``, the run the folder's name), or one long file with a ``run`` column. Every row of
+an export is one logged step; the steps where an evaluation column holds a value are the run's evaluated
+checkpoints. The columns read:
 
 * ``_step`` -> ``step``; ``throughput/total_tokens`` -> ``tokens``; ``throughput/total_training_Gflops`` x 1e9 ->
   ``flops`` (without it C = 6 N D); ``params`` from a column of the file, from ``--metadata`` (run, params) or
@@ -179,8 +181,39 @@ def _config_params(config: Path) -> tuple[float, str] | None:
     return None
 
 
-def _exports(path: Path, columns: dict[str, str], metadata: Path | None) -> list[tuple[str, pd.DataFrame, str, object]]:
-    """(run, frame, file, config) per run: each export of a folder, or each run of one long file."""
+def _is_history(columns) -> bool:
+    """Whether a table is a run history: a step column (``_step``, or ``step`` as --column names it) or an
+    evaluation column."""
+    columns = [str(c) for c in columns]
+    return "_step" in columns or "step" in columns or any(_is_eval(c) for c in columns)
+
+
+def _skip_table(file: Path, columns, metadata: Path | None) -> list[Path]:
+    """One DataWarning naming a table of a folder that is no run history (skipped); the file where it looks like a
+    sizes table (``run`` and ``params`` columns), else nothing."""
+    columns = [str(c) for c in columns]
+    is_sizes = {"run", "params"} <= set(columns)
+    shown = ", ".join(columns[:4]) + (", ..." if len(columns) > 4 else "")
+    what = "a sizes table" if is_sizes else "a table"
+    advice = (
+        f"not read (--metadata {metadata.name} gives the sizes)"
+        if metadata is not None
+        else ("pass it with --metadata" if is_sizes else "skipped")
+    )
+    warnings.warn(
+        f"{file} looks like {what} ({shown}), not a run history (no '_step' and no eval/ column); {advice}.",
+        DataWarning,
+        stacklevel=4,
+    )
+    return [file] if is_sizes else []
+
+
+def _exports(
+    path: Path, columns: dict[str, str], metadata: Path | None, sizes: list[Path] | None = None
+) -> list[tuple[str, pd.DataFrame, str, object]]:
+    """(run, frame, file, config) per run: each export of a folder, or each run of one long file. A table of the
+    folder that is no run history is skipped with a DataWarning; a sizes table among them is added to ``sizes``."""
+    sizes = [] if sizes is None else sizes
     if path.is_dir():
         found = export_files(path, metadata)
         if not found:
@@ -191,9 +224,14 @@ def _exports(path: Path, columns: dict[str, str], metadata: Path | None) -> list
         out = []
         for run, file, config in found:
             frame = _renamed(read_frame(file, "a training-log export"), columns, file)
+            if not _is_history(frame.columns):  # a sizes table beside the exports (runs.csv) is no run
+                sizes.extend(_skip_table(file, frame.columns, metadata))
+                continue
             if "run" in frame.columns:
                 raise DataError(f"{file}: a per-run export names its run by its file name; drop its 'run' column.")
             out.append((run, frame, str(file), config))
+        if not out:
+            raise DataError(f"{path}: no training-log export (a table with a '_step' column) in this folder.")
         return out
     frame = _renamed(read_frame(path, "a training-log export"), columns, path)
     if "run" not in frame.columns:
@@ -205,8 +243,9 @@ def _exports(path: Path, columns: dict[str, str], metadata: Path | None) -> list
     return [(str(run), rows, str(path), None) for run, rows in frame.groupby("run", sort=False)]
 
 
-def _params(run: str, frame: pd.DataFrame, file: str, meta, config) -> tuple[float, str]:
-    """A run's N and where it came from: a ``params`` column, the metadata or the run's config (those given agree)."""
+def _params(run: str, frame: pd.DataFrame, file: str, meta, config, sizes: list[Path] = ()) -> tuple[float, str]:
+    """A run's N and where it came from: a ``params`` column, the metadata or the run's config (those given agree);
+    without any, the error names the folder's ``sizes`` table (one that looks like run, params) to pass."""
     given = []
     values = frame["params"].dropna().unique() if "params" in frame.columns else []
     if len(values) > 1:
@@ -219,6 +258,11 @@ def _params(run: str, frame: pd.DataFrame, file: str, meta, config) -> tuple[flo
     if found:
         kind = "non-embedding N" if found[1].split(".")[-1].lower() in NON_EMBEDDING else "total N"
         given.append((found[0], f"config {config.name} ({found[1]}, {kind})"))
+    if not given and meta is None and sizes:
+        raise DataError(
+            f"{file}: run {run!r} has no size, and {sizes[0]} beside it looks like the sizes (run, params): pass "
+            f"it with --metadata {sizes[0]}."
+        )
     if not given:
         raise DataError(
             f"{file}: run {run!r} has no size: add a 'params' column, or give --metadata with a row "
@@ -248,7 +292,9 @@ def _steps(run: str, long: pd.DataFrame, file: str) -> np.ndarray:
     return steps.astype(np.int64)
 
 
-def _long_rows(run: str, frame: pd.DataFrame, file: str, meta, config, skipped: dict, taken: dict) -> pd.DataFrame:
+def _long_rows(
+    run: str, frame: pd.DataFrame, file: str, meta, config, skipped: dict, taken: dict, sizes: list[Path] = ()
+) -> pd.DataFrame:
     """One run's evaluated checkpoints as long rows (run, sizes, benchmark, metric, value, series, step); the columns
     read are added to ``taken`` by family, those skipped to ``skipped``."""
     frame = frame.rename(columns={k: v for k, v in DEFAULT_COLUMNS.items() if k in frame.columns})
@@ -258,7 +304,7 @@ def _long_rows(run: str, frame: pd.DataFrame, file: str, meta, config, skipped: 
                 f"{file}: run {run!r} has no {what!r} column (the {needed} of each checkpoint); name the one that "
                 f"holds it with --column COLUMN={needed}."
             )
-    params, source = _params(run, frame, file, meta, config)
+    params, source = _params(run, frame, file, meta, config, sizes)
     read: dict[str, dict] = {}
     for column in (str(c) for c in frame.columns):
         parts = split_column(column) if _is_eval(column) else None
@@ -355,8 +401,9 @@ def read_training_logs(
     meta = read_metadata(metadata, params_only=True) if metadata is not None else None
     skipped: dict[str, set] = {}
     taken: dict[str, set] = {}
-    exports = _exports(path, dict(columns or {}), Path(metadata) if metadata is not None else None)
-    rows = [_long_rows(run, frame, file, meta, config, skipped, taken) for run, frame, file, config in exports]
+    sizes: list[Path] = []
+    exports = _exports(path, dict(columns or {}), Path(metadata) if metadata is not None else None, sizes)
+    rows = [_long_rows(run, frame, file, meta, config, skipped, taken, sizes) for run, frame, file, config in exports]
     for family, names in skipped.items():
         warnings.warn(
             f"{path}: column family {family} skipped ({len(names)} column(s), e.g. {sorted(names)[0]}): benchcast "

@@ -63,6 +63,23 @@ def _count_unit(value: float, column: str) -> str:
     )
 
 
+def check_planned(params, tokens) -> None:
+    """Refuse a planned run (``--params N --tokens D``) whose N or D is below any language model's (N < 1e5,
+    D < 1e5), with the unit it likely is in: ``--params 7000`` is 7 B in millions."""
+    for option, column, values, lo in (
+        ("--params", "params", params, PARAMS_RANGE[0]),
+        ("--tokens", "tokens", tokens, TOKENS_RANGE[0]),
+    ):
+        for value in () if values is None else [float(v) for v in values]:
+            if 0 < value < lo:
+                likely = _count_unit(value, column)
+                likely += "?" if likely else ";"
+                raise DataError(
+                    f"{option} {value:g} is below {lo:.0e}, smaller than any language model{likely} give "
+                    f"{column} in plain units (e.g. --params 7e9 --tokens 4e12)."
+                )
+
+
 def _refuse(source: str, run: str, column: str, value: float, lo: float, hi: float, likely: str) -> None:
     """Raise the one error of a size outside physics: the run, the column, its value, the range expected."""
     raise DataError(

@@ -27,7 +27,7 @@ from benchcast.forecasting import extrapolation as ext
 from benchcast.forecasting import selection
 from benchcast.forecasting.bootstrap import Bootstrap, Uncertainty, bootstrap
 from benchcast.forecasting.draws import ScoreDraws
-from benchcast.forecasting.flags import ensemble_flags, withhold
+from benchcast.forecasting.flags import ensemble_flags, refit_flags, withhold
 from benchcast.forecasting.forecast import Forecast, make_forecast
 from benchcast.forecasting.targets import PlannedRuns, as_runs, distances
 from benchcast.utils.progress import track
@@ -300,6 +300,11 @@ class Ensemble:
             covariates, unc, prediction, widen_by, beyond, confidence, error_model
         )
         boots = [self._boot(law, unc) for law in self.weights_] if draws else []
+        # an interval resting on few replicates says so, at every point (all members' refits counted together)
+        lost = refit_flags(
+            sum(len(b.failed) for b in boots), sum(b.n_failed for b in boots), sum(b.n_dropped for b in boots)
+        )
+        flags = [(*point, *lost) for point in flags]
         return make_forecast(
             self.benchmark,
             self.rule,
@@ -318,6 +323,7 @@ class Ensemble:
             draws=draws,
             remarks=[*remarks, *self.choice_.failures],
             query=query,
+            metric=next((fit.spec.metric for fit in fits.values() if fit.spec.metric), ""),
             shape=shape,
             chance=max(float(fit.spec.q_rand) for fit in fits.values()),
             spread=spread,

@@ -19,6 +19,8 @@ Flagged, because the number may be right but rests on less than it seems:
 * a parameter at a search limit (the data did not place it; an active constraint of the law, its own
   bound reached by the data, is information, not a flag: :func:`benchcast.fitting.diagnostics.bound_findings`);
 * a forecast over ``MAX_DECADES_BEYOND`` decades beyond the largest fitted run, beyond the fitted k, across TPRs;
+* an interval from few bootstrap replicates: more than ``MAX_FAILED_SHARE`` of the refits failed or did not
+  converge (:func:`refit_flags`);
 * a forecast that is no extrapolation: at a fitted run (the answer was fitted), below the smallest fitted run,
   or inside the fitted runs' compute and TPR (an interpolation; :func:`placements`);
 * an uninformative interval (:func:`uninformative`): a 90 % interval spanning more than ``UNINFORMATIVE_SHARE`` of
@@ -60,6 +62,7 @@ BORROWED_SLOPE = "slope borrowed"
 BEYOND_K, ACROSS_TPRS = "beyond the fitted k", "across TPRs"
 SKEWED = "outside its 50 % interval"
 UNINFORMATIVE = "uninformative"
+FEW_REPLICATES = "few bootstrap replicates"
 
 # two points per free parameter: at least as many residual degrees of freedom as parameters (power_floor's
 # 3 parameters on Pythia's 5 runs up to 1.4B is the README's "correspondingly fragile" case)
@@ -74,6 +77,7 @@ MIN_POINTS_PER_PARAMETER = 2.0
 # (extrapolation.ORIGIN_DECADES), so beyond 1.5 the interval's growth is itself extrapolated by half again
 MAX_DECADES_BEYOND = 1.5
 NEAR_CHANCE_SHARE = 3  # flagged where the chance filter leaves out more than a third of the runs (issue #40)
+MAX_FAILED_SHARE = 0.25  # an interval with more than a quarter of its refits failed rests on too few replicates
 LIMIT_TOLERANCE = 1e-6  # a forecast equal to the limit up to rounding is at it, not above it
 # a 90 % interval wider than half the range from chance to 1 cannot tell a strong model from a weak one: on the
 # development splits (benchmarks/error_model_coverage.md) the default's widest are 0.06-0.26 in score, under half of
@@ -497,3 +501,13 @@ def plan_interval_flags(needed: float, lower: float | None, upper: float | None,
             False,
         ),
     )
+
+
+def refit_flags(n_boot: int, n_failed: int, n_dropped: int = 0) -> tuple[Flag, ...]:
+    """The flag of an interval where more than :data:`MAX_FAILED_SHARE` of the ``n_boot`` bootstrap refits (all
+    members' together) failed or did not converge: it rests on the replicates left, which it names."""
+    lost = n_failed + n_dropped
+    if n_boot <= 0 or lost <= MAX_FAILED_SHARE * n_boot:
+        return ()
+    why = f"{n_failed} refits failed" + (f", {n_dropped} did not converge" if n_dropped else "")
+    return (Flag(FEW_REPLICATES, f"interval from {n_boot - lost} of {n_boot} replicates: {why}", False),)

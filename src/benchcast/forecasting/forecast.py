@@ -48,6 +48,7 @@ def make_forecast(
     shape: tuple = (),
     chance: float = 0.0,
     spread: dict | None = None,
+    metric: str = "",
 ) -> Forecast:
     """The one constructor of a :class:`Forecast`: the points' table, with its bounds at every asked level read off
     ``draws`` (``(kind, point index, ScoreDraws)`` with kind ``'prediction'`` or ``'confidence'``), and the flags
@@ -76,7 +77,9 @@ def make_forecast(
             "dropped_refits": refits[1],
         }
     )
-    out = Forecast(benchmark, name, frame, uncertainty, tuple(draws), tuple(remarks), dict(query or {}), shape)
+    out = Forecast(
+        benchmark, name, frame, uncertainty, tuple(draws), tuple(remarks), dict(query or {}), shape, metric=metric or ""
+    )
     for mean in (False, True):  # a new run's bounds always (NaN where none); the curve's where they were made
         if not mean or any(kind == "confidence" for kind, _, _ in draws):
             for level in uncertainty.levels:
@@ -126,6 +129,8 @@ class Forecast(RichView):
         Where asked (``forecast_default(..., curves=True)``): per target ratio (tokens per parameter; NaN for runs
         given by compute alone), the forecast along a grid of compute at that ratio through the targets, with 50
         and 90 % intervals (what :meth:`plot` draws).
+    metric : str
+        The benchmark's metric forecast (``len_norm``, ``acc``...; '' where none was resolved).
     """
 
     benchmark: str
@@ -137,6 +142,7 @@ class Forecast(RichView):
     query: dict = field(default_factory=dict)
     shape: tuple = ()
     curves: dict = field(default_factory=dict, repr=False)
+    metric: str = ""
 
     # -- the points -------------------------------------------------------------------------------
 
@@ -290,7 +296,17 @@ class Forecast(RichView):
         first, curves = parts[0], {}
         for part in parts:  # a ratio seen by several parts (each fitted on other runs): the curve through the last
             curves.update(part.curves)
-        return cls(first.benchmark, first.name, points, first.uncertainty, tuple(draws), tuple(remarks), curves=curves)
+        metric = next((p.metric for p in parts if p.metric), "")  # a refused part resolved none
+        return cls(
+            first.benchmark,
+            first.name,
+            points,
+            first.uncertainty,
+            tuple(draws),
+            tuple(remarks),
+            curves=curves,
+            metric=metric,
+        )
 
     def with_alternative(self, point, versus) -> Forecast:
         """This forecast with the simplest alternative's point at each run (``alternative``) and the comparison of
@@ -322,8 +338,8 @@ class Forecast(RichView):
         pandas.DataFrame
             One row per point (:attr:`points`' columns); forecasts of several benchmarks concatenate.
         """
-        return self.points.assign(benchmark=self.benchmark, forecaster=self.name)[
-            ["benchmark", "forecaster", *self.points.columns]
+        return self.points.assign(benchmark=self.benchmark, metric=self.metric, forecaster=self.name)[
+            ["benchmark", "metric", "forecaster", *self.points.columns]
         ]
 
     def labels(self) -> list[str]:
@@ -356,6 +372,7 @@ class Forecast(RichView):
         out, runs = [], self.runs
         for i, row in enumerate(self.points.to_dict("records")):
             record = runs.record(i) | {
+                "metric": self.metric or None,
                 "prediction": row["prediction"],
                 "level": self.level,
                 "interval": self.uncertainty.interval,
@@ -398,6 +415,8 @@ class Forecast(RichView):
                 "law": self.name,
                 "strategy": self.name,
                 "benchmark": self.benchmark,
+                "metric": self.metric or None,
+                # each point's ensemble is fitted on the runs below it: None where the points' weights differ
                 "weights": self.weights if self._shared("weights") is not None else None,  # else per record
                 "level": self.level,
                 "levels": list(self.levels),
@@ -453,7 +472,8 @@ class Forecast(RichView):
     def title(self) -> str:
         laws = list(dict.fromkeys(law for row in self.points["weights"] for law in row))
         members = "" if laws == [self.name] or not laws else f" ({', '.join(laws)})"
-        return f"{self.benchmark}: forecast of the {self.name}{members}"
+        metric = f" ({self.metric})" if self.metric else ""
+        return f"{self.benchmark}{metric}: forecast of the {self.name}{members}"
 
     @property
     def notes(self) -> list[str]:
