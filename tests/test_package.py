@@ -84,16 +84,16 @@ def test_every_module_reads_in_one_sitting():
     assert not long, long
 
 
-def test_forecasting_is_thirteen_modules_of_one_concept_each():
+def test_forecasting_is_fourteen_modules_of_one_concept_each():
     """The one forecaster's package (issue 30): targets, bootstrap, draws, extrapolation, selection, ensemble,
     answers, planning, flags, the forecast (issue 38), the other results and the comparison of recipes (issue 52),
-    its tables from the draws apart (compare_draws)."""
+    its tables from the draws apart (compare_draws), and the simplest alternative beside a forecast (issue 50)."""
     from pathlib import Path
 
     modules = {p.stem for p in (Path(bc.__file__).parent / "forecasting").glob("*.py")} - {"__init__"}
     assert modules == {
         "targets", "bootstrap", "draws", "extrapolation", "selection", "ensemble", "answers", "planning", "flags", "forecast", "results",
-        "compare", "compare_draws",
+        "compare", "compare_draws", "alternative",
     }  # fmt: skip
 
 

@@ -43,8 +43,10 @@ def test_paper_sets_and_k8_loss(apple):
 
 def _runs(rows):
     frame = pd.DataFrame(rows, columns=["run", "benchmark", "metric", "value"])
-    frame["params"], frame["tokens"], frame["tpr"] = 1e8, 2e9, 20.0
-    frame["flops"] = 6 * frame["params"] * frame["tokens"] * frame["run"].map({"a": 1, "b": 2, "c": 3, "d": 4})
+    # runs a..d of growing size at TPR 20, their FLOPs 6 N D (sizes physics allows: the table is validated)
+    frame["params"] = 1e8 * frame["run"].map({"a": 1, "b": 2, "c": 3, "d": 4})
+    frame["tokens"], frame["tpr"] = 20 * frame["params"], 20.0
+    frame["flops"] = 6 * frame["params"] * frame["tokens"]
     return bc.validate(frame, "hand-made")
 
 
@@ -76,8 +78,8 @@ def test_k8_huber_fit_is_robust_and_converges():
         pd.DataFrame(
             {
                 "run": [f"r{i}" for i in range(12)],
-                "params": flops / 6 / 2e10,
-                "tokens": 2e10,
+                "params": np.sqrt(flops / 6 / 20),
+                "tokens": 20 * np.sqrt(flops / 6 / 20),
                 "flops": flops,
                 "tpr": 20.0,
                 "benchmark": "avg",
