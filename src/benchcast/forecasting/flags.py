@@ -456,8 +456,10 @@ def skewed(point: float, lower: float, upper: float, median: float) -> Flag:
 def uninformative(lower: float, upper: float, chance: float, terms: Mapping | None = None) -> Flag | None:
     """The flag of a 90 % interval (``lower`` .. ``upper``) spanning more than ``UNINFORMATIVE_SHARE`` of the range
     from ``chance`` to 1, naming its largest error term (``terms``: name -> (log-score spread, words)); None where
-    the interval informs."""
-    span = 1.0 - min(max(float(chance), 0.0), 0.99)
+    the interval informs. A chance that is not finite is taken as 0, and the reason says so."""
+    known = math.isfinite(float(chance))
+    chance = float(chance) if known else 0.0
+    span = 1.0 - min(max(chance, 0.0), 0.99)
     if not (math.isfinite(lower) and math.isfinite(upper)) or upper - lower <= UNINFORMATIVE_SHARE * span:
         return None
     ranked = sorted((terms or {}).items(), key=lambda item: -item[1][0])
@@ -468,7 +470,12 @@ def uninformative(lower: float, upper: float, chance: float, terms: Mapping | No
         UNINFORMATIVE,
         f"uninformative: the {UNINFORMATIVE_LEVEL * 100:g} % interval {lower:.3g} .. {upper:.3g} is "
         + ("wider than" if share >= 1 else f"{share * 100:.0f} % of")
-        + f" the range from chance ({chance:g}) to 1{extreme}, more than {UNINFORMATIVE_SHARE * 100:g} %"
+        + (
+            f" the range from chance ({chance:g}) to 1"
+            if known
+            else " the range from chance (chance unknown, taken as 0) to 1"
+        )
+        + f"{extreme}, more than {UNINFORMATIVE_SHARE * 100:g} %"
         + (f"; mostly the {ranked[0][0]} error (log-score spread: {cause})" if ranked else ""),
         False,
     )
