@@ -184,6 +184,15 @@ def test_the_joint_fit_flags_a_recipe_as_forecast_flags_its_own_fit():
     (borrowed,) = rows.at["C", "flags"]  # one run: its forecast is never unflagged
     assert borrowed.kind == "slope borrowed" and "borrowed from the other recipes" in borrowed.reason
     assert "flagged: slope borrowed" in str(far)
+    # five decades beyond: the 90 % band (prior-only extrapolation error) spans over half of chance .. 1, and the row
+    # is flagged uninformative by the rule make_forecast applies (flags.uninformative), naming the band it read
+    wide = bc.compare(table, "recipe", "hellaswag", flops=top * 1e5, shape="shared", n_boot=N_BOOT, n_jobs=1)
+    rows = wide.recipes.set_index("recipe")
+    for r in "AB":
+        (flag,) = [f for f in rows.at[r, "flags"] if f.kind == "uninformative"]
+        assert f"interval {rows.at[r, 'lower']:.3g} .. {rows.at[r, 'upper']:.3g}" in flag.reason
+        assert "of the range from chance (0.252) to 1" in flag.reason and not flag.refuses
+    assert "uninformative" in str(wide)
 
 
 def test_long_recipe_names_that_share_a_prefix_are_never_cut_alike():

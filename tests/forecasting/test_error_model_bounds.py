@@ -104,8 +104,9 @@ def test_rounding_split_ratio_groups_give_a_bounded_tau_and_an_informative_forec
     )
     (flag,) = [f for f in blown.flags[0] if f.kind == UNINFORMATIVE]
     assert flag.reason.startswith("uninformative: ") and "mostly the TPR-extrapolation error" in flag.reason
-    assert "flagged: " in blown.to_dict()["forecasts"][0]["flags"] and UNINFORMATIVE in str(
-        blown.rich_items()[0].columns
+    shown = blown.to_dict()["forecasts"][0]["flags"]
+    assert (
+        shown.startswith("flagged: ") and UNINFORMATIVE in shown and UNINFORMATIVE in str(blown.rich_items()[0].columns)
     )
     assert "uninformative" in [f["kind"] for f in blown.to_dict()["flags"][0]]
 
@@ -119,6 +120,11 @@ def test_the_uninformative_rule():
     assert uninformative(0.2, 0.6, 0.0) is None and uninformative(math.nan, 1.0, 0.25) is None
     terms = {"bootstrap": (0.02, "0.02"), "TPR-extrapolation": (2.0, "3/decade x 0.7 = 2")}
     assert "mostly the TPR-extrapolation error" in uninformative(0.0, 1.0, 0.25, terms).reason
+    # a chance that is not finite is taken as 0 (the range 0 .. 1), and the reason says so
+    assert uninformative(0.5, 0.52, math.nan) is None and uninformative(0.2, 0.6, math.inf) is None
+    flag = uninformative(0.2, 0.8, math.nan)
+    assert flag is not None and "nan" not in flag.reason
+    assert "60 % of the range from chance (chance unknown, taken as 0) to 1" in flag.reason
 
 
 def test_a_plan_interval_beyond_a_decade_is_flagged_with_its_one_sided_answer():

@@ -201,9 +201,38 @@ def test_a_protocol_s_premise_is_listed_but_not_counted_as_a_flag():
 def test_an_interval_from_few_replicates_is_flagged_with_its_counts():
     from benchcast.forecasting.flags import FEW_REPLICATES, refit_flags
 
-    assert refit_flags(200, 50) == () and refit_flags(0, 0) == ()  # a quarter failed: not flagged
-    (flag,) = refit_flags(200, 152)
+    assert refit_flags(200, 150) == () and refit_flags(0, 0) == ()  # 150 of 200 left (a quarter lost): not flagged
+    (flag,) = refit_flags(200, 48)
     assert flag.kind == FEW_REPLICATES and not flag.refuses
+    assert flag.reason == "interval from 48 of 200 replicates: 152 replicates lost"
+    (flag,) = refit_flags(200, 48, {"power": (152, 0)})
     assert flag.reason == "interval from 48 of 200 replicates: 152 refits failed"
-    (flag,) = refit_flags(400, 90, 20)
-    assert flag.reason == "interval from 290 of 400 replicates: 90 refits failed, 20 did not converge"
+    # two members: the replicates left are the blend's, of the 200 asked for, and each member's failures are named
+    (flag,) = refit_flags(200, 98, {"power": (90, 20), "nd": (60, 0)})
+    assert flag.reason == (
+        "interval from 98 of 200 replicates: power: 90 refits failed, 20 did not converge; nd: 60 refits failed"
+    )
+
+
+def test_an_ensemble_s_refit_flag_counts_the_blended_replicates_of_n_boot():
+    """Two members at 20 replicates, each losing a different 8: the interval is read from the blended draws, 12 of
+    20 (not "24 of 40", the members' refits added up)."""
+    from benchcast.fitting.spec import FitSpec
+    from benchcast.forecasting.bootstrap import Uncertainty
+    from benchcast.forecasting.ensemble import Ensemble
+
+    table = law_table("power", [5000.0, 0.19], {"flops": np.geomspace(1e18, 1e21, 12)}, q_rand=0.25, noise=0.003)
+    ens = Ensemble("ensemble", laws=["power", "power_floor"]).fit(
+        table, FitSpec("power", "synthetic", "acc"), progress=False
+    )
+    unc = Uncertainty(20, interval="bootstrap")
+    for i, law in enumerate(ens.weights_):
+        made = ens._boot(law, unc)
+        lost = np.zeros(20, bool)
+        lost[8 * i : 8 * i + 8] = True
+        ens._boots[(law, 20, unc.seed)] = replace(made, failed=made.failed | lost)
+    fc = ens.predict([1e22], unc)
+    (flag,) = [f for f in fc.flags[0] if f.kind == fl.FEW_REPLICATES]
+    left = int(flag.reason.split(" of ")[0].split()[-1])
+    assert left <= 20 and "of 20 replicates" in flag.reason
+    assert flag.reason == "interval from 12 of 20 replicates: power: 8 refits failed; power_floor: 8 refits failed"

@@ -149,7 +149,7 @@ def test_bench_plot_in_a_callers_figure():
     _check_grid(fig)
 
 
-def test_report_forecast_panel_names_the_curve_tpr(apple):
+def test_report_forecast_panel_names_the_curve_tpr(apple, monkeypatch):
     """DCLM runs at TPR 10 .. 160, a 7B planned on 4T tokens (TPR 571): the curve of the law of N and D is
     drawn at 571, below every fitted run; the panel's title and the page's warnings say so."""
     from benchcast.report import figures
@@ -165,6 +165,18 @@ def test_report_forecast_panel_names_the_curve_tpr(apple):
     fig, ax = plt.subplots()
     figures.draw_forecast(ax, report)
     assert "TPR 571: OUTSIDE the fitted runs' TPR 10 .. 160" in ax.get_title()
+    plt.close(fig)
+    # the band's hatching is decided with the forecast's own chance (the one its flags were), not the fit spec's
+    assert report.forecast.chance == pytest.approx(float(report.fit.spec.q_rand))
+    from dataclasses import replace
+
+    seen, rule = [], figures._uninformative
+    other = replace(report, forecast=replace(report.forecast, chance=0.6))
+    monkeypatch.setattr(figures, "_uninformative", lambda bands, chance: seen.append(chance) or rule(bands, chance))
+    fig, ax = plt.subplots()
+    figures.draw_forecast(ax, other)
+    plt.close(fig)
+    assert seen and set(seen) == {0.6}
 
 
 def test_curve_tpr_note_inside_and_for_compute_laws():

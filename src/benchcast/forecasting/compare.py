@@ -22,7 +22,7 @@ from benchcast.forecasting.bootstrap import DEFAULT_INTERVAL, DEFAULT_REPLICATES
 from benchcast.forecasting.compare_draws import BAND, _baseline, _matrix, _multipliers, _no_multipliers, _pairs
 from benchcast.forecasting.draws import DRAWS, Draws, score_interval
 from benchcast.forecasting.extrapolation import estimate, load_prior, widen
-from benchcast.forecasting.flags import shared_shape_flags, short
+from benchcast.forecasting.flags import shared_shape_flags, short, uninformative
 from benchcast.forecasting.targets import table_runs
 from benchcast.utils.jsonable import jsonable
 from benchcast.utils.rich_view import Markup, RichView, rich_table
@@ -537,6 +537,9 @@ def _joint(table, by, names, benchmark, metric, reach, planned, errors, unc, set
             target_tpr if np.isfinite(target_tpr) else None,
             target_n if np.isfinite(target_n) else None,
         )
+        # the 90 % band at the plan by the rule every forecast's is flagged by (no refits here: parametric draws)
+        wide = uninformative(float(band[0][at]), float(band[1][at]), q)
+        flags = (*flags, wide) if wide is not None else flags
         rows[i].update(method=words, prediction=float(point[at]), lower=float(lo[at]), upper=float(hi[at]), flags=flags)
         draws[names[i]], grids[names[i]] = values[:, at], (grid, law)
         runs = chosen[names[i]][["flops", "value"]]

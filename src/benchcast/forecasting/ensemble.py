@@ -299,10 +299,17 @@ class Ensemble:
         draws, model, note, spread = self._interval_draws(
             covariates, unc, prediction, widen_by, beyond, confidence, error_model
         )
-        boots = [self._boot(law, unc) for law in self.weights_] if draws else []
-        # an interval resting on few replicates says so, at every point (all members' refits counted together)
-        lost = refit_flags(
-            sum(len(b.failed) for b in boots), sum(b.n_failed for b in boots), sum(b.n_dropped for b in boots)
+        boots = {law: self._boot(law, unc) for law, w in self.weights_.items() if w > 0} if draws else {}
+        # an interval resting on few replicates says so, at every point: the replicates of the blended draws it is read
+        # from (a replicate is blended from every member's), of the n_boot asked for, with each member's failures
+        lost = (
+            refit_flags(
+                unc.n_boot,
+                int(np.isfinite(draws[0][2].values).all(axis=1).sum()),
+                {law: (b.n_failed, b.n_dropped) for law, b in boots.items()},
+            )
+            if draws
+            else ()
         )
         flags = [(*point, *lost) for point in flags]
         return make_forecast(
@@ -319,7 +326,7 @@ class Ensemble:
             dropped={law: fit.diagnostics.dropped for law, fit in fits.items()},
             error_model=None if model is None else model.to_dict(),
             note=note,
-            refits=(sum(b.n_failed for b in boots), sum(b.n_dropped for b in boots)),
+            refits=(sum(b.n_failed for b in boots.values()), sum(b.n_dropped for b in boots.values())),
             draws=draws,
             remarks=[*remarks, *self.choice_.failures],
             query=query,
@@ -402,7 +409,7 @@ class Ensemble:
     def _draws(self, covariates: dict, unc: Uncertainty, kind: str) -> ScoreDraws | None:
         """The members' bootstrap draws at the placed runs, mixed replicate by replicate with the weights."""
         parts = {}
-        for law in self.weights_:
+        for law in (law for law, w in self.weights_.items() if w > 0):  # the blend leaves the others out
             boot = self._boot(law, unc)
             if not boot.usable.any():
                 return None

@@ -19,8 +19,8 @@ Flagged, because the number may be right but rests on less than it seems:
 * a parameter at a search limit (the data did not place it; an active constraint of the law, its own
   bound reached by the data, is information, not a flag: :func:`benchcast.fitting.diagnostics.bound_findings`);
 * a forecast over ``MAX_DECADES_BEYOND`` decades beyond the largest fitted run, beyond the fitted k, across TPRs;
-* an interval from few bootstrap replicates: more than ``MAX_FAILED_SHARE`` of the refits failed or did not
-  converge (:func:`refit_flags`);
+* an interval from few bootstrap replicates: more than ``MAX_FAILED_SHARE`` of the ``n_boot`` replicates asked for
+  are missing from the draws it is read from (refits failed or did not converge; :func:`refit_flags`);
 * a forecast that is no extrapolation: at a fitted run (the answer was fitted), below the smallest fitted run,
   or inside the fitted runs' compute and TPR (an interpolation; :func:`placements`);
 * an uninformative interval (:func:`uninformative`): a 90 % interval spanning more than ``UNINFORMATIVE_SHARE`` of
@@ -456,8 +456,10 @@ def skewed(point: float, lower: float, upper: float, median: float) -> Flag:
 def uninformative(lower: float, upper: float, chance: float, terms: Mapping | None = None) -> Flag | None:
     """The flag of a 90 % interval (``lower`` .. ``upper``) spanning more than ``UNINFORMATIVE_SHARE`` of the range
     from ``chance`` to 1, naming its largest error term (``terms``: name -> (log-score spread, words)); None where
-    the interval informs."""
-    span = 1.0 - min(max(float(chance), 0.0), 0.99)
+    the interval informs. A chance that is not finite is taken as 0, and the reason says so."""
+    known = math.isfinite(float(chance))
+    chance = float(chance) if known else 0.0
+    span = 1.0 - min(max(chance, 0.0), 0.99)
     if not (math.isfinite(lower) and math.isfinite(upper)) or upper - lower <= UNINFORMATIVE_SHARE * span:
         return None
     ranked = sorted((terms or {}).items(), key=lambda item: -item[1][0])
@@ -468,7 +470,12 @@ def uninformative(lower: float, upper: float, chance: float, terms: Mapping | No
         UNINFORMATIVE,
         f"uninformative: the {UNINFORMATIVE_LEVEL * 100:g} % interval {lower:.3g} .. {upper:.3g} is "
         + ("wider than" if share >= 1 else f"{share * 100:.0f} % of")
-        + f" the range from chance ({chance:g}) to 1{extreme}, more than {UNINFORMATIVE_SHARE * 100:g} %"
+        + (
+            f" the range from chance ({chance:g}) to 1"
+            if known
+            else " the range from chance (chance unknown, taken as 0) to 1"
+        )
+        + f"{extreme}, more than {UNINFORMATIVE_SHARE * 100:g} %"
         + (f"; mostly the {ranked[0][0]} error (log-score spread: {cause})" if ranked else ""),
         False,
     )
@@ -503,11 +510,19 @@ def plan_interval_flags(needed: float, lower: float | None, upper: float | None,
     )
 
 
-def refit_flags(n_boot: int, n_failed: int, n_dropped: int = 0) -> tuple[Flag, ...]:
-    """The flag of an interval where more than :data:`MAX_FAILED_SHARE` of the ``n_boot`` bootstrap refits (all
-    members' together) failed or did not converge: it rests on the replicates left, which it names."""
-    lost = n_failed + n_dropped
-    if n_boot <= 0 or lost <= MAX_FAILED_SHARE * n_boot:
+def refit_flags(n_boot: int, n_left: int, failures: Mapping[str, tuple[int, int]] | None = None) -> tuple[Flag, ...]:
+    """The flag of an interval read from ``n_left`` of the ``n_boot`` replicates asked for, where more than
+    :data:`MAX_FAILED_SHARE` of them are lost: ``n_left`` counts the replicates of the draws the interval is read from
+    (an ensemble's blended draws, not its members' refits added up), ``failures`` names each member's failed and
+    unconverged refits (member -> (failed, not converged); the name is left out where there is one member)."""
+    if n_boot <= 0 or n_boot - n_left <= MAX_FAILED_SHARE * n_boot:
         return ()
-    why = f"{n_failed} refits failed" + (f", {n_dropped} did not converge" if n_dropped else "")
-    return (Flag(FEW_REPLICATES, f"interval from {n_boot - lost} of {n_boot} replicates: {why}", False),)
+    parts = []
+    for name, (failed, dropped) in (failures or {}).items():
+        words = ", ".join(
+            ([f"{failed} refits failed"] if failed else []) + ([f"{dropped} did not converge"] if dropped else [])
+        )
+        if words:
+            parts.append(words if len(failures) == 1 else f"{name}: {words}")
+    why = "; ".join(parts) or f"{n_boot - n_left} replicates lost"
+    return (Flag(FEW_REPLICATES, f"interval from {n_left} of {n_boot} replicates: {why}", False),)

@@ -78,7 +78,16 @@ def make_forecast(
         }
     )
     out = Forecast(
-        benchmark, name, frame, uncertainty, tuple(draws), tuple(remarks), dict(query or {}), shape, metric=metric or ""
+        benchmark,
+        name,
+        frame,
+        uncertainty,
+        tuple(draws),
+        tuple(remarks),
+        dict(query or {}),
+        shape,
+        metric=metric or "",
+        chance=float(chance),
     )
     for mean in (False, True):  # a new run's bounds always (NaN where none); the curve's where they were made
         if not mean or any(kind == "confidence" for kind, _, _ in draws):
@@ -131,6 +140,9 @@ class Forecast(RichView):
         and 90 % intervals (what :meth:`plot` draws).
     metric : str
         The benchmark's metric forecast (``len_norm``, ``acc``...; '' where none was resolved).
+    chance : float
+        The chance level its uninformative flags were decided with (an ensemble's: the largest over its members), so
+        that a figure's band decides by the same one.
     """
 
     benchmark: str
@@ -143,6 +155,7 @@ class Forecast(RichView):
     shape: tuple = ()
     curves: dict = field(default_factory=dict, repr=False)
     metric: str = ""
+    chance: float = 0.0
 
     # -- the points -------------------------------------------------------------------------------
 

@@ -42,7 +42,7 @@ def draw_forecast(ax, report: BenchmarkReport) -> None:
     for law, member_curve in report.member_curves.items() if len(report.member_curves) > 1 else ():
         ax.plot(report.grid, member_curve, color=law_color(law), lw=0.8, ls="--", label=f"{law} (member)")
     ax.plot(report.grid, report.curve, color=color, lw=1.5, label=f"{report.strategy} (fitted on all runs)")
-    chance = float(report.fit.spec.q_rand)
+    chance = report.forecast.chance  # the forecast's own (an ensemble's largest), as its flags were decided with
     draw_band(ax, report.grid, report.bands, color, "", faint=_uninformative(report.bands, chance))
     styles = ("-.", (0, (5, 2)), (0, (1, 1)), (0, (3, 1, 1, 1, 1, 1)))
     for k, ((ratio, (curve, bands)), ls) in enumerate(zip(report.ratio_curves.items(), styles * 8, strict=False)):
