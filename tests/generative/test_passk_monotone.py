@@ -10,6 +10,7 @@ import pytest
 
 from benchcast.generative.passk import pass_at_k
 from benchcast.generative.past_n import CANDIDATES, passk_table
+from benchcast.generative.xscale import anchor, from_x, to_x
 
 N = 100
 GRID = [139, 193, 268, 373, 518, 720, 1000, 3000]
@@ -57,9 +58,60 @@ def test_every_candidate_past_n_is_at_least_the_measured_pass_at_n_and_non_decre
             b = past[bound].to_numpy(float)
             assert np.all((b >= 0) & (b <= 1))
             assert np.all(np.diff(b) >= -1e-12), (run, family, bound, b)
-        assert np.all(past["lower"].to_numpy(float) <= values + 1e-12)
+        lower = past["lower"].to_numpy(float)
+        if family == "joint":  # its replicates start from the run's measured pass@n; the per-run candidates' from
+            # their own resample's (which may lie below the run's: the sampling error of pass@n itself)
+            assert np.all(lower >= measured[run] - 1e-12), (run, family, "lower", measured[run], lower)
+        assert np.all(lower <= values + 1e-12)
         assert np.all(values <= past["upper"].to_numpy(float) + 1e-12)
-    assert set(near) <= set(table["run"])
+    for run in near:  # the trial's case: a run just below 1, whose pass@139 must lie in [measured, 1]
+        first = table[(table["run"] == run) & (table["k"] == GRID[0])].iloc[0]
+        assert measured[run] - 1e-12 <= first["pass_at_k"] <= first["upper"] <= 1, (run, family)
+        assert first["lower"] <= first["pass_at_k"] + 1e-12
+        if family == "joint":
+            assert first["lower"] >= measured[run] - 1e-12, (run, first["lower"], measured[run])
+
+
+def _anchored(model, model_at_n, measured):
+    """pass@k of ``anchor`` on probabilities: the model's pass@k past n, its pass@n, the measured pass@n."""
+    return from_x(anchor(to_x(model), to_x(model_at_n), to_x(measured)))[0]
+
+
+def test_anchor_at_ordinary_values_rises_from_the_measured_pass_at_n_within_0_1():
+    out = _anchored([0.5, 0.6, 0.8], 0.4, 0.3)
+    assert np.all(np.diff(out) >= 0) and np.all((out >= 0.3) & (out <= 1))
+    assert out[0] > 0.3  # the model's own step from n to k carried over
+    below = _anchored([0.2, 0.25], 0.4, 0.3)  # a model curve that falls below its own pass@n: no fall
+    assert below == pytest.approx([0.3, 0.3])
+
+
+def test_anchor_gives_no_number_where_the_model_pass_at_n_is_0_or_1():
+    assert np.isnan(_anchored([1e-3, 1e-2], 0.0, 0.3)).all()  # was [1, 1]: a 0 turned into pass@k = 1
+    assert np.isnan(_anchored([1.0, 1.0], 1.0, 0.3)).all()  # was [0.3, 0.3]: flat, though the model says 1
+
+
+def test_anchor_at_a_measured_pass_at_n_of_1_is_1_and_of_0_keeps_the_model():
+    assert _anchored([0.5, 0.6], 0.4, 1.0) == pytest.approx([1.0, 1.0])
+    assert _anchored([0.5, 0.6], 0.0, 1.0) == pytest.approx([1.0, 1.0])
+    assert _anchored([0.05, 0.1], 0.01, 0.0) == pytest.approx([0.05, 0.1])  # measured 0: not anchored
+    assert np.isnan(_anchored([np.nan, 0.5], 0.4, 0.3)[0])  # a failed refit stays NaN
+
+
+def test_a_family_whose_pass_at_n_is_0_or_1_is_refused_with_the_reason():
+    from benchcast.errors import DataError
+    from benchcast.generative.past_n import _anchored_family
+
+    class Flat:
+        def __init__(self, value):
+            self.value = value
+
+        def pass_at_k(self, ks):
+            return np.full(len(np.atleast_1d(ks)), self.value)
+
+    n, c = np.full(5, 10), np.array([0, 1, 3, 5, 10])
+    for value, said in ((0.0, "0"), (1.0, "1")):
+        with pytest.raises(DataError, match=f"model's pass@n is {said}: no step from n to k"):
+            _anchored_family(Flat(value), [20.0, 40.0], n, c)
 
 
 def _evidence(power_errors, joint_errors):

@@ -29,6 +29,7 @@ from benchcast.generative.xscale import (
     band,
     estimator_counts,
     from_x,
+    model_at_n_reason,
     monotone,
     thinned_origins,
     to_x,
@@ -337,6 +338,8 @@ def _origin_rows(frames: dict, full: dict, x_of: dict, judged: list, origin: str
         if thinned[1].any():  # anchored at the thinned counts' measured pass@m, as the forecasts past n are
             measured = pass_at_k_per_problem(*thinned, [m]).mean()
             forecast = float(from_x(anchor(to_x(model[1:]), to_x(model[0]), to_x(measured))[0, 0]))
+            if np.isnan(forecast):  # the model's pass@m is 0 or 1: no step to k, no forecast to judge
+                continue
         rows.append({"origin": origin, "origin_n": m, "k": k, "candidate": "joint", "forecast": forecast,
                      "truth": truth, "error": forecast - truth, "error_x": x_error(forecast, truth),
                      "run": run})  # fmt: skip
@@ -440,15 +443,22 @@ class JointForecast:
         A run that solved something is anchored to its ``measured`` unbiased pass@n (at ``reach``): the model's
         pass@n is a mean over problem posteriors shared by every run, not this run's own counts, and can lie above
         the measured value, so that its own curve past n would start below what was measured. The forecast is the
-        measured x at n plus the model's step from n to k (:func:`benchcast.generative.xscale.anchor`); every
-        replicate moves by the same shift, then is made non-decreasing in k."""
+        measured x at n plus the model's step from n to k (:func:`benchcast.generative.xscale.anchor`); a model
+        pass@n of exactly 0 or 1 has no step and is refused (DataError). Every replicate moves by the same shift and
+        starts from the measured pass@n (a column in front, as the per-run candidates' replicates do), so that no
+        bound falls below it, then is made non-decreasing in k."""
         i = self.runs.index(run)
         ks = np.asarray(ks, float)
         x_point = to_x(self.fit.pass_at_k(ks)[i])
         shift = 0.0
+        floor = np.inf  # no floor: a run not anchored (it solved nothing, or no measured value was given)
         if measured is not None and self.solved.get(run, 0):
             at_n = to_x(self.fit.pass_at_k([reach])[i, 0])
-            anchored = anchor(x_point, at_n, to_x(measured))[0]
+            floor = float(to_x(measured))
+            anchored = anchor(x_point, at_n, floor)[0]
+            reason = model_at_n_reason(at_n) if np.isfinite(floor) else ""
+            if reason:
+                raise DataError(f"joint: {reason}")
             with np.errstate(invalid="ignore"):
                 shift = np.where(np.isfinite(anchored) & np.isfinite(x_point), anchored - x_point, 0.0)
             x_point = anchored
@@ -460,7 +470,8 @@ class JointForecast:
         if draws is not None:
             x = to_x(draws[:, i, np.searchsorted(np.asarray(all_ks, float), ks)])
             z = np.random.default_rng(seed).standard_normal(len(x))
-            x = monotone(x + shift + z[:, None] * tau * np.log10(ks / reach)[None, :])
+            x = x + shift + z[:, None] * tau * np.log10(ks / reach)[None, :]
+            x = monotone(np.column_stack([np.full(len(x), floor), x]))[:, 1:]
             out["lower"], out["upper"], out["replicates"] = band(x, level)
             if not out["replicates"].iloc[0]:
                 notes.append("no bootstrap refit of the ladder held: no interval")

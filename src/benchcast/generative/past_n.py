@@ -41,8 +41,8 @@ from benchcast.generative.xscale import anchor as _anchor
 from benchcast.generative.xscale import band as _band
 from benchcast.generative.xscale import estimator_counts as _estimator_counts
 from benchcast.generative.xscale import from_x as _from_x
+from benchcast.generative.xscale import model_at_n_reason, thinned_origins
 from benchcast.generative.xscale import monotone as _monotone
-from benchcast.generative.xscale import thinned_origins
 from benchcast.generative.xscale import to_x as _to_x
 from benchcast.generative.xscale import x_error as _x_error
 from benchcast.utils.display import ResultView
@@ -131,6 +131,9 @@ def _anchored_family(fitted, ks, n_est, c_est, reach=None) -> np.ndarray:
         at_n = _to_x(fitted.pass_at_k([reach]))
         measured = _to_x(pass_at_k_per_problem(n_est, c_est, [int(reach)]).mean())
         x[past] = _anchor(x[past], at_n, measured)[0]
+        reason = model_at_n_reason(at_n) if np.isfinite(measured) and np.isnan(x[past]).any() else ""
+        if reason:
+            raise DataError(reason)
     return x
 
 
@@ -462,8 +465,11 @@ class PassKPastN(ResultView):
         for i, pick in enumerate(picks):
             if c[pick].any():
                 refit = fit_family(chosen.candidate, n[pick], c[pick], starts=[chosen.family_z])
-                # NaN where the refit failed: set aside by _band
-                draws[i] = _anchored_family(refit, ks, n_est[pick], c_est[pick], reach)
+                # NaN where the refit failed or its pass@n is 0 or 1 (no step from n to k): set aside by _band
+                try:
+                    draws[i] = _anchored_family(refit, ks, n_est[pick], c_est[pick], reach)
+                except DataError:
+                    draws[i] = np.nan
         return draws, measured
 
     def to_dict(self) -> dict:

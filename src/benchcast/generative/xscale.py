@@ -69,19 +69,33 @@ def anchor(x, x_model_at_n, x_measured_at_n):
     """A model's x past n (rows x ks, ks ascending, each k >= n) anchored to the measured pass@n: the measured x at n
     plus the model's own step from n to k, never positive (pass@k cannot fall as k grows), then made non-increasing
     in k. So the forecast equals the measured pass@n at k = n and rises from it however far the model's own pass@n
-    lies from the measured one. A step between two infinities of one sign (the model at 1 or 0 from n on) is none;
-    a measured pass@n of 0 anchors nothing (the model's own x is kept: samples drawn in rounds whose first solved
-    nothing, where the model reads the later rounds); NaN (a failed refit) stays NaN."""
+    lies from the measured one.
+
+    The exceptions: a measured pass@n of 1 gives 1 at every k (pass@k >= pass@n = 1). A measured pass@n of 0 anchors
+    nothing (the model's own x is kept: samples drawn in rounds whose first solved nothing, where the model reads the
+    later rounds). A model pass@n of exactly 0 or 1 (x at n infinite) has no step from n to k to carry over: NaN,
+    which the caller refuses (:func:`model_at_n_reason`), never a pass@k of 1 or a flat one. NaN (a failed refit)
+    stays NaN."""
     x = np.atleast_2d(np.asarray(x, float))
     at_n = np.asarray(x_model_at_n, float).reshape(-1, 1)
     measured = np.asarray(x_measured_at_n, float).reshape(-1, 1)
     with np.errstate(invalid="ignore"):
-        step = x - at_n
-    step = np.where(np.isnan(step) & ~np.isnan(x) & ~np.isnan(at_n), 0.0, step)
-    step = np.minimum(step, 0.0)
+        step = np.where(np.isfinite(at_n), x - at_n, np.nan)
+    step = np.where(np.isnan(step), np.nan, np.minimum(step, 0.0))
     with np.errstate(invalid="ignore"):
-        out = np.where(np.isposinf(measured), x, measured + step)
+        one = np.isneginf(measured) & ~np.isnan(x)  # measured pass@n = 1: pass@k = 1 (a failed refit stays NaN)
+        out = np.where(np.isposinf(measured), x, np.where(one, -np.inf, measured + step))
     return monotone(out)
+
+
+def model_at_n_reason(x_model_at_n) -> str:
+    """Why :func:`anchor` gave no step (empty: it did): the model's own pass@n is exactly 0 or 1."""
+    at_n = float(np.asarray(x_model_at_n, float).reshape(-1)[0])
+    if np.isposinf(at_n):
+        return "the model's pass@n is 0: no step from n to k"
+    if np.isneginf(at_n):
+        return "the model's pass@n is 1: no step from n to k"
+    return ""
 
 
 def monotone(x):
