@@ -21,8 +21,8 @@ def test_the_notebook_session_runs_and_writes_its_figures(tmp_path, monkeypatch,
     monkeypatch.setattr("sys.argv", [str(SCRIPT), str(data), str(tmp_path)])
     runpy.run_path(str(SCRIPT), run_name="__main__")
     out = capsys.readouterr().out
-    assert "arc_easy: forecast of the ensemble" in out and "use the ensemble" in out
-    assert "arc_easy: forecast of the power_floor" in out
+    assert "arc_easy (acc_norm): forecast of the ensemble" in out and "use the ensemble" in out
+    assert "arc_easy (acc_norm): forecast of the power_floor" in out
     assert "forecast with 90 % intervals (20 bootstrap replicates" in out
     written = {p.name: p.read_bytes()[:5] for p in tmp_path.iterdir()}
     assert written["default_forecast.svg"].startswith(b"<?xml")
