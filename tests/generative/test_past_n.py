@@ -156,11 +156,14 @@ def test_a_chosen_family_on_its_bound_widens_to_every_candidate_and_says_so(monk
     import dataclasses
 
     import benchcast.generative.past_n as past_n
+    import benchcast.generative.per_run as per_run
 
     counts = pd.DataFrame({"run": "r", "problem_id": range(300), "n": 1000, "c": [1000] * 297 + [999, 500, 3]})
     real = past_n.fit_family
     # the family's fit as it comes back when a shape runs to its limit (whatever the optimiser says of convergence)
-    monkeypatch.setattr(past_n, "fit_family", lambda *a, **k: dataclasses.replace(real(*a, **k), on_bound=["log_a"]))
+    on_bound = lambda *a, **k: dataclasses.replace(real(*a, **k), on_bound=["log_a"])  # noqa: E731
+    for module in (past_n, per_run):  # the candidate's fit (per_run) and its bootstrap refits (past_n)
+        monkeypatch.setattr(module, "fit_family", on_bound)
     both = PassKPastN(("beta", "power_k"), n_boot=50)
     both.fit(counts).chosen_ = "beta"  # force the doubtful one, as a benchmark's backtest could choose it
     wide = both.predict([10_000])

@@ -36,24 +36,29 @@ from benchcast.errors import DataError
 from benchcast.generative.families import FAMILIES
 from benchcast.generative.ladder import JOINT_REPLICATES, JointForecast, fit_joint, joint_backtest
 from benchcast.generative.passk import pass_at_k_per_problem
+from benchcast.generative.per_run import (  # noqa: F401 (re-exported: the per-run candidates' names)
+    BACKTEST_COLUMNS,
+    MIN_ORIGIN_SAMPLES,
+    ORIGINS,
+    PER_RUN,
+    CandidateFit,
+    _anchored_family,
+    _power_fit,
+    _power_x,
+    backtest_in_k,
+    fit_candidate,
+)
 from benchcast.generative.success import fit_family
-from benchcast.generative.xscale import anchor as _anchor
 from benchcast.generative.xscale import band as _band
 from benchcast.generative.xscale import estimator_counts as _estimator_counts
 from benchcast.generative.xscale import from_x as _from_x
-from benchcast.generative.xscale import model_at_n_reason, thinned_origins
 from benchcast.generative.xscale import monotone as _monotone
 from benchcast.generative.xscale import to_x as _to_x
-from benchcast.generative.xscale import x_error as _x_error
 from benchcast.utils.display import ResultView
 from benchcast.utils.jsonable import jsonable
 from benchcast.validation import check_level, check_replicates
 
-PER_RUN = ("power_k", *FAMILIES)
 CANDIDATES = (*PER_RUN, "joint")  # joint: the ladder model of every run at once (benchcast.generative.ladder)
-ORIGINS = ("n/10", "n/100")
-BACKTEST_COLUMNS = ["origin", "origin_n", "k", "candidate", "forecast", "truth", "error", "error_x"]
-MIN_ORIGIN_SAMPLES = 4  # a thinned run needs pass@1, @2, @4 for the power law's two parameters and one to spare
 # Study 4 of benchmarks/passk_past_n.py (the simulated benchmarks of study 1, 3 replicates) sets these constants.
 # TAU_PRIOR: the error per decade of k on x = log(-log pass@k) that a benchmark's origins are shrunk toward; the
 # origins' own RMS there was 0.15-0.39 across distributions and n, median 0.23. PRIOR_WEIGHT is a choice: two
@@ -71,128 +76,6 @@ FAMILY_MARGIN = 0.4
 # power_k's on the same origins by more than JOINT_Z standard errors of the paired difference.
 JOINT_Z = 2.0
 FAMILY_REPLICATES = 100  # each family replicate is a likelihood refit; power_k's are one vectorised solve
-
-
-def _grid(n_min: int) -> np.ndarray:
-    """The k of the unbiased curve the power law is fitted to: geometric in [1, n_min]."""
-    return np.unique(np.geomspace(1, n_min, min(int(n_min), 16)).round().astype(int))
-
-
-def _power_fit(log_k: np.ndarray, curves: np.ndarray):
-    """Least squares of x on log k per row of ``curves`` (replicates x grid); points at pass@k 0 or 1 set aside."""
-    x = _to_x(curves)
-    usable = np.isfinite(x)
-    w = usable.astype(float)
-    count = w.sum(axis=1)
-    xz = np.where(usable, x, 0.0)
-    mean_k = (w * log_k).sum(axis=1) / np.maximum(count, 1)
-    mean_x = xz.sum(axis=1) / np.maximum(count, 1)
-    dk = (log_k[None, :] - mean_k[:, None]) * w
-    denominator = (dk**2).sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        slope = np.where(denominator > 0, (dk * (xz - mean_x[:, None])).sum(axis=1) / denominator, 0.0)
-    intercept = mean_x - slope * mean_k
-    intercept = np.where(count >= 2, intercept, np.nan)
-    solved_all = curves[:, -1] >= 1  # pass@n = 1: every problem solved at least once, so pass@k = 1 past n
-    intercept = np.where(solved_all, -np.inf, intercept)
-    slope = np.where(solved_all, 0.0, slope)
-    # a flat curve (every solved problem solved every time) has slope 0: pass@k stays where it is, rightly
-    return intercept, np.minimum(slope, 0.0)
-
-
-def _power_x(n, c, ks, picks=None) -> tuple[np.ndarray, np.ndarray]:
-    """x of the power law in k at ``ks``, from the counts (rows: one per resample of problems in ``picks``), and each
-    row's measured x at n (the unbiased pass@n of its problems). Past n the line is anchored there
-    (:func:`benchcast.generative.xscale.anchor`): the least-squares line need not pass through the measured pass@n,
-    and a line below it would forecast a pass@k that falls from the measured value as k rises."""
-    grid = _grid(int(np.min(n)))
-    per_problem = pass_at_k_per_problem(n, c, grid)
-    curves = per_problem.mean(axis=0)[None, :] if picks is None else per_problem[picks].mean(axis=1)
-    intercept, slope = _power_fit(np.log(grid), curves)
-    log_ks = np.log(np.asarray(ks, float))
-    x = intercept[:, None] + slope[:, None] * log_ks[None, :]
-    measured = _to_x(curves[:, -1])
-    past = np.asarray(ks, float) > grid[-1]
-    if past.any():
-        with np.errstate(invalid="ignore"):
-            at_n = intercept + slope * np.log(grid[-1])
-        x[:, past] = _anchor(x[:, past], at_n, measured)
-    nothing = ~(curves > 0).any(axis=1)  # a resample that solved nothing: pass@k = 0
-    return np.where(nothing[:, None], np.inf, x), measured
-
-
-def _anchored_family(fitted, ks, n_est, c_est, reach=None) -> np.ndarray:
-    """x of a fitted family at ``ks``, anchored past ``reach`` (the estimator's n) to the measured pass@n there."""
-    reach = float(np.min(n_est)) if reach is None else reach
-    ks = np.asarray(ks, float)
-    x = _to_x(fitted.pass_at_k(ks))
-    past = ks > reach
-    if past.any():
-        at_n = _to_x(fitted.pass_at_k([reach]))
-        measured = _to_x(pass_at_k_per_problem(n_est, c_est, [int(reach)]).mean())
-        x[past] = _anchor(x[past], at_n, measured)[0]
-        reason = model_at_n_reason(at_n) if np.isfinite(measured) and np.isnan(x[past]).any() else ""
-        if reason:
-            raise DataError(reason)
-    return x
-
-
-@dataclass(frozen=True)
-class CandidateFit:
-    """One candidate's forecast from one run's counts: pass@k on the x scale and its doubts."""
-
-    candidate: str
-    x: np.ndarray
-    doubts: tuple[str, ...] = ()
-    family_z: np.ndarray | None = None
-
-
-def fit_candidate(candidate: str, n, c, ks, *, n_est=None, c_est=None) -> CandidateFit:
-    """One candidate fitted to one run's counts: its x = log(-log pass@k) at ``ks`` (the power law on the unbiased
-    curve of ``n_est``, ``c_est``: the first round's where samples were drawn in rounds)."""
-    if candidate not in PER_RUN:
-        raise DataError(f"unknown candidate {candidate!r}: expected one of {', '.join(PER_RUN)} (the joint model is "
-                        "fitted to every run at once, by PassKPastN).")  # fmt: skip
-    n, c = np.asarray(n, float), np.asarray(c, float)
-    if candidate == "power_k":
-        n_est, c_est = (n, c) if n_est is None else (np.asarray(n_est, float), np.asarray(c_est, float))
-        if c.any() and not c_est.any():
-            raise DataError(
-                "the first round's samples solved nothing (later rounds did): the unbiased pass@k curve the power law "
-                "in k is fitted to is 0 at every k; a family (--family beta) reads every round"
-            )
-        x = _power_x(n_est.astype(int), c_est.astype(int), ks)[0][0]
-        if np.isnan(x).any():
-            raise DataError("the unbiased pass@k curve has fewer than two points strictly between 0 and 1.")
-        return CandidateFit(candidate, x)
-    fitted = fit_family(candidate, n, c)
-    doubts = ([] if fitted.converged else ["did not converge"]) + [f"{p} on its bound" for p in fitted.on_bound]
-    n_est, c_est = (n, c) if n_est is None else (np.asarray(n_est, float), np.asarray(c_est, float))
-    x = _anchored_family(fitted, ks, n_est.astype(int), c_est.astype(int))
-    return CandidateFit(candidate, x, tuple(doubts), fitted.z)
-
-
-def backtest_in_k(n, c, *, candidates=PER_RUN, seed: int = 0) -> pd.DataFrame:
-    """The rolling origin in k inside one run's counts: per origin (n/10, n/100) and candidate, the forecast one decade
-    of k past the thinned n against the full counts' unbiased pass@k there (``error``, and ``error_x`` on the x
-    scale); an origin with too few samples, or whose thinned counts solved nothing, is left out."""
-    n, c = np.asarray(n, np.int64), np.asarray(c, np.int64)
-    rows = []
-    for origin, (m, thinned) in zip(ORIGINS, thinned_origins(n, c, seed, MIN_ORIGIN_SAMPLES), strict=False):
-        if not thinned.any():
-            continue
-        k = 10 * int(m.min())
-        truth = float(pass_at_k_per_problem(n, c, [k]).mean())
-        for name in candidates:
-            try:
-                forecast = float(_from_x(fit_candidate(name, m, thinned, [k]).x[0]))
-            except DataError:
-                continue
-            rows.append(
-                {"origin": origin, "origin_n": int(m.min()), "k": k, "candidate": name, "forecast": forecast,
-                 "truth": truth, "error": forecast - truth, "error_x": _x_error(forecast, truth)}
-            )  # fmt: skip
-    return pd.DataFrame(rows, columns=BACKTEST_COLUMNS)
 
 
 def _solved_text(n, c) -> str:
