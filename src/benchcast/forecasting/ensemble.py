@@ -300,12 +300,13 @@ class Ensemble:
             covariates, unc, prediction, widen_by, beyond, confidence, error_model
         )
         boots = {law: self._boot(law, unc) for law, w in self.weights_.items() if w > 0} if draws else {}
-        # an interval resting on few replicates says so, at every point: the replicates of the blended draws it is read
-        # from (a replicate is blended from every member's), of the n_boot asked for, with each member's failures
+        # an interval resting on few replicates says so, at every point: a blended replicate needs every member's, so
+        # the interval rests on the usable refits of the member with the fewest, of the n_boot asked for (the draws
+        # themselves repeat each usable replicate, so their rows do not count replicates)
         lost = (
             refit_flags(
                 unc.n_boot,
-                int(np.isfinite(draws[0][2].values).all(axis=1).sum()),
+                min(unc.n_boot - b.n_failed - b.n_dropped for b in boots.values()),
                 {law: (b.n_failed, b.n_dropped) for law, b in boots.items()},
             )
             if draws
