@@ -81,8 +81,7 @@ def auto_batch_size(model, device: str, prompt_length: int, max_new_tokens: int)
 
 
 def _keywords(model) -> tuple[str | None, str]:
-    """The forward's names for 'logits of the last position only' and for the KV cache (they moved between transformers
-    releases)."""
+    """The forward's names for 'logits of the last position only' and the KV cache (they moved between releases)."""
     names = inspect.signature(model.forward).parameters
     logits = next((k for k in ("logits_to_keep", "num_logits_to_keep") if k in names), None)
     return logits, "cache" if "cache" in names else "past_key_values"

@@ -35,8 +35,7 @@ LIBRARY_SWITCHES = (
 
 
 def quiet_libraries(verbose: bool = False) -> None:
-    """Silence the progress bars and info logs of transformers, huggingface_hub, datasets and tqdm (benchcast shows its
-    own progress), or give them back with ``verbose``. Libraries that are not installed are left alone."""
+    """Silence (or, with ``verbose``, restore) the progress bars and info logs of installed HF libraries and tqdm."""
     if verbose:
         for name in QUIET_ENVIRONMENT:
             os.environ.pop(name, None)

@@ -30,8 +30,7 @@ COLUMNS = ["run", "benchmark", "round", "completion", "extracted", "correct", "e
 
 
 def sample_seed(seed: int, problem_id: str, index: int) -> int:
-    """The vLLM request seed of one sample, from (seed, problem id, sample index) only (the transformers sampler keys
-    its stream with :func:`benchcast.collect.streams.sample_key`)."""
+    """The vLLM request seed of one sample, from (seed, problem id, sample index) only."""
     digest = hashlib.sha256(f"{seed}/{problem_id}/{index}".encode()).digest()
     return int.from_bytes(digest[:4], "little")
 

@@ -171,8 +171,7 @@ def config_choices(task: str, config: dict, where: str) -> Choices | None:
 
 
 def find_samples(results_paths, samples_paths) -> dict[str, Path]:
-    """One samples file per task (its choices do not depend on the model): those given first, then those beside the
-    results files; the newest of a task's files by the timestamp in its name."""
+    """One samples file per task, the newest by its name's timestamp: those given first, then those beside results."""
     given: list[Path] = []
     for path in [samples_paths] if isinstance(samples_paths, (str, Path)) else samples_paths or []:
         path = Path(path)
@@ -222,8 +221,7 @@ def measured_choices(configs: dict[str, list[tuple[dict, str]]], samples: dict[s
 
 
 def with_measured_chance(table: pd.DataFrame, choices: dict[str, Choices]) -> pd.DataFrame:
-    """``table`` with ``q_rand``, ``q_rand_source`` and ``choices`` set on the rows of each measured task's
-    :data:`CHOICE_METRICS` (``acc``, ``acc/filter``, ``acc_norm``...)."""
+    """``table`` with ``q_rand``, ``q_rand_source`` and ``choices`` set on each measured task's choice metrics."""
     base = table["metric"].astype(str).str.split("/").str[0]
     rows = {task: (table["benchmark"] == task) & base.isin(CHOICE_METRICS) for task in choices}
     if not any(r.any() for r in rows.values()):

@@ -97,9 +97,7 @@ def recipe_ladders(
     benchmarks: tuple[str, ...] = ("arc_easy", "hellaswag"),
     top: float = 4e9,
 ) -> pd.DataFrame:
-    """Synthetic recipes with known effective-compute multipliers: recipe r scores as the example's true law at
-    m_r x C (its exponent changed by ``alphas[r]``, the same score at ``pivot`` FLOPs: curves that cross there), with
-    binomial noise, 20 tokens per parameter, ``sizes`` sizes from 20M to ``top`` parameters, column ``recipe``."""
+    """Synthetic recipes with known effective-compute multipliers and exponent changes, column ``recipe``."""
     rng = np.random.default_rng(seed)
     rows = []
     for name, m in multipliers.items():
@@ -117,8 +115,7 @@ def recipe_ladders(
 
 
 def recipe_score(benchmark: str, flops, multiplier: float = 1.0, delta: float = 0.0, pivot: float = 1e20):
-    """A synthetic recipe's true score at ``flops``: the example's law at ``multiplier`` x C, its exponent changed by
-    ``delta`` with the score at ``pivot`` FLOPs kept."""
+    """A synthetic recipe's true score: the example's law at ``multiplier`` x C, exponent shifted by ``delta``."""
     _, q_rand, scale, alpha, _ = TRUE_LAWS[benchmark]
     scale = scale * pivot**delta  # A C^-a = A' C^-(a + delta) at C = pivot
     return q_rand + (1 - q_rand) * np.exp(-scale * (multiplier * np.asarray(flops, float)) ** (-(alpha + delta)))

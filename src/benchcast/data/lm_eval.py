@@ -87,8 +87,7 @@ def _results_rows(doc: dict, file: Path) -> list[dict]:
 
 
 def model_args(doc: dict) -> dict[str, str]:
-    """The ``model_args`` of a results file's ``config``, as a mapping (lm-eval writes a dict or ``key=value,...``
-    text)."""
+    """The ``model_args`` of a results file's ``config`` as a mapping (a dict or ``key=value,...`` text)."""
     args = (doc.get("config") or {}).get("model_args") if isinstance(doc.get("config"), dict) else None
     if isinstance(args, dict):
         return {str(k): str(v) for k, v in args.items()}
@@ -128,8 +127,7 @@ def _file_time(doc: dict, file: Path) -> float | None:
 
 
 def _results_files(paths) -> list[Path]:
-    """The results JSON files named by ``paths``: files as they are, folders searched recursively (``results*.json``,
-    else any ``*.json``)."""
+    """The results JSON files named by ``paths`` (folders searched for ``results*.json``, else any ``*.json``)."""
     files: list[Path] = []
     for path in [paths] if isinstance(paths, (str, Path)) else paths:
         path = Path(path)

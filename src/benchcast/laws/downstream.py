@@ -65,9 +65,7 @@ BUDGET_DECADES = 0.1  # runs within a tenth of a decade of compute of a budget's
 
 
 def budgets(flops) -> np.ndarray:
-    """Each run's compute budget: runs sorted by compute, a new budget where one lies more than ``BUDGET_DECADES``
-    above the current budget's cheapest run (an IsoFLOP sweep's sizes at one budget; a grid of sizes x ratios read as
-    budgets)."""
+    """Each run's compute budget: a new one where a run lies ``BUDGET_DECADES`` above the budget's cheapest."""
     logs = np.log10(np.asarray(flops, float))
     out, start, label = np.zeros(len(logs), int), -np.inf, -1
     for i in np.argsort(logs, kind="stable"):

@@ -22,8 +22,7 @@ REFINEMENTS, ZOOM = 3, 5  # each finer grid spans two cells of the last at a fif
 
 
 def _as_loss(proxy) -> np.ndarray:
-    """The proxy as a loss: bits per byte or a negative log-likelihood as they are, a log-likelihood (every value <= 0)
-    negated; a proxy of both signs is refused."""
+    """The proxy as a loss (a log-likelihood, every value <= 0, negated); one of both signs is refused."""
     proxy = np.asarray(proxy, float)
     if np.all(proxy <= 0):
         return -proxy

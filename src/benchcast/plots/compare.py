@@ -57,9 +57,7 @@ def plot_comparison(comparison, benchmark: str | None = None, axes=None):
 
 
 def unique_labels(names: list, width: int) -> list[str]:
-    """Each name as a label of lines of at most ``width`` characters: cut after ``width`` characters only where the cut
-    name stays unique (else after the first character that tells it from every other name, marked '…'), never to a
-    prefix two names share."""
+    """Each name as a label of lines of at most ``width`` characters, cut only where it stays unique."""
     texts = [str(name) for name in names]
     out = []
     for i, text in enumerate(texts):

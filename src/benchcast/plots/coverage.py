@@ -38,8 +38,7 @@ def coverage_table(frame: pd.DataFrame, x: str, edges: np.ndarray) -> pd.DataFra
 
 
 def annotate_counts(ax, x, y, n, most: int = 8) -> None:
-    """Write ``n=<count>`` in a row along the top of the panel, above a few points (at most ``most``, evenly spaced, so
-    that labels stay apart and off the data)."""
+    """Write ``n=<count>`` along the top of the panel above at most ``most`` evenly spaced points."""
     x, y, n = np.asarray(x, float), np.asarray(y, float), np.asarray(n, int)
     for i in np.unique(np.linspace(0, len(x) - 1, min(len(x), most)).round().astype(int)) if len(x) else []:
         if np.isfinite(y[i]):
@@ -66,8 +65,7 @@ def draw_coverage(
     color=None,
     label_n: bool = True,
 ) -> None:
-    """50 % and 90 % coverage against ``x`` with the n each point rests on (in the title when it is the same
-    everywhere, else written beside a few points), and the intervals' median width against ``x`` on a second panel."""
+    """50 % and 90 % coverage against ``x`` with the n behind each point, and the median width below."""
     x = np.asarray(x, float)
     n = np.asarray(n, int)
     for pct in (90, 50):

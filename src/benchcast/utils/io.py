@@ -40,8 +40,7 @@ class _Terminated(BaseException):
 
 
 def _umask() -> int:
-    """The process umask, read without changing it where the OS allows (setting it to read it, the portable way, would
-    briefly let another thread create world-writable files)."""
+    """The process umask, read without changing it where the OS allows."""
     try:
         with open("/proc/self/status", encoding="ascii") as status:
             for line in status:
@@ -63,8 +62,7 @@ _depth = 0  # nesting of _sigterm_raises (an atomic_write inside an output_folde
 
 @contextlib.contextmanager
 def _sigterm_raises() -> Iterator[None]:
-    """Turn SIGTERM into :class:`_Terminated` for the duration, so ``finally`` blocks clean up; the outermost level then
-    re-delivers the signal, so the process still dies of SIGTERM."""
+    """Turn SIGTERM into :class:`_Terminated` for the duration; the outermost level re-delivers it."""
     global _depth
     if threading.current_thread() is not threading.main_thread() or _depth:
         yield  # handlers can only be installed from the main thread; nested: already installed
@@ -98,8 +96,7 @@ def _failure(path: Path, tmp: Path | str, exc: BaseException) -> BenchcastError:
 
 
 def _make_parent(path: Path) -> None:
-    """Create ``path``'s folder, refusing first, by name, an ancestor that is a file (the OS says only "File exists" or
-    "Not a directory")."""
+    """Create ``path``'s folder, refusing by name an ancestor that is a file."""
     for ancestor in path.parents:
         if ancestor.exists():
             if not ancestor.is_dir():
