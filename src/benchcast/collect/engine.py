@@ -1,14 +1,8 @@
 """Batched sampling with transformers: samples of many problems per batch, one forward per step.
 
-Requests (a problem's prompt and a sample's stream key) are sorted by prompt length and cut into
-batches whose size a memory estimate sets (or the caller); prompts are padded on the left, with the
-attention mask and position ids that make a padded row compute what it would alone, and decoding
-reuses the KV cache; rows that have ended leave the batch (and the cache) once a quarter have.
-Each step draws every row's token from its own counter-based stream (:mod:`benchcast.collect.streams`)
-in a few tensor operations, so a sample's uniforms do not depend on the batch it runs in; its tokens
-do not either, up to the rounding of the logits (bit-identical on CPU in fp32 in the tests; on a GPU
-a different batch shape can change a logit's last bits, and a draw that falls within that of a
-boundary between two tokens then differs). A batch that runs out of memory is retried as two halves.
+Requests are sorted by prompt length, padded on the left and decoded with the KV cache; each token is drawn from
+the sample's own counter-based stream (:mod:`benchcast.collect.streams`), so a sample does not depend on its batch;
+an out-of-memory batch is retried as two halves (docs/guide/collect.md, "A sampler for large n").
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """Sampling for pass@k (SPEC §1.2, §7): samples per problem, graded, written per sample.
 
-Every sample has its own random stream, keyed by (seed, problem id, sample index) only: a rerun
-reproduces each completion, and a resumed run draws exactly the missing samples, each equal to what
-an uninterrupted run would have drawn (whichever others are batched with it). With transformers,
-samples of many problems are decoded in one batch (:mod:`benchcast.collect.engine`) and each token
-is drawn from softmax(logits / temperature) by inverse CDF with the sample's counter-based uniform
-(:mod:`benchcast.collect.streams`; no top-k/top-p); with vLLM, each sample is a request with its
-own seed. A total budget is spent in rounds (:mod:`benchcast.collect.budget`).
+Every sample has its own random stream, keyed by (seed, problem id, sample index) only, so reruns and resumes
+draw the same completions: batched with transformers (:mod:`benchcast.collect.engine`,
+:mod:`benchcast.collect.streams`), one seeded request each with vLLM; budgets in rounds
+(:mod:`benchcast.collect.budget`).
 """
 
 from __future__ import annotations

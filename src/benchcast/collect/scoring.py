@@ -59,14 +59,20 @@ def score_batch(model, pairs: list[tuple[list[int], list[int]]], pad_id: int, de
     return out
 
 
-def _score_transformers(model_id, problems, batch_size, dtype, device, progress):
-    model, tokenizer, device = load_transformers(model_id, dtype, device)
+def _encode_all(tokenizer, problems) -> tuple[dict, dict]:
+    """Each problem's (context, continuation) token ids, and the problems whose text failed to tokenise."""
     encoded, errors = {}, {}
     for row in problems.itertuples():
         try:
             encoded[row.id] = encode(tokenizer, str(row.prompt), str(row.solution))
         except Exception as exc:  # a tokenizer can fail on odd text: record it, go on
             errors[row.id] = f"tokenize: {exc}"
+    return encoded, errors
+
+
+def _score_transformers(model_id, problems, batch_size, dtype, device, progress):
+    model, tokenizer, device = load_transformers(model_id, dtype, device)
+    encoded, errors = _encode_all(tokenizer, problems)
     order = sorted(encoded, key=lambda pid: -(len(encoded[pid][0]) + len(encoded[pid][1])))
     results: dict[str, float] = {}
     queue = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
@@ -94,13 +100,7 @@ def _score_vllm(model_id, problems, dtype, verbose):
     """Gold log-probabilities from vLLM's prompt log-probabilities."""
     vllm = require("vllm", "vllm")
     llm = load_vllm(model_id, dtype)
-    tokenizer = llm.get_tokenizer()
-    pairs, errors = {}, {}
-    for row in problems.itertuples():
-        try:
-            pairs[row.id] = encode(tokenizer, str(row.prompt), str(row.solution))
-        except Exception as exc:  # a tokenizer can fail on odd text: record it, go on
-            errors[row.id] = f"tokenize: {exc}"
+    pairs, errors = _encode_all(llm.get_tokenizer(), problems)
     params = vllm.SamplingParams(max_tokens=1, prompt_logprobs=0)
     ids = list(pairs)
     prompts = [{"prompt_token_ids": pairs[p][0] + pairs[p][1]} for p in ids]
