@@ -112,16 +112,8 @@ def plot_kscan(scan: pd.DataFrame, fits: list, param_names: list[str], title: st
     for panel, name in zip(axes, param_names, strict=False):
         values = ok[name].to_numpy(float)
         yerr = param_errorbars(law_name, name, values, ok.get(f"{name}_stderr")) if law_name else None
-        panel.errorbar(
-            ok["k"],
-            values,
-            yerr=yerr,
-            marker="o",
-            ms=3,
-            capsize=2,
-            color=law_color(law_name or ""),
-            label="fit ± 1 s.e. (within bounds)",
-        )
+        look = {"marker": "o", "ms": 3, "capsize": 2, "color": law_color(law_name or "")}
+        panel.errorbar(ok["k"], values, yerr=yerr, label="fit ± 1 s.e. (within bounds)", **look)
         if law_name is not None:
             mark_bounds(panel, ok["k"], values, law_name, name)
         readable_log_axis(panel, "x", base=2)

@@ -62,26 +62,9 @@ def draw_intervals(
     color = law_color(law) if law else "crimson"
     reps = f", {n_boot} replicates" if n_boot else ""
     who = f"{law} " if law else ""
-    ax.vlines(
-        x,
-        test["lower90"],
-        test["upper90"],
-        color=color,
-        alpha=0.45,
-        lw=1.0,
-        zorder=2,
-        label=f"{who}90 % prediction interval{reps}",
-    )
-    ax.vlines(
-        x,
-        test["lower50"],
-        test["upper50"],
-        color=color,
-        alpha=0.8,
-        lw=3.0,
-        zorder=2,
-        label=f"{who}50 % prediction interval",
-    )
+    for level, alpha, lw, note in ((90, 0.45, 1.0, reps), (50, 0.8, 3.0, "")):
+        lo, hi, label = test[f"lower{level}"], test[f"upper{level}"], f"{who}{level} % prediction interval{note}"
+        ax.vlines(x, lo, hi, color=color, alpha=alpha, lw=lw, zorder=2, label=label)
 
 
 UNINFORMATIVE_LABEL = "uninformative: 90 % interval wider than half of chance .. 1 (not a result)"

@@ -223,7 +223,7 @@ def draw_bench(summaries: dict, ax=None, title: str = "", error_label: str = "me
 
 
 def plot_bench(predictions: pd.DataFrame, bins: int = 6, ax=None, title: str = ""):
-    """The bench figure: :func:`draw_bench` on four new panels."""
+    """Per strategy, binned error, coverage and width against decades of extrapolation (:func:`draw_bench`)."""
     edges = np.linspace(0.0, max(float(predictions["decades"].max()), 1e-3), bins + 1)
     summaries = {}
     for strategy, group in predictions.groupby("strategy", sort=False):
