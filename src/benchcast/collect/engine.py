@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 import os
 
-from benchcast.collect.models import require
+from benchcast.collect.models import in_halves, require
 from benchcast.collect.streams import draw, uniforms
 from benchcast.utils.progress import track
 
@@ -146,10 +146,6 @@ def generate(model, prompts, keys, *, temperature, max_new_tokens, eos_ids, pad_
     return completions
 
 
-def _is_oom(exc: BaseException) -> bool:
-    return "out of memory" in str(exc).lower() or type(exc).__name__ == "OutOfMemoryError"
-
-
 def plan_batches(lengths: list[int], batch_size_of) -> list[list[int]]:
     """Request indices cut into batches of similar prompt length (longest first)."""
     order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
@@ -165,7 +161,6 @@ def run_requests(
     model, prompts, keys, *, batch_size=None, progress=None, description="sampling", **options
 ) -> dict[int, list[int] | str]:
     """Every request's new tokens, in batches (halved on out-of-memory); a failure is its message."""
-    torch = require("torch", "score")
     lengths = [len(p) for p in prompts]
 
     def size_of(length):
@@ -176,18 +171,6 @@ def run_requests(
     results: dict[int, list[int] | str] = {}
     batches = plan_batches(lengths, size_of)
     for batch in track(batches, description, enabled=progress, sizes=[len(b) for b in batches], unit="samples"):
-        pending = [batch]
-        while pending:
-            chunk = pending.pop()
-            try:
-                tokens = generate(model, [prompts[i] for i in chunk], [keys[i] for i in chunk], **options)
-                results.update(zip(chunk, tokens, strict=True))
-            except Exception as exc:  # one bad batch must not lose the others
-                if _is_oom(exc) and len(chunk) > 1:
-                    if torch.cuda.is_available():
-                        torch.cuda.empty_cache()
-                    half = len(chunk) // 2
-                    pending += [chunk[half:], chunk[:half]]
-                else:
-                    results.update({i: f"generate: {exc}" for i in chunk})
+        done = in_halves(batch, lambda c: generate(model, [prompts[i] for i in c], [keys[i] for i in c], **options))
+        results.update({i: f"generate: {v}" if isinstance(v, Exception) else v for i, v in done.items()})
     return results

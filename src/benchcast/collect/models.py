@@ -116,3 +116,29 @@ def load_vllm(model_id: str, dtype: str = "auto"):
         return vllm.LLM(model=model_id, dtype=_vllm_dtype(dtype))
     except (OSError, ValueError) as exc:
         raise BenchcastError(f"model {model_id!r} could not be loaded by vLLM ({exc}).") from exc
+
+
+def prompt_ids(tokenizer, text: str) -> list[int]:
+    """A prompt's token ids with special tokens; an empty one becomes BOS (else EOS): a first token needs a context."""
+    ids = tokenizer(text, add_special_tokens=True)["input_ids"]
+    return (
+        list(ids) if ids else [tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id]
+    )
+
+
+def in_halves(batch: list, work) -> dict:
+    """``work(chunk)`` per item of ``batch``, a chunk out of memory retried in halves; a failure is its exception."""
+    results, pending = {}, [batch]
+    while pending:
+        chunk = pending.pop()
+        try:
+            results.update(zip(chunk, work(chunk), strict=True))
+        except Exception as exc:  # one bad batch must not lose the others
+            if ("out of memory" in str(exc).lower() or type(exc).__name__ == "OutOfMemoryError") and len(chunk) > 1:
+                torch = require("torch", "score")
+                if torch.cuda.is_available():
+                    torch.cuda.empty_cache()
+                pending += [chunk[len(chunk) // 2 :], chunk[: len(chunk) // 2]]
+            else:
+                results.update(dict.fromkeys(chunk, exc))
+    return results

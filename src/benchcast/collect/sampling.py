@@ -17,7 +17,7 @@ import pandas as pd
 from benchcast.collect import store
 from benchcast.collect.budget import allocate, default_first_round, round_sizes
 from benchcast.collect.engine import run_requests
-from benchcast.collect.models import BACKENDS, load_transformers, load_vllm, quiet_libraries, require
+from benchcast.collect.models import BACKENDS, load_transformers, load_vllm, prompt_ids, quiet_libraries, require
 from benchcast.collect.streams import sample_key
 from benchcast.data.grading import extract_answer, grade
 from benchcast.errors import BenchcastError
@@ -59,11 +59,7 @@ class _Drawer:
         prompts, errors = {}, {}
         for pid in dict.fromkeys(p for p, _ in todo):
             try:
-                prompt = tokenizer(str(self.by_id.loc[pid, "prompt"]))["input_ids"]
-                if not prompt:  # the first token needs something to condition on
-                    start = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
-                    prompt = [start]
-                prompts[pid] = list(prompt)
+                prompts[pid] = prompt_ids(tokenizer, str(self.by_id.loc[pid, "prompt"]))
             except Exception as exc:  # a tokenizer can fail on odd text: record it, go on
                 errors[pid] = f"tokenize: {exc}"
         ok = [(p, i) for p, i in todo if p in prompts]
@@ -95,16 +91,8 @@ class _Drawer:
         vllm = require("vllm", "vllm")
         if self.loaded is None:
             self.loaded = load_vllm(self.model_id, o["dtype"])
-        params = [  # one request per sample, with its own seed
-            vllm.SamplingParams(
-                n=1,
-                temperature=o["temperature"],
-                top_p=1.0,
-                max_tokens=o["max_new_tokens"],
-                seed=sample_seed(o["seed"], p, i),
-            )
-            for p, i in todo
-        ]
+        look = {"n": 1, "temperature": o["temperature"], "top_p": 1.0, "max_tokens": o["max_new_tokens"]}
+        params = [vllm.SamplingParams(**look, seed=sample_seed(o["seed"], p, i)) for p, i in todo]  # a seed per sample
         prompts = [str(self.by_id.loc[p, "prompt"]) for p, _ in todo]
         outputs = self.loaded.generate(prompts, params, use_tqdm=o["verbose"]) if todo else []
         return {pair: output.outputs[0].text for pair, output in zip(todo, outputs, strict=True)}

@@ -7,7 +7,6 @@ import numpy as np
 
 # purpose tags, one per kind of draw (in one place, so that no two kinds share a stream)
 EPS_STREAM = 7  # the extrapolation error drawn at each queried point (forecasting.extrapolation.widen)
-PLAN_STREAM = 11  # plan: extrapolation errors of the replicates' solutions
 RESIDUAL_STREAM = 2**31 - 1  # bootstrap: residuals added to each queried point
 
 
