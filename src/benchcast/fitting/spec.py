@@ -214,15 +214,7 @@ def design(table: pd.DataFrame, spec: FitSpec) -> tuple[pd.DataFrame, FitSpec]:
     if not chance.known:
         warn_unknown_chance(table, spec.benchmark, metric)
     margin = law.margin_for(spec.benchmark, spec.margin if spec.margin is not None else _given_margin(rows))
-    resolved = replace(
-        spec,
-        metric=metric,
-        k=k,
-        q_rand=q_rand,
-        q_rand_source=q_source,
-        margin=margin if law.uses_margin else None,
-        proxy=proxy,
-        loss=spec.loss or law.loss,
-        huber_delta=law.huber_delta if spec.huber_delta is None else spec.huber_delta,
-    )
+    found = {"q_rand": q_rand, "q_rand_source": q_source, "margin": margin if law.uses_margin else None, "proxy": proxy}
+    delta = law.huber_delta if spec.huber_delta is None else spec.huber_delta
+    resolved = replace(spec, metric=metric, k=k, loss=spec.loss or law.loss, huber_delta=delta, **found)
     return rows.sort_values(["flops", "run", "k"]).reset_index(drop=True), resolved

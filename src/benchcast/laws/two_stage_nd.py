@@ -145,10 +145,5 @@ class TwoStageND(TwoStageLogistic):
     def initial_guesses(self, X, y):
         loss = _as_loss(X["proxy"])
         spread = max(float(np.ptp(loss)), 1e-6)
-        stage1 = [self.parameters[i].init for i in range(5)]
-        return np.array(
-            [
-                [*stage1, float(np.ptp(y)) or 0.5, -s / spread, float(np.median(loss)), float(y.min())]
-                for s in (2.0, 5.0, 10.0, 20.0)
-            ]
-        )
+        first = [*(self.parameters[i].init for i in range(5)), float(np.ptp(y)) or 0.5]
+        return np.array([[*first, -s / spread, float(np.median(loss)), float(y.min())] for s in (2.0, 5.0, 10.0, 20.0)])

@@ -56,9 +56,7 @@ def _end_with_parent(parent: int) -> None:
     import signal
     import threading
 
-    signal.signal(
-        signal.SIGTERM, signal.SIG_DFL
-    )  # a parent's handler (utils.io's, while it writes) is not the worker's
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a parent's handler (utils.io's, while writing) is not the worker's
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
         libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
