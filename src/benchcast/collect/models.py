@@ -11,26 +11,14 @@ from benchcast.errors import BenchcastError
 BACKENDS = ("transformers", "vllm")
 
 # read by the libraries (and by Ray workers and subprocesses, which inherit the environment)
-QUIET_ENVIRONMENT = {
-    "TQDM_DISABLE": "1",
-    "HF_HUB_DISABLE_PROGRESS_BARS": "1",
-    "TRANSFORMERS_VERBOSITY": "error",
-    "DATASETS_VERBOSITY": "error",
-    "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1",
-}
+QUIET_ENVIRONMENT = {"TQDM_DISABLE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1", "TRANSFORMERS_VERBOSITY": "error",
+                     "DATASETS_VERBOSITY": "error", "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1"}  # fmt: skip
 # per library: (module holding the switches, quiet calls, verbose calls)
+_LOGGING = (("set_verbosity_error", "disable_progress_bar"), ("set_verbosity_warning", "enable_progress_bar"))
 LIBRARY_SWITCHES = (
-    (
-        "transformers.utils.logging",
-        ("set_verbosity_error", "disable_progress_bar"),
-        ("set_verbosity_warning", "enable_progress_bar"),
-    ),
+    ("transformers.utils.logging", *_LOGGING),
     ("huggingface_hub.utils", ("disable_progress_bars",), ("enable_progress_bars",)),
-    (
-        "datasets.utils.logging",
-        ("set_verbosity_error", "disable_progress_bar"),
-        ("set_verbosity_warning", "enable_progress_bar"),
-    ),
+    ("datasets.utils.logging", *_LOGGING),
 )
 
 
@@ -60,14 +48,9 @@ def require(module: str, extra: str):
 # benchcast's dtype names -> the canonical name; "auto" is bf16 on GPU and fp32 on CPU.
 DTYPES = {
     "auto": "auto",
-    "float32": "float32",
-    "fp32": "float32",
-    "float": "float32",
-    "bfloat16": "bfloat16",
-    "bf16": "bfloat16",
-    "float16": "float16",
-    "fp16": "float16",
-    "half": "float16",
+    **dict.fromkeys(("float32", "fp32", "float"), "float32"),
+    **dict.fromkeys(("bfloat16", "bf16"), "bfloat16"),
+    **dict.fromkeys(("float16", "fp16", "half"), "float16"),
 }
 
 

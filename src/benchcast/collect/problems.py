@@ -15,14 +15,8 @@ TEMPLATES = {
     "gsm8k": "Question: {question}\nAnswer:",
     "math": "Problem:\n{question}\n\nSolution:",
 }
-ALIASES = {
-    "problem": "question",
-    "input": "question",
-    "reference": "solution",
-    "target": "answer",
-    "task_id": "id",
-    "idx": "id",
-}
+ALIASES = {"problem": "question", "input": "question", "reference": "solution", "target": "answer", "task_id": "id",
+           "idx": "id"}  # fmt: skip
 
 
 def load_problems(

@@ -40,11 +40,7 @@ METRIC_NAMES = {  # the metric names written out by the evaluators, as benchcast
 }  # fmt: skip
 # the range a value of these metrics lies in (a loss or bits per byte is no score, but is never negative)
 BOUNDS = {"soft": (0.0, 1.0), "soft_log": (-np.inf, 0.0), "bpb": (0.0, np.inf), "loss": (0.0, np.inf)}
-DEFAULT_COLUMNS = {
-    "_step": "step",
-    "throughput/total_tokens": "tokens",
-    "throughput/total_training_Gflops": "gflops",
-}
+DEFAULT_COLUMNS = {"_step": "step", "throughput/total_tokens": "tokens", "throughput/total_training_Gflops": "gflops"}
 # keys of a run's config that give its parameter count, in the order they are taken (the last part of a nested key):
 # the total count first (as --metadata and a params column give it), the non-embedding count only without one
 PARAM_KEYS = ("n_params", "num_params", "num_parameters", "n_parameters", "params", "parameter_count", "model_params",
@@ -79,14 +75,9 @@ def split_column(column: str) -> dict | None:
             name = METRIC_NAMES.get(name.removesuffix("_stderr").lower(), name.removesuffix("_stderr"))
             if parts.get("filter") and parts["filter"] != "none":
                 name = f"{name}/{parts['filter']}"
-            return {
-                "family": family,
-                "benchmark": parts["task"].strip(),
-                "metric": name,
-                "format": parts.get("format"),
-                "shots": int(parts["shots"]) if parts.get("shots") else None,
-                "stderr": stderr,
-            }
+            shots = int(parts["shots"]) if parts.get("shots") else None
+            return {"family": family, "benchmark": parts["task"].strip(), "metric": name, "format": parts.get("format"),
+                    "shots": shots, "stderr": stderr}  # fmt: skip
     return None
 
 

@@ -25,13 +25,8 @@ from benchcast.utils.display import ResultView
 from benchcast.utils.io import atomic_write_text
 from benchcast.utils.jsonable import jsonable
 
-COVARIATE_HINTS = {
-    "flops": "--flops (or --params and --tokens)",
-    "params": "--params",
-    "tokens": "--tokens",
-    "k": "--k",
-    "gold": "--gold",
-}
+COVARIATE_HINTS = {"flops": "--flops (or --params and --tokens)", "params": "--params", "tokens": "--tokens",
+                   "k": "--k", "gold": "--gold"}  # fmt: skip
 
 
 @dataclass
@@ -322,14 +317,9 @@ class FitResult(ResultView):
     def to_frame(self) -> pd.DataFrame:
         """The parameters: ``parameter``, ``value``, ``stderr`` (NaN where not estimated), ``at_bound``."""
         names = list(self.params)
-        return pd.DataFrame(
-            {
-                "parameter": names,
-                "value": [self.params[n] for n in names],
-                "stderr": [self.stderr.get(n, np.nan) for n in names],
-                "at_bound": [n in self.diagnostics.at_bound for n in names],
-            }
-        )
+        values, stderr = [self.params[n] for n in names], [self.stderr.get(n, np.nan) for n in names]
+        at_bound = [n in self.diagnostics.at_bound for n in names]
+        return pd.DataFrame({"parameter": names, "value": values, "stderr": stderr, "at_bound": at_bound})
 
     def plot(self, ax=None, **style):
         """The runs the fit saw (fitted, and dropped with the reason) and the fitted law along

@@ -6,13 +6,4 @@ from benchcast.laws.parameters import COVARIATES
 from benchcast.laws.registry import available_laws, get_law, register
 from benchcast.laws.transforms import to_target
 
-__all__ = [
-    "COVARIATES",
-    "Law",
-    "Parameter",
-    "available_laws",
-    "get_law",
-    "register",
-    "to_score",
-    "to_target",
-]
+__all__ = ["COVARIATES", "Law", "Parameter", "available_laws", "get_law", "register", "to_score", "to_target"]

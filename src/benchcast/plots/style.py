@@ -126,15 +126,8 @@ def figure_legend(fig, axes, ncol: int = 4):
             found.setdefault(label, handle)
     if not found:
         return None
-    return fig.legend(
-        list(found.values()),
-        list(found),
-        loc="outside lower center",
-        ncol=min(ncol, len(found)),
-        fontsize=FONT["legend"],
-        frameon=False,
-        handlelength=HANDLE_LENGTH,
-    )
+    look = {"fontsize": FONT["legend"], "frameon": False, "handlelength": HANDLE_LENGTH}
+    return fig.legend(list(found.values()), list(found), loc="outside lower center", ncol=min(ncol, len(found)), **look)
 
 
 def panel_grid(n: int, width: float = 3.6, height: float = 2.9, max_cols: int = 4):
