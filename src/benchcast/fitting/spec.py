@@ -1,11 +1,5 @@
-"""What to fit, as one frozen, typed object: :class:`FitSpec`.
-
-A spec holds the selection (benchmark, metric, k, compute range, TPR, runs) and the settings
-(chance level, filter margin, loss, seed, proxy...). :func:`design` resolves it against a table:
-it returns the rows a fit sees and a copy of the spec with every default filled in (the
-*resolved* spec, stored on the fit result). Specs are never mutated; bootstraps and backtests
-derive new ones with :func:`dataclasses.replace`.
-"""
+"""What to fit, as one frozen, typed object: :class:`FitSpec`, and :func:`design`, which resolves it against a table
+(the rows a fit sees and the spec with every default filled in; ARCHITECTURE.md, "Data flow")."""
 
 from __future__ import annotations
 

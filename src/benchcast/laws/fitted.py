@@ -1,10 +1,5 @@
-"""A law with its parameters fixed: predicts, knows its limit, and inverts itself for planning.
-
-``law.freeze(theta, q_rand, k=8)`` returns a :class:`FittedLaw`, the way ``scipy.stats.norm(0, 1)``
-freezes a distribution. Everything that depends on which law it is (how a compute budget maps to
-covariates, what the score tends to, whether it has a compute-optimal envelope) is asked of the
-law object; this module holds only the generic machinery (root finding in log compute).
-"""
+"""A law with its parameters fixed (``law.freeze(theta, q_rand, k=8)``, as ``scipy.stats.norm(0, 1)`` freezes a
+distribution): predicts, knows its limit, inverts itself for planning; what depends on the law is asked of it."""
 
 from __future__ import annotations
 
