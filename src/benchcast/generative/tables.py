@@ -18,21 +18,16 @@ from benchcast.utils.rich_view import Markup, RichView, rich_table
 
 PASSK_COLUMNS = ["run", "benchmark", "k", "pass@k", "lower", "upper", "source", "note"]
 OPTIMAL_LABELS = {
-    "flops": "compute budget C (FLOPs)",
-    "optimal_params": "compute-optimal parameters N*",
+    "flops": "compute budget C (FLOPs)", "optimal_params": "compute-optimal parameters N*",
     "optimal_tokens": "compute-optimal tokens D*",
     "optimal_tokens_per_param": "compute-optimal tokens per parameter D*/N*",
-    "alpha_eff": "envelope exponent alpha_eff",
-    "C0_eff": "envelope scale C0_eff",
-    "E0": "irreducible -log pass@k E0",
-    "optimal_neg_log_passk": "-log pass@k of the compute-optimal run",
-    "params": "planned parameters N",
-    "tokens": "planned tokens D = C / (6 N)",
-    "x": "x = N / N* (planned size over optimal)",
+    "alpha_eff": "envelope exponent alpha_eff", "C0_eff": "envelope scale C0_eff", "E0": "irreducible -log pass@k E0",
+    "optimal_neg_log_passk": "-log pass@k of the compute-optimal run", "params": "planned parameters N",
+    "tokens": "planned tokens D = C / (6 N)", "x": "x = N / N* (planned size over optimal)",
     "penalty": "penalty P(x) >= 1 on the reducible -log pass@k",
     "effective_flops": "effective compute C_eff of the planned run (FLOPs)",
     "neg_log_passk": "-log pass@k of the planned run",
-}
+}  # fmt: skip
 
 
 def passk_rows(table: pd.DataFrame) -> list[list]:
