@@ -92,11 +92,8 @@ def choose(members: dict, rule: str, *, fallbacks=(), judge_length: bool = True,
         pool = {law: m for law, m in pool.items() if law not in short}
     supported = members_with_support({law: _compute_rows(m.errors) for law, m in pool.items()})
     supported, lost = _challengers_that_win(pool, supported)
-    failures += [
-        f"{law}: fewer than {ext.MIN_ORIGINS} inner origins with usable points (shared with the other laws)"
-        for law in pool
-        if law not in supported and law not in lost
-    ]
+    failures += [f"{law}: fewer than {ext.MIN_ORIGINS} inner origins with usable points (shared with the other laws)"
+                 for law in pool if law not in supported and law not in lost]  # fmt: skip
     failures += list(lost.values())
     if not supported and fallbacks:
         backup = [law for law in fallbacks if law in fitted]
@@ -241,16 +238,9 @@ def _ranking_record(law: str, inner: pd.DataFrame, result) -> dict:
         tau = ext.own_scale(inner)
     except BenchcastError:
         tau = float("nan")
-    return {
-        "law": law,
-        "tau": tau,
-        "n_fit": result.diagnostics.n_used,
-        "n_dropped": result.diagnostics.dropped,
-        "decades_fitted": result.diagnostics.decades,
-        "converged": result.converged,
-        # the law's own constraint active (information) apart from a search limit reached (a warning)
-        **result.bounds.columns(),
-    }
+    d = result.diagnostics  # bounds: the law's own constraint active (information) apart from a search limit reached
+    return {"law": law, "tau": tau, "n_fit": d.n_used, "n_dropped": d.dropped, "decades_fitted": d.decades,
+            "converged": result.converged, **result.bounds.columns()}  # fmt: skip
 
 
 def common_errors(errors: dict[str, pd.DataFrame]) -> pd.DataFrame:

@@ -161,13 +161,8 @@ class KScan(RichView):
             The column names and the rows.
         """
         names = self.param_names
-        rows = [
-            [int(r["k"])]
-            + [r.get(n, np.nan) for n in names]
-            + [r.get("n_used", ""), r.get("r2", np.nan)]
-            + [r.get(key, "") for key in BOUND_COLUMNS]
-            for r in self.table.to_dict("records")
-        ]
+        rows = [[int(r["k"]), *(r.get(n, np.nan) for n in names), r.get("n_used", ""), r.get("r2", np.nan),
+                 *(r.get(key, "") for key in BOUND_COLUMNS)] for r in self.table.to_dict("records")]  # fmt: skip
         return ["k", *names, "points", "R2", *BOUND_COLUMNS.values()], rows
 
     def rich_items(self) -> list:

@@ -182,8 +182,8 @@ class PassKPastN(ResultView):
                         for f in frames]  # fmt: skip
                 frames += [*mine, joint]
         frames = [f for f in frames if len(f)]
-        self.backtest_ = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=[*BACKTEST_COLUMNS,
-                                                                                                  "run"])  # fmt: skip
+        empty = pd.DataFrame(columns=[*BACKTEST_COLUMNS, "run"])
+        self.backtest_ = pd.concat(frames, ignore_index=True) if frames else empty
         judged = self.backtest_
         if len(names) > 1 and not judged.empty:  # compare on the origins every candidate answered
             answered = judged.groupby(["run", "origin"])["candidate"].transform("nunique") == len(names)

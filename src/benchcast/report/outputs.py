@@ -88,22 +88,12 @@ def _backtest_section(frame: pd.DataFrame, source: str, figure_format: str = "pn
         curves[f"{law} (predictions)"] = (ordered["flops"].to_numpy(), ordered["predicted"].to_numpy())
     draw_backtest(axes[0], by_law, curves, f"backtest predictions in {source}", ylabel="score (the file's metric)")
     legend_outside(axes[0])
-    parts.append(
-        h.table(
-            ["law", "training rows", "held-out rows", "MAE", "MRE %", "50 % coverage", "90 % coverage"],
-            rows,
-            caption="Held-out error (coverage from the intervals in the file; their replicate count is not "
-            "recorded there: see the backtest's own output)",
-            sortable=True,
-        )
-    )
-    parts.append(
-        h.figure(
-            embed(fig, figure_format, dpi),
-            f"backtest predictions from {source}",
-            "Fitted, dropped and held-out runs, with each law's predictions and held-out intervals.",
-        )
-    )
+    head = ["law", "training rows", "held-out rows", "MAE", "MRE %", "50 % coverage", "90 % coverage"]
+    caption = ("Held-out error (coverage from the intervals in the file; their replicate count is not recorded there: "
+               "see the backtest's own output)")  # fmt: skip
+    parts.append(h.table(head, rows, caption=caption, sortable=True))
+    drawn = "Fitted, dropped and held-out runs, with each law's predictions and held-out intervals."
+    parts.append(h.figure(embed(fig, figure_format, dpi), f"backtest predictions from {source}", drawn))
     return "\n".join(parts) + "</section>"
 
 

@@ -186,14 +186,10 @@ def benchmark_section(r: BenchmarkReport, figure_format: str = "png", dpi: int |
         parts.append(h.table(head, ranked, caption=caption, sortable=True))
     summary = profile_summary(r.profile)
     if not summary.empty:
-        parts.append(
-            h.table(
-                ["decades beyond fit", "held-out points", "MAE", "50 % coverage", "90 % coverage"],
-                [[x.decades, int(x.n), x.mae, x.coverage50, x.coverage90] for x in summary.itertuples()],
-                caption=f"Backtest error and coverage of {judged(r)} versus extrapolation",
-                text_columns=0,
-            )
-        )
+        head = ["decades beyond fit", "held-out points", "MAE", "50 % coverage", "90 % coverage"]
+        binned = [[x.decades, int(x.n), x.mae, x.coverage50, x.coverage90] for x in summary.itertuples()]
+        caption = f"Backtest error and coverage of {judged(r)} versus extrapolation"
+        parts.append(h.table(head, binned, caption=caption, text_columns=0))
     if r.passk is not None:
         scan, fits = r.passk
         names = get_law("compute").param_names

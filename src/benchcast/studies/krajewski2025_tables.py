@@ -80,16 +80,10 @@ class Reproduction(RichView):
 
     def to_dict(self) -> dict:
         """The protocol, the tables' meanings and records, the wall time and the figures (``reproduce --json``)."""
-        return jsonable(
-            {
-                "protocol": PROTOCOL,
-                "tables_explained": {name: TABLES.get(name, "") for name in self.tables},
-                "seconds": self.seconds,
-                "intervals": {"n_boot": self.n_boot, "interval": self.interval},
-                "figures": self.figures,
-                **{name: frame.to_dict("records") for name, frame in self.tables.items()},
-            }
-        )
+        explained = {name: TABLES.get(name, "") for name in self.tables}
+        return jsonable({"protocol": PROTOCOL, "tables_explained": explained, "seconds": self.seconds,
+                         "intervals": {"n_boot": self.n_boot, "interval": self.interval}, "figures": self.figures,
+                         **{name: frame.to_dict("records") for name, frame in self.tables.items()}})  # fmt: skip
 
     def to_frame(self) -> pd.DataFrame:
         """The headline table: the direct laws per benchmark (``tables['direct']``)."""
