@@ -121,12 +121,9 @@ class Comparison(RichView):
         methods = self.recipes.loc[self.recipes["method"] != "", ["benchmark", "method"]].drop_duplicates()
         out += [f"{r.benchmark}: forecasts by the {r.method}" for r in methods.itertuples() if r.method != "default"]
         budgets = self.recipes[["benchmark", "baseline_flops"]].drop_duplicates()
-        out += [
-            f"{r.benchmark}: baseline: each recipe's best run at {r.baseline_flops:.3g} FLOPs (the largest compute "
-            f"below the plan every recipe with a forecast reaches; within x{BAND:g}, else interpolated in log C)"
-            for r in budgets.itertuples()
-            if np.isfinite(r.baseline_flops)
-        ]
+        out += [f"{r.benchmark}: baseline: each recipe's best run at {r.baseline_flops:.3g} FLOPs (the largest compute "
+                f"below the plan every recipe with a forecast reaches; within x{BAND:g}, else interpolated in log C)"
+                for r in budgets.itertuples() if np.isfinite(r.baseline_flops)]  # fmt: skip
         out += [f"{r.benchmark}: {r.recipe}: {r.note}" for r in self.recipes.itertuples() if r.note]
         out += [f"{r.benchmark}: {r.recipe}: warning: {w}" for r in self.recipes.itertuples() for w in r.warnings]
         out += [f"{r.benchmark}: {r.recipe}: {r.baseline_note}" for r in self.recipes.itertuples() if r.baseline_note]
