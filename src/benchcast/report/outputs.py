@@ -138,7 +138,7 @@ def _generic_section(frame: pd.DataFrame, source: str) -> str:
     return f"<section><h2>{h.esc(source)}</h2>" + shown_table + "</section>"
 
 
-def _image_section(path: Path, source: str) -> str | None:
+def _image_section(path: Path, source: str) -> str:
     """A PNG or SVG figure embedded as a data URI (too large ones are named, not embedded)."""
     data = path.read_bytes()
     if len(data) > MAX_IMAGE_BYTES:
@@ -199,10 +199,8 @@ def build_from_outputs(
         elif path.with_suffix("") in drawn:
             continue
         else:
-            section = _image_section(path, source)
-            if section is not None:
-                sections.append(section)
-                kinds.append(("figure", source))
+            sections.append(_image_section(path, source))
+            kinds.append(("figure", source))
     if not sections:
         raise DataError(
             f"{folder}: no outputs found (expected CSV tables of bench/backtest/reproduce/sweep/cutoff, fit or "

@@ -184,17 +184,15 @@ def build_report(
     sections.append('<section id="provenance"><h2>Provenance</h2>' + h.provenance(provenance(data, settings, command)))
     sections[-1] += "</section>"
     nav = [("summary", "Summary")] + [(anchor(r), r.benchmark) for r in reports] + [("provenance", "Provenance")]
-    lead = (
-        f"Forecasts of {len(reports)} benchmark(s) for {', '.join(labels)} "
-        f"from scaling laws fitted to cheaper runs, with 50 % and 90 % prediction intervals and the backtests "
-        "that say how far they can be trusted. "
-        + (
-            "Each forecast is the package's default strategy (the ensemble of its laws with support), the same "
-            "forecast and interval as benchcast recommend and forecast give for these runs and settings."
-            if law == RECOMMENDED
-            else f"Each forecast is one law, {law}: law chosen by you (--law)."
+    each = f"Each forecast is one law, {law}: law chosen by you (--law)."
+    if law == RECOMMENDED:
+        each = (
+            "Each forecast is the package's default strategy (the ensemble of its laws with support), the "
+            "same forecast and interval as benchcast recommend and forecast give for these runs and settings."
         )
-    )
+    lead = (f"Forecasts of {len(reports)} benchmark(s) for {', '.join(labels)} from scaling laws fitted to cheaper "
+            "runs, with 50 % and 90 % prediction intervals and the backtests that say how far they can be trusted. "
+            + each)  # fmt: skip
     document = h.page("benchcast forecast report", h.esc(lead), sections, nav)
     path = atomic_write_text(out, document)
     done = [{"benchmark": r.benchmark, "metric": metric_label(r), "law": r.fit.law, "strategy": r.strategy,

@@ -86,15 +86,10 @@ def summary_section(
         "it did not see: the strategy as bench backtests it (its laws fitted below the threshold, weighted and "
         "blended there), or the law chosen by you."
     )
-    return (
-        '<section id="summary"><h2>Summary</h2>'
-        + key
-        + h.table(columns, rows, caption="One row per benchmark (sortable)", sortable=True, text_columns=3)
-        + f'<p class="muted">{h.esc(note)}</p>'
-        + "<h3>Why each forecaster, and each benchmark's warnings</h3><ul>"
-        + "".join(words)
-        + "</ul></section>"
-    )
+    table = h.table(columns, rows, caption="One row per benchmark (sortable)", sortable=True, text_columns=3)
+    why = "".join(words)
+    return (f'<section id="summary"><h2>Summary</h2>{key}{table}<p class="muted">{h.esc(note)}</p>'
+            f"<h3>Why each forecaster, and each benchmark's warnings</h3><ul>{why}</ul></section>")  # fmt: skip
 
 
 def backtested(report: BenchmarkReport) -> str:
