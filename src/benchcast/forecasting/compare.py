@@ -96,18 +96,9 @@ class Comparison(RichView):
         dict
         """
         recipes = self.recipes.assign(flags=[short(f) for f in self.recipes["flags"]])
-        return jsonable(
-            {
-                "by": self.by,
-                "target": self.target,
-                "level": self.level,
-                "decide": self.decide,
-                "errors": self.errors,
-                "recipes": recipes.to_dict("records"),
-                "pairs": self.pairs.to_dict("records"),
-                "multipliers": self.multipliers.to_dict("records"),
-            }
-        )
+        tables = {"recipes": recipes, "pairs": self.pairs, "multipliers": self.multipliers}
+        return jsonable({"by": self.by, "target": self.target, "level": self.level, "decide": self.decide,
+                         "errors": self.errors, **{k: v.to_dict("records") for k, v in tables.items()}})  # fmt: skip
 
     @property
     def title(self) -> str:
@@ -130,12 +121,9 @@ class Comparison(RichView):
         methods = self.recipes.loc[self.recipes["method"] != "", ["benchmark", "method"]].drop_duplicates()
         out += [f"{r.benchmark}: forecasts by the {r.method}" for r in methods.itertuples() if r.method != "default"]
         budgets = self.recipes[["benchmark", "baseline_flops"]].drop_duplicates()
-        out += [
-            f"{r.benchmark}: baseline: each recipe's best run at {r.baseline_flops:.3g} FLOPs (the largest compute "
-            f"below the plan every recipe with a forecast reaches; within x{BAND:g}, else interpolated in log C)"
-            for r in budgets.itertuples()
-            if np.isfinite(r.baseline_flops)
-        ]
+        out += [f"{r.benchmark}: baseline: each recipe's best run at {r.baseline_flops:.3g} FLOPs (the largest compute "
+                f"below the plan every recipe with a forecast reaches; within x{BAND:g}, else interpolated in log C)"
+                for r in budgets.itertuples() if np.isfinite(r.baseline_flops)]  # fmt: skip
         out += [f"{r.benchmark}: {r.recipe}: {r.note}" for r in self.recipes.itertuples() if r.note]
         out += [f"{r.benchmark}: {r.recipe}: warning: {w}" for r in self.recipes.itertuples() for w in r.warnings]
         out += [f"{r.benchmark}: {r.recipe}: {r.baseline_note}" for r in self.recipes.itertuples() if r.baseline_note]
@@ -291,30 +279,13 @@ def compare(
     if reference is not None and reference not in names:
         raise BenchcastError(f"reference {reference!r} is no recipe of '{by}' ({', '.join(map(str, names))}).")
     target = {"flops": flops, "params": params, "tokens": tokens}
-    reach = (
-        {"flops": [flops, flops * REACH]}
-        if flops is not None
-        else {"params": [params, params * REACH**0.5], "tokens": [tokens, tokens * REACH**0.5]}
-    )
+    reach = {"flops": [flops, flops * REACH]} if flops is not None else \
+        {"params": [params, params * REACH**0.5], "tokens": [tokens, tokens * REACH**0.5]}  # fmt: skip
     unc = {"n_boot": n_boot, "level": level, "interval": interval, "seed": seed}
     parts, curves = ([], [], []), {}
     for name, own in asked:
-        *one, planned = _benchmark(
-            table,
-            by,
-            names,
-            name,
-            own,
-            reach,
-            reference,
-            decide,
-            errors,
-            unc,
-            settings,
-            curves,
-            shape,
-            chosen[(name, own)],
-        )
+        *one, planned = _benchmark(table, by, names, name, own, reach, reference, decide, errors, unc, settings,
+                                   curves, shape, chosen[(name, own)])  # fmt: skip
         for out, frame in zip(parts, one, strict=True):
             out.append(frame)
         target.setdefault("planned_flops", planned)
@@ -342,8 +313,7 @@ def _recipes(table: pd.DataFrame, by: str) -> list:
 
 
 def _refuse_no_forecast(table, by, recipes, chosen) -> None:
-    """No recipe of ``by`` has a forecast on any benchmark asked: refused (nothing to compare), naming the column, how
-    many sizes each of its values spans, and the forecasts' own reasons."""
+    """No recipe of ``by`` has a forecast on any benchmark asked: refused, with the sizes its values span and why."""
     sizes = {}
     for runs in chosen.values():
         for name, rows in runs.items():
@@ -366,8 +336,7 @@ def _refuse_no_forecast(table, by, recipes, chosen) -> None:
 
 
 def select_each(table, by, names, benchmark, metric, k=None, **within) -> dict:
-    """Per recipe: its runs of ``benchmark`` as :func:`~benchcast.data.table.select` gives them (a task group's mean
-    included), or the reason there are none (the group's own notice is kept for the forecast to give once)."""
+    """Per recipe: its runs of ``benchmark`` as :func:`~benchcast.data.table.select` gives them, or why none."""
     chosen = {}
     for name in names:
         try:
@@ -412,19 +381,8 @@ def _benchmark(
 
 def _row(benchmark, name, chosen) -> dict:
     """A recipe's row before its forecast."""
-    row = {
-        "benchmark": benchmark,
-        "recipe": name,
-        "metric": "",
-        "n_runs": 0,
-        "method": "",
-        "prediction": np.nan,
-        "lower": np.nan,
-        "upper": np.nan,
-        "flags": (),
-        "note": "",
-        "warnings": (),
-    }
+    row = {"benchmark": benchmark, "recipe": name, "metric": "", "n_runs": 0, "method": "", "prediction": np.nan,
+           "lower": np.nan, "upper": np.nan, "flags": (), "note": "", "warnings": ()}  # fmt: skip
     if isinstance(chosen, pd.DataFrame):
         row["metric"], row["n_runs"] = str(chosen["metric"].iloc[0]), int(chosen["run"].nunique())
     else:
@@ -453,14 +411,9 @@ def _each(table, by, names, benchmark, metric, reach, planned, errors, unc, sett
             row["warnings"] = tuple(dict.fromkeys(" ".join(str(w.message).split()) for w in caught))
         point = out.take([0])
         lower, upper = point.interval(unc["level"])
-        row.update(
-            method="default",
-            prediction=float(point.prediction[0]),
-            lower=float(lower[0]),
-            upper=float(upper[0]),
-            flags=tuple(point.flags[0]),
-            note=str(point.points["note"].iloc[0]),
-        )
+        note = str(point.points["note"].iloc[0])
+        row.update(method="default", prediction=float(point.prediction[0]), lower=float(lower[0]),
+                   upper=float(upper[0]), flags=tuple(point.flags[0]), note=note)  # fmt: skip
         curve = list(out.curves.values())[-1] if np.isfinite(row["prediction"]) and out.curves else None
         values, cut = (None, "") if curve is None else _matrix(curve)
         if values is None:
@@ -477,13 +430,8 @@ def _each(table, by, names, benchmark, metric, reach, planned, errors, unc, sett
         values, law = _order(values, errors, unc["seed"], i), _order(law, errors, unc["seed"], i)
         draws[name], grids[name] = values[:, at], (grid, law)
         lo, hi = curve.interval(0.9)
-        curves[(benchmark, name)] = {
-            "flops": grid,
-            "prediction": curve.prediction,
-            "lower": lo,
-            "upper": hi,
-            "runs": chosen[name][["flops", "value"]],
-        }
+        curves[(benchmark, name)] = {"flops": grid, "prediction": curve.prediction, "lower": lo, "upper": hi,
+                                     "runs": chosen[name][["flops", "value"]]}  # fmt: skip
     return rows, draws, grids
 
 
@@ -493,8 +441,8 @@ def _order(values: np.ndarray, errors: str, seed: int, i: int) -> np.ndarray:
 
 
 def _joint(table, by, names, benchmark, metric, reach, planned, errors, unc, settings, chosen, curves):
-    """The shared shape (:mod:`benchcast.fitting.shared_shape`) fitted to every recipe's runs below the plan, its draws
-    widened by the cross-ladder extrapolation error (common random numbers) as the default's are."""
+    """The shared shape (:mod:`benchcast.fitting.shared_shape`) fitted to every recipe's runs below the plan, widened as
+    the default's draws are."""
     rows = [_row(benchmark, n, chosen[n]) for n in names]
     pts, chance, why, fitted = _points(names, chosen, benchmark, planned)
     first = {key: values[0] for key, values in reach.items()}
@@ -506,11 +454,8 @@ def _joint(table, by, names, benchmark, metric, reach, planned, errors, unc, set
     kind, words = choose_shape(pts, chance)
     shape = fit_shape(pts, kind) if len(chance) > 1 else None
     if shape is None:
-        reason = (
-            f"the joint fit ({kind}) has no residual degree of freedom"
-            if len(chance) > 1
-            else f"the joint fit needs two or more recipes with runs above chance + margin; {len(chance)} has them"
-        )
+        few = f"the joint fit needs two or more recipes with runs above chance + margin; {len(chance)} has them"
+        reason = f"the joint fit ({kind}) has no residual degree of freedom" if len(chance) > 1 else few
         for row in rows:
             row["note"] = row["note"] or f"no forecast: {reason}"
         return rows, {}, {}
@@ -531,12 +476,8 @@ def _joint(table, by, names, benchmark, metric, reach, planned, errors, unc, set
         values, law = _order(values, errors, unc["seed"], i), _order(law, errors, unc["seed"], i)
         point = q + (1 - q) * np.exp(-np.exp(shape.predict(i, x)))
         (lo, hi), band = score_interval(Draws(values), unc["level"]), score_interval(Draws(values), 0.9)
-        flags = shared_shape_flags(
-            fitted[i],
-            planned,
-            target_tpr if np.isfinite(target_tpr) else None,
-            target_n if np.isfinite(target_n) else None,
-        )
+        flags = shared_shape_flags(fitted[i], planned, target_tpr if np.isfinite(target_tpr) else None,
+                                   target_n if np.isfinite(target_n) else None)  # fmt: skip
         # the 90 % band at the plan by the rule every forecast's is flagged by (no refits here: parametric draws)
         wide = uninformative(float(band[0][at]), float(band[1][at]), q)
         flags = (*flags, wide) if wide is not None else flags
@@ -549,10 +490,8 @@ def _joint(table, by, names, benchmark, metric, reach, planned, errors, unc, set
 
 
 def _points(names, chosen, benchmark, planned, margin=None) -> tuple[np.ndarray, dict, dict, dict]:
-    """The joint fit's points (recipe index, log10 C, log(-log Q') of each compute's best run) below the plan, each
-    recipe's chance level, and why a recipe has none: its chance level unknown, or no run above chance + the
-    benchmark's near-chance margin (:func:`~benchcast.data.chance.filter_margin`, ``--margin`` or a ``margin``
-    column), the rule every fit uses; and each recipe's runs behind its points (the runs its flags are placed by)."""
+    """The joint fit's points (recipe, log10 C, log(-log Q') of each compute's best run above chance + margin) below
+    the plan, each recipe's chance level, why a recipe has none, and the runs behind each recipe's points."""
     points, chance, why, fitted = [], {}, {}, {}
     for i, name in enumerate(names):
         runs = chosen[name]

@@ -5,7 +5,7 @@ package's default (the ensemble of the laws with support, with its 90 % predicti
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import partial
 from pathlib import Path
 
@@ -41,23 +41,15 @@ class ExampleResult(RichView):
 
     def to_dict(self) -> dict:
         """Every field (what ``example --json`` prints)."""
-        return jsonable(
-            {
-                "law": self.law,
-                "threshold": self.threshold,
-                "benchmarks": self.benchmarks,
-                "forecasts": self.forecasts,
-                "figure": self.figure,
-                "out_dir": self.out_dir,
-                "weights": self.weights,
-            }
-        )
+        return jsonable({f.name: getattr(self, f.name) for f in fields(self)})
 
     def _benchmark_rows(self) -> list[list]:
+        """The per-benchmark table's rows."""
         keys = ["benchmark", "metric", "n_train", "n_test", "train_r2", "test_mae", "test_mre"]
         return [[b[key] for key in keys] for b in self.benchmarks]
 
     def _forecast_rows(self) -> list[list]:
+        """The held-out forecasts' table's rows."""
         return [
             [f["benchmark"], f["run"], f"{f['flops']:.3g}", f["true"], f.get("default", np.nan)]
             + [f.get("default_lower", np.nan), f.get("default_upper", np.nan), f["predicted"], f["truth_law"]]
@@ -75,9 +67,8 @@ class ExampleResult(RichView):
     @property
     def notes(self) -> list[str]:
         """What the forecasts are, and where the figure and the fits were saved."""
-        mixes = "; ".join(
-            f"{b}: " + ", ".join(f"{law} {w:.2f}" for law, w in ws.items()) for b, ws in self.weights.items()
-        )
+        mixes = "; ".join(f"{b}: " + ", ".join(f"{law} {w:.2f}" for law, w in ws.items()) for b, ws in
+                          self.weights.items())  # fmt: skip
         return [
             f"default: the package's default strategy (the ensemble, as `forecast DATA --n-boot {EXAMPLE_REPLICATES}` "
             f"gives it) from the runs at or below {self.threshold:.2g} FLOPs, with its {DEFAULT_LEVEL:.0%} prediction "
@@ -88,15 +79,10 @@ class ExampleResult(RichView):
 
     def rich_items(self) -> list:
         """The backtest per benchmark, the held-out forecasts, and where the figure and fits are."""
-        return [
-            rich_table(self.title, BENCHMARK_COLUMNS, self._benchmark_rows()),
-            rich_table(
-                "Forecasts for the held-out runs: the default with its 90 % interval, and the law",
-                FORECAST_COLUMNS,
-                self._forecast_rows(),
-            ),
-            *(Markup(escape(note)) for note in self.notes),
-        ]
+        held = "Forecasts for the held-out runs: the default with its 90 % interval, and the law"
+        return [rich_table(self.title, BENCHMARK_COLUMNS, self._benchmark_rows()),
+                rich_table(held, FORECAST_COLUMNS, self._forecast_rows()),
+                *(Markup(escape(note)) for note in self.notes)]  # fmt: skip
 
 
 def _benchmark_job(law: str, item: tuple) -> tuple:
@@ -120,8 +106,7 @@ def run_example(
     dpi: int | None = None,
     n_jobs: int | None = None,
 ) -> ExampleResult:
-    """The main job end to end: fit each benchmark below the threshold, forecast the larger runs, report errors, save
-    the fits and a figure."""
+    """The main job end to end: fit below the threshold, forecast the larger runs, report errors, save the fits."""
     from benchcast.plots.options import check_figure_options
 
     figure_format, dpi = check_figure_options(figure_format, dpi)  # before any work
@@ -139,27 +124,17 @@ def run_example(
         weights[bench] = next((w for w in default["weights"] if w), {})
         for row in test.itertuples():
             at = default.loc[row.flops]
-            forecasts.append(
-                {
-                    "benchmark": bench,
-                    "run": row.run,
-                    "flops": row.flops,
-                    "true": row.true,
-                    "predicted": row.predicted,
-                    "default": float(at["prediction"]),
-                    "default_lower": float(at["lower"]),
-                    "default_upper": float(at["upper"]),
-                    "truth_law": float(true_score(bench, row.flops)),
-                }
-            )
+            forecasts.append({"benchmark": bench, "run": row.run, "flops": row.flops, "true": row.true,
+                              "predicted": row.predicted, "default": float(at["prediction"]),
+                              "default_lower": float(at["lower"]), "default_upper": float(at["upper"]),
+                              "truth_law": float(true_score(bench, row.flops))})  # fmt: skip
         results.append({"benchmark": bench, "metric": metric, "params": bt.fit.params, **bt.metrics})
         bt.plot(ax, title=f"synthetic {bench}, {metric}", legend="below")
         shown = default.reset_index()
         bars = ("flops", "prediction", "lower", "upper")
         interval_bars(ax, *(shown[c].to_numpy(float) for c in bars), "black", "default (ensemble) 90 % interval", lw=1)
-        ax.scatter(
-            shown["flops"], shown["prediction"], marker="*", s=60, color="black", zorder=6, label="default forecast"
-        )
+        ax.scatter(shown["flops"], shown["prediction"], marker="*", s=60, color="black", zorder=6,
+                   label="default forecast")  # fmt: skip
         grid = np.geomspace(*ax.get_xlim(), 200)
         ax.plot(grid, true_score(bench, grid), color="0.5", ls=":", lw=1, label="true law")
         legend_outside(ax, "below")  # every panel: each has its own dropped runs and reasons

@@ -74,6 +74,7 @@ class Job:
 
 
 def _run(table: pd.DataFrame, job: Job) -> BacktestResult | Sweep | str:
+    """One job's result, or why it could not run."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -116,32 +117,20 @@ def plan_jobs(
         for law in TWO_STAGE_LAWS:
             for proxy in proxies:
                 jobs.append(Job(("two_stage", law, bench, proxy), FitSpec(law, bench, metric, proxy=proxy), direct))
-        jobs.append(
-            Job(("nd", "nd", bench, ""), FitSpec("nd", bench, metric), {"protocol": "nd", "threshold": THRESHOLD})
-        )
+        nd = {"protocol": "nd", "threshold": THRESHOLD}
+        jobs.append(Job(("nd", "nd", bench, ""), FitSpec("nd", bench, metric), nd))
         sweep_options = {"thresholds": tuple(thresholds), "tpr": TPR, "min_flops": MIN_FLOPS}
         for law in SWEEP_LAWS:
             jobs.append(Job(("sweep", law, bench, ""), _spec(law, bench, metric), sweep_options, kind="sweep"))
     if _has(table, "humaneval-py", "pass@k"):
-        jobs.append(
-            Job(
-                ("passk", "passk_compute", "humaneval-py", ""),
-                FitSpec("passk_compute", "humaneval-py", max_k=32),
-                {"protocol": "passk", "threshold": THRESHOLD, "tpr": TPR},
-            )
-        )
+        passk = {"protocol": "passk", "threshold": THRESHOLD, "tpr": TPR}
+        spec = FitSpec("passk_compute", "humaneval-py", max_k=32)
+        jobs.append(Job(("passk", "passk_compute", "humaneval-py", ""), spec, passk))
     for name, subset in AVERAGE_SETS.items():
         losses = (AVERAGE_LOSS, "lsq") if subset is PAPER_AVERAGE else (AVERAGE_LOSS,)
         for loss in losses:
-            spec = FitSpec(
-                "power",
-                f"average ({name})",
-                "score",
-                q_rand=0.0,
-                margin=0.0,
-                loss=loss,
-                huber_delta=AVERAGE_DELTA if loss == "huber" else None,
-            )
+            spec = FitSpec("power", f"average ({name})", "score", q_rand=0.0, margin=0.0, loss=loss,
+                           huber_delta=AVERAGE_DELTA if loss == "huber" else None)  # fmt: skip
             jobs.append(Job(("average", name, loss, ""), spec, direct, kind="average", average=subset))
     return jobs
 
@@ -211,9 +200,8 @@ def reproduce_krajewski2025(
         tables["two_stage_all_benchmarks"] = compare_methods(per_bench, names, complete=True)
     tables["two_stage_per_benchmark"] = per_bench
 
-    tables["nd"] = _with_mean(
-        pd.DataFrame([{"benchmark": b, **errors(bt)} for (kind, _, b, _), bt in done.items() if kind == "nd"])
-    )
+    nd = [{"benchmark": b, **errors(bt)} for (kind, _, b, _), bt in done.items() if kind == "nd"]
+    tables["nd"] = _with_mean(pd.DataFrame(nd))
     tables["passk_compute"] = pd.DataFrame(
         [{"benchmark": b, **errors(bt), **bt.fit.params} for (kind, _, b, _), bt in done.items() if kind == "passk"]
     )
@@ -227,21 +215,11 @@ def reproduce_krajewski2025(
     frames = [s.table[columns].assign(law=s.law, benchmark=s.benchmark) for s in ordered if len(s.table)]
     tables["sweep"] = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
     tables["critical_thresholds"] = pd.DataFrame([s.summary_row() for s in ordered])
-    skipped = [
-        f"sweep {s.law}/{s.benchmark} at {r['threshold']:.3g}: {r['skipped']}" for s in ordered for r in s.skipped
-    ]
+    skipped = [f"sweep {s.law}/{s.benchmark} at {r['threshold']:.3g}: {r['skipped']}" for s in ordered for r in
+               s.skipped]  # fmt: skip
     tables["skipped"] = pd.DataFrame({"skipped": failures + skipped})
-    result = Reproduction(
-        tables,
-        done,
-        sweeps,
-        time.perf_counter() - start,
-        benchmarks,
-        failures=failures,
-        out=out_dir,
-        n_boot=n_boot,
-        interval=interval if n_boot else None,
-    )
+    result = Reproduction(tables, done, sweeps, time.perf_counter() - start, benchmarks, failures=failures,
+                          out=out_dir, n_boot=n_boot, interval=interval if n_boot else None)  # fmt: skip
     if out_dir is not None:
         with output_folder(out_dir) as folder:  # complete or absent: never a half-written study
             write_outputs(result, folder, figure_format, dpi)

@@ -45,21 +45,12 @@ def proxy_diagnostic(table: pd.DataFrame, benchmark: str, metric: str, proxy: st
     X, y = {"proxy": joined["proxy"].to_numpy(float)}, joined["score"].to_numpy(float)
     optimum = minimize_law(_ProxyLogistic(), X, y)
     fitted = _ProxyLogistic().forward(optimum.theta, X)
-    return {
-        "benchmark": benchmark,
-        "metric": metric,
-        "proxy": proxy,
-        "n": int(len(y)),
-        "a": float(optimum.theta[0]),
-        "b": float(optimum.theta[1]),
-        "r2": r2(y, fitted),
-        "rmse": rmse(y, fitted),
-    }
+    return {"benchmark": benchmark, "metric": metric, "proxy": proxy, "n": int(len(y)), "a": float(optimum.theta[0]),
+            "b": float(optimum.theta[1]), "r2": r2(y, fitted), "rmse": rmse(y, fitted)}  # fmt: skip
 
 
 def benchmark_average(table: pd.DataFrame, benchmarks: list[tuple[str, str]], name: str = "average") -> pd.DataFrame:
-    """A table of the mean chance-normalised score Q' over ``benchmarks`` per run (K8), keeping only runs where every
-    benchmark is above chance by its filter margin (0.05; LBPP 0.02)."""
+    """The mean chance-normalised score Q' over ``benchmarks`` per run (K8), of runs above chance + margin on all."""
     per_run = {}
     for bench, metric_name in benchmarks:
         metric, k = parse_metric(metric_name)
@@ -67,27 +58,17 @@ def benchmark_average(table: pd.DataFrame, benchmarks: list[tuple[str, str]], na
         q_rand, _ = chance_level(bench, metric)
         margin = filter_margin(bench)
         for row in rows.itertuples():
-            entry = per_run.setdefault(
-                row.run, {"sizes": (row.params, row.tokens, row.flops, row.tpr), "normed": [], "ok": True}
-            )
+            sizes = (row.params, row.tokens, row.flops, row.tpr)
+            entry = per_run.setdefault(row.run, {"sizes": sizes, "normed": [], "ok": True})
             entry["normed"].append((row.value - q_rand) / (1 - q_rand))
             entry["ok"] &= bool(row.value >= q_rand + margin)  # K8: every benchmark >= margin above chance
     records = []
     for run, entry in per_run.items():
         if entry["ok"] and len(entry["normed"]) == len(benchmarks):
             params, tokens, flops, tpr = entry["sizes"]
-            records.append(
-                {
-                    "run": run,
-                    "params": params,
-                    "tokens": tokens,
-                    "flops": flops,
-                    "tpr": tpr,
-                    "benchmark": name,
-                    "metric": "score",
-                    "value": float(np.mean(entry["normed"])),
-                }
-            )
+            value = float(np.mean(entry["normed"]))
+            records.append({"run": run, "params": params, "tokens": tokens, "flops": flops, "tpr": tpr,
+                            "benchmark": name, "metric": "score", "value": value})  # fmt: skip
     if not records:
         return pd.DataFrame(columns=["run", "benchmark", "metric", "value", "flops"])
     return validate(pd.DataFrame(records), source=f"benchmark average {name}")
