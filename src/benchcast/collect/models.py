@@ -11,8 +11,13 @@ from benchcast.errors import BenchcastError
 BACKENDS = ("transformers", "vllm")
 
 # read by the libraries (and by Ray workers and subprocesses, which inherit the environment)
-QUIET_ENVIRONMENT = {"TQDM_DISABLE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1", "TRANSFORMERS_VERBOSITY": "error",
-                     "DATASETS_VERBOSITY": "error", "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1"}  # fmt: skip
+QUIET_ENVIRONMENT = {
+    "TQDM_DISABLE": "1",
+    "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+    "TRANSFORMERS_VERBOSITY": "error",
+    "DATASETS_VERBOSITY": "error",
+    "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1",
+}
 # per library: (module holding the switches, quiet calls, verbose calls)
 _LOGGING = (("set_verbosity_error", "disable_progress_bar"), ("set_verbosity_warning", "enable_progress_bar"))
 LIBRARY_SWITCHES = (

@@ -15,8 +15,14 @@ TEMPLATES = {
     "gsm8k": "Question: {question}\nAnswer:",
     "math": "Problem:\n{question}\n\nSolution:",
 }
-ALIASES = {"problem": "question", "input": "question", "reference": "solution", "target": "answer", "task_id": "id",
-           "idx": "id"}  # fmt: skip
+ALIASES = {
+    "problem": "question",
+    "input": "question",
+    "reference": "solution",
+    "target": "answer",
+    "task_id": "id",
+    "idx": "id",
+}
 
 
 def load_problems(

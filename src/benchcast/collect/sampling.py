@@ -101,8 +101,14 @@ class _Drawer:
 def _rows(model_id, run, benchmark, by_id, texts, round_index, use_math_verify) -> list[dict]:
     rows = []
     for (pid, index), text in texts.items():
-        base = {"model": model_id, "run": run or model_id, "benchmark": benchmark, "problem_id": pid,
-                "sample_id": str(index), "round": round_index}  # fmt: skip
+        base = {
+            "model": model_id,
+            "run": run or model_id,
+            "benchmark": benchmark,
+            "problem_id": pid,
+            "sample_id": str(index),
+            "round": round_index,
+        }
         if isinstance(text, _Failed):  # generation failed: recorded, not dropped
             rows.append({**base, "completion": None, "extracted": None, "correct": None, "error": str(text)})
             continue

@@ -47,8 +47,18 @@ def generate_ladder(seed: int = EXAMPLE_SEED) -> pd.DataFrame:
                 q = float(true_score(bench, flops))
                 value = rng.binomial(problems, q) / problems
                 stderr = np.sqrt(value * (1 - value) / (problems - 1))
-                rows.append({"run": run, "params": round(n_params), "tokens": round(tokens), "flops": flops,
-                             "benchmark": bench, "metric": metric, "value": value, "stderr": stderr})  # fmt: skip
+                rows.append(
+                    {
+                        "run": run,
+                        "params": round(n_params),
+                        "tokens": round(tokens),
+                        "flops": flops,
+                        "benchmark": bench,
+                        "metric": metric,
+                        "value": value,
+                        "stderr": stderr,
+                    }
+                )
     return pd.DataFrame(rows)
 
 

@@ -38,8 +38,16 @@ from benchcast.data.units import check_scores, check_sizes
 from benchcast.errors import DataError, DataWarning
 
 # Accepted spellings of the size columns, in tidy tables and in run metadata alike.
-SIZE_ALIASES = {"N": "params", "n_params": "params", "parameters": "params", "D": "tokens", "n_tokens": "tokens",
-                "C": "flops", "compute": "flops", "TPR": "tpr"}  # fmt: skip
+SIZE_ALIASES = {
+    "N": "params",
+    "n_params": "params",
+    "parameters": "params",
+    "D": "tokens",
+    "n_tokens": "tokens",
+    "C": "flops",
+    "compute": "flops",
+    "TPR": "tpr",
+}
 COLUMNS = ("run", "params", "tokens", "flops", "tpr", "benchmark", "metric", "k", "value", "stderr")
 SIZE_COLUMNS = ("params", "tokens", "flops")
 # where a table keeps its rows with no value: (run, benchmark, metric, k, params, tokens, flops, tpr) each

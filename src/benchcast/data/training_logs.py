@@ -76,8 +76,14 @@ def split_column(column: str) -> dict | None:
             if parts.get("filter") and parts["filter"] != "none":
                 name = f"{name}/{parts['filter']}"
             shots = int(parts["shots"]) if parts.get("shots") else None
-            return {"family": family, "benchmark": parts["task"].strip(), "metric": name, "format": parts.get("format"),
-                    "shots": shots, "stderr": stderr}  # fmt: skip
+            return {
+                "family": family,
+                "benchmark": parts["task"].strip(),
+                "metric": name,
+                "format": parts.get("format"),
+                "shots": shots,
+                "stderr": stderr,
+            }
     return None
 
 

@@ -25,8 +25,13 @@ from benchcast.utils.display import ResultView
 from benchcast.utils.io import atomic_write_text
 from benchcast.utils.jsonable import jsonable
 
-COVARIATE_HINTS = {"flops": "--flops (or --params and --tokens)", "params": "--params", "tokens": "--tokens",
-                   "k": "--k", "gold": "--gold"}  # fmt: skip
+COVARIATE_HINTS = {
+    "flops": "--flops (or --params and --tokens)",
+    "params": "--params",
+    "tokens": "--tokens",
+    "k": "--k",
+    "gold": "--gold",
+}
 
 
 @dataclass

@@ -97,8 +97,16 @@ class Comparison(RichView):
         """
         recipes = self.recipes.assign(flags=[short(f) for f in self.recipes["flags"]])
         tables = {"recipes": recipes, "pairs": self.pairs, "multipliers": self.multipliers}
-        return jsonable({"by": self.by, "target": self.target, "level": self.level, "decide": self.decide,
-                         "errors": self.errors, **{k: v.to_dict("records") for k, v in tables.items()}})  # fmt: skip
+        return jsonable(
+            {
+                "by": self.by,
+                "target": self.target,
+                "level": self.level,
+                "decide": self.decide,
+                "errors": self.errors,
+                **{k: v.to_dict("records") for k, v in tables.items()},
+            }
+        )
 
     @property
     def title(self) -> str:
@@ -121,9 +129,12 @@ class Comparison(RichView):
         methods = self.recipes.loc[self.recipes["method"] != "", ["benchmark", "method"]].drop_duplicates()
         out += [f"{r.benchmark}: forecasts by the {r.method}" for r in methods.itertuples() if r.method != "default"]
         budgets = self.recipes[["benchmark", "baseline_flops"]].drop_duplicates()
-        out += [f"{r.benchmark}: baseline: each recipe's best run at {r.baseline_flops:.3g} FLOPs (the largest compute "
-                f"below the plan every recipe with a forecast reaches; within x{BAND:g}, else interpolated in log C)"
-                for r in budgets.itertuples() if np.isfinite(r.baseline_flops)]  # fmt: skip
+        out += [
+            f"{r.benchmark}: baseline: each recipe's best run at {r.baseline_flops:.3g} FLOPs (the largest compute "
+            f"below the plan every recipe with a forecast reaches; within x{BAND:g}, else interpolated in log C)"
+            for r in budgets.itertuples()
+            if np.isfinite(r.baseline_flops)
+        ]
         out += [f"{r.benchmark}: {r.recipe}: {r.note}" for r in self.recipes.itertuples() if r.note]
         out += [f"{r.benchmark}: {r.recipe}: warning: {w}" for r in self.recipes.itertuples() for w in r.warnings]
         out += [f"{r.benchmark}: {r.recipe}: {r.baseline_note}" for r in self.recipes.itertuples() if r.baseline_note]
@@ -279,13 +290,30 @@ def compare(
     if reference is not None and reference not in names:
         raise BenchcastError(f"reference {reference!r} is no recipe of '{by}' ({', '.join(map(str, names))}).")
     target = {"flops": flops, "params": params, "tokens": tokens}
-    reach = {"flops": [flops, flops * REACH]} if flops is not None else \
-        {"params": [params, params * REACH**0.5], "tokens": [tokens, tokens * REACH**0.5]}  # fmt: skip
+    reach = (
+        {"flops": [flops, flops * REACH]}
+        if flops is not None
+        else {"params": [params, params * REACH**0.5], "tokens": [tokens, tokens * REACH**0.5]}
+    )
     unc = {"n_boot": n_boot, "level": level, "interval": interval, "seed": seed}
     parts, curves = ([], [], []), {}
     for name, own in asked:
-        *one, planned = _benchmark(table, by, names, name, own, reach, reference, decide, errors, unc, settings,
-                                   curves, shape, chosen[(name, own)])  # fmt: skip
+        *one, planned = _benchmark(
+            table,
+            by,
+            names,
+            name,
+            own,
+            reach,
+            reference,
+            decide,
+            errors,
+            unc,
+            settings,
+            curves,
+            shape,
+            chosen[(name, own)],
+        )
         for out, frame in zip(parts, one, strict=True):
             out.append(frame)
         target.setdefault("planned_flops", planned)
@@ -381,8 +409,19 @@ def _benchmark(
 
 def _row(benchmark, name, chosen) -> dict:
     """A recipe's row before its forecast."""
-    row = {"benchmark": benchmark, "recipe": name, "metric": "", "n_runs": 0, "method": "", "prediction": np.nan,
-           "lower": np.nan, "upper": np.nan, "flags": (), "note": "", "warnings": ()}  # fmt: skip
+    row = {
+        "benchmark": benchmark,
+        "recipe": name,
+        "metric": "",
+        "n_runs": 0,
+        "method": "",
+        "prediction": np.nan,
+        "lower": np.nan,
+        "upper": np.nan,
+        "flags": (),
+        "note": "",
+        "warnings": (),
+    }
     if isinstance(chosen, pd.DataFrame):
         row["metric"], row["n_runs"] = str(chosen["metric"].iloc[0]), int(chosen["run"].nunique())
     else:
@@ -412,8 +451,14 @@ def _each(table, by, names, benchmark, metric, reach, planned, errors, unc, sett
         point = out.take([0])
         lower, upper = point.interval(unc["level"])
         note = str(point.points["note"].iloc[0])
-        row.update(method="default", prediction=float(point.prediction[0]), lower=float(lower[0]),
-                   upper=float(upper[0]), flags=tuple(point.flags[0]), note=note)  # fmt: skip
+        row.update(
+            method="default",
+            prediction=float(point.prediction[0]),
+            lower=float(lower[0]),
+            upper=float(upper[0]),
+            flags=tuple(point.flags[0]),
+            note=note,
+        )
         curve = list(out.curves.values())[-1] if np.isfinite(row["prediction"]) and out.curves else None
         values, cut = (None, "") if curve is None else _matrix(curve)
         if values is None:
@@ -430,8 +475,13 @@ def _each(table, by, names, benchmark, metric, reach, planned, errors, unc, sett
         values, law = _order(values, errors, unc["seed"], i), _order(law, errors, unc["seed"], i)
         draws[name], grids[name] = values[:, at], (grid, law)
         lo, hi = curve.interval(0.9)
-        curves[(benchmark, name)] = {"flops": grid, "prediction": curve.prediction, "lower": lo, "upper": hi,
-                                     "runs": chosen[name][["flops", "value"]]}  # fmt: skip
+        curves[(benchmark, name)] = {
+            "flops": grid,
+            "prediction": curve.prediction,
+            "lower": lo,
+            "upper": hi,
+            "runs": chosen[name][["flops", "value"]],
+        }
     return rows, draws, grids
 
 
@@ -476,8 +526,12 @@ def _joint(table, by, names, benchmark, metric, reach, planned, errors, unc, set
         values, law = _order(values, errors, unc["seed"], i), _order(law, errors, unc["seed"], i)
         point = q + (1 - q) * np.exp(-np.exp(shape.predict(i, x)))
         (lo, hi), band = score_interval(Draws(values), unc["level"]), score_interval(Draws(values), 0.9)
-        flags = shared_shape_flags(fitted[i], planned, target_tpr if np.isfinite(target_tpr) else None,
-                                   target_n if np.isfinite(target_n) else None)  # fmt: skip
+        flags = shared_shape_flags(
+            fitted[i],
+            planned,
+            target_tpr if np.isfinite(target_tpr) else None,
+            target_n if np.isfinite(target_n) else None,
+        )
         # the 90 % band at the plan by the rule every forecast's is flagged by (no refits here: parametric draws)
         wide = uninformative(float(band[0][at]), float(band[1][at]), q)
         flags = (*flags, wide) if wide is not None else flags

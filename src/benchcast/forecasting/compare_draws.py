@@ -11,8 +11,17 @@ import numpy as np
 import pandas as pd
 
 BAND = 1.1  # runs within this factor of the largest common budget are "at" it (the simplest alternative)
-PAIR_COLUMNS = ["benchmark", "a", "b", "p_a_better", "decision", "baseline_a_better", "disagree", "crosses_at",
-                "reason"]  # fmt: skip
+PAIR_COLUMNS = [
+    "benchmark",
+    "a",
+    "b",
+    "p_a_better",
+    "decision",
+    "baseline_a_better",
+    "disagree",
+    "crosses_at",
+    "reason",
+]
 
 
 def _matrix(curve, kind: str = "prediction") -> tuple[np.ndarray | None, str]:

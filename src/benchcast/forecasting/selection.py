@@ -81,8 +81,19 @@ def choose(members: dict, rule: str, *, fallbacks=(), judge_length: bool = True,
             reason = members[rule].error if rule in members else "not fitted"
             return _unsupported(rule, f"{rule} could not be fitted: {reason}", failures)
         weights = {rule: 1.0}  # no ranking: one law, its rolling origins made only where an interval needs them
-        return Recommendation(str(fitted[rule].fit.spec.benchmark), rule, True, "", pd.DataFrame(), weights, rule,
-                              np.nan, 0, 0.0, failures)  # fmt: skip
+        return Recommendation(
+            str(fitted[rule].fit.spec.benchmark),
+            rule,
+            True,
+            "",
+            pd.DataFrame(),
+            weights,
+            rule,
+            np.nan,
+            0,
+            0.0,
+            failures,
+        )
     weights_for(rule, pd.Series({"x": 1.0}))  # validates the rule
     pool = {law: m for law, m in fitted.items() if law not in fallbacks}
     warned = [w for w in (across_tprs(rows, law) for law in pool) if w] if rows is not None else []
@@ -92,8 +103,11 @@ def choose(members: dict, rule: str, *, fallbacks=(), judge_length: bool = True,
         pool = {law: m for law, m in pool.items() if law not in short}
     supported = members_with_support({law: _compute_rows(m.errors) for law, m in pool.items()})
     supported, lost = _challengers_that_win(pool, supported)
-    failures += [f"{law}: fewer than {ext.MIN_ORIGINS} inner origins with usable points (shared with the other laws)"
-                 for law in pool if law not in supported and law not in lost]  # fmt: skip
+    failures += [
+        f"{law}: fewer than {ext.MIN_ORIGINS} inner origins with usable points (shared with the other laws)"
+        for law in pool
+        if law not in supported and law not in lost
+    ]
     failures += list(lost.values())
     if not supported and fallbacks:
         backup = [law for law in fallbacks if law in fitted]
@@ -124,8 +138,9 @@ def _challengers_that_win(pool: dict, supported: list) -> tuple[list, dict[str, 
         if scores is None or not scores[law] < scores[others].min():
             kept.remove(law)
             best = scores[others].idxmin() if scores is not None else others[0]
-            lost[law] = (f"{law}: its rolling-origin error does not beat {best}'s (it joins the default only where it "
-                         "wins)")  # fmt: skip
+            lost[law] = (
+                f"{law}: its rolling-origin error does not beat {best}'s (it joins the default only where it wins)"
+            )
     return kept, lost
 
 
@@ -151,9 +166,20 @@ def _recommendation(name: str, pool: dict, laws: list, rule: str, failures: list
     nested = {"mre": np.nan, "n_origins": 0}
     nested = _nested_error(wide, laws, rule) if len(wide) and rule in SELECTION_RULES else nested
     order = sorted(((law, float(w)) for law, w in weights.items() if w > 0), key=lambda item: -item[1])
-    return Recommendation(benchmark, name, True, "", ranking, dict(order), str(ranking["law"].iloc[0]), nested["mre"],
-                          nested["n_origins"], float(wide["decades"].max()) if len(wide) else 0.0, failures,
-                          errors=_blended(pool, weights, wide))  # fmt: skip
+    return Recommendation(
+        benchmark,
+        name,
+        True,
+        "",
+        ranking,
+        dict(order),
+        str(ranking["law"].iloc[0]),
+        nested["mre"],
+        nested["n_origins"],
+        float(wide["decades"].max()) if len(wide) else 0.0,
+        failures,
+        errors=_blended(pool, weights, wide),
+    )
 
 
 def _blended(pool: dict, weights: pd.Series, wide: pd.DataFrame) -> pd.DataFrame:
@@ -239,8 +265,15 @@ def _ranking_record(law: str, inner: pd.DataFrame, result) -> dict:
     except BenchcastError:
         tau = float("nan")
     d = result.diagnostics  # bounds: the law's own constraint active (information) apart from a search limit reached
-    return {"law": law, "tau": tau, "n_fit": d.n_used, "n_dropped": d.dropped, "decades_fitted": d.decades,
-            "converged": result.converged, **result.bounds.columns()}  # fmt: skip
+    return {
+        "law": law,
+        "tau": tau,
+        "n_fit": d.n_used,
+        "n_dropped": d.dropped,
+        "decades_fitted": d.decades,
+        "converged": result.converged,
+        **result.bounds.columns(),
+    }
 
 
 def common_errors(errors: dict[str, pd.DataFrame]) -> pd.DataFrame:
@@ -325,8 +358,19 @@ def evidence_words(rule: str, per_origin: pd.DataFrame) -> str:
 
 def blend_errors(wide: pd.DataFrame, weights: pd.Series) -> pd.DataFrame:
     """The rolling-origin forecasts of a weighted combination of laws (what its extrapolation error is measured on)."""
-    kept = ["axis", "origin_decades", "side", "origin", "run", "k", "flops", "decades", "tpr_decades", "true",
-            "converged"]  # fmt: skip
+    kept = [
+        "axis",
+        "origin_decades",
+        "side",
+        "origin",
+        "run",
+        "k",
+        "flops",
+        "decades",
+        "tpr_decades",
+        "true",
+        "converged",
+    ]
     out = wide[[c for c in kept if c in wide]].copy()
     out["predicted"] = sum(w * wide[law].to_numpy(float) for law, w in weights.items() if w > 0)
     return out
@@ -352,8 +396,13 @@ def _nested_error(wide: pd.DataFrame, laws: list[str], rule: str) -> dict:
 def members_with_support(errors: dict[str, pd.DataFrame]) -> list[str]:
     """The laws a combination can use: each with ``MIN_ORIGINS`` origins of its own, taken in order while the points
     they all forecast keep that many (a law that would leave the others too few is left out)."""
-    own = [law for law, frame in errors.items() if frame is not None and not frame.empty
-           and ext.log_errors(frame)["origin_decades"].nunique() >= ext.MIN_ORIGINS]  # fmt: skip
+    own = [
+        law
+        for law, frame in errors.items()
+        if frame is not None
+        and not frame.empty
+        and ext.log_errors(frame)["origin_decades"].nunique() >= ext.MIN_ORIGINS
+    ]
     members: list[str] = []
     for law in own:
         wide = common_errors({name: errors[name] for name in (*members, law)})

@@ -76,8 +76,15 @@ class KScan(RichView):
 
     def to_dict(self) -> dict:
         """law, benchmark, the scan as records and each parameter's trend per doubling of k."""
-        return jsonable({"law": self.law, "benchmark": self.benchmark, "scan": self.table.to_dict("records"),
-                         "trend_per_doubling": self.trends(), "fit_warnings": self.fit_warnings()})  # fmt: skip
+        return jsonable(
+            {
+                "law": self.law,
+                "benchmark": self.benchmark,
+                "scan": self.table.to_dict("records"),
+                "trend_per_doubling": self.trends(),
+                "fit_warnings": self.fit_warnings(),
+            }
+        )
 
     def to_frame(self) -> pd.DataFrame:
         """One row per k: the parameters, points used, R², the constraints active and the search limits reached."""
@@ -161,8 +168,16 @@ class KScan(RichView):
             The column names and the rows.
         """
         names = self.param_names
-        rows = [[int(r["k"]), *(r.get(n, np.nan) for n in names), r.get("n_used", ""), r.get("r2", np.nan),
-                 *(r.get(key, "") for key in BOUND_COLUMNS)] for r in self.table.to_dict("records")]  # fmt: skip
+        rows = [
+            [
+                int(r["k"]),
+                *(r.get(n, np.nan) for n in names),
+                r.get("n_used", ""),
+                r.get("r2", np.nan),
+                *(r.get(key, "") for key in BOUND_COLUMNS),
+            ]
+            for r in self.table.to_dict("records")
+        ]
         return ["k", *names, "points", "R2", *BOUND_COLUMNS.values()], rows
 
     def rich_items(self) -> list:
@@ -273,8 +288,19 @@ def kscan(
         fits.append(result)
         d = result.diagnostics
         stderr = {f"{n}_stderr": v for n, v in result.stderr.items()}
-        rows.append({"k": k or 1, **result.params, **stderr, "n_used": d.n_used, "rmse": d.rmse, "r2": d.r2,
-                     "converged": d.converged, **result.bounds.columns(), "warnings": len(caught)})  # fmt: skip
+        rows.append(
+            {
+                "k": k or 1,
+                **result.params,
+                **stderr,
+                "n_used": d.n_used,
+                "rmse": d.rmse,
+                "r2": d.r2,
+                "converged": d.converged,
+                **result.bounds.columns(),
+                "warnings": len(caught),
+            }
+        )
     return KScan(law, benchmark, pd.DataFrame(rows), fits)
 
 

@@ -67,5 +67,8 @@ def bootstrap_pass_at_k(n, c, ks, *, n_boot: int = 1000, level: float = 0.95, se
     draws = rng.integers(0, per_problem.shape[0], size=(n_boot, per_problem.shape[0]))
     means = per_problem[draws].mean(axis=1)  # (n_boot, K)
     alpha = (1 - level) / 2
-    return out.assign(stderr=means.std(axis=0, ddof=1), lower=np.quantile(means, alpha, axis=0),
-                      upper=np.quantile(means, 1 - alpha, axis=0))  # fmt: skip
+    return out.assign(
+        stderr=means.std(axis=0, ddof=1),
+        lower=np.quantile(means, alpha, axis=0),
+        upper=np.quantile(means, 1 - alpha, axis=0),
+    )

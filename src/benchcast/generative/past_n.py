@@ -188,9 +188,15 @@ class PassKPastN(ResultView):
         if len(names) > 1 and not judged.empty:  # compare on the origins every candidate answered
             answered = judged.groupby(["run", "origin"])["candidate"].transform("nunique") == len(names)
             judged = judged[answered]
-        self.scores_ = pd.DataFrame(columns=["candidate", "origins", "mae", "bias"]) if judged.empty else (
-            judged.groupby("candidate", sort=False)["error"]
-            .agg(origins="size", mae=lambda e: float(np.abs(e).mean()), bias="mean").reset_index())  # fmt: skip
+        self.scores_ = (
+            pd.DataFrame(columns=["candidate", "origins", "mae", "bias"])
+            if judged.empty
+            else (
+                judged.groupby("candidate", sort=False)["error"]
+                .agg(origins="size", mae=lambda e: float(np.abs(e).mean()), bias="mean")
+                .reset_index()
+            )
+        )
         self.chosen_ = self._choose(judged, names)
         if self.chosen_ == "joint" and not self.joint_.usable:
             self.fallback_ = f"{self.joint_.doubt}: the per-run forecaster instead"

@@ -18,23 +18,37 @@ from benchcast.utils.rich_view import Markup, RichView, rich_table
 
 PASSK_COLUMNS = ["run", "benchmark", "k", "pass@k", "lower", "upper", "source", "note"]
 OPTIMAL_LABELS = {
-    "flops": "compute budget C (FLOPs)", "optimal_params": "compute-optimal parameters N*",
+    "flops": "compute budget C (FLOPs)",
+    "optimal_params": "compute-optimal parameters N*",
     "optimal_tokens": "compute-optimal tokens D*",
     "optimal_tokens_per_param": "compute-optimal tokens per parameter D*/N*",
-    "alpha_eff": "envelope exponent alpha_eff", "C0_eff": "envelope scale C0_eff", "E0": "irreducible -log pass@k E0",
-    "optimal_neg_log_passk": "-log pass@k of the compute-optimal run", "params": "planned parameters N",
-    "tokens": "planned tokens D = C / (6 N)", "x": "x = N / N* (planned size over optimal)",
+    "alpha_eff": "envelope exponent alpha_eff",
+    "C0_eff": "envelope scale C0_eff",
+    "E0": "irreducible -log pass@k E0",
+    "optimal_neg_log_passk": "-log pass@k of the compute-optimal run",
+    "params": "planned parameters N",
+    "tokens": "planned tokens D = C / (6 N)",
+    "x": "x = N / N* (planned size over optimal)",
     "penalty": "penalty P(x) >= 1 on the reducible -log pass@k",
     "effective_flops": "effective compute C_eff of the planned run (FLOPs)",
     "neg_log_passk": "-log pass@k of the planned run",
-}  # fmt: skip
+}
 
 
 def passk_rows(table: pd.DataFrame) -> list[list]:
     """The rows of a pass@k table as shown, in the order of ``PASSK_COLUMNS``."""
     # a table of refusals alone has no value column; a row without a note shows none
-    return [[r.run, r.benchmark, int(r.k), *(getattr(r, c, np.nan) for c in ("pass_at_k", "lower", "upper")), r.source,
-             note if isinstance(note := getattr(r, "note", ""), str) else ""] for r in table.itertuples()]  # fmt: skip
+    return [
+        [
+            r.run,
+            r.benchmark,
+            int(r.k),
+            *(getattr(r, c, np.nan) for c in ("pass_at_k", "lower", "upper")),
+            r.source,
+            note if isinstance(note := getattr(r, "note", ""), str) else "",
+        ]
+        for r in table.itertuples()
+    ]
 
 
 def passk_tidy(
@@ -76,8 +90,10 @@ def run_flops(samples: Path, metadata: Path | None = None) -> dict[str, float]:
 
 def _optimal_rows(plan: dict) -> list[list]:
     """A compute-optimal plan (``Envelope.plan``) as (quantity, value) rows, pass@k added."""
-    rows = [[OPTIMAL_LABELS.get(key, key), f"{value:.6g}" if isinstance(value, float) else value] for key, value in
-            plan.items()]  # fmt: skip
+    rows = [
+        [OPTIMAL_LABELS.get(key, key), f"{value:.6g}" if isinstance(value, float) else value]
+        for key, value in plan.items()
+    ]
     passk = {"optimal_neg_log_passk": "pass@k of the compute-optimal run", "neg_log_passk": "pass@k of the planned run"}
     return rows + [[label, f"{float(np.exp(-plan[key])):.6g}"] for key, label in passk.items() if key in plan]
 
@@ -94,9 +110,16 @@ class PassKTable(RichView):
 
     def to_dict(self) -> dict:
         """``samples``, ``n_problems``, ``n_boot`` and ``rows`` (the table's records, what ``passk --json`` prints)."""
-        return jsonable({"samples": self.samples, "n_problems": self.n_problems, "n_boot": self.n_boot,
-                         "level": self.level, "rules": self.table.attrs.get("rules", []),
-                         "rows": self.table.to_dict("records")})  # fmt: skip
+        return jsonable(
+            {
+                "samples": self.samples,
+                "n_problems": self.n_problems,
+                "n_boot": self.n_boot,
+                "level": self.level,
+                "rules": self.table.attrs.get("rules", []),
+                "rows": self.table.to_dict("records"),
+            }
+        )
 
     def to_frame(self) -> pd.DataFrame:
         """One row per (run, benchmark, k), in the columns of ``PASSK_COLUMNS``."""

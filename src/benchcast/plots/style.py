@@ -25,8 +25,20 @@ from benchcast.utils.io import atomic_write  # noqa: E402
 
 # Colour-blind-safe, distinct from the crimson of held-out runs and the greys of fitted/unused runs.
 # (blue, orange, green, purple, brown, pink, olive, cyan, indigo, moss, ochre, plum)
-LAW_PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#17becf",
-               "#393b79", "#637939", "#8c6d31", "#7b4173")  # fmt: skip
+LAW_PALETTE = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#bcbd22",
+    "#17becf",
+    "#393b79",
+    "#637939",
+    "#8c6d31",
+    "#7b4173",
+)
 # Strategies that combine laws: the default blend in black, the others in dark neutral tones.
 STRATEGY_COLORS = {"ensemble": "black", "stack": "#6b6ecf", "select": "#b5cf6b"}
 # legend lines this many font sizes long: a dashed line with a marker in its middle shows its gaps (at the

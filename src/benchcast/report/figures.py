@@ -111,8 +111,9 @@ def _draw_validation(ax, report: BenchmarkReport) -> None:
     curves = {bt.label: (bt.grid, bt.curve)} if len(bt.grid) else {}  # its weights at this split in the legend
     n_boot = int(bt.metrics.get("n_boot", 0)) or None
     ylabel = metric_label(report.metric, report.k)
-    draw_backtest(ax, {bt.strategy: bt.predictions}, curves, title, bt.threshold, ylabel, dropped=bt.dropped,
-                  n_boot=n_boot)  # fmt: skip
+    draw_backtest(
+        ax, {bt.strategy: bt.predictions}, curves, title, bt.threshold, ylabel, dropped=bt.dropped, n_boot=n_boot
+    )
     for law, member_curve in bt.member_curves.items() if len(bt.member_curves) > 1 else ():
         ax.plot(bt.grid, member_curve, color=law_color(law), lw=0.8, ls="--", label=f"{law} (member)")
     if not bt.members:
@@ -142,11 +143,19 @@ def _draw_profile(ax_error, ax_coverage, ax_width, report: BenchmarkReport) -> N
         return
     color = law_color(name)
     for (threshold, rows), marker in zip(profile.groupby("threshold"), "os^vD", strict=False):
-        ax_error.scatter(rows["decades"], rows["abs_error"], s=14, alpha=0.4, color=color, marker=marker,
-                         label=f"fit below {threshold:.2g}")  # fmt: skip
+        ax_error.scatter(
+            rows["decades"],
+            rows["abs_error"],
+            s=14,
+            alpha=0.4,
+            color=color,
+            marker=marker,
+            label=f"fit below {threshold:.2g}",
+        )
     errors = profile_summary(profile, PROFILE_BIN)
-    ax_error.plot(errors["decades"], errors["mae"], color=color, lw=1.5, marker="o", ms=3,
-                  label=f"mean per {PROFILE_BIN} decade")  # fmt: skip
+    ax_error.plot(
+        errors["decades"], errors["mae"], color=color, lw=1.5, marker="o", ms=3, label=f"mean per {PROFILE_BIN} decade"
+    )
     summary = _profile_coverage(profile)
     style_axes(ax_error, xlabel, "|forecast - observed|", f"backtests of {name}: error vs extrapolation")
     legend_outside(ax_error, "below", ncol=2)

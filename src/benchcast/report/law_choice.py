@@ -66,11 +66,15 @@ def choose_law(
     detailed = rec.best if rec.best in strategy.weights_ else next(iter(strategy.weights_))
     checked = "no rolling origin inside the runs checked the choice"  # a fallback law alone: no error to quote
     if np.isfinite(rec.nested_mre):
-        checked = (f"up to {rec.extrapolation_decades:.2f} decades ahead; the choice itself erred by "
-                   f"{rec.nested_mre:.2f} % MRE there")  # fmt: skip
-    reason = (f"the package's default strategy, as recommend and bench make it: the {DEFAULT_RULE} of the laws with "
-              f"support, compared by rolling-origin forecasts inside the runs ({checked}); --law NAME forecasts with "
-              "one law")  # fmt: skip
+        checked = (
+            f"up to {rec.extrapolation_decades:.2f} decades ahead; the choice itself erred by "
+            f"{rec.nested_mre:.2f} % MRE there"
+        )
+    reason = (
+        f"the package's default strategy, as recommend and bench make it: the {DEFAULT_RULE} of the laws with "
+        f"support, compared by rolling-origin forecasts inside the runs ({checked}); --law NAME forecasts with "
+        "one law"
+    )
     if rec.failures:  # members left out, a fallback alone, a spread borrowed from other benchmarks: said here
         reason += ". " + "; ".join(rec.failures)
     return LawChoice(detailed, reason, rec.ranking, threshold, strategy)

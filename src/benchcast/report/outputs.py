@@ -23,8 +23,21 @@ from benchcast.report.figures import embed
 from benchcast.report.page import provenance
 from benchcast.utils.io import atomic_write_text
 
-BENCH_COLUMNS = ("dataset", "benchmark", "metric", "strategy", "cutoff", "n_test", "mae", "mre", "mre_usable",
-                 "coverage50", "coverage90", "width90", "decades")  # fmt: skip
+BENCH_COLUMNS = (
+    "dataset",
+    "benchmark",
+    "metric",
+    "strategy",
+    "cutoff",
+    "n_test",
+    "mae",
+    "mre",
+    "mre_usable",
+    "coverage50",
+    "coverage90",
+    "width90",
+    "decades",
+)
 BACKTEST_COLUMNS = ("run", "flops", "true", "predicted", "side", "law")
 MAX_TABLE_ROWS = 200
 BENCH_PREDICTIONS = "bench_predictions.csv"  # written by bench --out beside bench_rows.csv
@@ -32,18 +45,39 @@ BENCH_FIGURE_STEM = "bench_extrapolation"
 MAX_IMAGE_BYTES = 1_500_000
 
 
-def _bench_section(frame: pd.DataFrame, source: str, figure_format: str = "png", dpi: int | None = None,
-                   predictions: pd.DataFrame | None = None) -> str:  # fmt: skip
+def _bench_section(
+    frame: pd.DataFrame,
+    source: str,
+    figure_format: str = "png",
+    dpi: int | None = None,
+    predictions: pd.DataFrame | None = None,
+) -> str:
     """The rolling-origin benchmark: each strategy's error, coverage and width, overall and versus extrapolation."""
     grouped = frame.groupby(["dataset", "benchmark", "metric", "strategy"], sort=True)
     means = ["mae", "mre", "mre_usable", "coverage50", "coverage90", "width90"]
     rows = [[*key, len(g), g["n_test"].sum(), *(g[c].mean() for c in means), g["decades"].max()] for key, g in grouped]
     # more than a tenth of cells refused: ranked after
-    overall = (frame.assign(refused=frame["refused"].eq(True) if "refused" in frame else False).groupby("strategy")
-               .agg(cutoffs=("cutoff", "size"), refused=("refused", "sum"), **{c: (c, "mean") for c in means[1:]})
-               .pipe(ranked, "mre_usable", "refused", "cutoffs"))  # fmt: skip
-    head = ["dataset", "benchmark", "metric", "strategy", "cutoffs", "held-out points", "MAE", "MRE %",
-            "MRE % (usable)", "50 % coverage", "90 % coverage", "90 % width", "max decades"]  # fmt: skip
+    overall = (
+        frame.assign(refused=frame["refused"].eq(True) if "refused" in frame else False)
+        .groupby("strategy")
+        .agg(cutoffs=("cutoff", "size"), refused=("refused", "sum"), **{c: (c, "mean") for c in means[1:]})
+        .pipe(ranked, "mre_usable", "refused", "cutoffs")
+    )
+    head = [
+        "dataset",
+        "benchmark",
+        "metric",
+        "strategy",
+        "cutoffs",
+        "held-out points",
+        "MAE",
+        "MRE %",
+        "MRE % (usable)",
+        "50 % coverage",
+        "90 % coverage",
+        "90 % width",
+        "max decades",
+    ]
     figure = ""
     if predictions is not None:
         figure = h.figure(
@@ -89,8 +123,10 @@ def _backtest_section(frame: pd.DataFrame, source: str, figure_format: str = "pn
     draw_backtest(axes[0], by_law, curves, f"backtest predictions in {source}", ylabel="score (the file's metric)")
     legend_outside(axes[0])
     head = ["law", "training rows", "held-out rows", "MAE", "MRE %", "50 % coverage", "90 % coverage"]
-    caption = ("Held-out error (coverage from the intervals in the file; their replicate count is not recorded there: "
-               "see the backtest's own output)")  # fmt: skip
+    caption = (
+        "Held-out error (coverage from the intervals in the file; their replicate count is not recorded there: "
+        "see the backtest's own output)"
+    )
     parts.append(h.table(head, rows, caption=caption, sortable=True))
     drawn = "Fitted, dropped and held-out runs, with each law's predictions and held-out intervals."
     parts.append(h.figure(embed(fig, figure_format, dpi), f"backtest predictions from {source}", drawn))
@@ -133,8 +169,9 @@ def _generic_section(frame: pd.DataFrame, source: str) -> str:
     shown = frame.head(MAX_TABLE_ROWS)
     note = "" if len(frame) <= MAX_TABLE_ROWS else f" (first {MAX_TABLE_ROWS} of {len(frame)} rows)"
     text_columns = sum(1 for c in frame.columns[:4] if frame[c].dtype == object)
-    shown_table = h.table(list(shown.columns), shown.itertuples(index=False), caption=f"{source}{note}",
-                          text_columns=max(text_columns, 1))  # fmt: skip
+    shown_table = h.table(
+        list(shown.columns), shown.itertuples(index=False), caption=f"{source}{note}", text_columns=max(text_columns, 1)
+    )
     return f"<section><h2>{h.esc(source)}</h2>" + shown_table + "</section>"
 
 

@@ -82,6 +82,12 @@ def profile_summary(profile: pd.DataFrame, width: float = 0.25) -> pd.DataFrame:
         return pd.DataFrame(columns=["decades", "n", "mae", "coverage50", "coverage90"])
     bins = np.floor(profile["decades"] / width) * width + width / 2
     grouped = profile.assign(bin=bins).groupby("bin")
-    return pd.DataFrame({"decades": grouped["decades"].mean(), "n": grouped.size(), "mae": grouped["abs_error"].mean(),
-                         "coverage50": grouped["covered50"].mean(), "coverage90": grouped["covered90"].mean()}
-                        ).reset_index(drop=True)  # fmt: skip
+    return pd.DataFrame(
+        {
+            "decades": grouped["decades"].mean(),
+            "n": grouped.size(),
+            "mae": grouped["abs_error"].mean(),
+            "coverage50": grouped["covered50"].mean(),
+            "coverage90": grouped["covered90"].mean(),
+        }
+    ).reset_index(drop=True)

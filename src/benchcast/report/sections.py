@@ -88,8 +88,10 @@ def summary_section(
     )
     table = h.table(columns, rows, caption="One row per benchmark (sortable)", sortable=True, text_columns=3)
     why = "".join(words)
-    return (f'<section id="summary"><h2>Summary</h2>{key}{table}<p class="muted">{h.esc(note)}</p>'
-            f"<h3>Why each forecaster, and each benchmark's warnings</h3><ul>{why}</ul></section>")  # fmt: skip
+    return (
+        f'<section id="summary"><h2>Summary</h2>{key}{table}<p class="muted">{h.esc(note)}</p>'
+        f"<h3>Why each forecaster, and each benchmark's warnings</h3><ul>{why}</ul></section>"
+    )
 
 
 def backtested(report: BenchmarkReport) -> str:
@@ -127,11 +129,24 @@ def benchmark_section(r: BenchmarkReport, figure_format: str = "png", dpi: int |
     fit, d = r.fit, r.fit.diagnostics
     counts = r.runs["status"].value_counts()
     run_rows = [[status, int(n)] for status, n in counts.items()]
-    members = "".join(f"<li>{h.esc(name)} (weight {weight:.2f}): <code>{h.esc(get_law(name).formula)}</code></li>"
-                      for name, weight in r.weights.items())  # fmt: skip
-    forecasts = [[f["flops"], *(f.get(c, np.nan) for c in ("params", "tokens", "tpr")), f["prediction"], f["lower50"],
-                  f["upper50"], f["lower90"], f["upper90"], f["decades"], describe(f["flags"])]
-                 for f in r.forecast.to_frame().to_dict("records")]  # fmt: skip
+    members = "".join(
+        f"<li>{h.esc(name)} (weight {weight:.2f}): <code>{h.esc(get_law(name).formula)}</code></li>"
+        for name, weight in r.weights.items()
+    )
+    forecasts = [
+        [
+            f["flops"],
+            *(f.get(c, np.nan) for c in ("params", "tokens", "tpr")),
+            f["prediction"],
+            f["lower50"],
+            f["upper50"],
+            f["lower90"],
+            f["upper90"],
+            f["decades"],
+            describe(f["flags"]),
+        ]
+        for f in r.forecast.to_frame().to_dict("records")
+    ]
     given = "; ".join(f"{law}: {words}" for law, words in r.covariates.items())
     parts = [
         f'<section class="bench" id="{anchor(r)}"><h2>{h.esc(r.benchmark)} '
@@ -172,12 +187,23 @@ def benchmark_section(r: BenchmarkReport, figure_format: str = "png", dpi: int |
     ]
     if r.choice.ranking is not None:
         rk = r.choice.ranking
-        head = ["law", "inner MRE %", "inner MSLE", "extrapolation spread per decade", "fitted runs",
-                "constraint active", "at search limit"]  # fmt: skip
-        ranked = [[x.law, x.inner_mre, x.inner_msle, x.tau, x.n_fit, x.constraint_active, x.at_search_limit]
-                  for x in rk.itertuples()]  # fmt: skip
-        caption = ("Laws compared by their rolling-origin forecasts inside the runs (each fitted below an origin, "
-                   "scored on the runs above it; none of the page's held-out runs is used)")  # fmt: skip
+        head = [
+            "law",
+            "inner MRE %",
+            "inner MSLE",
+            "extrapolation spread per decade",
+            "fitted runs",
+            "constraint active",
+            "at search limit",
+        ]
+        ranked = [
+            [x.law, x.inner_mre, x.inner_msle, x.tau, x.n_fit, x.constraint_active, x.at_search_limit]
+            for x in rk.itertuples()
+        ]
+        caption = (
+            "Laws compared by their rolling-origin forecasts inside the runs (each fitted below an origin, "
+            "scored on the runs above it; none of the page's held-out runs is used)"
+        )
         parts.append(h.table(head, ranked, caption=caption, sortable=True))
     summary = profile_summary(r.profile)
     if not summary.empty:
@@ -200,8 +226,10 @@ def benchmark_section(r: BenchmarkReport, figure_format: str = "png", dpi: int |
             )
         )
         ok = scan.dropna(subset=[names[0]])
-        scanned = [[int(x["k"]), *[x[n] for n in names], x["n_used"], x["r2"], x["constraint_active"],
-                    x["at_search_limit"]] for x in ok.to_dict("records")]  # fmt: skip
+        scanned = [
+            [int(x["k"]), *[x[n] for n in names], x["n_used"], x["r2"], x["constraint_active"], x["at_search_limit"]]
+            for x in ok.to_dict("records")
+        ]
         head = ["k", *names, "points", "R²", "constraint active", "at search limit"]
         parts.append(h.table(head, scanned, caption="compute law fitted at each k", text_columns=0))
     parts.append("</section>")

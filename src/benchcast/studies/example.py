@@ -67,8 +67,9 @@ class ExampleResult(RichView):
     @property
     def notes(self) -> list[str]:
         """What the forecasts are, and where the figure and the fits were saved."""
-        mixes = "; ".join(f"{b}: " + ", ".join(f"{law} {w:.2f}" for law, w in ws.items()) for b, ws in
-                          self.weights.items())  # fmt: skip
+        mixes = "; ".join(
+            f"{b}: " + ", ".join(f"{law} {w:.2f}" for law, w in ws.items()) for b, ws in self.weights.items()
+        )
         return [
             f"default: the package's default strategy (the ensemble, as `forecast DATA --n-boot {EXAMPLE_REPLICATES}` "
             f"gives it) from the runs at or below {self.threshold:.2g} FLOPs, with its {DEFAULT_LEVEL:.0%} prediction "
@@ -80,9 +81,11 @@ class ExampleResult(RichView):
     def rich_items(self) -> list:
         """The backtest per benchmark, the held-out forecasts, and where the figure and fits are."""
         held = "Forecasts for the held-out runs: the default with its 90 % interval, and the law"
-        return [rich_table(self.title, BENCHMARK_COLUMNS, self._benchmark_rows()),
-                rich_table(held, FORECAST_COLUMNS, self._forecast_rows()),
-                *(Markup(escape(note)) for note in self.notes)]  # fmt: skip
+        return [
+            rich_table(self.title, BENCHMARK_COLUMNS, self._benchmark_rows()),
+            rich_table(held, FORECAST_COLUMNS, self._forecast_rows()),
+            *(Markup(escape(note)) for note in self.notes),
+        ]
 
 
 def _benchmark_job(law: str, item: tuple) -> tuple:
@@ -124,17 +127,27 @@ def run_example(
         weights[bench] = next((w for w in default["weights"] if w), {})
         for row in test.itertuples():
             at = default.loc[row.flops]
-            forecasts.append({"benchmark": bench, "run": row.run, "flops": row.flops, "true": row.true,
-                              "predicted": row.predicted, "default": float(at["prediction"]),
-                              "default_lower": float(at["lower"]), "default_upper": float(at["upper"]),
-                              "truth_law": float(true_score(bench, row.flops))})  # fmt: skip
+            forecasts.append(
+                {
+                    "benchmark": bench,
+                    "run": row.run,
+                    "flops": row.flops,
+                    "true": row.true,
+                    "predicted": row.predicted,
+                    "default": float(at["prediction"]),
+                    "default_lower": float(at["lower"]),
+                    "default_upper": float(at["upper"]),
+                    "truth_law": float(true_score(bench, row.flops)),
+                }
+            )
         results.append({"benchmark": bench, "metric": metric, "params": bt.fit.params, **bt.metrics})
         bt.plot(ax, title=f"synthetic {bench}, {metric}", legend="below")
         shown = default.reset_index()
         bars = ("flops", "prediction", "lower", "upper")
         interval_bars(ax, *(shown[c].to_numpy(float) for c in bars), "black", "default (ensemble) 90 % interval", lw=1)
-        ax.scatter(shown["flops"], shown["prediction"], marker="*", s=60, color="black", zorder=6,
-                   label="default forecast")  # fmt: skip
+        ax.scatter(
+            shown["flops"], shown["prediction"], marker="*", s=60, color="black", zorder=6, label="default forecast"
+        )
         grid = np.geomspace(*ax.get_xlim(), 200)
         ax.plot(grid, true_score(bench, grid), color="0.5", ls=":", lw=1, label="true law")
         legend_outside(ax, "below")  # every panel: each has its own dropped runs and reasons

@@ -129,8 +129,15 @@ def plan_jobs(
     for name, subset in AVERAGE_SETS.items():
         losses = (AVERAGE_LOSS, "lsq") if subset is PAPER_AVERAGE else (AVERAGE_LOSS,)
         for loss in losses:
-            spec = FitSpec("power", f"average ({name})", "score", q_rand=0.0, margin=0.0, loss=loss,
-                           huber_delta=AVERAGE_DELTA if loss == "huber" else None)  # fmt: skip
+            spec = FitSpec(
+                "power",
+                f"average ({name})",
+                "score",
+                q_rand=0.0,
+                margin=0.0,
+                loss=loss,
+                huber_delta=AVERAGE_DELTA if loss == "huber" else None,
+            )
             jobs.append(Job(("average", name, loss, ""), spec, direct, kind="average", average=subset))
     return jobs
 
@@ -215,11 +222,21 @@ def reproduce_krajewski2025(
     frames = [s.table[columns].assign(law=s.law, benchmark=s.benchmark) for s in ordered if len(s.table)]
     tables["sweep"] = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
     tables["critical_thresholds"] = pd.DataFrame([s.summary_row() for s in ordered])
-    skipped = [f"sweep {s.law}/{s.benchmark} at {r['threshold']:.3g}: {r['skipped']}" for s in ordered for r in
-               s.skipped]  # fmt: skip
+    skipped = [
+        f"sweep {s.law}/{s.benchmark} at {r['threshold']:.3g}: {r['skipped']}" for s in ordered for r in s.skipped
+    ]
     tables["skipped"] = pd.DataFrame({"skipped": failures + skipped})
-    result = Reproduction(tables, done, sweeps, time.perf_counter() - start, benchmarks, failures=failures,
-                          out=out_dir, n_boot=n_boot, interval=interval if n_boot else None)  # fmt: skip
+    result = Reproduction(
+        tables,
+        done,
+        sweeps,
+        time.perf_counter() - start,
+        benchmarks,
+        failures=failures,
+        out=out_dir,
+        n_boot=n_boot,
+        interval=interval if n_boot else None,
+    )
     if out_dir is not None:
         with output_folder(out_dir) as folder:  # complete or absent: never a half-written study
             write_outputs(result, folder, figure_format, dpi)

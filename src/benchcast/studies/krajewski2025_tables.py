@@ -81,9 +81,16 @@ class Reproduction(RichView):
     def to_dict(self) -> dict:
         """The protocol, the tables' meanings and records, the wall time and the figures (``reproduce --json``)."""
         explained = {name: TABLES.get(name, "") for name in self.tables}
-        return jsonable({"protocol": PROTOCOL, "tables_explained": explained, "seconds": self.seconds,
-                         "intervals": {"n_boot": self.n_boot, "interval": self.interval}, "figures": self.figures,
-                         **{name: frame.to_dict("records") for name, frame in self.tables.items()}})  # fmt: skip
+        return jsonable(
+            {
+                "protocol": PROTOCOL,
+                "tables_explained": explained,
+                "seconds": self.seconds,
+                "intervals": {"n_boot": self.n_boot, "interval": self.interval},
+                "figures": self.figures,
+                **{name: frame.to_dict("records") for name, frame in self.tables.items()},
+            }
+        )
 
     def to_frame(self) -> pd.DataFrame:
         """The headline table: the direct laws per benchmark (``tables['direct']``)."""
@@ -143,8 +150,15 @@ def compare_methods(per_bench: pd.DataFrame, benchmarks: list[str], *, complete:
     for (law, proxy), group in sub.groupby(["law", "proxy"], sort=False):
         if complete and set(group["benchmark"]) != set(benchmarks):
             continue
-        rows.append({"law": law, "proxy": proxy, **group[COMPARED].mean().to_dict(), "benchmarks": len(group),
-                     "benchmark_names": " ".join(group["benchmark"])})  # fmt: skip
+        rows.append(
+            {
+                "law": law,
+                "proxy": proxy,
+                **group[COMPARED].mean().to_dict(),
+                "benchmarks": len(group),
+                "benchmark_names": " ".join(group["benchmark"]),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -182,8 +196,16 @@ def _power_floor_table(done: dict, benchmarks) -> pd.DataFrame:
         q_max, meaning = bt.fit.fitted.limit()
         q_rand = bt.fit.spec.q_rand
         coverage = {key: v for key, v in bt.metrics.items() if key in ("coverage50", "coverage90")}
-        rows.append({"benchmark": bench, "q_max": q_max, "q_max_normalised": (q_max - q_rand) / (1 - q_rand),
-                     "limit": meaning, **errors(bt), **coverage})  # fmt: skip
+        rows.append(
+            {
+                "benchmark": bench,
+                "q_max": q_max,
+                "q_max_normalised": (q_max - q_rand) / (1 - q_rand),
+                "limit": meaning,
+                **errors(bt),
+                **coverage,
+            }
+        )
     return _with_mean(pd.DataFrame(rows))
 
 
@@ -196,10 +218,19 @@ def _average_table(done: dict) -> pd.DataFrame:
             if bt is None:
                 continue
             d = bt.fit.diagnostics
-            rows.append({"set": name, "loss": loss, "paper": subset is PAPER_AVERAGE and loss == AVERAGE_LOSS,
-                         "runs_fitted": int(bt.predictions["fitted"].sum()), **errors(bt), **bt.fit.params,
-                         "converged": d.converged, "optimiser": d.message,
-                         "benchmark_names": " ".join(b for b, _ in subset)})  # fmt: skip
+            rows.append(
+                {
+                    "set": name,
+                    "loss": loss,
+                    "paper": subset is PAPER_AVERAGE and loss == AVERAGE_LOSS,
+                    "runs_fitted": int(bt.predictions["fitted"].sum()),
+                    **errors(bt),
+                    **bt.fit.params,
+                    "converged": d.converged,
+                    "optimiser": d.message,
+                    "benchmark_names": " ".join(b for b, _ in subset),
+                }
+            )
     return pd.DataFrame(rows)
 
 

@@ -45,8 +45,16 @@ def proxy_diagnostic(table: pd.DataFrame, benchmark: str, metric: str, proxy: st
     X, y = {"proxy": joined["proxy"].to_numpy(float)}, joined["score"].to_numpy(float)
     optimum = minimize_law(_ProxyLogistic(), X, y)
     fitted = _ProxyLogistic().forward(optimum.theta, X)
-    return {"benchmark": benchmark, "metric": metric, "proxy": proxy, "n": int(len(y)), "a": float(optimum.theta[0]),
-            "b": float(optimum.theta[1]), "r2": r2(y, fitted), "rmse": rmse(y, fitted)}  # fmt: skip
+    return {
+        "benchmark": benchmark,
+        "metric": metric,
+        "proxy": proxy,
+        "n": int(len(y)),
+        "a": float(optimum.theta[0]),
+        "b": float(optimum.theta[1]),
+        "r2": r2(y, fitted),
+        "rmse": rmse(y, fitted),
+    }
 
 
 def benchmark_average(table: pd.DataFrame, benchmarks: list[tuple[str, str]], name: str = "average") -> pd.DataFrame:
@@ -67,8 +75,18 @@ def benchmark_average(table: pd.DataFrame, benchmarks: list[tuple[str, str]], na
         if entry["ok"] and len(entry["normed"]) == len(benchmarks):
             params, tokens, flops, tpr = entry["sizes"]
             value = float(np.mean(entry["normed"]))
-            records.append({"run": run, "params": params, "tokens": tokens, "flops": flops, "tpr": tpr,
-                            "benchmark": name, "metric": "score", "value": value})  # fmt: skip
+            records.append(
+                {
+                    "run": run,
+                    "params": params,
+                    "tokens": tokens,
+                    "flops": flops,
+                    "tpr": tpr,
+                    "benchmark": name,
+                    "metric": "score",
+                    "value": value,
+                }
+            )
     if not records:
         return pd.DataFrame(columns=["run", "benchmark", "metric", "value", "flops"])
     return validate(pd.DataFrame(records), source=f"benchmark average {name}")
