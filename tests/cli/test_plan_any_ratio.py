@@ -152,7 +152,8 @@ def test_a_backtest_like_the_target_reaches_as_far_as_the_ladder_allows(apple, a
 
     rows, _ = design(apple, bc.FitSpec("power", BENCHMARK, METRIC))
     target = bc.LikeTarget(6 * 7e9 * 4e12, 4e12 / 7e9)
-    ((_, train, test),) = target(rows)
+    (split,) = target.split(rows)
+    train, test = split.train, split.test
     asked_c = np.log10(target.flops / rows["flops"].max())
     asked_t = np.log10(target.tpr / rows["tpr"].max())
     got_c = np.log10(rows["flops"].max() / rows.loc[train, "flops"].max())
@@ -162,7 +163,7 @@ def test_a_backtest_like_the_target_reaches_as_far_as_the_ladder_allows(apple, a
     assert (rows.loc[test, "tpr"] > 41).sum() == (rows["tpr"] > 41).sum() and train.sum() >= target.min_train
     assert f"{got_c:.2f} decades of compute" in target.reach(rows)
     with pytest.raises(bc.BenchcastError, match="keeps at least 1000 runs"):  # refused, not fitted on fewer
-        bc.LikeTarget(target.flops, target.tpr, min_train=1000)(rows)
+        bc.LikeTarget(target.flops, target.tpr, min_train=1000).split(rows)
     args = ["bench", "--data", str(apple_path), "-b", f"{BENCHMARK}:{METRIC}", "-l", "power", "-s", "power"]
     done = run_cli(*args, "--n-boot", "10", "--like-target", "7e9", "4e12", "-j", "1")
     assert done.exit_code == 0, done.stderr

@@ -9,8 +9,16 @@ from conftest import run_cli
 
 import benchcast as bc
 from benchcast.data.example import example_path, load_example
-from benchcast.evaluation.bench import Dataset, bench, leaderboard, metrics, split_for
+from benchcast.evaluation.bench import Dataset, bench, leaderboard, make_cells, metrics
 from benchcast.evaluation.bench_cells import queries_of
+
+
+def split_for(data, benchmark, metric, cutoff=None):
+    """(training table, held-out rows) of one benchmark in the data set's split at ``cutoff`` (default: the first)."""
+    cells, _ = make_cells([data])
+    return next((c.train, c.held) for c in cells if (c.benchmark, c.metric) == (benchmark, metric)
+                and (cutoff is None or c.cutoff == cutoff))  # fmt: skip
+
 
 CUTOFF = 2e20
 STRATEGIES = ["power", "power[bootstrap]", "select", "ensemble"]
@@ -50,7 +58,7 @@ def test_no_strategy_sees_a_held_out_score(example):
     above = scrambled["flops"] > CUTOFF
     scrambled.loc[above, "value"] = np.random.default_rng(1).uniform(0.3, 0.9, int(above.sum()))
     after = bench([dataset(scrambled)], STRATEGIES, **kwargs)
-    cols = ["predicted", "lower50", "upper50", "lower90", "upper90"]
+    cols = ["prediction", "lower50", "upper50", "lower90", "upper90"]
     assert len(before.predictions) == len(after.predictions) > 0
     # bit for bit: the claim is that the held-out values never enter the forecast (same runs, same arithmetic)
     np.testing.assert_array_equal(before.predictions[cols].to_numpy(), after.predictions[cols].to_numpy())
@@ -177,7 +185,7 @@ def test_one_interval_for_every_strategy(example):
     both = bench([dataset(example)], ["power", "power[bootstrap]"], progress=False, **kwargs)
     boot = bench([dataset(example)], ["power"], progress=False, interval="bootstrap", **kwargs)
     assert list(boot.rows["strategy"].unique()) == ["power[bootstrap]"]
-    cols = ["predicted", "lower90", "upper90"]
+    cols = ["prediction", "lower90", "upper90"]
     expected = both.predictions[both.predictions["strategy"] == "power[bootstrap]"][cols].to_numpy()
     np.testing.assert_array_equal(boot.predictions[cols].to_numpy(), expected)
     with pytest.raises(bc.BenchcastError, match="interval"):
@@ -225,8 +233,6 @@ def test_a_missing_coverage_is_a_mark_and_its_reason_in_the_terminal():
 
 
 def test_split_holds_out_a_tpr_whatever_its_compute(apple_path):
-    from benchcast.evaluation.bench_cells import split_for
-
     apple = bc.load(str(apple_path), "apple")
     data = Dataset("dclm", apple, (("arc_easy", "acc_norm"),), (6e21,), min_flops=3e18, holdout_tprs=(160.0,))
     train, held = split_for(data, "arc_easy", "acc_norm", 6e21)

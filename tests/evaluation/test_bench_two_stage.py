@@ -5,9 +5,17 @@ import pytest
 
 import benchcast as bc
 from benchcast.errors import SelectionError
-from benchcast.evaluation.bench import Dataset, bench, split_for
+from benchcast.evaluation.bench import Dataset, bench, make_cells
 from benchcast.evaluation.bench_cells import queries_of
 from benchcast.evaluation.strategies import law_outcome
+
+
+def split_for(data, benchmark, metric, cutoff=None):
+    """(training table, held-out rows) of one benchmark in the data set's split at ``cutoff`` (default: the first)."""
+    cells, _ = make_cells([data])
+    return next((c.train, c.held) for c in cells if (c.benchmark, c.metric) == (benchmark, metric)
+                and (cutoff is None or c.cutoff == cutoff))  # fmt: skip
+
 
 TWO_STAGE = ("two_stage_linear", "two_stage_logistic")
 LAWS = ("power_floor", *TWO_STAGE)
@@ -49,7 +57,7 @@ def test_two_stage_strategies_forecast_from_compute_alone(apple):
     scrambled.loc[above, "value"] = np.random.default_rng(1).uniform(0.3, 0.9, int(above.sum()))
     scrambled.loc[loglik, "value"] = -np.random.default_rng(2).uniform(0.5, 3.0, int(loglik.sum()))
     after = bench([dataset(scrambled)], list(LAWS), **KWARGS)
-    cols = ["predicted", "lower50", "upper50", "lower90", "upper90"]
+    cols = ["prediction", "lower50", "upper50", "lower90", "upper90"]
     assert len(before.predictions) == len(after.predictions) > 0
     # bit for bit: the claim is that the held-out values never enter the forecast (same runs, same arithmetic)
     np.testing.assert_array_equal(before.predictions[cols].to_numpy(), after.predictions[cols].to_numpy())
