@@ -93,21 +93,31 @@ def strategy_backtests(
     n_jobs: int | None = 1,
     interval: str = "extrapolation",
     fallbacks: tuple[str, ...] = (),
+    splitter=None,
 ) -> list[StrategyBacktest]:
-    """``strategy`` backtested at each threshold: one bench cell per threshold, run together (so the thresholds' law
-    fits run in one pool), each laid out by :func:`_cell_backtest`."""
+    """``strategy`` backtested at each threshold (first at ``splitter``'s split where one is given): one bench cell per
+    split, run together (so their law fits run in one pool, each training side fitted once), each laid out by
+    :func:`_cell_backtest`."""
     made = parse_strategy(strategy, interval)
-    data = Dataset(spec.benchmark, table, ((spec.benchmark, metric),), tuple(thresholds), tpr=tpr)
+    pair = ((spec.benchmark, metric),)
+    datasets = [Dataset(spec.benchmark, table, pair, tuple(thresholds), tpr=tpr)]
+    if splitter is not None:
+        datasets.insert(0, Dataset("validation", table, pair, tpr=tpr, split=splitter))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # bench's cells record failures as statuses; the page says them
-        cells, _ = make_cells([data], laws, fallbacks)
+        cells, _ = make_cells(datasets, laws, fallbacks)
         fit_cells(cells, [made], n_boot=n_boot, seed=seed, n_jobs=n_jobs, progress=None)
         rows, predictions = assemble(cells, [made], n_boot=n_boot, seed=seed)
     runs, _ = design(table, replace(spec, tpr=tpr))
     out = []
     for cell in cells:
-        row = rows[rows["cutoff"] == cell.cutoff].iloc[0].to_dict()
-        points = predictions[predictions["cutoff"] == cell.cutoff] if len(predictions) else predictions
+        row = rows[(rows["dataset"] == cell.data.name) & (rows["cutoff"] == cell.cutoff)].iloc[0].to_dict()
+        mine = (
+            (predictions["dataset"] == cell.data.name) & (predictions["cutoff"] == cell.cutoff)
+            if len(predictions)
+            else []
+        )
+        points = predictions[mine] if len(predictions) else predictions
         options = {"n_boot": n_boot, "seed": seed, "interval": interval}
         out.append(_cell_backtest(runs, row, points, cell, made, **options))
     return out
@@ -121,7 +131,8 @@ def _cell_backtest(
     threshold = float(row["cutoff"])
     frame = runs[[c for c in ("run", "flops", "params", "tokens", "tpr", "k", "value") if c in runs]].copy()
     frame = frame.rename(columns={"value": "true"})
-    frame["side"] = np.where(frame["flops"] <= threshold, "train", "test")
+    trained, held = set(cell.seen["run"]), set(cell.held["run"])  # the cell's split, whatever the splitter
+    frame["side"] = np.where(frame["run"].isin(trained), "train", np.where(frame["run"].isin(held), "test", "unused"))
     metrics = {ROW_METRICS[key]: row.get(key, np.nan) for key in ROW_METRICS}
     metrics.update(n_boot=n_boot, interval=interval)
     status = str(row["status"])
