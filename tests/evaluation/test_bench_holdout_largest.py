@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from benchcast.cli import app
 from benchcast.errors import BenchcastError
-from benchcast.evaluation.evaluate import LargestRuns
 from benchcast.evaluation.bench_result import BenchResult, leaderboard
+from benchcast.evaluation.evaluate import LargestRuns
 
 runner = CliRunner()
 
