@@ -21,7 +21,7 @@ from benchcast.data.readers import load
 from benchcast.errors import InsufficientDataError
 from benchcast.evaluation import strategies as st
 from benchcast.evaluation.bench import fit_cells
-from benchcast.evaluation.bench_cells import Dataset, score_benchmarks
+from benchcast.evaluation.bench import Dataset, score_benchmarks
 from benchcast.forecasting.bootstrap import Uncertainty
 from benchcast.forecasting.extrapolation import (
     BENCH_ORIGINS,

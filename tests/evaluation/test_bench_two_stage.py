@@ -6,7 +6,6 @@ import pytest
 import benchcast as bc
 from benchcast.errors import SelectionError
 from benchcast.evaluation.bench import Dataset, bench, make_cells
-from benchcast.evaluation.bench_cells import queries_of
 from benchcast.evaluation.strategies import law_outcome
 
 
@@ -43,7 +42,7 @@ def test_two_stage_strategies_forecast_from_compute_alone(apple):
     score and log-likelihood above the cutoff changes no forecast and no interval."""
     data = dataset(apple)
     train, held = split_for(data, "arc_easy", "acc_norm", CUTOFF)
-    queries = queries_of(held)
+    queries = held[["run", "flops", "params", "tokens", "tpr", "k"]]  # the held-out covariates, never the scores
     assert "proxy" not in queries and "value" not in queries
     outcome = law_outcome(train, bc.FitSpec("two_stage_logistic", "arc_easy", "acc_norm", tpr=20.0), 0, 0)
     assert outcome.fit.spec.proxy == "arc_easy:loglikelihood"

@@ -177,8 +177,7 @@ def bench_command(
     json: Json = False,
 ) -> None:
     """Rolling-origin backtests of forecasting strategies: error, interval coverage and width."""
-    from benchcast.evaluation.bench import Dataset, bench
-    from benchcast.evaluation.bench_cells import ladder, score_benchmarks
+    from benchcast.evaluation.bench import Dataset, bench, ladder, score_benchmarks
     from benchcast.evaluation.bench_result import write_outputs
     from benchcast.evaluation.strategies import FIXED_LAWS
     from benchcast.studies.legacy import HOLDOUT
@@ -209,30 +208,24 @@ def bench_command(
     for name in preset or []:
         given = data[0] if data and len(preset) == 1 and len(data) == 1 else None
         datasets.append(preset_dataset(name, given or locate(name, preset_folders())))
-    if not preset:
-        for i, path in enumerate(data or []):
-            fmt = format[i] if format and i < len(format) else "auto"
-            meta = metadata[i] if metadata and i < len(metadata) else None
-            table = read(path, fmt, meta, q_rand, margin=margin)
-            pairs = _pairs(benchmark) or score_benchmarks(table)
-            if threshold:
-                cuts = tuple(threshold)
-            else:
-                cuts = ladder(table, cutoffs or 3, tpr=tpr)
-            datasets.append(Dataset(path.stem, table, pairs, cuts, tpr, min_flops, tuple(holdout_tpr or ())))
-    elif benchmark or threshold or cutoffs:
+
+    def cuts(table, at):  # the cutoffs asked, or N (default 3) placed on the top of the ladder
+        return tuple(threshold) if threshold else ladder(table, cutoffs or 3, tpr=at)
+
+    for i, path in enumerate([] if preset else data or []):
+        fmt = format[i] if format and i < len(format) else "auto"
+        meta = metadata[i] if metadata and i < len(metadata) else None
+        table = read(path, fmt, meta, q_rand, margin=margin)
+        pairs = _pairs(benchmark) or score_benchmarks(table)
+        datasets.append(Dataset(path.stem, table, pairs, cuts(table, tpr), tpr, min_flops, tuple(holdout_tpr or ())))
+    if preset and (benchmark or threshold or cutoffs):
         from dataclasses import replace
 
         datasets = [
-            replace(
-                d,
-                benchmarks=_pairs(benchmark) or d.benchmarks,
-                cutoffs=tuple(threshold)
-                if threshold
-                else (ladder(d.table, cutoffs, tpr=d.tpr) if cutoffs else d.cutoffs),
-            )
+            replace(d, benchmarks=_pairs(benchmark) or d.benchmarks,
+                    cutoffs=cuts(d.table, d.tpr) if threshold or cutoffs else d.cutoffs)
             for d in datasets
-        ]
+        ]  # fmt: skip
     if not datasets:
         raise BenchcastError("give --data FILE (repeatable) or --preset apple-dclm / apple-dclm-tpr / apple-c4.")
     held_out = []

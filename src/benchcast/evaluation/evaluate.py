@@ -46,19 +46,7 @@ class Split:
     top_flops: float | None = None
 
     def within(self, flops: np.ndarray, min_flops: float | None = None, max_flops: float | None = None) -> Split:
-        """The one compute-range rule: the training side keeps the rows within ``[min_flops, max_flops]``.
-
-        Parameters
-        ----------
-        flops : ndarray
-            The rows' compute.
-        min_flops, max_flops : float, optional
-            The fit's compute range (a floor, a ceiling).
-
-        Returns
-        -------
-        Split
-        """
+        """The one compute-range rule: the training side keeps the rows (of compute ``flops``) within the range."""
         train = self.train
         train = train & (flops >= min_flops) if min_flops is not None else train
         train = train & (flops <= max_flops) if max_flops is not None else train
@@ -120,17 +108,8 @@ class LargestRuns:
     min_flops: float | None = None
 
     def rungs(self, rows: pd.DataFrame) -> tuple[float, tuple[float, ...]]:
-        """The cutoff (the geometric mean of the ``n``-th and ``n+1``-th largest rungs) and the rungs held out.
-
-        Parameters
-        ----------
-        rows : pandas.DataFrame
-            Rows with ``flops`` (those with no score, ``value`` NaN, are not counted).
-
-        Returns
-        -------
-        (float, tuple of float)
-        """
+        """The cutoff (the geometric mean of the ``n``-th and ``n+1``-th largest rungs) and the rungs held out; rows
+        with no score (``value`` NaN) are not counted."""
         scored = rows[rows["value"].notna()] if "value" in rows else rows
         flops = scored["flops"].to_numpy(float)
         keep = np.isfinite(flops) & (flops > 0) & (flops >= (self.min_flops or 0.0))

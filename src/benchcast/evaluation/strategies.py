@@ -1,21 +1,10 @@
-"""Forecasting strategies judged by :mod:`benchcast.evaluation.bench`: values, each with its interval method.
-
-A strategy turns what one benchmark's training runs showed into forecasts of its held-out runs. The expensive part
-(fitting each law, its bootstrap and its rolling-origin forecasts inside the training runs) is done once per law and
-training side by :func:`law_outcome` and shared by every strategy; making a strategy's forecaster from those fits is
-cheap (:meth:`make`). Everything a strategy uses comes from the training runs: the held-out rows it forecasts carry
-their covariates, never their scores.
-
-* :class:`FixedLaw`: one law alone.
-* :class:`Combine`: the default ``Ensemble`` of the candidates with support, by its rule — ``ensemble`` (the default:
-  the equal-weight mean; where none has support, the ladder's fallback law alone), ``stack`` (weights by the inverse
-  rolling-origin mean squared log error), ``select`` (the candidate with the lowest rolling-origin error). Which laws
-  are candidates depends on the ladder (:func:`benchcast.forecasting.selection.ladder_laws`).
-* :class:`Switch`: the default, or the cell's simplest alternative (``power``; ``power_envelope`` on an IsoFLOP sweep)
-  alone where the rolling origins favour it (:func:`benchcast.forecasting.alternative.compare`).
-* :class:`Chooser`: a rule, given by the caller, that picks one law per cell from its training runs (e.g.
-  :data:`benchcast.studies.legacy.HOLDOUT`, the law choice of an earlier release).
-
+"""Forecasting strategies judged by :mod:`benchcast.evaluation.bench`: values, each with its interval method, that
+make a cell's forecaster (:meth:`make`) from the laws fitted once on its training side (:func:`law_outcome`; the
+held-out rows carry their covariates, never their scores). :class:`FixedLaw`: one law alone. :class:`Combine`: the
+default ``Ensemble`` of the ladder's candidates with support by its rule (``ensemble``: the equal-weight mean, the
+fallback law where none has support; ``stack``: weights by the inverse rolling-origin error; ``select``: the lowest
+rolling-origin error). :class:`Switch`: the default, or the simplest alternative alone where the rolling origins favour
+it. :class:`Chooser`: a caller's rule that picks one law per cell (e.g. :data:`benchcast.studies.legacy.HOLDOUT`).
 :func:`parse_strategy` is the one reader of the command line's names (``power``, ``power[bootstrap]``, ``stack``).
 """
 
@@ -45,12 +34,7 @@ class NoForecast(BenchcastError):
 
     def __init__(self, reason: str, *, support: bool = False):
         super().__init__(reason)
-        self.reason, self.support = reason, support
-
-    @property
-    def status(self) -> str:
-        """The cell's status as bench's rows show it."""
-        return "no support" if self.support else f"failed: {self.reason}"
+        self.status = "no support" if support else f"failed: {reason}"  # as bench's rows show it
 
 
 def _named(name: str, interval: str) -> str:
@@ -86,9 +70,7 @@ class FixedLaw:
     law: str
     interval: str = EXTRAPOLATION
 
-    @property
-    def name(self) -> str:
-        return _named(self.law, self.interval)
+    name = property(lambda self: _named(self.law, self.interval), doc="The row label.")
 
     def needs(self, cell) -> tuple[str, ...]:
         """The laws this strategy needs fitted in ``cell``."""
@@ -106,9 +88,7 @@ class Combine:
     rule: str = DEFAULT_STRATEGY
     interval: str = EXTRAPOLATION
 
-    @property
-    def name(self) -> str:
-        return _named(self.rule, self.interval)
+    name = property(lambda self: _named(self.rule, self.interval), doc="The row label.")
 
     def needs(self, cell) -> tuple[str, ...]:
         """The cell's candidates and fallbacks."""
@@ -130,9 +110,7 @@ class Switch:
 
     interval: str = EXTRAPOLATION
 
-    @property
-    def name(self) -> str:
-        return _named("switch", self.interval)
+    name = property(lambda self: _named("switch", self.interval), doc="The row label.")
 
     def needs(self, cell) -> tuple[str, ...]:
         """The default's laws and the simplest alternative."""
@@ -177,23 +155,8 @@ class Chooser:
 
 
 def parse_strategy(name, interval: str | None = None, choosers: tuple = ()):
-    """The strategy value of a name (``power``, ``power[bootstrap]``, ``ensemble``, ``switch``, a chooser's name); a
-    value is returned as it is. ``interval`` is a bare name's interval (default: extrapolation); a ``[...]`` suffix and
-    a chooser keep their own.
-
-    Parameters
-    ----------
-    name : str or strategy
-        The name, or a strategy value.
-    interval : {'extrapolation', 'bootstrap'}, optional
-        The interval of a name given without one.
-    choosers : tuple of Chooser
-        The choosers a name may be.
-
-    Returns
-    -------
-    FixedLaw, Combine, Switch or Chooser
-    """
+    """The strategy value of a name (``power``, ``power[bootstrap]``, ``ensemble``, ``switch``, one of ``choosers``'
+    names; a value is returned as it is); ``interval`` is a bare name's (default: extrapolation)."""
     if not isinstance(name, str):
         return name
     by_name = {chooser.name: chooser for chooser in choosers}
