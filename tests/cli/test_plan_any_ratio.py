@@ -180,7 +180,8 @@ def test_backtest_like_the_target_holds_out_what_the_splitter_holds_out(apple, a
     done = backtest(apple, spec, like_target=(13e9, 5e12))
     rows, _ = design(apple, bc.FitSpec("nd_floor", BENCHMARK, METRIC))  # every run: min_flops limits the fit only
     target = bc.LikeTarget(6 * 13e9 * 5e12, 5e12 / 13e9)  # DCLM's FLOPs are 6 N D
-    ((cut, train, test),) = target(rows)
+    (split,) = target.split(rows)
+    cut, test = split.label, split.test
     assert done.protocol == "like-target" and done.metrics["reach"] == target.reach(rows)
     held = done.predictions[done.predictions["side"] == "test"]
     assert set(held["run"]) == set(rows.loc[test, "run"]) and not set(held["run"]) & set(done.fit.points["run"])
@@ -194,4 +195,4 @@ def test_backtest_like_the_target_holds_out_what_the_splitter_holds_out(apple, a
         backtest(apple, spec, like_target=(13e9, 5e12), holdout_params=5e9)
     unsized = rows.assign(tpr=np.where(rows["run"] == rows["run"].iloc[0], np.nan, rows["tpr"]))
     with pytest.raises(bc.BenchcastError, match="1 of .* runs have no tokens per parameter"):
-        target(unsized)  # refused, not a raw error from an empty maximum
+        target.split(unsized)  # refused, not a raw error from an empty maximum

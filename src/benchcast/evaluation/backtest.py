@@ -124,7 +124,7 @@ def backtest(
     options = {"nd": {"tpr": holdout_tpr}, "passk": {"max_k": spec.max_k or 32}}.get(protocol, {})
     given, splitter = splitter, PROTOCOL_SPLITTERS[protocol](threshold, **options)
     if sum(x is not None for x in (holdout_params, like_target, given)) > 1:
-        raise BenchcastError("give one of holdout_params, like_target and splitter: each places its own split.")
+        raise BenchcastError("give holdout_params, like_target or splitter alone, not both: each places its own split.")
     if holdout_params is not None:
         splitter, protocol = LargerModels(holdout_params), "params"
     reach = ""
