@@ -240,3 +240,29 @@ def test_split_holds_out_a_tpr_whatever_its_compute(apple_path):
     assert at_160.any() and (held.loc[~at_160, "flops"] > 6e21).all()
     assert (held["flops"] >= 3e18).all()
     assert set(held["tpr"].round()) == {10.0, 20.0, 40.0, 80.0, 160.0}
+
+
+def test_strategy_names_are_read_once_into_values():
+    from benchcast.evaluation.strategies import Combine, FixedLaw, Switch, parse_strategy
+    from benchcast.studies.legacy import HOLDOUT
+
+    assert parse_strategy("power[bootstrap]") == FixedLaw("power", "bootstrap")
+    assert parse_strategy("stack", "bootstrap") == Combine("stack", "bootstrap")
+    assert parse_strategy("stack", "bootstrap").name == "stack[bootstrap]" and parse_strategy("select").name == "select"
+    assert parse_strategy("power[bootstrap]", "extrapolation").interval == "bootstrap"  # a suffix keeps its own
+    assert parse_strategy("switch") == Switch() and parse_strategy(HOLDOUT.name, "bootstrap", (HOLDOUT,)) is HOLDOUT
+    with pytest.raises(bc.BenchcastError, match="interval"):
+        parse_strategy("power[bayes]")
+
+
+def test_a_training_side_is_fitted_once_whichever_splits_share_it(example):
+    """Two cutoffs between the same two runs split the runs alike: each law is fitted once per benchmark (the fit cache
+    of one command keys a fit by its law and training runs), and both cutoffs' rows come from that one fit."""
+    flops = np.sort(example["flops"].unique())
+    low, high = flops[-4], flops[-3]  # no run between them
+    cuts = (low * 1.01, high * 0.99)
+    result = bench([dataset(example, cuts)], ["power"], n_boot=10, n_jobs=1, progress=False)
+    assert result.settings["fits"] == {"needed": 4, "fitted": 2}  # 2 benchmarks x 2 cutoffs, one fit per benchmark
+    rows = result.rows.set_index(["benchmark", "cutoff"])
+    assert (rows["status"] == "ok").all() and set(rows.index.get_level_values("cutoff")) == set(cuts)
+    assert (rows.xs(cuts[0], level="cutoff")["n_test"] == rows.xs(cuts[1], level="cutoff")["n_test"]).all()
