@@ -1,6 +1,6 @@
 """Shared by ``extrapolation_prior.py`` and ``extrapolation_designs.py``: the four ladders, bench's
 ``fit_cells`` run once per ladder (cached to a pickle under /tmp), and the default ensemble rebuilt per
-cell exactly as bench builds it (``evaluation.strategies.strategy_ensemble``, ``Ensemble.predict``'s draws).
+cell exactly as bench builds it (a strategy value's ``make``, ``Ensemble.predict``'s draws).
 
 Everything a cell's design may use comes from its training runs (the rolling-origin forecasts inside
 them); the held-out rows are only scored.
@@ -20,8 +20,8 @@ import pandas as pd
 from benchcast.data.readers import load
 from benchcast.errors import InsufficientDataError
 from benchcast.evaluation import strategies as st
-from benchcast.evaluation.bench import fit_cells
-from benchcast.evaluation.bench_cells import Dataset, score_benchmarks
+from benchcast.evaluation.bench import Dataset, fit_cells, make_cells, score_benchmarks
+from benchcast.fitting.metrics import usable_points
 from benchcast.forecasting.bootstrap import Uncertainty
 from benchcast.forecasting.extrapolation import (
     BENCH_ORIGINS,
@@ -37,7 +37,6 @@ from benchcast.forecasting.extrapolation import (
     tpr_scale,
 )
 from benchcast.forecasting.targets import distances, frame_runs
-from benchcast.laws.questions import spans_tprs
 from benchcast.studies.presets import preset_dataset
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -67,28 +66,15 @@ def dataset(name: str) -> Dataset:
 
 def fitted_cells(name: str, n_boot: int = 50, seed: int = 0, n_jobs: int = 2, refresh: bool = False) -> dict:
     """bench's ``fit_cells`` on one ladder (the default's candidates and fallbacks only), cached."""
-    path = Path(f"/tmp/benchcast_cells_{name}_{n_boot}_{seed}.pkl")
+    path = Path(f"/tmp/benchcast_cells2_{name}_{n_boot}_{seed}.pkl")
     if path.exists() and not refresh:
         return pickle.loads(path.read_bytes())
     data = dataset(name)
-    ladders = st.cell_ladders([data])
-    extra = {data.name: tuple(dict.fromkeys(sum((sum(p, ()) for p in ladders.values()), ())))}
+    made, ladders = make_cells([data])
     start = time.perf_counter()
-    outcomes, _, held_out = fit_cells(
-        [data], (), choosers=[], n_boot=n_boot, seed=seed, n_jobs=n_jobs, progress=False, extra_laws=extra
-    )
-    out = {
-        "name": name,
-        "benchmarks": data.benchmarks,
-        "cutoffs": data.cutoffs,
-        "ladders": ladders,
-        "several": {c: spans_tprs(st.runs_of(data, c)) for c in data.cutoffs},
-        "outcomes": outcomes,
-        "held_out": held_out,
-        "seconds": time.perf_counter() - start,
-        "n_boot": n_boot,
-        "seed": seed,
-    }
+    fit_cells(made, [st.Combine()], n_boot=n_boot, seed=seed, n_jobs=n_jobs, progress=False)
+    out = {"name": name, "cells": made, "ladders": ladders, "seconds": time.perf_counter() - start,
+           "n_boot": n_boot, "seed": seed}  # fmt: skip
     path.write_bytes(pickle.dumps(out))
     return out
 
@@ -119,44 +105,40 @@ class Cell:
 
 def cells(cache: dict, strategy: str = "ensemble") -> list[Cell]:
     """The default ensemble (or a fixed law fitted in the cache, e.g. ``'power'``) per cell, as bench builds it
-    (:func:`benchcast.evaluation.strategies.strategy_ensemble`): members, weights, blended rolling-origin forecasts,
+    (a strategy value's ``make``): members, weights, blended rolling-origin forecasts,
     and the blended bootstrap draws and distances at the held-out runs, as ``Ensemble.predict`` makes them before
     it widens them (here each design widens them)."""
-    out, dname = [], next(iter(cache["ladders"]))[0]
-    unc = Uncertainty(cache["n_boot"], cache.get("seed", 0))
-    for cutoff in cache["cutoffs"]:
-        laws, fallbacks = cache["ladders"][(dname, cutoff)]
-        for bench_name, metric in cache["benchmarks"]:
-            key4 = (dname, bench_name, metric, cutoff)
-            if key4 not in cache["held_out"]:
-                continue
-            cell_outcomes = {k[4]: o for k, o in cache["outcomes"].items() if tuple(k[:4]) == key4}
-            made, _ = st.strategy_ensemble(strategy, cell_outcomes, {}, laws, None, fallbacks)
-            cell = Cell(cache["name"], bench_name, metric, made if isinstance(made, str) else "ok")
-            out.append(cell)
-            if isinstance(made, str):
-                continue
-            held, _top = cache["held_out"][key4]
-            runs, extra = frame_runs(held)
-            _, outside, beyond = distances(runs, made.fits.values())
-            errors = made.errors_
-            axis = errors["axis"] if "axis" in errors else pd.Series("compute", index=errors.index)
-            cell.weights = dict(made.weights_)
-            cell.errors = errors[axis == "compute"]
-            tpr = errors[axis == "tpr"]
-            cell.tpr_errors = tpr if (beyond > 0).any() and len(tpr) else None
-            cell.true = held["value"].to_numpy(float)
-            cell.predicted = made.predict(runs, Uncertainty(0), extra=extra).members
-            cell.predicted = sum(w * cell.predicted[law] for law, w in cell.weights.items())
-            # the draws predict widens (a study of widenings): the bootstrap-only forecast's, kept by the Forecast
-            boot = made.predict(runs, replace(unc, interval="bootstrap"), extra=extra).draws
-            if not boot:
-                continue
-            _, index, draws = boot[0]
-            values = np.full((draws.values.shape[0], len(runs)), np.nan)
-            values[:, index] = draws.values
-            cell.boot, cell.decades, cell.tpr_decades = values, outside, beyond
-            cell.usable = st.usable(made, cell.true, bench_name)
+    out, unc = [], Uncertainty(cache["n_boot"], cache.get("seed", 0))
+    for bench_cell in cache["cells"]:
+        bench_name, metric, held = bench_cell.benchmark, bench_cell.metric, bench_cell.held
+        try:
+            made = st.parse_strategy(strategy).make(bench_cell)
+        except st.NoForecast as why:
+            out.append(Cell(cache["name"], bench_name, metric, why.status))
+            continue
+        cell = Cell(cache["name"], bench_name, metric, "ok")
+        out.append(cell)
+        runs, extra = frame_runs(held)
+        _, outside, beyond = distances(runs, made.fits.values())
+        errors = made.errors_
+        axis = errors["axis"] if "axis" in errors else pd.Series("compute", index=errors.index)
+        cell.weights = dict(made.weights_)
+        cell.errors = errors[axis == "compute"]
+        tpr = errors[axis == "tpr"]
+        cell.tpr_errors = tpr if (beyond > 0).any() and len(tpr) else None
+        cell.true = held["value"].to_numpy(float)
+        cell.predicted = made.predict(runs, Uncertainty(0), extra=extra).members
+        cell.predicted = sum(w * cell.predicted[law] for law, w in cell.weights.items())
+        # the draws predict widens (a study of widenings): the bootstrap-only forecast's, kept by the Forecast
+        boot = made.predict(runs, replace(unc, interval="bootstrap"), extra=extra).draws
+        if not boot:
+            continue
+        _, index, draws = boot[0]
+        values = np.full((draws.values.shape[0], len(runs)), np.nan)
+        values[:, index] = draws.values
+        cell.boot, cell.decades, cell.tpr_decades = values, outside, beyond
+        q_rand = float(next(iter(made.fits.values())).spec.q_rand)
+        cell.usable = usable_points(cell.true, q_rand, bench_name)
     return out
 
 

@@ -29,7 +29,7 @@ DATA = ROOT.parent / "shared" / "data" / "apple-downstream"
 DCLM = DATA / "metrics_dclm_data_mixture.subset.csv"
 PRESETS = ("apple-dclm", "apple-c4", "apple-dclm-tpr")
 KEY = ["run", "dataset", "benchmark", "metric", "strategy", "cutoff"]
-VALUES = ["predicted", "lower50", "upper50", "lower90", "upper90"]
+VALUES = ["prediction", "lower50", "upper50", "lower90", "upper90"]  # bench named the point "predicted" before #51
 
 
 def run(src: Path, args: list[str], out: Path) -> float:
@@ -83,6 +83,7 @@ def main() -> None:
     parser.add_argument("--presets", nargs="*", default=list(PRESETS))
     parser.add_argument("--no-reproduce", action="store_true")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--n-boot", type=int, default=None, help="replicates for both trees (default: bench's)")
     args = parser.parse_args()
     out = args.out or Path(tempfile.mkdtemp(prefix="numbers-unchanged-"))
     print(f"load at start: {os.getloadavg()[0]:.2f}; outputs in {out}")
@@ -92,9 +93,13 @@ def main() -> None:
         folders = {}
         for side, src in (("before", args.before), ("after", args.after)):
             folders[side] = out / side / preset
-            seconds = run(src.resolve(), ["bench", "--preset", preset, "--data", str(DATA)], folders[side])
+            if (folders[side] / "bench_predictions.csv").exists():  # a kept run of this tree (--out): read, not rerun
+                continue
+            boot = [] if args.n_boot is None else ["--n-boot", str(args.n_boot)]
+            seconds = run(src.resolve(), ["bench", "--preset", preset, "--data", str(DATA), *boot], folders[side])
             print(f"bench {preset} {side}: {seconds:.1f} s")
         before, after = (pd.read_csv(folders[s] / "bench_predictions.csv") for s in ("before", "after"))
+        before, after = (f.rename(columns={"predicted": "prediction"}) for f in (before, after))
         got, moved = compare_tables(f"bench {preset}", before, after, KEY, VALUES)
         lines += got
         moves += moved

@@ -152,7 +152,8 @@ def test_a_backtest_like_the_target_reaches_as_far_as_the_ladder_allows(apple, a
 
     rows, _ = design(apple, bc.FitSpec("power", BENCHMARK, METRIC))
     target = bc.LikeTarget(6 * 7e9 * 4e12, 4e12 / 7e9)
-    ((_, train, test),) = target(rows)
+    (split,) = target.split(rows)
+    train, test = split.train, split.test
     asked_c = np.log10(target.flops / rows["flops"].max())
     asked_t = np.log10(target.tpr / rows["tpr"].max())
     got_c = np.log10(rows["flops"].max() / rows.loc[train, "flops"].max())
@@ -162,7 +163,7 @@ def test_a_backtest_like_the_target_reaches_as_far_as_the_ladder_allows(apple, a
     assert (rows.loc[test, "tpr"] > 41).sum() == (rows["tpr"] > 41).sum() and train.sum() >= target.min_train
     assert f"{got_c:.2f} decades of compute" in target.reach(rows)
     with pytest.raises(bc.BenchcastError, match="keeps at least 1000 runs"):  # refused, not fitted on fewer
-        bc.LikeTarget(target.flops, target.tpr, min_train=1000)(rows)
+        bc.LikeTarget(target.flops, target.tpr, min_train=1000).split(rows)
     args = ["bench", "--data", str(apple_path), "-b", f"{BENCHMARK}:{METRIC}", "-l", "power", "-s", "power"]
     done = run_cli(*args, "--n-boot", "10", "--like-target", "7e9", "4e12", "-j", "1")
     assert done.exit_code == 0, done.stderr
@@ -179,7 +180,8 @@ def test_backtest_like_the_target_holds_out_what_the_splitter_holds_out(apple, a
     done = backtest(apple, spec, like_target=(13e9, 5e12))
     rows, _ = design(apple, bc.FitSpec("nd_floor", BENCHMARK, METRIC))  # every run: min_flops limits the fit only
     target = bc.LikeTarget(6 * 13e9 * 5e12, 5e12 / 13e9)  # DCLM's FLOPs are 6 N D
-    ((cut, train, test),) = target(rows)
+    (split,) = target.split(rows)
+    cut, test = split.label, split.test
     assert done.protocol == "like-target" and done.metrics["reach"] == target.reach(rows)
     held = done.predictions[done.predictions["side"] == "test"]
     assert set(held["run"]) == set(rows.loc[test, "run"]) and not set(held["run"]) & set(done.fit.points["run"])
@@ -193,4 +195,4 @@ def test_backtest_like_the_target_holds_out_what_the_splitter_holds_out(apple, a
         backtest(apple, spec, like_target=(13e9, 5e12), holdout_params=5e9)
     unsized = rows.assign(tpr=np.where(rows["run"] == rows["run"].iloc[0], np.nan, rows["tpr"]))
     with pytest.raises(bc.BenchcastError, match="1 of .* runs have no tokens per parameter"):
-        target(unsized)  # refused, not a raw error from an empty maximum
+        target.split(unsized)  # refused, not a raw error from an empty maximum

@@ -40,7 +40,8 @@ def test_splitters_make_the_protocols_splits():
     rows = _rows()
 
     def sides(splitter):
-        ((_, train, test),) = splitter(rows)
+        (split,) = splitter.split(rows)
+        train, test = split.train, split.test
         return list(rows["run"][train]), list(rows["run"][test])
 
     assert sides(bc.Threshold(6e21)) == (["a", "b", "c", "e"], ["d", "f"])
@@ -48,9 +49,9 @@ def test_splitters_make_the_protocols_splits():
     assert sides(bc.ThresholdAndK(6e21, max_k=32)) == (["a", "b", "e"], ["c", "d", "f"])  # fit C < T and k <= 32
     assert sides(bc.AtTPR(160)) == (["a", "b", "c", "d"], ["e", "f"])
     assert sides(bc.LargestRuns(2))[1] == ["d", "f"]
-    assert [label for label, _, _ in bc.Thresholds((1e20, 6e21))(rows)] == [1e20, 6e21]
+    assert [split.label for split in bc.Thresholds((1e20, 6e21)).split(rows)] == [1e20, 6e21]
     with pytest.raises(bc.BenchcastError, match="parameters"):
-        bc.LargerModels(1e9)(rows)  # these rows carry no sizes: refused, not guessed
+        bc.LargerModels(1e9).split(rows)  # these rows carry no sizes: refused, not guessed
     with pytest.raises(bc.BenchcastError, match="unknown protocol"):
         backtest(ladder(), bc.FitSpec("power", "arc_easy", "acc_norm"), protocol="random")
 

@@ -9,8 +9,15 @@ from conftest import run_cli
 
 import benchcast as bc
 from benchcast.data.example import example_path, load_example
-from benchcast.evaluation.bench import Dataset, bench, leaderboard, metrics, split_for
-from benchcast.evaluation.bench_cells import queries_of
+from benchcast.evaluation.bench import Dataset, bench, leaderboard, make_cells, metrics
+
+
+def split_for(data, benchmark, metric, cutoff=None):
+    """(training table, held-out rows) of one benchmark in the data set's split at ``cutoff`` (default: the first)."""
+    cells, _ = make_cells([data])
+    return next((c.train, c.held) for c in cells if (c.benchmark, c.metric) == (benchmark, metric)
+                and (cutoff is None or c.cutoff == cutoff))  # fmt: skip
+
 
 CUTOFF = 2e20
 STRATEGIES = ["power", "power[bootstrap]", "select", "ensemble"]
@@ -31,7 +38,6 @@ def test_split_holds_out_every_run_above_the_cutoff(example):
     assert train["flops"].max() <= CUTOFF and (held["flops"] > CUTOFF).all()
     everything = example[(example["benchmark"] == "arc_easy") & (example["metric"] == "acc_norm")]
     assert len(held) == int((everything["flops"] > CUTOFF).sum()) > 0
-    assert "value" not in queries_of(held)  # strategies see the held-out covariates, never the scores
     data_min = Dataset("example", example, data.benchmarks, (CUTOFF,), tpr=20.0, min_flops=1e18)
     assert split_for(data_min, "arc_easy", "acc_norm", CUTOFF)[0]["flops"].min() >= 1e18
 
@@ -50,7 +56,7 @@ def test_no_strategy_sees_a_held_out_score(example):
     above = scrambled["flops"] > CUTOFF
     scrambled.loc[above, "value"] = np.random.default_rng(1).uniform(0.3, 0.9, int(above.sum()))
     after = bench([dataset(scrambled)], STRATEGIES, **kwargs)
-    cols = ["predicted", "lower50", "upper50", "lower90", "upper90"]
+    cols = ["prediction", "lower50", "upper50", "lower90", "upper90"]
     assert len(before.predictions) == len(after.predictions) > 0
     # bit for bit: the claim is that the held-out values never enter the forecast (same runs, same arithmetic)
     np.testing.assert_array_equal(before.predictions[cols].to_numpy(), after.predictions[cols].to_numpy())
@@ -177,7 +183,7 @@ def test_one_interval_for_every_strategy(example):
     both = bench([dataset(example)], ["power", "power[bootstrap]"], progress=False, **kwargs)
     boot = bench([dataset(example)], ["power"], progress=False, interval="bootstrap", **kwargs)
     assert list(boot.rows["strategy"].unique()) == ["power[bootstrap]"]
-    cols = ["predicted", "lower90", "upper90"]
+    cols = ["prediction", "lower90", "upper90"]
     expected = both.predictions[both.predictions["strategy"] == "power[bootstrap]"][cols].to_numpy()
     np.testing.assert_array_equal(boot.predictions[cols].to_numpy(), expected)
     with pytest.raises(bc.BenchcastError, match="interval"):
@@ -225,8 +231,6 @@ def test_a_missing_coverage_is_a_mark_and_its_reason_in_the_terminal():
 
 
 def test_split_holds_out_a_tpr_whatever_its_compute(apple_path):
-    from benchcast.evaluation.bench_cells import split_for
-
     apple = bc.load(str(apple_path), "apple")
     data = Dataset("dclm", apple, (("arc_easy", "acc_norm"),), (6e21,), min_flops=3e18, holdout_tprs=(160.0,))
     train, held = split_for(data, "arc_easy", "acc_norm", 6e21)
@@ -236,3 +240,29 @@ def test_split_holds_out_a_tpr_whatever_its_compute(apple_path):
     assert at_160.any() and (held.loc[~at_160, "flops"] > 6e21).all()
     assert (held["flops"] >= 3e18).all()
     assert set(held["tpr"].round()) == {10.0, 20.0, 40.0, 80.0, 160.0}
+
+
+def test_strategy_names_are_read_once_into_values():
+    from benchcast.evaluation.strategies import Combine, FixedLaw, Switch, parse_strategy
+    from benchcast.studies.legacy import HOLDOUT
+
+    assert parse_strategy("power[bootstrap]") == FixedLaw("power", "bootstrap")
+    assert parse_strategy("stack", "bootstrap") == Combine("stack", "bootstrap")
+    assert parse_strategy("stack", "bootstrap").name == "stack[bootstrap]" and parse_strategy("select").name == "select"
+    assert parse_strategy("power[bootstrap]", "extrapolation").interval == "bootstrap"  # a suffix keeps its own
+    assert parse_strategy("switch") == Switch() and parse_strategy(HOLDOUT.name, "bootstrap", (HOLDOUT,)) is HOLDOUT
+    with pytest.raises(bc.BenchcastError, match="interval"):
+        parse_strategy("power[bayes]")
+
+
+def test_a_training_side_is_fitted_once_whichever_splits_share_it(example):
+    """Two cutoffs between the same two runs split the runs alike: each law is fitted once per benchmark (the fit cache
+    of one command keys a fit by its law and training runs), and both cutoffs' rows come from that one fit."""
+    flops = np.sort(example["flops"].unique())
+    low, high = flops[-4], flops[-3]  # no run between them
+    cuts = (low * 1.01, high * 0.99)
+    result = bench([dataset(example, cuts)], ["power"], n_boot=10, n_jobs=1, progress=False)
+    assert result.settings["fits"] == {"needed": 4, "fitted": 2}  # 2 benchmarks x 2 cutoffs, one fit per benchmark
+    rows = result.rows.set_index(["benchmark", "cutoff"])
+    assert (rows["status"] == "ok").all() and set(rows.index.get_level_values("cutoff")) == set(cuts)
+    assert (rows.xs(cuts[0], level="cutoff")["n_test"] == rows.xs(cuts[1], level="cutoff")["n_test"]).all()

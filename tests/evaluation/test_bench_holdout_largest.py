@@ -13,10 +13,17 @@ from typer.testing import CliRunner
 
 from benchcast.cli import app
 from benchcast.errors import BenchcastError
-from benchcast.evaluation.bench_cells import holdout_largest
 from benchcast.evaluation.bench_result import BenchResult, leaderboard
+from benchcast.evaluation.evaluate import LargestRuns
 
 runner = CliRunner()
+
+
+def holdout_largest(table, n, *, min_flops=None):
+    """The cutoff and the rungs held out (:meth:`LargestRuns.rungs`)."""
+    return LargestRuns(n, min_flops=min_flops).rungs(table)
+
+
 # a ladder of 8 rungs 1e18 .. 1e20 (the smallest with a repeat: a seed is not a rung), then two targets
 # 2 and 2.3 decades beyond it, as a recipe's small runs plus its 7B and 13B
 RUNGS = np.array([*np.geomspace(1e18, 1e20, 8), 1e22, 2e22])

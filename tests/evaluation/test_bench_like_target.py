@@ -6,10 +6,9 @@ import numpy as np
 import pytest
 
 import benchcast as bc
-from benchcast.cli.bench import _like_target
+from benchcast.cli.bench import _split_settings
 from benchcast.evaluation.backtest import _like_target as backtest_like_target
-from benchcast.evaluation.bench import Dataset
-from benchcast.evaluation.bench_cells import split_for
+from benchcast.evaluation.bench import Dataset, make_cells
 from benchcast.fitting.spec import design
 
 BENCHMARK, METRIC = "hellaswag", "acc_norm"
@@ -17,30 +16,33 @@ BENCHMARK, METRIC = "hellaswag", "acc_norm"
 
 def _bench_runs(table, target, min_flops):
     data = Dataset("d", table, ((BENCHMARK, METRIC),), (1.0,), min_flops=min_flops)
-    split, _ = _like_target(data, *target)
-    train, held = split_for(split, BENCHMARK, METRIC, split.cutoffs[0])
-    train = train[(train["benchmark"] == BENCHMARK) & (train["metric"] == METRIC)]
-    return set(train["run"]), set(held["run"])
+    split, _ = _split_settings(data, None, None, target, own=False)
+    ((cell,), _) = make_cells([split])
+    train = cell.train[(cell.train["benchmark"] == BENCHMARK) & (cell.train["metric"] == METRIC)]
+    return set(train["run"]), set(cell.held["run"])
 
 
 def _backtest_runs(table, target, min_flops):
     spec = bc.FitSpec("power", BENCHMARK, METRIC, min_flops=min_flops)
     splitter, _ = backtest_like_target(table, spec, *target)
     rows, _ = design(table, replace(spec, min_flops=None))
-    ((_, train, test),) = splitter(rows)
-    train = train & (rows["flops"].to_numpy(float) >= min_flops)  # evaluate's compute floor on the training side
-    return set(rows.loc[train, "run"]), set(rows.loc[test, "run"])
+    (split,) = splitter.split(rows)
+    split = split.within(rows["flops"].to_numpy(float), min_flops)  # evaluate's compute floor on the training side
+    return set(rows.loc[split.train, "run"]), set(rows.loc[split.test, "run"])
 
 
 @pytest.mark.parametrize("target", [(7e9, 4e12), (13e9, 5e12), (1.4e9, 2.8e11)])
 def test_bench_and_backtest_like_target_fit_and_forecast_the_same_runs(apple, target):
-    """DCLM (TPR 10-160), and the same ladder with its TPR-80 runs split by rounding (80 and 79.9, as a lab's exports
-    give them): both commands fit one set of runs and forecast one set."""
+    """DCLM (TPR 10-160), the same ladder with its TPR-80 runs split by rounding (80 and 79.9, as a lab's exports
+    give them), and the benchmark missing its largest runs (bench split the data set's runs, backtest the benchmark's,
+    before the one harness): both commands fit one set of runs and forecast one set."""
     rounded = apple.copy()
     at_80 = np.isclose(rounded["tpr"], 80, rtol=1e-3) & (rounded["params"] > rounded["params"].median())
     rounded.loc[at_80, "tokens"] *= 0.999
     rounded.loc[at_80, "tpr"] *= 0.999
-    for table in (apple, rounded):
+    largest = apple.loc[apple["flops"] >= np.sort(apple["flops"].unique())[-4], "run"]
+    missing = apple[~((apple["benchmark"] == BENCHMARK) & apple["run"].isin(set(largest)))]
+    for table in (apple, rounded, missing):
         bench_train, bench_held = _bench_runs(table, target, 3e18)
         back_train, back_held = _backtest_runs(table, target, 3e18)
         assert len(bench_train) >= 6 and bench_held

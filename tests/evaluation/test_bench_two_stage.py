@@ -5,9 +5,16 @@ import pytest
 
 import benchcast as bc
 from benchcast.errors import SelectionError
-from benchcast.evaluation.bench import Dataset, bench, split_for
-from benchcast.evaluation.bench_cells import queries_of
+from benchcast.evaluation.bench import Dataset, bench, make_cells
 from benchcast.evaluation.strategies import law_outcome
+
+
+def split_for(data, benchmark, metric, cutoff=None):
+    """(training table, held-out rows) of one benchmark in the data set's split at ``cutoff`` (default: the first)."""
+    cells, _ = make_cells([data])
+    return next((c.train, c.held) for c in cells if (c.benchmark, c.metric) == (benchmark, metric)
+                and (cutoff is None or c.cutoff == cutoff))  # fmt: skip
+
 
 TWO_STAGE = ("two_stage_linear", "two_stage_logistic")
 LAWS = ("power_floor", *TWO_STAGE)
@@ -35,7 +42,7 @@ def test_two_stage_strategies_forecast_from_compute_alone(apple):
     score and log-likelihood above the cutoff changes no forecast and no interval."""
     data = dataset(apple)
     train, held = split_for(data, "arc_easy", "acc_norm", CUTOFF)
-    queries = queries_of(held)
+    queries = held[["run", "flops", "params", "tokens", "tpr", "k"]]  # the held-out covariates, never the scores
     assert "proxy" not in queries and "value" not in queries
     outcome = law_outcome(train, bc.FitSpec("two_stage_logistic", "arc_easy", "acc_norm", tpr=20.0), 0, 0)
     assert outcome.fit.spec.proxy == "arc_easy:loglikelihood"
@@ -49,7 +56,7 @@ def test_two_stage_strategies_forecast_from_compute_alone(apple):
     scrambled.loc[above, "value"] = np.random.default_rng(1).uniform(0.3, 0.9, int(above.sum()))
     scrambled.loc[loglik, "value"] = -np.random.default_rng(2).uniform(0.5, 3.0, int(loglik.sum()))
     after = bench([dataset(scrambled)], list(LAWS), **KWARGS)
-    cols = ["predicted", "lower50", "upper50", "lower90", "upper90"]
+    cols = ["prediction", "lower50", "upper50", "lower90", "upper90"]
     assert len(before.predictions) == len(after.predictions) > 0
     # bit for bit: the claim is that the held-out values never enter the forecast (same runs, same arithmetic)
     np.testing.assert_array_equal(before.predictions[cols].to_numpy(), after.predictions[cols].to_numpy())

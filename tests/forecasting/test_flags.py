@@ -124,7 +124,7 @@ def test_bench_flags_every_cell_far_beyond_its_data(monkeypatch):
     assert flagged.leaderboard["mre"].iloc[0] == pytest.approx(plain.leaderboard["mre"].iloc[0], rel=1e-6)
     assert flagged.predictions["flags"].str.startswith("flagged").all()
     # bit for bit: a flag only labels the forecast; the number is the same computation
-    np.testing.assert_array_equal(flagged.predictions["predicted"], plain.predictions["predicted"])
+    np.testing.assert_array_equal(flagged.predictions["prediction"], plain.predictions["prediction"])
 
 
 def test_a_strategy_with_a_member_outside_one_is_refused(above_one):

@@ -148,14 +148,14 @@ def test_a_law_declares_the_ladder_length_it_needs():
 
 
 def test_bench_takes_each_data_sets_candidates_from_its_ladder(apple):
-    from benchcast.evaluation.bench import Dataset
-    from benchcast.evaluation.strategies import ladder_candidates
+    from benchcast.evaluation.bench import Dataset, make_cells
 
     pairs = (("arc_easy", "acc_norm"),)
     several = Dataset("tpr", apple, pairs, (6e21,), None, 3e18, (160.0,))
     one = Dataset("tpr20", apple, pairs, (6e21,), 20.0, 3e18)
-    assert ladder_candidates(several) == (("nd_floor", "power_floor_tpr", "two_stage_nd"), ("nd",))
-    assert ladder_candidates(one) == (("power_floor", "bnsl_monotone"), ("power",))
+    ((cell,), _), ((cell20,), _) = make_cells([several]), make_cells([one])
+    assert (cell.candidates, cell.fallbacks) == (("nd_floor", "power_floor_tpr", "two_stage_nd"), ("nd",))
+    assert (cell20.candidates, cell20.fallbacks) == (("power_floor", "bnsl_monotone"), ("power",))
 
 
 def test_a_short_ladder_forecasts_with_the_fallback_and_says_where_its_interval_comes_from(apple):
@@ -185,11 +185,16 @@ def test_a_short_ladder_forecasts_with_the_fallback_and_says_where_its_interval_
 def test_bench_decides_a_cutoffs_ladder_on_its_training_runs_only(apple):
     """Runs above the cutoff are held out: their TPRs must not choose the candidates (recommend sees only
     the runs below its target). Here the training runs are all at TPR 20, the held-out ones at several."""
-    from benchcast.evaluation.bench import Dataset
-    from benchcast.evaluation.strategies import ladder_candidates, runs_of
+    from benchcast.evaluation.bench import Dataset, make_cells
+    from benchcast.forecasting.selection import ladder_laws
 
     table = apple[np.isclose(apple["tpr"], 20.0) | (apple["flops"] > 1e20)]
     data = Dataset("mixed", table, (("arc_easy", "acc_norm"),), (1e20,), None, 3e18)
-    assert (runs_of(data, 1e20)["flops"] <= 1e20).all() and np.allclose(runs_of(data, 1e20)["tpr"], 20.0)
-    assert ladder_candidates(data, 1e20) == (("power_floor", "bnsl_monotone"), ("power",))
-    assert ladder_candidates(data) == (("nd_floor", "power_floor_tpr", "two_stage_nd"), ("nd",))  # several TPRs
+    ((cell,), _) = make_cells([data])
+    assert (cell.seen["flops"] <= 1e20).all() and np.allclose(cell.seen["tpr"], 20.0)
+    assert (cell.candidates, cell.fallbacks) == (("power_floor", "bnsl_monotone"), ("power",))
+    everyone = table.drop_duplicates("run")
+    assert ladder_laws(everyone[everyone["flops"] >= 3e18]) == (
+        ("nd_floor", "power_floor_tpr", "two_stage_nd"),
+        ("nd",),
+    )

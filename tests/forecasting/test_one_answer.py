@@ -71,6 +71,6 @@ def test_bench_forecasts_a_held_out_run_as_recommend_does(apple):
             n_jobs=1,
             interval=interval,
         )
-        assert point["predicted"] == pytest.approx(rec.forecast.records()[0]["prediction"], rel=RTOL)
+        assert point["prediction"] == pytest.approx(rec.forecast.records()[0]["prediction"], rel=RTOL)
         assert point["lower90"] == pytest.approx(rec.forecast.records()[0]["lower"], rel=RTOL)
         assert point["upper90"] == pytest.approx(rec.forecast.records()[0]["upper"], rel=RTOL)

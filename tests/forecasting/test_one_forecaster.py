@@ -58,7 +58,7 @@ def _same(a: dict, b: dict):
 
 def _bench_row(benched, name, target) -> dict:
     row = benched[name].drop_duplicates("flops").set_index("flops").loc[target]
-    return {"prediction": row["predicted"], "lower": row["lower90"], "upper": row["upper90"]}
+    return {"prediction": row["prediction"], "lower": row["lower90"], "upper": row["upper90"]}
 
 
 def test_default_is_one_answer_from_forecast_recommend_report_and_bench(train, benched, target):

@@ -49,6 +49,7 @@ def test_validation_is_benchs_ensemble_cell(report, benched):
     assert metrics["n_test"] == row["n_test"] > 5 and 0 < metrics["coverage90"] <= 1
     held = validation.predictions[validation.predictions["side"] == "test"].sort_values(["flops", "run"])
     points = benched.predictions[benched.predictions["cutoff"] == validation.threshold]
+    points = points.rename(columns={"prediction": "predicted"})  # the page's backtest panel names the point so
     assert list(held["run"]) == list(points["run"])
     for column in ("predicted", "lower50", "upper50", "lower90", "upper90"):
         np.testing.assert_allclose(held[column], points[column], rtol=RTOL)
@@ -59,7 +60,7 @@ def test_validation_is_benchs_ensemble_cell(report, benched):
 
 def test_profile_is_benchs_ensemble_at_every_threshold(report, benched):
     profile = report.profile.sort_values(["threshold", "flops", "run"])
-    points = benched.predictions.sort_values(["cutoff", "flops", "run"])
+    points = benched.predictions.sort_values(["cutoff", "flops", "run"]).rename(columns={"prediction": "predicted"})
     assert len(profile) == len(points)
     np.testing.assert_allclose(profile["threshold"], points["cutoff"], rtol=RTOL)
     for column in ("predicted", "true", "lower90", "upper90", "lower50", "upper50"):

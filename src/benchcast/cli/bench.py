@@ -50,7 +50,7 @@ def _refuse_dropped(
     *, preset, data, format, metadata, q_rand, tpr, min_flops, holdout_tpr, threshold, cutoffs, strategy, candidate
 ) -> None:
     """Refuse each option that the given combination would drop without a word, saying why."""
-    from benchcast.evaluation.strategies import SELECTORS, base_name
+    from benchcast.evaluation.strategies import SELECTORS, Combine, parse_strategy
     from benchcast.studies.legacy import HOLDOUT
 
     if preset:
@@ -88,7 +88,7 @@ def _refuse_dropped(
     if (
         candidate
         and strategy
-        and not any(base_name(name, {HOLDOUT.name: HOLDOUT})[0] in SELECTORS for name in strategy)
+        and not any(isinstance(parse_strategy(name, choosers=(HOLDOUT,)), Combine) for name in strategy)
     ):
         raise BenchcastError(
             f"--candidate names the laws that {'/'.join(SELECTORS)} combine; none of the --strategy given combines "
@@ -177,8 +177,7 @@ def bench_command(
     json: Json = False,
 ) -> None:
     """Rolling-origin backtests of forecasting strategies: error, interval coverage and width."""
-    from benchcast.evaluation.bench import Dataset, bench
-    from benchcast.evaluation.bench_cells import ladder, score_benchmarks
+    from benchcast.evaluation.bench import Dataset, bench, ladder, score_benchmarks
     from benchcast.evaluation.bench_result import write_outputs
     from benchcast.evaluation.strategies import FIXED_LAWS
     from benchcast.studies.legacy import HOLDOUT
@@ -209,69 +208,39 @@ def bench_command(
     for name in preset or []:
         given = data[0] if data and len(preset) == 1 and len(data) == 1 else None
         datasets.append(preset_dataset(name, given or locate(name, preset_folders())))
-    if not preset:
-        for i, path in enumerate(data or []):
-            fmt = format[i] if format and i < len(format) else "auto"
-            meta = metadata[i] if metadata and i < len(metadata) else None
-            table = read(path, fmt, meta, q_rand, margin=margin)
-            pairs = _pairs(benchmark) or score_benchmarks(table)
-            if threshold:
-                cuts = tuple(threshold)
-            else:
-                cuts = ladder(table, cutoffs or 3, tpr=tpr)
-            datasets.append(Dataset(path.stem, table, pairs, cuts, tpr, min_flops, tuple(holdout_tpr or ())))
-    elif benchmark or threshold or cutoffs:
+
+    def cuts(table, at):  # the cutoffs asked, or N (default 3) placed on the top of the ladder
+        return tuple(threshold) if threshold else ladder(table, cutoffs or 3, tpr=at)
+
+    for i, path in enumerate([] if preset else data or []):
+        fmt = format[i] if format and i < len(format) else "auto"
+        meta = metadata[i] if metadata and i < len(metadata) else None
+        table = read(path, fmt, meta, q_rand, margin=margin)
+        pairs = _pairs(benchmark) or score_benchmarks(table)
+        datasets.append(Dataset(path.stem, table, pairs, cuts(table, tpr), tpr, min_flops, tuple(holdout_tpr or ())))
+    if preset and (benchmark or threshold or cutoffs):
+        from dataclasses import replace
+
         datasets = [
-            Dataset(
-                d.name,
-                d.table,
-                _pairs(benchmark) or d.benchmarks,
-                tuple(threshold) if threshold else (ladder(d.table, cutoffs, tpr=d.tpr) if cutoffs else d.cutoffs),
-                d.tpr,
-                d.min_flops,
-                d.holdout_tprs,
-            )
+            replace(d, benchmarks=_pairs(benchmark) or d.benchmarks,
+                    cutoffs=cuts(d.table, d.tpr) if threshold or cutoffs else d.cutoffs)
             for d in datasets
-        ]
+        ]  # fmt: skip
     if not datasets:
         raise BenchcastError("give --data FILE (repeatable) or --preset apple-dclm / apple-dclm-tpr / apple-c4.")
     held_out = []
-    if holdout_largest is not None:
-        if threshold or cutoffs is not None:
-            raise BenchcastError(
-                f"--holdout-largest {holdout_largest} places the one cutoff below the {holdout_largest} largest rungs; "
-                f"{'--threshold' if threshold else '--cutoffs'} places others: give one or the other."
-            )
-        from dataclasses import replace
-
-        from benchcast.evaluation.bench_cells import holdout_largest as holdout_cutoff
-
-        for i, d in enumerate(datasets):
-            cut, rungs = holdout_cutoff(d.table, holdout_largest, tpr=d.tpr, min_flops=d.min_flops)
-            datasets[i] = replace(d, cutoffs=(cut,))
-            shown = ", ".join(f"{c:.3g}" for c in rungs)
-            held_out.append(
-                f"{d.name}: held out the {holdout_largest} largest rung(s) (C = {shown} FLOPs); fit on C <= {cut:.3g}"
-            )
-    if holdout_params is not None:
-        from dataclasses import replace
-
-        from benchcast.evaluation.bench_cells import size_cutoff
-
-        for i, d in enumerate(datasets):
-            own = threshold or cutoffs is not None or holdout_largest is not None
-            cuts = d.cutoffs if own else (size_cutoff(d.table, holdout_params, tpr=d.tpr, min_flops=d.min_flops),)
-            datasets[i] = replace(d, cutoffs=cuts, holdout_params=holdout_params)
-            held_out.append(f"{d.name}: held out every run of {holdout_params:.3g} parameters or more")
-    if like_target is not None:
-        if threshold or cutoffs is not None or holdout_largest is not None or holdout_params is not None:
-            raise BenchcastError("--like-target places its own split: give it without --threshold, --cutoffs, "
-                                 "--holdout-largest or --holdout-params.")  # fmt: skip
-        from dataclasses import replace
-
-        for i, d in enumerate(datasets):
-            datasets[i], words = _like_target(d, *like_target)
-            held_out.append(f"{d.name}: {words}")
+    own = bool(threshold) or cutoffs is not None
+    if like_target is not None and (own or holdout_largest is not None or holdout_params is not None):
+        raise BenchcastError("--like-target places its own split: give it without --threshold, --cutoffs, "
+                             "--holdout-largest or --holdout-params.")  # fmt: skip
+    if holdout_largest is not None and own:
+        raise BenchcastError(
+            f"--holdout-largest {holdout_largest} places the one cutoff below the {holdout_largest} largest rungs; "
+            f"{'--threshold' if threshold else '--cutoffs'} places others: give one or the other."
+        )
+    for i, d in enumerate(datasets):
+        datasets[i], words = _split_settings(d, holdout_largest, holdout_params, like_target, own)
+        held_out += [f"{d.name}: {line}" for line in words]
     # the simplest alternatives, and on a ladder across TPRs the forecaster's own candidates for it
     laws = tuple(law or dict.fromkeys((*FIXED_LAWS, *(c for d in datasets for c in _tpr_candidates(d)))))
     candidates = tuple(candidate) if candidate else None  # None: each data set's ladder decides (and its fallback)
@@ -299,26 +268,38 @@ def bench_command(
 
 
 def _tpr_candidates(data) -> tuple[str, ...]:
-    """The default forecaster's candidates for a data set whose runs span TPRs (none at one TPR)."""
-    from benchcast.evaluation.strategies import ladder_candidates, runs_of
+    """The default forecaster's candidates for a data set whose training runs span TPRs (none at one TPR)."""
+    from benchcast.forecasting.selection import ladder_laws
     from benchcast.laws.questions import spans_tprs
 
-    return ladder_candidates(data)[0] if spans_tprs(runs_of(data)) else ()
+    rows, splits = data.splits(*data.benchmarks[0])
+    seen = data.table.drop_duplicates("run")
+    seen = seen[seen["run"].isin(set(rows["run"][splits[0].train]))] if splits else seen.iloc[:0]
+    return ladder_laws(seen)[0] if spans_tprs(seen) else ()
 
 
-def _like_target(data, params: float, tokens: float):
-    """A data set split like a planned run of N parameters on D tokens, as ``backtest --like-target`` splits it (the
-    file's FLOPs convention on the selected runs, the compute floor counted by the splitter): its one cutoff, its
-    higher TPRs held out, and how far the backtest reaches, in words."""
+def _split_settings(data, largest: int | None, params: float | None, like: tuple | None, own: bool):
+    """A data set with the split options as its splitter (the K largest rungs, the larger models, like a planned run
+    of N parameters on D tokens, as ``backtest --like-target`` splits it), and what each holds out, in words."""
     from dataclasses import replace
 
-    from benchcast.evaluation.evaluate import LikeTarget
-    from benchcast.evaluation.strategies import runs_of
+    from benchcast.evaluation.evaluate import LargestRuns, LikeTarget
     from benchcast.forecasting.targets import flops_convention
 
-    runs = runs_of(replace(data, min_flops=None))  # the data set's TPR applied; its floor counted by the splitter
-    convention = flops_convention(data.table, tpr=data.tpr, min_flops=data.min_flops)
-    splitter = LikeTarget.of_run(params, tokens, convention, min_flops=data.min_flops)
-    cutoff, top_tpr = splitter.cuts(runs)
-    higher = tuple(sorted({float(t) for t in runs["tpr"] if t > top_tpr * (1 + 1e-6)}))
-    return replace(data, cutoffs=(cutoff,), holdout_tprs=data.holdout_tprs + higher), splitter.reach(runs)
+    words, rows = [], data.rows(*data.benchmarks[0])  # what the words say: the first benchmark's split
+    if largest is not None:
+        splitter = LargestRuns(largest, min_flops=data.min_flops)
+        cut, rungs = splitter.rungs(rows)
+        data = replace(data, split=splitter)
+        shown = ", ".join(f"{c:.3g}" for c in rungs)
+        words.append(f"held out the {largest} largest rung(s) (C = {shown} FLOPs); fit on C <= {cut:.3g}")
+    if params is not None:
+        mine = own or largest is not None
+        data = replace(data, holdout_params=params, cutoffs=data.cutoffs if mine else ())
+        words.append(f"held out every run of {params:.3g} parameters or more")
+    if like is not None:
+        convention = flops_convention(data.table, tpr=data.tpr, min_flops=data.min_flops)
+        splitter = LikeTarget.of_run(*like, convention, min_flops=data.min_flops)
+        data = replace(data, split=splitter)
+        words.append(splitter.reach(rows))
+    return data, words

@@ -74,6 +74,7 @@ def backtest(
     holdout_tpr: float | None = None,
     holdout_params: float | None = None,
     like_target: tuple[float, float] | None = None,
+    splitter=None,
     n_boot: int = 0,
     seed: int = 0,
     n_jobs: int | None = None,
@@ -103,6 +104,9 @@ def backtest(
     like_target : (float, float), optional
         A planned run (N, D), placed by the file's FLOPs convention: split like it instead (protocol ``'like-target'``,
         :class:`~benchcast.evaluation.evaluate.LikeTarget`); ``metrics['reach']`` says how far the split reaches.
+    splitter : splitter, optional
+        Any splitter value of one split (``split(rows) -> [Split]``, your own too) in place of the protocol's
+        (protocol ``'splitter'``); ``threshold`` becomes the largest fitted compute.
     n_boot, seed, n_jobs, interval
         Bootstrap replicates (0: no intervals), seed, workers and interval kind.
 
@@ -118,21 +122,23 @@ def backtest(
         raise BenchcastError(f"unknown protocol {protocol!r}; expected one of {', '.join(PROTOCOLS)}.")
     check_positive("the split's threshold (--threshold, FLOPs)", threshold)
     options = {"nd": {"tpr": holdout_tpr}, "passk": {"max_k": spec.max_k or 32}}.get(protocol, {})
-    splitter = PROTOCOL_SPLITTERS[protocol](threshold, **options)
-    if holdout_params is not None and like_target is not None:
-        raise BenchcastError("give holdout_params or like_target, not both: each places its own split.")
+    given, splitter = splitter, PROTOCOL_SPLITTERS[protocol](threshold, **options)
+    if sum(x is not None for x in (holdout_params, like_target, given)) > 1:
+        raise BenchcastError("give holdout_params, like_target or splitter alone, not both: each places its own split.")
     if holdout_params is not None:
         splitter, protocol = LargerModels(holdout_params), "params"
     reach = ""
     if like_target is not None:
         splitter, reach = _like_target(table, spec, *like_target)
         protocol = "like-target"
+    if given is not None:
+        splitter, protocol = given, "splitter"
     unc = Uncertainty(n_boot, seed, interval, tuple(DEFAULT_LEVELS), n_jobs)
     frame, (model,) = evaluate(spec, table, splitter, uncertainty=unc, confidence=True, return_models=True)
     predictions, metrics = _scored(frame)
     metrics.update({"reach": reach} if reach else {})
     result = next(iter(model.fits.values()))
-    if holdout_params is not None or like_target is not None:  # the split's compute: the largest fitted run
+    if protocol in ("params", "like-target", "splitter"):  # the split's compute: the largest fitted run
         threshold = float(result.diagnostics.flops_max)
     bt = BacktestResult(spec.law, spec.benchmark, protocol, threshold, result, predictions, metrics)
     if n_boot:

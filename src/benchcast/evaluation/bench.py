@@ -1,30 +1,34 @@
 """``bench``: a rolling-origin benchmark of forecasting strategies (laws, law choice, intervals).
 
-For each data set, benchmark and cutoff, every strategy sees only the runs at or below the cutoff
-(its law choice and its extrapolation error included) and forecasts every run above it. The
-split is made here, once: the workers get the training runs and the held-out runs' covariates,
-never a held-out score; scoring happens afterwards in this process.
+For each data set, benchmark and split of its runs (:attr:`Dataset.splitter`: the cutoffs, the TPRs and sizes held
+out, like a target, or a splitter of your own), every strategy sees only the training runs (its law choice and its
+extrapolation error included) and forecasts the held-out runs. The split is made here, once: the workers get the
+training runs and the held-out runs' covariates, never a held-out score; scoring happens afterwards in this process.
+Each law is fitted once per training side, whichever strategies and splits need it (:func:`fit_cells`).
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from benchcast.data.chance import warn_unknown_chance
+from benchcast.data.table import TPR_RTOL, _tprs_present, at_tpr, is_score_metric, parse_metric, select
 from benchcast.defaults import DEFAULT_REPLICATES
-from benchcast.errors import BenchcastError
+from benchcast.errors import BenchcastError, SelectionError
 from benchcast.evaluation import strategies as st
-from benchcast.evaluation.bench_cells import Cell, Dataset, LawCell, split_for
 from benchcast.evaluation.bench_result import BenchResult, leaderboard, metrics
+from benchcast.evaluation.evaluate import AtTPR, Combined, LargerModels, Split, Thresholds
+from benchcast.fitting.metrics import usable_points
 from benchcast.fitting.spec import FitSpec
 from benchcast.forecasting import extrapolation as ext
 from benchcast.forecasting.alternative import alternative_law
 from benchcast.forecasting.bootstrap import Uncertainty
 from benchcast.forecasting.flags import OUTSIDE_TPR, cell_flags, describe
-from benchcast.forecasting.selection import DEFAULT_CANDIDATES
+from benchcast.forecasting.selection import ladder_laws
 from benchcast.forecasting.targets import frame_runs
 from benchcast.laws import get_law
 from benchcast.laws.questions import spans_tprs
@@ -32,7 +36,7 @@ from benchcast.utils.parallel import parallel_map
 
 # bench's per-point columns, then the bounds at each level (lower50, upper90...)
 POINT_COLUMNS = ("run", "flops", "dataset", "benchmark", "metric", "strategy", "cutoff", "decades", "true")
-POINT_COLUMNS += ("predicted", "usable", "flags")
+POINT_COLUMNS += ("prediction", "usable", "flags")
 ROW_KEYS = (
     "dataset",
     "benchmark",
@@ -59,6 +63,170 @@ ROW_KEYS = (
 )
 
 
+@dataclass(frozen=True, eq=False)
+class Dataset:
+    """One data set to bench: its table, benchmarks (name, metric), the runs' selection and how they are split.
+
+    The split settings become one splitter (:attr:`splitter`): ``split`` (a splitter value: like a target, the K
+    largest rungs, one of your own) or else the ``cutoffs``, with the runs at each of ``holdout_tprs`` and those of
+    ``holdout_params`` parameters or more held out too.
+    """
+
+    name: str
+    table: pd.DataFrame
+    benchmarks: tuple[tuple[str, str], ...]
+    cutoffs: tuple[float, ...] = ()
+    tpr: float | None = None
+    min_flops: float | None = None
+    holdout_tprs: tuple[float, ...] = ()  # runs at these TPRs are held out whatever their compute (K4's protocol)
+    holdout_params: float | None = None  # runs of this many parameters or more are held out ("fit < 1B, forecast 3B")
+    split: object | None = None  # a splitter in place of the cutoffs
+
+    def __post_init__(self):
+        """Refuse a held-out TPR the data do not have: it would hold out nothing, without a word."""
+        for held in self.holdout_tprs:
+            if not at_tpr(self.table["tpr"], held).any():
+                raise SelectionError(
+                    f"{self.name}: holdout TPR (--holdout-tpr) {held:g} is none of the data's tokens-per-parameter "
+                    f"ratios ({_tprs_present(self.table)}; matched within {TPR_RTOL:.0%}): give one of them."
+                )
+
+    @property
+    def splitter(self):
+        """The one splitter of the data set's split settings."""
+        first = self.split if self.split is not None else (Thresholds(tuple(self.cutoffs)) if self.cutoffs else None)
+        rest = tuple(AtTPR(t) for t in self.holdout_tprs)
+        rest += (LargerModels(self.holdout_params),) if self.holdout_params is not None else ()
+        if first is None:
+            if not rest:
+                raise BenchcastError(f"{self.name}: no split: give cutoffs, a held-out TPR or size, or a splitter.")
+            first, rest = rest[0], rest[1:]
+        return Combined(first, rest) if rest else first
+
+    def rows(self, bench: str, metric: str) -> pd.DataFrame:
+        """One benchmark's rows at the data set's TPR, those with no score too (the rows ``evaluate`` splits)."""
+        name, k = parse_metric(metric)
+        rows = select(self.table, bench, name, k, tpr=self.tpr, missing=True).reset_index(drop=True)
+        rows["k"] = rows["k"].astype(float).fillna(1.0)
+        return rows
+
+    def splits(self, bench: str, metric: str) -> tuple[pd.DataFrame, list[Split]]:
+        """One benchmark's rows (:meth:`rows`) and each split of them, the compute floor applied to the training side
+        (the one rule, :meth:`Split.within`)."""
+        rows = self.rows(bench, metric)
+        flops = rows["flops"].to_numpy(float)
+        return rows, [split.within(flops, self.min_flops) for split in self.splitter.split(rows)]
+
+
+def cutoff_of(rows: pd.DataFrame, split: Split) -> float:
+    """A split's cutoff as bench's tables show it: the largest compute its training side may reach (the largest it
+    holds where the split is not by compute)."""
+    if split.top_flops is not None:
+        return float(split.top_flops)
+    flops = rows["flops"].to_numpy(float)[split.train]
+    return float(flops.max()) if len(flops) else float("nan")
+
+
+def cell_rows(data: Dataset, rows: pd.DataFrame, split: Split) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(training table, held-out rows) of one benchmark's split: every row of the training runs, and the benchmark's
+    scored rows of the held-out runs at or above the compute floor (those below it are not scored)."""
+    train = data.table[data.table["run"].isin(set(rows["run"][split.train]))].reset_index(drop=True)
+    held = rows[split.test & rows["value"].notna().to_numpy()]
+    if data.min_flops is not None:
+        held = held[held["flops"].to_numpy(float) >= data.min_flops]
+    return train, held.sort_values(["flops", "run"]).reset_index(drop=True)
+
+
+def tprs_held(rows: pd.DataFrame, split: Split) -> bool:
+    """Whether the split holds out runs at a TPR none of its training runs has (a forecast outside the fitted TPRs is
+    then the protocol's premise, not a flag)."""
+    tpr = rows["tpr"].to_numpy(float)
+    seen = np.unique(tpr[split.train & np.isfinite(tpr)])
+    return any(not at_tpr(seen, t).any() for t in np.unique(tpr[split.test & np.isfinite(tpr)]))
+
+
+def ladder(table: pd.DataFrame, n: int, *, tpr: float | None = None, top: float = 0.25, depth: float = 1.25) -> tuple:
+    """``n`` cutoffs spread in log compute from ``depth`` to ``top`` decades below the largest run."""
+    if n < 1:
+        raise BenchcastError(f"the number of cutoffs must be at least 1, got {n}.")
+    flops = table["flops"] if tpr is None else table.loc[at_tpr(table["tpr"], tpr), "flops"]
+    if flops.empty:
+        raise SelectionError(f"no runs{'' if tpr is None else f' at TPR {tpr:g}'} to place cutoffs on.")
+    hi = np.log10(flops.max())
+    return tuple(float(c) for c in 10 ** np.linspace(hi - depth, hi - top, n)) if n > 1 else (10 ** (hi - top),)
+
+
+def score_benchmarks(table: pd.DataFrame) -> tuple[tuple[str, str], ...]:
+    """Every (benchmark, score metric) pair of a table, pass@k as pass@1."""
+    pairs = []
+    for (bench, metric), rows in table.groupby(["benchmark", "metric"], sort=True):
+        if not is_score_metric(metric):
+            continue
+        pairs.append((bench, "pass@1" if metric == "pass@k" and (rows["k"] == 1).any() else metric))
+    return tuple(p for p in pairs if p[1] != "pass@k")
+
+
+@dataclass(eq=False)
+class Cell:
+    """One bench cell: a data set's benchmark and metric on one split, with the laws fitted on its training side."""
+
+    data: Dataset
+    split: int  # which of the data set's splits
+    benchmark: str
+    metric: str
+    cutoff: float
+    train: pd.DataFrame  # every row of the training runs
+    held: pd.DataFrame  # the benchmark's held-out rows
+    seen: pd.DataFrame  # the training runs, one row each (the ladder, the alternative)
+    candidates: tuple[str, ...]
+    fallbacks: tuple[str, ...]
+    tprs_held: bool
+    members: dict = field(default_factory=dict)  # law -> Member
+    picks: dict = field(default_factory=dict)  # chooser name -> law
+
+    @property
+    def alternative(self) -> str:
+        """The cell's simplest alternative law."""
+        return alternative_law(self.seen)
+
+    def spec(self, law: str, seed: int) -> FitSpec:
+        """The fit of ``law`` in this cell."""
+        return FitSpec(law, self.benchmark, self.metric, tpr=self.data.tpr, min_flops=self.data.min_flops, seed=seed)
+
+    def side(self) -> tuple:
+        """What a fit here depends on besides the law: the data, the selection and the training runs."""
+        runs = frozenset(self.seen["run"])
+        return (
+            self.data.name,
+            id(self.data.table),
+            self.benchmark,
+            self.metric,
+            self.data.tpr,
+            self.data.min_flops,
+            runs,
+        )
+
+
+def make_cells(datasets: list[Dataset], candidates: tuple | None = None, fallbacks: tuple = ()) -> tuple[list, dict]:
+    """Every cell with held-out runs, and each data set's and split's candidate and fallback laws (``candidates`` and
+    ``fallbacks`` where given; else the ladder of its training runs)."""
+    cells, ladders = [], {}
+    for data in datasets:
+        everyone = data.table.drop_duplicates("run")
+        for bench_name, metric in data.benchmarks:
+            rows, splits = data.splits(bench_name, metric)
+            for i, split in enumerate(splits):
+                train, held = cell_rows(data, rows, split)
+                seen = everyone[everyone["run"].isin(set(train["run"]))]
+                cutoff = cutoff_of(rows, split)
+                ladder = (tuple(candidates), tuple(fallbacks)) if candidates else ladder_laws(seen)
+                ladders.setdefault((data.name, cutoff), ladder)
+                if not held.empty:
+                    cell = Cell(data, i, bench_name, metric, cutoff, train, held, seen, *ladder, tprs_held(rows, split))
+                    cells.append(cell)
+    return cells, ladders
+
+
 def _law_job(job: tuple):
     train, spec, n_boot, seed = job
     return st.law_outcome(train, spec, n_boot, seed)
@@ -69,9 +237,45 @@ def _choose_job(job: tuple) -> str | None:
     return chooser.pick(train, spec)
 
 
+def fit_cells(
+    cells: list[Cell],
+    strategies: list,
+    *,
+    n_boot: int,
+    seed: int,
+    n_jobs: int | None = None,
+    progress: bool | None = None,
+    ray_address: str | None = None,
+) -> dict:
+    """Run each chooser and fit every law a strategy needs in every cell, each (law, training side) once — the fit
+    cache of one command: cells of several splits or strategies with one training side share its fits. Returns the
+    counts (``needed``: the (cell, law) pairs; ``fitted``: the fits made)."""
+    pool = {"n_jobs": n_jobs, "progress": progress, "ray_address": ray_address}
+    choosers = [s for s in strategies if isinstance(s, st.Chooser)]
+    picks = {}
+    for cell in cells:
+        for chooser in choosers:
+            picks.setdefault((chooser.name, cell.side()), (cell.train, cell.spec("power", seed), chooser))
+    chosen = parallel_map(_choose_job, list(picks.values()), description="bench: choosers", **pool)
+    chosen = dict(zip(picks, chosen, strict=True))
+    for cell in cells:
+        cell.picks = {chooser.name: chosen[chooser.name, cell.side()] for chooser in choosers}
+    wanted, jobs = [], {}
+    for cell in cells:
+        laws = tuple(dict.fromkeys(law for strategy in strategies for law in strategy.needs(cell)))
+        wanted.append(laws)
+        for law in laws:
+            jobs.setdefault((law, cell.side()), (cell.train, cell.spec(law, seed), n_boot, seed))
+    fitted = parallel_map(_law_job, list(jobs.values()), description="bench: fit laws", **pool)
+    fitted = dict(zip(jobs, fitted, strict=True))
+    for cell, laws in zip(cells, wanted, strict=True):
+        cell.members = {law: fitted[law, cell.side()] for law in laws}
+    return {"needed": sum(len(laws) for laws in wanted), "fitted": len(jobs)}
+
+
 def bench(
     datasets: list[Dataset],
-    strategies: list[str] | None = None,
+    strategies: list | None = None,
     *,
     laws: tuple[str, ...] = st.FIXED_LAWS,
     candidates: tuple[str, ...] | None = None,
@@ -83,25 +287,26 @@ def bench(
     choosers: tuple[st.Chooser, ...] = (),
     interval: str | None = None,
 ) -> BenchResult:
-    """Rolling-origin backtests of every strategy on every data set, benchmark and cutoff.
+    """Rolling-origin backtests of every strategy on every data set, benchmark and split.
 
-    ``laws`` are fitted, each also a fixed-law strategy; ``candidates`` are what ``ensemble``,
-    ``stack`` and ``select`` combine (default: each cutoff's own ladder, fitted beside ``laws``, with its
-    fallback law where no candidate has support: :func:`strategies.ladder_candidates`). ``strategies``
-    default to every fixed law with both intervals, ``ensemble`` (also with the bootstrap-only interval),
-    ``stack``, ``select`` and each of ``choosers`` (rules that pick one law per cell from its training runs).
+    ``laws`` are the fixed-law strategies of the default list; ``candidates`` are what ``ensemble``, ``stack`` and
+    ``select`` combine (default: each split's own ladder, with its fallback law where no candidate has support:
+    :func:`benchcast.forecasting.selection.ladder_laws`). ``strategies`` default to every fixed law with both
+    intervals, ``ensemble`` (also with the bootstrap-only interval), ``stack``, ``select`` and each of ``choosers``
+    (rules that pick one law per cell from its training runs).
 
     Parameters
     ----------
     datasets : list of Dataset
-        The data sets, each with its benchmarks and cutoffs.
-    strategies : list of str, optional
-        Strategy names (a law, ``ensemble``, ``stack``, ``select``, a chooser; ``[bootstrap]`` suffix
-        for the bootstrap-only interval); default :func:`_default_strategies`.
+        The data sets, each with its benchmarks and split (:attr:`Dataset.splitter`).
+    strategies : list of str or strategy values, optional
+        Strategies (:class:`~benchcast.evaluation.strategies.FixedLaw`, ``Combine``, ``Switch``, ``Chooser``) or
+        their names (:func:`~benchcast.evaluation.strategies.parse_strategy`: a law, ``ensemble``, ``stack``,
+        ``select``, ``switch``, a chooser; ``[bootstrap]`` suffix for the bootstrap-only interval).
     laws : tuple of str
-        The laws fitted in every cell.
+        The fixed laws of the default strategies (and those ``candidates`` may name).
     candidates : tuple of str, optional
-        The laws the selectors combine (a subset of ``laws``; no fallback); None: each cutoff's training runs'.
+        The laws the selectors combine (a subset of ``laws``; no fallback); None: each split's training runs'.
     n_boot : int
         Bootstrap replicates per law fit.
     seed : int
@@ -115,9 +320,8 @@ def bench(
     choosers : tuple of Chooser
         Rules that pick one law per cell; each is also a strategy.
     interval : {'extrapolation', 'bootstrap'}, optional
-        One interval for every strategy: the default strategies once each with it, and a strategy
-        named without a ``[...]`` suffix gets it (``'bootstrap'`` adds the suffix). None (default):
-        both intervals, as :func:`_default_strategies` lists them, a bare name meaning extrapolation.
+        One interval for every strategy named without one (and the default strategies once each with it). None
+        (default): both intervals in the default list, a bare name meaning extrapolation.
 
     Returns
     -------
@@ -127,209 +331,98 @@ def bench(
     start = time.perf_counter()
     for data in datasets:  # the fits run in workers, whose warnings are not shown: a silent 0 would be
         warn_unknown_chance(data.table, data.benchmarks, data.name)
-    by_name = {chooser.name: chooser for chooser in choosers}
-    strategies = list(strategies or _default_strategies(laws, by_name, interval))
-    if interval is not None:
-        strategies = [st.with_interval(name, interval, by_name) for name in strategies]
+    given = strategies or st.default_strategies(laws, choosers, interval)
+    strategies = [st.parse_strategy(name, interval, choosers) for name in given]
     missing = sorted(set(candidates or ()) - set(laws))
-    if missing and any(st.base_name(name, by_name)[0] in st.SELECTORS for name in strategies):
+    if missing and any(isinstance(s, st.Combine) for s in strategies):
         raise BenchcastError(f"candidate law(s) {missing} are not among the fitted laws {list(laws)}.")
-    selected = any(st.base_name(name, by_name)[0] in (*st.SELECTORS, st.SWITCH) for name in strategies)
-    ladders = st.cell_ladders(datasets, candidates)  # each cutoff's, from its training runs only
-    extra = {d.name: sum((sum(p, ()) for (n, _), p in ladders.items() if n == d.name), ()) for d in datasets}
-    if any(st.base_name(name, by_name)[0] == st.SWITCH for name in strategies):  # each cutoff's simplest alternative
-        extra = {d.name: (*extra[d.name], *(alternative_law(st.runs_of(d, c)) for c in d.cutoffs)) for d in datasets}
-    outcomes, picks, held_out = fit_cells(
-        datasets,
-        laws,
-        extra_laws=extra if selected else None,
-        choosers=[by_name[name] for name in strategies if name in by_name],
-        n_boot=n_boot,
-        seed=seed,
-        n_jobs=n_jobs,
-        progress=progress,
-        ray_address=ray_address,
-    )
-    rows, predictions = assemble(datasets, strategies, outcomes, picks, held_out, seed, ladders, by_name, n_boot=n_boot)
-    board = leaderboard(rows)
+    cells, ladders = make_cells(datasets, candidates)
+    fits = fit_cells(cells, strategies, n_boot=n_boot, seed=seed, n_jobs=n_jobs, progress=progress,
+                     ray_address=ray_address)  # fmt: skip
+    rows, predictions = assemble(cells, strategies, n_boot=n_boot, seed=seed)
     settings = {
-        "strategies": strategies,
+        "strategies": [s.name for s in strategies],
         "laws": list(laws),
-        "candidates": st.ladder_settings(ladders, 0),
-        "fallbacks": st.ladder_settings(ladders, 1),
+        "candidates": _ladder_settings(ladders, 0),
+        "fallbacks": _ladder_settings(ladders, 1),
         "n_boot": n_boot,
         "seed": seed,
         "interval": interval or "both",
         "origin_decades": list(ext.ORIGIN_DECADES),
+        "fits": fits,
         "datasets": [
             {
                 "name": d.name,
                 "tpr": d.tpr,
                 "min_flops": d.min_flops,
                 "holdout_tprs": list(d.holdout_tprs),
-                "cutoffs": list(d.cutoffs),
+                "cutoffs": sorted({c for n, c in ladders if n == d.name}),
                 "benchmarks": [f"{b}:{m}" for b, m in d.benchmarks],
             }
             for d in datasets
         ],
     }
-    return BenchResult(rows, predictions, board, time.perf_counter() - start, settings)
+    return BenchResult(rows, predictions, leaderboard(rows), time.perf_counter() - start, settings)
 
 
-def fit_cells(
-    datasets: list[Dataset],
-    laws: tuple[str, ...],
-    *,
-    choosers: list[st.Chooser],
-    n_boot: int,
-    seed: int,
-    n_jobs: int | None,
-    progress: bool | None,
-    ray_address: str | None = None,
-    extra_laws: dict[str, tuple[str, ...]] | None = None,
-) -> tuple[dict, dict, dict]:
-    """Fit every candidate law for every data set, benchmark and cutoff, and run each chooser: (law outcomes, picks
-    {cell key: {chooser: law}}, held-out rows with the largest training compute)."""
-    pool = {"n_jobs": n_jobs, "progress": progress, "ray_address": ray_address}
-    keys, law_jobs, pick_keys, pick_jobs, held_out = [], [], [], [], {}
-    for data in datasets:
-        for bench_name, metric in data.benchmarks:
-            for cutoff in data.cutoffs:
-                train, held = split_for(data, bench_name, metric, cutoff)
-                if held.empty:
-                    continue
-                held_out[Cell(data.name, bench_name, metric, cutoff)] = (held, float(train["flops"].max()))
-                base = FitSpec("power", bench_name, metric, tpr=data.tpr, min_flops=data.min_flops, seed=seed)
-                for law in dict.fromkeys((*laws, *(extra_laws or {}).get(data.name, ()))):
-                    keys.append(LawCell(data.name, bench_name, metric, cutoff, law))
-                    law_jobs.append((train, base.replace(law=law), n_boot, seed))
-                for chooser in choosers:
-                    pick_keys.append((Cell(data.name, bench_name, metric, cutoff), chooser.name))
-                    pick_jobs.append((train, base, chooser))
-    fitted = parallel_map(_law_job, law_jobs, description="bench: fit laws", **pool)
-    outcomes = dict(zip(keys, fitted, strict=True))
-    picks: dict[tuple, dict[str, str | None]] = {}
-    chosen = parallel_map(_choose_job, pick_jobs, description="bench: choosers", **pool) if pick_jobs else []
-    for (key, name), law in zip(pick_keys, chosen, strict=True):
-        picks.setdefault(key, {})[name] = law
-    # a chooser may pick a law outside the candidates: fit it too
-    extra = sorted(
-        {
-            LawCell(*key, law)
-            for key, cell in picks.items()
-            for law in cell.values()
-            if law and LawCell(*key, law) not in outcomes
-        }
-    )
-    if extra:
-        jobs = []
-        for dname, bench_name, metric, cutoff, law in extra:
-            data = next(d for d in datasets if d.name == dname)
-            train, held = split_for(data, bench_name, metric, cutoff)
-            spec = FitSpec(law, bench_name, metric, tpr=data.tpr, min_flops=data.min_flops, seed=seed)
-            jobs.append((train, spec, n_boot, seed))
-        fitted = parallel_map(_law_job, jobs, description="bench: chosen laws", **pool)
-        outcomes.update(zip(extra, fitted, strict=True))
-    return outcomes, picks, held_out
+def _ladder_settings(ladders: dict, which: int) -> dict:
+    """The candidates (``which`` 0) or fallbacks (1) as bench's settings show them: by data set name, or by
+    ``'name @ cutoff'`` where a data set has several splits."""
+    names = [name for name, _ in ladders]
+    return {
+        name if names.count(name) == 1 else f"{name} @ {cutoff:.3g}": list(pair[which])
+        for (name, cutoff), pair in ladders.items()
+    }
 
 
-def _default_strategies(laws, choosers=(), interval: str | None = None) -> list[str]:
-    """Every law with both intervals, the selectors, the default with the bootstrap interval, the choosers (with
-    ``interval``: every law and selector once, with that interval)."""
-    if interval is not None:
-        return [st.with_interval(name, interval) for name in (*laws, *st.SELECTORS)] + list(choosers)
-    return [
-        *laws,
-        *(f"{law}[bootstrap]" for law in laws),
-        *st.SELECTORS,
-        f"{st.DEFAULT_STRATEGY}[bootstrap]",
-        *choosers,
-    ]
-
-
-def assemble(
-    datasets,
-    strategies,
-    outcomes,
-    picks,
-    held_out,
-    seed,
-    candidates=DEFAULT_CANDIDATES,
-    choosers=None,
-    *,
-    n_boot: int = DEFAULT_REPLICATES,
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Turn law outcomes into each strategy's forecasts, intervals and metrics."""
+def assemble(cells: list[Cell], strategies: list, *, n_boot: int = DEFAULT_REPLICATES, seed: int = 0):
+    """Each strategy's forecasts, intervals and metrics in every cell, from the cells' fitted laws: (rows, per-point
+    predictions)."""
     records, points = [], []
-    for data in datasets:
-        for cutoff in data.cutoffs:
-            laws, fallbacks = candidates[data.name, cutoff] if isinstance(candidates, dict) else (tuple(candidates), ())
-            seen = st.runs_of(data, cutoff)
-            several, simplest = spans_tprs(seen), alternative_law(seen)
-            cells = [(b, m) for b, m in data.benchmarks if (data.name, b, m, cutoff) in held_out]
-            by_cell = {
-                (b, m): {key[4]: o for key, o in outcomes.items() if key[:4] == (data.name, b, m, cutoff)}
-                for b, m in cells
-            }  # each cell's fitted laws (Members)
-            for strategy in strategies:
-                for bench_name, metric in cells:
-                    made, interval = st.strategy_ensemble(
-                        strategy,
-                        by_cell[(bench_name, metric)],
-                        picks.get((data.name, bench_name, metric, cutoff), {}),
-                        laws,
-                        choosers,
-                        fallbacks,
-                        simplest,
-                    )
-                    held, top = held_out[Cell(data.name, bench_name, metric, cutoff)]
-                    true = held["value"].to_numpy(float)
-                    decades = np.log10(held["flops"].to_numpy(float) / top)
-                    row = {
-                        "dataset": data.name,
-                        "benchmark": bench_name,
-                        "metric": metric,
-                        "strategy": strategy,
-                        "cutoff": cutoff,
-                        "status": made if isinstance(made, str) else "ok",
-                        "n_test": int(len(held)),
-                        "decades": float(np.mean(decades)),
-                    }
-                    if isinstance(made, str):
-                        records.append(row)
-                        continue
-                    # the strategy's forecast as every other command makes it: the one forecaster
-                    runs, extra = frame_runs(held)
-                    forecast = made.predict(runs, Uncertainty(n_boot, seed, interval), extra=extra)
-                    predicted, intervals = forecast.prediction, forecast.intervals
-                    # a TPR held out lies outside the fitted TPRs by construction: the protocol's premise, not a flag
-                    row.update(cell_flags(forecast.flags, (OUTSIDE_TPR,) if data.holdout_tprs else ()))
-                    if row["status"] != "ok":  # refused: no number, the status says why
-                        records.append(row)
-                        continue
-                    ok = st.usable(made, true, bench_name)
-                    row.update(metrics(true, predicted, ok, intervals))
-                    row["laws"] = ",".join(f"{law}:{w:.2f}" for law, w in made.weights_.items() if w > 0)
-                    if several and any(get_law(law).across_tprs(seen) for law in made.weights_):
-                        row["laws"] += " (compute alone, across TPRs)"  # runs at several TPRs read as one curve
-                    row["tau"] = forecast.error_model["tau"] if forecast.error_model is not None else np.nan
-                    records.append(row)
-                    # the forecast's own table, with the held-out runs' truth
-                    frame = forecast.to_frame().assign(
-                        run=held["run"].to_numpy(),
-                        dataset=data.name,
-                        metric=metric,
-                        strategy=strategy,
-                        cutoff=cutoff,
-                        decades=decades,
-                        true=true,
-                        predicted=predicted,
-                        usable=ok,
-                        flags=[describe(point) for point in forecast.flags],
-                    )
-                    points.append(frame[[*POINT_COLUMNS, *(c for c in frame if c[:5] in ("lower", "upper"))]])
+    groups: dict = {}
+    for cell in cells:  # by data set and split, then strategy, then benchmark
+        groups.setdefault((id(cell.data), cell.split), []).append(cell)
+    for group in groups.values():
+        for strategy in strategies:
+            for cell in group:
+                record, frame = _forecast_cell(cell, strategy, n_boot, seed)
+                records.append(record)
+                if frame is not None:
+                    points.append(frame)
     rows = pd.DataFrame(records)
     for key in ROW_KEYS:
         if key not in rows:
             rows[key] = np.nan
     return rows, pd.concat(points, ignore_index=True) if points else pd.DataFrame()
+
+
+def _forecast_cell(cell: Cell, strategy, n_boot: int, seed: int):
+    """One strategy's row in one cell and its per-point table (None where it made no forecast)."""
+    held = cell.held
+    true = held["value"].to_numpy(float)
+    decades = np.log10(held["flops"].to_numpy(float) / float(cell.train["flops"].max()))
+    row = {"dataset": cell.data.name, "benchmark": cell.benchmark, "metric": cell.metric, "strategy": strategy.name,
+           "cutoff": cell.cutoff, "status": "ok", "n_test": len(held), "decades": float(np.mean(decades))}  # fmt: skip
+    try:
+        made = strategy.make(cell)
+    except st.NoForecast as why:
+        return {**row, "status": why.status}, None
+    # the strategy's forecast as every other command makes it: the one forecaster
+    runs, extra = frame_runs(held)
+    forecast = made.predict(runs, Uncertainty(n_boot, seed, strategy.interval), extra=extra)
+    # a TPR held out lies outside the fitted TPRs by construction: the protocol's premise, not a flag
+    row.update(cell_flags(forecast.flags, (OUTSIDE_TPR,) if cell.tprs_held else ()))
+    if row["status"] != "ok":  # refused: no number, the status says why
+        return row, None
+    ok = usable_points(true, float(next(iter(made.fits.values())).spec.q_rand), cell.benchmark)
+    row.update(metrics(true, forecast.prediction, ok, forecast.intervals))
+    row["laws"] = ",".join(f"{law}:{w:.2f}" for law, w in made.weights_.items() if w > 0)
+    if spans_tprs(cell.seen) and any(get_law(law).across_tprs(cell.seen) for law in made.weights_):
+        row["laws"] += " (compute alone, across TPRs)"  # runs at several TPRs read as one curve
+    row["tau"] = forecast.error_model["tau"] if forecast.error_model is not None else np.nan
+    # the forecast's own table, with the held-out runs' truth
+    frame = forecast.to_frame().assign(
+        run=held["run"].to_numpy(), dataset=cell.data.name, metric=cell.metric, strategy=strategy.name,
+        cutoff=cell.cutoff, decades=decades, true=true, usable=ok, flags=[describe(p) for p in forecast.flags],
+    )  # fmt: skip
+    return row, frame[[*POINT_COLUMNS, *(c for c in frame if c[:5] in ("lower", "upper"))]]

@@ -244,9 +244,9 @@ def leaderboard(rows: pd.DataFrame) -> pd.DataFrame:
     board = rows[values].where(counted).groupby(keys, sort=False).mean()
     board["cells"] = counted.groupby(keys, sort=False).sum()
     board["no_support"] = (rows["status"] == "no support").groupby(keys, sort=False).sum()
-    board["failed"] = rows["status"].str.startswith("failed").groupby(keys, sort=False).sum()
-    board["flagged"] = (counted & flagged).groupby(keys, sort=False).sum()
     refused = rows["refused"].eq(True) if "refused" in rows else rows["status"] != rows["status"]
+    board["failed"] = (~counted & (rows["status"] != "no support") & ~refused).groupby(keys, sort=False).sum()
+    board["flagged"] = (counted & flagged).groupby(keys, sort=False).sum()
     board["refused"] = refused.groupby(keys, sort=False).sum()
     common_board = common.groupby(["dataset", "strategy"], sort=False)[["mre", "coverage50", "coverage90"]].mean()
     board = board.join(common_board.add_suffix("_common"))

@@ -13,7 +13,6 @@ import pandas as pd
 
 from benchcast.data.table import at_tpr, tpr_level
 from benchcast.errors import BenchcastError, InsufficientDataError
-from benchcast.evaluation.bench_cells import holdout_largest
 from benchcast.fitting.api import fit_rows
 from benchcast.fitting.metrics import usable_points
 from benchcast.fitting.spec import FitSpec, design
@@ -23,6 +22,41 @@ from benchcast.forecasting.targets import frame_runs
 from benchcast.utils.progress import track
 from benchcast.validation import check_positive
 
+MIN_TRAINING_RUNGS = 3  # a law of three parameters needs at least three computes to be fitted below the cutoff
+
+
+@dataclass(frozen=True, eq=False)
+class Split:
+    """One split of the rows a splitter was given.
+
+    Parameters
+    ----------
+    label : float
+        What names the split in a table (its ``split`` or ``cutoff`` column): a compute, a TPR, a size.
+    train, test : ndarray of bool
+        The training and the held-out rows (a row on neither side is unused).
+    top_flops : float, optional
+        The largest compute the training side may reach (a fixed law's fit records it as its compute range); None
+        where the split is not by compute.
+    """
+
+    label: float
+    train: np.ndarray
+    test: np.ndarray
+    top_flops: float | None = None
+
+    def within(self, flops: np.ndarray, min_flops: float | None = None, max_flops: float | None = None) -> Split:
+        """The one compute-range rule: the training side keeps the rows (of compute ``flops``) within the range."""
+        train = self.train
+        train = train & (flops >= min_flops) if min_flops is not None else train
+        train = train & (flops <= max_flops) if max_flops is not None else train
+        return replace(self, train=train)
+
+
+def _by_compute(cut: float, flops: np.ndarray) -> Split:
+    """Fit the rows at or below ``cut`` FLOPs, forecast those above."""
+    return Split(float(cut), flops <= cut, flops > cut, float(cut))
+
 
 @dataclass(frozen=True)
 class Threshold:
@@ -30,9 +64,9 @@ class Threshold:
 
     threshold: float
 
-    def __call__(self, rows: pd.DataFrame) -> list:
-        flops = rows["flops"].to_numpy(float)
-        return [(self.threshold, flops <= self.threshold, flops > self.threshold)]
+    def split(self, rows: pd.DataFrame) -> list[Split]:
+        """One split at the threshold."""
+        return [_by_compute(self.threshold, rows["flops"].to_numpy(float))]
 
 
 @dataclass(frozen=True)
@@ -43,12 +77,13 @@ class ThresholdOrTPR:
     threshold: float
     tpr: float | None = None
 
-    def __call__(self, rows: pd.DataFrame) -> list:
+    def split(self, rows: pd.DataFrame) -> list[Split]:
+        """One split: above the threshold or at the TPR held out."""
         tpr = rows["tpr"].to_numpy(float)
         test = (rows["flops"].to_numpy(float) > self.threshold) | at_tpr(
             tpr, tpr.max() if self.tpr is None else self.tpr
         )
-        return [(self.threshold, ~test, test)]
+        return [Split(self.threshold, ~test, test)]
 
 
 @dataclass(frozen=True)
@@ -58,22 +93,39 @@ class ThresholdAndK:
     threshold: float
     max_k: int = 32
 
-    def __call__(self, rows: pd.DataFrame) -> list:
+    def split(self, rows: pd.DataFrame) -> list[Split]:
+        """One split: below the threshold and within k held in."""
         train = (rows["flops"].to_numpy(float) < self.threshold) & (rows["k"].to_numpy(float) <= self.max_k)
-        return [(self.threshold, train, ~train)]
+        return [Split(self.threshold, train, ~train, self.threshold)]
 
 
 @dataclass(frozen=True)
 class LargestRuns:
-    """Forecast the ``n`` largest rungs of the ladder (its ``n`` largest distinct computes), fit the rest."""
+    """Forecast the ``n`` largest rungs of the ladder (its ``n`` largest distinct computes; runs of one compute, such
+    as seeds, are one rung), fit the rest; the rungs are counted at or above ``min_flops`` (the fit's floor)."""
 
     n: int
+    min_flops: float | None = None
 
-    def __call__(self, rows: pd.DataFrame) -> list:
+    def rungs(self, rows: pd.DataFrame) -> tuple[float, tuple[float, ...]]:
+        """The cutoff (the geometric mean of the ``n``-th and ``n+1``-th largest rungs) and the rungs held out; rows
+        with no score (``value`` NaN) are not counted."""
         scored = rows[rows["value"].notna()] if "value" in rows else rows
-        cut, _ = holdout_largest(scored, self.n)  # bench's rung rule, its refusal included
-        flops = rows["flops"].to_numpy(float)
-        return [(cut, flops <= cut, flops > cut)]
+        flops = scored["flops"].to_numpy(float)
+        keep = np.isfinite(flops) & (flops > 0) & (flops >= (self.min_flops or 0.0))
+        found = np.unique(np.round(np.log10(flops[keep]), 6))[::-1]  # one rung per compute, to 1 ppm
+        where = "" if self.min_flops is None else f" with C >= {self.min_flops:.3g}"
+        if self.n < 1 or self.n > len(found) - MIN_TRAINING_RUNGS:
+            raise BenchcastError(
+                f"--holdout-largest {self.n}: the ladder{where} has {len(found)} rungs (distinct computes), and "
+                f"holding out K of them must leave at least {MIN_TRAINING_RUNGS} to fit on: give K from 1 to "
+                f"{max(len(found) - MIN_TRAINING_RUNGS, 0)}."
+            )
+        return float(10 ** (0.5 * (found[self.n - 1] + found[self.n]))), tuple(float(10**r) for r in found[: self.n])
+
+    def split(self, rows: pd.DataFrame) -> list[Split]:
+        """One split below the ``n`` largest rungs."""
+        return [_by_compute(self.rungs(rows)[0], rows["flops"].to_numpy(float))]
 
 
 @dataclass(frozen=True)
@@ -82,11 +134,17 @@ class LargerModels:
 
     params: float
 
-    def __call__(self, rows: pd.DataFrame) -> list:
+    def split(self, rows: pd.DataFrame) -> list[Split]:
+        """One split by size (both sides must hold runs)."""
         if "params" not in rows or rows["params"].isna().any():
             raise BenchcastError("a split by model size needs every run's parameters (column 'params').")
         n = rows["params"].to_numpy(float)
-        return [(self.params, n < self.params, n >= self.params)]
+        if not (n < self.params).any() or not (n >= self.params).any():
+            raise BenchcastError(
+                f"--holdout-params {self.params:.3g} must leave runs on both sides: the runs' sizes are "
+                f"{', '.join(f'{v:.3g}' for v in np.unique(n))}."
+            )
+        return [Split(self.params, n < self.params, n >= self.params)]
 
 
 @dataclass(frozen=True)
@@ -95,9 +153,10 @@ class AtTPR:
 
     tpr: float
 
-    def __call__(self, rows: pd.DataFrame) -> list:
+    def split(self, rows: pd.DataFrame) -> list[Split]:
+        """One split: the runs at the TPR held out."""
         test = at_tpr(rows["tpr"].to_numpy(float), self.tpr)
-        return [(self.tpr, ~test, test)]
+        return [Split(self.tpr, ~test, test)]
 
 
 @dataclass(frozen=True)
@@ -106,8 +165,31 @@ class Thresholds:
 
     thresholds: tuple
 
-    def __call__(self, rows: pd.DataFrame) -> list:
-        return [split for t in self.thresholds for split in Threshold(float(t))(rows)]
+    def split(self, rows: pd.DataFrame) -> list[Split]:
+        """A split per threshold."""
+        return [_by_compute(float(t), rows["flops"].to_numpy(float)) for t in self.thresholds]
+
+
+@dataclass(frozen=True)
+class Combined:
+    """Hold out what any of the splitters holds out: each split of ``first`` with the one split of each of ``rest``
+    (its label and compute kept), e.g. a cutoff with the runs at a TPR and the larger models held out too."""
+
+    first: object
+    rest: tuple = ()
+
+    def split(self, rows: pd.DataFrame) -> list[Split]:
+        """The first splitter's splits, each narrowed by the others'."""
+        others = [other.split(rows) for other in self.rest]
+        if any(len(made) != 1 for made in others):
+            raise BenchcastError("a combined splitter holds out with splitters of one split each.")
+        out = []
+        for split in self.first.split(rows):
+            train, test = split.train, split.test
+            for (other,) in others:
+                train, test = train & other.train, test | other.test
+            out.append(replace(split, train=train, test=test))
+        return out
 
 
 @dataclass(frozen=True)
@@ -137,13 +219,14 @@ class Cutoffs:
         chosen = by_run.to_numpy(float)[-self.n_targets :]
         return by_run, np.isclose(by_run.to_numpy(float)[:, None], chosen[None, :], rtol=1e-9, atol=0).any(axis=1)
 
-    def __call__(self, rows: pd.DataFrame) -> list:
+    def split(self, rows: pd.DataFrame) -> list[Split]:
+        """A split per cutoff below the targets."""
         by_run, replicate = self.targets(rows)
         pool = by_run[~replicate].to_numpy(float)
         test = rows["run"].isin(list(by_run.index[replicate])).to_numpy()
         flops = rows["flops"].to_numpy(float)
         cutoffs = [c for c in np.unique(pool) if int((pool <= c).sum()) >= self.min_points]
-        return [(float(c), ~test & (flops <= c), test) for c in cutoffs]
+        return [Split(float(c), ~test & (flops <= c), test, float(c)) for c in cutoffs]
 
 
 @dataclass(frozen=True)
@@ -242,14 +325,14 @@ class LikeTarget:
             + (f" (the nearest the ladder's runs and ratios allow: {', '.join(short)})" if short else "")
         )
 
-    def __call__(self, rows: pd.DataFrame) -> list:
+    def split(self, rows: pd.DataFrame) -> list[Split]:
+        """One split: the runs above the compute cut or the TPR cut held out."""
         c_cut, t_cut = self.cuts(rows)
         flops, tpr = rows["flops"].to_numpy(float), rows["tpr"].to_numpy(float)
         train = (flops <= c_cut) & (tpr <= t_cut * (1 + 1e-6))
-        return [(c_cut, train, ~train)]
+        return [Split(c_cut, train, ~train, c_cut)]
 
 
-BY_COMPUTE = (Threshold, ThresholdAndK, LargestRuns, Thresholds, Cutoffs, LikeTarget)  # label: the top compute fitted
 PROTOCOL_SPLITTERS = {"threshold": Threshold, "nd": ThresholdOrTPR, "passk": ThresholdAndK}
 
 
@@ -274,10 +357,10 @@ def evaluate(
         ``min_flops`` and ``max_flops`` limit the training side only, ``max_k`` with :class:`ThresholdAndK`).
     table : pandas.DataFrame
         The runs.
-    splitter : callable
-        A splitter (:class:`Threshold`, :class:`ThresholdOrTPR`, :class:`ThresholdAndK`, :class:`LargestRuns`,
-        :class:`LargerModels`, :class:`AtTPR`, :class:`Thresholds`), or any callable of the design rows returning
-        ``[(label, train mask, test mask), ...]``.
+    splitter : splitter
+        A value with one method, ``split(rows) -> list[Split]`` over the design rows: :class:`Threshold`,
+        :class:`ThresholdOrTPR`, :class:`ThresholdAndK`, :class:`LargestRuns`, :class:`LargerModels`, :class:`AtTPR`,
+        :class:`Thresholds`, :class:`Cutoffs`, :class:`LikeTarget`, :class:`Combined`, or one of your own.
     forecaster : Ensemble, optional
         An unfitted ensemble (``Ensemble()``: the default strategy) fitted afresh on each training side; default:
         ``spec``'s law alone.
@@ -303,52 +386,49 @@ def evaluate(
     unc = uncertainty or Uncertainty(n_boot=0)
     rows, resolved = design(table, replace(spec, max_k=None, min_flops=None, max_flops=None))
     frames, models = [], []
-    for label, train, test in track(splitter(rows), f"evaluate {spec.benchmark}", enabled=progress):
-        flops = rows["flops"].to_numpy(float)  # the spec's compute range limits the training side only
-        train = train & (flops >= spec.min_flops) if spec.min_flops is not None else train
-        train = train & (flops <= spec.max_flops) if spec.max_flops is not None else train
-        if not train.any():
-            raise InsufficientDataError(f"{spec.benchmark}: no runs on the training side of the split at {label:.3g}.")
-        if not test.any():
-            raise InsufficientDataError(f"{spec.benchmark}: no held-out runs at {label:.3g}.")
+    flops = rows["flops"].to_numpy(float)
+    for split in track(splitter.split(rows), f"evaluate {spec.benchmark}", enabled=progress):
+        split = split.within(flops, spec.min_flops, spec.max_flops)  # the spec's range limits the training side only
+        if not split.train.any():
+            raise InsufficientDataError(
+                f"{spec.benchmark}: no runs on the training side of the split at {split.label:.3g}."
+            )
+        if not split.test.any():
+            raise InsufficientDataError(f"{spec.benchmark}: no held-out runs at {split.label:.3g}.")
         try:
-            model = _fit(forecaster, spec, resolved, table, rows, train, splitter, label)
+            model = _fit(forecaster, spec, resolved, table, rows, split)
         except BenchcastError:
             if not skip_failed:
                 raise
             continue
         runs, extra = frame_runs(rows)
         made = model.predict(runs, unc, confidence=confidence, extra=extra)
-        frames.append(_with_truth(made.to_frame(), rows, train, test, label, model))
+        frames.append(_with_truth(made.to_frame(), rows, split, model))
         models.append(model)
     out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     return (out, models) if return_models else out
 
 
-def _fit(forecaster, spec: FitSpec, resolved: FitSpec, table, rows, train, splitter, label) -> Ensemble:
+def _fit(forecaster, spec: FitSpec, resolved: FitSpec, table, rows, split: Split) -> Ensemble:
     """The forecaster fitted to the training side of one split."""
     if forecaster is None:
-        top = (
-            label
-            if isinstance(splitter, (Threshold, ThresholdAndK, LargestRuns, Thresholds, Cutoffs, LikeTarget))
-            else None
-        )
-        training = replace(resolved, max_k=spec.max_k, min_flops=spec.min_flops, max_flops=top)
-        return Ensemble.of_fit(fit_rows(rows[train].reset_index(drop=True), training))
-    seen = table[table["run"].isin(set(rows["run"][train]))]
+        training = replace(resolved, max_k=spec.max_k, min_flops=spec.min_flops, max_flops=split.top_flops)
+        return Ensemble.of_fit(fit_rows(rows[split.train].reset_index(drop=True), training))
+    seen = table[table["run"].isin(set(rows["run"][split.train]))]
     if spec.max_k is not None and "k" in seen:  # k above max_k is held out, never fitted
         seen = seen[~(seen["k"].to_numpy(float) > spec.max_k)]
     return Ensemble(forecaster.rule, forecaster.laws).fit(seen, replace(spec, law="power"), progress=False)
 
 
-def _with_truth(frame: pd.DataFrame, rows: pd.DataFrame, train, test, label, model: Ensemble) -> pd.DataFrame:
+def _with_truth(frame: pd.DataFrame, rows: pd.DataFrame, split: Split, model: Ensemble) -> pd.DataFrame:
     """A split's forecast table with the runs' truth, side and use."""
     fit = next(iter(model.fits.values()))
     used = set(zip(fit.points["run"], fit.points["k"].astype(float), strict=True))
+    train, test = split.train, split.test
     fitted = np.array([(r, float(k)) in used for r, k in zip(rows["run"], rows["k"], strict=True)]) & train
     true = rows["value"].to_numpy(float)
     return frame.assign(
-        split=label,
+        split=split.label,
         run=rows["run"].to_numpy(),
         k=rows["k"].to_numpy(float),
         true=true,

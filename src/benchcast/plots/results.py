@@ -229,7 +229,7 @@ def plot_bench(predictions: pd.DataFrame, bins: int = 6, ax=None, title: str = "
     for strategy, group in predictions.groupby("strategy", sort=False):
         table = coverage_table(group, "decades", edges)
         which = np.clip(np.digitize(group["decades"], edges) - 1, 0, bins - 1)
-        rel = ((group["predicted"] - group["true"]).abs() / group["true"] * 100).groupby(which).mean()
+        rel = ((group["prediction"] - group["true"]).abs() / group["true"] * 100).groupby(which).mean()
         table["error"] = rel.reindex(np.unique(which)).to_numpy()  # coverage_table's rows: the non-empty bins
         summaries[strategy] = table
     if not title:

@@ -130,8 +130,10 @@ def analyse_benchmark(
     seed: int = 0,
     n_jobs: int | None = 1,
     interval: str = "extrapolation",
+    splitter=None,
 ) -> BenchmarkReport:
-    """Everything the page shows about one benchmark (see the module docstring)."""
+    """Everything the page shows about one benchmark (see the module docstring); ``splitter`` (a splitter value of one
+    split) places the validation backtest in place of the law choice's threshold."""
     check_replicates(n_boot, allow_zero=False)
     check_interval(interval)
     metric_name, k = parse_metric(metric) if metric else (None, None)
@@ -141,7 +143,7 @@ def analyse_benchmark(
     result = members[choice.law]  # the member the page details (runs, parameters)
     spec = FitSpec(choice.law, benchmark, metric_name, k=k, seed=seed)
     options = {"tpr": tpr, "n_boot": n_boot, "seed": seed, "n_jobs": n_jobs, "interval": interval}
-    validation, profile = judge(table, choice, spec, bench_metric(result.spec), **options)
+    validation, profile = judge(table, choice, spec, bench_metric(result.spec), splitter=splitter, **options)
     flops = np.concatenate([m.points["flops"].to_numpy(float) for m in members.values()])
     forecast_tpr = curve_tpr(planned_runs(target_flops, target_params, target_tokens), forecast_tpr)
     targets = planned_runs(
@@ -208,23 +210,28 @@ def judge(
     seed: int,
     n_jobs: int | None,
     interval: str,
+    splitter=None,
 ) -> tuple[StrategyBacktest | BacktestResult, pd.DataFrame]:
     """The validation backtest and the extrapolation profile of what the page forecasts with: the default strategy as
-    ``bench`` backtests it (one bench cell per threshold, the validation's and the profile's run together), or the
-    law the user named (its threshold backtests)."""
+    ``bench`` backtests it (one bench cell per split, the validation's and the profile's run together), or the
+    law the user named (its backtests); the validation's split is ``splitter``'s, or the law choice's threshold."""
     options = {"tpr": tpr, "n_boot": n_boot, "n_jobs": n_jobs, "interval": interval}
+    split = {"threshold": choice.validation_threshold} if splitter is None else {"splitter": splitter}
     if choice.named:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            validation = backtest(table, spec, threshold=choice.validation_threshold, seed=seed, **options)
+            validation = backtest(table, spec, seed=seed, **split, **options)
         return validation, extrapolation_profile(table, spec, done=[validation], **options)
     thresholds = [choice.validation_threshold, *profile_thresholds(table, spec, tpr)]
     # the default as bench backtests it: the ladder's candidates and fallback, members chosen at each threshold
     runs, _ = design(table, replace(spec, tpr=tpr))
     candidates, fallbacks = ladder_laws(runs)
     backtests = strategy_backtests(
-        table, spec, metric, choice.strategy.rule, candidates, thresholds, seed=seed, fallbacks=fallbacks, **options
-    )
+        table, spec, metric, choice.strategy.rule, candidates, thresholds, seed=seed, fallbacks=fallbacks,
+        splitter=splitter, **options,
+    )  # fmt: skip
+    if splitter is not None:  # the validation is the splitter's cell, the profile the thresholds'
+        return backtests[0], strategy_profile(backtests[1:])
     if not backtests or backtests[0].threshold != choice.validation_threshold:
         raise InsufficientDataError(
             f"{spec.benchmark}: no held-out runs above {choice.validation_threshold:.3g} FLOPs."

@@ -1,7 +1,7 @@
 """The report's backtests of the default strategy: ``bench``'s cells, one per threshold, for one benchmark.
 
-Each threshold is a bench cell (:func:`benchcast.evaluation.bench.fit_cells` and
-:func:`~benchcast.evaluation.bench.assemble`, the code ``bench`` runs): the strategy's laws are fitted
+Each threshold is a bench cell (:func:`benchcast.evaluation.bench.make_cells`, ``fit_cells`` and ``assemble``, the
+code ``bench`` runs): the strategy's laws are fitted
 to the runs at or below it, weighted from their rolling-origin forecasts there, and their bootstrap draws
 blended (and widened) into the strategy's forecasts and intervals at the runs above it. The page's
 numbers for a threshold are therefore bench's row and predictions for that cell; this module only lays
@@ -16,22 +16,15 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from benchcast.evaluation.bench import Dataset, assemble, fit_cells
-from benchcast.evaluation.strategies import strategy_ensemble, with_interval
+from benchcast.evaluation.bench import Dataset, assemble, fit_cells, make_cells
+from benchcast.evaluation.strategies import parse_strategy
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.plots.panels import curve, flops_grid
 from benchcast.report.profile import held_out_rows
 
-ROW_METRICS = {  # bench's row -> the backtest metric the page reads (BacktestResult's names)
-    "n_test": "n_test",
-    "mae": "test_mae",
-    "mre": "test_mre",
-    "n_usable": "n_test_usable",
-    "mre_usable": "test_mre_usable",
-    "coverage50": "coverage50",
-    "coverage90": "coverage90",
-    "width90": "width90",
-}
+ROW_METRICS = {"n_test": "n_test", "mae": "test_mae", "mre": "test_mre", "n_usable": "n_test_usable",  # bench's row ->
+               "mre_usable": "test_mre_usable", "coverage50": "coverage50", "coverage90": "coverage90",  # the page's
+               "width90": "width90"}  # fmt: skip
 
 
 @dataclass
@@ -93,50 +86,46 @@ def strategy_backtests(
     n_jobs: int | None = 1,
     interval: str = "extrapolation",
     fallbacks: tuple[str, ...] = (),
+    splitter=None,
 ) -> list[StrategyBacktest]:
-    """``strategy`` backtested at each threshold: one bench cell per threshold, run together (so the thresholds' law
-    fits run in one pool), each laid out by :func:`_cell_backtest`."""
-    name = with_interval(strategy, interval)
-    data = Dataset(spec.benchmark, table, ((spec.benchmark, metric),), tuple(thresholds), tpr=tpr)
+    """``strategy`` backtested at each threshold (first at ``splitter``'s split where one is given): one bench cell per
+    split, run together (so their law fits run in one pool, each training side fitted once), each laid out by
+    :func:`_cell_backtest`."""
+    made = parse_strategy(strategy, interval)
+    pair = ((spec.benchmark, metric),)
+    datasets = [Dataset(spec.benchmark, table, pair, tuple(thresholds), tpr=tpr)]
+    if splitter is not None:
+        datasets.insert(0, Dataset("validation", table, pair, tpr=tpr, split=splitter))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # bench's cells record failures as statuses; the page says them
-        outcomes, picks, held_out = fit_cells(
-            [data], (*laws, *fallbacks), choosers=[], n_boot=n_boot, seed=seed, n_jobs=n_jobs, progress=None
-        )
-        ladder = {(data.name, threshold): (laws, fallbacks) for threshold in thresholds}
-        rows, predictions = assemble([data], [name], outcomes, picks, held_out, seed, candidates=ladder, n_boot=n_boot)
+        cells, _ = make_cells(datasets, laws, fallbacks)
+        fit_cells(cells, [made], n_boot=n_boot, seed=seed, n_jobs=n_jobs, progress=None)
+        rows, predictions = assemble(cells, [made], n_boot=n_boot, seed=seed)
     runs, _ = design(table, replace(spec, tpr=tpr))
     out = []
-    for threshold in thresholds:
-        key = (data.name, spec.benchmark, metric, threshold)
-        if key not in held_out:
-            continue
-        cell = {k[4]: outcome for k, outcome in outcomes.items() if k[:4] == key}
-        row = rows[rows["cutoff"] == threshold].iloc[0].to_dict()
-        points = predictions[predictions["cutoff"] == threshold] if len(predictions) else predictions
-        options = {"n_boot": n_boot, "seed": seed, "interval": interval, "fallbacks": fallbacks}
-        out.append(_cell_backtest(runs, row, points, cell, laws, **options))
+    for cell in cells:
+        row = rows[(rows["dataset"] == cell.data.name) & (rows["cutoff"] == cell.cutoff)].iloc[0].to_dict()
+        mine = (
+            (predictions["dataset"] == cell.data.name) & (predictions["cutoff"] == cell.cutoff)
+            if len(predictions)
+            else []
+        )
+        points = predictions[mine] if len(predictions) else predictions
+        options = {"n_boot": n_boot, "seed": seed, "interval": interval}
+        out.append(_cell_backtest(runs, row, points, cell, made, **options))
     return out
 
 
 def _cell_backtest(
-    runs: pd.DataFrame,
-    row: dict,
-    points: pd.DataFrame,
-    cell: dict,
-    laws: tuple[str, ...],
-    *,
-    n_boot: int,
-    seed: int,
-    interval: str,
-    fallbacks: tuple[str, ...] = (),
+    runs: pd.DataFrame, row: dict, points: pd.DataFrame, cell, strategy, *, n_boot: int, seed: int, interval: str
 ) -> StrategyBacktest:
     """One bench cell as a backtest: its runs by side, the strategy's held-out predictions and intervals, its metrics,
     and its members' curves blended with the strategy's weights."""
     threshold = float(row["cutoff"])
     frame = runs[[c for c in ("run", "flops", "params", "tokens", "tpr", "k", "value") if c in runs]].copy()
     frame = frame.rename(columns={"value": "true"})
-    frame["side"] = np.where(frame["flops"] <= threshold, "train", "test")
+    trained, held = set(cell.seen["run"]), set(cell.held["run"])  # the cell's split, whatever the splitter
+    frame["side"] = np.where(frame["run"].isin(trained), "train", np.where(frame["run"].isin(held), "test", "unused"))
     metrics = {ROW_METRICS[key]: row.get(key, np.nan) for key in ROW_METRICS}
     metrics.update(n_boot=n_boot, interval=interval)
     status = str(row["status"])
@@ -144,12 +133,11 @@ def _cell_backtest(
     metrics["n_refused"] = int((frame["side"] == "test").sum()) if row.get("refused") in (True,) else 0
     weights, members = {}, {}
     if status == "ok":
-        made, _ = strategy_ensemble(str(row["strategy"]), cell, {}, laws, fallbacks=fallbacks)
-        weights = dict(made.weights_)
-        members = {law: cell[law].fit for law in weights}
-        held = points[["run", "flops", "predicted", *[c for c in points if c.startswith(("lower", "upper"))]]]
-        frame = frame.merge(held, on=["run", "flops"], how="left")
-    fits = {law: outcome.fit for law, outcome in cell.items() if outcome.fit is not None}
+        weights = dict(strategy.make(cell).weights_)
+        members = {law: cell.members[law].fit for law in weights}
+        held = points[["run", "flops", "prediction", *[c for c in points if c.startswith(("lower", "upper"))]]]
+        frame = frame.merge(held.rename(columns={"prediction": "predicted"}), on=["run", "flops"], how="left")
+    fits = {law: outcome.fit for law, outcome in cell.members.items() if outcome.fit is not None}
     fitted = {(r, float(k)) for fit in fits.values() for r, k in zip(fit.points["run"], fit.points["k"], strict=True)}
     frame["fitted"] = [(r, float(k)) in fitted for r, k in zip(frame["run"], frame["k"], strict=True)]
     frame["fitted"] &= frame["side"] == "train"
