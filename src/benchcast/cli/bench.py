@@ -222,17 +222,22 @@ def bench_command(
         from dataclasses import replace
 
         datasets = [
-            replace(d, benchmarks=_pairs(benchmark) or d.benchmarks,
-                    cutoffs=cuts(d.table, d.tpr) if threshold or cutoffs else d.cutoffs)
+            replace(
+                d,
+                benchmarks=_pairs(benchmark) or d.benchmarks,
+                cutoffs=cuts(d.table, d.tpr) if threshold or cutoffs else d.cutoffs,
+            )
             for d in datasets
-        ]  # fmt: skip
+        ]
     if not datasets:
         raise BenchcastError("give --data FILE (repeatable) or --preset apple-dclm / apple-dclm-tpr / apple-c4.")
     held_out = []
     own = bool(threshold) or cutoffs is not None
     if like_target is not None and (own or holdout_largest is not None or holdout_params is not None):
-        raise BenchcastError("--like-target places its own split: give it without --threshold, --cutoffs, "
-                             "--holdout-largest or --holdout-params.")  # fmt: skip
+        raise BenchcastError(
+            "--like-target places its own split: give it without --threshold, --cutoffs, "
+            "--holdout-largest or --holdout-params."
+        )
     if holdout_largest is not None and own:
         raise BenchcastError(
             f"--holdout-largest {holdout_largest} places the one cutoff below the {holdout_largest} largest rungs; "

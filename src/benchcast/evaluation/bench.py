@@ -337,8 +337,9 @@ def bench(
     if missing and any(isinstance(s, st.Combine) for s in strategies):
         raise BenchcastError(f"candidate law(s) {missing} are not among the fitted laws {list(laws)}.")
     cells, ladders = make_cells(datasets, candidates)
-    fits = fit_cells(cells, strategies, n_boot=n_boot, seed=seed, n_jobs=n_jobs, progress=progress,
-                     ray_address=ray_address)  # fmt: skip
+    fits = fit_cells(
+        cells, strategies, n_boot=n_boot, seed=seed, n_jobs=n_jobs, progress=progress, ray_address=ray_address
+    )
     rows, predictions = assemble(cells, strategies, n_boot=n_boot, seed=seed)
     settings = {
         "strategies": [s.name for s in strategies],
@@ -401,8 +402,16 @@ def _forecast_cell(cell: Cell, strategy, n_boot: int, seed: int):
     held = cell.held
     true = held["value"].to_numpy(float)
     decades = np.log10(held["flops"].to_numpy(float) / float(cell.train["flops"].max()))
-    row = {"dataset": cell.data.name, "benchmark": cell.benchmark, "metric": cell.metric, "strategy": strategy.name,
-           "cutoff": cell.cutoff, "status": "ok", "n_test": len(held), "decades": float(np.mean(decades))}  # fmt: skip
+    row = {
+        "dataset": cell.data.name,
+        "benchmark": cell.benchmark,
+        "metric": cell.metric,
+        "strategy": strategy.name,
+        "cutoff": cell.cutoff,
+        "status": "ok",
+        "n_test": len(held),
+        "decades": float(np.mean(decades)),
+    }
     try:
         made = strategy.make(cell)
     except st.NoForecast as why:
@@ -422,7 +431,14 @@ def _forecast_cell(cell: Cell, strategy, n_boot: int, seed: int):
     row["tau"] = forecast.error_model["tau"] if forecast.error_model is not None else np.nan
     # the forecast's own table, with the held-out runs' truth
     frame = forecast.to_frame().assign(
-        run=held["run"].to_numpy(), dataset=cell.data.name, metric=cell.metric, strategy=strategy.name,
-        cutoff=cell.cutoff, decades=decades, true=true, usable=ok, flags=[describe(p) for p in forecast.flags],
-    )  # fmt: skip
+        run=held["run"].to_numpy(),
+        dataset=cell.data.name,
+        metric=cell.metric,
+        strategy=strategy.name,
+        cutoff=cell.cutoff,
+        decades=decades,
+        true=true,
+        usable=ok,
+        flags=[describe(p) for p in forecast.flags],
+    )
     return row, frame[[*POINT_COLUMNS, *(c for c in frame if c[:5] in ("lower", "upper"))]]

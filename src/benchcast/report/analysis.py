@@ -227,9 +227,17 @@ def judge(
     runs, _ = design(table, replace(spec, tpr=tpr))
     candidates, fallbacks = ladder_laws(runs)
     backtests = strategy_backtests(
-        table, spec, metric, choice.strategy.rule, candidates, thresholds, seed=seed, fallbacks=fallbacks,
-        splitter=splitter, **options,
-    )  # fmt: skip
+        table,
+        spec,
+        metric,
+        choice.strategy.rule,
+        candidates,
+        thresholds,
+        seed=seed,
+        fallbacks=fallbacks,
+        splitter=splitter,
+        **options,
+    )
     if splitter is not None:  # the validation is the splitter's cell, the profile the thresholds'
         return backtests[0], strategy_profile(backtests[1:])
     if not backtests or backtests[0].threshold != choice.validation_threshold:

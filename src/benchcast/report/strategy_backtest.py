@@ -22,9 +22,16 @@ from benchcast.fitting.spec import FitSpec, design
 from benchcast.plots.panels import curve, flops_grid
 from benchcast.report.profile import held_out_rows
 
-ROW_METRICS = {"n_test": "n_test", "mae": "test_mae", "mre": "test_mre", "n_usable": "n_test_usable",  # bench's row ->
-               "mre_usable": "test_mre_usable", "coverage50": "coverage50", "coverage90": "coverage90",  # the page's
-               "width90": "width90"}  # fmt: skip
+ROW_METRICS = {
+    "n_test": "n_test",
+    "mae": "test_mae",
+    "mre": "test_mre",
+    "n_usable": "n_test_usable",  # bench's row ->
+    "mre_usable": "test_mre_usable",
+    "coverage50": "coverage50",
+    "coverage90": "coverage90",  # the page's
+    "width90": "width90",
+}
 
 
 @dataclass
