@@ -53,7 +53,11 @@ def _describe(exc: BaseException) -> str:
 
 def user_errors(command: Callable) -> Callable:
     """Run a command; user errors print one paragraph and exit 2; fit and data warnings go to stderr, those gathered
-    before a failure too (printed before its error: the reason is often among them)."""
+    before a failure too (printed before its error: the reason is often among them). The command's option groups
+    (:mod:`benchcast.cli.groups`) are expanded here."""
+    from benchcast.cli.groups import expand
+
+    command = expand(command)
 
     @functools.wraps(command)
     def wrapper(*args, **kwargs):

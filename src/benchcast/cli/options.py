@@ -207,12 +207,12 @@ Interval = Annotated[
 ]
 
 
-def refuse_interval_without_boot(boot: int, interval: str) -> None:
+def refuse_interval_without_boot(uncertainty) -> None:
     """Refuse ``--interval`` given with ``--n-boot 0``: it would choose the kind of an interval none asked for."""
     from benchcast.cli.common import refuse_options
 
     refuse_options(
-        {"--interval": boot == 0 and interval != DEFAULT_INTERVAL},
+        {"--interval": uncertainty.n_boot == 0 and uncertainty.interval != DEFAULT_INTERVAL},
         "it chooses the kind of interval, and --n-boot 0 asks for none; drop it, or give --n-boot N.",
     )
 
@@ -369,7 +369,9 @@ def benchmark_metric(benchmark: str, metric: str | None) -> tuple[str, str | Non
     return name, own if own is not None else metric
 
 
-def forecast_settings(boot: int, level: float, interval: str, seed: int, jobs, ray, **selection) -> dict:
-    """The keywords forecast, plan and recommend pass the default forecaster: runs selected, then the interval's."""
-    return {**selection, "n_boot": boot, "level": level, "interval": interval, "seed": seed, "n_jobs": jobs,
-            "ray_address": ray}  # fmt: skip
+def selection(benchmark: str, metric: str | None, k: int | None = None, **fields):
+    """The runs a default-strategy command selects, as the answers take them (a :class:`~benchcast.FitSpec`; its law
+    is the answer's own)."""
+    from benchcast.fitting.spec import FitSpec
+
+    return FitSpec("power", benchmark, metric, k=k, **fields)

@@ -7,21 +7,18 @@ import typer
 
 from benchcast.cli.app import app
 from benchcast.cli.common import console, emit_json, parse_ks, refuse_options, user_errors
+from benchcast.cli.groups import SOURCE, DataSource
 from benchcast.cli.options import (
     Benchmark,
-    Data,
     Dpi,
     FigureFormat,
-    Format,
     Json,
     MaxFlops,
     Metadata,
     Metric,
     MinFlops,
-    QRand,
     Tpr,
     figure_options,
-    read,
 )
 from benchcast.errors import BenchcastError
 from benchcast.utils.io import atomic_write_text, output_folder
@@ -133,7 +130,7 @@ def passk_command(
 @app.command("kscan")
 @user_errors
 def kscan_command(
-    data: Data,
+    source: DataSource = SOURCE,
     law: Annotated[str, typer.Option("--law", "-l", help="compute, params_tokens or gold.")] = "compute",
     benchmark: Benchmark = ...,
     metric: Metric = None,
@@ -141,9 +138,6 @@ def kscan_command(
     tpr: Tpr = None,
     min_flops: MinFlops = None,
     max_flops: MaxFlops = None,
-    format: Format = "auto",
-    metadata: Metadata = None,
-    q_rand: QRand = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Folder for the table and plot.")] = None,
     figure_format: FigureFormat = "png",
     dpi: Dpi = None,
@@ -153,7 +147,7 @@ def kscan_command(
     from benchcast.generative.kscan import kscan
 
     figures = figure_options(figure_format, dpi, writes=out is not None)
-    table = read(data, format, metadata, q_rand)
+    table = source.read()
     scan = kscan(
         table, law, benchmark, parse_ks(ks), metric=metric, tpr=tpr, min_flops=min_flops, max_flops=max_flops
     ).require_fits()

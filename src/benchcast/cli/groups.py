@@ -1,0 +1,163 @@
+"""Option groups shared by commands, each declared once and handed to a command as one value: the data source
+(:data:`SOURCE`: the path, ``--format``, ``--metadata``, ``--column``, ``--q-rand``, ``--margin``), the uncertainty
+(:data:`UNCERTAINTY`: ``--n-boot``, ``--level``, ``--interval``, ``--seed``, an
+:class:`~benchcast.forecasting.bootstrap.Uncertainty`) and where to run (:data:`WHERE`: ``--jobs``, ``--ray``).
+
+A command names a group by a parameter whose default is the group (``source: DataSource = SOURCE``);
+:func:`expand` (which :func:`benchcast.cli.common.user_errors` applies to every command) puts the group's options in
+the signature Typer reads and hands the command the value they make. A new shared option is one edit: an entry here.
+No pandas or numpy at import (``--help`` imports this).
+"""
+
+import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Annotated, get_origin
+
+from benchcast.cli.options import (
+    Columns,
+    Data,
+    Format,
+    Interval,
+    Jobs,
+    Level,
+    Margin,
+    Metadata,
+    NBoot,
+    QRand,
+    RayAddress,
+    Seed,
+    read,
+)
+from benchcast.defaults import DEFAULT_INTERVAL, DEFAULT_LEVEL, DEFAULT_REPLICATES, DEFAULT_SEED
+
+
+@dataclass(frozen=True)
+class Group:
+    """Options declared once (name: (annotation, default)) and the value ``make(**given)`` a command receives."""
+
+    make: Callable
+    options: dict = field(default_factory=dict)
+
+    def but(self, *, drop=(), **changed) -> "Group":
+        """The group with options left out, or given another default, annotation (an ``Annotated`` type) or both."""
+        options = {name: spec for name, spec in self.options.items() if name not in drop}
+        for name, value in changed.items():
+            kept, default = options[name]
+            options[name] = (value, default) if get_origin(value) is Annotated else (kept, value)
+            options[name] = value if isinstance(value, tuple) else options[name]
+        return replace(self, options=options)
+
+
+def expand(command: Callable) -> Callable:
+    """The command with each group parameter replaced by the group's options (keyword-only, where they stood), and
+    called with the group's value."""
+    signature = inspect.signature(command)
+    groups = {p.name: p.default for p in signature.parameters.values() if isinstance(p.default, Group)}
+    if not groups:
+        return command
+    params = []
+    for p in signature.parameters.values():
+        if p.name not in groups:
+            params.append(p.replace(kind=inspect.Parameter.KEYWORD_ONLY))
+            continue
+        for name, (annotation, default) in groups[p.name].options.items():
+            params.append(
+                inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+            )
+
+    @functools.wraps(command)
+    def grouped(**given):
+        for name, group in groups.items():
+            given[name] = group.make(**{option: given.pop(option) for option in group.options})
+        return command(**given)
+
+    grouped.__signature__ = signature.replace(parameters=params)
+    return grouped
+
+
+@dataclass(frozen=True)
+class DataSource:
+    """The data a command reads: the path and how to read it (``--format``, ``--metadata``, ``--column``), with the
+    chance levels (``--q-rand``) and filter margins (``--margin``) given."""
+
+    data: Path
+    format: str = "auto"
+    metadata: Path | None = None
+    column: list[str] | None = None
+    q_rand: list[str] | None = None
+    margin: list[str] | None = None
+
+    def read(self, **how):
+        """The table (:func:`benchcast.cli.options.read`; ``how``: samples, checkpoints, group)."""
+        return read(self.data, self.format, self.metadata, self.q_rand, margin=self.margin, columns=self.column, **how)
+
+    def given(self) -> dict[str, bool]:
+        """Which of the reading options were given (for a command that refuses them)."""
+        return {
+            "--format": self.format != "auto",
+            "--metadata": self.metadata is not None,
+            "--column": bool(self.column),
+            "--q-rand": bool(self.q_rand),
+            "--margin": bool(self.margin),
+        }
+
+
+SOURCE = Group(
+    DataSource,
+    {
+        "data": (Data, inspect.Parameter.empty),
+        "format": (Format, "auto"),
+        "metadata": (Metadata, None),
+        "column": (Columns, None),
+        "q_rand": (QRand, None),
+        "margin": (Margin, None),
+    },
+)
+
+
+def _uncertainty(boot: int = DEFAULT_REPLICATES, level=None, interval=DEFAULT_INTERVAL, seed=DEFAULT_SEED):
+    """The uncertainty the options give (a command without ``--level``: the default levels)."""
+    from benchcast.forecasting.bootstrap import Uncertainty
+
+    return Uncertainty(boot, seed, interval, **({} if level is None else {"levels": level}))
+
+
+UNCERTAINTY = Group(
+    _uncertainty,
+    {
+        "interval": (Interval, DEFAULT_INTERVAL),
+        "level": (Level, DEFAULT_LEVEL),
+        "boot": (NBoot, DEFAULT_REPLICATES),
+        "seed": (Seed, DEFAULT_SEED),
+    },
+)
+
+
+@dataclass(frozen=True)
+class Where:
+    """Where a command runs its independent jobs: local worker processes (``--jobs``) or a Ray cluster (``--ray``);
+    ``--jobs`` beside ``--ray`` is refused (the cluster places the tasks)."""
+
+    n_jobs: int | None = None
+    ray_address: str | None = None
+
+    def __post_init__(self):
+        from benchcast.cli.common import refuse_jobs_with_ray
+
+        refuse_jobs_with_ray(self.n_jobs, self.ray_address)
+
+    def given(self) -> dict[str, bool]:
+        """Which options were given."""
+        return {"--jobs": self.n_jobs is not None, "--ray": self.ray_address is not None}
+
+    def kwargs(self) -> dict:
+        """As the API takes them."""
+        return {"n_jobs": self.n_jobs, "ray_address": self.ray_address}
+
+
+WHERE = Group(lambda jobs=None, ray=None: Where(jobs, ray), {"jobs": (Jobs, None), "ray": (RayAddress, None)})
+LOCAL = WHERE.but(drop=("ray",))  # a command whose jobs run in local workers only
+REPLICATES = UNCERTAINTY.but(drop=("level", "seed"))  # a command showing the default levels, with no --seed
