@@ -1,10 +1,13 @@
 """Shared CLI plumbing: JSON/Rich output, and turning user errors into exit status 2."""
 
 import functools
+import inspect
 import json
 import os
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Annotated, get_origin
 
 import typer
 from rich.console import Console
@@ -51,12 +54,54 @@ def _describe(exc: BaseException) -> str:
     return str(exc)
 
 
+@dataclass(frozen=True)
+class Group:
+    """Options declared once (name: (annotation, default)) and the value ``make(**given)`` a command receives."""
+
+    make: Callable
+    options: dict = field(default_factory=dict)
+
+    def but(self, *, drop=(), **changed) -> "Group":
+        """The group with options left out, or given another default, annotation (an ``Annotated`` type) or both."""
+        options = {name: spec for name, spec in self.options.items() if name not in drop}
+        for name, value in changed.items():
+            kept, default = options[name]
+            options[name] = (value, default) if get_origin(value) is Annotated else (kept, value)
+            options[name] = value if isinstance(value, tuple) else options[name]
+        return replace(self, options=options)
+
+
+def expand(command: Callable) -> Callable:
+    """The command with each group parameter replaced by the group's options (keyword-only, where they stood), and
+    called with the group's value."""
+    signature = inspect.signature(command)
+    groups = {p.name: p.default for p in signature.parameters.values() if isinstance(p.default, Group)}
+    if not groups:
+        return command
+    params = []
+    for p in signature.parameters.values():
+        if p.name not in groups:
+            params.append(p.replace(kind=inspect.Parameter.KEYWORD_ONLY))
+            continue
+        for name, (annotation, default) in groups[p.name].options.items():
+            params.append(
+                inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+            )
+
+    @functools.wraps(command)
+    def grouped(**given):
+        for name, group in groups.items():
+            given[name] = group.make(**{option: given.pop(option) for option in group.options})
+        return command(**given)
+
+    grouped.__signature__ = signature.replace(parameters=params)
+    return grouped
+
+
 def user_errors(command: Callable) -> Callable:
     """Run a command; user errors print one paragraph and exit 2; fit and data warnings go to stderr, those gathered
     before a failure too (printed before its error: the reason is often among them). The command's option groups
     (:mod:`benchcast.cli.groups`) are expanded here."""
-    from benchcast.cli.groups import expand
-
     command = expand(command)
 
     @functools.wraps(command)

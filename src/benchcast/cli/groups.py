@@ -4,18 +4,16 @@
 :class:`~benchcast.forecasting.bootstrap.Uncertainty`) and where to run (:data:`WHERE`: ``--jobs``, ``--ray``).
 
 A command names a group by a parameter whose default is the group (``source: DataSource = SOURCE``);
-:func:`expand` (which :func:`benchcast.cli.common.user_errors` applies to every command) puts the group's options in
-the signature Typer reads and hands the command the value they make. A new shared option is one edit: an entry here.
-No pandas or numpy at import (``--help`` imports this).
+:func:`~benchcast.cli.common.expand` (which :func:`~benchcast.cli.common.user_errors` applies to every command)
+puts the group's options in the signature Typer reads and hands the command the value they make. A new shared option
+is one edit: an entry here. No pandas or numpy at import (``--help`` imports this).
 """
 
-import functools
 import inspect
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, get_origin
 
+from benchcast.cli.common import Group, refuse_jobs_with_ray
 from benchcast.cli.options import (
     Columns,
     Data,
@@ -32,50 +30,6 @@ from benchcast.cli.options import (
     read,
 )
 from benchcast.defaults import DEFAULT_INTERVAL, DEFAULT_LEVEL, DEFAULT_REPLICATES, DEFAULT_SEED
-
-
-@dataclass(frozen=True)
-class Group:
-    """Options declared once (name: (annotation, default)) and the value ``make(**given)`` a command receives."""
-
-    make: Callable
-    options: dict = field(default_factory=dict)
-
-    def but(self, *, drop=(), **changed) -> "Group":
-        """The group with options left out, or given another default, annotation (an ``Annotated`` type) or both."""
-        options = {name: spec for name, spec in self.options.items() if name not in drop}
-        for name, value in changed.items():
-            kept, default = options[name]
-            options[name] = (value, default) if get_origin(value) is Annotated else (kept, value)
-            options[name] = value if isinstance(value, tuple) else options[name]
-        return replace(self, options=options)
-
-
-def expand(command: Callable) -> Callable:
-    """The command with each group parameter replaced by the group's options (keyword-only, where they stood), and
-    called with the group's value."""
-    signature = inspect.signature(command)
-    groups = {p.name: p.default for p in signature.parameters.values() if isinstance(p.default, Group)}
-    if not groups:
-        return command
-    params = []
-    for p in signature.parameters.values():
-        if p.name not in groups:
-            params.append(p.replace(kind=inspect.Parameter.KEYWORD_ONLY))
-            continue
-        for name, (annotation, default) in groups[p.name].options.items():
-            params.append(
-                inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
-            )
-
-    @functools.wraps(command)
-    def grouped(**given):
-        for name, group in groups.items():
-            given[name] = group.make(**{option: given.pop(option) for option in group.options})
-        return command(**given)
-
-    grouped.__signature__ = signature.replace(parameters=params)
-    return grouped
 
 
 @dataclass(frozen=True)
@@ -118,11 +72,13 @@ SOURCE = Group(
 )
 
 
-def _uncertainty(boot: int = DEFAULT_REPLICATES, level=None, interval=DEFAULT_INTERVAL, seed=DEFAULT_SEED):
-    """The uncertainty the options give (a command without ``--level``: the default levels)."""
+def _uncertainty(**given):
+    """The uncertainty the options give (``boot``, ``seed``, ``interval``, ``level``; a command without ``--level``:
+    the default levels)."""
     from benchcast.forecasting.bootstrap import Uncertainty
 
-    return Uncertainty(boot, seed, interval, **({} if level is None else {"levels": level}))
+    names = {"boot": "n_boot", "seed": "seed", "interval": "interval", "level": "levels"}
+    return Uncertainty(**{names[option]: value for option, value in given.items()})
 
 
 UNCERTAINTY = Group(
@@ -145,8 +101,6 @@ class Where:
     ray_address: str | None = None
 
     def __post_init__(self):
-        from benchcast.cli.common import refuse_jobs_with_ray
-
         refuse_jobs_with_ray(self.n_jobs, self.ray_address)
 
     def given(self) -> dict[str, bool]:

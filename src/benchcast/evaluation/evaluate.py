@@ -260,6 +260,7 @@ def evaluate(
     *,
     forecaster: Ensemble | None = None,
     uncertainty: Uncertainty | None = None,
+    n_jobs: int | None = None,
     confidence: bool = False,
     return_models: bool = False,
     skip_failed: bool = False,
@@ -283,6 +284,8 @@ def evaluate(
         ``spec``'s law alone.
     uncertainty : Uncertainty, optional
         Replicates, seed, interval method and levels (default: no interval).
+    n_jobs : int, optional
+        Worker processes of each forecast's bootstrap.
     confidence : bool
         Also the interval of the law's curve.
     return_models : bool
@@ -318,7 +321,7 @@ def evaluate(
                 raise
             continue
         runs, extra = frame_runs(rows)
-        made = model.predict(runs, unc, confidence=confidence, extra=extra)
+        made = model.predict(runs, unc, n_jobs=n_jobs, confidence=confidence, extra=extra)
         frames.append(_with_truth(made.to_frame(), rows, train, test, label, model))
         models.append(model)
     out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
