@@ -9,8 +9,8 @@ from rich.markup import escape
 
 from benchcast.cli.app import app
 from benchcast.cli.common import console, emit_json, user_errors
-from benchcast.cli.groups import UNCERTAINTY, WHERE, Where
-from benchcast.cli.options import Dpi, FigureFormat, Json, LikeTargetRun, Margin, OutDir, QRand, figure_options, read
+from benchcast.cli.groups import UNCERTAINTY, WHERE, DataSource, Where
+from benchcast.cli.options import Dpi, FigureFormat, Json, LikeTargetRun, Margin, OutDir, QRand, figure_options
 from benchcast.defaults import DEFAULT_REPLICATES
 from benchcast.errors import BenchcastError
 
@@ -200,7 +200,7 @@ def bench_command(
         for i, path in enumerate(data or []):
             fmt = format[i] if format and i < len(format) else "auto"
             meta = metadata[i] if metadata and i < len(metadata) else None
-            table = read(path, fmt, meta, q_rand, margin=margin)
+            table = DataSource(path, fmt, meta, q_rand=q_rand, margin=margin).read()
             pairs = _pairs(benchmark) or score_benchmarks(table)
             if threshold:
                 cuts = tuple(threshold)

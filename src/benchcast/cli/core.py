@@ -348,13 +348,17 @@ def predict_command(
     if not flops and params is None and tokens is None and gold is None:
         raise BenchcastError("give --flops C, or --params N and --tokens D (or --gold G for the gold law).")
     from benchcast.forecasting.answers import forecast
+    from benchcast.forecasting.bootstrap import NO_INTERVAL
     from benchcast.forecasting.flags import describe
 
     query = {"flops": flops, "params": params, "tokens": tokens, "k": k, "gold": gold}
     query = {key: v for key, v in query.items() if v is not None}
     # the one forecaster without an interval: a planned run at the fit's FLOPs convention, every flag
     made = forecast(
-        result, n_boot=0, flops_per_6nd=flops_per_6nd, **{**query, "flops": flops and np.asarray(flops, float)}
+        result,
+        uncertainty=NO_INTERVAL,
+        flops_per_6nd=flops_per_6nd,
+        **{**query, "flops": flops and np.asarray(flops, float)},
     )
     score, flags = np.atleast_1d(made.prediction), made.flags
     convention = next((c for c in made.points["convention"] if c), "")

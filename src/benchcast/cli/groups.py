@@ -27,8 +27,9 @@ from benchcast.cli.options import (
     QRand,
     RayAddress,
     Seed,
-    read,
+    parse_q_rand,
 )
+from benchcast.data import FORMATS
 from benchcast.defaults import DEFAULT_INTERVAL, DEFAULT_LEVEL, DEFAULT_REPLICATES, DEFAULT_SEED
 
 
@@ -44,9 +45,32 @@ class DataSource:
     q_rand: list[str] | None = None
     margin: list[str] | None = None
 
-    def read(self, **how):
-        """The table (:func:`benchcast.cli.options.read`; ``how``: samples, checkpoints, group)."""
-        return read(self.data, self.format, self.metadata, self.q_rand, margin=self.margin, columns=self.column, **how)
+    def read(self, samples: Path | None = None, checkpoints: str = "final", group: str | None = None):
+        """The data a command works on, with the chance levels given by ``--q-rand`` and the filter margins given by
+        ``--margin`` attached (``samples``, ``checkpoints``, ``group``: as :func:`benchcast.load` takes them)."""
+        from benchcast.data.chance import with_chance_levels, with_margins
+        from benchcast.data.readers import detect_format, load
+        from benchcast.errors import BenchcastError
+
+        data, metadata = self.data, self.metadata
+        if metadata is not None and data.exists() and self.format in FORMATS:
+            resolved = detect_format(data) if self.format == "auto" else self.format
+            if resolved not in ("lm-eval", "wandb"):
+                raise BenchcastError(
+                    f"--metadata {metadata}: run metadata is read only for lm-eval results and training-log exports, "
+                    f"and {data} is read as {resolved} data (its run sizes come from its own columns); drop --metadata."
+                )
+        renames = {}
+        for text in self.column or []:
+            column, equals, name = str(text).rpartition("=")
+            if not (equals and column and name):
+                raise BenchcastError(
+                    f"--column {text!r}: expected FILE_COLUMN=NAME, e.g. throughput/total_flops=flops."
+                )
+            renames[column] = name
+        how = {"samples": samples, "checkpoints": checkpoints, "columns": renames or None, "group": group}
+        table = with_chance_levels(load(data, self.format, metadata=metadata, **how), parse_q_rand(self.q_rand))
+        return with_margins(table, parse_q_rand(self.margin, "--margin"))
 
     def given(self) -> dict[str, bool]:
         """Which of the reading options were given (for a command that refuses them)."""
