@@ -147,15 +147,6 @@ def refuse_options(given: dict[str, bool], why: str) -> None:
         raise BenchcastError(f"{', '.join(named)}: " + why.replace("{them}", "it" if len(named) == 1 else "them"))
 
 
-def refuse_jobs_with_ray(jobs: int | None, ray: str | None) -> None:
-    """Refuse ``--jobs`` beside ``--ray``: the Ray cluster places the tasks, so no local pool is sized."""
-    refuse_options(
-        {"--jobs": jobs is not None and ray is not None},
-        f"it sizes the local process pool, and --ray {ray} runs the jobs as Ray tasks that the cluster places "
-        "itself: drop --jobs (or --ray).",
-    )
-
-
 def parse_ks(text: str | None) -> list[int] | None:
     if text is None:
         return None

@@ -13,7 +13,7 @@ import inspect
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchcast.cli.common import Group, refuse_jobs_with_ray
+from benchcast.cli.common import Group, refuse_options
 from benchcast.cli.options import (
     Columns,
     Data,
@@ -125,7 +125,11 @@ class Where:
     ray_address: str | None = None
 
     def __post_init__(self):
-        refuse_jobs_with_ray(self.n_jobs, self.ray_address)
+        refuse_options(
+            {"--jobs": self.n_jobs is not None and self.ray_address is not None},
+            f"it sizes the local process pool, and --ray {self.ray_address} runs the jobs as Ray tasks that the "
+            "cluster places itself: drop --jobs (or --ray).",
+        )
 
     def given(self) -> dict[str, bool]:
         """Which options were given."""

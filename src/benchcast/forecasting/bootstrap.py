@@ -26,7 +26,7 @@ did not converge are left out of the intervals and counted (``n_failed``, ``n_dr
 
 from __future__ import annotations
 
-from dataclasses import astuple, dataclass, field
+from dataclasses import dataclass, field
 from functools import partial
 
 import numpy as np
@@ -296,7 +296,8 @@ def bootstrap(
     Bootstrap
         The replicate parameters, losses and convergence flags.
     """
-    n_boot, seed = astuple(uncertainty or Uncertainty())[:2]
+    unc = uncertainty or Uncertainty()
+    n_boot, seed = unc.n_boot, unc.seed
     check_replicates(n_boot, allow_zero=False)
     if result.points.empty or "value" not in result.points:
         raise BenchcastError("this fit carries no training points; refit it to bootstrap.")
