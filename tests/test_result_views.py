@@ -174,7 +174,7 @@ def test_passk_table():
     counts = pd.DataFrame(
         {"run": "r1", "benchmark": "code", "problem_id": [f"p{i}" for i in range(30)], "n": 10}
     ).assign(c=rng.binomial(10, 0.3, 30))
-    table = passk_table(counts, [1, 4], n_boot=20)
+    table = passk_table(counts, [1, 4], uncertainty=Uncertainty(20, levels=0.9))
     result = PassKTable(table, "samples.csv", 30, 20)
     page, text = result._repr_html_(), str(result)  # the title wraps above the narrow table in text
     assert "<table" in page and result.title in page and "30 problems" in text
