@@ -41,7 +41,6 @@ from benchcast.defaults import DEFAULT_INTERVAL, DEFAULT_LEVEL, DEFAULT_REPLICAT
 from benchcast.errors import BenchcastError
 from benchcast.validation import MIN_REPLICATES, check_replicates
 
-RECOMMEND_REPLICATES = DEFAULT_REPLICATES
 ForecastBoot = Annotated[
     int,
     typer.Option(
@@ -53,14 +52,13 @@ FORECAST_SOURCE = SOURCE.but(
     data=Annotated[
         Path,
         typer.Argument(
-            metavar="SOURCE",
+            metavar="source",
             help="A fit artifact (`benchcast fit --out`): that law's forecast; or a data file with -b: the "
             "default strategy's forecast, as `recommend --target-flops` gives it.",
         ),
     ]
 )
 FORECAST_UNCERTAINTY = UNCERTAINTY.but(boot=ForecastBoot)
-RECOMMEND_UNCERTAINTY = UNCERTAINTY.but(boot=RECOMMEND_REPLICATES)
 
 
 def is_fit_artifact(path: Path) -> bool:
@@ -271,7 +269,7 @@ def recommend_command(
             "weights), 'select'.",
         ),
     ] = "ensemble",
-    uncertainty=RECOMMEND_UNCERTAINTY,
+    uncertainty=UNCERTAINTY,
     where: Where = WHERE,
     json: Json = False,
 ) -> None:
@@ -293,7 +291,7 @@ def recommend_command(
     )
     if target_flops is None and target_params is None:
         refuse_options(
-            {**interval_options, "--n-boot": uncertainty.n_boot not in (RECOMMEND_REPLICATES, 0)},  # 0: none, as here
+            {**interval_options, "--n-boot": uncertainty.n_boot not in (DEFAULT_REPLICATES, 0)},  # 0: none, as here
             "used only by the interval of the forecast at --target-flops (or of the planned run --params N "
             "--tokens D), and without a target there is no forecast (only the comparison of laws); give "
             "--target-flops C or --params N --tokens D, or drop {them}.",

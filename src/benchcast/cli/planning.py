@@ -29,7 +29,7 @@ PLAN_SOURCE = SOURCE.but(
     data=Annotated[
         Path,
         typer.Argument(
-            metavar="SOURCE",
+            metavar="source",
             help="A fit artifact (`benchcast fit --out`): that law's plan; or a data file with -b: the default "
             "strategy's forecast (as `forecast DATA` gives it) inverted.",
         ),

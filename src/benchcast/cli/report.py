@@ -25,7 +25,6 @@ from benchcast.cli.options import (
 from benchcast.defaults import DEFAULT_INTERVAL, DEFAULT_REPLICATES
 from benchcast.errors import BenchcastError
 
-DEFAULT_REPORT_REPLICATES = DEFAULT_REPLICATES
 DEFAULT_LAW = "recommended"
 REPORT_SOURCE = SOURCE.but(
     data=(
@@ -39,7 +38,7 @@ REPORT_SOURCE = SOURCE.but(
 ReportBoot = Annotated[
     int, typer.Option("--n-boot", "--boot", help="Bootstrap replicates over runs behind every interval.")
 ]
-REPORT_UNCERTAINTY = UNCERTAINTY.but(drop=("level",), boot=(ReportBoot, DEFAULT_REPORT_REPLICATES), seed=0)
+REPORT_UNCERTAINTY = UNCERTAINTY.but(drop=("level",), boot=(ReportBoot, DEFAULT_REPLICATES), seed=0)
 
 
 @app.command("report")
@@ -116,7 +115,7 @@ def report_command(
                 "--max-flops": max_flops is not None,
                 "--flops-per-6nd": flops_per_6nd is not None,
                 "--forecast-tpr": forecast_tpr is not None,
-                "--n-boot": uncertainty.n_boot != DEFAULT_REPORT_REPLICATES,
+                "--n-boot": uncertainty.n_boot != DEFAULT_REPLICATES,
                 "--interval": uncertainty.interval != DEFAULT_INTERVAL,
                 "--seed": uncertainty.seed != 0,
                 **where.given(),
