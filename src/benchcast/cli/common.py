@@ -62,12 +62,18 @@ class Group:
     options: dict = field(default_factory=dict)
 
     def but(self, *, drop=(), **changed) -> "Group":
-        """The group with options left out, or given another default, annotation (an ``Annotated`` type) or both."""
+        """The group with options left out, or given another default, annotation (an ``Annotated`` type) or both (a
+        tuple: annotation, default)."""
         options = {name: spec for name, spec in self.options.items() if name not in drop}
         for name, value in changed.items():
-            kept, default = options[name]
-            options[name] = (value, default) if get_origin(value) is Annotated else (kept, value)
-            options[name] = value if isinstance(value, tuple) else options[name]
+            annotation, default = options[name]
+            if isinstance(value, tuple):
+                annotation, default = value
+            elif get_origin(value) is Annotated:
+                annotation = value
+            else:
+                default = value
+            options[name] = (annotation, default)
         return replace(self, options=options)
 
 
