@@ -64,7 +64,9 @@ def test_a_recipe_sweep_on_two_sizes_borrows_the_shape_and_finds_the_multiplier(
 
 def test_the_backtest_of_decisions_scores_its_pairs_beside_the_simplest_alternative():
     table = bc.validate(recipe_ladders({"A": 1.0, "B": 2.0, "D": 0.5}, sizes=4, seed=4, top=1e9), "synthetic")
-    result = bc.compare_backtest(table, "recipe", ["arc_easy", "hellaswag"], n_boot=50)
+    result = bc.compare_backtest(
+        table, "recipe", ["arc_easy", "hellaswag"], uncertainty=Uncertainty(n_boot=50, levels=0.9)
+    )
     scores = result.scores.set_index("benchmark")
     assert list(scores.index) == ["arc_easy", "hellaswag", "pooled"] and scores.at["pooled", "pairs"] == 6
     # 2x apart on a clear ladder: every order is right, the Brier score small

@@ -166,14 +166,18 @@ def test_a_task_group_is_compared_and_backtested(ladders):
     assert out.recipes["prediction"].notna().all() and set(out.recipes["benchmark"]) == {"mmlu_val"}
     said = out.recipes.iloc[0]["warnings"]  # the forecast's own warnings are kept, not swallowed
     assert any("unweighted mean of its 2 subtasks" in w for w in said) and "warning: benchmark 'mmlu_val'" in str(out)
-    result = bc.compare_backtest(table, "recipe", "mmlu_val", n_boot=N_BOOT, n_jobs=1)
+    result = bc.compare_backtest(
+        table, "recipe", "mmlu_val", n_jobs=1, uncertainty=Uncertainty(n_boot=N_BOOT, levels=0.9)
+    )
     pooled = result.scores.set_index("benchmark").loc["pooled"]
     assert pooled["pairs"] == 1 and pooled["answered"] == 1  # the group's held-out runs are the truth
 
 
 def test_a_recipe_missing_a_benchmark_is_a_reason_not_an_abort(ladders):
     table = pd.concat([ladders, ladders[ladders["recipe"] == "A"].assign(benchmark="arc_easy")], ignore_index=True)
-    result = bc.compare_backtest(table, "recipe", ["hellaswag", "arc_easy"], n_boot=N_BOOT, n_jobs=1)
+    result = bc.compare_backtest(
+        table, "recipe", ["hellaswag", "arc_easy"], n_jobs=1, uncertainty=Uncertainty(n_boot=N_BOOT, levels=0.9)
+    )
     scores = result.scores.set_index("benchmark")
     assert scores.at["hellaswag", "pairs"] == 1 and scores.at["arc_easy", "pairs"] == 0
     arc = result.pairs[result.pairs["benchmark"] == "arc_easy"].iloc[0]
