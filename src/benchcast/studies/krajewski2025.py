@@ -36,7 +36,6 @@ from benchcast.studies.krajewski2025_protocol import (
     BNSL,
     BNSL_MARGIN,
     CONSTRAINED_BNSL,
-    DEFAULT_BOOT,
     DIRECT_LAWS,
     INTERVAL_LAWS,
     MIN_FLOPS,
@@ -165,7 +164,7 @@ def reproduce_krajewski2025(
     from benchcast.plots.options import check_figure_options
 
     figure_format, dpi = check_figure_options(figure_format, dpi)  # before hours of work, not after
-    unc = uncertainty or Uncertainty(DEFAULT_BOOT)
+    unc = uncertainty or Uncertainty()
     n_boot, interval = unc.n_boot, unc.interval
     start = time.perf_counter()
     wanted = tuple(benchmarks)
