@@ -13,7 +13,6 @@ from benchcast import Uncertainty
 from benchcast.errors import DataError
 from benchcast.generative.passk import (
     bootstrap_pass_at_k,
-    independence_bounds,
     pass_at_k,
     pass_at_k_per_problem,
 )
@@ -111,15 +110,6 @@ def test_beta_model_recovers_and_extrapolates():
         ]
         assert model.pass_at_k([k])[0] == pytest.approx(truth, rel=0.06)
     assert model.pass_at_k([50])[0] == pytest.approx(pass_at_k(n, c, [50])[0], rel=0.05)
-
-
-def test_independence_bounds_order():
-    q = np.array([1e-4, 0.01, 0.2, 0.6])
-    for k in (1, 3, 100):
-        b = independence_bounds(q, k)
-        assert np.all(b["lower_kq_exp"] <= b["lower_exp"] + 1e-15)
-        assert np.all(b["lower_exp"] <= b["independent"] + 1e-15)
-        assert np.all(b["independent"] <= b["upper"] + 1e-15)
 
 
 def test_passk_table_marks_extrapolation():

@@ -1,14 +1,8 @@
 """Spending a total sampling budget across problems in rounds (pure numpy, no model).
 
-A first round gives every problem the same number of samples; each later round gives its samples,
-in equal shares, to the problems that have fewer than ``target`` successes so far (``c = 0`` by
-default: the problems whose success rate the first round could only bound), or, when every problem
-has reached ``target``, to the problems with the fewest successes. This is the idea of Kazdan et
-al. (2025)'s dynamic sampling: a forecast of pass@k far beyond n rests on the small-p tail of the
-per-problem success rates, and the problems in that tail are the ones whose first samples all failed.
-
-Every function here is a deterministic function of its arguments, so a resumed run replays the same
-schedule from the samples it has (each sample is itself determined by (seed, problem, index)).
+A first round gives every problem the same share; later rounds go to the problems with fewer than ``target``
+successes (Kazdan et al. 2025's dynamic sampling; docs/guide/collect.md). Every function is deterministic in its
+arguments, so a resumed run replays the same schedule.
 """
 
 from __future__ import annotations

@@ -19,12 +19,9 @@ from benchcast.errors import BenchcastError
 
 
 def _work(kind: str, checkpoint: dict, problems: pd.DataFrame, options: dict) -> pd.DataFrame:
-    model_id = checkpoint["model"]
-    run = checkpoint.get("run")
-    if kind == "score":
-        frame = score_gold(model_id, problems, run=run, **options)
-    else:
-        frame = sample(model_id, problems, run=run, **options)
+    frame = (score_gold if kind == "score" else sample)(
+        checkpoint["model"], problems, run=checkpoint.get("run"), **options
+    )
     # the run's sizes travel with every row, so passk and the gold table need no --metadata
     return frame.assign(**{c: checkpoint.get(c) for c in SIZES if checkpoint.get(c) is not None})
 

@@ -1,14 +1,8 @@
 """Batched sampling with transformers: samples of many problems per batch, one forward per step.
 
-Requests (a problem's prompt and a sample's stream key) are sorted by prompt length and cut into
-batches whose size a memory estimate sets (or the caller); prompts are padded on the left, with the
-attention mask and position ids that make a padded row compute what it would alone, and decoding
-reuses the KV cache; rows that have ended leave the batch (and the cache) once a quarter have.
-Each step draws every row's token from its own counter-based stream (:mod:`benchcast.collect.streams`)
-in a few tensor operations, so a sample's uniforms do not depend on the batch it runs in; its tokens
-do not either, up to the rounding of the logits (bit-identical on CPU in fp32 in the tests; on a GPU
-a different batch shape can change a logit's last bits, and a draw that falls within that of a
-boundary between two tokens then differs). A batch that runs out of memory is retried as two halves.
+Requests are sorted by prompt length, padded on the left and decoded with the KV cache; each token is drawn from
+the sample's own counter-based stream (:mod:`benchcast.collect.streams`), so a sample does not depend on its batch;
+an out-of-memory batch is retried as two halves (docs/guide/collect.md, "A sampler for large n").
 """
 
 from __future__ import annotations
@@ -16,7 +10,7 @@ from __future__ import annotations
 import inspect
 import os
 
-from benchcast.collect.models import require
+from benchcast.collect.models import in_halves, require
 from benchcast.collect.streams import draw, uniforms
 from benchcast.utils.progress import track
 
@@ -81,8 +75,7 @@ def auto_batch_size(model, device: str, prompt_length: int, max_new_tokens: int)
 
 
 def _keywords(model) -> tuple[str | None, str]:
-    """The forward's names for 'logits of the last position only' and for the KV cache (they moved between transformers
-    releases)."""
+    """The forward's names for 'logits of the last position only' and the KV cache (they moved between releases)."""
     names = inspect.signature(model.forward).parameters
     logits = next((k for k in ("logits_to_keep", "num_logits_to_keep") if k in names), None)
     return logits, "cache" if "cache" in names else "past_key_values"
@@ -153,10 +146,6 @@ def generate(model, prompts, keys, *, temperature, max_new_tokens, eos_ids, pad_
     return completions
 
 
-def _is_oom(exc: BaseException) -> bool:
-    return "out of memory" in str(exc).lower() or type(exc).__name__ == "OutOfMemoryError"
-
-
 def plan_batches(lengths: list[int], batch_size_of) -> list[list[int]]:
     """Request indices cut into batches of similar prompt length (longest first)."""
     order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
@@ -172,7 +161,6 @@ def run_requests(
     model, prompts, keys, *, batch_size=None, progress=None, description="sampling", **options
 ) -> dict[int, list[int] | str]:
     """Every request's new tokens, in batches (halved on out-of-memory); a failure is its message."""
-    torch = require("torch", "score")
     lengths = [len(p) for p in prompts]
 
     def size_of(length):
@@ -183,18 +171,6 @@ def run_requests(
     results: dict[int, list[int] | str] = {}
     batches = plan_batches(lengths, size_of)
     for batch in track(batches, description, enabled=progress, sizes=[len(b) for b in batches], unit="samples"):
-        pending = [batch]
-        while pending:
-            chunk = pending.pop()
-            try:
-                tokens = generate(model, [prompts[i] for i in chunk], [keys[i] for i in chunk], **options)
-                results.update(zip(chunk, tokens, strict=True))
-            except Exception as exc:  # one bad batch must not lose the others
-                if _is_oom(exc) and len(chunk) > 1:
-                    if torch.cuda.is_available():
-                        torch.cuda.empty_cache()
-                    half = len(chunk) // 2
-                    pending += [chunk[half:], chunk[:half]]
-                else:
-                    results.update({i: f"generate: {exc}" for i in chunk})
+        done = in_halves(batch, lambda c: generate(model, [prompts[i] for i in c], [keys[i] for i in c], **options))
+        results.update({i: f"generate: {v}" if isinstance(v, Exception) else v for i, v in done.items()})
     return results

@@ -19,24 +19,16 @@ QUIET_ENVIRONMENT = {
     "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1",
 }
 # per library: (module holding the switches, quiet calls, verbose calls)
+_LOGGING = (("set_verbosity_error", "disable_progress_bar"), ("set_verbosity_warning", "enable_progress_bar"))
 LIBRARY_SWITCHES = (
-    (
-        "transformers.utils.logging",
-        ("set_verbosity_error", "disable_progress_bar"),
-        ("set_verbosity_warning", "enable_progress_bar"),
-    ),
+    ("transformers.utils.logging", *_LOGGING),
     ("huggingface_hub.utils", ("disable_progress_bars",), ("enable_progress_bars",)),
-    (
-        "datasets.utils.logging",
-        ("set_verbosity_error", "disable_progress_bar"),
-        ("set_verbosity_warning", "enable_progress_bar"),
-    ),
+    ("datasets.utils.logging", *_LOGGING),
 )
 
 
 def quiet_libraries(verbose: bool = False) -> None:
-    """Silence the progress bars and info logs of transformers, huggingface_hub, datasets and tqdm (benchcast shows its
-    own progress), or give them back with ``verbose``. Libraries that are not installed are left alone."""
+    """Silence (or, with ``verbose``, restore) the progress bars and info logs of installed HF libraries and tqdm."""
     if verbose:
         for name in QUIET_ENVIRONMENT:
             os.environ.pop(name, None)
@@ -61,14 +53,9 @@ def require(module: str, extra: str):
 # benchcast's dtype names -> the canonical name; "auto" is bf16 on GPU and fp32 on CPU.
 DTYPES = {
     "auto": "auto",
-    "float32": "float32",
-    "fp32": "float32",
-    "float": "float32",
-    "bfloat16": "bfloat16",
-    "bf16": "bfloat16",
-    "float16": "float16",
-    "fp16": "float16",
-    "half": "float16",
+    **dict.fromkeys(("float32", "fp32", "float"), "float32"),
+    **dict.fromkeys(("bfloat16", "bf16"), "bfloat16"),
+    **dict.fromkeys(("float16", "fp16", "half"), "float16"),
 }
 
 
@@ -117,3 +104,29 @@ def load_vllm(model_id: str, dtype: str = "auto"):
         return vllm.LLM(model=model_id, dtype=_vllm_dtype(dtype))
     except (OSError, ValueError) as exc:
         raise BenchcastError(f"model {model_id!r} could not be loaded by vLLM ({exc}).") from exc
+
+
+def prompt_ids(tokenizer, text: str) -> list[int]:
+    """A prompt's token ids with special tokens; an empty one becomes BOS (else EOS): a first token needs a context."""
+    ids = tokenizer(text, add_special_tokens=True)["input_ids"]
+    return (
+        list(ids) if ids else [tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id]
+    )
+
+
+def in_halves(batch: list, work) -> dict:
+    """``work(chunk)`` per item of ``batch``, a chunk out of memory retried in halves; a failure is its exception."""
+    results, pending = {}, [batch]
+    while pending:
+        chunk = pending.pop()
+        try:
+            results.update(zip(chunk, work(chunk), strict=True))
+        except Exception as exc:  # one bad batch must not lose the others
+            if ("out of memory" in str(exc).lower() or type(exc).__name__ == "OutOfMemoryError") and len(chunk) > 1:
+                torch = require("torch", "score")
+                if torch.cuda.is_available():
+                    torch.cuda.empty_cache()
+                pending += [chunk[len(chunk) // 2 :], chunk[: len(chunk) // 2]]
+            else:
+                results.update(dict.fromkeys(chunk, exc))
+    return results

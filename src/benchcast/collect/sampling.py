@@ -1,12 +1,9 @@
 """Sampling for pass@k (SPEC §1.2, §7): samples per problem, graded, written per sample.
 
-Every sample has its own random stream, keyed by (seed, problem id, sample index) only: a rerun
-reproduces each completion, and a resumed run draws exactly the missing samples, each equal to what
-an uninterrupted run would have drawn (whichever others are batched with it). With transformers,
-samples of many problems are decoded in one batch (:mod:`benchcast.collect.engine`) and each token
-is drawn from softmax(logits / temperature) by inverse CDF with the sample's counter-based uniform
-(:mod:`benchcast.collect.streams`; no top-k/top-p); with vLLM, each sample is a request with its
-own seed. A total budget is spent in rounds (:mod:`benchcast.collect.budget`).
+Every sample has its own random stream, keyed by (seed, problem id, sample index) only, so reruns and resumes
+draw the same completions: batched with transformers (:mod:`benchcast.collect.engine`,
+:mod:`benchcast.collect.streams`), one seeded request each with vLLM; budgets in rounds
+(:mod:`benchcast.collect.budget`).
 """
 
 from __future__ import annotations
@@ -20,7 +17,7 @@ import pandas as pd
 from benchcast.collect import store
 from benchcast.collect.budget import allocate, default_first_round, round_sizes
 from benchcast.collect.engine import run_requests
-from benchcast.collect.models import BACKENDS, load_transformers, load_vllm, quiet_libraries, require
+from benchcast.collect.models import BACKENDS, load_transformers, load_vllm, prompt_ids, quiet_libraries, require
 from benchcast.collect.streams import sample_key
 from benchcast.data.grading import extract_answer, grade
 from benchcast.errors import BenchcastError
@@ -30,8 +27,7 @@ COLUMNS = ["run", "benchmark", "round", "completion", "extracted", "correct", "e
 
 
 def sample_seed(seed: int, problem_id: str, index: int) -> int:
-    """The vLLM request seed of one sample, from (seed, problem id, sample index) only (the transformers sampler keys
-    its stream with :func:`benchcast.collect.streams.sample_key`)."""
+    """The vLLM request seed of one sample, from (seed, problem id, sample index) only."""
     digest = hashlib.sha256(f"{seed}/{problem_id}/{index}".encode()).digest()
     return int.from_bytes(digest[:4], "little")
 
@@ -63,11 +59,7 @@ class _Drawer:
         prompts, errors = {}, {}
         for pid in dict.fromkeys(p for p, _ in todo):
             try:
-                prompt = tokenizer(str(self.by_id.loc[pid, "prompt"]))["input_ids"]
-                if not prompt:  # the first token needs something to condition on
-                    start = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
-                    prompt = [start]
-                prompts[pid] = list(prompt)
+                prompts[pid] = prompt_ids(tokenizer, str(self.by_id.loc[pid, "prompt"]))
             except Exception as exc:  # a tokenizer can fail on odd text: record it, go on
                 errors[pid] = f"tokenize: {exc}"
         ok = [(p, i) for p, i in todo if p in prompts]
@@ -99,16 +91,8 @@ class _Drawer:
         vllm = require("vllm", "vllm")
         if self.loaded is None:
             self.loaded = load_vllm(self.model_id, o["dtype"])
-        params = [  # one request per sample, with its own seed
-            vllm.SamplingParams(
-                n=1,
-                temperature=o["temperature"],
-                top_p=1.0,
-                max_tokens=o["max_new_tokens"],
-                seed=sample_seed(o["seed"], p, i),
-            )
-            for p, i in todo
-        ]
+        look = {"n": 1, "temperature": o["temperature"], "top_p": 1.0, "max_tokens": o["max_new_tokens"]}
+        params = [vllm.SamplingParams(**look, seed=sample_seed(o["seed"], p, i)) for p, i in todo]  # a seed per sample
         prompts = [str(self.by_id.loc[p, "prompt"]) for p, _ in todo]
         outputs = self.loaded.generate(prompts, params, use_tqdm=o["verbose"]) if todo else []
         return {pair: output.outputs[0].text for pair, output in zip(todo, outputs, strict=True)}

@@ -14,7 +14,15 @@ import numpy as np
 import pandas as pd
 
 from benchcast.collect import store
-from benchcast.collect.models import BACKENDS, load_transformers, load_vllm, quiet_libraries, require
+from benchcast.collect.models import (
+    BACKENDS,
+    in_halves,
+    load_transformers,
+    load_vllm,
+    prompt_ids,
+    quiet_libraries,
+    require,
+)
 from benchcast.errors import DataError
 from benchcast.utils.progress import track
 
@@ -23,16 +31,7 @@ KEY = ["model", "problem_id"]
 
 def encode(tokenizer, prompt: str, solution: str) -> tuple[list[int], list[int]]:
     """Token ids of the prompt (with special tokens) and of the solution (without), tokenised apart."""
-    context = tokenizer(prompt, add_special_tokens=True)["input_ids"]
-    continuation = tokenizer(solution, add_special_tokens=False)["input_ids"]
-    if not context:  # the first solution token needs something to condition on
-        start = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
-        context = [start]
-    return list(context), list(continuation)
-
-
-def _is_oom(exc: BaseException) -> bool:
-    return "out of memory" in str(exc).lower() or type(exc).__name__ == "OutOfMemoryError"
+    return prompt_ids(tokenizer, prompt), list(tokenizer(solution, add_special_tokens=False)["input_ids"])
 
 
 def score_batch(model, pairs: list[tuple[list[int], list[int]]], pad_id: int, device: str) -> list[float]:
@@ -59,33 +58,30 @@ def score_batch(model, pairs: list[tuple[list[int], list[int]]], pad_id: int, de
     return out
 
 
-def _score_transformers(model_id, problems, batch_size, dtype, device, progress):
-    model, tokenizer, device = load_transformers(model_id, dtype, device)
+def _encode_all(tokenizer, problems) -> tuple[dict, dict]:
+    """Each problem's (context, continuation) token ids, and the problems whose text failed to tokenise."""
     encoded, errors = {}, {}
     for row in problems.itertuples():
         try:
             encoded[row.id] = encode(tokenizer, str(row.prompt), str(row.solution))
         except Exception as exc:  # a tokenizer can fail on odd text: record it, go on
             errors[row.id] = f"tokenize: {exc}"
+    return encoded, errors
+
+
+def _score_transformers(model_id, problems, batch_size, dtype, device, progress):
+    model, tokenizer, device = load_transformers(model_id, dtype, device)
+    encoded, errors = _encode_all(tokenizer, problems)
     order = sorted(encoded, key=lambda pid: -(len(encoded[pid][0]) + len(encoded[pid][1])))
     results: dict[str, float] = {}
     queue = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
     for batch in track(queue, f"scoring {model_id}", enabled=progress):
-        pending = [batch]
-        while pending:
-            chunk = pending.pop()
-            try:
-                values = score_batch(model, [encoded[p] for p in chunk], tokenizer.pad_token_id, device)
-                results.update(zip(chunk, values, strict=True))
-            except Exception as exc:
-                if _is_oom(exc) and len(chunk) > 1:
-                    torch = require("torch", "score")
-                    if torch.cuda.is_available():
-                        torch.cuda.empty_cache()
-                    half = len(chunk) // 2
-                    pending += [chunk[:half], chunk[half:]]
-                else:
-                    errors.update({p: f"score: {exc}" for p in chunk})
+        done = in_halves(batch, lambda c: score_batch(model, [encoded[p] for p in c], tokenizer.pad_token_id, device))
+        for pid, value in done.items():
+            if isinstance(value, Exception):
+                errors[pid] = f"score: {value}"
+            else:
+                results[pid] = value
     tokens = {pid: len(pair[1]) for pid, pair in encoded.items()}
     return results, tokens, errors
 
@@ -94,13 +90,7 @@ def _score_vllm(model_id, problems, dtype, verbose):
     """Gold log-probabilities from vLLM's prompt log-probabilities."""
     vllm = require("vllm", "vllm")
     llm = load_vllm(model_id, dtype)
-    tokenizer = llm.get_tokenizer()
-    pairs, errors = {}, {}
-    for row in problems.itertuples():
-        try:
-            pairs[row.id] = encode(tokenizer, str(row.prompt), str(row.solution))
-        except Exception as exc:  # a tokenizer can fail on odd text: record it, go on
-            errors[row.id] = f"tokenize: {exc}"
+    pairs, errors = _encode_all(llm.get_tokenizer(), problems)
     params = vllm.SamplingParams(max_tokens=1, prompt_logprobs=0)
     ids = list(pairs)
     prompts = [{"prompt_token_ids": pairs[p][0] + pairs[p][1]} for p in ids]

@@ -1,12 +1,8 @@
 """Counter-based random streams for sampling: one uniform per (seed, problem, sample, step), on the device.
 
-A sample's key is a 64-bit hash of (seed, problem id, sample index); the uniform it uses at decoding
-step t is the splitmix64 finaliser of (key + (t + 1) * golden gamma), its top 53 bits over 2^53.
-Both are integer tensor operations over the whole batch (int64 with wrapping multiplication and
-masked logical shifts), so there is no Python call per sample per step, and a sample's stream is
-the same bits whichever batch, device or resume it is drawn in. The token is then drawn by inverse
-CDF: the first token whose cumulative probability (float32 probabilities summed in float64) exceeds u
-times the total.
+A sample's key is a 64-bit hash of (seed, problem id, sample index); its uniform at step t is the splitmix64
+finaliser of (key + (t + 1) * golden gamma), top 53 bits over 2^53, in int64 tensor operations over the batch. The
+token is drawn by inverse CDF (float32 probabilities summed in float64).
 """
 
 from __future__ import annotations

@@ -79,8 +79,7 @@ def _check(value: float, where: str) -> float:
 
 
 def builtin_choices(benchmark: str) -> int | None:
-    """The number of answer choices the built-in table states for a task (:data:`CHOICES`, the ``acc`` levels of
-    :data:`DEFAULT_Q_RAND` as 1/choices, MMLU subtasks), or None."""
+    """The number of answer choices the built-in tables state for a task, or None."""
     benchmark = _known_task(benchmark)
     if benchmark in CHOICES:
         return CHOICES[benchmark]
@@ -91,8 +90,7 @@ def builtin_choices(benchmark: str) -> int | None:
 
 
 def _known_task(benchmark: str) -> str:
-    """The task a benchmark names with split, format or shot suffixes (``hellaswag_val`` -> ``hellaswag``), where the
-    stripped name is a task this module knows; the name itself otherwise."""
+    """The known task a benchmark names with split, format or shot suffixes (``hellaswag_val``), else the name."""
     name = benchmark
     while TASK_SUFFIX.search(name):
         name = TASK_SUFFIX.sub("", name)
@@ -216,10 +214,7 @@ def estimate_chance(table: pd.DataFrame, benchmark: str, metric: str, n_smallest
 
 
 def suggested_chance(table: pd.DataFrame, benchmark: str, metric: str) -> tuple[float | None, str]:
-    """The chance level the data or the task state for a (benchmark, metric) whose level is otherwise unknown: 1/n from
-    a ``choices`` column (n answer choices on every row) or from the built-in table of choices; never a score of the
-    runs (the cheapest runs of a ladder score above chance: DCLM's arc_easy runs at 1e18 FLOPs average 0.47 on a
-    4-choice task, whose chance is 0.25)."""
+    """1/n for a (benchmark, metric) of unknown chance, n from a ``choices`` column or the built-in table."""
     if metric.split("/")[0].lower() not in CHOICE_METRICS:
         return None, ""
     rows = table[(table["benchmark"] == benchmark) & (table["metric"] == metric)]
@@ -236,9 +231,7 @@ def filter_margin(benchmark: str, override: float | None = None) -> float:
 
 
 def with_chance_levels(table: pd.DataFrame, levels: dict[str, float]) -> pd.DataFrame:
-    """``table`` with its ``q_rand`` column set from ``levels`` (keys ``benchmark``, ``benchmark:metric`` or ``*`` for
-    every row; a more specific key wins). Unknown benchmarks raise, so a typo cannot leave a chance level unset
-    silently."""
+    """``table`` with ``q_rand`` from ``levels`` (``benchmark``, ``benchmark:metric``, ``*``); unknown keys raise."""
     if not levels:
         return table
     out = table.copy()
@@ -254,8 +247,7 @@ def with_chance_levels(table: pd.DataFrame, levels: dict[str, float]) -> pd.Data
 
 
 def with_margins(table: pd.DataFrame, margins: dict[str, float]) -> pd.DataFrame:
-    """``table`` with a ``margin`` column from ``--margin`` values (keys as :func:`with_chance_levels` takes them): the
-    near-chance filter margin every fit of those rows uses unless its spec names one."""
+    """``table`` with a ``margin`` column from ``--margin`` values (keys as :func:`with_chance_levels` takes them)."""
     if not margins:
         return table
     out = table.assign(margin=table["margin"] if "margin" in table.columns else np.nan)
@@ -297,8 +289,7 @@ def chance_summary(table: pd.DataFrame) -> dict[str, dict[str, dict]]:
 
 
 def warn_unknown_chance(table: pd.DataFrame, pairs, where: str) -> list[str]:
-    """Warn once, naming them all, about the (benchmark, metric) pairs whose chance level is unknown (taken as 0), for
-    callers that fit many in workers whose own warnings are not shown (``bench``)."""
+    """Warn once of every (benchmark, metric) whose chance level is unknown (taken as 0)."""
     unknown = [f"{b}:{m}" for b, m in pairs if not chance_level(b, m, table=table).known]
     if unknown:
         warnings.warn(

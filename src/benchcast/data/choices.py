@@ -1,25 +1,8 @@
 """The answer choices of multiple-choice tasks, read from lm-evaluation-harness outputs: chance levels measured.
 
-For a ``multiple_choice`` task lm-eval sends one log-likelihood request per answer choice of each
-document (``Task.construct_requests``; with ``acc_mutual_info`` a second, unconditional request per
-choice follows), and picks the choice with the highest (normalised) log-likelihood. A random guess
-is right on a document with n choices and g gold answers with probability g/n (g = 1 but for
-multiple-target tasks), for ``acc``, ``acc_norm``, ``acc_bytes`` and ``acc_mutual_info`` alike, so
-the chance level of these metrics is the mean of g/n over the documents. The counts come from:
-
-1. a ``--log_samples`` file, ``samples_<task>_<timestamp>.jsonl``: each record's ``arguments``
-   (``{"gen_args_0": {"arg_0": context, "arg_1": continuation}, ...}``, a list in early v0.4)
-   holds one request per choice; a task is multiple-choice there when every request is a
-   (context, continuation) pair and some document has several;
-2. a v0.4 results file's ``configs[task]``: ``output_type: multiple_choice`` with ``doc_to_choice``
-   a literal list or mapping, or a template of one list (``"{{[sol1, sol2]}}"``): n for every
-   document. A field name (``"choices"``), a function or a promptsource prompt cannot be counted;
-3. the built-in table (:func:`benchcast.data.chance.builtin_choices`), consulted where the table
-   has no measured level (:func:`benchcast.data.chance.chance_level`).
-
-Samples win over a config; where both count a task they must agree on every document, and a
-measured level must agree with the built-in table's number of choices (its most common count):
-a disagreement is an error naming the task and both values, never resolved silently.
+The chance level of ``acc``-like metrics is the mean of gold/choices over the documents, the choices counted from a
+``--log_samples`` file, else a v0.4 results file's ``configs[task]``, else the built-in table; sources that count a
+task must agree (docs/guide/forecast.md, "Chance levels measured from lm-eval outputs").
 """
 
 from __future__ import annotations
@@ -171,8 +154,7 @@ def config_choices(task: str, config: dict, where: str) -> Choices | None:
 
 
 def find_samples(results_paths, samples_paths) -> dict[str, Path]:
-    """One samples file per task (its choices do not depend on the model): those given first, then those beside the
-    results files; the newest of a task's files by the timestamp in its name."""
+    """One samples file per task, the newest by its name's timestamp: those given first, then those beside results."""
     given: list[Path] = []
     for path in [samples_paths] if isinstance(samples_paths, (str, Path)) else samples_paths or []:
         path = Path(path)
@@ -222,8 +204,7 @@ def measured_choices(configs: dict[str, list[tuple[dict, str]]], samples: dict[s
 
 
 def with_measured_chance(table: pd.DataFrame, choices: dict[str, Choices]) -> pd.DataFrame:
-    """``table`` with ``q_rand``, ``q_rand_source`` and ``choices`` set on the rows of each measured task's
-    :data:`CHOICE_METRICS` (``acc``, ``acc/filter``, ``acc_norm``...)."""
+    """``table`` with ``q_rand``, ``q_rand_source`` and ``choices`` set on each measured task's choice metrics."""
     base = table["metric"].astype(str).str.split("/").str[0]
     rows = {task: (table["benchmark"] == task) & base.isin(CHOICE_METRICS) for task in choices}
     if not any(r.any() for r in rows.values()):

@@ -87,8 +87,7 @@ def _results_rows(doc: dict, file: Path) -> list[dict]:
 
 
 def model_args(doc: dict) -> dict[str, str]:
-    """The ``model_args`` of a results file's ``config``, as a mapping (lm-eval writes a dict or ``key=value,...``
-    text)."""
+    """The ``model_args`` of a results file's ``config`` as a mapping (a dict or ``key=value,...`` text)."""
     args = (doc.get("config") or {}).get("model_args") if isinstance(doc.get("config"), dict) else None
     if isinstance(args, dict):
         return {str(k): str(v) for k, v in args.items()}
@@ -128,8 +127,7 @@ def _file_time(doc: dict, file: Path) -> float | None:
 
 
 def _results_files(paths) -> list[Path]:
-    """The results JSON files named by ``paths``: files as they are, folders searched recursively (``results*.json``,
-    else any ``*.json``)."""
+    """The results JSON files named by ``paths`` (folders searched for ``results*.json``, else any ``*.json``)."""
     files: list[Path] = []
     for path in [paths] if isinstance(paths, (str, Path)) else paths:
         path = Path(path)
@@ -145,22 +143,21 @@ def _results_files(paths) -> list[Path]:
     return files
 
 
+def _path_matches(file: Path, pattern, folder: Path) -> bool:
+    """Whether a metadata ``path`` glob names a results file (as given, or relative to the metadata's folder)."""
+    if not isinstance(pattern, str) or not pattern:
+        return False
+    name, beside = str(file), str(folder / pattern)
+    matched = PurePath(file).match(pattern) or fnmatch.fnmatch(name, pattern) or fnmatch.fnmatch(name, beside)
+    return matched or name.startswith(beside)
+
+
 def _matching_runs(meta: RunMetadata, doc: dict, file: Path) -> list[str]:
     runs = meta.runs
     if "path" in runs.columns:
-        by_path = []
-        for name, pattern in zip(runs["run"], runs["path"], strict=True):
-            if (
-                isinstance(pattern, str)
-                and pattern
-                and (
-                    PurePath(file).match(pattern)
-                    or fnmatch.fnmatch(str(file), pattern)
-                    or fnmatch.fnmatch(str(file), str(meta.path.parent / pattern))
-                    or str(file).startswith(str(meta.path.parent / pattern))
-                )
-            ):
-                by_path.append(name)
+        by_path = [
+            r for r, p in zip(runs["run"], runs["path"], strict=True) if _path_matches(file, p, meta.path.parent)
+        ]
         if by_path:
             return by_path
     names = _model_names(doc, file)

@@ -38,11 +38,7 @@ from benchcast.errors import DataError
 NUMERIC_FIELDS = ("params", "tokens", "flops", "tpr", "tokens_per_step", "final_step")
 GLOBAL_FIELDS = ("tokens_per_step", "final_step", "steps")
 # Spellings accepted for the canonical fields (never 'model': it names the checkpoint, not the run).
-FIELD_ALIASES = {
-    **SIZE_ALIASES,
-    "run_id": "run",
-    "name": "run",
-}
+FIELD_ALIASES = {**SIZE_ALIASES, "run_id": "run", "name": "run"}
 
 
 @dataclass(frozen=True)

@@ -178,9 +178,7 @@ EXPORT_RULE = "an export's last evaluated step, unless --metadata gives its fina
 
 
 def final_checkpoints(table: pd.DataFrame, source: str) -> pd.DataFrame:
-    """Each run's final checkpoint where a table has several (``series``/``step``/``final`` columns), named as its run;
-    a DataWarning says how many were set aside. A table of finished runs comes back unchanged. The one rule of every
-    command, ``inspect`` included: a missing, non-boolean, doubled or absent ``final`` is refused."""
+    """Each run's final checkpoint where a table has several, named as its run; a bad ``final`` is refused."""
     if not {"step", "final"} & set(table.columns):
         return table
     rule = EXPORT_RULE if "family" in table.columns else ""

@@ -56,8 +56,7 @@ MISSING_COLUMNS = ("run", "benchmark", "metric", "k", "params", "tokens", "flops
 
 
 class MissingRows(tuple):
-    """A table's rows with no value (tuples of :data:`MISSING_COLUMNS`), kept in ``table.attrs``. Immutable, so pandas'
-    deep copy of ``attrs`` on every operation returns it as it is (a copy of 1000 rows cost 5 ms an operation)."""
+    """A table's rows with no value, kept in ``attrs``; immutable, so pandas' deep copies of ``attrs`` are free."""
 
     def __deepcopy__(self, memo):
         return self
@@ -191,8 +190,7 @@ def _check_q_rand(out: pd.DataFrame, source: str) -> None:
 
 
 def require_names(column: pd.Series, name: str, source: str) -> None:
-    """A column of names (run, benchmark, metric) with no missing or blank cell: one would otherwise become the text
-    'nan' or '' (which of the two depends on the pandas version) and a run or benchmark of its own."""
+    """Refuse a missing or blank cell in a column of names (it would become a run or benchmark 'nan' or '')."""
     text = column.astype(str).str.strip()
     blank = column.isna().to_numpy() | (text == "").to_numpy()
     if blank.any():
@@ -201,9 +199,7 @@ def require_names(column: pd.Series, name: str, source: str) -> None:
 
 
 def qualify_runs(frame: pd.DataFrame, group: str, source: str) -> pd.DataFrame:
-    """Runs named by (``group``, run): where one run name appears under two or more values of column ``group`` (two
-    recipes' files that both name their runs ``91M-tpr20``), each such run is renamed ``<group value>/<run>`` (a
-    DataWarning says so); other runs keep their names."""
+    """Rename each run name shared by several values of column ``group`` to ``<group value>/<run>``, warning."""
     if group not in frame.columns or "run" not in frame.columns:
         return frame
     spread = frame.dropna(subset=[group]).groupby(frame["run"].astype(str))[group].nunique()

@@ -22,11 +22,7 @@ TPR_RTOL = 0.01
 
 
 def tpr_level(tpr) -> np.ndarray:
-    """The ratio group of each TPR (0, 1, ... in increasing ratio; NaN where it is not finite and positive): sorted
-    ratios within :data:`TPR_RTOL` of the previous one are one group (99.9, 100.03; 200, 200.4), so no rounding splits a
-    ratio, but a group is bounded: a ratio more than :data:`TPR_RTOL` from the group's geometric centre (its span over
-    ``(1 + TPR_RTOL) ** 2``) starts the next, so a dense chain (10 .. 12 in 0.9 % steps) is never one ratio. The one
-    grouping of ``inspect``, ``--tpr``, the rolling origins and the figures."""
+    """The ratio group of each TPR (0, 1, ...; NaN if not positive): neighbours within :data:`TPR_RTOL`, bounded."""
     values = np.asarray(tpr, float)
     out = np.full(values.shape, np.nan)
     ok = np.isfinite(values) & (values > 0)
@@ -43,9 +39,7 @@ def tpr_level(tpr) -> np.ndarray:
 
 
 def at_tpr(values, tpr: float) -> np.ndarray:
-    """Which of ``values`` (tokens per parameter) are the ratio ``tpr``: those of a group (:func:`tpr_level`) with a
-    member within :data:`TPR_RTOL` of it (so none is more than ~3 % from it); the one test every selection by TPR makes
-    (``--tpr``, ``--holdout-tpr``)."""
+    """Which ``values`` are the ratio ``tpr``: a :func:`tpr_level` group with a member within :data:`TPR_RTOL`."""
     values = np.asarray(values, float)
     near = np.isclose(values, tpr, rtol=TPR_RTOL, atol=0.0)
     if not near.any():
@@ -65,10 +59,7 @@ SPLITS = ("val", "validation", "test", "dev", "train")  # a task name's last par
 
 
 def task_group(names, name: str) -> list[str]:
-    """The subtasks a name that is no benchmark of a table groups: ``mmlu_val`` the ``mmlu_<subtask>_val``, ``mmlu`` the
-    ``mmlu_<subtask>`` ([] where it groups fewer than two). A group whose subtasks span several splits, or nest (a
-    subtask that is the prefix of another), is refused with its subtasks listed, and so is one task at several shot
-    counts (``<name>_<n>shot``), with the counts."""
+    """The subtasks a name that is no benchmark groups (``mmlu_val``: ``mmlu_<subtask>_val``); ambiguity raises."""
     names = sorted({str(n) for n in names})
     base, _, split = name.rpartition("_")
     members = [n for n in names if n.startswith(name + "_")]
@@ -103,10 +94,7 @@ def task_group(names, name: str) -> list[str]:
 
 
 def group_mean(table: pd.DataFrame, name: str, members: list[str]) -> pd.DataFrame:
-    """Rows of benchmark ``name``: per run, checkpoint (``step``, where the table has one), metric and k the
-    unweighted mean of its subtasks' values (stderr: of the mean), only where every subtask has a value; a
-    DataWarning states it and counts the runs left out. The group's own ``family`` and ``q_rand_source`` say that
-    they are its subtasks'; another column the subtasks disagree on is left empty."""
+    """Rows of benchmark ``name``: per run, step, metric and k the mean of its subtasks' values, where all have one."""
     rows = table[table["benchmark"].isin(members) & table["value"].notna()]  # a NaN score: that subtask is absent
     key = ["run", "metric", "k"] + (["step"] if "step" in rows.columns else [])  # checkpoints are never averaged
     counts = rows.groupby(key, dropna=False)["benchmark"].nunique()
@@ -154,8 +142,7 @@ def group_mean(table: pd.DataFrame, name: str, members: list[str]) -> pd.DataFra
 
 
 def _missing_rows(table: pd.DataFrame) -> pd.DataFrame:
-    """The rows :func:`~benchcast.data.schema.validate` found with no value (a NaN score), which the table keeps aside
-    so that fits count them as dropped rather than lose them."""
+    """The rows :func:`~benchcast.data.schema.validate` set aside with no value."""
     out = pd.DataFrame(list(table.attrs.get(MISSING_VALUES) or ()), columns=list(MISSING_COLUMNS))
     out["k"] = out["k"].astype(float).round().astype("Int64")
     return out.assign(value=np.nan)
@@ -266,8 +253,7 @@ def within_compute(
     *,
     below: float | None = None,
 ) -> pd.DataFrame:
-    """The table's runs within a compute range (``min_flops <= C <= max_flops``, and ``C < below``), its rows with no
-    value (:func:`_missing_rows`) kept in step, so that a fit of the sub-table counts only its own."""
+    """The table's runs within a compute range (``min_flops <= C <= max_flops``, ``C < below``), missing rows kept."""
     if min_flops is None and max_flops is None and below is None:
         return table
 

@@ -1,31 +1,6 @@
 """Training-log exports (W&B run histories) as a table: one row per run, checkpoint, benchmark and metric.
 
-A source is a folder of per-run CSV/Parquet files (the run is the file's stem; a table beside them with neither a
-``_step`` nor an ``eval/`` column, such as a (run, params) sizes table, is no run: it is skipped with a note, and
-read only as ``--metadata``), W&B's own layout (a folder per run holding its history table and
-``config.yaml``/``config.json``, the run the folder's name), or one long file with a ``run`` column. Every row of
-an export is one logged step; the steps where an evaluation column holds a value are the run's evaluated
-checkpoints. The columns read:
-
-* ``_step`` -> ``step``; ``throughput/total_tokens`` -> ``tokens``; ``throughput/total_training_Gflops`` x 1e9 ->
-  ``flops`` (without it C = 6 N D); ``params`` from a column of the file, from ``--metadata`` (run, params) or
-  from the run's config (:data:`PARAM_KEYS`, the total count before a non-embedding one); the ``params_source``
-  column says which, and of a config the key and the kind of N (total or non-embedding). ``--column
-  FILE_COLUMN=NAME`` (``columns={'file column': 'step' | 'tokens' | 'flops' | 'params' | 'run'}``) names other
-  spellings.
-* Evaluation columns by the families of :data:`FAMILIES` (each row keeps its ``family``): the benchmark is the task
-  (its split kept: ``hellaswag_val``; ``<task>_<n>shot`` where the source has it at several shot counts), the
-  metric as the family names it (``len_norm``, ``acc``, ``bpb``, ``soft`` = probability of the correct answer,
-  ``soft_log`` its log, ``loss`` = cross-entropy in nats, ``ppl``); only
-  ``acc``-like metrics are scores in [0, 1] (:data:`benchcast.data.schema.SCORE_METRICS`), a loss is read and
-  never taken for one. ``*_stderr`` columns of lm-evaluation-harness become the ``stderr`` of their metric.
-* An ``eval/`` column (or lm-eval ``task/metric,filter`` one) that no family reads, or that holds text, is skipped
-  with one :class:`~benchcast.errors.DataWarning` per family naming it and its column count; columns outside them
-  (``optim/``, the other ``throughput/``...) are not read.
-
-Checkpoints get ``series`` (the run), ``step`` and ``final``: the final checkpoint is the step ``--metadata``
-names (``final_step``) or the one that reaches its ``tokens``; otherwise the last evaluated step of the export,
-which :func:`benchcast.data.readers.load` says when it sets the others aside.
+The layouts, the columns read and the final checkpoint are described in docs/training-logs.md.
 """
 
 from __future__ import annotations
@@ -65,11 +40,7 @@ METRIC_NAMES = {  # the metric names written out by the evaluators, as benchcast
 }  # fmt: skip
 # the range a value of these metrics lies in (a loss or bits per byte is no score, but is never negative)
 BOUNDS = {"soft": (0.0, 1.0), "soft_log": (-np.inf, 0.0), "bpb": (0.0, np.inf), "loss": (0.0, np.inf)}
-DEFAULT_COLUMNS = {
-    "_step": "step",
-    "throughput/total_tokens": "tokens",
-    "throughput/total_training_Gflops": "gflops",
-}
+DEFAULT_COLUMNS = {"_step": "step", "throughput/total_tokens": "tokens", "throughput/total_training_Gflops": "gflops"}
 # keys of a run's config that give its parameter count, in the order they are taken (the last part of a nested key):
 # the total count first (as --metadata and a params column give it), the non-embedding count only without one
 PARAM_KEYS = ("n_params", "num_params", "num_parameters", "n_parameters", "params", "parameter_count", "model_params",
@@ -94,8 +65,7 @@ def _is_eval(column: str) -> bool:
 
 
 def split_column(column: str) -> dict | None:
-    """An evaluation column's family, benchmark, metric, format, shots and whether it is a stderr (None: no family
-    reads it)."""
+    """An evaluation column's family, benchmark, metric, format, shots and stderr flag (None: no family reads it)."""
     for family, pattern, metric in FAMILIES:
         found = pattern.match(column)
         if found:
@@ -105,12 +75,13 @@ def split_column(column: str) -> dict | None:
             name = METRIC_NAMES.get(name.removesuffix("_stderr").lower(), name.removesuffix("_stderr"))
             if parts.get("filter") and parts["filter"] != "none":
                 name = f"{name}/{parts['filter']}"
+            shots = int(parts["shots"]) if parts.get("shots") else None
             return {
                 "family": family,
                 "benchmark": parts["task"].strip(),
                 "metric": name,
                 "format": parts.get("format"),
-                "shots": int(parts["shots"]) if parts.get("shots") else None,
+                "shots": shots,
                 "stderr": stderr,
             }
     return None
@@ -135,8 +106,7 @@ def _tables(folder: Path) -> list[Path]:
 
 
 def export_files(path: Path, metadata: Path | None = None) -> list[tuple[str, Path, Path | None]]:
-    """(run, history file, config or None) per run of a folder: its tables (the ``metadata`` file not one of them),
-    then W&B's layout of a subfolder per run with its history table and config."""
+    """(run, history file, config or None) per run of a folder: its tables, then W&B's run subfolders."""
     skip = metadata.resolve() if metadata is not None else None
     out = [(f.stem, f, None) for f in _tables(path) if f.resolve() != skip]
     for sub in sorted(d for d in path.iterdir() if d.is_dir()):
@@ -182,15 +152,13 @@ def _config_params(config: Path) -> tuple[float, str] | None:
 
 
 def _is_history(columns) -> bool:
-    """Whether a table is a run history: a step column (``_step``, or ``step`` as --column names it) or an
-    evaluation column."""
+    """Whether a table is a run history: a ``_step``/``step`` column or an evaluation column."""
     columns = [str(c) for c in columns]
     return "_step" in columns or "step" in columns or any(_is_eval(c) for c in columns)
 
 
 def _skip_table(file: Path, columns, metadata: Path | None) -> list[Path]:
-    """One DataWarning naming a table of a folder that is no run history (skipped); the file where it looks like a
-    sizes table (``run`` and ``params`` columns), else nothing."""
+    """Warn of a folder's table that is no run history; return it where it looks like a sizes table."""
     columns = [str(c) for c in columns]
     is_sizes = {"run", "params"} <= set(columns)
     shown = ", ".join(columns[:4]) + (", ..." if len(columns) > 4 else "")
@@ -211,8 +179,7 @@ def _skip_table(file: Path, columns, metadata: Path | None) -> list[Path]:
 def _exports(
     path: Path, columns: dict[str, str], metadata: Path | None, sizes: list[Path] | None = None
 ) -> list[tuple[str, pd.DataFrame, str, object]]:
-    """(run, frame, file, config) per run: each export of a folder, or each run of one long file. A table of the
-    folder that is no run history is skipped with a DataWarning; a sizes table among them is added to ``sizes``."""
+    """(run, frame, file, config) per run of a folder or of one long file; sizes tables go to ``sizes``."""
     sizes = [] if sizes is None else sizes
     if path.is_dir():
         found = export_files(path, metadata)
@@ -244,8 +211,7 @@ def _exports(
 
 
 def _params(run: str, frame: pd.DataFrame, file: str, meta, config, sizes: list[Path] = ()) -> tuple[float, str]:
-    """A run's N and where it came from: a ``params`` column, the metadata or the run's config (those given agree);
-    without any, the error names the folder's ``sizes`` table (one that looks like run, params) to pass."""
+    """A run's N and its source: a ``params`` column, the metadata or the config (those given must agree)."""
     given = []
     values = frame["params"].dropna().unique() if "params" in frame.columns else []
     if len(values) > 1:
@@ -295,8 +261,7 @@ def _steps(run: str, long: pd.DataFrame, file: str) -> np.ndarray:
 def _long_rows(
     run: str, frame: pd.DataFrame, file: str, meta, config, skipped: dict, taken: dict, sizes: list[Path] = ()
 ) -> pd.DataFrame:
-    """One run's evaluated checkpoints as long rows (run, sizes, benchmark, metric, value, series, step); the columns
-    read are added to ``taken`` by family, those skipped to ``skipped``."""
+    """One run's evaluated checkpoints as long rows; columns read go to ``taken``, those skipped to ``skipped``."""
     frame = frame.rename(columns={k: v for k, v in DEFAULT_COLUMNS.items() if k in frame.columns})
     for needed, what in (("step", "_step"), ("tokens", "throughput/total_tokens")):
         if needed not in frame.columns:
@@ -395,8 +360,7 @@ def _final(run: str, rows: pd.DataFrame, file: str, meta) -> pd.Series:
 def read_training_logs(
     path: str | Path, metadata: str | Path | None = None, columns: dict[str, str] | None = None
 ) -> pd.DataFrame:
-    """Training-log exports (a folder of per-run files or run folders, or one long file with a ``run`` column) as a
-    table; every column family skipped is named in one DataWarning."""
+    """Training-log exports (a folder of runs or one long file) as a table; each skipped family is warned of."""
     path = Path(path)
     meta = read_metadata(metadata, params_only=True) if metadata is not None else None
     skipped: dict[str, set] = {}
@@ -419,8 +383,7 @@ def read_training_logs(
 
 
 def _by_shots(table: pd.DataFrame, path: Path) -> pd.DataFrame:
-    """The table with each task evaluated at several shot counts named with its count (``piqa_val_0shot``,
-    ``piqa_val_5shot``), in every run, so that no two are one benchmark; one DataWarning says so."""
+    """The table with each task evaluated at several shot counts named per count (``piqa_val_0shot``), warned of."""
     shots = table.dropna(subset=["shots"]).groupby("benchmark")["shots"].unique()
     several = {name: sorted(int(n) for n in counts) for name, counts in shots.items() if len(counts) > 1}
     if not several:

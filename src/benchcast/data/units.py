@@ -64,8 +64,7 @@ def _count_unit(value: float, column: str) -> str:
 
 
 def check_planned(params, tokens) -> None:
-    """Refuse a planned run (``--params N --tokens D``) whose N or D is below any language model's (N < 1e5,
-    D < 1e5), with the unit it likely is in: ``--params 7000`` is 7 B in millions."""
+    """Refuse a planned run whose N or D is below any language model's, naming the unit it likely is in."""
     for option, column, values, lo in (
         ("--params", "params", params, PARAMS_RANGE[0]),
         ("--tokens", "tokens", tokens, TOKENS_RANGE[0]),
@@ -89,11 +88,7 @@ def _refuse(source: str, run: str, column: str, value: float, lo: float, hi: flo
 
 
 def check_sizes(out: pd.DataFrame, given: pd.DataFrame, source: str) -> None:
-    """Refuse runs whose sizes no language model has: N, D, D / N and C outside the ranges above, FLOPs more than
-    :data:`FLOPS_RATIO_BAND` from 6 N D or from the file's other runs, a ``tpr`` column that is not D / N.
-
-    ``out`` is the table with its sizes completed; ``given`` says, per row and size column, which the file gave
-    (a derived size, C = 6 N D, cannot contradict the others)."""
+    """Refuse runs whose sizes no language model has; ``given`` says which sizes the file gave (not derived)."""
     first = ~out["run"].duplicated().to_numpy()
     run = out["run"].to_numpy()[first]
     sizes = {c: out[c].to_numpy(float)[first] for c in ("params", "tokens", "flops", "tpr")}

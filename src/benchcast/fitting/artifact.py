@@ -35,8 +35,7 @@ def fingerprint(points: pd.DataFrame) -> str:
 
 
 def artifact_fields(doc: dict, source: str = "artifact") -> dict:
-    """The fields of a :class:`~benchcast.fitting.result.FitResult` read from an artifact, validating every field a
-    prediction depends on."""
+    """The fields of a FitResult read from an artifact, every field a prediction depends on validated."""
     if not isinstance(doc, dict) or doc.get("format") != ARTIFACT_FORMAT:
         raise ArtifactError(f"{source}: not a benchcast fit artifact (no format '{ARTIFACT_FORMAT}').")
     version = doc.get("format_version")

@@ -128,8 +128,7 @@ class FitDiagnostics(ResultView):
 
 @dataclass(frozen=True)
 class BoundFindings:
-    """What the parameters on a bound mean: the law's own constraints that are active (information), and the search
-    limits a parameter reached (a warning: the fit did not find it)."""
+    """The parameters on a bound: active constraints of the law (information) and search limits reached (warning)."""
 
     constraints: tuple[str, ...] = ()
     limits: tuple[str, ...] = ()
@@ -142,8 +141,7 @@ class BoundFindings:
         return tuple(name for name, flag in self.flags.items() if flag == "at search limit")
 
     def columns(self) -> dict[str, str]:
-        """The findings as two table cells: ``constraint_active`` (``'a ≤ 1'``: information) and ``at_search_limit``
-        (``'d1'``: a warning), each empty when there is none."""
+        """The findings as the cells ``constraint_active`` and ``at_search_limit`` (empty where none)."""
         return {
             "constraint_active": ", ".join(self.active.values()),
             "at_search_limit": ", ".join(self.at_search_limit),
@@ -168,9 +166,7 @@ SOLVER_WORDS = (
 
 
 def plain_message(message: str) -> str:
-    """An optimiser's message in benchcast's words, its stage kept (``trust-region finish: `ftol` termination condition
-    is satisfied.`` reads ``trust-region finish: the loss stopped decreasing``); a message with no known solver
-    words is returned as it is."""
+    """An optimiser's message in benchcast's words, its stage kept (unknown messages as they are)."""
     stage, colon, said = message.partition(": ")
     if not colon:
         stage, said = "", message
@@ -187,8 +183,7 @@ SEARCH_LIMIT_ADVICE = (
 
 
 def bound_findings(law, params: dict[str, float], at_bound) -> BoundFindings:
-    """Sort the parameters on a bound (``FitDiagnostics.at_bound``) into the law's own active constraints and the
-    search limits reached (the parameter's declaration says which bound is which)."""
+    """Sort the parameters on a bound into the law's active constraints and the search limits reached."""
     declared = {p.name: p for p in law.parameters}
     constraints, limits, flags, active = [], [], {}, {}
     for name in at_bound:
@@ -218,9 +213,7 @@ def bound_findings(law, params: dict[str, float], at_bound) -> BoundFindings:
 
 
 def identified_stderr(params: dict[str, float], stderr: dict[str, float], rmse: float) -> dict[str, float | None]:
-    """Each parameter's standard error, None where the data do not identify it: a missing, infinite or (on a fit with
-    residuals) zero standard error is a direction the data say nothing about (the pseudo-inverse gives it 0), not a
-    certainty."""
+    """Each parameter's standard error, None where the data do not identify it (missing, infinite or zero)."""
     exact = bool(rmse <= 1e-12)
     out = {}
     for name in params:

@@ -12,8 +12,7 @@ def mae(true: np.ndarray, predicted: np.ndarray) -> float:
 
 
 def squared_log_ratio(true: np.ndarray, predicted: np.ndarray) -> np.ndarray:
-    """Per point, the squared log-ratio error of a forecast (predictions clipped at 1e-12): the measure the one law
-    choice (:mod:`benchcast.forecasting.selection`) and the shared shape's choice both average."""
+    """Per point, the squared log-ratio error of a forecast (predictions clipped at 1e-12)."""
     return (np.log(np.clip(np.asarray(predicted, float), 1e-12, None)) - np.log(np.asarray(true, float))) ** 2
 
 
@@ -53,8 +52,7 @@ USABLE = "usable: points with Q > Q_rand + margin (K1's near-chance filter of SP
 
 
 def usable_points(true: np.ndarray, q_rand: float, benchmark: str) -> np.ndarray:
-    """Points far enough above chance for a relative error to mean something (:data:`USABLE`): one definition for every
-    law and table, so that usable-point MREs compare like with like."""
+    """Points far enough above chance (:data:`USABLE`) for a relative error to mean something."""
     from benchcast.data.chance import filter_margin
 
     return np.asarray(true, float) > (q_rand or 0.0) + filter_margin(benchmark)

@@ -230,28 +230,24 @@ class FitResult(ResultView):
 
     # -- explanation -------------------------------------------------------------------------
     def to_dict(self) -> dict:
-        return jsonable(
-            {
-                "format": ARTIFACT_FORMAT,
-                "format_version": ARTIFACT_VERSION,
-                "benchcast_version": self.version,
-                "law": self.law,
-                "formula": self.law_object.formula,
-                "params": self.params,
-                "stderr": self.stderr,
-                "settings": self.spec.to_dict(),
-                "diagnostics": self.diagnostics.to_dict(),
-                "warnings": self.warnings,
-                "data_fingerprint": self.data_fingerprint,
-                "dropped": self.dropped,
-                "points": _columns(self.points),
-                **(
-                    {}
-                    if self.rolling_origins is None
-                    else {"rolling_origins": {**self.rolling_origins, "table": _columns(self.rolling_origins["table"])}}
-                ),
-            }
-        )
+        doc = {
+            "format": ARTIFACT_FORMAT,
+            "format_version": ARTIFACT_VERSION,
+            "benchcast_version": self.version,
+            "law": self.law,
+            "formula": self.law_object.formula,
+            "params": self.params,
+            "stderr": self.stderr,
+            "settings": self.spec.to_dict(),
+            "diagnostics": self.diagnostics.to_dict(),
+            "warnings": self.warnings,
+            "data_fingerprint": self.data_fingerprint,
+            "dropped": self.dropped,
+            "points": _columns(self.points),
+        }
+        if self.rolling_origins is not None:
+            doc["rolling_origins"] = {**self.rolling_origins, "table": _columns(self.rolling_origins["table"])}
+        return jsonable(doc)
 
     def _summary_lines(self) -> list[str]:
         """The report's lines between its heading and the parameters (selection, points, fit quality)."""
@@ -294,11 +290,8 @@ class FitResult(ResultView):
         presolved = set(law.param_names[: law.n_presolved])  # a first stage, fitted to the proxy loss
         for name, value in self.params.items():
             err = identified.get(name)
-            missing = (
-                " (stage 1, fitted to the proxy: the bootstrap gives its spread)"
-                if name in presolved
-                else (" +/- not identified")
-            )
+            stage1 = " (stage 1, fitted to the proxy: the bootstrap gives its spread)"
+            missing = stage1 if name in presolved else " +/- not identified"
             err_text = f" +/- {err:.3g}" if err is not None else missing if self.stderr else ""
             flag = f"  ({bounds.flags[name]})" if name in bounds.flags else ""
             lines.append(f"    {name:<{width}} = {value:.6g}{err_text}{flag}")
@@ -329,14 +322,9 @@ class FitResult(ResultView):
     def to_frame(self) -> pd.DataFrame:
         """The parameters: ``parameter``, ``value``, ``stderr`` (NaN where not estimated), ``at_bound``."""
         names = list(self.params)
-        return pd.DataFrame(
-            {
-                "parameter": names,
-                "value": [self.params[n] for n in names],
-                "stderr": [self.stderr.get(n, np.nan) for n in names],
-                "at_bound": [n in self.diagnostics.at_bound for n in names],
-            }
-        )
+        values, stderr = [self.params[n] for n in names], [self.stderr.get(n, np.nan) for n in names]
+        at_bound = [n in self.diagnostics.at_bound for n in names]
+        return pd.DataFrame({"parameter": names, "value": values, "stderr": stderr, "at_bound": at_bound})
 
     def plot(self, ax=None, **style):
         """The runs the fit saw (fitted, and dropped with the reason) and the fitted law along

@@ -21,9 +21,7 @@ KINDS = ("shared", "anchored", "separate")
 
 @dataclass(frozen=True)
 class Shape:
-    """A fitted shape: ``kind``, the least-squares coefficients and covariance (offsets per recipe, then slopes),
-    the residual variance ``var``, each recipe's largest size and level there (``tops``: x, mean z, runs) and the
-    spread of the recipes' own slopes ``spread`` (variance; anchored)."""
+    """A fitted shape: kind, coefficients, covariance, residual variance, recipes' tops and slopes' spread."""
 
     kind: str
     recipes: tuple
@@ -68,9 +66,7 @@ def fit_shape(pts: np.ndarray, kind: str) -> Shape | None:
 
 
 def shape_draws(shape: Shape, recipe: int, x: np.ndarray, common: np.ndarray, rng) -> tuple[np.ndarray, np.ndarray]:
-    """The law's z draws (replicates, points) for ``recipe`` along ``x`` and a new run's residual (replicates, 1):
-    ``common`` the coefficients' draws shared by every recipe (:func:`common_draws`); ``rng`` the recipe's own stream
-    (its slope's spread, its level, the residual)."""
+    """The law's z draws (replicates, points) for ``recipe`` along ``x`` and a new run's residual (replicates, 1)."""
     n = len(common)
     residual = rng.normal(0.0, np.sqrt(shape.var), (n, 1))
     if shape.kind != "anchored":
@@ -87,11 +83,7 @@ def common_draws(shape: Shape, n: int, rng) -> np.ndarray:
 
 
 def choose_shape(pts: np.ndarray, chance: dict | None = None) -> tuple[str, str]:
-    """The shape with the least mean squared log-ratio error of the score (the one law choice's measure,
-    :func:`~benchcast.fitting.metrics.squared_log_ratio`) forecasting each recipe's largest size from the rest, over
-    the recipes with 3 or more sizes (one origin per recipe: the law choice's rolling origins need more sizes than a
-    recipe sweep has); ``anchored`` where none has 3 (stated). ``chance``: each recipe's chance level (default 0),
-    which turns Q' back into the score."""
+    """The shape with the least held-out squared log-ratio error on each recipe's largest size (3+ sizes)."""
     errors = {kind: [] for kind in KINDS}
     for i in sorted({int(i) for i in pts[:, 0]}):
         own = pts[:, 0] == i

@@ -1,11 +1,5 @@
-"""What to fit, as one frozen, typed object: :class:`FitSpec`.
-
-A spec holds the selection (benchmark, metric, k, compute range, TPR, runs) and the settings
-(chance level, filter margin, loss, seed, proxy...). :func:`design` resolves it against a table:
-it returns the rows a fit sees and a copy of the spec with every default filled in (the
-*resolved* spec, stored on the fit result). Specs are never mutated; bootstraps and backtests
-derive new ones with :func:`dataclasses.replace`.
-"""
+"""What to fit, as one frozen, typed object: :class:`FitSpec`, and :func:`design`, which resolves it against a table
+(the rows a fit sees and the spec with every default filled in; ARCHITECTURE.md, "Data flow")."""
 
 from __future__ import annotations
 
@@ -214,15 +208,7 @@ def design(table: pd.DataFrame, spec: FitSpec) -> tuple[pd.DataFrame, FitSpec]:
     if not chance.known:
         warn_unknown_chance(table, spec.benchmark, metric)
     margin = law.margin_for(spec.benchmark, spec.margin if spec.margin is not None else _given_margin(rows))
-    resolved = replace(
-        spec,
-        metric=metric,
-        k=k,
-        q_rand=q_rand,
-        q_rand_source=q_source,
-        margin=margin if law.uses_margin else None,
-        proxy=proxy,
-        loss=spec.loss or law.loss,
-        huber_delta=law.huber_delta if spec.huber_delta is None else spec.huber_delta,
-    )
+    found = {"q_rand": q_rand, "q_rand_source": q_source, "margin": margin if law.uses_margin else None, "proxy": proxy}
+    delta = law.huber_delta if spec.huber_delta is None else spec.huber_delta
+    resolved = replace(spec, metric=metric, k=k, loss=spec.loss or law.loss, huber_delta=delta, **found)
     return rows.sort_values(["flops", "run", "k"]).reset_index(drop=True), resolved

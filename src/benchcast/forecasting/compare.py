@@ -97,6 +97,7 @@ class Comparison(RichView):
         dict
         """
         recipes = self.recipes.assign(flags=[short(f) for f in self.recipes["flags"]])
+        tables = {"recipes": recipes, "pairs": self.pairs, "multipliers": self.multipliers}
         return jsonable(
             {
                 "by": self.by,
@@ -104,9 +105,7 @@ class Comparison(RichView):
                 "level": self.level,
                 "decide": self.decide,
                 "errors": self.errors,
-                "recipes": recipes.to_dict("records"),
-                "pairs": self.pairs.to_dict("records"),
-                "multipliers": self.multipliers.to_dict("records"),
+                **{k: v.to_dict("records") for k, v in tables.items()},
             }
         )
 
@@ -340,8 +339,7 @@ def _recipes(table: pd.DataFrame, by: str) -> list:
 
 
 def _refuse_no_forecast(table, by, recipes, chosen) -> None:
-    """No recipe of ``by`` has a forecast on any benchmark asked: refused (nothing to compare), naming the column, how
-    many sizes each of its values spans, and the forecasts' own reasons."""
+    """No recipe of ``by`` has a forecast on any benchmark asked: refused, with the sizes its values span and why."""
     sizes = {}
     for runs in chosen.values():
         for name, rows in runs.items():
@@ -364,8 +362,7 @@ def _refuse_no_forecast(table, by, recipes, chosen) -> None:
 
 
 def select_each(table, by, names, benchmark, metric, k=None, **within) -> dict:
-    """Per recipe: its runs of ``benchmark`` as :func:`~benchcast.data.table.select` gives them (a task group's mean
-    included), or the reason there are none (the group's own notice is kept for the forecast to give once)."""
+    """Per recipe: its runs of ``benchmark`` as :func:`~benchcast.data.table.select` gives them, or why none."""
     chosen = {}
     for name in names:
         try:
@@ -454,13 +451,14 @@ def _each(table, by, names, benchmark, metric, reach, planned, errors, unc, sett
             row["warnings"] = tuple(dict.fromkeys(" ".join(str(w.message).split()) for w in caught))
         point = out.take([0])
         lower, upper = point.interval(unc.level)
+        note = str(point.points["note"].iloc[0])
         row.update(
             method="default",
             prediction=float(point.prediction[0]),
             lower=float(lower[0]),
             upper=float(upper[0]),
             flags=tuple(point.flags[0]),
-            note=str(point.points["note"].iloc[0]),
+            note=note,
         )
         curve = list(out.curves.values())[-1] if np.isfinite(row["prediction"]) and out.curves else None
         values, cut = (None, "") if curve is None else _matrix(curve)
@@ -494,8 +492,8 @@ def _order(values: np.ndarray, errors: str, seed: int, i: int) -> np.ndarray:
 
 
 def _joint(table, by, names, benchmark, metric, reach, planned, errors, unc, settings, chosen, curves):
-    """The shared shape (:mod:`benchcast.fitting.shared_shape`) fitted to every recipe's runs below the plan, its draws
-    widened by the cross-ladder extrapolation error (common random numbers) as the default's are."""
+    """The shared shape (:mod:`benchcast.fitting.shared_shape`) fitted to every recipe's runs below the plan, widened as
+    the default's draws are."""
     rows = [_row(benchmark, n, chosen[n]) for n in names]
     pts, chance, why, fitted = _points(names, chosen, benchmark, planned)
     first = {key: values[0] for key, values in reach.items()}
@@ -507,11 +505,8 @@ def _joint(table, by, names, benchmark, metric, reach, planned, errors, unc, set
     kind, words = choose_shape(pts, chance)
     shape = fit_shape(pts, kind) if len(chance) > 1 else None
     if shape is None:
-        reason = (
-            f"the joint fit ({kind}) has no residual degree of freedom"
-            if len(chance) > 1
-            else f"the joint fit needs two or more recipes with runs above chance + margin; {len(chance)} has them"
-        )
+        few = f"the joint fit needs two or more recipes with runs above chance + margin; {len(chance)} has them"
+        reason = f"the joint fit ({kind}) has no residual degree of freedom" if len(chance) > 1 else few
         for row in rows:
             row["note"] = row["note"] or f"no forecast: {reason}"
         return rows, {}, {}
@@ -550,10 +545,8 @@ def _joint(table, by, names, benchmark, metric, reach, planned, errors, unc, set
 
 
 def _points(names, chosen, benchmark, planned, margin=None) -> tuple[np.ndarray, dict, dict, dict]:
-    """The joint fit's points (recipe index, log10 C, log(-log Q') of each compute's best run) below the plan, each
-    recipe's chance level, and why a recipe has none: its chance level unknown, or no run above chance + the
-    benchmark's near-chance margin (:func:`~benchcast.data.chance.filter_margin`, ``--margin`` or a ``margin``
-    column), the rule every fit uses; and each recipe's runs behind its points (the runs its flags are placed by)."""
+    """The joint fit's points (recipe, log10 C, log(-log Q') of each compute's best run above chance + margin) below
+    the plan, each recipe's chance level, why a recipe has none, and the runs behind each recipe's points."""
     points, chance, why, fitted = [], {}, {}, {}
     for i, name in enumerate(names):
         runs = chosen[name]

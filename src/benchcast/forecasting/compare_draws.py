@@ -11,11 +11,21 @@ import numpy as np
 import pandas as pd
 
 BAND = 1.1  # runs within this factor of the largest common budget are "at" it (the simplest alternative)
+PAIR_COLUMNS = [
+    "benchmark",
+    "a",
+    "b",
+    "p_a_better",
+    "decision",
+    "baseline_a_better",
+    "disagree",
+    "crosses_at",
+    "reason",
+]
 
 
 def _matrix(curve, kind: str = "prediction") -> tuple[np.ndarray | None, str]:
-    """A curve's draws of ``kind`` as one (draws, points) matrix (None: it has none), and a note where its parts had
-    different numbers of draws (each cut to the smallest)."""
+    """A curve's draws of ``kind`` as one (draws, points) matrix (None: none), and a note where its parts were cut."""
     parts = [(index, d.values) for k, index, d in curve.draws if k == kind]
     if not parts:
         return None, ""
@@ -29,8 +39,7 @@ def _matrix(curve, kind: str = "prediction") -> tuple[np.ndarray | None, str]:
 
 
 def best_at(runs: pd.DataFrame, budget: float) -> float:
-    """A recipe's best-run score at compute ``budget``: its best run within a factor ``BAND`` of it, else its best run
-    of each compute interpolated in log C between the two computes around it (NaN outside its computes)."""
+    """A recipe's best run within a factor ``BAND`` of compute ``budget``, else interpolated in log C (NaN outside)."""
     best = runs.groupby("flops")["value"].max().dropna() if len(runs) else pd.Series(dtype=float)
     c, v = best.index.to_numpy(float), best.to_numpy(float)
     near = np.abs(np.log(c / budget)) <= np.log(BAND) if len(c) else np.array([], bool)
@@ -42,9 +51,8 @@ def best_at(runs: pd.DataFrame, budget: float) -> float:
 
 
 def _baseline(chosen: list, planned: float, forecast: np.ndarray) -> tuple[float, np.ndarray, list]:
-    """The simplest alternative: the largest compute below the plan that every recipe with a forecast reaches (where
-    none has one: every recipe with runs), and each recipe's best-run score there (:func:`best_at`), with why a
-    recipe has none."""
+    """The simplest alternative: the largest compute below the plan every recipe with a forecast (else with runs)
+    reaches, each recipe's best-run score there (:func:`best_at`) and why a recipe has none."""
     runs = [r[r["flops"] < planned] if isinstance(r, pd.DataFrame) else None for r in chosen]
     tops = [float(r["flops"].max()) for r, ok in zip(runs, forecast, strict=True) if ok and r is not None and len(r)]
     if not tops:  # no forecast: the simplest alternative still ranks the recipes with runs
@@ -65,17 +73,7 @@ def _pairs(frame, draws, point_curves, planned, decide, benchmark) -> pd.DataFra
     rows = []
     info = frame.set_index("recipe")
     for a, b in combinations(frame["recipe"], 2):
-        row = {
-            "benchmark": benchmark,
-            "a": a,
-            "b": b,
-            "p_a_better": np.nan,
-            "decision": "",
-            "baseline_a_better": np.nan,
-            "disagree": False,
-            "crosses_at": np.nan,
-            "reason": "",
-        }
+        row = dict(zip(PAIR_COLUMNS, [benchmark, a, b, np.nan, "", np.nan, False, np.nan, ""], strict=True))
         missing = [r for r in (a, b) if r not in draws]
         base_a, base_b = info.at[a, "baseline"], info.at[b, "baseline"]
         if np.isfinite(base_a) and np.isfinite(base_b):
@@ -103,20 +101,7 @@ def _pairs(frame, draws, point_curves, planned, decide, benchmark) -> pd.DataFra
             row["disagree"] = (p > 0.5) != (row["baseline_a_better"] > 0.5)
         row["crosses_at"] = _crossing(point_curves[a], point_curves[b], planned)
         rows.append(row)
-    return pd.DataFrame(
-        rows,
-        columns=[
-            "benchmark",
-            "a",
-            "b",
-            "p_a_better",
-            "decision",
-            "baseline_a_better",
-            "disagree",
-            "crosses_at",
-            "reason",
-        ],
-    )
+    return pd.DataFrame(rows, columns=PAIR_COLUMNS)
 
 
 def _crossing(a, b, planned: float | None) -> float:
@@ -160,22 +145,23 @@ MULTIPLIER_COLUMNS = [
 ]  # fmt: skip
 
 
+def _no_multiplier(benchmark, name, ref, why: str) -> list:
+    """A recipe's row saying why it has no multiplier."""
+    return [benchmark, name, ref, np.nan, np.nan, np.nan, "", False, False, np.nan, f"no multiplier: {why}"]
+
+
 def _no_multipliers(benchmark, ref, frame, why: str) -> pd.DataFrame:
     """A row per recipe saying why there are no multipliers on ``benchmark``."""
-    rows = [[benchmark, n, ref, np.nan, np.nan, np.nan, "", False, False, np.nan, f"no multiplier: {why}"]
-            for n in frame["recipe"]]  # fmt: skip
-    return pd.DataFrame(rows, columns=MULTIPLIER_COLUMNS)
+    return pd.DataFrame([_no_multiplier(benchmark, n, ref, why) for n in frame["recipe"]], columns=MULTIPLIER_COLUMNS)
 
 
 def _multipliers(benchmark, ref, draws, grids, point_curves, planned, level, frame) -> pd.DataFrame:
-    """Per recipe: C_ref / C_recipe at the reference's planned score, with its interval, and the crossing. Where a
-    curve does not reach the score within its grid (REACH x the plan) or already scores it at the grid's start, the
-    value is a bound: it is set to that bound and marked censored (``<`` / ``>`` in the text)."""
+    """Per recipe: C_ref / C_recipe at the reference's planned score, its interval and the crossing; a value beyond
+    what the grid (REACH x the plan) tells apart is set to that bound and marked censored (``<`` / ``>``)."""
     rows, target = [], frame.set_index("recipe").at[ref, "prediction"]
     for name in frame["recipe"]:
         if name not in grids:
-            rows.append([benchmark, name, ref, np.nan, np.nan, np.nan, "", False, False, np.nan,
-                         "no multiplier: no forecast"])  # fmt: skip
+            rows.append(_no_multiplier(benchmark, name, ref, "no forecast"))
             continue
         grid, values = grids[name]
         if name == ref:  # its own multiplier is 1 by definition
@@ -190,11 +176,8 @@ def _multipliers(benchmark, ref, draws, grids, point_curves, planned, level, fra
         with np.errstate(divide="ignore"):
             ratio = np.log(planned) - np.log(need[np.isfinite(need) | (need == np.inf)])
             tail = (1 - level) / 2
-            lo, hi = (
-                (float(np.exp(np.quantile(ratio, q, method="inverted_cdf"))) for q in (tail, 1 - tail))
-                if len(ratio)
-                else (np.nan, np.nan)
-            )
+            quantiles = (float(np.exp(np.quantile(ratio, q, method="inverted_cdf"))) for q in (tail, 1 - tail))
+            lo, hi = quantiles if len(ratio) else (np.nan, np.nan)
             mult = planned / point if point > 0 else np.inf
         low_c, high_c = lo <= floor, hi >= ceiling
         lo, hi = max(lo, floor), min(hi, ceiling)

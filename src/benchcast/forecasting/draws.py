@@ -24,8 +24,7 @@ NORMAL_84 = 0.8413447460685429  # Phi(1): the percentile one sd above a normal's
 
 
 def quantile(draws: np.ndarray, q: float) -> np.ndarray:
-    """``np.nanquantile(draws, q, axis=0)``, vectorised where there is no nan (nanquantile works column by column in
-    Python)."""
+    """``np.nanquantile(draws, q, axis=0)``, vectorised where there is no nan (nanquantile loops over columns)."""
     draws = np.asarray(draws, float)
     if not np.isnan(draws).any():
         return np.quantile(draws, q, axis=0)
@@ -35,9 +34,8 @@ def quantile(draws: np.ndarray, q: float) -> np.ndarray:
 
 
 def net_sd(boot_draws: np.ndarray, total: np.ndarray) -> np.ndarray:
-    """The sd of the log-ratio error to add to bootstrap draws so that their spread becomes ``total``: sqrt(max(total^2
-    - b^2, 0)), b each point's sd of the log draws (half the distance between their 15.87th and 84.13th percentiles,
-    robust to a few wild replicates)."""
+    """sqrt(max(total^2 - b^2, 0)): the log-ratio sd that brings bootstrap draws' spread to ``total``, b each point's
+    robust sd of the log draws (half the 15.87th-84.13th percentile distance)."""
     logs = np.log(np.clip(boot_draws, 1e-12, None))
     b = (quantile(logs, NORMAL_84) - quantile(logs, 1 - NORMAL_84)) / 2
     return np.sqrt(np.maximum(np.asarray(total, float) ** 2 - np.nan_to_num(b) ** 2, 0.0))
@@ -82,10 +80,8 @@ class Draws:
         -------
         array of :attr:`shape`
         """
-        if self.method == "linear":
-            out = quantile(self.values, q)
-        else:
-            out = np.quantile(self.values, q, axis=0, method=self.method)
+        linear = self.method == "linear"
+        out = quantile(self.values, q) if linear else np.quantile(self.values, q, axis=0, method=self.method)
         return np.asarray(out).reshape(self.shape)
 
     def interval(self, level: float = 0.9) -> tuple[np.ndarray, np.ndarray]:
@@ -176,7 +172,6 @@ class ScoreDraws(Draws):
 
 
 def score_interval(draws, level: float) -> tuple[np.ndarray, np.ndarray]:
-    """The draws' equal-tailed interval, within [0, 1]: a score cannot leave it, so a bound beyond it is the same
-    interval of the draws clipped to the scores possible (coverage of a score does not change)."""
+    """The draws' equal-tailed interval clipped to [0, 1] (a score cannot leave it; its coverage does not change)."""
     lower, upper = draws.interval(level)
     return np.clip(lower, 0.0, 1.0), np.clip(upper, 0.0, 1.0)

@@ -163,9 +163,8 @@ def _recommendation(name: str, pool: dict, laws: list, rule: str, failures: list
     ]
     ranking["weight"] = weights
     ranking = ranking.sort_values("inner_msle").reset_index()
-    nested = (
-        _nested_error(wide, laws, rule) if len(wide) and rule in SELECTION_RULES else {"mre": np.nan, "n_origins": 0}
-    )
+    nested = {"mre": np.nan, "n_origins": 0}
+    nested = _nested_error(wide, laws, rule) if len(wide) and rule in SELECTION_RULES else nested
     order = sorted(((law, float(w)) for law, w in weights.items() if w > 0), key=lambda item: -item[1])
     return Recommendation(
         benchmark,
@@ -184,8 +183,7 @@ def _recommendation(name: str, pool: dict, laws: list, rule: str, failures: list
 
 
 def _blended(pool: dict, weights: pd.Series, wide: pd.DataFrame) -> pd.DataFrame:
-    """The blend's rolling-origin forecasts: along compute on the points every member forecasts, and along TPR (where
-    the runs span TPRs) each member's own, weighted."""
+    """The blend's rolling-origin forecasts, along compute and (where the runs span TPRs) along TPR, weighted."""
     frames = []
     if len(weights) == 1:
         return pd.DataFrame()  # one law: its own (Ensemble.errors_)
@@ -193,13 +191,7 @@ def _blended(pool: dict, weights: pd.Series, wide: pd.DataFrame) -> pd.DataFrame
         frames.append(blend_errors(wide, weights).assign(axis="compute", side="", tpr_decades=0.0))
     tpr = {law: _tpr_rows(pool[law].errors) for law in weights.index if weights[law] > 0}
     if all(len(frame) for frame in tpr.values()):  # along TPR: the points every member forecast, blended
-        key = ["side", "run", "k"]
-        first = next(iter(tpr.values())).drop_duplicates(key).set_index(key)
-        wide = pd.concat(
-            [frame.drop_duplicates(key).set_index(key)["predicted"].rename(law) for law, frame in tpr.items()],
-            axis=1,
-            join="inner",
-        )
+        first, wide = _along_tpr(tpr)
         if len(wide):
             out = first.loc[wide.index].copy()
             out["predicted"] = sum(w * wide[law].to_numpy(float) for law, w in weights.items() if w > 0)
@@ -213,21 +205,30 @@ def _unsupported(rule: str, reason: str, failures: list, needs_fallback: bool = 
                           pd.DataFrame(), needs_fallback)  # fmt: skip
 
 
+def _along_tpr(tpr: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The first law's TPR rows by (side, run, k), and each law's forecasts (a column) on the points every one has."""
+    key = ["side", "run", "k"]
+    first = next(iter(tpr.values())).drop_duplicates(key).set_index(key)
+    columns = [frame.drop_duplicates(key).set_index(key)["predicted"].rename(law) for law, frame in tpr.items()]
+    return first, pd.concat(columns, axis=1, join="inner")
+
+
 def _compute_rows(errors: pd.DataFrame) -> pd.DataFrame:
+    """The rows along compute of rolling-origin forecasts."""
     if errors is None or not len(errors) or "axis" not in errors:
         return errors
     return errors[errors["axis"] == "compute"].reset_index(drop=True)
 
 
 def _tpr_rows(errors: pd.DataFrame) -> pd.DataFrame:
+    """The rows along TPR of rolling-origin forecasts (empty: none)."""
     if errors is None or not len(errors) or "axis" not in errors:
         return pd.DataFrame()
     return errors[errors["axis"] == "tpr"].reset_index(drop=True)
 
 
 def ladder_laws(rows: pd.DataFrame) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The default's candidate laws and fallback laws for these runs: laws of parameters and tokens where the runs
-    separate them (several TPRs at one size), laws of compute otherwise."""
+    """The default's candidate and fallback laws: of N and D where the runs span TPRs, of compute otherwise."""
     several = spans_tprs(rows)
     return (
         tuple(law for law in DEFAULT_POOL if get_law(law).models_tpr == several),
@@ -236,8 +237,7 @@ def ladder_laws(rows: pd.DataFrame) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 def too_short(law: str, result) -> str:
-    """Why a fitted law is no candidate of the default on these runs ('' when it is): the runs (used or dropped by its
-    filter) span fewer decades of compute than the law declares it needs."""
+    """Why a fitted law is no candidate ('' when it is): its runs span fewer decades of compute than it needs."""
     need = get_law(law).min_ladder_decades
     if result is None or not need:
         return ""
@@ -264,22 +264,21 @@ def _ranking_record(law: str, inner: pd.DataFrame, result) -> dict:
         tau = ext.own_scale(inner)
     except BenchcastError:
         tau = float("nan")
+    d = result.diagnostics  # bounds: the law's own constraint active (information) apart from a search limit reached
     return {
         "law": law,
         "tau": tau,
-        "n_fit": result.diagnostics.n_used,
-        "n_dropped": result.diagnostics.dropped,
-        "decades_fitted": result.diagnostics.decades,
+        "n_fit": d.n_used,
+        "n_dropped": d.dropped,
+        "decades_fitted": d.decades,
         "converged": result.converged,
-        # the law's own constraint active (information) apart from a search limit reached (a warning)
         **result.bounds.columns(),
     }
 
 
 def common_errors(errors: dict[str, pd.DataFrame]) -> pd.DataFrame:
-    """Rolling-origin forecasts of every law on the inner points they all forecast: one column of forecasts per law,
-    plus origin_decades, origin, run, k, flops, decades, true and converged (every law's inner refit converged
-    there)."""
+    """Every law's rolling-origin forecasts (a column each) on the inner points they all forecast, with the points'
+    columns and ``converged`` (every law's inner refit converged there)."""
     key = ["origin_decades", "run", "k"]
     if not errors or any(e is None or e.empty for e in errors.values()):
         return pd.DataFrame()
@@ -301,15 +300,13 @@ def common_errors(errors: dict[str, pd.DataFrame]) -> pd.DataFrame:
 
 
 def _scores(pool: dict, wide: pd.DataFrame, laws: list[str]) -> pd.DataFrame:
-    """Per origin (a row), along compute and (where every law has them) along TPR, and per law: the mean squared
-    log-ratio error of its forecasts of the points every law forecasts from that origin."""
+    """Per origin (a row; along compute, and along TPR where every law has it) and law: the mean squared log-ratio
+    error on the points every law forecasts."""
     per_origin = [_per_origin(wide, laws)]
     tpr = {law: _tpr_rows(pool[law].errors) for law in laws}
     if all(len(frame) for frame in tpr.values()):
-        key = ["side", "run", "k"]
-        columns = [frame.drop_duplicates(key).set_index(key)["predicted"].rename(law) for law, frame in tpr.items()]
-        base = next(iter(tpr.values())).drop_duplicates(key).set_index(key)[["true"]]
-        along = pd.concat([base, *columns], axis=1, join="inner").reset_index()
+        first, wide_tpr = _along_tpr(tpr)
+        along = pd.concat([first[["true"]], wide_tpr], axis=1, join="inner").reset_index()
         along = along[np.isfinite(along[laws]).all(axis=1) & (along["true"] > 0)]
         if len(along):
             per_origin.append(_per_origin(along.rename(columns={"side": "origin_decades"}), laws))
@@ -323,15 +320,9 @@ def _per_origin(wide: pd.DataFrame, laws: list[str]) -> pd.DataFrame:
     return pd.DataFrame(squared).groupby(wide["origin_decades"].to_numpy()).mean()
 
 
-def _inner_scores(wide: pd.DataFrame, laws: list[str]) -> pd.Series:
-    """Per law: mean over compute origins of the mean squared log-ratio error of its inner forecasts."""
-    return _per_origin(wide, laws).mean()
-
-
 def weights_for(rule: str, scores: pd.Series, per_origin: pd.DataFrame | None = None) -> pd.Series:
-    """``ensemble``: equal weights over the laws with support, unless their errors origin by origin separate them
-    (:func:`separated`), then as ``stack``; ``stack``: weights proportional to 1/score; ``select``: all weight on the
-    lowest score."""
+    """``ensemble``: equal weights unless the errors origin by origin separate the laws (:func:`separated`), then as
+    ``stack``: proportional to 1/score; ``select``: all weight on the lowest score."""
     if rule not in SELECTION_RULES:
         raise BenchcastError(f"unknown selection rule {rule!r}; expected one of {', '.join(SELECTION_RULES)}.")
     if rule == "ensemble" and (per_origin is None or not separated(per_origin)):
@@ -344,9 +335,8 @@ def weights_for(rule: str, scores: pd.Series, per_origin: pd.DataFrame | None = 
 
 
 def separated(per_origin: pd.DataFrame) -> bool:
-    """Whether the laws' errors tell them apart: the best law's log error is below another's by more than twice the
-    standard error of the mean paired difference over the origins (``MIN_ORIGINS`` at least). Rolling origins share
-    runs, so the origins are less independent than the test assumes: it separates more readily than it should."""
+    """Whether the best law's log error is below another's by over two standard errors of the mean paired difference
+    over the origins (``MIN_ORIGINS`` at least; origins share runs, so it separates more readily than it should)."""
     logs = np.log(np.maximum(per_origin.to_numpy(float), 1e-12))
     logs = logs[np.isfinite(logs).all(axis=1)]
     if len(logs) < ext.MIN_ORIGINS or logs.shape[1] < 2:
@@ -387,16 +377,16 @@ def blend_errors(wide: pd.DataFrame, weights: pd.Series) -> pd.DataFrame:
 
 
 def _nested_error(wide: pd.DataFrame, laws: list[str], rule: str) -> dict:
-    """The choice's own out-of-sample error: at each origin, choose from the deeper origins' forecasts of runs at or
-    below it, then score the choice's forecasts of the runs above it (along compute only: a nested choice has no TPR
-    origins of its own, so its weights may differ from the choice's)."""
+    """The choice's own out-of-sample error along compute: at each origin, choose from the deeper origins' forecasts
+    of runs at or below it, then score that choice on the runs above it."""
     records = []
     for delta, group in wide.groupby("origin_decades"):
         origin = float(group["origin"].iloc[0])
         seen = wide[(wide["origin_decades"] > delta) & (wide["flops"] <= origin * (1 + 1e-9))]
         if seen["origin_decades"].nunique() < ext.MIN_ORIGINS:
             continue
-        weights = weights_for(rule, _inner_scores(seen, laws), _per_origin(seen, laws))
+        per_origin = _per_origin(seen, laws)
+        weights = weights_for(rule, per_origin.mean(), per_origin)
         predicted = sum(w * group[law].to_numpy(float) for law, w in weights.items() if w > 0)
         true = group["true"].to_numpy(float)
         records.append(float(np.mean(np.abs(predicted - true) / true) * 100))
@@ -404,9 +394,8 @@ def _nested_error(wide: pd.DataFrame, laws: list[str], rule: str) -> dict:
 
 
 def members_with_support(errors: dict[str, pd.DataFrame]) -> list[str]:
-    """The laws a combination can use: each with at least ``extrapolation.MIN_ORIGINS`` rolling origins of its own,
-    taken in the given order while the points they all forecast keep that many origins (a law that would leave the
-    others too few common origins is left out, not the combination)."""
+    """The laws a combination can use: each with ``MIN_ORIGINS`` origins of its own, taken in order while the points
+    they all forecast keep that many (a law that would leave the others too few is left out)."""
     own = [
         law
         for law, frame in errors.items()

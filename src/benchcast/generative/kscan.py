@@ -88,13 +88,7 @@ class KScan(RichView):
 
     def to_frame(self) -> pd.DataFrame:
         """One row per k: the parameters, points used, R², the constraints active and the search limits reached."""
-        shown = {
-            "k": "k",
-            **{n: n for n in self.param_names},
-            "n_used": "points",
-            "r2": "R2",
-            **BOUND_COLUMNS,
-        }
+        shown = {"k": "k", **{n: n for n in self.param_names}, "n_used": "points", "r2": "R2", **BOUND_COLUMNS}
         return self.table.reindex(columns=list(shown)).rename(columns=shown)
 
     @property
@@ -130,6 +124,7 @@ class KScan(RichView):
         return [{"warning": text, "k": ks} for text, ks in found.items()]
 
     def _warning_lines(self) -> list[str]:
+        """Each warning of the fits as a line, with the k that gave it."""
         lines = []
         for w in self.fit_warnings():
             where = ", ".join(map(str, w["k"])) if len(w["k"]) < len(self.fits) else "every k"
@@ -160,9 +155,8 @@ class KScan(RichView):
             If no k could be fitted (the message lists each k's error).
         """
         if not self.fits:
-            raise BenchcastError(
-                f"no k could be fitted for {self.benchmark}: {self.table.get('error', pd.Series()).tolist()}"
-            )
+            errors = self.table.get("error", pd.Series()).tolist()
+            raise BenchcastError(f"no k could be fitted for {self.benchmark}: {errors}")
         return self
 
     def rows(self) -> tuple[list[str], list[list]]:
@@ -175,10 +169,13 @@ class KScan(RichView):
         """
         names = self.param_names
         rows = [
-            [int(r["k"])]
-            + [r.get(n, np.nan) for n in names]
-            + [r.get("n_used", ""), r.get("r2", np.nan)]
-            + [r.get(key, "") for key in BOUND_COLUMNS]
+            [
+                int(r["k"]),
+                *(r.get(n, np.nan) for n in names),
+                r.get("n_used", ""),
+                r.get("r2", np.nan),
+                *(r.get(key, "") for key in BOUND_COLUMNS),
+            ]
             for r in self.table.to_dict("records")
         ]
         return ["k", *names, "points", "R2", *BOUND_COLUMNS.values()], rows
@@ -290,11 +287,12 @@ def kscan(
             continue
         fits.append(result)
         d = result.diagnostics
+        stderr = {f"{n}_stderr": v for n, v in result.stderr.items()}
         rows.append(
             {
                 "k": k or 1,
                 **result.params,
-                **{f"{n}_stderr": v for n, v in result.stderr.items()},
+                **stderr,
                 "n_used": d.n_used,
                 "rmse": d.rmse,
                 "r2": d.r2,

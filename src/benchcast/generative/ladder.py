@@ -61,48 +61,20 @@ def _log_miss_one(z):
 
 @dataclass(frozen=True)
 class LadderFit:
-    """A fitted ladder model (see the module's docstring).
+    """A fitted ladder model (see the module's docstring); ``posterior``: (problems, grid + 1), the atom last."""
 
-    Parameters
-    ----------
-    runs : list of str
-        The runs, in the order of ``eta``.
-    eta : ndarray
-        Each run's ability on the logit scale.
-    trend : tuple of float
-        Intercept, slope (per sd of log10 compute) and spread of the abilities' prior.
-    x : ndarray
-        Each run's standardised log10 compute (NaN: unknown).
-    distribution : str
-        One of :data:`DISTRIBUTIONS`.
-    components : ndarray (components, 3)
-        Weight, mean and sd of each normal of the difficulties.
-    never : float
-        The share of problems never solvable.
-    posterior : ndarray (problems, grid + 1)
-        Each problem's posterior over :data:`GRID` and the never-solvable atom (last column).
-    log_likelihood : float
-        The marginal log-likelihood of the counts (binomial coefficients left out).
-    converged : bool
-        Whether EM met its tolerance within :data:`MAX_ITER` iterations.
-    iterations : int
-        EM iterations taken.
-    present : ndarray (problems, runs) of bool
-        Which problems each run has (its pass@k is the mean over those).
-    """
-
-    runs: list
-    eta: np.ndarray
-    trend: tuple
-    x: np.ndarray
-    distribution: str
-    components: np.ndarray
-    never: float
+    runs: list  # in the order of eta
+    eta: np.ndarray  # each run's ability (logit scale)
+    trend: tuple  # intercept, slope (per sd of log10 compute) and spread of the abilities' prior
+    x: np.ndarray  # each run's standardised log10 compute (NaN: unknown)
+    distribution: str  # one of DISTRIBUTIONS
+    components: np.ndarray  # (components, 3): weight, mean and sd of each normal of the difficulties
+    never: float  # the share of problems never solvable
     posterior: np.ndarray
-    log_likelihood: float
+    log_likelihood: float  # marginal, binomial coefficients left out
     converged: bool
     iterations: int
-    present: np.ndarray | None = None
+    present: np.ndarray | None = None  # (problems, runs): which problems each run has
 
     @property
     def n_parameters(self) -> int:
@@ -114,20 +86,8 @@ class LadderFit:
         return -2 * self.log_likelihood + self.n_parameters * np.log(max(problems, 2))
 
     def pass_at_k(self, ks, eta=None) -> np.ndarray:
-        """pass@k (runs x ks): the mean over problems of E[1 - (1 - p)^k] under each problem's posterior.
-
-        Parameters
-        ----------
-        ks : array_like
-            Attempts, any real k >= 0.
-        eta : array_like, optional
-            Abilities to evaluate at (default: the fitted ones).
-
-        Returns
-        -------
-        ndarray
-            Values in [0, 1].
-        """
+        """pass@k (runs x ks, any real k >= 0) at abilities ``eta`` (default: the fitted ones): the mean over problems
+        of E[1 - (1 - p)^k] under each problem's posterior."""
         eta = self.eta if eta is None else np.asarray(eta, float)
         ks = np.atleast_1d(np.asarray(ks, float))
         present = np.ones((len(self.posterior), len(eta)), bool) if self.present is None else self.present
@@ -137,10 +97,15 @@ class LadderFit:
         return np.clip(np.einsum("rg,rgk->rk", weight, -np.expm1(log_miss)), 0.0, 1.0)
 
 
+def _densities(components: np.ndarray) -> np.ndarray:
+    """Each normal's weighted density on the grid (components x grid), unnormalised."""
+    w, mu, sd = components.T
+    return w[:, None] / sd[:, None] * np.exp(-0.5 * ((GRID[None, :] - mu[:, None]) / sd[:, None]) ** 2)
+
+
 def _grid_log_weights(components: np.ndarray, never: float) -> np.ndarray:
     """log prior weight of each grid point (the normals, normalised on the grid) and of the atom."""
-    w, mu, sd = components.T
-    density = (w[:, None] / sd[:, None] * np.exp(-0.5 * ((GRID[None, :] - mu[:, None]) / sd[:, None]) ** 2)).sum(0)
+    density = _densities(components).sum(0)
     density = density / density.sum()
     with np.errstate(divide="ignore"):
         return np.concatenate([np.log1p(-never) + np.log(np.maximum(density, 1e-300)), [np.log(never)]])
@@ -160,8 +125,7 @@ def _e_step(n, c, eta, log_w, unsolved):
 
 def _m_components(mass: np.ndarray, components: np.ndarray) -> np.ndarray:
     """The normals' weights, means and sds from the posterior mass on the grid (one EM step of the mixture)."""
-    w, mu, sd = components.T
-    density = w[:, None] / sd[:, None] * np.exp(-0.5 * ((GRID[None, :] - mu[:, None]) / sd[:, None]) ** 2)
+    density = _densities(components)
     share = density / np.maximum(density.sum(0, keepdims=True), 1e-300) * mass[None, :]
     total = np.maximum(share.sum(1), 1e-12)
     mu = (share * GRID).sum(1) / total
@@ -233,8 +197,7 @@ def _em(n, c, x, distribution: str, start: LadderFit | None, max_iter: int | Non
 
 
 def ladder_matrix(counts: pd.DataFrame, runs: list) -> tuple[np.ndarray, np.ndarray]:
-    """(problems x runs) n and c from per-problem counts with ``run``, ``problem_id``, ``n``, ``c`` (0 where a run
-    lacks a problem)."""
+    """(problems x runs) n and c from per-problem counts (0 where a run lacks a problem)."""
     frame = counts.assign(run=counts["run"].astype(str), problem_id=counts["problem_id"].astype(str))
     if frame.duplicated(["run", "problem_id"]).any():
         raise DataError("a run lists one problem twice: the ladder model needs one (n, c) per run and problem.")
@@ -293,9 +256,8 @@ def refit(fit: LadderFit, n, c, max_iter: int = REFIT_ITER) -> LadderFit:
 
 
 def bootstrap_ladder(fit: LadderFit, n, c, ks, *, replicates: int, rng, borrowed=None) -> np.ndarray:
-    """pass@k (replicates x runs x ks) of refits on problems resampled with replacement (each problem's runs kept
-    together); a run in ``borrowed`` (placed by its compute, not its counts) also draws its ability from its prior
-    around the line, so that its interval widens by how far runs stray from it. NaN: a refit that failed."""
+    """pass@k (replicates x runs x ks; NaN: a failed refit) of refits on problems resampled with replacement, a run in
+    ``borrowed`` (placed by its compute) also drawing its ability from its prior around the line."""
     n, c = np.asarray(n, float), np.asarray(c, float)
     borrowed = np.zeros(len(fit.eta), bool) if borrowed is None else np.asarray(borrowed, bool)
     out = np.full((replicates, len(fit.eta), len(np.atleast_1d(ks))), np.nan)
@@ -317,9 +279,8 @@ def _runs(counts: pd.DataFrame) -> list:
 
 
 def _origin_rows(frames: dict, full: dict, x_of: dict, judged: list, origin: str, distribution: str) -> list[dict]:
-    """Fit the ladder on thinned counts ``frames`` (run -> counts) and judge each run of ``judged`` one decade of k
-    past its thinned n (anchored there to its thinned counts' pass@n) against its ``full`` estimator counts; none
-    when the fit does not converge."""
+    """The ladder fitted to thinned counts ``frames`` (run -> counts), each run of ``judged`` judged one decade of k
+    past its thinned n (anchored to its thinned pass@n) against its ``full`` counts; none where the fit fails."""
     runs = list(frames)
     n, c = ladder_matrix(pd.concat([f.assign(run=r) for r, f in frames.items()], ignore_index=True), runs)
     if not (c > 0).any():
@@ -348,10 +309,8 @@ def _origin_rows(frames: dict, full: dict, x_of: dict, judged: list, origin: str
 
 def joint_backtest(counts: pd.DataFrame, compute: dict | None, seed: int, min_samples: int,
                    distribution: str = "auto") -> pd.DataFrame:  # fmt: skip
-    """The ladder model's backtest in k: every run thinned to n/10 (and n/100) as the per-run candidates are (the
-    same seeds), and an origin across runs (the largest third by compute thinned to n/10, the rest kept whole);
-    rows as :func:`benchcast.generative.past_n.backtest_in_k`'s, with ``run``. ``distribution``: the difficulties'
-    (the full fit's choice, so that each origin is one fit)."""
+    """The ladder's backtest in k: every run thinned to n/10 (n/100) as the per-run candidates (same seeds), and an
+    origin across runs (the largest third by compute thinned to n/10); rows as ``backtest_in_k``'s, with ``run``."""
     runs = _runs(counts)
     groups = {str(r): g for r, g in counts.groupby(counts["run"].astype(str), sort=False)}
     full = {r: estimator_counts(groups[r]) for r in runs}
@@ -381,27 +340,13 @@ def joint_backtest(counts: pd.DataFrame, compute: dict | None, seed: int, min_sa
 
 @dataclass
 class JointForecast:
-    """The ladder model fitted to a benchmark's full counts, and what it can answer.
+    """The ladder model fitted to a benchmark's full counts, and what it can answer."""
 
-    Parameters
-    ----------
-    fit : LadderFit or None
-        None where the model could not be fitted (``doubt`` says why).
-    runs : list of str
-        The runs in the fit (a run that solved nothing and has no compute is left out).
-    log_compute : dict of str to float
-        Each run's log10 compute (NaN: unknown).
-    solved : dict of str to int
-        Problems each run solved at least once.
-    doubt : str
-        Why the model is not used (empty: it is).
-    """
-
-    fit: LadderFit | None
-    runs: list
-    log_compute: dict
-    solved: dict
-    doubt: str = ""
+    fit: LadderFit | None  # None where the model could not be fitted (doubt says why)
+    runs: list  # the runs in the fit (one that solved nothing and has no compute is left out)
+    log_compute: dict  # run -> log10 compute (NaN: unknown)
+    solved: dict  # run -> problems solved at least once
+    doubt: str = ""  # why the model is not used (empty: it is)
     _matrix: tuple | None = None
 
     @property
@@ -438,15 +383,9 @@ class JointForecast:
 
     def rows(self, run: str, ks, reach: float, *, tau: float, draws, level: float, all_ks, seed: int,
              measured: float | None = None) -> pd.DataFrame:  # fmt: skip
-        """One run's rows past its n: the point, and the interval of ``draws`` (at ``all_ks``) plus the error in k.
-
-        A run that solved something is anchored to its ``measured`` unbiased pass@n (at ``reach``): the model's
-        pass@n is a mean over problem posteriors shared by every run, not this run's own counts, and can lie above
-        the measured value, so that its own curve past n would start below what was measured. The forecast is the
-        measured x at n plus the model's step from n to k (:func:`benchcast.generative.xscale.anchor`); a model
-        pass@n of exactly 0 or 1 has no step and is refused (DataError). Every replicate moves by the same shift and
-        starts from the measured pass@n (a column in front, as the per-run candidates' replicates do), so that no
-        bound falls below it, then is made non-decreasing in k."""
+        """One run's rows past its n: the point, anchored to its ``measured`` pass@n where it solved something (the
+        model's pass@n is shared by every run; ``xscale.anchor``), and the interval of ``draws`` plus the error in k,
+        each replicate shifted alike, floored at the measured pass@n and made non-decreasing in k."""
         i = self.runs.index(run)
         ks = np.asarray(ks, float)
         x_point = to_x(self.fit.pass_at_k(ks)[i])
@@ -494,21 +433,8 @@ class JointForecast:
 
 
 def fit_joint(counts: pd.DataFrame, compute: dict | None) -> JointForecast:
-    """The ladder model on a benchmark's counts (``run``, ``problem_id``, ``n``, ``c``: every round) and each run's
-    compute (FLOPs; may be None or partial).
-
-    Parameters
-    ----------
-    counts : DataFrame
-        Per-problem counts of one benchmark.
-    compute : dict of str to float, optional
-        Each run's training compute.
-
-    Returns
-    -------
-    JointForecast
-        With ``doubt`` set (and no use made of it) where the fit did not converge or cannot be made.
-    """
+    """The ladder model on a benchmark's counts (``run``, ``problem_id``, ``n``, ``c``) and each run's compute (FLOPs;
+    may be None or partial); ``doubt`` set where the fit did not converge or cannot be made."""
     runs = _runs(counts)
     compute = compute or {}
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -520,11 +446,6 @@ def fit_joint(counts: pd.DataFrame, compute: dict | None) -> JointForecast:
     if not any(solved[r] for r in fitted):
         return JointForecast(None, fitted, log_compute, solved, "no run solved any problem")
     n, c = ladder_matrix(counts[counts["run"].astype(str).isin(fitted)], fitted)
-    fit = with_runs(fit_ladder(n, c, standardised_log_compute(compute, fitted)), fitted)
+    fit = replace(fit_ladder(n, c, standardised_log_compute(compute, fitted)), runs=list(fitted))
     doubt = "" if fit.converged else f"the joint fit across runs did not converge in {fit.iterations} iterations"
     return JointForecast(fit, fitted, log_compute, solved, doubt, (n, c))
-
-
-def with_runs(fit: LadderFit, runs: list) -> LadderFit:
-    """``fit`` with its runs named."""
-    return replace(fit, runs=list(runs))

@@ -6,7 +6,6 @@
 * :func:`bootstrap_pass_at_k`: confidence intervals by resampling problems.
 * past n: :mod:`benchcast.generative.past_n` (the power law in k and the per-problem families, chosen by a
   backtest in k).
-* :func:`independence_bounds`: k q e^(-kq) <= 1 - e^(-kq) <= 1 - (1-q)^k <= min(kq, 1).
 """
 
 from __future__ import annotations
@@ -18,6 +17,7 @@ from benchcast.errors import DataError
 
 
 def _check_counts(n: np.ndarray, c: np.ndarray) -> None:
+    """Refuse counts outside n >= 1, 0 <= c <= n."""
     if np.any(n < 1) or np.any(c < 0) or np.any(c > n):
         raise DataError("per-problem counts need n >= 1 and 0 <= c <= n.")
 
@@ -63,39 +63,15 @@ def bootstrap_pass_at_k(n, c, ks, *, uncertainty=None) -> pd.DataFrame:
     unc = uncertainty or Uncertainty(1000, levels=0.95)
     n_boot, level, seed = unc.n_boot, unc.level, unc.seed
     per_problem = pass_at_k_per_problem(n, c, ks)
+    out = pd.DataFrame({"k": np.atleast_1d(ks).astype(int), "pass_at_k": per_problem.mean(axis=0)})
     if n_boot == 0:
-        nan = np.full(per_problem.shape[1], np.nan)
-        return pd.DataFrame(
-            {
-                "k": np.atleast_1d(ks).astype(int),
-                "pass_at_k": per_problem.mean(axis=0),
-                "stderr": nan,
-                "lower": nan,
-                "upper": nan,
-            }
-        )
+        return out.assign(stderr=np.nan, lower=np.nan, upper=np.nan)
     rng = np.random.default_rng(seed)
     draws = rng.integers(0, per_problem.shape[0], size=(n_boot, per_problem.shape[0]))
     means = per_problem[draws].mean(axis=1)  # (n_boot, K)
     alpha = (1 - level) / 2
-    return pd.DataFrame(
-        {
-            "k": np.atleast_1d(ks).astype(int),
-            "pass_at_k": per_problem.mean(axis=0),
-            "stderr": means.std(axis=0, ddof=1),
-            "lower": np.quantile(means, alpha, axis=0),
-            "upper": np.quantile(means, 1 - alpha, axis=0),
-        }
+    return out.assign(
+        stderr=means.std(axis=0, ddof=1),
+        lower=np.quantile(means, alpha, axis=0),
+        upper=np.quantile(means, 1 - alpha, axis=0),
     )
-
-
-def independence_bounds(q, k) -> dict[str, np.ndarray]:
-    """Bounds on pass@k for a single-attempt success probability q, assuming independence."""
-    q, k = np.asarray(q, float), np.asarray(k, float)
-    kq = k * q
-    return {
-        "lower_kq_exp": kq * np.exp(-kq),
-        "lower_exp": -np.expm1(-kq),
-        "independent": -np.expm1(k * np.log1p(-np.minimum(q, 1.0))) if np.all(q < 1) else 1 - (1 - q) ** k,
-        "upper": np.minimum(kq, 1.0),
-    }

@@ -79,6 +79,7 @@ FAMILY_REPLICATES = 100  # each family replicate is a likelihood refit; power_k'
 
 
 def _solved_text(n, c) -> str:
+    """'S of P problems solved in N samples'."""
     solved = int((np.asarray(c) > 0).sum())
     return f"{solved} of {len(c)} problems solved in {int(np.min(n))} samples"
 
@@ -181,20 +182,21 @@ class PassKPastN(ResultView):
                         for f in frames]  # fmt: skip
                 frames += [*mine, joint]
         frames = [f for f in frames if len(f)]
-        self.backtest_ = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=[*BACKTEST_COLUMNS,
-                                                                                                  "run"])  # fmt: skip
+        empty = pd.DataFrame(columns=[*BACKTEST_COLUMNS, "run"])
+        self.backtest_ = pd.concat(frames, ignore_index=True) if frames else empty
         judged = self.backtest_
         if len(names) > 1 and not judged.empty:  # compare on the origins every candidate answered
             answered = judged.groupby(["run", "origin"])["candidate"].transform("nunique") == len(names)
             judged = judged[answered]
-        if judged.empty:
-            self.scores_ = pd.DataFrame(columns=["candidate", "origins", "mae", "bias"])
-        else:
-            self.scores_ = (
+        self.scores_ = (
+            pd.DataFrame(columns=["candidate", "origins", "mae", "bias"])
+            if judged.empty
+            else (
                 judged.groupby("candidate", sort=False)["error"]
                 .agg(origins="size", mae=lambda e: float(np.abs(e).mean()), bias="mean")
                 .reset_index()
             )
+        )
         self.chosen_ = self._choose(judged, names)
         if self.chosen_ == "joint" and not self.joint_.usable:
             self.fallback_ = f"{self.joint_.doubt}: the per-run forecaster instead"
@@ -283,8 +285,7 @@ class PassKPastN(ResultView):
         return out
 
     def _from_ladder(self, run: str, ks, reach: float, all_ks, cache: dict, why: str, seed: int) -> pd.DataFrame:
-        """A run the chosen candidate refused: answered by the joint model where it can, else refused with both
-        reasons."""
+        """A run the chosen candidate refused: answered by the joint model where it can, else refused (both reasons)."""
         if self.joint_ is not None and self.chosen_ != "joint":
             try:
                 out = self._joint_rows(run, ks, reach, all_ks, cache, seed=seed)
@@ -336,8 +337,8 @@ class PassKPastN(ResultView):
         return out
 
     def _draws(self, chosen: CandidateFit, n, c, n_est, c_est, ks, rng) -> tuple[np.ndarray, np.ndarray]:
-        """x of the chosen candidate refitted on problems resampled with replacement (replicates x ks), each anchored
-        to its resample's measured pass@n, and that measured x (replicates)."""
+        """x of the chosen candidate refitted on resampled problems (replicates x ks), anchored at each resample's
+        measured pass@n, and that measured x."""
         replicates = self.n_boot if chosen.candidate == "power_k" else min(self.n_boot, FAMILY_REPLICATES)
         picks = rng.integers(0, len(n), size=(replicates, len(n)))
         if chosen.candidate == "power_k":
@@ -400,8 +401,7 @@ class PassKPastN(ResultView):
 
 
 def _tau(judged: pd.DataFrame, candidate: str) -> float:
-    """A candidate's error per decade of k: its origins' RMS on the x scale shrunk toward TAU_PRIOR, times REACH (the
-    origins whose truth is 0 or 1, where x is infinite, set aside)."""
+    """A candidate's error per decade of k: its origins' RMS on the x scale shrunk toward TAU_PRIOR, times REACH."""
     inside = (judged["candidate"] == candidate) & (judged["truth"] > 0) & (judged["truth"] < 1) if len(judged) else []
     own = judged.loc[inside, "error_x"].to_numpy(float) if len(judged) else np.zeros(0)  # x is infinite at 0 and 1
     own = own[np.isfinite(own)]
@@ -417,8 +417,7 @@ def _try_candidate(name: str, n, c, ks, n_est, c_est) -> CandidateFit | None:
 
 
 def _require_probabilities(frame: pd.DataFrame) -> None:
-    """The last guard: a value that is not a probability is an error, never a printed number (a bound may be NaN: no
-    interval, which the row's note says)."""
+    """The last guard: a value that is not a probability is an error, never a printed number (a bound may be NaN)."""
     for column in ("pass_at_k", "lower", "upper"):
         if column in frame:
             values = frame[column].to_numpy(float)

@@ -53,10 +53,8 @@ def _power_fit(log_k: np.ndarray, curves: np.ndarray):
 
 
 def _power_x(n, c, ks, picks=None) -> tuple[np.ndarray, np.ndarray]:
-    """x of the power law in k at ``ks``, from the counts (rows: one per resample of problems in ``picks``), and each
-    row's measured x at n (the unbiased pass@n of its problems). Past n the line is anchored there
-    (:func:`benchcast.generative.xscale.anchor`): the least-squares line need not pass through the measured pass@n,
-    and a line below it would forecast a pass@k that falls from the measured value as k rises."""
+    """x of the power law in k at ``ks`` (a row per resample in ``picks``), anchored past n at each row's measured x
+    (the least-squares line need not pass through it), and that measured x."""
     grid = _grid(int(np.min(n)))
     per_problem = pass_at_k_per_problem(n, c, grid)
     curves = per_problem.mean(axis=0)[None, :] if picks is None else per_problem[picks].mean(axis=1)
@@ -100,8 +98,7 @@ class CandidateFit:
 
 
 def fit_candidate(candidate: str, n, c, ks, *, n_est=None, c_est=None) -> CandidateFit:
-    """One candidate fitted to one run's counts: its x = log(-log pass@k) at ``ks`` (the power law on the unbiased
-    curve of ``n_est``, ``c_est``: the first round's where samples were drawn in rounds)."""
+    """One candidate fitted to one run's counts: x at ``ks`` (the power law on the estimator's ``n_est``, ``c_est``)."""
     if candidate not in PER_RUN:
         raise DataError(f"unknown candidate {candidate!r}: expected one of {', '.join(PER_RUN)} (the joint model is "
                         "fitted to every run at once, by PassKPastN).")  # fmt: skip
@@ -125,9 +122,8 @@ def fit_candidate(candidate: str, n, c, ks, *, n_est=None, c_est=None) -> Candid
 
 
 def backtest_in_k(n, c, *, candidates=PER_RUN, seed: int = 0) -> pd.DataFrame:
-    """The rolling origin in k inside one run's counts: per origin (n/10, n/100) and candidate, the forecast one decade
-    of k past the thinned n against the full counts' unbiased pass@k there (``error``, and ``error_x`` on the x
-    scale); an origin with too few samples, or whose thinned counts solved nothing, is left out."""
+    """The rolling origin in k inside one run: per origin (n/10, n/100) and candidate, the forecast one decade of k
+    past the thinned n against the full counts' pass@k there (an origin that solved nothing left out)."""
     n, c = np.asarray(n, np.int64), np.asarray(c, np.int64)
     rows = []
     for origin, (m, thinned) in zip(ORIGINS, thinned_origins(n, c, seed, MIN_ORIGIN_SAMPLES), strict=False):

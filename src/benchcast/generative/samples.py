@@ -23,6 +23,7 @@ COUNT_COLUMNS = ["run", "benchmark", "problem_id", "n", "c"]
 
 
 def _as_bool(values: pd.Series, path: Path) -> np.ndarray:
+    """Column 'correct' as booleans (0/1 or true/false), refused otherwise."""
     if values.dtype == bool:
         return values.to_numpy()
     mapped = values.map(lambda v: {"true": 1, "false": 0}.get(str(v).strip().lower(), v))
@@ -35,6 +36,7 @@ def _as_bool(values: pd.Series, path: Path) -> np.ndarray:
 
 
 def _first_line(path: Path) -> dict | None:
+    """The first line of a JSON-lines file, parsed."""
     try:
         with path.open(encoding="utf-8") as handle:
             first = handle.readline()
@@ -101,9 +103,7 @@ def read_counts(path: str | Path, *, benchmark: str | None = None, run: str | No
 
 
 def _with_first_round(counts: pd.DataFrame, frame: pd.DataFrame, keys: list, path: Path) -> pd.DataFrame:
-    """Where samples were drawn in rounds (``sample --budget``), each problem's first-round counts too: a problem's n
-    in later rounds depends on its first round's outcome, so the unbiased estimator reads the first round alone
-    (every problem gets it), while a likelihood may read every round."""
+    """Each problem's first-round counts too where samples were drawn in rounds (the unbiased estimator reads them)."""
     if "round" not in frame.columns:
         return counts
     rounds = pd.to_numeric(frame["round"], errors="coerce")

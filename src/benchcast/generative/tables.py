@@ -37,24 +37,18 @@ OPTIMAL_LABELS = {
 
 def passk_rows(table: pd.DataFrame) -> list[list]:
     """The rows of a pass@k table as shown, in the order of ``PASSK_COLUMNS``."""
+    # a table of refusals alone has no value column; a row without a note shows none
     return [
         [
             r.run,
             r.benchmark,
             int(r.k),
-            getattr(r, "pass_at_k", np.nan),  # a table of refusals alone has no value column
-            getattr(r, "lower", np.nan),
-            getattr(r, "upper", np.nan),
+            *(getattr(r, c, np.nan) for c in ("pass_at_k", "lower", "upper")),
             r.source,
-            _note(getattr(r, "note", "")),
+            note if isinstance(note := getattr(r, "note", ""), str) else "",
         ]
         for r in table.itertuples()
     ]
-
-
-def _note(value) -> str:
-    """A row's note as shown: empty where there is none."""
-    return value if isinstance(value, str) else ""
 
 
 def passk_tidy(
@@ -100,13 +94,8 @@ def _optimal_rows(plan: dict) -> list[list]:
         [OPTIMAL_LABELS.get(key, key), f"{value:.6g}" if isinstance(value, float) else value]
         for key, value in plan.items()
     ]
-    for key, label in (
-        ("optimal_neg_log_passk", "pass@k of the compute-optimal run"),
-        ("neg_log_passk", "pass@k of the planned run"),
-    ):
-        if key in plan:
-            rows.append([label, f"{float(np.exp(-plan[key])):.6g}"])
-    return rows
+    passk = {"optimal_neg_log_passk": "pass@k of the compute-optimal run", "neg_log_passk": "pass@k of the planned run"}
+    return rows + [[label, f"{float(np.exp(-plan[key])):.6g}"] for key, label in passk.items() if key in plan]
 
 
 @dataclass
@@ -152,10 +141,8 @@ class PassKTable(RichView):
 
     def rich_items(self) -> list:
         """The table of estimates."""
-        return [
-            rich_table(self.title, PASSK_COLUMNS, passk_rows(self.table)),
-            *(Markup(escape(line), highlight=False) for line in self.notes),
-        ]
+        notes = [Markup(escape(line), highlight=False) for line in self.notes]
+        return [rich_table(self.title, PASSK_COLUMNS, passk_rows(self.table)), *notes]
 
 
 @dataclass
@@ -204,11 +191,8 @@ def _with_sizes(tidy: pd.DataFrame, sizes: pd.DataFrame, destination: str | Path
         known |= tidy["flops"].notna()
     unsized = sorted(set(tidy.loc[~known, "run"]))
     if unsized:
-        warnings.warn(
-            f"{destination}: no params/tokens known for run(s) {unsized}; `fit` will need them (pass --metadata).",
-            DataWarning,
-            stacklevel=3,
-        )
+        message = f"{destination}: no params/tokens known for run(s) {unsized}; `fit` will need them (pass --metadata)."
+        warnings.warn(message, DataWarning, stacklevel=3)
     return tidy
 
 

@@ -23,8 +23,7 @@ def from_x(x):
 
 
 def x_error(forecast: float, truth: float) -> float:
-    """forecast - truth on the x scale, each clipped to +-X_LIMIT: a forecast of exactly 0 or 1 against a truth inside
-    (0, 1) is a large error that tau must see, not an infinite one it would drop."""
+    """forecast - truth on the x scale, each clipped to +-X_LIMIT (an error tau must see, never an infinite one)."""
     return float(np.clip(to_x(forecast), -X_LIMIT, X_LIMIT) - np.clip(to_x(truth), -X_LIMIT, X_LIMIT))
 
 
@@ -35,8 +34,7 @@ def thin(n, c, step: int, rng) -> tuple[np.ndarray, np.ndarray]:
 
 
 def band(x: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray, int]:
-    """Equal-tailed pass@k bounds of draws on the x scale (replicates x ks), replicates with a NaN set aside, and how
-    many were used (none: NaN bounds). Larger x is smaller pass@k, so the lower bound is the upper quantile."""
+    """Equal-tailed pass@k bounds of x draws (replicates x ks; a row with a NaN set aside) and how many were used."""
     x = x[~np.isnan(x).any(axis=1)]
     if not len(x):
         return np.full(x.shape[1], np.nan), np.full(x.shape[1], np.nan), 0
@@ -53,8 +51,7 @@ def estimator_counts(group: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
 
 
 def thinned_origins(n, c, seed: int, min_samples: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The backtest's origins inside one run's samples: its counts thinned to n/10, then n/100, while at least
-    ``min_samples`` remain (seeded, so that every candidate is judged on the same thinned counts)."""
+    """One run's counts thinned (seeded) to n/10, then n/100, while at least ``min_samples`` remain."""
     rng = np.random.default_rng(seed)
     out = []
     for step in (10, 100):
@@ -66,16 +63,9 @@ def thinned_origins(n, c, seed: int, min_samples: int) -> list[tuple[np.ndarray,
 
 
 def anchor(x, x_model_at_n, x_measured_at_n):
-    """A model's x past n (rows x ks, ks ascending, each k >= n) anchored to the measured pass@n: the measured x at n
-    plus the model's own step from n to k, never positive (pass@k cannot fall as k grows), then made non-increasing
-    in k. So the forecast equals the measured pass@n at k = n and rises from it however far the model's own pass@n
-    lies from the measured one.
-
-    The exceptions: a measured pass@n of 1 gives 1 at every k (pass@k >= pass@n = 1). A measured pass@n of 0 anchors
-    nothing (the model's own x is kept: samples drawn in rounds whose first solved nothing, where the model reads the
-    later rounds). A model pass@n of exactly 0 or 1 (x at n infinite) has no step from n to k to carry over: NaN,
-    which the caller refuses (:func:`model_at_n_reason`), never a pass@k of 1 or a flat one. NaN (a failed refit)
-    stays NaN."""
+    """A model's x past n (rows x ks ascending) anchored to the measured pass@n: the measured x plus the model's step
+    from n to k (never positive), non-increasing in k; a measured 1 stays 1, a measured 0 keeps the model's x, and a
+    model pass@n of 0 or 1 gives NaN (no step: :func:`model_at_n_reason`)."""
     x = np.atleast_2d(np.asarray(x, float))
     at_n = np.asarray(x_model_at_n, float).reshape(-1, 1)
     measured = np.asarray(x_measured_at_n, float).reshape(-1, 1)

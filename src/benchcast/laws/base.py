@@ -1,12 +1,6 @@
-"""The declarative law object shared by every scaling law.
-
-A law is a small object in the manner of ``scipy.stats`` distributions: its parameters (with
-bounds, scale and whether they enter the fitted target linearly), the covariates it needs, the
-target transform it is fitted on, its loss, and a vectorised ``forward`` in target space.
-Its parameter declarations live in :mod:`benchcast.laws.parameters`, the registry in
-:mod:`benchcast.laws.registry`. All numerical work (multi-start, global search, variable
-projection) lives in :mod:`benchcast.fitting`, once.
-"""
+"""The declarative law object shared by every scaling law, in the manner of ``scipy.stats`` distributions:
+parameters (:mod:`benchcast.laws.parameters`), covariates, target transform, loss and a vectorised ``forward``; the
+numerical work lives in :mod:`benchcast.fitting`, once."""
 
 from __future__ import annotations
 

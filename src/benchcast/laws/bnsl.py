@@ -68,8 +68,7 @@ class _BNSL(Law):
     log_flops_ref = np.log(FLOPS_REF)  # computed once: forward and jacobian run thousands of times a fit
 
     def margin_for(self, benchmark, override=None):
-        """Points with Q > Q_rand, except where a benchmark has its own margin (LBPP: Q_rand + 0.02). The reproduction
-        fits the authors' points instead (Q > Q_rand everywhere: 26 on DCLM LBPP, not 11)."""
+        """Points with Q > Q_rand, except where a benchmark has its own margin (LBPP: Q_rand + 0.02)."""
         return float(override) if override is not None else MARGINS.get(benchmark, 0.0)
 
     # starting grid of the two exponent parameters (the law's 3rd and 4th), see initial_guesses
@@ -78,9 +77,7 @@ class _BNSL(Law):
     n_break_grid = 12
 
     def initial_guesses(self, X, y):
-        """A grid over the break: d1 across the fitted compute range (a sharp break between two data points is its own
-        local minimum, which random screening rarely samples), several sharpnesses and exponents; a and b_ref are
-        solved afterwards by the engine's projection."""
+        """A grid over the break (d1 across the fitted compute), sharpnesses and exponents; a, b_ref projected."""
         log_c = np.log(X["flops"])
         breaks = np.exp(np.linspace(log_c.min(), log_c.max(), self.n_break_grid))
         first, second = self.exponent_grid
@@ -110,9 +107,7 @@ class _BNSL(Law):
         }
 
     def refinement_starts(self, theta, X):
-        """The fit with its break sharpened to a kink (f1 at its lower bound) in each gap of at least 5 %
-        (``MIN_LOG_GAP``) between neighbouring runs. A kink between two runs is a minimum of its own, separated from
-        a smoother break by a ridge that local solvers rarely cross (DCLM sciq and webqs)."""
+        """The fit with its break sharpened to a kink in each gap of at least ``MIN_LOG_GAP`` between runs."""
         log_c = np.unique(np.log(X["flops"]))
         # gaps between runs of nearly the same compute (a ladder with several TPRs) are skipped: a
         # kink there is a kink at that compute, and its neighbours' gaps hold the distinct starts
@@ -153,8 +148,7 @@ class _BNSL(Law):
         return a + scaled, jac
 
     def chain(self, jac):
-        """Map derivatives in (a, b_ref, c0, c1, d1, f1), rows of ``jac`` (..., 6, n), in place to this form's
-        parameters."""
+        """Map derivatives in (a, b_ref, c0, c1, d1, f1), rows of ``jac``, in place to this form's parameters."""
 
     def paper_coefficients(self, theta) -> dict[str, float]:
         """The coefficients of the paper's form, whose b multiplies C^-c0 with C in FLOPs."""

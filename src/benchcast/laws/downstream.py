@@ -65,9 +65,7 @@ BUDGET_DECADES = 0.1  # runs within a tenth of a decade of compute of a budget's
 
 
 def budgets(flops) -> np.ndarray:
-    """Each run's compute budget: runs sorted by compute, a new budget where one lies more than ``BUDGET_DECADES``
-    above the current budget's cheapest run (an IsoFLOP sweep's sizes at one budget; a grid of sizes x ratios read as
-    budgets)."""
+    """Each run's compute budget: a new one where a run lies ``BUDGET_DECADES`` above the budget's cheapest."""
     logs = np.log10(np.asarray(flops, float))
     out, start, label = np.zeros(len(logs), int), -np.inf, -1
     for i in np.argsort(logs, kind="stable"):
@@ -397,13 +395,14 @@ class TwoStageLogistic(_TwoStage):
         gap = loss - mid
         sigmoid = 0.5 * (1.0 + np.tanh(0.5 * steep * gap))  # = 1 / (1 + exp(-k (L - L0))), overflow-free
         slope = amplitude * sigmoid * (1.0 - sigmoid)  # d/d(k (L - L0)) of the amplitude term
+        steep_slope = slope * steep
         return stack_jacobian(
             self.forward(theta, X),
-            slope * steep * d_scale,
-            slope * steep * d_exponent,
+            steep_slope * d_scale,
+            steep_slope * d_exponent,
             sigmoid,
             slope * gap,
-            -slope * steep,
+            -steep_slope,
             1.0,
         )
 
@@ -418,9 +417,7 @@ class TwoStageLogistic(_TwoStage):
     def initial_guesses(self, X, y):
         proxy = np.asarray(X["proxy"], float)
         spread = max(float(np.ptp(proxy)), 1e-6)
+        first = [1.0, -0.05, float(np.ptp(y)) or 0.5]
         return np.array(
-            [
-                [1.0, -0.05, float(np.ptp(y)) or 0.5, -s / spread, float(np.median(proxy)), float(y.min())]
-                for s in (2.0, 5.0, 10.0, 20.0)
-            ]
+            [[*first, -s / spread, float(np.median(proxy)), float(y.min())] for s in (2.0, 5.0, 10.0, 20.0)]
         )

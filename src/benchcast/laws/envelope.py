@@ -48,9 +48,8 @@ class Envelope:
 
     def reducible(self, params, tokens) -> np.ndarray:
         """N0 N^-beta + D0 D^-gamma."""
-        return self.N0 * np.asarray(params, float) ** (-self.beta) + self.D0 * np.asarray(tokens, float) ** (
-            -self.gamma
-        )
+        params, tokens = np.asarray(params, float), np.asarray(tokens, float)
+        return self.N0 * params ** (-self.beta) + self.D0 * tokens ** (-self.gamma)
 
     def envelope_reducible(self, flops) -> np.ndarray:
         """C0_eff C^-alpha_eff: the reducible term of a compute-optimal run."""
@@ -88,14 +87,8 @@ class Envelope:
         }
         if params is not None:
             x = params / out["optimal_params"]
-            out.update(
-                {
-                    "params": params,
-                    "tokens": flops / 6.0 / params,
-                    "x": x,
-                    "penalty": float(self.penalty(x)),
-                    "effective_flops": float(self.effective_flops(flops, params)),
-                    "neg_log_passk": float(self.E0 + self.reducible(params, flops / 6.0 / params)),
-                }
-            )
+            tokens = flops / 6.0 / params
+            out |= {"params": params, "tokens": tokens, "x": x, "penalty": float(self.penalty(x))}
+            out["effective_flops"] = float(self.effective_flops(flops, params))
+            out["neg_log_passk"] = float(self.E0 + self.reducible(params, tokens))
         return out

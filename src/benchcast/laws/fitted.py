@@ -1,10 +1,5 @@
-"""A law with its parameters fixed: predicts, knows its limit, and inverts itself for planning.
-
-``law.freeze(theta, q_rand, k=8)`` returns a :class:`FittedLaw`, the way ``scipy.stats.norm(0, 1)``
-freezes a distribution. Everything that depends on which law it is (how a compute budget maps to
-covariates, what the score tends to, whether it has a compute-optimal envelope) is asked of the
-law object; this module holds only the generic machinery (root finding in log compute).
-"""
+"""A law with its parameters fixed (``law.freeze(theta, q_rand, k=8)``, as ``scipy.stats.norm(0, 1)`` freezes a
+distribution): predicts, knows its limit, inverts itself for planning; what depends on the law is asked of it."""
 
 from __future__ import annotations
 
@@ -67,23 +62,21 @@ class FittedLaw:
         """
         theta = self.vector if theta is None else np.asarray(theta, float)
         with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-            raw = self.law.predict_score(theta, X, self.q_rand)
-        if self.law.clip_scores:
-            unclipped = _to_unclipped(self.law, theta, X, self.q_rand)
-            outside = np.asarray(unclipped)[(unclipped < 0) | (unclipped > 1)]
-            if outside.size:
-                warnings.warn(
-                    f"{self.law.name} forecasts {outside.size} score(s) outside [0, 1] (e.g. {outside[0]:.4g}); "
-                    "clipped to [0, 1]: the law's second stage is not bounded, so treat these as saturated.",
-                    FitWarning,
-                    stacklevel=3,
-                )
-        return raw
+            unclipped = to_score(self.law.target, self.law.forward(theta, X), self.q_rand)
+        if not self.law.clip_scores:
+            return unclipped
+        outside = np.asarray(unclipped)[(unclipped < 0) | (unclipped > 1)]
+        if outside.size:
+            warnings.warn(
+                f"{self.law.name} forecasts {outside.size} score(s) outside [0, 1] (e.g. {outside[0]:.4g}); "
+                "clipped to [0, 1]: the law's second stage is not bounded, so treat these as saturated.",
+                FitWarning,
+                stacklevel=3,
+            )
+        return np.clip(unclipped, 0.0, 1.0)
 
     def draw_scores(self, thetas: np.ndarray, X: dict[str, np.ndarray], target_noise=None) -> np.ndarray:
-        """Scores of many parameter vectors at once (e.g. bootstrap replicates), by the path of
-        :meth:`score`: the law's target space, then its transform to scores (clipped to [0, 1] where
-        the law clips its forecasts, quietly: a draw is not a forecast to warn about).
+        """Scores of many parameter vectors at once (bootstrap replicates), by :meth:`score`'s path, clipped quietly.
 
         Parameters
         ----------
@@ -245,9 +238,3 @@ class FittedLaw:
             middle = (low + high) // 2
             low, high = (low, middle) if reaches(middle) else (middle, high)
         return float(high)
-
-
-def _to_unclipped(law: Law, theta: np.ndarray, X: dict, q_rand: float) -> np.ndarray:
-    """A law's scores before any clipping to [0, 1] (nan or out-of-range values left as they are)."""
-    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        return to_score(law.target, law.forward(np.asarray(theta, float), X), q_rand)

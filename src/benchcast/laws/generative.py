@@ -138,14 +138,8 @@ class ParamsTokensLaw(_PassKLaw):
         value = self.forward(theta, X)
         per_n = np.exp(-theta[..., 2:3] * log_n - value)
         per_d = np.exp(-theta[..., 4:5] * log_d - value)
-        return stack_jacobian(
-            value,
-            np.exp(-value),
-            per_n,
-            -log_n * theta[..., 1:2] * per_n,
-            per_d,
-            -log_d * theta[..., 3:4] * per_d,
-        )
+        d_n, d_d = -log_n * theta[..., 1:2] * per_n, -log_d * theta[..., 3:4] * per_d
+        return stack_jacobian(value, np.exp(-value), per_n, d_n, per_d, d_d)
 
 
 @register

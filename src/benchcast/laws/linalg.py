@@ -6,8 +6,7 @@ import numpy as np
 
 
 def stack_jacobian(value: np.ndarray, *columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(value, jac)`` with each derivative broadcast to the prediction's shape, stacked on axis -2 (into one new
-    array: ``np.stack`` of broadcast views costs more than the law's arithmetic)."""
+    """``(value, jac)``, each derivative broadcast to the prediction's shape, stacked on axis -2 in one array."""
     shape = np.broadcast_shapes(np.shape(value), *(np.shape(column) for column in columns))
     jac = np.empty(shape[:-1] + (len(columns),) + shape[-1:])
     for row, column in enumerate(columns):
@@ -16,8 +15,7 @@ def stack_jacobian(value: np.ndarray, *columns: np.ndarray) -> tuple[np.ndarray,
 
 
 def weighted_ols(design: np.ndarray, y: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Least squares of ``y`` on ``design`` under many weightings at once, by a batched QR of the weighted design (no
-    normal equations: log-compute columns are badly conditioned)."""
+    """Least squares of ``y`` on ``design`` under many weightings at once, by a batched QR."""
     root = np.sqrt(np.asarray(weights, float))[:, :, None]
     q, r = np.linalg.qr(root * design)
     rhs = np.einsum("bnp,bn->bp", q, root[:, :, 0] * y)
@@ -31,8 +29,7 @@ def nnls_rows(columns: np.ndarray, target: np.ndarray) -> np.ndarray:
 
 
 def nnls(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``argmin ||a x - b||`` over ``x >= 0`` by Lawson and Hanson's active set (the problems here have a handful of
-    columns; scipy.optimize's costs 0.3-0.5 s to import, more than a forecast's arithmetic)."""
+    """``argmin ||a x - b||`` over ``x >= 0`` by Lawson and Hanson's active set (no scipy import)."""
     a, b = np.asarray(a, float), np.asarray(b, float)
     if not (np.isfinite(a).all() and np.isfinite(b).all()):
         raise ValueError("nnls: the design and the response must be finite.")

@@ -8,7 +8,6 @@ import numpy as np
 
 # Covariates a law may need, by the names used everywhere (API, CLI, tables).
 COVARIATES = ("flops", "params", "tokens", "k", "gold", "proxy")
-TARGETS = ("score", "neglog", "loglog")
 
 
 @dataclass(frozen=True)

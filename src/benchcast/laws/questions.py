@@ -14,8 +14,7 @@ TPR_SPREAD = 0.1  # log tokens-per-parameter must vary by this much (rms) at equ
 
 
 def spans_tprs(rows) -> bool:
-    """Whether runs separate parameters from tokens: their tokens per parameter vary at a given model size, not only
-    with it (a fixed-TPR ladder, or a fixed-token one such as Pythia's, is one curve)."""
+    """Whether runs' tokens per parameter vary at a given model size, separating N from D."""
     if not {"params", "tokens"} <= set(rows.columns):
         return bool("tpr" in rows and rows["tpr"].round(6).nunique() > 1)
     params, tokens = rows["params"].to_numpy(float), rows["tokens"].to_numpy(float)

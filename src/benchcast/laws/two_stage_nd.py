@@ -22,8 +22,7 @@ REFINEMENTS, ZOOM = 3, 5  # each finer grid spans two cells of the last at a fif
 
 
 def _as_loss(proxy) -> np.ndarray:
-    """The proxy as a loss: bits per byte or a negative log-likelihood as they are, a log-likelihood (every value <= 0)
-    negated; a proxy of both signs is refused."""
+    """The proxy as a loss (a log-likelihood, every value <= 0, negated); one of both signs is refused."""
     proxy = np.asarray(proxy, float)
     if np.all(proxy <= 0):
         return -proxy
@@ -146,10 +145,5 @@ class TwoStageND(TwoStageLogistic):
     def initial_guesses(self, X, y):
         loss = _as_loss(X["proxy"])
         spread = max(float(np.ptp(loss)), 1e-6)
-        stage1 = [self.parameters[i].init for i in range(5)]
-        return np.array(
-            [
-                [*stage1, float(np.ptp(y)) or 0.5, -s / spread, float(np.median(loss)), float(y.min())]
-                for s in (2.0, 5.0, 10.0, 20.0)
-            ]
-        )
+        first = [*(self.parameters[i].init for i in range(5)), float(np.ptp(y)) or 0.5]
+        return np.array([[*first, -s / spread, float(np.median(loss)), float(y.min())] for s in (2.0, 5.0, 10.0, 20.0)])

@@ -1,10 +1,6 @@
-"""benchcast's figures: one plotting path for the command line, the report and ``result.plot()``.
+"""benchcast's figures: one plotting path for the command line, the report and ``result.plot()`` (docs/api.md).
 
-Every result that has a figure draws it with these functions (``fit.plot()``, ``forecast.plot()``,
-``backtest.plot()``, ``bench_result.plot()``, ``kscan.plot()``, ``cutoff.plot()``), and the
-commands save what they return with :func:`save_figure` (``--figure-format svg|pdf|png``,
-``--dpi``). Names are imported on first use, so ``import benchcast.plots`` alone does not load
-matplotlib (:mod:`benchcast.plots.options` never does).
+Names are imported on first use, so ``import benchcast.plots`` alone does not load matplotlib.
 """
 
 from __future__ import annotations

@@ -41,15 +41,10 @@ def plot_comparison(comparison, benchmark: str | None = None, axes=None):
     pairs = comparison.pairs[comparison.pairs["benchmark"] == benchmark]
     for x in pairs["crosses_at"].dropna():
         curve_ax.axvline(x, color="0.6", ls=":", lw=1)
-    style_axes(
-        curve_ax,
-        "training compute C (FLOPs)",
-        f"{benchmark} ({row['metric'].dropna().iloc[0]})"
-        if "metric" in row and row["metric"].notna().any()
-        else benchmark,
-        "forecast per recipe (90 % band); dotted: curves cross",
-        xlog=True,
-    )
+    has_metric = "metric" in row and row["metric"].notna().any()
+    ylabel = f"{benchmark} ({row['metric'].dropna().iloc[0]})" if has_metric else benchmark
+    title = "forecast per recipe (90 % band); dotted: curves cross"
+    style_axes(curve_ax, "training compute C (FLOPs)", ylabel, title, xlog=True)
     readable_log_axis(curve_ax)
     curve_ax.legend(fontsize=7, loc="lower right", framealpha=0.8)
     _matrix(matrix_ax, names, pairs, comparison.decide)
@@ -57,9 +52,7 @@ def plot_comparison(comparison, benchmark: str | None = None, axes=None):
 
 
 def unique_labels(names: list, width: int) -> list[str]:
-    """Each name as a label of lines of at most ``width`` characters: cut after ``width`` characters only where the cut
-    name stays unique (else after the first character that tells it from every other name, marked '…'), never to a
-    prefix two names share."""
+    """Each name as a label of lines of at most ``width`` characters, cut only where it stays unique."""
     texts = [str(name) for name in names]
     out = []
     for i, text in enumerate(texts):
@@ -83,16 +76,8 @@ def _matrix(ax, names: list, pairs, decide: float) -> None:
     for i in range(n):
         for j in range(n):
             if np.isfinite(grid[i, j]):
-                strong = grid[i, j] >= decide or grid[i, j] <= 1 - decide
-                ax.text(
-                    j,
-                    i,
-                    f"{grid[i, j]:.2f}",
-                    ha="center",
-                    va="center",
-                    fontsize=8,
-                    fontweight="bold" if strong else "normal",
-                )
+                weight = "bold" if grid[i, j] >= decide or grid[i, j] <= 1 - decide else "normal"
+                ax.text(j, i, f"{grid[i, j]:.2f}", ha="center", va="center", fontsize=8, fontweight=weight)
     labels = unique_labels(names, 24)
     ax.set_xticks(range(n), labels, rotation=45, ha="right", fontsize=7)
     ax.set_yticks(range(n), labels, fontsize=7)

@@ -14,6 +14,7 @@ from benchcast.plots.style import FONT, style_axes
 
 LEVEL_STYLES = {90: {"ls": "-", "marker": "o"}, 50: {"ls": "--", "marker": "s"}}
 LEVEL_COLORS = {90: "#d62728", 50: "#2ca02c"}  # one colour per level when a single series is drawn
+COUNT_LOOK = {"ha": "center", "fontsize": FONT["tick"] - 1, "color": "0.3"}  # an n= label
 
 
 def coverage_table(frame: pd.DataFrame, x: str, edges: np.ndarray) -> pd.DataFrame:
@@ -38,20 +39,11 @@ def coverage_table(frame: pd.DataFrame, x: str, edges: np.ndarray) -> pd.DataFra
 
 
 def annotate_counts(ax, x, y, n, most: int = 8) -> None:
-    """Write ``n=<count>`` in a row along the top of the panel, above a few points (at most ``most``, evenly spaced, so
-    that labels stay apart and off the data)."""
+    """Write ``n=<count>`` along the top of the panel above at most ``most`` evenly spaced points."""
     x, y, n = np.asarray(x, float), np.asarray(y, float), np.asarray(n, int)
     for i in np.unique(np.linspace(0, len(x) - 1, min(len(x), most)).round().astype(int)) if len(x) else []:
         if np.isfinite(y[i]):
-            ax.annotate(
-                f"n={n[i]}",
-                (x[i], 0.985),
-                xycoords=("data", "axes fraction"),
-                ha="center",
-                va="top",
-                fontsize=FONT["tick"] - 1,
-                color="0.3",
-            )
+            ax.annotate(f"n={n[i]}", (x[i], 0.985), xycoords=("data", "axes fraction"), va="top", **COUNT_LOOK)
 
 
 def draw_coverage(
@@ -66,8 +58,7 @@ def draw_coverage(
     color=None,
     label_n: bool = True,
 ) -> None:
-    """50 % and 90 % coverage against ``x`` with the n each point rests on (in the title when it is the same
-    everywhere, else written beside a few points), and the intervals' median width against ``x`` on a second panel."""
+    """50 % and 90 % coverage against ``x`` with the n behind each point, and the median width below."""
     x = np.asarray(x, float)
     n = np.asarray(n, int)
     for pct in (90, 50):
@@ -84,13 +75,7 @@ def draw_coverage(
             for i in np.unique(np.linspace(0, len(x) - 1, min(len(x), 8)).round().astype(int)):
                 if np.isfinite(top[i]):
                     ax_coverage.annotate(
-                        f"n={n[i]}",
-                        (x[i], top[i]),
-                        xytext=(0, 4),
-                        textcoords="offset points",
-                        ha="center",
-                        fontsize=FONT["tick"] - 1,
-                        color="0.3",
+                        f"n={n[i]}", (x[i], top[i]), xytext=(0, 4), textcoords="offset points", **COUNT_LOOK
                     )
         for pct in (90, 50):
             ax_coverage.axhline(pct / 100, color="0.5", ls=":" if pct == 50 else "-.", lw=0.8, label=f"nominal {pct} %")

@@ -28,8 +28,7 @@ from benchcast.plots.ticks import readable_log_axis
 def plot_sweep(
     frame: pd.DataFrame, critical: list[dict], success_mre: float = 10.0, titles: dict | None = None, ax=None
 ):
-    """MRE versus threshold, one panel per benchmark, one line per law in its colour; the success line and each law's
-    critical threshold (``critical``: records with benchmark, law, critical_threshold)."""
+    """MRE versus threshold, one panel per benchmark, one line per law, with the critical thresholds."""
     found = {(c["benchmark"], c["law"]): c["critical_threshold"] for c in critical}
     benchmarks = list(dict.fromkeys(frame["benchmark"]))
     fig, axes = given_axes(ax, len(benchmarks), 4.2, 3.2, max_cols=3)
@@ -51,9 +50,7 @@ def plot_sweep(
 
 
 def plot_cutoff(frame: pd.DataFrame, param_names: list[str], title: str, law: str | None = None, ax=None):
-    """Error, interval coverage and width (when bootstrapped) and every parameter versus decades of extrapolation
-    (cutoff backtest), all on one x range. Scale parameters are on log axes; fits at a bound are marked. Coverage is
-    drawn with the number of target runs it rests on."""
+    """Error, coverage, width and every parameter versus decades of extrapolation (cutoff backtest)."""
     has_coverage = "coverage90" in frame and frame["coverage90"].notna().any()
     n_panels = len(param_names) + 1 + 2 * int(has_coverage)
     fig, axes = given_axes(ax, n_panels, 3.2, 2.6, max_cols=4 if n_panels % 4 == 0 or n_panels > 6 else 3)
@@ -107,9 +104,7 @@ def plot_reproduction_curves(
 
 
 def plot_kscan(scan: pd.DataFrame, fits: list, param_names: list[str], title: str | None = None, ax=None):
-    """Each parameter versus k (log2 axis), then -log pass@k versus the law's covariate, one colour per k, points and
-    fitted curves (the last panel's log axes stay readable when the covariate spans less than a decade, as the gold
-    law's G does)."""
+    """Each parameter versus k, then -log pass@k versus the law's covariate, one colour per k."""
     n_panels = len(param_names) + 1
     fig, axes = given_axes(ax, n_panels, 3.2, 2.7, max_cols=4 if n_panels % 4 == 0 else 3)
     ok = scan.dropna(subset=[param_names[0]]) if param_names[0] in scan else scan.iloc[0:0]
@@ -117,16 +112,8 @@ def plot_kscan(scan: pd.DataFrame, fits: list, param_names: list[str], title: st
     for panel, name in zip(axes, param_names, strict=False):
         values = ok[name].to_numpy(float)
         yerr = param_errorbars(law_name, name, values, ok.get(f"{name}_stderr")) if law_name else None
-        panel.errorbar(
-            ok["k"],
-            values,
-            yerr=yerr,
-            marker="o",
-            ms=3,
-            capsize=2,
-            color=law_color(law_name or ""),
-            label="fit ± 1 s.e. (within bounds)",
-        )
+        look = {"marker": "o", "ms": 3, "capsize": 2, "color": law_color(law_name or "")}
+        panel.errorbar(ok["k"], values, yerr=yerr, label="fit ± 1 s.e. (within bounds)", **look)
         if law_name is not None:
             mark_bounds(panel, ok["k"], values, law_name, name)
         readable_log_axis(panel, "x", base=2)

@@ -18,9 +18,7 @@ INTERVAL_OFFSET = 0.035  # decades between two laws' intervals drawn at the same
 
 
 def run_status(predictions: pd.DataFrame, dropped: list[dict] | None = None) -> pd.Series:
-    """What happened to each row of a backtest frame: 'fitted', 'held-out', 'not used' (outside the selected compute
-    range) or 'dropped: <reason>' (selected for the fit, removed by the law's filter; the reason comes from the
-    fit's ``dropped`` list)."""
+    """Each backtest row's status: 'fitted', 'held-out', 'not used' or 'dropped: <reason>'."""
     reasons = {(d["run"], float(d["k"])): d["reason"] for d in dropped or []}
     side = predictions["side"].to_numpy()
     fitted = predictions["fitted"].to_numpy(bool) if "fitted" in predictions else side == "train"
@@ -55,9 +53,7 @@ def draw_runs(ax, frame: pd.DataFrame, status: pd.Series, y: str = "true") -> No
 def draw_intervals(
     ax, frame: pd.DataFrame, n_boot: int | None = None, law: str = "", slot: int = 0, n_slots: int = 1
 ) -> None:
-    """One law's 50 % (thick) and 90 % (thin) prediction intervals at the held-out runs, in the law's colour; with
-    several laws, each law's bars are shifted sideways by a fixed fraction of a decade (``slot`` of ``n_slots``) so
-    that two laws' intervals at one run stay apart."""
+    """One law's 50 % and 90 % intervals at the held-out runs, shifted sideways by its ``slot``."""
     test = frame[frame["side"] == "test"]
     if "lower90" not in test or test["lower90"].isna().all():
         return
@@ -66,36 +62,16 @@ def draw_intervals(
     color = law_color(law) if law else "crimson"
     reps = f", {n_boot} replicates" if n_boot else ""
     who = f"{law} " if law else ""
-    ax.vlines(
-        x,
-        test["lower90"],
-        test["upper90"],
-        color=color,
-        alpha=0.45,
-        lw=1.0,
-        zorder=2,
-        label=f"{who}90 % prediction interval{reps}",
-    )
-    ax.vlines(
-        x,
-        test["lower50"],
-        test["upper50"],
-        color=color,
-        alpha=0.8,
-        lw=3.0,
-        zorder=2,
-        label=f"{who}50 % prediction interval",
-    )
+    for level, alpha, lw, note in ((90, 0.45, 1.0, reps), (50, 0.8, 3.0, "")):
+        lo, hi, label = test[f"lower{level}"], test[f"upper{level}"], f"{who}{level} % prediction interval{note}"
+        ax.vlines(x, lo, hi, color=color, alpha=alpha, lw=lw, zorder=2, label=label)
 
 
 UNINFORMATIVE_LABEL = "uninformative: 90 % interval wider than half of chance .. 1 (not a result)"
 
 
 def draw_band(ax, grid: np.ndarray, band: dict, color: str, label: str | None = "", faint=None) -> None:
-    """Shade interval bands: ``band`` maps a level (0.5, 0.9) to (lower, upper) over ``grid``; the 90 % band is lighter
-    and edged by thin lines of its colour, so that two laws' bands stay distinguishable where they overlap. Where
-    ``faint`` (a mask over ``grid``: the forecast is flagged uninformative) no band is shaded: the 90 % band is only
-    hatched and labelled so (no solid band presented as a result)."""
+    """Shade a law's 50 % and 90 % bands over ``grid``; where ``faint``, the 90 % band is only hatched."""
     faint = np.zeros(len(grid), bool) if faint is None else np.asarray(faint, bool)
     for level, alpha in ((0.9, 0.12), (0.5, 0.25)):
         if level in band:
@@ -128,8 +104,7 @@ def draw_backtest(
     dropped: list[dict] | None = None,
     n_boot: int | None = None,
 ) -> None:
-    """One panel: fitted, dropped (with why), held-out and unused runs; one curve per law in the law's colour (flops ->
-    score); optional bands (law -> {level: (lower, upper)}) and each law's held-out intervals, side by side."""
+    """One panel: the runs by status, one curve per law, optional bands and held-out intervals."""
     by_law = predictions if isinstance(predictions, dict) else {"": predictions}
     first = next(iter(by_law.values()))
     draw_runs(ax, first, run_status(first, dropped))
@@ -153,8 +128,7 @@ def flops_grid(predictions: pd.DataFrame, n: int = 200) -> np.ndarray:
 
 
 def curve(result, grid: np.ndarray):
-    """(grid, predicted score) along training compute; None where the law cannot place a run of compute C by itself
-    (laws of N and D fitted at several TPRs, the gold law)."""
+    """(grid, predicted score) along compute; None where the law cannot place a run of compute C by itself."""
     try:
         X = result.fitted.covariates_at(grid, tpr=result.spec.tpr)
     except BenchcastError:

@@ -8,8 +8,7 @@ from benchcast.laws import get_law
 
 
 def bound_hits(law_name: str, name: str, values, kind: str | None = None) -> np.ndarray:
-    """Which values of a parameter sit on a bound of its range (the engine's tolerance, in the space the optimiser
-    sees: log for scale parameters)."""
+    """Which values of a parameter sit on a bound of its range (in the optimiser's space)."""
     param = next(p for p in get_law(law_name).parameters if p.name == name)
     lower, upper = param.at_bounds(values)
     if kind is None:
@@ -27,8 +26,7 @@ BOUND_MARKS = {
 
 
 def mark_bounds(ax, x, values, law_name: str, name: str) -> None:
-    """Mark the fits of a parameter that reached a search limit (red x) or the law's own constraint (hollow circle),
-    each with its own legend entry."""
+    """Mark the fits of a parameter at a search limit (red x) or at the law's own constraint (hollow circle)."""
     x, values = np.asarray(x), np.asarray(values, float)
     for kind, look in BOUND_MARKS.items():
         hits = bound_hits(law_name, name, values, kind=kind)
@@ -47,8 +45,7 @@ def use_log_axis(law_name: str, name: str, values) -> bool:
 
 
 def param_errorbars(law_name: str, name: str, values: np.ndarray, stderr) -> np.ndarray | None:
-    """(2, n) error bars of ±1 s.e., cut at the parameter's bounds: a parameter that cannot be negative gets a one-
-    sided bar at 0, never one reaching below it."""
+    """(2, n) error bars of ±1 s.e., cut at the parameter's bounds."""
     if stderr is None:
         return None
     err = np.nan_to_num(np.asarray(stderr, float), nan=0.0)

@@ -39,8 +39,7 @@ def _new_axes(ax, width: float = 8.4, height: float = 4.2):
 
 
 def plot_fit(fit, ax=None, **style):
-    """The runs a fit saw (fitted, and dropped with the reason) and the fitted law along compute, out to a little past
-    the runs (where the law cannot place a run of compute C by itself, its fitted values at the runs)."""
+    """The runs a fit saw (fitted, dropped with the reason) and the fitted law along compute."""
     given, ax = ax is not None, _new_axes(ax)
     spec = fit.spec
     runs = fit.points.assign(side="train", fitted=True, true=fit.points["value"])
@@ -63,8 +62,7 @@ def plot_fit(fit, ax=None, **style):
 
 
 def forecast_x(query: dict, flops=None) -> tuple[np.ndarray, str]:
-    """Where a forecast's points lie on a figure: their compute (given, or, for planned runs, ``flops``: where the
-    forecast placed them, at the FLOPs convention of the runs), else their gold NLL; the label says which."""
+    """Where a forecast's points lie on a figure (compute, or else gold NLL) and the axis label."""
     if query.get("flops") is not None:
         return np.atleast_1d(np.asarray(query["flops"], float)), "training compute C (FLOPs)"
     if query.get("params") is not None and query.get("tokens") is not None and flops is not None:
@@ -114,8 +112,7 @@ def value_labels(ax, x, values) -> None:
 
 
 def interval_bars(ax, x, predicted, lower, upper, color, label: str, **look) -> None:
-    """Error bars from ``lower`` to ``upper`` at the points that have both bounds; a point without an interval gets no
-    bar, and with none at all the label is not drawn (the legend names only what exists)."""
+    """Error bars from ``lower`` to ``upper`` at the points with both bounds (no label when none has)."""
     x, predicted = np.asarray(x, float), np.asarray(predicted, float)
     lower = np.broadcast_to(np.asarray(lower, float), predicted.shape)
     upper = np.broadcast_to(np.asarray(upper, float), predicted.shape)
@@ -126,9 +123,7 @@ def interval_bars(ax, x, predicted, lower, upper, color, label: str, **look) -> 
 
 
 def plot_forecast(forecast, fit=None, ax=None, runs=None, **style):
-    """The forecast at each point with its prediction interval (thin) and, where made, the curve's confidence interval
-    (thick), over the fit's runs and curve when the fit is given, or over ``runs``; a point without a forecast is
-    left out of the drawing and named in the legend."""
+    """Each point's forecast with its intervals, over the fit's runs and curve or over ``runs``."""
     given, ax = ax is not None, _new_axes(ax)
     x, xlabel = forecast_x(forecast.query or {"flops": forecast.runs.flops}, forecast.runs.flops)
     color = style.pop("color", law_color(forecast.law))
@@ -186,8 +181,7 @@ def plot_forecast(forecast, fit=None, ax=None, runs=None, **style):
 
 
 def plot_backtests(backtests: list, ax=None, legend: str = "right", **style):
-    """The backtest panel of one benchmark: its runs by status, each law's curve and its held-out intervals in the
-    law's colour, side by side, and the split."""
+    """The backtest panel of one benchmark: runs by status, each law's curve and held-out intervals."""
     given, ax = ax is not None, _new_axes(ax)
     first = backtests[0]
     spec = first.fit.spec
@@ -204,9 +198,7 @@ def plot_backtests(backtests: list, ax=None, legend: str = "right", **style):
 
 
 def draw_bench(summaries: dict, ax=None, title: str = "", error_label: str = "mean relative error (%)"):
-    """Four panels against decades of extrapolation, one line per strategy in its colour (dashed for a variant such as
-    ``power[bootstrap]``): error, 90 % coverage, 50 % coverage (each with the n its bins rest on) and the 90 %
-    interval's median width."""
+    """Error, 90 % and 50 % coverage and the 90 % width against decades of extrapolation, per strategy."""
     fig, axes = given_axes(ax, 4, 3.6, 3.0, max_cols=4)
     for i, (strategy, table) in enumerate(summaries.items()):
         style = {"color": law_color(strategy), "ls": law_linestyle(strategy), "marker": "o", "ms": 3}
@@ -231,8 +223,7 @@ def draw_bench(summaries: dict, ax=None, title: str = "", error_label: str = "me
 
 
 def plot_bench(predictions: pd.DataFrame, bins: int = 6, ax=None, title: str = ""):
-    """Per strategy: mean relative error, 90 % and 50 % coverage (with the n each bin rests on) and the 90 % interval's
-    median width against decades of extrapolation (:func:`draw_bench`)."""
+    """Per strategy, binned error, coverage and width against decades of extrapolation (:func:`draw_bench`)."""
     edges = np.linspace(0.0, max(float(predictions["decades"].max()), 1e-3), bins + 1)
     summaries = {}
     for strategy, group in predictions.groupby("strategy", sort=False):

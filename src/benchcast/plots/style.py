@@ -24,19 +24,20 @@ from benchcast.plots.ticks import readable_log_axis  # noqa: E402
 from benchcast.utils.io import atomic_write  # noqa: E402
 
 # Colour-blind-safe, distinct from the crimson of held-out runs and the greys of fitted/unused runs.
+# (blue, orange, green, purple, brown, pink, olive, cyan, indigo, moss, ochre, plum)
 LAW_PALETTE = (
-    "#1f77b4",  # blue
-    "#ff7f0e",  # orange
-    "#2ca02c",  # green
-    "#9467bd",  # purple
-    "#8c564b",  # brown
-    "#e377c2",  # pink
-    "#bcbd22",  # olive
-    "#17becf",  # cyan
-    "#393b79",  # indigo
-    "#637939",  # moss
-    "#8c6d31",  # ochre
-    "#7b4173",  # plum
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#bcbd22",
+    "#17becf",
+    "#393b79",
+    "#637939",
+    "#8c6d31",
+    "#7b4173",
 )
 # Strategies that combine laws: the default blend in black, the others in dark neutral tones.
 STRATEGY_COLORS = {"ensemble": "black", "stack": "#6b6ecf", "select": "#b5cf6b"}
@@ -47,9 +48,7 @@ FONT = {"title": 9, "label": 8, "tick": 7, "legend": 7, "suptitle": 10}
 
 
 def law_color(name: str) -> str:
-    """The colour of a law or strategy, the same in every figure: laws in the registry's order, combining strategies
-    their own, anything else a fixed colour derived from its name. A suffix in brackets (``power[bootstrap]``) keeps
-    the colour of the name before it."""
+    """The colour of a law or strategy, the same in every figure (a ``[suffix]`` keeps its name's colour)."""
     base = str(name).split("[")[0].split(" (")[0].strip()
     if base in STRATEGY_COLORS:
         return STRATEGY_COLORS[base]
@@ -92,10 +91,7 @@ def legend_outside(ax, where: str = "right", ncol: int = 1):
 
 
 def panel_legend(ax, given: bool, where: str = "right", ncol: int = 1):
-    """The legend of a panel ``result.plot(ax=)`` drew: outside its data (:func:`legend_outside`) when the panel is
-    alone in its figure or benchcast made the figure; in a caller's grid of several panels, one legend for the whole
-    figure (:func:`grid_legend`), since a legend beside one panel would cover its neighbour, and one that
-    constrained layout makes room for squeezes the panel to a sliver."""
+    """The legend of a panel: outside its data when alone, else one for a caller's grid (:func:`grid_legend`)."""
     if given and len([a for a in ax.figure.axes if a.get_visible()]) > 1:
         if ax.get_legend() is not None:  # one drawn by a figure this one builds on (a forecast over its fit)
             ax.get_legend().remove()
@@ -105,8 +101,7 @@ def panel_legend(ax, given: bool, where: str = "right", ncol: int = 1):
 
 
 def _wrap_title(ax) -> None:
-    """Break a panel's title into lines as wide as the panel (a grid's narrow panels: titles would run into their
-    neighbours'); the width in characters is estimated from the panel's size and the title's font."""
+    """Break a panel's title into lines as wide as the panel."""
     import textwrap
 
     title = ax.get_title()
@@ -120,9 +115,7 @@ GRID_LEGEND = "_benchcast_grid_legend"  # marks the figure legend grid_legend ma
 
 
 def grid_legend(fig, ncol: int = 4):
-    """One legend below a caller's grid of panels, of every panel's entries (deduplicated by label), replacing the one
-    an earlier call made; the figure gets constrained layout (where it has no other layout engine) so that the
-    legend has its own room below the panels."""
+    """One legend below a caller's grid of panels, of every panel's entries, replacing an earlier one."""
     for old in [legend for legend in fig.legends if getattr(legend, GRID_LEGEND, False)]:
         old.remove()
     engine = fig.get_layout_engine()
@@ -145,20 +138,12 @@ def figure_legend(fig, axes, ncol: int = 4):
             found.setdefault(label, handle)
     if not found:
         return None
-    return fig.legend(
-        list(found.values()),
-        list(found),
-        loc="outside lower center",
-        ncol=min(ncol, len(found)),
-        fontsize=FONT["legend"],
-        frameon=False,
-        handlelength=HANDLE_LENGTH,
-    )
+    look = {"fontsize": FONT["legend"], "frameon": False, "handlelength": HANDLE_LENGTH}
+    return fig.legend(list(found.values()), list(found), loc="outside lower center", ncol=min(ncol, len(found)), **look)
 
 
 def panel_grid(n: int, width: float = 3.6, height: float = 2.9, max_cols: int = 4):
-    """A constrained-layout grid of exactly ``n`` panels, at most ``max_cols`` per row; the cells of the last row that
-    no panel fills are removed, not left empty."""
+    """A constrained-layout grid of exactly ``n`` panels, at most ``max_cols`` per row."""
     cols = max(1, min(n, max_cols))
     rows = int(np.ceil(n / cols))
     fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False, layout="constrained")
@@ -168,8 +153,7 @@ def panel_grid(n: int, width: float = 3.6, height: float = 2.9, max_cols: int = 
 
 
 def given_axes(ax, n: int, width: float = 3.6, height: float = 2.9, max_cols: int = 4):
-    """The ``n`` panels to draw into: those given (one Axes when ``n`` is 1, else a sequence of ``n``), or a new
-    :func:`panel_grid`."""
+    """The ``n`` panels to draw into: those given, or a new :func:`panel_grid`."""
     if ax is None:
         return panel_grid(n, width, height, max_cols)
     axes = [ax] if hasattr(ax, "plot") else list(ax)
@@ -181,8 +165,7 @@ def given_axes(ax, n: int, width: float = 3.6, height: float = 2.9, max_cols: in
 
 
 def _literal_text(fig) -> None:
-    """Every title, label, legend and note drawn as written: a '$' in a benchmark or run name ('$arc$') is a dollar,
-    not mathtext that fails to parse; only the tick labels (:mod:`benchcast.plots.ticks`) are mathtext."""
+    """Draw every text but the tick labels as written: a '$' in a name is a dollar, not mathtext."""
     from matplotlib.text import Text
 
     ticks = {
@@ -218,8 +201,7 @@ def data_uri(fig, figure_format: str = "png", dpi: int | None = None) -> str:
 
 
 def save_figure(fig, path: str | Path, figure_format: str | None = None, dpi: int | None = None) -> Path:
-    """Save atomically and close the figure. The format is ``figure_format`` (the path's suffix is replaced by it),
-    else the path's suffix, else png."""
+    """Save atomically as ``figure_format`` (else the path's suffix, else png) and close the figure."""
     path = Path(path)
     fmt = figure_format or path.suffix.lstrip(".") or "png"
     fmt, dpi = check_figure_options(fmt, dpi)

@@ -87,8 +87,7 @@ def readable_log_axis(ax, axis: str = "x", base: float = 10.0) -> None:
 
 
 class _MinorLogLocator(Locator):
-    """Unlabelled ticks at 2..9 times each power of ten, over spans of up to ``max_decades`` (beyond, they would merge
-    into a solid bar: none)."""
+    """Unlabelled ticks at 2..9 times each power of ten, over spans up to ``max_decades``."""
 
     def __init__(self, max_decades: float = 8.0):
         self.max_decades = max_decades

@@ -23,11 +23,9 @@ def strategy_bands(
     uncertainty: Uncertainty,
     n_jobs: int | None = 1,
 ):
-    """The strategy's forecast over ``grid`` and at ``targets``, with 50 % and 90 % prediction intervals: the one
-    computation ``recommend``, ``forecast`` and ``bench`` make
-    (:meth:`benchcast.forecasting.ensemble.Ensemble.predict`). Where there is no interval (the extrapolation error
-    cannot be estimated) the bands are missing (NaN) and a warning says why, as ``recommend`` and ``forecast`` give
-    none there. ``uncertainty``: the replicates, seed and interval method (the levels are the page's)."""
+    """The strategy's forecast over ``grid`` and at ``targets`` with 50/90 % intervals, as ``recommend`` makes it
+    (``Ensemble.predict``); where there is no interval the bands are NaN and a note says why. ``uncertainty``: the
+    replicates, seed and interval method (the levels are the page's)."""
     # one forecast of the grid and the targets together: a point's draws do not depend on the other points
     # asked (benchcast.utils.streams), so this is the two forecasts at half the cost
     targets = targets if isinstance(targets, PlannedRuns) else as_runs(targets, tpr)
@@ -35,13 +33,9 @@ def strategy_bands(
     made = choice.strategy.predict(runs, replace(uncertainty, levels=LEVELS), n_jobs=n_jobs)
     notes = []
     if made.note:  # no interval rather than a narrower one of another kind: as recommend and forecast answer
+        alone = "; --interval bootstrap gives the bootstrap alone, which leaves out the error of extrapolating"
         notes.append(
-            f"no prediction interval: {made.note}"
-            + (
-                "; --interval bootstrap gives the bootstrap alone, which leaves out the error of extrapolating"
-                if uncertainty.interval == "extrapolation"
-                else ""
-            )
+            f"no prediction interval: {made.note}" + (alone if uncertainty.interval == "extrapolation" else "")
         )
     findings = (made.error_model or {}).get("findings", ())
     notes += [f"extrapolation error: {finding}" for finding in findings]  # a scale far from the prior, stated

@@ -59,9 +59,8 @@ def draw_forecast(ax, report: BenchmarkReport) -> None:
     for part, label, look in ((~vague, "90 % interval at target", {}), (vague, UNINFORMATIVE_LABEL, {"alpha": 0.3})):
         g = f[part]
         interval_bars(ax, g["flops"], g["prediction"], g["lower90"], g["upper90"], color, label, capsize=3, **look)
-    ax.scatter(
-        f["flops"], f["prediction"], marker="*", s=90, color=color, edgecolors="k", zorder=6, label="forecast at target"
-    )
+    star = {"marker": "*", "s": 90, "color": color, "edgecolors": "k", "zorder": 6, "label": "forecast at target"}
+    ax.scatter(f["flops"], f["prediction"], **star)
     value_labels(ax, f["flops"].to_numpy(float), f["prediction"].to_numpy(float))
     largest = float(report.fit.points["flops"].max())
     ax.axvline(largest, color="0.5", ls=":", lw=0.8, label=f"largest fitted run {largest:.2g}")
@@ -69,19 +68,13 @@ def draw_forecast(ax, report: BenchmarkReport) -> None:
     if report.ratio_curves:  # the targets sit on their own ratios' curves, not on the one the note names
         shown = ", ".join(f"{ratio:.3g}" for ratio in report.ratio_curves)
         note = (note + "; " if note else "") + f"targets on the curves at their own TPR ({shown})"
-    style_axes(
-        ax,
-        "training compute C (FLOPs)",
-        metric_label(report.metric, report.k),
-        f"forecast ({report.n_boot} bootstrap replicates)" + (f"\n{textwrap.fill(note, 90)}" if note else ""),
-        xlog=True,
-    )
+    title = f"forecast ({report.n_boot} bootstrap replicates)" + (f"\n{textwrap.fill(note, 90)}" if note else "")
+    style_axes(ax, "training compute C (FLOPs)", metric_label(report.metric, report.k), title, xlog=True)
     legend_outside(ax, "below", ncol=2)
 
 
 def curve_label(ax, grid, curve, text: str, where: float, below: bool = False) -> None:
-    """A curve named on itself, ``where`` of the way along its grid (above it, or below with ``below``): which
-    ratio's curve a target sits on."""
+    """A curve named on itself, ``where`` of the way along its grid (above it, or below with ``below``)."""
     values = np.asarray(curve, float)
     finite = np.flatnonzero(np.isfinite(values))
     if len(finite):
@@ -100,17 +93,14 @@ def _uninformative(bands: dict, chance: float) -> np.ndarray | None:
 
 
 def judged(report: BenchmarkReport) -> str:
-    """What the page's backtests judge, as a figure names it: the strategy (``'ensemble'``; ``'ensemble[bootstrap]'``
-    for the bootstrap-only interval) or the law chosen by the user."""
+    """What the page's backtests judge, as a figure names it: the strategy or the law chosen by the user."""
     bt = report.validation
     return bt.strategy if isinstance(bt, StrategyBacktest) else bt.law
 
 
 def _draw_validation(ax, report: BenchmarkReport) -> None:
-    """The validation backtest of what the page forecasts with. For the default strategy (bench's cell at the
-    threshold): the runs, the strategy's curve (its members' curves blended) and its held-out 50/90 % prediction
-    intervals in its colour, each member's curve thin and dashed; for a law chosen by the user:
-    :func:`benchcast.plots.plot_backtests`, as ``backtest.plot()`` draws it."""
+    """The validation backtest of what the page forecasts with: the strategy's (its members' curves thin and dashed),
+    or a chosen law's as ``backtest.plot()`` draws it."""
     bt = report.validation
     mre = bt.metrics.get("test_mre", float("nan"))
     error = f"held-out MRE {mre:.2f} %" if np.isfinite(mre) else "no forecast"
@@ -140,8 +130,7 @@ def _profile_coverage(profile: pd.DataFrame, width: float = PROFILE_BIN) -> pd.D
 
 
 def _draw_profile(ax_error, ax_coverage, ax_width, report: BenchmarkReport) -> None:
-    """Backtest error, interval coverage (with the n each bin rests on) and interval width versus decades of
-    extrapolation, of what the page forecasts with (in its colour; levels by line style)."""
+    """Backtest error, interval coverage (with each bin's n) and width versus decades of extrapolation."""
     profile = report.profile
     xlabel = "decades beyond the largest fitted run"
     name = judged(report)
@@ -192,14 +181,11 @@ def benchmark_panels(report: BenchmarkReport):
     draw_forecast(axes["forecast"], report)
     _draw_validation(axes["validation"], report)
     _draw_profile(axes["error"], axes["coverage"], axes["width"], report)
-    fig.suptitle(
-        figure_title(report.benchmark, metric_label(report.metric, report.k), report.fit.spec.tpr, judged(report)),
-        fontsize=11,
-    )
+    title = figure_title(report.benchmark, metric_label(report.metric, report.k), report.fit.spec.tpr, judged(report))
+    fig.suptitle(title, fontsize=11)
     return fig
 
 
 def passk_figure(scan: pd.DataFrame, fits: list, figure_format: str = "png", dpi: int | None = None) -> str:
-    """Every parameter of the compute law (S1) versus k, and -log pass@k versus compute with the law fitted at each k
-    (:func:`benchcast.plots.plot_kscan`, as ``kscan`` draws it)."""
+    """The compute law's parameters versus k and -log pass@k versus compute per k, as ``kscan`` draws them."""
     return embed(plot_kscan(scan, fits, list(get_law("compute").param_names)), figure_format, dpi)

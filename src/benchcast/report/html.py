@@ -92,14 +92,10 @@ def page(title: str, lead: str, sections: Sequence[str], nav: Sequence[tuple[str
     """The whole document."""
     links = "".join(f'<li><a href="#{esc(anchor)}">{esc(label)}</a></li>' for anchor, label in nav)
     nav_html = f'<nav aria-label="contents"><h2>Contents</h2><ul>{links}</ul></nav>' if nav else ""
-    return (
-        "<!DOCTYPE html>\n"
-        '<html lang="en"><head><meta charset="utf-8">'
-        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        '<link rel="icon" href="data:,">'
-        f"<title>{esc(title)}</title><style>{STYLE}</style></head>\n"
-        f'<body><header><h1>{esc(title)}</h1><p class="lead">{lead}</p></header>{nav_html}<main>'
-        + "\n".join(sections)
-        + f"</main><script>{SCRIPT}</script></body></html>\n"
+    head = (
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" '
+        f'content="{CSP}"><meta name="viewport" content="width=device-width, initial-scale=1"><link rel="icon" '
+        f'href="data:,"><title>{esc(title)}</title><style>{STYLE}</style></head>\n'
     )
+    body = f'<body><header><h1>{esc(title)}</h1><p class="lead">{lead}</p></header>{nav_html}<main>'
+    return head + body + "\n".join(sections) + f"</main><script>{SCRIPT}</script></body></html>\n"

@@ -48,10 +48,7 @@ def choose_law(
     n_jobs: int | None = 1,
     **unused,
 ) -> LawChoice:
-    """What to forecast with, and why: by default the package's default strategy as
-    :func:`benchcast.forecasting.answers.recommend` makes it (the ``ensemble`` of its default candidates with
-    support, fitted to every selected run), or the law the user names. The validation backtest the page shows holds
-    out the top quarter of the log-compute range."""
+    """What to forecast with, and why: the default strategy as ``recommend`` makes it, or the law the user names."""
     selected = replace(spec, tpr=tpr)
     rows, _ = design(table, selected)
     log_c = np.log10(rows["flops"].to_numpy(float))
@@ -67,12 +64,12 @@ def choose_law(
     if not strategy.ok:
         raise BenchcastError(f"No forecast for {spec.benchmark}: {rec.reason}")
     detailed = rec.best if rec.best in strategy.weights_ else next(iter(strategy.weights_))
-    checked = (
-        f"up to {rec.extrapolation_decades:.2f} decades ahead; the choice itself erred by {rec.nested_mre:.2f} % MRE "
-        "there"
-        if np.isfinite(rec.nested_mre)
-        else "no rolling origin inside the runs checked the choice"  # a fallback law alone: no error to quote
-    )
+    checked = "no rolling origin inside the runs checked the choice"  # a fallback law alone: no error to quote
+    if np.isfinite(rec.nested_mre):
+        checked = (
+            f"up to {rec.extrapolation_decades:.2f} decades ahead; the choice itself erred by "
+            f"{rec.nested_mre:.2f} % MRE there"
+        )
     reason = (
         f"the package's default strategy, as recommend and bench make it: the {DEFAULT_RULE} of the laws with "
         f"support, compared by rolling-origin forecasts inside the runs ({checked}); --law NAME forecasts with "

@@ -52,38 +52,32 @@ def _bench_section(
     dpi: int | None = None,
     predictions: pd.DataFrame | None = None,
 ) -> str:
-    """The rolling-origin benchmark: each strategy's error, coverage and interval width, overall and versus decades of
-    extrapolation."""
+    """The rolling-origin benchmark: each strategy's error, coverage and width, overall and versus extrapolation."""
     grouped = frame.groupby(["dataset", "benchmark", "metric", "strategy"], sort=True)
-    rows = [
-        [
-            *key,
-            len(g),
-            g["n_test"].sum(),
-            g["mae"].mean(),
-            g["mre"].mean(),
-            g["mre_usable"].mean(),
-            g["coverage50"].mean(),
-            g["coverage90"].mean(),
-            g["width90"].mean(),
-            g["decades"].max(),
-        ]
-        for key, g in grouped
-    ]
+    means = ["mae", "mre", "mre_usable", "coverage50", "coverage90", "width90"]
+    rows = [[*key, len(g), g["n_test"].sum(), *(g[c].mean() for c in means), g["decades"].max()] for key, g in grouped]
+    # more than a tenth of cells refused: ranked after
     overall = (
         frame.assign(refused=frame["refused"].eq(True) if "refused" in frame else False)
         .groupby("strategy")
-        .agg(
-            cutoffs=("cutoff", "size"),
-            refused=("refused", "sum"),
-            mre=("mre", "mean"),
-            mre_usable=("mre_usable", "mean"),
-            coverage50=("coverage50", "mean"),
-            coverage90=("coverage90", "mean"),
-            width90=("width90", "mean"),
-        )
-        .pipe(ranked, "mre_usable", "refused", "cutoffs")  # more than a tenth of cells refused: ranked after
+        .agg(cutoffs=("cutoff", "size"), refused=("refused", "sum"), **{c: (c, "mean") for c in means[1:]})
+        .pipe(ranked, "mre_usable", "refused", "cutoffs")
     )
+    head = [
+        "dataset",
+        "benchmark",
+        "metric",
+        "strategy",
+        "cutoffs",
+        "held-out points",
+        "MAE",
+        "MRE %",
+        "MRE % (usable)",
+        "50 % coverage",
+        "90 % coverage",
+        "90 % width",
+        "max decades",
+    ]
     figure = ""
     if predictions is not None:
         figure = h.figure(
@@ -97,35 +91,12 @@ def _bench_section(
         f'<section id="bench"><h2>Forecasting benchmark <span class="muted">({h.esc(source)})</span></h2>'
         + h.table(
             ["strategy", "cutoffs", "refused", "MRE %", "MRE % (usable)", "50 % cover", "90 % cover", "90 % width"],
-            [
-                [s, int(r.cutoffs), int(r.refused), r.mre, r.mre_usable, r.coverage50, r.coverage90, r.width90]
-                for s, r in overall.iterrows()
-            ],
+            [[s, int(r.cutoffs), int(r.refused), *r[means[1:]]] for s, r in overall.iterrows()],
             caption="Strategies over every dataset, benchmark and cutoff (sorted by usable MRE, refusing >10 % last)",
             sortable=True,
         )
         + figure
-        + h.table(
-            [
-                "dataset",
-                "benchmark",
-                "metric",
-                "strategy",
-                "cutoffs",
-                "held-out points",
-                "MAE",
-                "MRE %",
-                "MRE % (usable)",
-                "50 % coverage",
-                "90 % coverage",
-                "90 % width",
-                "max decades",
-            ],
-            rows,
-            caption="Per dataset, benchmark and strategy",
-            sortable=True,
-            text_columns=4,
-        )
+        + h.table(head, rows, caption="Per dataset, benchmark and strategy", sortable=True, text_columns=4)
         + "</section>"
     )
 
@@ -144,38 +115,21 @@ def _backtest_section(frame: pd.DataFrame, source: str, figure_format: str = "pn
             else float("nan")
             for level in (50, 90)
         }
-        rows.append(
-            [
-                law,
-                int((g["side"] == "train").sum()),
-                len(test),
-                mae(test["true"], test["predicted"]),
-                mre(test["true"], test["predicted"]),
-                cov[50],
-                cov[90],
-            ]
-        )
+        errors = mae(test["true"], test["predicted"]), mre(test["true"], test["predicted"])
+        rows.append([law, int((g["side"] == "train").sum()), len(test), *errors, cov[50], cov[90]])
         ordered = g.sort_values("flops")
         by_law[law] = g
         curves[f"{law} (predictions)"] = (ordered["flops"].to_numpy(), ordered["predicted"].to_numpy())
     draw_backtest(axes[0], by_law, curves, f"backtest predictions in {source}", ylabel="score (the file's metric)")
     legend_outside(axes[0])
-    parts.append(
-        h.table(
-            ["law", "training rows", "held-out rows", "MAE", "MRE %", "50 % coverage", "90 % coverage"],
-            rows,
-            caption="Held-out error (coverage from the intervals in the file; their replicate count is not "
-            "recorded there: see the backtest's own output)",
-            sortable=True,
-        )
+    head = ["law", "training rows", "held-out rows", "MAE", "MRE %", "50 % coverage", "90 % coverage"]
+    caption = (
+        "Held-out error (coverage from the intervals in the file; their replicate count is not recorded there: "
+        "see the backtest's own output)"
     )
-    parts.append(
-        h.figure(
-            embed(fig, figure_format, dpi),
-            f"backtest predictions from {source}",
-            "Fitted, dropped and held-out runs, with each law's predictions and held-out intervals.",
-        )
-    )
+    parts.append(h.table(head, rows, caption=caption, sortable=True))
+    drawn = "Fitted, dropped and held-out runs, with each law's predictions and held-out intervals."
+    parts.append(h.figure(embed(fig, figure_format, dpi), f"backtest predictions from {source}", drawn))
     return "\n".join(parts) + "</section>"
 
 
@@ -194,21 +148,17 @@ def _json_section(doc, source: str) -> str | None:
         )
     if isinstance(doc, dict) and "ranking" in doc and "best" in doc:
         ranking = pd.DataFrame(doc["ranking"])
-        columns = [
-            c for c in ("law", "test_mre", "test_mae", "coverage50", "coverage90", "n_fit", "n_test") if c in ranking
-        ]
+        shown = ("law", "test_mre", "test_mae", "coverage50", "coverage90", "n_fit", "n_test")
+        columns = [c for c in shown if c in ranking]
+        caption = (
+            "Ranking (coverage from the replicates recommend was run with, printed by it; not recorded in its JSON)"
+        )
         return (
             f"<section><h2>Law choice for {h.esc(doc.get('benchmark', ''))} "
             f"<span class=muted>({h.esc(source)})</span></h2>"
             f"<p>Best: <strong>{h.esc(doc['best'])}</strong>, backtested on runs above "
             f"{float(doc.get('validation_threshold', float('nan'))):.3g} FLOPs.</p>"
-            + h.table(
-                columns,
-                ranking[columns].itertuples(index=False),
-                caption="Ranking (coverage from the replicates recommend was run with, "
-                "printed by it; not recorded in its JSON)",
-                sortable=True,
-            )
+            + h.table(columns, ranking[columns].itertuples(index=False), caption=caption, sortable=True)
             + "</section>"
         )
     return None
@@ -219,19 +169,13 @@ def _generic_section(frame: pd.DataFrame, source: str) -> str:
     shown = frame.head(MAX_TABLE_ROWS)
     note = "" if len(frame) <= MAX_TABLE_ROWS else f" (first {MAX_TABLE_ROWS} of {len(frame)} rows)"
     text_columns = sum(1 for c in frame.columns[:4] if frame[c].dtype == object)
-    return (
-        f"<section><h2>{h.esc(source)}</h2>"
-        + h.table(
-            list(shown.columns),
-            shown.itertuples(index=False),
-            caption=f"{source}{note}",
-            text_columns=max(text_columns, 1),
-        )
-        + "</section>"
+    shown_table = h.table(
+        list(shown.columns), shown.itertuples(index=False), caption=f"{source}{note}", text_columns=max(text_columns, 1)
     )
+    return f"<section><h2>{h.esc(source)}</h2>" + shown_table + "</section>"
 
 
-def _image_section(path: Path, source: str) -> str | None:
+def _image_section(path: Path, source: str) -> str:
     """A PNG or SVG figure embedded as a data URI (too large ones are named, not embedded)."""
     data = path.read_bytes()
     if len(data) > MAX_IMAGE_BYTES:
@@ -292,10 +236,8 @@ def build_from_outputs(
         elif path.with_suffix("") in drawn:
             continue
         else:
-            section = _image_section(path, source)
-            if section is not None:
-                sections.append(section)
-                kinds.append(("figure", source))
+            sections.append(_image_section(path, source))
+            kinds.append(("figure", source))
     if not sections:
         raise DataError(
             f"{folder}: no outputs found (expected CSV tables of bench/backtest/reproduce/sweep/cutoff, fit or "

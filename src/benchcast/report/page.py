@@ -52,6 +52,8 @@ def provenance(data: str | Path | None, settings: dict, command: Sequence[str] |
 
 @dataclass
 class Target:
+    """A benchmark of the report, and its metric (None: the benchmark's default)."""
+
     benchmark: str
     metric: str | None
 
@@ -173,51 +175,48 @@ def build_report(
     }
     sections = [summary_section(reports, labels if planned.by_size else list(planned.flops), n_boot, interval)]
     if failures:
+        why = [[f["benchmark"], f["metric"] or "", f["error"]] for f in failures]
+        caption = "Benchmarks the data could not forecast"
         sections[0] += (
             '<section id="not-forecast"><h2>Not forecast</h2>'
-            + h.table(
-                ["benchmark", "metric", "why not"],
-                [[f["benchmark"], f["metric"] or "", f["error"]] for f in failures],
-                caption="Benchmarks the data could not forecast",
-                text_columns=3,
-            )
+            + h.table(["benchmark", "metric", "why not"], why, caption=caption, text_columns=3)
             + "</section>"
         )
     sections += [section for _, section in forecast]
     sections.append('<section id="provenance"><h2>Provenance</h2>' + h.provenance(provenance(data, settings, command)))
     sections[-1] += "</section>"
     nav = [("summary", "Summary")] + [(anchor(r), r.benchmark) for r in reports] + [("provenance", "Provenance")]
-    lead = (
-        f"Forecasts of {len(reports)} benchmark(s) for {', '.join(labels)} "
-        f"from scaling laws fitted to cheaper runs, with 50 % and 90 % prediction intervals and the backtests "
-        "that say how far they can be trusted. "
-        + (
-            "Each forecast is the package's default strategy (the ensemble of its laws with support), the same "
-            "forecast and interval as benchcast recommend and forecast give for these runs and settings."
-            if law == RECOMMENDED
-            else f"Each forecast is one law, {law}: law chosen by you (--law)."
+    each = f"Each forecast is one law, {law}: law chosen by you (--law)."
+    if law == RECOMMENDED:
+        each = (
+            "Each forecast is the package's default strategy (the ensemble of its laws with support), the "
+            "same forecast and interval as benchcast recommend and forecast give for these runs and settings."
         )
+    lead = (
+        f"Forecasts of {len(reports)} benchmark(s) for {', '.join(labels)} from scaling laws fitted to cheaper "
+        "runs, with 50 % and 90 % prediction intervals and the backtests that say how far they can be trusted. " + each
     )
     document = h.page("benchcast forecast report", h.esc(lead), sections, nav)
     path = atomic_write_text(out, document)
+    done = [
+        {
+            "benchmark": r.benchmark,
+            "metric": metric_label(r),
+            "law": r.fit.law,
+            "strategy": r.strategy,
+            "weights": r.weights,
+            "law_chosen_by_you": r.choice.named,
+            "why": r.choice.reason,
+            "forecasts": r.forecast.records(),
+            "covariates": r.covariates,
+            "warnings": r.warnings,
+        }
+        for r in reports
+    ]
     return {
         "out": str(path),
         "bytes": path.stat().st_size,
-        "benchmarks": [
-            {
-                "benchmark": r.benchmark,
-                "metric": metric_label(r),
-                "law": r.fit.law,
-                "strategy": r.strategy,
-                "weights": r.weights,
-                "law_chosen_by_you": r.choice.named,
-                "why": r.choice.reason,
-                "forecasts": r.forecast.records(),
-                "covariates": r.covariates,
-                "warnings": r.warnings,
-            }
-            for r in reports
-        ],
+        "benchmarks": done,
         "not_forecast": failures,
         "n_boot": n_boot,
         "interval": interval,

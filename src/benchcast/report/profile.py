@@ -29,9 +29,8 @@ def extrapolation_profile(
     done: Sequence[BacktestResult] = (),
     interval: str = "extrapolation",
 ) -> pd.DataFrame:
-    """Held-out predictions of threshold backtests (``done`` plus one per :data:`PROFILE_FRACTIONS`), each with the
-    decades it extrapolates beyond its largest fitted run, its absolute error and whether its 50 % and 90 %
-    prediction intervals cover the observed score."""
+    """Held-out predictions of threshold backtests (``done`` plus one per :data:`PROFILE_FRACTIONS`), as
+    :func:`held_out_rows` gives them."""
     backtests = list(done)
     for threshold in profile_thresholds(table, spec, tpr):
         try:
@@ -55,8 +54,7 @@ def extrapolation_profile(
 
 
 def profile_thresholds(table: pd.DataFrame, spec: FitSpec, tpr: float | None) -> list[float]:
-    """The profile's further thresholds: one per :data:`PROFILE_FRACTIONS` of the log-compute range held out, each
-    leaving at least :data:`MIN_TRAINING_DECADES` of runs to fit."""
+    """One threshold per :data:`PROFILE_FRACTIONS` of log C held out, leaving :data:`MIN_TRAINING_DECADES` to fit."""
     rows, _ = design(table, replace(spec, tpr=tpr))
     log_c = np.log10(rows["flops"].to_numpy(float))
     span = log_c.max() - log_c.min()
@@ -65,7 +63,7 @@ def profile_thresholds(table: pd.DataFrame, spec: FitSpec, tpr: float | None) ->
 
 
 def held_out_rows(predictions: pd.DataFrame, threshold: float, largest: float) -> pd.DataFrame:
-    """A backtest's held-out rows with a forecast, as the profile holds them."""
+    """A backtest's held-out rows with a forecast: decades beyond its largest fitted run, error, 50/90 % covered."""
     test = predictions[(predictions["side"] == "test") & np.isfinite(predictions["predicted"])].copy()
     test["threshold"] = threshold
     test["decades"] = np.log10(test["flops"] / largest)

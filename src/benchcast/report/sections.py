@@ -13,9 +13,8 @@ from benchcast.report.figures import benchmark_figure, judged, passk_figure
 
 
 def parameter_table(fit) -> str:
-    """A fit's parameters: value, standard error where the fit estimated them ('not identified' where the data do not
-    give one, never a 0) and its bound: an active constraint (``constraint active: a ≤ 1``, information) apart from
-    a search limit reached (``at search limit``, a warning)."""
+    """A fit's parameters: value, standard error ('not identified' where the data give none, never a 0) and bound (an
+    active constraint, information, apart from a search limit reached, a warning)."""
     from benchcast.fitting.diagnostics import identified_stderr
 
     bounds = fit.bounds
@@ -35,14 +34,14 @@ def parameter_table(fit) -> str:
 
 
 def _interval(row, level: int) -> str:
+    """A forecast row's interval at ``level`` as text."""
     return f"{row[f'lower{level}']:.3f} – {row[f'upper{level}']:.3f}"
 
 
 def summary_section(
     reports: list[BenchmarkReport], targets: list[float], n_boot: int, interval: str = "extrapolation"
 ) -> str:
-    """The summary: one sortable row per benchmark with its strategy (members and weights) or law, forecasts, intervals
-    and backtest."""
+    """The summary: one sortable row per benchmark with its forecaster, forecasts, intervals and backtest."""
     # the table stays narrow (it scrolled sideways with rows 700 px tall: a planned run's description in each
     # header, the reason and the warnings in cells): targets by a short name with a key, words below the table
     named = [isinstance(c, str) for c in targets]
@@ -62,12 +61,9 @@ def summary_section(
         m = r.validation.metrics
         coverage90 = m.get("coverage90", float("nan"))
         held_out = int((r.validation.predictions["side"] == "test").sum())
-        row += [
-            m["test_mre"],
-            refused_cell(m.get("n_refused", 0), held_out),  # the MRE is over the rest (evaluation.refusals)
-            coverage90 if np.isfinite(coverage90) else "— (" + m.get("interval_note", "no interval") + ")",
-            len(r.warnings),
-        ]
+        refused = refused_cell(m.get("n_refused", 0), held_out)  # the MRE is over the rest (evaluation.refusals)
+        coverage = coverage90 if np.isfinite(coverage90) else "— (" + m.get("interval_note", "no interval") + ")"
+        row += [m["test_mre"], refused, coverage, len(r.warnings)]
         rows.append(row)
         warned = "".join(f"<li class=warn>{h.esc(w)}</li>" for w in r.warnings)
         words.append(
@@ -75,13 +71,8 @@ def summary_section(
             + (f"<ul>{warned}</ul>" if warned else "")
             + "</li>"
         )
-    key = (
-        "<p>Targets: "
-        + "; ".join(f"{s} = {h.esc(t)}" for s, t, n in zip(short, targets, named, strict=True) if n)
-        + ".</p>"
-        if any(named)
-        else ""
-    )
+    key = "; ".join(f"{s} = {h.esc(t)}" for s, t, n in zip(short, targets, named, strict=True) if n)
+    key = f"<p>Targets: {key}.</p>" if any(named) else ""
     kind = (
         "widened by the error of extrapolating measured on rolling origins inside the runs (where a benchmark's "
         "runs are too few to measure it, no interval, and a warning says why)"
@@ -95,14 +86,11 @@ def summary_section(
         "it did not see: the strategy as bench backtests it (its laws fitted below the threshold, weighted and "
         "blended there), or the law chosen by you."
     )
+    table = h.table(columns, rows, caption="One row per benchmark (sortable)", sortable=True, text_columns=3)
+    why = "".join(words)
     return (
-        '<section id="summary"><h2>Summary</h2>'
-        + key
-        + h.table(columns, rows, caption="One row per benchmark (sortable)", sortable=True, text_columns=3)
-        + f'<p class="muted">{h.esc(note)}</p>'
-        + "<h3>Why each forecaster, and each benchmark's warnings</h3><ul>"
-        + "".join(words)
-        + "</ul></section>"
+        f'<section id="summary"><h2>Summary</h2>{key}{table}<p class="muted">{h.esc(note)}</p>'
+        f"<h3>Why each forecaster, and each benchmark's warnings</h3><ul>{why}</ul></section>"
     )
 
 
@@ -120,8 +108,7 @@ def backtested(report: BenchmarkReport) -> str:
 
 
 def _strategy_label(report: BenchmarkReport) -> str:
-    """The forecast's strategy as the page names it: 'ensemble (power_floor 0.50, bnsl_monotone 0.50)', or 'power (law
-    chosen by you)'."""
+    """The forecast's strategy as the page names it: 'ensemble (...)', or 'power (law chosen by you)'."""
     return f"{report.strategy} (law chosen by you)" if report.choice.named else report.strategy
 
 
@@ -138,22 +125,35 @@ def anchor(report: BenchmarkReport) -> str:
 
 
 def benchmark_section(r: BenchmarkReport, figure_format: str = "png", dpi: int | None = None) -> str:
-    """One benchmark's section: the law and fit, figure, forecasts, runs, parameters, law ranking, backtest profile,
-    warnings and (for pass@k) the k-scan."""
+    """One benchmark's section: forecaster, fit, figure, forecasts, runs, parameters, ranking, profile and k-scan."""
     fit, d = r.fit, r.fit.diagnostics
     counts = r.runs["status"].value_counts()
     run_rows = [[status, int(n)] for status, n in counts.items()]
+    members = "".join(
+        f"<li>{h.esc(name)} (weight {weight:.2f}): <code>{h.esc(get_law(name).formula)}</code></li>"
+        for name, weight in r.weights.items()
+    )
+    forecasts = [
+        [
+            f["flops"],
+            *(f.get(c, np.nan) for c in ("params", "tokens", "tpr")),
+            f["prediction"],
+            f["lower50"],
+            f["upper50"],
+            f["lower90"],
+            f["upper90"],
+            f["decades"],
+            describe(f["flags"]),
+        ]
+        for f in r.forecast.to_frame().to_dict("records")
+    ]
+    given = "; ".join(f"{law}: {words}" for law, words in r.covariates.items())
     parts = [
         f'<section class="bench" id="{anchor(r)}"><h2>{h.esc(r.benchmark)} '
         f'<span class="muted">({h.esc(metric_label(r))})</span></h2>',
         f"<p><strong>Forecast by:</strong> {h.esc(_strategy_label(r))}. "
         f"<strong>Why:</strong> {h.esc(r.choice.reason)}.</p>",
-        "<ul>"
-        + "".join(
-            f"<li>{h.esc(name)} (weight {weight:.2f}): <code>{h.esc(get_law(name).formula)}</code></li>"
-            for name, weight in r.weights.items()
-        )
-        + "</ul>",
+        f"<ul>{members}</ul>",
         f"<p>Backtested: {h.esc(backtested(r))}.</p>",
         f"<p>Runs and fit of {h.esc(fit.law)}"
         + ("" if r.choice.named or len(r.weights) == 1 else ", the member with the lowest error inside the runs")
@@ -176,51 +176,41 @@ def benchmark_section(r: BenchmarkReport, figure_format: str = "png", dpi: int |
         h.table(
             ["target C (FLOPs)", "N", "D", "TPR", "forecast", "50 % lower", "50 % upper", "90 % lower", "90 % upper"]
             + ["decades", "flags"],
-            [
-                [f["flops"], *(f.get(c, np.nan) for c in ("params", "tokens", "tpr"))]
-                + [f["prediction"], f["lower50"], f["upper50"], f["lower90"], f["upper90"], f["decades"]]
-                + [describe(f["flags"])]
-                for f in r.forecast.to_frame().to_dict("records")
-            ],
+            forecasts,
             caption=f"Forecasts ({r.n_boot} bootstrap replicates)",
             text_columns=0,
             spec=".4g",
         ),
-        "<p>Covariates each law was given at the targets: "
-        + h.esc("; ".join(f"{law}: {words}" for law, words in r.covariates.items()))
-        + ".</p>"
-        if r.covariates
-        else "",
+        f"<p>Covariates each law was given at the targets: {h.esc(given)}.</p>" if r.covariates else "",
         h.table(["runs", "count"], run_rows, caption="Runs in the forecast fit"),
         *(parameter_table(member) for member in r.members.values()),
     ]
     if r.choice.ranking is not None:
         rk = r.choice.ranking
-        parts.append(
-            h.table(
-                [
-                    *("law", "inner MRE %", "inner MSLE", "extrapolation spread per decade", "fitted runs"),
-                    *("constraint active", "at search limit"),
-                ],
-                [
-                    [x.law, x.inner_mre, x.inner_msle, x.tau, x.n_fit, x.constraint_active, x.at_search_limit]
-                    for x in rk.itertuples()
-                ],
-                caption="Laws compared by their rolling-origin forecasts inside the runs (each fitted below an "
-                "origin, scored on the runs above it; none of the page's held-out runs is used)",
-                sortable=True,
-            )
+        head = [
+            "law",
+            "inner MRE %",
+            "inner MSLE",
+            "extrapolation spread per decade",
+            "fitted runs",
+            "constraint active",
+            "at search limit",
+        ]
+        ranked = [
+            [x.law, x.inner_mre, x.inner_msle, x.tau, x.n_fit, x.constraint_active, x.at_search_limit]
+            for x in rk.itertuples()
+        ]
+        caption = (
+            "Laws compared by their rolling-origin forecasts inside the runs (each fitted below an origin, "
+            "scored on the runs above it; none of the page's held-out runs is used)"
         )
+        parts.append(h.table(head, ranked, caption=caption, sortable=True))
     summary = profile_summary(r.profile)
     if not summary.empty:
-        parts.append(
-            h.table(
-                ["decades beyond fit", "held-out points", "MAE", "50 % coverage", "90 % coverage"],
-                [[x.decades, int(x.n), x.mae, x.coverage50, x.coverage90] for x in summary.itertuples()],
-                caption=f"Backtest error and coverage of {judged(r)} versus extrapolation",
-                text_columns=0,
-            )
-        )
+        head = ["decades beyond fit", "held-out points", "MAE", "50 % coverage", "90 % coverage"]
+        binned = [[x.decades, int(x.n), x.mae, x.coverage50, x.coverage90] for x in summary.itertuples()]
+        caption = f"Backtest error and coverage of {judged(r)} versus extrapolation"
+        parts.append(h.table(head, binned, caption=caption, text_columns=0))
     if r.passk is not None:
         scan, fits = r.passk
         names = get_law("compute").param_names
@@ -236,23 +226,11 @@ def benchmark_section(r: BenchmarkReport, figure_format: str = "png", dpi: int |
             )
         )
         ok = scan.dropna(subset=[names[0]])
-        parts.append(
-            h.table(
-                ["k", *names, "points", "R²", "constraint active", "at search limit"],
-                [
-                    [
-                        int(x["k"]),
-                        *[x[n] for n in names],
-                        x["n_used"],
-                        x["r2"],
-                        x["constraint_active"],
-                        x["at_search_limit"],
-                    ]
-                    for x in ok.to_dict("records")
-                ],
-                caption="compute law fitted at each k",
-                text_columns=0,
-            )
-        )
+        scanned = [
+            [int(x["k"]), *[x[n] for n in names], x["n_used"], x["r2"], x["constraint_active"], x["at_search_limit"]]
+            for x in ok.to_dict("records")
+        ]
+        head = ["k", *names, "points", "R²", "constraint active", "at search limit"]
+        parts.append(h.table(head, scanned, caption="compute law fitted at each k", text_columns=0))
     parts.append("</section>")
     return "\n".join(parts)

@@ -5,7 +5,7 @@ package's default (the ensemble of the laws with support, with its 90 % predicti
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import partial
 from pathlib import Path
 
@@ -42,23 +42,15 @@ class ExampleResult(RichView):
 
     def to_dict(self) -> dict:
         """Every field (what ``example --json`` prints)."""
-        return jsonable(
-            {
-                "law": self.law,
-                "threshold": self.threshold,
-                "benchmarks": self.benchmarks,
-                "forecasts": self.forecasts,
-                "figure": self.figure,
-                "out_dir": self.out_dir,
-                "weights": self.weights,
-            }
-        )
+        return jsonable({f.name: getattr(self, f.name) for f in fields(self)})
 
     def _benchmark_rows(self) -> list[list]:
+        """The per-benchmark table's rows."""
         keys = ["benchmark", "metric", "n_train", "n_test", "train_r2", "test_mae", "test_mre"]
         return [[b[key] for key in keys] for b in self.benchmarks]
 
     def _forecast_rows(self) -> list[list]:
+        """The held-out forecasts' table's rows."""
         return [
             [f["benchmark"], f["run"], f"{f['flops']:.3g}", f["true"], f.get("default", np.nan)]
             + [f.get("default_lower", np.nan), f.get("default_upper", np.nan), f["predicted"], f["truth_law"]]
@@ -89,13 +81,10 @@ class ExampleResult(RichView):
 
     def rich_items(self) -> list:
         """The backtest per benchmark, the held-out forecasts, and where the figure and fits are."""
+        held = "Forecasts for the held-out runs: the default with its 90 % interval, and the law"
         return [
             rich_table(self.title, BENCHMARK_COLUMNS, self._benchmark_rows()),
-            rich_table(
-                "Forecasts for the held-out runs: the default with its 90 % interval, and the law",
-                FORECAST_COLUMNS,
-                self._forecast_rows(),
-            ),
+            rich_table(held, FORECAST_COLUMNS, self._forecast_rows()),
             *(Markup(escape(note)) for note in self.notes),
         ]
 
@@ -122,8 +111,7 @@ def run_example(
     dpi: int | None = None,
     n_jobs: int | None = None,
 ) -> ExampleResult:
-    """The main job end to end: fit each benchmark below the threshold, forecast the larger runs, report errors, save
-    the fits and a figure."""
+    """The main job end to end: fit below the threshold, forecast the larger runs, report errors, save the fits."""
     from benchcast.plots.options import check_figure_options
 
     figure_format, dpi = check_figure_options(figure_format, dpi)  # before any work

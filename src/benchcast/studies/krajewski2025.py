@@ -73,6 +73,7 @@ class Job:
 
 
 def _run(table: pd.DataFrame, job: Job) -> BacktestResult | Sweep | str:
+    """One job's result, or why it could not run."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -115,20 +116,15 @@ def plan_jobs(
         for law in TWO_STAGE_LAWS:
             for proxy in proxies:
                 jobs.append(Job(("two_stage", law, bench, proxy), FitSpec(law, bench, metric, proxy=proxy), direct))
-        jobs.append(
-            Job(("nd", "nd", bench, ""), FitSpec("nd", bench, metric), {"protocol": "nd", "threshold": THRESHOLD})
-        )
+        nd = {"protocol": "nd", "threshold": THRESHOLD}
+        jobs.append(Job(("nd", "nd", bench, ""), FitSpec("nd", bench, metric), nd))
         sweep_options = {"thresholds": tuple(thresholds), "tpr": TPR, "min_flops": MIN_FLOPS}
         for law in SWEEP_LAWS:
             jobs.append(Job(("sweep", law, bench, ""), _spec(law, bench, metric), sweep_options, kind="sweep"))
     if _has(table, "humaneval-py", "pass@k"):
-        jobs.append(
-            Job(
-                ("passk", "passk_compute", "humaneval-py", ""),
-                FitSpec("passk_compute", "humaneval-py", max_k=32),
-                {"protocol": "passk", "threshold": THRESHOLD, "tpr": TPR},
-            )
-        )
+        passk = {"protocol": "passk", "threshold": THRESHOLD, "tpr": TPR}
+        spec = FitSpec("passk_compute", "humaneval-py", max_k=32)
+        jobs.append(Job(("passk", "passk_compute", "humaneval-py", ""), spec, passk))
     for name, subset in AVERAGE_SETS.items():
         losses = (AVERAGE_LOSS, "lsq") if subset is PAPER_AVERAGE else (AVERAGE_LOSS,)
         for loss in losses:
@@ -211,9 +207,8 @@ def reproduce_krajewski2025(
         tables["two_stage_all_benchmarks"] = compare_methods(per_bench, names, complete=True)
     tables["two_stage_per_benchmark"] = per_bench
 
-    tables["nd"] = _with_mean(
-        pd.DataFrame([{"benchmark": b, **errors(bt)} for (kind, _, b, _), bt in done.items() if kind == "nd"])
-    )
+    nd = [{"benchmark": b, **errors(bt)} for (kind, _, b, _), bt in done.items() if kind == "nd"]
+    tables["nd"] = _with_mean(pd.DataFrame(nd))
     tables["passk_compute"] = pd.DataFrame(
         [{"benchmark": b, **errors(bt), **bt.fit.params} for (kind, _, b, _), bt in done.items() if kind == "passk"]
     )

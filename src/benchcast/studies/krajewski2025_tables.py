@@ -32,6 +32,7 @@ from benchcast.utils.rich_view import Markup, RichView, rich_table
 
 
 def _has(table: pd.DataFrame, benchmark: str, metric: str) -> bool:
+    """Whether ``table`` has rows of ``benchmark`` in ``metric``."""
     return bool(((table["benchmark"] == benchmark) & (table["metric"] == metric)).any())
 
 
@@ -78,12 +79,12 @@ class Reproduction(RichView):
     interval: str | None = None
 
     def to_dict(self) -> dict:
-        """The protocol, what each table holds, the wall time, the figures and every table as records (what ``reproduce
-        --json`` prints)."""
+        """The protocol, the tables' meanings and records, the wall time and the figures (``reproduce --json``)."""
+        explained = {name: TABLES.get(name, "") for name in self.tables}
         return jsonable(
             {
                 "protocol": PROTOCOL,
-                "tables_explained": {name: TABLES.get(name, "") for name in self.tables},
+                "tables_explained": explained,
                 "seconds": self.seconds,
                 "intervals": {"n_boot": self.n_boot, "interval": self.interval},
                 "figures": self.figures,
@@ -109,8 +110,7 @@ class Reproduction(RichView):
         return [*notes, f"wall time {self.seconds:.1f} s"]
 
     def rich_items(self) -> list:
-        """What ``benchcast reproduce`` prints: each table with its chosen columns, the protocol's definitions, the
-        skipped jobs and where the outputs went."""
+        """What ``benchcast reproduce`` prints: the tables, the protocol's terms, the skipped jobs, the outputs."""
         items = []
         for name, columns in SHOWN.items():
             if name in self.tables:
@@ -127,15 +127,13 @@ class Reproduction(RichView):
             return items + [Markup(escape(note)) for note in self.notes[1:]]
         skipped = self.tables.get("skipped", pd.DataFrame())
         if len(skipped):
-            items.append(
-                Markup(
-                    escape(f"{len(skipped)} job(s) or sweep threshold(s) skipped: see {Path(self.out) / 'skipped.csv'}")
-                )
-            )
+            where = Path(self.out) / "skipped.csv"
+            items.append(Markup(escape(f"{len(skipped)} job(s) or sweep threshold(s) skipped: see {where}")))
         return items + [Markup(escape(f"tables and figures in {self.out}; wall time {self.seconds:.1f} s"))]
 
 
 def _with_mean(frame: pd.DataFrame, label_column: str = "benchmark") -> pd.DataFrame:
+    """``frame`` with a last row of its numbers' means, labelled 'average'."""
     if frame.empty:
         return frame
     mean = frame.select_dtypes("number").mean().to_dict()
@@ -146,8 +144,7 @@ COMPARED = ["test_mre", "test_mre_usable", "test_mae", "train_rmse", "train_r2",
 
 
 def compare_methods(per_bench: pd.DataFrame, benchmarks: list[str], *, complete: bool) -> pd.DataFrame:
-    """Each method's errors averaged over ``benchmarks``; with ``complete`` only methods that ran on every one of them
-    (so no row mixes averages over different sets)."""
+    """Each method's errors averaged over ``benchmarks`` (with ``complete``, of the methods that ran on every one)."""
     sub = per_bench[per_bench["benchmark"].isin(benchmarks)]
     rows = []
     for (law, proxy), group in sub.groupby(["law", "proxy"], sort=False):
@@ -166,6 +163,7 @@ def compare_methods(per_bench: pd.DataFrame, benchmarks: list[str], *, complete:
 
 
 def _direct_table(done: dict, benchmarks) -> pd.DataFrame:
+    """The direct laws' errors and coverage per benchmark."""
     rows = []
     for bench, metric in benchmarks:
         row = {"benchmark": bench, "metric": metric}
@@ -189,6 +187,7 @@ def _direct_table(done: dict, benchmarks) -> pd.DataFrame:
 
 
 def _power_floor_table(done: dict, benchmarks) -> pd.DataFrame:
+    """power_floor's ceiling and errors per benchmark."""
     rows = []
     for bench, _ in benchmarks:
         bt = done.get(("direct", "power_floor", bench, ""))
@@ -196,6 +195,7 @@ def _power_floor_table(done: dict, benchmarks) -> pd.DataFrame:
             continue
         q_max, meaning = bt.fit.fitted.limit()
         q_rand = bt.fit.spec.q_rand
+        coverage = {key: v for key, v in bt.metrics.items() if key in ("coverage50", "coverage90")}
         rows.append(
             {
                 "benchmark": bench,
@@ -203,13 +203,14 @@ def _power_floor_table(done: dict, benchmarks) -> pd.DataFrame:
                 "q_max_normalised": (q_max - q_rand) / (1 - q_rand),
                 "limit": meaning,
                 **errors(bt),
-                **{key: v for key, v in bt.metrics.items() if key in ("coverage50", "coverage90")},
+                **coverage,
             }
         )
     return _with_mean(pd.DataFrame(rows))
 
 
 def _average_table(done: dict) -> pd.DataFrame:
+    """The benchmark averages' fits (K8)."""
     rows = []
     for name, subset in AVERAGE_SETS.items():
         for loss in (AVERAGE_LOSS, "lsq"):
@@ -234,6 +235,7 @@ def _average_table(done: dict) -> pd.DataFrame:
 
 
 def _proxy_table(table: pd.DataFrame, benchmarks) -> pd.DataFrame:
+    """K7: each proxy's diagnostic per benchmark."""
     rows = []
     for bench, metric in benchmarks:
         candidates = [f"{bench}:loglikelihood", f"{bench}:brier", *CORPUS_PROXIES]
@@ -252,19 +254,16 @@ def write_outputs(result: Reproduction, out_dir: Path, figure_format: str = "png
     from benchcast.plots.style import figure_title, save_figure
 
     def save(fig, name: str) -> Path:
+        """One figure into ``out_dir``."""
         return save_figure(fig, out_dir / f"{name}.{figure_format}", figure_format, dpi)
 
     for name, frame in result.tables.items():
         atomic_write_text(out_dir / f"{name}.csv", frame.to_csv(index=False))
     direct = [("direct", law) for law in DIRECT_LAWS]
     two_stage = [("direct", "power"), *(("two_stage", law) for law in TWO_STAGE_LAWS)]
-    figures = [
-        save(plot_reproduction_curves(result.backtests, direct, result.benchmarks, THRESHOLD), "direct_laws"),
-        save(
-            plot_reproduction_curves(result.backtests, two_stage, result.benchmarks, THRESHOLD, proxy="dclm:loss"),
-            "two_stage_vs_direct",
-        ),
-    ]
+    first = save(plot_reproduction_curves(result.backtests, direct, result.benchmarks, THRESHOLD), "direct_laws")
+    vs = plot_reproduction_curves(result.backtests, two_stage, result.benchmarks, THRESHOLD, proxy="dclm:loss")
+    figures = [first, save(vs, "two_stage_vs_direct")]
     if not result.tables["sweep"].empty:
         critical = result.tables["critical_thresholds"].to_dict("records")
         titles = {bench: figure_title(bench, metric, TPR) for bench, metric in result.benchmarks}

@@ -58,8 +58,7 @@ def proxy_diagnostic(table: pd.DataFrame, benchmark: str, metric: str, proxy: st
 
 
 def benchmark_average(table: pd.DataFrame, benchmarks: list[tuple[str, str]], name: str = "average") -> pd.DataFrame:
-    """A table of the mean chance-normalised score Q' over ``benchmarks`` per run (K8), keeping only runs where every
-    benchmark is above chance by its filter margin (0.05; LBPP 0.02)."""
+    """The mean chance-normalised score Q' over ``benchmarks`` per run (K8), of runs above chance + margin on all."""
     per_run = {}
     for bench, metric_name in benchmarks:
         metric, k = parse_metric(metric_name)
@@ -67,15 +66,15 @@ def benchmark_average(table: pd.DataFrame, benchmarks: list[tuple[str, str]], na
         q_rand, _ = chance_level(bench, metric)
         margin = filter_margin(bench)
         for row in rows.itertuples():
-            entry = per_run.setdefault(
-                row.run, {"sizes": (row.params, row.tokens, row.flops, row.tpr), "normed": [], "ok": True}
-            )
+            sizes = (row.params, row.tokens, row.flops, row.tpr)
+            entry = per_run.setdefault(row.run, {"sizes": sizes, "normed": [], "ok": True})
             entry["normed"].append((row.value - q_rand) / (1 - q_rand))
             entry["ok"] &= bool(row.value >= q_rand + margin)  # K8: every benchmark >= margin above chance
     records = []
     for run, entry in per_run.items():
         if entry["ok"] and len(entry["normed"]) == len(benchmarks):
             params, tokens, flops, tpr = entry["sizes"]
+            value = float(np.mean(entry["normed"]))
             records.append(
                 {
                     "run": run,
@@ -85,7 +84,7 @@ def benchmark_average(table: pd.DataFrame, benchmarks: list[tuple[str, str]], na
                     "tpr": tpr,
                     "benchmark": name,
                     "metric": "score",
-                    "value": float(np.mean(entry["normed"])),
+                    "value": value,
                 }
             )
     if not records:

@@ -1,20 +1,8 @@
 """Safe output: nothing the user had is lost, and a killed command leaves no half-written file.
 
-* :func:`atomic_write` writes one file: into a temporary file beside the target, renamed onto it
-  only when the write succeeded.
-* :func:`output_folder` writes several files that belong together (a table and its plot, a
-  reproduction's tables): into a temporary sibling folder, moved into place only at the end, with a
-  manifest written last. Use it for every ``--out FOLDER``::
-
-      with output_folder(out) as folder:
-          atomic_write_text(folder / "table.csv", frame.to_csv(index=False))
-          fig.savefig(folder / "plot.png")
-
-Both remove their temporaries on any exit (an error, Ctrl-C, or SIGTERM, which is turned into
-:class:`_Terminated` while a write is open), create files with the permissions the umask allows
-(not ``mkstemp``'s 0600), and report failures as :class:`~benchcast.errors.BenchcastError` naming
-the user's path, never the temporary one. Only SIGKILL or a power cut can leave a temporary
-(``.NAME.*.tmp``) behind; the target itself is then still the previous version.
+:func:`atomic_write` writes one file beside the target and renames it; :func:`output_folder` assembles several in a
+temporary sibling folder, moved in at the end with a manifest last (``with output_folder(out) as folder: ...``).
+Temporaries go on any exit (SIGTERM included), files get the umask's permissions, and errors name the user's path.
 """
 
 from __future__ import annotations
@@ -40,8 +28,7 @@ class _Terminated(BaseException):
 
 
 def _umask() -> int:
-    """The process umask, read without changing it where the OS allows (setting it to read it, the portable way, would
-    briefly let another thread create world-writable files)."""
+    """The process umask, read without changing it where the OS allows."""
     try:
         with open("/proc/self/status", encoding="ascii") as status:
             for line in status:
@@ -63,8 +50,7 @@ _depth = 0  # nesting of _sigterm_raises (an atomic_write inside an output_folde
 
 @contextlib.contextmanager
 def _sigterm_raises() -> Iterator[None]:
-    """Turn SIGTERM into :class:`_Terminated` for the duration, so ``finally`` blocks clean up; the outermost level then
-    re-delivers the signal, so the process still dies of SIGTERM."""
+    """Turn SIGTERM into :class:`_Terminated` for the duration; the outermost level re-delivers it."""
     global _depth
     if threading.current_thread() is not threading.main_thread() or _depth:
         yield  # handlers can only be installed from the main thread; nested: already installed
@@ -98,8 +84,7 @@ def _failure(path: Path, tmp: Path | str, exc: BaseException) -> BenchcastError:
 
 
 def _make_parent(path: Path) -> None:
-    """Create ``path``'s folder, refusing first, by name, an ancestor that is a file (the OS says only "File exists" or
-    "Not a directory")."""
+    """Create ``path``'s folder, refusing by name an ancestor that is a file."""
     for ancestor in path.parents:
         if ancestor.exists():
             if not ancestor.is_dir():

@@ -50,17 +50,13 @@ def _worker_start(parent: int) -> None:
 
 
 def _end_with_parent(parent: int) -> None:
-    """End this process when ``parent`` dies, ``kill -9`` included (no pool shutdown runs then): the kernel sends
-    SIGTERM on Linux (prctl PR_SET_PDEATHSIG), and a watchdog thread exits once the parent is gone, wherever the
-    kernel cannot (another OS) or did not (the parent died before the prctl)."""
+    """End this process when ``parent`` dies (prctl PR_SET_PDEATHSIG on Linux, else a watchdog thread)."""
     import ctypes
     import ctypes.util
     import signal
     import threading
 
-    signal.signal(
-        signal.SIGTERM, signal.SIG_DFL
-    )  # a parent's handler (utils.io's, while it writes) is not the worker's
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a parent's handler (utils.io's, while writing) is not the worker's
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
         libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
@@ -116,8 +112,7 @@ def parallel_map(
 
 
 def _warned(func: Callable[[T], R], item: T) -> tuple[R, list[tuple]]:
-    """``func(item)`` and the warnings it raised, to be said by the parent (a worker's own are lost: a caller recording
-    warnings records them in its own process only)."""
+    """``func(item)`` and the warnings it raised, for the parent to say."""
     with warnings.catch_warnings(record=True) as caught:
         result = func(item)
     return result, [(w.category, str(w.message), w.filename, w.lineno) for w in caught]

@@ -141,9 +141,7 @@ def track(
     sizes: Sequence[int] | None = None,
     unit: str = "",
 ) -> Iterator[T]:
-    """Iterate with progress on stderr once the loop has run :data:`DELAY_S` seconds: a bar on a terminal, plain lines
-    when piped (if switched on with :func:`report_when_piped`), nothing when ``enabled`` is False or in a worker
-    process (:func:`silence`)."""
+    """Iterate with progress on stderr once the loop has run :data:`DELAY_S` seconds (not in workers)."""
     if sizes is not None:
         sizes = [int(s) for s in sizes]
         total = sum(sizes) if total is None else total

@@ -30,9 +30,7 @@ def _shown(value, floatfmt: str) -> str:
 
 
 def rich_table(title: str, columns: list[str], rows: list[list], floatfmt: str = ".4g", fold=()) -> Table:
-    """A Rich table: floats as ``floatfmt`` (NaN as a dash), every other cell escaped text, names left-aligned; the
-    columns named in ``fold`` wrap a long cell onto further lines where it does not fit (never cut to an ellipsis:
-    names that share a long prefix would read alike)."""
+    """A Rich table: floats as ``floatfmt``, other cells escaped text; ``fold`` columns wrap."""
     table = Table(title=escape(title), title_justify="left")
     for column in columns:
         justify = "left" if column in LEFT_COLUMNS else "right"

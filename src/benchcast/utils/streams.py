@@ -7,13 +7,9 @@ import numpy as np
 
 # purpose tags, one per kind of draw (in one place, so that no two kinds share a stream)
 EPS_STREAM = 7  # the extrapolation error drawn at each queried point (forecasting.extrapolation.widen)
-PLAN_STREAM = 11  # plan: extrapolation errors of the replicates' solutions
 RESIDUAL_STREAM = 2**31 - 1  # bootstrap: residuals added to each queried point
 
 
 def common_rng(seed: int, purpose: int) -> np.random.Generator:
-    """The generator every queried point of a forecast shares (common random numbers): seeded by ``seed`` and a
-    ``purpose`` tag alone. Replicate b gets the same draw at every point, so bounds move smoothly along a grid of N, D
-    or C (monotone where the forecast is), and a point's draws are the same whether it is asked alone or with
-    others."""
+    """The generator every queried point of a forecast shares, seeded by ``seed`` and ``purpose`` alone."""
     return np.random.default_rng([seed, purpose, 1])
