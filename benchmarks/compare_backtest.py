@@ -39,7 +39,9 @@ def run(which: str, n_boot: int) -> pd.DataFrame:
         benches = ["arc_easy:acc_norm", "arc_challenge:acc_norm", "hellaswag:acc_norm", "piqa:acc_norm",
                    "sciq:acc_norm", "winogrande:acc"]  # fmt: skip
         for errors in ("common", "independent"):
-            b = bc.compare_backtest(table, "recipe", benches, tpr=20, n_boot=n_boot, errors=errors)
+            b = bc.compare_backtest(
+                table, "recipe", benches, tpr=20, uncertainty=bc.Uncertainty(n_boot, levels=0.9), errors=errors
+            )
             out.append(b.scores.assign(data="apple dclm+c4", errors=errors, holdout=b.holdout_flops))
     elif which == "dclm":
         table = bc.load(DATA / "dclm-recipes" / "dclm_evals.csv")
@@ -48,7 +50,9 @@ def run(which: str, n_boot: int) -> pd.DataFrame:
         benches = ["hellaswag_zeroshot:acc", "arc_easy:acc", "arc_challenge:acc", "piqa:acc", "jeopardy:acc",
                    "mmlu_zeroshot:acc"]  # fmt: skip
         for errors in ("common", "independent"):
-            b = bc.compare_backtest(table, "recipe", benches, n_boot=n_boot, errors=errors)
+            b = bc.compare_backtest(
+                table, "recipe", benches, uncertainty=bc.Uncertainty(n_boot, levels=0.9), errors=errors
+            )
             out.append(b.scores.assign(data="dclm-recipes (9 recipes)", errors=errors, holdout=b.holdout_flops))
     else:
         for seed in range(4):
@@ -57,8 +61,8 @@ def run(which: str, n_boot: int) -> pd.DataFrame:
             for label, below, modes in (("near", None, ("common",)), ("20x", 1.55e21, ("common", "independent"))):
                 for errors in modes:
                     b = bc.compare_backtest(
-                        table, "recipe", ["arc_easy", "hellaswag"], n_boot=n_boot, errors=errors, seed=seed,
-                        fit_below=below, true_multipliers=true_multiplier,
+                        table, "recipe", ["arc_easy", "hellaswag"], errors=errors, fit_below=below,
+                        uncertainty=bc.Uncertainty(n_boot, seed, levels=0.9), true_multipliers=true_multiplier,
                     )  # fmt: skip
                     data = f"synthetic {label} seed {seed}"
                     out.append(

@@ -29,6 +29,7 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 import benchcast as bc  # noqa: E402
+from benchcast import Uncertainty  # noqa: E402
 from benchcast.forecasting.answers import forecast  # noqa: E402
 from benchcast.forecasting.bootstrap import bootstrap  # noqa: E402
 from benchcast.laws import get_law  # noqa: E402
@@ -58,11 +59,19 @@ def measure(law_name: str, table, seeds: int) -> list[str]:
                 rows, spent = [], []
                 for seed in range(seeds):
                     start = time.perf_counter()
-                    row = forecast(fit, flops=FLOPS, n_boot=N_BOOT, seed=seed, n_jobs=1).to_frame().iloc[0]
+                    row = (
+                        forecast(
+                            fit, flops=FLOPS, n_jobs=1, uncertainty=Uncertainty(n_boot=N_BOOT, seed=seed, levels=0.9)
+                        )
+                        .to_frame()
+                        .iloc[0]
+                    )
                     spent.append(time.perf_counter() - start)
                     rows.append([float(row[b]) for b in BOUNDS])
                 bounds[starts], times[starts] = np.array(rows), float(np.mean(spent))
-                unconverged[starts] = int((~bootstrap(fit, N_BOOT, seed=0, n_jobs=1).converged).sum())
+                unconverged[starts] = int(
+                    (~bootstrap(fit, n_jobs=1, uncertainty=Uncertainty(n_boot=N_BOOT, seed=0)).converged).sum()
+                )
             spread = bounds[STARTS[0]].std(axis=0, ddof=1)
             for starts in STARTS:
                 change = np.abs(bounds[starts] - bounds[STARTS[0]]) / spread

@@ -18,6 +18,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 
 import benchcast as bc
+from benchcast import FitSpec, Uncertainty
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = (
@@ -52,9 +53,19 @@ print(f"{facts['runs']} runs, {facts['flops_min']:.3g} .. {facts['flops_max']:.3
 # the comparison of laws behind it.
 
 # %%
-default = bc.forecast_default(table, "arc_easy", "acc_norm", tpr=20, flops=[1e22, 1e23], n_boot=N_BOOT, seed=0)
+default = bc.forecast_default(
+    table,
+    FitSpec("power", "arc_easy", metric="acc_norm", tpr=20),
+    flops=[1e22, 1e23],
+    uncertainty=Uncertainty(n_boot=N_BOOT, seed=0, levels=0.9),
+)
 show(default)
-advice = bc.recommend(table, "arc_easy", "acc_norm", tpr=20, target_flops=1e23, n_boot=N_BOOT, seed=0)
+advice = bc.recommend(
+    table,
+    FitSpec("power", "arc_easy", metric="acc_norm", tpr=20),
+    target_flops=1e23,
+    uncertainty=Uncertainty(n_boot=N_BOOT, seed=0, levels=0.9),
+)
 show(advice)
 
 # %%
@@ -74,7 +85,7 @@ print(fit.report())
 show(fit.diagnostics)
 
 # %%
-fc = bc.forecast(fit, flops=[1e22, 1e23], n_boot=N_BOOT, seed=0)
+fc = bc.forecast(fit, flops=[1e22, 1e23], uncertainty=Uncertainty(n_boot=N_BOOT, seed=0, levels=0.9))
 show(fc)
 
 # %% [markdown]
@@ -108,7 +119,7 @@ ax.figure.savefig(OUT / "backtest_power_floor.png", dpi=200)
 # `ScoreDraws` holds the bootstrap draws per point: any level, any quantile.
 
 # %%
-draws = bc.bootstrap(fit, N_BOOT, seed=0).draws(flops=[1e23])
+draws = bc.bootstrap(fit, uncertainty=Uncertainty(n_boot=N_BOOT, seed=0)).draws(flops=[1e23])
 lower50, upper50 = draws.interval(0.5)
 upper95 = draws.quantile(0.95)[0]
 print(f"50 % bootstrap interval at 1e23 FLOPs: [{lower50[0]:.4f}, {upper50[0]:.4f}]; 95th percentile {upper95:.4f}")

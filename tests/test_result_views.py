@@ -12,6 +12,7 @@ import pytest
 from conftest import law_table
 
 import benchcast as bc
+from benchcast import FitSpec, Uncertainty
 from benchcast.evaluation.bench import Dataset, bench
 from benchcast.fitting.diagnostics import FitDiagnostics
 from benchcast.generative.kscan import KScan, kscan
@@ -74,7 +75,13 @@ def test_fit_notes_flag_parameters_at_bound():
 
 
 def test_recommendation(ladder):
-    rec = bc.recommend(ladder, "arc_easy", "acc_norm", laws=["power", "power_floor"], target_flops=3e21, n_boot=0)
+    rec = bc.recommend(
+        ladder,
+        FitSpec("power", "arc_easy", metric="acc_norm"),
+        laws=["power", "power_floor"],
+        target_flops=3e21,
+        uncertainty=Uncertainty(n_boot=0, levels=0.9),
+    )
     assert rec.supported
     forecast = rec.forecast.records()[0]["prediction"]
     doc = shows(rec, *rec.ranking["inner_mre"], *rec.ranking["tau"])
@@ -117,7 +124,7 @@ def test_recommendation_without_support():
             }
         )
     )
-    rec = bc.recommend(table, "hellaswag", "acc_norm", laws=["power"])
+    rec = bc.recommend(table, FitSpec("power", "hellaswag", metric="acc_norm"), laws=["power"])
     doc = shows(rec)
     assert not doc["supported"] and "No forecast for hellaswag" in str(rec)
 
@@ -167,7 +174,7 @@ def test_passk_table():
     counts = pd.DataFrame(
         {"run": "r1", "benchmark": "code", "problem_id": [f"p{i}" for i in range(30)], "n": 10}
     ).assign(c=rng.binomial(10, 0.3, 30))
-    table = passk_table(counts, [1, 4], n_boot=20)
+    table = passk_table(counts, [1, 4], uncertainty=Uncertainty(20, levels=0.9))
     result = PassKTable(table, "samples.csv", 30, 20)
     page, text = result._repr_html_(), str(result)  # the title wraps above the narrow table in text
     assert "<table" in page and result.title in page and "30 problems" in text

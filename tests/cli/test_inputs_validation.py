@@ -309,7 +309,8 @@ def test_forecast_n_boot_help_states_its_minimum():
     "options, needles",
     [
         (["--level", "0.8", "--n-boot", "50"], ["--level, --n-boot:", "--target-flops"]),
-        (["--interval", "bootstrap", "--jobs", "2", "--ray", "auto"], ["--interval, --jobs, --ray:", "--target-flops"]),
+        (["--interval", "bootstrap", "--ray", "auto"], ["--interval, --ray:", "--target-flops"]),  # --jobs beside
+        (["--interval", "bootstrap", "--jobs", "2"], ["--interval, --jobs:", "--target-flops"]),  # --ray: refused first
         (["--target-flops", "1e23", "--n-boot", "0", "--level", "0.8"], ["--level:", "--n-boot 0"]),
         (["--law", "power", "--proxy", "dclm:loss"], ["--proxy", "'power' does not use one"]),
     ],

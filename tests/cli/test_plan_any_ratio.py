@@ -9,6 +9,7 @@ import pytest
 from conftest import run_cli
 
 import benchcast as bc
+from benchcast import FitSpec, Uncertainty
 from benchcast.forecasting.answers import forecast_default
 from benchcast.forecasting.flags import OUTSIDE_TPR
 from benchcast.forecasting.planning import plan, plan_default
@@ -18,7 +19,13 @@ BENCHMARK, METRIC, TARGET = "hellaswag", "acc_norm", 0.8  # at TPR 380: beyond t
 
 def test_plan_data_at_a_ratio_beyond_the_ladder_answers_c_n_d_and_inverts_the_forecast(apple):
     """Every DCLM run (TPR 10-160) fitted, the planned run at TPR 380: before, no call could ask this."""
-    out = plan_default(apple, BENCHMARK, METRIC, target=TARGET, forecast_tpr=380, n_boot=0)
+    out = plan_default(
+        apple,
+        FitSpec("power", BENCHMARK, metric=METRIC),
+        target=TARGET,
+        forecast_tpr=380,
+        uncertainty=Uncertainty(n_boot=0, levels=0.9),
+    )
     assert np.isfinite(out.needed) and out.tpr == 380
     assert out.tokens / out.params == pytest.approx(380, rel=1e-9)
     assert 6 * out.params * out.tokens == pytest.approx(out.needed, rel=1e-9)
@@ -27,10 +34,22 @@ def test_plan_data_at_a_ratio_beyond_the_ladder_answers_c_n_d_and_inverts_the_fo
     # the plan's run, forecast back at its N and D, gives the target (a law of N and D is given N and D; the run
     # lies beyond every run, so forecast DATA fits the same runs plan does)
     assert out.needed > out.largest_run
-    back = forecast_default(apple, BENCHMARK, METRIC, params=[out.params], tokens=[out.tokens], n_boot=0)
+    back = forecast_default(
+        apple,
+        FitSpec("power", BENCHMARK, metric=METRIC),
+        params=[out.params],
+        tokens=[out.tokens],
+        uncertainty=Uncertainty(n_boot=0, levels=0.9),
+    )
     assert back.prediction[0] == pytest.approx(TARGET, abs=1e-4)
     # the ratio moves the answer: a more over-trained run of the same score needs more compute
-    at_20 = plan_default(apple, BENCHMARK, METRIC, target=TARGET, forecast_tpr=20, n_boot=0)
+    at_20 = plan_default(
+        apple,
+        FitSpec("power", BENCHMARK, metric=METRIC),
+        target=TARGET,
+        forecast_tpr=20,
+        uncertainty=Uncertainty(n_boot=0, levels=0.9),
+    )
     assert OUTSIDE_TPR not in [f.kind for f in at_20.flags] and at_20.needed < out.needed
 
 
@@ -50,19 +69,37 @@ def test_plan_command_takes_the_planned_ratio_apart_from_the_runs_fitted(apple_p
 
 def test_plan_of_a_fit_flags_a_ratio_outside_its_runs(apple):
     fit = bc.fit(apple, "nd", BENCHMARK, METRIC, max_flops=6e21)
-    inside, beyond = (plan(fit, TARGET, forecast_tpr=t, n_boot=0) for t in (20, 1000))
+    inside, beyond = (
+        plan(fit, TARGET, forecast_tpr=t, uncertainty=Uncertainty(n_boot=0, levels=0.9)) for t in (20, 1000)
+    )
     assert OUTSIDE_TPR not in [f.kind for f in inside.flags] and OUTSIDE_TPR in [f.kind for f in beyond.flags]
     assert beyond.tokens / beyond.params == pytest.approx(1000) and beyond.needed > inside.needed
     with pytest.raises(bc.BenchcastError, match="forecast-tpr"):
-        plan(bc.fit(apple, "power", BENCHMARK, METRIC, tpr=20), TARGET, forecast_tpr=380, n_boot=0)
+        plan(
+            bc.fit(apple, "power", BENCHMARK, METRIC, tpr=20),
+            TARGET,
+            forecast_tpr=380,
+            uncertainty=Uncertainty(n_boot=0, levels=0.9),
+        )
 
 
 def test_recommend_places_its_target_at_the_planned_ratio(apple):
-    common = {"target_flops": 1e23, "n_boot": 0}
-    at_380 = bc.recommend(apple, BENCHMARK, METRIC, forecast_tpr=380, **common).forecast.to_frame().iloc[0]
+    common = {"target_flops": 1e23, "uncertainty": Uncertainty(n_boot=0, levels=0.9)}
+    at_380 = (
+        bc.recommend(apple, FitSpec("power", BENCHMARK, metric=METRIC), forecast_tpr=380, **common)
+        .forecast.to_frame()
+        .iloc[0]
+    )
     assert at_380["tpr"] == pytest.approx(380) and OUTSIDE_TPR in [f.kind for f in at_380["flags"]]
     with pytest.raises(bc.BenchcastError, match="own ratio"):
-        bc.recommend(apple, BENCHMARK, METRIC, forecast_tpr=380, target_params=7e9, target_tokens=4e12, n_boot=0)
+        bc.recommend(
+            apple,
+            FitSpec("power", BENCHMARK, metric=METRIC),
+            forecast_tpr=380,
+            target_params=7e9,
+            target_tokens=4e12,
+            uncertainty=Uncertainty(n_boot=0, levels=0.9),
+        )
 
 
 # -- item 2: one FLOPs convention, a function of the run ----------------------------------------------------------
@@ -87,16 +124,33 @@ def test_a_planned_run_is_placed_by_the_trend_of_the_files_flops_per_6nd_and_pla
     far = 7e9  # beyond the ladder's largest model: the ratio extrapolated, and the words say how far
     assert convention.ratio(far) == pytest.approx(1.67 * (far / smallest) ** -0.12, rel=1e-9)
     assert "extrapolated" in convention.at(far) and "log-linear in N" in convention.words
-    fc = forecast_default(table, "arc_easy", "acc_norm", params=[far], tokens=[far * 300], n_boot=0)
+    fc = forecast_default(
+        table,
+        FitSpec("power", "arc_easy", metric="acc_norm"),
+        params=[far],
+        tokens=[far * 300],
+        uncertainty=Uncertainty(n_boot=0, levels=0.9),
+    )
     assert fc.runs.flops[0] == pytest.approx(convention.ratio(far) * 6 * far * far * 300, rel=1e-9)
     assert any("extrapolated" in note for note in fc.notes)
     given = forecast_default(
-        table, "arc_easy", "acc_norm", params=[far], tokens=[far * 300], n_boot=0, flops_per_6nd=1.1
+        table,
+        FitSpec("power", "arc_easy", metric="acc_norm"),
+        params=[far],
+        tokens=[far * 300],
+        flops_per_6nd=1.1,
+        uncertainty=Uncertainty(n_boot=0, levels=0.9),
     )
     assert given.runs.flops[0] == pytest.approx(1.1 * 6 * far * far * 300, rel=1e-12)  # the override, one ratio
     # plan places its run by the same rule: its C, N and D agree, and forecast back at N and D gives the target
     target = float(fc.prediction[0])
-    out = plan_default(table, "arc_easy", "acc_norm", target=target, forecast_tpr=300, n_boot=0)
+    out = plan_default(
+        table,
+        FitSpec("power", "arc_easy", metric="acc_norm"),
+        target=target,
+        forecast_tpr=300,
+        uncertainty=Uncertainty(n_boot=0, levels=0.9),
+    )
     assert out.needed == pytest.approx(convention.ratio(out.params) * 6 * out.params * out.tokens, rel=1e-9)
     assert out.params == pytest.approx(far, rel=1e-3)  # the same run, to the plan's precision in compute
     assert any("r(N) x 6 N D" in note and "r = " in note for note in out.notes)  # the plan says how it placed it

@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 import benchcast as bc
+from benchcast import FitSpec, Uncertainty
 from benchcast.cli import app
 from benchcast.forecasting.answers import forecast_default
 from benchcast.forecasting.planning import plan_default
@@ -20,7 +21,12 @@ N_BOOT = 100
 
 
 def _forecast(table, flops: float) -> dict:
-    out = forecast_default(table, "arc_easy", "acc_norm", flops=[flops], tpr=20, n_boot=N_BOOT, seed=0)
+    out = forecast_default(
+        table,
+        FitSpec("power", "arc_easy", metric="acc_norm", tpr=20),
+        flops=[flops],
+        uncertainty=Uncertainty(n_boot=N_BOOT, seed=0, levels=0.9),
+    )
     return out.records()[0]
 
 
@@ -50,10 +56,7 @@ def test_plan_from_data_inverts_the_forecast_command(apple, apple_path):
     # a tolerance under 1 sd failed when the plan's compute moved by 1e-10 (issue 31)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        around = forecast_default(
-            apple, "arc_easy", "acc_norm", flops=list(plan["lower"] * np.linspace(0.98, 1.02, 21)), tpr=20,
-            n_boot=N_BOOT, seed=0,
-        ).to_frame()["upper90"]  # fmt: skip
+        around = forecast_default(apple, FitSpec("power", "arc_easy", metric="acc_norm", tpr=20), flops=list(plan["lower"] * np.linspace(0.98, 1.02, 21)), uncertainty=Uncertainty(n_boot=N_BOOT, seed=0, levels=0.9)).to_frame()["upper90"]  # fmt: skip
     assert around.mean() == pytest.approx(0.88, abs=7e-3)
     assert _forecast(apple, plan["lower"] / 2)["upper"] < 0.88 - 5e-3  # half the compute: clearly short of it
     # the forecast's lower bound widens with distance faster than the curve rises: it never reaches 0.88
@@ -104,7 +107,12 @@ def test_plan_of_a_fit_across_tprs_names_the_tpr_to_add(apple, tmp_path):
 def test_plan_default_without_bootstrap_has_no_interval(apple):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        out = plan_default(apple, "arc_easy", "acc_norm", target=0.8, tpr=20, n_boot=0)
+        out = plan_default(
+            apple,
+            FitSpec("power", "arc_easy", metric="acc_norm", tpr=20),
+            target=0.8,
+            uncertainty=Uncertainty(n_boot=0, levels=0.9),
+        )
     assert out.lower is None and out.upper is None and np.isfinite(out.needed)
     assert "no interval" in str(out)
     # the result's views: what --json prints, the terminal's text, a notebook's table
@@ -118,7 +126,12 @@ def test_plan_from_data_takes_the_run_selection_of_every_command_that_fits(apple
     item 1): the plan's largest fitted run moves below the cap."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        capped = plan_default(apple, "arc_easy", "acc_norm", target=0.8, tpr=20, max_flops=3e21, n_boot=0)
+        capped = plan_default(
+            apple,
+            FitSpec("power", "arc_easy", metric="acc_norm", tpr=20, max_flops=3e21),
+            target=0.8,
+            uncertainty=Uncertainty(n_boot=0, levels=0.9),
+        )
     assert capped.largest_run <= 3e21
 
 

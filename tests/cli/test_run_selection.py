@@ -19,6 +19,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from benchcast import Uncertainty
 from benchcast.cli import app
 
 SIZES = (190e6, 300e6, 470e6, 760e6, 1.3e9)
@@ -136,12 +137,16 @@ def test_an_artifact_forecast_places_a_planned_run_by_the_fits_runs_and_draws_it
 
     fit_file = tmp_path / "power.json"
     assert run("fit", files["ladder"], "-b", "hellaswag", "-m", "acc", "--tpr", 20, "--out", fit_file).exit_code == 0
-    out = forecast(FitResult.load(fit_file), n_boot=20, params=N_SMALL, tokens=D_SMALL)
+    out = forecast(
+        FitResult.load(fit_file), params=N_SMALL, tokens=D_SMALL, uncertainty=Uncertainty(n_boot=20, levels=0.9)
+    )
     assert out.flags[0][0].kind == "at a fitted run"  # the r13 run, at its own 1.3 x 6ND FLOPs
     assert out.remarks[0].startswith("planned runs placed at C = 1.3 x 6 N D: the fit's runs' convention")
     x, label = forecast_x(out.query, out.runs.flops)
     assert x[0] == pytest.approx(FACTOR * 6 * N_SMALL * D_SMALL, rel=1e-9) and "6 N D (FLOPs)" not in label
-    by_compute = forecast(FitResult.load(fit_file), n_boot=20, flops=FACTOR * 6 * N_SMALL * D_SMALL)
+    by_compute = forecast(
+        FitResult.load(fit_file), flops=FACTOR * 6 * N_SMALL * D_SMALL, uncertainty=Uncertainty(n_boot=20, levels=0.9)
+    )
     assert out.prediction[0] == pytest.approx(by_compute.prediction[0], rel=1e-12)  # a compute law: that C
 
 

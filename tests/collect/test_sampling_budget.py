@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from benchcast import Uncertainty
 from benchcast.collect.budget import allocate, default_first_round, round_sizes, simulate
 from benchcast.errors import BenchcastError
 
@@ -64,7 +65,7 @@ def test_beta_fit_and_estimator_use_unequal_n():
     truth = np.mean(1 - (1 - p) ** 1000)
     assert float(fitted.pass_at_k([1000])[0]) == pytest.approx(truth, abs=0.03)
     counts = pd.DataFrame({"run": "r", "benchmark": "b", "problem_id": range(3000), "n": n, "c": c})
-    table = passk_table(counts, [1, 20, 50], n_boot=0, family="beta")
+    table = passk_table(counts, [1, 20, 50], uncertainty=Uncertainty(0, levels=0.9), family="beta")
     assert table.set_index("k").loc[20, "source"] == "estimator" and table.set_index("k").loc[50, "source"] == "beta"
 
 

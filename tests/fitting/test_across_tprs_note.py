@@ -8,6 +8,7 @@ import json
 from typer.testing import CliRunner
 
 import benchcast as bc
+from benchcast import Uncertainty
 from benchcast.cli import app
 from benchcast.forecasting.flags import ACROSS_TPRS, fit_flags
 
@@ -32,7 +33,7 @@ def test_an_artifact_saved_without_the_note_still_flags_its_forecasts(apple, tmp
     doc = json.loads(path.read_text())
     doc["warnings"] = []  # as an artifact of an earlier release
     path.write_text(json.dumps(doc))
-    fc = bc.forecast(bc.load_fit(path), flops=1e23, n_boot=50)
+    fc = bc.forecast(bc.load_fit(path), flops=1e23, uncertainty=Uncertainty(n_boot=50, levels=0.9))
     assert [f.kind for f in fc.flags[0]] == [ACROSS_TPRS]
 
 

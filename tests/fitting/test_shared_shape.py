@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 import benchcast as bc
+from benchcast import Uncertainty
 from benchcast.data.example import recipe_ladders
 from benchcast.errors import BenchcastError
 from benchcast.fitting.shared_shape import choose_shape, common_draws, fit_shape, shape_draws
@@ -51,7 +52,9 @@ def test_three_sizes_choose_by_held_out_error():
 
 def test_a_recipe_sweep_on_two_sizes_borrows_the_shape_and_finds_the_multiplier():
     table = _two_sizes({"A": 1.0, "B": 2.0, "C": 1.0}, seed=2, benchmarks=("hellaswag",), top=1e9)
-    out = bc.compare(table, "recipe", "hellaswag", flops=1e22, reference="A", n_boot=50)
+    out = bc.compare(
+        table, "recipe", "hellaswag", flops=1e22, reference="A", uncertainty=Uncertainty(n_boot=50, levels=0.9)
+    )
     assert out.recipes["method"].str.startswith("shared exponent").all()
     b = out.multipliers.set_index("recipe").loc["B"]
     assert b["lower"] <= 2.0 <= b["upper"]
@@ -61,7 +64,9 @@ def test_a_recipe_sweep_on_two_sizes_borrows_the_shape_and_finds_the_multiplier(
 
 def test_the_backtest_of_decisions_scores_its_pairs_beside_the_simplest_alternative():
     table = bc.validate(recipe_ladders({"A": 1.0, "B": 2.0, "D": 0.5}, sizes=4, seed=4, top=1e9), "synthetic")
-    result = bc.compare_backtest(table, "recipe", ["arc_easy", "hellaswag"], n_boot=50)
+    result = bc.compare_backtest(
+        table, "recipe", ["arc_easy", "hellaswag"], uncertainty=Uncertainty(n_boot=50, levels=0.9)
+    )
     scores = result.scores.set_index("benchmark")
     assert list(scores.index) == ["arc_easy", "hellaswag", "pooled"] and scores.at["pooled", "pairs"] == 6
     # 2x apart on a clear ladder: every order is right, the Brier score small
@@ -73,10 +78,13 @@ def test_the_backtest_of_decisions_scores_its_pairs_beside_the_simplest_alternat
 
 def test_a_comparison_is_the_same_given_its_seed():
     table = _two_sizes({"A": 1.0, "B": 1.2}, seed=6, benchmarks=("hellaswag",))
-    first, again = (bc.compare(table, "recipe", "hellaswag", flops=1e22, n_boot=20, seed=3) for _ in range(2))
+    first, again = (
+        bc.compare(table, "recipe", "hellaswag", flops=1e22, uncertainty=Uncertainty(n_boot=20, seed=3, levels=0.9))
+        for _ in range(2)
+    )
     assert first.pairs["p_a_better"].tolist() == pytest.approx(again.pairs["p_a_better"].tolist(), rel=1e-12)
     assert first.multipliers["lower"].tolist() == pytest.approx(again.multipliers["lower"].tolist(), rel=1e-12)
-    other = bc.compare(table, "recipe", "hellaswag", flops=1e22, n_boot=20, seed=4)
+    other = bc.compare(table, "recipe", "hellaswag", flops=1e22, uncertainty=Uncertainty(n_boot=20, seed=4, levels=0.9))
 
     def drawn(c):  # what the draws give: the pair's probability and every multiplier's interval
         return [*c.pairs["p_a_better"], *c.multipliers["lower"], *c.multipliers["upper"]]
@@ -94,14 +102,16 @@ def test_sizes_are_counted_by_parameters_not_by_compute():
     jittered = table.assign(tokens=table["tokens"] * 1.004, run=table["run"] + "-j")  # a second run of each size
     jittered["flops"] = 6 * jittered["params"] * jittered["tokens"]  # its own compute: six computes, three sizes
     table = bc.validate(pd.concat([table, jittered], ignore_index=True), "synthetic")
-    out = bc.compare(table, "recipe", "hellaswag", flops=1e22, n_boot=20)
+    out = bc.compare(table, "recipe", "hellaswag", flops=1e22, uncertainty=Uncertainty(n_boot=20, levels=0.9))
     assert out.recipes["method"].str.startswith(("shared", "anchored", "separate")).all()  # 3 sizes: the joint fit
 
 
 def test_the_joint_fit_refuses_an_unknown_chance_level_and_says_why():
     table = bc.validate(_three_sizes().drop(columns="q_rand").assign(benchmark="mytask"), "synthetic")
     with pytest.raises(BenchcastError) as refused:  # no recipe has a forecast: refused, with the reason
-        bc.compare(table, "recipe", "mytask", flops=1e22, n_boot=20, shape="shared")
+        bc.compare(
+            table, "recipe", "mytask", flops=1e22, shape="shared", uncertainty=Uncertainty(n_boot=20, levels=0.9)
+        )
     said = str(refused.value)
     assert "no recipe of 'recipe' has a forecast" in said and "chance level unknown" in said
     assert "needs two or more recipes" not in said  # the real reason, not a dof
@@ -110,4 +120,6 @@ def test_the_joint_fit_refuses_an_unknown_chance_level_and_says_why():
 def test_the_joint_fit_drops_runs_by_the_margin_rule():
     table = bc.validate(_three_sizes().assign(margin=0.95), "synthetic")  # every run within chance + 0.95
     with pytest.raises(BenchcastError, match=r"no run above chance \+ margin \(0.252 \+ 0.95\)"):
-        bc.compare(table, "recipe", "hellaswag", flops=1e22, n_boot=20, shape="shared")
+        bc.compare(
+            table, "recipe", "hellaswag", flops=1e22, shape="shared", uncertainty=Uncertainty(n_boot=20, levels=0.9)
+        )

@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 import benchcast as bc
+from benchcast import Uncertainty
 from benchcast.data.example import load_example
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting.alternative import alternative_law, compare, fit_alternative, is_isoflop
@@ -51,13 +52,24 @@ def test_the_ladder_s_shape_decides_the_alternative(tmp_path, apple):
 
 def test_forecast_and_recommend_show_the_alternative_beside_the_default(tmp_path):
     sweep = isoflop_sweep(tmp_path)
-    made = forecast_default(sweep, "arc_easy", "acc_norm", params=[2e10], tokens=[4e11], n_boot=0)
+    made = forecast_default(
+        sweep,
+        FitSpec("power", "arc_easy", metric="acc_norm"),
+        params=[2e10],
+        tokens=[4e11],
+        uncertainty=Uncertainty(n_boot=0, levels=0.9),
+    )
     record = made.records()[0]
     assert record["alternative"]["law"] == "power_envelope"
     assert 0.25 < record["alternative"]["prediction"] < 1 and record["alternative"]["n_points"] > 0
     text = " ".join(str(made).split())
     assert "power_envelope (simplest)" in text and "simplest alternative power_envelope: rolling-origin MRE" in text
-    rec = recommend(load_example(), "arc_easy", "acc_norm", target_flops=1e22, n_boot=0)
+    rec = recommend(
+        load_example(),
+        FitSpec("power", "arc_easy", metric="acc_norm"),
+        target_flops=1e22,
+        uncertainty=Uncertainty(n_boot=0, levels=0.9),
+    )
     assert rec.versus is not None and rec.versus.law == "power" and rec.to_dict()["alternative"]["n_points"] > 0
     assert "power, the simplest alternative:" in " ".join(str(rec).split())
 

@@ -12,6 +12,7 @@ import pytest
 from conftest import law_table
 
 import benchcast as bc
+from benchcast import FitSpec
 from benchcast.data.example import example_path
 from benchcast.fitting.diagnostics import bound_findings
 from benchcast.laws import get_law
@@ -40,7 +41,7 @@ def test_the_constraint_and_the_search_limit_are_two_findings(monotone):
 
 
 def test_recommend_ranks_with_constraints_apart_from_search_limits(ladder):
-    rec = bc.recommend(ladder, "arc_easy", metric="acc_norm")
+    rec = bc.recommend(ladder, FitSpec("power", "arc_easy", metric="acc_norm"))
     ranking = rec.ranking.set_index("law")
     assert "at_bound" not in ranking
     assert "a ≤ 1" in ranking.loc["bnsl_monotone", "constraint_active"]

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 import benchcast as bc
+from benchcast import FitSpec, Uncertainty
 from benchcast.data.example import recipe_ladders
 from benchcast.errors import BenchcastError
 
@@ -23,7 +24,15 @@ def ladders() -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def comparison(ladders):
-    return bc.compare(ladders, "recipe", "hellaswag", flops=PLANNED, reference="A", n_boot=N_BOOT, n_jobs=1)
+    return bc.compare(
+        ladders,
+        "recipe",
+        "hellaswag",
+        flops=PLANNED,
+        reference="A",
+        n_jobs=1,
+        uncertainty=Uncertainty(n_boot=N_BOOT, levels=0.9),
+    )
 
 
 def test_the_truly_better_recipe_wins_and_its_multiplier_interval_holds_two(comparison):
@@ -40,7 +49,15 @@ def test_the_truly_better_recipe_wins_and_its_multiplier_interval_holds_two(comp
 
 def test_a_curve_that_never_reaches_the_score_gives_a_bound_not_a_number():
     table = bc.validate(recipe_ladders({"A": 1.0, "D": 0.01}, sizes=12, seed=3, benchmarks=("hellaswag",)), "synthetic")
-    out = bc.compare(table, "recipe", "hellaswag", flops=1e22, reference="A", n_boot=N_BOOT, n_jobs=1)
+    out = bc.compare(
+        table,
+        "recipe",
+        "hellaswag",
+        flops=1e22,
+        reference="A",
+        n_jobs=1,
+        uncertainty=Uncertainty(n_boot=N_BOOT, levels=0.9),
+    )
     assert out.pairs.iloc[0]["decision"] == "A"  # 100x the compute apart: certain
     d = out.multipliers.set_index("recipe").loc["D"]
     assert d["point_censored"] == "<" and d["lower_censored"] and not d["upper_censored"]
@@ -53,7 +70,15 @@ def test_a_curve_that_never_reaches_the_score_gives_a_bound_not_a_number():
 def test_a_reference_without_a_forecast_is_refused_with_a_note(ladders):
     few = ladders[ladders["recipe"] == "A"].head(2).assign(recipe="C", run=lambda f: "C-" + f["run"])
     table = pd.concat([ladders, few], ignore_index=True)
-    out = bc.compare(table, "recipe", "hellaswag", flops=PLANNED, reference="C", n_boot=N_BOOT, n_jobs=1)
+    out = bc.compare(
+        table,
+        "recipe",
+        "hellaswag",
+        flops=PLANNED,
+        reference="C",
+        n_jobs=1,
+        uncertainty=Uncertainty(n_boot=N_BOOT, levels=0.9),
+    )
     m = out.multipliers
     assert m["multiplier"].isna().all() and (m["reference"] == "C").all()
     assert m["note"].str.contains("reference C has no forecast on hellaswag").all()
@@ -61,7 +86,13 @@ def test_a_reference_without_a_forecast_is_refused_with_a_note(ladders):
 
 
 def test_each_recipe_forecast_is_the_default_forecast_of_its_runs(ladders, comparison):
-    alone = bc.forecast_default(ladders[ladders["recipe"] == "B"], "hellaswag", flops=PLANNED, n_boot=N_BOOT, n_jobs=1)
+    alone = bc.forecast_default(
+        ladders[ladders["recipe"] == "B"],
+        "hellaswag",
+        flops=PLANNED,
+        n_jobs=1,
+        uncertainty=Uncertainty(n_boot=N_BOOT, levels=0.9),
+    )
     row = comparison.recipes.set_index("recipe").loc["B"]
     assert row["prediction"] == pytest.approx(float(alone.prediction[0]), rel=1e-9)
     lower, upper = alone.interval(0.9)
@@ -84,7 +115,15 @@ def test_the_simplest_alternative_and_the_views(comparison):
 def test_a_recipe_with_too_few_runs_is_reported_and_left_out_of_the_pairs(ladders):
     few = ladders[ladders["recipe"] == "A"].head(2).assign(recipe="C", run=lambda f: "C-" + f["run"])
     table = pd.concat([ladders, few], ignore_index=True)
-    out = bc.compare(table, "recipe", "hellaswag", flops=PLANNED, n_boot=N_BOOT, n_jobs=1, errors="independent")
+    out = bc.compare(
+        table,
+        "recipe",
+        "hellaswag",
+        flops=PLANNED,
+        n_jobs=1,
+        errors="independent",
+        uncertainty=Uncertainty(n_boot=N_BOOT, levels=0.9),
+    )
     row = out.recipes.set_index("recipe").loc["C"]
     assert np.isnan(row["prediction"]) and row["note"].startswith("no forecast")
     with_c = out.pairs[(out.pairs["a"] == "C") | (out.pairs["b"] == "C")]
@@ -102,7 +141,9 @@ def test_a_recipe_with_too_few_runs_is_reported_and_left_out_of_the_pairs(ladder
 )
 def test_bad_recipe_columns_are_refused_by_name(ladders, change, words):
     with pytest.raises(BenchcastError, match=words):
-        bc.compare(change(ladders), "recipe", "hellaswag", flops=PLANNED, n_boot=N_BOOT)
+        bc.compare(
+            change(ladders), "recipe", "hellaswag", flops=PLANNED, uncertainty=Uncertainty(n_boot=N_BOOT, levels=0.9)
+        )
 
 
 def test_a_reference_that_is_no_recipe_is_refused(ladders):
@@ -119,18 +160,24 @@ def _group(ladders: pd.DataFrame) -> pd.DataFrame:
 
 def test_a_task_group_is_compared_and_backtested(ladders):
     table = _group(ladders)
-    out = bc.compare(table, "recipe", "mmlu_val", flops=PLANNED, n_boot=N_BOOT, n_jobs=1)
+    out = bc.compare(
+        table, "recipe", "mmlu_val", flops=PLANNED, n_jobs=1, uncertainty=Uncertainty(n_boot=N_BOOT, levels=0.9)
+    )
     assert out.recipes["prediction"].notna().all() and set(out.recipes["benchmark"]) == {"mmlu_val"}
     said = out.recipes.iloc[0]["warnings"]  # the forecast's own warnings are kept, not swallowed
     assert any("unweighted mean of its 2 subtasks" in w for w in said) and "warning: benchmark 'mmlu_val'" in str(out)
-    result = bc.compare_backtest(table, "recipe", "mmlu_val", n_boot=N_BOOT, n_jobs=1)
+    result = bc.compare_backtest(
+        table, "recipe", "mmlu_val", n_jobs=1, uncertainty=Uncertainty(n_boot=N_BOOT, levels=0.9)
+    )
     pooled = result.scores.set_index("benchmark").loc["pooled"]
     assert pooled["pairs"] == 1 and pooled["answered"] == 1  # the group's held-out runs are the truth
 
 
 def test_a_recipe_missing_a_benchmark_is_a_reason_not_an_abort(ladders):
     table = pd.concat([ladders, ladders[ladders["recipe"] == "A"].assign(benchmark="arc_easy")], ignore_index=True)
-    result = bc.compare_backtest(table, "recipe", ["hellaswag", "arc_easy"], n_boot=N_BOOT, n_jobs=1)
+    result = bc.compare_backtest(
+        table, "recipe", ["hellaswag", "arc_easy"], n_jobs=1, uncertainty=Uncertainty(n_boot=N_BOOT, levels=0.9)
+    )
     scores = result.scores.set_index("benchmark")
     assert scores.at["hellaswag", "pairs"] == 1 and scores.at["arc_easy", "pairs"] == 0
     arc = result.pairs[result.pairs["benchmark"] == "arc_easy"].iloc[0]
@@ -160,10 +207,15 @@ def test_draws_without_a_score_are_dropped_and_an_even_pair_counts_half():
 )
 def test_a_typo_gets_the_selection_error_forecast_gives(ladders, benchmark, words):
     with pytest.raises(BenchcastError) as compared:
-        bc.compare(ladders, "recipe", benchmark, flops=PLANNED, n_boot=N_BOOT)
+        bc.compare(ladders, "recipe", benchmark, flops=PLANNED, uncertainty=Uncertainty(n_boot=N_BOOT, levels=0.9))
     with pytest.raises(BenchcastError) as forecast:
         name, _, metric = benchmark.partition(":")
-        bc.forecast_default(ladders, name, metric or None, flops=PLANNED, n_boot=N_BOOT)
+        bc.forecast_default(
+            ladders,
+            FitSpec("power", name, metric=metric or None),
+            flops=PLANNED,
+            uncertainty=Uncertainty(n_boot=N_BOOT, levels=0.9),
+        )
     assert words in str(compared.value) and str(compared.value) == str(forecast.value)
     assert "share no benchmark" not in str(compared.value)
 
@@ -174,11 +226,27 @@ def test_the_joint_fit_flags_a_recipe_as_forecast_flags_its_own_fit():
     table = pd.concat([table, one], ignore_index=True)
     top = float(table["flops"].max())
     # the planned run 0.5 % above the largest runs: each recipe's own largest run is in the fit, as forecast flags it
-    at = bc.compare(table, "recipe", "hellaswag", flops=top * 1.005, shape="shared", n_boot=N_BOOT, n_jobs=1)
+    at = bc.compare(
+        table,
+        "recipe",
+        "hellaswag",
+        flops=top * 1.005,
+        shape="shared",
+        n_jobs=1,
+        uncertainty=Uncertainty(n_boot=N_BOOT, levels=0.9),
+    )
     rows = at.recipes.set_index("recipe")
     assert rows["prediction"].notna().all()
     assert all(any(f.kind == "at a fitted run" for f in rows.at[r, "flags"]) for r in "ABC")
-    far = bc.compare(table, "recipe", "hellaswag", flops=top * 10, shape="shared", n_boot=N_BOOT, n_jobs=1)
+    far = bc.compare(
+        table,
+        "recipe",
+        "hellaswag",
+        flops=top * 10,
+        shape="shared",
+        n_jobs=1,
+        uncertainty=Uncertainty(n_boot=N_BOOT, levels=0.9),
+    )
     rows = far.recipes.set_index("recipe")
     assert rows.at["A", "flags"] == () and rows.at["B", "flags"] == ()  # three sizes each, an extrapolation: unflagged
     (borrowed,) = rows.at["C", "flags"]  # one run: its forecast is never unflagged
@@ -186,7 +254,15 @@ def test_the_joint_fit_flags_a_recipe_as_forecast_flags_its_own_fit():
     assert "flagged: slope borrowed" in str(far)
     # five decades beyond: the 90 % band (prior-only extrapolation error) spans over half of chance .. 1, and the row
     # is flagged uninformative by the rule make_forecast applies (flags.uninformative), naming the band it read
-    wide = bc.compare(table, "recipe", "hellaswag", flops=top * 1e5, shape="shared", n_boot=N_BOOT, n_jobs=1)
+    wide = bc.compare(
+        table,
+        "recipe",
+        "hellaswag",
+        flops=top * 1e5,
+        shape="shared",
+        n_jobs=1,
+        uncertainty=Uncertainty(n_boot=N_BOOT, levels=0.9),
+    )
     rows = wide.recipes.set_index("recipe")
     for r in "AB":
         (flag,) = [f for f in rows.at[r, "flags"] if f.kind == "uninformative"]
@@ -199,7 +275,13 @@ def test_long_recipe_names_that_share_a_prefix_are_never_cut_alike():
     prefix = "cc_v4_resiliparse_rw_v2_bff_minngram20_"  # 39 characters, as the DCLM recipes share
     renames = {"A": prefix + "10shards_shard3_OH_eli5", "B": prefix + "32shards_shard3_OH_eli5"}
     table = bc.validate(recipe_ladders({"A": 1.0, "B": 2.0}, sizes=3, seed=5, benchmarks=("hellaswag",)), "synthetic")
-    out = bc.compare(table.assign(recipe=table["recipe"].map(renames)), "recipe", "hellaswag", flops=1e22, n_boot=20)
+    out = bc.compare(
+        table.assign(recipe=table["recipe"].map(renames)),
+        "recipe",
+        "hellaswag",
+        flops=1e22,
+        uncertainty=Uncertainty(n_boot=20, levels=0.9),
+    )
     text = str(out)
     assert "…" not in text  # wrapped, not cut to the shared prefix
     flat = "".join(text.split())

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 import benchcast as bc
+from benchcast import FitSpec
 from benchcast.forecasting import extrapolation as x
 from benchcast.forecasting.answers import forecast_default
 from benchcast.forecasting.bootstrap import Uncertainty
@@ -140,7 +141,14 @@ def test_a_plan_interval_beyond_a_decade_is_flagged_with_its_one_sided_answer():
 def test_dclm_hellaswag_at_a_7b_on_4t_tokens_is_informative(apple):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        out = forecast_default(apple, "hellaswag", "acc_norm", params=[7e9], tokens=[4e12], n_boot=30, n_jobs=1)
+        out = forecast_default(
+            apple,
+            FitSpec("power", "hellaswag", metric="acc_norm"),
+            params=[7e9],
+            tokens=[4e12],
+            n_jobs=1,
+            uncertainty=Uncertainty(n_boot=30, levels=0.9),
+        )
     lower, upper = out.interval(0.9)
     assert upper[0] - lower[0] < 0.25 and not any(f.kind == UNINFORMATIVE for f in out.flags[0])
     assert out.error_model["tau_tpr"] < 0.3

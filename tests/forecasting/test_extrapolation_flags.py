@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 import benchcast as bc
+from benchcast import Uncertainty
 from benchcast.cli import app
 from benchcast.forecasting.flags import BELOW_DATA, BEYOND_K, below_data, beyond_k, ensemble_flags
 from benchcast.forecasting.targets import outside_decades
@@ -38,7 +39,7 @@ def test_the_rules_measure_the_distance_both_ways():
 
 
 def test_a_forecast_three_decades_below_the_data_is_flagged_and_not_narrower_than_inside(arc20):
-    fc = bc.forecast(arc20, flops=[1e15, 1e19], n_boot=200, seed=0)
+    fc = bc.forecast(arc20, flops=[1e15, 1e19], uncertainty=Uncertainty(n_boot=200, seed=0, levels=0.9))
     below, inside = fc.flags
     assert [f.kind for f in below] == [BELOW_DATA]
     assert "3.00 decades of compute below the smallest fitted run" in below[0].reason
@@ -59,19 +60,24 @@ def test_a_strategy_forecast_below_the_data_is_flagged(arc20):
 
 
 def test_plan_for_k_beyond_the_fitted_k_is_flagged_with_the_factor(k5):
-    out = bc.plan(k5, 0.8, flops=1e22, n_boot=0)
+    out = bc.plan(k5, 0.8, flops=1e22, uncertainty=Uncertainty(n_boot=0, levels=0.9))
     assert out.solves_for == "k" and out.needed > 128
     (flag,) = [f for f in out.flags if f.kind == BEYOND_K]
     assert f"{out.needed / 128:.3g} times the largest fitted k (128)" in flag.reason
     assert out.to_dict()["flags"][0]["kind"] == BEYOND_K
-    within = bc.plan(k5, 0.3, flops=1e22, n_boot=0)  # reached at a k inside the fitted ones: no flag
+    within = bc.plan(
+        k5, 0.3, flops=1e22, uncertainty=Uncertainty(n_boot=0, levels=0.9)
+    )  # reached at a k inside the fitted ones: no flag
     assert within.needed <= 128 and not within.flags
 
 
 def test_a_forecast_at_a_k_beyond_the_fitted_k_is_flagged(k5):
-    fc = bc.forecast(k5, flops=1e22, k=1000, n_boot=50, seed=0)
+    fc = bc.forecast(k5, flops=1e22, k=1000, uncertainty=Uncertainty(n_boot=50, seed=0, levels=0.9))
     assert BEYOND_K in [f.kind for f in fc.flags[0]]
-    assert not any(f.kind == BEYOND_K for f in bc.forecast(k5, flops=1e22, k=64, n_boot=50, seed=0).flags[0])
+    assert not any(
+        f.kind == BEYOND_K
+        for f in bc.forecast(k5, flops=1e22, k=64, uncertainty=Uncertainty(n_boot=50, seed=0, levels=0.9)).flags[0]
+    )
 
 
 def test_plan_and_forecast_commands_print_the_distance(apple_path, tmp_path):
@@ -99,9 +105,12 @@ def test_a_plan_at_k_reads_the_forecast_at_that_k(k5):
     """plan --k K for a law of k: the compute where the forecast at k = K reaches the target, and the interval where
     that forecast's bounds reach it (not the forecast at the fit's own k)."""
     for k in (1, 16):
-        out = bc.plan(k5, 0.3, k=k, n_boot=30, seed=0)
+        out = bc.plan(k5, 0.3, k=k, uncertainty=Uncertainty(n_boot=30, seed=0, levels=0.9))
         assert out.solves_for == "flops" and out.reachable
-        at = bc.forecast(k5, flops=out.needed, k=k, n_boot=30, seed=0)
+        at = bc.forecast(k5, flops=out.needed, k=k, uncertainty=Uncertainty(n_boot=30, seed=0, levels=0.9))
         assert at.prediction[0] == pytest.approx(0.3, abs=1e-4)
         assert out.lower < out.needed < out.upper
-    assert bc.plan(k5, 0.3, k=16, n_boot=0).needed < bc.plan(k5, 0.3, k=1, n_boot=0).needed  # more tries: less compute
+    assert (
+        bc.plan(k5, 0.3, k=16, uncertainty=Uncertainty(n_boot=0, levels=0.9)).needed
+        < bc.plan(k5, 0.3, k=1, uncertainty=Uncertainty(n_boot=0, levels=0.9)).needed
+    )  # more tries: less compute

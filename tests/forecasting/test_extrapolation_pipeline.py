@@ -154,21 +154,30 @@ def test_widening_leaves_out_a_replicate_only_where_it_is_not_finite():
 
 @pytest.mark.parametrize("interval", ["extrapolation", "bootstrap"])
 def test_a_points_interval_does_not_depend_on_the_other_points_asked_for(misspecified, interval):
-    alone = bc.forecast(misspecified, n_boot=30, n_jobs=1, flops=[1e22], interval=interval)
-    together = bc.forecast(misspecified, n_boot=30, n_jobs=1, flops=[3e22, 1e22, 1e23], interval=interval)
+    alone = bc.forecast(
+        misspecified, n_jobs=1, flops=[1e22], uncertainty=Uncertainty(n_boot=30, interval=interval, levels=0.9)
+    )
+    together = bc.forecast(
+        misspecified,
+        n_jobs=1,
+        flops=[3e22, 1e22, 1e23],
+        uncertainty=Uncertainty(n_boot=30, interval=interval, levels=0.9),
+    )
     for key in ("lower", "upper", "lower_mean", "upper_mean"):
         assert getattr(together, key)[1] == getattr(alone, key)[0], key  # bit for bit: the claim is batch independence
 
 
 def test_the_interval_widens_with_distance_and_is_the_forecasts_default(misspecified):
-    out = bc.forecast(misspecified, n_boot=30, n_jobs=1, flops=[2e21, 1e23])
+    out = bc.forecast(misspecified, n_jobs=1, flops=[2e21, 1e23], uncertainty=Uncertainty(n_boot=30, levels=0.9))
     assert out.uncertainty.interval == "extrapolation" and out.error_model["tau"] > 0
     assert "own" in out.error_model["source"] and "prior" in out.error_model["source"]
     width = out.upper - out.lower
-    boot = bc.forecast(misspecified, n_boot=30, n_jobs=1, flops=[2e21, 1e23], interval="bootstrap")
+    boot = bc.forecast(
+        misspecified, n_jobs=1, flops=[2e21, 1e23], uncertainty=Uncertainty(n_boot=30, interval="bootstrap", levels=0.9)
+    )
     assert width[1] > width[0] and width[1] > boot.upper[1] - boot.lower[1]
     with pytest.raises(bc.BenchcastError, match="unknown interval"):
-        bc.forecast(misspecified, n_boot=30, flops=1e23, interval="conformal")
+        bc.forecast(misspecified, flops=1e23, uncertainty=Uncertainty(n_boot=30, interval="conformal", levels=0.9))
 
 
 def test_a_ladder_too_short_to_measure_gets_the_prior_and_says_so():
@@ -178,7 +187,7 @@ def test_a_ladder_too_short_to_measure_gets_the_prior_and_says_so():
     table = law_table("power", THETA, {"flops": flops}, q_rand=0.25, noise=0.005, seed=4)
     result = bc.fit(table, "power", "synthetic", "acc", q_rand=0.25)
     assert ext.rolling_origin(result)["origin_decades"].nunique() < ext.MIN_ORIGINS
-    out = bc.forecast(result, n_boot=30, n_jobs=1, flops=[1e22])
+    out = bc.forecast(result, n_jobs=1, flops=[1e22], uncertainty=Uncertainty(n_boot=30, levels=0.9))
     prior = ext.load_prior()
     assert out.error_model["source"] == f"prior ({len(prior.ladders)} ladders)"
     assert out.error_model["tau"] == pytest.approx(np.exp(prior.log_tau_nodrift), rel=1e-12)
@@ -213,7 +222,9 @@ def test_the_points_of_a_forecast_share_their_draws_so_bounds_are_monotone_along
     from benchcast.utils.streams import common_rng
 
     assert not np.array_equal(common_rng(3, 11).random(4), np.random.default_rng([3, 11]).random(4))
-    made = bc.forecast(misspecified, n_boot=30, n_jobs=1, flops=np.linspace(1e22, 1.2e22, 21))
+    made = bc.forecast(
+        misspecified, n_jobs=1, flops=np.linspace(1e22, 1.2e22, 21), uncertainty=Uncertainty(n_boot=30, levels=0.9)
+    )
     assert (np.diff(made.prediction) > 0).all()
     assert (np.diff(made.interval(0.9)[1]) >= 0).all()
 
@@ -225,10 +236,12 @@ def test_a_forecast_without_compute_says_why_it_has_no_extrapolation_interval():
     theta = [law.example_params[p.name] for p in law.parameters]
     table = law_table("gold", theta, {"gold": np.linspace(0.6, 3.0, 20)}, q_rand=0.25, noise=0.005, seed=1)
     result = bc.fit(table, "gold", "synthetic", "acc", q_rand=0.25)
-    out = bc.forecast(result, gold=[1.2], n_boot=30, n_jobs=1)
+    out = bc.forecast(result, gold=[1.2], n_jobs=1, uncertainty=Uncertainty(n_boot=30, levels=0.9))
     assert np.isnan(out.lower[0]) and "give no compute" in out.note and "--interval bootstrap" in out.note
     assert "give no compute" in str(out)
-    boot = bc.forecast(result, gold=[1.2], n_boot=30, n_jobs=1, interval="bootstrap")
+    boot = bc.forecast(
+        result, gold=[1.2], n_jobs=1, uncertainty=Uncertainty(n_boot=30, interval="bootstrap", levels=0.9)
+    )
     assert boot.lower[0] < boot.prediction[0] < boot.upper[0] and not boot.note
 
 
@@ -276,9 +289,9 @@ def test_the_error_model_is_a_value_passed_to_predict(misspecified):
     from benchcast.forecasting.bootstrap import Uncertainty
     from benchcast.forecasting.ensemble import Ensemble
 
-    ensemble, unc = Ensemble.of_fit(misspecified), Uncertainty(30, n_jobs=1)
-    own = ensemble.predict([1e23], unc)
-    wider = ensemble.predict([1e23], unc, error_model=ext.ErrorModel(4 * own.error_model["tau"]))
+    ensemble, unc = Ensemble.of_fit(misspecified), Uncertainty(30)
+    own = ensemble.predict([1e23], unc, n_jobs=1)
+    wider = ensemble.predict([1e23], unc, n_jobs=1, error_model=ext.ErrorModel(4 * own.error_model["tau"]))
     assert wider.error_model["tau"] == pytest.approx(4 * own.error_model["tau"])
     assert np.diff(wider.interval(0.9), axis=0)[0, 0] > np.diff(own.interval(0.9), axis=0)[0, 0]
     assert wider.prediction[0] == own.prediction[0]  # the point is not a draw
@@ -287,8 +300,8 @@ def test_the_error_model_is_a_value_passed_to_predict(misspecified):
 def test_a_forecast_answers_any_level_from_its_draws_and_keeps_them_when_taken(misspecified):
     """interval(level) at a level not asked is the interval of a forecast asked at it; take() keeps each point's
     draws, a point taken twice included; a level outside (0, 1) is refused."""
-    asked = bc.forecast(misspecified, n_boot=30, n_jobs=1, flops=[3e22, 1e23], level=0.8)
-    made = bc.forecast(misspecified, n_boot=30, n_jobs=1, flops=[3e22, 1e23])
+    asked = bc.forecast(misspecified, n_jobs=1, flops=[3e22, 1e23], uncertainty=Uncertainty(n_boot=30, levels=0.8))
+    made = bc.forecast(misspecified, n_jobs=1, flops=[3e22, 1e23], uncertainty=Uncertainty(n_boot=30, levels=0.9))
     np.testing.assert_allclose(made.interval(0.8), asked.interval(0.8), rtol=1e-12)
     twice = made.take([1, 1, 0])
     np.testing.assert_allclose(twice.interval(0.8)[0], made.interval(0.8)[0][[1, 1, 0]], rtol=1e-12)

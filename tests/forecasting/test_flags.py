@@ -13,6 +13,7 @@ import pytest
 from conftest import law_table
 
 import benchcast as bc
+from benchcast import Uncertainty
 from benchcast.data.example import load_example
 from benchcast.evaluation.bench import Dataset, bench, leaderboard
 from benchcast.evaluation.cutoff import cutoff_backtest
@@ -35,7 +36,9 @@ def above_one():
 def test_a_forecast_above_one_is_refused_with_its_reason_in_json_and_table(above_one):
     point = float(above_one.predict(flops=1e22))
     assert point > 1.0  # the law's own number is not a score
-    fc = bc.forecast(above_one, flops=[1e19, 1e22], n_boot=10, interval="bootstrap")
+    fc = bc.forecast(
+        above_one, flops=[1e19, 1e22], uncertainty=Uncertainty(n_boot=10, interval="bootstrap", levels=0.9)
+    )
     doc = json.loads(json.dumps(fc.to_dict()))
     assert doc["prediction"][1] is None and doc["lower"][1] is None and doc["upper_mean"][1] is None
     assert doc["prediction"][0] == pytest.approx(float(above_one.predict(flops=1e19)))
@@ -58,7 +61,7 @@ def test_a_fit_with_fewer_than_two_points_per_parameter_is_flagged():
     assert "3 parameters to 5 points" in fl.fit_flags(five)[0].reason
     assert not fl.fit_flags(five)[0].refuses
     assert fl.fit_flags(six) == ()
-    fc = bc.forecast(five, flops=2e18, n_boot=10, interval="bootstrap")
+    fc = bc.forecast(five, flops=2e18, uncertainty=Uncertainty(n_boot=10, interval="bootstrap", levels=0.9))
     # 2e18: inside the runs; 5 of the 10 refits on 5 points fail, so the interval rests on the other 5
     assert fl.short(fc.to_frame()["flags"].iloc[0]) == (
         f"flagged: {fl.FEW_POINTS}, {fl.INTERPOLATION}, {fl.FEW_REPLICATES}"

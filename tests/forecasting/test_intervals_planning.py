@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 import benchcast as bc
+from benchcast import FitSpec, Uncertainty
 from benchcast.forecasting.answers import forecast, recommend
 from benchcast.forecasting.bootstrap import bootstrap
 from benchcast.forecasting.draws import Draws, ScoreDraws
@@ -44,7 +45,7 @@ def test_intervals_cover_at_nominal_rate():
     for dataset in range(40):
         rng = np.random.default_rng(dataset)
         result = bc.fit(noisy_ladder(rng, flops), "power", "synthetic", "acc", q_rand=Q_RAND, margin=0.0)
-        boot = bootstrap(result, 200, seed=dataset, n_jobs=1, progress=False)
+        boot = bootstrap(result, n_jobs=1, progress=False, uncertainty=Uncertainty(n_boot=200, seed=dataset))
         truth = law.predict_score(THETA, {"flops": queries}, Q_RAND)
         new_runs = bc.laws.to_score(
             "loglog", law.forward(THETA, {"flops": queries}) + rng.normal(0, NOISE, queries.size), Q_RAND
@@ -63,8 +64,8 @@ def test_intervals_cover_at_nominal_rate():
 def test_bootstrap_is_deterministic_and_parallel_safe():
     rng = np.random.default_rng(0)
     result = bc.fit(noisy_ladder(rng, np.geomspace(1e18, 1e21, 15)), "power", "synthetic", "acc", q_rand=Q_RAND)
-    a = bootstrap(result, 40, seed=5, n_jobs=1, progress=False).thetas
-    b = bootstrap(result, 40, seed=5, n_jobs=2, progress=False).thetas
+    a = bootstrap(result, n_jobs=1, progress=False, uncertainty=Uncertainty(n_boot=40, seed=5)).thetas
+    b = bootstrap(result, n_jobs=2, progress=False, uncertainty=Uncertainty(n_boot=40, seed=5)).thetas
     # bit for bit: a replicate's fit does not depend on which process or batch ran it
     assert np.array_equal(a, b)
 
@@ -84,7 +85,7 @@ def test_bootstrap_is_deterministic_and_parallel_safe():
 def test_plan_inverts_forecast(apple, law, bench, metric, k, kwargs):
     result = bc.fit(apple, law, bench, metric, k, max_flops=6e21)
     target = 0.6 if bench != "humaneval-py" else 0.3
-    out = plan(result, target, n_boot=0, **kwargs)
+    out = plan(result, target, **kwargs, uncertainty=Uncertainty(n_boot=0, levels=0.9))
     assert out.reachable
     needed = out.needed
     if law == "nd":
@@ -101,24 +102,24 @@ def test_plan_inverts_forecast(apple, law, bench, metric, k, kwargs):
 
 def test_plan_k_and_ceiling(apple):
     k5 = bc.fit(apple, "passk_compute", "humaneval-py", max_k=32)
-    out = plan(k5, 0.7, flops=1e22, n_boot=0)
+    out = plan(k5, 0.7, flops=1e22, uncertainty=Uncertainty(n_boot=0, levels=0.9))
     assert out.solves_for == "k"
     k = out.needed
     assert k5.predict(flops=1e22, k=k) >= 0.7 > k5.predict(flops=1e22, k=k - 1)
     floor = bc.fit(apple, "power_floor", "piqa", "acc_norm", tpr=20, min_flops=3e18, max_flops=6e21)
     q_max = floor.settings["q_rand"] + (1 - floor.settings["q_rand"]) * np.exp(-floor.params["E"])
-    out = plan(floor, min(0.999, q_max + 0.01), n_boot=0)
+    out = plan(floor, min(0.999, q_max + 0.01), uncertainty=Uncertainty(n_boot=0, levels=0.9))
     assert not out.reachable and "unreachable" in out.message
     assert out.ceiling == pytest.approx(q_max) and "exp(-E)" in out.ceiling_meaning
     # passk_compute: the limit in k at a compute is stated, not the score at a cap
-    out = plan(k5, 0.999999, flops=1e22, n_boot=0)
+    out = plan(k5, 0.999999, flops=1e22, uncertainty=Uncertainty(n_boot=0, levels=0.9))
     slope_in_log_k = k5.params["beta"] + k5.params["delta"] * np.log(1e22)
     assert out.ceiling == (1.0 if slope_in_log_k < 0 else 0.0)
 
 
 def test_forecast_interval_contains_point(apple):
     result = bc.fit(apple, "power", "sciq", "acc_norm", tpr=20, max_flops=6e21)
-    out = forecast(result, flops=np.array([1e22, 1e23]), n_boot=100, n_jobs=1)
+    out = forecast(result, flops=np.array([1e22, 1e23]), n_jobs=1, uncertainty=Uncertainty(n_boot=100, levels=0.9))
     assert np.all(out.lower <= out.prediction) and np.all(out.prediction <= out.upper)
     # a run's interval is at least the curve's (both widened by the same term: equal to Monte-Carlo noise where
     # the extrapolation term dominates both)
@@ -134,7 +135,13 @@ def test_backtest_reports_coverage(apple):
 
 
 def test_recommend_weights_laws_by_rolling_origin_forecasts(apple):
-    rec = recommend(apple, "sciq", "acc_norm", tpr=20, min_flops=3e18, target_flops=1e22, n_boot=20, n_jobs=1)
+    rec = recommend(
+        apple,
+        FitSpec("power", "sciq", metric="acc_norm", tpr=20, min_flops=3e18),
+        target_flops=1e22,
+        n_jobs=1,
+        uncertainty=Uncertainty(n_boot=20, levels=0.9),
+    )
     # the default: the equal-weight mean of the laws with a ceiling, both supported on SciQ
     assert rec.supported and set(rec.ranking["law"]) == {"power_floor", "bnsl_monotone"}
     assert rec.weights == {"power_floor": 0.5, "bnsl_monotone": 0.5} and rec.rule == "ensemble"
@@ -151,12 +158,22 @@ def test_recommend_weights_laws_by_rolling_origin_forecasts(apple):
     assert "At 1e+22 FLOPs it forecasts" in str(rec)
     laws = ["power", "power_floor"]
     stacked = recommend(
-        apple, "sciq", "acc_norm", tpr=20, min_flops=3e18, target_flops=1e22, laws=laws, rule="stack", n_boot=0
+        apple,
+        FitSpec("power", "sciq", metric="acc_norm", tpr=20, min_flops=3e18),
+        target_flops=1e22,
+        laws=laws,
+        rule="stack",
+        uncertainty=Uncertainty(n_boot=0, levels=0.9),
     )
     inverse = 1 / stacked.ranking.set_index("law")["inner_msle"]
     assert stacked.weights["power"] == pytest.approx(inverse["power"] / inverse.sum())
     picked = recommend(
-        apple, "sciq", "acc_norm", tpr=20, min_flops=3e18, target_flops=1e22, laws=laws, rule="select", n_boot=0
+        apple,
+        FitSpec("power", "sciq", metric="acc_norm", tpr=20, min_flops=3e18),
+        target_flops=1e22,
+        laws=laws,
+        rule="select",
+        uncertainty=Uncertainty(n_boot=0, levels=0.9),
     )
     assert picked.weights[picked.best] == 1.0 and "use the select" in str(picked)
 
@@ -175,7 +192,7 @@ def test_recommend_reports_no_support_near_chance():
             }
         )
     )
-    rec = recommend(table, "hellaswag", "acc_norm", laws=["power", "power_floor"])
+    rec = recommend(table, FitSpec("power", "hellaswag", metric="acc_norm"), laws=["power", "power_floor"])
     assert not rec.supported and rec.best is None and "no law has support" in rec.reason
     assert rec.notes[0].startswith("No forecast for hellaswag")
 
@@ -221,7 +238,7 @@ def _coverage90(make_scores, law: str, n_datasets: int, n_boot: int, n_fresh: in
     for dataset in range(n_datasets):
         rng = np.random.default_rng(100 + dataset)
         result = bc.fit(_ladder(make_scores(flops, rng), flops), law, "synthetic", "acc", q_rand=Q_RAND, margin=0.0)
-        boot = bootstrap(result, n_boot, seed=dataset, n_jobs=1, progress=False)
+        boot = bootstrap(result, n_jobs=1, progress=False, uncertainty=Uncertainty(n_boot=n_boot, seed=dataset))
         assert boot.n_failed + boot.n_dropped <= 0.05 * n_boot, boot.to_dict()
         lower, upper = boot.interval(0.9, "prediction", flops=queries)
         fresh = np.stack([make_scores(queries, rng) for _ in range(n_fresh)])
@@ -267,7 +284,7 @@ def test_replicates_reach_the_cold_refit_loss(apple, law, bench, n_boot, n_cold)
     from benchcast.forecasting.bootstrap import resample_counts
 
     result = bc.fit(apple, law, bench, "acc_norm", tpr=20, min_flops=3e18, max_flops=6e21)
-    boot = bootstrap(result, n_boot, seed=3, n_jobs=1, progress=False)
+    boot = bootstrap(result, n_jobs=1, progress=False, uncertainty=Uncertainty(n_boot=n_boot, seed=3))
     assert boot.n_failed == 0 and boot.n_dropped <= 0.01 * n_boot and boot.converged.mean() >= 0.99
     cold = _cold_losses(result, resample_counts(result, 3, range(n_cold)))
     excess = (boot.losses[:n_cold] - cold) / cold
@@ -295,14 +312,14 @@ def test_bnsl_replicates_fit_as_well_as_cold_refits(arc_easy_bnsl):
     excess = (pool[ok] - cold[ok]) / cold[ok]
     assert np.mean(excess <= 1e-6) >= 0.6, np.sort(excess)
     assert np.mean(excess > 1e-3) <= 0.25 and excess.max() <= 0.1, np.sort(excess)
-    boot = bootstrap(result, 30, seed=3, n_jobs=1, progress=False)
+    boot = bootstrap(result, n_jobs=1, progress=False, uncertainty=Uncertainty(n_boot=30, seed=3))
     assert boot.converged.mean() >= 0.9 and boot.n_failed + boot.n_dropped == int((~boot.usable).sum())
 
 
 def test_unconverged_replicates_are_dropped_and_counted(apple):
     """A replicate that did not converge is left out of the intervals and counted."""
     result = bc.fit(apple, "power_floor", "piqa", "acc_norm", tpr=20, min_flops=3e18, max_flops=6e21)
-    boot = bootstrap(result, 20, seed=0, n_jobs=1, progress=False)
+    boot = bootstrap(result, n_jobs=1, progress=False, uncertainty=Uncertainty(n_boot=20, seed=0))
     assert boot.n_dropped == 0 and boot.n_failed == 0
     lower, upper = boot.interval(0.9, flops=np.array([1e22]))
     boot.converged[:5] = False
@@ -366,7 +383,7 @@ def test_two_stage_draws_lie_where_its_forecast_can(apple):
     """A two-stage law's stage 2 is unbounded: its point forecast is clipped to [0, 1] by the fitted
     law, and so are its draws, which are made by the same path."""
     result = bc.fit(apple, "two_stage_linear", "arc_easy", "acc_norm", tpr=20, proxy="dclm:loss")
-    boot = bootstrap(result, 20, seed=0, n_jobs=1, progress=False)
+    boot = bootstrap(result, n_jobs=1, progress=False, uncertainty=Uncertainty(n_boot=20, seed=0))
     flops = np.array([1e22, 1e26, 1e30])
     with pytest.warns(bc.FitWarning, match="clipped"):
         point = result.predict(flops=flops)
@@ -383,7 +400,12 @@ def test_two_stage_draws_lie_where_its_forecast_can(apple):
 def test_forecast_and_plan_show_themselves(apple):
     """Forecast and Plan: the CLI's JSON keys, the CLI's text, and an HTML table with the numbers."""
     result = bc.fit(apple, "power", "sciq", "acc_norm", tpr=20, max_flops=6e21)
-    out = forecast(result, flops=np.array([1e22, 1e23]), n_boot=20, n_jobs=1, interval="bootstrap")
+    out = forecast(
+        result,
+        flops=np.array([1e22, 1e23]),
+        n_jobs=1,
+        uncertainty=Uncertainty(n_boot=20, interval="bootstrap", levels=0.9),
+    )
     assert list(out.to_dict()) == [
         "law", "strategy", "benchmark", "metric", "weights", "level", "levels", "interval", "n_boot", "failed_refits",
         "dropped_refits", "query", "prediction", "lower", "upper", "lower_mean", "upper_mean", "intervals", "flags",
@@ -394,13 +416,13 @@ def test_forecast_and_plan_show_themselves(apple):
     assert f"{out.prediction[1]:.4g}" in html and f"{out.upper[0]:.4g}" in html
     assert "forecast with 90 % intervals (20 bootstrap replicates" in str(out)
     assert out.error_model is None and len(out.to_dict()["forecasts"]) == 2
-    planned = plan(result, 0.8, n_boot=20, n_jobs=1, interval="bootstrap")
+    planned = plan(result, 0.8, n_jobs=1, uncertainty=Uncertainty(n_boot=20, interval="bootstrap", levels=0.9))
     assert planned.to_dict()["interval"] == "bootstrap" and planned.reachable
     html = planned._repr_html_()
     assert "<table>" in html and f"{planned.needed:.4g}" in html and f"{planned.upper:.4g}" in html
     assert f"needed for score 0.8: {planned.needed:.4g}" in str(planned)
     assert "where the forecast's 90 % bounds reach it; 20 bootstrap replicates per law" in str(planned)
-    bare = plan(result, 0.8, n_boot=0)
+    bare = plan(result, 0.8, uncertainty=Uncertainty(n_boot=0, levels=0.9))
     assert bare.to_dict()["lower"] is None and bare.to_dict()["interval"] is None
 
 
@@ -411,7 +433,7 @@ def test_plan_refuses_a_question_the_law_cannot_tell_apart():
 
     table = law_table("power", [2000.0, 0.17], {"flops": np.geomspace(1e19, 1e22, 12)}, benchmark="arc")
     power = bc.fit(table, "power", "arc")
-    baseline = plan(power, 0.7, n_boot=0).needed
+    baseline = plan(power, 0.7, uncertainty=Uncertainty(n_boot=0, levels=0.9)).needed
     assert np.isfinite(baseline)
     for question, word in (
         ({"forecast_tpr": 20.0}, "forecast_tpr"),
@@ -419,15 +441,15 @@ def test_plan_refuses_a_question_the_law_cannot_tell_apart():
         ({"flops": 1e23}, "flops (--flops)"),
     ):
         with pytest.raises(bc.BenchcastError, match=re.escape(word) + ".*'power'"):
-            plan(power, 0.7, n_boot=0, **question)
+            plan(power, 0.7, **question, uncertainty=Uncertainty(n_boot=0, levels=0.9))
     theta = [9.0, -0.19, 0.5, -0.013]
     flops, ks = np.meshgrid(np.geomspace(1e18, 3e22, 12), [1, 2, 4, 8, 16])
     k5 = bc.fit(law_table("passk_compute", theta, {"flops": flops.ravel(), "k": ks.ravel()}, metric="pass@k"),
                 "passk_compute", "synthetic")  # fmt: skip
     with pytest.raises(bc.BenchcastError, match="not both"):
-        plan(k5, 0.5, k=4, flops=1e22, n_boot=0)
+        plan(k5, 0.5, k=4, flops=1e22, uncertainty=Uncertainty(n_boot=0, levels=0.9))
     with pytest.raises(bc.BenchcastError, match="k must be an integer >= 1"):
-        plan(k5, 0.5, k=2.5, n_boot=0)
+        plan(k5, 0.5, k=2.5, uncertainty=Uncertainty(n_boot=0, levels=0.9))
 
 
 def test_batched_replicates_over_workers_are_the_in_process_replicates(apple, monkeypatch):
@@ -445,9 +467,9 @@ def test_batched_replicates_over_workers_are_the_in_process_replicates(apple, mo
     monkeypatch.setattr(boot, "parallel_map", recorded)
     fit = bc.fit(apple, "power_floor", "hellaswag", "acc_norm", tpr=20)
     n = boot.BATCHED_OVER_WORKERS
-    alone = bootstrap(fit, n, seed=3, n_jobs=1, progress=False)
-    spread = bootstrap(fit, n, seed=3, n_jobs=2, progress=False)
-    fewer = bootstrap(fit, n - 1, seed=3, n_jobs=2, progress=False)
+    alone = bootstrap(fit, n_jobs=1, progress=False, uncertainty=Uncertainty(n_boot=n, seed=3))
+    spread = bootstrap(fit, n_jobs=2, progress=False, uncertainty=Uncertainty(n_boot=n, seed=3))
+    fewer = bootstrap(fit, n_jobs=2, progress=False, uncertainty=Uncertainty(n_boot=n - 1, seed=3))
     assert batches == [[n], [n // 2, n // 2], [n - 1]]
     np.testing.assert_allclose(alone.fitted_thetas, spread.fitted_thetas, rtol=1e-9)
     assert np.array_equal(alone.converged, spread.converged) and np.array_equal(alone.failed, spread.failed)

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from benchcast import FitSpec, Uncertainty
 from benchcast.forecasting.ensemble import Member
 from benchcast.forecasting.selection import (
     DEFAULT_POOL,
@@ -168,7 +169,12 @@ def test_a_short_ladder_forecasts_with_the_fallback_and_says_where_its_interval_
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # near-chance fits: their warnings are not under test
-        rec = recommend(apple, "gsm8k_cot_llama", "exact_match", tpr=20, min_flops=3e19, target_flops=1e21, n_boot=10)
+        rec = recommend(
+            apple,
+            FitSpec("power", "gsm8k_cot_llama", metric="exact_match", tpr=20, min_flops=3e19),
+            target_flops=1e21,
+            uncertainty=Uncertainty(n_boot=10, levels=0.9),
+        )
     assert rec.supported and rec.weights == {"power": 1.0}
     notes = " ".join(rec.failures)
     assert "bnsl_monotone: the runs span" in notes and "the fallback power forecasts alone" in notes

@@ -9,6 +9,7 @@ so any difference is a second path creeping back. The DCLM ladder, arc_easy acc_
 import numpy as np
 import pytest
 
+from benchcast import FitSpec, Uncertainty
 from benchcast.evaluation.bench import Dataset, bench
 from benchcast.forecasting.answers import forecast_default, recommend
 
@@ -18,13 +19,25 @@ RTOL = 1e-12
 
 @pytest.fixture(scope="module")
 def recommended(apple):
-    rec = recommend(apple, BENCHMARK, METRIC, tpr=TPR, target_flops=TARGET, n_boot=N_BOOT, seed=0, n_jobs=1)
+    rec = recommend(
+        apple,
+        FitSpec("power", BENCHMARK, metric=METRIC, tpr=TPR),
+        target_flops=TARGET,
+        n_jobs=1,
+        uncertainty=Uncertainty(n_boot=N_BOOT, seed=0, levels=0.9),
+    )
     assert rec.supported and set(rec.weights) == {"power_floor", "bnsl_monotone"}
     return rec.forecast.records()[0]
 
 
 def test_forecast_on_a_data_file_is_recommends_forecast(apple, recommended):
-    out = forecast_default(apple, BENCHMARK, METRIC, flops=[TARGET], tpr=TPR, n_boot=N_BOOT, seed=0, n_jobs=1)
+    out = forecast_default(
+        apple,
+        FitSpec("power", BENCHMARK, metric=METRIC, tpr=TPR),
+        flops=[TARGET],
+        n_jobs=1,
+        uncertainty=Uncertainty(n_boot=N_BOOT, seed=0, levels=0.9),
+    )
     row = out.records()[0]
     for key in ("prediction", "lower", "upper"):
         assert row[key] == pytest.approx(recommended[key], rel=RTOL)
@@ -62,14 +75,10 @@ def test_bench_forecasts_a_held_out_run_as_recommend_does(apple):
         assert len(points) > 2 and point["decades"] > 0.5
         rec = recommend(
             train,
-            BENCHMARK,
-            METRIC,
-            tpr=TPR,
+            FitSpec("power", BENCHMARK, metric=METRIC, tpr=TPR),
             target_flops=float(point["flops"]),
-            n_boot=N_BOOT,
-            seed=0,
             n_jobs=1,
-            interval=interval,
+            uncertainty=Uncertainty(n_boot=N_BOOT, seed=0, interval=interval, levels=0.9),
         )
         assert point["prediction"] == pytest.approx(rec.forecast.records()[0]["prediction"], rel=RTOL)
         assert point["lower90"] == pytest.approx(rec.forecast.records()[0]["lower"], rel=RTOL)

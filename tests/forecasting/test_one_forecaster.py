@@ -64,9 +64,13 @@ def _bench_row(benched, name, target) -> dict:
 def test_default_is_one_answer_from_forecast_recommend_report_and_bench(train, benched, target):
     answers = {"bench": _bench_row(benched, "ensemble", target)}
     # every answer is a row of the one forecast table (Forecast.to_frame), bench's with the truth beside it
-    made = forecast_default(train, BENCHMARK, METRIC, flops=[target], tpr=TPR)
+    made = forecast_default(train, FitSpec("power", BENCHMARK, metric=METRIC, tpr=TPR), flops=[target])
     answers["forecast DATA"] = made.to_frame().iloc[0]
-    answers["recommend"] = recommend(train, BENCHMARK, METRIC, tpr=TPR, target_flops=target).forecast.to_frame().iloc[0]
+    answers["recommend"] = (
+        recommend(train, FitSpec("power", BENCHMARK, metric=METRIC, tpr=TPR), target_flops=target)
+        .forecast.to_frame()
+        .iloc[0]
+    )
     report = analyse_benchmark(train, BENCHMARK, METRIC, target_flops=[target], tpr=TPR)
     answers["report"] = report.forecast.to_frame().iloc[0]
     first = answers.pop("bench")
@@ -83,7 +87,7 @@ def test_plan_data_inverts_the_same_forecast(train, benched, target):
     """plan DATA at the forecast's score gives back the target's compute, and its interval's ends are where the
     forecast's own 90 % bounds reach that score."""
     row = _bench_row(benched, "ensemble", target)
-    plan = plan_default(train, BENCHMARK, METRIC, tpr=TPR, target=float(row["prediction"]))
+    plan = plan_default(train, FitSpec("power", BENCHMARK, metric=METRIC, tpr=TPR), target=float(row["prediction"]))
     assert np.log10(plan.needed / target) == pytest.approx(0.0, abs=2e-4)
     assert plan.lower < target < plan.upper
     # the ensemble plan DATA inverts: every selected run (a compute inside them is read off the same curve)

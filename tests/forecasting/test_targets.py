@@ -100,9 +100,10 @@ def test_a_law_of_n_and_d_needs_a_size_or_a_tpr(nd_strategy):
 @pytest.fixture(scope="module")
 def compute_only(apple):
     """The default strategy (compute-only laws) fitted to the TPR-20 runs, forecasting (N, D) and C = 6ND."""
-    common = {"tpr": 20.0, "n_boot": N_BOOT, "seed": 0, "n_jobs": 1}
-    by_size = recommend(apple, BENCHMARK, METRIC, target_params=PARAMS, target_tokens=TOKENS, **common)
-    by_compute = recommend(apple, BENCHMARK, METRIC, target_flops=FLOPS, **common)
+    common = {"uncertainty": Uncertainty(N_BOOT, 0, levels=0.9), "n_jobs": 1}
+    runs = FitSpec("power", BENCHMARK, metric=METRIC, tpr=20.0)
+    by_size = recommend(apple, runs, target_params=PARAMS, target_tokens=TOKENS, **common)
+    by_compute = recommend(apple, runs, target_flops=FLOPS, **common)
     return by_size, by_compute
 
 
@@ -129,7 +130,12 @@ def test_a_compute_law_is_given_c_and_says_it_ignores_the_allocation(compute_onl
 def test_forecast_of_planned_runs_is_recommends(apple, compute_only):
     """forecast_default with params/tokens: one row per run, ordered by compute, each recommend's answer."""
     out = forecast_default(
-        apple, BENCHMARK, METRIC, params=[PARAMS, 1e9], tokens=[TOKENS, 2e10], tpr=20.0, n_boot=N_BOOT, n_jobs=1
+        apple,
+        FitSpec("power", BENCHMARK, metric=METRIC, tpr=20.0),
+        params=[PARAMS, 1e9],
+        tokens=[TOKENS, 2e10],
+        n_jobs=1,
+        uncertainty=Uncertainty(n_boot=N_BOOT, levels=0.9),
     )
     assert list(out.to_frame()["flops"]) == [1.2e20, FLOPS] and list(out.to_frame()["params"]) == [1e9, PARAMS]
     row, expected = out.records()[1], compute_only[0].forecast.records()[0]
@@ -145,7 +151,14 @@ def test_forecast_of_planned_runs_is_recommends(apple, compute_only):
     records = out.to_dict()["forecasts"]
     assert records[1]["given"] == "params_tokens" and records[1]["tpr"] == pytest.approx(TPR, rel=RTOL)
     with pytest.raises(BenchcastError, match="not both"):
-        forecast_default(apple, BENCHMARK, METRIC, flops=[1e22], params=[PARAMS], tokens=[TOKENS], n_boot=0)
+        forecast_default(
+            apple,
+            FitSpec("power", BENCHMARK, metric=METRIC),
+            flops=[1e22],
+            params=[PARAMS],
+            tokens=[TOKENS],
+            uncertainty=Uncertainty(n_boot=0, levels=0.9),
+        )
 
 
 def test_report_forecasts_a_planned_run_as_recommend_does(apple, compute_only):

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from benchcast import Uncertainty
 from benchcast.errors import DataError
 from benchcast.generative.passk import pass_at_k
 from benchcast.generative.past_n import passk_table
@@ -31,7 +32,9 @@ def _rounds_file(tmp_path, seed=0):
 def test_the_estimator_reads_the_first_round_and_the_model_every_round(tmp_path):
     counts = read_counts(_rounds_file(tmp_path))
     assert (counts["n_first"] == 8).all() and (counts["n"] >= 8).all() and (counts["n"] > 8).any()
-    table = passk_table(counts, [1, 4, 8, 16], n_boot=0, extrapolate_to=800, family="beta")
+    table = passk_table(
+        counts, [1, 4, 8, 16], uncertainty=Uncertainty(0, levels=0.9), extrapolate_to=800, family="beta"
+    )
     estimated = table[table["source"] == "estimator"].set_index("k")["pass_at_k"]
     assert list(estimated.index) == [1, 4, 8]  # up to the first round's n, not the larger n of later rounds
     expected = pass_at_k(counts["n_first"].to_numpy(), counts["c_first"].to_numpy(), [1, 4, 8])

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from conftest import run_cli
 
+from benchcast import Uncertainty
 from benchcast.errors import DataError
 from benchcast.generative.passk import (
     bootstrap_pass_at_k,
@@ -84,8 +85,8 @@ def test_bootstrap_interval_and_determinism():
     rng = np.random.default_rng(0)
     n = np.full(200, 50)
     c = rng.binomial(50, rng.beta(0.5, 2.0, 200))
-    a = bootstrap_pass_at_k(n, c, [1, 8], n_boot=500, seed=3)
-    b = bootstrap_pass_at_k(n, c, [1, 8], n_boot=500, seed=3)
+    a = bootstrap_pass_at_k(n, c, [1, 8], uncertainty=Uncertainty(500, 3, levels=0.95))
+    b = bootstrap_pass_at_k(n, c, [1, 8], uncertainty=Uncertainty(500, 3, levels=0.95))
     pd.testing.assert_frame_equal(a, b)
     assert (a["lower"] <= a["pass_at_k"]).all() and (a["pass_at_k"] <= a["upper"]).all()
     assert a["stderr"].iloc[0] == pytest.approx(np.std(c / n, ddof=1) / np.sqrt(200), rel=0.15)
@@ -115,7 +116,7 @@ def test_passk_table_marks_extrapolation():
     counts = pd.DataFrame(
         {"run": "r", "benchmark": "b", "problem_id": [str(i) for i in range(50)], "n": 20, "c": np.arange(50) % 5}
     )
-    table = passk_table(counts, [1, 4, 16, 64], n_boot=100, extrapolate_to=1000)
+    table = passk_table(counts, [1, 4, 16, 64], uncertainty=Uncertainty(100, levels=0.9), extrapolate_to=1000)
     assert set(table.loc[table["source"] == "estimator", "k"]) == {1, 4, 16}
     modelled = table[table["source"] != "estimator"]  # one candidate, chosen by the backtest in k
     assert modelled["source"].nunique() == 1 and (modelled["extrapolation"] > 1).all()

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from benchcast import Uncertainty
 from benchcast.generative.passk import pass_at_k
 from benchcast.generative.past_n import CANDIDATES, passk_table
 from benchcast.generative.xscale import anchor, from_x, to_x
@@ -44,7 +45,9 @@ def test_the_simulated_ladder_has_a_near_saturated_run():
 def test_every_candidate_past_n_is_at_least_the_measured_pass_at_n_and_non_decreasing(family):
     counts, compute = _sim_ladder()
     measured, near = _near_saturated(counts)
-    table = passk_table(counts, [1, 10, N, *GRID], n_boot=20, family=family, compute=compute)
+    table = passk_table(
+        counts, [1, 10, N, *GRID], uncertainty=Uncertainty(20, levels=0.9), family=family, compute=compute
+    )
     for run, rows in table.groupby("run"):
         rows = rows.sort_values("k")
         past = rows[rows["k"] > N]

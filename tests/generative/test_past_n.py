@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from conftest import run_cli
 
+from benchcast import Uncertainty
 from benchcast.errors import DataError
 from benchcast.generative.passk import pass_at_k
 from benchcast.generative.past_n import (
@@ -119,7 +120,9 @@ def test_every_run_is_answered_or_refused_with_its_reason():
     counts.loc[counts["run"] == "r0", "c"] = 0  # solved nothing
     counts.loc[counts["run"] == "r1", "c"] = 0
     counts.loc[(counts["run"] == "r1") & (counts["problem_id"] == 7), "c"] = 1  # one problem, once
-    table = passk_table(counts.assign(benchmark="gsm"), [1], n_boot=100, extrapolate_to=10_000)
+    table = passk_table(
+        counts.assign(benchmark="gsm"), [1], uncertainty=Uncertainty(100, levels=0.9), extrapolate_to=10_000
+    )
     past = table[table["source"] != "estimator"]
     refused = past[past["source"] == "refused"]
     assert list(refused["run"]) == ["r0"] and refused["pass_at_k"].isna().all()

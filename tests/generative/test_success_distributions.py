@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 from conftest import run_cli
 
+from benchcast import Uncertainty
 from benchcast.errors import DataError
 from benchcast.generative.families import get_family
 from benchcast.generative.ladder import fit_joint
@@ -91,7 +92,9 @@ def test_a_run_that_solved_nothing_is_refused_alone_and_placed_by_its_ladder():
     counts = pd.concat(frames, ignore_index=True)
     with pytest.raises(DataError, match="no problem was ever solved"):
         fit_family("beta", counts.loc[counts.run == "r0", "n"], counts.loc[counts.run == "r0", "c"])
-    table = passk_table(counts, [1], n_boot=0, extrapolate_to=1000, compute=flops, family="power_k")
+    table = passk_table(
+        counts, [1], uncertainty=Uncertainty(0, levels=0.9), extrapolate_to=1000, compute=flops, family="power_k"
+    )
     rows = table[table["k"] == 1000].set_index("run")
     assert rows.loc["r0", "source"] == "joint" and "placed on the ladder by its compute" in rows.loc["r0", "note"]
     assert rows.loc["r5", "source"] != "joint"  # a run that solved something keeps the chosen forecaster
@@ -230,7 +233,7 @@ def test_a_model_fit_on_its_bound_says_so_on_its_rows_and_in_the_cli(tmp_path):
     counts = pd.DataFrame(
         {"run": "r", "benchmark": "b", "problem_id": range(300), "n": 1000, "c": [1000] * 299 + [999]}
     )
-    table = passk_table(counts, [1], n_boot=0, extrapolate_to=10000, family="beta")
+    table = passk_table(counts, [1], uncertainty=Uncertainty(0, levels=0.9), extrapolate_to=10000, family="beta")
     modelled = table[table["source"] == "beta"]
     assert modelled["note"].str.contains("log_a on its bound").all()
     path = tmp_path / "easy.csv"

@@ -15,6 +15,7 @@ import pytest
 from conftest import law_table
 
 import benchcast as bc
+from benchcast import Uncertainty
 from benchcast.errors import BenchcastError
 from benchcast.fitting.result import FitResult
 from benchcast.forecasting.planning import plan
@@ -208,12 +209,12 @@ def test_plan_inverts_forecast(name):
     tpr = planning_tpr(result, flops, k)
     if tpr == "none":  # a law of G alone: planning compute is refused in words
         with pytest.raises(BenchcastError):
-            plan(result, 0.5, n_boot=0)
+            plan(result, 0.5, uncertainty=Uncertainty(n_boot=0, levels=0.9))
         return
     target = float(result.predict(**result.fitted.covariates_at(flops, tpr=tpr, k=k))[0])
-    out = plan(result, target, k=k, forecast_tpr=tpr, n_boot=0)
+    out = plan(result, target, k=k, forecast_tpr=tpr, uncertainty=Uncertainty(n_boot=0, levels=0.9))
     assert out.reachable and out.solves_for == "flops"
     assert out.needed == pytest.approx(flops, rel=PLAN_RTOL)
     if k is not None:  # a law across k also plans the k that reaches a score at a given compute
-        out = plan(result, target, flops=flops, n_boot=0)
+        out = plan(result, target, flops=flops, uncertainty=Uncertainty(n_boot=0, levels=0.9))
         assert out.solves_for == "k" and out.needed == k

@@ -8,6 +8,7 @@ import pytest
 from conftest import DCLM, require_shared
 
 import benchcast as bc
+from benchcast import Uncertainty
 from benchcast.errors import BenchcastError
 from benchcast.forecasting.bootstrap import bootstrap
 from benchcast.laws.two_stage_nd import fit_stage1
@@ -53,7 +54,7 @@ def test_the_law_reads_the_data_s_bits_per_byte_and_forecasts_from_n_and_d():
 def test_a_replicate_refits_both_stages():
     table = bc.validate(_ladder())
     result = bc.fit(table, "two_stage_nd", "hellaswag_val", "len_norm")
-    boot = bootstrap(result, 30, seed=1, n_jobs=1, progress=False)
+    boot = bootstrap(result, n_jobs=1, progress=False, uncertainty=Uncertainty(n_boot=30, seed=1))
     thetas = boot.thetas[np.isfinite(boot.thetas).all(axis=1)]  # the replicates behind the interval
     assert np.std(thetas[:, 2]) > 1e-4 and np.std(thetas[:, 4]) > 1e-4  # stage 1 exponents move per replicate
     assert np.std(thetas[:, 6]) > 1e-4  # and stage 2's steepness

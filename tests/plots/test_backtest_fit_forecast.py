@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import benchcast as bc
+from benchcast import Uncertainty
 from benchcast.plots import law_color
 from tests.plots.figure_checks import (
     arc_backtests,
@@ -69,7 +70,7 @@ def test_fit_plot_shows_fitted_and_dropped_runs_and_the_curve():
 
 def test_forecast_plot_draws_both_intervals_over_the_fit():
     fit = bc.fit(ladder(), law="power", benchmark="arc_easy", metric="acc_norm", max_flops=2e20)
-    fc = bc.forecast(fit, flops=[1e21, 1e22], n_boot=20, interval="bootstrap")
+    fc = bc.forecast(fit, flops=[1e21, 1e22], uncertainty=Uncertainty(n_boot=20, interval="bootstrap", levels=0.9))
     ax = fc.plot(fit=fit)
     labels = legend_texts(ax)
     assert "power forecast" in labels and "fitted runs (11)" in labels
@@ -122,7 +123,7 @@ def test_forecast_plot_draws_no_bar_and_no_label_for_an_interval_that_does_not_e
     from dataclasses import replace
 
     fit = bc.fit(ladder(), law="power", benchmark="arc_easy", metric="acc_norm", max_flops=2e20)
-    fc = bc.forecast(fit, flops=[1e21, 1e22], n_boot=20, interval="bootstrap")
+    fc = bc.forecast(fit, flops=[1e21, 1e22], uncertainty=Uncertainty(n_boot=20, interval="bootstrap", levels=0.9))
     lower, upper = fc.interval(0.9)
     points = fc.points.assign(lower90=[lower[0], np.nan], mean_lower90=np.nan, mean_upper90=np.nan)
     ax = replace(fc, points=points).plot()

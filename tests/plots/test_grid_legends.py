@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 import benchcast as bc
+from benchcast import Uncertainty
 from tests.plots.figure_checks import arc_backtests, close_all, ladder
 
 
@@ -78,7 +79,9 @@ def test_forecast_and_backtest_plots_in_a_two_by_four_grid(fits):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for fit, ax in zip(fits[:4], axes[0], strict=True):
-            bc.forecast(fit, flops=[1e22], n_boot=20, interval="bootstrap").plot(ax=ax, fit=fit)
+            bc.forecast(fit, flops=[1e22], uncertainty=Uncertainty(n_boot=20, interval="bootstrap", levels=0.9)).plot(
+                ax=ax, fit=fit
+            )
     for bt, ax in zip(arc_backtests().backtests * 2, axes[1], strict=True):
         bt.plot(ax=ax)
     _check_grid(fig)

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from conftest import run_cli
 
+from benchcast import FitSpec, Uncertainty
 from benchcast.forecasting.answers import forecast_default
 
 BENCHMARK, METRIC = "hellaswag", "acc_norm"
@@ -14,7 +15,12 @@ PARAMS, TOKENS = [7e9, 13e9], [4e12, 5e12]  # TPR 571 and 385: beyond every DCLM
 @pytest.fixture(scope="module")
 def with_curves(apple):
     return forecast_default(
-        apple, BENCHMARK, METRIC, params=PARAMS, tokens=TOKENS, min_flops=3e18, n_boot=40, curves=True
+        apple,
+        FitSpec("power", BENCHMARK, metric=METRIC, min_flops=3e18),
+        params=PARAMS,
+        tokens=TOKENS,
+        curves=True,
+        uncertainty=Uncertainty(n_boot=40, levels=0.9),
     )
 
 

@@ -7,6 +7,7 @@ import warnings
 
 import pytest
 
+from benchcast import Uncertainty
 from tests.plots.figure_checks import close_all, ladder, legend_texts, overlapping_tick_labels, visible_axes
 
 
@@ -50,8 +51,24 @@ def test_report_embeds_svg_or_png_at_the_dpi_asked(tmp_path):
     targets = parse_targets(["arc_easy:acc_norm"], None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        build_report(ladder(), targets, [1e22], out=tmp_path / "svg.html", law="power", n_boot=10, figure_format="svg")
-        build_report(ladder(), targets, [1e22], out=tmp_path / "png.html", law="power", n_boot=10, dpi=40)
+        build_report(
+            ladder(),
+            targets,
+            [1e22],
+            out=tmp_path / "svg.html",
+            law="power",
+            figure_format="svg",
+            uncertainty=Uncertainty(n_boot=10),
+        )
+        build_report(
+            ladder(),
+            targets,
+            [1e22],
+            out=tmp_path / "png.html",
+            law="power",
+            dpi=40,
+            uncertainty=Uncertainty(n_boot=10),
+        )
     svg, png = (tmp_path / "svg.html").read_text(), (tmp_path / "png.html").read_text()
     assert "data:image/svg+xml;base64," in svg and "data:image/png" not in svg
     assert "data:image/png;base64," in png and "data:image/svg" not in png

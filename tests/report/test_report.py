@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 from conftest import run_cli
 
+from benchcast import Uncertainty
 from benchcast.report import build_report, parse_targets
 from benchcast.report.analysis import analyse_benchmark, profile_summary
 from benchcast.report.outputs import BENCH_COLUMNS, build_from_outputs
@@ -198,9 +199,9 @@ def two_benchmark_page(apple, apple_path, tmp_path_factory):
         out=out,
         law="power",
         tpr=20,
-        n_boot=40,
         data=apple_path,
         command=["benchcast", "report", "(test)"],
+        uncertainty=Uncertainty(n_boot=40),
     )
     return out, summary
 
@@ -232,7 +233,9 @@ def test_forecast_intervals_match_the_bootstrap(apple):
 
     report = analyse_benchmark(apple, "arc_easy", "acc_norm", target_flops=[1e23], law="power", tpr=20, n_boot=30)
     result = bc.fit(apple, "power", "arc_easy", "acc_norm", tpr=20)
-    expected = forecast(result, level=0.9, n_boot=30, seed=0, n_jobs=1, flops=np.array([1e23]))
+    expected = forecast(
+        result, n_jobs=1, flops=np.array([1e23]), uncertainty=Uncertainty(n_boot=30, seed=0, levels=0.9)
+    )
     row = report.forecast.records()[0]
     assert row["prediction"] == pytest.approx(float(expected.prediction[0]), rel=1e-12)
     assert row["lower90"] == pytest.approx(float(expected.lower[0]), rel=1e-9)
@@ -362,7 +365,14 @@ def test_twelve_benchmark_report(apple, apple_path, tmp_path, capsys):
     out = tmp_path / "report12.html"
     start = time.monotonic()
     summary = build_report(
-        apple, parse_targets(benchmarks, None), [1e23], out=out, tpr=20, n_boot=50, data=apple_path, n_jobs=None
+        apple,
+        parse_targets(benchmarks, None),
+        [1e23],
+        out=out,
+        tpr=20,
+        data=apple_path,
+        n_jobs=None,
+        uncertainty=Uncertainty(n_boot=50),
     )
     seconds = time.monotonic() - start
     assert len(summary["benchmarks"]) == 12
@@ -430,13 +440,17 @@ def test_a_benchmark_that_cannot_be_forecast_is_listed_not_fatal(tmp_path):
 
     table = load_example()
     targets = parse_targets(["arc_easy:acc_norm", "no_such_benchmark:acc"], None)
-    summary = build_report(table, targets, [1e22], out=tmp_path / "r.html", law="power", n_boot=10)
+    summary = build_report(
+        table, targets, [1e22], out=tmp_path / "r.html", law="power", uncertainty=Uncertainty(n_boot=10)
+    )
     assert [b["benchmark"] for b in summary["benchmarks"]] == ["arc_easy"]
     (failure,) = summary["not_forecast"]
     assert failure["benchmark"] == "no_such_benchmark" and "no_such_benchmark" in failure["error"]
     assert "Not forecast" in (tmp_path / "r.html").read_text()
     with pytest.raises(BenchcastError, match="no benchmark could be forecast"):
-        build_report(table, targets[1:], [1e22], out=tmp_path / "none.html", law="power", n_boot=10)
+        build_report(
+            table, targets[1:], [1e22], out=tmp_path / "none.html", law="power", uncertainty=Uncertainty(n_boot=10)
+        )
     assert not (tmp_path / "none.html").exists()
     with pytest.raises(BenchcastError, match="once per --benchmark"):
         parse_targets(["a", "b", "c"], ["acc", "acc_norm"])
@@ -459,7 +473,11 @@ def test_benchmarks_analysed_in_workers_give_the_page_made_in_turn(tmp_path):
         # one BLAS thread in this process too, as in the workers: the claim is the same arithmetic
         with threadpool_limits(1), warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("default")
-            summaries.append(build_report(table, targets, [1e22], out=out, law="power", n_boot=10, n_jobs=jobs))
+            summaries.append(
+                build_report(
+                    table, targets, [1e22], out=out, law="power", n_jobs=jobs, uncertainty=Uncertainty(n_boot=10)
+                )
+            )
         said.append(sorted({str(w.message) for w in caught}))
         # the page's one moment: when it was made
         pages.append(re.sub(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", "", out.read_text()))

@@ -178,7 +178,7 @@ def test_reproduction_skips_benchmarks_the_data_lacks(apple):
         small,
         benchmarks=[("sciq", "acc_norm"), ("made_up", "acc")],
         thresholds=[6e21],
-        n_boot=0,
+        uncertainty=bc.Uncertainty(n_boot=0),
         n_jobs=1,
         progress=False,
     )

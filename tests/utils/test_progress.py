@@ -4,6 +4,7 @@ its replicates, not its batches); a sub-second step prints nothing; worker proce
 import pytest
 
 import benchcast as bc
+from benchcast import Uncertainty
 from benchcast.data.example import load_example
 from benchcast.utils import progress
 
@@ -34,7 +35,7 @@ def test_a_long_step_prints_counts_with_the_real_total(piped, monkeypatch, capsy
 def test_a_bootstrap_counts_replicates_not_batches(piped, monkeypatch, capsys):
     monkeypatch.setattr(progress, "DELAY_S", 0.0)
     result = bc.fit(load_example(), "power", "arc_easy", "acc_norm")
-    bc.bootstrap(result, 40, n_jobs=1)
+    bc.bootstrap(result, n_jobs=1, uncertainty=Uncertainty(n_boot=40))
     err = capsys.readouterr().err
     assert "bootstrap power: 40/40 replicates done in" in err
     assert "/2 " not in err and "/4 " not in err  # the batches are not what is counted

@@ -6,48 +6,41 @@ from typing import Annotated
 import typer
 
 from benchcast.cli.app import app
-from benchcast.cli.common import (
-    console,
-    emit_json,
-    print_warning,
-    refuse_jobs_with_ray,
-    refuse_options,
-    user_errors,
-)
+from benchcast.cli.common import console, emit_json, print_warning, refuse_options, user_errors
 from benchcast.cli.core import refuse_unused_proxy
+from benchcast.cli.groups import REPLICATES, SOURCE, WHERE, DataSource, Where
 from benchcast.cli.options import (
-    DEFAULT_INTERVAL,
     Benchmark,
-    Columns,
-    Data,
     Dpi,
     FigureFormat,
-    Format,
-    Interval,
     Jobs,
     Json,
     Laws,
     LikeTargetRun,
-    Margin,
-    Metadata,
     Metric,
     MinFlops,
-    NBoot,
     OutDir,
     Proxy,
-    QRand,
-    RayAddress,
     Threshold,
     Tpr,
     figure_options,
-    read,
     refuse_interval_without_boot,
 )
-from benchcast.defaults import DEFAULT_REPLICATES
 from benchcast.errors import BenchcastError
 from benchcast.evaluation import DEFAULT_THRESHOLD, PROTOCOLS
 
 DEFAULT_MAX_K = 32
+
+SweepBoot = Annotated[
+    int,
+    typer.Option(
+        "--n-boot",
+        "--boot",
+        help="Bootstrap replicates per threshold for the interval coverage in --json and --out "
+        "(0: none; the terminal does not show it).",
+    ),
+]
+SWEEP_UNCERTAINTY = REPLICATES.but(boot=(SweepBoot, 0))
 
 
 @app.command("example")
@@ -73,7 +66,7 @@ def example_command(
 @app.command("backtest")
 @user_errors
 def backtest_command(
-    data: Data,
+    source: DataSource = SOURCE,
     law: Laws = None,
     benchmark: Benchmark = ...,
     metric: Metric = None,
@@ -92,13 +85,7 @@ def backtest_command(
     ] = None,
     like_target: LikeTargetRun = None,
     proxy: Proxy = None,
-    boot: NBoot = DEFAULT_REPLICATES,
-    interval: Interval = DEFAULT_INTERVAL,
-    format: Format = "auto",
-    metadata: Metadata = None,
-    column: Columns = None,
-    q_rand: QRand = None,
-    margin: Margin = None,
+    uncertainty=REPLICATES,
     out: OutDir = None,
     figure_format: FigureFormat = "png",
     dpi: Dpi = None,
@@ -118,7 +105,7 @@ def backtest_command(
         "it bounds the k fitted by the passk protocol or by laws with k as a covariate (passk_compute); "
         f"here neither is used (--protocol {protocol}, law(s) {', '.join(laws)}): drop it.",
     )
-    refuse_interval_without_boot(boot, interval)
+    refuse_interval_without_boot(uncertainty)
     for option, given in (("--holdout-params", holdout_params), ("--like-target", like_target)):
         refuse_options(
             {"--threshold": threshold != DEFAULT_THRESHOLD and given is not None,
@@ -126,7 +113,7 @@ def backtest_command(
              "--holdout-params": option == "--like-target" and given is not None and holdout_params is not None},
             f"{option} places its own split; {{them}} split(s) the runs otherwise: give one or the other.",
         )  # fmt: skip
-    table = read(data, format, metadata, q_rand, margin=margin, columns=column)
+    table = source.read()
     specs = [FitSpec(law=name, benchmark=benchmark, metric=metric, proxy=proxy, max_k=max_k) for name in laws]
     results = compare_backtests(
         table,
@@ -137,8 +124,8 @@ def backtest_command(
         min_flops=min_flops,
         holdout_params=holdout_params,
         like_target=like_target,
-        n_boot=boot,
-        interval=interval,
+        n_boot=uncertainty.n_boot,
+        interval=uncertainty.interval,
     )
     if out is not None:
         results.write(out, *figures)
@@ -153,30 +140,15 @@ def backtest_command(
 @app.command("sweep")
 @user_errors
 def sweep_command(
-    data: Data,
+    source: DataSource = SOURCE,
     law: Laws = None,
     benchmark: Annotated[list[str], typer.Option("--benchmark", "-b", help="Benchmark (repeatable).")] = ...,
     metric: Metric = None,
     tpr: Tpr = None,
     min_flops: MinFlops = None,
     proxy: Proxy = None,
-    boot: Annotated[
-        int,
-        typer.Option(
-            "--n-boot",
-            "--boot",
-            help="Bootstrap replicates per threshold for the interval coverage in --json and --out "
-            "(0: none; the terminal does not show it).",
-        ),
-    ] = 0,
-    interval: Interval = DEFAULT_INTERVAL,
-    jobs: Jobs = None,
-    ray: RayAddress = None,
-    format: Format = "auto",
-    metadata: Metadata = None,
-    column: Columns = None,
-    q_rand: QRand = None,
-    margin: Margin = None,
+    uncertainty=SWEEP_UNCERTAINTY,
+    where: Where = WHERE,
     out: OutDir = None,
     figure_format: FigureFormat = "png",
     dpi: Dpi = None,
@@ -189,9 +161,8 @@ def sweep_command(
 
     figures = figure_options(figure_format, dpi, writes=out is not None)
     refuse_unused_proxy(law or ["power"], proxy)
-    refuse_jobs_with_ray(jobs, ray)
-    refuse_interval_without_boot(boot, interval)
-    table = read(data, format, metadata, q_rand, margin=margin, columns=column)
+    refuse_interval_without_boot(uncertainty)
+    table = source.read()
     specs = [
         FitSpec(law=name, benchmark=bench, metric=metric, proxy=proxy)
         for bench in benchmark
@@ -200,8 +171,9 @@ def sweep_command(
     for spec in specs:  # a benchmark or metric the data lack is refused before any sweep, not after the others
         design(table, spec)
     sweeps = compare_sweeps(
-        table, specs, min_flops=min_flops, tpr=tpr, n_boot=boot, interval=interval, n_jobs=jobs, ray_address=ray
-    )
+        table, specs, min_flops=min_flops, tpr=tpr, n_boot=uncertainty.n_boot, interval=uncertainty.interval,
+        **where.kwargs(),
+    )  # fmt: skip
     if out is not None:
         sweeps.write(out, *figures)
         if sweeps.to_frame().empty:
@@ -219,7 +191,7 @@ def sweep_command(
 @app.command("cutoff")
 @user_errors
 def cutoff_command(
-    data: Data,
+    source: DataSource = SOURCE,
     law: Laws = None,
     benchmark: Benchmark = ...,
     metric: Metric = None,
@@ -228,13 +200,7 @@ def cutoff_command(
     tpr: Tpr = None,
     min_flops: MinFlops = None,
     proxy: Proxy = None,
-    boot: NBoot = DEFAULT_REPLICATES,
-    interval: Interval = DEFAULT_INTERVAL,
-    format: Format = "auto",
-    metadata: Metadata = None,
-    column: Columns = None,
-    q_rand: QRand = None,
-    margin: Margin = None,
+    uncertainty=REPLICATES,
     out: OutDir = None,
     figure_format: FigureFormat = "png",
     dpi: Dpi = None,
@@ -249,8 +215,9 @@ def cutoff_command(
 
     figures = figure_options(figure_format, dpi, writes=out is not None)
     refuse_unused_proxy(law or ["power"], proxy)
-    refuse_interval_without_boot(boot, interval)
-    table = read(data, format, metadata, q_rand, margin=margin, columns=column)
+    refuse_interval_without_boot(uncertainty)
+    boot, interval = uncertainty.n_boot, uncertainty.interval
+    table = source.read()
     # the terminal's table shows no coverage: bootstrap only where --json or --out will carry it
     shows_coverage = json or out is not None
     results = []

@@ -8,23 +8,15 @@ import typer
 from rich.markup import escape
 
 from benchcast.cli.app import app
-from benchcast.cli.common import console, emit_json, refuse_jobs_with_ray, user_errors
-from benchcast.cli.options import (
-    Dpi,
-    FigureFormat,
-    Jobs,
-    Json,
-    LikeTargetRun,
-    Margin,
-    OutDir,
-    QRand,
-    RayAddress,
-    Seed,
-    figure_options,
-    read,
-)
+from benchcast.cli.common import console, emit_json, user_errors
+from benchcast.cli.groups import UNCERTAINTY, WHERE, DataSource, Where
+from benchcast.cli.options import Dpi, FigureFormat, Json, LikeTargetRun, Margin, OutDir, QRand, figure_options
 from benchcast.defaults import DEFAULT_REPLICATES
 from benchcast.errors import BenchcastError
+
+BenchBoot = Annotated[int, typer.Option("--n-boot", "--boot", help="Bootstrap replicates per law fit.")]
+# the replicates and seed; the interval method is each strategy's (--interval: one for every strategy, or both)
+BENCH_UNCERTAINTY = UNCERTAINTY.but(drop=("level", "interval"), boot=(BenchBoot, DEFAULT_REPLICATES), seed=0)
 
 
 def _pairs(items: list[str] | None) -> tuple[tuple[str, str], ...] | None:
@@ -158,9 +150,7 @@ def bench_command(
     like_target: LikeTargetRun = None,
     q_rand: QRand = None,
     margin: Margin = None,
-    n_boot: Annotated[
-        int, typer.Option("--n-boot", "--boot", help="Bootstrap replicates per law fit.")
-    ] = DEFAULT_REPLICATES,
+    uncertainty=BENCH_UNCERTAINTY,
     interval: Annotated[
         str | None,
         typer.Option(
@@ -168,9 +158,7 @@ def bench_command(
             help="'extrapolation' or 'bootstrap': every strategy once with that interval (default: both).",
         ),
     ] = None,
-    seed: Seed = 0,
-    jobs: Jobs = None,
-    ray: RayAddress = None,
+    where: Where = WHERE,
     out: OutDir = None,
     figure_format: FigureFormat = "png",
     dpi: Dpi = None,
@@ -184,12 +172,11 @@ def bench_command(
     from benchcast.studies.presets import locate, preset_dataset
     from benchcast.validation import check_count, check_interval, check_replicates
 
-    check_replicates(n_boot, allow_zero=False)
+    check_replicates(uncertainty.n_boot, allow_zero=False)
     check_count("--cutoffs", cutoffs)
     figures = figure_options(figure_format, dpi, writes=bool(out))
     if interval is not None:
         check_interval(interval)
-    refuse_jobs_with_ray(jobs, ray)
     _refuse_dropped(
         preset=preset,
         data=data,
@@ -215,7 +202,7 @@ def bench_command(
     for i, path in enumerate([] if preset else data or []):
         fmt = format[i] if format and i < len(format) else "auto"
         meta = metadata[i] if metadata and i < len(metadata) else None
-        table = read(path, fmt, meta, q_rand, margin=margin)
+        table = DataSource(path, fmt, meta, q_rand=q_rand, margin=margin).read()
         pairs = _pairs(benchmark) or score_benchmarks(table)
         datasets.append(Dataset(path.stem, table, pairs, cuts(table, tpr), tpr, min_flops, tuple(holdout_tpr or ())))
     if preset and (benchmark or threshold or cutoffs):
@@ -254,10 +241,9 @@ def bench_command(
         strategy,
         laws=laws,
         candidates=candidates,
-        n_boot=n_boot,
-        seed=seed,
-        n_jobs=jobs,
-        ray_address=ray,
+        n_boot=uncertainty.n_boot,
+        seed=uncertainty.seed,
+        **where.kwargs(),
         choosers=(HOLDOUT,),  # the earlier release's law choice, a row to measure the others against
         interval=interval,
     )

@@ -1,10 +1,13 @@
 """Shared CLI plumbing: JSON/Rich output, and turning user errors into exit status 2."""
 
 import functools
+import inspect
 import json
 import os
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Annotated, get_origin
 
 import typer
 from rich.console import Console
@@ -51,9 +54,61 @@ def _describe(exc: BaseException) -> str:
     return str(exc)
 
 
+@dataclass(frozen=True)
+class Group:
+    """Options declared once (name: (annotation, default)) and the value ``make(**given)`` a command receives."""
+
+    make: Callable
+    options: dict = field(default_factory=dict)
+
+    def but(self, *, drop=(), **changed) -> "Group":
+        """The group with options left out, or given another default, annotation (an ``Annotated`` type) or both (a
+        tuple: annotation, default)."""
+        options = {name: spec for name, spec in self.options.items() if name not in drop}
+        for name, value in changed.items():
+            annotation, default = options[name]
+            if isinstance(value, tuple):
+                annotation, default = value
+            elif get_origin(value) is Annotated:
+                annotation = value
+            else:
+                default = value
+            options[name] = (annotation, default)
+        return replace(self, options=options)
+
+
+def expand(command: Callable) -> Callable:
+    """The command with each group parameter replaced by the group's options (keyword-only, where they stood), and
+    called with the group's value."""
+    signature = inspect.signature(command)
+    groups = {p.name: p.default for p in signature.parameters.values() if isinstance(p.default, Group)}
+    if not groups:
+        return command
+    params = []
+    for p in signature.parameters.values():
+        if p.name not in groups:
+            params.append(p.replace(kind=inspect.Parameter.KEYWORD_ONLY))
+            continue
+        for name, (annotation, default) in groups[p.name].options.items():
+            params.append(
+                inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+            )
+
+    @functools.wraps(command)
+    def grouped(**given):
+        for name, group in groups.items():
+            given[name] = group.make(**{option: given.pop(option) for option in group.options})
+        return command(**given)
+
+    grouped.__signature__ = signature.replace(parameters=params)
+    return grouped
+
+
 def user_errors(command: Callable) -> Callable:
     """Run a command; user errors print one paragraph and exit 2; fit and data warnings go to stderr, those gathered
-    before a failure too (printed before its error: the reason is often among them)."""
+    before a failure too (printed before its error: the reason is often among them). The command's option groups
+    (:mod:`benchcast.cli.groups`) are expanded here."""
+    command = expand(command)
 
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
@@ -96,15 +151,6 @@ def refuse_options(given: dict[str, bool], why: str) -> None:
     named = [name for name, was_given in given.items() if was_given]
     if named:
         raise BenchcastError(f"{', '.join(named)}: " + why.replace("{them}", "it" if len(named) == 1 else "them"))
-
-
-def refuse_jobs_with_ray(jobs: int | None, ray: str | None) -> None:
-    """Refuse ``--jobs`` beside ``--ray``: the Ray cluster places the tasks, so no local pool is sized."""
-    refuse_options(
-        {"--jobs": jobs is not None and ray is not None},
-        f"it sizes the local process pool, and --ray {ray} runs the jobs as Ray tasks that the cluster places "
-        "itself: drop --jobs (or --ray).",
-    )
 
 
 def parse_ks(text: str | None) -> list[int] | None:

@@ -6,40 +6,17 @@ from typing import Annotated
 import typer
 
 from benchcast.cli.app import app
-from benchcast.cli.common import console, emit_json, err_console, refuse_jobs_with_ray, user_errors
-from benchcast.cli.options import (
-    DEFAULT_INTERVAL,
-    Benchmarks,
-    Columns,
-    Data,
-    FlopsPer6ND,
-    Format,
-    Interval,
-    Jobs,
-    Json,
-    Level,
-    Margin,
-    MaxFlops,
-    Metadata,
-    Metric,
-    MinFlops,
-    NBoot,
-    Proxy,
-    QRand,
-    RayAddress,
-    Seed,
-    Tpr,
-    forecast_settings,
-    read,
-)
-from benchcast.defaults import DEFAULT_LEVEL, DEFAULT_REPLICATES, DEFAULT_SEED
+from benchcast.cli.common import console, emit_json, err_console, user_errors
+from benchcast.cli.groups import SOURCE, UNCERTAINTY, WHERE, DataSource, Where
+from benchcast.cli.options import Benchmarks, FlopsPer6ND, Json, MaxFlops, Metric, MinFlops, Proxy, Tpr
 from benchcast.errors import BenchcastError
 
 
 @app.command("compare")
 @user_errors
 def compare_command(
-    data: Data,
+    *,
+    source: DataSource = SOURCE,
     by: Annotated[str, typer.Option("--by", help="The column naming each run's recipe (data mixture, recipe).")],
     benchmark: Benchmarks = None,
     metric: Metric = None,
@@ -80,17 +57,8 @@ def compare_command(
     max_flops: MaxFlops = None,
     flops_per_6nd: FlopsPer6ND = None,
     proxy: Proxy = None,
-    interval: Interval = DEFAULT_INTERVAL,
-    level: Level = DEFAULT_LEVEL,
-    boot: NBoot = DEFAULT_REPLICATES,
-    seed: Seed = DEFAULT_SEED,
-    jobs: Jobs = None,
-    ray: RayAddress = None,
-    format: Format = "auto",
-    metadata: Metadata = None,
-    column: Columns = None,
-    q_rand: QRand = None,
-    margin: Margin = None,
+    uncertainty=UNCERTAINTY,
+    where: Where = WHERE,
     out: Annotated[
         Path | None,
         typer.Option("--out", "-o", help="A figure (.png/.svg/.pdf): the curves and the pairs' probabilities."),
@@ -100,7 +68,6 @@ def compare_command(
     """Which recipe wins at a planned run: each recipe's default forecast (as `forecast` gives it), the probability
     that each recipe of a pair scores higher, the effective-compute multiplier against a reference, where the curves
     cross, and the simplest alternative's ranking (each recipe's best run at the largest common budget) beside it."""
-    refuse_jobs_with_ray(jobs, ray)
     if not benchmark:
         raise BenchcastError("name the benchmark(s) to compare the recipes on with -b NAME (repeatable).")
     if backtest and (flops is not None or params is not None):
@@ -111,21 +78,10 @@ def compare_command(
         from benchcast.plots.options import check_figure_format
 
         check_figure_format(out.suffix or "png")
-    table = read(data, format, metadata, q_rand, margin=margin, columns=column, group=by)
-    settings = forecast_settings(
-        boot,
-        level,
-        interval,
-        seed,
-        jobs,
-        ray,
-        tpr=tpr,
-        min_flops=min_flops,
-        max_flops=max_flops,
-        flops_per_6nd=flops_per_6nd,
-        proxy=proxy,
-    )
-    options = {"reference": reference, "decide": decide, "errors": errors, "shape": shape, **settings}
+    table = source.read(group=by)
+    selection = {"tpr": tpr, "min_flops": min_flops, "max_flops": max_flops, "flops_per_6nd": flops_per_6nd}
+    options = {"reference": reference, "decide": decide, "errors": errors, "shape": shape, "proxy": proxy, **selection}
+    options.update(uncertainty=uncertainty, **where.kwargs())
     if backtest:
         from benchcast.evaluation.compare_backtest import compare_backtest
 

@@ -14,25 +14,8 @@ from rich.text import Text
 
 from benchcast.cli.app import app
 from benchcast.cli.common import console, emit_json, refuse_nothing_forecast, rich_table, user_errors
-from benchcast.cli.options import (
-    Benchmark,
-    Columns,
-    Data,
-    FlopsPer6ND,
-    Format,
-    Json,
-    Margin,
-    MaxFlops,
-    Metadata,
-    Metric,
-    MinFlops,
-    Proxy,
-    QRand,
-    Samples,
-    Seed,
-    Tpr,
-    read,
-)
+from benchcast.cli.groups import SOURCE, DataSource
+from benchcast.cli.options import Benchmark, FlopsPer6ND, Json, MaxFlops, Metric, MinFlops, Proxy, Samples, Seed, Tpr
 from benchcast.errors import BenchcastError, FitWarning
 
 if TYPE_CHECKING:
@@ -68,10 +51,7 @@ def laws_command(json: Json = False) -> None:
 @app.command("inspect")
 @user_errors
 def inspect_command(
-    data: Data,
-    format: Format = "auto",
-    metadata: Metadata = None,
-    column: Columns = None,
+    source: DataSource = SOURCE,
     every: Annotated[
         bool, typer.Option("--all", help="List every subtask of a family (MMLU, CrowS-Pairs...) on its own rows.")
     ] = False,
@@ -83,9 +63,9 @@ def inspect_command(
     from benchcast.data.readers import final_checkpoints
     from benchcast.data.table import summary
 
-    table = read(data, format, metadata, samples=samples, checkpoints="all", columns=column)
+    table = source.read(samples=samples, checkpoints="all")
     checkpoints = checkpoint_summary(table)
-    table = final_checkpoints(table, str(data))  # the runs are the final checkpoints, by every fit's rule
+    table = final_checkpoints(table, str(source.data))  # the runs are the final checkpoints, by every fit's rule
     info = summary(table)
     info |= {"checkpoints": checkpoints | {"runs_with_final": int(table["run"].nunique())}} if checkpoints else {}
     info |= read_from(table)
@@ -96,7 +76,7 @@ def inspect_command(
         return
     tprs = ", ".join(f"{t:g} ({n})" for t, n in zip(info["tpr"], info["tpr_runs"], strict=True))
     console.print(
-        f"[bold]{escape(str(data))}[/]: {info['runs']} runs, {info['rows']} rows; compute "
+        f"[bold]{escape(str(source.data))}[/]: {info['runs']} runs, {info['rows']} rows; compute "
         f"{info['flops_min']:.3g} .. {info['flops_max']:.3g} FLOPs; params "
         f"{info['params_min']:.3g} .. {info['params_max']:.3g}; TPR (runs) {tprs}"
     )
@@ -292,15 +272,10 @@ def refuse_unused_proxy(laws: list[str], proxy: str | None) -> None:
 @app.command("fit")
 @user_errors
 def fit_command(
-    data: Data,
+    source: DataSource = SOURCE,
     law: Annotated[str, typer.Option("--law", "-l", help="Law name (see `benchcast laws`).")] = "power",
     benchmark: Benchmark = ...,
     metric: Metric = None,
-    format: Format = "auto",
-    metadata: Metadata = None,
-    column: Columns = None,
-    q_rand: QRand = None,
-    margin: Margin = None,
     max_flops: MaxFlops = None,
     min_flops: MinFlops = None,
     tpr: Tpr = None,
@@ -317,7 +292,7 @@ def fit_command(
     from benchcast.laws import get_law
 
     refuse_unused_settings(get_law(law), k=k, proxy=proxy, max_k=max_k, gold_metric=gold_metric)
-    table = read(data, format, metadata, q_rand, margin=margin, columns=column)
+    table = source.read()
     caught: list = []
     try:
         with warnings.catch_warnings(record=True) as caught:
@@ -373,13 +348,17 @@ def predict_command(
     if not flops and params is None and tokens is None and gold is None:
         raise BenchcastError("give --flops C, or --params N and --tokens D (or --gold G for the gold law).")
     from benchcast.forecasting.answers import forecast
+    from benchcast.forecasting.bootstrap import NO_INTERVAL
     from benchcast.forecasting.flags import describe
 
     query = {"flops": flops, "params": params, "tokens": tokens, "k": k, "gold": gold}
     query = {key: v for key, v in query.items() if v is not None}
     # the one forecaster without an interval: a planned run at the fit's FLOPs convention, every flag
     made = forecast(
-        result, n_boot=0, flops_per_6nd=flops_per_6nd, **{**query, "flops": flops and np.asarray(flops, float)}
+        result,
+        uncertainty=NO_INTERVAL,
+        flops_per_6nd=flops_per_6nd,
+        **{**query, "flops": flops and np.asarray(flops, float)},
     )
     score, flags = np.atleast_1d(made.prediction), made.flags
     convention = next((c for c in made.points["convention"] if c), "")

@@ -1,18 +1,15 @@
-"""Option and argument types shared by every command, and the one way commands read data.
+"""Option and argument types shared by every command (the data source reads the data: :mod:`benchcast.cli.groups`).
 
-It imports no pandas or numpy (the readers load inside :func:`read`): every start of the command
+It imports no pandas or numpy: every start of the command
 line, ``--help`` included, imports this module.
 """
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from benchcast.data import FORMATS
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 Data = Annotated[
     Path,
@@ -60,43 +57,6 @@ Benchmarks = Annotated[
 Metric = Annotated[
     str | None, typer.Option("--metric", "-m", help="Metric (acc, acc_norm, exact_match, pass@k, pass@8...).")
 ]
-
-
-def read(
-    data: Path,
-    format: str,
-    metadata: Path | None,
-    q_rand: list[str] | None = None,
-    samples: Path | None = None,
-    margin: list[str] | None = None,
-    checkpoints: str = "final",
-    columns: list[str] | None = None,
-    group: str | None = None,
-) -> "pd.DataFrame":
-    """The data a command works on, with the chance levels given by ``--q-rand`` and the filter margins given by
-    ``--margin`` attached."""
-    from benchcast.data.chance import with_chance_levels, with_margins
-    from benchcast.data.readers import detect_format, load
-    from benchcast.errors import BenchcastError
-
-    if metadata is not None and data.exists() and format in FORMATS:
-        resolved = detect_format(data) if format == "auto" else format
-        if resolved not in ("lm-eval", "wandb"):
-            raise BenchcastError(
-                f"--metadata {metadata}: run metadata is read only for lm-eval results and training-log exports, and "
-                f"{data} is read as {resolved} data (its run sizes come from its own columns); drop --metadata."
-            )
-    renames = {}
-    for text in columns or []:
-        column, equals, name = str(text).rpartition("=")
-        if not (equals and column and name):
-            raise BenchcastError(f"--column {text!r}: expected FILE_COLUMN=NAME, e.g. throughput/total_flops=flops.")
-        renames[column] = name
-    table = load(
-        data, format, metadata=metadata, samples=samples, checkpoints=checkpoints, columns=renames or None, group=group
-    )
-    table = with_chance_levels(table, parse_q_rand(q_rand))
-    return with_margins(table, parse_q_rand(margin, "--margin"))
 
 
 Laws = Annotated[list[str] | None, typer.Option("--law", "-l", help="Law name; repeat to compare (default: power).")]
@@ -207,12 +167,12 @@ Interval = Annotated[
 ]
 
 
-def refuse_interval_without_boot(boot: int, interval: str) -> None:
+def refuse_interval_without_boot(uncertainty) -> None:
     """Refuse ``--interval`` given with ``--n-boot 0``: it would choose the kind of an interval none asked for."""
     from benchcast.cli.common import refuse_options
 
     refuse_options(
-        {"--interval": boot == 0 and interval != DEFAULT_INTERVAL},
+        {"--interval": uncertainty.n_boot == 0 and uncertainty.interval != DEFAULT_INTERVAL},
         "it chooses the kind of interval, and --n-boot 0 asks for none; drop it, or give --n-boot N.",
     )
 
@@ -369,7 +329,9 @@ def benchmark_metric(benchmark: str, metric: str | None) -> tuple[str, str | Non
     return name, own if own is not None else metric
 
 
-def forecast_settings(boot: int, level: float, interval: str, seed: int, jobs, ray, **selection) -> dict:
-    """The keywords forecast, plan and recommend pass the default forecaster: runs selected, then the interval's."""
-    return {**selection, "n_boot": boot, "level": level, "interval": interval, "seed": seed, "n_jobs": jobs,
-            "ray_address": ray}  # fmt: skip
+def selection(benchmark: str, metric: str | None, k: int | None = None, **fields):
+    """The runs a default-strategy command selects, as the answers take them (a :class:`~benchcast.FitSpec`; its law
+    is the answer's own)."""
+    from benchcast.fitting.spec import FitSpec
+
+    return FitSpec("power", benchmark, metric, k=k, **fields)

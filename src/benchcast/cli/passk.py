@@ -7,26 +7,33 @@ import typer
 
 from benchcast.cli.app import app
 from benchcast.cli.common import console, emit_json, parse_ks, refuse_options, user_errors
+from benchcast.cli.groups import SOURCE, UNCERTAINTY, DataSource
 from benchcast.cli.options import (
     Benchmark,
-    Data,
     Dpi,
     FigureFormat,
-    Format,
     Json,
     MaxFlops,
     Metadata,
     Metric,
     MinFlops,
-    QRand,
     Tpr,
     figure_options,
-    read,
 )
 from benchcast.errors import BenchcastError
 from benchcast.utils.io import atomic_write_text, output_folder
 
 DEFAULT_KS = "1,2,4,8,16,32,64,128,256,512,1024"
+# the bootstrap over problems: its own defaults and help (no interval method)
+PASSK_UNCERTAINTY = UNCERTAINTY.but(
+    drop=("interval",),
+    level=(Annotated[float, typer.Option("--level", help="Interval level, in (0, 1).")], 0.9),
+    boot=(
+        Annotated[int, typer.Option("--n-boot", "--boot", help="Bootstrap replicates over problems (0: no interval).")],
+        1000,
+    ),
+    seed=(Annotated[int, typer.Option(help="Bootstrap seed.")], 0),
+)
 
 
 @app.command("passk")
@@ -55,11 +62,7 @@ def passk_command(
             "--metadata). Under any choice, a run that solved nothing is answered by the joint model.",
         ),
     ] = "auto",
-    level: Annotated[float, typer.Option("--level", help="Interval level, in (0, 1).")] = 0.9,
-    n_boot: Annotated[
-        int, typer.Option("--n-boot", "--boot", help="Bootstrap replicates over problems (0: no interval).")
-    ] = 1000,
-    seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
+    uncertainty=PASSK_UNCERTAINTY,
     benchmark: Annotated[
         str | None, typer.Option("--benchmark", "-b", help="Benchmark name if the file has none.")
     ] = None,
@@ -102,7 +105,7 @@ def passk_command(
             "compute that places runs on the ladder past n; give --out too (or --extrapolate-to)."
         )
     refuse_options(
-        {"--seed": n_boot == 0 and seed != 0},
+        {"--seed": uncertainty.n_boot == 0 and uncertainty.seed != 0},
         "it seeds the bootstrap over problems, and --n-boot 0 asks for none; drop it, or give --n-boot N.",
     )
     counts = read_counts(samples, benchmark=benchmark, run=run)
@@ -115,7 +118,7 @@ def passk_command(
     from benchcast.generative.tables import run_flops
 
     table = passk_table(
-        counts, parse_ks(k), n_boot=n_boot, level=level, seed=seed, extrapolate_to=extrapolate_to, family=family,
+        counts, parse_ks(k), uncertainty=uncertainty, extrapolate_to=extrapolate_to, family=family,
         compute=run_flops(samples, metadata),
     )  # fmt: skip
     if out is not None:
@@ -123,7 +126,8 @@ def passk_command(
             table, samples, counts=counts, gold=gold, per_token=per_token, metadata=metadata, destination=out
         )
         atomic_write_text(out, tidy.to_csv(index=False))
-    result = PassKTable(table, str(samples), counts["problem_id"].nunique(), n_boot, level)
+    problems = counts["problem_id"].nunique()
+    result = PassKTable(table, str(samples), problems, uncertainty.n_boot, uncertainty.level)
     if json:
         emit_json(result.to_dict()["rows"])
         return
@@ -133,7 +137,7 @@ def passk_command(
 @app.command("kscan")
 @user_errors
 def kscan_command(
-    data: Data,
+    source: DataSource = SOURCE,
     law: Annotated[str, typer.Option("--law", "-l", help="compute, params_tokens or gold.")] = "compute",
     benchmark: Benchmark = ...,
     metric: Metric = None,
@@ -141,9 +145,6 @@ def kscan_command(
     tpr: Tpr = None,
     min_flops: MinFlops = None,
     max_flops: MaxFlops = None,
-    format: Format = "auto",
-    metadata: Metadata = None,
-    q_rand: QRand = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Folder for the table and plot.")] = None,
     figure_format: FigureFormat = "png",
     dpi: Dpi = None,
@@ -153,7 +154,7 @@ def kscan_command(
     from benchcast.generative.kscan import kscan
 
     figures = figure_options(figure_format, dpi, writes=out is not None)
-    table = read(data, format, metadata, q_rand)
+    table = source.read()
     scan = kscan(
         table, law, benchmark, parse_ks(ks), metric=metric, tpr=tpr, min_flops=min_flops, max_flops=max_flops
     ).require_fits()

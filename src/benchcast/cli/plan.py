@@ -13,55 +13,52 @@ from benchcast.cli.common import (
     emit_json,
     err_console,
     print_answers,
-    refuse_jobs_with_ray,
     refuse_nothing_forecast,
     refuse_options,
     user_errors,
 )
 from benchcast.cli.core import refuse_unused_proxy
-from benchcast.cli.options import (  # cli/report.py takes DEFAULT_INTERVAL and Interval from here too
-    DEFAULT_INTERVAL,
+from benchcast.cli.groups import SOURCE, UNCERTAINTY, WHERE, DataSource, Where
+from benchcast.cli.options import (
     Benchmark,
     Benchmarks,
-    Columns,
-    Data,
     FlopsPer6ND,
-    Format,
-    Interval,
-    Jobs,
     Json,
-    Level,
-    Margin,
     MaxFlops,
-    Metadata,
     Metric,
     MinFlops,
-    NBoot,
     PlannedParams,
     PlannedTokens,
     Proxy,
-    QRand,
-    RayAddress,
-    Seed,
     Tpr,
     benchmark_metric,
     benchmark_metrics,
     check_runs,
-    forecast_settings,
     option_values,
-    read,
+    selection,
 )
-from benchcast.defaults import DEFAULT_LEVEL, DEFAULT_REPLICATES, DEFAULT_SEED  # noqa: E402
+from benchcast.defaults import DEFAULT_INTERVAL, DEFAULT_LEVEL, DEFAULT_REPLICATES
 from benchcast.errors import BenchcastError
 from benchcast.validation import MIN_REPLICATES, check_replicates
 
-RECOMMEND_REPLICATES = DEFAULT_REPLICATES
 ForecastBoot = Annotated[
     int,
     typer.Option(
         "--n-boot", "--boot", help=f"Bootstrap replicates over runs for the intervals (at least {MIN_REPLICATES})."
     ),
 ]
+
+FORECAST_SOURCE = SOURCE.but(
+    data=Annotated[
+        Path,
+        typer.Argument(
+            metavar="source",
+            help="A fit artifact (`benchcast fit --out`): that law's forecast; or a data file with -b: the "
+            "default strategy's forecast, as `recommend --target-flops` gives it.",
+        ),
+    ]
+)
+FORECAST_UNCERTAINTY = UNCERTAINTY.but(boot=ForecastBoot)
 
 
 def is_fit_artifact(path: Path) -> bool:
@@ -82,13 +79,7 @@ def is_fit_artifact(path: Path) -> bool:
 @app.command("forecast")
 @user_errors
 def forecast_command(
-    source: Annotated[
-        Path,
-        typer.Argument(
-            help="A fit artifact (`benchcast fit --out`): that law's forecast; or a data file with -b: the "
-            "default strategy's forecast, as `recommend --target-flops` gives it."
-        ),
-    ],
+    source: DataSource = FORECAST_SOURCE,
     flops: Annotated[list[float] | None, typer.Option("--flops", "-C", help="Training compute (repeatable).")] = None,
     params: PlannedParams = None,
     tokens: PlannedTokens = None,
@@ -101,17 +92,8 @@ def forecast_command(
     max_flops: MaxFlops = None,
     flops_per_6nd: FlopsPer6ND = None,
     proxy: Proxy = None,
-    interval: Interval = DEFAULT_INTERVAL,
-    level: Level = DEFAULT_LEVEL,
-    boot: ForecastBoot = DEFAULT_REPLICATES,
-    seed: Seed = DEFAULT_SEED,
-    jobs: Jobs = None,
-    ray: RayAddress = None,
-    format: Format = "auto",
-    metadata: Metadata = None,
-    column: Columns = None,
-    q_rand: QRand = None,
-    margin: Margin = None,
+    uncertainty=FORECAST_UNCERTAINTY,
+    where: Where = WHERE,
     out: Annotated[
         Path | None,
         typer.Option(
@@ -133,7 +115,6 @@ def forecast_command(
     where one new run's score lies (what backtests check): by default it adds the error of
     extrapolating, measured on rolling origins inside the runs, to a bootstrap over runs.
     """
-    refuse_jobs_with_ray(jobs, ray)
     data_options = {
         "-b/--benchmark": bool(benchmark),
         "-m/--metric": metric is not None,
@@ -141,34 +122,30 @@ def forecast_command(
         "--min-flops": min_flops is not None,
         "--max-flops": max_flops is not None,
         "--proxy": proxy is not None,
-        "--format": format != "auto",
-        "--metadata": metadata is not None,
-        "--column": bool(column),
-        "--q-rand": bool(q_rand),
-        "--margin": bool(margin),
+        **source.given(),
     }
     check_runs(flops, params, tokens)
     if out is not None:  # before any forecast is made: a figure benchcast cannot write is refused first
         from benchcast.plots.options import check_figure_format
 
         check_figure_format(out.suffix or "png")
-    if is_fit_artifact(source):
+    if is_fit_artifact(source.data):
         if out is not None:
             raise BenchcastError(
-                f"--out draws the default's forecast from a data file; {source} is a fit artifact: draw its forecast "
-                "in Python, bc.forecast(fit).plot(fit=fit) with fit = FitResult.load(path)."
+                f"--out draws the default's forecast from a data file; {source.data} is a fit artifact: draw its "
+                "forecast in Python, bc.forecast(fit).plot(fit=fit) with fit = FitResult.load(path)."
             )
         refuse_options(
             data_options,
-            f"{source} is a fit artifact, whose law, benchmark and runs are fixed; {{them}} select(s) runs of a "
+            f"{source.data} is a fit artifact, whose law, benchmark and runs are fixed; {{them}} select(s) runs of a "
             "data file: drop {them}, or give the data file instead of the artifact.",
         )
-        points = (flops, params, tokens, k, gold, flops_per_6nd)
-        forecast_artifact(source, *points, interval, level, boot, seed, jobs, ray, json)
+        points = {"flops": flops, "params": params, "tokens": tokens, "k": k, "gold": gold}
+        forecast_artifact(source.data, uncertainty, where, json, flops_per_6nd=flops_per_6nd, **points)
         return
     if not benchmark:
         raise BenchcastError(
-            f"{source} is not a fit artifact (`benchcast fit --out`): to forecast from a data file, name the "
+            f"{source.data} is not a fit artifact (`benchcast fit --out`): to forecast from a data file, name the "
             "benchmark with -b NAME (and -m METRIC): the default strategy's forecast, as `recommend` gives it."
         )
     refuse_options(
@@ -186,23 +163,21 @@ def forecast_command(
 
     refuse_unused_proxy(list(DEFAULT_CANDIDATES), proxy)
 
-    table = read(source, format, metadata, q_rand, margin=margin, columns=column)
+    table = source.read()
     within = {"tpr": tpr, "min_flops": min_flops, "max_flops": max_flops}
-    selection = {**within, "proxy": proxy}
-    settings = forecast_settings(boot, level, interval, seed, jobs, ray, flops_per_6nd=flops_per_6nd, **selection)
     pairs = benchmark_metrics(benchmark, metric)
     outs = answer_each(
         pairs,
         lambda name, own_metric: forecast_default(
             table,
-            name,
-            own_metric,
-            k,
+            selection(name, own_metric, k, proxy=proxy, **within),
             flops=flops or None,
             params=params or None,
             tokens=tokens or None,
+            flops_per_6nd=flops_per_6nd,
             curves=out is not None,
-            **settings,
+            uncertainty=uncertainty,
+            **where.kwargs(),
         ),
     )
     answered = [(o, pair) for o, pair in zip(outs, pairs, strict=True) if not isinstance(o, Refusal)]
@@ -210,7 +185,7 @@ def forecast_command(
         shown = [select(table, *pair, k, **within) for _, pair in answered]
         written = write_forecast_figure(out, [o for o, _ in answered], shown)
         (err_console if json else console).print(f"wrote {written}")  # stdout stays JSON with --json
-    print_answers(outs, json, str(source))
+    print_answers(outs, json, str(source.data))
 
 
 def write_forecast_figure(path: Path, outs: list, runs: list) -> Path:
@@ -224,33 +199,28 @@ def write_forecast_figure(path: Path, outs: list, runs: list) -> Path:
     return save_figure(fig, path)
 
 
-def forecast_artifact(
-    fit_file, flops, params, tokens, k, gold, flops_per_6nd, interval, level, boot, seed, jobs, ray, json
-) -> None:
-    """``forecast`` from a fit artifact: that law's forecast, printed."""
+def forecast_artifact(fit_file: Path, uncertainty, where: Where, json: bool, *, flops, params, tokens, **query) -> None:
+    """``forecast`` from a fit artifact: that law's forecast at the points asked (``query``: k, gold, flops_per_6nd),
+    with the uncertainty (an :class:`~benchcast.forecasting.bootstrap.Uncertainty`) asked, printed."""
     import numpy as np
 
     from benchcast.fitting.result import FitResult
     from benchcast.forecasting.answers import forecast
 
-    if not flops and not params and gold is None:
+    if not flops and not params and query["gold"] is None:
         raise BenchcastError("give --flops C, or --params N and --tokens D (or --gold G for the gold law).")
-    check_replicates(boot, allow_zero=False)  # a fit's forecast is its interval (predict gives the number alone)
+    check_replicates(
+        uncertainty.n_boot, allow_zero=False
+    )  # a fit's forecast is its interval (predict gives the number alone)
     result = FitResult.load(fit_file)
     out = forecast(
         result,
-        level=level,
-        n_boot=boot,
-        seed=seed,
-        n_jobs=jobs,
-        ray_address=ray,
+        uncertainty=uncertainty,
+        **where.kwargs(),
         flops=np.asarray(flops, float) if flops else None,
         params=option_values(params),
         tokens=option_values(tokens),
-        k=k,
-        gold=gold,
-        interval=interval,
-        flops_per_6nd=flops_per_6nd,
+        **query,
     )
     if json:
         emit_json(out.to_dict())
@@ -262,7 +232,7 @@ def forecast_artifact(
 @app.command("recommend")
 @user_errors
 def recommend_command(
-    data: Data,
+    source: DataSource = SOURCE,
     benchmark: Benchmark = ...,
     metric: Metric = None,
     k: Annotated[int | None, typer.Option(help="k of a pass@k metric.")] = None,
@@ -299,17 +269,8 @@ def recommend_command(
             "weights), 'select'.",
         ),
     ] = "ensemble",
-    interval: Interval = DEFAULT_INTERVAL,
-    level: Level = DEFAULT_LEVEL,
-    boot: NBoot = RECOMMEND_REPLICATES,
-    seed: Seed = DEFAULT_SEED,
-    jobs: Jobs = None,
-    ray: RayAddress = None,
-    format: Format = "auto",
-    metadata: Metadata = None,
-    column: Columns = None,
-    q_rand: QRand = None,
-    margin: Margin = None,
+    uncertainty=UNCERTAINTY,
+    where: Where = WHERE,
     json: Json = False,
 ) -> None:
     """Compare laws by rolling-origin forecasts inside your runs; weight or pick them (and, with
@@ -318,10 +279,9 @@ def recommend_command(
     from benchcast.laws import available_laws
 
     interval_options = {
-        "--level": level != DEFAULT_LEVEL,
-        "--interval": interval != DEFAULT_INTERVAL,
-        "--jobs": jobs is not None,
-        "--ray": ray is not None,
+        "--level": uncertainty.level != DEFAULT_LEVEL,
+        "--interval": uncertainty.interval != DEFAULT_INTERVAL,
+        **where.given(),
     }
     check_runs(
         None if target_flops is None else [target_flops],
@@ -331,37 +291,33 @@ def recommend_command(
     )
     if target_flops is None and target_params is None:
         refuse_options(
-            {**interval_options, "--n-boot": boot not in (RECOMMEND_REPLICATES, 0)},  # 0: no interval, as here
+            {**interval_options, "--n-boot": uncertainty.n_boot not in (DEFAULT_REPLICATES, 0)},  # 0: none, as here
             "used only by the interval of the forecast at --target-flops (or of the planned run --params N "
             "--tokens D), and without a target there is no forecast (only the comparison of laws); give "
             "--target-flops C or --params N --tokens D, or drop {them}.",
         )
-    elif boot == 0:
+    elif uncertainty.n_boot == 0:
         refuse_options(
             interval_options,
             "used only by the forecast's bootstrap interval, and --n-boot 0 asks for none; drop {them}, or give "
             f"--n-boot N (at least {MIN_REPLICATES}).",
         )
-    refuse_jobs_with_ray(jobs, ray)
     if law and all(name in available_laws() for name in law):  # an unknown one: recommend names it
         refuse_unused_proxy(law, proxy)
     benchmark, metric = benchmark_metric(benchmark, metric)  # -b NAME:METRIC, as forecast reads it
     rec = recommend(
-        read(data, format, metadata, q_rand, margin=margin, columns=column),
-        benchmark,
-        metric,
-        k,
+        source.read(),
+        selection(benchmark, metric, k, tpr=tpr, min_flops=min_flops, max_flops=max_flops, proxy=proxy),
         laws=law,
         target_flops=target_flops,
         target_params=target_params,
         target_tokens=target_tokens,
         forecast_tpr=forecast_tpr,
+        flops_per_6nd=flops_per_6nd,
         rule=rule,
-        **forecast_settings(
-            boot, level, interval, seed, jobs, ray,
-            tpr=tpr, min_flops=min_flops, max_flops=max_flops, flops_per_6nd=flops_per_6nd, proxy=proxy,
-        ),
-    )  # fmt: skip
+        uncertainty=uncertainty,
+        **where.kwargs(),
+    )
     if json:
         emit_json(rec.to_dict())
     else:
@@ -369,4 +325,4 @@ def recommend_command(
     if target_flops is not None or target_params is not None:  # a forecast was asked
         f = rec.forecast
         why = [rec.reason, *([] if f is None else f.notes)]
-        refuse_nothing_forecast([float("nan")] if f is None else f.prediction, why, f"{benchmark} from {data}")
+        refuse_nothing_forecast([float("nan")] if f is None else f.prediction, why, f"{benchmark} from {source.data}")

@@ -9,41 +9,42 @@ from rich.markup import escape
 
 from benchcast.cli.app import app
 from benchcast.cli.common import console, emit_json, refuse_options, user_errors
+from benchcast.cli.groups import LOCAL, SOURCE, UNCERTAINTY, DataSource, Where
 from benchcast.cli.options import (
-    Columns,
     FlopsPer6ND,
-    Format,
-    Jobs,
     Json,
-    Margin,
     MaxFlops,
-    Metadata,
     MinFlops,
     PlannedParams,
     PlannedTokens,
-    QRand,
-    Seed,
     Tpr,
     check_runs,
     figure_options,
     positive_option,
-    read,
 )
-from benchcast.cli.plan import DEFAULT_INTERVAL, Interval
-from benchcast.defaults import DEFAULT_REPLICATES
+from benchcast.defaults import DEFAULT_INTERVAL, DEFAULT_REPLICATES
 from benchcast.errors import BenchcastError
 
-DEFAULT_REPORT_REPLICATES = DEFAULT_REPLICATES
 DEFAULT_LAW = "recommended"
+REPORT_SOURCE = SOURCE.but(
+    data=(
+        Annotated[
+            Path | None,
+            typer.Argument(help="Data file (tidy CSV/Parquet, Apple long CSV, lm-eval JSON/folder); not with --from."),
+        ],
+        None,
+    )
+)
+ReportBoot = Annotated[
+    int, typer.Option("--n-boot", "--boot", help="Bootstrap replicates over runs behind every interval.")
+]
+REPORT_UNCERTAINTY = UNCERTAINTY.but(drop=("level",), boot=(ReportBoot, DEFAULT_REPLICATES), seed=0)
 
 
 @app.command("report")
 @user_errors
 def report_command(
-    data: Annotated[
-        Path | None,
-        typer.Argument(help="Data file (tidy CSV/Parquet, Apple long CSV, lm-eval JSON/folder); not with --from."),
-    ] = None,
+    source: DataSource = REPORT_SOURCE,
     benchmark: Annotated[
         list[str] | None,
         typer.Option("--benchmark", "-b", help="Benchmark, or benchmark:metric (repeatable).", metavar="NAME"),
@@ -79,21 +80,12 @@ def report_command(
             callback=positive_option,
         ),
     ] = None,
-    n_boot: Annotated[
-        int, typer.Option("--n-boot", "--boot", help="Bootstrap replicates over runs behind every interval.")
-    ] = DEFAULT_REPORT_REPLICATES,
-    interval: Interval = DEFAULT_INTERVAL,
-    seed: Seed = 0,
-    jobs: Jobs = None,
+    uncertainty=REPORT_UNCERTAINTY,
+    where: Where = LOCAL,
     from_dir: Annotated[
         Path | None,
         typer.Option("--from", help="Build the page from outputs already written (bench, reproduce, backtest...)."),
     ] = None,
-    format: Format = "auto",
-    metadata: Metadata = None,
-    column: Columns = None,
-    q_rand: QRand = None,
-    margin: Margin = None,
     out: Annotated[Path, typer.Option("--out", "-o", help="The HTML file to write.")] = Path("report.html"),
     figure_format: Annotated[
         str, typer.Option("--figure-format", help="Figures embedded as svg, or png at --dpi (a page cannot show pdf).")
@@ -108,7 +100,7 @@ def report_command(
     figures = {"figure_format": figure_format, "dpi": dpi}
     figure_options(figure_format, dpi, writes=True)
     if from_dir is not None:
-        if data is not None:
+        if source.data is not None:
             raise BenchcastError("give either a data file or --from DIR, not both.")
         refuse_options(
             {
@@ -123,15 +115,11 @@ def report_command(
                 "--max-flops": max_flops is not None,
                 "--flops-per-6nd": flops_per_6nd is not None,
                 "--forecast-tpr": forecast_tpr is not None,
-                "--n-boot": n_boot != DEFAULT_REPORT_REPLICATES,
-                "--interval": interval != DEFAULT_INTERVAL,
-                "--seed": seed != 0,
-                "--jobs": jobs is not None,
-                "--format": format != "auto",
-                "--metadata": metadata is not None,
-                "--column": bool(column),
-                "--q-rand": bool(q_rand),
-                "--margin": bool(margin),
+                "--n-boot": uncertainty.n_boot != DEFAULT_REPLICATES,
+                "--interval": uncertainty.interval != DEFAULT_INTERVAL,
+                "--seed": uncertainty.seed != 0,
+                **where.given(),
+                **source.given(),
             },
             f"--from {from_dir} builds the page from outputs already written, so the options that choose "
             "and fit the data have nothing to act on; drop {them}, or give the data file instead of --from.",
@@ -140,7 +128,7 @@ def report_command(
 
         summary = build_from_outputs(from_dir, out, command=command, **figures)
     else:
-        if data is None:
+        if source.data is None:
             raise BenchcastError("give a data file (or --from DIR with outputs already written).")
         if not benchmark:
             raise BenchcastError("give at least one benchmark with -b NAME (or -b NAME:METRIC).")
@@ -153,7 +141,7 @@ def report_command(
         from benchcast.report import build_report, parse_targets
 
         summary = build_report(
-            read(data, format, metadata, q_rand, margin=margin, columns=column),
+            source.read(),
             parse_targets(benchmark, metric),
             list(target_flops) if target_flops else None,
             out=out,
@@ -165,13 +153,11 @@ def report_command(
             max_flops=max_flops,
             flops_per_6nd=flops_per_6nd,
             forecast_tpr=forecast_tpr,
-            n_boot=n_boot,
-            seed=seed,
-            n_jobs=jobs,
-            data=data,
+            uncertainty=uncertainty,
+            n_jobs=where.n_jobs,
+            data=source.data,
             command=command,
             **figures,
-            interval=interval,
         )
     if json:
         emit_json(summary)

@@ -6,26 +6,15 @@ from typing import Annotated
 import typer
 
 from benchcast.cli.app import app
-from benchcast.cli.common import console, emit_json, refuse_jobs_with_ray, user_errors
-from benchcast.cli.options import (
-    DEFAULT_INTERVAL,
-    Dpi,
-    FigureFormat,
-    Format,
-    Interval,
-    Jobs,
-    Json,
-    NBoot,
-    QRand,
-    RayAddress,
-    figure_options,
-    read,
-    refuse_interval_without_boot,
-)
-from benchcast.defaults import DEFAULT_REPLICATES
+from benchcast.cli.common import console, emit_json, user_errors
+from benchcast.cli.groups import REPLICATES, SOURCE, WHERE, DataSource, Where
+from benchcast.cli.options import Dpi, FigureFormat, Json, figure_options, refuse_interval_without_boot
 from benchcast.errors import BenchcastError, did_you_mean
 
 STUDIES = ("krajewski2025",)
+STUDY_SOURCE = SOURCE.but(
+    data=Annotated[Path, typer.Option("--data", help="The study's data file (Apple DCLM long CSV).")]
+)
 
 
 def _select(names: list[str] | None) -> tuple:
@@ -44,8 +33,9 @@ def _select(names: list[str] | None) -> tuple:
 @app.command("reproduce")
 @user_errors
 def reproduce_command(
+    *,
     study: Annotated[str, typer.Argument(help=f"Study to reproduce: {', '.join(STUDIES)}.")],
-    data: Annotated[Path, typer.Option("--data", help="The study's data file (Apple DCLM long CSV).")],
+    source: DataSource = STUDY_SOURCE,
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for tables and figures.")] = Path("benchcast-out"),
     benchmark: Annotated[
         list[str] | None,
@@ -55,12 +45,8 @@ def reproduce_command(
         list[float] | None,
         typer.Option(help="Sweep threshold in FLOPs (repeatable; default: the 13-point grid 6e19..5e22)."),
     ] = None,
-    jobs: Jobs = None,
-    boot: NBoot = DEFAULT_REPLICATES,
-    interval: Interval = DEFAULT_INTERVAL,
-    ray: RayAddress = None,
-    format: Format = "auto",
-    q_rand: QRand = None,
+    where: Where = WHERE,
+    uncertainty=REPLICATES,
     figure_format: FigureFormat = "png",
     dpi: Dpi = None,
     json: Json = False,
@@ -73,18 +59,15 @@ def reproduce_command(
     from benchcast.validation import check_thresholds
 
     figure_format, dpi = figure_options(figure_format, dpi, writes=True)
-    refuse_jobs_with_ray(jobs, ray)
-    refuse_interval_without_boot(boot, interval)
+    refuse_interval_without_boot(uncertainty)
     thresholds = check_thresholds(sweep_threshold) if sweep_threshold else SWEEP_THRESHOLDS
     result = reproduce_krajewski2025(
-        read(data, format, None, q_rand),  # the study's own levels unless --q-rand replaces them
+        source.read(),  # the study's own levels unless --q-rand replaces them
         out,
-        n_jobs=jobs,
-        n_boot=boot,
-        interval=interval,
+        uncertainty=uncertainty,
         benchmarks=_select(benchmark),
         thresholds=thresholds,
-        ray_address=ray,
+        **where.kwargs(),
         figure_format=figure_format,
         dpi=dpi,
     )

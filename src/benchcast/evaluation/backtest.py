@@ -133,8 +133,10 @@ def backtest(
         protocol = "like-target"
     if given is not None:
         splitter, protocol = given, "splitter"
-    unc = Uncertainty(n_boot, seed, interval, tuple(DEFAULT_LEVELS), n_jobs)
-    frame, (model,) = evaluate(spec, table, splitter, uncertainty=unc, confidence=True, return_models=True)
+    unc = Uncertainty(n_boot, seed, interval, tuple(DEFAULT_LEVELS))
+    frame, (model,) = evaluate(
+        spec, table, splitter, uncertainty=unc, confidence=True, return_models=True, n_jobs=n_jobs
+    )
     predictions, metrics = _scored(frame)
     metrics.update({"reach": reach} if reach else {})
     result = next(iter(model.fits.values()))

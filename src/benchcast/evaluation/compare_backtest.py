@@ -132,7 +132,7 @@ def compare_backtest(
     true_multipliers : callable, optional
         ``f(benchmark, recipe, reference, flops)`` -> the true multiplier (synthetic ladders): its coverage is scored.
     **options
-        Further keywords of :func:`benchcast.compare` (``n_boot``, ``errors``, ``decide``, ``tpr``...).
+        Further keywords of :func:`benchcast.compare` (``uncertainty``, ``errors``, ``decide``, ``tpr``...).
 
     Returns
     -------

@@ -239,12 +239,12 @@ def cutoff_backtest(
     within = within_compute(table, spec.min_flops, spec.max_flops)
     if spec.max_k is not None and "k" in within:  # the cutoff backtest's rows are the spec's k <= max_k, both sides
         within = within[~(within["k"].to_numpy(float) > spec.max_k)]
-    unc = Uncertainty(n_boot, seed, interval, tuple(DEFAULT_LEVELS), 1)
+    unc = Uncertainty(n_boot, seed, interval, tuple(DEFAULT_LEVELS))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         frame, models = evaluate(
             spec, within, splitter, uncertainty=unc, confidence=True, return_models=True, skip_failed=True,
-            progress=progress,
+            progress=progress, n_jobs=1,
         )  # fmt: skip
     records = []
     for (cutoff, split), model in zip(frame.groupby("split", sort=True), models, strict=True):

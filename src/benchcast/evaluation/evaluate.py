@@ -343,6 +343,7 @@ def evaluate(
     *,
     forecaster: Ensemble | None = None,
     uncertainty: Uncertainty | None = None,
+    n_jobs: int | None = None,
     confidence: bool = False,
     return_models: bool = False,
     skip_failed: bool = False,
@@ -366,6 +367,8 @@ def evaluate(
         ``spec``'s law alone.
     uncertainty : Uncertainty, optional
         Replicates, seed, interval method and levels (default: no interval).
+    n_jobs : int, optional
+        Worker processes of each forecast's bootstrap.
     confidence : bool
         Also the interval of the law's curve.
     return_models : bool
@@ -402,7 +405,7 @@ def evaluate(
                 raise
             continue
         runs, extra = frame_runs(rows)
-        made = model.predict(runs, unc, confidence=confidence, extra=extra)
+        made = model.predict(runs, unc, n_jobs=n_jobs, confidence=confidence, extra=extra)
         frames.append(_with_truth(made.to_frame(), rows, split, model))
         models.append(model)
     out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

@@ -116,9 +116,9 @@ def fit_alternative(table: pd.DataFrame, spec):
 def beside(forecast, alternative, versus: Comparison, runs):
     """``forecast`` (the default's, of ``runs``) with the fitted ``alternative``'s point at each run and ``versus``,
     both one's rolling-origin errors (:meth:`~benchcast.forecasting.forecast.Forecast.with_alternative`)."""
-    from benchcast.forecasting.bootstrap import Uncertainty
+    from benchcast.forecasting.bootstrap import NO_INTERVAL
 
     point = np.full(len(forecast), np.nan)
     if alternative.ok:
-        point = alternative.predict(runs, Uncertainty(n_boot=0)).prediction
+        point = alternative.predict(runs, NO_INTERVAL).prediction
     return forecast.with_alternative(point, versus)

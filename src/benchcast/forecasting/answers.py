@@ -1,8 +1,10 @@
 """The questions a user asks, each answered through the one forecaster
 (:class:`benchcast.forecasting.ensemble.Ensemble`): a fit's forecast (:func:`forecast`), the default strategy's
 forecast from a table (:func:`forecast_default`), which laws to use (:func:`recommend`), and the compute a
-target score needs (:mod:`benchcast.forecasting.planning`). Settings travel as one
-:class:`~benchcast.forecasting.bootstrap.Uncertainty`, whose defaults are the same for every question.
+target score needs (:mod:`benchcast.forecasting.planning`). Settings travel as values: the runs selected as one
+:class:`~benchcast.fitting.spec.FitSpec` (``selection``), the interval as one
+:class:`~benchcast.forecasting.bootstrap.Uncertainty`, whose defaults are the same for every question; where the
+bootstrap runs (``n_jobs``, ``ray_address``) is an argument of the call.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from benchcast.errors import BenchcastError, SelectionError
 from benchcast.fitting.result import FitResult
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting.alternative import beside, compare, fit_alternative
-from benchcast.forecasting.bootstrap import DEFAULT_INTERVAL, DEFAULT_REPLICATES, Uncertainty
+from benchcast.forecasting.bootstrap import ANSWER, Uncertainty
 from benchcast.forecasting.ensemble import Ensemble
 from benchcast.forecasting.forecast import Forecast, make_forecast
 from benchcast.forecasting.results import Recommendation
@@ -37,11 +39,8 @@ from benchcast.validation import check_law, check_positive
 def forecast(
     result: FitResult,
     *,
-    level: float = 0.9,
-    n_boot: int = DEFAULT_REPLICATES,
-    seed: int = 0,
+    uncertainty: Uncertainty = ANSWER,
     n_jobs: int | None = None,
-    interval: str = DEFAULT_INTERVAL,
     ray_address: str | None = None,
     flops_per_6nd: float | None = None,
     **covariates,
@@ -53,18 +52,11 @@ def forecast(
     ----------
     result : FitResult
         The fit to forecast with.
-    level : float
-        The intervals' level, in (0, 1).
-    n_boot : int
-        Bootstrap replicates (0: no interval).
-    seed : int
-        Seed of the resampling and of the per-point streams.
-    n_jobs : int or None
-        Worker processes for the bootstrap.
-    interval : {'extrapolation', 'bootstrap'}
-        ``'extrapolation'`` widens the bootstrap by the extrapolation error measured inside the fit's runs.
-    ray_address : str, optional
-        Run the bootstrap's batches as Ray tasks.
+    uncertainty : Uncertainty
+        Replicates (0: no interval), seed, levels and the interval method (``'extrapolation'`` widens the bootstrap
+        by the extrapolation error measured inside the fit's runs); default: the 90 % interval.
+    n_jobs, ray_address : optional
+        Worker processes for the bootstrap, or a Ray cluster to run its batches on.
     flops_per_6nd : float, optional
         r placing planned runs (params= and tokens=) at C = r 6 N D; default: the convention of the fit's own runs
         (:func:`~benchcast.forecasting.targets.placed_query`), which the forecast names.
@@ -75,7 +67,6 @@ def forecast(
     -------
     Forecast
     """
-    unc = Uncertainty(n_boot, seed, interval, (level,), n_jobs, ray_address)
     placed, convention = placed_query(result, covariates, flops_per_6nd)
     result.covariates(**placed)  # the query as the fit takes it: a covariate it lacks is named here
     runs, extra, shape = _query_runs(result, covariates, convention)
@@ -83,8 +74,9 @@ def forecast(
     words = [f"planned runs placed at {runs.convention}"] if convention is not None else []
     notes = words + query_notes(result, covariates, convention)
     return Ensemble.of_fit(result).predict(
-        runs, unc, confidence=True, extra=extra, query=query, shape=shape, remarks=notes
-    )
+        runs, uncertainty, n_jobs=n_jobs, ray_address=ray_address, confidence=True, extra=extra, query=query,
+        shape=shape, remarks=notes,
+    )  # fmt: skip
 
 
 def _query_runs(result: FitResult, covariates: dict, convention) -> tuple[PlannedRuns, dict, tuple]:
@@ -127,6 +119,13 @@ def runs_below(table: pd.DataFrame, base: FitSpec, target_flops: float | None) -
     return data
 
 
+def base_spec(selection: FitSpec | str, uncertainty: Uncertainty) -> FitSpec:
+    """The runs an answer selects, as the spec its forecaster is fitted with: a benchmark's name, or a FitSpec whose
+    law and seed are the answer's own (the candidates; the uncertainty's seed)."""
+    spec = FitSpec("power", selection) if isinstance(selection, str) else selection
+    return replace(spec, law="power", seed=uncertainty.seed)
+
+
 def check_options(rule: str, laws) -> None:
     """Refuse a rule or law name that does not exist."""
     if rule not in SELECTION_RULES:
@@ -137,25 +136,16 @@ def check_options(rule: str, laws) -> None:
 
 def recommend(
     table: pd.DataFrame,
-    benchmark: str,
-    metric: str | None = None,
-    k: int | None = None,
+    selection: FitSpec | str,
     *,
     laws: list[str] | None = None,
     target_flops: float | None = None,
     target_params: float | None = None,
     target_tokens: float | None = None,
-    tpr: float | None = None,
     forecast_tpr: float | None = None,
-    min_flops: float | None = None,
-    max_flops: float | None = None,
     flops_per_6nd: float | None = None,
-    proxy: str | None = None,
     rule: str = "ensemble",
-    n_boot: int = DEFAULT_REPLICATES,
-    level: float = 0.9,
-    interval: str = DEFAULT_INTERVAL,
-    seed: int = 0,
+    uncertainty: Uncertainty = ANSWER,
     n_jobs: int | None = None,
     ray_address: str | None = None,
 ) -> Recommendation:
@@ -167,23 +157,28 @@ def recommend(
     ----------
     table : pandas.DataFrame
         The runs (a table as :func:`benchcast.load` returns).
-    benchmark, metric, k : str, str or None, int or None
-        The selection; the metric defaults as in :func:`benchcast.fit`.
+    selection : FitSpec or str
+        The runs selected (benchmark, metric, k, compute range, TPR, proxy... as :class:`~benchcast.FitSpec` holds
+        them; its law and seed are the answer's own), or a benchmark's name; the metric defaults as in
+        :func:`benchcast.fit`.
     laws : list of str, optional
         Laws to compare (default: the ladder's candidates that apply).
     target_flops : float, optional
         The planned run's compute: only cheaper runs are used, and the combination forecasts it.
     target_params, target_tokens : float, optional
         The planned run as N parameters trained on D tokens (both, and not with ``target_flops``).
-    tpr, min_flops, max_flops, proxy, flops_per_6nd : optional
-        Further selection, as in :class:`benchcast.fitting.spec.FitSpec`; r in C = r 6 N D placing a planned run.
     forecast_tpr : float, optional
-        Tokens per parameter of a planned run given by ``target_flops`` (default: ``tpr``), inside the fitted runs'
-        ratios or beyond them.
+        Tokens per parameter of a planned run given by ``target_flops`` (default: the selection's ``tpr``), inside
+        the fitted runs' ratios or beyond them.
+    flops_per_6nd : float, optional
+        r in C = r 6 N D placing a planned run.
     rule : str
         ``'ensemble'``, ``'stack'`` or ``'select'``.
-    n_boot, level, interval, seed, n_jobs, ray_address
-        The forecast's uncertainty (:class:`~benchcast.forecasting.bootstrap.Uncertainty`; ``n_boot`` 0: none).
+    uncertainty : Uncertainty
+        The forecast's interval (:class:`~benchcast.forecasting.bootstrap.Uncertainty`; ``n_boot`` 0: none;
+        default: 90 %); its seed is the fits' too.
+    n_jobs, ray_address : optional
+        Where the bootstrap runs: worker processes, or a Ray cluster.
 
     Returns
     -------
@@ -191,7 +186,8 @@ def recommend(
         The ranking, weights, the choice's nested error and, with a target, the forecast there.
     """
     check_options(rule, laws)
-    unc = Uncertainty(n_boot, seed, interval, (level,), n_jobs, ray_address)
+    base = base_spec(selection, uncertainty)
+    tpr = base.tpr
     check_positive("target_flops", target_flops)
     if forecast_tpr is not None and (target_params is not None or target_tokens is not None):
         raise BenchcastError(
@@ -202,11 +198,9 @@ def recommend(
     if target_params is not None or target_tokens is not None:
         check_positive("target_params", target_params)
         check_positive("target_tokens", target_tokens)
-    selection = {"tpr": tpr, "min_flops": min_flops, "max_flops": max_flops}
     if target_params is not None or target_tokens is not None or flops_per_6nd is not None:
-        target = table_runs(table, target_flops, target_params, target_tokens, **selection, given=flops_per_6nd)
+        target = table_runs(table, target_flops, target_params, target_tokens, **_within(base), given=flops_per_6nd)
         target_flops = float(target.flops[0])
-    base = FitSpec("power", benchmark, metric, k=k, proxy=proxy, seed=seed, **selection)
     data = runs_below(table, base, target_flops)
     ensemble = Ensemble(rule, laws).fit(data, base)
     rec = ensemble.choice_
@@ -218,15 +212,21 @@ def recommend(
         runs = target if target is not None else np.array([float(target_flops)])
         placed_at = tpr if forecast_tpr is None else check_positive("forecast_tpr", forecast_tpr)
         runs = as_runs(runs, None if target is not None else placed_at)
-        rec = replace(rec, forecast=beside(ensemble.predict(runs, unc), alternative, rec.versus, runs))
+        made = ensemble.predict(runs, uncertainty, n_jobs=n_jobs, ray_address=ray_address)
+        rec = replace(rec, forecast=beside(made, alternative, rec.versus, runs))
     return rec
 
 
 CURVE_POINTS = 60  # a curve's grid of compute, the targets added to it
 
 
+def _within(spec: FitSpec) -> dict:
+    """The selection's TPR and compute range, as the planned runs are placed by them."""
+    return {"tpr": spec.tpr, "min_flops": spec.min_flops, "max_flops": spec.max_flops}
+
+
 def _ratio_curves(
-    ensemble: Ensemble, runs: PlannedRuns, i: int, unc: Uncertainty, several: bool, confidence: bool = False
+    ensemble: Ensemble, runs: PlannedRuns, i: int, unc: Uncertainty, several: bool, confidence: bool, where: dict
 ) -> dict:
     """The ensemble's forecast along compute at target ``i``'s ratio, through every target at that ratio it forecasts
     (50 and 90 % intervals), keyed by a label; with ``several`` ensembles, the label names the runs it was fitted on."""
@@ -238,28 +238,19 @@ def _ratio_curves(
     along = planned_runs(flops=grid, tpr=tpr, convention=runs.rule) if np.isfinite(tpr) else planned_runs(flops=grid)
     label = f"TPR {tpr:.4g}" if np.isfinite(tpr) else "by compute"
     label += f", fitted below {runs.flops[i]:.3g}" if several else ""
-    return {label: ensemble.predict(along, replace(unc, levels=(0.5, 0.9)), confidence=confidence)}
+    return {label: ensemble.predict(along, replace(unc, levels=(0.5, 0.9)), confidence=confidence, **where)}
 
 
 def forecast_default(
     table: pd.DataFrame,
-    benchmark: str,
-    metric: str | None = None,
-    k: int | None = None,
+    selection: FitSpec | str,
     *,
     flops=None,
     params=None,
     tokens=None,
-    tpr: float | None = None,
-    min_flops: float | None = None,
-    max_flops: float | None = None,
     flops_per_6nd: float | None = None,
-    proxy: str | None = None,
     rule: str = "ensemble",
-    n_boot: int = DEFAULT_REPLICATES,
-    level: float = 0.9,
-    interval: str = DEFAULT_INTERVAL,
-    seed: int = 0,
+    uncertainty: Uncertainty = ANSWER,
     n_jobs: int | None = None,
     ray_address: str | None = None,
     curves: bool | str = False,
@@ -272,17 +263,17 @@ def forecast_default(
     ----------
     table : pandas.DataFrame
         The runs.
-    benchmark, metric, k : str, str or None, int or None
-        The selection; the metric defaults as in :func:`benchcast.fit`.
+    selection : FitSpec or str
+        The runs selected, or a benchmark's name, as :func:`recommend` takes them.
     flops : float or sequence of float
         Compute of each run to forecast.
     params, tokens : float or sequence of float
         Instead of ``flops``: each run as N parameters trained on D tokens (paired in order).
-    tpr, min_flops, max_flops, proxy, flops_per_6nd : optional
-        Further selection, as in :class:`benchcast.fitting.spec.FitSpec`; r in C = r 6 N D placing a planned run.
+    flops_per_6nd : float, optional
+        r in C = r 6 N D placing a planned run.
     rule : str
         ``'ensemble'`` (the default strategy), ``'stack'`` or ``'select'``.
-    n_boot, level, interval, seed, n_jobs, ray_address
+    uncertainty, n_jobs, ray_address
         As :func:`recommend` takes them.
     curves : bool
         Also the forecast along compute at each target's ratio, through the targets (:attr:`Forecast.curves`,
@@ -296,10 +287,9 @@ def forecast_default(
     if flops is not None and not len(np.atleast_1d(flops)):
         raise BenchcastError("give at least one compute to forecast (flops=).")
     check_options(rule, None)
-    unc = Uncertainty(n_boot, seed, interval, (level,), n_jobs, ray_address)
-    selection = {"tpr": tpr, "min_flops": min_flops, "max_flops": max_flops}
-    runs = table_runs(table, flops, params, tokens, **selection, given=flops_per_6nd).by_compute()
-    base = FitSpec("power", benchmark, metric, k=k, proxy=proxy, seed=seed, **selection)
+    unc, where = uncertainty, {"n_jobs": n_jobs, "ray_address": ray_address}
+    base = base_spec(selection, unc)
+    runs = table_runs(table, flops, params, tokens, **_within(base), given=flops_per_6nd).by_compute()
     parts, fitted, last, alternatives = [], {}, {}, {}
     for i, target in enumerate(runs.flops):
         data = runs_below(table, base, target)
@@ -309,13 +299,14 @@ def forecast_default(
         if ensemble.ok:
             if len(data) not in alternatives:  # the simplest alternative on the same runs, with its comparison
                 alternatives[len(data)] = (alternative := fit_alternative(data, base)), compare(ensemble, alternative)
-            parts.append(beside(ensemble.predict(runs.take(i), unc), *alternatives[len(data)], runs.take(i)))
+            made = ensemble.predict(runs.take(i), unc, **where)
+            parts.append(beside(made, *alternatives[len(data)], runs.take(i)))
             ratio = float(runs.tpr[i])
             last[(len(data), round(ratio, 6) if np.isfinite(ratio) else None)] = i
         else:
             why = f"no forecast: {ensemble.choice_.reason}"
-            parts.append(make_forecast(benchmark, rule, runs.take(i), [np.nan], [()], unc, note=why))
+            parts.append(make_forecast(base.benchmark, rule, runs.take(i), [np.nan], [()], unc, note=why))
     for (seen, _), i in last.items() if curves else ():  # the last target of a ratio and runs: its curve through all
-        along = _ratio_curves(fitted[seen], runs, i, unc, len(fitted) > 1, curves == "confidence")
+        along = _ratio_curves(fitted[seen], runs, i, unc, len(fitted) > 1, curves == "confidence", where)
         parts[i] = replace(parts[i], curves=along)
     return Forecast.concat(parts)

@@ -32,7 +32,7 @@ from functools import partial
 import numpy as np
 import pandas as pd
 
-from benchcast.defaults import DEFAULT_INTERVAL, DEFAULT_LEVELS, DEFAULT_REPLICATES, DEFAULT_SEED
+from benchcast.defaults import DEFAULT_INTERVAL, DEFAULT_LEVEL, DEFAULT_LEVELS, DEFAULT_REPLICATES, DEFAULT_SEED
 from benchcast.errors import BenchcastError
 from benchcast.fitting.engine.loss import make_loss
 from benchcast.fitting.engine.replicates import refit_weighted
@@ -52,7 +52,9 @@ BATCHED_OVER_WORKERS = 1000
 
 @dataclass(frozen=True)
 class Uncertainty:
-    """How a forecast's uncertainty is computed: one value that every command passes on.
+    """How a forecast's uncertainty is computed: one value that every command passes on, in the manner of
+    statsforecast's ``prediction_intervals=``. Where it runs (``n_jobs``, ``ray_address``) is an argument of each
+    call, not part of this value.
 
     Parameters
     ----------
@@ -63,20 +65,14 @@ class Uncertainty:
     interval : {'extrapolation', 'bootstrap'}
         ``'extrapolation'``: the bootstrap widened by the extrapolation error (the default); ``'bootstrap'``:
         the bootstrap alone.
-    levels : tuple of float
-        The interval levels, each in (0, 1).
-    n_jobs : int, optional
-        Worker processes of the bootstrap.
-    ray_address : str, optional
-        Run the bootstrap's batches as Ray tasks.
+    levels : float or tuple of float
+        The interval levels, each in (0, 1); a one-level answer (forecast, plan, recommend) reads the first.
     """
 
     n_boot: int = DEFAULT_REPLICATES
     seed: int = DEFAULT_SEED
     interval: str = DEFAULT_INTERVAL
     levels: tuple = field(default=DEFAULT_LEVELS)
-    n_jobs: int | None = None
-    ray_address: str | None = None
 
     def __post_init__(self):
         from benchcast.validation import check_interval
@@ -84,6 +80,11 @@ class Uncertainty:
         check_replicates(self.n_boot, allow_zero=True)
         check_interval(self.interval)
         object.__setattr__(self, "levels", tuple(float(check_level(v)) for v in np.atleast_1d(self.levels)))
+
+    @property
+    def level(self) -> float:
+        """The level a one-level answer shows: the first."""
+        return self.levels[0]
 
     def to_dict(self) -> dict:
         """The settings as JSON-ready values.
@@ -93,6 +94,10 @@ class Uncertainty:
         dict
         """
         return {"n_boot": self.n_boot, "seed": self.seed, "interval": self.interval, "levels": list(self.levels)}
+
+
+ANSWER = Uncertainty(levels=DEFAULT_LEVEL)  # a one-level answer's default (forecast, plan, recommend)
+NO_INTERVAL = Uncertainty(n_boot=0)  # a point forecast alone
 
 
 def resample_counts(result: FitResult, seed: int, indices) -> np.ndarray:
@@ -264,24 +269,21 @@ class Bootstrap:
 
 def bootstrap(
     result: FitResult,
-    n_boot: int = DEFAULT_REPLICATES,
+    uncertainty: Uncertainty | None = None,
     *,
-    seed: int = 0,
     n_jobs: int | None = None,
     progress: bool | None = None,
     ray_address: str | None = None,
 ) -> Bootstrap:
-    """Resample the fit's runs with replacement ``n_boot`` times and refit each replicate
-    (``ray_address``: the batches of replicates become Ray tasks; see :func:`parallel_map`).
+    """Resample the fit's runs with replacement and refit each replicate (``ray_address``: the batches of replicates
+    become Ray tasks; see :func:`parallel_map`).
 
     Parameters
     ----------
     result : FitResult
         The fit, with its training points.
-    n_boot : int
-        Replicates (at least 1).
-    seed : int
-        Seed of the resampling.
+    uncertainty : Uncertainty, optional
+        Its replicates (at least 1) and seed (default: :class:`Uncertainty`'s).
     n_jobs : int, optional
         Worker processes (``None``: :func:`benchcast.utils.parallel.default_jobs`).
     progress : bool, optional
@@ -294,6 +296,8 @@ def bootstrap(
     Bootstrap
         The replicate parameters, losses and convergence flags.
     """
+    unc = uncertainty or Uncertainty()
+    n_boot, seed = unc.n_boot, unc.seed
     check_replicates(n_boot, allow_zero=False)
     if result.points.empty or "value" not in result.points:
         raise BenchcastError("this fit carries no training points; refit it to bootstrap.")

@@ -17,8 +17,9 @@ from benchcast.data.schema import COLUMNS
 from benchcast.data.table import select
 from benchcast.errors import BenchcastError, DataWarning
 from benchcast.fitting.shared_shape import choose_shape, common_draws, fit_shape, shape_draws
+from benchcast.fitting.spec import FitSpec
 from benchcast.forecasting.answers import forecast_default
-from benchcast.forecasting.bootstrap import DEFAULT_INTERVAL, DEFAULT_REPLICATES
+from benchcast.forecasting.bootstrap import ANSWER, Uncertainty
 from benchcast.forecasting.compare_draws import BAND, _baseline, _matrix, _multipliers, _no_multipliers, _pairs
 from benchcast.forecasting.draws import DRAWS, Draws, score_interval
 from benchcast.forecasting.extrapolation import estimate, load_prior, widen
@@ -26,11 +27,11 @@ from benchcast.forecasting.flags import shared_shape_flags, short, uninformative
 from benchcast.forecasting.targets import table_runs
 from benchcast.utils.jsonable import jsonable
 from benchcast.utils.rich_view import Markup, RichView, rich_table
-from benchcast.validation import check_level
 
 REACH = 30.0  # the curves run to this multiple of the planned compute (a worse recipe's compute for the same score)
 ERRORS = ("common", "independent")
 SHAPES = ("auto", "default", "shared")
+SELECTION = ("k", "tpr", "min_flops", "max_flops", "proxy")  # the keywords that are fields of the selection
 MIN_SIZES = 4  # shape='auto': recipes with fewer sizes below the plan (median) borrow a shared shape
 CURVE_POINTS = 60
 
@@ -219,10 +220,7 @@ def compare(
     decide: float = 0.9,
     errors: str = "common",
     shape: str = "auto",
-    n_boot: int = DEFAULT_REPLICATES,
-    level: float = 0.9,
-    interval: str = DEFAULT_INTERVAL,
-    seed: int = 0,
+    uncertainty: Uncertainty = ANSWER,
     **settings,
 ) -> Comparison:
     """Compare the recipes of column ``by`` at one planned run: each recipe's default forecast, who wins and how sure,
@@ -254,16 +252,17 @@ def compare(
         :mod:`benchcast.fitting.shared_shape` (one exponent for every recipe, or a line per recipe, as forecasting
         each recipe's largest size from the rest says); ``'auto'``: the joint fit where recipes have (median) fewer
         than 4 sizes below the planned run.
-    n_boot, level, interval, seed
-        The forecasts' uncertainty, as :func:`benchcast.forecast_default` takes it.
+    uncertainty : Uncertainty
+        The forecasts' uncertainty, as :func:`benchcast.forecast_default` takes it (its level: the intervals').
     **settings
-        Further keywords of :func:`benchcast.forecast_default` (``tpr``, ``min_flops``, ``n_jobs``...).
+        The selection's further fields (``k``, ``tpr``, ``min_flops``, ``max_flops``, ``proxy``) and further keywords
+        of :func:`benchcast.forecast_default` (``flops_per_6nd``, ``n_jobs``, ``ray_address``).
 
     Returns
     -------
     Comparison
     """
-    check_level(level)
+    unc = uncertainty
     if not 0.5 < decide < 1:
         raise BenchcastError(f"decide must be in (0.5, 1), got {decide}.")
     if shape not in SHAPES:
@@ -295,7 +294,6 @@ def compare(
         if flops is not None
         else {"params": [params, params * REACH**0.5], "tokens": [tokens, tokens * REACH**0.5]}
     )
-    unc = {"n_boot": n_boot, "level": level, "interval": interval, "seed": seed}
     parts, curves = ([], [], []), {}
     for name, own in asked:
         *one, planned = _benchmark(
@@ -320,7 +318,7 @@ def compare(
     recipes, pairs, multipliers = (pd.concat(p, ignore_index=True) for p in parts)
     if recipes["prediction"].isna().all():
         _refuse_no_forecast(table, by, recipes, chosen)
-    return Comparison(by, recipes, pairs, multipliers, level, decide, errors, curves, target)
+    return Comparison(by, recipes, pairs, multipliers, unc.level, decide, errors, curves, target)
 
 
 def _recipes(table: pd.DataFrame, by: str) -> list:
@@ -403,7 +401,7 @@ def _benchmark(
         mults = _no_multipliers(benchmark, None, frame, "no recipe has a forecast")
     else:
         ref = reference if reference is not None else best.loc[best["prediction"].idxmax(), "recipe"]
-        mults = _multipliers(benchmark, ref, draws, grids, point_curves, planned, unc["level"], frame)
+        mults = _multipliers(benchmark, ref, draws, grids, point_curves, planned, unc.level, frame)
     return frame, pairs, mults, planned
 
 
@@ -440,8 +438,11 @@ def _each(table, by, names, benchmark, metric, reach, planned, errors, unc, sett
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")  # kept in the recipe's row and the notes, once each
+                chosen_runs = {key: settings[key] for key in SELECTION if key in settings}
+                spec = FitSpec("power", benchmark, metric, **chosen_runs)
+                rest = {key: value for key, value in settings.items() if key not in SELECTION}
                 out = forecast_default(
-                    table[table[by] == name], benchmark, metric, curves="confidence", **reach, **unc, **settings
+                    table[table[by] == name], spec, curves="confidence", **reach, uncertainty=unc, **rest
                 )
         except BenchcastError as exc:
             row["note"] = f"no forecast: {exc}"
@@ -449,7 +450,7 @@ def _each(table, by, names, benchmark, metric, reach, planned, errors, unc, sett
         finally:
             row["warnings"] = tuple(dict.fromkeys(" ".join(str(w.message).split()) for w in caught))
         point = out.take([0])
-        lower, upper = point.interval(unc["level"])
+        lower, upper = point.interval(unc.level)
         note = str(point.points["note"].iloc[0])
         row.update(
             method="default",
@@ -472,7 +473,7 @@ def _each(table, by, names, benchmark, metric, reach, planned, errors, unc, sett
             law = values
             said.append("multipliers from the prediction draws (a new run's residual included): no law draws")
         row["note"] = "; ".join(n for n in (row["note"], *said) if n)
-        values, law = _order(values, errors, unc["seed"], i), _order(law, errors, unc["seed"], i)
+        values, law = _order(values, errors, unc.seed, i), _order(law, errors, unc.seed, i)
         draws[name], grids[name] = values[:, at], (grid, law)
         lo, hi = curve.interval(0.9)
         curves[(benchmark, name)] = {
@@ -511,21 +512,21 @@ def _joint(table, by, names, benchmark, metric, reach, planned, errors, unc, set
         return rows, {}, {}
     grid = np.unique(np.append(np.geomspace(10 ** pts[:, 1].min(), planned * REACH * 1.5, CURVE_POINTS), planned))
     at, x = int(np.searchsorted(grid, planned)), np.log10(grid)
-    common = common_draws(shape, DRAWS, np.random.default_rng([unc["seed"], 52]))  # parametric: cheap, many
+    common = common_draws(shape, DRAWS, np.random.default_rng([unc.seed, 52]))  # parametric: cheap, many
     model = estimate(None, load_prior())
     draws, grids = {}, {}
     for i, q in chance.items():
         if kind == "separate" and len(np.unique(pts[pts[:, 0] == i, 1])) < 2:
             rows[i]["note"] = "no forecast: one size, no line of its own"
             continue
-        z, residual = shape_draws(shape, i, x, common, np.random.default_rng([unc["seed"], 52, i]))
+        z, residual = shape_draws(shape, i, x, common, np.random.default_rng([unc.seed, 52, i]))
         decades = np.maximum(x - shape.tops[i][0], 0)
         values, law = (q + (1 - q) * np.exp(-np.exp(v)) for v in (z + residual, z))
-        if unc["interval"] == "extrapolation":
-            values, law = (widen(v, decades, model, unc["seed"]) for v in (values, law))
-        values, law = _order(values, errors, unc["seed"], i), _order(law, errors, unc["seed"], i)
+        if unc.interval == "extrapolation":
+            values, law = (widen(v, decades, model, unc.seed) for v in (values, law))
+        values, law = _order(values, errors, unc.seed, i), _order(law, errors, unc.seed, i)
         point = q + (1 - q) * np.exp(-np.exp(shape.predict(i, x)))
-        (lo, hi), band = score_interval(Draws(values), unc["level"]), score_interval(Draws(values), 0.9)
+        (lo, hi), band = score_interval(Draws(values), unc.level), score_interval(Draws(values), 0.9)
         flags = shared_shape_flags(
             fitted[i],
             planned,

@@ -65,7 +65,7 @@ def fit_member(rows: pd.DataFrame, spec: FitSpec, *, uncertainty: Uncertainty | 
             result = ext.fit_with_rolling_origins(rows, spec)  # the fit and its origins: one batched solve
             boot = None
             if uncertainty is not None and uncertainty.n_boot:
-                boot = bootstrap(result, uncertainty.n_boot, seed=uncertainty.seed, n_jobs=1, progress=False)
+                boot = bootstrap(result, uncertainty, n_jobs=1, progress=False)
     except (BenchcastError, ValueError, np.linalg.LinAlgError) as exc:
         return Member(spec.law, None, error=str(exc))
     return Member(spec.law, result, boot=boot)  # its errors: the table the fit holds, read on first use
@@ -245,6 +245,8 @@ class Ensemble:
         runs,
         uncertainty: Uncertainty | None = None,
         *,
+        n_jobs: int | None = None,
+        ray_address: str | None = None,
         tpr: float | None = None,
         confidence: bool = False,
         extra: dict | None = None,
@@ -261,6 +263,8 @@ class Ensemble:
             Compute of each point, or the points as runs (a law of N and D is given N and D, a law of compute C).
         uncertainty : Uncertainty, optional
             Replicates, seed, interval kind and levels (default: :class:`Uncertainty`'s, the same in every command).
+        n_jobs, ray_address : optional
+            Where the members' bootstraps run: worker processes, or a Ray cluster.
         tpr : float, optional
             Tokens per parameter placing runs given by compute (laws of N and D); not with PlannedRuns.
         confidence : bool
@@ -280,6 +284,8 @@ class Ensemble:
         if not self.ok:
             raise BenchcastError(f"nothing was forecast for {self.benchmark}: {self.choice_.reason}")
         unc = uncertainty or Uncertainty()
+        for law in (law for law, w in self.weights_.items() if w > 0 and unc.n_boot):  # made where the call says
+            self._boot(law, unc, n_jobs, ray_address)
         runs = as_runs(runs, tpr)
         extra = {name: value for name, value in (extra or {}).items() if value is not None}
         fits = self.fits
@@ -383,7 +389,7 @@ class Ensemble:
             out.append((kind, np.flatnonzero(ok), taken))
         return tuple(out), model, "", spread
 
-    def _boot(self, law: str, unc: Uncertainty) -> Bootstrap:
+    def _boot(self, law: str, unc: Uncertainty, n_jobs=None, ray_address=None) -> Bootstrap:
         """The member's bootstrap with these settings, made once."""
         member = self.members_[law]
         cache = self.__dict__.setdefault("_boots", {})
@@ -391,9 +397,7 @@ class Ensemble:
         if key not in cache:
             made = member.boot
             if made is None or len(made.failed) != unc.n_boot or made.seed != unc.seed:
-                made = bootstrap(
-                    member.fit, unc.n_boot, seed=unc.seed, n_jobs=unc.n_jobs, progress=None, ray_address=unc.ray_address
-                )
+                made = bootstrap(member.fit, unc, n_jobs=n_jobs, progress=None, ray_address=ray_address)
             cache[key] = made
         return cache[key]
 

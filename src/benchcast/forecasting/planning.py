@@ -12,8 +12,8 @@ import pandas as pd
 from benchcast.errors import BenchcastError
 from benchcast.fitting.result import FitResult
 from benchcast.fitting.spec import FitSpec
-from benchcast.forecasting.answers import check_options, runs_below
-from benchcast.forecasting.bootstrap import DEFAULT_INTERVAL, DEFAULT_REPLICATES, Uncertainty, bootstrap
+from benchcast.forecasting.answers import base_spec, check_options, runs_below
+from benchcast.forecasting.bootstrap import ANSWER, Uncertainty, bootstrap
 from benchcast.forecasting.draws import Draws
 from benchcast.forecasting.ensemble import Ensemble
 from benchcast.forecasting.flags import (
@@ -48,19 +48,18 @@ XTOL_DECADES = 1e-4  # the point answer's precision in decades of compute (0.02 
 LOCAL_POINTS = 33  # computes across a bound's bracket that its crossing is fitted to
 
 
-def _band(
-    ensemble: Ensemble, target: float, unc: Uncertainty, tpr, level: float, needed=None, k=None, convention=None
-) -> dict:
+def _band(ensemble: Ensemble, target: float, unc: Uncertainty, tpr, where: dict, needed=None, k=None, convention=None):
     """Where the ensemble's forecast (``needed``, unless given) and its bounds at ``level`` reach ``target``: the
     forecast inverted. The point by bracketing on a grid of log compute and bisection; a bound (its draws carry
-    Monte-Carlo noise) by a line fitted across its bracket. Also the forecast at the answer and the grid's note.
-    ``k``: the attempts a law of k is asked at (every point); ``convention``: the runs' FLOPs convention splitting a
-    compute into N and D at ``tpr``."""
+    Monte-Carlo noise) by a line fitted across its bracket, at the uncertainty's level. Also the forecast at the
+    answer and the grid's note. ``where``: where the bootstrap runs; ``k``: the attempts a law of k is asked at (every
+    point); ``convention``: the runs' FLOPs convention splitting a compute into N and D at ``tpr``."""
+    level = unc.level
 
     def at(flops) -> Forecast:
         flops = np.atleast_1d(flops)
         extra = {} if k is None else {"k": np.full(len(flops), float(k))}
-        return ensemble.predict(planned_runs(flops=flops, tpr=tpr, convention=convention), unc, extra=extra)
+        return ensemble.predict(planned_runs(flops=flops, tpr=tpr, convention=convention), unc, extra=extra, **where)
 
     fits = ensemble.fits.values()
     smallest = min(float(r.points["flops"].min()) for r in fits)
@@ -87,44 +86,33 @@ def _band(
 
 def plan_default(
     table: pd.DataFrame,
-    benchmark: str,
-    metric: str | None = None,
-    k: int | None = None,
+    selection: FitSpec | str,
     *,
     target: float,
-    tpr: float | None = None,
     forecast_tpr: float | None = None,
-    min_flops: float | None = None,
-    max_flops: float | None = None,
-    proxy: str | None = None,
     rule: str = "ensemble",
-    n_boot: int = DEFAULT_REPLICATES,
-    level: float = 0.9,
-    interval: str = DEFAULT_INTERVAL,
-    seed: int = 0,
+    uncertainty: Uncertainty = ANSWER,
     n_jobs: int | None = None,
     ray_address: str | None = None,
 ) -> Plan:
     """The compute at which the default strategy's forecast (as :func:`forecast_default` gives it for a run
-    beyond the data) reaches ``target``, with the interval where its bounds at ``level`` reach it.
+    beyond the data) reaches ``target``, with the interval where its bounds at the uncertainty's level reach it.
 
     Parameters
     ----------
     table : pandas.DataFrame
         The runs.
-    benchmark, metric, k : str, str or None, int or None
-        The selection; the metric defaults as in :func:`benchcast.fit`.
+    selection : FitSpec or str
+        The runs fitted, or a benchmark's name, as :func:`~benchcast.forecasting.answers.recommend` takes them.
     target : float
         The target score, in (0, 1) and above chance.
-    tpr, min_flops, max_flops, proxy : optional
-        Further selection of the runs fitted.
     forecast_tpr : float, optional
-        Tokens per parameter of the planned run, inside the fitted runs' TPRs or not (default: ``tpr``): it splits
-        the compute into N and D for laws of N and D, and the plan answers N and D at it.
+        Tokens per parameter of the planned run, inside the fitted runs' TPRs or not (default: the selection's
+        ``tpr``): it splits the compute into N and D for laws of N and D, and the plan answers N and D at it.
     rule : str
         ``'ensemble'`` (the default strategy), ``'stack'`` or ``'select'``.
-    n_boot, level, interval, seed, n_jobs, ray_address
-        As :func:`forecast_default` takes them (``n_boot=0``: no interval).
+    uncertainty, n_jobs, ray_address
+        As :func:`~benchcast.forecasting.answers.forecast_default` takes them (``n_boot=0``: no interval).
 
     Returns
     -------
@@ -132,10 +120,10 @@ def plan_default(
     """
     check_score("target score", target)
     check_options(rule, None)
-    unc = Uncertainty(n_boot, seed, interval, (level,), n_jobs, ray_address)
-    selection = {"tpr": tpr, "min_flops": min_flops, "max_flops": max_flops}
-    placed_at = _positive("forecast_tpr", forecast_tpr) if forecast_tpr is not None else tpr
-    base = FitSpec("power", benchmark, metric, k=k, proxy=proxy, seed=seed, **selection)
+    unc, base = uncertainty, base_spec(selection, uncertainty)
+    benchmark, level, n_boot = base.benchmark, unc.level, unc.n_boot
+    selection = {"tpr": base.tpr, "min_flops": base.min_flops, "max_flops": base.max_flops}
+    placed_at = _positive("forecast_tpr", forecast_tpr) if forecast_tpr is not None else base.tpr
     ensemble = Ensemble(rule).fit(runs_below(table, base, None), base)
     if not ensemble.ok:
         raise BenchcastError(f"no plan for {benchmark}: {ensemble.choice_.reason}")
@@ -158,7 +146,9 @@ def plan_default(
         )
     # the planned run placed by the runs' own FLOPs convention, as forecast DATA places a run of N and D
     convention = flops_convention(table, **selection) if placed_at is not None else None
-    band = _band(ensemble, target, unc, placed_at, level, convention=convention)
+    band = _band(
+        ensemble, target, unc, placed_at, {"n_jobs": n_jobs, "ray_address": ray_address}, convention=convention
+    )
     at = band["forecast"]
     fields = {
         "benchmark": benchmark,
@@ -170,7 +160,7 @@ def plan_default(
         "weights": dict(ensemble.weights_),
         "lower": band.get("lower"),
         "upper": band.get("upper"),
-        "interval": interval,
+        "interval": unc.interval,
         "n_boot": n_boot,
         "tpr": placed_at,
         **_sizes(band["needed"], placed_at, convention),
@@ -354,11 +344,8 @@ def plan(
     k: int | None = None,
     flops: float | None = None,
     forecast_tpr: float | None = None,
-    level: float = 0.9,
-    n_boot: int = DEFAULT_REPLICATES,
-    seed: int = 0,
+    uncertainty: Uncertainty = ANSWER,
     n_jobs: int | None = None,
-    interval: str = DEFAULT_INTERVAL,
     ray_address: str | None = None,
 ) -> Plan:
     """Compute needed to reach ``target`` (or, for laws with k given ``flops``, the k needed), with a
@@ -377,16 +364,18 @@ def plan(
     forecast_tpr : float, optional
         Tokens per parameter of the planned run, for laws of N and D (default: the fit's TPR): it splits C into N
         and D, and the plan answers them; a ratio outside the fitted runs' is flagged.
-    level, n_boot, seed, n_jobs, interval, ray_address
-        As :func:`forecast` (``n_boot=0``: no interval). A compute's interval is where the fit's forecast (as
-        :func:`forecast` gives it) has its bounds at ``level`` reach the target; a k's, the bootstrap's.
+    uncertainty, n_jobs, ray_address
+        As :func:`~benchcast.forecasting.answers.forecast` takes them (``n_boot=0``: no interval). A compute's
+        interval is where the fit's forecast (as :func:`~benchcast.forecasting.answers.forecast` gives it) has its
+        bounds at the uncertainty's level reach the target; a k's, the bootstrap's.
 
     Returns
     -------
     Plan
     """
     check_score("target score", target)
-    unc = Uncertainty(n_boot, seed, interval, (level,), n_jobs, ray_address)
+    unc, where = uncertainty, {"n_jobs": n_jobs, "ray_address": ray_address}
+    level = unc.level
     flops, tpr = _positive("flops", flops), _positive("forecast_tpr", forecast_tpr)
     k = check_count("k", k)
     _refuse_unused_question(result, k=k, flops=flops, tpr=tpr)
@@ -440,19 +429,23 @@ def plan(
             + ("" if solve_k else " within 1e40 FLOPs")
             + "."
         )
-    if n_boot:
-        interval = _k_interval(result, fields, unc) if solve_k else _plan_interval(result, target, unc, fields, has_k)
+    if unc.n_boot:
+        interval = (
+            _k_interval(result, fields, unc, where)
+            if solve_k
+            else _plan_interval(result, target, unc, fields, where, has_k)
+        )
         fields.update(interval)
         if not solve_k:
             fields["flags"] += plan_interval_flags(needed, fields.get("lower"), fields.get("upper"), level)
     return Plan(**fields)
 
 
-def _plan_interval(result: FitResult, target: float, unc: Uncertainty, fields: dict, has_k: bool) -> dict:
+def _plan_interval(result: FitResult, target: float, unc: Uncertainty, fields: dict, where: dict, has_k: bool) -> dict:
     """A compute plan's interval: where the fit's forecast's bounds reach the target."""
     placed = fields["tpr"] if "params" in result.law_object.covariates else None
     k = fields["k"] if has_k else None
-    band = _band(Ensemble.of_fit(result), target, unc, placed, unc.levels[0], fields["needed"], k)
+    band = _band(Ensemble.of_fit(result), target, unc, placed, where, fields["needed"], k)
     out = {"interval": unc.interval, "n_boot": unc.n_boot}
     if band["note"] or "lower" not in band:
         out["message"] = (fields.get("message", "") + " " if fields.get("message") else "") + (
@@ -465,10 +458,10 @@ def _plan_interval(result: FitResult, target: float, unc: Uncertainty, fields: d
     return out | {"lower": float(band["lower"]), "upper": float(band["upper"])}
 
 
-def _k_interval(result: FitResult, fields: dict, unc: Uncertainty) -> dict:
+def _k_interval(result: FitResult, fields: dict, unc: Uncertainty, where: dict) -> dict:
     """A k plan's interval: the k each bootstrap replicate needs at the compute (unreachable ones count as inf)."""
     fitted, spec = result.fitted, result.spec
-    boot = bootstrap(result, unc.n_boot, seed=unc.seed, n_jobs=unc.n_jobs, ray_address=unc.ray_address)
+    boot = bootstrap(result, unc, **where)
     thetas = boot.thetas[~np.isnan(boot.thetas).any(axis=1)]
     frozen = (fitted.law.freeze(theta, spec.q_rand, k=fields["k"]) for theta in thetas)
     draws = np.array([law.k_for(fields["target"], fields["flops"]) for law in frozen])

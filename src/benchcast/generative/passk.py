@@ -14,7 +14,6 @@ import numpy as np
 import pandas as pd
 
 from benchcast.errors import DataError
-from benchcast.validation import check_replicates
 
 
 def _check_counts(n: np.ndarray, c: np.ndarray) -> None:
@@ -55,10 +54,14 @@ def pass_at_k(n, c, ks) -> np.ndarray:
     return pass_at_k_per_problem(n, c, ks).mean(axis=0)
 
 
-def bootstrap_pass_at_k(n, c, ks, *, n_boot: int = 1000, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
-    """pass@k with a percentile bootstrap interval over problems (and its standard error); ``n_boot=0`` gives the
-    estimate alone (interval columns are NaN)."""
-    check_replicates(n_boot, allow_zero=True)
+def bootstrap_pass_at_k(n, c, ks, *, uncertainty=None) -> pd.DataFrame:
+    """pass@k with a percentile bootstrap interval over problems (and its standard error) at the uncertainty's
+    replicates, seed and level (an :class:`~benchcast.forecasting.bootstrap.Uncertainty`; default 1000 replicates,
+    seed 0, 95 %); 0 replicates give the estimate alone (interval columns are NaN)."""
+    from benchcast.forecasting.bootstrap import Uncertainty
+
+    unc = uncertainty or Uncertainty(1000, levels=0.95)
+    n_boot, level, seed = unc.n_boot, unc.level, unc.seed
     per_problem = pass_at_k_per_problem(n, c, ks)
     out = pd.DataFrame({"k": np.atleast_1d(ks).astype(int), "pass_at_k": per_problem.mean(axis=0)})
     if n_boot == 0:

@@ -431,9 +431,7 @@ def passk_table(
     counts: pd.DataFrame,
     ks,
     *,
-    n_boot: int = 1000,
-    level: float = 0.9,
-    seed: int = 0,
+    uncertainty=None,
     extrapolate_to: int | None = None,
     family: str = "auto",
     compute: dict | None = None,
@@ -449,12 +447,10 @@ def passk_table(
         :func:`benchcast.generative.samples.read_counts`).
     ks : array_like of int
         The k values.
-    n_boot : int
-        Bootstrap replicates over problems (0: no interval).
-    level : float
-        Interval level, in (0, 1).
-    seed : int
-        Seed of the resampling, the thinning and the extrapolation error.
+    uncertainty : Uncertainty, optional
+        Bootstrap replicates over problems (0: no interval), the interval level (the first) and the seed of the
+        resampling, the thinning and the extrapolation error (default: 1000 replicates, 90 %, seed 0; the interval
+        method is not read).
     extrapolate_to : int, optional
         Largest k forecast past n (adds a geometric grid of k up to it).
     family : str
@@ -470,18 +466,20 @@ def passk_table(
         (``estimator``, the candidate, ``joint``, or ``refused``), ``problems``, and past n
         ``extrapolation`` (k / n), ``tau`` and ``note``.
     """
+    from benchcast.forecasting.bootstrap import Uncertainty
     from benchcast.generative.passk import bootstrap_pass_at_k
 
+    unc = uncertainty or Uncertainty(1000, levels=0.9)
+    n_boot, level, seed = unc.n_boot, unc.level, unc.seed
     if extrapolate_to is not None and (int(extrapolate_to) != extrapolate_to or extrapolate_to < 1):
         raise DataError(f"extrapolate_to must be a number of attempts k >= 1, got {extrapolate_to!r}.")
-    check_level(level)
     ks = np.unique(np.asarray(ks, int))
     frames, rules = [], []
     for (run, bench), group in counts.groupby(["run", "benchmark"], sort=False):
         n_est, c_est = _estimator_counts(group)
         sampled = ks[ks <= n_est.min()]
         if sampled.size:
-            frame = bootstrap_pass_at_k(n_est, c_est, sampled, n_boot=n_boot, level=level, seed=seed)
+            frame = bootstrap_pass_at_k(n_est, c_est, sampled, uncertainty=unc)
             frames.append(frame.assign(run=run, benchmark=bench, source="estimator", problems=len(group)))
     for bench, group in counts.groupby("benchmark", sort=False):
         reach = group.groupby("run", sort=False).apply(lambda g: int(_estimator_counts(g)[0].min()))

@@ -156,7 +156,7 @@ def analyse_benchmark(
     targets = targets.by_compute()
     grid = np.geomspace(flops.min() / 1.5, max(targets.flops.max(), flops.max()) * 1.5, 160)
     on_grid, at_targets, band_notes = strategy_bands(
-        choice, grid, targets, tpr=forecast_tpr, n_boot=n_boot, seed=seed, interval=interval, n_jobs=n_jobs
+        choice, grid, targets, tpr=forecast_tpr, uncertainty=Uncertainty(n_boot, seed, interval), n_jobs=n_jobs
     )
     report = BenchmarkReport(
         benchmark=benchmark,
@@ -182,9 +182,11 @@ def analyse_benchmark(
     report.curve_note = curve_tpr_note(forecast_tpr, fitted_tpr_range(members.values()), in_size)
     report.curve_tpr = forecast_tpr if in_size else None
     if in_size:  # a planned run at another ratio sits on its own curve: one curve and band per target ratio
-        unc = Uncertainty(n_boot, seed, interval, LEVELS, n_jobs)
+        unc = Uncertainty(n_boot, seed, interval, LEVELS)
         for ratio in sorted({float(t) for t in targets.tpr[targets.sized]} - {float(forecast_tpr)}):
-            made = choice.strategy.predict(planned_runs(flops=grid, tpr=ratio, convention=convention), unc)
+            made = choice.strategy.predict(
+                planned_runs(flops=grid, tpr=ratio, convention=convention), unc, n_jobs=n_jobs
+            )
             report.ratio_curves[ratio] = (made.prediction, {level: made.interval(level) for level in LEVELS})
     flags = [
         f"{describe_run(record)}: {flag.reason}"

@@ -4,6 +4,8 @@ targets (runs given by compute, or planned runs of N parameters on D tokens), co
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from benchcast.defaults import DEFAULT_LEVELS as LEVELS
@@ -18,22 +20,23 @@ def strategy_bands(
     targets: np.ndarray,
     *,
     tpr: float,
-    n_boot: int,
-    seed: int,
-    interval: str,
+    uncertainty: Uncertainty,
     n_jobs: int | None = 1,
 ):
     """The strategy's forecast over ``grid`` and at ``targets`` with 50/90 % intervals, as ``recommend`` makes it
-    (``Ensemble.predict``); where there is no interval the bands are NaN and a note says why."""
+    (``Ensemble.predict``); where there is no interval the bands are NaN and a note says why. ``uncertainty``: the
+    replicates, seed and interval method (the levels are the page's)."""
     # one forecast of the grid and the targets together: a point's draws do not depend on the other points
     # asked (benchcast.utils.streams), so this is the two forecasts at half the cost
     targets = targets if isinstance(targets, PlannedRuns) else as_runs(targets, tpr)
     runs = planned_runs(flops=grid, tpr=tpr).join(targets)
-    made = choice.strategy.predict(runs, Uncertainty(n_boot, seed, interval, LEVELS, n_jobs))
+    made = choice.strategy.predict(runs, replace(uncertainty, levels=LEVELS), n_jobs=n_jobs)
     notes = []
     if made.note:  # no interval rather than a narrower one of another kind: as recommend and forecast answer
         alone = "; --interval bootstrap gives the bootstrap alone, which leaves out the error of extrapolating"
-        notes.append(f"no prediction interval: {made.note}" + (alone if interval == "extrapolation" else ""))
+        notes.append(
+            f"no prediction interval: {made.note}" + (alone if uncertainty.interval == "extrapolation" else "")
+        )
     findings = (made.error_model or {}).get("findings", ())
     notes += [f"extrapolation error: {finding}" for finding in findings]  # a scale far from the prior, stated
     return made.take(slice(0, len(grid))), made.take(slice(len(grid), len(runs))), notes

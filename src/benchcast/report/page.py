@@ -16,15 +16,14 @@ import pandas as pd
 import benchcast.report.html as h
 from benchcast._version import __version__
 from benchcast.data.table import within_compute
-from benchcast.defaults import DEFAULT_REPLICATES
 from benchcast.errors import BenchcastError
+from benchcast.forecasting.bootstrap import Uncertainty
 from benchcast.forecasting.targets import describe_run, flops_convention, table_runs
 from benchcast.report.analysis import RECOMMENDED, analyse_benchmark
 from benchcast.report.bands import curve_tpr
 from benchcast.report.sections import anchor, benchmark_section, metric_label, summary_section
 from benchcast.utils.io import atomic_write_text
 from benchcast.utils.parallel import parallel_map, resolve_jobs
-from benchcast.validation import check_interval
 
 
 def _file_fingerprint(path: str | Path) -> str:
@@ -118,16 +117,15 @@ def build_report(
     max_flops: float | None = None,
     flops_per_6nd: float | None = None,
     forecast_tpr: float | None = None,
-    n_boot: int = DEFAULT_REPLICATES,
-    seed: int = 0,
+    uncertainty: Uncertainty | None = None,
     n_jobs: int | None = 1,
     data: str | Path | None = None,
     command: Sequence[str] | None = None,
     figure_format: str = "png",
     dpi: int | None = None,
-    interval: str = "extrapolation",
 ) -> dict:
-    """Analyse every benchmark and write the page; returns a summary (path, size, benchmarks)."""
+    """Analyse every benchmark and write the page; returns a summary (path, size, benchmarks). ``uncertainty``: the
+    replicates (at least one), seed and interval method of every interval (default: :class:`Uncertainty`'s)."""
     from benchcast.plots.options import check_dpi, check_page_figure_format
 
     figure_format, dpi = check_page_figure_format(figure_format), None if dpi is None else check_dpi(dpi)
@@ -138,7 +136,8 @@ def build_report(
             "the report needs at least one target: its compute (--target-flops C) or a planned run (--params N "
             "--tokens D)."
         )
-    check_interval(interval)
+    unc = uncertainty or Uncertainty()
+    n_boot, seed, interval = unc.n_boot, unc.seed, unc.interval
     if target_flops and any(not (c > 0) for c in target_flops):
         raise BenchcastError(f"target compute must be positive FLOPs, got {target_flops}.")
     table = _runs_in_range(table, min_flops, max_flops)

@@ -17,6 +17,7 @@ from benchcast.data.example import EXAMPLE_THRESHOLD, TRUE_LAWS, load_example, t
 from benchcast.evaluation.backtest import backtest
 from benchcast.fitting.spec import FitSpec
 from benchcast.forecasting.answers import forecast_default
+from benchcast.forecasting.bootstrap import Uncertainty
 from benchcast.forecasting.forecast import bound_column
 from benchcast.utils.jsonable import jsonable
 from benchcast.utils.parallel import parallel_map
@@ -95,8 +96,9 @@ def _benchmark_job(law: str, item: tuple) -> tuple:
     below = table[table["flops"] <= EXAMPLE_THRESHOLD]  # what the default may see: the runs below the threshold
     bt = backtest(table, FitSpec(law=law, benchmark=bench, metric=metric), threshold=EXAMPLE_THRESHOLD)
     test = bt.predictions[bt.predictions["side"] == "test"]
+    unc = Uncertainty(EXAMPLE_REPLICATES, levels=DEFAULT_LEVEL)
     default = forecast_default(
-        below, bench, metric, flops=test["flops"].unique(), n_boot=EXAMPLE_REPLICATES, level=DEFAULT_LEVEL, n_jobs=1
+        below, FitSpec("power", bench, metric), flops=test["flops"].unique(), uncertainty=unc, n_jobs=1
     ).to_frame()
     bounds = {bound_column(side, DEFAULT_LEVEL): side for side in ("lower", "upper")}
     return bt, default.rename(columns=bounds).set_index("flops")

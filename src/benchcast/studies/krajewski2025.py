@@ -26,6 +26,7 @@ from benchcast.evaluation.sweep import sweep
 from benchcast.evaluation.sweep_result import SWEEP_THRESHOLDS, Sweep
 from benchcast.evaluation.sweep_result import usable_errors as errors
 from benchcast.fitting.spec import FitSpec
+from benchcast.forecasting.bootstrap import Uncertainty
 from benchcast.studies.krajewski2025_protocol import (
     ACC_NORM,
     AVERAGE_DELTA,
@@ -35,7 +36,6 @@ from benchcast.studies.krajewski2025_protocol import (
     BNSL,
     BNSL_MARGIN,
     CONSTRAINED_BNSL,
-    DEFAULT_BOOT,
     DIRECT_LAWS,
     INTERVAL_LAWS,
     MIN_FLOPS,
@@ -59,7 +59,6 @@ from benchcast.studies.krajewski2025_tables import (
 from benchcast.studies.proxy import benchmark_average
 from benchcast.utils.io import output_folder
 from benchcast.utils.parallel import parallel_map
-from benchcast.validation import check_interval
 
 
 @dataclass(frozen=True)
@@ -150,18 +149,19 @@ def reproduce_krajewski2025(
     progress: bool | None = None,
     benchmarks=BENCHMARKS,
     thresholds=SWEEP_THRESHOLDS,
-    n_boot: int = DEFAULT_BOOT,
-    interval: str = "extrapolation",
+    uncertainty: Uncertainty | None = None,
     backend: str | None = None,
     ray_address: str | None = None,
     figure_format: str = "png",
     dpi: int | None = None,
 ) -> Reproduction:
-    """Run every protocol of the study; ``benchmarks`` and ``thresholds`` default to the paper's."""
+    """Run every protocol of the study; ``benchmarks`` and ``thresholds`` default to the paper's; ``uncertainty``: the
+    direct laws' replicates and interval method (default: :class:`Uncertainty`'s)."""
     from benchcast.plots.options import check_figure_options
 
     figure_format, dpi = check_figure_options(figure_format, dpi)  # before hours of work, not after
-    check_interval(interval)
+    unc = uncertainty or Uncertainty()
+    n_boot, interval = unc.n_boot, unc.interval
     start = time.perf_counter()
     wanted = tuple(benchmarks)
     # a benchmark the file lacks is skipped and said so, not a failure of the whole study

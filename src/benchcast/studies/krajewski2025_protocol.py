@@ -3,7 +3,6 @@ the text each of its tables and definitions carries (:mod:`benchcast.studies.kra
 
 from __future__ import annotations
 
-from benchcast.defaults import DEFAULT_REPLICATES
 from benchcast.evaluation.critical import CRITICAL_DEFINITION
 from benchcast.evaluation.sweep_result import SUCCESS_DEFINITION, SUCCESS_MRE
 from benchcast.fitting.metrics import USABLE
@@ -40,7 +39,6 @@ DIRECT_LAWS = tuple(dict.fromkeys(("power", BNSL, CONSTRAINED_BNSL)))
 INTERVAL_LAWS = DIRECT_LAWS
 SWEEP_LAWS = ("power", BNSL)
 TWO_STAGE_LAWS = ("two_stage_linear", "two_stage_logistic")
-DEFAULT_BOOT = DEFAULT_REPLICATES  # replicates per direct-law interval: the one default
 CORPUS_PROXIES = ("dclm:loss", "c4:loss", "fineweb:loss")
 
 PROTOCOL = {

@@ -1,0 +1,145 @@
+"""Option groups shared by commands, each declared once and handed to a command as one value: the data source
+(:data:`SOURCE`: the path, ``--format``, ``--metadata``, ``--column``, ``--q-rand``, ``--margin``), the uncertainty
+(:data:`UNCERTAINTY`: ``--n-boot``, ``--level``, ``--interval``, ``--seed``, an
+:class:`~benchcast.forecasting.bootstrap.Uncertainty`) and where to run (:data:`WHERE`: ``--jobs``, ``--ray``).
+
+A command names a group by a parameter whose default is the group (``source: DataSource = SOURCE``);
+:func:`~benchcast.cli.common.expand` (which :func:`~benchcast.cli.common.user_errors` applies to every command)
+puts the group's options in the signature Typer reads and hands the command the value they make. A new shared option
+is one edit: an entry here. No pandas or numpy at import (``--help`` imports this).
+"""
+
+import inspect
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchcast.cli.common import Group, refuse_options
+from benchcast.cli.options import (
+    Columns,
+    Data,
+    Format,
+    Interval,
+    Jobs,
+    Level,
+    Margin,
+    Metadata,
+    NBoot,
+    QRand,
+    RayAddress,
+    Seed,
+    parse_q_rand,
+)
+from benchcast.data import FORMATS
+from benchcast.defaults import DEFAULT_INTERVAL, DEFAULT_LEVEL, DEFAULT_REPLICATES, DEFAULT_SEED
+
+
+@dataclass(frozen=True)
+class DataSource:
+    """The data a command reads: the path and how to read it (``--format``, ``--metadata``, ``--column``), with the
+    chance levels (``--q-rand``) and filter margins (``--margin``) given."""
+
+    data: Path
+    format: str = "auto"
+    metadata: Path | None = None
+    column: list[str] | None = None
+    q_rand: list[str] | None = None
+    margin: list[str] | None = None
+
+    def read(self, samples: Path | None = None, checkpoints: str = "final", group: str | None = None):
+        """The data a command works on, with the chance levels given by ``--q-rand`` and the filter margins given by
+        ``--margin`` attached (``samples``, ``checkpoints``, ``group``: as :func:`benchcast.load` takes them)."""
+        from benchcast.data.chance import with_chance_levels, with_margins
+        from benchcast.data.readers import detect_format, load
+        from benchcast.errors import BenchcastError
+
+        data, metadata = self.data, self.metadata
+        if metadata is not None and data.exists() and self.format in FORMATS:
+            resolved = detect_format(data) if self.format == "auto" else self.format
+            if resolved not in ("lm-eval", "wandb"):
+                raise BenchcastError(
+                    f"--metadata {metadata}: run metadata is read only for lm-eval results and training-log exports, "
+                    f"and {data} is read as {resolved} data (its run sizes come from its own columns); drop --metadata."
+                )
+        renames = {}
+        for text in self.column or []:
+            column, equals, name = str(text).rpartition("=")
+            if not (equals and column and name):
+                raise BenchcastError(
+                    f"--column {text!r}: expected FILE_COLUMN=NAME, e.g. throughput/total_flops=flops."
+                )
+            renames[column] = name
+        how = {"samples": samples, "checkpoints": checkpoints, "columns": renames or None, "group": group}
+        table = with_chance_levels(load(data, self.format, metadata=metadata, **how), parse_q_rand(self.q_rand))
+        return with_margins(table, parse_q_rand(self.margin, "--margin"))
+
+    def given(self) -> dict[str, bool]:
+        """Which of the reading options were given (for a command that refuses them)."""
+        return {
+            "--format": self.format != "auto",
+            "--metadata": self.metadata is not None,
+            "--column": bool(self.column),
+            "--q-rand": bool(self.q_rand),
+            "--margin": bool(self.margin),
+        }
+
+
+SOURCE = Group(
+    DataSource,
+    {
+        "data": (Data, inspect.Parameter.empty),
+        "format": (Format, "auto"),
+        "metadata": (Metadata, None),
+        "column": (Columns, None),
+        "q_rand": (QRand, None),
+        "margin": (Margin, None),
+    },
+)
+
+
+def _uncertainty(**given):
+    """The uncertainty the options give (``boot``, ``seed``, ``interval``, ``level``; a command without ``--level``:
+    the default levels)."""
+    from benchcast.forecasting.bootstrap import Uncertainty
+
+    names = {"boot": "n_boot", "seed": "seed", "interval": "interval", "level": "levels"}
+    return Uncertainty(**{names[option]: value for option, value in given.items()})
+
+
+UNCERTAINTY = Group(
+    _uncertainty,
+    {
+        "interval": (Interval, DEFAULT_INTERVAL),
+        "level": (Level, DEFAULT_LEVEL),
+        "boot": (NBoot, DEFAULT_REPLICATES),
+        "seed": (Seed, DEFAULT_SEED),
+    },
+)
+
+
+@dataclass(frozen=True)
+class Where:
+    """Where a command runs its independent jobs: local worker processes (``--jobs``) or a Ray cluster (``--ray``);
+    ``--jobs`` beside ``--ray`` is refused (the cluster places the tasks)."""
+
+    n_jobs: int | None = None
+    ray_address: str | None = None
+
+    def __post_init__(self):
+        refuse_options(
+            {"--jobs": self.n_jobs is not None and self.ray_address is not None},
+            f"it sizes the local process pool, and --ray {self.ray_address} runs the jobs as Ray tasks that the "
+            "cluster places itself: drop --jobs (or --ray).",
+        )
+
+    def given(self) -> dict[str, bool]:
+        """Which options were given."""
+        return {"--jobs": self.n_jobs is not None, "--ray": self.ray_address is not None}
+
+    def kwargs(self) -> dict:
+        """As the API takes them."""
+        return {"n_jobs": self.n_jobs, "ray_address": self.ray_address}
+
+
+WHERE = Group(lambda jobs=None, ray=None: Where(jobs, ray), {"jobs": (Jobs, None), "ray": (RayAddress, None)})
+LOCAL = WHERE.but(drop=("ray",))  # a command whose jobs run in local workers only
+REPLICATES = UNCERTAINTY.but(drop=("level", "seed"))  # a command showing the default levels, with no --seed
