@@ -459,7 +459,7 @@ def _each(table, by, names, benchmark, metric, reach, planned, errors, unc, sett
             lower=float(lower[0]),
             upper=float(upper[0]),
             flags=tuple(point.flags[0]),
-            note=str(point.points["note"].iloc[0]),
+            note=point.meta.note,
         )
         curve = list(out.curves.values())[-1] if np.isfinite(row["prediction"]) and out.curves else None
         values, cut = (None, "") if curve is None else _matrix(curve)

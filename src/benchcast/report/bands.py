@@ -34,16 +34,16 @@ def strategy_bands(
     runs = planned_runs(flops=grid, tpr=tpr).join(targets)
     made = choice.strategy.predict(runs, Uncertainty(n_boot, seed, interval, LEVELS, n_jobs))
     notes = []
-    if made.note:  # no interval rather than a narrower one of another kind: as recommend and forecast answer
+    if made.meta.note:  # no interval rather than a narrower one of another kind: as recommend and forecast answer
         notes.append(
-            f"no prediction interval: {made.note}"
+            f"no prediction interval: {made.meta.note}"
             + (
                 "; --interval bootstrap gives the bootstrap alone, which leaves out the error of extrapolating"
                 if interval == "extrapolation"
                 else ""
             )
         )
-    findings = (made.error_model or {}).get("findings", ())
+    findings = (made.meta.error_model or {}).get("findings", ())
     notes += [f"extrapolation error: {finding}" for finding in findings]  # a scale far from the prior, stated
     return made.take(slice(0, len(grid))), made.take(slice(len(grid), len(runs))), notes
 
