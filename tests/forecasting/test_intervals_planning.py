@@ -393,7 +393,7 @@ def test_forecast_and_plan_show_themselves(apple):
     assert html.count("<tr>") == 3 and "<table>" in html
     assert f"{out.prediction[1]:.4g}" in html and f"{out.upper[0]:.4g}" in html
     assert "forecast with 90 % intervals (20 bootstrap replicates" in str(out)
-    assert out.error_model is None and len(out.to_dict()["forecasts"]) == 2
+    assert out.meta.error_model is None and len(out.to_dict()["forecasts"]) == 2
     planned = plan(result, 0.8, n_boot=20, n_jobs=1, interval="bootstrap")
     assert planned.to_dict()["interval"] == "bootstrap" and planned.reachable
     html = planned._repr_html_()

@@ -19,7 +19,7 @@ from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting.alternative import beside, compare, fit_alternative
 from benchcast.forecasting.bootstrap import DEFAULT_INTERVAL, DEFAULT_REPLICATES, Uncertainty
 from benchcast.forecasting.ensemble import Ensemble
-from benchcast.forecasting.forecast import Forecast, make_forecast
+from benchcast.forecasting.forecast import Forecast, ForecastMeta, make_forecast
 from benchcast.forecasting.results import Recommendation
 from benchcast.forecasting.selection import SELECTION_RULES
 from benchcast.forecasting.targets import (
@@ -314,7 +314,7 @@ def forecast_default(
             last[(len(data), round(ratio, 6) if np.isfinite(ratio) else None)] = i
         else:
             why = f"no forecast: {ensemble.choice_.reason}"
-            parts.append(make_forecast(benchmark, rule, runs.take(i), [np.nan], [()], unc, note=why))
+            parts.append(make_forecast(benchmark, rule, runs.take(i), [np.nan], [()], unc, meta=ForecastMeta(note=why)))
     for (seen, _), i in last.items() if curves else ():  # the last target of a ratio and runs: its curve through all
         along = _ratio_curves(fitted[seen], runs, i, unc, len(fitted) > 1, curves == "confidence")
         parts[i] = replace(parts[i], curves=along)
