@@ -385,8 +385,8 @@ def test_forecast_and_plan_show_themselves(apple):
     result = bc.fit(apple, "power", "sciq", "acc_norm", tpr=20, max_flops=6e21)
     out = forecast(result, flops=np.array([1e22, 1e23]), n_boot=20, n_jobs=1, interval="bootstrap")
     assert list(out.to_dict()) == [
-        "law", "strategy", "benchmark", "metric", "weights", "level", "levels", "interval", "n_boot", "failed_refits",
-        "dropped_refits", "query", "prediction", "lower", "upper", "lower_mean", "upper_mean", "intervals", "flags",
+        "law", "strategy", "benchmark", "metric", "weights", "covariates", "level", "levels", "interval", "n_boot",
+        "failed_refits", "dropped_refits", "query", "prediction", "lower", "upper", "lower_mean", "upper_mean", "intervals", "flags",
         "forecasts",
     ]  # fmt: skip
     html = out._repr_html_()

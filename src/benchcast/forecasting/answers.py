@@ -27,7 +27,6 @@ from benchcast.forecasting.targets import (
     as_runs,
     placed_query,
     planned_runs,
-    query_notes,
     table_runs,
 )
 from benchcast.laws import available_laws
@@ -80,8 +79,8 @@ def forecast(
     result.covariates(**placed)  # the query as the fit takes it: a covariate it lacks is named here
     runs, extra, shape = _query_runs(result, covariates, convention)
     query = {k: v for k, v in covariates.items() if v is not None}
-    words = [f"planned runs placed at {runs.convention}"] if convention is not None else []
-    notes = words + query_notes(result, covariates, convention)
+    # what the law was given: the placement's words, in the forecast's covariates
+    notes = [f"planned runs placed at {runs.convention}"] if convention is not None else []
     return Ensemble.of_fit(result).predict(
         runs, unc, confidence=True, extra=extra, query=query, shape=shape, remarks=notes
     )

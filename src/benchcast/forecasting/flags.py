@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -351,13 +352,6 @@ def _tpr_reasons(placement: Placement, compute_only: list[str], in_size: list[st
     return out
 
 
-@dataclass(frozen=True)
-class _Runs:
-    """Runs in the place of a fit (what :func:`~benchcast.forecasting.targets.place` reads: ``points``)."""
-
-    points: pd.DataFrame
-
-
 def shared_shape_flags(runs: pd.DataFrame, flops: float, tpr=None, params=None) -> tuple[Flag, ...]:
     """The flags of one recipe's forecast from a joint fit (``compare``'s shared shape), by the rules a forecast's
     own fit is flagged by: at one of the recipe's fitted ``runs``, below or inside them (:func:`placement_flags`), far
@@ -367,7 +361,7 @@ def shared_shape_flags(runs: pd.DataFrame, flops: float, tpr=None, params=None) 
     n = np.nan if params is None else float(params)
     target = PlannedRuns(np.array([flops], float), np.array([n]), np.array([n * (np.nan if tpr is None else tpr)]),
                          np.zeros(1, bool))  # fmt: skip
-    placement = place(target, {"runs": _Runs(runs.reset_index(drop=True))})
+    placement = place(target, {"runs": SimpleNamespace(points=runs.reset_index(drop=True))})  # runs for a fit
     (where,) = placement_flags(placement)
     out = [*distance_flags(float(placement.compute_beyond[0]), placement.flops_range[1]), *where]
     (words,) = _tpr_reasons(placement, ["the shared shape"], [])

@@ -29,31 +29,15 @@ def bound_column(side: str, level: float, mean: bool = False) -> str:
 
 @dataclass(frozen=True)
 class ForecastMeta:
-    """What one forecaster's forecast rests on, the same at each of its points.
+    """What one forecaster's forecast rests on, the same at each of its points (:attr:`Forecast.meta`)."""
 
-    Parameters
-    ----------
-    weights : dict
-        The members and their weights (None, in a concatenation's :attr:`Forecast.meta`, where its parts' differ).
-    covariates : dict
-        What each member was given, in words.
-    dropped : dict
-        Rows each member's fit left out.
-    error_model : dict or None
-        The extrapolation error that widened the interval.
-    note : str
-        Why there is no interval ('' where there is).
-    failed_refits, dropped_refits : int
-        Bootstrap refits that failed, and that did not converge.
-    """
-
-    weights: dict | None = field(default_factory=dict)
-    covariates: dict = field(default_factory=dict)
-    dropped: dict = field(default_factory=dict)
-    error_model: dict | None = None
-    note: str = ""
-    failed_refits: int = 0
-    dropped_refits: int = 0
+    weights: dict | None = field(default_factory=dict)  # the members' (None in a concatenation's where parts differ)
+    covariates: dict = field(default_factory=dict)  # what each member was given, in words
+    dropped: dict = field(default_factory=dict)  # rows each member's fit left out
+    error_model: dict | None = None  # the extrapolation error that widened the interval
+    note: str = ""  # why there is no interval ('' where there is)
+    failed_refits: int = 0  # bootstrap refits that failed
+    dropped_refits: int = 0  # and that did not converge
 
 
 def make_forecast(
@@ -107,7 +91,6 @@ def make_forecast(
         metric=metric or "",
         chance=float(chance),
         metas=(meta or ForecastMeta(),),
-        meta_of=(0,) * n,
     )
     for mean in (False, True):  # a new run's bounds always (NaN where none); the curve's where they were made
         if not mean or any(kind == "confidence" for kind, _, _ in draws):
@@ -162,11 +145,9 @@ class Forecast(RichView):
     chance : float
         The chance level its uninformative flags were decided with (an ensemble's: the largest over its members), so
         that a figure's band decides by the same one.
-    metas : tuple of ForecastMeta
-        What the points rest on: one per forecaster behind them (several in a concatenation, each target's ensemble
-        fitted on the runs below it); ``meta_of`` gives each point's.
-    meta_of : tuple of int
-        Each point's index into ``metas``.
+    metas, meta_of : tuple of ForecastMeta, tuple of int
+        What the points rest on, one per forecaster behind them (several in a concatenation: each target's ensemble
+        is fitted on the runs below it), and each point's index into it (empty: every point's is the first).
     """
 
     benchmark: str
@@ -469,6 +450,7 @@ class Forecast(RichView):
                 "metric": self.metric or None,
                 # each point's ensemble is fitted on the runs below it: None where the points' weights differ
                 "weights": meta.weights,  # else per record
+                "covariates": meta.covariates,  # what each law was given ({} where the points' differ)
                 "level": self.level,
                 "levels": list(self.levels),
                 "interval": self.uncertainty.interval,

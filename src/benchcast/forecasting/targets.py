@@ -80,9 +80,14 @@ class PlannedRuns:
         placed = {"flops_convention": self.convention or SIX_ND} if self.sized[i] else {}
         return {**out, "given": "params_tokens" if self.sized[i] else "flops", **placed}
 
-    def covariates(self, fitted, k=None) -> tuple[dict, str]:
-        """What a fitted law is given for these runs, and that in words."""
+    def covariates(self, fitted, extra: dict) -> tuple[dict, str]:
+        """What a fitted law is given for these runs and of ``extra`` (``k``, ``gold``: each run's), and that in
+        words; a law of neither C nor N and D (gold NLL alone) is given ``extra`` only."""
         law = fitted.law
+        extra = {name: value for name, value in extra.items() if name in law.covariates}
+        k = 1.0 if "k" in extra else None  # each run's own k: extra's
+        if not ({"flops", "params", "tokens"} & set(law.covariates)) or not np.isfinite(self.flops).all():
+            return dict(extra), ", ".join(sorted(extra))
         if {"params", "tokens"} <= set(law.covariates):
             if not np.all(np.isfinite(self.params)):
                 raise BenchcastError(
@@ -93,15 +98,13 @@ class PlannedRuns:
             # the law's own k (where it has one) from covariates_at; N and D as given (or as the TPR split C)
             X = fitted.covariates_at(self.flops, tpr=1.0, k=k)
             X["params"], X["tokens"] = self.params.copy(), self.tokens.copy()
-            if self.sized.all():
-                return X, "N, D"
-            split = f"C split at TPR {self.tpr[~self.sized][0]:g}"
-            return X, f"N, D ({'given, or ' if self.by_size else ''}{split})"
-        X = fitted.covariates_at(self.flops, k=k)
+            split = "" if self.sized.all() else f"C split at TPR {self.tpr[~self.sized][0]:g}"
+            return {**X, **extra}, f"N, D ({'given, or ' if self.by_size else ''}{split})" if split else "N, D"
+        X, words = fitted.covariates_at(self.flops, k=k), "C"
         if "flops" in law.covariates and self.by_size:
             six_nd = not self.convention or self.convention.startswith(SIX_ND)
-            return X, f"C = {'6ND' if six_nd else 'r 6ND, the FLOPs convention'} (ignores tokens per parameter)"
-        return X, "C"
+            words = f"C = {'6ND' if six_nd else 'r 6ND, the FLOPs convention'} (ignores tokens per parameter)"
+        return {**X, **extra}, words
 
 
 def fitted_tpr_range(results) -> tuple[float, float]:
@@ -125,21 +128,6 @@ def describe_run(record: dict) -> str:
             f"(C = {record['flops']:.3g} FLOPs, TPR {record['tpr']:.3g})"
         )
     return f"{record['flops']:.3g} FLOPs"
-
-
-def query_notes(result, covariates: dict, convention: FlopsConvention | None = None) -> list[str]:
-    """For a fit's forecast of planned runs (``params`` and ``tokens`` given): what the law was given, and a flag per
-    run whose TPR lies outside the fitted runs'. Nothing for points given otherwise."""
-    if covariates.get("params") is None or covariates.get("tokens") is None or covariates.get("flops") is not None:
-        return []
-    params, tokens = np.broadcast_arrays(
-        np.asarray(covariates["params"], float), np.asarray(covariates["tokens"], float)
-    )
-    runs = planned_runs(params=params.ravel(), tokens=tokens.ravel(), convention=convention)
-    law = result.law_object
-    if not ({"params", "tokens"} <= set(law.covariates) or "flops" in law.covariates):
-        return []
-    return [f"covariates: {result.law}: {runs.covariates(result.fitted)[1]}"]  # a TPR outside: one of the flags
 
 
 def planned_runs(
@@ -393,8 +381,7 @@ def place(runs: PlannedRuns, fits: Mapping, extra: dict | None = None) -> Placem
     else:  # a fit that kept no points (an artifact) still records its compute range
         lo = min(float(getattr(fit.diagnostics, "flops_min", math.nan)) for fit in fits.values())
         hi = max(float(fit.diagnostics.flops_max) for fit in fits.values())
-    flops = np.atleast_1d(np.asarray(runs.flops, float))
-    tpr_range = fitted_tpr_range(fits.values())
+    flops, tpr_range = runs.flops, fitted_tpr_range(fits.values())
     tpr_outside = tpr_decades(runs.tpr, tpr_range)
     with np.errstate(divide="ignore", invalid="ignore"):
         beyond, below = np.log10(flops / hi), np.log10(lo / flops) > BELOW_TOLERANCE
@@ -402,7 +389,7 @@ def place(runs: PlannedRuns, fits: Mapping, extra: dict | None = None) -> Placem
     out = Placement(runs, (lo, hi), tpr_range, beyond, outside_decades(flops, lo, hi), tpr_outside, kind, run)
     if extra is None:
         return out
-    placed = {law: _given(fit.fitted, runs, extra) for law, fit in fits.items()}
+    placed = {law: runs.covariates(fit.fitted, extra) for law, fit in fits.items()}
     covariates, given = ({law: v[i] for law, v in placed.items()} for i in (0, 1))
     return replace(out, covariates=covariates, given=given)
 
@@ -412,10 +399,8 @@ def _kinds(points, runs: PlannedRuns, below, inside, inside_tpr) -> tuple[tuple,
     if points is None:
         return ("",) * len(runs), (None,) * len(runs)
     names, fitted = points["run"].astype(str).to_numpy(), points["flops"].to_numpy(float)
-    missing = np.full(len(points), np.nan)
-    sizes = {"params", "tokens"} <= set(points)
-    fitted_tpr = (points["tokens"] / points["params"]).to_numpy(float) if sizes else missing
-    fitted_n = points["params"].to_numpy(float) if sizes else missing
+    sized = points if {"params", "tokens"} <= set(points) else pd.DataFrame({"params": np.nan, "tokens": np.nan}, names)
+    fitted_tpr, fitted_n = (sized["tokens"] / sized["params"]).to_numpy(float), sized["params"].to_numpy(float)
     kind, run = [], []
     for c, t, n, low, within, in_tpr in zip(runs.flops, runs.tpr, runs.params, below, inside, inside_tpr, strict=True):
         same = np.isclose(fitted, c, rtol=SAME_RUN_RTOL, atol=0.0)
@@ -427,16 +412,6 @@ def _kinds(points, runs: PlannedRuns, below, inside, inside_tpr) -> tuple[tuple,
         run.append(found)
         kind.append(AT_FITTED_RUN if found else BELOW_DATA if low else INTERPOLATION if within and in_tpr else "")
     return tuple(kind), tuple(run)
-
-
-def _given(fitted, runs: PlannedRuns, extra: dict) -> tuple[dict, str]:
-    """What a fitted law is given for the runs: N and D, or C (:meth:`PlannedRuns.covariates`), and ``extra``; a law
-    of neither (gold NLL alone) is given ``extra`` only."""
-    extra = {name: value for name, value in extra.items() if name in fitted.law.covariates}
-    if not ({"flops", "params", "tokens"} & set(fitted.law.covariates)) or not np.isfinite(runs.flops).all():
-        return dict(extra), ", ".join(sorted(extra))
-    covariates, used = runs.covariates(fitted, k=1.0 if "k" in extra else None)  # each run's own k below
-    return {**covariates, **extra}, used
 
 
 def frame_runs(frame: pd.DataFrame) -> tuple[PlannedRuns, dict]:
