@@ -12,7 +12,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from benchcast.data.table import within_compute
+from benchcast.data.table import tpr_level, within_compute
 from benchcast.errors import BenchcastError, SelectionError
 from benchcast.fitting.result import FitResult
 from benchcast.fitting.spec import FitSpec, design
@@ -230,7 +230,8 @@ def _ratio_curves(
     """The ensemble's forecast along compute at target ``i``'s ratio, through every target at that ratio it forecasts
     (50 and 90 % intervals), keyed by a label; with ``several`` ensembles, the label names the runs it was fitted on."""
     tpr = float(runs.tpr[i])
-    same = np.round(runs.tpr, 6) == round(tpr, 6) if np.isfinite(tpr) else ~np.isfinite(runs.tpr)  # as grouped
+    group = tpr_level(runs.tpr)  # the targets' ratio groups, as data.table groups a ladder's
+    same = group == group[i] if np.isfinite(tpr) else ~np.isfinite(runs.tpr)
     through = runs.flops[same & (runs.flops <= runs.flops[i] * (1 + 1e-9))]
     lowest = min(float(fit.points["flops"].min()) for fit in ensemble.fits.values())
     grid = np.unique(np.concatenate([np.geomspace(lowest, runs.flops[i] * 1.5, CURVE_POINTS), through]))
@@ -309,8 +310,8 @@ def forecast_default(
             if len(data) not in alternatives:  # the simplest alternative on the same runs, with its comparison
                 alternatives[len(data)] = (alternative := fit_alternative(data, base)), compare(ensemble, alternative)
             parts.append(beside(ensemble.predict(runs.take(i), unc), *alternatives[len(data)], runs.take(i)))
-            ratio = float(runs.tpr[i])
-            last[(len(data), round(ratio, 6) if np.isfinite(ratio) else None)] = i
+            group = tpr_level(runs.tpr)[i]  # one curve per ratio group
+            last[(len(data), group if np.isfinite(group) else None)] = i
         else:
             why = f"no forecast: {ensemble.choice_.reason}"
             parts.append(make_forecast(benchmark, rule, runs.take(i), [np.nan], [()], unc, meta=ForecastMeta(note=why)))

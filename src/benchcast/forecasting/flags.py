@@ -327,15 +327,11 @@ def placement_flags(placement: Placement) -> list[tuple[Flag, ...]]:
     return [flagged(pairs) for pairs in out]
 
 
-def target_flags(placement: Placement, results: Mapping) -> list[str]:
-    """A flag per run whose TPR lies outside the fitted runs' TPR ('' where it lies inside)."""
-    compute_only = [law for law, r in results.items() if "flops" in r.law_object.covariates]
+def target_flags(placement: Placement, results: Mapping, joint: str = "") -> list[str]:
+    """A flag per run whose TPR lies outside the fitted runs' TPR ('' where it lies inside), naming the laws of
+    ``results`` (or a ``joint`` fit in compute only) that ignore the allocation or extrapolate in TPR."""
+    compute_only = [joint] if joint else [law for law, r in results.items() if "flops" in r.law_object.covariates]
     in_size = [law for law, r in results.items() if {"params", "tokens"} <= set(r.law_object.covariates)]
-    return _tpr_reasons(placement, compute_only, in_size)
-
-
-def _tpr_reasons(placement: Placement, compute_only: list[str], in_size: list[str]) -> list[str]:
-    """Why each run's TPR lies outside the fitted runs' TPR range ('' where it does not)."""
     lo, hi = placement.tpr_range
     out = []
     for value, outside in zip(placement.runs.tpr, placement.tpr_outside, strict=True):
@@ -364,7 +360,7 @@ def shared_shape_flags(runs: pd.DataFrame, flops: float, tpr=None, params=None) 
     placement = place(target, {"runs": SimpleNamespace(points=runs.reset_index(drop=True))})  # runs for a fit
     (where,) = placement_flags(placement)
     out = [*distance_flags(float(placement.compute_beyond[0]), placement.flops_range[1]), *where]
-    (words,) = _tpr_reasons(placement, ["the shared shape"], [])
+    (words,) = target_flags(placement, {}, "the shared shape")
     out += [Flag(OUTSIDE_TPR, words, False)] if words else []
     sizes = np.unique(np.round(np.log10(runs["flops"].to_numpy(float)), 3))
     if len(sizes) < 2:

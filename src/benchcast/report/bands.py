@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from benchcast.data.table import tpr_level
 from benchcast.defaults import DEFAULT_LEVELS as LEVELS
 from benchcast.forecasting.bootstrap import Uncertainty
 from benchcast.forecasting.targets import PlannedRuns, as_runs, planned_runs
@@ -53,4 +54,4 @@ def curve_tpr(targets: PlannedRuns, forecast_tpr: float | None) -> float:
     if forecast_tpr is not None:
         return forecast_tpr
     tpr = targets.tpr[targets.sized]
-    return float(tpr[0]) if len(tpr) and np.allclose(tpr, tpr[0], rtol=1e-9) else 20.0
+    return float(tpr[0]) if len(tpr) and len(np.unique(tpr_level(tpr))) == 1 else 20.0  # one ratio group
