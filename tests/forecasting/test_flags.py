@@ -70,8 +70,9 @@ def test_a_fit_with_fewer_than_two_points_per_parameter_is_flagged():
     assert fl.short(fc.to_frame()["flags"].iloc[0]) == (
         f"flagged: {fl.FEW_POINTS}, {fl.INTERPOLATION}, {fl.FEW_REPLICATES}"
     )
-    assert f"interval from {10 - fc.meta.failed_refits} of 10 replicates: {fc.meta.failed_refits} refits failed" in describe(
-        fc.to_frame()["flags"].iloc[0]
+    assert (
+        f"interval from {10 - fc.meta.failed_refits} of 10 replicates: {fc.meta.failed_refits} refits failed"
+        in describe(fc.to_frame()["flags"].iloc[0])
     )
     assert np.isfinite(fc.prediction[0])  # flagged, not refused: the number is shown
 
