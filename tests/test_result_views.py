@@ -93,17 +93,16 @@ def test_recommendation(ladder):
 
 def test_forecast_of_several_targets():
     from benchcast.forecasting.bootstrap import Uncertainty
-    from benchcast.forecasting.forecast import Forecast, make_forecast
+    from benchcast.forecasting.forecast import Forecast, ForecastMeta, make_forecast
     from benchcast.forecasting.targets import planned_runs
 
     unc = Uncertainty(10, levels=(0.9,))
     made = make_forecast(
-        "arc_easy", "ensemble", planned_runs(flops=1e22), [0.8123], [()], unc, weights={"power_floor": 0.5}
+        "arc_easy", "ensemble", planned_runs(flops=1e22), [0.8123], [()], unc, meta=ForecastMeta({"power_floor": 0.5})
     )
     made = replace(made, points=made.points.assign(lower90=0.7512, upper90=0.8834))
-    none = make_forecast(
-        "arc_easy", "ensemble", planned_runs(flops=1e19), [np.nan], [()], unc, note="no forecast: no law has support"
-    )
+    meta = ForecastMeta(note="no forecast: no law has support")
+    none = make_forecast("arc_easy", "ensemble", planned_runs(flops=1e19), [np.nan], [()], unc, meta=meta)
     result = Forecast.concat([made, none])
     doc = shows(result, 0.8123, 0.7512, 0.8834)
     assert doc["forecasts"][1]["prediction"] is None and doc["strategy"] == "ensemble"

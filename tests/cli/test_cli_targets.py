@@ -122,9 +122,9 @@ def test_a_fit_artifact_refuses_compute_with_a_planned_run(tmp_path):
     assert json.loads(by_size.stdout)["prediction"] == json.loads(by_compute.stdout)["prediction"]
     # the example ladder is at TPR 20, as this run: the law says what it was given, and nothing is flagged
     assert json.loads(by_size.stdout)["notes"] == [
-        "planned runs placed at C = 6 N D (the fitted runs' FLOPs are 6 N D)",
-        "covariates: power: C = 6ND (ignores tokens per parameter)",
+        "planned runs placed at C = 6 N D (the fitted runs' FLOPs are 6 N D)"
     ]
+    assert json.loads(by_size.stdout)["covariates"] == {"power": "C = 6ND (ignores tokens per parameter)"}
     assert "notes" not in json.loads(by_compute.stdout)
     far = run("forecast", artifact, "--params", "7e9", "--tokens", "4e12", "--n-boot", "10")
     assert far.returncode == 0, far.stderr

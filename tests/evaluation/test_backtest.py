@@ -253,10 +253,10 @@ def test_evaluate_fits_an_unfitted_ensemble_afresh_on_each_training_side():
     from benchcast.forecasting.ensemble import Ensemble
 
     table, spec = ladder(), bc.FitSpec("power", "arc_easy", "acc_norm")
-    frame = bc.evaluate(spec, table, bc.LargerModels(1e9), forecaster=bc.Ensemble())
+    frame, _, (meta,) = bc.evaluate(spec, table, bc.LargerModels(1e9), forecaster=bc.Ensemble(), return_models=True)
     held = frame[frame["side"] == "test"]
     by_hand = Ensemble().fit(table[table["params"] < 1e9], spec, progress=False)
-    assert held["weights"].iloc[0] == by_hand.weights_
+    assert meta.weights == by_hand.weights_
     np.testing.assert_allclose(held["prediction"], by_hand.predict(held["flops"].to_numpy()).prediction, rtol=1e-9)
 
 

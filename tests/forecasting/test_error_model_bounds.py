@@ -151,4 +151,4 @@ def test_dclm_hellaswag_at_a_7b_on_4t_tokens_is_informative(apple):
         )
     lower, upper = out.interval(0.9)
     assert upper[0] - lower[0] < 0.25 and not any(f.kind == UNINFORMATIVE for f in out.flags[0])
-    assert out.error_model["tau_tpr"] < 0.3
+    assert out.meta.error_model["tau_tpr"] < 0.3

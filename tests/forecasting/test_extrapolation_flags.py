@@ -53,9 +53,10 @@ def test_a_forecast_three_decades_below_the_data_is_flagged_and_not_narrower_tha
 
 
 def test_a_strategy_forecast_below_the_data_is_flagged(arc20):
-    from benchcast.forecasting.targets import planned_runs
+    from benchcast.forecasting.targets import place, planned_runs
 
-    flags = ensemble_flags({"power": arc20}, {"power": np.array([0.2911])}, [0.2911], planned_runs(flops=[1e15]))[0]
+    fits = {"power": arc20}
+    flags = ensemble_flags(fits, {"power": np.array([0.2911])}, [0.2911], place(planned_runs(flops=[1e15]), fits))[0]
     assert BELOW_DATA in [f.kind for f in flags]
 
 

@@ -169,8 +169,8 @@ def test_a_points_interval_does_not_depend_on_the_other_points_asked_for(misspec
 
 def test_the_interval_widens_with_distance_and_is_the_forecasts_default(misspecified):
     out = bc.forecast(misspecified, n_jobs=1, flops=[2e21, 1e23], uncertainty=Uncertainty(n_boot=30, levels=0.9))
-    assert out.uncertainty.interval == "extrapolation" and out.error_model["tau"] > 0
-    assert "own" in out.error_model["source"] and "prior" in out.error_model["source"]
+    assert out.uncertainty.interval == "extrapolation" and out.meta.error_model["tau"] > 0
+    assert "own" in out.meta.error_model["source"] and "prior" in out.meta.error_model["source"]
     width = out.upper - out.lower
     boot = bc.forecast(
         misspecified, n_jobs=1, flops=[2e21, 1e23], uncertainty=Uncertainty(n_boot=30, interval="bootstrap", levels=0.9)
@@ -189,8 +189,8 @@ def test_a_ladder_too_short_to_measure_gets_the_prior_and_says_so():
     assert ext.rolling_origin(result)["origin_decades"].nunique() < ext.MIN_ORIGINS
     out = bc.forecast(result, n_jobs=1, flops=[1e22], uncertainty=Uncertainty(n_boot=30, levels=0.9))
     prior = ext.load_prior()
-    assert out.error_model["source"] == f"prior ({len(prior.ladders)} ladders)"
-    assert out.error_model["tau"] == pytest.approx(np.exp(prior.log_tau_nodrift), rel=1e-12)
+    assert out.meta.error_model["source"] == f"prior ({len(prior.ladders)} ladders)"
+    assert out.meta.error_model["tau"] == pytest.approx(np.exp(prior.log_tau_nodrift), rel=1e-12)
     assert np.isfinite(out.lower[0]) and out.lower[0] < out.prediction[0] < out.upper[0]
 
 
@@ -237,12 +237,12 @@ def test_a_forecast_without_compute_says_why_it_has_no_extrapolation_interval():
     table = law_table("gold", theta, {"gold": np.linspace(0.6, 3.0, 20)}, q_rand=0.25, noise=0.005, seed=1)
     result = bc.fit(table, "gold", "synthetic", "acc", q_rand=0.25)
     out = bc.forecast(result, gold=[1.2], n_jobs=1, uncertainty=Uncertainty(n_boot=30, levels=0.9))
-    assert np.isnan(out.lower[0]) and "give no compute" in out.note and "--interval bootstrap" in out.note
+    assert np.isnan(out.lower[0]) and "give no compute" in out.meta.note and "--interval bootstrap" in out.meta.note
     assert "give no compute" in str(out)
     boot = bc.forecast(
         result, gold=[1.2], n_jobs=1, uncertainty=Uncertainty(n_boot=30, interval="bootstrap", levels=0.9)
     )
-    assert boot.lower[0] < boot.prediction[0] < boot.upper[0] and not boot.note
+    assert boot.lower[0] < boot.prediction[0] < boot.upper[0] and not boot.meta.note
 
 
 def test_an_artifact_holds_its_rolling_origins_and_a_forecast_of_it_reads_them(misspecified, tmp_path, monkeypatch):
@@ -291,8 +291,8 @@ def test_the_error_model_is_a_value_passed_to_predict(misspecified):
 
     ensemble, unc = Ensemble.of_fit(misspecified), Uncertainty(30)
     own = ensemble.predict([1e23], unc, n_jobs=1)
-    wider = ensemble.predict([1e23], unc, n_jobs=1, error_model=ext.ErrorModel(4 * own.error_model["tau"]))
-    assert wider.error_model["tau"] == pytest.approx(4 * own.error_model["tau"])
+    wider = ensemble.predict([1e23], unc, n_jobs=1, error_model=ext.ErrorModel(4 * own.meta.error_model["tau"]))
+    assert wider.meta.error_model["tau"] == pytest.approx(4 * own.meta.error_model["tau"])
     assert np.diff(wider.interval(0.9), axis=0)[0, 0] > np.diff(own.interval(0.9), axis=0)[0, 0]
     assert wider.prediction[0] == own.prediction[0]  # the point is not a draw
 

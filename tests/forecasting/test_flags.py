@@ -19,8 +19,15 @@ from benchcast.evaluation.bench import Dataset, bench, leaderboard
 from benchcast.evaluation.cutoff import cutoff_backtest
 from benchcast.forecasting import flags as fl
 from benchcast.forecasting.flags import describe
+from benchcast.forecasting.targets import place, planned_runs
 
 FLOPS = np.geomspace(1e18, 1e21, 10)
+
+
+def forecast_flags(result, predicted, flops):
+    """The flags of one fit's forecasts at compute ``flops``: a one-member ensemble's, placed as predict places it."""
+    fits, predicted = {result.law: result}, np.atleast_1d(np.asarray(predicted, float))
+    return fl.ensemble_flags(fits, {result.law: predicted}, predicted, place(planned_runs(flops=flops), fits))
 
 
 @pytest.fixture(scope="module")
@@ -66,8 +73,9 @@ def test_a_fit_with_fewer_than_two_points_per_parameter_is_flagged():
     assert fl.short(fc.to_frame()["flags"].iloc[0]) == (
         f"flagged: {fl.FEW_POINTS}, {fl.INTERPOLATION}, {fl.FEW_REPLICATES}"
     )
-    assert f"interval from {10 - fc.failed_refits} of 10 replicates: {fc.failed_refits} refits failed" in describe(
-        fc.to_frame()["flags"].iloc[0]
+    assert (
+        f"interval from {10 - fc.meta.failed_refits} of 10 replicates: {fc.meta.failed_refits} refits failed"
+        in describe(fc.to_frame()["flags"].iloc[0])
     )
     assert np.isfinite(fc.prediction[0])  # flagged, not refused: the number is shown
 
@@ -76,7 +84,7 @@ def test_far_beyond_the_data_is_flagged_past_the_threshold():
     result = bc.fit(law_table("power", [5000.0, 0.19], {"flops": FLOPS}, q_rand=0.25), "power", "synthetic", "acc")
     top = float(result.diagnostics.flops_max)
     near, far = top * 10 ** (fl.MAX_DECADES_BEYOND - 0.01), top * 10 ** (fl.MAX_DECADES_BEYOND + 0.01)
-    flags = fl.forecast_flags(result, result.predict(flops=[near, far]), [near, far])
+    flags = forecast_flags(result, result.predict(flops=[near, far]), [near, far])
     assert flags[0] == () and [f.kind for f in flags[1]] == [fl.FAR_BEYOND]
 
 
@@ -165,9 +173,9 @@ def test_a_forecast_clipped_into_0_1_is_refused_like_one_outside_it(apple):
     with pytest.warns(bc.errors.FitWarning, match="clipped"):
         point = shifted.predict(flops=np.array([1e21]))
     assert point[0] == 1.0  # the clipped number
-    flags = fl.forecast_flags(shifted, point, [1e21])
+    flags = forecast_flags(shifted, point, [1e21])
     assert fl.refused(flags[0]) and flags[0][0].kind == fl.OUTSIDE_RANGE and "clipped" in flags[0][0].reason
-    unshifted = fl.forecast_flags(result, result.predict(flops=np.array([1e21])), [1e21])
+    unshifted = forecast_flags(result, result.predict(flops=np.array([1e21])), [1e21])
     assert [f.kind for f in unshifted[0]] == [fl.AT_FITTED_RUN]  # not refused (1e21 is a fitted run)
 
 

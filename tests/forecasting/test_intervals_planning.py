@@ -407,15 +407,15 @@ def test_forecast_and_plan_show_themselves(apple):
         uncertainty=Uncertainty(n_boot=20, interval="bootstrap", levels=0.9),
     )
     assert list(out.to_dict()) == [
-        "law", "strategy", "benchmark", "metric", "weights", "level", "levels", "interval", "n_boot", "failed_refits",
-        "dropped_refits", "query", "prediction", "lower", "upper", "lower_mean", "upper_mean", "intervals", "flags",
+        "law", "strategy", "benchmark", "metric", "weights", "covariates", "level", "levels", "interval", "n_boot",
+        "failed_refits", "dropped_refits", "query", "prediction", "lower", "upper", "lower_mean", "upper_mean", "intervals", "flags",
         "forecasts",
     ]  # fmt: skip
     html = out._repr_html_()
     assert html.count("<tr>") == 3 and "<table>" in html
     assert f"{out.prediction[1]:.4g}" in html and f"{out.upper[0]:.4g}" in html
     assert "forecast with 90 % intervals (20 bootstrap replicates" in str(out)
-    assert out.error_model is None and len(out.to_dict()["forecasts"]) == 2
+    assert out.meta.error_model is None and len(out.to_dict()["forecasts"]) == 2
     planned = plan(result, 0.8, n_jobs=1, uncertainty=Uncertainty(n_boot=20, interval="bootstrap", levels=0.9))
     assert planned.to_dict()["interval"] == "bootstrap" and planned.reachable
     html = planned._repr_html_()

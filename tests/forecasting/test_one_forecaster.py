@@ -64,23 +64,22 @@ def _bench_row(benched, name, target) -> dict:
 def test_default_is_one_answer_from_forecast_recommend_report_and_bench(train, benched, target):
     answers = {"bench": _bench_row(benched, "ensemble", target)}
     # every answer is a row of the one forecast table (Forecast.to_frame), bench's with the truth beside it
-    made = forecast_default(train, FitSpec("power", BENCHMARK, metric=METRIC, tpr=TPR), flops=[target])
-    answers["forecast DATA"] = made.to_frame().iloc[0]
-    answers["recommend"] = (
-        recommend(train, FitSpec("power", BENCHMARK, metric=METRIC, tpr=TPR), target_flops=target)
-        .forecast.to_frame()
-        .iloc[0]
-    )
-    report = analyse_benchmark(train, BENCHMARK, METRIC, target_flops=[target], tpr=TPR)
-    answers["report"] = report.forecast.to_frame().iloc[0]
+    spec = FitSpec("power", BENCHMARK, metric=METRIC, tpr=TPR)
+    made = {
+        "forecast DATA": forecast_default(train, spec, flops=[target]),
+        "recommend": recommend(train, spec, target_flops=target).forecast,
+        "report": analyse_benchmark(train, BENCHMARK, METRIC, target_flops=[target], tpr=TPR).forecast,
+    }
+    answers.update({name: forecast.to_frame().iloc[0] for name, forecast in made.items()})
     first = answers.pop("bench")
     assert first["lower"] < first["prediction"] < first["upper"]
     for name, answer in answers.items():
         assert answer["prediction"] == pytest.approx(first["prediction"], rel=POINT), name
         assert answer["lower90"] == pytest.approx(first["lower"], abs=BOUND), name
         assert answer["upper90"] == pytest.approx(first["upper"], abs=BOUND), name
-    rows = [answers[name] for name in ("forecast DATA", "recommend", "report")]
-    assert all(row["flags"] == rows[0]["flags"] and row["weights"] == rows[0]["weights"] for row in rows)
+    rows = list(answers.values())
+    assert all(row["flags"] == rows[0]["flags"] for row in rows)
+    assert all(forecast.meta.weights == made["report"].meta.weights for forecast in made.values())  # one per forecast
 
 
 def test_plan_data_inverts_the_same_forecast(train, benched, target):

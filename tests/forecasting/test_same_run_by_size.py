@@ -13,7 +13,8 @@ import pandas as pd
 from typer.testing import CliRunner
 
 from benchcast.cli import app
-from benchcast.forecasting.flags import placements
+from benchcast.forecasting.flags import placement_flags
+from benchcast.forecasting.targets import PlannedRuns, place
 
 N13, D13 = 13202396160.0, 5e12
 
@@ -22,15 +23,23 @@ def _fit(rows):
     return SimpleNamespace(points=pd.DataFrame(rows, columns=["run", "params", "tokens", "flops"]))
 
 
+def _placed(fit, flops, tpr, params=np.nan):
+    """Where one target sits (its kind, and the flag's reason where it has one)."""
+    target = PlannedRuns(np.array([flops]), np.array([params]), np.array([tpr * params]), np.zeros(1, bool))
+    placement = place(target, {"fit": fit})
+    (flags,) = placement_flags(placement)
+    return placement.kind[0], flags[0].reason if flags else ""
+
+
 def test_a_point_of_a_fitted_runs_n_and_d_is_that_run_whatever_its_flops():
     fit = _fit([("small", 1e9, 2e10, 1.3 * 6 * 1e9 * 2e10), ("r13b", N13, D13, 1.28 * 6 * N13 * D13)])
     planned = 1.308 * 6 * N13 * D13  # the median convention: 2.2 % above the run's own FLOPs
-    (by_size,) = placements([fit], [planned], tpr=[D13 / N13], params=[N13])
+    by_size = _placed(fit, planned, D13 / N13, N13)
     assert by_size[0] == "at a fitted run" and "'r13b'" in by_size[1]
-    (by_compute,) = placements([fit], [planned], tpr=[D13 / N13])  # without N: compute alone, as before
+    by_compute = _placed(fit, planned, np.nan)  # without N and D: compute alone, as before
     assert by_compute == ("", "")
     # another N at the same TPR is another run (a 7B at 378.7 tokens per parameter is beyond the 13B)
-    (other,) = placements([fit], [1.308 * 6 * 7e9 * 7e9 * D13 / N13], tpr=[D13 / N13], params=[7e9])
+    other = _placed(fit, 1.308 * 6 * 7e9 * 7e9 * D13 / N13, D13 / N13, 7e9)
     assert other[0] != "at a fitted run"
 
 

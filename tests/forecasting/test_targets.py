@@ -147,7 +147,9 @@ def test_forecast_of_planned_runs_is_recommends(apple, compute_only):
         "benchmark", "metric", "forecaster", "flops", "params", "tokens", "tpr"
     ]  # fmt: skip
     assert set(out.to_frame()["metric"]) == {METRIC} and out.to_dict()["metric"] == METRIC
-    assert {"prediction", "lower90", "upper90", "decades", "flags", "weights"} <= set(out.to_frame())
+    assert {"prediction", "lower90", "upper90", "decades", "flags"} <= set(out.to_frame())
+    assert not {"weights", "covariates", "note", "failed_refits"} & set(out.to_frame())  # per forecast: out.metas
+    assert [meta.weights for meta in out.metas] == [r["weights"] for r in out.records()]  # each target its own fit
     records = out.to_dict()["forecasts"]
     assert records[1]["given"] == "params_tokens" and records[1]["tpr"] == pytest.approx(TPR, rel=RTOL)
     with pytest.raises(BenchcastError, match="not both"):

@@ -134,7 +134,7 @@ def backtest(
     if given is not None:
         splitter, protocol = given, "splitter"
     unc = Uncertainty(n_boot, seed, interval, tuple(DEFAULT_LEVELS))
-    frame, (model,) = evaluate(
+    frame, (model,), (meta,) = evaluate(
         spec, table, splitter, uncertainty=unc, confidence=True, return_models=True, n_jobs=n_jobs
     )
     predictions, metrics = _scored(frame)
@@ -144,7 +144,7 @@ def backtest(
         threshold = float(result.diagnostics.flops_max)
     bt = BacktestResult(spec.law, spec.benchmark, protocol, threshold, result, predictions, metrics)
     if n_boot:
-        _interval_metrics(bt, frame, unc)
+        _interval_metrics(bt, frame, unc, meta)
     return bt
 
 
@@ -162,19 +162,18 @@ def compare_backtests(table: pd.DataFrame, specs: list[FitSpec], **options) -> B
     return BacktestComparison([backtest(table, spec, **options) for spec in track(specs, "backtest: laws")])
 
 
-def _interval_metrics(bt: BacktestResult, frame: pd.DataFrame, unc: Uncertainty) -> None:
+def _interval_metrics(bt: BacktestResult, frame: pd.DataFrame, unc: Uncertainty, meta) -> None:
     """The held-out rows' bounds at each level and their coverage (a run's and the curve's); where there is no
-    interval the columns stay empty and ``metrics['interval_note']`` says why."""
+    interval (``meta``: what the forecast rests on) the columns stay empty and ``metrics['interval_note']`` says why."""
     predictions, metrics = bt.predictions, bt.metrics
     metrics["interval"] = unc.interval
     metrics["n_boot"] = unc.n_boot
-    metrics["boot_failed"] = int(frame["failed_refits"].max())
-    metrics["boot_dropped"] = int(frame["dropped_refits"].max())  # refits that did not converge: left out
-    error_model = frame["error_model"].iloc[0]
-    if error_model is not None:
-        metrics["extrapolation_tau"] = error_model["tau"]
-    if frame["note"].iloc[0]:  # no interval rather than a wrong one: columns present, empty
-        metrics["interval_note"] = frame["note"].iloc[0]
+    metrics["boot_failed"] = meta.failed_refits
+    metrics["boot_dropped"] = meta.dropped_refits  # refits that did not converge: left out
+    if meta.error_model is not None:
+        metrics["extrapolation_tau"] = meta.error_model["tau"]
+    if meta.note:  # no interval rather than a wrong one: columns present, empty
+        metrics["interval_note"] = meta.note
     test = (predictions["side"] == "test").to_numpy()
     true = predictions["true"].to_numpy(float)
     for level in unc.levels:

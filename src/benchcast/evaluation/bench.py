@@ -428,7 +428,7 @@ def _forecast_cell(cell: Cell, strategy, n_boot: int, seed: int):
     row["laws"] = ",".join(f"{law}:{w:.2f}" for law, w in made.weights_.items() if w > 0)
     if spans_tprs(cell.seen) and any(get_law(law).across_tprs(cell.seen) for law in made.weights_):
         row["laws"] += " (compute alone, across TPRs)"  # runs at several TPRs read as one curve
-    row["tau"] = forecast.error_model["tau"] if forecast.error_model is not None else np.nan
+    row["tau"] = (forecast.meta.error_model or {"tau": np.nan})["tau"]
     # the forecast's own table, with the held-out runs' truth
     frame = forecast.to_frame().assign(
         run=held["run"].to_numpy(),

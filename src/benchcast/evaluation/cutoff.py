@@ -242,16 +242,16 @@ def cutoff_backtest(
     unc = Uncertainty(n_boot, seed, interval, tuple(DEFAULT_LEVELS))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        frame, models = evaluate(
+        frame, models, metas = evaluate(
             spec, within, splitter, uncertainty=unc, confidence=True, return_models=True, skip_failed=True,
             progress=progress, n_jobs=1,
         )  # fmt: skip
     records = []
-    for (cutoff, split), model in zip(frame.groupby("split", sort=True), models, strict=True):
+    for (cutoff, split), model, meta in zip(frame.groupby("split", sort=True), models, metas, strict=True):
         result = next(iter(model.fits.values()))
         bt = BacktestResult(spec.law, spec.benchmark, "cutoff", float(cutoff), result, *_scored(split))
         if n_boot:
-            _interval_metrics(bt, split.reset_index(drop=True), unc)
+            _interval_metrics(bt, split.reset_index(drop=True), unc, meta)
         records.append(
             {
                 "cutoff_flops": float(cutoff),

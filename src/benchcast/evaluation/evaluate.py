@@ -372,7 +372,8 @@ def evaluate(
     confidence : bool
         Also the interval of the law's curve.
     return_models : bool
-        Also return each split's fitted ensemble.
+        Also return each split's fitted ensemble and what its forecast rests on (its
+        :class:`~benchcast.forecasting.forecast.ForecastMeta`).
     skip_failed : bool
         Leave out a split whose fit fails (default: raise its error).
     progress : bool, optional
@@ -383,12 +384,12 @@ def evaluate(
     pandas.DataFrame
         The forecast table of every run (:meth:`~benchcast.Forecast.to_frame`), one block per split, with ``split``
         (its label), ``run``, ``k``, ``true``, ``side`` (``'train'``, ``'test'``, ``'unused'``), ``fitted`` and
-        ``usable`` (far enough above chance for a relative error); with ``return_models``, also the list of fitted
-        ensembles.
+        ``usable`` (far enough above chance for a relative error); with ``return_models``, also the lists of fitted
+        ensembles and of their forecasts' metas.
     """
     unc = uncertainty or Uncertainty(n_boot=0)
     rows, resolved = design(table, replace(spec, max_k=None, min_flops=None, max_flops=None))
-    frames, models = [], []
+    frames, models, metas = [], [], []
     flops = rows["flops"].to_numpy(float)
     for split in track(splitter.split(rows), f"evaluate {spec.benchmark}", enabled=progress):
         split = split.within(flops, spec.min_flops, spec.max_flops)  # the spec's range limits the training side only
@@ -408,8 +409,9 @@ def evaluate(
         made = model.predict(runs, unc, n_jobs=n_jobs, confidence=confidence, extra=extra)
         frames.append(_with_truth(made.to_frame(), rows, split, model))
         models.append(model)
+        metas.append(made.meta)
     out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    return (out, models) if return_models else out
+    return (out, models, metas) if return_models else out
 
 
 def _fit(forecaster, spec: FitSpec, resolved: FitSpec, table, rows, split: Split) -> Ensemble:

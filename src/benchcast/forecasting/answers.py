@@ -14,14 +14,14 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from benchcast.data.table import within_compute
+from benchcast.data.table import tpr_level, within_compute
 from benchcast.errors import BenchcastError, SelectionError
 from benchcast.fitting.result import FitResult
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting.alternative import beside, compare, fit_alternative
 from benchcast.forecasting.bootstrap import ANSWER, Uncertainty
 from benchcast.forecasting.ensemble import Ensemble
-from benchcast.forecasting.forecast import Forecast, make_forecast
+from benchcast.forecasting.forecast import Forecast, ForecastMeta, make_forecast
 from benchcast.forecasting.results import Recommendation
 from benchcast.forecasting.selection import SELECTION_RULES
 from benchcast.forecasting.targets import (
@@ -29,7 +29,6 @@ from benchcast.forecasting.targets import (
     as_runs,
     placed_query,
     planned_runs,
-    query_notes,
     table_runs,
 )
 from benchcast.laws import available_laws
@@ -71,8 +70,8 @@ def forecast(
     result.covariates(**placed)  # the query as the fit takes it: a covariate it lacks is named here
     runs, extra, shape = _query_runs(result, covariates, convention)
     query = {k: v for k, v in covariates.items() if v is not None}
-    words = [f"planned runs placed at {runs.convention}"] if convention is not None else []
-    notes = words + query_notes(result, covariates, convention)
+    # what the law was given: the placement's words, in the forecast's covariates
+    notes = [f"planned runs placed at {runs.convention}"] if convention is not None else []
     return Ensemble.of_fit(result).predict(
         runs, uncertainty, n_jobs=n_jobs, ray_address=ray_address, confidence=True, extra=extra, query=query,
         shape=shape, remarks=notes,
@@ -231,7 +230,8 @@ def _ratio_curves(
     """The ensemble's forecast along compute at target ``i``'s ratio, through every target at that ratio it forecasts
     (50 and 90 % intervals), keyed by a label; with ``several`` ensembles, the label names the runs it was fitted on."""
     tpr = float(runs.tpr[i])
-    same = np.round(runs.tpr, 6) == round(tpr, 6) if np.isfinite(tpr) else ~np.isfinite(runs.tpr)  # as grouped
+    group = tpr_level(runs.tpr)  # the targets' ratio groups, as data.table groups a ladder's
+    same = group == group[i] if np.isfinite(tpr) else ~np.isfinite(runs.tpr)
     through = runs.flops[same & (runs.flops <= runs.flops[i] * (1 + 1e-9))]
     lowest = min(float(fit.points["flops"].min()) for fit in ensemble.fits.values())
     grid = np.unique(np.concatenate([np.geomspace(lowest, runs.flops[i] * 1.5, CURVE_POINTS), through]))
@@ -299,13 +299,14 @@ def forecast_default(
         if ensemble.ok:
             if len(data) not in alternatives:  # the simplest alternative on the same runs, with its comparison
                 alternatives[len(data)] = (alternative := fit_alternative(data, base)), compare(ensemble, alternative)
-            made = ensemble.predict(runs.take(i), unc, **where)
-            parts.append(beside(made, *alternatives[len(data)], runs.take(i)))
-            ratio = float(runs.tpr[i])
-            last[(len(data), round(ratio, 6) if np.isfinite(ratio) else None)] = i
+            parts.append(beside(ensemble.predict(runs.take(i), unc, **where), *alternatives[len(data)], runs.take(i)))
+            group = tpr_level(runs.tpr)[i]  # one curve per ratio group
+            last[(len(data), group if np.isfinite(group) else None)] = i
         else:
             why = f"no forecast: {ensemble.choice_.reason}"
-            parts.append(make_forecast(base.benchmark, rule, runs.take(i), [np.nan], [()], unc, note=why))
+            parts.append(
+                make_forecast(base.benchmark, rule, runs.take(i), [np.nan], [()], unc, meta=ForecastMeta(note=why))
+            )
     for (seen, _), i in last.items() if curves else ():  # the last target of a ratio and runs: its curve through all
         along = _ratio_curves(fitted[seen], runs, i, unc, len(fitted) > 1, curves == "confidence", where)
         parts[i] = replace(parts[i], curves=along)

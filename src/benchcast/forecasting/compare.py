@@ -451,14 +451,13 @@ def _each(table, by, names, benchmark, metric, reach, planned, errors, unc, sett
             row["warnings"] = tuple(dict.fromkeys(" ".join(str(w.message).split()) for w in caught))
         point = out.take([0])
         lower, upper = point.interval(unc.level)
-        note = str(point.points["note"].iloc[0])
         row.update(
             method="default",
             prediction=float(point.prediction[0]),
             lower=float(lower[0]),
             upper=float(upper[0]),
             flags=tuple(point.flags[0]),
-            note=note,
+            note=point.meta.note,
         )
         curve = list(out.curves.values())[-1] if np.isfinite(row["prediction"]) and out.curves else None
         values, cut = (None, "") if curve is None else _matrix(curve)

@@ -28,8 +28,8 @@ from benchcast.forecasting import selection
 from benchcast.forecasting.bootstrap import Bootstrap, Uncertainty, bootstrap
 from benchcast.forecasting.draws import ScoreDraws
 from benchcast.forecasting.flags import ensemble_flags, refit_flags, withhold
-from benchcast.forecasting.forecast import Forecast, make_forecast
-from benchcast.forecasting.targets import PlannedRuns, as_runs, distances
+from benchcast.forecasting.forecast import Forecast, ForecastMeta, make_forecast
+from benchcast.forecasting.targets import Placement, as_runs, place
 from benchcast.utils.progress import track
 
 NO_COMPUTE = (
@@ -286,25 +286,19 @@ class Ensemble:
         unc = uncertainty or Uncertainty()
         for law in (law for law, w in self.weights_.items() if w > 0 and unc.n_boot):  # made where the call says
             self._boot(law, unc, n_jobs, ray_address)
-        runs = as_runs(runs, tpr)
         extra = {name: value for name, value in (extra or {}).items() if value is not None}
         fits = self.fits
-        # the targets placed once: what each member is given, and the distances flags and widening read
-        placed = {law: self._covariates(law, runs, extra) for law in self.weights_}
-        used = {law: words for law, (_, words) in placed.items()}
-        decades, widen_by, beyond = distances(runs, fits.values())
+        # the targets placed once: what each member is given, every distance the flags and the widening read
+        placement = place(as_runs(runs, tpr), fits, extra)
         predicted = {
-            law: np.atleast_1d(np.asarray(self.members_[law].fit.predict(**covariates), float)).ravel()
-            for law, (covariates, _) in placed.items()
+            law: np.atleast_1d(np.asarray(fit.predict(**placement.covariates[law]), float)).ravel()
+            for law, fit in fits.items()
         }
         blend = sum(w * predicted[law] for law, w in self.weights_.items())
         has_k = any("k" in fit.law_object.covariates for fit in fits.values())
-        flags = ensemble_flags(fits, predicted, blend, runs, k=extra.get("k") if has_k else None, decades=decades)
+        flags = ensemble_flags(fits, predicted, blend, placement, k=extra.get("k") if has_k else None)
         prediction = withhold(blend, flags)
-        covariates = {law: given for law, (given, _) in placed.items()}
-        draws, model, note, spread = self._interval_draws(
-            covariates, unc, prediction, widen_by, beyond, confidence, error_model
-        )
+        draws, model, note, spread = self._interval_draws(placement, unc, prediction, confidence, error_model)
         boots = {law: self._boot(law, unc) for law, w in self.weights_.items() if w > 0} if draws else {}
         # an interval resting on few replicates says so, at every point: a blended replicate needs every member's, so
         # the interval rests on the usable refits of the member with the fewest, of the n_boot asked for (the draws
@@ -319,21 +313,25 @@ class Ensemble:
             else ()
         )
         flags = [(*point, *lost) for point in flags]
+        meta = ForecastMeta(
+            dict(self.weights_),
+            placement.given,
+            {law: fit.diagnostics.dropped for law, fit in fits.items()},
+            None if model is None else model.to_dict(),
+            note,
+            sum(b.n_failed for b in boots.values()),
+            sum(b.n_dropped for b in boots.values()),
+        )
         return make_forecast(
             self.benchmark,
             self.rule,
-            runs,
+            placement.runs,
             prediction,
             flags,
             unc,
-            decades=decades,
-            weights=self.weights_,
+            decades=placement.compute_beyond,
             members=predicted,
-            used=used,
-            dropped={law: fit.diagnostics.dropped for law, fit in fits.items()},
-            error_model=None if model is None else model.to_dict(),
-            note=note,
-            refits=(sum(b.n_failed for b in boots.values()), sum(b.n_dropped for b in boots.values())),
+            meta=meta,
             draws=draws,
             remarks=[*remarks, *self.choice_.failures],
             query=query,
@@ -343,11 +341,13 @@ class Ensemble:
             spread=spread,
         )
 
-    def _interval_draws(self, covariates, unc: Uncertainty, prediction, decades, beyond, confidence, given=None):
-        """The draws behind the intervals (widened by the error model where the interval is extrapolation-aware), the
-        error model, why there is no interval ('' where there is), and each point's error terms (:func:`_spread`)."""
+    def _interval_draws(self, placement: Placement, unc: Uncertainty, prediction, confidence, given=None):
+        """The draws behind the intervals (widened by the error model, along the placement's distances, where the
+        interval is extrapolation-aware), the error model, why there is no interval ('' where there is), and each
+        point's error terms (:func:`_spread`)."""
         if not unc.n_boot:
             return (), None, "no interval: none asked for (0 bootstrap replicates)", {}
+        covariates, decades = placement.covariates, placement.compute_outside
         draws = self._draws(covariates, unc, "prediction")
         if draws is None:
             boots = [self._boot(law, unc) for law in self.weights_]
@@ -379,11 +379,13 @@ class Ensemble:
                 return (), model, NO_COMPUTE if no_compute else "no interval: no finite bootstrap draw", {}
             taken = sample.take(ok)
             if kind == "prediction":
-                spread = _spread(taken.values, np.flatnonzero(ok), model, decades, beyond)
+                spread = _spread(taken.values, np.flatnonzero(ok), model, placement)
             if model is not None:
                 ref = None if reference is None else reference.take(ok).values
                 taken = ScoreDraws(
-                    ext.widen(taken.values, decades[ok], model, unc.seed, tpr_decades=beyond[ok], reference=ref),
+                    ext.widen(
+                        taken.values, decades[ok], model, unc.seed, tpr_decades=placement.tpr_outside[ok], reference=ref
+                    ),
                     taken.points,
                 )
             out.append((kind, np.flatnonzero(ok), taken))
@@ -401,16 +403,6 @@ class Ensemble:
             cache[key] = made
         return cache[key]
 
-    def _covariates(self, law: str, runs: PlannedRuns, extra: dict) -> tuple[dict, str]:
-        """What member ``law`` is given for the runs: N and D, or C (:meth:`PlannedRuns.covariates`), and ``extra``; a
-        law of neither (gold NLL alone) is given ``extra`` only."""
-        fitted = self.members_[law].fit.fitted
-        extra = {name: value for name, value in extra.items() if name in fitted.law.covariates}
-        if not ({"flops", "params", "tokens"} & set(fitted.law.covariates)) or not np.isfinite(runs.flops).all():
-            return dict(extra), ", ".join(sorted(extra))
-        covariates, used = runs.covariates(fitted, k=1.0 if "k" in extra else None)  # each run's own k below
-        return {**covariates, **extra}, used
-
     def _draws(self, covariates: dict, unc: Uncertainty, kind: str) -> ScoreDraws | None:
         """The members' bootstrap draws at the placed runs, mixed replicate by replicate with the weights."""
         parts = {}
@@ -422,16 +414,17 @@ class Ensemble:
         return ScoreDraws.blend(parts, self.weights_)
 
 
-def _spread(boot: np.ndarray, index: np.ndarray, model, decades, beyond) -> dict:
+def _spread(boot: np.ndarray, index: np.ndarray, model, placement: Placement) -> dict:
     """Per point (its index), the interval's error terms on the log score: the bootstrap's spread (sd of its log
-    draws), and the model's tau D along compute and tau_tpr D_tpr along TPR, each with its words."""
+    draws), and the model's tau D along compute and tau_tpr D_tpr along TPR (the placement's distances), each with its
+    words."""
     with np.errstate(divide="ignore", invalid="ignore"):
         sd = np.nanstd(np.log(np.clip(boot, 1e-12, None)), axis=0)
     out = {}
     for j, i in enumerate(index):
         terms = {"bootstrap": (float(sd[j]), f"{sd[j]:.2g}")}
         if model is not None:
-            d, t = max(float(decades[i]), 0.0), float(beyond[i])
+            d, t = max(float(placement.compute_outside[i]), 0.0), float(placement.tpr_outside[i])
             per = model.tau if model.tau_tpr is None else model.tau_tpr
             terms["compute-extrapolation"] = (model.tau * d, f"{model.tau:.3g}/decade x {d:.2f} = {model.tau * d:.2g}")
             if t > 0:

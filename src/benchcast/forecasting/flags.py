@@ -22,7 +22,7 @@ Flagged, because the number may be right but rests on less than it seems:
 * an interval from few bootstrap replicates: more than ``MAX_FAILED_SHARE`` of the ``n_boot`` replicates asked for
   are missing from the draws it is read from (refits failed or did not converge; :func:`refit_flags`);
 * a forecast that is no extrapolation: at a fitted run (the answer was fitted), below the smallest fitted run,
-  or inside the fitted runs' compute and TPR (an interpolation; :func:`placements`);
+  or inside the fitted runs' compute and TPR (an interpolation; :func:`placement_flags`);
 * an uninformative interval (:func:`uninformative`): a 90 % interval spanning more than ``UNINFORMATIVE_SHARE`` of
   the range from chance to 1, with the error term that makes it so; a plan's compute interval with an end more than
   ``PLAN_DECADES`` from its point (or none), with the one-sided answer it can give (:func:`plan_interval_flags`).
@@ -35,19 +35,22 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 
+from benchcast.data.table import TPR_RTOL
 from benchcast.errors import BenchcastError
 from benchcast.forecasting.targets import (
+    AT_FITTED_RUN,
+    BELOW_DATA,
     BELOW_TOLERANCE,
-    TPR_TOLERANCE,
+    INTERPOLATION,
+    Placement,
     PlannedRuns,
-    distances,
     fitted_k_max,
-    fitted_tpr_range,
-    tpr_decades,
+    place,
 )
 
 OUTSIDE_RANGE = "outside [0, 1]"
@@ -57,7 +60,6 @@ SEARCH_LIMIT = "at search limit"
 FAR_BEYOND = "far beyond the data"
 OUTSIDE_TPR = "outside the fitted TPR"
 NEAR_CHANCE = "near-chance runs dropped"
-AT_FITTED_RUN, BELOW_DATA, INTERPOLATION = "at a fitted run", "below the data", "interpolation"
 BORROWED_SLOPE = "slope borrowed"
 BEYOND_K, ACROSS_TPRS = "beyond the fitted k", "across TPRs"
 SKEWED = "outside its 50 % interval"
@@ -191,30 +193,6 @@ def _limit(result) -> tuple[float | None, str]:
         return None, ""
 
 
-def _placement_flags(fits, flops, tpr=None, params=None) -> list[tuple[Flag, ...]]:
-    """Per point, its flag where it is no extrapolation: at a fitted run, below the data, an interpolation."""
-    return [(Flag(kind, reason, False),) if kind else () for kind, reason in placements(fits, flops, tpr, params)]
-
-
-def forecast_flags(result, predicted, flops=None, tpr=None, params=None) -> list[tuple[Flag, ...]]:
-    """Every flag of a fit's forecasts, one tuple per point (fit, value, distance, placement; refusals first)."""
-    predicted = np.atleast_1d(np.asarray(predicted, float))
-    flops_max = float(result.diagnostics.flops_max)
-    flops = (
-        np.full(len(predicted), np.nan) if flops is None else np.broadcast_to(np.asarray(flops, float), predicted.shape)
-    )
-    limit, meaning = _limit(result)
-    common = fit_flags(result)
-    clips = bool(getattr(result.law_object, "clip_scores", False))
-    out = []
-    placed = _placement_flags([result], flops, tpr, params)
-    for value, c, where in zip(predicted, flops, placed, strict=True):
-        decades = math.log10(c / flops_max) if c > 0 and flops_max > 0 else math.nan
-        own = value_flags(result.law, float(value), limit, meaning) or (_clipped(result.law, value) if clips else ())
-        out.append(_ordered((*own, *common, *distance_flags(decades, flops_max), *where)))
-    return out
-
-
 def _clipped(law: str, value: float) -> tuple[Flag, ...]:
     """A law that clips its forecasts to [0, 1] (an unbounded last stage) gives exactly 0 or 1 only where it clipped
     one outside: that number is outside [0, 1] all the same, refused."""
@@ -223,29 +201,27 @@ def _clipped(law: str, value: float) -> tuple[Flag, ...]:
     return (Flag(OUTSIDE_RANGE, f"{law} forecasts outside [0, 1] (clipped to {value:g}): not a score", True),)
 
 
-def ensemble_flags(fits: Mapping, predicted: Mapping, blend, runs, k=None, decades=None) -> list[tuple[Flag, ...]]:
+def ensemble_flags(fits: Mapping, predicted: Mapping, blend, placement: Placement, k=None) -> list[tuple[Flag, ...]]:
     """Every flag of an ensemble's forecasts, one tuple per point: each weighted member's (a member's refusal refuses
-    the blend, which averages its number in), the blend's own value, its distance beyond the data and its placement
-    among the fitted runs (at one, below them, between them), and a k beyond the fitted k. ``decades``: the runs'
-    distance beyond the largest fitted run, where the caller has it (``targets.distances``)."""
-
+    the blend, which averages its number in; its fit's flags), the blend's own value, and from the targets'
+    ``placement`` its distance beyond the data, where it sits among the fitted runs (at one, below them, between
+    them) and a TPR outside theirs; and a k beyond the fitted k."""
     blend = np.atleast_1d(np.asarray(blend, float))
     per_point: list[list[Flag]] = [[] for _ in blend]
     for law, fit in fits.items():
-        for point, found in zip(per_point, forecast_flags(fit, predicted[law]), strict=True):
-            point.extend(found)  # no distance: the blend's is added once below
-    beyond = distances(runs, fits.values())[0] if decades is None else decades
-    top = max(float(fit.diagnostics.flops_max) for fit in fits.values())
-    for point, value, distance in zip(per_point, blend, beyond, strict=True):
+        limit, meaning = _limit(fit)
+        common, clips = fit_flags(fit), bool(getattr(fit.law_object, "clip_scores", False))
+        for point, value in zip(per_point, np.atleast_1d(np.asarray(predicted[law], float)), strict=True):
+            own = value_flags(fit.law, float(value), limit, meaning) or (_clipped(fit.law, value) if clips else ())
+            point.extend(_ordered((*own, *common)))
+    top = placement.flops_range[1]
+    where, beyond_tpr = placement_flags(placement), target_flags(placement, fits)
+    for i, point in enumerate(per_point):
         if len(fits) > 1 and not refused(point):  # a refused member already says why
-            point.extend(value_flags("the blend", float(value)))
-        point.extend(distance_flags(float(distance), top))
-    where = _placement_flags(list(fits.values()), runs.flops, runs.tpr, runs.params)
-    for point, found in zip(per_point, where, strict=True):
-        point.extend(found)
-    for point, text in zip(per_point, target_flags(runs, fits), strict=True):
-        if text:  # a TPR outside the fitted runs': one flag among the others, not a second list
-            point.append(Flag(OUTSIDE_TPR, text, False))
+            point.extend(value_flags("the blend", float(blend[i])))
+        point.extend((*distance_flags(float(placement.compute_beyond[i]), top), *where[i]))
+        if beyond_tpr[i]:  # a TPR outside the fitted runs': one flag among the others, not a second list
+            point.append(Flag(OUTSIDE_TPR, beyond_tpr[i], False))
     if k is not None:  # a law of k asked beyond the k it was fitted at
         k_max = max(fitted_k_max(fit) for fit in fits.values())
         for point, value in zip(per_point, np.broadcast_to(np.asarray(k, float), blend.shape), strict=True):
@@ -332,74 +308,37 @@ def beyond_k(k, k_max: float) -> list[tuple[str, str]]:
     ]
 
 
-SAME_RUN_RTOL = 0.01  # a target within 1 % of a fitted run's compute (and TPR, where both are known) is that run
-
-
-def placements(fits, flops, tpr=None, params=None) -> list[tuple[str, str]]:
-    """Where each point lies relative to the runs some fits were fitted to, where that is not beyond them: at a fitted
-    run, below the smallest, or inside their compute and TPR ranges (an interpolation). The flags of
-    :mod:`benchcast.forecasting.flags` are made from these."""
-    fits = [fit for fit in fits if fit is not None and len(fit.points)]
-    flops = np.atleast_1d(np.asarray(flops, float))
-    tpr = np.full(len(flops), np.nan) if tpr is None else np.broadcast_to(np.asarray(tpr, float), flops.shape)
-    size = np.full(len(flops), np.nan) if params is None else np.broadcast_to(np.asarray(params, float), flops.shape)
-    if not fits:
-        return [("", "")] * len(flops)
-    points = pd.concat([fit.points for fit in fits], ignore_index=True)
-    names, fitted = points["run"].astype(str).to_numpy(), points["flops"].to_numpy(float)
-    sizes = {"params", "tokens"} <= set(points)
-    fitted_tpr = (points["tokens"] / points["params"]).to_numpy(float) if sizes else np.full(len(points), np.nan)
-    fitted_n = points["params"].to_numpy(float) if sizes else np.full(len(points), np.nan)
-    lo, hi, (tpr_lo, tpr_hi) = fitted.min(), fitted.max(), fitted_tpr_range(fits)
+def placement_flags(placement: Placement) -> list[tuple[Flag, ...]]:
+    """Per point, its flag where its placement says it is no extrapolation: at a fitted run, below the smallest, or
+    inside the fitted runs' compute and TPR ranges (an interpolation)."""
+    lo, hi = placement.flops_range
     out = []
-    for c, t, n in zip(flops, tpr, size, strict=True):
-        same = np.isclose(fitted, c, rtol=SAME_RUN_RTOL, atol=0.0)
-        if np.isfinite(t):  # a run of the same compute at another TPR is another run
-            same &= ~np.isfinite(fitted_tpr) | np.isclose(fitted_tpr, t, rtol=SAME_RUN_RTOL)
-            if np.isfinite(n):  # the same N and D is the same run, whatever FLOPs each was counted at
-                same |= np.isclose(fitted_n, n, rtol=SAME_RUN_RTOL) & np.isclose(fitted_tpr, t, rtol=SAME_RUN_RTOL)
-        inside_tpr = tpr_decades([t], (tpr_lo, tpr_hi))[0] == 0
-        if same.any():
-            where = f"the target is fitted run {names[same][0]!r} ({fitted[same][0]:.3g} FLOPs)"
-            out.append(
-                (
-                    AT_FITTED_RUN,
-                    f"{where}: the fit's own value there, not a forecast (--max-flops leaves the run out)",
-                )
-            )
-        elif below := below_data(float(c), float(lo)):
-            out.append(below[0])
-        elif c <= hi and inside_tpr:
-            out.append(
-                (
-                    INTERPOLATION,
-                    f"inside the fitted runs ({lo:.3g} .. {hi:.3g} FLOPs): an interpolation, "
-                    "not a forecast (its interval is calibrated on extrapolations)",
-                )
-            )
+    for kind, run, c in zip(placement.kind, placement.run, placement.runs.flops, strict=True):
+        if kind == AT_FITTED_RUN:
+            where = f"the target is fitted run {run[0]!r} ({run[1]:.3g} FLOPs): the fit's own value there, not a "
+            out.append(((kind, where + "forecast (--max-flops leaves the run out)"),))
+        elif kind == BELOW_DATA:
+            out.append(tuple(below_data(float(c), lo)))
+        elif kind == INTERPOLATION:
+            words = f"inside the fitted runs ({lo:.3g} .. {hi:.3g} FLOPs): an interpolation, not a forecast (its "
+            out.append(((kind, words + "interval is calibrated on extrapolations)"),))
         else:
-            out.append(("", ""))
-    return out
+            out.append(())
+    return [flagged(pairs) for pairs in out]
 
 
-def target_flags(runs: PlannedRuns, results) -> list[str]:
-    """A flag per run whose TPR lies outside the fitted runs' TPR ('' where it lies inside)."""
-    compute_only = [law for law, r in results.items() if "flops" in r.law_object.covariates]
+def target_flags(placement: Placement, results: Mapping, joint: str = "") -> list[str]:
+    """A flag per run whose TPR lies outside the fitted runs' TPR ('' where it lies inside), naming the laws of
+    ``results`` (or a ``joint`` fit in compute only) that ignore the allocation or extrapolate in TPR."""
+    compute_only = [joint] if joint else [law for law, r in results.items() if "flops" in r.law_object.covariates]
     in_size = [law for law, r in results.items() if {"params", "tokens"} <= set(r.law_object.covariates)]
-    return _tpr_reasons(runs, fitted_tpr_range(results.values()), compute_only, in_size)
-
-
-def _tpr_reasons(runs, fitted_tpr: tuple[float, float], compute_only: list[str], in_size: list[str]) -> list[str]:
-    """Why each run's TPR lies outside the fitted runs' TPR range ('' where it does not)."""
-    lo, hi = fitted_tpr
+    lo, hi = placement.tpr_range
     out = []
-    for value in runs.tpr:
-        if not (np.isfinite(value) and np.isfinite(lo)) or lo / (1 + TPR_TOLERANCE) <= value <= hi * (
-            1 + TPR_TOLERANCE
-        ):
+    for value, outside in zip(placement.runs.tpr, placement.tpr_outside, strict=True):
+        if not outside > 0:
             out.append("")
             continue
-        span = f"{lo:.3g}" if np.isclose(lo, hi, rtol=TPR_TOLERANCE) else f"{lo:.3g} .. {hi:.3g}"
+        span = f"{lo:.3g}" if np.isclose(lo, hi, rtol=TPR_RTOL) else f"{lo:.3g} .. {hi:.3g}"
         text = f"target TPR {value:.3g} lies outside the fitted runs' TPR ({span})"
         if compute_only:
             text += f"; {', '.join(compute_only)} (compute only) ignore(s) the allocation"
@@ -409,25 +348,19 @@ def _tpr_reasons(runs, fitted_tpr: tuple[float, float], compute_only: list[str],
     return out
 
 
-@dataclass(frozen=True)
-class _Runs:
-    """Runs in the place of a fit (what :func:`placements` and :func:`fitted_tpr_range` read: ``points``)."""
-
-    points: pd.DataFrame
-
-
 def shared_shape_flags(runs: pd.DataFrame, flops: float, tpr=None, params=None) -> tuple[Flag, ...]:
     """The flags of one recipe's forecast from a joint fit (``compare``'s shared shape), by the rules a forecast's
-    own fit is flagged by: at one of the recipe's fitted ``runs``, below or inside them (:func:`placements`), far
+    own fit is flagged by: at one of the recipe's fitted ``runs``, below or inside them (:func:`placement_flags`), far
     beyond them, at a TPR outside theirs (the joint fit is in compute only), and, where the runs are of one size, the
-    slope borrowed from the other recipes (only the level is the recipe's own)."""
-    fit = _Runs(runs.reset_index(drop=True))
-    flops_max = float(runs["flops"].max())
-    decades = math.log10(flops / flops_max) if flops > 0 and flops_max > 0 else math.nan
-    (where,) = _placement_flags([fit], [flops], None if tpr is None else [tpr], None if params is None else [params])
-    out = [*distance_flags(decades, flops_max), *where]
-    planned = type("Planned", (), {"tpr": np.array([np.nan if tpr is None else float(tpr)])})
-    (words,) = _tpr_reasons(planned, fitted_tpr_range([fit]), ["the shared shape"], [])
+    slope borrowed from the other recipes (only the level is the recipe's own). ``tpr`` is the planned run's with its
+    N (``params``)."""
+    n = np.nan if params is None else float(params)
+    target = PlannedRuns(np.array([flops], float), np.array([n]), np.array([n * (np.nan if tpr is None else tpr)]),
+                         np.zeros(1, bool))  # fmt: skip
+    placement = place(target, {"runs": SimpleNamespace(points=runs.reset_index(drop=True))})  # runs for a fit
+    (where,) = placement_flags(placement)
+    out = [*distance_flags(float(placement.compute_beyond[0]), placement.flops_range[1]), *where]
+    (words,) = target_flags(placement, {}, "the shared shape")
     out += [Flag(OUTSIDE_TPR, words, False)] if words else []
     sizes = np.unique(np.round(np.log10(runs["flops"].to_numpy(float)), 3))
     if len(sizes) < 2:

@@ -1,5 +1,6 @@
-"""What every forecast is: one frozen table with a row per point, built once (:func:`make_forecast`), that keeps the
-draws behind its intervals so that any level is answered without a refit."""
+"""What every forecast is: one frozen table with a row per point and what the points rest on, once
+(:class:`ForecastMeta`), built once (:func:`make_forecast`); it keeps the draws behind its intervals so that any level
+is answered without a refit."""
 
 from __future__ import annotations
 
@@ -26,6 +27,19 @@ def bound_column(side: str, level: float, mean: bool = False) -> str:
     return f"{'mean_' if mean else ''}{side}{level * 100:g}"
 
 
+@dataclass(frozen=True)
+class ForecastMeta:
+    """What one forecaster's forecast rests on, the same at each of its points (:attr:`Forecast.meta`)."""
+
+    weights: dict | None = field(default_factory=dict)  # the members' (None in a concatenation's where parts differ)
+    covariates: dict = field(default_factory=dict)  # what each member was given, in words
+    dropped: dict = field(default_factory=dict)  # rows each member's fit left out
+    error_model: dict | None = None  # the extrapolation error that widened the interval
+    note: str = ""  # why there is no interval ('' where there is)
+    failed_refits: int = 0  # bootstrap refits that failed
+    dropped_refits: int = 0  # and that did not converge
+
+
 def make_forecast(
     benchmark: str,
     name: str,
@@ -35,13 +49,8 @@ def make_forecast(
     uncertainty: Uncertainty,
     *,
     decades=None,
-    weights: dict | None = None,
     members: dict | None = None,
-    used: dict | None = None,
-    dropped: dict | None = None,
-    error_model: dict | None = None,
-    note: str = "",
-    refits: tuple[int, int] = (0, 0),
+    meta: ForecastMeta | None = None,
     draws: tuple = (),
     remarks=(),
     query: dict | None = None,
@@ -67,14 +76,7 @@ def make_forecast(
             "prediction": np.asarray(prediction, float),
             "decades": np.full(n, np.nan) if decades is None or not len(decades) else np.asarray(decades, float),
             "flags": list(flags) if len(flags) else [()] * n,
-            "weights": [dict(weights or {})] * n,
             "members": [{law: float(v[i]) for law, v in members.items()} for i in range(n)],
-            "covariates": [dict(used or {})] * n,
-            "dropped": [dict(dropped or {})] * n,
-            "error_model": [error_model] * n,
-            "note": note,
-            "failed_refits": refits[0],
-            "dropped_refits": refits[1],
         }
     )
     out = Forecast(
@@ -88,6 +90,7 @@ def make_forecast(
         shape,
         metric=metric or "",
         chance=float(chance),
+        metas=(meta or ForecastMeta(),),
     )
     for mean in (False, True):  # a new run's bounds always (NaN where none); the curve's where they were made
         if not mean or any(kind == "confidence" for kind, _, _ in draws):
@@ -118,12 +121,11 @@ class Forecast(RichView):
     name : str
         The strategy (``'ensemble'``...) or the law forecasting alone.
     points : pandas.DataFrame
-        One row per point: the run (``flops``, ``params``, ``tokens``, ``tpr``, ``given``, ``convention``),
-        ``prediction`` (NaN where refused), ``lower90``/``upper90`` per asked level (``mean_lower90``... for the
-        law's curve, where asked), ``decades`` beyond the largest fitted run, ``flags`` (a tuple of
-        :class:`~benchcast.forecasting.flags.Flag` per point), ``weights``, ``members`` (each law's own forecast),
-        ``covariates`` (what each law was given), ``dropped``, ``error_model``, ``note`` (why there is no interval),
-        ``failed_refits`` and ``dropped_refits``. :meth:`to_frame` gives it.
+        One row per point, per-point values only: the run (``flops``, ``params``, ``tokens``, ``tpr``, ``given``,
+        ``convention``), ``prediction`` (NaN where refused), ``lower90``/``upper90`` per asked level
+        (``mean_lower90``... for the law's curve, where asked), ``decades`` beyond the largest fitted run, ``flags`` (a
+        tuple of :class:`~benchcast.forecasting.flags.Flag` per point) and ``members`` (each law's own forecast).
+        :meth:`to_frame` gives it; what the points rest on is :attr:`meta`.
     uncertainty : Uncertainty
         Replicates, seed, interval method and levels the intervals were made with.
     draws : tuple
@@ -143,6 +145,9 @@ class Forecast(RichView):
     chance : float
         The chance level its uninformative flags were decided with (an ensemble's: the largest over its members), so
         that a figure's band decides by the same one.
+    metas, meta_of : tuple of ForecastMeta, tuple of int
+        What the points rest on, one per forecaster behind them (several in a concatenation: each target's ensemble
+        is fitted on the runs below it), and each point's index into it (empty: every point's is the first).
     """
 
     benchmark: str
@@ -156,6 +161,8 @@ class Forecast(RichView):
     curves: dict = field(default_factory=dict, repr=False)
     metric: str = ""
     chance: float = 0.0
+    metas: tuple = (ForecastMeta(),)
+    meta_of: tuple = ()
 
     # -- the points -------------------------------------------------------------------------------
 
@@ -193,23 +200,23 @@ class Forecast(RichView):
         laws = dict.fromkeys(law for row in self.points["members"] for law in row)
         return {law: np.array([row.get(law, np.nan) for row in self.points["members"]]) for law in laws}
 
-    def _shared(self, column: str, empty=None):
-        """A column's value where every point has the same (one ensemble made them); ``empty`` for no points."""
-        values = list(self.points[column])
-        if not values:
-            return empty
-        return values[0] if all(v == values[0] for v in values) else empty
+    @property
+    def meta(self) -> ForecastMeta:
+        """What the forecast rests on; of a concatenation with several, each value its parts share (None, {} or ''
+        where they differ) and the refits of the part with the most."""
+        first, *rest = self.metas
+        if not rest:
+            return first
+        empty = {"weights": None, "covariates": {}, "dropped": {}, "error_model": None, "note": ""}
+        shared = {name: getattr(first, name) if all(getattr(m, name) == getattr(first, name) for m in rest) else blank
+                  for name, blank in empty.items()}  # fmt: skip
+        refits = {name: max(getattr(m, name) for m in self.metas) for name in ("failed_refits", "dropped_refits")}
+        return ForecastMeta(**shared, **refits)
 
-    weights = property(
-        lambda self: self._shared("weights", {}),
-        doc="The members and their weights ({} where they differ by point: each row's ``weights`` says).",
-    )
-    used = property(lambda self: self._shared("covariates", {}), doc="What each member was given, in words.")
-    dropped = property(lambda self: self._shared("dropped", {}), doc="Rows each member's fit left out.")
-    error_model = property(lambda self: self._shared("error_model"), doc="The extrapolation error that widened it.")
-    note = property(lambda self: self._shared("note", ""), doc="Why there is no interval ('' where there is).")
-    failed_refits = property(lambda self: int(self.points["failed_refits"].max()) if len(self) else 0)
-    dropped_refits = property(lambda self: int(self.points["dropped_refits"].max()) if len(self) else 0)
+    def meta_at(self, i: int) -> ForecastMeta:
+        """What point ``i`` rests on."""
+        return self.metas[self.meta_of[i] if self.meta_of else 0]
+
     levels = property(lambda self: tuple(self.uncertainty.levels), doc="The interval levels.")
     n_boot = property(lambda self: self.uncertainty.n_boot, doc="Bootstrap replicates per law (0: no interval).")
 
@@ -285,7 +292,10 @@ class Forecast(RichView):
                 new, columns = (np.array(v) for v in zip(*kept, strict=True))
                 draws.append((kind, new, values.take(columns)))
         points = self.points.iloc[index].reset_index(drop=True)
-        return replace(self, points=points, draws=tuple(draws), query={}, shape=())
+        of = self.meta_of or (0,) * len(self)
+        kept = list(dict.fromkeys(of[i] for i in index)) or [0]  # the metas of the points kept, in order
+        metas, meta_of = tuple(self.metas[m] for m in kept), tuple(kept.index(of[i]) for i in index)
+        return replace(self, points=points, draws=tuple(draws), query={}, shape=(), metas=metas, meta_of=meta_of)
 
     @classmethod
     def concat(cls, parts: list[Forecast]) -> Forecast:
@@ -300,10 +310,14 @@ class Forecast(RichView):
         -------
         Forecast
         """
-        draws, offset = [], 0
+        draws, offset, metas, meta_of = [], 0, [], []
         for part in parts:
             draws += [(kind, at + offset, values) for kind, at, values in part.draws]
             offset += len(part)
+            for i in range(len(part)):  # the parts' metas, each once
+                meta = part.meta_at(i)
+                metas += [] if meta in metas else [meta]
+                meta_of.append(metas.index(meta))
         points = pd.concat([p.points for p in parts], ignore_index=True)
         remarks = dict.fromkeys(r for p in parts for r in p.remarks)
         first, curves = parts[0], {}
@@ -319,6 +333,8 @@ class Forecast(RichView):
             tuple(remarks),
             curves=curves,
             metric=metric,
+            metas=tuple(metas) or first.metas,
+            meta_of=tuple(meta_of),
         )
 
     def with_alternative(self, point, versus) -> Forecast:
@@ -379,11 +395,13 @@ class Forecast(RichView):
         -------
         list of dict
             The run (``flops``, ``params``, ``tokens``, ``tpr``, ``given``), ``prediction`` (None where refused),
-            ``lower``/``upper`` at the widest level and ``lower90``... at each, ``decades``, ``flags`` in words,
-            ``weights``, ``covariates``, ``dropped``, the ``extrapolation`` error, or a ``note``.
+            ``lower``/``upper`` at the widest level and ``lower90``... at each, ``decades``, ``flags`` in words, and
+            what the point rests on (:attr:`meta`): ``weights``, ``covariates``, ``dropped``, the ``extrapolation``
+            error and the refits left out, or a ``note``.
         """
         out, runs = [], self.runs
         for i, row in enumerate(self.points.to_dict("records")):
+            meta = self.meta_at(i)
             record = runs.record(i) | {
                 "metric": self.metric or None,
                 "prediction": row["prediction"],
@@ -391,20 +409,20 @@ class Forecast(RichView):
                 "interval": self.uncertainty.interval,
                 "n_boot": self.n_boot,
                 "decades": row["decades"],
-                "covariates": row["covariates"],
-                "dropped": row["dropped"],
+                "covariates": meta.covariates,
+                "dropped": meta.dropped,
                 "flags": describe(row["flags"]),
-                "weights": row["weights"],
+                "weights": meta.weights,
             }
             if isinstance(row.get("versus"), dict):
                 record["alternative"] = {"prediction": row["alternative"], **row["versus"]}
-            if row["note"]:
-                record["note"] = row["note"]
+            if meta.note:
+                record["note"] = meta.note
             else:
-                if row["error_model"] is not None:
-                    record["extrapolation"] = row["error_model"]
-                if row["failed_refits"] or row["dropped_refits"]:
-                    record["failed_refits"], record["dropped_refits"] = row["failed_refits"], row["dropped_refits"]
+                if meta.error_model is not None:
+                    record["extrapolation"] = meta.error_model
+                if meta.failed_refits or meta.dropped_refits:
+                    record["failed_refits"], record["dropped_refits"] = meta.failed_refits, meta.dropped_refits
                 lower, upper = bound_column("lower", self.level), bound_column("upper", self.level)
                 if lower in row:
                     record["lower"], record["upper"] = row[lower], row[upper]
@@ -423,6 +441,7 @@ class Forecast(RichView):
             The settings, the arrays in the query's shape, each point's flags (``kind``, ``reason``, ``refused``)
             and ``forecasts``, one record per point (:meth:`records`).
         """
+        meta = self.meta
         return jsonable(
             {
                 "law": self.name,
@@ -430,15 +449,16 @@ class Forecast(RichView):
                 "benchmark": self.benchmark,
                 "metric": self.metric or None,
                 # each point's ensemble is fitted on the runs below it: None where the points' weights differ
-                "weights": self.weights if self._shared("weights") is not None else None,  # else per record
+                "weights": meta.weights,  # else per record
+                "covariates": meta.covariates,  # what each law was given ({} where the points' differ)
                 "level": self.level,
                 "levels": list(self.levels),
                 "interval": self.uncertainty.interval,
-                **({"extrapolation": self.error_model} if self.error_model is not None else {}),
-                **({"note": self.note} if self.note else {}),
+                **({"extrapolation": meta.error_model} if meta.error_model is not None else {}),
+                **({"note": meta.note} if meta.note else {}),
                 "n_boot": self.n_boot,
-                "failed_refits": self.failed_refits,
-                "dropped_refits": self.dropped_refits,
+                "failed_refits": meta.failed_refits,
+                "dropped_refits": meta.dropped_refits,
                 "query": self.query or {"flops": self.runs.flops},
                 "prediction": self._shaped(self.prediction),
                 "lower": self.lower,
@@ -483,7 +503,7 @@ class Forecast(RichView):
 
     @property
     def title(self) -> str:
-        laws = list(dict.fromkeys(law for row in self.points["weights"] for law in row))
+        laws = list(dict.fromkeys(law for meta in self.metas for law in meta.weights or {}))
         members = "" if laws == [self.name] or not laws else f" ({', '.join(laws)})"
         metric = f" ({self.metric})" if self.metric else ""
         return f"{self.benchmark}{metric}: forecast of the {self.name}{members}"
@@ -503,11 +523,12 @@ class Forecast(RichView):
         they differ by point; refits left out."""
         out = [
             f"forecast with {int(round(self.level * 100))} % intervals ({self.n_boot} bootstrap replicates over runs "
-            f"per law, {self.failed_refits} failed; interval: {self.uncertainty.interval})"
+            f"per law, {self.meta.failed_refits} failed; interval: {self.uncertainty.interval})"
         ]
-        out += list(dict.fromkeys(n for n in self.points["note"] if n))
-        floors = {(m or {}).get("floor") for m in self.points["error_model"]} - {None, ""}
-        findings = dict.fromkeys(f for m in self.points["error_model"] for f in (m or {}).get("findings", ()))
+        metas = self.metas
+        out += list(dict.fromkeys(m.note for m in metas if m.note))
+        floors = {(m.error_model or {}).get("floor") for m in metas} - {None, ""}
+        findings = dict.fromkeys(f for m in metas for f in (m.error_model or {}).get("findings", ()))
         out += [f"extrapolation error: {text}" for text in [*sorted(floors), *findings]]
         placed = any(r.startswith("planned runs placed at") for r in self.remarks)  # a fit's own words for it
         out += [f"planned runs placed at {c}" for c in _distinct(self.points["convention"]) if c and not placed]
@@ -515,16 +536,17 @@ class Forecast(RichView):
         if "versus" in self.points:
             out += [v["words"] for v in _distinct(self.points["versus"]) if isinstance(v, dict)]
         for column, what in (("covariates", "covariates"), ("dropped", "rows dropped from the fits")):
-            for words in _distinct(self.points[column]):
+            for words in _distinct(getattr(m, column) for m in metas):
                 if words and (column != "dropped" or any(v != "0" for v in words.values())):
                     out.append(f"{what}: " + "; ".join(f"{law}: {w}" for law, w in words.items()))
         mixes: dict[str, list[str]] = {}  # a strategy's weights, once per distinct mix with the points it made
-        for label, weights in zip(self.labels(), self.points["weights"], strict=True):
+        for i, label in enumerate(self.labels()):
+            weights = self.meta_at(i).weights
             if weights and list(weights) != [self.name]:
                 mix = ", ".join(f"{law} {w:.2f}" for law, w in weights.items())
                 mixes.setdefault(mix, []).append(label)
         out += [f"weights at {', '.join(labels)}{_unit(self)}: {mix}" for mix, labels in mixes.items()]
-        failed, dropped = self.failed_refits, self.dropped_refits
+        failed, dropped = self.meta.failed_refits, self.meta.dropped_refits
         if failed or dropped:
             out.append(f"{failed} bootstrap refit(s) failed and {dropped} did not converge: left out of the interval")
         return out

@@ -27,7 +27,7 @@ from benchcast.forecasting.flags import (
     distance_flags,
     fit_flags,
     flagged,
-    placements,
+    placement_flags,
     plan_interval_flags,
     target_flags,
 )
@@ -36,6 +36,7 @@ from benchcast.forecasting.results import Plan
 from benchcast.forecasting.targets import (
     fitted_k_max,
     flops_convention,
+    place,
     planned_runs,
 )
 from benchcast.laws.fitted import LOG_FLOPS_RANGE
@@ -78,7 +79,7 @@ def _band(ensemble: Ensemble, target: float, unc: Uncertainty, tpr, where: dict,
     }
     if needed is not None:
         answers["needed"] = needed
-    answers["note"] = on_grid.note
+    answers["note"] = on_grid.meta.note
     answers["forecast"] = at(np.array([answers["needed"]])) if np.isfinite(answers["needed"]) else None
     answers["smallest"] = smallest
     return answers
@@ -277,13 +278,16 @@ def _plan_flags(result: FitResult, flops: float, k, solved: bool = False, tpr: f
     compute ``solved`` for among the fitted runs is an interpolation (or a fitted run), as ``plan DATA`` says."""
     flops_max, flops_min = float(result.diagnostics.flops_max), float(result.diagnostics.flops_min)
     decades = float(np.log10(flops / flops_max)) if np.isfinite(flops) and flops > 0 else np.nan
-    placed = flagged(p for p in placements([result], [flops]) if p[0]) if solved and np.isfinite(flops) else ()
-    below = () if placed else flagged(below_data(float(flops), flops_min))  # placements say below the data too
-    outside = (*placed, *below, *flagged(beyond_k(k, fitted_k_max(result))))
-    if tpr is not None and np.isfinite(flops):  # the planned run's ratio outside the fitted runs', as forecast says
-        (words,) = target_flags(planned_runs(flops=[flops], tpr=tpr), {result.law: result})
+    outside = flagged(beyond_k(k, fitted_k_max(result)))
+    if not (np.isfinite(flops) and flops > 0):
+        return (*fit_flags(result), *outside)
+    fits = {result.law: result}
+    placed = placement_flags(place(planned_runs(flops=[flops]), fits))[0] if solved else ()
+    below = () if placed else flagged(below_data(float(flops), flops_min))  # a placement says below the data too
+    if tpr is not None:  # the planned run's ratio outside the fitted runs', as forecast says
+        (words,) = target_flags(place(planned_runs(flops=[flops], tpr=tpr), fits), fits)
         outside += (Flag(OUTSIDE_TPR, words, False),) if words else ()
-    return (*fit_flags(result), *distance_flags(decades, flops_max), *outside)
+    return (*fit_flags(result), *distance_flags(decades, flops_max), *placed, *below, *outside)
 
 
 def _refuse_unused_question(result: FitResult, *, k: int | None, flops: float | None, tpr: float | None) -> None:
@@ -453,8 +457,8 @@ def _plan_interval(result: FitResult, target: float, unc: Uncertainty, fields: d
         )
         return out
     at = band["forecast"]
-    if at is not None and at.error_model is not None:
-        out["extrapolation"] = at.error_model
+    if at is not None and at.meta.error_model is not None:
+        out["extrapolation"] = at.meta.error_model
     return out | {"lower": float(band["lower"]), "upper": float(band["upper"])}
 
 

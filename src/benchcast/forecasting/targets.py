@@ -6,17 +6,18 @@ selected runs, log-linear in N; :class:`FlopsConvention`) or the caller's (``--f
 A law of N and D is given N and D; a law of compute alone is given C, and the output says that it ignores the
 allocation (:meth:`PlannedRuns.covariates`).
 
-Every distance is computed here, once per forecast (``Ensemble.predict`` hands them to the flags and the
-widening): decades of compute beyond the largest fitted run or below the smallest (:func:`outside_decades`, what
-the interval widens with) and decades of TPR outside the fitted runs' range (:func:`tpr_decades`).
-:mod:`benchcast.forecasting.flags` owns every word said about them (at a fitted run, below the data, an
-interpolation, beyond the fitted k, a TPR outside the fitted runs').
+Every target is placed here, once per forecast, as one :class:`Placement` (:func:`place`) that ``Ensemble.predict``,
+the flags and the widening read: what each member is given, the distances — decades of compute beyond the largest
+fitted run, outside the fitted compute range either way (:func:`outside_decades`, what the interval widens with),
+outside the fitted runs' TPR range (:func:`tpr_decades`) — and where each target sits (at a fitted run, below the
+data, between the runs). :mod:`benchcast.forecasting.flags` owns every word said about them.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -25,9 +26,6 @@ from benchcast.data.table import TPR_RTOL, at_tpr, runs, within_compute
 from benchcast.errors import BenchcastError
 from benchcast.validation import check_positive
 
-# a target's TPR this far (relative) outside the fitted runs' range is flagged: the data's TPRs are
-# themselves ratios of rounded sizes, so an exact comparison would flag a run at the ladder's own TPR (one ratio group)
-TPR_TOLERANCE = TPR_RTOL
 SIX_ND = "C = 6 N D"  # a planned run's compute where no other convention is given
 
 
@@ -82,9 +80,14 @@ class PlannedRuns:
         placed = {"flops_convention": self.convention or SIX_ND} if self.sized[i] else {}
         return {**out, "given": "params_tokens" if self.sized[i] else "flops", **placed}
 
-    def covariates(self, fitted, k=None) -> tuple[dict, str]:
-        """What a fitted law is given for these runs, and that in words."""
+    def covariates(self, fitted, extra: dict) -> tuple[dict, str]:
+        """What a fitted law is given for these runs and of ``extra`` (``k``, ``gold``: each run's), and that in
+        words; a law of neither C nor N and D (gold NLL alone) is given ``extra`` only."""
         law = fitted.law
+        extra = {name: value for name, value in extra.items() if name in law.covariates}
+        k = 1.0 if "k" in extra else None  # each run's own k: extra's
+        if not ({"flops", "params", "tokens"} & set(law.covariates)) or not np.isfinite(self.flops).all():
+            return dict(extra), ", ".join(sorted(extra))
         if {"params", "tokens"} <= set(law.covariates):
             if not np.all(np.isfinite(self.params)):
                 raise BenchcastError(
@@ -95,15 +98,13 @@ class PlannedRuns:
             # the law's own k (where it has one) from covariates_at; N and D as given (or as the TPR split C)
             X = fitted.covariates_at(self.flops, tpr=1.0, k=k)
             X["params"], X["tokens"] = self.params.copy(), self.tokens.copy()
-            if self.sized.all():
-                return X, "N, D"
-            split = f"C split at TPR {self.tpr[~self.sized][0]:g}"
-            return X, f"N, D ({'given, or ' if self.by_size else ''}{split})"
-        X = fitted.covariates_at(self.flops, k=k)
+            split = "" if self.sized.all() else f"C split at TPR {self.tpr[~self.sized][0]:g}"
+            return {**X, **extra}, f"N, D ({'given, or ' if self.by_size else ''}{split})" if split else "N, D"
+        X, words = fitted.covariates_at(self.flops, k=k), "C"
         if "flops" in law.covariates and self.by_size:
             six_nd = not self.convention or self.convention.startswith(SIX_ND)
-            return X, f"C = {'6ND' if six_nd else 'r 6ND, the FLOPs convention'} (ignores tokens per parameter)"
-        return X, "C"
+            words = f"C = {'6ND' if six_nd else 'r 6ND, the FLOPs convention'} (ignores tokens per parameter)"
+        return {**X, **extra}, words
 
 
 def fitted_tpr_range(results) -> tuple[float, float]:
@@ -127,21 +128,6 @@ def describe_run(record: dict) -> str:
             f"(C = {record['flops']:.3g} FLOPs, TPR {record['tpr']:.3g})"
         )
     return f"{record['flops']:.3g} FLOPs"
-
-
-def query_notes(result, covariates: dict, convention: FlopsConvention | None = None) -> list[str]:
-    """For a fit's forecast of planned runs (``params`` and ``tokens`` given): what the law was given, and a flag per
-    run whose TPR lies outside the fitted runs'. Nothing for points given otherwise."""
-    if covariates.get("params") is None or covariates.get("tokens") is None or covariates.get("flops") is not None:
-        return []
-    params, tokens = np.broadcast_arrays(
-        np.asarray(covariates["params"], float), np.asarray(covariates["tokens"], float)
-    )
-    runs = planned_runs(params=params.ravel(), tokens=tokens.ravel(), convention=convention)
-    law = result.law_object
-    if not ({"params", "tokens"} <= set(law.covariates) or "flops" in law.covariates):
-        return []
-    return [f"covariates: {result.law}: {runs.covariates(result.fitted)[1]}"]  # a TPR outside: one of the flags
 
 
 def planned_runs(
@@ -203,11 +189,6 @@ def outside_decades(flops, flops_min: float, flops_max: float) -> np.ndarray:
         above = np.log10(flops / flops_max)
         below = np.log10(flops_min / flops) if math.isfinite(flops_min) else np.full(len(flops), -np.inf)
     return np.where(below > BELOW_TOLERANCE, below, above)
-
-
-def _fitted_flops_min(fit) -> float:
-    """The smallest fitted run's compute of a fit (NaN where the fit does not record it)."""
-    return float(getattr(getattr(fit, "diagnostics", None), "flops_min", math.nan))
 
 
 CONVENTION_RTOL = 1e-3  # FLOPs within this of 6 N D are 6 N D (rounding of sizes written to a file)
@@ -346,7 +327,8 @@ def tpr_decades(tpr, fitted_tpr) -> np.ndarray:
     if not (np.isfinite(lo) and np.isfinite(hi)):
         return out
     with np.errstate(invalid="ignore", divide="ignore"):
-        above, below = tpr > hi * (1 + TPR_TOLERANCE), tpr < lo / (1 + TPR_TOLERANCE)
+        # the data's TPRs are ratios of rounded sizes: within TPR_RTOL of the range is in it (one ratio group)
+        above, below = tpr > hi * (1 + TPR_RTOL), tpr < lo / (1 + TPR_RTOL)
         out[above] = np.log10(tpr[above] / hi)
         out[below] = np.log10(lo / tpr[below])
     return out
@@ -361,15 +343,75 @@ def as_runs(runs, tpr: float | None = None) -> PlannedRuns:
     return planned_runs(flops=runs, tpr=tpr)
 
 
-def distances(runs: PlannedRuns, fits) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each run's distance from the runs some laws were fitted to: the one place distances are computed."""
-    fits = list(fits)
-    top = max(float(fit.diagnostics.flops_max) for fit in fits)
-    bottom = min(_fitted_flops_min(fit) for fit in fits)
-    flops = np.atleast_1d(np.asarray(runs.flops, float))
+AT_FITTED_RUN, BELOW_DATA, INTERPOLATION = "at a fitted run", "below the data", "interpolation"  # where a target sits
+SAME_RUN_RTOL = 0.01  # a target within 1 % of a fitted run's compute (or of its N, at its TPR) is that run
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a forecast's targets sit among the runs its laws were fitted to: made once per forecast (:func:`place`),
+    read by the prediction (each member's ``covariates``, ``given``: in words), the flags and the widening.
+
+    Each distance is in decades, one per run: ``compute_beyond`` = log10(C / the largest fitted run) (negative inside:
+    the forecast's ``decades``, what "far beyond" reads), ``compute_outside`` outside the fitted compute range above
+    or below it (:func:`outside_decades`, what the interval widens with), ``tpr_outside`` outside the fitted TPR range
+    (:func:`tpr_decades`, the widening along TPR). ``kind``: ``AT_FITTED_RUN`` (``run``: its name and compute),
+    ``BELOW_DATA``, ``INTERPOLATION`` (inside the fitted compute and TPR), or '' (an extrapolation)."""
+
+    runs: PlannedRuns
+    flops_range: tuple[float, float]
+    tpr_range: tuple[float, float]
+    compute_beyond: np.ndarray
+    compute_outside: np.ndarray
+    tpr_outside: np.ndarray
+    kind: tuple[str, ...]
+    run: tuple
+    covariates: dict = field(default_factory=dict)
+    given: dict = field(default_factory=dict)
+
+
+def place(runs: PlannedRuns, fits: Mapping, extra: dict | None = None) -> Placement:
+    """``runs`` placed among the runs ``fits`` (law -> fit; anything with ``points`` and, without points,
+    ``diagnostics``) were fitted to: the one place distances are computed. With ``extra`` (the points' other
+    covariates), also what each member is given (:meth:`PlannedRuns.covariates`)."""
+    shown = [fit.points for fit in fits.values() if fit is not None and len(fit.points)]
+    points = pd.concat(shown, ignore_index=True) if shown else None
+    if points is not None:
+        lo, hi = float(points["flops"].min()), float(points["flops"].max())
+    else:  # a fit that kept no points (an artifact) still records its compute range
+        lo = min(float(getattr(fit.diagnostics, "flops_min", math.nan)) for fit in fits.values())
+        hi = max(float(fit.diagnostics.flops_max) for fit in fits.values())
+    flops, tpr_range = runs.flops, fitted_tpr_range(fits.values())
+    tpr_outside = tpr_decades(runs.tpr, tpr_range)
     with np.errstate(divide="ignore", invalid="ignore"):
-        beyond = np.log10(flops / top)
-    return beyond, outside_decades(flops, bottom, top), tpr_decades(runs.tpr, fitted_tpr_range(fits))
+        beyond, below = np.log10(flops / hi), np.log10(lo / flops) > BELOW_TOLERANCE
+    kind, run = _kinds(points, runs, below, flops <= hi, tpr_outside == 0)
+    out = Placement(runs, (lo, hi), tpr_range, beyond, outside_decades(flops, lo, hi), tpr_outside, kind, run)
+    if extra is None:
+        return out
+    placed = {law: runs.covariates(fit.fitted, extra) for law, fit in fits.items()}
+    covariates, given = ({law: v[i] for law, v in placed.items()} for i in (0, 1))
+    return replace(out, covariates=covariates, given=given)
+
+
+def _kinds(points, runs: PlannedRuns, below, inside, inside_tpr) -> tuple[tuple, tuple]:
+    """Per run, where it sits (``AT_FITTED_RUN``, ``BELOW_DATA``, ``INTERPOLATION`` or '') and the fitted run it is."""
+    if points is None:
+        return ("",) * len(runs), (None,) * len(runs)
+    names, fitted = points["run"].astype(str).to_numpy(), points["flops"].to_numpy(float)
+    sized = points if {"params", "tokens"} <= set(points) else pd.DataFrame({"params": np.nan, "tokens": np.nan}, names)
+    fitted_tpr, fitted_n = (sized["tokens"] / sized["params"]).to_numpy(float), sized["params"].to_numpy(float)
+    kind, run = [], []
+    for c, t, n, low, within, in_tpr in zip(runs.flops, runs.tpr, runs.params, below, inside, inside_tpr, strict=True):
+        same = np.isclose(fitted, c, rtol=SAME_RUN_RTOL, atol=0.0)
+        if np.isfinite(t):  # a run of the same compute at another TPR is another run
+            same &= ~np.isfinite(fitted_tpr) | np.isclose(fitted_tpr, t, rtol=TPR_RTOL)
+            if np.isfinite(n):  # the same N and D is the same run, whatever FLOPs each was counted at
+                same |= np.isclose(fitted_n, n, rtol=SAME_RUN_RTOL) & np.isclose(fitted_tpr, t, rtol=TPR_RTOL)
+        found = (str(names[same][0]), float(fitted[same][0])) if same.any() else None
+        run.append(found)
+        kind.append(AT_FITTED_RUN if found else BELOW_DATA if low else INTERPOLATION if within and in_tpr else "")
+    return tuple(kind), tuple(run)
 
 
 def frame_runs(frame: pd.DataFrame) -> tuple[PlannedRuns, dict]:

@@ -176,7 +176,7 @@ def analyse_benchmark(
         weights=dict(choice.strategy.weights_),
         member_curves=on_grid.members,
         interval=on_grid.uncertainty.interval,
-        covariates=at_targets.used,
+        covariates=at_targets.meta.covariates,
     )
     in_size = [name for name, fit in members.items() if {"params", "tokens"} <= set(fit.law_object.covariates)]
     report.curve_note = curve_tpr_note(forecast_tpr, fitted_tpr_range(members.values()), in_size)

@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from benchcast.data.table import tpr_level
 from benchcast.defaults import DEFAULT_LEVELS as LEVELS
 from benchcast.forecasting.bootstrap import Uncertainty
 from benchcast.forecasting.targets import PlannedRuns, as_runs, planned_runs
@@ -32,12 +33,16 @@ def strategy_bands(
     runs = planned_runs(flops=grid, tpr=tpr).join(targets)
     made = choice.strategy.predict(runs, replace(uncertainty, levels=LEVELS), n_jobs=n_jobs)
     notes = []
-    if made.note:  # no interval rather than a narrower one of another kind: as recommend and forecast answer
-        alone = "; --interval bootstrap gives the bootstrap alone, which leaves out the error of extrapolating"
+    if made.meta.note:  # no interval rather than a narrower one of another kind: as recommend and forecast answer
         notes.append(
-            f"no prediction interval: {made.note}" + (alone if uncertainty.interval == "extrapolation" else "")
+            f"no prediction interval: {made.meta.note}"
+            + (
+                "; --interval bootstrap gives the bootstrap alone, which leaves out the error of extrapolating"
+                if uncertainty.interval == "extrapolation"
+                else ""
+            )
         )
-    findings = (made.error_model or {}).get("findings", ())
+    findings = (made.meta.error_model or {}).get("findings", ())
     notes += [f"extrapolation error: {finding}" for finding in findings]  # a scale far from the prior, stated
     return made.take(slice(0, len(grid))), made.take(slice(len(grid), len(runs))), notes
 
@@ -47,4 +52,4 @@ def curve_tpr(targets: PlannedRuns, forecast_tpr: float | None) -> float:
     if forecast_tpr is not None:
         return forecast_tpr
     tpr = targets.tpr[targets.sized]
-    return float(tpr[0]) if len(tpr) and np.allclose(tpr, tpr[0], rtol=1e-9) else 20.0
+    return float(tpr[0]) if len(tpr) and len(np.unique(tpr_level(tpr))) == 1 else 20.0  # one ratio group

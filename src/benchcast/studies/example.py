@@ -97,11 +97,12 @@ def _benchmark_job(law: str, item: tuple) -> tuple:
     bt = backtest(table, FitSpec(law=law, benchmark=bench, metric=metric), threshold=EXAMPLE_THRESHOLD)
     test = bt.predictions[bt.predictions["side"] == "test"]
     unc = Uncertainty(EXAMPLE_REPLICATES, levels=DEFAULT_LEVEL)
-    default = forecast_default(
+    made = forecast_default(
         below, FitSpec("power", bench, metric), flops=test["flops"].unique(), uncertainty=unc, n_jobs=1
-    ).to_frame()
+    )
     bounds = {bound_column(side, DEFAULT_LEVEL): side for side in ("lower", "upper")}
-    return bt, default.rename(columns=bounds).set_index("flops")
+    weights = next((m.weights for m in made.metas if m.weights), {})
+    return bt, made.to_frame().rename(columns=bounds).set_index("flops"), weights
 
 
 def run_example(
@@ -123,10 +124,9 @@ def run_example(
     done = parallel_map(partial(_benchmark_job, law), items, n_jobs=n_jobs, description="example", progress=False)
     results, forecasts, weights = [], [], {}
     fig, axes = panel_grid(len(TRUE_LAWS), 4.2, 3.4, max_cols=3)
-    for ax, (bench, metric), (bt, default) in zip(axes, items, done, strict=True):
+    for ax, (bench, metric), (bt, default, weights[bench]) in zip(axes, items, done, strict=True):
         bt.fit.save(out_dir / f"fit-{bench}.json")
         test = bt.predictions[bt.predictions["side"] == "test"]
-        weights[bench] = next((w for w in default["weights"] if w), {})
         for row in test.itertuples():
             at = default.loc[row.flops]
             forecasts.append(
