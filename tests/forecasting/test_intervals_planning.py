@@ -255,10 +255,19 @@ def test_bnsl_intervals_are_calibrated():
 
 
 def _cold_losses(result, counts):
-    from benchcast.forecasting.bootstrap import _cold, _Data
+    """Each resample's loss fitted cold, by the engine alone."""
+    from benchcast.fitting.engine.search import minimize_law
+    from benchcast.forecasting.bootstrap import _Data
 
     data = _Data.of(result)
-    return np.array([_cold(data, result.spec, row)[1] for row in counts])
+    spec = result.spec
+    fits = (
+        minimize_law(
+            data.law, *data.take(row), loss=spec.loss, huber_delta=spec.huber_delta, seed=spec.seed, with_stderr=False
+        )
+        for row in counts
+    )
+    return np.array([fit.loss for fit in fits])
 
 
 @pytest.mark.parametrize("law, bench, n_boot, n_cold", [("power_floor", "hellaswag", 120, 25)])

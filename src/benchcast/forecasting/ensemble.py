@@ -301,17 +301,11 @@ class Ensemble:
         )
         boots = {law: self._boot(law, unc) for law, w in self.weights_.items() if w > 0} if draws else {}
         # an interval resting on few replicates says so, at every point: a blended replicate needs every member's, so
-        # the interval rests on the usable refits of the member with the fewest, of the n_boot asked for (the draws
+        # the interval rests on the usable share of the member with the least, of the replicates it made (the draws
         # themselves repeat each usable replicate, so their rows do not count replicates)
-        lost = (
-            refit_flags(
-                unc.n_boot,
-                min(unc.n_boot - b.n_failed - b.n_dropped for b in boots.values()),
-                {law: (b.n_failed, b.n_dropped) for law, b in boots.items()},
-            )
-            if draws
-            else ()
-        )
+        made, left = min(((len(b.failed), len(b.failed) - b.n_failed - b.n_dropped) for b in boots.values()),
+                         key=lambda pair: pair[1] / pair[0], default=(0, 0))  # fmt: skip
+        lost = refit_flags(made, left, {law: (b.n_failed, b.n_dropped) for law, b in boots.items()}) if draws else ()
         flags = [(*point, *lost) for point in flags]
         return make_forecast(
             self.benchmark,
@@ -390,7 +384,7 @@ class Ensemble:
         key = (law, unc.n_boot, unc.seed)
         if key not in cache:
             made = member.boot
-            if made is None or len(made.failed) != unc.n_boot or made.seed != unc.seed:
+            if made is None or made.asked != unc.n_boot or made.seed != unc.seed:
                 made = bootstrap(
                     member.fit, unc.n_boot, seed=unc.seed, n_jobs=unc.n_jobs, progress=None, ray_address=unc.ray_address
                 )

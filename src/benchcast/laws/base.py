@@ -144,16 +144,13 @@ class Law(LawQuestions):
         Returns
         -------
         str
-            'closed' (the exact least-squares solution of each resample), 'cold' (the full engine
-            per replicate, presolved stages re-solved) or 'batched' (one batched
+            'closed' (the exact least-squares solution of each resample) or 'batched' (one batched
             Levenberg-Marquardt solve over all replicates, from the full-data optimum and the full
-            data's best-ranked candidates).
+            data's best-ranked candidates; a presolved stage re-solved per replicate).
         """
         if type(self).closed_form is not Law.closed_form and loss == "lsq":
             return "closed"
-        # a presolved stage is re-solved per resample; the others share a pool of ranked starts
-        # (see fitting.engine.replicates.refit_weighted)
-        return "cold" if self.n_presolved else "batched"
+        return "batched"  # fitting.engine.replicates.refit_weighted
 
     def closed_form(self, X: dict[str, np.ndarray], y: np.ndarray) -> np.ndarray | None:
         """Exact solution of the fitting problem where one exists (else None).
