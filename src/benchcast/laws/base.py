@@ -221,6 +221,27 @@ class Law(LawQuestions):
         """
         return {}
 
+    def presolve_weighted(self, X: dict[str, np.ndarray], y: np.ndarray, weights: np.ndarray) -> np.ndarray | None:
+        """The presolved parameters of many reweightings of the data at once (bootstrap replicates), where the law
+        has a vectorised path.
+
+        Parameters
+        ----------
+        X : dict of str to ndarray
+            The covariates of the points by name, each shape (n,).
+        y : ndarray
+            The fitted target (target space), shape (n,).
+        weights : ndarray
+            How often each point is drawn, shape (B, n).
+
+        Returns
+        -------
+        ndarray or None
+            Shape (B, n_presolved) in the order of ``parameters`` (nan where a reweighting has none); None where
+            each reweighting is presolved alone (:meth:`presolve`).
+        """
+        return None
+
     def initial_guesses(self, X: dict[str, np.ndarray], y: np.ndarray) -> np.ndarray:
         """Starting points; the default is each parameter's ``init``.
 

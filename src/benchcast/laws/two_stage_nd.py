@@ -66,6 +66,52 @@ def fit_stage1(params, tokens, loss) -> np.ndarray:
     return np.array([e, scale_n, a, scale_d, b])
 
 
+def fit_stage1_weighted(params, tokens, loss, weights) -> np.ndarray:
+    """:func:`fit_stage1` of each reweighting (row of ``weights``, (R, n)) at once, (R, 5), nan where none fits: the
+    same grids, each (alpha, beta) cell's normal equations from sums over the points (one matrix product per grid)."""
+    x, z, loss, w = np.log(params), np.log(tokens), np.asarray(loss, float), np.asarray(weights, float)
+    total = w.sum(axis=1)
+    x, z = x - (w @ x / total)[:, None], z - (w @ z / total)[:, None]  # about each row's geometric means
+    axes, step, ok = (np.broadcast_to(GRID, (len(w), GRID.size)),) * 2, GRID[1] - GRID[0], np.ones(len(w), bool)
+    for _ in range(1 + REFINEMENTS):
+        with np.errstate(over="ignore", invalid="ignore"):
+            e_n, e_d = np.exp(-axes[0][..., None] * x[:, None]), np.exp(-axes[1][..., None] * z[:, None])  # (R, G, n)
+            wn, wd = e_n * w[:, None], e_d * w[:, None]
+            a, b = (slice(None), slice(None), None), (slice(None), None, slice(None))  # an alpha, a beta axis
+            sums = [total[:, None, None], wn.sum(-1)[a], wd.sum(-1)[b], (wn * e_n).sum(-1)[a], wn @ e_d.swapaxes(1, 2)]
+            sums += [(wd * e_d).sum(-1)[b], (w @ loss)[:, None, None], (wn @ loss)[a], (wd @ loss)[b]]
+            one, sn, sd, snn, snd, sdd, r1, rn, rd = np.broadcast_arrays(*sums)
+            gram = np.stack([one, sn, sd, sn, snn, snd, sd, snd, sdd], -1).reshape(one.shape + (3, 3))
+            rhs = np.stack([r1, rn, rd], -1)
+            coef = np.linalg.solve(gram + 1e-12 * np.eye(3), rhs[..., None])[..., 0]
+            sse = (
+                (w * loss**2).sum(1)[:, None, None]
+                - 2 * np.sum(coef * rhs, -1)
+                + np.einsum("...i,...ij,...j", coef, gram, coef)
+            )
+        grid = np.broadcast_arrays(axes[0][..., None], axes[1][:, None])
+        fits = np.all(coef >= 0, axis=-1) & (grid[0] > 0) & (grid[1] > 0)
+        sse = np.where(fits, sse, np.inf).reshape(len(w), -1)
+        i, ok = np.argmin(sse, axis=1), ok & np.isfinite(sse).any(axis=1)
+        rows = np.arange(len(w))
+        best = np.column_stack([g.reshape(len(w), -1)[rows, i] for g in grid])
+        scales = coef.reshape(len(w), -1, 3)[rows, i]
+        axes = tuple(best[:, j : j + 1] + np.linspace(-step, step, 2 * ZOOM + 1) for j in (0, 1))
+        step /= ZOOM
+    means = np.column_stack([w @ np.log(params), w @ np.log(tokens)]) / total[:, None]
+    out = np.column_stack(
+        [
+            scales[:, 0],
+            scales[:, 1] * np.exp(best[:, 0] * means[:, 0]),
+            best[:, 0],
+            scales[:, 2] * np.exp(best[:, 1] * means[:, 1]),
+            best[:, 1],
+        ]
+    )
+    out[~ok] = np.nan
+    return out
+
+
 @register
 class TwoStageND(TwoStageLogistic):
     name = "two_stage_nd"
@@ -137,6 +183,9 @@ class TwoStageND(TwoStageLogistic):
     def presolve(self, X, y):
         e, a, alpha, b, beta = fit_stage1(X["params"], X["tokens"], _as_loss(X["proxy"]))
         return {"E": e, "A": a, "alpha": alpha, "B": b, "beta": beta}
+
+    def presolve_weighted(self, X, y, weights):
+        return fit_stage1_weighted(X["params"], X["tokens"], _as_loss(X["proxy"]), weights)
 
     def limit(self, theta, q_rand, k=None):
         loss = theta[0]  # N and D grow: the loss falls to E
