@@ -454,6 +454,7 @@ def test_batched_replicates_over_workers_are_the_in_process_replicates(apple, mo
     monkeypatch.setattr(boot, "parallel_map", recorded)
     fit = bc.fit(apple, "power_floor", "hellaswag", "acc_norm", tpr=20)
     n = boot.BATCHED_OVER_WORKERS
+    monkeypatch.setattr(boot, "ROUND", n)  # one round of them (a round of n or more goes over the workers)
     alone = bootstrap(fit, n, seed=3, n_jobs=1, progress=False)
     spread = bootstrap(fit, n, seed=3, n_jobs=2, progress=False)
     fewer = bootstrap(fit, n - 1, seed=3, n_jobs=2, progress=False)
