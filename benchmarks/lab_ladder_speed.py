@@ -10,7 +10,8 @@ Builds, in a scratch folder, the two ladders the issue names and runs:
 * ``example``: the README's ``forecast $LADDER -b arc_easy -b hellaswag --flops 1e22`` on the bundled ladder;
 * ``dclm``: the README's ``forecast $DATA -b hellaswag:acc_norm -b winogrande:acc --params 7e9 --tokens 4e12``.
 
-Each command's ``--json`` output is kept (``--keep DIR``) so that two trees can be compared point by point. The load
+Each command's wall time and CPU time (its process and workers; CPU / 2 is what two free cores would need) are printed;
+its ``--json`` output is kept (``--keep DIR``) so that two trees can be compared point by point. The load
 (``uptime``) is printed before and after each command: timings taken beside other work are not the machine's.
 
     python benchmarks/lab_ladder_speed.py [--src SRC] [--only ladder30,iso90] [--jobs 2] [--keep DIR] [--profile DIR]
@@ -24,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -78,13 +80,37 @@ def commands(scratch: Path, jobs: int) -> dict[str, list[str]]:
     planned = ["--params", "7e9", "--tokens", "1.4e11", "--params", "1.3e10", "--tokens", "2.6e11"]
     every = ["-j", str(jobs), "--json"]
     return {
-        "ladder30": ["forecast", str(exports), "--metadata", str(runs), *(a for t in TASKS for a in ("-b", t)),
-                     *planned, *every],  # fmt: skip
+        "ladder30": [
+            "forecast",
+            str(exports),
+            "--metadata",
+            str(runs),
+            *(a for t in TASKS for a in ("-b", t)),
+            *planned,
+            *every,
+        ],  # fmt: skip
         "iso90": ["forecast", str(iso), "-b", "arc_easy:acc_norm", "--params", "2e10", "--tokens", "4e11", *every],
         "example": ["forecast", str(example_path()), "-b", "arc_easy", "-b", "hellaswag", "--flops", "1e22", *every],
-        "dclm": ["forecast", str(DCLM), "-b", "hellaswag:acc_norm", "-b", "winogrande:acc", "--params", "7e9",
-                 "--tokens", "4e12", *every],  # fmt: skip
+        "dclm": [
+            "forecast",
+            str(DCLM),
+            "-b",
+            "hellaswag:acc_norm",
+            "-b",
+            "winogrande:acc",
+            "--params",
+            "7e9",
+            "--tokens",
+            "4e12",
+            *every,
+        ],  # fmt: skip
     }
+
+
+def _children_cpu() -> float:
+    """CPU seconds of the finished children (the command and its workers): less bent by other work than wall time."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
 
 
 def load() -> str:
@@ -108,14 +134,14 @@ def main() -> None:
             if args.profile:
                 args.profile.mkdir(parents=True, exist_ok=True)
                 runner += ["-m", "cProfile", "-o", str(args.profile / f"{name}.prof")]
-            before = load()
+            before, cpu = load(), _children_cpu()
             start = time.perf_counter()
             done = subprocess.run([*runner, "-m", "benchcast", *todo[name]], env=env, capture_output=True, text=True)
-            wall = time.perf_counter() - start
+            wall, cpu = time.perf_counter() - start, _children_cpu() - cpu
             if args.keep:
                 args.keep.mkdir(parents=True, exist_ok=True)
                 (args.keep / f"{name}.json").write_text(done.stdout)
-            record = {"command": name, "src": str(args.src), "jobs": args.jobs, "wall_s": round(wall, 1),
+            record = {"command": name, "src": str(args.src), "jobs": args.jobs, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
                       "rc": done.returncode, "load_before": before, "load_after": load()}  # fmt: skip
             if done.returncode:
                 record["stderr"] = done.stderr[-2000:]
