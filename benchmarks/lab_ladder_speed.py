@@ -141,8 +141,9 @@ def main() -> None:
             if args.keep:
                 args.keep.mkdir(parents=True, exist_ok=True)
                 (args.keep / f"{name}.json").write_text(done.stdout)
-            record = {"command": name, "src": str(args.src), "jobs": args.jobs, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
-                      "rc": done.returncode, "load_before": before, "load_after": load()}  # fmt: skip
+            record = {"command": name, "src": str(args.src), "jobs": args.jobs, "wall_s": round(wall, 1),
+                      "cpu_s": round(cpu, 1), "rc": done.returncode, "load_before": before,
+                      "load_after": load()}  # fmt: skip
             if done.returncode:
                 record["stderr"] = done.stderr[-2000:]
             print(json.dumps(record), flush=True)
