@@ -65,7 +65,7 @@ def test_presolved_replicates_reach_the_cold_refit_loss(exported):
 
 
 def test_the_vectorised_stage_1_is_the_stage_1_of_each_resample():
-    from benchcast.laws.two_stage_nd import fit_stage1, fit_stage1_weighted
+    from benchcast.laws.two_stage_nd import fit_stage1
 
     rng = np.random.default_rng(0)
     params = np.exp(rng.uniform(19, 22, 24))
@@ -73,4 +73,4 @@ def test_the_vectorised_stage_1_is_the_stage_1_of_each_resample():
     loss = 0.5 + 40 / params**0.3 + 150 / tokens**0.3 + rng.normal(0, 0.003, 24)
     weights = rng.multinomial(24, np.full(24, 1 / 24), size=5).astype(float)
     each = [fit_stage1(*(np.repeat(v, w.astype(int)) for v in (params, tokens, loss))) for w in weights]
-    assert np.allclose(fit_stage1_weighted(params, tokens, loss, weights), each, rtol=1e-7)
+    assert np.allclose(fit_stage1(params, tokens, loss, weights), each, rtol=1e-7)

@@ -185,10 +185,8 @@ def fit_replicates(result: FitResult, counts: np.ndarray) -> tuple[np.ndarray, n
         # the second stage reads the observed proxy while fitting, so the stage's values do not enter the solve)
         names = law.param_names[: law.n_presolved]
         fixed = dict(zip(names, result.theta[: law.n_presolved], strict=True))
-        found, value, ok = refit_weighted(
-            law, data.X, data.y, counts[todo], result.theta, loss=spec.loss, huber_delta=spec.huber_delta,
-            seed=spec.seed, fixed=fixed,
-        )  # fmt: skip
+        options = {"loss": spec.loss, "huber_delta": spec.huber_delta, "seed": spec.seed, "fixed": fixed}
+        found, value, ok = refit_weighted(law, data.X, data.y, counts[todo], result.theta, **options)
         if names:
             found[:, : len(names)] = stage = _presolved(data, counts[todo])
             failed[todo] = ~np.isfinite(stage).all(axis=1)

@@ -303,8 +303,8 @@ class Ensemble:
         # an interval resting on few replicates says so, at every point: a blended replicate needs every member's, so
         # the interval rests on the usable share of the member with the least, of the replicates it made (the draws
         # themselves repeat each usable replicate, so their rows do not count replicates)
-        made, left = min(((len(b.failed), len(b.failed) - b.n_failed - b.n_dropped) for b in boots.values()),
-                         key=lambda pair: pair[1] / pair[0], default=(0, 0))  # fmt: skip
+        shares = [(len(b.failed), len(b.failed) - b.n_failed - b.n_dropped) for b in boots.values()]
+        made, left = min(shares, key=lambda pair: pair[1] / pair[0], default=(0, 0))
         lost = refit_flags(made, left, {law: (b.n_failed, b.n_dropped) for law, b in boots.items()}) if draws else ()
         flags = [(*point, *lost) for point in flags]
         return make_forecast(
