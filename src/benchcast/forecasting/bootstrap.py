@@ -273,14 +273,14 @@ class Bootstrap:
 
     def bound_noise(self) -> float:
         """The Monte-Carlo standard error of the 90 % prediction bounds, the largest over the fit's runs and its largest
-        run with ten times its compute (N and D each sqrt(10) times; infinite where no draw is finite): half the
-        distance between the quantiles q -+ sqrt(q (1 - q) / B) of the B draws about each bound's q."""
+        run (by compute) with ten times its compute (N and D each sqrt(10) times; infinite where no draw is finite):
+        half the distance between the quantiles q -+ sqrt(q (1 - q) / B) of the B draws about each bound's q."""
         law, points = self.result.law_object, self.result.points
         X = {c: points[c].to_numpy(float) for c in law.covariates}
         scales = [c for c in ("flops", "params", "tokens") if c in X]
         if scales:
-            top = int(np.argmax(X[scales[0]]))
-            factor = 10.0 ** (1 / len(set(scales) & {"params", "tokens"}) if "flops" not in scales else 1.0)
+            top = int(np.argmax(np.prod([X[c] for c in scales], axis=0)))  # the largest run by compute
+            factor = 10.0 ** (1 / len(scales))  # C, or N and D each sqrt(10) times
             X = {c: np.append(x, x[top] * (factor if c in scales else 1.0)) for c, x in X.items()}
         try:
             values = self.draws("prediction", **X).values
