@@ -139,9 +139,8 @@ def _presolved(data: _Data, counts: np.ndarray) -> np.ndarray:
     """Each replicate's presolved stage fitted to its own resample, (replicates, n_presolved) (nan: it cannot be)."""
     names = data.law.param_names[: data.law.n_presolved]
     out = np.full((len(counts), len(names)), np.nan)
-    for start in range(
-        0, len(counts), PRESOLVED_CHUNK
-    ):  # the law's vectorised path (its memory bounded), or one by one
+    # the law's vectorised path (in chunks: its memory bounded), or one by one
+    for start in range(0, len(counts), PRESOLVED_CHUNK):
         part = slice(start, start + PRESOLVED_CHUNK)
         if (stage := data.law.presolve_weighted(data.X, data.y, counts[part])) is not None:
             out[part] = stage
