@@ -272,10 +272,19 @@ def test_bnsl_intervals_are_calibrated():
 
 
 def _cold_losses(result, counts):
-    from benchcast.forecasting.bootstrap import _cold, _Data
+    """Each resample's loss fitted cold, by the engine alone."""
+    from benchcast.fitting.engine.search import minimize_law
+    from benchcast.forecasting.bootstrap import _Data
 
     data = _Data.of(result)
-    return np.array([_cold(data, result.spec, row)[1] for row in counts])
+    spec = result.spec
+    fits = (
+        minimize_law(
+            data.law, *data.take(row), loss=spec.loss, huber_delta=spec.huber_delta, seed=spec.seed, with_stderr=False
+        )
+        for row in counts
+    )
+    return np.array([fit.loss for fit in fits])
 
 
 @pytest.mark.parametrize("law, bench, n_boot, n_cold", [("power_floor", "hellaswag", 120, 25)])
@@ -467,6 +476,7 @@ def test_batched_replicates_over_workers_are_the_in_process_replicates(apple, mo
     monkeypatch.setattr(boot, "parallel_map", recorded)
     fit = bc.fit(apple, "power_floor", "hellaswag", "acc_norm", tpr=20)
     n = boot.BATCHED_OVER_WORKERS
+    monkeypatch.setattr(boot, "ROUND", n)  # one round of them (a round of n or more goes over the workers)
     alone = bootstrap(fit, n_jobs=1, progress=False, uncertainty=Uncertainty(n_boot=n, seed=3))
     spread = bootstrap(fit, n_jobs=2, progress=False, uncertainty=Uncertainty(n_boot=n, seed=3))
     fewer = bootstrap(fit, n_jobs=2, progress=False, uncertainty=Uncertainty(n_boot=n - 1, seed=3))

@@ -18,7 +18,11 @@ is fitted as thoroughly as the original:
   (:func:`benchcast.fitting.engine.replicates.refit_weighted`), from the full-data optimum and the best,
   by the replicate's own loss, of the full data's ranked candidates; the solver's convergence
   test (projected gradient and forecast) is each replicate's;
-* laws with a presolved stage: a full cold refit per replicate.
+* laws with a presolved stage: the stage refitted to each replicate's resample, the rest batched as above.
+
+Replicates are made in rounds (``ROUND`` at first) until the Monte-Carlo standard error of the 90 % prediction bounds
+at the fit's runs and a decade of compute beyond them is at most ``BOUND_NOISE``, or ``n_boot`` are made: replicate i
+is the same in every round and command, and the rule reads the fit alone, so one question gets one answer.
 
 Every replicate records its loss and whether its fit converged; replicates whose fit failed or
 did not converge are left out of the intervals and counted (``n_failed``, ``n_dropped``).
@@ -36,7 +40,7 @@ from benchcast.defaults import DEFAULT_INTERVAL, DEFAULT_LEVEL, DEFAULT_LEVELS, 
 from benchcast.errors import BenchcastError
 from benchcast.fitting.engine.loss import make_loss
 from benchcast.fitting.engine.replicates import refit_weighted
-from benchcast.fitting.engine.search import minimize_law, single_threaded_blas
+from benchcast.fitting.engine.search import single_threaded_blas
 from benchcast.fitting.result import FitResult
 from benchcast.forecasting.draws import ScoreDraws
 from benchcast.laws import get_law, to_target
@@ -44,6 +48,10 @@ from benchcast.utils.parallel import parallel_map, resolve_jobs
 from benchcast.utils.streams import RESIDUAL_STREAM, common_rng
 from benchcast.validation import check_level, check_replicates
 
+# replicates are made in rounds until the Monte-Carlo standard error of the 90 % bounds is at most BOUND_NOISE
+# (bound_noise: the same rule in every command, on the fit alone, so one question gets one answer)
+ROUND, BOUND_NOISE = 250, 0.005
+PRESOLVED_CHUNK = 64  # replicates per call of a law's vectorised presolve
 CHEAP_IN_PROCESS = 2000  # replicates of a closed-form law refitted in this process, not a pool
 # a batched law's replicates from this many are one solve per worker: 1000 bnsl_monotone replicates over 2 workers
 # took 0.86 of the in-process command's wall time (median pairwise ratio of 5, load 0.6-1.3)
@@ -132,12 +140,23 @@ class _Data:
         return {c: v[index] for c, v in self.X.items()}, self.y[index]
 
 
-def _cold(data: _Data, spec, counts: np.ndarray) -> tuple[np.ndarray, float, bool]:
-    X, y = data.take(counts)
-    optimum = minimize_law(
-        data.law, X, y, loss=spec.loss, huber_delta=spec.huber_delta, seed=spec.seed, with_stderr=False
-    )
-    return optimum.theta, optimum.loss, optimum.converged
+def _presolved(data: _Data, counts: np.ndarray) -> np.ndarray:
+    """Each replicate's presolved stage fitted to its own resample, (replicates, n_presolved) (nan: it cannot be)."""
+    names = data.law.param_names[: data.law.n_presolved]
+    out = np.full((len(counts), len(names)), np.nan)
+    # the law's vectorised path (in chunks: its memory bounded), or one by one
+    for start in range(0, len(counts), PRESOLVED_CHUNK):
+        part = slice(start, start + PRESOLVED_CHUNK)
+        if (stage := data.law.presolve_weighted(data.X, data.y, counts[part])) is not None:
+            out[part] = stage
+            continue
+        for row, drawn in enumerate(counts[part], start):
+            try:
+                stage = data.law.presolve(*data.take(drawn))
+                out[row] = [stage[name] for name in names]
+            except (BenchcastError, ValueError, np.linalg.LinAlgError):
+                pass
+    return out
 
 
 def fit_replicates(result: FitResult, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -153,9 +172,11 @@ def fit_replicates(result: FitResult, counts: np.ndarray) -> tuple[np.ndarray, n
     distinct = (counts > 0).sum(axis=1)
     failed |= distinct <= law.n_params - law.n_presolved
     todo = np.flatnonzero(~failed)
-    strategy = law.replicate_strategy(spec.loss)
+    if not todo.size:  # every replicate had too few distinct runs
+        return thetas, losses, converged, failed
     with single_threaded_blas():
-        exact = law.closed_form_weighted(data.X, data.y, counts[todo]) if strategy == "closed" and todo.size else None
+        closed = law.replicate_strategy(spec.loss) == "closed"
+        exact = law.closed_form_weighted(data.X, data.y, counts[todo]) if closed else None
         if exact is not None:
             with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
                 residual = law.forward(exact, data.X) - data.y
@@ -163,25 +184,17 @@ def fit_replicates(result: FitResult, counts: np.ndarray) -> tuple[np.ndarray, n
             weights = counts[todo]
             thetas[todo], losses[todo] = exact, np.sum(weights * per_point, axis=1) / weights.sum(axis=1)
             converged[todo] = np.isfinite(exact).all(axis=1) & np.isfinite(losses[todo])
-            todo = todo[:0]
-        if strategy == "batched" and todo.size:  # none left: every replicate had too few distinct runs
-            found, value, ok = refit_weighted(
-                law,
-                data.X,
-                data.y,
-                counts[todo],
-                result.theta,
-                loss=spec.loss,
-                huber_delta=spec.huber_delta,
-                seed=spec.seed,
-            )
-            thetas[todo], losses[todo], converged[todo] = found, value, ok
-            todo = todo[:0]  # each replicate's own solve decides; an unconverged one is counted
-        for row in todo:
-            try:
-                thetas[row], losses[row], converged[row] = _cold(data, spec, counts[row])
-            except (BenchcastError, ValueError, np.linalg.LinAlgError):
-                failed[row] = True
+            return thetas, losses, converged & ~failed, failed
+        # a presolved stage is each replicate's own; the rest is one batched solve with it held (at the full fit's:
+        # the second stage reads the observed proxy while fitting, so the stage's values do not enter the solve)
+        names = law.param_names[: law.n_presolved]
+        fixed = dict(zip(names, result.theta[: law.n_presolved], strict=True))
+        options = {"loss": spec.loss, "huber_delta": spec.huber_delta, "seed": spec.seed, "fixed": fixed}
+        found, value, ok = refit_weighted(law, data.X, data.y, counts[todo], result.theta, **options)
+        if names:
+            found[:, : len(names)] = stage = _presolved(data, counts[todo])
+            failed[todo] = ~np.isfinite(stage).all(axis=1)
+        thetas[todo], losses[todo], converged[todo] = found, value, ok  # an unconverged replicate is counted
     return thetas, losses, converged & ~failed, failed
 
 
@@ -199,6 +212,7 @@ class Bootstrap:
     converged: np.ndarray  # (replicates,) whether each refit converged
     failed: np.ndarray  # (replicates,) refits that could not be made (too few distinct runs, errors)
     seed: int = 0
+    asked: int = 0  # the most replicates asked for (0: as many as made)
 
     @property
     def usable(self) -> np.ndarray:
@@ -261,6 +275,26 @@ class Bootstrap:
         drawn = common_rng(self.seed, RESIDUAL_STREAM).choice(residuals, size=shape[0], replace=True)
         return np.broadcast_to(drawn.reshape((shape[0],) + (1,) * (len(shape) - 1)), shape).copy()
 
+    def bound_noise(self) -> float:
+        """The Monte-Carlo standard error of the 90 % prediction bounds, the largest over the fit's runs and its largest
+        run (by compute) with ten times its compute (N and D each sqrt(10) times; infinite where no draw is finite):
+        half the distance between the quantiles q -+ sqrt(q (1 - q) / B) of the B draws about each bound's q."""
+        law, points = self.result.law_object, self.result.points
+        X = {c: points[c].to_numpy(float) for c in law.covariates}
+        scales = [c for c in ("flops", "params", "tokens") if c in X]
+        if scales:
+            top = int(np.argmax(np.prod([X[c] for c in scales], axis=0)))  # the largest run by compute
+            factor = 10.0 ** (1 / len(scales))  # C, or N and D each sqrt(10) times
+            X = {c: np.append(x, x[top] * (factor if c in scales else 1.0)) for c, x in X.items()}
+        try:
+            values = self.draws("prediction", **X).values
+        except BenchcastError:
+            return np.inf
+        spread = np.sqrt(0.05 * 0.95 / len(values))
+        q = np.nanquantile(values, [0.05 - spread, 0.05 + spread, 0.95 - spread, 0.95 + spread], axis=0)
+        noise = np.maximum(q[1] - q[0], q[3] - q[2]) / 2
+        return float(np.max(noise)) if np.isfinite(noise).all() else np.inf
+
     def interval(self, level: float = 0.9, kind: str = "prediction", **covariates) -> tuple[np.ndarray, np.ndarray]:
         """Equal-tailed percentile interval (lower, upper) at ``level`` (see :meth:`draws`)."""
         check_level(level)  # before the draws are made
@@ -283,7 +317,8 @@ def bootstrap(
     result : FitResult
         The fit, with its training points.
     uncertainty : Uncertainty, optional
-        Its replicates (at least 1) and seed (default: :class:`Uncertainty`'s).
+        Its replicates (at least 1: the most; past ``ROUND`` they are made in rounds until the 90 % bounds' Monte-Carlo
+        error, :meth:`Bootstrap.bound_noise`, is at most ``BOUND_NOISE``) and seed (default: :class:`Uncertainty`'s).
     n_jobs : int, optional
         Worker processes (``None``: :func:`benchcast.utils.parallel.default_jobs`).
     progress : bool, optional
@@ -301,34 +336,47 @@ def bootstrap(
     check_replicates(n_boot, allow_zero=False)
     if result.points.empty or "value" not in result.points:
         raise BenchcastError("this fit carries no training points; refit it to bootstrap.")
-    law = get_law(result.law)
-    strategy = law.replicate_strategy(result.spec.loss)
-    cheap = strategy in ("closed", "batched")
-    # cheap refits run in this process unless there are very many (starting workers costs more); cold refits are
-    # spread over the workers
-    alone_below = CHEAP_IN_PROCESS + 1 if strategy == "closed" else BATCHED_OVER_WORKERS if cheap else 0
-    if n_boot < alone_below and ray_address is None:
-        n_jobs = 1
-    in_process = ray_address is None and resolve_jobs(n_jobs) == 1
-    # in this process a cheap law's replicates are one chunk (a batched law's slow rows' tail paid once) and cold
-    # refits four that mark progress; over local workers a batched law's are one chunk per worker, anything else
-    # (Ray included) sixteen. Each replicate's refit is independent of its chunk, so the results are the same.
-    if in_process:
-        chunk = n_boot if cheap else max(1, n_boot // 4)
-    elif strategy == "batched" and ray_address is None:
-        chunk = -(-n_boot // resolve_jobs(n_jobs))
-    else:
-        chunk = max(1, n_boot // 16)
-    batches = [list(range(start, min(start + chunk, n_boot))) for start in range(0, n_boot, chunk)]
-    parts = parallel_map(
-        partial(_replicates, result, seed),
-        batches,
-        n_jobs=n_jobs,
-        description=f"bootstrap {result.law}",
-        progress=progress,
-        ray_address=ray_address,
-        sizes=[len(batch) for batch in batches],
-        unit="replicates",
-    )
+    closed = get_law(result.law).replicate_strategy(result.spec.loss) == "closed"
+    parts, made = [], 0
+    while made < n_boot:  # rounds of replicates until the bounds' Monte-Carlo error is below the target
+        size = _next_round(made, n_boot, None if not parts else _joined(result, parts, seed, n_boot).bound_noise())
+        if not size:
+            break
+        # a round's refits run in this process unless there are very many (starting workers costs more), one chunk per
+        # worker (in this process one: a batched law's slow rows' tail paid once), over Ray sixteen; each replicate's
+        # refit is independent of its chunk, so the results are the same
+        jobs = (
+            1 if size < (CHEAP_IN_PROCESS + 1 if closed else BATCHED_OVER_WORKERS) and ray_address is None else n_jobs
+        )
+        chunk = -(-size // (16 if ray_address is not None else resolve_jobs(jobs)))
+        batches = [list(range(start, min(start + chunk, made + size))) for start in range(made, made + size, chunk)]
+        parts += parallel_map(
+            partial(_replicates, result, seed),
+            batches,
+            n_jobs=jobs,
+            description=f"bootstrap {result.law}",
+            progress=progress,
+            ray_address=ray_address,
+            sizes=[len(batch) for batch in batches],
+            unit="replicates",
+        )
+        made += size
+    return _joined(result, parts, seed, n_boot)
+
+
+def _joined(result: FitResult, parts: list, seed: int, asked: int) -> Bootstrap:
+    """The replicates made so far, as one bootstrap."""
     thetas, losses, converged, failed = (np.concatenate(p) for p in zip(*parts, strict=True))
-    return Bootstrap(result, thetas, losses, converged, failed, seed)
+    return Bootstrap(result, thetas, losses, converged, failed, seed, asked)
+
+
+def _next_round(made: int, asked: int, noise: float | None) -> int:
+    """How many replicates the next round makes (0: stop): the first ``ROUND``, then, while the bounds' Monte-Carlo
+    error ``noise`` is above ``BOUND_NOISE``, as many more as it projects (error ~ 1 / sqrt(replicates)) in whole
+    rounds, up to the ``asked`` (all of them where no more than a round is asked)."""
+    if asked <= ROUND or noise is None:
+        return asked if asked <= ROUND else ROUND
+    if noise <= BOUND_NOISE:
+        return 0
+    wanted = made * (noise / BOUND_NOISE) ** 2 if np.isfinite(noise) else asked
+    return int(min(asked - made, max(ROUND, ROUND * np.ceil((wanted - made) / ROUND))))

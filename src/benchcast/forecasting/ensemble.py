@@ -301,17 +301,11 @@ class Ensemble:
         draws, model, note, spread = self._interval_draws(placement, unc, prediction, confidence, error_model)
         boots = {law: self._boot(law, unc) for law, w in self.weights_.items() if w > 0} if draws else {}
         # an interval resting on few replicates says so, at every point: a blended replicate needs every member's, so
-        # the interval rests on the usable refits of the member with the fewest, of the n_boot asked for (the draws
+        # the interval rests on the usable share of the member with the least, of the replicates it made (the draws
         # themselves repeat each usable replicate, so their rows do not count replicates)
-        lost = (
-            refit_flags(
-                unc.n_boot,
-                min(unc.n_boot - b.n_failed - b.n_dropped for b in boots.values()),
-                {law: (b.n_failed, b.n_dropped) for law, b in boots.items()},
-            )
-            if draws
-            else ()
-        )
+        shares = [(len(b.failed), len(b.failed) - b.n_failed - b.n_dropped) for b in boots.values()]
+        made, left = min(shares, key=lambda pair: pair[1] / pair[0], default=(0, 0))
+        lost = refit_flags(made, left, {law: (b.n_failed, b.n_dropped) for law, b in boots.items()}) if draws else ()
         flags = [(*point, *lost) for point in flags]
         meta = ForecastMeta(
             dict(self.weights_),
@@ -398,7 +392,7 @@ class Ensemble:
         key = (law, unc.n_boot, unc.seed)
         if key not in cache:
             made = member.boot
-            if made is None or len(made.failed) != unc.n_boot or made.seed != unc.seed:
+            if made is None or made.asked != unc.n_boot or made.seed != unc.seed:
                 made = bootstrap(member.fit, unc, n_jobs=n_jobs, progress=None, ray_address=ray_address)
             cache[key] = made
         return cache[key]

@@ -138,16 +138,13 @@ class Law(LawQuestions):
         Returns
         -------
         str
-            'closed' (the exact least-squares solution of each resample), 'cold' (the full engine
-            per replicate, presolved stages re-solved) or 'batched' (one batched
+            'closed' (the exact least-squares solution of each resample) or 'batched' (one batched
             Levenberg-Marquardt solve over all replicates, from the full-data optimum and the full
-            data's best-ranked candidates).
+            data's best-ranked candidates; a presolved stage re-solved per replicate).
         """
         if type(self).closed_form is not Law.closed_form and loss == "lsq":
             return "closed"
-        # a presolved stage is re-solved per resample; the others share a pool of ranked starts
-        # (see fitting.engine.replicates.refit_weighted)
-        return "cold" if self.n_presolved else "batched"
+        return "batched"  # fitting.engine.replicates.refit_weighted
 
     def closed_form(self, X: dict[str, np.ndarray], y: np.ndarray) -> np.ndarray | None:
         """Exact solution of the fitting problem where one exists (else None).
@@ -217,6 +214,27 @@ class Law(LawQuestions):
             The presolved parameters' values by name, natural units (empty: none).
         """
         return {}
+
+    def presolve_weighted(self, X: dict[str, np.ndarray], y: np.ndarray, weights: np.ndarray) -> np.ndarray | None:
+        """The presolved parameters of many reweightings of the data at once (bootstrap replicates), where the law
+        has a vectorised path.
+
+        Parameters
+        ----------
+        X : dict of str to ndarray
+            The covariates of the points by name, each shape (n,).
+        y : ndarray
+            The fitted target (target space), shape (n,).
+        weights : ndarray
+            How often each point is drawn, shape (B, n).
+
+        Returns
+        -------
+        ndarray or None
+            Shape (B, n_presolved) in the order of ``parameters`` (nan where a reweighting has none); None where
+            each reweighting is presolved alone (:meth:`presolve`).
+        """
+        return None
 
     def initial_guesses(self, X: dict[str, np.ndarray], y: np.ndarray) -> np.ndarray:
         """Starting points; the default is each parameter's ``init``.

@@ -31,38 +31,57 @@ def _as_loss(proxy) -> np.ndarray:
     return proxy
 
 
-def _scales(alpha, beta, log_n, log_d, loss):
-    """Least-squares (E, A, B) of L = E + A N^-alpha + B D^-beta per (alpha, beta), and each fit's error."""
-    alpha, beta = np.atleast_1d(alpha)[:, None], np.atleast_1d(beta)[:, None]
-    ref_n, ref_d = log_n.mean(), log_d.mean()  # N and D about their geometric means: a well-conditioned system
-    design = np.stack(
-        [np.ones((len(alpha), len(loss))), np.exp(-alpha * (log_n - ref_n)), np.exp(-beta * (log_d - ref_d))], axis=-1
-    )
-    gram = design.transpose(0, 2, 1) @ design
-    coef = np.linalg.solve(gram + 1e-12 * np.eye(3), (design.transpose(0, 2, 1) @ loss)[..., None])[..., 0]
-    sse = np.sum(((design @ coef[..., None])[..., 0] - loss) ** 2, axis=1)
-    coef = coef * np.column_stack([np.ones(len(alpha)), np.exp(alpha[:, 0] * ref_n), np.exp(beta[:, 0] * ref_d)])
-    return coef, np.where(np.all(coef >= 0, axis=1), sse, np.inf)  # a negative scale is no Chinchilla fit
-
-
-def fit_stage1(params, tokens, loss) -> np.ndarray:
-    """(E, A, alpha, B, beta) of L = E + A / N^alpha + B / D^beta fitted to the losses, least squares."""
-    log_n, log_d, loss = np.log(params), np.log(tokens), np.asarray(loss, float)
+def fit_stage1(params, tokens, loss, weights=None) -> np.ndarray:
+    """(E, A, alpha, B, beta) of L = E + A / N^alpha + B / D^beta fitted to the losses, least squares: the exponents
+    on a grid, then finer grids about the best cell, each cell's scales from its normal equations (weighted sums over
+    the points). With ``weights`` (R, n), every reweighting (bootstrap replicate) at once: (R, 5), nan where none fits.
+    """
+    x, z, loss = np.log(params), np.log(tokens), np.asarray(loss, float)
     if len(loss) < 6:
         raise InsufficientDataError(f"two_stage_nd: stage 1 fits 5 parameters and has {len(loss)} runs.")
-    axes, step = (GRID, GRID), GRID[1] - GRID[0]
-    for _ in range(1 + REFINEMENTS):  # the grid, then finer grids about its best cell (vectorised, deterministic)
-        alpha, beta = (g.ravel() for g in np.meshgrid(*axes, indexing="ij"))
-        keep = (alpha > 0) & (beta > 0)
-        coef, sse = _scales(alpha[keep], beta[keep], log_n, log_d, loss)
-        if not np.isfinite(sse).any():
-            raise InsufficientDataError("two_stage_nd: no Chinchilla form with non-negative scales fits the proxy.")
-        i = int(np.argmin(sse))
-        best, (e, scale_n, scale_d) = (alpha[keep][i], beta[keep][i]), coef[i]
-        axes = tuple(center + np.linspace(-step, step, 2 * ZOOM + 1) for center in best)  # spacing step / ZOOM
+    w = np.ones((1, len(loss))) if weights is None else np.asarray(weights, float)
+    total = w.sum(axis=1)
+    x, z = x - (w @ x / total)[:, None], z - (w @ z / total)[:, None]  # about each row's geometric means
+    axes, step, ok = (np.broadcast_to(GRID, (len(w), GRID.size)),) * 2, GRID[1] - GRID[0], np.ones(len(w), bool)
+    for _ in range(1 + REFINEMENTS):  # vectorised, deterministic
+        with np.errstate(over="ignore", invalid="ignore"):
+            e_n, e_d = np.exp(-axes[0][..., None] * x[:, None]), np.exp(-axes[1][..., None] * z[:, None])  # (R, G, n)
+            wn, wd = e_n * w[:, None], e_d * w[:, None]
+            a, b = (slice(None), slice(None), None), (slice(None), None, slice(None))  # an alpha, a beta axis
+            sums = [total[:, None, None], wn.sum(-1)[a], wd.sum(-1)[b], (wn * e_n).sum(-1)[a], wn @ e_d.swapaxes(1, 2)]
+            sums += [(wd * e_d).sum(-1)[b], (w @ loss)[:, None, None], (wn @ loss)[a], (wd @ loss)[b]]
+            one, sn, sd, snn, snd, sdd, r1, rn, rd = np.broadcast_arrays(*sums)
+            gram = np.stack([one, sn, sd, sn, snn, snd, sd, snd, sdd], -1).reshape(one.shape + (3, 3))
+            rhs = np.stack([r1, rn, rd], -1)
+            coef = np.linalg.solve(gram + 1e-12 * np.eye(3), rhs[..., None])[..., 0]
+            sse = (
+                (w * loss**2).sum(1)[:, None, None]
+                - 2 * np.sum(coef * rhs, -1)
+                + np.einsum("...i,...ij,...j", coef, gram, coef)
+            )
+        grid = np.broadcast_arrays(axes[0][..., None], axes[1][:, None])
+        fits = np.all(coef >= 0, axis=-1) & (grid[0] > 0) & (grid[1] > 0)
+        sse = np.where(fits, sse, np.inf).reshape(len(w), -1)
+        i, ok = np.argmin(sse, axis=1), ok & np.isfinite(sse).any(axis=1)
+        rows = np.arange(len(w))
+        best = np.column_stack([g.reshape(len(w), -1)[rows, i] for g in grid])
+        scales = coef.reshape(len(w), -1, 3)[rows, i]
+        axes = tuple(best[:, j : j + 1] + np.linspace(-step, step, 2 * ZOOM + 1) for j in (0, 1))
         step /= ZOOM
-    a, b = best
-    return np.array([e, scale_n, a, scale_d, b])
+    means = np.column_stack([w @ np.log(params), w @ np.log(tokens)]) / total[:, None]
+    out = np.column_stack(
+        [
+            scales[:, 0],
+            scales[:, 1] * np.exp(best[:, 0] * means[:, 0]),
+            best[:, 0],
+            scales[:, 2] * np.exp(best[:, 1] * means[:, 1]),
+            best[:, 1],
+        ]
+    )
+    out[~ok] = np.nan
+    if weights is None and not ok[0]:
+        raise InsufficientDataError("two_stage_nd: no Chinchilla form with non-negative scales fits the proxy.")
+    return out if weights is not None else out[0]
 
 
 @register
@@ -136,6 +155,9 @@ class TwoStageND(TwoStageLogistic):
     def presolve(self, X, y):
         e, a, alpha, b, beta = fit_stage1(X["params"], X["tokens"], _as_loss(X["proxy"]))
         return {"E": e, "A": a, "alpha": alpha, "B": b, "beta": beta}
+
+    def presolve_weighted(self, X, y, weights):
+        return fit_stage1(X["params"], X["tokens"], _as_loss(X["proxy"]), weights)
 
     def limit(self, theta, q_rand, k=None):
         loss = theta[0]  # N and D grow: the loss falls to E

@@ -1,6 +1,8 @@
 """Bootstrap replicates refitted together: every replicate and its starts are rows of one batched
 Levenberg-Marquardt solve (:mod:`~benchcast.fitting.engine.solver`) on the full data
-reweighted by how often each run was drawn."""
+reweighted by how often each run was drawn. A law's presolved stage (fitted to the proxy, which the
+second stage reads as observed while fitting) is held at ``fixed`` in the solve; the caller gives each
+replicate its own."""
 
 from __future__ import annotations
 
@@ -25,9 +27,10 @@ def refit_weighted(
     loss: str | None = None,
     huber_delta: float | None = None,
     seed: int = 0,
+    fixed: dict[str, float] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Refit ``law`` to many reweightings of one data set at once (bootstrap replicates)."""
-    problem = Problem(law, X, y, loss or law.loss, law.huber_delta if huber_delta is None else huber_delta)
+    problem = Problem(law, X, y, loss or law.loss, law.huber_delta if huber_delta is None else huber_delta, fixed)
     counts = np.asarray(counts, float)
     warm_u = problem.inside(warm)[0]
     pool = _shared_pool(problem, seed, warm_u)
