@@ -26,15 +26,15 @@ def test_rounds_project_the_replicates_the_noise_needs():
 def test_a_bootstrap_stops_below_the_noise_target_with_the_replicates_of_a_smaller_ask():
     table = load_example()
     result = bc.fit(table, "power_floor", "arc_easy", "acc_norm")
-    boot = bootstrap(result, 1500, seed=1, n_jobs=1, progress=False)
+    boot = bootstrap(result, bc.Uncertainty(1500, 1), n_jobs=1, progress=False)
     made = len(boot.failed)
     assert made < 1500 and made % ROUND == 0 and boot.asked == 1500
     assert boot.bound_noise() <= BOUND_NOISE
     # replicate i is the same whatever the rounds: the first `made` of a plain ask of `made`
-    alone = bootstrap(result, made, seed=1, n_jobs=1, progress=False)
+    alone = bootstrap(result, bc.Uncertainty(made, 1), n_jobs=1, progress=False)
     assert np.allclose(boot.fitted_thetas, alone.fitted_thetas, equal_nan=True) and alone.asked == made
     # more noise (a tenth of the runs' scale) is not below the target at the first round
-    assert bootstrap(result, ROUND, seed=1, n_jobs=1, progress=False).bound_noise() > 0
+    assert bootstrap(result, bc.Uncertainty(ROUND, 1), n_jobs=1, progress=False).bound_noise() > 0
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +54,7 @@ def test_presolved_replicates_reach_the_cold_refit_loss(exported):
     of a cold fit of its resample (or lower), with its own stage 1."""
     result = bc.fit(exported, "two_stage_nd", "hellaswag_val", "len_norm")
     assert result.law_object.replicate_strategy(result.spec.loss) == "batched"
-    boot = bootstrap(result, 12, seed=3, n_jobs=1, progress=False)
+    boot = bootstrap(result, bc.Uncertainty(12, 3), n_jobs=1, progress=False)
     assert boot.usable.all()
     data = _Data.of(result)
     for row, counts in enumerate(resample_counts(result, 3, range(12))):
