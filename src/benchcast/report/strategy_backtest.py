@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from benchcast.evaluation.bench import Dataset, assemble, fit_cells, make_cells
+from benchcast.evaluation.bench import Dataset, FitCache, assemble
 from benchcast.evaluation.strategies import parse_strategy
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.plots.panels import curve, flops_grid
@@ -105,12 +105,13 @@ def strategy_backtests(
         datasets.insert(0, Dataset("validation", table, pair, tpr=tpr, split=splitter))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # bench's cells record failures as statuses; the page says them
-        cells, _ = make_cells(datasets, laws, fallbacks)
-        fit_cells(cells, [made], n_boot=n_boot, seed=seed, n_jobs=n_jobs, progress=None)
-        rows, predictions = assemble(cells, [made], n_boot=n_boot, seed=seed)
+        cache = FitCache.of(
+            datasets, [made], candidates=laws, fallbacks=fallbacks, n_boot=n_boot, seed=seed, n_jobs=n_jobs
+        )
+        rows, predictions = assemble(cache, [made], n_boot=n_boot, seed=seed)
     runs, _ = design(table, replace(spec, tpr=tpr))
     out = []
-    for cell in cells:
+    for cell in cache.cells:
         row = rows[(rows["dataset"] == cell.data.name) & (rows["cutoff"] == cell.cutoff)].iloc[0].to_dict()
         mine = (
             (predictions["dataset"] == cell.data.name) & (predictions["cutoff"] == cell.cutoff)
