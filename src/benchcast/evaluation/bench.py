@@ -289,14 +289,11 @@ class FitCache:
 
     def cells_of(self, spec: FitSpec, table: pd.DataFrame, splitter) -> list[Cell]:
         """The cells of one selection (benchmark, metric, TPR, floor) of ``table`` split by ``splitter``."""
-        want = (spec.benchmark, spec.metric, spec.tpr, spec.min_flops)
-        return [
-            c
-            for c in self.cells
-            if c.data.table is table
-            and (c.benchmark, c.metric, c.data.tpr, c.data.min_flops) == want
-            and c.data.splitter == splitter
+        want = (id(table), spec.benchmark, spec.metric, spec.tpr, spec.min_flops)
+        mine = [
+            c for c in self.cells if (id(c.data.table), c.benchmark, c.metric, c.data.tpr, c.data.min_flops) == want
         ]
+        return [c for c in mine if c.data.splitter == splitter]
 
 
 def bench(
@@ -410,17 +407,10 @@ def assemble(cache: FitCache, strategies: list, *, n_boot: int = DEFAULT_REPLICA
     for d, data in enumerate(datasets):
         for s, strategy in enumerate(strategies):
             unc = Uncertainty(n_boot, seed, strategy.interval)
+            options = {"forecaster": strategy, "uncertainty": unc, "cache": cache, "return_models": True}
             for b, (bench_name, metric) in enumerate(data.benchmarks):
                 spec = FitSpec("power", bench_name, metric, tpr=data.tpr, min_flops=data.min_flops)
-                frame, made = evaluate(
-                    spec,
-                    data.table,
-                    data.splitter,
-                    forecaster=strategy,
-                    uncertainty=unc,
-                    cache=cache,
-                    return_models=True,
-                )
+                frame, made = evaluate(spec, data.table, data.splitter, **options)
                 for cell, model, forecast in made:
                     block = frame[frame["split"].to_numpy() == cell.split]
                     found.append(((d, cell.split, s, b), *_cell_row(cell, strategy, block, model, forecast)))
