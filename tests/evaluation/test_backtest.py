@@ -63,7 +63,7 @@ def test_evaluate_is_the_backtest_and_splits_by_model_size():
     frame = bc.evaluate(spec, table, bc.Threshold(2e20))
     bt = backtest(table, spec, threshold=2e20)
     held = frame[frame["side"] == "test"]
-    np.testing.assert_allclose(held["prediction"], bt.predictions.loc[bt.predictions["side"] == "test", "predicted"])
+    np.testing.assert_allclose(held["prediction"], bt.predictions.loc[bt.predictions["side"] == "test", "prediction"])
     assert (frame.loc[frame["side"] == "train", "flops"] >= 5e18).all() and (held["flops"] > 2e20).all()
     by_size = bc.evaluate(spec, table, bc.LargerModels(1e9))
     test = by_size[by_size["side"] == "test"]
@@ -81,7 +81,7 @@ def test_threshold_backtest_on_real_data(apple):
     assert set(pred["tpr"]) == {20.0}
     assert bt.metrics["n_test"] == 9 and bt.metrics["n_train"] == 40
     test = pred[pred["side"] == "test"]
-    assert bt.metrics["test_mae"] == pytest.approx(np.mean(np.abs(test["predicted"] - test["true"])))
+    assert bt.metrics["test_mae"] == pytest.approx(np.mean(np.abs(test["prediction"] - test["true"])))
     assert bt.metrics["test_mre"] < 3.0  # the power law forecasts arc_easy within a few percent
 
 
@@ -207,7 +207,7 @@ def test_backtest_sweep_and_cutoff_results_show_themselves(apple):
     html = bt._repr_html_()
     held_out = bt.predictions[bt.predictions["side"] == "test"]
     assert html.count("<tr>") == len(held_out) + 1
-    assert all(f"{v:.4g}" in html for v in held_out["predicted"])
+    assert all(f"{v:.4g}" in html for v in held_out["prediction"])
     text = str(bt)
     assert "arc_easy: threshold backtest at" in text and "power: held-out predictions" in text
     swept = sweep(apple, spec, thresholds=[1e21, 6e21], tpr=20, min_flops=3e18, progress=False)

@@ -9,7 +9,9 @@ from conftest import run_cli
 
 import benchcast as bc
 from benchcast.data.example import example_path, load_example
-from benchcast.evaluation.bench import Dataset, bench, leaderboard, make_cells, metrics
+from benchcast.evaluation.backtest import backtest
+from benchcast.evaluation.bench import Dataset, FitCache, bench, leaderboard, make_cells, metrics
+from benchcast.evaluation.strategies import parse_strategy
 
 
 def split_for(data, benchmark, metric, cutoff=None):
@@ -266,3 +268,23 @@ def test_a_training_side_is_fitted_once_whichever_splits_share_it(example):
     rows = result.rows.set_index(["benchmark", "cutoff"])
     assert (rows["status"] == "ok").all() and set(rows.index.get_level_values("cutoff")) == set(cuts)
     assert (rows.xs(cuts[0], level="cutoff")["n_test"] == rows.xs(cuts[1], level="cutoff")["n_test"]).all()
+
+
+def test_bench_is_evaluate_over_the_fit_cache(example):
+    """bench's per-point table is evaluate's forecast table over the one fit cache (each law fitted once, up front),
+    and the evaluation results are frozen."""
+    data = dataset(example)
+    strategy = parse_strategy("power")
+    cache = FitCache.of([data], [strategy], n_boot=0, seed=0, n_jobs=1, progress=False)
+    assert cache.counts["fitted"] == cache.counts["needed"] == len(cache.cells)  # one law, one fit per cell
+    spec = bc.FitSpec("power", "arc_easy", "acc_norm", tpr=20.0)
+    frame = bc.evaluate(spec, example, data.splitter, forecaster=strategy, cache=cache)
+    benched = bench([data], ["power"], n_boot=0, n_jobs=1, progress=False)
+    points = benched.predictions[benched.predictions["benchmark"] == "arc_easy"]
+    assert list(frame["run"]) == list(points["run"]) and (frame["status"] == "ok").all()
+    np.testing.assert_allclose(frame["prediction"], points["prediction"], rtol=1e-12)
+    with pytest.raises(AttributeError):
+        benched.rows = None  # a result is a value
+    bt = backtest(example, spec, threshold=CUTOFF)
+    with pytest.raises(AttributeError):
+        bt.metrics = {}

@@ -338,7 +338,7 @@ def test_report_from_a_folder_of_outputs(tmp_path):
             "benchmark": "arc_easy",
             "decades": [0.2, 0.2, 1.0, 1.0],
             "true": [0.6, 0.6, 0.7, 0.7],
-            "predicted": [0.58, 0.61, 0.65, 0.69],
+            "prediction": [0.58, 0.61, 0.65, 0.69],
             **{f"{side}{pct}": [0.6 + sign * w for w in (0.01, 0.02, 0.03, 0.04)]
                for pct in (50, 90) for side, sign in (("lower", -1), ("upper", 1))},
         }

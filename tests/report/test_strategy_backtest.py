@@ -12,8 +12,7 @@ import pytest
 
 from benchcast.evaluation.bench import Dataset, bench
 from benchcast.forecasting.selection import DEFAULT_CANDIDATES
-from benchcast.report.analysis import analyse_benchmark
-from benchcast.report.strategy_backtest import StrategyBacktest
+from benchcast.report.analysis import StrategyBacktest, analyse_benchmark
 
 BENCHMARK, METRIC, TPR, N_BOOT = "arc_easy", "acc_norm", 20.0, 10
 RTOL = 1e-12
@@ -49,9 +48,8 @@ def test_validation_is_benchs_ensemble_cell(report, benched):
     assert metrics["n_test"] == row["n_test"] > 5 and 0 < metrics["coverage90"] <= 1
     held = validation.predictions[validation.predictions["side"] == "test"].sort_values(["flops", "run"])
     points = benched.predictions[benched.predictions["cutoff"] == validation.threshold]
-    points = points.rename(columns={"prediction": "predicted"})  # the page's backtest panel names the point so
     assert list(held["run"]) == list(points["run"])
-    for column in ("predicted", "lower50", "upper50", "lower90", "upper90"):
+    for column in ("prediction", "lower50", "upper50", "lower90", "upper90"):
         np.testing.assert_allclose(held[column], points[column], rtol=RTOL)
     # the panel's runs: every run below the split fitted by a member, none above it
     assert validation.predictions.loc[validation.predictions["side"] == "test", "fitted"].sum() == 0
@@ -60,10 +58,10 @@ def test_validation_is_benchs_ensemble_cell(report, benched):
 
 def test_profile_is_benchs_ensemble_at_every_threshold(report, benched):
     profile = report.profile.sort_values(["threshold", "flops", "run"])
-    points = benched.predictions.sort_values(["cutoff", "flops", "run"]).rename(columns={"prediction": "predicted"})
+    points = benched.predictions.sort_values(["cutoff", "flops", "run"])
     assert len(profile) == len(points)
     np.testing.assert_allclose(profile["threshold"], points["cutoff"], rtol=RTOL)
-    for column in ("predicted", "true", "lower90", "upper90", "lower50", "upper50"):
+    for column in ("prediction", "true", "lower90", "upper90", "lower50", "upper50"):
         np.testing.assert_allclose(profile[column], points[column], rtol=RTOL)
     inside = (profile["true"] >= profile["lower90"]) & (profile["true"] <= profile["upper90"])
     assert (profile["covered90"] == inside).all()

@@ -102,7 +102,7 @@ def test_usable_errors_hand_made():
     predictions = pd.DataFrame(
         {
             "true": [0.40, 0.50, 0.27, 0.60, 0.80, 0.70],
-            "predicted": [0.44, 0.50, 0.37, 0.66, 0.80, np.nan],
+            "prediction": [0.44, 0.50, 0.37, 0.66, 0.80, np.nan],
             "side": ["train", "train", "test", "test", "test", "test"],
             "fitted": [True, True, False, False, False, False],
         }

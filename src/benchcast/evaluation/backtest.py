@@ -33,7 +33,7 @@ def _scored(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     cols = [c for c in ("run", "flops", "params", "tokens", "tpr", "k") if c in frame]
     out = frame[cols].copy()
     out["true"] = frame["true"].to_numpy(float)
-    out["predicted"] = frame["prediction"].to_numpy(float)  # a refused forecast is no number (its reason: flags)
+    out["prediction"] = frame["prediction"].to_numpy(float)  # a refused forecast is no number (its reason: flags)
     out["flags"] = [describe(point) for point in frame["flags"]]
     out["flag_kinds"] = [short(point) for point in frame["flags"]]
     out["refused"] = [refused(point) for point in frame["flags"]]
@@ -42,22 +42,22 @@ def _scored(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     tr = out[out["fitted"]]
     held = out["side"] == "test"
     scored = np.isfinite(out["true"])  # a held-out run with no score (NaN) has nothing to check: counted
-    te = out[held & np.isfinite(out["predicted"]) & scored]
+    te = out[held & np.isfinite(out["prediction"]) & scored]
     tu = te[te["usable"]]
     metrics = {
         "n_train": int(len(tr)),
         "n_test": int(len(te)),
         "n_test_without_score": int((held & ~scored).sum()),
-        "train_rmse": rmse(tr["true"], tr["predicted"]),
-        "train_r2": r2(tr["true"], tr["predicted"]),
-        "train_mae": mae(tr["true"], tr["predicted"]),
-        "train_mre": mre(tr["true"], tr["predicted"]),
-        "test_mae": mae(te["true"], te["predicted"]),
-        "test_mre": mre(te["true"], te["predicted"]),
-        "test_rmse": rmse(te["true"], te["predicted"]),
+        "train_rmse": rmse(tr["true"], tr["prediction"]),
+        "train_r2": r2(tr["true"], tr["prediction"]),
+        "train_mae": mae(tr["true"], tr["prediction"]),
+        "train_mre": mre(tr["true"], tr["prediction"]),
+        "test_mae": mae(te["true"], te["prediction"]),
+        "test_mre": mre(te["true"], te["prediction"]),
+        "test_rmse": rmse(te["true"], te["prediction"]),
         "n_test_usable": int(len(tu)),
-        "test_mae_usable": mae(tu["true"], tu["predicted"]),
-        "test_mre_usable": mre(tu["true"], tu["predicted"]),
+        "test_mae_usable": mae(tu["true"], tu["prediction"]),
+        "test_mre_usable": mre(tu["true"], tu["prediction"]),
         "n_refused": int(out.loc[held, "refused"].sum()),
     }
     return out, metrics
@@ -142,10 +142,9 @@ def backtest(
     result = next(iter(model.fits.values()))
     if protocol in ("params", "like-target", "splitter"):  # the split's compute: the largest fitted run
         threshold = float(result.diagnostics.flops_max)
-    bt = BacktestResult(spec.law, spec.benchmark, protocol, threshold, result, predictions, metrics)
     if n_boot:
-        _interval_metrics(bt, frame, unc, meta)
-    return bt
+        _interval_metrics(predictions, metrics, frame, unc, meta)
+    return BacktestResult(spec.law, spec.benchmark, protocol, threshold, result, predictions, metrics)
 
 
 def _like_target(table: pd.DataFrame, spec: FitSpec, params: float, tokens: float) -> tuple[LikeTarget, str]:
@@ -162,10 +161,10 @@ def compare_backtests(table: pd.DataFrame, specs: list[FitSpec], **options) -> B
     return BacktestComparison([backtest(table, spec, **options) for spec in track(specs, "backtest: laws")])
 
 
-def _interval_metrics(bt: BacktestResult, frame: pd.DataFrame, unc: Uncertainty, meta) -> None:
-    """The held-out rows' bounds at each level and their coverage (a run's and the curve's); where there is no
-    interval (``meta``: what the forecast rests on) the columns stay empty and ``metrics['interval_note']`` says why."""
-    predictions, metrics = bt.predictions, bt.metrics
+def _interval_metrics(predictions: pd.DataFrame, metrics: dict, frame: pd.DataFrame, unc: Uncertainty, meta) -> None:
+    """Add the held-out rows' bounds at each level and their coverage (a run's and the curve's) to a result's parts
+    before it is made (a result is frozen); where there is no interval (``meta``: what the forecast rests on) the
+    columns stay empty and ``metrics['interval_note']`` says why."""
     metrics["interval"] = unc.interval
     metrics["n_boot"] = unc.n_boot
     metrics["boot_failed"] = meta.failed_refits

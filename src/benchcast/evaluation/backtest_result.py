@@ -28,7 +28,7 @@ def _missing(value) -> bool:
 SUMMARY_COLUMNS = ("law", "fitted", "held out", "refused", "RMSE (fit)", "R2 (fit)", "MAE", "MRE %", "cov 50", "cov 90")
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class BacktestResult(RichView):
     """One law, one benchmark, one split: the fit, every prediction, and the error metrics.
 
@@ -40,7 +40,7 @@ class BacktestResult(RichView):
     fit : FitResult
         The fit of the training side.
     predictions : DataFrame
-        One row per design row: run, sizes, ``true``, ``predicted``, ``side``, ``fitted``, ``usable``
+        One row per design row: run, sizes, ``true``, ``prediction``, ``side``, ``fitted``, ``usable``
         (and ``lower50``/``upper50``/``lower90``/``upper90`` with intervals).
     metrics : dict
         Errors of the fit and of the held-out forecasts (and interval coverage).
@@ -70,7 +70,7 @@ class BacktestResult(RichView):
     def to_frame(self) -> pd.DataFrame:
         """The held-out predictions (and their intervals, where made)."""
         test = self.predictions[self.predictions["side"] == "test"]
-        columns = [c for c in ("run", "flops", "params", "tokens", "k", "true", "predicted") if c in test]
+        columns = [c for c in ("run", "flops", "params", "tokens", "k", "true", "prediction") if c in test]
         bounds = [c for c in test if c.startswith(("lower", "upper"))]
         return test[columns + bounds + [c for c in ("flags",) if c in test]].reset_index(drop=True)
 
@@ -198,12 +198,12 @@ class BacktestResult(RichView):
                 f"{r.tokens:.3g}",
                 int(r.k),
                 r.true,
-                MISSING if _missing(r.predicted) else r.predicted,
+                MISSING if _missing(r.prediction) else r.prediction,
                 flag.split(":")[0],
             ]
             for r, flag in zip(test.itertuples(), flags, strict=True)
         ]
-        columns = ["run", "C", "N", "D", "k", "true", "predicted", "flags"]
+        columns = ["run", "C", "N", "D", "k", "true", "prediction", "flags"]
         return rich_table(f"{self.law}: held-out predictions", columns, rows)
 
     def rich_items(self) -> list:
@@ -242,7 +242,7 @@ class BacktestResult(RichView):
         BacktestComparison([self]).write(out, figure_format, dpi)
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class BacktestComparison(RichView):
     """Backtests of several laws on the same benchmark and split (what ``benchcast backtest`` runs)."""
 

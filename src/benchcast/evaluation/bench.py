@@ -21,15 +21,13 @@ from benchcast.defaults import DEFAULT_REPLICATES
 from benchcast.errors import BenchcastError, SelectionError
 from benchcast.evaluation import strategies as st
 from benchcast.evaluation.bench_result import BenchResult, leaderboard, metrics
-from benchcast.evaluation.evaluate import AtTPR, Combined, LargerModels, Split, Thresholds
-from benchcast.fitting.metrics import usable_points
+from benchcast.evaluation.evaluate import AtTPR, Combined, LargerModels, Split, Thresholds, evaluate
 from benchcast.fitting.spec import FitSpec
 from benchcast.forecasting import extrapolation as ext
 from benchcast.forecasting.alternative import alternative_law
 from benchcast.forecasting.bootstrap import Uncertainty
 from benchcast.forecasting.flags import OUTSIDE_TPR, cell_flags, describe
 from benchcast.forecasting.selection import ladder_laws
-from benchcast.forecasting.targets import frame_runs
 from benchcast.laws import get_law
 from benchcast.laws.questions import spans_tprs
 from benchcast.utils.parallel import parallel_map
@@ -273,6 +271,31 @@ def fit_cells(
     return {"needed": sum(len(laws) for laws in wanted), "fitted": len(jobs)}
 
 
+@dataclass(frozen=True, eq=False)
+class FitCache:
+    """The fits of one command: every cell (a data set's benchmark on one split) with the laws its strategies need,
+    each (law, training side) fitted once up front in one pool (:func:`fit_cells`; ``counts`` says how many);
+    :func:`~benchcast.evaluation.evaluate.evaluate` makes its forecasters from them."""
+
+    cells: tuple
+    ladders: dict
+    counts: dict
+
+    @classmethod
+    def of(cls, datasets: list[Dataset], strategies: list, *, candidates=None, fallbacks=(), **fitting) -> FitCache:
+        """The cells of ``datasets`` (:func:`make_cells`) fitted for ``strategies`` (:func:`fit_cells`'s keywords)."""
+        cells, ladders = make_cells(datasets, candidates, fallbacks)
+        return cls(tuple(cells), ladders, fit_cells(cells, strategies, **fitting))
+
+    def cells_of(self, spec: FitSpec, table: pd.DataFrame, splitter) -> list[Cell]:
+        """The cells of one selection (benchmark, metric, TPR, floor) of ``table`` split by ``splitter``."""
+        want = (id(table), spec.benchmark, spec.metric, spec.tpr, spec.min_flops)
+        mine = [
+            c for c in self.cells if (id(c.data.table), c.benchmark, c.metric, c.data.tpr, c.data.min_flops) == want
+        ]
+        return [c for c in mine if c.data.splitter == splitter]
+
+
 def bench(
     datasets: list[Dataset],
     strategies: list | None = None,
@@ -336,11 +359,10 @@ def bench(
     missing = sorted(set(candidates or ()) - set(laws))
     if missing and any(isinstance(s, st.Combine) for s in strategies):
         raise BenchcastError(f"candidate law(s) {missing} are not among the fitted laws {list(laws)}.")
-    cells, ladders = make_cells(datasets, candidates)
-    fits = fit_cells(
-        cells, strategies, n_boot=n_boot, seed=seed, n_jobs=n_jobs, progress=progress, ray_address=ray_address
-    )
-    rows, predictions = assemble(cells, strategies, n_boot=n_boot, seed=seed)
+    pool = {"n_jobs": n_jobs, "progress": progress, "ray_address": ray_address}
+    cache = FitCache.of(datasets, strategies, candidates=candidates, n_boot=n_boot, seed=seed, **pool)
+    ladders = cache.ladders
+    rows, predictions = assemble(cache, strategies, n_boot=n_boot, seed=seed)
     settings = {
         "strategies": [s.name for s in strategies],
         "laws": list(laws),
@@ -350,7 +372,7 @@ def bench(
         "seed": seed,
         "interval": interval or "both",
         "origin_decades": list(ext.ORIGIN_DECADES),
-        "fits": fits,
+        "fits": cache.counts,
         "datasets": [
             {
                 "name": d.name,
@@ -376,69 +398,61 @@ def _ladder_settings(ladders: dict, which: int) -> dict:
     }
 
 
-def assemble(cells: list[Cell], strategies: list, *, n_boot: int = DEFAULT_REPLICATES, seed: int = 0):
-    """Each strategy's forecasts, intervals and metrics in every cell, from the cells' fitted laws: (rows, per-point
+def assemble(cache: FitCache, strategies: list, *, n_boot: int = DEFAULT_REPLICATES, seed: int = 0):
+    """Each strategy's forecasts, intervals and metrics in every cell: one :func:`evaluate` per data set, strategy and
+    benchmark over the cache's fits, the rows computed from its forecast table plus truth: (rows, per-point
     predictions)."""
-    records, points = [], []
-    groups: dict = {}
-    for cell in cells:  # by data set and split, then strategy, then benchmark
-        groups.setdefault((id(cell.data), cell.split), []).append(cell)
-    for group in groups.values():
-        for strategy in strategies:
-            for cell in group:
-                record, frame = _forecast_cell(cell, strategy, n_boot, seed)
-                records.append(record)
-                if frame is not None:
-                    points.append(frame)
-    rows = pd.DataFrame(records)
+    found = []  # (order, row, points)
+    datasets = list({id(cell.data): cell.data for cell in cache.cells}.values())
+    for d, data in enumerate(datasets):
+        for s, strategy in enumerate(strategies):
+            unc = Uncertainty(n_boot, seed, strategy.interval)
+            options = {"forecaster": strategy, "uncertainty": unc, "cache": cache, "return_models": True}
+            for b, (bench_name, metric) in enumerate(data.benchmarks):
+                spec = FitSpec("power", bench_name, metric, tpr=data.tpr, min_flops=data.min_flops)
+                frame, made = evaluate(spec, data.table, data.splitter, **options)
+                for cell, model, forecast in made:
+                    block = frame[frame["split"].to_numpy() == cell.split]
+                    found.append(((d, cell.split, s, b), *_cell_row(cell, strategy, block, model, forecast)))
+    found.sort(key=lambda item: item[0])  # by data set and split, then strategy, then benchmark
+    rows = pd.DataFrame([row for _, row, _ in found])
     for key in ROW_KEYS:
         if key not in rows:
             rows[key] = np.nan
+    points = [frame for _, _, frame in found if frame is not None]
     return rows, pd.concat(points, ignore_index=True) if points else pd.DataFrame()
 
 
-def _forecast_cell(cell: Cell, strategy, n_boot: int, seed: int):
-    """One strategy's row in one cell and its per-point table (None where it made no forecast)."""
-    held = cell.held
-    true = held["value"].to_numpy(float)
-    decades = np.log10(held["flops"].to_numpy(float) / float(cell.train["flops"].max()))
+def _cell_row(cell: Cell, strategy, block: pd.DataFrame, model, forecast):
+    """One strategy's row in one cell from its block of the forecast table, and the block as bench's per-point table
+    (None where it made no forecast)."""
     row = {
         "dataset": cell.data.name,
         "benchmark": cell.benchmark,
         "metric": cell.metric,
         "strategy": strategy.name,
         "cutoff": cell.cutoff,
-        "status": "ok",
-        "n_test": len(held),
-        "decades": float(np.mean(decades)),
+        "status": block["status"].iloc[0],
+        "n_test": len(block),
+        "decades": float(np.mean(block["decades"])),
     }
-    try:
-        made = strategy.make(cell)
-    except st.NoForecast as why:
-        return {**row, "status": why.status}, None
-    # the strategy's forecast as every other command makes it: the one forecaster
-    runs, extra = frame_runs(held)
-    forecast = made.predict(runs, Uncertainty(n_boot, seed, strategy.interval), extra=extra)
+    if model is None:
+        return row, None
     # a TPR held out lies outside the fitted TPRs by construction: the protocol's premise, not a flag
-    row.update(cell_flags(forecast.flags, (OUTSIDE_TPR,) if cell.tprs_held else ()))
+    row.update(cell_flags(list(block["flags"]), (OUTSIDE_TPR,) if cell.tprs_held else ()))
     if row["status"] != "ok":  # refused: no number, the status says why
         return row, None
-    ok = usable_points(true, float(next(iter(made.fits.values())).spec.q_rand), cell.benchmark)
-    row.update(metrics(true, forecast.prediction, ok, forecast.intervals))
-    row["laws"] = ",".join(f"{law}:{w:.2f}" for law, w in made.weights_.items() if w > 0)
-    if spans_tprs(cell.seen) and any(get_law(law).across_tprs(cell.seen) for law in made.weights_):
+    true, ok = block["true"].to_numpy(float), block["usable"].to_numpy(bool)
+    bounds = {
+        int(c[5:]) / 100: (block[c].to_numpy(float), block["upper" + c[5:]].to_numpy(float))
+        for c in block
+        if c.startswith("lower")
+    }
+    row.update(metrics(true, block["prediction"].to_numpy(float), ok, bounds))
+    row["laws"] = ",".join(f"{law}:{w:.2f}" for law, w in model.weights_.items() if w > 0)
+    if spans_tprs(cell.seen) and any(get_law(law).across_tprs(cell.seen) for law in model.weights_):
         row["laws"] += " (compute alone, across TPRs)"  # runs at several TPRs read as one curve
     row["tau"] = (forecast.meta.error_model or {"tau": np.nan})["tau"]
-    # the forecast's own table, with the held-out runs' truth
-    frame = forecast.to_frame().assign(
-        run=held["run"].to_numpy(),
-        dataset=cell.data.name,
-        metric=cell.metric,
-        strategy=strategy.name,
-        cutoff=cell.cutoff,
-        decades=decades,
-        true=true,
-        usable=ok,
-        flags=[describe(p) for p in forecast.flags],
-    )
+    frame = block.assign(dataset=cell.data.name, metric=cell.metric, strategy=strategy.name)
+    frame = frame.assign(flags=[describe(p) for p in block["flags"]])
     return row, frame[[*POINT_COLUMNS, *(c for c in frame if c[:5] in ("lower", "upper"))]]

@@ -36,7 +36,7 @@ VERSUS_COLUMNS = ("dataset", "default", "alternative", "cells", "flagged", "wins
                   "losses_mre", "wis", "wis_alternative", "mre", "mre_alternative")  # fmt: skip
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class BenchResult(RichView):
     """What :func:`bench` measured: each strategy's held-out error and interval coverage.
 

@@ -28,7 +28,7 @@ from benchcast.validation import check_interval
 SETTLE_TOLERANCE = 0.10
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class CutoffResult(RichView):
     """The cutoff backtest of one law on one benchmark: one row per cutoff. It reads as its table
     (``result["mre"]``, ``len(result)``), as the DataFrame it replaces did.
@@ -249,9 +249,10 @@ def cutoff_backtest(
     records = []
     for (cutoff, split), model, meta in zip(frame.groupby("split", sort=True), models, metas, strict=True):
         result = next(iter(model.fits.values()))
-        bt = BacktestResult(spec.law, spec.benchmark, "cutoff", float(cutoff), result, *_scored(split))
+        predictions, metrics = _scored(split)
         if n_boot:
-            _interval_metrics(bt, split.reset_index(drop=True), unc, meta)
+            _interval_metrics(predictions, metrics, split.reset_index(drop=True), unc, meta)
+        bt = BacktestResult(spec.law, spec.benchmark, "cutoff", float(cutoff), result, predictions, metrics)
         records.append(
             {
                 "cutoff_flops": float(cutoff),

@@ -348,6 +348,7 @@ def evaluate(
     return_models: bool = False,
     skip_failed: bool = False,
     progress: bool | None = False,
+    cache=None,
 ):
     """Fit a forecaster on the training side of each split and forecast every run of the selection.
 
@@ -378,6 +379,12 @@ def evaluate(
         Leave out a split whose fit fails (default: raise its error).
     progress : bool, optional
         A progress bar over the splits (None: on a terminal).
+    cache : FitCache, optional
+        The fits of one command, made once up front in one pool (:class:`benchcast.evaluation.bench.FitCache`): the
+        splits are the cache's cells of this table, splitter and selection, ``forecaster`` a strategy value
+        (:mod:`benchcast.evaluation.strategies`) made from each cell's fitted laws, and the held-out runs are
+        forecast (``status`` says why a cell made no forecast); ``return_models`` gives each cell's
+        ``(cell, ensemble, forecast)``.
 
     Returns
     -------
@@ -388,6 +395,9 @@ def evaluate(
         ensembles and of their forecasts' metas.
     """
     unc = uncertainty or Uncertainty(n_boot=0)
+    if cache is not None:
+        out, made = _from_cache(cache.cells_of(spec, table, splitter), forecaster, unc)
+        return (out, made) if return_models else out
     rows, resolved = design(table, replace(spec, max_k=None, min_flops=None, max_flops=None))
     frames, models, metas = [], [], []
     flops = rows["flops"].to_numpy(float)
@@ -423,6 +433,29 @@ def _fit(forecaster, spec: FitSpec, resolved: FitSpec, table, rows, split: Split
     if spec.max_k is not None and "k" in seen:  # k above max_k is held out, never fitted
         seen = seen[~(seen["k"].to_numpy(float) > spec.max_k)]
     return Ensemble(forecaster.rule, forecaster.laws).fit(seen, replace(spec, law="power"), progress=False)
+
+
+def _from_cache(cells, strategy, unc: Uncertainty) -> tuple[pd.DataFrame, list]:
+    """Each cached cell's held-out runs forecast by the strategy's forecaster of the cell's fitted laws."""
+    frames, made = [], []
+    for cell in cells:
+        held = cell.held
+        true = held["value"].to_numpy(float)
+        truth = {"run": held["run"].to_numpy(), "split": cell.split, "cutoff": cell.cutoff, "true": true}
+        truth["decades"] = np.log10(held["flops"].to_numpy(float) / float(cell.train["flops"].max()))
+        try:
+            model = strategy.make(cell)
+        except BenchcastError as why:  # the strategy made no forecaster here: its status says why
+            frames.append(pd.DataFrame({**truth, "flops": held["flops"].to_numpy(float), "status": why.status}))
+            made.append((cell, None, None))
+            continue
+        runs, extra = frame_runs(held)
+        forecast = model.predict(runs, unc, extra=extra)
+        q_rand = float(next(iter(model.fits.values())).spec.q_rand)
+        frame = forecast.to_frame().assign(**truth, side="test", status="ok", flags=list(forecast.flags))
+        frames.append(frame.assign(usable=usable_points(true, q_rand, cell.benchmark)))
+        made.append((cell, model, forecast))
+    return (pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()), made
 
 
 def _with_truth(frame: pd.DataFrame, rows: pd.DataFrame, split: Split, model: Ensemble) -> pd.DataFrame:

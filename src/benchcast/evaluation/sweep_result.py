@@ -34,15 +34,15 @@ def usable_errors(bt: BacktestResult) -> dict:
     """Training and held-out errors over all points and over usable points (:data:`USABLE`, one definition for every
     law, so that tables compare like with like)."""
     frame = bt.predictions
-    true, predicted = frame["true"].to_numpy(float), frame["predicted"].to_numpy(float)
+    true, prediction = frame["true"].to_numpy(float), frame["prediction"].to_numpy(float)
     usable = usable_points(true, bt.fit.spec.q_rand, bt.benchmark)
     fitted = frame["fitted"].to_numpy(bool)
-    test = (frame["side"] == "test").to_numpy() & np.isfinite(predicted)
+    test = (frame["side"] == "test").to_numpy() & np.isfinite(prediction)
     out = {}
     for side, mask in (("train", fitted), ("test", test)):
-        out[f"{side}_mae"] = mae(true[mask], predicted[mask])
-        out[f"{side}_mre"] = mre(true[mask], predicted[mask])
-        out[f"{side}_mre_usable"] = mre(true[mask & usable], predicted[mask & usable])
+        out[f"{side}_mae"] = mae(true[mask], prediction[mask])
+        out[f"{side}_mre"] = mre(true[mask], prediction[mask])
+        out[f"{side}_mre_usable"] = mre(true[mask & usable], prediction[mask & usable])
     out["n_fit"], out["n_test"], out["n_test_usable"] = int(fitted.sum()), int(test.sum()), int((test & usable).sum())
     out["train_rmse"], out["train_r2"] = bt.metrics["train_rmse"], bt.metrics["train_r2"]
     return out
@@ -62,7 +62,7 @@ def succeeds(frame: pd.DataFrame, success_mre: float) -> pd.Series:
     return (frame["test_mre"] < success_mre) & ~pd.Series(many, index=frame.index, dtype=bool)
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class Sweep(RichView):
     """Protocol 4 for one law and benchmark: one row per threshold that has held-out runs.
 
@@ -180,7 +180,7 @@ class Sweep(RichView):
         SweepComparison([self]).write(out, figure_format, dpi)
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class SweepComparison(RichView):
     """Sweeps of several laws and benchmarks (what ``benchcast sweep`` runs)."""
 

@@ -16,9 +16,8 @@ from benchcast.plots.figures import plot_kscan
 from benchcast.plots.panels import UNINFORMATIVE_LABEL, draw_backtest, draw_band, draw_runs, uninformative_points
 from benchcast.plots.results import interval_bars, metric_label, plot_backtests, runs_by_tpr, value_labels
 from benchcast.plots.style import FONT, data_uri, figure_title, law_color, legend_outside, plt, style_axes
-from benchcast.report.analysis import BenchmarkReport
+from benchcast.report.analysis import BenchmarkReport, StrategyBacktest
 from benchcast.report.profile import profile_summary
-from benchcast.report.strategy_backtest import StrategyBacktest
 
 REPORT_DPI = 100  # default PNG resolution of the page: a 12-benchmark report stays a few MB
 PROFILE_BIN = 0.25  # decades per bin of the error and coverage profile

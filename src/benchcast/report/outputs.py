@@ -38,7 +38,7 @@ BENCH_COLUMNS = (
     "width90",
     "decades",
 )
-BACKTEST_COLUMNS = ("run", "flops", "true", "predicted", "side", "law")
+BACKTEST_COLUMNS = ("run", "flops", "true", "prediction", "side", "law")
 MAX_TABLE_ROWS = 200
 BENCH_PREDICTIONS = "bench_predictions.csv"  # written by bench --out beside bench_rows.csv
 BENCH_FIGURE_STEM = "bench_extrapolation"
@@ -115,11 +115,11 @@ def _backtest_section(frame: pd.DataFrame, source: str, figure_format: str = "pn
             else float("nan")
             for level in (50, 90)
         }
-        errors = mae(test["true"], test["predicted"]), mre(test["true"], test["predicted"])
+        errors = mae(test["true"], test["prediction"]), mre(test["true"], test["prediction"])
         rows.append([law, int((g["side"] == "train").sum()), len(test), *errors, cov[50], cov[90]])
         ordered = g.sort_values("flops")
         by_law[law] = g
-        curves[f"{law} (predictions)"] = (ordered["flops"].to_numpy(), ordered["predicted"].to_numpy())
+        curves[f"{law} (predictions)"] = (ordered["flops"].to_numpy(), ordered["prediction"].to_numpy())
     draw_backtest(axes[0], by_law, curves, f"backtest predictions in {source}", ylabel="score (the file's metric)")
     legend_outside(axes[0])
     head = ["law", "training rows", "held-out rows", "MAE", "MRE %", "50 % coverage", "90 % coverage"]

@@ -1,56 +1,18 @@
 """How the backtest error and interval coverage of what the page forecasts with grow with decades of
-extrapolation: the rows of threshold backtests (:func:`extrapolation_profile` for one law; the default
-strategy's from :mod:`benchcast.report.strategy_backtest`) and their summary per bin."""
+extrapolation: the rows of threshold backtests (:func:`held_out_rows`, for one law's backtests and the default
+strategy's, :func:`benchcast.report.analysis.judge`) and their summary per bin."""
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
-from benchcast.errors import BenchcastError
-from benchcast.evaluation.backtest import BacktestResult, backtest
 from benchcast.fitting.spec import FitSpec, design
 
 PROFILE_FRACTIONS = (0.45, 0.65)  # further thresholds of the extrapolation profile (top share of log C held out)
 MIN_TRAINING_DECADES = 1.0
-
-
-def extrapolation_profile(
-    table: pd.DataFrame,
-    spec: FitSpec,
-    *,
-    tpr: float | None,
-    n_boot: int,
-    n_jobs: int | None = 1,
-    done: Sequence[BacktestResult] = (),
-    interval: str = "extrapolation",
-) -> pd.DataFrame:
-    """Held-out predictions of threshold backtests (``done`` plus one per :data:`PROFILE_FRACTIONS`), as
-    :func:`held_out_rows` gives them."""
-    backtests = list(done)
-    for threshold in profile_thresholds(table, spec, tpr):
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                bt = backtest(
-                    table,
-                    spec,
-                    threshold=threshold,
-                    tpr=tpr,
-                    n_boot=n_boot,
-                    seed=spec.seed,
-                    n_jobs=n_jobs,
-                    interval=interval,
-                )
-        except BenchcastError:
-            continue
-        backtests.append(bt)
-    frames = [held_out_rows(bt.predictions, bt.threshold, float(bt.fit.points["flops"].max())) for bt in backtests]
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
 def profile_thresholds(table: pd.DataFrame, spec: FitSpec, tpr: float | None) -> list[float]:
@@ -64,10 +26,10 @@ def profile_thresholds(table: pd.DataFrame, spec: FitSpec, tpr: float | None) ->
 
 def held_out_rows(predictions: pd.DataFrame, threshold: float, largest: float) -> pd.DataFrame:
     """A backtest's held-out rows with a forecast: decades beyond its largest fitted run, error, 50/90 % covered."""
-    test = predictions[(predictions["side"] == "test") & np.isfinite(predictions["predicted"])].copy()
+    test = predictions[(predictions["side"] == "test") & np.isfinite(predictions["prediction"])].copy()
     test["threshold"] = threshold
     test["decades"] = np.log10(test["flops"] / largest)
-    test["abs_error"] = (test["predicted"] - test["true"]).abs()
+    test["abs_error"] = (test["prediction"] - test["true"]).abs()
     for level in (50, 90):
         if f"lower{level}" not in test:
             test[f"lower{level}"] = test[f"upper{level}"] = np.nan

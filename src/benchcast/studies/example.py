@@ -135,7 +135,7 @@ def run_example(
                     "run": row.run,
                     "flops": row.flops,
                     "true": row.true,
-                    "predicted": row.predicted,
+                    "predicted": row.prediction,
                     "default": float(at["prediction"]),
                     "default_lower": float(at["lower"]),
                     "default_upper": float(at["upper"]),
