@@ -187,9 +187,8 @@ WAITING = {
     "evaluation/sweep.py:sweep",
     "report/analysis.py:analyse_benchmark",
     "report/analysis.py:judge",
-    "report/profile.py:extrapolation_profile",
-    "report/strategy_backtest.py:strategy_backtests",
-    "report/strategy_backtest.py:_cell_backtest",
+    "report/analysis.py:strategy_backtests",
+    "report/analysis.py:_cell_backtest",
 }
 
 

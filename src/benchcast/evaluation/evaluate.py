@@ -53,13 +53,32 @@ class Split:
         return replace(self, train=train)
 
 
+class Splitter:
+    """What every splitter is: a value with one method, :meth:`split` (the harness never asks a splitter's type)."""
+
+    def split(self, rows: pd.DataFrame) -> list[Split]:
+        """The splits of the design rows.
+
+        Parameters
+        ----------
+        rows : pandas.DataFrame
+            Design rows (``run``, ``flops``, ``tpr``, ``value``...), one per run (and k).
+
+        Returns
+        -------
+        list of Split
+            Each split's label, training and held-out rows.
+        """
+        raise NotImplementedError
+
+
 def _by_compute(cut: float, flops: np.ndarray) -> Split:
     """Fit the rows at or below ``cut`` FLOPs, forecast those above."""
     return Split(float(cut), flops <= cut, flops > cut, float(cut))
 
 
 @dataclass(frozen=True)
-class Threshold:
+class Threshold(Splitter):
     """Fit the runs at or below ``threshold`` FLOPs, forecast those above (SPEC protocol 1)."""
 
     threshold: float
@@ -70,7 +89,7 @@ class Threshold:
 
 
 @dataclass(frozen=True)
-class ThresholdOrTPR:
+class ThresholdOrTPR(Splitter):
     """Forecast the runs above ``threshold`` and those at ``tpr`` (default: the largest TPR), fit the rest (SPEC
     protocol 2)."""
 
@@ -87,7 +106,7 @@ class ThresholdOrTPR:
 
 
 @dataclass(frozen=True)
-class ThresholdAndK:
+class ThresholdAndK(Splitter):
     """Fit the runs below ``threshold`` with k <= ``max_k``, forecast the rest (SPEC protocol 3, pass@k)."""
 
     threshold: float
@@ -100,7 +119,7 @@ class ThresholdAndK:
 
 
 @dataclass(frozen=True)
-class LargestRuns:
+class LargestRuns(Splitter):
     """Forecast the ``n`` largest rungs of the ladder (its ``n`` largest distinct computes; runs of one compute, such
     as seeds, are one rung), fit the rest; the rungs are counted at or above ``min_flops`` (the fit's floor)."""
 
@@ -108,8 +127,18 @@ class LargestRuns:
     min_flops: float | None = None
 
     def rungs(self, rows: pd.DataFrame) -> tuple[float, tuple[float, ...]]:
-        """The cutoff (the geometric mean of the ``n``-th and ``n+1``-th largest rungs) and the rungs held out; rows
-        with no score (``value`` NaN) are not counted."""
+        """The cutoff (the geometric mean of the ``n``-th and ``n+1``-th largest rungs) and the rungs held out.
+
+        Parameters
+        ----------
+        rows : pandas.DataFrame
+            Design rows; those with no score (``value`` NaN) are not counted.
+
+        Returns
+        -------
+        (float, tuple of float)
+            The cutoff and the computes of the rungs held out.
+        """
         scored = rows[rows["value"].notna()] if "value" in rows else rows
         flops = scored["flops"].to_numpy(float)
         keep = np.isfinite(flops) & (flops > 0) & (flops >= (self.min_flops or 0.0))
@@ -129,7 +158,7 @@ class LargestRuns:
 
 
 @dataclass(frozen=True)
-class LargerModels:
+class LargerModels(Splitter):
     """Fit the runs with fewer than ``params`` parameters, forecast the rest ("fit up to 1B, forecast 3B")."""
 
     params: float
@@ -148,7 +177,7 @@ class LargerModels:
 
 
 @dataclass(frozen=True)
-class AtTPR:
+class AtTPR(Splitter):
     """Forecast the runs at tokens per parameter ``tpr``, fit the others."""
 
     tpr: float
@@ -160,7 +189,7 @@ class AtTPR:
 
 
 @dataclass(frozen=True)
-class Thresholds:
+class Thresholds(Splitter):
     """One :class:`Threshold` split per compute of a grid (SPEC protocol 4, the sweep)."""
 
     thresholds: tuple
@@ -171,7 +200,7 @@ class Thresholds:
 
 
 @dataclass(frozen=True)
-class Combined:
+class Combined(Splitter):
     """Hold out what any of the splitters holds out: each split of ``first`` with the one split of each of ``rest``
     (its label and compute kept), e.g. a cutoff with the runs at a TPR and the larger models held out too."""
 
@@ -193,7 +222,7 @@ class Combined:
 
 
 @dataclass(frozen=True)
-class Cutoffs:
+class Cutoffs(Splitter):
     """Forecast the ``n_targets`` most expensive runs (and their replicates at the same compute) from every cutoff
     below them with at least ``min_points`` runs at or below it (SPEC protocol 5)."""
 
@@ -230,7 +259,7 @@ class Cutoffs:
 
 
 @dataclass(frozen=True)
-class LikeTarget:
+class LikeTarget(Splitter):
     """Hold out the largest runs and the highest TPRs so that the backtest reaches as far beyond its training runs, in
     decades of compute and of TPR, as the asked target (``flops``, ``tpr``) lies beyond the whole ladder, as far as the
     ladder allows while ``min_train`` runs stay to fit (:meth:`reach` says how far short it falls)."""

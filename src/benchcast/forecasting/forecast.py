@@ -214,7 +214,17 @@ class Forecast(RichView):
         return ForecastMeta(**shared, **refits)
 
     def meta_at(self, i: int) -> ForecastMeta:
-        """What point ``i`` rests on."""
+        """What point ``i`` rests on.
+
+        Parameters
+        ----------
+        i : int
+            The point's position in the forecast.
+
+        Returns
+        -------
+        ForecastMeta
+        """
         return self.metas[self.meta_of[i] if self.meta_of else 0]
 
     levels = property(lambda self: tuple(self.uncertainty.levels), doc="The interval levels.")
