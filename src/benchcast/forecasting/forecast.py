@@ -213,18 +213,8 @@ class Forecast(RichView):
         refits = {name: max(getattr(m, name) for m in self.metas) for name in ("failed_refits", "dropped_refits")}
         return ForecastMeta(**shared, **refits)
 
-    def meta_at(self, i: int) -> ForecastMeta:
-        """What point ``i`` rests on.
-
-        Parameters
-        ----------
-        i : int
-            The point's position in the forecast.
-
-        Returns
-        -------
-        ForecastMeta
-        """
+    def _meta_at(self, i: int) -> ForecastMeta:
+        """What point ``i`` rests on."""
         return self.metas[self.meta_of[i] if self.meta_of else 0]
 
     levels = property(lambda self: tuple(self.uncertainty.levels), doc="The interval levels.")
@@ -325,7 +315,7 @@ class Forecast(RichView):
             draws += [(kind, at + offset, values) for kind, at, values in part.draws]
             offset += len(part)
             for i in range(len(part)):  # the parts' metas, each once
-                meta = part.meta_at(i)
+                meta = part._meta_at(i)
                 metas += [] if meta in metas else [meta]
                 meta_of.append(metas.index(meta))
         points = pd.concat([p.points for p in parts], ignore_index=True)
@@ -411,7 +401,7 @@ class Forecast(RichView):
         """
         out, runs = [], self.runs
         for i, row in enumerate(self.points.to_dict("records")):
-            meta = self.meta_at(i)
+            meta = self._meta_at(i)
             record = runs.record(i) | {
                 "metric": self.metric or None,
                 "prediction": row["prediction"],
@@ -552,7 +542,7 @@ class Forecast(RichView):
                     out.append(f"{what}: " + "; ".join(f"{law}: {w}" for law, w in words.items()))
         mixes: dict[str, list[str]] = {}  # a strategy's weights, once per distinct mix with the points it made
         for i, label in enumerate(self.labels()):
-            weights = self.meta_at(i).weights
+            weights = self._meta_at(i).weights
             if weights and list(weights) != [self.name]:
                 mix = ", ".join(f"{law} {w:.2f}" for law, w in weights.items())
                 mixes.setdefault(mix, []).append(label)
