@@ -52,7 +52,7 @@ def _ladder() -> pd.DataFrame:
 def test_forecast_and_report_flag_the_13b_target_on_a_ladder_of_varying_flops(tmp_path):
     path = tmp_path / "ladder.csv"
     _ladder().to_csv(path, index=False)
-    common = ["-b", "hellaswag", "-m", "acc", "-N", str(N13), "-D", str(D13), "--n-boot", "10", "--json"]  # flags
+    common = ["-b", "hellaswag", "-m", "acc", "-N", str(N13), "-D", str(D13), "--n-boot", "20", "--json"]
     forecast = CliRunner().invoke(app, ["forecast", str(path), *common])
     assert forecast.exit_code == 0, forecast.output
     row = json.loads(forecast.stdout)["forecasts"][0]
