@@ -79,7 +79,7 @@ def test_every_command_that_fits_takes_the_run_selection_of_fit(command):
 
 def test_report_flags_a_target_that_is_a_fitted_run_and_max_flops_leaves_it_out(files, tmp_path):
     """The issue's case: the 13B target is the file's 13B run, which report fitted: said, with what to do."""
-    common = ["-b", "hellaswag", "-m", "acc", "-N", N13, "-D", D13, "--n-boot", 10, "--json"]  # flags, not bounds
+    common = ["-b", "hellaswag", "-m", "acc", "-N", N13, "-D", D13, "--n-boot", 20, "--json"]
     fitted = as_json(run("report", files["ladder"], *common, "-o", tmp_path / "a.html"))["benchmarks"][0]
     row = fitted["forecasts"][0]
     assert "the target is fitted run 'r16'" in row["flags"] and "--max-flops" in row["flags"]
