@@ -29,7 +29,6 @@ LONG_FIRST = (  # besides every module with a test marked slow; the order of its
     "tests/generative/test_past_n.py",
     "tests/generative/test_passk_monotone.py",
     "tests/forecasting/test_one_answer.py",
-    "tests/plots/test_output_options.py",
     "tests/cli/test_run_selection.py",
     "tests/studies/test_example.py",
 )
