@@ -18,6 +18,59 @@ DCLM = SHARED / "metrics_dclm_data_mixture.subset.csv"
 C4 = SHARED / "metrics_c4_mixture.subset.csv"
 
 
+# -- how ``pytest -n N`` (pytest-xdist) shares the tests out -------------------------------------------------------
+# A test module with a module-scoped fixture runs on one worker, so that the fixture (a bench, a report, a fit) is
+# computed once, not once per worker; every other test is its own unit, as under xdist's default ``load``. The units
+# are handed out in collection order, each to the first worker with fewer than three tests queued, and the modules
+# holding the suite's longest tests are collected first: they start at once instead of ending the run on one
+# worker while the other idles. Without ``-n`` nothing here applies.
+LONG_FIRST = (  # besides every module with a test marked slow; the order of its longest tests (--durations)
+    "tests/forecasting/test_one_forecaster.py",
+    "tests/generative/test_past_n.py",
+    "tests/generative/test_passk_monotone.py",
+    "tests/forecasting/test_one_answer.py",
+    "tests/cli/test_run_selection.py",
+    "tests/studies/test_example.py",
+)
+
+
+def _module_rank(path: str, slow: bool) -> int:
+    """Where a test module is collected under xdist: the listed long ones, then the others with a slow test, then
+    the rest (each group in its usual order)."""
+    return LONG_FIRST.index(path) if path in LONG_FIRST else len(LONG_FIRST) + (0 if slow else 1)
+
+
+def pytest_collection_modifyitems(config, items):
+    """On an xdist worker, collect the modules with the longest tests first (every worker sorts alike)."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    slow = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: _module_rank(path := item.nodeid.split("::")[0], path in slow))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """xdist's ``load`` (the default of ``-n N``) with the units above; any other ``--dist`` is left to xdist."""
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    shared: dict[str, bool] = {}
+
+    class ModuleFixtureScheduling(LoadScopeScheduling):
+        """One unit per test, but one per module for a module with a module-scoped fixture."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::")[0]
+            if path not in shared:
+                source = config.rootpath / path
+                shared[path] = source.is_file() and 'scope="module"' in source.read_text()
+            return path if shared[path] else nodeid
+
+    config.option.loadscopereorder = False  # the units in collection order, not the largest module first
+    return ModuleFixtureScheduling(config, log)
+
+
 def require_shared(path: Path) -> Path:
     """The shared real data: CI must have it (a missing file fails there); elsewhere the test skips."""
     if not path.exists():

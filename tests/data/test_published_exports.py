@@ -333,7 +333,9 @@ def test_the_whole_flow_on_the_published_fixture(olmo, tmp_path):
 @pytest.mark.slow
 def test_the_whole_flow_on_a_synthetic_ladder_in_the_published_format(published, tmp_path):
     folder, meta = published
-    benchmarks = [a for a in FLOW if a != "-b" and ":" in a and not a.startswith("arc_easy_val")]
+    # two of the fixture flow's tasks: a score column and a task group's mean (boolq_val's acc is read in the flow
+    # on the published fixture above); each task is a default forecast and a report section on the 30-run ladder
+    benchmarks = [a for a in FLOW if a != "-b" and ":" in a and a.split(":")[0] in ("hellaswag_val", "mmlu_val")]
     args = [x for b in benchmarks for x in ("-b", b)] + list(FLOW[FLOW.index("-N") :])
     out = _flow(folder, meta, tmp_path, args)
     assert "TPR (runs) 10 (5), 20 (10), 50 (5), 100 (5), 200 (5)" in out["inspect"]

@@ -93,13 +93,6 @@ def test_cli_refuses_figure_options_without_out(tmp_path):
     assert run.returncode == 2 and "--dpi" in run.stdout + run.stderr and "--out" in run.stdout + run.stderr
 
 
-def test_cli_writes_the_example_figure_as_svg(tmp_path):
-    run = run_cli("example", "--out", tmp_path / "ex", "--figure-format", "svg", "--json")
-    assert run.returncode == 0, run.stderr
-    assert (tmp_path / "ex" / "example.svg").read_bytes().startswith(b"<?xml")
-    assert not (tmp_path / "ex" / "example.png").exists()
-
-
 def test_the_report_refuses_pdf_rather_than_embedding_png(tmp_path):
     from benchcast.report.outputs import build_from_outputs
     from benchcast.report.page import Target, build_report
