@@ -476,7 +476,6 @@ def test_batched_replicates_over_workers_are_the_in_process_replicates(apple, mo
     monkeypatch.setattr(boot, "parallel_map", recorded)
     fit = bc.fit(apple, "power_floor", "hellaswag", "acc_norm", tpr=20)
     n = boot.BATCHED_OVER_WORKERS
-    monkeypatch.setattr(boot, "ROUND", n)  # one round of them (a round of n or more goes over the workers)
     alone = bootstrap(fit, n_jobs=1, progress=False, uncertainty=Uncertainty(n_boot=n, seed=3))
     spread = bootstrap(fit, n_jobs=2, progress=False, uncertainty=Uncertainty(n_boot=n, seed=3))
     fewer = bootstrap(fit, n_jobs=2, progress=False, uncertainty=Uncertainty(n_boot=n - 1, seed=3))

@@ -20,10 +20,6 @@ is fitted as thoroughly as the original:
   test (projected gradient and forecast) is each replicate's;
 * laws with a presolved stage: the stage refitted to each replicate's resample, the rest batched as above.
 
-Replicates are made in rounds (``ROUND`` at first) until the Monte-Carlo standard error of the 90 % prediction bounds
-at the fit's runs and a decade of compute beyond them is at most ``BOUND_NOISE``, or ``n_boot`` are made: replicate i
-is the same in every round and command, and the rule reads the fit alone, so one question gets one answer.
-
 Every replicate records its loss and whether its fit converged; replicates whose fit failed or
 did not converge are left out of the intervals and counted (``n_failed``, ``n_dropped``).
 """
@@ -48,9 +44,6 @@ from benchcast.utils.parallel import parallel_map, resolve_jobs
 from benchcast.utils.streams import RESIDUAL_STREAM, common_rng
 from benchcast.validation import check_level, check_replicates
 
-# replicates are made in rounds until the Monte-Carlo standard error of the 90 % bounds is at most BOUND_NOISE
-# (bound_noise: the same rule in every command, on the fit alone, so one question gets one answer)
-ROUND, BOUND_NOISE = 250, 0.005
 PRESOLVED_CHUNK = 64  # replicates per call of a law's vectorised presolve
 CHEAP_IN_PROCESS = 2000  # replicates of a closed-form law refitted in this process, not a pool
 # a batched law's replicates from this many are one solve per worker: 1000 bnsl_monotone replicates over 2 workers
@@ -275,26 +268,6 @@ class Bootstrap:
         drawn = common_rng(self.seed, RESIDUAL_STREAM).choice(residuals, size=shape[0], replace=True)
         return np.broadcast_to(drawn.reshape((shape[0],) + (1,) * (len(shape) - 1)), shape).copy()
 
-    def bound_noise(self) -> float:
-        """The Monte-Carlo standard error of the 90 % prediction bounds, the largest over the fit's runs and its largest
-        run (by compute) with ten times its compute (N and D each sqrt(10) times; infinite where no draw is finite):
-        half the distance between the quantiles q -+ sqrt(q (1 - q) / B) of the B draws about each bound's q."""
-        law, points = self.result.law_object, self.result.points
-        X = {c: points[c].to_numpy(float) for c in law.covariates}
-        scales = [c for c in ("flops", "params", "tokens") if c in X]
-        if scales:
-            top = int(np.argmax(np.prod([X[c] for c in scales], axis=0)))  # the largest run by compute
-            factor = 10.0 ** (1 / len(scales))  # C, or N and D each sqrt(10) times
-            X = {c: np.append(x, x[top] * (factor if c in scales else 1.0)) for c, x in X.items()}
-        try:
-            values = self.draws("prediction", **X).values
-        except BenchcastError:
-            return np.inf
-        spread = np.sqrt(0.05 * 0.95 / len(values))
-        q = np.nanquantile(values, [0.05 - spread, 0.05 + spread, 0.95 - spread, 0.95 + spread], axis=0)
-        noise = np.maximum(q[1] - q[0], q[3] - q[2]) / 2
-        return float(np.max(noise)) if np.isfinite(noise).all() else np.inf
-
     def interval(self, level: float = 0.9, kind: str = "prediction", **covariates) -> tuple[np.ndarray, np.ndarray]:
         """Equal-tailed percentile interval (lower, upper) at ``level`` (see :meth:`draws`)."""
         check_level(level)  # before the draws are made
@@ -317,8 +290,7 @@ def bootstrap(
     result : FitResult
         The fit, with its training points.
     uncertainty : Uncertainty, optional
-        Its replicates (at least 1: the most; past ``ROUND`` they are made in rounds until the 90 % bounds' Monte-Carlo
-        error, :meth:`Bootstrap.bound_noise`, is at most ``BOUND_NOISE``) and seed (default: :class:`Uncertainty`'s).
+        Its replicates (at least 1) and seed (default: :class:`Uncertainty`'s).
     n_jobs : int, optional
         Worker processes (``None``: :func:`benchcast.utils.parallel.default_jobs`).
     progress : bool, optional
@@ -337,30 +309,22 @@ def bootstrap(
     if result.points.empty or "value" not in result.points:
         raise BenchcastError("this fit carries no training points; refit it to bootstrap.")
     closed = get_law(result.law).replicate_strategy(result.spec.loss) == "closed"
-    parts, made = [], 0
-    while made < n_boot:  # rounds of replicates until the bounds' Monte-Carlo error is below the target
-        size = _next_round(made, n_boot, None if not parts else _joined(result, parts, seed, n_boot).bound_noise())
-        if not size:
-            break
-        # a round's refits run in this process unless there are very many (starting workers costs more), one chunk per
-        # worker (in this process one: a batched law's slow rows' tail paid once), over Ray sixteen; each replicate's
-        # refit is independent of its chunk, so the results are the same
-        jobs = (
-            1 if size < (CHEAP_IN_PROCESS + 1 if closed else BATCHED_OVER_WORKERS) and ray_address is None else n_jobs
-        )
-        chunk = -(-size // (16 if ray_address is not None else resolve_jobs(jobs)))
-        batches = [list(range(start, min(start + chunk, made + size))) for start in range(made, made + size, chunk)]
-        parts += parallel_map(
-            partial(_replicates, result, seed),
-            batches,
-            n_jobs=jobs,
-            description=f"bootstrap {result.law}",
-            progress=progress,
-            ray_address=ray_address,
-            sizes=[len(batch) for batch in batches],
-            unit="replicates",
-        )
-        made += size
+    # the refits run in this process unless there are very many (starting workers costs more), one chunk per worker (in
+    # this process one: a batched law's slow rows' tail paid once), over Ray sixteen; each replicate's refit is
+    # independent of its chunk, so the results are the same
+    jobs = 1 if n_boot < (CHEAP_IN_PROCESS + 1 if closed else BATCHED_OVER_WORKERS) and ray_address is None else n_jobs
+    chunk = -(-n_boot // (16 if ray_address is not None else resolve_jobs(jobs)))
+    batches = [list(range(start, min(start + chunk, n_boot))) for start in range(0, n_boot, chunk)]
+    parts = parallel_map(
+        partial(_replicates, result, seed),
+        batches,
+        n_jobs=jobs,
+        description=f"bootstrap {result.law}",
+        progress=progress,
+        ray_address=ray_address,
+        sizes=[len(batch) for batch in batches],
+        unit="replicates",
+    )
     return _joined(result, parts, seed, n_boot)
 
 
@@ -368,15 +332,3 @@ def _joined(result: FitResult, parts: list, seed: int, asked: int) -> Bootstrap:
     """The replicates made so far, as one bootstrap."""
     thetas, losses, converged, failed = (np.concatenate(p) for p in zip(*parts, strict=True))
     return Bootstrap(result, thetas, losses, converged, failed, seed, asked)
-
-
-def _next_round(made: int, asked: int, noise: float | None) -> int:
-    """How many replicates the next round makes (0: stop): the first ``ROUND``, then, while the bounds' Monte-Carlo
-    error ``noise`` is above ``BOUND_NOISE``, as many more as it projects (error ~ 1 / sqrt(replicates)) in whole
-    rounds, up to the ``asked`` (all of them where no more than a round is asked)."""
-    if asked <= ROUND or noise is None:
-        return asked if asked <= ROUND else ROUND
-    if noise <= BOUND_NOISE:
-        return 0
-    wanted = made * (noise / BOUND_NOISE) ** 2 if np.isfinite(noise) else asked
-    return int(min(asked - made, max(ROUND, ROUND * np.ceil((wanted - made) / ROUND))))

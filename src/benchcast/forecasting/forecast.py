@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from rich.markup import escape
 
-from benchcast.forecasting.bootstrap import ROUND, Uncertainty
+from benchcast.forecasting.bootstrap import Uncertainty
 from benchcast.forecasting.draws import score_interval
 from benchcast.forecasting.flags import UNINFORMATIVE_LEVEL, describe, refused, short, skewed, uninformative
 from benchcast.forecasting.targets import SIX_ND, PlannedRuns
@@ -522,7 +522,7 @@ class Forecast(RichView):
         """Why there is no interval; where planned runs were placed and what each law was given; the weights where
         they differ by point; refits left out."""
         out = [
-            f"forecast with {int(round(self.level * 100))} % intervals ({'up to ' * (self.n_boot > ROUND)}"
+            f"forecast with {int(round(self.level * 100))} % intervals ("
             f"{self.n_boot} bootstrap replicates over runs per law, {self.meta.failed_refits} failed; "
             f"interval: {self.uncertainty.interval})"
         ]

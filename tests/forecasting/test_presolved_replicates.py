@@ -1,6 +1,4 @@
-"""Replicates in rounds until the 90 % bounds' Monte-Carlo error is below the target (#51 item 6), the same replicates
-whatever the rounds, and a presolved law's replicates batched (its stage refitted per replicate) as well as cold refits.
-"""
+"""A presolved law's replicates batched (its stage refitted per replicate, #51 item 6) fit as well as cold refits."""
 
 import importlib.util
 import warnings
@@ -10,31 +8,8 @@ import numpy as np
 import pytest
 
 import benchcast as bc
-from benchcast.data.example import load_example
 from benchcast.fitting.engine.search import minimize_law
-from benchcast.forecasting.bootstrap import BOUND_NOISE, ROUND, _Data, _next_round, bootstrap, resample_counts
-
-
-def test_rounds_project_the_replicates_the_noise_needs():
-    assert _next_round(0, 100, None) == 100 and _next_round(0, 1500, None) == ROUND  # a small ask: all at once
-    assert _next_round(ROUND, 1500, BOUND_NOISE / 2) == 0  # below the target: stop
-    # twice the target at 250 replicates projects 1000 (error ~ 1/sqrt(B)): 750 more, in whole rounds
-    assert _next_round(ROUND, 1500, 2 * BOUND_NOISE) == 3 * ROUND
-    assert _next_round(ROUND, 1500, 10 * BOUND_NOISE) == 1500 - ROUND and _next_round(1000, 1500, np.inf) == 500
-
-
-def test_a_bootstrap_stops_below_the_noise_target_with_the_replicates_of_a_smaller_ask():
-    table = load_example()
-    result = bc.fit(table, "power_floor", "arc_easy", "acc_norm")
-    boot = bootstrap(result, bc.Uncertainty(1500, 1), n_jobs=1, progress=False)
-    made = len(boot.failed)
-    assert made < 1500 and made % ROUND == 0 and boot.asked == 1500
-    assert boot.bound_noise() <= BOUND_NOISE
-    # replicate i is the same whatever the rounds: the first `made` of a plain ask of `made`
-    alone = bootstrap(result, bc.Uncertainty(made, 1), n_jobs=1, progress=False)
-    assert np.allclose(boot.fitted_thetas, alone.fitted_thetas, equal_nan=True) and alone.asked == made
-    # more noise (a tenth of the runs' scale) is not below the target at the first round
-    assert bootstrap(result, bc.Uncertainty(ROUND, 1), n_jobs=1, progress=False).bound_noise() > 0
+from benchcast.forecasting.bootstrap import _Data, bootstrap, resample_counts
 
 
 @pytest.fixture(scope="module")
