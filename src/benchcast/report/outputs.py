@@ -39,6 +39,7 @@ BENCH_COLUMNS = (
     "decades",
 )
 BACKTEST_COLUMNS = ("run", "flops", "true", "prediction", "side", "law")
+OLD_POINT = {"predicted": "prediction"}  # the point's name in bench and backtest outputs before #51
 MAX_TABLE_ROWS = 200
 BENCH_PREDICTIONS = "bench_predictions.csv"  # written by bench --out beside bench_rows.csv
 BENCH_FIGURE_STEM = "bench_extrapolation"
@@ -210,12 +211,12 @@ def build_from_outputs(
         source = str(path.relative_to(folder))
         if path.suffix.lower() == ".csv":
             try:
-                frame = pd.read_csv(path)
+                frame = pd.read_csv(path).rename(columns=OLD_POINT)
             except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
                 raise DataError(f"{path}: not a readable CSV ({exc}).") from exc
             if set(BENCH_COLUMNS) <= set(frame.columns):
                 beside = path.parent / BENCH_PREDICTIONS
-                predictions = pd.read_csv(beside) if beside.is_file() else None
+                predictions = pd.read_csv(beside).rename(columns=OLD_POINT) if beside.is_file() else None
                 sections.insert(0, _bench_section(frame, source, figure_format, dpi, predictions))
                 kinds.append(("bench", source))
             elif set(BACKTEST_COLUMNS) <= set(frame.columns):
