@@ -107,7 +107,7 @@ def test_fixed_law_is_one_answer_from_backtest_forecast_and_bench(apple_path, be
     doc = json.loads(out.stdout)
     rows = [r for r in doc[0]["predictions"] if r["side"] == "test"]
     held = next(r for r in rows if r["flops"] == pytest.approx(target, rel=1e-12))
-    answers["backtest"] = {"prediction": held["predicted"], "lower": held["lower90"], "upper": held["upper90"]}
+    answers["backtest"] = {"prediction": held["prediction"], "lower": held["lower90"], "upper": held["upper90"]}
     fit = tmp_path / "pf.json"
     made = run_cli("fit", apple_path, *law, "--max-flops", str(CUTOFF), *SELECTION, "--out", fit)
     assert made.exit_code == 0, made.stderr

@@ -103,7 +103,7 @@ def _bench_predictions() -> pd.DataFrame:
             true = 0.5 + rng.normal(0, 0.01)
             rows.append(
                 {"strategy": strategy, "benchmark": "a", "decades": decades, "true": true,
-                 "predicted": true + rng.normal(0, 0.02), "lower50": true - 0.01, "upper50": true + 0.01,
+                 "prediction": true + rng.normal(0, 0.02), "lower50": true - 0.01, "upper50": true + 0.01,
                  "lower90": true - 0.03, "upper90": true + 0.03}
             )  # fmt: skip
     return pd.DataFrame(rows)

@@ -92,7 +92,7 @@ def test_bench_figure_draws_error_coverage_with_n_and_width_per_strategy():
         for d in np.linspace(0.1, 1.4, 30):
             true = 0.6 + rng.normal(0, 0.01)
             rows.append({"strategy": strategy, "benchmark": "arc_easy", "decades": d, "true": true,
-                         "predicted": true + rng.normal(0, 0.02), "lower50": true - 0.01, "upper50": true + 0.01,
+                         "prediction": true + rng.normal(0, 0.02), "lower50": true - 0.01, "upper50": true + 0.01,
                          "lower90": true - 0.05, "upper90": true + 0.05})  # fmt: skip
     fig = plot_bench(pd.DataFrame(rows), bins=3)
     panels = visible_axes(fig)
