@@ -72,7 +72,7 @@ def fitted_cells(name: str, n_boot: int = 50, seed: int = 0, n_jobs: int = 2, re
     data = dataset(name)
     made, ladders = make_cells([data])
     start = time.perf_counter()
-    fit_cells(made, [st.Combine()], n_boot=n_boot, seed=seed, n_jobs=n_jobs, progress=False)
+    fit_cells(made, [st.Combine()], uncertainty=Uncertainty(n_boot, seed), n_jobs=n_jobs, progress=False)
     out = {"name": name, "cells": made, "ladders": ladders, "seconds": time.perf_counter() - start,
            "n_boot": n_boot, "seed": seed}  # fmt: skip
     path.write_bytes(pickle.dumps(out))

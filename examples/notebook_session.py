@@ -106,8 +106,9 @@ fig.savefig(OUT / "fit_and_forecast.png", dpi=200)
 
 # %%
 spec = bc.FitSpec("power_floor", "arc_easy", "acc_norm")
-bt_floor = bc.backtest(table, spec, threshold=6e21, tpr=20, n_boot=N_BOOT, seed=0)
-bt_bnsl = bc.backtest(table, spec.replace(law="bnsl_monotone"), threshold=6e21, tpr=20, n_boot=N_BOOT, seed=0)
+replicates = Uncertainty(N_BOOT, seed=0)
+bt_floor = bc.backtest(table, spec, threshold=6e21, tpr=20, uncertainty=replicates)
+bt_bnsl = bc.backtest(table, spec.replace(law="bnsl_monotone"), threshold=6e21, tpr=20, uncertainty=replicates)
 show(bt_floor)
 ax = bt_floor.plot()
 bt_bnsl.plot(ax=plt.subplots(layout="constrained")[1]).figure.savefig(OUT / "backtest_bnsl_monotone.pdf")

@@ -171,7 +171,9 @@ def arc_easy_report(apple):
     once per session (about 6 s); the tests only read it."""
     from benchcast.report.analysis import analyse_benchmark
 
-    return analyse_benchmark(apple, "arc_easy", "acc_norm", target_flops=[1e23], tpr=20.0, n_boot=10, n_jobs=1)
+    return analyse_benchmark(
+        apple, "arc_easy", "acc_norm", target_flops=[1e23], tpr=20.0, uncertainty=bc.Uncertainty(10), n_jobs=1
+    )
 
 
 def law_table(

@@ -177,25 +177,11 @@ def test_every_public_function_says_its_parameters_and_returns():
 
 SETTINGS = {"n_boot": "n_boot", "level": "level", "levels": "level", "interval": "interval", "seed": "seed",
             "n_jobs": "n_jobs", "ray_address": "ray_address"}  # fmt: skip
-# signatures still carrying the settings loose, in the harness's rewrite (evaluation/*, report/analysis.py,
-# report/strategy_backtest.py and the profile its judge calls with the same keywords): this set must empty
-WAITING = {
-    "evaluation/backtest.py:backtest",
-    "evaluation/bench.py:bench",
-    "evaluation/bench.py:fit_cells",
-    "evaluation/cutoff.py:cutoff_backtest",
-    "evaluation/sweep.py:sweep",
-    "report/analysis.py:analyse_benchmark",
-    "report/analysis.py:judge",
-    "report/analysis.py:strategy_backtests",
-    "report/analysis.py:_cell_backtest",
-}
 
 
 def test_no_signature_carries_more_than_two_of_the_six_settings():
     """Replicates, level, interval method and seed travel as one ``Uncertainty``; where to run (``n_jobs``,
-    ``ray_address``) is an argument of the call: no function takes more than two of the six loose. The
-    offenders left are listed (``WAITING``); one fixed is taken off the list."""
+    ``ray_address``) is an argument of the call: no function takes more than two of the six loose."""
     root = pathlib.Path(bc.__file__).parent
     offenders = set()
     for path in sorted(root.rglob("*.py")):
@@ -204,5 +190,4 @@ def test_no_signature_carries_more_than_two_of_the_six_settings():
                 args = node.args.posonlyargs + node.args.args + node.args.kwonlyargs
                 if len({SETTINGS[a.arg] for a in args if a.arg in SETTINGS}) > 2:
                     offenders.add(f"{path.relative_to(root).as_posix()}:{node.name}")
-    assert offenders - WAITING == set(), "signatures repeating the settings loose"
-    assert WAITING - offenders == set(), "fixed: take them off WAITING"
+    assert offenders == set(), "signatures repeating the settings loose"

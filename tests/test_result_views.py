@@ -130,7 +130,14 @@ def test_recommendation_without_support():
 
 def test_bench_result(ladder):
     data = Dataset("ladder", ladder, (("arc_easy", "acc_norm"),), (3e20,))
-    result = bench([data], ["power", "power[bootstrap]"], laws=("power",), candidates=("power",), n_boot=10, n_jobs=1)
+    result = bench(
+        [data],
+        ["power", "power[bootstrap]"],
+        laws=("power",),
+        candidates=("power",),
+        uncertainty=Uncertainty(10),
+        n_jobs=1,
+    )
     board = result.leaderboard.set_index("strategy")
     doc = shows(result)
     for number in (board.loc["power", "mre"], board.loc["power", "width90"]):  # str(): what bench prints, to 3 digits

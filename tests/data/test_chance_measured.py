@@ -248,5 +248,13 @@ def test_bench_warns_of_unknown_chance_levels_its_workers_would_take_as_0(ladder
     table = bc.load(out, metadata=meta)
     data = Dataset("ladder", table, (("multi", "acc"), ("yesno", "acc")), (1e19,))
     with pytest.warns(DataWarning, match=r"ladder: the chance level of multi:acc is unknown, so it is taken as 0"):
-        result = bench([data], ["power"], laws=("power",), candidates=("power",), n_boot=0, n_jobs=1, progress=False)
+        result = bench(
+            [data],
+            ["power"],
+            laws=("power",),
+            candidates=("power",),
+            uncertainty=bc.Uncertainty(0),
+            n_jobs=1,
+            progress=False,
+        )
     assert set(result.rows["benchmark"]) == {"multi", "yesno"}

@@ -49,7 +49,7 @@ def test_no_strategy_sees_a_held_out_score(example):
     kwargs = {
         "laws": ("power", "power_floor"),
         "candidates": ("power", "power_floor"),
-        "n_boot": 10,
+        "uncertainty": bc.Uncertainty(10),
         "n_jobs": 1,
         "progress": False,
     }
@@ -181,15 +181,16 @@ def test_presets_hold_the_issue_settings(apple_path):
 def test_one_interval_for_every_strategy(example):
     """interval='bootstrap' benches every strategy once with the bootstrap alone: the same numbers as the
     '[bootstrap]' rows of the default run; an unknown kind is refused by the one check."""
-    kwargs = {"laws": ("power", "power_floor"), "candidates": ("power", "power_floor"), "n_boot": 10, "n_jobs": 1}
+    kwargs = {"laws": ("power", "power_floor"), "candidates": ("power", "power_floor"), "n_jobs": 1}
+    kwargs["uncertainty"] = bc.Uncertainty(10)
     both = bench([dataset(example)], ["power", "power[bootstrap]"], progress=False, **kwargs)
-    boot = bench([dataset(example)], ["power"], progress=False, interval="bootstrap", **kwargs)
+    boot = bench([dataset(example)], ["power"], progress=False, strategy_interval="bootstrap", **kwargs)
     assert list(boot.rows["strategy"].unique()) == ["power[bootstrap]"]
     cols = ["prediction", "lower90", "upper90"]
     expected = both.predictions[both.predictions["strategy"] == "power[bootstrap]"][cols].to_numpy()
     np.testing.assert_array_equal(boot.predictions[cols].to_numpy(), expected)
     with pytest.raises(bc.BenchcastError, match="interval"):
-        bench([dataset(example)], ["power"], progress=False, interval="bayes", **kwargs)
+        bench([dataset(example)], ["power"], progress=False, strategy_interval="bayes", **kwargs)
 
 
 def test_a_missing_coverage_is_a_mark_and_its_reason_in_the_terminal():
@@ -263,7 +264,7 @@ def test_a_training_side_is_fitted_once_whichever_splits_share_it(example):
     flops = np.sort(example["flops"].unique())
     low, high = flops[-4], flops[-3]  # no run between them
     cuts = (low * 1.01, high * 0.99)
-    result = bench([dataset(example, cuts)], ["power"], n_boot=10, n_jobs=1, progress=False)
+    result = bench([dataset(example, cuts)], ["power"], uncertainty=bc.Uncertainty(10), n_jobs=1, progress=False)
     assert result.settings["fits"] == {"needed": 4, "fitted": 2}  # 2 benchmarks x 2 cutoffs, one fit per benchmark
     rows = result.rows.set_index(["benchmark", "cutoff"])
     assert (rows["status"] == "ok").all() and set(rows.index.get_level_values("cutoff")) == set(cuts)
@@ -275,11 +276,11 @@ def test_bench_is_evaluate_over_the_fit_cache(example):
     and the evaluation results are frozen."""
     data = dataset(example)
     strategy = parse_strategy("power")
-    cache = FitCache.of([data], [strategy], n_boot=0, seed=0, n_jobs=1, progress=False)
+    cache = FitCache.of([data], [strategy], uncertainty=bc.Uncertainty(0), n_jobs=1, progress=False)
     assert cache.counts["fitted"] == cache.counts["needed"] == len(cache.cells)  # one law, one fit per cell
     spec = bc.FitSpec("power", "arc_easy", "acc_norm", tpr=20.0)
     frame = bc.evaluate(spec, example, data.splitter, forecaster=strategy, cache=cache)
-    benched = bench([data], ["power"], n_boot=0, n_jobs=1, progress=False)
+    benched = bench([data], ["power"], uncertainty=bc.Uncertainty(0), n_jobs=1, progress=False)
     points = benched.predictions[benched.predictions["benchmark"] == "arc_easy"]
     assert list(frame["run"]) == list(points["run"]) and (frame["status"] == "ok").all()
     np.testing.assert_allclose(frame["prediction"], points["prediction"], rtol=1e-12)

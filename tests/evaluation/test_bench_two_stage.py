@@ -19,7 +19,13 @@ def split_for(data, benchmark, metric, cutoff=None):
 TWO_STAGE = ("two_stage_linear", "two_stage_logistic")
 LAWS = ("power_floor", *TWO_STAGE)
 CUTOFF = 6e21
-KWARGS = {"laws": LAWS, "candidates": ("power_floor",), "n_boot": 10, "n_jobs": 1, "progress": False}
+KWARGS = {
+    "laws": LAWS,
+    "candidates": ("power_floor",),
+    "uncertainty": bc.Uncertainty(10),
+    "n_jobs": 1,
+    "progress": False,
+}
 
 
 def dataset(table):

@@ -52,7 +52,7 @@ def test_evaluate_and_backtest_take_a_splitter_of_your_own(table, held):
 
 def test_bench_takes_a_splitter_of_your_own(table, held):
     data = Dataset("example", table, ((BENCHMARK, METRIC),), split=EverySecondRun())
-    result = bench([data], ["power", "ensemble"], n_boot=10, n_jobs=1, progress=False)
+    result = bench([data], ["power", "ensemble"], uncertainty=bc.Uncertainty(10), n_jobs=1, progress=False)
     assert set(result.rows["strategy"]) == {"power", "ensemble"} and (result.rows["status"] == "ok").all()
     assert (result.rows["n_test"] == len(held)).all()
     assert set(result.predictions["run"]) == held
@@ -61,7 +61,9 @@ def test_bench_takes_a_splitter_of_your_own(table, held):
 
 
 def test_the_reports_validation_takes_a_splitter_of_your_own(table, held):
-    page = analyse_benchmark(table, BENCHMARK, METRIC, target_flops=[1e22], n_boot=20, splitter=EverySecondRun())
+    page = analyse_benchmark(
+        table, BENCHMARK, METRIC, target_flops=[1e22], uncertainty=bc.Uncertainty(20), splitter=EverySecondRun()
+    )
     sides = page.validation.predictions
     assert set(sides.loc[sides["side"] == "test", "run"]) == held
     assert set(sides.loc[sides["side"] == "train", "run"]).isdisjoint(held)

@@ -123,7 +123,13 @@ def test_bench_flags_every_cell_far_beyond_its_data(monkeypatch):
     """With the distance threshold at 0 every held-out forecast is 'far beyond': bench still forecasts each
     cell, shows its flags, and keeps it in the leaderboard's means (counted in ``flagged``)."""
     data = Dataset("example", load_example(), (("arc_easy", "acc_norm"),), (2e20,), tpr=20.0)
-    options = {"laws": ("power",), "candidates": ("power",), "n_boot": 0, "n_jobs": 1, "progress": False}
+    options = {
+        "laws": ("power",),
+        "candidates": ("power",),
+        "uncertainty": Uncertainty(0),
+        "n_jobs": 1,
+        "progress": False,
+    }
     plain = bench([data], ["power"], **options)
     assert plain.leaderboard["flagged"].tolist() == [0] and plain.leaderboard["cells"].tolist() == [1]
     monkeypatch.setattr(fl, "MAX_DECADES_BEYOND", 0.0)

@@ -127,7 +127,8 @@ def test_forecast_interval_contains_point(apple):
 
 
 def test_backtest_reports_coverage(apple):
-    bt = bc.backtest(apple, bc.FitSpec("power", "piqa", "acc_norm"), tpr=20, min_flops=3e18, n_boot=100, n_jobs=1)
+    spec = bc.FitSpec("power", "piqa", "acc_norm")
+    bt = bc.backtest(apple, spec, tpr=20, min_flops=3e18, uncertainty=bc.Uncertainty(100), n_jobs=1)
     test = bt.predictions[bt.predictions["side"] == "test"]
     inside = ((test["true"] >= test["lower90"]) & (test["true"] <= test["upper90"])).mean()
     assert bt.metrics["coverage90"] == pytest.approx(inside)

@@ -67,7 +67,9 @@ def test_bench_forecasts_a_held_out_run_as_recommend_does(apple):
     compute, with either interval."""
     cutoff = 6e21
     data = Dataset("dclm", apple, ((BENCHMARK, METRIC),), (cutoff,), tpr=TPR)
-    result = bench([data], ["ensemble", "ensemble[bootstrap]"], n_boot=N_BOOT, seed=0, n_jobs=1, progress=False)
+    result = bench(
+        [data], ["ensemble", "ensemble[bootstrap]"], uncertainty=Uncertainty(N_BOOT, seed=0), n_jobs=1, progress=False
+    )
     train = apple[apple["flops"] <= cutoff]
     for name, interval in (("ensemble", "extrapolation"), ("ensemble[bootstrap]", "bootstrap")):
         points = result.predictions[result.predictions["strategy"] == name].sort_values("flops")

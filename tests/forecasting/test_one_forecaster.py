@@ -37,7 +37,7 @@ def train(apple):
 @pytest.fixture(scope="module")
 def benched(apple):
     data = Dataset("dclm", apple, ((BENCHMARK, METRIC),), (CUTOFF,), tpr=TPR, min_flops=FLOOR)
-    result = bench([data], ["ensemble", "power_floor"], laws=("power_floor",), seed=0, n_jobs=1, progress=False)
+    result = bench([data], ["ensemble", "power_floor"], laws=("power_floor",), n_jobs=1, progress=False)
     assert result.settings["n_boot"] == DEFAULT_REPLICATES
     points = result.predictions.sort_values("flops")
     return {name: points[points["strategy"] == name].reset_index(drop=True) for name in ("ensemble", "power_floor")}

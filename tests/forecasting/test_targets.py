@@ -165,7 +165,14 @@ def test_forecast_of_planned_runs_is_recommends(apple, compute_only):
 
 def test_report_forecasts_a_planned_run_as_recommend_does(apple, compute_only):
     report = analyse_benchmark(
-        apple, BENCHMARK, METRIC, target_params=[PARAMS], target_tokens=[TOKENS], tpr=20.0, n_boot=N_BOOT, n_jobs=1
+        apple,
+        BENCHMARK,
+        METRIC,
+        target_params=[PARAMS],
+        target_tokens=[TOKENS],
+        tpr=20.0,
+        uncertainty=Uncertainty(N_BOOT),
+        n_jobs=1,
     )
     row, expected = report.forecast.records()[0], compute_only[0].forecast.records()[0]
     assert row["prediction"] == pytest.approx(expected["prediction"], rel=RTOL)

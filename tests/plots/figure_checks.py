@@ -28,7 +28,7 @@ def arc_backtests():
     specs = [bc.FitSpec(law, "arc_easy", "acc_norm") for law in ("power", "power_floor")]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a few fitted points: warnings about support are not under test
-        return compare_backtests(ladder(), specs, threshold=2e20, n_boot=20, interval="bootstrap")
+        return compare_backtests(ladder(), specs, threshold=2e20, uncertainty=bc.Uncertainty(20, interval="bootstrap"))
 
 
 def legend_texts(owner) -> list[str]:

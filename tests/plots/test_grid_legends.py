@@ -161,7 +161,13 @@ def test_report_forecast_panel_names_the_curve_tpr(apple, monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         report = analyse_benchmark(
-            apple, "arc_easy", "acc_norm", target_params=[7e9], target_tokens=[4e12], law="nd", n_boot=10
+            apple,
+            "arc_easy",
+            "acc_norm",
+            target_params=[7e9],
+            target_tokens=[4e12],
+            law="nd",
+            uncertainty=Uncertainty(10),
         )
     assert report.curve_note == "curve of nd at TPR 571: OUTSIDE the fitted runs' TPR 10 .. 160"
     assert any("OUTSIDE the fitted runs' TPR 10 .. 160" in w for w in report.warnings)

@@ -23,7 +23,9 @@ def arc_report():
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a small synthetic ladder: support warnings are not under test
-        return analyse_benchmark(ladder(), "arc_easy", "acc_norm", target_flops=[1e22], law="power", n_boot=10)
+        return analyse_benchmark(
+            ladder(), "arc_easy", "acc_norm", target_flops=[1e22], law="power", uncertainty=Uncertainty(10)
+        )
 
 
 def test_benchmark_figure_has_five_full_panels(arc_report, monkeypatch):

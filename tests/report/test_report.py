@@ -231,7 +231,9 @@ def test_forecast_intervals_match_the_bootstrap(apple):
     import benchcast as bc
     from benchcast.forecasting.answers import forecast
 
-    report = analyse_benchmark(apple, "arc_easy", "acc_norm", target_flops=[1e23], law="power", tpr=20, n_boot=30)
+    report = analyse_benchmark(
+        apple, "arc_easy", "acc_norm", target_flops=[1e23], law="power", tpr=20, uncertainty=Uncertainty(30)
+    )
     result = bc.fit(apple, "power", "arc_easy", "acc_norm", tpr=20)
     expected = forecast(
         result, n_jobs=1, flops=np.array([1e23]), uncertainty=Uncertainty(n_boot=30, seed=0, levels=0.9)

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from plots.figure_checks import overlaps  # the figure tests' shared checks
 
+from benchcast import Uncertainty
 from benchcast.report.analysis import analyse_benchmark
 from benchcast.report.figures import benchmark_panels, draw_forecast
 
@@ -13,7 +14,13 @@ from benchcast.report.figures import benchmark_panels, draw_forecast
 def test_each_planned_target_sits_on_the_curve_at_its_own_ratio(apple):
     params, tokens = [7e9, 1.3e10], [4e12, 5e12]  # TPR 571 and 385, beyond the ladder's 10-160
     report = analyse_benchmark(
-        apple, "hellaswag", "acc_norm", target_params=params, target_tokens=tokens, n_boot=20, n_jobs=1
+        apple,
+        "hellaswag",
+        "acc_norm",
+        target_params=params,
+        target_tokens=tokens,
+        uncertainty=Uncertainty(20),
+        n_jobs=1,
     )
     made = report.forecast.to_frame()
     assert sorted(report.ratio_curves) == pytest.approx(sorted(made["tpr"]))  # the main curve is at TPR 20

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from benchcast import Uncertainty
 from benchcast.evaluation.bench import Dataset, bench
 from benchcast.forecasting.selection import DEFAULT_CANDIDATES
 from benchcast.report.analysis import StrategyBacktest, analyse_benchmark
@@ -29,7 +30,9 @@ def benched(apple, report):
     thresholds = tuple(sorted(report.profile["threshold"].unique()))
     assert report.validation.threshold in thresholds and len(thresholds) == 3
     data = Dataset("dclm", apple, ((BENCHMARK, METRIC),), thresholds, tpr=TPR)
-    return bench([data], ["ensemble"], laws=DEFAULT_CANDIDATES, n_boot=N_BOOT, seed=0, n_jobs=1, progress=False)
+    return bench(
+        [data], ["ensemble"], laws=DEFAULT_CANDIDATES, uncertainty=Uncertainty(N_BOOT, seed=0), n_jobs=1, progress=False
+    )
 
 
 def test_validation_is_benchs_ensemble_cell(report, benched):
@@ -123,7 +126,9 @@ def test_a_threshold_where_a_member_lacks_support_is_backtested_with_the_other_n
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # near-chance fits: their warnings are not under test
-        report = analyse_benchmark(apple, "gsm8k_cot_llama", "exact_match", target_flops=[1e23], tpr=TPR, n_boot=N_BOOT)
+        report = analyse_benchmark(
+            apple, "gsm8k_cot_llama", "exact_match", target_flops=[1e23], tpr=TPR, uncertainty=Uncertainty(N_BOOT)
+        )
     validation = report.validation
     assert validation.status == "ok" and validation.weights == {"bnsl_monotone": 1.0}
     assert validation.row["laws"] == "bnsl_monotone:1.00" and set(validation.members) == {"bnsl_monotone"}

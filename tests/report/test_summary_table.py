@@ -21,7 +21,7 @@ def test_summary_with_two_planned_runs_keeps_words_out_of_the_table():
         warnings.simplefilter("ignore")
         report = analyse_benchmark(
             load_example(), "arc_easy", "acc_norm", target_params=[7e9, 1.3e10], target_tokens=[4e12, 5e12],
-            law="power", n_boot=10,
+            law="power", uncertainty=bc.Uncertainty(10),
         )  # fmt: skip
     targets = ["7e+09 parameters on 4e+12 tokens (C = 1.68e+23 FLOPs, TPR 571)", "1.3e+10 parameters on 5e+12 tokens"]
     html = summary_section([report], targets, 10)
@@ -38,7 +38,9 @@ def test_summary_with_two_planned_runs_keeps_words_out_of_the_table():
 def test_summary_at_compute_targets_names_them():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        report = analyse_benchmark(load_example(), "arc_easy", "acc_norm", target_flops=[1e22], law="power", n_boot=10)
+        report = analyse_benchmark(
+            load_example(), "arc_easy", "acc_norm", target_flops=[1e22], law="power", uncertainty=bc.Uncertainty(10)
+        )
     html = summary_section([report], [1e22], 10)
     assert "forecast @ 1e+22" in html and "Targets:" not in html
 

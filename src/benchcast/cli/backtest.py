@@ -1,5 +1,6 @@
 """CLI commands for backtests: example, backtest, sweep, cutoff."""
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -124,8 +125,7 @@ def backtest_command(
         min_flops=min_flops,
         holdout_params=holdout_params,
         like_target=like_target,
-        n_boot=uncertainty.n_boot,
-        interval=uncertainty.interval,
+        uncertainty=uncertainty,
     )
     if out is not None:
         results.write(out, *figures)
@@ -170,10 +170,7 @@ def sweep_command(
     ]
     for spec in specs:  # a benchmark or metric the data lack is refused before any sweep, not after the others
         design(table, spec)
-    sweeps = compare_sweeps(
-        table, specs, min_flops=min_flops, tpr=tpr, n_boot=uncertainty.n_boot, interval=uncertainty.interval,
-        **where.kwargs(),
-    )  # fmt: skip
+    sweeps = compare_sweeps(table, specs, min_flops=min_flops, tpr=tpr, uncertainty=uncertainty, **where.kwargs())
     if out is not None:
         sweeps.write(out, *figures)
         if sweeps.to_frame().empty:
@@ -227,8 +224,7 @@ def cutoff_command(
             FitSpec(law=name, benchmark=benchmark, metric=metric, k=k, proxy=proxy, min_flops=min_flops),
             n_targets=targets,
             tpr=tpr,
-            n_boot=boot if shows_coverage else 0,
-            interval=interval,
+            uncertainty=uncertainty if shows_coverage else replace(uncertainty, n_boot=0),
         )
         if not len(result):
             raise BenchcastError(f"{benchmark}: no cutoff left enough runs to fit {name!r}.")

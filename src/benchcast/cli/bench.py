@@ -241,11 +241,10 @@ def bench_command(
         strategy,
         laws=laws,
         candidates=candidates,
-        n_boot=uncertainty.n_boot,
-        seed=uncertainty.seed,
+        uncertainty=uncertainty,
         **where.kwargs(),
         choosers=(HOLDOUT,),  # the earlier release's law choice, a row to measure the others against
-        interval=interval,
+        strategy_interval=interval,
     )
     written = write_outputs(result, out, *figures) if out else []
     if json:

@@ -12,14 +12,13 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from benchcast.defaults import DEFAULT_LEVELS
 from benchcast.errors import BenchcastError
 from benchcast.evaluation import DEFAULT_THRESHOLD, PROTOCOLS
 from benchcast.evaluation.backtest_result import BacktestComparison, BacktestResult
 from benchcast.evaluation.evaluate import PROTOCOL_SPLITTERS, LargerModels, LikeTarget, evaluate
 from benchcast.fitting.metrics import coverage, mae, mre, r2, rmse
 from benchcast.fitting.spec import FitSpec, design
-from benchcast.forecasting.bootstrap import Uncertainty
+from benchcast.forecasting.bootstrap import NO_INTERVAL, Uncertainty
 from benchcast.forecasting.flags import describe, refused, short
 from benchcast.forecasting.forecast import bound_column
 from benchcast.forecasting.targets import flops_convention
@@ -75,17 +74,15 @@ def backtest(
     holdout_params: float | None = None,
     like_target: tuple[float, float] | None = None,
     splitter=None,
-    n_boot: int = 0,
-    seed: int = 0,
+    uncertainty: Uncertainty = NO_INTERVAL,
     n_jobs: int | None = None,
-    interval: str = "extrapolation",
 ) -> BacktestResult:
     """Fit ``spec`` on the training side of ``protocol`` and score the held-out side.
 
-    With ``n_boot`` > 0 the fit is bootstrapped over runs and the held-out rows get 50 % and 90 %
-    prediction intervals, with their coverage in the metrics. ``interval='extrapolation'`` (the
-    default) adds the extrapolation error estimated by rolling origins inside the training runs
-    (:mod:`benchcast.forecasting.extrapolation`); ``'bootstrap'`` is the bootstrap alone.
+    With ``uncertainty.n_boot`` > 0 the fit is bootstrapped over runs and the held-out rows get prediction
+    intervals at its levels (default 50 % and 90 %), with their coverage in the metrics. Its interval
+    ``'extrapolation'`` (the default) adds the extrapolation error estimated by rolling origins inside the training
+    runs (:mod:`benchcast.forecasting.extrapolation`); ``'bootstrap'`` is the bootstrap alone.
 
     Parameters
     ----------
@@ -107,8 +104,10 @@ def backtest(
     splitter : splitter, optional
         Any splitter value of one split (``split(rows) -> [Split]``, your own too) in place of the protocol's
         (protocol ``'splitter'``); ``threshold`` becomes the largest fitted compute.
-    n_boot, seed, n_jobs, interval
-        Bootstrap replicates (0: no intervals), seed, workers and interval kind.
+    uncertainty : Uncertainty
+        Bootstrap replicates (0: no intervals), seed, interval kind and levels.
+    n_jobs : int, optional
+        Workers of the bootstrap.
 
     Returns
     -------
@@ -133,17 +132,16 @@ def backtest(
         protocol = "like-target"
     if given is not None:
         splitter, protocol = given, "splitter"
-    unc = Uncertainty(n_boot, seed, interval, tuple(DEFAULT_LEVELS))
     frame, (model,), (meta,) = evaluate(
-        spec, table, splitter, uncertainty=unc, confidence=True, return_models=True, n_jobs=n_jobs
+        spec, table, splitter, uncertainty=uncertainty, confidence=True, return_models=True, n_jobs=n_jobs
     )
     predictions, metrics = _scored(frame)
     metrics.update({"reach": reach} if reach else {})
     result = next(iter(model.fits.values()))
     if protocol in ("params", "like-target", "splitter"):  # the split's compute: the largest fitted run
         threshold = float(result.diagnostics.flops_max)
-    if n_boot:
-        _interval_metrics(predictions, metrics, frame, unc, meta)
+    if uncertainty.n_boot:
+        _interval_metrics(predictions, metrics, frame, uncertainty, meta)
     return BacktestResult(spec.law, spec.benchmark, protocol, threshold, result, predictions, metrics)
 
 

@@ -33,6 +33,7 @@ from benchcast.laws.questions import spans_tprs
 from benchcast.utils.parallel import parallel_map
 
 # bench's per-point columns, then the bounds at each level (lower50, upper90...)
+BENCH = Uncertainty(DEFAULT_REPLICATES, seed=0)  # bench's replicates and seed (the interval is each strategy's)
 POINT_COLUMNS = ("run", "flops", "dataset", "benchmark", "metric", "strategy", "cutoff", "decades", "true")
 POINT_COLUMNS += ("prediction", "usable", "flags")
 ROW_KEYS = (
@@ -239,15 +240,16 @@ def fit_cells(
     cells: list[Cell],
     strategies: list,
     *,
-    n_boot: int,
-    seed: int,
+    uncertainty: Uncertainty,
     n_jobs: int | None = None,
     progress: bool | None = None,
     ray_address: str | None = None,
 ) -> dict:
-    """Run each chooser and fit every law a strategy needs in every cell, each (law, training side) once — the fit
-    cache of one command: cells of several splits or strategies with one training side share its fits. Returns the
-    counts (``needed``: the (cell, law) pairs; ``fitted``: the fits made)."""
+    """Run each chooser and fit every law a strategy needs in every cell, each (law, training side) once, with
+    ``uncertainty``'s replicates and seed — the fit cache of one command: cells of several splits or strategies with
+    one training side share its fits. Returns the counts (``needed``: the (cell, law) pairs; ``fitted``: the fits
+    made)."""
+    n_boot, seed = uncertainty.n_boot, uncertainty.seed
     pool = {"n_jobs": n_jobs, "progress": progress, "ray_address": ray_address}
     choosers = [s for s in strategies if isinstance(s, st.Chooser)]
     picks = {}
@@ -302,13 +304,12 @@ def bench(
     *,
     laws: tuple[str, ...] = st.FIXED_LAWS,
     candidates: tuple[str, ...] | None = None,
-    n_boot: int = DEFAULT_REPLICATES,
-    seed: int = 0,
+    uncertainty: Uncertainty = BENCH,
     n_jobs: int | None = None,
     progress: bool | None = None,
     ray_address: str | None = None,
     choosers: tuple[st.Chooser, ...] = (),
-    interval: str | None = None,
+    strategy_interval: str | None = None,
 ) -> BenchResult:
     """Rolling-origin backtests of every strategy on every data set, benchmark and split.
 
@@ -330,10 +331,9 @@ def bench(
         The fixed laws of the default strategies (and those ``candidates`` may name).
     candidates : tuple of str, optional
         The laws the selectors combine (a subset of ``laws``; no fallback); None: each split's training runs'.
-    n_boot : int
-        Bootstrap replicates per law fit.
-    seed : int
-        Seed of the bootstrap and interval draws.
+    uncertainty : Uncertainty
+        Bootstrap replicates per law fit and the seed of the bootstrap and interval draws (default: 1000, seed 0);
+        the interval method is each strategy's (``strategy_interval``).
     n_jobs : int, optional
         Worker processes (``None``: :func:`benchcast.utils.parallel.default_jobs`).
     progress : bool, optional
@@ -342,7 +342,7 @@ def bench(
         A Ray cluster to run the fits on instead of local processes.
     choosers : tuple of Chooser
         Rules that pick one law per cell; each is also a strategy.
-    interval : {'extrapolation', 'bootstrap'}, optional
+    strategy_interval : {'extrapolation', 'bootstrap'}, optional
         One interval for every strategy named without one (and the default strategies once each with it). None
         (default): both intervals in the default list, a bare name meaning extrapolation.
 
@@ -354,13 +354,14 @@ def bench(
     start = time.perf_counter()
     for data in datasets:  # the fits run in workers, whose warnings are not shown: a silent 0 would be
         warn_unknown_chance(data.table, data.benchmarks, data.name)
+    interval, n_boot, seed = strategy_interval, uncertainty.n_boot, uncertainty.seed
     given = strategies or st.default_strategies(laws, choosers, interval)
     strategies = [st.parse_strategy(name, interval, choosers) for name in given]
     missing = sorted(set(candidates or ()) - set(laws))
     if missing and any(isinstance(s, st.Combine) for s in strategies):
         raise BenchcastError(f"candidate law(s) {missing} are not among the fitted laws {list(laws)}.")
     pool = {"n_jobs": n_jobs, "progress": progress, "ray_address": ray_address}
-    cache = FitCache.of(datasets, strategies, candidates=candidates, n_boot=n_boot, seed=seed, **pool)
+    cache = FitCache.of(datasets, strategies, candidates=candidates, uncertainty=uncertainty, **pool)
     ladders = cache.ladders
     rows, predictions = assemble(cache, strategies, n_boot=n_boot, seed=seed)
     settings = {

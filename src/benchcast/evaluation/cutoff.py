@@ -12,18 +12,16 @@ import pandas as pd
 from rich.markup import escape
 
 from benchcast.data.table import within_compute
-from benchcast.defaults import DEFAULT_LEVELS
 from benchcast.errors import BenchcastError
 from benchcast.evaluation.backtest import BacktestResult, _interval_metrics, _scored
 from benchcast.evaluation.evaluate import Cutoffs, evaluate
 from benchcast.evaluation.refusals import refused_cell
 from benchcast.fitting.spec import FitSpec, design
-from benchcast.forecasting.bootstrap import Uncertainty
+from benchcast.forecasting.bootstrap import NO_INTERVAL, Uncertainty
 from benchcast.laws import get_law
 from benchcast.plots.labels import figure_title, metric_label
 from benchcast.utils.io import atomic_write_text, output_folder
 from benchcast.utils.rich_view import Markup, RichView, rich_table
-from benchcast.validation import check_interval
 
 SETTLE_TOLERANCE = 0.10
 
@@ -193,9 +191,7 @@ def cutoff_backtest(
     tpr: float | None = None,
     min_points: int | None = None,
     progress: bool | None = None,
-    n_boot: int = 0,
-    interval: str = "extrapolation",
-    seed: int = 0,
+    uncertainty: Uncertainty = NO_INTERVAL,
 ) -> CutoffResult:
     """Protocol 5: fit below a moving cutoff, predict the ``n_targets`` most expensive runs.
 
@@ -216,16 +212,15 @@ def cutoff_backtest(
     min_points : int, optional
         Runs a cutoff needs below it (default: the law's parameters + 2).
     progress : bool, optional
-    n_boot, seed
-        Bootstrap replicates per cutoff (0: no intervals) and seed.
-    interval : {'extrapolation', 'bootstrap'}
-        The kind of interval whose coverage is measured (:class:`~benchcast.forecasting.bootstrap.Uncertainty`).
+    uncertainty : Uncertainty
+        Bootstrap replicates per cutoff (0: no intervals), seed, the kind of interval whose coverage is measured
+        and its levels.
 
     Returns
     -------
     CutoffResult
     """
-    check_interval(interval)
+    n_boot, interval = uncertainty.n_boot, uncertainty.interval
     spec = replace(spec, tpr=spec.tpr if tpr is None else tpr)
     rows, resolved = design(table, spec)
     splitter = Cutoffs(n_targets, min_points or get_law(spec.law).n_params + 2)
@@ -239,11 +234,10 @@ def cutoff_backtest(
     within = within_compute(table, spec.min_flops, spec.max_flops)
     if spec.max_k is not None and "k" in within:  # the cutoff backtest's rows are the spec's k <= max_k, both sides
         within = within[~(within["k"].to_numpy(float) > spec.max_k)]
-    unc = Uncertainty(n_boot, seed, interval, tuple(DEFAULT_LEVELS))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         frame, models, metas = evaluate(
-            spec, within, splitter, uncertainty=unc, confidence=True, return_models=True, skip_failed=True,
+            spec, within, splitter, uncertainty=uncertainty, confidence=True, return_models=True, skip_failed=True,
             progress=progress, n_jobs=1,
         )  # fmt: skip
     records = []
@@ -251,7 +245,7 @@ def cutoff_backtest(
         result = next(iter(model.fits.values()))
         predictions, metrics = _scored(split)
         if n_boot:
-            _interval_metrics(predictions, metrics, split.reset_index(drop=True), unc, meta)
+            _interval_metrics(predictions, metrics, split.reset_index(drop=True), uncertainty, meta)
         bt = BacktestResult(spec.law, spec.benchmark, "cutoff", float(cutoff), result, predictions, metrics)
         records.append(
             {

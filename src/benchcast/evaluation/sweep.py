@@ -21,9 +21,10 @@ from benchcast.evaluation.sweep_result import (
     usable_errors,
 )
 from benchcast.fitting.spec import FitSpec, design
+from benchcast.forecasting.bootstrap import NO_INTERVAL, Uncertainty
 from benchcast.plots.labels import metric_label
 from benchcast.utils.parallel import parallel_map
-from benchcast.validation import check_interval, check_thresholds
+from benchcast.validation import check_thresholds
 
 
 def _sweep_point(table: pd.DataFrame, spec: FitSpec, options: dict, threshold: float) -> dict:
@@ -45,9 +46,7 @@ def sweep(
     tpr: float | None = None,
     success_mre: float = SUCCESS_MRE,
     progress: bool | None = None,
-    n_boot: int = 0,
-    interval: str = "extrapolation",
-    seed: int = 0,
+    uncertainty: Uncertainty = NO_INTERVAL,
     n_jobs: int | None = 1,
     backend: str | None = None,
     ray_address: str | None = None,
@@ -74,12 +73,9 @@ def sweep(
         A threshold succeeds when the held-out MRE is below this, in percent.
     progress : bool, optional
         Show a progress bar (``None``: only on a terminal).
-    n_boot : int
-        Bootstrap replicates per threshold behind the interval coverage (0: none).
-    interval : {'extrapolation', 'bootstrap'}
-        The kind of interval whose coverage is measured (:class:`~benchcast.forecasting.bootstrap.Uncertainty`).
-    seed : int
-        Seed of the bootstrap.
+    uncertainty : Uncertainty
+        Bootstrap replicates per threshold behind the interval coverage (0: none), seed, the kind of interval
+        whose coverage is measured and its levels.
     n_jobs, backend, ray_address
         Passed to :func:`benchcast.utils.parallel.parallel_map` (one threshold per task).
 
@@ -88,8 +84,8 @@ def sweep(
     Sweep
         One row per threshold with held-out runs, the critical threshold (FLOPs or None) and a note.
     """
-    check_interval(interval)
-    options = {"min_flops": min_flops, "tpr": tpr, "n_boot": n_boot, "interval": interval, "seed": seed, "n_jobs": 1}
+    options = {"min_flops": min_flops, "tpr": tpr, "uncertainty": uncertainty, "n_jobs": 1}
+    n_boot, interval = uncertainty.n_boot, uncertainty.interval
     grid = check_thresholds(thresholds)
     # resolve the selection once here, so that its errors and data warnings (an unknown chance
     # level) reach the caller rather than dying silently in the workers

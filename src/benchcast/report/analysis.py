@@ -21,7 +21,6 @@ import pandas as pd
 
 from benchcast.data.table import parse_metric
 from benchcast.defaults import DEFAULT_LEVELS as LEVELS
-from benchcast.defaults import DEFAULT_REPLICATES
 from benchcast.errors import BenchcastError, InsufficientDataError, SelectionError
 from benchcast.evaluation.backtest import BacktestResult, backtest
 from benchcast.evaluation.bench import Dataset, FitCache, assemble
@@ -39,7 +38,6 @@ from benchcast.report.bands import curve_tpr, strategy_bands
 from benchcast.report.law_choice import RECOMMENDED, LawChoice, choose_law
 from benchcast.report.profile import held_out_rows, profile_thresholds
 from benchcast.report.profile import profile_summary as profile_summary
-from benchcast.validation import check_interval  # re-exported: the page and tests read it here
 
 NEAR_CHANCE = 0.05  # a forecast within this of chance is "near chance"
 
@@ -109,17 +107,15 @@ def strategy_backtests(
     thresholds: list[float],
     *,
     tpr: float | None,
-    n_boot: int,
-    seed: int,
+    uncertainty: Uncertainty,
     n_jobs: int | None = 1,
-    interval: str = "extrapolation",
     fallbacks: tuple[str, ...] = (),
     splitter=None,
 ) -> list[StrategyBacktest]:
     """``strategy`` backtested at each threshold (first at ``splitter``'s split where one is given): one bench cell per
     split, run together (so their law fits run in one pool, each training side fitted once), each laid out by
     :func:`_cell_backtest`."""
-    made = parse_strategy(strategy, interval)
+    made = parse_strategy(strategy, uncertainty.interval)
     pair = ((spec.benchmark, metric),)
     datasets = [Dataset(spec.benchmark, table, pair, tuple(thresholds), tpr=tpr)]
     if splitter is not None:
@@ -127,9 +123,9 @@ def strategy_backtests(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # bench's cells record failures as statuses; the page says them
         cache = FitCache.of(
-            datasets, [made], candidates=laws, fallbacks=fallbacks, n_boot=n_boot, seed=seed, n_jobs=n_jobs
+            datasets, [made], candidates=laws, fallbacks=fallbacks, uncertainty=uncertainty, n_jobs=n_jobs
         )
-        rows, predictions = assemble(cache, [made], n_boot=n_boot, seed=seed)
+        rows, predictions = assemble(cache, [made], n_boot=uncertainty.n_boot, seed=uncertainty.seed)
     runs, _ = design(table, replace(spec, tpr=tpr))
     out = []
     for cell in cache.cells:
@@ -140,13 +136,12 @@ def strategy_backtests(
             else []
         )
         points = predictions[mine] if len(predictions) else predictions
-        options = {"n_boot": n_boot, "seed": seed, "interval": interval}
-        out.append(_cell_backtest(runs, row, points, cell, made, **options))
+        out.append(_cell_backtest(runs, row, points, cell, made, uncertainty))
     return out
 
 
 def _cell_backtest(
-    runs: pd.DataFrame, row: dict, points: pd.DataFrame, cell, strategy, *, n_boot: int, seed: int, interval: str
+    runs: pd.DataFrame, row: dict, points: pd.DataFrame, cell, strategy, uncertainty: Uncertainty
 ) -> StrategyBacktest:
     """One bench cell as a backtest: its runs by side, the strategy's held-out predictions and intervals, its metrics,
     and its members' curves blended with the strategy's weights."""
@@ -156,7 +151,7 @@ def _cell_backtest(
     trained, held = set(cell.seen["run"]), set(cell.held["run"])  # the cell's split, whatever the splitter
     frame["side"] = np.where(frame["run"].isin(trained), "train", np.where(frame["run"].isin(held), "test", "unused"))
     metrics = {ROW_METRICS[key]: row.get(key, np.nan) for key in ROW_METRICS}
-    metrics.update(n_boot=n_boot, interval=interval)
+    metrics.update(n_boot=uncertainty.n_boot, interval=uncertainty.interval)
     status = str(row["status"])
     # a cell with a refused point gives no number: every held-out point of it counts as refused
     metrics["n_refused"] = int((frame["side"] == "test").sum()) if row.get("refused") in (True,) else 0
@@ -286,24 +281,24 @@ def analyse_benchmark(
     law: str = RECOMMENDED,
     tpr: float | None = None,
     forecast_tpr: float | None = None,
-    n_boot: int = DEFAULT_REPLICATES,
-    seed: int = 0,
+    uncertainty: Uncertainty | None = None,
     n_jobs: int | None = 1,
-    interval: str = "extrapolation",
     splitter=None,
 ) -> BenchmarkReport:
-    """Everything the page shows about one benchmark (see the module docstring); ``splitter`` (a splitter value of one
-    split) places the validation backtest in place of the law choice's threshold."""
-    check_replicates(n_boot, allow_zero=False)
-    check_interval(interval)
+    """Everything the page shows about one benchmark (see the module docstring), its bands at the page's levels
+    (``uncertainty``'s replicates, seed and interval; default :class:`Uncertainty`'s); ``splitter`` (a splitter value
+    of one split) places the validation backtest in place of the law choice's threshold."""
+    unc = replace(uncertainty or Uncertainty(), levels=LEVELS)
+    check_replicates(unc.n_boot, allow_zero=False)
+    seed = unc.seed
     metric_name, k = parse_metric(metric) if metric else (None, None)
     spec = FitSpec("power", benchmark, metric_name, k=k, seed=seed)
     choice = choose_law(table, spec, law=law, tpr=tpr, n_jobs=n_jobs)
     members = choice.strategy.fits
     result = members[choice.law]  # the member the page details (runs, parameters)
     spec = FitSpec(choice.law, benchmark, metric_name, k=k, seed=seed)
-    options = {"tpr": tpr, "n_boot": n_boot, "seed": seed, "n_jobs": n_jobs, "interval": interval}
-    validation, profile = judge(table, choice, spec, bench_metric(result.spec), splitter=splitter, **options)
+    options = {"tpr": tpr, "uncertainty": unc, "n_jobs": n_jobs, "splitter": splitter}
+    validation, profile = judge(table, choice, spec, bench_metric(result.spec), **options)
     flops = np.concatenate([m.points["flops"].to_numpy(float) for m in members.values()])
     forecast_tpr = curve_tpr(planned_runs(target_flops, target_params, target_tokens), forecast_tpr)
     targets = planned_runs(
@@ -316,7 +311,7 @@ def analyse_benchmark(
     targets = targets.by_compute()
     grid = np.geomspace(flops.min() / 1.5, max(targets.flops.max(), flops.max()) * 1.5, 160)
     on_grid, at_targets, band_notes = strategy_bands(
-        choice, grid, targets, tpr=forecast_tpr, uncertainty=Uncertainty(n_boot, seed, interval), n_jobs=n_jobs
+        choice, grid, targets, tpr=forecast_tpr, uncertainty=unc, n_jobs=n_jobs
     )
     report = BenchmarkReport(
         benchmark=benchmark,
@@ -331,7 +326,7 @@ def analyse_benchmark(
         forecast=at_targets,
         validation=validation,
         profile=profile,
-        n_boot=n_boot,
+        n_boot=unc.n_boot,
         members=members,
         weights=dict(choice.strategy.weights_),
         member_curves=on_grid.members,
@@ -342,7 +337,6 @@ def analyse_benchmark(
     report.curve_note = curve_tpr_note(forecast_tpr, fitted_tpr_range(members.values()), in_size)
     report.curve_tpr = forecast_tpr if in_size else None
     if in_size:  # a planned run at another ratio sits on its own curve: one curve and band per target ratio
-        unc = Uncertainty(n_boot, seed, interval, LEVELS)
         for ratio in sorted({float(t) for t in targets.tpr[targets.sized]} - {float(forecast_tpr)}):
             made = choice.strategy.predict(
                 planned_runs(flops=grid, tpr=ratio, convention=convention), unc, n_jobs=n_jobs
@@ -368,25 +362,23 @@ def judge(
     metric: str,
     *,
     tpr: float | None,
-    n_boot: int,
-    seed: int,
+    uncertainty: Uncertainty,
     n_jobs: int | None,
-    interval: str,
     splitter=None,
 ) -> tuple[StrategyBacktest | BacktestResult, pd.DataFrame]:
     """The validation backtest and the extrapolation profile of what the page forecasts with: the default strategy as
     ``bench`` backtests it (one bench cell per split, the validation's and the profile's run together), or the
     law the user named (its backtests); the validation's split is ``splitter``'s, or the law choice's threshold."""
-    options = {"tpr": tpr, "n_boot": n_boot, "n_jobs": n_jobs, "interval": interval}
+    options = {"tpr": tpr, "uncertainty": uncertainty, "n_jobs": n_jobs}
     split = {"threshold": choice.validation_threshold} if splitter is None else {"splitter": splitter}
     thresholds = [choice.validation_threshold, *profile_thresholds(table, spec, tpr)]
     if choice.named:  # the law's backtests: the validation's split, then one per profile threshold it can fit
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            backtests = [backtest(table, spec, seed=seed, **split, **options)]
+            backtests = [backtest(table, spec, **split, **options)]
             for threshold in thresholds[1:]:
                 with contextlib.suppress(BenchcastError):
-                    backtests.append(backtest(table, spec, seed=seed, threshold=threshold, **options))
+                    backtests.append(backtest(table, spec, threshold=threshold, **options))
         largest = [float(bt.fit.points["flops"].max()) for bt in backtests]
         frames = [held_out_rows(bt.predictions, bt.threshold, top) for bt, top in zip(backtests, largest, strict=True)]
         return backtests[0], pd.concat(frames, ignore_index=True)
@@ -400,7 +392,6 @@ def judge(
         choice.strategy.rule,
         candidates,
         thresholds,
-        seed=seed,
         fallbacks=fallbacks,
         splitter=splitter,
         **options,

@@ -152,8 +152,8 @@ def build_report(
     # parallel, and on 2 cores 12 benchmarks took 56 s this way against 73 s (benchmarks/commands.py)
     workers = resolve_jobs(n_jobs)
     outer = workers > 1 and len(targets) >= workers
-    options = {**runs, "law": law, "tpr": tpr, "forecast_tpr": forecast_tpr, "n_boot": n_boot, "seed": seed,
-               "n_jobs": 1 if outer else n_jobs, "interval": interval}  # fmt: skip
+    options = {**runs, "law": law, "tpr": tpr, "forecast_tpr": forecast_tpr, "uncertainty": unc}
+    options["n_jobs"] = 1 if outer else n_jobs
     jobs = [(table, t, options, figure_format, dpi) for t in targets]
     done = parallel_map(_analysed, jobs, n_jobs=n_jobs if outer else 1, description="report: benchmarks")
     failures = [failure for report, failure in done if report is None]

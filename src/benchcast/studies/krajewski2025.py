@@ -106,7 +106,7 @@ def plan_jobs(
     """Every job of the study: direct, two-stage and N-D backtests, sweeps, pass@k and averages."""
     direct = {"threshold": THRESHOLD, "tpr": TPR, "min_flops": MIN_FLOPS}
     # intervals for the direct laws: bootstrapped inside the worker (no nested pools)
-    with_intervals = {**direct, "n_boot": n_boot, "interval": interval, "n_jobs": 1}
+    with_intervals = {**direct, "uncertainty": Uncertainty(n_boot, interval=interval), "n_jobs": 1}
     jobs = []
     for bench, metric in benchmarks:
         for law in (*DIRECT_LAWS, "power_floor"):
