@@ -119,10 +119,21 @@ def runs_below(table: pd.DataFrame, base: FitSpec, target_flops: float | None) -
 
 
 def base_spec(selection: FitSpec | str, uncertainty: Uncertainty) -> FitSpec:
-    """The runs an answer selects, as the spec its forecaster is fitted with: a benchmark's name, or a FitSpec whose
-    law and seed are the answer's own (the candidates; the uncertainty's seed)."""
+    """The runs an answer selects, as the spec its forecaster is fitted with (a law or seed it ignores: refused)."""
     spec = FitSpec("power", selection) if isinstance(selection, str) else selection
-    return replace(spec, law="power", seed=uncertainty.seed)
+    # the forecaster chooses its laws and the uncertainty holds the seed: a selection saying otherwise is refused, not
+    # overridden without a word
+    if spec.law != "power":
+        raise BenchcastError(
+            f"the default forecaster chooses its own laws; the selection names law {spec.law!r}, which it would not "
+            "use: give FitSpec('power', ...) as the selection, or fit one law with benchcast.fit."
+        )
+    if spec.seed not in (0, uncertainty.seed):
+        raise BenchcastError(
+            f"the selection's seed {spec.seed} differs from the uncertainty's {uncertainty.seed}: the answer's seed is "
+            "the uncertainty's (give Uncertainty(seed=...))."
+        )
+    return replace(spec, seed=uncertainty.seed)
 
 
 def check_options(rule: str, laws) -> None:
@@ -158,7 +169,8 @@ def recommend(
         The runs (a table as :func:`benchcast.load` returns).
     selection : FitSpec or str
         The runs selected (benchmark, metric, k, compute range, TPR, proxy... as :class:`~benchcast.FitSpec` holds
-        them; its law and seed are the answer's own), or a benchmark's name; the metric defaults as in
+        them; its law must be the placeholder ``'power'`` and its seed 0 or the uncertainty's, else it is refused:
+        the answer chooses its laws and takes the uncertainty's seed), or a benchmark's name; the metric defaults as in
         :func:`benchcast.fit`.
     laws : list of str, optional
         Laws to compare (default: the ladder's candidates that apply).
