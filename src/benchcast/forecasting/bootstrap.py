@@ -205,7 +205,6 @@ class Bootstrap:
     converged: np.ndarray  # (replicates,) whether each refit converged
     failed: np.ndarray  # (replicates,) refits that could not be made (too few distinct runs, errors)
     seed: int = 0
-    asked: int = 0  # the most replicates asked for (0: as many as made)
 
     @property
     def usable(self) -> np.ndarray:
@@ -325,10 +324,5 @@ def bootstrap(
         sizes=[len(batch) for batch in batches],
         unit="replicates",
     )
-    return _joined(result, parts, seed, n_boot)
-
-
-def _joined(result: FitResult, parts: list, seed: int, asked: int) -> Bootstrap:
-    """The replicates made so far, as one bootstrap."""
     thetas, losses, converged, failed = (np.concatenate(p) for p in zip(*parts, strict=True))
-    return Bootstrap(result, thetas, losses, converged, failed, seed, asked)
+    return Bootstrap(result, thetas, losses, converged, failed, seed)

@@ -392,7 +392,7 @@ class Ensemble:
         key = (law, unc.n_boot, unc.seed)
         if key not in cache:
             made = member.boot
-            if made is None or made.asked != unc.n_boot or made.seed != unc.seed:
+            if made is None or len(made.failed) != unc.n_boot or made.seed != unc.seed:
                 made = bootstrap(member.fit, unc, n_jobs=n_jobs, progress=None, ray_address=ray_address)
             cache[key] = made
         return cache[key]
