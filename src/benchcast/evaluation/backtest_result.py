@@ -13,23 +13,17 @@ from rich.markup import escape
 
 from benchcast.evaluation.refusals import MAX_REFUSED_SHARE, refused_cell, too_many_refused
 from benchcast.fitting.result import FitResult
-from benchcast.utils.display import html_table
+from benchcast.utils.display import WrittenView, html_table
 from benchcast.utils.io import atomic_write_text, output_folder
-from benchcast.utils.rich_view import Markup, RichView, rich_table
+from benchcast.utils.rich_view import NO_VALUE as MISSING
+from benchcast.utils.rich_view import Markup, RichView, missing, rich_table
 
-MISSING = "—"  # what the terminal shows for a value that does not exist (its reason is printed below)
 INTERVAL_WORDS = {"extrapolation": "extrapolation-aware ", "bootstrap": "bootstrap-only "}
-
-
-def _missing(value) -> bool:
-    return isinstance(value, float) and not np.isfinite(value)
-
-
 SUMMARY_COLUMNS = ("law", "fitted", "held out", "refused", "RMSE (fit)", "R2 (fit)", "MAE", "MRE %", "cov 50", "cov 90")
 
 
 @dataclass(frozen=True, eq=False)
-class BacktestResult(RichView):
+class BacktestResult(RichView, WrittenView):
     """One law, one benchmark, one split: the fit, every prediction, and the error metrics.
 
     Parameters
@@ -198,7 +192,7 @@ class BacktestResult(RichView):
                 f"{r.tokens:.3g}",
                 int(r.k),
                 r.true,
-                MISSING if _missing(r.prediction) else r.prediction,
+                MISSING if missing(r.prediction) else r.prediction,
                 flag.split(":")[0],
             ]
             for r, flag in zip(test.itertuples(), flags, strict=True)
@@ -211,39 +205,16 @@ class BacktestResult(RichView):
         return BacktestComparison([self]).rich_items()
 
     def plot(self, ax=None, **style):
-        """The backtest panel: runs by status, the fitted curve, held-out intervals and the split.
-
-        Parameters
-        ----------
-        ax : matplotlib.axes.Axes, optional
-            The panel to draw into (default: a new figure).
-        **style
-            ``title`` replaces the panel's title.
-
-        Returns
-        -------
-        matplotlib.axes.Axes
-            The panel, to restyle or save (``ax.figure.savefig(...)``).
-        """
+        """The backtest panel (an Axes): runs by status, the fitted curve, held-out intervals and the split."""
         return BacktestComparison([self]).plot(ax, **style)
 
     def write(self, out: str | Path, figure_format: str = "png", dpi: int | None = None) -> None:
-        """The predictions (CSV) and the figure into the folder ``out`` (see :class:`BacktestComparison`).
-
-        Parameters
-        ----------
-        out : str or Path
-            The output folder.
-        figure_format : {'png', 'svg', 'pdf'}
-            The figure's file format.
-        dpi : int, optional
-            Raster resolution (default :data:`benchcast.plots.options.DEFAULT_DPI`).
-        """
+        """The predictions (CSV) and the figure into the folder ``out`` (see :class:`BacktestComparison`)."""
         BacktestComparison([self]).write(out, figure_format, dpi)
 
 
 @dataclass(frozen=True, eq=False)
-class BacktestComparison(RichView):
+class BacktestComparison(RichView, WrittenView):
     """Backtests of several laws on the same benchmark and split (what ``benchcast backtest`` runs)."""
 
     backtests: list[BacktestResult]
@@ -274,7 +245,7 @@ class BacktestComparison(RichView):
     def rich_items(self) -> list:
         """The summary table (a coverage that does not exist as "—", its reason below), then each law's held-out
         predictions."""
-        rows = [[MISSING if _missing(v) else v for v in bt.summary_row()] for bt in self.backtests]
+        rows = [[MISSING if missing(v) else v for v in bt.summary_row()] for bt in self.backtests]
         summary = rich_table(self.title, list(SUMMARY_COLUMNS), rows)
         laws_by_note: dict[str, list[str]] = {}
         for bt in self.backtests:
@@ -303,14 +274,21 @@ class BacktestComparison(RichView):
         return plot_backtests(self.backtests, ax, **style)
 
     def write(self, out: str | Path, figure_format: str = "png", dpi: int | None = None) -> None:
-        """``backtest-<benchmark>.csv`` (every law's predictions) and ``backtest-<benchmark>.<format>`` (the figure of
-        :meth:`plot`) into the folder ``out``."""
-        from benchcast.plots.options import check_figure_options
-        from benchcast.plots.style import save_figure
+        """``backtest-<benchmark>.csv`` (every law's predictions) and its figure into the folder ``out``."""
+        stem = f"backtest-{self.backtests[0].benchmark}"
+        write_table_and_figure(out, stem, self.to_frame(), self.plot, figure_format, dpi)
 
-        figure_format, dpi = check_figure_options(figure_format, dpi)
-        first = self.backtests[0]
-        fig = self.plot().figure
-        with output_folder(out) as folder:
-            atomic_write_text(folder / f"backtest-{first.benchmark}.csv", self.to_frame().to_csv(index=False))
-            save_figure(fig, folder / f"backtest-{first.benchmark}.{figure_format}", figure_format, dpi)
+
+def write_table_and_figure(out, stem: str, frame: pd.DataFrame, plot, figure_format: str, dpi, skip_empty=False):
+    """``<stem>.csv`` and the figure ``plot()`` draws (``<stem>.<format>``) into the folder ``out`` (nothing where
+    ``skip_empty`` and ``frame`` is empty)."""
+    from benchcast.plots.options import check_figure_options
+    from benchcast.plots.style import save_figure
+
+    figure_format, dpi = check_figure_options(figure_format, dpi)
+    if skip_empty and frame.empty:
+        return
+    fig = plot().figure  # an Axes' figure, or the figure itself
+    with output_folder(out) as folder:
+        atomic_write_text(folder / f"{stem}.csv", frame.to_csv(index=False))
+        save_figure(fig, folder / f"{stem}.{figure_format}", figure_format, dpi)

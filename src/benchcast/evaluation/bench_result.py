@@ -11,10 +11,11 @@ from rich.markup import escape
 
 from benchcast.evaluation.strategies import DEFAULT_STRATEGY
 from benchcast.fitting.metrics import coverage, mae, mre
+from benchcast.utils.display import WrittenView
 from benchcast.utils.jsonable import jsonable
-from benchcast.utils.rich_view import Markup, RichView, rich_table
+from benchcast.utils.rich_view import NO_VALUE as MISSING
+from benchcast.utils.rich_view import Markup, RichView, missing, rich_table
 
-MISSING = "—"  # a value that does not exist, as the terminal shows it (its reason is printed below the table)
 LEADERBOARD_COLUMNS = (
     "dataset",
     "strategy",
@@ -37,7 +38,7 @@ VERSUS_COLUMNS = ("dataset", "default", "alternative", "cells", "flagged", "wins
 
 
 @dataclass(frozen=True, eq=False)
-class BenchResult(RichView):
+class BenchResult(RichView, WrittenView):
     """What :func:`bench` measured: each strategy's held-out error and interval coverage.
 
     Parameters
@@ -90,22 +91,14 @@ class BenchResult(RichView):
         )
 
     def plot(self, ax=None):
-        """Each strategy's error, interval coverage (with the n each bin rests on) and interval width
-        against decades of extrapolation (:func:`benchcast.plots.plot_bench`).
-
-        Parameters
-        ----------
-        ax : sequence of 4 matplotlib.axes.Axes, optional
-            The error, 90 % coverage, 50 % coverage and width panels (default: a new figure).
-
-        Returns
-        -------
-        matplotlib.figure.Figure
-            The figure (four panels), to restyle or save.
-        """
+        """The figure of each strategy's error, 90 % and 50 % coverage and width against decades of extrapolation."""
         from benchcast.plots.results import plot_bench  # matplotlib loads only when a figure is drawn
 
         return plot_bench(self.predictions, ax=ax)
+
+    def write(self, out: str | Path, figure_format: str = "png", dpi: int | None = None) -> None:
+        """The CSV tables and the figure into the folder ``out`` (:func:`write_outputs`)."""
+        write_outputs(self, out, figure_format, dpi)
 
     def rich_items(self) -> list:
         """The leaderboard (numbers to 3 significant digits), the default against the simplest alternative, then
@@ -117,7 +110,7 @@ class BenchResult(RichView):
             Rich tables and one unhighlighted markup line per note.
         """
         board = self.to_frame()
-        cells = [[MISSING if _missing(v) else v for v in row.values()] for row in board.to_dict("records")]
+        cells = [[MISSING if missing(v) else v for v in row.values()] for row in board.to_dict("records")]
         tables = [rich_table(self.title, list(board.columns), cells, ".3g")]  # escapes its cells
         versus = self.versus
         if len(versus):
@@ -125,14 +118,10 @@ class BenchResult(RichView):
                 f"{DEFAULT_STRATEGY} against {ALTERNATIVE} (compute alone), cell by cell: wins and losses by WIS and "
                 "by MRE, and both one's means on the same cells"
             )
-            rows = [[MISSING if _missing(v) else v for v in row.values()] for row in versus.to_dict("records")]
+            rows = [[MISSING if missing(v) else v for v in row.values()] for row in versus.to_dict("records")]
             tables.append(rich_table(title, list(versus.columns), rows, ".3g"))
         notes = [*self.notes, *_missing_notes(board)]
         return [*tables, *(Markup(escape(note), highlight=False) for note in notes)]
-
-
-def _missing(value) -> bool:
-    return isinstance(value, float) and not np.isfinite(value)
 
 
 def _missing_notes(board: pd.DataFrame) -> list[str]:
@@ -146,7 +135,7 @@ def _missing_notes(board: pd.DataFrame) -> list[str]:
                 f"{name}: no cell forecast ({row['no_support']} without support, {row['failed']} failed"
                 + (f", {refused} refused)." if refused else ").")
             )
-        elif _missing(row.get("coverage90", 0.0)) or _missing(row.get("coverage50", 0.0)):
+        elif missing(row.get("coverage90", 0.0)) or missing(row.get("coverage50", 0.0)):
             why = (
                 "no bootstrap draws"
                 if row["strategy"].endswith("[bootstrap]")
@@ -200,19 +189,14 @@ def metrics(true: np.ndarray, predicted: np.ndarray, usable: np.ndarray, interva
     }
     for level in (0.5, 0.9):
         pct = int(round(level * 100))
-        if level in intervals:
-            lower, upper = intervals[level]
-            has = ok & np.isfinite(lower) & np.isfinite(upper)
-            out[f"coverage{pct}"] = coverage(true[has], lower[has], upper[has])
-            out[f"is{pct}"] = (
-                float(np.mean(interval_score(true[has], lower[has], upper[has], level))) if has.any() else np.nan
-            )
-            if pct == 90:
-                out["width90"] = float(np.median(upper[has] - lower[has])) if has.any() else np.nan
-        else:
-            out[f"coverage{pct}"] = out[f"is{pct}"] = np.nan
-            if pct == 90:
-                out["width90"] = np.nan
+        lower, upper = intervals.get(level, (predicted, predicted))
+        has = ok & np.isfinite(lower) & np.isfinite(upper) if level in intervals else np.zeros_like(ok)
+        out[f"coverage{pct}"] = coverage(true[has], lower[has], upper[has])  # NaN where no point has an interval
+        out[f"is{pct}"] = (
+            float(np.mean(interval_score(true[has], lower[has], upper[has], level))) if has.any() else np.nan
+        )
+        if pct == 90:
+            out["width90"] = float(np.median(upper[has] - lower[has])) if has.any() else np.nan
     out["wis"] = np.nan
     if 0.5 in intervals and 0.9 in intervals:
         both = {level: intervals[level] for level in (0.5, 0.9)}

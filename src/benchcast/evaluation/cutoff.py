@@ -14,20 +14,21 @@ from rich.markup import escape
 from benchcast.data.table import within_compute
 from benchcast.errors import BenchcastError
 from benchcast.evaluation.backtest import BacktestResult, _interval_metrics, _scored
+from benchcast.evaluation.backtest_result import write_table_and_figure
 from benchcast.evaluation.evaluate import Cutoffs, evaluate
 from benchcast.evaluation.refusals import refused_cell
 from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting.bootstrap import NO_INTERVAL, Uncertainty
 from benchcast.laws import get_law
 from benchcast.plots.labels import figure_title, metric_label
-from benchcast.utils.io import atomic_write_text, output_folder
+from benchcast.utils.display import WrittenView
 from benchcast.utils.rich_view import Markup, RichView, rich_table
 
 SETTLE_TOLERANCE = 0.10
 
 
 @dataclass(frozen=True, eq=False)
-class CutoffResult(RichView):
+class CutoffResult(RichView, WrittenView):
     """The cutoff backtest of one law on one benchmark: one row per cutoff. It reads as its table
     (``result["mre"]``, ``len(result)``), as the DataFrame it replaces did.
 
@@ -136,19 +137,7 @@ class CutoffResult(RichView):
         return items
 
     def plot(self, ax=None):
-        """Error, interval coverage (with the n target runs it rests on) and width, and every
-        parameter versus decades of extrapolation (:func:`benchcast.plots.plot_cutoff`).
-
-        Parameters
-        ----------
-        ax : sequence of matplotlib.axes.Axes, optional
-            The panels to draw into: error, (coverage and width, when bootstrapped,) one per parameter.
-
-        Returns
-        -------
-        matplotlib.figure.Figure
-            The figure (several panels), to restyle or save.
-        """
+        """The figure of error, coverage and width, and every parameter, against decades of extrapolation."""
         from benchcast.plots.figures import plot_cutoff  # matplotlib loads only when a figure is drawn
 
         frame = self.table.assign(n_boot=self.n_boot) if self.n_boot else self.table
@@ -161,26 +150,8 @@ class CutoffResult(RichView):
         )
 
     def write(self, out: str | Path, figure_format: str = "png", dpi: int | None = None) -> None:
-        """``cutoff-<law>-<benchmark>.csv`` and the figure of :meth:`plot` into the folder ``out``.
-
-        Parameters
-        ----------
-        out : path
-            The output folder.
-        figure_format : {'png', 'svg', 'pdf'}
-            The figure's file format.
-        dpi : int, optional
-            Raster resolution (default :data:`benchcast.plots.options.DEFAULT_DPI`).
-        """
-        from benchcast.plots.options import check_figure_options
-        from benchcast.plots.style import save_figure
-
-        figure_format, dpi = check_figure_options(figure_format, dpi)
-        stem = f"cutoff-{self.law}-{self.benchmark}"
-        fig = self.plot()
-        with output_folder(out) as folder:
-            atomic_write_text(folder / f"{stem}.csv", self.table.to_csv(index=False))
-            save_figure(fig, folder / f"{stem}.{figure_format}", figure_format, dpi)
+        """``cutoff-<law>-<benchmark>.csv`` and the figure of :meth:`plot` into the folder ``out``."""
+        write_table_and_figure(out, f"cutoff-{self.law}-{self.benchmark}", self.table, self.plot, figure_format, dpi)
 
 
 def cutoff_backtest(

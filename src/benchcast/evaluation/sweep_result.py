@@ -10,11 +10,12 @@ import pandas as pd
 from rich.markup import escape
 
 from benchcast.evaluation.backtest import BacktestResult
+from benchcast.evaluation.backtest_result import write_table_and_figure
 from benchcast.evaluation.critical import CRITICAL_DEFINITION
 from benchcast.evaluation.refusals import MAX_REFUSED_SHARE, refused_cell, too_many_refused
 from benchcast.fitting.metrics import mae, mre, usable_points
 from benchcast.plots.labels import figure_title
-from benchcast.utils.io import atomic_write_text, output_folder
+from benchcast.utils.display import WrittenView
 from benchcast.utils.rich_view import Markup, RichView, rich_table
 
 SWEEP_THRESHOLDS = tuple(np.geomspace(6e19, 5e22, 13))
@@ -63,7 +64,7 @@ def succeeds(frame: pd.DataFrame, success_mre: float) -> pd.Series:
 
 
 @dataclass(frozen=True, eq=False)
-class Sweep(RichView):
+class Sweep(RichView, WrittenView):
     """Protocol 4 for one law and benchmark: one row per threshold that has held-out runs.
 
     Parameters
@@ -151,37 +152,16 @@ class Sweep(RichView):
         return SweepComparison([self]).rich_items()
 
     def plot(self, ax=None):
-        """MRE versus threshold with the success line and the critical threshold (see :class:`SweepComparison`).
-
-        Parameters
-        ----------
-        ax : matplotlib.axes.Axes, optional
-            The panel to draw into (default: a new figure).
-
-        Returns
-        -------
-        matplotlib.figure.Figure
-            The figure.
-        """
+        """The figure of MRE versus threshold with the success line and the critical threshold."""
         return SweepComparison([self]).plot(None if ax is None else [ax])
 
     def write(self, out: str | Path, figure_format: str = "png", dpi: int | None = None) -> None:
-        """``sweep.csv`` and the figure into the folder ``out`` (see :class:`SweepComparison`).
-
-        Parameters
-        ----------
-        out : str or Path
-            The output folder.
-        figure_format : {'png', 'svg', 'pdf'}
-            The figure's file format.
-        dpi : int, optional
-            Raster resolution (default :data:`benchcast.plots.options.DEFAULT_DPI`).
-        """
+        """``sweep.csv`` and the figure into the folder ``out`` (see :class:`SweepComparison`)."""
         SweepComparison([self]).write(out, figure_format, dpi)
 
 
 @dataclass(frozen=True, eq=False)
-class SweepComparison(RichView):
+class SweepComparison(RichView, WrittenView):
     """Sweeps of several laws and benchmarks (what ``benchcast sweep`` runs)."""
 
     sweeps: list[Sweep]
@@ -268,16 +248,5 @@ class SweepComparison(RichView):
         return plot_sweep(self.to_frame(), critical, self.sweeps[0].success_mre, titles, ax=ax)
 
     def write(self, out: str | Path, figure_format: str = "png", dpi: int | None = None) -> None:
-        """``sweep.csv`` and the figure of :meth:`plot` (``sweep.<format>``) into the folder ``out``; nothing where no
-        threshold had both fitted and held-out runs."""
-        from benchcast.plots.options import check_figure_options
-        from benchcast.plots.style import save_figure
-
-        figure_format, dpi = check_figure_options(figure_format, dpi)
-        frame = self.to_frame()
-        if frame.empty:
-            return
-        fig = self.plot()
-        with output_folder(out) as folder:
-            atomic_write_text(folder / "sweep.csv", frame.to_csv(index=False))
-            save_figure(fig, folder / f"sweep.{figure_format}", figure_format, dpi)
+        """``sweep.csv`` and its figure into the folder ``out``; nothing where no threshold had both sides."""
+        write_table_and_figure(out, "sweep", self.to_frame(), self.plot, figure_format, dpi, skip_empty=True)

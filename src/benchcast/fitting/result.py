@@ -21,7 +21,7 @@ from benchcast.fitting.diagnostics import (
 )
 from benchcast.fitting.spec import FitSpec
 from benchcast.laws.fitted import FittedLaw
-from benchcast.utils.display import ResultView
+from benchcast.utils.display import FigureView, ResultView
 from benchcast.utils.io import atomic_write_text
 from benchcast.utils.jsonable import jsonable
 
@@ -35,7 +35,7 @@ COVARIATE_HINTS = {
 
 
 @dataclass
-class FitResult(ResultView):
+class FitResult(ResultView, FigureView):
     """A fitted law on one benchmark/metric (and k): everything needed to predict and explain.
 
     Parameters
@@ -169,17 +169,8 @@ class FitResult(ResultView):
 
         Parameters
         ----------
-        flops : array_like, optional
-            Training compute, in FLOPs (derived as 6 N D from ``params`` and ``tokens`` when the law
-            needs it and it is not given).
-        params : array_like, optional
-            Model parameters N.
-        tokens : array_like, optional
-            Training tokens D.
-        k : array_like, optional
-            Number of attempts, for a pass@k law (must be the fitted k for a per-k fit).
-        gold : array_like, optional
-            Gold-reference negative log-likelihoods, for a law in them.
+        flops, params, tokens, k, gold : array_like, optional
+            The covariates, as :meth:`covariates` takes them.
 
         Returns
         -------
@@ -327,21 +318,7 @@ class FitResult(ResultView):
         return pd.DataFrame({"parameter": names, "value": values, "stderr": stderr, "at_bound": at_bound})
 
     def plot(self, ax=None, **style):
-        """The runs the fit saw (fitted, and dropped with the reason) and the fitted law along
-        compute (:func:`benchcast.plots.plot_fit`).
-
-        Parameters
-        ----------
-        ax : matplotlib.axes.Axes, optional
-            The panel to draw into (default: a new figure).
-        **style
-            Matplotlib keywords of the fitted curve (``color``, ``lw``, ``label``...).
-
-        Returns
-        -------
-        matplotlib.axes.Axes
-            The panel, to restyle or save (``ax.figure.savefig(...)``).
-        """
+        """The panel of the runs the fit saw (dropped ones with why) and the law's curve (``style``: its keywords)."""
         from benchcast.plots.results import plot_fit  # matplotlib loads only when a figure is drawn
 
         return plot_fit(self, ax, **style)

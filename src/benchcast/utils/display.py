@@ -91,3 +91,42 @@ class ResultView:
     def _repr_html_(self) -> str:
         notes = "".join(f"<p>{html.escape(n)}</p>" for n in self.notes)
         return f"<div><strong>{html.escape(self.title)}</strong>{html_table(self.to_frame())}{notes}</div>"
+
+
+class FigureView:
+    """Mixin for result types with a figure (:meth:`plot`)."""
+
+    def plot(self, ax=None, **style):
+        """The result's figure (:mod:`benchcast.plots`; matplotlib loads only when a figure is drawn).
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes or sequence of them, optional
+            The panel(s) to draw into (default: a new figure).
+        **style
+            Where the figure takes them: matplotlib keywords of its curve, or ``title``.
+
+        Returns
+        -------
+        matplotlib.axes.Axes or matplotlib.figure.Figure
+            The panel or the figure, to restyle or save.
+        """
+        raise NotImplementedError
+
+
+class WrittenView(FigureView):
+    """Mixin for result types written to a folder: their table and figure (:meth:`write`)."""
+
+    def write(self, out, figure_format: str = "png", dpi: int | None = None) -> None:
+        """The result's table (CSV) and the figure of :meth:`plot` into the folder ``out`` (complete or absent).
+
+        Parameters
+        ----------
+        out : str or Path
+            The output folder.
+        figure_format : {'png', 'svg', 'pdf'}
+            The figure's file format.
+        dpi : int, optional
+            Raster resolution (default :data:`benchcast.plots.options.DEFAULT_DPI`).
+        """
+        raise NotImplementedError

@@ -23,6 +23,11 @@ LEFT_COLUMNS = ("run", "benchmark", "law", "metric", "parameter", "name", "formu
 NO_VALUE = "—"  # a value that does not exist (NaN): a dash, not the text "nan"
 
 
+def missing(value) -> bool:
+    """Whether a table's cell is a float that does not exist (NaN or infinite: the terminal shows :data:`NO_VALUE`)."""
+    return isinstance(value, float) and not math.isfinite(value)
+
+
 def _shown(value, floatfmt: str) -> str:
     if isinstance(value, float):
         return NO_VALUE if math.isnan(value) else format(value, floatfmt)
