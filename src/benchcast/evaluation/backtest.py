@@ -27,8 +27,7 @@ from benchcast.validation import check_positive
 
 
 def _scored(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
-    """A split's forecast table as the backtest's predictions (the run, its truth, side and flags; bounds per
-    level), and the error metrics of the fitted and held-out runs."""
+    """A split's forecast table as the backtest's predictions, and the fitted and held-out runs' errors."""
     cols = [c for c in ("run", "flops", "params", "tokens", "tpr", "k") if c in frame]
     out = frame[cols].copy()
     out["true"] = frame["true"].to_numpy(float)
@@ -146,8 +145,7 @@ def backtest(
 
 
 def _like_target(table: pd.DataFrame, spec: FitSpec, params: float, tokens: float) -> tuple[LikeTarget, str]:
-    """The split like a planned run of N parameters on D tokens (placed by the selection's FLOPs convention), and how
-    far it reaches, in words."""
+    """The split like a planned run of N parameters on D tokens, and how far it reaches, in words."""
     rows, _ = design(table, replace(spec, max_k=None, min_flops=None, max_flops=None))  # the rows evaluate splits
     convention = flops_convention(table, tpr=spec.tpr, min_flops=spec.min_flops, max_flops=spec.max_flops)
     splitter = LikeTarget.of_run(params, tokens, convention, min_flops=spec.min_flops)
@@ -160,9 +158,7 @@ def compare_backtests(table: pd.DataFrame, specs: list[FitSpec], **options) -> B
 
 
 def _interval_metrics(predictions: pd.DataFrame, metrics: dict, frame: pd.DataFrame, unc: Uncertainty, meta) -> None:
-    """Add the held-out rows' bounds at each level and their coverage (a run's and the curve's) to a result's parts
-    before it is made (a result is frozen); where there is no interval (``meta``: what the forecast rests on) the
-    columns stay empty and ``metrics['interval_note']`` says why."""
+    """Add the held-out bounds per level and their coverage to a result's parts (``interval_note``: why none)."""
     metrics["interval"] = unc.interval
     metrics["n_boot"] = unc.n_boot
     metrics["boot_failed"] = meta.failed_refits

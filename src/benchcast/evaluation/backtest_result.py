@@ -243,8 +243,7 @@ class BacktestComparison(RichView, WrittenView):
         )
 
     def rich_items(self) -> list:
-        """The summary table (a coverage that does not exist as "—", its reason below), then each law's held-out
-        predictions."""
+        """The summary table, the reasons for a coverage shown as "—", then each law's held-out predictions."""
         rows = [[MISSING if missing(v) else v for v in bt.summary_row()] for bt in self.backtests]
         summary = rich_table(self.title, list(SUMMARY_COLUMNS), rows)
         laws_by_note: dict[str, list[str]] = {}
@@ -267,8 +266,7 @@ class BacktestComparison(RichView, WrittenView):
         return f"<div><strong>{html.escape(self.title)}</strong>{html_table(frame)}</div>"
 
     def plot(self, ax=None, **style):
-        """The backtest panel (:func:`benchcast.plots.plot_backtests`): runs by status, each law's curve and held-out
-        intervals in the law's colour, side by side, and the split."""
+        """The backtest panel (:func:`benchcast.plots.plot_backtests`): every law's curve and intervals."""
         from benchcast.plots.results import plot_backtests  # matplotlib loads only when a figure is drawn
 
         return plot_backtests(self.backtests, ax, **style)
@@ -280,8 +278,7 @@ class BacktestComparison(RichView, WrittenView):
 
 
 def write_table_and_figure(out, stem: str, frame: pd.DataFrame, plot, figure_format: str, dpi, skip_empty=False):
-    """``<stem>.csv`` and the figure ``plot()`` draws (``<stem>.<format>``) into the folder ``out`` (nothing where
-    ``skip_empty`` and ``frame`` is empty)."""
+    """``<stem>.csv`` and the figure ``plot()`` draws into the folder ``out`` (nothing for an empty ``skip_empty``)."""
     from benchcast.plots.options import check_figure_options
     from benchcast.plots.style import save_figure
 

@@ -64,12 +64,7 @@ ROW_KEYS = (
 
 @dataclass(frozen=True, eq=False)
 class Dataset:
-    """One data set to bench: its table, benchmarks (name, metric), the runs' selection and how they are split.
-
-    The split settings become one splitter (:attr:`splitter`): ``split`` (a splitter value: like a target, the K
-    largest rungs, one of your own) or else the ``cutoffs``, with the runs at each of ``holdout_tprs`` and those of
-    ``holdout_params`` parameters or more held out too.
-    """
+    """One data set to bench: its table, benchmarks, selection and split settings (one :attr:`splitter`)."""
 
     name: str
     table: pd.DataFrame
@@ -110,16 +105,14 @@ class Dataset:
         return rows
 
     def splits(self, bench: str, metric: str) -> tuple[pd.DataFrame, list[Split]]:
-        """One benchmark's rows (:meth:`rows`) and each split of them, the compute floor applied to the training side
-        (the one rule, :meth:`Split.within`)."""
+        """One benchmark's rows and each split of them, the compute floor applied to the training side."""
         rows = self.rows(bench, metric)
         flops = rows["flops"].to_numpy(float)
         return rows, [split.within(flops, self.min_flops) for split in self.splitter.split(rows)]
 
 
 def cutoff_of(rows: pd.DataFrame, split: Split) -> float:
-    """A split's cutoff as bench's tables show it: the largest compute its training side may reach (the largest it
-    holds where the split is not by compute)."""
+    """A split's cutoff in bench's tables: the largest compute its training side may (else does) reach."""
     if split.top_flops is not None:
         return float(split.top_flops)
     flops = rows["flops"].to_numpy(float)[split.train]
@@ -127,8 +120,7 @@ def cutoff_of(rows: pd.DataFrame, split: Split) -> float:
 
 
 def cell_rows(data: Dataset, rows: pd.DataFrame, split: Split) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(training table, held-out rows) of one benchmark's split: every row of the training runs, and the benchmark's
-    scored rows of the held-out runs at or above the compute floor (those below it are not scored)."""
+    """One split's training table (every row of its runs) and held-out scored rows at or above the floor."""
     train = data.table[data.table["run"].isin(set(rows["run"][split.train]))].reset_index(drop=True)
     held = rows[split.test & rows["value"].notna().to_numpy()]
     if data.min_flops is not None:
@@ -137,8 +129,7 @@ def cell_rows(data: Dataset, rows: pd.DataFrame, split: Split) -> tuple[pd.DataF
 
 
 def tprs_held(rows: pd.DataFrame, split: Split) -> bool:
-    """Whether the split holds out runs at a TPR none of its training runs has (a forecast outside the fitted TPRs is
-    then the protocol's premise, not a flag)."""
+    """Whether the split holds out a TPR no training run has (then outside the fitted TPRs is no flag)."""
     tpr = rows["tpr"].to_numpy(float)
     seen = np.unique(tpr[split.train & np.isfinite(tpr)])
     return any(not at_tpr(seen, t).any() for t in np.unique(tpr[split.test & np.isfinite(tpr)]))
@@ -207,8 +198,7 @@ class Cell:
 
 
 def make_cells(datasets: list[Dataset], candidates: tuple | None = None, fallbacks: tuple = ()) -> tuple[list, dict]:
-    """Every cell with held-out runs, and each data set's and split's candidate and fallback laws (``candidates`` and
-    ``fallbacks`` where given; else the ladder of its training runs)."""
+    """Every cell with held-out runs, and each data set's and split's candidate and fallback laws."""
     cells, ladders = [], {}
     for data in datasets:
         everyone = data.table.drop_duplicates("run")
@@ -245,10 +235,7 @@ def fit_cells(
     progress: bool | None = None,
     ray_address: str | None = None,
 ) -> dict:
-    """Run each chooser and fit every law a strategy needs in every cell, each (law, training side) once, with
-    ``uncertainty``'s replicates and seed — the fit cache of one command: cells of several splits or strategies with
-    one training side share its fits. Returns the counts (``needed``: the (cell, law) pairs; ``fitted``: the fits
-    made)."""
+    """Run the choosers and fit each (law, training side) the strategies need once; the counts made."""
     n_boot, seed = uncertainty.n_boot, uncertainty.seed
     pool = {"n_jobs": n_jobs, "progress": progress, "ray_address": ray_address}
     choosers = [s for s in strategies if isinstance(s, st.Chooser)]
@@ -275,9 +262,7 @@ def fit_cells(
 
 @dataclass(frozen=True, eq=False)
 class FitCache:
-    """The fits of one command: every cell (a data set's benchmark on one split) with the laws its strategies need,
-    each (law, training side) fitted once up front in one pool (:func:`fit_cells`; ``counts`` says how many);
-    :func:`~benchcast.evaluation.evaluate.evaluate` makes its forecasters from them."""
+    """The fits of one command: every cell with the laws its strategies need, fitted once (:func:`fit_cells`)."""
 
     cells: tuple
     ladders: dict
@@ -390,8 +375,7 @@ def bench(
 
 
 def _ladder_settings(ladders: dict, which: int) -> dict:
-    """The candidates (``which`` 0) or fallbacks (1) as bench's settings show them: by data set name, or by
-    ``'name @ cutoff'`` where a data set has several splits."""
+    """The candidates (``which`` 0) or fallbacks (1) by data set name (``'name @ cutoff'`` if several splits)."""
     names = [name for name, _ in ladders]
     return {
         name if names.count(name) == 1 else f"{name} @ {cutoff:.3g}": list(pair[which])
@@ -400,9 +384,7 @@ def _ladder_settings(ladders: dict, which: int) -> dict:
 
 
 def assemble(cache: FitCache, strategies: list, *, n_boot: int = DEFAULT_REPLICATES, seed: int = 0):
-    """Each strategy's forecasts, intervals and metrics in every cell: one :func:`evaluate` per data set, strategy and
-    benchmark over the cache's fits, the rows computed from its forecast table plus truth: (rows, per-point
-    predictions)."""
+    """Each strategy's rows (forecasts, intervals, metrics) in every cell, and the per-point predictions."""
     found = []  # (order, row, points)
     datasets = list({id(cell.data): cell.data for cell in cache.cells}.values())
     for d, data in enumerate(datasets):
@@ -425,8 +407,7 @@ def assemble(cache: FitCache, strategies: list, *, n_boot: int = DEFAULT_REPLICA
 
 
 def _cell_row(cell: Cell, strategy, block: pd.DataFrame, model, forecast):
-    """One strategy's row in one cell from its block of the forecast table, and the block as bench's per-point table
-    (None where it made no forecast)."""
+    """One strategy's row in one cell, and its block as bench's per-point table (None without a forecast)."""
     row = {
         "dataset": cell.data.name,
         "benchmark": cell.benchmark,

@@ -159,17 +159,14 @@ SCORE_FLOOR = 1e-4  # scores and bounds below this are read as it, so that the l
 
 
 def interval_score(true, lower, upper, level: float) -> np.ndarray:
-    """The interval score (Gneiting & Raftery 2007, eq. 43) of central ``level`` intervals, on the log of the score, in
-    percent: 100 [(ln u - ln l) + (2/a)(ln l - ln y)+ + (2/a)(ln y - ln u)+], a = 1 - level."""
+    """Interval score (Gneiting & Raftery 2007, eq. 43) of central ``level`` intervals on the log score, in %."""
     alpha = 1.0 - float(level)
     y, lo, hi = (np.log(np.maximum(np.asarray(v, float), SCORE_FLOOR)) for v in (true, lower, upper))
     return 100.0 * ((hi - lo) + 2.0 / alpha * (np.maximum(lo - y, 0.0) + np.maximum(y - hi, 0.0)))
 
 
 def weighted_interval_score(true, predicted, intervals: dict) -> np.ndarray:
-    """The weighted interval score (Bracher et al. 2021) of a point forecast and its central intervals, on the log of
-    the score, in percent: (|ln y - ln m| / 2 + sum_k a_k / 2 IS_k) / (K + 1/2), a_k = 1 - level_k. It approximates
-    the CRPS from K quantile pairs and the point forecast m (the median of a symmetric forecast)."""
+    """Weighted interval score (Bracher et al. 2021; ~CRPS) of a point forecast and intervals, log score, in %."""
     y, m = (np.log(np.maximum(np.asarray(v, float), SCORE_FLOOR)) for v in (true, predicted))
     total = 50.0 * np.abs(y - m)
     for level, (lower, upper) in intervals.items():
@@ -208,10 +205,7 @@ def metrics(true: np.ndarray, predicted: np.ndarray, usable: np.ndarray, interva
 
 
 def leaderboard(rows: pd.DataFrame) -> pd.DataFrame:
-    """Per data set and strategy: means over benchmarks and cutoffs of every cell forecast with a number, flagged cells
-    included (a flag qualifies a number, it does not erase it: ``flagged`` counts them), over the cells every
-    strategy forecast (``*_common``), and how many cells had no support, failed, were flagged or refused (no
-    number)."""
+    """Per data set and strategy: means over the cells forecast (flagged too), over the common cells, and counts."""
     if rows.empty:
         return rows
     flagged = rows["flagged"].eq(True) if "flagged" in rows else pd.Series(False, index=rows.index)  # NaN: not flagged
@@ -238,10 +232,7 @@ def leaderboard(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def head_to_head(rows: pd.DataFrame, default: str = DEFAULT_STRATEGY, alternative: str = ALTERNATIVE) -> pd.DataFrame:
-    """Per data set, ``default`` against ``alternative`` on the cells both forecast with a number (flagged ones
-    included, counted in ``flagged``): how many cells each wins by WIS and by MRE (``wins_*``: the default lower,
-    ``losses_*``: the alternative lower; a tie is neither), and both one's means on those cells. Empty where either
-    strategy is not among the rows."""
+    """Per data set, ``default`` against ``alternative`` on the cells both forecast: wins, losses and means."""
     if rows.empty or not {default, alternative} <= set(rows["strategy"]):
         return pd.DataFrame(columns=list(VERSUS_COLUMNS))
     cell = ["dataset", "benchmark", "metric", "cutoff"]
@@ -264,8 +255,7 @@ def head_to_head(rows: pd.DataFrame, default: str = DEFAULT_STRATEGY, alternativ
 def write_outputs(
     result: BenchResult, out: str | Path, figure_format: str = "png", dpi: int | None = None
 ) -> list[Path]:
-    """CSV tables and the figure of :meth:`BenchResult.plot` (error, coverage and interval width against decades of
-    extrapolation), written as one output folder (complete or absent; see :func:`benchcast.utils.io.output_folder`)."""
+    """The CSV tables and the figure of :meth:`BenchResult.plot` as one output folder (complete or absent)."""
     from benchcast.plots.options import check_figure_options
     from benchcast.utils.io import atomic_write_text, output_folder
 

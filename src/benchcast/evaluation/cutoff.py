@@ -243,9 +243,7 @@ def cutoff_backtest(
 
 
 def _flag_columns(result, predictions: pd.DataFrame) -> dict:
-    """A cutoff's flags: the parameters at a search limit (``converged`` says only that the solver stopped), which
-    rules its target forecasts break (``flags``: ``'refused: outside [0, 1]'``) and why (``flag_reasons``;
-    :mod:`benchcast.forecasting.flags`)."""
+    """A cutoff's flags: parameters at a search limit, the rules its target forecasts break, and why."""
     test = predictions[predictions["side"] == "test"]
     kinds = [k for k in dict.fromkeys(test.get("flag_kinds", pd.Series(dtype=str))) if k]
     reasons = [t for t in dict.fromkeys(test.get("flags", pd.Series(dtype=str))) if t]
@@ -269,8 +267,7 @@ def _interval_widths(predictions: pd.DataFrame) -> dict:
 
 
 def settling(cutoffs: pd.DataFrame, param_names: list[str], tolerance: float = SETTLE_TOLERANCE) -> dict:
-    """Per parameter: the fewest decades of training compute after which every later fit stays within ``tolerance``
-    (relative) of the final fit, and the extrapolation distance there."""
+    """Per parameter: the training decades after which every fit stays within ``tolerance`` of the final one."""
     out = {}
     if cutoffs.empty:
         return out

@@ -201,8 +201,7 @@ class Thresholds(Splitter):
 
 @dataclass(frozen=True)
 class Combined(Splitter):
-    """Hold out what any of the splitters holds out: each split of ``first`` with the one split of each of ``rest``
-    (its label and compute kept), e.g. a cutoff with the runs at a TPR and the larger models held out too."""
+    """Hold out what any splitter holds out: each split of ``first`` with the one split of each of ``rest``."""
 
     first: object
     rest: tuple = ()

@@ -14,8 +14,6 @@ that shows an error shows the refusals beside it, and the one rule below decides
 
 from __future__ import annotations
 
-import math
-
 MAX_REFUSED_SHARE = 0.1  # a tenth: one refused point in ten leaves the error standing for the split
 REFUSAL_RULE = (
     f"refused: held-out forecasts withheld (outside [0, 1]); errors are over the rest, and a law or strategy "
@@ -24,17 +22,10 @@ REFUSAL_RULE = (
 )
 
 
-def _refused_share(n_refused, n_total) -> float:
-    """The share of ``n_total`` points that were refused (NaN where there were none)."""
-    n_refused, n_total = float(n_refused), float(n_total)
-    return n_refused / n_total if n_total > 0 else math.nan
-
-
 def too_many_refused(n_refused, n_total) -> bool:
-    """Whether more than ``MAX_REFUSED_SHARE`` of the points were refused (then the error over the rest does not stand
-    for them all: no success, ranked after the others)."""
-    share = _refused_share(n_refused, n_total)
-    return bool(math.isfinite(share) and share > MAX_REFUSED_SHARE)
+    """Whether more than ``MAX_REFUSED_SHARE`` of the points were refused (no success, ranked last)."""
+    n_refused, n_total = float(n_refused), float(n_total)
+    return bool(n_total > 0 and n_refused / n_total > MAX_REFUSED_SHARE)
 
 
 def refused_cell(n_refused, n_total) -> str:
@@ -44,8 +35,7 @@ def refused_cell(n_refused, n_total) -> str:
 
 
 def ranked(frame, error: str, refused: str, total: str):
-    """``frame`` ordered by the rule above: the rows that refused at most ``MAX_REFUSED_SHARE`` of their points first,
-    by ``error`` ascending, then the others by ``error``."""
+    """``frame`` by the rule above: rows refusing at most ``MAX_REFUSED_SHARE`` first, each group by ``error``."""
     many = [too_many_refused(r, n) for r, n in zip(frame[refused], frame[total], strict=True)]
     order = frame.assign(_many=many).sort_values(["_many", error], kind="stable", na_position="last")
     return order.drop(columns="_many")

@@ -43,8 +43,7 @@ def _named(name: str, interval: str) -> str:
 
 
 def law_outcome(train: pd.DataFrame, spec: FitSpec, n_boot: int, seed: int) -> Member:
-    """Fit ``spec`` to ``train`` (every run the strategy may see), forecast inside the training runs from rolling
-    origins and bootstrap the fit (the expensive part, done once per law and training side in a worker)."""
+    """Fit ``spec`` to ``train``, its rolling origins and bootstrap (once per law and training side)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # bench warns of the data once, in the main process
         made = fit_members(
@@ -105,8 +104,7 @@ class Combine:
 
 @dataclass(frozen=True)
 class Switch:
-    """The default, or the cell's simplest alternative alone where its rolling origins favour it (a rule measured
-    against the default, ``benchmarks/member_designs.md``; by name only, ``-s switch``, not a default row)."""
+    """The default, or the cell's simplest alternative alone where its rolling origins favour it (``-s switch``)."""
 
     interval: str = EXTRAPOLATION
 
@@ -155,8 +153,7 @@ class Chooser:
 
 
 def parse_strategy(name, interval: str | None = None, choosers: tuple = ()):
-    """The strategy value of a name (``power``, ``power[bootstrap]``, ``ensemble``, ``switch``, one of ``choosers``'
-    names; a value is returned as it is); ``interval`` is a bare name's (default: extrapolation)."""
+    """The strategy value of a name (``power[bootstrap]``, ``ensemble``, a chooser's); a value as it is."""
     if not isinstance(name, str):
         return name
     by_name = {chooser.name: chooser for chooser in choosers}
@@ -172,8 +169,7 @@ def parse_strategy(name, interval: str | None = None, choosers: tuple = ()):
 
 
 def default_strategies(laws, choosers=(), interval: str | None = None) -> list:
-    """Every law with both intervals, the selectors, the default with the bootstrap interval, the choosers (with
-    ``interval``: every law and selector once, with that interval)."""
+    """Every law with both intervals, the selectors, the default with the bootstrap, the choosers."""
     if interval is not None:
         return [*(FixedLaw(law, interval) for law in laws), *(Combine(rule, interval) for rule in SELECTORS), *choosers]
     return [

@@ -32,8 +32,7 @@ SUCCESS_DEFINITION = (
 
 
 def usable_errors(bt: BacktestResult) -> dict:
-    """Training and held-out errors over all points and over usable points (:data:`USABLE`, one definition for every
-    law, so that tables compare like with like)."""
+    """Training and held-out errors over all points and over usable points (one definition for every law)."""
     frame = bt.predictions
     true, prediction = frame["true"].to_numpy(float), frame["prediction"].to_numpy(float)
     usable = usable_points(true, bt.fit.spec.q_rand, bt.benchmark)
@@ -56,8 +55,7 @@ def _refused(row) -> int:
 
 
 def succeeds(frame: pd.DataFrame, success_mre: float) -> pd.Series:
-    """Each threshold's success: held-out MRE below ``success_mre`` and at most ``MAX_REFUSED_SHARE`` of the held-out
-    points refused (:mod:`benchcast.evaluation.refusals`)."""
+    """Each threshold's success: held-out MRE below ``success_mre``, at most ``MAX_REFUSED_SHARE`` refused."""
     refused = frame["n_refused"] if "n_refused" in frame else pd.Series(0, index=frame.index)
     many = [too_many_refused(r, n + r) for r, n in zip(refused, frame["n_test"], strict=True)]
     return (frame["test_mre"] < success_mre) & ~pd.Series(many, index=frame.index, dtype=bool)
@@ -172,8 +170,7 @@ class SweepComparison(RichView, WrittenView):
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
     def to_dict(self) -> dict:
-        """The definitions, every row, each sweep's critical threshold and the thresholds left out; ``intervals`` says
-        whether interval coverage was computed."""
+        """The definitions, rows, critical thresholds, thresholds left out and whether coverage was computed."""
         n_boot, kind = self.sweeps[0].n_boot, self.sweeps[0].interval
         return {
             "definitions": self.sweeps[0].definitions,
@@ -239,8 +236,7 @@ class SweepComparison(RichView, WrittenView):
         return items
 
     def plot(self, ax=None):
-        """MRE versus threshold, one panel per benchmark, one line per law, with the success line and each law's
-        critical threshold (:func:`benchcast.plots.plot_sweep`)."""
+        """MRE versus threshold, a panel per benchmark, a line per law (:func:`benchcast.plots.plot_sweep`)."""
         from benchcast.plots.figures import plot_sweep  # matplotlib loads only when a figure is drawn
 
         critical = [{"law": s.law, "benchmark": s.benchmark, "critical_threshold": s.critical} for s in self.sweeps]

@@ -44,8 +44,7 @@ def _drop_reasons(law: Law, rows: pd.DataFrame, spec: FitSpec) -> np.ndarray:
 
 
 def fit_subsets(rows: pd.DataFrame, spec: FitSpec, masks, *, max_flops=None, quiet: bool = True) -> list:
-    """Cold fits of ``spec`` to several subsets of ``rows`` (rolling origins), their solver stages solved as rows of
-    one batch (:func:`benchcast.fitting.engine.batch.minimize_subsets`)."""
+    """Cold fits of ``spec`` to several subsets of ``rows`` (rolling origins), solved as one batch."""
     flops = rows["flops"].to_numpy(float)
     masks = [np.asarray(mask) for mask in masks]
     for i, mask in enumerate(masks):
@@ -180,8 +179,7 @@ def finish_fit(
 
 
 def _modelled_note(rows) -> str:
-    """A fit to pass@k rows that ``passk --extrapolate-to`` modelled past the samples drawn says so: those points are a
-    distribution's tail (``source`` names its family), not measurements."""
+    """A note where pass@k rows were modelled past the samples drawn (``passk --extrapolate-to``)."""
     if "source" not in rows:
         return ""
     source = rows["source"].astype("string").fillna("")

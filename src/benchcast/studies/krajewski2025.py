@@ -86,11 +86,6 @@ def _run(table: pd.DataFrame, job: Job) -> BacktestResult | Sweep | str:
         return f"{'/'.join(map(str, job.key))}: {exc}"
 
 
-def _task_proxy(table: pd.DataFrame, benchmark: str) -> str | None:
-    """The benchmark's own log-likelihood as a proxy, where the table has it."""
-    return f"{benchmark}:loglikelihood" if _has(table, benchmark, "loglikelihood") else None
-
-
 def _spec(law: str, bench: str, metric: str) -> FitSpec:
     """A direct law's spec in the study: BNSL on the authors' points (:data:`BNSL_MARGIN`), others as the package's."""
     return FitSpec(law, bench, metric, margin=BNSL_MARGIN if law in (BNSL, CONSTRAINED_BNSL) else None)
@@ -112,7 +107,8 @@ def plan_jobs(
         for law in (*DIRECT_LAWS, "power_floor"):
             options = with_intervals if law in INTERVAL_LAWS else direct
             jobs.append(Job(("direct", law, bench, ""), _spec(law, bench, metric), options))
-        proxies = ["dclm:loss", *filter(None, [_task_proxy(table, bench)])]
+        # the benchmark's own log-likelihood as a proxy too, where the table has it
+        proxies = ["dclm:loss", *([f"{bench}:loglikelihood"] if _has(table, bench, "loglikelihood") else [])]
         for law in TWO_STAGE_LAWS:
             for proxy in proxies:
                 jobs.append(Job(("two_stage", law, bench, proxy), FitSpec(law, bench, metric, proxy=proxy), direct))
@@ -155,8 +151,7 @@ def reproduce_krajewski2025(
     figure_format: str = "png",
     dpi: int | None = None,
 ) -> Reproduction:
-    """Run every protocol of the study; ``benchmarks`` and ``thresholds`` default to the paper's; ``uncertainty``: the
-    direct laws' replicates and interval method (default: :class:`Uncertainty`'s)."""
+    """Run every protocol of the study (default: the paper's benchmarks, thresholds and intervals)."""
     from benchcast.plots.options import check_figure_options
 
     figure_format, dpi = check_figure_options(figure_format, dpi)  # before hours of work, not after

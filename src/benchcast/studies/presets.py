@@ -71,13 +71,4 @@ def preset_dataset(name: str, data: str | Path) -> Dataset:
     path = Path(data)
     if path.is_dir():
         path = locate(name, [path])
-    table = load(path, "apple")
-    return Dataset(
-        name,
-        table,
-        preset["benchmarks"],
-        preset["cutoffs"],
-        preset["tpr"],
-        preset["min_flops"],
-        tuple(preset.get("holdout_tprs", ())),
-    )
+    return Dataset(name, load(path, "apple"), **{key: v for key, v in preset.items() if key != "file"})

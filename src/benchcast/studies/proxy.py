@@ -73,19 +73,9 @@ def benchmark_average(table: pd.DataFrame, benchmarks: list[tuple[str, str]], na
     records = []
     for run, entry in per_run.items():
         if entry["ok"] and len(entry["normed"]) == len(benchmarks):
-            params, tokens, flops, tpr = entry["sizes"]
-            value = float(np.mean(entry["normed"]))
+            sizes = dict(zip(("params", "tokens", "flops", "tpr"), entry["sizes"], strict=True))
             records.append(
-                {
-                    "run": run,
-                    "params": params,
-                    "tokens": tokens,
-                    "flops": flops,
-                    "tpr": tpr,
-                    "benchmark": name,
-                    "metric": "score",
-                    "value": value,
-                }
+                {"run": run, **sizes, "benchmark": name, "metric": "score", "value": float(np.mean(entry["normed"]))}
             )
     if not records:
         return pd.DataFrame(columns=["run", "benchmark", "metric", "value", "flops"])

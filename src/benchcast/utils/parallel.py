@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import time
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from functools import partial
 from typing import Any, TypeVar
@@ -118,18 +118,12 @@ def _warned(func: Callable[[T], R], item: T) -> tuple[R, list[tuple]]:
     return result, [(w.category, str(w.message), w.filename, w.lineno) for w in caught]
 
 
-def _import_ray() -> Any:
-    """The ``ray`` module, or a BenchcastError saying how to install it."""
+def _connect_ray(address: str | None = None) -> Any:
+    """The ray module with a session: the one this process has, else ``ray.init(address)``."""
     try:
         import ray
     except ImportError as exc:
         raise BenchcastError(f"running on Ray needs the 'ray' package, which is not installed: {RAY_INSTALL}.") from exc
-    return ray
-
-
-def _connect_ray(address: str | None = None) -> Any:
-    """The ray module with a session: the one this process has, else ``ray.init(address)``."""
-    ray = _import_ray()
     if not ray.is_initialized():
         try:
             if address is None:  # a local cluster of this machine's cores
@@ -147,14 +141,6 @@ def _ray_call(func: Callable[[T], R], item: T) -> R:
         return func(item)
 
 
-def _completed(ray: Any, refs: list) -> Iterator[None]:
-    pending = list(refs)
-    while pending:
-        done, pending = ray.wait(pending, num_returns=1)
-        for _ in done:
-            yield None
-
-
 def _ray_map(func: Callable[[T], R], items: list[T], address: str | None, description: str, shown: dict) -> list[R]:
     if not items:
         return []
@@ -163,6 +149,7 @@ def _ray_map(func: Callable[[T], R], items: list[T], address: str | None, descri
     shared = ray.put(func)  # the function (and e.g. the data table it carries) is shipped once
     refs = [task.remote(shared, item) for item in items]
     # ray.wait hands the tasks back as they finish, not in order: count items, not their sizes
-    for _ in track(_completed(ray, refs), f"{description} (ray)", total=len(refs), enabled=shown["enabled"]):
-        pass
+    pending = list(refs)
+    for _ in track(refs, f"{description} (ray)", enabled=shown["enabled"]):
+        _, pending = ray.wait(pending, num_returns=1)  # one more task finished
     return ray.get(refs)
