@@ -67,8 +67,7 @@ class BenchResult(RichView, WrittenView):
         return head_to_head(self.rows)
 
     def to_dict(self) -> dict:
-        """``rows`` (the per-cell records, what ``bench --json`` prints), ``leaderboard``, ``settings``
-        and ``seconds``; the per-point predictions are left to :func:`write_outputs`."""
+        """The per-cell ``rows`` (what ``bench --json`` prints), leaderboard, versus, settings and seconds."""
         return jsonable(
             {
                 "rows": self.rows.replace({np.nan: None}).to_dict("records"),
@@ -101,14 +100,7 @@ class BenchResult(RichView, WrittenView):
         write_outputs(self, out, figure_format, dpi)
 
     def rich_items(self) -> list:
-        """The leaderboard (numbers to 3 significant digits), the default against the simplest alternative, then
-        the notes.
-
-        Returns
-        -------
-        list
-            Rich tables and one unhighlighted markup line per note.
-        """
+        """The leaderboard (3 significant digits), the default against the simplest alternative, then the notes."""
         board = self.to_frame()
         cells = [[MISSING if missing(v) else v for v in row.values()] for row in board.to_dict("records")]
         tables = [rich_table(self.title, list(board.columns), cells, ".3g")]  # escapes its cells

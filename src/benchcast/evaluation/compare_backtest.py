@@ -62,21 +62,11 @@ class CompareBacktest(RichView):
     fit_below: float
 
     def to_frame(self) -> pd.DataFrame:
-        """The scores' table.
-
-        Returns
-        -------
-        pandas.DataFrame
-        """
+        """The scores' table."""
         return self.scores.copy()
 
     def to_dict(self) -> dict:
-        """The scores and pairs as JSON records.
-
-        Returns
-        -------
-        dict
-        """
+        """The scores and pairs as JSON records."""
         return jsonable(
             {
                 "fit_below": self.fit_below,

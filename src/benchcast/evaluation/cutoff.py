@@ -82,8 +82,7 @@ class CutoffResult(RichView, WrittenView):
         return self.table
 
     def to_dict(self) -> dict:
-        """As one element of ``benchcast cutoff --json``'s list; ``interval`` names the kind of interval
-        behind the coverage columns (None: no bootstrap, no coverage)."""
+        """One element of ``benchcast cutoff --json``'s list (``interval``: the coverage's kind; None: none)."""
         return {
             "law": self.law,
             "cutoffs": self.table.to_dict("records"),

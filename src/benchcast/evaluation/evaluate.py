@@ -341,8 +341,8 @@ class LikeTarget(Splitter):
         str
         """
         flops, tpr = rows["flops"].to_numpy(float), rows["tpr"].to_numpy(float)
-        c_cut, t_cut = self.cuts(rows)
-        train = (flops <= c_cut) & (tpr <= t_cut * (1 + 1e-6))
+        (split,) = self.split(rows)
+        train = split.train
         got_c, got_t = np.log10(flops.max() / flops[train].max()), np.log10(tpr.max() / tpr[train].max())
         want_c, want_t = np.log10(self.flops / flops.max()), np.log10(self.tpr / tpr.max())
         short = [f"{w - g:.2f} decades of {what} short" for w, g, what in

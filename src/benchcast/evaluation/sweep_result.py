@@ -127,8 +127,7 @@ class Sweep(RichView, WrittenView):
         }
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per threshold, with the law, the benchmark, ``n_boot`` (the bootstrap replicates
-        behind the coverage columns; 0: no coverage computed) and, with coverage, its ``interval`` kind."""
+        """One row per threshold, with law, benchmark, ``n_boot`` (0: no coverage) and, with coverage, ``interval``."""
         frame = self.table.assign(law=self.law, benchmark=self.benchmark, n_boot=self.n_boot)
         return frame.assign(interval=self.interval) if self.n_boot else frame
 

@@ -106,12 +106,6 @@ class FitSpec:
         return replace(self, **changes)
 
 
-def _given_margin(rows: pd.DataFrame) -> float | None:
-    """The margin ``--margin`` set on these rows (a ``margin`` column, :func:`~benchcast.data.chance.with_margins`)."""
-    given = rows["margin"].dropna().unique() if "margin" in rows.columns else ()
-    return float(given[0]) if len(given) else None
-
-
 def _resolve_metric(law: Law, table: pd.DataFrame, spec: FitSpec) -> tuple[str | None, int | None]:
     metric, k = spec.metric, spec.k
     if metric is None and law.default_metric:
@@ -207,7 +201,9 @@ def design(table: pd.DataFrame, spec: FitSpec) -> tuple[pd.DataFrame, FitSpec]:
     q_rand, q_source = chance = chance_level(spec.benchmark, metric, spec.q_rand, table=table)
     if not chance.known:
         warn_unknown_chance(table, spec.benchmark, metric)
-    margin = law.margin_for(spec.benchmark, spec.margin if spec.margin is not None else _given_margin(rows))
+    given = rows["margin"].dropna().unique() if "margin" in rows.columns else ()  # --margin's (chance.with_margins)
+    own = spec.margin if spec.margin is not None else float(given[0]) if len(given) else None
+    margin = law.margin_for(spec.benchmark, own)
     found = {"q_rand": q_rand, "q_rand_source": q_source, "margin": margin if law.uses_margin else None, "proxy": proxy}
     delta = law.huber_delta if spec.huber_delta is None else spec.huber_delta
     resolved = replace(spec, metric=metric, k=k, loss=spec.loss or law.loss, huber_delta=delta, **found)

@@ -10,6 +10,7 @@ targets the engine fits; :func:`finish_fit` turns the engine's optimum into a :c
 from __future__ import annotations
 
 import warnings
+from collections import Counter
 from dataclasses import replace
 
 import numpy as np
@@ -124,9 +125,7 @@ def finish_fit(
     observed = used["value"].to_numpy(float)
     flops = used["flops"].to_numpy(float)
     decades = float(np.log10(flops.max() / flops.min()))
-    counts: dict[str, int] = {}
-    for item in dropped:
-        counts[item["reason"]] = counts.get(item["reason"], 0) + 1
+    counts = dict(Counter(item["reason"] for item in dropped))
     diagnostics = FitDiagnostics(
         loss=float(optimum.loss),
         n_used=len(used),

@@ -49,14 +49,6 @@ class ExampleResult(RichView):
         keys = ["benchmark", "metric", "n_train", "n_test", "train_r2", "test_mae", "test_mre"]
         return [[b[key] for key in keys] for b in self.benchmarks]
 
-    def _forecast_rows(self) -> list[list]:
-        """The held-out forecasts' table's rows."""
-        return [
-            [f["benchmark"], f["run"], f"{f['flops']:.3g}", f["true"], f.get("default", np.nan)]
-            + [f.get("default_lower", np.nan), f.get("default_upper", np.nan), f["predicted"], f["truth_law"]]
-            for f in self.forecasts
-        ]
-
     def to_frame(self) -> pd.DataFrame:
         """One row per benchmark: runs fitted and held out, R2 of the fit, MAE and MRE % of the forecasts."""
         return pd.DataFrame(self._benchmark_rows(), columns=BENCHMARK_COLUMNS)
@@ -82,9 +74,14 @@ class ExampleResult(RichView):
     def rich_items(self) -> list:
         """The backtest per benchmark, the held-out forecasts, and where the figure and fits are."""
         held = "Forecasts for the held-out runs: the default with its 90 % interval, and the law"
+        forecasts = [
+            [f["benchmark"], f["run"], f"{f['flops']:.3g}", f["true"], f.get("default", np.nan)]
+            + [f.get("default_lower", np.nan), f.get("default_upper", np.nan), f["predicted"], f["truth_law"]]
+            for f in self.forecasts
+        ]
         return [
             rich_table(self.title, BENCHMARK_COLUMNS, self._benchmark_rows()),
-            rich_table(held, FORECAST_COLUMNS, self._forecast_rows()),
+            rich_table(held, FORECAST_COLUMNS, forecasts),
             *(Markup(escape(note)) for note in self.notes),
         ]
 

@@ -84,9 +84,7 @@ class ResultView:
         return []
 
     def __str__(self) -> str:
-        parts = [self.title, _text_table(self.to_frame())]
-        parts += list(self.notes)
-        return "\n".join(parts)
+        return "\n".join([self.title, _text_table(self.to_frame()), *self.notes])
 
     def _repr_html_(self) -> str:
         notes = "".join(f"<p>{html.escape(n)}</p>" for n in self.notes)

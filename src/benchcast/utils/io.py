@@ -123,11 +123,8 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
 
 
 def _digest(path: Path) -> str:
-    sha = hashlib.sha256()
     with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            sha.update(block)
-    return sha.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 @contextlib.contextmanager
