@@ -15,11 +15,6 @@ that shows an error shows the refusals beside it, and the one rule below decides
 from __future__ import annotations
 
 MAX_REFUSED_SHARE = 0.1  # a tenth: one refused point in ten leaves the error standing for the split
-REFUSAL_RULE = (
-    f"refused: held-out forecasts withheld (outside [0, 1]); errors are over the rest, and a law or strategy "
-    f"that refused more than {MAX_REFUSED_SHARE:.0%} of its held-out points is no success and ranks after "
-    "every one that did not"
-)
 
 
 def too_many_refused(n_refused, n_total) -> bool:

@@ -174,9 +174,7 @@ def _direct_table(done: dict, benchmarks) -> pd.DataFrame:
             e = errors(bt)
             row[f"{law}_mae"], row[f"{law}_mre"] = e["test_mae"], e["test_mre"]
             row[f"{law}_mre_usable"], row[f"{law}_n_test_usable"] = e["test_mre_usable"], e["n_test_usable"]
-            for level in (50, 90):
-                if f"coverage{level}" in bt.metrics:
-                    row[f"{law}_coverage{level}"] = bt.metrics[f"coverage{level}"]
+            row.update({f"{law}_{key}": bt.metrics[key] for key in ("coverage50", "coverage90") if key in bt.metrics})
             if "interval" in bt.metrics:  # the kind of interval behind the coverage columns
                 row["interval"] = bt.metrics["interval"]
             if bt.fit.law_object.search.n_screen:  # a global search: how many points and the loss it reached
