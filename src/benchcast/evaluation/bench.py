@@ -298,12 +298,6 @@ def bench(
 ) -> BenchResult:
     """Rolling-origin backtests of every strategy on every data set, benchmark and split.
 
-    ``laws`` are the fixed-law strategies of the default list; ``candidates`` are what ``ensemble``, ``stack`` and
-    ``select`` combine (default: each split's own ladder, with its fallback law where no candidate has support:
-    :func:`benchcast.forecasting.selection.ladder_laws`). ``strategies`` default to every fixed law with both
-    intervals, ``ensemble`` (also with the bootstrap-only interval), ``stack``, ``select`` and each of ``choosers``
-    (rules that pick one law per cell from its training runs).
-
     Parameters
     ----------
     datasets : list of Dataset
@@ -311,13 +305,15 @@ def bench(
     strategies : list of str or strategy values, optional
         Strategies (:class:`~benchcast.evaluation.strategies.FixedLaw`, ``Combine``, ``Switch``, ``Chooser``) or
         their names (:func:`~benchcast.evaluation.strategies.parse_strategy`: a law, ``ensemble``, ``stack``,
-        ``select``, ``switch``, a chooser; ``[bootstrap]`` suffix for the bootstrap-only interval).
+        ``select``, ``switch``, a chooser; ``[bootstrap]`` suffix for the bootstrap-only interval); default:
+        :func:`~benchcast.evaluation.strategies.default_strategies`.
     laws : tuple of str
         The fixed laws of the default strategies (and those ``candidates`` may name).
     candidates : tuple of str, optional
-        The laws the selectors combine (a subset of ``laws``; no fallback); None: each split's training runs'.
+        The laws the selectors combine (a subset of ``laws``; no fallback); None: each split's own ladder
+        (:func:`benchcast.forecasting.selection.ladder_laws`, with its fallback law where no candidate has support).
     uncertainty : Uncertainty
-        Bootstrap replicates per law fit and the seed of the bootstrap and interval draws (default: 1000, seed 0);
+        Bootstrap replicates per law fit and the seed of the bootstrap and interval draws (default: 1500, seed 0);
         the interval method is each strategy's (``strategy_interval``).
     n_jobs : int, optional
         Worker processes (``None``: :func:`benchcast.utils.parallel.default_jobs`).

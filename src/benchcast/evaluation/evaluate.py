@@ -27,23 +27,12 @@ MIN_TRAINING_RUNGS = 3  # a law of three parameters needs at least three compute
 
 @dataclass(frozen=True, eq=False)
 class Split:
-    """One split of the rows a splitter was given.
+    """One split of the rows a splitter was given: its label, its two sides and the training side's compute cap."""
 
-    Parameters
-    ----------
-    label : float
-        What names the split in a table (its ``split`` or ``cutoff`` column): a compute, a TPR, a size.
-    train, test : ndarray of bool
-        The training and the held-out rows (a row on neither side is unused).
-    top_flops : float, optional
-        The largest compute the training side may reach (a fixed law's fit records it as its compute range); None
-        where the split is not by compute.
-    """
-
-    label: float
-    train: np.ndarray
-    test: np.ndarray
-    top_flops: float | None = None
+    label: float  # what names the split in a table (its split or cutoff column): a compute, a TPR, a size
+    train: np.ndarray  # bool: the training rows (a row on neither side is unused)
+    test: np.ndarray  # bool: the held-out rows
+    top_flops: float | None = None  # the training side's largest compute (a fixed law's fit range); None: not by C
 
     def within(self, flops: np.ndarray, min_flops: float | None = None, max_flops: float | None = None) -> Split:
         """The one compute-range rule: the training side keeps the rows (of compute ``flops``) within the range."""

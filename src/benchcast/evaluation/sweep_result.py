@@ -194,45 +194,27 @@ class SweepComparison(RichView, WrittenView):
             )
         ]
         for s in self.sweeps:
-            t = s.critical
-            items.append(
-                Markup(
-                    escape(f"{s.benchmark} / {s.law}: critical threshold ")
-                    + (
-                        f"[bold]{t:.3g}[/] FLOPs ({escape(s.note)})"
-                        if t is not None
-                        else escape(f"not reported: {s.note}")
-                    )
-                )
+            found = (
+                f"[bold]{s.critical:.3g}[/] FLOPs ({escape(s.note)})"
+                if s.critical is not None
+                else escape(f"not reported: {s.note}")
             )
+            items.append(Markup(escape(f"{s.benchmark} / {s.law}: critical threshold ") + found))
             items += [
                 Markup(escape(f"  left out of the grid: {r['threshold']:.3g} ({r['skipped']})")) for r in s.skipped
             ]
-        rows = [
-            [
-                r.benchmark,
-                r.law,
-                f"{r.threshold:.3g}",
-                r.n_train,
-                r.n_test + _refused(r),
-                refused_cell(_refused(r), r.n_test + _refused(r)),
-            ]
-            + [r.test_mre, r.test_mre_usable, r.success]
-            for r in self.to_frame().itertuples()
-        ]
+        rows = []
+        for r in self.to_frame().itertuples():
+            held = r.n_test + _refused(r)  # forecast or refused
+            counts = [r.n_train, held, refused_cell(_refused(r), held)]
+            rows.append([r.benchmark, r.law, f"{r.threshold:.3g}", *counts, r.test_mre, r.test_mre_usable, r.success])
         columns = ["benchmark", "law", "threshold", "fitted", "held out", "refused", "MRE %", "MRE % usable", "success"]
         items.append(rich_table(self.title, columns, rows))
         n_boot, kind = self.sweeps[0].n_boot, self.sweeps[0].interval
-        if n_boot:
-            items.append(
-                Markup(
-                    f"{kind} interval coverage in --json and --out sweep.csv: "
-                    f"{n_boot} bootstrap replicates per threshold"
-                )
-            )
-        else:
-            items.append(Markup(escape(NO_INTERVALS)))
-        return items
+        coverage = (
+            f"{kind} interval coverage in --json and --out sweep.csv: {n_boot} bootstrap replicates per threshold"
+        )
+        return [*items, Markup(coverage if n_boot else escape(NO_INTERVALS))]
 
     def plot(self, ax=None):
         """MRE versus threshold, a panel per benchmark, a line per law (:func:`benchcast.plots.plot_sweep`)."""
