@@ -258,9 +258,8 @@ def _interval_widths(predictions: pd.DataFrame) -> dict:
     """Median width of the 50 % and 90 % prediction intervals at the held-out (target) runs."""
     test = predictions[predictions["side"] == "test"]
     out = {}
-    for pct in (50, 90):
-        width = (test.get(f"upper{pct}", np.nan) - test.get(f"lower{pct}", np.nan)) if len(test) else pd.Series()
-        width = pd.Series(width).dropna()
+    for pct in (50, 90):  # a level without bounds has no width
+        width = pd.Series(test.get(f"upper{pct}", np.nan) - test.get(f"lower{pct}", np.nan), dtype=float).dropna()
         out[f"width{pct}"] = float(width.median()) if len(width) else float("nan")
     return out
 
