@@ -100,8 +100,8 @@ class BacktestResult(RichView, WrittenView):
             f"{self.law}: {n} training row(s) dropped ({why})"
             for why, n in self.fit.diagnostics.dropped_reasons.items()
         ]
-        missing = int(self.metrics.get("n_test_without_score", 0))
-        return out + ([f"{self.law}: {missing} held-out run(s) without a score (NaN), not scored"] if missing else [])
+        unscored = int(self.metrics.get("n_test_without_score", 0))
+        return out + ([f"{self.law}: {unscored} held-out run(s) without a score (NaN), not scored"] if unscored else [])
 
     def refusal_notes(self) -> list[str]:
         """What the refused held-out forecasts do to the errors (:mod:`benchcast.evaluation.refusals`).
