@@ -55,18 +55,6 @@ def fit_rows(rows: pd.DataFrame, spec: FitSpec, *, quiet: bool = False) -> FitRe
 SELECTION_AND_SETTINGS = tuple(f.name for f in fields(FitSpec) if f.name not in ("law", "benchmark", "q_rand_source"))
 
 
-def _as_table(table: pd.DataFrame | str | os.PathLike) -> pd.DataFrame:
-    """The table to fit: a DataFrame as it is, a path read as :func:`benchcast.load` reads it."""
-    if isinstance(table, (str, os.PathLike)):
-        return load(table)
-    if not isinstance(table, pd.DataFrame):
-        raise DataError(
-            f"expected a table (a pandas DataFrame, e.g. from benchcast.load) or the path of a data file, "
-            f"got {type(table).__name__}."
-        )
-    return table
-
-
 def fit(
     table: pd.DataFrame | str | os.PathLike,
     law: str,
@@ -103,7 +91,13 @@ def fit(
     unknown = sorted(set(selection_and_settings) - set(SELECTION_AND_SETTINGS))
     if unknown:
         raise TypeError(f"fit() got unexpected keyword argument(s) {unknown}; allowed: {SELECTION_AND_SETTINGS}")
-    table = _as_table(table)
+    if isinstance(table, (str, os.PathLike)):
+        table = load(table)
+    elif not isinstance(table, pd.DataFrame):
+        raise DataError(
+            f"expected a table (a pandas DataFrame, e.g. from benchcast.load) or the path of a data file, "
+            f"got {type(table).__name__}."
+        )
     spec = FitSpec(law=law, benchmark=benchmark, metric=metric, k=k, **selection_and_settings)
     rows, resolved = design(table, spec)
     return fit_rows(rows, resolved)
