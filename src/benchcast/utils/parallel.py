@@ -13,7 +13,7 @@ import warnings
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from functools import partial
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from threadpoolctl import threadpool_limits
 
@@ -46,11 +46,7 @@ def _worker_start(parent: int) -> None:
     # Fits use tiny matrices: BLAS threads only spin against the other workers (a 3-4x slowdown).
     threadpool_limits(1)
     silence()  # the parent counts the workers' results; a worker's own bars would fight over the terminal
-    _end_with_parent(parent)
-
-
-def _end_with_parent(parent: int) -> None:
-    """End this process when ``parent`` dies (prctl PR_SET_PDEATHSIG on Linux, else a watchdog thread)."""
+    # end with the parent: prctl PR_SET_PDEATHSIG on Linux, else a watchdog thread
     import ctypes
     import ctypes.util
     import signal
@@ -118,8 +114,15 @@ def _warned(func: Callable[[T], R], item: T) -> tuple[R, list[tuple]]:
     return result, [(w.category, str(w.message), w.filename, w.lineno) for w in caught]
 
 
-def _connect_ray(address: str | None = None) -> Any:
-    """The ray module with a session: the one this process has, else ``ray.init(address)``."""
+def _ray_call(func: Callable[[T], R], item: T) -> R:
+    silence()
+    with threadpool_limits(1):  # the same single-threaded BLAS as the process pool's workers
+        return func(item)
+
+
+def _ray_map(func: Callable[[T], R], items: list[T], address: str | None, description: str, shown: dict) -> list[R]:
+    if not items:
+        return []
     try:
         import ray
     except ImportError as exc:
@@ -132,19 +135,6 @@ def _connect_ray(address: str | None = None) -> Any:
                 ray.init(address=address, log_to_driver=False)
         except (ConnectionError, ValueError, RuntimeError) as exc:
             raise BenchcastError(f"could not connect to the Ray cluster at {address!r}: {exc}") from exc
-    return ray
-
-
-def _ray_call(func: Callable[[T], R], item: T) -> R:
-    silence()
-    with threadpool_limits(1):  # the same single-threaded BLAS as the process pool's workers
-        return func(item)
-
-
-def _ray_map(func: Callable[[T], R], items: list[T], address: str | None, description: str, shown: dict) -> list[R]:
-    if not items:
-        return []
-    ray = _connect_ray(address)
     task = ray.remote(_ray_call)
     shared = ray.put(func)  # the function (and e.g. the data table it carries) is shipped once
     refs = [task.remote(shared, item) for item in items]
