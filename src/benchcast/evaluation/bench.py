@@ -97,11 +97,16 @@ class Dataset:
             first, rest = rest[0], rest[1:]
         return Combined(first, rest) if rest else first
 
-    def splits(self, bench: str, metric: str) -> tuple[pd.DataFrame, list[Split]]:
-        """One benchmark's rows (unscored too, as ``evaluate`` splits them) and its splits, the train side floored."""
+    def rows(self, bench: str, metric: str) -> pd.DataFrame:
+        """One benchmark's rows at the data set's TPR, those with no score too (the rows ``evaluate`` splits)."""
         name, k = parse_metric(metric)
         rows = select(self.table, bench, name, k, tpr=self.tpr, missing=True).reset_index(drop=True)
         rows["k"] = rows["k"].astype(float).fillna(1.0)
+        return rows
+
+    def splits(self, bench: str, metric: str) -> tuple[pd.DataFrame, list[Split]]:
+        """One benchmark's rows and each split of them, the compute floor applied to the training side."""
+        rows = self.rows(bench, metric)
         flops = rows["flops"].to_numpy(float)
         return rows, [split.within(flops, self.min_flops) for split in self.splitter.split(rows)]
 
