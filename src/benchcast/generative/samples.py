@@ -22,19 +22,6 @@ from benchcast.errors import DataError
 COUNT_COLUMNS = ["run", "benchmark", "problem_id", "n", "c"]
 
 
-def _as_bool(values: pd.Series, path: Path) -> np.ndarray:
-    """Column 'correct' as booleans (0/1 or true/false), refused otherwise."""
-    if values.dtype == bool:
-        return values.to_numpy()
-    mapped = values.map(lambda v: {"true": 1, "false": 0}.get(str(v).strip().lower(), v))
-    numeric = pd.to_numeric(mapped, errors="coerce")
-    bad = numeric.isna() | ~numeric.isin([0, 1])
-    if bad.any():
-        row = int(np.flatnonzero(bad.to_numpy())[0])
-        raise DataError(f"{path}: column 'correct' must be 0/1 or true/false; row {row} holds {values.iloc[row]!r}.")
-    return numeric.to_numpy().astype(bool)
-
-
 def _first_line(path: Path) -> dict | None:
     """The first line of a JSON-lines file, parsed."""
     try:
@@ -96,7 +83,17 @@ def read_counts(path: str | Path, *, benchmark: str | None = None, run: str | No
         raise DataError(f"{path}: need columns 'n' and 'c' (per problem) or 'correct' (per sample).")
     if "error" in frame.columns:  # samples that failed to generate or grade are not outcomes
         frame = frame[frame["error"].isna()].copy()
-    frame["correct"] = _as_bool(frame["correct"], path)
+    values = frame["correct"]  # 0/1 or true/false, refused otherwise
+    if values.dtype != bool:
+        mapped = values.map(lambda v: {"true": 1, "false": 0}.get(str(v).strip().lower(), v))
+        numeric = pd.to_numeric(mapped, errors="coerce")
+        bad = numeric.isna() | ~numeric.isin([0, 1])
+        if bad.any():
+            row = int(np.flatnonzero(bad.to_numpy())[0])
+            raise DataError(
+                f"{path}: column 'correct' must be 0/1 or true/false; row {row} holds {values.iloc[row]!r}."
+            )
+        frame["correct"] = numeric.to_numpy().astype(bool)
     keys = ["run", "benchmark", "problem_id"]
     counts = frame.groupby(keys, sort=False)["correct"].agg(n="size", c="sum").reset_index()[COUNT_COLUMNS]
     return _with_first_round(counts, frame, keys, path)
