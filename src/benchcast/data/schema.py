@@ -103,22 +103,23 @@ def _numeric(frame: pd.DataFrame, column: str, source: str) -> pd.Series:
         or isinstance(dtype, pd.PeriodDtype)
     ):
         raise DataError(f"{source}: column '{column}' must be numeric, but it holds {dtype} values.")
+    odd = False  # a boolean or a date among the objects: not a number, though pandas would coerce it
     if pd.api.types.is_object_dtype(dtype):
         odd = raw.map(lambda v: isinstance(v, (bool, np.bool_)) or hasattr(v, "isoformat"))
-        if odd.any():
-            row = int(np.flatnonzero(odd.to_numpy())[0])
-            raise DataError(f"{source}: column '{column}' must be numeric, but row {row} holds {raw.iloc[row]!r}.")
+        raw = raw.mask(odd)
     values = pd.to_numeric(raw, errors="coerce")
-    bad = values.isna() & raw.notna()
+    bad = (values.isna() & raw.notna()) | odd
     if bad.any():
-        row = int(np.flatnonzero(bad.to_numpy())[0])
-        raise DataError(f"{source}: column '{column}' must be numeric, but row {row} holds {raw.iloc[row]!r}.")
+        row = _first(bad)
+        raise DataError(
+            f"{source}: column '{column}' must be numeric, but row {row} holds {frame[column].iloc[row]!r}."
+        )
     values = values.astype(float)
     infinite = np.isinf(values.to_numpy())
     if infinite.any():
         row = int(np.flatnonzero(infinite)[0])
         raise DataError(
-            f"{source}: column '{column}' must be finite, but row {row} holds {raw.iloc[row]!r} "
+            f"{source}: column '{column}' must be finite, but row {row} holds {frame[column].iloc[row]!r} "
             "(infinite or beyond the range of a float)."
         )
     return values
@@ -137,14 +138,11 @@ def _check_duplicates(out: pd.DataFrame, source: str) -> pd.DataFrame:
         return out
     groups = keyed[repeated].groupby(key, sort=False, dropna=False)
     for (run, bench, metric, k), rows in groups:
-        values = rows["value"].to_numpy(float)
-        stderrs = rows["stderr"].to_numpy(float)
-        same_value = np.all((values == values[0]) | (np.isnan(values) & np.isnan(values[0])))
-        same_err = np.all((stderrs == stderrs[0]) | (np.isnan(stderrs) & np.isnan(stderrs[0])))
-        if not (same_value and same_err):
+        for column, differing in (("value", "values"), ("stderr", "stderrs")):
+            shown = rows[column].to_numpy(float)
+            if np.all((shown == shown[0]) | (np.isnan(shown) & np.isnan(shown[0]))):
+                continue
             what = f"{metric}" + (f" (k={int(k)})" if k >= 0 else "")
-            differing = "values" if not same_value else "stderrs"
-            shown = values if not same_value else stderrs
             raise DataError(
                 f"{source}: run {run!r}, benchmark {bench!r}, metric {what} appears {len(rows)} times with "
                 f"different {differing} ({', '.join(repr(float(v)) for v in shown[:4])}); keep one row per run, "
@@ -158,35 +156,6 @@ def _check_duplicates(out: pd.DataFrame, source: str) -> pd.DataFrame:
         stacklevel=3,
     )
     return out[~dropped.to_numpy()]
-
-
-def _check_run_sizes(out: pd.DataFrame, source: str) -> None:
-    """One run has one size: rows of a run that disagree on N, D or C are two runs under one name."""
-    for column in SIZE_COLUMNS:
-        spread = out.groupby("run")[column].agg(["min", "max"])
-        same = np.isclose(spread["min"], spread["max"], rtol=1e-9, atol=0.0) | spread["min"].isna()
-        differ = spread[~same]
-        if not differ.empty:
-            run = differ.index[0]
-            raise DataError(
-                f"{source}: run {run!r} has different '{column}' values ({float(differ['min'].iloc[0])!r} and "
-                f"{float(differ['max'].iloc[0])!r}); one run has one size: give replicates or checkpoints "
-                "their own run names."
-            )
-
-
-def _check_q_rand(out: pd.DataFrame, source: str) -> None:
-    q = out["q_rand"]
-    bad = q.notna() & ~((q >= 0) & (q < 1))
-    if bad.any():
-        row = _first(bad)
-        raise DataError(f"{source}: column 'q_rand' must lie in [0, 1), but row {row} holds {q.iloc[row]!r}.")
-    for (bench, metric), values in out.dropna(subset=["q_rand"]).groupby(["benchmark", "metric"])["q_rand"]:
-        if values.nunique() > 1:
-            raise DataError(
-                f"{source}: benchmark {bench!r}, metric {metric!r} has several chance levels in column "
-                f"'q_rand' ({sorted(values.unique())[:4]}); give one per benchmark and metric."
-            )
 
 
 def require_names(column: pd.Series, name: str, source: str) -> None:
@@ -349,6 +318,24 @@ def validate(frame: pd.DataFrame, source: str = "table", group: str | None = Non
         raise DataError(f"{source}: every row's 'value' is missing.")
     out.attrs = {MISSING_VALUES: missing} if missing else {}
     if "q_rand" in out.columns:
-        _check_q_rand(out, source)
-    _check_run_sizes(out, source)
+        q = out["q_rand"]
+        bad = q.notna() & ~((q >= 0) & (q < 1))
+        if bad.any():
+            row = _first(bad)
+            raise DataError(f"{source}: column 'q_rand' must lie in [0, 1), but row {row} holds {q.iloc[row]!r}.")
+        for (bench, metric), values in out.dropna(subset=["q_rand"]).groupby(["benchmark", "metric"])["q_rand"]:
+            if values.nunique() > 1:
+                raise DataError(
+                    f"{source}: benchmark {bench!r}, metric {metric!r} has several chance levels in column "
+                    f"'q_rand' ({sorted(values.unique())[:4]}); give one per benchmark and metric."
+                )
+    for column in SIZE_COLUMNS:  # one run has one size: rows that disagree on N, D or C are two runs under one name
+        spread = out.groupby("run")[column].agg(["min", "max"])
+        differ = spread[~(np.isclose(spread["min"], spread["max"], rtol=1e-9, atol=0.0) | spread["min"].isna())]
+        if not differ.empty:
+            raise DataError(
+                f"{source}: run {differ.index[0]!r} has different '{column}' values ({float(differ['min'].iloc[0])!r} "
+                f"and {float(differ['max'].iloc[0])!r}); one run has one size: give replicates or checkpoints "
+                "their own run names."
+            )
     return _check_duplicates(out, source).reset_index(drop=True)

@@ -284,8 +284,7 @@ def runs(table: pd.DataFrame) -> pd.DataFrame:
 
 def covariate_column(table: pd.DataFrame, benchmark: str, metric: str) -> pd.Series:
     """Per-run values of another (benchmark, metric) pair, e.g. a proxy loss, indexed by run."""
-    rows = select(table, benchmark, metric)
-    return rows.groupby("run")["value"].mean()
+    return select(table, benchmark, metric).groupby("run")["value"].mean()
 
 
 def summary(table: pd.DataFrame) -> dict:

@@ -109,18 +109,8 @@ def check_sizes(out: pd.DataFrame, given: pd.DataFrame, source: str) -> None:
                 f"(D = {sizes['tokens'][i]:.4g}, N = {sizes['params'][i]:.4g}); a tpr column is D / N (within "
                 f"{TPR_AGREEMENT - 1:.0%}): mend it or drop it (it is then computed)."
             )
-    _check_flops_ratio(run, sizes, has["flops"] & both, source)
-    lo, hi = FLOPS_RANGE  # compute with no N and D to hold it against
-    for i in np.flatnonzero(has["flops"] & ~both & ((sizes["flops"] < lo) | (sizes["flops"] > hi))):
-        low = sizes["flops"][i] < lo
-        _refuse(source, run[i], "flops", sizes["flops"][i], lo, hi, " - in GFLOPs, TFLOPs or PF-days?" if low else "")
-
-
-def _check_flops_ratio(run, sizes: dict, measured: np.ndarray, source: str) -> None:
-    """FLOPs / (6 N D) of the runs that give all three: within the band of 1, and within it of the runs' median."""
+    measured = has["flops"] & both  # FLOPs / (6 N D): within the band of 1, and within it of the runs' median
     ratio = sizes["flops"] / (6.0 * sizes["params"] * sizes["tokens"])
-    if not measured.any():
-        return
     for i in np.flatnonzero(measured & (np.abs(np.log(ratio)) > math.log(FLOPS_RATIO_BAND))):
         raise DataError(
             f"{source}: run {run[i]!r} has flops = {sizes['flops'][i]:.4g}, {ratio[i]:.3g} x its 6 N D "
@@ -129,13 +119,17 @@ def _check_flops_ratio(run, sizes: dict, measured: np.ndarray, source: str) -> N
             + _likely(ratio[i], _FLOPS_UNITS)
             + ". Give FLOPs, or leave the column out (C = 6 N D is then used)."
         )
-    median = float(np.median(ratio[measured]))
+    median = float(np.median(ratio[measured])) if measured.any() else 1.0
     for i in np.flatnonzero(measured & (np.abs(np.log(ratio / median)) > math.log(FLOPS_RATIO_BAND))):
         raise DataError(
             f"{source}: run {run[i]!r} has flops = {ratio[i]:.3g} x its 6 N D, while the file's runs have a median "
             f"of {median:.3g} x; one file counts FLOPs one way (more than {FLOPS_RATIO_BAND:g}x apart is another "
             "unit or a typo): mend that run's flops, or leave the column out."
         )
+    lo, hi = FLOPS_RANGE  # compute with no N and D to hold it against
+    for i in np.flatnonzero(has["flops"] & ~both & ((sizes["flops"] < lo) | (sizes["flops"] > hi))):
+        low = sizes["flops"][i] < lo
+        _refuse(source, run[i], "flops", sizes["flops"][i], lo, hi, " - in GFLOPs, TFLOPs or PF-days?" if low else "")
 
 
 def check_scores(values: pd.Series, runs: pd.Series, what: str, source: str) -> None:
