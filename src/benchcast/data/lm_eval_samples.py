@@ -59,16 +59,6 @@ def _sibling_results(path: Path, stamp: str | None) -> dict | None:
     return None
 
 
-def _exact_match_options(results: dict | None, task: str | None) -> dict:
-    """The exact_match keyword arguments of ``task`` in a v0.4 results file's ``configs``."""
-    configs = (results or {}).get("configs")
-    config = configs.get(task) if isinstance(configs, dict) and task else None
-    for entry in (config or {}).get("metric_list") or []:
-        if isinstance(entry, dict) and entry.get("metric") == "exact_match":
-            return {k: entry[k] for k in EXACT_MATCH_OPTIONS if k in entry}
-    return {}
-
-
 def _exact_match_grader(options: dict) -> Callable[[str, object], bool]:
     """lm-eval's exact match: the same normalisation applied to prediction and reference."""
     regexes = options.get("regexes_to_ignore") or []
@@ -183,7 +173,12 @@ def read_lm_eval_samples(path: str | Path, *, benchmark: str | None = None, run:
         records.append({**record, "n": len(generations), "c": None})
 
     if to_grade:
-        options = _exact_match_options(results, task)
+        configs = (results or {}).get("configs")  # the exact_match options of the task's v0.4 config
+        config = (configs.get(task) if isinstance(configs, dict) else None) or {}
+        metrics = [
+            e for e in config.get("metric_list") or [] if isinstance(e, dict) and e.get("metric") == "exact_match"
+        ]
+        options = {k: metrics[0][k] for k in EXACT_MATCH_OPTIONS if k in metrics[0]} if metrics else {}
         graders = [(f"exact match {options or '(lm-eval defaults)'}", _exact_match_grader(options))]
         graders.append(("math answer grader", _math_grader))
         failures = []

@@ -16,7 +16,7 @@ import pandas as pd
 from benchcast.data import FORMATS
 from benchcast.data.files import read_frame, read_frame_header
 from benchcast.data.lm_eval import read_lm_eval
-from benchcast.data.schema import COLUMNS, SIZE_ALIASES, _numeric, require_names, validate
+from benchcast.data.schema import COLUMNS, SIZE_ALIASES, _numeric, first_row, require_names, validate
 from benchcast.data.training_logs import export_files, is_training_log, read_training_logs
 from benchcast.errors import DataError, DataWarning
 
@@ -115,8 +115,7 @@ def read_apple(path: str | Path) -> pd.DataFrame:
         raise DataError(f"{path}: the file has a header but no rows.")
     for column in ("score", "tokens", "tpr", *(c for c in ("params", "flops") if c in frame.columns)):
         bad = ~(_numeric(frame, column, str(path)) > 0)  # booleans, dates, text and infinities refused first
-        if column != "score" and bad.any():
-            row = int(np.flatnonzero(bad.to_numpy())[0])
+        if column != "score" and (row := first_row(bad)) is not None:
             raise DataError(
                 f"{path}: column '{column}' must be positive and finite; row {row} holds {frame[column].iloc[row]!r}."
             )

@@ -14,7 +14,7 @@ import pandas as pd
 
 from benchcast.data.files import read_frame, read_json
 from benchcast.data.metadata import number, read_metadata
-from benchcast.data.schema import validate
+from benchcast.data.schema import first_row, validate
 from benchcast.errors import DataError, DataWarning
 
 LM_EVAL = re.compile(r"^(?:eval/)?(?P<task>[^/,]+)/(?P<metric>[^/,]+),(?P<filter>[^/,]+)$")
@@ -194,8 +194,7 @@ def _exports(
     if "run" not in frame.columns:
         raise DataError(f"{path}: one long training-log file needs a 'run' column (or give a folder of per-run files).")
     blank = frame["run"].isna().to_numpy() | (frame["run"].astype(str).str.strip() == "").to_numpy()
-    if blank.any():
-        row = int(np.flatnonzero(blank)[0])
+    if (row := first_row(blank)) is not None:
         raise DataError(f"{path}: row {row} has no 'run' (it holds {frame['run'].iloc[row]!r}); name its run.")
     return [(str(run), rows, str(path), None) for run, rows in frame.groupby("run", sort=False)]
 

@@ -1,10 +1,6 @@
-"""A table's sizes checked against physics: each run's N, D and tokens per parameter within what a language model
-can be, its FLOPs against 6 N D, a ``tpr`` column against D / N, and scores against [0, 1].
-
-Each bound is wide enough for every ladder published (Pythia's checkpoints at 2 M tokens, a 15 T-token run, a
-FLOPs convention that counts attention or embeddings) and narrow enough that a unit slip (GFLOPs, PF-days,
-parameters in millions) lands outside it; an error names the run, the column, the value and the likely unit.
-"""
+"""A table's sizes checked against physics (docs/formats.md, "Units are checked against physics"): N, D and tokens
+per parameter within what a language model can be, FLOPs against 6 N D, a ``tpr`` column against D / N, scores against
+[0, 1]; an error names the run, the column, the value and the likely unit."""
 
 from __future__ import annotations
 

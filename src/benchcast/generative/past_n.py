@@ -181,8 +181,7 @@ class PassKPastN(ResultView):
 
     def _choose(self, judged: pd.DataFrame, names: tuple) -> str:
         """The rule: least MAE, ``power_k`` unless a family beats it by the margin or the joint model by JOINT_Z."""
-        mae = dict(zip(self.scores_["candidate"], self.scores_["mae"], strict=True))
-        mae = {k: v for k, v in mae.items() if k in names}
+        mae = {k: v for k, v in zip(self.scores_["candidate"], self.scores_["mae"], strict=True) if k in names}
         default = "power_k" if "power_k" in names else names[0]
         if default != "power_k" or default not in mae:
             return min(mae, key=mae.get) if mae and default != "power_k" else default

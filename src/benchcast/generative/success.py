@@ -1,15 +1,6 @@
-"""Distributions of the per-problem success probability p, for pass@k far past the samples drawn.
-
-pass@k of a benchmark is 1 - E[(1 - p)^k] over its problems. n samples of a problem place its p to about
-1/n; past that, pass@k depends on how much mass the distribution of p has near 0, which is what the
-families of :mod:`benchcast.generative.families` differ in (the "Large Language Monkeys" power laws come
-from that tail).
-
-Each family gives, in closed form, the likelihood of (n, c) per problem (each problem with its own n) and
-log E[(1 - p)^k] for any real k >= 0. :func:`fit_family` fits one by maximum likelihood (the candidates of
-:mod:`benchcast.generative.past_n` use it); :func:`fit_curve` fits a family to an aggregate pass@1..pass@m curve
-instead (1 - pass@k = E[(1 - p)^k] is a moment of 1 - p).
-"""
+"""Fitting a family of distributions of the per-problem success probability p (:mod:`benchcast.generative.families`):
+:func:`fit_family` by maximum likelihood on per-problem counts (each problem with its own n), :func:`fit_curve` by
+least squares on an aggregate pass@1..pass@m curve (1 - pass@k = E[(1 - p)^k] is a moment of 1 - p)."""
 
 from __future__ import annotations
 
