@@ -149,14 +149,9 @@ def run_requests(
 ) -> dict[int, list[int] | str]:
     """Every request's new tokens, in batches (halved on out-of-memory); a failure is its message."""
     lengths = [len(p) for p in prompts]
-
-    def size_of(length):
-        if batch_size:
-            return batch_size
-        return auto_batch_size(model, options["device"], length, options["max_new_tokens"])
-
     results: dict[int, list[int] | str] = {}
-    batches = plan_batches(lengths, size_of)
+    device, max_new_tokens = options["device"], options["max_new_tokens"]
+    batches = plan_batches(lengths, lambda n: batch_size or auto_batch_size(model, device, n, max_new_tokens))
     for batch in track(batches, description, enabled=progress, sizes=[len(b) for b in batches], unit="samples"):
         done = in_halves(batch, lambda c: generate(model, [prompts[i] for i in c], [keys[i] for i in c], **options))
         results.update({i: f"generate: {v}" if isinstance(v, Exception) else v for i, v in done.items()})

@@ -125,8 +125,7 @@ def _results_files(paths) -> list[Path]:
     for path in [paths] if isinstance(paths, (str, Path)) else paths:
         path = Path(path)
         if path.is_dir():
-            found = sorted(path.rglob("results*.json")) or sorted(path.rglob("*.json"))
-            files.extend(found)
+            files.extend(sorted(path.rglob("results*.json")) or sorted(path.rglob("*.json")))
         elif path.exists():
             files.append(path)
         else:

@@ -406,8 +406,7 @@ def fit_joint(counts: pd.DataFrame, compute: dict | None) -> JointForecast:
     """The ladder model on a benchmark's counts and its runs' compute (FLOPs; may be partial), with its doubt."""
     runs = _runs(counts)
     compute = compute or {}
-    with np.errstate(divide="ignore", invalid="ignore"):
-        log_compute = {r: float(np.log10(compute[r])) if float(compute.get(r, 0) or 0) > 0 else np.nan for r in runs}
+    log_compute = {r: float(np.log10(compute[r])) if float(compute.get(r, 0) or 0) > 0 else np.nan for r in runs}
     solved = counts.groupby(counts["run"].astype(str), sort=False)["c"].apply(lambda s: int((s > 0).sum())).to_dict()
     if "problem_id" not in counts:
         return JointForecast(None, runs, log_compute, solved, "no problem_id: problems cannot be matched across runs")
