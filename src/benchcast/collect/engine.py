@@ -41,17 +41,6 @@ def batch_size_for(
     return int(max(1, min(cap, MEMORY_FRACTION * free_bytes // per_sample)))
 
 
-def _free_bytes(torch, device: str) -> tuple[float, int]:
-    if str(device).startswith("cuda"):
-        free, _ = torch.cuda.mem_get_info(torch.device(device))
-        return float(free), GPU_MAX_BATCH
-    try:
-        free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        free = 4 * 2**30
-    return float(free), CPU_MAX_BATCH
-
-
 def auto_batch_size(model, device: str, prompt_length: int, max_new_tokens: int) -> int:
     """:func:`batch_size_for` with the model's config and the device's free memory."""
     torch = require("torch", "score")
@@ -59,7 +48,13 @@ def auto_batch_size(model, device: str, prompt_length: int, max_new_tokens: int)
     config = getattr(config, "text_config", None) or config
     heads = config.num_attention_heads
     head_dim = getattr(config, "head_dim", None) or config.hidden_size // heads
-    free, cap = _free_bytes(torch, device)
+    if str(device).startswith("cuda"):
+        free, cap = torch.cuda.mem_get_info(torch.device(device))[0], GPU_MAX_BATCH
+    else:
+        try:
+            free, cap = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"), CPU_MAX_BATCH
+        except (ValueError, OSError, AttributeError):
+            free, cap = 4 * 2**30, CPU_MAX_BATCH
     return batch_size_for(
         layers=config.num_hidden_layers,
         kv_heads=getattr(config, "num_key_value_heads", None) or heads,
@@ -69,21 +64,9 @@ def auto_batch_size(model, device: str, prompt_length: int, max_new_tokens: int)
         prompt_length=prompt_length,
         max_new_tokens=max_new_tokens,
         dtype_bytes=next(model.parameters()).element_size(),
-        free_bytes=free,
+        free_bytes=float(free),
         cap=cap,
     )
-
-
-def _keywords(model) -> tuple[str | None, str]:
-    """The forward's names for 'logits of the last position only' and the KV cache (they moved between releases)."""
-    names = inspect.signature(model.forward).parameters
-    logits = next((k for k in ("logits_to_keep", "num_logits_to_keep") if k in names), None)
-    return logits, "cache" if "cache" in names else "past_key_values"
-
-
-def _cache(result):
-    cache = getattr(result, "cache", None)
-    return cache if cache is not None else result.past_key_values
 
 
 def generate(model, prompts, keys, *, temperature, max_new_tokens, eos_ids, pad_id, device) -> list[list[int]]:
@@ -99,7 +82,10 @@ def generate(model, prompts, keys, *, temperature, max_new_tokens, eos_ids, pad_
     positions = (mask.cumsum(-1) - 1).clamp_(min=0)  # a padded row's first real token is at position 0
     key_tensor = torch.tensor(keys, dtype=torch.int64, device=device)
     eos = torch.tensor(sorted(set(eos_ids)) or [-1], dtype=torch.long, device=device)
-    logits_keyword, cache_keyword = _keywords(model)
+    # the forward's names for 'logits of the last position only' and the KV cache (they moved between releases)
+    names = inspect.signature(model.forward).parameters
+    logits_keyword = next((k for k in ("logits_to_keep", "num_logits_to_keep") if k in names), None)
+    cache_keyword = "cache" if "cache" in names else "past_key_values"
     extra = {logits_keyword: 1} if logits_keyword else {}
     out = torch.full((rows, max_new_tokens), pad_id, dtype=torch.long, device=device)
     finished = torch.zeros(rows, dtype=torch.bool, device=device)
@@ -116,7 +102,8 @@ def generate(model, prompts, keys, *, temperature, max_new_tokens, eos_ids, pad_
             steps = step + 1
             if step == max_new_tokens - 1:
                 break
-            cache = _cache(result)
+            cache = getattr(result, "cache", None)
+            cache = result.past_key_values if cache is None else cache
             if step % 8 == 7:  # a host sync every 8 steps, not every step: which rows have ended
                 done = int(finished.sum())
                 if done == len(alive):
@@ -162,14 +149,9 @@ def run_requests(
 ) -> dict[int, list[int] | str]:
     """Every request's new tokens, in batches (halved on out-of-memory); a failure is its message."""
     lengths = [len(p) for p in prompts]
-
-    def size_of(length):
-        if batch_size:
-            return batch_size
-        return auto_batch_size(model, options["device"], length, options["max_new_tokens"])
-
     results: dict[int, list[int] | str] = {}
-    batches = plan_batches(lengths, size_of)
+    device, max_new_tokens = options["device"], options["max_new_tokens"]
+    batches = plan_batches(lengths, lambda n: batch_size or auto_batch_size(model, device, n, max_new_tokens))
     for batch in track(batches, description, enabled=progress, sizes=[len(b) for b in batches], unit="samples"):
         done = in_halves(batch, lambda c: generate(model, [prompts[i] for i in c], [keys[i] for i in c], **options))
         results.update({i: f"generate: {v}" if isinstance(v, Exception) else v for i, v in done.items()})

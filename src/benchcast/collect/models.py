@@ -67,28 +67,18 @@ def _canonical_dtype(dtype: str) -> str:
         raise BenchcastError(f"unknown dtype {dtype!r}; use auto, float32, bfloat16 or float16.") from None
 
 
-def _torch_dtype(torch, dtype: str, device: str):
-    """The torch dtype for a benchcast dtype name on a device ("auto": bf16 on CUDA, fp32 elsewhere)."""
-    name = _canonical_dtype(dtype)
-    if name == "auto":
-        return torch.bfloat16 if device.startswith("cuda") else torch.float32
-    return getattr(torch, name)
-
-
-def _vllm_dtype(dtype: str) -> str:
-    """The name vLLM's ``LLM(dtype=...)`` accepts ("float32", "bfloat16", "float16")."""
-    name = _canonical_dtype(dtype)
-    return "bfloat16" if name == "auto" else name
-
-
 def load_transformers(model_id: str, dtype: str = "auto", device: str | None = None):
     """(model, tokenizer, device) for a Hugging Face id or local path, in eval mode."""
     torch = require("torch", "score")
     transformers = require("transformers", "score")
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    name = _canonical_dtype(dtype)  # "auto": bf16 on CUDA, fp32 elsewhere
+    auto = torch.bfloat16 if device.startswith("cuda") else torch.float32
     try:
         tokenizer = transformers.AutoTokenizer.from_pretrained(model_id)
-        model = transformers.AutoModelForCausalLM.from_pretrained(model_id, dtype=_torch_dtype(torch, dtype, device))
+        model = transformers.AutoModelForCausalLM.from_pretrained(
+            model_id, dtype=auto if name == "auto" else getattr(torch, name)
+        )
     except (OSError, ValueError) as exc:
         raise BenchcastError(f"model {model_id!r} could not be loaded ({exc}).") from exc
     model.to(device).eval()
@@ -100,8 +90,9 @@ def load_transformers(model_id: str, dtype: str = "auto", device: str | None = N
 def load_vllm(model_id: str, dtype: str = "auto"):
     """A vLLM engine for a Hugging Face id or local path."""
     vllm = require("vllm", "vllm")
+    name = _canonical_dtype(dtype)  # the names vLLM's LLM(dtype=...) accepts, "auto" as bf16
     try:
-        return vllm.LLM(model=model_id, dtype=_vllm_dtype(dtype))
+        return vllm.LLM(model=model_id, dtype="bfloat16" if name == "auto" else name)
     except (OSError, ValueError) as exc:
         raise BenchcastError(f"model {model_id!r} could not be loaded by vLLM ({exc}).") from exc
 

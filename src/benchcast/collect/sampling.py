@@ -32,11 +32,6 @@ def sample_seed(seed: int, problem_id: str, index: int) -> int:
     return int.from_bytes(digest[:4], "little")
 
 
-def _truthy(value) -> bool:
-    # a resumed CSV may give the grades back as text
-    return value is True or (isinstance(value, (int, float)) and value == 1) or str(value).strip().lower() == "true"
-
-
 class _Failed(str):
     """Why a sample could not be drawn (told apart from a completion by its type, not its text)."""
 
@@ -161,8 +156,8 @@ def sample(
         first = first_round if first_round is not None else default_first_round(budget, len(ids))
         sizes = round_sizes(budget, len(ids), first, round_size)
     mine = previous[previous["model"].astype(str) == model_id] if len(previous) else previous
-    correct = {
-        (str(p), int(i)): _truthy(c)
+    correct = {  # a resumed CSV may give the grades back as text
+        (str(p), int(i)): c is True or (isinstance(c, (int, float)) and c == 1) or str(c).strip().lower() == "true"
         for p, i, c in zip(mine.get("problem_id", []), mine.get("sample_id", []), mine.get("correct", []), strict=True)
         if str(i).isdigit()
     }

@@ -99,38 +99,30 @@ def _known_task(benchmark: str) -> str:
     return benchmark
 
 
-def _table_source(table: pd.DataFrame, benchmark: str, metric: str) -> tuple[str, float | None]:
-    """The ``q_rand_source`` text and ``choices`` count a table gives a (benchmark, metric), if any."""
+def _from_table(table: pd.DataFrame, benchmark: str, metric: str) -> Chance | None:
+    """The level a table's ``q_rand`` column gives a (benchmark, metric) with its source, checked; or None."""
+    if "q_rand" not in table.columns:
+        return None
     rows = table[(table["benchmark"] == benchmark) & (table["metric"] == metric)]
-    source = rows["q_rand_source"].dropna() if "q_rand_source" in rows else ()
+    levels = rows["q_rand"].dropna().unique()
+    if len(levels) > 1:
+        raise DataError(f"benchmark {benchmark!r}, metric {metric!r}: several q_rand values {sorted(levels)[:4]}.")
+    if not len(levels):
+        return None
+    value = float(levels[0])
+    sources = rows["q_rand_source"].dropna() if "q_rand_source" in rows else ()
+    source = str(sources.iloc[0]) if len(sources) else "data (q_rand column)"
     choices = rows["choices"].dropna() if "choices" in rows else ()
-    return (str(source.iloc[0]) if len(source) else "data (q_rand column)"), (
-        float(choices.iloc[0]) if len(choices) else None
-    )
-
-
-def _check_builtin(benchmark: str, metric: str, value: float, source: str, typical: float | None) -> None:
-    """A measured level must agree with the number of choices the built-in table states for the task."""
-    stated = builtin_choices(benchmark)
-    if typical is None or stated is None or not source.startswith(MEASURED):
-        return
-    if round(typical) != stated:
+    typical = round(float(choices.iloc[0])) if len(choices) else None
+    stated = builtin_choices(benchmark)  # a measured level must agree with the number of choices the table states
+    if typical is not None and stated is not None and source.startswith(MEASURED) and typical != stated:
         raise DataError(
-            f"task {benchmark!r} ({metric}): the lm-eval files give {round(typical)} choices on most documents "
+            f"task {benchmark!r} ({metric}): the lm-eval files give {typical} choices on most documents "
             f"(chance level {value:.4g}; {source}) but benchcast's built-in table says {stated} choices "
             f"(chance level {1 / stated:.4g}). One is not the task the other means: give its chance level with "
             f"--q-rand {benchmark}=VALUE (or rename the task)."
         )
-
-
-def _chance_from_table(table: pd.DataFrame, benchmark: str, metric: str) -> float | None:
-    """The chance level a table's ``q_rand`` column gives for (benchmark, metric), or None."""
-    if "q_rand" not in table.columns:
-        return None
-    rows = table[(table["benchmark"] == benchmark) & (table["metric"] == metric)]["q_rand"].dropna().unique()
-    if len(rows) > 1:
-        raise DataError(f"benchmark {benchmark!r}, metric {metric!r}: several q_rand values {sorted(rows)[:4]}.")
-    return float(rows[0]) if len(rows) else None
+    return Chance(_check(value, f"{benchmark}/{metric}"), source)
 
 
 def chance_level(
@@ -162,12 +154,9 @@ def chance_level(
     """
     if override is not None:
         return Chance(_check(override, f"{benchmark}/{metric}"), "given")
-    if table is not None:
-        from_table = _chance_from_table(table, benchmark, metric)
-        if from_table is not None:
-            source, typical = _table_source(table, benchmark, metric)
-            _check_builtin(benchmark, metric, from_table, source, typical)
-            return Chance(_check(from_table, f"{benchmark}/{metric}"), source)
+    found = _from_table(table, benchmark, metric) if table is not None else None
+    if found is not None:
+        return found
     base_metric = metric.split("/")[0].lower()
     if base_metric in ZERO_CHANCE_METRICS:
         return Chance(0.0, "generative metric")
@@ -269,8 +258,7 @@ def _rows_by_key(table: pd.DataFrame, values: dict[str, float], option: str):
         rows = table["benchmark"] == bench
         if metric:
             rows = rows & (table["metric"] == metric)  # a new mask: a frame's own array is read-only in pandas 3
-        rows = rows.to_numpy(bool)
-        yield key, rows
+        yield key, rows.to_numpy(bool)
 
 
 def chance_summary(table: pd.DataFrame) -> dict[str, dict[str, dict]]:

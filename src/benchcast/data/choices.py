@@ -90,16 +90,6 @@ def _requests(record: dict, where: str) -> list:
     raise DataError(f"{where}: no 'arguments' (lm-eval's requests) to count the choices from.")
 
 
-def _gold_count(target) -> int:
-    """Gold answers of a document: a list target (multiple-target tasks, written as text by lm-eval) counts each."""
-    if isinstance(target, str) and target.strip().startswith("["):
-        try:
-            target = json.loads(target)
-        except ValueError:
-            return 1
-    return len(set(target)) if isinstance(target, list) and target else 1
-
-
 def samples_choices(path: str | Path, task: str | None = None) -> Choices | None:
     """The choices of every document in a ``--log_samples`` file; None where the task is not multiple-choice."""
     path = Path(path)
@@ -120,7 +110,13 @@ def samples_choices(path: str | Path, task: str | None = None) -> Choices | None
                 raise DataError(f"{where}: acc_mutual_info doubles the requests, but there are {n}.")
             n //= 2  # the second half are the unconditional requests of the same choices
         several |= n > 1
-        entry = (n, _gold_count(record.get("target")))
+        target = record.get("target")  # a list (multiple-target tasks, written as text by lm-eval) counts each gold
+        if isinstance(target, str) and target.strip().startswith("["):
+            try:
+                target = json.loads(target)
+            except ValueError:
+                target = None
+        entry = (n, len(set(target)) if isinstance(target, list) and target else 1)
         doc = str(record["doc_id"])
         if by_doc.setdefault(doc, entry) != entry:  # one record per filter: they must agree
             raise DataError(f"{where}: document {doc} has {n} choices here and {by_doc[doc][0]} before.")

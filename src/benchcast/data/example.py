@@ -28,8 +28,7 @@ TRUE_LAWS = {
 
 def true_score(benchmark: str, flops: np.ndarray) -> np.ndarray:
     """The score the example's true law gives a benchmark at ``flops`` (no noise)."""
-    _, q_rand, scale, alpha, _ = TRUE_LAWS[benchmark]
-    return q_rand + (1 - q_rand) * np.exp(-scale * np.asarray(flops, float) ** (-alpha))
+    return recipe_score(benchmark, flops)
 
 
 def generate_ladder(seed: int = EXAMPLE_SEED) -> pd.DataFrame:

@@ -108,13 +108,6 @@ def _model_names(doc: dict, file: Path) -> set[str]:
     return {n for n in names if n}
 
 
-def _checkpoint_step(doc: dict, file: Path) -> int | None:
-    """The training step of a checkpoint: ``revision=step<N>`` in model_args, else ``step<N>`` in the file name."""
-    revision = model_args(doc).get("revision", "")
-    found = STEP_IN_NAME.search(revision) or STEP_IN_NAME.search(file.stem)
-    return int(found.group(1)) if found else None
-
-
 def _file_time(doc: dict, file: Path) -> float | None:
     """When lm-eval wrote a results file: the timestamp in its name, else its ``date`` field."""
     found = TIMESTAMP.search(file.name)
@@ -132,8 +125,7 @@ def _results_files(paths) -> list[Path]:
     for path in [paths] if isinstance(paths, (str, Path)) else paths:
         path = Path(path)
         if path.is_dir():
-            found = sorted(path.rglob("results*.json")) or sorted(path.rglob("*.json"))
-            files.extend(found)
+            files.extend(sorted(path.rglob("results*.json")) or sorted(path.rglob("*.json")))
         elif path.exists():
             files.append(path)
         else:
@@ -165,20 +157,6 @@ def _matching_runs(meta: RunMetadata, doc: dict, file: Path) -> list[str]:
     if "model" in runs.columns:
         matches += [r for r, m in zip(runs["run"], runs["model"], strict=True) if isinstance(m, str) and m in names]
     return sorted(set(matches))
-
-
-def _step_selected(row: dict, step: int) -> bool:
-    steps = row.get("steps")
-    if isinstance(steps, list):
-        return step in steps
-    if steps == "final":
-        return step == int(row["final_step"])
-    return True
-
-
-def _single_step(row: dict) -> bool:
-    steps = row.get("steps")
-    return steps == "final" or (isinstance(steps, list) and len(steps) == 1)
 
 
 def _keep_newest(frame: pd.DataFrame) -> pd.DataFrame:
@@ -260,13 +238,17 @@ def read_lm_eval(
         sizes = {k: info.get(k) for k in ("params", "tokens", "flops") if k in info}
         extra = {k: v for k, v in info.items() if k not in PLACEMENT_FIELDS}
         if meta.is_checkpointed(run):
-            step = _checkpoint_step(doc, file)
-            if step is None:
+            # the step: ``revision=step<N>`` in model_args, else ``step<N>`` in the file name
+            found = STEP_IN_NAME.search(model_args(doc).get("revision", "")) or STEP_IN_NAME.search(file.stem)
+            if found is None:
                 raise DataError(
                     f"{file}: run {run!r} is checkpointed (tokens_per_step) but the file names no step "
                     "(no 'revision=step<N>' in config.model_args and no 'step<N>' in the file name)."
                 )
-            if not _step_selected(info, step):
+            step, steps = int(found.group(1)), info.get("steps")
+            if (isinstance(steps, list) and step not in steps) or (
+                steps == "final" and step != int(info["final_step"])
+            ):
                 continue
             if step == 0:
                 untrained.append(str(file))
@@ -274,7 +256,7 @@ def read_lm_eval(
             sizes["tokens"] = step * info["tokens_per_step"]
             final = info.get("final_step")
             extra |= {"series": run, "step": step, "final": (step == int(final)) if pd.notna(final) else pd.NA}
-            if not _single_step(info):
+            if not (steps == "final" or (isinstance(steps, list) and len(steps) == 1)):
                 run = f"{run}@step{step}"
         time = _file_time(doc, file)
         for row in _results_rows(doc, file):

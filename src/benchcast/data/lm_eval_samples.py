@@ -59,27 +59,6 @@ def _sibling_results(path: Path, stamp: str | None) -> dict | None:
     return None
 
 
-def _run_name(results: dict | None, path: Path) -> str:
-    if results:
-        name = results.get("model_name")
-        if isinstance(name, str) and name:
-            return name
-        pretrained = model_args(results).get("pretrained")
-        if pretrained:
-            return pretrained
-    return path.parent.name  # lm-eval's output folder is named after the model
-
-
-def _exact_match_options(results: dict | None, task: str | None) -> dict:
-    """The exact_match keyword arguments of ``task`` in a v0.4 results file's ``configs``."""
-    configs = (results or {}).get("configs")
-    config = configs.get(task) if isinstance(configs, dict) and task else None
-    for entry in (config or {}).get("metric_list") or []:
-        if isinstance(entry, dict) and entry.get("metric") == "exact_match":
-            return {k: entry[k] for k in EXACT_MATCH_OPTIONS if k in entry}
-    return {}
-
-
 def _exact_match_grader(options: dict) -> Callable[[str, object], bool]:
     """lm-eval's exact match: the same normalisation applied to prediction and reference."""
     regexes = options.get("regexes_to_ignore") or []
@@ -124,13 +103,6 @@ def _generations(doc: dict) -> list | None:
     return filtered if all(isinstance(g, str) for g in filtered) else None
 
 
-def _raw_count(doc: dict) -> int | None:
-    resps = doc.get("resps")
-    if isinstance(resps, list) and len(resps) == 1 and isinstance(resps[0], list):
-        return len(resps[0])
-    return None
-
-
 def _flag(value, where: str) -> int:
     if value is None:
         raise DataError(f"{where}: the score is null; expected 0 or 1.")
@@ -152,7 +124,9 @@ def read_lm_eval_samples(path: str | Path, *, benchmark: str | None = None, run:
             "pass the benchmark."
         )
     results = _sibling_results(path, stamp)
-    run = run or _run_name(results, path)
+    name, pretrained = (results or {}).get("model_name"), model_args(results or {}).get("pretrained")
+    # lm-eval's model_name, else the pretrained model, else lm-eval's output folder (named after the model)
+    run = run or (name if isinstance(name, str) and name else pretrained) or path.parent.name
     docs = list(sample_records(path))
     if not docs:
         raise DataError(f"{path}: no samples found.")
@@ -186,7 +160,8 @@ def read_lm_eval_samples(path: str | Path, *, benchmark: str | None = None, run:
             raise DataError(f"{where}: field {field!r} must be a score in [0, 1], got {value!r}.")
         if generations is None or len(generations) <= 1:
             stored = _flag(value, f"{where}, field {field!r} (one generation)")
-            first_only += int((_raw_count(doc) or 1) > 1)
+            raw = doc.get("resps")  # several raw generations, of which the filter kept one
+            first_only += isinstance(raw, list) and len(raw) == 1 and isinstance(raw[0], list) and len(raw[0]) > 1
             records.append({**record, "n": 1, "c": stored})
             continue
         if "target" not in doc:
@@ -198,7 +173,12 @@ def read_lm_eval_samples(path: str | Path, *, benchmark: str | None = None, run:
         records.append({**record, "n": len(generations), "c": None})
 
     if to_grade:
-        options = _exact_match_options(results, task)
+        configs = (results or {}).get("configs")  # the exact_match options of the task's v0.4 config
+        config = (configs.get(task) if isinstance(configs, dict) else None) or {}
+        metrics = [
+            e for e in config.get("metric_list") or [] if isinstance(e, dict) and e.get("metric") == "exact_match"
+        ]
+        options = {k: metrics[0][k] for k in EXACT_MATCH_OPTIONS if k in metrics[0]} if metrics else {}
         graders = [(f"exact match {options or '(lm-eval defaults)'}", _exact_match_grader(options))]
         graders.append(("math answer grader", _math_grader))
         failures = []

@@ -16,7 +16,7 @@ import pandas as pd
 from benchcast.data import FORMATS
 from benchcast.data.files import read_frame, read_frame_header
 from benchcast.data.lm_eval import read_lm_eval
-from benchcast.data.schema import COLUMNS, SIZE_ALIASES, require_names, validate
+from benchcast.data.schema import COLUMNS, SIZE_ALIASES, _numeric, first_row, require_names, validate
 from benchcast.data.training_logs import export_files, is_training_log, read_training_logs
 from benchcast.errors import DataError, DataWarning
 
@@ -67,10 +67,6 @@ def read_tidy(path: str | Path, columns: dict[str, str] | None = None, group: st
     return validate(frame, source=str(path), group=group)
 
 
-def _run_name(params: float, tpr: float) -> str:
-    return f"{params / 1e6:.0f}M-tpr{tpr:g}" if params < 1e9 else f"{params / 1e9:.2f}B-tpr{tpr:g}"
-
-
 def _apple_run_ids(frame: pd.DataFrame) -> pd.Series:
     """Name runs by their content, so that row order does not matter."""
     sizes = [c for c in ("tokens", "tpr", "params", "flops") if c in frame.columns]
@@ -84,7 +80,8 @@ def _apple_run_ids(frame: pd.DataFrame) -> pd.Series:
     # Name replicates in order of occurrence so that the first block keeps the bare name.
     for number in sorted(range(len(keys)), key=lambda i: (keys[i][-1], keys[i][:-1])):
         row = first_row[number]
-        base = _run_name(params.iloc[row], frame["tpr"].iloc[row])
+        size, tpr = params.iloc[row], frame["tpr"].iloc[row]
+        base = f"{size / 1e6:.0f}M-tpr{tpr:g}" if size < 1e9 else f"{size / 1e9:.2f}B-tpr{tpr:g}"
         taken[base] = taken.get(base, 0) + 1
         names[number] = base if taken[base] == 1 else f"{base}-rep{taken[base]}"
     return pd.Series(np.array(names, dtype=object)[codes], index=frame.index)
@@ -116,19 +113,9 @@ def read_apple(path: str | Path) -> pd.DataFrame:
         )
     if frame.empty:
         raise DataError(f"{path}: the file has a header but no rows.")
-    for column in ("tokens", "tpr", "score"):
-        raw = frame[column]
-        bad = pd.to_numeric(raw, errors="coerce").isna() & raw.notna()
-        if pd.api.types.is_bool_dtype(raw.dtype):
-            bad[:] = True
-        if bad.any():
-            row = int(np.flatnonzero(bad.to_numpy())[0])
-            raise DataError(f"{path}: column '{column}' must be numeric; row {row} holds {raw.iloc[row]!r}.")
-    for column in ("tokens", "tpr", *(c for c in ("params", "flops") if c in frame.columns)):
-        values = pd.to_numeric(frame[column], errors="coerce")
-        bad = ~(values > 0) | ~np.isfinite(values)
-        if bad.any():
-            row = int(np.flatnonzero(bad.to_numpy())[0])
+    for column in ("score", "tokens", "tpr", *(c for c in ("params", "flops") if c in frame.columns)):
+        bad = ~(_numeric(frame, column, str(path)) > 0)  # booleans, dates, text and infinities refused first
+        if column != "score" and (row := first_row(bad)) is not None:
             raise DataError(
                 f"{path}: column '{column}' must be positive and finite; row {row} holds {frame[column].iloc[row]!r}."
             )
@@ -165,13 +152,8 @@ def detect_format(path: Path) -> str:
         return "wandb" if any(detect_format(f) == "wandb" for f in tables[:3]) else "lm-eval"
     if path.suffix.lower() == ".json":
         return "lm-eval"
-    if path.suffix.lower() in (".parquet", ".pq"):
-        header = set(read_frame(path).columns)
-    else:
-        header = set(read_frame_header(path))
-    if is_training_log(header):
-        return "wandb"
-    return "apple" if APPLE_COLUMNS <= header else "tidy"
+    header = set(read_frame(path).columns if path.suffix.lower() in (".parquet", ".pq") else read_frame_header(path))
+    return "wandb" if is_training_log(header) else "apple" if APPLE_COLUMNS <= header else "tidy"
 
 
 EXPORT_RULE = "an export's last evaluated step, unless --metadata gives its final_step or tokens"

@@ -92,6 +92,12 @@ def parse_metric(metric: str) -> tuple[str, int | None]:
     return metric, None
 
 
+def first_row(mask) -> int | None:
+    """The position of the first true value of a mask (a Series or an array), or None where there is none."""
+    found = np.flatnonzero(np.asarray(mask, bool))
+    return int(found[0]) if found.size else None
+
+
 def _numeric(frame: pd.DataFrame, column: str, source: str) -> pd.Series:
     """A column as floats; booleans, dates and text that is not a number are refused, not coerced."""
     raw = frame[column]
@@ -103,29 +109,24 @@ def _numeric(frame: pd.DataFrame, column: str, source: str) -> pd.Series:
         or isinstance(dtype, pd.PeriodDtype)
     ):
         raise DataError(f"{source}: column '{column}' must be numeric, but it holds {dtype} values.")
+    odd = False  # a boolean or a date among the objects: not a number, though pandas would coerce it
     if pd.api.types.is_object_dtype(dtype):
         odd = raw.map(lambda v: isinstance(v, (bool, np.bool_)) or hasattr(v, "isoformat"))
-        if odd.any():
-            row = int(np.flatnonzero(odd.to_numpy())[0])
-            raise DataError(f"{source}: column '{column}' must be numeric, but row {row} holds {raw.iloc[row]!r}.")
+        raw = raw.mask(odd)
     values = pd.to_numeric(raw, errors="coerce")
-    bad = values.isna() & raw.notna()
-    if bad.any():
-        row = int(np.flatnonzero(bad.to_numpy())[0])
-        raise DataError(f"{source}: column '{column}' must be numeric, but row {row} holds {raw.iloc[row]!r}.")
+    bad = (values.isna() & raw.notna()) | odd
+    if (row := first_row(bad)) is not None:
+        raise DataError(
+            f"{source}: column '{column}' must be numeric, but row {row} holds {frame[column].iloc[row]!r}."
+        )
     values = values.astype(float)
     infinite = np.isinf(values.to_numpy())
-    if infinite.any():
-        row = int(np.flatnonzero(infinite)[0])
+    if (row := first_row(infinite)) is not None:
         raise DataError(
-            f"{source}: column '{column}' must be finite, but row {row} holds {raw.iloc[row]!r} "
+            f"{source}: column '{column}' must be finite, but row {row} holds {frame[column].iloc[row]!r} "
             "(infinite or beyond the range of a float)."
         )
     return values
-
-
-def _first(mask: pd.Series) -> int:
-    return int(np.flatnonzero(mask.to_numpy())[0])
 
 
 def _check_duplicates(out: pd.DataFrame, source: str) -> pd.DataFrame:
@@ -137,14 +138,11 @@ def _check_duplicates(out: pd.DataFrame, source: str) -> pd.DataFrame:
         return out
     groups = keyed[repeated].groupby(key, sort=False, dropna=False)
     for (run, bench, metric, k), rows in groups:
-        values = rows["value"].to_numpy(float)
-        stderrs = rows["stderr"].to_numpy(float)
-        same_value = np.all((values == values[0]) | (np.isnan(values) & np.isnan(values[0])))
-        same_err = np.all((stderrs == stderrs[0]) | (np.isnan(stderrs) & np.isnan(stderrs[0])))
-        if not (same_value and same_err):
+        for column, differing in (("value", "values"), ("stderr", "stderrs")):
+            shown = rows[column].to_numpy(float)
+            if np.all((shown == shown[0]) | (np.isnan(shown) & np.isnan(shown[0]))):
+                continue
             what = f"{metric}" + (f" (k={int(k)})" if k >= 0 else "")
-            differing = "values" if not same_value else "stderrs"
-            shown = values if not same_value else stderrs
             raise DataError(
                 f"{source}: run {run!r}, benchmark {bench!r}, metric {what} appears {len(rows)} times with "
                 f"different {differing} ({', '.join(repr(float(v)) for v in shown[:4])}); keep one row per run, "
@@ -160,41 +158,11 @@ def _check_duplicates(out: pd.DataFrame, source: str) -> pd.DataFrame:
     return out[~dropped.to_numpy()]
 
 
-def _check_run_sizes(out: pd.DataFrame, source: str) -> None:
-    """One run has one size: rows of a run that disagree on N, D or C are two runs under one name."""
-    for column in SIZE_COLUMNS:
-        spread = out.groupby("run")[column].agg(["min", "max"])
-        same = np.isclose(spread["min"], spread["max"], rtol=1e-9, atol=0.0) | spread["min"].isna()
-        differ = spread[~same]
-        if not differ.empty:
-            run = differ.index[0]
-            raise DataError(
-                f"{source}: run {run!r} has different '{column}' values ({float(differ['min'].iloc[0])!r} and "
-                f"{float(differ['max'].iloc[0])!r}); one run has one size: give replicates or checkpoints "
-                "their own run names."
-            )
-
-
-def _check_q_rand(out: pd.DataFrame, source: str) -> None:
-    q = out["q_rand"]
-    bad = q.notna() & ~((q >= 0) & (q < 1))
-    if bad.any():
-        row = _first(bad)
-        raise DataError(f"{source}: column 'q_rand' must lie in [0, 1), but row {row} holds {q.iloc[row]!r}.")
-    for (bench, metric), values in out.dropna(subset=["q_rand"]).groupby(["benchmark", "metric"])["q_rand"]:
-        if values.nunique() > 1:
-            raise DataError(
-                f"{source}: benchmark {bench!r}, metric {metric!r} has several chance levels in column "
-                f"'q_rand' ({sorted(values.unique())[:4]}); give one per benchmark and metric."
-            )
-
-
 def require_names(column: pd.Series, name: str, source: str) -> None:
     """Refuse a missing or blank cell in a column of names (it would become a run or benchmark 'nan' or '')."""
     text = column.astype(str).str.strip()
     blank = column.isna().to_numpy() | (text == "").to_numpy()
-    if blank.any():
-        row = int(np.flatnonzero(blank)[0])
+    if (row := first_row(blank)) is not None:
         raise DataError(f"{source}: column '{name}' has no value in row {row}; every row needs one.")
 
 
@@ -274,28 +242,23 @@ def validate(frame: pd.DataFrame, source: str = "table", group: str | None = Non
     for column in SIZE_COLUMNS:
         values = out[column]
         bad = ~(values > 0) & values.notna() | np.isinf(values.to_numpy())
-        if bad.any():
-            row = int(np.flatnonzero(bad.to_numpy())[0])
+        if (row := first_row(bad)) is not None:
             raise DataError(
                 f"{source}: column '{column}' must be positive and finite, but row {row} "
                 f"(run {out['run'].iloc[row]!r}) holds {values.iloc[row]!r}."
             )
-    if out["flops"].isna().any():
-        row = int(np.flatnonzero(out["flops"].isna().to_numpy())[0])
+    if (row := first_row(out["flops"].isna())) is not None:
         raise DataError(
             f"{source}: row {row} (run {out['run'].iloc[row]!r}) has no compute: give 'flops' "
             f"or both 'params' and 'tokens'."
         )
     out["tpr"] = _numeric(frame, "tpr", source) if "tpr" in frame.columns else out["tokens"] / out["params"]
     bad_tpr = out["tpr"].notna() & ~(out["tpr"] > 0)
-    if bad_tpr.any():
-        row = _first(bad_tpr)
+    if (row := first_row(bad_tpr)) is not None:
         raise DataError(f"{source}: column 'tpr' must be positive, but row {row} holds {out['tpr'].iloc[row]!r}.")
     check_sizes(out, given, source)
     out["benchmark"] = frame["benchmark"].astype(str)
     metric = frame["metric"].astype(str)
-    if "k" in frame.columns and (pd.api.types.is_bool_dtype(frame["k"].dtype)):
-        raise DataError(f"{source}: column 'k' must hold integers >= 1, but it holds booleans.")
     k = _numeric(frame, "k", source) if "k" in frame.columns else pd.Series(np.nan, index=frame.index)
     # each distinct spelling parsed once (a file repeats a few metric names over thousands of rows),
     # in order of first appearance, so that the first bad one is the one reported
@@ -308,19 +271,16 @@ def validate(frame: pd.DataFrame, source: str = "table", group: str | None = Non
     parsed_k = pd.Series(np.array([np.nan if k is None else float(k) for _, k in parsed])[codes], index=frame.index)
     k = k.fillna(parsed_k)
     bad_k = k.notna() & ~((k >= 1) & (k == np.round(k)))
-    if bad_k.any():
-        row = int(np.flatnonzero(bad_k.to_numpy())[0])
+    if (row := first_row(bad_k)) is not None:
         raise DataError(f"{source}: column 'k' must hold integers >= 1; row {row} has {k.iloc[row]!r}.")
     out["k"] = k.round().astype("Int64")
     needs_k = (out["metric"] == "pass@k") & out["k"].isna()
-    if needs_k.any():
-        row = int(np.flatnonzero(needs_k.to_numpy())[0])
+    if (row := first_row(needs_k)) is not None:
         raise DataError(f"{source}: row {row} has metric 'pass@k' but no k.")
     out["value"] = _numeric(frame, "value", source)
     out["stderr"] = _numeric(frame, "stderr", source) if "stderr" in frame.columns else np.nan
     negative = out["stderr"] < 0
-    if negative.any():
-        row = _first(negative)
+    if (row := first_row(negative)) is not None:
         raise DataError(
             f"{source}: column 'stderr' must be >= 0, but row {row} (run {out['run'].iloc[row]!r}, benchmark "
             f"{out['benchmark'].iloc[row]!r}) holds {float(out['stderr'].iloc[row]):.6g}."
@@ -331,13 +291,13 @@ def validate(frame: pd.DataFrame, source: str = "table", group: str | None = Non
     scores = pd.Series(np.array([is_score_metric(name) for name in names], bool)[codes], index=out.index)
     outside = scores & ~out["value"].between(0.0, 1.0) & out["value"].notna()
     if outside.any():  # the first such (benchmark, metric), all its scores judged (percentages?)
-        row = out.iloc[_first(outside)]
+        row = out.iloc[first_row(outside)]
         rows = out[(out["benchmark"] == row["benchmark"]) & (out["metric"] == row["metric"])]
         check_scores(
             rows["value"], rows["run"], f"score metric '{row['metric']}' of benchmark '{row['benchmark']}'", source
         )
     for extra in frame.columns:
-        if extra not in out.columns and extra not in ("k",):
+        if extra not in out.columns:
             out[extra] = frame[extra]
     no_value = out["value"].isna().to_numpy()
     missing = MissingRows(
@@ -349,6 +309,23 @@ def validate(frame: pd.DataFrame, source: str = "table", group: str | None = Non
         raise DataError(f"{source}: every row's 'value' is missing.")
     out.attrs = {MISSING_VALUES: missing} if missing else {}
     if "q_rand" in out.columns:
-        _check_q_rand(out, source)
-    _check_run_sizes(out, source)
+        q = out["q_rand"]
+        bad = q.notna() & ~((q >= 0) & (q < 1))
+        if (row := first_row(bad)) is not None:
+            raise DataError(f"{source}: column 'q_rand' must lie in [0, 1), but row {row} holds {q.iloc[row]!r}.")
+        for (bench, metric), values in out.dropna(subset=["q_rand"]).groupby(["benchmark", "metric"])["q_rand"]:
+            if values.nunique() > 1:
+                raise DataError(
+                    f"{source}: benchmark {bench!r}, metric {metric!r} has several chance levels in column "
+                    f"'q_rand' ({sorted(values.unique())[:4]}); give one per benchmark and metric."
+                )
+    for column in SIZE_COLUMNS:  # one run has one size: rows that disagree on N, D or C are two runs under one name
+        spread = out.groupby("run")[column].agg(["min", "max"])
+        differ = spread[~(np.isclose(spread["min"], spread["max"], rtol=1e-9, atol=0.0) | spread["min"].isna())]
+        if not differ.empty:
+            raise DataError(
+                f"{source}: run {differ.index[0]!r} has different '{column}' values ({float(differ['min'].iloc[0])!r} "
+                f"and {float(differ['max'].iloc[0])!r}); one run has one size: give replicates or checkpoints "
+                "their own run names."
+            )
     return _check_duplicates(out, source).reset_index(drop=True)

@@ -141,13 +141,6 @@ def group_mean(table: pd.DataFrame, name: str, members: list[str]) -> pd.DataFra
     return out
 
 
-def _missing_rows(table: pd.DataFrame) -> pd.DataFrame:
-    """The rows :func:`~benchcast.data.schema.validate` set aside with no value."""
-    out = pd.DataFrame(list(table.attrs.get(MISSING_VALUES) or ()), columns=list(MISSING_COLUMNS))
-    out["k"] = out["k"].astype(float).round().astype("Int64")
-    return out.assign(value=np.nan)
-
-
 def select(
     table: pd.DataFrame,
     benchmark: str,
@@ -179,10 +172,9 @@ def select(
     tpr : float, optional
         Keep only runs at this tokens-per-parameter ratio, within a relative :data:`TPR_RTOL` (1 %); where
         none is, the error lists the ratios present.
-
     missing : bool
-        Also return the selection's rows with no value (:func:`_missing_rows`, value NaN): a fit counts
-        them as dropped, with the reason.
+        Also return the selection's rows with no value (set aside by :func:`~benchcast.validate`, value NaN): a fit
+        counts them as dropped, with the reason.
 
     Returns
     -------
@@ -190,7 +182,9 @@ def select(
         The selected rows.
     """
     if missing and table.attrs.get(MISSING_VALUES):
-        table = pd.concat([table, _missing_rows(table)], ignore_index=True)
+        aside = pd.DataFrame(list(table.attrs[MISSING_VALUES]), columns=list(MISSING_COLUMNS))
+        aside["k"] = aside["k"].astype(float).round().astype("Int64")
+        table = pd.concat([table, aside.assign(value=np.nan)], ignore_index=True)
     # compared as a column, not as a Python set of every row's name (14 ms on the Apple file)
     if table.empty:
         raise SelectionError(f"no rows to select benchmark {benchmark!r} from: the table is empty.")
@@ -284,8 +278,7 @@ def runs(table: pd.DataFrame) -> pd.DataFrame:
 
 def covariate_column(table: pd.DataFrame, benchmark: str, metric: str) -> pd.Series:
     """Per-run values of another (benchmark, metric) pair, e.g. a proxy loss, indexed by run."""
-    rows = select(table, benchmark, metric)
-    return rows.groupby("run")["value"].mean()
+    return select(table, benchmark, metric).groupby("run")["value"].mean()
 
 
 def summary(table: pd.DataFrame) -> dict:
@@ -301,7 +294,8 @@ def summary(table: pd.DataFrame) -> dict:
     dict
         JSON-ready counts of runs and rows (and of rows with no value, left out of every fit and counted
         as dropped there), the FLOPs and parameter ranges, the tokens-per-parameter
-        ratios grouped into the levels the ladder holds (``tpr``, with ``tpr_runs``: :func:`_tpr_levels`), and each
+        ratios grouped into the levels the ladder holds (``tpr``: each level's median to 3 significant digits, with
+        ``tpr_runs``: its runs; :func:`tpr_level`), and each
         benchmark's metrics with their runs (and k).
     """
     benchmarks: dict[str, dict[str, object]] = {}
@@ -310,6 +304,12 @@ def summary(table: pd.DataFrame) -> dict:
         ks = sorted(int(v) for v in rows["k"].dropna().unique())
         entry[str(metric)] = {"runs": int(rows["run"].nunique()), **({"k": ks} if ks else {})}
     by_run = runs(table)
+    values = by_run["tpr"].to_numpy(float)
+    levels = tpr_level(values)
+    found = [
+        (float(f"{np.median(values[levels == lv]):.3g}"), int((levels == lv).sum()))
+        for lv in np.unique(levels[np.isfinite(levels)])
+    ]
     return {
         "runs": int(len(by_run)),
         "rows": int(len(table)),
@@ -318,16 +318,6 @@ def summary(table: pd.DataFrame) -> dict:
         "flops_max": float(by_run["flops"].max()),
         "params_min": float(by_run["params"].min()),
         "params_max": float(by_run["params"].max()),
-        **dict(zip(("tpr", "tpr_runs"), map(list, zip(*_tpr_levels(by_run["tpr"]), strict=True)), strict=True)),
+        **dict(zip(("tpr", "tpr_runs"), map(list, zip(*found, strict=True)), strict=True)),
         "benchmarks": benchmarks,
     }
-
-
-def _tpr_levels(tprs) -> list[tuple[float, int]]:
-    """The ratios a ladder holds (:func:`tpr_level`), each as its median to 3 significant digits with its runs."""
-    values = np.asarray(tprs, float)
-    levels = tpr_level(values)
-    return [
-        (float(f"{np.median(values[levels == lv]):.3g}"), int((levels == lv).sum()))
-        for lv in np.unique(levels[np.isfinite(levels)])
-    ]

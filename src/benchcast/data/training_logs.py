@@ -14,7 +14,7 @@ import pandas as pd
 
 from benchcast.data.files import read_frame, read_json
 from benchcast.data.metadata import number, read_metadata
-from benchcast.data.schema import validate
+from benchcast.data.schema import first_row, validate
 from benchcast.errors import DataError, DataWarning
 
 LM_EVAL = re.compile(r"^(?:eval/)?(?P<task>[^/,]+)/(?P<metric>[^/,]+),(?P<filter>[^/,]+)$")
@@ -87,11 +87,6 @@ def split_column(column: str) -> dict | None:
     return None
 
 
-def _family_of(column: str) -> str:
-    """The name a skipped column's family is reported by: its first two path parts."""
-    return "/".join(column.split("/")[:2]) + ("/..." if column.count("/") > 1 else "")
-
-
 def _renamed(frame: pd.DataFrame, columns: dict[str, str], file) -> pd.DataFrame:
     """The export with ``columns`` renamed; a column named there that the file lacks is refused."""
     unknown = [c for c in columns if c not in frame.columns]
@@ -151,12 +146,6 @@ def _config_params(config: Path) -> tuple[float, str] | None:
     return None
 
 
-def _is_history(columns) -> bool:
-    """Whether a table is a run history: a ``_step``/``step`` column or an evaluation column."""
-    columns = [str(c) for c in columns]
-    return "_step" in columns or "step" in columns or any(_is_eval(c) for c in columns)
-
-
 def _skip_table(file: Path, columns, metadata: Path | None) -> list[Path]:
     """Warn of a folder's table that is no run history; return it where it looks like a sizes table."""
     columns = [str(c) for c in columns]
@@ -191,7 +180,8 @@ def _exports(
         out = []
         for run, file, config in found:
             frame = _renamed(read_frame(file, "a training-log export"), columns, file)
-            if not _is_history(frame.columns):  # a sizes table beside the exports (runs.csv) is no run
+            heads = [str(c) for c in frame.columns]  # a run history has a _step/step or an evaluation column
+            if not ("_step" in heads or "step" in heads or any(_is_eval(c) for c in heads)):  # runs.csv is no run
                 sizes.extend(_skip_table(file, frame.columns, metadata))
                 continue
             if "run" in frame.columns:
@@ -204,8 +194,7 @@ def _exports(
     if "run" not in frame.columns:
         raise DataError(f"{path}: one long training-log file needs a 'run' column (or give a folder of per-run files).")
     blank = frame["run"].isna().to_numpy() | (frame["run"].astype(str).str.strip() == "").to_numpy()
-    if blank.any():
-        row = int(np.flatnonzero(blank)[0])
+    if (row := first_row(blank)) is not None:
         raise DataError(f"{path}: row {row} has no 'run' (it holds {frame['run'].iloc[row]!r}); name its run.")
     return [(str(run), rows, str(path), None) for run, rows in frame.groupby("run", sort=False)]
 
@@ -275,8 +264,9 @@ def _long_rows(
         parts = split_column(column) if _is_eval(column) else None
         numeric = pd.api.types.is_numeric_dtype(frame[column]) or frame[column].isna().all()
         if parts is None or not numeric:
-            if _is_eval(column):
-                skipped.setdefault(_family_of(column) + ("" if numeric else " (text)"), set()).add(column)
+            if _is_eval(column):  # a skipped column's family is reported by its first two path parts
+                family = "/".join(column.split("/")[:2]) + ("/..." if column.count("/") > 1 else "")
+                skipped.setdefault(family + ("" if numeric else " (text)"), set()).add(column)
             continue
         read[column] = parts
         taken.setdefault(parts["family"], set()).add(column)

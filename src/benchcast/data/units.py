@@ -1,10 +1,6 @@
-"""A table's sizes checked against physics: each run's N, D and tokens per parameter within what a language model
-can be, its FLOPs against 6 N D, a ``tpr`` column against D / N, and scores against [0, 1].
-
-Each bound is wide enough for every ladder published (Pythia's checkpoints at 2 M tokens, a 15 T-token run, a
-FLOPs convention that counts attention or embeddings) and narrow enough that a unit slip (GFLOPs, PF-days,
-parameters in millions) lands outside it; an error names the run, the column, the value and the likely unit.
-"""
+"""A table's sizes checked against physics (docs/formats.md, "Units are checked against physics"): N, D and tokens
+per parameter within what a language model can be, FLOPs against 6 N D, a ``tpr`` column against D / N, scores against
+[0, 1]; an error names the run, the column, the value and the likely unit."""
 
 from __future__ import annotations
 
@@ -109,18 +105,8 @@ def check_sizes(out: pd.DataFrame, given: pd.DataFrame, source: str) -> None:
                 f"(D = {sizes['tokens'][i]:.4g}, N = {sizes['params'][i]:.4g}); a tpr column is D / N (within "
                 f"{TPR_AGREEMENT - 1:.0%}): mend it or drop it (it is then computed)."
             )
-    _check_flops_ratio(run, sizes, has["flops"] & both, source)
-    lo, hi = FLOPS_RANGE  # compute with no N and D to hold it against
-    for i in np.flatnonzero(has["flops"] & ~both & ((sizes["flops"] < lo) | (sizes["flops"] > hi))):
-        low = sizes["flops"][i] < lo
-        _refuse(source, run[i], "flops", sizes["flops"][i], lo, hi, " - in GFLOPs, TFLOPs or PF-days?" if low else "")
-
-
-def _check_flops_ratio(run, sizes: dict, measured: np.ndarray, source: str) -> None:
-    """FLOPs / (6 N D) of the runs that give all three: within the band of 1, and within it of the runs' median."""
+    measured = has["flops"] & both  # FLOPs / (6 N D): within the band of 1, and within it of the runs' median
     ratio = sizes["flops"] / (6.0 * sizes["params"] * sizes["tokens"])
-    if not measured.any():
-        return
     for i in np.flatnonzero(measured & (np.abs(np.log(ratio)) > math.log(FLOPS_RATIO_BAND))):
         raise DataError(
             f"{source}: run {run[i]!r} has flops = {sizes['flops'][i]:.4g}, {ratio[i]:.3g} x its 6 N D "
@@ -129,13 +115,17 @@ def _check_flops_ratio(run, sizes: dict, measured: np.ndarray, source: str) -> N
             + _likely(ratio[i], _FLOPS_UNITS)
             + ". Give FLOPs, or leave the column out (C = 6 N D is then used)."
         )
-    median = float(np.median(ratio[measured]))
+    median = float(np.median(ratio[measured])) if measured.any() else 1.0
     for i in np.flatnonzero(measured & (np.abs(np.log(ratio / median)) > math.log(FLOPS_RATIO_BAND))):
         raise DataError(
             f"{source}: run {run[i]!r} has flops = {ratio[i]:.3g} x its 6 N D, while the file's runs have a median "
             f"of {median:.3g} x; one file counts FLOPs one way (more than {FLOPS_RATIO_BAND:g}x apart is another "
             "unit or a typo): mend that run's flops, or leave the column out."
         )
+    lo, hi = FLOPS_RANGE  # compute with no N and D to hold it against
+    for i in np.flatnonzero(has["flops"] & ~both & ((sizes["flops"] < lo) | (sizes["flops"] > hi))):
+        low = sizes["flops"][i] < lo
+        _refuse(source, run[i], "flops", sizes["flops"][i], lo, hi, " - in GFLOPs, TFLOPs or PF-days?" if low else "")
 
 
 def check_scores(values: pd.Series, runs: pd.Series, what: str, source: str) -> None:

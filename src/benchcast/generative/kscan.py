@@ -23,13 +23,6 @@ from benchcast.utils.rich_view import Markup, RichView, rich_table
 BOUND_COLUMNS = {"constraint_active": "constraint active", "at_search_limit": "at search limit"}
 
 
-def _available_ks(table: pd.DataFrame, benchmark: str, metric: str = "pass@k") -> list[int]:
-    """The k of a benchmark's rows of ``metric`` (``[1]`` when it has none)."""
-    rows = select(table, benchmark, metric)
-    ks = sorted(int(k) for k in rows["k"].dropna().unique())
-    return ks or [1]
-
-
 @dataclass
 class KScan(RichView):
     """A per-k law fitted separately at each k: one row per k, and the fits.
@@ -167,18 +160,8 @@ class KScan(RichView):
         tuple of (list of str, list of list)
             The column names and the rows.
         """
-        names = self.param_names
-        rows = [
-            [
-                int(r["k"]),
-                *(r.get(n, np.nan) for n in names),
-                r.get("n_used", ""),
-                r.get("r2", np.nan),
-                *(r.get(key, "") for key in BOUND_COLUMNS),
-            ]
-            for r in self.table.to_dict("records")
-        ]
-        return ["k", *names, "points", "R2", *BOUND_COLUMNS.values()], rows
+        frame = self.to_frame()
+        return list(frame.columns), [[int(r[0]), *r[1:]] for r in frame.itertuples(index=False)]
 
     def rich_items(self) -> list:
         """The table of :meth:`rows`, then each parameter's change per doubling of k.
@@ -275,7 +258,8 @@ def kscan(
         raise SelectionError(f"law {law!r} is not fitted per k; kscan needs compute, params_tokens or gold.")
     metric = metric or law_obj.default_metric or "pass@k"
     base, _ = parse_metric(metric)
-    scan = ks or (_available_ks(table, benchmark, base) if base == "pass@k" else [None])
+    found = select(table, benchmark, base) if not ks and base == "pass@k" else None  # every k of its rows, else [1]
+    scan = ks or (sorted(int(k) for k in found["k"].dropna().unique()) or [1] if found is not None else [None])
     rows, fits = [], []
     for k in scan:
         try:

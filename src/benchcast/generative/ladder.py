@@ -1,19 +1,6 @@
-"""One model of a benchmark's whole ladder of runs: problems keep their difficulty across runs, and a run's ability
-follows its compute.
-
-Problem j of run i is solved with probability p_ij = sigmoid(eta_i - d_j) (a Rasch item-response model on the
-logit scale). The difficulties d_j are drawn from one distribution, integrated out on a fixed grid
-(:data:`GRID`): a share ``pi`` of problems never solvable (p = 0 for every run) plus a normal, or a mixture of
-two normals (:data:`DISTRIBUTIONS`, chosen by BIC). Each ability eta_i has a normal prior around a line in the
-run's standardised log10 compute, its spread estimated from the runs (at least :data:`SPREAD_FLOOR`): a run that
-solved nothing is placed by its neighbours in compute, a run that solved much by its own counts.
-
-The fit is generalised EM on the binomial counts of all runs at once (each (run, problem) with its own n, a
-problem a run lacks left out): the posterior of each problem's difficulty given every run's counts, then the
-distribution's moments and one Newton step per ability. All of it in log space, vectorised as (problems x runs)
-@ (runs x grid) products. pass@k of run i at any k is the mean over problems of E[1 - (1 - p_ij)^k] under each
-problem's posterior: a problem a run solved once is known to be rare from the runs that solved it more often.
-"""
+"""One model of a benchmark's whole ladder of runs (docs/guide/passk.md, "The joint model of the ladder"): problem j
+of run i is solved with probability sigmoid(eta_i - d_j), the difficulties drawn from one distribution integrated
+out on :data:`GRID`, each ability a normal prior around a line in log compute; fitted by generalised EM."""
 
 from __future__ import annotations
 
@@ -86,8 +73,7 @@ class LadderFit:
         return -2 * self.log_likelihood + self.n_parameters * np.log(max(problems, 2))
 
     def pass_at_k(self, ks, eta=None) -> np.ndarray:
-        """pass@k (runs x ks, any real k >= 0) at abilities ``eta`` (default: the fitted ones): the mean over problems
-        of E[1 - (1 - p)^k] under each problem's posterior."""
+        """pass@k (runs x ks) at abilities ``eta`` (default: the fitted), averaged over the problems' posteriors."""
         eta = self.eta if eta is None else np.asarray(eta, float)
         ks = np.atleast_1d(np.asarray(ks, float))
         present = np.ones((len(self.posterior), len(eta)), bool) if self.present is None else self.present
@@ -150,50 +136,45 @@ def _fit(n, c, x, distribution: str, start: LadderFit | None = None, max_iter: i
     from benchcast.fitting.engine.search import single_threaded_blas
 
     with single_threaded_blas():  # (problems x runs) @ (runs x grid) is small: BLAS threads only spin on a busy machine
-        return _em(n, c, x, distribution, start, max_iter)
-
-
-def _em(n, c, x, distribution: str, start: LadderFit | None, max_iter: int | None) -> LadderFit:
-    """The EM iterations of :func:`_fit`."""
-    unsolved = ~(c > 0).any(axis=1)
-    if start is not None:
-        eta, components, never = start.eta.copy(), start.components.copy(), start.never
-    else:
-        rate = np.clip(c.sum(0) / np.maximum(n.sum(0), 1), 1e-5, 1 - 1e-5)
-        eta = np.log(rate / (1 - rate))
-        eta -= eta.mean()
-        spread = 3.0
-        components = np.array([[1.0, 2.0, spread]]) if distribution == "normal" else \
-            np.array([[0.5, -1.0, spread], [0.5, 6.0, spread]])  # fmt: skip
-        never = float(np.clip(0.5 * unsolved.mean(), 1e-6, 0.5))
-    previous, converged, iteration = -np.inf, False, 0
-    limit = MAX_ITER if max_iter is None else max_iter
-    for iteration in range(1, limit + 1):  # noqa: B007  (how many it took is part of the fit)
+        unsolved = ~(c > 0).any(axis=1)
+        if start is not None:
+            eta, components, never = start.eta.copy(), start.components.copy(), start.never
+        else:
+            rate = np.clip(c.sum(0) / np.maximum(n.sum(0), 1), 1e-5, 1 - 1e-5)
+            eta = np.log(rate / (1 - rate))
+            eta -= eta.mean()
+            spread = 3.0
+            components = np.array([[1.0, 2.0, spread]]) if distribution == "normal" else \
+                np.array([[0.5, -1.0, spread], [0.5, 6.0, spread]])  # fmt: skip
+            never = float(np.clip(0.5 * unsolved.mean(), 1e-6, 0.5))
+        previous, converged, iteration = -np.inf, False, 0
+        limit = MAX_ITER if max_iter is None else max_iter
+        for iteration in range(1, limit + 1):  # noqa: B007  (how many it took is part of the fit)
+            centre, trend = _trend(eta, x)
+            posterior, log_likelihood = _e_step(n, c, eta, _grid_log_weights(components, never), unsolved)
+            objective = log_likelihood - 0.5 * np.sum((eta - centre) ** 2) / trend[2] ** 2
+            if not np.isfinite(objective) or np.abs(eta).max() > ABILITY_LIMIT:
+                break  # an ability past the grid's reach: the counts push it to infinity (all or nothing solved)
+            if abs(objective - previous) < TOL * len(n):
+                converged = True
+                break
+            previous = objective
+            mass = posterior.sum(0)
+            never = float(np.clip(mass[-1] / len(n), 1e-8, 1 - 1e-8))
+            components = _m_components(mass[:-1], components)
+            z = eta[:, None] - GRID[None, :]
+            s = np.exp(_log_sig(z))
+            trials, wins = n.T @ posterior[:, :-1], c.T @ posterior[:, :-1]
+            precision = 1.0 / trend[2] ** 2
+            gradient = (wins - trials * s).sum(1) - precision * (eta - centre)
+            curvature = (trials * s * (1 - s)).sum(1) + precision
+            eta = eta + np.clip(gradient / curvature, -MAX_STEP, MAX_STEP)
+            shift = eta.mean()  # abilities and difficulties move together: hold the abilities' mean at 0
+            eta, components[:, 1] = eta - shift, components[:, 1] - shift
         centre, trend = _trend(eta, x)
         posterior, log_likelihood = _e_step(n, c, eta, _grid_log_weights(components, never), unsolved)
-        objective = log_likelihood - 0.5 * np.sum((eta - centre) ** 2) / trend[2] ** 2
-        if not np.isfinite(objective) or np.abs(eta).max() > ABILITY_LIMIT:
-            break  # an ability past the grid's reach: the counts push it to infinity (all or nothing solved)
-        if abs(objective - previous) < TOL * len(n):
-            converged = True
-            break
-        previous = objective
-        mass = posterior.sum(0)
-        never = float(np.clip(mass[-1] / len(n), 1e-8, 1 - 1e-8))
-        components = _m_components(mass[:-1], components)
-        z = eta[:, None] - GRID[None, :]
-        s = np.exp(_log_sig(z))
-        trials, wins = n.T @ posterior[:, :-1], c.T @ posterior[:, :-1]
-        precision = 1.0 / trend[2] ** 2
-        gradient = (wins - trials * s).sum(1) - precision * (eta - centre)
-        curvature = (trials * s * (1 - s)).sum(1) + precision
-        eta = eta + np.clip(gradient / curvature, -MAX_STEP, MAX_STEP)
-        shift = eta.mean()  # abilities and difficulties move together: hold the abilities' mean at 0
-        eta, components[:, 1] = eta - shift, components[:, 1] - shift
-    centre, trend = _trend(eta, x)
-    posterior, log_likelihood = _e_step(n, c, eta, _grid_log_weights(components, never), unsolved)
-    return LadderFit([], eta, trend, x, distribution, components, never, posterior, log_likelihood,
-                     converged and np.isfinite(log_likelihood), iteration, n > 0)  # fmt: skip
+        return LadderFit([], eta, trend, x, distribution, components, never, posterior, log_likelihood,
+                         converged and np.isfinite(log_likelihood), iteration, n > 0)  # fmt: skip
 
 
 def ladder_matrix(counts: pd.DataFrame, runs: list) -> tuple[np.ndarray, np.ndarray]:
@@ -250,14 +231,8 @@ def fit_ladder(n, c, x, *, distribution: str = "auto", max_iter: int | None = No
     return min(held, key=lambda f: f.bic(len(n)))
 
 
-def refit(fit: LadderFit, n, c, max_iter: int = REFIT_ITER) -> LadderFit:
-    """The same model refitted on other counts (a bootstrap replicate), started from ``fit``."""
-    return _fit(np.asarray(n, float), np.asarray(c, float), fit.x, fit.distribution, start=fit, max_iter=max_iter)
-
-
 def bootstrap_ladder(fit: LadderFit, n, c, ks, *, replicates: int, rng, borrowed=None) -> np.ndarray:
-    """pass@k (replicates x runs x ks; NaN: a failed refit) of refits on problems resampled with replacement, a run in
-    ``borrowed`` (placed by its compute) also drawing its ability from its prior around the line."""
+    """pass@k (replicates x runs x ks; NaN: failed) of refits on resampled problems; ``borrowed`` runs draw eta too."""
     n, c = np.asarray(n, float), np.asarray(c, float)
     borrowed = np.zeros(len(fit.eta), bool) if borrowed is None else np.asarray(borrowed, bool)
     out = np.full((replicates, len(fit.eta), len(np.atleast_1d(ks))), np.nan)
@@ -266,7 +241,7 @@ def bootstrap_ladder(fit: LadderFit, n, c, ks, *, replicates: int, rng, borrowed
         if not (c[pick] > 0).any():
             out[b] = 0.0
             continue
-        again = refit(fit, n[pick], c[pick])
+        again = _fit(n[pick], c[pick], fit.x, fit.distribution, start=fit, max_iter=REFIT_ITER)
         eta = again.eta + borrowed * again.trend[2] * rng.standard_normal(len(fit.eta))
         if np.all(np.isfinite(eta)):
             out[b] = again.pass_at_k(ks, eta)
@@ -279,8 +254,7 @@ def _runs(counts: pd.DataFrame) -> list:
 
 
 def _origin_rows(frames: dict, full: dict, x_of: dict, judged: list, origin: str, distribution: str) -> list[dict]:
-    """The ladder fitted to thinned counts ``frames`` (run -> counts), each run of ``judged`` judged one decade of k
-    past its thinned n (anchored to its thinned pass@n) against its ``full`` counts; none where the fit fails."""
+    """The ladder fitted to thinned ``frames``, each run of ``judged`` judged one decade of k past its thinned n."""
     runs = list(frames)
     n, c = ladder_matrix(pd.concat([f.assign(run=r) for r, f in frames.items()], ignore_index=True), runs)
     if not (c > 0).any():
@@ -309,8 +283,7 @@ def _origin_rows(frames: dict, full: dict, x_of: dict, judged: list, origin: str
 
 def joint_backtest(counts: pd.DataFrame, compute: dict | None, seed: int, min_samples: int,
                    distribution: str = "auto") -> pd.DataFrame:  # fmt: skip
-    """The ladder's backtest in k: every run thinned to n/10 (n/100) as the per-run candidates (same seeds), and an
-    origin across runs (the largest third by compute thinned to n/10); rows as ``backtest_in_k``'s, with ``run``."""
+    """The ladder's backtest in k: each run thinned as the per-run candidates, and the largest third across runs."""
     runs = _runs(counts)
     groups = {str(r): g for r, g in counts.groupby(counts["run"].astype(str), sort=False)}
     full = {r: estimator_counts(groups[r]) for r in runs}
@@ -355,8 +328,7 @@ class JointForecast:
         return self.fit is not None and not self.doubt
 
     def refusal(self, run: str) -> str:
-        """Why the ladder cannot answer ``run`` (empty: it can): a run that solved nothing is placed by its compute,
-        which must be known and inside the range of the runs that solved something, extended by its width."""
+        """Why the ladder cannot answer ``run`` (empty: it can): one that solved nothing needs a compute in range."""
         if not self.usable:
             return self.doubt
         if self.solved.get(run, 0):
@@ -383,9 +355,7 @@ class JointForecast:
 
     def rows(self, run: str, ks, reach: float, *, tau: float, draws, level: float, all_ks, seed: int,
              measured: float | None = None) -> pd.DataFrame:  # fmt: skip
-        """One run's rows past its n: the point, anchored to its ``measured`` pass@n where it solved something (the
-        model's pass@n is shared by every run; ``xscale.anchor``), and the interval of ``draws`` plus the error in k,
-        each replicate shifted alike, floored at the measured pass@n and made non-decreasing in k."""
+        """One run's rows past its n: the point anchored to its ``measured`` pass@n, the interval of ``draws``."""
         i = self.runs.index(run)
         ks = np.asarray(ks, float)
         x_point = to_x(self.fit.pass_at_k(ks)[i])
@@ -433,12 +403,10 @@ class JointForecast:
 
 
 def fit_joint(counts: pd.DataFrame, compute: dict | None) -> JointForecast:
-    """The ladder model on a benchmark's counts (``run``, ``problem_id``, ``n``, ``c``) and each run's compute (FLOPs;
-    may be None or partial); ``doubt`` set where the fit did not converge or cannot be made."""
+    """The ladder model on a benchmark's counts and its runs' compute (FLOPs; may be partial), with its doubt."""
     runs = _runs(counts)
     compute = compute or {}
-    with np.errstate(divide="ignore", invalid="ignore"):
-        log_compute = {r: float(np.log10(compute[r])) if float(compute.get(r, 0) or 0) > 0 else np.nan for r in runs}
+    log_compute = {r: float(np.log10(compute[r])) if float(compute.get(r, 0) or 0) > 0 else np.nan for r in runs}
     solved = counts.groupby(counts["run"].astype(str), sort=False)["c"].apply(lambda s: int((s > 0).sum())).to_dict()
     if "problem_id" not in counts:
         return JointForecast(None, runs, log_compute, solved, "no problem_id: problems cannot be matched across runs")

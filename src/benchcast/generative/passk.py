@@ -16,18 +16,13 @@ import pandas as pd
 from benchcast.errors import DataError
 
 
-def _check_counts(n: np.ndarray, c: np.ndarray) -> None:
-    """Refuse counts outside n >= 1, 0 <= c <= n."""
-    if np.any(n < 1) or np.any(c < 0) or np.any(c > n):
-        raise DataError("per-problem counts need n >= 1 and 0 <= c <= n.")
-
-
 def pass_at_k_per_problem(n, c, ks) -> np.ndarray:
     """Unbiased pass@k for each problem (rows) and each k (columns)."""
     n = np.atleast_1d(np.asarray(n, dtype=np.int64))
     c = np.atleast_1d(np.asarray(c, dtype=np.int64))
     ks = np.atleast_1d(np.asarray(ks, dtype=np.int64))
-    _check_counts(n, c)
+    if np.any(n < 1) or np.any(c < 0) or np.any(c > n):
+        raise DataError("per-problem counts need n >= 1 and 0 <= c <= n.")
     if np.any(ks < 1) or np.any(ks > n.min()):
         raise DataError(f"every k must lie in [1, n] (n = {int(n.min())} samples for some problem); got {ks.tolist()}.")
     kmax = int(ks.max())
@@ -40,12 +35,10 @@ def pass_at_k_per_problem(n, c, ks) -> np.ndarray:
         if c_i == 0:
             out[rows] = 0.0
             continue
-        failures = n_i - c_i
         with np.errstate(divide="ignore", invalid="ignore"):
             terms = np.log1p(-c_i / (n_i - j))
         log_ratio = np.concatenate([[0.0], np.cumsum(terms)])  # log C(n-c, k)/C(n, k) at k = 0..kmax
-        values = np.where(ks > failures, 1.0, -np.expm1(log_ratio[np.minimum(ks, kmax)]))
-        out[rows] = values
+        out[rows] = np.where(ks > n_i - c_i, 1.0, -np.expm1(log_ratio[np.minimum(ks, kmax)]))
     return out
 
 
@@ -55,9 +48,7 @@ def pass_at_k(n, c, ks) -> np.ndarray:
 
 
 def bootstrap_pass_at_k(n, c, ks, *, uncertainty=None) -> pd.DataFrame:
-    """pass@k with a percentile bootstrap interval over problems (and its standard error) at the uncertainty's
-    replicates, seed and level (an :class:`~benchcast.forecasting.bootstrap.Uncertainty`; default 1000 replicates,
-    seed 0, 95 %); 0 replicates give the estimate alone (interval columns are NaN)."""
+    """pass@k with a percentile bootstrap interval over problems (default 1000 replicates, 95 %; 0: none)."""
     from benchcast.forecasting.bootstrap import Uncertainty
 
     unc = uncertainty or Uncertainty(1000, levels=0.95)

@@ -1,29 +1,6 @@
-"""pass@k far past the samples drawn: candidates chosen by a backtest in k, an interval widened by the error it
-measured, and every run answered or refused.
-
-Candidates (:data:`CANDIDATES`):
-
-* ``power_k``: the aggregate power law in k of Schaeffer et al. 2025, -log pass@k = a k^(-b), fitted by least
-  squares of x = log(-log pass@k) on log k to the unbiased pass@k curve at k <= n; the simplest alternative.
-* ``beta``, ``zi_beta``, ``beta_mix``: distributions of the per-problem success rate
-  (:mod:`benchcast.generative.families`), fitted by likelihood with each problem's own n.
-* ``joint``: one item-response model of every run of the benchmark at once (:mod:`benchcast.generative.ladder`):
-  problems keep their difficulty across runs, abilities follow log compute. Besides the origins inside each run it
-  is judged on an origin across runs (the largest runs thinned to n/10, the rest whole), and chosen only where its
-  paired errors beat ``power_k``'s by :data:`JOINT_Z` standard errors. Whatever is chosen, a run the chosen
-  candidate refuses (it solved nothing) is answered by the joint model where its compute places it on the ladder.
-
-The backtest in k is a rolling origin inside each run's samples: thin every problem's samples to n/10
-(hypergeometric, seeded) and forecast the unbiased pass@k at ten times the thinned n from the full counts; where
-at least ``MIN_ORIGIN_SAMPLES`` remain, n/100 -> n/10 too. Both steps span one decade of k. Per benchmark, the
-candidate of least mean absolute error over its runs' origins is chosen, ``power_k`` unless a family's error is
-below :data:`FAMILY_MARGIN` times its own, and the chosen one's errors on the x scale give the error per decade
-``tau`` (their RMS shrunk toward :data:`TAU_PRIOR` by :data:`PRIOR_WEIGHT` pseudo-origins, times :data:`REACH`).
-
-The interval at k is the bootstrap over problems of the chosen candidate on the x scale, plus a normal error of
-sd ``tau * log10(k / n)`` shared by every k of a replicate, mapped back by pass@k = exp(-exp(x)): every bound is a
-probability. A chosen family on a bound or unconverged widens it to every candidate's forecast, and says so.
-"""
+"""pass@k far past the samples drawn: candidates (:data:`CANDIDATES`: ``power_k``, the success-rate families, the
+``joint`` ladder model) chosen by a backtest in k inside each run's samples, an interval widened by the error per
+decade of k it measured, and every run answered or refused (the method: docs/guide/passk.md)."""
 
 from __future__ import annotations
 
@@ -49,11 +26,8 @@ from benchcast.generative.per_run import (  # noqa: F401 (re-exported: the per-r
     fit_candidate,
 )
 from benchcast.generative.success import fit_family
-from benchcast.generative.xscale import band as _band
-from benchcast.generative.xscale import estimator_counts as _estimator_counts
+from benchcast.generative.xscale import band, estimator_counts, monotone, to_x
 from benchcast.generative.xscale import from_x as _from_x
-from benchcast.generative.xscale import monotone as _monotone
-from benchcast.generative.xscale import to_x as _to_x
 from benchcast.utils.display import ResultView
 from benchcast.utils.jsonable import jsonable
 from benchcast.validation import check_level, check_replicates
@@ -169,9 +143,9 @@ class PassKPastN(ResultView):
         frames = []
         for i, (run, group) in enumerate(counts.groupby("run", sort=False)):
             if per_run:
-                n, c = _estimator_counts(group)
+                n, c = estimator_counts(group)
                 frames.append(backtest_in_k(n, c, candidates=per_run, seed=self.seed + i).assign(run=str(run)))
-        nothing = any(not _estimator_counts(g)[1].any() for _, g in counts.groupby("run", sort=False))
+        nothing = any(not estimator_counts(g)[1].any() for _, g in counts.groupby("run", sort=False))
         if "joint" in names or nothing:  # the joint model answers the runs a per-run candidate cannot
             self.joint_ = fit_joint(counts, self.compute)
             if "joint" in names and self.joint_.usable:
@@ -207,8 +181,7 @@ class PassKPastN(ResultView):
 
     def _choose(self, judged: pd.DataFrame, names: tuple) -> str:
         """The rule: least MAE, ``power_k`` unless a family beats it by the margin or the joint model by JOINT_Z."""
-        mae = dict(zip(self.scores_["candidate"], self.scores_["mae"], strict=True))
-        mae = {k: v for k, v in mae.items() if k in names}
+        mae = {k: v for k, v in zip(self.scores_["candidate"], self.scores_["mae"], strict=True) if k in names}
         default = "power_k" if "power_k" in names else names[0]
         if default != "power_k" or default not in mae:
             return min(mae, key=mae.get) if mae and default != "power_k" else default
@@ -252,7 +225,7 @@ class PassKPastN(ResultView):
         ks = np.unique(np.asarray(ks, float))
         rows, cache = [], {}
         for i, (run, group) in enumerate(self._counts.groupby("run", sort=False)):
-            n_est, c_est = _estimator_counts(group)
+            n_est, c_est = estimator_counts(group)
             beyond = ks[ks > n_est.min()]
             if not beyond.size:
                 continue
@@ -277,7 +250,7 @@ class PassKPastN(ResultView):
             cache["draws"] = self.joint_.draws(all_ks, min(self.n_boot, JOINT_REPLICATES), self.seed)
         tau = self.tau_ if self.chosen_ == "joint" else self.joint_tau_
         group = self._counts[self._counts["run"].astype(str) == run]
-        n_est, c_est = _estimator_counts(group)
+        n_est, c_est = estimator_counts(group)
         measured = float(pass_at_k_per_problem(n_est, c_est, [int(reach)]).mean()) if len(group) else None
         out = self.joint_.rows(run, ks, reach, tau=tau, draws=cache.get("draws"), level=self.level, all_ks=all_ks,
                                seed=seed, measured=measured)  # fmt: skip
@@ -300,7 +273,7 @@ class PassKPastN(ResultView):
     def _run_rows(self, group: pd.DataFrame, ks: np.ndarray, *, seed: int) -> pd.DataFrame:
         """One run's rows past n: the chosen candidate's point, the widened bootstrap interval, its notes."""
         n, c = group["n"].to_numpy(np.int64), group["c"].to_numpy(np.int64)
-        n_est, c_est = _estimator_counts(group)
+        n_est, c_est = estimator_counts(group)
         reach = float(n_est.min())
         if not c.any():
             raise DataError(
@@ -318,8 +291,8 @@ class PassKPastN(ResultView):
             errors = rng.standard_normal(len(draws))[:, None] * self.tau_ * decades[None, :]
             # each replicate from its own measured pass@n on: never below it, and non-decreasing in k (an error
             # of the sign that lowers pass@k cannot take it below what that replicate's problems measured)
-            paths = _monotone(np.column_stack([measured, draws + errors]))[:, 1:]
-            out["lower"], out["upper"], out["replicates"] = _band(paths, self.level)
+            paths = monotone(np.column_stack([measured, draws + errors]))[:, 1:]
+            out["lower"], out["upper"], out["replicates"] = band(paths, self.level)
             if not out["replicates"].iloc[0]:
                 notes.append("no bootstrap replicate could be refitted: no interval")
             if chosen.doubts:  # as wide as the candidates disagree
@@ -337,19 +310,18 @@ class PassKPastN(ResultView):
         return out
 
     def _draws(self, chosen: CandidateFit, n, c, n_est, c_est, ks, rng) -> tuple[np.ndarray, np.ndarray]:
-        """x of the chosen candidate refitted on resampled problems (replicates x ks), anchored at each resample's
-        measured pass@n, and that measured x."""
+        """x of the chosen candidate refitted on resampled problems (replicates x ks), and each one's measured x."""
         replicates = self.n_boot if chosen.candidate == "power_k" else min(self.n_boot, FAMILY_REPLICATES)
         picks = rng.integers(0, len(n), size=(replicates, len(n)))
         if chosen.candidate == "power_k":
-            return _power_x(n_est, c_est, ks, picks)  # NaN: a resample with one usable point, which _band sets aside
+            return _power_x(n_est, c_est, ks, picks)  # NaN: a resample with one usable point, which band sets aside
         reach = float(n_est.min())
-        measured = _to_x(pass_at_k_per_problem(n_est, c_est, [int(reach)])[picks, 0].mean(axis=1))
+        measured = to_x(pass_at_k_per_problem(n_est, c_est, [int(reach)])[picks, 0].mean(axis=1))
         draws = np.full((replicates, len(ks)), np.inf)  # a resample that solved nothing: pass@k = 0
         for i, pick in enumerate(picks):
             if c[pick].any():
                 refit = fit_family(chosen.candidate, n[pick], c[pick], starts=[chosen.family_z])
-                # NaN where the refit failed or its pass@n is 0 or 1 (no step from n to k): set aside by _band
+                # NaN where the refit failed or its pass@n is 0 or 1 (no step from n to k): set aside by band
                 try:
                     draws[i] = _anchored_family(refit, ks, n_est[pick], c_est[pick], reach)
                 except DataError:
@@ -385,19 +357,14 @@ class PassKPastN(ResultView):
         str
         """
         judged = int(self.scores_["origins"].max()) if not self.scores_.empty else 0
+        parts = () if self.joint_ is None else (self.joint_.describe(), self.evidence_, self.fallback_)
         return (
             f"{self.benchmark_ or 'benchmark'}: {self.chosen_} (least MAE one decade of k past {judged} thinned "
             f"origins; a family only below {FAMILY_MARGIN:g} x power_k's); error per decade of k {self.tau_:.3f} on "
             "log(-log pass@k) "
             f"({REACH:g} x the origins' RMS shrunk toward {TAU_PRIOR} by {PRIOR_WEIGHT:g} origins), added to the "
-            "bootstrap over problems" + "".join(f"; {part}" for part in self._joint_parts())
+            "bootstrap over problems" + "".join(f"; {part}" for part in parts if part)
         )
-
-    def _joint_parts(self) -> list[str]:
-        """The joint model, its evidence and its fallback, as the rule prints them."""
-        if self.joint_ is None:
-            return []
-        return [part for part in (self.joint_.describe(), self.evidence_, self.fallback_) if part]
 
 
 def _tau(judged: pd.DataFrame, candidate: str) -> float:
@@ -476,13 +443,13 @@ def passk_table(
     ks = np.unique(np.asarray(ks, int))
     frames, rules = [], []
     for (run, bench), group in counts.groupby(["run", "benchmark"], sort=False):
-        n_est, c_est = _estimator_counts(group)
+        n_est, c_est = estimator_counts(group)
         sampled = ks[ks <= n_est.min()]
         if sampled.size:
             frame = bootstrap_pass_at_k(n_est, c_est, sampled, uncertainty=unc)
             frames.append(frame.assign(run=run, benchmark=bench, source="estimator", problems=len(group)))
     for bench, group in counts.groupby("benchmark", sort=False):
-        reach = group.groupby("run", sort=False).apply(lambda g: int(_estimator_counts(g)[0].min()))
+        reach = group.groupby("run", sort=False).apply(lambda g: int(estimator_counts(g)[0].min()))
         asked = ks[ks > reach.min()].astype(float)
         if extrapolate_to:
             grid = np.geomspace(max(reach.min(), 1), extrapolate_to, 8).round()

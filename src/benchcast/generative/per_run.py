@@ -53,8 +53,7 @@ def _power_fit(log_k: np.ndarray, curves: np.ndarray):
 
 
 def _power_x(n, c, ks, picks=None) -> tuple[np.ndarray, np.ndarray]:
-    """x of the power law in k at ``ks`` (a row per resample in ``picks``), anchored past n at each row's measured x
-    (the least-squares line need not pass through it), and that measured x."""
+    """x of the power law in k at ``ks`` (a row per resample in ``picks``) anchored past n, and the measured x."""
     grid = _grid(int(np.min(n)))
     per_problem = pass_at_k_per_problem(n, c, grid)
     curves = per_problem.mean(axis=0)[None, :] if picks is None else per_problem[picks].mean(axis=1)
@@ -103,8 +102,8 @@ def fit_candidate(candidate: str, n, c, ks, *, n_est=None, c_est=None) -> Candid
         raise DataError(f"unknown candidate {candidate!r}: expected one of {', '.join(PER_RUN)} (the joint model is "
                         "fitted to every run at once, by PassKPastN).")  # fmt: skip
     n, c = np.asarray(n, float), np.asarray(c, float)
+    n_est, c_est = (n, c) if n_est is None else (np.asarray(n_est, float), np.asarray(c_est, float))
     if candidate == "power_k":
-        n_est, c_est = (n, c) if n_est is None else (np.asarray(n_est, float), np.asarray(c_est, float))
         if c.any() and not c_est.any():
             raise DataError(
                 "the first round's samples solved nothing (later rounds did): the unbiased pass@k curve the power law "
@@ -116,14 +115,12 @@ def fit_candidate(candidate: str, n, c, ks, *, n_est=None, c_est=None) -> Candid
         return CandidateFit(candidate, x)
     fitted = fit_family(candidate, n, c)
     doubts = ([] if fitted.converged else ["did not converge"]) + [f"{p} on its bound" for p in fitted.on_bound]
-    n_est, c_est = (n, c) if n_est is None else (np.asarray(n_est, float), np.asarray(c_est, float))
     x = _anchored_family(fitted, ks, n_est.astype(int), c_est.astype(int))
     return CandidateFit(candidate, x, tuple(doubts), fitted.z)
 
 
 def backtest_in_k(n, c, *, candidates=PER_RUN, seed: int = 0) -> pd.DataFrame:
-    """The rolling origin in k inside one run: per origin (n/10, n/100) and candidate, the forecast one decade of k
-    past the thinned n against the full counts' pass@k there (an origin that solved nothing left out)."""
+    """The rolling origin in k inside one run: per origin and candidate, the error one decade of k past it."""
     n, c = np.asarray(n, np.int64), np.asarray(c, np.int64)
     rows = []
     for origin, (m, thinned) in zip(ORIGINS, thinned_origins(n, c, seed, MIN_ORIGIN_SAMPLES), strict=False):

@@ -17,22 +17,10 @@ import pandas as pd
 
 from benchcast.data.files import read_frame
 from benchcast.data.lm_eval_samples import is_lm_eval_samples, read_lm_eval_samples
+from benchcast.data.schema import first_row
 from benchcast.errors import DataError
 
 COUNT_COLUMNS = ["run", "benchmark", "problem_id", "n", "c"]
-
-
-def _as_bool(values: pd.Series, path: Path) -> np.ndarray:
-    """Column 'correct' as booleans (0/1 or true/false), refused otherwise."""
-    if values.dtype == bool:
-        return values.to_numpy()
-    mapped = values.map(lambda v: {"true": 1, "false": 0}.get(str(v).strip().lower(), v))
-    numeric = pd.to_numeric(mapped, errors="coerce")
-    bad = numeric.isna() | ~numeric.isin([0, 1])
-    if bad.any():
-        row = int(np.flatnonzero(bad.to_numpy())[0])
-        raise DataError(f"{path}: column 'correct' must be 0/1 or true/false; row {row} holds {values.iloc[row]!r}.")
-    return numeric.to_numpy().astype(bool)
 
 
 def _first_line(path: Path) -> dict | None:
@@ -68,25 +56,21 @@ def read_counts(path: str | Path, *, benchmark: str | None = None, run: str | No
         for column in ("n", "c"):
             values = pd.to_numeric(frame[column], errors="coerce")
             bad = values.isna() | (values < 0) | ~np.isfinite(values) | (values != values.round())
-            if pd.api.types.is_bool_dtype(frame[column].dtype):
-                bad[:] = True
-            if bad.any():
-                row = int(np.flatnonzero(bad.to_numpy())[0])
+            bad |= pd.api.types.is_bool_dtype(frame[column].dtype)  # True and False are no counts
+            if (row := first_row(bad)) is not None:
                 raise DataError(
                     f"{path}: column '{column}' must hold non-negative integers; row {row} holds "
                     f"{frame[column].iloc[row]!r}."
                 )
             frame[column] = values.astype(int)
         bad = (frame["c"] > frame["n"]) | (frame["n"] < 1)
-        if bad.any():
-            row = int(np.flatnonzero(bad.to_numpy())[0])
+        if (row := first_row(bad)) is not None:
             raise DataError(
                 f"{path}: row {row} has c = {frame['c'].iloc[row]} correct of n = {frame['n'].iloc[row]}; "
                 "need 1 <= n and c <= n."
             )
         repeated = frame.duplicated(["run", "benchmark", "problem_id"])
-        if repeated.any():
-            row = int(np.flatnonzero(repeated.to_numpy())[0])
+        if (row := first_row(repeated)) is not None:
             raise DataError(
                 f"{path}: problem {frame['problem_id'].iloc[row]!r} (run {frame['run'].iloc[row]!r}, benchmark "
                 f"{frame['benchmark'].iloc[row]!r}) has more than one (n, c) row; give one row per problem."
@@ -96,7 +80,16 @@ def read_counts(path: str | Path, *, benchmark: str | None = None, run: str | No
         raise DataError(f"{path}: need columns 'n' and 'c' (per problem) or 'correct' (per sample).")
     if "error" in frame.columns:  # samples that failed to generate or grade are not outcomes
         frame = frame[frame["error"].isna()].copy()
-    frame["correct"] = _as_bool(frame["correct"], path)
+    values = frame["correct"]  # 0/1 or true/false, refused otherwise
+    if values.dtype != bool:
+        mapped = values.map(lambda v: {"true": 1, "false": 0}.get(str(v).strip().lower(), v))
+        numeric = pd.to_numeric(mapped, errors="coerce")
+        bad = numeric.isna() | ~numeric.isin([0, 1])
+        if (row := first_row(bad)) is not None:
+            raise DataError(
+                f"{path}: column 'correct' must be 0/1 or true/false; row {row} holds {values.iloc[row]!r}."
+            )
+        frame["correct"] = numeric.to_numpy().astype(bool)
     keys = ["run", "benchmark", "problem_id"]
     counts = frame.groupby(keys, sort=False)["correct"].agg(n="size", c="sum").reset_index()[COUNT_COLUMNS]
     return _with_first_round(counts, frame, keys, path)
@@ -107,8 +100,7 @@ def _with_first_round(counts: pd.DataFrame, frame: pd.DataFrame, keys: list, pat
     if "round" not in frame.columns:
         return counts
     rounds = pd.to_numeric(frame["round"], errors="coerce")
-    if rounds.isna().any() or (rounds < 0).any() or (rounds != rounds.round()).any():
-        row = int(np.flatnonzero((rounds.isna() | (rounds < 0) | (rounds != rounds.round())).to_numpy())[0])
+    if (row := first_row(rounds.isna() | (rounds < 0) | (rounds != rounds.round()))) is not None:
         raise DataError(
             f"{path}: column 'round' must hold rounds 0, 1, 2...; row {row} holds {frame['round'].iloc[row]!r}."
         )

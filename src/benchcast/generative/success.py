@@ -1,15 +1,6 @@
-"""Distributions of the per-problem success probability p, for pass@k far past the samples drawn.
-
-pass@k of a benchmark is 1 - E[(1 - p)^k] over its problems. n samples of a problem place its p to about
-1/n; past that, pass@k depends on how much mass the distribution of p has near 0, which is what the
-families of :mod:`benchcast.generative.families` differ in (the "Large Language Monkeys" power laws come
-from that tail).
-
-Each family gives, in closed form, the likelihood of (n, c) per problem (each problem with its own n) and
-log E[(1 - p)^k] for any real k >= 0. :func:`fit_family` fits one by maximum likelihood (the candidates of
-:mod:`benchcast.generative.past_n` use it); :func:`fit_curve` fits a family to an aggregate pass@1..pass@m curve
-instead (1 - pass@k = E[(1 - p)^k] is a moment of 1 - p).
-"""
+"""Fitting a family of distributions of the per-problem success probability p (:mod:`benchcast.generative.families`):
+:func:`fit_family` by maximum likelihood on per-problem counts (each problem with its own n), :func:`fit_curve` by
+least squares on an aggregate pass@1..pass@m curve (1 - pass@k = E[(1 - p)^k] is a moment of 1 - p)."""
 
 from __future__ import annotations
 
@@ -32,15 +23,19 @@ def _check_counts(n: np.ndarray, c: np.ndarray) -> None:
         raise DataError("per-problem counts need whole numbers with n >= 1 and 0 <= c <= n.")
 
 
-def _minimize(objective, starts, box):
+def _fit(fam, objective, starts, scale: float) -> FittedFamily:
+    """The least of ``objective`` (1e300 where not finite) from each start, log-likelihood ``-scale`` times it."""
     from scipy.optimize import minimize  # here: scipy.optimize costs 0.3 s to import
 
-    runs = [minimize(objective, np.clip(x0, *np.array(box).T), method="L-BFGS-B", bounds=box) for x0 in starts]
-    return min(runs, key=lambda r: r.fun if np.isfinite(r.fun) else np.inf)
+    def finite(z):
+        value = objective(z)
+        return value if np.isfinite(value) else 1e300
 
-
-def _on_bound(z, box) -> list[int]:
-    return [i for i, (v, (lo, hi)) in enumerate(zip(z, box, strict=True)) if v - lo < BOUND_TOL or hi - v < BOUND_TOL]
+    lo, hi = np.array(fam.box).T
+    runs = [minimize(finite, np.clip(x0, lo, hi), method="L-BFGS-B", bounds=fam.box) for x0 in starts]
+    best = min(runs, key=lambda r: r.fun if np.isfinite(r.fun) else np.inf)
+    bound = [fam.parameters[i] for i in np.flatnonzero((best.x - lo < BOUND_TOL) | (hi - best.x < BOUND_TOL))]
+    return FittedFamily(fam.name, np.asarray(best.x, float), -scale * float(best.fun), bool(best.success), bound)
 
 
 @dataclass
@@ -88,14 +83,9 @@ def fit_family(family: str, n, c, *, starts=None) -> FittedFamily:
     pairs, weight = np.unique(np.column_stack([n, c]), axis=0, return_counts=True)
     un, uc = pairs[:, 0], pairs[:, 1]
 
-    def nll(z):
-        value = -float(np.sum(weight * fam.log_marginal(un, uc, z)))
-        return value if np.isfinite(value) else 1e300
-
     mean = float(np.clip(np.sum(c) / np.sum(n), 1e-4, 1 - 1e-4))
-    best = _minimize(nll, starts if starts is not None else fam.starts(mean), fam.box)
-    bound = [fam.parameters[i] for i in _on_bound(best.x, fam.box)]
-    return FittedFamily(fam.name, np.asarray(best.x, float), -float(best.fun), bool(best.success), bound)
+    starts = starts if starts is not None else fam.starts(mean)
+    return _fit(fam, lambda z: -float(np.sum(weight * fam.log_marginal(un, uc, z))), starts, 1.0)
 
 
 def fit_curve(ks, pass_at_k, family: str = "beta") -> FittedFamily:
@@ -128,11 +118,5 @@ def fit_curve(ks, pass_at_k, family: str = "beta") -> FittedFamily:
         raise DataError("the pass@k curve is 0 at every k: nothing was solved, so no distribution is identified.")
     target = np.log1p(-values)
 
-    def sse(z):
-        value = float(np.sum((fam.log_miss(ks, z) - target) ** 2))
-        return value if np.isfinite(value) else 1e300
-
     mean = float(np.clip(values[np.argmin(ks)] / np.min(ks), 1e-4, 1 - 1e-4))
-    best = _minimize(sse, fam.starts(mean), fam.box)
-    bound = [fam.parameters[i] for i in _on_bound(best.x, fam.box)]
-    return FittedFamily(fam.name, np.asarray(best.x, float), -0.5 * float(best.fun), bool(best.success), bound)
+    return _fit(fam, lambda z: float(np.sum((fam.log_miss(ks, z) - target) ** 2)), fam.starts(mean), 0.5)

@@ -74,12 +74,23 @@ def passk_tidy(
         covariate = gold_table(scores, per_token=per_token, problems=counts, source=str(gold))
         tidy = pd.concat([tidy, covariate.drop(columns=list(SIZES), errors="ignore")], ignore_index=True)
         sources.append(run_sizes(scores, str(gold)))
-    return _with_sizes(tidy, _merge_sizes(sources, metadata), destination)
+    sizes = _merge_sizes(sources, metadata)
+    if len(sizes.columns) > 1:
+        tidy = tidy.merge(sizes, on="run", how="left")
+    known = pd.Series(False, index=tidy.index)  # runs that `fit` can place in compute
+    if {"params", "tokens"} <= set(tidy.columns):
+        known |= tidy["params"].notna() & tidy["tokens"].notna()
+    if "flops" in tidy.columns:
+        known |= tidy["flops"].notna()
+    unsized = sorted(set(tidy.loc[~known, "run"]))
+    if unsized:
+        message = f"{destination}: no params/tokens known for run(s) {unsized}; `fit` will need them (pass --metadata)."
+        warnings.warn(message, DataWarning, stacklevel=2)
+    return tidy
 
 
 def run_flops(samples: Path, metadata: Path | None = None) -> dict[str, float]:
-    """Each run's training compute, from the sizes the sample file recorded or ``metadata``: its flops, else 6 N D (the
-    convention only shifts every run alike, which a law linear in log compute absorbs)."""
+    """Each run's training compute from the sample file's sizes or ``metadata``: its flops, else 6 N D."""
     sizes = _merge_sizes([run_sizes(_sample_table(Path(samples)), str(samples))], metadata)
     flops = sizes["flops"].astype(float) if "flops" in sizes.columns else pd.Series(np.nan, index=sizes.index)
     if {"params", "tokens"} <= set(sizes.columns):
@@ -178,22 +189,6 @@ def _sample_table(path: Path) -> pd.DataFrame:
         return read_frame(path, "sample outcomes")
     except BenchcastError:  # lm-eval logs are not flat tables; read_counts has read them already
         return pd.DataFrame()
-
-
-def _with_sizes(tidy: pd.DataFrame, sizes: pd.DataFrame, destination: str | Path) -> pd.DataFrame:
-    """``tidy`` with each run's sizes; warns about runs that `fit` could not place in compute."""
-    if len(sizes.columns) > 1:
-        tidy = tidy.merge(sizes, on="run", how="left")
-    known = pd.Series(False, index=tidy.index)
-    if {"params", "tokens"} <= set(tidy.columns):
-        known |= tidy["params"].notna() & tidy["tokens"].notna()
-    if "flops" in tidy.columns:
-        known |= tidy["flops"].notna()
-    unsized = sorted(set(tidy.loc[~known, "run"]))
-    if unsized:
-        message = f"{destination}: no params/tokens known for run(s) {unsized}; `fit` will need them (pass --metadata)."
-        warnings.warn(message, DataWarning, stacklevel=3)
-    return tidy
 
 
 def _merge_sizes(sources: list[pd.DataFrame], metadata: Path | None) -> pd.DataFrame:

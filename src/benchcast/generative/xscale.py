@@ -63,9 +63,7 @@ def thinned_origins(n, c, seed: int, min_samples: int) -> list[tuple[np.ndarray,
 
 
 def anchor(x, x_model_at_n, x_measured_at_n):
-    """A model's x past n (rows x ks ascending) anchored to the measured pass@n: the measured x plus the model's step
-    from n to k (never positive), non-increasing in k; a measured 1 stays 1, a measured 0 keeps the model's x, and a
-    model pass@n of 0 or 1 gives NaN (no step: :func:`model_at_n_reason`)."""
+    """A model's x past n (rows x ks ascending) as the measured x plus the model's step from n (NaN: no step)."""
     x = np.atleast_2d(np.asarray(x, float))
     at_n = np.asarray(x_model_at_n, float).reshape(-1, 1)
     measured = np.asarray(x_measured_at_n, float).reshape(-1, 1)
