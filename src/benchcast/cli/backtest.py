@@ -7,24 +7,20 @@ from typing import Annotated
 import typer
 
 from benchcast.cli.app import app
-from benchcast.cli.common import console, emit_json, print_warning, refuse_options, user_errors
+from benchcast.cli.common import console, emit_json, print_warning, refuse_options, show, user_errors
 from benchcast.cli.core import refuse_unused_proxy
-from benchcast.cli.groups import REPLICATES, SOURCE, WHERE, DataSource, Where
+from benchcast.cli.groups import FIGURES, REPLICATES, SOURCE, WHERE, WRITTEN, DataSource, Figures, Where
 from benchcast.cli.options import (
     Benchmark,
-    Dpi,
-    FigureFormat,
     Jobs,
     Json,
     Laws,
     LikeTargetRun,
     Metric,
     MinFlops,
-    OutDir,
     Proxy,
     Threshold,
     Tpr,
-    figure_options,
     refuse_interval_without_boot,
 )
 from benchcast.errors import BenchcastError
@@ -49,19 +45,14 @@ SWEEP_UNCERTAINTY = REPLICATES.but(boot=(SweepBoot, 0))
 def example_command(
     out: Annotated[Path, typer.Option("--out", "-o", help="Output folder.")] = Path("benchcast-example"),
     law: Annotated[str, typer.Option("--law", "-l", help="Law to fit.")] = "power",
-    figure_format: FigureFormat = "png",
-    dpi: Dpi = None,
+    figures: Figures = WRITTEN,
     jobs: Jobs = None,
     json: Json = False,
 ) -> None:
     """Run the main job on the bundled synthetic ladder: fit, backtest, forecast, plot."""
     from benchcast.studies.example import run_example
 
-    result = run_example(out, law, *figure_options(figure_format, dpi, writes=True), n_jobs=jobs)
-    if json:
-        emit_json(result.to_dict())
-        return
-    console.print(result)
+    show(run_example(out, law, figures.format, figures.dpi, n_jobs=jobs), json)
 
 
 @app.command("backtest")
@@ -87,9 +78,7 @@ def backtest_command(
     like_target: LikeTargetRun = None,
     proxy: Proxy = None,
     uncertainty=REPLICATES,
-    out: OutDir = None,
-    figure_format: FigureFormat = "png",
-    dpi: Dpi = None,
+    figures: Figures = FIGURES,
     json: Json = False,
 ) -> None:
     """Fit below a threshold (or by protocol), predict the held-out runs, report MAE/MRE/RMSE/R²."""
@@ -97,7 +86,6 @@ def backtest_command(
     from benchcast.fitting.api import FitSpec
     from benchcast.laws import get_law
 
-    figures = figure_options(figure_format, dpi, writes=out is not None)
     laws = law or ["power"]
     refuse_unused_proxy(laws, proxy)
     uses_k = protocol == "passk" or any("k" in get_law(name).covariates for name in laws)
@@ -127,13 +115,9 @@ def backtest_command(
         like_target=like_target,
         uncertainty=uncertainty,
     )
-    if out is not None:
-        results.write(out, *figures)
-    if json:
-        emit_json([bt.to_dict() for bt in results.backtests])
-        return
-    console.print(results)
-    if like_target is not None:
+    figures.write(results)
+    show(results, json, lambda r: [bt.to_dict() for bt in r.backtests])
+    if like_target is not None and not json:
         console.print(f"split like the target: {results.backtests[0].metrics['reach']}")
 
 
@@ -149,9 +133,7 @@ def sweep_command(
     proxy: Proxy = None,
     uncertainty=SWEEP_UNCERTAINTY,
     where: Where = WHERE,
-    out: OutDir = None,
-    figure_format: FigureFormat = "png",
-    dpi: Dpi = None,
+    figures: Figures = FIGURES,
     json: Json = False,
 ) -> None:
     """Threshold sweep (6e19 .. 5e22): held-out MRE per threshold and the critical threshold."""
@@ -159,7 +141,6 @@ def sweep_command(
     from benchcast.fitting.api import FitSpec
     from benchcast.fitting.spec import design
 
-    figures = figure_options(figure_format, dpi, writes=out is not None)
     refuse_unused_proxy(law or ["power"], proxy)
     refuse_interval_without_boot(uncertainty)
     table = source.read()
@@ -171,18 +152,14 @@ def sweep_command(
     for spec in specs:  # a benchmark or metric the data lack is refused before any sweep, not after the others
         design(table, spec)
     sweeps = compare_sweeps(table, specs, min_flops=min_flops, tpr=tpr, uncertainty=uncertainty, **where.kwargs())
-    if out is not None:
-        sweeps.write(out, *figures)
-        if sweeps.to_frame().empty:
-            print_warning(
-                f"--out {out}: nothing written: no threshold left both fitted and held-out runs "
-                "(every threshold was left out of the grid; the reasons are printed with the results, "
-                "and under 'skipped' in --json)."
-            )
-    if json:
-        emit_json(sweeps.to_dict())
-        return
-    console.print(sweeps)
+    figures.write(sweeps)
+    if figures.out is not None and sweeps.to_frame().empty:
+        print_warning(
+            f"--out {figures.out}: nothing written: no threshold left both fitted and held-out runs "
+            "(every threshold was left out of the grid; the reasons are printed with the results, "
+            "and under 'skipped' in --json)."
+        )
+    show(sweeps, json)
 
 
 @app.command("cutoff")
@@ -198,9 +175,7 @@ def cutoff_command(
     min_flops: MinFlops = None,
     proxy: Proxy = None,
     uncertainty=REPLICATES,
-    out: OutDir = None,
-    figure_format: FigureFormat = "png",
-    dpi: Dpi = None,
+    figures: Figures = FIGURES,
     json: Json = False,
 ) -> None:
     """Cutoff backtest: error and every parameter versus orders of magnitude of extrapolation.
@@ -210,13 +185,12 @@ def cutoff_command(
     from benchcast.evaluation.cutoff import cutoff_backtest
     from benchcast.fitting.api import FitSpec
 
-    figures = figure_options(figure_format, dpi, writes=out is not None)
     refuse_unused_proxy(law or ["power"], proxy)
     refuse_interval_without_boot(uncertainty)
     boot, interval = uncertainty.n_boot, uncertainty.interval
     table = source.read()
     # the terminal's table shows no coverage: bootstrap only where --json or --out will carry it
-    shows_coverage = json or out is not None
+    shows_coverage = json or figures.out is not None
     results = []
     for name in law or ["power"]:
         result = cutoff_backtest(
@@ -228,8 +202,7 @@ def cutoff_command(
         )
         if not len(result):
             raise BenchcastError(f"{benchmark}: no cutoff left enough runs to fit {name!r}.")
-        if out is not None:
-            result.write(out, *figures)
+        figures.write(result)
         results.append(result)
     if json:
         emit_json([result.to_dict() for result in results])

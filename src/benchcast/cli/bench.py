@@ -9,8 +9,8 @@ from rich.markup import escape
 
 from benchcast.cli.app import app
 from benchcast.cli.common import console, emit_json, user_errors
-from benchcast.cli.groups import UNCERTAINTY, WHERE, DataSource, Where
-from benchcast.cli.options import Dpi, FigureFormat, Json, LikeTargetRun, Margin, OutDir, QRand, figure_options
+from benchcast.cli.groups import FIGURES, UNCERTAINTY, WHERE, DataSource, Figures, Where
+from benchcast.cli.options import Json, LikeTargetRun, Margin, QRand
 from benchcast.defaults import DEFAULT_REPLICATES
 from benchcast.errors import BenchcastError
 
@@ -159,9 +159,7 @@ def bench_command(
         ),
     ] = None,
     where: Where = WHERE,
-    out: OutDir = None,
-    figure_format: FigureFormat = "png",
-    dpi: Dpi = None,
+    figures: Figures = FIGURES,
     json: Json = False,
 ) -> None:
     """Rolling-origin backtests of forecasting strategies: error, interval coverage and width."""
@@ -174,7 +172,6 @@ def bench_command(
 
     check_replicates(uncertainty.n_boot, allow_zero=False)
     check_count("--cutoffs", cutoffs)
-    figures = figure_options(figure_format, dpi, writes=bool(out))
     if interval is not None:
         check_interval(interval)
     _refuse_dropped(
@@ -246,7 +243,7 @@ def bench_command(
         choosers=(HOLDOUT,),  # the earlier release's law choice, a row to measure the others against
         strategy_interval=interval,
     )
-    written = write_outputs(result, out, *figures) if out else []
+    written = write_outputs(result, figures.out, figures.format, figures.dpi) if figures.out else []
     if json:
         emit_json(result.to_dict()["rows"])
         return

@@ -29,6 +29,14 @@ def emit_json(payload) -> None:
     typer.echo(json.dumps(jsonable(payload), indent=2))
 
 
+def show(result, as_json: bool, doc=None) -> None:
+    """``--json``: the result's JSON (``doc(result)``, default ``result.to_dict()``); else the result printed."""
+    if as_json:
+        emit_json(result.to_dict() if doc is None else doc(result))
+    else:
+        console.print(result)
+
+
 def rich_table(title: str, columns: list[str], rows: list[list], floatfmt: str = ".4g"):
     """:func:`benchcast.utils.rich_view.rich_table`, imported when a command prints a table."""
     from benchcast.utils.rich_view import rich_table as table

@@ -6,7 +6,7 @@ from typing import Annotated
 import typer
 
 from benchcast.cli.app import app
-from benchcast.cli.common import console, emit_json, err_console, user_errors
+from benchcast.cli.common import console, err_console, show, user_errors
 from benchcast.cli.groups import SOURCE, UNCERTAINTY, WHERE, DataSource, Where
 from benchcast.cli.options import Benchmarks, FlopsPer6ND, Json, MaxFlops, Metric, MinFlops, Proxy, Tpr
 from benchcast.errors import BenchcastError
@@ -96,7 +96,4 @@ def compare_command(
 
         written = save_figure(shown.plot(), out)
         (err_console if json else console).print(f"wrote {written}")
-    if json:
-        emit_json(result.to_dict())
-    else:
-        console.print(result)
+    show(result, json)

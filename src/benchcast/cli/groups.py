@@ -1,7 +1,8 @@
 """Option groups shared by commands, each declared once and handed to a command as one value: the data source
 (:data:`SOURCE`: the path, ``--format``, ``--metadata``, ``--column``, ``--q-rand``, ``--margin``), the uncertainty
 (:data:`UNCERTAINTY`: ``--n-boot``, ``--level``, ``--interval``, ``--seed``, an
-:class:`~benchcast.forecasting.bootstrap.Uncertainty`) and where to run (:data:`WHERE`: ``--jobs``, ``--ray``).
+:class:`~benchcast.forecasting.bootstrap.Uncertainty`), where to run (:data:`WHERE`: ``--jobs``, ``--ray``) and the
+outputs (:data:`FIGURES`: ``--out``, ``--figure-format``, ``--dpi``).
 
 A command names a group by a parameter whose default is the group (``source: DataSource = SOURCE``);
 :func:`~benchcast.cli.common.expand` (which :func:`~benchcast.cli.common.user_errors` applies to every command)
@@ -9,14 +10,17 @@ puts the group's options in the signature Typer reads and hands the command the 
 is one edit: an entry here. No pandas or numpy at import (``--help`` imports this).
 """
 
+import functools
 import inspect
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from benchcast.cli.common import Group, refuse_options
 from benchcast.cli.options import (
     Columns,
     Data,
+    Dpi,
+    FigureFormat,
     Format,
     Interval,
     Jobs,
@@ -24,9 +28,11 @@ from benchcast.cli.options import (
     Margin,
     Metadata,
     NBoot,
+    OutDir,
     QRand,
     RayAddress,
     Seed,
+    figure_options,
     parse_q_rand,
 )
 from benchcast.data import FORMATS
@@ -143,3 +149,27 @@ class Where:
 WHERE = Group(lambda jobs=None, ray=None: Where(jobs, ray), {"jobs": (Jobs, None), "ray": (RayAddress, None)})
 LOCAL = WHERE.but(drop=("ray",))  # a command whose jobs run in local workers only
 REPLICATES = UNCERTAINTY.but(drop=("level", "seed"))  # a command showing the default levels, with no --seed
+
+
+@dataclass(frozen=True)
+class Figures:
+    """Where a command writes its tables and figures (``--out``; None: nowhere) and their format and resolution."""
+
+    out: Path | None
+    format: str = "png"
+    dpi: int | None = None
+
+    def write(self, result) -> None:
+        """``result.write`` to ``--out``, where it was given."""
+        if self.out is not None:
+            result.write(self.out, self.format, self.dpi)
+
+
+def _figures(out=None, figure_format="png", dpi=None, *, writes: bool | None = None) -> Figures:
+    """The output options, checked before any work (figure options are refused where nothing is written)."""
+    return Figures(out, *figure_options(figure_format, dpi, out is not None if writes is None else writes))
+
+
+FIGURES = Group(_figures, {"out": (OutDir, None), "figure_format": (FigureFormat, "png"), "dpi": (Dpi, None)})
+# a command that always writes figures, to an --out of its own
+WRITTEN = replace(FIGURES.but(drop=("out",)), make=functools.partial(_figures, writes=True))

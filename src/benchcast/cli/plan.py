@@ -10,11 +10,11 @@ from benchcast.cli.common import (
     Refusal,
     answer_each,
     console,
-    emit_json,
     err_console,
     print_answers,
     refuse_nothing_forecast,
     refuse_options,
+    show,
     user_errors,
 )
 from benchcast.cli.core import refuse_unused_proxy
@@ -222,10 +222,7 @@ def forecast_artifact(fit_file: Path, uncertainty, where: Where, json: bool, *, 
         tokens=option_values(tokens),
         **query,
     )
-    if json:
-        emit_json(out.to_dict())
-    else:
-        console.print(out)
+    show(out, json)
     refuse_nothing_forecast(out.prediction, out.notes, f"{out.law} from {fit_file}")
 
 
@@ -318,10 +315,7 @@ def recommend_command(
         uncertainty=uncertainty,
         **where.kwargs(),
     )
-    if json:
-        emit_json(rec.to_dict())
-    else:
-        console.print(rec)
+    show(rec, json)
     if target_flops is not None or target_params is not None:  # a forecast was asked
         f = rec.forecast
         why = [rec.reason, *([] if f is None else f.notes)]

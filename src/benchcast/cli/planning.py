@@ -6,7 +6,7 @@ from typing import Annotated
 import typer
 
 from benchcast.cli.app import app
-from benchcast.cli.common import answer_each, console, emit_json, print_answers, refuse_options, user_errors
+from benchcast.cli.common import answer_each, print_answers, refuse_options, show, user_errors
 from benchcast.cli.core import refuse_unused_proxy
 from benchcast.cli.groups import SOURCE, UNCERTAINTY, WHERE, DataSource, Where
 from benchcast.cli.options import (
@@ -139,7 +139,4 @@ def plan_command(
         )
         print_answers(outs, json, str(source.data))
         return
-    if json:
-        emit_json(out.to_dict())
-        return
-    console.print(out)
+    show(out, json)
