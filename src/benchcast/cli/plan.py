@@ -76,6 +76,18 @@ def is_fit_artifact(path: Path) -> bool:
     return isinstance(doc, dict) and doc.get("format") == ARTIFACT_FORMAT
 
 
+def refuse_selection(source: DataSource, benchmark, metric, aside: str = "", **within) -> None:
+    """Refuse, beside a fit artifact (its law, benchmark and runs are fixed), the options that select runs of a data
+    file (``within``: tpr, min_flops... as given)."""
+    given = {"-b/--benchmark": bool(benchmark), "-m/--metric": metric is not None}
+    given |= {"--" + name.replace("_", "-"): value is not None for name, value in within.items()}
+    refuse_options(
+        given | source.given(),
+        f"{source.data} is a fit artifact, whose law, benchmark and runs are fixed; {{them}} select(s) runs of a "
+        f"data file{aside}: drop {{them}}, or give the data file instead of the artifact.",
+    )
+
+
 @app.command("forecast")
 @user_errors
 def forecast_command(
@@ -115,15 +127,6 @@ def forecast_command(
     where one new run's score lies (what backtests check): by default it adds the error of
     extrapolating, measured on rolling origins inside the runs, to a bootstrap over runs.
     """
-    data_options = {
-        "-b/--benchmark": bool(benchmark),
-        "-m/--metric": metric is not None,
-        "--tpr": tpr is not None,
-        "--min-flops": min_flops is not None,
-        "--max-flops": max_flops is not None,
-        "--proxy": proxy is not None,
-        **source.given(),
-    }
     check_runs(flops, params, tokens)
     if out is not None:  # before any forecast is made: a figure benchcast cannot write is refused first
         from benchcast.plots.options import check_figure_format
@@ -135,11 +138,7 @@ def forecast_command(
                 f"--out draws the default's forecast from a data file; {source.data} is a fit artifact: draw its "
                 "forecast in Python, bc.forecast(fit).plot(fit=fit) with fit = FitResult.load(path)."
             )
-        refuse_options(
-            data_options,
-            f"{source.data} is a fit artifact, whose law, benchmark and runs are fixed; {{them}} select(s) runs of a "
-            "data file: drop {them}, or give the data file instead of the artifact.",
-        )
+        refuse_selection(source, benchmark, metric, tpr=tpr, min_flops=min_flops, max_flops=max_flops, proxy=proxy)
         points = {"flops": flops, "params": params, "tokens": tokens, "k": k, "gold": gold}
         forecast_artifact(source.data, uncertainty, where, json, flops_per_6nd=flops_per_6nd, **points)
         return

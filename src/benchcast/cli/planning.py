@@ -20,7 +20,7 @@ from benchcast.cli.options import (
     positive_option,
     selection,
 )
-from benchcast.cli.plan import is_fit_artifact
+from benchcast.cli.plan import is_fit_artifact, refuse_selection
 from benchcast.defaults import DEFAULT_INTERVAL, DEFAULT_LEVEL, DEFAULT_SEED
 from benchcast.errors import BenchcastError
 from benchcast.validation import MIN_REPLICATES
@@ -86,21 +86,9 @@ def plan_command(
             "used only by the bootstrap interval, and --n-boot 0 asks for none; drop {them}, or give --n-boot N "
             f"(at least {MIN_REPLICATES}) for an interval.",
         )
+    within = {"tpr": tpr, "min_flops": min_flops, "max_flops": max_flops, "proxy": proxy}
     if is_fit_artifact(source.data):
-        refuse_options(
-            {
-                "-b/--benchmark": bool(benchmark),
-                "-m/--metric": metric is not None,
-                "--tpr": tpr is not None,
-                "--min-flops": min_flops is not None,
-                "--max-flops": max_flops is not None,
-                "--proxy": proxy is not None,
-                **source.given(),
-            },
-            f"{source.data} is a fit artifact, whose law, benchmark and runs are fixed; {{them}} select(s) runs of a "
-            "data file (the planned run's ratio is --forecast-tpr): drop {them}, or give the data file instead of the "
-            "artifact.",
-        )
+        refuse_selection(source, benchmark, metric, " (the planned run's ratio is --forecast-tpr)", **within)
         from benchcast.fitting.result import FitResult
         from benchcast.forecasting.planning import plan
 
@@ -125,7 +113,6 @@ def plan_command(
 
         refuse_unused_proxy(list(DEFAULT_CANDIDATES), proxy)
         table = source.read()
-        within = {"tpr": tpr, "min_flops": min_flops, "max_flops": max_flops, "proxy": proxy}
         outs = answer_each(
             benchmark_metrics(benchmark, metric),
             lambda name, own_metric: plan_default(
