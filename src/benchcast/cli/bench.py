@@ -38,56 +38,6 @@ def preset_folders() -> list[str]:
     return [*env, "shared/data/apple-downstream", "../shared/data/apple-downstream"]
 
 
-def _refuse_dropped(
-    *, preset, data, format, metadata, q_rand, tpr, min_flops, holdout_tpr, threshold, cutoffs, strategy, candidate
-) -> None:
-    """Refuse each option that the given combination would drop without a word, saying why."""
-    from benchcast.evaluation.strategies import SELECTORS, Combine, parse_strategy
-    from benchcast.studies.legacy import HOLDOUT
-
-    if preset:
-        fixed = {
-            "--q-rand": q_rand,
-            "--tpr": tpr,
-            "--min-flops": min_flops,
-            "--holdout-tpr": holdout_tpr,
-            "--format": format,
-            "--metadata": metadata,
-        }
-        given = [name for name, value in fixed.items() if value is not None and value != []]
-        if given:
-            raise BenchcastError(
-                f"{', '.join(given)} cannot be combined with --preset: a preset reads its Apple file with its own "
-                "chance levels, tokens-per-parameter ratio and compute floor. To set them, give the file with "
-                "--data instead of --preset."
-            )
-        if data and (len(preset) != 1 or len(data) != 1):
-            raise BenchcastError(
-                f"--data with --preset replaces that preset's Apple file, so it takes one --preset and one --data; "
-                f"got {len(preset)} --preset and {len(data)} --data."
-            )
-    else:
-        for name, values in (("--format", format), ("--metadata", metadata)):
-            if values and len(values) > len(data or []):
-                raise BenchcastError(
-                    f"{len(values)} {name} for {len(data or [])} --data: each {name} belongs to the --data at "
-                    "the same position."
-                )
-    if threshold and cutoffs is not None:
-        raise BenchcastError(
-            "--threshold gives the cutoffs, --cutoffs the number of cutoffs to place: give one or the other."
-        )
-    if (
-        candidate
-        and strategy
-        and not any(isinstance(parse_strategy(name, choosers=(HOLDOUT,)), Combine) for name in strategy)
-    ):
-        raise BenchcastError(
-            f"--candidate names the laws that {'/'.join(SELECTORS)} combine; none of the --strategy given combines "
-            "laws."
-        )
-
-
 @app.command("bench")
 @user_errors
 def bench_command(
@@ -165,7 +115,7 @@ def bench_command(
     """Rolling-origin backtests of forecasting strategies: error, interval coverage and width."""
     from benchcast.evaluation.bench import Dataset, bench, ladder, score_benchmarks
     from benchcast.evaluation.bench_result import write_outputs
-    from benchcast.evaluation.strategies import FIXED_LAWS
+    from benchcast.evaluation.strategies import FIXED_LAWS, SELECTORS, Combine, parse_strategy
     from benchcast.studies.legacy import HOLDOUT
     from benchcast.studies.presets import locate, preset_dataset
     from benchcast.validation import check_count, check_interval, check_replicates
@@ -174,20 +124,47 @@ def bench_command(
     check_count("--cutoffs", cutoffs)
     if interval is not None:
         check_interval(interval)
-    _refuse_dropped(
-        preset=preset,
-        data=data,
-        format=format,
-        metadata=metadata,
-        q_rand=q_rand,
-        tpr=tpr,
-        min_flops=min_flops,
-        holdout_tpr=holdout_tpr,
-        threshold=threshold,
-        cutoffs=cutoffs,
-        strategy=strategy,
-        candidate=candidate,
-    )
+    if preset:
+        fixed = {
+            "--q-rand": q_rand,
+            "--tpr": tpr,
+            "--min-flops": min_flops,
+            "--holdout-tpr": holdout_tpr,
+            "--format": format,
+            "--metadata": metadata,
+        }
+        given = [name for name, value in fixed.items() if value is not None and value != []]
+        if given:
+            raise BenchcastError(
+                f"{', '.join(given)} cannot be combined with --preset: a preset reads its Apple file with its own "
+                "chance levels, tokens-per-parameter ratio and compute floor. To set them, give the file with "
+                "--data instead of --preset."
+            )
+        if data and (len(preset) != 1 or len(data) != 1):
+            raise BenchcastError(
+                f"--data with --preset replaces that preset's Apple file, so it takes one --preset and one --data; "
+                f"got {len(preset)} --preset and {len(data)} --data."
+            )
+    else:
+        for name, values in (("--format", format), ("--metadata", metadata)):
+            if values and len(values) > len(data or []):
+                raise BenchcastError(
+                    f"{len(values)} {name} for {len(data or [])} --data: each {name} belongs to the --data at "
+                    "the same position."
+                )
+    if threshold and cutoffs is not None:
+        raise BenchcastError(
+            "--threshold gives the cutoffs, --cutoffs the number of cutoffs to place: give one or the other."
+        )
+    if (
+        candidate
+        and strategy
+        and not any(isinstance(parse_strategy(name, choosers=(HOLDOUT,)), Combine) for name in strategy)
+    ):
+        raise BenchcastError(
+            f"--candidate names the laws that {'/'.join(SELECTORS)} combine; none of the --strategy given combines "
+            "laws."
+        )
     datasets = []
     for name in preset or []:
         given = data[0] if data and len(preset) == 1 and len(data) == 1 else None
