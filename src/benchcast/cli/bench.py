@@ -32,8 +32,7 @@ def _pairs(items: list[str] | None) -> tuple[tuple[str, str], ...] | None:
 
 
 def preset_folders() -> list[str]:
-    """Where a preset's data file is looked for when --data does not give it: $BENCHCAST_DATA, then the shared data
-    folder of a checkout (this repository's layout, run from its root or beside it)."""
+    """Where a preset's data file is looked for: $BENCHCAST_DATA, then a checkout's shared data folder."""
     env = [os.environ["BENCHCAST_DATA"]] if os.environ.get("BENCHCAST_DATA") else []
     return [*env, "shared/data/apple-downstream", "../shared/data/apple-downstream"]
 
@@ -243,8 +242,7 @@ def _tpr_candidates(data) -> tuple[str, ...]:
 
 
 def _split_settings(data, largest: int | None, params: float | None, like: tuple | None, own: bool):
-    """A data set with the split options as its splitter (the K largest rungs, the larger models, like a planned run
-    of N parameters on D tokens, as ``backtest --like-target`` splits it), and what each holds out, in words."""
+    """A data set with the split options as its splitter, and what each holds out, in words."""
     from dataclasses import replace
 
     from benchcast.evaluation.evaluate import LargestRuns, LikeTarget

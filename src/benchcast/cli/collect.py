@@ -36,8 +36,7 @@ class Collection:
     tokens: float | None = None
 
     def run(self, kind: str, models: list[str], problems: str, out: Path, *, ray, shards, verbose, **settings):
-        """Each checkpoint's rows of ``kind`` ('score' or 'sample') on the problems, written to ``out`` (``ray``,
-        ``shards``, ``verbose``: :data:`CLUSTER`'s)."""
+        """Each checkpoint's rows of ``kind`` ('score' or 'sample') on the problems, written to ``out``."""
         from benchcast.collect import distributed
         from benchcast.collect.models import quiet_libraries
         from benchcast.collect.problems import load_problems

@@ -70,8 +70,7 @@ class Group:
     options: dict = field(default_factory=dict)
 
     def but(self, *, drop=(), **changed) -> "Group":
-        """The group with options left out, or given another default, annotation (an ``Annotated`` type) or both (a
-        tuple: annotation, default)."""
+        """The group with options dropped, or given another default, annotation or both (a tuple)."""
         options = {name: spec for name, spec in self.options.items() if name not in drop}
         for name, value in changed.items():
             annotation, default = options[name]
@@ -86,8 +85,7 @@ class Group:
 
 
 def expand(command: Callable) -> Callable:
-    """The command with each group parameter replaced by the group's options (keyword-only, where they stood), and
-    called with the group's value."""
+    """The command with each group parameter replaced by the group's options, called with the group's value."""
     signature = inspect.signature(command)
     groups = {p.name: p.default for p in signature.parameters.values() if isinstance(p.default, Group)}
     if not groups:
@@ -113,9 +111,7 @@ def expand(command: Callable) -> Callable:
 
 
 def user_errors(command: Callable) -> Callable:
-    """Run a command; user errors print one paragraph and exit 2; fit and data warnings go to stderr, those gathered
-    before a failure too (printed before its error: the reason is often among them). The command's option groups
-    (:mod:`benchcast.cli.groups`) are expanded here."""
+    """Run a command: user errors print one paragraph and exit 2, fit/data warnings go to stderr; groups expanded."""
     command = expand(command)
 
     @functools.wraps(command)
@@ -174,8 +170,7 @@ def parse_ks(text: str | None) -> list[int] | None:
 
 
 def refuse_nothing_forecast(predictions, reasons, what: str) -> None:
-    """After printing a result: where no point has a forecast, exit 2 saying why nothing was forecast (an empty answer
-    is not a success)."""
+    """Exit 2 saying why where no point has a forecast (an empty answer is not a success)."""
     import numpy as np
 
     values = np.asarray(predictions, float).ravel()
@@ -200,8 +195,7 @@ class Refusal:
 
 
 def answer_each(pairs: list, make: Callable) -> list:
-    """``make(benchmark, metric)`` for each pair; with several, a benchmark that cannot be answered becomes a
-    :class:`Refusal` rather than sink the others (one alone raises its error, as it always did)."""
+    """``make(benchmark, metric)`` per pair; with several, a benchmark that cannot be answered is a Refusal."""
     if len(pairs) == 1:
         return [make(*pairs[0])]
     out = []
@@ -227,8 +221,7 @@ def _unanswered(answer, source: str) -> str:
 
 
 def _finish_answers(answers: list, why: list[str]) -> None:
-    """After printing: exit 2 where nothing was answered, :data:`EXIT_SOME_REFUSED` where several benchmarks were asked
-    and some refused (each named on stderr), else return (exit 0)."""
+    """Exit 2 where nothing was answered, EXIT_SOME_REFUSED where some of several refused, else return."""
     refused = [answer.benchmark for answer, reason in zip(answers, why, strict=True) if reason]
     if not refused:
         return
@@ -244,10 +237,7 @@ def _finish_answers(answers: list, why: list[str]) -> None:
 
 
 def print_answers(answers: list, json: bool, source: str) -> None:
-    """One answer as its own view; several (one per ``-b``) as one JSON list (an unanswered one with ``refused``: why),
-    or one table (a row per benchmark and point: each answer's ``to_frame()``, flags as 'flagged'/'refused'; an
-    unanswered benchmark's row 'refused') followed by each answer's notes (a refusal's reason). Then the exit status
-    says which were answered (:func:`_finish_answers`)."""
+    """One answer as its own view, several as one JSON list or table (refusals saying why); then the exit status."""
     why = [_unanswered(a, source) for a in answers]  # by position: one benchmark may be asked with two metrics
     if json:
         docs = [a.to_dict() | ({"refused": w} if w else {}) for a, w in zip(answers, why, strict=True)]

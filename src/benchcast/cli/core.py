@@ -160,9 +160,7 @@ def _checkpoint_text(c: dict) -> str:
 
 
 def read_from(table) -> dict:
-    """Where a training-log table's rows and sizes came from: its column families (the columns the reader read of
-    each, stderr ones included, and their metrics) and the source of each run's N ({} for other tables). A table
-    without the reader's count gives its (benchmark, metric) pairs instead, under ``pairs``."""
+    """A training-log table's column families (columns read, metrics) and each run's N source ({} for others)."""
     from benchcast.data.training_logs import COLUMNS_READ
 
     out = {}
@@ -194,10 +192,7 @@ KNOWN_FAMILIES = {"hendrycksTest-*": "MMLU", "mmlu_*": "MMLU", "crows_pairs_*": 
 
 
 def subtask_families(names: list[str]) -> dict[str, list[str]]:
-    """Benchmarks that are subtasks of one family (``hendrycksTest-anatomy``, ``crows_pairs_english_age``), grouped
-    under their shortest name prefix (cut at ``-`` or ``_``) that :data:`MIN_FAMILY` or more benchmarks share,
-    lengthened while it keeps the same members (``crows_pairs``, not ``crows``); a family's members are sorted, and
-    a benchmark in no family is left out."""
+    """Benchmarks grouped under the shortest name prefix that MIN_FAMILY or more share, as long as it stays."""
 
     def sharing(prefix: str) -> set[str]:
         return {n for n in names if n == prefix or (n.startswith(prefix) and n[len(prefix)] in "-_")}

@@ -41,8 +41,7 @@ from benchcast.defaults import DEFAULT_INTERVAL, DEFAULT_LEVEL, DEFAULT_REPLICAT
 
 @dataclass(frozen=True)
 class DataSource:
-    """The data a command reads: the path and how to read it (``--format``, ``--metadata``, ``--column``), with the
-    chance levels (``--q-rand``) and filter margins (``--margin``) given."""
+    """The data a command reads and how (``--format``, ``--metadata``, ``--column``, ``--q-rand``, ``--margin``)."""
 
     data: Path
     format: str = "auto"
@@ -52,8 +51,7 @@ class DataSource:
     margin: list[str] | None = None
 
     def read(self, samples: Path | None = None, checkpoints: str = "final", group: str | None = None):
-        """The data a command works on, with the chance levels given by ``--q-rand`` and the filter margins given by
-        ``--margin`` attached (``samples``, ``checkpoints``, ``group``: as :func:`benchcast.load` takes them)."""
+        """The data, with ``--q-rand``'s chance levels and ``--margin``'s filter margins attached."""
         from benchcast.data.chance import with_chance_levels, with_margins
         from benchcast.data.readers import detect_format, load
         from benchcast.errors import BenchcastError
@@ -103,8 +101,7 @@ SOURCE = Group(
 
 
 def _uncertainty(**given):
-    """The uncertainty the options give (``boot``, ``seed``, ``interval``, ``level``; a command without ``--level``:
-    the default levels)."""
+    """The Uncertainty the options give (a command without ``--level``: the default levels)."""
     from benchcast.forecasting.bootstrap import Uncertainty
 
     names = {"boot": "n_boot", "seed": "seed", "interval": "interval", "level": "levels"}
@@ -124,8 +121,7 @@ UNCERTAINTY = Group(
 
 @dataclass(frozen=True)
 class Where:
-    """Where a command runs its independent jobs: local worker processes (``--jobs``) or a Ray cluster (``--ray``);
-    ``--jobs`` beside ``--ray`` is refused (the cluster places the tasks)."""
+    """Local worker processes (``--jobs``) or a Ray cluster (``--ray``); not both."""
 
     n_jobs: int | None = None
     ray_address: str | None = None

@@ -77,8 +77,7 @@ def is_fit_artifact(path: Path) -> bool:
 
 
 def refuse_selection(source: DataSource, benchmark, metric, aside: str = "", **within) -> None:
-    """Refuse, beside a fit artifact (its law, benchmark and runs are fixed), the options that select runs of a data
-    file (``within``: tpr, min_flops... as given)."""
+    """Refuse the options that select runs of a data file beside a fit artifact (``within``: as given)."""
     given = {"-b/--benchmark": bool(benchmark), "-m/--metric": metric is not None}
     given |= {"--" + name.replace("_", "-"): value is not None for name, value in within.items()}
     refuse_options(
@@ -188,8 +187,7 @@ def forecast_command(
 
 
 def write_forecast_figure(path: Path, outs: list, runs: list) -> Path:
-    """One panel per benchmark: its runs (coloured by tokens per parameter), each target ratio's curve and bands, and
-    the targets with their values; written atomically."""
+    """One panel per benchmark: its runs, each target ratio's curve and bands, the targets; written atomically."""
     from benchcast.plots.style import panel_grid, save_figure
 
     fig, axes = panel_grid(len(outs), 8.4, 4.6, max_cols=2)
@@ -199,8 +197,7 @@ def write_forecast_figure(path: Path, outs: list, runs: list) -> Path:
 
 
 def forecast_artifact(fit_file: Path, uncertainty, where: Where, json: bool, *, flops, params, tokens, **query) -> None:
-    """``forecast`` from a fit artifact: that law's forecast at the points asked (``query``: k, gold, flops_per_6nd),
-    with the uncertainty (an :class:`~benchcast.forecasting.bootstrap.Uncertainty`) asked, printed."""
+    """``forecast`` from a fit artifact: that law's forecast at the points asked, printed."""
     import numpy as np
 
     from benchcast.fitting.result import FitResult

@@ -112,9 +112,7 @@ def strategy_backtests(
     fallbacks: tuple[str, ...] = (),
     splitter=None,
 ) -> list[StrategyBacktest]:
-    """``strategy`` backtested at each threshold (first at ``splitter``'s split where one is given): one bench cell per
-    split, run together (so their law fits run in one pool, each training side fitted once), each laid out by
-    :func:`_cell_backtest`."""
+    """``strategy`` backtested at each threshold (first at ``splitter``'s split): one bench cell per split."""
     made = parse_strategy(strategy, uncertainty.interval)
     pair = ((spec.benchmark, metric),)
     datasets = [Dataset(spec.benchmark, table, pair, tuple(thresholds), tpr=tpr)]
@@ -143,8 +141,7 @@ def strategy_backtests(
 def _cell_backtest(
     runs: pd.DataFrame, row: dict, points: pd.DataFrame, cell, strategy, uncertainty: Uncertainty
 ) -> StrategyBacktest:
-    """One bench cell as a backtest: its runs by side, the strategy's held-out predictions and intervals, its metrics,
-    and its members' curves blended with the strategy's weights."""
+    """One bench cell as a backtest: runs by side, held-out predictions, metrics, blended curves."""
     threshold = float(row["cutoff"])
     frame = runs[[c for c in ("run", "flops", "params", "tokens", "tpr", "k", "value") if c in runs]].copy()
     frame = frame.rename(columns={"value": "true"})
@@ -190,8 +187,7 @@ def _cell_backtest(
 
 
 def strategy_profile(backtests: list[StrategyBacktest]) -> pd.DataFrame:
-    """The extrapolation profile of the strategy's backtests: their held-out rows with a forecast, each with its
-    distance beyond the largest run a member was fitted to."""
+    """The held-out rows of the strategy's backtests with their decades beyond the largest fitted run."""
     frames = [held_out_rows(bt.predictions, bt.threshold, bt.largest_fitted) for bt in backtests if bt.members]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
@@ -366,9 +362,7 @@ def judge(
     n_jobs: int | None,
     splitter=None,
 ) -> tuple[StrategyBacktest | BacktestResult, pd.DataFrame]:
-    """The validation backtest and the extrapolation profile of what the page forecasts with: the default strategy as
-    ``bench`` backtests it (one bench cell per split, the validation's and the profile's run together), or the
-    law the user named (its backtests); the validation's split is ``splitter``'s, or the law choice's threshold."""
+    """The validation backtest and extrapolation profile of the default strategy or of the named law."""
     options = {"tpr": tpr, "uncertainty": uncertainty, "n_jobs": n_jobs}
     split = {"threshold": choice.validation_threshold} if splitter is None else {"splitter": splitter}
     thresholds = [choice.validation_threshold, *profile_thresholds(table, spec, tpr)]

@@ -98,8 +98,7 @@ def judged(report: BenchmarkReport) -> str:
 
 
 def _draw_validation(ax, report: BenchmarkReport) -> None:
-    """The validation backtest of what the page forecasts with: the strategy's (its members' curves thin and dashed),
-    or a chosen law's as ``backtest.plot()`` draws it."""
+    """The validation backtest of the strategy (members thin and dashed) or of a chosen law."""
     bt = report.validation
     mre = bt.metrics.get("test_mre", float("nan"))
     error = f"held-out MRE {mre:.2f} %" if np.isfinite(mre) else "no forecast"

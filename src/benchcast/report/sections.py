@@ -13,8 +13,7 @@ from benchcast.report.figures import benchmark_figure, judged, passk_figure
 
 
 def parameter_table(fit) -> str:
-    """A fit's parameters: value, standard error ('not identified' where the data give none, never a 0) and bound (an
-    active constraint, information, apart from a search limit reached, a warning)."""
+    """A fit's parameters: value, standard error (or why none) and bound."""
     from benchcast.fitting.diagnostics import identified_stderr
 
     bounds = fit.bounds
