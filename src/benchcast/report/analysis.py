@@ -32,7 +32,7 @@ from benchcast.forecasting.flags import OUTSIDE_TPR, UNINFORMATIVE, describe
 from benchcast.forecasting.forecast import Forecast
 from benchcast.forecasting.selection import ladder_laws
 from benchcast.forecasting.targets import describe_run, fitted_tpr_range, planned_runs
-from benchcast.plots.labels import curve_tpr_note
+from benchcast.plots.labels import curve_tpr_note, metric_label
 from benchcast.plots.panels import curve, flops_grid
 from benchcast.report.bands import curve_tpr, strategy_bands
 from benchcast.report.law_choice import RECOMMENDED, LawChoice, choose_law
@@ -91,11 +91,6 @@ class StrategyBacktest:
             for d in fit.dropped:
                 out.setdefault((d["run"], float(d["k"])), d)
         return [d for key, d in out.items() if key not in fitted]
-
-
-def bench_metric(spec: FitSpec) -> str:
-    """The metric as bench names it: ``'pass@4'`` for pass@k at k = 4, else the metric's name."""
-    return f"pass@{int(spec.k)}" if str(spec.metric) == "pass@k" and spec.k is not None else str(spec.metric)
 
 
 def strategy_backtests(
@@ -294,7 +289,7 @@ def analyse_benchmark(
     result = members[choice.law]  # the member the page details (runs, parameters)
     spec = FitSpec(choice.law, benchmark, metric_name, k=k, seed=seed)
     options = {"tpr": tpr, "uncertainty": unc, "n_jobs": n_jobs, "splitter": splitter}
-    validation, profile = judge(table, choice, spec, bench_metric(result.spec), **options)
+    validation, profile = judge(table, choice, spec, metric_label(str(result.spec.metric), result.spec.k), **options)
     flops = np.concatenate([m.points["flops"].to_numpy(float) for m in members.values()])
     forecast_tpr = curve_tpr(planned_runs(target_flops, target_params, target_tokens), forecast_tpr)
     targets = planned_runs(

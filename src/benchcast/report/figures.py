@@ -9,10 +9,8 @@ import numpy as np
 import pandas as pd
 
 from benchcast.forecasting.flags import UNINFORMATIVE_LEVEL, uninformative
-from benchcast.laws import get_law
 from benchcast.laws.questions import spans_tprs
 from benchcast.plots.coverage import coverage_table, draw_coverage
-from benchcast.plots.figures import plot_kscan
 from benchcast.plots.panels import UNINFORMATIVE_LABEL, draw_backtest, draw_band, draw_runs, uninformative_points
 from benchcast.plots.results import interval_bars, metric_label, plot_backtests, runs_by_tpr, value_labels
 from benchcast.plots.style import FONT, data_uri, figure_title, law_color, legend_outside, plt, style_axes
@@ -182,8 +180,3 @@ def benchmark_panels(report: BenchmarkReport):
     title = figure_title(report.benchmark, metric_label(report.metric, report.k), report.fit.spec.tpr, judged(report))
     fig.suptitle(title, fontsize=11)
     return fig
-
-
-def passk_figure(scan: pd.DataFrame, fits: list, figure_format: str = "png", dpi: int | None = None) -> str:
-    """The compute law's parameters versus k and -log pass@k versus compute per k, as ``kscan`` draws them."""
-    return embed(plot_kscan(scan, fits, list(get_law("compute").param_names)), figure_format, dpi)

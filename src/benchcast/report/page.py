@@ -19,9 +19,10 @@ from benchcast.data.table import within_compute
 from benchcast.errors import BenchcastError
 from benchcast.forecasting.bootstrap import Uncertainty
 from benchcast.forecasting.targets import describe_run, flops_convention, table_runs
+from benchcast.plots.labels import metric_label
 from benchcast.report.analysis import RECOMMENDED, analyse_benchmark
 from benchcast.report.bands import curve_tpr
-from benchcast.report.sections import anchor, benchmark_section, metric_label, summary_section
+from benchcast.report.sections import anchor, benchmark_section, summary_section
 from benchcast.utils.io import atomic_write_text
 from benchcast.utils.parallel import parallel_map, resolve_jobs
 
@@ -201,7 +202,7 @@ def build_report(
     done = [
         {
             "benchmark": r.benchmark,
-            "metric": metric_label(r),
+            "metric": metric_label(r.metric, r.k),
             "law": r.fit.law,
             "strategy": r.strategy,
             "weights": r.weights,
