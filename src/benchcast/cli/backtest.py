@@ -9,7 +9,7 @@ import typer
 from benchcast.cli.app import app
 from benchcast.cli.common import console, emit_json, print_warning, refuse_options, show, user_errors
 from benchcast.cli.core import refuse_unused_proxy
-from benchcast.cli.groups import FIGURES, REPLICATES, SOURCE, WHERE, WRITTEN, DataSource, Figures, Where
+from benchcast.cli.groups import FIGURES, REPLICATES, RUNS_FLOOR, SOURCE, WHERE, WRITTEN, DataSource, Figures, Where
 from benchcast.cli.options import (
     Benchmark,
     Jobs,
@@ -17,10 +17,8 @@ from benchcast.cli.options import (
     Laws,
     LikeTargetRun,
     Metric,
-    MinFlops,
     Proxy,
     Threshold,
-    Tpr,
     refuse_interval_without_boot,
 )
 from benchcast.errors import BenchcastError
@@ -63,8 +61,7 @@ def backtest_command(
     benchmark: Benchmark = ...,
     metric: Metric = None,
     threshold: Threshold = DEFAULT_THRESHOLD,
-    tpr: Tpr = None,
-    min_flops: MinFlops = None,
+    runs: dict = RUNS_FLOOR,
     protocol: Annotated[str, typer.Option(help=f"Split protocol: {', '.join(PROTOCOLS)}.")] = "threshold",
     max_k: Annotated[int, typer.Option(help="Largest k fitted (passk protocol, or laws with k).")] = DEFAULT_MAX_K,
     holdout_params: Annotated[
@@ -109,8 +106,7 @@ def backtest_command(
         specs,
         protocol=protocol,
         threshold=threshold,
-        tpr=tpr,
-        min_flops=min_flops,
+        **runs,
         holdout_params=holdout_params,
         like_target=like_target,
         uncertainty=uncertainty,
@@ -128,8 +124,7 @@ def sweep_command(
     law: Laws = None,
     benchmark: Annotated[list[str], typer.Option("--benchmark", "-b", help="Benchmark (repeatable).")] = ...,
     metric: Metric = None,
-    tpr: Tpr = None,
-    min_flops: MinFlops = None,
+    runs: dict = RUNS_FLOOR,
     proxy: Proxy = None,
     uncertainty=SWEEP_UNCERTAINTY,
     where: Where = WHERE,
@@ -151,7 +146,7 @@ def sweep_command(
     ]
     for spec in specs:  # a benchmark or metric the data lack is refused before any sweep, not after the others
         design(table, spec)
-    sweeps = compare_sweeps(table, specs, min_flops=min_flops, tpr=tpr, uncertainty=uncertainty, **where.kwargs())
+    sweeps = compare_sweeps(table, specs, **runs, uncertainty=uncertainty, **where.kwargs())
     figures.write(sweeps)
     if figures.out is not None and sweeps.to_frame().empty:
         print_warning(
@@ -171,8 +166,7 @@ def cutoff_command(
     metric: Metric = None,
     k: Annotated[int | None, typer.Option(help="k of a pass@k metric.")] = None,
     targets: Annotated[int, typer.Option(help="Number of most expensive runs to predict.")] = 1,
-    tpr: Tpr = None,
-    min_flops: MinFlops = None,
+    runs: dict = RUNS_FLOOR,
     proxy: Proxy = None,
     uncertainty=REPLICATES,
     figures: Figures = FIGURES,
@@ -195,9 +189,9 @@ def cutoff_command(
     for name in law or ["power"]:
         result = cutoff_backtest(
             table,
-            FitSpec(law=name, benchmark=benchmark, metric=metric, k=k, proxy=proxy, min_flops=min_flops),
+            FitSpec(law=name, benchmark=benchmark, metric=metric, k=k, proxy=proxy, min_flops=runs["min_flops"]),
             n_targets=targets,
-            tpr=tpr,
+            tpr=runs["tpr"],
             uncertainty=uncertainty if shows_coverage else replace(uncertainty, n_boot=0),
         )
         if not len(result):

@@ -150,6 +150,11 @@ def _print_warnings(caught) -> None:
     caught.clear()
 
 
+def given_options(values: dict) -> dict[str, bool]:
+    """Which options of ``values`` (by parameter name: ``min_flops``) were given, by option name (``--min-flops``)."""
+    return {"--" + name.replace("_", "-"): value is not None for name, value in values.items()}
+
+
 def refuse_options(given: dict[str, bool], why: str) -> None:
     """Refuse the options a command cannot honour in this combination, rather than drop them."""
     named = [name for name, was_given in given.items() if was_given]

@@ -26,12 +26,15 @@ from benchcast.cli.options import (
     Jobs,
     Level,
     Margin,
+    MaxFlops,
     Metadata,
+    MinFlops,
     NBoot,
     OutDir,
     QRand,
     RayAddress,
     Seed,
+    Tpr,
     figure_options,
     parse_q_rand,
 )
@@ -143,6 +146,9 @@ class Where:
 
 
 WHERE = Group(lambda jobs=None, ray=None: Where(jobs, ray), {"jobs": (Jobs, None), "ray": (RayAddress, None)})
+# the runs fitted (``--tpr``, ``--min-flops``, ``--max-flops``), a dict as the API takes them by name
+RUNS = Group(dict, {"tpr": (Tpr, None), "min_flops": (MinFlops, None), "max_flops": (MaxFlops, None)})
+RUNS_FLOOR = RUNS.but(drop=("max_flops",))  # a backtest's: the held-out runs lie above the fitted ones
 LOCAL = WHERE.but(drop=("ray",))  # a command whose jobs run in local workers only
 REPLICATES = UNCERTAINTY.but(drop=("level", "seed"))  # a command showing the default levels, with no --seed
 

@@ -7,8 +7,8 @@ import typer
 
 from benchcast.cli.app import app
 from benchcast.cli.common import parse_ks, refuse_options, show, user_errors
-from benchcast.cli.groups import FIGURES, SOURCE, UNCERTAINTY, DataSource, Figures
-from benchcast.cli.options import Benchmark, Json, MaxFlops, Metadata, Metric, MinFlops, Tpr
+from benchcast.cli.groups import FIGURES, RUNS, SOURCE, UNCERTAINTY, DataSource, Figures
+from benchcast.cli.options import Benchmark, Json, Metadata, Metric
 from benchcast.errors import BenchcastError
 from benchcast.utils.io import atomic_write_text, output_folder
 
@@ -131,9 +131,7 @@ def kscan_command(
     benchmark: Benchmark = ...,
     metric: Metric = None,
     ks: Annotated[str | None, typer.Option(help="Comma-separated k (default: every k in the data).")] = None,
-    tpr: Tpr = None,
-    min_flops: MinFlops = None,
-    max_flops: MaxFlops = None,
+    runs: dict = RUNS,
     figures: Figures = KSCAN_FIGURES,
     json: Json = False,
 ) -> None:
@@ -141,9 +139,7 @@ def kscan_command(
     from benchcast.generative.kscan import kscan
 
     table = source.read()
-    scan = kscan(
-        table, law, benchmark, parse_ks(ks), metric=metric, tpr=tpr, min_flops=min_flops, max_flops=max_flops
-    ).require_fits()
+    scan = kscan(table, law, benchmark, parse_ks(ks), metric=metric, **runs).require_fits()
     if figures.out is not None:
         with output_folder(figures.out) as folder:
             scan.write(folder, figures.format, figures.dpi)

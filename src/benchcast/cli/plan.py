@@ -11,6 +11,7 @@ from benchcast.cli.common import (
     answer_each,
     console,
     err_console,
+    given_options,
     print_answers,
     refuse_nothing_forecast,
     refuse_options,
@@ -18,7 +19,7 @@ from benchcast.cli.common import (
     user_errors,
 )
 from benchcast.cli.core import refuse_unused_proxy
-from benchcast.cli.groups import SOURCE, UNCERTAINTY, WHERE, DataSource, Where
+from benchcast.cli.groups import RUNS, SOURCE, UNCERTAINTY, WHERE, DataSource, Where
 from benchcast.cli.options import (
     Benchmark,
     Benchmarks,
@@ -78,8 +79,7 @@ def is_fit_artifact(path: Path) -> bool:
 
 def refuse_selection(source: DataSource, benchmark, metric, aside: str = "", **within) -> None:
     """Refuse the options that select runs of a data file beside a fit artifact (``within``: as given)."""
-    given = {"-b/--benchmark": bool(benchmark), "-m/--metric": metric is not None}
-    given |= {"--" + name.replace("_", "-"): value is not None for name, value in within.items()}
+    given = {"-b/--benchmark": bool(benchmark), "-m/--metric": metric is not None, **given_options(within)}
     refuse_options(
         given | source.given(),
         f"{source.data} is a fit artifact, whose law, benchmark and runs are fixed; {{them}} select(s) runs of a "
@@ -98,9 +98,7 @@ def forecast_command(
     gold: Annotated[float | None, typer.Option(help="Gold NLL G (gold law).")] = None,
     benchmark: Benchmarks = None,
     metric: Metric = None,
-    tpr: Tpr = None,
-    min_flops: MinFlops = None,
-    max_flops: MaxFlops = None,
+    runs: dict = RUNS,
     flops_per_6nd: FlopsPer6ND = None,
     proxy: Proxy = None,
     uncertainty=FORECAST_UNCERTAINTY,
@@ -137,7 +135,7 @@ def forecast_command(
                 f"--out draws the default's forecast from a data file; {source.data} is a fit artifact: draw its "
                 "forecast in Python, bc.forecast(fit).plot(fit=fit) with fit = FitResult.load(path)."
             )
-        refuse_selection(source, benchmark, metric, tpr=tpr, min_flops=min_flops, max_flops=max_flops, proxy=proxy)
+        refuse_selection(source, benchmark, metric, **runs, proxy=proxy)
         points = {"flops": flops, "params": params, "tokens": tokens, "k": k, "gold": gold}
         forecast_artifact(source.data, uncertainty, where, json, flops_per_6nd=flops_per_6nd, **points)
         return
@@ -162,13 +160,12 @@ def forecast_command(
     refuse_unused_proxy(list(DEFAULT_CANDIDATES), proxy)
 
     table = source.read()
-    within = {"tpr": tpr, "min_flops": min_flops, "max_flops": max_flops}
     pairs = benchmark_metrics(benchmark, metric)
     outs = answer_each(
         pairs,
         lambda name, own_metric: forecast_default(
             table,
-            selection(name, own_metric, k, proxy=proxy, **within),
+            selection(name, own_metric, k, proxy=proxy, **runs),
             flops=flops or None,
             params=params or None,
             tokens=tokens or None,
@@ -180,7 +177,7 @@ def forecast_command(
     )
     answered = [(o, pair) for o, pair in zip(outs, pairs, strict=True) if not isinstance(o, Refusal)]
     if out is not None and answered:
-        shown = [select(table, *pair, k, **within) for _, pair in answered]
+        shown = [select(table, *pair, k, **runs) for _, pair in answered]
         written = write_forecast_figure(out, [o for o, _ in answered], shown)
         (err_console if json else console).print(f"wrote {written}")  # stdout stays JSON with --json
     print_answers(outs, json, str(source.data))
