@@ -362,23 +362,17 @@ def predict_command(
         placement = {"flops_convention": convention} if convention else {}
         emit_json({"law": result.law, "query": query, **placement, "prediction": score, "flags": flag_docs})
     else:
-        _print_prediction(result, query, score, convention, flags)
+        shown = ", ".join(f"{key}={v}" for key, v in query.items())
+        values = ", ".join(f"{v:.4f}" if math.isfinite(v) else "—" for v in score)
+        console.print(
+            escape(f"{result.law} on {result.spec.benchmark} ({result.spec.metric}): {shown} -> ")
+            + f"[bold]{escape(values)}[/]",
+            highlight=False,
+        )
+        if convention:
+            console.print(escape(f"  planned run placed at {convention}"), highlight=False)
+        for point in flags:
+            if point:
+                console.print(escape(f"  {describe(point)}"), highlight=False)
     # as forecast and plan: an answer of refusals only is no success (issue 32 item 12)
     refuse_nothing_forecast(score, [describe(point) for point in flags], f"{result.law} from {fit_file}")
-
-
-def _print_prediction(result, query: dict, score, convention: str, flags) -> None:
-    from benchcast.forecasting.flags import describe
-
-    shown = ", ".join(f"{key}={v}" for key, v in query.items())
-    values = ", ".join(f"{v:.4f}" if math.isfinite(v) else "—" for v in score)
-    console.print(
-        escape(f"{result.law} on {result.spec.benchmark} ({result.spec.metric}): {shown} -> ")
-        + f"[bold]{escape(values)}[/]",
-        highlight=False,
-    )
-    if convention:
-        console.print(escape(f"  planned run placed at {convention}"), highlight=False)
-    for point in flags:
-        if point:
-            console.print(escape(f"  {describe(point)}"), highlight=False)

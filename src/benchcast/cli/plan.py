@@ -177,20 +177,15 @@ def forecast_command(
     )
     answered = [(o, pair) for o, pair in zip(outs, pairs, strict=True) if not isinstance(o, Refusal)]
     if out is not None and answered:
-        shown = [select(table, *pair, k, **runs) for _, pair in answered]
-        written = write_forecast_figure(out, [o for o, _ in answered], shown)
+        from benchcast.plots.style import panel_grid, save_figure
+
+        # one panel per benchmark: its runs, each target ratio's curve and bands, the targets
+        fig, axes = panel_grid(len(answered), 8.4, 4.6, max_cols=2)
+        for ax, (answer, pair) in zip(axes, answered, strict=True):
+            answer.plot(ax=ax, runs=select(table, *pair, k, **runs))
+        written = save_figure(fig, out)
         (err_console if json else console).print(f"wrote {written}")  # stdout stays JSON with --json
     print_answers(outs, json, str(source.data))
-
-
-def write_forecast_figure(path: Path, outs: list, runs: list) -> Path:
-    """One panel per benchmark: its runs, each target ratio's curve and bands, the targets; written atomically."""
-    from benchcast.plots.style import panel_grid, save_figure
-
-    fig, axes = panel_grid(len(outs), 8.4, 4.6, max_cols=2)
-    for ax, out, rows in zip(axes, outs, runs, strict=True):
-        out.plot(ax=ax, runs=rows)
-    return save_figure(fig, path)
 
 
 def forecast_artifact(fit_file: Path, uncertainty, where: Where, json: bool, *, flops, params, tokens, **query) -> None:
