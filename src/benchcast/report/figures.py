@@ -6,7 +6,6 @@ from __future__ import annotations
 import textwrap
 
 import numpy as np
-import pandas as pd
 
 from benchcast.forecasting.flags import UNINFORMATIVE_LEVEL, uninformative
 from benchcast.laws.questions import spans_tprs
@@ -118,13 +117,6 @@ def _draw_validation(ax, report: BenchmarkReport) -> None:
     legend_outside(ax, "below", ncol=2)
 
 
-def _profile_coverage(profile: pd.DataFrame, width: float = PROFILE_BIN) -> pd.DataFrame:
-    """Coverage, interval width and count per bin of ``width`` decades of the profile's held-out points."""
-    low = np.floor(profile["decades"].min() / width) * width
-    edges = np.arange(low, profile["decades"].max() + width, width)
-    return coverage_table(profile, "decades", edges if len(edges) > 1 else np.array([low, low + width]))
-
-
 def _draw_profile(ax_error, ax_coverage, ax_width, report: BenchmarkReport) -> None:
     """Backtest error, interval coverage (with each bin's n) and width versus decades of extrapolation."""
     profile = report.profile
@@ -152,7 +144,9 @@ def _draw_profile(ax_error, ax_coverage, ax_width, report: BenchmarkReport) -> N
     ax_error.plot(
         errors["decades"], errors["mae"], color=color, lw=1.5, marker="o", ms=3, label=f"mean per {PROFILE_BIN} decade"
     )
-    summary = _profile_coverage(profile)
+    low = np.floor(profile["decades"].min() / PROFILE_BIN) * PROFILE_BIN  # coverage, width and n per bin
+    edges = np.arange(low, profile["decades"].max() + PROFILE_BIN, PROFILE_BIN)
+    summary = coverage_table(profile, "decades", edges if len(edges) > 1 else np.array([low, low + PROFILE_BIN]))
     style_axes(ax_error, xlabel, "|forecast - observed|", f"backtests of {name}: error vs extrapolation")
     legend_outside(ax_error, "below", ncol=2)
     counts, reps = f"held-out points per {PROFILE_BIN} decade", f"{report.n_boot} replicates"
