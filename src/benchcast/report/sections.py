@@ -128,19 +128,9 @@ def benchmark_section(r: BenchmarkReport, figure_format: str = "png", dpi: int |
         f"<li>{h.esc(name)} (weight {weight:.2f}): <code>{h.esc(get_law(name).formula)}</code></li>"
         for name, weight in r.weights.items()
     )
+    shown = ("flops", "params", "tokens", "tpr", "prediction", "lower50", "upper50", "lower90", "upper90", "decades")
     forecasts = [
-        [
-            f["flops"],
-            *(f.get(c, np.nan) for c in ("params", "tokens", "tpr")),
-            f["prediction"],
-            f["lower50"],
-            f["upper50"],
-            f["lower90"],
-            f["upper90"],
-            f["decades"],
-            describe(f["flags"]),
-        ]
-        for f in r.forecast.to_frame().to_dict("records")
+        [*(f.get(c, np.nan) for c in shown), describe(f["flags"])] for f in r.forecast.to_frame().to_dict("records")
     ]
     given = "; ".join(f"{law}: {words}" for law, words in r.covariates.items())
     parts = [
