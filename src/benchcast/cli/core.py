@@ -1,7 +1,5 @@
-"""Core commands: laws, inspect, fit, predict.
-The library's modules (numpy, pandas, the laws, the fitter) are imported inside the commands, so
-that starting the command line (``benchcast --help``) does not load them.
-"""
+"""Core commands: laws, inspect, fit, predict (the library is imported inside the commands: ``--help`` loads none
+of it)."""
 
 import math
 import warnings

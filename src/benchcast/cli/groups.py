@@ -1,13 +1,7 @@
-"""Option groups shared by commands, each declared once and handed to a command as one value: the data source
-(:data:`SOURCE`: the path, ``--format``, ``--metadata``, ``--column``, ``--q-rand``, ``--margin``), the uncertainty
-(:data:`UNCERTAINTY`: ``--n-boot``, ``--level``, ``--interval``, ``--seed``, an
-:class:`~benchcast.forecasting.bootstrap.Uncertainty`), where to run (:data:`WHERE`: ``--jobs``, ``--ray``) and the
-outputs (:data:`FIGURES`: ``--out``, ``--figure-format``, ``--dpi``).
-
-A command names a group by a parameter whose default is the group (``source: DataSource = SOURCE``);
-:func:`~benchcast.cli.common.expand` (which :func:`~benchcast.cli.common.user_errors` applies to every command)
-puts the group's options in the signature Typer reads and hands the command the value they make. A new shared option
-is one edit: an entry here. No pandas or numpy at import (``--help`` imports this).
+"""Option groups, each declared once and handed to a command as one value (:data:`SOURCE`, :data:`UNCERTAINTY`,
+:data:`WHERE`, :data:`RUNS`, :data:`FIGURES`): a command names one by a parameter whose default is the group
+(``source: DataSource = SOURCE``), and :func:`~benchcast.cli.common.expand` puts its options in the signature Typer
+reads. No pandas or numpy at import (``--help`` imports this).
 """
 
 import functools

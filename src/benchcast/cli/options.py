@@ -1,8 +1,4 @@
-"""Option and argument types shared by every command (the data source reads the data: :mod:`benchcast.cli.groups`).
-
-It imports no pandas or numpy: every start of the command
-line, ``--help`` included, imports this module.
-"""
+"""Option and argument types shared by the commands; no pandas or numpy (``--help`` imports this module)."""
 
 from pathlib import Path
 from typing import Annotated

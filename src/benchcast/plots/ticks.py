@@ -1,10 +1,6 @@
-"""Log-axis ticks that stay readable over any span: a few labelled ticks, never a crowd.
-
-matplotlib's default log axis labels minor ticks when the axis spans less than about a decade,
-and those labels run into each other ("2×10⁰3×10⁰4×10⁰..."). :class:`ReadableLogLocator` picks
-at most a handful of major ticks for the span shown (powers of ten, then 1-2-5 steps, then plain
-steps), minor ticks are never labelled, and :func:`_tick_label` writes short labels.
-"""
+"""Log-axis ticks that stay readable over any span: at most a handful of labelled major ticks (powers of ten, then
+1-2-5 steps, then plain steps), short labels, and minor ticks never labelled (matplotlib's labels of a span under a
+decade run into each other)."""
 
 from __future__ import annotations
 

@@ -1,13 +1,7 @@
-"""What the report says about one benchmark: the law chosen and why, the forecast at each target
-compute with its intervals, the runs (fitted, dropped, held out), and how the backtest's error and
-coverage grow with decades of extrapolation.
-
-The forecast is the package's default strategy, as ``recommend``, ``forecast`` and ``bench`` make it
-(:func:`~benchcast.report.law_choice.choose_law`; :func:`strategy_bands` draws it with the same code
-they use), or one law the user names. The validation backtest and the extrapolation profile judge that
-same forecaster: the strategy as ``bench`` backtests it (:func:`strategy_backtests`: bench's cells, one per
-threshold, each laid out as a backtest panel), or the named law's backtests. The runs table details the member with the
-lowest error inside the runs.
+"""What the report says about one benchmark: the forecaster chosen and why (the default strategy, as ``recommend``,
+``forecast`` and ``bench`` make it, or the law named), its forecast at each target with its intervals, the runs, and
+the backtests of that same forecaster (the strategy as ``bench`` backtests it, or the law's) at the validation
+threshold and with decades of extrapolation.
 """
 
 from __future__ import annotations
