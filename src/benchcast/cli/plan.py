@@ -268,12 +268,7 @@ def recommend_command(
         "--interval": uncertainty.interval != DEFAULT_INTERVAL,
         **where.given(),
     }
-    check_runs(
-        None if target_flops is None else [target_flops],
-        None if target_params is None else [target_params],
-        None if target_tokens is None else [target_tokens],
-        "--target-flops",
-    )
+    check_runs(*([] if v is None else [v] for v in (target_flops, target_params, target_tokens)), "--target-flops")
     if target_flops is None and target_params is None:
         refuse_options(
             {**interval_options, "--n-boot": uncertainty.n_boot not in (DEFAULT_REPLICATES, 0)},  # 0: none, as here
