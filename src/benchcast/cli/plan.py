@@ -136,8 +136,27 @@ def forecast_command(
                 "forecast in Python, bc.forecast(fit).plot(fit=fit) with fit = FitResult.load(path)."
             )
         refuse_selection(source, benchmark, metric, **runs, proxy=proxy)
-        points = {"flops": flops, "params": params, "tokens": tokens, "k": k, "gold": gold}
-        forecast_artifact(source.data, uncertainty, where, json, flops_per_6nd=flops_per_6nd, **points)
+        if not flops and not params and gold is None:
+            raise BenchcastError("give --flops C, or --params N and --tokens D (or --gold G for the gold law).")
+        check_replicates(uncertainty.n_boot, allow_zero=False)  # its forecast is its interval (predict: the number)
+        import numpy as np
+
+        from benchcast.fitting.result import FitResult
+        from benchcast.forecasting.answers import forecast
+
+        made = forecast(
+            FitResult.load(source.data),
+            uncertainty=uncertainty,
+            **where.kwargs(),
+            flops=np.asarray(flops, float) if flops else None,
+            params=option_values(params),
+            tokens=option_values(tokens),
+            k=k,
+            gold=gold,
+            flops_per_6nd=flops_per_6nd,
+        )
+        show(made, json)
+        refuse_nothing_forecast(made.prediction, made.notes, f"{made.law} from {source.data}")
         return
     if not benchmark:
         raise BenchcastError(
@@ -186,32 +205,6 @@ def forecast_command(
         written = save_figure(fig, out)
         (err_console if json else console).print(f"wrote {written}")  # stdout stays JSON with --json
     print_answers(outs, json, str(source.data))
-
-
-def forecast_artifact(fit_file: Path, uncertainty, where: Where, json: bool, *, flops, params, tokens, **query) -> None:
-    """``forecast`` from a fit artifact: that law's forecast at the points asked, printed."""
-    import numpy as np
-
-    from benchcast.fitting.result import FitResult
-    from benchcast.forecasting.answers import forecast
-
-    if not flops and not params and query["gold"] is None:
-        raise BenchcastError("give --flops C, or --params N and --tokens D (or --gold G for the gold law).")
-    check_replicates(
-        uncertainty.n_boot, allow_zero=False
-    )  # a fit's forecast is its interval (predict gives the number alone)
-    result = FitResult.load(fit_file)
-    out = forecast(
-        result,
-        uncertainty=uncertainty,
-        **where.kwargs(),
-        flops=np.asarray(flops, float) if flops else None,
-        params=option_values(params),
-        tokens=option_values(tokens),
-        **query,
-    )
-    show(out, json)
-    refuse_nothing_forecast(out.prediction, out.notes, f"{out.law} from {fit_file}")
 
 
 @app.command("recommend")
