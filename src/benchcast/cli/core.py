@@ -30,19 +30,12 @@ def laws_command(json: Json = False) -> None:
     if json:
         emit_json(described)
         return
-    rows = [
-        [
-            d["name"],
-            d["formula"],
-            ", ".join(d["covariates"] + d["fit_covariates"]),
-            d["target"],
-            d["loss"],
-            "; ".join(d["constraints"]) or "-",
-            d["reference"],
-        ]
-        for d in described
-    ]
     columns = ["name", "formula", "covariates", "target", "loss", "constraints", "reference"]
+    rows = []
+    for d in described:
+        joined = {"covariates": ", ".join(d["covariates"] + d["fit_covariates"])}
+        joined["constraints"] = "; ".join(d["constraints"]) or "-"
+        rows.append([(d | joined)[c] for c in columns])
     console.print(rich_table("Laws", columns, rows))
 
 
