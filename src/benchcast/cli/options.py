@@ -316,10 +316,3 @@ def benchmark_metric(benchmark: str, metric: str | None) -> tuple[str, str | Non
     if own is not None and metric is not None and own != metric:
         raise BenchcastError(f"-b {benchmark!r} names metric {own!r} and -m names {metric!r}: give one.")
     return name, own if own is not None else metric
-
-
-def selection(benchmark: str, metric: str | None, k: int | None = None, **fields):
-    """The runs a default-strategy command selects, as a FitSpec (its law is the answer's own)."""
-    from benchcast.fitting.spec import FitSpec
-
-    return FitSpec("power", benchmark, metric, k=k, **fields)

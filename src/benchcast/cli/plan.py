@@ -36,7 +36,6 @@ from benchcast.cli.options import (
     benchmark_metrics,
     check_runs,
     option_values,
-    selection,
 )
 from benchcast.defaults import DEFAULT_INTERVAL, DEFAULT_LEVEL, DEFAULT_REPLICATES
 from benchcast.errors import BenchcastError
@@ -173,6 +172,7 @@ def forecast_command(
             "give the runs to forecast with --flops C (repeatable), or a planned run with --params N --tokens D."
         )
     from benchcast.data.table import select
+    from benchcast.fitting.spec import FitSpec
     from benchcast.forecasting.answers import forecast_default
     from benchcast.forecasting.selection import DEFAULT_CANDIDATES
 
@@ -184,7 +184,7 @@ def forecast_command(
         pairs,
         lambda name, own_metric: forecast_default(
             table,
-            selection(name, own_metric, k, proxy=proxy, **runs),
+            FitSpec("power", name, own_metric, k=k, proxy=proxy, **runs),  # the runs (its law: the answer's own)
             flops=flops or None,
             params=params or None,
             tokens=tokens or None,
@@ -253,6 +253,7 @@ def recommend_command(
 ) -> None:
     """Compare laws by rolling-origin forecasts inside your runs; weight or pick them (and, with
     --target-flops C or a planned run --params N --tokens D, forecast that run with an interval)."""
+    from benchcast.fitting.spec import FitSpec
     from benchcast.forecasting.answers import recommend
     from benchcast.laws import available_laws
 
@@ -280,7 +281,7 @@ def recommend_command(
     benchmark, metric = benchmark_metric(benchmark, metric)  # -b NAME:METRIC, as forecast reads it
     rec = recommend(
         source.read(),
-        selection(benchmark, metric, k, tpr=tpr, min_flops=min_flops, max_flops=max_flops, proxy=proxy),
+        FitSpec("power", benchmark, metric, k=k, tpr=tpr, min_flops=min_flops, max_flops=max_flops, proxy=proxy),
         laws=law,
         target_flops=target_flops,
         target_params=target_params,

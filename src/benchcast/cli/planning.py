@@ -18,7 +18,6 @@ from benchcast.cli.options import (
     Proxy,
     benchmark_metrics,
     positive_option,
-    selection,
 )
 from benchcast.cli.plan import is_fit_artifact, refuse_selection
 from benchcast.defaults import DEFAULT_INTERVAL, DEFAULT_LEVEL, DEFAULT_SEED
@@ -108,6 +107,7 @@ def plan_command(
             "law for the k needed at a compute: fit passk_compute with `benchcast fit --out` and plan from that "
             "artifact, or drop {them}.",
         )
+        from benchcast.fitting.spec import FitSpec
         from benchcast.forecasting.planning import plan_default
         from benchcast.forecasting.selection import DEFAULT_CANDIDATES
 
@@ -117,7 +117,7 @@ def plan_command(
             benchmark_metrics(benchmark, metric),
             lambda name, own_metric: plan_default(
                 table,
-                selection(name, own_metric, k, **within),
+                FitSpec("power", name, own_metric, k=k, **within),
                 target=target,
                 forecast_tpr=forecast_tpr,
                 uncertainty=uncertainty,
