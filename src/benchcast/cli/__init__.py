@@ -1,7 +1,4 @@
-"""The ``benchcast`` command line: a thin Typer layer over the Python API.
-
-Importing this package registers every command on :data:`app`.
-"""
+"""The ``benchcast`` command line, a thin Typer layer over the Python API; importing it registers every command."""
 
 from benchcast.cli import (  # noqa: F401  (register commands)
     backtest,

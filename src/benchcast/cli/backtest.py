@@ -7,24 +7,18 @@ from typing import Annotated
 import typer
 
 from benchcast.cli.app import app
-from benchcast.cli.common import console, emit_json, print_warning, refuse_options, user_errors
+from benchcast.cli.common import console, emit_json, print_warning, refuse_options, show, user_errors
 from benchcast.cli.core import refuse_unused_proxy
-from benchcast.cli.groups import REPLICATES, SOURCE, WHERE, DataSource, Where
+from benchcast.cli.groups import FIGURES, REPLICATES, RUNS_FLOOR, SOURCE, WHERE, WRITTEN, DataSource, Figures, Where
 from benchcast.cli.options import (
     Benchmark,
-    Dpi,
-    FigureFormat,
     Jobs,
     Json,
     Laws,
     LikeTargetRun,
     Metric,
-    MinFlops,
-    OutDir,
     Proxy,
     Threshold,
-    Tpr,
-    figure_options,
     refuse_interval_without_boot,
 )
 from benchcast.errors import BenchcastError
@@ -49,19 +43,14 @@ SWEEP_UNCERTAINTY = REPLICATES.but(boot=(SweepBoot, 0))
 def example_command(
     out: Annotated[Path, typer.Option("--out", "-o", help="Output folder.")] = Path("benchcast-example"),
     law: Annotated[str, typer.Option("--law", "-l", help="Law to fit.")] = "power",
-    figure_format: FigureFormat = "png",
-    dpi: Dpi = None,
+    figures: Figures = WRITTEN,
     jobs: Jobs = None,
     json: Json = False,
 ) -> None:
     """Run the main job on the bundled synthetic ladder: fit, backtest, forecast, plot."""
     from benchcast.studies.example import run_example
 
-    result = run_example(out, law, *figure_options(figure_format, dpi, writes=True), n_jobs=jobs)
-    if json:
-        emit_json(result.to_dict())
-        return
-    console.print(result)
+    show(run_example(out, law, figures.format, figures.dpi, n_jobs=jobs), json)
 
 
 @app.command("backtest")
@@ -72,8 +61,7 @@ def backtest_command(
     benchmark: Benchmark = ...,
     metric: Metric = None,
     threshold: Threshold = DEFAULT_THRESHOLD,
-    tpr: Tpr = None,
-    min_flops: MinFlops = None,
+    runs: dict = RUNS_FLOOR,
     protocol: Annotated[str, typer.Option(help=f"Split protocol: {', '.join(PROTOCOLS)}.")] = "threshold",
     max_k: Annotated[int, typer.Option(help="Largest k fitted (passk protocol, or laws with k).")] = DEFAULT_MAX_K,
     holdout_params: Annotated[
@@ -87,9 +75,7 @@ def backtest_command(
     like_target: LikeTargetRun = None,
     proxy: Proxy = None,
     uncertainty=REPLICATES,
-    out: OutDir = None,
-    figure_format: FigureFormat = "png",
-    dpi: Dpi = None,
+    figures: Figures = FIGURES,
     json: Json = False,
 ) -> None:
     """Fit below a threshold (or by protocol), predict the held-out runs, report MAE/MRE/RMSE/R²."""
@@ -97,7 +83,6 @@ def backtest_command(
     from benchcast.fitting.api import FitSpec
     from benchcast.laws import get_law
 
-    figures = figure_options(figure_format, dpi, writes=out is not None)
     laws = law or ["power"]
     refuse_unused_proxy(laws, proxy)
     uses_k = protocol == "passk" or any("k" in get_law(name).covariates for name in laws)
@@ -121,19 +106,14 @@ def backtest_command(
         specs,
         protocol=protocol,
         threshold=threshold,
-        tpr=tpr,
-        min_flops=min_flops,
+        **runs,
         holdout_params=holdout_params,
         like_target=like_target,
         uncertainty=uncertainty,
     )
-    if out is not None:
-        results.write(out, *figures)
-    if json:
-        emit_json([bt.to_dict() for bt in results.backtests])
-        return
-    console.print(results)
-    if like_target is not None:
+    figures.write(results)
+    show(results, json, lambda r: [bt.to_dict() for bt in r.backtests])
+    if like_target is not None and not json:
         console.print(f"split like the target: {results.backtests[0].metrics['reach']}")
 
 
@@ -144,14 +124,11 @@ def sweep_command(
     law: Laws = None,
     benchmark: Annotated[list[str], typer.Option("--benchmark", "-b", help="Benchmark (repeatable).")] = ...,
     metric: Metric = None,
-    tpr: Tpr = None,
-    min_flops: MinFlops = None,
+    runs: dict = RUNS_FLOOR,
     proxy: Proxy = None,
     uncertainty=SWEEP_UNCERTAINTY,
     where: Where = WHERE,
-    out: OutDir = None,
-    figure_format: FigureFormat = "png",
-    dpi: Dpi = None,
+    figures: Figures = FIGURES,
     json: Json = False,
 ) -> None:
     """Threshold sweep (6e19 .. 5e22): held-out MRE per threshold and the critical threshold."""
@@ -159,7 +136,6 @@ def sweep_command(
     from benchcast.fitting.api import FitSpec
     from benchcast.fitting.spec import design
 
-    figures = figure_options(figure_format, dpi, writes=out is not None)
     refuse_unused_proxy(law or ["power"], proxy)
     refuse_interval_without_boot(uncertainty)
     table = source.read()
@@ -170,19 +146,15 @@ def sweep_command(
     ]
     for spec in specs:  # a benchmark or metric the data lack is refused before any sweep, not after the others
         design(table, spec)
-    sweeps = compare_sweeps(table, specs, min_flops=min_flops, tpr=tpr, uncertainty=uncertainty, **where.kwargs())
-    if out is not None:
-        sweeps.write(out, *figures)
-        if sweeps.to_frame().empty:
-            print_warning(
-                f"--out {out}: nothing written: no threshold left both fitted and held-out runs "
-                "(every threshold was left out of the grid; the reasons are printed with the results, "
-                "and under 'skipped' in --json)."
-            )
-    if json:
-        emit_json(sweeps.to_dict())
-        return
-    console.print(sweeps)
+    sweeps = compare_sweeps(table, specs, **runs, uncertainty=uncertainty, **where.kwargs())
+    figures.write(sweeps)
+    if figures.out is not None and sweeps.to_frame().empty:
+        print_warning(
+            f"--out {figures.out}: nothing written: no threshold left both fitted and held-out runs "
+            "(every threshold was left out of the grid; the reasons are printed with the results, "
+            "and under 'skipped' in --json)."
+        )
+    show(sweeps, json)
 
 
 @app.command("cutoff")
@@ -194,13 +166,10 @@ def cutoff_command(
     metric: Metric = None,
     k: Annotated[int | None, typer.Option(help="k of a pass@k metric.")] = None,
     targets: Annotated[int, typer.Option(help="Number of most expensive runs to predict.")] = 1,
-    tpr: Tpr = None,
-    min_flops: MinFlops = None,
+    runs: dict = RUNS_FLOOR,
     proxy: Proxy = None,
     uncertainty=REPLICATES,
-    out: OutDir = None,
-    figure_format: FigureFormat = "png",
-    dpi: Dpi = None,
+    figures: Figures = FIGURES,
     json: Json = False,
 ) -> None:
     """Cutoff backtest: error and every parameter versus orders of magnitude of extrapolation.
@@ -210,26 +179,24 @@ def cutoff_command(
     from benchcast.evaluation.cutoff import cutoff_backtest
     from benchcast.fitting.api import FitSpec
 
-    figures = figure_options(figure_format, dpi, writes=out is not None)
     refuse_unused_proxy(law or ["power"], proxy)
     refuse_interval_without_boot(uncertainty)
     boot, interval = uncertainty.n_boot, uncertainty.interval
     table = source.read()
     # the terminal's table shows no coverage: bootstrap only where --json or --out will carry it
-    shows_coverage = json or out is not None
+    shows_coverage = json or figures.out is not None
     results = []
     for name in law or ["power"]:
         result = cutoff_backtest(
             table,
-            FitSpec(law=name, benchmark=benchmark, metric=metric, k=k, proxy=proxy, min_flops=min_flops),
+            FitSpec(law=name, benchmark=benchmark, metric=metric, k=k, proxy=proxy, min_flops=runs["min_flops"]),
             n_targets=targets,
-            tpr=tpr,
+            tpr=runs["tpr"],
             uncertainty=uncertainty if shows_coverage else replace(uncertainty, n_boot=0),
         )
         if not len(result):
             raise BenchcastError(f"{benchmark}: no cutoff left enough runs to fit {name!r}.")
-        if out is not None:
-            result.write(out, *figures)
+        figures.write(result)
         results.append(result)
     if json:
         emit_json([result.to_dict() for result in results])

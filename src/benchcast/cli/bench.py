@@ -9,8 +9,8 @@ from rich.markup import escape
 
 from benchcast.cli.app import app
 from benchcast.cli.common import console, emit_json, user_errors
-from benchcast.cli.groups import UNCERTAINTY, WHERE, DataSource, Where
-from benchcast.cli.options import Dpi, FigureFormat, Json, LikeTargetRun, Margin, OutDir, QRand, figure_options
+from benchcast.cli.groups import FIGURES, UNCERTAINTY, WHERE, DataSource, Figures, Where
+from benchcast.cli.options import Json, LikeTargetRun, Margin, QRand
 from benchcast.defaults import DEFAULT_REPLICATES
 from benchcast.errors import BenchcastError
 
@@ -29,63 +29,6 @@ def _pairs(items: list[str] | None) -> tuple[tuple[str, str], ...] | None:
             raise BenchcastError(f"--benchmark takes 'benchmark:metric' (e.g. arc_easy:acc_norm), got {item!r}.")
         pairs.append((bench, metric))
     return tuple(pairs)
-
-
-def preset_folders() -> list[str]:
-    """Where a preset's data file is looked for when --data does not give it: $BENCHCAST_DATA, then the shared data
-    folder of a checkout (this repository's layout, run from its root or beside it)."""
-    env = [os.environ["BENCHCAST_DATA"]] if os.environ.get("BENCHCAST_DATA") else []
-    return [*env, "shared/data/apple-downstream", "../shared/data/apple-downstream"]
-
-
-def _refuse_dropped(
-    *, preset, data, format, metadata, q_rand, tpr, min_flops, holdout_tpr, threshold, cutoffs, strategy, candidate
-) -> None:
-    """Refuse each option that the given combination would drop without a word, saying why."""
-    from benchcast.evaluation.strategies import SELECTORS, Combine, parse_strategy
-    from benchcast.studies.legacy import HOLDOUT
-
-    if preset:
-        fixed = {
-            "--q-rand": q_rand,
-            "--tpr": tpr,
-            "--min-flops": min_flops,
-            "--holdout-tpr": holdout_tpr,
-            "--format": format,
-            "--metadata": metadata,
-        }
-        given = [name for name, value in fixed.items() if value is not None and value != []]
-        if given:
-            raise BenchcastError(
-                f"{', '.join(given)} cannot be combined with --preset: a preset reads its Apple file with its own "
-                "chance levels, tokens-per-parameter ratio and compute floor. To set them, give the file with "
-                "--data instead of --preset."
-            )
-        if data and (len(preset) != 1 or len(data) != 1):
-            raise BenchcastError(
-                f"--data with --preset replaces that preset's Apple file, so it takes one --preset and one --data; "
-                f"got {len(preset)} --preset and {len(data)} --data."
-            )
-    else:
-        for name, values in (("--format", format), ("--metadata", metadata)):
-            if values and len(values) > len(data or []):
-                raise BenchcastError(
-                    f"{len(values)} {name} for {len(data or [])} --data: each {name} belongs to the --data at "
-                    "the same position."
-                )
-    if threshold and cutoffs is not None:
-        raise BenchcastError(
-            "--threshold gives the cutoffs, --cutoffs the number of cutoffs to place: give one or the other."
-        )
-    if (
-        candidate
-        and strategy
-        and not any(isinstance(parse_strategy(name, choosers=(HOLDOUT,)), Combine) for name in strategy)
-    ):
-        raise BenchcastError(
-            f"--candidate names the laws that {'/'.join(SELECTORS)} combine; none of the --strategy given combines "
-            "laws."
-        )
 
 
 @app.command("bench")
@@ -159,42 +102,69 @@ def bench_command(
         ),
     ] = None,
     where: Where = WHERE,
-    out: OutDir = None,
-    figure_format: FigureFormat = "png",
-    dpi: Dpi = None,
+    figures: Figures = FIGURES,
     json: Json = False,
 ) -> None:
     """Rolling-origin backtests of forecasting strategies: error, interval coverage and width."""
     from benchcast.evaluation.bench import Dataset, bench, ladder, score_benchmarks
     from benchcast.evaluation.bench_result import write_outputs
-    from benchcast.evaluation.strategies import FIXED_LAWS
+    from benchcast.evaluation.strategies import FIXED_LAWS, SELECTORS, Combine, parse_strategy
     from benchcast.studies.legacy import HOLDOUT
     from benchcast.studies.presets import locate, preset_dataset
     from benchcast.validation import check_count, check_interval, check_replicates
 
     check_replicates(uncertainty.n_boot, allow_zero=False)
     check_count("--cutoffs", cutoffs)
-    figures = figure_options(figure_format, dpi, writes=bool(out))
     if interval is not None:
         check_interval(interval)
-    _refuse_dropped(
-        preset=preset,
-        data=data,
-        format=format,
-        metadata=metadata,
-        q_rand=q_rand,
-        tpr=tpr,
-        min_flops=min_flops,
-        holdout_tpr=holdout_tpr,
-        threshold=threshold,
-        cutoffs=cutoffs,
-        strategy=strategy,
-        candidate=candidate,
-    )
+    if preset:
+        fixed = {
+            "--q-rand": q_rand,
+            "--tpr": tpr,
+            "--min-flops": min_flops,
+            "--holdout-tpr": holdout_tpr,
+            "--format": format,
+            "--metadata": metadata,
+        }
+        given = [name for name, value in fixed.items() if value is not None and value != []]
+        if given:
+            raise BenchcastError(
+                f"{', '.join(given)} cannot be combined with --preset: a preset reads its Apple file with its own "
+                "chance levels, tokens-per-parameter ratio and compute floor. To set them, give the file with "
+                "--data instead of --preset."
+            )
+        if data and (len(preset) != 1 or len(data) != 1):
+            raise BenchcastError(
+                f"--data with --preset replaces that preset's Apple file, so it takes one --preset and one --data; "
+                f"got {len(preset)} --preset and {len(data)} --data."
+            )
+    else:
+        for name, values in (("--format", format), ("--metadata", metadata)):
+            if values and len(values) > len(data or []):
+                raise BenchcastError(
+                    f"{len(values)} {name} for {len(data or [])} --data: each {name} belongs to the --data at "
+                    "the same position."
+                )
+    if threshold and cutoffs is not None:
+        raise BenchcastError(
+            "--threshold gives the cutoffs, --cutoffs the number of cutoffs to place: give one or the other."
+        )
+    if (
+        candidate
+        and strategy
+        and not any(isinstance(parse_strategy(name, choosers=(HOLDOUT,)), Combine) for name in strategy)
+    ):
+        raise BenchcastError(
+            f"--candidate names the laws that {'/'.join(SELECTORS)} combine; none of the --strategy given combines "
+            "laws."
+        )
     datasets = []
+    # a preset's data file, where --data does not give it: in $BENCHCAST_DATA, then in a checkout's shared data folder
+    env = [os.environ["BENCHCAST_DATA"]] if os.environ.get("BENCHCAST_DATA") else []
+    folders = [*env, "shared/data/apple-downstream", "../shared/data/apple-downstream"]
     for name in preset or []:
         given = data[0] if data and len(preset) == 1 and len(data) == 1 else None
-        datasets.append(preset_dataset(name, given or locate(name, preset_folders())))
+        datasets.append(preset_dataset(name, given or locate(name, folders)))
 
     def cuts(table, at):  # the cutoffs asked, or N (default 3) placed on the top of the ladder
         return tuple(threshold) if threshold else ladder(table, cutoffs or 3, tpr=at)
@@ -246,7 +216,7 @@ def bench_command(
         choosers=(HOLDOUT,),  # the earlier release's law choice, a row to measure the others against
         strategy_interval=interval,
     )
-    written = write_outputs(result, out, *figures) if out else []
+    written = write_outputs(result, figures.out, figures.format, figures.dpi) if figures.out else []
     if json:
         emit_json(result.to_dict()["rows"])
         return
@@ -269,8 +239,7 @@ def _tpr_candidates(data) -> tuple[str, ...]:
 
 
 def _split_settings(data, largest: int | None, params: float | None, like: tuple | None, own: bool):
-    """A data set with the split options as its splitter (the K largest rungs, the larger models, like a planned run
-    of N parameters on D tokens, as ``backtest --like-target`` splits it), and what each holds out, in words."""
+    """A data set with the split options as its splitter, and what each holds out, in words."""
     from dataclasses import replace
 
     from benchcast.evaluation.evaluate import LargestRuns, LikeTarget

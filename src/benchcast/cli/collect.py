@@ -1,12 +1,13 @@
 """CLI commands that collect covariates from models: score-gold and sample."""
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from benchcast.cli.app import app
-from benchcast.cli.common import console, emit_json, rich_table, user_errors
+from benchcast.cli.common import Group, console, emit_json, rich_table, user_errors
 from benchcast.cli.options import Json
 from benchcast.errors import BenchcastError, DataError
 from benchcast.utils.io import atomic_write_text
@@ -18,22 +19,70 @@ Runs = Annotated[
     Path | None,
     typer.Option("--runs", help="YAML/CSV: per run its name (run), checkpoint (model), params and tokens."),
 ]
-Template = Annotated[str | None, typer.Option(help="Prompt template: plain, gsm8k, math or a format string.")]
 Backend = Annotated[str, typer.Option(help="transformers or vllm.")]
 Dtype = Annotated[str, typer.Option(help="auto (bf16 on GPU, fp32 on CPU), float32, bfloat16, float16.")]
-Bench = Annotated[str, typer.Option("--benchmark", "-b", help="Benchmark name for the rows.")]
-Split = Annotated[str, typer.Option(help="HF dataset split.")]
-Limit = Annotated[int | None, typer.Option(help="Only the first N problems.")]
-Params = Annotated[float | None, typer.Option(help="N of a single model.")]
-Tokens = Annotated[float | None, typer.Option(help="D of a single model.")]
-Ray = Annotated[str | None, typer.Option("--ray", help="Ray address, 'auto', or 'local'.")]
-Shards = Annotated[int, typer.Option(help="Problem shards per checkpoint (Ray tasks).")]
-Verbose = Annotated[
-    bool,
-    typer.Option(
-        "--verbose", help="Show the progress bars and logs of transformers, vLLM, datasets and huggingface_hub."
-    ),
-]
+
+
+@dataclass(frozen=True)
+class Collection:
+    """The problems a collecting command reads and the runs its checkpoints are recorded under (``--runs``...)."""
+
+    benchmark: str = "problems"
+    template: str | None = None
+    split: str = "test"
+    limit: int | None = None
+    runs: Path | None = None
+    params: float | None = None
+    tokens: float | None = None
+
+    def run(self, kind: str, models: list[str], problems: str, out: Path, *, ray, shards, verbose, **settings):
+        """Each checkpoint's rows of ``kind`` ('score' or 'sample') on the problems, written to ``out``."""
+        from benchcast.collect import distributed
+        from benchcast.collect.models import quiet_libraries
+        from benchcast.collect.problems import load_problems
+
+        checkpoints = _checkpoints(models, self.runs, self.params, self.tokens, shards, ray)
+        quiet_libraries(verbose)  # before datasets loads the problems
+        problem_set = load_problems(problems, split=self.split, template=self.template, limit=self.limit)
+        how = {"ray_address": ray, "shards": shards, "benchmark": self.benchmark, "verbose": verbose}
+        return distributed.run(kind, checkpoints, problem_set, out=out, **how, **settings)
+
+
+PROBLEMS = Group(
+    Collection,
+    {
+        "benchmark": (
+            Annotated[str, typer.Option("--benchmark", "-b", help="Benchmark name for the rows.")],
+            "problems",
+        ),
+        "template": (
+            Annotated[str | None, typer.Option(help="Prompt template: plain, gsm8k, math or a format string.")],
+            None,
+        ),
+        "split": (Annotated[str, typer.Option(help="HF dataset split.")], "test"),
+        "limit": (Annotated[int | None, typer.Option(help="Only the first N problems.")], None),
+        "runs": (Runs, None),
+        "params": (Annotated[float | None, typer.Option(help="N of a single model.")], None),
+        "tokens": (Annotated[float | None, typer.Option(help="D of a single model.")], None),
+    },
+)
+CLUSTER = Group(
+    dict,
+    {
+        "ray": (Annotated[str | None, typer.Option("--ray", help="Ray address, 'auto', or 'local'.")], None),
+        "shards": (Annotated[int, typer.Option(help="Problem shards per checkpoint (Ray tasks).")], 1),
+        "verbose": (
+            Annotated[
+                bool,
+                typer.Option(
+                    "--verbose",
+                    help="Show the progress bars and logs of transformers, vLLM, datasets and huggingface_hub.",
+                ),
+            ],
+            False,
+        ),
+    },
+)
 
 
 def _number(value, path: Path, run: str, field: str) -> float | None:
@@ -148,21 +197,13 @@ def score_gold_command(
     backend: Backend = "transformers",
     batch_size: Annotated[int, typer.Option(help="Problems per forward pass (halved on OOM).")] = 8,
     dtype: Dtype = "auto",
-    benchmark: Bench = "problems",
-    template: Template = None,
-    split: Split = "test",
-    limit: Limit = None,
-    runs: Runs = None,
-    params: Params = None,
-    tokens: Tokens = None,
+    collection: Collection = PROBLEMS,
     table: Annotated[
         Path | None,
         typer.Option("--table", help="Also write the per-run covariate rows (tidy CSV) for `fit --law gold`."),
     ] = None,
     per_token: PerToken = False,
-    ray: Ray = None,
-    shards: Shards = 1,
-    verbose: Verbose = False,
+    cluster: dict = CLUSTER,
     json: Json = False,
 ) -> None:
     """log p(gold solution | prompt) per problem and checkpoint.
@@ -170,27 +211,10 @@ def score_gold_command(
     Writes one row per (run, benchmark, problem) with the gold log-probability, the number of
     solution tokens and the NLL: the covariate of the gold law (`--law gold`).
     """
-    from benchcast.collect import distributed
-    from benchcast.collect.models import quiet_libraries
-    from benchcast.collect.problems import load_problems
     from benchcast.collect.scoring import gold_table
 
-    checkpoints = _checkpoints(model, runs, params, tokens, shards, ray)
-    quiet_libraries(verbose)  # before datasets loads the problems
-    problem_set = load_problems(problems, split=split, template=template, limit=limit)
-    scores = distributed.run(
-        "score",
-        checkpoints,
-        problem_set,
-        out=out,
-        ray_address=ray,
-        shards=shards,
-        backend=backend,
-        batch_size=batch_size,
-        dtype=dtype,
-        benchmark=benchmark,
-        verbose=verbose,
-    )
+    settings = {"backend": backend, "batch_size": batch_size, "dtype": dtype}
+    scores = collection.run("score", model, problems, out, **cluster, **settings)
     summary = gold_table(scores, per_token=per_token, source=str(out))
     if table is not None:
         atomic_write_text(table, summary.to_csv(index=False))
@@ -269,50 +293,20 @@ def sample_command(
     backend: Backend = "transformers",
     dtype: Dtype = "auto",
     seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
-    benchmark: Bench = "problems",
-    template: Template = None,
-    split: Split = "test",
-    limit: Limit = None,
-    runs: Runs = None,
-    params: Params = None,
-    tokens: Tokens = None,
-    ray: Ray = None,
-    shards: Shards = 1,
-    verbose: Verbose = False,
+    collection: Collection = PROBLEMS,
+    cluster: dict = CLUSTER,
     json: Json = False,
 ) -> None:
     """Draw n samples per problem, grade the final answers, write per-sample rows for `passk`."""
-    from benchcast.collect import distributed
-    from benchcast.collect.models import quiet_libraries
-    from benchcast.collect.problems import load_problems
     from benchcast.collect.sampling import to_counts
 
-    checkpoints = _checkpoints(model, runs, params, tokens, shards, ray)
     if budget is None and (first_round is not None or round_size is not None):
         raise BenchcastError("--first-round and --round-size shape a --budget; give --budget, or drop them.")
-    quiet_libraries(verbose)  # before datasets loads the problems
-    table = load_problems(problems, split=split, template=template, limit=limit)
-    samples = distributed.run(
-        "sample",
-        checkpoints,
-        table,
-        out=out,
-        ray_address=ray,
-        shards=shards,
-        n=n,
-        budget=budget,
-        first_round=first_round,
-        round_size=round_size,
-        target_successes=target_successes,
-        batch_size=batch_size,
-        temperature=temperature,
-        max_new_tokens=max_new_tokens,
-        backend=backend,
-        dtype=dtype,
-        seed=seed,
-        benchmark=benchmark,
-        verbose=verbose,
-    )
+    rounds = {"budget": budget, "first_round": first_round, "round_size": round_size}
+    decoding = {"batch_size": batch_size, "temperature": temperature, "max_new_tokens": max_new_tokens}
+    settings = {"n": n, **rounds, "target_successes": target_successes, **decoding}
+    settings |= {"backend": backend, "dtype": dtype, "seed": seed}
+    samples = collection.run("sample", model, problems, out, **cluster, **settings)
     counts = to_counts(samples)
     summary = (
         counts.groupby(["run", "benchmark"])

@@ -29,6 +29,14 @@ def emit_json(payload) -> None:
     typer.echo(json.dumps(jsonable(payload), indent=2))
 
 
+def show(result, as_json: bool, doc=None) -> None:
+    """``--json``: the result's JSON (``doc(result)``, default ``result.to_dict()``); else the result printed."""
+    if as_json:
+        emit_json(result.to_dict() if doc is None else doc(result))
+    else:
+        console.print(result)
+
+
 def rich_table(title: str, columns: list[str], rows: list[list], floatfmt: str = ".4g"):
     """:func:`benchcast.utils.rich_view.rich_table`, imported when a command prints a table."""
     from benchcast.utils.rich_view import rich_table as table
@@ -62,8 +70,7 @@ class Group:
     options: dict = field(default_factory=dict)
 
     def but(self, *, drop=(), **changed) -> "Group":
-        """The group with options left out, or given another default, annotation (an ``Annotated`` type) or both (a
-        tuple: annotation, default)."""
+        """The group with options dropped, or given another default, annotation or both (a tuple)."""
         options = {name: spec for name, spec in self.options.items() if name not in drop}
         for name, value in changed.items():
             annotation, default = options[name]
@@ -78,8 +85,7 @@ class Group:
 
 
 def expand(command: Callable) -> Callable:
-    """The command with each group parameter replaced by the group's options (keyword-only, where they stood), and
-    called with the group's value."""
+    """The command with each group parameter replaced by the group's options, called with the group's value."""
     signature = inspect.signature(command)
     groups = {p.name: p.default for p in signature.parameters.values() if isinstance(p.default, Group)}
     if not groups:
@@ -105,9 +111,7 @@ def expand(command: Callable) -> Callable:
 
 
 def user_errors(command: Callable) -> Callable:
-    """Run a command; user errors print one paragraph and exit 2; fit and data warnings go to stderr, those gathered
-    before a failure too (printed before its error: the reason is often among them). The command's option groups
-    (:mod:`benchcast.cli.groups`) are expanded here."""
+    """Run a command: user errors print one paragraph and exit 2, fit/data warnings go to stderr; groups expanded."""
     command = expand(command)
 
     @functools.wraps(command)
@@ -146,6 +150,11 @@ def _print_warnings(caught) -> None:
     caught.clear()
 
 
+def given_options(values: dict) -> dict[str, bool]:
+    """Which options of ``values`` (by parameter name: ``min_flops``) were given, by option name (``--min-flops``)."""
+    return {"--" + name.replace("_", "-"): value is not None for name, value in values.items()}
+
+
 def refuse_options(given: dict[str, bool], why: str) -> None:
     """Refuse the options a command cannot honour in this combination, rather than drop them."""
     named = [name for name, was_given in given.items() if was_given]
@@ -166,8 +175,7 @@ def parse_ks(text: str | None) -> list[int] | None:
 
 
 def refuse_nothing_forecast(predictions, reasons, what: str) -> None:
-    """After printing a result: where no point has a forecast, exit 2 saying why nothing was forecast (an empty answer
-    is not a success)."""
+    """Exit 2 saying why where no point has a forecast (an empty answer is not a success)."""
     import numpy as np
 
     values = np.asarray(predictions, float).ravel()
@@ -192,8 +200,7 @@ class Refusal:
 
 
 def answer_each(pairs: list, make: Callable) -> list:
-    """``make(benchmark, metric)`` for each pair; with several, a benchmark that cannot be answered becomes a
-    :class:`Refusal` rather than sink the others (one alone raises its error, as it always did)."""
+    """``make(benchmark, metric)`` per pair; with several, a benchmark that cannot be answered is a Refusal."""
     if len(pairs) == 1:
         return [make(*pairs[0])]
     out = []
@@ -219,8 +226,7 @@ def _unanswered(answer, source: str) -> str:
 
 
 def _finish_answers(answers: list, why: list[str]) -> None:
-    """After printing: exit 2 where nothing was answered, :data:`EXIT_SOME_REFUSED` where several benchmarks were asked
-    and some refused (each named on stderr), else return (exit 0)."""
+    """Exit 2 where nothing was answered, EXIT_SOME_REFUSED where some of several refused, else return."""
     refused = [answer.benchmark for answer, reason in zip(answers, why, strict=True) if reason]
     if not refused:
         return
@@ -236,10 +242,7 @@ def _finish_answers(answers: list, why: list[str]) -> None:
 
 
 def print_answers(answers: list, json: bool, source: str) -> None:
-    """One answer as its own view; several (one per ``-b``) as one JSON list (an unanswered one with ``refused``: why),
-    or one table (a row per benchmark and point: each answer's ``to_frame()``, flags as 'flagged'/'refused'; an
-    unanswered benchmark's row 'refused') followed by each answer's notes (a refusal's reason). Then the exit status
-    says which were answered (:func:`_finish_answers`)."""
+    """One answer as its own view, several as one JSON list or table (refusals saying why); then the exit status."""
     why = [_unanswered(a, source) for a in answers]  # by position: one benchmark may be asked with two metrics
     if json:
         docs = [a.to_dict() | ({"refused": w} if w else {}) for a, w in zip(answers, why, strict=True)]

@@ -6,9 +6,9 @@ from typing import Annotated
 import typer
 
 from benchcast.cli.app import app
-from benchcast.cli.common import console, emit_json, err_console, user_errors
-from benchcast.cli.groups import SOURCE, UNCERTAINTY, WHERE, DataSource, Where
-from benchcast.cli.options import Benchmarks, FlopsPer6ND, Json, MaxFlops, Metric, MinFlops, Proxy, Tpr
+from benchcast.cli.common import console, err_console, show, user_errors
+from benchcast.cli.groups import RUNS, SOURCE, UNCERTAINTY, WHERE, DataSource, Where
+from benchcast.cli.options import Benchmarks, FlopsPer6ND, Json, Metric, Proxy
 from benchcast.errors import BenchcastError
 
 
@@ -52,9 +52,7 @@ def compare_command(
             "the decisions (decision accuracy, Brier score) beside the simplest alternative's.",
         ),
     ] = False,
-    tpr: Tpr = None,
-    min_flops: MinFlops = None,
-    max_flops: MaxFlops = None,
+    runs: dict = RUNS,
     flops_per_6nd: FlopsPer6ND = None,
     proxy: Proxy = None,
     uncertainty=UNCERTAINTY,
@@ -79,7 +77,7 @@ def compare_command(
 
         check_figure_format(out.suffix or "png")
     table = source.read(group=by)
-    selection = {"tpr": tpr, "min_flops": min_flops, "max_flops": max_flops, "flops_per_6nd": flops_per_6nd}
+    selection = {**runs, "flops_per_6nd": flops_per_6nd}
     options = {"reference": reference, "decide": decide, "errors": errors, "shape": shape, "proxy": proxy, **selection}
     options.update(uncertainty=uncertainty, **where.kwargs())
     if backtest:
@@ -96,7 +94,4 @@ def compare_command(
 
         written = save_figure(shown.plot(), out)
         (err_console if json else console).print(f"wrote {written}")
-    if json:
-        emit_json(result.to_dict())
-    else:
-        console.print(result)
+    show(result, json)

@@ -1,7 +1,5 @@
-"""Core commands: laws, inspect, fit, predict.
-The library's modules (numpy, pandas, the laws, the fitter) are imported inside the commands, so
-that starting the command line (``benchcast --help``) does not load them.
-"""
+"""Core commands: laws, inspect, fit, predict (the library is imported inside the commands: ``--help`` loads none
+of it)."""
 
 import math
 import warnings
@@ -32,19 +30,12 @@ def laws_command(json: Json = False) -> None:
     if json:
         emit_json(described)
         return
-    rows = [
-        [
-            d["name"],
-            d["formula"],
-            ", ".join(d["covariates"] + d["fit_covariates"]),
-            d["target"],
-            d["loss"],
-            "; ".join(d["constraints"]) or "-",
-            d["reference"],
-        ]
-        for d in described
-    ]
     columns = ["name", "formula", "covariates", "target", "loss", "constraints", "reference"]
+    rows = []
+    for d in described:
+        joined = {"covariates": ", ".join(d["covariates"] + d["fit_covariates"])}
+        joined["constraints"] = "; ".join(d["constraints"]) or "-"
+        rows.append([(d | joined)[c] for c in columns])
     console.print(rich_table("Laws", columns, rows))
 
 
@@ -160,9 +151,7 @@ def _checkpoint_text(c: dict) -> str:
 
 
 def read_from(table) -> dict:
-    """Where a training-log table's rows and sizes came from: its column families (the columns the reader read of
-    each, stderr ones included, and their metrics) and the source of each run's N ({} for other tables). A table
-    without the reader's count gives its (benchmark, metric) pairs instead, under ``pairs``."""
+    """A training-log table's column families (columns read, metrics) and each run's N source ({} for others)."""
     from benchcast.data.training_logs import COLUMNS_READ
 
     out = {}
@@ -194,10 +183,7 @@ KNOWN_FAMILIES = {"hendrycksTest-*": "MMLU", "mmlu_*": "MMLU", "crows_pairs_*": 
 
 
 def subtask_families(names: list[str]) -> dict[str, list[str]]:
-    """Benchmarks that are subtasks of one family (``hendrycksTest-anatomy``, ``crows_pairs_english_age``), grouped
-    under their shortest name prefix (cut at ``-`` or ``_``) that :data:`MIN_FAMILY` or more benchmarks share,
-    lengthened while it keeps the same members (``crows_pairs``, not ``crows``); a family's members are sorted, and
-    a benchmark in no family is left out."""
+    """Benchmarks grouped under the shortest name prefix that MIN_FAMILY or more share, as long as it stays."""
 
     def sharing(prefix: str) -> set[str]:
         return {n for n in names if n == prefix or (n.startswith(prefix) and n[len(prefix)] in "-_")}
@@ -367,23 +353,17 @@ def predict_command(
         placement = {"flops_convention": convention} if convention else {}
         emit_json({"law": result.law, "query": query, **placement, "prediction": score, "flags": flag_docs})
     else:
-        _print_prediction(result, query, score, convention, flags)
+        shown = ", ".join(f"{key}={v}" for key, v in query.items())
+        values = ", ".join(f"{v:.4f}" if math.isfinite(v) else "—" for v in score)
+        console.print(
+            escape(f"{result.law} on {result.spec.benchmark} ({result.spec.metric}): {shown} -> ")
+            + f"[bold]{escape(values)}[/]",
+            highlight=False,
+        )
+        if convention:
+            console.print(escape(f"  planned run placed at {convention}"), highlight=False)
+        for point in flags:
+            if point:
+                console.print(escape(f"  {describe(point)}"), highlight=False)
     # as forecast and plan: an answer of refusals only is no success (issue 32 item 12)
     refuse_nothing_forecast(score, [describe(point) for point in flags], f"{result.law} from {fit_file}")
-
-
-def _print_prediction(result, query: dict, score, convention: str, flags) -> None:
-    from benchcast.forecasting.flags import describe
-
-    shown = ", ".join(f"{key}={v}" for key, v in query.items())
-    values = ", ".join(f"{v:.4f}" if math.isfinite(v) else "—" for v in score)
-    console.print(
-        escape(f"{result.law} on {result.spec.benchmark} ({result.spec.metric}): {shown} -> ")
-        + f"[bold]{escape(values)}[/]",
-        highlight=False,
-    )
-    if convention:
-        console.print(escape(f"  planned run placed at {convention}"), highlight=False)
-    for point in flags:
-        if point:
-            console.print(escape(f"  {describe(point)}"), highlight=False)

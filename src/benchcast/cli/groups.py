@@ -1,32 +1,35 @@
-"""Option groups shared by commands, each declared once and handed to a command as one value: the data source
-(:data:`SOURCE`: the path, ``--format``, ``--metadata``, ``--column``, ``--q-rand``, ``--margin``), the uncertainty
-(:data:`UNCERTAINTY`: ``--n-boot``, ``--level``, ``--interval``, ``--seed``, an
-:class:`~benchcast.forecasting.bootstrap.Uncertainty`) and where to run (:data:`WHERE`: ``--jobs``, ``--ray``).
-
-A command names a group by a parameter whose default is the group (``source: DataSource = SOURCE``);
-:func:`~benchcast.cli.common.expand` (which :func:`~benchcast.cli.common.user_errors` applies to every command)
-puts the group's options in the signature Typer reads and hands the command the value they make. A new shared option
-is one edit: an entry here. No pandas or numpy at import (``--help`` imports this).
+"""Option groups, each declared once and handed to a command as one value (:data:`SOURCE`, :data:`UNCERTAINTY`,
+:data:`WHERE`, :data:`RUNS`, :data:`FIGURES`): a command names one by a parameter whose default is the group
+(``source: DataSource = SOURCE``), and :func:`~benchcast.cli.common.expand` puts its options in the signature Typer
+reads. No pandas or numpy at import (``--help`` imports this).
 """
 
+import functools
 import inspect
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from benchcast.cli.common import Group, refuse_options
 from benchcast.cli.options import (
     Columns,
     Data,
+    Dpi,
+    FigureFormat,
     Format,
     Interval,
     Jobs,
     Level,
     Margin,
+    MaxFlops,
     Metadata,
+    MinFlops,
     NBoot,
+    OutDir,
     QRand,
     RayAddress,
     Seed,
+    Tpr,
+    figure_options,
     parse_q_rand,
 )
 from benchcast.data import FORMATS
@@ -35,8 +38,7 @@ from benchcast.defaults import DEFAULT_INTERVAL, DEFAULT_LEVEL, DEFAULT_REPLICAT
 
 @dataclass(frozen=True)
 class DataSource:
-    """The data a command reads: the path and how to read it (``--format``, ``--metadata``, ``--column``), with the
-    chance levels (``--q-rand``) and filter margins (``--margin``) given."""
+    """The data a command reads and how (``--format``, ``--metadata``, ``--column``, ``--q-rand``, ``--margin``)."""
 
     data: Path
     format: str = "auto"
@@ -46,8 +48,7 @@ class DataSource:
     margin: list[str] | None = None
 
     def read(self, samples: Path | None = None, checkpoints: str = "final", group: str | None = None):
-        """The data a command works on, with the chance levels given by ``--q-rand`` and the filter margins given by
-        ``--margin`` attached (``samples``, ``checkpoints``, ``group``: as :func:`benchcast.load` takes them)."""
+        """The data, with ``--q-rand``'s chance levels and ``--margin``'s filter margins attached."""
         from benchcast.data.chance import with_chance_levels, with_margins
         from benchcast.data.readers import detect_format, load
         from benchcast.errors import BenchcastError
@@ -97,8 +98,7 @@ SOURCE = Group(
 
 
 def _uncertainty(**given):
-    """The uncertainty the options give (``boot``, ``seed``, ``interval``, ``level``; a command without ``--level``:
-    the default levels)."""
+    """The Uncertainty the options give (a command without ``--level``: the default levels)."""
     from benchcast.forecasting.bootstrap import Uncertainty
 
     names = {"boot": "n_boot", "seed": "seed", "interval": "interval", "level": "levels"}
@@ -118,8 +118,7 @@ UNCERTAINTY = Group(
 
 @dataclass(frozen=True)
 class Where:
-    """Where a command runs its independent jobs: local worker processes (``--jobs``) or a Ray cluster (``--ray``);
-    ``--jobs`` beside ``--ray`` is refused (the cluster places the tasks)."""
+    """Local worker processes (``--jobs``) or a Ray cluster (``--ray``); not both."""
 
     n_jobs: int | None = None
     ray_address: str | None = None
@@ -141,5 +140,32 @@ class Where:
 
 
 WHERE = Group(lambda jobs=None, ray=None: Where(jobs, ray), {"jobs": (Jobs, None), "ray": (RayAddress, None)})
+# the runs fitted (``--tpr``, ``--min-flops``, ``--max-flops``), a dict as the API takes them by name
+RUNS = Group(dict, {"tpr": (Tpr, None), "min_flops": (MinFlops, None), "max_flops": (MaxFlops, None)})
+RUNS_FLOOR = RUNS.but(drop=("max_flops",))  # a backtest's: the held-out runs lie above the fitted ones
 LOCAL = WHERE.but(drop=("ray",))  # a command whose jobs run in local workers only
 REPLICATES = UNCERTAINTY.but(drop=("level", "seed"))  # a command showing the default levels, with no --seed
+
+
+@dataclass(frozen=True)
+class Figures:
+    """Where a command writes its tables and figures (``--out``; None: nowhere) and their format and resolution."""
+
+    out: Path | None
+    format: str = "png"
+    dpi: int | None = None
+
+    def write(self, result) -> None:
+        """``result.write`` to ``--out``, where it was given."""
+        if self.out is not None:
+            result.write(self.out, self.format, self.dpi)
+
+
+def _figures(out=None, figure_format="png", dpi=None, *, writes: bool | None = None) -> Figures:
+    """The output options, checked before any work (figure options are refused where nothing is written)."""
+    return Figures(out, *figure_options(figure_format, dpi, out is not None if writes is None else writes))
+
+
+FIGURES = Group(_figures, {"out": (OutDir, None), "figure_format": (FigureFormat, "png"), "dpi": (Dpi, None)})
+# a command that always writes figures, to an --out of its own
+WRITTEN = replace(FIGURES.but(drop=("out",)), make=functools.partial(_figures, writes=True))

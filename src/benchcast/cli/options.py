@@ -1,8 +1,4 @@
-"""Option and argument types shared by every command (the data source reads the data: :mod:`benchcast.cli.groups`).
-
-It imports no pandas or numpy: every start of the command
-line, ``--help`` included, imports this module.
-"""
+"""Option and argument types shared by the commands; no pandas or numpy (``--help`` imports this module)."""
 
 from pathlib import Path
 from typing import Annotated
@@ -65,8 +61,7 @@ Threshold = Annotated[float, typer.Option(help="Compute threshold T (FLOPs): fit
 
 # the run selection of every command that fits (fit, backtest, forecast, recommend, report...): one definition
 def positive_option(ctx: typer.Context, param, value):
-    """A size option's value(s) (a ratio, FLOPs, N, D), refused where one is not a positive finite number: named as
-    the option, before any data is read."""
+    """A size option's value(s), refused naming the option where one is not positive and finite."""
     from benchcast.errors import BenchcastError
     from benchcast.validation import check_positive
 
@@ -178,10 +173,7 @@ def refuse_interval_without_boot(uncertainty) -> None:
 
 
 def parse_q_rand(values: list[str] | None, option: str = "--q-rand") -> dict[str, float]:
-    """Chance levels given as ``--q-rand BENCHMARK=VALUE`` (repeatable; ``BENCHMARK:METRIC=VALUE`` for one metric only)
-    as a mapping ``{'arc_easy': 0.25, 'piqa:acc_norm': 0.5}``; bad input raises :class:`~benchcast.errors.DataError`
-    naming it. Look a level up with :func:`q_rand_for`. ``--margin`` values (``option``) take the same form and
-    range."""
+    """``--q-rand``/``--margin`` values (BENCHMARK[:METRIC]=VALUE, or VALUE for all) as a mapping; checked."""
     import math
 
     from benchcast.errors import DataError
@@ -207,8 +199,7 @@ def parse_q_rand(values: list[str] | None, option: str = "--q-rand") -> dict[str
 
 
 def q_rand_for(levels: dict[str, float], benchmark: str, metric: str | None = None) -> float | None:
-    """The level :func:`parse_q_rand` gave for (benchmark, metric): ``benchmark:metric`` first, then ``benchmark``,
-    then a bare VALUE given for every benchmark."""
+    """The level for (benchmark, metric): ``benchmark:metric``, then ``benchmark``, then one for all."""
     return levels.get(f"{benchmark}:{metric}", levels.get(benchmark, levels.get(ALL_BENCHMARKS)))
 
 
@@ -268,8 +259,7 @@ def figure_options(figure_format: str, dpi: int | None, writes: bool) -> tuple[s
 def check_runs(
     flops: list[float] | None, params: list[float] | None, tokens: list[float] | None, compute_option: str = "--flops"
 ) -> None:
-    """Refuse a compute option given with --params/--tokens, one of --params and --tokens without the other, or
-    unpaired counts of them."""
+    """Refuse compute beside --params/--tokens, one of --params and --tokens alone, or unpaired counts."""
     from benchcast.data.units import check_planned
     from benchcast.errors import BenchcastError
     from benchcast.forecasting.targets import planned_runs
@@ -319,19 +309,10 @@ def benchmark_metrics(benchmarks: list[str], metric: str | None) -> list[tuple[s
 
 
 def benchmark_metric(benchmark: str, metric: str | None) -> tuple[str, str | None]:
-    """One ``-b`` value as (benchmark, metric), as :func:`benchmark_metrics` reads each: ``NAME:METRIC`` names its
-    own metric (a different ``-m`` beside it is refused), ``NAME`` takes ``-m``'s."""
+    """One ``-b`` value as (benchmark, metric); a different ``-m`` beside NAME:METRIC is refused."""
     from benchcast.errors import BenchcastError
 
     ((name, own),) = benchmark_metrics([benchmark], None)
     if own is not None and metric is not None and own != metric:
         raise BenchcastError(f"-b {benchmark!r} names metric {own!r} and -m names {metric!r}: give one.")
     return name, own if own is not None else metric
-
-
-def selection(benchmark: str, metric: str | None, k: int | None = None, **fields):
-    """The runs a default-strategy command selects, as the answers take them (a :class:`~benchcast.FitSpec`; its law
-    is the answer's own)."""
-    from benchcast.fitting.spec import FitSpec
-
-    return FitSpec("power", benchmark, metric, k=k, **fields)

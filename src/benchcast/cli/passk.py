@@ -6,20 +6,9 @@ from typing import Annotated
 import typer
 
 from benchcast.cli.app import app
-from benchcast.cli.common import console, emit_json, parse_ks, refuse_options, user_errors
-from benchcast.cli.groups import SOURCE, UNCERTAINTY, DataSource
-from benchcast.cli.options import (
-    Benchmark,
-    Dpi,
-    FigureFormat,
-    Json,
-    MaxFlops,
-    Metadata,
-    Metric,
-    MinFlops,
-    Tpr,
-    figure_options,
-)
+from benchcast.cli.common import parse_ks, refuse_options, show, user_errors
+from benchcast.cli.groups import FIGURES, RUNS, SOURCE, UNCERTAINTY, DataSource, Figures
+from benchcast.cli.options import Benchmark, Json, Metadata, Metric
 from benchcast.errors import BenchcastError
 from benchcast.utils.io import atomic_write_text, output_folder
 
@@ -33,6 +22,9 @@ PASSK_UNCERTAINTY = UNCERTAINTY.but(
         1000,
     ),
     seed=(Annotated[int, typer.Option(help="Bootstrap seed.")], 0),
+)
+KSCAN_FIGURES = FIGURES.but(
+    out=Annotated[Path | None, typer.Option("--out", "-o", help="Folder for the table and plot.")]
 )
 
 
@@ -128,10 +120,7 @@ def passk_command(
         atomic_write_text(out, tidy.to_csv(index=False))
     problems = counts["problem_id"].nunique()
     result = PassKTable(table, str(samples), problems, uncertainty.n_boot, uncertainty.level)
-    if json:
-        emit_json(result.to_dict()["rows"])
-        return
-    console.print(result)
+    show(result, json, lambda r: r.to_dict()["rows"])
 
 
 @app.command("kscan")
@@ -142,29 +131,19 @@ def kscan_command(
     benchmark: Benchmark = ...,
     metric: Metric = None,
     ks: Annotated[str | None, typer.Option(help="Comma-separated k (default: every k in the data).")] = None,
-    tpr: Tpr = None,
-    min_flops: MinFlops = None,
-    max_flops: MaxFlops = None,
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="Folder for the table and plot.")] = None,
-    figure_format: FigureFormat = "png",
-    dpi: Dpi = None,
+    runs: dict = RUNS,
+    figures: Figures = KSCAN_FIGURES,
     json: Json = False,
 ) -> None:
     """Fit a pass@k law separately at each k and report every parameter as a function of k."""
     from benchcast.generative.kscan import kscan
 
-    figures = figure_options(figure_format, dpi, writes=out is not None)
     table = source.read()
-    scan = kscan(
-        table, law, benchmark, parse_ks(ks), metric=metric, tpr=tpr, min_flops=min_flops, max_flops=max_flops
-    ).require_fits()
-    if out is not None:
-        with output_folder(out) as folder:
-            scan.write(folder, *figures)
-    if json:
-        emit_json(scan.to_dict())
-        return
-    console.print(scan)
+    scan = kscan(table, law, benchmark, parse_ks(ks), metric=metric, **runs).require_fits()
+    if figures.out is not None:
+        with output_folder(figures.out) as folder:
+            scan.write(folder, figures.format, figures.dpi)
+    show(scan, json)
 
 
 @app.command("optimal")
@@ -182,8 +161,4 @@ def optimal_command(
     from benchcast.fitting.result import FitResult
     from benchcast.generative.tables import OptimalPlan
 
-    plan = OptimalPlan(FitResult.load(fit_file).fitted.envelope().plan(flops, params))
-    if json:
-        emit_json(plan.to_dict())
-        return
-    console.print(plan)
+    show(OptimalPlan(FitResult.load(fit_file).fitted.envelope().plan(flops, params)), json)

@@ -10,15 +10,16 @@ from benchcast.cli.common import (
     Refusal,
     answer_each,
     console,
-    emit_json,
     err_console,
+    given_options,
     print_answers,
     refuse_nothing_forecast,
     refuse_options,
+    show,
     user_errors,
 )
 from benchcast.cli.core import refuse_unused_proxy
-from benchcast.cli.groups import SOURCE, UNCERTAINTY, WHERE, DataSource, Where
+from benchcast.cli.groups import RUNS, SOURCE, UNCERTAINTY, WHERE, DataSource, Where
 from benchcast.cli.options import (
     Benchmark,
     Benchmarks,
@@ -35,7 +36,6 @@ from benchcast.cli.options import (
     benchmark_metrics,
     check_runs,
     option_values,
-    selection,
 )
 from benchcast.defaults import DEFAULT_INTERVAL, DEFAULT_LEVEL, DEFAULT_REPLICATES
 from benchcast.errors import BenchcastError
@@ -76,6 +76,16 @@ def is_fit_artifact(path: Path) -> bool:
     return isinstance(doc, dict) and doc.get("format") == ARTIFACT_FORMAT
 
 
+def refuse_selection(source: DataSource, benchmark, metric, aside: str = "", **within) -> None:
+    """Refuse the options that select runs of a data file beside a fit artifact (``within``: as given)."""
+    given = {"-b/--benchmark": bool(benchmark), "-m/--metric": metric is not None, **given_options(within)}
+    refuse_options(
+        given | source.given(),
+        f"{source.data} is a fit artifact, whose law, benchmark and runs are fixed; {{them}} select(s) runs of a "
+        f"data file{aside}: drop {{them}}, or give the data file instead of the artifact.",
+    )
+
+
 @app.command("forecast")
 @user_errors
 def forecast_command(
@@ -87,9 +97,7 @@ def forecast_command(
     gold: Annotated[float | None, typer.Option(help="Gold NLL G (gold law).")] = None,
     benchmark: Benchmarks = None,
     metric: Metric = None,
-    tpr: Tpr = None,
-    min_flops: MinFlops = None,
-    max_flops: MaxFlops = None,
+    runs: dict = RUNS,
     flops_per_6nd: FlopsPer6ND = None,
     proxy: Proxy = None,
     uncertainty=FORECAST_UNCERTAINTY,
@@ -115,15 +123,6 @@ def forecast_command(
     where one new run's score lies (what backtests check): by default it adds the error of
     extrapolating, measured on rolling origins inside the runs, to a bootstrap over runs.
     """
-    data_options = {
-        "-b/--benchmark": bool(benchmark),
-        "-m/--metric": metric is not None,
-        "--tpr": tpr is not None,
-        "--min-flops": min_flops is not None,
-        "--max-flops": max_flops is not None,
-        "--proxy": proxy is not None,
-        **source.given(),
-    }
     check_runs(flops, params, tokens)
     if out is not None:  # before any forecast is made: a figure benchcast cannot write is refused first
         from benchcast.plots.options import check_figure_format
@@ -135,13 +134,28 @@ def forecast_command(
                 f"--out draws the default's forecast from a data file; {source.data} is a fit artifact: draw its "
                 "forecast in Python, bc.forecast(fit).plot(fit=fit) with fit = FitResult.load(path)."
             )
-        refuse_options(
-            data_options,
-            f"{source.data} is a fit artifact, whose law, benchmark and runs are fixed; {{them}} select(s) runs of a "
-            "data file: drop {them}, or give the data file instead of the artifact.",
+        refuse_selection(source, benchmark, metric, **runs, proxy=proxy)
+        if not flops and not params and gold is None:
+            raise BenchcastError("give --flops C, or --params N and --tokens D (or --gold G for the gold law).")
+        check_replicates(uncertainty.n_boot, allow_zero=False)  # its forecast is its interval (predict: the number)
+        import numpy as np
+
+        from benchcast.fitting.result import FitResult
+        from benchcast.forecasting.answers import forecast
+
+        made = forecast(
+            FitResult.load(source.data),
+            uncertainty=uncertainty,
+            **where.kwargs(),
+            flops=np.asarray(flops, float) if flops else None,
+            params=option_values(params),
+            tokens=option_values(tokens),
+            k=k,
+            gold=gold,
+            flops_per_6nd=flops_per_6nd,
         )
-        points = {"flops": flops, "params": params, "tokens": tokens, "k": k, "gold": gold}
-        forecast_artifact(source.data, uncertainty, where, json, flops_per_6nd=flops_per_6nd, **points)
+        show(made, json)
+        refuse_nothing_forecast(made.prediction, made.notes, f"{made.law} from {source.data}")
         return
     if not benchmark:
         raise BenchcastError(
@@ -158,19 +172,19 @@ def forecast_command(
             "give the runs to forecast with --flops C (repeatable), or a planned run with --params N --tokens D."
         )
     from benchcast.data.table import select
+    from benchcast.fitting.spec import FitSpec
     from benchcast.forecasting.answers import forecast_default
     from benchcast.forecasting.selection import DEFAULT_CANDIDATES
 
     refuse_unused_proxy(list(DEFAULT_CANDIDATES), proxy)
 
     table = source.read()
-    within = {"tpr": tpr, "min_flops": min_flops, "max_flops": max_flops}
     pairs = benchmark_metrics(benchmark, metric)
     outs = answer_each(
         pairs,
         lambda name, own_metric: forecast_default(
             table,
-            selection(name, own_metric, k, proxy=proxy, **within),
+            FitSpec("power", name, own_metric, k=k, proxy=proxy, **runs),  # the runs (its law: the answer's own)
             flops=flops or None,
             params=params or None,
             tokens=tokens or None,
@@ -182,51 +196,15 @@ def forecast_command(
     )
     answered = [(o, pair) for o, pair in zip(outs, pairs, strict=True) if not isinstance(o, Refusal)]
     if out is not None and answered:
-        shown = [select(table, *pair, k, **within) for _, pair in answered]
-        written = write_forecast_figure(out, [o for o, _ in answered], shown)
+        from benchcast.plots.style import panel_grid, save_figure
+
+        # one panel per benchmark: its runs, each target ratio's curve and bands, the targets
+        fig, axes = panel_grid(len(answered), 8.4, 4.6, max_cols=2)
+        for ax, (answer, pair) in zip(axes, answered, strict=True):
+            answer.plot(ax=ax, runs=select(table, *pair, k, **runs))
+        written = save_figure(fig, out)
         (err_console if json else console).print(f"wrote {written}")  # stdout stays JSON with --json
     print_answers(outs, json, str(source.data))
-
-
-def write_forecast_figure(path: Path, outs: list, runs: list) -> Path:
-    """One panel per benchmark: its runs (coloured by tokens per parameter), each target ratio's curve and bands, and
-    the targets with their values; written atomically."""
-    from benchcast.plots.style import panel_grid, save_figure
-
-    fig, axes = panel_grid(len(outs), 8.4, 4.6, max_cols=2)
-    for ax, out, rows in zip(axes, outs, runs, strict=True):
-        out.plot(ax=ax, runs=rows)
-    return save_figure(fig, path)
-
-
-def forecast_artifact(fit_file: Path, uncertainty, where: Where, json: bool, *, flops, params, tokens, **query) -> None:
-    """``forecast`` from a fit artifact: that law's forecast at the points asked (``query``: k, gold, flops_per_6nd),
-    with the uncertainty (an :class:`~benchcast.forecasting.bootstrap.Uncertainty`) asked, printed."""
-    import numpy as np
-
-    from benchcast.fitting.result import FitResult
-    from benchcast.forecasting.answers import forecast
-
-    if not flops and not params and query["gold"] is None:
-        raise BenchcastError("give --flops C, or --params N and --tokens D (or --gold G for the gold law).")
-    check_replicates(
-        uncertainty.n_boot, allow_zero=False
-    )  # a fit's forecast is its interval (predict gives the number alone)
-    result = FitResult.load(fit_file)
-    out = forecast(
-        result,
-        uncertainty=uncertainty,
-        **where.kwargs(),
-        flops=np.asarray(flops, float) if flops else None,
-        params=option_values(params),
-        tokens=option_values(tokens),
-        **query,
-    )
-    if json:
-        emit_json(out.to_dict())
-    else:
-        console.print(out)
-    refuse_nothing_forecast(out.prediction, out.notes, f"{out.law} from {fit_file}")
 
 
 @app.command("recommend")
@@ -275,6 +253,7 @@ def recommend_command(
 ) -> None:
     """Compare laws by rolling-origin forecasts inside your runs; weight or pick them (and, with
     --target-flops C or a planned run --params N --tokens D, forecast that run with an interval)."""
+    from benchcast.fitting.spec import FitSpec
     from benchcast.forecasting.answers import recommend
     from benchcast.laws import available_laws
 
@@ -283,12 +262,7 @@ def recommend_command(
         "--interval": uncertainty.interval != DEFAULT_INTERVAL,
         **where.given(),
     }
-    check_runs(
-        None if target_flops is None else [target_flops],
-        None if target_params is None else [target_params],
-        None if target_tokens is None else [target_tokens],
-        "--target-flops",
-    )
+    check_runs(*([] if v is None else [v] for v in (target_flops, target_params, target_tokens)), "--target-flops")
     if target_flops is None and target_params is None:
         refuse_options(
             {**interval_options, "--n-boot": uncertainty.n_boot not in (DEFAULT_REPLICATES, 0)},  # 0: none, as here
@@ -307,7 +281,7 @@ def recommend_command(
     benchmark, metric = benchmark_metric(benchmark, metric)  # -b NAME:METRIC, as forecast reads it
     rec = recommend(
         source.read(),
-        selection(benchmark, metric, k, tpr=tpr, min_flops=min_flops, max_flops=max_flops, proxy=proxy),
+        FitSpec("power", benchmark, metric, k=k, tpr=tpr, min_flops=min_flops, max_flops=max_flops, proxy=proxy),
         laws=law,
         target_flops=target_flops,
         target_params=target_params,
@@ -318,10 +292,7 @@ def recommend_command(
         uncertainty=uncertainty,
         **where.kwargs(),
     )
-    if json:
-        emit_json(rec.to_dict())
-    else:
-        console.print(rec)
+    show(rec, json)
     if target_flops is not None or target_params is not None:  # a forecast was asked
         f = rec.forecast
         why = [rec.reason, *([] if f is None else f.notes)]

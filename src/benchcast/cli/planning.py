@@ -6,7 +6,7 @@ from typing import Annotated
 import typer
 
 from benchcast.cli.app import app
-from benchcast.cli.common import answer_each, console, emit_json, print_answers, refuse_options, user_errors
+from benchcast.cli.common import answer_each, print_answers, refuse_options, show, user_errors
 from benchcast.cli.core import refuse_unused_proxy
 from benchcast.cli.groups import SOURCE, UNCERTAINTY, WHERE, DataSource, Where
 from benchcast.cli.options import (
@@ -18,9 +18,8 @@ from benchcast.cli.options import (
     Proxy,
     benchmark_metrics,
     positive_option,
-    selection,
 )
-from benchcast.cli.plan import is_fit_artifact
+from benchcast.cli.plan import is_fit_artifact, refuse_selection
 from benchcast.defaults import DEFAULT_INTERVAL, DEFAULT_LEVEL, DEFAULT_SEED
 from benchcast.errors import BenchcastError
 from benchcast.validation import MIN_REPLICATES
@@ -86,21 +85,9 @@ def plan_command(
             "used only by the bootstrap interval, and --n-boot 0 asks for none; drop {them}, or give --n-boot N "
             f"(at least {MIN_REPLICATES}) for an interval.",
         )
+    within = {"tpr": tpr, "min_flops": min_flops, "max_flops": max_flops, "proxy": proxy}
     if is_fit_artifact(source.data):
-        refuse_options(
-            {
-                "-b/--benchmark": bool(benchmark),
-                "-m/--metric": metric is not None,
-                "--tpr": tpr is not None,
-                "--min-flops": min_flops is not None,
-                "--max-flops": max_flops is not None,
-                "--proxy": proxy is not None,
-                **source.given(),
-            },
-            f"{source.data} is a fit artifact, whose law, benchmark and runs are fixed; {{them}} select(s) runs of a "
-            "data file (the planned run's ratio is --forecast-tpr): drop {them}, or give the data file instead of the "
-            "artifact.",
-        )
+        refuse_selection(source, benchmark, metric, " (the planned run's ratio is --forecast-tpr)", **within)
         from benchcast.fitting.result import FitResult
         from benchcast.forecasting.planning import plan
 
@@ -120,17 +107,17 @@ def plan_command(
             "law for the k needed at a compute: fit passk_compute with `benchcast fit --out` and plan from that "
             "artifact, or drop {them}.",
         )
+        from benchcast.fitting.spec import FitSpec
         from benchcast.forecasting.planning import plan_default
         from benchcast.forecasting.selection import DEFAULT_CANDIDATES
 
         refuse_unused_proxy(list(DEFAULT_CANDIDATES), proxy)
         table = source.read()
-        within = {"tpr": tpr, "min_flops": min_flops, "max_flops": max_flops, "proxy": proxy}
         outs = answer_each(
             benchmark_metrics(benchmark, metric),
             lambda name, own_metric: plan_default(
                 table,
-                selection(name, own_metric, k, **within),
+                FitSpec("power", name, own_metric, k=k, **within),
                 target=target,
                 forecast_tpr=forecast_tpr,
                 uncertainty=uncertainty,
@@ -139,7 +126,4 @@ def plan_command(
         )
         print_answers(outs, json, str(source.data))
         return
-    if json:
-        emit_json(out.to_dict())
-        return
-    console.print(out)
+    show(out, json)

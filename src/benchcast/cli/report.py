@@ -8,16 +8,13 @@ import typer
 from rich.markup import escape
 
 from benchcast.cli.app import app
-from benchcast.cli.common import console, emit_json, refuse_options, user_errors
-from benchcast.cli.groups import LOCAL, SOURCE, UNCERTAINTY, DataSource, Where
+from benchcast.cli.common import console, emit_json, given_options, refuse_options, user_errors
+from benchcast.cli.groups import LOCAL, RUNS, SOURCE, UNCERTAINTY, DataSource, Where
 from benchcast.cli.options import (
     FlopsPer6ND,
     Json,
-    MaxFlops,
-    MinFlops,
     PlannedParams,
     PlannedTokens,
-    Tpr,
     check_runs,
     figure_options,
     positive_option,
@@ -68,9 +65,7 @@ def report_command(
             "as recommend and forecast give it).",
         ),
     ] = DEFAULT_LAW,
-    tpr: Tpr = None,
-    min_flops: MinFlops = None,
-    max_flops: MaxFlops = None,
+    runs: dict = RUNS,
     flops_per_6nd: FlopsPer6ND = None,
     forecast_tpr: Annotated[
         float | None,
@@ -110,9 +105,7 @@ def report_command(
                 "-N/--params": bool(params),
                 "-D/--tokens": bool(tokens),
                 "--law": law != DEFAULT_LAW,
-                "--tpr": tpr is not None,
-                "--min-flops": min_flops is not None,
-                "--max-flops": max_flops is not None,
+                **given_options(runs),
                 "--flops-per-6nd": flops_per_6nd is not None,
                 "--forecast-tpr": forecast_tpr is not None,
                 "--n-boot": uncertainty.n_boot != DEFAULT_REPLICATES,
@@ -148,9 +141,7 @@ def report_command(
             target_params=params or None,
             target_tokens=tokens or None,
             law=law,
-            tpr=tpr,
-            min_flops=min_flops,
-            max_flops=max_flops,
+            **runs,
             flops_per_6nd=flops_per_6nd,
             forecast_tpr=forecast_tpr,
             uncertainty=uncertainty,

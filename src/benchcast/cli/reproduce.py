@@ -6,9 +6,9 @@ from typing import Annotated
 import typer
 
 from benchcast.cli.app import app
-from benchcast.cli.common import console, emit_json, user_errors
-from benchcast.cli.groups import REPLICATES, SOURCE, WHERE, DataSource, Where
-from benchcast.cli.options import Dpi, FigureFormat, Json, figure_options, refuse_interval_without_boot
+from benchcast.cli.common import show, user_errors
+from benchcast.cli.groups import REPLICATES, SOURCE, WHERE, WRITTEN, DataSource, Figures, Where
+from benchcast.cli.options import Json, refuse_interval_without_boot
 from benchcast.errors import BenchcastError, did_you_mean
 
 STUDIES = ("krajewski2025",)
@@ -47,8 +47,7 @@ def reproduce_command(
     ] = None,
     where: Where = WHERE,
     uncertainty=REPLICATES,
-    figure_format: FigureFormat = "png",
-    dpi: Dpi = None,
+    figures: Figures = WRITTEN,
     json: Json = False,
 ) -> None:
     """Re-run a published study's protocols and write every table (CSV) and figure (--figure-format)."""
@@ -58,7 +57,6 @@ def reproduce_command(
     from benchcast.studies.krajewski2025 import reproduce_krajewski2025
     from benchcast.validation import check_thresholds
 
-    figure_format, dpi = figure_options(figure_format, dpi, writes=True)
     refuse_interval_without_boot(uncertainty)
     thresholds = check_thresholds(sweep_threshold) if sweep_threshold else SWEEP_THRESHOLDS
     result = reproduce_krajewski2025(
@@ -68,10 +66,7 @@ def reproduce_command(
         benchmarks=_select(benchmark),
         thresholds=thresholds,
         **where.kwargs(),
-        figure_format=figure_format,
-        dpi=dpi,
+        figure_format=figures.format,
+        dpi=figures.dpi,
     )
-    if json:
-        emit_json(result.to_dict())
-        return
-    console.print(result)
+    show(result, json)

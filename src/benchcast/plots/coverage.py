@@ -1,9 +1,4 @@
-"""Interval coverage drawn with what it rests on: each point's count n and the intervals' width.
-
-A coverage of 1.0 says little when the intervals are wide or rest on two points; the coverage
-panel therefore marks every point with its n, and a width panel beside it shows how wide the
-intervals were that achieved it.
-"""
+"""Interval coverage drawn with what it rests on: each point's count n, and the intervals' width beside it."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""Figures of commands and studies (matplotlib, Agg backend): sweeps, cutoff backtests,
-reproduction curves, k-scans. Each function draws and returns the figure; the caller saves it
-with :func:`~benchcast.plots.style.save_figure` (or embeds it), so a notebook can restyle it first.
-"""
+"""Figures of commands and studies: sweeps, cutoff backtests, reproduction curves, k-scans; each is returned unsaved
+(:func:`~benchcast.plots.style.save_figure` writes it), so a notebook can restyle it first."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Figure output options (format and resolution), checked before any work is done.
-
-This module does not import matplotlib, so the command line can check ``--figure-format`` and
-``--dpi`` at once, before a long computation, without loading it.
-"""
+"""Figure output options (format, resolution), checked before any work; no matplotlib here (the CLI checks them
+first)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""One look for every figure: a colour per law, titles, legends outside the data, sizes and saving.
-
-Every figure benchcast draws (command outputs, the report's panels, ``result.plot()``) takes its
-colours, titles, legend placement and output format from here.
-"""
+"""One look for every figure benchcast draws: a colour per law, titles, legends outside the data, sizes, saving."""
 
 from __future__ import annotations
 

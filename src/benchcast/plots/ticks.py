@@ -1,17 +1,13 @@
-"""Log-axis ticks that stay readable over any span: a few labelled ticks, never a crowd.
-
-matplotlib's default log axis labels minor ticks when the axis spans less than about a decade,
-and those labels run into each other ("2×10⁰3×10⁰4×10⁰..."). :class:`ReadableLogLocator` picks
-at most a handful of major ticks for the span shown (powers of ten, then 1-2-5 steps, then plain
-steps), minor ticks are never labelled, and :func:`_tick_label` writes short labels.
-"""
+"""Log-axis ticks that stay readable over any span: at most a handful of labelled major ticks (powers of ten, then
+1-2-5 steps, then plain steps), short labels, and minor ticks never labelled (matplotlib's labels of a span under a
+decade run into each other)."""
 
 from __future__ import annotations
 
 import math
 
 import numpy as np
-from matplotlib.ticker import Formatter, Locator, LogLocator, MaxNLocator, NullFormatter
+from matplotlib.ticker import FuncFormatter, Locator, LogLocator, MaxNLocator, NullFormatter
 
 MAX_LABELS = 6
 
@@ -31,15 +27,18 @@ def _tick_label(value: float) -> str:
     return f"${mantissa:.2g}\\times10^{{{exponent}}}$"
 
 
-class ReadableLogLocator(Locator):
+class _ViewLocator(Locator):
+    """A locator whose ticks are its ``tick_values`` over the axis's view."""
+
+    def __call__(self):
+        return self.tick_values(*self.axis.get_view_interval())
+
+
+class ReadableLogLocator(_ViewLocator):
     """Major ticks of a log axis: at most ``max_labels`` of them, whatever the span."""
 
     def __init__(self, max_labels: int = MAX_LABELS):
         self.max_labels = max_labels
-
-    def __call__(self):
-        vmin, vmax = self.axis.get_view_interval()
-        return self.tick_values(vmin, vmax)
 
     def tick_values(self, vmin, vmax):
         """The major ticks between ``vmin`` and ``vmax``."""
@@ -65,36 +64,25 @@ class ReadableLogLocator(Locator):
         return MaxNLocator(nbins=min(self.max_labels, 4), steps=[1, 2, 2.5, 5, 10]).tick_values(vmin, vmax)
 
 
-class _ReadableLogFormatter(Formatter):
-    """Labels of :class:`ReadableLogLocator`'s ticks (see :func:`_tick_label`)."""
-
-    def __call__(self, x, pos=None):
-        return _tick_label(x)
-
-
 def readable_log_axis(ax, axis: str = "x", base: float = 10.0) -> None:
     """Put ``ax``'s ``axis`` on a log scale whose labels never collide."""
     (ax.set_xscale if axis == "x" else ax.set_yscale)("log", base=base)
     target = ax.xaxis if axis == "x" else ax.yaxis
+    target.set_major_formatter(FuncFormatter(lambda x, pos=None: _tick_label(x)))
     if base == 2:
         target.set_major_locator(_PowerOfTwoLocator())
-        target.set_major_formatter(_ReadableLogFormatter())
     else:
         target.set_major_locator(ReadableLogLocator())
-        target.set_major_formatter(_ReadableLogFormatter())
         target.set_minor_locator(_MinorLogLocator())
     target.set_minor_formatter(NullFormatter())
 
 
-class _MinorLogLocator(Locator):
+class _MinorLogLocator(_ViewLocator):
     """Unlabelled ticks at 2..9 times each power of ten, over spans up to ``max_decades``."""
 
     def __init__(self, max_decades: float = 8.0):
         self.max_decades = max_decades
         self._inner = LogLocator(base=10.0, subs=np.arange(2, 10) * 1.0, numticks=200)
-
-    def __call__(self):
-        return self.tick_values(*self.axis.get_view_interval())
 
     def tick_values(self, vmin, vmax):
         """Minor ticks between ``vmin`` and ``vmax`` (none over a wide span)."""
@@ -104,11 +92,8 @@ class _MinorLogLocator(Locator):
         return self._inner.tick_values(vmin, vmax)
 
 
-class _PowerOfTwoLocator(Locator):
+class _PowerOfTwoLocator(_ViewLocator):
     """Powers of two (k = 1, 2, 4, ...), every second or fourth one when there are many."""
-
-    def __call__(self):
-        return self.tick_values(*self.axis.get_view_interval())
 
     def tick_values(self, vmin, vmax):
         """Powers of two between ``vmin`` and ``vmax``, at most 8 of them."""

@@ -1,13 +1,7 @@
-"""What the report says about one benchmark: the law chosen and why, the forecast at each target
-compute with its intervals, the runs (fitted, dropped, held out), and how the backtest's error and
-coverage grow with decades of extrapolation.
-
-The forecast is the package's default strategy, as ``recommend``, ``forecast`` and ``bench`` make it
-(:func:`~benchcast.report.law_choice.choose_law`; :func:`strategy_bands` draws it with the same code
-they use), or one law the user names. The validation backtest and the extrapolation profile judge that
-same forecaster: the strategy as ``bench`` backtests it (:func:`strategy_backtests`: bench's cells, one per
-threshold, each laid out as a backtest panel), or the named law's backtests. The runs table details the member with the
-lowest error inside the runs.
+"""What the report says about one benchmark: the forecaster chosen and why (the default strategy, as ``recommend``,
+``forecast`` and ``bench`` make it, or the law named), its forecast at each target with its intervals, the runs, and
+the backtests of that same forecaster (the strategy as ``bench`` backtests it, or the law's) at the validation
+threshold and with decades of extrapolation.
 """
 
 from __future__ import annotations
@@ -32,7 +26,7 @@ from benchcast.forecasting.flags import OUTSIDE_TPR, UNINFORMATIVE, describe
 from benchcast.forecasting.forecast import Forecast
 from benchcast.forecasting.selection import ladder_laws
 from benchcast.forecasting.targets import describe_run, fitted_tpr_range, planned_runs
-from benchcast.plots.labels import curve_tpr_note
+from benchcast.plots.labels import curve_tpr_note, metric_label
 from benchcast.plots.panels import curve, flops_grid
 from benchcast.report.bands import curve_tpr, strategy_bands
 from benchcast.report.law_choice import RECOMMENDED, LawChoice, choose_law
@@ -93,11 +87,6 @@ class StrategyBacktest:
         return [d for key, d in out.items() if key not in fitted]
 
 
-def bench_metric(spec: FitSpec) -> str:
-    """The metric as bench names it: ``'pass@4'`` for pass@k at k = 4, else the metric's name."""
-    return f"pass@{int(spec.k)}" if str(spec.metric) == "pass@k" and spec.k is not None else str(spec.metric)
-
-
 def strategy_backtests(
     table: pd.DataFrame,
     spec: FitSpec,
@@ -112,9 +101,7 @@ def strategy_backtests(
     fallbacks: tuple[str, ...] = (),
     splitter=None,
 ) -> list[StrategyBacktest]:
-    """``strategy`` backtested at each threshold (first at ``splitter``'s split where one is given): one bench cell per
-    split, run together (so their law fits run in one pool, each training side fitted once), each laid out by
-    :func:`_cell_backtest`."""
+    """``strategy`` backtested at each threshold (first at ``splitter``'s split): one bench cell per split."""
     made = parse_strategy(strategy, uncertainty.interval)
     pair = ((spec.benchmark, metric),)
     datasets = [Dataset(spec.benchmark, table, pair, tuple(thresholds), tpr=tpr)]
@@ -143,8 +130,7 @@ def strategy_backtests(
 def _cell_backtest(
     runs: pd.DataFrame, row: dict, points: pd.DataFrame, cell, strategy, uncertainty: Uncertainty
 ) -> StrategyBacktest:
-    """One bench cell as a backtest: its runs by side, the strategy's held-out predictions and intervals, its metrics,
-    and its members' curves blended with the strategy's weights."""
+    """One bench cell as a backtest: runs by side, held-out predictions, metrics, blended curves."""
     threshold = float(row["cutoff"])
     frame = runs[[c for c in ("run", "flops", "params", "tokens", "tpr", "k", "value") if c in runs]].copy()
     frame = frame.rename(columns={"value": "true"})
@@ -190,8 +176,7 @@ def _cell_backtest(
 
 
 def strategy_profile(backtests: list[StrategyBacktest]) -> pd.DataFrame:
-    """The extrapolation profile of the strategy's backtests: their held-out rows with a forecast, each with its
-    distance beyond the largest run a member was fitted to."""
+    """The held-out rows of the strategy's backtests with their decades beyond the largest fitted run."""
     frames = [held_out_rows(bt.predictions, bt.threshold, bt.largest_fitted) for bt in backtests if bt.members]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
@@ -298,7 +283,7 @@ def analyse_benchmark(
     result = members[choice.law]  # the member the page details (runs, parameters)
     spec = FitSpec(choice.law, benchmark, metric_name, k=k, seed=seed)
     options = {"tpr": tpr, "uncertainty": unc, "n_jobs": n_jobs, "splitter": splitter}
-    validation, profile = judge(table, choice, spec, bench_metric(result.spec), **options)
+    validation, profile = judge(table, choice, spec, metric_label(str(result.spec.metric), result.spec.k), **options)
     flops = np.concatenate([m.points["flops"].to_numpy(float) for m in members.values()])
     forecast_tpr = curve_tpr(planned_runs(target_flops, target_params, target_tokens), forecast_tpr)
     targets = planned_runs(
@@ -366,9 +351,7 @@ def judge(
     n_jobs: int | None,
     splitter=None,
 ) -> tuple[StrategyBacktest | BacktestResult, pd.DataFrame]:
-    """The validation backtest and the extrapolation profile of what the page forecasts with: the default strategy as
-    ``bench`` backtests it (one bench cell per split, the validation's and the profile's run together), or the
-    law the user named (its backtests); the validation's split is ``splitter``'s, or the law choice's threshold."""
+    """The validation backtest and extrapolation profile of the default strategy or of the named law."""
     options = {"tpr": tpr, "uncertainty": uncertainty, "n_jobs": n_jobs}
     split = {"threshold": choice.validation_threshold} if splitter is None else {"splitter": splitter}
     thresholds = [choice.validation_threshold, *profile_thresholds(table, spec, tpr)]

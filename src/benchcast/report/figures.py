@@ -6,13 +6,10 @@ from __future__ import annotations
 import textwrap
 
 import numpy as np
-import pandas as pd
 
 from benchcast.forecasting.flags import UNINFORMATIVE_LEVEL, uninformative
-from benchcast.laws import get_law
 from benchcast.laws.questions import spans_tprs
 from benchcast.plots.coverage import coverage_table, draw_coverage
-from benchcast.plots.figures import plot_kscan
 from benchcast.plots.panels import UNINFORMATIVE_LABEL, draw_backtest, draw_band, draw_runs, uninformative_points
 from benchcast.plots.results import interval_bars, metric_label, plot_backtests, runs_by_tpr, value_labels
 from benchcast.plots.style import FONT, data_uri, figure_title, law_color, legend_outside, plt, style_axes
@@ -98,8 +95,7 @@ def judged(report: BenchmarkReport) -> str:
 
 
 def _draw_validation(ax, report: BenchmarkReport) -> None:
-    """The validation backtest of what the page forecasts with: the strategy's (its members' curves thin and dashed),
-    or a chosen law's as ``backtest.plot()`` draws it."""
+    """The validation backtest of the strategy (members thin and dashed) or of a chosen law."""
     bt = report.validation
     mre = bt.metrics.get("test_mre", float("nan"))
     error = f"held-out MRE {mre:.2f} %" if np.isfinite(mre) else "no forecast"
@@ -119,13 +115,6 @@ def _draw_validation(ax, report: BenchmarkReport) -> None:
         note = bt.metrics.get("interval_note", bt.status).replace(" (", "\n(", 1)
         ax.text(0.5, 0.5, f"no forecast: {note}", ha="center", va="center", transform=ax.transAxes)
     legend_outside(ax, "below", ncol=2)
-
-
-def _profile_coverage(profile: pd.DataFrame, width: float = PROFILE_BIN) -> pd.DataFrame:
-    """Coverage, interval width and count per bin of ``width`` decades of the profile's held-out points."""
-    low = np.floor(profile["decades"].min() / width) * width
-    edges = np.arange(low, profile["decades"].max() + width, width)
-    return coverage_table(profile, "decades", edges if len(edges) > 1 else np.array([low, low + width]))
 
 
 def _draw_profile(ax_error, ax_coverage, ax_width, report: BenchmarkReport) -> None:
@@ -155,7 +144,9 @@ def _draw_profile(ax_error, ax_coverage, ax_width, report: BenchmarkReport) -> N
     ax_error.plot(
         errors["decades"], errors["mae"], color=color, lw=1.5, marker="o", ms=3, label=f"mean per {PROFILE_BIN} decade"
     )
-    summary = _profile_coverage(profile)
+    low = np.floor(profile["decades"].min() / PROFILE_BIN) * PROFILE_BIN  # coverage, width and n per bin
+    edges = np.arange(low, profile["decades"].max() + PROFILE_BIN, PROFILE_BIN)
+    summary = coverage_table(profile, "decades", edges if len(edges) > 1 else np.array([low, low + PROFILE_BIN]))
     style_axes(ax_error, xlabel, "|forecast - observed|", f"backtests of {name}: error vs extrapolation")
     legend_outside(ax_error, "below", ncol=2)
     counts, reps = f"held-out points per {PROFILE_BIN} decade", f"{report.n_boot} replicates"
@@ -183,8 +174,3 @@ def benchmark_panels(report: BenchmarkReport):
     title = figure_title(report.benchmark, metric_label(report.metric, report.k), report.fit.spec.tpr, judged(report))
     fig.suptitle(title, fontsize=11)
     return fig
-
-
-def passk_figure(scan: pd.DataFrame, fits: list, figure_format: str = "png", dpi: int | None = None) -> str:
-    """The compute law's parameters versus k and -log pass@k versus compute per k, as ``kscan`` draws them."""
-    return embed(plot_kscan(scan, fits, list(get_law("compute").param_names)), figure_format, dpi)

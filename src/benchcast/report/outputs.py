@@ -23,21 +23,9 @@ from benchcast.report.figures import embed
 from benchcast.report.page import provenance
 from benchcast.utils.io import atomic_write_text
 
-BENCH_COLUMNS = (
-    "dataset",
-    "benchmark",
-    "metric",
-    "strategy",
-    "cutoff",
-    "n_test",
-    "mae",
-    "mre",
-    "mre_usable",
-    "coverage50",
-    "coverage90",
-    "width90",
-    "decades",
-)
+BENCH_KEYS = ("dataset", "benchmark", "metric", "strategy")  # a row of bench_rows.csv: its cell, then its numbers
+BENCH_MEANS = ("mae", "mre", "mre_usable", "coverage50", "coverage90", "width90")
+BENCH_COLUMNS = (*BENCH_KEYS, "cutoff", "n_test", *BENCH_MEANS, "decades")
 BACKTEST_COLUMNS = ("run", "flops", "true", "prediction", "side", "law")
 OLD_POINT = {"predicted": "prediction"}  # the point's name in bench and backtest outputs before #51
 MAX_TABLE_ROWS = 200
@@ -54,8 +42,8 @@ def _bench_section(
     predictions: pd.DataFrame | None = None,
 ) -> str:
     """The rolling-origin benchmark: each strategy's error, coverage and width, overall and versus extrapolation."""
-    grouped = frame.groupby(["dataset", "benchmark", "metric", "strategy"], sort=True)
-    means = ["mae", "mre", "mre_usable", "coverage50", "coverage90", "width90"]
+    grouped = frame.groupby(list(BENCH_KEYS), sort=True)
+    means = list(BENCH_MEANS)
     rows = [[*key, len(g), g["n_test"].sum(), *(g[c].mean() for c in means), g["decades"].max()] for key, g in grouped]
     # more than a tenth of cells refused: ranked after
     overall = (
@@ -64,21 +52,8 @@ def _bench_section(
         .agg(cutoffs=("cutoff", "size"), refused=("refused", "sum"), **{c: (c, "mean") for c in means[1:]})
         .pipe(ranked, "mre_usable", "refused", "cutoffs")
     )
-    head = [
-        "dataset",
-        "benchmark",
-        "metric",
-        "strategy",
-        "cutoffs",
-        "held-out points",
-        "MAE",
-        "MRE %",
-        "MRE % (usable)",
-        "50 % coverage",
-        "90 % coverage",
-        "90 % width",
-        "max decades",
-    ]
+    labels = ("MAE", "MRE %", "MRE % (usable)", "50 % coverage", "90 % coverage", "90 % width")  # of BENCH_MEANS
+    head = [*BENCH_KEYS, "cutoffs", "held-out points", *labels, "max decades"]
     figure = ""
     if predictions is not None:
         figure = h.figure(

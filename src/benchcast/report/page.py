@@ -19,21 +19,12 @@ from benchcast.data.table import within_compute
 from benchcast.errors import BenchcastError
 from benchcast.forecasting.bootstrap import Uncertainty
 from benchcast.forecasting.targets import describe_run, flops_convention, table_runs
+from benchcast.plots.labels import metric_label
 from benchcast.report.analysis import RECOMMENDED, analyse_benchmark
 from benchcast.report.bands import curve_tpr
-from benchcast.report.sections import anchor, benchmark_section, metric_label, summary_section
+from benchcast.report.sections import anchor, benchmark_section, summary_section
 from benchcast.utils.io import atomic_write_text
 from benchcast.utils.parallel import parallel_map, resolve_jobs
-
-
-def _file_fingerprint(path: str | Path) -> str:
-    """sha256 of a data file's bytes (of every file, in name order, for a folder)."""
-    path = Path(path)
-    digest = hashlib.sha256()
-    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
-    for file in files:
-        digest.update(file.read_bytes())
-    return "sha256:" + digest.hexdigest()
 
 
 def provenance(data: str | Path | None, settings: dict, command: Sequence[str] | None = None) -> dict:
@@ -44,9 +35,11 @@ def provenance(data: str | Path | None, settings: dict, command: Sequence[str] |
         "date (UTC)": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S"),
         "command line": " ".join(command if command is not None else sys.argv),
     }
-    if data is not None:
-        entries["data file"] = str(data)
-        entries["data fingerprint"] = _file_fingerprint(data)
+    if data is not None:  # the sha256 of its bytes (of every file, in name order, for a folder)
+        path, digest = Path(data), hashlib.sha256()
+        for file in sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]:
+            digest.update(file.read_bytes())
+        entries |= {"data file": str(data), "data fingerprint": "sha256:" + digest.hexdigest()}
     return entries | {key: settings[key] for key in sorted(settings)}
 
 
@@ -80,17 +73,6 @@ def _range_words(min_flops: float | None, max_flops: float | None) -> str:
         return "all"
     lower = "" if min_flops is None else f"{min_flops:.3g} <= "
     return f"{lower}C" + ("" if max_flops is None else f" <= {max_flops:.3g}")
-
-
-def _runs_in_range(table: pd.DataFrame, min_flops: float | None, max_flops: float | None) -> pd.DataFrame:
-    """The runs of ``table`` within ``--min-flops``/``--max-flops``; refused where none is."""
-    out = within_compute(table, min_flops, max_flops)
-    if out.empty:
-        raise BenchcastError(
-            f"no run has compute within {_range_words(min_flops, max_flops)} FLOPs (--min-flops/--max-flops): "
-            f"the data's runs span {table['flops'].min():.3g} .. {table['flops'].max():.3g} FLOPs."
-        )
-    return out
 
 
 def _analysed(job: tuple):
@@ -140,7 +122,13 @@ def build_report(
     n_boot, seed, interval = unc.n_boot, unc.seed, unc.interval
     if target_flops and any(not (c > 0) for c in target_flops):
         raise BenchcastError(f"target compute must be positive FLOPs, got {target_flops}.")
-    table = _runs_in_range(table, min_flops, max_flops)
+    in_range = within_compute(table, min_flops, max_flops)
+    if in_range.empty:
+        raise BenchcastError(
+            f"no run has compute within {_range_words(min_flops, max_flops)} FLOPs (--min-flops/--max-flops): "
+            f"the data's runs span {table['flops'].min():.3g} .. {table['flops'].max():.3g} FLOPs."
+        )
+    table = in_range
     sizes = (target_params or None, target_tokens or None)
     planned = table_runs(table, target_flops or None, *sizes, tpr=tpr, given=flops_per_6nd).by_compute()
     labels = [describe_run(planned.record(i)) for i in range(len(planned))]
@@ -201,7 +189,7 @@ def build_report(
     done = [
         {
             "benchmark": r.benchmark,
-            "metric": metric_label(r),
+            "metric": metric_label(r.metric, r.k),
             "law": r.fit.law,
             "strategy": r.strategy,
             "weights": r.weights,

@@ -8,13 +8,14 @@ import benchcast.report.html as h
 from benchcast.evaluation.refusals import refused_cell
 from benchcast.forecasting.flags import describe
 from benchcast.laws import get_law
+from benchcast.plots.figures import plot_kscan
+from benchcast.plots.labels import metric_label
 from benchcast.report.analysis import BenchmarkReport, profile_summary
-from benchcast.report.figures import benchmark_figure, judged, passk_figure
+from benchcast.report.figures import benchmark_figure, embed, judged
 
 
 def parameter_table(fit) -> str:
-    """A fit's parameters: value, standard error ('not identified' where the data give none, never a 0) and bound (an
-    active constraint, information, apart from a search limit reached, a warning)."""
+    """A fit's parameters: value, standard error (or why none) and bound."""
     from benchcast.fitting.diagnostics import identified_stderr
 
     bounds = fit.bounds
@@ -54,7 +55,8 @@ def summary_section(
     columns += ["backtest MRE %", "backtest refused", "backtest 90 % coverage", "warnings"]
     rows, words = [], []
     for r in reports:
-        row = [h.Markup(f'<a href="#{anchor(r)}">{h.esc(r.benchmark)}</a>'), metric_label(r), _strategy_label(r)]
+        link = h.Markup(f'<a href="#{anchor(r)}">{h.esc(r.benchmark)}</a>')
+        row = [link, metric_label(r.metric, r.k), _strategy_label(r)]
         for f in r.forecast.to_frame().to_dict("records"):
             intervals = h.Markup(f"{h.esc(_interval(f, 50))}<br>{h.esc(_interval(f, 90))}")
             row += [f["prediction"], intervals, round(f["decades"], 2)]
@@ -112,13 +114,6 @@ def _strategy_label(report: BenchmarkReport) -> str:
     return f"{report.strategy} (law chosen by you)" if report.choice.named else report.strategy
 
 
-def metric_label(report: BenchmarkReport) -> str:
-    """'pass@1' for a pass@k metric at k = 1; the metric's name otherwise."""
-    if report.metric == "pass@k" and report.k is not None:
-        return f"pass@{report.k}"
-    return report.metric
-
-
 def anchor(report: BenchmarkReport) -> str:
     """The HTML id of a benchmark's section (non-alphanumerics as '-')."""
     return "bench-" + "".join(ch if ch.isalnum() else "-" for ch in report.benchmark)
@@ -133,24 +128,14 @@ def benchmark_section(r: BenchmarkReport, figure_format: str = "png", dpi: int |
         f"<li>{h.esc(name)} (weight {weight:.2f}): <code>{h.esc(get_law(name).formula)}</code></li>"
         for name, weight in r.weights.items()
     )
+    shown = ("flops", "params", "tokens", "tpr", "prediction", "lower50", "upper50", "lower90", "upper90", "decades")
     forecasts = [
-        [
-            f["flops"],
-            *(f.get(c, np.nan) for c in ("params", "tokens", "tpr")),
-            f["prediction"],
-            f["lower50"],
-            f["upper50"],
-            f["lower90"],
-            f["upper90"],
-            f["decades"],
-            describe(f["flags"]),
-        ]
-        for f in r.forecast.to_frame().to_dict("records")
+        [*(f.get(c, np.nan) for c in shown), describe(f["flags"])] for f in r.forecast.to_frame().to_dict("records")
     ]
     given = "; ".join(f"{law}: {words}" for law, words in r.covariates.items())
     parts = [
         f'<section class="bench" id="{anchor(r)}"><h2>{h.esc(r.benchmark)} '
-        f'<span class="muted">({h.esc(metric_label(r))})</span></h2>',
+        f'<span class="muted">({h.esc(metric_label(r.metric, r.k))})</span></h2>',
         f"<p><strong>Forecast by:</strong> {h.esc(_strategy_label(r))}. "
         f"<strong>Why:</strong> {h.esc(r.choice.reason)}.</p>",
         f"<ul>{members}</ul>",
@@ -217,7 +202,7 @@ def benchmark_section(r: BenchmarkReport, figure_format: str = "png", dpi: int |
         parts.append("<h3>pass@k</h3>")
         parts.append(
             h.figure(
-                passk_figure(scan, fits, figure_format, dpi),
+                embed(plot_kscan(scan, fits, list(names)), figure_format, dpi),
                 f"{r.benchmark}: the compute law's parameters versus k, and -log pass@k versus compute for each k",
                 "Each parameter of the compute law (S1) versus k (error bars are one standard error cut at the "
                 "parameter's bounds; a red x marks a fit at a search limit, a hollow circle a law's constraint "
