@@ -14,12 +14,13 @@ import resource
 import time
 from pathlib import Path
 
-from benchcast.cli.bench import preset_folders
 from benchcast.evaluation.bench import bench
 from benchcast.studies.legacy import HOLDOUT
 from benchcast.studies.presets import locate, preset_dataset
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared/data/apple-downstream/metrics_dclm_data_mixture.subset.csv"
+
+FOLDERS = ["shared/data/apple-downstream", "../shared/data/apple-downstream"]
 
 
 def cpu_seconds() -> float:
@@ -33,7 +34,7 @@ def main() -> None:
     parser.add_argument("--preset", default="apple-dclm")
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
-    dataset = preset_dataset(args.preset, args.data or locate(args.preset, preset_folders()))
+    dataset = preset_dataset(args.preset, args.data or locate(args.preset, FOLDERS))
     start, cpu = time.perf_counter(), cpu_seconds()
     result = bench([dataset], n_jobs=args.jobs, progress=False, choosers=(HOLDOUT,))
     wall, cpu = time.perf_counter() - start, cpu_seconds() - cpu
