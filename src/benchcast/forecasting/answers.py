@@ -239,8 +239,7 @@ def _within(spec: FitSpec) -> dict:
 def _ratio_curves(
     ensemble: Ensemble, runs: PlannedRuns, i: int, unc: Uncertainty, several: bool, confidence: bool, where: dict
 ) -> dict:
-    """The ensemble's forecast along compute at target ``i``'s ratio, through every target at that ratio it forecasts
-    (50 and 90 % intervals), keyed by a label; with ``several`` ensembles, the label names the runs it was fitted on."""
+    """The forecast along compute at target ``i``'s ratio, through its targets (50 and 90 %), by label."""
     tpr = float(runs.tpr[i])
     group = tpr_level(runs.tpr)  # the targets' ratio groups, as data.table groups a ladder's
     same = group == group[i] if np.isfinite(tpr) else ~np.isfinite(runs.tpr)

@@ -51,8 +51,7 @@ def best_at(runs: pd.DataFrame, budget: float) -> float:
 
 
 def _baseline(chosen: list, planned: float, forecast: np.ndarray) -> tuple[float, np.ndarray, list]:
-    """The simplest alternative: the largest compute below the plan every recipe with a forecast (else with runs)
-    reaches, each recipe's best-run score there (:func:`best_at`) and why a recipe has none."""
+    """The largest common compute below the plan, each recipe's best-run score there, and why none."""
     runs = [r[r["flops"] < planned] if isinstance(r, pd.DataFrame) else None for r in chosen]
     tops = [float(r["flops"].max()) for r, ok in zip(runs, forecast, strict=True) if ok and r is not None and len(r)]
     if not tops:  # no forecast: the simplest alternative still ranks the recipes with runs
@@ -156,8 +155,7 @@ def _no_multipliers(benchmark, ref, frame, why: str) -> pd.DataFrame:
 
 
 def _multipliers(benchmark, ref, draws, grids, point_curves, planned, level, frame) -> pd.DataFrame:
-    """Per recipe: C_ref / C_recipe at the reference's planned score, its interval and the crossing; a value beyond
-    what the grid (REACH x the plan) tells apart is set to that bound and marked censored (``<`` / ``>``)."""
+    """Per recipe: C_ref / C_recipe at the reference's planned score, censored at the grid's reach."""
     rows, target = [], frame.set_index("recipe").at[ref, "prediction"]
     for name in frame["recipe"]:
         if name not in grids:
