@@ -133,14 +133,8 @@ def value_flags(law: str, value: float, limit: float | None = None, meaning: str
     if not 0.0 <= value <= 1.0:
         return (Flag(OUTSIDE_RANGE, f"{law} forecasts {value:.4g}, outside [0, 1]: not a score", True),)
     if limit is not None and math.isfinite(limit) and value > limit + LIMIT_TOLERANCE:
-        return (
-            Flag(
-                ABOVE_LIMIT,
-                f"{law} forecasts {value:.4g}, above its own limit {limit:.4g} ({meaning}): the fitted curve "
-                "falls back after this point",
-                False,
-            ),
-        )
+        why = f"above its own limit {limit:.4g} ({meaning}): the fitted curve falls back after this point"
+        return flagged([(ABOVE_LIMIT, f"{law} forecasts {value:.4g}, {why}")])
     return ()
 
 
@@ -357,11 +351,7 @@ def uninformative(lower: float, upper: float, chance: float, terms: Mapping | No
         UNINFORMATIVE,
         f"uninformative: the {UNINFORMATIVE_LEVEL * 100:g} % interval {lower:.3g} .. {upper:.3g} is "
         + ("wider than" if share >= 1 else f"{share * 100:.0f} % of")
-        + (
-            f" the range from chance ({chance:g}) to 1"
-            if known
-            else " the range from chance (chance unknown, taken as 0) to 1"
-        )
+        + f" the range from chance ({f'{chance:g}' if known else 'chance unknown, taken as 0'}) to 1"
         + f"{extreme}, more than {UNINFORMATIVE_SHARE * 100:g} %"
         + (f"; mostly the {ranked[0][0]} error (log-score spread: {cause})" if ranked else ""),
         False,
@@ -377,23 +367,18 @@ def plan_interval_flags(needed: float, lower: float | None, upper: float | None,
     if not (low_far or up_far):
         return ()
     pct, one = f"{level * 100:g} %", f"{(1 + level) * 50:g} % one-sided bound"
+    can = "the one-sided answer it can give:"
     if not math.isfinite(upper):
-        answer = f"the one-sided answer it can give: at least {lower:.3g} FLOPs ({one}); no upper bound"
+        answer = f"{can} at least {lower:.3g} FLOPs ({one}); no upper bound"
     elif up_far and not low_far:
-        answer = f"the one-sided answer it can give: at least {lower:.3g} FLOPs ({one})"
+        answer = f"{can} at least {lower:.3g} FLOPs ({one})"
     elif low_far and not up_far:
-        answer = f"the one-sided answer it can give: at most {upper:.3g} FLOPs ({one})"
+        answer = f"{can} at most {upper:.3g} FLOPs ({one})"
     else:
         answer = f"at least {lower:.3g} and at most {upper:.3g} FLOPs ({one} each), neither within a decade"
     ends = f"{lower:.3g} .. " + (f"{upper:.3g}" if math.isfinite(upper) else "not within 1e40") + " FLOPs"
-    return (
-        Flag(
-            UNINFORMATIVE,
-            f"uninformative: the {pct} compute interval {ends} reaches more than {PLAN_DECADES:g} decade from the "
-            f"plan's {needed:.3g} FLOPs; {answer}",
-            False,
-        ),
-    )
+    reach = f"reaches more than {PLAN_DECADES:g} decade from the plan's {needed:.3g} FLOPs; {answer}"
+    return flagged([(UNINFORMATIVE, f"uninformative: the {pct} compute interval {ends} {reach}")])
 
 
 def refit_flags(n_boot: int, n_left: int, failures: Mapping[str, tuple[int, int]] | None = None) -> tuple[Flag, ...]:

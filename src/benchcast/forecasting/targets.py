@@ -150,18 +150,17 @@ def planned_runs(
     for name, values in arrays.items():
         if not len(values) or not np.all(np.isfinite(values) & (values > 0)):
             raise BenchcastError(f"{name} must be positive and finite, got {values.tolist()!r}.")
+    convention = convention or FlopsConvention()
     if flops is None:
         n, d = arrays["params"], arrays["tokens"]
         if len(n) != len(d):
             raise BenchcastError(
                 f"give one tokens value per params value (paired in order): got {len(n)} params and {len(d)} tokens."
             )
-        convention = convention or FlopsConvention()
         return PlannedRuns(convention.flops(n, d), n, d, np.ones(len(n), bool), convention.at(n), convention)
     c = arrays["flops"]
     if tpr is None:
         return PlannedRuns(c, np.full(len(c), np.nan), np.full(len(c), np.nan), np.zeros(len(c), bool))
-    convention = convention or FlopsConvention()
     n = convention.split(c, tpr)  # 6 N D: as FittedLaw.covariates_at splits C
     return PlannedRuns(c, n, tpr * n, np.zeros(len(c), bool), rule=convention)
 
