@@ -162,8 +162,7 @@ def _recommendation(pool: dict, laws: list, rule: str, failures: list) -> Recomm
     ]
     ranking["weight"] = weights
     ranking = ranking.sort_values("inner_msle").reset_index()
-    nested = {"mre": np.nan, "n_origins": 0}
-    nested = _nested_error(wide, laws, rule) if len(wide) and rule in SELECTION_RULES else nested
+    nested = _nested_error(wide, laws, rule) if len(wide) else {"mre": np.nan, "n_origins": 0}
     order = sorted(((law, float(w)) for law, w in weights.items() if w > 0), key=lambda item: -item[1])
     return Recommendation(
         benchmark,
