@@ -25,8 +25,7 @@ ISOFLOP_SIZES = 3
 
 
 def is_isoflop(rows: pd.DataFrame) -> bool:
-    """Whether a ladder is an IsoFLOP sweep: at least ``ISOFLOP_BUDGETS`` compute budgets (:func:`budgets`) with
-    ``ISOFLOP_SIZES`` model sizes or more each."""
+    """Whether a ladder is an IsoFLOP sweep: ``ISOFLOP_BUDGETS`` budgets with ``ISOFLOP_SIZES`` sizes or more."""
     runs = rows.drop_duplicates("run") if "run" in rows else rows
     runs = runs[np.isfinite(runs["flops"].to_numpy(float))]
     if "params" not in runs or len(runs) < ISOFLOP_BUDGETS * ISOFLOP_SIZES:
@@ -104,8 +103,7 @@ def compare(default, alternative) -> Comparison:
 
 
 def fit_alternative(table: pd.DataFrame, spec):
-    """The simplest alternative fitted to the runs the default sees (a one-law ensemble; ``ok`` False where it does
-    not fit)."""
+    """The simplest alternative, a one-law ensemble, fitted to the runs the default sees."""
     from benchcast.fitting.spec import design
     from benchcast.forecasting.ensemble import Ensemble
 
@@ -114,8 +112,7 @@ def fit_alternative(table: pd.DataFrame, spec):
 
 
 def beside(forecast, alternative, versus: Comparison, runs):
-    """``forecast`` (the default's, of ``runs``) with the fitted ``alternative``'s point at each run and ``versus``,
-    both one's rolling-origin errors (:meth:`~benchcast.forecasting.forecast.Forecast.with_alternative`)."""
+    """``forecast`` (of ``runs``) with the fitted ``alternative``'s point at each run and ``versus``."""
     from benchcast.forecasting.bootstrap import NO_INTERVAL
 
     point = np.full(len(forecast), np.nan)

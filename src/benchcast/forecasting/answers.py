@@ -198,17 +198,15 @@ def recommend(
     """
     check_options(rule, laws)
     base = base_spec(selection, uncertainty)
-    tpr = base.tpr
     check_positive("target_flops", target_flops)
     if forecast_tpr is not None and (target_params is not None or target_tokens is not None):
         raise BenchcastError(
             "forecast_tpr (--forecast-tpr) places a planned run given by its compute (--target-flops); a run given by "
             "--params N --tokens D has its own ratio D / N: drop one."
         )
+    check_positive("target_params", target_params)
+    check_positive("target_tokens", target_tokens)
     target = None
-    if target_params is not None or target_tokens is not None:
-        check_positive("target_params", target_params)
-        check_positive("target_tokens", target_tokens)
     if target_params is not None or target_tokens is not None or flops_per_6nd is not None:
         target = table_runs(table, target_flops, target_params, target_tokens, **_within(base), given=flops_per_6nd)
         target_flops = float(target.flops[0])
@@ -221,7 +219,7 @@ def recommend(
     rec = replace(rec, versus=compare(ensemble, alternative))
     if target_flops is not None:
         runs = target if target is not None else np.array([float(target_flops)])
-        placed_at = tpr if forecast_tpr is None else check_positive("forecast_tpr", forecast_tpr)
+        placed_at = base.tpr if forecast_tpr is None else check_positive("forecast_tpr", forecast_tpr)
         runs = as_runs(runs, None if target is not None else placed_at)
         made = ensemble.predict(runs, uncertainty, n_jobs=n_jobs, ray_address=ray_address)
         rec = replace(rec, forecast=beside(made, alternative, rec.versus, runs))
@@ -239,8 +237,7 @@ def _within(spec: FitSpec) -> dict:
 def _ratio_curves(
     ensemble: Ensemble, runs: PlannedRuns, i: int, unc: Uncertainty, several: bool, confidence: bool, where: dict
 ) -> dict:
-    """The ensemble's forecast along compute at target ``i``'s ratio, through every target at that ratio it forecasts
-    (50 and 90 % intervals), keyed by a label; with ``several`` ensembles, the label names the runs it was fitted on."""
+    """The forecast along compute at target ``i``'s ratio, through its targets (50 and 90 %), by label."""
     tpr = float(runs.tpr[i])
     group = tpr_level(runs.tpr)  # the targets' ratio groups, as data.table groups a ladder's
     same = group == group[i] if np.isfinite(tpr) else ~np.isfinite(runs.tpr)

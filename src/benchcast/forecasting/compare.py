@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -294,31 +295,20 @@ def compare(
         if flops is not None
         else {"params": [params, params * REACH**0.5], "tokens": [tokens, tokens * REACH**0.5]}
     )
-    parts, curves = ([], [], []), {}
+    job = SimpleNamespace(
+        table=table, by=by, names=names, reach=reach, reference=reference, decide=decide, errors=errors, unc=unc
+    )
+    job.settings, job.shape, job.curves = settings, shape, {}
+    parts = ([], [], [])
     for name, own in asked:
-        *one, planned = _benchmark(
-            table,
-            by,
-            names,
-            name,
-            own,
-            reach,
-            reference,
-            decide,
-            errors,
-            unc,
-            settings,
-            curves,
-            shape,
-            chosen[(name, own)],
-        )
+        *one, planned = _benchmark(job, name, own, chosen[(name, own)])
         for out, frame in zip(parts, one, strict=True):
             out.append(frame)
         target.setdefault("planned_flops", planned)
     recipes, pairs, multipliers = (pd.concat(p, ignore_index=True) for p in parts)
     if recipes["prediction"].isna().all():
         _refuse_no_forecast(table, by, recipes, chosen)
-    return Comparison(by, recipes, pairs, multipliers, unc.level, decide, errors, curves, target)
+    return Comparison(by, recipes, pairs, multipliers, unc.level, decide, errors, job.curves, target)
 
 
 def _recipes(table: pd.DataFrame, by: str) -> list:
@@ -374,16 +364,14 @@ def select_each(table, by, names, benchmark, metric, k=None, **within) -> dict:
     return chosen
 
 
-def _benchmark(
-    table, by, names, benchmark, metric, reach, reference, decide, errors, unc, settings, curves, shape, chosen
-):
-    """One benchmark's three tables and the planned compute; fills ``curves``."""
-    first = {key: values[0] for key, values in reach.items()}
-    planned = float(table_runs(table, **first, given=settings.get("flops_per_6nd")).flops[0])
+def _benchmark(job, benchmark, metric, chosen):
+    """One benchmark's three tables and the planned compute; fills ``job.curves``."""
+    first = {key: values[0] for key, values in job.reach.items()}
+    target = table_runs(job.table, **first, given=job.settings.get("flops_per_6nd"))
+    planned = float(target.flops[0])
     sizes = [r.loc[r["flops"] < planned, "params"].nunique() for r in chosen.values() if isinstance(r, pd.DataFrame)]
-    joint = shape == "shared" or (shape == "auto" and sizes and np.median(sizes) < MIN_SIZES)
-    how = _joint if joint else _each
-    rows, draws, grids = how(table, by, names, benchmark, metric, reach, planned, errors, unc, settings, chosen, curves)
+    joint = job.shape == "shared" or (job.shape == "auto" and sizes and np.median(sizes) < MIN_SIZES)
+    rows, draws, grids = (_joint if joint else _each)(job, benchmark, metric, chosen, target)
     frame = pd.DataFrame(rows)
     frame["rank"] = frame["prediction"].rank(ascending=False, method="min")
     budget, frame["baseline"], frame["baseline_note"] = _baseline(
@@ -391,17 +379,17 @@ def _benchmark(
     )
     frame["baseline_flops"] = budget
     frame["baseline_rank"] = frame["baseline"].rank(ascending=False, method="min")
-    point_curves = {n: (grid, curves[(benchmark, n)]["prediction"]) for n, (grid, _) in grids.items()}
-    pairs = _pairs(frame, draws, point_curves, planned, decide, benchmark)
+    point_curves = {n: (grid, job.curves[(benchmark, n)]["prediction"]) for n, (grid, _) in grids.items()}
+    pairs = _pairs(frame, draws, point_curves, planned, job.decide, benchmark)
     ok = [n for n in frame.loc[frame["prediction"].notna(), "recipe"] if n in draws]
-    best = frame[frame["recipe"].isin(ok)]
+    best, reference = frame[frame["recipe"].isin(ok)], job.reference
     if reference is not None and reference not in ok:  # never silently swapped for another recipe
         mults = _no_multipliers(benchmark, reference, frame, f"reference {reference} has no forecast on {benchmark}")
     elif not ok:
         mults = _no_multipliers(benchmark, None, frame, "no recipe has a forecast")
     else:
         ref = reference if reference is not None else best.loc[best["prediction"].idxmax(), "recipe"]
-        mults = _multipliers(benchmark, ref, draws, grids, point_curves, planned, unc.level, frame)
+        mults = _multipliers(benchmark, ref, draws, grids, point_curves, planned, job.unc.level, frame)
     return frame, pairs, mults, planned
 
 
@@ -427,10 +415,10 @@ def _row(benchmark, name, chosen) -> dict:
     return row
 
 
-def _each(table, by, names, benchmark, metric, reach, planned, errors, unc, settings, chosen, curves):
+def _each(job, benchmark, metric, chosen, target):
     """Each recipe's default forecast (the one forecaster, as ``forecast`` gives it) and its draws along compute."""
-    rows, draws, grids = [], {}, {}
-    for i, name in enumerate(names):
+    rows, draws, grids, unc, settings, errors = [], {}, {}, job.unc, job.settings, job.errors
+    for i, name in enumerate(job.names):
         row = _row(benchmark, name, chosen[name])
         rows.append(row)
         if row["note"]:
@@ -441,9 +429,8 @@ def _each(table, by, names, benchmark, metric, reach, planned, errors, unc, sett
                 chosen_runs = {key: settings[key] for key in SELECTION if key in settings}
                 spec = FitSpec("power", benchmark, metric, **chosen_runs)
                 rest = {key: value for key, value in settings.items() if key not in SELECTION}
-                out = forecast_default(
-                    table[table[by] == name], spec, curves="confidence", **reach, uncertainty=unc, **rest
-                )
+                runs = job.table[job.table[job.by] == name]
+                out = forecast_default(runs, spec, curves="confidence", **job.reach, uncertainty=unc, **rest)
         except BenchcastError as exc:
             row["note"] = f"no forecast: {exc}"
             continue
@@ -475,7 +462,7 @@ def _each(table, by, names, benchmark, metric, reach, planned, errors, unc, sett
         values, law = _order(values, errors, unc.seed, i), _order(law, errors, unc.seed, i)
         draws[name], grids[name] = values[:, at], (grid, law)
         lo, hi = curve.interval(0.9)
-        curves[(benchmark, name)] = {
+        job.curves[(benchmark, name)] = {
             "flops": grid,
             "prediction": curve.prediction,
             "lower": lo,
@@ -490,13 +477,11 @@ def _order(values: np.ndarray, errors: str, seed: int, i: int) -> np.ndarray:
     return values if errors == "common" else values[np.random.default_rng([seed, i, 52]).permutation(len(values))]
 
 
-def _joint(table, by, names, benchmark, metric, reach, planned, errors, unc, settings, chosen, curves):
-    """The shared shape (:mod:`benchcast.fitting.shared_shape`) fitted to every recipe's runs below the plan, widened as
-    the default's draws are."""
+def _joint(job, benchmark, metric, chosen, target):
+    """The shared shape fitted to every recipe's runs below the plan, widened as the default's draws are."""
+    names, unc, errors, planned = job.names, job.unc, job.errors, float(target.flops[0])
     rows = [_row(benchmark, n, chosen[n]) for n in names]
     pts, chance, why, fitted = _points(names, chosen, benchmark, planned)
-    first = {key: values[0] for key, values in reach.items()}
-    target = table_runs(table, **first, given=settings.get("flops_per_6nd"))
     target_tpr, target_n = float(target.tpr[0]), float(target.params[0])
     for i, row in enumerate(rows):
         if not row["note"] and i not in chance:
@@ -538,14 +523,13 @@ def _joint(table, by, names, benchmark, metric, reach, planned, errors, unc, set
         rows[i].update(method=words, prediction=float(point[at]), lower=float(lo[at]), upper=float(hi[at]), flags=flags)
         draws[names[i]], grids[names[i]] = values[:, at], (grid, law)
         runs = chosen[names[i]][["flops", "value"]]
-        curves[(benchmark, names[i])] = {"flops": grid, "prediction": point, "lower": band[0], "upper": band[1],
+        job.curves[(benchmark, names[i])] = {"flops": grid, "prediction": point, "lower": band[0], "upper": band[1],
                                          "runs": runs}  # fmt: skip
     return rows, draws, grids
 
 
 def _points(names, chosen, benchmark, planned, margin=None) -> tuple[np.ndarray, dict, dict, dict]:
-    """The joint fit's points (recipe, log10 C, log(-log Q') of each compute's best run above chance + margin) below
-    the plan, each recipe's chance level, why a recipe has none, and the runs behind each recipe's points."""
+    """The joint fit's points (recipe, log10 C, log(-log Q')), chance levels, why none, and their runs."""
     points, chance, why, fitted = [], {}, {}, {}
     for i, name in enumerate(names):
         runs = chosen[name]

@@ -51,8 +51,7 @@ def best_at(runs: pd.DataFrame, budget: float) -> float:
 
 
 def _baseline(chosen: list, planned: float, forecast: np.ndarray) -> tuple[float, np.ndarray, list]:
-    """The simplest alternative: the largest compute below the plan every recipe with a forecast (else with runs)
-    reaches, each recipe's best-run score there (:func:`best_at`) and why a recipe has none."""
+    """The largest common compute below the plan, each recipe's best-run score there, and why none."""
     runs = [r[r["flops"] < planned] if isinstance(r, pd.DataFrame) else None for r in chosen]
     tops = [float(r["flops"].max()) for r, ok in zip(runs, forecast, strict=True) if ok and r is not None and len(r)]
     if not tops:  # no forecast: the simplest alternative still ranks the recipes with runs
@@ -74,6 +73,7 @@ def _pairs(frame, draws, point_curves, planned, decide, benchmark) -> pd.DataFra
     info = frame.set_index("recipe")
     for a, b in combinations(frame["recipe"], 2):
         row = dict(zip(PAIR_COLUMNS, [benchmark, a, b, np.nan, "", np.nan, False, np.nan, ""], strict=True))
+        rows.append(row)  # filled in below
         missing = [r for r in (a, b) if r not in draws]
         base_a, base_b = info.at[a, "baseline"], info.at[b, "baseline"]
         if np.isfinite(base_a) and np.isfinite(base_b):
@@ -82,14 +82,12 @@ def _pairs(frame, draws, point_curves, planned, decide, benchmark) -> pd.DataFra
             verb = "have" if len(missing) > 1 else "has"
             row["reason"] = f"left out: {' and '.join(map(str, missing))} {verb} no forecast"
             row["decision"] = "refused"
-            rows.append(row)
             continue
         n = min(len(draws[a]), len(draws[b]))
         da, db = draws[a][:n], draws[b][:n]
         finite = np.isfinite(da) & np.isfinite(db)  # a draw without a score says nothing of the order
         if not finite.any():
             row["decision"], row["reason"] = "refused", "no joint draw where both recipes have a score"
-            rows.append(row)
             continue
         da, db = da[finite], db[finite]
         p = float(np.mean(da > db) + 0.5 * np.mean(da == db))
@@ -100,7 +98,6 @@ def _pairs(frame, draws, point_curves, planned, decide, benchmark) -> pd.DataFra
         if np.isfinite(row["baseline_a_better"]) and row["baseline_a_better"] != 0.5 and p != 0.5:
             row["disagree"] = (p > 0.5) != (row["baseline_a_better"] > 0.5)
         row["crosses_at"] = _crossing(point_curves[a], point_curves[b], planned)
-        rows.append(row)
     return pd.DataFrame(rows, columns=PAIR_COLUMNS)
 
 
@@ -156,8 +153,7 @@ def _no_multipliers(benchmark, ref, frame, why: str) -> pd.DataFrame:
 
 
 def _multipliers(benchmark, ref, draws, grids, point_curves, planned, level, frame) -> pd.DataFrame:
-    """Per recipe: C_ref / C_recipe at the reference's planned score, its interval and the crossing; a value beyond
-    what the grid (REACH x the plan) tells apart is set to that bound and marked censored (``<`` / ``>``)."""
+    """Per recipe: C_ref / C_recipe at the reference's planned score, censored at the grid's reach."""
     rows, target = [], frame.set_index("recipe").at[ref, "prediction"]
     for name in frame["recipe"]:
         if name not in grids:

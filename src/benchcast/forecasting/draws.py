@@ -34,8 +34,7 @@ def quantile(draws: np.ndarray, q: float) -> np.ndarray:
 
 
 def net_sd(boot_draws: np.ndarray, total: np.ndarray) -> np.ndarray:
-    """sqrt(max(total^2 - b^2, 0)): the log-ratio sd that brings bootstrap draws' spread to ``total``, b each point's
-    robust sd of the log draws (half the 15.87th-84.13th percentile distance)."""
+    """sqrt(max(total^2 - b^2, 0)), b each point's robust sd of the log draws (half the 68 % spread)."""
     logs = np.log(np.clip(boot_draws, 1e-12, None))
     b = (quantile(logs, NORMAL_84) - quantile(logs, 1 - NORMAL_84)) / 2
     return np.sqrt(np.maximum(np.asarray(total, float) ** 2 - np.nan_to_num(b) ** 2, 0.0))

@@ -50,8 +50,7 @@ class Member:
 
     @property
     def errors(self) -> pd.DataFrame:
-        """The rolling-origin forecasts, read from the fit or made on first use (a fixed law's point forecast needs
-        none)."""
+        """The rolling-origin forecasts, read from the fit or made on first use."""
         if self.inner is None:
             self.inner = ext.rolling_origin(self.fit) if self.fit is not None else pd.DataFrame()
         return self.inner
@@ -336,24 +335,16 @@ class Ensemble:
         )
 
     def _interval_draws(self, placement: Placement, unc: Uncertainty, prediction, confidence, given=None):
-        """The draws behind the intervals (widened by the error model, along the placement's distances, where the
-        interval is extrapolation-aware), the error model, why there is no interval ('' where there is), and each
-        point's error terms (:func:`_spread`)."""
+        """The (widened) draws behind the intervals, the error model, why none, and the error terms."""
         if not unc.n_boot:
             return (), None, "no interval: none asked for (0 bootstrap replicates)", {}
         covariates, decades = placement.covariates, placement.compute_outside
         draws = self._draws(covariates, unc, "prediction")
         if draws is None:
             boots = [self._boot(law, unc) for law in self.weights_]
-            return (
-                (),
-                None,
-                (
-                    f"no interval: no bootstrap refit is usable ({sum(b.n_failed for b in boots)} failed, "
-                    f"{sum(b.n_dropped for b in boots)} did not converge)"
-                ),
-                {},
-            )
+            failed, dropped = sum(b.n_failed for b in boots), sum(b.n_dropped for b in boots)
+            note = f"no interval: no bootstrap refit is usable ({failed} failed, {dropped} did not converge)"
+            return (), None, note, {}
         model = None
         if unc.interval == "extrapolation":
             model = given if given is not None else self.error_model_
@@ -409,9 +400,7 @@ class Ensemble:
 
 
 def _spread(boot: np.ndarray, index: np.ndarray, model, placement: Placement) -> dict:
-    """Per point (its index), the interval's error terms on the log score: the bootstrap's spread (sd of its log
-    draws), and the model's tau D along compute and tau_tpr D_tpr along TPR (the placement's distances), each with its
-    words."""
+    """Per point: the interval's error terms on the log score (bootstrap, compute, TPR), with words."""
     with np.errstate(divide="ignore", invalid="ignore"):
         sd = np.nanstd(np.log(np.clip(boot, 1e-12, None)), axis=0)
     out = {}

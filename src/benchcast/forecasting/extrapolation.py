@@ -85,8 +85,7 @@ class _Origin:
 
 
 def _origins(points: pd.DataFrame, law, spec, axes, origin_decades) -> list[_Origin]:
-    """The rolling origins of a fit's points: along compute every ``origin_decades`` below its largest run, and along
-    TPR without its largest (smallest) TPR; only those leaving enough points to refit."""
+    """The rolling origins of a fit's points along compute and TPR that leave enough points to refit."""
     flops = points["flops"].to_numpy(float)
     out = []
     if "compute" in axes:
@@ -113,8 +112,7 @@ def _origins(points: pd.DataFrame, law, spec, axes, origin_decades) -> list[_Ori
 
 
 def _refits(rows: pd.DataFrame, spec, masks: list, tops: list) -> list:
-    """Cold fits of ``rows[mask]`` for each mask, solved together (``fitting.stages.fit_subsets``); one by one where
-    the batch fails. A fit that fails is None."""
+    """Cold fits of ``rows[mask]`` per mask, batched (one by one where the batch fails); None: failed."""
     if not masks:
         return []
     with warnings.catch_warnings():
@@ -154,8 +152,7 @@ def _frame(axis, delta, side, refit, ahead: pd.DataFrame, origin: float, decades
 
 
 def rolling_origin(result, axes=AXES, origin_decades=ORIGIN_DECADES) -> pd.DataFrame:
-    """Forecasts inside a fit's own points, each from a cold refit of the points on the near side of its origin (never
-    from the full fit's optimum, which has seen the points it forecasts)."""
+    """Forecasts inside a fit's points, each from a cold refit of the points on its origin's near side."""
     stored = getattr(result, "rolling_origins", None)
     if stored is not None and stored.get("made_for") == _made_for(result, axes, origin_decades):
         return stored["table"].copy()
@@ -166,8 +163,7 @@ def rolling_origin(result, axes=AXES, origin_decades=ORIGIN_DECADES) -> pd.DataF
 
 
 def fit_with_rolling_origins(rows: pd.DataFrame, spec):
-    """The fit of ``rows`` and its rolling origins' cold refits, solved together (one batched solve: the full fit is
-    one more subset of :func:`benchcast.fitting.stages.fit_subsets`), the fit holding its rolling-origin forecasts."""
+    """The fit of ``rows`` and its origins' refits in one batched solve, holding their forecasts."""
     _, used, _, _, _, kept = prepare_fit(rows, spec)  # the fit's points: its origins are placed among them
     origins = _origins(used, get_law(spec.law), spec, AXES, ORIGIN_DECADES)
     positions = np.flatnonzero(kept)  # each used point's row
@@ -183,14 +179,12 @@ def fit_with_rolling_origins(rows: pd.DataFrame, spec):
 
 
 def with_rolling_origins(result):
-    """The fit holding its rolling-origin forecasts (what ``benchcast fit --out`` saves, so that a forecast of the
-    artifact reads them instead of refitting)."""
+    """The fit holding its rolling-origin forecasts (what ``benchcast fit --out`` saves)."""
     return _holding(result, rolling_origin(result))  # a table it holds already (made for it) is read, not remade
 
 
 def _made_for(result, axes=AXES, origin_decades=ORIGIN_DECADES) -> str:
-    """What a fit's rolling origins depend on: its points, settings and law, the origins, and the benchcast that made
-    them (its engine and constants). A stored table made for anything else is made afresh."""
+    """A hash of what a fit's rolling origins depend on: points, settings, law, origins, version."""
     what = {
         "points": fingerprint(result.points), "spec": result.spec.to_dict(), "law": result.law,
         "origin_decades": list(origin_decades), "axes": list(axes), "benchcast": __version__,
@@ -209,8 +203,7 @@ def _holding(result, table: pd.DataFrame):
 
 
 def log_errors(errors: pd.DataFrame, axis: str = "compute") -> pd.DataFrame:
-    """The forecasts along one axis with a finite log-ratio error: columns ``e`` = log(true / forecast) and ``d``
-    (decades beyond the origin: of compute, or of TPR for ``axis='tpr'``)."""
+    """The forecasts along ``axis`` with finite ``e`` = log(true / forecast) and ``d`` decades ahead."""
     rows = pd.DataFrame(columns=list(COLUMNS)) if errors is None else errors
     rows = rows[rows["axis"] == axis] if "axis" in rows else rows.iloc[: len(rows) * (axis == "compute")]
     if not len(rows):
@@ -274,8 +267,7 @@ class Prior:
 
 
 def load_prior(path=None, exclude=(), ladders=None) -> Prior:
-    """The cross-ladder prior shipped with the package (``benchmarks/extrapolation_prior.py`` writes it): the mean over
-    its ladders of each ladder's entry."""
+    """The cross-ladder prior shipped with the package: the mean of its ladders' entries."""
     path = Path(path) if path is not None else PRIOR_FILE
     try:
         ladders = json.loads(path.read_text())["ladders"] if ladders is None else ladders
@@ -299,9 +291,7 @@ def _tau(residual, d, w) -> float:
 def estimate(
     errors: pd.DataFrame | None, prior: Prior | None = None, *, prior_origins: float = PRIOR_ORIGINS
 ) -> ErrorModel:
-    """The one pooling rule: log tau the weighted mean of the benchmark's own (weight m, its origins) and the
-    cross-ladder prior's (``prior_origins``); no drift, normal tails (the designs with them are studied in
-    ``benchmarks/_extrapolation_cells.py``)."""
+    """The one pooling rule: log tau the mean of the own (weight: its origins) and the prior's."""
     rows = log_errors(errors)
     n_own = int(rows["origin_decades"].nunique()) if len(rows) else 0
     parts, source, unconverged, tau = [], [], 0, None  # (weight, log tau)
@@ -336,8 +326,7 @@ def estimate(
 
 
 def _shrunk(own: float | None, reach: float, prior: float | None) -> float | None:
-    """log tau_tpr: the own scale's (weight: the decades its origins reach) and the prior's (``PRIOR_TPR_DECADES``)
-    weighted mean; either alone where the other is missing."""
+    """log tau_tpr: the own and prior's weighted mean (weights: reach, ``PRIOR_TPR_DECADES``)."""
     if own is None:
         return prior
     if prior is None:
@@ -370,9 +359,7 @@ def _weights(rows: pd.DataFrame) -> np.ndarray:
 
 
 def tpr_scale(errors) -> tuple[float | None, float]:
-    """The own error per decade of TPR and the decades of TPR its origins reach (None, 0 where none is measured):
-    over the forecasts at least ``MIN_TPR_DECADES`` from their origin's data, each origin weighted equally,
-    tau_tpr^2 = sum w e^2 / sum w d^2 (a ratio of sums: a forecast near its data weighs as little as it says)."""
+    """The own error per decade of TPR (sqrt of a ratio of weighted sums) and the decades reached."""
     rows = log_errors(errors, "tpr")
     rows = rows[rows["d"] >= MIN_TPR_DECADES]
     if not len(rows):
@@ -404,12 +391,3 @@ def widen(boot_draws, decades, model: ErrorModel, seed: int = 0, tpr_decades=Non
             + eps * net_sd(boot if reference is None else reference, scale)
         )
     return np.clip(np.exp(log_draws), 0.0, 1.0)
-
-
-def own_scale(errors) -> float:
-    """A law's own error per decade from its rolling-origin forecasts, as measured (below ``TAU_FLOOR`` too; NaN with
-    fewer than ``MIN_ORIGINS``)."""
-    try:
-        return float(estimate(errors).own_tau)
-    except BenchcastError:
-        return float("nan")

@@ -106,45 +106,24 @@ class Flag:
 
 
 def fit_flags(result) -> tuple[Flag, ...]:
-    """The flags a fit gives every forecast made from it: too few points per parameter, and each parameter at a search
-    limit."""
-    law = result.law_object
-    free = law.n_params - law.n_presolved
-    n_used = int(result.diagnostics.n_used)
+    """The flags a fit gives every forecast from it: few points, near-chance drops, TPRs, search limits."""
+    law, d = result.law_object, result.diagnostics
+    free, n_used = law.n_params - law.n_presolved, int(d.n_used)
     out = []
     if free and n_used < MIN_POINTS_PER_PARAMETER * free:
-        out.append(
-            Flag(
-                FEW_POINTS,
-                f"{result.law} fits {free} parameters to {n_used} points (fewer than "
-                f"{MIN_POINTS_PER_PARAMETER:g} per parameter): the data barely identify it",
-                False,
-            )
-        )
-    d = result.diagnostics
+        why = f"fewer than {MIN_POINTS_PER_PARAMETER:g} per parameter): the data barely identify it"
+        out.append((FEW_POINTS, f"{result.law} fits {free} parameters to {n_used} points ({why}"))
     near = {why: n for why, n in d.dropped_reasons.items() if "chance" in why}
     if sum(near.values()) * NEAR_CHANCE_SHARE > d.n_used + d.n_dropped:  # a fit on what is left of the ladder
-        out.append(
-            Flag(
-                NEAR_CHANCE,
-                f"{result.law}: the chance filter left out {sum(near.values())} of {d.n_used + d.n_dropped} runs "
-                f"({', '.join(f'{why}: {n}' for why, n in near.items())}); --margin sets its margin",
-                False,
-            )
-        )
+        reasons = ", ".join(f"{why}: {n}" for why, n in near.items())
+        left = f"left out {sum(near.values())} of {d.n_used + d.n_dropped} runs ({reasons}); --margin sets its margin"
+        out.append((NEAR_CHANCE, f"{result.law}: the chance filter {left}"))
     if across := law.across_tprs(result.points):
-        out.append(Flag(ACROSS_TPRS, across, False))
-    limits = result.bounds.at_search_limit
-    if limits:
-        out.append(
-            Flag(
-                SEARCH_LIMIT,
-                f"{result.law}: {', '.join(limits)} at a search limit (the data do not place "
-                f"{'it' if len(limits) == 1 else 'them'})",
-                False,
-            )
-        )
-    return tuple(out)
+        out.append((ACROSS_TPRS, across))
+    if limits := result.bounds.at_search_limit:
+        place = f"(the data do not place {'it' if len(limits) == 1 else 'them'})"
+        out.append((SEARCH_LIMIT, f"{result.law}: {', '.join(limits)} at a search limit {place}"))
+    return flagged(out)
 
 
 def value_flags(law: str, value: float, limit: float | None = None, meaning: str = "") -> tuple[Flag, ...]:
@@ -154,14 +133,8 @@ def value_flags(law: str, value: float, limit: float | None = None, meaning: str
     if not 0.0 <= value <= 1.0:
         return (Flag(OUTSIDE_RANGE, f"{law} forecasts {value:.4g}, outside [0, 1]: not a score", True),)
     if limit is not None and math.isfinite(limit) and value > limit + LIMIT_TOLERANCE:
-        return (
-            Flag(
-                ABOVE_LIMIT,
-                f"{law} forecasts {value:.4g}, above its own limit {limit:.4g} ({meaning}): the fitted curve "
-                "falls back after this point",
-                False,
-            ),
-        )
+        why = f"above its own limit {limit:.4g} ({meaning}): the fitted curve falls back after this point"
+        return flagged([(ABOVE_LIMIT, f"{law} forecasts {value:.4g}, {why}")])
     return ()
 
 
@@ -174,14 +147,8 @@ def distance_flags(decades: float, flops_max: float) -> tuple[Flag, ...]:
     """The flag of a forecast far beyond the fitted runs."""
     if not math.isfinite(decades) or decades <= MAX_DECADES_BEYOND:
         return ()
-    return (
-        Flag(
-            FAR_BEYOND,
-            f"{decades:.2f} decades of compute beyond the largest fitted run ({flops_max:.3g} FLOPs; "
-            f"more than {MAX_DECADES_BEYOND:g})",
-            False,
-        ),
-    )
+    words = f"beyond the largest fitted run ({flops_max:.3g} FLOPs; more than {MAX_DECADES_BEYOND:g})"
+    return flagged([(FAR_BEYOND, f"{decades:.2f} decades of compute {words}")])
 
 
 def _limit(result) -> tuple[float | None, str]:
@@ -194,18 +161,14 @@ def _limit(result) -> tuple[float | None, str]:
 
 
 def _clipped(law: str, value: float) -> tuple[Flag, ...]:
-    """A law that clips its forecasts to [0, 1] (an unbounded last stage) gives exactly 0 or 1 only where it clipped
-    one outside: that number is outside [0, 1] all the same, refused."""
+    """A clipping law's exact 0 or 1 is a clipped forecast outside [0, 1]: refused."""
     if value not in (0.0, 1.0):
         return ()
     return (Flag(OUTSIDE_RANGE, f"{law} forecasts outside [0, 1] (clipped to {value:g}): not a score", True),)
 
 
 def ensemble_flags(fits: Mapping, predicted: Mapping, blend, placement: Placement, k=None) -> list[tuple[Flag, ...]]:
-    """Every flag of an ensemble's forecasts, one tuple per point: each weighted member's (a member's refusal refuses
-    the blend, which averages its number in; its fit's flags), the blend's own value, and from the targets'
-    ``placement`` its distance beyond the data, where it sits among the fitted runs (at one, below them, between
-    them) and a TPR outside theirs; and a k beyond the fitted k."""
+    """Every flag of an ensemble's forecasts, one tuple per point: members', blend's, placement's, k's."""
     blend = np.atleast_1d(np.asarray(blend, float))
     per_point: list[list[Flag]] = [[] for _ in blend]
     for law, fit in fits.items():
@@ -247,8 +210,7 @@ def withhold(values, flags: list[tuple[Flag, ...]]) -> np.ndarray:
 
 
 def cell_flags(points: list[tuple[Flag, ...]], premise: tuple[str, ...] = ()) -> dict:
-    """A bench cell's flags from its points': ``flagged``, ``flags`` (every reason once) and, where a point is refused,
-    ``status`` ``'refused: <reason>'`` (the cell then gives no number)."""
+    """A bench cell's ``flagged``, ``flags`` and ``refused`` (and ``status`` where refused)."""
     texts = list(dict.fromkeys(describe(point) for point in points if point))
     refusals = [f.reason for point in points for f in point if f.refuses]
     flagged = any(f.kind not in premise for point in points for f in point)
@@ -309,8 +271,7 @@ def beyond_k(k, k_max: float) -> list[tuple[str, str]]:
 
 
 def placement_flags(placement: Placement) -> list[tuple[Flag, ...]]:
-    """Per point, its flag where its placement says it is no extrapolation: at a fitted run, below the smallest, or
-    inside the fitted runs' compute and TPR ranges (an interpolation)."""
+    """Per point, its flag where it is no extrapolation: at a fitted run, below them, or between them."""
     lo, hi = placement.flops_range
     out = []
     for kind, run, c in zip(placement.kind, placement.run, placement.runs.flops, strict=True):
@@ -328,8 +289,7 @@ def placement_flags(placement: Placement) -> list[tuple[Flag, ...]]:
 
 
 def target_flags(placement: Placement, results: Mapping, joint: str = "") -> list[str]:
-    """A flag per run whose TPR lies outside the fitted runs' TPR ('' where it lies inside), naming the laws of
-    ``results`` (or a ``joint`` fit in compute only) that ignore the allocation or extrapolate in TPR."""
+    """A flag per run whose TPR lies outside the fitted runs' ('' inside), naming the laws it affects."""
     compute_only = [joint] if joint else [law for law, r in results.items() if "flops" in r.law_object.covariates]
     in_size = [law for law, r in results.items() if {"params", "tokens"} <= set(r.law_object.covariates)]
     lo, hi = placement.tpr_range
@@ -349,11 +309,7 @@ def target_flags(placement: Placement, results: Mapping, joint: str = "") -> lis
 
 
 def shared_shape_flags(runs: pd.DataFrame, flops: float, tpr=None, params=None) -> tuple[Flag, ...]:
-    """The flags of one recipe's forecast from a joint fit (``compare``'s shared shape), by the rules a forecast's
-    own fit is flagged by: at one of the recipe's fitted ``runs``, below or inside them (:func:`placement_flags`), far
-    beyond them, at a TPR outside theirs (the joint fit is in compute only), and, where the runs are of one size, the
-    slope borrowed from the other recipes (only the level is the recipe's own). ``tpr`` is the planned run's with its
-    N (``params``)."""
+    """The flags of a recipe's forecast from ``compare``'s joint fit, as a fit's own (and one size's)."""
     n = np.nan if params is None else float(params)
     target = PlannedRuns(np.array([flops], float), np.array([n]), np.array([n * (np.nan if tpr is None else tpr)]),
                          np.zeros(1, bool))  # fmt: skip
@@ -364,20 +320,14 @@ def shared_shape_flags(runs: pd.DataFrame, flops: float, tpr=None, params=None) 
     out += [Flag(OUTSIDE_TPR, words, False)] if words else []
     sizes = np.unique(np.round(np.log10(runs["flops"].to_numpy(float)), 3))
     if len(sizes) < 2:
-        out.append(
-            Flag(
-                BORROWED_SLOPE,
-                f"one run size ({len(runs)} run(s) at {10 ** sizes[0]:.3g} FLOPs): the slope is borrowed from the "
-                "other recipes (the shared shape's exponent); only the level is this recipe's own",
-                False,
-            )
-        )
+        what = f"one run size ({len(runs)} run(s) at {10 ** sizes[0]:.3g} FLOPs)"
+        own = "the other recipes (the shared shape's exponent); only the level is this recipe's own"
+        out += flagged([(BORROWED_SLOPE, f"{what}: the slope is borrowed from {own}")])
     return _ordered(out)
 
 
 def skewed(point: float, lower: float, upper: float, median: float) -> Flag:
-    """A point outside its own 50 % interval: the bootstrap is skewed, and the draws' median is given beside it. The
-    point is kept: the median in its place won WIS on some ladders, lost on others (benchmarks/point_or_median.md)."""
+    """A point outside its own 50 % interval (kept: benchmarks/point_or_median.md), with the median."""
     return Flag(
         SKEWED,
         f"the forecast {point:.4g} lies outside its own 50 % interval ({lower:.4g} .. {upper:.4g}): the bootstrap "
@@ -387,9 +337,7 @@ def skewed(point: float, lower: float, upper: float, median: float) -> Flag:
 
 
 def uninformative(lower: float, upper: float, chance: float, terms: Mapping | None = None) -> Flag | None:
-    """The flag of a 90 % interval (``lower`` .. ``upper``) spanning more than ``UNINFORMATIVE_SHARE`` of the range
-    from ``chance`` to 1, naming its largest error term (``terms``: name -> (log-score spread, words)); None where
-    the interval informs. A chance that is not finite is taken as 0, and the reason says so."""
+    """The flag of a 90 % interval wider than ``UNINFORMATIVE_SHARE`` of chance..1 (None: it informs)."""
     known = math.isfinite(float(chance))
     chance = float(chance) if known else 0.0
     span = 1.0 - min(max(chance, 0.0), 0.99)
@@ -403,11 +351,7 @@ def uninformative(lower: float, upper: float, chance: float, terms: Mapping | No
         UNINFORMATIVE,
         f"uninformative: the {UNINFORMATIVE_LEVEL * 100:g} % interval {lower:.3g} .. {upper:.3g} is "
         + ("wider than" if share >= 1 else f"{share * 100:.0f} % of")
-        + (
-            f" the range from chance ({chance:g}) to 1"
-            if known
-            else " the range from chance (chance unknown, taken as 0) to 1"
-        )
+        + f" the range from chance ({f'{chance:g}' if known else 'chance unknown, taken as 0'}) to 1"
         + f"{extreme}, more than {UNINFORMATIVE_SHARE * 100:g} %"
         + (f"; mostly the {ranked[0][0]} error (log-score spread: {cause})" if ranked else ""),
         False,
@@ -415,8 +359,7 @@ def uninformative(lower: float, upper: float, chance: float, terms: Mapping | No
 
 
 def plan_interval_flags(needed: float, lower: float | None, upper: float | None, level: float) -> tuple[Flag, ...]:
-    """The flag of a plan's compute interval with an end more than ``PLAN_DECADES`` from its point (or none at all),
-    with the one-sided answer it can give."""
+    """The flag of a plan's compute interval with an end over ``PLAN_DECADES`` from its point."""
     if lower is None or upper is None or not (math.isfinite(needed) and needed > 0):
         return ()
     far = lambda end: not (math.isfinite(end) and end > 0 and abs(math.log10(end / needed)) <= PLAN_DECADES)  # noqa: E731
@@ -424,30 +367,22 @@ def plan_interval_flags(needed: float, lower: float | None, upper: float | None,
     if not (low_far or up_far):
         return ()
     pct, one = f"{level * 100:g} %", f"{(1 + level) * 50:g} % one-sided bound"
+    can = "the one-sided answer it can give:"
     if not math.isfinite(upper):
-        answer = f"the one-sided answer it can give: at least {lower:.3g} FLOPs ({one}); no upper bound"
+        answer = f"{can} at least {lower:.3g} FLOPs ({one}); no upper bound"
     elif up_far and not low_far:
-        answer = f"the one-sided answer it can give: at least {lower:.3g} FLOPs ({one})"
+        answer = f"{can} at least {lower:.3g} FLOPs ({one})"
     elif low_far and not up_far:
-        answer = f"the one-sided answer it can give: at most {upper:.3g} FLOPs ({one})"
+        answer = f"{can} at most {upper:.3g} FLOPs ({one})"
     else:
         answer = f"at least {lower:.3g} and at most {upper:.3g} FLOPs ({one} each), neither within a decade"
     ends = f"{lower:.3g} .. " + (f"{upper:.3g}" if math.isfinite(upper) else "not within 1e40") + " FLOPs"
-    return (
-        Flag(
-            UNINFORMATIVE,
-            f"uninformative: the {pct} compute interval {ends} reaches more than {PLAN_DECADES:g} decade from the "
-            f"plan's {needed:.3g} FLOPs; {answer}",
-            False,
-        ),
-    )
+    reach = f"reaches more than {PLAN_DECADES:g} decade from the plan's {needed:.3g} FLOPs; {answer}"
+    return flagged([(UNINFORMATIVE, f"uninformative: the {pct} compute interval {ends} {reach}")])
 
 
 def refit_flags(n_boot: int, n_left: int, failures: Mapping[str, tuple[int, int]] | None = None) -> tuple[Flag, ...]:
-    """The flag of an interval read from ``n_left`` of the ``n_boot`` replicates asked for, where more than
-    :data:`MAX_FAILED_SHARE` of them are lost: ``n_left`` counts the replicates of the draws the interval is read from
-    (an ensemble's blended draws, not its members' refits added up), ``failures`` names each member's failed and
-    unconverged refits (member -> (failed, not converged); the name is left out where there is one member)."""
+    """The flag of an interval from ``n_left`` of ``n_boot`` replicates, over ``MAX_FAILED_SHARE`` lost."""
     if n_boot <= 0 or n_boot - n_left <= MAX_FAILED_SHARE * n_boot:
         return ()
     parts = []

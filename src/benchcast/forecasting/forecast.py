@@ -18,7 +18,6 @@ from benchcast.utils.jsonable import jsonable
 from benchcast.utils.rich_view import Markup, RichView, rich_table
 from benchcast.validation import check_level
 
-RUN_COLUMNS = ("flops", "params", "tokens", "tpr")
 MEDIAN_WIDTH = 1e-6  # the central interval this narrow is the draws' median
 
 
@@ -59,10 +58,7 @@ def make_forecast(
     spread: dict | None = None,
     metric: str = "",
 ) -> Forecast:
-    """The one constructor of a :class:`Forecast`: the points' table, with its bounds at every asked level read off
-    ``draws`` (``(kind, point index, ScoreDraws)`` with kind ``'prediction'`` or ``'confidence'``), and the flags
-    its intervals earn (skewed; uninformative above ``chance``, naming the terms of ``spread``: point -> term ->
-    (log spread, words))."""
+    """The one constructor of a :class:`Forecast`: its table, bounds read off ``draws``, and flags."""
     n = len(runs)
     members = members or {}
     frame = pd.DataFrame(
@@ -546,7 +542,8 @@ class Forecast(RichView):
             if weights and list(weights) != [self.name]:
                 mix = ", ".join(f"{law} {w:.2f}" for law, w in weights.items())
                 mixes.setdefault(mix, []).append(label)
-        out += [f"weights at {', '.join(labels)}{_unit(self)}: {mix}" for mix, labels in mixes.items()]
+        unit = " FLOPs" if not self.query or self.query.get("flops") is not None else ""  # points named by compute
+        out += [f"weights at {', '.join(labels)}{unit}: {mix}" for mix, labels in mixes.items()]
         failed, dropped = self.meta.failed_refits, self.meta.dropped_refits
         if failed or dropped:
             out.append(f"{failed} bootstrap refit(s) failed and {dropped} did not converge: left out of the interval")
@@ -582,11 +579,6 @@ def _distinct(values) -> list:
         if value not in out:
             out.append(value)
     return out
-
-
-def _unit(forecast: Forecast) -> str:
-    """' FLOPs' where the points are named by their compute."""
-    return " FLOPs" if not forecast.query or forecast.query.get("flops") is not None else ""
 
 
 def _shown(value) -> float | str:

@@ -50,11 +50,7 @@ LOCAL_POINTS = 33  # computes across a bound's bracket that its crossing is fitt
 
 
 def _band(ensemble: Ensemble, target: float, unc: Uncertainty, tpr, where: dict, needed=None, k=None, convention=None):
-    """Where the ensemble's forecast (``needed``, unless given) and its bounds at ``level`` reach ``target``: the
-    forecast inverted. The point by bracketing on a grid of log compute and bisection; a bound (its draws carry
-    Monte-Carlo noise) by a line fitted across its bracket, at the uncertainty's level. Also the forecast at the
-    answer and the grid's note. ``where``: where the bootstrap runs; ``k``: the attempts a law of k is asked at (every
-    point); ``convention``: the runs' FLOPs convention splitting a compute into N and D at ``tpr``."""
+    """Where the forecast (``needed``, unless given) and its bounds reach ``target``: it, inverted."""
     level = unc.level
 
     def at(flops) -> Forecast:
@@ -129,15 +125,10 @@ def plan_default(
     if not ensemble.ok:
         raise BenchcastError(f"no plan for {benchmark}: {ensemble.choice_.reason}")
     results = ensemble.fits
-    q_rand = max(float(r.spec.q_rand) for r in results.values())
-    if target <= q_rand:
-        raise BenchcastError(
-            f"target {target:g} is at or below the chance level {q_rand:g} of {benchmark}: a model reaches it "
-            "without training, so there is no compute to plan."
-        )
+    _refuse_at_chance(target, max(float(r.spec.q_rand) for r in results.values()), benchmark)
     in_size = [law for law, r in results.items() if placed_at is None and not _places_compute(r)]
     if in_size:
-        tprs = sorted({round(float(v), 3) for r in results.values() for v in r.points["tokens"] / r.points["params"]})
+        tprs = _tprs(results.values())
         raise BenchcastError(
             f"the default strategy's laws for {benchmark} ({', '.join(in_size)}) are functions of parameters and "
             f"tokens, fitted across the runs' TPRs ({', '.join(f'{v:g}' for v in tprs)}): a planned compute needs "
@@ -179,8 +170,7 @@ def plan_default(
 
 
 def _sizes(flops: float, tpr: float | None, convention=None) -> dict:
-    """N and D of a planned run of compute C at tokens per parameter T (C = r(N) 6 N D, the runs' FLOPs convention;
-    6 N D without one), where both are known."""
+    """N and D of a planned run of compute C at tokens per parameter ``tpr``, where both are known."""
     if tpr is None or not np.isfinite(flops):
         return {}
     run = planned_runs(flops=[flops], tpr=tpr, convention=convention)  # as the forecast inverted placed it
@@ -198,6 +188,11 @@ def _places_compute(result) -> bool:
     return True
 
 
+def _tprs(results) -> list[float]:
+    """The fitted runs' tokens-per-parameter ratios, rounded, in order."""
+    return sorted({round(float(v), 3) for r in results for v in r.points["tokens"] / r.points["params"]})
+
+
 def _value(blend, name: str, level: float) -> float:
     """The blended forecast's point (``needed``) or a bound (``lower``: the upper bound; ``upper``: the lower)."""
     if name == "needed":
@@ -207,9 +202,7 @@ def _value(blend, name: str, level: float) -> float:
 
 
 def _first_crossing(grid: np.ndarray, values: np.ndarray, target: float, at, smooth: bool = False) -> float:
-    """The smallest compute where ``at(C)`` reaches ``target``: bracketed on ``grid`` (where ``values`` are ``at`` on
-    the grid), then refined in log compute; the grid's floor where the first point already reaches it, inf where
-    none does."""
+    """The smallest compute where ``at(C)`` reaches ``target``: bracketed on ``grid``, then refined."""
     reached = np.isfinite(values) & (values >= target)
     if not reached.any():
         return float("inf")
@@ -274,8 +267,7 @@ def _notes(plan: dict, interval_note: str, smallest: float, failures: list[str],
 
 
 def _plan_flags(result: FitResult, flops: float, k, solved: bool = False, tpr: float | None = None) -> tuple:
-    """A plan's flags: the fit's, and how far its compute (solved for, or given) and its k lie outside the data; a
-    compute ``solved`` for among the fitted runs is an interpolation (or a fitted run), as ``plan DATA`` says."""
+    """A plan's flags: the fit's, and where its compute and k lie among (or beyond) the data."""
     flops_max, flops_min = float(result.diagnostics.flops_max), float(result.diagnostics.flops_min)
     decades = float(np.log10(flops / flops_max)) if np.isfinite(flops) and flops > 0 else np.nan
     outside = flagged(beyond_k(k, fitted_k_max(result)))
@@ -291,8 +283,7 @@ def _plan_flags(result: FitResult, flops: float, k, solved: bool = False, tpr: f
 
 
 def _refuse_unused_question(result: FitResult, *, k: int | None, flops: float | None, tpr: float | None) -> None:
-    """Refuse ``k``, ``flops`` and ``tpr`` where the fitted law's covariates give them no use: the answer would be the
-    same without them, so taking them would mislead."""
+    """Refuse ``k``, ``flops`` and ``tpr`` where the law has no use for them."""
     law = result.law_object
     covariates = set(law.covariates)
     if tpr is not None and not {"params", "tokens"} <= covariates:
@@ -320,18 +311,20 @@ def _refuse_unused_question(result: FitResult, *, k: int | None, flops: float | 
         )
 
 
+def _refuse_at_chance(target: float, q_rand: float, benchmark) -> None:
+    """Refuse a target at or below the chance level: there is no compute to plan."""
+    if target <= q_rand:
+        raise BenchcastError(
+            f"target {target:g} is at or below the chance level {q_rand:g} of {benchmark}: a model reaches it "
+            "without training, so there is no compute to plan."
+        )
+
+
 def _refuse_no_tpr(result: FitResult) -> None:
-    """Refuse to plan a compute for a law of N and D fitted across TPRs without a TPR to place the run at (a law that
-    places a run of compute C itself, on its compute-optimal envelope, needs none: the law says)."""
-    if not {"params", "tokens"} <= set(result.law_object.covariates):
+    """Refuse to plan a compute for a law of N and D with no TPR to place the run at."""
+    if _places_compute(result):
         return
-    try:
-        result.fitted.covariates_at(np.array([float(result.points["flops"].max())]))
-        return
-    except BenchcastError:
-        pass
-    points = result.points
-    tprs = sorted({round(float(v), 3) for v in points["tokens"] / points["params"]}) if "tokens" in points else []
+    tprs = _tprs([result]) if "tokens" in result.points else []
     listed = ", ".join(f"{v:g}" for v in tprs) if tprs else "unknown"
     example = f"--forecast-tpr {tprs[len(tprs) // 2]:g}" if tprs else "--forecast-tpr 20"
     raise BenchcastError(
@@ -384,11 +377,7 @@ def plan(
     k = check_count("k", k)
     _refuse_unused_question(result, k=k, flops=flops, tpr=tpr)
     fitted, spec = result.fitted, result.spec
-    if target <= spec.q_rand:
-        raise BenchcastError(
-            f"target {target:g} is at or below the chance level {spec.q_rand:g} of {spec.benchmark}: "
-            "a model reaches it without training, so there is no compute to plan."
-        )
+    _refuse_at_chance(target, spec.q_rand, spec.benchmark)
     tpr = spec.tpr if tpr is None else tpr
     if tpr is None:  # a law of N and D fitted across TPRs: no ratio to place the planned run at
         _refuse_no_tpr(result)
@@ -398,14 +387,11 @@ def plan(
     solve_k = has_k and flops is not None and k is None
     k = k if k is not None else spec.k
 
-    def solve(frozen) -> float:
-        return frozen.k_for(target, flops) if solve_k else frozen.compute_for(target, tpr=tpr, k=k)
-
     if solve_k:
         ceiling, meaning = fitted.law.limit_in_k(fitted.vector, spec.q_rand, flops)
     else:
         ceiling, meaning = fitted.law.limit(fitted.vector, spec.q_rand, k=k)
-    needed = solve(fitted)
+    needed = fitted.k_for(target, flops) if solve_k else fitted.compute_for(target, tpr=tpr, k=k)
     in_size = {"params", "tokens"} <= set(fitted.law.covariates)
     placed_at = tpr if in_size and not solve_k else None
     flags = _plan_flags(result, flops if solve_k else needed, needed if solve_k else k, not solve_k, placed_at)
@@ -452,9 +438,7 @@ def _plan_interval(result: FitResult, target: float, unc: Uncertainty, fields: d
     band = _band(Ensemble.of_fit(result), target, unc, placed, where, fields["needed"], k)
     out = {"interval": unc.interval, "n_boot": unc.n_boot}
     if band["note"] or "lower" not in band:
-        out["message"] = (fields.get("message", "") + " " if fields.get("message") else "") + (
-            band["note"] or "no interval"
-        )
+        out["message"] = " ".join(m for m in (fields.get("message"), band["note"] or "no interval") if m)
         return out
     at = band["forecast"]
     if at is not None and at.meta.error_model is not None:

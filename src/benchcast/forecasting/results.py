@@ -269,9 +269,8 @@ class Recommendation(RichView):
     forecast: Forecast | None = None  # at target_flops: the combination's forecast and interval
     errors: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)  # the blend's rolling-origin forecasts
     needs_fallback: bool = False  # no candidate has support and the ladder's fallback is not fitted yet
-    versus: object = (
-        None  # the default against the simplest alternative on its rolling origins (alternative.Comparison)
-    )
+    # the default against the simplest alternative on its rolling origins (alternative.Comparison)
+    versus: object = None
 
     def to_dict(self) -> dict:
         """Every field, the ranking as records (what ``recommend --json`` prints); NaN as None."""
@@ -312,40 +311,23 @@ class Recommendation(RichView):
     def notes(self) -> list[str]:
         """The advice (which laws, how well the choice did, the forecast), a warning per law at a search
         limit, then each law left out (and why) and where the interval's spread comes from."""
+        from benchcast.fitting.diagnostics import SEARCH_LIMIT_ADVICE
+        from benchcast.forecasting.extrapolation import TAU_FLOOR
+
+        records = self.ranking.to_dict("records")
+        below = ", ".join(r["law"] for r in records if r.get("tau", np.nan) < TAU_FLOOR)
+        floor = f"  note: tau /decade of {below} is below {TAU_FLOOR:g}; an interval counts it as {TAU_FLOOR:g}"
         return [
             self._advice(),
             *([] if self.versus is None or self.forecast is not None else [self.versus.words()]),
-            *self._target_notes(),
-            *self._search_limit_warnings(),
-            *self._floor_notes(),
+            *([] if self.forecast is None else self.forecast.context),  # what each law was given for the planned run
+            *(
+                f"  warning: {r['law']}: at search limit: {r['at_search_limit']}: {SEARCH_LIMIT_ADVICE}"
+                for r in records
+                if r.get("at_search_limit")  # an active constraint is only information
+            ),
+            *([floor] if below else []),
             *(f"  note: {failure}" for failure in self.failures),
-        ]
-
-    def _floor_notes(self) -> list[str]:
-        """Laws whose own tau /decade lies below the floor the interval counts it at."""
-        from benchcast.forecasting.extrapolation import TAU_FLOOR
-
-        below = [r["law"] for r in self.ranking.to_dict("records") if r.get("tau", np.nan) < TAU_FLOOR]
-        if not below:
-            return []
-        return [
-            f"  note: tau /decade of {', '.join(below)} is below {TAU_FLOOR:g}; an interval counts it as {TAU_FLOOR:g}"
-        ]
-
-    def _target_notes(self) -> list[str]:
-        """What each law was given for the planned run (nothing without a forecast)."""
-        return [] if self.forecast is None else self.forecast.context
-
-    def _search_limit_warnings(self) -> list[str]:
-        """One warning per law with a parameter at a search limit (an active constraint is only information)."""
-        from benchcast.fitting.diagnostics import SEARCH_LIMIT_ADVICE
-
-        if "at_search_limit" not in self.ranking:
-            return []
-        return [
-            f"  warning: {r['law']}: at search limit: {r['at_search_limit']}: {SEARCH_LIMIT_ADVICE}"
-            for r in self.ranking.to_dict("records")
-            if r["at_search_limit"]
         ]
 
     def rich_items(self) -> list:
@@ -381,13 +363,11 @@ class Recommendation(RichView):
                     planned += f" ({int(round(f['level'] * 100))} % interval {f['lower']:.4f} .. {f['upper']:.4f})"
                 planned += f"{'; ' + f['note'] if f.get('note') else ''}"
                 planned += f" ({f['flags']})." if f.get("flags") else "."
-        if not self.nested_origins:  # a fallback law alone: no rolling origin checked the choice
-            return (
-                f"{self.benchmark}: use the {self.rule} ({mix}); no rolling origin inside your runs checked it."
-                + planned
-            )
-        return (
-            f"{self.benchmark}: use the {self.rule} ({mix}). Chosen from rolling-origin forecasts inside your runs "
-            f"(up to {self.extrapolation_decades:.2f} decades ahead); the choice itself, made without the runs it "
-            f"was scored on, erred by {self.nested_mre:.2f} % MRE over {self.nested_origins} origin(s)." + planned
+        checked = (
+            f". Chosen from rolling-origin forecasts inside your runs (up to {self.extrapolation_decades:.2f} decades "
+            f"ahead); the choice itself, made without the runs it was scored on, erred by {self.nested_mre:.2f} % MRE "
+            f"over {self.nested_origins} origin(s)."
+            if self.nested_origins
+            else "; no rolling origin inside your runs checked it."  # a fallback law alone
         )
+        return f"{self.benchmark}: use the {self.rule} ({mix}){checked}{planned}"

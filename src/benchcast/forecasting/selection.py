@@ -94,7 +94,6 @@ def choose(members: dict, rule: str, *, fallbacks=(), judge_length: bool = True,
             0.0,
             failures,
         )
-    weights_for(rule, pd.Series({"x": 1.0}))  # validates the rule
     pool = {law: m for law, m in fitted.items() if law not in fallbacks}
     warned = [w for w in (across_tprs(rows, law) for law in pool) if w] if rows is not None else []
     if judge_length:
@@ -115,7 +114,7 @@ def choose(members: dict, rule: str, *, fallbacks=(), judge_length: bool = True,
             return _unsupported(rule, "no candidate has support", warned + failures, needs_fallback=True)
         if backup:
             failures.append(f"no candidate has support: the fallback {backup[0]} forecasts alone")
-            return _recommendation(rule, {backup[0]: fitted[backup[0]]}, [backup[0]], rule, warned + failures)
+            return _recommendation({backup[0]: fitted[backup[0]]}, [backup[0]], rule, warned + failures)
     if not supported:
         reason = (
             f"no law has support: no candidate has {ext.MIN_ORIGINS} rolling origins with usable points inside "
@@ -123,7 +122,7 @@ def choose(members: dict, rule: str, *, fallbacks=(), judge_length: bool = True,
             f"{'; '.join(warned + failures)}"
         )
         return _unsupported(rule, reason, warned + failures)
-    return _recommendation(rule, pool, supported, rule, warned + failures)
+    return _recommendation(pool, supported, rule, warned + failures)
 
 
 def _challengers_that_win(pool: dict, supported: list) -> tuple[list, dict[str, str]]:
@@ -144,7 +143,7 @@ def _challengers_that_win(pool: dict, supported: list) -> tuple[list, dict[str, 
     return kept, lost
 
 
-def _recommendation(name: str, pool: dict, laws: list, rule: str, failures: list) -> Recommendation:
+def _recommendation(pool: dict, laws: list, rule: str, failures: list) -> Recommendation:
     """The ranking, weights and blended inner forecasts of ``laws`` (weight 1 for one law)."""
     benchmark = str(pool[laws[0]].fit.spec.benchmark)
     wide = common_errors({law: _compute_rows(pool[law].errors) for law in laws})
@@ -163,12 +162,11 @@ def _recommendation(name: str, pool: dict, laws: list, rule: str, failures: list
     ]
     ranking["weight"] = weights
     ranking = ranking.sort_values("inner_msle").reset_index()
-    nested = {"mre": np.nan, "n_origins": 0}
-    nested = _nested_error(wide, laws, rule) if len(wide) and rule in SELECTION_RULES else nested
+    nested = _nested_error(wide, laws, rule) if len(wide) else {"mre": np.nan, "n_origins": 0}
     order = sorted(((law, float(w)) for law, w in weights.items() if w > 0), key=lambda item: -item[1])
     return Recommendation(
         benchmark,
-        name,
+        rule,
         True,
         "",
         ranking,
@@ -189,7 +187,7 @@ def _blended(pool: dict, weights: pd.Series, wide: pd.DataFrame) -> pd.DataFrame
         return pd.DataFrame()  # one law: its own (Ensemble.errors_)
     if len(wide):
         frames.append(blend_errors(wide, weights).assign(axis="compute", side="", tpr_decades=0.0))
-    tpr = {law: _tpr_rows(pool[law].errors) for law in weights.index if weights[law] > 0}
+    tpr = {law: _compute_rows(pool[law].errors, "tpr") for law in weights.index if weights[law] > 0}
     if all(len(frame) for frame in tpr.values()):  # along TPR: the points every member forecast, blended
         first, wide = _along_tpr(tpr)
         if len(wide):
@@ -213,18 +211,11 @@ def _along_tpr(tpr: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
     return first, pd.concat(columns, axis=1, join="inner")
 
 
-def _compute_rows(errors: pd.DataFrame) -> pd.DataFrame:
-    """The rows along compute of rolling-origin forecasts."""
+def _compute_rows(errors: pd.DataFrame, axis: str = "compute") -> pd.DataFrame:
+    """The rows along ``axis`` of rolling-origin forecasts (a table without axes is along compute; else empty)."""
     if errors is None or not len(errors) or "axis" not in errors:
-        return errors
-    return errors[errors["axis"] == "compute"].reset_index(drop=True)
-
-
-def _tpr_rows(errors: pd.DataFrame) -> pd.DataFrame:
-    """The rows along TPR of rolling-origin forecasts (empty: none)."""
-    if errors is None or not len(errors) or "axis" not in errors:
-        return pd.DataFrame()
-    return errors[errors["axis"] == "tpr"].reset_index(drop=True)
+        return errors if axis == "compute" else pd.DataFrame()
+    return errors[errors["axis"] == axis].reset_index(drop=True)
 
 
 def ladder_laws(rows: pd.DataFrame) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -260,8 +251,8 @@ def across_tprs(rows: pd.DataFrame, law: str) -> str:
 
 def _ranking_record(law: str, inner: pd.DataFrame, result) -> dict:
     """A law's row of the ranking before it is scored."""
-    try:
-        tau = ext.own_scale(inner)
+    try:  # as measured (below TAU_FLOOR too); NaN with fewer than MIN_ORIGINS
+        tau = float(ext.estimate(inner).own_tau)
     except BenchcastError:
         tau = float("nan")
     d = result.diagnostics  # bounds: the law's own constraint active (information) apart from a search limit reached
@@ -277,16 +268,14 @@ def _ranking_record(law: str, inner: pd.DataFrame, result) -> dict:
 
 
 def common_errors(errors: dict[str, pd.DataFrame]) -> pd.DataFrame:
-    """Every law's rolling-origin forecasts (a column each) on the inner points they all forecast, with the points'
-    columns and ``converged`` (every law's inner refit converged there)."""
-    key = ["origin_decades", "run", "k"]
+    """Every law's rolling-origin forecasts (a column each) on the points all forecast, ``converged``."""
     if not errors or any(e is None or e.empty for e in errors.values()):
         return pd.DataFrame()
-    columns = [frame.set_index(key)["predicted"].rename(law) for law, frame in errors.items()]
-    base = next(iter(errors.values())).set_index(key)[["origin", "flops", "decades", "true"]]
+    columns = [frame.set_index(KEY)["predicted"].rename(law) for law, frame in errors.items()]
+    base = next(iter(errors.values())).set_index(KEY)[["origin", "flops", "decades", "true"]]
     base = base[~base.index.duplicated()]
     converged = [
-        frame.set_index(key)["converged"].astype(bool).rename(f"converged {law}")
+        frame.set_index(KEY)["converged"].astype(bool).rename(f"converged {law}")
         for law, frame in errors.items()
         if "converged" in frame
     ]
@@ -300,10 +289,9 @@ def common_errors(errors: dict[str, pd.DataFrame]) -> pd.DataFrame:
 
 
 def _scores(pool: dict, wide: pd.DataFrame, laws: list[str]) -> pd.DataFrame:
-    """Per origin (a row; along compute, and along TPR where every law has it) and law: the mean squared log-ratio
-    error on the points every law forecasts."""
+    """Per origin (compute, and TPR where every law has it) and law: the mean squared log-ratio error."""
     per_origin = [_per_origin(wide, laws)]
-    tpr = {law: _tpr_rows(pool[law].errors) for law in laws}
+    tpr = {law: _compute_rows(pool[law].errors, "tpr") for law in laws}
     if all(len(frame) for frame in tpr.values()):
         first, wide_tpr = _along_tpr(tpr)
         along = pd.concat([first[["true"]], wide_tpr], axis=1, join="inner").reset_index()
@@ -321,10 +309,7 @@ def _per_origin(wide: pd.DataFrame, laws: list[str]) -> pd.DataFrame:
 
 
 def weights_for(rule: str, scores: pd.Series, per_origin: pd.DataFrame | None = None) -> pd.Series:
-    """``ensemble``: equal weights unless the errors origin by origin separate the laws (:func:`separated`), then as
-    ``stack``: proportional to 1/score; ``select``: all weight on the lowest score."""
-    if rule not in SELECTION_RULES:
-        raise BenchcastError(f"unknown selection rule {rule!r}; expected one of {', '.join(SELECTION_RULES)}.")
+    """The weights of a rule: equal (or as ``stack`` where separated), 1/score, or the best alone."""
     if rule == "ensemble" and (per_origin is None or not separated(per_origin)):
         return pd.Series(1.0 / len(scores), index=scores.index)
     if rule == "select":
@@ -335,8 +320,7 @@ def weights_for(rule: str, scores: pd.Series, per_origin: pd.DataFrame | None = 
 
 
 def separated(per_origin: pd.DataFrame) -> bool:
-    """Whether the best law's log error is below another's by over two standard errors of the mean paired difference
-    over the origins (``MIN_ORIGINS`` at least; origins share runs, so it separates more readily than it should)."""
+    """Whether the best law's log error beats another's by two standard errors over the origins."""
     logs = np.log(np.maximum(per_origin.to_numpy(float), 1e-12))
     logs = logs[np.isfinite(logs).all(axis=1)]
     if len(logs) < ext.MIN_ORIGINS or logs.shape[1] < 2:
@@ -377,8 +361,7 @@ def blend_errors(wide: pd.DataFrame, weights: pd.Series) -> pd.DataFrame:
 
 
 def _nested_error(wide: pd.DataFrame, laws: list[str], rule: str) -> dict:
-    """The choice's own out-of-sample error along compute: at each origin, choose from the deeper origins' forecasts
-    of runs at or below it, then score that choice on the runs above it."""
+    """The choice's own out-of-sample MRE: made at each origin from the deeper origins only."""
     records = []
     for delta, group in wide.groupby("origin_decades"):
         origin = float(group["origin"].iloc[0])
@@ -394,8 +377,7 @@ def _nested_error(wide: pd.DataFrame, laws: list[str], rule: str) -> dict:
 
 
 def members_with_support(errors: dict[str, pd.DataFrame]) -> list[str]:
-    """The laws a combination can use: each with ``MIN_ORIGINS`` origins of its own, taken in order while the points
-    they all forecast keep that many (a law that would leave the others too few is left out)."""
+    """The laws with ``MIN_ORIGINS`` origins, kept in order while their shared points keep that many."""
     own = [
         law
         for law, frame in errors.items()

@@ -72,17 +72,14 @@ class PlannedRuns:
         return PlannedRuns(*(np.concatenate([getattr(self, f), getattr(other, f)]) for f in fields), convention, rule)
 
     def record(self, i: int) -> dict:
-        """Run ``i`` as outputs show it: ``flops``, ``params``, ``tokens``, ``tpr`` (None where unknown) and ``given``
-        (``'params_tokens'`` for a run given by its size, ``'flops'`` for one given by its compute), and, for a run
-        given by its size, ``flops_convention`` (how its compute was placed)."""
+        """Run ``i`` as outputs show it: its run values, ``given`` and ``flops_convention``."""
         values = {"flops": self.flops[i], "params": self.params[i], "tokens": self.tokens[i], "tpr": self.tpr[i]}
         out = {name: float(v) if np.isfinite(v) else None for name, v in values.items()}
         placed = {"flops_convention": self.convention or SIX_ND} if self.sized[i] else {}
         return {**out, "given": "params_tokens" if self.sized[i] else "flops", **placed}
 
     def covariates(self, fitted, extra: dict) -> tuple[dict, str]:
-        """What a fitted law is given for these runs and of ``extra`` (``k``, ``gold``: each run's), and that in
-        words; a law of neither C nor N and D (gold NLL alone) is given ``extra`` only."""
+        """What a fitted law is given for these runs and ``extra`` (``k``, ``gold``), and in words."""
         law = fitted.law
         extra = {name: value for name, value in extra.items() if name in law.covariates}
         k = 1.0 if "k" in extra else None  # each run's own k: extra's
@@ -120,8 +117,7 @@ def fitted_tpr_range(results) -> tuple[float, float]:
 
 
 def describe_run(record: dict) -> str:
-    """A run as a sentence names it: ``'7e+09 parameters on 4e+12 tokens (C = 1.68e+23 FLOPs, TPR 571)'``, or ``'1e+23
-    FLOPs'`` for a run given by its compute (with its TPR split where one placed it)."""
+    """A run in words: ``'7e+09 parameters on 4e+12 tokens (C = ..., TPR 571)'`` or ``'1e+23 FLOPs'``."""
     if record.get("given") == "params_tokens":
         return (
             f"{record['params']:.3g} parameters on {record['tokens']:.3g} tokens "
@@ -133,8 +129,7 @@ def describe_run(record: dict) -> str:
 def planned_runs(
     flops=None, params=None, tokens=None, *, tpr: float | None = None, convention: FlopsConvention | None = None
 ) -> PlannedRuns:
-    """Runs to forecast, given by their compute (``flops``) or as planned runs (``params`` and ``tokens``), placed by
-    one FLOPs convention (default: C = 6 N D) either way."""
+    """Runs to forecast by compute (``flops``) or N and D, placed by one FLOPs convention."""
     tpr = check_positive("tpr", tpr)
     has_size = params is not None or tokens is not None
     if flops is not None and has_size:
@@ -155,18 +150,17 @@ def planned_runs(
     for name, values in arrays.items():
         if not len(values) or not np.all(np.isfinite(values) & (values > 0)):
             raise BenchcastError(f"{name} must be positive and finite, got {values.tolist()!r}.")
+    convention = convention or FlopsConvention()
     if flops is None:
         n, d = arrays["params"], arrays["tokens"]
         if len(n) != len(d):
             raise BenchcastError(
                 f"give one tokens value per params value (paired in order): got {len(n)} params and {len(d)} tokens."
             )
-        convention = convention or FlopsConvention()
         return PlannedRuns(convention.flops(n, d), n, d, np.ones(len(n), bool), convention.at(n), convention)
     c = arrays["flops"]
     if tpr is None:
         return PlannedRuns(c, np.full(len(c), np.nan), np.full(len(c), np.nan), np.zeros(len(c), bool))
-    convention = convention or FlopsConvention()
     n = convention.split(c, tpr)  # 6 N D: as FittedLaw.covariates_at splits C
     return PlannedRuns(c, n, tpr * n, np.zeros(len(c), bool), rule=convention)
 
@@ -182,8 +176,7 @@ BELOW_TOLERANCE = 0.01  # decades: a point within 2 % of the smallest run's comp
 
 
 def outside_decades(flops, flops_min: float, flops_max: float) -> np.ndarray:
-    """Each point's distance outside the fitted compute range, the distance the extrapolation error grows with in
-    either direction: log10(C / largest) above it (negative inside), log10(smallest / C) below it."""
+    """Each point's decades outside the fitted compute range, above it (negative inside) or below."""
     flops = np.atleast_1d(np.asarray(flops, float))
     with np.errstate(divide="ignore", invalid="ignore"):
         above = np.log10(flops / flops_max)
@@ -196,8 +189,7 @@ CONVENTION_RTOL = 1e-3  # FLOPs within this of 6 N D are 6 N D (rounding of size
 
 @dataclass(frozen=True)
 class FlopsConvention:
-    """How a file's FLOPs relate to its runs' 6 N D: FLOPs / (6 N D) = r(N) = exp(a + b ln N), fitted by least squares
-    on the selected runs (b = 0: one ratio for every size; a = b = 0: plain 6 N D), or given."""
+    """How a file's FLOPs relate to its runs' 6 N D: FLOPs / (6 N D) = r(N) = exp(a + b ln N)."""
 
     log_ratio: float = 0.0  # a
     slope: float = 0.0  # b, per ln N
@@ -232,8 +224,7 @@ class FlopsConvention:
 
 
 def flops_convention(table, *, tpr: float | None = None, min_flops=None, max_flops=None, given=None):
-    """How a file's FLOPs relate to its runs' 6 N D, so that a planned run given by N and D sits where the file's runs
-    of that size sit (:class:`FlopsConvention`, fitted on the runs of the selection), or ``given``."""
+    """The file's :class:`FlopsConvention`, fitted on the selected runs, or ``given``."""
     if given is not None:
         return _given(given)
     by_run = runs(within_compute(table, min_flops, max_flops))
@@ -248,8 +239,7 @@ def _given(given: float) -> FlopsConvention:
 
 
 def _measured(frame, whose: str, what: str) -> FlopsConvention:
-    """FLOPs / (6 N D) of a frame's runs (flops, params, tokens) as a log-linear trend in N, with its source in words:
-    one ratio where the runs have one size or one ratio."""
+    """FLOPs / (6 N D) of a frame's runs as a log-linear trend in N (one ratio where it can)."""
     frame = frame.drop_duplicates("run") if "run" in frame else frame
     n = frame["params"].to_numpy(float)
     ratios = (frame["flops"] / (6.0 * frame["params"] * frame["tokens"])).to_numpy(float)
@@ -273,8 +263,7 @@ def _measured(frame, whose: str, what: str) -> FlopsConvention:
 
 
 def _fit_convention(result, given: float | None = None) -> FlopsConvention:
-    """The FLOPs convention of the runs a fit was fitted to (its points), as :func:`flops_convention` measures a
-    table's; ``given`` as it takes it."""
+    """The FLOPs convention of a fit's points, as :func:`flops_convention` measures a table's."""
     if given is not None:
         return _given(given)
     points = result.points.drop_duplicates("run")
@@ -284,9 +273,7 @@ def _fit_convention(result, given: float | None = None) -> FlopsConvention:
 
 
 def placed_query(result, covariates: dict, given: float | None = None) -> tuple[dict, FlopsConvention | None]:
-    """A forecast's query as the fitted law is given it: a planned run (``params`` and ``tokens``, no ``flops``) is
-    placed at the compute C = r 6 N D of the fit's own runs' convention (:func:`_fit_convention`), which a law of
-    compute alone is given; a law of N and D is given N and D as they are."""
+    """A forecast's query as the law is given it: a planned run placed at the fit's convention."""
     sized = covariates.get("params") is not None and covariates.get("tokens") is not None
     if not sized or covariates.get("flops") is not None:
         if given is not None:
@@ -309,8 +296,7 @@ _NOT_PLANNED = (
 def table_runs(
     table, flops=None, params=None, tokens=None, *, tpr=None, min_flops=None, max_flops=None, given=None
 ) -> PlannedRuns:
-    """The runs to forecast from a table's runs: as :func:`planned_runs`, a run given by its size placed at the file's
-    own FLOPs convention (:func:`flops_convention`), and a run given by its compute at ``tpr``."""
+    """The runs to forecast from a table: as :func:`planned_runs`, at the file's own FLOPs convention."""
     sized = params is not None or tokens is not None
     if given is not None and not sized:
         raise BenchcastError(_NOT_PLANNED)
@@ -371,9 +357,7 @@ class Placement:
 
 
 def place(runs: PlannedRuns, fits: Mapping, extra: dict | None = None) -> Placement:
-    """``runs`` placed among the runs ``fits`` (law -> fit; anything with ``points`` and, without points,
-    ``diagnostics``) were fitted to: the one place distances are computed. With ``extra`` (the points' other
-    covariates), also what each member is given (:meth:`PlannedRuns.covariates`)."""
+    """``runs`` placed among the runs ``fits`` were fitted to: the one place distances are computed."""
     shown = [fit.points for fit in fits.values() if fit is not None and len(fit.points)]
     points = pd.concat(shown, ignore_index=True) if shown else None
     if points is not None:
