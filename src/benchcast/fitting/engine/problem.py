@@ -39,6 +39,7 @@ class Problem:
         # the free parameters optimised in log space, as positions among the free ones and in theta
         self.log_free = _as_slice(np.flatnonzero(is_log))
         self.log_theta = _as_slice(np.asarray(self.free, int)[np.flatnonzero(is_log)])
+        self.log_pairs = [(int(j), self.free[j]) for j in np.flatnonzero(is_log)]  # (position, index in theta)
         self.all_free = len(self.free) == len(self.params)
         box = law.search_box(X)
         # the law's box narrows its declared bounds, never widens them
@@ -105,8 +106,9 @@ class Problem:
         jac = np.asarray(jac, float) if self.all_free else np.asarray(jac, float)[..., self.free, :]
         if not jac.flags.writeable:
             jac = jac.copy()
-        # d/d(log p) = p d/dp for parameters optimised in log space
-        jac[..., self.log_free, :] *= theta[..., self.log_theta, None]
+        # d/d(log p) = p d/dp for parameters optimised in log space (one row at a time: a view each, no copy)
+        for position, index in self.log_pairs:
+            jac[..., position, :] *= theta[..., index, None]
         return pred, jac
 
     def _difference_jacobian(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -135,18 +135,15 @@ def solve(
             count(group[row]) if count else setattr(problem, "n_evaluations", problem.n_evaluations + len(row))
             better = trial_value < value
             step_movement = np.zeros(len(row))
-            moves = np.abs(trial_probe[better] - state["probe"][better]) / state["scale"][better]
+            accepted = trial_probe[better]
+            moves = np.abs(accepted - state["probe"][better]) / state["scale"][better]
             if probe_mask is not None:  # a row's own points and probes (another problem's need not be finite)
                 moves = np.where(state["probe_mask"][better], moves, 0.0)
             step_movement[better] = np.max(moves, axis=1)
             step_movement[~np.isfinite(step_movement)] = np.inf  # a probe not finite is no sign of rest
             state["movement"][:, iteration % WINDOW] = step_movement
-            u[row[better]], value[better], state["probe"][better] = (
-                trial[better],
-                trial_value[better],
-                trial_probe[better],
-            )
-            state["scale"][better] = np.maximum(np.abs(trial_probe[better]), state["target_scale"][better])
+            u[row[better]], value[better], state["probe"][better] = trial[better], trial_value[better], accepted
+            state["scale"][better] = np.maximum(np.abs(accepted), state["target_scale"][better])
             state["moved"] |= better
             state["damping"] = np.where(better, np.maximum(damping / 10.0, 1e-12), damping * 4.0)
             stuck = state["damping"] > MAX_DAMPING
