@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 import benchcast
-from benchcast.fitting.engine import replicates
+from benchcast.fitting.engine import replicates, solver
 from benchcast.forecasting import bootstrap as boot
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "apple-downstream"
@@ -35,6 +35,10 @@ def main() -> None:
     parser.add_argument("--save", type=Path)
     parser.add_argument("--compare", type=Path)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--seed", type=int, default=0, help="the replicates' seed")
+    parser.add_argument(
+        "--forecast-tolerance", type=float, default=None, help="override the solver's (a method change)"
+    )
     args = parser.parse_args()
     iterations = []
     solve = replicates.solve
@@ -45,13 +49,15 @@ def main() -> None:
         return solution
 
     replicates.solve = counted
+    if args.forecast_tolerance is not None:
+        solver.FORECAST_TOLERANCE = args.forecast_tolerance
     table = benchcast.load(DCLM)
     result = benchcast.fit(table, args.law, args.benchmark, args.metric)
     start, wall = time.process_time(), time.perf_counter()
     profiler = cProfile.Profile() if args.profile else None
     if profiler:
         profiler.enable()
-    thetas, losses, converged, failed = boot._replicates(result, 0, list(range(args.n_boot)))
+    thetas, losses, converged, failed = boot._replicates(result, args.seed, list(range(args.n_boot)))
     if profiler:
         profiler.disable()
     cpu, wall = time.process_time() - start, time.perf_counter() - wall
@@ -64,6 +70,11 @@ def main() -> None:
         f"rows {its.size}, row-iterations {its.sum()}, p50 {np.median(its):.0f}, p99 {np.quantile(its, 0.99):.0f}, "
         f"at the limit {(its >= 1000).sum()}; {1e6 * cpu / its.sum():.1f} CPU us per row-iteration"
     )
+    law = benchcast.get_law(args.law)
+    with np.errstate(all="ignore"):
+        target = law.forward(thetas[converged], {"params": np.array([7e9]), "tokens": np.array([4e12])})[:, 0]
+    low, high = np.quantile(target, [0.05, 0.95])
+    print(f"replicate predictions at 7e9 params, 4e12 tokens (fitted space): 5 % {low:.6f}, 95 % {high:.6f}")
     if args.save:
         np.savez(args.save, thetas=thetas, losses=losses, converged=converged)
     if args.compare:

@@ -244,7 +244,7 @@ class _NDLaw(Law):
 
 def _in_range(total: np.ndarray) -> bool:
     """Whether every sum lies well inside the float range, where its log is as exact as the logs' logaddexp."""
-    return bool(np.all((total > 1e-280) & (total < 1e280)))
+    return bool(np.min(total, initial=np.inf) > 1e-280 and np.max(total, initial=-np.inf) < 1e280)  # nan: False
 
 
 @register
