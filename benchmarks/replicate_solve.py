@@ -49,6 +49,8 @@ def main() -> None:
         return solution
 
     replicates.solve = counted
+    if args.gradient_tolerance is not None:
+        solver.GRADIENT_TOLERANCE = args.gradient_tolerance
     if args.forecast_tolerance is not None:
         solver.FORECAST_TOLERANCE = args.forecast_tolerance
     table = benchcast.load(DCLM)
@@ -87,6 +89,10 @@ def main() -> None:
             f"> 1e-6: {(per > 1e-6).sum()}, > 1e-3: {(per > 1e-3).sum()}; converged same: "
             f"{(converged == other['converged']).all()}"
         )
+        with np.errstate(all="ignore"):
+            theirs = law.forward(other["thetas"], {"params": np.array([7e9]), "tokens": np.array([4e12])})[:, 0]
+            ours = law.forward(thetas, {"params": np.array([7e9]), "tokens": np.array([4e12])})[:, 0]
+        print(f"replicate predictions at the target: largest change {np.nanmax(np.abs(ours - theirs)):.2e}")
     if profiler:
         pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
 
