@@ -37,6 +37,9 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--seed", type=int, default=0, help="the replicates' seed")
     parser.add_argument(
+        "--gradient-tolerance", type=float, default=None, help="override the solver's (a method change)"
+    )
+    parser.add_argument(
         "--forecast-tolerance", type=float, default=None, help="override the solver's (a method change)"
     )
     args = parser.parse_args()
