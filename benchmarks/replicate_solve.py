@@ -24,6 +24,12 @@ from benchcast.forecasting import bootstrap as boot
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "apple-downstream"
 DCLM = DATA / "metrics_dclm_data_mixture.subset.csv"
+TARGET = {
+    "params": np.array([7e9]),
+    "tokens": np.array([4e12]),
+    "flops": np.array([6 * 7e9 * 4e12]),
+    "k": np.array([1.0]),
+}
 
 
 def main() -> None:
@@ -77,7 +83,7 @@ def main() -> None:
     )
     law = benchcast.get_law(args.law)
     with np.errstate(all="ignore"):
-        target = law.forward(thetas[converged], {"params": np.array([7e9]), "tokens": np.array([4e12])})[:, 0]
+        target = law.forward(thetas[converged], TARGET)[:, 0]
     low, high = np.quantile(target, [0.05, 0.95])
     print(f"replicate predictions at 7e9 params, 4e12 tokens (fitted space): 5 % {low:.6f}, 95 % {high:.6f}")
     if args.save:
@@ -93,8 +99,8 @@ def main() -> None:
             f"{(converged == other['converged']).all()}"
         )
         with np.errstate(all="ignore"):
-            theirs = law.forward(other["thetas"], {"params": np.array([7e9]), "tokens": np.array([4e12])})[:, 0]
-            ours = law.forward(thetas, {"params": np.array([7e9]), "tokens": np.array([4e12])})[:, 0]
+            theirs = law.forward(other["thetas"], TARGET)[:, 0]
+            ours = law.forward(thetas, TARGET)[:, 0]
         print(f"replicate predictions at the target: largest change {np.nanmax(np.abs(ours - theirs)):.2e}")
     if profiler:
         pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
