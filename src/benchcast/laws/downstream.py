@@ -172,13 +172,12 @@ class _NDLaw(Law):
 
     def forward(self, theta, X):
         log_n, log_d = np.log(X["params"]), np.log(X["tokens"])
-        terms = [
-            np.log(theta[..., 0:1]) - theta[..., 1:2] * log_n,
-            np.log(theta[..., 2:3]) - theta[..., 3:4] * log_d,
-        ]
-        if self.floor:
-            terms.append(safe_log(theta[..., 4:5]) + 0.0 * log_n)
-        return np.logaddexp.reduce(np.broadcast_arrays(*terms), axis=0)
+        # logaddexp pairwise, in the order a reduce over the stacked terms takes (the same floats, without the
+        # broadcast copies and the ufunc reduce)
+        value = np.logaddexp(
+            np.log(theta[..., 0:1]) - theta[..., 1:2] * log_n, np.log(theta[..., 2:3]) - theta[..., 3:4] * log_d
+        )
+        return np.logaddexp(value, safe_log(theta[..., 4:5])) if self.floor else value
 
     def jacobian(self, theta, X):
         # f = log S with S = A N^-alpha + B D^-beta (+ E): each derivative is d S / S

@@ -16,7 +16,7 @@ import numpy as np
 
 from benchcast.laws.base import Law, Parameter
 from benchcast.laws.downstream import HUGE
-from benchcast.laws.linalg import nnls_rows, stack_jacobian
+from benchcast.laws.linalg import nnls_rows
 from benchcast.laws.registry import register
 
 TPR_REF = 20.0  # T is measured from Chinchilla's 20 tokens per parameter, so A is C's scale there
@@ -51,17 +51,29 @@ class PowerFloorTPRLaw(Law):
 
     @staticmethod
     def _exponent(theta, log_c, log_t):
-        return -theta[..., 1:2] * log_c + theta[..., 2:3] * log_t + theta[..., 3:4] * log_t**2
+        exponent = -theta[..., 1:2] * log_c
+        exponent += theta[..., 2:3] * log_t
+        exponent += theta[..., 3:4] * log_t**2
+        return exponent
 
     def forward(self, theta, X):
         log_c, log_t = _log_compute_tpr(X)
-        return theta[..., 0:1] * np.exp(self._exponent(theta, log_c, log_t)) + theta[..., 4:5]
+        power = np.exp(self._exponent(theta, log_c, log_t))
+        power *= theta[..., 0:1]
+        power += theta[..., 4:5]
+        return power
 
     def jacobian(self, theta, X):
         log_c, log_t = _log_compute_tpr(X)
         power = np.exp(self._exponent(theta, log_c, log_t))
-        term = theta[..., 0:1] * power
-        return stack_jacobian(term + theta[..., 4:5], power, -log_c * term, log_t * term, log_t**2 * term, 1.0)
+        jac = np.empty(power.shape[:-1] + theta.shape[-1:] + power.shape[-1:])
+        jac[..., 0, :] = power
+        term = np.multiply(theta[..., 0:1], power, out=power)
+        np.multiply(-log_c, term, out=jac[..., 1, :])
+        np.multiply(log_t, term, out=jac[..., 2, :])
+        np.multiply(log_t**2, term, out=jac[..., 3, :])
+        jac[..., 4, :] = 1.0
+        return term + theta[..., 4:5], jac
 
     def initial_guesses(self, X, y):
         # the scale and the floor are linear given the exponents: solve them on a grid of the others

@@ -39,6 +39,7 @@ class Problem:
         # the free parameters optimised in log space, as positions among the free ones and in theta
         self.log_free = _as_slice(np.flatnonzero(is_log))
         self.log_theta = _as_slice(np.asarray(self.free, int)[np.flatnonzero(is_log)])
+        self.log_pairs = [(int(j), self.free[j]) for j in np.flatnonzero(is_log)]  # (position, index in theta)
         self.all_free = len(self.free) == len(self.params)
         box = law.search_box(X)
         # the law's box narrows its declared bounds, never widens them
@@ -94,19 +95,40 @@ class Problem:
     def jacobian(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Prediction at u and its Jacobian (n_free, n_points) in internal units: the law's own where it declares one,
         else central differences."""
+        exact = self._exact_jacobian(u)
+        return self._difference_jacobian(u) if exact is None else exact
+
+    def probed_with_jacobian(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """The prediction at the fitted and probe points (``predict_probed``) and the law's own Jacobian at the fitted
+        ones (``jacobian``), from one evaluation, not counted (the solver counts the Jacobians it uses); None where the
+        law declares no Jacobian."""
+        exact = self._exact_jacobian(u, counted=False)
+        if exact is None:
+            return None
+        pred, jac = exact
+        probes = {c: x[len(self.y) :] for c, x in self.X_probed.items()}
+        if not len(next(iter(probes.values()), ())):
+            return pred, jac
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            probed = self.law.forward(self.natural(u), probes)
+        return np.concatenate([pred, probed], axis=-1), jac
+
+    def _exact_jacobian(self, u: np.ndarray, counted: bool = True) -> tuple[np.ndarray, np.ndarray] | None:
+        """The law's own prediction and Jacobian at the fitted points in internal units, or None where it has none."""
         theta = self.natural(u)
         with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
             exact = self.law.jacobian(theta, self.X)
         if exact is None:
-            return self._difference_jacobian(u)
-        self.n_evaluations += 1
+            return None
+        self.n_evaluations += counted
         pred, jac = exact
         # the law's array is this call's own (Law.jacobian returns a new one): scaled in place below
         jac = np.asarray(jac, float) if self.all_free else np.asarray(jac, float)[..., self.free, :]
         if not jac.flags.writeable:
             jac = jac.copy()
-        # d/d(log p) = p d/dp for parameters optimised in log space
-        jac[..., self.log_free, :] *= theta[..., self.log_theta, None]
+        # d/d(log p) = p d/dp for parameters optimised in log space (one row at a time: a view each, no copy)
+        for position, index in self.log_pairs:
+            jac[..., position, :] *= theta[..., index, None]
         return pred, jac
 
     def _difference_jacobian(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -21,5 +21,8 @@ def solve_rows(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
 
 
 def finite(values: np.ndarray) -> np.ndarray:
-    """``values`` with nan and infinities replaced by 0 (itself where all are finite, the common case)."""
-    return values if np.isfinite(values).all() else np.nan_to_num(values, nan=0.0, posinf=0.0, neginf=0.0)
+    """``values`` with nan and infinities replaced by 0 (itself where all are finite, the common case: a finite sum
+    says so without a mask; one that overflows only costs the copy)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = np.sum(values)
+    return values if np.isfinite(total) else np.nan_to_num(values, nan=0.0, posinf=0.0, neginf=0.0)

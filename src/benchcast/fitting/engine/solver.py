@@ -130,24 +130,32 @@ def solve(
             lhs = np.where(~held[:, :, None] & ~held[:, None, :], gauss_newton, 0.0)
             lhs += eye * ((damping[:, None] * diag)[:, :, None] + held[:, :, None])
             trial = np.clip(ua + finite(-solve_rows(lhs, free_grad)), lower, upper)
-            trial_probe = problem.predict_probed(trial)
+            # a law's own Jacobian comes with the trial's prediction: an accepted trial's derivatives need no second
+            # evaluation of the law
+            fused = problem.probed_with_jacobian(trial)
+            trial_probe, trial_jac = (problem.predict_probed(trial), None) if fused is None else fused
             trial_value = _weighted_loss(loss, trial_probe[:, : len(y)], y, state["w"])
             count(group[row]) if count else setattr(problem, "n_evaluations", problem.n_evaluations + len(row))
             better = trial_value < value
             step_movement = np.zeros(len(row))
-            moves = np.abs(trial_probe[better] - state["probe"][better]) / state["scale"][better]
+            accepted = trial_probe[better]
+            moves = np.abs(accepted - state["probe"][better]) / state["scale"][better]
             if probe_mask is not None:  # a row's own points and probes (another problem's need not be finite)
                 moves = np.where(state["probe_mask"][better], moves, 0.0)
             step_movement[better] = np.max(moves, axis=1)
             step_movement[~np.isfinite(step_movement)] = np.inf  # a probe not finite is no sign of rest
             state["movement"][:, iteration % WINDOW] = step_movement
-            u[row[better]], value[better], state["probe"][better] = (
-                trial[better],
-                trial_value[better],
-                trial_probe[better],
-            )
-            state["scale"][better] = np.maximum(np.abs(trial_probe[better]), state["target_scale"][better])
-            state["moved"] |= better
+            u[row[better]], value[better], state["probe"][better] = trial[better], trial_value[better], accepted
+            state["scale"][better] = np.maximum(np.abs(accepted), state["target_scale"][better])
+            if trial_jac is None:
+                state["moved"] |= better
+            elif better.any() and iteration + 1 < max_iterations:  # (the last iteration's would not be used)
+                state["grad"][better], state["gauss_newton"][better] = _gradient_and_hessian(
+                    problem, accepted[:, : len(y)], trial_jac[better], state["w"][better]
+                )
+                problem.n_evaluations += 1  # one Jacobian, as ``problem.jacobian`` counts it
+                if count:
+                    count(np.unique(group[row[better]]))
             state["damping"] = np.where(better, np.maximum(damping / 10.0, 1e-12), damping * 4.0)
             stuck = state["damping"] > MAX_DAMPING
             if stuck.any():
@@ -190,6 +198,11 @@ def _weighted_loss(loss, pred: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.n
 def _derivatives(problem: Problem, u: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The gradient of the weighted loss and the Gauss-Newton matrix of its reweighted majorant, for a batch of rows."""
     pred, jac = problem.jacobian(u)  # (R, n), (R, m, n)
+    return _gradient_and_hessian(problem, pred, jac, w)
+
+
+def _gradient_and_hessian(problem: Problem, pred: np.ndarray, jac: np.ndarray, w: np.ndarray) -> tuple:
+    """``_derivatives`` from the prediction (R, n) and Jacobian (R, m, n) at the rows' parameters."""
     residual = pred - problem.y
     jac = finite(jac)
     grad = (jac @ (w * finite(problem.loss.derivative(residual)))[:, :, None])[:, :, 0]
