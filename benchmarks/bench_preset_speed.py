@@ -20,8 +20,6 @@ from benchcast.studies.presets import locate, preset_dataset
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared/data/apple-downstream/metrics_dclm_data_mixture.subset.csv"
 
-FOLDERS = ["shared/data/apple-downstream", "../shared/data/apple-downstream"]
-
 
 def cpu_seconds() -> float:
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -34,7 +32,7 @@ def main() -> None:
     parser.add_argument("--preset", default="apple-dclm")
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
-    dataset = preset_dataset(args.preset, args.data or locate(args.preset, FOLDERS))
+    dataset = preset_dataset(args.preset, args.data or locate(args.preset))
     start, cpu = time.perf_counter(), cpu_seconds()
     result = bench([dataset], n_jobs=args.jobs, progress=False, choosers=(HOLDOUT,))
     wall, cpu = time.perf_counter() - start, cpu_seconds() - cpu

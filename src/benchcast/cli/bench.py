@@ -1,6 +1,5 @@
 """CLI command ``bench``: rolling-origin benchmark of forecasting strategies."""
 
-import os
 from pathlib import Path
 from typing import Annotated
 
@@ -159,12 +158,9 @@ def bench_command(
             "laws."
         )
     datasets = []
-    # a preset's data file, where --data does not give it: in $BENCHCAST_DATA, then in a checkout's shared data folder
-    env = [os.environ["BENCHCAST_DATA"]] if os.environ.get("BENCHCAST_DATA") else []
-    folders = [*env, "shared/data/apple-downstream", "../shared/data/apple-downstream"]
     for name in preset or []:
         given = data[0] if data and len(preset) == 1 and len(data) == 1 else None
-        datasets.append(preset_dataset(name, given or locate(name, folders)))
+        datasets.append(preset_dataset(name, given or locate(name)))
 
     def cuts(table, at):  # the cutoffs asked, or N (default 3) placed on the top of the ladder
         return tuple(threshold) if threshold else ladder(table, cutoffs or 3, tpr=at)

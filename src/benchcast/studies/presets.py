@@ -5,6 +5,7 @@ here depends on where the package or the repository lies."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from benchcast.data.readers import load
@@ -52,8 +53,12 @@ def _preset(name: str) -> dict:
     return PRESETS[name]
 
 
-def locate(name: str, folders: list[str | Path]) -> Path:
-    """The preset's data file in the first of ``folders`` that holds it."""
+def locate(name: str, folders: list[str | Path] | None = None) -> Path:
+    """The preset's data file in the first of ``folders`` that holds it (default: $BENCHCAST_DATA, then a checkout's
+    shared data folder, from its root or beside it)."""
+    if folders is None:
+        env = [os.environ["BENCHCAST_DATA"]] if os.environ.get("BENCHCAST_DATA") else []
+        folders = [*env, "shared/data/apple-downstream", "../shared/data/apple-downstream"]
     preset = _preset(name)
     candidates = [Path(folder) / preset["file"] for folder in folders]
     for path in candidates:
