@@ -25,8 +25,9 @@ C4 = SHARED / "metrics_c4_mixture.subset.csv"
 # holding the suite's longest tests are collected first: they start at once instead of ending the run on one
 # worker while the other idles. Without ``-n`` nothing here applies.
 LONG_FIRST = (  # besides every module with a test marked slow; by the longest unit each holds (--durations, 2026-12-02)
-    "tests/forecasting/test_one_forecaster.py",
-    "tests/report/test_report.py",  # one unit (a module fixture) holding the suite's longest test, the 12-benchmark page
+    "tests/forecasting/test_one_forecaster.py",  # one unit (a module fixture)
+    "tests/report/test_report_twelve.py",  # the suite's longest test, a unit of its own
+    "tests/report/test_report.py",
     "tests/data/test_published_exports.py",
     "tests/cli/test_run_selection.py",
     "tests/forecasting/test_intervals_planning.py",
