@@ -24,13 +24,21 @@ C4 = SHARED / "metrics_c4_mixture.subset.csv"
 # are handed out in collection order, each to the first worker with fewer than three tests queued, and the modules
 # holding the suite's longest tests are collected first: they start at once instead of ending the run on one
 # worker while the other idles. Without ``-n`` nothing here applies.
-LONG_FIRST = (  # besides every module with a test marked slow; the order of its longest tests (--durations)
-    "tests/forecasting/test_one_forecaster.py",
-    "tests/generative/test_past_n.py",
-    "tests/generative/test_passk_monotone.py",
-    "tests/forecasting/test_one_answer.py",
+LONG_FIRST = (  # besides every module with a test marked slow; by the longest unit each holds (--durations, 2026-12-02)
+    "tests/forecasting/test_one_forecaster.py",  # one unit (a module fixture)
+    "tests/report/test_report_twelve.py",  # the suite's longest test, a unit of its own
+    "tests/report/test_report.py",
+    "tests/data/test_published_exports.py",
     "tests/cli/test_run_selection.py",
+    "tests/forecasting/test_intervals_planning.py",
+    "tests/forecasting/test_one_answer.py",
+    "tests/report/test_report_target_ratios.py",
+    "tests/collect/test_collect.py",
     "tests/studies/test_example.py",
+    "tests/generative/test_past_n.py",
+    "tests/studies/test_notebook_session.py",
+    "tests/generative/test_passk_monotone.py",
+    "tests/studies/test_reproduce.py",
 )
 
 
