@@ -57,6 +57,7 @@ ZERO_CHANCE_METRICS = frozenset({"exact_match", "pass@k", "f1", "em"})
 DEFAULT_MARGIN = 0.05
 MARGINS: dict[str, float] = {"lbpp": 0.02}
 UNKNOWN = "unknown"
+ALL_BENCHMARKS = "*"  # the key of a --q-rand or --margin value given for every benchmark
 MEASURED = "measured"  # the source of a level counted from lm-eval's files (benchcast.data.choices)
 
 
@@ -231,7 +232,7 @@ def with_chance_levels(table: pd.DataFrame, levels: dict[str, float]) -> pd.Data
     for key, rows in _rows_by_key(out, levels, "--q-rand"):
         out.loc[rows, "q_rand"] = _check(levels[key], f"--q-rand {key}")
         # said where it came from (a measured level's source replaced too)
-        out.loc[rows, "q_rand_source"] = "given (--q-rand option)" if key == "*" else f"given (--q-rand {key})"
+        out.loc[rows, "q_rand_source"] = f"given (--q-rand {'option' if key == ALL_BENCHMARKS else key})"
     return out
 
 
@@ -248,9 +249,9 @@ def with_margins(table: pd.DataFrame, margins: dict[str, float]) -> pd.DataFrame
 def _rows_by_key(table: pd.DataFrame, values: dict[str, float], option: str):
     """(key, row mask) per key of ``values``: '*' first, then benchmark, then benchmark:metric, so the specific wins."""
     known = set(table["benchmark"])
-    for key in sorted(values, key=lambda k: (k != "*", ":" in k)):
+    for key in sorted(values, key=lambda k: (k != ALL_BENCHMARKS, ":" in k)):
         bench, _, metric = key.partition(":")
-        if key == "*":
+        if key == ALL_BENCHMARKS:
             yield key, np.ones(len(table), bool)
             continue
         if bench not in known:
