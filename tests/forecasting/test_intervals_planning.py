@@ -417,10 +417,28 @@ def test_forecast_and_plan_show_themselves(apple):
         uncertainty=Uncertainty(n_boot=20, interval="bootstrap", levels=0.9),
     )
     assert list(out.to_dict()) == [
-        "law", "strategy", "benchmark", "metric", "weights", "covariates", "level", "levels", "interval", "n_boot",
-        "failed_refits", "dropped_refits", "query", "prediction", "lower", "upper", "lower_mean", "upper_mean", "intervals", "flags",
+        "law",
+        "strategy",
+        "benchmark",
+        "metric",
+        "weights",
+        "covariates",
+        "level",
+        "levels",
+        "interval",
+        "n_boot",
+        "failed_refits",
+        "dropped_refits",
+        "query",
+        "prediction",
+        "lower",
+        "upper",
+        "lower_mean",
+        "upper_mean",
+        "intervals",
+        "flags",
         "forecasts",
-    ]  # fmt: skip
+    ]
     html = out._repr_html_()
     assert html.count("<tr>") == 3 and "<table>" in html
     assert f"{out.prediction[1]:.4g}" in html and f"{out.upper[0]:.4g}" in html
@@ -454,8 +472,11 @@ def test_plan_refuses_a_question_the_law_cannot_tell_apart():
             plan(power, 0.7, **question, uncertainty=Uncertainty(n_boot=0, levels=0.9))
     theta = [9.0, -0.19, 0.5, -0.013]
     flops, ks = np.meshgrid(np.geomspace(1e18, 3e22, 12), [1, 2, 4, 8, 16])
-    k5 = bc.fit(law_table("passk_compute", theta, {"flops": flops.ravel(), "k": ks.ravel()}, metric="pass@k"),
-                "passk_compute", "synthetic")  # fmt: skip
+    k5 = bc.fit(
+        law_table("passk_compute", theta, {"flops": flops.ravel(), "k": ks.ravel()}, metric="pass@k"),
+        "passk_compute",
+        "synthetic",
+    )
     with pytest.raises(bc.BenchcastError, match="not both"):
         plan(k5, 0.5, k=4, flops=1e22, uncertainty=Uncertainty(n_boot=0, levels=0.9))
     with pytest.raises(bc.BenchcastError, match="k must be an integer >= 1"):
