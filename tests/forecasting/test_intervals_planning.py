@@ -487,6 +487,7 @@ def test_batched_replicates_over_workers_are_the_in_process_replicates(apple, mo
     """From 1000 replicates a batched law's bootstrap is one solve per local worker (below, one in this process;
     over Ray, sixteen tasks); each replicate's refit is its own, so the replicates are the in-process ones."""
     import benchcast.forecasting.bootstrap as boot
+    from benchcast.utils import memo
 
     batches = []
     real_map = boot.parallel_map
@@ -499,6 +500,7 @@ def test_batched_replicates_over_workers_are_the_in_process_replicates(apple, mo
     fit = bc.fit(apple, "power_floor", "hellaswag", "acc_norm", tpr=20)
     n = boot.BATCHED_OVER_WORKERS
     alone = bootstrap(fit, n_jobs=1, progress=False, uncertainty=Uncertainty(n_boot=n, seed=3))
+    memo.clear()  # else the same replicates are the stored ones: solved again over the workers
     spread = bootstrap(fit, n_jobs=2, progress=False, uncertainty=Uncertainty(n_boot=n, seed=3))
     fewer = bootstrap(fit, n_jobs=2, progress=False, uncertainty=Uncertainty(n_boot=n - 1, seed=3))
     assert batches == [[n], [n // 2, n // 2], [n - 1]]

@@ -6,7 +6,7 @@ from typing import Annotated
 import typer
 
 from benchcast.data import FORMATS
-from benchcast.data.chance import ALL_BENCHMARKS
+from benchcast.defaults import ALL_BENCHMARKS
 
 Data = Annotated[
     Path,

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from benchcast.data.table import is_score_metric
+from benchcast.defaults import ALL_BENCHMARKS
 from benchcast.errors import DataError, DataWarning
 
 # Random-chance score per (benchmark, metric) used by Krajewski et al. 2025 (SPEC §3);
@@ -57,7 +58,6 @@ ZERO_CHANCE_METRICS = frozenset({"exact_match", "pass@k", "f1", "em"})
 DEFAULT_MARGIN = 0.05
 MARGINS: dict[str, float] = {"lbpp": 0.02}
 UNKNOWN = "unknown"
-ALL_BENCHMARKS = "*"  # the key of a --q-rand or --margin value given for every benchmark
 MEASURED = "measured"  # the source of a level counted from lm-eval's files (benchcast.data.choices)
 
 
