@@ -22,6 +22,7 @@ from benchcast import Uncertainty
 from benchcast.report import build_report, parse_targets
 from benchcast.report.analysis import analyse_benchmark, profile_summary
 from benchcast.report.outputs import BENCH_COLUMNS, build_from_outputs
+from benchcast.utils import memo
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACT = REPO / "benchcast-out" / "report-screenshot.png"
@@ -459,6 +460,7 @@ def test_benchmarks_analysed_in_workers_give_the_page_made_in_turn(tmp_path):
     targets = parse_targets(["hellaswag_x:acc_norm", "no_such_benchmark:acc", "arc_easy:acc_norm"], None)
     pages, summaries, said = [], [], []
     for jobs in (1, 2):
+        memo.clear()  # each page made from its own solves
         out = tmp_path / f"r{jobs}.html"
         # one BLAS thread in this process too, as in the workers: the claim is the same arithmetic
         with threadpool_limits(1), warnings.catch_warnings(record=True) as caught:

@@ -52,3 +52,41 @@ def test_arguments_that_cannot_be_digested_are_solved_each_time():
     assert stored(np.arange(3.0)) == stored(np.arange(3.0)) == 1
     unsortable = {1: 0.0, "a": 0.0}  # keys of two types: no order to digest them in
     assert stored(unsortable) == 2 and stored(unsortable) == 3
+
+
+def test_errors_are_not_stored_and_the_oldest_solve_is_dropped_first(monkeypatch):
+    calls = []
+
+    def solve(value):
+        calls.append(value)
+        if value < 0:
+            raise ValueError(value)
+        return [ValueError("caught")] if value == 0 else [value]
+
+    stored = memo.memoized(lambda value: memo.digest(value), keep=lambda out: not isinstance(out[0], Exception))(solve)
+    for _ in range(2):  # neither an error raised nor an answer holding a caught one is kept
+        assert isinstance(stored(0)[0], ValueError)
+        try:
+            stored(-1)
+        except ValueError:
+            pass
+    assert calls == [0, -1, 0, -1]
+    monkeypatch.setattr(memo, "MAX_ENTRIES", 2)
+    memo.clear()
+    stored(1), stored(2), stored(1), stored(3)  # 1 used again, so 2 is the least recently used
+    calls.clear()
+    stored(1), stored(3), stored(2)
+    assert calls == [2]
+
+
+def _stored_in_worker(_):
+    return len(memo._STORE)
+
+
+def test_a_pool_worker_starts_with_an_empty_store():
+    from benchcast.utils.parallel import parallel_map
+
+    memo.clear()
+    minimize_law(bc.get_law("power"), {"flops": FLOPS}, 0.3 + 0.01 * np.log(FLOPS / 1e18))
+    assert len(memo._STORE) == 1
+    assert parallel_map(_stored_in_worker, [0, 1], n_jobs=2, progress=False) == [0, 0]

@@ -4,6 +4,11 @@ made once, and every later caller, whichever command or notebook cell asks, gets
 A solve here is a pure function of its arguments (the law, the points, the loss and the seed), so a stored answer
 is the answer the solve would give again: numbers do not depend on what was asked before. A stored answer is copied
 in and out, so no caller can change another's. :func:`clear` empties the store (a test that patches a law does).
+
+The key holds the law (its class, methods and attributes), the points and the call's settings, not the solver's
+module constants (tolerances, penalties, start counts): those are fixed for the life of a process, and whoever
+changes one (a test's monkeypatch) clears the store. A pool worker starts with an empty store
+(:mod:`benchcast.utils.parallel`), so a comparison of workers with this process is not a comparison with itself.
 """
 
 from __future__ import annotations
@@ -15,7 +20,9 @@ from collections import OrderedDict
 
 import numpy as np
 
-MAX_ENTRIES = 512  # solves kept, the least recently used dropped first: each is parameters and flags, kilobytes
+# solves kept, the least recently used dropped first: most are parameters and flags (kilobytes), a bootstrap's
+# refits about 0.1 MB per 1500 replicates, so the store stays under about 50 MB
+MAX_ENTRIES = 512
 _STORE: OrderedDict = OrderedDict()
 _COUNTS = {"made": 0, "reused": 0}
 
@@ -59,9 +66,9 @@ def law_key(law, *parts) -> tuple:
     return (type(law), methods, digest(settings, vars(law), *parts))
 
 
-def memoized(key):
-    """Store ``function``'s answers under ``key(*args, **kwargs)`` (a digest), copies in and out; errors are not
-    stored."""
+def memoized(key, keep=lambda answer: True):
+    """Store ``function``'s answers under ``key(*args, **kwargs)`` (a digest), copies in and out; an error raised,
+    or an answer ``keep`` refuses (one holding a caught error), is not stored."""
 
     def decorate(function):
         name = f"{function.__module__}.{function.__qualname__}"
@@ -77,6 +84,8 @@ def memoized(key):
                 _COUNTS["reused"] += 1
                 return copy.deepcopy(_STORE[token])
             answer = function(*args, **kwargs)
+            if not keep(answer):
+                return answer
             _STORE[token] = copy.deepcopy(answer)
             _COUNTS["made"] += 1
             while len(_STORE) > MAX_ENTRIES:

@@ -71,7 +71,8 @@ class Stack(Problem):
 @memoized(
     lambda law, Xs, ys, members, **settings: law_key(
         law, list(Xs), [np.asarray(y, float) for y in ys], list(members), settings
-    )
+    ),
+    keep=lambda out: not any(isinstance(item, Exception) for item in out),  # an error is not an answer to keep
 )
 def minimize_subsets(
     law: Law,
