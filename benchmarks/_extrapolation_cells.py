@@ -73,8 +73,14 @@ def fitted_cells(name: str, n_boot: int = 50, seed: int = 0, n_jobs: int = 2, re
     made, ladders = make_cells([data])
     start = time.perf_counter()
     fit_cells(made, [st.Combine()], uncertainty=Uncertainty(n_boot, seed), n_jobs=n_jobs, progress=False)
-    out = {"name": name, "cells": made, "ladders": ladders, "seconds": time.perf_counter() - start,
-           "n_boot": n_boot, "seed": seed}  # fmt: skip
+    out = {
+        "name": name,
+        "cells": made,
+        "ladders": ladders,
+        "seconds": time.perf_counter() - start,
+        "n_boot": n_boot,
+        "seed": seed,
+    }
     path.write_bytes(pickle.dumps(out))
     return out
 
@@ -191,7 +197,7 @@ def ladder_summary(cell_list: list[Cell]) -> dict:
                 "n_origins": with_drift[b].n_origins,
             }
             for b in names
-        },  # fmt: skip
+        },
     }
 
 
@@ -243,10 +249,16 @@ def estimate_design(
     own_tpr, reach = tpr_scale(errors)
     tau_tpr = _shrunk(own_tpr, reach, None if prior is None else prior.tau_tpr)
     return ErrorModel(
-        float(np.exp(np.dot(weight, logs))), slope, float(max(n_own if own else 0, 2) + 1) if tails else np.inf,
-        tau_tpr, "+".join(source), n_own if own else 0, int(len(rows)) if own else 0, unconverged,
+        float(np.exp(np.dot(weight, logs))),
+        slope,
+        float(max(n_own if own else 0, 2) + 1) if tails else np.inf,
+        tau_tpr,
+        "+".join(source),
+        n_own if own else 0,
+        int(len(rows)) if own else 0,
+        unconverged,
         float(tau) if own else None,
-    )  # fmt: skip
+    )
 
 
 def _slopes(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:

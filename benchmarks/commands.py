@@ -43,10 +43,19 @@ ROUNDING = 1e-9  # relative loss excess treated as rounding, not as a worse opti
 BENCH = ["-b", "hellaswag", "--metric", "acc_norm"]
 ARC = ["-b", "arc_easy", "-m", "acc_norm", "--tpr", "20"]
 APPLE_12 = [  # the twelve benchmarks of reproduce krajewski2025, each with its metric
-    "arc_easy:acc_norm", "arc_challenge:acc_norm", "sciq:acc_norm", "piqa:acc_norm", "hellaswag:acc_norm",
-    "winogrande:acc", "lambada_openai:acc", "webqs_1shot:exact_match", "triviaqa_1shot:exact_match",
-    "gsm8k_cot_llama:exact_match", "humaneval-py:pass@1", "lbpp:pass@1",
-]  # fmt: skip
+    "arc_easy:acc_norm",
+    "arc_challenge:acc_norm",
+    "sciq:acc_norm",
+    "piqa:acc_norm",
+    "hellaswag:acc_norm",
+    "winogrande:acc",
+    "lambada_openai:acc",
+    "webqs_1shot:exact_match",
+    "triviaqa_1shot:exact_match",
+    "gsm8k_cot_llama:exact_match",
+    "humaneval-py:pass@1",
+    "lbpp:pass@1",
+]
 # issue #42's targets, seconds on the 2-core machine, by label (a label not here: no target)
 TARGETS = {
     "example (the README's main job)": 4.0,
@@ -74,16 +83,37 @@ COMMANDS = {
     "forecast of the default ensemble": ["forecast", "{data}", *ARC, "--flops", "1e23"],
     "recommend --target-flops 1e23": ["recommend", "{data}", *ARC, "--target-flops", "1e23"],
     "backtest --law power --law bnsl": [
-        "backtest", "{data}", "--law", "power", "--law", "bnsl", "-b", "arc_easy", "-m", "acc_norm",
-        "--threshold", "6e21", "--tpr", "20", "--min-flops", "3e18",
+        "backtest",
+        "{data}",
+        "--law",
+        "power",
+        "--law",
+        "bnsl",
+        "-b",
+        "arc_easy",
+        "-m",
+        "acc_norm",
+        "--threshold",
+        "6e21",
+        "--tpr",
+        "20",
+        "--min-flops",
+        "3e18",
     ],
     "report (12 Apple benchmarks)": [
-        "report", "{data}", *(x for b in APPLE_12 for x in ("-b", b)), "--tpr", "20", "--target-flops", "1e23",
-        "--out", "{tmp}/report",
+        "report",
+        "{data}",
+        *(x for b in APPLE_12 for x in ("-b", b)),
+        "--tpr",
+        "20",
+        "--target-flops",
+        "1e23",
+        "--out",
+        "{tmp}/report",
     ],
     "bench --preset apple-dclm": ["bench", "--preset", "apple-dclm", "--out", "{tmp}/bench"],
     "reproduce krajewski2025": ["reproduce", "krajewski2025", "--data", "{data}", "--out", "{tmp}/reproduce"],
-}  # fmt: skip
+}
 
 LOSS_WORKER = r"""
 import json, sys, warnings

@@ -33,11 +33,19 @@ def run(which: str, n_boot: int) -> pd.DataFrame:
     warnings.simplefilter("ignore")
     out = []
     if which == "apple":
-        parts = [bc.load(DATA / "apple-downstream" / f"metrics_{name}.subset.csv").assign(recipe=label)
-                 for name, label in (("dclm_data_mixture", "dclm"), ("c4_mixture", "c4"))]  # fmt: skip
+        parts = [
+            bc.load(DATA / "apple-downstream" / f"metrics_{name}.subset.csv").assign(recipe=label)
+            for name, label in (("dclm_data_mixture", "dclm"), ("c4_mixture", "c4"))
+        ]
         table = pd.concat(parts, ignore_index=True)
-        benches = ["arc_easy:acc_norm", "arc_challenge:acc_norm", "hellaswag:acc_norm", "piqa:acc_norm",
-                   "sciq:acc_norm", "winogrande:acc"]  # fmt: skip
+        benches = [
+            "arc_easy:acc_norm",
+            "arc_challenge:acc_norm",
+            "hellaswag:acc_norm",
+            "piqa:acc_norm",
+            "sciq:acc_norm",
+            "winogrande:acc",
+        ]
         for errors in ("common", "independent"):
             b = bc.compare_backtest(
                 table, "recipe", benches, tpr=20, uncertainty=bc.Uncertainty(n_boot, levels=0.9), errors=errors
@@ -47,8 +55,14 @@ def run(which: str, n_boot: int) -> pd.DataFrame:
         table = bc.load(DATA / "dclm-recipes" / "dclm_evals.csv")
         scales = table.groupby("recipe")["scale"].nunique()
         table = table[table["recipe"].isin(scales[scales == 3].index) & (table["tpp"] == 20)]
-        benches = ["hellaswag_zeroshot:acc", "arc_easy:acc", "arc_challenge:acc", "piqa:acc", "jeopardy:acc",
-                   "mmlu_zeroshot:acc"]  # fmt: skip
+        benches = [
+            "hellaswag_zeroshot:acc",
+            "arc_easy:acc",
+            "arc_challenge:acc",
+            "piqa:acc",
+            "jeopardy:acc",
+            "mmlu_zeroshot:acc",
+        ]
         for errors in ("common", "independent"):
             b = bc.compare_backtest(
                 table, "recipe", benches, uncertainty=bc.Uncertainty(n_boot, levels=0.9), errors=errors
@@ -61,9 +75,14 @@ def run(which: str, n_boot: int) -> pd.DataFrame:
             for label, below, modes in (("near", None, ("common",)), ("20x", 1.55e21, ("common", "independent"))):
                 for errors in modes:
                     b = bc.compare_backtest(
-                        table, "recipe", ["arc_easy", "hellaswag"], errors=errors, fit_below=below,
-                        uncertainty=bc.Uncertainty(n_boot, seed, levels=0.9), true_multipliers=true_multiplier,
-                    )  # fmt: skip
+                        table,
+                        "recipe",
+                        ["arc_easy", "hellaswag"],
+                        errors=errors,
+                        fit_below=below,
+                        uncertainty=bc.Uncertainty(n_boot, seed, levels=0.9),
+                        true_multipliers=true_multiplier,
+                    )
                     data = f"synthetic {label} seed {seed}"
                     out.append(
                         b.scores.assign(data=data, errors=errors, holdout=b.holdout_flops, fit_below=b.fit_below)

@@ -30,10 +30,16 @@ LADDERS = {
     "c4": ["--preset", "apple-c4", "--data", str(DATA / "apple-downstream")],
     "dclm-tpr": ["--preset", "apple-dclm-tpr", "--data", str(DATA / "apple-downstream")],
     "pythia": [
-        "--data", str(DATA / "pythia" / "zero-shot"), "--format", "lm-eval",
-        "--metadata", str(ROOT / "examples" / "pythia" / "runs.yaml"), "--threshold", "3e21",
+        "--data",
+        str(DATA / "pythia" / "zero-shot"),
+        "--format",
+        "lm-eval",
+        "--metadata",
+        str(ROOT / "examples" / "pythia" / "runs.yaml"),
+        "--threshold",
+        "3e21",
     ],
-}  # fmt: skip
+}
 STRATEGIES = ("ensemble", "power")
 METRICS = ("coverage50", "coverage90", "width90", "wis")
 

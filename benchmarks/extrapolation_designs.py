@@ -102,9 +102,11 @@ def verdict(board: pd.DataFrame) -> pd.DataFrame:
     out["no_interval"] = board[board["source"] == "no interval"].groupby(["ladder", "design"]).size()
     out["no_interval"] = out["no_interval"].fillna(0).astype(int)
     out["meets"] = (
-        out["cov90"].between(0.85, 0.95) & (out["min_cov90"] >= 0.6)
-        & out["cov50"].between(0.40, 0.60) & (out["min_cov50"] > 0)
-    )  # fmt: skip
+        out["cov90"].between(0.85, 0.95)
+        & (out["min_cov90"] >= 0.6)
+        & out["cov50"].between(0.40, 0.60)
+        & (out["min_cov50"] > 0)
+    )
     return out.reset_index()
 
 

@@ -61,8 +61,17 @@ def isoflop_ladder(path: Path, seed: int = 0) -> Path:
             d = budget / (6 * n)
             target = law.forward(theta[None], {"params": np.array([n]), "tokens": np.array([d])})[0, 0]
             value = float(to_score(law.target, target, 0.25)) + rng.normal(0, 0.004)
-            rows.append({"run": f"iso-{budget:.2g}-{n:.3g}", "params": n, "tokens": d, "flops": 6 * n * d,
-                         "benchmark": "arc_easy", "metric": "acc_norm", "value": value})  # fmt: skip
+            rows.append(
+                {
+                    "run": f"iso-{budget:.2g}-{n:.3g}",
+                    "params": n,
+                    "tokens": d,
+                    "flops": 6 * n * d,
+                    "benchmark": "arc_easy",
+                    "metric": "acc_norm",
+                    "value": value,
+                }
+            )
     pd.DataFrame(rows).to_csv(path, index=False)
     return path
 
@@ -88,7 +97,7 @@ def commands(scratch: Path, jobs: int) -> dict[str, list[str]]:
             *(a for t in TASKS for a in ("-b", t)),
             *planned,
             *every,
-        ],  # fmt: skip
+        ],
         "iso90": ["forecast", str(iso), "-b", "arc_easy:acc_norm", "--params", "2e10", "--tokens", "4e11", *every],
         "example": ["forecast", str(example_path()), "-b", "arc_easy", "-b", "hellaswag", "--flops", "1e22", *every],
         "dclm": [
@@ -103,7 +112,7 @@ def commands(scratch: Path, jobs: int) -> dict[str, list[str]]:
             "--tokens",
             "4e12",
             *every,
-        ],  # fmt: skip
+        ],
     }
 
 
@@ -141,9 +150,16 @@ def main() -> None:
             if args.keep:
                 args.keep.mkdir(parents=True, exist_ok=True)
                 (args.keep / f"{name}.json").write_text(done.stdout)
-            record = {"command": name, "src": str(args.src), "jobs": args.jobs, "wall_s": round(wall, 1),
-                      "cpu_s": round(cpu, 1), "rc": done.returncode, "load_before": before,
-                      "load_after": load()}  # fmt: skip
+            record = {
+                "command": name,
+                "src": str(args.src),
+                "jobs": args.jobs,
+                "wall_s": round(wall, 1),
+                "cpu_s": round(cpu, 1),
+                "rc": done.returncode,
+                "load_before": before,
+                "load_after": load(),
+            }
             if done.returncode:
                 record["stderr"] = done.stderr[-2000:]
             print(json.dumps(record), flush=True)

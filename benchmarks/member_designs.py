@@ -39,8 +39,12 @@ from two_stage_nd import markdown  # benchmarks/ is the script's folder
 ROOT = Path(__file__).resolve().parents[1]
 APPLE = ROOT.parent / "shared" / "data" / "apple-downstream"
 DCLM = str(APPLE / "metrics_dclm_data_mixture.subset.csv")
-PYTHIA = ["--data", str(ROOT.parent / "shared" / "data" / "pythia" / "zero-shot"), "--metadata",
-          str(ROOT / "examples" / "pythia" / "runs.yaml")]  # fmt: skip
+PYTHIA = [
+    "--data",
+    str(ROOT.parent / "shared" / "data" / "pythia" / "zero-shot"),
+    "--metadata",
+    str(ROOT / "examples" / "pythia" / "runs.yaml"),
+]
 SPLITS = {
     "dclm": ["--preset", "apple-dclm", "--data", str(APPLE)],
     "c4": ["--preset", "apple-c4", "--data", str(APPLE)],
@@ -62,8 +66,20 @@ def run(split: str, out: Path, fresh: bool = False, n_boot: int | None = None, l
         laws = [arg for law in laws for arg in ("-l", law)]
         strategies = [arg for name in (*SHOWN, "ensemble[bootstrap]") for arg in ("-s", name)]
         replicates = ["--n-boot", str(n_boot)] if n_boot else []
-        command = [sys.executable, "-m", "benchcast", "bench", *SPLITS[split], *laws, *strategies, *replicates, "-j",
-                   "2", "-o", str(folder)]  # fmt: skip
+        command = [
+            sys.executable,
+            "-m",
+            "benchcast",
+            "bench",
+            *SPLITS[split],
+            *laws,
+            *strategies,
+            *replicates,
+            "-j",
+            "2",
+            "-o",
+            str(folder),
+        ]
         start = time.perf_counter()
         subprocess.run(command, check=True, capture_output=True)
         print(f"{split}: {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
@@ -79,18 +95,30 @@ def scored(rows: pd.DataFrame, split: str) -> pd.DataFrame:
     out = []
     for strategy in ok.columns:
         cells = rows[rows["strategy"] == strategy].set_index(KEY).loc[ok.index]
-        out.append({
-            "split": split, "strategy": strategy, "cells": len(cells), "wis": cells["wis"].mean(),
-            "wis_median": cells["wis"].median(), "mre": cells["mre"].mean(), "mre_median": cells["mre"].median(),
-            "coverage90": cells["coverage90"].mean(), "coverage50": cells["coverage50"].mean(),
-            "cov90_worst": cells.groupby("benchmark")["coverage90"].mean().min(),
-            "width90": cells["width90"].mean(), "width90_median": cells["width90"].median(),
-            "flagged": int(cells["flagged"].sum()),
-            "uninformative": int(cells["flags"].fillna("").str.contains("uninformative").sum()),
-            "wins_vs_power": int((cells["wis"] < ok["power"].loc[cells.index]).sum()) if "power" in ok else np.nan,
-            "wins_mre_vs_power": int((cells["mre"] < rows[rows["strategy"] == "power"].set_index(KEY).loc[
-                cells.index, "mre"]).sum()) if "power" in ok else np.nan,
-        })  # fmt: skip
+        out.append(
+            {
+                "split": split,
+                "strategy": strategy,
+                "cells": len(cells),
+                "wis": cells["wis"].mean(),
+                "wis_median": cells["wis"].median(),
+                "mre": cells["mre"].mean(),
+                "mre_median": cells["mre"].median(),
+                "coverage90": cells["coverage90"].mean(),
+                "coverage50": cells["coverage50"].mean(),
+                "cov90_worst": cells.groupby("benchmark")["coverage90"].mean().min(),
+                "width90": cells["width90"].mean(),
+                "width90_median": cells["width90"].median(),
+                "flagged": int(cells["flagged"].sum()),
+                "uninformative": int(cells["flags"].fillna("").str.contains("uninformative").sum()),
+                "wins_vs_power": int((cells["wis"] < ok["power"].loc[cells.index]).sum()) if "power" in ok else np.nan,
+                "wins_mre_vs_power": int(
+                    (cells["mre"] < rows[rows["strategy"] == "power"].set_index(KEY).loc[cells.index, "mre"]).sum()
+                )
+                if "power" in ok
+                else np.nan,
+            }
+        )
     return pd.DataFrame(out)
 
 

@@ -35,8 +35,16 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 PYTHIA = ROOT.parent / "shared" / "data" / "pythia" / "zero-shot"
 META = ROOT / "examples" / "pythia" / "checkpoints.yaml"
-TASKS = [("arc_easy", "acc_norm"), ("arc_challenge", "acc_norm"), ("sciq", "acc_norm"), ("piqa", "acc_norm"),
-         ("winogrande", "acc"), ("lambada_openai", "acc"), ("logiqa", "acc_norm"), ("wsc", "acc")]  # fmt: skip
+TASKS = [
+    ("arc_easy", "acc_norm"),
+    ("arc_challenge", "acc_norm"),
+    ("sciq", "acc_norm"),
+    ("piqa", "acc_norm"),
+    ("winogrande", "acc"),
+    ("lambada_openai", "acc"),
+    ("logiqa", "acc_norm"),
+    ("wsc", "acc"),
+]
 LAST = 5  # checkpoints per run behind the noise estimate (steps 103000 .. 143000)
 LEVELS = tuple(np.round(np.arange(0.1, 1.0, 0.1), 2)) + (0.95,)
 PROTOCOLS = {"fit <= 1.4B": 1.5e9, "fit <= 2.8B": 3e9}
@@ -60,8 +68,13 @@ def noise(table: pd.DataFrame, benchmark: str, metric: str) -> dict:
     n = sum(len(r) for r in residuals)
     final = rows[rows["final"].astype(bool)]
     # detrending five points makes their residuals anticorrelated: rho < 0 is no extra evidence (n_eff <= n)
-    return {"sigma": sigma, "rho": rho, "n": n, "n_eff": n * (1 - max(rho, 0)) / (1 + max(rho, 0)),
-            "stderr": float(final["stderr"].median())}  # fmt: skip
+    return {
+        "sigma": sigma,
+        "rho": rho,
+        "n": n,
+        "n_eff": n * (1 - max(rho, 0)) / (1 + max(rho, 0)),
+        "stderr": float(final["stderr"].median()),
+    }
 
 
 def quantiles(forecast, i: int) -> tuple[np.ndarray, np.ndarray]:
@@ -134,12 +147,21 @@ def main() -> None:
                 floored = convolved(probs, values, est["sigma"], rng)
                 for name, q in (("without", plain), ("with floor", floored)):
                     lo, hi = np.interp([0.05, 0.95], probs, q)
-                    rows.append({"protocol": protocol, "benchmark": benchmark, "run": held["run"].iloc[i],
-                                 "variant": name, "wis": wis(probs, q, truth), "covered90": lo <= truth <= hi,
-                                 "width90": hi - lo})  # fmt: skip
+                    rows.append(
+                        {
+                            "protocol": protocol,
+                            "benchmark": benchmark,
+                            "run": held["run"].iloc[i],
+                            "variant": name,
+                            "wis": wis(probs, q, truth),
+                            "covered90": lo <= truth <= hi,
+                            "width90": hi - lo,
+                        }
+                    )
     scores = pd.DataFrame(rows)
-    by = scores.groupby(["protocol", "variant"]).agg(wis=("wis", "mean"), coverage90=("covered90", "mean"),
-                                                     width90=("width90", "mean"), points=("wis", "size"))  # fmt: skip
+    by = scores.groupby(["protocol", "variant"]).agg(
+        wis=("wis", "mean"), coverage90=("covered90", "mean"), width90=("width90", "mean"), points=("wis", "size")
+    )
     per = scores.pivot_table(index=["protocol", "benchmark"], columns="variant", values="wis").round(6)
     better = (per["with floor"] < per["without"]).groupby(level=0).sum()
     noise_table = pd.DataFrame(noise_rows).round(4)
@@ -182,8 +204,10 @@ def markdown(frame: pd.DataFrame) -> str:
     """A frame as a Markdown table (index first)."""
     frame = frame.reset_index()
     head = "| " + " | ".join(map(str, frame.columns)) + " |"
-    body = ["| " + " | ".join("" if pd.isna(v) else f"{v:g}" if isinstance(v, float) else str(v) for v in row) + " |"
-            for row in frame.itertuples(index=False)]  # fmt: skip
+    body = [
+        "| " + " | ".join("" if pd.isna(v) else f"{v:g}" if isinstance(v, float) else str(v) for v in row) + " |"
+        for row in frame.itertuples(index=False)
+    ]
     return "\n".join([head, "|" + "---|" * len(frame.columns), *body])
 
 

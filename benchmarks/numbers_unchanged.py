@@ -35,8 +35,9 @@ VALUES = ["prediction", "lower50", "upper50", "lower90", "upper90"]  # bench nam
 def run(src: Path, args: list[str], out: Path) -> float:
     env = {**os.environ, "PYTHONPATH": str(src)}
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "benchcast", *args, "--out", str(out)], env=env,
-                          capture_output=True, text=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "benchcast", *args, "--out", str(out)], env=env, capture_output=True, text=True
+    )
     if done.returncode:
         raise SystemExit(f"{src}: benchcast {' '.join(args)} failed:\n{done.stderr[-2000:]}")
     return time.perf_counter() - start
@@ -50,8 +51,10 @@ def relative(a: pd.Series, b: pd.Series) -> np.ndarray:
 
 def describe(name: str, change: np.ndarray) -> str:
     n = len(change)
-    shares = [(label, np.mean(change <= bound)) for label, bound in (("identical", 0.0), ("<=1e-9", 1e-9),
-              ("<=1e-6", 1e-6), ("<=1 %", 0.01))]  # fmt: skip
+    shares = [
+        (label, np.mean(change <= bound))
+        for label, bound in (("identical", 0.0), ("<=1e-9", 1e-9), ("<=1e-6", 1e-6), ("<=1 %", 0.01))
+    ]
     cells = " | ".join(f"{share:.1%}" for _, share in shares)
     return f"| {name} | {n} | {cells} | {np.max(change, initial=0):.2e} |"
 

@@ -34,16 +34,31 @@ def main() -> None:
     parser.add_argument("--n-boot", type=int, default=200)
     parser.add_argument("--auto", action="store_true", help="Also time --family auto.")
     args = parser.parse_args()
-    counts, compute, _, _ = ladder_counts("code contests: 75% log-uniform [1e-7, 1e-3]", args.n, 0, args.runs,
-                                          args.problems)  # fmt: skip
+    counts, compute, _, _ = ladder_counts(
+        "code contests: 75% log-uniform [1e-7, 1e-3]", args.n, 0, args.runs, args.problems
+    )
     with tempfile.TemporaryDirectory() as folder:
         data, meta = Path(folder) / "counts.csv", Path(folder) / "runs.csv"
         counts.assign(benchmark="code").to_csv(data, index=False)
         pd.DataFrame({"run": list(compute), "flops": list(compute.values())}).to_csv(meta, index=False)
         binary = Path(sys.executable).with_name("benchcast")
         for family in ("joint", "auto") if args.auto else ("joint",):
-            command = [str(binary), "passk", str(data), "--k", "1,10,100", "--extrapolate-to", str(100 * args.n),
-                       "--family", family, "--metadata", str(meta), "--n-boot", str(args.n_boot), "--json"]  # fmt: skip
+            command = [
+                str(binary),
+                "passk",
+                str(data),
+                "--k",
+                "1,10,100",
+                "--extrapolate-to",
+                str(100 * args.n),
+                "--family",
+                family,
+                "--metadata",
+                str(meta),
+                "--n-boot",
+                str(args.n_boot),
+                "--json",
+            ]
             load = os.getloadavg()[0]
             start = time.perf_counter()
             done = subprocess.run(command, capture_output=True, text=True, check=False)

@@ -53,13 +53,15 @@ def _generators():
     return {
         "log-uniform [1e-6, 0.5]": lambda r, m, i: scale(i) * np.exp(r.uniform(np.log(1e-6), np.log(0.5), m)),
         "30% never + beta(0.5, 3)": lambda r, m, i: np.where(r.random(m) < 0.3, 0.0, scale(i) * r.beta(0.5, 3, m)),
-        "0.6 beta(0.2, 20) + 0.4 beta(2, 2)": lambda r, m, i: scale(i) * np.where(
-            r.random(m) < 0.6, r.beta(0.2, 20, m), r.beta(2, 2, m)),
+        "0.6 beta(0.2, 20) + 0.4 beta(2, 2)": lambda r, m, i: (
+            scale(i) * np.where(r.random(m) < 0.6, r.beta(0.2, 20, m), r.beta(2, 2, m))
+        ),
         "code contests: 75% log-uniform [1e-7, 1e-3]": lambda r, m, i: np.where(
-            r.random(m) < 0.75, np.exp(r.uniform(np.log(1e-7), np.log(1e-3), m)), scale(i) * r.beta(0.5, 2, m)),
+            r.random(m) < 0.75, np.exp(r.uniform(np.log(1e-7), np.log(1e-3), m)), scale(i) * r.beta(0.5, 2, m)
+        ),
         "logit-normal ladder, mean -9 .. -2": lambda r, m, i: _logit_normal(r, m, -9 + i),
         "beta(0.3, 3)": lambda r, m, i: scale(i) * r.beta(0.3, 3, m),
-    }  # fmt: skip
+    }
 
 
 def _truth(p, ks):
@@ -75,10 +77,20 @@ def _simulated_cell(task) -> list[dict]:
         model = PassKPastN(how, n_boot=n_boot, seed=rep).fit(counts, name)
         for r in model.predict(ks).itertuples():
             for k in ks if r.source == "refused" else [r.k]:  # a refusal stands for every k asked
-                rows.append({"distribution": name, "n": n, "how": how, "chosen": model.chosen_,
-                             "step": int(round(k / n)), "run": r.run, "forecast": r.pass_at_k,
-                             "truth": truth[r.run][int(k == ks[1])], "lower": getattr(r, "lower", np.nan),
-                             "upper": getattr(r, "upper", np.nan)})  # fmt: skip
+                rows.append(
+                    {
+                        "distribution": name,
+                        "n": n,
+                        "how": how,
+                        "chosen": model.chosen_,
+                        "step": int(round(k / n)),
+                        "run": r.run,
+                        "forecast": r.pass_at_k,
+                        "truth": truth[r.run][int(k == ks[1])],
+                        "lower": getattr(r, "lower", np.nan),
+                        "upper": getattr(r, "upper", np.nan),
+                    }
+                )
     return rows
 
 
@@ -96,11 +108,20 @@ def study_simulated(reps: int, n_boot: int = 200, workers: int = 2) -> pd.DataFr
 
 def summarise(frame: pd.DataFrame, by) -> pd.DataFrame:
     answered = frame["forecast"].notna()
-    frame = frame.assign(err=frame["forecast"] - frame["truth"],
-                         covered=(frame["lower"] <= frame["truth"]) & (frame["truth"] <= frame["upper"]))  # fmt: skip
-    out = frame[answered].groupby(by, sort=False).agg(
-        answered=("err", "size"), mae=("err", lambda e: np.abs(e).mean()), bias=("err", "mean"),
-        coverage90=("covered", "mean"))  # fmt: skip
+    frame = frame.assign(
+        err=frame["forecast"] - frame["truth"],
+        covered=(frame["lower"] <= frame["truth"]) & (frame["truth"] <= frame["upper"]),
+    )
+    out = (
+        frame[answered]
+        .groupby(by, sort=False)
+        .agg(
+            answered=("err", "size"),
+            mae=("err", lambda e: np.abs(e).mean()),
+            bias=("err", "mean"),
+            coverage90=("covered", "mean"),
+        )
+    )
     out["asked"] = frame.groupby(by, sort=False).size()
     return out.reset_index()
 
@@ -142,8 +163,14 @@ def _constants_cell(task) -> dict:
             except DataError:
                 continue
         errors[candidate] = np.mean(found, axis=0)
-    return {"name": name, "n": n, "rms": float(np.sqrt(np.mean(own[np.isfinite(own)] ** 2))), "covered": covered,
-            "errors": errors, "scores": dict(zip(scores["candidate"], scores["mae"], strict=True))}  # fmt: skip
+    return {
+        "name": name,
+        "n": n,
+        "rms": float(np.sqrt(np.mean(own[np.isfinite(own)] ** 2))),
+        "covered": covered,
+        "errors": errors,
+        "scores": dict(zip(scores["candidate"], scores["mae"], strict=True)),
+    }
 
 
 def study_constants(reps: int, workers: int = 2) -> list[pd.DataFrame]:
@@ -154,8 +181,14 @@ def study_constants(reps: int, workers: int = 2) -> list[pd.DataFrame]:
         cells = pool.map(_constants_cell, tasks)
     rms = pd.DataFrame([{"distribution": c["name"], "n": c["n"], "rms": c["rms"]} for c in cells])
     rms = rms.groupby(["distribution", "n"], sort=False)["rms"].mean().rename("origins_rms_per_decade").reset_index()
-    coverage = pd.DataFrame([{"reach": reach, "step": int(step), "covered": hit} for c in cells
-                             for reach, pairs in c["covered"].items() for step, hit in pairs])  # fmt: skip
+    coverage = pd.DataFrame(
+        [
+            {"reach": reach, "step": int(step), "covered": hit}
+            for c in cells
+            for reach, pairs in c["covered"].items()
+            for step, hit in pairs
+        ]
+    )
     coverage = coverage.groupby(["reach", "step"])["covered"].mean().unstack("step").reset_index()
     margins = []
     for margin in (1.0, 0.8, 0.67, 0.5, 0.4):
@@ -166,15 +199,28 @@ def study_constants(reps: int, workers: int = 2) -> list[pd.DataFrame]:
             chosen = (
                 best if "power_k" in c["scores"] and families[best] < margin * c["scores"]["power_k"] else "power_k"
             )
-            rows.append({"distribution": c["name"], "n": c["n"], "auto10": c["errors"][chosen][0],
-                         "auto100": c["errors"][chosen][1], "power10": c["errors"]["power_k"][0],
-                         "power100": c["errors"]["power_k"][1]})  # fmt: skip
+            rows.append(
+                {
+                    "distribution": c["name"],
+                    "n": c["n"],
+                    "auto10": c["errors"][chosen][0],
+                    "auto100": c["errors"][chosen][1],
+                    "power10": c["errors"]["power_k"][0],
+                    "power100": c["errors"]["power_k"][1],
+                }
+            )
         frame = pd.DataFrame(rows).groupby(["distribution", "n"]).mean()
         worse = int(
             ((frame["auto10"] > frame["power10"] + 1e-12) | (frame["auto100"] > frame["power100"] + 1e-12)).sum()
         )
-        margins.append({"margin": margin, "cells_where_auto_loses": worse, "of": len(frame),
-                        **frame[["auto10", "auto100", "power10", "power100"]].mean().to_dict()})  # fmt: skip
+        margins.append(
+            {
+                "margin": margin,
+                "cells_where_auto_loses": worse,
+                "of": len(frame),
+                **frame[["auto10", "auto100", "power10", "power100"]].mean().to_dict(),
+            }
+        )
     return [rms, coverage, pd.DataFrame(margins)]
 
 
@@ -202,11 +248,19 @@ def study_curves(path: Path) -> pd.DataFrame:
                         raise DataError("nothing solved by the last k")
                     value = _curve_forecast(name, early.index.to_numpy(float), early.to_numpy(), target)
                 except DataError:
-                    rows.append({"benchmark": bench, "step": f"{reach}->{target}", "how": name, "forecast": np.nan,
-                                 "truth": true})  # fmt: skip
+                    rows.append(
+                        {
+                            "benchmark": bench,
+                            "step": f"{reach}->{target}",
+                            "how": name,
+                            "forecast": np.nan,
+                            "truth": true,
+                        }
+                    )
                     continue
-                rows.append({"benchmark": bench, "step": f"{reach}->{target}", "how": name, "forecast": value,
-                             "truth": true})  # fmt: skip
+                rows.append(
+                    {"benchmark": bench, "step": f"{reach}->{target}", "how": name, "forecast": value, "truth": true}
+                )
     frame = pd.DataFrame(rows).assign(lower=np.nan, upper=np.nan)
     return summarise(frame, ["benchmark", "step", "how"]).drop(columns="coverage90")
 
@@ -222,9 +276,10 @@ def _ladder_bases():
         "log-uniform [1e-6, 0.5]": log_uniform,
         "30% never + log-uniform": lambda r, m: np.where(r.random(m) < 0.3, 0.0, log_uniform(r, m)),
         "code contests: 75% log-uniform [1e-7, 1e-3]": lambda r, m: np.where(
-            r.random(m) < 0.75, log_uniform(r, m, 1e-7, 1e-3), r.beta(0.5, 2, m)),
+            r.random(m) < 0.75, log_uniform(r, m, 1e-7, 1e-3), r.beta(0.5, 2, m)
+        ),
         "logit-normal (-6, 3)": lambda r, m: 1 / (1 + np.exp(6 - 3 * r.standard_normal(m))),
-    }  # fmt: skip
+    }
 
 
 def ladder_counts(name, n, rep, runs=LADDER_RUNS, problems=LADDER_PROBLEMS):
@@ -234,8 +289,14 @@ def ladder_counts(name, n, rep, runs=LADDER_RUNS, problems=LADDER_PROBLEMS):
     factor = np.geomspace(1e-3, 1.0, runs)
     p = np.clip(base[:, None] * factor[None, :], 0, 1)
     names = [f"r{i:02d}" for i in range(runs)]
-    counts = pd.DataFrame({"run": np.repeat(names, problems), "problem_id": np.tile(np.arange(problems), runs),
-                           "n": n, "c": rng.binomial(n, p).T.ravel()})  # fmt: skip
+    counts = pd.DataFrame(
+        {
+            "run": np.repeat(names, problems),
+            "problem_id": np.tile(np.arange(problems), runs),
+            "n": n,
+            "c": rng.binomial(n, p).T.ravel(),
+        }
+    )
     ks = np.array([10.0 * n, 100.0 * n])
     truth = {r: 1 - np.mean((1 - p[:, i, None]) ** ks[None, :], axis=0) for i, r in enumerate(names)}
     return counts, dict(zip(names, np.geomspace(1e19, 1e22, runs), strict=True)), truth, ks
@@ -253,19 +314,30 @@ def _ladder_cell(task) -> list[dict]:
         for r in model.predict(ks).itertuples():
             alone = r.source == "refused" or (how not in ("auto", "joint") and r.source == "joint")
             for k in ks if r.source == "refused" else [r.k]:  # a per-run candidate alone: the ladder's rows left out
-                rows.append({"distribution": name, "n": n, "rep": rep, "how": how, "chosen": model.chosen_,
-                             "source": r.source,
-                             "step": int(round(k / n)), "run": r.run, "forecast": np.nan if alone else r.pass_at_k,
-                             "truth": truth[r.run][int(k == ks[1])], "lower": getattr(r, "lower", np.nan),
-                             "upper": getattr(r, "upper", np.nan), "seconds": time.perf_counter() - start})  # fmt: skip
+                rows.append(
+                    {
+                        "distribution": name,
+                        "n": n,
+                        "rep": rep,
+                        "how": how,
+                        "chosen": model.chosen_,
+                        "source": r.source,
+                        "step": int(round(k / n)),
+                        "run": r.run,
+                        "forecast": np.nan if alone else r.pass_at_k,
+                        "truth": truth[r.run][int(k == ks[1])],
+                        "lower": getattr(r, "lower", np.nan),
+                        "upper": getattr(r, "upper", np.nan),
+                        "seconds": time.perf_counter() - start,
+                    }
+                )
     return rows
 
 
 def study_ladders(reps: int, n_boot: int = 100, workers: int = 2, candidates=LADDER_CANDIDATES) -> pd.DataFrame:
     from multiprocessing import Pool
 
-    tasks = [(name, n, rep, n_boot, candidates) for name in _ladder_bases() for n in (100, 1000)
-             for rep in range(reps)]  # fmt: skip
+    tasks = [(name, n, rep, n_boot, candidates) for name in _ladder_bases() for n in (100, 1000) for rep in range(reps)]
     rows = []
     with Pool(workers) as pool:
         for i, cell in enumerate(pool.imap_unordered(_ladder_cell, tasks), 1):
@@ -303,8 +375,10 @@ def main() -> None:
         frame = study_simulated(args.reps)
         if args.save:
             frame.to_csv(args.save, index=False)
-        print(f"\n1. simulated benchmarks ({PROBLEMS} problems x {RUNS} runs, {args.reps} reps; "
-              f"{time.perf_counter() - start:.0f} s)")  # fmt: skip
+        print(
+            f"\n1. simulated benchmarks ({PROBLEMS} problems x {RUNS} runs, {args.reps} reps; "
+            f"{time.perf_counter() - start:.0f} s)"
+        )
         print(summarise(frame, ["distribution", "n", "step", "how"]).to_string(index=False, float_format=fmt))
         print("\nall simulated benchmarks")
         print(summarise(frame, ["n", "step", "how"]).to_string(index=False, float_format=fmt))
@@ -319,8 +393,10 @@ def main() -> None:
         frame = study_ladders(args.reps, candidates=tuple(args.ladder_candidates.split(",")))
         if args.save:
             frame.to_csv(args.save.with_suffix(".ladders.csv"), index=False)
-        print(f"\n5. simulated ladders ({LADDER_RUNS} runs x {LADDER_PROBLEMS} problems, shared difficulty, "
-              f"{args.reps} reps; {time.perf_counter() - start:.0f} s)")  # fmt: skip
+        print(
+            f"\n5. simulated ladders ({LADDER_RUNS} runs x {LADDER_PROBLEMS} problems, shared difficulty, "
+            f"{args.reps} reps; {time.perf_counter() - start:.0f} s)"
+        )
         print(summarise_ladders(frame, ["distribution", "n", "step", "how"]).to_string(index=False, float_format=fmt))
         print("\nall simulated ladders")
         print(summarise_ladders(frame, ["n", "step", "how"]).to_string(index=False, float_format=fmt))

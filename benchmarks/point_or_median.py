@@ -34,8 +34,15 @@ from benchcast.studies.presets import APPLE_12, APPLE_C4_8
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
-PYTHIA = (("arc_easy", "acc"), ("arc_easy", "acc_norm"), ("piqa", "acc"), ("piqa", "acc_norm"), ("sciq", "acc"),
-          ("sciq", "acc_norm"), ("lambada_openai", "acc"))  # fmt: skip
+PYTHIA = (
+    ("arc_easy", "acc"),
+    ("arc_easy", "acc_norm"),
+    ("piqa", "acc"),
+    ("piqa", "acc_norm"),
+    ("sciq", "acc"),
+    ("sciq", "acc_norm"),
+    ("lambada_openai", "acc"),
+)
 LADDERS = {
     "dclm": ("metrics_dclm_data_mixture", APPLE_12, Threshold(6e21), 20.0),
     "c4": ("metrics_c4_mixture", APPLE_C4_8, Threshold(2e21), 20.0),
@@ -68,11 +75,18 @@ def cell(table, benchmark, metric, splitter, tpr, unc, min_flops) -> pd.DataFram
     runs, extra = frame_runs(held.assign(value=held["true"]))
     forecast = models[0].predict(runs, unc, extra=extra)
     lower, upper = forecast.interval(1e-6)  # a central interval of width ~0: the draws' median
-    return pd.DataFrame({
-        "benchmark": f"{benchmark} {metric}", "true": held["true"], "point": forecast.prediction,
-        "median": (lower + upper) / 2, "lower50": forecast.interval(0.5)[0], "upper50": forecast.interval(0.5)[1],
-        "lower90": forecast.interval(0.9)[0], "upper90": forecast.interval(0.9)[1],
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "benchmark": f"{benchmark} {metric}",
+            "true": held["true"],
+            "point": forecast.prediction,
+            "median": (lower + upper) / 2,
+            "lower50": forecast.interval(0.5)[0],
+            "upper50": forecast.interval(0.5)[1],
+            "lower90": forecast.interval(0.9)[0],
+            "upper90": forecast.interval(0.9)[1],
+        }
+    )
 
 
 def main() -> None:
@@ -93,13 +107,19 @@ def main() -> None:
         wis_point = weighted_interval_score(held["true"], held["point"], bands)
         wis_median = weighted_interval_score(held["true"], held["median"], bands)
         wis_hybrid = np.where(outside, wis_median, wis_point)  # the median only where the point is outside
-        rows.append({
-            "ladder": name, "cells": held["benchmark"].nunique(), "forecasts": len(held),
-            "point outside its 50 %": int(outside.sum()), "WIS point": float(np.mean(wis_point)),
-            "WIS median": float(np.mean(wis_median)), "WIS median where outside": float(np.mean(wis_hybrid)),
-            "WIS point (outside only)": float(np.mean(wis_point[outside])) if outside.any() else np.nan,
-            "WIS median (outside only)": float(np.mean(wis_median[outside])) if outside.any() else np.nan,
-        })  # fmt: skip
+        rows.append(
+            {
+                "ladder": name,
+                "cells": held["benchmark"].nunique(),
+                "forecasts": len(held),
+                "point outside its 50 %": int(outside.sum()),
+                "WIS point": float(np.mean(wis_point)),
+                "WIS median": float(np.mean(wis_median)),
+                "WIS median where outside": float(np.mean(wis_hybrid)),
+                "WIS point (outside only)": float(np.mean(wis_point[outside])) if outside.any() else np.nan,
+                "WIS median (outside only)": float(np.mean(wis_median[outside])) if outside.any() else np.nan,
+            }
+        )
         print(pd.DataFrame(rows[-1:]).round(3).to_string(index=False), flush=True)
     table = pd.DataFrame(rows).round(3)
     print(markdown(table.set_index("ladder")))

@@ -99,9 +99,17 @@ def new_sampler(model, prompts, samples, new_tokens, device, batch_size=None):
     rows = [prompt for prompt in prompts for _ in range(samples)]
     keys = [sample_key(0, str(p), i) for p in range(len(prompts)) for i in range(samples)]
     results = engine.run_requests(
-        model, rows, keys, batch_size=batch_size, progress=False,
-        temperature=1.0, max_new_tokens=new_tokens, eos_ids=[], pad_id=0, device=device,
-    )  # fmt: skip
+        model,
+        rows,
+        keys,
+        batch_size=batch_size,
+        progress=False,
+        temperature=1.0,
+        max_new_tokens=new_tokens,
+        eos_ids=[],
+        pad_id=0,
+        device=device,
+    )
     failed = [v for v in results.values() if isinstance(v, str)]
     if failed:
         raise RuntimeError(failed[0])
@@ -112,10 +120,17 @@ def build(kind: str, device: str, vocab: int | None = None):
     hidden, layers, heads, intermediate, default_vocab = MODELS[kind]
     vocab = vocab or default_vocab
     config = transformers.LlamaConfig(
-        vocab_size=vocab, hidden_size=hidden, intermediate_size=intermediate, num_hidden_layers=layers,
-        num_attention_heads=heads, num_key_value_heads=heads, max_position_embeddings=2048,
-        bos_token_id=1, eos_token_id=None, pad_token_id=0,
-    )  # fmt: skip
+        vocab_size=vocab,
+        hidden_size=hidden,
+        intermediate_size=intermediate,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        num_key_value_heads=heads,
+        max_position_embeddings=2048,
+        bos_token_id=1,
+        eos_token_id=None,
+        pad_token_id=0,
+    )
     torch.manual_seed(0)
     dtype = torch.bfloat16 if device.startswith("cuda") else torch.float32
     model = transformers.LlamaForCausalLM(config).to(device=device, dtype=dtype).eval()

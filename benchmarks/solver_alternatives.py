@@ -99,8 +99,15 @@ def build_problem(n_replicates: int) -> dict:
     starts[1:, 4] = np.linspace(log_c.min(), log_c.max(), N_STARTS + 1)[1:-1]
     n = y.size
     counts = np.random.default_rng(0).multinomial(n, np.full(n, 1 / n), size=n_replicates).astype(float)
-    return {"log_c": log_c, "y": y, "lo": lo, "hi": hi, "U0": np.tile(starts, (n_replicates, 1)),
-            "W": np.repeat(counts, N_STARTS, axis=0), "loss_full": optimum.loss}  # fmt: skip
+    return {
+        "log_c": log_c,
+        "y": y,
+        "lo": lo,
+        "hi": hi,
+        "U0": np.tile(starts, (n_replicates, 1)),
+        "W": np.repeat(counts, N_STARTS, axis=0),
+        "loss_full": optimum.loss,
+    }
 
 
 def theta_of(U):
@@ -123,8 +130,16 @@ def solve_scipy(p):
     for row, (u0, w) in enumerate(zip(p["U0"], p["W"], strict=True)):
         index = np.repeat(np.arange(flops.size), w.astype(int))
         data = ({"flops": flops[index]}, p["y"][index])
-        fit = least_squares(lambda u, X, y: law.forward(theta_of(u), X) - y, u0, jac=jac, bounds=(p["lo"], p["hi"]),
-                            method="trf", loss="huber", f_scale=DELTA, args=data)  # fmt: skip
+        fit = least_squares(
+            lambda u, X, y: law.forward(theta_of(u), X) - y,
+            u0,
+            jac=jac,
+            bounds=(p["lo"], p["hi"]),
+            method="trf",
+            loss="huber",
+            f_scale=DELTA,
+            args=data,
+        )
         U[row], conv[row], iterations[row] = fit.x, fit.status > 0, fit.nfev
     return U, conv, iterations
 
@@ -374,12 +389,13 @@ def table_row(means, times, solution, reference, scipy_s):
     rel, diff, iterations = (loss - ref_loss) / ref_loss, np.abs(forecast - ref_forecast), solution["iterations"]
     executed = iterations.size * iterations.max() if means == "jax" else iterations.sum()  # vmap: all run to the last
     return (
-        f"| {means} | " + " | ".join(f"{t:.2f}" if isinstance(t, float) else t for t in times)
+        f"| {means} | "
+        + " | ".join(f"{t:.2f}" if isinstance(t, float) else t for t in times)
         + f" | {scipy_s / times[-1]:.0f} | {np.median(np.abs(rel)):.1e} / {rel.min():+.1e} / {rel.max():+.1e} "
         f"| {(rel > 1e-6).sum()} / {(rel < -1e-6).sum()} | {np.median(diff):.1e} / {diff.max():.1e} "
         f"| {(~solution['conv']).sum()} ({(~solution['conv'][best]).sum()}) "
         f"| {iterations.sum()} / {iterations.size * iterations.max()} | {1e6 * times[-1] / executed:.1f} |"
-    )  # fmt: skip
+    )
 
 
 def main() -> None:

@@ -25,7 +25,7 @@ LAWS = ["nd_floor", "power_floor_tpr", "power"]
 RUNS = {
     "without two_stage_nd": [*(f"--law={law}" for law in LAWS), "--candidate=nd_floor", "--candidate=power_floor_tpr"],
     "default (two_stage_nd a challenger)": [*(f"--law={law}" for law in [*LAWS, "two_stage_nd"])],
-}  # fmt: skip
+}
 
 
 def markdown(frame: pd.DataFrame) -> str:
@@ -33,8 +33,10 @@ def markdown(frame: pd.DataFrame) -> str:
     frame = frame.reset_index()
     head = "| " + " | ".join(map(str, frame.columns)) + " |"
     rule = "|" + "---|" * len(frame.columns)
-    body = ["| " + " | ".join("" if pd.isna(v) else f"{v:g}" if isinstance(v, float) else str(v) for v in row) + " |"
-            for row in frame.itertuples(index=False)]  # fmt: skip
+    body = [
+        "| " + " | ".join("" if pd.isna(v) else f"{v:g}" if isinstance(v, float) else str(v) for v in row) + " |"
+        for row in frame.itertuples(index=False)
+    ]
     return "\n".join([head, rule, *body])
 
 

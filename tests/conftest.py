@@ -144,6 +144,20 @@ def run_cli(*args, env: dict | None = None, cwd: Path | str | None = None, input
     return CliRun(done.exit_code, done.stdout, stderr, done.exception)
 
 
+@pytest.fixture(autouse=True)
+def _solves_afresh_where_patched(request):
+    """A test that patches (a law, a solver setting) solves afresh: the process's stored solves are forgotten
+    before and after it (:mod:`benchcast.utils.memo`)."""
+    from benchcast.utils import memo
+
+    patched = "monkeypatch" in request.fixturenames
+    if patched:
+        memo.clear()
+    yield
+    if patched:
+        memo.clear()
+
+
 @pytest.fixture(scope="session")
 def apple_path() -> Path:
     return require_shared(DCLM)

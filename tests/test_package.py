@@ -92,9 +92,21 @@ def test_forecasting_is_fourteen_modules_of_one_concept_each():
 
     modules = {p.stem for p in (Path(bc.__file__).parent / "forecasting").glob("*.py")} - {"__init__"}
     assert modules == {
-        "targets", "bootstrap", "draws", "extrapolation", "selection", "ensemble", "answers", "planning", "flags", "forecast", "results",
-        "compare", "compare_draws", "alternative",
-    }  # fmt: skip
+        "targets",
+        "bootstrap",
+        "draws",
+        "extrapolation",
+        "selection",
+        "ensemble",
+        "answers",
+        "planning",
+        "flags",
+        "forecast",
+        "results",
+        "compare",
+        "compare_draws",
+        "alternative",
+    }
 
 
 def test_the_fitting_engine_is_a_package_of_small_modules():
@@ -175,8 +187,15 @@ def test_every_public_function_says_its_parameters_and_returns():
     assert not missing, "\n".join(f"{module}: {name} lacks {what}" for module, name, what in missing)
 
 
-SETTINGS = {"n_boot": "n_boot", "level": "level", "levels": "level", "interval": "interval", "seed": "seed",
-            "n_jobs": "n_jobs", "ray_address": "ray_address"}  # fmt: skip
+SETTINGS = {
+    "n_boot": "n_boot",
+    "level": "level",
+    "levels": "level",
+    "interval": "interval",
+    "seed": "seed",
+    "n_jobs": "n_jobs",
+    "ray_address": "ray_address",
+}
 
 
 def test_no_signature_carries_more_than_two_of_the_six_settings():

@@ -203,9 +203,17 @@ def test_optimal_plan():
 
 def test_example_result():
     benchmarks = [
-        {"benchmark": "arc_easy", "metric": "acc_norm", "params": {"a": 1.0}, "n_train": 13, "n_test": 4,
-         "train_r2": 0.987, "test_mae": 0.0123, "test_mre": 2.345},
-    ]  # fmt: skip
+        {
+            "benchmark": "arc_easy",
+            "metric": "acc_norm",
+            "params": {"a": 1.0},
+            "n_train": 13,
+            "n_test": 4,
+            "train_r2": 0.987,
+            "test_mae": 0.0123,
+            "test_mre": 2.345,
+        },
+    ]
     forecasts = [
         {"benchmark": "arc_easy", "run": "r16", "flops": 3e21, "true": 0.61, "predicted": 0.6234, "truth_law": 0.618}
     ]
@@ -251,13 +259,25 @@ def test_every_result_type_is_a_view_checked_here():
 
     found = {cls.__name__ for cls in subclasses(ResultView) if cls.__module__.startswith("benchcast.")}
     checked = {
-        "FitResult", "FitDiagnostics", "Recommendation", "BenchResult", "Reproduction", "KScan",
-        "PassKTable", "OptimalPlan", "ExampleResult",
-        "BacktestComparison", "SweepComparison",  # above
-        "Forecast", "Plan",  # tests/forecasting/test_intervals_planning.py, tests/cli/test_plan_from_data.py
+        "FitResult",
+        "FitDiagnostics",
+        "Recommendation",
+        "BenchResult",
+        "Reproduction",
+        "KScan",
+        "PassKTable",
+        "OptimalPlan",
+        "ExampleResult",
+        "BacktestComparison",
+        "SweepComparison",  # above
+        "Forecast",
+        "Plan",  # tests/forecasting/test_intervals_planning.py, tests/cli/test_plan_from_data.py
         "PassKPastN",  # tests/generative/test_past_n.py
-        "BacktestResult", "Sweep", "CutoffResult",  # tests/evaluation/test_backtest.py
-        "Comparison", "CompareBacktest",  # tests/forecasting/test_compare.py, tests/fitting/test_shared_shape.py
+        "BacktestResult",
+        "Sweep",
+        "CutoffResult",  # tests/evaluation/test_backtest.py
+        "Comparison",
+        "CompareBacktest",  # tests/forecasting/test_compare.py, tests/fitting/test_shared_shape.py
         "RichView",  # the base of the CLI-printed views
-    }  # fmt: skip
+    }
     assert found == checked, (found - checked, checked - found)

@@ -10,3 +10,4 @@ DEFAULT_LEVELS = (0.5, 0.9)  # the interval levels backtests, bench and the repo
 DEFAULT_LEVEL = 0.9  # the level a one-level answer (forecast, recommend, plan) shows
 DEFAULT_INTERVAL = "extrapolation"  # the bootstrap widened by the extrapolation error
 DEFAULT_SEED = 0
+ALL_BENCHMARKS = "*"  # the key of a --q-rand or --margin value given for every benchmark

@@ -62,9 +62,20 @@ def test_recommend_gives_a_law_of_n_and_d_the_planned_run(apple_path):
 def test_report_shows_the_planned_run(tmp_path):
     out = tmp_path / "report.html"
     proc = run(
-        "report", example_path(), "-b", "arc_easy:acc_norm", "--params", "1e10", "--tokens", "2e11", "--n-boot", "10",
-        "-o", out, "--json",
-    )  # fmt: skip
+        "report",
+        example_path(),
+        "-b",
+        "arc_easy:acc_norm",
+        "--params",
+        "1e10",
+        "--tokens",
+        "2e11",
+        "--n-boot",
+        "10",
+        "-o",
+        out,
+        "--json",
+    )
     assert proc.returncode == 0, proc.stderr
     bench = json.loads(proc.stdout)["benchmarks"][0]
     row = bench["forecasts"][0]
@@ -149,11 +160,13 @@ def test_recommend_reads_benchmark_colon_metric_as_forecast_does():
 @pytest.mark.parametrize(
     ("given", "hint"),
     [
-        (["--params", "7000", "--tokens", "4e12"], "--params 7000 is below 1e+05, smaller than any language model - it "
-         "looks like millions of parameters?"),
+        (
+            ["--params", "7000", "--tokens", "4e12"],
+            "--params 7000 is below 1e+05, smaller than any language model - it looks like millions of parameters?",
+        ),
         (["--params", "7e9", "--tokens", "4000"], "--tokens 4000 is below 1e+05"),
     ],
-)  # fmt: skip
+)
 def test_a_planned_run_in_millions_gets_the_unit_hint(given, hint):
     for command in ("forecast", "recommend"):
         out = run(command, example_path(), "-b", "arc_easy:acc_norm", *given, "--n-boot", "10")

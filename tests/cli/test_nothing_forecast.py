@@ -51,7 +51,20 @@ def test_recommend_of_nothing_at_a_target_exits_2(short_ladder):
 
 def test_forecast_of_something_still_exits_0(apple_path):
     result = runner.invoke(
-        app, ["forecast", str(apple_path), "-b", "arc_easy", "-m", "acc_norm", "--tpr", "20", "--flops", "1e23",
-              "--n-boot", "50"]
-    )  # fmt: skip
+        app,
+        [
+            "forecast",
+            str(apple_path),
+            "-b",
+            "arc_easy",
+            "-m",
+            "acc_norm",
+            "--tpr",
+            "20",
+            "--flops",
+            "1e23",
+            "--n-boot",
+            "50",
+        ],
+    )
     assert result.exit_code == 0, result.output

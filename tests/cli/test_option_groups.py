@@ -46,8 +46,9 @@ def test_a_new_option_of_a_group_is_one_entry():
 
     expanded = expand(command)
     assert "answer" in inspect.signature(expanded).parameters
-    source, answer = expanded(data=Path("x.csv"), format="auto", metadata=None, column=None, q_rand=None,
-                              margin=None, answer=7, json=False)  # fmt: skip
+    source, answer = expanded(
+        data=Path("x.csv"), format="auto", metadata=None, column=None, q_rand=None, margin=None, answer=7, json=False
+    )
     assert (source.data, answer) == (Path("x.csv"), 7)
     probe = typer.Typer()
     probe.command()(expanded)

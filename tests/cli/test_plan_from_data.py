@@ -36,10 +36,21 @@ def test_plan_from_data_inverts_the_forecast_command(apple, apple_path):
     result = runner.invoke(
         app,
         [
-            "plan", str(apple_path), "-b", "arc_easy", "-m", "acc_norm", "--tpr", "20", "--target", "0.88",
-            "--n-boot", str(N_BOOT), "--json",
+            "plan",
+            str(apple_path),
+            "-b",
+            "arc_easy",
+            "-m",
+            "acc_norm",
+            "--tpr",
+            "20",
+            "--target",
+            "0.88",
+            "--n-boot",
+            str(N_BOOT),
+            "--json",
         ],
-    )  # fmt: skip
+    )
     assert result.exit_code == 0, result.output
     plan = json.loads(result.output[result.output.index("{") :])
     assert plan["reachable"] and plan["strategy"] == "ensemble" and plan["weights"]
@@ -56,7 +67,12 @@ def test_plan_from_data_inverts_the_forecast_command(apple, apple_path):
     # a tolerance under 1 sd failed when the plan's compute moved by 1e-10 (issue 31)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        around = forecast_default(apple, FitSpec("power", "arc_easy", metric="acc_norm", tpr=20), flops=list(plan["lower"] * np.linspace(0.98, 1.02, 21)), uncertainty=Uncertainty(n_boot=N_BOOT, seed=0, levels=0.9)).to_frame()["upper90"]  # fmt: skip
+        around = forecast_default(
+            apple,
+            FitSpec("power", "arc_easy", metric="acc_norm", tpr=20),
+            flops=list(plan["lower"] * np.linspace(0.98, 1.02, 21)),
+            uncertainty=Uncertainty(n_boot=N_BOOT, seed=0, levels=0.9),
+        ).to_frame()["upper90"]
     assert around.mean() == pytest.approx(0.88, abs=7e-3)
     assert _forecast(apple, plan["lower"] / 2)["upper"] < 0.88 - 5e-3  # half the compute: clearly short of it
     # the forecast's lower bound widens with distance faster than the curve rises: it never reaches 0.88

@@ -30,17 +30,37 @@ def bnsl_fit(tmp_path_factory):
                 0.65 / (1 + np.exp(-(x - 21.6) * 1.1)) if bench == "arc_easy" else 0.02 / (1 + np.exp(22.5 - x))
             )
             rows.append(
-                dict(run=f"r{i}", params=n, tokens=d, flops=c, benchmark=bench, metric=metric,
-                     value=acc + rng.normal(0, 0.005))
-            )  # fmt: skip
+                dict(
+                    run=f"r{i}",
+                    params=n,
+                    tokens=d,
+                    flops=c,
+                    benchmark=bench,
+                    metric=metric,
+                    value=acc + rng.normal(0, 0.005),
+                )
+            )
     rows[10]["value"] = np.nan  # r5's arc_easy score
     folder = tmp_path_factory.mktemp("bnsl")
     pd.DataFrame(rows).to_csv(folder / "ladder.csv", index=False)
     out = folder / "bnsl.json"
     fitted = runner.invoke(
-        app, ["fit", str(folder / "ladder.csv"), "--law", "bnsl", "-b", "arc_easy", "-m", "acc_norm",
-              "--max-flops", "3e20", "--out", str(out)]
-    )  # fmt: skip
+        app,
+        [
+            "fit",
+            str(folder / "ladder.csv"),
+            "--law",
+            "bnsl",
+            "-b",
+            "arc_easy",
+            "-m",
+            "acc_norm",
+            "--max-flops",
+            "3e20",
+            "--out",
+            str(out),
+        ],
+    )
     assert fitted.exit_code == 0, fitted.output
     return out
 

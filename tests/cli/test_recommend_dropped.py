@@ -35,8 +35,11 @@ def test_recommend_and_forecast_count_the_dropped_rows_with_their_reasons(tmp_pa
     assert printed.exit_code == 0, printed.output
     assert "dropped" in printed.stdout and "1 (score is NaN: 1)" in printed.stdout
     # the forecast of a planned run says it too, once per distinct answer
-    forecast = runner.invoke(app, ["forecast", str(path), "-b", "hellaswag", "-m", "acc", "-N", "7e9", "-D", "1.4e11",
-                                   "--n-boot", "20"], terminal_width=300)  # fmt: skip
+    forecast = runner.invoke(
+        app,
+        ["forecast", str(path), "-b", "hellaswag", "-m", "acc", "-N", "7e9", "-D", "1.4e11", "--n-boot", "20"],
+        terminal_width=300,
+    )
     assert forecast.exit_code == 0, forecast.output
     assert forecast.stdout.count("rows dropped from the fits: ") == 1
     assert "1 (score is NaN: 1)" in forecast.stdout

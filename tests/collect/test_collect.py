@@ -233,9 +233,21 @@ def test_ray_local_matches_local_loop(tiny_model, problem_file):
 def test_cli_score_gold_and_bad_input(tiny_model, problem_file, tmp_path):
     out = tmp_path / "gold.csv"
     proc = cli(
-        "score-gold", "--model", tiny_model, "--problems", problem_file, "--template", "gsm8k", "--out", out,
-        "--params", "1e6", "--tokens", "2e7", "--json",
-    )  # fmt: skip
+        "score-gold",
+        "--model",
+        tiny_model,
+        "--problems",
+        problem_file,
+        "--template",
+        "gsm8k",
+        "--out",
+        out,
+        "--params",
+        "1e6",
+        "--tokens",
+        "2e7",
+        "--json",
+    )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["rows"] == 7 and out.exists()
     proc = cli("score-gold", "--model", tiny_model, "--problems", tmp_path / "missing.jsonl", "--out", out)

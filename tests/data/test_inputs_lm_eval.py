@@ -6,7 +6,8 @@ import pandas as pd
 import pytest
 
 import benchcast as bc
-from benchcast.cli.options import parse_q_rand, q_rand_for
+from benchcast.cli.options import parse_q_rand
+from benchcast.data.chance import with_chance_levels
 from benchcast.data.metadata import read_metadata
 from benchcast.errors import DataError, DataWarning
 
@@ -153,11 +154,23 @@ def test_checkpointed_runs_from_a_step_in_the_file(tmp_path):
 
 
 def test_q_rand_option_parser():
-    levels = parse_q_rand(["piqa=0.5", "mystery:acc_norm=0.3", "mystery=0.25"])
-    assert q_rand_for(levels, "piqa", "acc") == 0.5
-    assert q_rand_for(levels, "mystery", "acc_norm") == 0.3 and q_rand_for(levels, "mystery", "acc") == 0.25
-    assert q_rand_for(levels, "arc_easy", "acc") is None
-    assert q_rand_for(parse_q_rand(["0.2", "piqa=0.5"]), "csqa", "acc") == 0.2  # one VALUE for every benchmark
+    # the levels as the commands apply them (data.chance.with_chance_levels): benchmark:metric, then benchmark, then all
+    table = pd.DataFrame(
+        {
+            "benchmark": ["piqa", "mystery", "mystery", "arc_easy", "csqa"],
+            "metric": ["acc", "acc_norm", "acc", "acc", "acc"],
+        }
+    )
+    given = with_chance_levels(table, parse_q_rand(["piqa=0.5", "mystery:acc_norm=0.3", "mystery=0.25"]))
+    assert given["q_rand"].tolist()[:3] == [0.5, 0.3, 0.25] and given["q_rand"].iloc[3:].isna().all()
+    assert given["q_rand_source"].tolist()[:3] == [
+        "given (--q-rand piqa)",
+        "given (--q-rand mystery:acc_norm)",
+        "given (--q-rand mystery)",
+    ]
+    every = with_chance_levels(table, parse_q_rand(["0.2", "piqa=0.5"]))  # one VALUE for every benchmark
+    assert every["q_rand"].tolist() == [0.5, 0.2, 0.2, 0.2, 0.2]
+    assert every["q_rand_source"].iloc[4] == "given (--q-rand option)"
     for bad, match in (
         ("piqa", "not a number"),
         ("=0.3", "BENCHMARK=VALUE"),

@@ -38,8 +38,13 @@ def published(tmp_path_factory):
 def test_the_published_exports_read_every_family_and_the_sizes_file_is_no_run(olmo):
     folder, meta, table = olmo
     assert sorted(table["run"].unique()) == sorted(pd.read_csv(meta)["run"])  # runs.csv in the folder: not a run
-    assert set(table["family"]) == {"eval/downstream", "eval/downstream_bpb", "eval/downstream_soft",
-                                    "eval/downstream_soft_log", "eval/<corpus>/CrossEntropyLoss"}  # fmt: skip
+    assert set(table["family"]) == {
+        "eval/downstream",
+        "eval/downstream_bpb",
+        "eval/downstream_soft",
+        "eval/downstream_soft_log",
+        "eval/<corpus>/CrossEntropyLoss",
+    }
     assert set(table["metric"]) == {"len_norm", "acc", "bpb", "soft", "soft_log", "loss"}
     assert set(table["params_source"]) == {"--metadata runs.csv"}
     loss = bc.select(table, "c4_en-validation", "loss")
@@ -120,9 +125,15 @@ def _folder(tmp_path, columns: dict, name: str = "run-a"):
 
 
 def test_a_family_no_rule_reads_is_skipped_with_one_note(tmp_path):
-    folder = _folder(tmp_path, {"eval/downstream/piqa_val_rc_5shot_acc": [0.5, 0.6],
-                                "eval/downstream_weird/a/piqa": [1.0, 2.0], "eval/downstream_weird/b/piqa": [1.0, 2.0],
-                                "eval/notes": ["ok", "ok"]})  # fmt: skip
+    folder = _folder(
+        tmp_path,
+        {
+            "eval/downstream/piqa_val_rc_5shot_acc": [0.5, 0.6],
+            "eval/downstream_weird/a/piqa": [1.0, 2.0],
+            "eval/downstream_weird/b/piqa": [1.0, 2.0],
+            "eval/notes": ["ok", "ok"],
+        },
+    )
     with pytest.warns(DataWarning) as caught:
         table = bc.load(folder)
     notes = [str(w.message) for w in caught if "skipped" in str(w.message)]
@@ -133,25 +144,40 @@ def test_a_family_no_rule_reads_is_skipped_with_one_note(tmp_path):
 
 
 def test_a_task_at_two_shot_counts_is_two_benchmarks_and_its_bare_name_is_refused(tmp_path):
-    folder = _folder(tmp_path, {"eval/downstream/piqa_val_rc_0shot_len_norm": [0.55, 0.6],
-                                "eval/downstream/piqa_val_rc_5shot_len_norm": [0.57, 0.63],
-                                "eval/downstream/hellaswag_val_rc_5shot_len_norm": [0.3, 0.35]})  # fmt: skip
+    folder = _folder(
+        tmp_path,
+        {
+            "eval/downstream/piqa_val_rc_0shot_len_norm": [0.55, 0.6],
+            "eval/downstream/piqa_val_rc_5shot_len_norm": [0.57, 0.63],
+            "eval/downstream/hellaswag_val_rc_5shot_len_norm": [0.3, 0.35],
+        },
+    )
     with pytest.warns(DataWarning, match=r"one benchmark per count \(<task>_<n>shot\): piqa_val at 0, 5 shots"):
         table = bc.load(folder, checkpoints="all")  # the file is read, not refused
     assert set(table["benchmark"]) == {"piqa_val_0shot", "piqa_val_5shot", "hellaswag_val"}
     five = bc.select(table, "piqa_val_5shot")
     assert five["value"].tolist() == pytest.approx([0.57, 0.63]) and (five["shots"] == 5).all()
     assert bc.select(table, "hellaswag_val")["value"].tolist() == pytest.approx([0.3, 0.35])
-    with pytest.raises(SelectionError, match=r"'piqa_val' is evaluated at several shot counts \(0, 5\): name one "
-                       r"\(-b piqa_val_0shot, -b piqa_val_5shot\)"):  # fmt: skip
+    with pytest.raises(
+        SelectionError,
+        match=r"'piqa_val' is evaluated at several shot counts \(0, 5\): name one "
+        r"\(-b piqa_val_0shot, -b piqa_val_5shot\)",
+    ):
         bc.select(table, "piqa_val")
 
 
 def test_lm_eval_and_other_evaluator_names_are_read(tmp_path):
-    folder = _folder(tmp_path, {"hellaswag/acc_norm,none": [0.3, 0.4], "hellaswag/acc_norm_stderr,none": [0.01, 0.02],
-                                "hellaswag/alias": ["hellaswag", "hellaswag"], "eval/lm/c4_en/CE loss": [3.1, 2.9],
-                                "eval/downstream/piqa_rc_0shot (length-normalized accuracy)": [0.55, 0.6],
-                                "eval/arc_easy/acc": [0.4, 0.5]})  # fmt: skip
+    folder = _folder(
+        tmp_path,
+        {
+            "hellaswag/acc_norm,none": [0.3, 0.4],
+            "hellaswag/acc_norm_stderr,none": [0.01, 0.02],
+            "hellaswag/alias": ["hellaswag", "hellaswag"],
+            "eval/lm/c4_en/CE loss": [3.1, 2.9],
+            "eval/downstream/piqa_rc_0shot (length-normalized accuracy)": [0.55, 0.6],
+            "eval/arc_easy/acc": [0.4, 0.5],
+        },
+    )
     table = bc.load(folder, checkpoints="all")  # hellaswag/alias (text, no filter) is no evaluation column: not read
     got = {(b, m) for b, m in zip(table["benchmark"], table["metric"], strict=True)}
     assert got == {("hellaswag", "acc_norm"), ("c4_en", "loss"), ("piqa_rc_0shot", "len_norm"), ("arc_easy", "acc")}
@@ -166,8 +192,13 @@ def test_a_wandb_run_folder_gives_its_size_from_its_config(tmp_path):
     root = tmp_path / "wandb"
     for name, size in (("run-a", 1e8), ("run-b", 3e8)):
         (root / name / "files").mkdir(parents=True)
-        pd.DataFrame({"_step": [10, 20], "throughput/total_tokens": [1e9, 2e9],
-                      "eval/downstream/piqa_val_rc_5shot_acc": [0.5, 0.6]}).to_csv(root / name / "history.csv", index=False)  # fmt: skip
+        pd.DataFrame(
+            {
+                "_step": [10, 20],
+                "throughput/total_tokens": [1e9, 2e9],
+                "eval/downstream/piqa_val_rc_5shot_acc": [0.5, 0.6],
+            }
+        ).to_csv(root / name / "history.csv", index=False)
         total = f"    n_params: {size:g}\n" if name == "run-a" else ""  # run-b's config gives only its non-embedding N
         (root / name / "files" / "config.yaml").write_text(
             f"model:\n  value:\n    non_embedding_params: {size * 0.8:g}\n{total}    d_model: 64\n"
@@ -176,8 +207,10 @@ def test_a_wandb_run_folder_gives_its_size_from_its_config(tmp_path):
     assert dict(zip(table["run"], table["params"], strict=True)) == {"run-a": 1e8, "run-b": 2.4e8}  # total first
     shown = run_cli("inspect", str(root))
     assert shown.exit_code == 0, shown.stderr
-    assert ("N (params) from: config config.yaml (model.n_params, total N) (1 runs), config config.yaml "
-            "(model.non_embedding_params, non-embedding N) (1 runs)") in " ".join(shown.stdout.split())  # fmt: skip
+    assert (
+        "N (params) from: config config.yaml (model.n_params, total N) (1 runs), config config.yaml "
+        "(model.non_embedding_params, non-embedding N) (1 runs)"
+    ) in " ".join(shown.stdout.split())
     pd.DataFrame({"run": ["run-a"], "params": [2e8]}).to_csv(tmp_path / "runs.csv", index=False)
     with pytest.raises(DataError, match=r"run 'run-a' has params 2e\+08 in --metadata runs.csv and 1e\+08 in config"):
         bc.load(root, metadata=tmp_path / "runs.csv")
@@ -195,20 +228,40 @@ def test_steps_that_would_move_the_final_checkpoint_are_refused(tmp_path, step, 
 
 
 def test_a_blank_run_name_in_one_long_file_is_refused(tmp_path):
-    pd.DataFrame({"run": ["a", "  "], "_step": [10, 20], "throughput/total_tokens": [1e9, 2e9], "params": 1e8,
-                  "eval/downstream/piqa_val_rc_5shot_acc": [0.5, 0.6]}).to_csv(tmp_path / "h.csv", index=False)  # fmt: skip
+    pd.DataFrame(
+        {
+            "run": ["a", "  "],
+            "_step": [10, 20],
+            "throughput/total_tokens": [1e9, 2e9],
+            "params": 1e8,
+            "eval/downstream/piqa_val_rc_5shot_acc": [0.5, 0.6],
+        }
+    ).to_csv(tmp_path / "h.csv", index=False)
     with pytest.raises(DataError, match=r"h.csv: row 1 has no 'run' \(it holds '  '\)"):
         bc.load(tmp_path / "h.csv")
 
 
 @pytest.mark.parametrize(
     ("final", "message"),
-    [(["True", "True"], "has 2 checkpoints marked final; mark one"), (["no", "yes"], "must hold true or false, got 'no'"),
-     (["False", "False"], "no checkpoint of any of the 1 run")],
-)  # fmt: skip
+    [
+        (["True", "True"], "has 2 checkpoints marked final; mark one"),
+        (["no", "yes"], "must hold true or false, got 'no'"),
+        (["False", "False"], "no checkpoint of any of the 1 run"),
+    ],
+)
 def test_inspect_reads_checkpoints_by_the_rule_of_fit(tmp_path, final, message):
-    pd.DataFrame({"run": "a", "step": [1, 2], "params": 1e8, "tokens": [1e9, 2e9], "benchmark": "piqa", "metric": "acc",
-                  "value": [0.55, 0.6], "final": final}).to_csv(tmp_path / "t.csv", index=False)  # fmt: skip
+    pd.DataFrame(
+        {
+            "run": "a",
+            "step": [1, 2],
+            "params": 1e8,
+            "tokens": [1e9, 2e9],
+            "benchmark": "piqa",
+            "metric": "acc",
+            "value": [0.55, 0.6],
+            "final": final,
+        }
+    ).to_csv(tmp_path / "t.csv", index=False)
     outs = [
         run_cli(command, str(tmp_path / "t.csv"), *extra)
         for command, extra in (("inspect", ()), ("fit", ("-b", "piqa")))
@@ -250,8 +303,17 @@ def _groups_table():
             if run == "r3" and sub == "other":
                 continue  # r3 lacks a subtask: no mean of the group there
             for split in ("val", "test"):
-                rows.append({"run": run, "params": 1e8 * scale, "tokens": 2e9 * scale, "benchmark": f"mmlu_{sub}_{split}",
-                             "metric": "acc", "value": value * scale / 3, "stderr": 0.01})  # fmt: skip
+                rows.append(
+                    {
+                        "run": run,
+                        "params": 1e8 * scale,
+                        "tokens": 2e9 * scale,
+                        "benchmark": f"mmlu_{sub}_{split}",
+                        "metric": "acc",
+                        "value": value * scale / 3,
+                        "stderr": 0.01,
+                    }
+                )
     return bc.validate(pd.DataFrame(rows))
 
 
@@ -272,11 +334,25 @@ def test_a_task_group_is_the_mean_of_its_subtasks_where_each_is_present():
 
 
 def test_a_task_group_mean_keeps_checkpoints_apart_and_names_its_own_sources():
-    rows = [{"run": "r1", "step": step, "params": 1e8, "tokens": 1e9 * step, "benchmark": f"mmlu_{sub}_val",
-             "metric": "acc", "k": pd.NA, "value": value * step, "stderr": 0.01, "q_rand": 0.25,
-             "q_rand_source": f"measured ({sub})", "family": family, "shots": shots}
-            for step in (1, 2)
-            for sub, value, family, shots in (("stem", 0.1, "eval/downstream", 5), ("other", 0.3, "eval/x", 0))]  # fmt: skip
+    rows = [
+        {
+            "run": "r1",
+            "step": step,
+            "params": 1e8,
+            "tokens": 1e9 * step,
+            "benchmark": f"mmlu_{sub}_val",
+            "metric": "acc",
+            "k": pd.NA,
+            "value": value * step,
+            "stderr": 0.01,
+            "q_rand": 0.25,
+            "q_rand_source": f"measured ({sub})",
+            "family": family,
+            "shots": shots,
+        }
+        for step in (1, 2)
+        for sub, value, family, shots in (("stem", 0.1, "eval/downstream", 5), ("other", 0.3, "eval/x", 0))
+    ]
     with pytest.warns(DataWarning, match="unweighted mean of its 2 subtasks"):
         out = group_mean(pd.DataFrame(rows), "mmlu_val", ["mmlu_other_val", "mmlu_stem_val"])
     assert out.set_index("step")["value"].to_dict() == pytest.approx({1: 0.2, 2: 0.4})  # per checkpoint, not pooled
@@ -285,8 +361,26 @@ def test_a_task_group_mean_keeps_checkpoints_apart_and_names_its_own_sources():
     assert out["shots"].isna().all()  # the subtasks disagree: not the first one's
 
 
-FLOW = ("-b", "hellaswag_val:len_norm", "-b", "arc_easy_val:len_norm", "-b", "mmlu_val:len_norm", "-b", "boolq_val:acc",
-        "-N", "6.9e9", "-D", "3.9e12", "-N", "13e9", "-D", "5e12", "--n-boot", "10")  # fmt: skip
+FLOW = (
+    "-b",
+    "hellaswag_val:len_norm",
+    "-b",
+    "arc_easy_val:len_norm",
+    "-b",
+    "mmlu_val:len_norm",
+    "-b",
+    "boolq_val:acc",
+    "-N",
+    "6.9e9",
+    "-D",
+    "3.9e12",
+    "-N",
+    "13e9",
+    "-D",
+    "5e12",
+    "--n-boot",
+    "10",
+)
 
 
 def _flow(folder, meta, tmp_path, benchmarks) -> dict:
@@ -297,16 +391,21 @@ def _flow(folder, meta, tmp_path, benchmarks) -> dict:
     assert shown.exit_code == 0, shown.stderr
     forecast = run_cli("forecast", *args, *benchmarks, "--json")
     assert forecast.exit_code == 0, forecast.stderr
-    plan = run_cli("plan", *args, "-b", "hellaswag_val:len_norm", "--target", "0.9", "--forecast-tpr", "380",
-                   "--n-boot", "10")  # fmt: skip
+    plan = run_cli(
+        "plan", *args, "-b", "hellaswag_val:len_norm", "--target", "0.9", "--forecast-tpr", "380", "--n-boot", "10"
+    )
     assert plan.exit_code == 0, plan.stderr
     assert re.search(r"compute \(FLOPs\) needed for score 0\.9: \d\.\d+e\+\d+", plan.stdout), plan.stdout
     assert "(TPR 380)" in plan.stdout
     report = run_cli("report", *args, *benchmarks, "-o", str(tmp_path / "report.html"))
     assert report.exit_code == 0, report.stderr
     assert (tmp_path / "report.html").stat().st_size > 10_000
-    return {"inspect": " ".join(shown.stdout.split()), "forecast": json.loads(forecast.stdout), "plan": plan,
-            "stderr": " ".join(forecast.stderr.split())}  # fmt: skip
+    return {
+        "inspect": " ".join(shown.stdout.split()),
+        "forecast": json.loads(forecast.stdout),
+        "plan": plan,
+        "stderr": " ".join(forecast.stderr.split()),
+    }
 
 
 def _check_answers(answers, benchmarks) -> None:

@@ -90,15 +90,27 @@ BASE = {"_step": [10, 20], "throughput/total_tokens": [1e9, 2e9], "params": [1e8
 @pytest.mark.parametrize(
     ("columns", "message"),
     [
-        ({"eval/downstream/hellaswag_val_rc_5shot_len_norm": [0.3, 0.4], "params": [np.nan] * 2},
-         r"run 'run-a' has no size: add a 'params' column, or give --metadata"),
+        (
+            {"eval/downstream/hellaswag_val_rc_5shot_len_norm": [0.3, 0.4], "params": [np.nan] * 2},
+            r"run 'run-a' has no size: add a 'params' column, or give --metadata",
+        ),
         ({"eval/custom/a/weird": [0.3, 0.4]}, r"logs no value in any evaluation column it can read"),
-        ({"eval/downstream/piqa_val_rc_5shot_len_norm": [0.5, 0.6], "eval/downstream/piqa_val_mc_5shot_len_norm": [0.5, 0.6]},
-         r"are both piqa_val:len_norm; keep one of them"),  # two shot counts are two benchmarks; two formats not
-        ({"eval/downstream/piqa_val_rc_5shot_len_norm": [0.5, 0.6], "throughput/total_training_Gflops": [6e8, np.nan]},
-         r"logs an evaluation \(eval/downstream/piqa_val_rc_5shot_len_norm\) in a row without 'total_training_Gflops'"),
+        (
+            {
+                "eval/downstream/piqa_val_rc_5shot_len_norm": [0.5, 0.6],
+                "eval/downstream/piqa_val_mc_5shot_len_norm": [0.5, 0.6],
+            },
+            r"are both piqa_val:len_norm; keep one of them",
+        ),  # two shot counts are two benchmarks; two formats not
+        (
+            {
+                "eval/downstream/piqa_val_rc_5shot_len_norm": [0.5, 0.6],
+                "throughput/total_training_Gflops": [6e8, np.nan],
+            },
+            r"logs an evaluation \(eval/downstream/piqa_val_rc_5shot_len_norm\) in a row without 'total_training_Gflops'",
+        ),
     ],
-)  # fmt: skip
+)
 def test_exports_the_rule_cannot_read_are_refused_by_file_and_column(tmp_path, columns, message):
     folder, file = _folder(tmp_path, pd.DataFrame({**BASE, **columns}))
     with pytest.raises(DataError, match=message) as caught:
@@ -108,9 +120,16 @@ def test_exports_the_rule_cannot_read_are_refused_by_file_and_column(tmp_path, c
 
 def test_a_step_column_without_a_final_one_is_refused(tmp_path):
     frame = pd.DataFrame(
-        {"run": ["a", "a"], "step": [1, 2], "params": 1e8, "tokens": [1e9, 2e9], "benchmark": "piqa",
-         "metric": "acc", "value": [0.55, 0.6]}
-    )  # fmt: skip
+        {
+            "run": ["a", "a"],
+            "step": [1, 2],
+            "params": 1e8,
+            "tokens": [1e9, 2e9],
+            "benchmark": "piqa",
+            "metric": "acc",
+            "value": [0.55, 0.6],
+        }
+    )
     frame.to_csv(tmp_path / "tidy.csv", index=False)
     with pytest.raises(DataError, match=r"tidy.csv: column 'step' marks checkpoints.*add a 'final' column"):
         bc.load(tmp_path / "tidy.csv")
@@ -122,8 +141,23 @@ def test_a_step_column_without_a_final_one_is_refused(tmp_path):
 
 def test_forecast_and_inspect_read_the_exports(ladder):
     exports, meta = ladder
-    out = run_cli("forecast", str(exports), "--metadata", str(meta), "-b", "hellaswag_val:len_norm",
-                  "-b", "boolq_val:acc", "--params", "7e9", "--tokens", "4e12", "--n-boot", "20", "--json")  # fmt: skip
+    out = run_cli(
+        "forecast",
+        str(exports),
+        "--metadata",
+        str(meta),
+        "-b",
+        "hellaswag_val:len_norm",
+        "-b",
+        "boolq_val:acc",
+        "--params",
+        "7e9",
+        "--tokens",
+        "4e12",
+        "--n-boot",
+        "20",
+        "--json",
+    )
     assert out.exit_code == 0, out.stderr
     assert "324 earlier checkpoint(s) of 36 run(s) set aside" in " ".join(out.stderr.split())
     for answer in json.loads(out.stdout):
@@ -140,9 +174,14 @@ def test_forecast_and_inspect_read_the_exports(ladder):
 
 @pytest.mark.parametrize(
     ("benchmark", "metric", "level", "task"),
-    [("hellaswag_val", "acc_norm", 0.252, "hellaswag"), ("arc_challenge_test_rc_5shot", "len_norm", 0.25, "arc_challenge"),
-     ("mmlu_stem_val", "len_norm", 0.25, "mmlu_stem"), ("boolq_val", "acc", 0.5, "boolq"), ("piqa_val", "acc", 0.5, "piqa")],
-)  # fmt: skip
+    [
+        ("hellaswag_val", "acc_norm", 0.252, "hellaswag"),
+        ("arc_challenge_test_rc_5shot", "len_norm", 0.25, "arc_challenge"),
+        ("mmlu_stem_val", "len_norm", 0.25, "mmlu_stem"),
+        ("boolq_val", "acc", 0.5, "boolq"),
+        ("piqa_val", "acc", 0.5, "piqa"),
+    ],
+)
 def test_split_and_shot_suffixes_resolve_to_the_known_task(benchmark, metric, level, task):
     found = chance_level(benchmark, metric)
     assert found.value == pytest.approx(level) and f"{benchmark} read as task {task}" in found.source
@@ -177,9 +216,17 @@ def test_other_column_spellings_are_named_on_the_command_line(ladder, tmp_path):
 
 def _tidy(tmp_path, **columns) -> object:
     frame = pd.DataFrame(
-        {"run": ["a", "a"], "step": [1, 2], "params": 1e8, "tokens": [1e9, 2e9], "benchmark": "piqa",
-         "metric": "acc", "value": [0.55, 0.6], **columns}
-    )  # fmt: skip
+        {
+            "run": ["a", "a"],
+            "step": [1, 2],
+            "params": 1e8,
+            "tokens": [1e9, 2e9],
+            "benchmark": "piqa",
+            "metric": "acc",
+            "value": [0.55, 0.6],
+            **columns,
+        }
+    )
     frame.to_csv(tmp_path / "tidy.csv", index=False)
     return tmp_path / "tidy.csv"
 
@@ -200,10 +247,14 @@ def test_metadata_that_names_no_logged_step_is_refused(ladder, tmp_path):
 
 def test_a_task_not_scored_at_the_final_step_is_named(tmp_path):
     frame = pd.DataFrame(
-        {"_step": [10, 20, 30], "throughput/total_tokens": [1e9, 2e9, 3e9], "params": 1e8,
-         "eval/downstream/piqa_val_rc_5shot_acc": [0.55, 0.6, np.nan],
-         "eval/downstream/boolq_val_rc_5shot_acc": [0.5, 0.55, 0.6]}
-    )  # fmt: skip
+        {
+            "_step": [10, 20, 30],
+            "throughput/total_tokens": [1e9, 2e9, 3e9],
+            "params": 1e8,
+            "eval/downstream/piqa_val_rc_5shot_acc": [0.55, 0.6, np.nan],
+            "eval/downstream/boolq_val_rc_5shot_acc": [0.5, 0.55, 0.6],
+        }
+    )
     folder, _ = _folder(tmp_path, frame)
     with pytest.warns(DataWarning, match=r"piqa_val not evaluated at its final step 30"):
         bc.load(folder, checkpoints="all")
@@ -211,10 +262,17 @@ def test_a_task_not_scored_at_the_final_step_is_named(tmp_path):
 
 @pytest.mark.parametrize(
     ("frame", "message"),
-    [(pd.DataFrame({**BASE, "_step": [10.5, 20], "eval/downstream/piqa_val_rc_5shot_acc": [0.5, 0.6]}),
-      r"column '_step' must hold whole steps, got 10.5"),
-     (pd.DataFrame({**BASE, "eval/downstream/piqa_val_rc_5shot_acc": [0.5, 0.6], "other": 1}), r"\['nosuch'\] named by --column")],
-)  # fmt: skip
+    [
+        (
+            pd.DataFrame({**BASE, "_step": [10.5, 20], "eval/downstream/piqa_val_rc_5shot_acc": [0.5, 0.6]}),
+            r"column '_step' must hold whole steps, got 10.5",
+        ),
+        (
+            pd.DataFrame({**BASE, "eval/downstream/piqa_val_rc_5shot_acc": [0.5, 0.6], "other": 1}),
+            r"\['nosuch'\] named by --column",
+        ),
+    ],
+)
 def test_steps_and_column_names_are_checked(tmp_path, frame, message):
     folder, _ = _folder(tmp_path, frame)
     with pytest.raises(DataError, match=message):

@@ -35,8 +35,10 @@ def _run_name(params: float, tpr: int, rerun: bool) -> str:
     return f"ladder-{size}-{tpr}xN" + ("-rerun" if rerun else "")
 
 
-MMLU = {f"mmlu_{s}_val": (0.25, 5.0, 0.9 + 0.05 * i, 0.65, 70.0, 220.0, "len_norm")
-        for i, s in enumerate(("stem", "humanities", "social_sciences", "other"))}  # fmt: skip
+MMLU = {
+    f"mmlu_{s}_val": (0.25, 5.0, 0.9 + 0.05 * i, 0.65, 70.0, 220.0, "len_norm")
+    for i, s in enumerate(("stem", "humanities", "social_sciences", "other"))
+}
 PUBLISHED_SIZES = (190e6, 370e6, 760e6, 1.3e9, 3.2e9)
 
 

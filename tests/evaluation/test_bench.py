@@ -17,8 +17,11 @@ from benchcast.evaluation.strategies import parse_strategy
 def split_for(data, benchmark, metric, cutoff=None):
     """(training table, held-out rows) of one benchmark in the data set's split at ``cutoff`` (default: the first)."""
     cells, _ = make_cells([data])
-    return next((c.train, c.held) for c in cells if (c.benchmark, c.metric) == (benchmark, metric)
-                and (cutoff is None or c.cutoff == cutoff))  # fmt: skip
+    return next(
+        (c.train, c.held)
+        for c in cells
+        if (c.benchmark, c.metric) == (benchmark, metric) and (cutoff is None or c.cutoff == cutoff)
+    )
 
 
 CUTOFF = 2e20

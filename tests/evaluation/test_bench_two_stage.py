@@ -12,8 +12,11 @@ from benchcast.evaluation.strategies import law_outcome
 def split_for(data, benchmark, metric, cutoff=None):
     """(training table, held-out rows) of one benchmark in the data set's split at ``cutoff`` (default: the first)."""
     cells, _ = make_cells([data])
-    return next((c.train, c.held) for c in cells if (c.benchmark, c.metric) == (benchmark, metric)
-                and (cutoff is None or c.cutoff == cutoff))  # fmt: skip
+    return next(
+        (c.train, c.held)
+        for c in cells
+        if (c.benchmark, c.metric) == (benchmark, metric) and (cutoff is None or c.cutoff == cutoff)
+    )
 
 
 TWO_STAGE = ("two_stage_linear", "two_stage_logistic")

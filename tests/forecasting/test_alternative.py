@@ -26,8 +26,17 @@ def isoflop_sweep(tmp_path) -> pd.DataFrame:
             d = budget / (6 * n)
             loss = 1.7 + 400 / n**0.34 + 410 / d**0.28
             value = 0.25 + 0.75 * np.exp(-(loss - 1.7) / 0.6) + rng.normal(0, 0.002)
-            rows.append({"run": f"{budget:.2g}-{n:.3g}", "params": n, "tokens": d, "flops": budget,
-                         "benchmark": "arc_easy", "metric": "acc_norm", "value": value})  # fmt: skip
+            rows.append(
+                {
+                    "run": f"{budget:.2g}-{n:.3g}",
+                    "params": n,
+                    "tokens": d,
+                    "flops": budget,
+                    "benchmark": "arc_easy",
+                    "metric": "acc_norm",
+                    "value": value,
+                }
+            )
     path = tmp_path / "sweep.csv"
     pd.DataFrame(rows).to_csv(path, index=False)
     return bc.load(path)

@@ -193,8 +193,14 @@ def test_draws_without_a_score_are_dropped_and_an_even_pair_counts_half():
     grid = (np.array([1.0, 10.0]), np.array([0.1, 0.2]))
     row = _pairs(frame, draws, {"A": grid, "B": grid}, 10.0, 0.9, "x").iloc[0]
     assert row["p_a_better"] == 1.0 and "2 of 4" in row["reason"]  # was 0.5: a NaN counted as "b better"
-    even = pd.DataFrame({"p_a_better": [0.5, 0.9], "truth_a_better": [1.0, 1.0], "baseline_a_better": [1.0, 1.0],
-                         "decision": ["undecided", "A"]})  # fmt: skip
+    even = pd.DataFrame(
+        {
+            "p_a_better": [0.5, 0.9],
+            "truth_a_better": [1.0, 1.0],
+            "baseline_a_better": [1.0, 1.0],
+            "decision": ["undecided", "A"],
+        }
+    )
     assert _scores("x", even, None)[3] == pytest.approx(0.75)  # p = 1/2 counts half, as the baseline's tie
 
 

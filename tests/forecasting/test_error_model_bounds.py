@@ -45,7 +45,7 @@ def _tpr_errors(errors_by_side: dict) -> pd.DataFrame:
             "true": 0.5 * np.exp(e),
             "predicted": 0.5,
             "converged": True,
-        }  # fmt: skip
+        }
         for side, points in errors_by_side.items()
         for i, (d, e) in enumerate(points)
     ]

@@ -26,9 +26,19 @@ def _errors(slopes, d=(0.1, 0.3, 0.6, 1.0), signs=None) -> pd.DataFrame:
     for j, slope in enumerate(slopes):
         for i, dist in enumerate(d):
             sign = 1.0 if signs is None else signs[i % len(signs)]
-            rows.append({"axis": "compute", "origin_decades": 0.2 * (j + 1), "run": f"r{i}", "k": 1.0,
-                         "decades": dist, "tpr_decades": 0.0, "true": 0.5 * np.exp(sign * slope * dist),
-                         "predicted": 0.5, "converged": True})  # fmt: skip
+            rows.append(
+                {
+                    "axis": "compute",
+                    "origin_decades": 0.2 * (j + 1),
+                    "run": f"r{i}",
+                    "k": 1.0,
+                    "decades": dist,
+                    "tpr_decades": 0.0,
+                    "true": 0.5 * np.exp(sign * slope * dist),
+                    "predicted": 0.5,
+                    "converged": True,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -137,8 +147,9 @@ def test_the_model_reads_as_json():
 @pytest.mark.filterwarnings("ignore")
 def test_rolling_origins_along_compute_use_only_the_runs_below_each_origin():
     flops = np.geomspace(1e18, 1e21, 25)
-    result = bc.fit(law_table("power", THETA, {"flops": flops}, q_rand=0.25, noise=0.0), "power", "synthetic", "acc",
-                    q_rand=0.25)  # fmt: skip
+    result = bc.fit(
+        law_table("power", THETA, {"flops": flops}, q_rand=0.25, noise=0.0), "power", "synthetic", "acc", q_rand=0.25
+    )
     errors = x.rolling_origin(result)
     assert set(errors["axis"]) == {"compute"} and set(errors["origin_decades"]) == set(x.ORIGIN_DECADES)
     assert (errors["flops"] > errors["origin"]).all() and (errors["decades"] > 0).all()

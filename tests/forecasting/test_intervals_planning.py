@@ -14,6 +14,7 @@ from benchcast.forecasting.answers import forecast, recommend
 from benchcast.forecasting.bootstrap import bootstrap
 from benchcast.forecasting.draws import Draws, ScoreDraws
 from benchcast.forecasting.planning import plan
+from benchcast.utils import memo
 
 THETA = np.array([5000.0, 0.19])  # power law, -log Q' = A C^-alpha
 Q_RAND = 0.25
@@ -65,6 +66,7 @@ def test_bootstrap_is_deterministic_and_parallel_safe():
     rng = np.random.default_rng(0)
     result = bc.fit(noisy_ladder(rng, np.geomspace(1e18, 1e21, 15)), "power", "synthetic", "acc", q_rand=Q_RAND)
     a = bootstrap(result, n_jobs=1, progress=False, uncertainty=Uncertainty(n_boot=40, seed=5)).thetas
+    memo.clear()  # the workers' refits made, not read from the store
     b = bootstrap(result, n_jobs=2, progress=False, uncertainty=Uncertainty(n_boot=40, seed=5)).thetas
     # bit for bit: a replicate's fit does not depend on which process or batch ran it
     assert np.array_equal(a, b)
@@ -417,10 +419,28 @@ def test_forecast_and_plan_show_themselves(apple):
         uncertainty=Uncertainty(n_boot=20, interval="bootstrap", levels=0.9),
     )
     assert list(out.to_dict()) == [
-        "law", "strategy", "benchmark", "metric", "weights", "covariates", "level", "levels", "interval", "n_boot",
-        "failed_refits", "dropped_refits", "query", "prediction", "lower", "upper", "lower_mean", "upper_mean", "intervals", "flags",
+        "law",
+        "strategy",
+        "benchmark",
+        "metric",
+        "weights",
+        "covariates",
+        "level",
+        "levels",
+        "interval",
+        "n_boot",
+        "failed_refits",
+        "dropped_refits",
+        "query",
+        "prediction",
+        "lower",
+        "upper",
+        "lower_mean",
+        "upper_mean",
+        "intervals",
+        "flags",
         "forecasts",
-    ]  # fmt: skip
+    ]
     html = out._repr_html_()
     assert html.count("<tr>") == 3 and "<table>" in html
     assert f"{out.prediction[1]:.4g}" in html and f"{out.upper[0]:.4g}" in html
@@ -454,8 +474,11 @@ def test_plan_refuses_a_question_the_law_cannot_tell_apart():
             plan(power, 0.7, **question, uncertainty=Uncertainty(n_boot=0, levels=0.9))
     theta = [9.0, -0.19, 0.5, -0.013]
     flops, ks = np.meshgrid(np.geomspace(1e18, 3e22, 12), [1, 2, 4, 8, 16])
-    k5 = bc.fit(law_table("passk_compute", theta, {"flops": flops.ravel(), "k": ks.ravel()}, metric="pass@k"),
-                "passk_compute", "synthetic")  # fmt: skip
+    k5 = bc.fit(
+        law_table("passk_compute", theta, {"flops": flops.ravel(), "k": ks.ravel()}, metric="pass@k"),
+        "passk_compute",
+        "synthetic",
+    )
     with pytest.raises(bc.BenchcastError, match="not both"):
         plan(k5, 0.5, k=4, flops=1e22, uncertainty=Uncertainty(n_boot=0, levels=0.9))
     with pytest.raises(bc.BenchcastError, match="k must be an integer >= 1"):
@@ -466,6 +489,7 @@ def test_batched_replicates_over_workers_are_the_in_process_replicates(apple, mo
     """From 1000 replicates a batched law's bootstrap is one solve per local worker (below, one in this process;
     over Ray, sixteen tasks); each replicate's refit is its own, so the replicates are the in-process ones."""
     import benchcast.forecasting.bootstrap as boot
+    from benchcast.utils import memo
 
     batches = []
     real_map = boot.parallel_map
@@ -478,6 +502,7 @@ def test_batched_replicates_over_workers_are_the_in_process_replicates(apple, mo
     fit = bc.fit(apple, "power_floor", "hellaswag", "acc_norm", tpr=20)
     n = boot.BATCHED_OVER_WORKERS
     alone = bootstrap(fit, n_jobs=1, progress=False, uncertainty=Uncertainty(n_boot=n, seed=3))
+    memo.clear()  # else the same replicates are the stored ones: solved again over the workers
     spread = bootstrap(fit, n_jobs=2, progress=False, uncertainty=Uncertainty(n_boot=n, seed=3))
     fewer = bootstrap(fit, n_jobs=2, progress=False, uncertainty=Uncertainty(n_boot=n - 1, seed=3))
     assert batches == [[n], [n // 2, n // 2], [n - 1]]

@@ -69,8 +69,15 @@ def test_a_point_outside_its_own_50_percent_interval_is_flagged_with_the_draws_m
     skewed = 0.70 - rng.exponential(0.05, 400)  # a long lower tail: the median well below 0.70
     centred = 0.70 + rng.normal(0, 0.02, 400)
     draws = ScoreDraws(np.column_stack([skewed, centred]))
-    made = make_forecast("b", "ensemble", planned_runs(flops=[1e22, 2e22]), [0.70, 0.70], [(), ()], Uncertainty(400),
-                         draws=(("prediction", np.array([0, 1]), draws),))  # fmt: skip
+    made = make_forecast(
+        "b",
+        "ensemble",
+        planned_runs(flops=[1e22, 2e22]),
+        [0.70, 0.70],
+        [(), ()],
+        Uncertainty(400),
+        draws=(("prediction", np.array([0, 1]), draws),),
+    )
     flags = [[f for f in point if f.kind == SKEWED] for point in made.flags]
     assert len(flags[0]) == 1 and not flags[1]  # only the point outside its 50 % interval
     median = float(np.median(skewed))

@@ -14,12 +14,18 @@ def test_a_selection_naming_another_law_or_seed_is_refused_not_overridden():
     with pytest.raises(BenchcastError, match="chooses its own laws.*'bnsl'"):
         bc.forecast_default(table, bc.FitSpec("bnsl", "arc_easy", "acc_norm"), flops=[1e22], uncertainty=no_interval)
     with pytest.raises(BenchcastError, match="seed 3 differs from the uncertainty's 0"):
-        bc.forecast_default(table, bc.FitSpec("power", "arc_easy", "acc_norm", seed=3), flops=[1e22],
-                            uncertainty=no_interval)  # fmt: skip
+        bc.forecast_default(
+            table, bc.FitSpec("power", "arc_easy", "acc_norm", seed=3), flops=[1e22], uncertainty=no_interval
+        )
     # the placeholder law, and a seed that agrees with the uncertainty's, are the same answer as the benchmark's name
-    by_spec = bc.forecast_default(table, bc.FitSpec("power", "arc_easy", "acc_norm", seed=2), flops=[1e22],
-                                  uncertainty=bc.Uncertainty(n_boot=0, seed=2))  # fmt: skip
-    by_name = bc.forecast_default(table, bc.FitSpec("power", "arc_easy", "acc_norm"), flops=[1e22],
-                                  uncertainty=bc.Uncertainty(n_boot=0, seed=2))  # fmt: skip
+    by_spec = bc.forecast_default(
+        table,
+        bc.FitSpec("power", "arc_easy", "acc_norm", seed=2),
+        flops=[1e22],
+        uncertainty=bc.Uncertainty(n_boot=0, seed=2),
+    )
+    by_name = bc.forecast_default(
+        table, bc.FitSpec("power", "arc_easy", "acc_norm"), flops=[1e22], uncertainty=bc.Uncertainty(n_boot=0, seed=2)
+    )
     assert by_spec.prediction[0] == pytest.approx(by_name.prediction[0], rel=1e-12)
     assert 0 < by_spec.prediction[0] < 1

@@ -144,8 +144,14 @@ def test_forecast_of_planned_runs_is_recommends(apple, compute_only):
     assert row["covariates"] == expected["covariates"] and row["flags"] == expected["flags"]
     assert "TPR" not in out.records()[0]["flags"]  # TPR 20: inside the fitted runs'
     assert out.to_frame().columns[:7].tolist() == [
-        "benchmark", "metric", "forecaster", "flops", "params", "tokens", "tpr"
-    ]  # fmt: skip
+        "benchmark",
+        "metric",
+        "forecaster",
+        "flops",
+        "params",
+        "tokens",
+        "tpr",
+    ]
     assert set(out.to_frame()["metric"]) == {METRIC} and out.to_dict()["metric"] == METRIC
     assert {"prediction", "lower90", "upper90", "decades", "flags"} <= set(out.to_frame())
     assert not {"weights", "covariates", "note", "failed_refits"} & set(out.to_frame())  # per forecast: out.metas

@@ -17,13 +17,38 @@ def test_the_floor_is_stated_only_where_it_binds():
 
 
 def test_recommend_shows_the_measured_tau_and_says_the_floor_binds():
-    out = run_cli("recommend", str(require_shared(DCLM)), "-b", "sciq", "-m", "acc_norm", "--tpr", "20",
-                  "--target-flops", "1e23", "--n-boot", "20", "--json")  # fmt: skip
+    out = run_cli(
+        "recommend",
+        str(require_shared(DCLM)),
+        "-b",
+        "sciq",
+        "-m",
+        "acc_norm",
+        "--tpr",
+        "20",
+        "--target-flops",
+        "1e23",
+        "--n-boot",
+        "20",
+        "--json",
+    )
     assert out.exit_code == 0, out.stderr
     ranking = {r["law"]: r for r in json.loads(out.stdout)["ranking"]}
     floored = [law for law, r in ranking.items() if r["tau"] < TAU_FLOOR]
     assert floored, "sciq's power_floor erred less than the floor per decade on DCLM"
-    text = run_cli("recommend", str(require_shared(DCLM)), "-b", "sciq", "-m", "acc_norm", "--tpr", "20",
-                   "--target-flops", "1e23", "--n-boot", "20")  # fmt: skip
+    text = run_cli(
+        "recommend",
+        str(require_shared(DCLM)),
+        "-b",
+        "sciq",
+        "-m",
+        "acc_norm",
+        "--tpr",
+        "20",
+        "--target-flops",
+        "1e23",
+        "--n-boot",
+        "20",
+    )
     assert f"tau /decade of {', '.join(floored)} is below 0.001; an interval counts it as 0.001" in text.stdout
     assert all(r["tau"] >= TAU_FLOOR for law, r in ranking.items() if law not in floored)  # the note names only those

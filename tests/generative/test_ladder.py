@@ -22,8 +22,9 @@ def _ladder(seed, runs=12, problems=150, n=100, low=0.01, never=0.0):
     p = np.clip(base[:, None] * scale[None, :], 0, 1)
     c = rng.binomial(n, p)
     names = [f"r{i:02d}" for i in range(runs)]
-    counts = pd.DataFrame({"run": np.repeat(names, problems), "problem_id": np.tile(np.arange(problems), runs),
-                           "n": n, "c": c.T.ravel()})  # fmt: skip
+    counts = pd.DataFrame(
+        {"run": np.repeat(names, problems), "problem_id": np.tile(np.arange(problems), runs), "n": n, "c": c.T.ravel()}
+    )
     return counts, p, dict(zip(names, np.geomspace(1e19, 1e22, runs), strict=True))
 
 
@@ -96,6 +97,7 @@ def test_a_joint_fit_that_does_not_converge_falls_back_to_the_per_run_forecaster
 def test_the_ladder_is_deterministic_given_a_seed(seed):
     counts, _, compute = _ladder(seed, runs=6, problems=60)
     counts.loc[counts["run"] == "r00", "c"] = 0
-    first, again = (PassKPastN("joint", n_boot=10, seed=seed, compute=compute).fit(counts).predict([1000])
-                    for _ in range(2))  # fmt: skip
+    first, again = (
+        PassKPastN("joint", n_boot=10, seed=seed, compute=compute).fit(counts).predict([1000]) for _ in range(2)
+    )
     pd.testing.assert_frame_equal(first, again)

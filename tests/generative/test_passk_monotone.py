@@ -24,8 +24,17 @@ def _sim_ladder(seed=3, runs=6, problems=60):
     frames, compute = [], {}
     for i in range(runs):
         p = 1 / (1 + np.exp(-(-4.5 + 1.0 * i - d)))
-        frames.append(pd.DataFrame({"run": f"r{i}", "benchmark": "sim", "problem_id": [f"p{j}" for j in
-                                    range(problems)], "n": N, "c": rng.binomial(N, p)}))  # fmt: skip
+        frames.append(
+            pd.DataFrame(
+                {
+                    "run": f"r{i}",
+                    "benchmark": "sim",
+                    "problem_id": [f"p{j}" for j in range(problems)],
+                    "n": N,
+                    "c": rng.binomial(N, p),
+                }
+            )
+        )
         compute[f"r{i}"] = 1e19 * 4.0**i
     return pd.concat(frames, ignore_index=True), compute
 
@@ -121,9 +130,11 @@ def _evidence(power_errors, joint_errors):
     """The joint-vs-power_k sentence of _choose on origins with these errors."""
     from benchcast.generative.past_n import PassKPastN
 
-    rows = [{"run": f"r{i}", "origin": "n/10", "candidate": name, "error": e}
-            for name, errors in (("power_k", power_errors), ("joint", joint_errors))
-            for i, e in enumerate(errors)]  # fmt: skip
+    rows = [
+        {"run": f"r{i}", "origin": "n/10", "candidate": name, "error": e}
+        for name, errors in (("power_k", power_errors), ("joint", joint_errors))
+        for i, e in enumerate(errors)
+    ]
     judged = pd.DataFrame(rows)
     model = PassKPastN(("power_k", "joint"))
     model.scores_ = judged.groupby("candidate")["error"].agg(mae=lambda e: float(np.abs(e).mean())).reset_index()

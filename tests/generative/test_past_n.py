@@ -36,8 +36,7 @@ def _benchmark(rng, n, runs=6, problems=128, shift=1.0):
     frames, truth = [], {}
     for i in range(runs):
         p = 1 / (1 + np.exp(-(-8 + shift * i + 3 * rng.standard_normal(problems))))
-        frames.append(pd.DataFrame({"run": f"r{i}", "problem_id": range(problems), "n": n,
-                                    "c": rng.binomial(n, p)}))  # fmt: skip
+        frames.append(pd.DataFrame({"run": f"r{i}", "problem_id": range(problems), "n": n, "c": rng.binomial(n, p)}))
         truth[f"r{i}"] = p
     return pd.concat(frames, ignore_index=True), truth
 
@@ -198,8 +197,19 @@ def _stubborn_ladder(tmp_path):
 
 def test_a_ladder_of_all_or_nothing_runs_prints_no_impossible_number(tmp_path):
     counts, meta = _stubborn_ladder(tmp_path)
-    out = run_cli("passk", str(counts), "--k", "1", "--extrapolate-to", "10000", "--metadata", str(meta),
-                  "--n-boot", "20", "--json")  # fmt: skip
+    out = run_cli(
+        "passk",
+        str(counts),
+        "--k",
+        "1",
+        "--extrapolate-to",
+        "10000",
+        "--metadata",
+        str(meta),
+        "--n-boot",
+        "20",
+        "--json",
+    )
     assert out.exit_code == 0, out.stderr
     rows = pd.DataFrame(json.loads(out.stdout))
     values = rows[["pass_at_k", "lower", "upper"]].to_numpy(float)

@@ -139,8 +139,23 @@ def test_passk_command_takes_a_family_and_refuses_an_unknown_one(tmp_path):
     path = tmp_path / "counts.csv"
     frame = pd.DataFrame({"problem_id": range(80), "n": 32, "c": rng.binomial(32, rng.beta(0.5, 3, 80))})
     frame.to_csv(path, index=False)
-    ok = run_cli("passk", str(path), "--k", "1,4", "--extrapolate-to", "320", "--n-boot", "0", "--family", "beta",
-                 "-b", "toy", "--run", "r", "--json")  # fmt: skip
+    ok = run_cli(
+        "passk",
+        str(path),
+        "--k",
+        "1,4",
+        "--extrapolate-to",
+        "320",
+        "--n-boot",
+        "0",
+        "--family",
+        "beta",
+        "-b",
+        "toy",
+        "--run",
+        "r",
+        "--json",
+    )
     assert ok.exit_code == 0, ok.stderr
     rows = json.loads(ok.stdout)
     assert {r["source"] for r in rows} == {"estimator", "beta"}
@@ -154,8 +169,17 @@ def _ladder_with_modelled_rows(tmp_path):
         for k in (1, 10, 100, 1000, 10000):
             value = 1 - np.exp(-(k**0.3) * (flops / 1e19) ** 0.25 * 0.02)
             source = "estimator" if k <= 100 else "zi_beta"
-            rows.append({"run": f"r{i}", "benchmark": "code", "metric": "pass@k", "k": k, "value": value,
-                         "flops": flops, "source": source})  # fmt: skip
+            rows.append(
+                {
+                    "run": f"r{i}",
+                    "benchmark": "code",
+                    "metric": "pass@k",
+                    "k": k,
+                    "value": value,
+                    "flops": flops,
+                    "source": source,
+                }
+            )
     path = tmp_path / "modelled.csv"
     pd.DataFrame(rows).to_csv(path, index=False)
     return path
@@ -194,8 +218,9 @@ def _counts_ladder(tmp_path):
 
 def test_passk_places_a_run_that_solved_nothing_by_its_run_size_or_refuses_it_in_its_row(tmp_path):
     counts, meta = _counts_ladder(tmp_path)
-    alone = run_cli("passk", str(counts), "--k", "1,8", "--extrapolate-to", "5000", "--n-boot", "0", "--family",
-                    "power_k", "--json")  # fmt: skip
+    alone = run_cli(
+        "passk", str(counts), "--k", "1,8", "--extrapolate-to", "5000", "--n-boot", "0", "--family", "power_k", "--json"
+    )
     assert alone.exit_code == 0
     refused = [r for r in json.loads(alone.stdout) if r["run"] == "r0" and r["source"] != "estimator"]
     assert [r["source"] for r in refused] == ["refused"] and "compute is unknown" in refused[0]["note"]
@@ -213,7 +238,7 @@ def test_passk_places_a_run_that_solved_nothing_by_its_run_size_or_refuses_it_in
         "--family",
         "power_k",
         "--json",
-    )  # fmt: skip  (placed under any choice)
+    )
     assert out.exit_code == 0, out.stderr
     rows = pd.DataFrame(json.loads(out.stdout))
     r0 = rows[(rows["run"] == "r0") & (rows["source"] != "estimator")]
@@ -222,8 +247,20 @@ def test_passk_places_a_run_that_solved_nothing_by_its_run_size_or_refuses_it_in
     assert ((r0["lower"] <= r0["pass_at_k"]) & (r0["pass_at_k"] <= r0["upper"])).all()  # placed, with an interval
     last = rows[(rows["run"] == "r5") & (rows["k"] == 5000)]
     assert float(last["pass_at_k"].iloc[0]) > float(r0["pass_at_k"].iloc[-1])
-    text = run_cli("passk", str(counts), "--k", "1", "--extrapolate-to", "500", "--metadata", str(meta),
-                   "--n-boot", "0", "--family", "power_k")  # fmt: skip
+    text = run_cli(
+        "passk",
+        str(counts),
+        "--k",
+        "1",
+        "--extrapolate-to",
+        "500",
+        "--metadata",
+        str(meta),
+        "--n-boot",
+        "0",
+        "--family",
+        "power_k",
+    )
     assert text.exit_code == 0 and "joint: logistic link" in " ".join(text.stdout.split())
 
 
@@ -238,8 +275,22 @@ def test_a_model_fit_on_its_bound_says_so_on_its_rows_and_in_the_cli(tmp_path):
     assert modelled["note"].str.contains("log_a on its bound").all()
     path = tmp_path / "easy.csv"
     counts.drop(columns=["run", "benchmark"]).to_csv(path, index=False)
-    out = run_cli("passk", str(path), "--k", "1", "--extrapolate-to", "10000", "--family", "beta", "--n-boot", "0",
-                  "-b", "b", "--run", "r")  # fmt: skip
+    out = run_cli(
+        "passk",
+        str(path),
+        "--k",
+        "1",
+        "--extrapolate-to",
+        "10000",
+        "--family",
+        "beta",
+        "--n-boot",
+        "0",
+        "-b",
+        "b",
+        "--run",
+        "r",
+    )
     assert out.exit_code == 0 and "log_a on its bound" in " ".join(out.stdout.split())
 
 
@@ -249,8 +300,21 @@ def test_rows_placed_on_the_ladder_count_their_own_runs_problems(tmp_path):
     frame = pd.read_csv(counts)
     frame = frame[~((frame["run"] == "r0") & (frame["problem_id"].str[1:].astype(int) >= 60))]  # r0: 60 problems
     frame.to_csv(counts, index=False)
-    out = run_cli("passk", str(counts), "--k", "1", "--extrapolate-to", "5000", "--metadata", str(meta),
-                  "--n-boot", "0", "--family", "power_k", "--json")  # fmt: skip
+    out = run_cli(
+        "passk",
+        str(counts),
+        "--k",
+        "1",
+        "--extrapolate-to",
+        "5000",
+        "--metadata",
+        str(meta),
+        "--n-boot",
+        "0",
+        "--family",
+        "power_k",
+        "--json",
+    )
     assert out.exit_code == 0, out.stderr
     rows = pd.DataFrame(json.loads(out.stdout))
     borrowed = rows[(rows["run"] == "r0") & (rows["source"] == "joint")]

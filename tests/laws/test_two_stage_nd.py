@@ -27,8 +27,11 @@ def _ladder(seed: int = 0) -> pd.DataFrame:
     runs = [f"r{i}" for i in range(params.size)]
     common = {"run": runs, "params": params, "tokens": tokens, "benchmark": "hellaswag_val"}
     return pd.concat(
-        [pd.DataFrame({**common, "metric": "len_norm", "value": acc}), pd.DataFrame({**common, "metric": "bpb", "value": bpb})]
-    )  # fmt: skip
+        [
+            pd.DataFrame({**common, "metric": "len_norm", "value": acc}),
+            pd.DataFrame({**common, "metric": "bpb", "value": bpb}),
+        ]
+    )
 
 
 def test_stage1_recovers_the_chinchilla_form():

@@ -102,10 +102,18 @@ def _bench_predictions() -> pd.DataFrame:
         for decades in rng.uniform(0, 1.5, 30):
             true = 0.5 + rng.normal(0, 0.01)
             rows.append(
-                {"strategy": strategy, "benchmark": "a", "decades": decades, "true": true,
-                 "prediction": true + rng.normal(0, 0.02), "lower50": true - 0.01, "upper50": true + 0.01,
-                 "lower90": true - 0.03, "upper90": true + 0.03}
-            )  # fmt: skip
+                {
+                    "strategy": strategy,
+                    "benchmark": "a",
+                    "decades": decades,
+                    "true": true,
+                    "prediction": true + rng.normal(0, 0.02),
+                    "lower50": true - 0.01,
+                    "upper50": true + 0.01,
+                    "lower90": true - 0.03,
+                    "upper90": true + 0.03,
+                }
+            )
     return pd.DataFrame(rows)
 
 

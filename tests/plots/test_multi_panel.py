@@ -91,9 +91,19 @@ def test_bench_figure_draws_error_coverage_with_n_and_width_per_strategy():
     for strategy in ("power", "ensemble"):
         for d in np.linspace(0.1, 1.4, 30):
             true = 0.6 + rng.normal(0, 0.01)
-            rows.append({"strategy": strategy, "benchmark": "arc_easy", "decades": d, "true": true,
-                         "prediction": true + rng.normal(0, 0.02), "lower50": true - 0.01, "upper50": true + 0.01,
-                         "lower90": true - 0.05, "upper90": true + 0.05})  # fmt: skip
+            rows.append(
+                {
+                    "strategy": strategy,
+                    "benchmark": "arc_easy",
+                    "decades": d,
+                    "true": true,
+                    "prediction": true + rng.normal(0, 0.02),
+                    "lower50": true - 0.01,
+                    "upper50": true + 0.01,
+                    "lower90": true - 0.05,
+                    "upper90": true + 0.05,
+                }
+            )
     fig = plot_bench(pd.DataFrame(rows), bins=3)
     panels = visible_axes(fig)
     assert len(fig.axes) == len(panels) == 4
@@ -187,8 +197,12 @@ def test_reproduction_curves_leave_out_benchmarks_without_backtests():
 
 def test_run_status_reads_reasons_from_the_fit():
     frame = pd.DataFrame(
-        {"run": ["a", "b", "c", "d"], "k": [1.0] * 4, "side": ["train", "train", "test", "unused"],
-         "fitted": [True, False, False, False]}
-    )  # fmt: skip
+        {
+            "run": ["a", "b", "c", "d"],
+            "k": [1.0] * 4,
+            "side": ["train", "train", "test", "unused"],
+            "fitted": [True, False, False, False],
+        }
+    )
     status = bc.plots.run_status(frame, [{"run": "b", "k": 1.0, "reason": "score <= chance"}])
     assert list(status) == ["fitted", "dropped: score <= chance", "held-out", "not used"]

@@ -46,9 +46,13 @@ def test_dpi_sets_the_pixel_size_of_a_png(tmp_path):
 
 @pytest.mark.parametrize(
     "figure_format,dpi,words",
-    [("jpeg", None, "figure format must be one of png, svg, pdf"), ("png", 0, "dpi must lie between"),
-     ("svg", 2.5, "whole number"), ("SVG", "high", "whole number")],
-)  # fmt: skip
+    [
+        ("jpeg", None, "figure format must be one of png, svg, pdf"),
+        ("png", 0, "dpi must lie between"),
+        ("svg", 2.5, "whole number"),
+        ("SVG", "high", "whole number"),
+    ],
+)
 def test_bad_options_are_refused_by_name(figure_format, dpi, words):
     with pytest.raises(BenchcastError, match=words):
         check_figure_options(figure_format, dpi)

@@ -22,6 +22,7 @@ from benchcast import Uncertainty
 from benchcast.report import build_report, parse_targets
 from benchcast.report.analysis import analyse_benchmark, profile_summary
 from benchcast.report.outputs import BENCH_COLUMNS, build_from_outputs
+from benchcast.utils import memo
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACT = REPO / "benchcast-out" / "report-screenshot.png"
@@ -49,10 +50,22 @@ class Chromium:
             os.dup2(write_end, 4)
 
         self.proc = subprocess.Popen(
-            [executable, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe",
-             "--no-first-run", "--no-default-browser-check", f"--user-data-dir={profile}", "about:blank"],
-            preexec_fn=wire, close_fds=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
+            [
+                executable,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--remote-debugging-pipe",
+                "--no-first-run",
+                "--no-default-browser-check",
+                f"--user-data-dir={profile}",
+                "about:blank",
+            ],
+            preexec_fn=wire,
+            close_fds=False,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         os.close(to_child_r)
         os.close(from_child_w)
         self._buffer = b""
@@ -341,10 +354,13 @@ def test_report_from_a_folder_of_outputs(tmp_path):
             "decades": [0.2, 0.2, 1.0, 1.0],
             "true": [0.6, 0.6, 0.7, 0.7],
             "prediction": [0.58, 0.61, 0.65, 0.69],
-            **{f"{side}{pct}": [0.6 + sign * w for w in (0.01, 0.02, 0.03, 0.04)]
-               for pct in (50, 90) for side, sign in (("lower", -1), ("upper", 1))},
+            **{
+                f"{side}{pct}": [0.6 + sign * w for w in (0.01, 0.02, 0.03, 0.04)]
+                for pct in (50, 90)
+                for side, sign in (("lower", -1), ("upper", 1))
+            },
         }
-    )  # fmt: skip
+    )
     points.to_csv(folder / "bench_predictions.csv", index=False)
     (folder / "bench_extrapolation.png").write_bytes(b"\x89PNG\r\n\x1a\n")
     build_from_outputs(folder, out)
@@ -444,6 +460,7 @@ def test_benchmarks_analysed_in_workers_give_the_page_made_in_turn(tmp_path):
     targets = parse_targets(["hellaswag_x:acc_norm", "no_such_benchmark:acc", "arc_easy:acc_norm"], None)
     pages, summaries, said = [], [], []
     for jobs in (1, 2):
+        memo.clear()  # each page made from its own solves
         out = tmp_path / f"r{jobs}.html"
         # one BLAS thread in this process too, as in the workers: the claim is the same arithmetic
         with threadpool_limits(1), warnings.catch_warnings(record=True) as caught:

@@ -18,10 +18,19 @@ def test_twelve_benchmark_report(apple, apple_path, tmp_path, capsys):
     interval: the page's size and its twelve sections do not depend on their count (the replicates' arithmetic is
     tested on one benchmark in test_report.py), and 50 made this the suite's longest test."""
     benchmarks = [
-        "arc_easy:acc_norm", "arc_challenge:acc_norm", "sciq:acc_norm", "piqa:acc_norm", "hellaswag:acc_norm",
-        "winogrande:acc", "webqs_1shot:exact_match", "triviaqa_1shot:exact_match", "lambada_openai:acc",
-        "humaneval-py:pass@1", "gsm8k_cot_llama:exact_match", "lbpp:pass@1",
-    ]  # fmt: skip
+        "arc_easy:acc_norm",
+        "arc_challenge:acc_norm",
+        "sciq:acc_norm",
+        "piqa:acc_norm",
+        "hellaswag:acc_norm",
+        "winogrande:acc",
+        "webqs_1shot:exact_match",
+        "triviaqa_1shot:exact_match",
+        "lambada_openai:acc",
+        "humaneval-py:pass@1",
+        "gsm8k_cot_llama:exact_match",
+        "lbpp:pass@1",
+    ]
     out = tmp_path / "report12.html"
     start = time.monotonic()
     summary = build_report(

@@ -20,9 +20,14 @@ def test_summary_with_two_planned_runs_keeps_words_out_of_the_table():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         report = analyse_benchmark(
-            load_example(), "arc_easy", "acc_norm", target_params=[7e9, 1.3e10], target_tokens=[4e12, 5e12],
-            law="power", uncertainty=bc.Uncertainty(10),
-        )  # fmt: skip
+            load_example(),
+            "arc_easy",
+            "acc_norm",
+            target_params=[7e9, 1.3e10],
+            target_tokens=[4e12, 5e12],
+            law="power",
+            uncertainty=bc.Uncertainty(10),
+        )
     targets = ["7e+09 parameters on 4e+12 tokens (C = 1.68e+23 FLOPs, TPR 571)", "1.3e+10 parameters on 5e+12 tokens"]
     html = summary_section([report], targets, 10)
     table = html[html.index("<table") : html.index("</table>")]
@@ -49,10 +54,20 @@ def test_a_fallback_alone_is_not_said_to_err_by_nan():
     """Five runs: no candidate has support, the fallback forecasts alone and no origin checked the choice."""
     flops = np.geomspace(1e18, 1e20, 5)
     params = np.sqrt(flops / 120)
-    table = bc.validate(pd.DataFrame(
-        {"run": [f"r{i}" for i in range(5)], "params": params, "tokens": 20 * params, "benchmark": "b",
-         "metric": "acc", "value": [0.33, 0.38, 0.45, 0.52, 0.6], "q_rand": 0.25}
-    ), "five.csv")  # fmt: skip
+    table = bc.validate(
+        pd.DataFrame(
+            {
+                "run": [f"r{i}" for i in range(5)],
+                "params": params,
+                "tokens": 20 * params,
+                "benchmark": "b",
+                "metric": "acc",
+                "value": [0.33, 0.38, 0.45, 0.52, 0.6],
+                "q_rand": 0.25,
+            }
+        ),
+        "five.csv",
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         choice = choose_law(table, FitSpec("power", "b", "acc"), tpr=None)

@@ -169,9 +169,15 @@ def test_missing_extra_hint_keeps_its_square_brackets(tmp_path):
     problems = tmp_path / "problems.jsonl"
     problems.write_text('{"id": "a", "prompt": "1+1=", "solution": "2"}\n')
     proc = run_process(
-        "score-gold", "--model", "some/model", "--problems", problems, "--out", tmp_path / "g.csv",
+        "score-gold",
+        "--model",
+        "some/model",
+        "--problems",
+        problems,
+        "--out",
+        tmp_path / "g.csv",
         env={"PYTHONPATH": f"{fake}{os.pathsep}{SRC}"},
-    )  # fmt: skip
+    )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "pip install 'benchcast[score]'" in proc.stderr
     assert not (tmp_path / "g.csv").exists()

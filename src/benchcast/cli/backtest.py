@@ -94,11 +94,13 @@ def backtest_command(
     refuse_interval_without_boot(uncertainty)
     for option, given in (("--holdout-params", holdout_params), ("--like-target", like_target)):
         refuse_options(
-            {"--threshold": threshold != DEFAULT_THRESHOLD and given is not None,
-             "--protocol": protocol != "threshold" and given is not None,
-             "--holdout-params": option == "--like-target" and given is not None and holdout_params is not None},
+            {
+                "--threshold": threshold != DEFAULT_THRESHOLD and given is not None,
+                "--protocol": protocol != "threshold" and given is not None,
+                "--holdout-params": option == "--like-target" and given is not None and holdout_params is not None,
+            },
             f"{option} places its own split; {{them}} split(s) the runs otherwise: give one or the other.",
-        )  # fmt: skip
+        )
     table = source.read()
     specs = [FitSpec(law=name, benchmark=benchmark, metric=metric, proxy=proxy, max_k=max_k) for name in laws]
     results = compare_backtests(

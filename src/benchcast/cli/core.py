@@ -158,11 +158,16 @@ def read_from(table) -> dict:
     if "family" in table.columns:
         read = dict(table.attrs.get(COLUMNS_READ) or ())
         out["families"] = {
-            str(family): {**({"columns": int(read[family])} if family in read else
-                             {"pairs": int(rows[["benchmark", "metric"]].drop_duplicates().shape[0])}),
-                          "metrics": sorted(map(str, rows["metric"].unique()))}
+            str(family): {
+                **(
+                    {"columns": int(read[family])}
+                    if family in read
+                    else {"pairs": int(rows[["benchmark", "metric"]].drop_duplicates().shape[0])}
+                ),
+                "metrics": sorted(map(str, rows["metric"].unique())),
+            }
             for family, rows in table.groupby("family", sort=True)
-        }  # fmt: skip
+        }
     if "params_source" in table.columns:
         by_run = table.drop_duplicates("run")
         out["params_source"] = {str(k): int(v) for k, v in by_run["params_source"].value_counts().items()}

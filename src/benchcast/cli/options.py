@@ -6,6 +6,7 @@ from typing import Annotated
 import typer
 
 from benchcast.data import FORMATS
+from benchcast.defaults import ALL_BENCHMARKS
 
 Data = Annotated[
     Path,
@@ -198,12 +199,6 @@ def parse_q_rand(values: list[str] | None, option: str = "--q-rand") -> dict[str
     return levels
 
 
-def q_rand_for(levels: dict[str, float], benchmark: str, metric: str | None = None) -> float | None:
-    """The level for (benchmark, metric): ``benchmark:metric``, then ``benchmark``, then one for all."""
-    return levels.get(f"{benchmark}:{metric}", levels.get(benchmark, levels.get(ALL_BENCHMARKS)))
-
-
-ALL_BENCHMARKS = "*"
 QRand = Annotated[
     list[str] | None,
     typer.Option(

@@ -110,9 +110,13 @@ def passk_command(
     from benchcast.generative.tables import run_flops
 
     table = passk_table(
-        counts, parse_ks(k), uncertainty=uncertainty, extrapolate_to=extrapolate_to, family=family,
+        counts,
+        parse_ks(k),
+        uncertainty=uncertainty,
+        extrapolate_to=extrapolate_to,
+        family=family,
         compute=run_flops(samples, metadata),
-    )  # fmt: skip
+    )
     if out is not None:
         tidy = passk_tidy(
             table, samples, counts=counts, gold=gold, per_token=per_token, metadata=metadata, destination=out

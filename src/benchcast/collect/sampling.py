@@ -163,9 +163,16 @@ def sample(
     }
     by_id = problems.set_index(problems["id"].astype(str))
     options = {
-        "backend": backend, "dtype": dtype, "device": device, "seed": seed, "batch_size": batch_size,
-        "progress": progress, "temperature": temperature, "max_new_tokens": max_new_tokens, "verbose": verbose,
-    }  # fmt: skip
+        "backend": backend,
+        "dtype": dtype,
+        "device": device,
+        "seed": seed,
+        "batch_size": batch_size,
+        "progress": progress,
+        "temperature": temperature,
+        "max_new_tokens": max_new_tokens,
+        "verbose": verbose,
+    }
     drawer = _Drawer(model_id, by_id, options)
     planned = np.zeros(len(ids), dtype=np.int64)
     frames = [previous] if len(previous) else []

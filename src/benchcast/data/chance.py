@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from benchcast.data.table import is_score_metric
+from benchcast.defaults import ALL_BENCHMARKS
 from benchcast.errors import DataError, DataWarning
 
 # Random-chance score per (benchmark, metric) used by Krajewski et al. 2025 (SPEC §3);
@@ -231,7 +232,7 @@ def with_chance_levels(table: pd.DataFrame, levels: dict[str, float]) -> pd.Data
     for key, rows in _rows_by_key(out, levels, "--q-rand"):
         out.loc[rows, "q_rand"] = _check(levels[key], f"--q-rand {key}")
         # said where it came from (a measured level's source replaced too)
-        out.loc[rows, "q_rand_source"] = "given (--q-rand option)" if key == "*" else f"given (--q-rand {key})"
+        out.loc[rows, "q_rand_source"] = f"given (--q-rand {'option' if key == ALL_BENCHMARKS else key})"
     return out
 
 
@@ -248,9 +249,9 @@ def with_margins(table: pd.DataFrame, margins: dict[str, float]) -> pd.DataFrame
 def _rows_by_key(table: pd.DataFrame, values: dict[str, float], option: str):
     """(key, row mask) per key of ``values``: '*' first, then benchmark, then benchmark:metric, so the specific wins."""
     known = set(table["benchmark"])
-    for key in sorted(values, key=lambda k: (k != "*", ":" in k)):
+    for key in sorted(values, key=lambda k: (k != ALL_BENCHMARKS, ":" in k)):
         bench, _, metric = key.partition(":")
-        if key == "*":
+        if key == ALL_BENCHMARKS:
             yield key, np.ones(len(table), bool)
             continue
         if bench not in known:

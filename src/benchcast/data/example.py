@@ -96,9 +96,19 @@ def recipe_ladders(
                 q = float(recipe_score(bench, flops, m, (alphas or {}).get(name, 0.0), pivot))
                 metric, q_rand, _, _, problems = TRUE_LAWS[bench]
                 value = rng.binomial(problems, q) / problems
-                rows.append({"run": f"{name}-{n_params / 1e6:.0f}M", "params": n_params, "tokens": tokens,
-                             "flops": flops, "benchmark": bench, "metric": metric, "value": value, "q_rand": q_rand,
-                             "recipe": name})  # fmt: skip
+                rows.append(
+                    {
+                        "run": f"{name}-{n_params / 1e6:.0f}M",
+                        "params": n_params,
+                        "tokens": tokens,
+                        "flops": flops,
+                        "benchmark": bench,
+                        "metric": metric,
+                        "value": value,
+                        "q_rand": q_rand,
+                        "recipe": name,
+                    }
+                )
     return pd.DataFrame(rows)
 
 

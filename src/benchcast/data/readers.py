@@ -202,7 +202,7 @@ def final_checkpoints(table: pd.DataFrame, source: str) -> pd.DataFrame:
             f"; {len(unfinished)} run(s) with no final checkpoint left out ({', '.join(map(str, unfinished[:5]))})"
             if unfinished
             else ""
-        )  # fmt: skip
+        )
         + " (`inspect` lists them).",
         DataWarning,
         stacklevel=3,

@@ -29,22 +29,41 @@ FAMILIES = (
     ("eval/downstream", re.compile(rf"{_D}/(?P<task>.+?)_(?P<format>rc|mc)_(?P<shots>\d+)shot_(?P<metric>\w+)$"), None),
     ("eval/downstream/<task> (<metric>)", re.compile(rf"{_D}/(?P<task>[^/()]+?)\s*\((?P<metric>[^()]+)\)$"), None),
     ("eval/lm/<corpus>/<loss>", re.compile(r"^eval/lm/(?P<task>[^/]+)/(?P<metric>CE loss|PPL)$"), None),
-    ("eval/<corpus>/CrossEntropyLoss",
-     re.compile(r"^eval/(?P<task>[^/]+)/(?P<metric>CrossEntropyLoss|Perplexity)$"), None),
+    (
+        "eval/<corpus>/CrossEntropyLoss",
+        re.compile(r"^eval/(?P<task>[^/]+)/(?P<metric>CrossEntropyLoss|Perplexity)$"),
+        None,
+    ),
     ("lm-eval <task>/<metric>,<filter>", LM_EVAL, None),
     ("eval/<task>/<metric>", re.compile(r"^eval/(?!downstream)(?P<task>[^/]+)/(?P<metric>[A-Za-z][\w@.-]*)$"), None),
-)  # fmt: skip
+)
 METRIC_NAMES = {  # the metric names written out by the evaluators, as benchcast names them
-    "crossentropyloss": "loss", "ce loss": "loss", "perplexity": "ppl", "ppl": "ppl", "accuracy": "acc",
-    "length-normalized accuracy": "len_norm", "bpb": "bpb", "soft loss": "soft", "log soft loss": "soft_log",
-}  # fmt: skip
+    "crossentropyloss": "loss",
+    "ce loss": "loss",
+    "perplexity": "ppl",
+    "ppl": "ppl",
+    "accuracy": "acc",
+    "length-normalized accuracy": "len_norm",
+    "bpb": "bpb",
+    "soft loss": "soft",
+    "log soft loss": "soft_log",
+}
 # the range a value of these metrics lies in (a loss or bits per byte is no score, but is never negative)
 BOUNDS = {"soft": (0.0, 1.0), "soft_log": (-np.inf, 0.0), "bpb": (0.0, np.inf), "loss": (0.0, np.inf)}
 DEFAULT_COLUMNS = {"_step": "step", "throughput/total_tokens": "tokens", "throughput/total_training_Gflops": "gflops"}
 # keys of a run's config that give its parameter count, in the order they are taken (the last part of a nested key):
 # the total count first (as --metadata and a params column give it), the non-embedding count only without one
-PARAM_KEYS = ("n_params", "num_params", "num_parameters", "n_parameters", "params", "parameter_count", "model_params",
-              "non_embedding_params", "num_non_embedding_params")  # fmt: skip
+PARAM_KEYS = (
+    "n_params",
+    "num_params",
+    "num_parameters",
+    "n_parameters",
+    "params",
+    "parameter_count",
+    "model_params",
+    "non_embedding_params",
+    "num_non_embedding_params",
+)
 NON_EMBEDDING = frozenset({"non_embedding_params", "num_non_embedding_params"})
 CONFIGS = ("config.yaml", "config.yml", "config.json", "files/config.yaml", "files/config.json")
 SUFFIXES = (".csv", ".parquet", ".pq")
@@ -291,8 +310,12 @@ def _long_rows(
     long["shots"] = long["shots"].astype("Int64")
     if long.empty:
         raise DataError(f"{file}: run {run!r} logs no value in any evaluation column it can read (eval/...).")
-    for column, what in (("step", "_step"), ("tokens", "throughput/total_tokens"), ("gflops", "total_training_Gflops"),
-                         ("flops", "flops")):  # fmt: skip
+    for column, what in (
+        ("step", "_step"),
+        ("tokens", "throughput/total_tokens"),
+        ("gflops", "total_training_Gflops"),
+        ("flops", "flops"),
+    ):
         # an evaluation without its step, tokens or (where the export logs it) compute cannot be placed: no 6ND guess
         if column in long.columns and long[column].isna().any():
             row = long.loc[long[column].isna()].iloc[0]

@@ -33,8 +33,21 @@ LEADERBOARD_COLUMNS = (
     "decades",
 )
 ALTERNATIVE = "power"  # the simplest alternative: a power law in compute alone, what a user would fit by hand
-VERSUS_COLUMNS = ("dataset", "default", "alternative", "cells", "flagged", "wins_wis", "losses_wis", "wins_mre",
-                  "losses_mre", "wis", "wis_alternative", "mre", "mre_alternative")  # fmt: skip
+VERSUS_COLUMNS = (
+    "dataset",
+    "default",
+    "alternative",
+    "cells",
+    "flagged",
+    "wins_wis",
+    "losses_wis",
+    "wins_mre",
+    "losses_mre",
+    "wis",
+    "wis_alternative",
+    "mre",
+    "mre_alternative",
+)
 
 
 @dataclass(frozen=True, eq=False)

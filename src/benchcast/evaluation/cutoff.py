@@ -207,9 +207,16 @@ def cutoff_backtest(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         frame, models, metas = evaluate(
-            spec, within, splitter, uncertainty=uncertainty, confidence=True, return_models=True, skip_failed=True,
-            progress=progress, n_jobs=1,
-        )  # fmt: skip
+            spec,
+            within,
+            splitter,
+            uncertainty=uncertainty,
+            confidence=True,
+            return_models=True,
+            skip_failed=True,
+            progress=progress,
+            n_jobs=1,
+        )
     records = []
     for (cutoff, split), model, meta in zip(frame.groupby("split", sort=True), models, metas, strict=True):
         result = next(iter(model.fits.values()))

@@ -334,8 +334,11 @@ class LikeTarget(Splitter):
         train = split.train
         got_c, got_t = np.log10(flops.max() / flops[train].max()), np.log10(tpr.max() / tpr[train].max())
         want_c, want_t = np.log10(self.flops / flops.max()), np.log10(self.tpr / tpr.max())
-        short = [f"{w - g:.2f} decades of {what} short" for w, g, what in
-                 ((want_c, got_c, "compute"), (want_t, got_t, "TPR")) if w - g > 0.01]  # fmt: skip
+        short = [
+            f"{w - g:.2f} decades of {what} short"
+            for w, g, what in ((want_c, got_c, "compute"), (want_t, got_t, "TPR"))
+            if w - g > 0.01
+        ]
         return (
             f"the backtest reaches {got_c:.2f} decades of compute and {got_t:.2f} of TPR beyond its fitted runs; the "
             f"target lies {want_c:.2f} and {max(want_t, 0.0):.2f} beyond the ladder"

@@ -21,9 +21,19 @@ ARTIFACT_VERSION = 2  # 2: 'settings' is the whole resolved FitSpec (selection i
 POINT_COLUMNS = ("run", "flops", "params", "tokens", "k", "gold", "proxy", "value")
 # the table of a fit's rolling-origin forecasts (benchcast.forecasting.extrapolation.rolling_origin), as stored
 ROLLING_ORIGIN_COLUMNS = (
-    "axis", "origin_decades", "side", "origin", "run", "k", "flops", "decades", "tpr_decades", "true", "predicted",
+    "axis",
+    "origin_decades",
+    "side",
+    "origin",
+    "run",
+    "k",
+    "flops",
+    "decades",
+    "tpr_decades",
+    "true",
+    "predicted",
     "converged",
-)  # fmt: skip
+)
 ROLLING_ORIGIN_TEXT = ("axis", "side", "run", "converged")  # its columns that are not numbers
 
 

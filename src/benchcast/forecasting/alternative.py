@@ -79,8 +79,14 @@ class Comparison:
 
     def to_dict(self) -> dict:
         """The comparison as JSON-ready values."""
-        return {"law": self.law, "mre": self.mre, "mre_alternative": self.mre_alternative,
-                "n_points": self.n_points, "n_origins": self.n_origins, "favours": self.favours}  # fmt: skip
+        return {
+            "law": self.law,
+            "mre": self.mre,
+            "mre_alternative": self.mre_alternative,
+            "n_points": self.n_points,
+            "n_origins": self.n_origins,
+            "favours": self.favours,
+        }
 
 
 def compare(default, alternative) -> Comparison:
@@ -98,8 +104,9 @@ def compare(default, alternative) -> Comparison:
     favours = ""
     if selection.separated(per_origin):
         favours = "alternative" if per_origin["alternative"].mean() < per_origin["default"].mean() else "default"
-    return Comparison(law, mre["default"], mre["alternative"], len(wide), int(wide["origin_decades"].nunique()),
-                      favours)  # fmt: skip
+    return Comparison(
+        law, mre["default"], mre["alternative"], len(wide), int(wide["origin_decades"].nunique()), favours
+    )
 
 
 def fit_alternative(table: pd.DataFrame, spec):

@@ -73,9 +73,16 @@ def forecast(
     # what the law was given: the placement's words, in the forecast's covariates
     notes = [f"planned runs placed at {runs.convention}"] if convention is not None else []
     return Ensemble.of_fit(result).predict(
-        runs, uncertainty, n_jobs=n_jobs, ray_address=ray_address, confidence=True, extra=extra, query=query,
-        shape=shape, remarks=notes,
-    )  # fmt: skip
+        runs,
+        uncertainty,
+        n_jobs=n_jobs,
+        ray_address=ray_address,
+        confidence=True,
+        extra=extra,
+        query=query,
+        shape=shape,
+        remarks=notes,
+    )
 
 
 def _query_runs(result: FitResult, covariates: dict, convention) -> tuple[PlannedRuns, dict, tuple]:

@@ -40,6 +40,7 @@ from benchcast.fitting.engine.search import single_threaded_blas
 from benchcast.fitting.result import FitResult
 from benchcast.forecasting.draws import ScoreDraws
 from benchcast.laws import get_law, to_target
+from benchcast.utils.memo import law_key, memoized
 from benchcast.utils.parallel import parallel_map, resolve_jobs
 from benchcast.utils.streams import RESIDUAL_STREAM, common_rng
 from benchcast.validation import check_level, check_replicates
@@ -307,6 +308,22 @@ def bootstrap(
     check_replicates(n_boot, allow_zero=False)
     if result.points.empty or "value" not in result.points:
         raise BenchcastError("this fit carries no training points; refit it to bootstrap.")
+    where = {"n_jobs": n_jobs, "progress": progress, "ray_address": ray_address}
+    thetas, losses, converged, failed = _refit_all(result, unc, where)
+    return Bootstrap(result, thetas, losses, converged, failed, seed)
+
+
+def _refits_key(result: FitResult, unc: Uncertainty, where: dict) -> tuple:
+    """What a fit's replicates depend on: its law, points, parameters and spec, and the replicates' count and seed."""
+    points = result.points
+    frame = (list(points.columns), [str(t) for t in points.dtypes], pd.util.hash_pandas_object(points).to_numpy())
+    return law_key(get_law(result.law), frame, result.theta, repr(result.spec), unc.n_boot, unc.seed)
+
+
+@memoized(_refits_key)
+def _refit_all(result: FitResult, unc: Uncertainty, where: dict) -> tuple:
+    """Every replicate's refit, (thetas, losses, converged, failed); ``where`` they run does not change them."""
+    n_boot, seed, n_jobs, ray_address = unc.n_boot, unc.seed, where["n_jobs"], where["ray_address"]
     closed = get_law(result.law).replicate_strategy(result.spec.loss) == "closed"
     # the refits run in this process unless there are very many (starting workers costs more), one chunk per worker (in
     # this process one: a batched law's slow rows' tail paid once), over Ray sixteen; each replicate's refit is
@@ -319,10 +336,9 @@ def bootstrap(
         batches,
         n_jobs=jobs,
         description=f"bootstrap {result.law}",
-        progress=progress,
+        progress=where["progress"],
         ray_address=ray_address,
         sizes=[len(batch) for batch in batches],
         unit="replicates",
     )
-    thetas, losses, converged, failed = (np.concatenate(p) for p in zip(*parts, strict=True))
-    return Bootstrap(result, thetas, losses, converged, failed, seed)
+    return tuple(np.concatenate(p) for p in zip(*parts, strict=True))

@@ -523,8 +523,13 @@ def _joint(job, benchmark, metric, chosen, target):
         rows[i].update(method=words, prediction=float(point[at]), lower=float(lo[at]), upper=float(hi[at]), flags=flags)
         draws[names[i]], grids[names[i]] = values[:, at], (grid, law)
         runs = chosen[names[i]][["flops", "value"]]
-        job.curves[(benchmark, names[i])] = {"flops": grid, "prediction": point, "lower": band[0], "upper": band[1],
-                                         "runs": runs}  # fmt: skip
+        job.curves[(benchmark, names[i])] = {
+            "flops": grid,
+            "prediction": point,
+            "lower": band[0],
+            "upper": band[1],
+            "runs": runs,
+        }
     return rows, draws, grids
 
 

@@ -137,9 +137,18 @@ def _inverse(grid: np.ndarray, values: np.ndarray, score) -> np.ndarray:
 
 
 MULTIPLIER_COLUMNS = [
-    "benchmark", "recipe", "reference", "multiplier", "lower", "upper", "point_censored", "lower_censored",
-    "upper_censored", "crosses_at", "note",
-]  # fmt: skip
+    "benchmark",
+    "recipe",
+    "reference",
+    "multiplier",
+    "lower",
+    "upper",
+    "point_censored",
+    "lower_censored",
+    "upper_censored",
+    "crosses_at",
+    "note",
+]
 
 
 def _no_multiplier(benchmark, name, ref, why: str) -> list:

@@ -145,9 +145,20 @@ def _frame(axis, delta, side, refit, ahead: pd.DataFrame, origin: float, decades
     except (BenchcastError, ValueError, np.linalg.LinAlgError):
         return pd.DataFrame(columns=list(COLUMNS))
     n, column = len(ahead), lambda name: ahead[name].to_numpy(float)
-    values = (axis, delta, side, origin, ahead["run"].to_numpy(), column("k"), column("flops"),
-              np.broadcast_to(decades, n), np.broadcast_to(tpr_decades, n), column("value"), predicted,
-              bool(refit.converged))  # fmt: skip
+    values = (
+        axis,
+        delta,
+        side,
+        origin,
+        ahead["run"].to_numpy(),
+        column("k"),
+        column("flops"),
+        np.broadcast_to(decades, n),
+        np.broadcast_to(tpr_decades, n),
+        column("value"),
+        predicted,
+        bool(refit.converged),
+    )
     return pd.DataFrame(dict(zip(COLUMNS, values, strict=True)))
 
 
@@ -186,9 +197,13 @@ def with_rolling_origins(result):
 def _made_for(result, axes=AXES, origin_decades=ORIGIN_DECADES) -> str:
     """A hash of what a fit's rolling origins depend on: points, settings, law, origins, version."""
     what = {
-        "points": fingerprint(result.points), "spec": result.spec.to_dict(), "law": result.law,
-        "origin_decades": list(origin_decades), "axes": list(axes), "benchcast": __version__,
-    }  # fmt: skip
+        "points": fingerprint(result.points),
+        "spec": result.spec.to_dict(),
+        "law": result.law,
+        "origin_decades": list(origin_decades),
+        "axes": list(axes),
+        "benchcast": __version__,
+    }
     return "sha256:" + hashlib.sha256(json.dumps(jsonable(what), sort_keys=True).encode()).hexdigest()[:32]
 
 
@@ -278,8 +293,13 @@ def load_prior(path=None, exclude=(), ladders=None) -> Prior:
         raise BenchcastError(f"no ladder left in the extrapolation prior after leaving out {list(exclude)}.")
     tpr = [v["tau_tpr"] for v in kept.values() if v.get("tau_tpr") is not None]
     mean = lambda key: float(np.mean([v.get(key, v["log_tau"]) for v in kept.values()]))  # noqa: E731
-    return Prior(mean("log_tau"), mean("drift"), float(np.exp(np.mean(np.log(tpr)))) if tpr else None,
-                 tuple(kept), mean("log_tau_nodrift"))  # fmt: skip
+    return Prior(
+        mean("log_tau"),
+        mean("drift"),
+        float(np.exp(np.mean(np.log(tpr)))) if tpr else None,
+        tuple(kept),
+        mean("log_tau_nodrift"),
+    )
 
 
 def _tau(residual, d, w) -> float:
@@ -320,9 +340,18 @@ def estimate(
         *_finding("TPR", own_tpr, prior_tpr, tau_tpr, f"origins reaching {reach:.2g} decades of TPR"),
     )
     return ErrorModel(
-        pooled, 0.0, np.inf, tau_tpr, "+".join(source), n_own if own else 0, int(len(rows)) if own else 0,
-        unconverged, float(tau) if own else None, own_tpr, findings,
-    )  # fmt: skip
+        pooled,
+        0.0,
+        np.inf,
+        tau_tpr,
+        "+".join(source),
+        n_own if own else 0,
+        int(len(rows)) if own else 0,
+        unconverged,
+        float(tau) if own else None,
+        own_tpr,
+        findings,
+    )
 
 
 def _shrunk(own: float | None, reach: float, prior: float | None) -> float | None:

@@ -311,8 +311,9 @@ def target_flags(placement: Placement, results: Mapping, joint: str = "") -> lis
 def shared_shape_flags(runs: pd.DataFrame, flops: float, tpr=None, params=None) -> tuple[Flag, ...]:
     """The flags of a recipe's forecast from ``compare``'s joint fit, as a fit's own (and one size's)."""
     n = np.nan if params is None else float(params)
-    target = PlannedRuns(np.array([flops], float), np.array([n]), np.array([n * (np.nan if tpr is None else tpr)]),
-                         np.zeros(1, bool))  # fmt: skip
+    target = PlannedRuns(
+        np.array([flops], float), np.array([n]), np.array([n * (np.nan if tpr is None else tpr)]), np.zeros(1, bool)
+    )
     placement = place(target, {"runs": SimpleNamespace(points=runs.reset_index(drop=True))})  # runs for a fit
     (where,) = placement_flags(placement)
     out = [*distance_flags(float(placement.compute_beyond[0]), placement.flops_range[1]), *where]

@@ -204,8 +204,10 @@ class Forecast(RichView):
         if not rest:
             return first
         empty = {"weights": None, "covariates": {}, "dropped": {}, "error_model": None, "note": ""}
-        shared = {name: getattr(first, name) if all(getattr(m, name) == getattr(first, name) for m in rest) else blank
-                  for name, blank in empty.items()}  # fmt: skip
+        shared = {
+            name: getattr(first, name) if all(getattr(m, name) == getattr(first, name) for m in rest) else blank
+            for name, blank in empty.items()
+        }
         refits = {name: max(getattr(m, name) for m in self.metas) for name in ("failed_refits", "dropped_refits")}
         return ForecastMeta(**shared, **refits)
 

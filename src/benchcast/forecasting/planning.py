@@ -163,9 +163,12 @@ def plan_default(
     placed = any(f.kind in PLACEMENTS for f in fields["flags"])  # its flag says where
     words = convention.at(fields["params"]) if convention is not None and "params" in fields else ""
     notes = _notes(
-        {**fields, "convention": words}, band["note"] if n_boot else "", band["smallest"], ensemble.choice_.failures,
+        {**fields, "convention": words},
+        band["note"] if n_boot else "",
+        band["smallest"],
+        ensemble.choice_.failures,
         placed,
-    )  # fmt: skip
+    )
     return Plan(**fields, remarks=tuple(notes))
 
 

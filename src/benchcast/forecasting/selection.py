@@ -199,8 +199,22 @@ def _blended(pool: dict, weights: pd.Series, wide: pd.DataFrame) -> pd.DataFrame
 
 def _unsupported(rule: str, reason: str, failures: list, needs_fallback: bool = False) -> Recommendation:
     """No recommendation, and why."""
-    return Recommendation("", rule, False, reason, pd.DataFrame(), {}, None, np.nan, 0, 0.0, failures, None,
-                          pd.DataFrame(), needs_fallback)  # fmt: skip
+    return Recommendation(
+        "",
+        rule,
+        False,
+        reason,
+        pd.DataFrame(),
+        {},
+        None,
+        np.nan,
+        0,
+        0.0,
+        failures,
+        None,
+        pd.DataFrame(),
+        needs_fallback,
+    )
 
 
 def _along_tpr(tpr: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -335,8 +349,11 @@ def evidence_words(rule: str, per_origin: pd.DataFrame) -> str:
     along_tpr = int(sum(isinstance(origin, str) for origin in per_origin.index))  # TPR origins are named by side
     where = f"{len(per_origin) - along_tpr} along compute" + (f", {along_tpr} along TPR" if along_tpr else "")
     how = "separate" if separated(per_origin) else "cannot separate"
-    then = {"ensemble": "weights by inverse error" if how == "separate" else "equal weights",
-            "stack": "weights by inverse error", "select": "the best alone"}[rule]  # fmt: skip
+    then = {
+        "ensemble": "weights by inverse error" if how == "separate" else "equal weights",
+        "stack": "weights by inverse error",
+        "select": "the best alone",
+    }[rule]
     return f"the rolling-origin errors at {len(per_origin)} origins ({where}) {how} the members: {then}"
 
 

@@ -144,8 +144,11 @@ def _fit(n, c, x, distribution: str, start: LadderFit | None = None, max_iter: i
             eta = np.log(rate / (1 - rate))
             eta -= eta.mean()
             spread = 3.0
-            components = np.array([[1.0, 2.0, spread]]) if distribution == "normal" else \
-                np.array([[0.5, -1.0, spread], [0.5, 6.0, spread]])  # fmt: skip
+            components = (
+                np.array([[1.0, 2.0, spread]])
+                if distribution == "normal"
+                else np.array([[0.5, -1.0, spread], [0.5, 6.0, spread]])
+            )
             never = float(np.clip(0.5 * unsolved.mean(), 1e-6, 0.5))
         previous, converged, iteration = -np.inf, False, 0
         limit = MAX_ITER if max_iter is None else max_iter
@@ -173,8 +176,20 @@ def _fit(n, c, x, distribution: str, start: LadderFit | None = None, max_iter: i
             eta, components[:, 1] = eta - shift, components[:, 1] - shift
         centre, trend = _trend(eta, x)
         posterior, log_likelihood = _e_step(n, c, eta, _grid_log_weights(components, never), unsolved)
-        return LadderFit([], eta, trend, x, distribution, components, never, posterior, log_likelihood,
-                         converged and np.isfinite(log_likelihood), iteration, n > 0)  # fmt: skip
+        return LadderFit(
+            [],
+            eta,
+            trend,
+            x,
+            distribution,
+            components,
+            never,
+            posterior,
+            log_likelihood,
+            converged and np.isfinite(log_likelihood),
+            iteration,
+            n > 0,
+        )
 
 
 def ladder_matrix(counts: pd.DataFrame, runs: list) -> tuple[np.ndarray, np.ndarray]:
@@ -275,14 +290,25 @@ def _origin_rows(frames: dict, full: dict, x_of: dict, judged: list, origin: str
             forecast = float(from_x(anchor(to_x(model[1:]), to_x(model[0]), to_x(measured))[0, 0]))
             if np.isnan(forecast):  # the model's pass@m is 0 or 1: no step to k, no forecast to judge
                 continue
-        rows.append({"origin": origin, "origin_n": m, "k": k, "candidate": "joint", "forecast": forecast,
-                     "truth": truth, "error": forecast - truth, "error_x": x_error(forecast, truth),
-                     "run": run})  # fmt: skip
+        rows.append(
+            {
+                "origin": origin,
+                "origin_n": m,
+                "k": k,
+                "candidate": "joint",
+                "forecast": forecast,
+                "truth": truth,
+                "error": forecast - truth,
+                "error_x": x_error(forecast, truth),
+                "run": run,
+            }
+        )
     return rows
 
 
-def joint_backtest(counts: pd.DataFrame, compute: dict | None, seed: int, min_samples: int,
-                   distribution: str = "auto") -> pd.DataFrame:  # fmt: skip
+def joint_backtest(
+    counts: pd.DataFrame, compute: dict | None, seed: int, min_samples: int, distribution: str = "auto"
+) -> pd.DataFrame:
     """The ladder's backtest in k: each run thinned as the per-run candidates, and the largest third across runs."""
     runs = _runs(counts)
     groups = {str(r): g for r, g in counts.groupby(counts["run"].astype(str), sort=False)}
@@ -304,9 +330,12 @@ def joint_backtest(counts: pd.DataFrame, compute: dict | None, seed: int, min_sa
     held = sorted(known, key=x_of.get)[-max(1, int(round(ACROSS_SHARE * len(known)))) :] if len(known) >= 3 else []
     held = [r for r in held if origins[r]]
     if held:
-        frames = {r: thinned(r, 0) if r in held else
-                  pd.DataFrame({"problem_id": groups[r]["problem_id"].to_numpy(), "n": full[r][0], "c": full[r][1]})
-                  for r in runs}  # fmt: skip
+        frames = {
+            r: thinned(r, 0)
+            if r in held
+            else pd.DataFrame({"problem_id": groups[r]["problem_id"].to_numpy(), "n": full[r][0], "c": full[r][1]})
+            for r in runs
+        }
         rows += _origin_rows(frames, full, x_of, held, "across runs", distribution)
     return pd.DataFrame(rows)
 
@@ -342,19 +371,33 @@ class JointForecast:
         low, high = placed.min(), placed.max()
         span = high - low
         if not low - span <= log_c <= high + span:
-            return (f"its compute (log10 C = {log_c:.2f}) lies outside the ladder's range [{low - span:.2f}, "
-                    f"{high + span:.2f}] (the runs that solved something, extended by their span)")  # fmt: skip
+            return (
+                f"its compute (log10 C = {log_c:.2f}) lies outside the ladder's range [{low - span:.2f}, "
+                f"{high + span:.2f}] (the runs that solved something, extended by their span)"
+            )
         return ""
 
     def draws(self, ks, replicates: int, seed: int) -> np.ndarray:
         """Bootstrap pass@k (replicates x runs x ks), runs that solved nothing drawing their ability too."""
         n, c = self._matrix
         borrowed = np.array([not self.solved.get(r, 0) for r in self.runs])
-        return bootstrap_ladder(self.fit, n, c, ks, replicates=replicates, rng=np.random.default_rng(seed),
-                                borrowed=borrowed)  # fmt: skip
+        return bootstrap_ladder(
+            self.fit, n, c, ks, replicates=replicates, rng=np.random.default_rng(seed), borrowed=borrowed
+        )
 
-    def rows(self, run: str, ks, reach: float, *, tau: float, draws, level: float, all_ks, seed: int,
-             measured: float | None = None) -> pd.DataFrame:  # fmt: skip
+    def rows(
+        self,
+        run: str,
+        ks,
+        reach: float,
+        *,
+        tau: float,
+        draws,
+        level: float,
+        all_ks,
+        seed: int,
+        measured: float | None = None,
+    ) -> pd.DataFrame:
         """One run's rows past its n: the point anchored to its ``measured`` pass@n, the interval of ``draws``."""
         i = self.runs.index(run)
         ks = np.asarray(ks, float)
@@ -398,8 +441,11 @@ class JointForecast:
             if placed
             else f"abilities around their mean (spread {f.trend[2]:.2f}; no compute for two runs)"
         )
-        return (f"joint: logistic link, difficulties {f.distribution} + {100 * f.never:.0f} % never solvable, "
-                + line + (f"; {self.doubt}" if self.doubt else ""))  # fmt: skip
+        return (
+            f"joint: logistic link, difficulties {f.distribution} + {100 * f.never:.0f} % never solvable, "
+            + line
+            + (f"; {self.doubt}" if self.doubt else "")
+        )
 
 
 def fit_joint(counts: pd.DataFrame, compute: dict | None) -> JointForecast:

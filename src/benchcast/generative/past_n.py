@@ -111,12 +111,17 @@ class PassKPastN(ResultView):
     _counts: pd.DataFrame | None = None
 
     def _names(self) -> tuple[str, ...]:
-        names = CANDIDATES if self.candidates == "auto" else (
-            (self.candidates,) if isinstance(self.candidates, str) else tuple(self.candidates))  # fmt: skip
+        names = (
+            CANDIDATES
+            if self.candidates == "auto"
+            else ((self.candidates,) if isinstance(self.candidates, str) else tuple(self.candidates))
+        )
         unknown = [c for c in names if c not in CANDIDATES]
         if unknown or not names:
-            raise DataError(f"unknown candidate {unknown[0] if unknown else ''!r}: expected one of "
-                            f"{', '.join(CANDIDATES)} (or 'auto').")  # fmt: skip
+            raise DataError(
+                f"unknown candidate {unknown[0] if unknown else ''!r}: expected one of "
+                f"{', '.join(CANDIDATES)} (or 'auto')."
+            )
         return names
 
     def fit(self, counts: pd.DataFrame, benchmark: str = "") -> PassKPastN:
@@ -149,11 +154,11 @@ class PassKPastN(ResultView):
         if "joint" in names or nothing:  # the joint model answers the runs a per-run candidate cannot
             self.joint_ = fit_joint(counts, self.compute)
             if "joint" in names and self.joint_.usable:
-                joint = joint_backtest(counts, self.compute, self.seed, MIN_ORIGIN_SAMPLES,
-                                       self.joint_.fit.distribution)  # fmt: skip
+                joint = joint_backtest(
+                    counts, self.compute, self.seed, MIN_ORIGIN_SAMPLES, self.joint_.fit.distribution
+                )
                 across = set(joint["run"][joint["origin"] == "across runs"]) if len(joint) else set()
-                mine = [f[f["run"].isin(across) & (f["origin"] == "n/10")].assign(origin="across runs")
-                        for f in frames]  # fmt: skip
+                mine = [f[f["run"].isin(across) & (f["origin"] == "n/10")].assign(origin="across runs") for f in frames]
                 frames += [*mine, joint]
         frames = [f for f in frames if len(f)]
         empty = pd.DataFrame(columns=[*BACKTEST_COLUMNS, "run"])
@@ -252,8 +257,17 @@ class PassKPastN(ResultView):
         group = self._counts[self._counts["run"].astype(str) == run]
         n_est, c_est = estimator_counts(group)
         measured = float(pass_at_k_per_problem(n_est, c_est, [int(reach)]).mean()) if len(group) else None
-        out = self.joint_.rows(run, ks, reach, tau=tau, draws=cache.get("draws"), level=self.level, all_ks=all_ks,
-                               seed=seed, measured=measured)  # fmt: skip
+        out = self.joint_.rows(
+            run,
+            ks,
+            reach,
+            tau=tau,
+            draws=cache.get("draws"),
+            level=self.level,
+            all_ks=all_ks,
+            seed=seed,
+            measured=measured,
+        )
         _require_probabilities(out)
         return out
 
@@ -263,8 +277,9 @@ class PassKPastN(ResultView):
             try:
                 out = self._joint_rows(run, ks, reach, all_ks, cache, seed=seed)
                 if self.joint_.solved.get(run, 0):  # (a run that solved nothing: its note says so)
-                    out["note"] = [f"{self.chosen_} refused ({why})" + (f"; {note}" if note else "")
-                                   for note in out["note"]]  # fmt: skip
+                    out["note"] = [
+                        f"{self.chosen_} refused ({why})" + (f"; {note}" if note else "") for note in out["note"]
+                    ]
                 return out
             except DataError as exc:
                 why = f"{why}; {exc}"
@@ -296,8 +311,12 @@ class PassKPastN(ResultView):
             if not out["replicates"].iloc[0]:
                 notes.append("no bootstrap replicate could be refitted: no interval")
             if chosen.doubts:  # as wide as the candidates disagree
-                others = [_from_x(fit.x) for name in self._names() if name != self.chosen_
-                          if (fit := _try_candidate(name, n, c, ks, n_est, c_est)) is not None]  # fmt: skip
+                others = [
+                    _from_x(fit.x)
+                    for name in self._names()
+                    if name != self.chosen_
+                    if (fit := _try_candidate(name, n, c, ks, n_est, c_est)) is not None
+                ]
                 if others:
                     stack = np.vstack([out["pass_at_k"].to_numpy(), *others])
                     out["lower"] = np.minimum(out["lower"], stack.min(axis=0))
@@ -330,8 +349,14 @@ class PassKPastN(ResultView):
 
     def to_dict(self) -> dict:
         """The choice, the error per decade and the backtest's scores."""
-        return jsonable({"benchmark": self.benchmark_, "chosen": self.chosen_, "tau_per_decade": self.tau_,
-                         "scores": self.scores_.to_dict("records")})  # fmt: skip
+        return jsonable(
+            {
+                "benchmark": self.benchmark_,
+                "chosen": self.chosen_,
+                "tau_per_decade": self.tau_,
+                "scores": self.scores_.to_dict("records"),
+            }
+        )
 
     def to_frame(self) -> pd.DataFrame:
         """Per candidate: the origins it was judged on, its MAE and bias one decade of k past them."""
@@ -390,8 +415,10 @@ def _require_probabilities(frame: pd.DataFrame) -> None:
             values = frame[column].to_numpy(float)
             allowed = np.isfinite(values) | (np.isnan(values) & (column != "pass_at_k"))
             if not np.all(allowed & ~(values < 0) & ~(values > 1)):
-                raise DataError(f"the model gave {column} = {values[~((values >= 0) & (values <= 1))][0]!r}, not a "
-                                "probability: no forecast rather than a wrong one")  # fmt: skip
+                raise DataError(
+                    f"the model gave {column} = {values[~((values >= 0) & (values <= 1))][0]!r}, not a "
+                    "probability: no forecast rather than a wrong one"
+                )
 
 
 def passk_table(

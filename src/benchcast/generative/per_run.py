@@ -99,8 +99,10 @@ class CandidateFit:
 def fit_candidate(candidate: str, n, c, ks, *, n_est=None, c_est=None) -> CandidateFit:
     """One candidate fitted to one run's counts: x at ``ks`` (the power law on the estimator's ``n_est``, ``c_est``)."""
     if candidate not in PER_RUN:
-        raise DataError(f"unknown candidate {candidate!r}: expected one of {', '.join(PER_RUN)} (the joint model is "
-                        "fitted to every run at once, by PassKPastN).")  # fmt: skip
+        raise DataError(
+            f"unknown candidate {candidate!r}: expected one of {', '.join(PER_RUN)} (the joint model is "
+            "fitted to every run at once, by PassKPastN)."
+        )
     n, c = np.asarray(n, float), np.asarray(c, float)
     n_est, c_est = (n, c) if n_est is None else (np.asarray(n_est, float), np.asarray(c_est, float))
     if candidate == "power_k":
@@ -134,7 +136,15 @@ def backtest_in_k(n, c, *, candidates=PER_RUN, seed: int = 0) -> pd.DataFrame:
             except DataError:
                 continue
             rows.append(
-                {"origin": origin, "origin_n": int(m.min()), "k": k, "candidate": name, "forecast": forecast,
-                 "truth": truth, "error": forecast - truth, "error_x": _x_error(forecast, truth)}
-            )  # fmt: skip
+                {
+                    "origin": origin,
+                    "origin_n": int(m.min()),
+                    "k": k,
+                    "candidate": name,
+                    "forecast": forecast,
+                    "truth": truth,
+                    "error": forecast - truth,
+                    "error_x": _x_error(forecast, truth),
+                }
+            )
     return pd.DataFrame(rows, columns=BACKTEST_COLUMNS)

@@ -81,8 +81,18 @@ def draw_band(ax, grid: np.ndarray, band: dict, color: str, label: str | None = 
                 ax.fill_between(grid, lo, hi, where=~faint, color=color, alpha=alpha, lw=0, label=text)
             if level == 0.9 and faint.any():
                 hatched = UNINFORMATIVE_LABEL if UNINFORMATIVE_LABEL not in ax.get_legend_handles_labels()[1] else None
-                ax.fill_between(grid, lo, hi, where=faint, facecolor="none", edgecolor=color, hatch="//", lw=0,
-                                alpha=0.35, label=hatched)  # fmt: skip
+                ax.fill_between(
+                    grid,
+                    lo,
+                    hi,
+                    where=faint,
+                    facecolor="none",
+                    edgecolor=color,
+                    hatch="//",
+                    lw=0,
+                    alpha=0.35,
+                    label=hatched,
+                )
             if level == 0.9:
                 for edge in (lo, hi):
                     ax.plot(grid, np.where(faint, np.nan, edge), color=color, lw=0.5, alpha=0.6)

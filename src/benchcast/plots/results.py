@@ -93,8 +93,16 @@ def runs_by_tpr(ax, runs: pd.DataFrame, name: str = "runs") -> None:
 
     tpr = runs["tpr"].to_numpy(float)
     known = np.isfinite(tpr) & (tpr > 0)
-    dots = ax.scatter(runs["flops"][known], runs["value"][known], s=16, c=tpr[known], cmap="viridis", norm=LogNorm(),
-                      zorder=4, label=label)  # fmt: skip
+    dots = ax.scatter(
+        runs["flops"][known],
+        runs["value"][known],
+        s=16,
+        c=tpr[known],
+        cmap="viridis",
+        norm=LogNorm(),
+        zorder=4,
+        label=label,
+    )
     if not known.all():  # a run without a ratio is drawn, in grey
         ax.scatter(runs["flops"][~known], runs["value"][~known], s=16, color="0.5", zorder=4, label="runs, TPR unknown")
     # the colour bar inside the panel's upper left (where a rising score leaves room): beside the panel, its label
@@ -160,8 +168,16 @@ def plot_forecast(forecast, fit=None, ax=None, runs=None, **style):
         sure, vague = shown & ~faint, shown & faint
         interval_bars(ax, x[sure], pred[sure], lower[sure], upper[sure], color=color, label=label, **look)
         named = UNINFORMATIVE_LABEL in ax.get_legend_handles_labels()[1]
-        interval_bars(ax, x[vague], pred[vague], lower[vague], upper[vague], color=color,
-                      label=None if named else UNINFORMATIVE_LABEL, **{**look, "alpha": 0.3})  # fmt: skip
+        interval_bars(
+            ax,
+            x[vague],
+            pred[vague],
+            lower[vague],
+            upper[vague],
+            color=color,
+            label=None if named else UNINFORMATIVE_LABEL,
+            **{**look, "alpha": 0.3},
+        )
     for i, (label, along) in enumerate(forecast.curves.items()):  # one curve and band per target ratio
         grid, tone = along.points["flops"].to_numpy(float), CURVE_COLORS[i % len(CURVE_COLORS)]
         ax.plot(grid, along.prediction, color=tone, lw=1.4, label=f"{forecast.law} at {label}")

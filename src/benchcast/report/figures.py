@@ -75,9 +75,17 @@ def curve_label(ax, grid, curve, text: str, where: float, below: bool = False) -
     finite = np.flatnonzero(np.isfinite(values))
     if len(finite):
         i = int(finite[min(int(where * len(finite)), len(finite) - 1)])
-        ax.annotate(text, (grid[i], values[i]), textcoords="offset points", xytext=(0, -4 if below else 4),
-                    fontsize=FONT["legend"], ha="center", va="top" if below else "bottom", zorder=7,
-                    bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.8})  # fmt: skip
+        ax.annotate(
+            text,
+            (grid[i], values[i]),
+            textcoords="offset points",
+            xytext=(0, -4 if below else 4),
+            fontsize=FONT["legend"],
+            ha="center",
+            va="top" if below else "bottom",
+            zorder=7,
+            bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.8},
+        )
 
 
 def _uninformative(bands: dict, chance: float) -> np.ndarray | None:

@@ -18,6 +18,7 @@ from typing import TypeVar
 from threadpoolctl import threadpool_limits
 
 from benchcast.errors import BenchcastError
+from benchcast.utils import memo
 from benchcast.utils.progress import silence, track
 
 T = TypeVar("T")
@@ -46,6 +47,7 @@ def _worker_start(parent: int) -> None:
     # Fits use tiny matrices: BLAS threads only spin against the other workers (a 3-4x slowdown).
     threadpool_limits(1)
     silence()  # the parent counts the workers' results; a worker's own bars would fight over the terminal
+    memo.clear()  # a forked worker solves afresh: its answers are checked against the parent's, not copied from them
     # end with the parent: prctl PR_SET_PDEATHSIG on Linux, else a watchdog thread
     import ctypes
     import ctypes.util
@@ -116,6 +118,7 @@ def _warned(func: Callable[[T], R], item: T) -> tuple[R, list[tuple]]:
 
 def _ray_call(func: Callable[[T], R], item: T) -> R:
     silence()
+    memo.clear()  # as a pool worker: each call solves afresh, whichever process Ray kept it in
     with threadpool_limits(1):  # the same single-threaded BLAS as the process pool's workers
         return func(item)
 

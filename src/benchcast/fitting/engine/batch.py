@@ -21,6 +21,7 @@ from benchcast.fitting.engine.search import Optimum, _best, _closed_form, lowest
 from benchcast.fitting.engine.solver import solve
 from benchcast.fitting.engine.starts import ranked_starts, refinement_starts
 from benchcast.laws.base import Law
+from benchcast.utils.memo import law_key, memoized
 
 # subsets per stack: every row predicts every member's probe points, so a row's work grows with the
 # members (rows are independent: a subset's fit does not depend on how the subsets are chunked)
@@ -67,6 +68,12 @@ class Stack(Problem):
         ]
 
 
+@memoized(
+    lambda law, Xs, ys, members, **settings: law_key(
+        law, list(Xs), [np.asarray(y, float) for y in ys], list(members), settings
+    ),
+    keep=lambda out: not any(isinstance(item, Exception) for item in out),  # an error is not an answer to keep
+)
 def minimize_subsets(
     law: Law,
     Xs: list[dict[str, np.ndarray]],

@@ -26,6 +26,7 @@ from benchcast.fitting.engine.problem import PENALTY, Problem
 from benchcast.fitting.engine.solver import Solution, solve
 from benchcast.fitting.engine.starts import ranked_starts, refinement_starts
 from benchcast.laws.base import Law
+from benchcast.utils.memo import law_key, memoized
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,7 @@ def single_threaded_blas():
     return _BLAS.limit(limits=1, user_api="blas")
 
 
+@memoized(lambda law, X, y, **settings: law_key(law, X, np.asarray(y, float), settings))
 def minimize_law(
     law: Law,
     X: dict[str, np.ndarray],
