@@ -359,20 +359,7 @@ def evidence_words(rule: str, per_origin: pd.DataFrame) -> str:
 
 def blend_errors(wide: pd.DataFrame, weights: pd.Series) -> pd.DataFrame:
     """The rolling-origin forecasts of a weighted combination of laws (what its extrapolation error is measured on)."""
-    kept = [
-        "axis",
-        "origin_decades",
-        "side",
-        "origin",
-        "run",
-        "k",
-        "flops",
-        "decades",
-        "tpr_decades",
-        "true",
-        "converged",
-    ]
-    out = wide[[c for c in kept if c in wide]].copy()
+    out = wide[[c for c in ext.COLUMNS if c in wide and c != "predicted"]].copy()
     out["predicted"] = sum(w * wide[law].to_numpy(float) for law, w in weights.items() if w > 0)
     return out
 
