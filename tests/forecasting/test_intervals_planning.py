@@ -66,7 +66,7 @@ def test_bootstrap_is_deterministic_and_parallel_safe():
     rng = np.random.default_rng(0)
     result = bc.fit(noisy_ladder(rng, np.geomspace(1e18, 1e21, 15)), "power", "synthetic", "acc", q_rand=Q_RAND)
     a = bootstrap(result, n_jobs=1, progress=False, uncertainty=Uncertainty(n_boot=40, seed=5)).thetas
-    memo.clear()  # the workers' refits made, not read from the store
+    memo.clear()  # the second run's refits computed, not read from the store
     b = bootstrap(result, n_jobs=2, progress=False, uncertainty=Uncertainty(n_boot=40, seed=5)).thetas
     # bit for bit: a replicate's fit does not depend on which process or batch ran it
     assert np.array_equal(a, b)

@@ -54,7 +54,7 @@ def test_arguments_that_cannot_be_digested_are_solved_each_time():
     assert stored(unsortable) == 2 and stored(unsortable) == 3
 
 
-def test_errors_are_not_stored_and_the_oldest_solve_is_dropped_first(monkeypatch):
+def test_errors_are_not_stored_and_the_least_recently_used_solve_is_dropped_first(monkeypatch):
     calls = []
 
     def solve(value):
@@ -79,11 +79,30 @@ def test_errors_are_not_stored_and_the_oldest_solve_is_dropped_first(monkeypatch
     assert calls == [2]
 
 
+def test_subsets_with_a_caught_error_are_not_stored():
+    from benchcast.fitting.engine.batch import minimize_subsets
+
+    def stored_batches() -> int:
+        return sum(name.endswith("minimize_subsets") for name, _ in memo._STORE)
+
+    memo.clear()
+    law, X = bc.get_law("power_floor"), {"flops": FLOPS}
+    y = 0.3 + 0.01 * np.log(FLOPS / 1e18)
+    empty = {"flops": FLOPS[:0]}  # no points: the solve of this subset fails, and the batch catches it
+    for _ in range(2):
+        ok, failed = minimize_subsets(law, [X, empty], [y, y[:0]], [np.arange(10), np.arange(0)])
+        assert np.all(np.isfinite(ok.theta)) and isinstance(failed, Exception)
+        assert stored_batches() == 0  # the batch with an error solved afresh each time
+    minimize_subsets(law, [X], [y], [np.arange(10)])
+    assert stored_batches() == 1
+
+
 def _stored_in_worker(_):
     return len(memo._STORE)
 
 
 def test_a_pool_worker_starts_with_an_empty_store():
+    """Under the fork start method a worker is a copy of this process, store included (forkserver's is not)."""
     from benchcast.utils.parallel import parallel_map
 
     memo.clear()

@@ -1,14 +1,15 @@
 """Each fit once per process (issue #51): a solve of the same law on the same points with the same settings is
 made once, and every later caller, whichever command or notebook cell asks, gets a copy of it.
 
-A solve here is a pure function of its arguments (the law, the points, the loss and the seed), so a stored answer
-is the answer the solve would give again: numbers do not depend on what was asked before. A stored answer is copied
+A solve here is a function of its arguments (the law, the points, the loss and the seed) and of the solver's module
+constants, which stay fixed in a process, so a stored answer is the answer the solve would give again: numbers do
+not depend on what was asked before. A stored answer is copied
 in and out, so no caller can change another's. :func:`clear` empties the store (a test that patches a law does).
 
 The key holds the law (its class, methods and attributes), the points and the call's settings, not the solver's
-module constants (tolerances, penalties, start counts): those are fixed for the life of a process, and whoever
-changes one (a test's monkeypatch) clears the store. A pool worker starts with an empty store
-(:mod:`benchcast.utils.parallel`), so a comparison of workers with this process is not a comparison with itself.
+module constants (tolerances, penalties, start counts): nothing enforces that they stay fixed, so code that changes
+one must call :func:`clear` (the test suite does for every test that patches). A pool worker starts with an empty
+store and a Ray call empties it (:mod:`benchcast.utils.parallel`): a worker computes its own answers.
 """
 
 from __future__ import annotations

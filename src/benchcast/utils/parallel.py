@@ -43,11 +43,12 @@ WATCH_SECONDS = 1.0  # how often a worker checks that its parent is alive where 
 
 
 def _worker_start(parent: int) -> None:
-    """A pool worker's start: single-threaded BLAS, no progress bars of its own, and an end with its parent."""
+    """A pool worker's start: single-threaded BLAS, no progress bars or stored solves of its own, and an end with its
+    parent."""
     # Fits use tiny matrices: BLAS threads only spin against the other workers (a 3-4x slowdown).
     threadpool_limits(1)
     silence()  # the parent counts the workers' results; a worker's own bars would fight over the terminal
-    memo.clear()  # a forked worker solves afresh: its answers are checked against the parent's, not copied from them
+    memo.clear()  # a forked worker computes its answers, not copies of the parent's stored ones
     # end with the parent: prctl PR_SET_PDEATHSIG on Linux, else a watchdog thread
     import ctypes
     import ctypes.util
@@ -118,7 +119,7 @@ def _warned(func: Callable[[T], R], item: T) -> tuple[R, list[tuple]]:
 
 def _ray_call(func: Callable[[T], R], item: T) -> R:
     silence()
-    memo.clear()  # as a pool worker: each call solves afresh, whichever process Ray kept it in
+    memo.clear()  # Ray keeps its worker processes between calls: each call computes its answers afresh
     with threadpool_limits(1):  # the same single-threaded BLAS as the process pool's workers
         return func(item)
 
