@@ -71,6 +71,7 @@ def test_errors_are_not_stored_and_the_least_recently_used_solve_is_dropped_firs
         except ValueError:
             pass
     assert calls == [0, -1, 0, -1]
+    assert memo.counts() == {"made": 2, "reused": 0}  # an answer not kept is still a solve made; an error is not
     monkeypatch.setattr(memo, "MAX_ENTRIES", 2)
     memo.clear()
     stored(1), stored(2), stored(1), stored(3)  # 1 used again, so 2 is the least recently used

@@ -1,10 +1,9 @@
 """Each fit once per process (issue #51): a solve of the same law on the same points with the same settings is
 made once, and every later caller, whichever command or notebook cell asks, gets a copy of it.
 
-A solve here is a function of its arguments (the law, the points, the loss and the seed) and of the solver's module
-constants, which stay fixed in a process, so a stored answer is the answer the solve would give again: numbers do
-not depend on what was asked before. A stored answer is copied
-in and out, so no caller can change another's. :func:`clear` empties the store (a test that patches a law does).
+A solve here is a function of its arguments (the law, the points, the loss and the seed), so a stored answer is the
+answer the solve would give again: numbers do not depend on what was asked before. A stored answer is copied in and
+out, so no caller can change another's. :func:`clear` empties the store.
 
 The key holds the law (its class, methods and attributes), the points and the call's settings, not the solver's
 module constants (tolerances, penalties, start counts): nothing enforces that they stay fixed, so code that changes
@@ -85,10 +84,10 @@ def memoized(key, keep=lambda answer: True):
                 _COUNTS["reused"] += 1
                 return copy.deepcopy(_STORE[token])
             answer = function(*args, **kwargs)
+            _COUNTS["made"] += 1
             if not keep(answer):
                 return answer
             _STORE[token] = copy.deepcopy(answer)
-            _COUNTS["made"] += 1
             while len(_STORE) > MAX_ENTRIES:
                 _STORE.popitem(last=False)
             return answer
