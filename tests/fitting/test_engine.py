@@ -201,3 +201,23 @@ def test_box_least_squares_keeps_the_exhaustive_optimum_on_nearly_collinear_rows
             if np.all((x >= lower) & (x <= upper)):
                 best = min(best, sse(x, row))
         assert sse(found[row], row) <= best * (1 + 1e-13), row
+
+
+@pytest.mark.parametrize("name", ["power", "power_floor", "bnsl"])
+def test_a_solve_with_no_more_points_than_free_parameters_is_refused(name):
+    """A closed-form law on an empty subset used to come back 'converged' (theta [1, 0], loss 1e10); every law, alone
+    or in a batch, now refuses, naming the law and the count."""
+    from benchcast.errors import InsufficientDataError
+    from benchcast.fitting.engine.batch import minimize_subsets
+
+    law = get_law(name)
+    free = law.n_params - law.n_presolved
+    X = {"flops": COVARIATES["flops"][:free]}
+    y = 0.3 + 0.01 * np.log(X["flops"] / 1e18)
+    with pytest.raises(InsufficientDataError, match=rf"{name}: {free} point\(s\) cannot determine {free}"):
+        minimize_law(law, X, y)
+    full = {"flops": COVARIATES["flops"]}
+    ok, short = minimize_subsets(
+        law, [full, X], [0.3 + 0.01 * np.log(full["flops"] / 1e18), y], [np.arange(N), np.arange(free)]
+    )
+    assert np.all(np.isfinite(ok.theta)) and isinstance(short, InsufficientDataError)

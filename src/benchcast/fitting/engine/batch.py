@@ -17,7 +17,15 @@ import numpy as np
 from benchcast.fitting.engine.findings import parameters_on_bounds, standard_errors
 from benchcast.fitting.engine.loss import make_loss
 from benchcast.fitting.engine.problem import PENALTY, Problem
-from benchcast.fitting.engine.search import Optimum, _best, _closed_form, lowest, minimize_law, single_threaded_blas
+from benchcast.fitting.engine.search import (
+    Optimum,
+    _best,
+    _closed_form,
+    check_enough_points,
+    lowest,
+    minimize_law,
+    single_threaded_blas,
+)
 from benchcast.fitting.engine.solver import solve
 from benchcast.fitting.engine.starts import ranked_starts, refinement_starts
 from benchcast.laws.base import Law
@@ -92,6 +100,7 @@ def minimize_subsets(
     with single_threaded_blas():
         for i, (X, y) in enumerate(zip(Xs, ys, strict=True)):
             try:
+                check_enough_points(law, np.asarray(y))
                 exact = _closed_form(law, X, y, kind, with_stderr) if kind.kind == "lsq" else None
                 if exact is not None:
                     out[i] = exact

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from benchcast.errors import InsufficientDataError
 from benchcast.fitting.engine.findings import parameters_on_bounds, standard_errors
 from benchcast.fitting.engine.loss import SquaredLoss, make_loss
 from benchcast.fitting.engine.problem import PENALTY, Problem
@@ -85,6 +86,7 @@ def minimize_law(
     """Fit ``law`` to targets ``y`` (already in the law's target space)."""
     loss = make_loss(loss or law.loss, law.huber_delta if huber_delta is None else huber_delta)
     y = np.asarray(y, float)
+    check_enough_points(law, y)
     with single_threaded_blas():
         exact = _closed_form(law, X, y, loss, with_stderr) if loss.kind == "lsq" else None
         if exact is not None:
@@ -102,6 +104,16 @@ def minimize_law(
             problem.n_evaluations,  # read before the standard errors' Jacobian: the fit's own count
             parameters_on_bounds(problem, best.u),
             standard_errors(problem, best.u) if with_stderr else None,
+        )
+
+
+def check_enough_points(law: Law, y: np.ndarray) -> None:
+    """Refuse a solve with no more points than the law has free parameters (its optimum would be any curve through
+    them, reported as converged)."""
+    free = law.n_params - law.n_presolved
+    if len(y) <= free:
+        raise InsufficientDataError(
+            f"{law.name}: {len(y)} point(s) cannot determine {free} free parameters; more than {free} are needed."
         )
 
 
