@@ -19,7 +19,7 @@ from benchcast.studies.krajewski2025 import (
     compare_methods,
     plan_jobs,
 )
-from benchcast.studies.proxy import benchmark_average
+from benchcast.studies.proxy import benchmark_average, proxy_diagnostic
 
 
 def test_paper_sets_and_k8_loss(apple):
@@ -66,6 +66,18 @@ def test_benchmark_average_hand_made():
     assert list(average["run"]) == ["a", "c"]
     assert average["value"].to_numpy() == pytest.approx([0.25, 0.75])
     assert set(average["benchmark"]) == {"avg"} and set(average["metric"]) == {"score"}
+
+
+def test_a_proxy_on_two_runs_is_refused_in_its_row_not_a_perfect_fit():
+    """Two runs fit a two-parameter link exactly: R^2 1 would be a wrong number, so the row says why there is none."""
+    rows = [(run, "arc_easy", m, v) for run, v in (("a", 0.4), ("b", 0.5), ("c", 0.6)) for m in ("acc",)]
+    rows += [("a", "arc_easy", "brier", 0.7), ("b", "arc_easy", "brier", 0.6)]  # the proxy on runs a and b only
+    row = proxy_diagnostic(_runs(rows), "arc_easy", "acc", "arc_easy:brier")
+    assert row["n"] == 2 and np.isnan(row["r2"]) and np.isnan(row["rmse"])
+    assert "proxy_logistic: 2 point(s) cannot determine 2 free parameters" in row["refused"]
+    rows.append(("c", "arc_easy", "brier", 0.5))  # three runs: a diagnostic, not refused
+    row = proxy_diagnostic(_runs(rows), "arc_easy", "acc", "arc_easy:brier")
+    assert row["n"] == 3 and row["refused"] == "" and np.isfinite(row["r2"])
 
 
 def test_k8_huber_fit_is_robust_and_converges():

@@ -49,7 +49,7 @@ SHOWN = {
     "passk_compute": ["benchmark", "train_mre", "train_mre_usable", *USABLE],
     "power_floor": ["benchmark", "q_max", "q_max_normalised", *USABLE],
     "average": ["set", "loss", "paper", "runs_fitted", *USABLE, "A", "alpha", "converged"],
-    "proxy": ["benchmark", "proxy", "n", "r2", "rmse"],
+    "proxy": ["benchmark", "proxy", "n", "r2", "rmse", "refused"],
     "critical_thresholds": None,
 }
 

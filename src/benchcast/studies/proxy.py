@@ -9,6 +9,7 @@ import pandas as pd
 from benchcast.data.chance import chance_level, filter_margin
 from benchcast.data.schema import validate
 from benchcast.data.table import parse_metric, select
+from benchcast.errors import InsufficientDataError
 from benchcast.fitting.engine.search import minimize_law
 from benchcast.fitting.metrics import r2, rmse
 from benchcast.laws.base import Law, Parameter, SearchSettings
@@ -43,17 +44,20 @@ def proxy_diagnostic(table: pd.DataFrame, benchmark: str, metric: str, proxy: st
     values = select(table, bench, proxy_metric).groupby("run")["value"].mean()
     joined = pd.concat([target.rename("score"), values.rename("proxy")], axis=1, join="inner").dropna()
     X, y = {"proxy": joined["proxy"].to_numpy(float)}, joined["score"].to_numpy(float)
-    optimum = minimize_law(_ProxyLogistic(), X, y)
+    row = {"benchmark": benchmark, "metric": metric, "proxy": proxy, "n": int(len(y))}
+    try:
+        optimum = minimize_law(_ProxyLogistic(), X, y)
+    except InsufficientDataError as exc:  # two runs fit any link exactly: no diagnostic, refused in its own row
+        return {**row, "a": np.nan, "b": np.nan, "r2": np.nan, "rmse": np.nan, "refused": str(exc)}
     fitted = _ProxyLogistic().forward(optimum.theta, X)
+    theta = optimum.theta
     return {
-        "benchmark": benchmark,
-        "metric": metric,
-        "proxy": proxy,
-        "n": int(len(y)),
-        "a": float(optimum.theta[0]),
-        "b": float(optimum.theta[1]),
+        **row,
+        "a": float(theta[0]),
+        "b": float(theta[1]),
         "r2": r2(y, fitted),
         "rmse": rmse(y, fitted),
+        "refused": "",
     }
 
 
