@@ -205,8 +205,8 @@ def test_box_least_squares_keeps_the_exhaustive_optimum_on_nearly_collinear_rows
 
 @pytest.mark.parametrize("name", ["power", "power_floor", "bnsl"])
 def test_a_solve_with_no_more_points_than_free_parameters_is_refused(name):
-    """A closed-form law on an empty subset used to come back 'converged' (theta [1, 0], loss 1e10); every law, alone
-    or in a batch, now refuses, naming the law and the count."""
+    """No more points than free parameters (a closed-form law on an empty subset came back 'converged', theta [1, 0],
+    loss 1e10): every law, alone or in a batch, refuses, naming the law and the count; one point more is fitted."""
     from benchcast.errors import InsufficientDataError
     from benchcast.fitting.engine.batch import minimize_subsets
 
@@ -216,6 +216,8 @@ def test_a_solve_with_no_more_points_than_free_parameters_is_refused(name):
     y = 0.3 + 0.01 * np.log(X["flops"] / 1e18)
     with pytest.raises(InsufficientDataError, match=rf"{name}: {free} point\(s\) cannot determine {free}"):
         minimize_law(law, X, y)
+    more = {"flops": COVARIATES["flops"][: free + 1]}
+    assert np.all(np.isfinite(minimize_law(law, more, 0.3 + 0.01 * np.log(more["flops"] / 1e18)).theta))
     full = {"flops": COVARIATES["flops"]}
     ok, short = minimize_subsets(
         law, [full, X], [0.3 + 0.01 * np.log(full["flops"] / 1e18), y], [np.arange(N), np.arange(free)]

@@ -102,7 +102,7 @@ def prepare_fit(rows: pd.DataFrame, spec: FitSpec) -> tuple:
         for r, why in zip(rows.itertuples(), reasons, strict=True)
         if why
     ]
-    if len(used) <= law.n_params - law.n_presolved:
+    if len(used) <= law.n_free:
         why = pd.Series([item["reason"] for item in dropped], dtype=object).value_counts(sort=False)
         reasons = "".join(f"; {reason}: {n}" for reason, n in why.items())
         raise InsufficientDataError(

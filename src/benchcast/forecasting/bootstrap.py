@@ -164,7 +164,7 @@ def fit_replicates(result: FitResult, counts: np.ndarray) -> tuple[np.ndarray, n
     failed = np.zeros(B, bool)
     # a replicate needs more distinct points than free parameters to be fitted at all
     distinct = (counts > 0).sum(axis=1)
-    failed |= distinct <= law.n_params - law.n_presolved
+    failed |= distinct <= law.n_free
     todo = np.flatnonzero(~failed)
     if not todo.size:  # every replicate had too few distinct runs
         return thetas, losses, converged, failed

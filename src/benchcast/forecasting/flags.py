@@ -108,7 +108,7 @@ class Flag:
 def fit_flags(result) -> tuple[Flag, ...]:
     """The flags a fit gives every forecast from it: few points, near-chance drops, TPRs, search limits."""
     law, d = result.law_object, result.diagnostics
-    free, n_used = law.n_params - law.n_presolved, int(d.n_used)
+    free, n_used = law.n_free, int(d.n_used)
     out = []
     if free and n_used < MIN_POINTS_PER_PARAMETER * free:
         why = f"fewer than {MIN_POINTS_PER_PARAMETER:g} per parameter): the data barely identify it"

@@ -69,6 +69,11 @@ class Law(LawQuestions):
     def n_params(self) -> int:
         return len(self.parameters)
 
+    @property
+    def n_free(self) -> int:
+        """Parameters the scores determine (the presolved ones come from other data): a fit needs more points."""
+        return self.n_params - self.n_presolved
+
     def forward(self, theta: np.ndarray, X: dict[str, np.ndarray]) -> np.ndarray:
         """Prediction in target space; ``theta`` has shape (..., n_params), broadcast over points.
 

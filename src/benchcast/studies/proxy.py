@@ -50,11 +50,10 @@ def proxy_diagnostic(table: pd.DataFrame, benchmark: str, metric: str, proxy: st
     except InsufficientDataError as exc:  # two runs fit any link exactly: no diagnostic, refused in its own row
         return {**row, "a": np.nan, "b": np.nan, "r2": np.nan, "rmse": np.nan, "refused": str(exc)}
     fitted = _ProxyLogistic().forward(optimum.theta, X)
-    theta = optimum.theta
     return {
         **row,
-        "a": float(theta[0]),
-        "b": float(theta[1]),
+        "a": float(optimum.theta[0]),
+        "b": float(optimum.theta[1]),
         "r2": r2(y, fitted),
         "rmse": rmse(y, fitted),
         "refused": "",

@@ -110,10 +110,10 @@ def minimize_law(
 def check_enough_points(law: Law, y: np.ndarray) -> None:
     """Refuse a solve with no more points than the law has free parameters (its optimum would be any curve through
     them, reported as converged)."""
-    free = law.n_params - law.n_presolved
-    if len(y) <= free:
+    if len(y) <= law.n_free:
         raise InsufficientDataError(
-            f"{law.name}: {len(y)} point(s) cannot determine {free} free parameters; more than {free} are needed."
+            f"{law.name}: {len(y)} point(s) cannot determine {law.n_free} free parameters; more than {law.n_free} are "
+            "needed."
         )
 
 
