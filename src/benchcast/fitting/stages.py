@@ -21,7 +21,7 @@ from benchcast.errors import BenchcastError, DataError, FitWarning, Insufficient
 from benchcast.fitting.artifact import fingerprint
 from benchcast.fitting.diagnostics import FitDiagnostics, bound_findings, plain_message
 from benchcast.fitting.engine.batch import minimize_subsets
-from benchcast.fitting.engine.search import Optimum
+from benchcast.fitting.engine.search import Optimum, point_groups
 from benchcast.fitting.metrics import r2, rmse
 from benchcast.fitting.result import FitResult
 from benchcast.fitting.spec import FitSpec
@@ -102,15 +102,17 @@ def prepare_fit(rows: pd.DataFrame, spec: FitSpec) -> tuple:
         for r, why in zip(rows.itertuples(), reasons, strict=True)
         if why
     ]
-    if len(used) <= law.n_free:
+    X = {c: used[c].to_numpy(float) for c in set(law.covariates) | set(law.fit_covariates)}
+    distinct = len(np.unique(point_groups(X))) if len(used) else 0
+    if distinct <= law.n_free:
         why = pd.Series([item["reason"] for item in dropped], dtype=object).value_counts(sort=False)
         reasons = "".join(f"; {reason}: {n}" for reason, n in why.items())
+        at = "" if distinct == len(used) else f" at {distinct} distinct {'/'.join(sorted(X))} value(s)"
         raise InsufficientDataError(
-            f"law {law.name!r} has {law.n_params} parameters but only {len(used)} usable points "
-            f"for {spec.benchmark} ({len(dropped)} dropped{reasons}); a fit needs more points than "
+            f"law {law.name!r} has {law.n_params} parameters but only {len(used)} usable points{at} "
+            f"for {spec.benchmark} ({len(dropped)} dropped{reasons}); a fit needs more distinct points than "
             "parameters."
         )
-    X = {c: used[c].to_numpy(float) for c in set(law.covariates) | set(law.fit_covariates)}
     y = to_target(law.target, used["value"].to_numpy(float), spec.q_rand)
     return law, used, dropped, X, y, reasons == ""
 

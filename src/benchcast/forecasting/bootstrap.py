@@ -36,7 +36,7 @@ from benchcast.defaults import DEFAULT_INTERVAL, DEFAULT_LEVEL, DEFAULT_LEVELS, 
 from benchcast.errors import BenchcastError
 from benchcast.fitting.engine.loss import make_loss
 from benchcast.fitting.engine.replicates import refit_weighted
-from benchcast.fitting.engine.search import single_threaded_blas
+from benchcast.fitting.engine.search import point_groups, single_threaded_blas
 from benchcast.fitting.result import FitResult
 from benchcast.forecasting.draws import ScoreDraws
 from benchcast.laws import get_law, to_target
@@ -162,8 +162,13 @@ def fit_replicates(result: FitResult, counts: np.ndarray) -> tuple[np.ndarray, n
     losses = np.full(B, np.nan)
     converged = np.zeros(B, bool)
     failed = np.zeros(B, bool)
-    # a replicate needs more distinct points than free parameters to be fitted at all
-    distinct = (counts > 0).sum(axis=1)
+    # a replicate needs more distinct covariate points than free parameters to be fitted at all (replicate runs of
+    # one N and D are one point)
+    groups = point_groups(data.X)
+    drawn = np.zeros((B, groups.max(initial=-1) + 1), bool)  # (replicate, distinct point): drawn at least once
+    replicate, run = np.nonzero(counts > 0)
+    drawn[replicate, groups[run]] = True
+    distinct = drawn.sum(axis=1)
     failed |= distinct <= law.n_free
     todo = np.flatnonzero(~failed)
     if not todo.size:  # every replicate had too few distinct runs

@@ -42,6 +42,7 @@ import pandas as pd
 
 from benchcast.data.table import TPR_RTOL
 from benchcast.errors import BenchcastError
+from benchcast.fitting.engine.search import point_groups
 from benchcast.forecasting.targets import (
     AT_FITTED_RUN,
     BELOW_DATA,
@@ -109,10 +110,14 @@ def fit_flags(result) -> tuple[Flag, ...]:
     """The flags a fit gives every forecast from it: few points, near-chance drops, TPRs, search limits."""
     law, d = result.law_object, result.diagnostics
     free, n_used = law.n_free, int(d.n_used)
+    # replicate runs of one N and D are one point: the data identify the law by distinct points, not rows
+    X = {c: result.points[c].to_numpy(float) for c in set(law.covariates) | set(law.fit_covariates)}
+    distinct = len(np.unique(point_groups(X))) if n_used else 0
     out = []
-    if free and n_used < MIN_POINTS_PER_PARAMETER * free:
+    if free and distinct < MIN_POINTS_PER_PARAMETER * free:
         why = f"fewer than {MIN_POINTS_PER_PARAMETER:g} per parameter): the data barely identify it"
-        out.append((FEW_POINTS, f"{result.law} fits {free} parameters to {n_used} points ({why}"))
+        at = "" if distinct == n_used else f" at {distinct} distinct values"
+        out.append((FEW_POINTS, f"{result.law} fits {free} parameters to {n_used} points{at} ({why}"))
     near = {why: n for why, n in d.dropped_reasons.items() if "chance" in why}
     if sum(near.values()) * NEAR_CHANCE_SHARE > d.n_used + d.n_dropped:  # a fit on what is left of the ladder
         reasons = ", ".join(f"{why}: {n}" for why, n in near.items())

@@ -100,7 +100,7 @@ def minimize_subsets(
     with single_threaded_blas():
         for i, (X, y) in enumerate(zip(Xs, ys, strict=True)):
             try:
-                check_enough_points(law, np.asarray(y))
+                check_enough_points(law, X, np.asarray(y))
                 exact = _closed_form(law, X, y, kind, with_stderr) if kind.kind == "lsq" else None
                 if exact is not None:
                     out[i] = exact

@@ -86,7 +86,7 @@ def minimize_law(
     """Fit ``law`` to targets ``y`` (already in the law's target space)."""
     loss = make_loss(loss or law.loss, law.huber_delta if huber_delta is None else huber_delta)
     y = np.asarray(y, float)
-    check_enough_points(law, y)
+    check_enough_points(law, X, y)
     with single_threaded_blas():
         exact = _closed_form(law, X, y, loss, with_stderr) if loss.kind == "lsq" else None
         if exact is not None:
@@ -107,13 +107,21 @@ def minimize_law(
         )
 
 
-def check_enough_points(law: Law, y: np.ndarray) -> None:
-    """Refuse a solve with no more points than the law has free parameters (its optimum would be any curve through
-    them, reported as converged)."""
-    if len(y) <= law.n_free:
+def point_groups(X: dict[str, np.ndarray]) -> np.ndarray:
+    """Each point's index among the distinct covariate points: replicate runs of one N and D are one point."""
+    columns = np.column_stack([np.asarray(X[c], float) for c in sorted(X)])
+    return np.unique(columns, axis=0, return_inverse=True)[1].reshape(-1)
+
+
+def check_enough_points(law: Law, X: dict[str, np.ndarray], y: np.ndarray) -> None:
+    """Refuse a solve with no more distinct covariate points than the law has free parameters (its optimum would be
+    any curve through them, or through the means of replicate runs, reported as converged)."""
+    distinct = len(np.unique(point_groups(X))) if X else len(y)
+    if distinct <= law.n_free:
+        at = "" if distinct == len(y) else f" at {distinct} distinct covariate value(s)"
         raise InsufficientDataError(
-            f"{law.name}: {len(y)} point(s) cannot determine {law.n_free} free parameters; more than {law.n_free} are "
-            "needed."
+            f"{law.name}: {len(y)} point(s){at} cannot determine {law.n_free} free parameters; more than "
+            f"{law.n_free} distinct points are needed."
         )
 
 
