@@ -110,3 +110,20 @@ def test_a_pool_worker_starts_with_an_empty_store():
     minimize_law(bc.get_law("power"), {"flops": FLOPS}, 0.3 + 0.01 * np.log(FLOPS / 1e18))
     assert len(memo._STORE) == 1
     assert parallel_map(_stored_in_worker, [0, 1], n_jobs=2, progress=False) == [0, 0]
+
+
+def test_the_replicates_of_the_same_points_under_another_index_are_reused():
+    """The replicates' key digests the points' values, not their row labels: a fit whose points are relabelled is
+    the same question."""
+    from dataclasses import replace
+
+    from benchcast.forecasting.bootstrap import bootstrap
+
+    memo.clear()
+    result = bc.fit(bc.load(example_path()), "power_floor", "arc_easy", metric="acc_norm")
+    first = bootstrap(result, bc.Uncertainty(n_boot=20))
+    made = memo.counts()["made"]
+    relabelled = replace(result, points=result.points.set_axis(np.arange(len(result.points)) + 100))
+    again = bootstrap(relabelled, bc.Uncertainty(n_boot=20))
+    assert memo.counts()["made"] == made and memo.counts()["reused"] >= 1
+    np.testing.assert_array_equal(again.thetas, first.thetas)

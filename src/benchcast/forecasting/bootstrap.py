@@ -321,7 +321,11 @@ def bootstrap(
 def _refits_key(result: FitResult, unc: Uncertainty, where: dict) -> tuple:
     """What a fit's replicates depend on: its law, points, parameters and spec, and the replicates' count and seed."""
     points = result.points
-    frame = (list(points.columns), [str(t) for t in points.dtypes], pd.util.hash_pandas_object(points).to_numpy())
+    frame = (
+        list(points.columns),
+        [str(t) for t in points.dtypes],
+        pd.util.hash_pandas_object(points, index=False).to_numpy(),
+    )
     return law_key(get_law(result.law), frame, result.theta, repr(result.spec), unc.n_boot, unc.seed)
 
 
