@@ -152,13 +152,12 @@ class Comparison(RichView):
         r["baseline_rank"] = r["baseline_rank"].map(_rank)
         columns = ["benchmark", "recipe", "prediction", "lower", "upper", "rank", "baseline", "baseline_rank", "flags"]
         head = ["benchmark", "recipe", "forecast", *bounds, "rank", "baseline", "baseline rank", "flags"]
-        names = ("recipe", "a", "b", "decision", "reference")  # wrapped where too long, never cut to a shared prefix
-        items = [rich_table(self.title, head, r[columns].values.tolist(), fold=names)]
+        items = [rich_table(self.title, head, r[columns].values.tolist())]
         p = self.pairs.assign(disagree=self.pairs["disagree"].map({True: "yes", False: ""}))
         p["crosses_at"] = p["crosses_at"].map(_flops)
         head = ["benchmark", "a", "b", "p_a_better", "decision", "baseline disagrees", "curves cross at", "reason"]
         columns = ["benchmark", "a", "b", "p_a_better", "decision", "disagree", "crosses_at", "reason"]
-        items.append(rich_table("pairs", head, p[columns].values.tolist(), fold=names))
+        items.append(rich_table("pairs", head, p[columns].values.tolist()))
         mm = self.multipliers
         m = mm.assign(
             crosses_at=mm["crosses_at"].map(_flops),
@@ -169,7 +168,7 @@ class Comparison(RichView):
         title = "effective-compute multipliers (C_ref / C_recipe at the reference's planned score)"
         head = ["benchmark", "recipe", "reference", "multiplier", *bounds, "crosses reference at", "note"]
         columns = ["benchmark", "recipe", "reference", "multiplier", "lower", "upper", "crosses_at", "note"]
-        items.append(rich_table(title, head, m[columns].values.tolist(), fold=names))
+        items.append(rich_table(title, head, m[columns].values.tolist()))
         return items + [Markup(escape(n), highlight=False) for n in self.notes]
 
     def plot(self, benchmark: str | None = None, axes=None):

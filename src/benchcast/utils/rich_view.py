@@ -34,12 +34,12 @@ def _shown(value, floatfmt: str) -> str:
     return escape(str(value))
 
 
-def rich_table(title: str, columns: list[str], rows: list[list], floatfmt: str = ".4g", fold=()) -> Table:
-    """A Rich table: floats as ``floatfmt``, other cells escaped text; ``fold`` columns wrap."""
+def rich_table(title: str, columns: list[str], rows: list[list], floatfmt: str = ".4g") -> Table:
+    """A Rich table: floats as ``floatfmt``, other cells escaped text. A cell too wide for its column folds onto more
+    lines, never cut with an ellipsis: a cut name or message reads as another, and a cut number is a wrong one."""
     table = Table(title=escape(title), title_justify="left")
     for column in columns:
-        justify = "left" if column in LEFT_COLUMNS else "right"
-        table.add_column(escape(column), justify=justify, overflow="fold" if column in fold else "ellipsis")
+        table.add_column(escape(column), justify="left" if column in LEFT_COLUMNS else "right", overflow="fold")
     for row in rows:
         table.add_row(*[_shown(v, floatfmt) for v in row])
     return table
