@@ -97,7 +97,7 @@ def test_fit_result_explains_itself(apple):
 
 
 def test_refuses_thin_support_and_warns(apple):
-    with pytest.raises(InsufficientDataError, match="more distinct points than parameters"):
+    with pytest.raises(InsufficientDataError, match="more distinct points than free parameters"):
         bc.fit(apple, "bnsl", "arc_easy", "acc_norm", tpr=20, max_flops=2.5e18)
     with pytest.warns(bc.FitWarning, match="decades of compute"):
         bc.fit(apple, "power", "arc_easy", "acc_norm", min_flops=1e21, max_flops=6e21)

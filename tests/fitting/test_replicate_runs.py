@@ -88,3 +88,21 @@ def test_a_proxy_on_three_runs_at_two_proxy_values_is_refused():
     row = proxy_diagnostic(table, "arc_easy", "acc", "arc_easy:brier")
     assert row["n"] == 3 and np.isnan(row["r2"])
     assert "3 point(s) at 2 distinct covariate value(s)" in row["refused"]
+
+
+def test_a_fit_saved_without_its_points_is_flagged_by_its_rows(tmp_path):
+    """A fit whose artifact holds no points (it predicts; bootstrapping says it cannot) gets its flags from the
+    rows it was fitted on, not a KeyError for the missing covariates."""
+    import json
+
+    from benchcast.fitting.result import FitResult
+    from benchcast.forecasting import flags
+
+    result = bc.fit(_ladder(np.geomspace(1e8, 3e9, 5), seeds=1), law="power_floor", benchmark="arc_easy", metric="acc")
+    doc = json.loads(result.save(tmp_path / "fit.json").read_text())
+    doc.pop("points")
+    bare = FitResult.from_dict(doc)
+    (flag,) = [f for f in flags.fit_flags(bare) if f.kind == flags.FEW_POINTS]
+    assert "3 parameters to 5 points (" in flag.reason
+    fc = bc.forecast(bare, flops=1e22, uncertainty=bc.Uncertainty(n_boot=0))
+    assert np.isfinite(fc.to_frame()["prediction"].iloc[0])

@@ -109,9 +109,9 @@ def prepare_fit(rows: pd.DataFrame, spec: FitSpec) -> tuple:
         reasons = "".join(f"; {reason}: {n}" for reason, n in why.items())
         at = "" if distinct == len(used) else f" at {distinct} distinct {'/'.join(sorted(X))} value(s)"
         raise InsufficientDataError(
-            f"law {law.name!r} has {law.n_params} parameters but only {len(used)} usable points{at} "
+            f"law {law.name!r} has {law.n_free} free parameters but only {len(used)} usable points{at} "
             f"for {spec.benchmark} ({len(dropped)} dropped{reasons}); a fit needs more distinct points than "
-            "parameters."
+            "free parameters."
         )
     y = to_target(law.target, used["value"].to_numpy(float), spec.q_rand)
     return law, used, dropped, X, y, reasons == ""
@@ -149,9 +149,10 @@ def finish_fit(
         notes.append(f"the optimiser did not report convergence: {plain_message(str(optimum.message))}")
     # a law's own constraint reached is information (FitResult shows it), a search limit a warning
     notes.extend(bound_findings(law, frozen.params, optimum.at_bound).limits)
-    free = law.n_params
-    if len(used) < 2 * free + 3:
-        notes.append(f"only {len(used)} points for {free} parameters: the fit is weakly constrained")
+    free, distinct = law.n_params, len(np.unique(point_groups(X)))
+    if distinct < 2 * free + 3:
+        at = "" if distinct == len(used) else f" at {distinct} distinct values"
+        notes.append(f"only {len(used)} points{at} for {free} parameters: the fit is weakly constrained")
     if across := law.across_tprs(used):  # a law of compute alone reads several TPRs as one curve
         notes.append(across)
     if modelled := _modelled_note(used):

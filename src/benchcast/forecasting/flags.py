@@ -111,8 +111,10 @@ def fit_flags(result) -> tuple[Flag, ...]:
     law, d = result.law_object, result.diagnostics
     free, n_used = law.n_free, int(d.n_used)
     # replicate runs of one N and D are one point: the data identify the law by distinct points, not rows
-    X = {c: result.points[c].to_numpy(float) for c in set(law.covariates) | set(law.fit_covariates)}
-    distinct = len(np.unique(point_groups(X))) if n_used else 0
+    # (a fit saved without its points predicts: its rows are then all it says)
+    columns, points = set(law.covariates) | set(law.fit_covariates), result.points
+    X = {c: points[c].to_numpy(float) for c in columns} if columns <= set(points.columns) and len(points) else None
+    distinct = len(np.unique(point_groups(X))) if X else n_used
     out = []
     if free and distinct < MIN_POINTS_PER_PARAMETER * free:
         why = f"fewer than {MIN_POINTS_PER_PARAMETER:g} per parameter): the data barely identify it"
