@@ -21,7 +21,7 @@ from benchcast.errors import BenchcastError, DataError, FitWarning, Insufficient
 from benchcast.fitting.artifact import fingerprint
 from benchcast.fitting.diagnostics import FitDiagnostics, bound_findings, plain_message
 from benchcast.fitting.engine.batch import minimize_subsets
-from benchcast.fitting.engine.search import Optimum, point_groups
+from benchcast.fitting.engine.search import Optimum, distinct_points
 from benchcast.fitting.metrics import r2, rmse
 from benchcast.fitting.result import FitResult
 from benchcast.fitting.spec import FitSpec
@@ -103,7 +103,7 @@ def prepare_fit(rows: pd.DataFrame, spec: FitSpec) -> tuple:
         if why
     ]
     X = {c: used[c].to_numpy(float) for c in set(law.covariates) | set(law.fit_covariates)}
-    distinct = len(np.unique(point_groups(X))) if len(used) else 0
+    distinct = distinct_points(X)
     if distinct <= law.n_free:
         why = pd.Series([item["reason"] for item in dropped], dtype=object).value_counts(sort=False)
         reasons = "".join(f"; {reason}: {n}" for reason, n in why.items())
@@ -149,7 +149,7 @@ def finish_fit(
         notes.append(f"the optimiser did not report convergence: {plain_message(str(optimum.message))}")
     # a law's own constraint reached is information (FitResult shows it), a search limit a warning
     notes.extend(bound_findings(law, frozen.params, optimum.at_bound).limits)
-    free, distinct = law.n_params, len(np.unique(point_groups(X)))
+    free, distinct = law.n_params, distinct_points(X)
     if distinct < 2 * free + 3:
         at = "" if distinct == len(used) else f" at {distinct} distinct values"
         notes.append(f"only {len(used)} points{at} for {free} parameters: the fit is weakly constrained")

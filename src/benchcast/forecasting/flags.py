@@ -42,7 +42,7 @@ import pandas as pd
 
 from benchcast.data.table import TPR_RTOL
 from benchcast.errors import BenchcastError
-from benchcast.fitting.engine.search import point_groups
+from benchcast.fitting.engine.search import distinct_points
 from benchcast.forecasting.targets import (
     AT_FITTED_RUN,
     BELOW_DATA,
@@ -114,7 +114,7 @@ def fit_flags(result) -> tuple[Flag, ...]:
     # (a fit saved without its points predicts: its rows are then all it says)
     columns, points = set(law.covariates) | set(law.fit_covariates), result.points
     X = {c: points[c].to_numpy(float) for c in columns} if columns <= set(points.columns) and len(points) else None
-    distinct = len(np.unique(point_groups(X))) if X else n_used
+    distinct = distinct_points(X) if X else n_used
     out = []
     if free and distinct < MIN_POINTS_PER_PARAMETER * free:
         why = f"fewer than {MIN_POINTS_PER_PARAMETER:g} per parameter): the data barely identify it"

@@ -113,10 +113,15 @@ def point_groups(X: dict[str, np.ndarray]) -> np.ndarray:
     return np.unique(columns, axis=0, return_inverse=True)[1].reshape(-1)
 
 
+def distinct_points(X: dict[str, np.ndarray]) -> int:
+    """How many distinct covariate points ``X`` holds (0 for none)."""
+    return int(point_groups(X).max(initial=-1)) + 1
+
+
 def check_enough_points(law: Law, X: dict[str, np.ndarray], y: np.ndarray) -> None:
     """Refuse a solve with no more distinct covariate points than the law has free parameters (its optimum would be
     any curve through them, or through the means of replicate runs, reported as converged)."""
-    distinct = len(np.unique(point_groups(X))) if X else len(y)
+    distinct = distinct_points(X) if X else len(y)
     if distinct <= law.n_free:
         at = "" if distinct == len(y) else f" at {distinct} distinct covariate value(s)"
         raise InsufficientDataError(
