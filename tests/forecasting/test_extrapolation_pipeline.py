@@ -307,3 +307,30 @@ def test_a_forecast_answers_any_level_from_its_draws_and_keeps_them_when_taken(m
     np.testing.assert_allclose(twice.interval(0.8)[0], made.interval(0.8)[0][[1, 1, 0]], rtol=1e-12)
     with pytest.raises(bc.BenchcastError):
         made.interval(1.5)
+
+
+SIZES = [1e8, 4e8, 1.6e9]
+
+
+@pytest.mark.parametrize(
+    "law, points",
+    [
+        ("power_floor", {"params": np.full(6, 1e8), "tokens": 10 ** np.arange(18, 20.01, 0.4) / 6e8}),
+        ("nd_floor", {"params": np.repeat(SIZES, 3), "tokens": np.repeat(SIZES, 3) * np.tile([10.0, 40.0, 160.0], 3)}),
+    ],
+)
+def test_replicate_runs_add_no_rolling_origin(law, points):
+    """An origin needs n_params + 2 distinct points below it: three seeds of one N and D are one point, so a ladder
+    run in triplicate has the same origins as the ladder run once (row counts admitted origins it could not fit)."""
+    once = pd.DataFrame(points).assign(flops=lambda f: 6 * f["params"] * f["tokens"])
+    thrice = pd.concat([once] * 3, ignore_index=True)
+    spec, fitted = FitSpec(law=law, benchmark="synthetic"), bc.get_law(law)
+
+    def origins(frame):
+        found = ext._origins(frame, fitted, spec, ext.AXES, ext.ORIGIN_DECADES)
+        for o in found:  # each refit has the points it needs
+            assert len(frame[o.inner].drop_duplicates()) >= fitted.n_params + 2
+        return [(o.axis, o.delta, o.side) for o in found]
+
+    alone = origins(once)
+    assert alone and origins(thrice) == alone  # the ladder has origins, and its replicates add none

@@ -87,3 +87,29 @@ def test_the_report_says_stage_1_is_fitted_to_the_proxy():
     for name in ("E", "A", "alpha", "B", "beta"):
         assert "stage 1, fitted to the proxy" in lines[name] and "not identified" not in lines[name]
     assert "+/-" in lines["k"]  # stage 2's standard errors, from the fit to the scores
+
+
+def test_stage1_counts_distinct_n_and_d_not_runs():
+    """Stage 1 fits 5 parameters: five N, D points run twice (ten runs) cannot determine it, and a reweighting that
+    draws only five distinct points has none, while one drawing six does."""
+    rows = _ladder()
+    rows = rows[rows["metric"] == "bpb"]
+    params, tokens, loss = (rows[c].to_numpy() for c in ("params", "tokens", "value"))
+    five = np.arange(5)
+    with pytest.raises(BenchcastError, match="10 runs at 5 distinct N and D"):
+        fit_stage1(np.tile(params[five], 2), np.tile(tokens[five], 2), np.tile(loss[five], 2))
+    weights = np.zeros((2, params.size))
+    weights[0, five] = 3.0  # fifteen draws of five points
+    weights[1, np.arange(6)] = 1.0
+    stages = fit_stage1(params, tokens, loss, weights)
+    assert np.isnan(stages[0]).all() and np.isfinite(stages[1]).all()
+
+
+def test_the_compute_two_stage_law_needs_three_computes_for_its_proxy_line():
+    """Four runs at two compute values, each with its own proxy: a line in log C through two computes is no fit."""
+    law = bc.get_law("two_stage_linear")
+    X = {"flops": np.array([1e19, 1e19, 1e20, 1e20]), "proxy": np.array([3.1, 3.0, 2.8, 2.75])}
+    with pytest.raises(BenchcastError, match="2 distinct compute value"):
+        law.presolve(X, np.array([0.3, 0.31, 0.4, 0.41]))
+    X = {"flops": np.array([1e19, 1e20, 1e21]), "proxy": np.array([3.1, 2.8, 2.5])}
+    assert law.presolve(X, np.array([0.3, 0.4, 0.5]))["alpha_L"] < 0  # three computes: the loss falls with C

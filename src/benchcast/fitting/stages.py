@@ -21,11 +21,12 @@ from benchcast.errors import BenchcastError, DataError, FitWarning, Insufficient
 from benchcast.fitting.artifact import fingerprint
 from benchcast.fitting.diagnostics import FitDiagnostics, bound_findings, plain_message
 from benchcast.fitting.engine.batch import minimize_subsets
-from benchcast.fitting.engine.search import Optimum, distinct_points
+from benchcast.fitting.engine.search import Optimum
 from benchcast.fitting.metrics import r2, rmse
 from benchcast.fitting.result import FitResult
 from benchcast.fitting.spec import FitSpec
 from benchcast.laws import Law, get_law, to_target
+from benchcast.laws.linalg import distinct_points
 
 MIN_DECADES = 1.0  # less compute range than this is an interpolation, not a forecast
 

@@ -36,10 +36,11 @@ from benchcast.defaults import DEFAULT_INTERVAL, DEFAULT_LEVEL, DEFAULT_LEVELS, 
 from benchcast.errors import BenchcastError
 from benchcast.fitting.engine.loss import make_loss
 from benchcast.fitting.engine.replicates import refit_weighted
-from benchcast.fitting.engine.search import point_groups, single_threaded_blas
+from benchcast.fitting.engine.search import single_threaded_blas
 from benchcast.fitting.result import FitResult
 from benchcast.forecasting.draws import ScoreDraws
 from benchcast.laws import get_law, to_target
+from benchcast.laws.linalg import point_groups
 from benchcast.utils.memo import law_key, memoized
 from benchcast.utils.parallel import parallel_map, resolve_jobs
 from benchcast.utils.streams import RESIDUAL_STREAM, common_rng

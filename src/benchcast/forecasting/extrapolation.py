@@ -42,7 +42,7 @@ from benchcast.fitting.artifact import ROLLING_ORIGIN_COLUMNS, fingerprint
 from benchcast.fitting.stages import fit_subsets
 from benchcast.forecasting.draws import DRAWS, net_sd
 from benchcast.laws import get_law
-from benchcast.laws.linalg import nnls
+from benchcast.laws.linalg import distinct_points, nnls
 from benchcast.utils.jsonable import jsonable
 from benchcast.utils.streams import EPS_STREAM, common_rng
 
@@ -84,6 +84,12 @@ class _Origin:
     tpr_decades: np.ndarray | float
 
 
+def _enough(points: pd.DataFrame, law, inner: np.ndarray) -> bool:
+    """Whether ``points[inner]`` hold ``law.n_params + 2`` distinct covariate points (replicate runs are one)."""
+    X = {c: points[c].to_numpy(float)[inner] for c in {*law.covariates, *law.fit_covariates}}
+    return distinct_points(X) >= law.n_params + 2
+
+
 def _origins(points: pd.DataFrame, law, spec, axes, origin_decades) -> list[_Origin]:
     """The rolling origins of a fit's points along compute and TPR that leave enough points to refit."""
     flops = points["flops"].to_numpy(float)
@@ -92,7 +98,7 @@ def _origins(points: pd.DataFrame, law, spec, axes, origin_decades) -> list[_Ori
         for delta in origin_decades:
             origin = flops.max() / 10**delta
             inner = flops <= origin * (1 + 1e-9)
-            if inner.sum() < law.n_params + 2 or inner.all() or np.ptp(np.log10(flops[inner])) < MIN_INNER_DECADES:
+            if inner.all() or not _enough(points, law, inner) or np.ptp(np.log10(flops[inner])) < MIN_INNER_DECADES:
                 continue
             top = float(flops[inner].max())
             out.append(
@@ -104,7 +110,7 @@ def _origins(points: pd.DataFrame, law, spec, axes, origin_decades) -> list[_Ori
         levels = np.unique(level[np.isfinite(level)])
         for side, held in (("above", levels[-1:]), ("below", levels[:1])) if len(levels) >= MIN_TPR_LEVELS else ():
             ahead, inner = level == held[0], np.isfinite(level) & (level != held[0])
-            if inner.sum() >= law.n_params + 2:
+            if _enough(points, law, inner):
                 edge = tpr[inner].max() if side == "above" else tpr[inner].min()
                 beyond = np.abs(np.log10(tpr[ahead] / edge))
                 out.append(_Origin("tpr", np.nan, side, inner, ahead, float(edge), spec.max_flops, 0.0, beyond))

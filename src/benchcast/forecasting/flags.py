@@ -42,7 +42,6 @@ import pandas as pd
 
 from benchcast.data.table import TPR_RTOL
 from benchcast.errors import BenchcastError
-from benchcast.fitting.engine.search import distinct_points
 from benchcast.forecasting.targets import (
     AT_FITTED_RUN,
     BELOW_DATA,
@@ -53,6 +52,7 @@ from benchcast.forecasting.targets import (
     fitted_k_max,
     place,
 )
+from benchcast.laws.linalg import distinct_points
 
 OUTSIDE_RANGE = "outside [0, 1]"
 ABOVE_LIMIT = "above the law's limit"

@@ -317,6 +317,11 @@ class _TwoStage(Law):
 
     def presolve(self, X, y):
         log_c, log_l = np.log(X["flops"]), np.log(X["proxy"])
+        if (distinct := len(np.unique(log_c))) < 3:  # two parameters: a line through two computes checks nothing
+            raise InsufficientDataError(
+                f"two-stage fit: stage 1 fits 2 parameters to the proxy and has {distinct} distinct compute value(s); "
+                "it needs 3."
+            )
         intercept, slope = _ols(np.column_stack([np.ones_like(log_c), log_c]), log_l)
         if abs(slope) < 1e-12:
             raise InsufficientDataError("two-stage fit: the proxy does not change with compute.")
@@ -358,6 +363,11 @@ class TwoStageLinear(_TwoStage):
 
     def closed_form_weighted(self, X, y, weights):
         log_c, log_l = np.log(X["flops"]), np.log(X["proxy"])
+        if (distinct := len(np.unique(log_c))) < 3:  # two parameters: a line through two computes checks nothing
+            raise InsufficientDataError(
+                f"two-stage fit: stage 1 fits 2 parameters to the proxy and has {distinct} distinct compute value(s); "
+                "it needs 3."
+            )
         intercept, slope = weighted_ols(np.column_stack([np.ones_like(log_c), log_c]), log_l, weights).T
         if np.any(np.abs(slope) < 1e-12):
             return None  # some resample has a flat proxy: the per-replicate path says which

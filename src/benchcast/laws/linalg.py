@@ -1,4 +1,5 @@
-"""Small batched linear algebra shared by the laws' Jacobians and closed-form fits."""
+"""Small batched linear algebra shared by the laws' Jacobians and closed-form fits, and the count of distinct
+covariate points every fit and stage is checked against."""
 
 from __future__ import annotations
 
@@ -58,3 +59,14 @@ def nnls(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         x = trial
         gradient = a.T @ (b - a @ x)
     return x
+
+
+def point_groups(X: dict[str, np.ndarray]) -> np.ndarray:
+    """Each point's index among the distinct covariate points: replicate runs of one N and D are one point."""
+    columns = np.column_stack([np.asarray(X[c], float) for c in sorted(X)])
+    return np.unique(columns, axis=0, return_inverse=True)[1].reshape(-1)
+
+
+def distinct_points(X: dict[str, np.ndarray]) -> int:
+    """How many distinct covariate points ``X`` holds (0 for none)."""
+    return int(point_groups(X).max(initial=-1)) + 1

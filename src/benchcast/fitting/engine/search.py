@@ -27,6 +27,7 @@ from benchcast.fitting.engine.problem import PENALTY, Problem
 from benchcast.fitting.engine.solver import Solution, solve
 from benchcast.fitting.engine.starts import ranked_starts, refinement_starts
 from benchcast.laws.base import Law
+from benchcast.laws.linalg import distinct_points
 from benchcast.utils.memo import law_key, memoized
 
 
@@ -105,17 +106,6 @@ def minimize_law(
             parameters_on_bounds(problem, best.u),
             standard_errors(problem, best.u) if with_stderr else None,
         )
-
-
-def point_groups(X: dict[str, np.ndarray]) -> np.ndarray:
-    """Each point's index among the distinct covariate points: replicate runs of one N and D are one point."""
-    columns = np.column_stack([np.asarray(X[c], float) for c in sorted(X)])
-    return np.unique(columns, axis=0, return_inverse=True)[1].reshape(-1)
-
-
-def distinct_points(X: dict[str, np.ndarray]) -> int:
-    """How many distinct covariate points ``X`` holds (0 for none)."""
-    return int(point_groups(X).max(initial=-1)) + 1
 
 
 def check_enough_points(law: Law, X: dict[str, np.ndarray], y: np.ndarray) -> None:
