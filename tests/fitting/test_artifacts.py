@@ -37,7 +37,7 @@ def test_diagnostics_keep_the_artifact_format(apple, tmp_path):
     doc = json.loads(path.read_text())
     assert list(doc["diagnostics"]) == [
         *("loss", "n_used", "n_dropped", "dropped_reasons", "converged", "message", "at_bound", "rmse", "r2"),
-        *("flops_min", "flops_max", "decades", "n_starts", "n_evaluations"),
+        *("flops_min", "flops_max", "decades", "n_starts", "n_evaluations", "n_distinct"),
     ]
     loaded = bc.load_fit(path)
     assert loaded.diagnostics == result.diagnostics and loaded.to_dict() == doc

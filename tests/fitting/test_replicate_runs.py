@@ -106,3 +106,23 @@ def test_a_fit_saved_without_its_points_is_flagged_by_its_rows(tmp_path):
     assert "3 parameters to 5 points (" in flag.reason
     fc = bc.forecast(bare, flops=1e22, uncertainty=bc.Uncertainty(n_boot=0))
     assert np.isfinite(fc.to_frame()["prediction"].iloc[0])
+
+
+def test_a_fit_saved_without_its_points_keeps_its_distinct_count_and_flag(tmp_path):
+    """The artifact records the distinct count: loaded without its points, the fit on 10 runs at 5 sizes is still
+    flagged at 5 distinct values, not judged by its 10 rows."""
+    import json
+
+    from benchcast.forecasting import flags
+
+    result = bc.fit(_ladder(np.geomspace(1e8, 3e9, 5)), law="power_floor", benchmark="arc_easy", metric="acc")
+    assert result.diagnostics.n_distinct == 5 and result.diagnostics.n_used == 10
+    path = tmp_path / "fit.json"
+    result.save(path)
+    doc = json.loads(path.read_text())
+    doc.pop("points")
+    path.write_text(json.dumps(doc))
+    loaded = bc.load_fit(path)
+    assert loaded.points.empty and loaded.diagnostics.n_distinct == 5
+    assert flags.fit_flags(loaded) == flags.fit_flags(result)
+    assert any("at 5 distinct values" in f.reason for f in flags.fit_flags(loaded))

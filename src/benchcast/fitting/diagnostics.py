@@ -53,6 +53,8 @@ class FitDiagnostics(ResultView):
         Optimiser starts (None: the artifact did not record it).
     n_evaluations : int or None
         Loss evaluations over all starts (None: not recorded).
+    n_distinct : int or None
+        Distinct covariate points fitted: replicate runs of one N and D are one point (None: not recorded).
     """
 
     # the field order is the artifact's key order
@@ -70,6 +72,7 @@ class FitDiagnostics(ResultView):
     decades: float = math.nan
     n_starts: int | None = None
     n_evaluations: int | None = None
+    n_distinct: int | None = None
 
     def to_dict(self) -> dict:
         """The artifact's ``diagnostics`` mapping (JSON-ready)."""
@@ -106,6 +109,7 @@ class FitDiagnostics(ResultView):
             # an artifact that did not record them reads as unknown, not as zero
             n_starts=None if doc.get("n_starts") is None else int(doc["n_starts"]),
             n_evaluations=None if doc.get("n_evaluations") is None else int(doc["n_evaluations"]),
+            n_distinct=None if doc.get("n_distinct") is None else int(doc["n_distinct"]),
         )
 
     def to_frame(self) -> pd.DataFrame:

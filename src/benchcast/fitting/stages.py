@@ -144,13 +144,14 @@ def finish_fit(
         decades=decades,
         n_starts=int(optimum.n_starts),
         n_evaluations=int(optimum.n_evaluations),
+        n_distinct=distinct_points(X),
     )
     notes = []
     if not optimum.converged:
         notes.append(f"the optimiser did not report convergence: {plain_message(str(optimum.message))}")
     # a law's own constraint reached is information (FitResult shows it), a search limit a warning
     notes.extend(bound_findings(law, frozen.params, optimum.at_bound).limits)
-    free, distinct = law.n_params, distinct_points(X)
+    free, distinct = law.n_params, diagnostics.n_distinct
     if distinct < 2 * free + 3:
         at = "" if distinct == len(used) else f" at {distinct} distinct values"
         notes.append(f"only {len(used)} points{at} for {free} parameters: the fit is weakly constrained")

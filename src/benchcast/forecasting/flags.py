@@ -110,11 +110,13 @@ def fit_flags(result) -> tuple[Flag, ...]:
     """The flags a fit gives every forecast from it: few points, near-chance drops, TPRs, search limits."""
     law, d = result.law_object, result.diagnostics
     free, n_used = law.n_free, int(d.n_used)
-    # replicate runs of one N and D are one point: the data identify the law by distinct points, not rows
-    # (a fit saved without its points predicts: its rows are then all it says)
+    # replicate runs of one N and D are one point: the data identify the law by distinct points, not rows (an
+    # artifact older than the count is counted from its points; saved without them, it says only its rows)
+    distinct = d.n_distinct
     columns, points = set(law.covariates) | set(law.fit_covariates), result.points
-    X = {c: points[c].to_numpy(float) for c in columns} if columns <= set(points.columns) and len(points) else None
-    distinct = distinct_points(X) if X else n_used
+    if distinct is None and columns <= set(points.columns) and len(points):
+        distinct = distinct_points({c: points[c].to_numpy(float) for c in columns})
+    distinct = n_used if distinct is None else distinct
     out = []
     if free and distinct < MIN_POINTS_PER_PARAMETER * free:
         why = f"fewer than {MIN_POINTS_PER_PARAMETER:g} per parameter): the data barely identify it"
