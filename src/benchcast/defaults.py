@@ -3,10 +3,11 @@
 default settings gets one answer whichever command asks it. No imports: the command line reads it at start-up."""
 
 # bootstrap replicates per law, one number for every command (forecast, plan, recommend, report, bench, backtest):
-# enough that a 90 % bound of a 7-13B target moves by less than 0.005 between seeds on DCLM's HellaSwag, ARC-Easy and
-# ARC-Challenge (200 moved it by up to 0.012; benchmarks/common_random_numbers.md); not two decades out: at 100x the
-# largest run the 90th percentile of its error over seeds is 0.0055-0.0086 on DCLM and C4, up to 0.0125 on the example
-# (benchmarks/replicate_stopping.md); widened draws are tiled to 4000
+# enough that a 90 % bound of the one target measured (13B-class, TPR 380) moves by less than 0.005 over five seeds on
+# DCLM's HellaSwag, ARC-Easy and ARC-Challenge (200 moved it by up to 0.012; benchmarks/common_random_numbers.md); not
+# out to 100x the largest run: there a seed's bounds lie up to 0.0055-0.0086 from a 45,000-replicate pool's on DCLM and
+# C4 (90th percentile over 30 seeds), up to 0.0125 on the example (benchmarks/replicate_stopping.md); widened draws are
+# tiled to 4000
 DEFAULT_REPLICATES = 1500
 DEFAULT_LEVELS = (0.5, 0.9)  # the interval levels backtests, bench and the report show
 DEFAULT_LEVEL = 0.9  # the level a one-level answer (forecast, recommend, plan) shows

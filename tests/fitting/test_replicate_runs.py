@@ -126,3 +126,20 @@ def test_a_fit_saved_without_its_points_keeps_its_distinct_count_and_flag(tmp_pa
     assert loaded.points.empty and loaded.diagnostics.n_distinct == 5
     assert flags.fit_flags(loaded) == flags.fit_flags(result)
     assert any("at 5 distinct values" in f.reason for f in flags.fit_flags(loaded))
+
+
+def test_an_artifact_older_than_the_distinct_count_is_flagged_from_its_points(tmp_path):
+    """An artifact without ``n_distinct`` but with its points: the flag counts the points' 5 distinct values."""
+    import json
+
+    from benchcast.forecasting import flags
+
+    result = bc.fit(_ladder(np.geomspace(1e8, 3e9, 5)), law="power_floor", benchmark="arc_easy", metric="acc")
+    path = tmp_path / "fit.json"
+    result.save(path)
+    doc = json.loads(path.read_text())
+    del doc["diagnostics"]["n_distinct"]
+    path.write_text(json.dumps(doc))
+    loaded = bc.load_fit(path)
+    assert loaded.diagnostics.n_distinct is None and len(loaded.points) == 10
+    assert any("at 5 distinct values" in f.reason for f in flags.fit_flags(loaded))

@@ -113,3 +113,15 @@ def test_the_compute_two_stage_law_needs_three_computes_for_its_proxy_line():
         law.presolve(X, np.array([0.3, 0.31, 0.4, 0.41]))
     X = {"flops": np.array([1e19, 1e20, 1e21]), "proxy": np.array([3.1, 2.8, 2.5])}
     assert law.presolve(X, np.array([0.3, 0.4, 0.5]))["alpha_L"] < 0  # three computes: the loss falls with C
+
+
+def test_a_bootstrap_reweighting_of_the_compute_two_stage_law_needs_three_drawn_computes():
+    """Six runs at three computes: a reweighting drawing two of them has no stage-1 line (nan, a failed refit), one
+    drawing all three is solved, and a reweighting drawing a single compute does not stop the batch."""
+    law = bc.get_law("two_stage_linear")
+    X = {"flops": np.repeat([1e19, 1e20, 1e21], 2), "proxy": np.array([3.1, 3.05, 2.8, 2.78, 2.5, 2.52])}
+    y = np.array([0.3, 0.31, 0.4, 0.41, 0.5, 0.49])
+    weights = np.array([[1, 1, 2, 2, 0, 0], [1, 0, 1, 0, 1, 3], [3, 3, 0, 0, 0, 0]], float)
+    thetas = law.closed_form_weighted(X, y, weights)
+    assert np.isnan(thetas[0]).all() and np.isnan(thetas[2]).all()
+    assert np.isfinite(thetas[1]).all() and thetas[1, 1] < 0

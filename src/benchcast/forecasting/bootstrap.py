@@ -184,6 +184,7 @@ def fit_replicates(result: FitResult, counts: np.ndarray) -> tuple[np.ndarray, n
             weights = counts[todo]
             thetas[todo], losses[todo] = exact, np.sum(weights * per_point, axis=1) / weights.sum(axis=1)
             converged[todo] = np.isfinite(exact).all(axis=1) & np.isfinite(losses[todo])
+            failed[todo] = np.isnan(exact).all(axis=1)  # the law's own "no fit" for this reweighting
             return thetas, losses, converged & ~failed, failed
         # a presolved stage is each replicate's own; the rest is one batched solve with it held (at the full fit's:
         # the second stage reads the observed proxy while fitting, so the stage's values do not enter the solve)

@@ -14,6 +14,7 @@ from benchcast.laws.transforms import safe_log
 
 REF = "Krajewski et al. 2025"
 HUGE = 1e300
+STAGE1_COMPUTES = 3  # distinct computes stage 1 needs: its two parameters through two computes check nothing
 
 
 def _ols(design: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -317,10 +318,10 @@ class _TwoStage(Law):
 
     def presolve(self, X, y):
         log_c, log_l = np.log(X["flops"]), np.log(X["proxy"])
-        if (distinct := len(np.unique(log_c))) < 3:  # two parameters: a line through two computes checks nothing
+        if (distinct := len(np.unique(log_c))) < STAGE1_COMPUTES:
             raise InsufficientDataError(
-                f"two-stage fit: stage 1 fits 2 parameters to the proxy and has {distinct} distinct compute value(s); "
-                "it needs 3."
+                f"{self.name}: stage 1 fits 2 parameters to the proxy and has {distinct} distinct compute value(s); "
+                f"it needs {STAGE1_COMPUTES}."
             )
         intercept, slope = _ols(np.column_stack([np.ones_like(log_c), log_c]), log_l)
         if abs(slope) < 1e-12:
@@ -363,17 +364,22 @@ class TwoStageLinear(_TwoStage):
 
     def closed_form_weighted(self, X, y, weights):
         log_c, log_l = np.log(X["flops"]), np.log(X["proxy"])
-        if (distinct := len(np.unique(log_c))) < 3:  # two parameters: a line through two computes checks nothing
-            raise InsufficientDataError(
-                f"two-stage fit: stage 1 fits 2 parameters to the proxy and has {distinct} distinct compute value(s); "
-                "it needs 3."
-            )
+        # a reweighting drawing fewer than three computes has no stage 1 (as presolve refuses): nan, a failed refit;
+        # it is solved on the full data's weights so that its singular line does not stop the batch
+        computes = np.unique(log_c, return_inverse=True)[1].reshape(-1)
+        drawn = np.zeros((len(weights), computes.max(initial=-1) + 1), bool)
+        row, point = np.nonzero(np.asarray(weights) > 0)
+        drawn[row, computes[point]] = True
+        short = drawn.sum(axis=1) < STAGE1_COMPUTES
+        weights = np.where(short[:, None], 1.0, weights)
         intercept, slope = weighted_ols(np.column_stack([np.ones_like(log_c), log_c]), log_l, weights).T
-        if np.any(np.abs(slope) < 1e-12):
+        if np.any(np.abs(slope[~short]) < 1e-12):
             return None  # some resample has a flat proxy: the per-replicate path says which
         stage2 = weighted_ols(np.column_stack([np.ones_like(y), X["proxy"]]), y, weights)
         with np.errstate(over="ignore"):
-            return np.column_stack([np.exp(-intercept / slope), slope, stage2])
+            out = np.column_stack([np.exp(-intercept / slope), slope, stage2])
+        out[short] = np.nan
+        return out
 
 
 @register
