@@ -55,6 +55,16 @@ def test_diagnostics_keep_the_artifact_format(apple, tmp_path):
         bc.load_fit(path)
 
 
+@pytest.mark.parametrize(("key", "value"), [("n_distinct", "five"), ("n_used", 10.5), ("n_starts", -1)])
+def test_a_count_that_is_not_one_is_refused_by_its_key(apple, tmp_path, key, value):
+    path = bc.fit(apple, "power", "arc_easy", "acc_norm", max_flops=6e21).save(tmp_path / "fit.json")
+    doc = json.loads(path.read_text())
+    doc["diagnostics"][key] = value
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ArtifactError, match=rf"diagnostics\.{key} must be a count .*got {value!r}"):
+        bc.load_fit(path)
+
+
 def test_fingerprint_changes_with_data(apple):
     a = bc.fit(apple, "power", "arc_easy", "acc_norm", max_flops=6e21)
     b = bc.fit(apple, "power", "arc_easy", "acc_norm", max_flops=1e21)

@@ -20,6 +20,17 @@ def _number(value) -> float:
     return math.nan if value is None else float(value)
 
 
+def _count(doc: dict, key: str, required: bool = False) -> int | None:
+    """A count from an artifact's diagnostics, named where it is not one (None: not recorded)."""
+    value = doc[key] if required else doc.get(key)
+    if value is None and not required:
+        return None  # an artifact that did not record it reads as unknown, not as zero
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not number or not math.isfinite(value) or value < 0 or value % 1:
+        raise ValueError(f"diagnostics.{key} must be a count (a whole number >= 0), got {value!r}")
+    return int(value)
+
+
 @dataclass(frozen=True, kw_only=True)
 class FitDiagnostics(ResultView):
     """How a fit went: its loss and convergence, the points it used, its in-sample error.
@@ -95,8 +106,8 @@ class FitDiagnostics(ResultView):
         """
         return cls(
             loss=_number(doc["loss"]),
-            n_used=int(doc["n_used"]),
-            n_dropped=int(doc["n_dropped"]),
+            n_used=_count(doc, "n_used", required=True),
+            n_dropped=_count(doc, "n_dropped", required=True),
             dropped_reasons={str(k): int(v) for k, v in (doc.get("dropped_reasons") or {}).items()},
             converged=bool(doc["converged"]),
             message=str(doc["message"]),
@@ -106,10 +117,9 @@ class FitDiagnostics(ResultView):
             flops_min=_number(doc.get("flops_min")),
             flops_max=_number(doc.get("flops_max")),
             decades=_number(doc.get("decades")),
-            # an artifact that did not record them reads as unknown, not as zero
-            n_starts=None if doc.get("n_starts") is None else int(doc["n_starts"]),
-            n_evaluations=None if doc.get("n_evaluations") is None else int(doc["n_evaluations"]),
-            n_distinct=None if doc.get("n_distinct") is None else int(doc["n_distinct"]),
+            n_starts=_count(doc, "n_starts"),
+            n_evaluations=_count(doc, "n_evaluations"),
+            n_distinct=_count(doc, "n_distinct"),
         )
 
     def to_frame(self) -> pd.DataFrame:
