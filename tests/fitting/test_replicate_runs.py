@@ -101,7 +101,9 @@ def test_a_fit_saved_without_its_points_is_flagged_by_its_rows(tmp_path):
     result = bc.fit(_ladder(np.geomspace(1e8, 3e9, 5), seeds=1), law="power_floor", benchmark="arc_easy", metric="acc")
     doc = json.loads(result.save(tmp_path / "fit.json").read_text())
     doc.pop("points")
+    del doc["diagnostics"]["n_distinct"]  # an artifact older than the count, saved without its points
     bare = FitResult.from_dict(doc)
+    assert bare.diagnostics.n_distinct is None
     (flag,) = [f for f in flags.fit_flags(bare) if f.kind == flags.FEW_POINTS]
     assert "3 parameters to 5 points (" in flag.reason
     fc = bc.forecast(bare, flops=1e22, uncertainty=bc.Uncertainty(n_boot=0))
@@ -141,5 +143,5 @@ def test_an_artifact_older_than_the_distinct_count_is_flagged_from_its_points(tm
     del doc["diagnostics"]["n_distinct"]
     path.write_text(json.dumps(doc))
     loaded = bc.load_fit(path)
-    assert loaded.diagnostics.n_distinct is None and len(loaded.points) == 10
+    assert loaded.diagnostics.n_distinct == 5 and len(loaded.points) == 10  # counted once, on loading
     assert any("at 5 distinct values" in f.reason for f in flags.fit_flags(loaded))

@@ -4,6 +4,7 @@ its data fingerprint, and the validation of every field a prediction depends on 
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -14,6 +15,7 @@ from benchcast.fitting.diagnostics import REQUIRED_DIAGNOSTICS, FitDiagnostics
 from benchcast.fitting.spec import FitSpec
 from benchcast.laws import get_law
 from benchcast.laws.fitted import FittedLaw
+from benchcast.laws.linalg import distinct_points
 from benchcast.validation import check_columns
 
 ARTIFACT_FORMAT = "benchcast-fit"
@@ -102,6 +104,11 @@ def artifact_fields(doc: dict, source: str = "artifact") -> dict:
         if len(points.columns):  # no points at all: it predicts, and bootstrapping says it cannot
             needed = ("run", "flops", "value", "fitted", *law.covariates, *law.fit_covariates)
             check_columns(points, needed, f"{source}: the training points", ArtifactError)
+            if diagnostics.n_distinct is None:  # an artifact older than the count: counted once, from its points
+                columns = {*law.covariates, *law.fit_covariates}
+                diagnostics = replace(
+                    diagnostics, n_distinct=distinct_points({c: points[c].to_numpy(float) for c in columns})
+                )
         stderr = doc.get("stderr") or {}
         origins = doc.get("rolling_origins")
         if origins is not None:

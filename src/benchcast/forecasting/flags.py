@@ -52,7 +52,6 @@ from benchcast.forecasting.targets import (
     fitted_k_max,
     place,
 )
-from benchcast.laws.linalg import distinct_points
 
 OUTSIDE_RANGE = "outside [0, 1]"
 ABOVE_LIMIT = "above the law's limit"
@@ -111,12 +110,8 @@ def fit_flags(result) -> tuple[Flag, ...]:
     law, d = result.law_object, result.diagnostics
     free, n_used = law.n_free, int(d.n_used)
     # replicate runs of one N and D are one point: the data identify the law by distinct points, not rows (an
-    # artifact older than the count is counted from its points; saved without them, it says only its rows)
-    distinct = d.n_distinct
-    columns, points = set(law.covariates) | set(law.fit_covariates), result.points
-    if distinct is None and columns <= set(points.columns) and len(points):
-        distinct = distinct_points({c: points[c].to_numpy(float) for c in columns})
-    distinct = n_used if distinct is None else distinct
+    # artifact that recorded neither the count nor its points says only its rows)
+    distinct = n_used if d.n_distinct is None else d.n_distinct
     out = []
     if free and distinct < MIN_POINTS_PER_PARAMETER * free:
         why = f"fewer than {MIN_POINTS_PER_PARAMETER:g} per parameter): the data barely identify it"
