@@ -69,6 +69,16 @@ SCORE_METRICS = frozenset(
 )
 
 
+# parts of a metric's name that mark a loss, a likelihood or an error (lower is better, or not a probability)
+LOSS_MARKS = ("loss", "perplexity", "brier", "bpb", "bits_per_byte", "likelihood", "nll", "logprob")
+
+
+def is_loss_metric(metric: str) -> bool:
+    """Whether a metric is a loss, likelihood or error by its name (``loss``, ``brier``, ``neg_loglikelihood``...)."""
+    name = str(metric).lower().split("/")[0]
+    return not is_score_metric(name) and any(mark in name for mark in LOSS_MARKS)
+
+
 def is_score_metric(metric: str) -> bool:
     """Whether a metric is a probability of success (case-insensitive; a ``/filter`` suffix is ignored)."""
     name = str(metric).lower()

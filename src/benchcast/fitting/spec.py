@@ -11,6 +11,7 @@ import pandas as pd
 
 from benchcast.data.chance import chance_level, suggested_chance
 from benchcast.data.covariates import attach_covariates
+from benchcast.data.schema import is_loss_metric
 from benchcast.data.table import parse_metric, select
 from benchcast.data.units import check_scores
 from benchcast.errors import BenchcastError, DataWarning, SelectionError
@@ -113,12 +114,6 @@ def _resolve_metric(law: Law, table: pd.DataFrame, spec: FitSpec) -> tuple[str |
     if metric is not None:
         metric, parsed = parse_metric(metric)
         k = parsed if k is None else k
-    if law.per_k and metric == "pass@k" and k is None:
-        rows = select(table, spec.benchmark, metric)
-        ks = sorted(int(v) for v in rows["k"].dropna().unique())
-        if len(ks) != 1:
-            raise SelectionError(f"law {law.name!r} is fitted one k at a time; choose k with --k (available: {ks}).")
-        k = ks[0]
     return metric, (k if law.per_k else None)
 
 
@@ -175,6 +170,14 @@ def design(table: pd.DataFrame, spec: FitSpec) -> tuple[pd.DataFrame, FitSpec]:
     rows = select(
         table, spec.benchmark, metric, k, max_flops=spec.max_flops, min_flops=spec.min_flops, tpr=spec.tpr, missing=True
     )
+    if law.per_k and k is None and (ks := sorted(int(v) for v in rows["k"].dropna().unique())):
+        # the metric named or found holds several k: pooled, they would be one curve of different quantities
+        if len(ks) > 1:
+            raise SelectionError(
+                f"law {law.name!r} is fitted one k at a time and {spec.benchmark!r} ({rows['metric'].iloc[0]}) has "
+                f"k = {', '.join(map(str, ks))}; choose k with --k or -b {spec.benchmark}:pass@K."
+            )
+        k = ks[0]
     if spec.runs is not None:
         rows = rows[rows["run"].isin(spec.runs)]
     if not law.per_k and spec.max_k is not None:
@@ -183,6 +186,13 @@ def design(table: pd.DataFrame, spec: FitSpec) -> tuple[pd.DataFrame, FitSpec]:
         raise SelectionError(f"no rows left for {spec.benchmark!r} after selecting runs.")
     rows = rows.copy()
     metric = str(rows["metric"].iloc[0])
+    if is_loss_metric(metric):  # in [0, 1] or not, a loss is no score: the laws' curves rise to a ceiling
+        raise SelectionError(
+            f"benchmark {spec.benchmark!r}: metric {metric!r} is a loss or likelihood (lower is better, or not a "
+            "probability), not a score; the laws forecast a probability of success that rises with compute. Forecast "
+            f"the task's score (acc, exact_match, pass@k, ...); a two-stage law reads a loss as its proxy (--proxy "
+            f"{spec.benchmark}:{metric})."
+        )
     # every law forecasts a probability of success: a metric on another scale (percent, a loss) is refused by name
     what = f"metric {metric!r}, forecast as a score (a probability of success),"
     check_scores(rows["value"], rows["run"], what, f"benchmark {spec.benchmark!r}")

@@ -30,6 +30,7 @@ from benchcast.forecasting.draws import ScoreDraws
 from benchcast.forecasting.flags import ensemble_flags, refit_flags, withhold
 from benchcast.forecasting.forecast import Forecast, ForecastMeta, make_forecast
 from benchcast.forecasting.targets import Placement, as_runs, place
+from benchcast.plots.labels import metric_label
 from benchcast.utils.progress import track
 
 NO_COMPUTE = (
@@ -328,7 +329,8 @@ class Ensemble:
             draws=draws,
             remarks=[*remarks, *self.choice_.failures],
             query=query,
-            metric=next((fit.spec.metric for fit in fits.values() if fit.spec.metric), ""),
+            # pass@8, not pass@k: forecasts of one benchmark at several k are told apart by their k
+            metric=next((metric_label(fit.spec.metric, fit.spec.k) for fit in fits.values() if fit.spec.metric), ""),
             shape=shape,
             chance=max(float(fit.spec.q_rand) for fit in fits.values()),
             spread=spread,
