@@ -82,3 +82,16 @@ def test_a_fit_reads_each_runs_final_checkpoint_by_default(final):
     key = ["run", "benchmark", "metric"]
     both = table.merge(final, on=key, suffixes=("", "_final"))
     assert len(both) == len(final) and (both["value"] == both["value_final"]).all()
+
+
+def test_the_v03_mmlu_subtasks_are_one_group_by_their_hyphenated_prefix(final):
+    """lm-eval v0.3 names MMLU's subtasks hendrycksTest-<subject>: -b hendrycksTest is their unweighted mean."""
+    from benchcast.data.table import select
+
+    subtasks = sorted(b for b in final["benchmark"].unique() if b.startswith("hendrycksTest-"))
+    assert len(subtasks) == 57
+    with pytest.warns(DataWarning, match="unweighted mean of its 57 subtasks"):
+        group = select(final, "hendrycksTest", "acc").set_index("run")["value"]
+    parts = final[final["benchmark"].isin(subtasks) & (final["metric"] == "acc")]
+    expected = parts.groupby("run")["value"].mean()
+    assert len(group) == 8 and np.allclose(group.sort_index(), expected.loc[group.index].sort_index())
