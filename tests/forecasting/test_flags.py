@@ -253,3 +253,17 @@ def test_an_ensemble_s_refit_flag_counts_the_blended_replicates_of_n_boot():
     left = int(flag.reason.split(" of ")[0].split()[-1])
     assert left <= 20 and "of 20 replicates" in flag.reason
     assert flag.reason == "interval from 12 of 20 replicates: power: 8 refits failed; power_floor: 8 refits failed"
+
+
+def test_a_ladder_that_never_leaves_chance_is_flagged_for_no_rise(apple, c4_path):
+    """C4's GSM8K (every run within chance + 0.05) is flagged; DCLM's GSM8K, whose largest runs rise, and C4's
+    ARC-Easy are not; the reason names the runs and their best score."""
+    c4 = bc.load(c4_path, "apple")
+    flat = bc.fit(c4, "bnsl_monotone", "gsm8k_cot_llama", "exact_match", tpr=20)
+    (flag,) = [f for f in fl.fit_flags(flat) if f.kind == fl.NO_RISE]
+    best = float(flat.points["value"].max())
+    assert f"best {best:.3g}" in flag.reason and "largest fitted runs all score within chance + 0.05" in flag.reason
+    assert not flag.refuses
+    for table, benchmark, metric in ((apple, "gsm8k_cot_llama", "exact_match"), (c4, "arc_easy", "acc_norm")):
+        rising = bc.fit(table, "bnsl_monotone", benchmark, metric, tpr=20)
+        assert fl.NO_RISE not in [f.kind for f in fl.fit_flags(rising)]

@@ -14,6 +14,9 @@ Flagged, because the number may be right but rests on less than it seems:
   training run does; the number is a score all the same (on DCLM the overshoot is often in the fourth
   decimal), so it is shown with the flag;
 * a fit whose chance filter left out more than a third of the runs (the rest may not show the trend);
+* a ladder whose largest runs (the top third by compute, at least ``NO_RISE_RUNS``) all score within chance +
+  ``DEFAULT_MARGIN``: the data show no rise, so a forecast past them carries chance forward, whatever the target's
+  scale would bring (:func:`fit_flags`);
 * a fit with fewer than ``MIN_POINTS_PER_PARAMETER`` points per free parameter (a fit with no more
   points than parameters is already refused by the fit itself);
 * a parameter at a search limit (the data did not place it; an active constraint of the law, its own
@@ -40,6 +43,7 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 
+from benchcast.data.chance import DEFAULT_MARGIN
 from benchcast.data.table import TPR_RTOL
 from benchcast.errors import BenchcastError
 from benchcast.forecasting.targets import (
@@ -60,6 +64,7 @@ SEARCH_LIMIT = "at search limit"
 FAR_BEYOND = "far beyond the data"
 OUTSIDE_TPR = "outside the fitted TPR"
 NEAR_CHANCE = "near-chance runs dropped"
+NO_RISE = "no rise above chance"
 BORROWED_SLOPE = "slope borrowed"
 BEYOND_K, ACROSS_TPRS = "beyond the fitted k", "across TPRs"
 SKEWED = "outside its 50 % interval"
@@ -79,6 +84,9 @@ MIN_POINTS_PER_PARAMETER = 2.0
 # (extrapolation.ORIGIN_DECADES), so beyond 1.5 the interval's growth is itself extrapolated by half again
 MAX_DECADES_BEYOND = 1.5
 NEAR_CHANCE_SHARE = 3  # flagged where the chance filter leaves out more than a third of the runs (issue #40)
+# the largest runs a ladder must lift above chance + DEFAULT_MARGIN (the top third by compute, at least this many):
+# on the shared ladders at TPR 20 it marks C4's GSM8K, MMLU and code tasks and Pythia's LogiQA and WSC, no DCLM task
+NO_RISE_RUNS = 3
 MAX_FAILED_SHARE = 0.25  # an interval with more than a quarter of its refits failed rests on too few replicates
 LIMIT_TOLERANCE = 1e-6  # a forecast equal to the limit up to rounding is at it, not above it
 # a 90 % interval wider than half the range from chance to 1 cannot tell a strong model from a weak one: on the
@@ -105,6 +113,23 @@ class Flag:
         return {"kind": self.kind, "reason": self.reason, "refused": self.refuses}
 
 
+def _no_rise(result) -> str:
+    """Why the fitted runs show no rise to extrapolate ('' where the largest lift above chance + the margin)."""
+    points = result.points
+    if not len(points) or not {"flops", "value"} <= set(points.columns):
+        return ""  # an artifact saved without its points: nothing to judge
+    values = points.sort_values("flops", kind="stable")["value"].to_numpy(float)
+    top = values[-max(NO_RISE_RUNS, len(values) // 3) :]
+    ceiling = float(result.spec.q_rand) + DEFAULT_MARGIN
+    if len(values) < NO_RISE_RUNS or not np.all(top <= ceiling):
+        return ""
+    return (
+        f"{result.law}: the {len(top)} largest fitted runs all score within chance + {DEFAULT_MARGIN:g} (at most "
+        f"{ceiling:.3g}; best {np.max(values):.3g}): the data show no rise, so a forecast past them only carries "
+        "chance forward"
+    )
+
+
 def fit_flags(result) -> tuple[Flag, ...]:
     """The flags a fit gives every forecast from it: few points, near-chance drops, TPRs, search limits."""
     law, d = result.law_object, result.diagnostics
@@ -122,6 +147,8 @@ def fit_flags(result) -> tuple[Flag, ...]:
         reasons = ", ".join(f"{why}: {n}" for why, n in near.items())
         left = f"left out {sum(near.values())} of {d.n_used + d.n_dropped} runs ({reasons}); --margin sets its margin"
         out.append((NEAR_CHANCE, f"{result.law}: the chance filter {left}"))
+    if flat := _no_rise(result):
+        out.append((NO_RISE, flat))
     if across := law.across_tprs(result.points):
         out.append((ACROSS_TPRS, across))
     if limits := result.bounds.at_search_limit:
