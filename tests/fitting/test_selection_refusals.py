@@ -37,3 +37,32 @@ def test_a_forecast_at_one_k_names_its_k(apple):
     assert [fc.to_dict()["metric"] for fc in made] == ["pass@1", "pass@8"]
     assert list(made[1].to_frame()["metric"]) == ["pass@8"]
     assert np.all(made[1].prediction > made[0].prediction)
+
+
+def _two_recipes(recipes: tuple[str, str]):
+    """Two ladders of four sizes at TPR 20, named by a recipe column; the second scores 0.05 above the first."""
+    import pandas as pd
+
+    rows = []
+    for i, (shift, recipe) in enumerate(zip((0.0, 0.05), recipes, strict=True)):
+        for n in (1e8, 3e8, 1e9, 3e9):
+            flops = 6 * n * 20 * n
+            rows.append({"run": f"{recipe}{i}-{n:.0e}", "params": n, "tokens": 20 * n, "flops": flops, "recipe": recipe,
+                         "value": 0.3 + 0.04 * np.log10(flops / 1e18) + shift})  # fmt: skip
+    return bc.validate(pd.DataFrame(rows).assign(benchmark="arc_easy", metric="acc"), "two recipes")
+
+
+def test_runs_of_one_size_that_differ_in_a_text_column_are_said_to_be_pooled():
+    """Two recipes in one file fitted without a choice are pooled as replicate seeds: said, with the column and
+    compare's --by; one recipe's name on every run (seeds of one recipe) says nothing."""
+    with pytest.warns(
+        bc.errors.DataWarning, match=r"8 runs share an N and D .* column 'recipe' \(2 values: 'a', 'b'\)"
+    ):
+        bc.fit(_two_recipes(("a", "b")), "power", "arc_easy", "acc")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", bc.errors.DataWarning)
+        bc.fit(
+            _two_recipes(("a", "a")).assign(run=lambda t: t["run"] + t.index.astype(str)), "power", "arc_easy", "acc"
+        )

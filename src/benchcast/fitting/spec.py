@@ -11,7 +11,7 @@ import pandas as pd
 
 from benchcast.data.chance import chance_level, suggested_chance
 from benchcast.data.covariates import attach_covariates
-from benchcast.data.schema import is_loss_metric
+from benchcast.data.schema import COLUMNS, is_loss_metric
 from benchcast.data.table import parse_metric, select
 from benchcast.data.units import check_scores
 from benchcast.errors import BenchcastError, DataWarning, SelectionError
@@ -134,6 +134,34 @@ def warn_unknown_chance(table: pd.DataFrame, benchmark: str, metric: str) -> Non
     )
 
 
+def warn_pooled_runs(rows: pd.DataFrame, benchmark: str) -> None:
+    """Warn where runs at one N and D differ in a text column of the file (``recipe``): fitted as replicates."""
+    sizes = [c for c in ("params", "tokens", "flops") if c in rows]
+    text = [
+        c
+        for c in rows.columns
+        if c not in COLUMNS and not pd.api.types.is_numeric_dtype(rows[c]) and "seed" not in c.lower()
+    ]
+    if not sizes or not text:
+        return
+    by_run = rows.drop_duplicates("run")
+    shared = by_run[by_run.duplicated(sizes, keep=False)]
+    for column in text:
+        spread = shared.groupby(sizes, dropna=False)[column].nunique()
+        if (spread > 1).any():
+            values = sorted(str(v) for v in shared[column].dropna().unique())
+            shown = ", ".join(repr(v) for v in values[:3]) + (", ..." if len(values) > 3 else "")
+            warnings.warn(
+                f"{benchmark}: {len(shared)} runs share an N and D with others but differ in column {column!r} "
+                f"({len(values)} values: {shown}); they are fitted as replicate seeds of one ladder. If they are "
+                f"different recipes, `benchcast compare --by {column}` compares them; a file of one's runs forecasts "
+                "it.",
+                DataWarning,
+                stacklevel=3,
+            )
+            return
+
+
 def default_proxy(law: Law, spec: FitSpec, table: pd.DataFrame | None = None) -> str | None:
     """The proxy loss a law reads when the spec names none: the law's ``default_proxy`` for this benchmark."""
     if law.default_proxy is None:
@@ -180,6 +208,7 @@ def design(table: pd.DataFrame, spec: FitSpec) -> tuple[pd.DataFrame, FitSpec]:
         k = ks[0]
     if spec.runs is not None:
         rows = rows[rows["run"].isin(spec.runs)]
+    warn_pooled_runs(rows, spec.benchmark)
     if not law.per_k and spec.max_k is not None:
         rows = rows[rows["k"].fillna(1) <= spec.max_k]
     if rows.empty:
