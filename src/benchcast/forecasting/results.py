@@ -368,6 +368,8 @@ class Recommendation(RichView):
             f"ahead); the choice itself, made without the runs it was scored on, erred by {self.nested_mre:.2f} % MRE "
             f"over {self.nested_origins} origin(s)."
             if self.nested_origins
-            else "; no rolling origin inside your runs checked it."  # a fallback law alone
+            # the choice is unchecked, not the laws: their own rolling-origin errors are in the ranking
+            else "; no nested rolling origin checked the choice (one law alone, or too few origins); the ranking shows "
+            "the rolling-origin errors of the laws it uses."
         )
         return f"{self.benchmark}: use the {self.rule} ({mix}){checked}{planned}"
