@@ -8,7 +8,15 @@ import typer
 from rich.markup import escape
 
 from benchcast.cli.app import app
-from benchcast.cli.common import console, emit_json, given_options, refuse_options, user_errors
+from benchcast.cli.common import (
+    EXIT_SOME_REFUSED,
+    console,
+    emit_json,
+    given_options,
+    print_error,
+    refuse_options,
+    user_errors,
+)
 from benchcast.cli.groups import LOCAL, RUNS, SOURCE, UNCERTAINTY, DataSource, Where
 from benchcast.cli.options import (
     FlopsPer6ND,
@@ -152,5 +160,13 @@ def report_command(
         )
     if json:
         emit_json(summary)
-        return
-    console.print(escape(f"wrote {summary['out']} ({summary['bytes'] / 1e6:.2f} MB)"), highlight=False)
+    else:
+        console.print(escape(f"wrote {summary['out']} ({summary['bytes'] / 1e6:.2f} MB)"), highlight=False)
+    if missing := summary.get("not_forecast"):  # as forecast and plan do: the page is written, the status says it
+        names = ", ".join(f["benchmark"] for f in missing)
+        total = len(missing) + len(summary.get("benchmarks", ()))
+        print_error(
+            f"{len(missing)} of {total} benchmarks not forecast ({names}; the page's 'Not forecast' table says why), "
+            f"the others are on the page: exit status {EXIT_SOME_REFUSED}."
+        )
+        raise typer.Exit(EXIT_SOME_REFUSED)
