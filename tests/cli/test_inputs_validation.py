@@ -455,3 +455,23 @@ def test_a_dollar_in_a_benchmark_name_is_drawn_as_written():
     assert figure_bytes(fig, "png")[:4] == b"\x89PNG"
     assert any("$" in t.get_text() and t.get_parse_math() for t in ax.xaxis.get_ticklabels())
     plt.close(fig)
+
+
+def test_a_colour_bar_inside_a_panel_keeps_its_log_ticks_as_mathtext():
+    """A colour bar drawn as an inset of its panel (the TPR bar of a forecast over ratios): its log ticks are ticks,
+    drawn as 10^1, not as the text '$\\mathdefault{10^{1}}$'."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import LogNorm
+
+    from benchcast.plots.style import figure_bytes
+
+    fig, ax = plt.subplots()
+    dots = ax.scatter([1e20, 1e21, 1e22], [0.3, 0.4, 0.5], c=[10.0, 40.0, 160.0], norm=LogNorm())
+    bar = fig.colorbar(dots, cax=ax.inset_axes((0.04, 0.9, 0.28, 0.03)), orientation="horizontal")
+    assert figure_bytes(fig, "png")[:4] == b"\x89PNG"
+    labels = [t for t in bar.ax.xaxis.get_ticklabels() if "$" in t.get_text()]
+    assert labels and all(t.get_parse_math() for t in labels)
+    plt.close(fig)

@@ -164,9 +164,11 @@ def _literal_text(fig) -> None:
     """Draw every text but the tick labels as written: a '$' in a name is a dollar, not mathtext."""
     from matplotlib.text import Text
 
+    # an inset (a colour bar inside a panel) is a child of its panel, not in fig.axes: its ticks are ticks too
+    every = [*fig.axes, *(child for ax in fig.axes for child in ax.child_axes)]
     ticks = {
         id(label)
-        for ax in fig.axes
+        for ax in every
         for axis in (ax.xaxis, ax.yaxis)
         for tick in (*axis.get_major_ticks(), *axis.get_minor_ticks())
         for label in (tick.label1, tick.label2)
