@@ -95,3 +95,19 @@ def test_the_v03_mmlu_subtasks_are_one_group_by_their_hyphenated_prefix(final):
     parts = final[final["benchmark"].isin(subtasks) & (final["metric"] == "acc")]
     expected = parts.groupby("run")["value"].mean()
     assert len(group) == 8 and np.allclose(group.sort_index(), expected.loc[group.index].sort_index())
+
+
+def test_a_compute_law_is_flagged_where_the_target_s_tpr_is_not_the_ladders_at_its_compute(final):
+    """Pythia's TPR goes with size (25 at 12B to 4,260 at 70M), so 7B on 4T tokens (TPR 571) lies inside the fitted
+    TPR range, yet the runs near its compute were trained at TPR 25-44: power_floor reads it as one of theirs, flagged;
+    the 6.9B run's own allocation (TPR 44) is not."""
+    from benchcast.forecasting import flags as fl
+
+    fit = bc.fit(final, "power_floor", "arc_easy", "acc_norm")
+    far, own = (
+        bc.forecast(fit, params=7e9, tokens=tokens, uncertainty=bc.Uncertainty(0)).to_frame()["flags"].iloc[0]
+        for tokens in (4e12, 3.0e11)
+    )
+    (flag,) = [f for f in far if f.kind == fl.OUTSIDE_TPR]
+    assert "lies 13" in flag.reason and "fitted runs nearest its compute" in flag.reason and not flag.refuses
+    assert fl.OUTSIDE_TPR not in [f.kind for f in own]
