@@ -66,3 +66,19 @@ def test_runs_of_one_size_that_differ_in_a_text_column_are_said_to_be_pooled():
         bc.fit(
             _two_recipes(("a", "a")).assign(run=lambda t: t["run"] + t.index.astype(str)), "power", "arc_easy", "acc"
         )
+
+
+def test_loss_metrics_are_told_from_scores_by_their_names():
+    """Every metric of the shared data sets: the losses, likelihoods and perplexities (whole words for short marks),
+    not the scores."""
+    from benchcast.data.schema import is_loss_metric
+
+    losses = ["brier", "loss", "ppl", "task_ppl", "c4_ppl", "soft_log", "bpb", "neg_loglikelihood_norm", "perplexity"]
+    scores = ["acc", "acc_norm", "len_norm", "exact_match", "pass@k", "soft", "centered", "apply_rate", "acc,none"]
+    assert [is_loss_metric(m) for m in losses] == [True] * len(losses)
+    assert [is_loss_metric(m) for m in scores] == [False] * len(scores)
+
+
+def test_a_k_that_is_not_a_whole_number_is_refused():
+    with pytest.raises(bc.errors.BenchcastError, match="k must be a whole number of attempts"):
+        bc.FitSpec("power", "mbpp", "pass@k", k=8.5)

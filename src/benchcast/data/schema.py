@@ -29,6 +29,7 @@ kept once and a :class:`DataWarning` says so; rows that repeat it with different
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -69,14 +70,17 @@ SCORE_METRICS = frozenset(
 )
 
 
-# parts of a metric's name that mark a loss, a likelihood or an error (lower is better, or not a probability)
-LOSS_MARKS = ("loss", "perplexity", "brier", "bpb", "bits_per_byte", "likelihood", "nll", "logprob")
+# what marks a loss, a likelihood or an error in a metric's name (lower is better, or not a probability): parts of
+# it, and words of it (short marks match whole words only: "ppl" in task_ppl, not in a name that holds "appl")
+LOSS_MARKS = ("loss", "perplexity", "brier", "bits_per_byte", "likelihood", "logprob")
+LOSS_WORDS = frozenset({"bpb", "nll", "ppl", "neg", "log"})
 
 
 def is_loss_metric(metric: str) -> bool:
-    """Whether a metric is a loss, likelihood or error by its name (``loss``, ``brier``, ``neg_loglikelihood``...)."""
+    """Whether a metric is a loss, likelihood or error by its name (``loss``, ``brier``, ``task_ppl``, ``soft_log``)."""
     name = str(metric).lower().split("/")[0]
-    return not is_score_metric(name) and any(mark in name for mark in LOSS_MARKS)
+    words = set(re.split(r"[^a-z0-9]+", name))
+    return not is_score_metric(name) and (any(mark in name for mark in LOSS_MARKS) or bool(words & LOSS_WORDS))
 
 
 def is_score_metric(metric: str) -> bool:

@@ -52,8 +52,8 @@ class FitSpec:
                 raise BenchcastError(f"{name} must be a positive finite number, got {value!r}.")
         if self.max_k is not None and self.max_k < 1:
             raise BenchcastError(f"max_k must be at least 1, got {self.max_k!r}.")
-        if self.k is not None and self.k < 1:
-            raise BenchcastError(f"k must be at least 1, got {self.k!r}.")
+        if self.k is not None and not (self.k >= 1 and float(self.k).is_integer()):
+            raise BenchcastError(f"k must be a whole number of attempts, at least 1, got {self.k!r}.")
         if self.loss is not None and self.loss not in ("lsq", "huber"):
             raise BenchcastError(f"loss must be 'lsq' or 'huber', got {self.loss!r}.")
         if self.huber_delta is not None and not self.huber_delta > 0:
@@ -147,15 +147,18 @@ def warn_pooled_runs(rows: pd.DataFrame, benchmark: str) -> None:
     by_run = rows.drop_duplicates("run")
     shared = by_run[by_run.duplicated(sizes, keep=False)]
     for column in text:
-        spread = shared.groupby(sizes, dropna=False)[column].nunique()
+        try:
+            spread = shared.groupby(sizes, dropna=False)[column].nunique()
+        except TypeError:  # values that cannot be compared (lists): no recipe column
+            continue
         if (spread > 1).any():
             values = sorted(str(v) for v in shared[column].dropna().unique())
             shown = ", ".join(repr(v) for v in values[:3]) + (", ..." if len(values) > 3 else "")
             warnings.warn(
                 f"{benchmark}: {len(shared)} runs share an N and D with others but differ in column {column!r} "
                 f"({len(values)} values: {shown}); they are fitted as replicate seeds of one ladder. If they are "
-                f"different recipes, `benchcast compare --by {column}` compares them; a file of one's runs forecasts "
-                "it.",
+                f"different recipes, `benchcast compare --by {column}` compares them, and a file of one {column}'s "
+                "runs forecasts it.",
                 DataWarning,
                 stacklevel=3,
             )

@@ -85,8 +85,10 @@ MIN_POINTS_PER_PARAMETER = 2.0
 # (extrapolation.ORIGIN_DECADES), so beyond 1.5 the interval's growth is itself extrapolated by half again
 MAX_DECADES_BEYOND = 1.5
 NEAR_CHANCE_SHARE = 3  # flagged where the chance filter leaves out more than a third of the runs (issue #40)
-# the largest runs a ladder must lift above chance + DEFAULT_MARGIN (the top third by compute, at least this many):
-# on the shared ladders at TPR 20 it marks C4's GSM8K, MMLU and code tasks and Pythia's LogiQA and WSC, no DCLM task
+# the largest runs a ladder must lift above chance + DEFAULT_MARGIN (the top third by compute, at least this many),
+# read from the runs a fit kept: on the shared ladders it marks C4's GSM8K and MMLU at TPR 20 (bnsl_monotone, which
+# keeps runs near chance) and no DCLM task; a law that filters at chance + 0.05 drops such runs and is flagged or
+# refused for that instead (NEAR_CHANCE, too few points), as C4's code tasks and Pythia's LogiQA and WSC are
 NO_RISE_RUNS = 3
 # a law of compute alone on a ladder whose TPR goes with size: the target is read at the ratio of the fitted runs
 # within NEAR_TPR_DECADES of its compute, and flagged where its own lies more than a factor 2 from theirs
@@ -121,9 +123,11 @@ class Flag:
 def _no_rise(result) -> str:
     """Why the fitted runs show no rise to extrapolate ('' where the largest lift above chance + the margin)."""
     points = result.points
-    if not len(points) or not {"flops", "value"} <= set(points.columns):
+    if not len(points) or not {"run", "flops", "value"} <= set(points.columns):
         return ""  # an artifact saved without its points: nothing to judge
-    values = points.sort_values("flops", kind="stable")["value"].to_numpy(float)
+    # a run's best score (a law of k has a row per k): the largest runs by compute, not its rows
+    by_run = points.groupby("run").agg(flops=("flops", "max"), value=("value", "max")).sort_values("flops")
+    values = by_run["value"].to_numpy(float)
     top = values[-max(NO_RISE_RUNS, len(values) // 3) :]
     ceiling = float(result.spec.q_rand) + DEFAULT_MARGIN
     if len(values) < NO_RISE_RUNS or not np.all(top <= ceiling):
@@ -347,7 +351,7 @@ def target_flags(placement: Placement, results: Mapping, joint: str = "") -> lis
 
 def _tpr_near(placement: Placement, compute_fits: list) -> list[str]:
     """Per target inside the fitted TPR range, why a law of compute alone misreads it ('' where it does not): on a
-    ladder whose TPR goes with its size (Pythia: one token count, TPR 25 at 12B to 4,300 at 70M), the range holds
+    ladder whose TPR goes with its size (Pythia: one token count, TPR 25 at 12B to 4,260 at 70M), the range holds
     the target's TPR while the runs near its compute were trained at another ratio, and the law forecasts theirs."""
     out = [""] * len(placement.runs.flops)
     points = compute_fits[0].points if compute_fits else pd.DataFrame()
