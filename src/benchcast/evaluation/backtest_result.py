@@ -19,6 +19,7 @@ from benchcast.utils.rich_view import NO_VALUE as MISSING
 from benchcast.utils.rich_view import Markup, RichView, missing, rich_table
 
 INTERVAL_WORDS = {"extrapolation": "extrapolation-aware ", "bootstrap": "bootstrap-only "}
+FEW_COVERED = 10  # held-out forecasts below which a coverage is said to be a count of so few
 SUMMARY_COLUMNS = ("law", "fitted", "held out", "refused", "RMSE (fit)", "R2 (fit)", "MAE", "MRE %", "cov 50", "cov 90")
 
 
@@ -254,6 +255,11 @@ class BacktestComparison(RichView, WrittenView):
             Markup(escape(f"{MISSING} {', '.join(laws)}: {note}"), highlight=False)
             for note, laws in laws_by_note.items()
         ]
+        for bt in self.backtests:  # a coverage of few forecasts is a count, not a rate to set against 90 %
+            n = bt.n_held_out - int(bt.metrics.get("n_refused", 0))
+            if 0 < n < FEW_COVERED and np.isfinite(bt.metrics.get("coverage90", np.nan)):
+                words = f"{bt.law}: coverage from {n} held-out forecast(s), each in or out: one run moves it by 1/{n}"
+                notes.append(Markup(escape(words), highlight=False))
         notes += [
             Markup(escape(n), highlight=False)
             for bt in self.backtests
