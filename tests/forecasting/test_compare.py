@@ -301,3 +301,19 @@ def test_long_recipe_names_that_share_a_prefix_are_never_cut_alike():
     assert len(set(ticks)) == 2 and all(
         t.replace("\n", "").rstrip("…") in name for t, name in zip(ticks, renames.values(), strict=True)
     )
+
+
+def test_many_recipes_show_their_neighbours_in_rank_and_json_keeps_every_pair():
+    """Twelve recipes make 66 pairs: the terminal lists the 11 of recipes next in rank (and says so), --json all 66."""
+    multipliers = {f"R{i:02d}": 1.3**i for i in range(12)}
+    table = bc.validate(recipe_ladders(multipliers, sizes=4, seed=5, benchmarks=("hellaswag",)), "synthetic")
+    result = bc.compare(
+        table, "recipe", "hellaswag", flops=PLANNED, n_jobs=1, uncertainty=Uncertainty(n_boot=20, levels=0.9)
+    )
+    assert len(result.pairs) == 66 and len(result.to_dict()["pairs"]) == 66
+    text = " ".join(str(result).split())
+    assert "pairs of recipes next in rank: 11 of 66 (--json lists all)" in text
+    pairs = text.split("pairs of recipes next in rank")[1].split("effective-compute multipliers")[0]
+    ranked = list(result.recipes.sort_values("rank", kind="stable")["recipe"])
+    assert f"{ranked[0]} │ {ranked[1]}" in pairs or f"{ranked[1]} │ {ranked[0]}" in pairs
+    assert f"{ranked[0]} │ {ranked[2]} " not in pairs and f"{ranked[2]} │ {ranked[0]} " not in pairs

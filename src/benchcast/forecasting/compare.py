@@ -35,6 +35,7 @@ SHAPES = ("auto", "default", "shared")
 SELECTION = ("k", "tpr", "min_flops", "max_flops", "proxy")  # the keywords that are fields of the selection
 MIN_SIZES = 4  # shape='auto': recipes with fewer sizes below the plan (median) borrow a shared shape
 CURVE_POINTS = 60
+MAX_PAIRS_SHOWN = 45  # the pairs of 10 recipes: more are shown in the terminal as neighbours in rank only
 
 
 @dataclass(frozen=True, eq=False)
@@ -153,11 +154,25 @@ class Comparison(RichView):
         columns = ["benchmark", "recipe", "prediction", "lower", "upper", "rank", "baseline", "baseline_rank", "flags"]
         head = ["benchmark", "recipe", "forecast", *bounds, "rank", "baseline", "baseline rank", "flags"]
         items = [rich_table(self.title, head, r[columns].values.tolist())]
-        p = self.pairs.assign(disagree=self.pairs["disagree"].map({True: "yes", False: ""}))
+        p, shown = self.pairs.assign(disagree=self.pairs["disagree"].map({True: "yes", False: ""})), ""
+        if len(p) > MAX_PAIRS_SHOWN:  # n recipes make n (n - 1) / 2 pairs: the terminal shows neighbours in rank
+            place = {
+                (bench, recipe): i
+                for bench, group in self.recipes.groupby("benchmark", sort=False)
+                for i, recipe in enumerate(group.sort_values("rank", kind="stable")["recipe"])
+            }
+            near = np.array(
+                [
+                    abs(place.get((bench, a), -9) - place.get((bench, b), 9)) == 1
+                    for bench, a, b in zip(p["benchmark"], p["a"], p["b"], strict=True)
+                ]
+            )
+            shown = f"pairs of recipes next in rank: {int(near.sum())} of {len(p)} (--json lists all)"
+            p = p[near]
         p["crosses_at"] = p["crosses_at"].map(_flops)
         head = ["benchmark", "a", "b", "p_a_better", "decision", "baseline disagrees", "curves cross at", "reason"]
         columns = ["benchmark", "a", "b", "p_a_better", "decision", "disagree", "crosses_at", "reason"]
-        items.append(rich_table("pairs", head, p[columns].values.tolist()))
+        items.append(rich_table(shown or "pairs", head, p[columns].values.tolist()))
         mm = self.multipliers
         m = mm.assign(
             crosses_at=mm["crosses_at"].map(_flops),
