@@ -99,3 +99,17 @@ def test_a_column_of_sizes_is_refused_not_compared(tmp_path):
     assert out.exit_code == 2 and "Traceback" not in out.stderr, out.stderr
     assert "no recipe of 'scale' has a forecast" in said and "holds runs of one size" in said
     assert "None" not in said and "--by" in said
+
+
+def test_two_benchmarks_write_a_figure_each(tmp_path):
+    path = tmp_path / "two.csv"
+    recipe_ladders({"A": 1.0, "B": 2.0}, sizes=3, seed=5, benchmarks=("hellaswag", "arc_easy")).to_csv(
+        path, index=False
+    )
+    fig = tmp_path / "compare.png"
+    args = ["compare", path, "--by", "recipe", "-b", "hellaswag", "-b", "arc_easy", "--flops", "1e22", "--n-boot", "20"]
+    out = run_cli(*args, "--out", fig)
+    assert out.exit_code == 0, out.stderr
+    written = sorted(p.name for p in tmp_path.glob("compare_*.png"))
+    assert written == ["compare_arc_easy.png", "compare_hellaswag.png"] and not fig.exists()
+    assert all((tmp_path / name).read_bytes()[:4] == b"\x89PNG" for name in written)

@@ -92,6 +92,9 @@ def compare_command(
     if out is not None:
         from benchcast.plots.style import save_figure
 
-        written = save_figure(shown.plot(), out)
-        (err_console if json else console).print(f"wrote {written}")
+        names = list(dict.fromkeys(shown.recipes["benchmark"]))
+        for name in names:  # a figure per benchmark: OUT itself for one, OUT_<benchmark> for several
+            path = out if len(names) == 1 else out.with_name(f"{out.stem}_{name}{out.suffix}")
+            written = save_figure(shown.plot(name), path)
+            (err_console if json else console).print(f"wrote {written}")
     show(result, json)
