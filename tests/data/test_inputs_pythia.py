@@ -95,6 +95,9 @@ def test_the_v03_mmlu_subtasks_are_one_group_by_their_hyphenated_prefix(final):
     parts = final[final["benchmark"].isin(subtasks) & (final["metric"] == "acc")]
     expected = parts.groupby("run")["value"].mean()
     assert len(group) == 8 and np.allclose(group.sort_index(), expected.loc[group.index].sort_index())
+    from benchcast.data.table import task_group
+
+    assert task_group(["x_a", "x-b", "x-c"], "x") == ["x-b", "x-c", "x_a"]  # either joint, in one group
 
 
 def test_a_compute_law_is_flagged_where_the_target_s_tpr_is_not_the_ladders_at_its_compute(final):

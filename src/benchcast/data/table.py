@@ -63,8 +63,7 @@ def task_group(names, name: str) -> list[str]:
     names = sorted({str(n) for n in names})
     base, _, split = name.rpartition("_")
     # lm-eval v0.3 joins a group and its subtasks with a hyphen (hendrycksTest-anatomy), later ones with "_"
-    sep = next((s for s in ("_", "-") if any(n.startswith(name + s) for n in names)), "_")
-    members = [n for n in names if n.startswith(name + sep)]
+    members = [n for n in names if n.startswith((name + "_", name + "-"))]
     if not members and base and split in SPLITS:
         members = [n for n in names if n.startswith(base + "_") and n.endswith("_" + split)]
     if len(members) < 2:
