@@ -317,3 +317,11 @@ def test_many_recipes_show_their_neighbours_in_rank_and_json_keeps_every_pair():
     ranked = list(result.recipes.sort_values("rank", kind="stable")["recipe"])
     assert f"{ranked[0]} │ {ranked[1]}" in pairs or f"{ranked[1]} │ {ranked[0]}" in pairs
     assert f"{ranked[0]} │ {ranked[2]} " not in pairs and f"{ranked[2]} │ {ranked[0]} " not in pairs
+    # the figure draws the ten best-ranked and says so; every recipe stays in the tables
+    import matplotlib.pyplot as plt
+
+    fig = result.plot()
+    curves, matrix = fig.axes[:2]
+    assert curves.get_title().startswith("the 10 best-ranked of 12 recipes")
+    assert sorted(t.get_text() for t in matrix.get_yticklabels()) == sorted(ranked[:10])
+    plt.close(fig)

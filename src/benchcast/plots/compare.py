@@ -10,6 +10,7 @@ import numpy as np
 from benchcast.plots.style import LAW_PALETTE, plt, readable_log_axis, style_axes
 
 SHOWN = 3.0  # the curves are drawn to this multiple of the planned compute
+FIGURE_RECIPES = 10  # recipes drawn at most: the best-ranked (every one stays in the tables and the JSON)
 
 
 def plot_comparison(comparison, benchmark: str | None = None, axes=None):
@@ -20,7 +21,11 @@ def plot_comparison(comparison, benchmark: str | None = None, axes=None):
         fig, axes = plt.subplots(1, 2, figsize=(13.5, 5.6), layout="constrained", width_ratios=[1.5, 1])
     curve_ax, matrix_ax = axes
     fig = curve_ax.figure
-    names = recipes.loc[recipes["benchmark"] == benchmark, "recipe"].tolist()
+    mine = recipes[recipes["benchmark"] == benchmark]
+    names, total = mine["recipe"].tolist(), len(mine)
+    if total > FIGURE_RECIPES:  # more curves and cells than a reader can tell apart: the best-ranked, said so
+        best = set(mine.sort_values("rank", kind="stable")["recipe"].head(FIGURE_RECIPES))
+        names = [name for name in names if name in best]
     legend = unique_labels(names, 32)
     planned = comparison.target.get("planned_flops")
     for i, name in enumerate(names):
@@ -39,11 +44,14 @@ def plot_comparison(comparison, benchmark: str | None = None, axes=None):
         curve_ax.axvline(planned, color="0.3", ls="--", lw=1)
         curve_ax.text(planned, 0.02, " planned run", transform=curve_ax.get_xaxis_transform(), fontsize=8)
     pairs = comparison.pairs[comparison.pairs["benchmark"] == benchmark]
+    pairs = pairs[pairs["a"].isin(names) & pairs["b"].isin(names)]
     for x in pairs["crosses_at"].dropna():
         curve_ax.axvline(x, color="0.6", ls=":", lw=1)
     has_metric = "metric" in row and row["metric"].notna().any()
     ylabel = f"{benchmark} ({row['metric'].dropna().iloc[0]})" if has_metric else benchmark
     title = "forecast per recipe (90 % band); dotted: curves cross"
+    if len(names) < total:
+        title = f"the {len(names)} best-ranked of {total} recipes: " + title
     style_axes(curve_ax, "training compute C (FLOPs)", ylabel, title, xlog=True)
     readable_log_axis(curve_ax)
     curve_ax.legend(fontsize=7, loc="lower right", framealpha=0.8)
