@@ -40,7 +40,7 @@ from benchcast.fitting.engine.search import single_threaded_blas
 from benchcast.fitting.result import FitResult
 from benchcast.forecasting.draws import ScoreDraws
 from benchcast.laws import get_law, to_target
-from benchcast.laws.linalg import point_groups
+from benchcast.laws.linalg import distinct_drawn
 from benchcast.utils.memo import law_key, memoized
 from benchcast.utils.parallel import parallel_map, resolve_jobs
 from benchcast.utils.streams import RESIDUAL_STREAM, common_rng
@@ -165,12 +165,7 @@ def fit_replicates(result: FitResult, counts: np.ndarray) -> tuple[np.ndarray, n
     failed = np.zeros(B, bool)
     # a replicate needs more distinct covariate points than free parameters to be fitted at all (replicate runs of
     # one N and D are one point)
-    groups = point_groups(data.X)
-    drawn = np.zeros((B, groups.max(initial=-1) + 1), bool)  # (replicate, distinct point): drawn at least once
-    replicate, run = np.nonzero(counts > 0)
-    drawn[replicate, groups[run]] = True
-    distinct = drawn.sum(axis=1)
-    failed |= distinct <= law.n_free
+    failed |= distinct_drawn(data.X, counts) <= law.n_free
     todo = np.flatnonzero(~failed)
     if not todo.size:  # every replicate had too few distinct runs
         return thetas, losses, converged, failed

@@ -8,7 +8,7 @@ import pandas as pd
 
 from benchcast.errors import InsufficientDataError
 from benchcast.laws.base import Law, Parameter, SearchSettings
-from benchcast.laws.linalg import nnls_rows, stack_jacobian, weighted_ols
+from benchcast.laws.linalg import distinct_drawn, nnls_rows, stack_jacobian, weighted_ols
 from benchcast.laws.registry import register
 from benchcast.laws.transforms import safe_log
 
@@ -366,11 +366,7 @@ class TwoStageLinear(_TwoStage):
         log_c, log_l = np.log(X["flops"]), np.log(X["proxy"])
         # a reweighting drawing fewer than three computes has no stage 1 (as presolve refuses): nan, a failed refit;
         # it is solved on the full data's weights so that its singular line does not stop the batch
-        computes = np.unique(log_c, return_inverse=True)[1].reshape(-1)
-        drawn = np.zeros((len(weights), computes.max(initial=-1) + 1), bool)
-        row, point = np.nonzero(np.asarray(weights) > 0)
-        drawn[row, computes[point]] = True
-        short = drawn.sum(axis=1) < STAGE1_COMPUTES
+        short = distinct_drawn({"flops": X["flops"]}, weights) < STAGE1_COMPUTES
         weights = np.where(short[:, None], 1.0, weights)
         intercept, slope = weighted_ols(np.column_stack([np.ones_like(log_c), log_c]), log_l, weights).T
         if np.any(np.abs(slope[~short]) < 1e-12):

@@ -70,3 +70,12 @@ def point_groups(X: dict[str, np.ndarray]) -> np.ndarray:
 def distinct_points(X: dict[str, np.ndarray]) -> int:
     """How many distinct covariate points ``X`` holds (0 for none)."""
     return int(point_groups(X).max(initial=-1)) + 1
+
+
+def distinct_drawn(X: dict[str, np.ndarray], weights: np.ndarray) -> np.ndarray:
+    """How many distinct covariate points each reweighting (a row of ``weights``, shape (R, n)) draws at all."""
+    groups = point_groups(X)
+    drawn = np.zeros((len(weights), groups.max(initial=-1) + 1), bool)  # (reweighting, distinct point)
+    row, point = np.nonzero(np.asarray(weights) > 0)
+    drawn[row, groups[point]] = True
+    return drawn.sum(axis=1)

@@ -14,7 +14,7 @@ import numpy as np
 from benchcast.errors import InsufficientDataError
 from benchcast.laws.base import Parameter, SearchSettings
 from benchcast.laws.downstream import TwoStageLogistic
-from benchcast.laws.linalg import point_groups, stack_jacobian
+from benchcast.laws.linalg import distinct_drawn, distinct_points, stack_jacobian
 from benchcast.laws.registry import register
 
 GRID = np.linspace(0.05, 1.5, 30)  # exponents of N and D profiled over this grid, then over finer ones about the best
@@ -37,15 +37,15 @@ def fit_stage1(params, tokens, loss, weights=None) -> np.ndarray:
     the points). With ``weights`` (R, n), every reweighting (bootstrap replicate) at once: (R, 5), nan where none fits.
     """
     x, z, loss = np.log(params), np.log(tokens), np.asarray(loss, float)
-    groups = point_groups({"params": params, "tokens": tokens})  # replicate runs of one N and D are one point
-    if (distinct := int(groups.max(initial=-1)) + 1) < 6:
+    sizes = {"params": params, "tokens": tokens}  # replicate runs of one N and D are one point
+    if (distinct := distinct_points(sizes)) < 6:
         raise InsufficientDataError(
             f"two_stage_nd: stage 1 fits 5 parameters and has {len(loss)} runs at {distinct} distinct N and D; "
             "it needs 6."
         )
     w = np.ones((1, len(loss))) if weights is None else np.asarray(weights, float)
-    drawn = (w > 0).astype(float) @ (groups[:, None] == np.arange(distinct)).astype(float)  # (R, distinct points)
-    total, ok = w.sum(axis=1), (drawn > 0).sum(axis=1) >= 6  # a reweighting of fewer points has no stage 1
+    # a reweighting of fewer points has no stage 1
+    total, ok = w.sum(axis=1), distinct_drawn(sizes, w) >= 6
     x, z = x - (w @ x / total)[:, None], z - (w @ z / total)[:, None]  # about each row's geometric means
     axes, step = (np.broadcast_to(GRID, (len(w), GRID.size)),) * 2, GRID[1] - GRID[0]
     for _ in range(1 + REFINEMENTS):  # vectorised, deterministic
