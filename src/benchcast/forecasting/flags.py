@@ -51,12 +51,12 @@ from benchcast.forecasting.targets import (
     BELOW_DATA,
     BELOW_TOLERANCE,
     INTERPOLATION,
+    NEAR_TPR_DECADES,
     Placement,
     PlannedRuns,
     fitted_k_max,
     place,
 )
-from benchcast.laws.questions import spans_tprs
 
 OUTSIDE_RANGE = "outside [0, 1]"
 ABOVE_LIMIT = "above the law's limit"
@@ -90,9 +90,8 @@ NEAR_CHANCE_SHARE = 3  # flagged where the chance filter leaves out more than a 
 # keeps runs near chance) and no DCLM task; a law that filters at chance + 0.05 drops such runs and is flagged or
 # refused for that instead (NEAR_CHANCE, too few points), as C4's code tasks and Pythia's LogiQA and WSC are
 NO_RISE_RUNS = 3
-# a law of compute alone on a ladder whose TPR goes with size: the target is read at the ratio of the fitted runs
-# within NEAR_TPR_DECADES of its compute, and flagged where its own lies more than a factor 2 from theirs
-NEAR_TPR_DECADES = 0.5
+# a law of compute alone on a ladder whose TPR goes with size reads the target at the ratio of the fitted runs near
+# its compute (Placement.tpr_near): flagged where the target's own lies more than a factor 2 from theirs
 TPR_FACTOR_DECADES = math.log10(2.0)
 MAX_FAILED_SHARE = 0.25  # an interval with more than a quarter of its refits failed rests on too few replicates
 LIMIT_TOLERANCE = 1e-6  # a forecast equal to the limit up to rounding is at it, not above it
@@ -333,7 +332,7 @@ def target_flags(placement: Placement, results: Mapping, joint: str = "") -> lis
     compute_only = [joint] if joint else [law for law, r in results.items() if "flops" in r.law_object.covariates]
     in_size = [law for law, r in results.items() if {"params", "tokens"} <= set(r.law_object.covariates)]
     lo, hi = placement.tpr_range
-    near = _tpr_near(placement, [results[law] for law in compute_only if law in results])
+    near = _tpr_near(placement, [law for law in compute_only if law in results])
     out = []
     for i, (value, outside) in enumerate(zip(placement.runs.tpr, placement.tpr_outside, strict=True)):
         if not outside > 0:
@@ -349,28 +348,18 @@ def target_flags(placement: Placement, results: Mapping, joint: str = "") -> lis
     return out
 
 
-def _tpr_near(placement: Placement, compute_fits: list) -> list[str]:
-    """Per target inside the fitted TPR range, why a law of compute alone misreads it ('' where it does not): on a
-    ladder whose TPR goes with its size (Pythia: one token count, TPR 25 at 12B to 4,260 at 70M), the range holds
-    the target's TPR while the runs near its compute were trained at another ratio, and the law forecasts theirs."""
+def _tpr_near(placement: Placement, compute_only: list[str]) -> list[str]:
+    """Per target inside the fitted TPR range, why a law of compute alone misreads it ('' where it does not): the
+    runs near its compute were trained at another ratio (``Placement.tpr_near``), and the law forecasts theirs."""
     out = [""] * len(placement.runs.flops)
-    points = compute_fits[0].points if compute_fits else pd.DataFrame()
-    if not len(points) or not {"params", "tokens", "flops"} <= set(points.columns) or spans_tprs(points):
-        return out  # one TPR (the range says it), or TPRs varying at a size (a fit across TPRs is flagged)
-    flops = points["flops"].to_numpy(float)
-    tpr = (points["tokens"] / points["params"]).to_numpy(float)
-    for i, (c, value) in enumerate(zip(placement.runs.flops, placement.runs.tpr, strict=True)):
-        if not (np.isfinite(value) and value > 0 and np.isfinite(c) and c > 0):
+    for i, (value, near) in enumerate(zip(placement.runs.tpr, placement.tpr_near, strict=True)):
+        if near is None or not compute_only:
             continue
-        reference = min(float(c), float(flops.max()))  # beyond the runs: the largest ones stand for the target
-        close = np.abs(np.log10(flops / reference)) <= NEAR_TPR_DECADES
-        if not close.any():  # far below the runs: flagged as below them
-            continue
-        a, b = float(tpr[close].min()), float(tpr[close].max())
+        a, b, reference = near
         gap = max(np.log10(value / b), np.log10(a / value))
         if gap > TPR_FACTOR_DECADES:
             span = f"{a:.3g}" if np.isclose(a, b, rtol=TPR_RTOL) else f"{a:.3g} .. {b:.3g}"
-            laws = ", ".join(f.law for f in compute_fits)
+            laws = ", ".join(compute_only)
             out[i] = (
                 f"target TPR {value:.3g} lies {10**gap:.3g}x from the TPR of the fitted runs nearest its compute "
                 f"({span} within {NEAR_TPR_DECADES:g} decade of {reference:.3g} FLOPs): the ladder's TPR goes with its "

@@ -24,6 +24,7 @@ import pandas as pd
 
 from benchcast.data.table import TPR_RTOL, at_tpr, runs, within_compute
 from benchcast.errors import BenchcastError
+from benchcast.laws.questions import spans_tprs
 from benchcast.validation import check_positive
 
 SIX_ND = "C = 6 N D"  # a planned run's compute where no other convention is given
@@ -331,6 +332,7 @@ def as_runs(runs, tpr: float | None = None) -> PlannedRuns:
 
 AT_FITTED_RUN, BELOW_DATA, INTERPOLATION = "at a fitted run", "below the data", "interpolation"  # where a target sits
 SAME_RUN_RTOL = 0.01  # a target within 1 % of a fitted run's compute (or of its N, at its TPR) is that run
+NEAR_TPR_DECADES = 0.5  # the fitted runs within this of a target's compute stand for it in a law of compute alone
 
 
 @dataclass(frozen=True)
@@ -342,7 +344,10 @@ class Placement:
     the forecast's ``decades``, what "far beyond" reads), ``compute_outside`` outside the fitted compute range above
     or below it (:func:`outside_decades`, what the interval widens with), ``tpr_outside`` outside the fitted TPR range
     (:func:`tpr_decades`, the widening along TPR). ``kind``: ``AT_FITTED_RUN`` (``run``: its name and compute),
-    ``BELOW_DATA``, ``INTERPOLATION`` (inside the fitted compute and TPR), or '' (an extrapolation)."""
+    ``BELOW_DATA``, ``INTERPOLATION`` (inside the fitted compute and TPR), or '' (an extrapolation). ``tpr_near``:
+    on a ladder whose TPR goes with its size (Pythia), per run the (lowest, highest) TPR of the fitted runs within
+    ``NEAR_TPR_DECADES`` of its compute (of the largest run's, beyond them) and that compute, which a law of compute
+    alone reads the run at; None elsewhere (one TPR, TPRs varying at a size, or no TPR given)."""
 
     runs: PlannedRuns
     flops_range: tuple[float, float]
@@ -354,6 +359,22 @@ class Placement:
     run: tuple
     covariates: dict = field(default_factory=dict)
     given: dict = field(default_factory=dict)
+    tpr_near: tuple = ()
+
+
+def _tpr_near(points, runs: PlannedRuns) -> tuple:
+    """Per run, the TPR span of the fitted runs near its compute and that compute, where TPR goes with size."""
+    if points is None or not {"params", "tokens", "flops"} <= set(points.columns) or spans_tprs(points):
+        return (None,) * len(runs)  # one TPR (the range says it), or TPRs varying at a size (flagged across TPRs)
+    flops = points["flops"].to_numpy(float)
+    tpr = (points["tokens"] / points["params"]).to_numpy(float)
+    out = []
+    for c, value in zip(runs.flops, runs.tpr, strict=True):
+        reference = min(float(c), float(flops.max())) if np.isfinite(c) and c > 0 else math.nan
+        close = np.abs(np.log10(flops / reference)) <= NEAR_TPR_DECADES
+        ok = np.isfinite(value) and value > 0 and close.any()  # far below the runs: flagged as below them
+        out.append((float(tpr[close].min()), float(tpr[close].max()), reference) if ok else None)
+    return tuple(out)
 
 
 def place(runs: PlannedRuns, fits: Mapping, extra: dict | None = None) -> Placement:
@@ -371,6 +392,7 @@ def place(runs: PlannedRuns, fits: Mapping, extra: dict | None = None) -> Placem
         beyond, below = np.log10(flops / hi), np.log10(lo / flops) > BELOW_TOLERANCE
     kind, run = _kinds(points, runs, below, flops <= hi, tpr_outside == 0)
     out = Placement(runs, (lo, hi), tpr_range, beyond, outside_decades(flops, lo, hi), tpr_outside, kind, run)
+    out = replace(out, tpr_near=_tpr_near(points, runs))
     if extra is None:
         return out
     placed = {law: runs.covariates(fit.fitted, extra) for law, fit in fits.items()}
