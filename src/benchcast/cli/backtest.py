@@ -81,15 +81,9 @@ def backtest_command(
     """Fit below a threshold (or by protocol), predict the held-out runs, report MAE/MRE/RMSE/R²."""
     from benchcast.evaluation.backtest import compare_backtests
     from benchcast.fitting.api import FitSpec
-    from benchcast.forecasting.selection import SELECTION_RULES
     from benchcast.laws import get_law
 
     laws = law or ["power"]
-    if strategies := [name for name in laws if name in SELECTION_RULES]:  # a strategy is benched, not fitted
-        raise BenchcastError(
-            f"{strategies[0]!r} is a strategy (it chooses and blends laws), not a law: `benchcast bench --data DATA "
-            f"-b BENCHMARK -s {strategies[0]}` backtests it beside the laws; --law takes a law (`benchcast laws`)."
-        )
     refuse_unused_proxy(laws, proxy)
     uses_k = protocol == "passk" or any("k" in get_law(name).covariates for name in laws)
     refuse_options(

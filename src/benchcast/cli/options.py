@@ -56,7 +56,24 @@ Metric = Annotated[
 ]
 
 
-Laws = Annotated[list[str] | None, typer.Option("--law", "-l", help="Law name; repeat to compare (default: power).")]
+def law_option(ctx: typer.Context, param, value):
+    """``--law`` values, refused where one names a strategy (it chooses and blends laws: bench backtests it)."""
+    if ctx.resilient_parsing or not value:
+        return value
+    from benchcast.forecasting.selection import SELECTION_RULES
+
+    if strategies := [name for name in value if name in SELECTION_RULES]:
+        raise typer.BadParameter(
+            f"{strategies[0]!r} is a strategy (it chooses and blends laws), not a law: `benchcast bench --data DATA "
+            f"-b BENCHMARK -s {strategies[0]}` backtests it beside the laws; --law takes a law (`benchcast laws`)."
+        )
+    return value
+
+
+Laws = Annotated[
+    list[str] | None,
+    typer.Option("--law", "-l", help="Law name; repeat to compare (default: power).", callback=law_option),
+]
 Threshold = Annotated[float, typer.Option(help="Compute threshold T (FLOPs): fit C <= T, test C > T.")]
 
 
