@@ -179,3 +179,5 @@ def _interval_metrics(predictions: pd.DataFrame, metrics: dict, frame: pd.DataFr
         for suffix, (lo, hi) in (("", (lower, upper)), ("_confidence", mean)):
             has = test & np.isfinite(lo) & np.isfinite(true)
             metrics[f"coverage{pct}{suffix}"] = coverage(true[has], lo[has], hi[has]) if has.any() else float("nan")
+            if not suffix:  # what the coverage is a share of
+                metrics[f"n_covered{pct}"] = int(has.sum())

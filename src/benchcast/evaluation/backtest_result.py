@@ -38,7 +38,8 @@ class BacktestResult(RichView, WrittenView):
         One row per design row: run, sizes, ``true``, ``prediction``, ``side``, ``fitted``, ``usable``
         (and ``lower50``/``upper50``/``lower90``/``upper90`` with intervals).
     metrics : dict
-        Errors of the fit and of the held-out forecasts (and interval coverage).
+        Errors of the fit and of the held-out forecasts (and interval coverage, with ``n_covered50``/``n_covered90``:
+        the held-out runs with a score and an interval that it is a share of).
     """
 
     law: str
@@ -256,7 +257,7 @@ class BacktestComparison(RichView, WrittenView):
             for note, laws in laws_by_note.items()
         ]
         for bt in self.backtests:  # a coverage of few forecasts is a count, not a rate to set against 90 %
-            n = bt.n_held_out - int(bt.metrics.get("n_refused", 0))
+            n = int(bt.metrics.get("n_covered90", 0))  # held-out runs with a score and an interval
             if 0 < n < FEW_COVERED and np.isfinite(bt.metrics.get("coverage90", np.nan)):
                 words = f"{bt.law}: coverage from {n} held-out forecast(s), each in or out: one run moves it by 1/{n}"
                 notes.append(Markup(escape(words), highlight=False))
