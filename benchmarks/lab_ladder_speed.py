@@ -5,6 +5,7 @@ Builds, in a scratch folder, the two ladders the issue names and runs:
 * ``ladder30``: a 10-task forecast of two planned runs (7B on 140B tokens, 13B on 260B) on the 30-run ladder read from
   W&B exports as a lab publishes them (``tests/data/training_logs_ladder.write_ladder(published=True)``): the eight
   downstream tasks and the two corpus losses;
+* ``like30``: ``bench --like-target 7e9 4e12`` on the same ladder and tasks (every strategy, at the one split like the target);
 * ``iso90``: one benchmark (arc_easy acc_norm) forecast at 20B on 400B tokens from a 90-run IsoFLOP ladder, 9 compute
   budgets x 10 sizes (N*/8 .. 8 N*), scored by ``nd_floor`` at its ``example_params`` plus evaluation noise;
 * ``example``: the README's ``forecast $LADDER -b arc_easy -b hellaswag --flops 1e22`` on the bundled ladder;
@@ -14,7 +15,7 @@ Each command's wall time and CPU time (its process and workers; CPU / 2 is what 
 its ``--json`` output is kept (``--keep DIR``) so that two trees can be compared point by point. The load
 (``uptime``) is printed before and after each command: timings taken beside other work are not the machine's.
 
-    python benchmarks/lab_ladder_speed.py [--src SRC] [--only ladder30,iso90] [--jobs 2] [--keep DIR] [--profile DIR]
+    python benchmarks/lab_ladder_speed.py [--src SRC] [--only ladder30,like30,iso90] [--jobs 2] [--keep DIR] [--profile DIR]
 
 ``--src`` is the ``src`` folder put first on PYTHONPATH (default: this checkout's); ``--profile DIR`` runs each command
 under cProfile (``-j 1`` then gives the whole picture in one process) and writes ``DIR/NAME.prof``.
@@ -98,6 +99,18 @@ def commands(scratch: Path, jobs: int) -> dict[str, list[str]]:
             *planned,
             *every,
         ],
+        "like30": [
+            "bench",
+            "--data",
+            str(exports),
+            "--metadata",
+            str(runs),
+            *(a for t in TASKS for a in ("-b", t)),
+            "--like-target",
+            "7e9",
+            "4e12",
+            *every,
+        ],
         "iso90": ["forecast", str(iso), "-b", "arc_easy:acc_norm", "--params", "2e10", "--tokens", "4e11", *every],
         "example": ["forecast", str(example_path()), "-b", "arc_easy", "-b", "hellaswag", "--flops", "1e22", *every],
         "dclm": [
@@ -130,7 +143,7 @@ def load() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--src", type=Path, default=ROOT / "src")
-    parser.add_argument("--only", default="ladder30,iso90,example,dclm")
+    parser.add_argument("--only", default="ladder30,like30,iso90,example,dclm")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--keep", type=Path, default=None, help="write each command's --json output here")
     parser.add_argument("--profile", type=Path, default=None, help="run under cProfile, NAME.prof here")

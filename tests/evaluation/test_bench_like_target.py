@@ -71,3 +71,17 @@ def test_the_head_to_head_counts_wins_by_wis_and_mre_on_the_cells_both_forecast(
     text = " ".join(str(BenchResult(rows, pd.DataFrame(), leaderboard(rows), 0.0)).split())
     assert "ensemble against power (compute alone)" in text
     assert head_to_head(rows[rows["strategy"] != "power"]).empty
+
+
+def test_a_target_inside_the_ladder_is_refused_not_benched_as_an_empty_table(apple, c4_path):
+    """A planned run inside the ladder (no more compute or TPR than its runs) holds out nothing: bench refused it with
+    an empty leaderboard and exit 0 before; it now says so. Beside a data set it can bench, that one is warned of."""
+    inside = (1.4e9, 2.8e10)  # TPR 20, 2.4e20 FLOPs: among DCLM's runs
+    data = Dataset("dclm", apple, ((BENCHMARK, METRIC),), (1.0,))
+    inside_split, _ = _split_settings(data, None, None, inside, own=False)
+    with pytest.raises(bc.BenchcastError, match="nothing to bench: dclm: no split holds out a scored run"):
+        make_cells([inside_split])
+    far = Dataset("c4", bc.load(c4_path), ((BENCHMARK, METRIC),), (3e20,))
+    with pytest.warns(UserWarning, match="dclm: no split holds out"):
+        cells, _ = make_cells([inside_split, far])
+    assert cells and all(cell.data.name == "c4" for cell in cells)

@@ -10,6 +10,7 @@ Each law is fitted once per training side, whichever strategies and splits need 
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,7 +19,7 @@ import pandas as pd
 from benchcast.data.chance import warn_unknown_chance
 from benchcast.data.table import TPR_RTOL, _tprs_present, at_tpr, is_score_metric, parse_metric, select
 from benchcast.defaults import DEFAULT_REPLICATES
-from benchcast.errors import BenchcastError, SelectionError
+from benchcast.errors import BenchcastError, InsufficientDataError, SelectionError
 from benchcast.evaluation import strategies as st
 from benchcast.evaluation.bench_result import BenchResult, leaderboard, metrics
 from benchcast.evaluation.evaluate import AtTPR, Combined, LargerModels, Split, Thresholds, evaluate
@@ -213,7 +214,23 @@ def make_cells(datasets: list[Dataset], candidates: tuple | None = None, fallbac
                 if not held.empty:
                     cell = Cell(data, i, bench_name, metric, cutoff, train, held, seen, *ladder, tprs_held(rows, split))
                     cells.append(cell)
+    _refuse_empty(datasets, cells)
     return cells, ladders
+
+
+def _refuse_empty(datasets: list[Dataset], cells: list) -> None:
+    """A data set none of whose splits holds out a scored run is said, not benched as an empty table: refused where
+    it is every data set, warned of beside the others."""
+    empty = [data.name for data in datasets if not any(cell.data is data for cell in cells)]
+    if not empty:
+        return
+    words = (
+        f"{', '.join(empty)}: no split holds out a scored run of any benchmark asked (a cutoff at or above the largest "
+        "run, or a target inside the ladder: it needs no extrapolation backtest)"
+    )
+    if len(empty) == len(datasets):
+        raise InsufficientDataError(f"nothing to bench: {words}.")
+    warnings.warn(f"{words}; not benched.", stacklevel=3)
 
 
 def _law_job(job: tuple):
