@@ -5,7 +5,8 @@ Builds, in a scratch folder, the two ladders the issue names and runs:
 * ``ladder30``: a 10-task forecast of two planned runs (7B on 140B tokens, 13B on 260B) on the 30-run ladder read from
   W&B exports as a lab publishes them (``tests/data/training_logs_ladder.write_ladder(published=True)``): the eight
   downstream tasks and the two corpus losses;
-* ``like30``: ``bench --like-target 7e9 4e12`` on the same ladder and tasks (every strategy, at the one split like the target);
+* ``like30``: ``bench --like-target 7e9 4e12`` on the same ladder and tasks (every strategy, at the one split like
+  the target);
 * ``iso90``: one benchmark (arc_easy acc_norm) forecast at 20B on 400B tokens from a 90-run IsoFLOP ladder, 9 compute
   budgets x 10 sizes (N*/8 .. 8 N*), scored by ``nd_floor`` at its ``example_params`` plus evaluation noise;
 * ``example``: the README's ``forecast $LADDER -b arc_easy -b hellaswag --flops 1e22`` on the bundled ladder;
@@ -15,7 +16,7 @@ Each command's wall time and CPU time (its process and workers; CPU / 2 is what 
 its ``--json`` output is kept (``--keep DIR``) so that two trees can be compared point by point. The load
 (``uptime``) is printed before and after each command: timings taken beside other work are not the machine's.
 
-    python benchmarks/lab_ladder_speed.py [--src SRC] [--only ladder30,like30,iso90] [--jobs 2] [--keep DIR] [--profile DIR]
+    python benchmarks/lab_ladder_speed.py [--src SRC] [--only ladder30,like30] [--jobs 2] [--keep DIR] [--profile DIR]
 
 ``--src`` is the ``src`` folder put first on PYTHONPATH (default: this checkout's); ``--profile DIR`` runs each command
 under cProfile (``-j 1`` then gives the whole picture in one process) and writes ``DIR/NAME.prof``.
