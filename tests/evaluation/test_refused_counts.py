@@ -74,3 +74,23 @@ def test_backtest_summary_counts_refused_and_says_what_they_do(apple_path):
     text = " ".join(out.output.split())
     assert "bnsl: 24 of 33 held-out forecasts refused; MAE and MRE are over the other 9" in text
     assert "more than 10% refused" in text
+
+
+def test_a_question_every_candidate_refuses_for_one_reason_is_that_refusal_not_no_support():
+    """bench's default strategy said "no support" where every law said why (a loss named as the score): the
+    ensemble's row now gives the laws' reason; candidates failing for reasons of their own still lack support."""
+    from types import SimpleNamespace
+
+    from benchcast.evaluation.strategies import Combine, NoForecast
+    from benchcast.forecasting.ensemble import Member
+
+    said = "metric 'loss' is a loss or likelihood, not a score"
+    cell = SimpleNamespace(benchmark="c4", candidates=("power_floor", "nd_floor"), fallbacks=("power",))
+    cell.members = {law: Member(law, None, error=said) for law in ("power_floor", "nd_floor", "power")}
+    with pytest.raises(NoForecast) as refused:
+        Combine().make(cell)
+    assert refused.value.status == f"failed: {said}"
+    cell.members["nd_floor"] = Member("nd_floor", None, error="nd_floor needs 6 runs, has 4")
+    with pytest.raises(NoForecast) as unsupported:
+        Combine().make(cell)
+    assert unsupported.value.status == "no support"
