@@ -145,3 +145,16 @@ def test_an_artifact_older_than_the_distinct_count_is_flagged_from_its_points(tm
     loaded = bc.load_fit(path)
     assert loaded.diagnostics.n_distinct == 5 and len(loaded.points) == 10  # counted once, on loading
     assert any("at 5 distinct values" in f.reason for f in flags.fit_flags(loaded))
+
+
+@pytest.mark.parametrize(("sizes", "few"), [(5, True), (7, False)])
+def test_the_fits_note_and_the_forecasts_flag_judge_few_points_by_one_rule(sizes, few):
+    """power_floor (3 free) at 5 distinct sizes is both noted weakly constrained and flagged few points; at 7 neither
+    (the note asked for 2 x 3 + 3 = 9 points before, so the fit said weakly constrained where the forecast had no
+    flag)."""
+    from benchcast.forecasting import flags
+
+    result = bc.fit(_ladder(np.geomspace(1e8, 3e9, sizes)), law="power_floor", benchmark="arc_easy", metric="acc")
+    noted = any("weakly constrained" in w for w in result.warnings)
+    flagged = any(f.kind == flags.FEW_POINTS for f in flags.fit_flags(result))
+    assert noted == flagged == few

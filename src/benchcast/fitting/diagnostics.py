@@ -13,6 +13,15 @@ from benchcast.utils.jsonable import jsonable
 
 # an artifact without these cannot be explained; the others default (NaN, 0, empty)
 REQUIRED_DIAGNOSTICS = ("loss", "n_used", "n_dropped", "converged", "message", "at_bound", "rmse", "r2")
+# two points per free parameter: at least as many residual degrees of freedom as parameters (power_floor's
+# 3 parameters on Pythia's 5 runs up to 1.4B is the README's "correspondingly fragile" case)
+MIN_POINTS_PER_PARAMETER = 2.0
+
+
+def few_points(n_free: int, n_distinct: int) -> bool:
+    """Whether a fit has fewer than ``MIN_POINTS_PER_PARAMETER`` distinct points per free parameter: the one rule of
+    the fit's note and the forecast's flag."""
+    return bool(n_free) and n_distinct < MIN_POINTS_PER_PARAMETER * n_free
 
 
 def _number(value) -> float:

@@ -19,7 +19,7 @@ import pandas as pd
 from benchcast.data.table import is_score_metric
 from benchcast.errors import BenchcastError, DataError, FitWarning, InsufficientDataError
 from benchcast.fitting.artifact import fingerprint
-from benchcast.fitting.diagnostics import FitDiagnostics, bound_findings, plain_message
+from benchcast.fitting.diagnostics import FitDiagnostics, bound_findings, few_points, plain_message
 from benchcast.fitting.engine.batch import minimize_subsets
 from benchcast.fitting.engine.search import Optimum
 from benchcast.fitting.metrics import r2, rmse
@@ -151,10 +151,9 @@ def finish_fit(
         notes.append(f"the optimiser did not report convergence: {plain_message(str(optimum.message))}")
     # a law's own constraint reached is information (FitResult shows it), a search limit a warning
     notes.extend(bound_findings(law, frozen.params, optimum.at_bound).limits)
-    free, distinct = law.n_params, diagnostics.n_distinct
-    if distinct < 2 * free + 3:
+    if few_points(law.n_free, distinct := diagnostics.n_distinct):
         at = "" if distinct == len(used) else f" at {distinct} distinct values"
-        notes.append(f"only {len(used)} points{at} for {free} parameters: the fit is weakly constrained")
+        notes.append(f"only {len(used)} points{at} for {law.n_free} free parameters: the fit is weakly constrained")
     if across := law.across_tprs(used):  # a law of compute alone reads several TPRs as one curve
         notes.append(across)
     if modelled := _modelled_note(used):

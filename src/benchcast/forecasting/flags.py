@@ -17,8 +17,9 @@ Flagged, because the number may be right but rests on less than it seems:
 * a ladder whose largest runs (the top third by compute, at least ``NO_RISE_RUNS``) all score within chance +
   ``DEFAULT_MARGIN``: the data show no rise, so a forecast past them carries chance forward, whatever the target's
   scale would bring (:func:`fit_flags`);
-* a fit with fewer than ``MIN_POINTS_PER_PARAMETER`` points per free parameter (a fit with no more
-  points than parameters is already refused by the fit itself);
+* a fit with fewer than ``MIN_POINTS_PER_PARAMETER`` distinct points per free parameter (the rule of the fit's own
+  note too, :func:`benchcast.fitting.diagnostics.few_points`; a fit with no more points than parameters is already
+  refused by the fit itself);
 * a parameter at a search limit (the data did not place it; an active constraint of the law, its own
   bound reached by the data, is information, not a flag: :func:`benchcast.fitting.diagnostics.bound_findings`);
 * a forecast over ``MAX_DECADES_BEYOND`` decades beyond the largest fitted run, beyond the fitted k, across TPRs;
@@ -46,6 +47,7 @@ import pandas as pd
 from benchcast.data.chance import DEFAULT_MARGIN
 from benchcast.data.table import TPR_RTOL
 from benchcast.errors import BenchcastError
+from benchcast.fitting.diagnostics import MIN_POINTS_PER_PARAMETER, few_points
 from benchcast.forecasting.targets import (
     AT_FITTED_RUN,
     BELOW_DATA,
@@ -72,9 +74,6 @@ SKEWED = "outside its 50 % interval"
 UNINFORMATIVE = "uninformative"
 FEW_REPLICATES = "few bootstrap replicates"
 
-# two points per free parameter: at least as many residual degrees of freedom as parameters (power_floor's
-# 3 parameters on Pythia's 5 runs up to 1.4B is the README's "correspondingly fragile" case)
-MIN_POINTS_PER_PARAMETER = 2.0
 # chosen on DCLM's cutoff backtests (TPR 20, 12 benchmarks, fit 3e18..cutoff, forecast the 3.8e22 run;
 # 1245 cutoffs of power, power_floor and bnsl_monotone): median MRE (%) by decades beyond the largest run
 #   decades        0-0.5  0.5-1  1-1.5  1.5-2  2-2.5  2.5-3
@@ -146,7 +145,7 @@ def fit_flags(result) -> tuple[Flag, ...]:
     # artifact that recorded neither the count nor its points says only its rows)
     distinct = n_used if d.n_distinct is None else d.n_distinct
     out = []
-    if free and distinct < MIN_POINTS_PER_PARAMETER * free:
+    if few_points(free, distinct):
         why = f"fewer than {MIN_POINTS_PER_PARAMETER:g} per parameter): the data barely identify it"
         at = "" if distinct == n_used else f" at {distinct} distinct values"
         out.append((FEW_POINTS, f"{result.law} fits {free} parameters to {n_used} points{at} ({why}"))
