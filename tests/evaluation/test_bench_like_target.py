@@ -85,3 +85,24 @@ def test_a_target_inside_the_ladder_is_refused_not_benched_as_an_empty_table(app
     with pytest.warns(UserWarning, match="dclm: no split holds out"):
         cells, _ = make_cells([inside_split, far])
     assert cells and all(cell.data.name == "c4" for cell in cells)
+
+
+def test_a_split_like_the_target_counts_replicate_runs_once():
+    """Five sizes trained twice each at TPR 20 are 10 runs but 5 points: a split like a target must keep 6 runs of
+    distinct N and D to fit, so it is refused (it counted the 10 rows and kept 8 of them, 4 points, before)."""
+    import pandas as pd
+
+    from benchcast.evaluation.evaluate import LikeTarget
+
+    sizes = np.geomspace(1e8, 1.6e9, 5)
+    rows = pd.DataFrame(
+        [
+            {"run": f"r{i}s{s}", "params": n, "tokens": 20 * n, "flops": 120 * n * n, "tpr": 20.0}
+            for i, n in enumerate(sizes)
+            for s in range(2)
+        ]
+    )
+    with pytest.raises(bc.BenchcastError, match="6 runs of distinct N and D to fit; the ladder has 5"):
+        LikeTarget(flops=1e23, tpr=20.0).split(rows)
+    (split,) = LikeTarget(flops=1e23, tpr=20.0, min_train=4).split(rows)
+    assert split.train.sum() == 8 and split.test.sum() == 2  # both seeds of the largest size held out together

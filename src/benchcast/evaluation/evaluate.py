@@ -19,6 +19,7 @@ from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting.bootstrap import Uncertainty
 from benchcast.forecasting.ensemble import Ensemble
 from benchcast.forecasting.targets import frame_runs
+from benchcast.laws.linalg import distinct_points
 from benchcast.utils.progress import track
 from benchcast.validation import check_positive
 
@@ -250,7 +251,8 @@ class Cutoffs(Splitter):
 class LikeTarget(Splitter):
     """Hold out the largest runs and the highest TPRs so that the backtest reaches as far beyond its training runs, in
     decades of compute and of TPR, as the asked target (``flops``, ``tpr``) lies beyond the whole ladder, as far as the
-    ladder allows while ``min_train`` runs stay to fit (:meth:`reach` says how far short it falls)."""
+    ladder allows while ``min_train`` runs of distinct N and D stay to fit (:meth:`reach` says how far short it
+    falls)."""
 
     flops: float
     tpr: float
@@ -308,11 +310,14 @@ class LikeTarget(Splitter):
         computes = np.sort(np.unique(flops[at_ratio]))[::-1]
         c_cut = flops[at_ratio].max() / 10**want_c
         fitted = at_ratio & (flops >= (self.min_flops or 0.0))
-        enough = [c for c in computes if int((fitted & (flops <= c)).sum()) >= self.min_train]
+        # replicate runs of one N and D (and a run's several k) are one point to fit
+        sizes = {c: rows[c].to_numpy(float) for c in ("params", "tokens")}
+        kept = [distinct_points({c: v[fitted & (flops <= cut)] for c, v in sizes.items()}) for cut in computes]
+        enough = [cut for cut, n in zip(computes, kept, strict=True) if n >= self.min_train]
         if not enough:
             raise BenchcastError(
-                f"a split like the target keeps at least {self.min_train} runs to fit; the ladder has "
-                f"{int(fitted.sum())} at TPR <= {t_cut:.3g}."
+                f"a split like the target keeps at least {self.min_train} runs of distinct N and D to fit; the "
+                f"ladder has {max(kept, default=0)} at TPR <= {t_cut:.3g}."
             )
         c_cut = min(max(c_cut, min(enough)), computes[0])
         return float(c_cut), t_cut
