@@ -232,8 +232,7 @@ def test_a_missing_coverage_is_a_mark_and_its_reason_in_the_terminal():
     example = load_example()
     spec = bc.FitSpec("power", "arc_easy", "acc_norm")
     # two training runs' worth of range: no inner origin of its own, so the prior gives the error per decade
-    with pytest.warns(bc.FitWarning):
-        both = compare_backtests(example, [spec], threshold=3e18, uncertainty=bc.Uncertainty(10))
+    both = compare_backtests(example, [spec], threshold=3e18, uncertainty=bc.Uncertainty(10))
     bt = both.backtests[0]
     assert np.isfinite(bt.metrics["coverage90"]) and "interval_note" not in bt.metrics
     missing = dict(bt.metrics, coverage50=np.nan, coverage90=np.nan, interval_note="no interval: (a reason)")
@@ -242,8 +241,7 @@ def test_a_missing_coverage_is_a_mark_and_its_reason_in_the_terminal():
     assert "nan" not in text and "—" in text
     assert "no held-out run has an interval" in text and "--interval bootstrap" in text
     # the bootstrap alone gives an interval, and the title says which kind
-    with pytest.warns(bc.FitWarning):
-        boot = compare_backtests(example, [spec], threshold=3e18, uncertainty=bc.Uncertainty(10, interval="bootstrap"))
+    boot = compare_backtests(example, [spec], threshold=3e18, uncertainty=bc.Uncertainty(10, interval="bootstrap"))
     assert np.isfinite(boot.backtests[0].metrics["coverage90"])
     assert "bootstrap-only intervals" in " ".join(str(boot).split())
 
