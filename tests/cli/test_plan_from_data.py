@@ -173,3 +173,19 @@ def test_plan_from_an_artifact_refuses_max_flops(tmp_path, apple_path):
     assert made.exit_code == 0, made.output
     result = runner.invoke(app, ["plan", str(fit), "--target", "0.8", "--max-flops", "1e21"])
     assert result.exit_code == 2 and "--max-flops" in result.output
+
+
+def test_plan_from_data_refuses_a_score_the_smallest_run_already_passes(apple):
+    """A target below the forecast at the smallest fitted run has its compute below every run: refused. It was
+    answered with the smallest run's compute and a zero-width interval, an answer the runs do not give."""
+    spec = FitSpec("power", "arc_easy", metric="acc_norm", tpr=20, min_flops=3e18)
+    runs = bc.select(apple, "arc_easy", "acc_norm", tpr=20)
+    fitted = runs[runs["flops"] >= 3e18]
+    below, above = fitted["value"].min() - 0.03, fitted["value"].min() + 0.05  # under every fitted run; inside them
+    unc = Uncertainty(n_boot=0, levels=0.9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(bc.BenchcastError, match=r"reached at or below the smallest fitted run .* 3.16e\+18 FLOPs"):
+            plan_default(apple, spec, target=below, uncertainty=unc)
+        inside = plan_default(apple, spec, target=above, uncertainty=unc)
+    assert fitted["flops"].min() < inside.needed < fitted["flops"].max()

@@ -211,6 +211,8 @@ def test_a_protocol_s_premise_is_listed_but_not_counted_as_a_flag():
     far = fl.Flag(fl.FAR_BEYOND, "1.6 decades of compute beyond the largest fitted run", False)
     premise = fl.cell_flags([(outside,), (outside,)], premise=(fl.OUTSIDE_TPR,))
     assert not premise["flagged"] and "TPR 160" in premise["flags"]
+    # listed as what it is: a cell marked unflagged beside "flagged: target TPR ..." read as a contradiction
+    assert premise["flags"] == "the split's premise, not a flag: " + outside.reason
     assert fl.cell_flags([(outside,), (outside,)])["flagged"]  # elsewhere it is a flag like any other
     assert fl.cell_flags([(outside,), (outside, far)], premise=(fl.OUTSIDE_TPR,))["flagged"]
 

@@ -248,11 +248,14 @@ def withhold(values, flags: list[tuple[Flag, ...]]) -> np.ndarray:
 
 
 def cell_flags(points: list[tuple[Flag, ...]], premise: tuple[str, ...] = ()) -> dict:
-    """A bench cell's ``flagged``, ``flags`` and ``refused`` (and ``status`` where refused)."""
-    texts = list(dict.fromkeys(describe(point) for point in points if point))
+    """A bench cell's ``flagged``, ``flags`` and ``refused`` (and ``status`` where refused); a flag of the split's own
+    ``premise`` (a held-out TPR lies outside the fitted ones by construction) is not counted, and listed as such."""
+    counted = [[f for f in point if f.kind not in premise] for point in points]
+    texts = list(dict.fromkeys(describe(point) for point in counted if point))
+    given = dict.fromkeys(f.reason for point in points for f in point if f.kind in premise)
+    texts += [f"the split's premise, not a flag: {reason}" for reason in given]
     refusals = [f.reason for point in points for f in point if f.refuses]
-    flagged = any(f.kind not in premise for point in points for f in point)
-    out = {"flagged": flagged, "flags": "; ".join(texts), "refused": bool(refusals)}
+    out = {"flagged": any(counted), "flags": "; ".join(texts), "refused": bool(refusals)}
     if refusals:
         out["status"] = f"refused: {refusals[0]}"
     return out

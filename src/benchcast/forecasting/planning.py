@@ -142,6 +142,13 @@ def plan_default(
         ensemble, target, unc, placed_at, {"n_jobs": n_jobs, "ray_address": ray_address}, convention=convention
     )
     at = band["forecast"]
+    if band["needed"] <= band["smallest"] * (1 + 1e-9):  # reached at the grid's first point: below it, no run
+        reached = float(at.prediction[0]) if at is not None else float("nan")
+        raise BenchcastError(
+            f"no plan for {benchmark}: score {target:g} is reached at or below the smallest fitted run (the forecast "
+            f"there is {reached:.4g} at {band['smallest']:.3g} FLOPs), so the compute it needs lies below every run, "
+            "where nothing was fitted: ask for a score above it."
+        )
     fields = {
         "benchmark": benchmark,
         "forecaster": rule,
@@ -250,9 +257,7 @@ def _notes(plan: dict, interval_note: str, smallest: float, failures: list[str],
     if plan.reachable and plan.needed <= plan.largest_run and not placed:
         notes.append(
             f"the target is reached inside the fitted runs (at {plan.needed:.3g} <= {plan.largest_run:.3g} FLOPs): "
-            "an interpolation of the curve through them, not a forecast beyond them"
-            + (f" (at or below the smallest run, {smallest:.3g} FLOPs)" if plan.needed <= smallest else "")
-            + "."
+            "an interpolation of the curve through them, not a forecast beyond them."
         )
     if plan.upper is not None and not np.isfinite(plan.upper):
         notes.append(
