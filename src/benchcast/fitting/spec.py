@@ -12,7 +12,7 @@ import pandas as pd
 from benchcast.data.chance import chance_level, suggested_chance
 from benchcast.data.covariates import attach_covariates
 from benchcast.data.schema import COLUMNS, is_loss_metric
-from benchcast.data.table import parse_metric, select
+from benchcast.data.table import inconsistent_k, parse_metric, select
 from benchcast.data.units import check_scores
 from benchcast.errors import BenchcastError, DataWarning, SelectionError
 from benchcast.laws import Law, get_law
@@ -229,6 +229,10 @@ def design(table: pd.DataFrame, spec: FitSpec) -> tuple[pd.DataFrame, FitSpec]:
     what = f"metric {metric!r}, forecast as a score (a probability of success),"
     check_scores(rows["value"], rows["run"], what, f"benchmark {spec.benchmark!r}")
     rows["k"] = rows["k"].astype(float).fillna(1.0)
+    if rows["k"].nunique() > 1 or spec.k is not None or k is not None:  # a pass@k row is judged beside its run's others
+        curve = select(table, spec.benchmark, metric, None).astype({"k": float})
+        bad = curve[inconsistent_k(curve)]
+        rows["inconsistent"] = pd.MultiIndex.from_frame(rows[["run", "k"]]).isin(bad.set_index(["run", "k"]).index)
     needed = set(law.covariates) | set(law.fit_covariates)
     proxy = (spec.proxy or default_proxy(law, spec, table)) if "proxy" in needed else None
     try:

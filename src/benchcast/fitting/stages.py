@@ -16,7 +16,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from benchcast.data.table import is_score_metric
+from benchcast.data.table import INCONSISTENT_K, is_score_metric
 from benchcast.errors import BenchcastError, DataError, FitWarning, InsufficientDataError
 from benchcast.fitting.artifact import fingerprint
 from benchcast.fitting.diagnostics import FitDiagnostics, bound_findings, few_points, plain_message
@@ -36,6 +36,8 @@ def _drop_reasons(law: Law, rows: pd.DataFrame, spec: FitSpec) -> np.ndarray:
     value = rows["value"].to_numpy(float)
     reasons = law.point_filter(value, spec.q_rand, spec.margin or 0.0)
     reasons = np.where(reasons == "", law.row_filter(rows), reasons)
+    if "inconsistent" in rows:  # design's judgement of a pass@k row beside its run's other k
+        reasons[rows["inconsistent"].to_numpy(bool)] = INCONSISTENT_K
     # a row the file gives no score (design keeps it so that it is counted, not lost)
     reasons[np.isnan(value)] = f"{'score' if is_score_metric(str(spec.metric)) else 'value'} is NaN"
     for column in set(law.covariates) | set(law.fit_covariates):

@@ -1,0 +1,52 @@
+"""A pass@k row no samples could give beside its run's smaller k (the Apple files' lbpp and mbpp: pass@2..128 of 1
+where pass@1 is 0, in 28 runs each) is left out of every fit, counted with its reason, not fitted silently."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import benchcast as bc
+from benchcast.data.table import INCONSISTENT_K, inconsistent_k
+
+KS = (1, 2, 4, 8)
+
+
+def test_a_row_outside_pass_j_and_k_over_j_pass_j_is_inconsistent():
+    rows = pd.DataFrame(
+        {
+            "run": ["ok"] * 4 + ["corrupt"] * 4 + ["falls"] * 4,
+            "k": [*KS] * 3,
+            # 1 - (1 - p)^k at p = 0.1; pass@1 of 0 beside pass@2.. of 1; a pass@4 below pass@2
+            "value": [0.1, 0.19, 0.3439, 0.5695, 0.0, 1.0, 1.0, 1.0, 0.2, 0.3, 0.25, 0.5],
+        }
+    )
+    bad = inconsistent_k(rows)
+    assert not bad[:4].any()  # an exact curve: at (k/j) pass@j only where p is tiny, never above
+    assert bad[4:8].tolist() == [False, True, True, True]  # the smallest k is the anchor
+    assert bad[8:].tolist() == [False, False, True, False]
+
+
+def _ladder(corrupt: str) -> pd.DataFrame:
+    rows = []
+    for i, n in enumerate(np.geomspace(1e8, 1e10, 9)):
+        p = 0.02 * (n / 1e8) ** 0.5
+        for k in KS:
+            value = 1 - (1 - p) ** k
+            if f"r{i}" == corrupt and k > 1:
+                value = 1.0
+            rows.append({"run": f"r{i}", "params": n, "tokens": 20 * n, "flops": 120 * n * n, "k": k, "value": value})
+    frame = pd.DataFrame(rows).assign(tpr=20.0, benchmark="lbpp", metric="pass@k")
+    return bc.validate(frame, "pass@k ladder")
+
+
+@pytest.mark.parametrize("law", ["power_floor", "passk_compute"])
+def test_a_fit_leaves_the_inconsistent_rows_out_and_says_why(law):
+    """A per-k law at k = 8 and a law across k both drop r3's impossible rows, by name in the fit's reasons."""
+    spec = {"benchmark": "lbpp", "metric": "pass@k"} | ({"k": 8} if law == "power_floor" else {})
+    clean, corrupt = (bc.fit(_ladder(which), law=law, **spec) for which in ("", "r3"))
+    assert INCONSISTENT_K not in clean.diagnostics.dropped_reasons
+    assert corrupt.diagnostics.dropped_reasons[INCONSISTENT_K] == (1 if law == "power_floor" else 3)
+    assert "r3" not in set(corrupt.points["run"][corrupt.points["k"] > 1])
+    assert corrupt.diagnostics.n_used == clean.diagnostics.n_used - corrupt.diagnostics.dropped_reasons[INCONSISTENT_K]
