@@ -178,6 +178,8 @@ def test_forecast_on_a_data_file_is_recommends_answer(tmp_path):
     # a planned run is forecast from a data file too (tests/cli/test_cli_targets.py); the gold law's --gold is not
     gold = run("forecast", data, "-b", "arc_easy", "--flops", "1e22", "--gold", "1.5")
     assert gold.returncode == 2 and "--gold" in gold.stderr
+    # the refusal names the option it cannot honour, not the --flops it was given ("give --flops C" before)
+    assert "not by a gold log-likelihood: drop it" in gold.stderr and "give --flops" not in gold.stderr
 
 
 def test_interval_option_on_backtest_and_report(tmp_path):

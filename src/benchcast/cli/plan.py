@@ -164,8 +164,9 @@ def forecast_command(
         )
     refuse_options(
         {"--gold": gold is not None},
-        "the default strategy forecasts runs by their compute or their size: give --flops C or --params N "
-        "--tokens D, or fit the gold law with `benchcast fit --out` and forecast from that artifact.",
+        "a data file's forecast (the default strategy) places runs by their compute or their size, not by a gold "
+        "log-likelihood: drop {them}, or fit the gold law with `benchcast fit --law gold --out` and forecast from "
+        "that artifact with --gold.",
     )
     if not flops and not params:
         raise BenchcastError(
