@@ -41,6 +41,16 @@ def test_forecast_of_nothing_exits_2_with_the_reason(short_ladder):
     assert "Traceback" not in result.output
 
 
+def test_a_json_forecast_of_nothing_names_the_metric_asked(short_ladder):
+    """--json of a refused forecast keeps the benchmark and metric it was asked for ("metric": null before)."""
+    import json
+
+    result = runner.invoke(app, ["forecast", str(short_ladder), "-b", "flat:acc", "--flops", "1e23", "--json"])
+    assert result.exit_code == 2
+    doc = json.loads(result.stdout[result.stdout.index("{") :])
+    assert (doc["benchmark"], doc["metric"], doc["prediction"]) == ("flat", "acc", [None])
+
+
 def test_recommend_of_nothing_at_a_target_exits_2(short_ladder):
     args = ["recommend", str(short_ladder), "-b", "flat", "-m", "acc"]
     result = runner.invoke(app, [*args, "--target-flops", "1e23"])

@@ -32,6 +32,7 @@ from benchcast.forecasting.targets import (
     table_runs,
 )
 from benchcast.laws import available_laws
+from benchcast.plots.labels import metric_label
 from benchcast.validation import check_law, check_positive
 
 
@@ -319,9 +320,11 @@ def forecast_default(
             group = tpr_level(runs.tpr)[i]  # one curve per ratio group
             last[(len(data), group if np.isfinite(group) else None)] = i
         else:
-            why = f"no forecast: {ensemble.choice_.reason}"
+            meta, asked = ForecastMeta(note=f"no forecast: {ensemble.choice_.reason}"), ""
+            if base.metric:  # the metric asked, as a forecast names it
+                asked = metric_label(base.metric, base.k)
             parts.append(
-                make_forecast(base.benchmark, rule, runs.take(i), [np.nan], [()], unc, meta=ForecastMeta(note=why))
+                make_forecast(base.benchmark, rule, runs.take(i), [np.nan], [()], unc, meta=meta, metric=asked)
             )
     for (seen, _), i in last.items() if curves else ():  # the last target of a ratio and runs: its curve through all
         along = _ratio_curves(fitted[seen], runs, i, unc, len(fitted) > 1, curves == "confidence", where)
