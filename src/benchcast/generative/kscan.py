@@ -76,6 +76,7 @@ class KScan(RichView):
                 "scan": self.table.to_dict("records"),
                 "trend_per_doubling": self.trends(),
                 "fit_warnings": self.fit_warnings(),
+                "left_out": {int(r.spec.k or 1): r.diagnostics.dropped_reasons for r in self.fits},
             }
         )
 
@@ -124,13 +125,23 @@ class KScan(RichView):
             lines.append(f"warning (k = {where}): {w['warning']}")
         return lines
 
+    def _dropped_lines(self) -> list[str]:
+        """The rows each fit left out, counted by reason, with the k whose fits left them out alike."""
+        found: dict[str, list[int]] = {}
+        for result in self.fits:
+            if reasons := result.diagnostics.dropped_reasons:
+                text = ", ".join(f"{why}: {n}" for why, n in reasons.items())
+                found.setdefault(text, []).append(int(result.spec.k or 1))
+        return [f"left out (k = {', '.join(map(str, ks))}): {text}" for text, ks in found.items()]
+
     @property
     def notes(self) -> list[str]:
-        """The trend of each parameter, the fits' warnings, and each k that could not be fitted."""
+        """The trend of each parameter, the fits' warnings and left-out rows, and each k that could not be fitted."""
         errors = self.table.dropna(subset=["error"]) if "error" in self.table else self.table.iloc[0:0]
         return [
             self.trend_line(),
             *self._warning_lines(),
+            *self._dropped_lines(),
             *(f"k={int(r.k)}: {r.error}" for r in errors.itertuples()),
         ]
 
@@ -172,7 +183,8 @@ class KScan(RichView):
             A Rich table and a markup line.
         """
         warned = [Markup("[yellow]" + escape(line) + "[/]", highlight=False) for line in self._warning_lines()]
-        return [rich_table(self.title, *self.rows()), Markup(escape(self.trend_line())), *warned]
+        left = [Markup(escape(line)) for line in self._dropped_lines()]
+        return [rich_table(self.title, *self.rows()), Markup(escape(self.trend_line())), *warned, *left]
 
     def plot(self, ax=None):
         """Each parameter versus k, then -log pass@k versus the law's covariate with the fit at each
