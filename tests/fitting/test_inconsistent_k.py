@@ -50,3 +50,25 @@ def test_a_fit_leaves_the_inconsistent_rows_out_and_says_why(law):
     assert corrupt.diagnostics.dropped_reasons[INCONSISTENT_K] == (1 if law == "power_floor" else 3)
     assert "r3" not in set(corrupt.points["run"][corrupt.points["k"] > 1])
     assert corrupt.diagnostics.n_used == clean.diagnostics.n_used - corrupt.diagnostics.dropped_reasons[INCONSISTENT_K]
+
+
+def test_rounded_values_a_good_row_after_a_bad_one_and_other_metrics_are_not_condemned():
+    """A weak run's exact curve rounded to 3 decimals sits on the (k/j) bound and stays (55 % of such runs were
+    condemned without the rounding allowance); a pass@4 after a corrupt pass@2 is judged against pass@1 alone; a
+    metric with a k that is not pass@k (a majority vote may fall as k grows) is not judged at all."""
+    from math import comb
+
+    n, c = 128, 1  # one success in 128 samples: the estimator at its exact Bernoulli bound
+    exact = [1 - comb(n - c, k) / comb(n, k) for k in KS]
+    rows = pd.DataFrame({"run": "weak", "k": KS, "value": np.round(exact, 3)})
+    assert not inconsistent_k(rows).any()
+    after = pd.DataFrame({"run": "r", "k": KS, "value": [0.1, 0.9, 0.3439, 0.5695]})
+    assert inconsistent_k(after).tolist() == [False, True, False, False]
+    table = _ladder("")
+    vote = table[table["k"] <= 2].assign(metric="maj")
+    vote.loc[vote["k"] == 2, "value"] *= 0.5  # falls with k: no pass@k, so no reason to leave it out
+    fit = bc.fit(bc.validate(vote, "vote"), law="power", benchmark="lbpp", metric="maj", k=2)
+    assert (
+        INCONSISTENT_K not in fit.diagnostics.dropped_reasons
+        and fit.diagnostics.n_used + fit.diagnostics.n_dropped == 9
+    )

@@ -229,7 +229,7 @@ def design(table: pd.DataFrame, spec: FitSpec) -> tuple[pd.DataFrame, FitSpec]:
     what = f"metric {metric!r}, forecast as a score (a probability of success),"
     check_scores(rows["value"], rows["run"], what, f"benchmark {spec.benchmark!r}")
     rows["k"] = rows["k"].astype(float).fillna(1.0)
-    if rows["k"].nunique() > 1 or spec.k is not None or k is not None:  # a pass@k row is judged beside its run's others
+    if metric == "pass@k":  # a pass@k row is judged beside its run's others (a majority vote may fall with k)
         curve = select(table, spec.benchmark, metric, None).astype({"k": float})
         bad = curve[inconsistent_k(curve)]
         rows["inconsistent"] = pd.MultiIndex.from_frame(rows[["run", "k"]]).isin(bad.set_index(["run", "k"]).index)
