@@ -25,7 +25,7 @@ def test_a_row_outside_pass_j_and_k_over_j_pass_j_is_inconsistent():
     bad = inconsistent_k(rows)
     assert not bad[:4].any()  # an exact curve: at (k/j) pass@j only where p is tiny, never above
     assert bad[4:8].tolist() == [False, True, True, True]  # the smallest k is the anchor
-    assert bad[8:].tolist() == [False, False, True, False]
+    assert bad[8:].tolist() == [False, False, True, True]  # and not read past the break
 
 
 def _ladder(corrupt: str) -> pd.DataFrame:
@@ -54,8 +54,8 @@ def test_a_fit_leaves_the_inconsistent_rows_out_and_says_why(law):
 
 def test_rounded_values_a_good_row_after_a_bad_one_and_other_metrics_are_not_condemned():
     """A weak run's exact curve rounded to 3 decimals sits on the (k/j) bound and stays (55 % of such runs were
-    condemned without the rounding allowance); a pass@4 after a corrupt pass@2 is judged against pass@1 alone; a
-    metric with a k that is not pass@k (a majority vote may fall as k grows) is not judged at all."""
+    condemned without the rounding allowance); a run is not read past its first impossible row, though pass@4 and
+    pass@8 fit pass@1; a metric with a k that is not pass@k (a majority vote may fall as k grows) is not judged."""
     from math import comb
 
     n, c = 128, 1  # one success in 128 samples: the estimator at its exact Bernoulli bound
@@ -63,7 +63,7 @@ def test_rounded_values_a_good_row_after_a_bad_one_and_other_metrics_are_not_con
     rows = pd.DataFrame({"run": "weak", "k": KS, "value": np.round(exact, 3)})
     assert not inconsistent_k(rows).any()
     after = pd.DataFrame({"run": "r", "k": KS, "value": [0.1, 0.9, 0.3439, 0.5695]})
-    assert inconsistent_k(after).tolist() == [False, True, False, False]
+    assert inconsistent_k(after).tolist() == [False, True, True, True]
     table = _ladder("")
     vote = table[table["k"] <= 2].assign(metric="maj")
     vote.loc[vote["k"] == 2, "value"] *= 0.5  # falls with k: no pass@k, so no reason to leave it out
@@ -72,3 +72,15 @@ def test_rounded_values_a_good_row_after_a_bad_one_and_other_metrics_are_not_con
         INCONSISTENT_K not in fit.diagnostics.dropped_reasons
         and fit.diagnostics.n_used + fit.diagnostics.n_dropped == 9
     )
+
+
+def test_a_held_out_inconsistent_row_is_not_scored_as_the_truth():
+    """A backtest leaves r8's impossible pass@8 of 1 out of its errors, as it leaves it out of fits (mbpp's held-out
+    rows of 1 were scored against forecasts of 0.2): the row is forecast, and marked unusable."""
+    table = _ladder("r8")
+    spec = bc.FitSpec("power_floor", "lbpp", "pass@k", k=8)
+    cut = float(table.loc[table["run"] == "r6", "flops"].iloc[0])
+    frame = bc.evaluate(spec, table, bc.Threshold(cut), uncertainty=bc.Uncertainty(n_boot=0))
+    held = frame[frame["side"] == "test"].set_index("run")
+    assert held.loc["r8", "true"] == 1.0 and not held.loc["r8", "usable"] and held.loc["r7", "usable"]
+    assert np.isfinite(held.loc["r8", "prediction"])

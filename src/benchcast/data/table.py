@@ -248,22 +248,18 @@ ROUNDING = 5e-4  # half the last digit of a file that prints scores to 3 decimal
 def inconsistent_k(rows: pd.DataFrame) -> np.ndarray:
     """Which rows of a pass@k curve per run (``run``, ``k``, ``value``) no samples could give beside the same run's
     smaller k: pass@k never falls as k grows and is at most (k/j) pass@j (Bernoulli's inequality, for the unbiased
-    estimator too), so a row at k outside [pass@j, (k/j) pass@j] (give or take ``ROUNDING``) of a consistent row at a
-    j < k is inconsistent. Rows are judged in order of k, each against the consistent ones before it, so the smallest
-    k is the anchor and one bad row does not condemn a good one after it."""
+    estimator too), so a row at k outside [pass@j, (k/j) pass@j] (give or take ``ROUNDING``) of a row at a j < k is
+    inconsistent, and so is every row of that run at a larger k: the smallest k is the anchor, and a run whose curve
+    broke once is not read past the break (the Apple file's broken runs were scored from one sample a problem)."""
     bad = np.zeros(len(rows), bool)
     k, value = rows["k"].to_numpy(float), rows["value"].to_numpy(float)
     for index in rows.groupby(rows["run"].to_numpy(), sort=False).indices.values():
-        kept: list[int] = []
-        for i in index[np.argsort(k[index], kind="stable")]:
-            if not np.isfinite(value[i]):
-                continue
-            ks, vs = k[kept], value[kept]
-            low, high = vs - ROUNDING, k[i] / ks * (vs + ROUNDING) + ROUNDING
-            if ((ks < k[i]) & ((value[i] < low) | (value[i] > high))).any():
-                bad[i] = True
-            else:
-                kept.append(i)
+        ks, vs = k[index][:, None], value[index][:, None]
+        smaller = (ks.T < ks) & np.isfinite(vs.T) & np.isfinite(vs)  # [i, j]: row j is a smaller k than row i
+        outside = (vs < vs.T - ROUNDING) | (vs > ks / ks.T * (vs.T + ROUNDING) + ROUNDING)
+        broken = (smaller & outside).any(axis=1)
+        if broken.any():
+            bad[index] = k[index] >= k[index][broken].min()
     return bad
 
 

@@ -490,6 +490,9 @@ def _with_truth(frame: pd.DataFrame, rows: pd.DataFrame, split: Split, model: En
     train, test = split.train, split.test
     fitted = np.array([(r, float(k)) in used for r, k in zip(rows["run"], rows["k"], strict=True)]) & train
     true = rows["value"].to_numpy(float)
+    usable = usable_points(true, fit.spec.q_rand, fit.spec.benchmark)
+    if "inconsistent" in rows:  # a pass@k no samples could give (data.table.inconsistent_k) is no truth to score
+        usable &= ~rows["inconsistent"].to_numpy(bool)
     return frame.assign(
         split=split.label,
         run=rows["run"].to_numpy(),
@@ -497,5 +500,5 @@ def _with_truth(frame: pd.DataFrame, rows: pd.DataFrame, split: Split, model: En
         true=true,
         side=np.where(train, "train", np.where(test, "test", "unused")),
         fitted=fitted,
-        usable=usable_points(true, fit.spec.q_rand, fit.spec.benchmark),
+        usable=usable,
     )
