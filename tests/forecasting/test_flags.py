@@ -213,6 +213,8 @@ def test_a_protocol_s_premise_is_listed_but_not_counted_as_a_flag():
     assert not premise["flagged"] and "TPR 160" in premise["flags"]
     # listed as what it is: a cell marked unflagged beside "flagged: target TPR ..." read as a contradiction
     assert premise["flags"] == "the split's premise, not a flag: " + outside.reason
+    # bench's per-point table words a point's flags the same way
+    assert fl.describe((outside, far), (fl.OUTSIDE_TPR,)) == f"{far}; the split's premise, not a flag: {outside.reason}"
     assert fl.cell_flags([(outside,), (outside,)])["flagged"]  # elsewhere it is a flag like any other
     assert fl.cell_flags([(outside,), (outside, far)], premise=(fl.OUTSIDE_TPR,))["flagged"]
 

@@ -434,7 +434,8 @@ def _cell_row(cell: Cell, strategy, block: pd.DataFrame, model, forecast):
     if model is None:
         return row, None
     # a TPR held out lies outside the fitted TPRs by construction: the protocol's premise, not a flag
-    row.update(cell_flags(list(block["flags"]), (OUTSIDE_TPR,) if cell.tprs_held else ()))
+    premise = (OUTSIDE_TPR,) if cell.tprs_held else ()
+    row.update(cell_flags(list(block["flags"]), premise))
     if row["status"] != "ok":  # refused: no number, the status says why
         return row, None
     true, ok = block["true"].to_numpy(float), block["usable"].to_numpy(bool)
@@ -449,5 +450,5 @@ def _cell_row(cell: Cell, strategy, block: pd.DataFrame, model, forecast):
         row["laws"] += " (compute alone, across TPRs)"  # runs at several TPRs read as one curve
     row["tau"] = (forecast.meta.error_model or {"tau": np.nan})["tau"]
     frame = block.assign(dataset=cell.data.name, metric=cell.metric, strategy=strategy.name)
-    frame = frame.assign(flags=[describe(p) for p in block["flags"]])
+    frame = frame.assign(flags=[describe(p, premise) for p in block["flags"]])
     return row, frame[[*POINT_COLUMNS, *(c for c in frame if c[:5] in ("lower", "upper"))]]

@@ -250,20 +250,21 @@ def withhold(values, flags: list[tuple[Flag, ...]]) -> np.ndarray:
 def cell_flags(points: list[tuple[Flag, ...]], premise: tuple[str, ...] = ()) -> dict:
     """A bench cell's ``flagged``, ``flags`` and ``refused`` (and ``status`` where refused); a flag of the split's own
     ``premise`` (a held-out TPR lies outside the fitted ones by construction) is not counted, and listed as such."""
-    counted = [[f for f in point if f.kind not in premise] for point in points]
-    texts = list(dict.fromkeys(describe(point) for point in counted if point))
-    given = dict.fromkeys(f.reason for point in points for f in point if f.kind in premise)
-    texts += [f"the split's premise, not a flag: {reason}" for reason in given]
+    texts = list(dict.fromkeys(describe(point, premise) for point in points if point))
     refusals = [f.reason for point in points for f in point if f.refuses]
-    out = {"flagged": any(counted), "flags": "; ".join(texts), "refused": bool(refusals)}
+    counted = any(f.kind not in premise for point in points for f in point)
+    out = {"flagged": counted, "flags": "; ".join(texts), "refused": bool(refusals)}
     if refusals:
         out["status"] = f"refused: {refusals[0]}"
     return out
 
 
-def describe(flags: Iterable[Flag]) -> str:
-    """The flags of one point as one cell of text (``''`` when there is none)."""
-    return "; ".join(str(f) for f in flags)
+def describe(flags: Iterable[Flag], premise: tuple[str, ...] = ()) -> str:
+    """The flags of one point as one cell of text (``''`` when there is none), a flag of a split's ``premise`` last,
+    named as such."""
+    flags = list(flags)
+    given = [f"the split's premise, not a flag: {f.reason}" for f in flags if f.kind in premise]
+    return "; ".join([str(f) for f in flags if f.kind not in premise] + given)
 
 
 def short(flags: Iterable[Flag]) -> str:
