@@ -155,7 +155,7 @@ def test_a_planned_run_is_placed_by_the_trend_of_the_files_flops_per_6nd_and_pla
     assert out.needed == pytest.approx(convention.ratio(out.params) * 6 * out.params * out.tokens, rel=1e-9)
     assert out.params == pytest.approx(far, rel=1e-3)  # the same run, to the plan's precision in compute
     assert any("r(N) x 6 N D" in note and "r = " in note for note in out.notes)  # the plan says how it placed it
-    # the trend extrapolated to 1e12 parameters gives r = 0.783: below 6 N D and every measured ratio, which the
+    # the trend extrapolated to 1e12 parameters gives r = 0.783: below 6 N D and the trend at every fitted size, which the
     # forecast's placement now says (it placed OLMo's 400B at 0.68 x 6 N D with only "extrapolated" beside it)
     huge = forecast_default(
         table,
@@ -165,7 +165,7 @@ def test_a_planned_run_is_placed_by_the_trend_of_the_files_flops_per_6nd_and_pla
         uncertainty=Uncertainty(n_boot=0, levels=0.9),
     )
     (placed,) = [note for note in huge.notes if "planned runs placed" in note]
-    assert placed.count("below 6 N D and every measured ratio") == 1 and "r = 0.783 at N = 1e+12" in placed
+    assert placed.count("below 6 N D and the trend at every fitted size") == 1 and "r = 0.783 at N = 1e+12" in placed
 
 
 # -- item 3: backtests at the question's distance --------------------------------------------------------------

@@ -217,9 +217,11 @@ class FlopsConvention:
         params = np.atleast_1d(np.asarray(params, float))
         lo, hi = self.params_range
         beyond = np.maximum(np.log10(params / hi), np.log10(lo / params))
-        # a trend extrapolated below 6 N D and below every ratio it was fitted on is no count of a run's FLOPs
+        # a trend extrapolated below 6 N D and below itself at every fitted size is no count of a run's FLOPs
         floor = min(1.0, *self.ratio(self.params_range)) * (1 - 1e-9)
-        implausible = " - below 6 N D and every measured ratio, which no FLOPs count gives: --flops-per-6nd R sets it"
+        implausible = (
+            " - below 6 N D and the trend at every fitted size, which no FLOPs count gives: --flops-per-6nd R sets it"
+        )
         parts = [
             f"r = {r:.3g} at N = {n:.3g}"
             + (f" (extrapolated {d:.2f} decades in N)" if d > 0.005 else "")
