@@ -106,3 +106,21 @@ def test_a_split_like_the_target_counts_replicate_runs_once():
         LikeTarget(flops=1e23, tpr=20.0).split(rows)
     (split,) = LikeTarget(flops=1e23, tpr=20.0, min_train=4).split(rows)
     assert split.train.sum() == 8 and split.test.sum() == 2  # both seeds of the largest size held out together
+
+
+def test_a_split_like_the_target_says_how_a_flops_trend_placed_the_target():
+    """bench and backtest --like-target placed the target by the file's FLOPs / (6 N D) trend without a word; the
+    reach now says it (and where the trend falls below 6 N D); a file of plain 6 N D adds nothing."""
+    import pandas as pd
+
+    from benchcast.evaluation.evaluate import LikeTarget
+    from benchcast.forecasting.targets import FlopsConvention
+
+    sizes = np.geomspace(1e8, 1.6e9, 8)
+    rows = pd.DataFrame({"run": [f"r{i}" for i in range(8)], "params": sizes, "tokens": 20 * sizes, "tpr": 20.0})
+    rows["flops"] = 120 * sizes**2
+    trend = FlopsConvention(np.log(1.67) + 0.07 * np.log(1e8), -0.07, "C = r(N) x 6 N D", (1e8, 1.6e9))
+    far = LikeTarget.of_run(1e12, 2e13, trend)
+    assert "the target placed at C = r(N) x 6 N D; r = 0.8" in far.reach(rows)
+    assert "below 6 N D and the trend at every fitted size" in far.reach(rows)
+    assert "placed" not in LikeTarget.of_run(1e12, 2e13, FlopsConvention()).reach(rows)

@@ -258,6 +258,7 @@ class LikeTarget(Splitter):
     tpr: float
     min_train: int = 6
     min_flops: float | None = None  # runs below it are not fitted (the spec's range): they do not count to min_train
+    placed: str = ""  # how a planned run's compute was placed, where a FLOPs trend placed it (reach says it)
 
     @classmethod
     def of_run(cls, params: float, tokens: float, convention, *, min_flops: float | None = None) -> LikeTarget:
@@ -278,7 +279,8 @@ class LikeTarget(Splitter):
         LikeTarget
         """
         params, tokens = check_positive("like-target N", params), check_positive("like-target D", tokens)
-        return cls(float(convention.flops(params, tokens)), tokens / params, min_flops=min_flops)
+        placed = f"the target placed at {convention.at(params)}" if convention.slope else ""
+        return cls(float(convention.flops(params, tokens)), tokens / params, min_flops=min_flops, placed=placed)
 
     def cuts(self, rows: pd.DataFrame) -> tuple[float, float]:
         """The compute and the TPR the training side stops at.
@@ -348,6 +350,7 @@ class LikeTarget(Splitter):
             f"the backtest reaches {got_c:.2f} decades of compute and {got_t:.2f} of TPR beyond its fitted runs; the "
             f"target lies {want_c:.2f} and {max(want_t, 0.0):.2f} beyond the ladder"
             + (f" (the nearest the ladder's runs and ratios allow: {', '.join(short)})" if short else "")
+            + (f"; {self.placed}" if self.placed else "")
         )
 
     def split(self, rows: pd.DataFrame) -> list[Split]:
