@@ -121,6 +121,6 @@ def test_a_split_like_the_target_says_how_a_flops_trend_placed_the_target():
     rows["flops"] = 120 * sizes**2
     trend = FlopsConvention(np.log(1.67) + 0.07 * np.log(1e8), -0.07, "C = r(N) x 6 N D", (1e8, 1.6e9))
     far = LikeTarget.of_run(1e12, 2e13, trend)
-    assert "the target placed at C = r(N) x 6 N D; r = 0.8" in far.reach(rows)
+    assert "the target placed at C = r(N) x 6 N D; r = 0.876 at N = 1e+12" in far.reach(rows)
     assert "below 6 N D and the trend at every fitted size" in far.reach(rows)
     assert "placed" not in LikeTarget.of_run(1e12, 2e13, FlopsConvention()).reach(rows)
