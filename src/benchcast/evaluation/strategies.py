@@ -100,7 +100,7 @@ class Combine:
         if not made.ok:
             # every candidate refused for one reason is the question's refusal (a loss named as the score), as the
             # laws alone say it, not a lack of support
-            reasons = {member.error for member in pool.values() if member.fit is None}
+            reasons = {member.error for member in pool.values() if member.fit is None} - {""}
             if len(pool) > 1 and len(reasons) == 1 and all(member.fit is None for member in pool.values()):
                 raise NoForecast(reasons.pop())
             raise NoForecast("no support", support=True)
