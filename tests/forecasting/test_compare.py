@@ -180,6 +180,9 @@ def test_a_recipe_missing_a_benchmark_is_a_reason_not_an_abort(ladders):
     )
     scores = result.scores.set_index("benchmark")
     assert scores.at["hellaswag", "pairs"] == 1 and scores.at["arc_easy", "pairs"] == 0
+    # the levels are scored too, beside the simplest alternative's (on hellaswag's two recipes; arc_easy's B has none)
+    assert scores.at["hellaswag", "n_levels"] == 2 and np.isfinite(scores.at["hellaswag", "level_mae"])
+    assert np.isfinite(scores.at["hellaswag", "baseline_level_mae"])
     arc = result.pairs[result.pairs["benchmark"] == "arc_easy"].iloc[0]
     assert "B:" in arc["truth_note"]
 
@@ -325,3 +328,22 @@ def test_many_recipes_show_their_neighbours_in_rank_and_json_keeps_every_pair():
     assert curves.get_title().startswith("the 10 best-ranked of 12 recipes")
     assert sorted(t.get_text() for t in matrix.get_yticklabels()) == sorted(ranked[:10])
     plt.close(fig)
+
+
+def test_the_backtest_scores_the_forecast_levels_beside_the_baselines():
+    """compare --backtest scored decisions only, so a forecast high on every recipe (DCLM's 6.9B hellaswag, +0.08)
+    went unseen: the levels' bias, error and coverage are scored, with the baseline's error on the same recipes."""
+    from benchcast.evaluation.compare_backtest import _levels
+
+    recipes = pd.DataFrame(
+        {
+            "prediction": [0.70, 0.62, 0.55, np.nan],
+            "lower": [0.66, 0.60, 0.50, np.nan],
+            "upper": [0.74, 0.64, 0.60, np.nan],
+            "baseline": [0.60, 0.55, 0.52, 0.40],
+            "truth": [0.65, 0.61, 0.52, 0.45],
+        }
+    )
+    bias, mae, baseline_mae, covered, n = _levels(recipes)
+    assert n == 3 and bias == pytest.approx((0.05 + 0.01 + 0.03) / 3) and mae == pytest.approx(bias)
+    assert baseline_mae == pytest.approx((0.05 + 0.06 + 0.0) / 3) and covered == pytest.approx(2 / 3)

@@ -29,6 +29,11 @@ SCORES = [
     "decided_accuracy",
     "multiplier_coverage",
     "n_multipliers",
+    "level_bias",
+    "level_mae",
+    "baseline_level_mae",
+    "level_coverage",
+    "n_levels",
 ]
 
 
@@ -44,7 +49,10 @@ class CompareBacktest(RichView):
         counts half),
         ``baseline_accuracy`` (the simplest alternative's on the same pairs; ``baseline_all`` on every pair with a
         truth), ``brier`` (of p_a_better), ``decided`` (share decided at the comparison's level) and
-        ``decided_accuracy``, ``multiplier_coverage`` where true multipliers were given.
+        ``decided_accuracy``, ``multiplier_coverage`` where true multipliers were given; and the levels forecast at the
+        held-out budget against each recipe's truth there: ``level_bias`` (mean forecast - truth), ``level_mae``,
+        ``baseline_level_mae`` (the simplest alternative's level, each recipe's best run at its baseline budget, on
+        the same recipes), ``level_coverage`` (share inside the forecast's interval) over ``n_levels`` recipes.
     pairs : pandas.DataFrame
         Every pair with ``truth_a_better`` (and ``truth_note``: why there is none) beside the comparison's columns.
     comparison : Comparison
@@ -165,8 +173,14 @@ def compare_backtest(
         for r, a, b in zip(judged.itertuples(), ta, tb, strict=True)
     ]
     coverage = _coverage(comparison, true_multipliers, top)
-    rows = [_scores(bench, judged[judged["benchmark"] == bench], coverage.get(bench)) for bench, _ in pairs]
-    rows.append(_scores("pooled", judged, [c for v in coverage.values() for c in v] if coverage else None))
+    levels = comparison.recipes.assign(
+        truth=[truth.get((r.benchmark, r.recipe), np.nan) for r in comparison.recipes.itertuples()]
+    )
+    rows = [
+        _scores(bench, judged[judged["benchmark"] == bench], coverage.get(bench), levels[levels["benchmark"] == bench])
+        for bench, _ in pairs
+    ]
+    rows.append(_scores("pooled", judged, [c for v in coverage.values() for c in v] if coverage else None, levels))
     return CompareBacktest(pd.DataFrame(rows, columns=SCORES), judged, comparison, top, below)
 
 
@@ -181,8 +195,28 @@ def _coverage(comparison: Comparison, truth, top: float) -> dict:
     return out
 
 
-def _scores(name: str, pairs: pd.DataFrame, covered) -> list:
-    """One row of scores over ``pairs``."""
+def _levels(recipes: pd.DataFrame) -> list:
+    """The forecast levels' bias, error and interval coverage against the truth, and the baseline's error, over the
+    recipes with a forecast, a baseline and a truth."""
+    pred, base, true = (recipes[c].to_numpy(float) for c in ("prediction", "baseline", "truth"))
+    ok = np.isfinite(pred) & np.isfinite(base) & np.isfinite(true)
+    if not ok.any():
+        return [float("nan")] * 4 + [0]
+    low, up = recipes["lower"].to_numpy(float)[ok], recipes["upper"].to_numpy(float)[ok]
+    inside = (low <= true[ok]) & (true[ok] <= up)
+    covered = float(np.mean(inside)) if np.isfinite(low).all() and np.isfinite(up).all() else float("nan")
+    error = pred[ok] - true[ok]
+    return [
+        float(np.mean(error)),
+        float(np.mean(np.abs(error))),
+        float(np.mean(np.abs(base[ok] - true[ok]))),
+        covered,
+        int(ok.sum()),
+    ]
+
+
+def _scores(name: str, pairs: pd.DataFrame, covered, levels: pd.DataFrame | None = None) -> list:
+    """One row of scores over ``pairs`` (and ``levels``: the recipes' forecasts with their truth)."""
     known = pairs[pairs["truth_a_better"].notna() & pairs["baseline_a_better"].notna()]
     ok = known[known["p_a_better"].notna()]
     p, y = ok["p_a_better"].to_numpy(float), ok["truth_a_better"].to_numpy(float)
@@ -201,6 +235,7 @@ def _scores(name: str, pairs: pd.DataFrame, covered) -> list:
         float(np.mean(right[decided])) if decided.any() else nan,  # a decided pair has p != 1/2
         float(np.mean(covered)) if covered else nan,
         len(covered) if covered else 0,
+        *(_levels(levels) if levels is not None else [nan] * 4 + [0]),
     ]
 
 
