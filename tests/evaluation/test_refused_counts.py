@@ -90,6 +90,10 @@ def test_a_question_every_candidate_refuses_for_one_reason_is_that_refusal_not_n
     with pytest.raises(NoForecast) as refused:
         Combine().make(cell)
     assert refused.value.status == f"failed: {said}"
+    alone = SimpleNamespace(benchmark="c4", candidates=("power_floor",), fallbacks=(), members=dict(cell.members))
+    with pytest.raises(NoForecast) as one:  # a pool of one law (--candidate power_floor) says its reason too
+        Combine().make(alone)
+    assert one.value.status == f"failed: {said}"
     cell.members["nd_floor"] = Member("nd_floor", None, error="nd_floor needs 6 runs, has 4")
     with pytest.raises(NoForecast) as unsupported:
         Combine().make(cell)

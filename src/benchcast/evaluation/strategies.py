@@ -98,10 +98,10 @@ class Combine:
         pool = {law: cell.members[law] for law in (*cell.candidates, *cell.fallbacks) if law in cell.members}
         made = Ensemble.of_members(cell.benchmark, pool, self.rule, fallbacks=tuple(cell.fallbacks))
         if not made.ok:
-            # every candidate refused for one reason is the question's refusal (a loss named as the score), as the
+            # every candidate (one or more) refused for one reason: that reason (a loss named as the score), as the
             # laws alone say it, not a lack of support
             reasons = {member.error for member in pool.values() if member.fit is None} - {""}
-            if len(pool) > 1 and len(reasons) == 1 and all(member.fit is None for member in pool.values()):
+            if pool and len(reasons) == 1 and all(member.fit is None for member in pool.values()):
                 raise NoForecast(reasons.pop())
             raise NoForecast("no support", support=True)
         return made
