@@ -13,7 +13,7 @@ from benchcast.errors import BenchcastError
 from benchcast.fitting.result import FitResult
 from benchcast.fitting.spec import FitSpec
 from benchcast.forecasting.answers import base_spec, check_options, runs_below
-from benchcast.forecasting.bootstrap import ANSWER, Uncertainty, bootstrap
+from benchcast.forecasting.bootstrap import ANSWER, NO_INTERVAL, Uncertainty, bootstrap
 from benchcast.forecasting.draws import Draws
 from benchcast.forecasting.ensemble import Ensemble
 from benchcast.forecasting.flags import (
@@ -138,17 +138,20 @@ def plan_default(
         )
     # the planned run placed by the runs' own FLOPs convention, as forecast DATA places a run of N and D
     convention = flops_convention(table, **selection) if placed_at is not None else None
+    # a score the forecast reaches at the smallest fitted run needs a compute below every run: refused before the
+    # bootstrap (the search starts there and would answer its first point)
+    smallest = min(float(r.points["flops"].min()) for r in results.values())
+    first = ensemble.predict(planned_runs(flops=[smallest], tpr=placed_at, convention=convention), NO_INTERVAL)
+    if float(first.prediction[0]) >= target:
+        raise BenchcastError(
+            f"no plan for {benchmark}: score {target:g} is reached at or below the smallest fitted run (the forecast "
+            f"there is {float(first.prediction[0]):.4g} at {smallest:.3g} FLOPs), so the compute it needs lies below "
+            "every run, where nothing was fitted: ask for a score above it."
+        )
     band = _band(
         ensemble, target, unc, placed_at, {"n_jobs": n_jobs, "ray_address": ray_address}, convention=convention
     )
     at = band["forecast"]
-    if band["needed"] <= band["smallest"] * (1 + 1e-9):  # reached at the grid's first point: below it, no run
-        reached = float(at.prediction[0]) if at is not None else float("nan")
-        raise BenchcastError(
-            f"no plan for {benchmark}: score {target:g} is reached at or below the smallest fitted run (the forecast "
-            f"there is {reached:.4g} at {band['smallest']:.3g} FLOPs), so the compute it needs lies below every run, "
-            "where nothing was fitted: ask for a score above it."
-        )
     fields = {
         "benchmark": benchmark,
         "forecaster": rule,
