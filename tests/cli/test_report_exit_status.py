@@ -8,11 +8,12 @@ from conftest import run_cli as run
 
 def test_a_report_with_a_benchmark_not_forecast_writes_the_page_and_exits_3(apple_path, tmp_path):
     out = tmp_path / "r.html"
-    args = ["report", apple_path, "-b", "arc_easy:acc_norm", "-b", "sciq:brier", "-C", "1e23", "--tpr", "20"]
+    # one benchmark at two metrics, one refused: the line names the metric left out, not the benchmark alone
+    args = ["report", apple_path, "-b", "arc_easy:acc_norm", "-b", "arc_easy:brier", "-C", "1e23", "--tpr", "20"]
     proc = run(*args, "--n-boot", "10", "-j", "1", "-o", out, "--json")
     assert proc.returncode == 3, proc.stderr
     summary = json.loads(proc.stdout)
-    assert [f["benchmark"] for f in summary["not_forecast"]] == ["sciq"] and out.exists()
+    assert [(f["benchmark"], f["metric"]) for f in summary["not_forecast"]] == [("arc_easy", "brier")] and out.exists()
     message = " ".join(proc.stderr.split())
-    assert "1 of 2 benchmarks not forecast (sciq;" in message and "exit status 3" in message
+    assert "1 of 2 benchmarks not forecast (arc_easy:brier;" in message and "exit status 3" in message
     assert "Not forecast" in out.read_text()

@@ -126,6 +126,10 @@ def test_a_recipe_with_too_few_runs_is_reported_and_left_out_of_the_pairs(ladder
     )
     row = out.recipes.set_index("recipe").loc["C"]
     assert np.isnan(row["prediction"]) and row["note"].startswith("no forecast")
+    # the terminal table says why in C's own row, not only in the notes under it (its flags cell was empty)
+    table = out.rich_items()[0]
+    cells = dict(zip(table.columns[1]._cells, table.columns[-1]._cells, strict=True))
+    assert cells["C"] == row["note"]
     with_c = out.pairs[(out.pairs["a"] == "C") | (out.pairs["b"] == "C")]
     assert len(with_c) == 2 and with_c["p_a_better"].isna().all() and with_c["reason"].str.contains("C").all()
     assert "independent" in str(out)

@@ -14,6 +14,9 @@ def test_the_floor_is_stated_only_where_it_binds():
     above = ErrorModel(tau=0.03, own_tau=0.03)
     assert above.floor_note == "" and "floor" not in above.to_dict()
     assert ErrorModel(tau=TAU_FLOOR).floor_note == ""  # no own measurement: nothing floored
+    # an own error of exactly 0 per decade says what it means, not only '0' (OLMo's hellaswag read as 'no error')
+    zero = ErrorModel(tau=0.0076, own_tau=0.0).floor_note
+    assert "(0 per decade: its origins' errors do not grow with the distance) is below the floor" in zero
 
 
 def test_recommend_shows_the_measured_tau_and_says_the_floor_binds():

@@ -153,6 +153,19 @@ def test_malformed_sample_files_name_the_file(tmp_path):
         read_counts(repeated, run="m")
 
 
+def test_a_table_of_scores_is_told_what_reads_it(tmp_path):
+    """A scaling table (pass@k scores per run, as the Apple files) given as samples names the commands that read it;
+    another table without problem ids is told only what is missing."""
+    scores = tmp_path / "scores.csv"
+    scores.write_text("run,flops,benchmark,metric_type,score\nr1,1e20,humaneval-py,pass@1,0.1\n")
+    with pytest.raises(DataError, match=r"scores.csv: missing column 'problem_id' .*table of scores per run.*kscan"):
+        read_counts(scores)
+    other = tmp_path / "other.csv"
+    other.write_text("id,outcome\n1,0\n")
+    with pytest.raises(DataError, match=r"other.csv: missing column 'problem_id' \(found id, outcome\)\.$"):
+        read_counts(other)
+
+
 def test_per_problem_tables_refuse_repeated_problems(tmp_path):
     path = tmp_path / "pp.csv"
     path.write_text("problem_id,n,c\n1,10,3\n1,10,4\n")

@@ -89,7 +89,11 @@ def test_the_choice_is_the_least_error_in_the_backtest_and_power_k_unless_clearl
     assert model.chosen_ in model.rule() and f"{model.tau_:.3f}" in model.rule()
     # with no origin to judge by (n below 40), the simplest alternative
     few, _ = _benchmark(rng, 20)
-    assert PassKPastN(PER_RUN, n_boot=0).fit(few).chosen_ == "power_k"
+    unjudged = PassKPastN(PER_RUN, n_boot=0).fit(few)
+    assert unjudged.chosen_ == "power_k"
+    # and says it was not judged (it read 'least MAE one decade of k past 0 thinned origins')
+    assert "by default: no thinned origin to judge by" in unjudged.rule() and "past 0" not in unjudged.rule()
+    assert "past" in model.rule() and "by default" not in model.rule()
 
 
 def test_the_interval_covers_on_a_heavy_tailed_ladder_and_is_a_probability():

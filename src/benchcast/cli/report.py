@@ -163,7 +163,7 @@ def report_command(
     else:
         console.print(escape(f"wrote {summary['out']} ({summary['bytes'] / 1e6:.2f} MB)"), highlight=False)
     if missing := summary.get("not_forecast"):  # as forecast and plan do: the page is written, the status says it
-        names = ", ".join(f["benchmark"] for f in missing)
+        names = ", ".join(f["benchmark"] + (f":{f['metric']}" if f.get("metric") else "") for f in missing)
         total = len(missing) + len(summary.get("benchmarks", ()))
         print_error(
             f"{len(missing)} of {total} benchmarks not forecast ({names}; the page's 'Not forecast' table says why), "

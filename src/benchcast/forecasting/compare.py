@@ -151,6 +151,9 @@ class Comparison(RichView):
         bounds = [f"{pct} % lower", f"{pct} % upper"]
         r = self.recipes.assign(rank=self.recipes["rank"].map(_rank), flags=self.recipes["flags"].map(short))
         r["baseline_rank"] = r["baseline_rank"].map(_rank)
+        # a recipe not forecast says why in its own row (the notes below repeat it)
+        unforecast = ~np.isfinite(r["prediction"].to_numpy(float)) & (r["flags"] == "")
+        r.loc[unforecast, "flags"] = r.loc[unforecast, "note"]
         columns = ["benchmark", "recipe", "prediction", "lower", "upper", "rank", "baseline", "baseline_rank", "flags"]
         head = ["benchmark", "recipe", "forecast", *bounds, "rank", "baseline", "baseline rank", "flags"]
         items = [rich_table(self.title, head, r[columns].values.tolist())]

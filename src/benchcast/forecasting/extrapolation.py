@@ -259,8 +259,10 @@ class ErrorModel:
         """Where the floor binds, in words ('' where it does not): an own tau below it counts as it."""
         if self.own_tau is None or not self.own_tau < TAU_FLOOR:
             return ""
+        # an exact 0: the NNLS put the origins' whole squared error in its constant (noise at every distance)
+        grows = ": its origins' errors do not grow with the distance" if self.own_tau == 0 else ""
         return (
-            f"the benchmark's own extrapolation error ({self.own_tau:.2g} per decade) is below the floor "
+            f"the benchmark's own extrapolation error ({self.own_tau:.2g} per decade{grows}) is below the floor "
             f"{TAU_FLOOR:g} and counts as {TAU_FLOOR:g}"
             + (f" before pooling ({self.source})" if "+" in self.source else "")
         )

@@ -383,9 +383,14 @@ class PassKPastN(ResultView):
         """
         judged = int(self.scores_["origins"].max()) if not self.scores_.empty else 0
         parts = () if self.joint_ is None else (self.joint_.describe(), self.evidence_, self.fallback_)
+        how = (
+            f"least MAE one decade of k past {judged} thinned origins; a family only below {FAMILY_MARGIN:g} x "
+            "power_k's"
+            if judged
+            else "by default: no thinned origin to judge by"
+        )
         return (
-            f"{self.benchmark_ or 'benchmark'}: {self.chosen_} (least MAE one decade of k past {judged} thinned "
-            f"origins; a family only below {FAMILY_MARGIN:g} x power_k's); error per decade of k {self.tau_:.3f} on "
+            f"{self.benchmark_ or 'benchmark'}: {self.chosen_} ({how}); error per decade of k {self.tau_:.3f} on "
             "log(-log pass@k) "
             f"({REACH:g} x the origins' RMS shrunk toward {TAU_PRIOR} by {PRIOR_WEIGHT:g} origins), added to the "
             "bootstrap over problems" + "".join(f"; {part}" for part in parts if part)

@@ -48,7 +48,15 @@ def read_counts(path: str | Path, *, benchmark: str | None = None, run: str | No
             return read_lm_eval_samples(path, benchmark=benchmark, run=run)
     frame = read_frame(path, "sample outcomes")
     if "problem_id" not in frame.columns:
-        raise DataError(f"{path}: missing column 'problem_id' (found {', '.join(map(str, frame.columns))}).")
+        # a scaling table (a score per run, pass@k among its metrics) is no sample file: say what reads it
+        curves = {"metric_type", "score"} <= set(frame.columns) or {"metric", "value"} <= set(frame.columns)
+        hint = (
+            ": this is a table of scores per run (pass@k curves, not per-problem counts n, c or outcomes); "
+            "`benchcast kscan` reads its pass@k across k and `benchcast fit --law passk_compute` across compute and k"
+            if curves
+            else ""
+        )
+        raise DataError(f"{path}: missing column 'problem_id' (found {', '.join(map(str, frame.columns))}){hint}.")
     frame["run"] = frame["run"].astype(str) if "run" in frame.columns else (run or "run")
     frame["benchmark"] = frame["benchmark"].astype(str) if "benchmark" in frame.columns else (benchmark or path.stem)
     frame["problem_id"] = frame["problem_id"].astype(str)
