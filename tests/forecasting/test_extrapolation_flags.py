@@ -115,3 +115,67 @@ def test_a_plan_at_k_reads_the_forecast_at_that_k(k5):
         bc.plan(k5, 0.3, k=16, uncertainty=Uncertainty(n_boot=0, levels=0.9)).needed
         < bc.plan(k5, 0.3, k=1, uncertainty=Uncertainty(n_boot=0, levels=0.9)).needed
     )  # more tries: less compute
+
+
+def _where_k_stops_helping(k5) -> float:
+    """The compute below which the fitted K5 law's slope in log k (beta + delta log C) turns positive."""
+    _, _, beta, delta = (float(v) for v in k5.theta)
+    assert delta < 0 < beta  # the premise on the DCLM HumanEval runs: the slope in log k rises as C falls
+    return float(np.exp(-beta / delta))
+
+
+def test_a_pass_at_k_law_that_falls_with_k_is_refused_there_not_printed(k5):
+    """passk_compute (K5) fitted on HumanEval has pass@k fall with k below a compute: refused there, whatever k is
+    asked (printed before as 0.000413, 0.000358, 0.000294 for k = 1, 8, 128 at 3e17, flagged only as below the data)."""
+    from benchcast.forecasting.flags import FALLS_WITH_K
+
+    turn = _where_k_stops_helping(k5)
+    low, high = turn / 3, turn * 30
+    no_interval = Uncertainty(n_boot=0, levels=0.9)
+    falling = [float(bc.forecast(k5, flops=[low], k=k, uncertainty=no_interval).prediction[0]) for k in (1, 8)]
+    assert np.isnan(falling).all()
+    fc = bc.forecast(k5, flops=[low, high], k=8, uncertainty=no_interval)
+    refusal, kept = fc.flags
+    assert refusal[0].kind == FALLS_WITH_K and refusal[0].refuses and f"{low:.3g} FLOPs" in refusal[0].reason
+    assert FALLS_WITH_K not in {f.kind for f in kept} and 0 < float(fc.prediction[1]) < 1
+    # the law itself, at the same compute: pass@k non-decreasing in k above the turn, falling below it
+    law = k5.fitted
+    assert law.score_at(high, k=8.0) >= law.score_at(high, k=1.0)
+    assert law.score_at(low, k=8.0) < law.score_at(low, k=1.0)
+
+
+def test_a_k_plan_where_the_law_falls_with_k_is_refused(k5):
+    """plan --flops asks the k needed at a compute: where the law has pass@k fall with k there is no plan (it said
+    'unreachable: limit 0 as k grows' for a target pass@1 already passed)."""
+    low = _where_k_stops_helping(k5) / 3
+    with pytest.raises(bc.BenchcastError, match="pass@k fall as k grows"):
+        bc.plan(k5, 1e-4, flops=low, uncertainty=Uncertainty(n_boot=0, levels=0.9))
+
+
+def test_a_k_past_the_search_is_not_called_above_the_limit(k5):
+    """A target below the law's limit as k grows but past the k searched says so, not 'unreachable by its limit'."""
+    out = bc.plan(k5, 0.99, flops=3e19, uncertainty=Uncertainty(n_boot=0, levels=0.9))
+    assert not out.reachable and out.ceiling > 0.99
+    assert "within k = 1e+09 attempts" in out.message and "above the target" in out.message
+
+
+def test_a_plan_below_the_smallest_run_has_no_interval_that_leaves_its_point_out(k5):
+    """A compute plan answered below the smallest fitted run has no interval (its bounds are searched from that run
+    up): it printed 1.211e+18 .. 1.211e+18 around a point of 5.4e17."""
+    out = bc.plan(k5, 1e-3, k=8, uncertainty=Uncertainty(n_boot=20, seed=0, levels=0.9))
+    smallest = float(k5.points["flops"].min())
+    assert out.needed < smallest
+    assert out.lower is None and out.upper is None
+    assert "no interval: the compute needed lies below the smallest fitted run" in out.message
+
+
+def test_a_law_of_k_counts_its_chance_drops_in_points_not_runs(apple):
+    """passk_compute has a row per run and k: its chance filter's count is of points (it said '153 of 440 runs' of
+    DCLM's 55 lbpp runs)."""
+    from benchcast.forecasting.flags import NEAR_CHANCE, fit_flags
+
+    fit = bc.fit(apple, "passk_compute", "lbpp", tpr=20.0)
+    (flag,) = [f for f in fit_flags(fit) if f.kind == NEAR_CHANCE]
+    rows = fit.diagnostics.n_used + fit.diagnostics.n_dropped
+    assert rows > fit.points["run"].nunique()  # the premise: more rows than runs
+    assert f"of {rows} points (a run's every k)" in flag.reason and "runs" not in flag.reason

@@ -271,3 +271,41 @@ def test_a_ladder_that_never_leaves_chance_is_flagged_for_no_rise(apple, c4_path
     for table, benchmark, metric in ((apple, "gsm8k_cot_llama", "exact_match"), (c4, "arc_easy", "acc_norm")):
         rising = bc.fit(table, "bnsl_monotone", benchmark, metric, tpr=20)
         assert fl.NO_RISE not in [f.kind for f in fl.fit_flags(rising)]
+
+
+def test_forecasts_of_one_benchmark_that_fall_as_k_grows_are_flagged_in_pairs():
+    """Each k is fitted on its own: where a larger k's forecast lies below a smaller k's at one run, both rows say so
+    (the DCLM HumanEval forecasts at 1e23 printed pass@64 0.8031 under pass@32 0.8209 without a word); a rise, a fall
+    within rounding and a point neither forecasts stay unflagged."""
+    flags = fl.falls_across_k([1, 8, 32], [[0.5, 0.6, 0.3], [0.7, 0.55, 0.31], [0.69, 0.8, np.nan]])
+    kinds = [[[f.kind for f in point] for point in row] for row in flags]
+    assert kinds == [
+        [[], [fl.FALLS_WITH_K], []],
+        [[fl.FALLS_WITH_K], [fl.FALLS_WITH_K], []],
+        [[fl.FALLS_WITH_K], [], []],
+    ]
+    assert "pass@32 0.69 < pass@8 0.7" in flags[2][0][0].reason and not flags[2][0][0].refuses
+    assert fl.falls_across_k([1, 8], [[0.5], [0.4996]]) == [[()], [()]]  # 4e-4 down: rounding, not a fall
+
+
+def test_consistent_in_k_flags_only_one_benchmark_at_several_k_of_the_same_runs():
+    from benchcast.forecasting.answers import consistent_in_k
+    from benchcast.forecasting.forecast import make_forecast
+
+    runs = planned_runs(flops=[1e23, 1e24])
+
+    def made(benchmark, metric, prediction, at=runs):
+        return make_forecast(benchmark, "ensemble", at, np.array(prediction), [], Uncertainty(n_boot=0), metric=metric)
+
+    answers = [
+        made("humaneval-py", "pass@32", [0.82, 0.93]),
+        made("humaneval-py", "pass@64", [0.80, 0.95]),  # below pass@32 at 1e23 only
+        made("mbpp", "pass@1", [0.9, 0.9]),  # another benchmark: not compared
+        made("mbpp", "pass@8", [0.5, 0.5], at=planned_runs(flops=[1e21, 1e22])),  # other runs: not compared
+        "a refusal",
+    ]
+    out = consistent_in_k(answers)
+    assert [f.kind for f in out[0].flags[0]] == [fl.FALLS_WITH_K] and out[1].flags[0][0].kind == fl.FALLS_WITH_K
+    assert out[0].flags[1] == () and out[1].flags[1] == ()
+    assert out[2] is answers[2] and out[3] is answers[3] and out[4] == "a refusal"
+    assert "pass@64 0.8 < pass@32 0.82" in out[1].records()[0]["flags"]  # the words every view prints

@@ -174,7 +174,7 @@ def forecast_command(
         )
     from benchcast.data.table import select
     from benchcast.fitting.spec import FitSpec
-    from benchcast.forecasting.answers import forecast_default
+    from benchcast.forecasting.answers import consistent_in_k, forecast_default
     from benchcast.forecasting.selection import DEFAULT_CANDIDATES
 
     refuse_unused_proxy(list(DEFAULT_CANDIDATES), proxy)
@@ -195,6 +195,7 @@ def forecast_command(
             **where.kwargs(),
         ),
     )
+    outs = consistent_in_k(outs)  # one benchmark at several k: a pass@k falling with k is flagged
     answered = [(o, pair) for o, pair in zip(outs, pairs, strict=True) if not isinstance(o, Refusal)]
     if out is not None and answered:
         from benchcast.plots.style import panel_grid, save_figure

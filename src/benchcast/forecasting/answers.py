@@ -9,6 +9,7 @@ bootstrap runs (``n_jobs``, ``ray_address``) is an argument of the call.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -21,6 +22,7 @@ from benchcast.fitting.spec import FitSpec, design
 from benchcast.forecasting.alternative import beside, compare, fit_alternative
 from benchcast.forecasting.bootstrap import ANSWER, Uncertainty
 from benchcast.forecasting.ensemble import Ensemble
+from benchcast.forecasting.flags import falls_across_k
 from benchcast.forecasting.forecast import Forecast, ForecastMeta, make_forecast
 from benchcast.forecasting.results import Recommendation
 from benchcast.forecasting.selection import SELECTION_RULES
@@ -34,6 +36,8 @@ from benchcast.forecasting.targets import (
 from benchcast.laws import available_laws
 from benchcast.plots.labels import metric_label
 from benchcast.validation import check_law, check_positive
+
+_K_METRIC = re.compile(r"pass@(\d+)")  # a forecast at one k names its metric pass@K
 
 
 def forecast(
@@ -256,6 +260,23 @@ def _ratio_curves(
     label = f"TPR {tpr:.4g}" if np.isfinite(tpr) else "by compute"
     label += f", fitted below {runs.flops[i]:.3g}" if several else ""
     return {label: ensemble.predict(along, replace(unc, levels=(0.5, 0.9)), confidence=confidence, **where)}
+
+
+def consistent_in_k(answers: list) -> list:
+    """``answers`` with one benchmark's forecasts at several k of the same runs flagged where pass@k falls with k."""
+    groups: dict[str, list] = {}
+    for i, answer in enumerate(answers):
+        if isinstance(answer, Forecast) and (k := _K_METRIC.fullmatch(answer.metric or "")):
+            groups.setdefault(answer.benchmark, []).append((int(k.group(1)), i))
+    out = list(answers)
+    for members in (m for m in groups.values() if len(m) > 1):
+        runs = [answers[i].points[["flops", "params", "tokens"]].to_numpy(float) for _, i in members]
+        if any(r.shape != runs[0].shape or not np.allclose(r, runs[0], equal_nan=True) for r in runs):
+            continue  # not the same runs: nothing to compare point by point
+        flags = falls_across_k([k for k, _ in members], [answers[i].prediction for _, i in members])
+        for (_, i), extra in zip(members, flags, strict=True):
+            out[i] = answers[i].with_flags(extra) if any(extra) else answers[i]
+    return out
 
 
 def forecast_default(

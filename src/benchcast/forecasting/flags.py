@@ -5,7 +5,8 @@ rules; intervals are kept within [0, 1] (:func:`benchcast.forecasting.draws.scor
 
 Refused, because a wrong number is worse than an error: a forecast outside [0, 1] (a score cannot be
 there; a strategy that averages such a member's number in is refused with it), and so the 0 or 1 a law
-that clips its forecasts (``Law.clip_scores``: the two-stage laws) gives in place of one.
+that clips its forecasts (``Law.clip_scores``: the two-stage laws) gives in place of one; and a law of k's forecast
+where the fitted law has pass@k fall as k grows (``Law.k_slope`` above 0: more attempts never solve fewer problems).
 
 Flagged, because the number may be right but rests on less than it seems:
 
@@ -45,7 +46,7 @@ import numpy as np
 import pandas as pd
 
 from benchcast.data.chance import DEFAULT_MARGIN
-from benchcast.data.table import TPR_RTOL
+from benchcast.data.table import ROUNDING, TPR_RTOL
 from benchcast.errors import BenchcastError
 from benchcast.fitting.diagnostics import MIN_POINTS_PER_PARAMETER, few_points
 from benchcast.forecasting.targets import (
@@ -70,6 +71,7 @@ NEAR_CHANCE = "near-chance runs dropped"
 NO_RISE = "no rise above chance"
 BORROWED_SLOPE = "slope borrowed"
 BEYOND_K, ACROSS_TPRS = "beyond the fitted k", "across TPRs"
+FALLS_WITH_K = "falls as k grows"
 SKEWED = "outside its 50 % interval"
 UNINFORMATIVE = "uninformative"
 FEW_REPLICATES = "few bootstrap replicates"
@@ -152,7 +154,8 @@ def fit_flags(result) -> tuple[Flag, ...]:
     near = {why: n for why, n in d.dropped_reasons.items() if "chance" in why}
     if sum(near.values()) * NEAR_CHANCE_SHARE > d.n_used + d.n_dropped:  # a fit on what is left of the ladder
         reasons = ", ".join(f"{why}: {n}" for why, n in near.items())
-        left = f"left out {sum(near.values())} of {d.n_used + d.n_dropped} runs ({reasons}); --margin sets its margin"
+        rows = "points (a run's every k)" if "k" in law.covariates else "runs"  # a law of k has a row per (run, k)
+        left = f"left out {sum(near.values())} of {d.n_used + d.n_dropped} {rows} ({reasons}); --margin sets its margin"
         out.append((NEAR_CHANCE, f"{result.law}: the chance filter {left}"))
     if flat := _no_rise(result):
         out.append((NO_RISE, flat))
@@ -212,9 +215,12 @@ def ensemble_flags(fits: Mapping, predicted: Mapping, blend, placement: Placemen
     for law, fit in fits.items():
         limit, meaning = _limit(fit)
         common, clips = fit_flags(fit), bool(getattr(fit.law_object, "clip_scores", False))
-        for point, value in zip(per_point, np.atleast_1d(np.asarray(predicted[law], float)), strict=True):
+        values = np.atleast_1d(np.asarray(predicted[law], float))
+        at = placement.covariates.get(law, {}).get("flops", placement.runs.flops)  # what the member was given
+        falls = falls_with_k(fit, np.broadcast_to(np.asarray(at, float), values.shape))
+        for point, value, fall in zip(per_point, values, falls, strict=True):
             own = value_flags(fit.law, float(value), limit, meaning) or (_clipped(fit.law, value) if clips else ())
-            point.extend(_ordered((*own, *common)))
+            point.extend(_ordered((*fall, *own, *common)))
     top = placement.flops_range[1]
     where, beyond_tpr = placement_flags(placement), target_flags(placement, fits)
     for i, point in enumerate(per_point):
@@ -228,6 +234,57 @@ def ensemble_flags(fits: Mapping, predicted: Mapping, blend, placement: Placemen
         for point, value in zip(per_point, np.broadcast_to(np.asarray(k, float), blend.shape), strict=True):
             point.extend(flagged(beyond_k(value, k_max)))
     return [_ordered(point) for point in per_point]
+
+
+def falls_with_k(fit, flops) -> list[tuple[Flag, ...]]:
+    """Per compute, the refusal of a law of k whose own slope in log k there has pass@k fall as k grows."""
+    flops = np.atleast_1d(np.asarray(flops, float)).ravel()
+    slope_of = getattr(fit.law_object, "k_slope", None)
+    if slope_of is None:
+        return [()] * len(flops)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        slope = np.broadcast_to(
+            np.asarray(slope_of(np.asarray(fit.theta, float), {"flops": flops}), float), flops.shape
+        )
+    words = "more attempts never solve fewer problems, so the fitted law does not hold there"
+    return [
+        (
+            Flag(
+                FALLS_WITH_K,
+                f"{fit.law} has pass@k fall as k grows at {c:.3g} FLOPs (its slope in log k there is "
+                f"{s:.3g}, above 0): {words}",
+                True,
+            ),
+        )
+        if s > 0
+        else ()
+        for c, s in zip(flops, slope, strict=True)
+    ]
+
+
+def falls_across_k(ks, predictions) -> list[list[tuple[Flag, ...]]]:
+    """Per k of ``ks`` (``predictions``: a row per k, a column per run), the flag of each run where a larger k's lies
+    below a smaller k's."""
+    # each k is fitted on its own and pass@k cannot fall as k grows: one of them is off, and which one the forecasts
+    # cannot tell, so both are flagged (not refused)
+    ks, values = np.asarray(ks, float), np.atleast_2d(np.asarray(predictions, float))
+    out: list[list[tuple[Flag, ...]]] = [[() for _ in range(values.shape[1])] for _ in ks]
+    for point in range(values.shape[1]):
+        pairs = [
+            (a, b)
+            for a in range(len(ks))
+            for b in range(len(ks))
+            if ks[a] < ks[b] and values[b, point] < values[a, point] - ROUNDING
+        ]
+        for row in {i for pair in pairs for i in pair}:
+            said = "; ".join(
+                f"pass@{ks[b]:g} {values[b, point]:.4g} < pass@{ks[a]:g} {values[a, point]:.4g}"
+                for a, b in pairs
+                if row in (a, b)
+            )
+            words = f"the per-k forecasts at this run fall as k grows ({said}): pass@k cannot, so one of them is off"
+            out[row][point] = (Flag(FALLS_WITH_K, words, False),)
+    return out
 
 
 def _ordered(flags: Iterable[Flag]) -> tuple[Flag, ...]:

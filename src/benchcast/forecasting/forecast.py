@@ -355,6 +355,22 @@ class Forecast(RichView):
         points = self.points.assign(alternative=np.asarray(point, float), versus=[record] * len(self))
         return replace(self, points=points)
 
+    def with_flags(self, extra: list) -> Forecast:
+        """This forecast with further flags at each point (``extra``: a tuple of
+        :class:`~benchcast.forecasting.flags.Flag` per point), as a rule over several forecasts gives them.
+
+        Parameters
+        ----------
+        extra : list of tuple of Flag
+            One tuple per point.
+
+        Returns
+        -------
+        Forecast
+        """
+        flags = [(*old, *new) for old, new in zip(self.points["flags"], extra, strict=True)]
+        return replace(self, points=self.points.assign(flags=flags))
+
     # -- views ---------------------------------------------------------------------------------------
 
     def to_frame(self) -> pd.DataFrame:

@@ -25,6 +25,7 @@ from benchcast.forecasting.flags import (
     below_data,
     beyond_k,
     distance_flags,
+    falls_with_k,
     fit_flags,
     flagged,
     placement_flags,
@@ -39,7 +40,7 @@ from benchcast.forecasting.targets import (
     place,
     planned_runs,
 )
-from benchcast.laws.fitted import LOG_FLOPS_RANGE
+from benchcast.laws.fitted import LOG_FLOPS_RANGE, MAX_K
 from benchcast.validation import check_count, check_score
 from benchcast.validation import check_positive as _positive
 
@@ -403,6 +404,10 @@ def plan(
     else:
         ceiling, meaning = fitted.law.limit(fitted.vector, spec.q_rand, k=k)
     needed = fitted.k_for(target, flops) if solve_k else fitted.compute_for(target, tpr=tpr, k=k)
+    # a law of k that has pass@k fall with k at the compute read: no plan there (as no forecast)
+    at = flops if solve_k else needed
+    if has_k and np.isfinite(at) and (falls := falls_with_k(result, [at])[0]):
+        raise BenchcastError(f"no plan for {spec.benchmark}: {falls[0].reason}.")
     in_size = {"params", "tokens"} <= set(fitted.law.covariates)
     placed_at = tpr if in_size and not solve_k else None
     flags = _plan_flags(result, flops if solve_k else needed, needed if solve_k else k, not solve_k, placed_at)
@@ -423,7 +428,12 @@ def plan(
         "largest_run": float(result.diagnostics.flops_max),
         "flags": flags,
     }
-    if not np.isfinite(needed):
+    if not np.isfinite(needed) and solve_k and ceiling > target:  # below the limit, but past the k searched
+        fields["message"] = (
+            f"target {target:g} is not reached by the fitted {result.law} law within k = {MAX_K:.0e} attempts at "
+            f"{flops:.3g} FLOPs (its limit as k grows is {ceiling:.4g}, above the target, but the law nears it slowly)."
+        )
+    elif not np.isfinite(needed):
         fields["message"] = (
             f"target {target:g} is not reached by the fitted {result.law} law "
             f"(its limit: {ceiling:.4g}, {meaning}): unreachable by scaling {'k' if solve_k else 'compute'} alone"
@@ -446,8 +456,14 @@ def _plan_interval(result: FitResult, target: float, unc: Uncertainty, fields: d
     """A compute plan's interval: where the fit's forecast's bounds reach the target."""
     placed = fields["tpr"] if "params" in result.law_object.covariates else None
     k = fields["k"] if has_k else None
-    band = _band(Ensemble.of_fit(result), target, unc, placed, where, fields["needed"], k)
     out = {"interval": unc.interval, "n_boot": unc.n_boot}
+    # the bounds are searched from the smallest fitted run up (as plan DATA's): an answer below it has no interval
+    # there, not one that leaves its point out
+    if fields["needed"] < (smallest := float(result.points["flops"].min())):
+        below = f"the compute needed lies below the smallest fitted run ({smallest:.3g} FLOPs), where the bounds are"
+        out["message"] = " ".join(m for m in (fields.get("message"), f"no interval: {below} not searched.") if m)
+        return out
+    band = _band(Ensemble.of_fit(result), target, unc, placed, where, fields["needed"], k)
     if band["note"] or "lower" not in band:
         out["message"] = " ".join(m for m in (fields.get("message"), band["note"] or "no interval") if m)
         return out

@@ -12,6 +12,7 @@ from rich.markup import escape
 
 from benchcast.forecasting.forecast import Forecast
 from benchcast.forecasting.targets import describe_run
+from benchcast.laws.fitted import MAX_K
 from benchcast.utils.jsonable import jsonable
 from benchcast.utils.rich_view import Markup, RichView, rich_table
 
@@ -187,8 +188,9 @@ class Plan(RichView):
                 how = f"target reachable in {self.fraction_reachable:.0%} of {self.n_replicates} bootstrap replicates"
             else:  # compute: where the forecast's bounds reach the target (the forecast's own interval)
                 how = f"where the forecast's {pct} % bounds reach it; {self.n_boot} bootstrap replicates per law"
-            upper = f"{self.upper:.4g}" if np.isfinite(self.upper) else "not within 1e40 FLOPs"
-            items.append(Markup(escape(f"  {pct} % interval: {self.lower:.4g} .. {upper} ({how})"), highlight=False))
+            unbounded = f"not within {MAX_K:.0e} attempts" if self.solves_for == "k" else "not within 1e40 FLOPs"
+            lower, upper = (f"{v:.4g}" if np.isfinite(v) else unbounded for v in (self.lower, self.upper))
+            items.append(Markup(escape(f"  {pct} % interval: {lower} .. {upper} ({how})"), highlight=False))
             if self.fraction_below_range:
                 items.append(
                     Markup(

@@ -272,6 +272,10 @@ class PassKComputeLaw(Law):
         a, alpha, beta, delta = theta
         return _loglog_limit(alpha + delta * np.log(k), a + beta * np.log(k), f"as C grows at k = {k:g}")
 
+    def k_slope(self, theta, X):
+        """d log(-log Q) / d log k at each point, beta + delta log C: above 0, pass@k falls as k grows."""
+        return theta[..., 2:3] + theta[..., 3:4] * np.log(X["flops"])
+
     def limit_in_k(self, theta, q_rand, flops):
         a, alpha, beta, delta = theta
         return _loglog_limit(beta + delta * np.log(flops), a + alpha * np.log(flops), f"as k grows at C = {flops:.3g}")

@@ -17,6 +17,7 @@ import benchcast.report.html as h
 from benchcast._version import __version__
 from benchcast.data.table import within_compute
 from benchcast.errors import BenchcastError
+from benchcast.forecasting.answers import consistent_in_k
 from benchcast.forecasting.bootstrap import Uncertainty
 from benchcast.forecasting.targets import describe_run, flops_convention, table_runs
 from benchcast.plots.labels import metric_label
@@ -146,6 +147,11 @@ def build_report(
     done = parallel_map(_analysed, jobs, n_jobs=n_jobs if outer else 1, description="report: benchmarks")
     failures = [failure for report, failure in done if report is None]
     forecast = [(report, section) for report, section in done if report is not None]
+    # one benchmark at several k: a pass@k falling with k is flagged as forecast flags it (its section made again)
+    for i, checked in enumerate(consistent_in_k([report.forecast for report, _ in forecast])):
+        if checked is not forecast[i][0].forecast:
+            forecast[i][0].forecast = checked
+            forecast[i] = (forecast[i][0], benchmark_section(forecast[i][0], figure_format, dpi))
     reports = [report for report, _ in forecast]
     if not reports:
         raise BenchcastError("no benchmark could be forecast: " + "; ".join(f["error"] for f in failures))
