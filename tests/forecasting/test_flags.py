@@ -309,3 +309,23 @@ def test_consistent_in_k_flags_only_one_benchmark_at_several_k_of_the_same_runs(
     assert out[0].flags[1] == () and out[1].flags[1] == ()
     assert out[2] is answers[2] and out[3] is answers[3] and out[4] == "a refusal"
     assert "pass@64 0.8 < pass@32 0.82" in out[1].records()[0]["flags"]  # the words every view prints
+
+
+def test_plans_of_one_score_whose_compute_rises_with_k_are_flagged_and_name_their_metric():
+    """plan DATA at several k of one benchmark: the compute for one score must not rise with k (DCLM's HumanEval at
+    0.85 answered pass@32 1.53e23, pass@64 2.47e23, pass@128 1.31e23), and each plan names its metric (the three
+    rows were three 'humaneval-py' in the table and --json)."""
+    from benchcast.forecasting.answers import consistent_in_k
+    from benchcast.forecasting.results import Plan
+
+    def made(metric, needed, target=0.85):
+        return Plan("humaneval-py", "ensemble", target, "flops", needed, 0.9, metric=metric)
+
+    plans = [made("pass@32", 1.53e23), made("pass@64", 2.47e23), made("pass@128", 1.31e23), made("pass@64", 9e23, 0.9)]
+    out = consistent_in_k(plans)
+    assert [[f.kind for f in p.flags] for p in out] == [[fl.FALLS_WITH_K], [fl.FALLS_WITH_K], [], []]
+    assert "pass@64 2.47e+23 FLOPs > pass@32 1.53e+23 FLOPs" in out[1].flags[0].reason
+    assert out[3] is plans[3]  # another target: not compared
+    assert out[0].to_dict()["metric"] == "pass@32" and out[0].to_frame()["metric"].iloc[0] == "pass@32"
+    within = consistent_in_k([made("pass@32", 1.53e23), made("pass@64", 1.5301e23)])  # within a thousandth
+    assert all(not p.flags for p in within)

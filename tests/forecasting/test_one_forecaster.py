@@ -88,6 +88,7 @@ def test_plan_data_inverts_the_same_forecast(train, benched, target):
     row = _bench_row(benched, "ensemble", target)
     plan = plan_default(train, FitSpec("power", BENCHMARK, metric=METRIC, tpr=TPR), target=float(row["prediction"]))
     assert np.log10(plan.needed / target) == pytest.approx(0.0, abs=2e-4)
+    assert plan.metric == METRIC and plan.to_dict()["metric"] == METRIC  # which of the benchmark's metrics
     assert plan.lower < target < plan.upper
     # the ensemble plan DATA inverts: every selected run (a compute inside them is read off the same curve)
     ensemble = Ensemble().fit(train, FitSpec("power", BENCHMARK, METRIC, tpr=TPR), progress=False)

@@ -19,6 +19,7 @@ def arc20(apple):
 def test_a_plan_inside_the_fitted_runs_is_an_interpolation(arc20):
     out = bc.plan(arc20, 0.6, uncertainty=Uncertainty(n_boot=0, levels=0.9))
     assert 1e18 < out.needed < 5.7e21  # measured 3.1e20: inside the fitted runs
+    assert out.metric == "acc_norm"  # a fit's plan names its metric too
     assert [f.kind for f in out.flags] == [INTERPOLATION]
 
 

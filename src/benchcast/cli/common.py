@@ -280,7 +280,9 @@ def _print_table(answers: list, why: list[str]) -> None:
         frames.append(frame.assign(benchmark=answer.benchmark))
     table = pd.concat(frames, ignore_index=True)
     table = table[["benchmark", *(c for c in table.columns if c not in ("benchmark", "flags")), "flags"]]
-    rows = [[("—" if isinstance(v, float) and v != v else v) for v in row] for row in table.values.tolist()]
+    rows = [
+        [("—" if v is None or isinstance(v, float) and v != v else v) for v in row] for row in table.values.tolist()
+    ]
     title = next((a.title for a in answers if not isinstance(a, Refusal)), "refused: every benchmark")
     console.print(rich_table(title.split(": ", 1)[-1], list(table.columns), rows))
     for answer in answers:

@@ -108,6 +108,7 @@ def plan_command(
             "artifact, or drop {them}.",
         )
         from benchcast.fitting.spec import FitSpec
+        from benchcast.forecasting.answers import consistent_in_k
         from benchcast.forecasting.planning import plan_default
         from benchcast.forecasting.selection import DEFAULT_CANDIDATES
 
@@ -124,6 +125,6 @@ def plan_command(
                 **where.kwargs(),
             ),
         )
-        print_answers(outs, json, str(source.data))
+        print_answers(consistent_in_k(outs), json, str(source.data))  # compute for pass@k rising with k: flagged
         return
     show(out, json)

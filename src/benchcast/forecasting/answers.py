@@ -24,7 +24,7 @@ from benchcast.forecasting.bootstrap import ANSWER, Uncertainty
 from benchcast.forecasting.ensemble import Ensemble
 from benchcast.forecasting.flags import falls_across_k
 from benchcast.forecasting.forecast import Forecast, ForecastMeta, make_forecast
-from benchcast.forecasting.results import Recommendation
+from benchcast.forecasting.results import Plan, Recommendation
 from benchcast.forecasting.selection import SELECTION_RULES
 from benchcast.forecasting.targets import (
     PlannedRuns,
@@ -263,13 +263,21 @@ def _ratio_curves(
 
 
 def consistent_in_k(answers: list) -> list:
-    """``answers`` with one benchmark's forecasts at several k of the same runs flagged where pass@k falls with k."""
-    groups: dict[str, list] = {}
+    """``answers`` with one benchmark's forecasts (or plans) at several k flagged where pass@k falls with k."""
+    groups: dict[tuple, list] = {}
     for i, answer in enumerate(answers):
-        if isinstance(answer, Forecast) and (k := _K_METRIC.fullmatch(answer.metric or "")):
-            groups.setdefault(answer.benchmark, []).append((int(k.group(1)), i))
+        k = _K_METRIC.fullmatch(getattr(answer, "metric", "") or "")
+        if isinstance(answer, Forecast) and k:
+            groups.setdefault((answer.benchmark, "forecast"), []).append((int(k.group(1)), i))
+        elif isinstance(answer, Plan) and k and answer.solves_for == "flops":  # one target: the compute for it
+            groups.setdefault((answer.benchmark, answer.target), []).append((int(k.group(1)), i))
     out = list(answers)
-    for members in (m for m in groups.values() if len(m) > 1):
+    for (_, kind), members in ((key, m) for key, m in groups.items() if len(m) > 1):
+        if kind != "forecast":
+            needed = [[answers[i].needed] for _, i in members]
+            for (_, i), (extra,) in zip(members, falls_across_k([k for k, _ in members], needed, True), strict=True):
+                out[i] = replace(answers[i], flags=(*answers[i].flags, *extra)) if extra else answers[i]
+            continue
         runs = [answers[i].points[["flops", "params", "tokens"]].to_numpy(float) for _, i in members]
         if any(r.shape != runs[0].shape or not np.allclose(r, runs[0], equal_nan=True) for r in runs):
             continue  # not the same runs: nothing to compare point by point

@@ -262,27 +262,34 @@ def falls_with_k(fit, flops) -> list[tuple[Flag, ...]]:
     ]
 
 
-def falls_across_k(ks, predictions) -> list[list[tuple[Flag, ...]]]:
+def falls_across_k(ks, predictions, needed: bool = False) -> list[list[tuple[Flag, ...]]]:
     """Per k of ``ks`` (``predictions``: a row per k, a column per run), the flag of each run where a larger k's lies
-    below a smaller k's."""
-    # each k is fitted on its own and pass@k cannot fall as k grows: one of them is off, and which one the forecasts
-    # cannot tell, so both are flagged (not refused)
+    below a smaller k's; ``needed``: the values are plans' compute, flagged where a larger k's is above."""
+    # each k is fitted on its own and pass@k cannot fall as k grows (nor its compute for a score rise): one of them is
+    # off, and which one the answers cannot tell, so both are flagged (not refused)
     ks, values = np.asarray(ks, float), np.atleast_2d(np.asarray(predictions, float))
+    with np.errstate(divide="ignore", invalid="ignore"):  # a compute is compared in log, within a thousandth
+        rising = -np.log10(values) if needed else values
+    tolerance = 1e-3 * np.log10(np.e) if needed else ROUNDING
+    shown = "{:.4g} FLOPs" if needed else "{:.4g}"
     out: list[list[tuple[Flag, ...]]] = [[() for _ in range(values.shape[1])] for _ in ks]
     for point in range(values.shape[1]):
         pairs = [
             (a, b)
             for a in range(len(ks))
             for b in range(len(ks))
-            if ks[a] < ks[b] and values[b, point] < values[a, point] - ROUNDING
+            if ks[a] < ks[b] and rising[b, point] < rising[a, point] - tolerance
         ]
         for row in {i for pair in pairs for i in pair}:
             said = "; ".join(
-                f"pass@{ks[b]:g} {values[b, point]:.4g} < pass@{ks[a]:g} {values[a, point]:.4g}"
+                f"pass@{ks[b]:g} {shown.format(values[b, point])} {'>' if needed else '<'} pass@{ks[a]:g} "
+                + shown.format(values[a, point])
                 for a, b in pairs
                 if row in (a, b)
             )
-            words = f"the per-k forecasts at this run fall as k grows ({said}): pass@k cannot, so one of them is off"
+            what = "compute needed for the score rises" if needed else "forecasts at this run fall"
+            why = "more attempts cannot need more compute for a score" if needed else "pass@k cannot"
+            words = f"the per-k {what} as k grows ({said}): {why}, so one of them is off"
             out[row][point] = (Flag(FALLS_WITH_K, words, False),)
     return out
 

@@ -41,6 +41,7 @@ from benchcast.forecasting.targets import (
     planned_runs,
 )
 from benchcast.laws.fitted import LOG_FLOPS_RANGE, MAX_K
+from benchcast.plots.labels import metric_label
 from benchcast.validation import check_count, check_score
 from benchcast.validation import check_positive as _positive
 
@@ -180,7 +181,8 @@ def plan_default(
         ensemble.choice_.failures,
         placed,
     )
-    return Plan(**fields, remarks=tuple(notes))
+    metric = next((metric_label(r.spec.metric, r.spec.k) for r in results.values() if r.spec.metric), "")
+    return Plan(**fields, remarks=tuple(notes), metric=metric)
 
 
 def _sizes(flops: float, tpr: float | None, convention=None) -> dict:
@@ -449,7 +451,7 @@ def plan(
         fields.update(interval)
         if not solve_k:
             fields["flags"] += plan_interval_flags(needed, fields.get("lower"), fields.get("upper"), level)
-    return Plan(**fields)
+    return Plan(**fields, metric=metric_label(spec.metric, spec.k) if spec.metric else "")
 
 
 def _plan_interval(result: FitResult, target: float, unc: Uncertainty, fields: dict, where: dict, has_k: bool) -> dict:

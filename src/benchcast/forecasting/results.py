@@ -64,6 +64,8 @@ class Plan(RichView):
         Why the answer may mislead (:mod:`benchcast.forecasting.flags`).
     remarks : tuple of str
         What the answer rests on, and where it is read with care.
+    metric : str
+        The benchmark's metric planned for (``acc_norm``, ``pass@8``...; '' where none was resolved).
     """
 
     benchmark: str
@@ -94,6 +96,7 @@ class Plan(RichView):
     dropped_refits: int | None = None
     flags: tuple = ()
     remarks: tuple = ()
+    metric: str = ""
 
     law = property(lambda self: self.forecaster, doc="The law or strategy that planned.")
     rule = property(lambda self: self.forecaster, doc="The law or strategy that planned.")
@@ -113,6 +116,7 @@ class Plan(RichView):
         """
         out = {
             "benchmark": self.benchmark,
+            "metric": self.metric or None,
             "law": self.forecaster,
             "strategy": self.forecaster,
             "target": self.target,
@@ -151,7 +155,8 @@ class Plan(RichView):
         -------
         pandas.DataFrame
         """
-        row = {"target": self.target, "solves for": self.solves_for, "needed": self.needed}
+        row = {"metric": self.metric} if self.metric else {}  # which of the benchmark's metrics
+        row.update({"target": self.target, "solves for": self.solves_for, "needed": self.needed})
         row.update({"lower": self.lower, "upper": self.upper})
         if self.fraction_reachable is not None:
             row["reachable share"] = self.fraction_reachable
@@ -161,7 +166,8 @@ class Plan(RichView):
 
     @property
     def title(self) -> str:
-        return f"{self.benchmark}: plan for score {self.target:g} from the {self.forecaster}"
+        metric = f" ({self.metric})" if self.metric else ""
+        return f"{self.benchmark}{metric}: plan for score {self.target:g} from the {self.forecaster}"
 
     @property
     def notes(self) -> list[str]:
