@@ -85,3 +85,29 @@ def test_each_benchmark_is_answered_or_refused_in_its_own_row(with_one_at_chance
 def test_every_benchmark_refused_is_exit_2(with_one_at_chance):
     out = run_cli("plan", with_one_at_chance, "-b", "flat", "-b", "nosuch", "--target", "0.6", *COMMON)
     assert out.exit_code == 2 and "none of the 2 benchmarks was answered" in out.stderr, out.stderr
+
+
+def test_forecast_and_plan_over_several_benchmarks_check_them_across_k(ladder, monkeypatch):
+    """Both commands pass their answers through the one across-k rule (``answers.consistent_in_k``) and print what it
+    returns: a flag it adds is in the --json (the rule itself: tests/forecasting/test_flags.py)."""
+    from dataclasses import replace
+
+    import benchcast.forecasting.answers as answers
+    from benchcast.forecasting.flags import ACROSS_K, Flag
+
+    seen, mark = [], Flag(ACROSS_K, "marked by the test", False)
+
+    def marked(outs):
+        seen.append([type(o).__name__ for o in outs])
+        first = outs[0]
+        return [first.with_flags([(mark,)]) if hasattr(first, "with_flags") else replace(first, flags=(mark,))]
+
+    monkeypatch.setattr(answers, "consistent_in_k", lambda outs: marked(outs) + list(outs[1:]))
+    forecast = run_cli("forecast", ladder, "-b", "arc_easy", "-b", "hellaswag", "--flops", "1e22", *COMMON, "--json")
+    assert forecast.exit_code == 0, forecast.stderr
+    first, second = json.loads(forecast.stdout)
+    assert "marked by the test" in first["forecasts"][0]["flags"] and "marked" not in second["forecasts"][0]["flags"]
+    plan = run_cli("plan", ladder, "-b", "arc_easy", "-b", "hellaswag", "--target", "0.6", *COMMON, "--json")
+    assert plan.exit_code == 0, plan.stderr
+    assert [f["kind"] for f in json.loads(plan.stdout)[0]["flags"]][-1] == ACROSS_K
+    assert seen == [["Forecast", "Forecast"], ["Plan", "Plan"]]

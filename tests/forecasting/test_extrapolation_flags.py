@@ -4,6 +4,7 @@ the data grows with it (issue 32 item 7)."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -144,19 +145,28 @@ def test_a_pass_at_k_law_that_falls_with_k_is_refused_there_not_printed(k5):
     assert law.score_at(low, k=8.0) < law.score_at(low, k=1.0)
 
 
-def test_a_k_plan_where_the_law_falls_with_k_is_refused(k5):
+def test_a_plan_where_the_law_falls_with_k_is_refused(k5):
     """plan --flops asks the k needed at a compute: where the law has pass@k fall with k there is no plan (it said
-    'unreachable: limit 0 as k grows' for a target pass@1 already passed)."""
-    low = _where_k_stops_helping(k5) / 3
+    'unreachable: limit 0 as k grows' for a target pass@1 already passed); nor for a compute plan answered there."""
+    turn = _where_k_stops_helping(k5)
+    no_interval = Uncertainty(n_boot=0, levels=0.9)
     with pytest.raises(bc.BenchcastError, match="pass@k fall as k grows"):
-        bc.plan(k5, 1e-4, flops=low, uncertainty=Uncertainty(n_boot=0, levels=0.9))
+        bc.plan(k5, 1e-4, flops=turn / 3, uncertainty=no_interval)
+    below_turn = float(k5.fitted.score_at(turn / 2, k=8.0))  # the score the law gives at k = 8 below the turn
+    with pytest.raises(bc.BenchcastError, match=re.escape(f"pass@k fall as k grows at {turn / 2:.3g} FLOPs")):
+        bc.plan(k5, below_turn, k=8, uncertainty=no_interval)
+    # just above the turn a k plan is answered, and a replicate that reaches the target at one attempt counts as 1
+    out = bc.plan(k5, 1e-4, flops=turn * 1.1, uncertainty=Uncertainty(n_boot=20, seed=0, levels=0.9))
+    assert out.needed == 1 and out.lower == 1 and out.fraction_reachable == 1
 
 
 def test_a_k_past_the_search_is_not_called_above_the_limit(k5):
     """A target below the law's limit as k grows but past the k searched says so, not 'unreachable by its limit'."""
-    out = bc.plan(k5, 0.99, flops=3e19, uncertainty=Uncertainty(n_boot=0, levels=0.9))
+    out = bc.plan(k5, 0.99, flops=3e19, uncertainty=Uncertainty(n_boot=10, seed=0, levels=0.9))
     assert not out.reachable and out.ceiling > 0.99
     assert "within k = 1e+09 attempts" in out.message and "above the target" in out.message
+    # its interval's unbounded ends are in attempts (it printed 'inf .. not within 1e40 FLOPs')
+    assert "90 % interval: not within 1e+09 attempts .. not within 1e+09 attempts" in str(out)
 
 
 def test_a_plan_below_the_smallest_run_has_no_interval_that_leaves_its_point_out(k5):

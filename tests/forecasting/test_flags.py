@@ -280,9 +280,9 @@ def test_forecasts_of_one_benchmark_that_fall_as_k_grows_are_flagged_in_pairs():
     flags = fl.falls_across_k([1, 8, 32], [[0.5, 0.6, 0.3], [0.7, 0.55, 0.31], [0.69, 0.8, np.nan]])
     kinds = [[[f.kind for f in point] for point in row] for row in flags]
     assert kinds == [
-        [[], [fl.FALLS_WITH_K], []],
-        [[fl.FALLS_WITH_K], [fl.FALLS_WITH_K], []],
-        [[fl.FALLS_WITH_K], [], []],
+        [[], [fl.ACROSS_K], []],
+        [[fl.ACROSS_K], [fl.ACROSS_K], []],
+        [[fl.ACROSS_K], [], []],
     ]
     assert "pass@32 0.69 < pass@8 0.7" in flags[2][0][0].reason and not flags[2][0][0].refuses
     assert fl.falls_across_k([1, 8], [[0.5], [0.4996]]) == [[()], [()]]  # 4e-4 down: rounding, not a fall
@@ -305,7 +305,7 @@ def test_consistent_in_k_flags_only_one_benchmark_at_several_k_of_the_same_runs(
         "a refusal",
     ]
     out = consistent_in_k(answers)
-    assert [f.kind for f in out[0].flags[0]] == [fl.FALLS_WITH_K] and out[1].flags[0][0].kind == fl.FALLS_WITH_K
+    assert [f.kind for f in out[0].flags[0]] == [fl.ACROSS_K] and out[1].flags[0][0].kind == fl.ACROSS_K
     assert out[0].flags[1] == () and out[1].flags[1] == ()
     assert out[2] is answers[2] and out[3] is answers[3] and out[4] == "a refusal"
     assert "pass@64 0.8 < pass@32 0.82" in out[1].records()[0]["flags"]  # the words every view prints
@@ -323,7 +323,7 @@ def test_plans_of_one_score_whose_compute_rises_with_k_are_flagged_and_name_thei
 
     plans = [made("pass@32", 1.53e23), made("pass@64", 2.47e23), made("pass@128", 1.31e23), made("pass@64", 9e23, 0.9)]
     out = consistent_in_k(plans)
-    assert [[f.kind for f in p.flags] for p in out] == [[fl.FALLS_WITH_K], [fl.FALLS_WITH_K], [], []]
+    assert [[f.kind for f in p.flags] for p in out] == [[fl.ACROSS_K], [fl.ACROSS_K], [], []]
     assert "pass@64 2.47e+23 FLOPs > pass@32 1.53e+23 FLOPs" in out[1].flags[0].reason
     assert out[3] is plans[3]  # another target: not compared
     assert out[0].to_dict()["metric"] == "pass@32" and out[0].to_frame()["metric"].iloc[0] == "pass@32"

@@ -93,7 +93,8 @@ def test_the_choice_is_the_least_error_in_the_backtest_and_power_k_unless_clearl
     assert unjudged.chosen_ == "power_k"
     # and says it was not judged (it read 'least MAE one decade of k past 0 thinned origins')
     assert "by default: no thinned origin to judge by" in unjudged.rule() and "past 0" not in unjudged.rule()
-    assert "past" in model.rule() and "by default" not in model.rule()
+    assert "past" in model.rule() and "by default" not in model.rule() and "origins' RMS" in model.rule()
+    assert "x the prior 0.25: no origin measured it" in unjudged.rule()
 
 
 def test_the_interval_covers_on_a_heavy_tailed_ladder_and_is_a_probability():

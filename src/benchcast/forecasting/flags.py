@@ -71,7 +71,7 @@ NEAR_CHANCE = "near-chance runs dropped"
 NO_RISE = "no rise above chance"
 BORROWED_SLOPE = "slope borrowed"
 BEYOND_K, ACROSS_TPRS = "beyond the fitted k", "across TPRs"
-FALLS_WITH_K = "falls as k grows"
+FALLS_WITH_K, ACROSS_K = "falls as k grows", "falls across k"
 SKEWED = "outside its 50 % interval"
 UNINFORMATIVE = "uninformative"
 FEW_REPLICATES = "few bootstrap replicates"
@@ -290,7 +290,7 @@ def falls_across_k(ks, predictions, needed: bool = False) -> list[list[tuple[Fla
             what = "compute needed for the score rises" if needed else "forecasts at this run fall"
             why = "more attempts cannot need more compute for a score" if needed else "pass@k cannot"
             words = f"the per-k {what} as k grows ({said}): {why}, so one of them is off"
-            out[row][point] = (Flag(FALLS_WITH_K, words, False),)
+            out[row][point] = (Flag(ACROSS_K, words, False),)
     return out
 
 

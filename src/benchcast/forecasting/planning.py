@@ -61,7 +61,8 @@ def _band(ensemble: Ensemble, target: float, unc: Uncertainty, tpr, where: dict,
         return ensemble.predict(planned_runs(flops=flops, tpr=tpr, convention=convention), unc, extra=extra, **where)
 
     fits = ensemble.fits.values()
-    smallest = min(float(r.points["flops"].min()) for r in fits)
+    # (an artifact saved without its points knows its smallest run from its diagnostics)
+    smallest = min(float(r.points["flops"].min() if len(r.points) else r.diagnostics.flops_min) for r in fits)
     lo, hi = np.log10(smallest), LOG_FLOPS_RANGE[1] / np.log(10)
     grid = 10 ** np.linspace(lo, hi, int(np.ceil((hi - lo) * GRID_PER_DECADE)) + 1)
     on_grid = at(grid)
@@ -461,7 +462,7 @@ def _plan_interval(result: FitResult, target: float, unc: Uncertainty, fields: d
     out = {"interval": unc.interval, "n_boot": unc.n_boot}
     # the bounds are searched from the smallest fitted run up (as plan DATA's): an answer below it has no interval
     # there, not one that leaves its point out
-    if fields["needed"] < (smallest := float(result.points["flops"].min())):
+    if fields["needed"] < (smallest := float(result.diagnostics.flops_min)):
         below = f"the compute needed lies below the smallest fitted run ({smallest:.3g} FLOPs), where the bounds are"
         out["message"] = " ".join(m for m in (fields.get("message"), f"no interval: {below} not searched.") if m)
         return out

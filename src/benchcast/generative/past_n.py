@@ -389,11 +389,14 @@ class PassKPastN(ResultView):
             if judged
             else "by default: no thinned origin to judge by"
         )
+        tau = (
+            f"{REACH:g} x the origins' RMS shrunk toward {TAU_PRIOR} by {PRIOR_WEIGHT:g} origins"
+            if judged
+            else f"{REACH:g} x the prior {TAU_PRIOR}: no origin measured it"
+        )
         return (
             f"{self.benchmark_ or 'benchmark'}: {self.chosen_} ({how}); error per decade of k {self.tau_:.3f} on "
-            "log(-log pass@k) "
-            f"({REACH:g} x the origins' RMS shrunk toward {TAU_PRIOR} by {PRIOR_WEIGHT:g} origins), added to the "
-            "bootstrap over problems" + "".join(f"; {part}" for part in parts if part)
+            f"log(-log pass@k) ({tau}), added to the bootstrap over problems" + "".join(f"; {p}" for p in parts if p)
         )
 
 

@@ -229,10 +229,10 @@ class FittedLaw:
         def reaches(k):
             return self.score_at(flops, k=float(k)) >= target
 
+        if reaches(1):  # first: a law (or replicate) falling in k may reach it at one attempt and not at MAX_K
+            return 1.0
         if not reaches(MAX_K):
             return float("inf")
-        if reaches(1):
-            return 1.0
         low, high = 1, MAX_K  # reaches(high) and not reaches(low): bisect on integers
         while high - low > 1:
             middle = (low + high) // 2
