@@ -351,3 +351,22 @@ def test_the_backtest_scores_the_forecast_levels_beside_the_baselines():
     bias, mae, baseline_mae, covered, n = _levels(recipes)
     assert n == 3 and bias == pytest.approx((0.05 + 0.01 + 0.03) / 3) and mae == pytest.approx(bias)
     assert baseline_mae == pytest.approx((0.05 + 0.06 + 0.0) / 3) and covered == pytest.approx(2 / 3)
+
+
+def test_the_backtest_counts_its_pairs_without_truth_per_benchmark():
+    """compare --backtest on 64 DCLM recipes printed a line per pair without truth (9,800 lines above its table):
+    one line per benchmark now, its count and first reasons."""
+    from types import SimpleNamespace
+
+    from benchcast.evaluation.compare_backtest import CompareBacktest
+
+    why = [f"r{i}: no run at 5.7e+21 FLOPs" for i in range(5)]
+    pairs = pd.DataFrame(
+        {
+            "benchmark": ["arc"] * 6 + ["hs"] * 2,
+            "truth_note": [why[0], why[1], why[2], why[3], why[4], ""] + ["", ""],
+        }
+    )
+    (line,) = CompareBacktest._no_truth(SimpleNamespace(pairs=pairs))
+    assert line.startswith("arc: 5 of 6 pairs have no truth (r0: no run at 5.7e+21 FLOPs; r1:")
+    assert "; and 2 more; --json: each)" in line

@@ -50,7 +50,7 @@ class Comparison(RichView):
         Per benchmark and recipe: ``prediction``, ``lower``/``upper`` (at ``level``), ``flags``, ``note`` (why there
         is no forecast, and what the draws behind it are), ``warnings`` (the forecast's own, kept), ``rank``, and the
         simplest alternative's ``baseline`` score (each recipe's best run at ``baseline_flops``, the largest compute
-        below the plan every recipe with a forecast reaches; see
+        below the plan that every recipe with a forecast and a run below it reaches; see
         :func:`~benchcast.forecasting.compare_draws.best_at`), ``baseline_rank`` and ``baseline_note`` (why a recipe
         has no baseline).
     pairs : pandas.DataFrame
@@ -134,7 +134,8 @@ class Comparison(RichView):
         budgets = self.recipes[["benchmark", "baseline_flops"]].drop_duplicates()
         out += [
             f"{r.benchmark}: baseline: each recipe's best run at {r.baseline_flops:.3g} FLOPs (the largest compute "
-            f"below the plan every recipe with a forecast reaches; within x{BAND:g}, else interpolated in log C)"
+            f"below the plan that every recipe with a forecast and a run below it reaches; within x{BAND:g}, else "
+            "interpolated in log C; a recipe with no run below the plan has none)"
             for r in budgets.itertuples()
             if np.isfinite(r.baseline_flops)
         ]

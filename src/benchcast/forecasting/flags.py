@@ -383,7 +383,9 @@ def placement_flags(placement: Placement) -> list[tuple[Flag, ...]]:
     for kind, run, c in zip(placement.kind, placement.run, placement.runs.flops, strict=True):
         if kind == AT_FITTED_RUN:
             where = f"the target is fitted run {run[0]!r} ({run[1]:.3g} FLOPs): the fit's own value there, not a "
-            out.append(((kind, where + "forecast (--max-flops leaves the run out)"),))
+            out.append(
+                ((kind, where + "forecast (a fit below it leaves the run out: --max-flops, backtest's --threshold)"),)
+            )
         elif kind == BELOW_DATA:
             out.append(tuple(below_data(float(c), lo)))
         elif kind == INTERPOLATION:
