@@ -356,17 +356,12 @@ class Forecast(RichView):
         return replace(self, points=points)
 
     def with_flags(self, extra: list) -> Forecast:
-        """This forecast with further flags at each point (``extra``: a tuple of
-        :class:`~benchcast.forecasting.flags.Flag` per point), as a rule over several forecasts gives them.
+        """This forecast with further flags, as a rule over several forecasts gives them.
 
         Parameters
         ----------
         extra : list of tuple of Flag
-            One tuple per point.
-
-        Returns
-        -------
-        Forecast
+            One tuple per point, added to its flags.
         """
         flags = [(*old, *new) for old, new in zip(self.points["flags"], extra, strict=True)]
         return replace(self, points=self.points.assign(flags=flags))
