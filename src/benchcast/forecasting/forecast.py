@@ -267,8 +267,6 @@ class Forecast(RichView):
     def _shaped(self, values):
         return np.reshape(values, self.shape) if self.shape else values
 
-    # -- pieces and wholes ------------------------------------------------------------------------
-
     def take(self, which) -> Forecast:
         """The forecast at some of its points, with their draws.
 
@@ -362,6 +360,10 @@ class Forecast(RichView):
         ----------
         extra : list of tuple of Flag
             One tuple per point, added to its flags.
+
+        Returns
+        -------
+        Forecast
         """
         flags = [(*old, *new) for old, new in zip(self.points["flags"], extra, strict=True)]
         return replace(self, points=self.points.assign(flags=flags))
