@@ -9,12 +9,12 @@ bootstrap runs (``n_jobs``, ``ray_address``) is an argument of the call.
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
+from benchcast.data.schema import parse_metric
 from benchcast.data.table import tpr_level, within_compute
 from benchcast.errors import BenchcastError, SelectionError
 from benchcast.fitting.result import FitResult
@@ -36,8 +36,6 @@ from benchcast.forecasting.targets import (
 from benchcast.laws import available_laws
 from benchcast.plots.labels import metric_label
 from benchcast.validation import check_law, check_positive
-
-_K_METRIC = re.compile(r"pass@(\d+)")  # a forecast at one k names its metric pass@K
 
 
 def forecast(
@@ -266,22 +264,26 @@ def consistent_in_k(answers: list) -> list:
     """``answers`` with one benchmark's forecasts (or plans) at several k flagged where pass@k falls with k."""
     groups: dict[tuple, list] = {}
     for i, answer in enumerate(answers):
-        k = _K_METRIC.fullmatch(getattr(answer, "metric", "") or "")
-        if isinstance(answer, Forecast) and k:
-            groups.setdefault((answer.benchmark, "forecast"), []).append((int(k.group(1)), i))
-        elif isinstance(answer, Plan) and k and answer.solves_for == "flops":  # one target: the compute for it
-            groups.setdefault((answer.benchmark, answer.target), []).append((int(k.group(1)), i))
+        # a forecast or plan at one k names its metric pass@K (plots.labels.metric_label), read back by the one parser
+        base, k = parse_metric(getattr(answer, "metric", "") or "")
+        if k is None or base != "pass@k":
+            continue
+        if isinstance(answer, Forecast):
+            groups.setdefault((answer.benchmark, "forecast", None), []).append((k, i))
+        elif isinstance(answer, Plan) and answer.solves_for == "flops":  # one target: the compute for it
+            groups.setdefault((answer.benchmark, "plan", answer.target), []).append((k, i))
     out = list(answers)
-    for (_, kind), members in ((key, m) for key, m in groups.items() if len(m) > 1):
-        if kind != "forecast":
+    for (_, kind, _), members in ((key, m) for key, m in groups.items() if len(m) > 1):
+        ks = [k for k, _ in members]
+        if kind == "plan":
             needed = [[answers[i].needed] for _, i in members]
-            for (_, i), (extra,) in zip(members, falls_across_k([k for k, _ in members], needed, True), strict=True):
+            for (_, i), (extra,) in zip(members, falls_across_k(ks, needed, True), strict=True):
                 out[i] = replace(answers[i], flags=(*answers[i].flags, *extra)) if extra else answers[i]
             continue
         runs = [answers[i].points[["flops", "params", "tokens"]].to_numpy(float) for _, i in members]
         if any(r.shape != runs[0].shape or not np.allclose(r, runs[0], equal_nan=True) for r in runs):
             continue  # not the same runs: nothing to compare point by point
-        flags = falls_across_k([k for k, _ in members], [answers[i].prediction for _, i in members])
+        flags = falls_across_k(ks, [answers[i].prediction for _, i in members])
         for (_, i), extra in zip(members, flags, strict=True):
             out[i] = answers[i].with_flags(extra) if any(extra) else answers[i]
     return out

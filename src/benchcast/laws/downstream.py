@@ -277,8 +277,8 @@ class PassKComputeLaw(Law):
         return theta[..., 2:3] + theta[..., 3:4] * np.log(X["flops"])
 
     def limit_in_k(self, theta, q_rand, flops):
-        a, alpha, beta, delta = theta
-        return _loglog_limit(beta + delta * np.log(flops), a + alpha * np.log(flops), f"as k grows at C = {flops:.3g}")
+        slope = float(np.ravel(self.k_slope(np.asarray(theta, float), {"flops": flops}))[0])
+        return _loglog_limit(slope, theta[0] + theta[1] * np.log(flops), f"as k grows at C = {flops:.3g}")
 
 
 def _loglog_limit(slope: float, intercept: float, where: str) -> tuple[float, str]:
